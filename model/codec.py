@@ -1,0 +1,113 @@
+"""Canonical encoding, stable fingerprints and the JSON codec for model values.
+
+Model values are built from ``int``, ``str``, ``bool``, ``None``, plain tuples
+and registered ``NamedTuple`` records (messages, batches, log entries).  There
+are no sets or dicts in a state, so every value has one canonical encoding and
+iteration order never depends on Python's salted ``hash()``.
+
+* :func:`fingerprint` is blake2b-64 over the canonical encoding: equal values
+  give equal fingerprints in every process, which the Spark sweep and the trace
+  files rely on.
+* :func:`to_json` / :func:`from_json` round-trip values through JSON, tagging
+  records with ``"@"`` and their registered name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+__all__ = ["CodecError", "fingerprint", "from_json", "record", "registered", "to_json"]
+
+_RECORDS: dict[str, type] = {}
+
+
+class CodecError(ValueError):
+    """A JSON value that does not decode into a model value."""
+
+
+def record(cls: type) -> type:
+    """Class decorator: register a NamedTuple so it can appear in traces."""
+    name = cls.__name__
+    existing = _RECORDS.get(name)
+    if existing is not None and existing is not cls:
+        raise TypeError(f"record name {name!r} registered twice")
+    _RECORDS[name] = cls
+    return cls
+
+
+def registered() -> dict[str, type]:
+    """The registered record classes, by name."""
+    return dict(_RECORDS)
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    if value is None or value is True or value is False:
+        out.append(repr(value))
+    elif type(value) is int:
+        out.append(str(value))
+    elif type(value) is str:
+        out.append(repr(value))
+    elif type(value) is tuple:
+        out.append("(")
+        for item in value:
+            _encode(item, out)
+            out.append(",")
+        out.append(")")
+    elif isinstance(value, tuple) and hasattr(value, "_fields"):
+        out.append(type(value).__name__)
+        out.append("(")
+        for item in value:
+            _encode(item, out)
+            out.append(",")
+        out.append(")")
+    else:
+        raise TypeError(f"value of type {type(value).__name__} has no canonical encoding")
+
+
+def canonical(value: Any) -> str:
+    """The canonical text encoding of a model value."""
+    out: list[str] = []
+    _encode(value, out)
+    return "".join(out)
+
+
+def fingerprint(value: Any) -> str:
+    """Stable 64-bit fingerprint (16 hex digits) of a model value."""
+    return hashlib.blake2b(canonical(value).encode(), digest_size=8).hexdigest()
+
+
+def to_json(value: Any) -> Any:
+    """Encode a model value as JSON-compatible data."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        data: dict[str, Any] = {"@": type(value).__name__}
+        for name, item in zip(value._fields, value):
+            data[name] = to_json(item)
+        return data
+    if isinstance(value, tuple):
+        return [to_json(item) for item in value]
+    raise TypeError(f"value of type {type(value).__name__} is not a model value")
+
+
+def from_json(data: Any) -> Any:
+    """Decode JSON data produced by :func:`to_json`; raises :class:`CodecError`."""
+    if data is None or isinstance(data, (bool, int, str)):
+        return data
+    if isinstance(data, float):
+        raise CodecError(f"unexpected number {data!r} (model values are integers)")
+    if isinstance(data, list):
+        return tuple(from_json(item) for item in data)
+    if isinstance(data, dict):
+        name = data.get("@")
+        cls = _RECORDS.get(name) if isinstance(name, str) else None
+        if cls is None:
+            raise CodecError(f"unknown record type {name!r}")
+        fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
+        missing = [f for f in fields if f not in data]
+        extra = [k for k in data if k != "@" and k not in fields]
+        if missing or extra:
+            raise CodecError(f"record {name}: missing fields {missing}, unexpected fields {extra}")
+        return cls(*(from_json(data[f]) for f in fields))
+    raise CodecError(f"unexpected JSON value of type {type(data).__name__}")

@@ -1,0 +1,52 @@
+"""Kafka protocol error codes used by the model, named as in Kafka's ``Errors`` enum.
+
+The model passes error names as strings (they appear verbatim in traces and
+coverage reports).  Only the codes the modelled handlers can return are listed;
+each group says which handler returns it and how the client classifies it
+(``../shared/reference/kafka_facts.md`` §1.2-1.4, §2.2-2.3).
+"""
+
+from __future__ import annotations
+
+__all__ = ["RETRIABLE", "Errors"]
+
+
+class Errors:
+    """Error-code names (``org.apache.kafka.common.protocol.Errors``)."""
+
+    NONE = "NONE"
+    # Produce / ProducerStateManager (§2.2): sequence and epoch validation.
+    OUT_OF_ORDER_SEQUENCE_NUMBER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    DUPLICATE_SEQUENCE_NUMBER = "DUPLICATE_SEQUENCE_NUMBER"
+    INVALID_PRODUCER_EPOCH = "INVALID_PRODUCER_EPOCH"
+    UNKNOWN_PRODUCER_ID = "UNKNOWN_PRODUCER_ID"
+    INVALID_TXN_STATE = "INVALID_TXN_STATE"
+    NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
+    REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
+    # Transaction coordinator (§1.2-1.4).
+    PRODUCER_FENCED = "PRODUCER_FENCED"
+    CONCURRENT_TRANSACTIONS = "CONCURRENT_TRANSACTIONS"
+    INVALID_PRODUCER_ID_MAPPING = "INVALID_PRODUCER_ID_MAPPING"
+    TRANSACTION_ABORTABLE = "TRANSACTION_ABORTABLE"
+    NOT_COORDINATOR = "NOT_COORDINATOR"
+    COORDINATOR_LOAD_IN_PROGRESS = "COORDINATOR_LOAD_IN_PROGRESS"
+    COORDINATOR_NOT_AVAILABLE = "COORDINATOR_NOT_AVAILABLE"
+    TRANSACTION_COORDINATOR_FENCED = "TRANSACTION_COORDINATOR_FENCED"
+    # Group coordinator (§3.2-3.3).
+    ILLEGAL_GENERATION = "ILLEGAL_GENERATION"
+    UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
+    UNSTABLE_OFFSET_COMMIT = "UNSTABLE_OFFSET_COMMIT"
+    REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"
+
+
+#: Errors a produce client retries without failing the batch.
+RETRIABLE = frozenset(
+    {
+        Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.REQUEST_TIMED_OUT,
+        Errors.CONCURRENT_TRANSACTIONS,
+        Errors.COORDINATOR_LOAD_IN_PROGRESS,
+        Errors.COORDINATOR_NOT_AVAILABLE,
+        Errors.NOT_COORDINATOR,
+    }
+)

@@ -1,0 +1,120 @@
+"""The partition leader's per-producer state: Kafka's ``ProducerStateManager``.
+
+For every producer id that wrote to a partition the leader keeps a
+``ProducerStateEntry``: the producer epoch and the metadata (first sequence,
+last sequence, offset) of the last ``NUM_BATCHES_TO_RETAIN = 5`` batches
+(fact sheet §2.1; KAFKA-5494 allowed five in-flight requests, so five cached
+batches are enough to recognise a retry of any of them).
+
+A client batch is validated in this order (§2.2, ``UnifiedLog.
+analyzeAndValidateProducerState`` then ``ProducerAppendInfo.checkSequence``):
+
+0. **Duplicate**: same epoch and exactly the same (first, last) sequence as one
+   of the cached batches -> not appended; answered NONE with the *original*
+   offset.  An older duplicate falls through and fails the sequence check.
+1. **Epoch**: an epoch below the stored one -> ``INVALID_PRODUCER_EPOCH``.
+2. **Sequence**: unknown producer (no entry, or stored epoch -1) -> any
+   sequence (KIP-360, KAFKA-8710); a higher epoch -> must start at 0; the same
+   epoch -> must be ``last_seq + 1``, or 0 after ``Int.MAX_VALUE``
+   (wrap-around).  Otherwise ``OUT_OF_ORDER_SEQUENCE_NUMBER``.
+
+Appending a batch with a new epoch clears the cached batches.  Protocol
+variants (:class:`model.variants.ProtocolFlags`) can switch off the epoch or
+sequence check or shrink the cache, to show what each rule protects.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from model.codec import record
+from model.errors import Errors
+from model.variants import ProtocolFlags
+
+__all__ = [
+    "NO_PRODUCER_EPOCH",
+    "BatchMetadata",
+    "ProducerStateEntry",
+    "append_batch",
+    "next_sequence",
+    "validate_batch",
+]
+
+#: Kafka's ``RecordBatch.NO_PRODUCER_EPOCH``.
+NO_PRODUCER_EPOCH = -1
+
+
+@record
+class BatchMetadata(NamedTuple):
+    """One cached batch: first and last sequence and the base offset."""
+
+    first_seq: int
+    last_seq: int
+    offset: int
+
+
+@record
+class ProducerStateEntry(NamedTuple):
+    """What the leader remembers about one producer id on one partition."""
+
+    producer_id: int
+    producer_epoch: int
+    batches: tuple[BatchMetadata, ...] = ()
+
+    @property
+    def last_seq(self) -> int:
+        """The last sequence written at the current epoch, -1 if none."""
+        return self.batches[-1].last_seq if self.batches else -1
+
+
+def next_sequence(seq: int, count: int, sequence_space: int) -> int:
+    """The sequence ``count`` records after ``seq``, wrapping at ``sequence_space``."""
+    return (seq + count) % sequence_space
+
+
+def validate_batch(
+    entry: ProducerStateEntry | None,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    flags: ProtocolFlags,
+) -> tuple[str, int]:
+    """Check a client batch against the entry.
+
+    Returns ``(error, duplicate_offset)``: ``("NONE", offset)`` for a duplicate
+    (``offset >= 0``, do not append), ``("NONE", -1)`` to append, or an error
+    name with ``-1``.
+    """
+    if entry is not None and entry.producer_epoch == producer_epoch:
+        for meta in entry.batches[-flags.duplicate_window :]:
+            if meta.first_seq == first_seq and meta.last_seq == last_seq:
+                return Errors.NONE, meta.offset
+    if entry is None or entry.producer_epoch == NO_PRODUCER_EPOCH:
+        return Errors.NONE, -1
+    if flags.check_epoch and producer_epoch < entry.producer_epoch:
+        return Errors.INVALID_PRODUCER_EPOCH, -1
+    if not flags.check_sequence:
+        return Errors.NONE, -1
+    if producer_epoch != entry.producer_epoch:
+        ok = first_seq == 0
+    else:
+        expected = next_sequence(entry.last_seq, 1, flags.sequence_space) if entry.batches else 0
+        ok = first_seq == expected
+    return (Errors.NONE, -1) if ok else (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+
+
+def append_batch(
+    entry: ProducerStateEntry | None,
+    producer_id: int,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    offset: int,
+    flags: ProtocolFlags,
+) -> ProducerStateEntry:
+    """The entry after appending a batch (``ProducerAppendInfo.appendDataBatch``)."""
+    meta = BatchMetadata(first_seq, last_seq, offset)
+    if entry is None or entry.producer_epoch != producer_epoch:
+        return ProducerStateEntry(producer_id, producer_epoch, (meta,))
+    kept = entry.batches[-(flags.duplicate_window - 1) :] if flags.duplicate_window > 1 else ()
+    return entry._replace(batches=kept + (meta,))
