@@ -1,0 +1,247 @@
+"""Named, bounded scenarios: topology, producer config, fault budget, protocol variant.
+
+A scenario is a TOML file that a user can write (see ``scenarios/*.toml`` for
+the shipped ones).  Loading is strict: unknown sections or keys, wrong types,
+and configurations Kafka itself would reject are :class:`ScenarioError`\\ s
+with a one-line message naming the file and the key.
+
+Schema (every section optional except ``name``)::
+
+    name = "idempotence_retry"         # identifier, [a-z0-9_]+
+    description = "..."
+    model = "idempotence"              # which components and invariants
+    default = true                     # part of a bare `keos check`
+    variant = "kafka"                  # default protocol variant
+    permitted = ["no_acked_loss"]      # violations reported as permitted
+    [topology]   producers, partitions, records_per_producer
+    [producer]   enable_idempotence, acks, retries, max_in_flight
+    [broker]     sequence_space, max_producer_epoch
+    [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
+                 leader_restart, producer_restart, total
+    [bounds]     max_depth (0 = exhaustive), max_states
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from model.config import ProducerConfig
+from model.interface import ModelError, Property
+from model.system import FaultBudget, KafkaSystem, SystemConfig, Topology
+from model.variants import VARIANTS, Variant
+
+__all__ = [
+    "MODEL_KINDS",
+    "Bounds",
+    "Scenario",
+    "ScenarioError",
+    "build_model",
+    "builtin_scenarios",
+    "load_scenario",
+    "parse_scenario",
+    "resolve_scenario",
+]
+
+
+class ScenarioError(ModelError):
+    """A malformed or invalid scenario file."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Exploration bounds for the explicit-state engine."""
+
+    max_depth: int = 0
+    max_states: int = 2_000_000
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded scenario."""
+
+    name: str
+    description: str
+    model: str
+    config: SystemConfig
+    variant: str = "kafka"
+    default: bool = False
+    permitted: tuple[str, ...] = ()
+    bounds: Bounds = field(default_factory=Bounds)
+    source: str = "<memory>"
+
+    def info(self) -> dict[str, Any]:
+        """What traces record about the scenario."""
+        return {"scenario": self.name, "scenario_source": self.source, "scenario_model": self.model}
+
+
+def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
+    from invariants.idempotence import idempotence_properties
+
+    return idempotence_properties(scenario.config.sequence_space)
+
+
+#: Model kinds: which property sets a scenario's model checks.
+MODEL_KINDS: dict[str, Callable[[Scenario], tuple[Property, ...]]] = {
+    "idempotence": _idempotence_properties,
+}
+
+_NAME = re.compile(r"^[a-z0-9_]+$")
+_TOP_KEYS = {
+    "name",
+    "description",
+    "model",
+    "default",
+    "variant",
+    "permitted",
+    "topology",
+    "producer",
+    "broker",
+    "faults",
+    "bounds",
+}
+
+
+def _section(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{where}: [{key}] must be a table")
+    return value
+
+
+def _typed(cls: type, values: dict[str, Any], section: str, where: str, checks: dict[str, Any] | None = None) -> Any:
+    """Build a dataclass from a TOML table, rejecting unknown keys and wrong types."""
+    known = {f.name: f for f in fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in known:
+            raise ScenarioError(f"{where}: [{section}] unknown key {key!r} (known: {', '.join(sorted(known))})")
+        default = getattr(cls(), key) if checks is None or key not in checks else checks[key]
+        expected = type(default) if default is not None else str
+        if expected is bool and not isinstance(value, bool):
+            raise ScenarioError(f"{where}: [{section}] {key} must be true or false, got {value!r}")
+        if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ScenarioError(f"{where}: [{section}] {key} must be an integer, got {value!r}")
+        if expected is str and not isinstance(value, str):
+            raise ScenarioError(f"{where}: [{section}] {key} must be a string, got {value!r}")
+        if expected is int and value < 0:
+            raise ScenarioError(f"{where}: [{section}] {key} must be >= 0, got {value}")
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
+    """Validate a parsed TOML document and build the scenario."""
+    where = source
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_TOP_KEYS))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ScenarioError(f"{where}: 'name' must be a string of [a-z0-9_], got {name!r}")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ScenarioError(f"{where}: 'description' must be a string")
+    model = data.get("model", "idempotence")
+    if model not in MODEL_KINDS:
+        raise ScenarioError(f"{where}: unknown model {model!r} (known: {', '.join(sorted(MODEL_KINDS))})")
+    default = data.get("default", False)
+    if not isinstance(default, bool):
+        raise ScenarioError(f"{where}: 'default' must be true or false")
+    variant = data.get("variant", "kafka")
+    if variant not in VARIANTS:
+        raise ScenarioError(f"{where}: unknown variant {variant!r} (known: {', '.join(sorted(VARIANTS))})")
+    permitted = data.get("permitted", [])
+    if not isinstance(permitted, list) or not all(isinstance(p, str) for p in permitted):
+        raise ScenarioError(f"{where}: 'permitted' must be a list of invariant names")
+
+    topology = _typed(Topology, _section(data, "topology", where), "topology", where)
+    if topology.producers < 1 or topology.partitions < 1:
+        raise ScenarioError(f"{where}: [topology] needs at least one producer and one partition")
+    producer_table = dict(_section(data, "producer", where))
+    producer = _typed(ProducerConfig, producer_table, "producer", where, {"transactional_id": ""})
+    faults = _typed(FaultBudget, _section(data, "faults", where), "faults", where)
+    broker = _section(data, "broker", where)
+    broker_kwargs: dict[str, Any] = {}
+    for key, value in broker.items():
+        if key not in ("sequence_space", "max_producer_epoch"):
+            raise ScenarioError(f"{where}: [broker] unknown key {key!r} (known: max_producer_epoch, sequence_space)")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ScenarioError(f"{where}: [broker] {key} must be a positive integer, got {value!r}")
+        broker_kwargs[key] = value
+    bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
+    config = SystemConfig(topology=topology, producer=producer, faults=faults, **broker_kwargs)
+    try:
+        producer.validate()
+    except ModelError as exc:
+        raise ScenarioError(f"{where}: [producer] {exc}") from None
+    scenario = Scenario(
+        name=name,
+        description=description,
+        model=model,
+        config=config,
+        variant=variant,
+        default=default,
+        permitted=tuple(permitted),
+        bounds=bounds,
+        source=source,
+    )
+    known = {p.name for p in MODEL_KINDS[model](scenario)}
+    for inv in scenario.permitted:
+        if inv not in known:
+            raise ScenarioError(f"{where}: permitted invariant {inv!r} is not checked by model {model!r}")
+    return scenario
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load a scenario file; raises :class:`ScenarioError` with a one-line message."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{p}: cannot read scenario ({exc.strerror or exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{p}: not valid TOML ({exc})") from None
+    return parse_scenario(data, str(p))
+
+
+def builtin_scenarios() -> dict[str, Scenario]:
+    """The scenarios shipped in this package, by name."""
+    out: dict[str, Scenario] = {}
+    for entry in sorted(resources.files(__name__).iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            scenario = parse_scenario(tomllib.loads(entry.read_text(encoding="utf-8")), f"scenarios/{entry.name}")
+            if scenario.name in out:
+                raise ScenarioError(f"scenarios/{entry.name}: duplicate scenario name {scenario.name!r}")
+            out[scenario.name] = scenario
+    return out
+
+
+def resolve_scenario(ref: str) -> Scenario:
+    """A built-in scenario by name, or a scenario file by path."""
+    builtins = builtin_scenarios()
+    if ref in builtins:
+        return builtins[ref]
+    if ref.endswith(".toml") or "/" in ref or Path(ref).exists():
+        return load_scenario(ref)
+    raise ScenarioError(f"unknown scenario {ref!r} (built-in: {', '.join(sorted(builtins))}; or give a .toml path)")
+
+
+def build_model(scenario: Scenario, variant: str | Variant | None = None) -> KafkaSystem:
+    """The executable model for a scenario under a protocol variant."""
+    if isinstance(variant, Variant):
+        v = variant
+    else:
+        name = variant or scenario.variant
+        if name not in VARIANTS:
+            raise ScenarioError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
+        v = VARIANTS[name]
+    properties = MODEL_KINDS[scenario.model](scenario)
+    return KafkaSystem(scenario.config, v, properties, name=scenario.model, scenario_info=scenario.info())

@@ -1,0 +1,130 @@
+"""Results every engine returns, in one shape the reports render.
+
+An engine run yields one :class:`EngineResult` per (scenario, variant): the
+verdict of every property, the counterexample traces, statistics and the
+coverage (event counts) it observed.
+
+Verdicts:
+
+* ``violated`` -- a replayed counterexample exists (``permitted`` when the
+  scenario lists the invariant as a permitted failure, e.g. KIP-618 §14);
+* ``holds`` -- no counterexample within what the engine covered, and every
+  sometimes-partner was reached (``complete`` says whether the search was
+  exhaustive or bounded);
+* ``untested`` -- no counterexample, but a partner never fired, so the
+  invariant was not exercised;
+* ``reached`` / ``unreached`` -- for sometimes properties.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.trace import Trace
+from model.interface import Expectation, Property
+
+__all__ = ["EngineResult", "PropertyResult", "Verdict", "judge"]
+
+
+class Verdict(enum.Enum):
+    """The outcome for one property."""
+
+    HOLDS = "holds"
+    VIOLATED = "violated"
+    PERMITTED = "permitted"
+    UNTESTED = "untested"
+    REACHED = "reached"
+    UNREACHED = "unreached"
+
+
+@dataclass
+class PropertyResult:
+    """The verdict for one property, with its counterexample if any."""
+
+    name: str
+    expectation: Expectation
+    verdict: Verdict
+    trace: Trace | None = None
+    trace_path: Path | None = None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON summary (the trace itself is written to its own file)."""
+        return {
+            "name": self.name,
+            "expectation": self.expectation.value,
+            "verdict": self.verdict.value,
+            "trace": str(self.trace_path) if self.trace_path else None,
+            "trace_length": len(self.trace.actions) if self.trace else None,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class EngineResult:
+    """One engine run over one scenario and variant."""
+
+    engine: str
+    scenario: str
+    variant: str
+    properties: list[PropertyResult]
+    stats: dict[str, Any] = field(default_factory=dict)
+    coverage: dict[str, int] = field(default_factory=dict)
+    complete: bool = True
+    seed: int | None = None
+
+    @property
+    def violated(self) -> bool:
+        """Whether a non-permitted violation was found."""
+        return any(p.verdict is Verdict.VIOLATED for p in self.properties)
+
+    def violations(self) -> list[PropertyResult]:
+        """The properties with counterexamples (permitted ones included)."""
+        return [p for p in self.properties if p.verdict in (Verdict.VIOLATED, Verdict.PERMITTED)]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON summary."""
+        return {
+            "engine": self.engine,
+            "scenario": self.scenario,
+            "variant": self.variant,
+            "complete": self.complete,
+            "seed": self.seed,
+            "violated": self.violated,
+            "properties": [p.to_json() for p in self.properties],
+            "stats": self.stats,
+            "coverage": dict(sorted(self.coverage.items())),
+        }
+
+
+def judge(
+    properties: list[Property],
+    traces: dict[str, Trace],
+    reached: set[str],
+    permitted: tuple[str, ...] = (),
+) -> list[PropertyResult]:
+    """Verdicts from what an engine found: counterexamples and reached sometimes-properties."""
+    out: list[PropertyResult] = []
+    for prop in properties:
+        if prop.expectation is Expectation.SOMETIMES:
+            verdict = Verdict.REACHED if prop.name in reached else Verdict.UNREACHED
+            out.append(PropertyResult(prop.name, prop.expectation, verdict))
+            continue
+        trace = traces.get(prop.name)
+        if trace is not None:
+            verdict = Verdict.PERMITTED if prop.name in permitted else Verdict.VIOLATED
+            out.append(PropertyResult(prop.name, prop.expectation, verdict, trace, detail=trace.explanation))
+            continue
+        missing = [p for p in prop.partners if p not in reached]
+        if missing:
+            out.append(
+                PropertyResult(
+                    prop.name, prop.expectation, Verdict.UNTESTED, detail=f"partner never reached: {', '.join(missing)}"
+                )
+            )
+        else:
+            out.append(PropertyResult(prop.name, prop.expectation, Verdict.HOLDS))
+    return out
