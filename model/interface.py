@@ -174,3 +174,15 @@ class Model(Protocol):
     def describe(self) -> dict[str, Any]:
         """Scenario name, variant, bounds: recorded in every trace."""
         ...
+
+    def fault_kinds(self) -> Sequence[str]:
+        """The fault kinds this instance may inject (those with a budget), in a fixed order.
+
+        Random engines (the Spark sweep's swarm testing) enable a random subset
+        of them per run and weight the choice of fault actions by kind.
+        """
+        ...
+
+    def fault_kind(self, action: Action) -> str | None:
+        """The fault kind ``action`` injects, or ``None`` for a protocol step."""
+        ...

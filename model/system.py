@@ -478,6 +478,16 @@ class KafkaSystem:
         "RestartProducer": _restart_producer,
     }
 
+    def fault_kinds(self) -> tuple[str, ...]:
+        """The fault kinds with a budget above zero, in :data:`FAULT_KINDS` order."""
+        if self.config.faults.total <= 0:
+            return ()
+        return tuple(k for k, limit in zip(FAULT_KINDS, self._limits) if limit > 0)
+
+    def fault_kind(self, action: Action) -> str | None:
+        """The fault kind ``action`` is charged to (:data:`FAULT_OF_ACTION`), ``None`` if not a fault."""
+        return FAULT_OF_ACTION.get(action.kind)
+
     # -- codec and display ----------------------------------------------------------------------
 
     def action_to_json(self, action: Action) -> dict[str, Any]:
