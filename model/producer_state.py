@@ -33,8 +33,10 @@ from model.variants import ProtocolFlags
 
 __all__ = [
     "NO_PRODUCER_EPOCH",
+    "VALIDATION_STEPS",
     "BatchMetadata",
     "ProducerStateEntry",
+    "ValidationStep",
     "append_batch",
     "next_sequence",
     "validate_batch",
@@ -72,6 +74,71 @@ def next_sequence(seq: int, count: int, sequence_space: int) -> int:
     return (seq + count) % sequence_space
 
 
+class ValidationStep(NamedTuple):
+    """One rule of the leader's batch validation, in the order Kafka applies them.
+
+    Attributes:
+        name: the rule (``duplicate``, ``unknown_producer``, ``epoch``, ``sequence``).
+        switch: the :class:`ProtocolFlags` attribute that enables the rule
+            (``None``: always on).  A switched-off rule is skipped.
+        outcome: what the rule decides when it fires: ``"duplicate"`` (answer
+            NONE with the cached offset, do not append), ``"append"``, or the
+            error name returned.
+    """
+
+    name: str
+    switch: str | None
+    outcome: str
+
+
+#: The validation order (fact sheet §2.2).  Data read by :func:`validate_batch`
+#: and by the z3 encoder (``checker/bmc_encoding.py``) alike; a batch no rule
+#: fires on is appended.
+VALIDATION_STEPS: tuple[ValidationStep, ...] = (
+    ValidationStep("duplicate", None, "duplicate"),
+    ValidationStep("unknown_producer", None, "append"),
+    ValidationStep("epoch", "check_epoch", Errors.INVALID_PRODUCER_EPOCH),
+    ValidationStep("sequence", "check_sequence", Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
+)
+
+
+def _duplicate_offset(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+) -> int:
+    """Step 0: the offset of a cached batch with the same epoch and sequences, else -1."""
+    if entry is not None and entry.producer_epoch == producer_epoch:
+        for meta in entry.batches[-flags.duplicate_window :]:
+            if meta.first_seq == first_seq and meta.last_seq == last_seq:
+                return meta.offset
+    return -1
+
+
+def _unknown_producer(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+) -> bool:
+    """Step 1: no entry (or NO_PRODUCER_EPOCH): any sequence is accepted (KIP-360)."""
+    return entry is None or entry.producer_epoch == NO_PRODUCER_EPOCH
+
+
+def _epoch_fenced(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+) -> bool:
+    """Step 2: an epoch below the stored one."""
+    return entry is not None and producer_epoch < entry.producer_epoch
+
+
+def _sequence_out_of_order(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+) -> bool:
+    """Step 3: a new epoch must start at 0; the same epoch must continue at ``last_seq + 1``."""
+    if entry is None:
+        return False
+    if producer_epoch != entry.producer_epoch:
+        return first_seq != 0
+    expected = next_sequence(entry.last_seq, 1, flags.sequence_space) if entry.batches else 0
+    return first_seq != expected
+
+
 def validate_batch(
     entry: ProducerStateEntry | None,
     producer_epoch: int,
@@ -79,28 +146,30 @@ def validate_batch(
     last_seq: int,
     flags: ProtocolFlags,
 ) -> tuple[str, int]:
-    """Check a client batch against the entry.
+    """Check a client batch against the entry, rule by rule in :data:`VALIDATION_STEPS` order.
 
     Returns ``(error, duplicate_offset)``: ``("NONE", offset)`` for a duplicate
     (``offset >= 0``, do not append), ``("NONE", -1)`` to append, or an error
     name with ``-1``.
     """
-    if entry is not None and entry.producer_epoch == producer_epoch:
-        for meta in entry.batches[-flags.duplicate_window :]:
-            if meta.first_seq == first_seq and meta.last_seq == last_seq:
-                return Errors.NONE, meta.offset
-    if entry is None or entry.producer_epoch == NO_PRODUCER_EPOCH:
-        return Errors.NONE, -1
-    if flags.check_epoch and producer_epoch < entry.producer_epoch:
-        return Errors.INVALID_PRODUCER_EPOCH, -1
-    if not flags.check_sequence:
-        return Errors.NONE, -1
-    if producer_epoch != entry.producer_epoch:
-        ok = first_seq == 0
-    else:
-        expected = next_sequence(entry.last_seq, 1, flags.sequence_space) if entry.batches else 0
-        ok = first_seq == expected
-    return (Errors.NONE, -1) if ok else (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+    for step in VALIDATION_STEPS:
+        if step.switch is not None and not getattr(flags, step.switch):
+            continue
+        if step.name == "duplicate":
+            offset = _duplicate_offset(entry, producer_epoch, first_seq, last_seq, flags)
+            if offset >= 0:
+                return Errors.NONE, offset
+            continue
+        if _RULES[step.name](entry, producer_epoch, first_seq, last_seq, flags):
+            return (Errors.NONE, -1) if step.outcome == "append" else (step.outcome, -1)
+    return Errors.NONE, -1
+
+
+_RULES = {
+    "unknown_producer": _unknown_producer,
+    "epoch": _epoch_fenced,
+    "sequence": _sequence_out_of_order,
+}
 
 
 def append_batch(
