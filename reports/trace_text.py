@@ -56,6 +56,9 @@ class _Glyphs:
 _UNICODE = _Glyphs(idle="│", local="●", fault="╳", line="─", dashed="╌", right="▶", left="◀", lost="╳", source="●")
 _ASCII = _Glyphs(idle="|", local="*", fault="X", line="-", dashed="-", right=">", left="<", lost="X", source="o")
 
+#: ASCII stand-ins for the symbols used in step text, for ``plain_text(..., ascii=True)``.
+_ASCII_TEXT = {"⚡": "!!", "→": "->", "◀": "<", "—": "-"}
+
 #: Width of one lane column in the gutter.
 LANE_WIDTH = 6
 
@@ -122,6 +125,7 @@ def plain_text(trace: Mapping[str, Any], ascii: bool = False, path: str | None =
     """The counterexample as fixed-width text, for a bug report.
 
     ``path``, if given, is the trace file, shown with the command that replays it.
+    ``ascii=True`` draws lanes with ``| * o-->`` and spells faults ``!!`` (pure ASCII output).
     """
     view = trace_view(trace)
     out: list[str] = []
@@ -149,7 +153,11 @@ def plain_text(trace: Mapping[str, Any], ascii: bool = False, path: str | None =
             out.append(f"  partition {q}:" + ("" if entries else " (empty)"))
             for text, dup in entries:
                 out.append(f"    {text}" + ("   <-- duplicate" if dup else ""))
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    if ascii:
+        for uni, asc in _ASCII_TEXT.items():
+            text = text.replace(uni, asc)
+    return text
 
 
 def _event_style(event: str) -> str:

@@ -1,0 +1,134 @@
+"""JUnit XML for CI: one test suite per run, one test case per property.
+
+CI systems (Jenkins, GitLab, GitHub test reporters, Buildkite) all read the
+de-facto JUnit schema: ``<testsuites>`` holding ``<testsuite name tests
+failures errors skipped time>`` holding ``<testcase classname name>``, whose
+child says how it ended.  keos maps its verdicts onto it so a pipeline shows
+each Kafka invariant as a test:
+
+==============  =======================================================
+verdict         JUnit
+==============  =======================================================
+holds           passed
+reached         passed (a sometimes property fired)
+violated        ``<failure>`` -- message: the model's explanation; text:
+                the trace file, the replay command and the counterexample
+                as plain text
+permitted       passed, with a ``<system-out>`` note (the scenario allows it)
+untested        ``<skipped message="untested: partner never reached ...">``
+unreached       ``<skipped message="unreached: ...">``
+==============  =======================================================
+
+One suite per (engine, scenario, variant): ``explore.idempotence_retry.kafka``.
+The suite's ``time`` is the engine's wall time for the run (engines check all
+properties at once, so test cases carry no time of their own).  Engine
+statistics, the seed and whether the search was exhaustive go into the suite's
+``<properties>``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from checker.results import EngineResult, Verdict
+from reports.common import trace_as_dict
+from reports.trace_text import plain_text
+
+__all__ = ["write_junit"]
+
+#: Characters XML 1.0 forbids (control characters other than tab, newline, carriage return).
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(text: Any) -> str:
+    return _INVALID_XML.sub("?", str(text))
+
+
+def _seconds(value: Any) -> str:
+    return f"{float(value):.3f}" if isinstance(value, int | float) and not isinstance(value, bool) else "0.000"
+
+
+def _suite(r: EngineResult) -> tuple[ET.Element, dict[str, int]]:
+    name = f"{r.engine}.{r.scenario}.{r.variant}"
+    suite = ET.Element("testsuite", name=_clean(name))
+    props = ET.SubElement(suite, "properties")
+    meta: dict[str, Any] = {"engine": r.engine, "scenario": r.scenario, "variant": r.variant}
+    meta["search"] = "exhaustive" if r.complete else "bounded"
+    if r.seed is not None:
+        meta["seed"] = r.seed
+    for k, v in r.stats.items():
+        if not isinstance(v, Mapping | list | tuple):
+            meta[f"stats.{k}"] = v
+    for k, v in meta.items():
+        ET.SubElement(props, "property", name=_clean(k), value=_clean(v))
+
+    counts = {"tests": 0, "failures": 0, "skipped": 0}
+    for p in r.properties:
+        counts["tests"] += 1
+        case = ET.SubElement(suite, "testcase", classname=_clean(f"keos.{name}"), name=_clean(p.name))
+        trace_path = str(p.trace_path) if p.trace_path is not None else None
+        if p.verdict is Verdict.VIOLATED:
+            counts["failures"] += 1
+            message = f"{p.name} violated" + (f": {p.detail}" if p.detail else "")
+            failure = ET.SubElement(case, "failure", message=_clean(message), type="violated")
+            body = [message]
+            if trace_path:
+                body.append(f"trace: {trace_path}")
+                body.append(f"replay: keos replay {trace_path}")
+            if p.trace is not None:
+                body += ["", plain_text(trace_as_dict(p.trace), ascii=True, path=trace_path)]
+            failure.text = _clean("\n".join(body))
+        elif p.verdict in (Verdict.UNTESTED, Verdict.UNREACHED):
+            counts["skipped"] += 1
+            reason = p.detail or (
+                "sometimes property never reached: the states it proves reachable were not explored"
+                if p.verdict is Verdict.UNREACHED
+                else "a sometimes-partner never fired, so the invariant was not exercised"
+            )
+            ET.SubElement(case, "skipped", message=_clean(f"{p.verdict.value}: {reason}"))
+        elif p.verdict is Verdict.PERMITTED:
+            out = ET.SubElement(case, "system-out")
+            note = f"permitted violation (the scenario allows it): {p.name}"
+            if p.detail:
+                note += f": {p.detail}"
+            if trace_path:
+                note += f"\ntrace: {trace_path}"
+            out.text = _clean(note)
+    suite.set("tests", str(counts["tests"]))
+    suite.set("failures", str(counts["failures"]))
+    suite.set("errors", "0")
+    suite.set("skipped", str(counts["skipped"]))
+    suite.set("time", _seconds(r.stats.get("elapsed_s")))
+    return suite, counts
+
+
+def write_junit(path: str | Path, results: list[EngineResult]) -> Path:
+    """Write JUnit XML for ``results``; returns the path.
+
+    Failures equal the number of violated (not permitted) properties; skipped
+    the untested and unreached ones.
+    """
+    root = ET.Element("testsuites", name="keos")
+    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    elapsed = 0.0
+    for r in results:
+        suite, counts = _suite(r)
+        root.append(suite)
+        for k in totals:
+            totals[k] += counts[k]
+        value = r.stats.get("elapsed_s")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            elapsed += float(value)
+    for k, v in totals.items():
+        root.set(k, str(v))
+    root.set("errors", "0")
+    root.set("time", f"{elapsed:.3f}")
+    ET.indent(root)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
+    return out

@@ -1,0 +1,274 @@
+"""The renderers on real engine output: a KAFKA-5494 counterexample, a clean run, permitted and untested verdicts.
+
+One module-scoped fixture runs the breadth-first engine three times (well under
+a second in total): ``idempotence_retry`` with the ``small_duplicate_window``
+mutant (violates ``no_duplicate_append``), the same scenario on real Kafka
+(everything holds), and ``acks_one_failover`` (two permitted violations and two
+untested invariants).  Every test asserts on the rendered content.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from checker.explore import ExploreOptions, explore
+from checker.results import EngineResult, Verdict
+from reports.common import jepsen_anomaly, trace_as_dict
+from reports.html import write_html
+from reports.junit import write_junit
+from reports.lanes import parse_action, trace_view
+from reports.terminal import MutantRow, render_coverage, render_mutants, render_summary
+from reports.trace_text import plain_text, render_trace, sequence_diagram
+from scenarios import build_model, builtin_scenarios
+
+RUNS = (
+    ("idempotence_retry", "small_duplicate_window"),
+    ("idempotence_retry", "kafka"),
+    ("acks_one_failover", "kafka"),
+)
+
+
+class Runs:
+    """Real results and the violation trace of the small_duplicate_window mutant."""
+
+    def __init__(self) -> None:
+        scenarios = builtin_scenarios()
+        self.results: list[EngineResult] = []
+        for name, variant in RUNS:
+            scenario = scenarios[name]
+            model = build_model(scenario, variant)
+            result, _ = explore(model, scenario.name, variant, ExploreOptions(), permitted=scenario.permitted)
+            self.results.append(result)
+        self.mutant = self.results[0]
+        model = build_model(scenarios["idempotence_retry"], "small_duplicate_window")
+        trace = next(p.trace for p in self.mutant.properties if p.name == "no_duplicate_append")
+        assert trace is not None
+        self.trace = trace
+        self.trace_json: dict[str, Any] = trace.to_json(model)
+
+
+@pytest.fixture(scope="module")
+def runs() -> Runs:
+    return Runs()
+
+
+def _count(results: list[EngineResult], verdicts: tuple[Verdict, ...]) -> int:
+    return sum(1 for r in results for p in r.properties if p.verdict in verdicts)
+
+
+def test_fixture_covers_every_verdict(runs: Runs) -> None:
+    seen = {p.verdict for r in runs.results for p in r.properties}
+    assert {Verdict.VIOLATED, Verdict.HOLDS, Verdict.PERMITTED, Verdict.UNTESTED, Verdict.REACHED} <= seen
+
+
+def test_parse_action_and_lanes(runs: Runs) -> None:
+    kind, args = parse_action("Deliver(message=p0->b0#1:Produce(partition=0, pid=0, epoch=0, seq=0, [p0.r0]))")
+    assert kind == "Deliver"
+    assert args == {"message": "p0->b0#1:Produce(partition=0, pid=0, epoch=0, seq=0, [p0.r0])"}
+    assert parse_action("RestartLeader()") == ("RestartLeader", {})
+
+    view = trace_view(runs.trace_json)
+    assert view.lanes == ("p0", "b0")
+    by_kind = {s.kind: s for s in view.steps}
+    assert by_kind["SendProduce"].src == "p0" and by_kind["SendProduce"].dst is None
+    drop = by_kind["DropMessage"]
+    assert drop.fault and not drop.delivery and (drop.src, drop.dst) == ("b0", "p0")
+    delivers = [s for s in view.steps if s.kind == "Deliver"]
+    assert all(s.delivery for s in delivers)
+    assert {(s.src, s.dst) for s in delivers} == {("p0", "b0"), ("b0", "p0")}
+    assert any(s.response and "OUT_OF_ORDER_SEQUENCE_NUMBER" in s.label for s in delivers)
+
+
+def test_lanes_for_actions_of_other_components() -> None:
+    steps = [
+        {"action": "RestartLeader()", "events": ["fault:leader_restart"]},
+        {"action": "EndTxn(producer=1, commit=True)", "events": ["txn:Ongoing->PrepareCommit"]},
+        {"action": "WriteTxnMarkers(partition=0)", "events": []},
+        {"action": "Poll(consumer=0)", "events": []},
+        {"action": "Rebalance(worker=2)", "events": []},
+        {"action": "Deliver(message=tc->b0#0:WriteTxnMarkersRequest(pid=1))", "events": []},
+    ]
+    view = trace_view({"steps": steps, "invariant": "x"})
+    assert [s.src for s in view.steps] == ["b0", "p1", "tc", "c0", "w2", "tc"]
+    assert view.steps[0].fault and not view.steps[1].fault
+    assert view.lanes == ("p1", "b0", "tc", "c0", "w2")
+
+
+def test_mermaid_has_one_arrow_per_delivery(runs: Runs) -> None:
+    text = sequence_diagram(runs.trace_json)
+    lines = text.splitlines()
+    assert lines[0] == "sequenceDiagram"
+    delivers = sum(1 for s in runs.trace_json["steps"] if s["action"].startswith("Deliver("))
+    arrows = [ln for ln in lines if re.match(r"^\s+\w+-{1,2}>>\w+: ", ln)]
+    assert delivers > 0 and len(arrows) == delivers
+    assert sum(1 for ln in arrows if "-->>" in ln) == sum(
+        1 for s in runs.trace_json["steps"] if s["action"].startswith("Deliver(message=b0->p0")
+    )
+    assert "    participant p0 as producer p0" in lines and "    participant b0 as broker b0" in lines
+    drop = next(i for i, s in enumerate(runs.trace_json["steps"], 1) if s["action"].startswith("DropMessage"))
+    assert any(ln.strip().startswith(f"Note over b0,p0: ⚡ {drop}. DropMessage") for ln in lines)
+    assert (
+        lines[-1].strip()
+        == "Note over p0,b0: ✗ no_duplicate_append violated: record p0.r1 appended twice to partition 0"
+    )
+    assert "#1:" not in text and ";" not in text  # Mermaid statement/entity characters never leak
+
+
+def test_plain_text_is_readable_counterexample(runs: Runs) -> None:
+    text = plain_text(runs.trace_json, path="traces/x.json")
+    assert text.startswith("keos counterexample: no_duplicate_append violated\n")
+    assert "small_duplicate_window" in text and "record p0.r1 appended twice to partition 0" in text
+    assert "jepsen       :duplicate" in text
+    assert "keos replay traces/x.json" in text
+    assert "⚡ DropMessage b0→p0 conn 0" in text
+    numbered = [ln for ln in text.splitlines() if re.match(r"^\s*\d+\s{2}", ln)]
+    assert len(numbered) == len(runs.trace_json["steps"]) == len(runs.trace.actions)
+    dup_lines = [ln for ln in text.splitlines() if ln.endswith("<-- duplicate")]
+    assert len(dup_lines) == 1 and "p0.r1 (pid=0" in dup_lines[0]
+    ascii_text = plain_text(runs.trace_json, ascii=True)
+    assert ascii_text.isascii() and "o----->" in ascii_text and "!! DropMessage b0->p0" in ascii_text
+    # the renderer reads only steps/final_state: the model-free dict gives the same text
+    assert plain_text(trace_as_dict(runs.trace)) == plain_text(runs.trace_json)
+
+
+def test_render_trace_terminal(runs: Runs) -> None:
+    console = Console(record=True, width=120)
+    render_trace(console, runs.trace_json)
+    out = console.export_text()
+    assert "counterexample: no_duplicate_append" in out
+    assert "explanation  record p0.r1 appended twice to partition 0" in out
+    assert "●─────▶" in out and "◀╌╌╌╌╌●" in out
+    assert "error:OUT_OF_ORDER_SEQUENCE_NUMBER" in out
+    assert "◀ duplicate" in out
+
+
+def test_terminal_summary_words(runs: Runs) -> None:
+    console = Console(record=True, width=120)
+    render_summary(console, runs.results)
+    out = console.export_text()
+    for word in (
+        "✗ violated no_duplicate_append",
+        "✓ holds",
+        "~ permitted no_acked_loss",
+        "? untested per_partition_order",
+    ):
+        assert word in out
+    assert "partner never reached: concurrent_in_flight" in out
+    assert "states/s" in out and f"depth {runs.mutant.stats['max_depth']}" in out and "exhaustive" in out
+    n = {v: _count(runs.results, (v,)) for v in Verdict}
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(
+        f"FAIL  3 runs: {n[Verdict.HOLDS]} holds, {n[Verdict.VIOLATED]} violated, {n[Verdict.PERMITTED]} permitted, "
+        f"{n[Verdict.UNTESTED]} untested; sometimes {n[Verdict.REACHED]}/{n[Verdict.REACHED] + n[Verdict.UNREACHED]}"
+    )
+
+    clean = Console(record=True, width=120)
+    render_summary(clean, [runs.results[1]])
+    assert clean.export_text().strip().splitlines()[-1].startswith("PASS  1 run: 4 holds, 0 violated")
+
+
+def test_untested_is_styled_unlike_holds(runs: Runs) -> None:
+    console = Console(record=True, width=120, force_terminal=True, color_system="truecolor")
+    render_summary(console, runs.results)
+    styled = console.export_text(styles=True)
+    holds = re.search(r"(\x1b\[[0-9;]*m)✓ holds", styled)
+    untested = re.search(r"(\x1b\[[0-9;]*m)\? untested", styled)
+    assert holds and untested and holds.group(1) != untested.group(1)
+
+
+def test_mutants_and_coverage(runs: Runs) -> None:
+    caught = MutantRow.from_results("small_duplicate_window", runs.results, ("no_duplicate_append",), "KAFKA-5494")
+    assert (caught.caught, caught.invariant, caught.scenario, caught.trace_length) == (
+        True,
+        "no_duplicate_append",
+        "idempotence_retry",
+        len(runs.trace.actions),
+    )
+    escaped = MutantRow.from_results("kafka", runs.results[1:2], ("no_duplicate_append",))
+    assert not escaped.caught
+    console = Console(record=True, width=120)
+    render_mutants(
+        console, [caught, {"variant": "no_idempotence", "caught": False, "expected": ["no_duplicate_append"]}]
+    )
+    out = console.export_text()
+    assert "✓ caught" in out and "✗ escaped" in out and "KAFKA-5494" in out
+    assert "mutation score 1/2; uncovered (no invariant caught them): no_idempotence" in out
+
+    console = Console(record=True, width=120)
+    render_coverage(console, runs.mutant.coverage, expected=["error:DUPLICATE_SEQUENCE_NUMBER"])
+    out = console.export_text()
+    hits = runs.mutant.coverage["error:OUT_OF_ORDER_SEQUENCE_NUMBER"]
+    assert re.search(r"error\s+\S+\s+[\d,]+\s", out)  # the group label heads its first event
+    assert re.search(rf"OUT_OF_ORDER_SEQUENCE_NUMBER\s+{hits:,}\s", out)
+    assert re.search(r"\sfault\s+\w+\s+[\d,]+\s", out) and re.search(r"\sprotocol\s+\w+", out)
+    assert "never observed: error:DUPLICATE_SEQUENCE_NUMBER" in out
+
+
+def test_junit_counts_and_schema(runs: Runs, tmp_path: Path) -> None:
+    path = write_junit(tmp_path / "junit.xml", runs.results)
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [f"explore.{n}.{v}" for n, v in RUNS]
+    failures = root.findall(".//testcase/failure")
+    skipped = root.findall(".//testcase/skipped")
+    assert int(root.get("failures", "-1")) == len(failures) == _count(runs.results, (Verdict.VIOLATED,)) == 1
+    assert int(root.get("skipped", "-1")) == len(skipped) == _count(runs.results, (Verdict.UNTESTED, Verdict.UNREACHED))
+    assert int(root.get("tests", "-1")) == sum(len(r.properties) for r in runs.results)
+    for suite in suites:
+        for attr in ("tests", "failures", "errors", "skipped", "time"):
+            assert suite.get(attr) is not None
+        assert int(suite.get("tests", "0")) == len(suite.findall("testcase"))
+        float(suite.get("time", "x"))
+    failure = failures[0]
+    assert failure.get("message") == "no_duplicate_append violated: record p0.r1 appended twice to partition 0"
+    assert "DropMessage b0->p0" in (failure.text or "")
+    untested = [s.get("message", "") for s in skipped if s.get("message", "").startswith("untested")]
+    assert "untested: partner never reached: concurrent_in_flight" in untested
+    permitted = [c for c in root.iter("testcase") if c.find("system-out") is not None]
+    assert {c.get("name") for c in permitted} == {"no_duplicate_append", "no_acked_loss"}
+    assert all(c.find("failure") is None and c.find("skipped") is None for c in permitted)
+
+
+def test_html_report(runs: Runs, tmp_path: Path) -> None:
+    extra = {"traces/dup.json": runs.trace_json}  # already shown from the result: must not repeat
+    path = write_html(tmp_path / "r" / "report.html", runs.results, traces=extra)
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>")
+    assert "no_duplicate_append" in text
+    assert "record p0.r1 appended twice to partition 0" in text
+    assert text.count("<svg") == 3  # one per counterexample: the mutant's, and acks=1's two permitted ones
+    assert "sequenceDiagram" in text and "p0-&gt;&gt;b0" in text  # Mermaid text, escaped
+    assert "untested" in text and "partner never reached: concurrent_in_flight" in text
+    assert "duplicate_window" in text and "records_per_producer" in text  # model flags and topology
+    assert "OUT_OF_ORDER_SEQUENCE_NUMBER" in text  # coverage
+    assert "<script" not in text and "<link" not in text and "src=" not in text  # self-contained
+    for svg in re.findall(r"<svg.*?</svg>", text, re.S):
+        ET.fromstring(svg)  # well-formed
+
+
+def test_html_escapes_untrusted_text(runs: Runs, tmp_path: Path) -> None:
+    evil = dict(runs.trace_json)
+    evil.update(engine="<script>alert(1)</script>", explanation='a < b & "c"', invariant="no_acked_loss")
+    path = write_html(tmp_path / "evil.html", [], traces={"<b>x</b>.json": evil})
+    text = path.read_text(encoding="utf-8")
+    assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "a &lt; b &amp; &quot;c&quot;" in text and "&lt;b&gt;x&lt;/b&gt;.json" in text
+
+
+def test_jepsen_names() -> None:
+    assert jepsen_anomaly("no_duplicate_append") is not None
+    assert jepsen_anomaly("no_duplicate_append")[0] == ":duplicate"  # type: ignore[index]
+    assert jepsen_anomaly("no_acked_loss")[0] == ":lost-write"  # type: ignore[index]
+    assert jepsen_anomaly("sequence_table_consistent") is None
+
+
+def test_example_counterexample_doc_is_current(runs: Runs) -> None:
+    doc = Path(__file__).resolve().parent.parent / "docs" / "example-counterexample.md"
+    assert plain_text(runs.trace_json) in doc.read_text(encoding="utf-8")
