@@ -118,7 +118,8 @@ def lane_svg(view: TraceView, ident: str = "t") -> str:
         colour = (
             red if s.fault else "#0550ae" if s.delivery and not s.response else "#8250df" if s.response else "#1d2330"
         )
-        out.append(f"<g><title>{_e(s.number)}. {_e(s.action)}</title>")
+        tip = f"{s.number}. {s.action}" + (f" — events: {', '.join(s.events)}" if s.events else "")
+        out.append(f"<g><title>{_e(tip)}</title>")
         out.append(f'<text x="8" y="{y + 4}" font-size="11" fill="#6e7781">{s.number}</text>')
         if s.dst is not None and s.dst in x and s.src in x and s.dst != s.src:
             x1, x2 = x[s.src], x[s.dst]

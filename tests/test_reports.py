@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from rich.progress import ProgressColumn
+from rich.text import Text
 
 from checker.explore import ExploreOptions, explore
 from checker.results import EngineResult, Verdict
@@ -23,7 +25,14 @@ from reports.common import jepsen_anomaly, trace_as_dict
 from reports.html import write_html
 from reports.junit import write_junit
 from reports.lanes import parse_action, trace_view
-from reports.terminal import MutantRow, render_coverage, render_mutants, render_summary
+from reports.terminal import (
+    MutantRow,
+    explore_progress,
+    make_progress,
+    render_coverage,
+    render_mutants,
+    render_summary,
+)
 from reports.trace_text import plain_text, render_trace, sequence_diagram
 from scenarios import build_model, builtin_scenarios
 
@@ -180,6 +189,36 @@ def test_untested_is_styled_unlike_holds(runs: Runs) -> None:
     holds = re.search(r"(\x1b\[[0-9;]*m)✓ holds", styled)
     untested = re.search(r"(\x1b\[[0-9;]*m)\? untested", styled)
     assert holds and untested and holds.group(1) != untested.group(1)
+
+
+def test_summary_shows_other_engines_stats(runs: Runs) -> None:
+    base = runs.results[1]
+    other = EngineResult(
+        "hypothesis", base.scenario, base.variant, base.properties, {"examples": 1500, "elapsed_s": 75.2}
+    )
+    other.seed = 42
+    other.complete = False
+    console = Console(record=True, width=120)
+    render_summary(console, [other], title="nightly")
+    out = console.export_text()
+    assert "nightly" in out and "hypothesis" in out
+    assert "examples 1,500" in out and "1m15s" in out and "seed 42" in out and "bounded" in out
+    assert "✓ holds no_duplicate_append (bounded)" in out
+
+
+def test_progress_columns_show_explore_counters() -> None:
+    console = Console(record=True, width=120, force_terminal=True)
+    with make_progress(console) as progress:
+        update = explore_progress(progress, "explore idempotence_retry")
+        update(12345, 40000, 17)
+        task = progress.tasks[0]
+        assert (task.fields["states"], task.fields["transitions"], task.fields["depth"]) == (12345, 40000, 17)
+        assert task.fields["rate"] > 0
+        column = progress.columns[2]
+        assert isinstance(column, ProgressColumn)
+        line = column.render(task)
+        assert isinstance(line, Text)
+        assert "12,345 states · 40,000 transitions · depth 17" in line.plain and "states/s" in line.plain
 
 
 def test_mutants_and_coverage(runs: Runs) -> None:
