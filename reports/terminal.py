@@ -152,6 +152,10 @@ class MutantRow:
         expected: the invariants the variant is documented to break.
         bug: the historical bug it re-enables.
         trace_path: where the counterexample was written, if it was.
+        covered: whether the engine can exercise this variant at all (an
+            engine may not model the component the variant weakens); an
+            uncovered variant is neither caught nor escaped.
+        engine: the engine that ran it.
     """
 
     variant: str
@@ -163,6 +167,8 @@ class MutantRow:
     expected: tuple[str, ...] = ()
     bug: str = ""
     trace_path: str | None = None
+    covered: bool = True
+    engine: str = ""
 
     @classmethod
     def from_results(
@@ -188,15 +194,24 @@ def _as_row(row: MutantRow | Mapping[str, Any]) -> MutantRow:
         return row
     known = set(MutantRow.__dataclass_fields__)
     data = {k: v for k, v in row.items() if k in known}
+    if "trace_path" not in data and row.get("trace") is not None:
+        data["trace_path"] = str(row["trace"])
     if "expected" in data:
         data["expected"] = tuple(data["expected"] or ())
     return MutantRow(**data)
 
 
 def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any]]) -> None:
-    """Mutation table: weakened variant → caught? by which invariant, where, how long; then the uncovered."""
+    """Mutation table: weakened variant → caught? by which invariant, where, how long; then the uncovered.
+
+    ``rows`` are :class:`MutantRow` objects or dicts with the same keys (unknown
+    keys are ignored; ``trace`` is read as ``trace_path``).
+    """
     items = [_as_row(r) for r in rows]
     table = Table(title="keos — mutants (weakened protocol variants)", box=box.ROUNDED, title_style="bold")
+    engines = any(m.engine for m in items)
+    if engines:
+        table.add_column("engine")
     table.add_column("variant", style="bold", overflow="fold")
     table.add_column("caught")
     table.add_column("by invariant", overflow="fold")
@@ -205,7 +220,10 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
     table.add_column("time", justify="right")
     table.add_column("bug it re-enables", overflow="fold", ratio=1)
     for m in items:
-        if m.caught:
+        if not m.covered:
+            caught = Text("– uncovered", style="bold yellow")
+            by = Text("this engine does not exercise the weakened component", style="dim")
+        elif m.caught:
             caught = Text("✓ caught", style="bold green")
             by = Text(m.invariant or "?")
             if m.expected and m.invariant not in m.expected:
@@ -214,6 +232,7 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
             caught = Text("✗ escaped", style="bold white on red")
             by = Text(f"expected: {', '.join(m.expected)}" if m.expected else "-", style="dim")
         table.add_row(
+            *([m.engine] if engines else []),
             m.variant,
             caught,
             by,
@@ -223,14 +242,24 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
             Text(m.bug, style="dim"),
         )
     console.print(table)
-    caught_n = sum(1 for m in items if m.caught)
-    line = Text(f"mutation score {caught_n}/{len(items)}", style="bold green" if caught_n == len(items) else "bold red")
-    uncovered = [m.variant for m in items if not m.caught]
-    if uncovered:
-        line.append(f"; uncovered (no invariant caught them): {', '.join(uncovered)}", style="red")
+    covered = [m for m in items if m.covered]
+    caught_n = sum(1 for m in covered if m.caught)
+    line = Text(
+        f"mutation score {caught_n}/{len(covered)}", style="bold green" if caught_n == len(covered) else "bold red"
+    )
+    escaped = [_mutant_name(m) for m in covered if not m.caught]
+    uncovered = [_mutant_name(m) for m in items if not m.covered]
+    if escaped:
+        line.append(f"; escaped (no invariant caught them): {', '.join(escaped)}", style="red")
     else:
-        line.append("; every weakened variant is caught", style="green")
+        line.append("; every exercised weakened variant is caught", style="green")
+    if uncovered:
+        line.append(f"; uncovered (not exercised by the engine): {', '.join(uncovered)}", style="yellow")
     console.print(line)
+
+
+def _mutant_name(m: MutantRow) -> str:
+    return f"{m.variant} ({m.engine})" if m.engine else m.variant
 
 
 class _StatsColumn(ProgressColumn):

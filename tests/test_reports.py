@@ -232,12 +232,18 @@ def test_mutants_and_coverage(runs: Runs) -> None:
     escaped = MutantRow.from_results("kafka", runs.results[1:2], ("no_duplicate_append",))
     assert not escaped.caught
     console = Console(record=True, width=120)
-    render_mutants(
-        console, [caught, {"variant": "no_idempotence", "caught": False, "expected": ["no_duplicate_append"]}]
-    )
+    rows: list[Any] = [
+        caught,
+        {"variant": "no_idempotence", "caught": False, "expected": ["no_duplicate_append"], "unknown_key": 1},
+        {"variant": "broker_skips_epoch_check", "caught": False, "covered": False, "trace": None},
+    ]
+    render_mutants(console, rows)
     out = console.export_text()
-    assert "✓ caught" in out and "✗ escaped" in out and "KAFKA-5494" in out
-    assert "mutation score 1/2; uncovered (no invariant caught them): no_idempotence" in out
+    assert "✓ caught" in out and "✗ escaped" in out and "– uncovered" in out and "KAFKA-5494" in out
+    assert (
+        "mutation score 1/2; escaped (no invariant caught them): no_idempotence; "
+        "uncovered (not exercised by the engine): broker_skips_epoch_check"
+    ) in " ".join(out.split())
 
     console = Console(record=True, width=120)
     render_coverage(console, runs.mutant.coverage, expected=["error:DUPLICATE_SEQUENCE_NUMBER"])
