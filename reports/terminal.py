@@ -84,8 +84,6 @@ def _verdict_cell(r: EngineResult) -> Text:
             cell.append(f" — {len(p.trace.actions)} steps", style="dim")
         if p.detail:
             cell.append(f"\n    {p.detail}", style="red" if p.verdict is Verdict.VIOLATED else "dim")
-        if p.trace_path is not None:
-            cell.append(f"\n    trace: {p.trace_path}", style="dim")
     if sometimes:
         reached = [p for p in sometimes if p.verdict is Verdict.REACHED]
         missing = [p.name for p in sometimes if p.verdict is not Verdict.REACHED]
@@ -115,6 +113,13 @@ def render_summary(console: Console, results: list[EngineResult], title: str = "
         run.append(f"\n{r.engine}", style="dim")
         table.add_row(run, _verdict_cell(r), "\n".join(stats))
     console.print(table)
+    for r in results:
+        for p in r.violations():
+            if p.trace_path is not None:
+                look = VERDICT_LOOK[p.verdict]
+                replay = Text(f"{look.glyph} {p.name}", style=look.style)
+                replay.append(f"  keos replay {p.trace_path}", style="dim")
+                console.print(replay, soft_wrap=True)
 
     t = summary_totals(results)
     elapsed = sum(float(r.stats.get("elapsed_s") or 0) for r in results)
@@ -208,24 +213,26 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
     keys are ignored; ``trace`` is read as ``trace_path``).
     """
     items = [_as_row(r) for r in rows]
-    table = Table(title="keos — mutants (weakened protocol variants)", box=box.ROUNDED, title_style="bold")
+    table = Table(title="keos — mutants (weakened protocol variants)", box=box.ROUNDED, title_style="bold", expand=True)
     engines = any(m.engine for m in items)
     if engines:
-        table.add_column("engine")
-    table.add_column("variant", style="bold", overflow="fold")
-    table.add_column("caught")
-    table.add_column("by invariant", overflow="fold")
-    table.add_column("scenario", overflow="fold")
-    table.add_column("steps", justify="right")
-    table.add_column("time", justify="right")
-    table.add_column("bug it re-enables", overflow="fold", ratio=1)
+        table.add_column("engine", no_wrap=True)
+    table.add_column("variant · bug it re-enables", overflow="fold", ratio=3, min_width=16)
+    table.add_column("result", no_wrap=True)
+    table.add_column("caught by · in scenario", overflow="fold", ratio=2, min_width=12)
+    table.add_column("steps", justify="right", no_wrap=True)
+    table.add_column("time", justify="right", no_wrap=True)
     for m in items:
+        variant = Text(m.variant, style="bold")
+        if m.bug:
+            variant.append(f"\n{m.bug}", style="dim")
         if not m.covered:
             caught = Text("– uncovered", style="bold yellow")
-            by = Text("this engine does not exercise the weakened component", style="dim")
+            by = Text("not exercised by this engine", style="dim")
         elif m.caught:
             caught = Text("✓ caught", style="bold green")
             by = Text(m.invariant or "?")
+            by.append(f"\n{m.scenario or '-'}", style="dim")
             if m.expected and m.invariant not in m.expected:
                 by.append(f"\n(documented: {', '.join(m.expected)})", style="yellow")
         else:
@@ -233,13 +240,11 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
             by = Text(f"expected: {', '.join(m.expected)}" if m.expected else "-", style="dim")
         table.add_row(
             *([m.engine] if engines else []),
-            m.variant,
+            variant,
             caught,
             by,
-            m.scenario or "-",
             str(m.trace_length) if m.trace_length is not None else "-",
             format_duration(m.elapsed_s),
-            Text(m.bug, style="dim"),
         )
     console.print(table)
     covered = [m for m in items if m.covered]

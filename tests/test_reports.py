@@ -10,6 +10,7 @@ untested invariants).  Every test asserts on the rendered content.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,14 @@ def test_terminal_summary_words(runs: Runs) -> None:
     clean = Console(record=True, width=120)
     render_summary(clean, [runs.results[1]])
     assert clean.export_text().strip().splitlines()[-1].startswith("PASS  1 run: 4 holds, 0 violated")
+
+
+def test_summary_lists_replay_commands(runs: Runs) -> None:
+    r = runs.mutant
+    props = [replace(p, trace_path=Path("out/dup.trace.json")) if p.trace else p for p in r.properties]
+    console = Console(record=True, width=120)
+    render_summary(console, [replace(r, properties=props)])
+    assert "✗ no_duplicate_append  keos replay out/dup.trace.json" in console.export_text()
 
 
 def test_untested_is_styled_unlike_holds(runs: Runs) -> None:
