@@ -10,8 +10,8 @@ untested invariants).  Every test asserts on the rendered content.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
