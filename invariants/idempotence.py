@@ -195,7 +195,7 @@ def _properties(table_predicate: Callable[[SystemState], bool], table_explain: C
             source="KIP-98 §5; KIP-360 (epoch bump resets sequences); fact sheet §2.1-2.2",
             catches="a leader that skips the epoch check (late batch from before an epoch bump) or the sequence check",
             predicate=table_predicate,
-            partners=("epoch_bumped", "out_of_order_rejected"),
+            partners=("epoch_bumped",),
             explain=table_explain,
         ),
         Property(

@@ -1,0 +1,611 @@
+"""The ``keos`` command line.
+
+Commands (exit codes: 0 every invariant holds, 1 a violation, 2 bad input):
+
+* ``keos list [--json]`` -- components, invariants, scenarios, variants.
+* ``keos check [--scenario NAME|FILE ...] [--engine NAME|all] [--variant NAME]
+  [--out DIR] [--json] [--html FILE] [--junit FILE]`` -- run engines; every
+  counterexample is replayed, minimal, and written as a trace under ``--out``.
+* ``keos mutants [--engine NAME] [--json]`` -- run every weakened variant on
+  the scenarios it names; exit 0 only if each one is caught.
+* ``keos explore --scenario S`` -- breadth-first search with statistics, and
+  an optional state-graph export (GraphML or DOT).
+* ``keos replay TRACE [--json] [--mermaid]`` -- re-execute a trace, confirm or
+  refute its violation.
+* ``keos sweep ...`` -- randomized failure-injection sweeps on Spark.
+* ``keos bench`` -- explicit-state throughput on the default scenarios.
+
+Bad input (an unknown flag, scenario, variant, a malformed scenario or trace
+file) prints one line, ``keos: error: ...``, and exits 2.  Results computed
+before a failure are already on disk: each run's traces and the summary are
+written as soon as the run finishes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, NoReturn
+
+from rich.console import Console
+
+from checker import stateful as _stateful  # noqa: F401  (registers the hypothesis engine)
+from checker.engines import ENGINES, EngineOptions, register
+from checker.explore import ExploreOptions, explore
+from checker.results import EngineResult, Verdict
+from checker.trace import KEOS_VERSION, TraceError, load_trace, replay
+from model.interface import Expectation, ModelError
+from model.variants import VARIANTS
+from scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario
+
+__all__ = ["main"]
+
+# Optional engines register themselves on import; a missing one is simply not offered.
+for _module in ("checker.bmc",):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_module)
+
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line input: one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+@register("explore", "exhaustive breadth-first explicit-state search (shortest counterexamples)")
+def _explore_engine(scenario: Scenario, variant: str, options: EngineOptions) -> EngineResult:
+    model = build_model(scenario, variant)
+    bounds = scenario.bounds
+    opts = ExploreOptions(
+        max_depth=options.max_depth or bounds.max_depth,
+        max_states=options.max_states or bounds.max_states,
+        stop_on_first=options.stop_on_first,
+    )
+    callback = None
+    if options.progress is not None:
+        report = options.progress
+
+        def callback(states: int, transitions: int, depth: int) -> None:
+            report("explore", {"states": states, "transitions": transitions, "depth": depth})
+
+    result, _ = explore(model, scenario.name, variant, opts, scenario.permitted, callback)
+    return result
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _scenarios(refs: Sequence[str] | None) -> list[Scenario]:
+    if refs:
+        return [resolve_scenario(r) for r in refs]
+    defaults = [s for s in builtin_scenarios().values() if s.default]
+    if not defaults:
+        raise UsageError("no default scenarios found")
+    return defaults
+
+
+def _variant(name: str | None) -> str | None:
+    if name is not None and name not in VARIANTS:
+        raise UsageError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
+    return name
+
+
+def _engines(name: str) -> list[str]:
+    if name == "all":
+        return list(ENGINES)
+    if name not in ENGINES:
+        raise UsageError(f"unknown engine {name!r} (known: {', '.join([*ENGINES, 'all'])})")
+    return [name]
+
+
+def _write_traces(result: EngineResult, out: Path, scenario: Scenario) -> None:
+    model = build_model(scenario, result.variant)
+    for prop in result.violations():
+        assert prop.trace is not None
+        path = out / result.engine / result.scenario / result.variant / f"{prop.name}.trace.json"
+        prop.trace_path = prop.trace.write(model, path)
+
+
+def _write_summary(out: Path, results: list[EngineResult], command: str) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "summary.json"
+    data = {"keos_version": KEOS_VERSION, "command": command, "runs": [r.to_json() for r in results]}
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def _console(json_mode: bool) -> Console:
+    # Machine-readable output owns stdout; human output then goes to stderr.
+    return Console(stderr=json_mode, highlight=False)
+
+
+def _progress_reporter(console: Console) -> Any:
+    last = [0.0]
+
+    def report(engine: str, data: dict[str, Any]) -> None:
+        now = time.monotonic()
+        if now - last[0] < 1.0:
+            return
+        last[0] = now
+        console.print(
+            f"  [dim]{engine}: {data.get('states', 0):,} states, {data.get('transitions', 0):,} transitions, "
+            f"depth {data.get('depth', 0)}[/dim]"
+        )
+
+    return report
+
+
+def _render_reports(args: argparse.Namespace, results: list[EngineResult], console: Console) -> None:
+    from reports.terminal import render_summary
+
+    render_summary(console, results)
+    if getattr(args, "html", None):
+        from reports.html import write_html
+
+        traces = {
+            str(p.trace_path): json.loads(p.trace_path.read_text()) for r in results for p in r.violations() if p.trace_path
+        }
+        console.print(f"HTML report: {write_html(Path(args.html), results, traces)}")
+    if getattr(args, "junit", None):
+        from reports.junit import write_junit
+
+        console.print(f"JUnit report: {write_junit(Path(args.junit), results)}")
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """``keos list``."""
+    scenarios = builtin_scenarios()
+    props: dict[str, Any] = {}
+    for sc in scenarios.values():
+        for p in build_model(sc).properties():
+            props.setdefault(
+                p.name,
+                {
+                    "name": p.name,
+                    "expectation": p.expectation.value,
+                    "fact": p.fact,
+                    "source": p.source,
+                    "catches": p.catches,
+                    "partners": list(p.partners),
+                    "models": [],
+                },
+            )
+            if sc.model not in props[p.name]["models"]:
+                props[p.name]["models"].append(sc.model)
+    data = {
+        "components": _components(),
+        "engines": {name: desc for name, (_, desc) in ENGINES.items()},
+        "invariants": list(props.values()),
+        "scenarios": [
+            {
+                "name": s.name,
+                "model": s.model,
+                "default": s.default,
+                "variant": s.variant,
+                "permitted": list(s.permitted),
+                "description": " ".join(s.description.split()),
+                "source": s.source,
+            }
+            for s in scenarios.values()
+        ],
+        "variants": [
+            {
+                "name": v.name,
+                "weakened": v.weakened,
+                "description": v.description,
+                "breaks": list(v.breaks),
+                "scenarios": list(v.scenarios),
+                "bug": v.bug,
+            }
+            for v in VARIANTS.values()
+        ],
+    }
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    t = Table(title="Components (model/)", show_lines=False)
+    t.add_column("module")
+    t.add_column("Kafka component")
+    for name, desc in data["components"].items():
+        t.add_row(name, desc)
+    console.print(t)
+    t = Table(title="Invariants")
+    for col in ("name", "kind", "fact", "partners"):
+        t.add_column(col)
+    for p in data["invariants"]:
+        t.add_row(p["name"], p["expectation"], p["fact"], ", ".join(p["partners"]))
+    console.print(t)
+    t = Table(title="Scenarios")
+    for col in ("name", "model", "default", "description"):
+        t.add_column(col)
+    for s in data["scenarios"]:
+        t.add_row(s["name"], s["model"], "yes" if s["default"] else "", s["description"])
+    console.print(t)
+    t = Table(title="Variants")
+    for col in ("name", "weakened", "expected to break", "bug / rule"):
+        t.add_column(col)
+    for v in data["variants"]:
+        t.add_row(v["name"], "[red]weakened[/red]" if v["weakened"] else "real", ", ".join(v["breaks"]), v["bug"])
+    console.print(t)
+    t = Table(title="Engines")
+    t.add_column("name")
+    t.add_column("description")
+    for name, desc in data["engines"].items():
+        t.add_row(name, desc)
+    console.print(t)
+    return EXIT_OK
+
+
+def _components() -> dict[str, str]:
+    import model as model_pkg
+
+    out: dict[str, str] = {}
+    for path in sorted(Path(model_pkg.__file__).parent.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"model.{path.stem}")
+        doc = (mod.__doc__ or "").strip().splitlines()
+        out[path.stem] = doc[0] if doc else ""
+    return out
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``keos check``."""
+    scenarios = _scenarios(args.scenario)
+    variant = _variant(args.variant)
+    engines = _engines(args.engine)
+    out = Path(args.out)
+    console = _console(args.json)
+    options = EngineOptions(
+        seed=args.seed,
+        max_depth=args.max_depth,
+        max_states=args.max_states,
+        stop_on_first=args.stop_on_first,
+        examples=args.examples,
+        out_dir=out,
+        progress=None if args.json else _progress_reporter(console),
+    )
+    results: list[EngineResult] = []
+    for scenario in scenarios:
+        v = variant or scenario.variant
+        build_model(scenario, v)  # validate the combination before any work
+        for engine in engines:
+            run, _ = ENGINES[engine]
+            console.print(f"[bold]{engine}[/bold] {scenario.name} [dim]variant={v}[/dim]")
+            result = run(scenario, v, options)
+            _write_traces(result, out, scenario)
+            results.append(result)
+            _write_summary(out, results, "check")
+    if args.json:
+        print(json.dumps({"keos_version": KEOS_VERSION, "runs": [r.to_json() for r in results]}, indent=2))
+    _render_reports(args, results, console)
+    if any(r.violated for r in results):
+        return EXIT_VIOLATION
+    if args.strict and any(p.verdict in (Verdict.UNTESTED, Verdict.UNREACHED) for r in results for p in r.properties):
+        return EXIT_VIOLATION
+    return EXIT_OK
+
+
+def mutant_rows(engine: str, options: EngineOptions, console: Console | None = None) -> list[dict[str, Any]]:
+    """Run every weakened variant on its scenarios with ``engine``."""
+    run, _ = ENGINES[engine]
+    builtins = builtin_scenarios()
+    covers = getattr(importlib.import_module(run.__module__), "covers", None)
+    rows: list[dict[str, Any]] = []
+    for v in VARIANTS.values():
+        if not v.weakened:
+            continue
+        row: dict[str, Any] = {
+            "variant": v.name,
+            "bug": v.bug,
+            "expected": list(v.breaks),
+            "caught": False,
+            "covered": True,
+            "scenario": None,
+            "invariant": None,
+            "trace": None,
+            "trace_length": None,
+            "elapsed_s": 0.0,
+        }
+        scenarios = [builtins[name] for name in v.scenarios if name in builtins]
+        if covers is not None and not any(covers(s, v.name) for s in scenarios):
+            row["covered"] = False
+            rows.append(row)
+            continue
+        start = time.perf_counter()
+        for scenario in scenarios:
+            if covers is not None and not covers(scenario, v.name):
+                continue
+            if console is not None:
+                console.print(f"[bold]{engine}[/bold] mutant {v.name} on {scenario.name}")
+            result = run(scenario, v.name, replace(options, stop_on_first=True))
+            _write_traces(result, options.out_dir / "mutants", scenario)
+            found = result.violations()
+            if found:
+                best = min(found, key=lambda p: len(p.trace.actions) if p.trace else 0)
+                row.update(
+                    caught=True,
+                    scenario=scenario.name,
+                    invariant=best.name,
+                    trace=str(best.trace_path) if best.trace_path else None,
+                    trace_length=len(best.trace.actions) if best.trace else None,
+                    expected_invariant=best.name in v.breaks,
+                )
+                break
+        row["elapsed_s"] = round(time.perf_counter() - start, 3)
+        rows.append(row)
+    return rows
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    """``keos mutants``."""
+    engines = _engines(args.engine)
+    console = _console(args.json)
+    out = Path(args.out)
+    options = EngineOptions(seed=args.seed, examples=args.examples, max_depth=args.max_depth, out_dir=out)
+    all_rows: list[dict[str, Any]] = []
+    for engine in engines:
+        rows = mutant_rows(engine, options, console)
+        for row in rows:
+            row["engine"] = engine
+        all_rows.extend(rows)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "mutants.json").write_text(json.dumps(all_rows, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps({"keos_version": KEOS_VERSION, "mutants": all_rows}, indent=2))
+    from reports.terminal import render_mutants
+
+    render_mutants(console, all_rows)
+    missed = [r for r in all_rows if r["covered"] and not r["caught"]]
+    return EXIT_VIOLATION if missed else EXIT_OK
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    """``keos explore``: BFS with statistics and an optional graph export."""
+    scenario = resolve_scenario(args.scenario)
+    variant = _variant(args.variant) or scenario.variant
+    model = build_model(scenario, variant)
+    graph_path = Path(args.graph) if args.graph else None
+    if graph_path is not None and graph_path.suffix not in (".graphml", ".dot", ".gv"):
+        raise UsageError(f"--graph must end in .graphml or .dot, got {graph_path.name!r}")
+    console = _console(args.json)
+    opts = ExploreOptions(
+        max_depth=args.max_depth or scenario.bounds.max_depth,
+        max_states=args.max_states or scenario.bounds.max_states,
+        graph=graph_path is not None,
+    )
+    reporter = _progress_reporter(console)
+    try:
+        result, graph = explore(
+            model,
+            scenario.name,
+            variant,
+            opts,
+            scenario.permitted,
+            lambda s, t, d: reporter("explore", {"states": s, "transitions": t, "depth": d}),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    out = Path(args.out)
+    _write_traces(result, out, scenario)
+    _write_summary(out, [result], "explore")
+    if graph is not None and graph_path is not None:
+        import networkx as nx
+
+        graph_path.parent.mkdir(parents=True, exist_ok=True)
+        if graph_path.suffix == ".graphml":
+            nx.write_graphml(graph, graph_path)
+        else:
+            graph_path.write_text(_to_dot(graph), encoding="utf-8")
+        console.print(f"state graph ({graph.number_of_nodes()} states, {graph.number_of_edges()} edges): {graph_path}")
+    stats = result.stats
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    console.print(
+        f"distinct states: {stats['distinct_states']:,}  transitions: {stats['transitions']:,}  "
+        f"max depth: {stats['max_depth']}  time: {stats['elapsed_s']:.2f}s  states/s: {stats['states_per_s']:,}"
+    )
+    from reports.terminal import render_coverage, render_summary
+
+    render_summary(console, [result])
+    render_coverage(console, result.coverage)
+    return EXIT_VIOLATION if result.violated else EXIT_OK
+
+
+def _to_dot(graph: Any) -> str:
+    lines = ["digraph keos {", "  node [shape=point];"]
+    for node, data in graph.nodes(data=True):
+        attrs = ' [shape=doublecircle, label=""]' if data.get("initial") else ""
+        lines.append(f'  "{node}"{attrs};')
+    for a, b, data in graph.edges(data=True):
+        label = str(data.get("action", "")).replace('"', "'")
+        lines.append(f'  "{a}" -> "{b}" [label="{label}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``keos replay TRACE``: confirm (exit 1) or refute (exit 0) a recorded violation."""
+    data = load_trace(args.trace)
+    try:
+        scenario = resolve_scenario(data["scenario"])
+    except ModelError:
+        source = data.get("scenario_source")
+        if not isinstance(source, str) or not source:
+            raise
+        scenario = resolve_scenario(source)
+    model = build_model(scenario, _variant(data["variant"]))
+    result = replay(model, data)
+    console = _console(args.json)
+    summary = {
+        "trace": str(args.trace),
+        "scenario": scenario.name,
+        "variant": data["variant"],
+        "invariant": data["invariant"],
+        "confirmed": result.confirmed,
+        "reason": result.reason,
+        "steps": len(data["actions"]),
+        "first_violation_at": result.violated_at,
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    elif args.mermaid:
+        from reports.trace_text import sequence_diagram
+
+        print(sequence_diagram(data))
+    else:
+        from reports.trace_text import render_trace
+
+        render_trace(console, data)
+    verdict = "[red]CONFIRMED[/red]" if result.confirmed else "[green]REFUTED[/green]"
+    console.print(f"{verdict}: {result.reason}")
+    return EXIT_VIOLATION if result.confirmed else EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``keos bench``: explicit-state throughput (distinct states per second, one core)."""
+    scenarios = _scenarios(args.scenario)
+    console = _console(args.json)
+    rows = []
+    for scenario in scenarios:
+        model = build_model(scenario)
+        best: dict[str, Any] | None = None
+        for _ in range(args.repeat):
+            result, _ = explore(model, scenario.name, scenario.variant, ExploreOptions(), scenario.permitted)
+            if best is None or result.stats["states_per_s"] > best["states_per_s"]:
+                best = dict(result.stats)
+        assert best is not None
+        rows.append({"scenario": scenario.name, **best})
+    if args.json:
+        print(json.dumps({"keos_version": KEOS_VERSION, "bench": rows}, indent=2))
+    from rich.table import Table
+
+    table = Table(title=f"explicit-state search, best of {args.repeat} (one core, invariants checked)")
+    for col in ("scenario", "distinct states", "transitions", "depth", "seconds", "states/s"):
+        table.add_column(col, justify="right" if col != "scenario" else "left")
+    for r in rows:
+        table.add_row(
+            r["scenario"],
+            f"{r['distinct_states']:,}",
+            f"{r['transitions']:,}",
+            str(r["max_depth"]),
+            f"{r['elapsed_s']:.2f}",
+            f"{r['states_per_s']:,}",
+        )
+    console.print(table)
+    return EXIT_OK
+
+
+# -- parser ---------------------------------------------------------------------------------------
+
+
+def _parser() -> _Parser:
+    p = _Parser(prog="keos", description="Verify Apache Kafka's exactly-once semantics on an executable model.")
+    p.add_argument("--version", action="version", version=f"keos {KEOS_VERSION}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    s = sub.add_parser("list", help="components, invariants, scenarios, variants")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("check", help="check invariants on scenarios (exit 1 on a violation)")
+    s.add_argument("--scenario", action="append", metavar="NAME|FILE", help="repeatable; default: default scenarios")
+    s.add_argument("--engine", default="explore", help="explore, hypothesis, bmc, ... or all")
+    s.add_argument("--variant", help="protocol variant (default: the scenario's)")
+    s.add_argument("--out", default="keos-out", help="directory for traces and summary.json")
+    s.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    s.add_argument("--html", metavar="FILE", help="write an HTML report")
+    s.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--max-depth", type=int, default=0)
+    s.add_argument("--max-states", type=int, default=0)
+    s.add_argument("--examples", type=int, default=0, help="hypothesis: examples per run")
+    s.add_argument("--stop-on-first", action="store_true")
+    s.add_argument("--strict", action="store_true", help="exit 1 when an invariant is untested")
+    s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("mutants", help="prove the gate catches every weakened variant")
+    s.add_argument("--engine", default="explore")
+    s.add_argument("--out", default="keos-out")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--examples", type=int, default=0)
+    s.add_argument("--max-depth", type=int, default=0)
+    s.set_defaults(func=cmd_mutants)
+
+    s = sub.add_parser("explore", help="breadth-first search with statistics and graph export")
+    s.add_argument("--scenario", required=True, metavar="NAME|FILE")
+    s.add_argument("--variant")
+    s.add_argument("--graph", metavar="FILE", help="export the state graph (.graphml or .dot)")
+    s.add_argument("--max-depth", type=int, default=0)
+    s.add_argument("--max-states", type=int, default=0)
+    s.add_argument("--out", default="keos-out")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_explore)
+
+    s = sub.add_parser("replay", help="re-execute a trace and confirm its violation")
+    s.add_argument("trace")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--mermaid", action="store_true", help="print a Mermaid sequence diagram")
+    s.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser("bench", help="explicit-state throughput on the default scenarios")
+    s.add_argument("--scenario", action="append", metavar="NAME|FILE")
+    s.add_argument("--repeat", type=int, default=3)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_bench)
+
+    try:
+        sweep = importlib.import_module("checker.sweep")
+    except ImportError:
+        sweep = None
+    if sweep is not None and hasattr(sweep, "add_sweep_arguments"):
+        s = sub.add_parser("sweep", help="randomized failure-injection sweeps on Spark")
+        sweep.add_sweep_arguments(s)
+        s.set_defaults(func=sweep.run_sweep_command)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``keos`` command."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_BAD_INPUT
+        for name in ("max_depth", "max_states", "examples", "repeat"):
+            if getattr(args, name, 0) is not None and getattr(args, name, 0) < 0:
+                raise UsageError(f"--{name.replace('_', '-')} must be >= 0")
+        code: int = args.func(args)
+        return code
+    except (UsageError, ModelError, TraceError) as exc:
+        print(f"keos: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("keos: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
