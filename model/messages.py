@@ -18,7 +18,17 @@ from typing import NamedTuple
 
 from model.codec import record
 
-__all__ = ["ProduceRequest", "ProduceResponse"]
+__all__ = [
+    "AddPartitionsToTxnRequest",
+    "AddPartitionsToTxnResponse",
+    "EndTxnRequest",
+    "EndTxnResponse",
+    "InitProducerIdRequest",
+    "InitProducerIdResponse",
+    "ProduceRequest",
+    "ProduceResponse",
+    "WriteTxnMarkersRequest",
+]
 
 
 @record
@@ -46,3 +56,86 @@ class ProduceResponse(NamedTuple):
     base_sequence: int
     error: str
     base_offset: int
+
+
+# -- transactions (KIP-98 §6-8): client <-> transaction coordinator, coordinator -> leaders ------------
+
+
+@record
+class InitProducerIdRequest(NamedTuple):
+    """InitProducerId for a transactional.id; ``producer_id``/``producer_epoch`` are the
+    KIP-360 "expected" identity (-1 when absent)."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@record
+class InitProducerIdResponse(NamedTuple):
+    """The coordinator's answer: an error or the producer's (pid, epoch)."""
+
+    producer: int
+    connection: int
+    error: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@record
+class AddPartitionsToTxnRequest(NamedTuple):
+    """AddPartitionsToTxn (client version, TV0/TV1): add data partitions to the transaction."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[int, ...]
+
+
+@record
+class AddPartitionsToTxnResponse(NamedTuple):
+    """One error for the whole request (the model adds partitions all-or-nothing)."""
+
+    producer: int
+    connection: int
+    error: str
+    partitions: tuple[int, ...]
+
+
+@record
+class EndTxnRequest(NamedTuple):
+    """EndTxn: commit (``committed=True``) or abort the transaction."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+
+
+@record
+class EndTxnResponse(NamedTuple):
+    """EndTxn's answer; under TV2 it carries the bumped (pid, epoch) for the next transaction."""
+
+    producer: int
+    connection: int
+    error: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@record
+class WriteTxnMarkersRequest(NamedTuple):
+    """One WriteTxnMarkers entry for one partition (§1.8): a COMMIT or ABORT control batch."""
+
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    committed: bool
+    partition: int

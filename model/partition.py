@@ -27,7 +27,23 @@ from model.messages import ProduceRequest, ProduceResponse
 from model.producer_state import ProducerStateEntry, append_batch, next_sequence, validate_batch
 from model.variants import ProtocolFlags
 
-__all__ = ["LogEntry", "PartitionLeader", "handle_produce", "replicate", "restart_leader"]
+__all__ = [
+    "CONTROL_ABORT",
+    "CONTROL_COMMIT",
+    "AbortedTxn",
+    "LogEntry",
+    "PartitionLeader",
+    "handle_produce",
+    "handle_txn_produce",
+    "last_stable_offset",
+    "replicate",
+    "restart_leader",
+    "txn_produce_needs_verification",
+]
+
+#: ``ControlRecordType`` of a transaction marker's control batch.
+CONTROL_COMMIT = "COMMIT"
+CONTROL_ABORT = "ABORT"
 
 #: The producer id carried by batches of a non-idempotent producer.
 NO_PRODUCER_ID = -1
@@ -42,16 +58,31 @@ class LogEntry(NamedTuple):
     base_sequence: int
     records: tuple[int, ...]
     transactional: bool = False
+    control: str = ""
+
+
+@record
+class AbortedTxn(NamedTuple):
+    """An entry of the aborted-transaction index (``AbortedTxn``, §2.5)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
 
 
 @record
 class PartitionLeader(NamedTuple):
-    """The leader replica of one partition."""
+    """The leader replica of one partition.
+
+    ``aborted`` is the aborted-transaction index (§2.5); it stays empty in the
+    idempotence model.
+    """
 
     log: tuple[LogEntry, ...] = ()
     high_watermark: int = 0
     producers: tuple[ProducerStateEntry, ...] = ()
     leader_epoch: int = 0
+    aborted: tuple[AbortedTxn, ...] = ()
 
     def entry(self, producer_id: int) -> ProducerStateEntry | None:
         """The producer state entry for ``producer_id``, if any."""
@@ -150,3 +181,97 @@ def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLe
         producers=rebuild_producer_state(log, flags),
         leader_epoch=leader.leader_epoch + 1,
     )
+
+
+# -- transactions (fact sheet §2.2 steps 1 and 4, §2.5, §2.7) ----------------------------------------
+
+
+def last_stable_offset(leader: PartitionLeader) -> int:
+    """``UnifiedLog.lastStableOffset``: the first unstable offset if below the HW, else the HW."""
+    first = [e.current_txn_first_offset for e in leader.producers if e.current_txn_first_offset >= 0]
+    return min([*first, leader.high_watermark])
+
+
+def _is_duplicate(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:
+    last_seq = next_sequence(request.base_sequence, len(request.records) - 1, flags.sequence_space)
+    error, dup = validate_batch(leader.entry(request.producer_id), request.producer_epoch, request.base_sequence, last_seq, flags)
+    return error == Errors.NONE and dup >= 0
+
+
+def txn_produce_needs_verification(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:
+    """Whether the leader must ask the transaction coordinator before appending (§2.7).
+
+    Only for a transactional batch that would *open* a transaction on this
+    partition (no ongoing transaction for the producer id), that is not a
+    duplicate and not already stale (PR #20534: stale epochs are rejected
+    first).  Under TV2 the same round trip adds the partition (produce v12).
+    """
+    if not request.transactional or not (flags.partition_verification or flags.transaction_version >= 2):
+        return False
+    entry = leader.entry(request.producer_id)
+    if entry is not None and (entry.current_txn_first_offset >= 0 or request.producer_epoch < entry.producer_epoch):
+        return False
+    return not _is_duplicate(leader, request, flags)
+
+
+#: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, §2.7).
+VERIFICATION_TO_PRODUCE_ERROR = {
+    Errors.NONE: Errors.NONE,
+    Errors.TRANSACTION_ABORTABLE: Errors.TRANSACTION_ABORTABLE,
+    Errors.INVALID_TXN_STATE: Errors.INVALID_TXN_STATE,
+    Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,
+    Errors.INVALID_PRODUCER_ID_MAPPING: Errors.INVALID_TXN_STATE,
+    Errors.CONCURRENT_TRANSACTIONS: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.COORDINATOR_NOT_AVAILABLE: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.NOT_COORDINATOR: Errors.NOT_ENOUGH_REPLICAS,
+}
+
+
+def handle_txn_produce(
+    leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags, verification: str = Errors.NONE
+) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
+    """Validate and append a batch with the transactional checks (acks=all).
+
+    Order (§2.2): duplicate -> stale epoch -> verification answer
+    (``verification``, the coordinator's error for
+    :func:`txn_produce_needs_verification`) -> sequence -> transaction mixing.
+    The first transactional batch of a producer sets
+    ``current_txn_first_offset``, which holds the LSO back until its marker.
+    """
+    pid = request.producer_id
+    entry = leader.entry(pid)
+    last_seq = next_sequence(request.base_sequence, len(request.records) - 1, flags.sequence_space)
+    error, dup_offset = validate_batch(entry, request.producer_epoch, request.base_sequence, last_seq, flags)
+    events: tuple[str, ...] = ()
+    if not (error == Errors.NONE and dup_offset >= 0):
+        if entry is not None and flags.check_epoch and request.producer_epoch < entry.producer_epoch:
+            error = Errors.INVALID_PRODUCER_EPOCH
+        elif verification != Errors.NONE:
+            error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
+            events = ("verification_rejected",)
+        elif error == Errors.NONE and entry is not None and entry.current_txn_first_offset >= 0 and not request.transactional:
+            error = Errors.INVALID_TXN_STATE
+    offset = -1
+    if error == Errors.NONE and dup_offset >= 0:
+        offset, events = dup_offset, ("dedup",)
+    elif error == Errors.NONE:
+        offset = len(leader.log)
+        new = append_batch(entry, pid, request.producer_epoch, request.base_sequence, last_seq, offset, flags)
+        first = offset
+        if entry is not None:
+            first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else offset
+            new = new._replace(coordinator_epoch=entry.coordinator_epoch)
+        if request.transactional:
+            new = new._replace(current_txn_first_offset=first)
+        log = (*leader.log, LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional))
+        leader = leader._replace(log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new))
+        events = (*events, "append")
+        if request.transactional and (entry is None or entry.current_txn_first_offset < 0):
+            events = (*events, "txn_opened_on_partition")
+    else:
+        events = (*events, f"error:{error}")
+    response = ProduceResponse(
+        request.producer, request.connection, request.partition, request.producer_epoch, request.base_sequence, error, offset
+    )
+    return leader, response, events

@@ -57,11 +57,19 @@ class BatchMetadata(NamedTuple):
 
 @record
 class ProducerStateEntry(NamedTuple):
-    """What the leader remembers about one producer id on one partition."""
+    """What the leader remembers about one producer id on one partition.
+
+    The transaction fields (§2.1, used only by the transactions model) default
+    to "none": ``coordinator_epoch`` of the last marker and
+    ``current_txn_first_offset``, the offset of the first batch of the
+    transaction open on this partition (-1 when none is open).
+    """
 
     producer_id: int
     producer_epoch: int
     batches: tuple[BatchMetadata, ...] = ()
+    coordinator_epoch: int = -1
+    current_txn_first_offset: int = -1
 
     @property
     def last_seq(self) -> int:

@@ -32,6 +32,19 @@ class ProtocolFlags:
             the system from the scenario; Kafka's is 2**31).
         force_idempotence_off: the producer runs with ``enable.idempotence=false``
             whatever the scenario says (the at-least-once baseline).
+        transaction_version: the ``transaction.version`` feature level (fact
+            sheet "TV"): 2 = KIP-890 part 2, the epoch is bumped at every
+            transaction end and the client adds partitions implicitly through
+            the partition leader; 0 or 1 = the classic protocol.
+        partition_verification: ``transaction.partition.verification.enable``
+            (KIP-890 part 1, §2.7): a transactional write that opens a
+            transaction on a partition is checked with the coordinator first.
+        timeout_abort_bumps_epoch: the coordinator's timeout abort goes through
+            PrepareEpochFence and bumps the epoch (§1.5, the KAFKA-6119 fix).
+        kip_360: clients bump their epoch with InitProducerId(pid, epoch) after
+            an abortable error (KIP-360, §3.1); without it OUT_OF_ORDER is fatal.
+        complete_after_markers: the coordinator writes CompleteCommit/Abort only
+            once every WriteTxnMarkers succeeded (§1.8).
     """
 
     check_epoch: bool = True
@@ -39,6 +52,11 @@ class ProtocolFlags:
     duplicate_window: int = 5
     sequence_space: int = KAFKA_SEQUENCE_SPACE
     force_idempotence_off: bool = False
+    transaction_version: int = 2
+    partition_verification: bool = True
+    timeout_abort_bumps_epoch: bool = True
+    kip_360: bool = True
+    complete_after_markers: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -101,7 +119,7 @@ VARIANTS: dict[str, Variant] = {
             description="The partition leader accepts batches with an epoch below the stored one.",
             flags=replace(_REAL, check_epoch=False),
             weakened=True,
-            breaks=("sequence_table_consistent",),
+            breaks=("per_partition_order", "sequence_table_consistent"),
             scenarios=("idempotence_epoch_bump",),
             bug="a batch from before a KIP-360 epoch bump rolls the producer state back (INVALID_PRODUCER_EPOCH missing)",
         ),
@@ -114,6 +132,55 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("idempotence_retry",),
             bug="KAFKA-5494: a cache smaller than max.in.flight turns a retry into OUT_OF_ORDER_SEQUENCE_NUMBER, "
             "the epoch bump re-sequences the next batch and it is written twice",
+        ),
+        Variant(
+            name="pre_kip_890",
+            description="Transactions as before KIP-890: transaction.version 1 (no epoch bump per transaction) "
+            "and no partition verification before a transactional write.",
+            flags=replace(_REAL, transaction_version=1, partition_verification=False),
+            weakened=True,
+            breaks=("no_hanging_transaction", "atomic_commit"),
+            scenarios=("txn_kafka_12671_hanging", "txn_kafka_17754_delayed_endtxn"),
+            bug="KAFKA-12671 (a late produce opens a transaction nobody ends: LSO stuck) and KAFKA-17754 "
+            "(a delayed EndTxn or produce lands in a later transaction: torn transaction / aborted read)",
+        ),
+        Variant(
+            name="tv1",
+            description="transaction.version 1 with KIP-890 part 1 verification and KIP-360 (Kafka 3.6-3.9).",
+            flags=replace(_REAL, transaction_version=1),
+        ),
+        Variant(
+            name="no_kip_360",
+            description="transaction.version 1 with verification but without KIP-360: an aborted transaction "
+            "keeps its epoch, so the next transaction runs at the same (pid, epoch).",
+            flags=replace(_REAL, transaction_version=1, kip_360=False),
+            weakened=True,
+            breaks=("atomic_commit",),
+            scenarios=("txn_kafka_17754_delayed_endtxn",),
+            bug="KIP-890 scenario B: a write of an aborted transaction, delayed past the abort, passes "
+            "verification in the next transaction at the same epoch and is committed with it",
+        ),
+        Variant(
+            name="timeout_abort_without_epoch_bump",
+            description="transaction.version 1 with verification and KIP-360, but the coordinator aborts a "
+            "timed-out transaction without bumping the producer epoch (under TV2 every abort bumps anyway).",
+            flags=replace(_REAL, transaction_version=1, timeout_abort_bumps_epoch=False),
+            weakened=True,
+            breaks=("atomic_commit", "zombie_fencing"),
+            scenarios=("txn_kafka_6119_timeout_zombie",),
+            bug="KAFKA-6119 (fixed by PR #4137): the producer keeps writing at the old epoch after the timeout "
+            "abort; its later commit succeeds although part of the transaction was aborted",
+        ),
+        Variant(
+            name="complete_without_markers",
+            description="The coordinator writes CompleteCommit/CompleteAbort right after Prepare*, without "
+            "waiting for the WriteTxnMarkers responses.",
+            flags=replace(_REAL, complete_after_markers=False),
+            weakened=True,
+            breaks=("markers_before_complete",),
+            scenarios=("txn_kafka_12671_hanging",),
+            bug="a coordinator that forgets a transaction before its markers are written; a failed or late "
+            "marker then leaves the partition's transaction open",
         ),
     )
 }

@@ -19,6 +19,14 @@ Schema (every section optional except ``name``)::
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
                  leader_restart, producer_restart, total
     [bounds]     max_depth (0 = exhaustive), max_states
+
+Transactions scenarios (``model = "transactions"``) use instead::
+
+    [transactions]  producers, partitions, transactions_per_producer,
+                    records_per_transaction, shared_transactional_id,
+                    voluntary_abort, retries, max_producer_epoch
+    [faults]        drop, request_timeout, batch_expiry, txn_timeout,
+                    append_failure, coordinator_failover, txn_id_expiry, total
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from typing import Any
 from model.config import ProducerConfig
 from model.interface import ModelError, Property
 from model.system import FaultBudget, KafkaSystem, SystemConfig, Topology
+from model.txn_system import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
 from model.variants import VARIANTS, Variant
 
 __all__ = [
@@ -74,6 +83,7 @@ class Scenario:
     permitted: tuple[str, ...] = ()
     bounds: Bounds = field(default_factory=Bounds)
     source: str = "<memory>"
+    txn: TxnConfig | None = None
 
     def info(self) -> dict[str, Any]:
         """What traces record about the scenario."""
@@ -86,9 +96,16 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
     return idempotence_properties(scenario.config.sequence_space)
 
 
+def _transaction_properties(scenario: Scenario) -> tuple[Property, ...]:
+    from invariants.transactions import transaction_properties
+
+    return transaction_properties(scenario.txn or TxnConfig())
+
+
 #: Model kinds: which property sets a scenario's model checks.
 MODEL_KINDS: dict[str, Callable[[Scenario], tuple[Property, ...]]] = {
     "idempotence": _idempotence_properties,
+    "transactions": _transaction_properties,
 }
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -104,6 +121,7 @@ _TOP_KEYS = {
     "broker",
     "faults",
     "bounds",
+    "transactions",
 }
 
 
@@ -160,6 +178,10 @@ def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
     if not isinstance(permitted, list) or not all(isinstance(p, str) for p in permitted):
         raise ScenarioError(f"{where}: 'permitted' must be a list of invariant names")
 
+    if model == "transactions":
+        return _parse_txn_scenario(data, where, name, description, default, variant, permitted)
+    if "transactions" in data:
+        raise ScenarioError(f"{where}: [transactions] needs model = \"transactions\"")
     topology = _typed(Topology, _section(data, "topology", where), "topology", where)
     if topology.producers < 1 or topology.partitions < 1:
         raise ScenarioError(f"{where}: [topology] needs at least one producer and one partition")
@@ -195,6 +217,50 @@ def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
     for inv in scenario.permitted:
         if inv not in known:
             raise ScenarioError(f"{where}: permitted invariant {inv!r} is not checked by model {model!r}")
+    return scenario
+
+
+_TXN_KEYS = {"retries", "max_producer_epoch"}
+
+
+def _parse_txn_scenario(
+    data: dict[str, Any], where: str, name: str, description: str, default: bool, variant: str, permitted: list[str]
+) -> Scenario:
+    """The ``model = "transactions"`` part of the schema."""
+    for key in ("topology", "producer", "broker"):
+        if key in data:
+            raise ScenarioError(f"{where}: [{key}] is not used by model 'transactions' (use [transactions])")
+    table = dict(_section(data, "transactions", where))
+    extra = {k: table.pop(k) for k in list(table) if k in _TXN_KEYS}
+    topology = _typed(TxnTopology, table, "transactions", where)
+    if topology.producers < 1 or topology.partitions < 1:
+        raise ScenarioError(f"{where}: [transactions] needs at least one producer and one partition")
+    if topology.transactions_per_producer < 1 or topology.records_per_transaction < 1:
+        raise ScenarioError(f"{where}: [transactions] needs at least one transaction of one record")
+    for key, value in extra.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ScenarioError(f"{where}: [transactions] {key} must be a positive integer, got {value!r}")
+    if extra.get("max_producer_epoch", 32767) < 3:
+        raise ScenarioError(f"{where}: [transactions] max_producer_epoch must be >= 3")
+    faults = _typed(TxnFaultBudget, _section(data, "faults", where), "faults", where)
+    bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
+    txn = TxnConfig(topology=topology, faults=faults, **extra)
+    scenario = Scenario(
+        name=name,
+        description=description,
+        model="transactions",
+        config=SystemConfig(),
+        variant=variant,
+        default=default,
+        permitted=tuple(permitted),
+        bounds=bounds,
+        source=where,
+        txn=txn,
+    )
+    known = {p.name for p in MODEL_KINDS["transactions"](scenario)}
+    for inv in scenario.permitted:
+        if inv not in known:
+            raise ScenarioError(f"{where}: permitted invariant {inv!r} is not checked by model 'transactions'")
     return scenario
 
 
@@ -244,4 +310,8 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Kaf
             raise ScenarioError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
         v = VARIANTS[name]
     properties = MODEL_KINDS[scenario.model](scenario)
+    if scenario.model == "transactions":
+        return TransactionalSystem(  # type: ignore[return-value]
+            scenario.txn or TxnConfig(), v, properties, name=scenario.model, scenario_info=scenario.info()
+        )
     return KafkaSystem(scenario.config, v, properties, name=scenario.model, scenario_info=scenario.info())

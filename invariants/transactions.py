@@ -1,0 +1,331 @@
+"""Invariants of Kafka transactions (KIP-98 §6-8, KIP-890), over the transactions model.
+
+Each ``always`` property names the fact, its source, the bug it catches, and
+its ``sometimes`` partners (reachability witnesses: if a partner never fires
+the invariant is reported *untested*).  Record fates come from
+:func:`model.consumer.record_fates` (the control batches in the log); what a
+``read_committed`` consumer sees comes from :func:`model.consumer.fetch` (the
+LSO and the aborted-transaction index) -- two independent computations.
+
+``no_hanging_transaction`` is a *state* formulation of the bounded liveness
+property "once faults stop and timeouts fire, every LSO reaches its HW": an
+open transaction on a partition that no coordinator transaction covers (and
+no marker in flight will close) can only be ended by accident, so its LSO
+would hang.  ``lso_reaches_high_watermark`` is the direct bounded form: in a
+quiescent state (nothing in flight, no coordinator transaction Ongoing or
+Prepare*), every partition's LSO equals its high watermark.
+"""
+
+from __future__ import annotations
+
+from model.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, record_fates
+from model.interface import Expectation, Property
+from model.messages import WriteTxnMarkersRequest
+from model.partition import CONTROL_COMMIT, last_stable_offset
+from model.producer import record_id, record_label
+from model.transaction_state import TransactionState
+from model.txn_system import TxnConfig, TxnSystemState
+
+__all__ = ["transaction_properties"]
+
+S = TransactionState
+ACTIVE = (S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT)
+
+
+def _fates(s: TxnSystemState) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for leader in s.partitions:
+        out.update(record_fates(leader))
+    return out
+
+
+def _quiescent(s: TxnSystemState) -> bool:
+    return not s.network and all(md is None or md.state not in ACTIVE for md in s.coordinator)
+
+
+def _txn_records(rpt: int, producer: int, txn: int) -> tuple[int, ...]:
+    return tuple(record_id(producer, txn * rpt + n) for n in range(rpt))
+
+
+def _atomic_problems(rpt: int, s: TxnSystemState) -> list[str]:
+    fates = _fates(s)
+    quiet = _quiescent(s)
+    out: list[str] = []
+    for o in s.ghost.outcomes:
+        for rid in _txn_records(rpt, o.producer, o.txn):
+            fate = fates.get(rid)
+            if o.committed and fate == ABORTED:
+                out.append(f"{record_label(rid)} of committed transaction {o.txn} was aborted")
+            elif o.committed and quiet and fate != COMMITTED:
+                out.append(f"{record_label(rid)} of committed transaction {o.txn} is {fate or 'missing'} at quiescence")
+            elif not o.committed and fate == COMMITTED:
+                out.append(f"{record_label(rid)} of aborted transaction {o.txn} was committed")
+    return out
+
+
+def _aborted_reads(s: TxnSystemState) -> list[str]:
+    out: list[str] = []
+    for q, leader in enumerate(s.partitions):
+        fates = record_fates(leader)
+        for rid in fetch(leader, READ_COMMITTED):
+            if fates.get(rid) != COMMITTED:
+                out.append(f"read_committed consumer of partition {q} read {record_label(rid)} ({fates.get(rid)})")
+    return out
+
+
+def _hanging(s: TxnSystemState) -> list[str]:
+    out: list[str] = []
+    for q, leader in enumerate(s.partitions):
+        for e in leader.producers:
+            if e.current_txn_first_offset < 0:
+                continue
+            covered = any(
+                md is not None and md.state in ACTIVE and e.producer_id == md.producer_id and q in md.partitions
+                for md in s.coordinator
+            ) or any(
+                isinstance(env.body, WriteTxnMarkersRequest)
+                and env.body.partition == q
+                and env.body.producer_id == e.producer_id
+                for env in s.network
+            )
+            if not covered:
+                out.append(
+                    f"partition {q}: transaction of pid {e.producer_id} open at offset "
+                    f"{e.current_txn_first_offset} is unknown to the coordinator"
+                )
+    return out
+
+
+def _lso_stuck(s: TxnSystemState) -> list[str]:
+    if not _quiescent(s):
+        return []
+    return [
+        f"partition {q}: LSO {last_stable_offset(p)} < high watermark {p.high_watermark} at quiescence"
+        for q, p in enumerate(s.partitions)
+        if last_stable_offset(p) < p.high_watermark
+    ]
+
+
+def _missing_markers(s: TxnSystemState) -> list[str]:
+    out: list[str] = []
+    for c in s.ghost.completions:
+        control = CONTROL_COMMIT if c.committed else "ABORT"
+        for q in c.partitions:
+            found = any(
+                e.control == control and e.producer_id == c.producer_id and e.producer_epoch == c.producer_epoch
+                for e in s.partitions[q].log
+            )
+            if not found:
+                out.append(f"transactional id {c.transactional_id} completed before its {control} marker on partition {q}")
+    return out
+
+
+def _zombie_commits(s: TxnSystemState) -> list[str]:
+    out: list[str] = []
+    for f in s.ghost.fences:
+        for q, leader in enumerate(s.partitions):
+            fates = record_fates(leader)
+            for offset, e in enumerate(leader.log):
+                if (
+                    offset >= f.log_ends[q]
+                    and not e.control
+                    and e.producer_id == f.producer_id
+                    and e.producer_epoch <= f.producer_epoch
+                ):
+                    out.extend(
+                        f"{record_label(r)} written at fenced epoch {e.producer_epoch} after the fence was committed"
+                        for r in e.records
+                        if fates.get(r) == COMMITTED
+                    )
+    return out
+
+
+def _active_instances(s: TxnSystemState) -> list[str]:
+    out: list[str] = []
+    live = ("READY", "IN_TRANSACTION", "COMMITTING_TRANSACTION", "ABORTING_TRANSACTION")
+    for t, md in enumerate(s.coordinator):
+        if md is None:
+            continue
+        holders = [
+            i
+            for i, c in enumerate(s.clients)
+            if c.transactional_id == t
+            and c.state in live
+            and (c.data.producer_id, c.data.producer_epoch) == (md.producer_id, md.producer_epoch)
+        ]
+        if len(holders) > 1:
+            out.append(f"transactional id {t}: producers {holders} all hold the current (pid, epoch)")
+    return out
+
+
+def _some_aborted_filtered(s: TxnSystemState) -> bool:
+    for leader in s.partitions:
+        lso = last_stable_offset(leader)
+        if any(a.first_offset < lso for a in leader.aborted):
+            return True
+    return False
+
+
+def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
+    """The transactions properties for a model with ``config``.
+
+    ``zombie_fencing`` is checked when the scenario can fence (coordinator
+    timeouts or several instances of one transactional id), and
+    ``one_active_producer`` when instances share an id, so that their
+    partners are reachable.
+    """
+    topo = config.topology
+    faults = config.faults
+    rpt = topo.records_per_transaction
+    fencing = faults.txn_timeout > 0 or topo.shared_transactional_id
+    props: list[Property] = [
+        Property(
+            name="atomic_commit",
+            expectation=Expectation.ALWAYS,
+            fact="A transaction the application saw commit has no aborted record and, once nothing is in flight, "
+            "all its records committed; a transaction it saw abort has no committed record.",
+            source="KIP-98 §Transactional guarantees; KIP-890 motivation (scenarios B, C)",
+            catches="KAFKA-17754 (torn transaction / aborted read), KAFKA-6119 (commit after a timeout abort)",
+            predicate=lambda s: not _atomic_problems(rpt, s),
+            partners=("txn_committed", "txn_aborted"),
+            explain=lambda s: "; ".join(_atomic_problems(rpt, s)),
+        ),
+        Property(
+            name="no_aborted_read",
+            expectation=Expectation.ALWAYS,
+            fact="A read_committed consumer reads only committed records: it stops at the LSO and drops aborted "
+            "transactions via the aborted-transaction index.",
+            source="KIP-98 §7 (isolation.level); fact sheet §2.5",
+            catches="an LSO or aborted index that disagrees with the control batches",
+            predicate=lambda s: not _aborted_reads(s),
+            partners=("aborted_data_filtered", "lso_held_back"),
+            explain=lambda s: "; ".join(_aborted_reads(s)),
+        ),
+        Property(
+            name="no_hanging_transaction",
+            expectation=Expectation.ALWAYS,
+            fact="Every transaction open on a partition is covered by the coordinator (Ongoing/Prepare* with the "
+            "partition, or a marker in flight), so a marker will end it and the LSO can advance.",
+            source="KIP-890 motivation and scenario A; fact sheet §2.5-2.6",
+            catches="KAFKA-12671 (late produce after an abort opens a transaction nobody ends)",
+            predicate=lambda s: not _hanging(s),
+            partners=("txn_opened_on_partition",),
+            explain=lambda s: "; ".join(_hanging(s)),
+        ),
+        Property(
+            name="lso_reaches_high_watermark",
+            expectation=Expectation.ALWAYS,
+            fact="In a quiescent state (nothing in flight, no coordinator transaction Ongoing or Prepare*), every "
+            "partition's LSO equals its high watermark.",
+            source="KIP-890 (hanging transactions); UnifiedLog.lastStableOffset",
+            catches="KAFKA-12671 (stuck LSO)",
+            predicate=lambda s: not _lso_stuck(s),
+            partners=("quiescent_after_transaction",),
+            explain=lambda s: "; ".join(_lso_stuck(s)),
+        ),
+        Property(
+            name="markers_before_complete",
+            expectation=Expectation.ALWAYS,
+            fact="The coordinator writes CompleteCommit/CompleteAbort only after the marker of that result is in "
+            "every partition of the transaction.",
+            source="fact sheet §1.8 (maybeWriteTxnCompletion)",
+            catches="a coordinator that completes before its markers are written",
+            predicate=lambda s: not _missing_markers(s),
+            partners=("txn_completed",),
+            explain=lambda s: "; ".join(_missing_markers(s)),
+        ),
+        Property(
+            name="valid_coordinator_transitions",
+            expectation=Expectation.ALWAYS,
+            fact="Every coordinator state transition is in TransactionState's valid-previous-state table.",
+            source="TransactionState.java @33431ac9 (fact sheet §1.1)",
+            catches="a handler that moves a transaction along an edge the table forbids",
+            predicate=lambda s: not s.ghost.bad_transitions,
+            partners=("txn_prepare_commit",),
+            explain=lambda s: "illegal transitions: " + ", ".join(s.ghost.bad_transitions),
+        ),
+    ]
+    if fencing:
+        props.append(
+            Property(
+                name="zombie_fencing",
+                expectation=Expectation.ALWAYS,
+                fact="No record written at a fenced epoch after the coordinator fenced or timed out that epoch "
+                "becomes committed.",
+                source="KIP-98 §Zombie fencing; fact sheet §1.2 (Ongoing), §1.5 (KAFKA-6119 fix)",
+                catches="KAFKA-6119 (timeout abort without epoch bump)",
+                predicate=lambda s: not _zombie_commits(s),
+                partners=("coordinator_aborted_on_its_own",),
+                explain=lambda s: "; ".join(_zombie_commits(s)),
+            )
+        )
+    if topo.shared_transactional_id:
+        props.append(
+            Property(
+                name="one_active_producer",
+                expectation=Expectation.ALWAYS,
+                fact="At most one producer instance of a transactional id holds the coordinator's current "
+                "(pid, epoch) outside a fatal state.",
+                source="KIP-98 §InitPid (fencing by epoch)",
+                catches="two instances of one transactional.id both able to commit",
+                predicate=lambda s: not _active_instances(s),
+                partners=("producer_fenced",),
+                explain=lambda s: "; ".join(_active_instances(s)),
+            )
+        )
+    if fencing:
+        props.append(
+            _sometimes(
+                "coordinator_aborted_on_its_own",
+                "The coordinator aborted a transaction by itself (timeout or InitProducerId fence).",
+                "txn:PrepareEpochFence->PrepareAbort" if not faults.txn_timeout else "timeout_abort",
+            )
+        )
+    if topo.shared_transactional_id:
+        props.append(_sometimes("producer_fenced", "A producer was fenced.", "error:PRODUCER_FENCED"))
+    props.extend(
+        [
+            _sometimes("txn_committed", "The application saw a transaction commit.", "client_txn_committed"),
+            _sometimes("txn_aborted", "The application saw a transaction abort.", "client_txn_aborted"),
+            _sometimes("txn_opened_on_partition", "A transactional batch opened a transaction on a partition.",
+                       "txn_opened_on_partition"),
+            _sometimes("txn_completed", "The coordinator completed a transaction.", "txn:Prepare*"),
+            _sometimes("txn_prepare_commit", "The coordinator prepared a commit.", "txn:Ongoing->PrepareCommit"),
+            Property(
+                name="aborted_data_filtered",
+                expectation=Expectation.SOMETIMES,
+                fact="A partition held an aborted transaction below its LSO, which read_committed must drop.",
+                source="fact sheet §2.5",
+                catches="reachability of the aborted-transaction index",
+                predicate=_some_aborted_filtered,
+            ),
+            Property(
+                name="lso_held_back",
+                expectation=Expectation.SOMETIMES,
+                fact="A partition's LSO was below its high watermark (an undecided transaction).",
+                source="fact sheet §2.5",
+                catches="reachability of the LSO",
+                predicate=lambda s: any(last_stable_offset(p) < p.high_watermark for p in s.partitions),
+            ),
+            Property(
+                name="quiescent_after_transaction",
+                expectation=Expectation.SOMETIMES,
+                fact="A quiescent state was reached after a transaction wrote data.",
+                source="bounded liveness",
+                catches="reachability of quiescence",
+                predicate=lambda s: _quiescent(s) and any(p.log for p in s.partitions),
+            ),
+        ]
+    )
+    return tuple(props)
+
+
+def _sometimes(name: str, fact: str, event: str) -> Property:
+    return Property(
+        name=name,
+        expectation=Expectation.SOMETIMES,
+        fact=fact,
+        source="reachability",
+        catches=f"reachability ({event})",
+        event=event,
+    )
