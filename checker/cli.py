@@ -41,7 +41,7 @@ from checker.engines import ENGINES, EngineOptions, register
 from checker.explore import ExploreOptions, explore
 from checker.results import EngineResult, Verdict
 from checker.trace import KEOS_VERSION, TraceError, load_trace, replay
-from model.interface import Expectation, ModelError
+from model.interface import ModelError
 from model.variants import VARIANTS
 from scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario
 
@@ -157,7 +157,10 @@ def _render_reports(args: argparse.Namespace, results: list[EngineResult], conso
         from reports.html import write_html
 
         traces = {
-            str(p.trace_path): json.loads(p.trace_path.read_text()) for r in results for p in r.violations() if p.trace_path
+            str(p.trace_path): json.loads(p.trace_path.read_text())
+            for r in results
+            for p in r.violations()
+            if p.trace_path
         }
         console.print(f"HTML report: {write_html(Path(args.html), results, traces)}")
     if getattr(args, "junit", None):
@@ -189,7 +192,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             )
             if sc.model not in props[p.name]["models"]:
                 props[p.name]["models"].append(sc.model)
-    data = {
+    data: dict[str, Any] = {
         "components": _components(),
         "engines": {name: desc for name, (_, desc) in ENGINES.items()},
         "invariants": list(props.values()),

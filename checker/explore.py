@@ -156,9 +156,7 @@ def explore(
             actions.append(a)
             s = prev
         actions.reverse()
-        traces[name] = make_trace(
-            model, prop, actions, "explore", scenario, variant, permitted=name in permitted
-        )
+        traces[name] = make_trace(model, prop, actions, "explore", scenario, variant, permitted=name in permitted)
     stats = {
         "distinct_states": len(parent),
         "transitions": transitions,

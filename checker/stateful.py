@@ -144,7 +144,7 @@ def run_hypothesis(
     start = time.perf_counter()
     traces: dict[str, Trace] = {}
     try:
-        run_state_machine_as_test(seeded, settings=config)
+        run_state_machine_as_test(seeded, settings=config)  # type: ignore[arg-type]  # a factory is accepted
     except InvariantViolation:
         assert capture.failure is not None
         prop, actions = capture.failure

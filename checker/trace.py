@@ -36,8 +36,8 @@ from typing import Any
 from model.interface import Action, Model, ModelError, Property
 
 __all__ = [
-    "SCHEMA_VERSION",
     "KEOS_VERSION",
+    "SCHEMA_VERSION",
     "Replay",
     "Trace",
     "TraceError",

@@ -124,11 +124,14 @@ def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
         stored = leader.entry(pid)
         last = entries[-1][1]
         if stored is None or stored.producer_epoch != last.producer_epoch:
-            problems.append(f"pid {pid}: stored epoch {stored and stored.producer_epoch} != last batch's {last.producer_epoch}")
+            problems.append(
+                f"pid {pid}: stored epoch {stored and stored.producer_epoch} != last batch's {last.producer_epoch}"
+            )
             continue
         tail = [(o, e) for o, e in entries if e.producer_epoch == last.producer_epoch]
         implied = tuple(
-            BatchMetadata(e.base_sequence, next_sequence(e.base_sequence, len(e.records) - 1, space), o) for o, e in tail
+            BatchMetadata(e.base_sequence, next_sequence(e.base_sequence, len(e.records) - 1, space), o)
+            for o, e in tail
         )
         if not stored.batches or stored.batches != implied[-len(stored.batches) :]:
             problems.append(f"pid {pid}: cached batches {stored.batches} do not match the log")
@@ -155,7 +158,9 @@ def idempotence_properties(sequence_space: int) -> tuple[Property, ...]:
     return _properties(sequence_table_consistent, explain_table)
 
 
-def _properties(table_predicate: Callable[[SystemState], bool], table_explain: Callable[[SystemState], str]) -> tuple[Property, ...]:
+def _properties(
+    table_predicate: Callable[[SystemState], bool], table_explain: Callable[[SystemState], str]
+) -> tuple[Property, ...]:
     return (
         Property(
             name="no_duplicate_append",

@@ -259,9 +259,7 @@ def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
     return p
 
 
-def handle_produce_response(
-    p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int
-) -> Outcome:
+def handle_produce_response(p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers."""
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))

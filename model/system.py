@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from model import codec
 from model import network as net
@@ -287,7 +287,9 @@ class KafkaSystem:
         new_state, events = result
         if fault is not None:
             k = FAULT_KINDS.index(fault)
-            new_state = new_state._replace(faults_used=_replace_at(new_state.faults_used, k, new_state.faults_used[k] + 1))
+            new_state = new_state._replace(
+                faults_used=_replace_at(new_state.faults_used, k, new_state.faults_used[k] + 1)
+            )
             events = (f"fault:{fault}",) + events
         return Step(new_state, events)
 
@@ -452,7 +454,7 @@ class KafkaSystem:
                 s2 = self._apply_outcome(s._replace(ghost=ghost), i, outcome)
                 producers[i] = s2.producers[i]
                 ghost = s2.ghost
-        events = ("leader_restart",)
+        events: tuple[str, ...] = ("leader_restart",)
         if any(any(e.records for e in leader.log) for leader in partitions) and ghost.acked:
             events += ("leader_restart_with_acked_data",)
         return s._replace(partitions=partitions, network=network, producers=tuple(producers), ghost=ghost), events
@@ -461,7 +463,7 @@ class KafkaSystem:
         p = prod.restart(s.producers[i])
         return s._replace(producers=_replace_at(s.producers, i, p)), ("producer_restart",)
 
-    _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] = {
+    _HANDLERS: ClassVar[dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]]] = {
         "InitProducerId": _init_producer_id,
         "Send": _send,
         "SendProduce": _send_produce,

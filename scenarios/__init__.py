@@ -181,7 +181,7 @@ def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
     if model == "transactions":
         return _parse_txn_scenario(data, where, name, description, default, variant, permitted)
     if "transactions" in data:
-        raise ScenarioError(f"{where}: [transactions] needs model = \"transactions\"")
+        raise ScenarioError(f'{where}: [transactions] needs model = "transactions"')
     topology = _typed(Topology, _section(data, "topology", where), "topology", where)
     if topology.producers < 1 or topology.partitions < 1:
         raise ScenarioError(f"{where}: [topology] needs at least one producer and one partition")

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The CI correctness gate: set up, check every default scenario, prove every weakened variant is caught.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/keos check --out keos-out/gate --html keos-out/gate/report.html --junit keos-out/gate/junit.xml "$@"
+.venv/bin/keos mutants --out keos-out/gate

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set up, lint, type-check and run the test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/ruff check model invariants scenarios checker reports tests benchmarks
+.venv/bin/mypy
+.venv/bin/python -m pytest -q -p no:cacheprovider tests
