@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,8 +50,10 @@ __all__ = [
     "Finding",
     "WalkResult",
     "derive_seed",
+    "fault_classifier",
     "fault_profile",
     "investigate",
+    "model_fault_kinds",
     "random_walk",
     "shape",
     "signature",
@@ -131,6 +133,40 @@ class WalkResult:
         return len(self.actions)
 
 
+def model_fault_kinds(model: Model) -> tuple[str, ...]:
+    """The model's fault kinds (:meth:`Model.fault_kinds`).
+
+    A model without the hook falls back to the kinds with a positive budget in
+    ``describe()["faults"]`` (the convention every keos model follows).
+    """
+    hook = getattr(model, "fault_kinds", None)
+    if hook is not None:
+        return tuple(hook())
+    budget = model.describe().get("faults", {})
+    if not isinstance(budget, dict) or budget.get("total", 1) <= 0:
+        return ()
+    return tuple(k for k, v in budget.items() if k != "total" and isinstance(v, int) and v > 0)
+
+
+def fault_classifier(model: Model) -> Callable[[Any, Action], str | None]:
+    """``(state, action) -> fault kind or None`` (:meth:`Model.fault_kind`).
+
+    A model without the hook falls back to taking the action and reading the
+    ``fault:<kind>`` event its step emits (slower: one extra step per action).
+    """
+    hook = getattr(model, "fault_kind", None)
+    if hook is not None:
+        return lambda _state, action: hook(action)
+
+    def by_event(state: Any, action: Action) -> str | None:
+        step = model.step(state, action)
+        if step is None:
+            return None
+        return next((e[len("fault:") :] for e in step.events if e.startswith("fault:")), None)
+
+    return by_event
+
+
 def random_walk(
     model: Model,
     seed: int,
@@ -168,7 +204,7 @@ def random_walk(
     bad = first_violation(state)
     witness(state)
     quiescent = False
-    fault_kind = model.fault_kind
+    fault_kind = fault_classifier(model)
     weight_of = dict(fault_weights) if fault_weights is not None else None
     while bad is None and len(taken) < steps:
         enabled = model.actions(state)
@@ -176,7 +212,7 @@ def random_walk(
         weights: list[float] = []
         total = 0.0
         for a in enabled:
-            kind = fault_kind(a)
+            kind = fault_kind(state, a)
             w = 1.0 if kind is None or weight_of is None else weight_of.get(kind, 0.0)
             if w > 0.0:
                 choices.append(a)
@@ -192,12 +228,12 @@ def random_walk(
             r -= weights[i]
             i += 1
         action = choices[i]
+        kind = fault_kind(state, action)
         step = model.step(state, action)
         if step is None:
             raise AssertionError(f"model listed {model.format_action(action)} as enabled but step() refused it")
         state = step.state
         taken.append(action)
-        kind = fault_kind(action)
         if kind is not None:
             faults[kind] = faults.get(kind, 0) + 1
         for ev in step.events:

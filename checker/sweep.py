@@ -63,7 +63,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from checker.results import EngineResult, judge
-from checker.simulate import PROFILES
+from checker.simulate import PROFILES, model_fault_kinds
 from checker.sweep_runs import (
     RESULT_SCHEMA,
     Cell,
@@ -169,7 +169,7 @@ def plan_sweep(
         vname = variant or scenario.variant
         model = build_model(scenario, vname)
         for profile in profiles:
-            cell = Cell(ref, scenario.name, toml, vname, profile, tuple(model.fault_kinds()), scenario.permitted)
+            cell = Cell(ref, scenario.name, toml, vname, profile, model_fault_kinds(model), scenario.permitted)
             if cell.key in seen:
                 raise SweepError(f"two scenarios named {scenario.name!r} in one sweep")
             seen.add(cell.key)
@@ -392,7 +392,7 @@ def spark_session(master: str = DEFAULT_MASTER) -> Any:
         .config("spark.executor.extraJavaOptions", java_opts)
         .config("spark.python.worker.reuse", "true")
     )
-    if master.startswith("local"):
+    if master.startswith("local") or any(h in master for h in ("//127.0.0.1:", "//localhost:")):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -441,7 +441,7 @@ def _chunk_path(out: Path, k: int) -> Path:
 
 def _prepare_out(out: Path, spec: SweepSpec, resume: bool) -> None:
     manifest = out / "sweep.json"
-    spec_json = spec.to_json()
+    spec_json = json.loads(json.dumps(spec.to_json()))
     if resume and manifest.exists():
         try:
             old = json.loads(manifest.read_text(encoding="utf-8"))
@@ -705,7 +705,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
     err = Console(stderr=True)
     if args.partitions < 0:
-        err.print("error: --partitions must be >= 0", markup=False)
+        print("error: --partitions must be >= 0", file=sys.stderr)
         return 2
     try:
         spec = plan_sweep(
@@ -714,7 +714,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         if not args.local_python and not _MASTER.match(args.master):
             raise SweepError(f"bad --master {args.master!r} (local[*], local[N], spark://host:port, sc://host:port)")
     except (ModelError, OSError) as exc:
-        err.print(f"error: {exc}", markup=False)
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as bar:
@@ -726,14 +726,14 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         try:
             result = run_sweep(spec, args.out, args.master, args.partitions, args.resume, args.local_python, progress)
         except ModelError as exc:
-            err.print(f"error: {exc}", markup=False)
+            print(f"error: {exc}", file=sys.stderr)
             return 2
         except Exception as exc:  # Spark or the JVM failed: earlier chunks are safe on disk
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            err.print(
+            print(
                 f"error: sweep failed ({type(exc).__name__}: {first[:300]}); "
                 f"finished chunks are kept in {args.out}, rerun with --resume",
-                markup=False,
+                file=sys.stderr,
             )
             return 2
     if args.json:

@@ -1,0 +1,137 @@
+"""Random walks with swarm fault injection (checker/simulate.py): determinism, weighting, minimisation."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from checker.minimize import fails
+from checker.simulate import (
+    PROFILES,
+    derive_seed,
+    fault_profile,
+    investigate,
+    random_walk,
+    shape,
+    signature,
+    swarm_profile,
+)
+from checker.trace import replay_actions
+from model.interface import Action
+from scenarios import build_model, builtin_scenarios
+
+SCENARIOS = builtin_scenarios()
+
+
+def model(scenario: str = "idempotence_retry", variant: str | None = None):
+    return build_model(SCENARIOS[scenario], variant)
+
+
+def test_derive_seed_is_stable_and_fits_int64() -> None:
+    a = derive_seed(7, "idempotence_retry/kafka/swarm/3")
+    assert a == derive_seed(7, "idempotence_retry/kafka/swarm/3")
+    assert a != derive_seed(8, "idempotence_retry/kafka/swarm/3")
+    assert a != derive_seed(7, "idempotence_retry/kafka/swarm/4")
+    assert 0 <= a < 2**63
+    # pinned: the derivation is blake2b, not hash(), so it never changes between processes
+    assert derive_seed(0, 0) == derive_seed(0, "0")
+    expected = int.from_bytes(hashlib.blake2b(b"0:0", digest_size=8).digest(), "big") >> 1
+    assert derive_seed(0, 0) == expected == 7689419447139100721
+
+
+def test_swarm_profile_is_a_random_nonempty_subset_with_bounded_weights() -> None:
+    kinds = model().fault_kinds()
+    assert set(kinds) == {"drop", "duplicate", "request_timeout", "batch_expiry", "leader_restart"}
+    subsets = set()
+    for seed in range(200):
+        profile = swarm_profile(kinds, seed)
+        assert profile == swarm_profile(kinds, seed)
+        assert profile and set(profile) <= set(kinds)
+        assert all(1 / 8 <= w <= 2 for w in profile.values())
+        subsets.add(frozenset(profile))
+    assert len(subsets) > 10  # runs really differ in which faults they enable
+    assert swarm_profile((), 1) == {}
+    assert fault_profile("uniform", kinds, 1) == {k: 1.0 for k in kinds}
+    assert fault_profile("none", kinds, 1) == {}
+    assert set(PROFILES) == {"swarm", "uniform", "none"}
+    with pytest.raises(ValueError, match="unknown fault profile"):
+        fault_profile("chaos", kinds, 1)
+
+
+def test_walk_is_deterministic_given_its_seed() -> None:
+    m = model()
+    walks = [random_walk(m, seed, 40, swarm_profile(m.fault_kinds(), seed)) for seed in range(30)]
+    again = [random_walk(m, seed, 40, swarm_profile(m.fault_kinds(), seed)) for seed in range(30)]
+    assert [(w.actions, w.events, w.faults, w.reached) for w in walks] == [
+        (w.actions, w.events, w.faults, w.reached) for w in again
+    ]
+    assert len({tuple(w.actions) for w in walks}) > 15
+    for w in walks:
+        assert w.steps <= 40
+        # every action was enabled where it was taken: the walk replays
+        state = m.init_states()[0]
+        for a in w.actions:
+            step = m.step(state, a)
+            assert step is not None
+            state = step.state
+        if w.quiescent:
+            assert m.actions(state) == [] or all(m.fault_kind(a) is not None for a in m.actions(state))
+
+
+def test_fault_weights_select_which_faults_are_injected() -> None:
+    m = model()
+    for seed in range(40):
+        none = random_walk(m, seed, 50, {})
+        assert all(m.fault_kind(a) is None for a in none.actions)
+        assert none.faults == {}
+        only_drop = random_walk(m, seed, 50, {"drop": 2.0})
+        assert {m.fault_kind(a) for a in only_drop.actions} <= {None, "drop"}
+    heavy = sum(random_walk(m, s, 50, {"drop": 2.0}).faults.get("drop", 0) for s in range(60))
+    light = sum(random_walk(m, s, 50, {"drop": 0.125}).faults.get("drop", 0) for s in range(60))
+    assert heavy > light
+
+
+def test_real_protocol_holds_on_random_walks() -> None:
+    m = model()
+    walks = [random_walk(m, derive_seed(1, i), 50, swarm_profile(m.fault_kinds(), i)) for i in range(150)]
+    assert all(w.violation is None for w in walks)
+    assert sum(sum(w.faults.values()) for w in walks) > 100
+    assert {"retry_deduplicated", "concurrent_in_flight"} <= set().union(*(w.reached for w in walks))
+
+
+def _violating_walks(variant: str, n: int = 400):
+    m = model("idempotence_retry", variant)
+    walks = [random_walk(m, derive_seed(3, i), 50, swarm_profile(m.fault_kinds(), i)) for i in range(n)]
+    return m, [w for w in walks if w.violation is not None]
+
+
+def test_walk_stops_at_the_first_violation_and_investigate_minimises_it() -> None:
+    m, bad = _violating_walks("no_idempotence")
+    assert len(bad) > 20
+    cache: dict[tuple[str, tuple[Action, ...]], list[Action]] = {}
+    for w in bad[:15]:
+        prop = next(p for p in m.properties() if p.name == w.violation)
+        assert fails(m, w.actions, prop) == len(w.actions)  # violated at the last step, not before
+        finding = investigate(m, w, "idempotence_retry", "no_idempotence", cache=cache)
+        assert finding is not None
+        trace = finding.trace
+        assert trace.engine == "sweep" and trace.seed == w.seed and trace.invariant == w.violation
+        assert len(trace.actions) <= len(w.actions)
+        replayed = replay_actions(m, trace.actions, prop)
+        assert replayed.confirmed and replayed.violated_at == len(trace.actions)
+        # 1-minimal: dropping any single action no longer violates at the end
+        for i in range(len(trace.actions)):
+            assert fails(m, trace.actions[:i] + trace.actions[i + 1 :], prop) < 0
+        assert finding.signature == signature(w.violation, trace.actions)
+        assert finding.shape == shape(trace.actions)
+    assert investigate(m, random_walk(m, 1, 0, {}), "idempotence_retry", "no_idempotence") is None
+
+
+def test_signature_is_invariant_plus_shape() -> None:
+    a = [Action("Send", (0,)), Action("SendProduce", (0, 0))]
+    b = [Action("Send", (1,)), Action("SendProduce", (1, 1))]
+    assert signature("no_duplicate_append", a) == signature("no_duplicate_append", b)
+    assert signature("no_duplicate_append", a) != signature("no_acked_loss", a)
+    assert signature("no_duplicate_append", a) != signature("no_duplicate_append", a[:1])
+    assert len(signature("x", a)) == 16

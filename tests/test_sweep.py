@@ -1,0 +1,211 @@
+"""keos sweep (checker/sweep.py): planning, output, dedup, resume, CLI exit codes, Spark determinism."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import checker.sweep as sweep
+from checker.simulate import derive_seed
+from checker.sweep import SweepError, add_sweep_arguments, plan_sweep, read_runs, run_sweep, run_sweep_command
+from checker.trace import load_trace, replay
+from scenarios import build_model, builtin_scenarios, resolve_scenario
+
+MUTANT = "no_idempotence"
+
+
+def _cli(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="keos sweep")
+    add_sweep_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def _key(table: pa.Table) -> list[tuple]:
+    cols = ["run", "run_id", "seed", "steps", "violation", "signature", "trace_actions", "events", "fault_weights"]
+    return [tuple(json.dumps(r[c], sort_keys=True) for c in cols) for r in table.select(cols).to_pylist()]
+
+
+# -- planning ---------------------------------------------------------------------------------
+
+
+def test_plan_defaults_to_the_default_scenarios_under_their_own_variant() -> None:
+    spec = plan_sweep(runs=10)
+    defaults = sorted(n for n, s in builtin_scenarios().items() if s.default)
+    assert [c.name for c in spec.cells] == defaults
+    assert all(c.variant == "kafka" and c.profile == "swarm" and c.toml == "" for c in spec.cells)
+    assert spec.total_runs == 10 * len(defaults)
+    assert all(c.fault_kinds for c in spec.cells)
+
+
+def test_plan_mutants_uses_each_variants_scenarios() -> None:
+    spec = plan_sweep(variants=[MUTANT, "small_duplicate_window"], mutants=True, runs=5)
+    assert [(c.name, c.variant) for c in spec.cells] == [
+        ("idempotence_retry", MUTANT),
+        ("idempotence_retry", "small_duplicate_window"),
+    ]
+    assert spec.extra["mutants"] == [MUTANT, "small_duplicate_window"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"runs": 0}, "--runs"),
+        ({"steps": 0}, "--steps"),
+        ({"variants": ["nope"]}, "unknown variant"),
+        ({"profiles": ["chaos"]}, "unknown fault profile"),
+        ({"scenarios": ["nope"]}, "unknown scenario"),
+        ({"scenarios": ["idempotence_retry"], "mutants": True}, "--mutants"),
+        ({"variants": ["kafka"], "mutants": True}, "not a weakened"),
+    ],
+)
+def test_plan_rejects_bad_specs(kwargs: dict, message: str) -> None:
+    with pytest.raises(SweepError if message != "unknown scenario" else Exception, match=message):
+        plan_sweep(**kwargs)
+
+
+def test_scenario_file_travels_as_toml_text(tmp_path: Path) -> None:
+    src = Path("scenarios/idempotence_retry.toml").read_text(encoding="utf-8")
+    path = tmp_path / "my_retry.toml"
+    path.write_text(src.replace('name = "idempotence_retry"', 'name = "my_retry"'), encoding="utf-8")
+    spec = plan_sweep(scenarios=[str(path)], variants=[MUTANT], runs=40, steps=30)
+    assert spec.cells[0].toml and spec.cells[0].name == "my_retry"
+    out = tmp_path / "out"
+    copy = tmp_path / "elsewhere.toml"
+    path.rename(copy)  # executors must not need the file: the spec carries its text
+    result = run_sweep(spec, out, local_python=True)
+    assert result.runs == 40 and result.violating_runs > 0
+    path.write_text(copy.read_text(encoding="utf-8"), encoding="utf-8")
+    for s in result.signatures:
+        data = load_trace(s.trace_path)
+        assert data["scenario"] == str(path)
+        assert replay(build_model(resolve_scenario(data["scenario"]), data["variant"]), data).confirmed
+
+
+# -- running without Spark: output, dedup, resume ------------------------------------------------
+
+
+def test_sweep_output_dedup_and_replayable_traces(tmp_path: Path) -> None:
+    spec = plan_sweep(variants=[MUTANT], mutants=True, runs=150, steps=40, seed=5, chunk_runs=60)
+    result = run_sweep(spec, tmp_path, local_python=True)
+    runs = read_runs(tmp_path)
+    assert runs.num_rows == 150 == result.runs
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [f"part-0000{k}.parquet" for k in range(3)]
+    rows = runs.to_pylist()
+    kinds = set(spec.cells[0].fault_kinds)
+    for r in rows:
+        assert r["seed"] == derive_seed(5, r["run_id"])
+        assert r["fault_weights"] and {k for k, _ in r["fault_weights"]} <= kinds  # swarm profile recorded
+        assert {k for k, _ in r["faults"]} <= {k for k, _ in r["fault_weights"]}
+        assert 0 < r["steps"] <= 40
+    bad = [r for r in rows if r["violation"]]
+    assert bad and result.violating_runs == len(bad)
+    # dedup: one trace per signature, counts add up to the violating runs
+    assert sum(s.count for s in result.signatures) == len(bad)
+    assert len({s.signature for s in result.signatures}) == len(result.signatures)
+    assert len(list((tmp_path / "traces").iterdir())) == len(result.signatures)
+    assert {s.signature for s in result.signatures} == {r["signature"] for r in bad}
+    model = build_model(builtin_scenarios()["idempotence_retry"], MUTANT)
+    for s in result.signatures:
+        data = load_trace(s.trace_path)
+        assert data["engine"] == "sweep" and data["seed"] == s.seed and data["invariant"] == s.invariant
+        assert replay(model, data).confirmed
+        assert " ".join(a["kind"] for a in data["actions"]) == s.shape
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["runs"] == 150 and summary["exit_code"] == 0
+    assert summary["mutants"][0]["caught"] and "no_duplicate_append" in summary["mutants"][0]["expected_caught"]
+    assert result.exit_code == 0
+
+
+def test_resume_skips_written_chunks_and_survives_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = plan_sweep(["idempotence_retry"], [MUTANT], runs=100, steps=25, seed=9, chunk_runs=25)
+    fresh = run_sweep(spec, tmp_path / "fresh", local_python=True)
+
+    calls: list[int] = []
+    real = sweep._local_chunk
+
+    def flaky(spec_json: str, start: int, end: int) -> pa.Table:
+        calls.append(start)
+        if start == 50:
+            raise RuntimeError("executor lost")
+        return real(spec_json, start, end)
+
+    out = tmp_path / "resumed"
+    monkeypatch.setattr(sweep, "_local_chunk", flaky)
+    with pytest.raises(RuntimeError, match="executor lost"):
+        run_sweep(spec, out, local_python=True)
+    written = sorted(p.name for p in (out / "runs").glob("*.parquet"))
+    assert written == ["part-00000.parquet", "part-00001.parquet"]  # earlier results kept
+    assert not list((out / "runs").glob("*.tmp"))
+    mtimes = {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*.parquet")}
+
+    monkeypatch.setattr(sweep, "_local_chunk", real)
+    calls.clear()
+    monkeypatch.setattr(sweep, "_local_chunk", lambda *a: (calls.append(a[1]), real(*a))[1])
+    resumed = run_sweep(spec, out, local_python=True, resume=True)
+    assert calls == [50, 75]  # only the missing chunks ran
+    assert resumed.chunks_resumed == 2 and resumed.executed_runs == 50
+    assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
+    assert _key(read_runs(out)) == _key(read_runs(tmp_path / "fresh"))
+    assert [s.to_json() | {"trace": None} for s in resumed.signatures] == [
+        s.to_json() | {"trace": None} for s in fresh.signatures
+    ]
+
+    other = plan_sweep(["idempotence_retry"], [MUTANT], runs=100, steps=25, seed=10, chunk_runs=25)
+    with pytest.raises(SweepError, match="different sweep"):
+        run_sweep(other, out, local_python=True, resume=True)
+
+
+# -- CLI --------------------------------------------------------------------------------------
+
+
+def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = run_sweep_command(_cli("--runs", "40", "--steps", "30", "--local-python", "--json", "--out", str(tmp_path)))
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["exit_code"] == 0 and data["violating_runs"] == 0
+    assert data["runs"] == 40 * len(data["cells"]) and data["steps"] > 0 and data["violations"] == []
+
+    code = run_sweep_command(
+        _cli("--variant", MUTANT, "--runs", "60", "--local-python", "--json", "--out", str(tmp_path / "m"))
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["violating_runs"] > 0
+    assert sum(v["count"] for v in data["violations"]) == data["violating_runs"]
+    assert {"signature", "invariant", "count", "shape", "trace"} <= set(data["violations"][0])
+
+    code = run_sweep_command(_cli("--variant", MUTANT, "--runs", "60", "--local-python", "--out", str(tmp_path / "h")))
+    assert code == 1 and "distinct violations" in capsys.readouterr().out
+
+    for bad in (
+        ["--runs", "0"],
+        ["--scenario", "nope"],
+        ["--variant", "nope"],
+        ["--master", "nonsense"],
+        ["--mutants", "--scenario", "idempotence_retry"],
+        ["--partitions", "-1"],
+    ):
+        assert run_sweep_command(_cli(*bad, "--out", str(tmp_path / "bad"))) == 2
+        captured = capsys.readouterr()
+        assert captured.err.startswith("error: ") and captured.err.count("\n") <= 2 and "Traceback" not in captured.err
+
+
+# -- Spark --------------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_spark_results_do_not_depend_on_partitioning(tmp_path: Path) -> None:
+    spec = plan_sweep(["idempotence_retry"], [MUTANT, "kafka"], runs=100, steps=30, seed=3, chunk_runs=150)
+    baseline = run_sweep(spec, tmp_path / "python", local_python=True)
+    expected = _key(read_runs(tmp_path / "python"))
+    assert baseline.violating_runs > 0
+    spark = sweep.spark_session("local[2]")
+    for partitions in (1, 3):
+        out = tmp_path / f"p{partitions}"
+        result = run_sweep(spec, out, master="local[2]", partitions=partitions, spark=spark)
+        assert _key(read_runs(out)) == expected
+        assert [s.to_json() | {"trace": None} for s in result.signatures] == [
+            s.to_json() | {"trace": None} for s in baseline.signatures
+        ]
