@@ -1,0 +1,375 @@
+"""Symbolic engine: bounded model checking and an inductive proof with z3 (``keos check --engine bmc``).
+
+Bounded model checking unrolls the symbolic transition relation of
+:mod:`checker.bmc_encoding` one step at a time (incrementally, so the first
+violation found is a shortest one) and asks z3, at every depth ``t <= K``,
+whether a state violating an invariant is reachable in exactly ``t`` steps.
+A satisfying assignment is decoded into actions of the executable model (a
+``Deliver`` carries the concrete envelope the slot holds) and replayed with
+:func:`checker.trace.make_trace` before it is reported.  A z3 trace that does
+not replay is an *engine disagreement*: the property is reported untested,
+``stats["engine_disagreement"]`` lists it, and :func:`disagreements` lets the
+CLI exit with a distinct code.
+
+Verdicts are honest about the bound: an invariant with no violation up to the
+depth reached is ``holds`` with ``complete=False`` and
+``stats["depth_reached"]``; its sometimes-partners are judged by the same
+unrolling (an event the encoding emits at some step ``<= K``, confirmed by
+replaying the witness).  Invariants and events the encoding does not cover are
+``untested`` with detail "not covered by the bmc encoding".
+
+:func:`prove_broker_core` is the unbounded result: an inductive-invariant
+check (1-induction, strengthened by "the leader's table matches the last
+batch of the producer id in the log") that the leader's validation rules
+alone -- against *any* stream of produce requests, however the client and the
+network behave -- keep every producer id's batches in the log with
+non-decreasing epochs and gapless sequences starting at 0 in each new epoch
+(the log half of ``sequence_table_consistent``).  UNSAT of the induction step
+is reported "proved for all depths"; otherwise the counterexample step.
+
+:func:`config_space` answers configuration-space questions: which producer
+configurations (``enable.idempotence``, ``acks``, ``retries``,
+``max.in.flight``) admit a duplicate or a reordering within ``K`` steps, each
+witness replayed on the executable model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import z3
+
+from checker.bmc_encoding import ERROR_CODES, INVARIANTS, Encoding, covers
+from checker.engines import EngineOptions, register
+from checker.results import EngineResult, PropertyResult, Verdict, judge
+from checker.trace import Trace, make_trace, replay_actions
+from model.config import ACKS, ProducerConfig, ProducerConfigError
+from model.interface import Action, Expectation, Property
+from model.producer_state import VALIDATION_STEPS
+from model.system import KafkaSystem
+from model.variants import VARIANTS, ProtocolFlags, Variant
+
+__all__ = [
+    "DEFAULT_DEPTH",
+    "NOT_COVERED",
+    "BmcOutcome",
+    "bmc",
+    "bmc_covers",
+    "config_space",
+    "disagreements",
+    "prove_broker_core",
+    "run_bmc",
+]
+
+DEFAULT_DEPTH = 20
+NOT_COVERED = "not covered by the bmc encoding"
+
+
+def _variant(variant: str | Variant) -> Variant:
+    return variant if isinstance(variant, Variant) else VARIANTS[variant]
+
+
+def bmc_covers(scenario: Any, variant: str | Variant) -> bool:
+    """Whether the bmc encoding covers ``scenario`` under ``variant`` (for ``keos mutants``)."""
+    return bmc_coverage(scenario, variant)[0]
+
+
+def bmc_coverage(scenario: Any, variant: str | Variant) -> tuple[bool, str]:
+    """``(covered, reason)`` for a scenario and variant."""
+    from scenarios import build_model
+
+    if scenario.model != "idempotence":
+        return False, f"model kind {scenario.model!r} is not encoded (only the idempotence core)"
+    model = build_model(scenario, _variant(variant))
+    if not isinstance(model, KafkaSystem):
+        return False, "not a KafkaSystem model"
+    return covers(model)
+
+
+@dataclass
+class BmcOutcome:
+    """What one bounded run found."""
+
+    traces: dict[str, Trace]
+    reached: set[str]
+    depth_reached: int
+    elapsed_s: float
+    disagreements: dict[str, str]
+    timed_out: bool
+
+
+def bmc(
+    model: KafkaSystem,
+    scenario: str,
+    variant: str,
+    depth: int,
+    time_budget_s: float = 0.0,
+    permitted: tuple[str, ...] = (),
+    only: tuple[str, ...] | None = None,
+) -> BmcOutcome:
+    """Incremental BMC of the covered always-properties (and event partners) up to ``depth`` steps."""
+    start = time.perf_counter()
+    deadline = start + time_budget_s if time_budget_s > 0 else None
+    props = list(model.properties())
+    always = [p for p in props if p.expectation is Expectation.ALWAYS and p.name in INVARIANTS]
+    if only is not None:
+        always = [p for p in always if p.name in only]
+    events = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
+    enc = Encoding(model, depth)
+    solver = z3.SolverFor("QF_LIA")
+    states = [enc.state(0)]
+    ks: list[Any] = []
+    ms: list[Any] = []
+    solver.add(enc.initial(states[0]))
+    traces: dict[str, Trace] = {}
+    disagree: dict[str, str] = {}
+    reached: set[str] = set()
+    depth_reached = -1
+    timed_out = False
+
+    def remaining_ms() -> int | None:
+        if deadline is None:
+            return None
+        return max(1, int((deadline - time.perf_counter()) * 1000))
+
+    def check(goal: Any) -> z3.CheckSatResult:
+        ms_left = remaining_ms()
+        if ms_left is not None:
+            solver.set("timeout", ms_left)
+        solver.push()
+        solver.add(goal)
+        return solver.check()
+
+    def decode(t: int) -> list[Action]:
+        mdl = solver.model()
+        return [enc.action(mdl, s, ks[s], ms[s]) for s in range(t)]
+
+    for t in range(depth + 1):
+        if t > 0:
+            k, m = z3.Int(f"k@{t - 1}"), z3.Int(f"slot@{t - 1}")
+            ks.append(k)
+            ms.append(m)
+            states.append(enc.state(t))
+            solver.add(enc.transition(t - 1, states[t - 1], states[t], k, m))
+            for prop in events:
+                if prop.name in reached or prop.event is None:
+                    continue
+                labels = [lab for lab in enc.step_events if prop.matches_event(lab)]
+                if not labels:
+                    continue
+                res = check(z3.Or([enc.step_events[lab] for lab in labels]))
+                if res == z3.sat:
+                    actions = decode(t)
+                    replayed = replay_actions(model, actions, _always_true(prop.name))
+                    fired = any(prop.matches_event(ev) for evs in replayed.events for ev in evs)
+                    if len(replayed.states) == t + 1 and fired:
+                        reached.add(prop.name)
+                    else:
+                        disagree[prop.name] = f"z3 witness for {prop.event!r} does not replay: {replayed.reason}"
+                solver.pop()
+                if res == z3.unknown:
+                    timed_out = True
+                    break
+        if timed_out:
+            break
+        for prop in always:
+            if prop.name in traces or prop.name in disagree:
+                continue
+            res = check(enc.bad(states[t], prop.name))
+            if res == z3.sat:
+                actions = decode(t)
+                try:
+                    traces[prop.name] = make_trace(model, prop, actions, "bmc", scenario, variant,
+                                                   permitted=prop.name in permitted)
+                except AssertionError as exc:
+                    disagree[prop.name] = str(exc)
+            solver.pop()
+            if res == z3.unknown:
+                timed_out = True
+                break
+        if timed_out:
+            break
+        depth_reached = t
+        if deadline is not None and time.perf_counter() >= deadline:
+            timed_out = t < depth
+            break
+    return BmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out)
+
+
+def _always_true(name: str) -> Property:
+    """A property that always holds, to replay a sometimes-witness with :func:`replay_actions`."""
+    return Property(name, Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
+
+
+@register("bmc", "bounded model checking with z3 of the idempotence core (+ inductive proof of the broker core)")
+def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult:
+    """Run BMC to ``options.max_depth`` (default 20) within ``options.time_budget_s``."""
+    from scenarios import build_model
+
+    depth = options.max_depth or DEFAULT_DEPTH
+    ok, why = bmc_coverage(scenario, variant)
+    model = build_model(scenario, _variant(variant)) if scenario.model == "idempotence" else None
+    if not ok or model is None:
+        props = [] if model is None else list(model.properties())
+        return EngineResult(
+            engine="bmc", scenario=scenario.name, variant=variant,
+            properties=[PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}")
+                        for p in props],
+            stats={"covered": False, "reason": why}, complete=False)
+    assert isinstance(model, KafkaSystem)
+    out = bmc(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted)
+    props = list(model.properties())
+    results = judge(props, out.traces, out.reached, scenario.permitted)
+    for r in results:
+        if r.expectation is Expectation.ALWAYS and r.name not in INVARIANTS:
+            r.verdict, r.detail = Verdict.UNTESTED, NOT_COVERED
+        elif r.name in out.disagreements:
+            r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {out.disagreements[r.name]}"
+        elif r.verdict is Verdict.HOLDS:
+            r.detail = f"no violation up to depth {out.depth_reached}"
+    proof = prove_broker_core(model.flags) if not out.traces else None
+    stats: dict[str, Any] = {
+        "covered": True,
+        "depth_requested": depth,
+        "depth_reached": out.depth_reached,
+        "elapsed_s": out.elapsed_s,
+        "timed_out": out.timed_out,
+        "covered_invariants": sorted(INVARIANTS),
+        "engine_disagreement": sorted(out.disagreements),
+    }
+    if proof is not None:
+        stats["k_induction"] = proof
+    return EngineResult(engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats,
+                        complete=False)
+
+
+def disagreements(result: EngineResult) -> list[str]:
+    """Properties whose z3 trace did not replay on the executable model (an engine bug)."""
+    return list(result.stats.get("engine_disagreement", []))
+
+
+# -- inductive proof of the broker core -----------------------------------------------------------
+
+
+def prove_broker_core(flags: ProtocolFlags) -> dict[str, Any]:
+    """1-induction for the leader's validation rules (:data:`VALIDATION_STEPS`) under ``flags``.
+
+    Abstraction: one producer id on one partition; the state is the log's last
+    batch of that id (epoch, sequence; or none) and the leader's table entry
+    (the shift register of cached sequences, as in the encoding).  A step is an
+    *arbitrary* produce request (any epoch >= 0, any sequence in the space),
+    validated by the encoder's rules and appended if accepted.  Invariant: the
+    table's epoch and newest sequence equal the last batch's.  Property: an
+    appended batch continues its predecessor (epoch not lower; a higher epoch
+    starts at 0; the same epoch continues at ``last + 1``).  The base case holds
+    trivially (empty log, no entry).
+    """
+    from model.system import SystemConfig, Topology
+
+    start = time.perf_counter()
+    space = min(flags.sequence_space, 2**31)
+    sys_flags = replace(flags, sequence_space=space)
+    cfg = SystemConfig(topology=Topology(1, 1, 1), producer=ProducerConfig(), sequence_space=space)
+    model = KafkaSystem(cfg, Variant("core", "broker core", flags=sys_flags))
+    enc = Encoding(model, 1)
+    S = enc.state("ind")
+    has_last, last_ep, last_seq = z3.Bool("has_last"), z3.Int("last_ep"), z3.Int("last_seq")
+    ep, seq = z3.Int("req_ep"), z3.Int("req_seq")
+    ent = enc._entry(S, 0, z3.IntVal(0))
+    W = enc.window
+    inv = z3.And(
+        ent["on"] == has_last,
+        z3.Implies(has_last, z3.And(ent["ep"] == last_ep, ent["cnt"] >= 1, ent["cnt"] <= W,
+                                    ent["c0.seq"] == last_seq, last_ep >= 0, last_seq >= 0, last_seq < space)),
+    )
+    err, _dup, append = enc._validate(ent, ep, seq)
+    continues = z3.Or(
+        z3.Not(has_last),
+        z3.And(ep >= last_ep,
+               z3.Implies(ep > last_ep, seq == 0),
+               z3.Implies(ep == last_ep, seq == enc._next_seq(last_seq))),
+    )
+    T = dict(S)
+    enc._append_entry(T, 0, z3.IntVal(0), ep, seq, z3.IntVal(0), append)
+    ent2 = enc._entry(T, 0, z3.IntVal(0))
+    inv2 = z3.And(ent2["on"] == z3.Or(has_last, append),
+                  z3.Implies(append, z3.And(ent2["ep"] == ep, ent2["c0.seq"] == seq)),
+                  z3.Implies(z3.Not(append), z3.And(ent2["ep"] == ent["ep"], ent2["c0.seq"] == ent["c0.seq"])))
+    solver = z3.Solver()
+    solver.add(inv, ep >= 0, seq >= 0, seq < space, err >= 0, err < len(ERROR_CODES))
+    for w in range(W):
+        solver.add(ent[f"c{w}.seq"] >= 0, ent[f"c{w}.seq"] < space)
+    solver.add(z3.Not(z3.And(z3.Implies(append, continues), inv2)))
+    res = solver.check()
+    out: dict[str, Any] = {
+        "property": "sequence_table_consistent (log half), broker validation against any request stream",
+        "method": "1-induction with strengthening: the leader's table holds the last batch's epoch and sequence",
+        "rules": [s.name for s in VALIDATION_STEPS if s.switch is None or getattr(flags, s.switch)],
+        "elapsed_s": round(time.perf_counter() - start, 3),
+    }
+    if res == z3.unsat:
+        out["result"] = "proved for all depths"
+    elif res == z3.sat:
+        m = solver.model()
+
+        def val(x: Any) -> Any:
+            return m.eval(x, model_completion=True)
+
+        out["result"] = "induction step fails"
+        out["counterexample"] = (
+            f"last batch epoch={val(last_ep)} seq={val(last_seq)} (present={val(has_last)}); "
+            f"request epoch={val(ep)} seq={val(seq)} is appended")
+    else:
+        out["result"] = "unknown"
+    return out
+
+
+# -- configuration space ---------------------------------------------------------------------------
+
+
+def config_space(
+    scenario: Any,
+    invariants: tuple[str, ...] = ("no_duplicate_append", "per_partition_order"),
+    depth: int = 12,
+    time_budget_s: float = 60.0,
+    retries: tuple[int, ...] = (0, 1, 2),
+    max_in_flight: tuple[int, ...] = (1, 2, 5),
+) -> list[dict[str, Any]]:
+    """Which producer configurations admit a violation of ``invariants`` within ``depth`` steps.
+
+    Enumerates ``enable.idempotence x acks x retries x max.in.flight`` on the
+    scenario's topology and faults (``acks=0`` is outside the encoding).  Each
+    configuration Kafka rejects is listed with the ``ConfigException`` text;
+    each accepted one is a BMC query on the real protocol, and every witness
+    is a trace replayed on the executable model.
+    """
+    from scenarios import build_model
+
+    rows: list[dict[str, Any]] = []
+    per = time_budget_s / max(1, 2 * len(ACKS) * len(retries) * len(max_in_flight))
+    for idem, acks, r, mif in itertools.product((True, False), ACKS, retries, max_in_flight):
+        pc = ProducerConfig(enable_idempotence=idem, acks=acks, retries=r, max_in_flight=mif)
+        row: dict[str, Any] = {"enable_idempotence": idem, "acks": acks, "retries": r, "max_in_flight": mif}
+        try:
+            pc.validate()
+        except ProducerConfigError as exc:
+            row["status"] = f"rejected by Kafka: {exc}"
+            rows.append(row)
+            continue
+        sc = replace(scenario, config=replace(scenario.config, producer=pc), permitted=())
+        model = build_model(sc, "kafka")
+        ok, why = covers(model)
+        if not ok:
+            row["status"] = f"{NOT_COVERED}: {why}"
+            rows.append(row)
+            continue
+        out = bmc(model, sc.name, "kafka", depth, per, only=invariants)
+        row["status"] = "checked"
+        row["depth_reached"] = out.depth_reached
+        row["violations"] = {name: [model.format_action(a) for a in tr.actions] for name, tr in out.traces.items()}
+        row["disagreements"] = out.disagreements
+        rows.append(row)
+    return rows

@@ -1,0 +1,205 @@
+"""The z3 engine: the encoding is the model, BMC agrees with BFS, traces replay, the broker core is proved."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from typing import Any
+
+import pytest
+import z3
+
+from checker import bmc as bmc_mod
+from checker.bmc import bmc, bmc_covers, disagreements, prove_broker_core, run_bmc
+from checker.bmc_encoding import INVARIANTS, Encoding
+from checker.engines import ENGINES, EngineOptions
+from checker.explore import ExploreOptions, explore
+from checker.results import Verdict
+from checker.trace import replay_actions
+from model.interface import Action, Expectation
+from model.messages import ProduceRequest
+from model.producer_state import VALIDATION_STEPS
+from model.variants import VARIANTS
+from scenarios import build_model, builtin_scenarios
+
+IDEMPOTENCE_VARIANTS = ("kafka", "no_idempotence", "broker_accepts_any_sequence", "broker_skips_epoch_check",
+                        "small_duplicate_window")
+
+
+def _sample(model: Any, limit: int, seed: int = 0) -> list[Any]:
+    init = model.init_states()[0]
+    seen = {init}
+    order = [init]
+    queue = deque([init])
+    while queue and len(order) < 3000:
+        s = queue.popleft()
+        for a in model.actions(s):
+            n = model.step(s, a).state
+            if n not in seen:
+                seen.add(n)
+                order.append(n)
+                queue.append(n)
+    return random.Random(seed).sample(order, min(limit, len(order)))
+
+
+def _one_step(model: Any, s: Any) -> tuple[Encoding, Any, Any, Any, Any, z3.Solver]:
+    enc = Encoding(model, 1, init_slots=len(s.network), log_slack=max(len(q.log) for q in s.partitions) + 1,
+                   pid_slack=s.next_producer_id + 1)
+    S0, S1 = enc.state(0), enc.state(1)
+    k, m = z3.Int("k"), z3.Int("m")
+    solver = z3.Solver()
+    solver.add(enc.equal_to(S0, enc.abstract(s)))
+    solver.add(enc.transition(0, S0, S1, k, m))
+    return enc, S0, S1, k, m, solver
+
+
+def _python_action(tmpl: Any, s: Any, j: int | None) -> tuple[Action, bool]:
+    """The model action for a template (and slot), and whether the template's slot filter admits it."""
+    if j is None:
+        return Action(tmpl.kind, tmpl.args), True
+    env = s.network[j]
+    body = env.body
+    isreq = isinstance(body, ProduceRequest)
+    kind = "Deliver" if tmpl.kind.startswith("Deliver") else tmpl.kind
+    fits = {
+        "DeliverRequest": lambda: isreq and body.partition == tmpl.args[0],
+        "DeliverResponse": lambda: not isreq and body.producer == tmpl.args[0],
+        "DropMessage": lambda: body.producer == tmpl.args[0],
+        "DuplicateMessage": lambda: True,
+    }[tmpl.kind]()
+    return Action(kind, (env,)), fits
+
+
+@pytest.mark.parametrize("scenario", ["idempotence_retry", "idempotence_epoch_bump", "idempotence_two_producers",
+                                      "acks_one_failover"])
+@pytest.mark.parametrize("variant", IDEMPOTENCE_VARIANTS)
+def test_symbolic_step_equals_python_step(scenario: str, variant: str) -> None:
+    """On BFS-reached states, z3 enables exactly the actions step() accepts and computes the same successor."""
+    model = build_model(builtin_scenarios()[scenario], variant)
+    checked = 0
+    for s in _sample(model, 5, seed=hash(variant) % 7):
+        enc, _S0, S1, k, m, solver = _one_step(model, s)
+        for idx, tmpl in enumerate(enc.templates):
+            slots = sorted({s.network.index(e) for e in s.network}) if tmpl.message else [None]
+            for j in slots:
+                action, fits = _python_action(tmpl, s, j)
+                py = model.step(s, action) if fits else None
+                solver.push()
+                solver.add(k == idx)
+                if j is not None:
+                    solver.add(z3.Or([m == x for x, e in enumerate(s.network) if e == s.network[j]]))
+                res = solver.check()
+                assert (res == z3.sat) == (py is not None), f"{model.format_action(action)} enabled mismatch"
+                if py is not None:
+                    assert enc.concretize(solver.model(), S1) == py.state, model.format_action(action)
+                    checked += 1
+                solver.pop()
+    assert checked > 0
+
+
+@pytest.mark.parametrize("variant", IDEMPOTENCE_VARIANTS)
+def test_symbolic_invariants_equal_python_predicates(variant: str) -> None:
+    scenario = builtin_scenarios()["idempotence_retry"]
+    model = build_model(scenario, variant)
+    props = {p.name: p for p in model.properties()}
+    violated = 0
+    for s in _sample(model, 40, seed=3):
+        enc = Encoding(model, 0, init_slots=len(s.network), log_slack=max(len(q.log) for q in s.partitions) + 1,
+                       pid_slack=s.next_producer_id + 1)
+        S = enc.state(0)
+        for name in INVARIANTS:
+            solver = z3.Solver()
+            solver.add(enc.equal_to(S, enc.abstract(s)), enc.bad(S, name))
+            bad = solver.check() == z3.sat
+            assert bad == (not props[name].holds(s)), name
+            violated += bad
+    if variant != "kafka":
+        assert violated > 0 or variant in ("broker_skips_epoch_check", "small_duplicate_window")
+
+
+def test_validation_table_is_fully_encoded() -> None:
+    assert [s.name for s in VALIDATION_STEPS] == ["duplicate", "unknown_producer", "epoch", "sequence"]
+
+
+def test_engine_registered_and_covers_idempotence_scenarios() -> None:
+    assert "bmc" in ENGINES
+    for sc in builtin_scenarios().values():
+        if sc.model == "idempotence":
+            assert bmc_covers(sc, "kafka")
+
+
+@pytest.mark.parametrize(("scenario", "variant", "invariant", "depth"), [
+    ("idempotence_retry", "no_idempotence", "no_duplicate_append", 6),
+    ("acks_one_failover", "kafka", "no_acked_loss", 6),
+])
+def test_bmc_finds_weakened_variant_with_replaying_trace(scenario: str, variant: str, invariant: str,
+                                                         depth: int) -> None:
+    sc = builtin_scenarios()[scenario]
+    result = run_bmc(sc, variant, EngineOptions(max_depth=depth, time_budget_s=60))
+    by_name = {p.name: p for p in result.properties}
+    trace = by_name[invariant].trace
+    assert trace is not None and trace.engine == "bmc"
+    model = build_model(sc, variant)
+    prop = next(p for p in model.properties() if p.name == invariant)
+    assert replay_actions(model, trace.actions, prop).confirmed
+    assert disagreements(result) == []
+
+
+def test_real_protocol_holds_to_bounded_depth() -> None:
+    sc = builtin_scenarios()["idempotence_retry"]
+    result = run_bmc(sc, "kafka", EngineOptions(max_depth=6, time_budget_s=60))
+    assert not result.violated
+    assert result.stats["depth_reached"] == 6
+    for p in result.properties:
+        if p.expectation is Expectation.ALWAYS:
+            assert p.verdict in (Verdict.HOLDS, Verdict.UNTESTED)
+    assert result.stats["k_induction"]["result"] == "proved for all depths"
+
+
+CROSS_DEPTH = 4
+
+
+@pytest.mark.parametrize("scenario", sorted(n for n, s in builtin_scenarios().items() if s.model == "idempotence"))
+def test_bmc_and_bfs_agree_at_small_bounds(scenario: str) -> None:
+    """Every variant both engines cover: identical violated / not-violated verdicts at depth 4."""
+    sc = builtin_scenarios()[scenario]
+    for variant in VARIANTS:
+        if not bmc_covers(sc, variant):
+            continue
+        model = build_model(sc, variant)
+        explicit, _ = explore(model, scenario, variant, ExploreOptions(max_depth=CROSS_DEPTH), sc.permitted)
+        out = bmc(model, scenario, variant, CROSS_DEPTH, 60, sc.permitted)
+        assert out.depth_reached == CROSS_DEPTH
+        assert not out.disagreements
+        bfs_bad = {p.name for p in explicit.violations()}
+        assert set(out.traces) == bfs_bad & set(INVARIANTS), (scenario, variant)
+        for name, trace in out.traces.items():  # shortest counterexamples have the same length
+            assert len(trace.actions) == len(next(p for p in explicit.violations() if p.name == name).trace.actions)
+
+
+def test_disagreement_is_reported_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A z3 trace that does not replay is an engine disagreement, never a violation."""
+    real = Encoding.action
+
+    def broken(self: Encoding, m: Any, t: int, k: Any, slot: Any) -> Action:
+        a = real(self, m, t, k, slot)
+        return Action("RestartProducer", (0,)) if a.kind == "Send" else a
+
+    monkeypatch.setattr(bmc_mod.Encoding, "action", broken)
+    model = build_model(builtin_scenarios()["idempotence_retry"], "no_idempotence")
+    out = bmc(model, "idempotence_retry", "no_idempotence", 5, 60)
+    assert "no_duplicate_append" in out.disagreements
+    assert "no_duplicate_append" not in out.traces
+
+
+@pytest.mark.parametrize(("variant", "proved"), [
+    ("kafka", True),
+    ("small_duplicate_window", True),
+    ("broker_accepts_any_sequence", False),
+    ("broker_skips_epoch_check", False),
+])
+def test_k_induction_of_broker_core(variant: str, proved: bool) -> None:
+    result = prove_broker_core(VARIANTS[variant].flags)
+    assert (result["result"] == "proved for all depths") is proved
+    if not proved:
+        assert result["result"] == "induction step fails" and "counterexample" in result
