@@ -1,5 +1,10 @@
 """Invariants of the idempotent producer and the partition leader's sequence table.
 
+The predicates depend only on the partitions (and the acknowledged records),
+which most successor states share unchanged, so they are memoised on those
+values (an LRU cache of immutable, hashable tuples: a pure function of its
+argument, so memoisation cannot change a verdict).
+
 Each ``always`` predicate below is a fact KIP-98 promises for one producer
 session, stated over the model's state (logs, producer state, ghost history),
 and each names the ``sometimes`` partners that prove the states it speaks
@@ -10,6 +15,7 @@ reported *untested*, not *holds*.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from model.interface import Expectation, Property
 from model.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
@@ -35,13 +41,18 @@ def _duplicates(s: SystemState) -> list[tuple[int, int]]:
     return found
 
 
-def no_duplicate_append(s: SystemState) -> bool:
-    """No record appears twice in a partition's log."""
-    for leader in s.partitions:
+@lru_cache(maxsize=65536)
+def _no_duplicates_in(partitions: tuple[PartitionLeader, ...]) -> bool:
+    for leader in partitions:
         records = [r for e in leader.log for r in e.records]
         if len(records) != len(set(records)):
             return False
     return True
+
+
+def no_duplicate_append(s: SystemState) -> bool:
+    """No record appears twice in a partition's log."""
+    return _no_duplicates_in(s.partitions)
 
 
 def _explain_duplicates(s: SystemState) -> str:
@@ -56,12 +67,15 @@ def _lost(s: SystemState) -> list[int]:
     return [r for r in s.ghost.acked if r not in present]
 
 
+@lru_cache(maxsize=65536)
+def _all_present(partitions: tuple[PartitionLeader, ...], acked: tuple[int, ...]) -> bool:
+    present = {r for leader in partitions for e in leader.log for r in e.records}
+    return all(r in present for r in acked)
+
+
 def no_acked_loss(s: SystemState) -> bool:
     """Every record the producer reported acknowledged is in its partition's log."""
-    if not s.ghost.acked:
-        return True
-    present = {r for leader in s.partitions for e in leader.log for r in e.records}
-    return all(r in present for r in s.ghost.acked)
+    return not s.ghost.acked or _all_present(s.partitions, s.ghost.acked)
 
 
 def _explain_lost(s: SystemState) -> str:
@@ -72,8 +86,12 @@ def _explain_lost(s: SystemState) -> str:
 
 
 def _order_breaks(s: SystemState) -> list[tuple[int, int, int]]:
+    return _order_breaks_in(s.partitions)
+
+
+def _order_breaks_in(partitions: tuple[PartitionLeader, ...]) -> list[tuple[int, int, int]]:
     found: list[tuple[int, int, int]] = []
-    for q, leader in enumerate(s.partitions):
+    for q, leader in enumerate(partitions):
         last: dict[tuple[int, int], int] = {}
         for e in leader.log:
             for r in e.records:
@@ -86,9 +104,14 @@ def _order_breaks(s: SystemState) -> list[tuple[int, int, int]]:
     return found
 
 
+@lru_cache(maxsize=65536)
+def _ordered(partitions: tuple[PartitionLeader, ...]) -> bool:
+    return not _order_breaks_in(partitions)
+
+
 def per_partition_order(s: SystemState) -> bool:
     """Within one producer session, a partition's log holds records in send order."""
-    return not _order_breaks(s)
+    return _ordered(s.partitions)
 
 
 def _explain_order(s: SystemState) -> str:
@@ -148,9 +171,13 @@ def _all_table_problems(s: SystemState, space: int) -> list[str]:
 def idempotence_properties(sequence_space: int) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``."""
 
+    @lru_cache(maxsize=65536)
+    def consistent(partitions: tuple[PartitionLeader, ...]) -> bool:
+        return not any(_table_problems(leader, sequence_space) for leader in partitions)
+
     def sequence_table_consistent(s: SystemState) -> bool:
         """Per producer id: non-decreasing epochs, gapless sequences, table matches log."""
-        return not _all_table_problems(s, sequence_space)
+        return consistent(s.partitions)
 
     def explain_table(s: SystemState) -> str:
         return "; ".join(_all_table_problems(s, sequence_space))
