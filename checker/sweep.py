@@ -53,7 +53,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -541,6 +541,14 @@ def read_runs(out: Path) -> pa.Table:
     return pa.concat_tables([pq.read_table(f, schema=RESULT_SCHEMA) for f in files]).sort_by("run")
 
 
+def _iter_rows(out: Path, columns: list[str]) -> Iterator[dict[str, Any]]:
+    """Run rows chunk by chunk, in run order (one chunk in memory at a time)."""
+    for f in sorted((out / "runs").glob("part-*.parquet")):
+        table = pq.read_table(f, columns=columns, schema=RESULT_SCHEMA).sort_by("run")
+        for batch in table.to_batches(max_chunksize=4096):
+            yield from batch.to_pylist()
+
+
 def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[SignatureSummary]]:
     """Totals per (scenario, variant), distinct violations, replayed representative traces."""
     from scenarios import build_model, parse_scenario, resolve_scenario
@@ -555,7 +563,6 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
             scenario_of[c.scenario] = (
                 parse_scenario(tomllib.loads(c.toml), c.scenario) if c.toml else resolve_scenario(c.scenario)
             )
-    table = read_runs(out)
     groups: dict[tuple[str, str, str], dict[str, Any]] = {}
     columns = [
         "run",
@@ -575,7 +582,7 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
         "events",
         "reached",
     ]
-    for row in table.select(columns).to_pylist():
+    for row in _iter_rows(out, columns):
         cell = cells[(row["scenario"], row["variant"])]
         cell.runs += 1
         cell.steps += row["steps"]
