@@ -116,7 +116,9 @@ def _missing_markers(s: TxnSystemState) -> list[str]:
                 for e in s.partitions[q].log
             )
             if not found:
-                out.append(f"transactional id {c.transactional_id} completed before its {control} marker on partition {q}")
+                out.append(
+                    f"transactional id {c.transactional_id} completed before its {control} marker on partition {q}"
+                )
     return out
 
 
@@ -287,8 +289,11 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
         [
             _sometimes("txn_committed", "The application saw a transaction commit.", "client_txn_committed"),
             _sometimes("txn_aborted", "The application saw a transaction abort.", "client_txn_aborted"),
-            _sometimes("txn_opened_on_partition", "A transactional batch opened a transaction on a partition.",
-                       "txn_opened_on_partition"),
+            _sometimes(
+                "txn_opened_on_partition",
+                "A transactional batch opened a transaction on a partition.",
+                "txn_opened_on_partition",
+            ),
             _sometimes("txn_completed", "The coordinator completed a transaction.", "txn:Prepare*"),
             _sometimes("txn_prepare_commit", "The coordinator prepared a commit.", "txn:Ongoing->PrepareCommit"),
             Property(

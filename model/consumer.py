@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from model.partition import CONTROL_COMMIT, PartitionLeader, last_stable_offset
 
-__all__ = ["ABORTED", "COMMITTED", "UNDECIDED", "READ_COMMITTED", "READ_UNCOMMITTED", "fetch", "record_fates"]
+__all__ = ["ABORTED", "COMMITTED", "READ_COMMITTED", "READ_UNCOMMITTED", "UNDECIDED", "fetch", "record_fates"]
 
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"
@@ -34,10 +34,7 @@ UNDECIDED = "undecided"
 
 def fetch(leader: PartitionLeader, isolation: str) -> tuple[int, ...]:
     """The record ids a consumer with ``isolation`` reads from offset 0, in offset order."""
-    if isolation == READ_UNCOMMITTED:
-        end = leader.high_watermark
-    else:
-        end = last_stable_offset(leader)
+    end = leader.high_watermark if isolation == READ_UNCOMMITTED else last_stable_offset(leader)
     out: list[int] = []
     for offset, e in enumerate(leader.log[:end]):
         if e.control:

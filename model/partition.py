@@ -194,8 +194,13 @@ def last_stable_offset(leader: PartitionLeader) -> int:
 
 def _is_duplicate(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:
     last_seq = next_sequence(request.base_sequence, len(request.records) - 1, flags.sequence_space)
-    error, dup = validate_batch(leader.entry(request.producer_id), request.producer_epoch, request.base_sequence, last_seq, flags)
+    entry = leader.entry(request.producer_id)
+    error, dup = validate_batch(entry, request.producer_epoch, request.base_sequence, last_seq, flags)
     return error == Errors.NONE and dup >= 0
+
+
+def _has_open_txn(entry: ProducerStateEntry | None) -> bool:
+    return entry is not None and entry.current_txn_first_offset >= 0
 
 
 def txn_produce_needs_verification(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:
@@ -250,7 +255,7 @@ def handle_txn_produce(
         elif verification != Errors.NONE:
             error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
             events = ("verification_rejected",)
-        elif error == Errors.NONE and entry is not None and entry.current_txn_first_offset >= 0 and not request.transactional:
+        elif error == Errors.NONE and not request.transactional and _has_open_txn(entry):
             error = Errors.INVALID_TXN_STATE
     offset = -1
     if error == Errors.NONE and dup_offset >= 0:
@@ -264,7 +269,8 @@ def handle_txn_produce(
             new = new._replace(coordinator_epoch=entry.coordinator_epoch)
         if request.transactional:
             new = new._replace(current_txn_first_offset=first)
-        log = (*leader.log, LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional))
+        batch = LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional)
+        log = (*leader.log, batch)
         leader = leader._replace(log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new))
         events = (*events, "append")
         if request.transactional and (entry is None or entry.current_txn_first_offset < 0):
@@ -272,6 +278,12 @@ def handle_txn_produce(
     else:
         events = (*events, f"error:{error}")
     response = ProduceResponse(
-        request.producer, request.connection, request.partition, request.producer_epoch, request.base_sequence, error, offset
+        request.producer,
+        request.connection,
+        request.partition,
+        request.producer_epoch,
+        request.base_sequence,
+        error,
+        offset,
     )
     return leader, response, events

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from model import codec
 from model import network as net
@@ -377,9 +377,13 @@ class TransactionalSystem:
         return self._set_client(s, i, tp.init_transactions(s.clients[i]))
 
     def _begin(self, s: TxnSystemState, i: int) -> Result:
-        return self._set_client(
-            s, i, tp.begin_transaction(s.clients[i], self.config.topology.transactions_per_producer)
-        )
+        """beginTransaction; records of an earlier transaction aborted before they were sent are skipped."""
+        topo = self.config.topology
+        c = tp.begin_transaction(s.clients[i], topo.transactions_per_producer)
+        if c is None:
+            return None
+        first = c.txn * topo.records_per_transaction
+        return self._set_client(s, i, c._replace(data=c.data._replace(next_record=first)))
 
     def _send(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
@@ -594,7 +598,7 @@ class TransactionalSystem:
         return int(name[1:])
 
     def _drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env not in net.channel_heads(s.network) or COORDINATOR == env.src and env.dst == BROKER:
+        if env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst == BROKER):
             return None
         network = net.reset_connection(s.network, env)
         if network is None:
@@ -673,7 +677,7 @@ class TransactionalSystem:
                 events = (*events, *more)
         return s, events
 
-    _HANDLERS: dict[str, Callable[..., Result]] = {
+    _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {
         "InitTransactions": _init_transactions,
         "BeginTransaction": _begin,
         "Send": _send,
@@ -749,9 +753,11 @@ def format_value(value: Any) -> str:
         return f"{value.src}->{value.dst}#{value.connection}:{format_value(value.body)}"
     if isinstance(value, ProduceRequest):
         recs = ",".join(prod.record_label(r) for r in value.records)
-        return f"Produce(p{value.partition}, pid={value.producer_id}, epoch={value.producer_epoch}, seq={value.base_sequence}, [{recs}])"
+        stamp = f"pid={value.producer_id}, epoch={value.producer_epoch}, seq={value.base_sequence}"
+        return f"Produce(p{value.partition}, {stamp}, [{recs}])"
     if isinstance(value, ProduceResponse):
-        return f"ProduceResponse(p{value.partition}, epoch={value.producer_epoch}, seq={value.base_sequence}, {value.error})"
+        stamp = f"epoch={value.producer_epoch}, seq={value.base_sequence}"
+        return f"ProduceResponse(p{value.partition}, {stamp}, {value.error})"
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         fields_ = ", ".join(
             f"{k}={v}" for k, v in zip(value._fields, value, strict=True) if k not in ("producer", "connection")

@@ -1,0 +1,354 @@
+"""One test per row of the coordinator's by-state rules (kafka_facts.md §1.2-1.6), on the pure handlers."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.errors import Errors
+from model.transaction_state import (
+    SCALA_2024_10_PREPARE_ABORT,
+    STATES,
+    VALID_PREVIOUS_STATES,
+    is_valid_transition,
+)
+from model.txn_coordinator import (
+    OFFSETS_PARTITION_BASE,
+    CoordinatorConfig,
+    TransactionMetadata,
+    complete_transaction,
+    expire_transactional_id,
+    from_log_value,
+    handle_add_offsets,
+    handle_add_partitions,
+    handle_end_txn,
+    handle_init_producer_id,
+    handle_marker_response,
+    handle_verify_partition,
+    timeout_abort,
+)
+
+TV1 = CoordinatorConfig(transaction_version=1)
+TV2 = CoordinatorConfig(transaction_version=2)
+SMALL = CoordinatorConfig(transaction_version=1, max_producer_epoch=5)  # exhausted at epoch >= 4
+
+
+def md(state: str = "Empty", epoch: int = 3, partitions: tuple[int, ...] = (), **kw: object) -> TransactionMetadata:
+    return TransactionMetadata(0, 7, epoch, state=state, partitions=partitions, **kw)  # type: ignore[arg-type]
+
+
+# -- §1.1 the table is data -------------------------------------------------------------------------
+
+
+def test_table_covers_every_state_and_matches_java_source() -> None:
+    assert set(VALID_PREVIOUS_STATES) == set(STATES)
+    assert VALID_PREVIOUS_STATES["PrepareAbort"] == (
+        "Ongoing",
+        "PrepareEpochFence",
+        "Empty",
+        "CompleteCommit",
+        "CompleteAbort",
+    )
+    assert set(SCALA_2024_10_PREPARE_ABORT) < set(VALID_PREVIOUS_STATES["PrepareAbort"])
+    assert is_valid_transition("Ongoing", "PrepareCommit")
+    assert not is_valid_transition("Empty", "PrepareCommit")
+    assert not is_valid_transition("PrepareCommit", "Ongoing")
+
+
+# -- §1.2 InitProducerId ----------------------------------------------------------------------------
+
+
+def test_init_new_id_creates_metadata_and_bumps_to_epoch_0() -> None:
+    out = handle_init_producer_id(None, 0, -1, -1, 42, TV1)
+    assert (out.error, out.producer_id, out.producer_epoch, out.used_fresh_pid) == (Errors.NONE, 42, 0, True)
+    assert out.metadata is not None and out.metadata.state == "Empty" and out.written is not None
+
+
+def test_init_pending_transition_is_concurrent() -> None:
+    out = handle_init_producer_id(md(pending_state="Ongoing"), 0, -1, -1, 42, TV1)
+    assert out.error == Errors.CONCURRENT_TRANSACTIONS and not out.wrote
+
+
+def test_init_expected_pid_mismatch_is_fenced() -> None:
+    assert handle_init_producer_id(md(), 0, 99, 3, 42, TV1).error == Errors.PRODUCER_FENCED
+
+
+def test_init_expected_accepted_when_stored_epoch_is_minus_one() -> None:
+    out = handle_init_producer_id(md(epoch=-1), 0, 99, 3, 42, TV1)
+    assert out.error == Errors.NONE and out.producer_epoch == 0
+
+
+@pytest.mark.parametrize("state", ["PrepareCommit", "PrepareAbort"])
+def test_init_in_prepare_is_concurrent(state: str) -> None:
+    assert handle_init_producer_id(md(state), 0, -1, -1, 42, TV1).error == Errors.CONCURRENT_TRANSACTIONS
+
+
+@pytest.mark.parametrize("state", ["Empty", "CompleteCommit", "CompleteAbort"])
+def test_init_without_expected_bumps_epoch(state: str) -> None:
+    out = handle_init_producer_id(md(state), 0, -1, -1, 42, TV1)
+    assert (out.error, out.producer_epoch) == (Errors.NONE, 4)
+    assert out.metadata is not None and out.metadata.last_producer_epoch == -1 and out.metadata.state == "Empty"
+    assert f"txn:{state}->Empty" in out.events
+
+
+def test_init_expected_current_epoch_bumps_and_remembers_last() -> None:
+    out = handle_init_producer_id(md("CompleteAbort"), 0, 7, 3, 42, TV1)
+    assert out.producer_epoch == 4 and out.metadata is not None and out.metadata.last_producer_epoch == 3
+
+
+def test_init_expected_last_epoch_is_a_retry_returning_current() -> None:
+    out = handle_init_producer_id(md(epoch=4, last_producer_epoch=3), 0, 7, 3, 42, TV1)
+    assert (out.error, out.producer_epoch, out.wrote) == (Errors.NONE, 4, False)
+
+
+def test_init_expected_other_epoch_is_fenced() -> None:
+    assert handle_init_producer_id(md(epoch=5, last_producer_epoch=3), 0, 7, 1, 42, TV1).error == Errors.PRODUCER_FENCED
+
+
+def test_init_exhausted_epoch_rotates_producer_id() -> None:
+    out = handle_init_producer_id(md(epoch=4), 0, 7, 4, 42, SMALL)
+    assert (out.producer_id, out.producer_epoch, out.used_fresh_pid) == (42, 0, True)
+    assert out.metadata is not None and out.metadata.prev_producer_id == 7 and out.metadata.last_producer_epoch == 4
+    retry = handle_init_producer_id(out.metadata, 0, 7, 4, 43, SMALL)
+    assert (retry.error, retry.producer_id, retry.producer_epoch) == (Errors.NONE, 42, 0)
+
+
+def test_init_ongoing_fences_and_aborts_with_epoch_bump() -> None:
+    out = handle_init_producer_id(md("Ongoing", partitions=(0, 1)), 0, -1, -1, 42, TV1)
+    assert out.error == Errors.CONCURRENT_TRANSACTIONS
+    assert out.metadata is not None and out.metadata.state == "PrepareAbort" and out.metadata.producer_epoch == 4
+    assert out.metadata.partitions == (0, 1)
+    assert "txn:Ongoing->PrepareEpochFence" in out.events and "txn:PrepareEpochFence->PrepareAbort" in out.events
+
+
+def test_init_ongoing_after_failed_fence_does_not_bump_again() -> None:
+    failed = handle_init_producer_id(md("Ongoing", partitions=(0,)), 0, -1, -1, 42, TV1, append_ok=False)
+    assert failed.metadata is not None and failed.metadata.has_failed_epoch_fence and failed.metadata.state == "Ongoing"
+    out = handle_init_producer_id(failed.metadata, 0, -1, -1, 42, TV1)
+    assert out.metadata is not None and out.metadata.producer_epoch == 3
+
+
+@pytest.mark.parametrize("state", ["Dead", "PrepareEpochFence"])
+def test_init_in_dead_or_fence_state_is_illegal(state: str) -> None:
+    assert handle_init_producer_id(md(state), 0, -1, -1, 42, TV1).error == Errors.UNKNOWN_SERVER_ERROR
+
+
+def test_init_append_failure_clears_pending_and_reports() -> None:
+    out = handle_init_producer_id(md(), 0, -1, -1, 42, TV1, append_ok=False)
+    assert out.error == Errors.COORDINATOR_NOT_AVAILABLE and out.metadata == md()
+
+
+# -- §1.3 AddPartitionsToTxn / AddOffsetsToTxn / verification -------------------------------------------
+
+
+def test_add_without_metadata_is_invalid_mapping() -> None:
+    assert handle_add_partitions(None, 7, 3, (0,)).error == Errors.INVALID_PRODUCER_ID_MAPPING
+
+
+def test_add_pid_mismatch_is_invalid_mapping() -> None:
+    assert handle_add_partitions(md(), 8, 3, (0,)).error == Errors.INVALID_PRODUCER_ID_MAPPING
+
+
+def test_add_epoch_mismatch_is_fenced() -> None:
+    assert handle_add_partitions(md(), 7, 2, (0,)).error == Errors.PRODUCER_FENCED
+
+
+def test_add_pending_is_concurrent() -> None:
+    assert handle_add_partitions(md(pending_state="Ongoing"), 7, 3, (0,)).error == Errors.CONCURRENT_TRANSACTIONS
+
+
+@pytest.mark.parametrize("state", ["PrepareCommit", "PrepareAbort"])
+def test_add_in_prepare_is_concurrent(state: str) -> None:
+    assert handle_add_partitions(md(state), 7, 3, (0,)).error == Errors.CONCURRENT_TRANSACTIONS
+
+
+def test_add_known_partitions_in_ongoing_writes_nothing() -> None:
+    out = handle_add_partitions(md("Ongoing", partitions=(0, 1)), 7, 3, (1,))
+    assert (out.error, out.wrote) == (Errors.NONE, False)
+
+
+@pytest.mark.parametrize("state", ["Empty", "CompleteCommit", "CompleteAbort"])
+def test_add_starts_transaction(state: str) -> None:
+    out = handle_add_partitions(md(state), 7, 3, (1,))
+    assert out.metadata is not None and out.metadata.state == "Ongoing" and out.metadata.txn_started
+    assert out.metadata.partitions == (1,)
+
+
+def test_add_new_partition_to_ongoing_unions() -> None:
+    out = handle_add_partitions(md("Ongoing", partitions=(0,), txn_started=True), 7, 3, (1,))
+    assert out.metadata is not None and out.metadata.partitions == (0, 1) and "txn:Ongoing->Ongoing" in out.events
+
+
+def test_add_offsets_adds_the_groups_offsets_partition() -> None:
+    out = handle_add_offsets(md(), 7, 3, 2)
+    assert out.metadata is not None and out.metadata.partitions == (OFFSETS_PARTITION_BASE + 2,)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "pid", "epoch", "expected"),
+    [
+        (None, 7, 3, Errors.INVALID_PRODUCER_ID_MAPPING),
+        (md("Ongoing", partitions=(0,)), 8, 3, Errors.INVALID_PRODUCER_ID_MAPPING),
+        (md("Ongoing", partitions=(0,)), 7, 2, Errors.PRODUCER_FENCED),
+        (md("PrepareCommit", partitions=(0,)), 7, 3, Errors.CONCURRENT_TRANSACTIONS),
+        (md("Ongoing", partitions=(0,)), 7, 3, Errors.NONE),
+        (md("Ongoing", partitions=(1,)), 7, 3, Errors.TRANSACTION_ABORTABLE),
+        (md("CompleteAbort"), 7, 3, Errors.TRANSACTION_ABORTABLE),
+        (md("Ongoing", partitions=(0,), pending_state="PrepareCommit"), 7, 3, Errors.NONE),
+    ],
+)
+def test_verify_partition_rows(metadata: TransactionMetadata | None, pid: int, epoch: int, expected: str) -> None:
+    assert handle_verify_partition(metadata, pid, epoch, 0) == expected
+
+
+# -- §1.4 EndTxn, TV0/TV1 ---------------------------------------------------------------------------------
+
+
+def test_end_tv1_pid_mismatch_is_invalid_mapping() -> None:
+    assert handle_end_txn(md("Ongoing"), 8, 3, True, -1, TV1).error == Errors.INVALID_PRODUCER_ID_MAPPING
+
+
+def test_end_tv1_epoch_mismatch_is_fenced() -> None:
+    assert handle_end_txn(md("Ongoing"), 7, 2, True, -1, TV1).error == Errors.PRODUCER_FENCED
+
+
+def test_end_tv1_pending_is_concurrent() -> None:
+    assert (
+        handle_end_txn(md("Ongoing", pending_state="Ongoing"), 7, 3, True, -1, TV1).error
+        == Errors.CONCURRENT_TRANSACTIONS
+    )
+
+
+@pytest.mark.parametrize(("committed", "target"), [(True, "PrepareCommit"), (False, "PrepareAbort")])
+def test_end_tv1_ongoing_prepares_at_same_epoch(committed: bool, target: str) -> None:
+    out = handle_end_txn(md("Ongoing", partitions=(0,), txn_started=True), 7, 3, committed, -1, TV1)
+    assert out.metadata is not None and out.metadata.state == target and out.metadata.producer_epoch == 3
+
+
+@pytest.mark.parametrize(
+    ("state", "committed", "expected"),
+    [
+        ("CompleteCommit", True, Errors.NONE),
+        ("CompleteAbort", False, Errors.NONE),
+        ("CompleteCommit", False, Errors.INVALID_TXN_STATE),
+        ("CompleteAbort", True, Errors.INVALID_TXN_STATE),
+        ("PrepareCommit", True, Errors.CONCURRENT_TRANSACTIONS),
+        ("PrepareAbort", False, Errors.CONCURRENT_TRANSACTIONS),
+        ("PrepareCommit", False, Errors.INVALID_TXN_STATE),
+        ("PrepareAbort", True, Errors.INVALID_TXN_STATE),
+        ("Empty", True, Errors.INVALID_TXN_STATE),
+        ("Dead", True, Errors.UNKNOWN_SERVER_ERROR),
+        ("PrepareEpochFence", True, Errors.UNKNOWN_SERVER_ERROR),
+    ],
+)
+def test_end_tv1_by_state(state: str, committed: bool, expected: str) -> None:
+    out = handle_end_txn(md(state), 7, 3, committed, -1, TV1)
+    assert out.error == expected and not out.wrote
+
+
+# -- §1.4 EndTxn, TV2 (the state/result table) --------------------------------------------------------------
+
+PF, ITS, NONE, EB = Errors.PRODUCER_FENCED, Errors.INVALID_TXN_STATE, Errors.NONE, "EB"
+
+
+@pytest.mark.parametrize(
+    ("state", "cells"),
+    [
+        # (Abort retry, Abort current, Commit retry, Commit current)
+        ("Empty", (PF, EB, PF, ITS)),
+        ("CompleteAbort", (NONE, EB, PF, ITS)),  # Commit retry in CompleteAbort: PF since PR #23204
+        ("CompleteCommit", (ITS, EB, NONE, ITS)),
+    ],
+)
+def test_end_tv2_table(state: str, cells: tuple[str, str, str, str]) -> None:
+    for (committed, epoch), expected in zip([(False, 2), (False, 3), (True, 2), (True, 3)], cells, strict=True):
+        out = handle_end_txn(md(state), 7, epoch, committed, -1, TV2)
+        if expected == EB:
+            assert out.error == NONE and out.metadata is not None
+            assert out.metadata.state == "CompleteAbort" or out.metadata.state == "PrepareAbort"
+            assert out.producer_epoch == 4 and f"txn:{state}->PrepareAbort" in out.events
+        else:
+            assert out.error == expected, (state, committed, epoch)
+
+
+def test_end_tv2_ongoing_bumps_epoch_and_returns_it() -> None:
+    out = handle_end_txn(md("Ongoing", partitions=(0,), txn_started=True), 7, 3, True, -1, TV2)
+    assert out.metadata is not None and out.metadata.state == "PrepareCommit"
+    assert (out.producer_epoch, out.metadata.last_producer_epoch) == (4, 3)
+
+
+def test_end_tv2_ongoing_requires_current_epoch() -> None:
+    assert handle_end_txn(md("Ongoing", partitions=(0,)), 7, 2, True, -1, TV2).error == PF
+
+
+@pytest.mark.parametrize(
+    ("state", "committed", "epoch", "expected"),
+    [
+        ("PrepareCommit", True, 2, Errors.CONCURRENT_TRANSACTIONS),
+        ("PrepareCommit", False, 2, ITS),
+        ("PrepareAbort", False, 2, Errors.CONCURRENT_TRANSACTIONS),
+        ("PrepareCommit", True, 3, PF),
+    ],
+)
+def test_end_tv2_prepare_accepts_only_retries(state: str, committed: bool, epoch: int, expected: str) -> None:
+    assert handle_end_txn(md(state, partitions=(0,)), 7, epoch, committed, -1, TV2).error == expected
+
+
+def test_end_tv2_pending_checked_before_epoch() -> None:
+    assert handle_end_txn(md("Ongoing", pending_state="PrepareCommit"), 7, 1, False, -1, TV2).error == (
+        Errors.CONCURRENT_TRANSACTIONS
+    )
+
+
+def test_end_tv2_epoch_overflow_moves_to_next_producer_id() -> None:
+    cfg = CoordinatorConfig(transaction_version=2, max_producer_epoch=5)
+    out = handle_end_txn(md("Ongoing", epoch=4, partitions=(0,), txn_started=True), 7, 4, True, 42, cfg)
+    assert out.metadata is not None and out.metadata.next_producer_id == 42 and out.used_fresh_pid
+    done = complete_transaction(out.metadata._replace(partitions=()))
+    assert done.metadata is not None and (done.metadata.producer_id, done.metadata.producer_epoch) == (42, 0)
+    retry = handle_end_txn(done.metadata, 7, 4, True, -1, cfg)
+    assert (retry.error, retry.producer_id, retry.producer_epoch) == (NONE, 42, 0)
+
+
+# -- markers, completion, timeout, expiry, reload (§1.5-1.9) --------------------------------------------------
+
+
+def test_marker_response_removes_partition_and_completion_follows() -> None:
+    prepared = md("PrepareCommit", partitions=(0, 1))
+    after, go_on = handle_marker_response(prepared, 7, 3, 0, NONE)
+    assert go_on and after is not None and after.partitions == (1,)
+    stuck, go_on = handle_marker_response(prepared, 7, 3, 0, Errors.INVALID_PRODUCER_EPOCH)
+    assert not go_on and stuck == prepared
+    done = complete_transaction(md("PrepareCommit"))
+    assert done.metadata is not None and done.metadata.state == "CompleteCommit"
+
+
+def test_timeout_abort_only_ongoing_and_bumps_epoch() -> None:
+    assert timeout_abort(md("Empty"), TV1) is None
+    assert timeout_abort(md("Ongoing", pending_state="PrepareCommit"), TV1) is None
+    out = timeout_abort(md("Ongoing", partitions=(0,)), TV1)
+    assert out is not None and out.metadata is not None and out.metadata.producer_epoch == 4 and "fence" in out.events
+
+
+def test_timeout_abort_without_epoch_bump_keeps_epoch() -> None:
+    cfg = CoordinatorConfig(transaction_version=1, timeout_abort_bumps_epoch=False)
+    out = timeout_abort(md("Ongoing", partitions=(0,)), cfg)
+    assert out is not None and out.metadata is not None
+    assert (out.metadata.state, out.metadata.producer_epoch) == ("PrepareAbort", 3)
+
+
+@pytest.mark.parametrize(
+    ("state", "expires"),
+    [("Empty", True), ("CompleteCommit", True), ("CompleteAbort", True), ("Ongoing", False), ("PrepareCommit", False)],
+)
+def test_transactional_id_expiry_by_state(state: str, expires: bool) -> None:
+    out = expire_transactional_id(md(state))
+    assert (out is not None) == expires
+    if out is not None:
+        assert out.metadata is None and f"txn:{state}->Dead" in out.events
+
+
+def test_reload_forgets_last_epoch_and_keeps_prepare() -> None:
+    out = handle_end_txn(md("Ongoing", partitions=(0,), txn_started=True, last_producer_epoch=2), 7, 3, True, -1, TV1)
+    assert out.written is not None
+    loaded = from_log_value(0, out.written)
+    assert loaded.state == "PrepareCommit" and loaded.partitions == (0,) and loaded.last_producer_epoch == -1

@@ -1,0 +1,119 @@
+"""The transaction scenarios under the real protocol and the pre-fix variants (explicit-state BFS).
+
+State counts and trace lengths are pinned (Stateright style): a semantic change
+to the model shows up here.  BFS traces are shortest by construction; each is
+replayed on a freshly built model.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.coverage import error_coverage, transition_coverage, transition_graph
+from checker.explore import ExploreOptions, explore
+from checker.results import Verdict
+from checker.trace import replay_actions
+from model.variants import VARIANTS
+from scenarios import build_model, builtin_scenarios
+
+SCENARIOS = builtin_scenarios()
+
+# scenario -> distinct states under the real protocol
+REAL = {
+    "txn_kafka_12671_hanging": 246,
+    "txn_kafka_17754_delayed_endtxn": 1025,
+    "txn_kafka_6119_timeout_zombie": 131,
+}
+
+# (scenario, variant) -> {invariant: shortest trace length}
+CAUGHT = {
+    ("txn_kafka_12671_hanging", "pre_kip_890"): {"no_hanging_transaction": 16, "lso_reaches_high_watermark": 18},
+    ("txn_kafka_12671_hanging", "complete_without_markers"): {"markers_before_complete": 11},
+    ("txn_kafka_17754_delayed_endtxn", "pre_kip_890"): {
+        "atomic_commit": 33,
+        "no_hanging_transaction": 16,
+        "lso_reaches_high_watermark": 18,
+    },
+    ("txn_kafka_17754_delayed_endtxn", "no_kip_360"): {"atomic_commit": 28},
+    ("txn_kafka_6119_timeout_zombie", "timeout_abort_without_epoch_bump"): {"atomic_commit": 25, "zombie_fencing": 25},
+}
+
+
+@pytest.mark.parametrize(("name", "states"), sorted(REAL.items()))
+def test_real_protocol_holds_and_partners_reached(name: str, states: int) -> None:
+    scenario = SCENARIOS[name]
+    assert scenario.default and scenario.model == "transactions"
+    result, _ = explore(build_model(scenario, "kafka"), name, "kafka", ExploreOptions())
+    assert result.complete and not result.violated
+    verdicts = {p.name: p.verdict for p in result.properties}
+    assert all(v in (Verdict.HOLDS, Verdict.REACHED) for v in verdicts.values()), verdicts
+    assert result.stats["distinct_states"] == states
+
+
+@pytest.mark.parametrize(("key", "lengths"), sorted(CAUGHT.items()))
+def test_pre_fix_variant_caught_with_minimal_replayable_trace(key: tuple[str, str], lengths: dict[str, int]) -> None:
+    name, variant = key
+    assert name in VARIANTS[variant].scenarios and VARIANTS[variant].weakened
+    scenario = SCENARIOS[name]
+    result, _ = explore(build_model(scenario, variant), name, variant, ExploreOptions())
+    found = {p.name: p for p in result.violations()}
+    assert {n: len(p.trace.actions) for n, p in found.items() if p.trace} == lengths
+    assert set(lengths) <= set(VARIANTS[variant].breaks) | {"lso_reaches_high_watermark", "no_hanging_transaction"}
+    fresh = build_model(scenario, variant)
+    props = {p.name: p for p in fresh.properties()}
+    for inv, prop_result in found.items():
+        assert prop_result.trace is not None
+        replay = replay_actions(fresh, prop_result.trace.actions, props[inv])
+        assert replay.confirmed and replay.violated_at == len(prop_result.trace.actions), replay.reason
+
+
+def test_variant_registry_names_existing_scenarios() -> None:
+    for v in VARIANTS.values():
+        for s in v.scenarios:
+            assert s in SCENARIOS, (v.name, s)
+
+
+def test_delayed_endtxn_commits_the_next_transaction_before_kip_890() -> None:
+    """Scenario C alone (no batch expiry): a stale EndTxn(COMMIT) lands in the next transaction."""
+    from dataclasses import replace
+
+    base = SCENARIOS["txn_kafka_17754_delayed_endtxn"]
+    assert base.txn is not None
+    scenario = replace(base, txn=replace(base.txn, faults=replace(base.txn.faults, batch_expiry=0)))
+    model = build_model(scenario, "pre_kip_890")
+    result, _ = explore(model, "c_only", "pre_kip_890", ExploreOptions())
+    atomic = next(p for p in result.properties if p.name == "atomic_commit")
+    assert atomic.verdict is Verdict.VIOLATED and atomic.trace is not None
+    labels = [model.format_action(a) for a in atomic.trace.actions]
+    stale_end = [i for i, a in enumerate(labels) if "p0->tc#0:EndTxn" in a]
+    fresh_add = [i for i, a in enumerate(labels) if "p0->tc#1:AddPartitionsToTxn" in a]
+    assert stale_end and fresh_add and stale_end[-1] > fresh_add[-1]
+    assert "committed transaction 1" in atomic.detail
+    real, _ = explore(build_model(scenario, "kafka"), "c_only", "kafka", ExploreOptions())
+    assert not real.violated
+
+
+@pytest.mark.slow
+def test_coordinator_faults_scenario_covers_the_table() -> None:
+    scenario = SCENARIOS["txn_coordinator_faults"]
+    result, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions())
+    assert not result.violated and result.complete
+    cov = transition_coverage(result.coverage)
+    assert not cov.illegal
+    assert [f"{a}->{b}" for a, b in cov.unobserved] == ["Ongoing->Ongoing"]
+    errors = error_coverage(result.coverage)
+    for code in ("CONCURRENT_TRANSACTIONS", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "COORDINATOR_NOT_AVAILABLE"):
+        assert code in errors
+    graph = transition_graph(result.coverage)
+    assert graph.edges["Ongoing", "PrepareCommit"]["observed"]
+    assert not graph.edges["Ongoing", "Ongoing"]["observed"]
+
+
+@pytest.mark.slow
+def test_tv1_is_not_safe_under_two_faults() -> None:
+    """TV1 with verification and KIP-360: a delayed AddPartitionsToTxn reopens an aborted transaction."""
+    scenario = SCENARIOS["txn_coordinator_faults"]
+    model = build_model(scenario, "tv1")
+    result, _ = explore(model, scenario.name, "tv1", ExploreOptions(stop_on_first=True))
+    atomic = next(p for p in result.properties if p.name == "atomic_commit")
+    assert atomic.verdict is Verdict.VIOLATED
