@@ -337,9 +337,7 @@ class KafkaSystem:
         if any(b.in_flight and b.attempts > 1 for b in p.batches if b.partition == q):
             events += ("resend",)
         env = net.Envelope(f"p{i}", BROKER, p.connection, request)
-        return SystemState(
-            _replace_at(s.producers, i, p), s.partitions, s.network + (env,), s.next_producer_id, s.faults_used, s.ghost
-        ), events
+        return s._replace(producers=_replace_at(s.producers, i, p), network=net.send(s.network, env)), events
 
     def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.bump_epoch(s.producers[i], self.config.max_producer_epoch)
@@ -354,7 +352,7 @@ class KafkaSystem:
         return self._apply_outcome(s, i, outcome), outcome.events
 
     def _deliver(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if not net.is_head(s.network, env):
+        if env not in net.channel_heads(s.network):
             return None
         return self._receive(s, env)
 
@@ -362,24 +360,17 @@ class KafkaSystem:
         network = net.remove(s.network, env)
         if network is None:
             return None
+        s = s._replace(network=network)
         body = env.body
         if isinstance(body, ProduceRequest):
             leader = s.partitions[body.partition]
             leader, response, events = part.handle_produce(leader, body, self.producer_config.acks, self.flags)
+            s = s._replace(partitions=_replace_at(s.partitions, body.partition, leader))
             if response is not None:
-                network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
-            s = SystemState(
-                s.producers,
-                _replace_at(s.partitions, body.partition, leader),
-                network,
-                s.next_producer_id,
-                s.faults_used,
-                s.ghost,
-            )
-            if response is None and self.producer_config.acks == "0":
+                s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
+            elif self.producer_config.acks == "0":
                 s = self._complete_acks0(s, body)
             return s, events
-        s = s._replace(network=network)
         if isinstance(body, ProduceResponse):
             i = body.producer
             outcome = prod.handle_produce_response(
@@ -400,9 +391,7 @@ class KafkaSystem:
         ghost = s.ghost
         if outcome.acked or outcome.failed:
             ghost = Ghost(_insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed))
-        return SystemState(
-            _replace_at(s.producers, i, outcome.producer), s.partitions, s.network, s.next_producer_id, s.faults_used, ghost
-        )
+        return s._replace(producers=_replace_at(s.producers, i, outcome.producer), ghost=ghost)
 
     def _replicate(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         leader = part.replicate(s.partitions[q])
