@@ -1,0 +1,137 @@
+"""Configuration, ghost history and state records of the transactions system (:mod:`model.txn_system`).
+
+Kept apart so the system module holds only the step logic.  ``TXN_FAULT_KINDS``
+orders ``TxnSystemState.faults_used``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import NamedTuple
+
+from model import codec
+from model import network as net
+from model import partition as part
+from model import transactional_producer as tp
+from model import txn_coordinator as tc
+from model.transaction_log import TransactionLogValue
+
+__all__ = [
+    "TXN_FAULT_KINDS",
+    "ClientTxn",
+    "Completion",
+    "Fence",
+    "TxnConfig",
+    "TxnFaultBudget",
+    "TxnGhost",
+    "TxnSystemState",
+    "TxnTopology",
+]
+
+TXN_FAULT_KINDS = (
+    "drop",
+    "request_timeout",
+    "batch_expiry",
+    "txn_timeout",
+    "append_failure",
+    "coordinator_failover",
+    "txn_id_expiry",
+)
+
+
+@dataclass(frozen=True)
+class TxnTopology:
+    """Producers (client instances), partitions and the application's work."""
+
+    producers: int = 1
+    partitions: int = 1
+    transactions_per_producer: int = 1
+    records_per_transaction: int = 1
+    shared_transactional_id: bool = False
+    voluntary_abort: bool = False
+
+
+@dataclass(frozen=True)
+class TxnFaultBudget:
+    """Fault and timeout budgets, per kind and in total."""
+
+    drop: int = 0
+    request_timeout: int = 0
+    batch_expiry: int = 0
+    txn_timeout: int = 0
+    append_failure: int = 0
+    coordinator_failover: int = 0
+    txn_id_expiry: int = 0
+    total: int = 2
+
+    def limits(self) -> tuple[int, ...]:
+        """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
+        return tuple(getattr(self, k) for k in TXN_FAULT_KINDS)
+
+    def to_json(self) -> dict[str, int]:
+        """The budget as a JSON object."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class TxnConfig:
+    """Everything that parameterises the transactions model."""
+
+    topology: TxnTopology = field(default_factory=TxnTopology)
+    faults: TxnFaultBudget = field(default_factory=TxnFaultBudget)
+    retries: int = 2
+    max_producer_epoch: int = 32767
+
+
+@codec.record
+class ClientTxn(NamedTuple):
+    """A transaction outcome the application was told (commitTransaction/abortTransaction returned)."""
+
+    producer: int
+    txn: int
+    committed: bool
+
+
+@codec.record
+class Fence(NamedTuple):
+    """The coordinator fenced (pid, epoch): log end offsets at that instant."""
+
+    producer_id: int
+    producer_epoch: int
+    log_ends: tuple[int, ...]
+
+
+@codec.record
+class Completion(NamedTuple):
+    """The coordinator wrote CompleteCommit/CompleteAbort for a transaction."""
+
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+    partitions: tuple[int, ...]
+
+
+@codec.record
+class TxnGhost(NamedTuple):
+    """History kept only for checking."""
+
+    outcomes: tuple[ClientTxn, ...] = ()
+    fences: tuple[Fence, ...] = ()
+    completions: tuple[Completion, ...] = ()
+    bad_transitions: tuple[str, ...] = ()
+
+
+@codec.record
+class TxnSystemState(NamedTuple):
+    """The whole transactions system at one instant."""
+
+    clients: tuple[tp.TxnClient, ...]
+    coordinator: tuple[tc.TransactionMetadata | None, ...]
+    txn_log: tuple[TransactionLogValue | None, ...]
+    coordinator_epoch: int
+    partitions: tuple[part.PartitionLeader, ...]
+    network: tuple[net.Envelope, ...]
+    next_producer_id: int
+    faults_used: tuple[int, ...]
+    ghost: TxnGhost
