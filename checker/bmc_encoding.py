@@ -290,7 +290,7 @@ class Encoding:
             v[f"m{j}.rec"] = self._flat(body.records[0]) if isreq else 0
             v[f"m{j}.err"] = 0 if isreq else ERROR_CODES.index(body.error)
             v[f"m{j}.off"] = 0 if isreq else body.base_offset
-            v[f"m{j}.order"] = s.network.index(env)  # a duplicated copy shares its original's key
+            v[f"m{j}.order"] = j
         return v
 
     def _flat(self, rid: int) -> int:

@@ -77,7 +77,7 @@ def test_symbolic_step_equals_python_step(scenario: str, variant: str) -> None:
     """On BFS-reached states, z3 enables exactly the actions step() accepts and computes the same successor."""
     model = build_model(builtin_scenarios()[scenario], variant)
     checked = 0
-    for s in _sample(model, 5, seed=hash(variant) % 7):
+    for s in _sample(model, 5, seed=IDEMPOTENCE_VARIANTS.index(variant)):
         enc, _S0, S1, k, m, solver = _one_step(model, s)
         for idx, tmpl in enumerate(enc.templates):
             slots = sorted({s.network.index(e) for e in s.network}) if tmpl.message else [None]
