@@ -126,9 +126,11 @@ def explore(
             nxt = step.state
             if graph is not None:
                 graph.add_edge(model.fingerprint(state), model.fingerprint(nxt), action=model.format_action(action))
-            if nxt in parent:
+            # One hash of the (large, nested) state: insert if absent, detect by size.
+            before = len(parent)
+            parent.setdefault(nxt, (state, action))
+            if len(parent) == before:
                 continue
-            parent[nxt] = (state, action)
             if depth + 1 > max_depth_seen:
                 max_depth_seen = depth + 1
             if not check(nxt):

@@ -29,7 +29,17 @@ from typing import Any, NamedTuple
 
 from model.codec import record
 
-__all__ = ["Envelope", "channel_heads", "duplicate", "non_heads", "remove", "reset_connection", "send", "without"]
+__all__ = [
+    "Envelope",
+    "channel_heads",
+    "duplicate",
+    "is_head",
+    "non_heads",
+    "remove",
+    "reset_connection",
+    "send",
+    "without",
+]
 
 
 @record
@@ -60,6 +70,15 @@ def channel_heads(network: Network) -> list[Envelope]:
             seen.add(key)
             heads.append(env)
     return heads
+
+
+def is_head(network: Network, envelope: Envelope) -> bool:
+    """Whether ``envelope`` is in the network and the oldest of its channel."""
+    src, dst, conn = envelope.src, envelope.dst, envelope.connection
+    for env in network:
+        if env.src == src and env.dst == dst and env.connection == conn:
+            return env == envelope
+    return False
 
 
 def non_heads(network: Network) -> list[Envelope]:

@@ -95,6 +95,15 @@ FAULT_OF_ACTION = {
 }
 
 
+#: Index into ``faults_used`` of each fault action kind, and its event label.
+_FAULT_INDEX = {kind: FAULT_KINDS.index(fault) for kind, fault in FAULT_OF_ACTION.items()}
+_FAULT_EVENT = tuple(f"fault:{k}" for k in FAULT_KINDS)
+#: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope.
+_ARG_SPECS = {
+    kind: tuple({"producer": 0, "partition": 1, "message": 2}[n] for n in names) for kind, names in ACTION_ARGS.items()
+}
+
+
 @dataclass(frozen=True)
 class Topology:
     """How many of each component, and how much work the application does."""
@@ -271,39 +280,44 @@ class KafkaSystem:
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = self._HANDLERS.get(action.kind)
-        if handler is None:
+        if handler is None or not self._valid_args(state, action):
             return None
-        fault = FAULT_OF_ACTION.get(action.kind)
-        if fault is not None:
-            k = FAULT_KINDS.index(fault)
+        k = _FAULT_INDEX.get(action.kind, -1)
+        if k >= 0:
             used = state.faults_used
             if used[k] >= self._limits[k] or sum(used) >= self.config.faults.total:
                 return None
-        if not self._valid_args(state, action):
-            return None
         result = handler(self, state, *action.args)
         if result is None:
             return None
         new_state, events = result
-        if fault is not None:
-            k = FAULT_KINDS.index(fault)
-            new_state = new_state._replace(
-                faults_used=_replace_at(new_state.faults_used, k, new_state.faults_used[k] + 1)
+        if k >= 0:
+            used = new_state.faults_used
+            new_state = SystemState(
+                new_state.producers,
+                new_state.partitions,
+                new_state.network,
+                new_state.next_producer_id,
+                used[:k] + (used[k] + 1,) + used[k + 1 :],
+                new_state.ghost,
             )
-            events = (f"fault:{fault}",) + events
+            events = (_FAULT_EVENT[k], *events)
         return Step(new_state, events)
 
     def _valid_args(self, state: SystemState, action: Action) -> bool:
         """Arity and index ranges of a (possibly user-supplied) action."""
-        names = ACTION_ARGS[action.kind]
-        if len(action.args) != len(names):
+        spec = _ARG_SPECS[action.kind]
+        args = action.args
+        if len(args) != len(spec):
             return False
-        for name, value in zip(names, action.args):
-            if name == "producer" and not (type(value) is int and 0 <= value < len(state.producers)):
-                return False
-            if name == "partition" and not (type(value) is int and 0 <= value < len(state.partitions)):
-                return False
-            if name == "message" and not isinstance(value, net.Envelope):
+        for kind, value in zip(spec, args):
+            if kind == 0:
+                if type(value) is not int or not 0 <= value < len(state.producers):
+                    return False
+            elif kind == 1:
+                if type(value) is not int or not 0 <= value < len(state.partitions):
+                    return False
+            elif not isinstance(value, net.Envelope):
                 return False
         return True
 
@@ -337,7 +351,9 @@ class KafkaSystem:
         if any(b.in_flight and b.attempts > 1 for b in p.batches if b.partition == q):
             events += ("resend",)
         env = net.Envelope(f"p{i}", BROKER, p.connection, request)
-        return s._replace(producers=_replace_at(s.producers, i, p), network=net.send(s.network, env)), events
+        return SystemState(
+            _replace_at(s.producers, i, p), s.partitions, s.network + (env,), s.next_producer_id, s.faults_used, s.ghost
+        ), events
 
     def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.bump_epoch(s.producers[i], self.config.max_producer_epoch)
@@ -352,7 +368,7 @@ class KafkaSystem:
         return self._apply_outcome(s, i, outcome), outcome.events
 
     def _deliver(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if env not in net.channel_heads(s.network):
+        if not net.is_head(s.network, env):
             return None
         return self._receive(s, env)
 
@@ -360,17 +376,24 @@ class KafkaSystem:
         network = net.remove(s.network, env)
         if network is None:
             return None
-        s = s._replace(network=network)
         body = env.body
         if isinstance(body, ProduceRequest):
             leader = s.partitions[body.partition]
             leader, response, events = part.handle_produce(leader, body, self.producer_config.acks, self.flags)
-            s = s._replace(partitions=_replace_at(s.partitions, body.partition, leader))
             if response is not None:
-                s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
-            elif self.producer_config.acks == "0":
+                network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
+            s = SystemState(
+                s.producers,
+                _replace_at(s.partitions, body.partition, leader),
+                network,
+                s.next_producer_id,
+                s.faults_used,
+                s.ghost,
+            )
+            if response is None and self.producer_config.acks == "0":
                 s = self._complete_acks0(s, body)
             return s, events
+        s = s._replace(network=network)
         if isinstance(body, ProduceResponse):
             i = body.producer
             outcome = prod.handle_produce_response(
@@ -391,7 +414,14 @@ class KafkaSystem:
         ghost = s.ghost
         if outcome.acked or outcome.failed:
             ghost = Ghost(_insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed))
-        return s._replace(producers=_replace_at(s.producers, i, outcome.producer), ghost=ghost)
+        return SystemState(
+            _replace_at(s.producers, i, outcome.producer),
+            s.partitions,
+            s.network,
+            s.next_producer_id,
+            s.faults_used,
+            ghost,
+        )
 
     def _replicate(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         leader = part.replicate(s.partitions[q])
