@@ -134,11 +134,12 @@ def _console(json_mode: bool) -> Console:
 
 
 def _progress_reporter(console: Console) -> Any:
-    last = [0.0]
+    """Progress lines for long runs: at most one a second, and only on a terminal."""
+    last = [time.monotonic()]
 
     def report(engine: str, data: dict[str, Any]) -> None:
         now = time.monotonic()
-        if now - last[0] < 1.0:
+        if not console.is_terminal or now - last[0] < 1.0:
             return
         last[0] = now
         console.print(
@@ -397,16 +398,14 @@ def cmd_explore(args: argparse.Namespace) -> int:
         max_states=args.max_states or scenario.bounds.max_states,
         graph=graph_path is not None,
     )
-    reporter = _progress_reporter(console)
+    from reports.terminal import explore_progress, make_progress
+
+    progress = make_progress(console)
+    progress.disable = not console.is_terminal
     try:
-        result, graph = explore(
-            model,
-            scenario.name,
-            variant,
-            opts,
-            scenario.permitted,
-            lambda s, t, d: reporter("explore", {"states": s, "transitions": t, "depth": d}),
-        )
+        with progress:
+            callback = explore_progress(progress, f"explore {scenario.name} ({variant})")
+            result, graph = explore(model, scenario.name, variant, opts, scenario.permitted, callback)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     out = Path(args.out)

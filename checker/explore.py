@@ -75,6 +75,7 @@ def explore(
     reached: set[str] = set()
     violations: dict[str, Any] = {}
     transitions = 0
+    expanded = 0
     max_depth_seen = 0
     complete = True
 
@@ -144,9 +145,12 @@ def explore(
                     f"state graph exceeds {options.max_graph_states} states; "
                     "graph export is for small models (lower the scenario's bounds)"
                 )
-        if progress is not None and transitions and len(parent) % 4096 < 8:
+        expanded += 1
+        if progress is not None and expanded % 1024 == 0:
             progress(len(parent), transitions, depth)
     elapsed = time.perf_counter() - start
+    if progress is not None:
+        progress(len(parent), transitions, max_depth_seen)
 
     traces: dict[str, Trace] = {}
     for name, bad_state in violations.items():
