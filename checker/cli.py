@@ -1,6 +1,8 @@
 """The ``keos`` command line.
 
-Commands (exit codes: 0 every invariant holds, 1 a violation, 2 bad input):
+Commands (exit codes: 0 every invariant holds, 1 a violation, 2 bad input, 3 an
+engine disagreement -- an engine's counterexample did not replay on the model,
+which is a keos bug and is never shown as a violation):
 
 * ``keos list [--json]`` -- components, invariants, scenarios, variants.
 * ``keos check [--scenario NAME|FILE ...] [--engine NAME|all] [--variant NAME]
@@ -52,7 +54,7 @@ for _module in ("checker.bmc",):
     with contextlib.suppress(ImportError):
         importlib.import_module(_module)
 
-EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -303,6 +305,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"keos_version": KEOS_VERSION, "runs": [r.to_json() for r in results]}, indent=2))
     _render_reports(args, results, console)
+    disagreeing = [(r, d) for r in results for d in r.stats.get("engine_disagreement", []) or []]
+    for r, d in disagreeing:
+        console.print(f"[red bold]engine disagreement[/red bold] ({r.engine}, {r.scenario}, {r.variant}): {d}")
+    if disagreeing:
+        return EXIT_ENGINE_DISAGREEMENT
     if any(r.violated for r in results):
         return EXIT_VIOLATION
     if args.strict and any(p.verdict in (Verdict.UNTESTED, Verdict.UNREACHED) for r in results for p in r.properties):
@@ -314,7 +321,8 @@ def mutant_rows(engine: str, options: EngineOptions, console: Console | None = N
     """Run every weakened variant on its scenarios with ``engine``."""
     run, _ = ENGINES[engine]
     builtins = builtin_scenarios()
-    covers = getattr(importlib.import_module(run.__module__), "covers", None)
+    module = importlib.import_module(run.__module__)
+    covers = getattr(module, "covers", None) or getattr(module, f"{engine}_covers", None)
     rows: list[dict[str, Any]] = []
     for v in VARIANTS.values():
         if not v.weakened:
