@@ -130,6 +130,14 @@ def _write_summary(out: Path, results: list[EngineResult], command: str) -> Path
     return path
 
 
+def _add_transition_coverage(result: EngineResult) -> None:
+    """Record, for runs that exercised the coordinator, its transitions against the table."""
+    if any(e.startswith("txn:") for e in result.coverage):
+        from checker.coverage import transition_coverage
+
+        result.stats["coordinator_transitions"] = transition_coverage(result.coverage).to_json()
+
+
 def _console(json_mode: bool) -> Console:
     # Machine-readable output owns stdout; human output then goes to stderr.
     return Console(stderr=json_mode, highlight=False)
@@ -299,6 +307,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             run, _ = ENGINES[engine]
             console.print(f"[bold]{engine}[/bold] {scenario.name} [dim]variant={v}[/dim]")
             result = run(scenario, v, options)
+            _add_transition_coverage(result)
             _write_traces(result, out, scenario)
             results.append(result)
             _write_summary(out, results, "check")
@@ -435,10 +444,14 @@ def cmd_explore(args: argparse.Namespace) -> int:
         f"distinct states: {stats['distinct_states']:,}  transitions: {stats['transitions']:,}  "
         f"max depth: {stats['max_depth']}  time: {stats['elapsed_s']:.2f}s  states/s: {stats['states_per_s']:,}"
     )
-    from reports.terminal import render_coverage, render_summary
+    from reports.terminal import render_coverage, render_summary, render_transition_coverage
 
     render_summary(console, [result])
     render_coverage(console, result.coverage)
+    if any(e.startswith("txn:") for e in result.coverage):
+        from checker.coverage import transition_coverage
+
+        render_transition_coverage(console, transition_coverage(result.coverage))
     return EXIT_VIOLATION if result.violated else EXIT_OK
 
 

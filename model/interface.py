@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 __all__ = [
     "Action",
     "Expectation",
+    "FaultHooks",
     "Model",
     "ModelError",
     "Property",
@@ -174,6 +175,16 @@ class Model(Protocol):
     def describe(self) -> dict[str, Any]:
         """Scenario name, variant, bounds: recorded in every trace."""
         ...
+
+
+@runtime_checkable
+class FaultHooks(Protocol):
+    """Optional: how a model classifies its fault actions.
+
+    Random engines (the Spark sweep's swarm testing) use it when a model
+    provides it, and otherwise fall back to the ``fault:<kind>`` events that
+    steps emit and the budget in ``describe()["faults"]``.
+    """
 
     def fault_kinds(self) -> Sequence[str]:
         """The fault kinds this instance may inject (those with a budget), in a fixed order.

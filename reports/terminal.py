@@ -330,3 +330,27 @@ def render_coverage(console: Console, coverage: dict[str, int], expected: Iterab
     never = sorted(e for e, n in counts.items() if n == 0)
     if never:
         console.print(Text(f"never observed: {', '.join(never)}", style="red"))
+
+
+def render_transition_coverage(console: Console, coverage: Any) -> None:
+    """The coordinator transitions a run observed against the valid-previous-state table.
+
+    ``coverage`` is a :class:`checker.coverage.TransitionCoverage`; observed legal edges are green with
+    their counts, unobserved ones dim, and any observed edge the table forbids red.
+    """
+    table = Table(
+        title=f"transaction coordinator transitions: {len(coverage.observed)}/"
+        f"{len(coverage.observed) + len(coverage.unobserved)} of the table observed",
+        box=box.SIMPLE_HEAD,
+        title_style="bold",
+    )
+    table.add_column("from")
+    table.add_column("to")
+    table.add_column("hits", justify="right")
+    for src, dst in coverage.observed:
+        table.add_row(src, dst, Text(f"{coverage.counts[(src, dst)]:,}", style="green"))
+    for src, dst in coverage.unobserved:
+        table.add_row(Text(src, style="dim"), Text(dst, style="dim"), Text("0", style="dim"))
+    for src, dst in coverage.illegal:
+        table.add_row(Text(src, style="red bold"), Text(dst, style="red bold"), Text("ILLEGAL", style="red bold"))
+    console.print(table)

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from model.config import ProducerConfig
-from model.interface import ModelError, Property
+from model.interface import Model, ModelError, Property
 from model.system import FaultBudget, KafkaSystem, SystemConfig, Topology
 from model.txn_system import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
 from model.variants import VARIANTS, Variant
@@ -300,7 +300,7 @@ def resolve_scenario(ref: str) -> Scenario:
     raise ScenarioError(f"unknown scenario {ref!r} (built-in: {', '.join(sorted(builtins))}; or give a .toml path)")
 
 
-def build_model(scenario: Scenario, variant: str | Variant | None = None) -> KafkaSystem:
+def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Model:
     """The executable model for a scenario under a protocol variant."""
     if isinstance(variant, Variant):
         v = variant
@@ -311,7 +311,7 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Kaf
         v = VARIANTS[name]
     properties = MODEL_KINDS[scenario.model](scenario)
     if scenario.model == "transactions":
-        return TransactionalSystem(  # type: ignore[return-value]
+        return TransactionalSystem(
             scenario.txn or TxnConfig(), v, properties, name=scenario.model, scenario_info=scenario.info()
         )
     return KafkaSystem(scenario.config, v, properties, name=scenario.model, scenario_info=scenario.info())
