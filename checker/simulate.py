@@ -10,10 +10,10 @@ failed) or after ``steps`` steps.
 
 Faults are actions (``DropMessage``, ``RequestTimeout``, ``RestartLeader`` ...),
 so fault injection is a matter of *weighting*: a protocol step has weight 1, a
-fault action the weight of its kind (:meth:`Model.fault_kind`), and a kind
+fault action the weight of its kind (:meth:`model.interface.FaultHooks.fault_kind`), and a kind
 with weight 0 is never injected.  *Swarm testing* (Groce et al., "Swarm
 Testing", ISSTA 2012) draws, per run, a random subset of the model's fault
-kinds (:meth:`Model.fault_kinds`) with random weights: a run that never resets
+kinds (:meth:`model.interface.FaultHooks.fault_kinds`) with random weights: a run that never resets
 a connection explores deeper retry interleavings than one that spends its
 fault budget on resets, and the diversity across runs finds more bugs than
 one "all faults on" configuration.  The profile is part of the run's
@@ -134,7 +134,7 @@ class WalkResult:
 
 
 def model_fault_kinds(model: Model) -> tuple[str, ...]:
-    """The model's fault kinds (:meth:`Model.fault_kinds`).
+    """The model's fault kinds (:meth:`model.interface.FaultHooks.fault_kinds`).
 
     A model without the hook falls back to the kinds with a positive budget in
     ``describe()["faults"]`` (the convention every keos model follows).
@@ -149,7 +149,7 @@ def model_fault_kinds(model: Model) -> tuple[str, ...]:
 
 
 def fault_classifier(model: Model) -> Callable[[Any, Action], str | None]:
-    """``(state, action) -> fault kind or None`` (:meth:`Model.fault_kind`).
+    """``(state, action) -> fault kind or None`` (:meth:`model.interface.FaultHooks.fault_kind`).
 
     A model without the hook falls back to taking the action and reading the
     ``fault:<kind>`` event its step emits (slower: one extra step per action).
