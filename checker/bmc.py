@@ -43,6 +43,7 @@ from typing import Any
 import z3
 
 from checker.bmc_encoding import ERROR_CODES, INVARIANTS, Encoding, covers
+from checker.bmc_por import por_constraints
 from checker.engines import EngineOptions, register
 from checker.results import EngineResult, PropertyResult, Verdict, judge
 from checker.trace import Trace, make_trace, replay_actions
@@ -109,90 +110,116 @@ def bmc(
     time_budget_s: float = 0.0,
     permitted: tuple[str, ...] = (),
     only: tuple[str, ...] | None = None,
+    stop_on_first: bool = False,
+    events: bool = True,
+    reduce: bool = True,
 ) -> BmcOutcome:
-    """Incremental BMC of the covered always-properties (and event partners) up to ``depth`` steps."""
+    """BMC of the covered always-properties (and event partners), depth by depth up to ``depth`` steps.
+
+    The unrolling is built once, one transition per depth, over bit-vectors
+    whose width covers every value reachable within ``depth`` steps
+    (:meth:`Encoding._value_bound`), and each depth is one query to a fresh
+    ``QF_BV`` solver (bit-blasting to SAT, far faster here than incremental
+    arithmetic): "some remaining invariant is violated at exactly step
+    ``t``".  A model names every invariant it violates; the rest are asked
+    again at the same depth, so each counterexample is a shortest one.
+    Events are asked the same way, all remaining ones in one query.
+    ``stop_on_first`` returns at the first violation (and skips events).
+    ``reduce`` adds the partial-order reduction of :mod:`checker.bmc_por`
+    to the invariant queries (sound for states, so not used for events).
+    """
     start = time.perf_counter()
     deadline = start + time_budget_s if time_budget_s > 0 else None
     props = list(model.properties())
     always = [p for p in props if p.expectation is Expectation.ALWAYS and p.name in INVARIANTS]
     if only is not None:
         always = [p for p in always if p.name in only]
-    events = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
-    enc = Encoding(model, depth)
-    solver = z3.SolverFor("QF_LIA")
+    event_props = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
+    if not events or stop_on_first:
+        event_props = []
+    enc = Encoding(model, depth, bitvector=True)
     states = [enc.state(0)]
     ks: list[Any] = []
     ms: list[Any] = []
-    solver.add(enc.initial(states[0]))
+    base: list[Any] = [enc.initial(states[0])]
+    por: list[Any] = []  # partial-order reduction (checker/bmc_por.py): sound for invariants, not for events
     traces: dict[str, Trace] = {}
     disagree: dict[str, str] = {}
     reached: set[str] = set()
     depth_reached = -1
     timed_out = False
 
-    def remaining_ms() -> int | None:
-        if deadline is None:
-            return None
-        return max(1, int((deadline - time.perf_counter()) * 1000))
-
-    def check(goal: Any) -> z3.CheckSatResult:
-        ms_left = remaining_ms()
-        if ms_left is not None:
-            solver.set("timeout", ms_left)
-        solver.push()
+    def solve(goal: Any, reduced: bool = True) -> tuple[z3.CheckSatResult, Any]:
+        solver = z3.SolverFor("QF_BV")
+        if deadline is not None:
+            solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
+        solver.add(base)
+        if reduced:
+            solver.add(por)
         solver.add(goal)
-        return solver.check()
+        res = solver.check()
+        return res, (solver.model() if res == z3.sat else None)
 
-    def decode(t: int) -> list[Action]:
-        mdl = solver.model()
+    def decode(mdl: Any, t: int) -> list[Action]:
         return [enc.action(mdl, s, ks[s], ms[s]) for s in range(t)]
 
     for t in range(depth + 1):
         if t > 0:
-            k, m = z3.Int(f"k@{t - 1}"), z3.Int(f"slot@{t - 1}")
+            k, m = enc.var(f"k@{t - 1}"), enc.var(f"slot@{t - 1}")
             ks.append(k)
             ms.append(m)
             states.append(enc.state(t))
-            solver.add(enc.transition(t - 1, states[t - 1], states[t], k, m))
-            for prop in events:
-                if prop.name in reached or prop.event is None:
-                    continue
-                labels = [lab for lab in enc.step_events if prop.matches_event(lab)]
-                if not labels:
-                    continue
-                res = check(z3.Or([enc.step_events[lab] for lab in labels]))
-                if res == z3.sat:
-                    actions = decode(t)
-                    replayed = replay_actions(model, actions, _always_true(prop.name))
-                    fired = any(prop.matches_event(ev) for evs in replayed.events for ev in evs)
-                    if len(replayed.states) == t + 1 and fired:
-                        reached.add(prop.name)
-                    else:
-                        disagree[prop.name] = f"z3 witness for {prop.event!r} does not replay: {replayed.reason}"
-                solver.pop()
+            base.extend(enc.transition(t - 1, states[t - 1], states[t], k, m))
+            if reduce and t > 1:
+                por.extend(por_constraints(enc.templates, ks[t - 2], ks[t - 1]))
+            pending = {p.name: z3.Or([enc.step_events[lab] for lab in enc.step_events if p.matches_event(lab)]
+                                     or [z3.BoolVal(False)])
+                       for p in event_props if p.name not in reached and p.name not in disagree}
+            while pending and not timed_out:
+                res, mdl = solve(z3.Or(list(pending.values())), reduced=False)
                 if res == z3.unknown:
                     timed_out = True
+                elif res == z3.unsat:
+                    break
+                else:
+                    actions = decode(mdl, t)
+                    replayed = replay_actions(model, actions, _always_true("event"))
+                    for prop in [p for p in event_props if p.name in pending]:
+                        if not z3.is_true(mdl.eval(pending[prop.name], model_completion=True)):
+                            continue
+                        del pending[prop.name]
+                        fired = any(prop.matches_event(ev) for evs in replayed.events for ev in evs)
+                        if len(replayed.states) == t + 1 and fired:
+                            reached.add(prop.name)
+                        else:
+                            disagree[prop.name] = f"z3 witness for {prop.event!r} does not replay: {replayed.reason}"
+        if timed_out:
+            break
+        goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
+        while goals and not timed_out:
+            res, mdl = solve(z3.Or(list(goals.values())))
+            if res == z3.unknown:
+                timed_out = True
+            elif res == z3.unsat:
+                break
+            else:
+                actions = decode(mdl, t)
+                for prop in [p for p in always if p.name in goals]:
+                    if not z3.is_true(mdl.eval(goals[prop.name], model_completion=True)):
+                        continue
+                    del goals[prop.name]
+                    try:
+                        traces[prop.name] = make_trace(model, prop, actions, "bmc", scenario, variant,
+                                                       permitted=prop.name in permitted)
+                    except AssertionError as exc:
+                        disagree[prop.name] = str(exc)
+                if stop_on_first and any(name not in permitted for name in traces):
                     break
         if timed_out:
             break
-        for prop in always:
-            if prop.name in traces or prop.name in disagree:
-                continue
-            res = check(enc.bad(states[t], prop.name))
-            if res == z3.sat:
-                actions = decode(t)
-                try:
-                    traces[prop.name] = make_trace(model, prop, actions, "bmc", scenario, variant,
-                                                   permitted=prop.name in permitted)
-                except AssertionError as exc:
-                    disagree[prop.name] = str(exc)
-            solver.pop()
-            if res == z3.unknown:
-                timed_out = True
-                break
-        if timed_out:
-            break
         depth_reached = t
+        if stop_on_first and any(name not in permitted for name in traces):
+            break
         if deadline is not None and time.perf_counter() >= deadline:
             timed_out = t < depth
             break
@@ -220,7 +247,8 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
                         for p in props],
             stats={"covered": False, "reason": why}, complete=False)
     assert isinstance(model, KafkaSystem)
-    out = bmc(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted)
+    out = bmc(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
+              stop_on_first=options.stop_on_first)
     props = list(model.properties())
     results = judge(props, out.traces, out.reached, scenario.permitted)
     for r in results:
@@ -230,6 +258,8 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
             r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {out.disagreements[r.name]}"
         elif r.verdict is Verdict.HOLDS:
             r.detail = f"no violation up to depth {out.depth_reached}"
+        elif r.expectation is Expectation.SOMETIMES and options.stop_on_first and r.name not in out.reached:
+            r.verdict, r.detail = Verdict.UNTESTED, "events are not searched with stop_on_first"
     proof = prove_broker_core(model.flags) if not out.traces else None
     stats: dict[str, Any] = {
         "covered": True,
@@ -361,6 +391,7 @@ def config_space(
             continue
         sc = replace(scenario, config=replace(scenario.config, producer=pc), permitted=())
         model = build_model(sc, "kafka")
+        assert isinstance(model, KafkaSystem)
         ok, why = covers(model)
         if not ok:
             row["status"] = f"{NOT_COVERED}: {why}"

@@ -95,6 +95,11 @@ def _ite(pairs: Sequence[tuple[Expr, Expr]], default: Expr) -> Expr:
     return out
 
 
+def _num(v: Expr) -> int:
+    """A z3 numeral as a Python int (bit-vectors read as two's complement)."""
+    return int(v.as_signed_long()) if z3.is_bv_value(v) else int(v.as_long())
+
+
 def _merge(cond: Expr, a: State, b: State) -> State:
     """``If(cond, a, b)`` key by key (keys whose expressions are identical stay shared)."""
     out = dict(b)
@@ -104,10 +109,6 @@ def _merge(cond: Expr, a: State, b: State) -> State:
     return out
 
 
-def _count(conds: Sequence[Expr]) -> Expr:
-    return z3.Sum([z3.If(c, 1, 0) for c in conds]) if conds else z3.IntVal(0)
-
-
 class Encoding:
     """The symbolic transition system of one model instance, for ``depth`` steps.
 
@@ -115,7 +116,8 @@ class Encoding:
     that a concrete state (from :meth:`abstract`) fits as the initial state.
     """
 
-    def __init__(self, model: KafkaSystem, depth: int, init_slots: int = 0, log_slack: int = 0, pid_slack: int = 0):
+    def __init__(self, model: KafkaSystem, depth: int, init_slots: int = 0, log_slack: int = 0, pid_slack: int = 0,
+                 bitvector: bool = False, value_slack: int = 0):
         ok, why = covers(model)
         if not ok:
             raise ValueError(f"the bmc encoding does not cover this model: {why}")
@@ -142,11 +144,57 @@ class Encoding:
         overflow = depth if self.max_epoch < depth else 0
         self.npids = max(1, self.N * (1 + restarts) + overflow + pid_slack)
         self.templates = self._alphabet()
+        self.bound = self._value_bound(value_slack)
+        #: Bit-vector width (``None``: unbounded integers).  See :meth:`_value_bound` for why it is exact.
+        self.bits: int | None = (self.bound + 1).bit_length() + 1 if bitvector else None
+        self.big_space = self.space > 2 * self.bound + 4
         self._ev: dict[str, Expr] = {}
         self.step_events: dict[str, Expr] = {}
         self.schema = self._schema()
         self.slot = [{f: self._slot_var(j, f) for f in SLOT_FIELDS} | {"isreq": z3.Bool(f"m{j}.isreq")}
                      for j in range(self.nslots)]
+
+    # -- value domain -----------------------------------------------------------------------------
+
+    def _value_bound(self, slack: int) -> int:
+        """An upper bound ``B`` on every integer the encoding can hold within ``depth`` steps.
+
+        Every integer state variable is either an index into a bounded array
+        (producer, partition, record ``< N*R``, log offset ``< L``, producer id
+        ``< npids``, slot order ``< nslots``, template ``< len(templates)``,
+        cache count ``<= window``, error code), or a counter that a step raises
+        by at most one from its value in the initial state: connection,
+        producer epoch (bump), next sequence (one per stamped batch), attempts,
+        leader epoch, fault use, next record, next producer id.  So after
+        ``depth`` steps every value lies in ``[-2, B]`` with ``B`` = the largest
+        index plus ``depth`` plus the initial values (``value_slack``, for a
+        concrete initial state), and the signed bit-vector width holds ``B + 1``
+        (the ``x + 1`` a step computes) without overflow.  Constants outside
+        the domain are decided statically: with ``sequence_space > 2B + 4`` no
+        reachable sequence wraps (``_next_seq`` is ``+ 1`` and ``_seq_after`` is
+        ``>``, exactly as the modular definitions on ``[-1, B]``), and with
+        ``max_producer_epoch > B`` no bump overflows.  Small sequence spaces and
+        epoch limits are kept as constants inside the domain.
+        """
+        idx = max(self.N * self.R, self.L, self.npids, self.nslots, len(self.templates), self.window,
+                  len(ERROR_CODES), self.pc.retries + 2, self.pc.max_in_flight, self.P, self.N, len(FAULT_KINDS))
+        bound = idx + self.depth + slack + self.R + 2
+        if self.space <= 2 * bound + 4:
+            bound = max(bound, self.space)
+        if self.max_epoch <= bound:
+            bound = max(bound, self.max_epoch + 1)
+        return bound
+
+    def var(self, name: str) -> Expr:
+        """A fresh integer variable of the encoding's domain."""
+        return z3.Int(name) if self.bits is None else z3.BitVec(name, self.bits)
+
+    def val(self, v: int) -> Expr:
+        """An integer constant of the encoding's domain."""
+        return z3.IntVal(v) if self.bits is None else z3.BitVecVal(v, self.bits)
+
+    def _count(self, conds: Sequence[Expr]) -> Expr:
+        return z3.Sum([z3.If(c, self.val(1), self.val(0)) for c in conds]) if conds else self.val(0)
 
     # -- vocabulary -----------------------------------------------------------------------------
 
@@ -185,7 +233,7 @@ class Encoding:
         return t
 
     def _slot_var(self, j: int, f: str) -> Expr:
-        return z3.Int(f"m{j}.{f}")
+        return self.var(f"m{j}.{f}")
 
     def _schema(self) -> dict[str, bool]:
         """State variable names -> is boolean."""
@@ -228,7 +276,7 @@ class Encoding:
 
     def state(self, t: int | str) -> State:
         """Fresh state variables for step ``t``."""
-        return {n: (z3.Bool(f"{n}@{t}") if b else z3.Int(f"{n}@{t}")) for n, b in self.schema.items()}
+        return {n: (z3.Bool(f"{n}@{t}") if b else self.var(f"{n}@{t}")) for n, b in self.schema.items()}
 
     # -- initial state, abstraction and concretisation --------------------------------------------
 
@@ -316,7 +364,7 @@ class Encoding:
 
     def envelope(self, m: z3.ModelRef, j: int) -> net.Envelope:
         """The network envelope held by slot ``j`` in a z3 model."""
-        val = {f: m.eval(self.slot[j][f], model_completion=True).as_long() for f in SLOT_FIELDS}
+        val = {f: _num(m.eval(self.slot[j][f], model_completion=True)) for f in SLOT_FIELDS}
         isreq = z3.is_true(m.eval(self.slot[j]["isreq"], model_completion=True))
         if isreq:
             body: Any = ProduceRequest(val["prod"], val["conn"], val["part"], val["pid"], val["ep"], val["seq"],
@@ -330,7 +378,7 @@ class Encoding:
         """The ``SystemState`` a z3 model assigns to ``S`` (inverse of :meth:`abstract`)."""
 
         def iv(name: str) -> int:
-            return int(m.eval(S[name], model_completion=True).as_long())
+            return int(_num(m.eval(S[name], model_completion=True)))
 
         def bv(name: str) -> bool:
             return bool(z3.is_true(m.eval(S[name], model_completion=True)))
@@ -368,7 +416,7 @@ class Encoding:
                     for w in reversed(range(cnt)))
                 ents.append(ProducerStateEntry(e, iv(f"q{q}.e{e}.ep"), metas))
             partitions.append(part.PartitionLeader(log, iv(f"q{q}.hw"), tuple(sorted(ents)), iv(f"q{q}.lep")))
-        live = [(m.eval(self.slot[j]["order"], model_completion=True).as_long(), j)
+        live = [(_num(m.eval(self.slot[j]["order"], model_completion=True)), j)
                 for j in range(self.nslots) if bv(f"live{j}")]
         network = tuple(self.envelope(m, j) for _, j in sorted(live))
         faults = tuple(iv(f"fu{k}") for k in range(len(FAULT_KINDS)))
@@ -379,14 +427,18 @@ class Encoding:
 
     def _next_seq(self, seq: Expr) -> Expr:
         """``next_sequence(seq, 1, space)`` for ``-1 <= seq < space``."""
+        if self.bits is not None and self.big_space:
+            return seq + 1  # no reachable sequence wraps (see _value_bound)
         return z3.If(seq + 1 >= self.space, seq + 1 - self.space, seq + 1)
 
     def _seq_after(self, a: Expr, b: Expr) -> Expr:
-        d = (a - b) % self.space
+        if self.bits is not None and self.big_space:
+            return a > b  # |a - b| < space / 2 for reachable sequences: (a - b) mod space in (0, space/2) iff a > b
+        d = (a - b) % self.space  # on bit-vectors: SMod, the sign of the (positive) divisor, as Python's %
         return z3.And(d > 0, d < self.space // 2)
 
     def _in_flight(self, S: State, i: int) -> Expr:
-        return _count([z3.And(S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.fl"]) for n in range(self.R)])
+        return self._count([z3.And(S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.fl"]) for n in range(self.R)])
 
     def _records_of(self, q: int) -> list[int]:
         return [n for n in range(self.R) if n % self.P == q]
@@ -434,10 +486,10 @@ class Encoding:
         def pick(suffix: str, default: Expr) -> Expr:
             return _ite([(pid == e, S[f"q{q}.e{e}.{suffix}"]) for e in range(self.npids)], default)
 
-        out = {"on": pick("on", z3.BoolVal(False)), "ep": pick("ep", z3.IntVal(-1)), "cnt": pick("cnt", z3.IntVal(0))}
+        out = {"on": pick("on", z3.BoolVal(False)), "ep": pick("ep", self.val(-1)), "cnt": pick("cnt", self.val(0))}
         for w in range(self.window):
-            out[f"c{w}.seq"] = pick(f"c{w}.seq", z3.IntVal(-1))
-            out[f"c{w}.off"] = pick(f"c{w}.off", z3.IntVal(-1))
+            out[f"c{w}.seq"] = pick(f"c{w}.seq", self.val(-1))
+            out[f"c{w}.off"] = pick(f"c{w}.off", self.val(-1))
         return out
 
     def _validate(self, ent: dict[str, Expr], ep: Expr, seq: Expr) -> tuple[Expr, Expr, Expr]:
@@ -448,34 +500,34 @@ class Encoding:
             # oldest cached batch first, as ``entry.batches[-window:]`` is scanned
             hits = [(z3.And(ent["on"], ent["ep"] == ep, w < ent["cnt"], ent[f"c{w}.seq"] == seq), ent[f"c{w}.off"])
                     for w in reversed(range(self.window))]
-            return z3.Or([h for h, _ in hits]), _ite(hits, z3.IntVal(-1))
+            return z3.Or([h for h, _ in hits]), _ite(hits, self.val(-1))
 
         def unknown_producer() -> tuple[Expr, Expr]:
-            return z3.Or(z3.Not(ent["on"]), ent["ep"] == -1), z3.IntVal(-1)
+            return z3.Or(z3.Not(ent["on"]), ent["ep"] == -1), self.val(-1)
 
         def epoch() -> tuple[Expr, Expr]:
-            return z3.And(ent["on"], ep < ent["ep"]), z3.IntVal(-1)
+            return z3.And(ent["on"], ep < ent["ep"]), self.val(-1)
 
         def sequence() -> tuple[Expr, Expr]:
             expected = z3.If(ent["cnt"] > 0, self._next_seq(ent["c0.seq"]), 0)
             bad = z3.If(ep != ent["ep"], seq != 0, seq != expected)
-            return z3.And(ent["on"], bad), z3.IntVal(-1)
+            return z3.And(ent["on"], bad), self.val(-1)
 
         rules.update(duplicate=duplicate, unknown_producer=unknown_producer, epoch=epoch, sequence=sequence)
         # Fold the table from the last rule back: each enabled rule that fires decides.
-        err: Expr = z3.IntVal(0)
-        dup: Expr = z3.IntVal(-1)
+        err: Expr = self.val(0)
+        dup: Expr = self.val(-1)
         append: Expr = z3.BoolVal(True)
         for step in reversed(VALIDATION_STEPS):
             if step.switch is not None and not getattr(self.flags, step.switch):
                 continue
             fires, offset = rules[step.name]()
             if step.outcome == "duplicate":
-                e_code, d_off, app = z3.IntVal(0), offset, z3.BoolVal(False)
+                e_code, d_off, app = self.val(0), offset, z3.BoolVal(False)
             elif step.outcome == "append":
-                e_code, d_off, app = z3.IntVal(0), z3.IntVal(-1), z3.BoolVal(True)
+                e_code, d_off, app = self.val(0), self.val(-1), z3.BoolVal(True)
             else:
-                e_code, d_off, app = z3.IntVal(ERROR_CODES.index(step.outcome)), z3.IntVal(-1), z3.BoolVal(False)
+                e_code, d_off, app = self.val(ERROR_CODES.index(step.outcome)), self.val(-1), z3.BoolVal(False)
             err, dup, append = z3.If(fires, e_code, err), z3.If(fires, d_off, dup), z3.If(fires, app, append)
         return err, dup, append
 
@@ -485,7 +537,7 @@ class Encoding:
         for e in range(self.npids):
             hit = z3.And(cond, pid == e)
             fresh = z3.Or(z3.Not(T[f"q{q}.e{e}.on"]), T[f"q{q}.e{e}.ep"] != ep)
-            kept = z3.If(T[f"q{q}.e{e}.cnt"] < W - 1, T[f"q{q}.e{e}.cnt"], W - 1) if W > 1 else z3.IntVal(0)
+            kept = z3.If(T[f"q{q}.e{e}.cnt"] < W - 1, T[f"q{q}.e{e}.cnt"], W - 1) if W > 1 else self.val(0)
             new_cnt = z3.If(fresh, 1, kept + 1)
             old = {w: (T[f"q{q}.e{e}.c{w}.seq"], T[f"q{q}.e{e}.c{w}.off"]) for w in range(W)}
             T[f"q{q}.e{e}.on"] = z3.Or(T[f"q{q}.e{e}.on"], hit)
@@ -522,7 +574,7 @@ class Encoding:
         upto = self.init_slots + t  # slots that may exist before step t
         new = self.init_slots + t  # the slot step t may create
         heads = self._heads(S, upto)
-        msg = {f: _ite([(m == j, self.slot[j][f]) for j in range(upto)], z3.IntVal(-1)) for f in SLOT_FIELDS}
+        msg = {f: _ite([(m == j, self.slot[j][f]) for j in range(upto)], self.val(-1)) for f in SLOT_FIELDS}
         msg["isreq"] = _ite([(m == j, self.slot[j]["isreq"]) for j in range(upto)], z3.BoolVal(False))
         at_head = z3.Or([z3.And(m == j, heads[j]) for j in range(upto)] or [False])
         cons: list[Expr] = [k >= 0, k < len(self.templates)]
@@ -546,7 +598,7 @@ class Encoding:
                 T = dict(T)
                 T[f"live{new}"] = z3.BoolVal(True)
                 out = dict(out)
-                out.setdefault("order", z3.IntVal(new))
+                out.setdefault("order", self.val(new))
                 created.append((sel, out))
             for name, val in T.items():
                 if val is not S[name]:
@@ -556,7 +608,7 @@ class Encoding:
         if new < self.nslots:
             slot = self.slot[new]
             for f in SLOT_FIELDS:
-                cons.append(slot[f] == _ite([(sel, out.get(f, z3.IntVal(0))) for sel, out in created], z3.IntVal(0)))
+                cons.append(slot[f] == _ite([(sel, out.get(f, self.val(0))) for sel, out in created], self.val(0)))
             cons.append(slot["isreq"] == _ite([(sel, out["isreq"]) for sel, out in created], z3.BoolVal(False)))
         return cons
 
@@ -565,7 +617,7 @@ class Encoding:
     def _t_InitProducerId(self, S: State, i: int) -> tuple[Expr, State, None]:
         guard = z3.And(S[f"p{i}.pid"] < 0, z3.Not(S[f"p{i}.bump"]), S["npid"] < self.npids)
         T = dict(S)
-        T[f"p{i}.pid"], T[f"p{i}.ep"], T["npid"] = S["npid"], z3.IntVal(0), S["npid"] + 1
+        T[f"p{i}.pid"], T[f"p{i}.ep"], T["npid"] = S["npid"], self.val(0), S["npid"] + 1
         return guard, T, None
 
     def _t_Send(self, S: State, i: int) -> tuple[Expr, State, None]:
@@ -602,8 +654,8 @@ class Encoding:
             sels.append(z3.And(cand, z3.If(hs, first_seq, new_ok)))
         guard = z3.And(*pre, z3.Or(sels or [False]))
         T = dict(S)
-        out: dict[str, Expr] = {"isreq": z3.BoolVal(True), "prod": z3.IntVal(i), "conn": S[f"p{i}.conn"],
-                                "part": z3.IntVal(q), "pid": S[f"p{i}.pid"] if self.idem else z3.IntVal(-1)}
+        out: dict[str, Expr] = {"isreq": z3.BoolVal(True), "prod": self.val(i), "conn": S[f"p{i}.conn"],
+                                "part": self.val(q), "pid": S[f"p{i}.pid"] if self.idem else self.val(-1)}
         ep_pairs, seq_pairs, rec_pairs = [], [], []
         stamp_any = []
         for sel, n in zip(sels, recs):
@@ -620,7 +672,7 @@ class Encoding:
             T[f"p{i}.b{n}.att"] = z3.If(sel, S[f"p{i}.b{n}.att"] + 1, S[f"p{i}.b{n}.att"])
             ep_pairs.append((sel, bep))
             seq_pairs.append((sel, bseq))
-            rec_pairs.append((sel, z3.IntVal(i * self.R + n)))
+            rec_pairs.append((sel, self.val(i * self.R + n)))
         if self.idem:
             stamped = z3.Or(stamp_any or [False])
             reset = z3.And(stamped, pe != S[f"p{i}.ep"])
@@ -633,15 +685,16 @@ class Encoding:
         self._ev["concurrent_in_flight"] = self._in_flight(S, i) + 1 >= 2
         self._ev["resend"] = z3.Or([z3.And(T[f"p{i}.b{n}.on"], T[f"p{i}.b{n}.fl"], T[f"p{i}.b{n}.att"] > 1)
                                     for n in recs] or [False])
-        out["ep"] = _ite(ep_pairs, z3.IntVal(-1))
-        out["seq"] = _ite(seq_pairs, z3.IntVal(-1))
-        out["rec"] = _ite(rec_pairs, z3.IntVal(-1))
+        out["ep"] = _ite(ep_pairs, self.val(-1))
+        out["seq"] = _ite(seq_pairs, self.val(-1))
+        out["rec"] = _ite(rec_pairs, self.val(-1))
         return guard, T, out
 
     def _t_BumpEpoch(self, S: State, i: int) -> tuple[Expr, State, None]:
         guard = z3.And(S[f"p{i}.bump"], self._in_flight(S, i) == 0)
         self._ev["epoch_bump"] = z3.BoolVal(True)
-        over = S[f"p{i}.ep"] + 1 > self.max_epoch
+        over = (S[f"p{i}.ep"] + 1 > self.max_epoch) if self.bits is None or self.max_epoch <= self.bound \
+            else z3.BoolVal(False)
         pid2 = z3.If(over, -1, S[f"p{i}.pid"])
         ep2 = z3.If(over, -1, S[f"p{i}.ep"] + 1)
         T = dict(S)
@@ -653,10 +706,10 @@ class Encoding:
                 hs = z3.And(S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.seq"] >= 0)
                 do = z3.And(apply, hs)
                 T[f"p{i}.b{n}.ep"] = z3.If(do, ep2, S[f"p{i}.b{n}.ep"])
-                T[f"p{i}.b{n}.seq"] = z3.If(do, z3.If(pid2 >= 0, _count(rank), -1), S[f"p{i}.b{n}.seq"])
+                T[f"p{i}.b{n}.seq"] = z3.If(do, z3.If(pid2 >= 0, self._count(rank), -1), S[f"p{i}.b{n}.seq"])
                 rank.append(hs)
             T[f"p{i}.q{q}.pe"] = z3.If(apply, ep2, S[f"p{i}.q{q}.pe"])
-            T[f"p{i}.q{q}.ns"] = z3.If(apply, z3.If(pid2 >= 0, _count(rank), 0), S[f"p{i}.q{q}.ns"])
+            T[f"p{i}.q{q}.ns"] = z3.If(apply, z3.If(pid2 >= 0, self._count(rank), 0), S[f"p{i}.q{q}.ns"])
             T[f"p{i}.q{q}.la"] = z3.If(apply, -1, S[f"p{i}.q{q}.la"])
             T[f"p{i}.q{q}.unres"] = z3.And(S[f"p{i}.q{q}.unres"], z3.Not(apply))
             T[f"p{i}.q{q}.rw"] = z3.And(S[f"p{i}.q{q}.rw"], z3.Not(apply))
@@ -699,7 +752,7 @@ class Encoding:
         for code, name in enumerate(ERROR_CODES):
             if code:
                 self._ev[f"error:{name}"] = err == code
-        out = {"isreq": z3.BoolVal(False), "prod": msg["prod"], "conn": msg["conn"], "part": z3.IntVal(q),
+        out = {"isreq": z3.BoolVal(False), "prod": msg["prod"], "conn": msg["conn"], "part": self.val(q),
                "ep": ep, "seq": seq, "err": err, "off": offset}
         return guard, T, out
 
@@ -802,14 +855,14 @@ class Encoding:
             T[f"q{q}.lep"] = S[f"q{q}.lep"] + 1
             for e in range(self.npids):
                 T[f"q{q}.e{e}.on"] = z3.BoolVal(False)
-                T[f"q{q}.e{e}.ep"] = z3.IntVal(-1)
-                T[f"q{q}.e{e}.cnt"] = z3.IntVal(0)
+                T[f"q{q}.e{e}.ep"] = self.val(-1)
+                T[f"q{q}.e{e}.cnt"] = self.val(0)
                 for w in range(self.window):
-                    T[f"q{q}.e{e}.c{w}.seq"] = z3.IntVal(-1)
-                    T[f"q{q}.e{e}.c{w}.off"] = z3.IntVal(-1)
+                    T[f"q{q}.e{e}.c{w}.seq"] = self.val(-1)
+                    T[f"q{q}.e{e}.c{w}.off"] = self.val(-1)
             for k in range(self.L):  # rebuild_producer_state: replay the kept log, no checks
                 pid = S[f"q{q}.l{k}.pid"]
-                self._append_entry(T, q, pid, S[f"q{q}.l{k}.ep"], S[f"q{q}.l{k}.seq"], z3.IntVal(k),
+                self._append_entry(T, q, pid, S[f"q{q}.l{k}.ep"], S[f"q{q}.l{k}.seq"], self.val(k),
                                    z3.And(k < hw, pid != -1))
         for j in range(self.nslots):
             T[f"live{j}"] = z3.BoolVal(False)
@@ -823,10 +876,10 @@ class Encoding:
 
     def _t_RestartProducer(self, S: State, i: int) -> tuple[Expr, State, None]:
         T = dict(S)
-        T[f"p{i}.pid"], T[f"p{i}.ep"], T[f"p{i}.conn"] = z3.IntVal(-1), z3.IntVal(-1), S[f"p{i}.conn"] + 1
+        T[f"p{i}.pid"], T[f"p{i}.ep"], T[f"p{i}.conn"] = self.val(-1), self.val(-1), S[f"p{i}.conn"] + 1
         T[f"p{i}.bump"] = z3.BoolVal(False)
         for q in range(self.P):
-            T[f"p{i}.q{q}.pe"], T[f"p{i}.q{q}.ns"], T[f"p{i}.q{q}.la"] = z3.IntVal(-1), z3.IntVal(0), z3.IntVal(-1)
+            T[f"p{i}.q{q}.pe"], T[f"p{i}.q{q}.ns"], T[f"p{i}.q{q}.la"] = self.val(-1), self.val(0), self.val(-1)
             T[f"p{i}.q{q}.unres"], T[f"p{i}.q{q}.rw"] = z3.BoolVal(False), z3.BoolVal(False)
         for n in range(self.R):
             T[f"p{i}.b{n}.on"] = z3.BoolVal(False)
@@ -837,9 +890,9 @@ class Encoding:
 
     def action(self, m: z3.ModelRef, t: int, k: Expr, slot: Expr) -> Action:
         """The executable model's action for step ``t`` of a z3 model."""
-        tmpl = self.templates[m.eval(k, model_completion=True).as_long()]
+        tmpl = self.templates[_num(m.eval(k, model_completion=True))]
         if tmpl.message:
-            env = self.envelope(m, m.eval(slot, model_completion=True).as_long())
+            env = self.envelope(m, _num(m.eval(slot, model_completion=True)))
             kind = {"DeliverRequest": "Deliver", "DeliverResponse": "Deliver"}.get(tmpl.kind, tmpl.kind)
             return Action(kind, (env,))
         return Action(tmpl.kind, tmpl.args)
@@ -905,7 +958,7 @@ class Encoding:
             for e in range(self.npids):
                 in_log = [z3.And(k < ln, lg(k, "pid") == e) for k in range(self.L)]
                 lasts = [z3.And(in_log[k], *[z3.Not(x) for x in in_log[k + 1:]]) for k in range(self.L)]
-                last_ep = _ite([(lasts[k], lg(k, "ep")) for k in range(self.L)], z3.IntVal(-2))
+                last_ep = _ite([(lasts[k], lg(k, "ep")) for k in range(self.L)], self.val(-2))
                 on, ep, cnt = S[f"q{q}.e{e}.on"], S[f"q{q}.e{e}.ep"], S[f"q{q}.e{e}.cnt"]
                 ok = [on, ep == last_ep, cnt >= 1]
                 for w in range(self.window):
@@ -913,7 +966,7 @@ class Encoding:
                     tail_after = [z3.And(in_log[k], lg(k, "ep") == last_ep, off < k) for k in range(self.L)]
                     at = z3.Or([z3.And(off == k, in_log[k], lg(k, "ep") == last_ep, lg(k, "seq") == seq)
                                 for k in range(self.L)])
-                    ok.append(z3.Implies(w < cnt, z3.And(at, _count(tail_after) == w)))
+                    ok.append(z3.Implies(w < cnt, z3.And(at, self._count(tail_after) == w)))
                 out.append(z3.And(z3.Or(in_log), z3.Not(z3.And(ok))))
         return z3.Or(out or [False])
 
