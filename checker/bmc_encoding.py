@@ -33,6 +33,12 @@ Representation (bounded, exact within the bounds, which are sized so that
   leader's per-producer-id table holds the epoch and a shift register of the
   last ``duplicate_window`` cached batches (slot 0 = newest).
 
+Values are unbounded integers (``bitvector=False``, used by the broker-core
+induction proof, where requests are arbitrary) or signed bit-vectors whose
+width holds every value reachable within ``depth`` steps (``bitvector=True``,
+used by BMC; :meth:`Encoding._value_bound` gives the argument).  The tests
+cross-check both domains against ``KafkaSystem.step``.
+
 Not covered (``covers`` says why): ``acks=0`` and ``ReorderMessage`` budgets.
 """
 

@@ -237,3 +237,21 @@ def test_k_induction_of_broker_core(variant: str, proved: bool) -> None:
     assert (result["result"] == "proved for all depths") is proved
     if not proved:
         assert result["result"] == "induction step fails" and "counterexample" in result
+
+
+def test_mutants_hook_takes_scenario_and_variant() -> None:
+    """``keos mutants`` calls ``checker.bmc.covers(scenario, variant_name)``: transactions are listed uncovered."""
+    for sc in builtin_scenarios().values():
+        assert bmc_mod.covers(sc, "kafka") is (sc.model == "idempotence")
+
+
+def test_stop_on_first_stops_at_the_first_violation() -> None:
+    sc = builtin_scenarios()["idempotence_retry"]
+    result = run_bmc(sc, "broker_accepts_any_sequence", EngineOptions(stop_on_first=True, time_budget_s=60))
+    found = result.violations()
+    assert found and result.stats["depth_reached"] == min(len(p.trace.actions) for p in found if p.trace)
+    assert result.stats["depth_reached"] < result.stats["depth_requested"]
+    assert not disagreements(result)
+    for p in result.properties:
+        if p.expectation is Expectation.SOMETIMES:
+            assert p.verdict is Verdict.UNTESTED or p.verdict is Verdict.REACHED
