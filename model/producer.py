@@ -63,6 +63,7 @@ __all__ = [
     "ProducerBatch",
     "TxnPartitionEntry",
     "bump_epoch",
+    "can_drain",
     "drain",
     "expire_batch",
     "handle_produce_response",
@@ -203,13 +204,20 @@ def _sendable_index(p: Producer, partition: int, config: ProducerConfig) -> int:
     return -1
 
 
+def can_drain(p: Producer, partition: int, config: ProducerConfig) -> bool:
+    """Whether :func:`drain` would send a batch of ``partition`` (no objects built)."""
+    if config.enable_idempotence and (p.producer_id < 0 or p.epoch_bump_required):
+        return False
+    if p.in_flight >= config.max_in_flight:
+        return False
+    return _sendable_index(p, partition, config) >= 0
+
+
 def drain(
     p: Producer, index: int, partition: int, config: ProducerConfig, sequence_space: int
 ) -> tuple[Producer, ProduceRequest] | None:
     """The Sender drains the next batch of ``partition`` into a ProduceRequest."""
-    if p.in_flight >= config.max_in_flight:
-        return None
-    if config.enable_idempotence and (p.producer_id < 0 or p.epoch_bump_required):
+    if not can_drain(p, partition, config):
         return None
     i = _sendable_index(p, partition, config)
     if i < 0:

@@ -233,7 +233,6 @@ class KafkaSystem:
         out: list[Action] = []
         cfg = self.producer_config
         topo = self.config.topology
-        seq_space = self.flags.sequence_space
         for i, p in enumerate(state.producers):
             if cfg.enable_idempotence and p.producer_id < 0 and not p.epoch_bump_required:
                 out.append(Action("InitProducerId", (i,)))
@@ -244,8 +243,10 @@ class KafkaSystem:
             for q, entry in enumerate(p.partitions):
                 if entry.unresolved and prod.resolve_sequence(p, q) is not None:
                     out.append(Action("ResolveSequence", (i, q)))
+            if not p.batches:
+                continue
             for q in range(topo.partitions):
-                if prod.drain(p, i, q, cfg, seq_space) is not None:
+                if prod.can_drain(p, q, cfg):
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         for env in heads:
@@ -280,7 +281,7 @@ class KafkaSystem:
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = self._HANDLERS.get(action.kind)
-        if handler is None or not self._valid_args(state, action):
+        if handler is None:
             return None
         k = _FAULT_INDEX.get(action.kind, -1)
         if k >= 0:
@@ -304,18 +305,23 @@ class KafkaSystem:
             events = (_FAULT_EVENT[k], *events)
         return Step(new_state, events)
 
-    def _valid_args(self, state: SystemState, action: Action) -> bool:
-        """Arity and index ranges of a (possibly user-supplied) action."""
+    def _valid_args(self, action: Action) -> bool:
+        """Arity, types and index ranges of a decoded (possibly user-supplied) action.
+
+        Checked once when a trace is decoded (:meth:`action_from_json`), not on
+        every step: actions the model enumerates are well-formed by construction.
+        """
         spec = _ARG_SPECS[action.kind]
         args = action.args
         if len(args) != len(spec):
             return False
+        topo = self.config.topology
         for kind, value in zip(spec, args):
             if kind == 0:
-                if type(value) is not int or not 0 <= value < len(state.producers):
+                if type(value) is not int or not 0 <= value < topo.producers:
                     return False
             elif kind == 1:
-                if type(value) is not int or not 0 <= value < len(state.partitions):
+                if type(value) is not int or not 0 <= value < topo.partitions:
                     return False
             elif not isinstance(value, net.Envelope):
                 return False
@@ -546,7 +552,10 @@ class KafkaSystem:
             args = tuple(codec.from_json(data[n]) for n in names)
         except codec.CodecError as exc:
             raise ModelError(f"action {kind}: {exc}") from None
-        return Action(kind, args)
+        action = Action(kind, args)
+        if not self._valid_args(action):
+            raise ModelError(f"action {kind}: arguments out of range for this scenario: {data!r:.120}")
+        return action
 
     def format_action(self, action: Action) -> str:
         """``SendProduce(producer=0, partition=1)``, messages shown in Kafka terms."""
