@@ -383,7 +383,13 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     engines = _engines(args.engine)
     console = _console(args.json)
     out = Path(args.out)
-    options = EngineOptions(seed=args.seed, examples=args.examples, max_depth=args.max_depth, out_dir=out)
+    options = EngineOptions(
+        seed=args.seed,
+        examples=args.examples,
+        max_depth=args.max_depth,
+        time_budget_s=args.time_budget,
+        out_dir=out,
+    )
     all_rows: list[dict[str, Any]] = []
     for engine in engines:
         rows = mutant_rows(engine, options, console)
@@ -584,6 +590,9 @@ def _parser() -> _Parser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--examples", type=int, default=0)
     s.add_argument("--max-depth", type=int, default=0)
+    s.add_argument(
+        "--time-budget", type=float, default=180.0, help="seconds per variant for engines that honour it (bmc)"
+    )
     s.set_defaults(func=cmd_mutants)
 
     s = sub.add_parser("explore", help="breadth-first search with statistics and graph export")
@@ -627,7 +636,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_BAD_INPUT
-        for name in ("max_depth", "max_states", "examples", "repeat"):
+        for name in ("max_depth", "max_states", "examples", "repeat", "time_budget"):
             if getattr(args, name, 0) is not None and getattr(args, name, 0) < 0:
                 raise UsageError(f"--{name.replace('_', '-')} must be >= 0")
         code: int = args.func(args)
