@@ -335,44 +335,33 @@ class SweepResult:
 # -- Spark ------------------------------------------------------------------------------------
 
 
-def _spark_ddl(schema: pa.Schema) -> str:
-    def ddl(t: pa.DataType) -> str:
-        if pa.types.is_int64(t):
-            return "bigint"
-        if pa.types.is_int32(t):
-            return "int"
-        if pa.types.is_float64(t):
-            return "double"
-        if pa.types.is_boolean(t):
-            return "boolean"
-        if pa.types.is_string(t):
-            return "string"
-        if pa.types.is_map(t):
-            return f"map<{ddl(t.key_type)},{ddl(t.item_type)}>"
-        if pa.types.is_list(t):
-            return f"array<{ddl(t.value_type)}>"
-        raise TypeError(f"no Spark type for {t}")
-
-    return ", ".join(f"`{f.name}` {ddl(f.type)}" for f in schema)
-
-
 def spark_session(master: str = DEFAULT_MASTER) -> Any:
     """A Spark session for ``master`` (``sc://`` = Spark Connect), quiet and tuned for small jobs.
 
-    Executors run this interpreter (``spark.pyspark.python``), so they import
-    this installation of keos.  An active classic session with another master
-    is stopped first.
+    Classic masters (``local[*]``, ``spark://``): executors run this
+    interpreter (``spark.pyspark.python``), so they import this installation
+    of keos; an active classic session with another master is stopped first
+    (one SparkContext per process).
+
+    Spark Connect (``sc://host:port``): a gRPC client session of its own,
+    one per URL, built with the Connect builder directly so that the process
+    does not switch to "Connect mode" (pyspark's generic builder sets
+    ``SPARK_CONNECT_MODE_ENABLED``, after which it refuses to build a classic
+    session) -- a sweep on ``sc://`` followed by one on ``local[*]`` works.
+    The server's own configuration decides its executors' Python (start it
+    with ``PYSPARK_PYTHON`` pointing at an interpreter with keos installed).
     """
     import warnings
 
-    from pyspark.sql import SparkSession
-
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     if master.startswith("sc://"):
-        return SparkSession.builder.remote(master).getOrCreate()
-    active = SparkSession.getActiveSession()
-    if active is not None and active.sparkContext.master != master:
-        active.stop()
+        return _connect_session(master)
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    active_sc = SparkContext._active_spark_context
+    if active_sc is not None and active_sc.master != master:
+        active_sc.stop()
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     log4j = Path(tempfile.gettempdir()) / "keos-sweep-log4j2.properties"
@@ -399,6 +388,26 @@ def spark_session(master: str = DEFAULT_MASTER) -> Any:
     return spark
 
 
+_CONNECT_SESSIONS: dict[str, Any] = {}
+
+
+def _connect_session(url: str) -> Any:
+    """The Spark Connect session for ``url`` (reused while it is not stopped)."""
+    try:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+    except ImportError as exc:  # grpcio & co. are the pyspark[connect] extra
+        raise SweepError(f"--master {url}: Spark Connect needs pyspark[connect] ({exc})") from None
+    session = _CONNECT_SESSIONS.get(url)
+    if session is None or session.is_stopped:
+        session = ConnectSession.builder.remote(url).create()
+        _CONNECT_SESSIONS[url] = session
+    return session
+
+
+def _is_connect(spark: Any) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def _default_partitions(spark: Any) -> int:
     try:
         return max(2, 2 * int(spark.sparkContext.defaultParallelism))
@@ -408,12 +417,14 @@ def _default_partitions(spark: Any) -> int:
 
 def _spark_chunk(spark: Any, spec_json: str, start: int, end: int, partitions: int) -> pa.Table:
     """Run ordinals ``[start, end)`` on Spark; the results as an Arrow table."""
-    from pyspark.sql.types import _parse_datatype_string
+    # Spark types from the Arrow schemas on the client side: no JVM round trip, so the same
+    # code serves classic sessions and Spark Connect (which has no SparkContext to parse DDL).
+    from pyspark.sql.pandas.types import from_arrow_schema
 
-    result_type = _parse_datatype_string(_spark_ddl(RESULT_SCHEMA))
     from checker.sweep_runs import DESCRIPTOR_SCHEMA
 
-    descriptor_type = _parse_datatype_string(_spark_ddl(DESCRIPTOR_SCHEMA))
+    result_type = from_arrow_schema(RESULT_SCHEMA)
+    descriptor_type = from_arrow_schema(DESCRIPTOR_SCHEMA)
     descriptors = spark.range(start, end, 1, max(1, min(partitions, end - start))).mapInArrow(
         functools.partial(describe_batches, spec_json), descriptor_type
     )
