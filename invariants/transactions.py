@@ -21,9 +21,10 @@ from __future__ import annotations
 from model.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, record_fates
 from model.interface import Expectation, Property
 from model.messages import WriteTxnMarkersRequest
-from model.partition import CONTROL_COMMIT, last_stable_offset
+from model.partition import CONTROL_COMMIT, LogEntry, last_stable_offset
 from model.producer import record_id, record_label
 from model.transaction_state import TransactionState
+from model.txn_coordinator import OFFSETS_PARTITION_BASE
 from model.txn_system import TxnConfig, TxnSystemState
 
 __all__ = ["transaction_properties"]
@@ -106,6 +107,13 @@ def _lso_stuck(s: TxnSystemState) -> list[str]:
     ]
 
 
+def _partition_log(s: TxnSystemState, q: int) -> tuple[LogEntry, ...]:
+    """A data partition's log, or (AddOffsetsToTxn) the group's ``__consumer_offsets`` partition's."""
+    if q >= OFFSETS_PARTITION_BASE:
+        return s.group.offsets_log.log if s.group is not None else ()
+    return s.partitions[q].log
+
+
 def _missing_markers(s: TxnSystemState) -> list[str]:
     out: list[str] = []
     for c in s.ghost.completions:
@@ -113,7 +121,7 @@ def _missing_markers(s: TxnSystemState) -> list[str]:
         for q in c.partitions:
             found = any(
                 e.control == control and e.producer_id == c.producer_id and e.producer_epoch == c.producer_epoch
-                for e in s.partitions[q].log
+                for e in _partition_log(s, q)
             )
             if not found:
                 out.append(

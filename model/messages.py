@@ -19,14 +19,20 @@ from typing import NamedTuple
 from model.codec import record
 
 __all__ = [
+    "AddOffsetsToTxnRequest",
+    "AddOffsetsToTxnResponse",
     "AddPartitionsToTxnRequest",
     "AddPartitionsToTxnResponse",
     "EndTxnRequest",
     "EndTxnResponse",
     "InitProducerIdRequest",
     "InitProducerIdResponse",
+    "OffsetCommitRequest",
+    "OffsetCommitResponse",
     "ProduceRequest",
     "ProduceResponse",
+    "TxnOffsetCommitRequest",
+    "TxnOffsetCommitResponse",
     "WriteTxnMarkersRequest",
 ]
 
@@ -139,3 +145,75 @@ class WriteTxnMarkersRequest(NamedTuple):
     coordinator_epoch: int
     committed: bool
     partition: int
+
+
+# -- consumer groups (KIP-98 §consume-transform-produce, KIP-447): client <-> coordinators -------------
+
+
+@record
+class AddOffsetsToTxnRequest(NamedTuple):
+    """AddOffsetsToTxn (TV0/TV1): add the group's ``__consumer_offsets`` partition to the transaction."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    group: int
+
+
+@record
+class AddOffsetsToTxnResponse(NamedTuple):
+    """The transaction coordinator's answer to AddOffsetsToTxn."""
+
+    producer: int
+    connection: int
+    error: str
+
+
+@record
+class TxnOffsetCommitRequest(NamedTuple):
+    """TxnOffsetCommit v3+ to the group coordinator: one partition's offset, staged in the
+    producer's transaction, with the consumer's group metadata (KIP-447: generation, member)."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    group: int
+    generation: int
+    member: int
+    partition: int
+    offset: int
+
+
+@record
+class TxnOffsetCommitResponse(NamedTuple):
+    """The group coordinator's answer to TxnOffsetCommit."""
+
+    producer: int
+    connection: int
+    error: str
+
+
+@record
+class OffsetCommitRequest(NamedTuple):
+    """A plain (non-transactional) OffsetCommit of a classic group member."""
+
+    producer: int
+    connection: int
+    group: int
+    generation: int
+    member: int
+    partition: int
+    offset: int
+
+
+@record
+class OffsetCommitResponse(NamedTuple):
+    """The group coordinator's answer to OffsetCommit."""
+
+    producer: int
+    connection: int
+    error: str

@@ -50,7 +50,7 @@ from model.messages import (
 )
 from model.producer_state import next_sequence
 
-__all__ = ["ClientState", "TxnClient", "new_client"]
+__all__ = ["ClientState", "TxnClient", "abortable_error", "fatal_error", "new_client"]
 
 RETRIABLE_COORDINATOR_ERRORS = (
     Errors.CONCURRENT_TRANSACTIONS,
@@ -253,6 +253,22 @@ def classify_batch_failure(c: TxnClient, error: str, tv: int, kip_360: bool) -> 
     if error == Errors.INVALID_TXN_STATE or (error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and not kip_360):
         return _fatal(c)
     return _abortable(c, tv, kip_360)
+
+
+def abortable_error(c: TxnClient) -> TxnClient:
+    """An abortable error outside the data path, with no epoch bump.
+
+    ``TxnOffsetCommitHandler``: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (a
+    ``CommitFailedException``), TRANSACTION_ABORTABLE (fact sheet §3.2).
+    """
+    if c.state in (C.FATAL_ERROR, C.ABORTING):
+        return c
+    return _drop_undrained(c._replace(state=C.ABORTABLE_ERROR))
+
+
+def fatal_error(c: TxnClient) -> TxnClient:
+    """A fatal error (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH from TxnOffsetCommit)."""
+    return _fatal(c)
 
 
 def txn_request_timeout(c: TxnClient) -> TxnClient | None:

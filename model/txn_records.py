@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 from model import codec
+from model import group_coordinator as gc
 from model import network as net
 from model import partition as part
 from model import transactional_producer as tp
@@ -18,8 +19,10 @@ from model.transaction_log import TransactionLogValue
 
 __all__ = [
     "TXN_FAULT_KINDS",
+    "AppInstance",
     "ClientTxn",
     "Completion",
+    "EosConfig",
     "Fence",
     "TxnConfig",
     "TxnFaultBudget",
@@ -36,6 +39,7 @@ TXN_FAULT_KINDS = (
     "append_failure",
     "coordinator_failover",
     "txn_id_expiry",
+    "rebalance",
 )
 
 
@@ -63,6 +67,7 @@ class TxnFaultBudget:
     coordinator_failover: int = 0
     txn_id_expiry: int = 0
     total: int = 2
+    rebalance: int = 0
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
@@ -74,6 +79,19 @@ class TxnFaultBudget:
 
 
 @dataclass(frozen=True)
+class EosConfig:
+    """A consume-transform-produce application (:mod:`model.eos_app`).
+
+    ``input_records`` records sit in one input partition; the producers of
+    :class:`TxnTopology` are the application instances (one consumer group
+    member and one transactional.id each); every transaction processes one
+    input record into one output record on output partition 0.
+    """
+
+    input_records: int = 2
+
+
+@dataclass(frozen=True)
 class TxnConfig:
     """Everything that parameterises the transactions model."""
 
@@ -81,6 +99,7 @@ class TxnConfig:
     faults: TxnFaultBudget = field(default_factory=TxnFaultBudget)
     retries: int = 2
     max_producer_epoch: int = 32767
+    eos: EosConfig | None = None
 
 
 @codec.record
@@ -120,6 +139,27 @@ class TxnGhost(NamedTuple):
     fences: tuple[Fence, ...] = ()
     completions: tuple[Completion, ...] = ()
     bad_transitions: tuple[str, ...] = ()
+    committed_offset_high: int = -1
+
+
+@codec.record
+class AppInstance(NamedTuple):
+    """A consume-transform-produce instance's consumer view (:mod:`model.eos_app`).
+
+    ``generation``/``owns``: the group metadata the application holds (updated
+    at SyncGroup); ``position``: the consumer position (-1: to be fetched from
+    the committed offset); ``processing``: the input offset of the open
+    transaction (-1: none); ``offsets``: where ``sendOffsetsToTransaction``
+    stands (see :data:`model.eos_app.OffsetsPhase`); ``offsets_generation``:
+    the generation captured by ``sendOffsetsToTransaction`` (retries resend it).
+    """
+
+    generation: int = 0
+    owns: bool = False
+    position: int = -1
+    processing: int = -1
+    offsets: str = ""
+    offsets_generation: int = -1
 
 
 @codec.record
@@ -135,3 +175,5 @@ class TxnSystemState(NamedTuple):
     next_producer_id: int
     faults_used: tuple[int, ...]
     ghost: TxnGhost
+    group: gc.GroupMetadata | None = None
+    apps: tuple[AppInstance, ...] = ()

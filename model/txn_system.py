@@ -123,6 +123,11 @@ def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
 class TransactionalSystem:
     """Transactional producers, one transaction coordinator and one broker, as a Model."""
 
+    #: Action kind -> argument names (JSON keys); extended by subclasses.
+    ACTION_ARGS: ClassVar[dict[str, tuple[str, ...]]] = TXN_ACTION_ARGS
+    #: Action kind -> fault kind of :data:`TXN_FAULT_KINDS`.
+    FAULT_OF_ACTION: ClassVar[dict[str, str]] = FAULT_OF_ACTION
+
     def __init__(
         self,
         config: TxnConfig,
@@ -194,18 +199,10 @@ class TransactionalSystem:
         """Enabled actions: application and client steps, deliveries, then faults."""
         out: list[Action] = []
         topo = self.config.topology
-        rpt = topo.records_per_transaction
         for i, c in enumerate(state.clients):
-            if c.state == tp.C.UNINITIALIZED:
+            if c.state == tp.C.UNINITIALIZED and self._may_init_transactions(state, i):
                 out.append(Action("InitTransactions", (i,)))
-            if tp.begin_transaction(c, topo.transactions_per_producer) is not None:
-                out.append(Action("BeginTransaction", (i,)))
-            if c.state == tp.C.IN_TRANSACTION and c.data.next_record < (c.txn + 1) * rpt:
-                out.append(Action("Send", (i,)))
-            if c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt:
-                out.append(Action("CommitTransaction", (i,)))
-            if c.state == tp.C.ABORTABLE_ERROR or (topo.voluntary_abort and c.state == tp.C.IN_TRANSACTION):
-                out.append(Action("AbortTransaction", (i,)))
+            out.extend(self._application_actions(state, i, c))
             if tp.next_txn_request(c, i, self.tv, self.kip_360) is not None:
                 out.append(Action("SendTxnRequest", (i,)))
             for q in range(topo.partitions):
@@ -213,14 +210,41 @@ class TransactionalSystem:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
+        if sum(state.faults_used) < self.config.faults.total:
+            out.extend(self._fault_actions(state, heads))
+        return out
+
+    def _may_init_transactions(self, state: TxnSystemState, i: int) -> bool:
+        """Whether the application calls initTransactions now (always, for the plain application)."""
+        return True
+
+    def _application_actions(self, state: TxnSystemState, i: int, c: tp.TxnClient) -> list[Action]:
+        """The plain application's calls for client ``i`` (overridden by :mod:`model.eos_app`)."""
+        out: list[Action] = []
+        topo = self.config.topology
+        rpt = topo.records_per_transaction
+        if tp.begin_transaction(c, topo.transactions_per_producer) is not None:
+            out.append(Action("BeginTransaction", (i,)))
+        if c.state == tp.C.IN_TRANSACTION and c.data.next_record < (c.txn + 1) * rpt:
+            out.append(Action("Send", (i,)))
+        if c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt:
+            out.append(Action("CommitTransaction", (i,)))
+        if c.state == tp.C.ABORTABLE_ERROR or (topo.voluntary_abort and c.state == tp.C.IN_TRANSACTION):
+            out.append(Action("AbortTransaction", (i,)))
+        return out
+
+    def _droppable(self, env: net.Envelope) -> bool:
+        """Whether a connection reset may lose ``env`` (markers are retried by the coordinator)."""
+        return not isinstance(env.body, WriteTxnMarkersRequest)
+
+    def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
+        """Fault actions whose per-kind budget is not used up (the total is checked by the caller)."""
+        out: list[Action] = []
+        topo = self.config.topology
         used = state.faults_used
-        if sum(used) >= self.config.faults.total:
-            return out
         lim = self._limits
         if used[0] < lim[0]:
-            out.extend(
-                Action("DropMessage", (env,)) for env in heads if not isinstance(env.body, WriteTxnMarkersRequest)
-            )
+            out.extend(Action("DropMessage", (env,)) for env in heads if self._droppable(env))
         if used[1] < lim[1]:
             for i, c in enumerate(state.clients):
                 if c.inflight or c.data.in_flight:
@@ -251,7 +275,7 @@ class TransactionalSystem:
         handler = self._HANDLERS.get(action.kind)
         if handler is None or not self._valid_args(state, action):
             return None
-        fault = FAULT_OF_ACTION.get(action.kind)
+        fault = self.FAULT_OF_ACTION.get(action.kind)
         if fault is not None:
             k = TXN_FAULT_KINDS.index(fault)
             if state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total:
@@ -270,10 +294,15 @@ class TransactionalSystem:
         return Step(new, events)
 
     def _valid_args(self, state: TxnSystemState, action: Action) -> bool:
-        names = TXN_ACTION_ARGS[action.kind]
+        names = self.ACTION_ARGS[action.kind]
         if len(action.args) != len(names):
             return False
-        bounds = {"producer": len(state.clients), "partition": len(state.partitions), "transactional_id": self.tids}
+        bounds = {
+            "producer": len(state.clients),
+            "instance": len(state.clients),
+            "partition": len(state.partitions),
+            "transactional_id": self.tids,
+        }
         for name, value in zip(names, action.args, strict=True):
             if name in bounds and not (type(value) is int and 0 <= value < bounds[name]):
                 return False
@@ -287,6 +316,8 @@ class TransactionalSystem:
         return None if c is None else (s._replace(clients=_at(s.clients, i, c)), ())
 
     def _init_transactions(self, s: TxnSystemState, i: int) -> Result:
+        if not self._may_init_transactions(s, i):
+            return None
         return self._set_client(s, i, tp.init_transactions(s.clients[i]))
 
     def _begin(self, s: TxnSystemState, i: int) -> Result:
@@ -489,9 +520,15 @@ class TransactionalSystem:
         s, events = self._apply_coordinator(s, t, out)
         return s, events
 
-    def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest) -> Result:
+    def _write_marker(
+        self, s: TxnSystemState, m: WriteTxnMarkersRequest
+    ) -> tuple[TxnSystemState, str, tuple[str, ...]]:
+        """The partition leader appends the marker (the group coordinator's partition: :mod:`model.eos_app`)."""
         leader, error, events = append_end_txn_marker(s.partitions[m.partition], m, self.tv)
-        s = s._replace(partitions=_at(s.partitions, m.partition, leader))
+        return s._replace(partitions=_at(s.partitions, m.partition, leader)), error, events
+
+    def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest) -> Result:
+        s, error, events = self._write_marker(s, m)
         if m.coordinator_epoch != s.coordinator_epoch:
             return s, (*events, "stale_coordinator_marker")
         md, go_on = tc.handle_marker_response(
@@ -613,7 +650,7 @@ class TransactionalSystem:
     def action_to_json(self, action: Action) -> dict[str, Any]:
         """``{"kind": ..., <arg>: <value>}``."""
         data: dict[str, Any] = {"kind": action.kind}
-        for name, value in zip(TXN_ACTION_ARGS[action.kind], action.args, strict=True):
+        for name, value in zip(self.ACTION_ARGS[action.kind], action.args, strict=True):
             data[name] = codec.to_json(value)
         return data
 
@@ -621,7 +658,7 @@ class TransactionalSystem:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
             raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
-        names = TXN_ACTION_ARGS.get(data["kind"])
+        names = self.ACTION_ARGS.get(data["kind"])
         if names is None:
             raise ModelError(f"unknown action kind {data['kind']!r}")
         extra = sorted(set(data) - {"kind", *names})
@@ -635,7 +672,7 @@ class TransactionalSystem:
 
     def format_action(self, action: Action) -> str:
         """``Deliver(message=p0->tc#0:EndTxn(...))``."""
-        names = TXN_ACTION_ARGS.get(action.kind, ())
+        names = self.ACTION_ARGS.get(action.kind, ())
         parts = [f"{n}={format_value(v)}" for n, v in zip(names, action.args, strict=False)]
         return f"{action.kind}({', '.join(parts)})"
 

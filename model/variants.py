@@ -45,6 +45,15 @@ class ProtocolFlags:
             an abortable error (KIP-360, §3.1); without it OUT_OF_ORDER is fatal.
         complete_after_markers: the coordinator writes CompleteCommit/Abort only
             once every WriteTxnMarkers succeeded (§1.8).
+        generation_fencing: the group coordinator rejects an offset commit whose
+            generation is not the group's with ILLEGAL_GENERATION (KIP-447 §3.2;
+            the KAFKA-2555 fix, PR #221).
+        offsets_in_transaction: the consume-transform-produce application commits
+            its input offsets with ``sendOffsetsToTransaction`` (KIP-98); without
+            it, with a plain OffsetCommit after ``commitTransaction``.
+        seek_after_abort: after ``abortTransaction`` the application seeks back
+            to the committed offset (the consumer position does not rewind by
+            itself, KAFKA-17582).
     """
 
     check_epoch: bool = True
@@ -57,6 +66,9 @@ class ProtocolFlags:
     timeout_abort_bumps_epoch: bool = True
     kip_360: bool = True
     complete_after_markers: bool = True
+    generation_fencing: bool = True
+    offsets_in_transaction: bool = True
+    seek_after_abort: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -181,6 +193,39 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_kafka_12671_hanging",),
             bug="a coordinator that forgets a transaction before its markers are written; a failed or late "
             "marker then leaves the partition's transaction open",
+        ),
+        Variant(
+            name="no_generation_fencing",
+            description="The group coordinator accepts a TxnOffsetCommit from an old generation (no "
+            "ILLEGAL_GENERATION); instances keep one transactional.id each, so nothing else fences a zombie.",
+            flags=replace(_REAL, generation_fencing=False),
+            weakened=True,
+            breaks=("exactly_once_processing",),
+            scenarios=("txn_eos_consume_transform_produce",),
+            bug="pre-KIP-447 / KAFKA-2555 (PR #221): a zombie that lost its input partition in a rebalance "
+            "commits its transaction and offsets next to the new owner: the input record is processed twice",
+        ),
+        Variant(
+            name="offsets_outside_transaction",
+            description="The application commits its input offsets with a plain OffsetCommit after "
+            "commitTransaction instead of sendOffsetsToTransaction.",
+            flags=replace(_REAL, offsets_in_transaction=False),
+            weakened=True,
+            breaks=("exactly_once_processing", "offsets_committed_with_outputs"),
+            scenarios=("txn_eos_abort_and_seek", "txn_eos_consume_transform_produce"),
+            bug="at-least-once consume-transform-produce: a rebalance (or crash) between the commit of the "
+            "outputs and the offset commit makes the next owner process the input record again",
+        ),
+        Variant(
+            name="no_seek_after_abort",
+            description="After abortTransaction the application keeps its consumer position instead of "
+            "seeking back to the committed offset.",
+            flags=replace(_REAL, seek_after_abort=False),
+            weakened=True,
+            breaks=("exactly_once_processing",),
+            scenarios=("txn_eos_abort_and_seek",),
+            bug="KAFKA-17582 (intended behaviour): the position does not rewind after an abort; an "
+            "application that does not seek skips the aborted input record -- it is lost",
         ),
     )
 }

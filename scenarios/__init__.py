@@ -26,7 +26,13 @@ Transactions scenarios (``model = "transactions"``) use instead::
                     records_per_transaction, shared_transactional_id,
                     voluntary_abort, retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
-                    append_failure, coordinator_failover, txn_id_expiry, total
+                    append_failure, coordinator_failover, txn_id_expiry,
+                    rebalance, total
+
+Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.eos_app`)
+take the same sections (producers = application instances) plus::
+
+    [eos]           input_records
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from typing import Any
 from model.config import ProducerConfig
 from model.interface import Model, ModelError, Property
 from model.system import FaultBudget, KafkaSystem, SystemConfig, Topology
+from model.txn_records import EosConfig
 from model.txn_system import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
 from model.variants import VARIANTS, Variant
 
@@ -102,10 +109,17 @@ def _transaction_properties(scenario: Scenario) -> tuple[Property, ...]:
     return transaction_properties(scenario.txn or TxnConfig())
 
 
+def _eos_properties(scenario: Scenario) -> tuple[Property, ...]:
+    from invariants.eos_processing import eos_properties
+
+    return eos_properties(scenario.txn or TxnConfig(eos=EosConfig()))
+
+
 #: Model kinds: which property sets a scenario's model checks.
 MODEL_KINDS: dict[str, Callable[[Scenario], tuple[Property, ...]]] = {
     "idempotence": _idempotence_properties,
     "transactions": _transaction_properties,
+    "eos": _eos_properties,
 }
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -122,6 +136,7 @@ _TOP_KEYS = {
     "faults",
     "bounds",
     "transactions",
+    "eos",
 }
 
 
@@ -178,10 +193,12 @@ def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
     if not isinstance(permitted, list) or not all(isinstance(p, str) for p in permitted):
         raise ScenarioError(f"{where}: 'permitted' must be a list of invariant names")
 
-    if model == "transactions":
-        return _parse_txn_scenario(data, where, name, description, default, variant, permitted)
+    if model in ("transactions", "eos"):
+        return _parse_txn_scenario(data, where, name, description, default, variant, permitted, model)
     if "transactions" in data:
         raise ScenarioError(f'{where}: [transactions] needs model = "transactions"')
+    if "eos" in data:
+        raise ScenarioError(f'{where}: [eos] needs model = "eos"')
     topology = _typed(Topology, _section(data, "topology", where), "topology", where)
     if topology.producers < 1 or topology.partitions < 1:
         raise ScenarioError(f"{where}: [topology] needs at least one producer and one partition")
@@ -224,9 +241,16 @@ _TXN_KEYS = {"retries", "max_producer_epoch"}
 
 
 def _parse_txn_scenario(
-    data: dict[str, Any], where: str, name: str, description: str, default: bool, variant: str, permitted: list[str]
+    data: dict[str, Any],
+    where: str,
+    name: str,
+    description: str,
+    default: bool,
+    variant: str,
+    permitted: list[str],
+    model: str = "transactions",
 ) -> Scenario:
-    """The ``model = "transactions"`` part of the schema."""
+    """The ``model = "transactions"`` (and ``"eos"``) part of the schema."""
     for key in ("topology", "producer", "broker"):
         if key in data:
             raise ScenarioError(f"{where}: [{key}] is not used by model 'transactions' (use [transactions])")
@@ -244,11 +268,22 @@ def _parse_txn_scenario(
         raise ScenarioError(f"{where}: [transactions] max_producer_epoch must be >= 3")
     faults = _typed(TxnFaultBudget, _section(data, "faults", where), "faults", where)
     bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
-    txn = TxnConfig(topology=topology, faults=faults, **extra)
+    eos = None
+    if model == "eos":
+        eos = _typed(EosConfig, _section(data, "eos", where), "eos", where)
+        if eos.input_records < 1 or topology.partitions != 1 or topology.records_per_transaction != 1:
+            raise ScenarioError(
+                f"{where}: model 'eos' needs input_records >= 1, partitions = 1 and records_per_transaction = 1"
+            )
+        if topology.shared_transactional_id:
+            raise ScenarioError(f"{where}: model 'eos' gives every instance its own transactional.id")
+    elif "eos" in data:
+        raise ScenarioError(f'{where}: [eos] needs model = "eos"')
+    txn = TxnConfig(topology=topology, faults=faults, eos=eos, **extra)
     scenario = Scenario(
         name=name,
         description=description,
-        model="transactions",
+        model=model,
         config=SystemConfig(),
         variant=variant,
         default=default,
@@ -257,10 +292,10 @@ def _parse_txn_scenario(
         source=where,
         txn=txn,
     )
-    known = {p.name for p in MODEL_KINDS["transactions"](scenario)}
+    known = {p.name for p in MODEL_KINDS[model](scenario)}
     for inv in scenario.permitted:
         if inv not in known:
-            raise ScenarioError(f"{where}: permitted invariant {inv!r} is not checked by model 'transactions'")
+            raise ScenarioError(f"{where}: permitted invariant {inv!r} is not checked by model {model!r}")
     return scenario
 
 
@@ -310,6 +345,16 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Mod
             raise ScenarioError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
         v = VARIANTS[name]
     properties = MODEL_KINDS[scenario.model](scenario)
+    if scenario.model == "eos":
+        from model.eos_app import EosSystem
+
+        return EosSystem(  # type: ignore[return-value]
+            scenario.txn or TxnConfig(eos=EosConfig()),
+            v,
+            properties,
+            name=scenario.model,
+            scenario_info=scenario.info(),
+        )
     if scenario.model == "transactions":
         return TransactionalSystem(
             scenario.txn or TxnConfig(), v, properties, name=scenario.model, scenario_info=scenario.info()

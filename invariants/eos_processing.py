@@ -1,0 +1,233 @@
+"""Invariants of exactly-once consume-transform-produce (KIP-98 §"consume-transform-produce", KIP-447).
+
+The application (:mod:`model.eos_app`) turns input record ``k`` into one output
+record and commits the input offset in the same transaction.  Ground truth is
+read from the logs, independently of the application's own bookkeeping:
+
+* the *fate* of every output batch comes from the control batches that follow
+  it in the output partition (:func:`output_fates`, per log offset, so a record
+  written twice is counted twice);
+* the *committed offset* is the group coordinator's materialised offset for
+  the input partition (:func:`model.group_coordinator.committed_offset`).
+
+A state is *settled* when no WriteTxnMarkers request is in flight and no
+transaction coordinator entry is in PrepareCommit/PrepareAbort: every decided
+transaction has reached both the output partition and ``__consumer_offsets``.
+Between the two markers of one transaction the output may already be
+committed while the offset is not yet materialised; that is not a violation.
+
+Kafka's own system test (``transactions_test.py``, fact sheet §6.1) checks the
+same facts on a real cluster: no duplicates in the output, and the input set
+equals the output set once the copiers finish.
+"""
+
+from __future__ import annotations
+
+from model import group_coordinator as gc
+from model.consumer import READ_UNCOMMITTED, fetch
+from model.eos_app import INPUT_PARTITION, OUTPUT_PARTITION, decode_output
+from model.interface import Expectation, Property
+from model.messages import WriteTxnMarkersRequest
+from model.partition import CONTROL_COMMIT, PartitionLeader
+from model.producer import record_label
+from model.transaction_state import TransactionState
+from model.txn_records import EosConfig, TxnConfig, TxnSystemState
+
+__all__ = ["eos_properties", "output_fates", "settled"]
+
+S = TransactionState
+COMMITTED, ABORTED, UNDECIDED = "committed", "aborted", "undecided"
+
+
+def output_fates(leader: PartitionLeader) -> tuple[tuple[int, str], ...]:
+    """``(record id, fate)`` for every data record in offset order, decided by the control batches."""
+    rids: list[int] = []
+    fates: list[str] = []
+    open_by_pid: dict[int, list[int]] = {}
+    for e in leader.log:
+        if e.control:
+            fate = COMMITTED if e.control == CONTROL_COMMIT else ABORTED
+            for idx in open_by_pid.pop(e.producer_id, []):
+                fates[idx] = fate
+            continue
+        for rid in e.records:
+            if e.transactional:
+                open_by_pid.setdefault(e.producer_id, []).append(len(fates))
+            rids.append(rid)
+            fates.append(UNDECIDED if e.transactional else COMMITTED)
+    return tuple(zip(rids, fates, strict=True))
+
+
+def settled(s: TxnSystemState) -> bool:
+    """No marker in flight and no coordinator transaction in Prepare*."""
+    if any(isinstance(env.body, WriteTxnMarkersRequest) for env in s.network):
+        return False
+    return all(md is None or md.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT) for md in s.coordinator)
+
+
+def _committed_offset(s: TxnSystemState) -> int:
+    c = gc.committed_offset(s.group, INPUT_PARTITION)
+    return 0 if c is None else c.offset
+
+
+def _outputs_per_input(s: TxnSystemState, n: int) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {k: [] for k in range(n)}
+    for rid, fate in output_fates(s.partitions[OUTPUT_PARTITION]):
+        if fate == COMMITTED:
+            out.setdefault(decode_output(rid, n)[2], []).append(rid)
+    return out
+
+
+def _eos_problems(n: int, s: TxnSystemState) -> list[str]:
+    per_input = _outputs_per_input(s, n)
+    problems = [
+        f"input offset {k} has {len(rids)} committed outputs ({', '.join(record_label(r) for r in rids)})"
+        for k, rids in per_input.items()
+        if len(rids) > 1
+    ]
+    if settled(s):
+        c = _committed_offset(s)
+        problems.extend(
+            f"input offset {k} is below the committed offset {c} but its output was never committed"
+            for k in range(min(c, n))
+            if not per_input.get(k)
+        )
+    return problems
+
+
+def _offset_problems(n: int, s: TxnSystemState) -> list[str]:
+    if not settled(s):
+        return []
+    c = _committed_offset(s)
+    return [
+        f"the output of input offset {k} ({record_label(rids[0])}) is committed but the committed offset is {c}"
+        for k, rids in _outputs_per_input(s, n).items()
+        if k >= c and rids
+    ]
+
+
+def _regression(s: TxnSystemState) -> str:
+    c = gc.committed_offset(s.group, INPUT_PARTITION)
+    high = s.ghost.committed_offset_high
+    if c is not None and c.offset < high:
+        return f"committed offset went back from {high} to {c.offset}"
+    return ""
+
+
+def _read_uncommitted_sees_aborted(s: TxnSystemState) -> bool:
+    leader = s.partitions[OUTPUT_PARTITION]
+    aborted = {rid for rid, fate in output_fates(leader) if fate == ABORTED}
+    return any(rid in aborted for rid in fetch(leader, READ_UNCOMMITTED))
+
+
+def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
+    """The consume-transform-produce properties plus the transaction properties that apply.
+
+    ``atomic_commit`` of :mod:`invariants.transactions` numbers records as the
+    plain producer application does, so it is replaced here by
+    ``exactly_once_processing`` and ``offsets_committed_with_outputs``.
+    """
+    from invariants.transactions import transaction_properties
+
+    n = (config.eos or EosConfig()).input_records
+    txn_props = tuple(p for p in transaction_properties(config) if p.name not in ("atomic_commit",))
+    several = config.topology.producers > 1
+    group_partners = (
+        ("partition_moved_mid_transaction", "unstable_offset_wait", "txn_offset_commit_during_rebalance")
+        if several
+        else ()
+    )
+    props: list[Property] = [
+        Property(
+            name="exactly_once_processing",
+            expectation=Expectation.ALWAYS,
+            fact="Every input record's output is committed at most once, and once settled every input record "
+            "below the group's committed offset has a committed output (no duplicate, no loss).",
+            source="KIP-98 §consume-transform-produce; KIP-447 §Proposed Changes; transactions_test.py checks "
+            "(fact sheet §6.1)",
+            catches="a zombie committing after a rebalance (no generation fencing, KAFKA-2555), offsets "
+            "committed outside the transaction (at-least-once), a missing seek after abort (KAFKA-17582)",
+            predicate=lambda s: not _eos_problems(n, s),
+            partners=("zombie_offset_commit_rejected", "input_fully_processed", *group_partners),
+            explain=lambda s: "; ".join(_eos_problems(n, s)),
+        ),
+        Property(
+            name="offsets_committed_with_outputs",
+            expectation=Expectation.ALWAYS,
+            fact="Once settled, an input record's output is committed only if its input offset is committed "
+            "(together with the previous property: the offset is committed iff the output is).",
+            source="KIP-98 §sendOffsetsToTransaction; fact sheet §3.2 (pending transactional offsets)",
+            catches="offsets committed after, not with, the transaction; pending offsets materialised on ABORT",
+            predicate=lambda s: not _offset_problems(n, s),
+            partners=("offsets_materialised", "offsets_discarded"),
+            explain=lambda s: "; ".join(_offset_problems(n, s)),
+        ),
+        Property(
+            name="committed_offset_never_regresses",
+            expectation=Expectation.ALWAYS,
+            fact="The group's committed offset of the input partition never goes backwards.",
+            source="OffsetMetadataManager.replayEndTransactionMarker (materialise only if newer, fact sheet §3.2)",
+            catches="a stale generation's offsets overwriting a newer commit",
+            predicate=lambda s: not _regression(s),
+            partners=("input_fully_processed", "offsets_materialised", *group_partners[2:]),
+            explain=_regression,
+        ),
+        *txn_props,
+        _event(
+            "zombie_offset_commit_rejected",
+            "A zombie's TxnOffsetCommit was rejected with ILLEGAL_GENERATION.",
+            "txn_offset_commit_rejected:ILLEGAL_GENERATION",
+        ),
+        *(
+            (
+                _event(
+                    "partition_moved_mid_transaction",
+                    "A rebalance moved the input partition away from an instance with an open transaction.",
+                    "rebalance_moved_partition_mid_transaction",
+                ),
+                _event(
+                    "unstable_offset_wait",
+                    "OffsetFetch(requireStable) answered UNSTABLE_OFFSET_COMMIT.",
+                    "UNSTABLE_OFFSET_COMMIT",
+                ),
+                _event(
+                    "txn_offset_commit_during_rebalance",
+                    "A TxnOffsetCommit was accepted while the group was CompletingRebalance.",
+                    "txn_offset_commit_during_completing_rebalance",
+                ),
+            )
+            if several
+            else ()
+        ),
+        _event("offsets_materialised", "A COMMIT marker materialised pending offsets.", "offsets_materialised"),
+        _event("offsets_discarded", "An ABORT marker discarded pending offsets.", "offsets_discarded"),
+        Property(
+            name="input_fully_processed",
+            expectation=Expectation.SOMETIMES,
+            fact="The committed offset reached the end of the input.",
+            source="reachability",
+            catches="reachability of a complete run",
+            predicate=lambda s: _committed_offset(s) >= n,
+        ),
+        Property(
+            name="read_uncommitted_sees_aborted_output",
+            expectation=Expectation.SOMETIMES,
+            fact="A read_uncommitted consumer of the output read an aborted record (a documented view of "
+            "isolation.level=read_uncommitted, not a violation).",
+            source="KIP-98 §7 (isolation.level)",
+            catches="reachability of aborted output",
+            predicate=_read_uncommitted_sees_aborted,
+        ),
+    ]
+    return tuple(props)
+
+
+def _event(name: str, fact: str, event: str) -> Property:
+    return Property(
+        name=name,
+        expectation=Expectation.SOMETIMES,
+        fact=fact,
+        source="reachability (KIP-447)",
+        catches=f"reachability ({event})",
+        event=event,
+    )
