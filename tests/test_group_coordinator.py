@@ -1,0 +1,123 @@
+"""One test per group-coordinator rule of kafka_facts.md §3.2-3.3, on the pure handlers."""
+
+from __future__ import annotations
+
+from model.errors import Errors
+from model.group_coordinator import (
+    COMPLETING_REBALANCE,
+    OFFSET_COMMIT_CHECKS,
+    STABLE,
+    GroupMetadata,
+    committed_offset,
+    form_group,
+    handle_offset_commit,
+    handle_offset_fetch,
+    handle_txn_marker,
+    handle_txn_offset_commit,
+    rebalance,
+    sync_group,
+    validate_offset_commit,
+)
+from model.messages import WriteTxnMarkersRequest
+from model.txn_coordinator import OFFSETS_PARTITION_BASE
+
+PID = 7
+
+
+def group() -> GroupMetadata:
+    return form_group(0, (0, 1), (0,))
+
+
+def marker(committed: bool, epoch: int = 1) -> WriteTxnMarkersRequest:
+    return WriteTxnMarkersRequest(0, PID, epoch, 0, committed, OFFSETS_PARTITION_BASE)
+
+
+def staged(g: GroupMetadata, offset: int = 1, epoch: int = 0) -> GroupMetadata:
+    g, err, _ = handle_txn_offset_commit(g, PID, epoch, 0, g.generation, 0, offset)
+    assert err == Errors.NONE
+    return g
+
+
+def test_join_bumps_generation_and_sync_makes_the_group_stable() -> None:
+    g = group()
+    assert (g.generation, g.state) == (1, STABLE)
+    g = rebalance(g, g.members, (1,))
+    assert (g.generation, g.state, g.assignment) == (2, COMPLETING_REBALANCE, (1,))
+    g, err = sync_group(g, 1, 2)
+    assert err == Errors.NONE and g.state == COMPLETING_REBALANCE
+    g, err = sync_group(g, 0, 2)
+    assert err == Errors.NONE and g.state == STABLE
+
+
+def test_txn_offset_commit_from_an_old_generation_is_illegal_generation() -> None:
+    g = rebalance(group(), (0, 1), (1,))
+    _, err, events = handle_txn_offset_commit(g, PID, 0, 0, 1, 0, 1)
+    assert err == Errors.ILLEGAL_GENERATION and "txn_offset_commit_rejected:ILLEGAL_GENERATION" in events
+    _, err, _ = handle_txn_offset_commit(g, PID, 0, 0, 1, 0, 1, check_generation=False)
+    assert err == Errors.NONE  # the pre-KAFKA-2555 coordinator (variant no_generation_fencing)
+
+
+def test_txn_offset_commit_from_an_unknown_member_is_unknown_member_id() -> None:
+    _, err, _ = handle_txn_offset_commit(group(), PID, 0, 5, 1, 0, 1)
+    assert err == Errors.UNKNOWN_MEMBER_ID
+
+
+def test_transactional_commit_accepted_during_completing_rebalance_plain_commit_not() -> None:
+    g = rebalance(group(), (0, 1), (1,))
+    g2, err, events = handle_txn_offset_commit(g, PID, 0, 1, 2, 0, 1)
+    assert err == Errors.NONE and "txn_offset_commit_during_completing_rebalance" in events and g2.pending
+    _, err, _ = handle_offset_commit(g, 1, 2, 0, 1)
+    assert err == Errors.REBALANCE_IN_PROGRESS
+
+
+def test_validation_order_and_missing_group() -> None:
+    assert [e for _, e in OFFSET_COMMIT_CHECKS][-2:] == [Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION]
+    assert validate_offset_commit(None, 0, -1, True) == Errors.NONE
+    assert validate_offset_commit(None, 0, 3, True) == Errors.ILLEGAL_GENERATION
+    assert validate_offset_commit(group()._replace(state="Dead"), 0, 1, True) == Errors.COORDINATOR_NOT_AVAILABLE
+    assert validate_offset_commit(GroupMetadata(0), 9, -1, False) == Errors.NONE  # Empty group, generation -1
+
+
+def test_pending_offsets_materialise_on_commit_marker() -> None:
+    g = staged(group())
+    assert committed_offset(g, 0) is None
+    g, err, events = handle_txn_marker(g, marker(True), 2)
+    assert err == Errors.NONE and "offsets_materialised" in events
+    c = committed_offset(g, 0)
+    assert c is not None and c.offset == 1 and not g.pending
+
+
+def test_pending_offsets_lose_to_a_newer_plain_commit() -> None:
+    g = staged(group(), offset=1)
+    g, err, _ = handle_offset_commit(g, 0, 1, 0, 5)
+    assert err == Errors.NONE
+    g, _, events = handle_txn_marker(g, marker(True), 2)
+    c = committed_offset(g, 0)
+    assert "offsets_superseded" in events and c is not None and c.offset == 5
+
+
+def test_pending_offsets_discarded_on_abort_marker() -> None:
+    g = staged(group())
+    g, err, events = handle_txn_marker(g, marker(False), 2)
+    assert err == Errors.NONE and "offsets_discarded" in events
+    assert committed_offset(g, 0) is None and not g.pending
+
+
+def test_stale_marker_is_rejected_under_tv2() -> None:
+    g = staged(group(), epoch=1)
+    _, err, _ = handle_txn_marker(g, marker(True, epoch=1), 2)
+    assert err == Errors.INVALID_PRODUCER_EPOCH
+
+
+def test_txn_offset_commit_with_an_old_producer_epoch_is_rejected() -> None:
+    g = staged(group(), epoch=3)
+    _, err, _ = handle_txn_offset_commit(g, PID, 2, 0, 1, 0, 1)
+    assert err == Errors.INVALID_PRODUCER_EPOCH
+
+
+def test_require_stable_fetch_is_unstable_while_offsets_are_pending() -> None:
+    g = staged(group())
+    assert handle_offset_fetch(g, 0, require_stable=True) == (Errors.UNSTABLE_OFFSET_COMMIT, -1)
+    assert handle_offset_fetch(g, 0, require_stable=False) == (Errors.NONE, -1)
+    g, _, _ = handle_txn_marker(g, marker(True), 2)
+    assert handle_offset_fetch(g, 0, require_stable=True) == (Errors.NONE, 1)
