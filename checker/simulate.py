@@ -43,7 +43,7 @@ from typing import Any
 
 from checker.minimize import minimize
 from checker.trace import Trace, make_trace
-from model.interface import Action, Expectation, Model, Property
+from model.interface import Action, Expectation, Model, Property, Step
 
 __all__ = [
     "PROFILES",
@@ -167,6 +167,24 @@ def fault_classifier(model: Model) -> Callable[[Any, Action], str | None]:
     return by_event
 
 
+def _event_witnesses(event_props: Sequence[Property]) -> dict[str, tuple[str, ...]]:
+    """Memo ``event label -> names of the event-based sometimes properties it witnesses``.
+
+    :meth:`Property.matches_event` is a pure function of the property and the
+    label, so one memo per set of properties serves every walk of a worker.
+    """
+    key = tuple((p.name, p.event) for p in event_props)
+    memo = _WITNESS_MEMO.get(key)
+    if memo is None:
+        if len(_WITNESS_MEMO) > 64:
+            _WITNESS_MEMO.clear()
+        memo = _WITNESS_MEMO[key] = {}
+    return memo
+
+
+_WITNESS_MEMO: dict[tuple[tuple[str, str | None], ...], dict[str, tuple[str, ...]]] = {}
+
+
 def random_walk(
     model: Model,
     seed: int,
@@ -178,11 +196,22 @@ def random_walk(
     ``fault_weights`` maps fault kinds to weights (protocol steps weigh 1);
     kinds not listed are disabled.  ``None`` enables every fault with weight 1.
     The walk is deterministic given its arguments.
+
+    Per step: ``model.actions`` once; each enabled action classified once
+    (fault kind -> weight); one draw ``rng.random() * total`` picks the action
+    by its cumulative weight; ``model.step`` once (a model without the
+    :class:`model.interface.FaultHooks` hook is classified by stepping every
+    enabled action, and the chosen action's step is reused, not recomputed);
+    then every ``always`` invariant is checked on the new state -- every step,
+    whatever it emitted.  Sometimes-properties already witnessed are not
+    evaluated again (they only feed the ``reached`` set).
     """
     props = model.properties()
-    always = [p for p in props if p.expectation is Expectation.ALWAYS]
-    state_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
+    always = [(p, p.predicate) for p in props if p.expectation is Expectation.ALWAYS]
+    pending_state = [p for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
     event_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
+    witnesses = _event_witnesses(event_sometimes)
+    pending_events = len(event_sometimes)
     rng = random.Random(seed)
     state = model.init_states()[0]
     taken: list[Action] = []
@@ -191,32 +220,48 @@ def random_walk(
     reached: set[str] = set()
 
     def first_violation(s: Any) -> Property | None:
-        for p in always:
-            if not p.holds(s):
+        for p, pred in always:
+            if pred is None or not pred(s):  # Property.holds: no predicate = does not hold
                 return p
         return None
 
     def witness(s: Any) -> None:
-        for p in state_sometimes:
-            if p.name not in reached and p.holds(s):
-                reached.add(p.name)
+        for p in [p for p in pending_state if p.predicate is not None and p.predicate(s)]:
+            reached.add(p.name)
+            pending_state.remove(p)
 
     bad = first_violation(state)
-    witness(state)
+    if pending_state:
+        witness(state)
     quiescent = False
-    fault_kind = fault_classifier(model)
+    hook = getattr(model, "fault_kind", None)
+    classify_by_step = hook is None
+    actions_of = model.actions
+    step_of = model.step
     weight_of = dict(fault_weights) if fault_weights is not None else None
     while bad is None and len(taken) < steps:
-        enabled = model.actions(state)
         choices: list[Action] = []
         weights: list[float] = []
+        kinds: list[str | None] = []
+        stepped: list[Step | None] = []
         total = 0.0
-        for a in enabled:
-            kind = fault_kind(state, a)
+        for a in actions_of(state):
+            if classify_by_step:
+                st = step_of(state, a)
+                kind = (
+                    None
+                    if st is None
+                    else next((e[len("fault:") :] for e in st.events if e.startswith("fault:")), None)
+                )
+            else:
+                kind = hook(a)  # type: ignore[misc]
             w = 1.0 if kind is None or weight_of is None else weight_of.get(kind, 0.0)
             if w > 0.0:
                 choices.append(a)
                 weights.append(w)
+                kinds.append(kind)
+                if classify_by_step:
+                    stepped.append(st)
                 total += w
         if not choices:
             quiescent = True
@@ -228,8 +273,8 @@ def random_walk(
             r -= weights[i]
             i += 1
         action = choices[i]
-        kind = fault_kind(state, action)
-        step = model.step(state, action)
+        kind = kinds[i]
+        step = stepped[i] if classify_by_step else step_of(state, action)
         if step is None:
             raise AssertionError(f"model listed {model.format_action(action)} as enabled but step() refused it")
         state = step.state
@@ -238,10 +283,16 @@ def random_walk(
             faults[kind] = faults.get(kind, 0) + 1
         for ev in step.events:
             events[ev] = events.get(ev, 0) + 1
-            for p in event_sometimes:
-                if p.name not in reached and p.matches_event(ev):
-                    reached.add(p.name)
-        witness(state)
+            if pending_events:
+                names = witnesses.get(ev)
+                if names is None:
+                    names = witnesses[ev] = tuple(p.name for p in event_sometimes if p.matches_event(ev))
+                for name in names:
+                    if name not in reached:
+                        reached.add(name)
+                        pending_events -= 1
+        if pending_state:
+            witness(state)
         bad = first_violation(state)
     return WalkResult(
         seed=seed,

@@ -135,3 +135,70 @@ def test_signature_is_invariant_plus_shape() -> None:
     assert signature("no_duplicate_append", a) != signature("no_acked_loss", a)
     assert signature("no_duplicate_append", a) != signature("no_duplicate_append", a[:1])
     assert len(signature("x", a)) == 16
+
+
+def _reference_walk(m, seed: int, steps: int, weights: dict[str, float]):
+    """The walk written plainly (classify, pick, step, check everything every step): the optimised one must agree."""
+    import random
+
+    from model.interface import Expectation
+
+    props = m.properties()
+    rng = random.Random(seed)
+    state = m.init_states()[0]
+    taken, events, faults, reached = [], {}, {}, set()
+    bad = next((p.name for p in props if p.expectation is Expectation.ALWAYS and not p.holds(state)), None)
+    reached |= {p.name for p in props if p.expectation is Expectation.SOMETIMES and p.holds(state)}
+    quiescent = False
+    while bad is None and len(taken) < steps:
+        options = [(a, 1.0 if m.fault_kind(a) is None else weights.get(m.fault_kind(a), 0.0)) for a in m.actions(state)]
+        options = [(a, w) for a, w in options if w > 0.0]
+        if not options:
+            quiescent = True
+            break
+        r = rng.random() * sum(w for _, w in options)
+        i = 0
+        while i < len(options) - 1 and r >= options[i][1]:
+            r -= options[i][1]
+            i += 1
+        action = options[i][0]
+        step = m.step(state, action)
+        state = step.state
+        taken.append(action)
+        if m.fault_kind(action) is not None:
+            faults[m.fault_kind(action)] = faults.get(m.fault_kind(action), 0) + 1
+        for ev in step.events:
+            events[ev] = events.get(ev, 0) + 1
+            reached |= {p.name for p in props if p.expectation is Expectation.SOMETIMES and p.matches_event(ev)}
+        reached |= {p.name for p in props if p.expectation is Expectation.SOMETIMES and p.holds(state)}
+        bad = next((p.name for p in props if p.expectation is Expectation.ALWAYS and not p.holds(state)), None)
+    return taken, bad, quiescent, events, faults, tuple(sorted(reached))
+
+
+class _WithoutFaultHook:
+    """A model that hides the optional FaultHooks.fault_kind: the walk classifies faults by their events."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str):
+        if name == "fault_kind":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+@pytest.mark.parametrize("variant", [None, "no_idempotence"])
+def test_walk_equals_the_plain_reference_walk_with_and_without_the_fault_hook(variant: str | None) -> None:
+    m = model("idempotence_retry", variant)
+    hidden = _WithoutFaultHook(m)
+    assert not hasattr(hidden, "fault_kind")
+    violations = 0
+    for i in range(120):
+        seed = derive_seed(4, i)
+        weights = swarm_profile(m.fault_kinds(), seed)
+        expected = _reference_walk(m, seed, 50, weights)
+        for subject in (m, hidden):
+            w = random_walk(subject, seed, 50, weights)
+            assert (w.actions, w.violation, w.quiescent, w.events, w.faults, w.reached) == expected
+        violations += expected[1] is not None
+    assert (violations > 0) == (variant == "no_idempotence")
