@@ -54,6 +54,15 @@ class ProtocolFlags:
         seek_after_abort: after ``abortTransaction`` the application seeks back
             to the committed offset (the consumer position does not rewind by
             itself, KAFKA-17582).
+        connect_reread_after_producer_init: a Connect worker re-reads the config
+            topic after instantiating an exactly-once task's producer and aborts
+            the start-up on a new task-config generation (KIP-618 §5.5 step 6).
+        connect_transactional_leader: the Connect leader writes the config topic
+            with its transactional producer ``connect-cluster-${groupId}`` (§5.2).
+        connect_offsets_in_transaction: an exactly-once source task writes its
+            source offsets inside the transaction of their records (§5.5 step 7).
+        connect_zombie_fencing: an exactly-once source task asks the leader for a
+            zombie-fencing round before it starts (§5.5 step 3, §5.4).
     """
 
     check_epoch: bool = True
@@ -69,6 +78,10 @@ class ProtocolFlags:
     generation_fencing: bool = True
     offsets_in_transaction: bool = True
     seek_after_abort: bool = True
+    connect_reread_after_producer_init: bool = True
+    connect_transactional_leader: bool = True
+    connect_offsets_in_transaction: bool = True
+    connect_zombie_fencing: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -193,6 +206,50 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_kafka_12671_hanging",),
             bug="a coordinator that forgets a transaction before its markers are written; a failed or late "
             "marker then leaves the partition's transaction open",
+        ),
+        Variant(
+            name="no_reread_after_producer_init",
+            description="Connect: an exactly-once source task starts its send loop right after initTransactions, "
+            "without re-reading the config topic (postProducerCheck removed).",
+            flags=replace(_REAL, connect_reread_after_producer_init=False),
+            weakened=True,
+            breaks=("exactly_once_source_delivery", "no_commit_by_fenced_generation"),
+            scenarios=("connect_worker_lag_before_producer",),
+            bug="KIP-618 section 十三 (workers F, O, L): a worker that lags after its fencing round creates its "
+            "producer after the next round fenced the old task ids, and writes a reassigned source partition twice",
+        ),
+        Variant(
+            name="leader_writes_without_transactions",
+            description="Connect: the leader writes the config topic with a plain producer (no "
+            "connect-cluster-${groupId} transactional producer, no claimWritePrivileges fencing).",
+            flags=replace(_REAL, connect_transactional_leader=False),
+            weakened=True,
+            breaks=("no_config_write_by_deposed_leader",),
+            scenarios=("connect_zombie_leader",),
+            bug="KIP-618 section 十一: a deposed (zombie) leader writes a task-count record after the new leader "
+            "wrote new task configs, so tasks of the new generation would start without fencing",
+        ),
+        Variant(
+            name="source_offsets_outside_transaction",
+            description="Connect: an exactly-once source task commits its records' transaction, then flushes the "
+            "source offsets separately (as with exactly.once.source.support=disabled).",
+            flags=replace(_REAL, connect_offsets_in_transaction=False),
+            weakened=True,
+            breaks=("offsets_committed_with_records", "exactly_once_source_delivery"),
+            scenarios=("connect_worker_crash",),
+            bug="KIP-618 motivation (source offset accuracy): a worker that dies between the records and their "
+            "offsets re-sends the records after a restart",
+        ),
+        Variant(
+            name="no_zombie_fencing_round",
+            description="Connect: exactly-once source tasks start without asking the leader for a zombie-fencing "
+            "round (no PUT /connectors/{c}/fence, no Admin.fenceProducers, no task-count record).",
+            flags=replace(_REAL, connect_zombie_fencing=False),
+            weakened=True,
+            breaks=("task_starts_after_task_count_record", "exactly_once_source_delivery"),
+            scenarios=("connect_worker_lag_before_producer",),
+            bug="KIP-618 section 八/十: tasks of a new generation start while producers of the previous task "
+            "ids are still alive",
         ),
         Variant(
             name="no_generation_fencing",

@@ -33,6 +33,9 @@ Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.eos_app`)
 take the same sections (producers = application instances) plus::
 
     [eos]           input_records
+
+Kafka Connect scenarios (``model = "connect"``, :mod:`model.connect_system`)
+use ``[connect]`` and their own ``[faults]`` (:mod:`scenarios.connect_schema`).
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ class Scenario:
     bounds: Bounds = field(default_factory=Bounds)
     source: str = "<memory>"
     txn: TxnConfig | None = None
+    connect: Any = None
 
     def info(self) -> dict[str, Any]:
         """What traces record about the scenario."""
@@ -115,11 +119,19 @@ def _eos_properties(scenario: Scenario) -> tuple[Property, ...]:
     return eos_properties(scenario.txn or TxnConfig(eos=EosConfig()))
 
 
+def _connect_properties(scenario: Scenario) -> tuple[Property, ...]:
+    from invariants.connect import connect_properties
+    from model.connect_records import ConnectConfig
+
+    return connect_properties(scenario.connect or ConnectConfig())
+
+
 #: Model kinds: which property sets a scenario's model checks.
 MODEL_KINDS: dict[str, Callable[[Scenario], tuple[Property, ...]]] = {
     "idempotence": _idempotence_properties,
     "transactions": _transaction_properties,
     "eos": _eos_properties,
+    "connect": _connect_properties,
 }
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -137,6 +149,7 @@ _TOP_KEYS = {
     "bounds",
     "transactions",
     "eos",
+    "connect",
 }
 
 
@@ -193,6 +206,10 @@ def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
     if not isinstance(permitted, list) or not all(isinstance(p, str) for p in permitted):
         raise ScenarioError(f"{where}: 'permitted' must be a list of invariant names")
 
+    if model == "connect":
+        return _parse_connect_scenario(data, where, name, description, default, variant, permitted)
+    if "connect" in data:
+        raise ScenarioError(f'{where}: [connect] needs model = "connect"')
     if model in ("transactions", "eos"):
         return _parse_txn_scenario(data, where, name, description, default, variant, permitted, model)
     if "transactions" in data:
@@ -299,6 +316,38 @@ def _parse_txn_scenario(
     return scenario
 
 
+def _parse_connect_scenario(
+    data: dict[str, Any], where: str, name: str, description: str, default: bool, variant: str, permitted: list[str]
+) -> Scenario:
+    """The ``model = "connect"`` part of the schema (:mod:`scenarios.connect_schema`)."""
+    from scenarios.connect_schema import parse_connect_section
+
+    for key in ("topology", "producer", "broker", "transactions", "eos"):
+        if key in data:
+            raise ScenarioError(f"{where}: [{key}] is not used by model 'connect' (use [connect])")
+    try:
+        connect = parse_connect_section(_section(data, "connect", where), _section(data, "faults", where))
+    except ModelError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+    scenario = Scenario(
+        name=name,
+        description=description,
+        model="connect",
+        config=SystemConfig(),
+        variant=variant,
+        default=default,
+        permitted=tuple(permitted),
+        bounds=_typed(Bounds, _section(data, "bounds", where), "bounds", where),
+        source=where,
+        connect=connect,
+    )
+    known = {p.name for p in MODEL_KINDS["connect"](scenario)}
+    for inv in scenario.permitted:
+        if inv not in known:
+            raise ScenarioError(f"{where}: permitted invariant {inv!r} is not checked by model 'connect'")
+    return scenario
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Load a scenario file; raises :class:`ScenarioError` with a one-line message."""
     p = Path(path)
@@ -345,6 +394,13 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Mod
             raise ScenarioError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
         v = VARIANTS[name]
     properties = MODEL_KINDS[scenario.model](scenario)
+    if scenario.model == "connect":
+        from model.connect_records import ConnectConfig
+        from model.connect_system import ConnectSystem
+
+        return ConnectSystem(
+            scenario.connect or ConnectConfig(), v, properties, name=scenario.model, scenario_info=scenario.info()
+        )
     if scenario.model == "eos":
         from model.eos_app import EosSystem
 

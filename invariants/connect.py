@@ -1,0 +1,249 @@
+"""Invariants of Kafka Connect's exactly-once source support (KIP-618), over the Connect model.
+
+Sources are the KIP-618 seed article's sections (二 目标, 七 计划变更, 八 任务计数记录,
+十 源任务启动, 十一 领导者访问配置主题, 十三/十四 failure scenarios) and the fact
+sheet §5.  What is *committed* is read from the control batches in the logs
+(:func:`model.connect_offsets.entry_fates`), not from the LSO, so a duplicate
+is caught as soon as its transaction commits.
+
+Each ``always`` property names its ``sometimes`` partners; properties that
+need a fault or a reconfiguration to be meaningful are only checked by
+scenarios that have one (like :mod:`invariants.transactions`).
+"""
+
+from __future__ import annotations
+
+from model import connect_config_topic as cfgt
+from model.connect_offsets import committed_offsets, committed_records, entry_fates
+from model.connect_records import CONFIG_TOPIC, CONNECTOR_OFFSETS, GLOBAL_OFFSETS, OUTPUT, ConnectConfig, ConnectState
+from model.connect_worker import TaskPhase, decode_source_record, source_record_label
+from model.consumer import COMMITTED
+from model.interface import Expectation, Property
+
+__all__ = ["connect_properties"]
+
+
+def _by_partition(s: ConnectState, sources: int) -> list[list[tuple[int, int]]]:
+    """Per source partition: (output offset, record id) of every committed output record, in log order."""
+    out: list[list[tuple[int, int]]] = [[] for _ in range(sources)]
+    for offset, rid in committed_records(s.kafka.partitions[OUTPUT]):
+        out[decode_source_record(rid)[3]].append((offset, rid))
+    return out
+
+
+def _delivery_problems(sources: int, s: ConnectState) -> list[str]:
+    problems: list[str] = []
+    for p, recs in enumerate(_by_partition(s, sources)):
+        first: dict[int, tuple[int, int]] = {}
+        for i, (offset, rid) in enumerate(recs):
+            k = decode_source_record(rid)[4]
+            if k in first:
+                o0, r0 = first[k]
+                problems.append(
+                    f"src{p}[{k}] is committed twice: offset {o0} {source_record_label(r0)} and offset {offset} "
+                    f"{source_record_label(rid)}"
+                )
+                continue
+            first[k] = (offset, rid)
+            if k != len(first) - 1 or (i and k < decode_source_record(recs[i - 1][1])[4]):
+                problems.append(f"src{p}[{k}] is committed at offset {offset} out of order or after a gap")
+    return problems
+
+
+def _offsets(s: ConnectState, config: ConnectConfig) -> tuple[int, ...]:
+    sources = config.topology.source_partitions
+    glob = committed_offsets(s.kafka.partitions[GLOBAL_OFFSETS], sources)
+    if config.topology.offsets_topic != "connector":
+        return glob
+    own = committed_offsets(s.kafka.partitions[CONNECTOR_OFFSETS], sources)
+    return tuple(o if o >= 0 else g for o, g in zip(own, glob))
+
+
+def _offset_problems(config: ConnectConfig, s: ConnectState) -> list[str]:
+    topo = config.topology
+    offsets = _offsets(s, config)
+    problems: list[str] = []
+    for p, recs in enumerate(_by_partition(s, topo.source_partitions)):
+        offset = max(offsets[p], 0)
+        have = {decode_source_record(rid)[4] for _, rid in recs}
+        missing = [k for k in range(offset) if k not in have]
+        if missing:
+            problems.append(f"the source offset of src{p} is committed at {offset} but src{p}[{missing[0]}] is not")
+        for _, rid in recs:
+            _g, w, _n, _p, k = decode_source_record(rid)
+            if topo.workers[w] == "enabled" and k >= offset:
+                problems.append(
+                    f"{source_record_label(rid)} of an exactly-once task is committed but the source offset of "
+                    f"src{p} is {offset}"
+                )
+    return problems
+
+
+def _fenced_generation_commits(s: ConnectState) -> list[str]:
+    problems: list[str] = []
+    for offset, rid in committed_records(s.kafka.partitions[OUTPUT]):
+        g = decode_source_record(rid)[0]
+        for g2, end in s.ghost.starts:
+            if g2 > g and end <= offset:
+                problems.append(
+                    f"{source_record_label(rid)} at output offset {offset} is committed, written after a task of "
+                    f"generation {g2} started (output end {end}): generation {g} should have been fenced"
+                )
+                break
+    return problems
+
+
+def _deposed_leader_writes(s: ConnectState) -> list[str]:
+    config = s.kafka.partitions[CONFIG_TOPIC]
+    fates = entry_fates(config)
+    problems: list[str] = []
+    for offset, e in enumerate(config.log):
+        if fates[offset] != COMMITTED:
+            continue
+        for rid in e.records:
+            writer = cfgt.decode_config_record(rid).writer
+            if writer < 0:
+                continue
+            claims = [(w, end) for w, end in s.ghost.claims if end <= offset]
+            if claims and claims[-1][0] != writer:
+                w2, end = claims[-1]
+                problems.append(
+                    f"{cfgt.config_record_label(rid)} is committed at config offset {offset} although worker {w2} "
+                    f"claimed the config topic as leader at offset {end}"
+                )
+    return problems
+
+
+def _unfenced_starts(s: ConnectState) -> list[str]:
+    config = s.kafka.partitions[CONFIG_TOPIC]
+    return [
+        f"worker {w}'s task {t.task} of generation {t.generation} is running, but no task-count record follows "
+        f"generation {t.generation}'s task configs in the config topic"
+        for w, wk in enumerate(s.workers)
+        for t in wk.tasks
+        if t.exactly_once
+        and t.phase == TaskPhase.RUNNING
+        and not cfgt.task_count_follows_generation(config, t.generation)
+    ]
+
+
+def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
+    """The Connect properties for a model with ``config``."""
+    topo = config.topology
+    faults = config.faults
+    sources = topo.source_partitions
+    leader_can_change = faults.pause > 0 or faults.crash > 0
+    generations = len(topo.task_counts) > 1
+    props: list[Property] = [
+        Property(
+            name="exactly_once_source_delivery",
+            expectation=Expectation.ALWAYS,
+            fact="Each record of each source partition appears in the committed output at most once, in order and "
+            "without gaps, across worker pauses, crashes, rebalances and reconfigurations.",
+            source="KIP-618 section 二 (目标: source offset accuracy and zombies); fact sheet §5; "
+            "connect_distributed_test.py::test_exactly_once_source (§6.3)",
+            catches="KAFKA-13719 / KAFKA-9841 duplicate tasks without fencing (fact sheet §4 B4); the section 十三 "
+            "worker-lag duplicate; offsets written outside the records' transaction",
+            predicate=lambda s: not _delivery_problems(sources, s),
+            partners=("source_record_committed",),
+            explain=lambda s: "; ".join(_delivery_problems(sources, s)),
+        ),
+        Property(
+            name="offsets_committed_with_records",
+            expectation=Expectation.ALWAYS,
+            fact="A committed source offset k means records 0..k-1 are committed, and a record an exactly-once "
+            "task wrote is committed only with its offset: offsets are committed iff their records are (an "
+            "at-least-once task commits records first and offsets later).",
+            source="KIP-618 section 七 (偏移(和记录)写入: offsets in the records' transaction); fact sheet §5.5 step 7",
+            catches="offsets flushed outside the records' transaction (exactly.once.source.support=disabled)",
+            predicate=lambda s: not _offset_problems(config, s),
+            partners=("source_offsets_committed",),
+            explain=lambda s: "; ".join(_offset_problems(config, s)),
+        ),
+        Property(
+            name="task_starts_after_task_count_record",
+            expectation=Expectation.ALWAYS,
+            fact="An exactly-once source task of generation g runs only if a task-count record follows generation "
+            "g's task configs in the config topic (its zombie-fencing round completed).",
+            source="KIP-618 section 八 (任务计数记录) and 十 (源任务启动); fact sheet §5.4, §5.5 step 3",
+            catches="tasks started without a zombie-fencing round",
+            predicate=lambda s: not _unfenced_starts(s),
+            partners=("exactly_once_task_started", "task_count_record_written"),
+            explain=lambda s: "; ".join(_unfenced_starts(s)),
+        ),
+    ]
+    if generations:
+        props.append(
+            Property(
+                name="no_commit_by_fenced_generation",
+                expectation=Expectation.ALWAYS,
+                fact="Once a task of a newer task-config generation started, no record written afterwards by a task "
+                "instance of an older generation becomes committed.",
+                source="KIP-618 section 十三 (Worker lags after being assigned a task: workers F, O, L); "
+                "fact sheet §5.5 steps 5-6",
+                catches="a start-up without the re-read after producer instantiation (postProducerCheck)",
+                predicate=lambda s: not _fenced_generation_commits(s),
+                partners=("newer_generation_started",),
+                explain=lambda s: "; ".join(_fenced_generation_commits(s)),
+            )
+        )
+        props.append(
+            _sometimes(
+                "newer_generation_started", "A task of a reconfigured generation started.", "newer_generation_started"
+            )
+        )
+    if leader_can_change:
+        props.append(
+            Property(
+                name="no_config_write_by_deposed_leader",
+                expectation=Expectation.ALWAYS,
+                fact="No config-topic record written by a worker becomes committed if another worker claimed the "
+                "config topic as leader before the write.",
+                source="KIP-618 section 十一 (领导者访问配置主题); fact sheet §5.2 (claimWritePrivileges)",
+                catches="a zombie leader writing a task-count record after the new leader's task configs",
+                predicate=lambda s: not _deposed_leader_writes(s),
+                partners=("leader_changed",),
+                explain=lambda s: "; ".join(_deposed_leader_writes(s)),
+            )
+        )
+        props.append(_sometimes("leader_changed", "The group elected a new leader.", "leader_changed"))
+    props.extend(
+        [
+            Property(
+                name="source_record_committed",
+                expectation=Expectation.SOMETIMES,
+                fact="A source record was committed to the output topic.",
+                source="reachability",
+                catches="reachability of the send loop",
+                predicate=lambda s: bool(committed_records(s.kafka.partitions[OUTPUT])),
+            ),
+            Property(
+                name="source_offsets_committed",
+                expectation=Expectation.SOMETIMES,
+                fact="A source offset was committed.",
+                source="reachability",
+                catches="reachability of offset commits",
+                predicate=lambda s: any(k > 0 for k in _offsets(s, config)),
+            ),
+            _sometimes(
+                "exactly_once_task_started",
+                "An exactly-once source task entered its send loop.",
+                "task_started_exactly_once",
+            ),
+            _sometimes(
+                "task_count_record_written", "The leader wrote a task-count record.", "task_count_record_written"
+            ),
+        ]
+    )
+    return tuple(props)
+
+
+def _sometimes(name: str, fact: str, event: str) -> Property:
+    return Property(
+        name=name,
+        expectation=Expectation.SOMETIMES,
+        fact=fact,
+        source="reachability",
+        catches=f"reachability ({event})",
+        event=event,
+    )
