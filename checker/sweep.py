@@ -89,6 +89,14 @@ __all__ = [
 ]
 
 DEFAULT_MASTER = "local[*]"
+#: Runs per chunk (one Spark job, one Parquet file, the unit of ``--resume``).  Small
+#: enough that the progress bar moves every few seconds and a failure loses little;
+#: large enough that a job's fixed cost (~0.1 s on local[*]) stays a few percent.
+DEFAULT_CHUNK_RUNS = 2_000
+#: Runs per Spark task: ordinals are contiguous per cell and cells differ in cost
+#: (a transactions walk costs ~3x an idempotence walk), so many small tasks balance
+#: the cores and report progress within a chunk.
+TASK_RUNS = 250
 _MASTER = re.compile(r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|(spark|sc|k8s|mesos)://\S+|yarn)$")
 _LOG4J = """\
 rootLogger.level = error
@@ -122,7 +130,7 @@ def plan_sweep(
     runs: int = 1000,
     steps: int = 50,
     seed: int = 0,
-    chunk_runs: int = 10_000,
+    chunk_runs: int = 0,
 ) -> SweepSpec:
     """The spec of a sweep; raises :class:`SweepError` on bad input.
 
@@ -138,8 +146,9 @@ def plan_sweep(
         raise SweepError(f"--runs must be at least 1, got {runs}")
     if steps < 1:
         raise SweepError(f"--steps must be at least 1, got {steps}")
-    if chunk_runs < 1:
-        raise SweepError(f"--chunk-runs must be at least 1, got {chunk_runs}")
+    if chunk_runs < 0:
+        raise SweepError(f"--chunk-runs must be at least 1 (0 = default), got {chunk_runs}")
+    chunk_runs = chunk_runs or DEFAULT_CHUNK_RUNS
     profiles = tuple(dict.fromkeys(profiles or ("swarm",)))
     for p in profiles:
         if p not in PROFILES:
@@ -408,15 +417,40 @@ def _is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def _default_partitions(spark: Any) -> int:
+def _default_parallelism(spark: Any) -> int:
+    """Cores Spark offers (classic sessions); Spark Connect does not say, assume 4."""
+    if _is_connect(spark):
+        return 4
     try:
-        return max(2, 2 * int(spark.sparkContext.defaultParallelism))
-    except Exception:  # Spark Connect has no SparkContext
-        return 8
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:
+        return 4
 
 
-def _spark_chunk(spark: Any, spec_json: str, start: int, end: int, partitions: int) -> pa.Table:
-    """Run ordinals ``[start, end)`` on Spark; the results as an Arrow table."""
+def _task_count(spark: Any, runs: int, partitions: int) -> int:
+    """Spark partitions for a chunk of ``runs``: ``--partitions`` if given, else
+    ``max(2 x cores, runs / TASK_RUNS)``; never more than the runs."""
+    if partitions <= 0:
+        partitions = max(2 * _default_parallelism(spark), -(-runs // TASK_RUNS))
+    return max(1, min(partitions, runs))
+
+
+def _spark_chunk(
+    spark: Any,
+    spec_json: str,
+    start: int,
+    end: int,
+    partitions: int,
+    on_tasks: Callable[[int, int], None] | None = None,
+) -> pa.Table:
+    """Run ordinals ``[start, end)`` on Spark; the results as an Arrow table.
+
+    ``partitions`` Spark tasks each describe and run a contiguous slice of
+    ordinals (0 = :func:`_task_count`).  ``on_tasks(done, total)`` is called
+    from a polling thread as the tasks finish (classic sessions: Spark's
+    status tracker, by job group; Spark Connect: not called).  Results do not
+    depend on the partitioning: a run is a pure function of its ordinal.
+    """
     # Spark types from the Arrow schemas on the client side: no JVM round trip, so the same
     # code serves classic sessions and Spark Connect (which has no SparkContext to parse DDL).
     from pyspark.sql.pandas.types import from_arrow_schema
@@ -425,11 +459,52 @@ def _spark_chunk(spark: Any, spec_json: str, start: int, end: int, partitions: i
 
     result_type = from_arrow_schema(RESULT_SCHEMA)
     descriptor_type = from_arrow_schema(DESCRIPTOR_SCHEMA)
-    descriptors = spark.range(start, end, 1, max(1, min(partitions, end - start))).mapInArrow(
+    tasks = _task_count(spark, end - start, partitions)
+    descriptors = spark.range(start, end, 1, tasks).mapInArrow(
         functools.partial(describe_batches, spec_json), descriptor_type
     )
-    table = descriptors.mapInArrow(execute_batches, result_type).toArrow()
-    return table
+    frame = descriptors.mapInArrow(execute_batches, result_type)
+    if on_tasks is None or _is_connect(spark):
+        return frame.toArrow()
+    return _with_task_progress(spark, frame, tasks, on_tasks)
+
+
+def _with_task_progress(spark: Any, frame: Any, tasks: int, on_tasks: Callable[[int, int], None]) -> pa.Table:
+    """``frame.toArrow()`` while a thread reports finished tasks of its job (status tracker)."""
+    import threading
+    import uuid
+
+    sc = spark.sparkContext
+    group = f"keos-sweep-{uuid.uuid4().hex}"
+    tracker = sc.statusTracker()
+    finished = threading.Event()
+
+    def poll() -> None:
+        last = -1
+        while not finished.wait(0.2):
+            try:
+                done = 0
+                for job in tracker.getJobIdsForGroup(group):
+                    info = tracker.getJobInfo(job)
+                    for stage in info.stageIds if info else ():
+                        st = tracker.getStageInfo(stage)
+                        done += st.numCompletedTasks if st else 0
+            except Exception:  # the JVM is going away: progress is best effort
+                return
+            done = min(done, tasks)
+            if done != last:
+                last = done
+                on_tasks(done, tasks)
+
+    sc.setJobGroup(group, "keos sweep chunk", interruptOnCancel=True)
+    thread = threading.Thread(target=poll, name="keos-sweep-progress", daemon=True)
+    thread.start()
+    try:
+        return frame.toArrow()
+    finally:
+        finished.set()
+        thread.join()
+        sc.setLocalProperty("spark.jobGroup.id", None)
 
 
 def _local_chunk(spec_json: str, start: int, end: int) -> pa.Table:
@@ -479,6 +554,19 @@ def _write_chunk(out: Path, k: int, table: pa.Table) -> None:
     os.replace(tmp, path)
 
 
+def _in_chunk(
+    progress: Callable[[int, int], None] | None, done_before: int, runs: int, total: int
+) -> Callable[[int, int], None] | None:
+    """Progress within a chunk: finished tasks scaled to runs (the tasks hold equal slices)."""
+    if progress is None:
+        return None
+
+    def on_tasks(done: int, tasks: int) -> None:
+        progress(done_before + runs * done // tasks, total)
+
+    return on_tasks
+
+
 def run_sweep(
     spec: SweepSpec,
     out: Path,
@@ -491,7 +579,10 @@ def run_sweep(
 ) -> SweepResult:
     """Run (or resume) a sweep and aggregate everything in ``out``.
 
-    ``progress(done_runs, total_runs)`` is called after each chunk.  With
+    ``progress(done_runs, total_runs)`` is called after each chunk and, on
+    classic Spark sessions, as the tasks of a chunk finish.  ``partitions``
+    is the number of Spark tasks per chunk (0 = ``max(2 x cores, runs /
+    TASK_RUNS)``).  With
     ``local_python`` the runs execute in this process without Spark.  Spark
     errors propagate after the chunks already finished are on disk.
     """
@@ -509,13 +600,14 @@ def run_sweep(
         progress(done_runs, spec.total_runs)
     if todo and not local_python and spark is None:
         spark = spark_session(master)
-    parts = partitions or (0 if local_python else _default_partitions(spark))
     for k in todo:
         start, end = spec.chunk_range(k)
         if local_python:
             table = _local_chunk(spec_json, start, end)
         else:
-            table = _spark_chunk(spark, spec_json, start, end, parts)
+            table = _spark_chunk(
+                spark, spec_json, start, end, partitions, _in_chunk(progress, done_runs, end - start, spec.total_runs)
+            )
         table = _conform(table)
         if table.num_rows != end - start:
             raise RuntimeError(f"chunk {k}: expected {end - start} runs, Spark returned {table.num_rows}")
@@ -694,7 +786,14 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="sweep every weakened variant on its scenarios; exit 0 only if each is caught",
     )
-    parser.add_argument("--runs", type=int, default=1000, help="runs per scenario x variant x profile (default 1000)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1000,
+        help="runs PER CELL, i.e. per scenario x variant x profile (default 1000); the sweep runs "
+        "--runs x cells in all, and a run's seed depends only on its cell and index, so adding "
+        "cells never changes the others' runs",
+    )
     parser.add_argument("--steps", type=int, default=50, help="step budget of each run (default 50)")
     parser.add_argument("--seed", type=int, default=0, help="sweep seed (default 0)")
     parser.add_argument(
@@ -703,9 +802,17 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
         help="Spark master: local[*] (default), local[N], spark://host:port, sc://host:port",
     )
     parser.add_argument("--out", type=Path, default=Path("keos-out/sweep"), help="output directory")
-    parser.add_argument("--partitions", type=int, default=0, help="Spark partitions per chunk (default: 2 x cores)")
     parser.add_argument(
-        "--chunk-runs", type=int, default=10_000, help="runs per chunk; each chunk is one Parquet file (default 10000)"
+        "--partitions",
+        type=int,
+        default=0,
+        help=f"Spark tasks per chunk (default: max(2 x cores, chunk runs / {TASK_RUNS}))",
+    )
+    parser.add_argument(
+        "--chunk-runs",
+        type=int,
+        default=0,
+        help=f"runs per chunk: one Spark job, one Parquet file, the unit of --resume (default {DEFAULT_CHUNK_RUNS})",
     )
     parser.add_argument("--resume", action="store_true", help="skip chunks already written in --out")
     parser.add_argument(
@@ -734,7 +841,14 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     except (ModelError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"), TimeElapsedColumn())
+    where = "python" if args.local_python else args.master
+    columns = (
+        TextColumn(f"sweep on {where}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=err, transient=True) as bar:
         task = bar.add_task("sweep", total=spec.total_runs)
 

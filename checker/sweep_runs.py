@@ -83,7 +83,7 @@ class SweepSpec:
     runs: int
     steps: int
     seed: int
-    chunk_runs: int = 10_000
+    chunk_runs: int = 2_000
     version: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
