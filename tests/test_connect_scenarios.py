@@ -1,0 +1,186 @@
+"""The Connect scenarios under KIP-618 as implemented and under the weakened variants (explicit-state BFS).
+
+State counts and trace lengths are pinned: a semantic change to the model
+shows up here.  Every counterexample is replayed on a freshly built model and
+read in Connect terms (workers, tasks, generations).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checker.explore import ExploreOptions, explore
+from checker.results import Verdict
+from checker.trace import replay_actions
+from model.variants import VARIANTS
+from reports.lanes import trace_view
+from scenarios import build_model, builtin_scenarios
+
+SCENARIOS = builtin_scenarios()
+
+# scenario -> distinct states under the real protocol
+REAL = {
+    "connect_connector_boundaries": 2110,
+    "connect_duplicate_task_instances": 4231,
+    "connect_fencing_round_faults": 957,
+    "connect_worker_crash": 506,
+    "connect_worker_lag_before_producer": 7244,
+    "connect_zombie_leader": 13781,
+}
+
+# scenarios whose violations KIP-618 section 十四 permits
+PERMITTED = {
+    "connect_heterogeneous_cluster": ("exactly_once_source_delivery", 7),
+    "connect_rolling_upgrade": ("exactly_once_source_delivery", 7),
+}
+
+# (scenario, variant) -> {invariant: shortest trace length}
+CAUGHT = {
+    ("connect_worker_lag_before_producer", "no_reread_after_producer_init"): {
+        "exactly_once_source_delivery": 16,
+        "no_commit_by_fenced_generation": 14,
+    },
+    ("connect_worker_lag_before_producer", "no_zombie_fencing_round"): {
+        "exactly_once_source_delivery": 13,
+        "task_starts_after_task_count_record": 3,
+        "no_commit_by_fenced_generation": 11,
+    },
+    ("connect_zombie_leader", "leader_writes_without_transactions"): {
+        "exactly_once_source_delivery": 19,
+        "no_commit_by_fenced_generation": 18,
+        "no_config_write_by_deposed_leader": 7,
+    },
+    ("connect_worker_crash", "source_offsets_outside_transaction"): {
+        "exactly_once_source_delivery": 17,
+        "offsets_committed_with_records": 8,
+    },
+}
+
+
+@pytest.mark.parametrize(("name", "states"), sorted(REAL.items()))
+def test_protocol_holds_with_every_partner_reached(name: str, states: int) -> None:
+    scenario = SCENARIOS[name]
+    assert scenario.default and scenario.model == "connect" and not scenario.permitted
+    result, _ = explore(build_model(scenario, "kafka"), name, "kafka", ExploreOptions())
+    assert result.complete and not result.violated
+    verdicts = {p.name: p.verdict for p in result.properties}
+    assert all(v in (Verdict.HOLDS, Verdict.REACHED) for v in verdicts.values()), verdicts
+    assert result.stats["distinct_states"] == states
+
+
+@pytest.mark.parametrize(("name", "expected"), sorted(PERMITTED.items()))
+def test_section_14_heterogeneous_cluster_is_a_permitted_violation(name: str, expected: tuple[str, int]) -> None:
+    invariant, length = expected
+    scenario = SCENARIOS[name]
+    assert scenario.permitted == (invariant,)
+    result, _ = explore(build_model(scenario), name, scenario.variant, ExploreOptions(), scenario.permitted)
+    verdicts = {p.name: p.verdict for p in result.properties}
+    assert verdicts[invariant] is Verdict.PERMITTED
+    assert not result.violated  # reported apart from real failures
+    assert all(v is not Verdict.VIOLATED for v in verdicts.values())
+    found = next(p for p in result.properties if p.name == invariant)
+    assert found.trace is not None and len(found.trace.actions) == length
+    assert "committed twice" in found.detail and "w0/t0@g0" in found.detail
+
+
+@pytest.mark.parametrize(("key", "lengths"), sorted(CAUGHT.items()))
+def test_weakened_variant_caught_with_minimal_replayable_trace(key: tuple[str, str], lengths: dict[str, int]) -> None:
+    name, variant = key
+    v = VARIANTS[variant]
+    assert v.weakened and name in v.scenarios and set(v.breaks) <= set(lengths)
+    scenario = SCENARIOS[name]
+    result, _ = explore(build_model(scenario, variant), name, variant, ExploreOptions())
+    found = {p.name: p for p in result.violations()}
+    assert {n: len(p.trace.actions) for n, p in found.items() if p.trace} == lengths
+    fresh = build_model(scenario, variant)
+    props = {p.name: p for p in fresh.properties()}
+    for inv, prop_result in found.items():
+        assert prop_result.trace is not None
+        replay = replay_actions(fresh, prop_result.trace.actions, props[inv])
+        assert replay.confirmed and replay.violated_at == len(prop_result.trace.actions), replay.reason
+        # The same actions are harmless under the protocol (the variant's rule is what breaks).
+        real = build_model(scenario, "kafka")
+        assert not replay_actions(
+            real, prop_result.trace.actions, {p.name: p for p in real.properties()}[inv]
+        ).confirmed
+
+
+def test_worker_lag_counterexample_reads_in_connect_terms() -> None:
+    """Section 十三: the lagging worker's generation-0 task writes src0 after generation 1's task did."""
+    name, variant = "connect_worker_lag_before_producer", "no_reread_after_producer_init"
+    model = build_model(SCENARIOS[name], variant)
+    result, _ = explore(model, name, variant, ExploreOptions())
+    trace = next(p.trace for p in result.violations() if p.name == "exactly_once_source_delivery")
+    assert trace is not None
+    assert trace.explanation == (
+        "src0[0] is committed twice: offset 0 src0[0] (w0/t0@g1) and offset 2 src0[0] (w1/t1@g0)"
+    )
+    text = [s["action"] for s in trace.steps]
+    assert text[0] == "StartTask(worker=1, task=1)"
+    assert "Reconfigure(worker=0, connector=source)" in text and "InitProducer(worker=1, task=1)" in text
+    assert text.index("VerifyGeneration(worker=0, task=0)") < text.index("InitProducer(worker=1, task=1)")
+    view = trace_view(trace.to_json(model))
+    assert view.lanes == ("w0", "w1", "w2")
+
+
+def test_zombie_leader_is_fenced_by_the_transactional_config_producer() -> None:
+    """The deposed leader's task-count write fails (fencedFromConfigTopic) under the protocol."""
+    scenario = SCENARIOS["connect_zombie_leader"]
+    result, _ = explore(build_model(scenario), scenario.name, "kafka", ExploreOptions())
+    assert result.coverage.get("config_write_fenced", 0) > 0
+    assert result.coverage.get("task_producer_fenced", 0) > 0  # a zombie task's write refused too
+
+
+def test_fencing_round_scenario_covers_shortcut_409_and_failures() -> None:
+    scenario = SCENARIOS["connect_fencing_round_faults"]
+    result, _ = explore(build_model(scenario), scenario.name, "kafka", ExploreOptions())
+    for event in (
+        "fencing_shortcut_1_to_1",
+        "fence_producers",
+        "fencing_409_conflict",
+        "fencing_failed",
+        "privileged_write_failed",
+        "startup_aborted_new_generation",
+    ):
+        assert result.coverage.get(event, 0) > 0, event
+
+
+def test_keos_check_and_replay_exit_codes(tmp_path: Path) -> None:
+    keos = [sys.executable, "-m", "checker.cli"]
+    ok = subprocess.run([*keos, "check", "--scenario", "connect_worker_crash", "--out", str(tmp_path)], check=False)
+    assert ok.returncode == 0
+    bad = subprocess.run(
+        [
+            *keos,
+            "check",
+            "--scenario",
+            "connect_worker_crash",
+            "--variant",
+            "source_offsets_outside_transaction",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 1
+    trace = (
+        tmp_path
+        / "explore/connect_worker_crash/source_offsets_outside_transaction/offsets_committed_with_records.trace.json"
+    )
+    assert json.loads(trace.read_text())["actions"][0]["kind"]
+    replayed = subprocess.run([*keos, "replay", str(trace)], check=False, capture_output=True, text=True)
+    assert replayed.returncode == 1 and "CONFIRMED" in replayed.stdout
+    broken = tmp_path / "bad.toml"
+    broken.write_text(
+        'name = "x"\nmodel = "connect"\n[connect]\ntransaction_boundary = "connector"\n', encoding="utf-8"
+    )
+    err = subprocess.run([*keos, "check", "--scenario", str(broken)], check=False, capture_output=True, text=True)
+    assert err.returncode == 2 and "transaction.boundary" in err.stderr and err.stderr.count("\n") == 1
