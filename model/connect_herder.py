@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from model import connect_config_topic as cfgt
+from model import connect_source_task as task
 from model.connect_config_topic import ConfigSnapshot
 from model.connect_producer import append_plain, end_transaction, fence_producers, init_transactions, send_transactional
 from model.connect_records import CONFIG_TOPIC, LEADER_TID, ConnectState, task_tid
@@ -280,7 +281,7 @@ def rebalance(sys: ConnectSystem, s: ConnectState) -> Result:
             continue
         for inst in wk.tasks:
             if inst.phase == P.FAILED or inst.task not in asg[w] or inst.generation != snap.generation:
-                s, more = sys._stop(s, w, inst)
+                s, more = task.stop(sys, s, w, inst)
                 events = (*events, *more)
         wk = s.workers[w]._replace(member=True, leader=w == leader, assigned=asg[w], config_generation=snap.generation)
         if w != leader:

@@ -2,7 +2,8 @@
 
 KIP-618 as implemented (fact sheet §5; seed sections 八, 十-十四, 十六) as a
 :class:`model.interface.Model`, on top of the transactions model's Kafka:
-workers (:mod:`model.connect_worker`), the herder's decisions
+workers (:mod:`model.connect_worker`), their source tasks
+(:mod:`model.connect_source_task`), the herder's decisions and steps
 (:mod:`model.connect_herder`), the config topic
 (:mod:`model.connect_config_topic`), offsets (:mod:`model.connect_offsets`)
 and the producers (:mod:`model.connect_producer`, which drive the shared
@@ -34,14 +35,11 @@ from typing import Any, ClassVar
 from model import codec
 from model import connect_config_topic as cfgt
 from model import connect_herder as herder
+from model import connect_source_task as task
 from model import txn_coordinator as tc
-from model.connect_offsets import combined_offsets, offset_record
 from model.connect_producer import (
     KafkaCluster,
     append_plain,
-    end_transaction,
-    init_transactions,
-    send_transactional,
 )
 from model.connect_records import (
     CONFIG_TOPIC,
@@ -49,13 +47,11 @@ from model.connect_records import (
     CONNECTOR_OFFSETS,
     GLOBAL_OFFSETS,
     LEADER_TID,
-    OUTPUT,
     ConnectConfig,
     ConnectGhost,
     ConnectState,
-    task_tid,
 )
-from model.connect_worker import ConnectWorker, TaskInstance, owned_partitions, source_record
+from model.connect_worker import ConnectWorker, TaskInstance, owned_partitions
 from model.connect_worker import TaskPhase as P
 from model.connect_worker import WorkerStatus as W
 from model.errors import Errors
@@ -319,159 +315,6 @@ class ConnectSystem:
             events = (f"fault:{fault}", *events)
         return Step(new, events)
 
-    # -- task start-up (fact sheet §5.5) ------------------------------------------------------------
-
-    def _read_offsets(self, s: ConnectState, generation: int, task: int) -> tuple[int, ...]:
-        parts = s.kafka.partitions
-        own = parts[CONNECTOR_OFFSETS] if self.topo.offsets_topic == "connector" else None
-        view = combined_offsets(own, parts[GLOBAL_OFFSETS], self.sources)
-        mine = owned_partitions(self.topo.owners, generation, task)
-        return tuple(max(view[p], 0) if p in mine else -1 for p in range(self.sources))
-
-    def _start(self, s: ConnectState, w: int, n: int, generation: int) -> Result:
-        """Steps 1-3: record taskGeneration, then ask the leader for a zombie-fencing round."""
-        if not self._eos(w):
-            pos = self._read_offsets(s, generation, n)
-            inst = TaskInstance(n, generation, P.RUNNING, False, None, pos, pos)
-            return self._put(s, w, s.workers[w].with_instance(inst)), ("task_started_at_least_once",)
-        phase = P.FENCING_REQUESTED if self.flags.connect_zombie_fencing else P.FENCING_DONE
-        inst = TaskInstance(n, generation, phase, True)
-        return self._put(s, w, s.workers[w].with_instance(inst)), ("fencing_requested",)
-
-    def _start_task(self, s: ConnectState, w: int, n: int) -> Result:
-        return self._start(s, w, n, s.workers[w].config_generation)
-
-    def _init_producer(self, s: ConnectState, w: int, n: int) -> Result:
-        """Step 5: ``producer.initTransactions()`` -- fences every older instance of this task id."""
-        wk = s.workers[w]
-        inst = wk.instance(n)
-        assert inst is not None
-        kafka, handle, events = init_transactions(s.kafka, task_tid(n), 4, self.cc)
-        inst = (
-            inst._replace(phase=P.FAILED) if handle is None else inst._replace(phase=P.PRODUCER_READY, producer=handle)
-        )
-        return s._replace(kafka=kafka, workers=_at(s.workers, w, wk.with_instance(inst))), (
-            *events,
-            "task_producer_initialized",
-        )
-
-    def _verify_generation(self, s: ConnectState, w: int, n: int) -> Result:
-        """Step 6 (postProducerCheck): re-read the config topic; abort on a new generation or a revoked task."""
-        wk = s.workers[w]
-        inst = wk.instance(n)
-        assert inst is not None
-        if self.flags.connect_reread_after_producer_init:
-            wk = wk._replace(config_generation=self._latest(s).generation)
-            if wk.config_generation != inst.generation:
-                return self._put(s, w, wk.with_instance(inst._replace(phase=P.FAILED))), (
-                    "startup_aborted_new_generation",
-                )
-        if n not in wk.assigned:
-            return self._put(s, w, wk.with_instance(inst._replace(phase=P.FAILED))), ("startup_aborted_revoked",)
-        pos = self._read_offsets(s, inst.generation, n)
-        inst = inst._replace(phase=P.RUNNING, positions=pos, committed=pos)
-        s = self._put(s, w, wk.with_instance(inst))
-        events: tuple[str, ...] = ("task_started_exactly_once",)
-        if any(k > 0 for k in pos):
-            events = (*events, "resumed_from_committed_offset")
-        if all(g < inst.generation for g, _ in s.ghost.starts):
-            start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))
-            s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))
-            if inst.generation > 0:
-                events = (*events, "newer_generation_started")
-        return s, events
-
-    # -- the send loop (step 7) ---------------------------------------------------------------------
-
-    def _fail_task(self, s: ConnectState, w: int, inst: TaskInstance, kafka: KafkaCluster, error: str) -> Result:
-        s = s._replace(kafka=kafka)
-        why = "task_producer_fenced" if error in _FENCED_ERRORS else f"task_failed:{error}"
-        return self._put(s, w, s.workers[w].with_instance(inst._replace(phase=P.FAILED))), (why,)
-
-    def _poll(self, s: ConnectState, w: int, n: int) -> Result:
-        inst = s.workers[w].instance(n)
-        assert inst is not None
-        p = next(p for p, pos in enumerate(inst.positions) if 0 <= pos < self.topo.records)
-        rid = source_record(inst.generation, w, n, p, inst.positions[p])
-        positions = _at(inst.positions, p, inst.positions[p] + 1)
-        if not inst.exactly_once:
-            kafka, _ = append_plain(s.kafka, OUTPUT, (rid,), self.flags)
-            inst = inst._replace(positions=positions, unflushed=True)
-            return self._put(s._replace(kafka=kafka), w, s.workers[w].with_instance(inst)), ("record_sent",)
-        assert inst.producer is not None
-        kafka, h, error, events = send_transactional(s.kafka, inst.producer, OUTPUT, (rid,), self.flags)
-        if error != Errors.NONE:
-            return self._fail_task(s, w, inst, kafka, error)
-        inst = inst._replace(producer=h, positions=positions, pending=True)
-        return self._put(s._replace(kafka=kafka), w, s.workers[w].with_instance(inst)), (*events, "record_sent")
-
-    def _offset_records(self, inst: TaskInstance) -> tuple[int, ...]:
-        return tuple(
-            offset_record(p, pos) for p, (pos, old) in enumerate(zip(inst.positions, inst.committed)) if pos != old
-        )
-
-    def _commit_txn_of(self, s: ConnectState, w: int, inst: TaskInstance) -> Result:
-        """``commitTransaction()`` at a boundary: offsets into the same transaction, then commit."""
-        assert inst.producer is not None
-        kafka, h = s.kafka, inst.producer
-        events: tuple[str, ...] = ()
-        offsets = self._offset_records(inst)
-        in_txn = self.flags.connect_offsets_in_transaction
-        if in_txn and offsets:
-            kafka, h, error, events = send_transactional(kafka, h, self.offsets_partition, offsets, self.flags)
-            if error != Errors.NONE:
-                return self._fail_task(s, w, inst, kafka, error)
-        kafka, h, error, more = end_transaction(kafka, h, True, self.cc)
-        if error != Errors.NONE:
-            return self._fail_task(s, w, inst, kafka, error)
-        inst = inst._replace(producer=h, pending=False)
-        if in_txn:
-            inst = inst._replace(committed=inst.positions)
-            if self.offsets_partition == CONNECTOR_OFFSETS and offsets:
-                kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, self.flags)
-        else:
-            inst = inst._replace(unflushed=True)
-        s = s._replace(kafka=kafka)
-        return self._put(s, w, s.workers[w].with_instance(inst)), (*events, *more, "source_txn_committed")
-
-    def _commit_txn(self, s: ConnectState, w: int, n: int) -> Result:
-        inst = s.workers[w].instance(n)
-        assert inst is not None
-        return self._commit_txn_of(s, w, inst)
-
-    def _abort_txn(self, s: ConnectState, w: int, n: int) -> Result:
-        """``TransactionContext.abortTransaction()``: the records are discarded; the task rewinds to its offsets."""
-        inst = s.workers[w].instance(n)
-        assert inst is not None and inst.producer is not None
-        kafka, h, error, events = end_transaction(s.kafka, inst.producer, False, self.cc)
-        s = s._replace(connector_aborts=s.connector_aborts + 1)
-        if error != Errors.NONE:
-            return self._fail_task(s, w, inst, kafka, error)
-        inst = inst._replace(producer=h, positions=inst.committed, pending=False)
-        s = s._replace(kafka=kafka)
-        return self._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")
-
-    def _commit_offsets(self, s: ConnectState, w: int, n: int) -> Result:
-        """The at-least-once offset flush: a plain write, separate from the records."""
-        inst = s.workers[w].instance(n)
-        assert inst is not None
-        kafka, _ = append_plain(s.kafka, self.offsets_partition, self._offset_records(inst), self.flags)
-        inst = inst._replace(committed=inst.positions, unflushed=False)
-        return self._put(s._replace(kafka=kafka), w, s.workers[w].with_instance(inst)), ("offsets_flushed",)
-
-    def _stop(self, s: ConnectState, w: int, inst: TaskInstance) -> tuple[ConnectState, tuple[str, ...]]:
-        """Stop an instance: step 8, the open transaction (or the offsets) is committed first."""
-        events: tuple[str, ...] = ("task_stopped",)
-        if inst.phase == P.RUNNING and inst.pending:
-            result = self._commit_txn_of(s, w, inst)
-            assert result is not None
-            s, more = result
-            events = (*events, *more)
-        elif inst.phase == P.RUNNING and inst.unflushed:
-            s, more = self._commit_offsets(s, w, inst.task)  # type: ignore[misc]
-            events = (*events, *more)
-        return self._put(s, w, s.workers[w].without_instance(inst.task)), events
-
     # -- worker processes and faults -----------------------------------------------------------------
 
     def _pause(self, s: ConnectState, w: int) -> Result:
@@ -494,9 +337,9 @@ class ConnectSystem:
         events: tuple[str, ...] = ("manual_restart",)
         old = s.workers[w].instance(n)
         if old is not None:
-            s, events = self._stop(s, w, old)
+            s, events = task.stop(self, s, w, old)
             events = ("manual_restart", *events)
-        result = self._start(s, w, n, latest.generation)
+        result = task.start(self, s, w, n, latest.generation)
         assert result is not None
         return result[0], (*events, *result[1])
 
@@ -556,13 +399,13 @@ class ConnectSystem:
 
 ConnectSystem._HANDLERS.update(
     {
-        "StartTask": ConnectSystem._start_task,
-        "InitProducer": ConnectSystem._init_producer,
-        "VerifyGeneration": ConnectSystem._verify_generation,
-        "Poll": ConnectSystem._poll,
-        "CommitTransaction": ConnectSystem._commit_txn,
-        "AbortTransaction": ConnectSystem._abort_txn,
-        "CommitOffsets": ConnectSystem._commit_offsets,
+        "StartTask": task.start_task,
+        "InitProducer": task.init_producer,
+        "VerifyGeneration": task.verify_generation,
+        "Poll": task.poll,
+        "CommitTransaction": task.commit_txn,
+        "AbortTransaction": task.abort_txn,
+        "CommitOffsets": task.commit_offsets,
         "ClaimWritePrivileges": herder.claim_write_privileges,
         "FenceZombies": herder.fence_zombies,
         "WriteTaskCountRecord": herder.write_task_count_record,
