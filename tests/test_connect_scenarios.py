@@ -17,6 +17,7 @@ import pytest
 from checker.explore import ExploreOptions, explore
 from checker.results import Verdict
 from checker.trace import replay_actions
+from model.interface import Action
 from model.variants import VARIANTS
 from reports.lanes import trace_view
 from scenarios import build_model, builtin_scenarios
@@ -184,3 +185,49 @@ def test_keos_check_and_replay_exit_codes(tmp_path: Path) -> None:
     )
     err = subprocess.run([*keos, "check", "--scenario", str(broken)], check=False, capture_output=True, text=True)
     assert err.returncode == 2 and "transaction.boundary" in err.stderr and err.stderr.count("\n") == 1
+
+
+SEED_STORY = [
+    ("StartTask", (1, 1)),  # 2-3. F (w1) is assigned task 1 (src0) and requests a fencing round
+    ("FenceZombies", (2,)),  # L (w2): first start, no task-count record -> no fencing needed
+    ("WriteTaskCountRecord", (2,)),
+    ("CommitTaskCountRecord", (2,)),  # F reads the task-count record
+    ("PauseWorker", (1,)),  # 4. F blocks before instantiating task 1's producer
+    ("Reconfigure", (2,)),  # 5. new task configs: src0 moves to task 0
+    ("Rebalance", ()),  # 6. F has left the group: task 0 goes to O (w0)
+    ("StartTask", (0, 0)),  # 7. O requests a round: L fences the producers of generation 0 ...
+    ("FenceZombies", (2,)),
+    ("WriteTaskCountRecord", (2,)),
+    ("CommitTaskCountRecord", (2,)),
+    ("InitProducer", (0, 0)),
+    ("VerifyGeneration", (0, 0)),
+    ("Poll", (0, 0)),  # ... and O processes src0 (transaction open)
+    ("ResumeWorker", (1,)),  # 8. F unblocks and instantiates task 1's producer: nobody fences it
+    ("InitProducer", (1, 1)),
+    ("VerifyGeneration", (1, 1)),
+]
+
+
+def test_seed_section_13_story_f_o_l_replays_step_by_step() -> None:
+    """The seed's eight steps, literally: the re-read aborts F's start-up; without it src0[0] is written twice."""
+    scenario = SCENARIOS["connect_worker_lag_before_producer"]
+    real = build_model(scenario, "kafka")
+    state = real.init_states()[0]
+    seen: list[tuple[str, ...]] = []
+    for kind, args in SEED_STORY:
+        step = real.step(state, Action(kind, args))
+        assert step is not None, (kind, args)
+        state = step.state
+        seen.append(step.events)
+    assert "fence_producers" in seen[8]  # L fenced task ids 0 and 1 of generation 0 (F had no producer yet)
+    events = seen[-1]
+    assert events == ("startup_aborted_new_generation",)
+    weak = build_model(scenario, "no_reread_after_producer_init")
+    story = [*SEED_STORY, ("Poll", (1, 1)), ("CommitTransaction", (1, 1)), ("CommitTransaction", (0, 0))]
+    prop = next(p for p in weak.properties() if p.name == "exactly_once_source_delivery")
+    replay = replay_actions(weak, [Action(k, a) for k, a in story], prop)
+    assert replay.confirmed and replay.violated_at == len(story)
+    assert prop.explain is not None
+    assert prop.explain(replay.states[-1]) == (
+        "src0[0] is committed twice: offset 0 src0[0] (w0/t0@g1) and offset 1 src0[0] (w1/t1@g0)"
+    )
