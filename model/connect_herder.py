@@ -1,4 +1,4 @@
-"""The distributed herder's decisions: group leadership, assignment, the zombie-fencing round, preflight.
+"""The distributed herder: leadership, assignment, rebalance, the zombie-fencing round, preflight.
 
 ``DistributedHerder`` (fact sheet §5.2, §5.4; seed sections 八, 十一, 五):
 

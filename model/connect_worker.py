@@ -1,4 +1,4 @@
-"""A Connect worker and its exactly-once source tasks (``Worker``, ``ExactlyOnceWorkerSourceTask``).
+"""A Connect worker and its task instances (``Worker``): records, start-up phases, source records.
 
 Fact sheet §5.5 and seed section 十: a worker starting an exactly-once source
 task goes through these phases (:class:`TaskPhase`)::
@@ -22,9 +22,10 @@ A worker whose ``exactly.once.source.support`` is not ``enabled`` runs the
 classic at-least-once task (``WorkerSourceTask``): no fencing request, a
 plain producer, and offsets flushed separately (``CommitOffsets``).
 
-Output records carry the source record's identity (source partition,
-position) and, for explanations only, the instance that wrote it (worker,
-task, generation) -- see :func:`source_record`.
+The step functions are in :mod:`model.connect_source_task`.  Output records
+carry the source record's identity (source partition, position) and, for
+explanations only, the instance that wrote it (worker, task, generation) --
+see :func:`source_record`.
 """
 
 from __future__ import annotations
