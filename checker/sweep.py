@@ -8,10 +8,12 @@ long interleavings cheaply and in parallel.
 
 How it runs
     The spec becomes a Spark DataFrame of run descriptors: ``spark.range``
-    over the runs' ordinals, ``mapInArrow`` into descriptors (key, seed, swarm
-    profile; :func:`checker.sweep_runs.describe_batch`), then ``mapInArrow``
-    into results (:func:`checker.sweep_runs.execute_batch`): each executor
-    runs the walk, checks the ``always`` invariants at every step, and
+    over the runs' ordinals, then one ``mapInArrow``
+    (:func:`checker.sweep_runs.run_batches`) turns each batch of ordinals into
+    descriptors (key, seed, swarm profile;
+    :func:`checker.sweep_runs.describe_batch`) and runs them
+    (:func:`checker.sweep_runs.execute_batch`): each executor runs the walk,
+    checks the ``always`` invariants at every step, and
     minimises a violation (ddmin, replaying on the model) into a trace.  Only
     the DataFrame API is used, so the same code runs on classic Spark
     (``local[*]``, ``spark://host:port``) and on Spark Connect (``sc://...``).
@@ -69,9 +71,8 @@ from checker.sweep_runs import (
     Cell,
     SweepSpec,
     describe_batch,
-    describe_batches,
     execute_batch,
-    execute_batches,
+    run_batches,
     run_ordinals,
 )
 from checker.trace import Trace, make_trace
@@ -455,15 +456,10 @@ def _spark_chunk(
     # code serves classic sessions and Spark Connect (which has no SparkContext to parse DDL).
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    from checker.sweep_runs import DESCRIPTOR_SCHEMA
-
-    result_type = from_arrow_schema(RESULT_SCHEMA)
-    descriptor_type = from_arrow_schema(DESCRIPTOR_SCHEMA)
     tasks = _task_count(spark, end - start, partitions)
-    descriptors = spark.range(start, end, 1, tasks).mapInArrow(
-        functools.partial(describe_batches, spec_json), descriptor_type
+    frame = spark.range(start, end, 1, tasks).mapInArrow(
+        functools.partial(run_batches, spec_json), from_arrow_schema(RESULT_SCHEMA)
     )
-    frame = descriptors.mapInArrow(execute_batches, result_type)
     if on_tasks is None or _is_connect(spark):
         return frame.toArrow()
     return _with_task_progress(spark, frame, tasks, on_tasks)
