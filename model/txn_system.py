@@ -682,6 +682,16 @@ class TransactionalSystem:
         assert isinstance(out, dict)
         return out
 
+    def fault_kinds(self) -> tuple[str, ...]:
+        """The fault kinds with a budget above zero (:class:`model.interface.FaultHooks`)."""
+        if self.config.faults.total <= 0:
+            return ()
+        return tuple(k for k, limit in zip(TXN_FAULT_KINDS, self._limits) if limit > 0)
+
+    def fault_kind(self, action: Action) -> str | None:
+        """The fault kind ``action`` is charged to, ``None`` for a protocol step."""
+        return self.FAULT_OF_ACTION.get(action.kind)
+
     def describe(self) -> dict[str, Any]:
         """Scenario, variant and bounds, recorded in traces."""
         cfg = self.config
