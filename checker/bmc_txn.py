@@ -1,0 +1,347 @@
+"""The bmc engine on the transactions core: BMC of TransactionalSystem, and a k-induction proof over the coordinator table.
+
+:func:`bmc_txn` unrolls :class:`checker.bmc_txn_encoding.TxnEncoding` depth by
+depth, exactly like the idempotence engine (:func:`checker.bmc.bmc`): a fresh
+``QF_BV`` solver per depth asks whether some remaining invariant is violated
+in exactly ``t`` steps, so each counterexample is a shortest one; every
+satisfying assignment is decoded into actions of the executable model and
+replayed with :func:`checker.trace.make_trace` before it is reported, and a
+trace that does not replay is an engine disagreement, never a violation.
+Sometimes-partners given by event labels are searched the same way (each
+witness replayed).  Partners that are state predicates
+(``aborted_data_filtered``, ``lso_held_back``, ``quiescent_after_transaction``)
+are not encoded; :func:`run_txn` reports the invariants they partner with as
+``holds`` only if the engine reached their event partners, and says which
+partners it did not search.
+
+No partial-order reduction is used here: the idempotence reduction
+(:mod:`checker.bmc_por`) was proved for ``KafkaSystem``'s handlers only.
+
+:func:`prove_coordinator_table` is the unbounded result: a k-induction proof,
+over the coordinator core alone (state, epoch, the "prepared" flag) driven by
+*arbitrary* requests and timeouts, that every CompleteCommit/CompleteAbort is
+reached through the matching Prepare* at the same epoch, that the epoch never
+decreases, and that no transition outside
+:data:`model.transaction_state.VALID_PREVIOUS_STATES` is ever taken -- with the
+transition relation *generated* from that table (``TxnEncoding.valid``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from checker.bmc_txn_encoding import TXN_INVARIANTS, TxnEncoding
+from checker.bmc_txn_encoding import covers as model_covers
+from checker.results import EngineResult, PropertyResult, Verdict, judge
+from checker.trace import Trace, make_trace, replay_actions
+from model.interface import Action, Expectation, Property
+from model.transaction_state import STATE_IDS, STATES, VALID_PREVIOUS_STATES, TransactionState
+
+__all__ = ["TxnBmcOutcome", "bmc_txn", "prove_coordinator_table", "run_txn", "txn_coverage"]
+
+NOT_COVERED = "not covered by the bmc encoding"
+DEFAULT_TXN_DEPTH = 34
+
+
+def txn_coverage(scenario: Any, variant: Any) -> tuple[bool, str]:
+    """``(covered, reason)`` for a transactions scenario under a variant."""
+    from scenarios import build_model
+
+    if scenario.model != "transactions":
+        return False, f"model kind {scenario.model!r} is not encoded"
+    return model_covers(build_model(scenario, variant))
+
+
+@dataclass
+class TxnBmcOutcome:
+    """What one bounded run found."""
+
+    traces: dict[str, Trace]
+    reached: set[str]
+    depth_reached: int
+    elapsed_s: float
+    disagreements: dict[str, str]
+    timed_out: bool
+
+
+def _always_true() -> Property:
+    return Property("event", Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
+
+
+def bmc_txn(
+    model: Any,
+    scenario: str,
+    variant: str,
+    depth: int,
+    time_budget_s: float = 0.0,
+    permitted: tuple[str, ...] = (),
+    only: tuple[str, ...] | None = None,
+    stop_on_first: bool = False,
+    events: bool = True,
+) -> TxnBmcOutcome:
+    """BMC of the encoded transaction invariants (and event partners) up to ``depth`` steps."""
+    start = time.perf_counter()
+    deadline = start + time_budget_s if time_budget_s > 0 else None
+    props = list(model.properties())
+    always = [p for p in props if p.expectation is Expectation.ALWAYS and p.name in TXN_INVARIANTS]
+    if only is not None:
+        always = [p for p in always if p.name in only]
+    event_props = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
+    if not events or stop_on_first:
+        event_props = []
+    enc = TxnEncoding(model, depth)
+    states = [enc.state(0)]
+    ks: list[Any] = []
+    base: list[Any] = [enc.initial(states[0])]
+    step_events: list[dict[str, Any]] = []
+    traces: dict[str, Trace] = {}
+    disagree: dict[str, str] = {}
+    reached: set[str] = set()
+    depth_reached = -1
+    timed_out = False
+
+    def solve(goal: Any) -> tuple[z3.CheckSatResult, Any]:
+        solver = z3.SolverFor("QF_BV")
+        if deadline is not None:
+            solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
+        solver.add(base)
+        solver.add(goal)
+        res = solver.check()
+        return res, (solver.model() if res == z3.sat else None)
+
+    def decode(mdl: Any, t: int) -> list[Action]:
+        return [enc.action(mdl, ks[s], states[s]) for s in range(t)]
+
+    for t in range(depth + 1):
+        if t > 0:
+            k = enc.var(f"k@{t - 1}")
+            ks.append(k)
+            states.append(enc.state(t))
+            base.extend(enc.transition(t - 1, states[t - 1], states[t], k))
+            step_events.append(dict(enc.step_events))
+            labels = enc.step_events
+            pending = {p.name: z3.Or([labels[lab] for lab in labels if p.matches_event(lab)] or [z3.BoolVal(False)])
+                       for p in event_props if p.name not in reached and p.name not in disagree}
+            pending = {n: g for n, g in pending.items() if not z3.is_false(g)}
+            while pending and not timed_out:
+                res, mdl = solve(z3.Or(list(pending.values())))
+                if res == z3.unknown:
+                    timed_out = True
+                elif res == z3.unsat:
+                    break
+                else:
+                    actions = decode(mdl, t)
+                    replayed = replay_actions(model, actions, _always_true())
+                    for prop in [p for p in event_props if p.name in pending]:
+                        if not z3.is_true(mdl.eval(pending[prop.name], model_completion=True)):
+                            continue
+                        del pending[prop.name]
+                        fired = any(prop.matches_event(ev) for evs in replayed.events for ev in evs)
+                        if len(replayed.states) == t + 1 and fired:
+                            reached.add(prop.name)
+                        else:
+                            disagree[prop.name] = f"z3 witness for {prop.event!r} does not replay: {replayed.reason}"
+        if timed_out:
+            break
+        goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
+        while goals and not timed_out:
+            res, mdl = solve(z3.Or(list(goals.values())))
+            if res == z3.unknown:
+                timed_out = True
+            elif res == z3.unsat:
+                break
+            else:
+                actions = decode(mdl, t)
+                for prop in [p for p in always if p.name in goals]:
+                    if not z3.is_true(mdl.eval(goals[prop.name], model_completion=True)):
+                        continue
+                    del goals[prop.name]
+                    try:
+                        traces[prop.name] = make_trace(model, prop, actions, "bmc", scenario, variant,
+                                                       permitted=prop.name in permitted)
+                    except AssertionError as exc:
+                        disagree[prop.name] = str(exc)
+                if stop_on_first and any(name not in permitted for name in traces):
+                    break
+        if timed_out:
+            break
+        depth_reached = t
+        if stop_on_first and any(name not in permitted for name in traces):
+            break
+        if deadline is not None and time.perf_counter() >= deadline:
+            timed_out = t < depth
+            break
+    return TxnBmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out)
+
+
+def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
+    """``keos check --engine bmc`` on a transactions scenario."""
+    from scenarios import build_model
+
+    model = build_model(scenario, variant)
+    ok, why = model_covers(model) if scenario.model == "transactions" else (False, "not a transactions model")
+    props = list(model.properties())
+    if not ok:
+        return EngineResult(
+            engine="bmc", scenario=scenario.name, variant=variant,
+            properties=[PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}")
+                        for p in props],
+            stats={"covered": False, "reason": why}, complete=False)
+    depth = options.max_depth or DEFAULT_TXN_DEPTH
+    out = bmc_txn(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
+                  stop_on_first=options.stop_on_first)
+    results = judge(props, out.traces, out.reached, scenario.permitted)
+    by_name = {p.name: p for p in props}
+    for r in results:
+        prop = by_name[r.name]
+        if r.expectation is Expectation.ALWAYS and r.name not in TXN_INVARIANTS:
+            r.verdict, r.detail = Verdict.UNTESTED, NOT_COVERED
+        elif r.name in out.disagreements:
+            r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {out.disagreements[r.name]}"
+        elif r.expectation is Expectation.ALWAYS and r.verdict is Verdict.UNTESTED:
+            unsearched = [p for p in prop.partners if by_name[p].event is None]
+            reached_events = all(p in out.reached for p in prop.partners if by_name[p].event is not None)
+            if reached_events and unsearched:
+                r.verdict = Verdict.HOLDS
+                r.detail = (f"no violation up to depth {out.depth_reached} (state-predicate partners "
+                            f"{', '.join(unsearched)} are not searched by bmc)")
+        elif r.verdict is Verdict.HOLDS:
+            r.detail = f"no violation up to depth {out.depth_reached}"
+        if r.expectation is Expectation.SOMETIMES and prop.event is None and r.verdict is Verdict.UNREACHED:
+            r.verdict, r.detail = Verdict.UNTESTED, "state-predicate sometimes-property: not encoded"
+        elif r.expectation is Expectation.SOMETIMES and options.stop_on_first and r.name not in out.reached:
+            r.verdict, r.detail = Verdict.UNTESTED, "events are not searched with stop_on_first"
+    stats: dict[str, Any] = {
+        "covered": True,
+        "depth_requested": depth,
+        "depth_reached": out.depth_reached,
+        "elapsed_s": out.elapsed_s,
+        "timed_out": out.timed_out,
+        "covered_invariants": sorted(set(TXN_INVARIANTS) & set(by_name)),
+        "engine_disagreement": sorted(out.disagreements),
+        "k_induction": prove_coordinator_table(model.tv, model.flags.timeout_abort_bumps_epoch),
+    }
+    return EngineResult(engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats,
+                        complete=False)
+
+
+# -- k-induction over the coordinator table ---------------------------------------------------------------
+
+TXS = TransactionState
+_PREPARE_OF = {TXS.COMPLETE_COMMIT: TXS.PREPARE_COMMIT, TXS.COMPLETE_ABORT: TXS.PREPARE_ABORT}
+
+
+def prove_coordinator_table(transaction_version: int = 2, timeout_abort_bumps_epoch: bool = True,
+                            k_max: int = 4, table: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+    """k-induction: along any run of the coordinator core, Complete* is reached only through its Prepare*.
+
+    The core is the coordinator's cache entry for one transactional id --
+    ``state``, ``producer_epoch``, and ``prepared_epoch`` (the epoch of the
+    last Prepare* written, -1 after a Complete*/Empty) -- driven by
+    arbitrary requests (any epoch, any result): every step picks a target
+    state ``dst`` and the transition is taken only if ``src`` is a valid
+    previous state of ``dst`` in :data:`VALID_PREVIOUS_STATES` (the guard is
+    generated from the table, as in :meth:`TxnEncoding.valid`), with the
+    handlers' epoch rules: InitProducerId (-> Empty) bumps; the fence
+    (Ongoing -> PrepareEpochFence -> PrepareAbort) bumps; EndTxn (Ongoing ->
+    Prepare*) bumps under TV2 and keeps the epoch under TV1; the timeout abort
+    bumps iff ``timeout_abort_bumps_epoch`` (or TV2); Complete* keeps the
+    Prepare*'s epoch; AddPartitions (-> Ongoing) keeps it.
+
+    ``table`` replaces the table (tests mutate it to see the proof fail).
+
+    Proved (k-induction, smallest ``k <= k_max`` whose step is UNSAT):
+    (1) a Complete* state was entered from its own Prepare* at the same epoch
+    (``prepared_epoch == producer_epoch`` whenever the state is Prepare*);
+    (2) the epoch never decreases; (3) Dead and PrepareEpochFence are never
+    a *resting* state (PrepareEpochFence is converted in the same step).
+    """
+    start = time.perf_counter()
+    sid = STATE_IDS
+    rows = VALID_PREVIOUS_STATES if table is None else table
+
+    def valid(src: Any, dst: str) -> Any:
+        return z3.Or([src == sid[p] for p in rows[dst]] or [z3.BoolVal(False)])
+
+    def var(name: str) -> tuple[Any, Any, Any]:
+        return z3.Int(f"st_{name}"), z3.Int(f"ep_{name}"), z3.Int(f"pe_{name}")
+
+    def step(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any], choice: Any) -> Any:
+        st, ep, pe = a
+        st2, ep2, pe2 = b
+        tv2 = transaction_version >= 2
+        moves = []
+        # InitProducerId on an idle entry: Empty at epoch + 1
+        moves.append(z3.And(choice == 0, valid(st, TXS.EMPTY), st2 == sid[TXS.EMPTY], ep2 == ep + 1, pe2 == -1))
+        # AddPartitionsToTxn: Ongoing, same epoch
+        moves.append(z3.And(choice == 1, valid(st, TXS.ONGOING), st2 == sid[TXS.ONGOING], ep2 == ep, pe2 == -1))
+        # EndTxn from Ongoing (client): PrepareCommit/PrepareAbort; TV2 bumps
+        for dst in (TXS.PREPARE_COMMIT, TXS.PREPARE_ABORT):
+            bump = ep + 1 if tv2 else ep
+            moves.append(z3.And(choice == 2, st == sid[TXS.ONGOING], valid(st, dst), st2 == sid[dst], ep2 == bump,
+                                pe2 == bump))
+        # TV2 empty abort from Empty/Complete*: PrepareAbort at epoch + 1
+        if tv2:
+            moves.append(z3.And(choice == 3, z3.Or([st == sid[x] for x in (TXS.EMPTY, *_PREPARE_OF)]),
+                                valid(st, TXS.PREPARE_ABORT), st2 == sid[TXS.PREPARE_ABORT], ep2 == ep + 1,
+                                pe2 == ep + 1))
+        # fence (InitProducerId on Ongoing, or the timeout abort with the fix): via PrepareEpochFence, epoch + 1
+        moves.append(z3.And(choice == 4, valid(st, TXS.PREPARE_EPOCH_FENCE),
+                            valid(z3.IntVal(sid[TXS.PREPARE_EPOCH_FENCE]), TXS.PREPARE_ABORT),
+                            st2 == sid[TXS.PREPARE_ABORT], ep2 == ep + 1, pe2 == ep + 1))
+        # the timeout abort without the fix: a plain internal abort (TV1: same epoch)
+        if not timeout_abort_bumps_epoch:
+            e = ep + 1 if tv2 else ep
+            moves.append(z3.And(choice == 5, st == sid[TXS.ONGOING], valid(st, TXS.PREPARE_ABORT),
+                                st2 == sid[TXS.PREPARE_ABORT], ep2 == e, pe2 == e))
+        # completion (maybeWriteTxnCompletion), from whatever state the table lets precede Complete*: same epoch
+        for dst in _PREPARE_OF:
+            moves.append(z3.And(choice == 6, valid(st, dst), st2 == sid[dst], ep2 == ep, pe2 == -1))
+        # expiry (-> Dead) removes the entry: the lifetime of this entry ends (a new one starts at epoch -1)
+        return z3.Or(moves)
+
+    def inv(a: tuple[Any, Any, Any]) -> Any:
+        st, ep, pe = a
+        prepares = z3.Or(st == sid[TXS.PREPARE_COMMIT], st == sid[TXS.PREPARE_ABORT])
+        return z3.And(z3.Or([st == sid[x] for x in STATES if x not in (TXS.DEAD, TXS.PREPARE_EPOCH_FENCE)]),
+                      ep >= 0, z3.Implies(prepares, pe == ep), z3.Implies(z3.Not(prepares), pe == -1))
+
+    def completes_from_prepare(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> Any:
+        st, ep, pe = a
+        st2, ep2, _ = b
+        into = [z3.Implies(z3.And(st2 == sid[dst], st != sid[dst]), z3.And(st == sid[prep], pe == ep2, ep2 == ep))
+                for dst, prep in _PREPARE_OF.items()]
+        return z3.And(*into, ep2 >= ep)
+
+    out: dict[str, Any] = {
+        "property": "Complete* only through its Prepare* at the same epoch; epochs never decrease; "
+                    "no resting Dead/PrepareEpochFence",
+        "method": "k-induction over the coordinator core, transitions generated from VALID_PREVIOUS_STATES",
+        "transaction_version": transaction_version,
+        "timeout_abort_bumps_epoch": timeout_abort_bumps_epoch,
+    }
+    # base case: from the initial entry (Empty, epoch 0 after the first InitProducerId), k steps
+    for k in range(1, k_max + 1):
+        xs = [var(f"{k}_{i}") for i in range(k + 1)]
+        cs = [z3.Int(f"c_{k}_{i}") for i in range(k)]
+        base = z3.Solver()
+        base.add(xs[0][0] == sid[TXS.EMPTY], xs[0][1] == 0, xs[0][2] == -1)
+        base.add([step(xs[i], xs[i + 1], cs[i]) for i in range(k)])
+        base.add(z3.Not(z3.And([z3.And(inv(xs[i + 1]), completes_from_prepare(xs[i], xs[i + 1])) for i in range(k)])))
+        if base.check() == z3.sat:
+            out.update(result="base case fails", k=k, elapsed_s=round(time.perf_counter() - start, 3))
+            return out
+        ind = z3.Solver()
+        ind.add([inv(xs[i]) for i in range(k)])
+        ind.add([completes_from_prepare(xs[i], xs[i + 1]) for i in range(k - 1)])
+        ind.add([step(xs[i], xs[i + 1], cs[i]) for i in range(k)])
+        ind.add(z3.Not(z3.And(inv(xs[k]), completes_from_prepare(xs[k - 1], xs[k]))))
+        if ind.check() == z3.unsat:
+            out.update(result="proved for all depths", k=k, elapsed_s=round(time.perf_counter() - start, 3))
+            return out
+    out.update(result="induction step fails", k=k_max, elapsed_s=round(time.perf_counter() - start, 3))
+    return out
