@@ -146,7 +146,8 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("per_partition_order", "sequence_table_consistent"),
             scenarios=("idempotence_epoch_bump",),
-            bug="a batch from before a KIP-360 epoch bump rolls the producer state back (INVALID_PRODUCER_EPOCH missing)",
+            bug="a batch from before a KIP-360 epoch bump rolls the producer state back "
+            "(INVALID_PRODUCER_EPOCH missing)",
         ),
         Variant(
             name="small_duplicate_window",

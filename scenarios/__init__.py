@@ -404,7 +404,7 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Mod
     if scenario.model == "eos":
         from model.eos_app import EosSystem
 
-        return EosSystem(  # type: ignore[return-value]
+        return EosSystem(
             scenario.txn or TxnConfig(eos=EosConfig()),
             v,
             properties,
