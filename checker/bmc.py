@@ -92,11 +92,15 @@ def covers(scenario: Any, variant: str | Variant) -> bool:
 
 
 def bmc_coverage(scenario: Any, variant: str | Variant) -> tuple[bool, str]:
-    """``(covered, reason)`` for a scenario and variant."""
+    """``(covered, reason)`` for a scenario and variant (idempotence core, or the transactions core)."""
     from scenarios import build_model
 
+    if scenario.model == "transactions":
+        from checker.bmc_txn import txn_coverage
+
+        return txn_coverage(scenario, _variant(variant))
     if scenario.model != "idempotence":
-        return False, f"model kind {scenario.model!r} is not encoded (only the idempotence core)"
+        return False, f"model kind {scenario.model!r} is not encoded (only the idempotence and transactions cores)"
     model = build_model(scenario, _variant(variant))
     if not isinstance(model, KafkaSystem):
         return False, "not a KafkaSystem model"
@@ -244,11 +248,15 @@ def _always_true(name: str) -> Property:
     return Property(name, Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
 
 
-@register("bmc", "bounded model checking with z3 of the idempotence core (+ inductive proof of the broker core)")
+@register("bmc", "bounded model checking with z3 of the idempotence and transactions cores (+ inductive proofs)")
 def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult:
-    """Run BMC to ``options.max_depth`` (default 20) within ``options.time_budget_s``."""
+    """Run BMC to ``options.max_depth`` (default 20; transactions 34) within ``options.time_budget_s``."""
     from scenarios import build_model
 
+    if scenario.model == "transactions":
+        from checker.bmc_txn import run_txn
+
+        return run_txn(scenario, variant, options)
     depth = options.max_depth or DEFAULT_DEPTH
     ok, why = bmc_coverage(scenario, variant)
     model = build_model(scenario, _variant(variant)) if scenario.model == "idempotence" else None

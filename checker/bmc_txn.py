@@ -1,4 +1,4 @@
-"""The bmc engine on the transactions core: BMC of TransactionalSystem, and a k-induction proof over the coordinator table.
+"""The bmc engine on the transactions core: BMC of TransactionalSystem, k-induction over the coordinator table.
 
 :func:`bmc_txn` unrolls :class:`checker.bmc_txn_encoding.TxnEncoding` depth by
 depth, exactly like the idempotence engine (:func:`checker.bmc.bmc`): a fresh
@@ -182,7 +182,7 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
     """``keos check --engine bmc`` on a transactions scenario."""
     from scenarios import build_model
 
-    model = build_model(scenario, variant)
+    model: Any = build_model(scenario, variant)
     ok, why = model_covers(model) if scenario.model == "transactions" else (False, "not a transactions model")
     props = list(model.properties())
     if not ok:
@@ -271,7 +271,7 @@ def prove_coordinator_table(transaction_version: int = 2, timeout_abort_bumps_ep
         return z3.Int(f"st_{name}"), z3.Int(f"ep_{name}"), z3.Int(f"pe_{name}")
 
     def step(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any], choice: Any) -> Any:
-        st, ep, pe = a
+        st, ep, _pe = a
         st2, ep2, pe2 = b
         tv2 = transaction_version >= 2
         moves = []
@@ -312,7 +312,7 @@ def prove_coordinator_table(transaction_version: int = 2, timeout_abort_bumps_ep
 
     def completes_from_prepare(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> Any:
         st, ep, pe = a
-        st2, ep2, _ = b
+        st2, ep2, _pe2 = b
         into = [z3.Implies(z3.And(st2 == sid[dst], st != sid[dst]), z3.And(st == sid[prep], pe == ep2, ep2 == ep))
                 for dst, prep in _PREPARE_OF.items()]
         return z3.And(*into, ep2 >= ep)

@@ -952,7 +952,7 @@ class TxnEncoding:
         T[f"{p}.live"] = z3.BoolVal(False)
         ep, seq = S[f"{p}.ep"], S[f"{p}.seq"]
         on, eep, first = S[f"q{q}.e.on"], S[f"q{q}.e.ep"], S[f"q{q}.e.first"]
-        err, dup, append = self._validate(S, q, ep, seq)
+        err, dup, _append = self._validate(S, q, ep, seq)
         is_dup = z3.And(err == E[Errors.NONE], dup >= 0)
         # verification (KIP-890 part 1) / TV2 implicit AddPartitionsToTxn
         if self.flags.partition_verification or self.tv >= 2:
@@ -969,7 +969,8 @@ class TxnEncoding:
         # handle_txn_produce
         cons: list[Expr] = []
         stale = z3.And(on, ep < eep) if self.flags.check_epoch else z3.BoolVal(False)
-        mapped = _ite([(verification == E[src], self.v(E[dst])) for src, dst in VERIFICATION_TO_PRODUCE_ERROR.items() if src in E],
+        mapped = _ite([(verification == E[src], self.v(E[dst]))
+                       for src, dst in VERIFICATION_TO_PRODUCE_ERROR.items() if src in E],
                       self.v(E[Errors.INVALID_TXN_STATE]))
         err2 = z3.If(is_dup, err, z3.If(stale, self.v(E[Errors.INVALID_PRODUCER_EPOCH]),
                                         z3.If(verification != E[Errors.NONE], mapped, err)))
@@ -1022,7 +1023,7 @@ class TxnEncoding:
         """``_transit`` when ``cond``: (written?, error code, new state).  The legality check is the table."""
         dst = target["st"]
         ok = z3.Or([z3.And(dst == TS[name], self.valid(src, name)) for name in STATES])
-        ok = z3.And(ok, target.get("ep", S["md.ep"]) >= 0)
+        ok = z3.And(ok, target.get("ep", S["md.ep"]) >= self.v(0))
         wrote = z3.And(cond, ok)
         T = dict(S)
         for f, val in target.items():
@@ -1058,7 +1059,7 @@ class TxnEncoding:
         """``_send_markers`` + ``_complete`` when the transaction has no partition (or markers are not awaited)."""
         com = T["md.st"] == TS[TXS.PREPARE_COMMIT]
         cnt = T["mk.n"]
-        offs = []
+        offs: list[Expr] = []
         for q in range(self.P):
             on = z3.And(cond, T[f"md.p{q}"])
             idx = cnt + self._count(offs)
@@ -1261,16 +1262,16 @@ class TxnEncoding:
         fatal["c.st"] = self.v(CS[C.FATAL_ERROR])
         ok = err == E[Errors.NONE]
         # InitProducerId
-        I = dict(H)
-        I["d.pid"], I["d.ep"] = S[f"{r}.pid"], S[f"{r}.ep"]
+        Ip = dict(H)
+        Ip["d.pid"], Ip["d.ep"] = S[f"{r}.pid"], S[f"{r}.ep"]
         for q in range(self.P):
-            I[f"d.q{q}.pe"], I[f"d.q{q}.ns"], I[f"d.q{q}.la"] = self.v(-1), self.v(0), self.v(-1)
-            I[f"d.q{q}.unres"] = I[f"d.q{q}.rw"] = z3.BoolVal(False)
+            Ip[f"d.q{q}.pe"], Ip[f"d.q{q}.ns"], Ip[f"d.q{q}.la"] = self.v(-1), self.v(0), self.v(-1)
+            Ip[f"d.q{q}.unres"] = Ip[f"d.q{q}.rw"] = z3.BoolVal(False)
         for n in range(self.R):
-            I[f"b{n}.on"] = z3.BoolVal(False)
-        I["c.st"] = self.v(CS[C.READY])
-        I["c.ebr"] = z3.BoolVal(False)
-        I = _merge(ok, I, fatal)
+            Ip[f"b{n}.on"] = z3.BoolVal(False)
+        Ip["c.st"] = self.v(CS[C.READY])
+        Ip["c.ebr"] = z3.BoolVal(False)
+        Ip = _merge(ok, Ip, fatal)
         # AddPartitionsToTxn
         Ad = dict(H)
         for q in range(self.P):
@@ -1280,16 +1281,13 @@ class TxnEncoding:
         Ad = _merge(ok, Ad, _merge(err == E[Errors.INVALID_PRODUCER_ID_MAPPING], abortable, fatal))
         # EndTxn
         committing = S["c.st"] == CS[C.COMMITTING]
-        if self.tv >= 2:
-            F = self._finish(H, S[f"{r}.pid"], S[f"{r}.ep"])
-        else:
-            F = self._finish(H, None, None)
+        F = self._finish(H, S[f"{r}.pid"], S[f"{r}.ep"]) if self.tv >= 2 else self._finish(H, None, None)
         ended = z3.And(handle, kind == 2, ok)
         self._record_outcome(F, S["c.txn"], ended, committing)
         self._ev["client_txn_committed"] = z3.And(ended, committing)
         self._ev["client_txn_aborted"] = z3.And(ended, z3.Not(committing))
         En = _merge(ok, F, fatal)
-        handled = _merge(kind == 0, I, _merge(kind == 1, Ad, En))
+        handled = _merge(kind == 0, Ip, _merge(kind == 1, Ad, En))
         handled = _merge(retriable, H, handled)
         return S[f"{r}.live"], _merge(handle, handled, T)
 

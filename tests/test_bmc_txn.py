@@ -9,11 +9,21 @@ from typing import Any
 import pytest
 import z3
 
+from checker.bmc import bmc_coverage, bmc_covers, disagreements, run_bmc
+from checker.bmc_txn import bmc_txn, prove_coordinator_table
 from checker.bmc_txn_encoding import TXN_INVARIANTS, TxnEncoding, TxnTemplate
+from checker.engines import EngineOptions
+from checker.explore import ExploreOptions, explore
+from checker.results import Verdict
+from checker.trace import replay_actions
 from model.interface import Action
+from model.transaction_state import STATE_IDS, STATES, VALID_PREVIOUS_STATES, is_valid_transition
+from model.txn_system import TransactionalSystem
+from model.variants import VARIANTS
 from scenarios import build_model, builtin_scenarios
 
 TXN_SCENARIOS = ("txn_kafka_12671_hanging", "txn_kafka_17754_delayed_endtxn", "txn_kafka_6119_timeout_zombie")
+CROSS_DEPTH = 4
 TXN_VARIANTS = ("kafka", "pre_kip_890", "tv1", "no_kip_360", "timeout_abort_without_epoch_bump",
                 "complete_without_markers")
 
@@ -77,11 +87,17 @@ def python_action(enc: TxnEncoding, tmpl: TxnTemplate, values: dict[str, Any]) -
 SEEN_KINDS: set[str] = set()
 
 
+def _txn_model(scenario: str, variant: str) -> TransactionalSystem:
+    model = build_model(builtin_scenarios()[scenario], variant)
+    assert isinstance(model, TransactionalSystem)
+    return model
+
+
 def cross_check(scenario: str, variant: str, samples: int, seed: int = 0) -> int:
     model = build_model(builtin_scenarios()[scenario], variant)
     states = bfs_states(model)
     rng = random.Random(seed)
-    picked = rng.sample(states, min(samples, len(states)))
+    picked = [states[0], *rng.sample(states[1:], min(samples, len(states) - 1))]
     checked = 0
     for s in picked:
         enc, values = encoding_for(model, s, 1)
@@ -99,7 +115,7 @@ def cross_check(scenario: str, variant: str, samples: int, seed: int = 0) -> int
             res = solver.check()
             label = model.format_action(action) if action is not None else repr(tmpl)
             assert (res == z3.sat) == (py is not None), f"{scenario}/{variant}: {label} enabled mismatch in {s}"
-            if py is not None:
+            if py is not None and action is not None:
                 got = enc.concretize(solver.model(), S1)
                 assert got == py.state, f"{scenario}/{variant}: {label}\nz3:  {got}\npy:  {py.state}"
                 covered.add(action)
@@ -113,18 +129,30 @@ def cross_check(scenario: str, variant: str, samples: int, seed: int = 0) -> int
 @pytest.mark.parametrize("scenario", TXN_SCENARIOS)
 @pytest.mark.parametrize("variant", TXN_VARIANTS)
 def test_symbolic_step_equals_python_step(scenario: str, variant: str) -> None:
-    assert cross_check(scenario, variant, 6, seed=TXN_VARIANTS.index(variant)) > 0
+    """On BFS-reached states, z3 enables exactly the actions step() accepts, with the same successor."""
+    assert cross_check(scenario, variant, 2, seed=TXN_VARIANTS.index(variant)) > 0
+
+
+def test_step_cross_check_covered_every_action_kind() -> None:
+    """Runs after the cross-check cases: every template kind of the alphabet was compared at least once."""
+    if not SEEN_KINDS:
+        pytest.skip("run together with test_symbolic_step_equals_python_step")
+    kinds = {t.kind for sc in TXN_SCENARIOS
+             for t in TxnEncoding(_txn_model(sc, "kafka"), 1).templates}
+    assert kinds <= SEEN_KINDS, kinds - SEEN_KINDS
 
 
 def test_symbolic_invariants_equal_python_predicates() -> None:
+    """The symbolic negation of each encoded invariant holds exactly on the states the Python predicate rejects."""
+    violated = dict.fromkeys(TXN_INVARIANTS, 0)
     for scenario, variant in (("txn_kafka_12671_hanging", "pre_kip_890"),
                               ("txn_kafka_6119_timeout_zombie", "timeout_abort_without_epoch_bump"),
                               ("txn_kafka_12671_hanging", "complete_without_markers")):
         model = build_model(builtin_scenarios()[scenario], variant)
         props = {p.name: p for p in model.properties()}
         states = bfs_states(model)
-        violated = {n: 0 for n in TXN_INVARIANTS}
-        for s in random.Random(1).sample(states, min(60, len(states))) + states[-20:]:
+        bad_states = [s for s in states if any(n in props and not props[n].holds(s) for n in TXN_INVARIANTS)]
+        for s in random.Random(1).sample(states, 15) + bad_states[:15]:
             enc, values = encoding_for(model, s, 0)
             S = enc.state(0)
             solver = z3.SolverFor("QF_BV")
@@ -138,3 +166,94 @@ def test_symbolic_invariants_equal_python_predicates() -> None:
                 solver.pop()
                 assert bad == (not props[name].holds(s)), (scenario, variant, name, s)
                 violated[name] += bad
+    assert all(violated.values()), violated
+
+
+@pytest.mark.parametrize("scenario", TXN_SCENARIOS)
+@pytest.mark.parametrize("variant", TXN_VARIANTS)
+def test_bmc_and_bfs_agree_at_small_bounds(scenario: str, variant: str) -> None:
+    """Every covered scenario x variant: the same violated invariants and shortest lengths at depth 4."""
+    sc = builtin_scenarios()[scenario]
+    assert bmc_covers(sc, variant)
+    model = build_model(sc, variant)
+    explicit, _ = explore(model, scenario, variant, ExploreOptions(max_depth=CROSS_DEPTH), sc.permitted)
+    out = bmc_txn(model, scenario, variant, CROSS_DEPTH, 60, sc.permitted, events=False)
+    assert out.depth_reached == CROSS_DEPTH and not out.disagreements
+    bfs = {p.name: len(p.trace.actions) for p in explicit.violations() if p.trace and p.name in TXN_INVARIANTS}
+    assert {n: len(t.actions) for n, t in out.traces.items()} == bfs
+
+
+def test_bmc_finds_complete_without_markers_like_bfs() -> None:
+    """A violation inside the cross-validation bound: same invariant, same shortest length (11), replayed."""
+    name, variant = "txn_kafka_12671_hanging", "complete_without_markers"
+    sc = builtin_scenarios()[name]
+    model = build_model(sc, variant)
+    explicit, _ = explore(model, name, variant, ExploreOptions(max_depth=11), sc.permitted)
+    out = bmc_txn(model, name, variant, 11, 120, sc.permitted, events=False)
+    bfs = {p.name: len(p.trace.actions) for p in explicit.violations() if p.trace and p.name in TXN_INVARIANTS}
+    assert bfs == {"markers_before_complete": 11}
+    assert {n: len(t.actions) for n, t in out.traces.items()} == bfs
+    prop = next(p for p in model.properties() if p.name == "markers_before_complete")
+    trace = out.traces["markers_before_complete"]
+    assert trace.engine == "bmc" and replay_actions(build_model(sc, variant), trace.actions, prop).confirmed
+
+
+def test_coverage_is_honest() -> None:
+    """Covered exactly where the encoding is exact; everything else is reported uncovered with a reason."""
+    scenarios = builtin_scenarios()
+    for name in TXN_SCENARIOS:
+        for variant in VARIANTS:
+            assert bmc_covers(scenarios[name], variant)
+    ok, why = bmc_coverage(scenarios["txn_coordinator_faults"], "kafka")
+    assert not ok and "coordinator_failover" in why
+    for sc in scenarios.values():
+        if sc.model not in ("idempotence", "transactions"):
+            assert not bmc_covers(sc, "kafka")
+    result = run_bmc(scenarios["txn_coordinator_faults"], "kafka", EngineOptions(max_depth=2))
+    assert result.stats["covered"] is False
+    assert all(p.verdict is Verdict.UNTESTED for p in result.properties)
+
+
+def test_disagreement_is_reported_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A z3 trace that does not replay on TransactionalSystem is an engine disagreement, never a violation."""
+    real = TxnEncoding.action
+
+    def broken(self: TxnEncoding, m: Any, k: Any, S: Any) -> Action:
+        a = real(self, m, k, S)
+        return Action("InitTransactions", (0,)) if a.kind == "Send" else a
+
+    monkeypatch.setattr(TxnEncoding, "action", broken)
+    name, variant = "txn_kafka_12671_hanging", "complete_without_markers"
+    out = bmc_txn(build_model(builtin_scenarios()[name], variant), name, variant, 11, 120, events=False)
+    assert "markers_before_complete" in out.disagreements and not out.traces
+
+
+@pytest.mark.parametrize(("tv", "bumps"), [(1, True), (1, False), (2, True), (2, False)])
+def test_coordinator_table_k_induction(tv: int, bumps: bool) -> None:
+    assert prove_coordinator_table(tv, bumps)["result"] == "proved for all depths"
+
+
+def test_coordinator_table_proof_fails_on_a_mutated_table() -> None:
+    """The proof reads the table: let Ongoing precede CompleteCommit and a Complete* without Prepare* appears."""
+    table = dict(VALID_PREVIOUS_STATES)
+    table["CompleteCommit"] = (*table["CompleteCommit"], "Ongoing")
+    assert prove_coordinator_table(2, True, table=table)["result"] == "base case fails"
+
+
+def test_table_guard_is_generated_from_the_table() -> None:
+    """``TxnEncoding.valid`` agrees with ``is_valid_transition`` on all 64 pairs."""
+    enc = TxnEncoding(_txn_model("txn_kafka_12671_hanging", "kafka"), 1)
+    x = enc.var("src")
+    for src in STATES:
+        for dst in STATES:
+            got = z3.simplify(z3.substitute(enc.valid(x, dst), (x, enc.v(STATE_IDS[src]))))
+            assert z3.is_true(got) is is_valid_transition(src, dst), (src, dst)
+
+
+def test_engine_result_on_a_transactions_scenario() -> None:
+    name, variant = "txn_kafka_12671_hanging", "complete_without_markers"
+    result = run_bmc(builtin_scenarios()[name], variant, EngineOptions(stop_on_first=True, time_budget_s=120))
+    found = {p.name: p for p in result.violations()}
+    assert set(found) == {"markers_before_complete"} and not disagreements(result)
+    assert result.stats["depth_reached"] == 11
+    assert result.stats["k_induction"]["result"] == "proved for all depths"
