@@ -14,8 +14,27 @@ are not encoded; :func:`run_txn` reports the invariants they partner with as
 ``holds`` only if the engine reached their event partners, and says which
 partners it did not search.
 
-No partial-order reduction is used here: the idempotence reduction
-(:mod:`checker.bmc_por`) was proved for ``KafkaSystem``'s handlers only.
+Partial-order reduction (invariant queries only; events are searched without
+it).  A client step ``b`` (:data:`~checker.bmc_txn_encoding.CLIENT_STEPS`: the
+application calls, sending a coordinator or produce request, handling a
+response) right after a broker/coordinator step ``a``
+(:data:`~checker.bmc_txn_encoding.SERVER_STEPS`: delivering a coordinator
+request, a produce request or a marker, the timeout abort) is forbidden --
+the two are swapped instead -- unless ``b`` handles the response ``a``
+created.  Argument: ``a`` never reads or writes the client; ``b`` reads and
+writes only the client, the ghost outcomes and the message it consumes or
+sends, which ``a`` does not touch (``a`` consumes an older message, keeps a
+produce slot occupied, and frees a coordinator request slot only while the
+client has that request in flight, when ``SendTxnRequest`` is disabled
+anyway).  So from every reachable state where ``a`` then ``b`` is executable,
+``b`` then ``a`` is executable and reaches an *equivalent* state: equal up to
+the interleaving of different channels in the network tuple, which no
+handler and no invariant reads (each channel keeps its order; see
+:mod:`checker.bmc_por`).  Every swap removes one inversion of the template
+order (client templates come first), so a bad state reachable in ``t`` steps
+is reachable in ``t`` steps by a reduced sequence: shortest counterexamples
+keep their length.  ``tests/test_bmc_txn.py`` checks the swap on states
+reached by BFS of every covered scenario and variant.
 
 :func:`prove_coordinator_table` is the unbounded result: a k-induction proof,
 over the coordinator core alone (state, epoch, the "prepared" flag) driven by
@@ -66,6 +85,8 @@ class TxnBmcOutcome:
     elapsed_s: float
     disagreements: dict[str, str]
     timed_out: bool
+    capacity_exceeded_at: int | None = None
+    capacity: int = 0
 
 
 def _always_true() -> Property:
@@ -82,8 +103,54 @@ def bmc_txn(
     only: tuple[str, ...] | None = None,
     stop_on_first: bool = False,
     events: bool = True,
+    incremental: bool = False,
+    on_depth: Any = None,
+    reduce: bool = True,
+    prepares: int | None = None,
 ) -> TxnBmcOutcome:
-    """BMC of the encoded transaction invariants (and event partners) up to ``depth`` steps."""
+    """BMC of the encoded transaction invariants (and event partners) up to ``depth`` steps.
+
+    The capacities of the encoding start at ``prepares`` Prepare* transitions
+    (default: transactions + fault budget + 1) and are checked at every depth;
+    if a step could exceed them, the run restarts with twice the capacity (the
+    time budget is shared), so the result is exact for the depth reached.
+    """
+    start = time.perf_counter()
+    topo = model.config.topology
+    cap = prepares if prepares is not None else topo.transactions_per_producer + model.config.faults.total + 1
+    while True:
+        left = 0.0 if time_budget_s <= 0 else max(0.001, time_budget_s - (time.perf_counter() - start))
+        out = _bmc_once(model, scenario, variant, depth, left, permitted, only, stop_on_first, events, incremental,
+                        on_depth, reduce, min(cap, depth // 2 + 1))
+        if out.capacity_exceeded_at is None or cap > depth // 2:
+            out.elapsed_s = round(time.perf_counter() - start, 3)
+            out.capacity = min(cap, depth // 2 + 1)
+            return out
+        cap = max(1, 2 * cap)
+
+
+def _bmc_once(
+    model: Any,
+    scenario: str,
+    variant: str,
+    depth: int,
+    time_budget_s: float = 0.0,
+    permitted: tuple[str, ...] = (),
+    only: tuple[str, ...] | None = None,
+    stop_on_first: bool = False,
+    events: bool = True,
+    incremental: bool = False,
+    on_depth: Any = None,
+    reduce: bool = True,
+    prepares: int = 4,
+) -> TxnBmcOutcome:
+    """One BMC run with capacity ``prepares``; stops where a step could exceed it.
+
+    ``incremental``: one solver keeps the unrolling and each query is an
+    assumption literal (instead of a fresh ``QF_BV`` solver per query).
+    ``reduce``: the partial-order reduction below on invariant queries
+    (events are searched without it).
+    """
     start = time.perf_counter()
     deadline = start + time_budget_s if time_budget_s > 0 else None
     props = list(model.properties())
@@ -93,7 +160,12 @@ def bmc_txn(
     event_props = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
     if not events or stop_on_first:
         event_props = []
-    enc = TxnEncoding(model, depth)
+    enc = TxnEncoding(model, depth, prepares=prepares)
+    enc.events = bool(event_props)
+    enc.include_capacity = False
+    capacity_exceeded_at: int | None = None
+    pairs = enc.commuting_pairs() if reduce else []
+    por: list[Any] = []
     states = [enc.state(0)]
     ks: list[Any] = []
     base: list[Any] = [enc.initial(states[0])]
@@ -104,13 +176,29 @@ def bmc_txn(
     depth_reached = -1
     timed_out = False
 
-    def solve(goal: Any) -> tuple[z3.CheckSatResult, Any]:
-        solver = z3.SolverFor("QF_BV")
+    inc = z3.SolverFor("QF_BV") if incremental else None
+    por_lit = z3.Bool("por")
+    added = 0
+    queries = 0
+
+    def solve(goal: Any, reduced: bool = True) -> tuple[z3.CheckSatResult, Any]:
+        nonlocal added, queries
+        solver = inc if inc is not None else z3.SolverFor("QF_BV")
         if deadline is not None:
             solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
-        solver.add(base)
-        solver.add(goal)
-        res = solver.check()
+        if inc is None:
+            solver.add(base)
+            if reduced:
+                solver.add(por)
+            solver.add(goal)
+            res = solver.check()
+        else:
+            solver.add(base[added:])
+            added = len(base)
+            queries += 1
+            lit = z3.Bool(f"goal#{queries}")
+            solver.add(z3.Implies(lit, goal))
+            res = solver.check(lit, *([por_lit] if reduced else []))
         return res, (solver.model() if res == z3.sat else None)
 
     def decode(mdl: Any, t: int) -> list[Action]:
@@ -122,13 +210,27 @@ def bmc_txn(
             ks.append(k)
             states.append(enc.state(t))
             base.extend(enc.transition(t - 1, states[t - 1], states[t], k))
+            res, _mdl = solve(z3.Not(enc.capacity), reduced=False)
+            if res == z3.unknown:
+                timed_out = True
+                break
+            if res == z3.sat:  # a step could exceed the capacities: the bound is not exact from here on
+                capacity_exceeded_at = t
+                break
+            base.append(enc.capacity)
             step_events.append(dict(enc.step_events))
+            if t > 1 and pairs:
+                kp, kn = ks[t - 2], ks[t - 1]
+                cons = [z3.Not(z3.And(kp == a, kn == b)) for a, b in pairs]
+                por.extend(cons)
+                if inc is not None:
+                    inc.add([z3.Implies(por_lit, c) for c in cons])
             labels = enc.step_events
             pending = {p.name: z3.Or([labels[lab] for lab in labels if p.matches_event(lab)] or [z3.BoolVal(False)])
                        for p in event_props if p.name not in reached and p.name not in disagree}
             pending = {n: g for n, g in pending.items() if not z3.is_false(g)}
             while pending and not timed_out:
-                res, mdl = solve(z3.Or(list(pending.values())))
+                res, mdl = solve(z3.Or(list(pending.values())), reduced=False)
                 if res == z3.unknown:
                     timed_out = True
                 elif res == z3.unsat:
@@ -170,12 +272,15 @@ def bmc_txn(
         if timed_out:
             break
         depth_reached = t
+        if on_depth is not None:
+            on_depth(t, time.perf_counter() - start)
         if stop_on_first and any(name not in permitted for name in traces):
             break
         if deadline is not None and time.perf_counter() >= deadline:
             timed_out = t < depth
             break
-    return TxnBmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out)
+    return TxnBmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out,
+                         capacity_exceeded_at)
 
 
 def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
@@ -223,6 +328,8 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
         "timed_out": out.timed_out,
         "covered_invariants": sorted(set(TXN_INVARIANTS) & set(by_name)),
         "engine_disagreement": sorted(out.disagreements),
+        "prepare_capacity": out.capacity,
+        "capacity_exceeded_at": out.capacity_exceeded_at,
         "k_induction": prove_coordinator_table(model.tv, model.flags.timeout_abort_bumps_epoch),
     }
     return EngineResult(engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats,

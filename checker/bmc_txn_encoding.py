@@ -50,10 +50,15 @@ that, for every template, z3 enables it exactly when ``TransactionalSystem.step`
 accepts the action and that the concretised z3 successor equals the Python one.
 
 Capacities (markers, fences, completions, aborted-index entries, log length)
-are derived from the depth: a marker batch, a fence and a completion each need
-a Prepare* transition, and every Prepare* needs a distinct earlier step that
-opened the transaction or sent the request, so at most ``depth // 2`` happen.
-A step that would exceed a capacity is disabled (never silently wrapped).
+hang on the number of Prepare* transitions.  By default they are derived from
+the depth (a marker batch, a fence and a completion each need a Prepare*
+transition, and every Prepare* needs a distinct earlier step that opened the
+transaction or sent the request, so at most ``depth // 2`` happen).  BMC uses
+a small ``prepares`` capacity instead and *checks* it: at every depth it asks
+whether some step could exceed a capacity (``self.capacity`` false); only if
+that is unsatisfiable is the bounded result exact, otherwise the capacity is
+doubled and the run restarts (``checker/bmc_txn.py``).  A step that would
+exceed a capacity is never silently wrapped.
 """
 
 from __future__ import annotations
@@ -109,6 +114,11 @@ ERRORS: tuple[str, ...] = (Errors.NONE, Errors.CONCURRENT_TRANSACTIONS, Errors.P
 REQ_KINDS = ("InitProducerId", "AddPartitionsToTxn", "EndTxn")
 #: Log entry control codes.
 CONTROLS = ("", part.CONTROL_COMMIT, part.CONTROL_ABORT)
+#: Client steps: read and write the client, consume a response addressed to it or send a request.
+CLIENT_STEPS = ("InitTransactions", "BeginTransaction", "Send", "CommitTransaction", "AbortTransaction",
+                "SendTxnRequest", "SendProduce", "DeliverTxnResponse", "DeliverProduceResponse")
+#: Broker / coordinator steps: never read or write the client.
+SERVER_STEPS = ("DeliverTxnRequest", "DeliverProduce", "DeliverMarker", "TxnTimeout")
 #: Fault kinds the slice encodes (the others must have no budget).
 ENCODED_FAULTS = ("request_timeout", "batch_expiry", "txn_timeout")
 
@@ -178,7 +188,8 @@ class TxnEncoding:
     bit-vector domain by the largest value of such a state.
     """
 
-    def __init__(self, model: TransactionalSystem, depth: int, slack: int = 0, value_slack: int = 0):
+    def __init__(self, model: TransactionalSystem, depth: int, slack: int = 0, value_slack: int = 0,
+                 prepares: int | None = None):
         ok, why = covers(model)
         if not ok:
             raise ValueError(f"the bmc transactions encoding does not cover this model: {why}")
@@ -202,7 +213,10 @@ class TxnEncoding:
         lim = dict(zip(TXN_FAULT_KINDS, self.limits))
         timeouts = min(lim["request_timeout"], self.total)
         self.NC = 1 + timeouts + slack  # coordinator connections
-        prepares = depth // 2 + slack
+        if prepares is None:
+            prepares = depth // 2 + slack
+        #: Capacity for Prepare* transitions (markers per partition, fences, completions, extra log entries).
+        self.prepares = prepares
         self.M = self.P * prepares + slack  # marker array
         self.FC = prepares  # fences
         self.CC = prepares  # completions
@@ -221,6 +235,13 @@ class TxnEncoding:
         self.schema = self._schema()
         self._ev: dict[str, Expr] = {}
         self.step_events: dict[str, Expr] = {}
+        self._heads_cache: tuple[State | None, list[Expr]] = (None, [])
+        #: Build the per-step event labels (``False`` skips them: invariant-only runs).
+        self.events = True
+        #: ``transition`` includes the capacity constraints (``False``: the caller handles ``self.capacity``).
+        self.include_capacity = True
+        self._caps: list[Expr] = []
+        self.capacity: Expr = z3.BoolVal(True)
 
     # -- domain ------------------------------------------------------------------------------------
 
@@ -235,10 +256,11 @@ class TxnEncoding:
              TxnTemplate("CommitTransaction", (0,)), TxnTemplate("AbortTransaction", (0,)),
              TxnTemplate("SendTxnRequest", (0,))]
         t += [TxnTemplate("SendProduce", (0, q)) for q in range(self.P)]
-        t += [TxnTemplate("DeliverTxnRequest", (c,)) for c in range(self.NC)]
         t += [TxnTemplate("DeliverTxnResponse", (c,)) for c in range(self.NC)]
-        t += [TxnTemplate("DeliverProduce", (q, a)) for q in range(self.P) for a in range(self.NS[q])]
         t += [TxnTemplate("DeliverProduceResponse", (q, a)) for q in range(self.P) for a in range(self.NS[q])]
+        # broker / coordinator steps after every client step (the partial-order reduction relies on this order)
+        t += [TxnTemplate("DeliverTxnRequest", (c,)) for c in range(self.NC)]
+        t += [TxnTemplate("DeliverProduce", (q, a)) for q in range(self.P) for a in range(self.NS[q])]
         t += [TxnTemplate("DeliverMarker", (q,)) for q in range(self.P)]
         lim = dict(zip(TXN_FAULT_KINDS, self.limits))
         if self.total > 0:
@@ -620,17 +642,38 @@ class TxnEncoding:
 
     # -- one step -----------------------------------------------------------------------------------------
 
+    def commuting_pairs(self) -> list[tuple[int, int]]:
+        """Template pairs ``(a, b)``, ``b`` earlier in the alphabet, such that ``a`` then ``b`` can always be
+        swapped: a :data:`SERVER_STEPS` step then a :data:`CLIENT_STEPS` step that does not consume the
+        response ``a`` created (same connection / same produce slot).  See ``checker/bmc_txn.py`` for the
+        argument and ``tests/test_bmc_txn.py`` for the check on BFS states."""
+        out = []
+        for ia, a in enumerate(self.templates):
+            for ib, b in enumerate(self.templates):
+                if ib >= ia or a.kind not in SERVER_STEPS or b.kind not in CLIENT_STEPS:
+                    continue
+                if (a.kind, b.kind) == ("DeliverTxnRequest", "DeliverTxnResponse") and a.args == b.args:
+                    continue
+                if (a.kind, b.kind) == ("DeliverProduce", "DeliverProduceResponse") and a.args == b.args:
+                    continue
+                out.append((ia, ib))
+        return out
+
     def transition(self, t: int, S: State, S2: State, k: Expr) -> list[Expr]:
         """Constraints: ``S2`` follows ``S`` by template number ``k`` at step ``t``."""
         self._base_ord = self.init_msgs + t * self.K
         cons: list[Expr] = [z3.ULT(k, len(self.templates))]
         self.step_events = {}
         updates: dict[str, list[tuple[Expr, Expr]]] = {}
+        caps: list[Expr] = []
         for idx, tmpl in enumerate(self.templates):
             self._ev = {}
+            self._caps = []
             guard, T = getattr(self, f"_t_{tmpl.kind}")(S, *tmpl.args)
             sel = k == idx
             cons.append(z3.Implies(sel, guard))
+            if self._caps:
+                caps.append(z3.Implies(sel, z3.And(self._caps)))
             for label, cond in self._ev.items():
                 self.step_events[label] = z3.Or(self.step_events.get(label, z3.BoolVal(False)), z3.And(sel, cond))
             for name, val in T.items():
@@ -638,6 +681,10 @@ class TxnEncoding:
                     updates.setdefault(name, []).append((sel, val))
         for name in self.schema:
             cons.append(S2[name] == _ite(updates.get(name, []), S[name]))
+        #: The step stays within the capacities (the caller adds it, or asks whether it can fail).
+        self.capacity = z3.And(caps) if caps else z3.BoolVal(True)
+        if self.include_capacity:
+            cons.append(self.capacity)
         return cons
 
     def _ord(self, sub: int) -> Expr:
@@ -943,7 +990,8 @@ class TxnEncoding:
             for f, val in (("ep", ep), ("seq", seq), ("rec", rec), ("ctl", self.v(ctl))):
                 T[f"q{q}.l{k}.{f}"] = z3.If(at, val, T[f"q{q}.l{k}.{f}"])
         T[f"q{q}.len"] = z3.If(cond, length + 1, length)
-        return [z3.Implies(cond, length < self.L[q])]
+        self._caps.append(z3.Implies(cond, length < self.L[q]))
+        return []
 
     def _t_DeliverProduce(self, S: State, q: int, a: int) -> tuple[Expr, State]:
         p = f"m{q}.{a}"
@@ -984,7 +1032,7 @@ class TxnEncoding:
         T[f"q{q}.e.on"] = z3.Or(on, do)
         T[f"q{q}.e.ep"] = z3.If(do, ep, eep)
         T[f"q{q}.e.cnt"] = z3.If(do, z3.If(fresh, self.v(1), kept + 1), S[f"q{q}.e.cnt"])
-        cons.append(z3.Implies(do, z3.If(fresh, self.v(1), kept + 1) <= self.W))
+        self._caps.append(z3.Implies(do, z3.If(fresh, self.v(1), kept + 1) <= self.W))
         old = {w: (S[f"q{q}.e.c{w}.seq"], S[f"q{q}.e.c{w}.off"]) for w in range(self.W)}
         T[f"q{q}.e.c0.seq"] = z3.If(do, seq, old[0][0])
         T[f"q{q}.e.c0.off"] = z3.If(do, length, old[0][1])
@@ -1029,7 +1077,7 @@ class TxnEncoding:
         for f, val in target.items():
             T[f"md.{f}"] = z3.If(wrote, val, S[f"md.{f}"])
         self._write_log(T, wrote)
-        for name in STATES:
+        for name in STATES if self.events else ():
             for nxt in STATES:
                 if VALID_PREVIOUS_STATES[nxt] and name in VALID_PREVIOUS_STATES[nxt]:
                     lab = f"txn:{name}->{nxt}"
@@ -1072,7 +1120,8 @@ class TxnEncoding:
                 T[f"mk{j}.ord"] = z3.If(hit, self._ord(q), T[f"mk{j}.ord"])
             offs.append(on)
         total = cnt + self._count(offs)
-        cons = [z3.Implies(cond, total <= self.M)]
+        self._caps.append(z3.Implies(cond, total <= self.M))
+        cons: list[Expr] = []
         T["mk.n"] = total
         any_part = z3.Or([T[f"md.p{q}"] for q in range(self.P)])
         self._ev["markers_sent"] = z3.And(cond, any_part)
@@ -1102,7 +1151,8 @@ class TxnEncoding:
         _w, _e, U = self._transit(T, T["md.st"], target, cond)
         T.update(U)
         self._ev["txn:Prepare*"] = cond
-        return [z3.Implies(cond, n < self.CC)]
+        self._caps.append(z3.Implies(cond, n < self.CC))
+        return []
 
     def _record_fence(self, T: State, cond: Expr, ep: Expr) -> list[Expr]:
         n = T["fn.n"]
@@ -1112,7 +1162,8 @@ class TxnEncoding:
             for q in range(self.P):
                 T[f"fn{f}.end{q}"] = z3.If(hit, T[f"q{q}.len"], T[f"fn{f}.end{q}"])
         T["fn.n"] = z3.If(cond, n + 1, n)
-        return [z3.Implies(cond, n < self.FC)]
+        self._caps.append(z3.Implies(cond, n < self.FC))
+        return []
 
     def _prepare_and_markers(self, T: State, wrote: Expr, cons: list[Expr]) -> None:
         prep = z3.And(wrote, self.st_in(T["md.st"], PREPARE))
@@ -1297,8 +1348,19 @@ class TxnEncoding:
 
     # -- markers ------------------------------------------------------------------------------------------
 
+    def _marker_heads(self, S: State) -> list[Expr]:
+        """Per marker slot: it is the oldest live marker (one channel ``tc->b0#0``); a linear prefix chain."""
+        if self._heads_cache[0] is S:
+            return self._heads_cache[1]
+        heads, none_before = [], z3.BoolVal(True)
+        for j in range(self.M):
+            heads.append(z3.And(S[f"mk{j}.live"], none_before))
+            none_before = z3.And(none_before, z3.Not(S[f"mk{j}.live"]))
+        self._heads_cache = (S, heads)
+        return heads
+
     def _t_DeliverMarker(self, S: State, q: int) -> tuple[Expr, State]:
-        heads = [z3.And(S[f"mk{j}.live"], *[z3.Not(S[f"mk{i}.live"]) for i in range(j)]) for j in range(self.M)]
+        heads = self._marker_heads(S)
 
         def pick(f: str) -> Expr:
             return _ite([(h, S[f"mk{j}.{f}"]) for j, h in enumerate(heads)], self.v(-1))
@@ -1327,7 +1389,7 @@ class TxnEncoding:
             T[f"q{q}.ab{k}.first"] = z3.If(hit, first, S[f"q{q}.ab{k}.first"])
             T[f"q{q}.ab{k}.last"] = z3.If(hit, length, S[f"q{q}.ab{k}.last"])
         T[f"q{q}.nab"] = z3.If(add_ab, nab + 1, nab)
-        cons.append(z3.Implies(add_ab, nab < self.L[q]))
+        self._caps.append(z3.Implies(add_ab, nab < self.L[q]))
         reset = z3.And(write, z3.Or(z3.Not(on), eep != mep))
         T[f"q{q}.e.on"] = z3.Or(on, write)
         T[f"q{q}.e.ep"] = z3.If(write, mep, eep)
