@@ -1,5 +1,10 @@
 """Symbolic engine: bounded model checking and an inductive proof with z3 (``keos check --engine bmc``).
 
+Transactions scenarios (``model = "transactions"``) are dispatched to
+:mod:`checker.bmc_txn` (encoding: :mod:`checker.bmc_txn_encoding`);
+:func:`covers` answers for both cores.  What follows describes the
+idempotence core.
+
 Bounded model checking unrolls the symbolic transition relation of
 :mod:`checker.bmc_encoding` one step at a time and asks z3, at every depth
 ``t <= K`` in turn (so the first violation found is a shortest one), whether
