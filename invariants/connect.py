@@ -13,6 +13,7 @@ scenarios that have one (like :mod:`invariants.transactions`).
 
 from __future__ import annotations
 
+from invariants._common import sometimes_event
 from model import connect_config_topic as cfgt
 from model.connect_offsets import committed_offsets, committed_records, entry_fates
 from model.connect_records import CONFIG_TOPIC, CONNECTOR_OFFSETS, GLOBAL_OFFSETS, OUTPUT, ConnectConfig, ConnectState
@@ -188,7 +189,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
         props.append(
-            _sometimes(
+            sometimes_event(
                 "newer_generation_started", "A task of a reconfigured generation started.", "newer_generation_started"
             )
         )
@@ -206,7 +207,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 explain=lambda s: "; ".join(_deposed_leader_writes(s)),
             )
         )
-        props.append(_sometimes("leader_changed", "The group elected a new leader.", "leader_changed"))
+        props.append(sometimes_event("leader_changed", "The group elected a new leader.", "leader_changed"))
     props.extend(
         [
             Property(
@@ -225,25 +226,15 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 catches="reachability of offset commits",
                 predicate=lambda s: any(k > 0 for k in _offsets(s, config)),
             ),
-            _sometimes(
+            sometimes_event(
                 "exactly_once_task_started",
                 "An exactly-once source task entered its send loop.",
                 "task_started_exactly_once",
             ),
-            _sometimes(
+            sometimes_event(
                 "task_count_record_written", "The leader wrote a task-count record.", "task_count_record_written"
             ),
         ]
     )
     return tuple(props)
 
-
-def _sometimes(name: str, fact: str, event: str) -> Property:
-    return Property(
-        name=name,
-        expectation=Expectation.SOMETIMES,
-        fact=fact,
-        source="reachability",
-        catches=f"reachability ({event})",
-        event=event,
-    )

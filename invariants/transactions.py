@@ -18,6 +18,7 @@ Prepare*), every partition's LSO equals its high watermark.
 
 from __future__ import annotations
 
+from invariants._common import sometimes_event
 from model.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, record_fates
 from model.interface import Expectation, Property
 from model.messages import WriteTxnMarkersRequest
@@ -285,25 +286,25 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
         )
     if fencing:
         props.append(
-            _sometimes(
+            sometimes_event(
                 "coordinator_aborted_on_its_own",
                 "The coordinator aborted a transaction by itself (timeout or InitProducerId fence).",
                 "txn:PrepareEpochFence->PrepareAbort" if not faults.txn_timeout else "timeout_abort",
             )
         )
     if topo.shared_transactional_id:
-        props.append(_sometimes("producer_fenced", "A producer was fenced.", "error:PRODUCER_FENCED"))
+        props.append(sometimes_event("producer_fenced", "A producer was fenced.", "error:PRODUCER_FENCED"))
     props.extend(
         [
-            _sometimes("txn_committed", "The application saw a transaction commit.", "client_txn_committed"),
-            _sometimes("txn_aborted", "The application saw a transaction abort.", "client_txn_aborted"),
-            _sometimes(
+            sometimes_event("txn_committed", "The application saw a transaction commit.", "client_txn_committed"),
+            sometimes_event("txn_aborted", "The application saw a transaction abort.", "client_txn_aborted"),
+            sometimes_event(
                 "txn_opened_on_partition",
                 "A transactional batch opened a transaction on a partition.",
                 "txn_opened_on_partition",
             ),
-            _sometimes("txn_completed", "The coordinator completed a transaction.", "txn:Prepare*"),
-            _sometimes("txn_prepare_commit", "The coordinator prepared a commit.", "txn:Ongoing->PrepareCommit"),
+            sometimes_event("txn_completed", "The coordinator completed a transaction.", "txn:Prepare*"),
+            sometimes_event("txn_prepare_commit", "The coordinator prepared a commit.", "txn:Ongoing->PrepareCommit"),
             Property(
                 name="aborted_data_filtered",
                 expectation=Expectation.SOMETIMES,
@@ -332,13 +333,3 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
     )
     return tuple(props)
 
-
-def _sometimes(name: str, fact: str, event: str) -> Property:
-    return Property(
-        name=name,
-        expectation=Expectation.SOMETIMES,
-        fact=fact,
-        source="reachability",
-        catches=f"reachability ({event})",
-        event=event,
-    )
