@@ -56,11 +56,12 @@ import z3
 from checker.bmc_encoding import ERROR_CODES, INVARIANTS, Encoding
 from checker.bmc_encoding import covers as model_covers
 from checker.bmc_por import por_constraints
+from checker.bmc_witness import harvest_events, harvest_violations
 from checker.engines import EngineOptions, register
 from checker.results import EngineResult, PropertyResult, Verdict, judge
-from checker.trace import Trace, make_trace, replay_actions
+from checker.trace import Trace
 from model.config import ACKS, ProducerConfig, ProducerConfigError
-from model.interface import Action, Expectation, Property
+from model.interface import Action, Expectation
 from model.producer_state import VALIDATION_STEPS
 from model.system import KafkaSystem
 from model.variants import VARIANTS, ProtocolFlags, Variant
@@ -204,17 +205,7 @@ def bmc(
                 elif res == z3.unsat:
                     break
                 else:
-                    actions = decode(mdl, t)
-                    replayed = replay_actions(model, actions, _always_true("event"))
-                    for prop in [p for p in event_props if p.name in pending]:
-                        if not z3.is_true(mdl.eval(pending[prop.name], model_completion=True)):
-                            continue
-                        del pending[prop.name]
-                        fired = any(prop.matches_event(ev) for evs in replayed.events for ev in evs)
-                        if len(replayed.states) == t + 1 and fired:
-                            reached.add(prop.name)
-                        else:
-                            disagree[prop.name] = f"z3 witness for {prop.event!r} does not replay: {replayed.reason}"
+                    harvest_events(model, mdl, decode(mdl, t), t, pending, event_props, reached, disagree)
         if timed_out:
             break
         goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
@@ -225,16 +216,9 @@ def bmc(
             elif res == z3.unsat:
                 break
             else:
-                actions = decode(mdl, t)
-                for prop in [p for p in always if p.name in goals]:
-                    if not z3.is_true(mdl.eval(goals[prop.name], model_completion=True)):
-                        continue
-                    del goals[prop.name]
-                    try:
-                        traces[prop.name] = make_trace(model, prop, actions, "bmc", scenario, variant,
-                                                       permitted=prop.name in permitted)
-                    except AssertionError as exc:
-                        disagree[prop.name] = str(exc)
+                harvest_violations(
+                    model, mdl, decode(mdl, t), goals, always, traces, disagree, scenario, variant, permitted
+                )
                 if stop_on_first and any(name not in permitted for name in traces):
                     break
         if timed_out:
@@ -247,10 +231,6 @@ def bmc(
             break
     return BmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out)
 
-
-def _always_true(name: str) -> Property:
-    """A property that always holds, to replay a sometimes-witness with :func:`replay_actions`."""
-    return Property(name, Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
 
 
 @register("bmc", "bounded model checking with z3 of the idempotence and transactions cores (+ inductive proofs)")

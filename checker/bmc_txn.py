@@ -55,9 +55,10 @@ import z3
 
 from checker.bmc_txn_encoding import TXN_INVARIANTS, TxnEncoding
 from checker.bmc_txn_encoding import covers as model_covers
+from checker.bmc_witness import harvest_events, harvest_violations
 from checker.results import EngineResult, PropertyResult, Verdict, judge
-from checker.trace import Trace, make_trace, replay_actions
-from model.interface import Action, Expectation, Property
+from checker.trace import Trace
+from model.interface import Action, Expectation
 from model.transaction_state import STATE_IDS, STATES, VALID_PREVIOUS_STATES, TransactionState
 
 __all__ = ["TxnBmcOutcome", "bmc_txn", "prove_coordinator_table", "run_txn", "txn_coverage"]
@@ -87,10 +88,6 @@ class TxnBmcOutcome:
     timed_out: bool
     capacity_exceeded_at: int | None = None
     capacity: int = 0
-
-
-def _always_true() -> Property:
-    return Property("event", Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
 
 
 def bmc_txn(
@@ -237,17 +234,7 @@ def _bmc_once(
                 elif res == z3.unsat:
                     break
                 else:
-                    actions = decode(mdl, t)
-                    replayed = replay_actions(model, actions, _always_true())
-                    for prop in [p for p in event_props if p.name in pending]:
-                        if not z3.is_true(mdl.eval(pending[prop.name], model_completion=True)):
-                            continue
-                        del pending[prop.name]
-                        fired = any(prop.matches_event(ev) for evs in replayed.events for ev in evs)
-                        if len(replayed.states) == t + 1 and fired:
-                            reached.add(prop.name)
-                        else:
-                            disagree[prop.name] = f"z3 witness for {prop.event!r} does not replay: {replayed.reason}"
+                    harvest_events(model, mdl, decode(mdl, t), t, pending, event_props, reached, disagree)
         if timed_out:
             break
         goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
@@ -258,16 +245,9 @@ def _bmc_once(
             elif res == z3.unsat:
                 break
             else:
-                actions = decode(mdl, t)
-                for prop in [p for p in always if p.name in goals]:
-                    if not z3.is_true(mdl.eval(goals[prop.name], model_completion=True)):
-                        continue
-                    del goals[prop.name]
-                    try:
-                        traces[prop.name] = make_trace(model, prop, actions, "bmc", scenario, variant,
-                                                       permitted=prop.name in permitted)
-                    except AssertionError as exc:
-                        disagree[prop.name] = str(exc)
+                harvest_violations(
+                    model, mdl, decode(mdl, t), goals, always, traces, disagree, scenario, variant, permitted
+                )
                 if stop_on_first and any(name not in permitted for name in traces):
                     break
         if timed_out:
