@@ -68,6 +68,7 @@ from typing import Any
 
 import z3
 
+from checker.bmc_encoding import _ite, _merge, _num
 from model import network as net
 from model import partition as part
 from model import producer as prod
@@ -159,25 +160,6 @@ class TxnTemplate:
 
     def __repr__(self) -> str:
         return f"{self.kind}{self.args}"
-
-
-def _ite(pairs: Sequence[tuple[Expr, Expr]], default: Expr) -> Expr:
-    out = default
-    for cond, val in reversed(pairs):
-        out = z3.If(cond, val, out)
-    return out
-
-
-def _num(v: Expr) -> int:
-    return int(v.as_signed_long()) if z3.is_bv_value(v) else int(v.as_long())
-
-
-def _merge(cond: Expr, a: State, b: State) -> State:
-    out = dict(b)
-    for k, v in a.items():
-        if v is not b[k]:
-            out[k] = z3.If(cond, v, b[k])
-    return out
 
 
 class TxnEncoding:
