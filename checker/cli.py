@@ -14,6 +14,11 @@ which is a keos bug and is never shown as a violation):
   an optional state-graph export (GraphML or DOT).
 * ``keos replay TRACE [--json] [--mermaid]`` -- re-execute a trace, confirm or
   refute its violation.
+* ``keos config-space --scenario S [--invariant NAME ...] [--retries 0,1,2]
+  [--max-in-flight 1,2,5] [--max-depth 12] [--time-budget 60]`` -- which
+  producer configurations admit a violation (z3 BMC per configuration); each
+  witness is replayed from a derived scenario file written under ``--out``.
+  Exit 0 when every query is answered (an admitted violation is an answer).
 * ``keos sweep ...`` -- randomized failure-injection sweeps on Spark.
 * ``keos bench`` -- explicit-state throughput on the default scenarios.
 
@@ -511,6 +516,103 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_VIOLATION if result.confirmed else EXIT_OK
 
 
+def _list_arg(flag: str, text: str, convert: Any, what: str) -> tuple[Any, ...]:
+    """A comma-separated flag value (``--retries 0,1,2``), converted item by item, duplicates dropped."""
+    items = [t.strip() for t in text.split(",")]
+    try:
+        values = tuple(convert(t) for t in items if t)
+    except ValueError:
+        values = ()
+    if not values or len(values) != len(items):
+        raise UsageError(f"{flag} must be a comma-separated list of {what}, got {text!r}")
+    return tuple(dict.fromkeys(values))
+
+
+def _bool_item(text: str) -> bool:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    raise ValueError(text)
+
+
+def cmd_config_space(args: argparse.Namespace) -> int:
+    """``keos config-space``: which producer configs admit a violation, as z3 queries with replayed witnesses."""
+    try:
+        from checker.bmc_config import DEFAULT_INVARIANTS, config_space
+    except ImportError as exc:
+        raise UsageError(f"config-space needs the z3 solver ({exc})") from None
+    scenario = resolve_scenario(args.scenario)
+    invariants = tuple(args.invariant) if args.invariant else DEFAULT_INVARIANTS
+    retries = _list_arg("--retries", args.retries, int, "integers")
+    max_in_flight = _list_arg("--max-in-flight", args.max_in_flight, int, "integers")
+    acks = _list_arg("--acks", args.acks, str, "all, 1 or 0")
+    idempotence = _list_arg("--idempotence", args.idempotence, _bool_item, "true or false")
+    out = Path(args.out)
+    console = _console(args.json)
+
+    def progress(row: Any) -> None:
+        if console.is_terminal:
+            console.print(
+                f"  [dim]bmc: idempotence={str(row.enable_idempotence).lower()} acks={row.acks} "
+                f"retries={row.retries} max.in.flight={row.max_in_flight}[/dim]"
+            )
+
+    console.print(f"[bold]config-space[/bold] {scenario.name} [dim]depth={args.max_depth}[/dim]")
+    rows = config_space(
+        scenario,
+        invariants,
+        args.max_depth,
+        args.time_budget,
+        retries,
+        max_in_flight,
+        out_dir=out,
+        acks=acks,
+        idempotence=idempotence,
+        progress=progress,
+    )
+    data = {
+        "keos_version": KEOS_VERSION,
+        "command": "config-space",
+        "scenario": scenario.name,
+        "scenario_source": scenario.source,
+        "variant": "kafka",
+        "invariants": list(dict.fromkeys(invariants)),
+        "max_depth": args.max_depth,
+        "time_budget_s": args.time_budget,
+        "rows": [r.to_json() for r in rows],
+    }
+    summary = out / "config-space" / "summary.json"
+    summary.parent.mkdir(parents=True, exist_ok=True)
+    summary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(data, indent=2))
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"producer configurations on {scenario.name} (z3 BMC, variant kafka, depth {args.max_depth})")
+    for col in ("enable.idempotence", "acks", "retries", "max.in.flight"):
+        table.add_column(col, justify="right")
+    table.add_column("status", overflow="fold")
+    for r in rows:
+        style = "red" if r.traces or r.disagreements else ("dim" if r.outcome != "checked" else "green")
+        table.add_row(
+            str(r.enable_idempotence).lower(),
+            r.acks,
+            str(r.retries),
+            str(r.max_in_flight),
+            Text("\n".join(r.status_parts()), style=style),
+        )
+    console.print(table)
+    console.print(f"summary: {escape(str(summary))}")
+    disagreeing = [(r, name, why) for r in rows for name, why in r.disagreements.items()]
+    for r, name, why in disagreeing:
+        console.print(
+            f"[red bold]engine disagreement[/red bold] (idempotence={r.enable_idempotence}, acks={r.acks}, "
+            f"retries={r.retries}, max.in.flight={r.max_in_flight}) {name}: {escape(why)}"
+        )
+    return EXIT_ENGINE_DISAGREEMENT if disagreeing else EXIT_OK
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """``keos bench``: explicit-state throughput (distinct states per second, one core)."""
     scenarios = _scenarios(args.scenario)
@@ -610,6 +712,23 @@ def _parser() -> _Parser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--mermaid", action="store_true", help="print a Mermaid sequence diagram")
     s.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser(
+        "config-space", help="which producer configs admit a duplicate or reordering (z3, replayed witnesses)"
+    )
+    s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="an idempotence scenario")
+    s.add_argument(
+        "--invariant", action="append", metavar="NAME", help="repeatable; default: a duplicate and a reordering"
+    )
+    s.add_argument("--max-depth", type=int, default=12, help="steps per query")
+    s.add_argument("--time-budget", type=float, default=60.0, help="seconds for the whole grid (0 = unlimited)")
+    s.add_argument("--retries", default="0,1,2", metavar="LIST", help="retries values, comma-separated")
+    s.add_argument("--max-in-flight", default="1,2,5", metavar="LIST", help="max.in.flight values, comma-separated")
+    s.add_argument("--acks", default="all,1,0", metavar="LIST", help="acks values, comma-separated")
+    s.add_argument("--idempotence", default="true,false", metavar="LIST", help="enable.idempotence values")
+    s.add_argument("--out", default="keos-out", help="directory for derived scenarios, traces and summary.json")
+    s.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
+    s.set_defaults(func=cmd_config_space)
 
     s = sub.add_parser("bench", help="explicit-state throughput on the default scenarios")
     s.add_argument("--scenario", action="append", metavar="NAME|FILE")
