@@ -38,15 +38,12 @@ non-decreasing epochs and gapless sequences starting at 0 in each new epoch
 (the log half of ``sequence_table_consistent``).  UNSAT of the induction step
 is reported "proved for all depths"; otherwise the counterexample step.
 
-:func:`config_space` answers configuration-space questions: which producer
-configurations (``enable.idempotence``, ``acks``, ``retries``,
-``max.in.flight``) admit a duplicate or a reordering within ``K`` steps, each
-witness replayed on the executable model.
+Configuration-space questions (which producer configurations admit a
+duplicate or a reordering within ``K`` steps) are :mod:`checker.bmc_config`.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -56,11 +53,11 @@ import z3
 from checker.bmc_encoding import ERROR_CODES, INVARIANTS, Encoding
 from checker.bmc_encoding import covers as model_covers
 from checker.bmc_por import por_constraints
-from checker.bmc_witness import harvest_events, harvest_violations
+from checker.bmc_witness import harvest_events, harvest_leap, harvest_violations
 from checker.engines import EngineOptions, register
 from checker.results import EngineResult, PropertyResult, Verdict, judge
 from checker.trace import Trace
-from model.config import ACKS, ProducerConfig, ProducerConfigError
+from model.config import ProducerConfig
 from model.interface import Action, Expectation
 from model.producer_state import VALIDATION_STEPS
 from model.system import KafkaSystem
@@ -68,11 +65,12 @@ from model.variants import VARIANTS, ProtocolFlags, Variant
 
 __all__ = [
     "DEFAULT_DEPTH",
+    "LEAP_AFTER_S",
+    "LEAP_STRIDE",
     "NOT_COVERED",
     "BmcOutcome",
     "bmc",
     "bmc_covers",
-    "config_space",
     "covers",
     "disagreements",
     "prove_broker_core",
@@ -80,6 +78,10 @@ __all__ = [
 ]
 
 DEFAULT_DEPTH = 20
+#: ``stop_on_first`` runs leap to the maximum depth once one depth's query takes longer (see :func:`bmc`).
+LEAP_AFTER_S = 2.0
+#: Steps one leap query covers (see :func:`bmc`).
+LEAP_STRIDE = 4
 NOT_COVERED = "not covered by the bmc encoding"
 
 
@@ -136,6 +138,7 @@ def bmc(
     stop_on_first: bool = False,
     events: bool = True,
     reduce: bool = True,
+    leap_after_s: float | None = None,
 ) -> BmcOutcome:
     """BMC of the covered always-properties (and event partners), depth by depth up to ``depth`` steps.
 
@@ -150,6 +153,17 @@ def bmc(
     ``stop_on_first`` returns at the first violation (and skips events).
     ``reduce`` adds the partial-order reduction of :mod:`checker.bmc_por`
     to the invariant queries (sound for states, so not used for events).
+
+    ``leap_after_s`` (with ``stop_on_first``; ``keos mutants --engine bmc``):
+    once one depth's invariant query has taken longer than this, the search
+    *leaps*: each query asks for a violation at any of the next
+    :data:`LEAP_STRIDE` steps (one query instead of four, the cheaper
+    shallow ones no longer asked alone).  A witness is cut at its first
+    violation and shrunk by delta debugging on the executable model
+    (:func:`checker.bmc_witness.harvest_leap`): 1-minimal, and at most
+    ``LEAP_STRIDE - 1`` steps longer than a shortest one, since every
+    shorter depth was refuted.  An unsatisfiable leap extends the depth
+    reached (the encoding is exact within ``depth`` steps).
     """
     start = time.perf_counter()
     deadline = start + time_budget_s if time_budget_s > 0 else None
@@ -186,15 +200,19 @@ def bmc(
     def decode(mdl: Any, t: int) -> list[Action]:
         return [enc.action(mdl, s, ks[s], ms[s]) for s in range(t)]
 
+    def extend(t: int) -> None:
+        k, m = enc.var(f"k@{t - 1}"), enc.var(f"slot@{t - 1}")
+        ks.append(k)
+        ms.append(m)
+        states.append(enc.state(t))
+        base.extend(enc.transition(t - 1, states[t - 1], states[t], k, m))
+        if reduce and t > 1:
+            por.extend(por_constraints(enc.templates, ks[t - 2], ks[t - 1]))
+
+    leap = False
     for t in range(depth + 1):
         if t > 0:
-            k, m = enc.var(f"k@{t - 1}"), enc.var(f"slot@{t - 1}")
-            ks.append(k)
-            ms.append(m)
-            states.append(enc.state(t))
-            base.extend(enc.transition(t - 1, states[t - 1], states[t], k, m))
-            if reduce and t > 1:
-                por.extend(por_constraints(enc.templates, ks[t - 2], ks[t - 1]))
+            extend(t)
             pending = {p.name: z3.Or([enc.step_events[lab] for lab in enc.step_events if p.matches_event(lab)]
                                      or [z3.BoolVal(False)])
                        for p in event_props if p.name not in reached and p.name not in disagree}
@@ -209,6 +227,7 @@ def bmc(
         if timed_out:
             break
         goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
+        asked = time.perf_counter()
         while goals and not timed_out:
             res, mdl = solve(z3.Or(list(goals.values())))
             if res == z3.unknown:
@@ -228,6 +247,26 @@ def bmc(
             break
         if deadline is not None and time.perf_counter() >= deadline:
             timed_out = t < depth
+            break
+        if stop_on_first and leap_after_s is not None and t < depth and time.perf_counter() - asked > leap_after_s:
+            leap = True
+            break
+    searched = depth_reached
+    while leap and searched < depth and not timed_out and not traces:
+        target = min(depth, searched + LEAP_STRIDE)
+        for t in range(searched + 1, target + 1):
+            extend(t)
+        bad_at: list[dict[str, Any]] = [{} for _ in range(target + 1)]
+        for t in range(searched + 1, target + 1):
+            bad_at[t] = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}
+        res, mdl = solve(z3.Or([g for goals in bad_at for g in goals.values()]))
+        if res == z3.unknown:
+            timed_out = True
+        elif res == z3.unsat:
+            searched = depth_reached = target
+        else:
+            harvest_leap(model, mdl, bad_at, decode, always, traces, disagree,
+                         scenario, variant, permitted)
             break
     return BmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out)
 
@@ -254,7 +293,7 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
             stats={"covered": False, "reason": why}, complete=False)
     assert isinstance(model, KafkaSystem)
     out = bmc(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
-              stop_on_first=options.stop_on_first)
+              stop_on_first=options.stop_on_first, leap_after_s=LEAP_AFTER_S)
     props = list(model.properties())
     results = judge(props, out.traces, out.reached, scenario.permitted)
     for r in results:
@@ -362,51 +401,3 @@ def prove_broker_core(flags: ProtocolFlags) -> dict[str, Any]:
         out["result"] = "unknown"
     return out
 
-
-# -- configuration space ---------------------------------------------------------------------------
-
-
-def config_space(
-    scenario: Any,
-    invariants: tuple[str, ...] = ("no_duplicate_append", "per_partition_order"),
-    depth: int = 12,
-    time_budget_s: float = 60.0,
-    retries: tuple[int, ...] = (0, 1, 2),
-    max_in_flight: tuple[int, ...] = (1, 2, 5),
-) -> list[dict[str, Any]]:
-    """Which producer configurations admit a violation of ``invariants`` within ``depth`` steps.
-
-    Enumerates ``enable.idempotence x acks x retries x max.in.flight`` on the
-    scenario's topology and faults (``acks=0`` is outside the encoding).  Each
-    configuration Kafka rejects is listed with the ``ConfigException`` text;
-    each accepted one is a BMC query on the real protocol, and every witness
-    is a trace replayed on the executable model.
-    """
-    from scenarios import build_model
-
-    rows: list[dict[str, Any]] = []
-    per = time_budget_s / max(1, 2 * len(ACKS) * len(retries) * len(max_in_flight))
-    for idem, acks, r, mif in itertools.product((True, False), ACKS, retries, max_in_flight):
-        pc = ProducerConfig(enable_idempotence=idem, acks=acks, retries=r, max_in_flight=mif)
-        row: dict[str, Any] = {"enable_idempotence": idem, "acks": acks, "retries": r, "max_in_flight": mif}
-        try:
-            pc.validate()
-        except ProducerConfigError as exc:
-            row["status"] = f"rejected by Kafka: {exc}"
-            rows.append(row)
-            continue
-        sc = replace(scenario, config=replace(scenario.config, producer=pc), permitted=())
-        model = build_model(sc, "kafka")
-        assert isinstance(model, KafkaSystem)
-        ok, why = model_covers(model)
-        if not ok:
-            row["status"] = f"{NOT_COVERED}: {why}"
-            rows.append(row)
-            continue
-        out = bmc(model, sc.name, "kafka", depth, per, only=invariants)
-        row["status"] = "checked"
-        row["depth_reached"] = out.depth_reached
-        row["violations"] = {name: [model.format_action(a) for a in tr.actions] for name, tr in out.traces.items()}
-        row["disagreements"] = out.disagreements
-        rows.append(row)
-    return rows

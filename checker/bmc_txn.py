@@ -53,9 +53,10 @@ from typing import Any
 
 import z3
 
+from checker import bmc as _bmc
 from checker.bmc_txn_encoding import TXN_INVARIANTS, TxnEncoding
 from checker.bmc_txn_encoding import covers as model_covers
-from checker.bmc_witness import harvest_events, harvest_violations
+from checker.bmc_witness import harvest_events, harvest_leap, harvest_violations
 from checker.results import EngineResult, PropertyResult, Verdict, judge
 from checker.trace import Trace
 from model.interface import Action, Expectation
@@ -104,6 +105,7 @@ def bmc_txn(
     on_depth: Any = None,
     reduce: bool = True,
     prepares: int | None = None,
+    leap_after_s: float | None = None,
 ) -> TxnBmcOutcome:
     """BMC of the encoded transaction invariants (and event partners) up to ``depth`` steps.
 
@@ -111,6 +113,11 @@ def bmc_txn(
     (default: transactions + fault budget + 1) and are checked at every depth;
     if a step could exceed them, the run restarts with twice the capacity (the
     time budget is shared), so the result is exact for the depth reached.
+    ``leap_after_s``: the leap search of :func:`checker.bmc.bmc` (with
+    ``stop_on_first``): once a depth's query gets slow, each query asks for
+    a violation at any of the next ``LEAP_STRIDE`` steps; its witness is
+    shrunk by delta debugging and replayed.  A refuted leap does not extend
+    the depth reached (the capacities are not checked inside leaps).
     """
     start = time.perf_counter()
     topo = model.config.topology
@@ -118,7 +125,7 @@ def bmc_txn(
     while True:
         left = 0.0 if time_budget_s <= 0 else max(0.001, time_budget_s - (time.perf_counter() - start))
         out = _bmc_once(model, scenario, variant, depth, left, permitted, only, stop_on_first, events, incremental,
-                        on_depth, reduce, min(cap, depth // 2 + 1))
+                        on_depth, reduce, min(cap, depth // 2 + 1), leap_after_s)
         if out.capacity_exceeded_at is None or cap > depth // 2:
             out.elapsed_s = round(time.perf_counter() - start, 3)
             out.capacity = min(cap, depth // 2 + 1)
@@ -140,6 +147,7 @@ def _bmc_once(
     on_depth: Any = None,
     reduce: bool = True,
     prepares: int = 4,
+    leap_after_s: float | None = None,
 ) -> TxnBmcOutcome:
     """One BMC run with capacity ``prepares``; stops where a step could exceed it.
 
@@ -202,12 +210,24 @@ def _bmc_once(
     def decode(mdl: Any, t: int) -> list[Action]:
         return [enc.action(mdl, ks[s], states[s]) for s in range(t)]
 
+    def extend(t: int) -> None:
+        k = enc.var(f"k@{t - 1}")
+        ks.append(k)
+        states.append(enc.state(t))
+        base.extend(enc.transition(t - 1, states[t - 1], states[t], k))
+
+    def order(t: int) -> None:
+        if t > 1 and pairs:
+            kp, kn = ks[t - 2], ks[t - 1]
+            cons = [z3.Not(z3.And(kp == a, kn == b)) for a, b in pairs]
+            por.extend(cons)
+            if inc is not None:
+                inc.add([z3.Implies(por_lit, c) for c in cons])
+
+    leap = False
     for t in range(depth + 1):
         if t > 0:
-            k = enc.var(f"k@{t - 1}")
-            ks.append(k)
-            states.append(enc.state(t))
-            base.extend(enc.transition(t - 1, states[t - 1], states[t], k))
+            extend(t)
             res, _mdl = solve(z3.Not(enc.capacity), reduced=False)
             if res == z3.unknown:
                 timed_out = True
@@ -217,12 +237,7 @@ def _bmc_once(
                 break
             base.append(enc.capacity)
             step_events.append(dict(enc.step_events))
-            if t > 1 and pairs:
-                kp, kn = ks[t - 2], ks[t - 1]
-                cons = [z3.Not(z3.And(kp == a, kn == b)) for a, b in pairs]
-                por.extend(cons)
-                if inc is not None:
-                    inc.add([z3.Implies(por_lit, c) for c in cons])
+            order(t)
             labels = enc.step_events
             pending = {p.name: z3.Or([labels[lab] for lab in labels if p.matches_event(lab)] or [z3.BoolVal(False)])
                        for p in event_props if p.name not in reached and p.name not in disagree}
@@ -238,6 +253,7 @@ def _bmc_once(
         if timed_out:
             break
         goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
+        asked = time.perf_counter()
         while goals and not timed_out:
             res, mdl = solve(z3.Or(list(goals.values())))
             if res == z3.unknown:
@@ -260,6 +276,28 @@ def _bmc_once(
         if deadline is not None and time.perf_counter() >= deadline:
             timed_out = t < depth
             break
+        if stop_on_first and leap_after_s is not None and t < depth and time.perf_counter() - asked > leap_after_s:
+            leap = True
+            break
+    searched = depth_reached
+    while leap and searched < depth and not timed_out and not traces:
+        target = min(depth, searched + _bmc.LEAP_STRIDE)
+        for t in range(searched + 1, target + 1):
+            extend(t)
+            base.append(enc.capacity)
+            order(t)
+        bad_at: list[dict[str, Any]] = [{} for _ in range(target + 1)]
+        for t in range(searched + 1, target + 1):
+            bad_at[t] = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}
+        res, mdl = solve(z3.Or([g for goals in bad_at for g in goals.values()]))
+        if res == z3.unknown:
+            timed_out = True
+        elif res == z3.unsat:
+            searched = target  # not a depth claim: the capacities are not checked in leaps
+        else:
+            harvest_leap(model, mdl, bad_at, decode, always, traces, disagree,
+                         scenario, variant, permitted)
+            break
     return TxnBmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out,
                          capacity_exceeded_at)
 
@@ -279,7 +317,7 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
             stats={"covered": False, "reason": why}, complete=False)
     depth = options.max_depth or DEFAULT_TXN_DEPTH
     out = bmc_txn(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
-                  stop_on_first=options.stop_on_first)
+                  stop_on_first=options.stop_on_first, leap_after_s=_bmc.LEAP_AFTER_S)
     results = judge(props, out.traces, out.reached, scenario.permitted)
     by_name = {p.name: p for p in props}
     for r in results:

@@ -5,19 +5,27 @@ Both symbolic engines (:mod:`checker.bmc` for the idempotence core,
 reaches some goals, decode the model into actions of the executable model, and
 accept a result only after replaying it there.  Witnesses that do not replay
 are *engine disagreements*, never results.
+
+:func:`harvest_leap` serves the engines' *leap* search (``stop_on_first``,
+as ``keos mutants --engine bmc`` runs them): once the depth-by-depth search
+gets slow, one query asks for a violation at *any* step up to the maximum
+depth.  Such a witness need not be a shortest one, so it is cut at its first
+violating step and shrunk by replay-based delta debugging
+(:func:`checker.minimize.minimize`) before it is replayed into a trace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import z3
 
+from checker.minimize import minimize
 from checker.trace import Trace, make_trace, replay_actions
 from model.interface import Action, Expectation, Model, Property
 
-__all__ = ["ALWAYS_TRUE", "harvest_events", "harvest_violations"]
+__all__ = ["ALWAYS_TRUE", "harvest_events", "harvest_leap", "harvest_violations"]
 
 #: A property that always holds, to replay a sometimes-witness with :func:`replay_actions`.
 ALWAYS_TRUE = Property("replay", Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
@@ -77,3 +85,45 @@ def harvest_violations(
             )
         except AssertionError as exc:
             disagree[prop.name] = str(exc)
+
+
+def harvest_leap(
+    model: Model,
+    mdl: Any,
+    bad_at: Sequence[dict[str, Any]],
+    decode: Callable[[Any, int], list[Action]],
+    always: Sequence[Property],
+    traces: dict[str, Trace],
+    disagree: dict[str, str],
+    scenario: str,
+    variant: str,
+    permitted: tuple[str, ...],
+) -> int:
+    """Replayed, shrunk traces for a witness of "some invariant is violated at some step <= K".
+
+    ``bad_at[t]`` maps invariant names to their violation goals at step ``t``
+    (only the steps the leap asked about; missing steps are empty).  The
+    first step where the model violates anything is decoded with
+    ``decode(mdl, t)``; every invariant violated there gets a trace, shrunk by
+    delta debugging on the executable model.  A witness that does not replay
+    is an engine disagreement.  Returns the step the witness violated at (-1
+    if the model shows none: also a disagreement).
+    """
+    for t, goals in enumerate(bad_at):
+        hit = [p for p in always if p.name in goals and _true_in(mdl, goals[p.name])]
+        if not hit:
+            continue
+        actions = decode(mdl, t)
+        for prop in hit:
+            try:
+                shrunk = minimize(model, actions, prop)
+                traces[prop.name] = make_trace(
+                    model, prop, shrunk, "bmc", scenario, variant, permitted=prop.name in permitted
+                )
+            except (ValueError, AssertionError) as exc:
+                disagree[prop.name] = f"z3 witness of length {t} does not replay: {exc}"
+        return t
+    for prop in always:
+        if any(prop.name in goals for goals in bad_at):
+            disagree[prop.name] = "z3 reported a violation at some step but none in its model"
+    return -1

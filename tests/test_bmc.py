@@ -249,7 +249,8 @@ def test_mutants_hook_takes_scenario_and_variant() -> None:
         assert bmc_mod.covers(sc, "kafka") is (sc.model == "idempotence")
 
 
-def test_stop_on_first_stops_at_the_first_violation() -> None:
+def test_stop_on_first_stops_at_the_first_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bmc_mod, "LEAP_AFTER_S", None)  # depth by depth only, however loaded the machine is
     sc = builtin_scenarios()["idempotence_retry"]
     result = run_bmc(sc, "broker_accepts_any_sequence", EngineOptions(stop_on_first=True, time_budget_s=60))
     found = result.violations()
@@ -259,3 +260,26 @@ def test_stop_on_first_stops_at_the_first_violation() -> None:
     for p in result.properties:
         if p.expectation is Expectation.SOMETIMES:
             assert p.verdict is Verdict.UNTESTED or p.verdict is Verdict.REACHED
+
+
+def test_stop_on_first_leaps_when_a_depth_gets_slow() -> None:
+    """The leap search: one query for a violation at any step up to the depth; the witness is shrunk and replayed."""
+    sc = builtin_scenarios()["idempotence_retry"]
+    model = build_model(sc, "no_idempotence")
+    out = bmc(model, sc.name, "no_idempotence", 10, 60, sc.permitted, stop_on_first=True, leap_after_s=0.0)
+    assert out.depth_reached == 4  # leapt after depth 0: steps 1-4 refuted in one query, 5-8 satisfiable
+    assert not out.disagreements
+    trace = out.traces["no_duplicate_append"]
+    prop = next(p for p in model.properties() if p.name == "no_duplicate_append")
+    assert replay_actions(model, trace.actions, prop).confirmed
+    assert 5 <= len(trace.actions) <= 8  # 5 is the shortest (BFS); a leap's witness is at most 3 steps longer
+    for i in range(len(trace.actions)):  # 1-minimal: no single action can go
+        assert not replay_actions(model, trace.actions[:i] + trace.actions[i + 1:], prop).confirmed
+
+
+def test_an_unsatisfiable_leap_bounds_the_real_protocol() -> None:
+    sc = builtin_scenarios()["idempotence_retry"]
+    model = build_model(sc, "kafka")
+    out = bmc(model, sc.name, "kafka", 7, 60, sc.permitted, stop_on_first=True, leap_after_s=0.0)
+    assert out.traces == {} and not out.disagreements and not out.timed_out
+    assert out.depth_reached == 7  # leaps of 4 steps, then of 3 (capped at the depth)

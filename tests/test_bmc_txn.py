@@ -320,3 +320,16 @@ def test_capacities_are_checked_not_assumed() -> None:
     small = _bmc_once(model, name, variant, 11, 120, (), None, True, False, True, None, True, 0)
     assert small.capacity_exceeded_at is not None and small.depth_reached == small.capacity_exceeded_at - 1
     assert not small.traces
+
+
+def test_stop_on_first_leap_finds_a_shrunk_replaying_trace() -> None:
+    """The leap search on the transactions core (as ``keos mutants --engine bmc`` runs it once a depth gets slow)."""
+    name, variant = "txn_kafka_12671_hanging", "complete_without_markers"
+    sc = builtin_scenarios()[name]
+    model = build_model(sc, variant)
+    out = bmc_txn(model, name, variant, 14, 120, sc.permitted, stop_on_first=True, leap_after_s=0.0)
+    assert not out.disagreements and out.depth_reached == 0  # refuted leaps do not extend the depth reached
+    prop = next(p for p in model.properties() if p.name == "markers_before_complete")
+    trace = out.traces["markers_before_complete"]
+    assert 11 <= len(trace.actions) <= 14  # 11 is the shortest (BFS)
+    assert replay_actions(build_model(sc, variant), trace.actions, prop).confirmed
