@@ -85,6 +85,17 @@ LEAP_STRIDE = 4
 NOT_COVERED = "not covered by the bmc encoding"
 
 
+#: Preprocessing before bit-blasting: the unrolling is functional (each state variable is defined by its
+#: predecessor), so ``solve-eqs`` eliminates most of it, and ``elim-uncnstr`` removes what only one constraint
+#: reads.  On the idempotence scenarios this is 1.4-1.7x faster per query than z3's default ``QF_BV`` strategy.
+QF_BV_TACTICS = ("simplify", "propagate-values", "solve-eqs", "elim-uncnstr", "simplify", "bit-blast", "sat")
+
+
+def qf_bv_solver() -> Any:
+    """A fresh (non-incremental) solver for one bounded query over bit-vectors."""
+    return z3.Then(*QF_BV_TACTICS).solver()
+
+
 def _variant(variant: str | Variant) -> Variant:
     return variant if isinstance(variant, Variant) else VARIANTS[variant]
 
@@ -187,7 +198,7 @@ def bmc(
     timed_out = False
 
     def solve(goal: Any, reduced: bool = True) -> tuple[z3.CheckSatResult, Any]:
-        solver = z3.SolverFor("QF_BV")
+        solver = qf_bv_solver()
         if deadline is not None:
             solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
         solver.add(base)
