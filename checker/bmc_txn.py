@@ -66,6 +66,9 @@ __all__ = ["TxnBmcOutcome", "bmc_txn", "prove_coordinator_table", "run_txn", "tx
 
 NOT_COVERED = "not covered by the bmc encoding"
 DEFAULT_TXN_DEPTH = 34
+#: Where ``stop_on_first`` runs start to leap on the transactions core (its queries get expensive later than
+#: the idempotence core's; see :data:`checker.bmc.LEAP_FROM`).
+TXN_LEAP_FROM = 14
 
 
 def txn_coverage(scenario: Any, variant: Any) -> tuple[bool, str]:
@@ -105,7 +108,7 @@ def bmc_txn(
     on_depth: Any = None,
     reduce: bool = True,
     prepares: int | None = None,
-    leap_after_s: float | None = None,
+    leap_from: int | None = None,
 ) -> TxnBmcOutcome:
     """BMC of the encoded transaction invariants (and event partners) up to ``depth`` steps.
 
@@ -113,8 +116,8 @@ def bmc_txn(
     (default: transactions + fault budget + 1) and are checked at every depth;
     if a step could exceed them, the run restarts with twice the capacity (the
     time budget is shared), so the result is exact for the depth reached.
-    ``leap_after_s``: the leap search of :func:`checker.bmc.bmc` (with
-    ``stop_on_first``): once a depth's query gets slow, each query asks for
+    ``leap_from``: the leap search of :func:`checker.bmc.bmc` (with
+    ``stop_on_first``): beyond this depth, each query asks for
     a violation at any of the next ``LEAP_STRIDE`` steps; its witness is
     shrunk by delta debugging and replayed.  A refuted leap does not extend
     the depth reached (the capacities are not checked inside leaps).
@@ -125,7 +128,7 @@ def bmc_txn(
     while True:
         left = 0.0 if time_budget_s <= 0 else max(0.001, time_budget_s - (time.perf_counter() - start))
         out = _bmc_once(model, scenario, variant, depth, left, permitted, only, stop_on_first, events, incremental,
-                        on_depth, reduce, min(cap, depth // 2 + 1), leap_after_s)
+                        on_depth, reduce, min(cap, depth // 2 + 1), leap_from)
         if out.capacity_exceeded_at is None or cap > depth // 2:
             out.elapsed_s = round(time.perf_counter() - start, 3)
             out.capacity = min(cap, depth // 2 + 1)
@@ -147,7 +150,7 @@ def _bmc_once(
     on_depth: Any = None,
     reduce: bool = True,
     prepares: int = 4,
-    leap_after_s: float | None = None,
+    leap_from: int | None = None,
 ) -> TxnBmcOutcome:
     """One BMC run with capacity ``prepares``; stops where a step could exceed it.
 
@@ -253,7 +256,6 @@ def _bmc_once(
         if timed_out:
             break
         goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
-        asked = time.perf_counter()
         while goals and not timed_out:
             res, mdl = solve(z3.Or(list(goals.values())))
             if res == z3.unknown:
@@ -276,7 +278,7 @@ def _bmc_once(
         if deadline is not None and time.perf_counter() >= deadline:
             timed_out = t < depth
             break
-        if stop_on_first and leap_after_s is not None and t < depth and time.perf_counter() - asked > leap_after_s:
+        if stop_on_first and leap_from is not None and leap_from <= t < depth:
             leap = True
             break
     searched = depth_reached
@@ -317,7 +319,7 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
             stats={"covered": False, "reason": why}, complete=False)
     depth = options.max_depth or DEFAULT_TXN_DEPTH
     out = bmc_txn(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
-                  stop_on_first=options.stop_on_first, leap_after_s=_bmc.LEAP_AFTER_S)
+                  stop_on_first=options.stop_on_first, leap_from=TXN_LEAP_FROM)
     results = judge(props, out.traces, out.reached, scenario.permitted)
     by_name = {p.name: p for p in props}
     for r in results:

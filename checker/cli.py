@@ -352,6 +352,8 @@ def mutant_rows(engine: str, options: EngineOptions, console: Console | None = N
             "trace": None,
             "trace_length": None,
             "elapsed_s": 0.0,
+            "timed_out": False,
+            "depth_reached": None,
         }
         scenarios = [builtins[name] for name in v.scenarios if name in builtins]
         if covers is not None and not any(covers(s, v.name) for s in scenarios):
@@ -367,6 +369,10 @@ def mutant_rows(engine: str, options: EngineOptions, console: Console | None = N
             result = run(scenario, v.name, replace(options, stop_on_first=True))
             _write_traces(result, options.out_dir / "mutants", scenario)
             found = result.violations()
+            if not found:
+                row["timed_out"] = row.get("timed_out", False) or bool(result.stats.get("timed_out"))
+                if result.stats.get("depth_reached") is not None:
+                    row["depth_reached"] = result.stats["depth_reached"]
             if found:
                 best = min(found, key=lambda p: len(p.trace.actions) if p.trace else 0)
                 row.update(
@@ -376,6 +382,7 @@ def mutant_rows(engine: str, options: EngineOptions, console: Console | None = N
                     trace=str(best.trace_path) if best.trace_path else None,
                     trace_length=len(best.trace.actions) if best.trace else None,
                     expected_invariant=best.name in v.breaks,
+                    timed_out=False,
                 )
                 break
         row["elapsed_s"] = round(time.perf_counter() - start, 3)
@@ -693,7 +700,7 @@ def _parser() -> _Parser:
     s.add_argument("--examples", type=int, default=0)
     s.add_argument("--max-depth", type=int, default=0)
     s.add_argument(
-        "--time-budget", type=float, default=180.0, help="seconds per variant for engines that honour it (bmc)"
+        "--time-budget", type=float, default=300.0, help="seconds per variant for engines that honour it (bmc)"
     )
     s.set_defaults(func=cmd_mutants)
 

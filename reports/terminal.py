@@ -161,6 +161,10 @@ class MutantRow:
             engine may not model the component the variant weakens); an
             uncovered variant is neither caught nor escaped.
         engine: the engine that ran it.
+        timed_out: not caught, but the engine ran out of its time budget
+            before the bound it was asked for (bmc): the variant is *not
+            caught in time*, which is not the same as escaping the invariants.
+        depth_reached: how deep a bounded engine searched (``None``: unbounded).
     """
 
     variant: str
@@ -174,6 +178,8 @@ class MutantRow:
     trace_path: str | None = None
     covered: bool = True
     engine: str = ""
+    timed_out: bool = False
+    depth_reached: int | None = None
 
     @classmethod
     def from_results(
@@ -235,6 +241,10 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
             by.append(f"\n{m.scenario or '-'}", style="dim")
             if m.expected and m.invariant not in m.expected:
                 by.append(f"\n(documented: {', '.join(m.expected)})", style="yellow")
+        elif m.timed_out:
+            caught = Text("⧗ out of time", style="bold white on red")
+            by = Text(f"no violation up to depth {m.depth_reached}" if m.depth_reached is not None else "time budget")
+            by.append(f"\nexpected: {', '.join(m.expected)}" if m.expected else "", style="dim")
         else:
             caught = Text("✗ escaped", style="bold white on red")
             by = Text(f"expected: {', '.join(m.expected)}" if m.expected else "-", style="dim")
@@ -252,11 +262,14 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
     line = Text(
         f"mutation score {caught_n}/{len(covered)}", style="bold green" if caught_n == len(covered) else "bold red"
     )
-    escaped = [_mutant_name(m) for m in covered if not m.caught]
+    escaped = [_mutant_name(m) for m in covered if not m.caught and not m.timed_out]
+    out_of_time = [_mutant_name(m) for m in covered if not m.caught and m.timed_out]
     uncovered = [_mutant_name(m) for m in items if not m.covered]
     if escaped:
         line.append(f"; escaped (no invariant caught them): {', '.join(escaped)}", style="red")
-    else:
+    if out_of_time:
+        line.append(f"; not caught within the time budget (--time-budget): {', '.join(out_of_time)}", style="red")
+    if not escaped and not out_of_time:
         line.append("; every exercised weakened variant is caught", style="green")
     if uncovered:
         line.append(f"; uncovered (not exercised by the engine): {', '.join(uncovered)}", style="yellow")

@@ -250,7 +250,7 @@ def test_mutants_hook_takes_scenario_and_variant() -> None:
 
 
 def test_stop_on_first_stops_at_the_first_violation(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bmc_mod, "LEAP_AFTER_S", None)  # depth by depth only, however loaded the machine is
+    monkeypatch.setattr(bmc_mod, "LEAP_FROM", None)  # depth by depth only
     sc = builtin_scenarios()["idempotence_retry"]
     result = run_bmc(sc, "broker_accepts_any_sequence", EngineOptions(stop_on_first=True, time_budget_s=60))
     found = result.violations()
@@ -266,7 +266,7 @@ def test_stop_on_first_leaps_when_a_depth_gets_slow() -> None:
     """The leap search: one query for a violation at any step up to the depth; the witness is shrunk and replayed."""
     sc = builtin_scenarios()["idempotence_retry"]
     model = build_model(sc, "no_idempotence")
-    out = bmc(model, sc.name, "no_idempotence", 10, 60, sc.permitted, stop_on_first=True, leap_after_s=0.0)
+    out = bmc(model, sc.name, "no_idempotence", 10, 60, sc.permitted, stop_on_first=True, leap_from=0)
     assert out.depth_reached == 4  # leapt after depth 0: steps 1-4 refuted in one query, 5-8 satisfiable
     assert not out.disagreements
     trace = out.traces["no_duplicate_append"]
@@ -280,6 +280,6 @@ def test_stop_on_first_leaps_when_a_depth_gets_slow() -> None:
 def test_an_unsatisfiable_leap_bounds_the_real_protocol() -> None:
     sc = builtin_scenarios()["idempotence_retry"]
     model = build_model(sc, "kafka")
-    out = bmc(model, sc.name, "kafka", 7, 60, sc.permitted, stop_on_first=True, leap_after_s=0.0)
+    out = bmc(model, sc.name, "kafka", 7, 60, sc.permitted, stop_on_first=True, leap_from=0)
     assert out.traces == {} and not out.disagreements and not out.timed_out
     assert out.depth_reached == 7  # leaps of 4 steps, then of 3 (capped at the depth)

@@ -327,7 +327,7 @@ def test_stop_on_first_leap_finds_a_shrunk_replaying_trace() -> None:
     name, variant = "txn_kafka_12671_hanging", "complete_without_markers"
     sc = builtin_scenarios()[name]
     model = build_model(sc, variant)
-    out = bmc_txn(model, name, variant, 14, 120, sc.permitted, stop_on_first=True, leap_after_s=0.0)
+    out = bmc_txn(model, name, variant, 14, 120, sc.permitted, stop_on_first=True, leap_from=0)
     assert not out.disagreements and out.depth_reached == 0  # refuted leaps do not extend the depth reached
     prop = next(p for p in model.properties() if p.name == "markers_before_complete")
     trace = out.traces["markers_before_complete"]

@@ -264,6 +264,20 @@ def test_mutants_and_coverage(runs: Runs) -> None:
     assert "never observed: error:DUPLICATE_SEQUENCE_NUMBER" in out
 
 
+def test_a_mutant_out_of_time_is_not_called_escaped() -> None:
+    """A bounded engine that ran out of its budget says so, and how deep it searched; it did not 'escape'."""
+    console = Console(record=True, width=140)
+    render_mutants(console, [
+        {"variant": "no_kip_360", "caught": False, "expected": ["atomic_commit"], "timed_out": True,
+         "depth_reached": 14, "engine": "bmc"},
+        {"variant": "no_idempotence", "caught": False, "expected": ["no_duplicate_append"], "engine": "bmc"},
+    ])
+    out = " ".join(console.export_text().split())
+    assert "⧗ out of time" in out and "no violation up to depth 14" in out
+    assert "mutation score 0/2; escaped (no invariant caught them): no_idempotence (bmc); " \
+           "not caught within the time budget (--time-budget): no_kip_360 (bmc)" in out
+
+
 def test_junit_counts_and_schema(runs: Runs, tmp_path: Path) -> None:
     path = write_junit(tmp_path / "junit.xml", runs.results)
     root = ET.parse(path).getroot()
