@@ -101,3 +101,15 @@ def test_the_abstract_properties_agree_with_the_connect_invariants() -> None:
     assert "task_starts_after_task_count_record" in out["failures"]
     assert out["p2_violating_steps"] > 0 and out["p2_unexplained"] == 0
     assert "newer generation started while Z of an older one is in its send loop" in out["reached"]
+
+
+def test_scenario_hook_reads_the_leaders_support_level() -> None:
+    """A cluster with a worker whose support is disabled may be led by a plain producer: the premise is off."""
+    scenarios = builtin_scenarios()
+    real = bmc_connect.prove_for_model(build_model(scenarios["connect_worker_lag_before_producer"], VARIANTS["kafka"]))
+    assert real["result"] == "proved for all depths" and real["flags"]["connect_transactional_leader"]
+    mixed = build_model(scenarios["connect_heterogeneous_cluster"], VARIANTS["kafka"])
+    out = bmc_connect.prove_for_model(mixed)
+    assert "disabled" in mixed.topo.workers
+    assert not out["flags"]["connect_transactional_leader"] and out["result"] == "induction step fails"
+    assert "not the plain records of at-least-once workers [0]" in out["scope"]
