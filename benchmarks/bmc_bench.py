@@ -1,12 +1,13 @@
 """Benchmark of the z3 engine: depth reached within a time budget, time to catch each weakened variant.
 
-Usage: ``.venv/bin/python benchmarks/bmc_bench.py [--budget 60] [--depth 30] [--variant kafka]
-[--scenarios a,b] [--no-reduce] [--skip-mutants]``.
+Usage: ``.venv/bin/python benchmarks/bmc_bench.py [--budget 60] [--mutant-budget 300] [--depth 30]
+[--variant kafka] [--scenarios a,b] [--no-reduce] [--skip-mutants]``.
 
 Prints one JSON line per scenario (depth reached within the budget, seconds,
 verdicts), one per weakened variant the encoding covers (``stop_on_first``
 run on its scenarios, as ``keos mutants --engine bmc`` does: depth and
-seconds to the first replayed counterexample), the broker-core k-induction
+seconds to the first replayed counterexample, within ``--mutant-budget``
+seconds, the default of ``keos mutants``), the broker-core k-induction
 result for every variant, the coordinator-table k-induction for every
 transaction version, and the load average (the figures are wall-clock on a
 shared machine).  Transactions scenarios (``model = "transactions"``) run on
@@ -32,6 +33,7 @@ from scenarios import build_model, builtin_scenarios
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--budget", type=float, default=60.0)
+    ap.add_argument("--mutant-budget", type=float, default=300.0, help="seconds per weakened variant")
     ap.add_argument("--depth", type=int, default=30)
     ap.add_argument("--variant", default="kafka")
     ap.add_argument("--scenarios", default="")
@@ -79,13 +81,14 @@ def main() -> None:
                     print(json.dumps({"mutant": vname, "scenario": sname, "covered": False}), flush=True)
                     continue
                 start = time.perf_counter()
-                r = run_bmc(msc, vname, EngineOptions(stop_on_first=True, time_budget_s=args.budget))
+                r = run_bmc(msc, vname, EngineOptions(stop_on_first=True, time_budget_s=args.mutant_budget))
                 found = r.violations()
                 print(json.dumps({
                     "mutant": vname, "scenario": sname, "caught": bool(found),
                     "invariants": sorted(p.name for p in found),
                     "trace_length": min((len(p.trace.actions) for p in found if p.trace), default=None),
                     "seconds": round(time.perf_counter() - start, 2),
+                    "depth_searched": r.stats.get("depth_reached"), "timed_out": r.stats.get("timed_out"),
                 }), flush=True)
     if not args.txn_only:
         for vname, v in VARIANTS.items():
