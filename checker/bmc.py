@@ -53,7 +53,7 @@ import z3
 from checker.bmc_encoding import ERROR_CODES, INVARIANTS, Encoding
 from checker.bmc_encoding import covers as model_covers
 from checker.bmc_por import por_constraints
-from checker.bmc_witness import harvest_events, harvest_leap, harvest_violations
+from checker.bmc_witness import harvest_events, harvest_leap, harvest_violations, leap_search
 from checker.engines import EngineOptions, register
 from checker.results import EngineResult, PropertyResult, Verdict, judge
 from checker.trace import Trace
@@ -263,23 +263,13 @@ def bmc(
         if stop_on_first and leap_from is not None and leap_from <= t < depth:
             leap = True
             break
-    searched = depth_reached
-    while leap and searched < depth and not timed_out and not traces:
-        target = min(depth, searched + LEAP_STRIDE)
-        for t in range(searched + 1, target + 1):
-            extend(t)
-        bad_at: list[dict[str, Any]] = [{} for _ in range(target + 1)]
-        for t in range(searched + 1, target + 1):
-            bad_at[t] = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}
-        res, mdl = solve(z3.Or([g for goals in bad_at for g in goals.values()]))
-        if res == z3.unknown:
-            timed_out = True
-        elif res == z3.unsat:
-            searched = depth_reached = target
-        else:
-            harvest_leap(model, mdl, bad_at, decode, always, traces, disagree,
-                         scenario, variant, permitted)
-            break
+    if leap and not traces:
+        def found(mdl: Any, bad_at: list[dict[str, Any]]) -> None:
+            harvest_leap(model, mdl, bad_at, decode, always, traces, disagree, scenario, variant, permitted)
+
+        depth_reached, timed_out = leap_search(
+            depth_reached, depth, LEAP_STRIDE, extend,
+            lambda t: {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}, solve, found)
     return BmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out)
 
 

@@ -56,7 +56,7 @@ import z3
 from checker import bmc as _bmc
 from checker.bmc_txn_encoding import TXN_INVARIANTS, TxnEncoding
 from checker.bmc_txn_encoding import covers as model_covers
-from checker.bmc_witness import harvest_events, harvest_leap, harvest_violations
+from checker.bmc_witness import harvest_events, harvest_leap, harvest_violations, leap_search
 from checker.results import EngineResult, PropertyResult, Verdict, judge
 from checker.trace import Trace
 from model.interface import Action, Expectation
@@ -281,25 +281,19 @@ def _bmc_once(
         if stop_on_first and leap_from is not None and leap_from <= t < depth:
             leap = True
             break
-    searched = depth_reached
-    while leap and searched < depth and not timed_out and not traces:
-        target = min(depth, searched + _bmc.LEAP_STRIDE)
-        for t in range(searched + 1, target + 1):
+    if leap and not traces:
+        def extend_capped(t: int) -> None:
             extend(t)
             base.append(enc.capacity)
             order(t)
-        bad_at: list[dict[str, Any]] = [{} for _ in range(target + 1)]
-        for t in range(searched + 1, target + 1):
-            bad_at[t] = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}
-        res, mdl = solve(z3.Or([g for goals in bad_at for g in goals.values()]))
-        if res == z3.unknown:
-            timed_out = True
-        elif res == z3.unsat:
-            searched = target  # not a depth claim: the capacities are not checked in leaps
-        else:
-            harvest_leap(model, mdl, bad_at, decode, always, traces, disagree,
-                         scenario, variant, permitted)
-            break
+
+        def found(mdl: Any, bad_at: list[dict[str, Any]]) -> None:
+            harvest_leap(model, mdl, bad_at, decode, always, traces, disagree, scenario, variant, permitted)
+
+        # a refuted leap is not a depth claim: the capacities are not checked inside leaps
+        _searched, timed_out = leap_search(
+            depth_reached, depth, _bmc.LEAP_STRIDE, extend_capped,
+            lambda t: {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}, solve, found)
     return TxnBmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out,
                          capacity_exceeded_at)
 

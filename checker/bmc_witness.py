@@ -25,7 +25,7 @@ from checker.minimize import minimize
 from checker.trace import Trace, make_trace, replay_actions
 from model.interface import Action, Expectation, Model, Property
 
-__all__ = ["ALWAYS_TRUE", "harvest_events", "harvest_leap", "harvest_violations"]
+__all__ = ["ALWAYS_TRUE", "harvest_events", "harvest_leap", "harvest_violations", "leap_search"]
 
 #: A property that always holds, to replay a sometimes-witness with :func:`replay_actions`.
 ALWAYS_TRUE = Property("replay", Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
@@ -127,3 +127,37 @@ def harvest_leap(
         if any(prop.name in goals for goals in bad_at):
             disagree[prop.name] = "z3 reported a violation at some step but none in its model"
     return -1
+
+
+def leap_search(
+    searched: int,
+    depth: int,
+    stride: int,
+    extend: Callable[[int], None],
+    goals_at: Callable[[int], dict[str, Any]],
+    solve: Callable[[Any], tuple[Any, Any]],
+    found: Callable[[Any, list[dict[str, Any]]], None],
+) -> tuple[int, bool]:
+    """The leap loop shared by both engines: one query per ``stride`` steps after ``searched``, up to ``depth``.
+
+    ``extend(t)`` adds step ``t`` to the unrolling, ``goals_at(t)`` names the
+    violation goals at step ``t``, ``solve(goal)`` answers one query and
+    ``found(model, bad_at)`` harvests a satisfiable one (see
+    :func:`harvest_leap`).  Returns the last step refuted and whether the time
+    budget ran out.
+    """
+    while searched < depth:
+        target = min(depth, searched + stride)
+        for t in range(searched + 1, target + 1):
+            extend(t)
+        bad_at: list[dict[str, Any]] = [{} for _ in range(target + 1)]
+        for t in range(searched + 1, target + 1):
+            bad_at[t] = goals_at(t)
+        res, mdl = solve(z3.Or([g for goals in bad_at for g in goals.values()]))
+        if res == z3.unknown:
+            return searched, True
+        if res == z3.sat:
+            found(mdl, bad_at)
+            return searched, False
+        searched = target
+    return searched, False
