@@ -163,20 +163,16 @@ def _keos(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+#: One idempotent and one non-idempotent configuration, depth 6: a grid small enough for a CLI test.
+SMALL_GRID = ("--scenario", "idempotence_retry", "--max-depth", "6", "--retries", "1", "--max-in-flight", "1",
+              "--acks", "all")
+
+
 def test_cli_answers_writes_a_witness_and_replay_confirms_it(tmp_path: Path) -> None:
     out = tmp_path / "o"
     proc = _keos(
         "config-space",
-        "--scenario",
-        "idempotence_retry",
-        "--max-depth",
-        "6",
-        "--retries",
-        "1",
-        "--max-in-flight",
-        "1",
-        "--acks",
-        "all",
+        *SMALL_GRID,
         "--invariant",
         "no_duplicate_append",
         "--out",
@@ -207,16 +203,7 @@ def test_cli_exits_3_when_a_witness_does_not_replay(
     code = main(
         [
             "config-space",
-            "--scenario",
-            "idempotence_retry",
-            "--max-depth",
-            "6",
-            "--retries",
-            "1",
-            "--max-in-flight",
-            "1",
-            "--acks",
-            "all",
+            *SMALL_GRID,
             "--idempotence",
             "false",
             "--invariant",
