@@ -7,7 +7,8 @@ Prints one JSON line per scenario (depth reached within the budget, seconds,
 verdicts), one per weakened variant the encoding covers (``stop_on_first``
 run on its scenarios, as ``keos mutants --engine bmc`` does: depth and
 seconds to the first replayed counterexample, within ``--mutant-budget``
-seconds, the default of ``keos mutants``), the broker-core k-induction
+seconds, the default of ``keos mutants``), the KIP-618 fencing-core proof for every
+variant, the broker-core k-induction
 result for every variant, the coordinator-table k-induction for every
 transaction version, and the load average (the figures are wall-clock on a
 shared machine).  Transactions scenarios (``model = "transactions"``) run on
@@ -23,6 +24,7 @@ import os
 import time
 
 from checker.bmc import bmc, bmc_coverage, prove_broker_core, run_bmc
+from checker.bmc_connect import prove_connect_fencing
 from checker.bmc_txn import bmc_txn, prove_coordinator_table
 from checker.engines import EngineOptions
 from model.system import KafkaSystem
@@ -93,6 +95,8 @@ def main() -> None:
     if not args.txn_only:
         for vname, v in VARIANTS.items():
             print(json.dumps({"k_induction": vname, **prove_broker_core(v.flags)}))
+        for vname, v in VARIANTS.items():
+            print(json.dumps({"k_induction": "connect_fencing", "variant": vname, **prove_connect_fencing(v.flags)}))
     for tv in (1, 2):
         for bumps in (True, False):
             print(json.dumps({"k_induction": "coordinator_table", **prove_coordinator_table(tv, bumps)}))

@@ -301,6 +301,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         max_states=args.max_states,
         stop_on_first=args.stop_on_first,
         examples=args.examples,
+        time_budget_s=args.time_budget,
         out_dir=out,
         progress=None if args.json else _progress_reporter(console),
     )
@@ -690,6 +691,10 @@ def _parser() -> _Parser:
     s.add_argument("--examples", type=int, default=0, help="hypothesis: examples per run")
     s.add_argument("--stop-on-first", action="store_true")
     s.add_argument("--strict", action="store_true", help="exit 1 when an invariant is untested")
+    s.add_argument(
+        "--time-budget", type=float, default=60.0,
+        help="seconds per scenario for engines that honour it (bmc: the depth reached is reported; 0 = none)",
+    )
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("mutants", help="prove the gate catches every weakened variant")

@@ -283,3 +283,17 @@ def test_an_unsatisfiable_leap_bounds_the_real_protocol() -> None:
     out = bmc(model, sc.name, "kafka", 7, 60, sc.permitted, stop_on_first=True, leap_from=0)
     assert out.traces == {} and not out.disagreements and not out.timed_out
     assert out.depth_reached == 7  # leaps of 4 steps, then of 3 (capped at the depth)
+
+
+@pytest.mark.parametrize(("variant", "result"), [
+    ("kafka", "proved for all depths"),
+    ("no_zombie_fencing_round", "induction step fails"),
+])
+def test_connect_scenarios_report_the_fencing_core_proof(variant: str, result: str) -> None:
+    """No bounded Connect encoding: every invariant stays untested, and the KIP-618 fencing proof is attached."""
+    sc = builtin_scenarios()["connect_worker_lag_before_producer"]
+    r = run_bmc(sc, variant, EngineOptions(time_budget_s=60))
+    assert r.stats["covered"] is False and r.stats["k_induction"]["result"] == result
+    assert r.properties and all(p.verdict is Verdict.UNTESTED for p in r.properties)
+    detail = {p.name: p.detail for p in r.properties}["no_commit_by_fenced_generation"]
+    assert detail.startswith("not covered by the bmc encoding") and detail.endswith(result)
