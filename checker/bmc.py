@@ -55,7 +55,7 @@ import z3
 from checker.bmc_encoding import ERROR_CODES, INVARIANTS, Encoding
 from checker.bmc_encoding import covers as model_covers
 from checker.bmc_por import por_constraints
-from checker.bmc_witness import harvest_events, harvest_leap, harvest_violations, leap_search
+from checker.bmc_witness import ask_events, ask_violations, harvest_leap, leap_search
 from checker.engines import EngineOptions, register
 from checker.results import EngineResult, PropertyResult, Verdict, judge
 from checker.trace import Trace
@@ -228,32 +228,12 @@ def bmc(
     for t in range(depth + 1):
         if t > 0:
             extend(t)
-            pending = {p.name: z3.Or([enc.step_events[lab] for lab in enc.step_events if p.matches_event(lab)]
-                                     or [z3.BoolVal(False)])
-                       for p in event_props if p.name not in reached and p.name not in disagree}
-            while pending and not timed_out:
-                res, mdl = solve(z3.Or(list(pending.values())), reduced=False)
-                if res == z3.unknown:
-                    timed_out = True
-                elif res == z3.unsat:
-                    break
-                else:
-                    harvest_events(model, mdl, decode(mdl, t), t, pending, event_props, reached, disagree)
+            timed_out = ask_events(model, solve, decode, t, enc.step_events, event_props, reached, disagree)
         if timed_out:
             break
         goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
-        while goals and not timed_out:
-            res, mdl = solve(z3.Or(list(goals.values())))
-            if res == z3.unknown:
-                timed_out = True
-            elif res == z3.unsat:
-                break
-            else:
-                harvest_violations(
-                    model, mdl, decode(mdl, t), goals, always, traces, disagree, scenario, variant, permitted
-                )
-                if stop_on_first and any(name not in permitted for name in traces):
-                    break
+        timed_out = ask_violations(model, solve, decode, t, goals, always, traces, disagree, scenario, variant,
+                                   permitted, stop_on_first)
         if timed_out:
             break
         depth_reached = t

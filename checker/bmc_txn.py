@@ -56,7 +56,7 @@ import z3
 from checker import bmc as _bmc
 from checker.bmc_txn_encoding import TXN_INVARIANTS, TxnEncoding
 from checker.bmc_txn_encoding import covers as model_covers
-from checker.bmc_witness import harvest_events, harvest_leap, harvest_violations, leap_search
+from checker.bmc_witness import ask_events, ask_violations, harvest_leap, leap_search
 from checker.results import EngineResult, PropertyResult, Verdict, judge
 from checker.trace import Trace
 from model.interface import Action, Expectation
@@ -241,33 +241,12 @@ def _bmc_once(
             base.append(enc.capacity)
             step_events.append(dict(enc.step_events))
             order(t)
-            labels = enc.step_events
-            pending = {p.name: z3.Or([labels[lab] for lab in labels if p.matches_event(lab)] or [z3.BoolVal(False)])
-                       for p in event_props if p.name not in reached and p.name not in disagree}
-            pending = {n: g for n, g in pending.items() if not z3.is_false(g)}
-            while pending and not timed_out:
-                res, mdl = solve(z3.Or(list(pending.values())), reduced=False)
-                if res == z3.unknown:
-                    timed_out = True
-                elif res == z3.unsat:
-                    break
-                else:
-                    harvest_events(model, mdl, decode(mdl, t), t, pending, event_props, reached, disagree)
+            timed_out = ask_events(model, solve, decode, t, enc.step_events, event_props, reached, disagree)
         if timed_out:
             break
         goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
-        while goals and not timed_out:
-            res, mdl = solve(z3.Or(list(goals.values())))
-            if res == z3.unknown:
-                timed_out = True
-            elif res == z3.unsat:
-                break
-            else:
-                harvest_violations(
-                    model, mdl, decode(mdl, t), goals, always, traces, disagree, scenario, variant, permitted
-                )
-                if stop_on_first and any(name not in permitted for name in traces):
-                    break
+        timed_out = ask_violations(model, solve, decode, t, goals, always, traces, disagree, scenario, variant,
+                                   permitted, stop_on_first)
         if timed_out:
             break
         depth_reached = t

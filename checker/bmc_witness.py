@@ -25,7 +25,15 @@ from checker.minimize import minimize
 from checker.trace import Trace, make_trace, replay_actions
 from model.interface import Action, Expectation, Model, Property
 
-__all__ = ["ALWAYS_TRUE", "harvest_events", "harvest_leap", "harvest_violations", "leap_search"]
+__all__ = [
+    "ALWAYS_TRUE",
+    "ask_events",
+    "ask_violations",
+    "harvest_events",
+    "harvest_leap",
+    "harvest_violations",
+    "leap_search",
+]
 
 #: A property that always holds, to replay a sometimes-witness with :func:`replay_actions`.
 ALWAYS_TRUE = Property("replay", Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
@@ -161,3 +169,64 @@ def leap_search(
             return searched, False
         searched = target
     return searched, False
+
+
+def ask_events(
+    model: Model,
+    solve: Callable[..., tuple[Any, Any]],
+    decode: Callable[[Any, int], list[Action]],
+    t: int,
+    step_events: dict[str, Any],
+    event_props: Sequence[Property],
+    reached: set[str],
+    disagree: dict[str, str],
+) -> bool:
+    """Ask, at depth ``t``, for the event partners not reached yet (one query for all, again after each witness).
+
+    ``step_events`` maps event labels to "step ``t - 1`` emits it".  Events are
+    properties of steps, so they are asked without the partial-order reduction
+    (``solve(goal, reduced=False)``).  Returns whether the time budget ran out.
+    """
+    pending = {p.name: z3.Or([g for lab, g in step_events.items() if p.matches_event(lab)] or [z3.BoolVal(False)])
+               for p in event_props if p.name not in reached and p.name not in disagree}
+    pending = {name: g for name, g in pending.items() if not z3.is_false(g)}
+    while pending:
+        res, mdl = solve(z3.Or(list(pending.values())), reduced=False)
+        if res == z3.unknown:
+            return True
+        if res == z3.unsat:
+            return False
+        harvest_events(model, mdl, decode(mdl, t), t, pending, event_props, reached, disagree)
+    return False
+
+
+def ask_violations(
+    model: Model,
+    solve: Callable[..., tuple[Any, Any]],
+    decode: Callable[[Any, int], list[Action]],
+    t: int,
+    goals: dict[str, Any],
+    always: Sequence[Property],
+    traces: dict[str, Trace],
+    disagree: dict[str, str],
+    scenario: str,
+    variant: str,
+    permitted: tuple[str, ...],
+    stop_on_first: bool,
+) -> bool:
+    """Ask whether some invariant of ``goals`` is violated at exactly step ``t``, until none is left or refuted.
+
+    A model names every invariant it violates (:func:`harvest_violations`);
+    the rest are asked again at the same depth, so each counterexample is a
+    shortest one.  Returns whether the time budget ran out.
+    """
+    while goals:
+        res, mdl = solve(z3.Or(list(goals.values())))
+        if res == z3.unknown:
+            return True
+        if res == z3.unsat:
+            return False
+        harvest_violations(model, mdl, decode(mdl, t), goals, always, traces, disagree, scenario, variant, permitted)
+        if stop_on_first and any(name not in permitted for name in traces):
+            return False
+    return False
