@@ -133,6 +133,11 @@ def format_stats(stats: Mapping[str, Any]) -> list[str]:
     known = {k for k, _ in _KNOWN_STATS} | {"elapsed_s"}
     for key in sorted(k for k in stats if k not in known):
         value = stats[key]
+        if isinstance(value, Mapping) and "result" in value:  # a proof (bmc's k-induction): its verdict and subject
+            subject = str(value.get("property", ""))
+            subject = subject if len(subject) <= 60 else subject[:59] + "…"
+            out.append(f"{key.replace('_', ' ')}: {value['result']}" + (f" ({subject})" if subject else ""))
+            continue
         if isinstance(value, Mapping | list | tuple):
             continue
         out.append(f"{key.replace('_', ' ')} {_num(value)}")

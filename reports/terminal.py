@@ -101,8 +101,8 @@ def render_summary(console: Console, results: list[EngineResult], title: str = "
     """
     table = Table(title=title, box=box.ROUNDED, show_lines=True, title_style="bold", expand=True)
     table.add_column("scenario\nvariant\nengine", overflow="fold")
-    table.add_column("verdict per invariant", overflow="fold", ratio=1)
-    table.add_column("stats", no_wrap=True)
+    table.add_column("verdict per invariant", overflow="fold", ratio=2)
+    table.add_column("stats", overflow="fold", ratio=1, max_width=40)  # long reasons wrap, verdicts keep room
     for r in results:
         stats = format_stats(r.stats)
         if r.seed is not None:

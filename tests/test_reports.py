@@ -22,7 +22,7 @@ from rich.text import Text
 
 from checker.explore import ExploreOptions, explore
 from checker.results import EngineResult, Verdict
-from reports.common import jepsen_anomaly, trace_as_dict
+from reports.common import format_stats, jepsen_anomaly, trace_as_dict
 from reports.html import write_html
 from reports.junit import write_junit
 from reports.lanes import parse_action, trace_view
@@ -340,3 +340,12 @@ def test_jepsen_names() -> None:
 def test_example_counterexample_doc_is_current(runs: Runs) -> None:
     doc = Path(__file__).resolve().parent.parent / "docs" / "example-counterexample.md"
     assert plain_text(runs.trace_json) in doc.read_text(encoding="utf-8")
+
+
+def test_stats_show_a_proof_verdict_and_its_subject() -> None:
+    lines = format_stats({"depth_reached": 14, "k_induction": {
+        "property": "Complete* only through its Prepare* at the same epoch; epochs never decrease",
+        "result": "proved for all depths"}, "flags": {"x": 1}})
+    assert "k induction: proved for all depths (Complete* only through its Prepare* at the same epoch; epoc…)" \
+        in lines
+    assert not any("flags" in line for line in lines)  # other mappings stay out of the summary
