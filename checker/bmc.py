@@ -22,6 +22,13 @@ not replay is an *engine disagreement*: the property is reported untested,
 ``stats["engine_disagreement"]`` lists it, and :func:`disagreements` lets the
 CLI exit with a distinct code.
 
+Runs that only need *a* counterexample (``stop_on_first``, as ``keos
+mutants --engine bmc`` runs them) switch at depth :data:`LEAP_FROM` to
+*leaps*: one query for a violation at any of the next :data:`LEAP_STRIDE`
+steps, the witness shrunk by delta debugging and replayed
+(:func:`checker.bmc_witness.leap_search`); such a trace is at most
+``LEAP_STRIDE - 1`` steps longer than a shortest one.
+
 Verdicts are honest about the bound: an invariant with no violation up to the
 depth reached is ``holds`` with ``complete=False`` and
 ``stats["depth_reached"]``; its sometimes-partners are judged by the same
