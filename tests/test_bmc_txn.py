@@ -11,7 +11,7 @@ import z3
 
 from checker.bmc import bmc_coverage, bmc_covers, disagreements, run_bmc
 from checker.bmc_txn import bmc_txn, prove_coordinator_table
-from checker.bmc_txn_encoding import TXN_INVARIANTS, TxnEncoding, TxnTemplate
+from checker.bmc_txn_encoding import SERVER_STEPS, TXN_INVARIANTS, TxnEncoding, TxnTemplate
 from checker.engines import EngineOptions
 from checker.explore import ExploreOptions, explore
 from checker.results import Verdict
@@ -320,6 +320,25 @@ def test_capacities_are_checked_not_assumed() -> None:
     small = _bmc_once(model, name, variant, 11, 120, (), None, True, False, True, None, True, 0)
     assert small.capacity_exceeded_at is not None and small.depth_reached == small.capacity_exceeded_at - 1
     assert not small.traces
+
+
+def test_capacity_checks_are_exact_under_the_reduction() -> None:
+    """Capacities sit only on server steps, which the reduction never reorders, so reduced and unreduced
+    capacity queries find the same first exceeding depth (see "Capacities under the reduction")."""
+    from checker.bmc_txn import _bmc_once
+
+    for name in ("txn_kafka_12671_hanging", "txn_kafka_6119_timeout_zombie"):
+        model = build_model(builtin_scenarios()[name], "kafka")
+        enc = TxnEncoding(model, 4, prepares=1)
+        S = enc.state(0)
+        enc._base_ord = 0
+        for tmpl in enc.templates:
+            enc._ev, enc._caps = {}, []
+            getattr(enc, f"_t_{tmpl.kind}")(S, *tmpl.args)
+            assert not enc._caps or tmpl.kind in SERVER_STEPS, (name, tmpl.kind)
+        found = [_bmc_once(model, name, "kafka", 16, 120, (), None, False, False, True, None, reduce, 0)
+                 .capacity_exceeded_at for reduce in (True, False)]
+        assert found[0] is not None and found[0] == found[1], (name, found)
 
 
 def test_stop_on_first_leap_finds_a_shrunk_replaying_trace() -> None:
