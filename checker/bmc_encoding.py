@@ -59,7 +59,7 @@ from model.messages import ProduceRequest, ProduceResponse
 from model.producer_state import VALIDATION_STEPS, BatchMetadata, ProducerStateEntry
 from model.system import BROKER, FAULT_KINDS, FAULT_OF_ACTION, Ghost, KafkaSystem, SystemState
 
-__all__ = ["ERROR_CODES", "Encoding", "Template", "covers"]
+__all__ = ["ERROR_CODES", "Encoding", "Template", "covers", "fold_validation"]
 
 #: Response errors the leader can return, as small integers.
 ERROR_CODES: tuple[str, ...] = (
@@ -104,6 +104,36 @@ def _ite(pairs: Sequence[tuple[Expr, Expr]], default: Expr) -> Expr:
 def _num(v: Expr) -> int:
     """A z3 numeral as a Python int (bit-vectors read as two's complement)."""
     return int(v.as_signed_long()) if z3.is_bv_value(v) else int(v.as_long())
+
+
+def fold_validation(
+    rules: dict[str, Callable[[], tuple[Expr, Expr]]],
+    flags: Any,
+    code: Callable[[str], Expr],
+    val: Callable[[int], Expr],
+) -> tuple[Expr, Expr, Expr]:
+    """The leader's validation as one expression: :data:`VALIDATION_STEPS` folded from the last rule back.
+
+    ``rules[name]()`` gives ``(fires, duplicate offset)`` for each rule; a rule
+    switched off by ``flags`` is skipped; the first enabled rule that fires
+    decides ``(error code, duplicate offset or -1, append?)``.  Both encodings
+    (idempotence and transactions) read the table through this one function.
+    """
+    err: Expr = code(Errors.NONE)
+    dup: Expr = val(-1)
+    append: Expr = z3.BoolVal(True)
+    for step in reversed(VALIDATION_STEPS):
+        if step.switch is not None and not getattr(flags, step.switch):
+            continue
+        fires, offset = rules[step.name]()
+        if step.outcome == "duplicate":
+            e_code, d_off, app = code(Errors.NONE), offset, z3.BoolVal(False)
+        elif step.outcome == "append":
+            e_code, d_off, app = code(Errors.NONE), val(-1), z3.BoolVal(True)
+        else:
+            e_code, d_off, app = code(step.outcome), val(-1), z3.BoolVal(False)
+        err, dup, append = z3.If(fires, e_code, err), z3.If(fires, d_off, dup), z3.If(fires, app, append)
+    return err, dup, append
 
 
 def _merge(cond: Expr, a: State, b: State) -> State:
@@ -521,21 +551,7 @@ class Encoding:
 
         rules.update(duplicate=duplicate, unknown_producer=unknown_producer, epoch=epoch, sequence=sequence)
         # Fold the table from the last rule back: each enabled rule that fires decides.
-        err: Expr = self.val(0)
-        dup: Expr = self.val(-1)
-        append: Expr = z3.BoolVal(True)
-        for step in reversed(VALIDATION_STEPS):
-            if step.switch is not None and not getattr(self.flags, step.switch):
-                continue
-            fires, offset = rules[step.name]()
-            if step.outcome == "duplicate":
-                e_code, d_off, app = self.val(0), offset, z3.BoolVal(False)
-            elif step.outcome == "append":
-                e_code, d_off, app = self.val(0), self.val(-1), z3.BoolVal(True)
-            else:
-                e_code, d_off, app = self.val(ERROR_CODES.index(step.outcome)), self.val(-1), z3.BoolVal(False)
-            err, dup, append = z3.If(fires, e_code, err), z3.If(fires, d_off, dup), z3.If(fires, app, append)
-        return err, dup, append
+        return fold_validation(rules, self.flags, lambda name: self.val(ERROR_CODES.index(name)), self.val)
 
     def _append_entry(self, T: State, q: int, pid: Expr, ep: Expr, seq: Expr, off: Expr, cond: Expr) -> None:
         """``append_batch`` into the table of partition ``q`` when ``cond`` (in place on ``T``)."""

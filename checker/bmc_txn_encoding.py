@@ -68,7 +68,7 @@ from typing import Any
 
 import z3
 
-from checker.bmc_encoding import _ite, _merge, _num
+from checker.bmc_encoding import _ite, _merge, _num, fold_validation
 from model import network as net
 from model import partition as part
 from model import producer as prod
@@ -88,7 +88,7 @@ from model.messages import (
     WriteTxnMarkersRequest,
 )
 from model.partition import VERIFICATION_TO_PRODUCE_ERROR
-from model.producer_state import VALIDATION_STEPS, BatchMetadata, ProducerStateEntry
+from model.producer_state import BatchMetadata, ProducerStateEntry
 from model.transaction_log import TransactionLogValue
 from model.transaction_state import STATE_IDS, STATES, VALID_PREVIOUS_STATES, TransactionState
 from model.txn_records import TXN_FAULT_KINDS, ClientTxn, Completion, Fence, TxnGhost, TxnSystemState
@@ -931,7 +931,7 @@ class TxnEncoding:
     # -- the partition leader ----------------------------------------------------------------------------
 
     def _validate(self, S: State, q: int, ep: Expr, seq: Expr) -> tuple[Expr, Expr, Expr]:
-        """Symbolic ``validate_batch`` following :data:`VALIDATION_STEPS`: (error code, dup offset, append?)."""
+        """Symbolic ``validate_batch`` (via :func:`fold_validation`): (error code, dup offset, append?)."""
         on, eep, cnt = S[f"q{q}.e.on"], S[f"q{q}.e.ep"], S[f"q{q}.e.cnt"]
         W = self.W
         win = self.flags.duplicate_window
@@ -949,21 +949,7 @@ class TxnEncoding:
                                                    seq != z3.If(cnt > 0, S[f"q{q}.e.c0.seq"] + 1, self.v(0)))),
                                  self.v(-1)),
         }
-        err: Expr = self.v(E[Errors.NONE])
-        dup: Expr = self.v(-1)
-        append: Expr = z3.BoolVal(True)
-        for step in reversed(VALIDATION_STEPS):
-            if step.switch is not None and not getattr(self.flags, step.switch):
-                continue
-            fires, offset = rules[step.name]()
-            if step.outcome == "duplicate":
-                code, d, app = self.v(E[Errors.NONE]), offset, z3.BoolVal(False)
-            elif step.outcome == "append":
-                code, d, app = self.v(E[Errors.NONE]), self.v(-1), z3.BoolVal(True)
-            else:
-                code, d, app = self.v(E[step.outcome]), self.v(-1), z3.BoolVal(False)
-            err, dup, append = z3.If(fires, code, err), z3.If(fires, d, dup), z3.If(fires, app, append)
-        return err, dup, append
+        return fold_validation(rules, self.flags, lambda name: self.v(E[name]), self.v)
 
     def _log_append(self, T: State, q: int, cond: Expr, ep: Expr, seq: Expr, rec: Expr, ctl: int) -> list[Expr]:
         length = T[f"q{q}.len"]
