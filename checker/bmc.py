@@ -29,9 +29,19 @@ steps, the witness shrunk by delta debugging and replayed
 (:func:`checker.bmc_witness.leap_search`); such a trace is at most
 ``LEAP_STRIDE - 1`` steps longer than a shortest one.
 
+The leap queries' unrolling is longer than the runs through a violation may
+be, so a leapt step may *halt* -- only in a violated state, and for good
+(:func:`checker.bmc_witness.leap_search` says why both halves matter).
+
 Verdicts are honest about the bound: an invariant with no violation up to the
 depth reached is ``holds`` with ``complete=False`` and
-``stats["depth_reached"]``; its sometimes-partners are judged by the same
+``stats["depth_reached"]``.  When the unrolling itself becomes
+unsatisfiable at some depth ``t`` (no run has ``t`` steps: the scenario's
+budgets and record counts make every run end), every reachable state has
+been checked and the result holds at every depth: ``complete=True`` and
+``stats["complete_at"] = t - 1``, the length of the longest run.  The engine
+asks this after each refuted depth, within a deterministic z3 resource limit
+(:func:`_no_run_of`); its sometimes-partners are judged by the same
 unrolling (an event the encoding emits at some step ``<= K``, confirmed by
 replaying the witness).  Invariants and events the encoding does not cover are
 ``untested`` with detail "not covered by the bmc encoding".
@@ -107,6 +117,34 @@ def qf_bv_solver() -> Any:
     return z3.Then(*QF_BV_TACTICS).solver()
 
 
+#: The termination question ("does any run have ``t`` steps?") may spend at most twice the z3 resource units the
+#: invariant query at the same depth spent (z3's ``rlimit``: unlike a timeout, independent of the machine's load),
+#: and at least this many.  While runs of ``t`` steps exist, it finds one in a fraction of that; past the longest
+#: run, refuting it is the invariant query's own work (that query is then unsatisfiable for the same reason).
+TERMINATION_FLOOR = 200_000
+
+
+def _rlimit_count(solver: Any) -> int:
+    try:
+        return int(solver.statistics().get_key_value("rlimit count"))
+    except z3.Z3Exception:
+        return 0
+
+
+def _no_run_of(solve: Any, spent: int) -> bool:
+    """Whether the unrolling itself (every step taken) is unsatisfiable: no run has that many steps.
+
+    Asked after the invariant query of a depth ``t`` was refuted, with a
+    resource limit of twice what that query spent; ``unknown`` (limit hit)
+    counts as "runs may go on".  Exact under the partial-order
+    reduction: swaps keep a run's length and executability.  When it is
+    unsatisfiable, every reachable state is at depth ``< t`` and was checked,
+    so the bounded result holds at every depth.
+    """
+    res, _ = solve(z3.BoolVal(True), True, max(TERMINATION_FLOOR, 2 * spent))
+    return bool(res == z3.unsat)
+
+
 def _variant(variant: str | Variant) -> Variant:
     return variant if isinstance(variant, Variant) else VARIANTS[variant]
 
@@ -147,6 +185,9 @@ class BmcOutcome:
     elapsed_s: float
     disagreements: dict[str, str]
     timed_out: bool
+    #: Set when no run has ``complete_at + 1`` steps: every reachable state was checked, the result holds at every
+    #: depth (the scenario's runs all end within ``complete_at`` steps).
+    complete_at: int | None = None
 
 
 def bmc(
@@ -161,6 +202,7 @@ def bmc(
     events: bool = True,
     reduce: bool = True,
     leap_from: int | None = None,
+    leap_stride: int = 0,
 ) -> BmcOutcome:
     """BMC of the covered always-properties (and event partners), depth by depth up to ``depth`` steps.
 
@@ -185,7 +227,13 @@ def bmc(
     (:func:`checker.bmc_witness.harvest_leap`): 1-minimal, and at most
     ``LEAP_STRIDE - 1`` steps longer than a shortest one, since every
     shorter depth was refuted.  An unsatisfiable leap extends the depth
-    reached (the encoding is exact within ``depth`` steps).
+    reached (the encoding is exact within ``depth`` steps, and a leapt step
+    may halt in a violation, so a violation on a run that ends early is not
+    missed).  ``leap_stride`` overrides :data:`LEAP_STRIDE`.
+
+    After each refuted depth ``t``, "does any run have ``t`` steps?" is asked
+    within a resource limit (:func:`_no_run_of`); if not, ``complete_at`` is
+    ``t - 1`` and the search stops: nothing deeper exists.
     """
     start = time.perf_counter()
     deadline = start + time_budget_s if time_budget_s > 0 else None
@@ -207,29 +255,44 @@ def bmc(
     reached: set[str] = set()
     depth_reached = -1
     timed_out = False
+    complete_at: int | None = None
+    # z3 resource units of the last query, and the context's running total (the first query only sets the baseline;
+    # the termination question reads the figure from depth 1 on)
+    spent = [0, 0]
 
-    def solve(goal: Any, reduced: bool = True) -> tuple[z3.CheckSatResult, Any]:
+    def solve(goal: Any, reduced: bool = True, rlimit: int = 0) -> tuple[z3.CheckSatResult, Any]:
         solver = qf_bv_solver()
         if deadline is not None:
             solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
+        if rlimit:
+            solver.set("rlimit", rlimit)
         solver.add(base)
         if reduced:
             solver.add(por)
         solver.add(goal)
         res = solver.check()
+        total = _rlimit_count(solver)  # z3 counts resources per context, across solvers
+        if not rlimit:
+            spent[0] = total - spent[1]
+        spent[1] = total
         return res, (solver.model() if res == z3.sat else None)
 
     def decode(mdl: Any, t: int) -> list[Action]:
         return [enc.action(mdl, s, ks[s], ms[s]) for s in range(t)]
 
-    def extend(t: int) -> None:
+    def extend(t: int, halting: bool = False) -> Any:
         k, m = enc.var(f"k@{t - 1}"), enc.var(f"slot@{t - 1}")
+        h = z3.Bool(f"halt@{t - 1}") if halting else None
         ks.append(k)
         ms.append(m)
         states.append(enc.state(t))
-        base.extend(enc.transition(t - 1, states[t - 1], states[t], k, m))
+        base.extend(enc.transition(t - 1, states[t - 1], states[t], k, m, halt=h))
         if reduce and t > 1:
             por.extend(por_constraints(enc.templates, ks[t - 2], ks[t - 1]))
+        return h
+
+    def goals_at(t: int) -> dict[str, Any]:
+        return {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
 
     leap = False
     for t in range(depth + 1):
@@ -238,13 +301,15 @@ def bmc(
             timed_out = ask_events(model, solve, decode, t, enc.step_events, event_props, reached, disagree)
         if timed_out:
             break
-        goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
-        timed_out = ask_violations(model, solve, decode, t, goals, always, traces, disagree, scenario, variant,
+        timed_out = ask_violations(model, solve, decode, t, goals_at(t), always, traces, disagree, scenario, variant,
                                    permitted, stop_on_first)
         if timed_out:
             break
         depth_reached = t
         if stop_on_first and any(name not in permitted for name in traces):
+            break
+        if t > 0 and _no_run_of(solve, spent[0]):
+            complete_at = t - 1  # no run has t steps: every reachable state was at depth <= t - 1
             break
         if deadline is not None and time.perf_counter() >= deadline:
             timed_out = t < depth
@@ -253,13 +318,15 @@ def bmc(
             leap = True
             break
     if leap and not traces:
-        def found(mdl: Any, bad_at: list[dict[str, Any]]) -> None:
+        def found(mdl: Any, bad_at: list[dict[str, Any]], lo: int, hi: int) -> bool:
             harvest_leap(model, mdl, bad_at, decode, always, traces, disagree, scenario, variant, permitted)
+            return True
 
         depth_reached, timed_out = leap_search(
-            depth_reached, depth, LEAP_STRIDE, extend,
-            lambda t: {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}, solve, found)
-    return BmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out)
+            depth_reached, depth, leap_stride or LEAP_STRIDE, lambda t: extend(t, halting=True), goals_at, solve,
+            found, base.extend)
+    return BmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out,
+                      complete_at)
 
 
 
@@ -294,6 +361,8 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
             r.verdict, r.detail = Verdict.UNTESTED, NOT_COVERED
         elif r.name in out.disagreements:
             r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {out.disagreements[r.name]}"
+        elif r.verdict is Verdict.HOLDS and out.complete_at is not None:
+            r.detail = f"no violation at any depth (every run ends within {out.complete_at} steps)"
         elif r.verdict is Verdict.HOLDS:
             r.detail = f"no violation up to depth {out.depth_reached}"
         elif r.expectation is Expectation.SOMETIMES and options.stop_on_first and r.name not in out.reached:
@@ -308,10 +377,12 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
         "covered_invariants": sorted(INVARIANTS),
         "engine_disagreement": sorted(out.disagreements),
     }
+    if out.complete_at is not None:
+        stats["complete_at"] = out.complete_at
     if proof is not None:
         stats["k_induction"] = proof
     return EngineResult(engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats,
-                        complete=False)
+                        complete=out.complete_at is not None and not out.disagreements)
 
 
 def _connect_result(scenario: Any, variant: str, why: str) -> EngineResult:

@@ -591,8 +591,13 @@ class Encoding:
 
     # -- one step ----------------------------------------------------------------------------------------
 
-    def transition(self, t: int, S: State, S2: State, k: Expr, m: Expr) -> list[Expr]:
-        """Constraints: ``S2`` follows ``S`` by template number ``k`` (message slot ``m``) at step ``t``."""
+    def transition(self, t: int, S: State, S2: State, k: Expr, m: Expr, halt: Expr | None = None) -> list[Expr]:
+        """Constraints: ``S2`` follows ``S`` by template number ``k`` (message slot ``m``) at step ``t``.
+
+        ``halt`` (a Boolean, for the leap queries of :func:`checker.bmc_witness.leap_search`): when
+        true, the run has ended before this step -- no template is selected, ``S2`` equals ``S``, no
+        slot is created and no event fires.
+        """
         upto = self.init_slots + t  # slots that may exist before step t
         new = self.init_slots + t  # the slot step t may create
         heads = self._heads(S, upto)
@@ -611,7 +616,7 @@ class Encoding:
                 guard = z3.And(at_head, guard)
             else:
                 guard, T, out = handler(S, *tmpl.args)
-            sel = k == idx
+            sel = k == idx if halt is None else z3.And(k == idx, z3.Not(halt))
             cons.append(z3.Implies(sel, guard))
             for label, cond in self._ev.items():
                 prev = self.step_events.get(label, z3.BoolVal(False))

@@ -228,11 +228,13 @@ def _bmc_once(
     def decode(mdl: Any, t: int) -> list[Action]:
         return [enc.action(mdl, ks[s], states[s]) for s in range(t)]
 
-    def extend(t: int) -> None:
+    def extend(t: int, halting: bool = False) -> Any:
         k = enc.var(f"k@{t - 1}")
+        h = z3.Bool(f"halt@{t - 1}") if halting else None
         ks.append(k)
         states.append(enc.state(t))
-        base.extend(enc.transition(t - 1, states[t - 1], states[t], k))
+        base.extend(enc.transition(t - 1, states[t - 1], states[t], k, halt=h))
+        return h
 
     def order(t: int) -> None:
         if t > 1 and pairs:
@@ -279,18 +281,21 @@ def _bmc_once(
             leap = True
             break
     if leap and not traces:
-        def extend_capped(t: int) -> None:
-            extend(t)
+        def extend_capped(t: int) -> Any:
+            h = extend(t, halting=True)
             base.append(enc.capacity)
             order(t)
+            return h
 
-        def found(mdl: Any, bad_at: list[dict[str, Any]]) -> None:
+        def found(mdl: Any, bad_at: list[dict[str, Any]], lo: int, hi: int) -> bool:
             harvest_leap(model, mdl, bad_at, decode, always, traces, disagree, scenario, variant, permitted)
+            return True
 
         # a refuted leap is not a depth claim: the capacities are not checked inside leaps
         _searched, timed_out = leap_search(
             depth_reached, depth, _bmc.LEAP_STRIDE, extend_capped,
-            lambda t: {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}, solve, found)
+            lambda t: {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}, solve, found,
+            base.extend)
     return TxnBmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out,
                          capacity_exceeded_at)
 

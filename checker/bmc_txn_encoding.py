@@ -641,8 +641,12 @@ class TxnEncoding:
                 out.append((ia, ib))
         return out
 
-    def transition(self, t: int, S: State, S2: State, k: Expr) -> list[Expr]:
-        """Constraints: ``S2`` follows ``S`` by template number ``k`` at step ``t``."""
+    def transition(self, t: int, S: State, S2: State, k: Expr, halt: Expr | None = None) -> list[Expr]:
+        """Constraints: ``S2`` follows ``S`` by template number ``k`` at step ``t``.
+
+        ``halt``: when true, the run has ended before this step (``S2`` equals ``S``; see
+        :meth:`checker.bmc_encoding.Encoding.transition`).
+        """
         self._base_ord = self.init_msgs + t * self.K
         cons: list[Expr] = [z3.ULT(k, len(self.templates))]
         self.step_events = {}
@@ -652,7 +656,7 @@ class TxnEncoding:
             self._ev = {}
             self._caps = []
             guard, T = getattr(self, f"_t_{tmpl.kind}")(S, *tmpl.args)
-            sel = k == idx
+            sel = k == idx if halt is None else z3.And(k == idx, z3.Not(halt))
             cons.append(z3.Implies(sel, guard))
             if self._caps:
                 caps.append(z3.Implies(sel, z3.And(self._caps)))

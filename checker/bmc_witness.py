@@ -141,31 +141,59 @@ def leap_search(
     searched: int,
     depth: int,
     stride: int,
-    extend: Callable[[int], None],
+    extend: Callable[[int], Any],
     goals_at: Callable[[int], dict[str, Any]],
     solve: Callable[[Any], tuple[Any, Any]],
-    found: Callable[[Any, list[dict[str, Any]]], None],
+    found: Callable[[Any, list[dict[str, Any]], int, int], bool],
+    add: Callable[[list[Any]], None],
+    window: Callable[[int, int], bool] | None = None,
 ) -> tuple[int, bool]:
     """The leap loop shared by both engines: one query per ``stride`` steps after ``searched``, up to ``depth``.
 
-    ``extend(t)`` adds step ``t`` to the unrolling, ``goals_at(t)`` names the
-    violation goals at step ``t``, ``solve(goal)`` answers one query and
-    ``found(model, bad_at)`` harvests a satisfiable one (see
-    :func:`harvest_leap`).  Returns the last step refuted and whether the time
-    budget ran out.
+    ``extend(t)`` adds step ``t`` to the unrolling and returns the step's
+    *halt* literal (the transition from state ``t - 1`` does nothing when it
+    is true; ``Encoding.transition(..., halt=...)``), ``goals_at(t)`` names the
+    violation goals at state ``t`` (those still open), ``add(constraints)``
+    adds constraints to the unrolling, ``window(lo, hi)`` (optional) asks
+    what else the caller wants of the new steps ``lo..hi`` before the leap
+    (returns whether time ran out), ``solve(goal)`` answers one query and
+    ``found(model, bad_at, lo, hi)`` handles a satisfiable one (see
+    :func:`harvest_leap`) and says whether to stop; if not, the search goes
+    on after ``hi``, for the goals still open.
+
+    Why the halt literals.  One query asks for a violated state *within* the
+    window ``searched + 1 .. target``, but the unrolling has ``target``
+    steps: without a way to stop, a violation at step 15 would be missed
+    whenever no run through it goes on to step 18 -- a run that ends (every
+    record acknowledged, nothing in flight) is exactly where such a state can
+    sit.  So a run may halt, but only in a violated state (``halt => bad``),
+    and stays halted (``halt_t => halt_t+1``); the goal is "the last state is
+    violated", which a run that halted in a violation keeps.  Halting nowhere
+    else keeps the query as small as the unhalted one.  Returns the last step
+    refuted and whether the time budget ran out.
     """
+    halts: dict[int, Any] = {}
     while searched < depth:
         target = min(depth, searched + stride)
+        rules = []
         for t in range(searched + 1, target + 1):
-            extend(t)
+            halts[t] = extend(t)
+            stop_here = z3.Or(list(goals_at(t - 1).values()) or [z3.BoolVal(False)]) if t > 0 else z3.BoolVal(False)
+            rules.append(z3.Implies(halts[t], stop_here))
+            if t - 1 in halts:
+                rules.append(z3.Implies(halts[t - 1], halts[t]))
+        add(rules)
+        if window is not None and window(searched + 1, target):
+            return searched, True
         bad_at: list[dict[str, Any]] = [{} for _ in range(target + 1)]
         for t in range(searched + 1, target + 1):
             bad_at[t] = goals_at(t)
-        res, mdl = solve(z3.Or([g for goals in bad_at for g in goals.values()]))
+        if not bad_at[target]:
+            return searched, False
+        res, mdl = solve(z3.Or(list(bad_at[target].values())))
         if res == z3.unknown:
             return searched, True
-        if res == z3.sat:
-            found(mdl, bad_at)
+        if res == z3.sat and found(mdl, bad_at, searched + 1, target):
             return searched, False
         searched = target
     return searched, False

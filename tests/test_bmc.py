@@ -297,3 +297,51 @@ def test_connect_scenarios_report_the_fencing_core_proof(variant: str, result: s
     assert r.properties and all(p.verdict is Verdict.UNTESTED for p in r.properties)
     detail = {p.name: p.detail for p in r.properties}["no_commit_by_fenced_generation"]
     assert detail.startswith("not covered by the bmc encoding") and detail.endswith(result)
+
+
+def _longest_run(model: Any) -> int:
+    """The number of steps of the longest run from the initial state (the models here have no cycles)."""
+    memo: dict[Any, int] = {}
+
+    def longest(s: Any) -> int:
+        if s not in memo:
+            memo[s] = max((1 + longest(model.step(s, a).state) for a in model.actions(s)), default=0)
+        return memo[s]
+
+    return longest(model.init_states()[0])
+
+
+def test_a_leap_past_the_longest_run_still_finds_a_violation() -> None:
+    """A leap's unrolling is longer than the runs through its violation: a run may halt, but only in a violation.
+
+    Without the halt literals, a leap to step 24 asks for runs of 24 steps, which do not exist here (the
+    longest has 20), and the duplicate at step 5 would be missed.
+    """
+    sc = builtin_scenarios()["idempotence_retry"]
+    model = build_model(sc, "no_idempotence")
+    assert _longest_run(model) == 20
+    out = bmc(model, sc.name, "no_idempotence", 24, 120, sc.permitted, stop_on_first=True, leap_from=0,
+              leap_stride=24)
+    assert not out.disagreements and out.complete_at is None
+    assert out.traces  # which invariant the solver's witness violates first may vary
+    for name, trace in out.traces.items():
+        prop = next(p for p in model.properties() if p.name == name)
+        assert replay_actions(model, trace.actions, prop).confirmed
+
+
+def test_a_scenario_whose_runs_all_end_is_checked_at_every_depth() -> None:
+    """When no run has ``t`` steps, the bounded result covers every reachable state: the run says so."""
+    sc = builtin_scenarios()["acks_one_failover"]
+    longest = _longest_run(build_model(sc, "kafka"))
+    r = run_bmc(sc, "kafka", EngineOptions(max_depth=30, time_budget_s=60))
+    # sound: no run is longer than the claim; the claim comes at the longest run's length, or a step later
+    # when z3 needs more than the resource limit there
+    assert longest <= r.stats["complete_at"] <= longest + 1
+    assert r.stats["depth_reached"] == r.stats["complete_at"] + 1
+    assert r.complete and not disagreements(r)
+    # the same verdict as BFS for every property (two permitted violations, two partners that no run
+    # reaches, so their invariants stay untested)
+    bfs, _graph = explore(build_model(sc, "kafka"), sc, "kafka", ExploreOptions(), sc.permitted)
+    assert {p.name: p.verdict for p in r.properties} == {p.name: p.verdict for p in bfs.properties}
+    bounded = run_bmc(builtin_scenarios()["idempotence_retry"], "kafka", EngineOptions(max_depth=6))
+    assert "complete_at" not in bounded.stats and not bounded.complete  # runs of 7 steps exist there
