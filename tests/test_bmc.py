@@ -341,7 +341,7 @@ def test_a_scenario_whose_runs_all_end_is_checked_at_every_depth() -> None:
     assert r.complete and not disagreements(r)
     # the same verdict as BFS for every property (two permitted violations, two partners that no run
     # reaches, so their invariants stay untested)
-    bfs, _graph = explore(build_model(sc, "kafka"), sc, "kafka", ExploreOptions(), sc.permitted)
+    bfs, _graph = explore(build_model(sc, "kafka"), sc.name, "kafka", ExploreOptions(), sc.permitted)
     assert {p.name: p.verdict for p in r.properties} == {p.name: p.verdict for p in bfs.properties}
     bounded = run_bmc(builtin_scenarios()["idempotence_retry"], "kafka", EngineOptions(max_depth=6))
     assert "complete_at" not in bounded.stats and not bounded.complete  # runs of 7 steps exist there
