@@ -4,7 +4,9 @@ Usage: ``.venv/bin/python benchmarks/bmc_bench.py [--budget 60] [--mutant-budget
 [--variant kafka] [--scenarios a,b] [--no-reduce] [--skip-mutants]``.
 
 Prints one JSON line per scenario (depth reached within the budget, seconds,
-verdicts), one per weakened variant the encoding covers (``stop_on_first``
+verdicts, ``complete_at`` when no run is longer, and the model's longest run
+from an explicit search, ``null`` when a cycle makes runs unbounded), one
+per weakened variant the encoding covers (``stop_on_first``
 run on its scenarios, as ``keos mutants --engine bmc`` does: depth and
 seconds to the first replayed counterexample, within ``--mutant-budget``
 seconds, the default of ``keos mutants``), the KIP-618 fencing-core proof for every
@@ -21,7 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
+from typing import Any
 
 from checker.bmc import bmc, bmc_coverage, prove_broker_core, run_bmc
 from checker.bmc_connect import prove_connect_fencing
@@ -30,6 +34,35 @@ from checker.engines import EngineOptions
 from model.system import KafkaSystem
 from model.variants import VARIANTS
 from scenarios import build_model, builtin_scenarios
+
+
+def longest_run(model: Any) -> int | None:
+    """Steps of the model's longest run (explicit search), or ``None`` if a cycle makes runs unbounded.
+
+    The depth at which bmc's "no run has ``t`` steps" question can close a
+    scenario is this plus one; printed next to the depth reached for scale.
+    """
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))
+    memo: dict[Any, int] = {}
+    on_path: set[Any] = set()
+
+    def longest(s: Any) -> int | None:
+        if s in memo:
+            return memo[s]
+        if s in on_path:
+            return None
+        on_path.add(s)
+        best = 0
+        for a in model.actions(s):
+            sub = longest(model.step(s, a).state)
+            if sub is None:
+                return None
+            best = max(best, sub + 1)
+        on_path.discard(s)
+        memo[s] = best
+        return best
+
+    return longest(model.init_states()[0])
 
 
 def main() -> None:
@@ -68,7 +101,9 @@ def main() -> None:
         else:
             r = run_bmc(sc, args.variant, EngineOptions(max_depth=args.depth, time_budget_s=args.budget))
             row = {"depth_reached": r.stats["depth_reached"], "elapsed_s": r.stats["elapsed_s"],
-                   "timed_out": r.stats["timed_out"], "violated": sorted(p.name for p in r.violations())}
+                   "timed_out": r.stats["timed_out"], "violated": sorted(p.name for p in r.violations()),
+                   "complete_at": r.stats.get("complete_at")}
+        row["longest_run"] = longest_run(build_model(sc, VARIANTS[args.variant]))
         print(json.dumps({"scenario": name, "variant": args.variant, "reduce": not args.no_reduce, **row}),
               flush=True)
     if not args.skip_mutants:
