@@ -318,9 +318,8 @@ def bmc(
             leap = True
             break
     if leap and not traces:
-        def found(mdl: Any, bad_at: list[dict[str, Any]], lo: int, hi: int) -> bool:
+        def found(mdl: Any, bad_at: list[dict[str, Any]]) -> None:
             harvest_leap(model, mdl, bad_at, decode, always, traces, disagree, scenario, variant, permitted)
-            return True
 
         depth_reached, timed_out = leap_search(
             depth_reached, depth, leap_stride or LEAP_STRIDE, lambda t: extend(t, halting=True), goals_at, solve,

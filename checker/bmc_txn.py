@@ -287,9 +287,8 @@ def _bmc_once(
             order(t)
             return h
 
-        def found(mdl: Any, bad_at: list[dict[str, Any]], lo: int, hi: int) -> bool:
+        def found(mdl: Any, bad_at: list[dict[str, Any]]) -> None:
             harvest_leap(model, mdl, bad_at, decode, always, traces, disagree, scenario, variant, permitted)
-            return True
 
         # a refuted leap is not a depth claim: the capacities are not checked inside leaps
         _searched, timed_out = leap_search(

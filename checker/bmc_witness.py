@@ -144,22 +144,18 @@ def leap_search(
     extend: Callable[[int], Any],
     goals_at: Callable[[int], dict[str, Any]],
     solve: Callable[[Any], tuple[Any, Any]],
-    found: Callable[[Any, list[dict[str, Any]], int, int], bool],
+    found: Callable[[Any, list[dict[str, Any]]], None],
     add: Callable[[list[Any]], None],
-    window: Callable[[int, int], bool] | None = None,
 ) -> tuple[int, bool]:
     """The leap loop shared by both engines: one query per ``stride`` steps after ``searched``, up to ``depth``.
 
     ``extend(t)`` adds step ``t`` to the unrolling and returns the step's
     *halt* literal (the transition from state ``t - 1`` does nothing when it
     is true; ``Encoding.transition(..., halt=...)``), ``goals_at(t)`` names the
-    violation goals at state ``t`` (those still open), ``add(constraints)``
-    adds constraints to the unrolling, ``window(lo, hi)`` (optional) asks
-    what else the caller wants of the new steps ``lo..hi`` before the leap
-    (returns whether time ran out), ``solve(goal)`` answers one query and
-    ``found(model, bad_at, lo, hi)`` handles a satisfiable one (see
-    :func:`harvest_leap`) and says whether to stop; if not, the search goes
-    on after ``hi``, for the goals still open.
+    violation goals at state ``t``, ``add(constraints)`` adds constraints
+    to the unrolling, ``solve(goal)`` answers one query and ``found(model,
+    bad_at)`` harvests a satisfiable one (see :func:`harvest_leap`); the
+    search stops there.
 
     Why the halt literals.  One query asks for a violated state *within* the
     window ``searched + 1 .. target``, but the unrolling has ``target``
@@ -168,9 +164,10 @@ def leap_search(
     record acknowledged, nothing in flight) is exactly where such a state can
     sit.  So a run may halt, but only in a violated state (``halt => bad``),
     and stays halted (``halt_t => halt_t+1``); the goal is "the last state is
-    violated", which a run that halted in a violation keeps.  Halting nowhere
-    else keeps the query as small as the unhalted one.  Returns the last step
-    refuted and whether the time budget ran out.
+    violated", which a run that halted in a violation keeps.  Halting only
+    there keeps the query about as cheap as one without halts (depths 1-14 of
+    ``idempotence_retry``: 28 s against 26 s; halting anywhere: 37 s).
+    Returns the last step refuted and whether the time budget ran out.
     """
     halts: dict[int, Any] = {}
     while searched < depth:
@@ -183,8 +180,6 @@ def leap_search(
             if t - 1 in halts:
                 rules.append(z3.Implies(halts[t - 1], halts[t]))
         add(rules)
-        if window is not None and window(searched + 1, target):
-            return searched, True
         bad_at: list[dict[str, Any]] = [{} for _ in range(target + 1)]
         for t in range(searched + 1, target + 1):
             bad_at[t] = goals_at(t)
@@ -193,7 +188,8 @@ def leap_search(
         res, mdl = solve(z3.Or(list(bad_at[target].values())))
         if res == z3.unknown:
             return searched, True
-        if res == z3.sat and found(mdl, bad_at, searched + 1, target):
+        if res == z3.sat:
+            found(mdl, bad_at)
             return searched, False
         searched = target
     return searched, False
