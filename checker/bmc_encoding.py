@@ -591,19 +591,16 @@ class Encoding:
 
     # -- one step ----------------------------------------------------------------------------------------
 
-    def transition(self, t: int, S: State, S2: State, k: Expr, m: Expr, halt: Expr | None = None) -> list[Expr]:
-        """Constraints: ``S2`` follows ``S`` by template number ``k`` (message slot ``m``) at step ``t``.
+    def _apply_templates(self, S: State, k: Expr, msg: dict[str, Expr], m: Expr, upto: int, at_head: Expr,
+                         halt: Expr | None) -> tuple[list[Expr], dict[str, list[tuple[Expr, Expr]]],
+                                                     list[tuple[Expr, dict[str, Expr]]]]:
+        """Every template applied to ``S``: (guard constraints, per-variable updates, created messages).
 
-        ``halt`` (a Boolean, for the leap queries of :func:`checker.bmc_witness.leap_search`): when
-        true, the run has ended before this step -- no template is selected, ``S2`` equals ``S``, no
-        slot is created and no event fires.
+        Template ``idx`` is selected by ``k == idx`` (and not ``halt``); its guard must hold when selected, each
+        state variable it changes gets ``(selected, new value)``, and a message it sends is ``(selected, fields)``.
+        ``self.step_events`` collects the events the step emits.  Shared by the unrolled encoding and the
+        fixed-size one (:mod:`checker.bmc_fixed`), which differ only in how the network is stored.
         """
-        upto = self.init_slots + t  # slots that may exist before step t
-        new = self.init_slots + t  # the slot step t may create
-        heads = self._heads(S, upto)
-        msg = {f: _ite([(m == j, self.slot[j][f]) for j in range(upto)], self.val(-1)) for f in SLOT_FIELDS}
-        msg["isreq"] = _ite([(m == j, self.slot[j]["isreq"]) for j in range(upto)], z3.BoolVal(False))
-        at_head = z3.Or([z3.And(m == j, heads[j]) for j in range(upto)] or [False])
         cons: list[Expr] = [k >= 0, k < len(self.templates)]
         self.step_events = {}
         updates: dict[str, list[tuple[Expr, Expr]]] = {}
@@ -622,14 +619,29 @@ class Encoding:
                 prev = self.step_events.get(label, z3.BoolVal(False))
                 self.step_events[label] = z3.Or(prev, z3.And(sel, cond))
             if out is not None:
-                T = dict(T)
-                T[f"live{new}"] = z3.BoolVal(True)
-                out = dict(out)
-                out.setdefault("order", self.val(new))
-                created.append((sel, out))
+                created.append((sel, dict(out)))
             for name, val in T.items():
                 if val is not S[name]:
                     updates.setdefault(name, []).append((sel, val))
+        return cons, updates, created
+
+    def transition(self, t: int, S: State, S2: State, k: Expr, m: Expr, halt: Expr | None = None) -> list[Expr]:
+        """Constraints: ``S2`` follows ``S`` by template number ``k`` (message slot ``m``) at step ``t``.
+
+        ``halt`` (a Boolean, for the leap queries of :func:`checker.bmc_witness.leap_search`): when
+        true, the run has ended before this step -- no template is selected, ``S2`` equals ``S``, no
+        slot is created and no event fires.
+        """
+        upto = self.init_slots + t  # slots that may exist before step t
+        new = self.init_slots + t  # the slot step t may create
+        heads = self._heads(S, upto)
+        msg = {f: _ite([(m == j, self.slot[j][f]) for j in range(upto)], self.val(-1)) for f in SLOT_FIELDS}
+        msg["isreq"] = _ite([(m == j, self.slot[j]["isreq"]) for j in range(upto)], z3.BoolVal(False))
+        at_head = z3.Or([z3.And(m == j, heads[j]) for j in range(upto)] or [False])
+        cons, updates, created = self._apply_templates(S, k, msg, m, upto, at_head, halt)
+        for j, (sel, out) in enumerate(created):
+            created[j] = (sel, {**out, "order": out.get("order", self.val(new))})
+        updates.setdefault(f"live{new}", []).extend((sel, z3.BoolVal(True)) for sel, _ in created)
         for name in self.schema:
             cons.append(S2[name] == _ite(updates.get(name, []), S[name]))
         if new < self.nslots:
