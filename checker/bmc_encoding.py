@@ -593,18 +593,19 @@ class Encoding:
 
     def _apply_templates(self, S: State, k: Expr, msg: dict[str, Expr], m: Expr, upto: int, at_head: Expr,
                          halt: Expr | None) -> tuple[list[Expr], dict[str, list[tuple[Expr, Expr]]],
-                                                     list[tuple[Expr, dict[str, Expr]]]]:
+                                                     list[tuple[Expr, dict[str, Expr], str]]]:
         """Every template applied to ``S``: (guard constraints, per-variable updates, created messages).
 
         Template ``idx`` is selected by ``k == idx`` (and not ``halt``); its guard must hold when selected, each
-        state variable it changes gets ``(selected, new value)``, and a message it sends is ``(selected, fields)``.
+        state variable it changes gets ``(selected, new value)``, and a message it sends is ``(selected, fields,
+        template kind)``.
         ``self.step_events`` collects the events the step emits.  Shared by the unrolled encoding and the
         fixed-size one (:mod:`checker.bmc_fixed`), which differ only in how the network is stored.
         """
         cons: list[Expr] = [k >= 0, k < len(self.templates)]
         self.step_events = {}
         updates: dict[str, list[tuple[Expr, Expr]]] = {}
-        created: list[tuple[Expr, dict[str, Expr]]] = []
+        created: list[tuple[Expr, dict[str, Expr], str]] = []
         for idx, tmpl in enumerate(self.templates):
             handler = getattr(self, f"_t_{tmpl.kind}")
             self._ev = {}
@@ -619,7 +620,7 @@ class Encoding:
                 prev = self.step_events.get(label, z3.BoolVal(False))
                 self.step_events[label] = z3.Or(prev, z3.And(sel, cond))
             if out is not None:
-                created.append((sel, dict(out)))
+                created.append((sel, dict(out), tmpl.kind))
             for name, val in T.items():
                 if val is not S[name]:
                     updates.setdefault(name, []).append((sel, val))
@@ -639,16 +640,15 @@ class Encoding:
         msg["isreq"] = _ite([(m == j, self.slot[j]["isreq"]) for j in range(upto)], z3.BoolVal(False))
         at_head = z3.Or([z3.And(m == j, heads[j]) for j in range(upto)] or [False])
         cons, updates, created = self._apply_templates(S, k, msg, m, upto, at_head, halt)
-        for j, (sel, out) in enumerate(created):
-            created[j] = (sel, {**out, "order": out.get("order", self.val(new))})
-        updates.setdefault(f"live{new}", []).extend((sel, z3.BoolVal(True)) for sel, _ in created)
+        sent = [(sel, {**out, "order": out.get("order", self.val(new))}) for sel, out, _kind in created]
+        updates.setdefault(f"live{new}", []).extend((sel, z3.BoolVal(True)) for sel, _ in sent)
         for name in self.schema:
             cons.append(S2[name] == _ite(updates.get(name, []), S[name]))
         if new < self.nslots:
             slot = self.slot[new]
             for f in SLOT_FIELDS:
-                cons.append(slot[f] == _ite([(sel, out.get(f, self.val(0))) for sel, out in created], self.val(0)))
-            cons.append(slot["isreq"] == _ite([(sel, out["isreq"]) for sel, out in created], z3.BoolVal(False)))
+                cons.append(slot[f] == _ite([(sel, out.get(f, self.val(0))) for sel, out in sent], self.val(0)))
+            cons.append(slot["isreq"] == _ite([(sel, out["isreq"]) for sel, out in sent], z3.BoolVal(False)))
         return cons
 
     # -- templates: protocol steps -----------------------------------------------------------------------
