@@ -17,17 +17,18 @@ the tests check that a written circuit computes the model's step.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import z3
 
-__all__ = ["OUT_PREFIX", "Aig", "Latch", "bitblast"]
+__all__ = ["OUT_PREFIX", "Aig", "Latch", "bitblast", "fold"]
 
 Expr = Any  # z3 BoolRef
 #: Names of the output variables :func:`bitblast` introduces; :meth:`Aig.from_z3` reads them as true.
 OUT_PREFIX = "__keos_out"
+T = TypeVar("T")
 
 
 def bitblast(formulas: Mapping[str, Expr]) -> dict[str, Expr]:
@@ -53,25 +54,13 @@ def bitblast(formulas: Mapping[str, Expr]) -> dict[str, Expr]:
     index = {str(o): i for i, o in enumerate(outs)}
     memo: dict[int, frozenset[int]] = {}
 
-    def mentions(e: Expr) -> frozenset[int]:
-        stack = [e]
-        while stack:  # iterative post-order over the shared DAG
-            x = stack[-1]
-            if x.get_id() in memo:
-                stack.pop()
-                continue
-            kids = [c for c in x.children() if c.get_id() not in memo]
-            if kids:
-                stack.extend(kids)
-                continue
-            stack.pop()
-            own = frozenset([index[str(x)]]) if z3.is_const(x) and str(x) in index else frozenset()
-            memo[x.get_id()] = own.union(*[memo[c.get_id()] for c in x.children()])
-        return memo[e.get_id()]
+    def mentions(x: Expr, kids: list[frozenset[int]]) -> frozenset[int]:
+        own = frozenset([index[str(x)]]) if z3.is_const(x) and str(x) in index else frozenset()
+        return own.union(*kids)
 
     groups: dict[int, list[Expr]] = {}
     for assertion in result[0]:
-        which = mentions(assertion)
+        which = fold(assertion, memo, mentions)
         if len(which) != 1:
             raise ValueError(f"a bit-blasted assertion mentions {len(which)} outputs")
         groups.setdefault(next(iter(which)), []).append(assertion)
@@ -81,6 +70,27 @@ def bitblast(formulas: Mapping[str, Expr]) -> dict[str, Expr]:
             raise ValueError(f"bit-blasting lost formula {name!r}")
         blasted[name] = z3.And(groups[i])
     return blasted
+
+
+def fold(root: Expr, memo: dict[int, T], combine: Callable[[Expr, list[T]], T]) -> T:
+    """``combine`` applied bottom-up over a z3 expression DAG, each shared node once (``memo`` by node id).
+
+    Iterative, so deep formulas do not hit Python's recursion limit; ``memo`` may be kept between calls
+    over DAGs that share nodes.
+    """
+    stack = [root]
+    while stack:
+        e = stack[-1]
+        if e.get_id() in memo:
+            stack.pop()
+            continue
+        kids = [c for c in e.children() if c.get_id() not in memo]
+        if kids:
+            stack.extend(kids)
+            continue
+        stack.pop()
+        memo[e.get_id()] = combine(e, [memo[c.get_id()] for c in e.children()])
+    return memo[root.get_id()]
 
 
 @dataclass(frozen=True)
@@ -167,20 +177,7 @@ class Aig:
         """
         if env is not self._memo_env:
             self._memo, self._memo_env = {}, env
-        memo = self._memo
-        stack = [formula]
-        while stack:
-            e = stack[-1]
-            if e.get_id() in memo:
-                stack.pop()
-                continue
-            kids = [c for c in e.children() if c.get_id() not in memo]
-            if kids:
-                stack.extend(kids)
-                continue
-            stack.pop()
-            memo[e.get_id()] = self._gate(e, [memo[c.get_id()] for c in e.children()], env)
-        return memo[formula.get_id()]
+        return fold(formula, self._memo, lambda e, kids: self._gate(e, kids, env))
 
     def _gate(self, e: Expr, ch: list[int], env: Mapping[str, int]) -> int:
         if z3.is_true(e):

@@ -101,23 +101,36 @@ def test_symbolic_step_equals_python_step(scenario: str, variant: str, bitvector
     checked = 0
     for s in _sample(model, 4, seed=IDEMPOTENCE_VARIANTS.index(variant)):
         enc, _S0, S1, k, m, solver = _one_step(model, s, bitvector)
-        for idx, tmpl in enumerate(enc.templates):
-            slots = sorted({s.network.index(e) for e in s.network}) if tmpl.message else [None]
-            for j in slots:
-                action, fits = _python_action(tmpl, s, j)
-                py = model.step(s, action) if fits else None
-                solver.push()
-                solver.add(k == idx)
-                if j is not None:
-                    solver.add(z3.Or([m == x for x, e in enumerate(s.network) if e == s.network[j]]))
-                res = solver.check()
-                assert (res == z3.sat) == (py is not None), f"{model.format_action(action)} enabled mismatch"
-                if py is not None:
-                    assert enc.concretize(solver.model(), S1) == py.state, model.format_action(action)
-                    checked += 1
-                    SEEN_KINDS.add(tmpl.kind)
-                solver.pop()
+        kinds = _compare_steps(model, s, enc, S1, k, m, solver)
+        checked += len(kinds)
+        SEEN_KINDS.update(kinds)
     assert checked > 0
+
+
+def _compare_steps(model: Any, s: Any, enc: Encoding, S1: Any, k: Any, m: Any, solver: z3.Solver) -> set[str]:
+    """Every template (and message) from ``s``: enabled in z3 iff ``step()`` accepts it, same successor.
+
+    ``solver`` holds ``s`` as the pre-state and one transition to ``S1``, with the envelope at network index
+    ``j`` in a slot that ``m == j`` (or an equal envelope's index) selects.  Returns the template kinds seen
+    enabled.
+    """
+    kinds = set()
+    for idx, tmpl in enumerate(enc.templates):
+        slots = sorted({s.network.index(e) for e in s.network}) if tmpl.message else [None]
+        for j in slots:
+            action, fits = _python_action(tmpl, s, j)
+            py = model.step(s, action) if fits else None
+            solver.push()
+            solver.add(k == idx)
+            if j is not None:
+                solver.add(z3.Or([m == x for x, e in enumerate(s.network) if e == s.network[j]]))
+            res = solver.check()
+            assert (res == z3.sat) == (py is not None), f"{model.format_action(action)} enabled mismatch"
+            if py is not None:
+                assert enc.concretize(solver.model(), S1) == py.state, model.format_action(action)
+                kinds.add(tmpl.kind)
+            solver.pop()
+    return kinds
 
 
 def test_step_cross_check_covered_every_action_kind() -> None:
@@ -368,7 +381,7 @@ def test_fixed_size_step_equals_python_step(scenario: str, variant: str) -> None
     """
     model = build_model(builtin_scenarios()[scenario], variant)
     enc = FixedEncoding(model)
-    kinds = set()
+    kinds: set[str] = set()
     reached = _sample(model, 3000, seed=FIXED_CASES.index((scenario, variant)))
     bumping = [s for s in reached if any(p.epoch_bump_required for p in s.producers)]
     for s in reached[:5] + bumping[:1]:
@@ -378,19 +391,7 @@ def test_fixed_size_step_equals_python_step(scenario: str, variant: str) -> None
         solver.add(enc.equal_to(S0, enc.values(s)))
         solver.add(z3.Not(enc.overflow(S0)))
         solver.add(enc.transition(0, S0, S1, k, m))
-        for idx, tmpl in enumerate(enc.templates):
-            for j in (range(len(s.network)) if tmpl.message else [None]):
-                action, fits = _python_action(tmpl, s, j)
-                py = model.step(s, action) if fits else None
-                solver.push()
-                solver.add(k == idx)
-                if j is not None:
-                    solver.add(z3.Or([m == x for x, e in enumerate(s.network) if e == s.network[j]]))
-                assert (solver.check() == z3.sat) == (py is not None), f"{model.format_action(action)} enabled"
-                if py is not None:
-                    assert enc.concretize(solver.model(), S1) == py.state, model.format_action(action)
-                    kinds.add(tmpl.kind)
-                solver.pop()
+        kinds |= _compare_steps(model, s, enc, S1, k, m, solver)
     assert kinds
     FIXED_SEEN.update(kinds)
 
