@@ -52,10 +52,11 @@ from typing import Any
 import z3
 
 from checker.aiger import Aig, bitblast
-from checker.bmc_encoding import INVARIANTS, SLOT_FIELDS, Encoding, Expr, State, _ite
+from checker.bmc_encoding import INVARIANTS, SLOT_FIELDS, Encoding, Expr, State, _ite, _num
+from model.interface import Action
 from model.system import FAULT_KINDS, KafkaSystem, SystemState
 
-__all__ = ["FIELDS", "FixedEncoding", "circuit", "default_slots"]
+__all__ = ["FIELDS", "FixedEncoding", "circuit", "default_slots", "witness_actions"]
 
 #: Fields of a fixed slot: the unrolled encoding's, without the order key (``ord`` replaces it).
 FIELDS = tuple(f for f in SLOT_FIELDS if f != "order")
@@ -115,7 +116,8 @@ class FixedEncoding(Encoding):
 
     def _bind(self, S: State) -> None:
         """Point the templates' slot reads (``self.slot``) at the slots of ``S``."""
-        self.slot = [{f: S[f"m{j}.{f}"] for f in FIELDS} | {"isreq": S[f"m{j}.isreq"]} for j in range(self.K)]
+        self.slot = [{f: S[f"m{j}.{f}"] for f in FIELDS} | {"isreq": S[f"m{j}.isreq"], "order": self.val(0)}
+                     for j in range(self.K)]  # order: read by nothing but ``concretize``, which sets it
 
     def _older(self, S: State, a: int, b: int) -> Expr:
         return z3.BoolVal(False) if a == b else S[f"ord{a}.{b}"]
@@ -287,3 +289,49 @@ def circuit(enc: FixedEncoding, properties: Sequence[str]) -> Aig:
     for prop in properties:
         aig.add_bad(prop, aig.from_z3(blasted[f"bad:{prop}"], env))
     return aig
+
+
+def witness_actions(enc: FixedEncoding, text: str) -> list[Action]:
+    """The model actions of a counterexample a model checker wrote for :func:`circuit` (AIGER witness format).
+
+    A witness is a status line (``1``) and the violated outputs (``b0``...)
+    -- ABC's ``write_cex -a`` omits both and ends with ``# DONE`` --, one line of initial latch values,
+    then one line of input values per frame (``k[0..]`` then ``m[0..]``, least
+    significant bit first; ``x`` = either), ended by ``.``.  Each frame's
+    ``(k, m)`` is decoded on the encoding itself, from the state the frames
+    before it reached: a template that is enabled is the action it stands for
+    (a ``Deliver``, drop or duplicate carries the envelope in slot ``m``); a
+    choice that is not enabled is the circuit's stutter step and no action.
+    The last frame's inputs are not applied (its state is the one that is bad).
+    Raises ``ValueError`` when the lines do not fit this circuit.
+    """
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]  # ABC ends with "# DONE"
+    rows = [line for line in lines
+            if line and not line.startswith(("b", "j", "c")) and line not in {"0", "1", "2", "."}]
+    n_latches = sum(1 if boolean else enc.width for boolean in enc.schema.values())
+    if not rows or len(rows[0]) != n_latches:
+        raise ValueError(f"expected a line of {n_latches} initial latch values (is the witness for this scenario, "
+                         "variant, --slots and --bits?)")
+    frames = rows[1:]
+    for row in frames:
+        if len(row) != 2 * enc.width or set(row) - set("01x"):
+            raise ValueError(f"expected lines of {2 * enc.width} input values (0, 1 or x), got {row[:40]!r}")
+    S0, S1 = enc.state(0), enc.state(1)
+    k, m = enc.var("k"), enc.var("m")
+    solver = z3.Solver()
+    solver.add(enc.transition(0, S0, S1, k, m))
+    values = enc.values(enc.model.init_states()[0])
+    actions: list[Action] = []
+    for row in frames[:-1]:
+        bits = row.replace("x", "0")
+        kv, mv = (int(bits[lo:lo + enc.width][::-1], 2) for lo in (0, enc.width))
+        solver.push()
+        solver.add(enc.equal_to(S0, values), k == kv, m == mv)
+        if solver.check() == z3.sat:
+            mdl = solver.model()
+            enc._bind(S0)
+            actions.append(enc.action(mdl, 0, k, m))
+            values = {n: z3.is_true(mdl.eval(S1[n], model_completion=True)) if boolean
+                      else _num(mdl.eval(S1[n], model_completion=True)) for n, boolean in enc.schema.items()}
+        solver.pop()
+    return actions

@@ -621,31 +621,39 @@ def cmd_config_space(args: argparse.Namespace) -> int:
     return EXIT_ENGINE_DISAGREEMENT if disagreeing else EXIT_OK
 
 
-def cmd_export_aiger(args: argparse.Namespace) -> int:
-    """``keos export-aiger``: the idempotence core as an AIGER circuit for hardware model checkers (ABC, ...)."""
+def _fixed_encoding(args: argparse.Namespace) -> tuple[Scenario, str, Any, Any, list[str]]:
+    """Scenario, variant, model, fixed-size encoding and invariants of ``export-aiger`` / ``import-witness``."""
     try:
         from checker.bmc_encoding import INVARIANTS
         from checker.bmc_encoding import covers as encoding_covers
-        from checker.bmc_fixed import FixedEncoding, circuit
+        from checker.bmc_fixed import FixedEncoding
     except ImportError as exc:
-        raise UsageError(f"export-aiger needs the z3 solver ({exc})") from None
+        raise UsageError(f"{args.command} needs the z3 solver ({exc})") from None
     scenario = resolve_scenario(args.scenario)
     if scenario.model != "idempotence":
-        raise UsageError(f"export-aiger covers idempotence scenarios; {scenario.name} is a {scenario.model} scenario")
-    model = build_model(scenario, args.variant or scenario.variant)
+        raise UsageError(f"{args.command} covers idempotence scenarios; {scenario.name} is a {scenario.model} scenario")
+    variant = args.variant or scenario.variant
+    model = build_model(scenario, variant)
     ok, why = encoding_covers(model)  # type: ignore[arg-type]
     if not ok:
         raise UsageError(f"{scenario.name}: {why}")
-    invariants = list(dict.fromkeys(args.invariant or INVARIANTS))
+    invariants = list(dict.fromkeys(getattr(args, "invariant", None) or INVARIANTS))
     unknown = [name for name in invariants if name not in INVARIANTS]
     if unknown:
         raise UsageError(f"unknown invariant(s) {', '.join(unknown)} (encoded: {', '.join(INVARIANTS)})")
     if (args.slots is not None and args.slots < 1) or not 4 <= args.bits <= 16:
         raise UsageError("--slots must be >= 1 and --bits between 4 and 16")
     enc = FixedEncoding(model, slots=args.slots, bits=args.bits)  # type: ignore[arg-type]
+    return scenario, variant, model, enc, invariants
+
+
+def cmd_export_aiger(args: argparse.Namespace) -> int:
+    """``keos export-aiger``: the idempotence core as an AIGER circuit for hardware model checkers (ABC, ...)."""
+    from checker.bmc_fixed import circuit
+
+    scenario, variant, _model, enc, invariants = _fixed_encoding(args)
     aig = circuit(enc, invariants)
     out = Path(args.output or f"{scenario.name}.aig")
-    variant = args.variant or scenario.variant
     comments = [f"keos {KEOS_VERSION} export-aiger: scenario {scenario.name}, variant {variant}",
                 f"slots {enc.K}, bits {enc.width}; inputs k = template number, m = message slot",
                 "templates: " + ", ".join(f"{i}={t.kind}{list(t.args)}" for i, t in enumerate(enc.templates)),
@@ -667,6 +675,44 @@ def cmd_export_aiger(args: argparse.Namespace) -> int:
     console.print(f"  [dim]e.g. berkeley-abc -c 'read_aiger {out}; pdr -a' (bad 0 = a bound to raise, "
                   "not a protocol bug)[/dim]")
     return EXIT_OK
+
+
+def cmd_import_witness(args: argparse.Namespace) -> int:
+    """``keos import-witness``: a model checker's counterexample on the exported circuit, as a replayed trace."""
+    from checker.bmc_fixed import witness_actions
+    from checker.trace import make_trace
+
+    scenario, variant, model, enc, invariants = _fixed_encoding(args)
+    try:
+        text = Path(args.witness).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.witness}: {exc.strerror}") from None
+    try:
+        actions = witness_actions(enc, text)
+    except ValueError as exc:
+        raise UsageError(f"{args.witness}: {exc}") from None
+    props = [p for p in model.properties() if p.name in invariants]
+    state = model.init_states()[0]
+    n, broken = 0, [p for p in props if not p.holds(state)]
+    while not broken and n < len(actions):
+        state = model.step(state, actions[n]).state
+        n += 1
+        broken = [p for p in props if not p.holds(state)]
+    if not broken:
+        raise UsageError(f"{args.witness}: its {len(actions)} steps violate none of {', '.join(invariants)} on "
+                         f"{scenario.name} (variant {variant}); a witness of bad output 0 (overflow) means "
+                         "--slots or --bits is too small")
+    prop = broken[0]
+    trace = make_trace(model, prop, actions[:n], "aiger-witness", scenario.name, variant,
+                       permitted=prop.name in scenario.permitted)
+    path = trace.write(model, Path(args.out) / "aiger-witness" / scenario.name / variant / f"{prop.name}.trace.json")
+    console = _console(args.json)
+    if args.json:
+        print(json.dumps({"keos_version": KEOS_VERSION, "command": "import-witness", "scenario": scenario.name,
+                          "variant": variant, "invariant": prop.name, "steps": n, "trace": str(path)}, indent=2))
+    else:
+        console.print(f"[red bold]violated[/red bold] {prop.name} -- {n} steps, replayed on the model: {path}")
+    return EXIT_OK if prop.name in scenario.permitted else EXIT_VIOLATION
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -801,6 +847,19 @@ def _parser() -> _Parser:
     s.add_argument("--bits", type=int, default=6, help="bits per integer (default 6)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_export_aiger)
+
+    s = sub.add_parser(
+        "import-witness", help="a model checker's counterexample on an export-aiger circuit, replayed as a trace"
+    )
+    s.add_argument("witness", help="AIGER witness (e.g. berkeley-abc's write_cex -a)")
+    s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="as given to export-aiger")
+    s.add_argument("--variant", help="as given to export-aiger")
+    s.add_argument("--invariant", action="append", metavar="NAME", help="as given to export-aiger")
+    s.add_argument("--slots", type=int, help="as given to export-aiger")
+    s.add_argument("--bits", type=int, default=6, help="as given to export-aiger")
+    s.add_argument("--out", default="keos-out", help="directory for the trace")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_import_witness)
 
     s = sub.add_parser("bench", help="explicit-state throughput on the default scenarios")
     s.add_argument("--scenario", action="append", metavar="NAME|FILE")

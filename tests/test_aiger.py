@@ -13,6 +13,7 @@ from checker.aiger import Aig, bitblast
 from checker.bmc_encoding import INVARIANTS
 from checker.bmc_fixed import FixedEncoding, circuit
 from checker.cli import main
+from checker.trace import load_trace
 from model.interface import Action
 from model.messages import ProduceRequest
 from scenarios import build_model, builtin_scenarios
@@ -78,7 +79,10 @@ def _inputs(enc: FixedEncoding, values: dict[str, Any], action: Action) -> dict[
 
 
 def _run(enc: FixedEncoding, aig: Aig, model: Any, actions: list[Action]) -> list[dict[str, bool]]:
-    """Drive the circuit along ``actions``; every frame must decode to the model's state at that step."""
+    """Drive the circuit along ``actions``; every frame must decode to the model's state at that step.
+
+    Returns the frames; the inputs used are left in ``_run.inputs`` for the witness test.
+    """
     state = model.init_states()[0]
     inputs: list[dict[str, bool]] = []
     for action in actions:
@@ -89,7 +93,11 @@ def _run(enc: FixedEncoding, aig: Aig, model: Any, actions: list[Action]) -> lis
         state = model.step(state, action).state
     frames = aig.simulate(inputs)
     assert _decode(enc, frames[-1])[0] == state
+    _LAST_INPUTS[:] = inputs
     return frames
+
+
+_LAST_INPUTS: list[dict[str, bool]] = []
 
 
 @pytest.mark.parametrize(("scenario", "variant", "invariant"), [
@@ -164,3 +172,29 @@ def test_export_aiger_command(tmp_path: Any, capsys: pytest.CaptureFixture[str])
     assert b"b0 overflow" in out.read_bytes()
     assert main(["export-aiger", "--scenario", "txn_kafka_17754_delayed_endtxn", "--output", str(out)]) == 2
     assert "idempotence" in capsys.readouterr().err
+
+
+def test_import_witness_turns_a_circuit_counterexample_into_a_replayed_trace(tmp_path: Any) -> None:
+    """A witness in the AIGER format (as ``berkeley-abc``'s ``write_cex -a`` writes it, made here from a BFS
+    counterexample driven through the circuit) becomes a trace that replays; for the real protocol the same
+    witness violates nothing and is refused (exit 2)."""
+    model = build_model(builtin_scenarios()["idempotence_retry"], "no_idempotence")
+    prop = next(p for p in model.properties() if p.name == "no_duplicate_append")
+    actions = _path_to(model, lambda s: not prop.holds(s))
+    enc = FixedEncoding(model)
+    aig = circuit(enc, list(INVARIANTS))
+    _run(enc, aig, model, actions)
+    names = [name for name, _ in aig.inputs]
+    rows = ["".join("1" if frame.get(n) else "0" for n in names) for frame in _LAST_INPUTS]
+    latches = "".join(str(int(la.reset)) for la in aig.latches)
+    witness = tmp_path / "w.cex"
+    witness.write_text("\n".join([latches, *rows, "0" * len(names) + "# DONE"]) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["import-witness", str(witness), "--scenario", "idempotence_retry", "--out", str(out)]
+    assert main([*args, "--variant", "no_idempotence"]) == 1
+    trace = out / "aiger-witness" / "idempotence_retry" / "no_idempotence" / "no_duplicate_append.trace.json"
+    assert main(["replay", str(trace)]) == 1  # CONFIRMED
+    assert len(load_trace(trace)["actions"]) == len(actions)
+    assert main(args) == 2
+    witness.write_text("0101\n", encoding="utf-8")
+    assert main([*args, "--variant", "no_idempotence"]) == 2
