@@ -62,6 +62,13 @@ __all__ = ["FIELDS", "FixedEncoding", "circuit", "default_slots", "witness_actio
 FIELDS = tuple(f for f in SLOT_FIELDS if f != "order")
 
 
+def _sends(model: KafkaSystem) -> tuple[int, int]:
+    """(attempts of every batch plus duplicates, duplicates): bounds on requests sent and copies made."""
+    cfg = model.config
+    dup = min(cfg.faults.limits()[FAULT_KINDS.index("duplicate")], cfg.faults.total)
+    return cfg.topology.producers * cfg.topology.records_per_producer * (model.producer_config.retries + 1) + dup, dup
+
+
 def default_slots(model: KafkaSystem) -> int:
     """Slots for the messages that can be in flight at once, plus one (so "every slot live" means too few).
 
@@ -75,19 +82,15 @@ def default_slots(model: KafkaSystem) -> int:
     The smaller guess is taken; a wrong guess is not unsound,
     :meth:`FixedEncoding.overflow` reports it.
     """
-    cfg = model.config
-    dup = min(cfg.faults.limits()[FAULT_KINDS.index("duplicate")], cfg.faults.total)
-    sends = cfg.topology.producers * cfg.topology.records_per_producer * (model.producer_config.retries + 1) + dup
-    return min(sends, cfg.topology.producers * 3 * model.producer_config.max_in_flight + dup) + 1
+    sends, dup = _sends(model)
+    return min(sends, model.config.topology.producers * 3 * model.producer_config.max_in_flight + dup) + 1
 
 
 class FixedEncoding(Encoding):
     """The idempotence core's transition function over ``K`` reusable message slots (module docstring)."""
 
     def __init__(self, model: KafkaSystem, slots: int | None = None, bits: int = 6):
-        cfg = model.config
-        dup = min(cfg.faults.limits()[FAULT_KINDS.index("duplicate")], cfg.faults.total)
-        sends = cfg.topology.producers * cfg.topology.records_per_producer * (model.producer_config.retries + 1) + dup
+        sends, _dup = _sends(model)
         # ``depth`` only sizes the log (every append is a distinct request: ``sends`` bounds it) and the producer
         # id pool (``overflow`` watches it); the domain is set below.
         super().__init__(model, sends, bitvector=True)
@@ -97,6 +100,8 @@ class FixedEncoding(Encoding):
             bits = max(bits, (space + 2).bit_length() + 2)
         if self.max_epoch <= 2 ** (bits - 1) - 2:
             bits = max(bits, (self.max_epoch + 2).bit_length() + 1)
+        # every template number and slot index must be a value of the domain, or some steps could not be chosen
+        bits = max(bits, (max(len(self.templates), self.K) + 2).bit_length() + 1)
         self.bits = bits
         self.width = bits
         self.top = 2 ** (bits - 1) - 2
