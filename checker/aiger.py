@@ -116,6 +116,7 @@ class Aig:
         self._pending: dict[str, tuple[int, bool]] = {}
         self._memo: dict[int, int] = {}  # z3 expression id -> literal, for one ``env`` (``_memo_env``)
         self._memo_env: Mapping[str, int] | None = None
+        self._memo_roots: list[Expr] = []  # keeps the memoised expressions alive: z3 reuses a freed node's id
 
     # -- construction --------------------------------------------------------------------------------
 
@@ -176,7 +177,8 @@ class Aig:
         Subformulas shared between calls with the same ``env`` are translated once.
         """
         if env is not self._memo_env:
-            self._memo, self._memo_env = {}, env
+            self._memo, self._memo_env, self._memo_roots = {}, env, []
+        self._memo_roots.append(formula)
         return fold(formula, self._memo, lambda e, kids: self._gate(e, kids, env))
 
     def _gate(self, e: Expr, ch: list[int], env: Mapping[str, int]) -> int:

@@ -109,13 +109,15 @@ class FixedEncoding(Encoding):
         self.big_space = space > 2 * self.top + 4
         self.nslots = self.K
         self.schema = self._schema()
+        network: dict[str, bool] = {}
         for j in range(self.K):
-            for f in FIELDS:
-                self.schema[f"m{j}.{f}"] = False
-            self.schema[f"m{j}.isreq"] = True
-            for b in range(self.K):
-                if b != j:
-                    self.schema[f"ord{j}.{b}"] = True
+            network[f"live{j}"] = True
+            network.update({f"m{j}.{f}": False for f in FIELDS})
+            network[f"m{j}.isreq"] = True
+            network.update({f"ord{j}.{b}": True for b in range(self.K) if b != j})
+        self.schema.update(network)
+        #: The variables that hold the network (computed by ``next_state`` itself, not by the templates).
+        self._network_names = frozenset(network)
 
     # -- state ------------------------------------------------------------------------------------------
 
@@ -177,10 +179,8 @@ class FixedEncoding(Encoding):
         at_head = z3.Or([z3.And(m == j, heads[j]) for j in range(K)])
         cons, updates, created = self._apply_templates(S, k, msg, m, K, at_head, None)
         enabled = z3.And(cons)
-        nxt: State = {}
-        for name in self.schema:
-            if not name.startswith(("m", "ord", "live")):
-                nxt[name] = _ite(updates.get(name, []), S[name])
+        nxt: State = {name: _ite(updates.get(name, []), S[name]) for name in self.schema
+                      if name not in self._network_names}
         kept = [_ite(updates.get(f"live{j}", []), S[f"live{j}"]) for j in range(K)]  # after the template
         sending = z3.Or([sel for sel, _, _ in created] or [False])
         dup = z3.Or([sel for sel, _, kind in created if kind == "DuplicateMessage"] or [False])
@@ -193,18 +193,17 @@ class FixedEncoding(Encoding):
                 nxt[f"m{j}.{f}"] = z3.If(new[j], sent, z3.If(live[j], S[f"m{j}.{f}"], self.val(0)))
             sent_req = _ite([(sel, out["isreq"]) for sel, out, _ in created], z3.BoolVal(False))
             nxt[f"m{j}.isreq"] = z3.If(new[j], sent_req, z3.And(live[j], S[f"m{j}.isreq"]))
+        # a message is older than a new one if it was kept -- or, for a copy, if it is the original or older
+        older_than_new = [z3.If(dup, z3.Or(m == a, *[z3.And(m == x, self._older(S, a, x)) for x in range(K)]),
+                                kept[a]) for a in range(K)]
+        # a new message is older than another only as a copy of a message older than it
+        new_older_than = [z3.And(dup, z3.Or([z3.And(m == x, self._older(S, x, b)) for x in range(K)]))
+                          for b in range(K)]
         for a in range(K):
             for b in range(K):
-                if a == b:
-                    continue
-                # b is the new message: a is older unless b copies a message a is not older than
-                a_before_copy = z3.Or([z3.And(m == x, z3.BoolVal(True) if x == a else self._older(S, a, x))
-                                       for x in range(K)])
-                if_b_new = z3.If(dup, a_before_copy, kept[a])
-                # a is the new message: older than b only as a copy of a message older than b
-                if_a_new = z3.And(dup, z3.Or([z3.And(m == x, self._older(S, x, b)) for x in range(K)]))
-                rel = z3.If(new[b], if_b_new, z3.If(new[a], if_a_new, self._older(S, a, b)))
-                nxt[f"ord{a}.{b}"] = z3.And(live[a], live[b], rel)
+                if a != b:
+                    rel = z3.If(new[b], older_than_new[a], z3.If(new[a], new_older_than[b], self._older(S, a, b)))
+                    nxt[f"ord{a}.{b}"] = z3.And(live[a], live[b], rel)
         return enabled, nxt
 
     def transition(self, t: int, S: State, S2: State, k: Expr, m: Expr, halt: Expr | None = None) -> list[Expr]:
