@@ -621,6 +621,35 @@ def cmd_config_space(args: argparse.Namespace) -> int:
     return EXIT_ENGINE_DISAGREEMENT if disagreeing else EXIT_OK
 
 
+#: Marks the comment line of an ``export-aiger`` file that records its settings (JSON), for ``import-witness``.
+EXPORT_TAG = "keos-export"
+
+
+def _circuit_settings(args: argparse.Namespace) -> None:
+    """Fill ``import-witness`` settings not given on the command line from ``--circuit``'s recorded ones."""
+    if args.circuit is not None:
+        try:
+            data = Path(args.circuit).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.circuit}: {exc.strerror}") from None
+        at = data.rfind(f"\n{EXPORT_TAG} ".encode())
+        try:
+            line = data[at + len(EXPORT_TAG) + 2:].split(b"\n", 1)[0]
+            recorded = json.loads(line) if at >= 0 else None
+        except ValueError:
+            recorded = None
+        if not isinstance(recorded, dict):
+            raise UsageError(f"{args.circuit}: no {EXPORT_TAG} settings line (not written by keos export-aiger?)")
+        for key, attr in (("scenario", "scenario"), ("variant", "variant"), ("slots", "slots"), ("bits", "bits"),
+                          ("invariants", "invariant")):
+            if getattr(args, attr) is None:
+                setattr(args, attr, recorded.get(key))
+    if args.scenario is None:
+        raise UsageError("import-witness needs --scenario (or --circuit)")
+    if args.bits is None:
+        args.bits = 6
+
+
 def _fixed_encoding(args: argparse.Namespace) -> tuple[Scenario, str, Any, Any, list[str]]:
     """Scenario, variant, model, fixed-size encoding and invariants of ``export-aiger`` / ``import-witness``."""
     try:
@@ -654,7 +683,11 @@ def cmd_export_aiger(args: argparse.Namespace) -> int:
     scenario, variant, _model, enc, invariants = _fixed_encoding(args)
     aig = circuit(enc, invariants)
     out = Path(args.output or f"{scenario.name}.aig")
-    comments = [f"keos {KEOS_VERSION} export-aiger: scenario {scenario.name}, variant {variant}",
+    given = str(Path(args.scenario).resolve()) if args.scenario.endswith(".toml") else args.scenario
+    settings = {"scenario": given, "variant": variant, "slots": enc.K, "bits": enc.width,
+                "invariants": invariants}
+    comments = [f"{EXPORT_TAG} {json.dumps(settings)}",
+                f"keos {KEOS_VERSION} export-aiger: scenario {scenario.name}, variant {variant}",
                 f"slots {enc.K}, bits {enc.width}; inputs k = template number, m = message slot",
                 "templates: " + ", ".join(f"{i}={t.kind}{list(t.args)}" for i, t in enumerate(enc.templates)),
                 "bad 0 (overflow) reachable: a bound of the encoding is too small, raise --slots or --bits"]
@@ -682,6 +715,7 @@ def cmd_import_witness(args: argparse.Namespace) -> int:
     from checker.bmc_fixed import witness_actions
     from checker.trace import make_trace
 
+    _circuit_settings(args)
     scenario, variant, model, enc, invariants = _fixed_encoding(args)
     try:
         text = Path(args.witness).read_text(encoding="utf-8")
@@ -852,11 +886,12 @@ def _parser() -> _Parser:
         "import-witness", help="a model checker's counterexample on an export-aiger circuit, replayed as a trace"
     )
     s.add_argument("witness", help="AIGER witness (e.g. berkeley-abc's write_cex -a)")
-    s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="as given to export-aiger")
+    s.add_argument("--circuit", metavar="FILE", help="the export-aiger file: its settings are used for the rest")
+    s.add_argument("--scenario", metavar="NAME|FILE", help="as given to export-aiger (required without --circuit)")
     s.add_argument("--variant", help="as given to export-aiger")
     s.add_argument("--invariant", action="append", metavar="NAME", help="as given to export-aiger")
     s.add_argument("--slots", type=int, help="as given to export-aiger")
-    s.add_argument("--bits", type=int, default=6, help="as given to export-aiger")
+    s.add_argument("--bits", type=int, help="as given to export-aiger (default 6)")
     s.add_argument("--out", default="keos-out", help="directory for the trace")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_import_witness)

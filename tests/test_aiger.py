@@ -196,5 +196,11 @@ def test_import_witness_turns_a_circuit_counterexample_into_a_replayed_trace(tmp
     assert main(["replay", str(trace)]) == 1  # CONFIRMED
     assert len(load_trace(trace)["actions"]) == len(actions)
     assert main(args) == 2
+    circuit_file = tmp_path / "retry.aig"  # the settings recorded by export-aiger stand in for the flags
+    assert main(["export-aiger", "--scenario", "idempotence_retry", "--variant", "no_idempotence",
+                 "--output", str(circuit_file)]) == 0
+    assert main(["import-witness", str(witness), "--circuit", str(circuit_file), "--out", str(out)]) == 1
+    assert main(["import-witness", str(witness), "--circuit", str(witness)]) == 2  # not a circuit
+    assert main(["import-witness", str(witness)]) == 2  # neither --scenario nor --circuit
     witness.write_text("0101\n", encoding="utf-8")
     assert main([*args, "--variant", "no_idempotence"]) == 2
