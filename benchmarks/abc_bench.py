@@ -6,7 +6,7 @@ Usage: ``.venv/bin/python benchmarks/abc_bench.py [--budget 60] [--scenarios a,b
 The z3 engine's depth within 60 s (``benchmarks/bmc_bench.py``) is set
 against what ABC (Debian package ``berkeley-abc``; skipped with a note when it
 is not installed) reaches on the same model in the same time: each scenario
-is exported with :func:`checker.bmc_fixed.circuit` (all four invariants and
+is exported with :func:`checker.bmc.fixed.circuit` (all four invariants and
 the encoding's ``overflow`` as bad outputs) and given to
 
 * ``bmc3 -a``: ABC's incremental SAT-based BMC on every output -- the depth
@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checker.bmc_encoding import INVARIANTS
-from checker.bmc_fixed import FixedEncoding, circuit
-from scenarios import build_model, builtin_scenarios
+from keos.checker.bmc.encoding import INVARIANTS
+from keos.checker.bmc.fixed import FixedEncoding, circuit
+from keos.scenarios import build_model, builtin_scenarios
 
 
 def run_abc(abc: str, path: Path, command: str, budget: float) -> tuple[str, float]:

@@ -14,7 +14,7 @@ variant, the broker-core k-induction
 result for every variant, the coordinator-table k-induction for every
 transaction version, and the load average (the figures are wall-clock on a
 shared machine).  Transactions scenarios (``model = "transactions"``) run on
-the transactions encoding (:mod:`checker.bmc_txn`); ``--txn-only`` restricts
+the transactions encoding (:mod:`checker.bmc.txn`); ``--txn-only`` restricts
 the run to them.
 """
 
@@ -27,13 +27,13 @@ import sys
 import time
 from typing import Any
 
-from checker.bmc import bmc, bmc_coverage, prove_broker_core, run_bmc
-from checker.bmc_connect import prove_connect_fencing
-from checker.bmc_txn import bmc_txn, prove_coordinator_table
-from checker.engines import EngineOptions
-from model.system import KafkaSystem
-from model.variants import VARIANTS
-from scenarios import build_model, builtin_scenarios
+from keos.checker.bmc.connect_proof import prove_connect_fencing
+from keos.checker.bmc.engine import bmc, bmc_coverage, prove_broker_core, run_bmc
+from keos.checker.bmc.txn import bmc_txn, prove_coordinator_table
+from keos.checker.engines import EngineOptions
+from keos.model.systems.idempotence import KafkaSystem
+from keos.model.variants import VARIANTS
+from keos.scenarios import build_model, builtin_scenarios
 
 
 def longest_run(model: Any) -> int | None:

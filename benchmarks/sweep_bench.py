@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checker.sweep import _local_chunk, _spark_chunk, plan_sweep, spark_session
+from keos.checker.sweep.campaign import _local_chunk, _spark_chunk, plan_sweep, spark_session
 
 
 def _tree_cpu() -> float:

@@ -3,7 +3,7 @@
 Every coordinator transition emits an event ``txn:<From>-><To>`` and every
 error response an event ``error:<CODE>`` (see ``model/txn_coordinator.py``).
 :func:`transition_coverage` compares the transitions a run observed with the
-legal ones in :data:`model.transaction_state.VALID_PREVIOUS_STATES` -- the same
+legal ones in :data:`model.coordinator.transaction.transaction_state.VALID_PREVIOUS_STATES` -- the same
 table the step function reads -- and :func:`transition_graph` builds a
 networkx ``DiGraph`` whose edges are the legal transitions, marked observed
 or not, plus any observed edge the table forbids (marked ``illegal``).
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from model.transaction_state import STATES, valid_transitions
+from keos.model.coordinator.transaction.transaction_state import STATES, valid_transitions
 
 __all__ = ["TransitionCoverage", "error_coverage", "transition_coverage", "transition_graph"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.results import EngineResult
+from keos.checker.results import EngineResult
 
 __all__ = ["ENGINES", "EngineOptions", "EngineRun", "register"]
 

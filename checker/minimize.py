@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from model.interface import Action, Model, Property
+from keos.model.interface import Action, Model, Property
 
 __all__ = ["fails", "minimize", "truncate_at_first_violation"]
 

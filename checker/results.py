@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.trace import Trace
-from model.interface import Expectation, Property
+from keos.checker.trace import Trace
+from keos.model.interface import Expectation, Property
 
 __all__ = ["EngineResult", "PropertyResult", "Verdict", "judge"]
 

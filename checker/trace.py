@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.interface import Action, Model, ModelError, Property
+from keos.model.interface import Action, Model, ModelError, Property
 
 __all__ = [
     "KEOS_VERSION",

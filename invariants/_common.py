@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from model.interface import Expectation, Property
+from keos.model.interface import Expectation, Property
 
 __all__ = ["sometimes_event"]
 

@@ -3,7 +3,7 @@
 Sources are the KIP-618 seed article's sections (二 目标, 七 计划变更, 八 任务计数记录,
 十 源任务启动, 十一 领导者访问配置主题, 十三/十四 failure scenarios) and the fact
 sheet §5.  What is *committed* is read from the control batches in the logs
-(:func:`model.connect_offsets.entry_fates`), not from the LSO, so a duplicate
+(:func:`model.connect.offsets.entry_fates`), not from the LSO, so a duplicate
 is caught as soon as its transaction commits.
 
 Each ``always`` property names its ``sometimes`` partners; properties that
@@ -13,13 +13,20 @@ scenarios that have one (like :mod:`invariants.transactions`).
 
 from __future__ import annotations
 
-from invariants._common import sometimes_event
-from model import connect_config_topic as cfgt
-from model.connect_offsets import committed_offsets, committed_records, entry_fates
-from model.connect_records import CONFIG_TOPIC, CONNECTOR_OFFSETS, GLOBAL_OFFSETS, OUTPUT, ConnectConfig, ConnectState
-from model.connect_worker import TaskPhase, decode_source_record, source_record_label
-from model.consumer import COMMITTED
-from model.interface import Expectation, Property
+from keos.invariants._common import sometimes_event
+from keos.model.clients.consumer import COMMITTED
+from keos.model.connect import config_topic as cfgt
+from keos.model.connect.offsets import committed_offsets, committed_records, entry_fates
+from keos.model.connect.records import (
+    CONFIG_TOPIC,
+    CONNECTOR_OFFSETS,
+    GLOBAL_OFFSETS,
+    OUTPUT,
+    ConnectConfig,
+    ConnectState,
+)
+from keos.model.connect.worker import TaskPhase, decode_source_record, source_record_label
+from keos.model.interface import Expectation, Property
 
 __all__ = ["connect_properties"]
 

@@ -1,6 +1,6 @@
 """Invariants of exactly-once consume-transform-produce (KIP-98 §"consume-transform-produce", KIP-447).
 
-The application (:mod:`model.eos_app`) turns input record ``k`` into one output
+The application (:mod:`model.systems.eos`) turns input record ``k`` into one output
 record and commits the input offset in the same transaction.  Ground truth is
 read from the logs, independently of the application's own bookkeeping:
 
@@ -8,7 +8,7 @@ read from the logs, independently of the application's own bookkeeping:
   it in the output partition (:func:`output_fates`, per log offset, so a record
   written twice is counted twice);
 * the *committed offset* is the group coordinator's materialised offset for
-  the input partition (:func:`model.group_coordinator.committed_offset`).
+  the input partition (:func:`model.coordinator.group.group_coordinator.committed_offset`).
 
 A state is *settled* when no WriteTxnMarkers request is in flight and no
 transaction coordinator entry is in PrepareCommit/PrepareAbort: every decided
@@ -23,15 +23,15 @@ equals the output set once the copiers finish.
 
 from __future__ import annotations
 
-from model import group_coordinator as gc
-from model.consumer import READ_UNCOMMITTED, fetch
-from model.eos_app import INPUT_PARTITION, OUTPUT_PARTITION, decode_output
-from model.interface import Expectation, Property
-from model.messages import WriteTxnMarkersRequest
-from model.partition import CONTROL_COMMIT, PartitionLeader
-from model.producer import record_label
-from model.transaction_state import TransactionState
-from model.txn_records import EosConfig, TxnConfig, TxnSystemState
+from keos.model.clients.consumer import READ_UNCOMMITTED, fetch
+from keos.model.clients.producer import record_label
+from keos.model.coordinator.group import group_coordinator as gc
+from keos.model.coordinator.transaction.transaction_state import TransactionState
+from keos.model.interface import Expectation, Property
+from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader
+from keos.model.protocol.messages import WriteTxnMarkersRequest
+from keos.model.systems.eos import INPUT_PARTITION, OUTPUT_PARTITION, decode_output
+from keos.model.systems.transactions_records import EosConfig, TxnConfig, TxnSystemState
 
 __all__ = ["eos_properties", "output_fates", "settled"]
 
@@ -127,7 +127,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     plain producer application does, so it is replaced here by
     ``exactly_once_processing`` and ``offsets_committed_with_outputs``.
     """
-    from invariants.transactions import transaction_properties
+    from keos.invariants.transactions import transaction_properties
 
     n = (config.eos or EosConfig()).input_records
     txn_props = tuple(p for p in transaction_properties(config) if p.name not in ("atomic_commit",))

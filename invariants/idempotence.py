@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from model.interface import Expectation, Property
-from model.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
-from model.producer import record_label, record_owner
-from model.producer_state import BatchMetadata, next_sequence
-from model.system import SystemState
+from keos.model.clients.producer import record_label, record_owner
+from keos.model.interface import Expectation, Property
+from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
+from keos.model.log.producer_state import BatchMetadata, next_sequence
+from keos.model.systems.idempotence import SystemState
 
 __all__ = ["idempotence_properties"]
 

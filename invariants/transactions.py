@@ -3,8 +3,8 @@
 Each ``always`` property names the fact, its source, the bug it catches, and
 its ``sometimes`` partners (reachability witnesses: if a partner never fires
 the invariant is reported *untested*).  Record fates come from
-:func:`model.consumer.record_fates` (the control batches in the log); what a
-``read_committed`` consumer sees comes from :func:`model.consumer.fetch` (the
+:func:`model.clients.consumer.record_fates` (the control batches in the log); what a
+``read_committed`` consumer sees comes from :func:`model.clients.consumer.fetch` (the
 LSO and the aborted-transaction index) -- two independent computations.
 
 ``no_hanging_transaction`` is a *state* formulation of the bounded liveness
@@ -18,15 +18,15 @@ Prepare*), every partition's LSO equals its high watermark.
 
 from __future__ import annotations
 
-from invariants._common import sometimes_event
-from model.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, record_fates
-from model.interface import Expectation, Property
-from model.messages import WriteTxnMarkersRequest
-from model.partition import CONTROL_COMMIT, LogEntry, last_stable_offset
-from model.producer import record_id, record_label
-from model.transaction_state import TransactionState
-from model.txn_coordinator import OFFSETS_PARTITION_BASE
-from model.txn_system import TxnConfig, TxnSystemState
+from keos.invariants._common import sometimes_event
+from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, record_fates
+from keos.model.clients.producer import record_id, record_label
+from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
+from keos.model.coordinator.transaction.transaction_state import TransactionState
+from keos.model.interface import Expectation, Property
+from keos.model.log.partition import CONTROL_COMMIT, LogEntry, last_stable_offset
+from keos.model.protocol.messages import WriteTxnMarkersRequest
+from keos.model.systems.transactions import TxnConfig, TxnSystemState
 
 __all__ = ["transaction_properties"]
 

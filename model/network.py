@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from model.codec import record
+from keos.model.codec import record
 
 __all__ = [
     "Envelope",

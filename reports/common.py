@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checker.results import EngineResult, PropertyResult, Verdict
-from checker.trace import KEOS_VERSION, SCHEMA_VERSION, Trace
-from model.interface import Expectation
+from keos.checker.results import EngineResult, PropertyResult, Verdict
+from keos.checker.trace import KEOS_VERSION, SCHEMA_VERSION, Trace
+from keos.model.interface import Expectation
 
 __all__ = [
     "JEPSEN_ANOMALIES",

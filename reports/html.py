@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.results import EngineResult, Verdict
-from checker.trace import KEOS_VERSION
-from reports.common import (
+from keos.checker.results import EngineResult, Verdict
+from keos.checker.trace import KEOS_VERSION
+from keos.reports.common import (
     VERDICT_LOOK,
     coverage_groups,
     format_stats,
@@ -41,9 +41,9 @@ from reports.common import (
     trace_as_dict,
     trace_key,
 )
-from reports.lanes import TraceView, lane_title, partition_logs, trace_view
-from reports.terminal import summary_totals
-from reports.trace_text import sequence_diagram
+from keos.reports.lanes import TraceView, lane_title, partition_logs, trace_view
+from keos.reports.terminal import summary_totals
+from keos.reports.trace_text import sequence_diagram
 
 __all__ = ["lane_svg", "write_html"]
 

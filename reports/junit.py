@@ -34,9 +34,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from checker.results import EngineResult, Verdict
-from reports.common import trace_as_dict
-from reports.trace_text import plain_text
+from keos.checker.results import EngineResult, Verdict
+from keos.reports.common import trace_as_dict
+from keos.reports.trace_text import plain_text
 
 __all__ = ["write_junit"]
 

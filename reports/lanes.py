@@ -272,7 +272,7 @@ def trace_view(trace: Mapping[str, Any]) -> TraceView:
 
 def _record_label(rid: Any) -> str:
     try:
-        from model.producer import record_label
+        from keos.model.clients.producer import record_label
 
         return record_label(int(rid))
     except (ImportError, TypeError, ValueError):

@@ -39,8 +39,8 @@ from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TaskID,
 from rich.table import Table
 from rich.text import Text
 
-from checker.results import EngineResult, Verdict
-from reports.common import (
+from keos.checker.results import EngineResult, Verdict
+from keos.reports.common import (
     VERDICT_LOOK,
     always_and_sometimes,
     coverage_groups,
@@ -311,7 +311,7 @@ def make_progress(console: Console) -> Progress:
 
 def explore_progress(progress: Progress, description: str) -> Callable[[int, int, int], None]:
     """Add a task and return the ``progress(distinct_states, transitions, depth)`` callback of
-    :func:`checker.explore.explore`, which also computes states/s."""
+    :func:`checker.explore.search.explore`, which also computes states/s."""
     task: TaskID = progress.add_task(description, total=None, states=0, transitions=0, depth=0, rate=0)
     start = time.perf_counter()
 

@@ -34,8 +34,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from reports.common import jepsen_anomaly
-from reports.lanes import StepView, TraceView, lane_title, partition_logs, trace_view
+from keos.reports.common import jepsen_anomaly
+from keos.reports.lanes import StepView, TraceView, lane_title, partition_logs, trace_view
 
 __all__ = ["lane_gutter", "plain_text", "render_trace", "sequence_diagram"]
 

@@ -29,12 +29,12 @@ Transactions scenarios (``model = "transactions"``) use instead::
                     append_failure, coordinator_failover, txn_id_expiry,
                     rebalance, total
 
-Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.eos_app`)
+Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.systems.eos`)
 take the same sections (producers = application instances) plus::
 
     [eos]           input_records
 
-Kafka Connect scenarios (``model = "connect"``, :mod:`model.connect_system`)
+Kafka Connect scenarios (``model = "connect"``, :mod:`model.systems.connect`)
 use ``[connect]`` and their own ``[faults]`` (:mod:`scenarios.connect_schema`).
 """
 
@@ -48,12 +48,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from model.config import ProducerConfig
-from model.interface import Model, ModelError, Property
-from model.system import FaultBudget, KafkaSystem, SystemConfig, Topology
-from model.txn_records import EosConfig
-from model.txn_system import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
-from model.variants import VARIANTS, Variant
+from keos.model.clients.producer_config import ProducerConfig
+from keos.model.interface import Model, ModelError, Property
+from keos.model.systems.idempotence import FaultBudget, KafkaSystem, SystemConfig, Topology
+from keos.model.systems.transactions import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
+from keos.model.systems.transactions_records import EosConfig
+from keos.model.variants import VARIANTS, Variant
 
 __all__ = [
     "MODEL_KINDS",
@@ -102,26 +102,26 @@ class Scenario:
 
 
 def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
-    from invariants.idempotence import idempotence_properties
+    from keos.invariants.idempotence import idempotence_properties
 
     return idempotence_properties(scenario.config.sequence_space)
 
 
 def _transaction_properties(scenario: Scenario) -> tuple[Property, ...]:
-    from invariants.transactions import transaction_properties
+    from keos.invariants.transactions import transaction_properties
 
     return transaction_properties(scenario.txn or TxnConfig())
 
 
 def _eos_properties(scenario: Scenario) -> tuple[Property, ...]:
-    from invariants.eos_processing import eos_properties
+    from keos.invariants.eos_processing import eos_properties
 
     return eos_properties(scenario.txn or TxnConfig(eos=EosConfig()))
 
 
 def _connect_properties(scenario: Scenario) -> tuple[Property, ...]:
-    from invariants.connect import connect_properties
-    from model.connect_records import ConnectConfig
+    from keos.invariants.connect import connect_properties
+    from keos.model.connect.records import ConnectConfig
 
     return connect_properties(scenario.connect or ConnectConfig())
 
@@ -320,7 +320,7 @@ def _parse_connect_scenario(
     data: dict[str, Any], where: str, name: str, description: str, default: bool, variant: str, permitted: list[str]
 ) -> Scenario:
     """The ``model = "connect"`` part of the schema (:mod:`scenarios.connect_schema`)."""
-    from scenarios.connect_schema import parse_connect_section
+    from keos.scenarios.connect_schema import parse_connect_section
 
     for key in ("topology", "producer", "broker", "transactions", "eos"):
         if key in data:
@@ -395,14 +395,14 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Mod
         v = VARIANTS[name]
     properties = MODEL_KINDS[scenario.model](scenario)
     if scenario.model == "connect":
-        from model.connect_records import ConnectConfig
-        from model.connect_system import ConnectSystem
+        from keos.model.connect.records import ConnectConfig
+        from keos.model.systems.connect import ConnectSystem
 
         return ConnectSystem(
             scenario.connect or ConnectConfig(), v, properties, name=scenario.model, scenario_info=scenario.info()
         )
     if scenario.model == "eos":
-        from model.eos_app import EosSystem
+        from keos.model.systems.eos import EosSystem
 
         return EosSystem(
             scenario.txn or TxnConfig(eos=EosConfig()),

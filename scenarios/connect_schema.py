@@ -17,7 +17,7 @@
     [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, total
 
 Every value is checked; the preflight validation of seed section 五
-(:func:`model.connect_herder.preflight_errors`) rejects a connector config
+(:func:`model.connect.herder.preflight_errors`) rejects a connector config
 Connect itself would refuse -- a scenario error, exit 2.
 """
 
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.connect_herder import preflight_errors
-from model.connect_records import SUPPORT_LEVELS, ConnectConfig, ConnectFaultBudget, ConnectTopology
-from model.interface import ModelError
+from keos.model.connect.herder import preflight_errors
+from keos.model.connect.records import SUPPORT_LEVELS, ConnectConfig, ConnectFaultBudget, ConnectTopology
+from keos.model.interface import ModelError
 
 __all__ = ["parse_connect_section"]
 

@@ -3,6 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/ruff check model invariants scenarios checker reports tests benchmarks
+.venv/bin/ruff check keos model invariants scenarios checker reports tests benchmarks
 .venv/bin/mypy
 .venv/bin/python -m pytest -q -p no:cacheprovider tests

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 import z3
 
-from checker.aiger import Aig, bitblast
-from checker.bmc_encoding import INVARIANTS
-from checker.bmc_fixed import FixedEncoding, circuit
-from checker.cli import main
-from checker.trace import load_trace
-from model.interface import Action
-from model.messages import ProduceRequest
-from scenarios import build_model, builtin_scenarios
+from keos.checker.bmc.aiger import Aig, bitblast
+from keos.checker.bmc.encoding import INVARIANTS
+from keos.checker.bmc.fixed import FixedEncoding, circuit
+from keos.checker.cli.main import main
+from keos.checker.trace import load_trace
+from keos.model.interface import Action
+from keos.model.protocol.messages import ProduceRequest
+from keos.scenarios import build_model, builtin_scenarios
 
 
 def _path_to(model: Any, goal: Any, limit: int = 20000) -> list[Action]:

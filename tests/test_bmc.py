@@ -9,19 +9,19 @@ from typing import Any
 import pytest
 import z3
 
-from checker import bmc as bmc_mod
-from checker.bmc import bmc, bmc_covers, disagreements, prove_broker_core, run_bmc
-from checker.bmc_encoding import INVARIANTS, Encoding
-from checker.bmc_fixed import FixedEncoding
-from checker.engines import ENGINES, EngineOptions
-from checker.explore import ExploreOptions, explore
-from checker.results import Verdict
-from checker.trace import replay_actions
-from model.interface import Action, Expectation
-from model.messages import ProduceRequest
-from model.producer_state import VALIDATION_STEPS
-from model.variants import VARIANTS
-from scenarios import build_model, builtin_scenarios
+from keos.checker.bmc import engine as bmc_mod
+from keos.checker.bmc.encoding import INVARIANTS, Encoding
+from keos.checker.bmc.engine import bmc, bmc_covers, disagreements, prove_broker_core, run_bmc
+from keos.checker.bmc.fixed import FixedEncoding
+from keos.checker.engines import ENGINES, EngineOptions
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import Verdict
+from keos.checker.trace import replay_actions
+from keos.model.interface import Action, Expectation
+from keos.model.log.producer_state import VALIDATION_STEPS
+from keos.model.protocol.messages import ProduceRequest
+from keos.model.variants import VARIANTS
+from keos.scenarios import build_model, builtin_scenarios
 
 IDEMPOTENCE_VARIANTS = ("kafka", "no_idempotence", "broker_accepts_any_sequence", "broker_skips_epoch_check",
                         "small_duplicate_window")
@@ -255,7 +255,7 @@ def test_k_induction_of_broker_core(variant: str, proved: bool) -> None:
 
 
 def test_mutants_hook_takes_scenario_and_variant() -> None:
-    """``keos mutants`` calls ``checker.bmc.covers(scenario, variant_name)``; the transactions slice is in
+    """``keos mutants`` calls ``checker.bmc.engine.covers(scenario, variant_name)``; the transactions slice is in
     ``tests/test_bmc_txn.py`` (here: the coordinator-faults scenario and other model kinds are uncovered)."""
     for sc in builtin_scenarios().values():
         if sc.model == "transactions" and sc.name != "txn_coordinator_faults":
@@ -373,7 +373,7 @@ FIXED_SEEN: set[str] = set()
 
 @pytest.mark.parametrize(("scenario", "variant"), FIXED_CASES)
 def test_fixed_size_step_equals_python_step(scenario: str, variant: str) -> None:
-    """The fixed-slot transition function (``checker.bmc_fixed``) is the model's step, like the unrolled one.
+    """The fixed-slot transition function (``checker.bmc.fixed``) is the model's step, like the unrolled one.
 
     From BFS-reached states put into the slots, z3 enables exactly the actions ``step()`` accepts, and the
     successor -- new messages in the lowest free slot, network order in the ``ord`` relation -- concretises to

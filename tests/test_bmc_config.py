@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from checker import bmc_config
-from checker.bmc_config import ConfigRow, ConfigSpaceError, config_space, derived_scenario_toml
-from checker.cli import main
-from checker.trace import load_trace, replay
-from model.config import ProducerConfig
-from scenarios import build_model, load_scenario, parse_scenario, resolve_scenario
+from keos.checker.bmc import config_space as bmc_config
+from keos.checker.bmc.config_space import ConfigRow, ConfigSpaceError, config_space, derived_scenario_toml
+from keos.checker.cli.main import main
+from keos.checker.trace import load_trace, replay
+from keos.model.clients.producer_config import ProducerConfig
+from keos.scenarios import build_model, load_scenario, parse_scenario, resolve_scenario
 
 DEPTH = 8
 
@@ -159,7 +159,7 @@ def test_the_derived_scenario_text_round_trips_through_the_strict_loader() -> No
 def _keos(*argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "300"}  # wide enough that the table keeps each status on one line
     return subprocess.run(
-        [sys.executable, "-m", "checker.cli", *argv], capture_output=True, text=True, check=False, timeout=300, env=env
+        [sys.executable, "-m", "keos", *argv], capture_output=True, text=True, check=False, timeout=300, env=env
     )
 
 

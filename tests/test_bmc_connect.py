@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from checker import bmc_connect
-from checker.bmc_connect import (
+from keos.checker.bmc import connect_proof as bmc_connect
+from keos.checker.bmc.connect_proof import (
     abstract_reachable,
     cross_check,
     derive_coordinator_rules,
     prove_connect_fencing,
 )
-from model import connect_herder
-from model.variants import VARIANTS
-from scenarios import build_model, builtin_scenarios
+from keos.model.connect import herder as connect_herder
+from keos.model.variants import VARIANTS
+from keos.scenarios import build_model, builtin_scenarios
 
 REAL = VARIANTS["kafka"].flags
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from checker.bmc_encoding import Encoding
-from checker.bmc_por import swappable
-from model.interface import Action
-from model.messages import ProduceRequest
-from scenarios import build_model, builtin_scenarios
+from keos.checker.bmc.encoding import Encoding
+from keos.checker.bmc.por import swappable
+from keos.model.interface import Action
+from keos.model.protocol.messages import ProduceRequest
+from keos.scenarios import build_model, builtin_scenarios
 
 IDEMPOTENCE_VARIANTS = ("kafka", "no_idempotence", "broker_accepts_any_sequence", "broker_skips_epoch_check",
                         "small_duplicate_window")

@@ -9,18 +9,23 @@ from typing import Any
 import pytest
 import z3
 
-from checker.bmc import bmc_coverage, bmc_covers, disagreements, run_bmc
-from checker.bmc_txn import bmc_txn, prove_coordinator_table
-from checker.bmc_txn_encoding import SERVER_STEPS, TXN_INVARIANTS, TxnEncoding, TxnTemplate
-from checker.engines import EngineOptions
-from checker.explore import ExploreOptions, explore
-from checker.results import Verdict
-from checker.trace import replay_actions
-from model.interface import Action
-from model.transaction_state import STATE_IDS, STATES, VALID_PREVIOUS_STATES, is_valid_transition
-from model.txn_system import TransactionalSystem
-from model.variants import VARIANTS
-from scenarios import build_model, builtin_scenarios
+from keos.checker.bmc.engine import bmc_coverage, bmc_covers, disagreements, run_bmc
+from keos.checker.bmc.txn import bmc_txn, prove_coordinator_table
+from keos.checker.bmc.txn_encoding import SERVER_STEPS, TXN_INVARIANTS, TxnEncoding, TxnTemplate
+from keos.checker.engines import EngineOptions
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import Verdict
+from keos.checker.trace import replay_actions
+from keos.model.coordinator.transaction.transaction_state import (
+    STATE_IDS,
+    STATES,
+    VALID_PREVIOUS_STATES,
+    is_valid_transition,
+)
+from keos.model.interface import Action
+from keos.model.systems.transactions import TransactionalSystem
+from keos.model.variants import VARIANTS
+from keos.scenarios import build_model, builtin_scenarios
 
 TXN_SCENARIOS = ("txn_kafka_12671_hanging", "txn_kafka_17754_delayed_endtxn", "txn_kafka_6119_timeout_zombie")
 CROSS_DEPTH = 4
@@ -285,7 +290,7 @@ def _kind(action: Action) -> str:
 def test_partial_order_reduction_swaps(scenario: str) -> None:
     """(*) of the reduction on BFS states: a server step then a client step that does not handle the
     server step's response can be swapped, ending in an equivalent state."""
-    from checker.bmc_txn_encoding import CLIENT_STEPS
+    from keos.checker.bmc.txn_encoding import CLIENT_STEPS
 
     client_kinds = set(CLIENT_STEPS) - {"DeliverTxnResponse", "DeliverProduceResponse"} | {"client_deliver"}
     swaps = 0
@@ -313,7 +318,7 @@ def test_partial_order_reduction_swaps(scenario: str) -> None:
 
 def test_capacities_are_checked_not_assumed() -> None:
     """A capacity too small for the depth is detected (never a silent cut-off) and the run restarts larger."""
-    from checker.bmc_txn import _bmc_once
+    from keos.checker.bmc.txn import _bmc_once
 
     name, variant = "txn_kafka_12671_hanging", "complete_without_markers"
     model = build_model(builtin_scenarios()[name], variant)
@@ -325,7 +330,7 @@ def test_capacities_are_checked_not_assumed() -> None:
 def test_capacity_checks_are_exact_under_the_reduction() -> None:
     """Capacities sit only on server steps, which the reduction never reorders, so reduced and unreduced
     capacity queries find the same first exceeding depth (see "Capacities under the reduction")."""
-    from checker.bmc_txn import _bmc_once
+    from keos.checker.bmc.txn import _bmc_once
 
     for name in ("txn_kafka_12671_hanging", "txn_kafka_6119_timeout_zombie"):
         model = build_model(builtin_scenarios()[name], "kafka")

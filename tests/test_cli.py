@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.cli import main
+from keos.checker.cli.main import main
 
 SMALL = """
 name = "tiny"
@@ -86,7 +86,7 @@ def test_malformed_trace_is_a_one_line_error_without_traceback(tmp_path: Path) -
     for text in ("{not json", "[]", json.dumps({"schema_version": 99}), json.dumps({"schema_version": 1})):
         bad.write_text(text)
         proc = subprocess.run(
-            [sys.executable, "-m", "checker.cli", "replay", str(bad)], capture_output=True, text=True, check=False
+            [sys.executable, "-m", "keos", "replay", str(bad)], capture_output=True, text=True, check=False
         )
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("keos: error:"), proc.stderr

@@ -11,11 +11,10 @@ import tomllib
 
 import pytest
 
-from model import connect_config_topic as cfgt
-from model import txn_coordinator as tc
-from model.connect_herder import FENCE, NOTHING_TO_DO, WRITE_ONLY, assignment, fencing_plan, preflight_errors
-from model.connect_offsets import combined_offsets, committed_offsets, entry_fates, offset_record, read_offsets
-from model.connect_producer import (
+from keos.model.connect import config_topic as cfgt
+from keos.model.connect.herder import FENCE, NOTHING_TO_DO, WRITE_ONLY, assignment, fencing_plan, preflight_errors
+from keos.model.connect.offsets import combined_offsets, committed_offsets, entry_fates, offset_record, read_offsets
+from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
     end_transaction,
@@ -23,14 +22,15 @@ from model.connect_producer import (
     init_transactions,
     send_transactional,
 )
-from model.connect_records import CONFIG_TOPIC, GLOBAL_OFFSETS, OUTPUT, ConnectState
-from model.connect_system import ConnectSystem
-from model.connect_worker import TaskPhase, decode_source_record
-from model.errors import Errors
-from model.interface import Action, ModelError
-from model.partition import PartitionLeader
-from model.variants import VARIANTS
-from scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
+from keos.model.connect.records import CONFIG_TOPIC, GLOBAL_OFFSETS, OUTPUT, ConnectState
+from keos.model.connect.worker import TaskPhase, decode_source_record
+from keos.model.coordinator.transaction import transaction_coordinator as tc
+from keos.model.interface import Action, ModelError
+from keos.model.log.partition import PartitionLeader
+from keos.model.protocol.errors import Errors
+from keos.model.systems.connect import ConnectSystem
+from keos.model.variants import VARIANTS
+from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
 
 CC = tc.CoordinatorConfig()
 FLAGS = VARIANTS["kafka"].flags

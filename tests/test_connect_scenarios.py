@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from checker.explore import ExploreOptions, explore
-from checker.results import Verdict
-from checker.trace import replay_actions
-from model.interface import Action
-from model.variants import VARIANTS
-from reports.lanes import trace_view
-from scenarios import build_model, builtin_scenarios
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import Verdict
+from keos.checker.trace import replay_actions
+from keos.model.interface import Action
+from keos.model.variants import VARIANTS
+from keos.reports.lanes import trace_view
+from keos.scenarios import build_model, builtin_scenarios
 
 SCENARIOS = builtin_scenarios()
 
@@ -152,7 +152,7 @@ def test_fencing_round_scenario_covers_shortcut_409_and_failures() -> None:
 
 
 def test_keos_check_and_replay_exit_codes(tmp_path: Path) -> None:
-    keos = [sys.executable, "-m", "checker.cli"]
+    keos = [sys.executable, "-m", "keos"]
     ok = subprocess.run([*keos, "check", "--scenario", "connect_worker_crash", "--out", str(tmp_path)], check=False)
     assert ok.returncode == 0
     bad = subprocess.run(

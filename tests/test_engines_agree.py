@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from checker.explore import ExploreOptions, explore
-from checker.minimize import minimize
-from checker.stateful import run_hypothesis
-from checker.trace import replay_actions
-from scenarios import build_model, builtin_scenarios
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.minimize import minimize
+from keos.checker.stateful.machine import run_hypothesis
+from keos.checker.trace import replay_actions
+from keos.scenarios import build_model, builtin_scenarios
 
 
 @pytest.mark.parametrize("variant", ["no_idempotence", "small_duplicate_window"])

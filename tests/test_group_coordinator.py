@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from model.errors import Errors
-from model.group_coordinator import (
+from keos.model.coordinator.group.group_coordinator import (
     COMPLETING_REBALANCE,
     OFFSET_COMMIT_CHECKS,
     STABLE,
@@ -18,8 +17,9 @@ from model.group_coordinator import (
     sync_group,
     validate_offset_commit,
 )
-from model.messages import WriteTxnMarkersRequest
-from model.txn_coordinator import OFFSETS_PARTITION_BASE
+from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import WriteTxnMarkersRequest
 
 PID = 7
 

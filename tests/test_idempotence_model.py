@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from checker.explore import ExploreOptions, explore
-from checker.results import Verdict
-from checker.trace import replay_actions
-from model.errors import Errors
-from model.producer_state import BatchMetadata, ProducerStateEntry, append_batch, validate_batch
-from model.variants import VARIANTS, ProtocolFlags
-from scenarios import build_model, builtin_scenarios
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import Verdict
+from keos.checker.trace import replay_actions
+from keos.model.log.producer_state import BatchMetadata, ProducerStateEntry, append_batch, validate_batch
+from keos.model.protocol.errors import Errors
+from keos.model.variants import VARIANTS, ProtocolFlags
+from keos.scenarios import build_model, builtin_scenarios
 
 REAL = ProtocolFlags()
 

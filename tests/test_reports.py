@@ -20,13 +20,13 @@ from rich.console import Console
 from rich.progress import ProgressColumn
 from rich.text import Text
 
-from checker.explore import ExploreOptions, explore
-from checker.results import EngineResult, Verdict
-from reports.common import format_stats, jepsen_anomaly, trace_as_dict
-from reports.html import write_html
-from reports.junit import write_junit
-from reports.lanes import parse_action, trace_view
-from reports.terminal import (
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import EngineResult, Verdict
+from keos.reports.common import format_stats, jepsen_anomaly, trace_as_dict
+from keos.reports.html import write_html
+from keos.reports.junit import write_junit
+from keos.reports.lanes import parse_action, trace_view
+from keos.reports.terminal import (
     MutantRow,
     explore_progress,
     make_progress,
@@ -34,8 +34,8 @@ from reports.terminal import (
     render_mutants,
     render_summary,
 )
-from reports.trace_text import plain_text, render_trace, sequence_diagram
-from scenarios import build_model, builtin_scenarios
+from keos.reports.trace_text import plain_text, render_trace, sequence_diagram
+from keos.scenarios import build_model, builtin_scenarios
 
 RUNS = (
     ("idempotence_retry", "small_duplicate_window"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import ScenarioError, load_scenario, resolve_scenario
+from keos.scenarios import ScenarioError, load_scenario, resolve_scenario
 
 GOOD = """
 name = "mine"

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from checker.minimize import fails
-from checker.simulate import (
+from keos.checker.minimize import fails
+from keos.checker.sweep.simulate import (
     PROFILES,
     derive_seed,
     fault_profile,
@@ -17,9 +17,9 @@ from checker.simulate import (
     signature,
     swarm_profile,
 )
-from checker.trace import replay_actions
-from model.interface import Action
-from scenarios import build_model, builtin_scenarios
+from keos.checker.trace import replay_actions
+from keos.model.interface import Action
+from keos.scenarios import build_model, builtin_scenarios
 
 SCENARIOS = builtin_scenarios()
 
@@ -141,7 +141,7 @@ def _reference_walk(m, seed: int, steps: int, weights: dict[str, float]):
     """The walk written plainly (classify, pick, step, check everything every step): the optimised one must agree."""
     import random
 
-    from model.interface import Expectation
+    from keos.model.interface import Expectation
 
     props = m.properties()
     rng = random.Random(seed)

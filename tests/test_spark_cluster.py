@@ -22,8 +22,8 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from checker import sweep
-from checker.sweep import plan_sweep, read_runs, run_sweep
+from keos.checker.sweep import campaign as sweep
+from keos.checker.sweep.campaign import plan_sweep, read_runs, run_sweep
 
 pytestmark = pytest.mark.spark
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from checker.sweep import plan_sweep, read_runs, run_sweep, spark_session
+from keos.checker.sweep.campaign import plan_sweep, read_runs, run_sweep, spark_session
 
 pytestmark = pytest.mark.spark
 
@@ -103,7 +103,7 @@ def connect_server(tmp_path: Path) -> Iterator[str]:
             time.sleep(0.5)
         yield f"sc://127.0.0.1:{port}"
     finally:
-        from checker import sweep
+        from keos.checker.sweep import campaign as sweep
 
         session = sweep._CONNECT_SESSIONS.pop(f"sc://127.0.0.1:{port}", None)
         if session is not None:

@@ -9,11 +9,18 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-import checker.sweep as sweep
-from checker.simulate import derive_seed
-from checker.sweep import SweepError, add_sweep_arguments, plan_sweep, read_runs, run_sweep, run_sweep_command
-from checker.trace import load_trace, replay
-from scenarios import build_model, builtin_scenarios, resolve_scenario
+import checker.sweep.campaign as sweep
+from keos.checker.sweep.campaign import (
+    SweepError,
+    add_sweep_arguments,
+    plan_sweep,
+    read_runs,
+    run_sweep,
+    run_sweep_command,
+)
+from keos.checker.sweep.simulate import derive_seed
+from keos.checker.trace import load_trace, replay
+from keos.scenarios import build_model, builtin_scenarios, resolve_scenario
 
 MUTANT = "no_idempotence"
 

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.errors import Errors
-from model.transaction_state import (
-    SCALA_2024_10_PREPARE_ABORT,
-    STATES,
-    VALID_PREVIOUS_STATES,
-    is_valid_transition,
-)
-from model.txn_coordinator import (
+from keos.model.coordinator.transaction.transaction_coordinator import (
     OFFSETS_PARTITION_BASE,
     CoordinatorConfig,
     TransactionMetadata,
@@ -26,6 +19,13 @@ from model.txn_coordinator import (
     handle_verify_partition,
     timeout_abort,
 )
+from keos.model.coordinator.transaction.transaction_state import (
+    SCALA_2024_10_PREPARE_ABORT,
+    STATES,
+    VALID_PREVIOUS_STATES,
+    is_valid_transition,
+)
+from keos.model.protocol.errors import Errors
 
 TV1 = CoordinatorConfig(transaction_version=1)
 TV2 = CoordinatorConfig(transaction_version=2)

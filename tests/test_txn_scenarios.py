@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from checker.coverage import error_coverage, transition_coverage, transition_graph
-from checker.explore import ExploreOptions, explore
-from checker.results import Verdict
-from checker.trace import replay_actions
-from model.variants import VARIANTS
-from scenarios import build_model, builtin_scenarios
+from keos.checker.coverage import error_coverage, transition_coverage, transition_graph
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import Verdict
+from keos.checker.trace import replay_actions
+from keos.model.variants import VARIANTS
+from keos.scenarios import build_model, builtin_scenarios
 
 SCENARIOS = builtin_scenarios()
 

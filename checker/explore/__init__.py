@@ -1,0 +1,1 @@
+"""Exhaustive explicit-state search (breadth-first, within bounds)."""

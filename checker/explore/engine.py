@@ -1,0 +1,35 @@
+"""The explore engine as the registry runs it: ``keos check --engine explore``.
+
+Builds the scenario's model and runs :func:`keos.checker.explore.search.explore` within the
+scenario's bounds (or the options' overrides), reporting progress through ``options.progress``.
+"""
+
+from __future__ import annotations
+
+from keos.checker.engines import EngineOptions, register
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import EngineResult
+from keos.scenarios import Scenario, build_model
+
+__all__ = ["run_explore"]
+
+
+@register("explore", "exhaustive breadth-first explicit-state search (shortest counterexamples)")
+def run_explore(scenario: Scenario, variant: str, options: EngineOptions) -> EngineResult:
+    """Search every state of ``scenario`` under ``variant`` breadth-first."""
+    model = build_model(scenario, variant)
+    bounds = scenario.bounds
+    opts = ExploreOptions(
+        max_depth=options.max_depth or bounds.max_depth,
+        max_states=options.max_states or bounds.max_states,
+        stop_on_first=options.stop_on_first,
+    )
+    callback = None
+    if options.progress is not None:
+        report = options.progress
+
+        def callback(states: int, transitions: int, depth: int) -> None:
+            report("explore", {"states": states, "transitions": transitions, "depth": depth})
+
+    result, _ = explore(model, scenario.name, variant, opts, scenario.permitted, callback)
+    return result

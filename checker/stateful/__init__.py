@@ -1,0 +1,1 @@
+"""Hypothesis stateful testing driven by the model."""

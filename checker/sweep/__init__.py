@@ -1,0 +1,1 @@
+"""Randomized failure-injection sweeps fanned out with PySpark."""

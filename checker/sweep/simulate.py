@@ -1,0 +1,358 @@
+"""Seeded random walks with swarm fault injection: the pure core of ``keos sweep``.
+
+Exhaustive search (:mod:`checker.explore.search`) proves an invariant within a
+scenario's bounds; random walks trade that proof for reach.  A walk starts in
+the model's initial state and, at every step, picks one of the enabled actions
+(:meth:`model.interface.Model.actions`) at random, checks every ``always``
+property on the state it reaches and stops at the first violation, when no
+action is enabled (the protocol has quiesced: every record acknowledged or
+failed) or after ``steps`` steps.
+
+Faults are actions (``DropMessage``, ``RequestTimeout``, ``RestartLeader`` ...),
+so fault injection is a matter of *weighting*: a protocol step has weight 1, a
+fault action the weight of its kind (:meth:`model.interface.FaultHooks.fault_kind`), and a kind
+with weight 0 is never injected.  *Swarm testing* (Groce et al., "Swarm
+Testing", ISSTA 2012) draws, per run, a random subset of the model's fault
+kinds (:meth:`model.interface.FaultHooks.fault_kinds`) with random weights: a run that never resets
+a connection explores deeper retry interleavings than one that spends its
+fault budget on resets, and the diversity across runs finds more bugs than
+one "all faults on" configuration.  The profile is part of the run's
+descriptor, so every run can be replayed exactly.
+
+Determinism contract: a run is a pure function of its descriptor (model,
+seed, step budget, fault weights).  All randomness comes from
+``random.Random(seed)`` (Mersenne Twister, stable across platforms and Python
+versions); seeds derive from the sweep seed and the run's key with blake2b
+(:func:`derive_seed`), never :func:`hash`.  A violating walk is shrunk with
+:func:`checker.minimize.minimize` (ddmin, replaying on the model) and turned
+into the common trace format with :func:`checker.trace.make_trace` (which
+replays it first).  Violations are deduplicated by :func:`signature`: the
+invariant plus the *shape* (sequence of action kinds) of the minimal trace.
+
+This module imports no Spark: the sweep's executors, the plain-Python
+baseline and the tests all run the same code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from keos.checker.minimize import minimize
+from keos.checker.trace import Trace, make_trace
+from keos.model.interface import Action, Expectation, Model, Property, Step
+
+__all__ = [
+    "PROFILES",
+    "Finding",
+    "WalkResult",
+    "derive_seed",
+    "fault_classifier",
+    "fault_profile",
+    "investigate",
+    "model_fault_kinds",
+    "random_walk",
+    "shape",
+    "signature",
+    "swarm_profile",
+]
+
+#: Fault profiles a sweep can use: ``swarm`` (random subset, random weights per
+#: run), ``uniform`` (every fault kind, weight 1) and ``none`` (no faults: the
+#: control group; invariants that need a fault to break must hold here).
+PROFILES = ("swarm", "uniform", "none")
+
+
+def derive_seed(sweep_seed: int, key: str | int) -> int:
+    """The seed of run ``key`` in a sweep: 63 bits of blake2b(``"{sweep_seed}:{key}"``).
+
+    63 bits so the seed fits a signed 64-bit column (Spark ``LongType``,
+    Parquet ``INT64``) unchanged.
+    """
+    digest = hashlib.blake2b(f"{sweep_seed}:{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def swarm_profile(fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
+    """A random subset of ``fault_kinds`` with random weights (swarm testing).
+
+    Each kind is enabled with probability 1/2 (at least one is, when the model
+    has any); an enabled kind gets a weight in [1/8, 2] on a log scale,
+    relative to a protocol step's weight of 1.  Drawn from a stream of its own
+    (``derive_seed(seed, "swarm")``) so the profile does not shift the walk.
+    """
+    kinds = list(fault_kinds)
+    if not kinds:
+        return {}
+    rng = random.Random(derive_seed(seed, "swarm"))
+    enabled = [k for k in kinds if rng.random() < 0.5]
+    if not enabled:
+        enabled = [kinds[rng.randrange(len(kinds))]]
+    return {k: round(2.0 ** rng.uniform(-3.0, 1.0), 4) for k in enabled}
+
+
+def fault_profile(profile: str, fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
+    """The fault weights of a run under ``profile`` (one of :data:`PROFILES`)."""
+    if profile == "swarm":
+        return swarm_profile(fault_kinds, seed)
+    if profile == "uniform":
+        return {k: 1.0 for k in fault_kinds}
+    if profile == "none":
+        return {}
+    raise ValueError(f"unknown fault profile {profile!r} (known: {', '.join(PROFILES)})")
+
+
+@dataclass
+class WalkResult:
+    """What one random walk did.
+
+    Attributes:
+        seed: the walk's seed.
+        actions: the actions taken, in order.
+        violation: the first ``always`` property violated (``None`` if none was).
+        quiescent: the walk ended because no action (with non-zero weight) was enabled.
+        events: how often each event label was emitted (coverage counters).
+        faults: how many faults of each kind were injected.
+        reached: the ``sometimes`` properties witnessed on the walk.
+    """
+
+    seed: int
+    actions: list[Action]
+    violation: str | None = None
+    quiescent: bool = False
+    events: dict[str, int] = field(default_factory=dict)
+    faults: dict[str, int] = field(default_factory=dict)
+    reached: tuple[str, ...] = ()
+
+    @property
+    def steps(self) -> int:
+        """Number of steps taken."""
+        return len(self.actions)
+
+
+def model_fault_kinds(model: Model) -> tuple[str, ...]:
+    """The model's fault kinds (:meth:`model.interface.FaultHooks.fault_kinds`).
+
+    A model without the hook falls back to the kinds with a positive budget in
+    ``describe()["faults"]`` (the convention every keos model follows).
+    """
+    hook = getattr(model, "fault_kinds", None)
+    if hook is not None:
+        return tuple(hook())
+    budget = model.describe().get("faults", {})
+    if not isinstance(budget, dict) or budget.get("total", 1) <= 0:
+        return ()
+    return tuple(k for k, v in budget.items() if k != "total" and isinstance(v, int) and v > 0)
+
+
+def fault_classifier(model: Model) -> Callable[[Any, Action], str | None]:
+    """``(state, action) -> fault kind or None`` (:meth:`model.interface.FaultHooks.fault_kind`).
+
+    A model without the hook falls back to taking the action and reading the
+    ``fault:<kind>`` event its step emits (slower: one extra step per action).
+    """
+    hook = getattr(model, "fault_kind", None)
+    if hook is not None:
+        return lambda _state, action: hook(action)
+
+    def by_event(state: Any, action: Action) -> str | None:
+        step = model.step(state, action)
+        if step is None:
+            return None
+        return next((e[len("fault:") :] for e in step.events if e.startswith("fault:")), None)
+
+    return by_event
+
+
+def _event_witnesses(event_props: Sequence[Property]) -> dict[str, tuple[str, ...]]:
+    """Memo ``event label -> names of the event-based sometimes properties it witnesses``.
+
+    :meth:`Property.matches_event` is a pure function of the property and the
+    label, so one memo per set of properties serves every walk of a worker.
+    """
+    key = tuple((p.name, p.event) for p in event_props)
+    memo = _WITNESS_MEMO.get(key)
+    if memo is None:
+        if len(_WITNESS_MEMO) > 64:
+            _WITNESS_MEMO.clear()
+        memo = _WITNESS_MEMO[key] = {}
+    return memo
+
+
+_WITNESS_MEMO: dict[tuple[tuple[str, str | None], ...], dict[str, tuple[str, ...]]] = {}
+
+
+def random_walk(
+    model: Model,
+    seed: int,
+    steps: int,
+    fault_weights: Mapping[str, float] | None = None,
+) -> WalkResult:
+    """One seeded random walk of at most ``steps`` steps, checking invariants at each.
+
+    ``fault_weights`` maps fault kinds to weights (protocol steps weigh 1);
+    kinds not listed are disabled.  ``None`` enables every fault with weight 1.
+    The walk is deterministic given its arguments.
+
+    Per step: ``model.actions`` once; each enabled action classified once
+    (fault kind -> weight); one draw ``rng.random() * total`` picks the action
+    by its cumulative weight; ``model.step`` once (a model without the
+    :class:`model.interface.FaultHooks` hook is classified by stepping every
+    enabled action, and the chosen action's step is reused, not recomputed);
+    then every ``always`` invariant is checked on the new state -- every step,
+    whatever it emitted.  Sometimes-properties already witnessed are not
+    evaluated again (they only feed the ``reached`` set).
+    """
+    props = model.properties()
+    always = [(p, p.predicate) for p in props if p.expectation is Expectation.ALWAYS]
+    pending_state = [p for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
+    event_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
+    witnesses = _event_witnesses(event_sometimes)
+    pending_events = len(event_sometimes)
+    rng = random.Random(seed)
+    state = model.init_states()[0]
+    taken: list[Action] = []
+    events: dict[str, int] = {}
+    faults: dict[str, int] = {}
+    reached: set[str] = set()
+
+    def first_violation(s: Any) -> Property | None:
+        for p, pred in always:
+            if pred is None or not pred(s):  # Property.holds: no predicate = does not hold
+                return p
+        return None
+
+    def witness(s: Any) -> None:
+        for p in [p for p in pending_state if p.predicate is not None and p.predicate(s)]:
+            reached.add(p.name)
+            pending_state.remove(p)
+
+    bad = first_violation(state)
+    if pending_state:
+        witness(state)
+    quiescent = False
+    hook = getattr(model, "fault_kind", None)
+    classify_by_step = hook is None
+    actions_of = model.actions
+    step_of = model.step
+    weight_of = dict(fault_weights) if fault_weights is not None else None
+    while bad is None and len(taken) < steps:
+        choices: list[Action] = []
+        weights: list[float] = []
+        kinds: list[str | None] = []
+        stepped: list[Step | None] = []
+        total = 0.0
+        for a in actions_of(state):
+            if classify_by_step:
+                st = step_of(state, a)
+                kind = (
+                    None
+                    if st is None
+                    else next((e[len("fault:") :] for e in st.events if e.startswith("fault:")), None)
+                )
+            else:
+                kind = hook(a)  # type: ignore[misc]
+            w = 1.0 if kind is None or weight_of is None else weight_of.get(kind, 0.0)
+            if w > 0.0:
+                choices.append(a)
+                weights.append(w)
+                kinds.append(kind)
+                if classify_by_step:
+                    stepped.append(st)
+                total += w
+        if not choices:
+            quiescent = True
+            break
+        r = rng.random() * total
+        i = 0
+        last = len(choices) - 1
+        while i < last and r >= weights[i]:
+            r -= weights[i]
+            i += 1
+        action = choices[i]
+        kind = kinds[i]
+        step = stepped[i] if classify_by_step else step_of(state, action)
+        if step is None:
+            raise AssertionError(f"model listed {model.format_action(action)} as enabled but step() refused it")
+        state = step.state
+        taken.append(action)
+        if kind is not None:
+            faults[kind] = faults.get(kind, 0) + 1
+        for ev in step.events:
+            events[ev] = events.get(ev, 0) + 1
+            if pending_events:
+                names = witnesses.get(ev)
+                if names is None:
+                    names = witnesses[ev] = tuple(p.name for p in event_sometimes if p.matches_event(ev))
+                for name in names:
+                    if name not in reached:
+                        reached.add(name)
+                        pending_events -= 1
+        if pending_state:
+            witness(state)
+        bad = first_violation(state)
+    return WalkResult(
+        seed=seed,
+        actions=taken,
+        violation=bad.name if bad is not None else None,
+        quiescent=quiescent,
+        events=events,
+        faults=faults,
+        reached=tuple(sorted(reached)),
+    )
+
+
+def shape(actions: Sequence[Action]) -> str:
+    """The shape of a trace: its action kinds, space separated."""
+    return " ".join(a.kind for a in actions)
+
+
+def signature(invariant: str, actions: Sequence[Action]) -> str:
+    """Deduplication key of a violation: blake2b-64 of the invariant and the trace's shape.
+
+    Two runs that break the same invariant through the same sequence of
+    action kinds (after minimisation) are one bug found twice.
+    """
+    return hashlib.blake2b(f"{invariant}|{shape(actions)}".encode(), digest_size=8).hexdigest()
+
+
+@dataclass
+class Finding:
+    """A minimised, replayed violation of one random walk."""
+
+    invariant: str
+    signature: str
+    shape: str
+    trace: Trace
+    original_length: int
+
+
+def investigate(
+    model: Model,
+    walk: WalkResult,
+    scenario: str,
+    variant: str,
+    permitted: Sequence[str] = (),
+    cache: dict[tuple[str, tuple[Action, ...]], list[Action]] | None = None,
+) -> Finding | None:
+    """Minimise a violating walk into a replayed trace (``None`` if the walk held).
+
+    ``cache`` memoises minimisation by (invariant, walk) within one worker:
+    seeds that hit the same interleaving are shrunk once.
+    """
+    if walk.violation is None:
+        return None
+    prop = next(p for p in model.properties() if p.name == walk.violation)
+    key = (prop.name, tuple(walk.actions))
+    minimal = cache.get(key) if cache is not None else None
+    if minimal is None:
+        minimal = minimize(model, walk.actions, prop)
+        if cache is not None:
+            cache[key] = minimal
+    trace = make_trace(
+        model, prop, minimal, "sweep", scenario, variant, seed=walk.seed, permitted=prop.name in permitted
+    )
+    return Finding(prop.name, signature(prop.name, minimal), shape(minimal), trace, len(walk.actions))

@@ -1,0 +1,398 @@
+"""The idempotent producer client: Kafka's ``Sender`` and ``TransactionManager``.
+
+KIP-98 §5: a producer with ``enable.idempotence=true`` obtains a producer id
+and epoch with ``InitProducerId`` and stamps every batch with
+``(producer_id, producer_epoch, base_sequence)``, the sequence counting records
+per partition from 0.  A retried batch keeps its stamp, so the partition
+leader recognises it (``model/producer_state.py``).
+
+What the model keeps of the client (``RecordAccumulator``, ``Sender``,
+``TransactionManager`` in ``clients/.../producer/internals``):
+
+* **Draining.**  A batch gets its sequence when first drained.  At most
+  ``max.in.flight.requests.per.connection`` requests are in flight on the
+  connection to the broker.  With idempotence a *retried* batch is sent only
+  when it is the lowest unacknowledged sequence of its partition
+  (``RecordAccumulator.shouldStopDrainBatchesForPartition``), so retries
+  cannot overtake.
+* **Responses** (``Sender.completeBatch``, ``TransactionManager.canRetry`` /
+  ``handleFailedBatch``, fact sheet §2.3):
+  NONE and DUPLICATE_SEQUENCE_NUMBER complete the batch; OUT_OF_ORDER_SEQUENCE_NUMBER
+  is retried when an earlier batch of the partition is still unresolved (the
+  error is then a consequence of that batch), otherwise the batch fails and an
+  idempotent producer bumps its epoch locally and restarts the partition's
+  sequences at 0 (KIP-360); INVALID_PRODUCER_EPOCH fails the batch; retriable
+  errors are retried while ``retries`` allow.
+* **Timeouts.**  ``request.timeout.ms`` closes the connection: every in-flight
+  request fails and its batch is retried on a new connection (the old request
+  may still reach the broker).  ``delivery.timeout.ms`` fails a batch; if it
+  had been sent, its partition has an *unresolved sequence*: no new batch of
+  the partition is drained (retries still are), and once no sequenced batch of
+  the partition is left, ``TransactionManager.maybeResolveSequences`` either
+  finds the last acknowledged sequence caught up (a later batch succeeded, so
+  the expired one was written) or requests an epoch bump.
+* **Epoch bump** (KIP-360, ``bumpIdempotentProducerEpoch``): epoch + 1, or a
+  new producer id at the epoch limit; the sequenced batches of the partitions
+  that triggered it are re-stamped from sequence 0.  Each partition entry
+  (``TxnPartitionEntry``) keeps the epoch its sequences belong to; a partition
+  moves to the new epoch, restarting at 0, when it next drains a new batch and
+  has no older batch outstanding (``maybeUpdateProducerIdAndEpoch``).
+  Simplification: the model bumps only when no request is in flight, so a
+  re-stamped batch is never on the wire under its old stamp.
+* **Restart** of the application: a new producer instance, a new producer id;
+  records the old instance had not completed are abandoned (never reported
+  acknowledged).
+
+Not modelled: batching several records per batch (each batch carries one
+record), linger, compression, metadata refresh, multiple brokers per producer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from keos.model.clients.producer_config import ProducerConfig
+from keos.model.codec import record
+from keos.model.log.producer_state import next_sequence
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import ProduceRequest, ProduceResponse
+
+__all__ = [
+    "Outcome",
+    "Producer",
+    "ProducerBatch",
+    "TxnPartitionEntry",
+    "bump_epoch",
+    "can_drain",
+    "drain",
+    "expire_batch",
+    "handle_produce_response",
+    "init_producer_id",
+    "new_producer",
+    "record_id",
+    "request_timeout",
+    "resolve_sequence",
+    "restart",
+    "send",
+]
+
+#: Record ids encode the producer: ``producer * RECORDS_PER_PRODUCER + n``.
+RECORDS_PER_PRODUCER = 1000
+
+
+def record_id(producer: int, n: int) -> int:
+    """The id of the ``n``-th record the application hands to ``producer``."""
+    return producer * RECORDS_PER_PRODUCER + n
+
+
+def record_owner(rid: int) -> tuple[int, int]:
+    """``(producer, n)`` for a record id."""
+    return divmod(rid, RECORDS_PER_PRODUCER)
+
+
+def record_label(rid: int) -> str:
+    """Human label ``p0.r1`` for a record id."""
+    p, n = record_owner(rid)
+    return f"p{p}.r{n}"
+
+
+@record
+class ProducerBatch(NamedTuple):
+    """A batch the client has not completed yet (``ProducerBatch``)."""
+
+    partition: int
+    records: tuple[int, ...]
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    in_flight: bool = False
+    attempts: int = 0
+
+    @property
+    def has_sequence(self) -> bool:
+        """Whether the batch was stamped with a sequence (it was drained once)."""
+        return self.base_sequence >= 0
+
+
+@record
+class TxnPartitionEntry(NamedTuple):
+    """The client's sequence bookkeeping for one partition (``TxnPartitionEntry``)."""
+
+    producer_epoch: int = -1
+    next_sequence: int = 0
+    last_acked_sequence: int = -1
+    unresolved: bool = False
+    rewrite: bool = False
+
+
+@record
+class Producer(NamedTuple):
+    """One producer instance (``KafkaProducer``)."""
+
+    producer_id: int
+    producer_epoch: int
+    connection: int
+    next_record: int
+    partitions: tuple[TxnPartitionEntry, ...]
+    batches: tuple[ProducerBatch, ...] = ()
+    epoch_bump_required: bool = False
+
+    @property
+    def in_flight(self) -> int:
+        """Requests in flight on the connection."""
+        return sum(1 for b in self.batches if b.in_flight)
+
+
+class Outcome(NamedTuple):
+    """A client-side transition: the producer, what completed, and the events."""
+
+    producer: Producer
+    acked: tuple[int, ...] = ()
+    failed: tuple[int, ...] = ()
+    events: tuple[str, ...] = ()
+
+
+def new_producer(partitions: int, connection: int = 0, next_record: int = 0) -> Producer:
+    """A producer instance before ``InitProducerId``."""
+    return Producer(-1, -1, connection, next_record, (TxnPartitionEntry(),) * partitions)
+
+
+def init_producer_id(p: Producer, producer_id: int) -> Producer:
+    """InitProducerId for an idempotent producer: a fresh id at epoch 0 (§1.2)."""
+    return p._replace(producer_id=producer_id, producer_epoch=0)
+
+
+def send(p: Producer, partition: int, rid: int) -> Producer:
+    """The application calls ``send``: the record goes into a new batch."""
+    return p._replace(next_record=p.next_record + 1, batches=p.batches + (ProducerBatch(partition, (rid,)),))
+
+
+def _set(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
+    return items[:i] + (value,) + items[i + 1 :]
+
+
+def _sequenced_outstanding(p: Producer, partition: int) -> bool:
+    """Whether the partition has a sequenced batch not yet completed (in flight or retrying)."""
+    return any(b.partition == partition and b.has_sequence for b in p.batches)
+
+
+def _sendable_index(p: Producer, partition: int, config: ProducerConfig) -> int:
+    """Index of the batch the Sender would drain for ``partition``, or -1.
+
+    ``RecordAccumulator.shouldStopDrainBatchesForPartition``: a sequenced
+    (retried) batch goes only when it is the first sequenced batch still
+    outstanding; a new batch waits while the partition has an unresolved
+    sequence or outstanding batches from an older epoch.
+    """
+    first_sequenced = -1
+    for i, b in enumerate(p.batches):
+        if b.partition != partition:
+            continue
+        if b.has_sequence and first_sequenced < 0:
+            first_sequenced = i
+        if b.in_flight:
+            continue
+        if not config.enable_idempotence:
+            return i
+        if b.has_sequence:
+            return i if i == first_sequenced else -1
+        entry = p.partitions[partition]
+        if entry.unresolved:
+            return -1
+        if entry.producer_epoch != p.producer_epoch and _sequenced_outstanding(p, partition):
+            return -1
+        return i
+    return -1
+
+
+def can_drain(p: Producer, partition: int, config: ProducerConfig) -> bool:
+    """Whether :func:`drain` would send a batch of ``partition`` (no objects built)."""
+    if config.enable_idempotence and (p.producer_id < 0 or p.epoch_bump_required):
+        return False
+    if p.in_flight >= config.max_in_flight:
+        return False
+    return _sendable_index(p, partition, config) >= 0
+
+
+def drain(
+    p: Producer, index: int, partition: int, config: ProducerConfig, sequence_space: int
+) -> tuple[Producer, ProduceRequest] | None:
+    """The Sender drains the next batch of ``partition`` into a ProduceRequest."""
+    if not can_drain(p, partition, config):
+        return None
+    i = _sendable_index(p, partition, config)
+    if i < 0:
+        return None
+    b = p.batches[i]
+    entries = p.partitions
+    if config.enable_idempotence and not b.has_sequence:
+        entry = entries[partition]
+        if entry.producer_epoch != p.producer_epoch:
+            entry = TxnPartitionEntry(producer_epoch=p.producer_epoch)
+        b = b._replace(producer_epoch=p.producer_epoch, base_sequence=entry.next_sequence)
+        entry = entry._replace(next_sequence=next_sequence(entry.next_sequence, len(b.records), sequence_space))
+        entries = _set(entries, partition, entry)
+    b = b._replace(in_flight=True, attempts=b.attempts + 1)
+    request = ProduceRequest(
+        producer=index,
+        connection=p.connection,
+        partition=partition,
+        producer_id=p.producer_id if config.enable_idempotence else -1,
+        producer_epoch=b.producer_epoch,
+        base_sequence=b.base_sequence,
+        records=b.records,
+    )
+    return p._replace(batches=_set(p.batches, i, b), partitions=entries), request
+
+
+def _find_in_flight(p: Producer, resp: ProduceResponse) -> int:
+    for i, b in enumerate(p.batches):
+        if (
+            b.in_flight
+            and b.partition == resp.partition
+            and b.base_sequence == resp.base_sequence
+            and b.producer_epoch == resp.producer_epoch
+        ):
+            return i
+    return -1
+
+
+def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
+    """Remove a failed batch; a sent, sequenced batch leaves its sequence unresolved."""
+    b = p.batches[i]
+    p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
+    if config.enable_idempotence and b.has_sequence and b.attempts > 0:
+        entry = p.partitions[b.partition]
+        if entry.producer_epoch == b.producer_epoch:
+            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
+    return p
+
+
+def handle_produce_response(p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int) -> Outcome:
+    """Complete, retry or fail the batch a ProduceResponse answers."""
+    if resp.connection != p.connection:
+        return Outcome(p, events=("stale_response",))
+    i = _find_in_flight(p, resp)
+    if i < 0:
+        return Outcome(p, events=("stale_response",))
+    b = p.batches[i]
+    error = resp.error
+    if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+        p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
+        entry = p.partitions[b.partition]
+        if config.enable_idempotence and entry.producer_epoch == b.producer_epoch:
+            last = next_sequence(b.base_sequence, len(b.records) - 1, sequence_space)
+            if entry.last_acked_sequence < 0 or _seq_after(last, entry.last_acked_sequence, sequence_space):
+                entry = entry._replace(last_acked_sequence=last)
+            p = p._replace(partitions=_set(p.partitions, b.partition, entry))
+        return Outcome(p, acked=b.records)
+    retry = b._replace(in_flight=False)
+    can_retry = b.attempts <= config.retries
+    events: tuple[str, ...] = (f"client_error:{error}",)
+    if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and config.enable_idempotence:
+        entry = p.partitions[b.partition]
+        expected = next_sequence(entry.last_acked_sequence, 1, sequence_space)
+        if b.base_sequence != expected and can_retry:
+            return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
+        p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :], epoch_bump_required=True)
+        p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
+        return Outcome(p, failed=b.records, events=events)
+    if error == Errors.INVALID_PRODUCER_EPOCH:
+        return Outcome(_fail(p, i, config), failed=b.records, events=events)
+    if can_retry:
+        return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
+    return Outcome(_fail(p, i, config), failed=b.records, events=events)
+
+
+def _seq_after(a: int, b: int, space: int) -> bool:
+    """Whether sequence ``a`` comes after ``b`` (within half the space)."""
+    return 0 < (a - b) % space < space // 2
+
+
+def request_timeout(p: Producer, config: ProducerConfig) -> Outcome | None:
+    """``request.timeout.ms`` fires: the connection closes, in-flight batches retry."""
+    if p.in_flight == 0:
+        return None
+    failed: list[int] = []
+    p = p._replace(connection=p.connection + 1)
+    i = 0
+    while i < len(p.batches):
+        b = p.batches[i]
+        if b.in_flight and b.attempts > config.retries:
+            failed.extend(b.records)
+            p = _fail(p, i, config)
+            continue
+        if b.in_flight:
+            p = p._replace(batches=_set(p.batches, i, b._replace(in_flight=False)))
+        i += 1
+    return Outcome(p, failed=tuple(failed), events=("disconnect", "retry"))
+
+
+def expire_batch(p: Producer, partition: int, config: ProducerConfig) -> Outcome | None:
+    """``delivery.timeout.ms`` fires for the oldest sent batch of ``partition``."""
+    for i, b in enumerate(p.batches):
+        if b.partition != partition:
+            continue
+        if b.attempts == 0:
+            return None
+        return Outcome(_fail(p, i, config), failed=b.records, events=("batch_expired",))
+    return None
+
+
+def resolve_sequence(p: Producer, partition: int) -> Outcome | None:
+    """``maybeResolveSequences`` for one partition with an unresolved sequence.
+
+    Only once no sequenced batch of the partition is outstanding: if the last
+    acknowledged sequence is the one before the next sequence, a later batch
+    succeeded, so the expired one was written -- resolved.  Otherwise request
+    an epoch bump that restarts the partition's sequences.
+    """
+    entry = p.partitions[partition]
+    if not entry.unresolved or _sequenced_outstanding(p, partition):
+        return None
+    if entry.last_acked_sequence >= 0 and entry.next_sequence == entry.last_acked_sequence + 1:
+        p = p._replace(partitions=_set(p.partitions, partition, entry._replace(unresolved=False)))
+        return Outcome(p, events=("sequence_resolved",))
+    entry = entry._replace(unresolved=False, rewrite=True)
+    p = p._replace(partitions=_set(p.partitions, partition, entry), epoch_bump_required=True)
+    return Outcome(p, events=("epoch_bump_requested",))
+
+
+def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
+    """KIP-360 epoch bump (``bumpIdempotentProducerEpoch``) once nothing is in flight.
+
+    The sequenced batches of the partitions that asked for it are re-stamped
+    from sequence 0 at the new epoch.  At the epoch limit the producer forgets
+    its id and must InitProducerId again; batches are then stamped afresh.
+    """
+    if not p.epoch_bump_required or p.in_flight:
+        return None
+    if p.producer_epoch + 1 > max_epoch:
+        pid, epoch = -1, -1
+    else:
+        pid, epoch = p.producer_id, p.producer_epoch + 1
+    batches = list(p.batches)
+    entries = list(p.partitions)
+    for q, entry in enumerate(entries):
+        if not entry.rewrite and pid >= 0:
+            continue
+        seq = 0
+        for i, b in enumerate(batches):
+            if b.partition == q and b.has_sequence:
+                if pid >= 0:
+                    batches[i] = b._replace(producer_epoch=epoch, base_sequence=seq)
+                    seq += len(b.records)
+                else:
+                    batches[i] = b._replace(producer_epoch=-1, base_sequence=-1)
+        entries[q] = TxnPartitionEntry(producer_epoch=epoch, next_sequence=seq)
+    return p._replace(
+        producer_id=pid,
+        producer_epoch=epoch,
+        partitions=tuple(entries),
+        batches=tuple(batches),
+        epoch_bump_required=False,
+    )
+
+
+def restart(p: Producer) -> Producer:
+    """The application restarts: a new instance, new connection, no producer id."""
+    return new_producer(len(p.partitions), connection=p.connection + 1, next_record=p.next_record)

@@ -1,0 +1,278 @@
+"""The transactional producer client: Kafka's ``TransactionManager`` state machine.
+
+KIP-98 §6-8; fact sheet §2.3, §3.1.  A :class:`TxnClient` wraps the idempotent
+data path of :mod:`model.clients.producer` (batches, sequences, drain, produce
+responses, delivery timeouts) and adds the transaction API and states::
+
+    UNINITIALIZED -initTransactions-> INITIALIZING -InitProducerId-> READY
+    READY -beginTransaction-> IN_TRANSACTION -commit/abort-> COMMITTING/ABORTING_TRANSACTION
+    COMMITTING/ABORTING -EndTxn NONE-> READY (or INITIALIZING for a KIP-360 bump)
+    any -abortable error-> ABORTABLE_ERROR -abortTransaction-> ABORTING_TRANSACTION
+    any -fatal error-> FATAL_ERROR
+
+Error classification (``TransactionManager`` handlers [src-2024-10]):
+
+* PRODUCER_FENCED, INVALID_PRODUCER_EPOCH from the coordinator, INVALID_TXN_STATE
+  -> fatal.
+* CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+  COORDINATOR_LOAD_IN_PROGRESS -> the request is retried.
+* A failed produce batch (expired, INVALID_PRODUCER_EPOCH (KIP-588),
+  TRANSACTION_ABORTABLE, retries exhausted) -> abortable; with KIP-360 and TV<2
+  it also sets ``epochBumpRequired``: after the abort the client sends
+  InitProducerId(pid, epoch) and restarts its sequences.
+* OUT_OF_ORDER_SEQUENCE_NUMBER -> abortable with KIP-360, fatal without.
+
+The Sender sends one coordinator request at a time.  Under TV<2 a batch for a
+partition not yet in the transaction waits for AddPartitionsToTxn; under TV2
+the client sends no AddPartitionsToTxn (the leader adds the partition) and
+EndTxn returns the bumped epoch.  Commit waits until every batch is
+acknowledged (``flush``); abort drops undrained batches and waits for the
+in-flight ones (``Sender.maybeSendAndPollTransactionalRequest``).
+Without KIP-360 the sequence of a failed batch is reused by the next batch
+(``adjustSequencesDueToFailedBatch``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from keos.model.clients import producer as prod
+from keos.model.codec import record
+from keos.model.log.producer_state import next_sequence
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    EndTxnRequest,
+    EndTxnResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ProduceResponse,
+)
+
+__all__ = ["ClientState", "TxnClient", "abortable_error", "fatal_error", "new_client"]
+
+RETRIABLE_COORDINATOR_ERRORS = (
+    Errors.CONCURRENT_TRANSACTIONS,
+    Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_COORDINATOR,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS,
+)
+
+
+class ClientState:
+    """``TransactionManager.State``."""
+
+    UNINITIALIZED = "UNINITIALIZED"
+    INITIALIZING = "INITIALIZING"
+    READY = "READY"
+    IN_TRANSACTION = "IN_TRANSACTION"
+    COMMITTING = "COMMITTING_TRANSACTION"
+    ABORTING = "ABORTING_TRANSACTION"
+    ABORTABLE_ERROR = "ABORTABLE_ERROR"
+    FATAL_ERROR = "FATAL_ERROR"
+
+
+C = ClientState
+
+
+@record
+class TxnClient(NamedTuple):
+    """One transactional producer instance.
+
+    ``txn`` is the index of the application's current (or next) transaction;
+    ``added`` the partitions the coordinator confirmed (TV2: produced to);
+    ``pending_add`` partitions waiting for AddPartitionsToTxn.
+    """
+
+    transactional_id: int
+    data: prod.Producer
+    state: str = C.UNINITIALIZED
+    tc_connection: int = 0
+    inflight: bool = False
+    txn: int = 0
+    added: tuple[int, ...] = ()
+    pending_add: tuple[int, ...] = ()
+    epoch_bump_required: bool = False
+
+
+def new_client(transactional_id: int, partitions: int) -> TxnClient:
+    """A producer before ``initTransactions``."""
+    return TxnClient(transactional_id, prod.new_producer(partitions))
+
+
+# -- application API ------------------------------------------------------------------------------
+
+
+def init_transactions(c: TxnClient) -> TxnClient | None:
+    """``initTransactions()``."""
+    return c._replace(state=C.INITIALIZING) if c.state == C.UNINITIALIZED else None
+
+
+def begin_transaction(c: TxnClient, transactions: int) -> TxnClient | None:
+    """``beginTransaction()`` (local), while the application has transactions left."""
+    if c.state != C.READY or c.txn >= transactions:
+        return None
+    return c._replace(state=C.IN_TRANSACTION, added=(), pending_add=())
+
+
+def send(c: TxnClient, partition: int, rid: int, tv: int) -> TxnClient:
+    """``send()``: the record is batched; under TV<2 its partition awaits AddPartitionsToTxn."""
+    c = c._replace(data=prod.send(c.data, partition, rid))
+    if tv < 2 and partition not in c.added and partition not in c.pending_add:
+        c = c._replace(pending_add=tuple(sorted((*c.pending_add, partition))))
+    return c
+
+
+def commit_transaction(c: TxnClient) -> TxnClient | None:
+    """``commitTransaction()``."""
+    return c._replace(state=C.COMMITTING) if c.state == C.IN_TRANSACTION else None
+
+
+def abort_transaction(c: TxnClient) -> TxnClient | None:
+    """``abortTransaction()``: undrained batches are dropped."""
+    if c.state not in (C.IN_TRANSACTION, C.ABORTABLE_ERROR):
+        return None
+    return _drop_undrained(c)._replace(state=C.ABORTING)
+
+
+def _drop_undrained(c: TxnClient) -> TxnClient:
+    batches = tuple(b for b in c.data.batches if b.has_sequence)
+    pending = c.pending_add if c.inflight else ()
+    return c._replace(data=c.data._replace(batches=batches), pending_add=pending)
+
+
+# -- the Sender's coordinator requests -----------------------------------------------------------------
+
+
+def next_txn_request(c: TxnClient, index: int, tv: int, kip_360: bool) -> tuple[TxnClient, Any] | None:
+    """The next coordinator request (``TransactionManager.nextRequest``), or a local completion.
+
+    Returns ``(client, request)``; ``request`` is ``None`` when the client
+    completes a transaction that never reached the coordinator.
+    """
+    if c.inflight:
+        return None
+    conn = c.tc_connection
+    sent = c._replace(inflight=True)
+    if c.state == C.INITIALIZING:
+        pid, epoch = (c.data.producer_id, c.data.producer_epoch) if kip_360 else (-1, -1)
+        return sent, InitProducerIdRequest(index, conn, c.transactional_id, pid, epoch)
+    if c.state in (C.IN_TRANSACTION, C.COMMITTING) and c.pending_add:
+        return sent, AddPartitionsToTxnRequest(
+            index, conn, c.transactional_id, c.data.producer_id, c.data.producer_epoch, c.pending_add
+        )
+    if c.state in (C.COMMITTING, C.ABORTING) and not c.data.batches and not c.pending_add:
+        if not c.added:
+            return _finish(c, tv, kip_360), None
+        committed = c.state == C.COMMITTING
+        return sent, EndTxnRequest(
+            index, conn, c.transactional_id, c.data.producer_id, c.data.producer_epoch, committed
+        )
+    return None
+
+
+def _finish(c: TxnClient, tv: int, kip_360: bool, pid: int = -1, epoch: int = -1) -> TxnClient:
+    """The transaction is over: next transaction, fresh sequences if the epoch changed."""
+    data = c.data
+    if pid >= 0 and (pid, epoch) != (data.producer_id, data.producer_epoch):
+        data = _fresh_data(data, pid, epoch)
+    else:
+        parts = tuple(
+            e._replace(next_sequence=next_sequence(e.last_acked_sequence, 1, 2**31), unresolved=False, rewrite=False)
+            if e.unresolved or e.rewrite
+            else e
+            for e in data.partitions
+        )
+        data = data._replace(partitions=parts, epoch_bump_required=False)
+    bump = c.epoch_bump_required and kip_360 and tv < 2
+    state = C.INITIALIZING if bump else C.READY
+    return c._replace(data=data, state=state, txn=c.txn + 1, added=(), pending_add=(), inflight=False)
+
+
+def _fresh_data(data: prod.Producer, pid: int, epoch: int) -> prod.Producer:
+    fresh = prod.new_producer(len(data.partitions), data.connection, data.next_record)
+    return fresh._replace(producer_id=pid, producer_epoch=epoch, batches=data.batches)
+
+
+def _fatal(c: TxnClient) -> TxnClient:
+    return c._replace(state=C.FATAL_ERROR, inflight=False)
+
+
+def _abortable(c: TxnClient, tv: int, kip_360: bool) -> TxnClient:
+    if c.state in (C.FATAL_ERROR, C.ABORTING):
+        return c
+    bump = c.epoch_bump_required or (kip_360 and tv < 2)
+    return _drop_undrained(c._replace(state=C.ABORTABLE_ERROR, epoch_bump_required=bump))
+
+
+def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tuple[TxnClient, str, tuple[str, ...]]:
+    """Handle a coordinator response; returns the client, the transaction outcome
+    (``"committed"``, ``"aborted"`` or ``""``) and events."""
+    if resp.connection != c.tc_connection or not c.inflight:
+        return c, "", ("stale_response",)
+    c = c._replace(inflight=False)
+    err = resp.error
+    if err in RETRIABLE_COORDINATOR_ERRORS:
+        return c, "", (f"client_error:{err}", "retry")
+    if isinstance(resp, InitProducerIdResponse):
+        if err != Errors.NONE:
+            return _fatal(c), "", (f"client_error:{err}", "client_fatal")
+        data = _fresh_data(c.data, resp.producer_id, resp.producer_epoch)._replace(batches=())
+        return c._replace(data=data, state=C.READY, epoch_bump_required=False), "", ("client_initialized",)
+    if isinstance(resp, AddPartitionsToTxnResponse):
+        if err == Errors.NONE:
+            added = tuple(sorted(set(c.added) | set(resp.partitions)))
+            pending = tuple(p for p in c.pending_add if p not in resp.partitions)
+            return c._replace(added=added, pending_add=pending), "", ()
+        if err == Errors.INVALID_PRODUCER_ID_MAPPING:
+            return _abortable(c, tv, kip_360), "", (f"client_error:{err}", "client_abortable")
+        return _fatal(c), "", (f"client_error:{err}", "client_fatal")
+    if isinstance(resp, EndTxnResponse):
+        if err != Errors.NONE:
+            return _fatal(c), "", (f"client_error:{err}", "client_fatal")
+        outcome = "committed" if c.state == C.COMMITTING else "aborted"
+        pid, epoch = (resp.producer_id, resp.producer_epoch) if tv >= 2 else (-1, -1)
+        return _finish(c, tv, kip_360, pid, epoch), outcome, (f"client_txn_{outcome}",)
+    return c, "", ()
+
+
+def handle_produce_response(
+    c: TxnClient, resp: ProduceResponse, config: Any, tv: int, kip_360: bool
+) -> tuple[TxnClient, tuple[int, ...], tuple[str, ...]]:
+    """The data path's response; a failed batch makes the transaction abortable (or fatal)."""
+    out = prod.handle_produce_response(c.data, resp, config, 2**31)
+    c = c._replace(data=out.producer._replace(epoch_bump_required=False))
+    if not out.failed:
+        return c, out.acked, out.events
+    return classify_batch_failure(c, resp.error, tv, kip_360), out.acked, (*out.events, "batch_failed")
+
+
+def classify_batch_failure(c: TxnClient, error: str, tv: int, kip_360: bool) -> TxnClient:
+    """``TransactionManager.handleFailedBatch`` / ``maybeTransitionToErrorState``."""
+    if error == Errors.INVALID_TXN_STATE or (error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and not kip_360):
+        return _fatal(c)
+    return _abortable(c, tv, kip_360)
+
+
+def abortable_error(c: TxnClient) -> TxnClient:
+    """An abortable error outside the data path, with no epoch bump.
+
+    ``TxnOffsetCommitHandler``: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (a
+    ``CommitFailedException``), TRANSACTION_ABORTABLE (fact sheet §3.2).
+    """
+    if c.state in (C.FATAL_ERROR, C.ABORTING):
+        return c
+    return _drop_undrained(c._replace(state=C.ABORTABLE_ERROR))
+
+
+def fatal_error(c: TxnClient) -> TxnClient:
+    """A fatal error (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH from TxnOffsetCommit)."""
+    return _fatal(c)
+
+
+def txn_request_timeout(c: TxnClient) -> TxnClient | None:
+    """``request.timeout.ms`` for the coordinator request: new connection, retry later."""
+    if not c.inflight:
+        return None
+    return c._replace(inflight=False, tc_connection=c.tc_connection + 1)

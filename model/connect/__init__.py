@@ -1,0 +1,1 @@
+"""Kafka Connect's exactly-once source support (KIP-618): herder, workers, source tasks, config and offsets topics."""

@@ -1,0 +1,151 @@
+"""Kafka Connect's config topic as ``KafkaConfigBackingStore`` reads it (KIP-618, fact sheet §5.3).
+
+The config topic is one partition (a :class:`~model.log.partition.PartitionLeader`)
+holding, for the modelled connector ``source``:
+
+* ``task-source-<n>``: the config of task ``n`` of a new set of task configs;
+* ``commit-source``: the tasks-commit record with the task count, which makes
+  the preceding task configs effective.  Each applied commit increments the
+  connector's ``taskConfigGeneration`` (from 0) and adds the connector to
+  ``connectorsPendingFencing``;
+* ``tasks-fencing-source``: the **task-count record** {task-count}.  Reading it
+  sets ``connectorTaskCountRecords`` and removes the connector from
+  ``connectorsPendingFencing`` (seed section 八: a task-count record that
+  follows the latest task configs means the tasks may start without fencing).
+
+Records are written by the leader's transactional producer
+(``connect-cluster-${groupId}``, section 十一) or, without exactly-once
+support on the leader, by a plain producer.  Every worker reads the topic with
+``isolation.level=read_committed``: the snapshot of a worker that has read up
+to offset ``upto`` is :func:`model.clients.consumer.fetch` (read_committed) of the log
+prefix -- records below a worker's read position were decided when it read
+them, so the prefix view is stable.
+
+Record values are ints (the model's record ids) that encode the key, the
+generation the writer observed, the task or count, and -- for explanations
+and the invariants only -- the writing worker.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+from keos.model.clients.consumer import READ_COMMITTED, fetch
+from keos.model.log.partition import PartitionLeader, last_stable_offset
+
+__all__ = [
+    "COMMIT",
+    "CONNECTOR",
+    "GROUP_ID",
+    "TASK_CONFIG",
+    "TASK_COUNT",
+    "ConfigRecord",
+    "ConfigSnapshot",
+    "config_record",
+    "config_record_label",
+    "decode_config_record",
+    "read_to_end",
+    "snapshot",
+    "task_count_follows_generation",
+]
+
+#: The modelled connector's name and the Connect cluster's ``group.id``.
+CONNECTOR = "source"
+GROUP_ID = "connect"
+
+#: Record kinds (the key prefixes of ``KafkaConfigBackingStore``).
+TASK_CONFIG = 1
+COMMIT = 2
+TASK_COUNT = 3
+
+_BASE = 10_000_000
+_KIND_NAMES = {TASK_CONFIG: "task", COMMIT: "commit", TASK_COUNT: "tasks-fencing"}
+
+
+class ConfigRecord(NamedTuple):
+    """A decoded config-topic record: key kind, writing worker (-1: history), generation, task or count."""
+
+    kind: int
+    writer: int
+    generation: int
+    value: int
+
+
+def config_record(kind: int, writer: int, generation: int, value: int) -> int:
+    """Encode a config-topic record as a record id."""
+    return _BASE + kind * 1_000_000 + (writer + 1) * 10_000 + generation * 100 + value
+
+
+def decode_config_record(rid: int) -> ConfigRecord:
+    """Decode :func:`config_record`."""
+    rest = rid - _BASE
+    kind, rest = divmod(rest, 1_000_000)
+    w1, rest = divmod(rest, 10_000)
+    generation, value = divmod(rest, 100)
+    return ConfigRecord(kind, w1 - 1, generation, value)
+
+
+def config_record_label(rid: int) -> str:
+    """``task-source-1@g1``, ``commit-source{tasks=2}@g1``, ``tasks-fencing-source{task-count=2}`` (by wN)."""
+    r = decode_config_record(rid)
+    by = f" by w{r.writer}" if r.writer >= 0 else ""
+    if r.kind == TASK_CONFIG:
+        return f"task-{CONNECTOR}-{r.value}@g{r.generation}{by}"
+    if r.kind == COMMIT:
+        return f"commit-{CONNECTOR}{{tasks={r.value}}}@g{r.generation}{by}"
+    return f"tasks-fencing-{CONNECTOR}{{task-count={r.value}}}{by}"
+
+
+class ConfigSnapshot(NamedTuple):
+    """``ClusterConfigState`` for the connector, as of a read position.
+
+    ``generation`` is ``taskConfigGeneration`` (-1 before any commit),
+    ``task_count`` the task count of the latest commit, ``pending_fencing``
+    whether the connector is in ``connectorsPendingFencing`` and
+    ``task_count_record`` the latest task-count record (-1: none).
+    """
+
+    generation: int
+    task_count: int
+    pending_fencing: bool
+    task_count_record: int
+    offset: int
+
+
+def read_to_end(leader: PartitionLeader) -> int:
+    """``KafkaBasedLog.readToEnd`` with read_committed: the end offset is the LSO."""
+    return last_stable_offset(leader)
+
+
+def _prefix(leader: PartitionLeader, upto: int) -> PartitionLeader:
+    # Everything below ``upto`` was decided when the worker read it: a log cut there
+    # has no open transaction, so its LSO is ``upto``.
+    return leader._replace(log=leader.log[:upto], high_watermark=upto, producers=())
+
+
+@lru_cache(maxsize=65536)
+def snapshot(leader: PartitionLeader, upto: int) -> ConfigSnapshot:
+    """The snapshot of a worker that has read the config topic up to ``upto`` (read_committed)."""
+    generation, count, pending, record = -1, 0, False, -1
+    for rid in fetch(_prefix(leader, upto), READ_COMMITTED):
+        r = decode_config_record(rid)
+        if r.kind == COMMIT:
+            generation, count, pending = generation + 1, r.value, True
+        elif r.kind == TASK_COUNT:
+            record, pending = r.value, False
+    return ConfigSnapshot(generation, count, pending, record, upto)
+
+
+@lru_cache(maxsize=65536)
+def task_count_follows_generation(leader: PartitionLeader, generation: int) -> bool:
+    """Whether the committed topic has a task-count record after the commit of ``generation`` (section 八)."""
+    seen = -1
+    after = False
+    for rid in fetch(leader, READ_COMMITTED):
+        r = decode_config_record(rid)
+        if r.kind == COMMIT:
+            seen += 1
+        elif r.kind == TASK_COUNT and seen >= generation:
+            after = True
+    return after and seen >= generation

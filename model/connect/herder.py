@@ -1,0 +1,301 @@
+"""The distributed herder: leadership, assignment, rebalance, the zombie-fencing round, preflight.
+
+``DistributedHerder`` (fact sheet §5.2, §5.4; seed sections 八, 十一, 五):
+
+* **Rebalance.**  The workers that are running rejoin the group; a paused or
+  crashed worker is dropped (session timeout).  The leader stays if it is
+  still a member, otherwise the first member leads (Connect picks the member
+  with the most recent config offset; all members here read to the end).  The
+  leader reads the config topic to the end and assigns the tasks of the latest
+  generation round-robin over the members sorted by id (``EagerAssignor``).
+* **Write privileges** (section 十一).  A new leader with
+  ``exactly.once.source.support`` preparing or enabled claims the config topic
+  (``claimWritePrivileges``, in its first tick: the same step as the rebalance): ``initTransactions()`` on
+  ``connect-cluster-${groupId}`` fences every older leader.  A failed
+  privileged write sets ``fencedFromConfigTopic`` and the leader reclaims on
+  its next tick.
+* **Zombie-fencing round** (:func:`fencing_plan`, ``doFenceZombieSourceTasks``):
+  read the config topic to the end; if the connector is not pending fencing,
+  answer 200 at once; if there is no task-count record yet, or both the
+  recorded and the current task count are 1 (the single new task fences the
+  single old one with its own ``initTransactions``, seed section 八 footnote),
+  skip the fencing; otherwise ``Admin.fenceProducers`` the transactional ids
+  of tasks 0..record-1.  Then re-read: a task-config generation that advanced
+  meanwhile is a 409 CONFLICT; else write the task-count record = the current
+  task count through the leader's transactional producer.
+* **Preflight validation** (:func:`preflight_errors`, seed section 五).
+"""
+
+from __future__ import annotations
+
+from keos.model.connect import config_topic as cfgt
+from keos.model.connect import source_task as task
+from keos.model.connect.cluster import ConnectCluster
+from keos.model.connect.config_topic import ConfigSnapshot
+from keos.model.connect.producers import (
+    append_plain,
+    end_transaction,
+    fence_producers,
+    init_transactions,
+    send_transactional,
+)
+from keos.model.connect.records import CONFIG_TOPIC, LEADER_TID, ConnectState, task_tid
+from keos.model.connect.worker import TaskPhase as P
+from keos.model.connect.worker import WorkerStatus as W
+from keos.model.connect.worker import ZombieFencing
+from keos.model.protocol.errors import Errors
+
+__all__ = [
+    "FENCE",
+    "NOTHING_TO_DO",
+    "WRITE_ONLY",
+    "assignment",
+    "claim_write_privileges",
+    "commit_task_count_record",
+    "elect_leader",
+    "fail_config_write",
+    "fail_zombie_fencing",
+    "fence_zombies",
+    "fencing_plan",
+    "preflight_errors",
+    "rebalance",
+    "reconfigure",
+    "transactional_leader",
+    "write_task_count_record",
+]
+
+Result = tuple[ConnectState, tuple[str, ...]] | None
+
+#: Outcomes of :func:`fencing_plan`.
+NOTHING_TO_DO = "not_pending"
+WRITE_ONLY = "write_only"
+FENCE = "fence"
+
+
+def fencing_plan(snap: ConfigSnapshot) -> tuple[str, tuple[int, ...]]:
+    """What the round does for a snapshot: (outcome, the tasks whose producers to fence)."""
+    if not snap.pending_fencing:
+        return NOTHING_TO_DO, ()
+    record = snap.task_count_record
+    if record < 0 or (record == 1 and snap.task_count == 1):
+        return WRITE_ONLY, ()
+    return FENCE, tuple(range(record))
+
+
+def elect_leader(current: int, members: tuple[int, ...]) -> int:
+    """The group's leader after a rebalance (-1 if nobody is left)."""
+    if current in members:
+        return current
+    return members[0] if members else -1
+
+
+def assignment(members: tuple[int, ...], task_count: int, workers: int) -> tuple[tuple[int, ...], ...]:
+    """Tasks per worker: task ``n`` goes to ``members[n mod len(members)]``."""
+    out: list[list[int]] = [[] for _ in range(workers)]
+    if members:
+        for n in range(task_count):
+            out[members[n % len(members)]].append(n)
+    return tuple(tuple(x) for x in out)
+
+
+def transactional_leader(support: str, flag: bool) -> bool:
+    """``transactionalLeaderEnabled``: support preparing or enabled (and the protocol switch on)."""
+    return flag and support in ("preparing", "enabled")
+
+
+def preflight_errors(
+    exactly_once_support: str,
+    connector_exactly_once: str,
+    transaction_boundary: str,
+    connector_boundaries: str,
+    validating_worker_support: str,
+) -> list[str]:
+    """``AbstractHerder.validateConnectorConfig`` for a source connector under KIP-618 (seed section 五)."""
+    errors: list[str] = []
+    if exactly_once_support == "required":
+        if validating_worker_support != "enabled":
+            errors.append(
+                "exactly.once.support: 'required' but the worker validating the connector does not have "
+                "exactly.once.source.support=enabled"
+            )
+        if connector_exactly_once == "UNSUPPORTED":
+            errors.append(
+                "exactly.once.support: the connector does not provide exactly-once support with the given "
+                "configuration (SourceConnector::exactlyOnceSupport returned UNSUPPORTED)"
+            )
+        elif connector_exactly_once == "null":
+            errors.append(
+                "exactly.once.support: Connect cannot determine whether the connector provides exactly-once "
+                "guarantees (exactlyOnceSupport returned null); consult its documentation and consider 'requested'"
+            )
+    if transaction_boundary == "connector" and connector_boundaries != "SUPPORTED":
+        errors.append(
+            "transaction.boundary: the connector does not support defining its own transaction boundaries "
+            f"(canDefineTransactionBoundaries returned {connector_boundaries}); use 'poll' or 'interval'"
+        )
+    return errors
+
+
+# -- the herder's steps (handlers of :class:`model.systems.connect.ConnectSystem`) ----------------------
+
+
+def _fenced_from_config_topic(sys: ConnectCluster, s: ConnectState, w: int, answer: bool) -> ConnectState:
+    """``PrivilegedWriteException``: set ``fencedFromConfigTopic``, drop the round, fail its requesters (500)."""
+    s = sys._put(s, w, s.workers[w]._replace(fenced_from_config_topic=True, fencing=None))
+    return sys._answer_requesters(s, P.FAILED) if answer else s
+
+
+def claim_write_privileges(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """``claimWritePrivileges``: a new ``connect-cluster-${groupId}`` producer runs initTransactions (section 十一)."""
+    kafka, handle, events = init_transactions(s.kafka, LEADER_TID, len(s.kafka.partitions), sys.cc)
+    if handle is None:
+        return None
+    end = len(kafka.partitions[CONFIG_TOPIC].log)
+    s = s._replace(kafka=kafka, ghost=s.ghost._replace(claims=(*s.ghost.claims, (w, end))))
+    wk = s.workers[w]._replace(config_producer=handle, fenced_from_config_topic=False)
+    return sys._put(s, w, wk), (*events, "claimed_write_privileges")
+
+
+def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """``doFenceZombieSourceTasks`` up to Admin.fenceProducers (fact sheet §5.4 steps 2-3)."""
+    config = sys._config(s)
+    end = cfgt.read_to_end(config)
+    snap = cfgt.snapshot(config, end)
+    s = sys._put(s, w, s.workers[w]._replace(config_generation=snap.generation))
+    outcome, tasks = fencing_plan(snap)
+    if outcome == NOTHING_TO_DO:
+        return sys._answer_requesters(s, P.FENCING_DONE), ("fencing_not_needed",)
+    events: tuple[str, ...] = ("fencing_skipped",)
+    if snap.task_count_record == 1 and snap.task_count == 1:
+        events = ("fencing_skipped", "fencing_shortcut_1_to_1")
+    if outcome == FENCE:
+        kafka, ok, more = fence_producers(s.kafka, tuple(task_tid(n) for n in tasks), sys.cc)
+        s = s._replace(kafka=kafka)
+        events = (*more, "fence_producers")
+        if not ok:
+            return sys._answer_requesters(s, P.FAILED), (*events, "fencing_failed")
+    round_ = ZombieFencing(snap.generation, snap.task_count)
+    return sys._put(s, w, s.workers[w]._replace(fencing=round_)), events
+
+
+def fail_zombie_fencing(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """Admin.fenceProducers fails (coordinator unreachable, missing ACLs): 500, the requesting tasks fail."""
+    return sys._answer_requesters(s, P.FAILED), ("fencing_failed",)
+
+
+def _task_count_record(sys: ConnectCluster, w: int, round_: ZombieFencing) -> int:
+    return cfgt.config_record(cfgt.TASK_COUNT, w, round_.generation, round_.task_count)
+
+
+def write_task_count_record(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """Re-read the config topic (409 if the generation moved), then send the task-count record."""
+    wk = s.workers[w]
+    round_ = wk.fencing
+    assert round_ is not None
+    wk = wk._replace(config_generation=sys._latest(s).generation)
+    if wk.config_generation != round_.generation:
+        s = sys._put(s, w, wk._replace(fencing=None))
+        return sys._answer_requesters(s, P.FAILED), ("fencing_409_conflict",)
+    if not sys._txn_leader(w):
+        return sys._put(s, w, wk._replace(fencing=round_._replace(phase="sent"))), ("task_count_record_batched",)
+    assert wk.config_producer is not None
+    rid = _task_count_record(sys, w, round_)
+    kafka, h, error, events = send_transactional(s.kafka, wk.config_producer, CONFIG_TOPIC, (rid,), sys.flags)
+    s = sys._put(s._replace(kafka=kafka), w, wk)
+    if error != Errors.NONE:
+        return _fenced_from_config_topic(sys, s, w, True), (*events, "config_write_fenced")
+    wk = wk._replace(config_producer=h, fencing=round_._replace(phase="sent"))
+    return sys._put(s, w, wk), (*events, "task_count_record_sent")
+
+
+def commit_task_count_record(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """Commit (transactional leader) or flush (plain producer) the task-count record; answer 200."""
+    wk = s.workers[w]
+    round_ = wk.fencing
+    assert round_ is not None
+    events: tuple[str, ...] = ()
+    if sys._txn_leader(w):
+        assert wk.config_producer is not None
+        kafka, h, error, events = end_transaction(s.kafka, wk.config_producer, True, sys.cc)
+        s = s._replace(kafka=kafka)
+        if error != Errors.NONE:
+            return _fenced_from_config_topic(sys, s, w, True), (*events, "config_write_fenced")
+        wk = wk._replace(config_producer=h)
+    else:
+        kafka, _ = append_plain(s.kafka, CONFIG_TOPIC, (_task_count_record(sys, w, round_),), sys.flags)
+        s = s._replace(kafka=kafka)
+    wk = wk._replace(fencing=None, config_generation=sys._latest(s).generation)
+    s = sys._answer_requesters(sys._put(s, w, wk), P.FENCING_DONE)
+    return s, (*events, "task_count_record_written")
+
+
+def fail_config_write(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """The privileged write of the task-count record fails: the leader must reclaim its privileges."""
+    return _fenced_from_config_topic(sys, s, w, True), ("privileged_write_failed",)
+
+
+def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """The connector requests a task reconfiguration: task configs and a commit record, in one transaction."""
+    snap = sys._latest(s)
+    g = snap.generation + 1
+    count = sys.topo.task_counts[g]
+    records = (
+        *(cfgt.config_record(cfgt.TASK_CONFIG, w, g, n) for n in range(count)),
+        cfgt.config_record(cfgt.COMMIT, w, g, count),
+    )
+    wk = s.workers[w]
+    events: tuple[str, ...] = ()
+    if sys._txn_leader(w):
+        assert wk.config_producer is not None
+        kafka, h, error, events = send_transactional(s.kafka, wk.config_producer, CONFIG_TOPIC, records, sys.flags)
+        if error == Errors.NONE:
+            kafka, h, error, more = end_transaction(kafka, h, True, sys.cc)
+            events = (*events, *more)
+        s = s._replace(kafka=kafka)
+        if error != Errors.NONE:
+            return _fenced_from_config_topic(sys, s, w, False), (*events, "config_write_fenced")
+        wk = wk._replace(config_producer=h)
+    else:
+        kafka, _ = append_plain(s.kafka, CONFIG_TOPIC, records, sys.flags)
+        s = s._replace(kafka=kafka)
+    s = sys._put(s, w, wk._replace(config_generation=sys._latest(s).generation))
+    return s._replace(rebalance_pending=True), (*events, "reconfigured")
+
+
+def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
+    """A rebalance: running workers rejoin, the leader assigns the latest generation's tasks.
+
+    Members stop the instances they lost or whose task configs changed
+    (committing their open transaction first) and drop failed ones; a worker
+    that is no longer leader relinquishes its write privileges.  Paused and
+    crashed workers leave the group but keep their (stale) local state.
+    """
+    members = tuple(w for w, wk in enumerate(s.workers) if wk.status == W.RUNNING)
+    leader = elect_leader(s.leader, members)
+    config = sys._config(s)
+    end = cfgt.read_to_end(config)
+    snap = cfgt.snapshot(config, end)
+    asg = assignment(members, snap.task_count, len(s.workers))
+    events: tuple[str, ...] = ("rebalance",)
+    for w, wk in enumerate(s.workers):
+        if w not in members:
+            s = sys._put(s, w, wk._replace(member=False))
+            continue
+        for inst in wk.tasks:
+            if inst.phase == P.FAILED or inst.task not in asg[w] or inst.generation != snap.generation:
+                s, more = task.stop(sys, s, w, inst)
+                events = (*events, *more)
+        wk = s.workers[w]._replace(member=True, leader=w == leader, assigned=asg[w], config_generation=snap.generation)
+        if w != leader:
+            wk = wk._replace(config_producer=None, fenced_from_config_topic=False, fencing=None)
+        s = sys._put(s, w, wk)
+    if leader != s.leader:
+        events = (*events, "leader_changed")
+        if leader >= 0 and not sys._txn_leader(leader):
+            s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (leader, end))))
+    if leader >= 0 and sys._txn_leader(leader) and s.workers[leader].config_producer is None:
+        # The new leader's first tick: claimWritePrivileges before it serves any request.
+        claimed = claim_write_privileges(sys, s, leader)
+        if claimed is not None:
+            s, events = claimed[0], (*events, *claimed[1])
+    return s._replace(leader=leader, rebalance_pending=False), events

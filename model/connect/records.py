@@ -1,0 +1,172 @@
+"""Configuration, ghost history and state records of the Connect model (:mod:`model.systems.connect`).
+
+Layout of the Kafka cluster the Connect cluster uses:
+
+* partitions: :data:`CONFIG_TOPIC` (the config topic, one partition),
+  :data:`GLOBAL_OFFSETS` (the worker's global offsets topic),
+  :data:`CONNECTOR_OFFSETS` (the connector's own ``offsets.storage.topic``,
+  used when configured), :data:`OUTPUT` (the connector's target topic);
+* transactional ids: :data:`LEADER_TID` = ``connect-cluster-${groupId}``,
+  ``task_tid(n)`` = ``${groupId}-${connector}-${n}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
+
+from keos.model.codec import record
+from keos.model.connect.config_topic import CONNECTOR, GROUP_ID
+from keos.model.connect.producers import KafkaCluster
+from keos.model.connect.worker import ConnectWorker
+
+__all__ = [
+    "CONFIG_TOPIC",
+    "CONNECTOR_OFFSETS",
+    "CONNECT_FAULT_KINDS",
+    "GLOBAL_OFFSETS",
+    "LEADER_TID",
+    "OUTPUT",
+    "PARTITION_NAMES",
+    "SUPPORT_LEVELS",
+    "ConnectConfig",
+    "ConnectFaultBudget",
+    "ConnectGhost",
+    "ConnectState",
+    "ConnectTopology",
+    "task_tid",
+    "transactional_id_name",
+]
+
+CONFIG_TOPIC, GLOBAL_OFFSETS, CONNECTOR_OFFSETS, OUTPUT = 0, 1, 2, 3
+PARTITION_NAMES = ("connect-configs", "connect-offsets", f"{CONNECTOR}-offsets", f"{CONNECTOR}-output")
+LEADER_TID = 0
+
+#: ``exactly.once.source.support`` values (fact sheet §5.1).
+SUPPORT_LEVELS = ("disabled", "preparing", "enabled")
+
+CONNECT_FAULT_KINDS = ("pause", "crash", "fencing_failure", "config_write_failure", "manual_restart")
+
+
+def task_tid(task: int) -> int:
+    """The coordinator index of task ``task``'s transactional id."""
+    return 1 + task
+
+
+def transactional_id_name(tid: int) -> str:
+    """``connect-cluster-connect`` or ``connect-source-<n>`` (``Worker.taskTransactionalId``)."""
+    if tid == LEADER_TID:
+        return f"connect-cluster-{GROUP_ID}"
+    return f"{GROUP_ID}-{CONNECTOR}-{tid - 1}"
+
+
+@dataclass(frozen=True)
+class ConnectTopology:
+    """The Connect cluster and the connector.
+
+    Attributes:
+        workers: ``exactly.once.source.support`` of each worker.
+        leader: the initial leader.
+        task_counts: the task count of each task-config generation; generation
+            0 is committed in the config topic initially, each later one is
+            written by a reconfiguration.
+        owners: per generation, the task that reads each source partition.
+        records: records per source partition.
+        transaction_boundary: ``poll`` | ``interval`` | ``connector``.
+        exactly_once_support: the connector's ``exactly.once.support``
+            (``requested`` | ``required``).
+        connector_exactly_once: what ``SourceConnector::exactlyOnceSupport``
+            returns (``SUPPORTED`` | ``UNSUPPORTED`` | ``null``).
+        connector_boundaries: what ``canDefineTransactionBoundaries`` returns.
+        offsets_topic: ``global`` or ``connector`` (``offsets.storage.topic`` set).
+        max_connector_aborts: how often the connector may abort a transaction
+            (``TransactionContext.abortTransaction``).
+    """
+
+    workers: tuple[str, ...] = ("enabled", "enabled")
+    leader: int = 0
+    task_counts: tuple[int, ...] = (1,)
+    owners: tuple[tuple[int, ...], ...] = ((0,),)
+    records: int = 1
+    transaction_boundary: str = "poll"
+    exactly_once_support: str = "requested"
+    connector_exactly_once: str = "SUPPORTED"
+    connector_boundaries: str = "UNSUPPORTED"
+    offsets_topic: str = "global"
+    max_connector_aborts: int = 0
+
+    @property
+    def source_partitions(self) -> int:
+        """Number of source partitions."""
+        return len(self.owners[0])
+
+    @property
+    def max_tasks(self) -> int:
+        """The largest task count of any generation."""
+        return max(self.task_counts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The topology as JSON."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class ConnectFaultBudget:
+    """Fault budgets per kind (:data:`CONNECT_FAULT_KINDS`) and in total."""
+
+    pause: int = 0
+    crash: int = 0
+    fencing_failure: int = 0
+    config_write_failure: int = 0
+    manual_restart: int = 0
+    total: int = 1
+
+    def limits(self) -> tuple[int, ...]:
+        """Per-kind limits in :data:`CONNECT_FAULT_KINDS` order."""
+        return tuple(getattr(self, k) for k in CONNECT_FAULT_KINDS)
+
+    def to_json(self) -> dict[str, int]:
+        """The budget as JSON."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class ConnectConfig:
+    """Everything that parameterises the Connect model."""
+
+    topology: ConnectTopology = field(default_factory=ConnectTopology)
+    faults: ConnectFaultBudget = field(default_factory=ConnectFaultBudget)
+
+
+@record
+class ConnectGhost(NamedTuple):
+    """History kept only for checking.
+
+    ``claims``: (worker, config-topic log end) each time a worker claimed the
+    right to write the config topic (a transactional leader's
+    ``claimWritePrivileges``; a plain leader's election).  ``starts``:
+    (generation, output log end) when the first instance of a newer task-config
+    generation entered its send loop.
+    """
+
+    claims: tuple[tuple[int, int], ...] = ()
+    starts: tuple[tuple[int, int], ...] = ()
+
+
+@record
+class ConnectState(NamedTuple):
+    """The Connect cluster and its Kafka cluster at one instant."""
+
+    workers: tuple[ConnectWorker, ...]
+    leader: int
+    rebalance_pending: bool
+    kafka: KafkaCluster
+    connector_aborts: int
+    faults_used: tuple[int, ...]
+    ghost: ConnectGhost

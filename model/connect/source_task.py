@@ -1,0 +1,221 @@
+"""A source task on a worker: ``ExactlyOnceWorkerSourceTask`` (and the at-least-once ``WorkerSourceTask``).
+
+The handlers of :class:`model.systems.connect.ConnectSystem` for one task
+instance, fact sheet §5.5 and seed section 十 (the phases are listed in
+:mod:`model.connect.worker`):
+
+* start-up: ``StartTask`` (steps 1-3: taskGeneration, the fencing request),
+  ``InitProducer`` (step 5: ``initTransactions()`` fences older instances of
+  the task id), ``VerifyGeneration`` (step 6: re-read the config topic, abort
+  on a new generation or a revoked task, then read the source offsets through
+  the combined view, read_committed);
+* the send loop (step 7): ``Poll`` sends a record in the open transaction
+  (``maybeBeginTransaction``), ``CommitTransaction`` writes the offsets into
+  the same transaction and commits, ``AbortTransaction`` is the connector's
+  ``TransactionContext.abortTransaction``; an at-least-once task writes with a
+  plain producer and flushes its offsets separately (``CommitOffsets``);
+* stop (step 8): the open transaction is committed first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keos.model.connect.cluster import ConnectCluster
+from keos.model.connect.offsets import combined_offsets, offset_record
+from keos.model.connect.producers import (
+    KafkaCluster,
+    append_plain,
+    end_transaction,
+    init_transactions,
+    send_transactional,
+)
+from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, OUTPUT, ConnectState, task_tid
+from keos.model.connect.worker import TaskInstance, owned_partitions, source_record
+from keos.model.connect.worker import TaskPhase as P
+from keos.model.protocol.errors import Errors
+
+__all__ = [
+    "abort_txn",
+    "commit_offsets",
+    "commit_txn",
+    "init_producer",
+    "poll",
+    "start",
+    "start_task",
+    "stop",
+    "verify_generation",
+]
+
+Result = tuple[ConnectState, tuple[str, ...]] | None
+_FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
+
+
+def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
+    return (*items[:i], value, *items[i + 1 :])
+
+
+# -- task start-up (fact sheet §5.5) ------------------------------------------------------------
+
+
+def read_offsets(sys: ConnectCluster, s: ConnectState, generation: int, task: int) -> tuple[int, ...]:
+    parts = s.kafka.partitions
+    own = parts[CONNECTOR_OFFSETS] if sys.topo.offsets_topic == "connector" else None
+    view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources)
+    mine = owned_partitions(sys.topo.owners, generation, task)
+    return tuple(max(view[p], 0) if p in mine else -1 for p in range(sys.sources))
+
+
+def start(sys: ConnectCluster, s: ConnectState, w: int, n: int, generation: int) -> Result:
+    """Steps 1-3: record taskGeneration, then ask the leader for a zombie-fencing round."""
+    if not sys._eos(w):
+        pos = read_offsets(sys, s, generation, n)
+        inst = TaskInstance(n, generation, P.RUNNING, False, None, pos, pos)
+        return sys._put(s, w, s.workers[w].with_instance(inst)), ("task_started_at_least_once",)
+    phase = P.FENCING_REQUESTED if sys.flags.connect_zombie_fencing else P.FENCING_DONE
+    inst = TaskInstance(n, generation, phase, True)
+    return sys._put(s, w, s.workers[w].with_instance(inst)), ("fencing_requested",)
+
+
+def start_task(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    return start(sys, s, w, n, s.workers[w].config_generation)
+
+
+def init_producer(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """Step 5: ``producer.initTransactions()`` -- fences every older instance of this task id."""
+    wk = s.workers[w]
+    inst = wk.instance(n)
+    assert inst is not None
+    kafka, handle, events = init_transactions(s.kafka, task_tid(n), 4, sys.cc)
+    inst = inst._replace(phase=P.FAILED) if handle is None else inst._replace(phase=P.PRODUCER_READY, producer=handle)
+    return s._replace(kafka=kafka, workers=_at(s.workers, w, wk.with_instance(inst))), (
+        *events,
+        "task_producer_initialized",
+    )
+
+
+def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """Step 6 (postProducerCheck): re-read the config topic; abort on a new generation or a revoked task."""
+    wk = s.workers[w]
+    inst = wk.instance(n)
+    assert inst is not None
+    if sys.flags.connect_reread_after_producer_init:
+        wk = wk._replace(config_generation=sys._latest(s).generation)
+        if wk.config_generation != inst.generation:
+            return sys._put(s, w, wk.with_instance(inst._replace(phase=P.FAILED))), ("startup_aborted_new_generation",)
+    if n not in wk.assigned:
+        return sys._put(s, w, wk.with_instance(inst._replace(phase=P.FAILED))), ("startup_aborted_revoked",)
+    pos = read_offsets(sys, s, inst.generation, n)
+    inst = inst._replace(phase=P.RUNNING, positions=pos, committed=pos)
+    s = sys._put(s, w, wk.with_instance(inst))
+    events: tuple[str, ...] = ("task_started_exactly_once",)
+    if any(k > 0 for k in pos):
+        events = (*events, "resumed_from_committed_offset")
+    if all(g < inst.generation for g, _ in s.ghost.starts):
+        start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))
+        s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))
+        if inst.generation > 0:
+            events = (*events, "newer_generation_started")
+    return s, events
+
+
+# -- the send loop (step 7) ---------------------------------------------------------------------
+
+
+def fail_task(
+    sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance, kafka: KafkaCluster, error: str
+) -> Result:
+    s = s._replace(kafka=kafka)
+    why = "task_producer_fenced" if error in _FENCED_ERRORS else f"task_failed:{error}"
+    return sys._put(s, w, s.workers[w].with_instance(inst._replace(phase=P.FAILED))), (why,)
+
+
+def poll(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    inst = s.workers[w].instance(n)
+    assert inst is not None
+    p = next(p for p, pos in enumerate(inst.positions) if 0 <= pos < sys.topo.records)
+    rid = source_record(inst.generation, w, n, p, inst.positions[p])
+    positions = _at(inst.positions, p, inst.positions[p] + 1)
+    if not inst.exactly_once:
+        kafka, _ = append_plain(s.kafka, OUTPUT, (rid,), sys.flags)
+        inst = inst._replace(positions=positions, unflushed=True)
+        return sys._put(s._replace(kafka=kafka), w, s.workers[w].with_instance(inst)), ("record_sent",)
+    assert inst.producer is not None
+    kafka, h, error, events = send_transactional(s.kafka, inst.producer, OUTPUT, (rid,), sys.flags)
+    if error != Errors.NONE:
+        return fail_task(sys, s, w, inst, kafka, error)
+    inst = inst._replace(producer=h, positions=positions, pending=True)
+    return sys._put(s._replace(kafka=kafka), w, s.workers[w].with_instance(inst)), (*events, "record_sent")
+
+
+def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:
+    return tuple(
+        offset_record(p, pos) for p, (pos, old) in enumerate(zip(inst.positions, inst.committed)) if pos != old
+    )
+
+
+def commit_txn_of(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> Result:
+    """``commitTransaction()`` at a boundary: offsets into the same transaction, then commit."""
+    assert inst.producer is not None
+    kafka, h = s.kafka, inst.producer
+    events: tuple[str, ...] = ()
+    offsets = offset_records(sys, inst)
+    in_txn = sys.flags.connect_offsets_in_transaction
+    if in_txn and offsets:
+        kafka, h, error, events = send_transactional(kafka, h, sys.offsets_partition, offsets, sys.flags)
+        if error != Errors.NONE:
+            return fail_task(sys, s, w, inst, kafka, error)
+    kafka, h, error, more = end_transaction(kafka, h, True, sys.cc)
+    if error != Errors.NONE:
+        return fail_task(sys, s, w, inst, kafka, error)
+    inst = inst._replace(producer=h, pending=False)
+    if in_txn:
+        inst = inst._replace(committed=inst.positions)
+        if sys.offsets_partition == CONNECTOR_OFFSETS and offsets:
+            kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, sys.flags)
+    else:
+        inst = inst._replace(unflushed=True)
+    s = s._replace(kafka=kafka)
+    return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, *more, "source_txn_committed")
+
+
+def commit_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    inst = s.workers[w].instance(n)
+    assert inst is not None
+    return commit_txn_of(sys, s, w, inst)
+
+
+def abort_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """``TransactionContext.abortTransaction()``: the records are discarded; the task rewinds to its offsets."""
+    inst = s.workers[w].instance(n)
+    assert inst is not None and inst.producer is not None
+    kafka, h, error, events = end_transaction(s.kafka, inst.producer, False, sys.cc)
+    s = s._replace(connector_aborts=s.connector_aborts + 1)
+    if error != Errors.NONE:
+        return fail_task(sys, s, w, inst, kafka, error)
+    inst = inst._replace(producer=h, positions=inst.committed, pending=False)
+    s = s._replace(kafka=kafka)
+    return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")
+
+
+def commit_offsets(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """The at-least-once offset flush: a plain write, separate from the records."""
+    inst = s.workers[w].instance(n)
+    assert inst is not None
+    kafka, _ = append_plain(s.kafka, sys.offsets_partition, offset_records(sys, inst), sys.flags)
+    inst = inst._replace(committed=inst.positions, unflushed=False)
+    return sys._put(s._replace(kafka=kafka), w, s.workers[w].with_instance(inst)), ("offsets_flushed",)
+
+
+def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tuple[ConnectState, tuple[str, ...]]:
+    """Stop an instance: step 8, the open transaction (or the offsets) is committed first."""
+    events: tuple[str, ...] = ("task_stopped",)
+    if inst.phase == P.RUNNING and inst.pending:
+        result = commit_txn_of(sys, s, w, inst)
+        assert result is not None
+        s, more = result
+        events = (*events, *more)
+    elif inst.phase == P.RUNNING and inst.unflushed:
+        s, more = commit_offsets(sys, s, w, inst.task)  # type: ignore[misc]
+        events = (*events, *more)
+    return sys._put(s, w, s.workers[w].without_instance(inst.task)), events

@@ -1,0 +1,1 @@
+"""Kafka's coordinators: the transaction coordinator and the group coordinator."""

@@ -1,0 +1,305 @@
+"""The group coordinator: a classic consumer group and its committed offsets.
+
+Kafka's ``GroupCoordinator`` / ``OffsetMetadataManager`` and ``ClassicGroup``
+(fact sheet §3.2-3.3, KIP-447, KIP-98 §"consume-transform-produce").  For one
+group the coordinator keeps a :class:`GroupMetadata`:
+
+* **membership**: the members, the ``generation`` (bumped by every rebalance),
+  the group state (``Stable`` / ``CompletingRebalance``; a rebalance moves the
+  group to CompletingRebalance and the last member's SyncGroup back to Stable)
+  and the assignment of each input partition;
+* **committed offsets** per input partition, each with the *record offset* of
+  the ``__consumer_offsets`` record that carried it;
+* **pending transactional offsets** per producer id
+  (``pendingTransactionalOffsets``): a TxnOffsetCommit appends a transactional
+  record to the group's ``__consumer_offsets`` partition and stages the offset;
+  the COMMIT marker materialises it only if its record offset is greater than
+  that of the existing committed offset (a later plain commit wins), the ABORT
+  marker discards it (``OffsetMetadataManager.replayEndTransactionMarker``);
+* the group's ``__consumer_offsets`` partition itself, a
+  :class:`~model.log.partition.PartitionLeader`, so markers get the same
+  producer-epoch and coordinator-epoch checks as on a data partition
+  (:func:`model.log.txn_markers.append_end_txn_marker`).
+
+Validation (``ClassicGroup.validateOffsetCommit`` [src-2024-10]) is data:
+:data:`OFFSET_COMMIT_CHECKS` lists the checks in the order Kafka applies them,
+and both commit handlers and the tests read it.  A transactional commit is not
+rejected during CompletingRebalance (KIP-447), a plain one is.  OffsetFetch
+with ``requireStable`` answers UNSTABLE_OFFSET_COMMIT while any pending
+transactional offset exists for the partition.
+
+Simplifications: one group, members are named by their instance index, member
+ids never change, static membership (FENCED_INSTANCE_ID) and KIP-848 consumer
+groups are not modelled; the assignor's choice is an argument (the environment
+picks the new owner of a moved partition).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from keos.model.codec import record
+from keos.model.log.partition import LogEntry, PartitionLeader, _put_entry
+from keos.model.log.producer_state import ProducerStateEntry
+from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import WriteTxnMarkersRequest
+
+__all__ = [
+    "COMPLETING_REBALANCE",
+    "DEAD",
+    "EMPTY",
+    "OFFSET_COMMIT_CHECKS",
+    "STABLE",
+    "GroupMetadata",
+    "OffsetAndMetadata",
+    "PendingOffset",
+    "committed_offset",
+    "form_group",
+    "handle_offset_commit",
+    "handle_offset_fetch",
+    "handle_txn_marker",
+    "handle_txn_offset_commit",
+    "has_pending",
+    "rebalance",
+    "sync_group",
+    "validate_offset_commit",
+]
+
+#: ``ClassicGroupState`` names.
+EMPTY = "Empty"
+STABLE = "Stable"
+COMPLETING_REBALANCE = "CompletingRebalance"
+DEAD = "Dead"
+
+#: ``ClassicGroup.validateOffsetCommit``, in Kafka's order: (check, error).
+OFFSET_COMMIT_CHECKS: tuple[tuple[str, str], ...] = (
+    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE),
+    ("generation < 0 and group Empty: accepted (admin/simple commit)", Errors.NONE),
+    ("plain commit while CompletingRebalance", Errors.REBALANCE_IN_PROGRESS),
+    ("member unknown", Errors.UNKNOWN_MEMBER_ID),
+    ("generation != group generation", Errors.ILLEGAL_GENERATION),
+)
+
+
+@record
+class OffsetAndMetadata(NamedTuple):
+    """A committed offset and the ``__consumer_offsets`` record offset that carried it."""
+
+    partition: int
+    offset: int
+    record_offset: int
+
+
+@record
+class PendingOffset(NamedTuple):
+    """A transactional offset staged for ``producer_id`` until its marker."""
+
+    producer_id: int
+    partition: int
+    offset: int
+    record_offset: int
+
+
+@record
+class GroupMetadata(NamedTuple):
+    """One classic group at the coordinator.
+
+    ``assignment[p]`` is the member owning input partition ``p`` (-1: none);
+    ``synced`` the members that received the current generation's assignment.
+    """
+
+    group_id: int
+    generation: int = 0
+    state: str = EMPTY
+    members: tuple[int, ...] = ()
+    synced: tuple[int, ...] = ()
+    assignment: tuple[int, ...] = ()
+    committed: tuple[OffsetAndMetadata, ...] = ()
+    pending: tuple[PendingOffset, ...] = ()
+    offsets_log: PartitionLeader = PartitionLeader()
+
+
+# -- membership -------------------------------------------------------------------------------------
+
+
+def form_group(group_id: int, members: tuple[int, ...], assignment: tuple[int, ...]) -> GroupMetadata:
+    """A group whose first rebalance completed: generation 1, Stable, every member synced."""
+    g = rebalance(GroupMetadata(group_id), members, assignment)
+    for m in members:
+        g, _ = sync_group(g, m, g.generation)
+    return g
+
+
+def rebalance(g: GroupMetadata, members: tuple[int, ...], assignment: tuple[int, ...]) -> GroupMetadata:
+    """A JoinGroup round completes: generation + 1, CompletingRebalance, the leader's assignment.
+
+    A member joining or leaving, or a member whose poll interval expired and
+    rejoined, all end here; the old generation's group metadata held by the
+    application becomes stale.
+    """
+    return g._replace(
+        generation=g.generation + 1,
+        state=COMPLETING_REBALANCE if members else EMPTY,
+        members=tuple(sorted(members)),
+        synced=(),
+        assignment=assignment,
+    )
+
+
+def sync_group(g: GroupMetadata, member: int, generation: int) -> tuple[GroupMetadata, str]:
+    """SyncGroup: the member receives its assignment; the last one makes the group Stable."""
+    if member not in g.members:
+        return g, Errors.UNKNOWN_MEMBER_ID
+    if generation != g.generation:
+        return g, Errors.ILLEGAL_GENERATION
+    if g.state != COMPLETING_REBALANCE:
+        return g, Errors.NONE
+    synced = tuple(sorted({*g.synced, member}))
+    state = STABLE if set(synced) == set(g.members) else COMPLETING_REBALANCE
+    return g._replace(synced=synced, state=state), Errors.NONE
+
+
+# -- offset commit validation (§3.2, §3.3) -----------------------------------------------------------
+
+
+def validate_offset_commit(
+    g: GroupMetadata | None, member: int, generation: int, transactional: bool, check_generation: bool = True
+) -> str:
+    """``ClassicGroup.validateOffsetCommit`` (the order of :data:`OFFSET_COMMIT_CHECKS`).
+
+    A missing group accepts only generation < 0 (a simple group would be
+    created); ``check_generation=False`` is the pre-KAFKA-2555 coordinator that
+    accepted commits from any generation.
+    """
+    if g is None:
+        return Errors.NONE if generation < 0 else Errors.ILLEGAL_GENERATION
+    if g.state == DEAD:
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    if generation < 0 and g.state == EMPTY:
+        return Errors.NONE
+    if not transactional and g.state == COMPLETING_REBALANCE:
+        return Errors.REBALANCE_IN_PROGRESS
+    if member not in g.members:
+        return Errors.UNKNOWN_MEMBER_ID
+    if check_generation and generation != g.generation:
+        return Errors.ILLEGAL_GENERATION
+    return Errors.NONE
+
+
+def committed_offset(g: GroupMetadata | None, partition: int) -> OffsetAndMetadata | None:
+    """The committed offset of ``partition``, if any."""
+    if g is None:
+        return None
+    for c in g.committed:
+        if c.partition == partition:
+            return c
+    return None
+
+
+def has_pending(g: GroupMetadata | None, partition: int) -> bool:
+    """Whether a transactional offset for ``partition`` awaits its marker."""
+    return g is not None and any(p.partition == partition for p in g.pending)
+
+
+def handle_offset_fetch(g: GroupMetadata | None, partition: int, require_stable: bool) -> tuple[str, int]:
+    """OffsetFetch: ``(error, offset)``; -1 when nothing is committed.
+
+    With ``requireStable`` (KIP-447, OffsetFetch v7) a pending transactional
+    offset for the partition answers UNSTABLE_OFFSET_COMMIT (retriable).
+    """
+    if require_stable and has_pending(g, partition):
+        return Errors.UNSTABLE_OFFSET_COMMIT, -1
+    c = committed_offset(g, partition)
+    return Errors.NONE, -1 if c is None else c.offset
+
+
+def _set_committed(g: GroupMetadata, new: OffsetAndMetadata) -> GroupMetadata:
+    rest = tuple(c for c in g.committed if c.partition != new.partition)
+    return g._replace(committed=tuple(sorted((*rest, new))))
+
+
+def handle_offset_commit(
+    g: GroupMetadata, member: int, generation: int, partition: int, offset: int, check_generation: bool = True
+) -> tuple[GroupMetadata, str, tuple[str, ...]]:
+    """A plain OffsetCommit: validate, append a non-transactional record, commit at once."""
+    error = validate_offset_commit(g, member, generation, False, check_generation)
+    if error != Errors.NONE:
+        return g, error, (f"offset_commit_rejected:{error}", f"error:{error}")
+    record_offset = len(g.offsets_log.log)
+    log = (*g.offsets_log.log, LogEntry(-1, -1, -1, (offset,)))
+    leader = g.offsets_log._replace(log=log, high_watermark=len(log))
+    g = _set_committed(g._replace(offsets_log=leader), OffsetAndMetadata(partition, offset, record_offset))
+    return g, Errors.NONE, ("offset_committed",)
+
+
+def handle_txn_offset_commit(
+    g: GroupMetadata,
+    producer_id: int,
+    producer_epoch: int,
+    member: int,
+    generation: int,
+    partition: int,
+    offset: int,
+    check_generation: bool = True,
+) -> tuple[GroupMetadata, str, tuple[str, ...]]:
+    """TxnOffsetCommit after the transaction check: validate, append, stage as pending.
+
+    The transactional record is appended to the group's ``__consumer_offsets``
+    partition with the producer's (pid, epoch); an epoch below the stored one
+    is INVALID_PRODUCER_EPOCH.  A newer pending offset of the same producer for
+    the same partition replaces the older one.
+    """
+    error = validate_offset_commit(g, member, generation, True, check_generation)
+    if error != Errors.NONE:
+        return g, error, (f"txn_offset_commit_rejected:{error}", f"error:{error}")
+    leader = g.offsets_log
+    entry = leader.entry(producer_id)
+    if entry is not None and producer_epoch < entry.producer_epoch:
+        err = Errors.INVALID_PRODUCER_EPOCH
+        return g, err, (f"txn_offset_commit_rejected:{err}", f"error:{err}")
+    record_offset = len(leader.log)
+    if entry is None or entry.producer_epoch != producer_epoch:
+        first = record_offset if entry is None or entry.current_txn_first_offset < 0 else entry.current_txn_first_offset
+        coordinator_epoch = -1 if entry is None else entry.coordinator_epoch
+        new = ProducerStateEntry(producer_id, producer_epoch, (), coordinator_epoch, first)
+    else:
+        first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else record_offset
+        new = entry._replace(current_txn_first_offset=first)
+    log = (*leader.log, LogEntry(producer_id, producer_epoch, -1, (offset,), True))
+    leader = leader._replace(log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new))
+    rest = tuple(p for p in g.pending if (p.producer_id, p.partition) != (producer_id, partition))
+    pending = tuple(sorted((*rest, PendingOffset(producer_id, partition, offset, record_offset))))
+    events: tuple[str, ...] = ("txn_offset_commit_staged",)
+    if g.state == COMPLETING_REBALANCE:
+        events = (*events, "txn_offset_commit_during_completing_rebalance")
+    return g._replace(offsets_log=leader, pending=pending), Errors.NONE, events
+
+
+def handle_txn_marker(
+    g: GroupMetadata, marker: WriteTxnMarkersRequest, transaction_version: int
+) -> tuple[GroupMetadata, str, tuple[str, ...]]:
+    """A COMMIT/ABORT marker on the group's ``__consumer_offsets`` partition.
+
+    The marker is validated and appended like on any partition; then the
+    producer's pending offsets are materialised (COMMIT, only where the record
+    offset is greater than the committed one's) or discarded (ABORT).
+    """
+    leader, error, events = append_end_txn_marker(g.offsets_log, marker, transaction_version)
+    g = g._replace(offsets_log=leader)
+    if error != Errors.NONE:
+        return g, error, events
+    mine = tuple(p for p in g.pending if p.producer_id == marker.producer_id)
+    if not mine:
+        return g, error, events
+    g = g._replace(pending=tuple(p for p in g.pending if p.producer_id != marker.producer_id))
+    if not marker.committed:
+        return g, error, (*events, "offsets_discarded")
+    for p in mine:
+        current = committed_offset(g, p.partition)
+        if current is None or current.record_offset < p.record_offset:
+            g = _set_committed(g, OffsetAndMetadata(p.partition, p.offset, p.record_offset))
+            events = (*events, "offsets_materialised")
+        else:
+            events = (*events, "offsets_superseded")
+    return g, error, events

@@ -1,0 +1,1 @@
+"""The transaction coordinator (``TransactionCoordinator``, ``TransactionMetadata``, ``TransactionStateManager``)."""

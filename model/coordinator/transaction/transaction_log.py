@@ -1,0 +1,59 @@
+"""The transaction log ``__transaction_state``: the coordinator's only durable state.
+
+Fact sheet §1.7/§1.9.  The log is compacted, written with ``acks=-1`` and
+unclean leader election is disabled, so what a coordinator wrote is what the
+next coordinator reads.  The model therefore abstracts the log partition as a
+*replicated value*: for every transactional id the last
+:class:`TransactionLogValue` written (``None`` = never written or tombstoned),
+plus the coordinator epoch (the partition's leader epoch, §1.9 step 1).
+
+What is persisted (``TransactionLogValue.json``): ProducerId, ProducerEpoch,
+TransactionStatus, TransactionPartitions, and in v1+ PreviousProducerId,
+NextProducerId, ClientTransactionVersion.  ``lastProducerEpoch`` is **not**
+persisted (it was only added in 2026, PR #22096), nor ``hasFailedEpochFence``
+nor the pending state -- a reload forgets them, as Kafka does.
+
+:func:`load` is ``TransactionStateManager.loadTransactionsForTxnTopicPartition``:
+the last value per id becomes the cache entry; ids in PrepareCommit or
+PrepareAbort must have their markers re-sent (§1.9 step 3).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from keos.model.codec import record
+from keos.model.coordinator.transaction.transaction_state import TransactionState
+
+__all__ = ["TransactionLogValue", "append", "load"]
+
+
+@record
+class TransactionLogValue(NamedTuple):
+    """One record value of ``__transaction_state`` (key = transactional id)."""
+
+    producer_id: int
+    producer_epoch: int
+    state: str
+    partitions: tuple[int, ...] = ()
+    prev_producer_id: int = -1
+    next_producer_id: int = -1
+    client_tv: int = 0
+
+
+Log = tuple[TransactionLogValue | None, ...]
+
+
+def append(log: Log, transactional_id: int, value: TransactionLogValue | None) -> Log:
+    """The log after appending ``value`` (``None`` = tombstone) for ``transactional_id``."""
+    return log[:transactional_id] + (value,) + log[transactional_id + 1 :]
+
+
+def needs_markers(value: TransactionLogValue | None) -> bool:
+    """Whether a loaded value is a Prepare* whose markers the new coordinator re-sends."""
+    return value is not None and value.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
+
+
+def load(log: Log) -> tuple[TransactionLogValue | None, ...]:
+    """The values a newly elected coordinator loads (last value wins; tombstones delete)."""
+    return tuple(log)

@@ -1,0 +1,289 @@
+"""A data partition's leader: the log, the high watermark and produce handling.
+
+This abstracts Kafka's ``UnifiedLog`` plus the replication it relies on:
+
+* The log is a sequence of record batches (:class:`LogEntry`); the batch index
+  is its offset (each modelled batch holds one record, so batch and record
+  offsets coincide).
+* ``acks=all``: the leader answers only once the batch is replicated to the
+  in-sync replicas, so append and high-watermark advance are one step.
+  ``acks=1``: the leader answers after its local append; a separate
+  ``ReplicatePartition`` action advances the high watermark.  ``acks=0``: no
+  answer at all.
+* A leader restart (crash and election of an in-sync follower) keeps the log
+  up to the high watermark and loses the rest; the follower's producer state
+  is rebuilt from the log it kept (``ProducerStateManager.truncateAndReload``
+  rebuilds from snapshots and the log; replicas apply batches without
+  sequence checks).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from keos.model.codec import record
+from keos.model.log.producer_state import ProducerStateEntry, append_batch, next_sequence, validate_batch
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import ProduceRequest, ProduceResponse
+from keos.model.variants import ProtocolFlags
+
+__all__ = [
+    "CONTROL_ABORT",
+    "CONTROL_COMMIT",
+    "AbortedTxn",
+    "LogEntry",
+    "PartitionLeader",
+    "handle_produce",
+    "handle_txn_produce",
+    "last_stable_offset",
+    "replicate",
+    "restart_leader",
+    "txn_produce_needs_verification",
+]
+
+#: ``ControlRecordType`` of a transaction marker's control batch.
+CONTROL_COMMIT = "COMMIT"
+CONTROL_ABORT = "ABORT"
+
+#: The producer id carried by batches of a non-idempotent producer.
+NO_PRODUCER_ID = -1
+
+
+@record
+class LogEntry(NamedTuple):
+    """A record batch in the log."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records: tuple[int, ...]
+    transactional: bool = False
+    control: str = ""
+
+
+@record
+class AbortedTxn(NamedTuple):
+    """An entry of the aborted-transaction index (``AbortedTxn``, §2.5)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+
+
+@record
+class PartitionLeader(NamedTuple):
+    """The leader replica of one partition.
+
+    ``aborted`` is the aborted-transaction index (§2.5); it stays empty in the
+    idempotence model.
+    """
+
+    log: tuple[LogEntry, ...] = ()
+    high_watermark: int = 0
+    producers: tuple[ProducerStateEntry, ...] = ()
+    leader_epoch: int = 0
+    aborted: tuple[AbortedTxn, ...] = ()
+
+    def entry(self, producer_id: int) -> ProducerStateEntry | None:
+        """The producer state entry for ``producer_id``, if any."""
+        for e in self.producers:
+            if e.producer_id == producer_id:
+                return e
+        return None
+
+
+def _put_entry(entries: tuple[ProducerStateEntry, ...], new: ProducerStateEntry) -> tuple[ProducerStateEntry, ...]:
+    rest = tuple(e for e in entries if e.producer_id != new.producer_id)
+    return tuple(sorted(rest + (new,)))
+
+
+def handle_produce(
+    leader: PartitionLeader, request: ProduceRequest, acks: str, flags: ProtocolFlags
+) -> tuple[PartitionLeader, ProduceResponse | None, tuple[str, ...]]:
+    """Validate and append one batch; return the leader, the response and events."""
+    count = len(request.records)
+    events: tuple[str, ...] = ()
+    if request.producer_id == NO_PRODUCER_ID:
+        error, dup_offset = Errors.NONE, -1
+    else:
+        last_seq = next_sequence(request.base_sequence, count - 1, flags.sequence_space)
+        error, dup_offset = validate_batch(
+            leader.entry(request.producer_id), request.producer_epoch, request.base_sequence, last_seq, flags
+        )
+    offset = -1
+    if error == Errors.NONE and dup_offset >= 0:
+        offset = dup_offset
+        events = ("dedup",)
+    elif error == Errors.NONE:
+        offset = len(leader.log)
+        entry = LogEntry(
+            request.producer_id, request.producer_epoch, request.base_sequence, request.records, request.transactional
+        )
+        producers = leader.producers
+        if request.producer_id != NO_PRODUCER_ID:
+            last_seq = next_sequence(request.base_sequence, count - 1, flags.sequence_space)
+            new_entry = append_batch(
+                leader.entry(request.producer_id),
+                request.producer_id,
+                request.producer_epoch,
+                request.base_sequence,
+                last_seq,
+                offset,
+                flags,
+            )
+            producers = _put_entry(producers, new_entry)
+        log = leader.log + (entry,)
+        hw = len(log) if acks == "all" else leader.high_watermark
+        leader = leader._replace(log=log, high_watermark=hw, producers=producers)
+        events = ("append",)
+    else:
+        events = (f"error:{error}",)
+    if acks == "0":
+        return leader, None, events
+    response = ProduceResponse(
+        request.producer,
+        request.connection,
+        request.partition,
+        request.producer_epoch,
+        request.base_sequence,
+        error,
+        offset,
+    )
+    return leader, response, events
+
+
+def replicate(leader: PartitionLeader) -> PartitionLeader | None:
+    """Followers catch up: the high watermark moves to the log end (acks=1 only)."""
+    if leader.high_watermark == len(leader.log):
+        return None
+    return leader._replace(high_watermark=len(leader.log))
+
+
+def rebuild_producer_state(log: tuple[LogEntry, ...], flags: ProtocolFlags) -> tuple[ProducerStateEntry, ...]:
+    """Producer state implied by a log (replication origin: no checks)."""
+    entries: dict[int, ProducerStateEntry] = {}
+    for offset, e in enumerate(log):
+        if e.producer_id == NO_PRODUCER_ID:
+            continue
+        last_seq = next_sequence(e.base_sequence, len(e.records) - 1, flags.sequence_space)
+        entries[e.producer_id] = append_batch(
+            entries.get(e.producer_id), e.producer_id, e.producer_epoch, e.base_sequence, last_seq, offset, flags
+        )
+    return tuple(sorted(entries.values()))
+
+
+def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLeader:
+    """A new leader takes over: the log is cut to the high watermark."""
+    log = leader.log[: leader.high_watermark]
+    return PartitionLeader(
+        log=log,
+        high_watermark=len(log),
+        producers=rebuild_producer_state(log, flags),
+        leader_epoch=leader.leader_epoch + 1,
+    )
+
+
+# -- transactions (fact sheet §2.2 steps 1 and 4, §2.5, §2.7) ----------------------------------------
+
+
+def last_stable_offset(leader: PartitionLeader) -> int:
+    """``UnifiedLog.lastStableOffset``: the first unstable offset if below the HW, else the HW."""
+    first = [e.current_txn_first_offset for e in leader.producers if e.current_txn_first_offset >= 0]
+    return min([*first, leader.high_watermark])
+
+
+def _is_duplicate(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:
+    last_seq = next_sequence(request.base_sequence, len(request.records) - 1, flags.sequence_space)
+    entry = leader.entry(request.producer_id)
+    error, dup = validate_batch(entry, request.producer_epoch, request.base_sequence, last_seq, flags)
+    return error == Errors.NONE and dup >= 0
+
+
+def _has_open_txn(entry: ProducerStateEntry | None) -> bool:
+    return entry is not None and entry.current_txn_first_offset >= 0
+
+
+def txn_produce_needs_verification(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:
+    """Whether the leader must ask the transaction coordinator before appending (§2.7).
+
+    Only for a transactional batch that would *open* a transaction on this
+    partition (no ongoing transaction for the producer id), that is not a
+    duplicate and not already stale (PR #20534: stale epochs are rejected
+    first).  Under TV2 the same round trip adds the partition (produce v12).
+    """
+    if not request.transactional or not (flags.partition_verification or flags.transaction_version >= 2):
+        return False
+    entry = leader.entry(request.producer_id)
+    if entry is not None and (entry.current_txn_first_offset >= 0 or request.producer_epoch < entry.producer_epoch):
+        return False
+    return not _is_duplicate(leader, request, flags)
+
+
+#: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, §2.7).
+VERIFICATION_TO_PRODUCE_ERROR = {
+    Errors.NONE: Errors.NONE,
+    Errors.TRANSACTION_ABORTABLE: Errors.TRANSACTION_ABORTABLE,
+    Errors.INVALID_TXN_STATE: Errors.INVALID_TXN_STATE,
+    Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,
+    Errors.INVALID_PRODUCER_ID_MAPPING: Errors.INVALID_TXN_STATE,
+    Errors.CONCURRENT_TRANSACTIONS: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.COORDINATOR_NOT_AVAILABLE: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.NOT_COORDINATOR: Errors.NOT_ENOUGH_REPLICAS,
+}
+
+
+def handle_txn_produce(
+    leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags, verification: str = Errors.NONE
+) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
+    """Validate and append a batch with the transactional checks (acks=all).
+
+    Order (§2.2): duplicate -> stale epoch -> verification answer
+    (``verification``, the coordinator's error for
+    :func:`txn_produce_needs_verification`) -> sequence -> transaction mixing.
+    The first transactional batch of a producer sets
+    ``current_txn_first_offset``, which holds the LSO back until its marker.
+    """
+    pid = request.producer_id
+    entry = leader.entry(pid)
+    last_seq = next_sequence(request.base_sequence, len(request.records) - 1, flags.sequence_space)
+    error, dup_offset = validate_batch(entry, request.producer_epoch, request.base_sequence, last_seq, flags)
+    events: tuple[str, ...] = ()
+    if not (error == Errors.NONE and dup_offset >= 0):
+        if entry is not None and flags.check_epoch and request.producer_epoch < entry.producer_epoch:
+            error = Errors.INVALID_PRODUCER_EPOCH
+        elif verification != Errors.NONE:
+            error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
+            events = ("verification_rejected",)
+        elif error == Errors.NONE and not request.transactional and _has_open_txn(entry):
+            error = Errors.INVALID_TXN_STATE
+    offset = -1
+    if error == Errors.NONE and dup_offset >= 0:
+        offset, events = dup_offset, ("dedup",)
+    elif error == Errors.NONE:
+        offset = len(leader.log)
+        new = append_batch(entry, pid, request.producer_epoch, request.base_sequence, last_seq, offset, flags)
+        first = offset
+        if entry is not None:
+            first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else offset
+            new = new._replace(coordinator_epoch=entry.coordinator_epoch)
+        if request.transactional:
+            new = new._replace(current_txn_first_offset=first)
+        batch = LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional)
+        log = (*leader.log, batch)
+        leader = leader._replace(log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new))
+        events = (*events, "append")
+        if request.transactional and (entry is None or entry.current_txn_first_offset < 0):
+            events = (*events, "txn_opened_on_partition")
+    else:
+        events = (*events, f"error:{error}")
+    response = ProduceResponse(
+        request.producer,
+        request.connection,
+        request.partition,
+        request.producer_epoch,
+        request.base_sequence,
+        error,
+        offset,
+    )
+    return leader, response, events

@@ -1,0 +1,197 @@
+"""The partition leader's per-producer state: Kafka's ``ProducerStateManager``.
+
+For every producer id that wrote to a partition the leader keeps a
+``ProducerStateEntry``: the producer epoch and the metadata (first sequence,
+last sequence, offset) of the last ``NUM_BATCHES_TO_RETAIN = 5`` batches
+(fact sheet §2.1; KAFKA-5494 allowed five in-flight requests, so five cached
+batches are enough to recognise a retry of any of them).
+
+A client batch is validated in this order (§2.2, ``UnifiedLog.
+analyzeAndValidateProducerState`` then ``ProducerAppendInfo.checkSequence``):
+
+0. **Duplicate**: same epoch and exactly the same (first, last) sequence as one
+   of the cached batches -> not appended; answered NONE with the *original*
+   offset.  An older duplicate falls through and fails the sequence check.
+1. **Epoch**: an epoch below the stored one -> ``INVALID_PRODUCER_EPOCH``.
+2. **Sequence**: unknown producer (no entry, or stored epoch -1) -> any
+   sequence (KIP-360, KAFKA-8710); a higher epoch -> must start at 0; the same
+   epoch -> must be ``last_seq + 1``, or 0 after ``Int.MAX_VALUE``
+   (wrap-around).  Otherwise ``OUT_OF_ORDER_SEQUENCE_NUMBER``.
+
+Appending a batch with a new epoch clears the cached batches.  Protocol
+variants (:class:`model.variants.ProtocolFlags`) can switch off the epoch or
+sequence check or shrink the cache, to show what each rule protects.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from keos.model.codec import record
+from keos.model.protocol.errors import Errors
+from keos.model.variants import ProtocolFlags
+
+__all__ = [
+    "NO_PRODUCER_EPOCH",
+    "VALIDATION_STEPS",
+    "BatchMetadata",
+    "ProducerStateEntry",
+    "ValidationStep",
+    "append_batch",
+    "next_sequence",
+    "validate_batch",
+]
+
+#: Kafka's ``RecordBatch.NO_PRODUCER_EPOCH``.
+NO_PRODUCER_EPOCH = -1
+
+
+@record
+class BatchMetadata(NamedTuple):
+    """One cached batch: first and last sequence and the base offset."""
+
+    first_seq: int
+    last_seq: int
+    offset: int
+
+
+@record
+class ProducerStateEntry(NamedTuple):
+    """What the leader remembers about one producer id on one partition.
+
+    The transaction fields (§2.1, used only by the transactions model) default
+    to "none": ``coordinator_epoch`` of the last marker and
+    ``current_txn_first_offset``, the offset of the first batch of the
+    transaction open on this partition (-1 when none is open).
+    """
+
+    producer_id: int
+    producer_epoch: int
+    batches: tuple[BatchMetadata, ...] = ()
+    coordinator_epoch: int = -1
+    current_txn_first_offset: int = -1
+
+    @property
+    def last_seq(self) -> int:
+        """The last sequence written at the current epoch, -1 if none."""
+        return self.batches[-1].last_seq if self.batches else -1
+
+
+def next_sequence(seq: int, count: int, sequence_space: int) -> int:
+    """The sequence ``count`` records after ``seq``, wrapping at ``sequence_space``."""
+    return (seq + count) % sequence_space
+
+
+class ValidationStep(NamedTuple):
+    """One rule of the leader's batch validation, in the order Kafka applies them.
+
+    Attributes:
+        name: the rule (``duplicate``, ``unknown_producer``, ``epoch``, ``sequence``).
+        switch: the :class:`ProtocolFlags` attribute that enables the rule
+            (``None``: always on).  A switched-off rule is skipped.
+        outcome: what the rule decides when it fires: ``"duplicate"`` (answer
+            NONE with the cached offset, do not append), ``"append"``, or the
+            error name returned.
+    """
+
+    name: str
+    switch: str | None
+    outcome: str
+
+
+#: The validation order (fact sheet §2.2).  Data read by :func:`validate_batch`
+#: and by the z3 encoder (``checker/bmc_encoding.py``) alike; a batch no rule
+#: fires on is appended.
+VALIDATION_STEPS: tuple[ValidationStep, ...] = (
+    ValidationStep("duplicate", None, "duplicate"),
+    ValidationStep("unknown_producer", None, "append"),
+    ValidationStep("epoch", "check_epoch", Errors.INVALID_PRODUCER_EPOCH),
+    ValidationStep("sequence", "check_sequence", Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
+)
+
+
+def _duplicate_offset(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+) -> int:
+    """Step 0: the offset of a cached batch with the same epoch and sequences, else -1."""
+    if entry is not None and entry.producer_epoch == producer_epoch:
+        for meta in entry.batches[-flags.duplicate_window :]:
+            if meta.first_seq == first_seq and meta.last_seq == last_seq:
+                return meta.offset
+    return -1
+
+
+def _unknown_producer(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+) -> bool:
+    """Step 1: no entry (or NO_PRODUCER_EPOCH): any sequence is accepted (KIP-360)."""
+    return entry is None or entry.producer_epoch == NO_PRODUCER_EPOCH
+
+
+def _epoch_fenced(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+) -> bool:
+    """Step 2: an epoch below the stored one."""
+    return entry is not None and producer_epoch < entry.producer_epoch
+
+
+def _sequence_out_of_order(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+) -> bool:
+    """Step 3: a new epoch must start at 0; the same epoch must continue at ``last_seq + 1``."""
+    if entry is None:
+        return False
+    if producer_epoch != entry.producer_epoch:
+        return first_seq != 0
+    expected = next_sequence(entry.last_seq, 1, flags.sequence_space) if entry.batches else 0
+    return first_seq != expected
+
+
+def validate_batch(
+    entry: ProducerStateEntry | None,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    flags: ProtocolFlags,
+) -> tuple[str, int]:
+    """Check a client batch against the entry, rule by rule in :data:`VALIDATION_STEPS` order.
+
+    Returns ``(error, duplicate_offset)``: ``("NONE", offset)`` for a duplicate
+    (``offset >= 0``, do not append), ``("NONE", -1)`` to append, or an error
+    name with ``-1``.
+    """
+    for step in VALIDATION_STEPS:
+        if step.switch is not None and not getattr(flags, step.switch):
+            continue
+        if step.name == "duplicate":
+            offset = _duplicate_offset(entry, producer_epoch, first_seq, last_seq, flags)
+            if offset >= 0:
+                return Errors.NONE, offset
+            continue
+        if _RULES[step.name](entry, producer_epoch, first_seq, last_seq, flags):
+            return (Errors.NONE, -1) if step.outcome == "append" else (step.outcome, -1)
+    return Errors.NONE, -1
+
+
+_RULES = {
+    "unknown_producer": _unknown_producer,
+    "epoch": _epoch_fenced,
+    "sequence": _sequence_out_of_order,
+}
+
+
+def append_batch(
+    entry: ProducerStateEntry | None,
+    producer_id: int,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    offset: int,
+    flags: ProtocolFlags,
+) -> ProducerStateEntry:
+    """The entry after appending a batch (``ProducerAppendInfo.appendDataBatch``)."""
+    meta = BatchMetadata(first_seq, last_seq, offset)
+    if entry is None or entry.producer_epoch != producer_epoch:
+        return ProducerStateEntry(producer_id, producer_epoch, (meta,))
+    kept = entry.batches[-(flags.duplicate_window - 1) :] if flags.duplicate_window > 1 else ()
+    return entry._replace(batches=kept + (meta,))

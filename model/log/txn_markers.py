@@ -1,0 +1,69 @@
+"""WriteTxnMarkers: the COMMIT/ABORT control batch a partition leader appends.
+
+Fact sheet §1.8 (coordinator side) and §2.4 (``ProducerAppendInfo.appendEndTxnMarker``):
+
+* **Producer-epoch check**: TV0/TV1 need marker epoch >= stored epoch; TV2
+  (KIP-1228, WriteTxnMarkers v2 carries the transaction version) needs
+  marker epoch **>** stored epoch, so a late or duplicate marker is rejected.
+  Otherwise INVALID_PRODUCER_EPOCH.
+* **Coordinator-epoch check**: a stored coordinator epoch above the marker's
+  -> TRANSACTION_COORDINATOR_FENCED (a deposed coordinator's marker).
+* **Effect**: the producer's epoch becomes the marker's (batch metadata is
+  cleared if it changed, so the next batch starts at sequence 0), the
+  coordinator epoch is recorded, the open transaction on the partition is
+  closed, and an ABORT of a non-empty transaction adds an
+  :class:`~model.log.partition.AbortedTxn` to the aborted-transaction index.  A
+  marker for a partition where the producer wrote nothing touches neither the
+  LSO nor the index (KAFKA-10702), but the control batch is still written.
+"""
+
+from __future__ import annotations
+
+from keos.model.log.partition import CONTROL_ABORT, CONTROL_COMMIT, AbortedTxn, LogEntry, PartitionLeader, _put_entry
+from keos.model.log.producer_state import ProducerStateEntry
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import WriteTxnMarkersRequest
+
+__all__ = ["append_end_txn_marker"]
+
+
+def append_end_txn_marker(
+    leader: PartitionLeader, marker: WriteTxnMarkersRequest, transaction_version: int
+) -> tuple[PartitionLeader, str, tuple[str, ...]]:
+    """Validate and append one marker; returns the leader, the error and events."""
+    pid = marker.producer_id
+    entry = leader.entry(pid)
+    if entry is not None:
+        stale = (
+            marker.producer_epoch <= entry.producer_epoch
+            if transaction_version >= 2
+            else marker.producer_epoch < entry.producer_epoch
+        )
+        if stale:
+            return leader, Errors.INVALID_PRODUCER_EPOCH, ("marker_rejected", "error:INVALID_PRODUCER_EPOCH")
+        if entry.coordinator_epoch > marker.coordinator_epoch:
+            return (
+                leader,
+                Errors.TRANSACTION_COORDINATOR_FENCED,
+                (
+                    "marker_rejected",
+                    "error:TRANSACTION_COORDINATOR_FENCED",
+                ),
+            )
+    offset = len(leader.log)
+    aborted = leader.aborted
+    events: tuple[str, ...] = ("marker_written",)
+    if entry is not None and entry.current_txn_first_offset >= 0:
+        events = (*events, "txn_completed_on_partition")
+        if not marker.committed:
+            aborted = (*aborted, AbortedTxn(pid, entry.current_txn_first_offset, offset))
+    if entry is None or entry.producer_epoch != marker.producer_epoch:
+        new = ProducerStateEntry(pid, marker.producer_epoch, (), marker.coordinator_epoch, -1)
+    else:
+        new = entry._replace(coordinator_epoch=marker.coordinator_epoch, current_txn_first_offset=-1)
+    control = CONTROL_COMMIT if marker.committed else CONTROL_ABORT
+    log = (*leader.log, LogEntry(pid, marker.producer_epoch, -1, (), True, control))
+    leader = leader._replace(
+        log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new), aborted=aborted
+    )
+    return leader, Errors.NONE, events

@@ -1,0 +1,1 @@
+"""Kafka's wire protocol as the model uses it: error codes (``Errors``) and request/response records."""

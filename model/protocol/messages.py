@@ -1,0 +1,219 @@
+"""Request and response records exchanged over the modelled network.
+
+Each record is an immutable, registered ``NamedTuple`` so it can sit inside a
+state, be compared, and appear in a JSON trace.  Field names follow Kafka's
+protocol schemas (``ProduceRequest.json``: ``producerId``, ``producerEpoch``,
+``baseSequence``) in snake case.
+
+``connection`` is the client's connection incarnation to the broker: Kafka
+closes a connection when a request times out (``NetworkClient`` disconnects the
+node), and every request still in flight on it fails.  Responses written to a
+closed connection are lost; the model lets them be delivered and the client
+drops any response whose connection is not its current one.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from keos.model.codec import record
+
+__all__ = [
+    "AddOffsetsToTxnRequest",
+    "AddOffsetsToTxnResponse",
+    "AddPartitionsToTxnRequest",
+    "AddPartitionsToTxnResponse",
+    "EndTxnRequest",
+    "EndTxnResponse",
+    "InitProducerIdRequest",
+    "InitProducerIdResponse",
+    "OffsetCommitRequest",
+    "OffsetCommitResponse",
+    "ProduceRequest",
+    "ProduceResponse",
+    "TxnOffsetCommitRequest",
+    "TxnOffsetCommitResponse",
+    "WriteTxnMarkersRequest",
+]
+
+
+@record
+class ProduceRequest(NamedTuple):
+    """A produce request carrying one record batch for one partition (KIP-98 §5)."""
+
+    producer: int
+    connection: int
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records: tuple[int, ...]
+    transactional: bool = False
+
+
+@record
+class ProduceResponse(NamedTuple):
+    """The partition leader's answer: an error code and the batch's base offset."""
+
+    producer: int
+    connection: int
+    partition: int
+    producer_epoch: int
+    base_sequence: int
+    error: str
+    base_offset: int
+
+
+# -- transactions (KIP-98 §6-8): client <-> transaction coordinator, coordinator -> leaders ------------
+
+
+@record
+class InitProducerIdRequest(NamedTuple):
+    """InitProducerId for a transactional.id; ``producer_id``/``producer_epoch`` are the
+    KIP-360 "expected" identity (-1 when absent)."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@record
+class InitProducerIdResponse(NamedTuple):
+    """The coordinator's answer: an error or the producer's (pid, epoch)."""
+
+    producer: int
+    connection: int
+    error: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@record
+class AddPartitionsToTxnRequest(NamedTuple):
+    """AddPartitionsToTxn (client version, TV0/TV1): add data partitions to the transaction."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    partitions: tuple[int, ...]
+
+
+@record
+class AddPartitionsToTxnResponse(NamedTuple):
+    """One error for the whole request (the model adds partitions all-or-nothing)."""
+
+    producer: int
+    connection: int
+    error: str
+    partitions: tuple[int, ...]
+
+
+@record
+class EndTxnRequest(NamedTuple):
+    """EndTxn: commit (``committed=True``) or abort the transaction."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+
+
+@record
+class EndTxnResponse(NamedTuple):
+    """EndTxn's answer; under TV2 it carries the bumped (pid, epoch) for the next transaction."""
+
+    producer: int
+    connection: int
+    error: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@record
+class WriteTxnMarkersRequest(NamedTuple):
+    """One WriteTxnMarkers entry for one partition (§1.8): a COMMIT or ABORT control batch."""
+
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    committed: bool
+    partition: int
+
+
+# -- consumer groups (KIP-98 §consume-transform-produce, KIP-447): client <-> coordinators -------------
+
+
+@record
+class AddOffsetsToTxnRequest(NamedTuple):
+    """AddOffsetsToTxn (TV0/TV1): add the group's ``__consumer_offsets`` partition to the transaction."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    group: int
+
+
+@record
+class AddOffsetsToTxnResponse(NamedTuple):
+    """The transaction coordinator's answer to AddOffsetsToTxn."""
+
+    producer: int
+    connection: int
+    error: str
+
+
+@record
+class TxnOffsetCommitRequest(NamedTuple):
+    """TxnOffsetCommit v3+ to the group coordinator: one partition's offset, staged in the
+    producer's transaction, with the consumer's group metadata (KIP-447: generation, member)."""
+
+    producer: int
+    connection: int
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    group: int
+    generation: int
+    member: int
+    partition: int
+    offset: int
+
+
+@record
+class TxnOffsetCommitResponse(NamedTuple):
+    """The group coordinator's answer to TxnOffsetCommit."""
+
+    producer: int
+    connection: int
+    error: str
+
+
+@record
+class OffsetCommitRequest(NamedTuple):
+    """A plain (non-transactional) OffsetCommit of a classic group member."""
+
+    producer: int
+    connection: int
+    group: int
+    generation: int
+    member: int
+    partition: int
+    offset: int
+
+
+@record
+class OffsetCommitResponse(NamedTuple):
+    """The group coordinator's answer to OffsetCommit."""
+
+    producer: int
+    connection: int
+    error: str

@@ -1,0 +1,423 @@
+"""The composed Kafka Connect model: a distributed Connect cluster running an exactly-once source connector.
+
+KIP-618 as implemented (fact sheet §5; seed sections 八, 十-十四, 十六) as a
+:class:`model.interface.Model`, on top of the transactions model's Kafka:
+workers (:mod:`model.connect.worker`), their source tasks
+(:mod:`model.connect.source_task`), the herder's decisions and steps
+(:mod:`model.connect.herder`), the config topic
+(:mod:`model.connect.config_topic`), offsets (:mod:`model.connect.offsets`)
+and the producers (:mod:`model.connect.producers`, which drive the shared
+transaction coordinator, partition leaders and markers).
+
+Actors: workers ``w<i>``; the Kafka cluster is passive (each client call is
+one atomic step, see :mod:`model.connect.producers`).  Protocol steps: the
+start-up protocol (StartTask, InitProducer, VerifyGeneration), the send loop
+(Poll, CommitTransaction, AbortTransaction, CommitOffsets), the leader's work
+(ClaimWritePrivileges, FenceZombies, WriteTaskCountRecord,
+CommitTaskCountRecord, Reconfigure), Rebalance, ResumeWorker, RestartWorker.
+Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
+(fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
+RestartTask (a manual restart through REST).
+
+Simplifications (documented): one connector; a task whose config reads no
+source partition is not started (it would only fence and idle); a stopped
+task commits its open transaction in the rebalance step that revokes it; the
+connector's abort rewinds the task to its last committed offsets (it
+re-emits the records); the transaction timeout is not modelled (a crashed
+task's open transaction is aborted by the next InitProducerId on its id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from keos.model import codec
+from keos.model.connect import config_topic as cfgt
+from keos.model.connect import herder as herder
+from keos.model.connect import source_task as task
+from keos.model.connect.producers import (
+    KafkaCluster,
+    append_plain,
+)
+from keos.model.connect.records import (
+    CONFIG_TOPIC,
+    CONNECT_FAULT_KINDS,
+    CONNECTOR_OFFSETS,
+    GLOBAL_OFFSETS,
+    LEADER_TID,
+    ConnectConfig,
+    ConnectGhost,
+    ConnectState,
+)
+from keos.model.connect.worker import ConnectWorker, TaskInstance, owned_partitions
+from keos.model.connect.worker import TaskPhase as P
+from keos.model.connect.worker import WorkerStatus as W
+from keos.model.coordinator.transaction import transaction_coordinator as tc
+from keos.model.interface import Action, ModelError, Property, Step
+from keos.model.log.partition import PartitionLeader
+from keos.model.protocol.errors import Errors
+from keos.model.variants import Variant
+
+__all__ = ["CONNECT_ACTION_ARGS", "ConnectSystem"]
+
+CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {
+    "StartTask": ("worker", "task"),
+    "InitProducer": ("worker", "task"),
+    "VerifyGeneration": ("worker", "task"),
+    "Poll": ("worker", "task"),
+    "CommitTransaction": ("worker", "task"),
+    "AbortTransaction": ("worker", "task"),
+    "CommitOffsets": ("worker", "task"),
+    "ClaimWritePrivileges": ("worker",),
+    "FenceZombies": ("worker",),
+    "WriteTaskCountRecord": ("worker",),
+    "CommitTaskCountRecord": ("worker",),
+    "Reconfigure": ("worker",),
+    "Rebalance": (),
+    "ResumeWorker": ("worker",),
+    "RestartWorker": ("worker",),
+    "PauseWorker": ("worker",),
+    "CrashWorker": ("worker",),
+    "FailZombieFencing": ("worker",),
+    "FailConfigWrite": ("worker",),
+    "RestartTask": ("worker", "task"),
+}
+FAULT_OF_ACTION = {
+    "PauseWorker": "pause",
+    "CrashWorker": "crash",
+    "FailZombieFencing": "fencing_failure",
+    "FailConfigWrite": "config_write_failure",
+    "RestartTask": "manual_restart",
+}
+_CONNECTOR_ACTIONS = ("FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure")
+_FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
+
+Result = tuple[ConnectState, tuple[str, ...]] | None
+
+
+def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
+    return (*items[:i], value, *items[i + 1 :])
+
+
+class ConnectSystem:
+    """A Connect cluster with one exactly-once source connector, as a Model."""
+
+    def __init__(
+        self,
+        config: ConnectConfig,
+        variant: Variant,
+        properties: Sequence[Property] = (),
+        name: str = "connect",
+        scenario_info: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.topo = config.topology
+        self.variant = variant
+        self.flags = variant.flags
+        self.cc = tc.CoordinatorConfig(self.flags.transaction_version, 32767, self.flags.timeout_abort_bumps_epoch)
+        self.sources = self.topo.source_partitions
+        self.offsets_partition = CONNECTOR_OFFSETS if self.topo.offsets_topic == "connector" else GLOBAL_OFFSETS
+        self._properties = tuple(properties)
+        self._limits = config.faults.limits()
+        self._scenario_info = scenario_info or {}
+        self._cache_state: ConnectState | None = None
+        self._cache_actions: frozenset[Action] = frozenset()
+
+    # -- Model interface -------------------------------------------------------------------------
+
+    def init_states(self) -> Sequence[ConnectState]:
+        """Generation 0's task configs committed, no task-count record; every worker joined; no task started."""
+        topo = self.topo
+        tids = 1 + topo.max_tasks
+        kafka = KafkaCluster(tuple(PartitionLeader() for _ in range(4)), (None,) * tids, 0)
+        count = topo.task_counts[0]
+        history = tuple(cfgt.config_record(cfgt.TASK_CONFIG, -1, 0, n) for n in range(count))
+        kafka, _ = append_plain(
+            kafka, CONFIG_TOPIC, (*history, cfgt.config_record(cfgt.COMMIT, -1, 0, count)), self.flags
+        )
+        end = len(kafka.partitions[CONFIG_TOPIC].log)
+        members = tuple(range(len(topo.workers)))
+        asg = herder.assignment(members, count, len(members))
+        workers = tuple(ConnectWorker(leader=w == topo.leader, assigned=asg[w]) for w in members)
+        claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)
+        s = ConnectState(workers, topo.leader, False, kafka, 0, (0,) * len(CONNECT_FAULT_KINDS), ConnectGhost(claims))
+        if self._txn_leader(topo.leader):
+            result = herder.claim_write_privileges(self, s, topo.leader)
+            assert result is not None
+            s = result[0]
+        return (s,)
+
+    def properties(self) -> Sequence[Property]:
+        """The properties this instance checks."""
+        return self._properties
+
+    def within_bounds(self, state: ConnectState) -> bool:
+        """Budgets, records and generations make the space finite."""
+        return True
+
+    def fingerprint(self, state: ConnectState) -> str:
+        """Stable blake2b-64 fingerprint."""
+        return codec.fingerprint(state)
+
+    def fault_kinds(self) -> Sequence[str]:
+        """Fault kinds with a budget."""
+        return tuple(k for k, lim in zip(CONNECT_FAULT_KINDS, self._limits) if lim > 0)
+
+    def fault_kind(self, action: Action) -> str | None:
+        """The fault kind an action injects."""
+        return FAULT_OF_ACTION.get(action.kind)
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _eos(self, w: int) -> bool:
+        return self.topo.workers[w] == "enabled"
+
+    def _txn_leader(self, w: int) -> bool:
+        return herder.transactional_leader(self.topo.workers[w], self.flags.connect_transactional_leader)
+
+    def _config(self, s: ConnectState) -> PartitionLeader:
+        return s.kafka.partitions[CONFIG_TOPIC]
+
+    def _can_write(self, wk: ConnectWorker, w: int) -> bool:
+        if wk.status != W.RUNNING or not wk.leader:
+            return False
+        return not self._txn_leader(w) or (wk.config_producer is not None and not wk.fenced_from_config_topic)
+
+    def _requesters(self, s: ConnectState) -> bool:
+        return any(t.phase == P.FENCING_REQUESTED for wk in s.workers for t in wk.tasks)
+
+    def _answer_requesters(self, s: ConnectState, phase: str) -> ConnectState:
+        """The round's HTTP response reaches every task waiting on it (200: FENCING_DONE; 409/500: FAILED)."""
+        workers = tuple(
+            wk._replace(tasks=tuple(t._replace(phase=phase) if t.phase == P.FENCING_REQUESTED else t for t in wk.tasks))
+            for wk in s.workers
+        )
+        return s._replace(workers=workers)
+
+    def _put(self, s: ConnectState, w: int, wk: ConnectWorker) -> ConnectState:
+        return s._replace(workers=_at(s.workers, w, wk))
+
+    def _needs_rebalance(self, s: ConnectState) -> bool:
+        return s.rebalance_pending or any((wk.status == W.RUNNING) != wk.member for wk in s.workers)
+
+    def _latest(self, s: ConnectState) -> cfgt.ConfigSnapshot:
+        config = self._config(s)
+        return cfgt.snapshot(config, cfgt.read_to_end(config))
+
+    def _restartable(self, s: ConnectState, w: int, n: int) -> cfgt.ConfigSnapshot | None:
+        """Seed section 十三 "manual restart": read to the end; 409 if a rebalance is due, 404 if the task is gone."""
+        wk = s.workers[w]
+        if wk.status != W.RUNNING or not wk.member or n not in wk.assigned:
+            return None
+        latest = self._latest(s)
+        if latest.generation != wk.config_generation or not owned_partitions(self.topo.owners, latest.generation, n):
+            return None
+        return latest
+
+    # -- actions ------------------------------------------------------------------------------------
+
+    def actions(self, state: ConnectState) -> list[Action]:
+        """Enabled actions: worker steps, the leader's steps, rebalance, then faults."""
+        out: list[Action] = []
+        topo = self.topo
+        for w, wk in enumerate(state.workers):
+            if wk.status == W.PAUSED:
+                out.append(Action("ResumeWorker", (w,)))
+                continue
+            if wk.status == W.CRASHED:
+                out.append(Action("RestartWorker", (w,)))
+                continue
+            if wk.leader:
+                # A worker dropped from the group finishes the tick it was in (a round in progress), but
+                # rejoins before it starts new herder work (reclaim, a new round, a reconfiguration).
+                if wk.member and self._txn_leader(w) and (wk.config_producer is None or wk.fenced_from_config_topic):
+                    out.append(Action("ClaimWritePrivileges", (w,)))
+                if self._can_write(wk, w):
+                    if wk.fencing is None and wk.member and self._requesters(state):
+                        out.append(Action("FenceZombies", (w,)))
+                    elif wk.fencing is not None:
+                        kind = "WriteTaskCountRecord" if wk.fencing.phase == "fenced" else "CommitTaskCountRecord"
+                        out.append(Action(kind, (w,)))
+                    busy = wk.fencing is not None and wk.fencing.phase == "sent"
+                    if wk.member and not busy and self._latest(state).generation + 1 < len(topo.task_counts):
+                        out.append(Action("Reconfigure", (w,)))
+            for n in wk.assigned:
+                if wk.member and wk.instance(n) is None and owned_partitions(topo.owners, wk.config_generation, n):
+                    out.append(Action("StartTask", (w, n)))
+            for t in wk.tasks:
+                out.extend(Action(kind, (w, t.task)) for kind in self._task_steps(state, t))
+        if self._needs_rebalance(state):
+            out.append(Action("Rebalance", ()))
+        used = state.faults_used
+        if sum(used) >= self.config.faults.total:
+            return out
+        lim = self._limits
+        for w, wk in enumerate(state.workers):
+            if used[0] < lim[0] and wk.status == W.RUNNING:
+                out.append(Action("PauseWorker", (w,)))
+            if used[1] < lim[1] and wk.status != W.CRASHED:
+                out.append(Action("CrashWorker", (w,)))
+            if (
+                used[2] < lim[2]
+                and self._can_write(wk, w)
+                and wk.member
+                and wk.fencing is None
+                and self._requesters(state)
+                and herder.fencing_plan(self._latest(state))[0] == herder.FENCE
+            ):
+                out.append(Action("FailZombieFencing", (w,)))
+            if used[3] < lim[3] and wk.status == W.RUNNING and wk.fencing is not None and wk.fencing.phase == "sent":
+                out.append(Action("FailConfigWrite", (w,)))
+            if used[4] < lim[4]:
+                out.extend(Action("RestartTask", (w, n)) for n in wk.assigned if self._restartable(state, w, n))
+        return out
+
+    def _task_steps(self, s: ConnectState, t: TaskInstance) -> tuple[str, ...]:
+        if t.phase == P.FENCING_DONE:
+            return ("InitProducer",)
+        if t.phase == P.PRODUCER_READY:
+            return ("VerifyGeneration",)
+        if t.phase != P.RUNNING:
+            return ()
+        steps: list[str] = []
+        boundary = self.topo.transaction_boundary
+        more = any(0 <= pos < self.topo.records for pos in t.positions)
+        if more and not (t.exactly_once and boundary == "poll" and t.pending):
+            steps.append("Poll")
+        if t.pending:
+            steps.append("CommitTransaction")
+            if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:
+                steps.append("AbortTransaction")
+        if t.unflushed:
+            steps.append("CommitOffsets")
+        return tuple(steps)
+
+    def _enabled(self, state: ConnectState) -> frozenset[Action]:
+        # Engines list a state's actions, then step each: remember the last state's set.
+        if self._cache_state is not state:
+            self._cache_state, self._cache_actions = state, frozenset(self.actions(state))
+        return self._cache_actions
+
+    def step(self, state: ConnectState, action: Action) -> Step | None:
+        """Apply one action; ``None`` if it is not enabled."""
+        if action not in self._enabled(state):
+            return None
+        fault = FAULT_OF_ACTION.get(action.kind)
+        result = self._HANDLERS[action.kind](self, state, *action.args)
+        if result is None:
+            return None
+        new, events = result
+        if fault is not None:
+            k = CONNECT_FAULT_KINDS.index(fault)
+            new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
+            events = (f"fault:{fault}", *events)
+        return Step(new, events)
+
+    # -- worker processes and faults -----------------------------------------------------------------
+
+    def _pause(self, s: ConnectState, w: int) -> Result:
+        return self._put(s, w, s.workers[w]._replace(status=W.PAUSED)), ("worker_paused",)
+
+    def _resume(self, s: ConnectState, w: int) -> Result:
+        return self._put(s, w, s.workers[w]._replace(status=W.RUNNING)), ("worker_resumed",)
+
+    def _crash(self, s: ConnectState, w: int) -> Result:
+        member = s.workers[w].member
+        return self._put(s, w, ConnectWorker(status=W.CRASHED, member=member)), ("worker_crashed",)
+
+    def _restart_worker(self, s: ConnectState, w: int) -> Result:
+        return self._put(s, w, ConnectWorker(member=False)), ("worker_restarted",)
+
+    def _restart_task(self, s: ConnectState, w: int, n: int) -> Result:
+        latest = self._restartable(s, w, n)
+        assert latest is not None
+        s = self._put(s, w, s.workers[w]._replace(config_generation=latest.generation))
+        events: tuple[str, ...] = ("manual_restart",)
+        old = s.workers[w].instance(n)
+        if old is not None:
+            s, events = task.stop(self, s, w, old)
+            events = ("manual_restart", *events)
+        result = task.start(self, s, w, n, latest.generation)
+        assert result is not None
+        return result[0], (*events, *result[1])
+
+    _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}
+
+    # -- codec and display ---------------------------------------------------------------------------
+
+    def action_to_json(self, action: Action) -> dict[str, Any]:
+        """``{"kind": ..., <arg>: <value>}``."""
+        data: dict[str, Any] = {"kind": action.kind}
+        for name, value in zip(CONNECT_ACTION_ARGS[action.kind], action.args, strict=True):
+            data[name] = value
+        return data
+
+    def action_from_json(self, data: Any) -> Action:
+        """Decode an action; raises :class:`ModelError` on malformed input."""
+        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+            raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
+        names = CONNECT_ACTION_ARGS.get(data["kind"])
+        if names is None:
+            raise ModelError(f"unknown action kind {data['kind']!r}")
+        extra = sorted(set(data) - {"kind", *names})
+        missing = [n for n in names if n not in data]
+        if extra or missing:
+            raise ModelError(f"action {data['kind']}: missing {missing}, unexpected {extra}")
+        values = tuple(data[n] for n in names)
+        if not all(type(v) is int and v >= 0 for v in values):
+            raise ModelError(f"action {data['kind']}: worker and task must be non-negative integers")
+        return Action(data["kind"], values)
+
+    def format_action(self, action: Action) -> str:
+        """``StartTask(worker=1, task=0)``, ``FenceZombies(worker=2, connector=source)``."""
+        names = CONNECT_ACTION_ARGS.get(action.kind, ())
+        parts = [f"{n}={v}" for n, v in zip(names, action.args, strict=False)]
+        if action.kind in _CONNECTOR_ACTIONS:
+            parts.append(f"connector={cfgt.CONNECTOR}")
+        return f"{action.kind}({', '.join(parts)})"
+
+    def state_to_json(self, state: ConnectState) -> dict[str, Any]:
+        """A JSON view of the state."""
+        out = codec.to_json(state)
+        assert isinstance(out, dict)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """Scenario, variant and bounds, recorded in traces."""
+        return {
+            "model": self.name,
+            **self._scenario_info,
+            "variant": self.variant.name,
+            "flags": self.flags.to_json(),
+            "topology": self.topo.to_json(),
+            "faults": self.config.faults.to_json(),
+            "leader_transactional_id": LEADER_TID,
+        }
+
+
+ConnectSystem._HANDLERS.update(
+    {
+        "StartTask": task.start_task,
+        "InitProducer": task.init_producer,
+        "VerifyGeneration": task.verify_generation,
+        "Poll": task.poll,
+        "CommitTransaction": task.commit_txn,
+        "AbortTransaction": task.abort_txn,
+        "CommitOffsets": task.commit_offsets,
+        "ClaimWritePrivileges": herder.claim_write_privileges,
+        "FenceZombies": herder.fence_zombies,
+        "WriteTaskCountRecord": herder.write_task_count_record,
+        "CommitTaskCountRecord": herder.commit_task_count_record,
+        "Reconfigure": herder.reconfigure,
+        "Rebalance": herder.rebalance,
+        "ResumeWorker": ConnectSystem._resume,
+        "RestartWorker": ConnectSystem._restart_worker,
+        "PauseWorker": ConnectSystem._pause,
+        "CrashWorker": ConnectSystem._crash,
+        "FailZombieFencing": herder.fail_zombie_fencing,
+        "FailConfigWrite": herder.fail_config_write,
+        "RestartTask": ConnectSystem._restart_task,
+    }
+)

@@ -1,0 +1,601 @@
+"""The composed system: producers, one broker leading the data partitions, the network.
+
+This module is the glue that turns the pure component functions into a
+:class:`model.interface.Model`.  It owns:
+
+* the **state** (:class:`SystemState`): one value per component, the network,
+  the fault budget spent so far, and the ghost history kept apart for checking;
+* the **actions**: protocol steps of each component and the environment's
+  faults, each fault charged to a per-kind budget and a total budget;
+* the **codec** for actions (names of each action's arguments).
+
+Protocol steps
+    ``InitProducerId(producer)``, ``Send(producer)`` (the application hands the
+    next record to the client; record ``n`` goes to partition ``n mod
+    partitions``), ``SendProduce(producer, partition)`` (the Sender drains a
+    batch), ``BumpEpoch(producer)``, ``Deliver(envelope)``,
+    ``ReplicatePartition(partition)`` (acks=1 only).
+
+Faults (budgeted)
+    ``DropMessage(envelope)`` (a connection reset: everything in flight on the
+    connection is lost and the client retries on a new one), ``DuplicateMessage(envelope)``,
+    ``ReorderMessage(envelope)`` (breaks TCP's FIFO order; off unless a scenario
+    gives it a budget), ``RequestTimeout(producer)``, ``ExpireBatch(producer,
+    partition)``, ``RestartLeader()`` (the broker crashes, an in-sync follower
+    takes over every partition), ``RestartProducer(producer)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar, NamedTuple
+
+from keos.model import codec
+from keos.model import network as net
+from keos.model.clients import producer as prod
+from keos.model.clients.producer_config import ProducerConfig
+from keos.model.interface import Action, ModelError, Property, Step
+from keos.model.log import partition as part
+from keos.model.protocol.messages import ProduceRequest, ProduceResponse
+from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags, Variant
+
+__all__ = [
+    "ACTION_ARGS",
+    "BROKER",
+    "FAULT_KINDS",
+    "FaultBudget",
+    "Ghost",
+    "KafkaSystem",
+    "SystemConfig",
+    "SystemState",
+    "Topology",
+]
+
+BROKER = "b0"
+
+#: Fault kinds, in the order of ``SystemState.faults_used``.
+FAULT_KINDS = (
+    "drop",
+    "duplicate",
+    "reorder",
+    "request_timeout",
+    "batch_expiry",
+    "leader_restart",
+    "producer_restart",
+)
+
+#: Argument names of every action kind (display and JSON).
+ACTION_ARGS: dict[str, tuple[str, ...]] = {
+    "InitProducerId": ("producer",),
+    "Send": ("producer",),
+    "SendProduce": ("producer", "partition"),
+    "BumpEpoch": ("producer",),
+    "ResolveSequence": ("producer", "partition"),
+    "Deliver": ("message",),
+    "ReplicatePartition": ("partition",),
+    "DropMessage": ("message",),
+    "DuplicateMessage": ("message",),
+    "ReorderMessage": ("message",),
+    "RequestTimeout": ("producer",),
+    "ExpireBatch": ("producer", "partition"),
+    "RestartLeader": (),
+    "RestartProducer": ("producer",),
+}
+
+#: The fault kind each fault action is charged to.
+FAULT_OF_ACTION = {
+    "DropMessage": "drop",
+    "DuplicateMessage": "duplicate",
+    "ReorderMessage": "reorder",
+    "RequestTimeout": "request_timeout",
+    "ExpireBatch": "batch_expiry",
+    "RestartLeader": "leader_restart",
+    "RestartProducer": "producer_restart",
+}
+
+
+#: Index into ``faults_used`` of each fault action kind, and its event label.
+_FAULT_INDEX = {kind: FAULT_KINDS.index(fault) for kind, fault in FAULT_OF_ACTION.items()}
+_FAULT_EVENT = tuple(f"fault:{k}" for k in FAULT_KINDS)
+#: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope.
+_ARG_SPECS = {
+    kind: tuple({"producer": 0, "partition": 1, "message": 2}[n] for n in names) for kind, names in ACTION_ARGS.items()
+}
+
+
+@dataclass(frozen=True)
+class Topology:
+    """How many of each component, and how much work the application does."""
+
+    producers: int = 1
+    partitions: int = 1
+    records_per_producer: int = 2
+
+
+@dataclass(frozen=True)
+class FaultBudget:
+    """How many faults of each kind a run may inject, and in total."""
+
+    drop: int = 0
+    duplicate: int = 0
+    reorder: int = 0
+    request_timeout: int = 0
+    batch_expiry: int = 0
+    leader_restart: int = 0
+    producer_restart: int = 0
+    total: int = 2
+
+    def limits(self) -> tuple[int, ...]:
+        """Per-kind limits in :data:`FAULT_KINDS` order."""
+        return tuple(getattr(self, k) for k in FAULT_KINDS)
+
+    def to_json(self) -> dict[str, int]:
+        """The budget as a JSON object."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class SystemConfig:
+    """Everything that parameterises one model instance."""
+
+    topology: Topology = field(default_factory=Topology)
+    producer: ProducerConfig = field(default_factory=ProducerConfig)
+    faults: FaultBudget = field(default_factory=FaultBudget)
+    flags: ProtocolFlags = field(default_factory=ProtocolFlags)
+    max_producer_epoch: int = 32767
+    sequence_space: int = KAFKA_SEQUENCE_SPACE
+
+
+@codec.record
+class Ghost(NamedTuple):
+    """History kept only for checking: which records the application saw complete."""
+
+    acked: tuple[int, ...] = ()
+    failed: tuple[int, ...] = ()
+
+
+@codec.record
+class SystemState(NamedTuple):
+    """The whole system at one instant."""
+
+    producers: tuple[prod.Producer, ...]
+    partitions: tuple[part.PartitionLeader, ...]
+    network: tuple[net.Envelope, ...]
+    next_producer_id: int
+    faults_used: tuple[int, ...]
+    ghost: Ghost
+
+
+def _insert_sorted(values: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sorted(values + new)) if new else values
+
+
+def _replace_at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
+    return items[:i] + (value,) + items[i + 1 :]
+
+
+class KafkaSystem:
+    """The idempotent-producer system as a :class:`model.interface.Model`."""
+
+    def __init__(
+        self,
+        config: SystemConfig,
+        variant: Variant,
+        properties: Sequence[Property] = (),
+        name: str = "kafka",
+        scenario_info: dict[str, Any] | None = None,
+    ) -> None:
+        flags = replace(variant.flags, sequence_space=config.sequence_space)
+        producer_config = config.producer
+        if flags.force_idempotence_off:
+            producer_config = ProducerConfig(
+                enable_idempotence=False,
+                acks=producer_config.acks,
+                retries=producer_config.retries,
+                max_in_flight=producer_config.max_in_flight,
+            )
+        producer_config.validate()
+        if config.topology.records_per_producer >= prod.RECORDS_PER_PRODUCER:
+            raise ModelError(f"records_per_producer must be < {prod.RECORDS_PER_PRODUCER}")
+        self.name = name
+        self.config = config
+        self.variant = variant
+        self.flags = flags
+        self.producer_config = producer_config
+        self._properties = tuple(properties)
+        self._limits = config.faults.limits()
+        self._scenario_info = scenario_info or {}
+
+    # -- Model interface -------------------------------------------------------------------
+
+    def init_states(self) -> Sequence[SystemState]:
+        """One initial state: producers without ids, empty partitions, empty network."""
+        topo = self.config.topology
+        producers = tuple(prod.new_producer(topo.partitions) for _ in range(topo.producers))
+        partitions = tuple(part.PartitionLeader() for _ in range(topo.partitions))
+        return (SystemState(producers, partitions, (), 0, (0,) * len(FAULT_KINDS), Ghost()),)
+
+    def properties(self) -> Sequence[Property]:
+        """The properties this model instance checks."""
+        return self._properties
+
+    def within_bounds(self, state: SystemState) -> bool:
+        """Every state is explored: budgets and record counts make the space finite."""
+        return True
+
+    def fingerprint(self, state: SystemState) -> str:
+        """Stable blake2b-64 fingerprint of the state."""
+        return codec.fingerprint(state)
+
+    def actions(self, state: SystemState) -> list[Action]:
+        """Enabled actions: protocol steps first, then faults, each in a fixed order."""
+        out: list[Action] = []
+        cfg = self.producer_config
+        topo = self.config.topology
+        for i, p in enumerate(state.producers):
+            if cfg.enable_idempotence and p.producer_id < 0 and not p.epoch_bump_required:
+                out.append(Action("InitProducerId", (i,)))
+            if p.next_record < topo.records_per_producer:
+                out.append(Action("Send", (i,)))
+            if p.epoch_bump_required and p.in_flight == 0:
+                out.append(Action("BumpEpoch", (i,)))
+            for q, entry in enumerate(p.partitions):
+                if entry.unresolved and prod.resolve_sequence(p, q) is not None:
+                    out.append(Action("ResolveSequence", (i, q)))
+            if not p.batches:
+                continue
+            for q in range(topo.partitions):
+                if prod.can_drain(p, q, cfg):
+                    out.append(Action("SendProduce", (i, q)))
+        heads = net.channel_heads(state.network)
+        for env in heads:
+            out.append(Action("Deliver", (env,)))
+        if cfg.acks == "1":
+            for q, leader in enumerate(state.partitions):
+                if leader.high_watermark < len(leader.log):
+                    out.append(Action("ReplicatePartition", (q,)))
+        used = state.faults_used
+        if sum(used) >= self.config.faults.total:
+            return out
+        limits = self._limits
+        if used[0] < limits[0]:
+            out.extend(Action("DropMessage", (env,)) for env in heads)
+        if used[1] < limits[1]:
+            out.extend(Action("DuplicateMessage", (env,)) for env in heads)
+        if used[2] < limits[2]:
+            out.extend(Action("ReorderMessage", (env,)) for env in net.non_heads(state.network))
+        if used[3] < limits[3]:
+            out.extend(Action("RequestTimeout", (i,)) for i, p in enumerate(state.producers) if p.in_flight)
+        if used[4] < limits[4]:
+            for i, p in enumerate(state.producers):
+                for q in range(topo.partitions):
+                    if prod.expire_batch(p, q, cfg) is not None:
+                        out.append(Action("ExpireBatch", (i, q)))
+        if used[5] < limits[5]:
+            out.append(Action("RestartLeader", ()))
+        if used[6] < limits[6]:
+            out.extend(Action("RestartProducer", (i,)) for i in range(len(state.producers)))
+        return out
+
+    def step(self, state: SystemState, action: Action) -> Step | None:
+        """Apply one action; ``None`` if it is not enabled."""
+        handler = self._HANDLERS.get(action.kind)
+        if handler is None:
+            return None
+        k = _FAULT_INDEX.get(action.kind, -1)
+        if k >= 0:
+            used = state.faults_used
+            if used[k] >= self._limits[k] or sum(used) >= self.config.faults.total:
+                return None
+        result = handler(self, state, *action.args)
+        if result is None:
+            return None
+        new_state, events = result
+        if k >= 0:
+            used = new_state.faults_used
+            new_state = SystemState(
+                new_state.producers,
+                new_state.partitions,
+                new_state.network,
+                new_state.next_producer_id,
+                used[:k] + (used[k] + 1,) + used[k + 1 :],
+                new_state.ghost,
+            )
+            events = (_FAULT_EVENT[k], *events)
+        return Step(new_state, events)
+
+    def _valid_args(self, action: Action) -> bool:
+        """Arity, types and index ranges of a decoded (possibly user-supplied) action.
+
+        Checked once when a trace is decoded (:meth:`action_from_json`), not on
+        every step: actions the model enumerates are well-formed by construction.
+        """
+        spec = _ARG_SPECS[action.kind]
+        args = action.args
+        if len(args) != len(spec):
+            return False
+        topo = self.config.topology
+        for kind, value in zip(spec, args):
+            if kind == 0:
+                if type(value) is not int or not 0 <= value < topo.producers:
+                    return False
+            elif kind == 1:
+                if type(value) is not int or not 0 <= value < topo.partitions:
+                    return False
+            elif not isinstance(value, net.Envelope):
+                return False
+        return True
+
+    # -- handlers: protocol steps --------------------------------------------------------------
+
+    def _init_producer_id(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        p = s.producers[i]
+        if not self.producer_config.enable_idempotence or p.producer_id >= 0 or p.epoch_bump_required:
+            return None
+        p = prod.init_producer_id(p, s.next_producer_id)
+        return s._replace(producers=_replace_at(s.producers, i, p), next_producer_id=s.next_producer_id + 1), (
+            "init_producer_id",
+        )
+
+    def _send(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        p = s.producers[i]
+        if p.next_record >= self.config.topology.records_per_producer:
+            return None
+        q = p.next_record % self.config.topology.partitions
+        p = prod.send(p, q, prod.record_id(i, p.next_record))
+        return s._replace(producers=_replace_at(s.producers, i, p)), ()
+
+    def _send_produce(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        drained = prod.drain(s.producers[i], i, q, self.producer_config, self.flags.sequence_space)
+        if drained is None:
+            return None
+        p, request = drained
+        events: tuple[str, ...] = ("produce",)
+        if p.in_flight >= 2:
+            events += ("concurrent_in_flight",)
+        if any(b.in_flight and b.attempts > 1 for b in p.batches if b.partition == q):
+            events += ("resend",)
+        env = net.Envelope(f"p{i}", BROKER, p.connection, request)
+        return SystemState(
+            _replace_at(s.producers, i, p), s.partitions, s.network + (env,), s.next_producer_id, s.faults_used, s.ghost
+        ), events
+
+    def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        p = prod.bump_epoch(s.producers[i], self.config.max_producer_epoch)
+        if p is None:
+            return None
+        return s._replace(producers=_replace_at(s.producers, i, p)), ("epoch_bump",)
+
+    def _resolve_sequence(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        outcome = prod.resolve_sequence(s.producers[i], q)
+        if outcome is None:
+            return None
+        return self._apply_outcome(s, i, outcome), outcome.events
+
+    def _deliver(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
+        if not net.is_head(s.network, env):
+            return None
+        return self._receive(s, env)
+
+    def _receive(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
+        network = net.remove(s.network, env)
+        if network is None:
+            return None
+        body = env.body
+        if isinstance(body, ProduceRequest):
+            leader = s.partitions[body.partition]
+            leader, response, events = part.handle_produce(leader, body, self.producer_config.acks, self.flags)
+            if response is not None:
+                network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
+            s = SystemState(
+                s.producers,
+                _replace_at(s.partitions, body.partition, leader),
+                network,
+                s.next_producer_id,
+                s.faults_used,
+                s.ghost,
+            )
+            if response is None and self.producer_config.acks == "0":
+                s = self._complete_acks0(s, body)
+            return s, events
+        s = s._replace(network=network)
+        if isinstance(body, ProduceResponse):
+            i = body.producer
+            outcome = prod.handle_produce_response(
+                s.producers[i], body, self.producer_config, self.flags.sequence_space
+            )
+            return self._apply_outcome(s, i, outcome), outcome.events
+        return None
+
+    def _complete_acks0(self, s: SystemState, request: ProduceRequest) -> SystemState:
+        """acks=0: the client counts a batch as done once it is on the wire."""
+        p = s.producers[request.producer]
+        batches = tuple(b for b in p.batches if not (b.in_flight and b.records == request.records))
+        p = p._replace(batches=batches)
+        ghost = s.ghost._replace(acked=_insert_sorted(s.ghost.acked, request.records))
+        return s._replace(producers=_replace_at(s.producers, request.producer, p), ghost=ghost)
+
+    def _apply_outcome(self, s: SystemState, i: int, outcome: prod.Outcome) -> SystemState:
+        ghost = s.ghost
+        if outcome.acked or outcome.failed:
+            ghost = Ghost(_insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed))
+        return SystemState(
+            _replace_at(s.producers, i, outcome.producer),
+            s.partitions,
+            s.network,
+            s.next_producer_id,
+            s.faults_used,
+            ghost,
+        )
+
+    def _replicate(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        leader = part.replicate(s.partitions[q])
+        if leader is None:
+            return None
+        return s._replace(partitions=_replace_at(s.partitions, q, leader)), ("replicate",)
+
+    # -- handlers: faults ----------------------------------------------------------------------
+
+    def _drop(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
+        if env not in net.channel_heads(s.network):
+            return None
+        network = net.reset_connection(s.network, env)
+        if network is None:
+            return None
+        s = s._replace(network=network)
+        client = env.src if env.dst == BROKER else env.dst
+        i = int(client[1:])
+        p = s.producers[i]
+        if p.connection != env.connection:
+            return s, ("connection_reset",)
+        outcome = prod.request_timeout(p, self.producer_config)
+        if outcome is None:
+            return s._replace(producers=_replace_at(s.producers, i, p._replace(connection=p.connection + 1))), (
+                "connection_reset",
+            )
+        return self._apply_outcome(s, i, outcome), ("connection_reset",) + outcome.events
+
+    def _duplicate(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
+        if env not in net.channel_heads(s.network):
+            return None
+        network = net.duplicate(s.network, env)
+        return None if network is None else (s._replace(network=network), ())
+
+    def _reorder(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
+        if env not in net.non_heads(s.network):
+            return None
+        return self._receive(s, env)
+
+    def _request_timeout(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        outcome = prod.request_timeout(s.producers[i], self.producer_config)
+        if outcome is None:
+            return None
+        return self._apply_outcome(s, i, outcome), outcome.events
+
+    def _expire_batch(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        outcome = prod.expire_batch(s.producers[i], q, self.producer_config)
+        if outcome is None:
+            return None
+        return self._apply_outcome(s, i, outcome), outcome.events
+
+    def _restart_leader(self, s: SystemState) -> tuple[SystemState, tuple[str, ...]] | None:
+        partitions = tuple(part.restart_leader(leader, self.flags) for leader in s.partitions)
+        network = net.without(s.network, lambda env: BROKER in (env.src, env.dst))
+        producers = list(s.producers)
+        ghost = s.ghost
+        for i, p in enumerate(producers):
+            outcome = prod.request_timeout(p, self.producer_config)
+            if outcome is not None:
+                s2 = self._apply_outcome(s._replace(ghost=ghost), i, outcome)
+                producers[i] = s2.producers[i]
+                ghost = s2.ghost
+        events: tuple[str, ...] = ("leader_restart",)
+        if any(any(e.records for e in leader.log) for leader in partitions) and ghost.acked:
+            events += ("leader_restart_with_acked_data",)
+        return s._replace(partitions=partitions, network=network, producers=tuple(producers), ghost=ghost), events
+
+    def _restart_producer(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        p = prod.restart(s.producers[i])
+        return s._replace(producers=_replace_at(s.producers, i, p)), ("producer_restart",)
+
+    _HANDLERS: ClassVar[dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]]] = {
+        "InitProducerId": _init_producer_id,
+        "Send": _send,
+        "SendProduce": _send_produce,
+        "BumpEpoch": _bump_epoch,
+        "ResolveSequence": _resolve_sequence,
+        "Deliver": _deliver,
+        "ReplicatePartition": _replicate,
+        "DropMessage": _drop,
+        "DuplicateMessage": _duplicate,
+        "ReorderMessage": _reorder,
+        "RequestTimeout": _request_timeout,
+        "ExpireBatch": _expire_batch,
+        "RestartLeader": _restart_leader,
+        "RestartProducer": _restart_producer,
+    }
+
+    def fault_kinds(self) -> tuple[str, ...]:
+        """The fault kinds with a budget above zero, in :data:`FAULT_KINDS` order."""
+        if self.config.faults.total <= 0:
+            return ()
+        return tuple(k for k, limit in zip(FAULT_KINDS, self._limits) if limit > 0)
+
+    def fault_kind(self, action: Action) -> str | None:
+        """The fault kind ``action`` is charged to (:data:`FAULT_OF_ACTION`), ``None`` if not a fault."""
+        return FAULT_OF_ACTION.get(action.kind)
+
+    # -- codec and display ----------------------------------------------------------------------
+
+    def action_to_json(self, action: Action) -> dict[str, Any]:
+        """``{"kind": ..., <arg>: <value>, ...}``."""
+        names = ACTION_ARGS[action.kind]
+        data: dict[str, Any] = {"kind": action.kind}
+        for name, value in zip(names, action.args):
+            data[name] = codec.to_json(value)
+        return data
+
+    def action_from_json(self, data: Any) -> Action:
+        """Decode an action; raises :class:`ModelError` on malformed input."""
+        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+            raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
+        kind = data["kind"]
+        names = ACTION_ARGS.get(kind)
+        if names is None:
+            raise ModelError(f"unknown action kind {kind!r}")
+        extra = sorted(set(data) - {"kind", *names})
+        missing = [n for n in names if n not in data]
+        if extra or missing:
+            raise ModelError(f"action {kind}: missing {missing}, unexpected {extra}")
+        try:
+            args = tuple(codec.from_json(data[n]) for n in names)
+        except codec.CodecError as exc:
+            raise ModelError(f"action {kind}: {exc}") from None
+        action = Action(kind, args)
+        if not self._valid_args(action):
+            raise ModelError(f"action {kind}: arguments out of range for this scenario: {data!r:.120}")
+        return action
+
+    def format_action(self, action: Action) -> str:
+        """``SendProduce(producer=0, partition=1)``, messages shown in Kafka terms."""
+        names = ACTION_ARGS.get(action.kind, ())
+        parts = [f"{n}={format_value(v)}" for n, v in zip(names, action.args)]
+        return f"{action.kind}({', '.join(parts)})"
+
+    def state_to_json(self, state: SystemState) -> dict[str, Any]:
+        """A JSON view of the state."""
+        out = codec.to_json(state)
+        assert isinstance(out, dict)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """Scenario, variant and bounds, recorded in traces."""
+        cfg = self.config
+        return {
+            "model": self.name,
+            **self._scenario_info,
+            "variant": self.variant.name,
+            "flags": self.flags.to_json(),
+            "topology": {f.name: getattr(cfg.topology, f.name) for f in fields(cfg.topology)},
+            "producer": {f.name: getattr(self.producer_config, f.name) for f in fields(self.producer_config)},
+            "faults": cfg.faults.to_json(),
+        }
+
+
+def format_value(value: Any) -> str:
+    """Short Kafka-flavoured rendering of action arguments."""
+    if isinstance(value, net.Envelope):
+        return f"{value.src}->{value.dst}#{value.connection}:{format_value(value.body)}"
+    if isinstance(value, ProduceRequest):
+        recs = ",".join(prod.record_label(r) for r in value.records)
+        return (
+            f"Produce(partition={value.partition}, pid={value.producer_id}, epoch={value.producer_epoch}, "
+            f"seq={value.base_sequence}, [{recs}])"
+        )
+    if isinstance(value, ProduceResponse):
+        return (
+            f"ProduceResponse(partition={value.partition}, epoch={value.producer_epoch}, seq={value.base_sequence}, "
+            f"{value.error}, offset={value.base_offset})"
+        )
+    return repr(value)

@@ -1,0 +1,179 @@
+"""Configuration, ghost history and state records of the transactions system (:mod:`model.systems.transactions`).
+
+Kept apart so the system module holds only the step logic.  ``TXN_FAULT_KINDS``
+orders ``TxnSystemState.faults_used``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import NamedTuple
+
+from keos.model import codec
+from keos.model import network as net
+from keos.model.clients import transactional_producer as tp
+from keos.model.coordinator.group import group_coordinator as gc
+from keos.model.coordinator.transaction import transaction_coordinator as tc
+from keos.model.coordinator.transaction.transaction_log import TransactionLogValue
+from keos.model.log import partition as part
+
+__all__ = [
+    "TXN_FAULT_KINDS",
+    "AppInstance",
+    "ClientTxn",
+    "Completion",
+    "EosConfig",
+    "Fence",
+    "TxnConfig",
+    "TxnFaultBudget",
+    "TxnGhost",
+    "TxnSystemState",
+    "TxnTopology",
+]
+
+TXN_FAULT_KINDS = (
+    "drop",
+    "request_timeout",
+    "batch_expiry",
+    "txn_timeout",
+    "append_failure",
+    "coordinator_failover",
+    "txn_id_expiry",
+    "rebalance",
+)
+
+
+@dataclass(frozen=True)
+class TxnTopology:
+    """Producers (client instances), partitions and the application's work."""
+
+    producers: int = 1
+    partitions: int = 1
+    transactions_per_producer: int = 1
+    records_per_transaction: int = 1
+    shared_transactional_id: bool = False
+    voluntary_abort: bool = False
+
+
+@dataclass(frozen=True)
+class TxnFaultBudget:
+    """Fault and timeout budgets, per kind and in total."""
+
+    drop: int = 0
+    request_timeout: int = 0
+    batch_expiry: int = 0
+    txn_timeout: int = 0
+    append_failure: int = 0
+    coordinator_failover: int = 0
+    txn_id_expiry: int = 0
+    total: int = 2
+    rebalance: int = 0
+
+    def limits(self) -> tuple[int, ...]:
+        """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
+        return tuple(getattr(self, k) for k in TXN_FAULT_KINDS)
+
+    def to_json(self) -> dict[str, int]:
+        """The budget as a JSON object."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class EosConfig:
+    """A consume-transform-produce application (:mod:`model.systems.eos`).
+
+    ``input_records`` records sit in one input partition; the producers of
+    :class:`TxnTopology` are the application instances (one consumer group
+    member and one transactional.id each); every transaction processes one
+    input record into one output record on output partition 0.
+    """
+
+    input_records: int = 2
+
+
+@dataclass(frozen=True)
+class TxnConfig:
+    """Everything that parameterises the transactions model."""
+
+    topology: TxnTopology = field(default_factory=TxnTopology)
+    faults: TxnFaultBudget = field(default_factory=TxnFaultBudget)
+    retries: int = 2
+    max_producer_epoch: int = 32767
+    eos: EosConfig | None = None
+
+
+@codec.record
+class ClientTxn(NamedTuple):
+    """A transaction outcome the application was told (commitTransaction/abortTransaction returned)."""
+
+    producer: int
+    txn: int
+    committed: bool
+
+
+@codec.record
+class Fence(NamedTuple):
+    """The coordinator fenced (pid, epoch): log end offsets at that instant."""
+
+    producer_id: int
+    producer_epoch: int
+    log_ends: tuple[int, ...]
+
+
+@codec.record
+class Completion(NamedTuple):
+    """The coordinator wrote CompleteCommit/CompleteAbort for a transaction."""
+
+    transactional_id: int
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+    partitions: tuple[int, ...]
+
+
+@codec.record
+class TxnGhost(NamedTuple):
+    """History kept only for checking."""
+
+    outcomes: tuple[ClientTxn, ...] = ()
+    fences: tuple[Fence, ...] = ()
+    completions: tuple[Completion, ...] = ()
+    bad_transitions: tuple[str, ...] = ()
+    committed_offset_high: int = -1
+
+
+@codec.record
+class AppInstance(NamedTuple):
+    """A consume-transform-produce instance's consumer view (:mod:`model.systems.eos`).
+
+    ``generation``/``owns``: the group metadata the application holds (updated
+    at SyncGroup); ``position``: the consumer position (-1: to be fetched from
+    the committed offset); ``processing``: the input offset of the open
+    transaction (-1: none); ``offsets``: where ``sendOffsetsToTransaction``
+    stands (see :data:`model.systems.eos.OffsetsPhase`); ``offsets_generation``:
+    the generation captured by ``sendOffsetsToTransaction`` (retries resend it).
+    """
+
+    generation: int = 0
+    owns: bool = False
+    position: int = -1
+    processing: int = -1
+    offsets: str = ""
+    offsets_generation: int = -1
+
+
+@codec.record
+class TxnSystemState(NamedTuple):
+    """The whole transactions system at one instant."""
+
+    clients: tuple[tp.TxnClient, ...]
+    coordinator: tuple[tc.TransactionMetadata | None, ...]
+    txn_log: tuple[TransactionLogValue | None, ...]
+    coordinator_epoch: int
+    partitions: tuple[part.PartitionLeader, ...]
+    network: tuple[net.Envelope, ...]
+    next_producer_id: int
+    faults_used: tuple[int, ...]
+    ghost: TxnGhost
+    group: gc.GroupMetadata | None = None
+    apps: tuple[AppInstance, ...] = ()

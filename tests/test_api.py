@@ -1,0 +1,49 @@
+"""The Python API (``keos.check`` and friends): what a user's own test suite calls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import keos
+from keos.checker.api import EXIT_OK, EXIT_VIOLATION
+from keos.model.interface import ModelError
+
+
+def test_check_reports_a_replayable_violation(tmp_path: Path) -> None:
+    report = keos.check(["idempotence_retry"], variant="no_idempotence", stop_on_first=True, out=tmp_path)
+    assert report.violated and report.exit_code == EXIT_VIOLATION
+    prop = report.violations()[0]
+    assert prop.trace_path is not None and prop.trace_path.exists()
+    assert json.loads((tmp_path / "summary.json").read_text())["runs"][0]["scenario"] == "idempotence_retry"
+    replayed = keos.replay(prop.trace_path)
+    assert replayed.confirmed and replayed.scenario.name == "idempotence_retry"
+
+
+def test_check_holds_on_the_real_protocol() -> None:
+    report = keos.check(["idempotence_retry"])
+    assert not report.violated and report.exit_code == EXIT_OK
+    assert {p.name for p in report.results[0].properties} >= {"no_duplicate_append", "no_acked_loss"}
+
+
+def test_explore_returns_statistics_and_graph() -> None:
+    result, graph = keos.explore("idempotence_retry", graph=True)
+    assert result.stats["distinct_states"] == graph.number_of_nodes() > 100
+
+
+def test_bad_input_raises_model_error_before_work() -> None:
+    with pytest.raises(ModelError, match="unknown variant"):
+        keos.check(["idempotence_retry"], variant="no_such_variant")
+    with pytest.raises(ModelError, match="unknown engine"):
+        keos.check(["idempotence_retry"], engine="no_such_engine")
+    with pytest.raises(ModelError):
+        keos.load_scenario("no_such_scenario")
+
+
+def test_scenarios_and_unknown_attribute() -> None:
+    defaults = keos.list_scenarios(default_only=True)
+    assert "idempotence_retry" in defaults and all(s.default for s in defaults.values())
+    with pytest.raises(AttributeError):
+        _ = keos.no_such_function  # type: ignore[attr-defined]
