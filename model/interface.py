@@ -65,10 +65,27 @@ class Expectation(enum.Enum):
     a violation.  ``SOMETIMES`` must hold in at least one reachable state (or be
     emitted as an event on at least one transition); if it never does, the
     properties it partners are reported as *untested*.
+
+    ``EVENTUALLY`` is a progress (liveness) property, "P holds again and again
+    once faults stop" (``□◇P`` under fairness).  It is violated by
+
+    * a *stuck* state: a reachable state where no protocol step is enabled
+      (none at all, or only fault actions, which may stop at any time) and P
+      is false -- the trace ends there; or
+    * a *livelock*: a reachable cycle of protocol steps (no fault on it) that
+      is weakly fair -- every action enabled in every state of the cycle is
+      taken somewhere on it, so timeouts and retries that can fire do fire --
+      and on which P is false in every state.  Its trace is a lasso: a prefix
+      and a cycle that returns to the state where the cycle began.
+
+    States whose successors the bounds cut off (``Model.within_bounds`` false)
+    are neither stuck nor on a cycle: the engines cannot judge them.  The
+    fairness assumptions a property relies on are listed in its ``fairness``.
     """
 
     ALWAYS = "always"
     SOMETIMES = "sometimes"
+    EVENTUALLY = "eventually"
 
 
 @dataclass(frozen=True)
@@ -90,6 +107,9 @@ class Property:
             properties that prove its interesting states are reachable.
         explain: optional ``state -> str`` giving the evidence of a violation
             in protocol terms (which record, which partition).
+        fairness: for an eventually property, the fairness assumptions it
+            relies on, in Kafka's terms (``"transaction.timeout.ms fires"``,
+            ``"markers are retried until written"``, ``"faults stop"``).
     """
 
     name: str
@@ -101,6 +121,7 @@ class Property:
     event: str | None = None
     partners: tuple[str, ...] = ()
     explain: Callable[[Any], str] | None = field(default=None, compare=False)
+    fairness: tuple[str, ...] = ()
 
     def holds(self, state: Any) -> bool:
         """Evaluate the state predicate (sometimes-event properties: False)."""
