@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check keos model invariants scenarios checker reports tests benchmarks
 .venv/bin/mypy
-.venv/bin/python -m pytest -q -p no:cacheprovider tests
+.venv/bin/pytest -q -p no:cacheprovider tests

@@ -1,4 +1,4 @@
-"""keos sweep (checker/sweep.py): planning, output, dedup, resume, CLI exit codes, Spark determinism."""
+"""keos sweep (checker/sweep/): planning, output, dedup, resume, CLI exit codes, Spark determinism."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-import checker.sweep.campaign as sweep
+import keos.checker.sweep.campaign as sweep
 from keos.checker.sweep.campaign import (
     SweepError,
     add_sweep_arguments,
