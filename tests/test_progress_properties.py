@@ -39,15 +39,13 @@ def test_every_model_kind_states_progress_with_fairness_and_partners() -> None:
         model = build_model(scenario)
         props = _props(model)
         eventually = [p for p in props.values() if p.expectation is Expectation.EVENTUALLY]
-        if scenario.model == "idempotence":
-            continue
         assert eventually, scenario.name
         kinds.add(scenario.model)
         for p in eventually:
             assert p.predicate is not None and p.fairness and "faults stop" in p.fairness[0]
             assert p.partners and set(p.partners) <= set(props), (scenario.name, p.name)
             assert "KIP" in p.source and p.catches
-    assert kinds == {"transactions", "eos", "connect"}
+    assert kinds == {"idempotence", "transactions", "eos", "connect"}
 
 
 def test_transaction_progress_predicates_on_the_14563_hang() -> None:
