@@ -14,6 +14,7 @@ scenarios that have one (like :mod:`invariants.transactions`).
 from __future__ import annotations
 
 from keos.invariants._common import sometimes_event
+from keos.invariants.connect_progress import connect_progress_properties
 from keos.model.clients.consumer import COMMITTED
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect.offsets import committed_offsets, committed_records, entry_fates
@@ -243,5 +244,5 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             ),
         ]
     )
-    return tuple(props)
+    return (*props, *connect_progress_properties(config))
 

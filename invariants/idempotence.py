@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
+from keos.invariants.idempotence_progress import idempotence_progress_properties
 from keos.model.clients.producer import record_label, record_owner
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
@@ -182,7 +183,7 @@ def idempotence_properties(sequence_space: int) -> tuple[Property, ...]:
     def explain_table(s: SystemState) -> str:
         return "; ".join(_all_table_problems(s, sequence_space))
 
-    return _properties(sequence_table_consistent, explain_table)
+    return (*_properties(sequence_table_consistent, explain_table), *idempotence_progress_properties())
 
 
 def _properties(

@@ -19,6 +19,8 @@ Prepare*), every partition's LSO equals its high watermark.
 from __future__ import annotations
 
 from keos.invariants._common import sometimes_event
+from keos.invariants.client_outcomes import client_outcome_properties
+from keos.invariants.progress import txn_progress_properties
 from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, record_fates
 from keos.model.clients.producer import record_id, record_label
 from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
@@ -169,6 +171,11 @@ def _active_instances(s: TxnSystemState) -> list[str]:
     return out
 
 
+def _ghost_labels(s: TxnSystemState, prefix: str) -> list[str]:
+    """The ghost's recorded bad steps of one kind (``txn:``, ``attempt:``, ``epoch_jump:``)."""
+    return [b for b in s.ghost.bad_transitions if b.startswith(prefix)]
+
+
 def _some_aborted_filtered(s: TxnSystemState) -> bool:
     for leader in s.partitions:
         lso = last_stable_offset(leader)
@@ -251,9 +258,9 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             fact="Every coordinator state transition is in TransactionState's valid-previous-state table.",
             source="TransactionState.java @33431ac9 (fact sheet §1.1)",
             catches="a handler that moves a transaction along an edge the table forbids",
-            predicate=lambda s: not s.ghost.bad_transitions,
+            predicate=lambda s: not _ghost_labels(s, "txn:"),
             partners=("txn_prepare_commit",),
-            explain=lambda s: "illegal transitions: " + ", ".join(s.ghost.bad_transitions),
+            explain=lambda s: "illegal transitions: " + ", ".join(_ghost_labels(s, "txn:")),
         ),
     ]
     if fencing:
@@ -331,5 +338,5 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             ),
         ]
     )
-    return tuple(props)
+    return (*props, *txn_progress_properties(config), *client_outcome_properties(config))
 

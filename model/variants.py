@@ -63,6 +63,41 @@ class ProtocolFlags:
             source offsets inside the transaction of their records (§5.5 step 7).
         connect_zombie_fencing: an exactly-once source task asks the leader for a
             zombie-fencing round before it starts (§5.5 step 3, §5.4).
+        ongoing_txn_check_epoch: the partition leader treats a transactional
+            batch as joining an open transaction only if the open transaction
+            has the batch's producer epoch (``UnifiedLog.hasOngoingTransaction(
+            producerId, producerEpoch)``, KAFKA-14563, PR #17698, Kafka 4.0);
+            without it (Kafka 3.x's ``hasOngoingTransaction(producerId)``) a TV2
+            batch at epoch e+1 skips verification and joins the transaction of
+            epoch e that is still waiting for its marker.
+        marker_retry_same_epoch: under TV2 the partition leader accepts a marker
+            at the stored epoch when no transaction is open on the partition (an
+            idempotent retry after a coordinator failover or a lost response,
+            KAFKA-19999, PR #21176); without it the retry is rejected with
+            INVALID_PRODUCER_EPOCH and the transaction stays in Prepare*.
+        failed_fence_keeps_bump: after a failed transaction-log append of an
+            epoch fence the coordinator keeps the bumped epoch in memory and sets
+            ``hasFailedEpochFence``, so the next fence reuses that epoch
+            (KAFKA-9666, PR #8239, Kafka 2.5 to 3.9); without it the epoch is
+            rolled back but the flag is kept, and the next fence writes
+            PrepareAbort at the unchanged epoch.
+        end_txn_concurrent_in_prepare: under TV2 the coordinator answers an
+            EndTxn that arrives while the previous transaction is in Prepare*
+            with CONCURRENT_TRANSACTIONS before checking the epoch (KAFKA-18464,
+            PR #18467, Kafka 4.0); without it a client that already holds the
+            bumped epoch is answered PRODUCER_FENCED and fences itself.
+        commit_retry_after_abort_fenced: under TV2 a commit at the retry epoch
+            that finds the transaction aborted by the coordinator (CompleteAbort)
+            is answered PRODUCER_FENCED (KAFKA-20785, PR #23204); without it,
+            INVALID_TXN_STATE, which the client treats as fatal.
+        tv2_empty_abort_in_table: PrepareAbort's valid previous states include
+            Empty/CompleteCommit/CompleteAbort for the TV2 empty abort
+            (TransactionState.java, 2025); without it (the Oct-2024 Scala row)
+            the empty abort is an illegal transition answered
+            UNKNOWN_SERVER_ERROR.
+        single_fence_bump: a TV2 epoch fence bumps the epoch once (KAFKA-19367,
+            PR #19910, Kafka 4.0.1/4.1); without it the fence bumps and the TV2
+            abort bumps again.
     """
 
     check_epoch: bool = True
@@ -82,6 +117,13 @@ class ProtocolFlags:
     connect_transactional_leader: bool = True
     connect_offsets_in_transaction: bool = True
     connect_zombie_fencing: bool = True
+    ongoing_txn_check_epoch: bool = True
+    marker_retry_same_epoch: bool = True
+    failed_fence_keeps_bump: bool = True
+    end_txn_concurrent_in_prepare: bool = True
+    commit_retry_after_abort_fenced: bool = True
+    tv2_empty_abort_in_table: bool = True
+    single_fence_bump: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -284,6 +326,88 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_abort_and_seek",),
             bug="KAFKA-17582 (intended behaviour): the position does not rewind after an abort; an "
             "application that does not seek skips the aborted input record -- it is lost",
+        ),
+        Variant(
+            name="ongoing_txn_check_without_epoch",
+            description="TV2, but the partition leader skips verification whenever any transaction of the "
+            "producer id is open on the partition, whatever its epoch (UnifiedLog.hasOngoingTransaction("
+            "producerId) of Kafka 3.x).",
+            flags=replace(_REAL, ongoing_txn_check_epoch=False),
+            weakened=True,
+            breaks=("transactions_complete", "prepared_transaction_has_markers", "committed_transactions_visible"),
+            scenarios=("txn_kafka_17754_delayed_endtxn",),
+            bug="before KAFKA-14563 (PR #17698, Kafka 4.0): with no fault at all, the next transaction's batch at "
+            "epoch e+1 joins the transaction of epoch e still waiting for its COMMIT marker; the marker at e+1 is "
+            "rejected, the coordinator stays in PrepareCommit (the client retries CONCURRENT_TRANSACTIONS forever) "
+            "and the committed record is never committed",
+        ),
+        Variant(
+            name="no_kafka_19999_fix",
+            description="TV2 partition leaders reject a marker at the stored producer epoch even when no "
+            "transaction is open (strict markerEpoch > currentEpoch).",
+            flags=replace(_REAL, marker_retry_same_epoch=False),
+            weakened=True,
+            breaks=("transactions_complete", "prepared_transaction_has_markers"),
+            scenarios=("txn_coordinator_faults",),
+            bug="KAFKA-19999 (fixed by PR #21176, Dec 2025): after a coordinator failover the re-sent marker of a "
+            "reloaded PrepareAbort is rejected with INVALID_PRODUCER_EPOCH and the transaction hangs in Prepare*",
+        ),
+        Variant(
+            name="no_kafka_18464_fix",
+            description="TV2 coordinators check the epoch of an EndTxn before answering CONCURRENT_TRANSACTIONS "
+            "for a transaction still in Prepare* (Kafka 3.8-3.9's order).",
+            flags=replace(_REAL, end_txn_concurrent_in_prepare=False),
+            weakened=True,
+            breaks=("sole_producer_not_fenced",),
+            scenarios=("txn_kafka_17754_delayed_endtxn",),
+            bug="KAFKA-18464 (fixed by PR #18467, Kafka 4.0): the next transaction's abort reaches the coordinator "
+            "while the previous commit's markers are still being written; its epoch is the bumped one, not a "
+            "retry, so the only producer of the transactional.id is answered PRODUCER_FENCED",
+        ),
+        Variant(
+            name="no_kafka_20785_fix",
+            description="TV2 coordinators answer a commit at the retry epoch that finds the transaction aborted "
+            "by the coordinator (CompleteAbort) with INVALID_TXN_STATE.",
+            flags=replace(_REAL, commit_retry_after_abort_fenced=False),
+            weakened=True,
+            breaks=("zombie_fenced_not_fatal",),
+            scenarios=("txn_fence_append_failures",),
+            bug="KAFKA-20785 (fixed by PR #23204, 2026): a zombie whose transaction the new instance's fence "
+            "aborted is told INVALID_TXN_STATE (fatal, 'a bug') instead of PRODUCER_FENCED (recoverable by "
+            "closing: another instance took over); Kafka Streams threads died on it",
+        ),
+        Variant(
+            name="tv2_with_2024_transition_table",
+            description="TV2 with PrepareAbort's valid previous states of the Oct-2024 Scala TransactionState "
+            "(Ongoing, PrepareEpochFence): the TV2 empty abort from Empty/Complete* is an illegal transition.",
+            flags=replace(_REAL, tv2_empty_abort_in_table=False),
+            weakened=True,
+            breaks=("no_illegal_transition_attempt", "no_unknown_server_error"),
+            scenarios=("txn_coordinator_faults",),
+            bug="KIP-890 part 2 needed the empty abort in the table (TransactionState.java 2025): without it the "
+            "coordinator throws IllegalStateException and the client gets UNKNOWN_SERVER_ERROR (fatal)",
+        ),
+        Variant(
+            name="kafka_19367_double_bump",
+            description="A TV2 epoch fence bumps the producer epoch twice in one InitProducerId (fence, then the "
+            "TV2 abort's own bump).",
+            flags=replace(_REAL, single_fence_bump=False),
+            weakened=True,
+            breaks=("epoch_bump_at_most_one", "cached_epoch_follows_log"),
+            scenarios=("txn_fence_append_failures",),
+            bug="KAFKA-19367 (Kafka 4.0.0, fixed by PR #19910): InitProducerId on an ongoing TV2 transaction "
+            "incremented the epoch twice; at epoch 32766 the second bump overflowed Short.MAX_VALUE",
+        ),
+        Variant(
+            name="failed_fence_rolls_back_epoch",
+            description="After a failed transaction-log append of an epoch fence the coordinator rolls the epoch "
+            "back but keeps hasFailedEpochFence, so the next fence writes PrepareAbort at the unchanged epoch.",
+            flags=replace(_REAL, failed_fence_keeps_bump=False),
+            weakened=True,
+            breaks=("transactions_complete", "prepared_transaction_has_markers", "fence_raises_epoch"),
+            scenarios=("txn_fence_append_failures",),
+            bug="neither KAFKA-9666 (keep the bump, Kafka 2.5-3.9) nor KAFKA-19367 (roll back and bump again): the "
+            "fence's marker does not fence the zombie at the partition (TV2 rejects it) and the transaction hangs",
         ),
     )
 }

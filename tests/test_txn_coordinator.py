@@ -123,8 +123,9 @@ def test_init_ongoing_fences_and_aborts_with_epoch_bump() -> None:
 def test_init_ongoing_after_failed_fence_does_not_bump_again() -> None:
     failed = handle_init_producer_id(md("Ongoing", partitions=(0,)), 0, -1, -1, 42, TV1, append_ok=False)
     assert failed.metadata is not None and failed.metadata.has_failed_epoch_fence and failed.metadata.state == "Ongoing"
+    assert failed.metadata.producer_epoch == 4  # KAFKA-9666: the bump stays in the cache
     out = handle_init_producer_id(failed.metadata, 0, -1, -1, 42, TV1)
-    assert out.metadata is not None and out.metadata.producer_epoch == 3
+    assert out.metadata is not None and out.metadata.producer_epoch == 4
 
 
 @pytest.mark.parametrize("state", ["Dead", "PrepareEpochFence"])
@@ -289,8 +290,20 @@ def test_end_tv2_ongoing_requires_current_epoch() -> None:
         ("PrepareCommit", True, 3, PF),
     ],
 )
-def test_end_tv2_prepare_accepts_only_retries(state: str, committed: bool, epoch: int, expected: str) -> None:
-    assert handle_end_txn(md(state, partitions=(0,)), 7, epoch, committed, -1, TV2).error == expected
+def test_end_tv2_prepare_accepts_only_retries_before_kafka_18464(
+    state: str, committed: bool, epoch: int, expected: str
+) -> None:
+    old = TV2._replace(concurrent_before_epoch_check=False)
+    assert handle_end_txn(md(state, partitions=(0,)), 7, epoch, committed, -1, old).error == expected
+
+
+@pytest.mark.parametrize("state", ["PrepareCommit", "PrepareAbort"])
+@pytest.mark.parametrize(("committed", "epoch"), [(True, 2), (False, 2), (True, 3), (False, 3), (False, 1)])
+def test_end_tv2_prepare_is_concurrent_before_any_epoch_check(state: str, committed: bool, epoch: int) -> None:
+    """KAFKA-18464: while markers are written, every EndTxn of the id is answered CONCURRENT_TRANSACTIONS."""
+    assert handle_end_txn(md(state, partitions=(0,)), 7, epoch, committed, -1, TV2).error == (
+        Errors.CONCURRENT_TRANSACTIONS
+    )
 
 
 def test_end_tv2_pending_checked_before_epoch() -> None:

@@ -20,9 +20,9 @@ SCENARIOS = builtin_scenarios()
 
 # scenario -> distinct states under the real protocol
 REAL = {
-    "txn_kafka_12671_hanging": 246,
-    "txn_kafka_17754_delayed_endtxn": 1025,
-    "txn_kafka_6119_timeout_zombie": 131,
+    "txn_kafka_12671_hanging": 244,
+    "txn_kafka_17754_delayed_endtxn": 1276,
+    "txn_kafka_6119_timeout_zombie": 129,
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}

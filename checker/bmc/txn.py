@@ -19,7 +19,8 @@ it).  A client step ``b`` (:data:`~checker.bmc.txn_encoding.CLIENT_STEPS`: the
 application calls, sending a coordinator or produce request, handling a
 response) right after a broker/coordinator step ``a``
 (:data:`~checker.bmc.txn_encoding.SERVER_STEPS`: delivering a coordinator
-request, a produce request or a marker, the timeout abort) is forbidden --
+request, a produce request or a marker; not the timeout abort, whose cost
+depends on what else is enabled) is forbidden --
 the two are swapped instead -- unless ``b`` handles the response ``a``
 created.  Argument: ``a`` never reads or writes the client; ``b`` reads and
 writes only the client, the ghost outcomes and the message it consumes or

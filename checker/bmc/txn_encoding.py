@@ -131,7 +131,14 @@ CONTROLS = ("", part.CONTROL_COMMIT, part.CONTROL_ABORT)
 CLIENT_STEPS = ("InitTransactions", "BeginTransaction", "Send", "CommitTransaction", "AbortTransaction",
                 "SendTxnRequest", "SendProduce", "DeliverTxnResponse", "DeliverProduceResponse")
 #: Broker / coordinator steps: never read or write the client.
-SERVER_STEPS = ("DeliverTxnRequest", "DeliverProduce", "DeliverMarker", "TxnTimeout")
+SERVER_STEPS = ("DeliverTxnRequest", "DeliverProduce", "DeliverMarker")
+#: Steps the reduction never reorders although they touch no client: the timeout abort is budget-free only
+#: when no other protocol step is enabled, so swapping it with a client step could change what it costs.
+UNSWAPPED_SERVER_STEPS = ("TxnTimeout",)
+#: Protocol switches whose weakened (False) setting the encoding does not follow.
+UNENCODED_FLAGS = ("commit_retry_after_abort_fenced", "tv2_empty_abort_in_table", "single_fence_bump")
+#: Fault steps (charged to a budget); every other template is a protocol step.
+FAULT_STEPS = ("RequestTimeout", "ExpireBatch")
 #: Fault kinds the slice encodes (the others must have no budget).
 ENCODED_FAULTS = ("request_timeout", "batch_expiry", "txn_timeout")
 
@@ -158,6 +165,9 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, f"fault kinds {', '.join(extra)} are not encoded"
     if model.config.eos is not None:
         return False, "the consume-transform-produce application is not encoded"
+    unencoded = [f for f in UNENCODED_FLAGS if not getattr(model.flags, f)]
+    if unencoded:
+        return False, f"protocol switches {', '.join(unencoded)} are not encoded"
     return True, ""
 
 
@@ -262,8 +272,8 @@ class TxnEncoding:
                 t.append(TxnTemplate("RequestTimeout", (0,)))
             if lim["batch_expiry"]:
                 t += [TxnTemplate("ExpireBatch", (0, q)) for q in range(self.P)]
-            if lim["txn_timeout"]:
-                t.append(TxnTemplate("TxnTimeout", (0,)))
+        # transaction.timeout.ms is a protocol step: budget-free in a state with no other protocol step
+        t.append(TxnTemplate("TxnTimeout", (0,)))
         return t
 
     def _schema(self) -> dict[str, bool]:
@@ -276,7 +286,7 @@ class TxnEncoding:
             s.update({n: True for n in names})
 
         ints("c.st", "c.conn", "c.txn", "d.pid", "d.ep", "d.conn", "d.next")
-        bools("c.infl", "c.ebr")
+        bools("c.infl", "c.ebr", "c.fen")
         for q in range(self.P):
             bools(f"c.add{q}", f"c.pend{q}", f"d.q{q}.unres", f"d.q{q}.rw")
             ints(f"d.q{q}.pe", f"d.q{q}.ns", f"d.q{q}.la")
@@ -337,7 +347,7 @@ class TxnEncoding:
         c = s.clients[0]
         d = c.data
         v.update({"c.st": CS[c.state], "c.conn": c.tc_connection, "c.txn": c.txn, "c.infl": c.inflight,
-                  "c.ebr": c.epoch_bump_required, "d.pid": d.producer_id, "d.ep": d.producer_epoch,
+                  "c.ebr": c.epoch_bump_required, "c.fen": c.fenced, "d.pid": d.producer_id, "d.ep": d.producer_epoch,
                   "d.conn": d.connection, "d.next": d.next_record})
         if d.epoch_bump_required:
             raise ValueError("data.epoch_bump_required outside the slice")
@@ -570,7 +580,7 @@ class TxnEncoding:
         data = prod.Producer(val("d.pid"), val("d.ep"), val("d.conn"), val("d.next"), entries, batches, False)
         client = tp.TxnClient(0, data, CLIENT_STATES[val("c.st")], val("c.conn"), bval("c.infl"), val("c.txn"),
                               tuple(q for q in range(P) if bval(f"c.add{q}")),
-                              tuple(q for q in range(P) if bval(f"c.pend{q}")), bval("c.ebr"))
+                              tuple(q for q in range(P) if bval(f"c.pend{q}")), bval("c.ebr"), bval("c.fen"))
         md = None
         if bval("md.on"):
             md = tc.TransactionMetadata(0, val("md.pid"), val("md.ep"), val("md.last"), -1, -1, STATES[val("md.st")],
@@ -664,10 +674,18 @@ class TxnEncoding:
         self.step_events = {}
         updates: dict[str, list[tuple[Expr, Expr]]] = {}
         caps: list[Expr] = []
-        for idx, tmpl in enumerate(self.templates):
+        # the timeout abort comes last: it is budget-free exactly when no protocol step is enabled
+        protocol_guards: list[Expr] = []
+        order = sorted(range(len(self.templates)), key=lambda i: self.templates[i].kind == "TxnTimeout")
+        for idx in order:
+            tmpl = self.templates[idx]
             self._ev = {}
             self._caps = []
+            if tmpl.kind == "TxnTimeout":
+                self._quiet = z3.Not(z3.Or(protocol_guards or [z3.BoolVal(False)]))
             guard, T = getattr(self, f"_t_{tmpl.kind}")(S, *tmpl.args)
+            if tmpl.kind not in FAULT_STEPS:
+                protocol_guards.append(guard)
             sel = k == idx if halt is None else z3.And(k == idx, z3.Not(halt))
             cons.append(z3.Implies(sel, guard))
             if self._caps:
@@ -778,7 +796,8 @@ class TxnEncoding:
         added = z3.Or([S[f"c.add{q}"] for q in range(self.P)])
         nob = z3.And([z3.Not(S[f"b{n}.on"]) for n in range(self.R)] or [z3.BoolVal(True)])
         init = st == CS[C.INITIALIZING]
-        add = z3.And(z3.Not(init), z3.Or(st == CS[C.IN_TRANSACTION], st == CS[C.COMMITTING]), pend)
+        add = z3.And(z3.Not(init), z3.Or(st == CS[C.IN_TRANSACTION], st == CS[C.COMMITTING], st == CS[C.ABORTING]),
+                     pend)
         endc = z3.And(z3.Not(init), z3.Not(add), z3.Or(st == CS[C.COMMITTING], st == CS[C.ABORTING]), nob,
                       z3.Not(pend))
         local = z3.And(endc, z3.Not(added))
@@ -883,6 +902,7 @@ class TxnEncoding:
         F = dict(S)
         F["c.st"] = self.v(CS[C.FATAL_ERROR])
         F["c.infl"] = z3.BoolVal(False)
+        F["c.fen"] = z3.And(st == CS[C.FATAL_ERROR], S["c.fen"])
         A = self._drop_undrained(S)
         A["c.st"] = self.v(CS[C.ABORTABLE_ERROR])
         A["c.ebr"] = z3.Or(S["c.ebr"], z3.BoolVal(self.kip_360 and self.tv < 2))
@@ -988,7 +1008,8 @@ class TxnEncoding:
         is_dup = z3.And(err == E[Errors.NONE], dup >= 0)
         # verification (KIP-890 part 1) / TV2 implicit AddPartitionsToTxn
         if self.flags.partition_verification or self.tv >= 2:
-            needs = z3.And(z3.Not(z3.And(on, z3.Or(first >= 0, ep < eep))), z3.Not(is_dup))
+            same = (ep == eep) if self.flags.ongoing_txn_check_epoch else z3.BoolVal(True)
+            needs = z3.And(z3.Not(z3.And(on, z3.Or(z3.And(first >= 0, same), ep < eep))), z3.Not(is_dup))
         else:
             needs = z3.BoolVal(False)
         known = z3.And(S["md.on"], S["md.pid"] == 0)
@@ -1195,7 +1216,8 @@ class TxnEncoding:
                                          z3.If(z3.And(current, committed), EITS, EPF))))
             err = z3.If(bad_id, self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
                         z3.If(ongoing, z3.If(current, e1, EPF),
-                              z3.If(in_prep, z3.If(retry, z3.If(ours, ECONC, EITS), EPF),
+                              z3.If(in_prep, ECONC if self.cc.concurrent_before_epoch_check
+                                    else z3.If(retry, z3.If(ours, ECONC, EITS), EPF),
                                     z3.If(idle, idle_err, self.v(E[Errors.UNKNOWN_SERVER_ERROR])))))
             retry_ok = z3.And(z3.Not(bad_id), idle, retry, same_complete, z3.Not(z3.And(z3.Not(committed), current)))
         else:
@@ -1295,7 +1317,15 @@ class TxnEncoding:
         H["c.infl"] = z3.BoolVal(False)
         fatal = dict(H)
         fatal["c.st"] = self.v(CS[C.FATAL_ERROR])
+        fatal["c.fen"] = self._err_in(err, tp.FENCED_ERRORS)
         ok = err == E[Errors.NONE]
+        # TransactionManager's error classes (tp.COORDINATOR_ERROR_CLASSES): abortable, else fatal/fenced
+        not_aborting = S["c.st"] != CS[C.ABORTING]
+        if_possible = tuple(e for e, c in tp.COORDINATOR_ERROR_CLASSES["EndTxn"].items()
+                            if c == tp.ErrorClass.ABORTABLE_IF_POSSIBLE) if self.kip_360 else ()
+        abortable_init = z3.And(not_aborting, self._err_in(err, (Errors.TRANSACTION_ABORTABLE,)))
+        abortable_add = z3.And(not_aborting, self._err_in(err, (Errors.TRANSACTION_ABORTABLE, *if_possible)))
+        abortable = self._classify_abortable(H)
         # InitProducerId
         Ip = dict(H)
         Ip["d.pid"], Ip["d.ep"] = S[f"{r}.pid"], S[f"{r}.ep"]
@@ -1306,14 +1336,13 @@ class TxnEncoding:
             Ip[f"b{n}.on"] = z3.BoolVal(False)
         Ip["c.st"] = self.v(CS[C.READY])
         Ip["c.ebr"] = z3.BoolVal(False)
-        Ip = _merge(ok, Ip, fatal)
+        Ip = _merge(ok, Ip, _merge(abortable_init, abortable, fatal))
         # AddPartitionsToTxn
         Ad = dict(H)
         for q in range(self.P):
             Ad[f"c.add{q}"] = z3.Or(S[f"c.add{q}"], S[f"{r}.p{q}"])
             Ad[f"c.pend{q}"] = z3.And(S[f"c.pend{q}"], z3.Not(S[f"{r}.p{q}"]))
-        abortable = self._classify_abortable(H)
-        Ad = _merge(ok, Ad, _merge(err == E[Errors.INVALID_PRODUCER_ID_MAPPING], abortable, fatal))
+        Ad = _merge(ok, Ad, _merge(abortable_add, abortable, fatal))
         # EndTxn
         committing = S["c.st"] == CS[C.COMMITTING]
         F = self._finish(H, S[f"{r}.pid"], S[f"{r}.ep"]) if self.tv >= 2 else self._finish(H, None, None)
@@ -1321,10 +1350,13 @@ class TxnEncoding:
         self._record_outcome(F, S["c.txn"], ended, committing)
         self._ev["client_txn_committed"] = z3.And(ended, committing)
         self._ev["client_txn_aborted"] = z3.And(ended, z3.Not(committing))
-        En = _merge(ok, F, fatal)
+        En = _merge(ok, F, _merge(abortable_add, abortable, fatal))
         handled = _merge(kind == 0, Ip, _merge(kind == 1, Ad, En))
         handled = _merge(retriable, H, handled)
         return S[f"{r}.live"], _merge(handle, handled, T)
+
+    def _err_in(self, err: Expr, names: Sequence[str]) -> Expr:
+        return z3.Or([err == E[x] for x in names if x in E] or [z3.BoolVal(False)])
 
     def _classify_abortable(self, S: State) -> State:
         """``_abortable`` (an AddPartitionsToTxn INVALID_PRODUCER_ID_MAPPING)."""
@@ -1356,7 +1388,11 @@ class TxnEncoding:
         for j, h in enumerate(heads):
             T[f"mk{j}.live"] = z3.And(S[f"mk{j}.live"], z3.Not(h))
         on, eep, first, ecep = S[f"q{q}.e.on"], S[f"q{q}.e.ep"], S[f"q{q}.e.first"], S[f"q{q}.e.cep"]
-        stale = z3.And(on, (mep <= eep) if self.tv >= 2 else (mep < eep))
+        if self.tv >= 2:
+            retry = z3.And(mep == eep, first < 0) if self.flags.marker_retry_same_epoch else z3.BoolVal(False)
+            stale = z3.And(on, mep <= eep, z3.Not(retry))
+        else:
+            stale = z3.And(on, mep < eep)
         cfenced = z3.And(on, z3.Not(stale), ecep > 0)
         write = z3.And(z3.Not(stale), z3.Not(cfenced))
         length = S[f"q{q}.len"]
@@ -1431,7 +1467,8 @@ class TxnEncoding:
         return z3.And(self._faults_ok(S, "batch_expiry"), z3.Or(expire or [z3.BoolVal(False)])), T
 
     def _t_TxnTimeout(self, S: State, t: int) -> tuple[Expr, State]:
-        guard = z3.And(self._faults_ok(S, "txn_timeout"), S["md.on"], S["md.st"] == TS[S_ONGOING])
+        quiet = getattr(self, "_quiet", z3.BoolVal(False))
+        guard = z3.And(z3.Or(quiet, self._faults_ok(S, "txn_timeout")), S["md.on"], S["md.st"] == TS[S_ONGOING])
         self._ev["timeout_abort"] = z3.BoolVal(True)
         if self.cc.timeout_abort_bumps_epoch:
             _e, T, cons = self._fence_and_abort(S, guard)
@@ -1440,7 +1477,8 @@ class TxnEncoding:
             cons = self._record_fence(F, guard, S["md.ep"])
             _e, _p, _ep, T, more = self._end_txn(F, guard, S["md.pid"], S["md.ep"], z3.BoolVal(False), False)
             cons += more
-        self._charge(S, T, "TxnTimeout")
+        k = TXN_FAULT_KINDS.index(FAULT_OF_ACTION["TxnTimeout"])
+        T[f"fu{k}"] = z3.If(quiet, S[f"fu{k}"], S[f"fu{k}"] + 1)
         return z3.And(guard, *cons), T
 
     # -- invariants ------------------------------------------------------------------------------------------

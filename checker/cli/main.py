@@ -48,7 +48,7 @@ from keos.checker.engines import ENGINES
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import EngineResult
 from keos.checker.trace import KEOS_VERSION, TraceError
-from keos.model.interface import ModelError
+from keos.model.interface import Expectation, ModelError
 from keos.model.variants import VARIANTS
 from keos.scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario
 
@@ -256,7 +256,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     _render_reports(args, results, console)
     for r, d in report.disagreements():
         console.print(f"[red bold]engine disagreement[/red bold] ({r.engine}, {r.scenario}, {r.variant}): {d}")
+    if args.strict:
+        _print_untested(console, report)
     return report.exit_code
+
+
+def _print_untested(console: Console, report: api.CheckReport) -> None:
+    """One line per untested invariant (which partner never fired) and per sometimes property never reached."""
+    for r, p in report.untested():
+        where = f"({r.scenario}, {r.variant}, {r.engine})"
+        if p.expectation is Expectation.SOMETIMES:
+            console.print(f"[red bold]unreached[/red bold] sometimes property {p.name} {where}: never fired")
+            continue
+        missing = (p.detail or "").removeprefix("partner never reached: ") or "its partners"
+        console.print(f"[red bold]untested[/red bold] {p.name} {where}: partner {missing} never fired")
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:

@@ -10,12 +10,22 @@ responses, delivery timeouts) and adds the transaction API and states::
     any -abortable error-> ABORTABLE_ERROR -abortTransaction-> ABORTING_TRANSACTION
     any -fatal error-> FATAL_ERROR
 
-Error classification (``TransactionManager`` handlers [src-2024-10]):
+Error classification (``TransactionManager`` handlers, Kafka 3.9; the data is
+:data:`COORDINATOR_ERROR_CLASSES`, one of :class:`ErrorClass`):
 
-* PRODUCER_FENCED, INVALID_PRODUCER_EPOCH from the coordinator, INVALID_TXN_STATE
-  -> fatal.
-* CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
-  COORDINATOR_LOAD_IN_PROGRESS -> the request is retried.
+* *fenced*: PRODUCER_FENCED, INVALID_PRODUCER_EPOCH from the coordinator ->
+  ``fatalError(ProducerFencedException)``: the producer must be closed; the
+  client records ``fenced``.
+* *fatal*: INVALID_TXN_STATE, TRANSACTIONAL_ID_AUTHORIZATION_FAILED and every
+  error a handler does not expect ("Unexpected error in ...Response",
+  UNKNOWN_SERVER_ERROR among them).
+* *abortable*: TRANSACTION_ABORTABLE; UNKNOWN_PRODUCER_ID and
+  INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn / EndTxn are
+  ``abortableErrorIfPossible`` (abortable with a KIP-360 epoch bump, fatal
+  without KIP-360).  An abortable error while the client is already aborting
+  leaves it with nothing to do but close: fatal.
+* *retriable*: CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_AVAILABLE,
+  NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS -> the request is retried.
 * A failed produce batch (expired, INVALID_PRODUCER_EPOCH (KIP-588),
   TRANSACTION_ABORTABLE, retries exhausted) -> abortable; with KIP-360 and TV<2
   it also sets ``epochBumpRequired``: after the abort the client sends
@@ -50,7 +60,17 @@ from keos.model.protocol.messages import (
     ProduceResponse,
 )
 
-__all__ = ["ClientState", "TxnClient", "abortable_error", "fatal_error", "new_client"]
+__all__ = [
+    "COORDINATOR_ERROR_CLASSES",
+    "FENCED_ERRORS",
+    "ClientState",
+    "ErrorClass",
+    "TxnClient",
+    "abortable_error",
+    "coordinator_error_class",
+    "fatal_error",
+    "new_client",
+]
 
 RETRIABLE_COORDINATOR_ERRORS = (
     Errors.CONCURRENT_TRANSACTIONS,
@@ -58,6 +78,46 @@ RETRIABLE_COORDINATOR_ERRORS = (
     Errors.NOT_COORDINATOR,
     Errors.COORDINATOR_LOAD_IN_PROGRESS,
 )
+
+
+#: Errors that mean "another instance took over this transactional.id" (``ProducerFencedException``).
+FENCED_ERRORS = (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH)
+
+
+class ErrorClass:
+    """How ``TransactionManager`` treats an error code in a coordinator response."""
+
+    NONE = "none"
+    RETRIABLE = "retriable"
+    ABORTABLE = "abortable"
+    ABORTABLE_IF_POSSIBLE = "abortable_if_possible"
+    FENCED = "fenced"
+    FATAL = "fatal"
+
+
+def _classes(abortable: tuple[str, ...], if_possible: tuple[str, ...]) -> dict[str, str]:
+    table = {e: ErrorClass.RETRIABLE for e in RETRIABLE_COORDINATOR_ERRORS}
+    table.update({e: ErrorClass.FENCED for e in FENCED_ERRORS})
+    table.update({e: ErrorClass.ABORTABLE for e in abortable})
+    table.update({e: ErrorClass.ABORTABLE_IF_POSSIBLE for e in if_possible})
+    table[Errors.NONE] = ErrorClass.NONE
+    return table
+
+
+_UNKNOWN_PRODUCER = (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPPING)
+
+#: Per request, the class of each error its handler expects; any other error is fatal
+#: (``InitProducerIdHandler``, ``AddPartitionsToTxnHandler``, ``EndTxnHandler`` in Kafka 3.9).
+COORDINATOR_ERROR_CLASSES: dict[str, dict[str, str]] = {
+    "InitProducerId": _classes((Errors.TRANSACTION_ABORTABLE,), ()),
+    "AddPartitionsToTxn": _classes((Errors.TRANSACTION_ABORTABLE,), _UNKNOWN_PRODUCER),
+    "EndTxn": _classes((Errors.TRANSACTION_ABORTABLE,), _UNKNOWN_PRODUCER),
+}
+
+
+def coordinator_error_class(request: str, error: str) -> str:
+    """The :class:`ErrorClass` of ``error`` in the response to ``request`` (unexpected errors: fatal)."""
+    return COORDINATOR_ERROR_CLASSES[request].get(error, ErrorClass.FATAL)
 
 
 class ClientState:
@@ -82,7 +142,8 @@ class TxnClient(NamedTuple):
 
     ``txn`` is the index of the application's current (or next) transaction;
     ``added`` the partitions the coordinator confirmed (TV2: produced to);
-    ``pending_add`` partitions waiting for AddPartitionsToTxn.
+    ``pending_add`` partitions waiting for AddPartitionsToTxn; ``fenced``: the
+    client is in FATAL_ERROR because of a ``ProducerFencedException``.
     """
 
     transactional_id: int
@@ -94,6 +155,7 @@ class TxnClient(NamedTuple):
     added: tuple[int, ...] = ()
     pending_add: tuple[int, ...] = ()
     epoch_bump_required: bool = False
+    fenced: bool = False
 
 
 def new_client(transactional_id: int, partitions: int) -> TxnClient:
@@ -158,7 +220,9 @@ def next_txn_request(c: TxnClient, index: int, tv: int, kip_360: bool) -> tuple[
     if c.state == C.INITIALIZING:
         pid, epoch = (c.data.producer_id, c.data.producer_epoch) if kip_360 else (-1, -1)
         return sent, InitProducerIdRequest(index, conn, c.transactional_id, pid, epoch)
-    if c.state in (C.IN_TRANSACTION, C.COMMITTING) and c.pending_add:
+    # ABORTING keeps only the partitions of an AddPartitionsToTxn that was in flight; if it was lost (a
+    # reset connection, a coordinator failover) the handler re-enqueues it, as Kafka's does on a disconnect.
+    if c.state in (C.IN_TRANSACTION, C.COMMITTING, C.ABORTING) and c.pending_add:
         return sent, AddPartitionsToTxnRequest(
             index, conn, c.transactional_id, c.data.producer_id, c.data.producer_epoch, c.pending_add
         )
@@ -195,8 +259,10 @@ def _fresh_data(data: prod.Producer, pid: int, epoch: int) -> prod.Producer:
     return fresh._replace(producer_id=pid, producer_epoch=epoch, batches=data.batches)
 
 
-def _fatal(c: TxnClient) -> TxnClient:
-    return c._replace(state=C.FATAL_ERROR, inflight=False)
+def _fatal(c: TxnClient, fenced: bool = False) -> TxnClient:
+    if c.state == C.FATAL_ERROR:
+        return c._replace(inflight=False)
+    return c._replace(state=C.FATAL_ERROR, inflight=False, fenced=fenced)
 
 
 def _abortable(c: TxnClient, tv: int, kip_360: bool) -> TxnClient:
@@ -213,24 +279,27 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
         return c, "", ("stale_response",)
     c = c._replace(inflight=False)
     err = resp.error
-    if err in RETRIABLE_COORDINATOR_ERRORS:
+    request = type(resp).__name__.removesuffix("Response")
+    cls = coordinator_error_class(request, err) if request in COORDINATOR_ERROR_CLASSES else ErrorClass.NONE
+    if cls == ErrorClass.RETRIABLE:
         return c, "", (f"client_error:{err}", "retry")
+    if cls == ErrorClass.ABORTABLE_IF_POSSIBLE:
+        cls = ErrorClass.ABORTABLE if kip_360 else ErrorClass.FATAL
+    if cls == ErrorClass.ABORTABLE and c.state == C.ABORTING:
+        cls = ErrorClass.FATAL
+    if cls in (ErrorClass.FENCED, ErrorClass.FATAL):
+        event = "client_fenced" if cls == ErrorClass.FENCED else "client_fatal"
+        return _fatal(c, cls == ErrorClass.FENCED), "", (f"client_error:{err}", event)
+    if cls == ErrorClass.ABORTABLE:
+        return _abortable(c, tv, kip_360), "", (f"client_error:{err}", "client_abortable")
     if isinstance(resp, InitProducerIdResponse):
-        if err != Errors.NONE:
-            return _fatal(c), "", (f"client_error:{err}", "client_fatal")
         data = _fresh_data(c.data, resp.producer_id, resp.producer_epoch)._replace(batches=())
         return c._replace(data=data, state=C.READY, epoch_bump_required=False), "", ("client_initialized",)
     if isinstance(resp, AddPartitionsToTxnResponse):
-        if err == Errors.NONE:
-            added = tuple(sorted(set(c.added) | set(resp.partitions)))
-            pending = tuple(p for p in c.pending_add if p not in resp.partitions)
-            return c._replace(added=added, pending_add=pending), "", ()
-        if err == Errors.INVALID_PRODUCER_ID_MAPPING:
-            return _abortable(c, tv, kip_360), "", (f"client_error:{err}", "client_abortable")
-        return _fatal(c), "", (f"client_error:{err}", "client_fatal")
+        added = tuple(sorted(set(c.added) | set(resp.partitions)))
+        pending = tuple(p for p in c.pending_add if p not in resp.partitions)
+        return c._replace(added=added, pending_add=pending), "", ()
     if isinstance(resp, EndTxnResponse):
-        if err != Errors.NONE:
-            return _fatal(c), "", (f"client_error:{err}", "client_fatal")
         outcome = "committed" if c.state == C.COMMITTING else "aborted"
         pid, epoch = (resp.producer_id, resp.producer_epoch) if tv >= 2 else (-1, -1)
         return _finish(c, tv, kip_360, pid, epoch), outcome, (f"client_txn_{outcome}",)
@@ -266,9 +335,12 @@ def abortable_error(c: TxnClient) -> TxnClient:
     return _drop_undrained(c._replace(state=C.ABORTABLE_ERROR))
 
 
-def fatal_error(c: TxnClient) -> TxnClient:
-    """A fatal error (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH from TxnOffsetCommit)."""
-    return _fatal(c)
+def fatal_error(c: TxnClient, error: str = Errors.UNKNOWN_SERVER_ERROR) -> TxnClient:
+    """A fatal error outside the coordinator requests (``TxnOffsetCommitHandler``, ``AddOffsetsToTxnHandler``).
+
+    PRODUCER_FENCED / INVALID_PRODUCER_EPOCH are a ``ProducerFencedException``.
+    """
+    return _fatal(c, error in FENCED_ERRORS)
 
 
 def txn_request_timeout(c: TxnClient) -> TxnClient | None:

@@ -207,16 +207,38 @@ def txn_produce_needs_verification(leader: PartitionLeader, request: ProduceRequ
     """Whether the leader must ask the transaction coordinator before appending (§2.7).
 
     Only for a transactional batch that would *open* a transaction on this
-    partition (no ongoing transaction for the producer id), that is not a
-    duplicate and not already stale (PR #20534: stale epochs are rejected
-    first).  Under TV2 the same round trip adds the partition (produce v12).
+    partition, that is not a duplicate and not already stale (PR #20534: stale
+    epochs are rejected first).  Under TV2 the same round trip adds the
+    partition (produce v12).
+
+    "Would open" is ``!UnifiedLog.hasOngoingTransaction(producerId,
+    producerEpoch)``: since KAFKA-14563 (PR #17698, Kafka 4.0) a transaction
+    open on the partition counts only if it has the batch's epoch.  Under TV2
+    the epoch moves at every transaction end, so a batch of the next
+    transaction (epoch e+1) that arrives before the marker of the previous one
+    (epoch e) must be verified -- the coordinator, still in Prepare*, answers
+    CONCURRENT_TRANSACTIONS and the batch is retried.  With
+    ``flags.ongoing_txn_check_epoch`` off (Kafka 3.x's check on the producer
+    id alone) the batch joins the open transaction of epoch e, the marker at
+    epoch e+1 then finds the stored epoch already at e+1 and is rejected, and
+    the transaction never completes.
     """
     if not request.transactional or not (flags.partition_verification or flags.transaction_version >= 2):
         return False
     entry = leader.entry(request.producer_id)
-    if entry is not None and (entry.current_txn_first_offset >= 0 or request.producer_epoch < entry.producer_epoch):
+    if entry is not None and request.producer_epoch < entry.producer_epoch:
+        return False
+    if _has_ongoing_transaction(entry, request.producer_epoch, flags):
         return False
     return not _is_duplicate(leader, request, flags)
+
+
+def _has_ongoing_transaction(entry: ProducerStateEntry | None, producer_epoch: int, flags: ProtocolFlags) -> bool:
+    """``UnifiedLog.hasOngoingTransaction(producerId, producerEpoch)`` (Kafka 4.0; 3.x: producer id only)."""
+    if not _has_open_txn(entry):
+        return False
+    assert entry is not None
+    return entry.producer_epoch == producer_epoch or not flags.ongoing_txn_check_epoch
 
 
 #: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, §2.7).

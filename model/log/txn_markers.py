@@ -5,7 +5,11 @@ Fact sheet §1.8 (coordinator side) and §2.4 (``ProducerAppendInfo.appendEndTxn
 * **Producer-epoch check**: TV0/TV1 need marker epoch >= stored epoch; TV2
   (KIP-1228, WriteTxnMarkers v2 carries the transaction version) needs
   marker epoch **>** stored epoch, so a late or duplicate marker is rejected.
-  Otherwise INVALID_PRODUCER_EPOCH.
+  Otherwise INVALID_PRODUCER_EPOCH.  KAFKA-19999 (PR #21176, Dec 2025): under
+  TV2 a marker at exactly the stored epoch while no transaction is open on the
+  partition is an idempotent retry (a coordinator that failed over and reloaded
+  Prepare*, or whose marker response was lost) and is accepted; before the fix
+  it was rejected and the transaction hung in Prepare* (``accept_retry=False``).
 * **Coordinator-epoch check**: a stored coordinator epoch above the marker's
   -> TRANSACTION_COORDINATOR_FENCED (a deposed coordinator's marker).
 * **Effect**: the producer's epoch becomes the marker's (batch metadata is
@@ -28,17 +32,26 @@ __all__ = ["append_end_txn_marker"]
 
 
 def append_end_txn_marker(
-    leader: PartitionLeader, marker: WriteTxnMarkersRequest, transaction_version: int
+    leader: PartitionLeader, marker: WriteTxnMarkersRequest, transaction_version: int, accept_retry: bool = True
 ) -> tuple[PartitionLeader, str, tuple[str, ...]]:
-    """Validate and append one marker; returns the leader, the error and events."""
+    """Validate and append one marker; returns the leader, the error and events.
+
+    ``accept_retry``: the KAFKA-19999 fix (``ProtocolFlags.marker_retry_same_epoch``).
+    """
     pid = marker.producer_id
     entry = leader.entry(pid)
+    events: tuple[str, ...] = ()
     if entry is not None:
-        stale = (
-            marker.producer_epoch <= entry.producer_epoch
-            if transaction_version >= 2
-            else marker.producer_epoch < entry.producer_epoch
-        )
+        if transaction_version >= 2:
+            retry = (
+                accept_retry
+                and marker.producer_epoch == entry.producer_epoch
+                and entry.current_txn_first_offset < 0
+            )
+            stale = marker.producer_epoch <= entry.producer_epoch and not retry
+            events = ("marker_retry_accepted",) if retry else ()
+        else:
+            stale = marker.producer_epoch < entry.producer_epoch
         if stale:
             return leader, Errors.INVALID_PRODUCER_EPOCH, ("marker_rejected", "error:INVALID_PRODUCER_EPOCH")
         if entry.coordinator_epoch > marker.coordinator_epoch:
@@ -52,7 +65,7 @@ def append_end_txn_marker(
             )
     offset = len(leader.log)
     aborted = leader.aborted
-    events: tuple[str, ...] = ("marker_written",)
+    events = (*events, "marker_written")
     if entry is not None and entry.current_txn_first_offset >= 0:
         events = (*events, "txn_completed_on_partition")
         if not marker.committed:

@@ -421,7 +421,8 @@ class EosSystem(TransactionalSystem):
         if err in tp.RETRIABLE_COORDINATOR_ERRORS:
             return s._replace(clients=_at(s.clients, i, c)), (f"client_error:{err}", "retry")
         if err != Errors.NONE:
-            return s._replace(clients=_at(s.clients, i, tp.fatal_error(c))), (f"client_error:{err}", "client_fatal")
+            fatal = tp.fatal_error(c, err)
+            return s._replace(clients=_at(s.clients, i, fatal)), (f"client_error:{err}", "client_fatal")
         c = c._replace(added=tuple(sorted({*c.added, OFFSETS_PARTITION})))
         s = s._replace(clients=_at(s.clients, i, c))
         if c.state != tp.C.IN_TRANSACTION or app.offsets != P.ADD:
@@ -482,7 +483,7 @@ class EosSystem(TransactionalSystem):
         if err in ABORTABLE_OFFSET_ERRORS:
             c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable")
         else:
-            c, events = tp.fatal_error(c), (f"client_error:{err}", "client_fatal")
+            c, events = tp.fatal_error(c, err), (f"client_error:{err}", "client_fatal")
         return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app), events
 
     def _on_offset_commit(self, s: TxnSystemState, env: net.Envelope, req: OffsetCommitRequest) -> Result:
@@ -514,7 +515,7 @@ class EosSystem(TransactionalSystem):
             return super()._write_marker(s, m)
         g = s.group
         assert g is not None
-        g, error, events = gc.handle_txn_marker(g, m, self.tv)
+        g, error, events = gc.handle_txn_marker(g, m, self.tv, self.flags.marker_retry_same_epoch)
         return self._note_committed(s._replace(group=g)), error, events
 
     def _note_committed(self, s: TxnSystemState) -> TxnSystemState:

@@ -43,7 +43,7 @@ from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.coordinator.transaction import transaction_coordinator as tc
-from keos.model.coordinator.transaction.transaction_log import needs_markers
+from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
 from keos.model.coordinator.transaction.transaction_state import TransactionState, is_valid_transition
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
@@ -112,6 +112,9 @@ FAULT_OF_ACTION = {
     "ExpireTransactionalId": "txn_id_expiry",
 }
 
+#: Timeouts that are protocol steps (fairness makes them fire), though an early expiry has a budget.
+PROTOCOL_TIMEOUTS = frozenset({"TxnTimeout"})
+
 
 Result = tuple[TxnSystemState, tuple[str, ...]] | None
 
@@ -145,7 +148,16 @@ class TransactionalSystem:
         self.flags = variant.flags
         self.tv = self.flags.transaction_version
         self.kip_360 = self.flags.kip_360
-        self.cc = tc.CoordinatorConfig(self.tv, config.max_producer_epoch, self.flags.timeout_abort_bumps_epoch)
+        self.cc = tc.CoordinatorConfig(
+            self.tv,
+            config.max_producer_epoch,
+            self.flags.timeout_abort_bumps_epoch,
+            self.flags.failed_fence_keeps_bump,
+            self.flags.end_txn_concurrent_in_prepare,
+            self.flags.commit_retry_after_abort_fenced,
+            self.flags.tv2_empty_abort_in_table,
+            self.flags.single_fence_bump,
+        )
         self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=1)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
@@ -196,7 +208,34 @@ class TransactionalSystem:
         return tuple(prod.record_id(i, txn * rpt + n) for n in range(rpt))
 
     def actions(self, state: TxnSystemState) -> list[Action]:
-        """Enabled actions: application and client steps, deliveries, then faults."""
+        """Enabled actions: application and client steps, deliveries, then faults.
+
+        ``transaction.timeout.ms`` is a protocol step, not a fault: in a state
+        where no other protocol step is enabled time passes and the
+        coordinator's timeout abort of an Ongoing transaction fires, free of
+        any budget (:meth:`_quiet_timeouts`).  While other steps are enabled an
+        *early* expiry (the timeout racing a slow client) is charged to the
+        ``txn_timeout`` budget.
+        """
+        out = self._protocol_actions(state)
+        quiet = not out
+        if quiet:
+            out.extend(self._quiet_timeouts(state))
+        if sum(state.faults_used) < self.config.faults.total:
+            faults = self._fault_actions(state, net.channel_heads(state.network))
+            out.extend(a for a in faults if not (quiet and a.kind in PROTOCOL_TIMEOUTS))
+        return out
+
+    def _quiet_timeouts(self, state: TxnSystemState) -> list[Action]:
+        """TxnTimeout for every Ongoing transaction, in a state with no other protocol step (free of budget)."""
+        return [Action("TxnTimeout", (t,)) for t in range(self.tids) if tc.timeout_abort(state.coordinator[t], self.cc)]
+
+    def _timeout_is_free(self, state: TxnSystemState) -> bool:
+        """Whether a TxnTimeout in ``state`` is the quiet, budget-free one."""
+        return not self._protocol_actions(state)
+
+    def _protocol_actions(self, state: TxnSystemState) -> list[Action]:
+        """Application and client steps and deliveries (no fault, no timeout)."""
         out: list[Action] = []
         topo = self.config.topology
         for i, c in enumerate(state.clients):
@@ -210,8 +249,6 @@ class TransactionalSystem:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
-        if sum(state.faults_used) < self.config.faults.total:
-            out.extend(self._fault_actions(state, heads))
         return out
 
     def _may_init_transactions(self, state: TxnSystemState, i: int) -> bool:
@@ -276,6 +313,8 @@ class TransactionalSystem:
         if handler is None or not self._valid_args(state, action):
             return None
         fault = self.FAULT_OF_ACTION.get(action.kind)
+        if action.kind in PROTOCOL_TIMEOUTS and self._timeout_is_free(state):
+            fault = None
         if fault is not None:
             k = TXN_FAULT_KINDS.index(fault)
             if state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total:
@@ -289,6 +328,10 @@ class TransactionalSystem:
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
             events = (f"fault:{fault}", *events)
         bad = [e for e in events if e.startswith("txn:") and not is_valid_transition(*e[4:].split("->"))]
+        bad += [f"attempt:{e[8:]}" for e in events if e.startswith("illegal:")]
+        bad += epoch_jumps(state.coordinator, new.coordinator)
+        if "fence" in events:
+            bad += fences_without_bump(state.txn_log, new.txn_log)
         if bad:
             new = new._replace(ghost=new.ghost._replace(bad_transitions=(*new.ghost.bad_transitions, *bad)))
         return Step(new, events)
@@ -524,7 +567,9 @@ class TransactionalSystem:
         self, s: TxnSystemState, m: WriteTxnMarkersRequest
     ) -> tuple[TxnSystemState, str, tuple[str, ...]]:
         """The partition leader appends the marker (the group coordinator's partition: :mod:`model.systems.eos`)."""
-        leader, error, events = append_end_txn_marker(s.partitions[m.partition], m, self.tv)
+        leader, error, events = append_end_txn_marker(
+            s.partitions[m.partition], m, self.tv, self.flags.marker_retry_same_epoch
+        )
         return s._replace(partitions=_at(s.partitions, m.partition, leader)), error, events
 
     def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest) -> Result:
@@ -686,10 +731,17 @@ class TransactionalSystem:
         """The fault kinds with a budget above zero (:class:`model.interface.FaultHooks`)."""
         if self.config.faults.total <= 0:
             return ()
-        return tuple(k for k, limit in zip(TXN_FAULT_KINDS, self._limits) if limit > 0)
+        timeouts = {self.FAULT_OF_ACTION[a] for a in PROTOCOL_TIMEOUTS}
+        return tuple(k for k, limit in zip(TXN_FAULT_KINDS, self._limits) if limit > 0 and k not in timeouts)
 
     def fault_kind(self, action: Action) -> str | None:
-        """The fault kind ``action`` is charged to, ``None`` for a protocol step."""
+        """The fault kind ``action`` injects, ``None`` for a protocol step.
+
+        TxnTimeout (``transaction.timeout.ms``) is a protocol step that
+        fairness makes fire, although an early expiry is charged to a budget.
+        """
+        if action.kind in PROTOCOL_TIMEOUTS:
+            return None
         return self.FAULT_OF_ACTION.get(action.kind)
 
     def describe(self) -> dict[str, Any]:
@@ -705,6 +757,46 @@ class TransactionalSystem:
             "retries": cfg.retries,
             "max_producer_epoch": cfg.max_producer_epoch,
         }
+
+
+def epoch_jumps(
+    before: Sequence[tc.TransactionMetadata | None], after: Sequence[tc.TransactionMetadata | None]
+) -> list[str]:
+    """Ghost labels ``epoch_jump:<tid>:<old>-><new>`` for a step that raised a cached epoch by more than one.
+
+    Every epoch bump of the coordinator (InitProducerId, a fence, a TV2 end of
+    transaction) is a single ``producerEpoch + 1`` (``TransactionMetadata.
+    prepareIncrementProducerEpoch`` / ``prepareFenceProducerEpoch``); KAFKA-19367
+    was a double bump in one InitProducerId.  Recorded only when it happens, so
+    the state space does not grow.
+    """
+    out: list[str] = []
+    for t, (old, new) in enumerate(zip(before, after, strict=True)):
+        if new is None:
+            continue
+        base = -1 if old is None or old.producer_id != new.producer_id else old.producer_epoch
+        if new.producer_epoch > base + 1:
+            out.append(f"epoch_jump:{t}:{base}->{new.producer_epoch}")
+    return out
+
+
+def fences_without_bump(
+    before: Sequence[TransactionLogValue | None], after: Sequence[TransactionLogValue | None]
+) -> list[str]:
+    """Ghost labels ``fence_no_bump:<tid>:<epoch>`` for a fence whose PrepareAbort the log holds at no higher epoch.
+
+    A fence (``prepareFenceProducerEpoch``) exists to move the epoch past the
+    fenced producer's: the PrepareAbort it writes must carry an epoch above the
+    one the log held (KAFKA-9666 keeps the bump of a failed attempt in memory,
+    so the retry writes it).
+    """
+    out: list[str] = []
+    for t, (old, new) in enumerate(zip(before, after, strict=True)):
+        if old is None or new is None or new is old or new.producer_id != old.producer_id:
+            continue
+        if new.state == TransactionState.PREPARE_ABORT and new.producer_epoch <= old.producer_epoch:
+            out.append(f"fence_no_bump:{t}:{new.producer_epoch}")
+    return out
 
 
 def format_value(value: Any) -> str:

@@ -277,7 +277,7 @@ def handle_txn_offset_commit(
 
 
 def handle_txn_marker(
-    g: GroupMetadata, marker: WriteTxnMarkersRequest, transaction_version: int
+    g: GroupMetadata, marker: WriteTxnMarkersRequest, transaction_version: int, accept_retry: bool = True
 ) -> tuple[GroupMetadata, str, tuple[str, ...]]:
     """A COMMIT/ABORT marker on the group's ``__consumer_offsets`` partition.
 
@@ -285,7 +285,7 @@ def handle_txn_marker(
     producer's pending offsets are materialised (COMMIT, only where the record
     offset is greater than the committed one's) or discarded (ABORT).
     """
-    leader, error, events = append_end_txn_marker(g.offsets_log, marker, transaction_version)
+    leader, error, events = append_end_txn_marker(g.offsets_log, marker, transaction_version, accept_retry)
     g = g._replace(offsets_log=leader)
     if error != Errors.NONE:
         return g, error, events

@@ -92,6 +92,11 @@ class CoordinatorConfig(NamedTuple):
     transaction_version: int = 2
     max_producer_epoch: int = 32767
     timeout_abort_bumps_epoch: bool = True
+    failed_fence_keeps_bump: bool = True
+    concurrent_before_epoch_check: bool = True
+    commit_retry_after_abort_fenced: bool = True
+    tv2_empty_abort_in_table: bool = True
+    single_fence_bump: bool = True
 
 
 class Outcome(NamedTuple):
@@ -206,6 +211,8 @@ def _init_by_state(
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     if md.state == S.ONGOING:
         out = fence_and_abort(md, cfg, append_ok)
+        if not out.wrote:  # the append's own error (COORDINATOR_NOT_AVAILABLE), as Kafka's callback returns it
+            return out
         return out._replace(error=Errors.CONCURRENT_TRANSACTIONS, events=(*out.events, "error:CONCURRENT_TRANSACTIONS"))
     if md.state not in (S.EMPTY, *COMPLETE):
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
@@ -230,12 +237,34 @@ def _init_by_state(
 
 
 def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool) -> Outcome:
-    """``prepareFenceProducerEpoch`` then ``endTransaction(ABORT, isFromClient=false)`` (§1.2, §1.5)."""
+    """``prepareFenceProducerEpoch`` then ``endTransaction(ABORT, isFromClient=false)`` (§1.2, §1.5).
+
+    A failed append of the fence follows KAFKA-9666 (PR #8239; Kafka 2.5 to
+    3.9, ``TransactionCoordinator.endTransaction`` with ``isEpochFence``): the
+    bumped epoch is installed in the cached metadata *before* the append
+    (``txnMetadata.producerEpoch = producerEpoch``, ``lastProducerEpoch = -1``)
+    and stays there when the append fails; ``hasFailedEpochFence`` is set, so
+    the next fence does not bump again and writes PrepareAbort at the epoch the
+    cache already holds -- still one above the fenced producer's.  The fenced
+    producer gets PRODUCER_FENCED from the coordinator meanwhile, and the
+    epoch in the cache runs ahead of the log by exactly this one pending fence
+    (a failover reloads the log's epoch and forgets the flag).
+
+    With ``cfg.failed_fence_keeps_bump`` off (a weakened rule, not a Kafka
+    release) the epoch is rolled back but the flag stays set: the next fence
+    writes PrepareAbort at the *unchanged* epoch, its marker does not fence the
+    zombie at the partition (TV2 rejects it), and the transaction hangs.
+    """
     bump = not md.has_failed_epoch_fence and md.producer_epoch < cfg.max_producer_epoch
     epoch = md.producer_epoch + 1 if bump else md.producer_epoch
+    if bump and cfg.transaction_version >= 2 and not cfg.single_fence_bump:
+        epoch += 1  # KAFKA-19367 (Kafka 4.0.0): the fence bumps, then the TV2 abort bumps again
     fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
     target = md._replace(state=S.PREPARE_ABORT, producer_epoch=epoch, last_producer_epoch=-1)
     out = _transit(fencing, target, append_ok, ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}"))
+    failed = out.metadata if not out.wrote else None
+    if failed is not None and failed.has_failed_epoch_fence and cfg.failed_fence_keeps_bump:
+        out = out._replace(metadata=failed._replace(producer_epoch=epoch, last_producer_epoch=-1))
     return out
 
 
@@ -374,6 +403,11 @@ def _end_tv2(
         nxt = fresh_pid if is_epoch_exhausted(md.producer_epoch, cfg) else -1
         out = _transit(md, _prepare_end(md, committed, md.producer_epoch + 1, md.producer_epoch, nxt), append_ok)
         return out._replace(used_fresh_pid=nxt >= 0 and out.wrote)
+    if md.state in PREPARE and cfg.concurrent_before_epoch_check:
+        # KAFKA-18464 (PR #18467, Kafka 4.0): while the markers of the previous transaction are being
+        # written (pending CompleteCommit/CompleteAbort) the answer is CONCURRENT_TRANSACTIONS, before any
+        # epoch check, so a client that already holds the bumped epoch does not fence itself.
+        return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     if md.state in PREPARE:
         if not retry:
             return _fail(md, Errors.PRODUCER_FENCED)
@@ -382,10 +416,17 @@ def _end_tv2(
     if md.state in (S.EMPTY, *COMPLETE):
         same = md.state == (S.COMPLETE_COMMIT if committed else S.COMPLETE_ABORT)
         if not committed and current:
+            if not cfg.tv2_empty_abort_in_table:
+                # PrepareAbort's Oct-2024 row (Ongoing, PrepareEpochFence only): prepareTransitionTo throws
+                illegal = (f"illegal:{md.state}->{S.PREPARE_ABORT}",)
+                return _fail(md, Errors.UNKNOWN_SERVER_ERROR, illegal)
             target = _prepare_end(md, False, md.producer_epoch + 1, md.producer_epoch)._replace(partitions=())
             return _transit(md, target, append_ok, ("empty_abort",))
         if retry and same:
             return Outcome(md, Errors.NONE, *ok, events=("end_txn_retry",))
+        if retry and md.state == S.COMPLETE_ABORT and committed and not cfg.commit_retry_after_abort_fenced:
+            # before KAFKA-20785 (PR #23204): a commit racing the coordinator's own abort is INVALID_TXN_STATE
+            return _fail(md, Errors.INVALID_TXN_STATE)
         if retry and md.state == S.COMPLETE_COMMIT and not committed:
             return _fail(md, Errors.INVALID_TXN_STATE)
         if current and committed:
@@ -425,7 +466,10 @@ def complete_transaction(md: TransactionMetadata, append_ok: bool = True) -> Out
     Under a TV2 epoch overflow the producer id moves to ``nextProducerId`` at epoch 0.
     """
     target = md._replace(
-        state=S.COMPLETE_COMMIT if md.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT, partitions=(), txn_started=False
+        state=S.COMPLETE_COMMIT if md.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT,
+        partitions=(),
+        txn_started=False,
+        has_failed_epoch_fence=False,  # prepareComplete: the fence is in the log now
     )
     if md.next_producer_id >= 0:
         target = target._replace(

@@ -1,0 +1,250 @@
+"""What the application is told, and the coordinator's epochs: invariants a Kafka user relies on.
+
+Client outcomes (``TransactionManager`` error classes, :data:`keos.model.clients.transactional_producer.
+COORDINATOR_ERROR_CLASSES`): an application learns the fate of its producer from the exception it gets.
+``ProducerFencedException`` (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH) says "another instance took over
+this transactional.id: close"; any other fatal error says "something is broken".  So
+
+* ``sole_producer_not_fenced``: a producer that is the only instance of its transactional.id ends neither
+  fenced nor fatal in a run without faults -- its own retries (CONCURRENT_TRANSACTIONS, verification
+  round trips) must never turn against it;
+* ``zombie_fenced_not_fatal``: an instance replaced by a newer one ends fenced, never with another fatal
+  error (KIP-98 §Zombie fencing; KIP-588 made INVALID_PRODUCER_EPOCH on produce abortable so that the
+  zombie learns it is fenced from the coordinator);
+* ``no_illegal_transition_attempt``: no coordinator handler even *tries* a transition
+  ``TransactionState`` forbids (Kafka logs "should never have transitioned" and throws
+  IllegalStateException; the model answers UNKNOWN_SERVER_ERROR);
+* ``no_unknown_server_error``: UNKNOWN_SERVER_ERROR never reaches a client (a client treats it as an
+  unexpected, fatal error).
+
+Coordinator epochs, per step (recorded in the ghost only when broken, so the state space does not grow):
+
+* ``epoch_bump_at_most_one``: one coordinator step raises a producer epoch by at most one
+  (``prepareIncrementProducerEpoch``; KAFKA-19367 was a double bump);
+* ``fence_raises_epoch``: the PrepareAbort of an epoch fence is logged above the epoch the log held;
+* ``cached_epoch_follows_log``: the epoch cached in ``TransactionMetadata`` equals the logged one, or is
+  one above it exactly while a failed fence is pending (``hasFailedEpochFence``, KAFKA-9666);
+* ``epoch_within_limit``: no epoch exceeds ``Short.MAX_VALUE`` (the scenario's ``max_producer_epoch``):
+  an exhausted epoch (>= ``Short.MAX_VALUE - 1``) must rotate the producer id.
+"""
+
+from __future__ import annotations
+
+from keos.invariants._common import sometimes_event
+from keos.model.clients import transactional_producer as tp
+from keos.model.interface import Expectation, Property
+from keos.model.protocol.errors import Errors
+from keos.model.systems.transactions_records import TxnConfig, TxnSystemState
+
+__all__ = [
+    "cache_ahead_of_log",
+    "client_outcome_properties",
+    "epochs_over_limit",
+    "sole_instance_failures",
+    "unknown_server_errors",
+    "zombies_not_fenced",
+]
+
+
+def _labels(s: TxnSystemState, prefix: str) -> list[str]:
+    return [b for b in s.ghost.bad_transitions if b.startswith(prefix)]
+
+
+def sole_instance_failures(s: TxnSystemState) -> list[str]:
+    """Producers alone on their transactional.id that are fenced or fatal in a run without faults."""
+    if any(s.faults_used):
+        return []
+    out: list[str] = []
+    for i, c in enumerate(s.clients):
+        alone = sum(1 for d in s.clients if d.transactional_id == c.transactional_id) == 1
+        if alone and c.state == tp.C.FATAL_ERROR:
+            what = "fenced" if c.fenced else "made fatal"
+            out.append(
+                f"producer {i}, the only instance of transactional id {c.transactional_id}, was {what} "
+                "in a run without faults"
+            )
+    return out
+
+
+def zombies_not_fenced(s: TxnSystemState) -> list[str]:
+    """Replaced instances that ended with a fatal error other than ProducerFencedException."""
+    out: list[str] = []
+    for i, c in enumerate(s.clients):
+        if c.state != tp.C.FATAL_ERROR or c.fenced or c.data.producer_epoch < 0:
+            continue
+        newer = [
+            j
+            for j, d in enumerate(s.clients)
+            if j != i
+            and d.transactional_id == c.transactional_id
+            and d.data.producer_id == c.data.producer_id
+            and d.data.producer_epoch > c.data.producer_epoch
+        ]
+        if newer:
+            out.append(
+                f"producer {i} (epoch {c.data.producer_epoch}) was replaced by producer {newer[0]} but "
+                "ended fatal, not fenced"
+            )
+    return out
+
+
+def unknown_server_errors(s: TxnSystemState) -> list[str]:
+    """Responses in flight that carry UNKNOWN_SERVER_ERROR."""
+    return [
+        f"{type(env.body).__name__} to {env.dst} carries UNKNOWN_SERVER_ERROR"
+        for env in s.network
+        if getattr(env.body, "error", None) == Errors.UNKNOWN_SERVER_ERROR
+    ]
+
+
+def cache_ahead_of_log(s: TxnSystemState) -> list[str]:
+    """Transactional ids whose cached epoch is not the logged one (+1 only while a failed fence is pending)."""
+    out: list[str] = []
+    for t, (md, lg) in enumerate(zip(s.coordinator, s.txn_log, strict=True)):
+        if md is None:
+            continue
+        if lg is None:
+            if md.producer_epoch >= 0:
+                out.append(f"transactional id {t}: epoch {md.producer_epoch} cached but nothing logged")
+            continue
+        if md.producer_id != lg.producer_id:
+            out.append(f"transactional id {t}: pid {md.producer_id} cached, {lg.producer_id} logged")
+            continue
+        allowed = 1 if md.has_failed_epoch_fence else 0
+        if not 0 <= md.producer_epoch - lg.producer_epoch <= allowed:
+            out.append(
+                f"transactional id {t}: epoch {md.producer_epoch} cached, {lg.producer_epoch} logged"
+                f"{' (failed fence pending)' if allowed else ''}"
+            )
+    return out
+
+
+def epochs_over_limit(limit: int, s: TxnSystemState) -> list[str]:
+    """Every place an epoch lives, checked against ``Short.MAX_VALUE`` (the scenario's limit)."""
+    out: list[str] = []
+    for t, md in enumerate(s.coordinator):
+        if md is not None and md.producer_epoch > limit:
+            out.append(f"coordinator: transactional id {t} at epoch {md.producer_epoch}")
+    for q, p in enumerate(s.partitions):
+        out.extend(
+            f"partition {q}: pid {e.producer_id} at epoch {e.producer_epoch}"
+            for e in p.producers
+            if e.producer_epoch > limit
+        )
+    for i, c in enumerate(s.clients):
+        if c.data.producer_epoch > limit:
+            out.append(f"producer {i} at epoch {c.data.producer_epoch}")
+    return [f"{x} > {limit}" for x in out]
+
+
+def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
+    """Client-outcome and epoch properties of the transactions (and consume-transform-produce) models."""
+    topo = config.topology
+    limit = config.max_producer_epoch
+    props: list[Property] = [
+        Property(
+            name="no_illegal_transition_attempt",
+            expectation=Expectation.ALWAYS,
+            fact="No coordinator handler attempts a TransactionState transition outside the valid-previous-state "
+            "table (Kafka throws IllegalStateException; the model answers UNKNOWN_SERVER_ERROR).",
+            source="TransactionState.java validPreviousStates; TransactionMetadata.prepareTransitionTo",
+            catches="a handler that reaches a state it does not expect (e.g. ends a transaction from Empty "
+            "outside the TV2 empty-abort rule)",
+            predicate=lambda s: not _labels(s, "attempt:"),
+            partners=("txn_prepare_commit",),
+            explain=lambda s: "attempted: " + ", ".join(_labels(s, "attempt:")),
+        ),
+        Property(
+            name="no_unknown_server_error",
+            expectation=Expectation.ALWAYS,
+            fact="No response carries UNKNOWN_SERVER_ERROR to a client.",
+            source='TransactionManager handlers (an unexpected error is fatal: "Unexpected error in ...Response")',
+            catches="a coordinator or partition path that falls through to UNKNOWN_SERVER_ERROR",
+            predicate=lambda s: not unknown_server_errors(s),
+            partners=("txn_committed",),
+            explain=lambda s: "; ".join(unknown_server_errors(s)),
+        ),
+        Property(
+            name="epoch_bump_at_most_one",
+            expectation=Expectation.ALWAYS,
+            fact="One coordinator step raises a producer epoch by at most one.",
+            source="TransactionMetadata.prepareIncrementProducerEpoch / prepareFenceProducerEpoch; KAFKA-19367",
+            catches="KAFKA-19367 (InitProducerId under TV2 bumped twice: fence plus abort) and any double bump",
+            predicate=lambda s: not _labels(s, "epoch_jump:"),
+            partners=("coordinator_bumped_epoch",),
+            explain=lambda s: ", ".join(_labels(s, "epoch_jump:")),
+        ),
+        Property(
+            name="cached_epoch_follows_log",
+            expectation=Expectation.ALWAYS,
+            fact="The epoch the coordinator caches equals the one in its transaction log, or is one above it "
+            "while a failed epoch fence is pending.",
+            source="TransactionStateManager.appendTransactionToLog (the cache changes only after a successful "
+            "append); KAFKA-9666 (hasFailedEpochFence)",
+            catches="a coordinator that hands out (or fences with) epochs its log never recorded",
+            predicate=lambda s: not cache_ahead_of_log(s),
+            partners=("coordinator_bumped_epoch",),
+            explain=lambda s: "; ".join(cache_ahead_of_log(s)),
+        ),
+        Property(
+            name="epoch_within_limit",
+            expectation=Expectation.ALWAYS,
+            fact=f"No producer epoch exceeds {limit} (Short.MAX_VALUE); an exhausted epoch rotates the producer id.",
+            source="TransactionMetadata.isEpochExhausted (epoch >= Short.MAX_VALUE - 1); KIP-360; KAFKA-5283",
+            catches="an epoch bump past the limit without producer-id rotation (KAFKA-19367's overflow)",
+            predicate=lambda s: not epochs_over_limit(limit, s),
+            partners=("coordinator_bumped_epoch",),
+            explain=lambda s: "; ".join(epochs_over_limit(limit, s)),
+        ),
+        sometimes_event("coordinator_bumped_epoch", "The coordinator bumped a producer epoch.", "epoch_bump"),
+    ]
+    if config.faults.txn_timeout > 0 or topo.shared_transactional_id:
+        props.append(
+            Property(
+                name="fence_raises_epoch",
+                expectation=Expectation.ALWAYS,
+                fact="The PrepareAbort an epoch fence writes carries an epoch above the one the log held.",
+                source="TransactionMetadata.prepareFenceProducerEpoch; KAFKA-9666 (a failed fence keeps its bump)",
+                catches="a fence retried at an unchanged epoch after a failed append: its marker cannot fence the "
+                "zombie at the partition",
+                predicate=lambda s: not _labels(s, "fence_no_bump:"),
+                partners=("coordinator_fenced",),
+                explain=lambda s: ", ".join(_labels(s, "fence_no_bump:")),
+            )
+        )
+        props.append(sometimes_event("coordinator_fenced", "The coordinator fenced an epoch.", "fence"))
+    if topo.shared_transactional_id:
+        props.append(
+            Property(
+                name="zombie_fenced_not_fatal",
+                expectation=Expectation.ALWAYS,
+                fact="An instance replaced by a newer instance of its transactional.id ends fenced "
+                "(ProducerFencedException), never with another fatal error.",
+                source="KIP-98 §Zombie fencing; KIP-588; TransactionManager (PRODUCER_FENCED -> fatalError("
+                "ProducerFencedException))",
+                catches="a zombie told INVALID_TXN_STATE or an unexpected error instead of being fenced, so the "
+                "application cannot tell a takeover from a bug",
+                predicate=lambda s: not zombies_not_fenced(s),
+                partners=("zombie_fenced",),
+                explain=lambda s: "; ".join(zombies_not_fenced(s)),
+            )
+        )
+        props.append(
+            sometimes_event("zombie_fenced", "A producer was fenced (ProducerFencedException).", "client_fenced")
+        )
+    else:
+        props.append(
+            Property(
+                name="sole_producer_not_fenced",
+                expectation=Expectation.ALWAYS,
+                fact="In a run without faults, a producer that is the only instance of its transactional.id is "
+                "never fenced nor made fatal, whatever its own retries.",
+                source="KIP-98 §Zombie fencing (only a newer instance fences); TransactionManager error classes",
+                catches="a TV2 batch joining the previous transaction (KAFKA-14563): the commit is answered "
+                "PRODUCER_FENCED with no other instance alive",
+                predicate=lambda s: not sole_instance_failures(s),
+                partners=("txn_committed",),
+                explain=lambda s: "; ".join(sole_instance_failures(s)),
+            )
+        )
+    return tuple(props)

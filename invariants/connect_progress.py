@@ -1,0 +1,98 @@
+"""Progress of Kafka Connect's exactly-once source tasks (KIP-618) once faults stop.
+
+The safety invariants of :mod:`keos.invariants.connect` hold for a cluster whose tasks never start: a
+zombie-fencing round that is never answered, a task stuck between ``initTransactions`` and its
+config-topic check, or records polled into a transaction that never commits break none of them.  The
+``EVENTUALLY`` properties here (``□◇P`` under fairness) say what an operator expects:
+
+* ``assigned_tasks_run`` -- every task assigned to a live worker of the group finishes its start-up
+  (KIP-618 §5.5 steps 1-6: fencing request, fencing round, ``initTransactions``, config re-read) and
+  is RUNNING, or has FAILED (a final state the REST API reports; a restart is an operator's decision);
+* ``started_tasks_commit`` -- every running exactly-once task eventually commits what it polled: no
+  records stay in an open transaction (§5.5 step 7), and an at-least-once task flushes its offsets.
+"""
+
+from __future__ import annotations
+
+from keos.model.connect.records import ConnectConfig, ConnectState
+from keos.model.connect.worker import TaskPhase, WorkerStatus, owned_partitions
+from keos.model.interface import Expectation, Property
+
+__all__ = ["CONNECT_FAIRNESS", "connect_progress_properties", "uncommitted_tasks", "unstarted_tasks"]
+
+#: The fairness Connect's progress relies on.
+CONNECT_FAIRNESS = (
+    "faults stop (no more pauses, crashes, failed fencing rounds or config writes)",
+    "every enabled protocol step is eventually taken (weak fairness)",
+    "the group rebalances after a membership change (session.timeout.ms fires for a silent worker)",
+    "the leader serves every zombie-fencing request (PUT /connectors/{c}/fence)",
+    "a task's transaction boundary is eventually reached (poll / interval / connector-defined)",
+)
+
+
+def unstarted_tasks(owners: tuple[tuple[int, ...], ...], s: ConnectState) -> list[str]:
+    """Tasks assigned to a running group member that are neither RUNNING nor FAILED.
+
+    A task that owns no source partition in the worker's task-config generation is idle: the model
+    starts no instance for it, and none is required.
+    """
+    out: list[str] = []
+    for w, worker in enumerate(s.workers):
+        if worker.status != WorkerStatus.RUNNING or not worker.member:
+            continue
+        for task in worker.assigned:
+            inst = worker.instance(task)
+            if inst is None and owned_partitions(owners, worker.config_generation, task):
+                out.append(f"worker {w}: assigned task {task} has no instance")
+            elif inst is not None and inst.phase not in (TaskPhase.RUNNING, TaskPhase.FAILED):
+                out.append(f"worker {w}: task {task} (generation {inst.generation}) is stuck in {inst.phase}")
+    return out
+
+
+def uncommitted_tasks(s: ConnectState) -> list[str]:
+    """Running task instances on running workers with records or offsets not yet committed."""
+    out: list[str] = []
+    for w, worker in enumerate(s.workers):
+        if worker.status != WorkerStatus.RUNNING:
+            continue
+        for inst in worker.tasks:
+            if inst.phase != TaskPhase.RUNNING:
+                continue
+            if inst.pending:
+                out.append(f"worker {w}: task {inst.task} has polled records in a transaction that never commits")
+            if inst.unflushed:
+                out.append(f"worker {w}: task {inst.task} never flushes the offsets of its committed records")
+    return out
+
+
+def connect_progress_properties(config: ConnectConfig) -> tuple[Property, ...]:
+    """The progress properties of the Connect model."""
+    owners = config.topology.owners
+    return (
+        Property(
+            name="assigned_tasks_run",
+            expectation=Expectation.EVENTUALLY,
+            fact="Once faults stop, every task assigned to a live group member completes its start-up "
+            "(fencing round, initTransactions, config re-read) and runs, or fails visibly.",
+            source="KIP-618 §5.5 steps 1-6 (preProducerCheck, initTransactions, postProducerCheck); "
+            "DistributedHerder.fenceZombieSourceTasks",
+            catches="a fencing request the leader never serves, a task-count record never written, a start-up "
+            "that waits on a generation that never arrives",
+            predicate=lambda s: not unstarted_tasks(owners, s),
+            partners=("exactly_once_task_started",),
+            explain=lambda s: "; ".join(unstarted_tasks(owners, s)),
+            fairness=CONNECT_FAIRNESS,
+        ),
+        Property(
+            name="started_tasks_commit",
+            expectation=Expectation.EVENTUALLY,
+            fact="Once faults stop, every running source task commits the records it polled (with their "
+            "offsets, in one transaction) and no committed record waits for its offsets.",
+            source="KIP-618 §5.5 step 7 (transaction boundaries); ExactlyOnceWorkerSourceTask.commitTransaction",
+            catches="a transaction boundary that is never reached, a commit that is never retried",
+            predicate=lambda s: not uncommitted_tasks(s),
+            partners=("source_record_committed",),
+            explain=lambda s: "; ".join(uncommitted_tasks(s)),
+            fairness=CONNECT_FAIRNESS,
+        ),
+    )
