@@ -1,0 +1,313 @@
+"""Eventually (liveness) properties in the engines: stuck states, fair livelocks, replay, reports.
+
+The models here are tiny hand-written graphs (``GraphModel``: a state is a
+name, each state lists its actions and where they lead), each built to have
+exactly one liveness situation: a stuck state, a weakly fair livelock, an
+unfair cycle (a timeout always enabled and never taken), a cycle that needs a
+fault, a model that contradicts itself.  Faults are the action kinds in
+``faults``, classified through :class:`keos.model.interface.FaultHooks`
+(or, with ``hooks=False``, only by the ``fault:`` events their steps emit).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from keos.checker.explore.liveness import strongly_connected
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import Verdict
+from keos.checker.trace import load_trace, make_trace, replay, replay_actions
+from keos.model.interface import Action, Expectation, Model, ModelError, Property, Step
+
+Edges = dict[str, list[tuple[str, str]]]  # state -> [(action kind, next state)]
+
+
+class GraphModel:
+    """A model given as a labelled graph; ``goal`` states are where the eventually property holds."""
+
+    def __init__(
+        self,
+        name: str,
+        edges: Edges,
+        goal: set[str],
+        faults: set[str] = frozenset(),  # type: ignore[assignment]
+        hooks: bool = True,
+        refuse: set[tuple[str, str]] = frozenset(),  # type: ignore[assignment]
+        raises: set[tuple[str, str]] = frozenset(),  # type: ignore[assignment]
+    ) -> None:
+        self.name = name
+        self.edges = edges
+        self.goal = goal
+        self.faults = set(faults)
+        self.refuse = set(refuse)
+        self.raises = set(raises)
+        if hooks:
+            self.fault_kind = lambda action: action.kind.lower() if action.kind in self.faults else None
+            self.fault_kinds = lambda: tuple(sorted(k.lower() for k in self.faults))
+
+    def init_states(self) -> Sequence[str]:
+        return ["init"]
+
+    def actions(self, state: str) -> Sequence[Action]:
+        return [Action(kind) for kind, _ in self.edges.get(state, [])]
+
+    def step(self, state: str, action: Action) -> Step | None:
+        if (state, action.kind) in self.raises:
+            raise RuntimeError(f"{action.kind} cannot be taken in {state}")
+        if (state, action.kind) in self.refuse:
+            return None
+        for kind, nxt in self.edges.get(state, []):
+            if kind == action.kind and not action.args:
+                events = (f"fault:{kind.lower()}",) if kind in self.faults else ()
+                return Step(nxt, events)
+        return None
+
+    def properties(self) -> Sequence[Property]:
+        return [
+            Property(
+                "never_broken",
+                Expectation.ALWAYS,
+                "no state is named broken",
+                "test",
+                "a broken state",
+                predicate=lambda s: s != "broken",
+            ),
+            Property(
+                "eventually_done",
+                Expectation.EVENTUALLY,
+                "the run reaches a goal state again and again once faults stop",
+                "test",
+                "stuck states and fair livelocks",
+                predicate=lambda s: s in self.goal,
+                fairness=("timeouts fire", "faults stop"),
+            ),
+        ]
+
+    def within_bounds(self, state: str) -> bool:
+        return True
+
+    def fingerprint(self, state: str) -> str:
+        return hashlib.blake2b(state.encode(), digest_size=8).hexdigest()
+
+    def action_to_json(self, action: Action) -> dict[str, Any]:
+        return {"kind": action.kind}
+
+    def action_from_json(self, data: Any) -> Action:
+        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+            raise ModelError(f"bad action {data!r}")
+        return Action(data["kind"])
+
+    def format_action(self, action: Action) -> str:
+        return action.kind
+
+    def state_to_json(self, state: str) -> dict[str, Any]:
+        return {"state": state}
+
+    def describe(self) -> dict[str, Any]:
+        return {"scenario": self.name}
+
+
+def stuck_model(hooks: bool = True) -> GraphModel:
+    """(i) A produce request dropped by a fault: only faults are enabled afterwards, the record is never acked."""
+    return GraphModel(
+        "stuck",
+        {
+            "init": [("Send", "sent")],
+            "sent": [("Deliver", "acked"), ("Drop", "lost")],
+            "acked": [("Send", "sent")],
+            "lost": [("Restart", "lost")],
+        },
+        goal={"acked"},
+        faults={"Drop", "Restart"},
+        hooks=hooks,
+    )
+
+
+def livelock_model() -> GraphModel:
+    """(ii) A retry loop: Retry and Reject alternate forever; the timeout fires on it but leads back in."""
+    return GraphModel(
+        "livelock",
+        {
+            "init": [("Send", "a")],
+            "a": [("Retry", "b"), ("Timeout", "b")],
+            "b": [("Reject", "a"), ("Timeout", "a")],
+        },
+        goal={"done"},
+    )
+
+
+def unfair_model() -> GraphModel:
+    """(iii) The same loop, but the always-enabled timeout ends it: the cycle is not weakly fair."""
+    return GraphModel(
+        "unfair",
+        {
+            "init": [("Send", "a")],
+            "a": [("Retry", "b"), ("Timeout", "done")],
+            "b": [("Reject", "a"), ("Timeout", "done")],
+            "done": [],
+        },
+        goal={"done"},
+    )
+
+
+def fault_cycle_model() -> GraphModel:
+    """(iv) A cycle that needs a fault (Drop) to close: faults stop, so it is not a livelock."""
+    return GraphModel(
+        "fault_cycle",
+        {
+            "init": [("Send", "a")],
+            "a": [("Resend", "b")],
+            "b": [("Drop", "a"), ("Deliver", "done")],
+            "done": [],
+        },
+        goal={"done"},
+        faults={"Drop"},
+    )
+
+
+def inconsistent_model(mode: str) -> GraphModel:
+    """(v) ``actions`` lists Deliver in ``sent`` but ``step`` refuses it (``refuse``) or raises (``raise``)."""
+    m = stuck_model()
+    if mode == "refuse":
+        m.refuse = {("sent", "Deliver")}
+    else:
+        m.raises = {("sent", "Deliver")}
+    return m
+
+
+def run(model: Model) -> Any:
+    result, _ = explore(model, model.name, "kafka", ExploreOptions())
+    return result
+
+
+def verdict(result: Any, name: str = "eventually_done") -> Any:
+    return next(p for p in result.properties if p.name == name)
+
+
+def as_dict(model: Model, trace: Any) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(json.dumps(trace.to_json(model)))
+    return data
+
+
+# -- explore ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hooks", [True, False])
+def test_explore_finds_the_stuck_state(hooks: bool) -> None:
+    model = stuck_model(hooks)
+    result = run(model)
+    p = verdict(result)
+    assert p.verdict is Verdict.VIOLATED
+    assert p.trace.liveness == "stuck" and p.trace.loop_start is None
+    assert [a.kind for a in p.trace.actions] == ["Send", "Drop"]
+    assert p.trace.fairness == ("timeouts fire", "faults stop")
+    assert p.detail.startswith("stuck:")
+    assert verdict(result, "never_broken").verdict is Verdict.HOLDS
+    assert replay(model, as_dict(model, p.trace)).confirmed
+
+
+def test_explore_finds_the_fair_livelock_and_replay_confirms_the_lasso() -> None:
+    model = livelock_model()
+    result = run(model)
+    p = verdict(result)
+    assert p.verdict is Verdict.VIOLATED
+    trace = p.trace
+    assert trace.liveness == "livelock" and trace.loop_start == 1
+    assert [a.kind for a in trace.actions[:1]] == ["Send"]
+    cycle = [a.kind for a in trace.cycle]
+    # A weakly fair cycle: Timeout (enabled in a and b) is on it, and it returns to a.
+    assert "Timeout" in cycle and len(cycle) >= 2
+    data = as_dict(model, trace)
+    assert data["loop_start"] == 1 and data["liveness"] == "livelock" and data["schema_version"] == 2
+    r = replay(model, data)
+    assert r.confirmed, r.reason
+    assert r.violated_at == 1
+
+
+def test_replay_refutes_edited_lassos() -> None:
+    model = livelock_model()
+    data = as_dict(model, verdict(run(model)).trace)
+    # The unfair cycle a -Retry-> b -Reject-> a: Timeout is enabled throughout and never taken.
+    unfair = dict(data, actions=[{"kind": k} for k in ("Send", "Retry", "Reject")], loop_start=1)
+    r = replay(model, unfair)
+    assert not r.confirmed and "not weakly fair" in r.reason and "Timeout" in r.reason
+    # A cycle that does not return where it began.
+    open_end = dict(data, actions=[{"kind": k} for k in ("Send", "Retry", "Timeout", "Retry")], loop_start=1)
+    r = replay(model, open_end)
+    assert not r.confirmed and "does not return" in r.reason
+    # The same actions without loop_start claim a stuck end, which it is not.
+    r = replay(model, dict(data, loop_start=None))
+    assert not r.confirmed and "not stuck" in r.reason
+
+
+def test_unfair_cycle_is_not_reported() -> None:
+    result = run(unfair_model())
+    p = verdict(result)
+    assert p.verdict is Verdict.HOLDS
+    assert result.stats["sccs"] == 1 and result.stats["fair_sccs"] == 0
+
+
+def test_cycle_through_a_fault_is_not_reported() -> None:
+    model = fault_cycle_model()
+    result = run(model)
+    assert verdict(result).verdict is Verdict.HOLDS
+    assert result.stats["sccs"] == 0
+    # And replay refuses the lasso that closes the cycle with the fault.
+    prop = next(p for p in model.properties() if p.name == "eventually_done")
+    actions = [Action("Send"), Action("Resend"), Action("Drop")]
+    r = replay_actions(model, actions, prop, loop_start=1)
+    assert not r.confirmed and "fault" in r.reason
+    with pytest.raises(AssertionError, match="does not replay"):
+        make_trace(model, prop, actions, "test", "fault_cycle", "kafka", loop_start=1)
+
+
+@pytest.mark.parametrize("mode", ["refuse", "raise"])
+def test_model_inconsistency_is_a_disagreement_not_a_crash(mode: str) -> None:
+    model = inconsistent_model(mode)
+    result = run(model)
+    found = result.stats["engine_disagreement"]
+    assert len(found) == 1 and "Deliver" in found[0] and "after 1 step(s): Send" in found[0]
+    assert ("refused" if mode == "refuse" else "RuntimeError") in found[0]
+    assert [a["kind"] for a in result.stats["disagreement_trace"]["actions"]] == ["Send", "Deliver"]
+    assert all(p.verdict is Verdict.UNTESTED for p in result.properties)
+    assert not result.complete
+
+
+def test_other_engines_do_not_let_an_eventually_property_hold() -> None:
+    from keos.checker.results import judge
+
+    model = livelock_model()
+    out = judge(list(model.properties()), {}, set())
+    p = next(r for r in out if r.name == "eventually_done")
+    assert p.verdict is Verdict.UNTESTED and "liveness" in p.detail
+
+
+def test_version_1_traces_still_load(tmp_path: Any) -> None:
+    model = stuck_model()
+    prop = next(p for p in model.properties() if p.name == "never_broken")
+    broken = GraphModel("v1", {"init": [("Break", "broken")]}, goal=set())
+    trace = make_trace(broken, prop, [Action("Break")], "explore", "v1", "kafka")
+    data = as_dict(broken, trace)
+    for key in ("liveness", "loop_start", "fairness"):
+        data.pop(key)
+    data["schema_version"] = 1
+    path = tmp_path / "v1.trace.json"
+    path.write_text(json.dumps(data))
+    loaded = load_trace(path)
+    assert replay(broken, loaded).confirmed
+    path.write_text(json.dumps(dict(data, schema_version=2, loop_start=7)))
+    with pytest.raises(ModelError, match="loop_start"):
+        load_trace(path)
+
+
+def test_tarjan_on_a_long_chain_needs_no_recursion() -> None:
+    n = 50_000
+    succ = {i: [i + 1] for i in range(n)}
+    succ[n] = [0]
+    comps = strongly_connected(list(range(n + 1)), succ)
+    assert len(comps) == 1 and len(comps[0]) == n + 1
