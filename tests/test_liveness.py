@@ -307,7 +307,22 @@ def test_version_1_traces_still_load(tmp_path: Any) -> None:
 
 def test_tarjan_on_a_long_chain_needs_no_recursion() -> None:
     n = 50_000
-    succ = {i: [i + 1] for i in range(n)}
-    succ[n] = [0]
+    succ = [[i + 1] for i in range(n)] + [[0]]
     comps = strongly_connected(list(range(n + 1)), succ)
     assert len(comps) == 1 and len(comps[0]) == n + 1
+
+
+def test_tarjan_agrees_with_networkx_on_random_graphs() -> None:
+    import random
+
+    import networkx as nx
+
+    rng = random.Random(7)
+    for _ in range(30):
+        n = rng.randrange(1, 40)
+        succ = [[rng.randrange(n) for _ in range(rng.randrange(3))] for _ in range(n)]
+        ours = sorted(sorted(c) for c in strongly_connected(list(range(n)), succ))
+        g = nx.DiGraph()
+        g.add_nodes_from(range(n))
+        g.add_edges_from((v, w) for v in range(n) for w in succ[v])
+        assert ours == sorted(sorted(c) for c in nx.strongly_connected_components(g))

@@ -337,6 +337,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
         from keos.checker.coverage import transition_coverage
 
         render_transition_coverage(console, transition_coverage(result.coverage))
+    for d in result.stats.get("engine_disagreement", []) or []:
+        console.print(f"[red bold]engine disagreement[/red bold] ({result.scenario}, {result.variant}): {d}")
+    if result.stats.get("engine_disagreement"):
+        return EXIT_ENGINE_DISAGREEMENT
     return EXIT_VIOLATION if result.violated else EXIT_OK
 
 

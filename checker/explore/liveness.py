@@ -37,7 +37,7 @@ has no eventually property (the search does not create the pass).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,36 +64,43 @@ class LivenessReport:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def strongly_connected(nodes: Sequence[int], succ: dict[int, list[int]]) -> list[list[int]]:
-    """Tarjan's strongly connected components, iteratively (no recursion limit), in reverse topological order."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
+def strongly_connected(nodes: Sequence[int], succ: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Tarjan's strongly connected components, iteratively (no recursion limit), in reverse topological order.
+
+    Nodes are dense integer ids: ``succ[v]`` lists the successors of ``v``
+    (``len(succ)`` bounds every id); only components reachable from ``nodes``
+    are returned.
+    """
+    n = len(succ)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = bytearray(n)
     stack: list[int] = []
     out: list[list[int]] = []
     counter = 0
     for root in nodes:
-        if root in index:
+        if index[root] >= 0:
             continue
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
-        on_stack.add(root)
-        work: list[tuple[int, int]] = [(root, 0)]
+        on_stack[root] = 1
+        work: list[tuple[int, Iterator[int]]] = [(root, iter(succ[root]))]
         while work:
-            v, i = work[-1]
-            targets = succ.get(v, ())
-            if i < len(targets):
-                work[-1] = (v, i + 1)
-                w = targets[i]
-                if w not in index:
+            v, it = work[-1]
+            descended = False
+            for w in it:
+                if index[w] < 0:
                     index[w] = low[w] = counter
                     counter += 1
                     stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, 0))
-                elif w in on_stack and index[w] < low[v]:
+                    on_stack[w] = 1
+                    work.append((w, iter(succ[w])))
+                    descended = True
+                    break
+                if on_stack[w] and index[w] < low[v]:
                     low[v] = index[w]
+            if descended:
                 continue
             work.pop()
             if work:
@@ -104,7 +111,7 @@ def strongly_connected(nodes: Sequence[int], succ: dict[int, list[int]]) -> list
                 comp: list[int] = []
                 while True:
                     w = stack.pop()
-                    on_stack.discard(w)
+                    on_stack[w] = 0
                     comp.append(w)
                     if w == v:
                         break
@@ -220,14 +227,14 @@ class LivenessPass:
                 actions = _path(parent, self.stuck[prop.name])
                 self._emit(report, prop, actions, None, scenario, variant, permitted)
                 continue
-            nodes = [v for v in self._enabled if self._mask[v] & bit]
-            edges = {
-                v: [(w, a) for w, a in self._edges.get(v, ()) if self._mask[w] & bit and w in self._enabled]
-                for v in nodes
-            }
-            succ = {v: [w for w, _ in es] for v, es in edges.items()}
+            mask = self._mask
+            nodes = [v for v in self._enabled if mask[v] & bit]
+            edges = {v: [(w, a) for w, a in self._edges.get(v, ()) if mask[w] & bit] for v in nodes}
+            succ: list[list[int]] = [[] for _ in range(len(self._states))]
+            for v, es in edges.items():
+                succ[v] = [w for w, _ in es]
             comps = strongly_connected(nodes, succ)
-            nontrivial = [c for c in comps if len(c) > 1 or any(w == c[0] for w in succ.get(c[0], ()))]
+            nontrivial = [c for c in comps if len(c) > 1 or c[0] in succ[c[0]]]
             sccs += len(nontrivial)
             good = fair_sccs(nontrivial, edges, self._enabled)
             fair += len(good)
