@@ -155,6 +155,10 @@ class Settled:
         violation: the violated property, for ``violation`` / ``livelock`` outcomes.
         loop_start: index in :attr:`actions` where the livelock cycle begins.
         events: events emitted during the phase.
+        final: the last state.
+        suspects: for ``unsettled``: the eventually properties false in every
+            state of the phase's second half (a *suspected* livelock: no fair
+            cycle was seen, so nothing replayable confirms it).
     """
 
     actions: list[Action]
@@ -163,6 +167,7 @@ class Settled:
     loop_start: int | None = None
     events: dict[str, int] = field(default_factory=dict)
     final: Any = None
+    suspects: tuple[str, ...] = ()
 
 
 def settle(
@@ -189,8 +194,9 @@ def settle(
     events: dict[str, int] = {}
     last_taken: dict[Action, int] = {}
     seen: dict[str, int] = {model.fingerprint(state): 0}
-    states = [state]
     enabled_at: list[list[Action]] = []
+    # Index of the last state (0 = the phase's first) where each eventually property held.
+    last_true = [0 if p.holds(state) else -1 for p in eventually]
     while True:
         if not model.within_bounds(state):
             return Settled(taken, "out_of_bounds", events=events, final=state)
@@ -199,7 +205,9 @@ def settle(
         if not enabled:
             return Settled(taken, "settled", events=events, final=state)
         if len(taken) >= bound:
-            return Settled(taken, "unsettled", events=events, final=state)
+            half = len(taken) // 2
+            suspects = tuple(p.name for p, t in zip(eventually, last_true) if t < half)
+            return Settled(taken, "unsettled", events=events, final=state, suspects=suspects)
         action = min(enabled, key=lambda a: last_taken.get(a, -1))
         step = model.step(state, action)
         if step is None:
@@ -209,18 +217,20 @@ def settle(
         for ev in step.events:
             events[ev] = events.get(ev, 0) + 1
         state = step.state
-        states.append(state)
+        n = len(taken)
         for p in always:
             if not p.holds(state):
                 return Settled(taken, "violation", p.name, events=events, final=state)
+        for k, p in enumerate(eventually):
+            if p.holds(state):
+                last_true[k] = n
         fp = model.fingerprint(state)
         start = seen.get(fp)
-        seen[fp] = len(taken)
+        seen[fp] = n
         if start is None:
             continue
-        cycle_states = states[start : len(taken)]
-        for p in eventually:
-            if any(p.holds(s) for s in cycle_states):
-                continue
-            if not unfair_actions(enabled_at[start : len(taken)], taken[start:]):
+        for k, p in enumerate(eventually):
+            if last_true[k] >= start:
+                continue  # P held on the cycle: this run satisfies it
+            if not unfair_actions(enabled_at[start:n], taken[start:]):
                 return Settled(taken, "livelock", p.name, start, events=events, final=state)

@@ -326,3 +326,67 @@ def test_tarjan_agrees_with_networkx_on_random_graphs() -> None:
         g.add_nodes_from(range(n))
         g.add_edges_from((v, w) for v in range(n) for w in succ[v])
         assert ours == sorted(sorted(c) for c in nx.strongly_connected_components(g))
+
+
+# -- random engines: the fair quiescence phase -----------------------------------------------------
+
+
+def test_hypothesis_finds_the_stuck_state() -> None:
+    from keos.checker.stateful.machine import run_hypothesis
+
+    model = stuck_model()
+    result = run_hypothesis(model, "stuck", "kafka", seed=3, max_examples=20, step_count=4)
+    p = verdict(result)
+    assert p.verdict is Verdict.VIOLATED and p.trace.liveness == "stuck"
+    assert p.trace.actions[-1].kind in ("Drop", "Restart")
+    assert replay(model, as_dict(model, p.trace)).confirmed
+
+
+def test_hypothesis_finds_the_livelock_as_a_lasso() -> None:
+    from keos.checker.stateful.machine import run_hypothesis
+
+    model = livelock_model()
+    result = run_hypothesis(model, "livelock", "kafka", seed=0, max_examples=10, step_count=3)
+    p = verdict(result)
+    assert p.verdict is Verdict.VIOLATED and p.trace.liveness == "livelock" and p.trace.loop_start is not None
+    assert replay(model, as_dict(model, p.trace)).confirmed
+
+
+def test_hypothesis_holds_on_the_unfair_cycle() -> None:
+    from keos.checker.stateful.machine import run_hypothesis
+
+    result = run_hypothesis(unfair_model(), "unfair", "kafka", seed=0, max_examples=30, step_count=10)
+    assert verdict(result).verdict is Verdict.HOLDS
+    assert result.stats["suspected_livelock_runs"] == {}
+
+
+def test_sweep_walks_find_the_stuck_state_and_the_livelock() -> None:
+    from keos.checker.sweep.simulate import investigate, random_walk
+
+    model = stuck_model()
+    walks = [random_walk(model, seed, steps=6) for seed in range(20)]
+    stuck = [w for w in walks if w.violation == "eventually_done"]
+    assert stuck and all(w.liveness == "stuck" for w in stuck)
+    # Walks whose record was delivered settle in a goal state once faults stop: no violation.
+    assert any(w.violation is None for w in walks)
+    finding = investigate(model, stuck[0], "stuck", "kafka")
+    assert finding is not None and finding.trace.liveness == "stuck"
+    assert replay(model, as_dict(model, finding.trace)).confirmed
+
+    loop = livelock_model()
+    walk = random_walk(loop, 1, steps=3)
+    assert walk.violation == "eventually_done" and walk.liveness == "livelock" and walk.loop_start is not None
+    finding = investigate(loop, walk, "livelock", "kafka")
+    assert finding is not None and replay(loop, as_dict(loop, finding.trace)).confirmed
+
+
+def test_sweep_walk_that_never_settles_is_a_suspected_livelock() -> None:
+    from keos.checker.sweep.simulate import random_walk
+
+    # A counter that only grows: no state repeats, so no lasso; the walk is suspected, not a violation.
+    n = 400
+    edges = {"init": [("Tick", "0")]} | {str(i): [("Tick", str(i + 1))] for i in range(n)}
+    model = GraphModel("counter", edges, goal=set())
+    walk = random_walk(model, 0, steps=5, settle_factor=10)
+    assert walk.violation is None and walk.suspected == ("eventually_done",)
+    assert walk.settle_steps == 50 and walk.steps == 55
