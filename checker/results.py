@@ -135,7 +135,7 @@ def judge(
             continue
         if trace is not None:
             verdict = Verdict.PERMITTED if prop.name in permitted else Verdict.VIOLATED
-            out.append(PropertyResult(prop.name, prop.expectation, verdict, trace, detail=trace.explanation))
+            out.append(PropertyResult(prop.name, prop.expectation, verdict, trace, detail=trace.summary))
             continue
         missing = [p for p in prop.partners if p not in reached]
         if missing:

@@ -96,6 +96,21 @@ class Trace:
         """A livelock's cycle (``actions[loop_start:]``); empty for other traces."""
         return [] if self.loop_start is None else self.actions[self.loop_start :]
 
+    @property
+    def summary(self) -> str:
+        """One line for a verdict's detail: the explanation, led for a liveness trace by its shape."""
+        n = len(self.actions)
+        if self.liveness is None:
+            return self.explanation
+        if self.loop_start is None:
+            head = f"stuck: no protocol step is enabled after step {n} and {self.invariant} is false"
+        else:
+            head = (
+                f"livelock: steps {self.loop_start + 1}-{n} repeat forever, weakly fair, "
+                f"with {self.invariant} false in every state of the cycle"
+            )
+        return f"{head}; {self.explanation}" if self.explanation else head
+
     def to_json(self, model: Model) -> dict[str, Any]:
         """The trace as a JSON object."""
         return {
@@ -244,27 +259,12 @@ def make_trace(
         model_info=info,
         steps=steps,
         final_state=model.state_to_json(final),
-        explanation=_explanation(model, prop, final, loop_start, len(actions)),
+        explanation=prop.explain(final) if prop.explain else "",
         permitted=permitted,
         liveness=None if not eventually else (STUCK if loop_start is None else LIVELOCK),
         loop_start=loop_start,
         fairness=tuple(prop.fairness) if eventually else (),
     )
-
-
-def _explanation(model: Model, prop: Property, final: Any, loop_start: int | None, n: int) -> str:
-    """The model's explanation, prefixed for a liveness trace by its shape."""
-    own = prop.explain(final) if prop.explain else ""
-    if prop.expectation is not Expectation.EVENTUALLY:
-        return own
-    if loop_start is None:
-        head = f"stuck: no protocol step is enabled after step {n} and {prop.name} is false"
-    else:
-        head = (
-            f"livelock: steps {loop_start + 1}-{n} repeat forever, weakly fair, "
-            f"with {prop.name} false in every state of the cycle"
-        )
-    return f"{head}; {own}" if own else head
 
 
 def load_trace(path: str | Path) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -390,3 +391,68 @@ def test_sweep_walk_that_never_settles_is_a_suspected_livelock() -> None:
     walk = random_walk(model, 0, steps=5, settle_factor=10)
     assert walk.violation is None and walk.suspected == ("eventually_done",)
     assert walk.settle_steps == 50 and walk.steps == 55
+
+
+# -- reports: a lasso is drawn as a cycle, a stuck end is said ------------------------------------
+
+
+def test_renderers_draw_the_lasso(tmp_path: Any) -> None:
+    from rich.console import Console
+
+    from keos.reports.html import write_html
+    from keos.reports.junit import write_junit
+    from keos.reports.trace_text import plain_text, render_trace, sequence_diagram
+
+    model = livelock_model()
+    result = run(model)
+    trace = verdict(result).trace
+    data = as_dict(model, trace)
+    n = len(trace.actions)
+
+    text = plain_text(data)
+    lines = text.splitlines()
+    opens = next(i for i, ln in enumerate(lines) if "↻ cycle: steps 2–" in ln)
+    closes = next(i for i, ln in enumerate(lines) if "↺ back to the state before step 2" in ln)
+    step2 = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("2 "))
+    last = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith(f"{n} "))
+    assert opens < step2 <= last < closes
+    assert f"livelock: steps 2–{n} repeat forever" in text
+    assert "⚡" not in text  # the cycle's Timeout is a protocol step (no fault: event), not drawn as a fault
+    assert re.search(r"\nfairness +timeouts fire; faults stop\n", text)
+    ascii_text = plain_text(data, ascii=True)
+    assert "@> cycle: steps 2-" in ascii_text and ascii_text.isascii()
+
+    console = Console(record=True, width=160)
+    render_trace(console, data)
+    shown = console.export_text()
+    assert "↻ cycle: steps 2–" in shown and "↺ back to the state before step 2" in shown
+
+    mermaid = sequence_diagram(data).splitlines()
+    loop = next(i for i, ln in enumerate(mermaid) if ln.strip().startswith("loop ↻ cycle"))
+    end = next(i for i, ln in enumerate(mermaid) if ln.strip() == "end")
+    assert loop < end and sum(1 for ln in mermaid[loop + 1 : end] if ln.strip().startswith("Note over")) == n - 1
+
+    html = write_html(tmp_path / "r.html", [result]).read_text()
+    assert 'class="cycle"' in html and "repeat forever" in html and "fairness assumed" in html
+
+    xml = write_junit(tmp_path / "j.xml", [result]).read_text()
+    assert 'type="livelock"' in xml and "eventually_done violated (livelock): livelock: steps 2-" in xml.replace(
+        "–", "-"
+    )
+
+
+def test_renderers_say_stuck_and_the_summary_lists_eventually_properties() -> None:
+    from rich.console import Console
+
+    from keos.reports.terminal import render_summary
+    from keos.reports.trace_text import plain_text
+
+    model = stuck_model()
+    result = run(model)
+    data = as_dict(model, verdict(result).trace)
+    text = plain_text(data)
+    assert "eventually_done violated stuck after step 2 (no protocol step enabled)" in text
+    assert "↻" not in text
+    console = Console(record=True, width=200)
+    render_summary(console, [result])
+    assert "eventually_done" in console.export_text()
