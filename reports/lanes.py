@@ -266,7 +266,8 @@ def _step_view(number: int, step: Mapping[str, Any], by_name: bool = True) -> St
 def trace_view(trace: Mapping[str, Any]) -> TraceView:
     """Place a trace JSON dict's steps on lanes (producers, broker, coordinator, consumers, workers)."""
     raw_steps = trace.get("steps") or []
-    cycle_from = trace.get("loop_start") if isinstance(trace.get("loop_start"), int) else len(raw_steps)
+    marked = trace.get("loop_start")
+    cycle_from: int = marked if isinstance(marked, int) else len(raw_steps)
     steps = tuple(
         _step_view(i, s, by_name=i <= cycle_from) for i, s in enumerate(raw_steps, start=1) if isinstance(s, Mapping)
     )
