@@ -456,3 +456,67 @@ def test_renderers_say_stuck_and_the_summary_lists_eventually_properties() -> No
     console = Console(record=True, width=200)
     render_summary(console, [result])
     assert "eventually_done" in console.export_text()
+
+
+# -- the real models, with a temporary eventually property of this test's own ---------------------
+
+#: Not one of the models' invariants: "no request or response stays in flight for ever once faults stop".
+NETWORK_DRAINS = Property(
+    "test_network_drains",
+    Expectation.EVENTUALLY,
+    "no request or response stays in flight for ever once faults stop",
+    "tests/test_liveness.py",
+    "a request nobody answers, a retry loop",
+    predicate=lambda s: not getattr(s, "network", ()),
+    fairness=("faults stop", "every enabled protocol step is eventually taken"),
+)
+
+
+def with_drains(build: Any) -> Any:
+    """``build_model`` whose models also check :data:`NETWORK_DRAINS` (same class, one more property)."""
+
+    def build_model(scenario: Any, variant: str | None = None) -> Any:
+        model = build(scenario, variant) if variant is not None else build(scenario)
+        base = type(model)
+        model.__class__ = type(base.__name__, (base,), {"properties": lambda self: [*base.properties(self),
+                                                                                    NETWORK_DRAINS]})
+        return model
+
+    return build_model
+
+
+def test_check_on_a_real_scenario_judges_the_eventually_property(monkeypatch: Any, tmp_path: Any, capsys: Any) -> None:
+    import keos.checker.api as api
+    import keos.checker.explore.engine as explore_engine
+    from keos.checker.cli.main import main
+
+    monkeypatch.setattr(explore_engine, "build_model", with_drains(explore_engine.build_model))
+    monkeypatch.setattr(api, "build_model", with_drains(api.build_model))
+    code = main(["check", "--scenario", "txn_kafka_17754_delayed_endtxn", "--out", str(tmp_path), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    run_ = out["runs"][0]
+    prop = next(p for p in run_["properties"] if p["name"] == "test_network_drains")
+    assert code == 0 and prop["verdict"] == "holds" and prop["expectation"] == "eventually"
+    # The search did look: the recorded graph covers every state, and its retry cycles were judged unfair.
+    stats = run_["stats"]
+    assert stats["liveness_states"] == stats["distinct_states"] and stats["fair_sccs"] == 0
+
+
+def test_list_shows_fairness_and_bmc_leaves_eventually_untested(monkeypatch: Any, capsys: Any) -> None:
+    import keos.checker.cli.main as cli
+    import keos.scenarios as scenarios
+    from keos.checker.bmc.engine import NOT_COVERED_LIVENESS, run_bmc
+    from keos.checker.engines import EngineOptions
+
+    monkeypatch.setattr(cli, "build_model", with_drains(cli.build_model))
+    assert cli.main(["list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    entry = next(p for p in listed["invariants"] if p["name"] == "test_network_drains")
+    assert entry["expectation"] == "eventually" and entry["fairness"] == list(NETWORK_DRAINS.fairness)
+    assert cli.main(["list"]) == 0
+    assert "assuming:" in capsys.readouterr().out  # the table wraps the assumptions themselves
+
+    monkeypatch.setattr(scenarios, "build_model", with_drains(scenarios.build_model))
+    result = run_bmc(scenarios.resolve_scenario("idempotence_retry"), "kafka", EngineOptions(max_depth=2))
+    p = next(r for r in result.properties if r.name == "test_network_drains")
+    assert p.verdict is Verdict.UNTESTED and p.detail == NOT_COVERED_LIVENESS

@@ -144,6 +144,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                     "source": p.source,
                     "catches": p.catches,
                     "partners": list(p.partners),
+                    "fairness": list(p.fairness),
                     "models": [],
                 },
             )
@@ -193,7 +194,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     for col in ("name", "kind", "fact", "partners"):
         t.add_column(col)
     for p in data["invariants"]:
-        t.add_row(p["name"], p["expectation"], p["fact"], ", ".join(p["partners"]))
+        kind = p["expectation"]
+        if p["expectation"] == "eventually":
+            kind += "\nassuming: " + ("; ".join(p["fairness"]) or "weak fairness of protocol steps, faults stop")
+        t.add_row(p["name"], kind, p["fact"], ", ".join(p["partners"]))
     console.print(t)
     t = Table(title="Scenarios")
     for col in ("name", "model", "default", "description"):
