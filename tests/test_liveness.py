@@ -520,3 +520,41 @@ def test_list_shows_fairness_and_bmc_leaves_eventually_untested(monkeypatch: Any
     result = run_bmc(scenarios.resolve_scenario("idempotence_retry"), "kafka", EngineOptions(max_depth=2))
     p = next(r for r in result.properties if r.name == "test_network_drains")
     assert p.verdict is Verdict.UNTESTED and p.detail == NOT_COVERED_LIVENESS
+
+
+def test_keos_replay_confirms_a_stuck_trace_and_refutes_an_invented_cycle(
+    monkeypatch: Any, tmp_path: Any, capsys: Any
+) -> None:
+    """End to end on a real scenario: a property that never holds is violated by the shortest terminal run."""
+    import keos.checker.api as api
+    import keos.checker.explore.engine as explore_engine
+    from keos.checker.cli.main import main
+
+    never = Property("test_never", Expectation.EVENTUALLY, "never holds", "tests", "every terminal state",
+                     predicate=lambda s: False)
+
+    def build(real: Any) -> Any:
+        def build_model(scenario: Any, variant: str | None = None) -> Any:
+            model = real(scenario, variant) if variant is not None else real(scenario)
+            base = type(model)
+            model.__class__ = type(base.__name__, (base,), {"properties": lambda self: [*base.properties(self), never]})
+            return model
+
+        return build_model
+
+    monkeypatch.setattr(explore_engine, "build_model", build(explore_engine.build_model))
+    monkeypatch.setattr(api, "build_model", build(api.build_model))
+    code = main(["check", "--scenario", "txn_kafka_17754_delayed_endtxn", "--out", str(tmp_path), "--json"])
+    assert code == 1
+    capsys.readouterr()
+    path = tmp_path / "explore" / "txn_kafka_17754_delayed_endtxn" / "kafka" / "test_never.trace.json"
+    data = json.loads(path.read_text())
+    assert data["liveness"] == "stuck" and data["loop_start"] is None
+    assert main(["replay", str(path), "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["confirmed"] and summary["liveness"] == "stuck"
+    # Claim that the run's last step loops back to where it started: replay refutes it.
+    path.write_text(json.dumps(dict(data, loop_start=len(data["actions"]) - 1, liveness="livelock")))
+    assert main(["replay", str(path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert not summary["confirmed"] and "does not return" in summary["reason"]

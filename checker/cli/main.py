@@ -374,6 +374,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         "reason": result.reason,
         "steps": len(data["actions"]),
         "first_violation_at": result.violated_at,
+        "liveness": data.get("liveness"),
+        "loop_start": data.get("loop_start"),
     }
     if args.json:
         print(json.dumps(summary, indent=2))
