@@ -558,3 +558,26 @@ def test_keos_replay_confirms_a_stuck_trace_and_refutes_an_invented_cycle(
     assert main(["replay", str(path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert not summary["confirmed"] and "does not return" in summary["reason"]
+
+
+def test_sweep_rows_carry_the_liveness_shape(monkeypatch: Any) -> None:
+    import pyarrow as pa
+
+    import keos.checker.sweep.runs as runs
+
+    model = livelock_model()
+    monkeypatch.setattr(runs, "_model", lambda ref, toml, variant: (model, ()))
+    batch = pa.RecordBatch.from_pylist(
+        [
+            {"run": i, "run_id": f"livelock/kafka/none/{i}", "scenario": "livelock", "scenario_toml": "",
+             "variant": "kafka", "profile": "none", "seed": i, "max_steps": 3, "fault_weights": []}
+            for i in range(3)
+        ],
+        schema=runs.DESCRIPTOR_SCHEMA,
+    )
+    rows = runs.execute_batch(batch).to_pylist()
+    assert all(r["violation"] == "eventually_done" and r["liveness"] == "livelock" for r in rows)
+    for r in rows:
+        actions = [model.action_from_json(a) for a in json.loads(r["trace_actions"])]
+        prop = next(p for p in model.properties() if p.name == r["violation"])
+        assert r["loop_start"] is not None and replay_actions(model, actions, prop, r["loop_start"]).confirmed
