@@ -194,6 +194,7 @@ def settle(
     events: dict[str, int] = {}
     last_taken: dict[Action, int] = {}
     seen: dict[str, int] = {model.fingerprint(state): 0}
+    last_seen: dict[str, int] = {}
     enabled_at: list[list[Action]] = []
     # Index of the last state (0 = the phase's first) where each eventually property held.
     last_true = [0 if p.holds(state) else -1 for p in eventually]
@@ -225,12 +226,18 @@ def settle(
             if p.holds(state):
                 last_true[k] = n
         fp = model.fingerprint(state)
-        start = seen.get(fp)
-        seen[fp] = n
-        if start is None:
+        first = seen.get(fp)
+        latest = last_seen.get(fp, first)
+        last_seen[fp] = n
+        if first is None:
+            seen[fp] = n
             continue
-        for k, p in enumerate(eventually):
-            if last_true[k] >= start:
-                continue  # P held on the cycle: this run satisfies it
-            if not unfair_actions(enabled_at[start:n], taken[start:]):
-                return Settled(taken, "livelock", p.name, start, events=events, final=state)
+        # Two candidate cycles back to this state: since its first visit (the longest walk, so the fewest
+        # actions stay enabled throughout and the most are taken) and since its latest visit.
+        for start in dict.fromkeys((first, latest)):
+            assert start is not None
+            for k, p in enumerate(eventually):
+                if last_true[k] >= start:
+                    continue  # P held on the cycle: this run satisfies it
+                if not unfair_actions(enabled_at[start:n], taken[start:]):
+                    return Settled(taken, "livelock", p.name, start, events=events, final=state)
