@@ -8,6 +8,10 @@ a progress property every keos system should satisfy -- and runs the search
 with and without it (best of ``--repeat``, CPU seconds, one core).  The
 property is the benchmark's, not one of the models' invariants.
 
+``--walks N`` also times N seeded random walks (the sweep's
+:func:`keos.checker.sweep.simulate.random_walk`, uniform faults) with and
+without the property: with it, every walk ends with the fair quiescence phase.
+
     PYTHONPATH=$PWD .venv/bin/python benchmarks/liveness_bench.py --scenario txn_kafka_17754_delayed_endtxn
 """
 
@@ -70,10 +74,30 @@ def measure(model: Any, name: str, variant: str, permitted: tuple[str, ...], rep
     return best
 
 
+def walks(model: Any, n: int, steps: int) -> dict[str, Any]:
+    """CPU time of ``n`` random walks of ``steps`` steps (plus the quiescence phase, with an eventually property)."""
+    from keos.checker.sweep.simulate import random_walk
+
+    cpu = time.process_time()
+    total = settle = 0
+    outcomes: dict[str, int] = {}
+    for seed in range(n):
+        w = random_walk(model, seed, steps)
+        total += w.steps
+        settle += w.settle_steps
+        key = w.liveness or ("suspected" if w.suspected else "violation" if w.violation else "ok")
+        outcomes[key] = outcomes.get(key, 0) + 1
+    cpu = time.process_time() - cpu
+    return {"walks": n, "steps": total, "settle_steps": settle, "cpu_s": round(cpu, 3),
+            "steps_per_cpu_s": round(total / cpu) if cpu else None, "outcomes": outcomes}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenario", action="append", required=True)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--walks", type=int, default=0, help="also time this many random walks")
+    ap.add_argument("--steps", type=int, default=60, help="steps per random walk")
     args = ap.parse_args()
     rows = []
     for ref in args.scenario:
@@ -81,14 +105,16 @@ def main() -> None:
         model = build_model(sc)
         plain = measure(model, sc.name, sc.variant, sc.permitted, args.repeat)
         live = measure(WithProperty(model, NETWORK_DRAINS), sc.name, sc.variant, sc.permitted, args.repeat)
-        rows.append(
-            {
-                "scenario": sc.name,
-                "without": plain,
-                "with_liveness": live,
-                "slowdown": round(live["cpu_s"] / plain["cpu_s"], 2) if plain["cpu_s"] else None,
-            }
-        )
+        row: dict[str, Any] = {
+            "scenario": sc.name,
+            "without": plain,
+            "with_liveness": live,
+            "slowdown": round(live["cpu_s"] / plain["cpu_s"], 2) if plain["cpu_s"] else None,
+        }
+        if args.walks:
+            row["walks_without"] = walks(model, args.walks, args.steps)
+            row["walks_with_liveness"] = walks(WithProperty(model, NETWORK_DRAINS), args.walks, args.steps)
+        rows.append(row)
     print(json.dumps(rows, indent=2))
 
 
