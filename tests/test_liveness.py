@@ -581,3 +581,19 @@ def test_sweep_rows_carry_the_liveness_shape(monkeypatch: Any) -> None:
         actions = [model.action_from_json(a) for a in json.loads(r["trace_actions"])]
         prop = next(p for p in model.properties() if p.name == r["violation"])
         assert r["loop_start"] is not None and replay_actions(model, actions, prop, r["loop_start"]).confirmed
+
+
+def test_a_model_whose_actions_raise_is_a_disagreement() -> None:
+    model = stuck_model()
+    real = model.actions
+
+    def actions(state: str) -> Sequence[Action]:
+        if state == "sent":
+            raise KeyError(state)
+        return real(state)
+
+    model.actions = actions  # type: ignore[method-assign]
+    result = run(model)
+    (found,) = result.stats["engine_disagreement"]
+    assert found.startswith("actions() raised KeyError") and "after 1 step(s): Send" in found
+    assert all(p.verdict is Verdict.UNTESTED for p in result.properties)

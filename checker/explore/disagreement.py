@@ -25,20 +25,22 @@ class Disagreement:
     """Where the model contradicted itself: the state's path, the action and what went wrong."""
 
     path: tuple[Action, ...]
-    action: Action
+    action: Action | None
     reason: str
 
     def message(self, model: Model) -> str:
         """One line for people: what happened after which steps."""
         steps = "; ".join(model.format_action(a) for a in self.path) or "(the initial state)"
-        return f"{model.format_action(self.action)} {self.reason} after {len(self.path)} step(s): {steps}"
+        what = "actions()" if self.action is None else model.format_action(self.action)
+        return f"{what} {self.reason} after {len(self.path)} step(s): {steps}"
 
     def record(self, model: Model, stats: dict[str, Any], results: list[PropertyResult]) -> None:
         """Write the disagreement into a result's stats and mark unjudged properties untested."""
         msg = self.message(model)
         stats.setdefault("engine_disagreement", []).append(msg)
         stats["disagreement_trace"] = {
-            "actions": [model.action_to_json(a) for a in (*self.path, self.action)],
+            "actions": [model.action_to_json(a) for a in self.path]
+            + ([] if self.action is None else [model.action_to_json(self.action)]),
             "reason": self.reason,
         }
         for r in results:

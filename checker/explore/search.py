@@ -118,7 +118,12 @@ def explore(
             continue
         if not model.within_bounds(state):
             continue
-        enabled = model.actions(state)
+        try:
+            enabled = model.actions(state)
+        except Exception as exc:  # the model contradicts itself: report, never crash
+            disagreement = Disagreement(tuple(_path(parent, state)), None, f"raised {type(exc).__name__}: {exc}")
+            complete = False
+            break
         successors: list[Any] | None = [] if live is not None else None
         for action in enabled:
             try:
