@@ -14,6 +14,11 @@ Verdicts:
 * ``untested`` -- no counterexample, but a partner never fired, so the
   invariant was not exercised;
 * ``reached`` / ``unreached`` -- for sometimes properties.
+
+Eventually (liveness) properties are judged only by engines that look for
+stuck states and fair livelocks (:mod:`keos.checker.liveness`) and say so
+(``judge(..., liveness=True)``); any other engine reports them ``untested``
+with the reason, never ``holds``.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ from typing import Any
 from keos.checker.trace import Trace
 from keos.model.interface import Expectation, Property
 
-__all__ = ["EngineResult", "PropertyResult", "Verdict", "judge"]
+__all__ = ["NO_LIVENESS", "EngineResult", "PropertyResult", "Verdict", "judge"]
+
+#: Why an engine that does not search for stuck states and livelocks leaves an eventually property untested.
+NO_LIVENESS = "eventually (liveness) property: this engine does not search for stuck states or fair livelocks"
 
 
 class Verdict(enum.Enum):
@@ -60,6 +68,7 @@ class PropertyResult:
             "trace": str(self.trace_path) if self.trace_path else None,
             "trace_length": len(self.trace.actions) if self.trace else None,
             "detail": self.detail,
+            "liveness": self.trace.liveness if self.trace else None,
         }
 
 
@@ -105,8 +114,15 @@ def judge(
     traces: dict[str, Trace],
     reached: set[str],
     permitted: tuple[str, ...] = (),
+    liveness: bool = False,
+    liveness_detail: str = NO_LIVENESS,
 ) -> list[PropertyResult]:
-    """Verdicts from what an engine found: counterexamples and reached sometimes-properties."""
+    """Verdicts from what an engine found: counterexamples and reached sometimes-properties.
+
+    ``liveness`` says the engine searched for stuck states and fair livelocks;
+    without it an eventually property with no counterexample is ``untested``
+    (``liveness_detail`` says why), so it is never silently judged to hold.
+    """
     out: list[PropertyResult] = []
     for prop in properties:
         if prop.expectation is Expectation.SOMETIMES:
@@ -114,9 +130,12 @@ def judge(
             out.append(PropertyResult(prop.name, prop.expectation, verdict))
             continue
         trace = traces.get(prop.name)
+        if trace is None and prop.expectation is Expectation.EVENTUALLY and not liveness:
+            out.append(PropertyResult(prop.name, prop.expectation, Verdict.UNTESTED, detail=liveness_detail))
+            continue
         if trace is not None:
             verdict = Verdict.PERMITTED if prop.name in permitted else Verdict.VIOLATED
-            out.append(PropertyResult(prop.name, prop.expectation, verdict, trace, detail=trace.explanation))
+            out.append(PropertyResult(prop.name, prop.expectation, verdict, trace, detail=trace.summary))
             continue
         missing = [p for p in prop.partners if p not in reached]
         if missing:

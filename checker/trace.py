@@ -15,14 +15,27 @@ A trace is JSON::
       "actions": [{"kind": "Send", "producer": 0}, ...],
       "steps": [{"action": "...", "events": [...], "fingerprint": "..."}, ...],
       "final_state": {...},                 # the violating state, for readers
-      "explanation": "record p0.r1 appended twice to partition 0"
+      "explanation": "record p0.r1 appended twice to partition 0",
+      "liveness": null,                     # "stuck" or "livelock" for an eventually property
+      "loop_start": null,                   # livelock: index of the cycle's first action
+      "fairness": []                        # eventually: the property's fairness assumptions
     }
 
 Replay (:func:`replay`) rebuilds the model from the scenario and variant,
 re-executes ``actions`` from the initial state and confirms the invariant is
 violated in the final state (and not before -- a minimal trace ends at the
-first violation).  Only ``actions``, ``scenario``, ``variant`` and
-``invariant`` are trusted; everything else is for people.
+first violation).  Only ``actions``, ``scenario``, ``variant``,
+``invariant`` and ``loop_start`` are trusted; everything else is for people.
+
+A counterexample to an ``eventually`` property (:mod:`keos.checker.liveness`)
+is either a path to a *stuck* state (``loop_start`` null: replay confirms
+that no protocol step is enabled at the end and the property is false there)
+or a *lasso*: ``actions[:loop_start]`` lead to a state and
+``actions[loop_start:]`` is a cycle back to it (same fingerprint) with no
+fault, the property false on every state of it, and weak fairness (every
+protocol action enabled on all of the cycle is taken on it).  Schema version
+2 added ``liveness``, ``loop_start`` and ``fairness``; version 1 traces (safety
+only) still load and replay.
 """
 
 from __future__ import annotations
@@ -33,7 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keos.model.interface import Action, Model, ModelError, Property
+from keos.checker.liveness import LIVELOCK, STUCK, check_lasso, check_stuck
+from keos.model.interface import Action, Expectation, Model, ModelError, Property
 
 __all__ = [
     "KEOS_VERSION",
@@ -47,7 +61,9 @@ __all__ = [
     "replay_actions",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions :func:`load_trace` reads (1: before liveness traces).
+READABLE_SCHEMA_VERSIONS = (1, 2)
 KEOS_VERSION = "0.1.0"
 
 
@@ -71,6 +87,29 @@ class Trace:
     final_state: dict[str, Any] | None = None
     explanation: str = ""
     permitted: bool = False
+    liveness: str | None = None
+    loop_start: int | None = None
+    fairness: tuple[str, ...] = ()
+
+    @property
+    def cycle(self) -> list[Action]:
+        """A livelock's cycle (``actions[loop_start:]``); empty for other traces."""
+        return [] if self.loop_start is None else self.actions[self.loop_start :]
+
+    @property
+    def summary(self) -> str:
+        """One line for a verdict's detail: the explanation, led for a liveness trace by its shape."""
+        n = len(self.actions)
+        if self.liveness is None:
+            return self.explanation
+        if self.loop_start is None:
+            head = f"stuck: no protocol step is enabled after step {n} and {self.invariant} is false"
+        else:
+            head = (
+                f"livelock: steps {self.loop_start + 1}-{n} repeat forever, weakly fair, "
+                f"with {self.invariant} false in every state of the cycle"
+            )
+        return f"{head}; {self.explanation}" if self.explanation else head
 
     def to_json(self, model: Model) -> dict[str, Any]:
         """The trace as a JSON object."""
@@ -89,6 +128,9 @@ class Trace:
             "steps": self.steps,
             "final_state": self.final_state,
             "explanation": self.explanation,
+            "liveness": self.liveness,
+            "loop_start": self.loop_start,
+            "fairness": list(self.fairness),
         }
 
     def write(self, model: Model, path: Path) -> Path:
@@ -109,13 +151,22 @@ class Replay:
     violated_at: int = -1
 
 
-def replay_actions(model: Model, actions: Sequence[Action], prop: Property) -> Replay:
+def replay_actions(
+    model: Model, actions: Sequence[Action], prop: Property, loop_start: int | None = None
+) -> Replay:
     """Execute ``actions`` from the initial state; confirm ``prop`` fails at the end.
 
     A trace is *confirmed* when every action is enabled where it is taken and
     the invariant is violated in the final state.  ``violated_at`` is the first
-    step index (0 = initial state) where it was violated.
+    step index (0 = initial state) where it was violated.  For an
+    ``eventually`` property the end must be a stuck state (``loop_start`` None)
+    or ``actions[loop_start:]`` a fair livelock cycle (:mod:`keos.checker.liveness`);
+    ``violated_at`` is then the last step (stuck) or ``loop_start``.
     """
+    if prop.expectation is Expectation.EVENTUALLY:
+        return _replay_liveness(model, actions, prop, loop_start)
+    if loop_start is not None:
+        return Replay(False, f"{prop.name} is not an eventually property; a trace with a cycle cannot violate it")
     inits = model.init_states()
     if not inits:
         return Replay(False, "the model has no initial state")
@@ -137,6 +188,40 @@ def replay_actions(model: Model, actions: Sequence[Action], prop: Property) -> R
     return Replay(True, f"{prop.name} is violated after step {len(actions)}", states, events, first)
 
 
+def _replay_liveness(model: Model, actions: Sequence[Action], prop: Property, loop_start: int | None) -> Replay:
+    """Replay a stuck path (``loop_start`` None) or a lasso for the eventually property ``prop``."""
+    inits = model.init_states()
+    if not inits:
+        return Replay(False, "the model has no initial state")
+    state = inits[0]
+    states = [state]
+    events: list[tuple[str, ...]] = [()]
+    for i, action in enumerate(actions, start=1):
+        step = model.step(state, action)
+        if step is None:
+            return Replay(False, f"step {i}: {model.format_action(action)} is not enabled", states, events)
+        state = step.state
+        states.append(state)
+        events.append(step.events)
+    if loop_start is None:
+        why = check_stuck(model, state, prop)
+        if why is not None:
+            return Replay(False, why, states, events)
+        return Replay(
+            True, f"{prop.name} never holds again: stuck after step {len(actions)} (no protocol step enabled)",
+            states, events, len(actions),
+        )
+    why = check_lasso(model, states, actions, loop_start, prop)
+    if why is not None:
+        return Replay(False, why, states, events)
+    return Replay(
+        True,
+        f"{prop.name} never holds again: a weakly fair livelock, steps {loop_start + 1}-{len(actions)} "
+        f"repeat forever (back to the state after step {loop_start})",
+        states, events, loop_start,
+    )
+
+
 def make_trace(
     model: Model,
     prop: Property,
@@ -146,9 +231,14 @@ def make_trace(
     variant: str,
     seed: int | None = None,
     permitted: bool = False,
+    loop_start: int | None = None,
 ) -> Trace:
-    """Build a trace after replaying it (a trace that does not replay is an engine bug)."""
-    result = replay_actions(model, actions, prop)
+    """Build a trace after replaying it (a trace that does not replay is an engine bug).
+
+    ``loop_start`` marks a livelock's cycle (``actions[loop_start:]``) for an
+    eventually property; without it such a trace must end in a stuck state.
+    """
+    result = replay_actions(model, actions, prop, loop_start)
     if not result.confirmed:
         raise AssertionError(f"engine {engine} produced a trace that does not replay: {result.reason}")
     info = model.describe()
@@ -157,6 +247,7 @@ def make_trace(
         for a, ev, st in zip(actions, result.events[1:], result.states[1:])
     ]
     final = result.states[-1]
+    eventually = prop.expectation is Expectation.EVENTUALLY
     return Trace(
         scenario=scenario,
         variant=variant,
@@ -170,6 +261,9 @@ def make_trace(
         final_state=model.state_to_json(final),
         explanation=prop.explain(final) if prop.explain else "",
         permitted=permitted,
+        liveness=None if not eventually else (STUCK if loop_start is None else LIVELOCK),
+        loop_start=loop_start,
+        fairness=tuple(prop.fairness) if eventually else (),
     )
 
 
@@ -187,11 +281,18 @@ def load_trace(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise TraceError(f"{p}: a trace must be a JSON object")
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise TraceError(f"{p}: unsupported schema_version {version!r} (expected {SCHEMA_VERSION})")
+    if version not in READABLE_SCHEMA_VERSIONS:
+        raise TraceError(
+            f"{p}: unsupported schema_version {version!r} (readable: {', '.join(map(str, READABLE_SCHEMA_VERSIONS))})"
+        )
     for key, kind in (("scenario", str), ("variant", str), ("invariant", str), ("actions", list)):
         if not isinstance(data.get(key), kind):
             raise TraceError(f"{p}: field {key!r} missing or not a {kind.__name__}")
+    loop_start = data.get("loop_start")
+    if loop_start is not None and (
+        isinstance(loop_start, bool) or not isinstance(loop_start, int) or not 0 <= loop_start < len(data["actions"])
+    ):
+        raise TraceError(f"{p}: loop_start must be null or the index of one of the trace's actions, got {loop_start!r}")
     return data
 
 
@@ -205,4 +306,4 @@ def replay(model: Model, data: dict[str, Any]) -> Replay:
         actions = [model.action_from_json(a) for a in data["actions"]]
     except ModelError as exc:
         raise TraceError(f"bad action in trace: {exc}") from None
-    return replay_actions(model, actions, prop)
+    return replay_actions(model, actions, prop, data.get("loop_start"))

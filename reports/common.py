@@ -199,11 +199,14 @@ def trace_as_dict(trace: Trace) -> dict[str, Any]:
         "steps": trace.steps,
         "final_state": trace.final_state,
         "explanation": trace.explanation,
+        "liveness": trace.liveness,
+        "loop_start": trace.loop_start,
+        "fairness": list(trace.fairness),
     }
 
 
 def always_and_sometimes(r: EngineResult) -> tuple[list[PropertyResult], list[PropertyResult]]:
-    """Split a run's verdicts into always and sometimes properties."""
-    always = [p for p in r.properties if p.expectation is Expectation.ALWAYS]
+    """Split a run's verdicts into always (and eventually) properties and sometimes properties."""
+    always = [p for p in r.properties if p.expectation is not Expectation.SOMETIMES]
     sometimes = [p for p in r.properties if p.expectation is Expectation.SOMETIMES]
     return always, sometimes

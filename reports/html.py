@@ -65,6 +65,7 @@ pre { background: #f6f8fa; border: 1px solid #d5d9e0; padding: .8em; overflow-x:
 .holds, .reached { color: #1a7f37; } .violated { color: #cf222e; } .permitted { color: #0550ae; }
 .untested, .unreached { background: #fff3b0; color: #5c4400; padding: 0 .3em; }
 .fault td { background: #fff0f0; } .dup { color: #cf222e; font-weight: bold; }
+.cycle td { background: #fff8e6; font-weight: bold; }
 .events { color: #57606a; } .dim { color: #6e7781; }
 dl.meta { display: grid; grid-template-columns: max-content auto; gap: .15em 1em; }
 dl.meta dt { font-weight: bold; } dl.meta dd { margin: 0; }
@@ -140,8 +141,18 @@ def lane_svg(view: TraceView, ident: str = "t") -> str:
         text = ("⚡ " if s.fault else "") + s.label
         out.append(f'<text x="{label_x}" y="{y + 4}" font-size="12" fill="{colour}">{_e(text)}</text>')
         out.append("</g>")
+    if view.loop_start is not None:
+        # The livelock's cycle: a bracket left of its rows with an arrow back to its first step.
+        y1 = _TOP + _ROW_H * view.loop_start + 4
+        y2 = _TOP + _ROW_H * len(view.steps) - 4
+        out.append(
+            f'<g><title>cycle: steps {view.loop_start + 1}–{len(view.steps)} repeat forever</title>'
+            f'<path d="M{_LEFT - 14},{y2} L{_LEFT - 20},{y2} L{_LEFT - 20},{y1} L{_LEFT - 14},{y1}" fill="none" '
+            f'stroke="{red}" stroke-width="2" marker-end="url(#{mid})"/></g>'
+        )
     y = bottom + 6
-    final = f"✗ {view.invariant} {view.verdict_word}" + (f": {view.explanation}" if view.explanation else "")
+    final = f"✗ {view.invariant} {view.verdict_word}" + (f" {view.outcome}" if view.liveness else "")
+    final += f": {view.explanation}" if view.explanation else ""
     out.append(f'<text x="{_LEFT}" y="{y + 8}" font-size="13" font-weight="bold" fill="{red}">{_e(final)}</text>')
     out.append("</svg>")
     return "\n".join(out)
@@ -197,9 +208,11 @@ def _trace_section(trace: Mapping[str, Any], anchor: str, path: str | None) -> s
         ("variant", view.variant),
         ("engine", view.engine),
         ("seed", view.seed if view.seed is not None else "-"),
-        ("invariant", f"{view.invariant} — {view.verdict_word} after step {len(view.steps)}"),
+        ("invariant", f"{view.invariant} — {view.verdict_word} {view.outcome}"),
         ("explanation", view.explanation or "-"),
     ]
+    if view.fairness:
+        meta.append(("fairness assumed", "; ".join(view.fairness)))
     anomaly = jepsen_anomaly(view.invariant)
     if anomaly is not None:
         meta.append(("Jepsen anomaly", f"{anomaly[0]} — {anomaly[1]}"))
@@ -213,12 +226,23 @@ def _trace_section(trace: Mapping[str, Any], anchor: str, path: str | None) -> s
     parts.append(lane_svg(view, anchor))
     rows = ["<table><tr><th>#</th><th>lane</th><th>step</th><th>events</th></tr>"]
     for s in view.steps:
+        opens, _ = view.cycle_marks(s.number)
+        if opens:
+            rows.append(
+                f'<tr class="cycle"><td></td><td colspan="3">↻ cycle: steps {s.number}–{len(view.steps)} repeat '
+                "forever (each ends back in the state before this row)</td></tr>"
+            )
         lane = s.src if s.dst is None else f"{s.src} → {s.dst}"
         cls = ' class="fault"' if s.fault else ""
         label = ("⚡ " if s.fault else "") + s.label
         rows.append(
             f'<tr{cls}><td class="num">{s.number}</td><td class="mono">{_e(lane)}</td>'
             f'<td class="mono">{_e(label)}</td><td class="events mono">{_e(", ".join(s.events))}</td></tr>'
+        )
+    if view.loop_start is not None:
+        rows.append(
+            f'<tr class="cycle"><td></td><td colspan="3">↺ back to step {view.loop_start + 1}: '
+            "the cycle repeats</td></tr>"
         )
     rows.append("</table>")
     parts.append("\n".join(rows))

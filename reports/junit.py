@@ -73,8 +73,10 @@ def _suite(r: EngineResult) -> tuple[ET.Element, dict[str, int]]:
         trace_path = str(p.trace_path) if p.trace_path is not None else None
         if p.verdict is Verdict.VIOLATED:
             counts["failures"] += 1
-            message = f"{p.name} violated" + (f": {p.detail}" if p.detail else "")
-            failure = ET.SubElement(case, "failure", message=_clean(message), type="violated")
+            liveness = p.trace.liveness if p.trace is not None else None
+            message = f"{p.name} violated" + (f" ({liveness})" if liveness else "")
+            message += f": {p.detail}" if p.detail else ""
+            failure = ET.SubElement(case, "failure", message=_clean(message), type=liveness or "violated")
             body = [message]
             if trace_path:
                 body.append(f"trace: {trace_path}")

@@ -198,19 +198,39 @@ class TraceView:
     lanes: tuple[str, ...]
     steps: tuple[StepView, ...]
     model: Mapping[str, Any] = field(default_factory=dict)
+    liveness: str | None = None
+    loop_start: int | None = None
+    fairness: tuple[str, ...] = ()
 
     @property
     def verdict_word(self) -> str:
         """``violated`` or ``permitted`` (a violation the scenario allows)."""
         return "permitted" if self.permitted else "violated"
 
+    @property
+    def outcome(self) -> str:
+        """How the run ends, after the verdict word: at a step, stuck, or in a cycle that repeats."""
+        n = len(self.steps)
+        if self.loop_start is not None:
+            return f"livelock: steps {self.loop_start + 1}–{n} repeat forever (weakly fair)"
+        if self.liveness == "stuck":
+            return f"stuck after step {n} (no protocol step enabled)"
+        return f"after step {n}"
 
-def _step_view(number: int, step: Mapping[str, Any]) -> StepView:
+    def cycle_marks(self, number: int) -> tuple[bool, bool]:
+        """Whether step ``number`` (1-based) opens / closes a livelock's cycle."""
+        if self.loop_start is None:
+            return False, False
+        return number == self.loop_start + 1, number == len(self.steps)
+
+
+def _step_view(number: int, step: Mapping[str, Any], by_name: bool = True) -> StepView:
+    """One step on its lanes; ``by_name=False`` trusts only ``fault:`` events (a livelock's cycle has no fault)."""
     action = str(step.get("action", "?"))
     raw_events = step.get("events") or ()
     events = tuple(str(e) for e in raw_events) if isinstance(raw_events, list | tuple) else (str(raw_events),)
     kind, args = parse_action(action)
-    fault = any(e.startswith("fault:") for e in events) or bool(_FAULT_KIND.search(kind))
+    fault = any(e.startswith("fault:") for e in events) or (by_name and bool(_FAULT_KIND.search(kind)))
     for value in args.values():
         env = _ENVELOPE.match(value)
         if env is not None:
@@ -246,7 +266,11 @@ def _step_view(number: int, step: Mapping[str, Any]) -> StepView:
 def trace_view(trace: Mapping[str, Any]) -> TraceView:
     """Place a trace JSON dict's steps on lanes (producers, broker, coordinator, consumers, workers)."""
     raw_steps = trace.get("steps") or []
-    steps = tuple(_step_view(i, s) for i, s in enumerate(raw_steps, start=1) if isinstance(s, Mapping))
+    marked = trace.get("loop_start")
+    cycle_from: int = marked if isinstance(marked, int) else len(raw_steps)
+    steps = tuple(
+        _step_view(i, s, by_name=i <= cycle_from) for i, s in enumerate(raw_steps, start=1) if isinstance(s, Mapping)
+    )
     lanes: set[str] = set()
     for s in steps:
         lanes.update(s.lanes)
@@ -255,7 +279,14 @@ def trace_view(trace: Mapping[str, Any]) -> TraceView:
     if isinstance(topo, Mapping) and isinstance(topo.get("producers"), int):
         lanes.update(f"p{i}" for i in range(topo["producers"]))
     seed = trace.get("seed")
+    loop_start = trace.get("loop_start")
+    if isinstance(loop_start, bool) or not isinstance(loop_start, int) or not 0 <= loop_start < len(steps):
+        loop_start = None
+    fairness = trace.get("fairness") or ()
     return TraceView(
+        liveness=str(trace["liveness"]) if trace.get("liveness") else None,
+        loop_start=loop_start,
+        fairness=tuple(str(f) for f in fairness) if isinstance(fairness, list | tuple) else (),
         scenario=str(trace.get("scenario", "?")),
         variant=str(trace.get("variant", "?")),
         engine=str(trace.get("engine", "?")),

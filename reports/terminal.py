@@ -40,6 +40,7 @@ from rich.table import Table
 from rich.text import Text
 
 from keos.checker.results import EngineResult, Verdict
+from keos.model.interface import Expectation
 from keos.reports.common import (
     VERDICT_LOOK,
     always_and_sometimes,
@@ -78,6 +79,8 @@ def _verdict_cell(r: EngineResult) -> Text:
         look = VERDICT_LOOK[p.verdict]
         cell.append(f"{look.glyph} {look.word}", style=look.style)
         cell.append(f" {p.name}", style="bold" if p.verdict is not Verdict.HOLDS else "")
+        if p.expectation is Expectation.EVENTUALLY:
+            cell.append(" (eventually)", style="dim")
         if p.verdict is Verdict.HOLDS and not r.complete:
             cell.append(" (bounded)", style="dim")
         if p.trace is not None:

@@ -18,6 +18,11 @@ Three outputs from one :class:`reports.lanes.TraceView`:
 * :func:`sequence_diagram` -- Mermaid ``sequenceDiagram`` text for HTML,
   Markdown and ``keos replay --mermaid``.
 
+A counterexample to an eventually property ends *stuck* (said in the header
+and the last line) or is a *lasso*: its cycle (``loop_start``) is opened by a
+``↻ cycle`` row, closed by a ``↺ back to step k`` row, and in Mermaid wrapped
+in a ``loop`` block; the fairness the property assumes is in the header.
+
 Input is a trace JSON dict as written by :mod:`checker.trace`; only the
 recorded ``steps`` and ``final_state`` are read -- the model is never run.
 """
@@ -57,7 +62,7 @@ _UNICODE = _Glyphs(idle="│", local="●", fault="╳", line="─", dashed="╌
 _ASCII = _Glyphs(idle="|", local="*", fault="X", line="-", dashed="-", right=">", left="<", lost="X", source="o")
 
 #: ASCII stand-ins for the symbols used in step text, for ``plain_text(..., ascii=True)``.
-_ASCII_TEXT = {"⚡": "!!", "→": "->", "◀": "<", "—": "-"}
+_ASCII_TEXT = {"⚡": "!!", "→": "->", "◀": "<", "—": "-", "–": "-", "↻": "@>", "↺": "<@"}
 
 #: Width of one lane column in the gutter.
 LANE_WIDTH = 6
@@ -106,10 +111,12 @@ def _header_lines(view: TraceView) -> list[tuple[str, str]]:
         ("scenario", view.scenario + (f"  ({view.scenario_source})" if view.scenario_source else "")),
         ("variant", view.variant),
         ("engine", view.engine + (f"  seed {view.seed}" if view.seed is not None else "")),
-        ("invariant", f"{view.invariant} {view.verdict_word} after step {len(view.steps)}"),
+        ("invariant", f"{view.invariant} {view.verdict_word} {view.outcome}"),
     ]
     if view.explanation:
         rows.append(("explanation", view.explanation))
+    if view.fairness:
+        rows.append(("fairness", "; ".join(view.fairness)))
     anomaly = jepsen_anomaly(view.invariant)
     if anomaly is not None:
         rows.append(("jepsen", f"{anomaly[0]} ({anomaly[1]})"))
@@ -119,6 +126,17 @@ def _header_lines(view: TraceView) -> list[tuple[str, str]]:
 
 def _step_text(s: StepView) -> str:
     return ("⚡ " if s.fault else "") + s.label
+
+
+def cycle_open(view: TraceView) -> str:
+    """The row that opens a livelock's cycle."""
+    return f"↻ cycle: steps {(view.loop_start or 0) + 1}–{len(view.steps)} repeat forever"
+
+
+def cycle_close(view: TraceView) -> str:
+    """The row that closes it: back where the cycle began."""
+    start = (view.loop_start or 0) + 1
+    return f"↺ back to the state before step {start}: the cycle repeats (no fault on it, weakly fair)"
 
 
 def plain_text(trace: Mapping[str, Any], ascii: bool = False, path: str | None = None) -> str:
@@ -140,11 +158,16 @@ def plain_text(trace: Mapping[str, Any], ascii: bool = False, path: str | None =
     pad = " " * (num_w + 2)
     out.append(f"{'#'.rjust(num_w)}  {lane_header(view.lanes)}")
     for s in view.steps:
+        opens, closes = view.cycle_marks(s.number)
+        if opens:
+            out.append(f"{pad}{lane_gutter(view.lanes, None, ascii)}  {cycle_open(view)}")
         out.append(f"{str(s.number).rjust(num_w)}  {lane_gutter(view.lanes, s, ascii)}  {_step_text(s)}")
         if s.events:
             out.append(f"{pad}{lane_gutter(view.lanes, None, ascii)}    {', '.join(s.events)}")
+        if closes:
+            out.append(f"{pad}{lane_gutter(view.lanes, None, ascii)}  {cycle_close(view)}")
     out.append("")
-    final = f"{view.invariant} {view.verdict_word} after step {len(view.steps)}"
+    final = f"{view.invariant} {view.verdict_word} {view.outcome}"
     out.append(f"{final}: {view.explanation}" if view.explanation else final)
     logs = partition_logs(trace.get("final_state"))
     if logs:
@@ -185,6 +208,9 @@ def render_trace(console: Console, trace: Mapping[str, Any], path: str | None = 
     table.add_column(lane_header(view.lanes), no_wrap=True)
     table.add_column("step  (events dimmed below)", overflow="fold")
     for s in view.steps:
+        opens, closes = view.cycle_marks(s.number)
+        if opens:
+            table.add_row("", Text(lane_gutter(view.lanes, None)), Text(cycle_open(view), style="bold yellow"))
         if s.fault:
             style = "bold red"
         elif s.delivery and s.response:
@@ -201,6 +227,8 @@ def render_trace(console: Console, trace: Mapping[str, Any], path: str | None = 
         if s.events:
             gutter.append("\n" + lane_gutter(view.lanes, None))
         table.add_row(str(s.number), gutter, cell)
+        if closes:
+            table.add_row("", Text(lane_gutter(view.lanes, None)), Text(cycle_close(view), style="bold yellow"))
     console.print(table)
 
     parts: list[Any] = []
@@ -212,7 +240,7 @@ def render_trace(console: Console, trace: Mapping[str, Any], path: str | None = 
             if dup:
                 t.append("  ◀ duplicate", style="bold red")
         parts.append(t)
-    verdict = Text(f"✗ {view.invariant} {view.verdict_word} after step {len(view.steps)}", style=f"bold {colour}")
+    verdict = Text(f"✗ {view.invariant} {view.verdict_word} {view.outcome}", style=f"bold {colour}")
     if view.explanation:
         verdict.append(f": {view.explanation}")
     parts.insert(0, verdict)
@@ -238,6 +266,9 @@ def sequence_diagram(trace: Mapping[str, Any]) -> str:
     for lane in view.lanes:
         lines.append(f"    participant {lane} as {_mermaid_text(lane_title(lane))}")
     for s in view.steps:
+        opens, closes = view.cycle_marks(s.number)
+        if opens:
+            lines.append(f"    loop {_mermaid_text(cycle_open(view))}")
         events = f"<br/>{_mermaid_text(', '.join(s.events))}" if s.events else ""
         if s.delivery and s.dst is not None:
             arrow = "-->>" if s.response else "->>"
@@ -248,9 +279,11 @@ def sequence_diagram(trace: Mapping[str, Any]) -> str:
             over = s.src if s.dst is None or s.dst == s.src else f"{s.src},{s.dst}"
             mark = "⚡ " if s.fault else ""
             lines.append(f"    Note over {over}: {mark}{s.number}. {_mermaid_text(s.label)}{events}")
+        if closes:
+            lines.append("    end")
     span = view.lanes[0] if len(view.lanes) == 1 else f"{view.lanes[0]},{view.lanes[-1]}"
     if view.lanes:
-        final = f"✗ {view.invariant} {view.verdict_word}"
+        final = f"✗ {view.invariant} {view.verdict_word}" + (f" {view.outcome}" if view.liveness else "")
         if view.explanation:
             final += f": {view.explanation}"
         lines.append(f"    Note over {span}: {_mermaid_text(final)}")

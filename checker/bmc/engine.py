@@ -87,6 +87,7 @@ __all__ = [
     "LEAP_FROM",
     "LEAP_STRIDE",
     "NOT_COVERED",
+    "NOT_COVERED_LIVENESS",
     "BmcOutcome",
     "bmc",
     "bmc_covers",
@@ -103,6 +104,12 @@ DEFAULT_DEPTH = 20
 LEAP_FROM = 10
 #: Steps one leap query covers (see :func:`bmc`).
 NOT_COVERED = "not covered by the bmc encoding"
+#: Eventually (liveness) properties: bmc unrolls finite runs to bad states; a stuck state or a fair lasso is
+#: not encoded (explore searches for both, the random engines run a fair quiescence phase).
+NOT_COVERED_LIVENESS = (
+    f"{NOT_COVERED}: eventually (liveness) properties are not encoded (no stuck-state or fair-lasso query); "
+    "use --engine explore"
+)
 
 
 #: Preprocessing before bit-blasting: the unrolling is functional (each state variable is defined by its
@@ -353,7 +360,7 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
     out = bmc(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
               stop_on_first=options.stop_on_first, leap_from=LEAP_FROM)
     props = list(model.properties())
-    results = judge(props, out.traces, out.reached, scenario.permitted)
+    results = judge(props, out.traces, out.reached, scenario.permitted, liveness_detail=NOT_COVERED_LIVENESS)
     for r in results:
         if r.expectation is Expectation.ALWAYS and r.name not in INVARIANTS:
             r.verdict, r.detail = Verdict.UNTESTED, NOT_COVERED

@@ -320,7 +320,9 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
     depth = options.max_depth or DEFAULT_TXN_DEPTH
     out = bmc_txn(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
                   stop_on_first=options.stop_on_first, leap_from=TXN_LEAP_FROM)
-    results = judge(props, out.traces, out.reached, scenario.permitted)
+    results = judge(props, out.traces, out.reached, scenario.permitted,
+                    liveness_detail=f"{NOT_COVERED}: eventually (liveness) properties are not encoded "
+                    "(no stuck-state or fair-lasso query); use --engine explore")
     by_name = {p.name: p for p in props}
     for r in results:
         prop = by_name[r.name]

@@ -144,6 +144,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                     "source": p.source,
                     "catches": p.catches,
                     "partners": list(p.partners),
+                    "fairness": list(p.fairness),
                     "models": [],
                 },
             )
@@ -193,7 +194,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     for col in ("name", "kind", "fact", "partners"):
         t.add_column(col)
     for p in data["invariants"]:
-        t.add_row(p["name"], p["expectation"], p["fact"], ", ".join(p["partners"]))
+        kind = p["expectation"]
+        if p["expectation"] == "eventually":
+            kind += "\nassuming: " + ("; ".join(p["fairness"]) or "weak fairness of protocol steps, faults stop")
+        t.add_row(p["name"], kind, p["fact"], ", ".join(p["partners"]))
     console.print(t)
     t = Table(title="Scenarios")
     for col in ("name", "model", "default", "description"):
@@ -350,6 +354,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
         from keos.checker.coverage import transition_coverage
 
         render_transition_coverage(console, transition_coverage(result.coverage))
+    for d in result.stats.get("engine_disagreement", []) or []:
+        console.print(f"[red bold]engine disagreement[/red bold] ({result.scenario}, {result.variant}): {d}")
+    if result.stats.get("engine_disagreement"):
+        return EXIT_ENGINE_DISAGREEMENT
     return EXIT_VIOLATION if result.violated else EXIT_OK
 
 
@@ -379,6 +387,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         "reason": result.reason,
         "steps": len(data["actions"]),
         "first_violation_at": result.violated_at,
+        "liveness": data.get("liveness"),
+        "loop_start": data.get("loop_start"),
     }
     if args.json:
         print(json.dumps(summary, indent=2))

@@ -22,7 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from keos.checker.results import EngineResult, judge
+from keos.checker.explore.disagreement import Disagreement
+from keos.checker.explore.liveness import LivenessPass
+from keos.checker.results import EngineResult, Verdict, judge
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model
 
@@ -62,6 +64,9 @@ def explore(
     always = [p for p in props if p.expectation is Expectation.ALWAYS]
     state_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
     event_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
+    # Eventually properties: stuck states and fair livelocks (checker/explore/liveness.py).
+    live = LivenessPass(model, props) if any(p.expectation is Expectation.EVENTUALLY for p in props) else None
+    disagreement: Disagreement | None = None
     graph = None
     if options.graph:
         import networkx as nx
@@ -104,7 +109,7 @@ def explore(
         if options.stop_on_first and violations:
             complete = False
             break
-        if len(violations) == remaining_always:
+        if len(violations) == remaining_always and live is None:
             complete = False
             break
         state, depth = frontier.popleft()
@@ -113,10 +118,27 @@ def explore(
             continue
         if not model.within_bounds(state):
             continue
-        for action in model.actions(state):
-            step = model.step(state, action)
+        try:
+            enabled = model.actions(state)
+        except Exception as exc:  # the model contradicts itself: report, never crash
+            disagreement = Disagreement(tuple(_path(parent, state)), None, f"raised {type(exc).__name__}: {exc}")
+            complete = False
+            break
+        successors: list[Any] | None = [] if live is not None else None
+        for action in enabled:
+            try:
+                step = model.step(state, action)
+            except Exception as exc:  # the model contradicts itself: report, never crash
+                step, why = None, f"raised {type(exc).__name__}: {exc}"
+            else:
+                why = "is listed as enabled but step() refused it"
             if step is None:
-                raise AssertionError(f"model listed {action} as enabled but step() refused it")
+                disagreement = Disagreement(tuple(_path(parent, state)), action, why)
+                frontier.clear()
+                complete = False
+                break
+            if successors is not None:
+                successors.append((action, step))
             transitions += 1
             if step.events:
                 events.update(step.events)
@@ -145,6 +167,8 @@ def explore(
                     f"state graph exceeds {options.max_graph_states} states; "
                     "graph export is for small models (lower the scenario's bounds)"
                 )
+        if live is not None and successors is not None and len(successors) == len(enabled):
+            live.expand(state, depth, successors)
         expanded += 1
         if progress is not None and expanded % 1024 == 0:
             progress(len(parent), transitions, depth)
@@ -155,28 +179,46 @@ def explore(
     traces: dict[str, Trace] = {}
     for name, bad_state in violations.items():
         prop = next(p for p in always if p.name == name)
-        actions: list[Action] = []
-        s = bad_state
-        while parent[s] is not None:
-            prev, a = parent[s]  # type: ignore[misc]
-            actions.append(a)
-            s = prev
-        actions.reverse()
+        actions = _path(parent, bad_state)
         traces[name] = make_trace(model, prop, actions, "explore", scenario, variant, permitted=name in permitted)
-    stats = {
+    stats: dict[str, Any] = {
         "distinct_states": len(parent),
         "transitions": transitions,
         "max_depth": max_depth_seen,
         "elapsed_s": round(elapsed, 4),
         "states_per_s": round(len(parent) / elapsed) if elapsed > 0 else None,
     }
+    live_disagree: dict[str, str] = {}
+    if live is not None and disagreement is None:
+        found = live.finish(parent, scenario, variant, permitted)
+        traces.update(found.traces)
+        live_disagree = found.disagreements
+        stats.update(found.stats)
+    properties = judge(props, traces, reached, permitted, liveness=live is not None and disagreement is None)
+    if disagreement is not None:
+        disagreement.record(model, stats, properties)
+    for r in properties:
+        if r.name in live_disagree:
+            r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {live_disagree[r.name]}"
+            stats.setdefault("engine_disagreement", []).append(live_disagree[r.name])
     result = EngineResult(
         engine="explore",
         scenario=scenario,
         variant=variant,
-        properties=judge(props, traces, reached, permitted),
+        properties=properties,
         stats=stats,
         coverage=dict(events),
-        complete=complete and not violations,
+        complete=complete and not violations and not live_disagree,
     )
     return result, graph
+
+
+def _path(parent: dict[Any, tuple[Any, Action] | None], state: Any) -> list[Action]:
+    """The actions from an initial state to ``state`` along the parent links (a shortest path)."""
+    actions: list[Action] = []
+    s = state
+    while (link := parent[s]) is not None:
+        s, a = link
+        actions.append(a)
+    actions.reverse()
+    return actions

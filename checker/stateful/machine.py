@@ -15,6 +15,17 @@ once more by delta debugging on the model (shrinking works on choices, so a
 removed step can shift later choices), and replayed into the common trace
 format.  Runs are reproducible: the seed is passed to ``hypothesis.seed`` and
 the example database is off.
+
+Eventually (liveness) properties: when the model has any, every run ends
+(``teardown``) with the fair quiescence phase of :func:`checker.liveness.settle`
+-- protocol steps only, timeouts included, least recently taken first, for at
+most ``SETTLE_FACTOR`` times the run's step count.  A run that settles where
+an eventually property is false has found a stuck state; one that goes round
+a weakly fair cycle with it false, a livelock (a lasso trace).  Both fail the
+run, so Hypothesis shrinks the fault phase before them; the trace is kept as
+replayed (ddmin shrinks toward a first bad state, which neither shape has).
+Runs that do not settle within the bound are counted in
+``stats["suspected_livelock_runs"]`` and leave the property untested.
 """
 
 from __future__ import annotations
@@ -29,12 +40,16 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
 from keos.checker.engines import EngineOptions, register
+from keos.checker.liveness import settle
 from keos.checker.minimize import minimize
-from keos.checker.results import EngineResult, judge
+from keos.checker.results import EngineResult, Verdict, judge
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model, Property
 
-__all__ = ["InvariantViolation", "machine_for", "run_hypothesis"]
+__all__ = ["SETTLE_FACTOR", "InvariantViolation", "machine_for", "run_hypothesis"]
+
+#: The quiescence phase may take this many times the run's step count before the run is a suspected livelock.
+SETTLE_FACTOR = 10
 
 
 class InvariantViolation(AssertionError):
@@ -45,16 +60,22 @@ class _Capture:
     """What the runs observed: the last failing run, events, reached properties."""
 
     def __init__(self) -> None:
-        self.failure: tuple[Property, list[Action]] | None = None
+        self.failure: tuple[Property, list[Action], int | None] | None = None
+        self.suspected: dict[str, int] = {}
         self.events: Counter[str] = Counter()
         self.reached: set[str] = set()
         self.steps = 0
         self.runs = 0
 
 
-def machine_for(model: Model, capture: _Capture) -> type[RuleBasedStateMachine]:
-    """Build a state machine class that takes the model's enabled actions."""
+def machine_for(model: Model, capture: _Capture, settle_bound: int = 600) -> type[RuleBasedStateMachine]:
+    """Build a state machine class that takes the model's enabled actions.
+
+    With eventually properties, each run ends with a fair quiescence phase of at
+    most ``settle_bound`` protocol steps (see the module doc).
+    """
     props = list(model.properties())
+    eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
     always = [p for p in props if p.expectation is Expectation.ALWAYS]
     state_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
     event_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
@@ -87,7 +108,8 @@ def machine_for(model: Model, capture: _Capture) -> type[RuleBasedStateMachine]:
                 capture.reached.add(p.name)
         for p in always:
             if not p.holds(self.state):
-                capture.failure = (p, list(self.actions_taken))
+                capture.failure = (p, list(self.actions_taken), None)
+                self.violated = True
                 raise InvariantViolation(f"{p.name}: {p.explain(self.state) if p.explain else 'violated'}")
 
     def quiescent(self: Any) -> bool:
@@ -96,8 +118,34 @@ def machine_for(model: Model, capture: _Capture) -> type[RuleBasedStateMachine]:
     def idle(self: Any) -> None:
         """The model is in a terminal state: nothing is enabled, nothing changes."""
 
+    def teardown(self: Any) -> None:
+        """Faults stop: run protocol steps fairly until none is enabled, then judge eventually properties."""
+        if not eventually or getattr(self, "violated", False) or not hasattr(self, "state"):
+            return
+        n = len(self.actions_taken)
+        phase = settle(model, self.state, settle_bound, always, eventually)
+        capture.steps += len(phase.actions)
+        for ev, k in phase.events.items():
+            capture.events[ev] += k
+        actions = [*self.actions_taken, *phase.actions]
+        prop: Property | None = None
+        loop_start: int | None = None
+        if phase.outcome in ("violation", "livelock"):
+            prop = next(p for p in props if p.name == phase.violation)
+            loop_start = None if phase.loop_start is None else n + phase.loop_start
+        elif phase.outcome == "settled":
+            prop = next((p for p in eventually if not p.holds(phase.final)), None)
+        elif phase.outcome == "unsettled":
+            for name in phase.suspects:
+                capture.suspected[name] = capture.suspected.get(name, 0) + 1
+        if prop is not None:
+            capture.failure = (prop, actions, loop_start)
+            shape = "stuck" if phase.outcome == "settled" else phase.outcome
+            raise InvariantViolation(f"{prop.name}: {shape} after {len(actions)} steps")
+
     namespace: dict[str, Any] = {
         "__init__": _setup,
+        "teardown": teardown,
         "_take": _take,
         "model_invariants": invariant()(_check),
         "idle": rule()(precondition(quiescent)(idle)),
@@ -122,10 +170,11 @@ def run_hypothesis(
     max_examples: int = 300,
     step_count: int = 60,
     permitted: tuple[str, ...] = (),
+    settle_factor: int = SETTLE_FACTOR,
 ) -> EngineResult:
     """Run the generated state machine; convert a shrunk failure into a trace."""
     capture = _Capture()
-    machine = machine_for(model, capture)
+    machine = machine_for(model, capture, settle_factor * max(step_count, 1))
     config = settings(
         max_examples=max_examples,
         stateful_step_count=step_count,
@@ -147,13 +196,15 @@ def run_hypothesis(
         run_state_machine_as_test(seeded, settings=config)  # type: ignore[arg-type]  # a factory is accepted
     except InvariantViolation:
         assert capture.failure is not None
-        prop, actions = capture.failure
-        shrunk = minimize(model, actions, prop)
+        prop, actions, loop_start = capture.failure
+        eventually = prop.expectation is Expectation.EVENTUALLY
+        shrunk = actions if eventually else minimize(model, actions, prop)
         traces[prop.name] = make_trace(
-            model, prop, shrunk, "hypothesis", scenario, variant, seed=seed, permitted=prop.name in permitted
+            model, prop, shrunk, "hypothesis", scenario, variant, seed=seed, permitted=prop.name in permitted,
+            loop_start=loop_start,
         )
     elapsed = time.perf_counter() - start
-    stats = {
+    stats: dict[str, Any] = {
         "runs": capture.runs,
         "steps": capture.steps,
         "elapsed_s": round(elapsed, 4),
@@ -161,11 +212,20 @@ def run_hypothesis(
         "max_examples": max_examples,
         "step_count": step_count,
     }
+    props = list(model.properties())
+    results = judge(props, traces, capture.reached, permitted, liveness=True)
+    if any(p.expectation is Expectation.EVENTUALLY for p in props):
+        stats["suspected_livelock_runs"] = dict(capture.suspected)
+    for r in results:
+        if r.verdict is Verdict.HOLDS and r.name in capture.suspected:
+            r.verdict = Verdict.UNTESTED
+            r.detail = (f"suspected livelock in {capture.suspected[r.name]} run(s): the fair quiescence phase did "
+                        "not settle and no fair cycle repeated (not confirmed)")
     return EngineResult(
         engine="hypothesis",
         scenario=scenario,
         variant=variant,
-        properties=judge(list(model.properties()), traces, capture.reached, permitted),
+        properties=results,
         stats=stats,
         coverage=dict(capture.events),
         complete=False,

@@ -64,7 +64,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from keos.checker.results import EngineResult, judge
+from keos.checker.results import EngineResult, Verdict, judge
 from keos.checker.sweep.runs import (
     RESULT_SCHEMA,
     Cell,
@@ -239,6 +239,7 @@ class CellSummary:
     coverage: Counter[str] = field(default_factory=Counter)
     reached: set[str] = field(default_factory=set)
     result: EngineResult | None = None
+    suspected: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -680,6 +681,8 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
         "faults",
         "events",
         "reached",
+        "loop_start",
+        "suspected",
     ]
     for row in _iter_rows(out, columns):
         cell = cells[(row["scenario"], row["variant"])]
@@ -689,6 +692,8 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
         cell.faults.update(dict(row["faults"]))
         cell.coverage.update(dict(row["events"]))
         cell.reached.update(row["reached"])
+        for name in row.get("suspected") or ():
+            cell.suspected[name] = cell.suspected.get(name, 0) + 1
         if row["violation"] is None:
             continue
         cell.violating_runs += 1
@@ -712,7 +717,8 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
         prop = next(p for p in model.properties() if p.name == row["violation"])
         actions = [model.action_from_json(a) for a in json.loads(row["trace_actions"])]
         trace = make_trace(
-            model, prop, actions, "sweep", scenario, variant, seed=row["seed"], permitted=bool(row["permitted"])
+            model, prop, actions, "sweep", scenario, variant, seed=row["seed"], permitted=bool(row["permitted"]),
+            loop_start=row.get("loop_start"),
         )
         name = f"{scenario_of[scenario].name}.{variant}.{prop.name}.{sig}.json"
         path = trace.write(model, trace_dir / name)
@@ -743,13 +749,18 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
             engine="sweep",
             scenario=scenario,
             variant=variant,
-            properties=judge(props, traces, cell.reached, scenario_of[scenario].permitted),
-            stats={"runs": cell.runs, "steps": cell.steps, "violating_runs": cell.violating_runs},
+            properties=judge(props, traces, cell.reached, scenario_of[scenario].permitted, liveness=True),
+            stats={"runs": cell.runs, "steps": cell.steps, "violating_runs": cell.violating_runs,
+                   "suspected_livelock_runs": dict(cell.suspected)},
             coverage=dict(cell.coverage),
             complete=False,
             seed=spec.seed,
         )
         for pr in cell.result.properties:
+            if pr.verdict is Verdict.HOLDS and pr.name in cell.suspected:
+                pr.verdict = Verdict.UNTESTED
+                pr.detail = (f"suspected livelock in {cell.suspected[pr.name]} run(s): the fair quiescence phase did "
+                             "not settle and no fair cycle repeated (not confirmed)")
             if pr.name in paths.get((scenario, variant), {}):
                 pr.trace_path = paths[(scenario, variant)][pr.name]
     return list(cells.values()), signatures

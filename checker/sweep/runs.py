@@ -162,6 +162,9 @@ RESULT_SCHEMA = pa.schema(
         ("faults", pa.map_(pa.string(), pa.int64())),
         ("events", pa.map_(pa.string(), pa.int64())),
         ("reached", pa.list_(pa.string())),
+        ("liveness", pa.string()),
+        ("loop_start", pa.int32()),
+        ("suspected", pa.list_(pa.string())),
     ]
 )
 
@@ -219,6 +222,9 @@ def execute_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
         rows["faults"].append(sorted(walk.faults.items()))
         rows["events"].append(sorted(walk.events.items()))
         rows["reached"].append(list(walk.reached))
+        rows["liveness"].append(walk.liveness)
+        rows["loop_start"].append(finding.trace.loop_start if finding else None)
+        rows["suspected"].append(list(walk.suspected))
     return pa.RecordBatch.from_pydict(rows, schema=RESULT_SCHEMA)
 
 

@@ -29,6 +29,17 @@ into the common trace format with :func:`checker.trace.make_trace` (which
 replays it first).  Violations are deduplicated by :func:`signature`: the
 invariant plus the *shape* (sequence of action kinds) of the minimal trace.
 
+Eventually (liveness) properties: after the walk's fault phase, a model
+with eventually properties runs a *fair quiescence phase*
+(:func:`checker.liveness.settle`): protocol steps only, timeouts included,
+least recently taken first, until no protocol step is enabled, for at most
+``settle_factor`` times the walk's step budget.  A walk that settles in a
+state where an eventually property is false found a *stuck* state; a walk
+that revisits a state around a weakly fair cycle with the property false
+found a *livelock* (its trace is a lasso, ``loop_start`` marks the cycle);
+a walk that does neither within the bound is a *suspected livelock*
+(``WalkResult.suspected``), not a violation: nothing replayable confirms it.
+
 This module imports no Spark: the sweep's executors, the plain-Python
 baseline and the tests all run the same code.
 """
@@ -41,12 +52,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from keos.checker.liveness import LIVELOCK, STUCK, settle
 from keos.checker.minimize import minimize
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model, Property, Step
 
 __all__ = [
     "PROFILES",
+    "SETTLE_FACTOR",
     "Finding",
     "WalkResult",
     "derive_seed",
@@ -64,6 +77,10 @@ __all__ = [
 #: run), ``uniform`` (every fault kind, weight 1) and ``none`` (no faults: the
 #: control group; invariants that need a fault to break must hold here).
 PROFILES = ("swarm", "uniform", "none")
+
+#: The fair quiescence phase may take this many times the walk's step budget before the walk is a
+#: suspected livelock (the budget bounds the fault phase, so it is about the longest protocol run).
+SETTLE_FACTOR = 10
 
 
 def derive_seed(sweep_seed: int, key: str | int) -> int:
@@ -117,6 +134,14 @@ class WalkResult:
         events: how often each event label was emitted (coverage counters).
         faults: how many faults of each kind were injected.
         reached: the ``sometimes`` properties witnessed on the walk.
+        liveness: ``"stuck"`` or ``"livelock"`` when ``violation`` is an
+            eventually property, else ``None``.
+        loop_start: a livelock's cycle is ``actions[loop_start:]``.
+        settle_steps: protocol steps taken by the quiescence phase (the last
+            ``settle_steps`` of :attr:`actions`).
+        suspected: eventually properties of a *suspected livelock*: the
+            quiescence phase did not settle within its bound and they were
+            false all through its second half, yet no fair cycle repeated.
     """
 
     seed: int
@@ -126,6 +151,10 @@ class WalkResult:
     events: dict[str, int] = field(default_factory=dict)
     faults: dict[str, int] = field(default_factory=dict)
     reached: tuple[str, ...] = ()
+    liveness: str | None = None
+    loop_start: int | None = None
+    settle_steps: int = 0
+    suspected: tuple[str, ...] = ()
 
     @property
     def steps(self) -> int:
@@ -190,8 +219,12 @@ def random_walk(
     seed: int,
     steps: int,
     fault_weights: Mapping[str, float] | None = None,
+    settle_factor: int = SETTLE_FACTOR,
 ) -> WalkResult:
     """One seeded random walk of at most ``steps`` steps, checking invariants at each.
+
+    A model with eventually properties then runs the fair quiescence phase
+    (see the module doc) for at most ``settle_factor * steps`` protocol steps.
 
     ``fault_weights`` maps fault kinds to weights (protocol steps weigh 1);
     kinds not listed are disabled.  ``None`` enables every fault with weight 1.
@@ -294,7 +327,7 @@ def random_walk(
         if pending_state:
             witness(state)
         bad = first_violation(state)
-    return WalkResult(
+    result = WalkResult(
         seed=seed,
         actions=taken,
         violation=bad.name if bad is not None else None,
@@ -303,6 +336,33 @@ def random_walk(
         faults=faults,
         reached=tuple(sorted(reached)),
     )
+    eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
+    if bad is None and eventually:
+        _quiesce(model, state, result, settle_factor * max(steps, 1), [p for p, _ in always], eventually)
+    return result
+
+
+def _quiesce(
+    model: Model, state: Any, walk: WalkResult, bound: int, always: list[Property], eventually: list[Property]
+) -> None:
+    """The fair quiescence phase after the fault phase: extend ``walk`` and judge its eventually properties."""
+    phase = settle(model, state, bound, always, eventually)
+    offset = len(walk.actions)
+    walk.actions.extend(phase.actions)
+    walk.settle_steps = len(phase.actions)
+    for ev, n in phase.events.items():
+        walk.events[ev] = walk.events.get(ev, 0) + n
+    if phase.outcome == "violation":
+        walk.violation = phase.violation
+    elif phase.outcome == "livelock":
+        walk.violation, walk.liveness = phase.violation, LIVELOCK
+        walk.loop_start = offset + (phase.loop_start or 0)
+    elif phase.outcome == "settled":
+        stuck = next((p for p in eventually if not p.holds(phase.final)), None)
+        if stuck is not None:
+            walk.violation, walk.liveness = stuck.name, STUCK
+    elif phase.outcome == "unsettled":
+        walk.suspected = phase.suspects
 
 
 def shape(actions: Sequence[Action]) -> str:
@@ -346,6 +406,15 @@ def investigate(
     if walk.violation is None:
         return None
     prop = next(p for p in model.properties() if p.name == walk.violation)
+    if walk.liveness is not None:
+        # A liveness counterexample is kept whole: ddmin shrinks toward a first bad *state*, which a stuck
+        # end or a lasso is not; replay (make_trace) still confirms it before it is reported.
+        trace = make_trace(
+            model, prop, walk.actions, "sweep", scenario, variant, seed=walk.seed,
+            permitted=prop.name in permitted, loop_start=walk.loop_start,
+        )
+        sig = signature(f"{prop.name}:{walk.liveness}", walk.actions)
+        return Finding(prop.name, sig, shape(walk.actions), trace, len(walk.actions))
     key = (prop.name, tuple(walk.actions))
     minimal = cache.get(key) if cache is not None else None
     if minimal is None:

@@ -1,0 +1,349 @@
+"""Eventually (liveness) properties in the breadth-first search: stuck states and fair livelocks.
+
+What a violation is -- a *stuck* state or a weakly fair *livelock* -- is
+defined once in :mod:`keos.checker.liveness`; this module finds them in the
+state graph the search builds, and every trace it returns has been replayed
+by :func:`keos.checker.trace.make_trace`.
+
+The search calls :meth:`LivenessPass.expand` once per state it expands fully
+(within the scenario's bounds and depth, not violating an ``always``
+property), with the state's BFS depth and its successors.  States it never
+expands -- cut off by the bounds, the depth limit, ``max_states`` or an
+``always`` violation -- are not judged: they are neither stuck nor on a cycle.
+
+* **Stuck states** are found during the search, at no extra step cost: an
+  expanded state where a property P is false and every enabled action is a
+  fault.  The first one found is at the least depth (BFS), so the trace from
+  the search's parent links is a shortest one.
+* **Livelocks** are found after the search, per property P, on the subgraph of
+  protocol steps (fault edges dropped) between expanded states where P is
+  false.  Its strongly connected components (an iterative Tarjan) are the
+  candidate cycles.  For weak fairness the cycle through a whole SCC is the
+  best candidate -- it visits every state, so the fewest actions are enabled
+  throughout, and takes every edge -- hence an SCC contains a weakly fair cycle
+  iff every action enabled in all of its states labels some edge inside it
+  (actions compared by kind and arguments).  From the fair SCC closest to an
+  initial state, the lasso's prefix is the BFS path to its shallowest state and
+  the cycle is built greedily from there: while some action is enabled in
+  every state visited so far and not yet taken, walk (breadth-first inside the
+  SCC) to the nearest edge taking it or state disabling it; then walk back.
+
+Cost: one fault classification per transition out of a state where some
+eventually property is false, an integer adjacency list over those states,
+and one linear Tarjan pass per property.  Nothing is recorded when the model
+has no eventually property (the search does not create the pass).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from keos.checker.liveness import fault_test
+from keos.checker.trace import Trace, make_trace
+from keos.model.interface import Action, Expectation, Model, Property, Step
+
+__all__ = ["LivenessPass", "LivenessReport", "fair_sccs", "strongly_connected"]
+
+
+@dataclass
+class LivenessReport:
+    """What the liveness pass found.
+
+    Attributes:
+        traces: replayed counterexamples by property name (stuck or lasso).
+        disagreements: counterexamples that did not replay (an engine bug), by property.
+        stats: ``liveness_states`` (states recorded), ``liveness_edges``,
+            ``sccs`` (non-trivial SCCs examined), ``fair_sccs``, ``elapsed_s``.
+    """
+
+    traces: dict[str, Trace] = field(default_factory=dict)
+    disagreements: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def strongly_connected(nodes: Sequence[int], succ: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Tarjan's strongly connected components, iteratively (no recursion limit), in reverse topological order.
+
+    Nodes are dense integer ids: ``succ[v]`` lists the successors of ``v``
+    (``len(succ)`` bounds every id); only components reachable from ``nodes``
+    are returned.
+    """
+    n = len(succ)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = bytearray(n)
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in nodes:
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = 1
+        work: list[tuple[int, Iterator[int]]] = [(root, iter(succ[root]))]
+        while work:
+            v, it = work[-1]
+            descended = False
+            for w in it:
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = 1
+                    work.append((w, iter(succ[w])))
+                    descended = True
+                    break
+                if on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+            if descended:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:
+                comp: list[int] = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = 0
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+    return out
+
+
+def fair_sccs(
+    comps: list[list[int]], edges: dict[int, list[tuple[int, int]]], enabled: dict[int, frozenset[int]]
+) -> list[list[int]]:
+    """The non-trivial components that hold a weakly fair cycle.
+
+    ``edges[v]`` are ``(w, action id)`` protocol edges of the subgraph,
+    ``enabled[v]`` the protocol action ids enabled at ``v``.
+    """
+    out = []
+    for comp in comps:
+        members = set(comp)
+        inside = [(v, w, a) for v in comp for w, a in edges.get(v, ()) if w in members]
+        if not inside:
+            continue  # a single state without a self-loop
+        always = frozenset.intersection(*(enabled[v] for v in comp))
+        taken = {a for _, _, a in inside}
+        if always <= taken:
+            out.append(comp)
+    return out
+
+
+class LivenessPass:
+    """Records the protocol-step graph over states where an eventually property is false."""
+
+    def __init__(self, model: Model, props: Sequence[Property]) -> None:
+        self.model = model
+        self.props = [p for p in props if p.expectation is Expectation.EVENTUALLY]
+        hook = getattr(model, "fault_kind", None)
+        self._fault_kind = hook
+        self._is_fault = fault_test(model)
+        self._ids: dict[Any, int] = {}
+        self._states: list[Any] = []
+        self._mask: list[int] = []
+        self._depth: dict[int, int] = {}
+        self._edges: dict[int, list[tuple[int, int]]] = {}
+        self._enabled: dict[int, frozenset[int]] = {}
+        self._action_ids: dict[Action, int] = {}
+        self._actions: list[Action] = []
+        self.stuck: dict[str, Any] = {}
+        self._all = (1 << len(self.props)) - 1
+
+    def _id(self, state: Any) -> int:
+        i = self._ids.get(state)
+        if i is None:
+            i = self._ids[state] = len(self._states)
+            self._states.append(state)
+            m = 0
+            for k, p in enumerate(self.props):
+                if not p.holds(state):
+                    m |= 1 << k
+            self._mask.append(m)
+        return i
+
+    def _action_id(self, action: Action) -> int:
+        a = self._action_ids.get(action)
+        if a is None:
+            a = self._action_ids[action] = len(self._actions)
+            self._actions.append(action)
+        return a
+
+    def _fault(self, state: Any, action: Action, step: Step) -> bool:
+        if self._fault_kind is not None:
+            return self._fault_kind(action) is not None
+        return any(e.startswith("fault:") for e in step.events)
+
+    def expand(self, state: Any, depth: int, successors: Sequence[tuple[Action, Step]]) -> None:
+        """Record a fully expanded state: its depth and every ``(action, step)`` out of it."""
+        src = self._id(state)
+        m = self._mask[src]
+        if not m:
+            return
+        self._depth[src] = depth
+        enabled: list[int] = []
+        out: list[tuple[int, int]] = []
+        for action, step in successors:
+            if self._fault(state, action, step):
+                continue
+            a = self._action_id(action)
+            enabled.append(a)
+            dst = self._id(step.state)
+            if self._mask[dst] & m:
+                out.append((dst, a))
+        if not enabled:
+            for k, p in enumerate(self.props):
+                if m >> k & 1 and p.name not in self.stuck:
+                    self.stuck[p.name] = state
+            return
+        self._enabled[src] = frozenset(enabled)
+        if out:
+            self._edges[src] = out
+
+    # -- after the search ---------------------------------------------------------------------------
+
+    def finish(
+        self, parent: dict[Any, Any], scenario: str, variant: str, permitted: tuple[str, ...] = ()
+    ) -> LivenessReport:
+        """Replayed stuck and livelock traces per property (a stuck state is preferred: it is shorter)."""
+        import time
+
+        start = time.perf_counter()
+        report = LivenessReport()
+        sccs = fair = 0
+        for k, prop in enumerate(self.props):
+            bit = 1 << k
+            if prop.name in self.stuck:
+                actions = _path(parent, self.stuck[prop.name])
+                self._emit(report, prop, actions, None, scenario, variant, permitted)
+                continue
+            mask = self._mask
+            nodes = [v for v in self._enabled if mask[v] & bit]
+            edges = {v: [(w, a) for w, a in self._edges.get(v, ()) if mask[w] & bit] for v in nodes}
+            succ: list[list[int]] = [[] for _ in range(len(self._states))]
+            for v, es in edges.items():
+                succ[v] = [w for w, _ in es]
+            comps = strongly_connected(nodes, succ)
+            nontrivial = [c for c in comps if len(c) > 1 or c[0] in succ[c[0]]]
+            sccs += len(nontrivial)
+            good = fair_sccs(nontrivial, edges, self._enabled)
+            fair += len(good)
+            if not good:
+                continue
+            comp = min(good, key=lambda c: min(self._depth[v] for v in c))
+            entry = min(comp, key=lambda v: (self._depth[v], v))
+            cycle = self._cycle(entry, set(comp), edges)
+            prefix = _path(parent, self._states[entry])
+            self._emit(report, prop, prefix + cycle, len(prefix), scenario, variant, permitted)
+        report.stats = {
+            "liveness_states": len(self._states),
+            "liveness_edges": sum(len(es) for es in self._edges.values()),
+            "stuck_found": sorted(self.stuck),
+            "sccs": sccs,
+            "fair_sccs": fair,
+            "liveness_elapsed_s": round(time.perf_counter() - start, 4),
+        }
+        return report
+
+    def _emit(
+        self,
+        report: LivenessReport,
+        prop: Property,
+        actions: list[Action],
+        loop_start: int | None,
+        scenario: str,
+        variant: str,
+        permitted: tuple[str, ...],
+    ) -> None:
+        try:
+            report.traces[prop.name] = make_trace(
+                self.model, prop, actions, "explore", scenario, variant,
+                permitted=prop.name in permitted, loop_start=loop_start,
+            )
+        except Exception as exc:  # a trace that does not replay (or a model that raises) is a disagreement
+            shape = "stuck state" if loop_start is None else "livelock lasso"
+            report.disagreements[prop.name] = f"{shape} for {prop.name} found by explore does not replay: {exc}"
+
+    def _cycle(self, entry: int, comp: set[int], edges: dict[int, list[tuple[int, int]]]) -> list[Action]:
+        """A cycle from ``entry`` through ``comp``, weakly fair on the states it visits (see the module doc)."""
+        cur = entry
+        path: list[Action] = []
+        common = set(self._enabled[entry])
+        taken: set[int] = set()
+
+        def walk(goal_state: Any, goal_edge: int | None) -> None:
+            nonlocal cur
+            # Breadth-first inside the component from cur to the nearest state satisfying goal_state
+            # (then, if goal_edge is given, across an edge labelled goal_edge).
+            prev: dict[int, tuple[int, int] | None] = {cur: None}
+            queue = deque([cur])
+            hit: int | None = None
+            while queue:
+                v = queue.popleft()
+                if goal_state(v):
+                    hit = v
+                    break
+                for w, a in edges.get(v, ()):
+                    if w in comp and w not in prev:
+                        prev[w] = (v, a)
+                        queue.append(w)
+            assert hit is not None, "a strongly connected component reaches each of its states"
+            legs: list[tuple[int, int]] = []
+            v = hit
+            while prev[v] is not None:
+                u, a = prev[v]  # type: ignore[misc]
+                legs.append((v, a))
+                v = u
+            legs.reverse()
+            if goal_edge is not None:
+                w = next(w for w, a in edges[hit] if a == goal_edge and w in comp)
+                legs.append((w, goal_edge))
+            for w, a in legs:
+                path.append(self._actions[a])
+                taken.add(a)
+                common.intersection_update(self._enabled[w])
+                cur = w
+
+        while True:
+            pending = sorted(common - taken)
+            if not pending:
+                break
+            a = pending[0]
+            # The nearest state where a is disabled, or that takes a inside the component.
+            walk(
+                lambda v, a=a: a not in self._enabled[v] or any(x == a and w in comp for w, x in edges.get(v, ())),
+                None,
+            )
+            if a in self._enabled[cur]:
+                walk(lambda v: v == cur, a)
+        if not path:
+            w, a = next((w, a) for w, a in edges[entry] if w in comp)
+            path.append(self._actions[a])
+            taken.add(a)
+            common.intersection_update(self._enabled[w])
+            cur = w
+        if cur != entry:
+            walk(lambda v: v == entry, None)
+        return path
+
+
+def _path(parent: dict[Any, Any], state: Any) -> list[Action]:
+    """The actions from an initial state to ``state`` along the search's parent links (a shortest path)."""
+    actions: list[Action] = []
+    s = state
+    while parent[s] is not None:
+        prev, a = parent[s]
+        actions.append(a)
+        s = prev
+    actions.reverse()
+    return actions
