@@ -287,14 +287,14 @@ def _inconsistent(ix: _Index) -> Iterable[Anomaly]:
 
 
 def _aborted_reads(ix: _Index) -> Iterable[Anomaly]:
-    seen: set[tuple[int, int]] = set()
+    seen: set[int] = set()
     for r in ix.reads:
         if not _committed_read(r):
             continue
         w = ix.writer.get((r.key, r.value))
-        if w is None or w.op.type != "fail" or (w.op.index, r.op.index) in seen:
+        if w is None or w.op.type != "fail" or w.op.index in seen:
             continue
-        seen.add((w.op.index, r.op.index))
+        seen.add(w.op.index)  # one finding per aborted writer: its first read_committed reader
         yield Anomaly(
             "G1a",
             r.key,
@@ -305,7 +305,7 @@ def _aborted_reads(ix: _Index) -> Iterable[Anomaly]:
 
 
 def _precommitted(ix: _Index) -> Iterable[Anomaly]:
-    seen: set[tuple[int, int]] = set()
+    seen: set[int] = set()
     for r in ix.reads:
         if not _committed_read(r):
             continue
@@ -313,8 +313,8 @@ def _precommitted(ix: _Index) -> Iterable[Anomaly]:
         if w is None or w.op.type != "ok" or "commit_at" not in w.op.extra:
             continue
         commit_at = int(w.op.extra["commit_at"])
-        if r.op.time < commit_at and (w.op.index, r.op.index) not in seen:
-            seen.add((w.op.index, r.op.index))
+        if r.op.time < commit_at and w.op.index not in seen:
+            seen.add(w.op.index)
             yield Anomaly(
                 "precommitted-read",
                 r.key,

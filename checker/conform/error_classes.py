@@ -23,7 +23,15 @@ a fencing error reported as retriable, is a ``wrong-error-class`` anomaly.
 
 from __future__ import annotations
 
-__all__ = ["FENCING_ERRORS", "RETRIABLE", "client_class", "expected_classes"]
+__all__ = ["ALIASES", "FENCING_ERRORS", "RETRIABLE", "client_class", "expected_classes", "kafka_name"]
+
+#: librdkafka's names for codes Kafka has since renamed (``rd_kafka_resp_err_t`` vs ``Errors``).
+ALIASES = {"NOT_LEADER_FOR_PARTITION": "NOT_LEADER_OR_FOLLOWER"}
+
+
+def kafka_name(name: str) -> str:
+    """The Kafka ``Errors`` name for a client's error name."""
+    return ALIASES.get(name, name)
 
 #: Error names Kafka's clients retry (``RetriableException`` subclasses).  The model's
 #: own retriable set (``keos.model.protocol.errors.RETRIABLE``) is a subset of these.

@@ -267,7 +267,9 @@ class History:
         """Every record sent, with the outcome of the operation that sent it."""
         out: list[Write] = []
         for inv, done in self.pairs():
-            source = done.value if done.type == "ok" and isinstance(done.value, list) else inv.value
+            # A completion's value is authoritative (offsets on ok; a fail may list the sends
+            # that were attempted, e.g. a consume-transform-produce batch that aborted).
+            source = done.value if isinstance(done.value, list) and done.type != "info" else inv.value
             for mop in source if isinstance(source, list) else []:
                 if not (isinstance(mop, list) and len(mop) == 3 and mop[0] == "send"):
                     continue
