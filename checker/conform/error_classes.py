@@ -33,6 +33,7 @@ def kafka_name(name: str) -> str:
     """The Kafka ``Errors`` name for a client's error name."""
     return ALIASES.get(name, name)
 
+
 #: Error names Kafka's clients retry (``RetriableException`` subclasses).  The model's
 #: own retriable set (``keos.model.protocol.errors.RETRIABLE``) is a subset of these.
 RETRIABLE = frozenset(
