@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.conform import edn
-from checker.conform.history import History, HistoryError, Op, Recorder, dump_json, load_json
+from keos.checker.conform import edn
+from keos.checker.conform.history import History, HistoryError, Op, Recorder, dump_json, load_json
 
 FIXTURE = Path(__file__).parent / "data" / "conform" / "jepsen_duplicate_aborted_read.edn"
 

@@ -501,10 +501,13 @@ def _hanging_lso(ix: _Index) -> Iterable[Anomaly]:
 
 def _error_classes(ix: _Index) -> Iterable[Anomaly]:
     h = ix.h
-    fenced_at: dict[str, tuple[Any, int]] = {}
+    fenced_at: dict[str, tuple[Any, Op]] = {}
+    first_init: dict[tuple[str, Any], Op] = {}
     for txn_id, inits in _instances(h).items():
+        for instance, init in inits:
+            first_init.setdefault((txn_id, instance), init)
         if len(inits) > 1:
-            fenced_at[txn_id] = (inits[-1][0], inits[-1][1].time)
+            fenced_at[txn_id] = (inits[-1][0], inits[-1][1])
     for inv, done in h.pairs():
         if done.error is None or done.type == "ok":
             continue
@@ -521,10 +524,10 @@ def _error_classes(ix: _Index) -> Iterable[Anomaly]:
             continue
         tid = done.extra.get("transactional_id")
         if tid in fenced_at:
-            newest, t = fenced_at[tid]
+            newest, newest_init = fenced_at[tid]
             if (
                 done.extra.get("instance") != newest
-                and inv.time > t
+                and inv.time > newest_init.time
                 and done.error not in FENCING_ERRORS
                 and done.f in ("send", "txn")
             ):
@@ -533,7 +536,7 @@ def _error_classes(ix: _Index) -> Iterable[Anomaly]:
                     None,
                     f"fenced instance {done.extra.get('instance')} of {tid} failed #{done.index} with {done.error}, "
                     f"not a fencing error ({', '.join(sorted(FENCING_ERRORS))})",
-                    _evidence(inv, done),
+                    _evidence(first_init.get((str(tid), done.extra.get("instance"))), newest_init, inv, done),
                 )
 
 

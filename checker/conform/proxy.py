@@ -19,6 +19,7 @@ starts Tansu with ``--advertised-listener-url`` pointing here).
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import socket
 import threading
@@ -41,14 +42,10 @@ class _Link:
             return
         self.closed = True
         for s in (self.client, self.upstream):
-            try:
+            with contextlib.suppress(OSError):
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
-            except OSError:
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 s.close()
-            except OSError:
-                pass
 
 
 class Proxy:
@@ -98,10 +95,8 @@ class Proxy:
 
     def _forget(self, link: _Link) -> None:
         for s in (link.client, link.upstream):
-            try:
+            with contextlib.suppress(KeyError, ValueError, OSError):
                 self._sel.unregister(s)
-            except (KeyError, ValueError, OSError):
-                pass
         link.close()
         with self._lock:
             if link in self._links:

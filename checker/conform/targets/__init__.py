@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from ..workload import Faults
 
-__all__ = ["TARGETS", "Target", "TargetUnavailable", "TargetInfo"]
+__all__ = ["TARGETS", "Target", "TargetInfo", "TargetUnavailable"]
 
 
 class TargetUnavailable(RuntimeError):
