@@ -145,7 +145,7 @@ KINDS: tuple[AnomalyKind, ...] = (
         "keos",
         "the last stable offset lags the high watermark after every transaction ended",
         "KAFKA-12671, KIP-890",
-        "a quiescent offsets probe",
+        "quiescent offsets probe (ListOffsets after every transaction ended)",
     ),
     AnomalyKind(
         "wrong-error-class",
