@@ -211,5 +211,29 @@ def test_jepsen_fixture_shows_its_duplicate_and_aborted_read() -> None:
 
 
 def test_every_kind_is_documented() -> None:
-    assert len({k.name for k in KINDS}) == len(KINDS) == 12
+    assert len({k.name for k in KINDS}) == len(KINDS) == 13
     assert all(k.meaning and k.reference and k.origin in ("jepsen", "keos") for k in KINDS)
+
+
+def test_client_state_changes_checked_against_kafkas_producer() -> None:
+    b = Builder()
+    for change in (
+        ["Init", "WaitPID"],
+        ["WaitPID", "ReadyNotAcked"],
+        ["ReadyNotAcked", "Ready"],
+        ["Ready", "InTransaction"],
+        ["InTransaction", "BeginCommit"],
+        ["BeginCommit", "CommitNotAcked"],
+        ["CommitNotAcked", "Ready"],
+        ["Ready", "InTransaction"],
+        ["InTransaction", "AbortableError"],
+        ["AbortableError", "BeginAbort"],
+        ["BeginAbort", "WaitPID"],
+        ["WaitPID", "Ready"],
+    ):
+        b.ops.append(Op(len(b.ops), len(b.ops), "info", "client:p", "client-state", change))
+    assert kinds(b.history()) == []
+    b.ops.append(Op(len(b.ops), len(b.ops), "info", "client:p", "client-state", ["Ready", "CommittingTransaction"]))
+    found = check(b.history()).anomalies
+    assert [a.kind for a in found] == ["invalid-client-transition"]
+    assert "COMMITTING_TRANSACTION from READY" in found[0].summary and len(found[0].ops) == 1

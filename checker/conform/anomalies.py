@@ -34,6 +34,8 @@ keos's names
 ``hanging-lso``          with every transaction finished and the transaction timeout
                          elapsed, the last stable offset still lags the high watermark
                          (KAFKA-12671, the hanging transactions KIP-890 closes).
+``invalid-client-transition``  the client's own state changes (librdkafka ``debug=eos``)
+                         include one Kafka's ``TransactionManager`` never makes.
 ``wrong-error-class``    the client classified an error differently from Kafka's producer
                          (retriable / abortable / fatal; KIP-360, KIP-588, KIP-890), or a
                          fenced zombie failed with something other than a fencing error.
@@ -52,6 +54,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .client_view import LIBRDKAFKA_STATES, valid
 from .error_classes import FENCING_ERRORS, expected_classes
 from .history import History, Op, Read, Write
 
@@ -146,6 +149,13 @@ KINDS: tuple[AnomalyKind, ...] = (
         "the last stable offset lags the high watermark after every transaction ended",
         "KAFKA-12671, KIP-890",
         "quiescent offsets probe (ListOffsets after every transaction ended)",
+    ),
+    AnomalyKind(
+        "invalid-client-transition",
+        "keos",
+        "the client's transaction state machine took a step Kafka's producer never takes",
+        "TransactionManager.State.isTransitionValid, KIP-360",
+        "client state changes (librdkafka debug=eos)",
     ),
     AnomalyKind(
         "wrong-error-class",
@@ -540,6 +550,21 @@ def _error_classes(ix: _Index) -> Iterable[Anomaly]:
                 )
 
 
+def _client_transitions(ix: _Index) -> Iterable[Anomaly]:
+    for op in ix.h.ops:
+        if op.f != "client-state" or not (isinstance(op.value, list) and len(op.value) == 2):
+            continue
+        source, target = str(op.value[0]), str(op.value[1])
+        if valid(source, target) is False:
+            yield Anomaly(
+                "invalid-client-transition",
+                None,
+                f"client {op.process} went {source} -> {target}: Kafka's producer never enters "
+                f"{LIBRDKAFKA_STATES[target]} from {LIBRDKAFKA_STATES[source]}",
+                _evidence(op),
+            )
+
+
 _CHECKS = (
     ("duplicate", _duplicates),
     ("inconsistent-offsets", _inconsistent),
@@ -552,6 +577,7 @@ _CHECKS = (
     ("torn-transaction", _torn),
     ("zombie-not-fenced", _zombies),
     ("hanging-lso", _hanging_lso),
+    ("invalid-client-transition", _client_transitions),
     ("wrong-error-class", _error_classes),
 )
 
@@ -578,6 +604,7 @@ def _exercised(ix: _Index) -> dict[str, bool]:
         "torn-transaction": bool(committed_txn) and bool(rc_reads),
         "zombie-not-fenced": any(len(v) > 1 for v in _instances(h).values()),
         "hanging-lso": any(op.f == "offsets" and op.type == "ok" and op.extra.get("quiescent") for op in h.ops),
+        "invalid-client-transition": any(op.f == "client-state" for op in h.ops),
         "wrong-error-class": any(op.error is not None and op.type != "invoke" for op in h.ops),
     }
 

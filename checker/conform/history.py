@@ -377,6 +377,10 @@ class Recorder:
             extra=merged,
         )
 
+    def note(self, process: int | str, f: str, value: Any, **extra: Any) -> Op:
+        """An observation with no invocation (Jepsen's lone ``info``), e.g. a client state change."""
+        return self._append(type="info", process=process, f=f, value=value, error=None, extra=extra)
+
     def history(self) -> History:
         with self._lock:
             return History(list(self._ops), self.meta)

@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .client_view import parse_state_change
 from .error_classes import client_class, kafka_name
 from .history import History, Op, Recorder
 
@@ -142,6 +143,10 @@ class _ClientLog(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
+        change = parse_state_change(msg)
+        if change is not None:
+            # Logs reach Python when the client is polled, so the time is when keos saw the change.
+            self.recorder.note(f"client:{self.who}", "client-state", list(change))
         if any(s in msg for s in ("state change", "ProducerId", "fenced", "Fenced", "epoch")):
             self.lines.append((self.recorder.now(), self.who, msg[:300]))
 
