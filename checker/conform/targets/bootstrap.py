@@ -24,7 +24,7 @@ __all__ = ["BootstrapTarget"]
 class BootstrapTarget:
     """An existing cluster; ``replication_factor`` -1 lets the brokers choose (KIP-464)."""
 
-    def __init__(self, bootstrap_servers: str, replication_factor: int = -1, timeout_s: float = 15.0) -> None:
+    def __init__(self, bootstrap_servers: str, replication_factor: int = -1, timeout_s: float = 6.0) -> None:
         try:
             from confluent_kafka.admin import AdminClient
         except ImportError:
