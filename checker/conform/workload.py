@@ -316,6 +316,7 @@ class Workload:
     ) -> Op:
         """One ``txn`` op: begin, produce, flush, (``while_open``), commit or abort."""
         inv = self.rec.invoke(process, "txn", [["send", k, v] for k, v in sends], **extra)
+        commit_at: int | None = None  # set once commitTransaction is called: from then on the outcome is unknown
         try:
             producer.begin_transaction()
             reports = self._produce(producer, sends)
@@ -336,8 +337,7 @@ class Workload:
                     return self.rec.complete(inv, "fail", **fields)
                 except Exception:
                     return self.rec.complete(inv, "info", **fields)
-            definite = "commit_at" not in locals()
-            return self.rec.complete(inv, "fail" if definite else "info", **fields)
+            return self.rec.complete(inv, "fail" if commit_at is None else "info", **fields)
         done = []
         for (k, v), report in zip(sends, reports):
             offset = report[2] if report is not None and report[0] is None else None
