@@ -2,7 +2,7 @@
 
 ::
 
-    keos conform [--target librdkafka-mock|tansu] [--workload NAME] [--seed N]
+    keos conform [--target librdkafka-mock|tansu] [--workload NAME | --scenario NAME|FILE] [--seed N]
     keos conform --bootstrap-servers HOST:PORT[,...]     # your own cluster
     keos conform --history FILE.json|history.edn          # a recorded history (keos or Jepsen)
         [--out DIR] [--json] [--html FILE] [--junit FILE] [--export-edn FILE] [--strict]
@@ -38,6 +38,7 @@ def register(sub: Any) -> None:
         "--bootstrap-servers", metavar="HOST:PORT[,...]", help="your own cluster (implies --target bootstrap)"
     )
     s.add_argument("--workload", choices=tuple(WORKLOADS), default="default")
+    s.add_argument("--scenario", metavar="NAME|FILE", help="derive the workload and producer settings from a scenario")
     s.add_argument("--history", metavar="FILE", help="check a recorded history (.json, or Jepsen's .edn) instead")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--out", default="keos-out", help="directory for the history and findings")
@@ -65,10 +66,13 @@ def cmd_conform(args: argparse.Namespace) -> int:
     from keos.checker.conform.targets import TargetUnavailable
     from keos.checker.conform.workload import WorkloadConfig
     from keos.checker.results import Verdict
+    from keos.model.interface import ModelError
 
     target = args.target or ("bootstrap" if args.bootstrap_servers else "librdkafka-mock")
     if args.history and (args.target or args.bootstrap_servers):
         return _fail("--history checks a recorded history; it takes no --target or --bootstrap-servers")
+    if args.scenario and (args.history or args.workload != "default"):
+        return _fail("--scenario gives the workload; it takes no --workload or --history")
     if target == "bootstrap" and not args.bootstrap_servers:
         return _fail("--target bootstrap needs --bootstrap-servers HOST:PORT[,...]")
     console = Console(stderr=args.json)
@@ -76,9 +80,10 @@ def cmd_conform(args: argparse.Namespace) -> int:
         if args.history:
             result: ConformRun = check_file(args.history)
         else:
-            console.print(f"[bold]conform[/bold] {target} [dim]workload={args.workload} seed={args.seed}[/dim]")
-            result = run(target, args.workload, WorkloadConfig(seed=args.seed), args.bootstrap_servers)
-    except (HistoryError, TargetUnavailable, ValueError) as exc:
+            what = f"scenario={args.scenario}" if args.scenario else f"workload={args.workload}"
+            console.print(f"[bold]conform[/bold] {target} [dim]{what} seed={args.seed}[/dim]")
+            result = run(target, args.workload, WorkloadConfig(seed=args.seed), args.bootstrap_servers, args.scenario)
+    except (HistoryError, TargetUnavailable, ValueError, ModelError) as exc:
         return _fail(str(exc))
     except ImportError as exc:
         return _fail(f"{exc} (install the conformance extra: pip install 'keos[conformance]')")

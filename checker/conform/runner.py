@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +91,25 @@ def run(
     workload: str = "default",
     config: WorkloadConfig | None = None,
     bootstrap_servers: str | None = None,
+    scenario: str | None = None,
 ) -> ConformRun:
-    """Start ``target_name``, run ``workload`` on it, stop it, check the history."""
-    if workload not in WORKLOADS:
-        raise ValueError(f"unknown workload {workload!r} ({', '.join(WORKLOADS)})")
+    """Start ``target_name``, run ``workload`` (or the one ``scenario`` gives) on it, stop it, check the history."""
     cfg = config or WorkloadConfig()
+    phases: tuple[str, ...]
+    producer_overrides: dict[str, Any] = {}
+    permitted: dict[str, str] = {}
+    if scenario is not None:
+        from keos.scenarios import resolve_scenario
+
+        from .scenario_workload import from_scenario
+
+        derived = from_scenario(resolve_scenario(scenario), cfg)
+        workload, phases, cfg = derived.name, derived.phases, derived.config
+        producer_overrides, permitted = derived.producer_overrides, derived.permitted
+    elif workload in WORKLOADS:
+        phases = WORKLOADS[workload]
+    else:
+        raise ValueError(f"unknown workload {workload!r} ({', '.join(WORKLOADS)})")
     started = time.monotonic()
     target = start_target(target_name, bootstrap_servers, cfg.request_timeout_ms)
     try:
@@ -105,13 +119,23 @@ def run(
         target.create_topic(keys.out_topic, cfg.partitions)
         meta = {"target": target.info.name, "target_version": target.info.version, "workload": workload}
         history = run_workload(
-            target.bootstrap_servers, WORKLOADS[workload], cfg, target.faults, keys, meta, target.client_overrides
+            target.bootstrap_servers,
+            phases,
+            cfg,
+            target.faults,
+            keys,
+            meta,
+            target.client_overrides,
+            producer_overrides,
         )
         trace = target.broker_trace()
     finally:
         target.stop()
     history.meta["broker_trace"] = trace
-    return _checked(target.info, workload, history, started, trace)
+    info = target.info
+    if permitted:  # the scenario's producer settings give up these guarantees: expected, like a profile entry
+        info = replace(info, profile={**info.profile, **permitted})
+    return _checked(info, workload, history, started, trace)
 
 
 def check_file(path: str | Path) -> ConformRun:

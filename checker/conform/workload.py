@@ -162,8 +162,10 @@ class Workload:
         faults: Faults,
         recorder: Recorder,
         client_overrides: Mapping[str, Any] | None = None,
+        producer_overrides: Mapping[str, Any] | None = None,
     ) -> None:
         self.bootstrap = bootstrap_servers
+        self.producer_overrides = dict(producer_overrides or {})
         self.keys = keys
         self.cfg = config
         self.faults = faults
@@ -208,6 +210,8 @@ class Workload:
         if transactional_id is not None:
             conf["transactional.id"] = transactional_id
             conf["transaction.timeout.ms"] = self.cfg.transaction_timeout_ms
+        else:
+            conf.update(self.producer_overrides)  # a scenario's [producer] settings (transactions need idempotence)
         return Producer(conf)
 
     def consumer(self, who: str, isolation: str, group: str | None = None) -> Any:
@@ -534,6 +538,7 @@ def run_workload(
     keys: KeyMap,
     meta: Mapping[str, Any] | None = None,
     client_overrides: Mapping[str, Any] | None = None,
+    producer_overrides: Mapping[str, Any] | None = None,
 ) -> History:
     """Run ``phases`` (then ``drain``) and return the recorded history."""
     rec = Recorder(
@@ -544,4 +549,6 @@ def run_workload(
             "seed": config.seed,
         }
     )
-    return Workload(bootstrap_servers, keys, config, faults, rec, client_overrides).run(phases)
+    if producer_overrides:
+        rec.meta["producer_overrides"] = dict(producer_overrides)
+    return Workload(bootstrap_servers, keys, config, faults, rec, client_overrides, producer_overrides).run(phases)
