@@ -73,13 +73,18 @@ def test_mock_shows_its_documented_gaps() -> None:
 
 
 @needs_tansu
-def test_tansu_fences_zombies_but_returns_aborted_records() -> None:
+def test_tansu_fences_zombies_but_returns_aborted_records_and_hangs_the_lso() -> None:
     from keos.checker.conform.runner import run
 
-    result = run("tansu", "transactions", WorkloadConfig(transactions=6, ctp_batches=3))
+    cfg = WorkloadConfig(transactions=6, ctp_batches=3, transaction_timeout_ms=4000, lso_grace_s=1.0)
+    result = run("tansu", "transactions", cfg)
     found = result.analysis.by_kind()
-    assert set(found) == {"G1a"}, {k: v[0].summary for k, v in found.items()}
-    assert result.target.profile["G1a"]
+    assert set(found) == {"G1a", "hanging-lso"}, {k: v[0].summary for k, v in found.items()}
+    assert set(found) <= set(result.target.profile)
+    (hanging,) = found["hanging-lso"]  # the abandoned transaction's partition only
+    assert (
+        hanging.ops[0].type == "invoke" and hanging.ops[1].type == "info" and "abandoned" in str(hanging.ops[1].error)
+    )
     fenced = [
         op
         for op in result.history.ops

@@ -490,16 +490,21 @@ def _hanging_lso(ix: _Index) -> Iterable[Anomaly]:
             lso, high = marks.get("last_stable"), marks.get("high_watermark")
             if lso is None or high is None or lso >= high:
                 continue
-            open_txns = [
-                done
-                for inv, done in ix.h.pairs()
-                if done.f == "txn"
-                and done.type != "ok"
-                and any(
-                    isinstance(m, list) and len(m) == 3 and m[0] == "send" and str(m[1]) == str(key)
-                    for m in (inv.value or [])
-                )
-            ]
+            # The suspects: transactions on this key whose outcome the client never learnt (``info``)
+            # first, then aborted ones (whose abort markers the broker may have failed to write).
+            open_txns = sorted(
+                (
+                    done
+                    for inv, done in ix.h.pairs()
+                    if done.f == "txn"
+                    and done.type != "ok"
+                    and any(
+                        isinstance(m, list) and len(m) == 3 and m[0] == "send" and str(m[1]) == str(key)
+                        for m in (inv.value or [])
+                    )
+                ),
+                key=lambda op: (op.type != "info", -op.index),
+            )
             yield Anomaly(
                 "hanging-lso",
                 key,

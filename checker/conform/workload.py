@@ -23,6 +23,10 @@ Phases (a workload is a list of them, :data:`WORKLOADS`):
 ``zombie``       two instances of one transactional.id: the second's InitProducerId
                  must fence the first (KIP-98 §5.1), whose next transaction must fail
                  with a fencing error.
+``abandoned``    (last, so it cannot block the others' reads) a transaction left open
+                 by a producer that goes silent: the coordinator
+                 must abort it after ``transaction.timeout.ms`` or the last stable
+                 offset hangs (``hanging-lso``, KAFKA-12671).
 ``ctp``          consume-transform-produce (KIP-98 §4.3, KIP-447): a read_committed
                  consumer's batch is transformed and produced in a transaction with
                  ``send_offsets_to_transaction``; one batch is aborted and the
@@ -51,10 +55,10 @@ __all__ = ["WORKLOADS", "Faults", "KeyMap", "NoFaults", "Workload", "WorkloadCon
 
 #: The workloads ``keos conform --workload`` knows, as phase lists (``drain`` is appended).
 WORKLOADS: dict[str, tuple[str, ...]] = {
-    "default": ("idempotent", "late-response", "transactions", "zombie", "ctp"),
+    "default": ("idempotent", "late-response", "transactions", "zombie", "ctp", "abandoned"),
     "idempotent": ("idempotent",),
     "late-response": ("late-response",),
-    "transactions": ("transactions", "zombie", "ctp"),
+    "transactions": ("transactions", "zombie", "ctp", "abandoned"),
 }
 
 
@@ -112,6 +116,8 @@ class WorkloadConfig:
     transaction_timeout_ms: int = 10000
     poll_timeout_s: float = 0.5
     drain_timeout_s: float = 8.0
+    lso_grace_s: float = 5.0
+    abandoned_timeout_ms: int = 3000
     debug_eos: bool = True
 
 
@@ -175,6 +181,7 @@ class Workload:
         self._processes = itertools.count(0)
         self.client_overrides = dict(client_overrides or {})
         self.client_view: list[_ClientLog] = []
+        self._abandoned: list[Any] = []
 
     # -- clients ---------------------------------------------------------------------
 
@@ -192,7 +199,7 @@ class Workload:
         conf.update(self.client_overrides)
         return conf
 
-    def producer(self, who: str, transactional_id: str | None = None) -> Any:
+    def producer(self, who: str, transactional_id: str | None = None, transaction_timeout_ms: int = 0) -> Any:
         from confluent_kafka import Producer
 
         conf = self._base(who, debug=True)
@@ -209,7 +216,9 @@ class Workload:
         )
         if transactional_id is not None:
             conf["transactional.id"] = transactional_id
-            conf["transaction.timeout.ms"] = self.cfg.transaction_timeout_ms
+            conf["transaction.timeout.ms"] = transaction_timeout_ms or self.cfg.transaction_timeout_ms
+            # librdkafka requires message.timeout.ms <= transaction.timeout.ms
+            conf["message.timeout.ms"] = min(conf["message.timeout.ms"], conf["transaction.timeout.ms"])
         else:
             conf.update(self.producer_overrides)  # a scenario's [producer] settings (transactions need idempotence)
         return Producer(conf)
@@ -397,6 +406,33 @@ class Workload:
         probe.close()
         producer.flush(5)
 
+    def phase_abandoned(self) -> None:
+        """A transaction left open by a producer that stops talking (a crashed client).
+
+        The coordinator must abort it once ``transaction.timeout.ms`` passes
+        (``TransactionCoordinator`` expiration, KIP-98 §5.6), or its first offset pins the
+        last stable offset and read_committed consumers stall: a hanging transaction
+        (KAFKA-12671; KIP-890 part 1).  The op is recorded ``info``: the client never learnt
+        the outcome.  The producer object is kept (not closed, which would abort) until the run ends.
+        """
+        p = self._process()
+        tid = "keos-conform-abandoned"
+        producer = self.producer(f"abandoned-{p}", tid, transaction_timeout_ms=self.cfg.abandoned_timeout_ms)
+        if self._init(producer, p, tid, 1).type != "ok":
+            return
+        key = self.keys.all()[0]
+        sends = [(key, self._value())]
+        inv = self.rec.invoke(p, "txn", [["send", k, v] for k, v in sends], transactional_id=tid, instance=1)
+        try:
+            producer.begin_transaction()
+            self._produce(producer, sends)
+            producer.flush(10)
+        except Exception as exc:
+            self.rec.complete(inv, "fail", **_error_fields(exc))
+            return
+        self.rec.complete(inv, "info", error="abandoned by the workload (never committed or aborted)")
+        self._abandoned.append(producer)
+
     def phase_zombie(self) -> None:
         tid = "keos-conform-zombie"
         keys = self.keys.all()[: self.keys.partitions]
@@ -498,33 +534,53 @@ class Workload:
             c.close()
 
     def offsets_probe(self) -> dict[int, int]:
-        """ListOffsets with both isolation levels: each key's high watermark and last stable offset."""
+        """ListOffsets with both isolation levels: each key's high watermark and last stable offset.
+
+        Transaction markers are written after EndTxn returns (the coordinator answers once
+        PrepareCommit/PrepareAbort is in its log, KIP-98 §5.4), so a last stable offset may lag
+        for a moment after the last commit.  The probe repeats until every key's LSO reaches its
+        high watermark or a grace period ends -- ``lso_grace_s``, plus ``transaction.timeout.ms``
+        when a transaction's outcome is unknown (the coordinator must time it out first).  Only
+        the last probe is *quiescent*: the one ``hanging-lso`` is judged on.
+        """
         from confluent_kafka import IsolationLevel, TopicPartition
         from confluent_kafka.admin import AdminClient, OffsetSpec
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, **{k: v for k, v in self.client_overrides.items()}})
-        quiescent = not any(op.f == "txn" and op.type == "info" for op in self.rec.history().ops)
-        inv = self.rec.invoke("probe", "offsets", None, quiescent=quiescent)
-        marks: dict[int, dict[str, int]] = {k: {} for k in self.keys.all()}
-        try:
-            for iso, name in (
-                (IsolationLevel.READ_UNCOMMITTED, "high_watermark"),
-                (IsolationLevel.READ_COMMITTED, "last_stable"),
-            ):
-                req = {TopicPartition(*self.keys.location(k)): OffsetSpec.latest() for k in self.keys.all()}
-                futs = admin.list_offsets(req, isolation_level=iso, request_timeout=10)
-                for tp, fut in futs.items():
-                    marks[self.keys.key(tp.topic, tp.partition)][name] = fut.result().offset
-        except Exception as exc:
-            self.rec.complete(inv, "info", **_error_fields(exc))
-            return {}
-        self.rec.complete(inv, "ok", marks)
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, **self.client_overrides})
+        unknown = any(op.f == "txn" and op.type == "info" for op in self.rec.history().ops)
+        grace = self.cfg.lso_grace_s + (self.cfg.transaction_timeout_ms / 1000 if unknown else 0.0)
+        deadline = time.monotonic() + grace
+        while True:
+            last = time.monotonic() >= deadline
+            inv = self.rec.invoke("probe", "offsets", None, quiescent=last)
+            marks: dict[int, dict[str, int]] = {k: {} for k in self.keys.all()}
+            try:
+                for iso, name in (
+                    (IsolationLevel.READ_UNCOMMITTED, "high_watermark"),
+                    (IsolationLevel.READ_COMMITTED, "last_stable"),
+                ):
+                    req = {TopicPartition(*self.keys.location(k)): OffsetSpec.latest() for k in self.keys.all()}
+                    futs = admin.list_offsets(req, isolation_level=iso, request_timeout=10)
+                    for tp, fut in futs.items():
+                        marks[self.keys.key(tp.topic, tp.partition)][name] = fut.result().offset
+            except Exception as exc:
+                self.rec.complete(inv, "info", **_error_fields(exc))
+                return {}
+            lagging = any(m["last_stable"] < m["high_watermark"] for m in marks.values())
+            if not lagging:
+                self.rec.complete(inv, "ok", marks, quiescent=True)  # caught up: this probe settles it
+                break
+            self.rec.complete(inv, "ok", marks)
+            if last:
+                break
+            time.sleep(0.5)
         return {k: m.get("high_watermark", 0) for k, m in marks.items()}
 
     def run(self, phases: Sequence[str]) -> History:
         for phase in phases:
             getattr(self, "phase_" + phase.replace("-", "_"))()
         self.phase_drain()
+        self._abandoned.clear()
         view = [line for h in self.client_view for line in h.lines]
         self.rec.meta["client_view"] = [{"time": t, "client": who, "line": msg} for t, who, msg in sorted(view)]
         return self.rec.history()

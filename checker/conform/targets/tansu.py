@@ -12,8 +12,11 @@ record, so the faults are the proxy's: a connection reset (requests in flight
 are retried) and dropped responses (the broker appended, the client never
 heard and retries).
 
-Documented deviation (:data:`PROFILE`): Tansu 0.6 keeps no aborted-transaction
-index and answers read_committed fetches with aborted records (``G1a``).
+Documented deviations (:data:`PROFILE`): Tansu 0.6 keeps no aborted-transaction
+index and answers read_committed fetches with aborted records (``G1a``); and, as
+keos conform's ``abandoned`` phase found, it does not time out a transaction whose
+producer went silent (``transaction.timeout.ms`` 3 s, still open 15 s later), so
+the partition's last stable offset hangs (``hanging-lso``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ __all__ = ["PROFILE", "ProxyFaults", "TansuTarget", "tansu_binary"]
 
 PROFILE: dict[str, str] = {
     "G1a": "Tansu 0.6 returns records of aborted transactions to read_committed consumers",
+    "hanging-lso": "found by keos conform: Tansu 0.6 (memory storage) keeps transaction.timeout.ms but did not "
+    "abort a silent producer's transaction; its partition's last stable offset stayed behind the high watermark",
 }
 
 
