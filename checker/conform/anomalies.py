@@ -508,8 +508,8 @@ def _hanging_lso(ix: _Index) -> Iterable[Anomaly]:
             yield Anomaly(
                 "hanging-lso",
                 key,
-                f"after every transaction ended, key {key}'s last stable offset is {lso} but its high watermark "
-                f"is {high}",
+                f"at the final probe (every transaction committed, aborted or abandoned past its timeout) key "
+                f"{key}'s last stable offset is {lso} but its high watermark is {high}",
                 _evidence(*(ix.h.invocation(t) for t in open_txns[:1]), *open_txns[:1], op),
             )
 

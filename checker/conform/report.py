@@ -44,8 +44,7 @@ def _detail(found: list[Anomaly], note: str | None) -> str:
     first = found[0]
     head = f"documented deviation ({note}); " if note else ""
     evidence = "; ".join(_short(op.brief(), 100) for op in first.ops)
-    more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
-    return f"{head}{len(found)} found{more} — {first.summary} — evidence: {evidence}"
+    return f"{head}{len(found)} found; first: {first.summary} — evidence: {evidence}"
 
 
 def to_engine_result(run: ConformRun) -> EngineResult:
