@@ -211,7 +211,7 @@ def test_jepsen_fixture_shows_its_duplicate_and_aborted_read() -> None:
 
 
 def test_every_kind_is_documented() -> None:
-    assert len({k.name for k in KINDS}) == len(KINDS) == 13
+    assert len({k.name for k in KINDS}) == len(KINDS) == 14
     assert all(k.meaning and k.reference and k.origin in ("jepsen", "keos") for k in KINDS)
 
 
@@ -237,3 +237,19 @@ def test_client_state_changes_checked_against_kafkas_producer() -> None:
     found = check(b.history()).anomalies
     assert [a.kind for a in found] == ["invalid-client-transition"]
     assert "COMMITTING_TRANSACTION from READY" in found[0].summary and len(found[0].ops) == 1
+
+
+def test_g1c_a_cycle_of_reads_between_committed_transactions() -> None:
+    b = Builder()
+    # Each consume-transform-produce transaction consumed the other's output: impossible if both committed.
+    b.op(1, "txn", [["poll"]], "ok", [["poll", {1: [[0, 20]]}], ["send", 0, [0, 10]]])
+    b.op(2, "txn", [["poll"]], "ok", [["poll", {0: [[0, 10]]}], ["send", 1, [0, 20]]])
+    found = check(b.history()).anomalies
+    assert [a.kind for a in found] == ["G1c"]
+    assert [op.index for op in found[0].ops] == [0, 1, 2, 3]
+    assert kinds(b.history()) == ["G1c"]  # confirmed on its evidence
+    chain = Builder()
+    chain.op(1, "txn", [["send", 0, 10]], "ok", [["send", 0, [0, 10]]])
+    chain.op(2, "txn", [["poll"]], "ok", [["poll", {0: [[0, 10]]}], ["send", 1, [0, 20]]])
+    chain.op(3, "txn", [["poll"]], "ok", [["poll", {1: [[0, 20]]}], ["send", 2, [0, 30]]])
+    assert kinds(chain.history()) == []

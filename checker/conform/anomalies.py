@@ -23,6 +23,12 @@ Jepsen's names
                          record.
 ``nonmonotonic-poll``    a consumer's successive polls of a key went backwards.
 ``nonmonotonic-send``    a producer's successive acknowledged sends to a key went backwards.
+``G1c``                  circular information flow: committed operations that read each other's
+                         writes (write-read dependencies) in a cycle, e.g. two consume-transform-
+                         produce transactions each consuming the other's output.  ``G0`` (a cycle
+                         of write-write orders alone) is not checked: Kafka promises no isolation
+                         between concurrent transactional writers, so interleaved appends to two
+                         partitions in opposite orders are allowed.
 
 keos's names
 ------------
@@ -53,6 +59,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import networkx as nx
 
 from .client_view import LIBRDKAFKA_STATES, valid
 from .error_classes import FENCING_ERRORS, expected_classes
@@ -128,6 +136,13 @@ KINDS: tuple[AnomalyKind, ...] = (
         "a producer's successive acknowledged sends to a key went backwards",
         "Jepsen jepsen.tests.kafka",
         "two or more acknowledged sends by one producer",
+    ),
+    AnomalyKind(
+        "G1c",
+        "jepsen",
+        "committed operations read each other's writes in a cycle (circular information flow)",
+        "Adya's G1c; Jepsen jepsen.tests.kafka",
+        "transactions that both poll and send",
     ),
     AnomalyKind(
         "torn-transaction",
@@ -364,6 +379,43 @@ def _lost(ix: _Index) -> Iterable[Anomaly]:
         )
 
 
+def _wr_graph(ix: _Index) -> nx.DiGraph:
+    """Committed operation -> committed operation that read one of its records (write-read dependencies)."""
+    g = nx.DiGraph()
+    for r in ix.reads:
+        w = ix.writer.get((r.key, r.value))
+        if w is not None and w.op.type == "ok" and r.op.type == "ok" and w.op.index != r.op.index:
+            g.add_edge(w.op.index, r.op.index, read=r)
+    return g
+
+
+def _g1c(ix: _Index) -> Iterable[Anomaly]:
+    g = _wr_graph(ix)
+    ops = {op.index: op for op in ix.h.ops}
+    for component in nx.strongly_connected_components(g):
+        if len(component) < 2:
+            continue
+        sub = g.subgraph(component)
+        # the shortest cycle in the component: a shortest path back from some edge's head to its tail
+        best: list[int] | None = None
+        for u, v in sub.edges:
+            path = nx.shortest_path(sub, v, u)
+            if best is None or len(path) < len(best):
+                best = path
+        assert best is not None
+        cycle = best + [best[0]]
+        steps = "; ".join(
+            f"#{b} read value {sub.edges[a, b]['read'].value} of key {sub.edges[a, b]['read'].key} written by #{a}"
+            for a, b in itertools.pairwise(cycle)
+        )
+        yield Anomaly(
+            "G1c",
+            None,
+            f"committed operations read each other's writes in a cycle: {steps}",
+            _evidence(*(ops[i] for i in best), *(ix.h.invocation(ops[i]) for i in best)),
+        )
+
+
 def _torn(ix: _Index) -> Iterable[Anomaly]:
     by_op: dict[int, list[Write]] = defaultdict(list)
     for w in ix.writes:
@@ -579,12 +631,19 @@ _CHECKS = (
     ("poll-skip", None),
     ("nonmonotonic-poll", None),
     ("nonmonotonic-send", _send_order),
+    ("G1c", _g1c),
     ("torn-transaction", _torn),
     ("zombie-not-fenced", _zombies),
     ("hanging-lso", _hanging_lso),
     ("invalid-client-transition", _client_transitions),
     ("wrong-error-class", _error_classes),
 )
+
+
+def _reads_and_writes(value: Any) -> bool:
+    mops = value if isinstance(value, list) else []
+    kinds = {m[0] for m in mops if isinstance(m, list) and m}
+    return {"poll", "send"} <= kinds
 
 
 def _exercised(ix: _Index) -> dict[str, bool]:
@@ -606,6 +665,7 @@ def _exercised(ix: _Index) -> dict[str, bool]:
         "poll-skip": long_runs,
         "nonmonotonic-poll": long_runs,
         "nonmonotonic-send": any(n > 1 for n in by_proc.values()),
+        "G1c": sum(1 for op in h.ops if op.type == "ok" and op.f == "txn" and _reads_and_writes(op.value)) > 1,
         "torn-transaction": bool(committed_txn) and bool(rc_reads),
         "zombie-not-fenced": any(len(v) > 1 for v in _instances(h).values()),
         "hanging-lso": any(op.f == "offsets" and op.type == "ok" and op.extra.get("quiescent") for op in h.ops),
