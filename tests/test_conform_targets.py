@@ -95,3 +95,22 @@ def test_tansu_fences_zombies_but_returns_aborted_records_and_hangs_the_lso() ->
     ]
     assert fenced and fenced[0].error in ("_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH")
     assert result.analysis.exercised["zombie-not-fenced"] and result.analysis.exercised["hanging-lso"]
+
+
+@needs_tansu
+def test_a_users_cluster_through_bootstrap_servers() -> None:
+    """The bootstrap target on a cluster keos does not control (here: a Tansu broker started aside)."""
+    from keos.checker.conform.runner import run
+    from keos.checker.conform.targets.tansu import TansuTarget
+
+    cluster = TansuTarget()
+    try:
+        result = run("bootstrap", "idempotent", WorkloadConfig(sends=6), bootstrap_servers=cluster.bootstrap_servers)
+    finally:
+        cluster.stop()
+    assert result.target.name == "bootstrap" and result.target.profile == {}
+    topics = {t for t, _ in result.history.meta["keys"].values()}
+    assert all(t.startswith("keos-conform-") and t != "keos-conform-run-in" for t in topics)
+    faults = [op for op in result.history.ops if op.f == "fault" and op.type == "info"]
+    assert faults and all(op.value == "not offered by this target" for op in faults)
+    assert result.analysis.stats["acknowledged_sends"] == 6 and result.analysis.anomalies == []

@@ -114,6 +114,8 @@ def run(
     target = start_target(target_name, bootstrap_servers, cfg.request_timeout_ms)
     try:
         run_id = uuid.uuid4().hex[:8] if target_name == "bootstrap" else "run"
+        if target_name == "bootstrap":  # a shared cluster: this run's transactional ids and group are its own
+            cfg = replace(cfg, id_suffix=f"-{run_id}")
         keys = KeyMap(f"keos-conform-{run_id}-in", f"keos-conform-{run_id}-out", cfg.partitions)
         target.create_topic(keys.topic, cfg.partitions)
         target.create_topic(keys.out_topic, cfg.partitions)

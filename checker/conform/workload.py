@@ -118,6 +118,7 @@ class WorkloadConfig:
     drain_timeout_s: float = 8.0
     lso_grace_s: float = 5.0
     abandoned_timeout_ms: int = 3000
+    id_suffix: str = ""  # appended to transactional ids and the group id (unique per run on a shared cluster)
     debug_eos: bool = True
 
 
@@ -383,7 +384,7 @@ class Workload:
 
     def phase_transactions(self) -> None:
         p = self._process()
-        tid = "keos-conform-txn"
+        tid = f"keos-conform-txn{self.cfg.id_suffix}"
         producer = self.producer(f"txn-{p}", tid)
         extra = {"transactional_id": tid, "instance": 1}
         if self._init(producer, p, tid, 1).type != "ok":
@@ -416,7 +417,7 @@ class Workload:
         the outcome.  The producer object is kept (not closed, which would abort) until the run ends.
         """
         p = self._process()
-        tid = "keos-conform-abandoned"
+        tid = f"keos-conform-abandoned{self.cfg.id_suffix}"
         producer = self.producer(f"abandoned-{p}", tid, transaction_timeout_ms=self.cfg.abandoned_timeout_ms)
         if self._init(producer, p, tid, 1).type != "ok":
             return
@@ -434,7 +435,7 @@ class Workload:
         self._abandoned.append(producer)
 
     def phase_zombie(self) -> None:
-        tid = "keos-conform-zombie"
+        tid = f"keos-conform-zombie{self.cfg.id_suffix}"
         keys = self.keys.all()[: self.keys.partitions]
         pa, pb = self._process(), self._process()
         a = self.producer(f"zombie-a-{pa}", tid)
@@ -451,13 +452,13 @@ class Workload:
     def phase_ctp(self) -> None:
         from confluent_kafka import TopicPartition
 
-        tid = "keos-conform-ctp"
+        tid = f"keos-conform-ctp{self.cfg.id_suffix}"
         p = self._process()
         producer = self.producer(f"ctp-{p}", tid)
         extra: dict[str, Any] = {"transactional_id": tid, "instance": 1, "isolation": "read_committed"}
         if self._init(producer, p, tid, 1).type != "ok":
             return
-        group = "keos-conform-ctp"
+        group = f"keos-conform-ctp{self.cfg.id_suffix}"
         consumer = self.consumer(f"ctp-in-{p}", "read_committed", group=group)
         inputs = self.keys.all()[: self.keys.partitions]
         tps = [TopicPartition(*self.keys.location(k), 0) for k in inputs]
