@@ -84,3 +84,19 @@ def test_a_process_runs_one_operation_at_a_time() -> None:
     ops = [Op(0, 0, "invoke", 1, "send", []), Op(1, 1, "invoke", 1, "send", [])]
     with pytest.raises(HistoryError, match="still running"):
         History(ops)
+
+
+def test_keos_extras_survive_edn_both_ways() -> None:
+    rec = Recorder()
+    fault = rec.invoke("nemesis", "fault", None)
+    rec.complete(fault, "info", "broker 1 down")
+    rec.note("client:txn-0", "client-state", ["Ready", "InTransaction"])
+    inv = rec.invoke(0, "txn", [["send", 1, 5]], transactional_id="t", instance=2)
+    rec.complete(inv, "ok", [["send", 1, [3, 5]]], commit_at=7)
+    probe = rec.invoke("probe", "offsets", None, quiescent=True)
+    rec.complete(probe, "ok", {1: {"last_stable": 4, "high_watermark": 4}})
+    h = rec.history()
+    text = edn.history_to_edn(h)
+    assert ":process :nemesis" in text and ":transactional-id" in text and ":commit-at 7" in text
+    back = edn.history_from_edn(text)
+    assert [op.to_json() for op in back.ops] == [op.to_json() for op in h.ops]

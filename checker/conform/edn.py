@@ -322,7 +322,8 @@ def history_to_edn(history: History) -> str:
             Keyword("index"): op.index,
             Keyword("time"): op.time,
             Keyword("type"): Keyword(op.type),
-            Keyword("process"): op.process,
+            # Jepsen's non-client processes are keywords (``:nemesis``); client processes are integers.
+            Keyword("process"): Keyword(op.process) if isinstance(op.process, str) else op.process,
             Keyword("f"): Keyword(op.f),
             Keyword("value"): _edn_value(op.value),
         }
