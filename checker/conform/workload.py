@@ -17,8 +17,9 @@ Phases (a workload is a list of them, :data:`WORKLOADS`):
                  and the broker must recognise it (KIP-98 §5.2; the mock does not for
                  non-transactional producers).
 ``transactions`` a transactional producer commits and aborts transactions across
-                 several keys; between the flush and the commit a read_committed
-                 consumer polls, so a broker exposing open transactions is caught
+                 several keys (its coordinator is moved half-way where the target
+                 can); between the flush and the commit a read_committed consumer
+                 polls, so a broker exposing open transactions is caught
                  (``precommitted-read``); ``commit_at`` records when commit was asked.
 ``zombie``       two instances of one transactional.id: the second's InitProducerId
                  must fence the first (KIP-98 §5.1), whose next transaction must fail
@@ -75,6 +76,10 @@ class Faults:
 
     def bounce(self) -> str | None:
         """Take a broker (or every connection) down and bring it back."""
+        return None
+
+    def move_transaction_coordinator(self, transactional_id: str) -> str | None:
+        """Move ``transactional_id``'s coordinator: the client must find it again (NOT_COORDINATOR)."""
         return None
 
 
@@ -392,6 +397,8 @@ class Workload:
         keys = self.keys.all()[: self.keys.partitions]
         probe, probe_p = self._poller("read_committed", keys, "open-txn-reader")
         for i in range(self.cfg.transactions):
+            if i == self.cfg.transactions // 2:
+                self._fault(functools.partial(self.faults.move_transaction_coordinator, tid))
             chosen = self.rng.sample(keys, min(2, len(keys)))
             sends = [(k, self._value()) for k in chosen]
             commit = (i + 1) % self.cfg.abort_every != 0

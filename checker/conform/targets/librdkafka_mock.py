@@ -313,6 +313,7 @@ class MockFaults(Faults):
         self.leaders = dict(leaders)
         self.request_timeout_ms = request_timeout_ms
         self._bounces = 0
+        self._coordinator_moves = 0
 
     def retriable_produce_errors(self, key_topic: str, partition: int) -> str | None:
         errors = ["NOT_LEADER_OR_FOLLOWER", "NOT_ENOUGH_REPLICAS"]
@@ -335,6 +336,12 @@ class MockFaults(Faults):
         self.cluster.broker_up(broker)
         self.leaders[(topic, partition)] = other
         return f"broker {broker} down 300 ms and back; leader of {topic}-{partition} moved to broker {other}"
+
+    def move_transaction_coordinator(self, transactional_id: str) -> str | None:
+        self._coordinator_moves += 1
+        broker = self._coordinator_moves % self.cluster.brokers + 1
+        self.cluster.set_coordinator("transaction", transactional_id, broker)
+        return f"transaction coordinator of {transactional_id} moved to broker {broker}"
 
 
 class LibrdkafkaMockTarget:
