@@ -24,6 +24,9 @@ Phases (a workload is a list of them, :data:`WORKLOADS`):
 ``zombie``       two instances of one transactional.id: the second's InitProducerId
                  must fence the first (KIP-98 §5.1), whose next transaction must fail
                  with a fencing error.
+``pause``        (its own workload, about 15 s) the producer stalls inside a transaction for
+                 longer than its timeout, then commits: a client-side fault that works on
+                 any cluster, a user's included.
 ``abandoned``    (last, so it cannot block the others' reads) a transaction left open
                  by a producer that goes silent: the coordinator
                  must abort it after ``transaction.timeout.ms`` or the last stable
@@ -60,6 +63,7 @@ WORKLOADS: dict[str, tuple[str, ...]] = {
     "idempotent": ("idempotent",),
     "late-response": ("late-response",),
     "transactions": ("transactions", "zombie", "ctp", "abandoned"),
+    "pause": ("pause",),
 }
 
 
@@ -123,6 +127,7 @@ class WorkloadConfig:
     drain_timeout_s: float = 8.0
     lso_grace_s: float = 5.0
     abandoned_timeout_ms: int = 3000
+    pause_margin_s: float = 11.0  # past transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s)
     id_suffix: str = ""  # appended to transactional ids and the group id (unique per run on a shared cluster)
     debug_eos: bool = True
 
@@ -440,6 +445,33 @@ class Workload:
             return
         self.rec.complete(inv, "info", error="abandoned by the workload (never committed or aborted)")
         self._abandoned.append(producer)
+
+    def phase_pause(self) -> None:
+        """A client-side fault any target allows: the producer stalls inside a transaction.
+
+        Like a long GC pause (KAFKA-6119's zombie): the producer begins a transaction, sends,
+        then stops for longer than its ``transaction.timeout.ms`` plus the coordinator's
+        expiry interval (``transaction.abort.timed.out.transaction.cleanup.interval.ms``,
+        10 s by default), then asks to commit.  A coordinator that expired the transaction
+        aborts it and bumps the epoch, so the commit must fail and the records stay
+        invisible to read_committed consumers; a commit that succeeds must make them visible.
+        Either way the history decides (``G1a``, ``lost-write``, ``wrong-error-class``).
+        """
+        p = self._process()
+        tid = f"keos-conform-pause{self.cfg.id_suffix}"
+        producer = self.producer(f"pause-{p}", tid, transaction_timeout_ms=self.cfg.abandoned_timeout_ms)
+        if self._init(producer, p, tid, 1).type != "ok":
+            return
+        keys = self.keys.all()[: self.keys.partitions]
+        sends = [(k, self._value()) for k in keys[:2]]
+        pause = self.cfg.abandoned_timeout_ms / 1000 + self.cfg.pause_margin_s
+
+        def stall() -> None:
+            inv = self.rec.invoke("nemesis", "fault", None)
+            time.sleep(pause)
+            self.rec.complete(inv, "info", f"client paused {pause:.0f} s inside its transaction")
+
+        self.transaction(producer, p, sends, True, {"transactional_id": tid, "instance": 1}, while_open=stall)
 
     def phase_zombie(self) -> None:
         tid = f"keos-conform-zombie{self.cfg.id_suffix}"
