@@ -44,20 +44,6 @@ def test_the_wheel_exports_the_mock_api() -> None:
 
 
 @needs_confluent
-def test_mock_idempotent_produce_with_retriable_faults_shows_no_anomaly() -> None:
-    from keos.checker.conform.runner import run
-
-    result = run("librdkafka-mock", "idempotent", WorkloadConfig(sends=18))
-    faults = [op for op in result.history.ops if op.f == "fault" and op.type == "info"]
-    assert any("NOT_LEADER_OR_FOLLOWER" in str(op.value) for op in faults)
-    assert any("down" in str(op.value) for op in faults)
-    assert result.analysis.stats["acknowledged_sends"] == 18
-    assert result.analysis.anomalies == []
-    assert result.analysis.exercised["duplicate"] and result.analysis.exercised["lost-write"]
-    assert result.trace["requests_by_api"]["Produce"] > 18  # the injected errors were retried
-
-
-@needs_confluent
 def test_mock_shows_its_documented_gaps() -> None:
     """Classic read_committed fetches unfiltered, no fencing, idempotent dedup only for transactions."""
     from keos.checker.conform.runner import run
