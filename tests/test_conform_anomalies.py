@@ -253,3 +253,19 @@ def test_g1c_a_cycle_of_reads_between_committed_transactions() -> None:
     chain.op(2, "txn", [["poll"]], "ok", [["poll", {0: [[0, 10]]}], ["send", 1, [0, 20]]])
     chain.op(3, "txn", [["poll"]], "ok", [["poll", {1: [[0, 20]]}], ["send", 2, [0, 30]]])
     assert kinds(chain.history()) == []
+
+
+def test_a_kept_producer_id_must_come_with_a_higher_epoch() -> None:
+    from keos.checker.conform.client_view import parse_pid
+
+    assert parse_pid("GETPID [x]: Acquired PID{Id:42,Epoch:0}") == (42, 0)
+    assert parse_pid("DRAIN [x]: All partitions drained, bumped epoch to PID{Id:42,Epoch:1}") == (42, 1)
+    assert parse_pid("Acquiring ProducerId") is None
+    b = Builder()
+    for pid in ([42, 0], [42, 1], [77, 0]):  # a bump, then a new producer id (any epoch)
+        b.ops.append(Op(len(b.ops), len(b.ops), "info", "client:p", "client-pid", pid))
+    assert kinds(b.history()) == []
+    b.ops.append(Op(len(b.ops), len(b.ops), "info", "client:p", "client-pid", [77, 0]))
+    found = check(b.history()).anomalies
+    assert [a.kind for a in found] == ["invalid-client-transition"] and "KIP-360" in found[0].summary
+    assert [op.value for op in found[0].ops] == [[77, 0], [77, 0]]

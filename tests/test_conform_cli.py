@@ -111,6 +111,9 @@ def test_mock_idempotent_workload_from_the_cli_exits_0(tmp_path: Path) -> None:
     history = load_json(tmp_path / "conform-librdkafka-mock-idempotent.history.json")
     faults = [str(op.value) for op in history.ops if op.f == "fault" and op.type == "info"]
     assert any("NOT_LEADER_OR_FOLLOWER" in f for f in faults) and any("down" in f for f in faults)
+    assert any("UNKNOWN_PRODUCER_ID" in f for f in faults)
+    pids = [op.value for op in history.ops if op.f == "client-pid"]  # the client's KIP-360 epoch bump
+    assert len(pids) >= 2 and pids[1][0] == pids[0][0] and pids[1][1] > pids[0][1]
     findings = json.loads((tmp_path / "conform-librdkafka-mock-idempotent.anomalies.json").read_text())
     assert findings["anomalies"] == [] and findings["stats"]["acknowledged_sends"] == 24
     assert findings["broker_trace"]["requests_by_api"]["Produce"] > 24  # the injected errors were retried

@@ -41,7 +41,9 @@ keos's names
                          elapsed, the last stable offset still lags the high watermark
                          (KAFKA-12671, the hanging transactions KIP-890 closes).
 ``invalid-client-transition``  the client's own state changes (librdkafka ``debug=eos``)
-                         include one Kafka's ``TransactionManager`` never makes.
+                         include one Kafka's ``TransactionManager`` never makes, or a new
+                         InitProducerId kept the producer id without raising the epoch
+                         (KIP-360).
 ``wrong-error-class``    the client classified an error differently from Kafka's producer
                          (retriable / abortable / fatal; KIP-360, KIP-588, KIP-890), or a
                          fenced zombie failed with something other than a fencing error.
@@ -608,7 +610,20 @@ def _error_classes(ix: _Index) -> Iterable[Anomaly]:
 
 
 def _client_transitions(ix: _Index) -> Iterable[Anomaly]:
+    last_pid: dict[Any, Op] = {}
     for op in ix.h.ops:
+        if op.f == "client-pid" and isinstance(op.value, list) and len(op.value) == 2:
+            prev = last_pid.get(op.process)
+            last_pid[op.process] = op
+            if prev is not None and prev.value[0] == op.value[0] and int(op.value[1]) <= int(prev.value[1]):
+                yield Anomaly(
+                    "invalid-client-transition",
+                    None,
+                    f"client {op.process} acquired producer id {op.value[0]} with epoch {op.value[1]} after epoch "
+                    f"{prev.value[1]}: an InitProducerId for the same producer id must bump the epoch (KIP-360)",
+                    _evidence(prev, op),
+                )
+            continue
         if op.f != "client-state" or not (isinstance(op.value, list) and len(op.value) == 2):
             continue
         source, target = str(op.value[0]), str(op.value[1])
@@ -669,7 +684,7 @@ def _exercised(ix: _Index) -> dict[str, bool]:
         "torn-transaction": bool(committed_txn) and bool(rc_reads),
         "zombie-not-fenced": any(len(v) > 1 for v in _instances(h).values()),
         "hanging-lso": any(op.f == "offsets" and op.type == "ok" and op.extra.get("quiescent") for op in h.ops),
-        "invalid-client-transition": any(op.f == "client-state" for op in h.ops),
+        "invalid-client-transition": any(op.f in ("client-state", "client-pid") for op in h.ops),
         "wrong-error-class": any(op.error is not None and op.type != "invoke" for op in h.ops),
     }
 

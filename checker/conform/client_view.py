@@ -11,6 +11,14 @@ client model uses (:class:`keos.model.clients.transactional_producer.ClientState
 to INITIALIZING).  librdkafka's extra sub-states (``ReadyNotAcked``,
 ``BeginCommit``, ``CommitNotAcked`` ...) map onto the Java state they refine, and
 changes between two sub-states of one Java state are not transitions.
+
+The producer identity the client takes on is recorded too (``client-pid``): from
+InitProducerId (``Acquired PID{Id:..,Epoch:..}``) or from an idempotent
+producer's local bump (``bumped epoch to PID{..}``).  Whenever the client keeps
+its producer id -- the KIP-360 epoch bump after UNKNOWN_PRODUCER_ID or a
+sequence gap, or a transactional producer's re-initialisation after an abort --
+the new epoch must be higher than the one it had, or the broker's fencing and
+sequence reset by epoch mean nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from collections.abc import Mapping
 
 from keos.model.clients.transactional_producer import ClientState as C
 
-__all__ = ["LIBRDKAFKA_STATES", "VALID_PREVIOUS", "parse_state_change", "valid"]
+__all__ = ["LIBRDKAFKA_STATES", "VALID_PREVIOUS", "parse_pid", "parse_state_change", "valid"]
 
 #: librdkafka ``rd_kafka_txn_state_t`` names (as logged) -> Kafka ``TransactionManager.State``.
 LIBRDKAFKA_STATES: Mapping[str, str] = {
@@ -52,12 +60,21 @@ VALID_PREVIOUS: Mapping[str, frozenset[str]] = {
 }
 
 _CHANGE = re.compile(r"Transaction state change (\w+) -> (\w+)")
+#: ``Acquired PID{..}`` (InitProducerId answered) and ``bumped epoch to PID{..}`` (an idempotent
+#: producer's local KIP-360 bump, ``rdkafka_idempotence.c``).
+_PID = re.compile(r"(?:Acquired|bumped epoch to) PID\{Id:(-?\d+),Epoch:(-?\d+)")
 
 
 def parse_state_change(line: str) -> tuple[str, str] | None:
     """``(from, to)`` of a librdkafka transaction state-change log line."""
     m = _CHANGE.search(line)
     return (m.group(1), m.group(2)) if m else None
+
+
+def parse_pid(line: str) -> tuple[int, int] | None:
+    """``(producer_id, epoch)`` a librdkafka log line says the producer now uses, if it says one."""
+    m = _PID.search(line)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def valid(source: str, target: str) -> bool | None:

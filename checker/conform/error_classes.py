@@ -10,7 +10,8 @@ and ``Sender``) gives the same error code:
                moves, timeouts, ``CONCURRENT_TRANSACTIONS``.
 ``abortable``  the transaction must be aborted, the producer lives on
                (``TRANSACTION_ABORTABLE``, KIP-890; ``UNKNOWN_PRODUCER_ID`` and
-               ``OUT_OF_ORDER_SEQUENCE_NUMBER`` in a transaction since KIP-360).
+               ``OUT_OF_ORDER_SEQUENCE_NUMBER`` in a transaction since KIP-360; an
+               idempotent producer bumps its epoch and goes on).
 ``fatal``      the producer must be closed: it was fenced by a newer instance of
                its transactional.id (``PRODUCER_FENCED``, KIP-588; the epoch check
                of KIP-98 §5.1) or is not authorized.
@@ -63,6 +64,11 @@ _EXPECTED: dict[str, frozenset[str]] = {
     "INVALID_PRODUCER_EPOCH": frozenset({"fatal", "abortable"}),
     "TRANSACTIONAL_ID_AUTHORIZATION_FAILED": frozenset({"fatal"}),
     "TRANSACTION_ABORTABLE": frozenset({"abortable"}),
+    # KIP-360: the producer survives a lost producer state or a sequence gap -- an idempotent producer
+    # bumps its epoch and restarts the partition's sequences, a transactional one aborts and bumps
+    # (``TransactionManager.handleFailedBatch``); the failed batch may reach the application.
+    "OUT_OF_ORDER_SEQUENCE_NUMBER": frozenset({"retriable", "abortable", "other"}),
+    "UNKNOWN_PRODUCER_ID": frozenset({"retriable", "abortable", "other"}),
 }
 
 

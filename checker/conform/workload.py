@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .client_view import parse_state_change
+from .client_view import parse_pid, parse_state_change
 from .error_classes import client_class, kafka_name
 from .history import History, Op, Recorder
 
@@ -76,6 +76,10 @@ class Faults:
 
     def late_produce_response(self, key_topic: str, partition: int) -> str | None:
         """Make the broker append the next produce but answer after the client gave up."""
+        return None
+
+    def producer_state_lost(self, key_topic: str, partition: int) -> str | None:
+        """Make the next produce fail with UNKNOWN_PRODUCER_ID: the client must bump its epoch (KIP-360)."""
         return None
 
     def bounce(self) -> str | None:
@@ -164,6 +168,9 @@ class _ClientLog(logging.Handler):
         if change is not None:
             # Logs reach Python when the client is polled, so the time is when keos saw the change.
             self.recorder.note(f"client:{self.who}", "client-state", list(change))
+        pid = parse_pid(msg)
+        if pid is not None:
+            self.recorder.note(f"client:{self.who}", "client-pid", list(pid))
         if any(s in msg for s in ("state change", "ProducerId", "fenced", "Fenced", "epoch")):
             self.lines.append((self.recorder.now(), self.who, msg[:300]))
 
@@ -307,6 +314,11 @@ class Workload:
                 self._fault(functools.partial(self.faults.retriable_produce_errors, topic, partition))
             if i == self.cfg.sends // 2:
                 self._fault(self.faults.bounce)
+            if i == 3 and i != self.cfg.sends // 2:
+                # On a first attempt, not a retry: librdkafka bumps the epoch only when no earlier attempt
+                # of the batch is outstanding (rdkafka_request.c), and fails the producer otherwise.
+                topic, partition = self.keys.location(key)
+                self._fault(functools.partial(self.faults.producer_state_lost, topic, partition))
             self.send_one(producer, p, key, {})
         producer.flush(10)
 

@@ -320,6 +320,10 @@ class MockFaults(Faults):
         self.cluster.push_request_errors("Produce", errors)
         return f"next 2 Produce requests fail with {', '.join(errors)} (nothing appended)"
 
+    def producer_state_lost(self, key_topic: str, partition: int) -> str | None:
+        self.cluster.push_request_errors("Produce", ["UNKNOWN_PRODUCER_ID"])
+        return "next Produce request fails with UNKNOWN_PRODUCER_ID (the broker lost the producer's state)"
+
     def late_produce_response(self, key_topic: str, partition: int) -> str | None:
         broker = self.leaders[(key_topic, partition)]
         rtt = self.request_timeout_ms + 1500
