@@ -65,7 +65,7 @@ def to_engine_result(run: ConformRun) -> EngineResult:
             )
     stats: dict[str, Any] = {"elapsed_s": round(run.elapsed_s, 3), **run.analysis.stats}
     stats["target_version"] = run.target.version
-    stats.update({f"broker.{k}": v for k, v in run.trace.items() if not isinstance(v, dict)})
+    stats.update({f"broker.{k}": v for k, v in run.trace.items() if not isinstance(v, dict | list)})
     return EngineResult("conform", run.workload, run.target.name, props, stats=stats, complete=False)
 
 

@@ -305,6 +305,9 @@ class MockCluster:
         self.close()
 
 
+_UNLISTED = frozenset({"Fetch", "Metadata", "ApiVersions", "GetTelemetrySubscriptions", "ListOffsets"})
+
+
 class MockFaults(Faults):
     """Faults through the mock's own API: error stacks, late responses, broker restarts, leader moves."""
 
@@ -384,10 +387,17 @@ class LibrdkafkaMockTarget:
         self.faults.leaders.update(self._leaders)
 
     def broker_trace(self) -> dict[str, Any]:
+        """Request counts per API, and the protocol requests in order (``[broker, api, timestamp µs]``).
+
+        Fetch, Metadata, ApiVersions and telemetry requests are counted but not listed.
+        """
         counts: dict[str, int] = {}
+        listed: list[list[Any]] = []
         for req in self.cluster.requests():
             counts[req.api] = counts.get(req.api, 0) + 1
-        return {"requests_by_api": dict(sorted(counts.items()))}
+            if req.api not in _UNLISTED:
+                listed.append([req.broker, req.api, req.timestamp_us])
+        return {"requests_by_api": dict(sorted(counts.items())), "requests": listed}
 
     def stop(self) -> None:
         self.cluster.close()
