@@ -6,4 +6,5 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+# conformance: confluent-kafka and the Tansu binary, so CI runs the keos conform tests too.
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,conformance]'

@@ -783,6 +783,8 @@ def _parser() -> _Parser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_bench)
 
+    importlib.import_module("keos.checker.cli.conform").register(sub)  # keos conform (real clients and brokers)
+
     try:
         sweep = importlib.import_module("keos.checker.sweep.campaign")
     except ImportError:

@@ -1,0 +1,708 @@
+"""The checker: anomalies in a Kafka history, each with the operations that show it.
+
+Names follow Jepsen's Kafka workload (``jepsen.tests.kafka``) where one exists,
+so a report reads as Jepsen's would; keos adds the anomalies its model of
+exactly-once semantics names.  Every anomaly carries the smallest set of
+operations that demonstrates it: the writer and the reader of the record in
+question, never the whole history.
+
+Jepsen's names
+--------------
+``duplicate``            one value of a key at two offsets: an idempotent producer's retry
+                         was appended twice (KIP-98 §5.2 sequence numbers exist to stop it).
+``inconsistent-offsets`` two values observed at one offset of one key: readers disagree on
+                         the log.
+``lost-write``           an acknowledged send never read, although a reader read offsets
+                         below and above it.
+``G1a``                  aborted read: a read_committed poll returned a record of a
+                         transaction that aborted (KIP-98 §4, the LSO and the aborted
+                         transaction index must hide it).
+``precommitted-read``    a read_committed poll returned a record before its transaction's
+                         commit was even requested (open transactions stay below the LSO).
+``poll-skip``            a consumer's successive polls of a key jumped over a committed
+                         record.
+``nonmonotonic-poll``    a consumer's successive polls of a key went backwards.
+``nonmonotonic-send``    a producer's successive acknowledged sends to a key went backwards.
+``G1c``                  circular information flow: committed operations that read each other's
+                         writes (write-read dependencies) in a cycle, e.g. two consume-transform-
+                         produce transactions each consuming the other's output.  ``G0`` (a cycle
+                         of write-write orders alone) is not checked: Kafka promises no isolation
+                         between concurrent transactional writers, so interleaved appends to two
+                         partitions in opposite orders are allowed.
+
+keos's names
+------------
+``torn-transaction``     a committed transaction is only partly visible: some of its
+                         records were read, another was read past and never seen.
+``zombie-not-fenced``    after a second instance of a transactional.id completed
+                         InitProducerId (bumping the epoch, KIP-98 §5.1), the first
+                         instance still had a send or commit succeed.
+``hanging-lso``          with every transaction finished and the transaction timeout
+                         elapsed, the last stable offset still lags the high watermark
+                         (KAFKA-12671, the hanging transactions KIP-890 closes).
+``invalid-client-transition``  the client's own state changes (librdkafka ``debug=eos``)
+                         include one Kafka's ``TransactionManager`` never makes, or a new
+                         InitProducerId kept the producer id without raising the epoch
+                         (KIP-360).
+``wrong-error-class``    the client classified an error differently from Kafka's producer
+                         (retriable / abortable / fatal; KIP-360, KIP-588, KIP-890), or a
+                         fenced zombie failed with something other than a fencing error.
+
+Read isolation: a poll op's ``isolation`` field says how it read; an op without
+one (as in Jepsen's histories, whose transactional workloads read committed) is
+taken as ``read_committed``.  G1a, precommitted-read and torn-transaction are
+judged on read_committed polls only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from .client_view import LIBRDKAFKA_STATES, valid
+from .error_classes import FENCING_ERRORS, expected_classes
+from .history import History, Op, Read, Write
+
+__all__ = ["KINDS", "Analysis", "Anomaly", "AnomalyKind", "check", "kind"]
+
+
+@dataclass(frozen=True)
+class AnomalyKind:
+    """One anomaly the checker looks for."""
+
+    name: str
+    origin: str  # "jepsen" or "keos"
+    meaning: str
+    reference: str
+    needs: str  # what the history must contain for the check to say anything
+
+
+KINDS: tuple[AnomalyKind, ...] = (
+    AnomalyKind(
+        "duplicate",
+        "jepsen",
+        "a value appears at more than one offset of a key",
+        "KIP-98 §5.2 (producer sequence numbers)",
+        "sends or polls",
+    ),
+    AnomalyKind(
+        "inconsistent-offsets",
+        "jepsen",
+        "two values were observed at one offset of a key",
+        "Jepsen jepsen.tests.kafka",
+        "sends or polls",
+    ),
+    AnomalyKind(
+        "lost-write",
+        "jepsen",
+        "an acknowledged send was never read, though a reader read past it",
+        "Jepsen jepsen.tests.kafka",
+        "acknowledged sends and polls",
+    ),
+    AnomalyKind(
+        "G1a",
+        "jepsen",
+        "a read_committed poll returned a record of an aborted transaction",
+        "KIP-98 §4 (LSO, aborted transaction index)",
+        "aborted transactions and read_committed polls",
+    ),
+    AnomalyKind(
+        "precommitted-read",
+        "jepsen",
+        "a read_committed poll returned a record before its commit was asked",
+        "KIP-98 §4 (last stable offset)",
+        "committed transactions with commit_at and read_committed polls",
+    ),
+    AnomalyKind(
+        "poll-skip",
+        "jepsen",
+        "a consumer's successive polls of a key jumped over a committed record",
+        "Jepsen jepsen.tests.kafka",
+        "two or more polls by one consumer",
+    ),
+    AnomalyKind(
+        "nonmonotonic-poll",
+        "jepsen",
+        "a consumer's successive polls of a key went backwards",
+        "Jepsen jepsen.tests.kafka",
+        "two or more polls by one consumer",
+    ),
+    AnomalyKind(
+        "nonmonotonic-send",
+        "jepsen",
+        "a producer's successive acknowledged sends to a key went backwards",
+        "Jepsen jepsen.tests.kafka",
+        "two or more acknowledged sends by one producer",
+    ),
+    AnomalyKind(
+        "G1c",
+        "jepsen",
+        "committed operations read each other's writes in a cycle (circular information flow)",
+        "Adya's G1c; Jepsen jepsen.tests.kafka",
+        "transactions that both poll and send",
+    ),
+    AnomalyKind(
+        "torn-transaction",
+        "keos",
+        "a committed transaction is only partly visible to read_committed readers",
+        "KIP-98 §4 (atomic multi-partition writes)",
+        "committed multi-record transactions and polls",
+    ),
+    AnomalyKind(
+        "zombie-not-fenced",
+        "keos",
+        "an older instance of a transactional.id succeeded after a newer one's InitProducerId",
+        "KIP-98 §5.1 (epoch fencing)",
+        "two init ops of one transactional.id",
+    ),
+    AnomalyKind(
+        "hanging-lso",
+        "keos",
+        "the last stable offset lags the high watermark after every transaction ended",
+        "KAFKA-12671, KIP-890",
+        "quiescent offsets probe (ListOffsets after every transaction ended)",
+    ),
+    AnomalyKind(
+        "invalid-client-transition",
+        "keos",
+        "the client's transaction state machine took a step Kafka's producer never takes",
+        "TransactionManager.State.isTransitionValid, KIP-360",
+        "client state changes (librdkafka debug=eos)",
+    ),
+    AnomalyKind(
+        "wrong-error-class",
+        "keos",
+        "an error was classified unlike Kafka's producer classifies it",
+        "KIP-360, KIP-588, KIP-890",
+        "failed operations with the client's error class",
+    ),
+)
+
+_BY_NAME = {k.name: k for k in KINDS}
+
+
+def kind(name: str) -> AnomalyKind:
+    return _BY_NAME[name]
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """One finding: its kind, the key it concerns, a sentence, and the evidence."""
+
+    kind: str
+    key: Any
+    summary: str
+    ops: tuple[Op, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "key": self.key, "summary": self.summary, "ops": [o.to_json() for o in self.ops]}
+
+    def evidence(self) -> str:
+        return "\n".join(op.brief() for op in self.ops)
+
+
+@dataclass
+class Analysis:
+    """What :func:`check` found: anomalies, and which kinds the history could exercise."""
+
+    anomalies: list[Anomaly]
+    exercised: dict[str, bool]
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def by_kind(self) -> dict[str, list[Anomaly]]:
+        out: dict[str, list[Anomaly]] = defaultdict(list)
+        for a in self.anomalies:
+            out[a.kind].append(a)
+        return dict(out)
+
+
+def _evidence(*ops: Op | None) -> tuple[Op, ...]:
+    seen: dict[int, Op] = {}
+    for op in ops:
+        if op is not None:
+            seen[op.index] = op
+    return tuple(seen[i] for i in sorted(seen))
+
+
+def _committed_read(r: Read) -> bool:
+    return (r.op.isolation or "read_committed") == "read_committed"
+
+
+class _Index:
+    """The facts of a history, indexed once."""
+
+    def __init__(self, h: History) -> None:
+        self.h = h
+        self.writes = h.writes()
+        self.reads = h.reads()
+        self.writer: dict[tuple[Any, Any], Write] = {}
+        for w in self.writes:
+            self.writer.setdefault((w.key, w.value), w)
+        # key -> offset -> value -> first op that observed it there
+        self.at: dict[Any, dict[int, dict[Any, Op]]] = defaultdict(lambda: defaultdict(dict))
+        for w in self.writes:
+            if w.offset is not None and w.op.type == "ok":
+                self.at[w.key][w.offset].setdefault(w.value, w.op)
+        for r in self.reads:
+            self.at[r.key][r.offset].setdefault(r.value, r.op)
+        self.read_values: dict[Any, set[Any]] = defaultdict(set)
+        for r in self.reads:
+            self.read_values[r.key].add(r.value)
+        # process -> key -> [Read] in history order, cut at re-assignments and crashes
+        self.runs: list[tuple[Any, list[Read]]] = []
+        current: dict[tuple[Any, Any], list[Read]] = {}
+        for op in h.ops:
+            if op.f in ("assign", "subscribe", "crash") or (op.type == "info" and op.f == "poll"):
+                for (p, k), run in list(current.items()):
+                    if p == op.process:
+                        self.runs.append((k, run))
+                        del current[(p, k)]
+                continue
+            if op.type != "ok" or op.f not in ("poll", "txn"):
+                continue
+            for r in self.reads_of(op):
+                current.setdefault((op.process, r.key), []).append(r)
+        self.runs.extend((k, run) for (_, k), run in current.items())
+
+    def reads_of(self, op: Op) -> list[Read]:
+        return [r for r in self.reads if r.op.index == op.index]
+
+    def committed_offsets(self, key: Any) -> dict[int, Write]:
+        """Offsets of a key holding a record whose writer's outcome is ``ok``."""
+        out: dict[int, Write] = {}
+        for offset, values in self.at[key].items():
+            for v in values:
+                w = self.writer.get((key, v))
+                if w is not None and w.op.type == "ok":
+                    out[offset] = w
+        return out
+
+
+def _duplicates(ix: _Index) -> Iterable[Anomaly]:
+    where: dict[tuple[Any, Any], dict[int, Op]] = defaultdict(dict)
+    for key, offsets in ix.at.items():
+        for offset, values in offsets.items():
+            for v, op in values.items():
+                where[(key, v)][offset] = op
+    for (key, v), places in sorted(where.items(), key=lambda kv: repr(kv[0])):
+        if len(places) > 1:
+            w = ix.writer.get((key, v))
+            shown = sorted(places)
+            yield Anomaly(
+                "duplicate",
+                key,
+                f"value {v} of key {key} is at offsets {shown}",
+                _evidence(w.invoke if w else None, w.op if w else None, *places.values()),
+            )
+
+
+def _inconsistent(ix: _Index) -> Iterable[Anomaly]:
+    for key, offsets in ix.at.items():
+        for offset, values in sorted(offsets.items()):
+            if len(values) > 1:
+                yield Anomaly(
+                    "inconsistent-offsets",
+                    key,
+                    f"offset {offset} of key {key} was seen holding {sorted(values, key=repr)}",
+                    _evidence(*values.values()),
+                )
+
+
+def _aborted_reads(ix: _Index) -> Iterable[Anomaly]:
+    seen: set[int] = set()
+    for r in ix.reads:
+        if not _committed_read(r):
+            continue
+        w = ix.writer.get((r.key, r.value))
+        if w is None or w.op.type != "fail" or w.op.index in seen:
+            continue
+        seen.add(w.op.index)  # one finding per aborted writer: its first read_committed reader
+        yield Anomaly(
+            "G1a",
+            r.key,
+            f"read_committed poll #{r.op.index} read value {r.value} of key {r.key} at offset {r.offset}, "
+            f"written by #{w.op.index}, which {'aborted' if w.op.f == 'txn' else 'failed'}",
+            _evidence(w.invoke, w.op, r.op),
+        )
+
+
+def _precommitted(ix: _Index) -> Iterable[Anomaly]:
+    seen: set[int] = set()
+    for r in ix.reads:
+        if not _committed_read(r):
+            continue
+        w = ix.writer.get((r.key, r.value))
+        if w is None or w.op.type != "ok" or "commit_at" not in w.op.extra:
+            continue
+        commit_at = int(w.op.extra["commit_at"])
+        if r.op.time < commit_at and w.op.index not in seen:
+            seen.add(w.op.index)
+            yield Anomaly(
+                "precommitted-read",
+                r.key,
+                f"read_committed poll #{r.op.index} returned value {r.value} of key {r.key} at "
+                f"{r.op.time / 1e6:.1f} ms; its transaction #{w.op.index} asked to commit only at "
+                f"{commit_at / 1e6:.1f} ms",
+                _evidence(w.invoke, r.op, w.op),
+            )
+
+
+def _read_past(ix: _Index, key: Any, offset: int) -> tuple[Read, Read] | None:
+    """A run of one consumer that read below and above ``offset`` of ``key``: (below, above)."""
+    for k, run in ix.runs:
+        if k != key:
+            continue
+        below = [r for r in run if r.offset < offset]
+        above = [r for r in run if r.offset > offset]
+        if below and above:
+            return max(below, key=lambda r: r.offset), min(above, key=lambda r: r.offset)
+    return None
+
+
+def _lost(ix: _Index) -> Iterable[Anomaly]:
+    for w in ix.writes:
+        if w.op.type != "ok" or w.offset is None or w.value in ix.read_values[w.key]:
+            continue
+        past = _read_past(ix, w.key, w.offset)
+        if past is None:
+            continue
+        below, above = past
+        yield Anomaly(
+            "lost-write",
+            w.key,
+            f"value {w.value} acknowledged at offset {w.offset} of key {w.key} was never read, though "
+            f"poll #{below.op.index} read offset {below.offset} and #{above.op.index} offset {above.offset}",
+            _evidence(w.invoke, w.op, below.op, above.op),
+        )
+
+
+def _wr_graph(ix: _Index) -> nx.DiGraph:
+    """Committed operation -> committed operation that read one of its records (write-read dependencies)."""
+    g = nx.DiGraph()
+    for r in ix.reads:
+        w = ix.writer.get((r.key, r.value))
+        if w is not None and w.op.type == "ok" and r.op.type == "ok" and w.op.index != r.op.index:
+            g.add_edge(w.op.index, r.op.index, read=r)
+    return g
+
+
+def _g1c(ix: _Index) -> Iterable[Anomaly]:
+    g = _wr_graph(ix)
+    ops = {op.index: op for op in ix.h.ops}
+    for component in nx.strongly_connected_components(g):
+        if len(component) < 2:
+            continue
+        sub = g.subgraph(component)
+        # the shortest cycle in the component: a shortest path back from some edge's head to its tail
+        best: list[int] | None = None
+        for u, v in sub.edges:
+            path = nx.shortest_path(sub, v, u)
+            if best is None or len(path) < len(best):
+                best = path
+        assert best is not None
+        cycle = best + [best[0]]
+        steps = "; ".join(
+            f"#{b} read value {sub.edges[a, b]['read'].value} of key {sub.edges[a, b]['read'].key} written by #{a}"
+            for a, b in itertools.pairwise(cycle)
+        )
+        yield Anomaly(
+            "G1c",
+            None,
+            f"committed operations read each other's writes in a cycle: {steps}",
+            _evidence(*(ops[i] for i in best), *(ix.h.invocation(ops[i]) for i in best)),
+        )
+
+
+def _torn(ix: _Index) -> Iterable[Anomaly]:
+    by_op: dict[int, list[Write]] = defaultdict(list)
+    for w in ix.writes:
+        if w.op.f == "txn" and w.op.type == "ok":
+            by_op[w.op.index].append(w)
+    committed_reads = {(r.key, r.value): r for r in ix.reads if _committed_read(r)}
+    for ws in by_op.values():
+        if len(ws) < 2:
+            continue
+        seen = [w for w in ws if (w.key, w.value) in committed_reads]
+        missing = [
+            (w, past)
+            for w in ws
+            if (w.key, w.value) not in committed_reads
+            and w.offset is not None
+            and (past := _read_past(ix, w.key, w.offset)) is not None
+        ]
+        if seen and missing:
+            w0 = seen[0]
+            wm, (below, above) = missing[0]
+            yield Anomaly(
+                "torn-transaction",
+                wm.key,
+                f"transaction #{w0.op.index} committed; poll #{committed_reads[(w0.key, w0.value)].op.index} read its "
+                f"value {w0.value} of key {w0.key}, but its value {wm.value} at offset {wm.offset} of key {wm.key} was "
+                f"read past (offsets {below.offset} and {above.offset}) and never seen",
+                _evidence(w0.invoke, w0.op, committed_reads[(w0.key, w0.value)].op, below.op, above.op),
+            )
+
+
+def _poll_order(ix: _Index) -> Iterable[Anomaly]:
+    for key, run in ix.runs:
+        committed = ix.committed_offsets(key)
+        known = set(ix.at[key])
+        for a, b in itertools.pairwise(run):
+            if b.offset <= a.offset:
+                yield Anomaly(
+                    "nonmonotonic-poll",
+                    key,
+                    f"consumer p{b.op.process} read offset {a.offset} of key {key} (#{a.op.index}) and then "
+                    f"offset {b.offset} (#{b.op.index})",
+                    _evidence(a.op, b.op),
+                )
+                continue
+            rc = (b.op.isolation or "read_committed") == "read_committed"
+            between = [o for o in (committed if rc else known) if a.offset < o < b.offset]
+            if between:
+                o = min(between)
+                skipped = committed.get(o)
+                yield Anomaly(
+                    "poll-skip",
+                    key,
+                    f"consumer p{b.op.process} read offset {a.offset} of key {key} (#{a.op.index}) and then "
+                    f"offset {b.offset} (#{b.op.index}), skipping offset {o}"
+                    + (f" (value {skipped.value}, committed by #{skipped.op.index})" if skipped else ""),
+                    _evidence(a.op, b.op, skipped.op if skipped else None),
+                )
+
+
+def _send_order(ix: _Index) -> Iterable[Anomaly]:
+    last: dict[tuple[Any, Any], Write] = {}
+    for w in sorted((w for w in ix.writes if w.op.type == "ok" and w.offset is not None), key=lambda w: w.op.index):
+        k = (w.op.process, w.key)
+        prev = last.get(k)
+        if prev is not None and prev.offset is not None and w.offset is not None and w.offset <= prev.offset:
+            yield Anomaly(
+                "nonmonotonic-send",
+                w.key,
+                f"producer p{w.op.process} sent value {prev.value} to offset {prev.offset} of key {w.key} and then "
+                f"value {w.value} to offset {w.offset}",
+                _evidence(prev.op, w.invoke, w.op),
+            )
+        last[k] = w
+
+
+def _instances(h: History) -> dict[str, list[tuple[Any, Op]]]:
+    """transactional.id -> [(instance, InitProducerId ok op)], in order of completion."""
+    out: dict[str, list[tuple[Any, Op]]] = defaultdict(list)
+    for op in h.ops:
+        if op.f == "init" and op.type == "ok" and "transactional_id" in op.extra:
+            out[str(op.extra["transactional_id"])].append((op.extra.get("instance"), op))
+    return dict(out)
+
+
+def _zombies(ix: _Index) -> Iterable[Anomaly]:
+    h = ix.h
+    for tid, inits in _instances(h).items():
+        for i, (older, older_init) in enumerate(inits):
+            for newer, newer_init in inits[i + 1 :]:
+                if newer == older:
+                    continue
+                for inv, done in h.pairs():
+                    if (
+                        done.type == "ok"
+                        and done.f in ("send", "txn")
+                        and done.extra.get("transactional_id") == tid
+                        and done.extra.get("instance") == older
+                        and inv.time > newer_init.time
+                    ):
+                        visible = [
+                            r
+                            for r in ix.reads
+                            if _committed_read(r)
+                            and r.key is not None
+                            and (w := ix.writer.get((r.key, r.value))) is not None
+                            and w.op.index == done.index
+                        ]
+                        yield Anomaly(
+                            "zombie-not-fenced",
+                            None,
+                            f"instance {older} of transactional.id {tid} completed #{done.index} ({done.f}) after "
+                            f"instance {newer} finished InitProducerId (#{newer_init.index})"
+                            + (f"; read_committed poll #{visible[0].op.index} returned its record" if visible else ""),
+                            _evidence(older_init, newer_init, inv, done, visible[0].op if visible else None),
+                        )
+                        break
+
+
+def _hanging_lso(ix: _Index) -> Iterable[Anomaly]:
+    for op in ix.h.ops:
+        if op.f != "offsets" or op.type != "ok" or not op.extra.get("quiescent") or not isinstance(op.value, Mapping):
+            continue
+        for key, marks in op.value.items():
+            lso, high = marks.get("last_stable"), marks.get("high_watermark")
+            if lso is None or high is None or lso >= high:
+                continue
+            # The suspects: transactions on this key whose outcome the client never learnt (``info``)
+            # first, then aborted ones (whose abort markers the broker may have failed to write).
+            open_txns = sorted(
+                (
+                    done
+                    for inv, done in ix.h.pairs()
+                    if done.f == "txn"
+                    and done.type != "ok"
+                    and any(
+                        isinstance(m, list) and len(m) == 3 and m[0] == "send" and str(m[1]) == str(key)
+                        for m in (inv.value or [])
+                    )
+                ),
+                key=lambda op: (op.type != "info", -op.index),
+            )
+            yield Anomaly(
+                "hanging-lso",
+                key,
+                f"at the final probe (every transaction committed, aborted or abandoned past its timeout) key "
+                f"{key}'s last stable offset is {lso} but its high watermark is {high}",
+                _evidence(*(ix.h.invocation(t) for t in open_txns[:1]), *open_txns[:1], op),
+            )
+
+
+def _error_classes(ix: _Index) -> Iterable[Anomaly]:
+    h = ix.h
+    fenced_at: dict[str, tuple[Any, Op]] = {}
+    first_init: dict[tuple[str, Any], Op] = {}
+    for txn_id, inits in _instances(h).items():
+        for instance, init in inits:
+            first_init.setdefault((txn_id, instance), init)
+        if len(inits) > 1:
+            fenced_at[txn_id] = (inits[-1][0], inits[-1][1])
+    for inv, done in h.pairs():
+        if done.error is None or done.type == "ok":
+            continue
+        said = done.extra.get("error_class")
+        allowed = expected_classes(done.error)
+        if said is not None and allowed and said not in allowed:
+            yield Anomaly(
+                "wrong-error-class",
+                None,
+                f"#{done.index} failed with {done.error}, which the client classified as {said}; Kafka's producer "
+                f"treats it as {' or '.join(sorted(allowed))}",
+                _evidence(inv, done),
+            )
+            continue
+        tid = done.extra.get("transactional_id")
+        if tid in fenced_at:
+            newest, newest_init = fenced_at[tid]
+            if (
+                done.extra.get("instance") != newest
+                and inv.time > newest_init.time
+                and done.error not in FENCING_ERRORS
+                and done.f in ("send", "txn")
+            ):
+                yield Anomaly(
+                    "wrong-error-class",
+                    None,
+                    f"fenced instance {done.extra.get('instance')} of {tid} failed #{done.index} with {done.error}, "
+                    f"not a fencing error ({', '.join(sorted(FENCING_ERRORS))})",
+                    _evidence(first_init.get((str(tid), done.extra.get("instance"))), newest_init, inv, done),
+                )
+
+
+def _client_transitions(ix: _Index) -> Iterable[Anomaly]:
+    last_pid: dict[Any, Op] = {}
+    for op in ix.h.ops:
+        if op.f == "client-pid" and isinstance(op.value, list) and len(op.value) == 2:
+            prev = last_pid.get(op.process)
+            last_pid[op.process] = op
+            if prev is not None and prev.value[0] == op.value[0] and int(op.value[1]) <= int(prev.value[1]):
+                yield Anomaly(
+                    "invalid-client-transition",
+                    None,
+                    f"client {op.process} acquired producer id {op.value[0]} with epoch {op.value[1]} after epoch "
+                    f"{prev.value[1]}: an InitProducerId for the same producer id must bump the epoch (KIP-360)",
+                    _evidence(prev, op),
+                )
+            continue
+        if op.f != "client-state" or not (isinstance(op.value, list) and len(op.value) == 2):
+            continue
+        source, target = str(op.value[0]), str(op.value[1])
+        if valid(source, target) is False:
+            yield Anomaly(
+                "invalid-client-transition",
+                None,
+                f"client {op.process} went {source} -> {target}: Kafka's producer never enters "
+                f"{LIBRDKAFKA_STATES[target]} from {LIBRDKAFKA_STATES[source]}",
+                _evidence(op),
+            )
+
+
+_CHECKS = (
+    ("duplicate", _duplicates),
+    ("inconsistent-offsets", _inconsistent),
+    ("lost-write", _lost),
+    ("G1a", _aborted_reads),
+    ("precommitted-read", _precommitted),
+    ("poll-skip", None),
+    ("nonmonotonic-poll", None),
+    ("nonmonotonic-send", _send_order),
+    ("G1c", _g1c),
+    ("torn-transaction", _torn),
+    ("zombie-not-fenced", _zombies),
+    ("hanging-lso", _hanging_lso),
+    ("invalid-client-transition", _client_transitions),
+    ("wrong-error-class", _error_classes),
+)
+
+
+def _reads_and_writes(value: Any) -> bool:
+    mops = value if isinstance(value, list) else []
+    kinds = {m[0] for m in mops if isinstance(m, list) and m}
+    return {"poll", "send"} <= kinds
+
+
+def _exercised(ix: _Index) -> dict[str, bool]:
+    h = ix.h
+    acked = [w for w in ix.writes if w.op.type == "ok" and w.offset is not None]
+    rc_reads = [r for r in ix.reads if _committed_read(r)]
+    aborted = any(w.op.type == "fail" and w.op.f == "txn" for w in ix.writes)
+    committed_txn = [w for w in ix.writes if w.op.f == "txn" and w.op.type == "ok"]
+    long_runs = any(len(run) > 1 for _, run in ix.runs)
+    by_proc: dict[tuple[Any, Any], int] = defaultdict(int)
+    for w in acked:
+        by_proc[(w.op.process, w.key)] += 1
+    return {
+        "duplicate": bool(ix.writes or ix.reads),
+        "inconsistent-offsets": bool(ix.writes or ix.reads),
+        "lost-write": bool(acked and ix.reads),
+        "G1a": aborted and bool(rc_reads),
+        "precommitted-read": any("commit_at" in w.op.extra for w in committed_txn) and bool(rc_reads),
+        "poll-skip": long_runs,
+        "nonmonotonic-poll": long_runs,
+        "nonmonotonic-send": any(n > 1 for n in by_proc.values()),
+        "G1c": sum(1 for op in h.ops if op.type == "ok" and op.f == "txn" and _reads_and_writes(op.value)) > 1,
+        "torn-transaction": bool(committed_txn) and bool(rc_reads),
+        "zombie-not-fenced": any(len(v) > 1 for v in _instances(h).values()),
+        "hanging-lso": any(op.f == "offsets" and op.type == "ok" and op.extra.get("quiescent") for op in h.ops),
+        "invalid-client-transition": any(op.f in ("client-state", "client-pid") for op in h.ops),
+        "wrong-error-class": any(op.error is not None and op.type != "invoke" for op in h.ops),
+    }
+
+
+def check(history: History) -> Analysis:
+    """Every anomaly of :data:`KINDS` in ``history``."""
+    ix = _Index(history)
+    found: list[Anomaly] = []
+    for name, fn in _CHECKS:
+        if fn is not None:
+            found.extend(fn(ix))
+        elif name == "poll-skip":
+            found.extend(_poll_order(ix))
+    stats = {
+        "operations": len(history),
+        "sends": len(ix.writes),
+        "acknowledged_sends": sum(1 for w in ix.writes if w.op.type == "ok"),
+        "records_read": len(ix.reads),
+        "keys": len({w.key for w in ix.writes} | {r.key for r in ix.reads}),
+    }
+    return Analysis(found, _exercised(ix), stats)
