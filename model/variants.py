@@ -63,6 +63,15 @@ class ProtocolFlags:
             source offsets inside the transaction of their records (§5.5 step 7).
         connect_zombie_fencing: an exactly-once source task asks the leader for a
             zombie-fencing round before it starts (§5.5 step 3, §5.4).
+        authorize_transactional_id: coordinator requests (InitProducerId,
+            AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit) need Write
+            on their TransactionalId (KIP-98 §9; only read when a scenario has ACLs).
+        authorize_transactional_produce: a Produce with transactional batches needs
+            Write on its transactional.id (KIP-98 §9, the endless-transaction guard).
+        authorize_marker_cluster_action: WriteTxnMarkers needs ClusterAction (or
+            Alter) on the cluster: markers are inter-broker only (KIP-98 §9).
+        reject_client_control_records: the log refuses control batches in a
+            client's Produce (``LogValidator``, INVALID_RECORD; KIP-98 §9).
     """
 
     check_epoch: bool = True
@@ -82,6 +91,10 @@ class ProtocolFlags:
     connect_transactional_leader: bool = True
     connect_offsets_in_transaction: bool = True
     connect_zombie_fencing: bool = True
+    authorize_transactional_id: bool = True
+    authorize_transactional_produce: bool = True
+    authorize_marker_cluster_action: bool = True
+    reject_client_control_records: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -284,6 +297,51 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_abort_and_seek",),
             bug="KAFKA-17582 (intended behaviour): the position does not rewind after an abort; an "
             "application that does not seek skips the aborted input record -- it is lost",
+        ),
+        Variant(
+            name="no_transactional_id_acl",
+            description="The transaction coordinator's APIs (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, "
+            "EndTxn, TxnOffsetCommit) skip the Write check on the request's TransactionalId.",
+            flags=replace(_REAL, authorize_transactional_id=False),
+            weakened=True,
+            breaks=("unauthorized_never_changes_transaction",),
+            scenarios=("authz_acls_enforced",),
+            bug="KIP-98 §9 without the TransactionalId resource: anyone who can reach the coordinator fences "
+            "(InitProducerId) or ends (EndTxn) another producer's transaction",
+        ),
+        Variant(
+            name="markers_without_cluster_action",
+            description="WriteTxnMarkers is accepted from any principal (no ClusterAction/Alter check on the cluster).",
+            flags=replace(_REAL, authorize_marker_cluster_action=False),
+            weakened=True,
+            breaks=("control_batches_only_from_markers",),
+            scenarios=("authz_acls_enforced",),
+            bug="KIP-98 §9: markers are inter-broker only; without ClusterAction a client commits or aborts "
+            "another producer's transaction on a partition",
+        ),
+        Variant(
+            name="produce_accepts_control_records",
+            description="The log appends control (COMMIT/ABORT) batches that arrive in a client's Produce "
+            "(LogValidator's 'Clients are not allowed to write control records' removed).",
+            flags=replace(_REAL, reject_client_control_records=False),
+            weakened=True,
+            breaks=("control_batches_only_from_markers",),
+            scenarios=("authz_pid_hijack",),
+            bug="KIP-98 §9 ('control messages are not allowed through the Produce API'): a hijacker that may write "
+            "transactional data ends the victim's transaction with its own marker",
+        ),
+        Variant(
+            name="produce_without_transactional_id_acl",
+            description="A Produce with transactional batches is accepted without Write on its transactional.id, "
+            "on a broker before KIP-890 (transaction.version 1, no partition verification).",
+            flags=replace(
+                _REAL, authorize_transactional_produce=False, transaction_version=1, partition_verification=False
+            ),
+            weakened=True,
+            breaks=("transactional_writes_authorized", "endless_transaction_bounded"),
+            scenarios=("authz_acls_enforced",),
+            bug="KIP-98 §9 endless transaction attack: a principal with only Topic Write writes transactional data "
+            "that no coordinator transaction covers, and the LSO never advances",
         ),
     )
 }

@@ -59,6 +59,14 @@ from keos.model.protocol.messages import (
     ProduceResponse,
     WriteTxnMarkersRequest,
 )
+from keos.model.security import gate as authz
+from keos.model.security.adversary import (
+    ADVERSARY_ACTION_ARGS,
+    ADVERSARY_FAULT_OF_ACTION,
+    ADVERSARY_HANDLERS,
+    adversary_actions,
+    blocked_by_abandon,
+)
 from keos.model.systems.transactions_records import (
     TXN_FAULT_KINDS,
     ClientTxn,
@@ -101,6 +109,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "AppendFailure": ("message",),
     "CoordinatorFailover": (),
     "ExpireTransactionalId": ("transactional_id",),
+    **ADVERSARY_ACTION_ARGS,
 }
 FAULT_OF_ACTION = {
     "DropMessage": "drop",
@@ -110,6 +119,7 @@ FAULT_OF_ACTION = {
     "AppendFailure": "append_failure",
     "CoordinatorFailover": "coordinator_failover",
     "ExpireTransactionalId": "txn_id_expiry",
+    **ADVERSARY_FAULT_OF_ACTION,
 }
 
 
@@ -151,6 +161,7 @@ class TransactionalSystem:
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
         self.tids = 1 if topo.shared_transactional_id else topo.producers
+        self.security = config.security
 
     # -- Model interface -------------------------------------------------------------------
 
@@ -212,6 +223,9 @@ class TransactionalSystem:
         out.extend(Action("Deliver", (env,)) for env in heads)
         if sum(state.faults_used) < self.config.faults.total:
             out.extend(self._fault_actions(state, heads))
+            out.extend(adversary_actions(self, state))
+        if state.security.abandoned:
+            out = [a for a in out if not blocked_by_abandon(state, a)]
         return out
 
     def _may_init_transactions(self, state: TxnSystemState, i: int) -> bool:
@@ -273,7 +287,7 @@ class TransactionalSystem:
     def step(self, state: TxnSystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = self._HANDLERS.get(action.kind)
-        if handler is None or not self._valid_args(state, action):
+        if handler is None or not self._valid_args(state, action) or blocked_by_abandon(state, action):
             return None
         fault = self.FAULT_OF_ACTION.get(action.kind)
         if fault is not None:
@@ -410,6 +424,8 @@ class TransactionalSystem:
         if isinstance(body, WriteTxnMarkersRequest):
             return self._on_marker(s, body)
         if isinstance(body, (InitProducerIdRequest, AddPartitionsToTxnRequest, EndTxnRequest)):
+            if self.security is not None:
+                return authz.coordinator_request(self, s, env, body, append_ok)
             return self._on_coordinator_request(s, env, body, append_ok)
         i = body.producer
         c = s.clients[i]
@@ -424,6 +440,10 @@ class TransactionalSystem:
         return self._record_outcome(s, i, txn, outcome), events
 
     def _on_produce(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:
+        if self.security is not None or env.src == authz.ADVERSARY:
+            denied = authz.deny_produce(self, s, env, req)
+            if denied is not None:
+                return denied
         leader = s.partitions[req.partition]
         verification = "NONE"
         events: tuple[str, ...] = ()
@@ -643,6 +663,7 @@ class TransactionalSystem:
         "AppendFailure": _append_failure,
         "CoordinatorFailover": _failover,
         "ExpireTransactionalId": _expire_tid,
+        **ADVERSARY_HANDLERS,
     }
 
     # -- codec and display -------------------------------------------------------------------------
