@@ -175,6 +175,99 @@ def _epochs_ahead(s: TxnSystemState) -> list[str]:
     return out
 
 
+def _unauthorized_change(who: _Who) -> Property:
+    return Property(
+        name="unauthorized_never_changes_transaction",
+        expectation=Expectation.ALWAYS,
+        fact="A principal without Write on a TransactionalId never changes that transaction's coordinator "
+        "state (InitProducerId, AddPartitionsToTxn, EndTxn are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED).",
+        source="KIP-98 §9 (Authorization); KafkaApis.handleInitProducerIdRequest/handleEndTxnRequest",
+        catches="a coordinator API that skips the TransactionalId ACL: a stranger fences or ends a transaction",
+        predicate=lambda s: not _unauthorized_changes(who, s),
+        partners=("unauthorized_request_refused",),
+        explain=lambda s: "; ".join(_unauthorized_changes(who, s)),
+    )
+
+
+def _control_only_from_markers(who: _Who) -> Property:
+    return Property(
+        name="control_batches_only_from_markers",
+        expectation=Expectation.ALWAYS,
+        fact="No control (COMMIT/ABORT) batch is appended except by a WriteTxnMarkers request from a principal "
+        "with ClusterAction on the cluster; Produce never carries control records.",
+        source="KIP-98 §9; KafkaApis.handleWriteTxnMarkersRequest; LogValidator (client control records)",
+        catches="markers accepted from clients, or control batches through Produce: a stranger commits or "
+        "aborts someone else's transaction on a partition",
+        predicate=lambda s: not _bad_controls(who, s),
+        partners=("forged_control_batch_attempted",),
+        explain=lambda s: "; ".join(_bad_controls(who, s)),
+    )
+
+
+def _writes_authorized(who: _Who, partner: str) -> Property:
+    return Property(
+        name="transactional_writes_authorized",
+        expectation=Expectation.ALWAYS,
+        fact="Every transactional data batch in a log was sent by a principal with Write on the transactional.id "
+        "its Produce request carried and on its topic.",
+        source="KIP-98 §9 (endless transaction attack); KafkaApis.handleProduceRequest",
+        catches="a Produce of transactional data without the TransactionalId ACL: anyone can open "
+        "transactions that hold the LSO back",
+        predicate=lambda s: not _unauthorized_writes(who, s),
+        partners=(partner,),
+        explain=lambda s: "; ".join(_unauthorized_writes(who, s)),
+    )
+
+
+def _endless_bounded(who: _Who, abandon: bool, timeout: bool) -> Property:
+    partners = (
+        ("transaction_abandoned", "open_transaction_timed_out")
+        if abandon and timeout
+        else (("transaction_abandoned",) if abandon else ("transaction_opened",))
+    )
+    return Property(
+        name="endless_transaction_bounded",
+        expectation=Expectation.ALWAYS,
+        fact="Every transaction open on a partition (holding its LSO back) is one the coordinator ends without "
+        "the producer: Ongoing with the partition (the transaction.timeout.ms abort, at most "
+        "transaction.max.timeout.ms), Prepare* with the partition, or a marker in flight.",
+        source="KIP-98 §9 (endless transaction attack); TransactionCoordinator.abortTimedOutTransactions",
+        catches="transactional data no coordinator transaction covers: the LSO stays behind for ever",
+        predicate=lambda s: not _unbounded(s),
+        partners=partners,
+        explain=lambda s: "; ".join(_unbounded(s)),
+    )
+
+
+def _pid_bound(who: _Who) -> Property:
+    return Property(
+        name="pid_bound_to_transactional_id",
+        expectation=Expectation.ALWAYS,
+        fact="Every data batch under a producer id was written by a principal with Write on the TransactionalId "
+        "that producer id belongs to.  KIP-98 §9 documents that this is NOT protected: the producer id "
+        "is not authenticated, so a producer that learns it writes into the owner's open transaction.",
+        source="KIP-98 §9, Discussion on coordinator authorization (producer id hijack)",
+        catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
+        predicate=lambda s: not _foreign_writes(who, s),
+        partners=("forged_produce_attempted",),
+        explain=lambda s: "; ".join(_foreign_writes(who, s)),
+    )
+
+
+def _epoch_from_coordinator(who: _Who) -> Property:
+    return Property(
+        name="producer_epoch_from_coordinator",
+        expectation=Expectation.ALWAYS,
+        fact="No partition holds a producer id at an epoch above the one its coordinator issued.  KIP-98 §9 "
+        "documents that this is NOT protected: a hijacker's batch at epoch + 1 fences the owner there.",
+        source="KIP-98 §9, Discussion on coordinator authorization (forced epoch bump)",
+        catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
+        predicate=lambda s: not _epochs_ahead(s),
+        partners=("forged_produce_attempted",),
+        explain=lambda s: "; ".join(_epochs_ahead(s)),
+    )
+
+
 def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     """The authorization properties, for scenarios with ``[security]`` or adversary budgets."""
     f = config.faults
@@ -182,93 +275,84 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     if config.security is None and adversary == 0:
         return ()
     who = _Who(config)
-    props: list[Property] = [
-        Property(
-            name="unauthorized_never_changes_transaction",
-            expectation=Expectation.ALWAYS,
-            fact="A principal without Write on a TransactionalId never changes that transaction's coordinator "
-            "state (InitProducerId, AddPartitionsToTxn, EndTxn are refused with "
-            "TRANSACTIONAL_ID_AUTHORIZATION_FAILED).",
-            source="KIP-98 §9 (Authorization); KafkaApis.handleInitProducerIdRequest/handleEndTxnRequest",
-            catches="a coordinator API that skips the TransactionalId ACL: a stranger fences or ends a transaction",
-            predicate=lambda s: not _unauthorized_changes(who, s),
-            partners=("unauthorized_request_refused",),
-            explain=lambda s: "; ".join(_unauthorized_changes(who, s)),
-        ),
-        Property(
-            name="control_batches_only_from_markers",
-            expectation=Expectation.ALWAYS,
-            fact="No control (COMMIT/ABORT) batch is appended except by a WriteTxnMarkers request from a principal "
-            "with ClusterAction on the cluster; Produce never carries control records.",
-            source="KIP-98 §9; KafkaApis.handleWriteTxnMarkersRequest; LogValidator (client control records)",
-            catches="markers accepted from clients, or control batches through Produce: a stranger commits or "
-            "aborts someone else's transaction on a partition",
-            predicate=lambda s: not _bad_controls(who, s),
-            partners=("forged_control_batch_attempted",),
-            explain=lambda s: "; ".join(_bad_controls(who, s)),
-        ),
-        Property(
-            name="transactional_writes_authorized",
-            expectation=Expectation.ALWAYS,
-            fact="Every transactional data batch in a log was sent by a principal with Write on the transactional.id "
-            "its Produce request carried and on its topic.",
-            source="KIP-98 §9 (endless transaction attack); KafkaApis.handleProduceRequest",
-            catches="a Produce of transactional data without the TransactionalId ACL: anyone can open "
-            "transactions that hold the LSO back",
-            predicate=lambda s: not _unauthorized_writes(who, s),
-            partners=("forged_produce_attempted",),
-            explain=lambda s: "; ".join(_unauthorized_writes(who, s)),
-        ),
-        Property(
-            name="endless_transaction_bounded",
-            expectation=Expectation.ALWAYS,
-            fact="Every transaction open on a partition (holding its LSO back) is one the coordinator ends without "
-            "the producer: Ongoing with the partition (the transaction.timeout.ms abort, at most "
-            "transaction.max.timeout.ms), Prepare* with the partition, or a marker in flight.",
-            source="KIP-98 §9 (endless transaction attack); TransactionCoordinator.abortTimedOutTransactions",
-            catches="transactional data no coordinator transaction covers: the LSO stays behind for ever",
-            predicate=lambda s: not _unbounded(s),
-            partners=("transaction_opened",),
-            explain=lambda s: "; ".join(_unbounded(s)),
-        ),
-        Property(
-            name="pid_bound_to_transactional_id",
-            expectation=Expectation.ALWAYS,
-            fact="Every data batch under a producer id was written by a principal with Write on the TransactionalId "
-            "that producer id belongs to.  KIP-98 §9 documents that this is NOT protected: the producer id "
-            "is not authenticated, so a producer that learns it writes into the owner's open transaction.",
-            source="KIP-98 §9, Discussion on coordinator authorization (producer id hijack)",
-            catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
-            predicate=lambda s: not _foreign_writes(who, s),
-            partners=("forged_produce_attempted",),
-            explain=lambda s: "; ".join(_foreign_writes(who, s)),
-        ),
-        Property(
-            name="producer_epoch_from_coordinator",
-            expectation=Expectation.ALWAYS,
-            fact="No partition holds a producer id at an epoch above the one its coordinator issued.  KIP-98 §9 "
-            "documents that this is NOT protected: a hijacker's batch at epoch + 1 fences the owner there.",
-            source="KIP-98 §9, Discussion on coordinator authorization (forced epoch bump)",
-            catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
-            predicate=lambda s: not _epochs_ahead(s),
-            partners=("forged_produce_attempted",),
-            explain=lambda s: "; ".join(_epochs_ahead(s)),
-        ),
-        sometimes_event(
-            "unauthorized_request_refused",
-            "A coordinator request was refused for want of TransactionalId Write.",
-            "error:TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
-        ),
-        sometimes_event(
-            "forged_control_batch_attempted",
-            "The adversary sent a control batch (WriteTxnMarkers or Produce).",
-            "adversary:forge_marker:*",
-        ),
-        sometimes_event(
-            "forged_produce_attempted",
-            "The adversary sent a transactional Produce (hijacked or stray producer id).",
-            "adversary:produce:*",
-        ),
-        sometimes_event("transaction_opened", "A transactional batch opened a transaction.", "txn_opened_on_partition"),
-    ]
+    sec = who.sec
+    lacking = any(
+        not sec.may_write_transactional_id(sec.principal_of(i), 0 if who.shared else i) for i in range(who.clients)
+    )
+    props: list[Property] = []
+    if f.forge_request or f.hijack_init or lacking:
+        props += [
+            _unauthorized_change(who),
+            sometimes_event(
+                "unauthorized_request_refused",
+                "A coordinator request was refused for want of TransactionalId Write.",
+                "error:TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+            ),
+        ]
+    if f.forge_marker:
+        props += [
+            _control_only_from_markers(who),
+            sometimes_event(
+                "forged_control_batch_attempted",
+                "The adversary sent a control batch (WriteTxnMarkers or Produce).",
+                "adversary:forge_marker:*",
+            ),
+        ]
+    lacking_topic = any(
+        not sec.may_write_topic(sec.principal_of(i), q)
+        for i in range(who.clients)
+        for q in range(config.topology.partitions)
+    )
+    if lacking_topic and not f.forge_produce:
+        props += [
+            _writes_authorized(who, "client_produce_refused"),
+            sometimes_event(
+                "client_produce_refused",
+                "A client's Produce was refused with TOPIC_AUTHORIZATION_FAILED (abortable for the client).",
+                "client_error:TOPIC_AUTHORIZATION_FAILED",
+            ),
+        ]
+    if lacking:
+        props.append(
+            sometimes_event(
+                "client_init_refused",
+                "A client's InitProducerId was refused and it went back to UNINITIALIZED (KAFKA-13668).",
+                "client_uninitialized",
+            )
+        )
+    if f.forge_produce:
+        props += [
+            _writes_authorized(who, "forged_produce_attempted"),
+            _pid_bound(who),
+            _epoch_from_coordinator(who),
+            sometimes_event(
+                "forged_produce_attempted",
+                "The adversary sent a transactional Produce (hijacked or stray producer id).",
+                "adversary:produce:*",
+            ),
+        ]
+    if f.forge_produce or f.endless_txn:
+        props.append(_endless_bounded(who, f.endless_txn > 0, f.txn_timeout > 0))
+        if f.endless_txn:
+            props.append(
+                sometimes_event(
+                    "transaction_abandoned",
+                    "A producer abandoned its open transaction (the endless transaction).",
+                    "adversary:abandon_transaction",
+                )
+            )
+            if f.txn_timeout:
+                props.append(
+                    sometimes_event(
+                        "open_transaction_timed_out",
+                        "The coordinator aborted a transaction on its transaction.timeout.ms.",
+                        "timeout_abort",
+                    )
+                )
+        else:
+            props.append(
+                sometimes_event(
+                    "transaction_opened", "A transactional batch opened a transaction.", "txn_opened_on_partition"
+                )
+            )
     return tuple(props)

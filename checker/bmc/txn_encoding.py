@@ -158,6 +158,8 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, f"fault kinds {', '.join(extra)} are not encoded"
     if model.config.eos is not None:
         return False, "the consume-transform-produce application is not encoded"
+    if model.config.security is not None:
+        return False, "authorization (ACLs, adversary actions) is not encoded"
     return True, ""
 
 
