@@ -338,7 +338,12 @@ VARIANTS: dict[str, Variant] = {
                 _REAL, authorize_transactional_produce=False, transaction_version=1, partition_verification=False
             ),
             weakened=True,
-            breaks=("transactional_writes_authorized", "endless_transaction_bounded"),
+            breaks=(
+                "transactional_writes_authorized",
+                "endless_transaction_bounded",
+                "no_hanging_transaction",
+                "lso_reaches_high_watermark",
+            ),
             scenarios=("authz_acls_enforced",),
             bug="KIP-98 §9 endless transaction attack: a principal with only Topic Write writes transactional data "
             "that no coordinator transaction covers, and the LSO never advances",
