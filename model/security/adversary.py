@@ -121,29 +121,19 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
                 )
     if _budget(system, state, "endless_txn"):
         out.extend(
-            Action("AbandonTransaction", (i,))
-            for i, c in enumerate(state.clients)
-            if _may_abandon(system, state, i, c)
+            Action("AbandonTransaction", (i,)) for i, c in enumerate(state.clients) if _may_abandon(system, state, i, c)
         )
     return out
 
 
 def _may_abandon(system: Any, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
     rpt = system.config.topology.records_per_transaction
-    return (
-        i not in state.security.abandoned
-        and c.state == tp.C.IN_TRANSACTION
-        and c.data.next_record > c.txn * rpt
-    )
+    return i not in state.security.abandoned and c.state == tp.C.IN_TRANSACTION and c.data.next_record > c.txn * rpt
 
 
 def blocked_by_abandon(state: TxnSystemState, action: Action) -> bool:
     """Whether ``action`` is an application call of a client that abandoned its transaction."""
-    return (
-        action.kind in APPLICATION_CALLS
-        and bool(action.args)
-        and action.args[0] in state.security.abandoned
-    )
+    return action.kind in APPLICATION_CALLS and bool(action.args) and action.args[0] in state.security.abandoned
 
 
 # -- the actions -------------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ from typing import Any
 from keos.model import network as net
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
     EndTxnRequest,
@@ -30,13 +32,23 @@ from keos.model.protocol.messages import (
     InitProducerIdResponse,
     ProduceRequest,
     ProduceResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 )
 from keos.model.security import checks
 from keos.model.security.authorizer import transactional_id_name
 from keos.model.security.records import SecurityConfig, TxnChange, security_of
 from keos.model.systems.transactions_records import TxnSystemState
 
-__all__ = ["ADVERSARY", "claimed_transactional_id", "coordinator_request", "deny_produce", "principal_of"]
+__all__ = [
+    "ADVERSARY",
+    "claimed_transactional_id",
+    "coordinator_request",
+    "deny_add_offsets",
+    "deny_produce",
+    "deny_txn_offset_commit",
+    "principal_of",
+]
 
 #: The adversary's network identity (its requests are sent and answered in one step).
 ADVERSARY = "adv"
@@ -80,8 +92,10 @@ def _coordinator_check(sec: SecurityConfig, principal: str, req: Any, flags: Any
         return "InitProducerId", error, InitProducerIdResponse(req.producer, req.connection, error)
     if isinstance(req, AddPartitionsToTxnRequest):
         error = checks.add_partitions_to_txn(sec, principal, tid, req.partitions, flags)
-        return "AddPartitionsToTxn", error, AddPartitionsToTxnResponse(
-            req.producer, req.connection, error, req.partitions
+        return (
+            "AddPartitionsToTxn",
+            error,
+            AddPartitionsToTxnResponse(req.producer, req.connection, error, req.partitions),
         )
     assert isinstance(req, EndTxnRequest)
     error = checks.end_txn(sec, principal, tid, flags)
@@ -115,3 +129,29 @@ def _label(md: Any) -> str:
     if md is None:
         return "none"
     return f"{md.state}(pid={md.producer_id}, epoch={md.producer_epoch})"
+
+
+def deny_add_offsets(system: Any, s: TxnSystemState, env: net.Envelope, req: AddOffsetsToTxnRequest) -> Result:
+    """``handleAddOffsetsToTxnRequest``'s checks (TransactionalId Write, Group Read); the denial or ``None``."""
+    sec = security_of(system)
+    tid = transactional_id_name(req.transactional_id)
+    error = checks.add_offsets_to_txn(sec, principal_of(sec, env.src), tid, req.group, system.flags)
+    if error == Errors.NONE:
+        return None
+    resp = AddOffsetsToTxnResponse(req.producer, req.connection, error)
+    s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
+    return s, ("authz_denied:AddOffsetsToTxn", f"error:{error}")
+
+
+def deny_txn_offset_commit(
+    system: Any, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest, group_coordinator: str
+) -> Result:
+    """``handleTxnOffsetCommitRequest``'s checks (TransactionalId Write, Group Read); the denial or ``None``."""
+    sec = security_of(system)
+    tid = transactional_id_name(req.transactional_id)
+    error = checks.txn_offset_commit(sec, principal_of(sec, env.src), tid, req.group, system.flags)
+    if error == Errors.NONE:
+        return None
+    resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
+    s = s._replace(network=net.send(s.network, net.Envelope(group_coordinator, env.src, env.connection, resp)))
+    return s, ("authz_denied:TxnOffsetCommit", f"error:{error}")

@@ -84,10 +84,14 @@ class SecurityConfig:
 
 
 #: A cluster without an authorizer: every principal may do everything (no ``[security]`` section).
-OPEN = SecurityConfig(acls=(AclBinding("User:*", Operation.ALL, ResourceType.TRANSACTIONAL_ID, "*"),
-                            AclBinding("User:*", Operation.ALL, ResourceType.TOPIC, "*"),
-                            AclBinding("User:*", Operation.ALL, ResourceType.GROUP, "*"),
-                            AclBinding("User:*", Operation.ALL, ResourceType.CLUSTER, "*")))
+OPEN = SecurityConfig(
+    acls=(
+        AclBinding("User:*", Operation.ALL, ResourceType.TRANSACTIONAL_ID, "*"),
+        AclBinding("User:*", Operation.ALL, ResourceType.TOPIC, "*"),
+        AclBinding("User:*", Operation.ALL, ResourceType.GROUP, "*"),
+        AclBinding("User:*", Operation.ALL, ResourceType.CLUSTER, "*"),
+    )
+)
 
 
 def security_of(system: object) -> SecurityConfig:
