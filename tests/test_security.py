@@ -225,7 +225,7 @@ def test_bad_security_section_is_one_line_scenario_error(doc: dict[str, Any], ne
 
 REAL_STATES = {
     "authz_acls_enforced": 149,
-    "authz_client_denied": 688,
+    "authz_client_denied": 1422,
 }
 
 
