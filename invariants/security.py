@@ -128,17 +128,20 @@ def _unbounded(s: TxnSystemState) -> list[str]:
                 and env.body.producer_id == e.producer_id
                 for env in s.network
             )
-            ends = any(
+            timeout = any(
                 md is not None
                 and md.producer_id == e.producer_id
                 and q in md.partitions
-                and (md.state in PREPARE or (md.state == S.ONGOING and not md.pending_state))
+                and md.state == S.ONGOING
+                and not md.pending_state
                 for md in s.coordinator
             )
-            if not (marker or ends):
+            if not (marker or timeout):
+                stuck = [md.state for md in s.coordinator if md is not None and md.producer_id == e.producer_id]
+                why = f" (coordinator in {stuck[0]}, its marker gone)" if stuck and stuck[0] in PREPARE else ""
                 out.append(
                     f"partition {q}: the transaction of pid {e.producer_id} open at offset "
-                    f"{e.current_txn_first_offset} has no coordinator timeout or marker that would end it"
+                    f"{e.current_txn_first_offset} has no coordinator timeout or marker that would end it{why}"
                 )
     return out
 
@@ -230,7 +233,7 @@ def _endless_bounded(who: _Who, abandon: bool, timeout: bool) -> Property:
         expectation=Expectation.ALWAYS,
         fact="Every transaction open on a partition (holding its LSO back) is one the coordinator ends without "
         "the producer: Ongoing with the partition (the transaction.timeout.ms abort, at most "
-        "transaction.max.timeout.ms), Prepare* with the partition, or a marker in flight.",
+        "transaction.max.timeout.ms) or with its marker in flight.",
         source="KIP-98 §9 (endless transaction attack); TransactionCoordinator.abortTimedOutTransactions",
         catches="transactional data no coordinator transaction covers: the LSO stays behind for ever",
         predicate=lambda s: not _unbounded(s),

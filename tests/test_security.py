@@ -248,6 +248,7 @@ def test_pid_hijack_is_reported_as_permitted_with_replayed_traces() -> None:
         "pid_bound_to_transactional_id",
         "producer_epoch_from_coordinator",
         "atomic_commit",
+        "endless_transaction_bounded",
     }
     assert not result.violated
     # what ACLs still protect in the same scenario
