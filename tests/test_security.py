@@ -429,3 +429,19 @@ def test_bmc_does_not_claim_security_scenarios() -> None:
     doc = _doc(allow=["User:p0 Write TransactionalId:txn-0", "User:p0 Write Topic:t0"])
     ok, why = covers(build_model(parse_scenario({**doc, "faults": {"total": 0}}), "kafka"))
     assert not ok and "authorization" in why
+
+
+def test_kip_890_verification_uses_the_produce_requests_transactional_id() -> None:
+    """A hijacked batch that would open a transaction is verified against the adversary's own transactional.id
+    (ReplicaManager passes the request's), whose entry does not hold the victim's producer id: refused.
+    Before KIP-890 (no verification) the same batch is appended."""
+    scenario = SCENARIOS["authz_pid_hijack"]
+    for variant, appended in (("kafka", False), ("pre_kip_890", True)):
+        model = build_model(scenario, variant)
+        state, _ = _run(model, ALICE_INIT)
+        state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+        state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+        state, events = _run_from(model, state, [Action("ForgeProduce", (0, 0, False))])
+        assert bool(state.partitions[0].log) is appended, (variant, events)
+        if not appended:
+            assert "verification_rejected" in events[0] and state.coordinator[0].state == "Empty"

@@ -13,7 +13,10 @@ their fault kinds (``[faults]`` budgets of a scenario):
   transactional Produce carrying the victim's producer id and epoch (or epoch
   + 1 at sequence 0: an epoch bump the coordinator never issued) and the next
   sequence the partition expects; the request's transactional.id is the
-  adversary's own.  This is the producer-id hijack of KIP-98 §9.
+  adversary's own.  This is the producer-id hijack of KIP-98 §9.  KIP-890
+  verification asks the coordinator about the request's transactional.id, so
+  it refuses a hijacked batch that would open a transaction on a partition,
+  not one that lands in a transaction the victim already opened there.
 * ``StrayProduce(partition)`` -- ``forge_produce``: a transactional Produce
   with a producer id no coordinator issued: the "endless transaction" attack
   (data no COMMIT/ABORT marker will ever end, so the LSO stops).

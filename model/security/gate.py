@@ -43,6 +43,7 @@ from keos.model.systems.transactions_records import TxnSystemState
 __all__ = [
     "ADVERSARY",
     "claimed_transactional_id",
+    "claimed_transactional_id_index",
     "coordinator_request",
     "deny_add_offsets",
     "deny_produce",
@@ -68,6 +69,15 @@ def claimed_transactional_id(sec: SecurityConfig, s: TxnSystemState, src: str) -
     if src == ADVERSARY:
         return sec.adversary_transactional_id
     return transactional_id_name(s.clients[int(src[1:])].transactional_id)
+
+
+def claimed_transactional_id_index(system: Any, s: TxnSystemState) -> int:
+    """The model index of the transactional id the adversary's Produce names (-1: none the model tracks)."""
+    name = security_of(system).adversary_transactional_id
+    for t in range(len(s.coordinator)):
+        if transactional_id_name(t) == name:
+            return t
+    return -1
 
 
 def deny_produce(system: Any, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:

@@ -71,7 +71,8 @@ THREATS: tuple[Threat, ...] = (
     ),
     Threat(
         "ForgeProduce bump_epoch=false",
-        "writes into another producer's open transaction with its producer id, epoch and next sequence",
+        "writes into another producer's open transaction with its producer id, epoch and next sequence "
+        "(KIP-890 verification refuses only a batch that would open the transaction on the partition)",
         "not protected (KIP-98 §9): the producer id is not bound to the transactional.id",
         "pid_bound_to_transactional_id (permitted; atomic_commit too: the stolen sequence drops the owner's "
         "batch; endless_transaction_bounded too: a write at the owner's bumped epoch before its marker makes "

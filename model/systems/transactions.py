@@ -448,7 +448,7 @@ class TransactionalSystem:
         verification = "NONE"
         events: tuple[str, ...] = ()
         if part.txn_produce_needs_verification(leader, req, self.flags):
-            tid = self._tid_of_pid(s, req.producer_id)
+            tid = self._verification_tid(s, env, req)
             md = s.coordinator[tid] if tid >= 0 else None
             if self.tv >= 2:
                 out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,))
@@ -462,6 +462,14 @@ class TransactionalSystem:
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
+
+    def _verification_tid(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> int:
+        """The transactional id whose coordinator entry verifies a batch: the one the Produce request names
+        (``ReplicaManager.appendRecords`` passes the request's transactionalId).  An honest client names its
+        own, which owns its producer id; the adversary names its own, whatever producer id it forged."""
+        if env.src == authz.ADVERSARY:
+            return authz.claimed_transactional_id_index(self, s)
+        return self._tid_of_pid(s, req.producer_id)
 
     def _tid_of_pid(self, s: TxnSystemState, pid: int) -> int:
         for t, md in enumerate(s.coordinator):
