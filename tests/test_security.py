@@ -109,6 +109,15 @@ def test_coordinator_apis_check_transactional_id_first_then_topic_or_group() -> 
     assert checks.end_txn(sec, "User:x", "txn-0", off) == E.NONE
 
 
+def test_find_coordinator_needs_describe_which_write_or_read_implies() -> None:
+    sec = _sec("User:a Write TransactionalId:txn-0", "User:a Read Group:g0", "User:d Describe TransactionalId:txn-1")
+    assert checks.find_coordinator(sec, "User:a", "TRANSACTION", "txn-0") == E.NONE
+    assert checks.find_coordinator(sec, "User:d", "TRANSACTION", "txn-1") == E.NONE
+    assert checks.find_coordinator(sec, "User:d", "TRANSACTION", "txn-0") == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert checks.find_coordinator(sec, "User:a", "GROUP", "g0") == E.NONE
+    assert checks.find_coordinator(sec, "User:d", "GROUP", "g0") == E.GROUP_AUTHORIZATION_FAILED
+
+
 def test_write_txn_markers_needs_cluster_action_or_alter() -> None:
     sec = _sec("User:c ClusterAction Cluster", "User:al Alter Cluster", "User:m Write Topic:*")
     assert checks.write_txn_markers(sec, "User:c", REAL) == E.NONE

@@ -4,6 +4,11 @@ Kafka 4.0 (``core/src/main/scala/kafka/server/KafkaApis.scala`` at apache/kafka
 1eb7644, 4.0.0-SNAPSHOT); each function returns the error the broker answers
 with, ``NONE`` when the request may go on to the coordinator or the log:
 
+* ``handleFindCoordinatorRequest``: a TRANSACTION key needs Describe on the
+  transactional.id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal for the
+  client), a GROUP key Describe on the group (GROUP_AUTHORIZATION_FAILED,
+  abortable).  Write implies Describe.  (The models have no FindCoordinator
+  round trip; the check is here for users of this module and the tests.)
 * ``handleInitProducerIdRequest``: with a transactional.id, Write on it, else
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED; without one (an idempotent producer),
   IdempotentWrite on the cluster or Write on some topic, else
@@ -46,6 +51,7 @@ __all__ = [
     "add_offsets_to_txn",
     "add_partitions_to_txn",
     "end_txn",
+    "find_coordinator",
     "init_producer_id",
     "produce",
     "txn_offset_commit",
@@ -79,6 +85,15 @@ def _may_write_some_topic(sec: SecurityConfig, principal: str) -> bool:
         and b.operation in (Operation.WRITE, Operation.ALL)
         for b in sec.acls
     )
+
+
+def find_coordinator(sec: SecurityConfig, principal: str, key_type: str, key: str) -> str:
+    """FindCoordinator: Describe on the transactional.id (``key_type`` TRANSACTION) or the group (GROUP)."""
+    if key_type == "TRANSACTION":
+        ok = sec.allows(principal, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)
+        return OK if ok else Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    ok = sec.allows(principal, Operation.DESCRIBE, ResourceType.GROUP, key)
+    return OK if ok else Errors.GROUP_AUTHORIZATION_FAILED
 
 
 def init_producer_id(sec: SecurityConfig, principal: str, tid: str | None, flags: ProtocolFlags) -> str:
