@@ -40,13 +40,13 @@ TXN_FAULT_KINDS = (
     "append_failure",
     "coordinator_failover",
     "txn_id_expiry",
-    "rebalance",
     # adversary actions (model.security.adversary), budgeted like faults
     "forge_produce",
     "forge_request",
     "hijack_init",
     "forge_marker",
     "endless_txn",
+    "rebalance",  # last: model.systems.eos reads it as the last kind
 )
 
 
