@@ -24,6 +24,9 @@ Abstractions (documented simplifications):
 * the coordinator's timeout abort and transactional-id expiry are environment
   actions with budgets (no clocks);
 * consumers are the pure views of :mod:`model.clients.consumer`.
+* with a ``[security]`` scenario, Produce and coordinator requests pass the
+  authorization gate of :mod:`model.security.gate` first (KIP-98 §9); the
+  adversary's actions (:mod:`model.security.adversary`) are fault kinds.
 
 Application: producer ``i`` runs ``transactions_per_producer`` transactions
 of ``records_per_transaction`` records; record ``n`` goes to partition ``n mod
