@@ -283,7 +283,7 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
         not sec.may_write_transactional_id(sec.principal_of(i), 0 if who.shared else i) for i in range(who.clients)
     )
     props: list[Property] = []
-    if f.forge_request or f.hijack_init or lacking:
+    if f.forge_request or f.hijack_init or f.forge_produce or lacking:
         props += [
             _unauthorized_change(who),
             sometimes_event(

@@ -454,3 +454,32 @@ def test_kip_890_verification_uses_the_produce_requests_transactional_id() -> No
         assert bool(state.partitions[0].log) is appended, (variant, events)
         if not appended:
             assert "verification_rejected" in events[0] and state.coordinator[0].state == "Empty"
+
+
+def test_broker_side_add_partitions_of_an_unauthorized_produce_is_observed() -> None:
+    """Without the Produce TransactionalId check (TV2 kept), a batch that names Alice's transactional.id opens
+    her transaction through the broker's implicit AddPartitionsToTxn: the observer records the change."""
+    from dataclasses import replace
+
+    from keos.model.variants import Variant
+
+    doc = _doc(
+        principals=["User:alice"],
+        adversary_transactional_id="txn-0",
+        allow=["User:alice Write TransactionalId:txn-0", "User:alice Write Topic:t0", "User:mallory Write Topic:*"],
+    )
+    scenario = parse_scenario({**doc, "faults": {"forge_produce": 1, "total": 1}})
+    weak = Variant("produce_acl_off", "test", replace(REAL, authorize_transactional_produce=False), weakened=True)
+    for variant, opened in (("kafka", False), (weak, True)):
+        model = build_model(scenario, variant)
+        state, _ = _run(model, ALICE_INIT)
+        state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+        state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+        state, events = _run_from(model, state, [Action("ForgeProduce", (0, 0, False))])
+        assert (state.coordinator[0].state == "Ongoing") is opened, events
+        prop = {p.name: p for p in model.properties()}["transactional_writes_authorized"]
+        assert prop.holds(state) is not opened
+        changes = [(c.principal, c.api, c.after.split("(")[0]) for c in state.security.txn_changes]
+        assert changes == ([("User:mallory", "Produce", "Ongoing")] if opened else [])
+        unchanged = {p.name: p for p in model.properties()}["unauthorized_never_changes_transaction"]
+        assert unchanged.holds(state) is not opened

@@ -52,8 +52,8 @@ from keos.model.protocol.messages import (
     WriteTxnMarkersRequest,
 )
 from keos.model.security import checks
-from keos.model.security.gate import ADVERSARY, BROKER, COORDINATOR, coordinator_request
-from keos.model.security.records import ControlAppend, security_of
+from keos.model.security.gate import ADVERSARY, BROKER, COORDINATOR, coordinator_request, label_metadata
+from keos.model.security.records import ControlAppend, TxnChange, security_of
 from keos.model.systems.transactions_records import TxnSystemState
 
 __all__ = [
@@ -155,11 +155,18 @@ def _adversary_record(system: Any, s: TxnSystemState) -> tuple[TxnSystemState, i
 
 
 def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str) -> Result:
+    """Send ``req`` as the adversary; a coordinator entry the broker's verification changed (TV2 adds the
+    partition to the transaction) is recorded for ``unauthorized_never_changes_transaction``."""
     env = net.Envelope(ADVERSARY, BROKER, 0, req)
     result = system._on_produce(s, env, req)
     if result is None:
         return None
     new, events = result
+    sec = security_of(system)
+    for t, (before, after) in enumerate(zip(s.coordinator, new.coordinator, strict=True)):
+        if before != after:
+            change = TxnChange(sec.adversary, t, "Produce", label_metadata(before), label_metadata(after))
+            new = new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
     return _without_replies(new), (label, *events)
 
 

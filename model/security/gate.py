@@ -48,6 +48,7 @@ __all__ = [
     "deny_add_offsets",
     "deny_produce",
     "deny_txn_offset_commit",
+    "label_metadata",
     "principal_of",
 ]
 
@@ -129,13 +130,14 @@ def coordinator_request(system: Any, s: TxnSystemState, env: net.Envelope, req: 
     after = new.coordinator[t]
     observed = env.src == ADVERSARY or not sec.may_write_transactional_id(principal, t)
     if after != before and observed:
-        change = TxnChange(principal, t, api, _label(before), _label(after))
+        change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))
         ghost = new.security._replace(txn_changes=(*new.security.txn_changes, change))
         new = new._replace(security=ghost)
     return new, events
 
 
-def _label(md: Any) -> str:
+def label_metadata(md: Any) -> str:
+    """A coordinator entry in one line, for the ghost history."""
     if md is None:
         return "none"
     return f"{md.state}(pid={md.producer_id}, epoch={md.producer_epoch})"
