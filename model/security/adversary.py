@@ -54,7 +54,7 @@ from keos.model.protocol.messages import (
 from keos.model.security import checks
 from keos.model.security.gate import ADVERSARY, BROKER, COORDINATOR, coordinator_request, label_metadata
 from keos.model.security.records import ControlAppend, TxnChange, security_of
-from keos.model.systems.transactions_records import TxnSystemState
+from keos.model.systems.transactions_records import TXN_FAULT_KINDS, TxnSystemState
 
 __all__ = [
     "ADVERSARY_ACTION_ARGS",
@@ -91,16 +91,19 @@ APPLICATION_CALLS = ("BeginTransaction", "Send", "CommitTransaction", "AbortTran
 Result = tuple[TxnSystemState, tuple[str, ...]] | None
 
 
-def _budget(system: Any, state: TxnSystemState, kind: str) -> bool:
-    from keos.model.systems.transactions_records import TXN_FAULT_KINDS
+_KIND_INDEX = {kind: TXN_FAULT_KINDS.index(kind) for kind in set(ADVERSARY_FAULT_OF_ACTION.values())}
 
-    k = TXN_FAULT_KINDS.index(kind)
+
+def _budget(system: Any, state: TxnSystemState, kind: str) -> bool:
+    k = _KIND_INDEX[kind]
     return state.faults_used[k] < system._limits[k]
 
 
 def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     """The enabled adversary actions whose budget is not used up (the total is checked by the caller)."""
     out: list[Action] = []
+    if not any(system._limits[k] for k in _KIND_INDEX.values()):
+        return out
     parts = range(len(state.partitions))
     if _budget(system, state, "forge_produce"):
         for i, c in enumerate(state.clients):
