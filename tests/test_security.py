@@ -483,3 +483,30 @@ def test_broker_side_add_partitions_of_an_unauthorized_produce_is_observed() -> 
         assert changes == ([("User:mallory", "Produce", "Ongoing")] if opened else [])
         unchanged = {p.name: p for p in model.properties()}["unauthorized_never_changes_transaction"]
         assert unchanged.holds(state) is not opened
+
+
+def test_an_authorized_epoch_bump_fences_the_owner_and_is_no_violation() -> None:
+    """With a wildcard grant (Write on TransactionalId:*), Mallory's InitProducerId on txn-0 is authorized: it
+    fences Alice, the observer records it, and the invariant holds -- only the ACLs stand between them."""
+    doc = _doc(
+        principals=["User:alice"],
+        allow=[
+            "User:alice Write TransactionalId:txn-0",
+            "User:alice Write Topic:t0",
+            "User:mallory Write TransactionalId:*",
+        ],
+    )
+    model = build_model(parse_scenario({**doc, "faults": {"hijack_init": 1, "total": 1}}), "kafka")
+    state, _ = _run(model, ALICE_INIT)
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    state, events = _run_from(model, state, [Action("HijackInitProducerId", (0,))])
+    assert "epoch_bump" in events[0] and state.coordinator[0].producer_epoch == 1
+    assert [c.principal for c in state.security.txn_changes] == ["User:mallory"]
+    assert {p.name: p for p in model.properties()}["unauthorized_never_changes_transaction"].holds(state)
+    state, _ = _run_from(model, state, [Action("BeginTransaction", (0,)), Action("Send", (0,))])
+    state, _ = _run_from(model, state, [Action("SendProduce", (0, 0))])
+    state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # verification: fenced
+    assert not state.partitions[0].log and "verification_rejected" in events[0]
+    state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    assert state.clients[0].state == tp.C.ABORTABLE_ERROR and "client_error:INVALID_PRODUCER_EPOCH" in events[0]
