@@ -98,6 +98,15 @@ class ProtocolFlags:
         single_fence_bump: a TV2 epoch fence bumps the epoch once (KAFKA-19367,
             PR #19910, Kafka 4.0.1/4.1); without it the fence bumps and the TV2
             abort bumps again.
+        authorize_transactional_id: coordinator requests (InitProducerId,
+            AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit) need Write
+            on their TransactionalId (KIP-98 §9; only read when a scenario has ACLs).
+        authorize_transactional_produce: a Produce with transactional batches needs
+            Write on its transactional.id (KIP-98 §9, the endless-transaction guard).
+        authorize_marker_cluster_action: WriteTxnMarkers needs ClusterAction (or
+            Alter) on the cluster: markers are inter-broker only (KIP-98 §9).
+        reject_client_control_records: the log refuses control batches in a
+            client's Produce (``LogValidator``, INVALID_RECORD; KIP-98 §9).
     """
 
     check_epoch: bool = True
@@ -124,6 +133,10 @@ class ProtocolFlags:
     commit_retry_after_abort_fenced: bool = True
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
+    authorize_transactional_id: bool = True
+    authorize_transactional_produce: bool = True
+    authorize_marker_cluster_action: bool = True
+    reject_client_control_records: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -408,6 +421,56 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_fence_append_failures",),
             bug="neither KAFKA-9666 (keep the bump, Kafka 2.5-3.9) nor KAFKA-19367 (roll back and bump again): the "
             "fence's marker does not fence the zombie at the partition (TV2 rejects it) and the transaction hangs",
+        ),
+        Variant(
+            name="no_transactional_id_acl",
+            description="The transaction coordinator's APIs (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, "
+            "EndTxn, TxnOffsetCommit) skip the Write check on the request's TransactionalId.",
+            flags=replace(_REAL, authorize_transactional_id=False),
+            weakened=True,
+            breaks=("unauthorized_never_changes_transaction",),
+            scenarios=("authz_acls_enforced",),
+            bug="KIP-98 §9 without the TransactionalId resource: anyone who can reach the coordinator fences "
+            "(InitProducerId) or ends (EndTxn) another producer's transaction",
+        ),
+        Variant(
+            name="markers_without_cluster_action",
+            description="WriteTxnMarkers is accepted from any principal (no ClusterAction/Alter check on the cluster).",
+            flags=replace(_REAL, authorize_marker_cluster_action=False),
+            weakened=True,
+            breaks=("control_batches_only_from_markers",),
+            scenarios=("authz_acls_enforced",),
+            bug="KIP-98 §9: markers are inter-broker only; without ClusterAction a client commits or aborts "
+            "another producer's transaction on a partition",
+        ),
+        Variant(
+            name="produce_accepts_control_records",
+            description="The log appends control (COMMIT/ABORT) batches that arrive in a client's Produce "
+            "(LogValidator's 'Clients are not allowed to write control records' removed).",
+            flags=replace(_REAL, reject_client_control_records=False),
+            weakened=True,
+            breaks=("control_batches_only_from_markers",),
+            scenarios=("authz_pid_hijack",),
+            bug="KIP-98 §9 ('control messages are not allowed through the Produce API'): a hijacker that may write "
+            "transactional data ends the victim's transaction with its own marker",
+        ),
+        Variant(
+            name="produce_without_transactional_id_acl",
+            description="A Produce with transactional batches is accepted without Write on its transactional.id, "
+            "on a broker before KIP-890 (transaction.version 1, no partition verification).",
+            flags=replace(
+                _REAL, authorize_transactional_produce=False, transaction_version=1, partition_verification=False
+            ),
+            weakened=True,
+            breaks=(
+                "transactional_writes_authorized",
+                "endless_transaction_bounded",
+                "no_hanging_transaction",
+                "lso_reaches_high_watermark",
+            ),
+            scenarios=("authz_acls_enforced",),
+            bug="KIP-98 §9 endless transaction attack: a principal with only Topic Write writes transactional data "
+            "that no coordinator transaction covers, and the LSO never advances",
         ),
     )
 }

@@ -34,6 +34,14 @@ take the same sections (producers = application instances) plus::
 
     [eos]           input_records
 
+Transactions and consume-transform-produce scenarios may add principals, ACLs
+and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::
+
+    [security]      principals, super_users, adversary,
+                    adversary_transactional_id, allow, deny
+    [faults]        forge_produce, forge_request, hijack_init, forge_marker,
+                    endless_txn (adversary actions, budgeted like faults)
+
 Kafka Connect scenarios (``model = "connect"``, :mod:`model.systems.connect`)
 use ``[connect]`` and their own ``[faults]`` (:mod:`scenarios.connect_schema`).
 """
@@ -108,15 +116,19 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
 
 
 def _transaction_properties(scenario: Scenario) -> tuple[Property, ...]:
+    from keos.invariants.security import security_properties
     from keos.invariants.transactions import transaction_properties
 
-    return transaction_properties(scenario.txn or TxnConfig())
+    config = scenario.txn or TxnConfig()
+    return transaction_properties(config) + security_properties(config)
 
 
 def _eos_properties(scenario: Scenario) -> tuple[Property, ...]:
     from keos.invariants.eos_processing import eos_properties
+    from keos.invariants.security import security_properties
 
-    return eos_properties(scenario.txn or TxnConfig(eos=EosConfig()))
+    config = scenario.txn or TxnConfig(eos=EosConfig())
+    return eos_properties(config) + security_properties(config)
 
 
 def _connect_properties(scenario: Scenario) -> tuple[Property, ...]:
@@ -150,6 +162,7 @@ _TOP_KEYS = {
     "transactions",
     "eos",
     "connect",
+    "security",
 }
 
 
@@ -206,6 +219,8 @@ def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
     if not isinstance(permitted, list) or not all(isinstance(p, str) for p in permitted):
         raise ScenarioError(f"{where}: 'permitted' must be a list of invariant names")
 
+    if "security" in data and model not in ("transactions", "eos"):
+        raise ScenarioError(f'{where}: [security] needs model = "transactions" or "eos"')
     if model == "connect":
         return _parse_connect_scenario(data, where, name, description, default, variant, permitted)
     if "connect" in data:
@@ -296,7 +311,15 @@ def _parse_txn_scenario(
             raise ScenarioError(f"{where}: model 'eos' gives every instance its own transactional.id")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
-    txn = TxnConfig(topology=topology, faults=faults, eos=eos, **extra)
+    security = None
+    if "security" in data:
+        from keos.scenarios.security_schema import parse_security_section
+
+        try:
+            security = parse_security_section(_section(data, "security", where), topology.producers)
+        except ModelError as exc:
+            raise ScenarioError(f"{where}: {exc}") from None
+    txn = TxnConfig(topology=topology, faults=faults, eos=eos, security=security, **extra)
     scenario = Scenario(
         name=name,
         description=description,

@@ -168,6 +168,8 @@ def covers(model: Any) -> tuple[bool, str]:
     unencoded = [f for f in UNENCODED_FLAGS if not getattr(model.flags, f)]
     if unencoded:
         return False, f"protocol switches {', '.join(unencoded)} are not encoded"
+    if model.config.security is not None:
+        return False, "authorization (ACLs, adversary actions) is not encoded"
     return True, ""
 
 

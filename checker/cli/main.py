@@ -44,6 +44,7 @@ from rich.console import Console
 
 from keos.checker import api
 from keos.checker.api import EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT, EXIT_OK, EXIT_VIOLATION
+from keos.checker.cli.threat import threat_rows, threat_table
 from keos.checker.engines import ENGINES
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import EngineResult
@@ -154,6 +155,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         "components": _components(),
         "engines": {name: desc for name, (_, desc) in ENGINES.items()},
         "invariants": list(props.values()),
+        "threat_model": threat_rows(),
         "scenarios": [
             {
                 "name": s.name,
@@ -163,6 +165,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "permitted": list(s.permitted),
                 "description": " ".join(s.description.split()),
                 "source": s.source,
+                "acls": s.txn.security.threat_model() if s.txn is not None and s.txn.security is not None else [],
             }
             for s in scenarios.values()
         ],
@@ -203,7 +206,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     for col in ("name", "model", "default", "description"):
         t.add_column(col)
     for s in data["scenarios"]:
-        t.add_row(s["name"], s["model"], "yes" if s["default"] else "", s["description"])
+        acls = "".join(f"\n  {line}" for line in s["acls"])
+        t.add_row(s["name"], s["model"], "yes" if s["default"] else "", s["description"] + acls)
     console.print(t)
     t = Table(title="Variants")
     for col in ("name", "weakened", "expected to break", "bug / rule"):
@@ -211,6 +215,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     for v in data["variants"]:
         t.add_row(v["name"], "[red]weakened[/red]" if v["weakened"] else "real", ", ".join(v["breaks"]), v["bug"])
     console.print(t)
+    console.print(threat_table(data["threat_model"]))
     t = Table(title="Engines")
     t.add_column("name")
     t.add_column("description")

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.codec import record
 from keos.model.log.producer_state import next_sequence
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 
 __all__ = [
@@ -296,7 +296,7 @@ def handle_produce_response(p: Producer, resp: ProduceResponse, config: Producer
         p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :], epoch_bump_required=True)
         p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
         return Outcome(p, failed=b.records, events=events)
-    if error == Errors.INVALID_PRODUCER_EPOCH:
+    if error == Errors.INVALID_PRODUCER_EPOCH or error in AUTHORIZATION_ERRORS or error == Errors.INVALID_RECORD:
         return Outcome(_fail(p, i, config), failed=b.records, events=events)
     if can_retry:
         return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))

@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 from keos.model.clients import producer as prod
 from keos.model.codec import record
 from keos.model.log.producer_state import next_sequence
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 from keos.model.protocol.messages import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -283,6 +283,8 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
     cls = coordinator_error_class(request, err) if request in COORDINATOR_ERROR_CLASSES else ErrorClass.NONE
     if cls == ErrorClass.RETRIABLE:
         return c, "", (f"client_error:{err}", "retry")
+    if err in AUTHORIZATION_ERRORS:
+        return authorization_error(c, resp, tv, kip_360)
     if cls == ErrorClass.ABORTABLE_IF_POSSIBLE:
         cls = ErrorClass.ABORTABLE if kip_360 else ErrorClass.FATAL
     if cls == ErrorClass.ABORTABLE and c.state == C.ABORTING:
@@ -319,6 +321,8 @@ def handle_produce_response(
 
 def classify_batch_failure(c: TxnClient, error: str, tv: int, kip_360: bool) -> TxnClient:
     """``TransactionManager.handleFailedBatch`` / ``maybeTransitionToErrorState``."""
+    if error in FATAL_AUTHORIZATION_ERRORS:
+        return _fatal(c)
     if error == Errors.INVALID_TXN_STATE or (error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and not kip_360):
         return _fatal(c)
     return _abortable(c, tv, kip_360)
@@ -348,3 +352,31 @@ def txn_request_timeout(c: TxnClient) -> TxnClient | None:
     if not c.inflight:
         return None
     return c._replace(inflight=False, tc_connection=c.tc_connection + 1)
+
+
+#: ``maybeTransitionToErrorState``: a batch failed with one of these makes the producer fatal.
+FATAL_AUTHORIZATION_ERRORS = (Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, Errors.CLUSTER_AUTHORIZATION_FAILED)
+
+
+def authorization_error(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tuple[TxnClient, str, tuple[str, ...]]:
+    """A coordinator's *_AUTHORIZATION_FAILED answer, as ``TransactionManager`` handles it (Kafka 4.0, e512b63).
+
+    * InitProducerId: TRANSACTIONAL_ID / CLUSTER_AUTHORIZATION_FAILED are abortable
+      and the Sender then moves the producer back to UNINITIALIZED, so the
+      application may call ``initTransactions`` again once the ACL is fixed
+      (KAFKA-13668, PR #12149).
+    * AddPartitionsToTxn: TOPIC_AUTHORIZATION_FAILED is abortable (the batches of
+      the unauthorized topic fail); TRANSACTIONAL_ID_AUTHORIZATION_FAILED is fatal.
+    * AddOffsetsToTxn / TxnOffsetCommit: GROUP_AUTHORIZATION_FAILED is abortable;
+      TRANSACTIONAL_ID_AUTHORIZATION_FAILED is fatal.
+    * EndTxn: TRANSACTIONAL_ID_AUTHORIZATION_FAILED is fatal.
+    """
+    err = resp.error
+    events: tuple[str, ...] = (f"client_error:{err}",)
+    if isinstance(resp, InitProducerIdResponse):
+        return c._replace(state=C.UNINITIALIZED, inflight=False), "", (*events, "client_uninitialized")
+    if err in (Errors.TOPIC_AUTHORIZATION_FAILED, Errors.GROUP_AUTHORIZATION_FAILED):
+        done = resp.partitions if isinstance(resp, AddPartitionsToTxnResponse) else ()
+        pending = tuple(p for p in c.pending_add if p not in done)
+        return abortable_error(c._replace(pending_add=pending)), "", (*events, "client_abortable")
+    return _fatal(c), "", (*events, "client_fatal")

@@ -8,7 +8,7 @@ each group says which handler returns it and how the client classifies it
 
 from __future__ import annotations
 
-__all__ = ["RETRIABLE", "Errors"]
+__all__ = ["AUTHORIZATION_ERRORS", "RETRIABLE", "Errors"]
 
 
 class Errors:
@@ -40,6 +40,12 @@ class Errors:
     UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
     UNSTABLE_OFFSET_COMMIT = "UNSTABLE_OFFSET_COMMIT"
     REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"
+    # Authorization (KIP-98 §9; KafkaApis, model.security.checks) and LogValidator.
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+    TOPIC_AUTHORIZATION_FAILED = "TOPIC_AUTHORIZATION_FAILED"
+    GROUP_AUTHORIZATION_FAILED = "GROUP_AUTHORIZATION_FAILED"
+    CLUSTER_AUTHORIZATION_FAILED = "CLUSTER_AUTHORIZATION_FAILED"
+    INVALID_RECORD = "INVALID_RECORD"
 
 
 #: Errors a produce client retries without failing the batch.
@@ -51,5 +57,15 @@ RETRIABLE = frozenset(
         Errors.COORDINATOR_LOAD_IN_PROGRESS,
         Errors.COORDINATOR_NOT_AVAILABLE,
         Errors.NOT_COORDINATOR,
+    }
+)
+
+#: Authorization failures: never retried by a client (``AuthorizationException`` is not retriable).
+AUTHORIZATION_ERRORS = frozenset(
+    {
+        Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        Errors.TOPIC_AUTHORIZATION_FAILED,
+        Errors.GROUP_AUTHORIZATION_FAILED,
+        Errors.CLUSTER_AUTHORIZATION_FAILED,
     }
 )

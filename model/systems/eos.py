@@ -55,6 +55,7 @@ from keos.model.protocol.messages import (
     TxnOffsetCommitResponse,
     WriteTxnMarkersRequest,
 )
+from keos.model.security import gate as authz
 from keos.model.systems.transactions import (
     COORDINATOR,
     FAULT_OF_ACTION,
@@ -102,7 +103,12 @@ RETRIABLE_OFFSET_ERRORS = (
     Errors.NOT_COORDINATOR,
     Errors.COORDINATOR_LOAD_IN_PROGRESS,
 )
-ABORTABLE_OFFSET_ERRORS = (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.TRANSACTION_ABORTABLE)
+ABORTABLE_OFFSET_ERRORS = (
+    Errors.ILLEGAL_GENERATION,
+    Errors.UNKNOWN_MEMBER_ID,
+    Errors.TRANSACTION_ABORTABLE,
+    Errors.GROUP_AUTHORIZATION_FAILED,
+)
 
 #: How the transaction coordinator's answer to the group coordinator's add/verify reaches the client.
 ADD_OFFSETS_TO_CLIENT_ERROR = {
@@ -404,6 +410,10 @@ class EosSystem(TransactionalSystem):
     def _on_add_offsets(
         self, s: TxnSystemState, env: net.Envelope, req: AddOffsetsToTxnRequest, append_ok: bool
     ) -> Result:
+        if self.security is not None:
+            denied = authz.deny_add_offsets(self, s, env, req)
+            if denied is not None:
+                return denied
         t = req.transactional_id
         out = tc.handle_add_offsets(s.coordinator[t], req.producer_id, req.producer_epoch, req.group, append_ok)
         s, events = self._apply_coordinator(s, t, out)
@@ -420,6 +430,9 @@ class EosSystem(TransactionalSystem):
         err = resp.error
         if err in tp.RETRIABLE_COORDINATOR_ERRORS:
             return s._replace(clients=_at(s.clients, i, c)), (f"client_error:{err}", "retry")
+        if err == Errors.GROUP_AUTHORIZATION_FAILED:
+            c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable")
+            return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app._replace(offsets=P.NONE)), events
         if err != Errors.NONE:
             fatal = tp.fatal_error(c, err)
             return s._replace(clients=_at(s.clients, i, fatal)), (f"client_error:{err}", "client_fatal")
@@ -431,6 +444,10 @@ class EosSystem(TransactionalSystem):
 
     def _on_txn_offset_commit(self, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest) -> Result:
         """The group coordinator: group validation, the transaction check (TV2: implicit add), then stage."""
+        if self.security is not None:
+            denied = authz.deny_txn_offset_commit(self, s, env, req, GROUP_COORDINATOR)
+            if denied is not None:
+                return denied
         g = s.group
         assert g is not None
         check_generation = self.flags.generation_fencing

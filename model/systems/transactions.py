@@ -24,6 +24,9 @@ Abstractions (documented simplifications):
 * the coordinator's timeout abort and transactional-id expiry are environment
   actions with budgets (no clocks);
 * consumers are the pure views of :mod:`model.clients.consumer`.
+* with a ``[security]`` scenario, Produce and coordinator requests pass the
+  authorization gate of :mod:`model.security.gate` first (KIP-98 §9); the
+  adversary's actions (:mod:`model.security.adversary`) are fault kinds.
 
 Application: producer ``i`` runs ``transactions_per_producer`` transactions
 of ``records_per_transaction`` records; record ``n`` goes to partition ``n mod
@@ -58,6 +61,14 @@ from keos.model.protocol.messages import (
     ProduceRequest,
     ProduceResponse,
     WriteTxnMarkersRequest,
+)
+from keos.model.security import gate as authz
+from keos.model.security.adversary import (
+    ADVERSARY_ACTION_ARGS,
+    ADVERSARY_FAULT_OF_ACTION,
+    ADVERSARY_HANDLERS,
+    adversary_actions,
+    blocked_by_abandon,
 )
 from keos.model.systems.transactions_records import (
     TXN_FAULT_KINDS,
@@ -101,6 +112,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "AppendFailure": ("message",),
     "CoordinatorFailover": (),
     "ExpireTransactionalId": ("transactional_id",),
+    **ADVERSARY_ACTION_ARGS,
 }
 FAULT_OF_ACTION = {
     "DropMessage": "drop",
@@ -110,6 +122,7 @@ FAULT_OF_ACTION = {
     "AppendFailure": "append_failure",
     "CoordinatorFailover": "coordinator_failover",
     "ExpireTransactionalId": "txn_id_expiry",
+    **ADVERSARY_FAULT_OF_ACTION,
 }
 
 #: Timeouts that are protocol steps (fairness makes them fire), though an early expiry has a budget.
@@ -163,6 +176,7 @@ class TransactionalSystem:
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
         self.tids = 1 if topo.shared_transactional_id else topo.producers
+        self.security = config.security
 
     # -- Model interface -------------------------------------------------------------------
 
@@ -224,6 +238,9 @@ class TransactionalSystem:
         if sum(state.faults_used) < self.config.faults.total:
             faults = self._fault_actions(state, net.channel_heads(state.network))
             out.extend(a for a in faults if not (quiet and a.kind in PROTOCOL_TIMEOUTS))
+            out.extend(adversary_actions(self, state))
+        if state.security.abandoned:
+            out = [a for a in out if not blocked_by_abandon(state, a)]
         return out
 
     def _quiet_timeouts(self, state: TxnSystemState) -> list[Action]:
@@ -249,6 +266,8 @@ class TransactionalSystem:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
+        if state.security.abandoned:
+            out = [a for a in out if not blocked_by_abandon(state, a)]
         return out
 
     def _may_init_transactions(self, state: TxnSystemState, i: int) -> bool:
@@ -310,7 +329,7 @@ class TransactionalSystem:
     def step(self, state: TxnSystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = self._HANDLERS.get(action.kind)
-        if handler is None or not self._valid_args(state, action):
+        if handler is None or not self._valid_args(state, action) or blocked_by_abandon(state, action):
             return None
         fault = self.FAULT_OF_ACTION.get(action.kind)
         if action.kind in PROTOCOL_TIMEOUTS and self._timeout_is_free(state):
@@ -453,6 +472,8 @@ class TransactionalSystem:
         if isinstance(body, WriteTxnMarkersRequest):
             return self._on_marker(s, body)
         if isinstance(body, (InitProducerIdRequest, AddPartitionsToTxnRequest, EndTxnRequest)):
+            if self.security is not None:
+                return authz.coordinator_request(self, s, env, body, append_ok)
             return self._on_coordinator_request(s, env, body, append_ok)
         i = body.producer
         c = s.clients[i]
@@ -467,11 +488,15 @@ class TransactionalSystem:
         return self._record_outcome(s, i, txn, outcome), events
 
     def _on_produce(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:
+        if self.security is not None or env.src == authz.ADVERSARY:
+            denied = authz.deny_produce(self, s, env, req)
+            if denied is not None:
+                return denied
         leader = s.partitions[req.partition]
         verification = "NONE"
         events: tuple[str, ...] = ()
         if part.txn_produce_needs_verification(leader, req, self.flags):
-            tid = self._tid_of_pid(s, req.producer_id)
+            tid = self._verification_tid(s, env, req)
             md = s.coordinator[tid] if tid >= 0 else None
             if self.tv >= 2:
                 out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,))
@@ -485,6 +510,14 @@ class TransactionalSystem:
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
+
+    def _verification_tid(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> int:
+        """The transactional id whose coordinator entry verifies a batch: the one the Produce request names
+        (``ReplicaManager.appendRecords`` passes the request's transactionalId).  An honest client names its
+        own, which owns its producer id; the adversary names its own, whatever producer id it forged."""
+        if env.src == authz.ADVERSARY:
+            return authz.claimed_transactional_id_index(self, s)
+        return self._tid_of_pid(s, req.producer_id)
 
     def _tid_of_pid(self, s: TxnSystemState, pid: int) -> int:
         for t, md in enumerate(s.coordinator):
@@ -688,6 +721,7 @@ class TransactionalSystem:
         "AppendFailure": _append_failure,
         "CoordinatorFailover": _failover,
         "ExpireTransactionalId": _expire_tid,
+        **ADVERSARY_HANDLERS,
     }
 
     # -- codec and display -------------------------------------------------------------------------

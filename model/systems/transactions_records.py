@@ -16,6 +16,7 @@ from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue
 from keos.model.log import partition as part
+from keos.model.security.records import SecurityConfig, SecurityGhost
 
 __all__ = [
     "TXN_FAULT_KINDS",
@@ -39,7 +40,13 @@ TXN_FAULT_KINDS = (
     "append_failure",
     "coordinator_failover",
     "txn_id_expiry",
-    "rebalance",
+    # adversary actions (model.security.adversary), budgeted like faults
+    "forge_produce",
+    "forge_request",
+    "hijack_init",
+    "forge_marker",
+    "endless_txn",
+    "rebalance",  # last: model.systems.eos reads it as the last kind
 )
 
 
@@ -68,6 +75,11 @@ class TxnFaultBudget:
     txn_id_expiry: int = 0
     total: int = 2
     rebalance: int = 0
+    forge_produce: int = 0
+    forge_request: int = 0
+    hijack_init: int = 0
+    forge_marker: int = 0
+    endless_txn: int = 0
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
@@ -100,6 +112,7 @@ class TxnConfig:
     retries: int = 2
     max_producer_epoch: int = 32767
     eos: EosConfig | None = None
+    security: SecurityConfig | None = None
 
 
 @codec.record
@@ -177,3 +190,4 @@ class TxnSystemState(NamedTuple):
     ghost: TxnGhost
     group: gc.GroupMetadata | None = None
     apps: tuple[AppInstance, ...] = ()
+    security: SecurityGhost = SecurityGhost()

@@ -1,0 +1,361 @@
+"""Invariants of transaction authorization (KIP-98 §9) against the adversary of :mod:`model.security.adversary`.
+
+Two groups:
+
+* What the ACLs protect -- must hold in every scenario:
+  ``unauthorized_never_changes_transaction`` (TransactionalId Write gates every
+  coordinator request), ``control_batches_only_from_markers`` (ClusterAction
+  on WriteTxnMarkers, no control batch through Produce),
+  ``transactional_writes_authorized`` (TransactionalId and Topic Write on a
+  transactional Produce) and ``endless_transaction_bounded`` (an open
+  transaction the producer never ends is one the coordinator's
+  ``transaction.timeout.ms`` abort -- capped by ``transaction.max.timeout.ms``
+  -- or its markers will end: the state form of "the LSO is held back at
+  most transaction.max.timeout.ms").
+* What KIP-98 §9 says the protocol does *not* protect ("Discussion on
+  coordinator authorization"): the producer id is not bound to the
+  transactional.id, so a producer that learns another's id can write into its
+  open transaction (``pid_bound_to_transactional_id``) or force an epoch bump
+  that fences it at the partition (``producer_epoch_from_coordinator``).
+  Scenarios that let the adversary try list them as ``permitted``: the
+  violation and its trace are reported as a documented weakness.
+
+Who wrote a data batch is read from its record ids (the adversary's records
+carry producer index = number of clients); the coordinator changes and
+control batches an observer saw come from
+:class:`model.security.records.SecurityGhost`.
+"""
+
+from __future__ import annotations
+
+from keos.invariants._common import sometimes_event
+from keos.model.clients.producer import RECORDS_PER_PRODUCER, record_label
+from keos.model.coordinator.transaction.transaction_state import TransactionState
+from keos.model.interface import Expectation, Property
+from keos.model.protocol.messages import WriteTxnMarkersRequest
+from keos.model.security.authorizer import CLUSTER_NAME, Operation, ResourceType, transactional_id_name
+from keos.model.security.records import SecurityConfig, security_of
+from keos.model.systems.transactions_records import TxnConfig, TxnSystemState
+
+__all__ = ["WEAKNESSES", "security_properties"]
+
+S = TransactionState
+PREPARE = (S.PREPARE_COMMIT, S.PREPARE_ABORT)
+#: The documented weaknesses (KIP-98 §9): scenarios may list them as permitted.
+WEAKNESSES = ("pid_bound_to_transactional_id", "producer_epoch_from_coordinator")
+
+
+class _Who:
+    """Principals and claimed transactional ids of the writers of a scenario."""
+
+    def __init__(self, config: TxnConfig) -> None:
+        self.sec: SecurityConfig = security_of(config)
+        self.clients = config.topology.producers
+        self.shared = config.topology.shared_transactional_id
+
+    def sender(self, rid: int) -> int:
+        return rid // RECORDS_PER_PRODUCER
+
+    def principal(self, rid: int) -> str:
+        i = self.sender(rid)
+        return self.sec.adversary if i >= self.clients else self.sec.principal_of(i)
+
+    def claimed(self, rid: int) -> str:
+        i = self.sender(rid)
+        if i >= self.clients:
+            return self.sec.adversary_transactional_id
+        return transactional_id_name(0 if self.shared else i)
+
+    def owner(self, s: TxnSystemState, pid: int) -> int:
+        """The transactional id whose coordinator entry holds ``pid`` (-1: none)."""
+        for t, md in enumerate(s.coordinator):
+            if md is not None and pid in (md.producer_id, md.prev_producer_id):
+                return t
+        for c in s.clients:
+            if c.data.producer_id == pid:
+                return c.transactional_id
+        return -1
+
+
+def _unauthorized_changes(who: _Who, s: TxnSystemState) -> list[str]:
+    return [
+        f"{c.principal} ({c.api}) moved {transactional_id_name(c.transactional_id)} from {c.before} to {c.after} "
+        f"without Write on it"
+        for c in s.security.txn_changes
+        if not who.sec.may_write_transactional_id(c.principal, c.transactional_id)
+    ]
+
+
+def _bad_controls(who: _Who, s: TxnSystemState) -> list[str]:
+    out = []
+    for a in s.security.control_appends:
+        may = who.sec.allows(a.principal, Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME) or (
+            who.sec.allows(a.principal, Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+        )
+        if a.api != "WriteTxnMarkers":
+            out.append(f"{a.principal} appended a control batch via {a.api} at {a.partition}:{a.offset}")
+        elif not may:
+            out.append(
+                f"{a.principal} (no ClusterAction) appended a marker at partition {a.partition} offset {a.offset}"
+            )
+    return out
+
+
+def _unauthorized_writes(who: _Who, s: TxnSystemState) -> list[str]:
+    out = []
+    for q, leader in enumerate(s.partitions):
+        for offset, e in enumerate(leader.log):
+            if e.control or not e.transactional:
+                continue
+            for rid in e.records:
+                p, tid = who.principal(rid), who.claimed(rid)
+                if not who.sec.may_write_transactional_id(p, tid):
+                    out.append(f"{record_label(rid)} at partition {q} offset {offset}: {p} has no Write on {tid}")
+                elif not who.sec.may_write_topic(p, q):
+                    out.append(f"{record_label(rid)} at partition {q} offset {offset}: {p} has no Write on topic t{q}")
+    return out
+
+
+def _unbounded(s: TxnSystemState) -> list[str]:
+    out = []
+    for q, leader in enumerate(s.partitions):
+        for e in leader.producers:
+            if e.current_txn_first_offset < 0:
+                continue
+            marker = any(
+                isinstance(env.body, WriteTxnMarkersRequest)
+                and env.body.partition == q
+                and env.body.producer_id == e.producer_id
+                for env in s.network
+            )
+            timeout = any(
+                md is not None
+                and md.producer_id == e.producer_id
+                and q in md.partitions
+                and md.state == S.ONGOING
+                and not md.pending_state
+                for md in s.coordinator
+            )
+            if not (marker or timeout):
+                stuck = [md.state for md in s.coordinator if md is not None and md.producer_id == e.producer_id]
+                why = f" (coordinator in {stuck[0]}, its marker gone)" if stuck and stuck[0] in PREPARE else ""
+                out.append(
+                    f"partition {q}: the transaction of pid {e.producer_id} open at offset "
+                    f"{e.current_txn_first_offset} has no coordinator timeout or marker that would end it{why}"
+                )
+    return out
+
+
+def _foreign_writes(who: _Who, s: TxnSystemState) -> list[str]:
+    out = []
+    for q, leader in enumerate(s.partitions):
+        for offset, e in enumerate(leader.log):
+            if e.control:
+                continue
+            t = who.owner(s, e.producer_id)
+            if t < 0:
+                continue
+            for rid in e.records:
+                p = who.principal(rid)
+                if not who.sec.may_write_transactional_id(p, t):
+                    out.append(
+                        f"{record_label(rid)} of {p} at partition {q} offset {offset} is in the transaction of pid "
+                        f"{e.producer_id} ({transactional_id_name(t)}), on which {p} has no Write"
+                    )
+    return out
+
+
+def _epochs_ahead(s: TxnSystemState) -> list[str]:
+    out = []
+    for q, leader in enumerate(s.partitions):
+        for e in leader.producers:
+            for md in s.coordinator:
+                if md is not None and md.producer_id == e.producer_id and e.producer_epoch > md.producer_epoch:
+                    out.append(
+                        f"partition {q} holds pid {e.producer_id} at epoch {e.producer_epoch}, above the "
+                        f"coordinator's {md.producer_epoch}: the owner's batches are fenced there"
+                    )
+    return out
+
+
+def _unauthorized_change(who: _Who) -> Property:
+    return Property(
+        name="unauthorized_never_changes_transaction",
+        expectation=Expectation.ALWAYS,
+        fact="A principal without Write on a TransactionalId never changes that transaction's coordinator "
+        "state (InitProducerId, AddPartitionsToTxn, EndTxn are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED).",
+        source="KIP-98 §9 (Authorization); KafkaApis.handleInitProducerIdRequest/handleEndTxnRequest",
+        catches="a coordinator API that skips the TransactionalId ACL: a stranger fences or ends a transaction",
+        predicate=lambda s: not _unauthorized_changes(who, s),
+        partners=("unauthorized_request_refused",),
+        explain=lambda s: "; ".join(_unauthorized_changes(who, s)),
+    )
+
+
+def _control_only_from_markers(who: _Who) -> Property:
+    return Property(
+        name="control_batches_only_from_markers",
+        expectation=Expectation.ALWAYS,
+        fact="No control (COMMIT/ABORT) batch is appended except by a WriteTxnMarkers request from a principal "
+        "with ClusterAction on the cluster; Produce never carries control records.",
+        source="KIP-98 §9; KafkaApis.handleWriteTxnMarkersRequest; LogValidator (client control records)",
+        catches="markers accepted from clients, or control batches through Produce: a stranger commits or "
+        "aborts someone else's transaction on a partition",
+        predicate=lambda s: not _bad_controls(who, s),
+        partners=("forged_control_batch_attempted",),
+        explain=lambda s: "; ".join(_bad_controls(who, s)),
+    )
+
+
+def _writes_authorized(who: _Who, partner: str) -> Property:
+    return Property(
+        name="transactional_writes_authorized",
+        expectation=Expectation.ALWAYS,
+        fact="Every transactional data batch in a log was sent by a principal with Write on the transactional.id "
+        "its Produce request carried and on its topic.",
+        source="KIP-98 §9 (endless transaction attack); KafkaApis.handleProduceRequest",
+        catches="a Produce of transactional data without the TransactionalId ACL: anyone can open "
+        "transactions that hold the LSO back",
+        predicate=lambda s: not _unauthorized_writes(who, s),
+        partners=(partner,),
+        explain=lambda s: "; ".join(_unauthorized_writes(who, s)),
+    )
+
+
+def _endless_bounded(who: _Who, abandon: bool, timeout: bool) -> Property:
+    partners = (
+        ("transaction_abandoned", "open_transaction_timed_out")
+        if abandon and timeout
+        else (("transaction_abandoned",) if abandon else ("transaction_opened",))
+    )
+    return Property(
+        name="endless_transaction_bounded",
+        expectation=Expectation.ALWAYS,
+        fact="Every transaction open on a partition (holding its LSO back) is one the coordinator ends without "
+        "the producer: Ongoing with the partition (the transaction.timeout.ms abort, at most "
+        "transaction.max.timeout.ms) or with its marker in flight.",
+        source="KIP-98 §9 (endless transaction attack); TransactionCoordinator.abortTimedOutTransactions",
+        catches="transactional data no coordinator transaction covers: the LSO stays behind for ever",
+        predicate=lambda s: not _unbounded(s),
+        partners=partners,
+        explain=lambda s: "; ".join(_unbounded(s)),
+    )
+
+
+def _pid_bound(who: _Who) -> Property:
+    return Property(
+        name="pid_bound_to_transactional_id",
+        expectation=Expectation.ALWAYS,
+        fact="Every data batch under a producer id was written by a principal with Write on the TransactionalId "
+        "that producer id belongs to.  KIP-98 §9 documents that this is NOT protected: the producer id "
+        "is not authenticated, so a producer that learns it writes into the owner's open transaction.",
+        source="KIP-98 §9, Discussion on coordinator authorization (producer id hijack)",
+        catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
+        predicate=lambda s: not _foreign_writes(who, s),
+        partners=("forged_produce_attempted",),
+        explain=lambda s: "; ".join(_foreign_writes(who, s)),
+    )
+
+
+def _epoch_from_coordinator(who: _Who) -> Property:
+    return Property(
+        name="producer_epoch_from_coordinator",
+        expectation=Expectation.ALWAYS,
+        fact="No partition holds a producer id at an epoch above the one its coordinator issued.  KIP-98 §9 "
+        "documents that this is NOT protected: a hijacker's batch at epoch + 1 fences the owner there.",
+        source="KIP-98 §9, Discussion on coordinator authorization (forced epoch bump)",
+        catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
+        predicate=lambda s: not _epochs_ahead(s),
+        partners=("forged_produce_attempted",),
+        explain=lambda s: "; ".join(_epochs_ahead(s)),
+    )
+
+
+def security_properties(config: TxnConfig) -> tuple[Property, ...]:
+    """The authorization properties, for scenarios with ``[security]`` or adversary budgets."""
+    f = config.faults
+    adversary = f.forge_produce + f.forge_request + f.hijack_init + f.forge_marker + f.endless_txn
+    if config.security is None and adversary == 0:
+        return ()
+    who = _Who(config)
+    sec = who.sec
+    lacking = any(
+        not sec.may_write_transactional_id(sec.principal_of(i), 0 if who.shared else i) for i in range(who.clients)
+    )
+    props: list[Property] = []
+    if f.forge_request or f.hijack_init or f.forge_produce or lacking:
+        props += [
+            _unauthorized_change(who),
+            sometimes_event(
+                "unauthorized_request_refused",
+                "A coordinator request was refused for want of TransactionalId Write.",
+                "error:TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+            ),
+        ]
+    if f.forge_marker:
+        props += [
+            _control_only_from_markers(who),
+            sometimes_event(
+                "forged_control_batch_attempted",
+                "The adversary sent a control batch (WriteTxnMarkers or Produce).",
+                "adversary:forge_marker:*",
+            ),
+        ]
+    lacking_topic = any(
+        not sec.may_write_topic(sec.principal_of(i), q)
+        for i in range(who.clients)
+        for q in range(config.topology.partitions)
+    )
+    if lacking_topic and not f.forge_produce:
+        props += [
+            _writes_authorized(who, "client_produce_refused"),
+            sometimes_event(
+                "client_produce_refused",
+                "A client's Produce was refused with TOPIC_AUTHORIZATION_FAILED (abortable for the client).",
+                "client_error:TOPIC_AUTHORIZATION_FAILED",
+            ),
+        ]
+    if lacking:
+        props.append(
+            sometimes_event(
+                "client_init_refused",
+                "A client's InitProducerId was refused and it went back to UNINITIALIZED (KAFKA-13668).",
+                "client_uninitialized",
+            )
+        )
+    if f.forge_produce:
+        props += [
+            _writes_authorized(who, "forged_produce_attempted"),
+            _pid_bound(who),
+            _epoch_from_coordinator(who),
+            sometimes_event(
+                "forged_produce_attempted",
+                "The adversary sent a transactional Produce (hijacked or stray producer id).",
+                "adversary:produce:*",
+            ),
+        ]
+    if f.forge_produce or f.endless_txn:
+        props.append(_endless_bounded(who, f.endless_txn > 0, f.txn_timeout > 0))
+        if f.endless_txn:
+            props.append(
+                sometimes_event(
+                    "transaction_abandoned",
+                    "A producer abandoned its open transaction (the endless transaction).",
+                    "adversary:abandon_transaction",
+                )
+            )
+            if f.txn_timeout:
+                props.append(
+                    sometimes_event(
+                        "open_transaction_timed_out",
+                        "The coordinator aborted a transaction on its transaction.timeout.ms.",
+                        "timeout_abort",
+                    )
+                )
+        else:
+            props.append(
+                sometimes_event(
+                    "transaction_opened", "A transactional batch opened a transaction.", "txn_opened_on_partition"
+                )
+            )
+    return tuple(props)

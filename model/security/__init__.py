@@ -1,0 +1,1 @@
+"""Authorization of transactions and the adversaries it must stop (KIP-98 §9)."""

@@ -1,0 +1,269 @@
+"""Adversary actions against transactions (KIP-98 §9), budgeted like faults.
+
+The adversary is a client of the cluster with its own principal
+(``SecurityConfig.adversary``) and whatever the scenario's ACLs grant it.  It
+is *omniscient*: it reads other producers' ids, epochs and the sequence a
+partition expects (as a sniffer on an unencrypted listener or a leaked log
+would).  Each of its requests is sent and handled in one step by the same
+handlers and authorization gate honest requests go through
+(:mod:`model.security.gate`); its responses are dropped.  The actions and
+their fault kinds (``[faults]`` budgets of a scenario):
+
+* ``ForgeProduce(victim, partition, bump_epoch)`` -- ``forge_produce``: a
+  transactional Produce carrying the victim's producer id and epoch (or epoch
+  + 1 at sequence 0: an epoch bump the coordinator never issued) and the next
+  sequence the partition expects; the request's transactional.id is the
+  adversary's own.  This is the producer-id hijack of KIP-98 §9.  KIP-890
+  verification asks the coordinator about the request's transactional.id, so
+  it refuses a hijacked batch that would open a transaction on a partition,
+  not one that lands in a transaction the victim already opened there.
+* ``StrayProduce(partition)`` -- ``forge_produce``: a transactional Produce
+  with a producer id no coordinator issued: the "endless transaction" attack
+  (data no COMMIT/ABORT marker will ever end, so the LSO stops).
+* ``ForgeEndTxn(transactional_id, committed)`` -- ``forge_request``: an EndTxn
+  replayed with the victim's transactional.id, producer id and epoch.
+* ``HijackInitProducerId(transactional_id)`` -- ``hijack_init``: InitProducerId
+  on the victim's transactional.id, which bumps its epoch and fences it.
+* ``ForgeMarker(transactional_id, partition, committed, api)`` --
+  ``forge_marker``: a COMMIT/ABORT control batch for the victim's producer id,
+  sent as WriteTxnMarkers (needs ClusterAction) or inside a Produce (refused
+  by the log).
+* ``AbandonTransaction(producer)`` -- ``endless_txn``: the application of
+  client ``producer`` (an authorized but malicious or broken producer) stops in
+  the middle of its transaction and never commits or aborts it; only the
+  coordinator's ``transaction.timeout.ms`` abort can end it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from keos.model import network as net
+from keos.model.clients import producer as prod
+from keos.model.clients import transactional_producer as tp
+from keos.model.interface import Action
+from keos.model.log.producer_state import next_sequence
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import (
+    EndTxnRequest,
+    InitProducerIdRequest,
+    ProduceRequest,
+    WriteTxnMarkersRequest,
+)
+from keos.model.security import checks
+from keos.model.security.gate import ADVERSARY, BROKER, COORDINATOR, coordinator_request, label_metadata
+from keos.model.security.records import ControlAppend, TxnChange, security_of
+from keos.model.systems.transactions_records import TXN_FAULT_KINDS, TxnSystemState
+
+__all__ = [
+    "ADVERSARY_ACTION_ARGS",
+    "ADVERSARY_FAULT_OF_ACTION",
+    "ADVERSARY_HANDLERS",
+    "STRAY_PRODUCER_ID",
+    "adversary_actions",
+    "blocked_by_abandon",
+]
+
+#: The producer id of the stray (coordinator-less) transactional batch.
+STRAY_PRODUCER_ID = 9999
+APIS = ("WriteTxnMarkers", "Produce")
+
+ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {
+    "ForgeProduce": ("victim", "partition", "bump_epoch"),
+    "StrayProduce": ("partition",),
+    "ForgeEndTxn": ("transactional_id", "committed"),
+    "HijackInitProducerId": ("transactional_id",),
+    "ForgeMarker": ("transactional_id", "partition", "committed", "api"),
+    "AbandonTransaction": ("producer",),
+}
+ADVERSARY_FAULT_OF_ACTION = {
+    "ForgeProduce": "forge_produce",
+    "StrayProduce": "forge_produce",
+    "ForgeEndTxn": "forge_request",
+    "HijackInitProducerId": "hijack_init",
+    "ForgeMarker": "forge_marker",
+    "AbandonTransaction": "endless_txn",
+}
+#: Application calls an abandoned client no longer makes.
+APPLICATION_CALLS = ("BeginTransaction", "Send", "CommitTransaction", "AbortTransaction")
+
+Result = tuple[TxnSystemState, tuple[str, ...]] | None
+
+
+_KIND_INDEX = {kind: TXN_FAULT_KINDS.index(kind) for kind in set(ADVERSARY_FAULT_OF_ACTION.values())}
+
+
+def _budget(system: Any, state: TxnSystemState, kind: str) -> bool:
+    k = _KIND_INDEX[kind]
+    return state.faults_used[k] < system._limits[k]
+
+
+def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
+    """The enabled adversary actions whose budget is not used up (the total is checked by the caller)."""
+    out: list[Action] = []
+    if not any(system._limits[k] for k in _KIND_INDEX.values()):
+        return out
+    parts = range(len(state.partitions))
+    if _budget(system, state, "forge_produce"):
+        for i, c in enumerate(state.clients):
+            if c.data.producer_id >= 0:
+                out.extend(Action("ForgeProduce", (i, q, bump)) for q in parts for bump in (False, True))
+        out.extend(Action("StrayProduce", (q,)) for q in parts)
+    if _budget(system, state, "forge_request"):
+        for t, md in enumerate(state.coordinator):
+            if md is not None:
+                out.extend(Action("ForgeEndTxn", (t, committed)) for committed in (True, False))
+    if _budget(system, state, "hijack_init"):
+        out.extend(Action("HijackInitProducerId", (t,)) for t in range(len(state.coordinator)))
+    if _budget(system, state, "forge_marker"):
+        for t, md in enumerate(state.coordinator):
+            if md is not None:
+                out.extend(
+                    Action("ForgeMarker", (t, q, committed, api))
+                    for q in parts
+                    for committed in (True, False)
+                    for api in APIS
+                )
+    if _budget(system, state, "endless_txn"):
+        out.extend(
+            Action("AbandonTransaction", (i,)) for i, c in enumerate(state.clients) if _may_abandon(system, state, i, c)
+        )
+    return out
+
+
+def _may_abandon(system: Any, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
+    rpt = system.config.topology.records_per_transaction
+    return i not in state.security.abandoned and c.state == tp.C.IN_TRANSACTION and c.data.next_record > c.txn * rpt
+
+
+def blocked_by_abandon(state: TxnSystemState, action: Action) -> bool:
+    """Whether ``action`` is an application call of a client that abandoned its transaction."""
+    return action.kind in APPLICATION_CALLS and bool(action.args) and action.args[0] in state.security.abandoned
+
+
+# -- the actions -------------------------------------------------------------------------------------
+
+
+def _without_replies(s: TxnSystemState) -> TxnSystemState:
+    """The adversary ignores answers: they never stay in the network."""
+    return s._replace(network=net.without(s.network, lambda e: e.dst == ADVERSARY))
+
+
+def _adversary_record(system: Any, s: TxnSystemState) -> tuple[TxnSystemState, int]:
+    """A fresh record id of the adversary (producer index = number of clients)."""
+    n = s.security.adversary_records
+    rid = prod.record_id(len(s.clients), n)
+    return s._replace(security=s.security._replace(adversary_records=n + 1)), rid
+
+
+def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str) -> Result:
+    """Send ``req`` as the adversary; a coordinator entry the broker's verification changed (TV2 adds the
+    partition to the transaction) is recorded for ``unauthorized_never_changes_transaction``."""
+    env = net.Envelope(ADVERSARY, BROKER, 0, req)
+    result = system._on_produce(s, env, req)
+    if result is None:
+        return None
+    new, events = result
+    sec = security_of(system)
+    for t, (before, after) in enumerate(zip(s.coordinator, new.coordinator, strict=True)):
+        if before != after:
+            change = TxnChange(sec.adversary, t, "Produce", label_metadata(before), label_metadata(after))
+            new = new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
+    return _without_replies(new), (label, *events)
+
+
+def forge_produce(system: Any, s: TxnSystemState, victim: Any, q: Any, bump: Any) -> Result:
+    """Produce with the victim's producer id (hijack); ``bump``: at epoch + 1, sequence 0."""
+    if not (type(victim) is int and 0 <= victim < len(s.clients)) or type(bump) is not bool:
+        return None
+    c = s.clients[victim]
+    if c.data.producer_id < 0:
+        return None
+    pid, epoch = c.data.producer_id, c.data.producer_epoch
+    entry = s.partitions[q].entry(pid)
+    if bump:
+        epoch, seq = epoch + 1, 0
+    elif entry is None or entry.producer_epoch != epoch or entry.last_seq < 0:
+        seq = 0
+    else:
+        seq = next_sequence(entry.last_seq, 1, system.flags.sequence_space)
+    s, rid = _adversary_record(system, s)
+    req = ProduceRequest(-1, 0, q, pid, epoch, seq, (rid,), True)
+    return _produce(system, s, req, "adversary:produce:forge")
+
+
+def stray_produce(system: Any, s: TxnSystemState, q: Any) -> Result:
+    """A transactional batch under a producer id no coordinator issued."""
+    entry = s.partitions[q].entry(STRAY_PRODUCER_ID)
+    seq = 0 if entry is None or entry.last_seq < 0 else next_sequence(entry.last_seq, 1, system.flags.sequence_space)
+    s, rid = _adversary_record(system, s)
+    req = ProduceRequest(-1, 0, q, STRAY_PRODUCER_ID, 0, seq, (rid,), True)
+    return _produce(system, s, req, "adversary:produce:stray")
+
+
+def _coordinator(system: Any, s: TxnSystemState, req: Any, label: str) -> Result:
+    env = net.Envelope(ADVERSARY, COORDINATOR, 0, req)
+    result = coordinator_request(system, s, env, req, True)
+    if result is None:
+        return None
+    new, events = result
+    return _without_replies(new), (label, *events)
+
+
+def forge_end_txn(system: Any, s: TxnSystemState, t: int, committed: Any) -> Result:
+    """EndTxn replayed with the victim's transactional.id, producer id and epoch."""
+    md = s.coordinator[t]
+    if md is None or type(committed) is not bool:
+        return None
+    req = EndTxnRequest(-1, 0, t, md.producer_id, md.producer_epoch, committed)
+    return _coordinator(system, s, req, "adversary:forge_end_txn")
+
+
+def hijack_init(system: Any, s: TxnSystemState, t: int) -> Result:
+    """InitProducerId on the victim's transactional.id: an epoch bump that fences it."""
+    return _coordinator(system, s, InitProducerIdRequest(-1, 0, t), "adversary:hijack_init")
+
+
+def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any, api: Any) -> Result:
+    """A control batch for the victim's producer id, through WriteTxnMarkers or Produce."""
+    md = s.coordinator[t]
+    if md is None or type(committed) is not bool or api not in APIS:
+        return None
+    sec = security_of(system)
+    entry = s.partitions[q].entry(md.producer_id)
+    stored = entry.producer_epoch if entry is not None else -1
+    epoch = max(md.producer_epoch, stored + 1 if system.tv >= 2 else stored)
+    marker = WriteTxnMarkersRequest(t, md.producer_id, epoch, s.coordinator_epoch, committed, q)
+    if api == "WriteTxnMarkers":
+        error = checks.write_txn_markers(sec, sec.adversary, system.flags)
+    else:
+        tid = sec.adversary_transactional_id
+        error = checks.produce(sec, sec.adversary, tid, q, True, True, system.flags)
+    label = f"adversary:forge_marker:{api}"
+    if error != Errors.NONE:
+        return s, (label, f"authz_denied:{api}", f"error:{error}")
+    offset = len(s.partitions[q].log)
+    s, error, events = system._write_marker(s, marker)
+    if error == Errors.NONE:
+        append = ControlAppend(sec.adversary, api, q, offset)
+        s = s._replace(security=s.security._replace(control_appends=(*s.security.control_appends, append)))
+    return s, (label, *events)
+
+
+def abandon_transaction(system: Any, s: TxnSystemState, i: int) -> Result:
+    """The application of client ``i`` stops in the middle of its transaction (the endless transaction)."""
+    if not _may_abandon(system, s, i, s.clients[i]):
+        return None
+    ghost = s.security._replace(abandoned=tuple(sorted((*s.security.abandoned, i))))
+    return s._replace(security=ghost), ("adversary:abandon_transaction",)
+
+
+ADVERSARY_HANDLERS: dict[str, Callable[..., Result]] = {
+    "ForgeProduce": forge_produce,
+    "StrayProduce": stray_produce,
+    "ForgeEndTxn": forge_end_txn,
+    "HijackInitProducerId": hijack_init,
+    "ForgeMarker": forge_marker,
+    "AbandonTransaction": abandon_transaction,
+}

@@ -1,0 +1,171 @@
+"""The authorization gate at the top of each request handler, as ``KafkaApis`` does it.
+
+Kafka 4.0 (``core/src/main/scala/kafka/server/KafkaApis.scala`` at apache/kafka
+1eb7644, 4.0.0-SNAPSHOT); each function returns the error the broker answers
+with, ``NONE`` when the request may go on to the coordinator or the log:
+
+* ``handleFindCoordinatorRequest``: a TRANSACTION key needs Describe on the
+  transactional.id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal for the
+  client), a GROUP key Describe on the group (GROUP_AUTHORIZATION_FAILED,
+  abortable).  Write implies Describe.  (The models have no FindCoordinator
+  round trip; the check is here for users of this module and the tests.)
+* ``handleInitProducerIdRequest``: with a transactional.id, Write on it, else
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED; without one (an idempotent producer),
+  IdempotentWrite on the cluster or Write on some topic, else
+  CLUSTER_AUTHORIZATION_FAILED.
+* ``handleAddPartitionsToTxnRequest`` (client versions < 4): Write on the
+  transactional.id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then Write on
+  every topic, else TOPIC_AUTHORIZATION_FAILED (the whole request fails).
+* ``handleAddOffsetsToTxnRequest``, ``handleTxnOffsetCommitRequest``: Write on
+  the transactional.id, then Read on the group, else
+  GROUP_AUTHORIZATION_FAILED.
+* ``handleEndTxnRequest``: Write on the transactional.id.
+* ``handleWriteTxnMarkersRequest`` (inter-broker only): Alter or ClusterAction
+  on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
+* ``handleProduceRequest``: a request with transactional batches needs a
+  transactional.id and Write on it (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+  the whole request), then Write on the topic (TOPIC_AUTHORIZATION_FAILED);
+  ``LogValidator`` then refuses control batches from clients ("Clients are
+  not allowed to write control records", INVALID_RECORD).
+
+The switches of :class:`model.variants.ProtocolFlags` drop single checks for
+``keos mutants``.  Note what no check looks at: the producer id and epoch in a
+request.  The transactional.id is authorized, the producer id is not bound to
+it (KIP-98 §9, "Discussion on coordinator authorization").
+"""
+
+from __future__ import annotations
+
+from keos.model.protocol.errors import Errors
+from keos.model.security.authorizer import (
+    CLUSTER_NAME,
+    Operation,
+    ResourceType,
+    group_name,
+    topic_name,
+)
+from keos.model.security.records import SecurityConfig
+from keos.model.variants import ProtocolFlags
+
+__all__ = [
+    "add_offsets_to_txn",
+    "add_partitions_to_txn",
+    "end_txn",
+    "find_coordinator",
+    "init_producer_id",
+    "produce",
+    "txn_offset_commit",
+    "write_txn_markers",
+]
+
+OK = Errors.NONE
+
+
+def _txn_id(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags) -> str:
+    if flags.authorize_transactional_id and not sec.may_write_transactional_id(principal, tid):
+        return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    return OK
+
+
+def _may_write_some_topic(sec: SecurityConfig, principal: str) -> bool:
+    """``authorizeByResourceType(WRITE, TOPIC)``: some Write (or All) allow binding on a topic, no deny of all."""
+    for b in sec.acls:
+        if (
+            b.principal in (principal, "User:*")
+            and b.resource_type == ResourceType.TOPIC
+            and b.permission == "Deny"
+            and b.name == "*"
+            and b.operation in (Operation.WRITE, Operation.ALL)
+        ):
+            return False
+    return principal in sec.super_users or any(
+        b.principal in (principal, "User:*")
+        and b.resource_type == ResourceType.TOPIC
+        and b.permission == "Allow"
+        and b.operation in (Operation.WRITE, Operation.ALL)
+        for b in sec.acls
+    )
+
+
+def find_coordinator(sec: SecurityConfig, principal: str, key_type: str, key: str) -> str:
+    """FindCoordinator: Describe on the transactional.id (``key_type`` TRANSACTION) or the group (GROUP)."""
+    if key_type == "TRANSACTION":
+        ok = sec.allows(principal, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)
+        return OK if ok else Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    ok = sec.allows(principal, Operation.DESCRIBE, ResourceType.GROUP, key)
+    return OK if ok else Errors.GROUP_AUTHORIZATION_FAILED
+
+
+def init_producer_id(sec: SecurityConfig, principal: str, tid: str | None, flags: ProtocolFlags) -> str:
+    """InitProducerId: Write on the transactional.id, or (idempotent) IdempotentWrite / Write on a topic."""
+    if tid is not None:
+        return _txn_id(sec, principal, tid, flags)
+    if sec.allows(principal, Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return OK
+    return OK if _may_write_some_topic(sec, principal) else Errors.CLUSTER_AUTHORIZATION_FAILED
+
+
+def add_partitions_to_txn(
+    sec: SecurityConfig, principal: str, tid: str, partitions: tuple[int, ...], flags: ProtocolFlags
+) -> str:
+    """AddPartitionsToTxn from a client: Write on the transactional.id, then Write on every topic."""
+    error = _txn_id(sec, principal, tid, flags)
+    if error != OK:
+        return error
+    if not all(sec.may_write_topic(principal, q) for q in partitions):
+        return Errors.TOPIC_AUTHORIZATION_FAILED
+    return OK
+
+
+def add_offsets_to_txn(sec: SecurityConfig, principal: str, tid: str, group: int, flags: ProtocolFlags) -> str:
+    """AddOffsetsToTxn: Write on the transactional.id, then Read on the group."""
+    error = _txn_id(sec, principal, tid, flags)
+    if error != OK:
+        return error
+    if not sec.allows(principal, Operation.READ, ResourceType.GROUP, group_name(group)):
+        return Errors.GROUP_AUTHORIZATION_FAILED
+    return OK
+
+
+def txn_offset_commit(sec: SecurityConfig, principal: str, tid: str, group: int, flags: ProtocolFlags) -> str:
+    """TxnOffsetCommit: the same two checks as AddOffsetsToTxn (topic Read per partition is not modelled)."""
+    return add_offsets_to_txn(sec, principal, tid, group, flags)
+
+
+def end_txn(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags) -> str:
+    """EndTxn: Write on the transactional.id."""
+    return _txn_id(sec, principal, tid, flags)
+
+
+def write_txn_markers(sec: SecurityConfig, principal: str, flags: ProtocolFlags) -> str:
+    """WriteTxnMarkers: Alter or ClusterAction on the cluster (inter-broker only)."""
+    if not flags.authorize_marker_cluster_action:
+        return OK
+    if sec.allows(principal, Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME) or sec.allows(
+        principal, Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
+    ):
+        return OK
+    return Errors.CLUSTER_AUTHORIZATION_FAILED
+
+
+def produce(
+    sec: SecurityConfig,
+    principal: str,
+    tid: str | None,
+    partition: int,
+    transactional: bool,
+    control: bool,
+    flags: ProtocolFlags,
+) -> str:
+    """Produce of one batch to ``partition``: transactional.id, topic, then no control batch from a client."""
+    if (
+        transactional
+        and flags.authorize_transactional_produce
+        and (tid is None or not sec.may_write_transactional_id(principal, tid))
+    ):
+        return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if not sec.allows(principal, Operation.WRITE, ResourceType.TOPIC, topic_name(partition)):
+        return Errors.TOPIC_AUTHORIZATION_FAILED
+    if control and flags.reject_client_control_records:
+        return Errors.INVALID_RECORD
+    return OK

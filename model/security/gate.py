@@ -1,0 +1,169 @@
+"""The authorization gate wired into the transactions system's handlers.
+
+:class:`model.systems.transactions.TransactionalSystem` calls these at the top
+of its Produce and coordinator-request handlers when the scenario has a
+``[security]`` section.  Each function finds the request's principal (the
+client's, the adversary's), asks :mod:`model.security.checks` for Kafka's
+answer, and either answers the sender with the authorization error (the
+handler is not run) or lets the handler run.
+
+Around a coordinator request the gate also *observes*: if the request changed
+the transactional id's coordinator entry and its principal has no Write on
+that transactional id by the ACLs (judged by :func:`authorize`, whatever the
+variant's switches say) -- or the principal is the adversary -- the change is
+recorded in :class:`model.security.records.SecurityGhost` for the invariant
+``unauthorized_never_changes_transaction``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keos.model import network as net
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import (
+    AddOffsetsToTxnRequest,
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    EndTxnRequest,
+    EndTxnResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ProduceRequest,
+    ProduceResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+)
+from keos.model.security import checks
+from keos.model.security.authorizer import transactional_id_name
+from keos.model.security.records import SecurityConfig, TxnChange, security_of
+from keos.model.systems.transactions_records import TxnSystemState
+
+__all__ = [
+    "ADVERSARY",
+    "claimed_transactional_id",
+    "claimed_transactional_id_index",
+    "coordinator_request",
+    "deny_add_offsets",
+    "deny_produce",
+    "deny_txn_offset_commit",
+    "label_metadata",
+    "principal_of",
+]
+
+#: The adversary's network identity (its requests are sent and answered in one step).
+ADVERSARY = "adv"
+COORDINATOR = "tc"
+BROKER = "b0"
+
+Result = tuple[TxnSystemState, tuple[str, ...]] | None
+
+
+def principal_of(sec: SecurityConfig, src: str) -> str:
+    """The principal of a request's sender (``p<i>`` or the adversary)."""
+    return sec.adversary if src == ADVERSARY else sec.principal_of(int(src[1:]))
+
+
+def claimed_transactional_id(sec: SecurityConfig, s: TxnSystemState, src: str) -> str:
+    """The transactional.id a Produce from ``src`` carries (the client's configured one)."""
+    if src == ADVERSARY:
+        return sec.adversary_transactional_id
+    return transactional_id_name(s.clients[int(src[1:])].transactional_id)
+
+
+def claimed_transactional_id_index(system: Any, s: TxnSystemState) -> int:
+    """The model index of the transactional id the adversary's Produce names (-1: none the model tracks)."""
+    name = security_of(system).adversary_transactional_id
+    for t in range(len(s.coordinator)):
+        if transactional_id_name(t) == name:
+            return t
+    return -1
+
+
+def deny_produce(system: Any, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:
+    """``handleProduceRequest``'s checks; the denial answer, or ``None`` to go on."""
+    sec = security_of(system)
+    principal = principal_of(sec, env.src)
+    tid = claimed_transactional_id(sec, s, env.src)
+    error = checks.produce(sec, principal, tid, req.partition, req.transactional, False, system.flags)
+    if error == Errors.NONE:
+        return None
+    resp = ProduceResponse(
+        req.producer, req.connection, req.partition, req.producer_epoch, req.base_sequence, error, -1
+    )
+    s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, resp)))
+    return s, ("authz_denied:Produce", f"error:{error}")
+
+
+def _coordinator_check(sec: SecurityConfig, principal: str, req: Any, flags: Any) -> tuple[str, str, Any]:
+    tid = transactional_id_name(req.transactional_id)
+    if isinstance(req, InitProducerIdRequest):
+        error = checks.init_producer_id(sec, principal, tid, flags)
+        return "InitProducerId", error, InitProducerIdResponse(req.producer, req.connection, error)
+    if isinstance(req, AddPartitionsToTxnRequest):
+        error = checks.add_partitions_to_txn(sec, principal, tid, req.partitions, flags)
+        return (
+            "AddPartitionsToTxn",
+            error,
+            AddPartitionsToTxnResponse(req.producer, req.connection, error, req.partitions),
+        )
+    assert isinstance(req, EndTxnRequest)
+    error = checks.end_txn(sec, principal, tid, flags)
+    return "EndTxn", error, EndTxnResponse(req.producer, req.connection, error)
+
+
+def coordinator_request(system: Any, s: TxnSystemState, env: net.Envelope, req: Any, append_ok: bool) -> Result:
+    """An InitProducerId / AddPartitionsToTxn / EndTxn request: authorize, handle, observe."""
+    sec = security_of(system)
+    principal = principal_of(sec, env.src)
+    api, error, denial = _coordinator_check(sec, principal, req, system.flags)
+    if error != Errors.NONE:
+        s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, denial)))
+        return s, (f"authz_denied:{api}", f"error:{error}")
+    t = req.transactional_id
+    before = s.coordinator[t]
+    result = system._on_coordinator_request(s, env, req, append_ok)
+    if result is None:
+        return None
+    new, events = result
+    after = new.coordinator[t]
+    observed = env.src == ADVERSARY or not sec.may_write_transactional_id(principal, t)
+    if after != before and observed:
+        change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))
+        ghost = new.security._replace(txn_changes=(*new.security.txn_changes, change))
+        new = new._replace(security=ghost)
+    return new, events
+
+
+def label_metadata(md: Any) -> str:
+    """A coordinator entry in one line, for the ghost history."""
+    if md is None:
+        return "none"
+    return f"{md.state}(pid={md.producer_id}, epoch={md.producer_epoch})"
+
+
+def deny_add_offsets(system: Any, s: TxnSystemState, env: net.Envelope, req: AddOffsetsToTxnRequest) -> Result:
+    """``handleAddOffsetsToTxnRequest``'s checks (TransactionalId Write, Group Read); the denial or ``None``."""
+    sec = security_of(system)
+    tid = transactional_id_name(req.transactional_id)
+    error = checks.add_offsets_to_txn(sec, principal_of(sec, env.src), tid, req.group, system.flags)
+    if error == Errors.NONE:
+        return None
+    resp = AddOffsetsToTxnResponse(req.producer, req.connection, error)
+    s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
+    return s, ("authz_denied:AddOffsetsToTxn", f"error:{error}")
+
+
+def deny_txn_offset_commit(
+    system: Any, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest, group_coordinator: str
+) -> Result:
+    """``handleTxnOffsetCommitRequest``'s checks (TransactionalId Write, Group Read); the denial or ``None``."""
+    sec = security_of(system)
+    tid = transactional_id_name(req.transactional_id)
+    error = checks.txn_offset_commit(sec, principal_of(sec, env.src), tid, req.group, system.flags)
+    if error == Errors.NONE:
+        return None
+    resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
+    s = s._replace(network=net.send(s.network, net.Envelope(group_coordinator, env.src, env.connection, resp)))
+    return s, ("authz_denied:TxnOffsetCommit", f"error:{error}")
