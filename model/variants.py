@@ -63,6 +63,21 @@ class ProtocolFlags:
             source offsets inside the transaction of their records (§5.5 step 7).
         connect_zombie_fencing: an exactly-once source task asks the leader for a
             zombie-fencing round before it starts (§5.5 step 3, §5.4).
+        connect_failed_task_stays_failed: a rebalance that keeps a FAILED task on
+            its worker at the same task-config generation leaves it FAILED; only a
+            restart request (``POST /connectors/{c}/tasks/{n}/restart``) starts it
+            again (``DistributedHerder.startWork`` starts only the tasks not in the
+            running assignment, incremental cooperative protocol).  Off: every
+            rebalance restarts failed tasks, as the eager protocol
+            (``connect.protocol=eager``) did.
+        connect_tombstone_to_global_first: a connector-specific offsets commit
+            that carries tombstones first writes the tombstones to the worker's
+            global offsets topic and writes the connector topic only if that
+            succeeded (KAFKA-15018, ``ConnectorOffsetBackingStore.set``).
+        producer_expiry_keeps_open_transactions: ``producer.id.expiration.ms``
+            never removes a producer with an ongoing transaction on the partition
+            (``ProducerStateManager.isProducerExpired`` requires no
+            ``currentTxnFirstOffset``).
     """
 
     check_epoch: bool = True
@@ -82,6 +97,9 @@ class ProtocolFlags:
     connect_transactional_leader: bool = True
     connect_offsets_in_transaction: bool = True
     connect_zombie_fencing: bool = True
+    connect_failed_task_stays_failed: bool = True
+    connect_tombstone_to_global_first: bool = True
+    producer_expiry_keeps_open_transactions: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""

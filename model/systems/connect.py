@@ -14,7 +14,9 @@ one atomic step, see :mod:`model.connect.producers`).  Protocol steps: the
 start-up protocol (StartTask, InitProducer, VerifyGeneration), the send loop
 (Poll, CommitTransaction, AbortTransaction, CommitOffsets), the leader's work
 (ClaimWritePrivileges, FenceZombies, WriteTaskCountRecord,
-CommitTaskCountRecord, Reconfigure), Rebalance, ResumeWorker, RestartWorker.
+CommitTaskCountRecord, Reconfigure), Rebalance, ResumeWorker, RestartWorker,
+RestartFailedTask (a restart request for a FAILED task: a rebalance does not
+restart it, ``DistributedHerder.restartTask``).
 Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
 (fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
 RestartTask (a manual restart through REST).
@@ -82,6 +84,7 @@ CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "FailZombieFencing": ("worker",),
     "FailConfigWrite": ("worker",),
     "RestartTask": ("worker", "task"),
+    "RestartFailedTask": ("worker", "task"),
 }
 FAULT_OF_ACTION = {
     "PauseWorker": "pause",
@@ -248,6 +251,8 @@ class ConnectSystem:
                     out.append(Action("StartTask", (w, n)))
             for t in wk.tasks:
                 out.extend(Action(kind, (w, t.task)) for kind in self._task_steps(state, t))
+                if t.phase == P.FAILED and self._restartable(state, w, t.task):
+                    out.append(Action("RestartFailedTask", (w, t.task)))
         if self._needs_rebalance(state):
             out.append(Action("Rebalance", ()))
         used = state.faults_used
@@ -343,6 +348,14 @@ class ConnectSystem:
         assert result is not None
         return result[0], (*events, *result[1])
 
+    def _restart_failed_task(self, s: ConnectState, w: int, n: int) -> Result:
+        """``POST /connectors/{c}/tasks/{n}/restart`` for a FAILED task: stop it, start it afresh."""
+        inst = s.workers[w].instance(n)
+        if inst is None or inst.phase != P.FAILED or self._restartable(s, w, n) is None:
+            return None
+        new, events = self._restart_task(s, w, n)  # type: ignore[misc]
+        return new, ("failed_task_restart_requested", *events)
+
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}
 
     # -- codec and display ---------------------------------------------------------------------------
@@ -419,5 +432,6 @@ ConnectSystem._HANDLERS.update(
         "FailZombieFencing": herder.fail_zombie_fencing,
         "FailConfigWrite": herder.fail_config_write,
         "RestartTask": ConnectSystem._restart_task,
+        "RestartFailedTask": ConnectSystem._restart_failed_task,
     }
 )
