@@ -74,6 +74,13 @@ class ProtocolFlags:
             that carries tombstones first writes the tombstones to the worker's
             global offsets topic and writes the connector topic only if that
             succeeded (KAFKA-15018, ``ConnectorOffsetBackingStore.set``).
+        defer_bump_until_resolved: an idempotent producer whose batch fails with
+            OUT_OF_ORDER_SEQUENCE_NUMBER after its last retry marks the partition's
+            sequence unresolved instead of requesting an epoch bump at once, so the
+            bump (which re-stamps the partition's outstanding batches from
+            sequence 0) waits until every earlier batch has completed -- the fix
+            proposed for KAFKA-14034 (PR #13796, not merged: Kafka 3.9's
+            ``TransactionManager.handleFailedBatch`` requests the bump at once).
         producer_expiry_keeps_open_transactions: ``producer.id.expiration.ms``
             never removes a producer with an ongoing transaction on the partition
             (``ProducerStateManager.isProducerExpired`` requires no
@@ -100,6 +107,7 @@ class ProtocolFlags:
     connect_failed_task_stays_failed: bool = True
     connect_tombstone_to_global_first: bool = True
     producer_expiry_keeps_open_transactions: bool = True
+    defer_bump_until_resolved: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -176,6 +184,13 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("idempotence_retry",),
             bug="KAFKA-5494: a cache smaller than max.in.flight turns a retry into OUT_OF_ORDER_SEQUENCE_NUMBER, "
             "the epoch bump re-sequences the next batch and it is written twice",
+        ),
+        Variant(
+            name="kafka_14034_fix",
+            description="The idempotent producer as Kafka, plus the fix proposed for KAFKA-14034: an "
+            "OUT_OF_ORDER_SEQUENCE_NUMBER after the last retry leaves the sequence unresolved, so the epoch "
+            "bump waits until the partition's earlier batches complete instead of re-stamping them.",
+            flags=replace(_REAL, defer_bump_until_resolved=True),
         ),
         Variant(
             name="pre_kip_890",

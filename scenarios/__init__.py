@@ -13,6 +13,7 @@ Schema (every section optional except ``name``)::
     default = true                     # part of a bare `keos check`
     variant = "kafka"                  # default protocol variant
     permitted = ["no_acked_loss"]      # violations reported as permitted
+    sets = ["deep"]                    # named scenario sets (`keos check --set deep`)
     [topology]   producers, partitions, records_per_producer
     [producer]   enable_idempotence, acks, retries, max_in_flight
     [broker]     sequence_space, max_producer_epoch
@@ -43,7 +44,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
     "resolve_scenario",
+    "scenario_set",
 ]
 
 
@@ -95,6 +97,7 @@ class Scenario:
     source: str = "<memory>"
     txn: TxnConfig | None = None
     connect: Any = None
+    sets: tuple[str, ...] = ()
 
     def info(self) -> dict[str, Any]:
         """What traces record about the scenario."""
@@ -150,6 +153,7 @@ _TOP_KEYS = {
     "transactions",
     "eos",
     "connect",
+    "sets",
 }
 
 
@@ -182,7 +186,21 @@ def _typed(cls: type, values: dict[str, Any], section: str, where: str, checks: 
 
 
 def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
-    """Validate a parsed TOML document and build the scenario."""
+    """Validate a parsed TOML document and build the scenario.
+
+    ``sets`` names the scenario sets it belongs to (``keos check --set NAME``):
+    the ``deep`` set holds scenarios whose bounds are too large for the default
+    gate.
+    """
+    sets = data.get("sets", [])
+    if not isinstance(sets, list) or not all(isinstance(x, str) and _NAME.match(x) for x in sets):
+        raise ScenarioError(f"{source}: 'sets' must be a list of names of [a-z0-9_], got {sets!r}")
+    body = {k: v for k, v in data.items() if k != "sets"}
+    return replace(_parse_scenario_body(body, source), sets=tuple(sets))
+
+
+def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
+    """Everything of :func:`parse_scenario` but the sets."""
     where = source
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
@@ -372,6 +390,15 @@ def builtin_scenarios() -> dict[str, Scenario]:
                 raise ScenarioError(f"scenarios/{entry.name}: duplicate scenario name {scenario.name!r}")
             out[scenario.name] = scenario
     return out
+
+
+def scenario_set(name: str) -> dict[str, Scenario]:
+    """The built-in scenarios in set ``name``, by name; a :class:`ScenarioError` if it has none."""
+    chosen = {n: s for n, s in builtin_scenarios().items() if name in s.sets}
+    if not chosen:
+        known = sorted({x for s in builtin_scenarios().values() for x in s.sets})
+        raise ScenarioError(f"unknown scenario set {name!r} (known: {', '.join(known) or 'none'})")
+    return chosen
 
 
 def resolve_scenario(ref: str) -> Scenario:

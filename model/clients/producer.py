@@ -267,8 +267,19 @@ def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
     return p
 
 
-def handle_produce_response(p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int) -> Outcome:
-    """Complete, retry or fail the batch a ProduceResponse answers."""
+def handle_produce_response(
+    p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int, defer_bump: bool = False
+) -> Outcome:
+    """Complete, retry or fail the batch a ProduceResponse answers.
+
+    An OUT_OF_ORDER_SEQUENCE_NUMBER that fails the batch requests an epoch bump
+    at once (``TransactionManager.handleFailedBatch``, Kafka 3.9), which
+    re-stamps the partition's other outstanding batches from sequence 0 even if
+    an earlier attempt of one was written: KAFKA-14034.  With ``defer_bump``
+    (the fix proposed there) the partition's sequence is marked unresolved
+    instead, and :func:`resolve_sequence` bumps only if the earlier batches do
+    not close the gap.
+    """
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))
     i = _find_in_flight(p, resp)
@@ -293,6 +304,10 @@ def handle_produce_response(p: Producer, resp: ProduceResponse, config: Producer
         expected = next_sequence(entry.last_acked_sequence, 1, sequence_space)
         if b.base_sequence != expected and can_retry:
             return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
+        if defer_bump and entry.producer_epoch == b.producer_epoch:
+            p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
+            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
+            return Outcome(p, failed=b.records, events=(*events, "sequence_unresolved"))
         p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :], epoch_bump_required=True)
         p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
         return Outcome(p, failed=b.records, events=events)

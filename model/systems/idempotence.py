@@ -402,8 +402,9 @@ class KafkaSystem:
         s = s._replace(network=network)
         if isinstance(body, ProduceResponse):
             i = body.producer
+            flags = self.flags
             outcome = prod.handle_produce_response(
-                s.producers[i], body, self.producer_config, self.flags.sequence_space
+                s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
             )
             return self._apply_outcome(s, i, outcome), outcome.events
         return None
