@@ -286,6 +286,18 @@ VARIANTS: dict[str, Variant] = {
             "ids are still alive",
         ),
         Variant(
+            name="tombstone_to_connector_topic_first",
+            description="Connect: a connector-specific offsets commit with tombstones writes the connector's "
+            "topic first and copies the offsets to the global topic afterwards, a failure there only logged "
+            "(ConnectorOffsetBackingStore.set before KAFKA-15018).",
+            flags=replace(_REAL, connect_tombstone_to_global_first=False),
+            weakened=True,
+            breaks=("tombstoned_offsets_stay_deleted",),
+            scenarios=("connect_offset_tombstones",),
+            bug="KAFKA-15018 (fixed in Kafka 3.8): the global write fails after the connector topic took the "
+            "tombstone, and the combined view falls back to the partition's old offset in the global topic",
+        ),
+        Variant(
             name="no_generation_fencing",
             description="The group coordinator accepts a TxnOffsetCommit from an old generation (no "
             "ILLEGAL_GENERATION); instances keep one transactional.id each, so nothing else fences a zombie.",

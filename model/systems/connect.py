@@ -16,7 +16,10 @@ start-up protocol (StartTask, InitProducer, VerifyGeneration), the send loop
 (ClaimWritePrivileges, FenceZombies, WriteTaskCountRecord,
 CommitTaskCountRecord, Reconfigure), Rebalance, ResumeWorker, RestartWorker,
 RestartFailedTask (a restart request for a FAILED task: a rebalance does not
-restart it, ``DistributedHerder.restartTask``).
+restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
+forgets a finished source partition with a ``null`` offset).  Fault
+FailOffsetWrite: the second of a tombstone commit's two offsets-topic writes
+fails (KAFKA-15018).
 Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
 (fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
 RestartTask (a manual restart through REST).
@@ -85,6 +88,8 @@ CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "FailConfigWrite": ("worker",),
     "RestartTask": ("worker", "task"),
     "RestartFailedTask": ("worker", "task"),
+    "CommitTombstone": ("worker", "task"),
+    "FailOffsetWrite": ("worker", "task"),
 }
 FAULT_OF_ACTION = {
     "PauseWorker": "pause",
@@ -92,6 +97,7 @@ FAULT_OF_ACTION = {
     "FailZombieFencing": "fencing_failure",
     "FailConfigWrite": "config_write_failure",
     "RestartTask": "manual_restart",
+    "FailOffsetWrite": "offset_write_failure",
 }
 _CONNECTOR_ACTIONS = ("FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure")
 _FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
@@ -277,6 +283,12 @@ class ConnectSystem:
                 out.append(Action("FailConfigWrite", (w,)))
             if used[4] < lim[4]:
                 out.extend(Action("RestartTask", (w, n)) for n in wk.assigned if self._restartable(state, w, n))
+            if used[5] < lim[5] and self.offsets_partition == CONNECTOR_OFFSETS and wk.status == W.RUNNING:
+                out.extend(
+                    Action("FailOffsetWrite", (w, t.task))
+                    for t in wk.tasks
+                    if task.tombstone_candidate(self, state, t) >= 0
+                )
         return out
 
     def _task_steps(self, s: ConnectState, t: TaskInstance) -> tuple[str, ...]:
@@ -297,6 +309,8 @@ class ConnectSystem:
                 steps.append("AbortTransaction")
         if t.unflushed:
             steps.append("CommitOffsets")
+        if self.topo.max_tombstones and task.tombstone_candidate(self, s, t) >= 0:
+            steps.append("CommitTombstone")
         return tuple(steps)
 
     def _enabled(self, state: ConnectState) -> frozenset[Action]:
@@ -433,5 +447,7 @@ ConnectSystem._HANDLERS.update(
         "FailConfigWrite": herder.fail_config_write,
         "RestartTask": ConnectSystem._restart_task,
         "RestartFailedTask": ConnectSystem._restart_failed_task,
+        "CommitTombstone": task.commit_tombstone,
+        "FailOffsetWrite": task.fail_offset_write,
     }
 )
