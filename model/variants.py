@@ -231,6 +231,19 @@ VARIANTS: dict[str, Variant] = {
             "abort; its later commit succeeds although part of the transaction was aborted",
         ),
         Variant(
+            name="expire_producers_with_open_transactions",
+            description="The partition leader's producer.id.expiration.ms also expires a producer whose "
+            "transaction on the partition is still open (isProducerExpired without the currentTxnFirstOffset "
+            "condition).",
+            flags=replace(_REAL, producer_expiry_keeps_open_transactions=False),
+            weakened=True,
+            breaks=("no_aborted_read", "atomic_commit"),
+            scenarios=("txn_producer_state_expiry",),
+            bug="an expired open transaction no longer holds the last stable offset back (read_committed "
+            "consumers read its undecided records), and the partition no longer knows the producer's epoch, so a "
+            "record of the next transaction joins the open one and is committed although its transaction aborts",
+        ),
+        Variant(
             name="complete_without_markers",
             description="The coordinator writes CompleteCommit/CompleteAbort right after Prepare*, without "
             "waiting for the WriteTxnMarkers responses.",

@@ -25,7 +25,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
 
     [transactions]  producers, partitions, transactions_per_producer,
                     records_per_transaction, shared_transactional_id,
-                    voluntary_abort, retries, max_producer_epoch
+                    voluntary_abort, producer_id_expiration, retries,
+                    max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, coordinator_failover, txn_id_expiry,
                     rebalance, total

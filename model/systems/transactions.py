@@ -23,6 +23,9 @@ Abstractions (documented simplifications):
   batch (the VerificationGuard makes the real round trip equivalent, §2.7);
 * the coordinator's timeout abort and transactional-id expiry are environment
   actions with budgets (no clocks);
+* with ``producer_id_expiration``, a partition leader's ``producer.id.expiration.ms``
+  is the timeout action ``ExpireProducerState`` (a protocol step, not a
+  fault; :mod:`model.log.producer_expiry`);
 * consumers are the pure views of :mod:`model.clients.consumer`.
 
 Application: producer ``i`` runs ``transactions_per_producer`` transactions
@@ -47,6 +50,7 @@ from keos.model.coordinator.transaction.transaction_log import needs_markers
 from keos.model.coordinator.transaction.transaction_state import TransactionState, is_valid_transition
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
+from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.log.txn_markers import append_end_txn_marker
 from keos.model.protocol.messages import (
     AddPartitionsToTxnRequest,
@@ -101,6 +105,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "AppendFailure": ("message",),
     "CoordinatorFailover": (),
     "ExpireTransactionalId": ("transactional_id",),
+    "ExpireProducerState": ("partition", "producer_id"),
 }
 FAULT_OF_ACTION = {
     "DropMessage": "drop",
@@ -210,6 +215,12 @@ class TransactionalSystem:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
+        if topo.producer_id_expiration:
+            keep = self.flags.producer_expiry_keeps_open_transactions
+            for q, leader in enumerate(state.partitions):
+                out.extend(
+                    Action("ExpireProducerState", (q, e.producer_id)) for e in leader.producers if expirable(e, keep)
+                )
         if sum(state.faults_used) < self.config.faults.total:
             out.extend(self._fault_actions(state, heads))
         return out
@@ -627,6 +638,17 @@ class TransactionalSystem:
                 events = (*events, *more)
         return s, events
 
+    def _expire_producer_state(self, s: TxnSystemState, q: int, producer_id: int) -> Result:
+        """``removeExpiredProducers`` on partition ``q``'s leader drops ``producer_id``."""
+        if not self.config.topology.producer_id_expiration or type(producer_id) is not int:
+            return None
+        keep = self.flags.producer_expiry_keeps_open_transactions
+        result = expire_producer(s.partitions[q], producer_id, keep)
+        if result is None:
+            return None
+        leader, events = result
+        return s._replace(partitions=_at(s.partitions, q, leader)), events
+
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {
         "InitTransactions": _init_transactions,
         "BeginTransaction": _begin,
@@ -643,6 +665,7 @@ class TransactionalSystem:
         "AppendFailure": _append_failure,
         "CoordinatorFailover": _failover,
         "ExpireTransactionalId": _expire_tid,
+        "ExpireProducerState": _expire_producer_state,
     }
 
     # -- codec and display -------------------------------------------------------------------------

@@ -45,7 +45,11 @@ TXN_FAULT_KINDS = (
 
 @dataclass(frozen=True)
 class TxnTopology:
-    """Producers (client instances), partitions and the application's work."""
+    """Producers (client instances), partitions and the application's work.
+
+    ``producer_id_expiration``: partition leaders expire idle producer state
+    (``producer.id.expiration.ms``, the ``ExpireProducerState`` timeout action).
+    """
 
     producers: int = 1
     partitions: int = 1
@@ -53,6 +57,7 @@ class TxnTopology:
     records_per_transaction: int = 1
     shared_transactional_id: bool = False
     voluntary_abort: bool = False
+    producer_id_expiration: bool = False
 
 
 @dataclass(frozen=True)
