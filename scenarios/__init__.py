@@ -14,7 +14,7 @@ Schema (every section optional except ``name``)::
     variant = "kafka"                  # default protocol variant
     permitted = ["no_acked_loss"]      # violations reported as permitted
     sets = ["deep"]                    # named scenario sets (`keos check --set deep`)
-    [topology]   producers, partitions, records_per_producer
+    [topology]   producers, partitions, records_per_producer, records_per_batch
     [producer]   enable_idempotence, acks, retries, max_in_flight
     [broker]     sequence_space, max_producer_epoch
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
@@ -238,6 +238,8 @@ def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
     topology = _typed(Topology, _section(data, "topology", where), "topology", where)
     if topology.producers < 1 or topology.partitions < 1:
         raise ScenarioError(f"{where}: [topology] needs at least one producer and one partition")
+    if topology.records_per_batch < 1:
+        raise ScenarioError(f"{where}: [topology] records_per_batch must be >= 1")
     producer_table = dict(_section(data, "producer", where))
     producer = _typed(ProducerConfig, producer_table, "producer", where, {"transactional_id": ""})
     faults = _typed(FaultBudget, _section(data, "faults", where), "faults", where)

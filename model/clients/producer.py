@@ -43,8 +43,12 @@ What the model keeps of the client (``RecordAccumulator``, ``Sender``,
   records the old instance had not completed are abandoned (never reported
   acknowledged).
 
-Not modelled: batching several records per batch (each batch carries one
-record), linger, compression, metadata refresh, multiple brokers per producer.
+Batches carry one record unless a scenario sets ``records_per_batch``: the
+broker then checks sequence *ranges* (a batch's first and last sequence) and
+recognises a retry by its cached (first, last) pair.  Not modelled: linger and
+``batch.size`` in bytes (a batch is closed when it is drained or full),
+MESSAGE_TOO_LARGE splits, compression, metadata refresh, multiple brokers per
+producer.
 """
 
 from __future__ import annotations
@@ -161,9 +165,23 @@ def init_producer_id(p: Producer, producer_id: int) -> Producer:
     return p._replace(producer_id=producer_id, producer_epoch=0)
 
 
-def send(p: Producer, partition: int, rid: int) -> Producer:
-    """The application calls ``send``: the record goes into a new batch."""
-    return p._replace(next_record=p.next_record + 1, batches=p.batches + (ProducerBatch(partition, (rid,)),))
+def send(p: Producer, partition: int, rid: int, batch_records: int = 1) -> Producer:
+    """The application calls ``send``: ``RecordAccumulator.append`` adds the record to the partition's batch.
+
+    The record joins the partition's newest batch if that batch was never
+    drained (no sequence yet) and holds fewer than ``batch_records`` records
+    (``batch.size`` in records); otherwise it opens a new batch.  With the
+    default of one record per batch every record is its own batch.
+    """
+    n = p.next_record + 1
+    for i in range(len(p.batches) - 1, -1, -1):
+        b = p.batches[i]
+        if b.partition != partition:
+            continue
+        if not b.has_sequence and b.attempts == 0 and len(b.records) < batch_records:
+            return p._replace(next_record=n, batches=_set(p.batches, i, b._replace(records=(*b.records, rid))))
+        break
+    return p._replace(next_record=n, batches=p.batches + (ProducerBatch(partition, (rid,)),))
 
 
 def _set(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
