@@ -13,6 +13,7 @@ duplicate and the sequence resolves without a bump.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,14 @@ def test_bad_sets_are_one_line_scenario_errors() -> None:
     with pytest.raises(ScenarioError, match="unknown scenario set 'nosuch'"):
         scenario_set("nosuch")
     assert parse_scenario({"name": "t", "sets": ["deep", "nightly"]}).sets == ("deep", "nightly")
+
+
+def test_keos_check_set_runs_the_set_and_reports_its_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from keos.checker.cli.main import main
+
+    assert main(["check", "--set", "nosuch"]) == 2
+    capsys.readouterr()
+    code = main(["check", "--set", "deep", "--max-depth", "3", "--json", "--out", str(tmp_path)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["set"] == "deep" and data["elapsed_s"] >= 0
+    assert sorted(r["scenario"] for r in data["runs"]) == sorted(scenario_set("deep"))
