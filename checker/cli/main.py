@@ -160,6 +160,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "default": s.default,
                 "variant": s.variant,
                 "permitted": list(s.permitted),
+                "sets": list(s.sets),
                 "description": " ".join(s.description.split()),
                 "source": s.source,
             }
@@ -196,10 +197,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         t.add_row(p["name"], p["expectation"], p["fact"], ", ".join(p["partners"]))
     console.print(t)
     t = Table(title="Scenarios")
-    for col in ("name", "model", "default", "description"):
+    for col in ("name", "model", "default / set", "description"):
         t.add_column(col)
     for s in data["scenarios"]:
-        t.add_row(s["name"], s["model"], "yes" if s["default"] else "", s["description"])
+        default = "yes" if s["default"] else ", ".join(s["sets"])
+        t.add_row(s["name"], s["model"], default, s["description"])
     console.print(t)
     t = Table(title="Variants")
     for col in ("name", "weakened", "expected to break", "bug / rule"):
