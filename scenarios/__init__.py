@@ -25,8 +25,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
 
     [transactions]  producers, partitions, transactions_per_producer,
                     records_per_transaction, shared_transactional_id,
-                    voluntary_abort, producer_id_expiration, retries,
-                    max_producer_epoch
+                    voluntary_abort, producer_id_expiration,
+                    transactional_id_expiration, retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, coordinator_failover, txn_id_expiry,
                     rebalance, total
@@ -317,6 +317,11 @@ def _parse_txn_scenario(
             raise ScenarioError(f"{where}: model 'eos' gives every instance its own transactional.id")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
+    if topology.transactional_id_expiration and faults.txn_id_expiry:
+        raise ScenarioError(
+            f"{where}: transactional_id_expiration makes ExpireTransactionalId a timeout action; "
+            "[faults] txn_id_expiry must be 0"
+        )
     txn = TxnConfig(topology=topology, faults=faults, eos=eos, **extra)
     scenario = Scenario(
         name=name,

@@ -23,7 +23,7 @@ REAL = {
     "txn_kafka_12671_hanging": 246,
     "txn_kafka_17754_delayed_endtxn": 1025,
     "txn_kafka_6119_timeout_zombie": 131,
-    "txn_producer_state_expiry": 4450,
+    "txn_producer_state_expiry": 9423,
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}

@@ -25,7 +25,10 @@ Abstractions (documented simplifications):
   actions with budgets (no clocks);
 * with ``producer_id_expiration``, a partition leader's ``producer.id.expiration.ms``
   is the timeout action ``ExpireProducerState`` (a protocol step, not a
-  fault; :mod:`model.log.producer_expiry`);
+  fault; :mod:`model.log.producer_expiry`); with ``transactional_id_expiration``
+  the coordinator's ``transactional.id.expiration.ms`` (``ExpireTransactionalId``,
+  ``TransactionStateManager`` removing an idle id in Empty, CompleteCommit or
+  CompleteAbort with a tombstone) is a timeout action too;
 * consumers are the pure views of :mod:`model.clients.consumer`.
 
 Application: producer ``i`` runs ``transactions_per_producer`` transactions
@@ -156,6 +159,13 @@ class TransactionalSystem:
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
         self.tids = 1 if topo.shared_transactional_id else topo.producers
+        #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
+        self._timeout_actions = frozenset({"ExpireTransactionalId"} if topo.transactional_id_expiration else ())
+        if topo.transactional_id_expiration and config.faults.txn_id_expiry:
+            # transactional.id.expiration.ms as a timeout action: a protocol step, no longer a budgeted fault.
+            raise ModelError(
+                "transactional_id_expiration makes ExpireTransactionalId a protocol step: give txn_id_expiry no budget"
+            )
 
     # -- Model interface -------------------------------------------------------------------
 
@@ -215,6 +225,12 @@ class TransactionalSystem:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
+        if topo.transactional_id_expiration:
+            out.extend(
+                Action("ExpireTransactionalId", (t,))
+                for t in range(self.tids)
+                if tc.expire_transactional_id(state.coordinator[t]) is not None
+            )
         if topo.producer_id_expiration:
             keep = self.flags.producer_expiry_keeps_open_transactions
             for q, leader in enumerate(state.partitions):
@@ -286,7 +302,7 @@ class TransactionalSystem:
         handler = self._HANDLERS.get(action.kind)
         if handler is None or not self._valid_args(state, action):
             return None
-        fault = self.FAULT_OF_ACTION.get(action.kind)
+        fault = None if action.kind in self._timeout_actions else self.FAULT_OF_ACTION.get(action.kind)
         if fault is not None:
             k = TXN_FAULT_KINDS.index(fault)
             if state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total:
@@ -713,6 +729,8 @@ class TransactionalSystem:
 
     def fault_kind(self, action: Action) -> str | None:
         """The fault kind ``action`` is charged to, ``None`` for a protocol step."""
+        if action.kind in self._timeout_actions:
+            return None
         return self.FAULT_OF_ACTION.get(action.kind)
 
     def describe(self) -> dict[str, Any]:

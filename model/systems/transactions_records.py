@@ -49,6 +49,9 @@ class TxnTopology:
 
     ``producer_id_expiration``: partition leaders expire idle producer state
     (``producer.id.expiration.ms``, the ``ExpireProducerState`` timeout action).
+    ``transactional_id_expiration``: the coordinator expires idle transactional
+    ids (``transactional.id.expiration.ms``) as a timeout action instead of the
+    budgeted ``txn_id_expiry`` fault.
     """
 
     producers: int = 1
@@ -58,6 +61,7 @@ class TxnTopology:
     shared_transactional_id: bool = False
     voluntary_abort: bool = False
     producer_id_expiration: bool = False
+    transactional_id_expiration: bool = False
 
 
 @dataclass(frozen=True)
