@@ -14,6 +14,7 @@ scenarios that have one (like :mod:`invariants.transactions`).
 from __future__ import annotations
 
 from keos.invariants._common import sometimes_event
+from keos.invariants.connect_offsets import tombstone_properties
 from keos.invariants.connect_progress import connect_progress_properties
 from keos.model.clients.consumer import COMMITTED
 from keos.model.connect import config_topic as cfgt
@@ -73,6 +74,8 @@ def _offset_problems(config: ConnectConfig, s: ConnectState) -> list[str]:
     offsets = _offsets(s, config)
     problems: list[str] = []
     for p, recs in enumerate(_by_partition(s, topo.source_partitions)):
+        if p in s.deleted_sources:  # finished and forgotten with a tombstone (invariants/connect_offsets.py)
+            continue
         offset = max(offsets[p], 0)
         have = {decode_source_record(rid)[4] for _, rid in recs}
         missing = [k for k in range(offset) if k not in have]
@@ -244,5 +247,6 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             ),
         ]
     )
+    props.extend(tombstone_properties(config))
     return (*props, *connect_progress_properties(config))
 

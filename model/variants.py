@@ -107,6 +107,28 @@ class ProtocolFlags:
             Alter) on the cluster: markers are inter-broker only (KIP-98 §9).
         reject_client_control_records: the log refuses control batches in a
             client's Produce (``LogValidator``, INVALID_RECORD; KIP-98 §9).
+        connect_failed_task_stays_failed: a rebalance that keeps a FAILED task on
+            its worker at the same task-config generation leaves it FAILED; only a
+            restart request (``POST /connectors/{c}/tasks/{n}/restart``) starts it
+            again (``DistributedHerder.startWork`` starts only the tasks not in the
+            running assignment, incremental cooperative protocol).  Off: every
+            rebalance restarts failed tasks, as the eager protocol
+            (``connect.protocol=eager``) did.
+        connect_tombstone_to_global_first: a connector-specific offsets commit
+            that carries tombstones first writes the tombstones to the worker's
+            global offsets topic and writes the connector topic only if that
+            succeeded (KAFKA-15018, ``ConnectorOffsetBackingStore.set``).
+        defer_bump_until_resolved: an idempotent producer whose batch fails with
+            OUT_OF_ORDER_SEQUENCE_NUMBER after its last retry marks the partition's
+            sequence unresolved instead of requesting an epoch bump at once, so the
+            bump (which re-stamps the partition's outstanding batches from
+            sequence 0) waits until every earlier batch has completed -- the fix
+            proposed for KAFKA-14034 (PR #13796, not merged: Kafka 3.9's
+            ``TransactionManager.handleFailedBatch`` requests the bump at once).
+        producer_expiry_keeps_open_transactions: ``producer.id.expiration.ms``
+            never removes a producer with an ongoing transaction on the partition
+            (``ProducerStateManager.isProducerExpired`` requires no
+            ``currentTxnFirstOffset``).
     """
 
     check_epoch: bool = True
@@ -137,6 +159,10 @@ class ProtocolFlags:
     authorize_transactional_produce: bool = True
     authorize_marker_cluster_action: bool = True
     reject_client_control_records: bool = True
+    connect_failed_task_stays_failed: bool = True
+    connect_tombstone_to_global_first: bool = True
+    producer_expiry_keeps_open_transactions: bool = True
+    defer_bump_until_resolved: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -215,6 +241,13 @@ VARIANTS: dict[str, Variant] = {
             "the epoch bump re-sequences the next batch and it is written twice",
         ),
         Variant(
+            name="kafka_14034_fix",
+            description="The idempotent producer as Kafka, plus the fix proposed for KAFKA-14034: an "
+            "OUT_OF_ORDER_SEQUENCE_NUMBER after the last retry leaves the sequence unresolved, so the epoch "
+            "bump waits until the partition's earlier batches complete instead of re-stamping them.",
+            flags=replace(_REAL, defer_bump_until_resolved=True),
+        ),
+        Variant(
             name="pre_kip_890",
             description="Transactions as before KIP-890: transaction.version 1 (no epoch bump per transaction) "
             "and no partition verification before a transactional write.",
@@ -251,6 +284,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_kafka_6119_timeout_zombie",),
             bug="KAFKA-6119 (fixed by PR #4137): the producer keeps writing at the old epoch after the timeout "
             "abort; its later commit succeeds although part of the transaction was aborted",
+        ),
+        Variant(
+            name="expire_producers_with_open_transactions",
+            description="The partition leader's producer.id.expiration.ms also expires a producer whose "
+            "transaction on the partition is still open (isProducerExpired without the currentTxnFirstOffset "
+            "condition).",
+            flags=replace(_REAL, producer_expiry_keeps_open_transactions=False),
+            weakened=True,
+            breaks=("no_aborted_read", "atomic_commit"),
+            scenarios=("txn_producer_state_expiry",),
+            bug="an expired open transaction no longer holds the last stable offset back (read_committed "
+            "consumers read its undecided records), and the partition no longer knows the producer's epoch, so a "
+            "record of the next transaction joins the open one and is committed although its transaction aborts",
         ),
         Variant(
             name="complete_without_markers",
@@ -306,6 +352,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_worker_lag_before_producer",),
             bug="KIP-618 section 八/十: tasks of a new generation start while producers of the previous task "
             "ids are still alive",
+        ),
+        Variant(
+            name="tombstone_to_connector_topic_first",
+            description="Connect: a connector-specific offsets commit with tombstones writes the connector's "
+            "topic first and copies the offsets to the global topic afterwards, a failure there only logged "
+            "(ConnectorOffsetBackingStore.set before KAFKA-15018).",
+            flags=replace(_REAL, connect_tombstone_to_global_first=False),
+            weakened=True,
+            breaks=("tombstoned_offsets_stay_deleted",),
+            scenarios=("connect_offset_tombstones",),
+            bug="KAFKA-15018 (fixed in Kafka 3.8): the global write fails after the connector topic took the "
+            "tombstone, and the combined view falls back to the partition's old offset in the global topic",
         ),
         Variant(
             name="no_generation_fencing",

@@ -13,7 +13,8 @@ Schema (every section optional except ``name``)::
     default = true                     # part of a bare `keos check`
     variant = "kafka"                  # default protocol variant
     permitted = ["no_acked_loss"]      # violations reported as permitted
-    [topology]   producers, partitions, records_per_producer
+    sets = ["deep"]                    # named scenario sets (`keos check --set deep`)
+    [topology]   producers, partitions, records_per_producer, records_per_batch
     [producer]   enable_idempotence, acks, retries, max_in_flight
     [broker]     sequence_space, max_producer_epoch
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
@@ -24,7 +25,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
 
     [transactions]  producers, partitions, transactions_per_producer,
                     records_per_transaction, shared_transactional_id,
-                    voluntary_abort, retries, max_producer_epoch
+                    voluntary_abort, producer_id_expiration,
+                    transactional_id_expiration, retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, coordinator_failover, txn_id_expiry,
                     rebalance, total
@@ -51,7 +53,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,7 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
     "resolve_scenario",
+    "scenario_set",
 ]
 
 
@@ -103,6 +106,7 @@ class Scenario:
     source: str = "<memory>"
     txn: TxnConfig | None = None
     connect: Any = None
+    sets: tuple[str, ...] = ()
 
     def info(self) -> dict[str, Any]:
         """What traces record about the scenario."""
@@ -163,6 +167,7 @@ _TOP_KEYS = {
     "eos",
     "connect",
     "security",
+    "sets",
 }
 
 
@@ -195,7 +200,21 @@ def _typed(cls: type, values: dict[str, Any], section: str, where: str, checks: 
 
 
 def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
-    """Validate a parsed TOML document and build the scenario."""
+    """Validate a parsed TOML document and build the scenario.
+
+    ``sets`` names the scenario sets it belongs to (``keos check --set NAME``):
+    the ``deep`` set holds scenarios whose bounds are too large for the default
+    gate.
+    """
+    sets = data.get("sets", [])
+    if not isinstance(sets, list) or not all(isinstance(x, str) and _NAME.match(x) for x in sets):
+        raise ScenarioError(f"{source}: 'sets' must be a list of names of [a-z0-9_], got {sets!r}")
+    body = {k: v for k, v in data.items() if k != "sets"}
+    return replace(_parse_scenario_body(body, source), sets=tuple(sets))
+
+
+def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
+    """Everything of :func:`parse_scenario` but the sets."""
     where = source
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
@@ -234,6 +253,8 @@ def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
     topology = _typed(Topology, _section(data, "topology", where), "topology", where)
     if topology.producers < 1 or topology.partitions < 1:
         raise ScenarioError(f"{where}: [topology] needs at least one producer and one partition")
+    if topology.records_per_batch < 1:
+        raise ScenarioError(f"{where}: [topology] records_per_batch must be >= 1")
     producer_table = dict(_section(data, "producer", where))
     producer = _typed(ProducerConfig, producer_table, "producer", where, {"transactional_id": ""})
     faults = _typed(FaultBudget, _section(data, "faults", where), "faults", where)
@@ -311,6 +332,11 @@ def _parse_txn_scenario(
             raise ScenarioError(f"{where}: model 'eos' gives every instance its own transactional.id")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
+    if topology.transactional_id_expiration and faults.txn_id_expiry:
+        raise ScenarioError(
+            f"{where}: transactional_id_expiration makes ExpireTransactionalId a timeout action; "
+            "[faults] txn_id_expiry must be 0"
+        )
     security = None
     if "security" in data:
         from keos.scenarios.security_schema import parse_security_section
@@ -395,6 +421,15 @@ def builtin_scenarios() -> dict[str, Scenario]:
                 raise ScenarioError(f"scenarios/{entry.name}: duplicate scenario name {scenario.name!r}")
             out[scenario.name] = scenario
     return out
+
+
+def scenario_set(name: str) -> dict[str, Scenario]:
+    """The built-in scenarios in set ``name``, by name; a :class:`ScenarioError` if it has none."""
+    chosen = {n: s for n, s in builtin_scenarios().items() if name in s.sets}
+    if not chosen:
+        known = sorted({x for s in builtin_scenarios().values() for x in s.sets})
+        raise ScenarioError(f"unknown scenario set {name!r} (known: {', '.join(known) or 'none'})")
+    return chosen
 
 
 def resolve_scenario(ref: str) -> Scenario:

@@ -14,7 +14,8 @@
     connector_boundaries = "UNSUPPORTED"         # canDefineTransactionBoundaries: SUPPORTED | UNSUPPORTED | null
     offsets_topic = "global"                     # global | connector (offsets.storage.topic set)
     max_connector_aborts = 0                     # TransactionContext.abortTransaction budget
-    [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, total
+    max_tombstones = 0                           # finished source partitions the connector may forget (null offset)
+    [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure, total
 
 Every value is checked; the preflight validation of seed section 五
 (:func:`model.connect.herder.preflight_errors`) rejects a connector config
@@ -38,8 +39,16 @@ _CHOICES = {
     "connector_boundaries": ("SUPPORTED", "UNSUPPORTED", "null"),
     "offsets_topic": ("global", "connector"),
 }
-_INTS = {"leader": (0, 8), "records": (1, 9), "max_connector_aborts": (0, 3)}
-_FAULT_KEYS = ("pause", "crash", "fencing_failure", "config_write_failure", "manual_restart", "total")
+_INTS = {"leader": (0, 8), "records": (1, 9), "max_connector_aborts": (0, 3), "max_tombstones": (0, 2)}
+_FAULT_KEYS = (
+    "pause",
+    "crash",
+    "fencing_failure",
+    "config_write_failure",
+    "manual_restart",
+    "offset_write_failure",
+    "total",
+)
 
 
 def _int(value: Any, key: str, lo: int, hi: int, section: str = "connect") -> int:

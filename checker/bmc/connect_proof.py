@@ -646,7 +646,7 @@ def _focus(s: Any, f: str, inst: _Instance | None) -> dict[str, Any]:
 
 def _advance(sys: Any, s: Any, action: Any, new: Any, history: tuple[_Instance, ...]) -> tuple[_Instance, ...]:
     """The instances' histories after ``action`` took ``s`` to ``new``."""
-    renewed = tuple(action.args) if action.kind in ("StartTask", "RestartTask") else None
+    renewed = tuple(action.args) if action.kind in ("StartTask", "RestartTask", "RestartFailedTask") else None
     latest = sys._latest(s).generation
     out: list[_Instance] = []
     seen: set[tuple[int, int]] = set()

@@ -82,6 +82,10 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "acks=0 (completion on send) is not encoded"
     if model.config.faults.limits()[FAULT_KINDS.index("reorder")] > 0 and model.config.faults.total > 0:
         return False, "ReorderMessage (non-FIFO delivery) is not encoded"
+    if model.config.topology.records_per_batch > 1:
+        return False, "batches of several records (records_per_batch) are not encoded"
+    if model.flags.defer_bump_until_resolved:
+        return False, "defer_bump_until_resolved (the KAFKA-14034 fix) is not encoded"
     return True, ""
 
 

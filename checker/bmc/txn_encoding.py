@@ -159,6 +159,10 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, "only one transactional producer is encoded"
     if topo.partitions > 2:
         return False, "at most two partitions are encoded"
+    if model.config.topology.producer_id_expiration:
+        return False, "producer state expiry (ExpireProducerState) is not encoded"
+    if model.config.topology.transactional_id_expiration:
+        return False, "transactional-id expiry as a timeout action is not encoded"
     lim = dict(zip(TXN_FAULT_KINDS, model.config.faults.limits()))
     extra = sorted(k for k, v in lim.items() if v > 0 and k not in ENCODED_FAULTS)
     if extra and model.config.faults.total > 0:

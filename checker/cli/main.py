@@ -51,7 +51,7 @@ from keos.checker.results import EngineResult
 from keos.checker.trace import KEOS_VERSION, TraceError
 from keos.model.interface import Expectation, ModelError
 from keos.model.variants import VARIANTS
-from keos.scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario
+from keos.scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario, scenario_set
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_ENGINE_DISAGREEMENT", "EXIT_OK", "EXIT_VIOLATION", "main"]
 
@@ -163,6 +163,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "default": s.default,
                 "variant": s.variant,
                 "permitted": list(s.permitted),
+                "sets": list(s.sets),
                 "description": " ".join(s.description.split()),
                 "source": s.source,
                 "acls": s.txn.security.threat_model() if s.txn is not None and s.txn.security is not None else [],
@@ -203,11 +204,12 @@ def cmd_list(args: argparse.Namespace) -> int:
         t.add_row(p["name"], kind, p["fact"], ", ".join(p["partners"]))
     console.print(t)
     t = Table(title="Scenarios")
-    for col in ("name", "model", "default", "description"):
+    for col in ("name", "model", "default / set", "description"):
         t.add_column(col)
     for s in data["scenarios"]:
         acls = "".join(f"\n  {line}" for line in s["acls"])
-        t.add_row(s["name"], s["model"], "yes" if s["default"] else "", s["description"] + acls)
+        default = "yes" if s["default"] else ", ".join(s["sets"])
+        t.add_row(s["name"], s["model"], default, s["description"] + acls)
     console.print(t)
     t = Table(title="Variants")
     for col in ("name", "weakened", "expected to break", "bug / rule"):
@@ -238,9 +240,18 @@ def _components() -> dict[str, str]:
     return out
 
 
+def _check_scenarios(args: argparse.Namespace) -> list[Scenario]:
+    """``--set NAME`` (a named scenario set, e.g. ``deep``) plus any ``--scenario``; else the default gate."""
+    if not args.set:
+        return _scenarios(args.scenario)
+    chosen = list(scenario_set(args.set).values())
+    return chosen + [resolve_scenario(r) for r in args.scenario or ()]
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """``keos check``."""
-    scenarios = _scenarios(args.scenario)
+    started = time.monotonic()
+    scenarios = _check_scenarios(args)
     _variant(args.variant)
     _engines(args.engine)
     console = _console(args.json)
@@ -260,9 +271,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         on_run=lambda sc, engine, v: console.print(f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
     )
     results = report.results
+    elapsed = time.monotonic() - started
     if args.json:
-        print(json.dumps({"keos_version": KEOS_VERSION, "runs": [r.to_json() for r in results]}, indent=2))
+        summary: dict[str, Any] = {"keos_version": KEOS_VERSION, "runs": [r.to_json() for r in results]}
+        if args.set:
+            summary.update({"set": args.set, "elapsed_s": round(elapsed, 2)})
+        print(json.dumps(summary, indent=2))
     _render_reports(args, results, console)
+    if args.set and not args.json:
+        console.print(f"set {args.set}: {len(scenarios)} scenario(s) checked in {elapsed:.1f} s")
     for r, d in report.disagreements():
         console.print(f"[red bold]engine disagreement[/red bold] ({r.engine}, {r.scenario}, {r.variant}): {d}")
     if args.strict:
@@ -693,6 +710,7 @@ def _parser() -> _Parser:
 
     s = sub.add_parser("check", help="check invariants on scenarios (exit 1 on a violation)")
     s.add_argument("--scenario", action="append", metavar="NAME|FILE", help="repeatable; default: default scenarios")
+    s.add_argument("--set", metavar="NAME", help="a named scenario set (e.g. deep: larger bounds, minutes)")
     s.add_argument("--engine", default="explore", help="explore, hypothesis, bmc, ... or all")
     s.add_argument("--variant", help="protocol variant (default: the scenario's)")
     s.add_argument("--out", default="keos-out", help="directory for traces and summary.json")

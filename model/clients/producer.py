@@ -43,8 +43,12 @@ What the model keeps of the client (``RecordAccumulator``, ``Sender``,
   records the old instance had not completed are abandoned (never reported
   acknowledged).
 
-Not modelled: batching several records per batch (each batch carries one
-record), linger, compression, metadata refresh, multiple brokers per producer.
+Batches carry one record unless a scenario sets ``records_per_batch``: the
+broker then checks sequence *ranges* (a batch's first and last sequence) and
+recognises a retry by its cached (first, last) pair.  Not modelled: linger and
+``batch.size`` in bytes (a batch is closed when it is drained or full),
+MESSAGE_TOO_LARGE splits, compression, metadata refresh, multiple brokers per
+producer.
 """
 
 from __future__ import annotations
@@ -161,9 +165,23 @@ def init_producer_id(p: Producer, producer_id: int) -> Producer:
     return p._replace(producer_id=producer_id, producer_epoch=0)
 
 
-def send(p: Producer, partition: int, rid: int) -> Producer:
-    """The application calls ``send``: the record goes into a new batch."""
-    return p._replace(next_record=p.next_record + 1, batches=p.batches + (ProducerBatch(partition, (rid,)),))
+def send(p: Producer, partition: int, rid: int, batch_records: int = 1) -> Producer:
+    """The application calls ``send``: ``RecordAccumulator.append`` adds the record to the partition's batch.
+
+    The record joins the partition's newest batch if that batch was never
+    drained (no sequence yet) and holds fewer than ``batch_records`` records
+    (``batch.size`` in records); otherwise it opens a new batch.  With the
+    default of one record per batch every record is its own batch.
+    """
+    n = p.next_record + 1
+    for i in range(len(p.batches) - 1, -1, -1):
+        b = p.batches[i]
+        if b.partition != partition:
+            continue
+        if not b.has_sequence and b.attempts == 0 and len(b.records) < batch_records:
+            return p._replace(next_record=n, batches=_set(p.batches, i, b._replace(records=(*b.records, rid))))
+        break
+    return p._replace(next_record=n, batches=p.batches + (ProducerBatch(partition, (rid,)),))
 
 
 def _set(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
@@ -267,8 +285,19 @@ def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
     return p
 
 
-def handle_produce_response(p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int) -> Outcome:
-    """Complete, retry or fail the batch a ProduceResponse answers."""
+def handle_produce_response(
+    p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int, defer_bump: bool = False
+) -> Outcome:
+    """Complete, retry or fail the batch a ProduceResponse answers.
+
+    An OUT_OF_ORDER_SEQUENCE_NUMBER that fails the batch requests an epoch bump
+    at once (``TransactionManager.handleFailedBatch``, Kafka 3.9), which
+    re-stamps the partition's other outstanding batches from sequence 0 even if
+    an earlier attempt of one was written: KAFKA-14034.  With ``defer_bump``
+    (the fix proposed there) the partition's sequence is marked unresolved
+    instead, and :func:`resolve_sequence` bumps only if the earlier batches do
+    not close the gap.
+    """
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))
     i = _find_in_flight(p, resp)
@@ -293,6 +322,10 @@ def handle_produce_response(p: Producer, resp: ProduceResponse, config: Producer
         expected = next_sequence(entry.last_acked_sequence, 1, sequence_space)
         if b.base_sequence != expected and can_retry:
             return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
+        if defer_bump and entry.producer_epoch == b.producer_epoch:
+            p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
+            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
+            return Outcome(p, failed=b.records, events=(*events, "sequence_unresolved"))
         p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :], epoch_bump_required=True)
         p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
         return Outcome(p, failed=b.records, events=events)

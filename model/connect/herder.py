@@ -266,9 +266,17 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
     """A rebalance: running workers rejoin, the leader assigns the latest generation's tasks.
 
     Members stop the instances they lost or whose task configs changed
-    (committing their open transaction first) and drop failed ones; a worker
-    that is no longer leader relinquishes its write privileges.  Paused and
-    crashed workers leave the group but keep their (stale) local state.
+    (committing their open transaction first); a worker that is no longer
+    leader relinquishes its write privileges.  Paused and crashed workers leave
+    the group but keep their (stale) local state.
+
+    A FAILED instance the worker keeps at the same generation stays FAILED
+    (``DistributedHerder.startWork`` starts only the assigned tasks missing
+    from the running assignment, and a failed ``WorkerTask`` is still in it;
+    Kafka 3.9, incremental cooperative protocol): only a restart request
+    (``RestartFailedTask``) starts it again.  With
+    ``connect_failed_task_stays_failed`` off, failed instances are dropped and
+    restarted, as under the eager protocol.
     """
     members = tuple(w for w, wk in enumerate(s.workers) if wk.status == W.RUNNING)
     leader = elect_leader(s.leader, members)
@@ -282,7 +290,8 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
             s = sys._put(s, w, wk._replace(member=False))
             continue
         for inst in wk.tasks:
-            if inst.phase == P.FAILED or inst.task not in asg[w] or inst.generation != snap.generation:
+            drop_failed = inst.phase == P.FAILED and not sys.flags.connect_failed_task_stays_failed
+            if drop_failed or inst.task not in asg[w] or inst.generation != snap.generation:
                 s, more = task.stop(sys, s, w, inst)
                 events = (*events, *more)
         wk = s.workers[w]._replace(member=True, leader=w == leader, assigned=asg[w], config_generation=snap.generation)

@@ -16,6 +16,17 @@ a plain producer (section 七), so a later downgrade still finds them.
 
 An offset record's value is the position of the next record to read; it is
 encoded as an int record id ``(source partition, position)``.
+
+**Tombstones.**  A connector may commit a ``null`` offset for a source
+partition (a tombstone).  ``KafkaOffsetBackingStore`` removes the key when it
+reads one, so the combined view cannot tell a tombstoned partition from one
+the connector topic never knew: it falls back to the global topic.  A
+tombstone written only to the connector's topic therefore resurrects the
+partition's old offset from the global topic.  Since KAFKA-15018 (Kafka 3.8,
+``ConnectorOffsetBackingStore.set``) a commit that carries tombstones writes
+them to the global topic *first* and writes the connector topic only if that
+succeeded; the other offsets still go to the global topic afterwards, and a
+failure there is only logged.
 """
 
 from __future__ import annotations
@@ -31,9 +42,12 @@ __all__ = [
     "committed_records",
     "decode_offset_record",
     "entry_fates",
+    "is_tombstone",
     "offset_record",
     "offset_record_label",
+    "offset_tombstone",
     "read_offsets",
+    "tombstoned_partitions",
 ]
 
 _BASE = 20_000_000
@@ -44,15 +58,30 @@ def offset_record(source_partition: int, position: int) -> int:
     return _BASE + source_partition * 100 + position
 
 
+_TOMBSTONE_BASE = 21_000_000
+
+
+def offset_tombstone(source_partition: int) -> int:
+    """The tombstone ``{partition: p} -> null``."""
+    return _TOMBSTONE_BASE + source_partition
+
+
+def is_tombstone(rid: int) -> bool:
+    """Whether an offsets-topic record is a tombstone."""
+    return _TOMBSTONE_BASE <= rid < _TOMBSTONE_BASE + 100
+
+
 def decode_offset_record(rid: int) -> tuple[int, int]:
-    """``(source partition, position)`` of an offset record."""
+    """``(source partition, position)`` of an offset record; position -1 for a tombstone (no offset)."""
+    if is_tombstone(rid):
+        return rid - _TOMBSTONE_BASE, -1
     return divmod(rid - _BASE, 100)
 
 
 def offset_record_label(rid: int) -> str:
-    """``offset{src0=1}``."""
+    """``offset{src0=1}``, ``offset{src0=null}`` for a tombstone."""
     p, k = decode_offset_record(rid)
-    return f"offset{{src{p}={k}}}"
+    return f"offset{{src{p}={'null' if k < 0 else k}}}"
 
 
 def _latest(records: tuple[int, ...], source_partitions: int) -> tuple[int, ...]:
@@ -120,3 +149,12 @@ def committed_records(leader: PartitionLeader) -> tuple[tuple[int, int], ...]:
 def committed_offsets(leader: PartitionLeader, source_partitions: int) -> tuple[int, ...]:
     """Ground truth: the latest *committed* offset per partition, from the control batches (not the LSO)."""
     return _latest(tuple(rid for _, rid in committed_records(leader)), source_partitions)
+
+
+@lru_cache(maxsize=65536)
+def tombstoned_partitions(leader: PartitionLeader, source_partitions: int) -> tuple[int, ...]:
+    """Ground truth: the source partitions whose latest *committed* offset record is a tombstone."""
+    last: dict[int, int] = {}
+    for _, rid in committed_records(leader):
+        last[decode_offset_record(rid)[0]] = rid
+    return tuple(p for p in range(source_partitions) if p in last and is_tombstone(last[p]))

@@ -45,7 +45,14 @@ LEADER_TID = 0
 #: ``exactly.once.source.support`` values (fact sheet §5.1).
 SUPPORT_LEVELS = ("disabled", "preparing", "enabled")
 
-CONNECT_FAULT_KINDS = ("pause", "crash", "fencing_failure", "config_write_failure", "manual_restart")
+CONNECT_FAULT_KINDS = (
+    "pause",
+    "crash",
+    "fencing_failure",
+    "config_write_failure",
+    "manual_restart",
+    "offset_write_failure",
+)
 
 
 def task_tid(task: int) -> int:
@@ -81,6 +88,8 @@ class ConnectTopology:
         offsets_topic: ``global`` or ``connector`` (``offsets.storage.topic`` set).
         max_connector_aborts: how often the connector may abort a transaction
             (``TransactionContext.abortTransaction``).
+        max_tombstones: how many source partitions the connector may finish
+            and forget by committing a ``null`` offset for them (a tombstone).
     """
 
     workers: tuple[str, ...] = ("enabled", "enabled")
@@ -94,6 +103,7 @@ class ConnectTopology:
     connector_boundaries: str = "UNSUPPORTED"
     offsets_topic: str = "global"
     max_connector_aborts: int = 0
+    max_tombstones: int = 0
 
     @property
     def source_partitions(self) -> int:
@@ -125,6 +135,7 @@ class ConnectFaultBudget:
     fencing_failure: int = 0
     config_write_failure: int = 0
     manual_restart: int = 0
+    offset_write_failure: int = 0
     total: int = 1
 
     def limits(self) -> tuple[int, ...]:
@@ -161,7 +172,12 @@ class ConnectGhost(NamedTuple):
 
 @record
 class ConnectState(NamedTuple):
-    """The Connect cluster and its Kafka cluster at one instant."""
+    """The Connect cluster and its Kafka cluster at one instant.
+
+    ``deleted_sources``: source partitions the connector finished and deleted
+    in the source system (it committed a tombstone offset for each), which no
+    task reads again.
+    """
 
     workers: tuple[ConnectWorker, ...]
     leader: int
@@ -170,3 +186,4 @@ class ConnectState(NamedTuple):
     connector_aborts: int
     faults_used: tuple[int, ...]
     ghost: ConnectGhost
+    deleted_sources: tuple[int, ...] = ()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from keos.model.connect.cluster import ConnectCluster
-from keos.model.connect.offsets import combined_offsets, offset_record
+from keos.model.connect.offsets import combined_offsets, offset_record, offset_tombstone
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -38,12 +38,15 @@ from keos.model.protocol.errors import Errors
 __all__ = [
     "abort_txn",
     "commit_offsets",
+    "commit_tombstone",
     "commit_txn",
+    "fail_offset_write",
     "init_producer",
     "poll",
     "start",
     "start_task",
     "stop",
+    "tombstone_candidate",
     "verify_generation",
 ]
 
@@ -63,7 +66,8 @@ def read_offsets(sys: ConnectCluster, s: ConnectState, generation: int, task: in
     own = parts[CONNECTOR_OFFSETS] if sys.topo.offsets_topic == "connector" else None
     view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources)
     mine = owned_partitions(sys.topo.owners, generation, task)
-    return tuple(max(view[p], 0) if p in mine else -1 for p in range(sys.sources))
+    done = sys.topo.records  # a deleted source partition has nothing left to read, whatever its offset
+    return tuple((done if p in s.deleted_sources else max(view[p], 0)) if p in mine else -1 for p in range(sys.sources))
 
 
 def start(sys: ConnectCluster, s: ConnectState, w: int, n: int, generation: int) -> Result:
@@ -219,3 +223,84 @@ def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tu
         s, more = commit_offsets(sys, s, w, inst.task)  # type: ignore[misc]
         events = (*events, *more)
     return sys._put(s, w, s.workers[w].without_instance(inst.task)), events
+
+
+# -- tombstone offsets (KIP-618 section 七, KAFKA-15018) ------------------------------------------
+
+
+def tombstone_candidate(sys: ConnectCluster, s: ConnectState, inst: TaskInstance) -> int:
+    """A source partition the task finished and may forget with a ``null`` offset, or -1.
+
+    At a transaction boundary (nothing pending or unflushed), within the
+    scenario's ``max_tombstones``.
+    """
+    topo = sys.topo
+    if inst.phase != P.RUNNING or inst.pending or inst.unflushed or len(s.deleted_sources) >= topo.max_tombstones:
+        return -1
+    for p, pos in enumerate(inst.positions):
+        if pos == topo.records and p not in s.deleted_sources:
+            return p
+    return -1
+
+
+def _write_offsets(
+    sys: ConnectCluster, kafka: KafkaCluster, inst: TaskInstance, partition: int, records: tuple[int, ...]
+) -> tuple[KafkaCluster, TaskInstance, str, tuple[str, ...]]:
+    """One offsets write: in a committed transaction of the task (exactly-once) or a plain append."""
+    if not inst.exactly_once:
+        kafka, _ = append_plain(kafka, partition, records, sys.flags)
+        return kafka, inst, Errors.NONE, ()
+    assert inst.producer is not None
+    kafka, h, error, events = send_transactional(kafka, inst.producer, partition, records, sys.flags)
+    if error == Errors.NONE:
+        kafka, h, error, more = end_transaction(kafka, h, True, sys.cc)
+        events = (*events, *more)
+    return kafka, inst._replace(producer=h), error, events
+
+
+def _tombstone(sys: ConnectCluster, s: ConnectState, w: int, n: int, second_write_fails: bool) -> Result:
+    """``OffsetStorageWriter`` flushes ``{p: null}`` through ``ConnectorOffsetBackingStore.set``.
+
+    With a connector-specific offsets topic there are two writes.  Since
+    KAFKA-15018 the tombstone goes to the global topic first and the connector
+    topic is written only if that succeeded; before it, the connector topic was
+    written first and a failed write to the global topic was only logged.
+    ``second_write_fails`` is the fault: the second of the two writes fails.
+    """
+    inst = s.workers[w].instance(n)
+    assert inst is not None
+    p = tombstone_candidate(sys, s, inst)
+    if p < 0:
+        return None
+    tomb = (offset_tombstone(p),)
+    kafka = s.kafka
+    two_topics = sys.offsets_partition == CONNECTOR_OFFSETS
+    events: tuple[str, ...] = ()
+    if two_topics and sys.flags.connect_tombstone_to_global_first:
+        kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, tomb, sys.flags)
+        if second_write_fails:
+            s = s._replace(kafka=kafka)
+            return s, ("offset_tombstone_to_global", "connector_offsets_write_failed")
+        kafka, inst, error, events = _write_offsets(sys, kafka, inst, CONNECTOR_OFFSETS, tomb)
+    else:
+        kafka, inst, error, events = _write_offsets(sys, kafka, inst, sys.offsets_partition, tomb)
+        if error == Errors.NONE and two_topics and not second_write_fails:
+            kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, tomb, sys.flags)
+        elif error == Errors.NONE and two_topics:
+            events = (*events, "global_offsets_write_failed")
+    if error != Errors.NONE:
+        return fail_task(sys, s, w, inst, kafka, error)
+    s = s._replace(kafka=kafka, deleted_sources=tuple(sorted((*s.deleted_sources, p))))
+    return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "offset_tombstone_committed")
+
+
+def commit_tombstone(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """The connector finished a source partition and commits a ``null`` offset for it (both writes succeed)."""
+    return _tombstone(sys, s, w, n, False)
+
+
+def fail_offset_write(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """The tombstone commit, with the second of its two offsets-topic writes failing (a fault)."""
+    if sys.offsets_partition != CONNECTOR_OFFSETS:
+        return None
+    return _tombstone(sys, s, w, n, True)

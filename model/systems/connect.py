@@ -14,7 +14,12 @@ one atomic step, see :mod:`model.connect.producers`).  Protocol steps: the
 start-up protocol (StartTask, InitProducer, VerifyGeneration), the send loop
 (Poll, CommitTransaction, AbortTransaction, CommitOffsets), the leader's work
 (ClaimWritePrivileges, FenceZombies, WriteTaskCountRecord,
-CommitTaskCountRecord, Reconfigure), Rebalance, ResumeWorker, RestartWorker.
+CommitTaskCountRecord, Reconfigure), Rebalance, ResumeWorker, RestartWorker,
+RestartFailedTask (a restart request for a FAILED task: a rebalance does not
+restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
+forgets a finished source partition with a ``null`` offset).  Fault
+FailOffsetWrite: the second of a tombstone commit's two offsets-topic writes
+fails (KAFKA-15018).
 Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
 (fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
 RestartTask (a manual restart through REST).
@@ -82,6 +87,9 @@ CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "FailZombieFencing": ("worker",),
     "FailConfigWrite": ("worker",),
     "RestartTask": ("worker", "task"),
+    "RestartFailedTask": ("worker", "task"),
+    "CommitTombstone": ("worker", "task"),
+    "FailOffsetWrite": ("worker", "task"),
 }
 FAULT_OF_ACTION = {
     "PauseWorker": "pause",
@@ -89,6 +97,7 @@ FAULT_OF_ACTION = {
     "FailZombieFencing": "fencing_failure",
     "FailConfigWrite": "config_write_failure",
     "RestartTask": "manual_restart",
+    "FailOffsetWrite": "offset_write_failure",
 }
 _CONNECTOR_ACTIONS = ("FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure")
 _FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
@@ -248,6 +257,8 @@ class ConnectSystem:
                     out.append(Action("StartTask", (w, n)))
             for t in wk.tasks:
                 out.extend(Action(kind, (w, t.task)) for kind in self._task_steps(state, t))
+                if t.phase == P.FAILED and self._restartable(state, w, t.task):
+                    out.append(Action("RestartFailedTask", (w, t.task)))
         if self._needs_rebalance(state):
             out.append(Action("Rebalance", ()))
         used = state.faults_used
@@ -272,6 +283,12 @@ class ConnectSystem:
                 out.append(Action("FailConfigWrite", (w,)))
             if used[4] < lim[4]:
                 out.extend(Action("RestartTask", (w, n)) for n in wk.assigned if self._restartable(state, w, n))
+            if used[5] < lim[5] and self.offsets_partition == CONNECTOR_OFFSETS and wk.status == W.RUNNING:
+                out.extend(
+                    Action("FailOffsetWrite", (w, t.task))
+                    for t in wk.tasks
+                    if task.tombstone_candidate(self, state, t) >= 0
+                )
         return out
 
     def _task_steps(self, s: ConnectState, t: TaskInstance) -> tuple[str, ...]:
@@ -292,6 +309,8 @@ class ConnectSystem:
                 steps.append("AbortTransaction")
         if t.unflushed:
             steps.append("CommitOffsets")
+        if self.topo.max_tombstones and task.tombstone_candidate(self, s, t) >= 0:
+            steps.append("CommitTombstone")
         return tuple(steps)
 
     def _enabled(self, state: ConnectState) -> frozenset[Action]:
@@ -342,6 +361,14 @@ class ConnectSystem:
         result = task.start(self, s, w, n, latest.generation)
         assert result is not None
         return result[0], (*events, *result[1])
+
+    def _restart_failed_task(self, s: ConnectState, w: int, n: int) -> Result:
+        """``POST /connectors/{c}/tasks/{n}/restart`` for a FAILED task: stop it, start it afresh."""
+        inst = s.workers[w].instance(n)
+        if inst is None or inst.phase != P.FAILED or self._restartable(s, w, n) is None:
+            return None
+        new, events = self._restart_task(s, w, n)  # type: ignore[misc]
+        return new, ("failed_task_restart_requested", *events)
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}
 
@@ -419,5 +446,8 @@ ConnectSystem._HANDLERS.update(
         "FailZombieFencing": herder.fail_zombie_fencing,
         "FailConfigWrite": herder.fail_config_write,
         "RestartTask": ConnectSystem._restart_task,
+        "RestartFailedTask": ConnectSystem._restart_failed_task,
+        "CommitTombstone": task.commit_tombstone,
+        "FailOffsetWrite": task.fail_offset_write,
     }
 )

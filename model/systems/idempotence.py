@@ -106,11 +106,16 @@ _ARG_SPECS = {
 
 @dataclass(frozen=True)
 class Topology:
-    """How many of each component, and how much work the application does."""
+    """How many of each component, and how much work the application does.
+
+    ``records_per_batch``: how many records the accumulator puts into one batch
+    (1 by default: every record is its own batch).
+    """
 
     producers: int = 1
     partitions: int = 1
     records_per_producer: int = 2
+    records_per_batch: int = 1
 
 
 @dataclass(frozen=True)
@@ -343,7 +348,7 @@ class KafkaSystem:
         if p.next_record >= self.config.topology.records_per_producer:
             return None
         q = p.next_record % self.config.topology.partitions
-        p = prod.send(p, q, prod.record_id(i, p.next_record))
+        p = prod.send(p, q, prod.record_id(i, p.next_record), self.config.topology.records_per_batch)
         return s._replace(producers=_replace_at(s.producers, i, p)), ()
 
     def _send_produce(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
@@ -402,8 +407,9 @@ class KafkaSystem:
         s = s._replace(network=network)
         if isinstance(body, ProduceResponse):
             i = body.producer
+            flags = self.flags
             outcome = prod.handle_produce_response(
-                s.producers[i], body, self.producer_config, self.flags.sequence_space
+                s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
             )
             return self._apply_outcome(s, i, outcome), outcome.events
         return None

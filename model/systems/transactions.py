@@ -23,6 +23,12 @@ Abstractions (documented simplifications):
   batch (the VerificationGuard makes the real round trip equivalent, §2.7);
 * the coordinator's timeout abort and transactional-id expiry are environment
   actions with budgets (no clocks);
+* with ``producer_id_expiration``, a partition leader's ``producer.id.expiration.ms``
+  is the timeout action ``ExpireProducerState`` (a protocol step, not a
+  fault; :mod:`model.log.producer_expiry`); with ``transactional_id_expiration``
+  the coordinator's ``transactional.id.expiration.ms`` (``ExpireTransactionalId``,
+  ``TransactionStateManager`` removing an idle id in Empty, CompleteCommit or
+  CompleteAbort with a tombstone) is a timeout action too;
 * consumers are the pure views of :mod:`model.clients.consumer`.
 * with a ``[security]`` scenario, Produce and coordinator requests pass the
   authorization gate of :mod:`model.security.gate` first (KIP-98 §9); the
@@ -50,6 +56,7 @@ from keos.model.coordinator.transaction.transaction_log import TransactionLogVal
 from keos.model.coordinator.transaction.transaction_state import TransactionState, is_valid_transition
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
+from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.log.txn_markers import append_end_txn_marker
 from keos.model.protocol.messages import (
     AddPartitionsToTxnRequest,
@@ -113,6 +120,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "CoordinatorFailover": (),
     "ExpireTransactionalId": ("transactional_id",),
     **ADVERSARY_ACTION_ARGS,
+    "ExpireProducerState": ("partition", "producer_id"),
 }
 FAULT_OF_ACTION = {
     "DropMessage": "drop",
@@ -177,6 +185,13 @@ class TransactionalSystem:
         self._scenario_info = scenario_info or {}
         self.tids = 1 if topo.shared_transactional_id else topo.producers
         self.security = config.security
+        #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
+        self._timeout_actions = frozenset({"ExpireTransactionalId"} if topo.transactional_id_expiration else ())
+        if topo.transactional_id_expiration and config.faults.txn_id_expiry:
+            # transactional.id.expiration.ms as a timeout action: a protocol step, no longer a budgeted fault.
+            raise ModelError(
+                "transactional_id_expiration makes ExpireTransactionalId a protocol step: give txn_id_expiry no budget"
+            )
 
     # -- Model interface -------------------------------------------------------------------
 
@@ -266,8 +281,28 @@ class TransactionalSystem:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
+        out.extend(self._expiry_actions(state))
         if state.security.abandoned:
             out = [a for a in out if not blocked_by_abandon(state, a)]
+        return out
+
+    def _expiry_actions(self, state: TxnSystemState) -> list[Action]:
+        """The expiry timeouts that are protocol steps: ``transactional.id.expiration.ms`` (where the scenario
+        makes it a timeout action) and the partition leaders' ``producer.id.expiration.ms``."""
+        out: list[Action] = []
+        topo = self.config.topology
+        if topo.transactional_id_expiration:
+            out.extend(
+                Action("ExpireTransactionalId", (t,))
+                for t in range(self.tids)
+                if tc.expire_transactional_id(state.coordinator[t]) is not None
+            )
+        if topo.producer_id_expiration:
+            keep = self.flags.producer_expiry_keeps_open_transactions
+            for q, leader in enumerate(state.partitions):
+                out.extend(
+                    Action("ExpireProducerState", (q, e.producer_id)) for e in leader.producers if expirable(e, keep)
+                )
         return out
 
     def _may_init_transactions(self, state: TxnSystemState, i: int) -> bool:
@@ -331,7 +366,7 @@ class TransactionalSystem:
         handler = self._HANDLERS.get(action.kind)
         if handler is None or not self._valid_args(state, action) or blocked_by_abandon(state, action):
             return None
-        fault = self.FAULT_OF_ACTION.get(action.kind)
+        fault = None if action.kind in self._timeout_actions else self.FAULT_OF_ACTION.get(action.kind)
         if action.kind in PROTOCOL_TIMEOUTS and self._timeout_is_free(state):
             fault = None
         if fault is not None:
@@ -705,6 +740,17 @@ class TransactionalSystem:
                 events = (*events, *more)
         return s, events
 
+    def _expire_producer_state(self, s: TxnSystemState, q: int, producer_id: int) -> Result:
+        """``removeExpiredProducers`` on partition ``q``'s leader drops ``producer_id``."""
+        if not self.config.topology.producer_id_expiration or type(producer_id) is not int:
+            return None
+        keep = self.flags.producer_expiry_keeps_open_transactions
+        result = expire_producer(s.partitions[q], producer_id, keep)
+        if result is None:
+            return None
+        leader, events = result
+        return s._replace(partitions=_at(s.partitions, q, leader)), events
+
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {
         "InitTransactions": _init_transactions,
         "BeginTransaction": _begin,
@@ -722,6 +768,7 @@ class TransactionalSystem:
         "CoordinatorFailover": _failover,
         "ExpireTransactionalId": _expire_tid,
         **ADVERSARY_HANDLERS,
+        "ExpireProducerState": _expire_producer_state,
     }
 
     # -- codec and display -------------------------------------------------------------------------
@@ -772,9 +819,12 @@ class TransactionalSystem:
         """The fault kind ``action`` injects, ``None`` for a protocol step.
 
         TxnTimeout (``transaction.timeout.ms``) is a protocol step that
-        fairness makes fire, although an early expiry is charged to a budget.
+        fairness makes fire, although an early expiry is charged to a budget;
+        the expiry timeouts (``producer.id.expiration.ms``, and
+        ``transactional.id.expiration.ms`` where the scenario makes it a
+        timeout action) are protocol steps.
         """
-        if action.kind in PROTOCOL_TIMEOUTS:
+        if action.kind in PROTOCOL_TIMEOUTS or action.kind in self._timeout_actions:
             return None
         return self.FAULT_OF_ACTION.get(action.kind)
 

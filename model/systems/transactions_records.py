@@ -52,7 +52,14 @@ TXN_FAULT_KINDS = (
 
 @dataclass(frozen=True)
 class TxnTopology:
-    """Producers (client instances), partitions and the application's work."""
+    """Producers (client instances), partitions and the application's work.
+
+    ``producer_id_expiration``: partition leaders expire idle producer state
+    (``producer.id.expiration.ms``, the ``ExpireProducerState`` timeout action).
+    ``transactional_id_expiration``: the coordinator expires idle transactional
+    ids (``transactional.id.expiration.ms``) as a timeout action instead of the
+    budgeted ``txn_id_expiry`` fault.
+    """
 
     producers: int = 1
     partitions: int = 1
@@ -60,6 +67,8 @@ class TxnTopology:
     records_per_transaction: int = 1
     shared_transactional_id: bool = False
     voluntary_abort: bool = False
+    producer_id_expiration: bool = False
+    transactional_id_expiration: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,61 @@
+"""Source-offset tombstones under a connector-specific offsets topic (KIP-618 section 七, KAFKA-15018).
+
+A connector may commit a ``null`` offset (a tombstone) for a source partition.
+A worker reads offsets through the combined view: the connector's own topic,
+falling back to the worker's global topic for partitions it has no offset for
+(``ConnectorOffsetBackingStore.get``).  ``KafkaOffsetBackingStore`` drops a
+tombstoned key, so the fallback applies to tombstoned partitions too: unless
+the global topic holds the tombstone as well, the partition's old offset comes
+back.  KAFKA-15018 (Kafka 3.8) fixed this by writing tombstones to the global
+topic before the connector topic.
+"""
+
+from __future__ import annotations
+
+from keos.invariants._common import sometimes_event
+from keos.model.connect.offsets import committed_offsets, tombstoned_partitions
+from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectConfig, ConnectState
+from keos.model.interface import Expectation, Property
+
+__all__ = ["resurrected_offsets", "tombstone_properties"]
+
+
+def resurrected_offsets(sources: int, s: ConnectState) -> list[str]:
+    """Source partitions tombstoned in the connector topic whose combined view still shows an offset."""
+    parts = s.kafka.partitions
+    glob = committed_offsets(parts[GLOBAL_OFFSETS], sources)
+    return [
+        f"src{p}'s offset is a committed tombstone in the connector's offsets topic, but the combined view "
+        f"falls back to offset {glob[p]} in the global offsets topic"
+        for p in tombstoned_partitions(parts[CONNECTOR_OFFSETS], sources)
+        if glob[p] >= 0
+    ]
+
+
+def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
+    """The tombstone properties, for scenarios with a connector topic in which the connector may commit one."""
+    topo = config.topology
+    if topo.max_tombstones == 0 or topo.offsets_topic != "connector":
+        return ()
+    sources = topo.source_partitions
+    return (
+        Property(
+            name="tombstoned_offsets_stay_deleted",
+            expectation=Expectation.ALWAYS,
+            fact="Once a tombstone (null offset) for a source partition is committed in the connector's offsets "
+            "topic, the combined offsets view has no offset for that partition: the global topic's old offset "
+            "does not come back through the fallback.",
+            source="KIP-618 section 七 (connector-specific offsets topics, fallback to the global topic); "
+            "ConnectorOffsetBackingStore.get/set",
+            catches="KAFKA-15018: a tombstone written to the connector topic only (the global write failed or "
+            "came second) resurrects the old offset",
+            predicate=lambda s: not resurrected_offsets(sources, s),
+            partners=("offset_tombstone_committed",),
+            explain=lambda s: "; ".join(resurrected_offsets(sources, s)),
+        ),
+        sometimes_event(
+            "offset_tombstone_committed",
+            "The connector committed a tombstone offset for a finished source partition.",
+            "offset_tombstone_committed",
+        ),
+    )

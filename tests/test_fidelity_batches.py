@@ -1,0 +1,80 @@
+"""Multi-record batches behind ``records_per_batch`` (issue 14): sequence ranges end to end.
+
+``RecordAccumulator.append`` puts records into the partition's open batch; the
+batch is stamped with its first sequence when drained and the next batch
+starts after its last sequence.  The leader checks ``first == last cached + 1``
+and recognises a retry by its cached (first, last) pair
+(``ProducerStateEntry.findDuplicateBatch``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from keos.checker.explore.search import explore
+from keos.checker.results import Verdict
+from keos.model.clients import producer as prod
+from keos.model.interface import Action
+from keos.model.log.producer_state import BatchMetadata
+from keos.model.protocol.messages import ProduceRequest, ProduceResponse
+from keos.model.systems.idempotence import KafkaSystem, SystemState
+from keos.scenarios import ScenarioError, build_model, parse_scenario, resolve_scenario
+
+
+def test_send_fills_the_open_batch_then_opens_a_new_one() -> None:
+    p = prod.init_producer_id(prod.new_producer(1), 0)
+    for n in range(3):
+        p = prod.send(p, 0, n, batch_records=2)
+    assert [b.records for b in p.batches] == [(0, 1), (2,)]
+    one = prod.init_producer_id(prod.new_producer(1), 0)
+    for n in range(2):
+        one = prod.send(one, 0, n)
+    assert [b.records for b in one.batches] == [(0,), (1,)]
+
+
+def _take(m: KafkaSystem, s: SystemState, kind: str, body: type | None = None) -> tuple[SystemState, tuple[str, ...]]:
+    action = next(a for a in m.actions(s) if a.kind == kind and (body is None or isinstance(a.args[0].body, body)))
+    step = m.step(s, action)
+    assert step is not None
+    return step.state, step.events
+
+
+def test_a_retried_two_record_batch_is_recognised_by_its_range() -> None:
+    m = build_model(resolve_scenario("idempotence_batches"))
+    assert isinstance(m, KafkaSystem)
+    s = m.init_states()[0]
+    s, _ = _take(m, s, "InitProducerId")
+    for _ in range(3):
+        s, _ = _take(m, s, "Send")
+    s, _ = _take(m, s, "SendProduce")
+    request = next(e for e in s.network if isinstance(e.body, ProduceRequest))
+    assert (request.body.base_sequence, request.body.records) == (0, (0, 1))
+    step = m.step(s, Action("DuplicateMessage", (request,)))
+    assert step is not None
+    s = step.state
+    s, events = _take(m, s, "Deliver", ProduceRequest)
+    assert events == ("append",)
+    assert s.partitions[0].entry(0).batches == (BatchMetadata(0, 1, 0),)  # type: ignore[union-attr]
+    s, events = _take(m, s, "Deliver", ProduceRequest)
+    assert events == ("dedup",)  # the same (first, last) pair: answered with the original offset
+    s, _ = _take(m, s, "Deliver", ProduceResponse)
+    assert s.producers[0].partitions[0].last_acked_sequence == 1
+    s, _ = _take(m, s, "SendProduce")
+    second = next(e for e in s.network if isinstance(e.body, ProduceRequest) and e.body.records == (2,))
+    assert second.body.base_sequence == 2  # after the last sequence of the two-record batch
+    assert [r for e in s.partitions[0].log for r in e.records] == [0, 1]
+
+
+def test_batches_scenario_holds_exhaustively_and_default_scenarios_keep_one_record() -> None:
+    sc = resolve_scenario("idempotence_batches")
+    assert sc.config.topology.records_per_batch == 2
+    result, _ = explore(build_model(sc), sc.name, "kafka")
+    assert result.complete and not result.violated
+    assert all(p.verdict in (Verdict.HOLDS, Verdict.REACHED) for p in result.properties)
+    assert result.stats["distinct_states"] == 15789
+    assert resolve_scenario("idempotence_retry").config.topology.records_per_batch == 1
+
+
+def test_records_per_batch_must_be_positive() -> None:
+    with pytest.raises(ScenarioError, match="records_per_batch must be >= 1"):
+        parse_scenario({"name": "t", "topology": {"records_per_batch": 0}})

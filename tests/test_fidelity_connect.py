@@ -1,0 +1,170 @@
+"""Connect fidelity (issue 14): FAILED tasks and restart requests; tombstone offsets and the combined view.
+
+``DistributedHerder.startWork`` (Kafka 3.9) starts only the assigned tasks that
+are not in the running assignment; a failed ``WorkerTask`` is still in it, so a
+rebalance that keeps the task on its worker does not restart it.  Only
+``restartTask`` (``POST /connectors/{c}/tasks/{n}/restart``) does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from keos.invariants.connect_offsets import resurrected_offsets
+from keos.model.connect.offsets import (
+    combined_offsets,
+    committed_offsets,
+    decode_offset_record,
+    offset_record,
+    offset_record_label,
+    offset_tombstone,
+    tombstoned_partitions,
+)
+from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectState
+from keos.model.connect.worker import TaskPhase
+from keos.model.interface import Action
+from keos.model.systems.connect import ConnectSystem
+from keos.model.variants import VARIANTS, Variant
+from keos.scenarios import build_model, parse_scenario, resolve_scenario
+
+
+def _model(flags_override: dict[str, bool] | None = None) -> ConnectSystem:
+    table = {"workers": ["enabled", "enabled"], "leader": 0, "task_counts": [1], "owners": [[0]], "records": 1}
+    sc = parse_scenario({"name": "t", "model": "connect", "connect": table, "faults": {"crash": 1, "total": 1}})
+    variant: Variant | str = "kafka"
+    if flags_override:
+        variant = Variant("eager_restart", "test", replace(VARIANTS["kafka"].flags, **flags_override))
+    m = build_model(sc, variant)
+    assert isinstance(m, ConnectSystem)
+    return m
+
+
+def _failed_then_rebalanced(m: ConnectSystem) -> ConnectState:
+    s = m.init_states()[0]
+    step = m.step(s, Action("StartTask", (0, 0)))
+    assert step is not None
+    s = step.state
+    inst = s.workers[0].instance(0)
+    assert inst is not None
+    # The task fails (e.g. its producer is fenced, or the connector throws): WorkerTask state FAILED.
+    s = s._replace(workers=(s.workers[0].with_instance(inst._replace(phase=TaskPhase.FAILED)), *s.workers[1:]))
+    step = m.step(s._replace(rebalance_pending=True), Action("Rebalance", ()))
+    assert step is not None
+    return step.state
+
+
+def test_rebalance_keeps_a_failed_task_failed_until_a_restart_request() -> None:
+    m = _model()
+    s = _failed_then_rebalanced(m)
+    inst = s.workers[0].instance(0)
+    assert inst is not None and inst.phase == TaskPhase.FAILED
+    kinds = {(a.kind, a.args) for a in m.actions(s)}
+    assert ("StartTask", (0, 0)) not in kinds
+    assert ("RestartFailedTask", (0, 0)) in kinds
+    step = m.step(s, Action("RestartFailedTask", (0, 0)))
+    assert step is not None and step.events[0] == "failed_task_restart_requested"
+    restarted = step.state.workers[0].instance(0)
+    assert restarted is not None and restarted.phase == TaskPhase.FENCING_REQUESTED
+    assert step.state.faults_used == s.faults_used  # a protocol step, not a fault
+
+
+def test_eager_rebalance_restarts_a_failed_task() -> None:
+    m = _model({"connect_failed_task_stays_failed": False})
+    s = _failed_then_rebalanced(m)
+    assert s.workers[0].instance(0) is None
+    assert Action("StartTask", (0, 0)) in m.actions(s)
+
+
+def test_restart_request_is_only_for_failed_tasks() -> None:
+    m = _model()
+    s = m.init_states()[0]
+    step = m.step(s, Action("StartTask", (0, 0)))
+    assert step is not None
+    assert m.step(step.state, Action("RestartFailedTask", (0, 0))) is None
+
+
+# -- tombstone offsets and the combined view (KIP-618 section 七, KAFKA-15018) -------------------------
+
+
+def _tombstone_model(variant: str = "kafka") -> ConnectSystem:
+    m = build_model(resolve_scenario("connect_offset_tombstones"), variant)
+    assert isinstance(m, ConnectSystem)
+    return m
+
+
+def _finished_task(m: ConnectSystem) -> ConnectState:
+    """Worker 0's task read its one record and committed offset 1 (connector topic, copied to the global one)."""
+    s = m.init_states()[0]
+    for kind, args in (
+        ("StartTask", (0, 0)),
+        ("FenceZombies", (0,)),
+        ("WriteTaskCountRecord", (0,)),
+        ("CommitTaskCountRecord", (0,)),
+        ("InitProducer", (0, 0)),
+        ("VerifyGeneration", (0, 0)),
+        ("Poll", (0, 0)),
+        ("CommitTransaction", (0, 0)),
+    ):
+        step = m.step(s, Action(kind, args))
+        assert step is not None, kind
+        s = step.state
+    parts = s.kafka.partitions
+    assert committed_offsets(parts[CONNECTOR_OFFSETS], 1) == committed_offsets(parts[GLOBAL_OFFSETS], 1) == (1,)
+    return s
+
+
+def _view(s: ConnectState) -> tuple[int, ...]:
+    parts = s.kafka.partitions
+    return combined_offsets(parts[CONNECTOR_OFFSETS], parts[GLOBAL_OFFSETS], 1)
+
+
+def test_tombstone_goes_to_the_global_topic_first_and_the_view_forgets_the_partition() -> None:
+    m = _tombstone_model()
+    s = _finished_task(m)
+    glob_end = len(s.kafka.partitions[GLOBAL_OFFSETS].log)
+    step = m.step(s, Action("CommitTombstone", (0, 0)))
+    assert step is not None and step.events[-1] == "offset_tombstone_committed"
+    s = step.state
+    assert s.kafka.partitions[GLOBAL_OFFSETS].log[glob_end].records == (offset_tombstone(0),)
+    assert tombstoned_partitions(s.kafka.partitions[CONNECTOR_OFFSETS], 1) == (0,)
+    assert _view(s) == (-1,) and s.deleted_sources == (0,)
+    assert not resurrected_offsets(1, s)
+    # The task that takes over after a crash reads no offset but does not read the deleted partition again.
+    for kind, args in (("CrashWorker", (0,)), ("Rebalance", ())):
+        step = m.step(s, Action(kind, args))
+        assert step is not None, kind
+        s = step.state
+    for kind, args in (
+        ("StartTask", (1, 0)),
+        ("FenceZombies", (1,)),  # the task-count record already follows generation 0: nothing to write
+        ("InitProducer", (1, 0)),
+        ("VerifyGeneration", (1, 0)),
+    ):
+        step = m.step(s, Action(kind, args))
+        assert step is not None, f"{kind} not enabled: {[m.format_action(a) for a in m.actions(s)]}"
+        s = step.state
+    inst = s.workers[1].instance(0)
+    assert inst is not None and inst.phase == TaskPhase.RUNNING and inst.positions == (1,)
+    assert Action("Poll", (1, 0)) not in m.actions(s)
+
+
+def test_failed_second_write_keeps_the_old_offset_with_kafka_15018_and_resurrects_it_without() -> None:
+    m = _tombstone_model()
+    s = _finished_task(m)
+    step = m.step(s, Action("FailOffsetWrite", (0, 0)))
+    assert step is not None and "connector_offsets_write_failed" in step.events
+    assert _view(step.state) == (1,) and step.state.deleted_sources == ()  # the commit failed as a whole
+    assert not resurrected_offsets(1, step.state)
+    weak = _tombstone_model("tombstone_to_connector_topic_first")
+    step = weak.step(s, Action("FailOffsetWrite", (0, 0)))
+    assert step is not None and "global_offsets_write_failed" in step.events
+    assert _view(step.state) == (1,)  # the tombstone removed the key; the fallback finds the old offset
+    assert resurrected_offsets(1, step.state)
+    prop = next(p for p in weak.properties() if p.name == "tombstoned_offsets_stay_deleted")
+    assert not prop.holds(step.state)
+
+
+def test_tombstone_labels_and_decoding() -> None:
+    assert offset_record_label(offset_tombstone(1)) == "offset{src1=null}"
+    assert decode_offset_record(offset_tombstone(1)) == (1, -1)
+    assert offset_record_label(offset_record(1, 2)) == "offset{src1=2}"
