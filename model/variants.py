@@ -98,6 +98,10 @@ class ProtocolFlags:
         single_fence_bump: a TV2 epoch fence bumps the epoch once (KAFKA-19367,
             PR #19910, Kafka 4.0.1/4.1); without it the fence bumps and the TV2
             abort bumps again.
+        empty_abort_rotates_producer_id: the TV2 empty abort allocates the next
+            producer id when the epoch is exhausted, like every TV2 completion
+            (``generateTxnTransitMetadataForTxnCompletion``); without it the
+            epoch is bumped past Short.MAX_VALUE - 1.
     """
 
     check_epoch: bool = True
@@ -124,6 +128,7 @@ class ProtocolFlags:
     commit_retry_after_abort_fenced: bool = True
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
+    empty_abort_rotates_producer_id: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -397,6 +402,16 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_fence_append_failures",),
             bug="KAFKA-19367 (Kafka 4.0.0, fixed by PR #19910): InitProducerId on an ongoing TV2 transaction "
             "incremented the epoch twice; at epoch 32766 the second bump overflowed Short.MAX_VALUE",
+        ),
+        Variant(
+            name="empty_abort_without_rotation",
+            description="The TV2 empty abort bumps an exhausted epoch instead of rotating the producer id.",
+            flags=replace(_REAL, empty_abort_rotates_producer_id=False),
+            weakened=True,
+            breaks=("epoch_within_limit",),
+            scenarios=("txn_epoch_overflow",),
+            bug="the keos model before issue 13 (not a Kafka release): an empty abort at Short.MAX_VALUE - 1 "
+            "handed out Short.MAX_VALUE and the next commit bumped past it",
         ),
         Variant(
             name="failed_fence_rolls_back_epoch",

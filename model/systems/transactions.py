@@ -157,6 +157,7 @@ class TransactionalSystem:
             self.flags.commit_retry_after_abort_fenced,
             self.flags.tv2_empty_abort_in_table,
             self.flags.single_fence_bump,
+            self.flags.empty_abort_rotates_producer_id,
         )
         self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=1)
         self._properties = tuple(properties)
