@@ -170,6 +170,8 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, f"fault kinds {', '.join(extra)} are not encoded"
     if model.config.eos is not None:
         return False, "the consume-transform-produce application is not encoded"
+    if model.config.max_producer_epoch < 32767:
+        return False, "producer-epoch exhaustion (a small max_producer_epoch) is not encoded"
     unencoded = [f for f in UNENCODED_FLAGS if not getattr(model.flags, f)]
     if unencoded:
         return False, f"protocol switches {', '.join(unencoded)} are not encoded"
