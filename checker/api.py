@@ -164,12 +164,19 @@ class CheckReport:
             (r, p) for r in self.results for p in r.properties if p.verdict in (Verdict.UNTESTED, Verdict.UNREACHED)
         ]
 
+    def untested_invariants(self) -> list[tuple[EngineResult, PropertyResult]]:
+        """Invariants (always / eventually) whose ``sometimes`` partners never fired: what ``strict`` fails on.
+
+        A sometimes property that partners no invariant and is never reached is only reported.
+        """
+        return [(r, p) for r, p in self.untested() if p.verdict is Verdict.UNTESTED]
+
     @property
     def exit_code(self) -> int:
-        """0 all hold, 1 a violation (or, when strict, an untested property), 3 engine disagreement."""
+        """0 all hold, 1 a violation (or, when strict, an untested invariant), 3 engine disagreement."""
         if self.disagreements():
             return EXIT_ENGINE_DISAGREEMENT
-        if self.violated or (self.strict and self.untested()):
+        if self.violated or (self.strict and self.untested_invariants()):
             return EXIT_VIOLATION
         return EXIT_OK
 

@@ -129,6 +129,10 @@ class ProtocolFlags:
             never removes a producer with an ongoing transaction on the partition
             (``ProducerStateManager.isProducerExpired`` requires no
             ``currentTxnFirstOffset``).
+        empty_abort_rotates_producer_id: the TV2 empty abort allocates the next
+            producer id when the epoch is exhausted, like every TV2 completion
+            (``generateTxnTransitMetadataForTxnCompletion``); without it the
+            epoch is bumped past Short.MAX_VALUE - 1.
     """
 
     check_epoch: bool = True
@@ -163,6 +167,7 @@ class ProtocolFlags:
     connect_tombstone_to_global_first: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
+    empty_abort_rotates_producer_id: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -468,6 +473,16 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_fence_append_failures",),
             bug="KAFKA-19367 (Kafka 4.0.0, fixed by PR #19910): InitProducerId on an ongoing TV2 transaction "
             "incremented the epoch twice; at epoch 32766 the second bump overflowed Short.MAX_VALUE",
+        ),
+        Variant(
+            name="empty_abort_without_rotation",
+            description="The TV2 empty abort bumps an exhausted epoch instead of rotating the producer id.",
+            flags=replace(_REAL, empty_abort_rotates_producer_id=False),
+            weakened=True,
+            breaks=("epoch_within_limit",),
+            scenarios=("txn_epoch_overflow",),
+            bug="the keos model before issue 13 (not a Kafka release): an empty abort at Short.MAX_VALUE - 1 "
+            "handed out Short.MAX_VALUE and the next commit bumped past it",
         ),
         Variant(
             name="failed_fence_rolls_back_epoch",

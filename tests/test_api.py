@@ -47,3 +47,14 @@ def test_scenarios_and_unknown_attribute() -> None:
     assert "idempotence_retry" in defaults and all(s.default for s in defaults.values())
     with pytest.raises(AttributeError):
         _ = keos.no_such_function  # type: ignore[attr-defined]
+
+
+def test_strict_fails_on_an_untested_invariant_only() -> None:
+    """``strict``: an invariant whose partner never fired fails the check; a lone unreached sometimes does not."""
+    complete = keos.check(["txn_kafka_6119_timeout_zombie"], strict=True)
+    assert not complete.violated and not complete.untested_invariants() and complete.exit_code == EXIT_OK
+    shallow = keos.check(["txn_kafka_6119_timeout_zombie"], max_depth=4, strict=True)  # no partner reached yet
+    assert not shallow.violated and shallow.untested_invariants()
+    assert all(p.detail.startswith("partner never reached") for _, p in shallow.untested_invariants())
+    assert shallow.exit_code == EXIT_VIOLATION
+    assert keos.check(["txn_kafka_6119_timeout_zombie"], max_depth=4).exit_code == EXIT_OK

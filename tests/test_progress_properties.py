@@ -257,3 +257,23 @@ def test_connect_progress_predicates() -> None:
     for s in terminals:
         assert p["assigned_tasks_run"].holds(s), p["assigned_tasks_run"].explain(s)
         assert p["started_tasks_commit"].holds(s), p["started_tasks_commit"].explain(s)
+
+
+def test_epoch_within_limit_catches_an_empty_abort_past_the_limit() -> None:
+    """txn_epoch_overflow (limit 3): the TV2 empty abort must rotate the producer id at the exhausted epoch."""
+    from keos.checker.explore.search import ExploreOptions, explore
+    from keos.checker.trace import replay_actions
+
+    scenario = SCENARIOS["txn_epoch_overflow"]
+    old = build_model(scenario, "empty_abort_without_rotation")
+    result, _ = explore(old, scenario.name, "empty_abort_without_rotation", ExploreOptions(stop_on_first=True))
+    found = {p.name: p for p in result.violations()}
+    assert set(found) == {"epoch_within_limit"}
+    trace = found["epoch_within_limit"].trace
+    assert trace is not None and "> 3" in found["epoch_within_limit"].detail
+    replay = replay_actions(
+        build_model(scenario, "empty_abort_without_rotation"), trace.actions, _props(old)["epoch_within_limit"]
+    )
+    assert replay.confirmed
+    real, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions())
+    assert real.complete and not real.violated

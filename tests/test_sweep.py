@@ -43,7 +43,8 @@ def test_plan_defaults_to_the_default_scenarios_under_their_own_variant() -> Non
     spec = plan_sweep(runs=10)
     defaults = sorted(n for n, s in builtin_scenarios().items() if s.default)
     assert [c.name for c in spec.cells] == defaults
-    assert all(c.variant == "kafka" and c.profile == "swarm" and c.toml == "" for c in spec.cells)
+    own = {n: s.variant for n, s in builtin_scenarios().items()}
+    assert all(c.variant == own[c.name] and c.profile == "swarm" and c.toml == "" for c in spec.cells)
     assert spec.total_runs == 10 * len(defaults)
     assert all(c.fault_kinds for c in spec.cells)
 

@@ -136,7 +136,12 @@ SERVER_STEPS = ("DeliverTxnRequest", "DeliverProduce", "DeliverMarker")
 #: when no other protocol step is enabled, so swapping it with a client step could change what it costs.
 UNSWAPPED_SERVER_STEPS = ("TxnTimeout",)
 #: Protocol switches whose weakened (False) setting the encoding does not follow.
-UNENCODED_FLAGS = ("commit_retry_after_abort_fenced", "tv2_empty_abort_in_table", "single_fence_bump")
+UNENCODED_FLAGS = (
+    "commit_retry_after_abort_fenced",
+    "tv2_empty_abort_in_table",
+    "single_fence_bump",
+    "empty_abort_rotates_producer_id",
+)
 #: Fault steps (charged to a budget); every other template is a protocol step.
 FAULT_STEPS = ("RequestTimeout", "ExpireBatch")
 #: Fault kinds the slice encodes (the others must have no budget).
@@ -169,6 +174,8 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, f"fault kinds {', '.join(extra)} are not encoded"
     if model.config.eos is not None:
         return False, "the consume-transform-produce application is not encoded"
+    if model.config.max_producer_epoch < 32767:
+        return False, "producer-epoch exhaustion (a small max_producer_epoch) is not encoded"
     unencoded = [f for f in UNENCODED_FLAGS if not getattr(model.flags, f)]
     if unencoded:
         return False, f"protocol switches {', '.join(unencoded)} are not encoded"

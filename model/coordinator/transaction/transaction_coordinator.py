@@ -97,6 +97,7 @@ class CoordinatorConfig(NamedTuple):
     commit_retry_after_abort_fenced: bool = True
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
+    empty_abort_rotates_producer_id: bool = True
 
 
 class Outcome(NamedTuple):
@@ -420,8 +421,13 @@ def _end_tv2(
                 # PrepareAbort's Oct-2024 row (Ongoing, PrepareEpochFence only): prepareTransitionTo throws
                 illegal = (f"illegal:{md.state}->{S.PREPARE_ABORT}",)
                 return _fail(md, Errors.UNKNOWN_SERVER_ERROR, illegal)
-            target = _prepare_end(md, False, md.producer_epoch + 1, md.producer_epoch)._replace(partitions=())
-            return _transit(md, target, append_ok, ("empty_abort",))
+            # generateTxnTransitMetadataForTxnCompletion serves the empty abort too: an exhausted epoch
+            # allocates the next producer id here as well (found by epoch_within_limit at max epoch 3)
+            rotate = cfg.empty_abort_rotates_producer_id and is_epoch_exhausted(md.producer_epoch, cfg)
+            nxt = fresh_pid if rotate else -1
+            target = _prepare_end(md, False, md.producer_epoch + 1, md.producer_epoch, nxt)._replace(partitions=())
+            out = _transit(md, target, append_ok, ("empty_abort",))
+            return out._replace(used_fresh_pid=nxt >= 0 and out.wrote)
         if retry and same:
             return Outcome(md, Errors.NONE, *ok, events=("end_txn_retry",))
         if retry and md.state == S.COMPLETE_ABORT and committed and not cfg.commit_retry_after_abort_fenced:
