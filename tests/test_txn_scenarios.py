@@ -23,7 +23,7 @@ REAL = {
     "txn_kafka_12671_hanging": 244,
     "txn_kafka_17754_delayed_endtxn": 1276,
     "txn_kafka_6119_timeout_zombie": 129,
-    "txn_producer_state_expiry": 9423,
+    "txn_producer_state_expiry": 8960,
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}
@@ -43,10 +43,7 @@ CAUGHT = {
     },
     ("txn_kafka_17754_delayed_endtxn", "no_kip_360"): {"atomic_commit": 28, "committed_transactions_visible": 31},
     ("txn_kafka_6119_timeout_zombie", "timeout_abort_without_epoch_bump"): {"atomic_commit": 25, "zombie_fencing": 25},
-    ("txn_producer_state_expiry", "expire_producers_with_open_transactions"): {
-        "no_aborted_read": 9,
-        "atomic_commit": 24,
-    },
+    ("txn_producer_state_expiry", "expire_producers_with_open_transactions"): {"no_aborted_read": 9},
 }
 
 

@@ -296,7 +296,7 @@ class TransactionalSystem:
             out.extend(
                 Action("ExpireTransactionalId", (t,))
                 for t in range(self.tids)
-                if tc.expire_transactional_id(state.coordinator[t]) is not None
+                if tc.expire_transactional_id(state.coordinator[t]) is not None and self._idle(state, t)
             )
         if topo.producer_id_expiration:
             keep = self.flags.producer_expiry_keeps_open_transactions
@@ -305,6 +305,19 @@ class TransactionalSystem:
                     Action("ExpireProducerState", (q, e.producer_id)) for e in leader.producers if expirable(e, keep)
                 )
         return out
+
+    def _idle(self, state: TxnSystemState, t: int) -> bool:
+        """Whether every instance of transactional id ``t`` is idle: between transactions, nothing in flight.
+
+        ``transactional.id.expiration.ms`` (7 days by default) only passes while the producer sends
+        nothing: ``TransactionStateManager`` expires an id whose last update is older than that, and a
+        producer inside a transaction updates it (or its transaction times out first, well before).
+        """
+        return all(
+            c.state in (tp.C.READY, tp.C.UNINITIALIZED) and not c.inflight and not c.data.batches
+            for c in state.clients
+            if c.transactional_id == t
+        )
 
     def _may_init_transactions(self, state: TxnSystemState, i: int) -> bool:
         """Whether the application calls initTransactions now (always, for the plain application)."""
