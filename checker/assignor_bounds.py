@@ -28,24 +28,26 @@ from dataclasses import dataclass
 
 import z3
 
-from keos.model.coordinator.group.assignors import Subscription, TopicPartition, partitions_of
+from keos.model.coordinator.group.assignors import Subscription, TopicPartition
 
 
-def _variables(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
-               ) -> tuple[dict[tuple[TopicPartition, str], z3.BoolRef], list[z3.BoolRef], dict[str, z3.ArithRef]]:
+def _counts(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+            ) -> tuple[dict[tuple[str, str], z3.ArithRef], list[z3.BoolRef], dict[str, z3.ArithRef]]:
+    """``n[t, m]``: how many partitions of topic ``t`` member ``m`` gets.  Partitions of one topic
+    are interchangeable for balance (and, with ``min(n, owned)``, for movement), so counting them
+    is exact and far smaller than a Boolean per (partition, member)."""
     members = sorted(subscriptions)
-    x: dict[tuple[TopicPartition, str], z3.BoolRef] = {}
+    n: dict[tuple[str, str], z3.ArithRef] = {}
     constraints: list[z3.BoolRef] = []
     topics = sorted({t for s in subscriptions.values() for t in s.topics if t in partitions_per_topic})
     for topic in topics:
         subscribers = [m for m in members if topic in subscriptions[m].topics]
-        for tp in partitions_of(topic, partitions_per_topic[topic]):
-            for m in subscribers:
-                x[(tp, m)] = z3.Bool(f"x_{tp.topic}_{tp.partition}_{m}")
-            constraints.append(z3.PbEq([(x[(tp, m)], 1) for m in subscribers], 1))
-    load = {m: z3.Sum([z3.If(v, 1, 0) for (tp, mm), v in x.items() if mm == m] or [z3.IntVal(0)])
-            for m in members}
-    return x, constraints, load
+        for m in subscribers:
+            n[(topic, m)] = z3.Int(f"n_{topic}_{m}")
+            constraints.append(n[(topic, m)] >= 0)
+        constraints.append(z3.Sum([n[(topic, m)] for m in subscribers]) == partitions_per_topic[topic])
+    load = {m: z3.Sum([v for (t, mm), v in n.items() if mm == m] or [z3.IntVal(0)]) for m in members}
+    return n, constraints, load
 
 
 def _spread_at_most(load: dict[str, z3.ArithRef], bound: int) -> z3.BoolRef:
@@ -58,7 +60,7 @@ def optimal_spread(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
     so the result is a proof: ``spread ≤ result − 1`` is unsatisfiable)."""
     if not subscriptions:
         return 0
-    _, constraints, load = _variables(partitions_per_topic, subscriptions)
+    _, constraints, load = _counts(partitions_per_topic, subscriptions)
     solver = z3.Solver()
     solver.add(constraints)
     total = sum(partitions_per_topic.get(t, 0) for t in {t for s in subscriptions.values() for t in s.topics})
@@ -78,19 +80,20 @@ def minimal_moves(partitions_per_topic: Mapping[str, int], subscriptions: Mappin
     if not subscriptions:
         return 0
     bound = optimal_spread(partitions_per_topic, subscriptions)
-    x, constraints, load = _variables(partitions_per_topic, subscriptions)
-    kept_terms = [z3.If(x[(tp, m)], 1, 0) for m, parts in previous.items() if m in subscriptions
-                  for tp in parts if (tp, m) in x]
-    assignable = {tp for tp, _ in x}
-    owned_alive = sum(1 for m, parts in previous.items() if m in subscriptions for tp in parts if tp in assignable)
+    n, constraints, load = _counts(partitions_per_topic, subscriptions)
+    owned: dict[tuple[str, str], int] = {}
+    for m, parts in previous.items():
+        for tp in parts:
+            if (tp.topic, m) in n and tp.partition < partitions_per_topic[tp.topic]:
+                owned[(tp.topic, m)] = owned.get((tp.topic, m), 0) + 1
+    kept_terms = [z3.If(n[k] < c, n[k], c) for k, c in owned.items()]
     opt = z3.Optimize()
     opt.add(constraints)
     opt.add(_spread_at_most(load, bound))
-    kept = z3.Sum(kept_terms) if kept_terms else z3.IntVal(0)
-    handle = opt.maximize(kept)
+    handle = opt.maximize(z3.Sum(kept_terms) if kept_terms else z3.IntVal(0))
     if opt.check() != z3.sat:  # pragma: no cover - the bound was satisfiable a moment ago
         raise RuntimeError("z3 lost a satisfiable assignment")
-    return owned_alive - handle.value().as_long()
+    return sum(owned.values()) - handle.value().as_long()
 
 
 @dataclass(frozen=True)

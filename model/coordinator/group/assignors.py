@@ -345,6 +345,26 @@ def cooperative_sticky_assign(partitions_per_topic: Mapping[str, int],
     return {m: tuple(tp for tp in parts if moving.get(tp) != m) for m, parts in full.items()}
 
 
+def cooperative_rounds(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription],
+                       generation: int = 1, max_rounds: int = 16) -> list[Assignment]:
+    """The cooperative rebalances a stable membership goes through: each member revokes what the
+    last round withheld from it and rejoins owning exactly its assignment, until a round withholds
+    nothing (``ConsumerCoordinator.onJoinComplete`` requests a rejoin whenever partitions were
+    revoked, KIP-429).  Usually two rounds; the general sticky builder can need more because
+    partitions freed by one round let it rebalance further."""
+    rounds: list[Assignment] = []
+    subs = dict(subscriptions)
+    for _ in range(max_rounds):
+        full = sticky_assign(partitions_per_topic, subs)
+        moving = partitions_transferring_ownership(subs, full)
+        rounds.append({m: tuple(tp for tp in parts if moving.get(tp) != m) for m, parts in full.items()})
+        if not moving:
+            break
+        generation += 1
+        subs = with_owned(subs, rounds[-1], generation)
+    return rounds
+
+
 # -------------------------------------------------------------------------------------------- registry
 
 ASSIGNORS: dict[str, Assignor] = {
