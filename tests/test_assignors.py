@@ -249,11 +249,11 @@ def test_z3_proves_range_and_round_robin_spread_bounds() -> None:
         assert proof.bound_proved and proof.tight and proof.round_robin_bound_proved
 
 
-def _violates(name: str, prop: str, *, equal: bool | None = None):  # type: ignore[no-untyped-def]
+def _violates(name: str, prop: str, *, equal: bool | None = None) -> AssignorCase:
     fn = ASSIGNORS[name]
 
     def bad(case: AssignorCase) -> bool:
-        return evaluate(case, fn(case.partitions_per_topic, case.subscriptions))[prop] is not None
+        return evaluate(case, run_assignor(fn, case.partitions_per_topic, case.subscriptions))[prop] is not None
 
     return find(cases(equal=equal, with_previous=False), bad, settings=settings(max_examples=2000, database=None))
 
@@ -270,6 +270,20 @@ def test_hypothesis_finds_ranges_imbalance_as_the_book_describes() -> None:
 def test_hypothesis_finds_round_robins_imbalance_with_unequal_subscriptions() -> None:
     case = _violates("roundrobin", "no_improving_move", equal=False)
     assert not case.all_equal
-    for name in ("sticky",):
-        fixed = ASSIGNORS[name](case.partitions_per_topic, case.subscriptions)
-        assert evaluate(case, fixed)["no_improving_move"] is None
+    fixed = sticky_assign(case.partitions_per_topic, case.subscriptions)
+    assert evaluate(case, fixed)["no_improving_move"] is None
+
+
+# ------------------------------------------------------------------------------------- the command
+
+
+def test_keos_assignors_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    from keos.checker.cli.main import main
+
+    assert main(["assignors", "--cases", "10", "--no-z3"]) == 0
+    out = capsys.readouterr().out
+    assert "known counterexample range / balanced" in out
+    assert main(["assignors", "--cases", "0", "--assignor", "keos.scenarios.assignor_examples:broadcast"]) == 1
+    assert "VIOLATION" in capsys.readouterr().out
+    assert main(["assignors", "--assignor", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("keos: error: unknown assignor 'nope'")

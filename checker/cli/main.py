@@ -760,6 +760,8 @@ def _parser() -> _Parser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_bench)
 
+    importlib.import_module("keos.checker.cli.assignors").register(sub)
+
     try:
         sweep = importlib.import_module("keos.checker.sweep.campaign")
     except ImportError:
