@@ -63,6 +63,12 @@ class ProtocolFlags:
             source offsets inside the transaction of their records (§5.5 step 7).
         connect_zombie_fencing: an exactly-once source task asks the leader for a
             zombie-fencing round before it starts (§5.5 step 3, §5.4).
+        offset_commit_generation_check: the group coordinator rejects a plain
+            OffsetCommit from a member it does not know (UNKNOWN_MEMBER_ID) or of
+            another generation (ILLEGAL_GENERATION), ``ClassicGroup.validateOffsetCommit``.
+        cooperative_revoke_before_reassign: the cooperative-sticky leader withholds a
+            partition that changes owner until its old owner has revoked it
+            (``CooperativeStickyAssignor.adjustAssignment``, KIP-429).
     """
 
     check_epoch: bool = True
@@ -82,6 +88,8 @@ class ProtocolFlags:
     connect_transactional_leader: bool = True
     connect_offsets_in_transaction: bool = True
     connect_zombie_fencing: bool = True
+    offset_commit_generation_check: bool = True
+    cooperative_revoke_before_reassign: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -284,6 +292,29 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_abort_and_seek",),
             bug="KAFKA-17582 (intended behaviour): the position does not rewind after an abort; an "
             "application that does not seek skips the aborted input record -- it is lost",
+        ),
+        Variant(
+            name="no_offset_commit_generation_check",
+            description="The group coordinator accepts a plain OffsetCommit whatever its member id and generation "
+            "(ClassicGroup.validateOffsetCommit without the member and generation checks).",
+            flags=replace(_REAL, offset_commit_generation_check=False),
+            weakened=True,
+            breaks=("committed_offsets_never_regress",),
+            scenarios=("groups_zombie_commit",),
+            bug="a consumer whose session expired (lost heartbeats) keeps processing and commits its older "
+            "position after the partition's new owner committed a later one: the committed offset goes "
+            "back and the group re-reads records",
+        ),
+        Variant(
+            name="cooperative_assigns_before_revoke",
+            description="The cooperative-sticky leader hands a moving partition to its new owner in the same "
+            "rebalance instead of withholding it until the old owner revoked it.",
+            flags=replace(_REAL, cooperative_revoke_before_reassign=False),
+            weakened=True,
+            breaks=("no_partition_owned_twice",),
+            scenarios=("groups_cooperative_join",),
+            bug="KIP-429's rule broken: the old owner keeps consuming the partition through the rebalance "
+            "while the new owner already consumes it -- two members of the group own one partition",
         ),
     )
 }

@@ -95,6 +95,7 @@ class Scenario:
     source: str = "<memory>"
     txn: TxnConfig | None = None
     connect: Any = None
+    groups: Any = None
 
     def info(self) -> dict[str, Any]:
         """What traces record about the scenario."""
@@ -126,12 +127,20 @@ def _connect_properties(scenario: Scenario) -> tuple[Property, ...]:
     return connect_properties(scenario.connect or ConnectConfig())
 
 
+def _group_properties(scenario: Scenario) -> tuple[Property, ...]:
+    from keos.invariants.groups import group_properties
+    from keos.model.systems.groups import GroupsConfig
+
+    return group_properties(scenario.groups or GroupsConfig())
+
+
 #: Model kinds: which property sets a scenario's model checks.
 MODEL_KINDS: dict[str, Callable[[Scenario], tuple[Property, ...]]] = {
     "idempotence": _idempotence_properties,
     "transactions": _transaction_properties,
     "eos": _eos_properties,
     "connect": _connect_properties,
+    "groups": _group_properties,
 }
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -150,6 +159,7 @@ _TOP_KEYS = {
     "transactions",
     "eos",
     "connect",
+    "groups",
 }
 
 
@@ -208,6 +218,10 @@ def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
 
     if model == "connect":
         return _parse_connect_scenario(data, where, name, description, default, variant, permitted)
+    if model == "groups":
+        return _parse_groups_scenario(data, where, name, description, default, variant, permitted)
+    if "groups" in data:
+        raise ScenarioError(f'{where}: [groups] needs model = "groups"')
     if "connect" in data:
         raise ScenarioError(f'{where}: [connect] needs model = "connect"')
     if model in ("transactions", "eos"):
@@ -348,6 +362,52 @@ def _parse_connect_scenario(
     return scenario
 
 
+def _parse_groups_scenario(
+    data: dict[str, Any], where: str, name: str, description: str, default: bool, variant: str, permitted: list[str]
+) -> Scenario:
+    """The ``model = "groups"`` part of the schema (:mod:`keos.model.systems.groups`)::
+
+        [groups]  consumers, late_consumers, partitions, records, assignor, compactions
+        [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, total
+
+    ``assignor`` is ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky`` or a Python
+    callable ``"module:function"`` (a user-supplied assignor).
+    """
+    from keos.model.coordinator.group.assignors import AssignorError, load_assignor
+    from keos.model.systems.groups import GroupsConfig, GroupsFaultBudget, GroupsTopology
+
+    for key in ("topology", "producer", "broker", "transactions", "eos", "connect"):
+        if key in data:
+            raise ScenarioError(f"{where}: [{key}] is not used by model 'groups' (use [groups])")
+    topology = _typed(GroupsTopology, _section(data, "groups", where), "groups", where)
+    if not 1 <= topology.consumers <= 4 or topology.late_consumers >= topology.consumers:
+        raise ScenarioError(f"{where}: [groups] needs 1-4 consumers and fewer late_consumers than consumers")
+    if not 1 <= topology.partitions <= 6 or topology.records < 1:
+        raise ScenarioError(f"{where}: [groups] needs 1-6 partitions and records >= 1")
+    try:
+        load_assignor(topology.assignor)
+    except AssignorError as exc:
+        raise ScenarioError(f"{where}: [groups] {exc}") from None
+    faults = _typed(GroupsFaultBudget, _section(data, "faults", where), "faults", where)
+    scenario = Scenario(
+        name=name,
+        description=description,
+        model="groups",
+        config=SystemConfig(),
+        variant=variant,
+        default=default,
+        permitted=tuple(permitted),
+        bounds=_typed(Bounds, _section(data, "bounds", where), "bounds", where),
+        source=where,
+        groups=GroupsConfig(topology, faults),
+    )
+    known = {p.name for p in MODEL_KINDS["groups"](scenario)}
+    for inv in scenario.permitted:
+        if inv not in known:
+            raise ScenarioError(f"{where}: permitted invariant {inv!r} is not checked by model 'groups'")
+    return scenario
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Load a scenario file; raises :class:`ScenarioError` with a one-line message."""
     p = Path(path)
@@ -394,6 +454,12 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Mod
             raise ScenarioError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
         v = VARIANTS[name]
     properties = MODEL_KINDS[scenario.model](scenario)
+    if scenario.model == "groups":
+        from keos.model.systems.groups import GroupsConfig, GroupSystem
+
+        return GroupSystem(
+            scenario.groups or GroupsConfig(), v, properties, name=scenario.model, scenario_info=scenario.info()
+        )
     if scenario.model == "connect":
         from keos.model.connect.records import ConnectConfig
         from keos.model.systems.connect import ConnectSystem
