@@ -93,7 +93,8 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             catches="an assignor (or user assignor) that assigns a partition twice; a SyncGroup answered with "
             "another generation's assignment",
             predicate=lambda s: not _stable_overlaps(s),
-            partners=("assignment_received", "group_stable_with_two_members"),
+            partners=("assignment_received", "group_stable_with_two_members") if topo.consumers > 1
+            else ("assignment_received",),
             explain=lambda s: "; ".join(_stable_overlaps(s)),
         ),
         Property(
@@ -144,17 +145,27 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             and sum(1 for c in s.consumers if c.state == cc.STABLE and c.generation == s.group.generation) >= 2,
         ),
     ]
-    if faults.lost_heartbeats or faults.poll_timeout or faults.leave or faults.crash or topo.late_consumers:
+    if topo.consumers < 2:
+        props = [p for p in props if p.name != "group_stable_with_two_members"]
+    if topo.records == 0:  # ownership only: nothing is polled or committed
+        props = [p for p in props if p.name not in ("committed_offsets_never_regress", "offsets_cache_matches_log",
+                                                     "offset_committed")]
+    if topo.consumers > 1 and (faults.lost_heartbeats or faults.poll_timeout or faults.leave or faults.crash
+                               or topo.late_consumers):
         props.append(sometimes_event("rebalance_in_progress_seen", "A member learns of a rebalance from an error.",
                                      "error:REBALANCE_IN_PROGRESS"))
-    if faults.lost_heartbeats:
+    if faults.lost_heartbeats and topo.records:
         props.append(sometimes_event("commit_fenced", "A zombie's OffsetCommit is rejected (UNKNOWN_MEMBER_ID).",
                                      "commit:UNKNOWN_MEMBER_ID"))
-    else:
-        props[2] = replace(props[2], partners=("offset_committed",))
+    elif topo.records:
+        props = [replace(p, partners=("offset_committed",)) if p.name == "committed_offsets_never_regress" else p
+                 for p in props]
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))
+    if topo.records and (faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout):
+        props.append(sometimes_event("offsets_expired", "An Empty group's offsets expire as tombstones (KIP-211).",
+                                     "offsets:expired"))
     if topo.compactions:
         props.append(sometimes_event("log_compacted", "The log cleaner compacts __consumer_offsets.", "log:compacted"))
     if topo.assignor == "cooperative-sticky":

@@ -382,8 +382,8 @@ def _parse_groups_scenario(
     topology = _typed(GroupsTopology, _section(data, "groups", where), "groups", where)
     if not 1 <= topology.consumers <= 4 or topology.late_consumers >= topology.consumers:
         raise ScenarioError(f"{where}: [groups] needs 1-4 consumers and fewer late_consumers than consumers")
-    if not 1 <= topology.partitions <= 6 or topology.records < 1:
-        raise ScenarioError(f"{where}: [groups] needs 1-6 partitions and records >= 1")
+    if not 1 <= topology.partitions <= 6:
+        raise ScenarioError(f"{where}: [groups] needs 1-6 partitions (records = 0: ownership only, no polls)")
     try:
         load_assignor(topology.assignor)
     except AssignorError as exc:

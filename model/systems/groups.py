@@ -378,9 +378,11 @@ class GroupSystem:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
             before = s.consumers[i]
             pending = before.uncommitted(revoked)
-            s, error = self._commit(s, before, pending)
+            events.append("cooperative:revoked")
+            if pending:
+                s, error = self._commit(s, before, pending)
+                events.append(f"commit:{_outcome(error)}")
             c = c._replace(state=cc.UNJOINED)
-            events += ["cooperative:revoked", f"commit:{_outcome(error)}"]
         return self._put(s, i, c), tuple(events)
 
     def _heartbeat(self, s: GroupState, i: int) -> Result:
