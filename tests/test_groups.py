@@ -144,7 +144,8 @@ def test_weakened_variant_caught_with_minimal_replayable_trace(key: tuple[str, s
         replay = replay_actions(fresh, prop_result.trace.actions, props[inv])
         assert replay.confirmed and replay.violated_at == len(prop_result.trace.actions), replay.reason
         real = build_model(scenario, "kafka")
-        assert not replay_actions(real, prop_result.trace.actions, {p.name: p for p in real.properties()}[inv]).confirmed
+        real_prop = {p.name: p for p in real.properties()}[inv]
+        assert not replay_actions(real, prop_result.trace.actions, real_prop).confirmed
 
 
 def test_the_zombie_commit_story_step_by_step() -> None:
