@@ -323,7 +323,12 @@ class GroupSystem:
     def _find_coordinator(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         part = olog.partition_for(GROUP_ID)
-        return self._put(s, i, c._replace(coordinator=s.group.epoch)), (f"find_coordinator:__consumer_offsets-{part}",)
+        events = [f"find_coordinator:__consumer_offsets-{part}"]
+        if c.state == cc.JOINING and c.coordinator >= 0:
+            # the JoinGroup parked at the old coordinator is answered NOT_COORDINATOR: send it again
+            c = c._replace(state=cc.UNJOINED)
+            events.append("join:NOT_COORDINATOR")
+        return self._put(s, i, c._replace(coordinator=s.group.epoch)), tuple(events)
 
     def _start(self, s: GroupState, i: int) -> Result:
         return self._put(s, i, cc.fresh(up=True)), ("consumer_started",)
