@@ -36,6 +36,12 @@ take the same sections (producers = application instances) plus::
 
 Kafka Connect scenarios (``model = "connect"``, :mod:`model.systems.connect`)
 use ``[connect]`` and their own ``[faults]`` (:mod:`scenarios.connect_schema`).
+
+Consumer-group scenarios (``model = "groups"``, :mod:`keos.model.systems.groups`) use::
+
+    [groups]  consumers, late_consumers, partitions, records, compactions,
+              assignor  # range | roundrobin | sticky | cooperative-sticky | "module:function"
+    [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, total
 """
 
 from __future__ import annotations

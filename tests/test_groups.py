@@ -203,3 +203,18 @@ def test_the_liveness_check_finds_a_join_lost_in_failover(monkeypatch: pytest.Mo
     assert isinstance(model, GroupSystem)
     stuck = unsettled_forever(model)
     assert stuck and all(any(c.state == "JOINING" for c in s.consumers) for s in stuck)
+
+
+def test_the_books_broadcast_assignor_overwrites_offsets() -> None:
+    # A user-supplied assignor named in the scenario ("module:function"): the book's broadcast assignor
+    # gives both consumers t0p0; one commits 2, the other 1 after it.
+    scenario = SCENARIOS["groups_broadcast_assignor"]
+    assert scenario.groups.topology.assignor == "keos.scenarios.assignor_examples:broadcast"
+    result, _ = explore(build_model(scenario), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    verdicts = {p.name: p for p in result.properties}
+    assert not result.violated
+    for name in scenario.permitted:
+        assert verdicts[name].verdict is Verdict.PERMITTED
+    regress = verdicts["committed_offsets_never_regress"]
+    assert regress.trace is not None and len(regress.trace.actions) == 12
+    assert "committed offset is 1 but 2 was acknowledged" in regress.detail
