@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from keos.checker.api import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION
+from keos.checker.assignor_bounds import RangeSpreadProof, prove_range_spread
 from keos.checker.assignor_check import AssignorReport, check_assignors, default_assignors
 from keos.model.coordinator.group.assignors import AssignorError, load_assignor
 
@@ -68,6 +69,10 @@ def _as_json(report: AssignorReport) -> dict[str, Any]:
     }
 
 
+def _proved(p: RangeSpreadProof) -> bool:
+    return p.bound_proved and p.tight and p.round_robin_bound_proved
+
+
 def run(args: argparse.Namespace) -> int:
     names = args.assignor or default_assignors()
     if args.cases < 0:
@@ -80,12 +85,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"keos: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     reports = check_assignors(names, random_count=args.cases, seed=args.seed, z3_optimum=not args.no_z3)
-    violated = any(r.violations for r in reports)
+    proofs = [] if args.no_z3 else [prove_range_spread(t) for t in (1, 2, 3)]
+    violated = any(r.violations for r in reports) or not all(_proved(p) for p in proofs)
     crashed = any(r.error for r in reports)
     if args.json:
-        print(json.dumps({"assignors": [_as_json(r) for r in reports], "violation": violated}, indent=2))
+        print(json.dumps({"assignors": [_as_json(r) for r in reports], "violation": violated,
+                          "z3_proofs": [p.__dict__ for p in proofs]}, indent=2))
     else:
-        _render(Console(highlight=False), reports, args)
+        console = Console(highlight=False)
+        _render(console, reports, args)
+        for p in proofs:
+            mark = "[green]proved[/green]" if _proved(p) else "[bold red]NOT PROVED[/bold red]"
+            console.print(f"z3 {mark}: with equal subscriptions to {p.topics} topic(s), any member and partition "
+                          f"counts, Range's spread <= {p.topics} (reached: {p.tight}) and RoundRobin's <= 1")
     if violated:
         return EXIT_VIOLATION
     return EXIT_ASSIGNOR_CRASHED if crashed else EXIT_OK
