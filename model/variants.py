@@ -66,6 +66,9 @@ class ProtocolFlags:
         offset_commit_generation_check: the group coordinator rejects a plain
             OffsetCommit from a member it does not know (UNKNOWN_MEMBER_ID) or of
             another generation (ILLEGAL_GENERATION), ``ClassicGroup.validateOffsetCommit``.
+        offset_commit_waits_for_log: the group coordinator answers an OffsetCommit
+            only once its records are committed to ``__consumer_offsets``
+            (``CoordinatorRuntime`` defers the response to the high watermark).
         cooperative_revoke_before_reassign: the cooperative-sticky leader withholds a
             partition that changes owner until its old owner has revoked it
             (``CooperativeStickyAssignor.adjustAssignment``, KIP-429).
@@ -89,6 +92,7 @@ class ProtocolFlags:
     connect_offsets_in_transaction: bool = True
     connect_zombie_fencing: bool = True
     offset_commit_generation_check: bool = True
+    offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
 
     def to_json(self) -> dict[str, Any]:
@@ -304,6 +308,17 @@ VARIANTS: dict[str, Variant] = {
             bug="a consumer whose session expired (lost heartbeats) keeps processing and commits its older "
             "position after the partition's new owner committed a later one: the committed offset goes "
             "back and the group re-reads records",
+        ),
+        Variant(
+            name="offset_commit_acked_before_log",
+            description="The group coordinator updates its offsets and answers an OffsetCommit before the offset "
+            "commit records are written to __consumer_offsets.",
+            flags=replace(_REAL, offset_commit_waits_for_log=False),
+            weakened=True,
+            breaks=("offsets_cache_matches_log", "committed_offsets_never_regress"),
+            scenarios=("groups_coordinator_failover",),
+            bug="an acknowledged commit that is not yet in the log is lost when the coordinator fails over: the "
+            "new coordinator loads an older offset and the group re-reads records",
         ),
         Variant(
             name="cooperative_assigns_before_revoke",

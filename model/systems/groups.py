@@ -128,6 +128,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "ExpireSession": ("member",),
     "ExpireOffsets": (),
     "Compact": (),
+    "FlushOffsets": (),
     "LoseHeartbeats": ("consumer",),
     "CrashConsumer": ("consumer",),
     "PollTimeout": ("consumer",),
@@ -226,7 +227,7 @@ class GroupSystem:
         error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check)
         if error != Errors.NONE:
             return s, error
-        group = cg.commit_offsets(s.group, TOPIC, offsets)
+        group = cg.commit_offsets(s.group, TOPIC, offsets, self.flags.offset_commit_waits_for_log)
         high = dict(s.ghost.max_committed)
         for p, o in offsets:
             high[p] = max(high.get(p, o), o)
@@ -277,6 +278,8 @@ class GroupSystem:
                 out.append(Action("ExpireSession", (m.member_id,)))
         if g.state == cg.EMPTY and g.offsets:
             out.append(Action("ExpireOffsets"))
+        if g.unflushed:
+            out.append(Action("FlushOffsets"))
         if s.compactions < self.topo.compactions and olog.compactable(g.log):
             out.append(Action("Compact"))
         for i, c in enumerate(s.consumers):
@@ -420,6 +423,9 @@ class GroupSystem:
         group = s.group._replace(log=olog.compact(s.group.log))
         return s._replace(group=group, compactions=s.compactions + 1), ("log:compacted",)
 
+    def _flush(self, s: GroupState) -> Result:
+        return s._replace(group=cg.flush(s.group)), ("log:flushed",)
+
     # -- faults -------------------------------------------------------------------------------------
 
     def _lose_heartbeats(self, s: GroupState, i: int) -> Result:
@@ -513,6 +519,7 @@ GroupSystem._HANDLERS.update(
         "ExpireSession": GroupSystem._expire_session,
         "ExpireOffsets": GroupSystem._expire_offsets,
         "Compact": GroupSystem._compact,
+        "FlushOffsets": GroupSystem._flush,
         "LoseHeartbeats": GroupSystem._lose_heartbeats,
         "CrashConsumer": GroupSystem._crash,
         "PollTimeout": GroupSystem._poll_timeout,

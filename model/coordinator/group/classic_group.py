@@ -108,6 +108,7 @@ class ClassicGroup(NamedTuple):
     next_member: int
     log: tuple[olog.OffsetsRecord, ...]
     epoch: int  # the coordinator's epoch: bumped by every failover
+    unflushed: tuple[olog.OffsetsRecord, ...] = ()  # acknowledged but not yet in the log (weakened variant only)
 
     def member(self, member_id: str) -> GroupMember | None:
         for m in self.members:
@@ -268,14 +269,27 @@ def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int,
     return Errors.NONE
 
 
-def commit_offsets(group: ClassicGroup, topic: str, offsets: tuple[tuple[int, int], ...]) -> ClassicGroup:
-    """Append one offset commit record per partition and update the cache (``OffsetMetadataManager``)."""
+def commit_offsets(group: ClassicGroup, topic: str, offsets: tuple[tuple[int, int], ...],
+                   wait_for_log: bool = True) -> ClassicGroup:
+    """Append one offset commit record per partition and update the cache (``OffsetMetadataManager``).
+
+    Kafka's coordinator runtime applies the records and answers the OffsetCommit only once they are
+    committed to the ``__consumer_offsets`` partition (``CoordinatorRuntime``: the response waits
+    for the high watermark).  ``wait_for_log=False`` (a weakened variant) answers first: the records
+    sit in ``unflushed`` until :func:`flush`, and a failover before that loses them."""
     cache = dict(group.offsets)
-    records = list(group.log)
+    records = []
     for partition, offset in offsets:
         cache[partition] = offset
         records.append(olog.offset_commit_record(topic, partition, offset))
-    return group._replace(offsets=tuple(sorted(cache.items())), log=tuple(records))
+    if wait_for_log:
+        return group._replace(offsets=tuple(sorted(cache.items())), log=(*group.log, *records))
+    return group._replace(offsets=tuple(sorted(cache.items())), unflushed=(*group.unflushed, *records))
+
+
+def flush(group: ClassicGroup) -> ClassicGroup:
+    """The acknowledged-but-unwritten records reach the log (weakened variant only)."""
+    return group._replace(log=(*group.log, *group.unflushed), unflushed=())
 
 
 def expire_offsets(group: ClassicGroup, topic: str) -> ClassicGroup:
