@@ -73,7 +73,7 @@ def _regressions(s: GroupState) -> list[str]:
 
 
 def _log_mismatch(s: GroupState) -> list[str]:
-    loaded = olog.load(s.group.log)
+    loaded = olog.load(s.group.log, s.group.group_id)
     if loaded.offsets != s.group.offsets:
         replayed, cached = dict(loaded.offsets), dict(s.group.offsets)
         return [f"replaying __consumer_offsets gives {replayed}, the coordinator has {cached}"]

@@ -31,17 +31,19 @@ def test_find_coordinator_partition_is_the_books_example() -> None:
 
 def test_tombstones_remove_keys_and_compaction_drops_superseded_records() -> None:
     meta = olog.GroupMetadataValue(1, "range", "c0-0", (("c0-0", (0,)),))
-    log = (olog.offset_commit_record("t0", 0, 1), olog.group_metadata_record(meta),
-           olog.offset_commit_record("t0", 0, 2), olog.offset_commit_record("t0", 1, 1),
-           olog.offset_commit_record("t0", 1, None))
-    assert olog.load(log) == olog.LoadedGroup(meta, ((0, 2),))
+    g = "consumerGroupId"
+    log = (olog.offset_commit_record(g, "t0", 0, 1), olog.group_metadata_record(g, meta),
+           olog.offset_commit_record(g, "t0", 0, 2), olog.offset_commit_record(g, "t0", 1, 1),
+           olog.offset_commit_record("other", "t0", 1, 7), olog.offset_commit_record(g, "t0", 1, None))
+    assert olog.load(log, g) == olog.LoadedGroup(meta, ((0, 2),))
+    assert olog.load(log, "other") == olog.LoadedGroup(None, ((1, 7),))
     compacted = olog.compact(log)
-    assert compacted == (log[1], log[2])
-    assert olog.load(compacted) == olog.load(log)
+    assert compacted == (log[1], log[2], log[4])
+    assert olog.load(compacted, g) == olog.load(log, g)
 
 
 records = st.builds(
-    olog.OffsetsRecord, st.just("t0"), st.integers(-1, 2),
+    olog.OffsetsRecord, st.sampled_from(("g1", "g2")), st.just("t0"), st.integers(-1, 2),
     st.one_of(st.none(), st.integers(0, 5)),
 ).map(lambda r: r if r.partition >= 0 or r.value is None else r._replace(
     value=olog.GroupMetadataValue(r.value if isinstance(r.value, int) else 0, "range", "", ())))
@@ -51,7 +53,8 @@ records = st.builds(
 @given(st.lists(records, max_size=12))
 def test_compaction_never_changes_what_a_new_coordinator_loads(log: list[olog.OffsetsRecord]) -> None:
     full = tuple(log)
-    assert olog.load(olog.compact(full)) == olog.load(full)
+    for group in ("g1", "g2"):
+        assert olog.load(olog.compact(full), group) == olog.load(full, group)
     assert olog.compact(olog.compact(full)) == olog.compact(full)
 
 
@@ -70,7 +73,7 @@ def test_join_sync_and_offset_commit_fencing() -> None:
     res = cg.sync_group(g, a.member_id, 1, {a.member_id: (0,), b.member_id: (1,)})
     assert res is not None and res.error == Errors.NONE and res.assignment == (0,)
     g = res.group
-    assert g.state == cg.STABLE and olog.load(g.log).metadata is not None
+    assert g.state == cg.STABLE and olog.load(g.log, g.group_id).metadata is not None
     assert cg.validate_offset_commit(g, a.member_id, 0, True) == Errors.ILLEGAL_GENERATION
     assert cg.validate_offset_commit(g, "zombie", 1, True) == Errors.UNKNOWN_MEMBER_ID
     assert cg.validate_offset_commit(g, "zombie", 0, False) == Errors.NONE  # no generation fencing

@@ -177,7 +177,7 @@ class GroupSystem:
     def init_states(self) -> Sequence[GroupState]:
         n, late = self.topo.consumers, self.topo.late_consumers
         consumers = tuple(cc.fresh(up=i < n - late) for i in range(n))
-        return (GroupState(consumers, cg.empty_group(), (0,) * len(GROUP_FAULT_KINDS), 0, GroupGhost((), False)),)
+        return (GroupState(consumers, cg.empty_group(GROUP_ID), (0,) * len(GROUP_FAULT_KINDS), 0, GroupGhost((), False)),)
 
     def properties(self) -> Sequence[Property]:
         return self._properties
@@ -452,7 +452,7 @@ class GroupSystem:
 
     def _failover(self, s: GroupState) -> Result:
         g = s.group
-        group = cg.load_group(g.log, g.epoch + 1, g.next_member)
+        group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id)
         return s._replace(group=group), ("coordinator:loaded",)
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}

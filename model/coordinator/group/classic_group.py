@@ -108,6 +108,7 @@ class ClassicGroup(NamedTuple):
     next_member: int
     log: tuple[olog.OffsetsRecord, ...]
     epoch: int  # the coordinator's epoch: bumped by every failover
+    group_id: str = "consumerGroupId"
     unflushed: tuple[olog.OffsetsRecord, ...] = ()  # acknowledged but not yet in the log (weakened variant only)
 
     def member(self, member_id: str) -> GroupMember | None:
@@ -123,8 +124,8 @@ class ClassicGroup(NamedTuple):
         return None
 
 
-def empty_group() -> ClassicGroup:
-    return ClassicGroup(EMPTY, 0, "", "", (), (), 0, (), 0)
+def empty_group(group_id: str = "consumerGroupId") -> ClassicGroup:
+    return ClassicGroup(EMPTY, 0, "", "", (), (), 0, (), 0, group_id)
 
 
 def transition(group: ClassicGroup, target: str) -> ClassicGroup:
@@ -145,7 +146,7 @@ def prepare_rebalance(group: ClassicGroup, joined: str = "") -> ClassicGroup:
 
 
 def _metadata_record(group: ClassicGroup) -> olog.OffsetsRecord:
-    return olog.group_metadata_record(olog.GroupMetadataValue(
+    return olog.group_metadata_record(group.group_id, olog.GroupMetadataValue(
         group.generation, group.protocol, group.leader,
         tuple((m.member_id, m.assignment) for m in group.members)))
 
@@ -281,7 +282,7 @@ def commit_offsets(group: ClassicGroup, topic: str, offsets: tuple[tuple[int, in
     records = []
     for partition, offset in offsets:
         cache[partition] = offset
-        records.append(olog.offset_commit_record(topic, partition, offset))
+        records.append(olog.offset_commit_record(group.group_id, topic, partition, offset))
     if wait_for_log:
         return group._replace(offsets=tuple(sorted(cache.items())), log=(*group.log, *records))
     return group._replace(offsets=tuple(sorted(cache.items())), unflushed=(*group.unflushed, *records))
@@ -295,19 +296,20 @@ def flush(group: ClassicGroup) -> ClassicGroup:
 def expire_offsets(group: ClassicGroup, topic: str) -> ClassicGroup:
     """``cleanupGroupMetadata`` for an Empty group past ``offsets.retention.minutes`` (KIP-211):
     a tombstone per committed offset, and the group's own tombstone."""
-    tombstones = [olog.offset_commit_record(topic, p, None) for p, _ in group.offsets]
-    tombstones.append(olog.group_metadata_record(None))
+    tombstones = [olog.offset_commit_record(group.group_id, topic, p, None) for p, _ in group.offsets]
+    tombstones.append(olog.group_metadata_record(group.group_id, None))
     return group._replace(offsets=(), log=(*group.log, *tombstones))
 
 
-def load_group(log: tuple[olog.OffsetsRecord, ...], epoch: int, next_member: int) -> ClassicGroup:
+def load_group(log: tuple[olog.OffsetsRecord, ...], epoch: int, next_member: int,
+               group_id: str = "consumerGroupId") -> ClassicGroup:
     """A new coordinator replays the group's partition (failover)."""
-    loaded = olog.load(log)
+    loaded = olog.load(log, group_id)
     meta = loaded.metadata
     if meta is None or not meta.members:
         generation = meta.generation if meta is not None else 0
-        return ClassicGroup(EMPTY, generation, "", "", (), loaded.offsets, next_member, log, epoch)
+        return ClassicGroup(EMPTY, generation, "", "", (), loaded.offsets, next_member, log, epoch, group_id)
     members = tuple(sorted(GroupMember(mid, int(mid[1:mid.index("-")]), (), False, asg)
                            for mid, asg in meta.members))
     return ClassicGroup(STABLE, meta.generation, meta.protocol, meta.leader, members, loaded.offsets,
-                        next_member, log, epoch)
+                        next_member, log, epoch, group_id)

@@ -81,25 +81,26 @@ class GroupMetadataValue(NamedTuple):
 class OffsetsRecord(NamedTuple):
     """One record of the group's ``__consumer_offsets`` partition.
 
-    ``partition == GROUP_KEY`` marks a group metadata record (``value`` a
-    :class:`GroupMetadataValue`); otherwise an offset commit record for ``(topic, partition)``
-    (``value`` the committed offset).  ``value is None`` is a tombstone."""
+    The key is ``(group, topic, partition)`` (``OffsetCommitKey``) or, with ``partition ==
+    GROUP_KEY``, ``group`` alone (``GroupMetadataKey``; ``value`` a :class:`GroupMetadataValue`).
+    For offsets ``value`` is the committed offset.  ``value is None`` is a tombstone."""
 
+    group: str
     topic: str
     partition: int
     value: int | GroupMetadataValue | None
 
     @property
-    def key(self) -> tuple[str, int]:
-        return (self.topic, self.partition)
+    def key(self) -> tuple[str, str, int]:
+        return (self.group, self.topic, self.partition)
 
 
-def offset_commit_record(topic: str, partition: int, offset: int | None) -> OffsetsRecord:
-    return OffsetsRecord(topic, partition, offset)
+def offset_commit_record(group: str, topic: str, partition: int, offset: int | None) -> OffsetsRecord:
+    return OffsetsRecord(group, topic, partition, offset)
 
 
-def group_metadata_record(value: GroupMetadataValue | None) -> OffsetsRecord:
-    return OffsetsRecord("", GROUP_KEY, value)
+def group_metadata_record(group: str, value: GroupMetadataValue | None) -> OffsetsRecord:
+    return OffsetsRecord(group, "", GROUP_KEY, value)
 
 
 class LoadedGroup(NamedTuple):
@@ -109,11 +110,14 @@ class LoadedGroup(NamedTuple):
     offsets: tuple[tuple[int, int], ...]  # (partition, offset), sorted
 
 
-def load(log: tuple[OffsetsRecord, ...]) -> LoadedGroup:
-    """Replay the log from the start: the latest value per key wins, a tombstone removes it."""
+def load(log: tuple[OffsetsRecord, ...], group: str) -> LoadedGroup:
+    """Replay the log from the start for ``group``: the latest value per key wins, a tombstone
+    removes it (records of other groups sharing the partition are skipped)."""
     metadata: GroupMetadataValue | None = None
     offsets: dict[int, int] = {}
     for rec in log:
+        if rec.group != group:
+            continue
         if rec.partition == GROUP_KEY:
             metadata = rec.value if isinstance(rec.value, GroupMetadataValue) else None
         elif rec.value is None:
