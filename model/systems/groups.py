@@ -177,7 +177,8 @@ class GroupSystem:
     def init_states(self) -> Sequence[GroupState]:
         n, late = self.topo.consumers, self.topo.late_consumers
         consumers = tuple(cc.fresh(up=i < n - late) for i in range(n))
-        return (GroupState(consumers, cg.empty_group(GROUP_ID), (0,) * len(GROUP_FAULT_KINDS), 0, GroupGhost((), False)),)
+        faults = (0,) * len(GROUP_FAULT_KINDS)
+        return (GroupState(consumers, cg.empty_group(GROUP_ID), faults, 0, GroupGhost((), False)),)
 
     def properties(self) -> Sequence[Property]:
         return self._properties
