@@ -168,7 +168,9 @@ def cases(draw: st.DrawFn, *, equal: bool | None = None, with_previous: bool = T
     return AssignorCase("random", sizes, subs, previous)
 
 
-FAST = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @FAST
