@@ -257,7 +257,8 @@ def _violates(name: str, prop: str, *, equal: bool | None = None) -> AssignorCas
     def bad(case: AssignorCase) -> bool:
         return evaluate(case, run_assignor(fn, case.partitions_per_topic, case.subscriptions))[prop] is not None
 
-    return find(cases(equal=equal, with_previous=False), bad, settings=settings(max_examples=2000, database=None, derandomize=True))
+    search = settings(max_examples=2000, database=None, derandomize=True)
+    return find(cases(equal=equal, with_previous=False), bad, settings=search)
 
 
 def test_hypothesis_finds_ranges_imbalance_as_the_book_describes() -> None:
