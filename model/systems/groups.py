@@ -28,9 +28,9 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
-a live consumer always rejoins, so it is the PollTimeout fault (a slow consumer) together with
-ExpireSession (a dead one) -- :func:`~keos.model.coordinator.group.classic_group.rebalance_timeout`
-is not a separate step, which would let a healthy member be removed over and over.
+a live consumer always rejoins, so its effect is the PollTimeout fault (a slow consumer) together
+with ExpireSession (a dead one).  It is not a separate step, which would let a healthy member be
+removed over and over.
 
 Ghost state: the highest offset the coordinator ever acknowledged per partition since the last
 expiry (``max_committed``), for ``committed_offsets_never_regress``, and whether the group has

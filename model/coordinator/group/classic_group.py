@@ -207,14 +207,6 @@ def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
     return transition(group, COMPLETING_REBALANCE)
 
 
-def rebalance_timeout(group: ClassicGroup) -> ClassicGroup:
-    """``rebalance.timeout.ms`` (``max.poll.interval.ms``) elapsed: members that did not rejoin are removed."""
-    for m in group.members:
-        if not m.joined:
-            group = remove_member(group, m.member_id)
-    return group
-
-
 def _member_errors(group: ClassicGroup, member_id: str, generation: int) -> str:
     if group.state in (EMPTY, DEAD) or group.member(member_id) is None:
         return Errors.UNKNOWN_MEMBER_ID
