@@ -133,6 +133,15 @@ class ProtocolFlags:
             producer id when the epoch is exhausted, like every TV2 completion
             (``generateTxnTransitMetadataForTxnCompletion``); without it the
             epoch is bumped past Short.MAX_VALUE - 1.
+        offset_commit_generation_check: the group coordinator rejects a plain
+            OffsetCommit from a member it does not know (UNKNOWN_MEMBER_ID) or of
+            another generation (ILLEGAL_GENERATION), ``ClassicGroup.validateOffsetCommit``.
+        offset_commit_waits_for_log: the group coordinator answers an OffsetCommit
+            only once its records are committed to ``__consumer_offsets``
+            (``CoordinatorRuntime`` defers the response to the high watermark).
+        cooperative_revoke_before_reassign: the cooperative-sticky leader withholds a
+            partition that changes owner until its old owner has revoked it
+            (``CooperativeStickyAssignor.adjustAssignment``, KIP-429).
     """
 
     check_epoch: bool = True
@@ -168,6 +177,9 @@ class ProtocolFlags:
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     empty_abort_rotates_producer_id: bool = True
+    offset_commit_generation_check: bool = True
+    offset_commit_waits_for_log: bool = True
+    cooperative_revoke_before_reassign: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -544,6 +556,40 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("authz_acls_enforced",),
             bug="KIP-98 §9 endless transaction attack: a principal with only Topic Write writes transactional data "
             "that no coordinator transaction covers, and the LSO never advances",
+        ),
+        Variant(
+            name="no_offset_commit_generation_check",
+            description="The group coordinator accepts a plain OffsetCommit whatever its member id and generation "
+            "(ClassicGroup.validateOffsetCommit without the member and generation checks).",
+            flags=replace(_REAL, offset_commit_generation_check=False),
+            weakened=True,
+            breaks=("committed_offsets_never_regress",),
+            scenarios=("groups_zombie_commit",),
+            bug="a consumer whose session expired (lost heartbeats) keeps processing and commits its older "
+            "position after the partition's new owner committed a later one: the committed offset goes "
+            "back and the group re-reads records",
+        ),
+        Variant(
+            name="offset_commit_acked_before_log",
+            description="The group coordinator updates its offsets and answers an OffsetCommit before the offset "
+            "commit records are written to __consumer_offsets.",
+            flags=replace(_REAL, offset_commit_waits_for_log=False),
+            weakened=True,
+            breaks=("offsets_cache_matches_log", "committed_offsets_never_regress"),
+            scenarios=("groups_coordinator_failover",),
+            bug="an acknowledged commit that is not yet in the log is lost when the coordinator fails over: the "
+            "new coordinator loads an older offset and the group re-reads records",
+        ),
+        Variant(
+            name="cooperative_assigns_before_revoke",
+            description="The cooperative-sticky leader hands a moving partition to its new owner in the same "
+            "rebalance instead of withholding it until the old owner revoked it.",
+            flags=replace(_REAL, cooperative_revoke_before_reassign=False),
+            weakened=True,
+            breaks=("no_partition_owned_twice",),
+            scenarios=("groups_cooperative_join",),
+            bug="KIP-429's rule broken: the old owner keeps consuming the partition through the rebalance "
+            "while the new owner already consumes it -- two members of the group own one partition",
         ),
     )
 }

@@ -46,6 +46,12 @@ and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::
 
 Kafka Connect scenarios (``model = "connect"``, :mod:`model.systems.connect`)
 use ``[connect]`` and their own ``[faults]`` (:mod:`scenarios.connect_schema`).
+
+Consumer-group scenarios (``model = "groups"``, :mod:`keos.model.systems.groups`) use::
+
+    [groups]  consumers, late_consumers, partitions, records, compactions,
+              assignor  # range | roundrobin | sticky | cooperative-sticky | "module:function"
+    [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, total
 """
 
 from __future__ import annotations
@@ -107,6 +113,7 @@ class Scenario:
     txn: TxnConfig | None = None
     connect: Any = None
     sets: tuple[str, ...] = ()
+    groups: Any = None
 
     def info(self) -> dict[str, Any]:
         """What traces record about the scenario."""
@@ -142,12 +149,20 @@ def _connect_properties(scenario: Scenario) -> tuple[Property, ...]:
     return connect_properties(scenario.connect or ConnectConfig())
 
 
+def _group_properties(scenario: Scenario) -> tuple[Property, ...]:
+    from keos.invariants.groups import group_properties
+    from keos.model.systems.groups import GroupsConfig
+
+    return group_properties(scenario.groups or GroupsConfig())
+
+
 #: Model kinds: which property sets a scenario's model checks.
 MODEL_KINDS: dict[str, Callable[[Scenario], tuple[Property, ...]]] = {
     "idempotence": _idempotence_properties,
     "transactions": _transaction_properties,
     "eos": _eos_properties,
     "connect": _connect_properties,
+    "groups": _group_properties,
 }
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -168,6 +183,7 @@ _TOP_KEYS = {
     "connect",
     "security",
     "sets",
+    "groups",
 }
 
 
@@ -242,6 +258,10 @@ def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
         raise ScenarioError(f'{where}: [security] needs model = "transactions" or "eos"')
     if model == "connect":
         return _parse_connect_scenario(data, where, name, description, default, variant, permitted)
+    if model == "groups":
+        return _parse_groups_scenario(data, where, name, description, default, variant, permitted)
+    if "groups" in data:
+        raise ScenarioError(f'{where}: [groups] needs model = "groups"')
     if "connect" in data:
         raise ScenarioError(f'{where}: [connect] needs model = "connect"')
     if model in ("transactions", "eos"):
@@ -397,6 +417,52 @@ def _parse_connect_scenario(
     return scenario
 
 
+def _parse_groups_scenario(
+    data: dict[str, Any], where: str, name: str, description: str, default: bool, variant: str, permitted: list[str]
+) -> Scenario:
+    """The ``model = "groups"`` part of the schema (:mod:`keos.model.systems.groups`)::
+
+        [groups]  consumers, late_consumers, partitions, records, assignor, compactions
+        [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, total
+
+    ``assignor`` is ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky`` or a Python
+    callable ``"module:function"`` (a user-supplied assignor).
+    """
+    from keos.model.coordinator.group.assignors import AssignorError, load_assignor
+    from keos.model.systems.groups import GroupsConfig, GroupsFaultBudget, GroupsTopology
+
+    for key in ("topology", "producer", "broker", "transactions", "eos", "connect"):
+        if key in data:
+            raise ScenarioError(f"{where}: [{key}] is not used by model 'groups' (use [groups])")
+    topology = _typed(GroupsTopology, _section(data, "groups", where), "groups", where)
+    if not 1 <= topology.consumers <= 4 or topology.late_consumers >= topology.consumers:
+        raise ScenarioError(f"{where}: [groups] needs 1-4 consumers and fewer late_consumers than consumers")
+    if not 1 <= topology.partitions <= 6:
+        raise ScenarioError(f"{where}: [groups] needs 1-6 partitions (records = 0: ownership only, no polls)")
+    try:
+        load_assignor(topology.assignor)
+    except AssignorError as exc:
+        raise ScenarioError(f"{where}: [groups] {exc}") from None
+    faults = _typed(GroupsFaultBudget, _section(data, "faults", where), "faults", where)
+    scenario = Scenario(
+        name=name,
+        description=description,
+        model="groups",
+        config=SystemConfig(),
+        variant=variant,
+        default=default,
+        permitted=tuple(permitted),
+        bounds=_typed(Bounds, _section(data, "bounds", where), "bounds", where),
+        source=where,
+        groups=GroupsConfig(topology, faults),
+    )
+    known = {p.name for p in MODEL_KINDS["groups"](scenario)}
+    for inv in scenario.permitted:
+        if inv not in known:
+            raise ScenarioError(f"{where}: permitted invariant {inv!r} is not checked by model 'groups'")
+    return scenario
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Load a scenario file; raises :class:`ScenarioError` with a one-line message."""
     p = Path(path)
@@ -452,6 +518,12 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Mod
             raise ScenarioError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
         v = VARIANTS[name]
     properties = MODEL_KINDS[scenario.model](scenario)
+    if scenario.model == "groups":
+        from keos.model.systems.groups import GroupsConfig, GroupSystem
+
+        return GroupSystem(
+            scenario.groups or GroupsConfig(), v, properties, name=scenario.model, scenario_info=scenario.info()
+        )
     if scenario.model == "connect":
         from keos.model.connect.records import ConnectConfig
         from keos.model.systems.connect import ConnectSystem

@@ -21,6 +21,9 @@ which is a keos bug and is never shown as a violation):
   Exit 0 when every query is answered (an admitted violation is an answer).
 * ``keos sweep ...`` -- randomized failure-injection sweeps on Spark.
 * ``keos bench`` -- explicit-state throughput on the default scenarios.
+* ``keos assignors [--assignor NAME|MODULE:FUNCTION ...] [--cases N] [--seed S]`` -- the
+  partition assignors' properties, balance and movement (:mod:`keos.checker.cli.assignors`);
+  exit 1 if a property an assignor promises fails.
 
 Bad input (an unknown flag, scenario, variant, a malformed scenario or trace
 file) prints one line, ``keos: error: ...``, and exits 2.  Results computed
@@ -808,6 +811,7 @@ def _parser() -> _Parser:
     s.set_defaults(func=cmd_bench)
 
     importlib.import_module("keos.checker.cli.conform").register(sub)  # keos conform (real clients and brokers)
+    importlib.import_module("keos.checker.cli.assignors").register(sub)
 
     try:
         sweep = importlib.import_module("keos.checker.sweep.campaign")

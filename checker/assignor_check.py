@@ -1,0 +1,219 @@
+"""Run assignors over the book's worked examples and seeded random groups; judge their properties.
+
+The data behind ``keos assignors``: for each assignor, every case is assigned, every property of
+:mod:`keos.invariants.assignors` evaluated, and balance (spread, and its distance from z3's
+optimum) and movement (partitions that change owner across a rebalance, and the minimum balance
+forces) aggregated.  A property in the assignor's ``holds`` set that fails is a *violation*; one in
+its ``known_violations`` set that fails is an *expected counterexample* (Range's and RoundRobin's
+imbalance — the book's examples are among the cases, so they are found every run).
+
+Cases are deterministic: the book's examples, then ``random_cases`` groups drawn from
+``random.Random(seed)``: 1-5 members, 1-4 topics of 1-6 partitions, equal or unequal
+subscriptions, and half of them a rebalance (members join or leave a group previously assigned by
+the same assignor, carrying their owned partitions).  For ``cooperative-sticky`` the follow-up
+rebalances (members rejoin owning what the previous round left them, KIP-429) run until a round
+withholds nothing; the first round is judged by ``at_most_once``/``no_transfer`` and the assignment
+the group settles on by ``exactly_once``/``balanced``/``no_improving_move``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from keos.checker.assignor_bounds import optimal_spread
+from keos.invariants.assignors import (
+    EXPECTED,
+    USER_EXPECTATION,
+    AssignorCase,
+    Expectation,
+    evaluate,
+    minimal_moves_equal,
+    spread,
+)
+from keos.model.coordinator.group.assignors import (
+    ASSIGNORS,
+    COOPERATIVE,
+    Assignment,
+    Assignor,
+    Subscription,
+    cooperative_rounds,
+    load_assignor,
+    moved_partitions,
+    run_assignor,
+    sticky_assign,
+    with_owned,
+)
+
+FOLLOW_UP_PROPERTIES = ("exactly_once", "balanced", "no_improving_move")
+
+
+def _s(*topics: str) -> Subscription:
+    return Subscription.of(*topics)
+
+
+def book_cases() -> list[AssignorCase]:
+    """The worked examples of the book's chapter on assignors (partition counts, subscriptions)."""
+    four = {f"t{i}": 2 for i in range(4)}
+    three_members = {c: _s(*four) for c in ("C0", "C1", "C2")}
+    before = sticky_assign(four, three_members)
+    both = {"C0": _s("t0", "t1"), "C1": _s("t0", "t1")}
+    return [
+        AssignorCase("range: 2 members, 2 topics x 4", {"t0": 4, "t1": 4}, both),
+        AssignorCase("range: 2 members, 2 topics x 3", {"t0": 3, "t1": 3}, both,
+                     note="Range gives C0 4 partitions and C1 2"),
+        AssignorCase("unequal: t0 | t0,t1 | t0,t1,t2", {"t0": 1, "t1": 2, "t2": 3},
+                     {"C0": _s("t0"), "C1": _s("t0", "t1"), "C2": _s("t0", "t1", "t2")},
+                     note="RoundRobin leaves t1p1 on C2 although C1 could take it"),
+        AssignorCase("3 members, 4 topics x 2", four, three_members),
+        AssignorCase("C1 leaves (4 topics x 2)", four,
+                     with_owned({c: three_members[c] for c in ("C0", "C2")}, before, 1), previous=before,
+                     note="Sticky keeps every partition C0 and C2 owned"),
+    ]
+
+
+def random_cases(count: int, seed: int) -> list[AssignorCase]:
+    rng = random.Random(seed)
+    cases: list[AssignorCase] = []
+    for index in range(count):
+        topics = [f"t{i}" for i in range(rng.randint(1, 4))]
+        sizes = {t: rng.randint(1, 6) for t in topics}
+        members = [f"C{i}" for i in rng.sample(range(6), rng.randint(1, 5))]
+        equal = rng.random() < 0.5
+        common = frozenset(rng.sample(topics, rng.randint(1, len(topics))))
+        subs = {m: Subscription(common if equal else frozenset(rng.sample(topics, rng.randint(1, len(topics)))))
+                for m in sorted(members)}
+        kind = "equal" if equal else "unequal"
+        if rng.random() < 0.5:
+            cases.append(AssignorCase(f"#{index} {kind}", sizes, subs))
+            continue
+        # a rebalance: a previous membership assigned by the assignor under test is filled in later
+        before = sorted({*rng.sample(members, rng.randint(0, len(members))),
+                         *(f"C{i}" for i in rng.sample(range(6, 9), rng.randint(0, 2)))}) or sorted(members)[:1]
+        prev_subs = {m: subs.get(m, Subscription(common if equal else frozenset(topics))) for m in before}
+        cases.append(AssignorCase(f"#{index} {kind} rebalance", sizes, subs,
+                                  previous={m: () for m in prev_subs}, note="previous:" + ",".join(before)))
+    return cases
+
+
+def _with_previous(case: AssignorCase, assignor: Assignor) -> AssignorCase:
+    """Fill a rebalance case's previous assignment by running ``assignor`` on the old membership."""
+    if case.previous is None or any(case.previous.values()):
+        return case
+    old = {m: case.subscriptions.get(m, Subscription(frozenset(case.partitions_per_topic))) for m in case.previous}
+    previous = run_assignor(assignor, case.partitions_per_topic, old)
+    return AssignorCase(case.name, case.partitions_per_topic, with_owned(case.subscriptions, previous, 1),
+                        previous, case.note)
+
+
+@dataclass
+class PropertyOutcome:
+    name: str
+    expected: str  # "holds", "known violation", "not judged"
+    checked: int = 0
+    first_failure: tuple[str, str] | None = None  # (case, reason)
+
+    @property
+    def failed(self) -> bool:
+        return self.first_failure is not None
+
+    @property
+    def violation(self) -> bool:
+        return self.failed and self.expected == "holds"
+
+
+@dataclass
+class AssignorReport:
+    assignor: str
+    cases: int = 0
+    max_spread: int = 0
+    spread_total: int = 0
+    above_optimum: int = 0  # cases whose spread exceeds z3's optimum
+    optimum_checked: int = 0
+    rebalances: int = 0
+    moved: int = 0
+    forced: int = 0  # minimum moves balance forces, summed over equal-subscription rebalances
+    moved_equal: int = 0  # moves in those same rebalances
+    properties: dict[str, PropertyOutcome] = field(default_factory=dict)
+    max_rounds: int = 1  # cooperative: rebalances until nothing is withheld
+    error: str | None = None
+
+    @property
+    def violations(self) -> list[PropertyOutcome]:
+        return [p for p in self.properties.values() if p.violation]
+
+
+def _judge(report: AssignorReport, expectation: Expectation, case: AssignorCase, assignment: Assignment,
+           only: Iterable[str] | None = None, label: str = "") -> None:
+    verdicts = evaluate(case, assignment)
+    for name, reason in verdicts.items():
+        if only is not None and name not in only:
+            continue
+        outcome = report.properties[name]
+        outcome.checked += 1
+        if reason is not None and outcome.first_failure is None:
+            outcome.first_failure = (case.name + label, reason)
+
+
+def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = True) -> AssignorReport:
+    """Run one assignor (built-in name or ``module:function``) over the cases."""
+    assignor = load_assignor(name)
+    expectation = EXPECTED.get(name, USER_EXPECTATION)
+    report = AssignorReport(name)
+    for prop in evaluate(cases[0], {}) if cases else {}:
+        kind = ("holds" if prop in expectation.holds
+                else "known violation" if prop in expectation.known_violations else "not judged")
+        report.properties[prop] = PropertyOutcome(prop, kind)
+    cooperative = name in COOPERATIVE
+    if cooperative:
+        for prop in FOLLOW_UP_PROPERTIES:
+            report.properties[prop].expected = "holds"
+    for raw in cases:
+        case = _with_previous(raw, assignor)
+        try:
+            assignment = run_assignor(assignor, case.partitions_per_topic, case.subscriptions)
+        except Exception as exc:  # a user assignor that raises is reported, not a keos crash
+            report.error = f"{case.name}: {type(exc).__name__}: {exc}"
+            break
+        report.cases += 1
+        final = assignment
+        if cooperative:
+            _judge(report, expectation, case, assignment, only=("at_most_once", "no_transfer", "minimal_movement"))
+            rounds = cooperative_rounds(case.partitions_per_topic, case.subscriptions)
+            final = rounds[-1]
+            report.max_rounds = max(report.max_rounds, len(rounds))
+            _judge(report, expectation, AssignorCase(case.name, case.partitions_per_topic, case.subscriptions),
+                   final, only=FOLLOW_UP_PROPERTIES, label=f" (after {len(rounds)} rebalances)")
+        else:
+            _judge(report, expectation, case, assignment)
+        s = spread(final)
+        report.max_spread = max(report.max_spread, s)
+        report.spread_total += s
+        if z3_optimum:
+            report.optimum_checked += 1
+            if s > optimal_spread(case.partitions_per_topic, case.subscriptions):
+                report.above_optimum += 1
+        if case.previous is not None:
+            survivors = {m: p for m, p in case.previous.items() if m in case.subscriptions}
+            report.rebalances += 1
+            moved = len(moved_partitions(survivors, final))
+            report.moved += moved
+            if case.all_equal:
+                report.moved_equal += moved
+                report.forced += minimal_moves_equal(case)
+    return report
+
+
+def check_assignors(names: Iterable[str], *, random_count: int = 200, seed: int = 0,
+                    z3_optimum: bool = True) -> list[AssignorReport]:
+    cases = book_cases() + random_cases(random_count, seed)
+    return [check_assignor(name, cases, z3_optimum=z3_optimum) for name in names]
+
+
+def default_assignors() -> list[str]:
+    return list(ASSIGNORS)
+
+
+def subscriptions_table(case: AssignorCase) -> Mapping[str, str]:
+    return {m: ",".join(sorted(s.topics)) for m, s in case.subscriptions.items()}

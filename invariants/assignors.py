@@ -1,0 +1,219 @@
+"""Properties of partition assignors, as named predicates over one assignment.
+
+An assignor (:mod:`keos.model.coordinator.group.assignors`) maps subscriptions to an assignment; the
+group is only correct if that assignment gives every subscribed partition to exactly one member
+that subscribes to its topic (``AbstractPartitionAssignor`` documents it, and
+``ConsumerCoordinator.onLeaderElected`` rejects an assignment that assigns an unsubscribed topic).
+Beyond correctness, the assignors promise different degrees of **balance** and **stickiness**:
+
+=======================  ============================================================================
+property                 meaning
+=======================  ============================================================================
+``exactly_once``         every partition of a subscribed topic is assigned once, only to a subscriber
+``at_most_once``         as above but a partition may be withheld (cooperative first round, KIP-429)
+``balanced``             with equal subscriptions, member loads differ by at most one
+``no_improving_move``    no partition can move from its owner to a subscriber with ≥ 2 fewer partitions
+                         (``AbstractStickyAssignor.isBalanced``); the sticky assignors' guarantee
+``minimal_movement``     with equal subscriptions, no more previously owned partitions change owner
+                         than balance forces (KIP-54's second goal)
+``no_transfer``          no partition goes to a member while another member still owns it (KIP-429)
+=======================  ============================================================================
+
+Each property is a :class:`AssignorProperty`; ``check`` returns ``None`` when it holds and a
+one-line reason otherwise.  :data:`EXPECTED` records, per built-in assignor, which properties must
+hold (the gate fails if one does not) and which are *known* not to hold (Range's and RoundRobin's
+imbalance with unequal or multi-topic subscriptions, the book's worked examples) — for those a
+counterexample is the expected outcome.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from keos.model.coordinator.group.assignors import (
+    Assignment,
+    Subscription,
+    TopicPartition,
+    moved_partitions,
+    partitions_of,
+)
+
+
+@dataclass(frozen=True)
+class AssignorCase:
+    """One assignor input: partition counts, subscriptions (with owned partitions), and the
+    assignment the owned partitions came from (``None`` for a first rebalance)."""
+
+    name: str
+    partitions_per_topic: Mapping[str, int]
+    subscriptions: Mapping[str, Subscription]
+    previous: Mapping[str, tuple[TopicPartition, ...]] | None = None
+    note: str = ""
+
+    @property
+    def all_equal(self) -> bool:
+        return len({s.topics for s in self.subscriptions.values()}) <= 1
+
+    def subscribed_partitions(self) -> list[TopicPartition]:
+        topics = sorted({t for s in self.subscriptions.values() for t in s.topics if t in self.partitions_per_topic})
+        return [tp for t in topics for tp in partitions_of(t, self.partitions_per_topic[t])]
+
+    def subscribers(self, topic: str) -> list[str]:
+        return sorted(m for m, s in self.subscriptions.items() if topic in s.topics)
+
+
+@dataclass(frozen=True)
+class AssignorProperty:
+    name: str
+    statement: str
+    source: str
+    check: Callable[[AssignorCase, Assignment], str | None] = field(compare=False)
+
+
+def loads(assignment: Assignment) -> dict[str, int]:
+    return {m: len(parts) for m, parts in assignment.items()}
+
+
+def spread(assignment: Assignment) -> int:
+    """max − min partitions per member (0 for an empty group)."""
+    counts = list(loads(assignment).values())
+    return max(counts) - min(counts) if counts else 0
+
+
+def _placement(case: AssignorCase, assignment: Assignment, *, allow_missing: bool) -> str | None:
+    counts = Counter(tp for parts in assignment.values() for tp in parts)
+    for member, parts in assignment.items():
+        if member not in case.subscriptions:
+            return f"{member} is not a member of the group"
+        for tp in parts:
+            if tp.topic not in case.subscriptions[member].topics:
+                return f"{tp} assigned to {member}, which does not subscribe to {tp.topic}"
+            if tp.partition >= case.partitions_per_topic.get(tp.topic, 0):
+                return f"{tp} does not exist"
+    for tp, n in sorted(counts.items()):
+        if n > 1:
+            owners = sorted(m for m, parts in assignment.items() if tp in parts)
+            return f"{tp} assigned {n} times ({', '.join(owners)})"
+    if not allow_missing:
+        for tp in case.subscribed_partitions():
+            if tp not in counts:
+                return f"{tp} is subscribed but assigned to nobody"
+    return None
+
+
+def _exactly_once(case: AssignorCase, assignment: Assignment) -> str | None:
+    return _placement(case, assignment, allow_missing=False)
+
+
+def _at_most_once(case: AssignorCase, assignment: Assignment) -> str | None:
+    return _placement(case, assignment, allow_missing=True)
+
+
+def _balanced(case: AssignorCase, assignment: Assignment) -> str | None:
+    if not case.all_equal or spread(assignment) <= 1:
+        return None
+    counts = loads(assignment)
+    hi = max(counts, key=lambda m: (counts[m], m))
+    lo = min(counts, key=lambda m: (counts[m], m))
+    return f"equal subscriptions but {hi} has {counts[hi]} partitions and {lo} has {counts[lo]}"
+
+
+def _no_improving_move(case: AssignorCase, assignment: Assignment) -> str | None:
+    counts = loads(assignment)
+    for member, parts in sorted(assignment.items()):
+        for tp in parts:
+            for other in case.subscribers(tp.topic):
+                if other != member and counts[member] > counts.get(other, 0) + 1:
+                    return (f"{tp} could move from {member} ({counts[member]} partitions) "
+                            f"to subscriber {other} ({counts.get(other, 0)})")
+    return None
+
+
+def minimal_moves_equal(case: AssignorCase) -> int:
+    """With equal subscriptions, the fewest previously owned partitions that must change owner in a
+    balanced assignment: members keep ``min(owned, quota)`` where the ``P % N`` larger quotas go to
+    the members owning the most (``checker/assignor_bounds.py`` confirms this against z3)."""
+    if case.previous is None:
+        return 0
+    members = sorted(case.subscriptions)
+    total = len(case.subscribed_partitions())
+    low, extra = divmod(total, len(members)) if members else (0, 0)
+    alive = {tp for tp in case.subscribed_partitions()}
+    owned = sorted((len([tp for tp in case.previous.get(m, ()) if tp in alive]) for m in members), reverse=True)
+    kept = sum(min(n, low + (1 if i < extra else 0)) for i, n in enumerate(owned))
+    return sum(owned) - kept
+
+
+def _minimal_movement(case: AssignorCase, assignment: Assignment) -> str | None:
+    if case.previous is None or not case.all_equal or spread(assignment) > 1:
+        return None
+    survivors = {m: parts for m, parts in case.previous.items() if m in case.subscriptions}
+    moved = len(moved_partitions(survivors, assignment))
+    needed = minimal_moves_equal(case)
+    if moved > needed:
+        return f"{moved} previously owned partitions changed owner where {needed} would keep the group balanced"
+    return None
+
+
+def _no_transfer(case: AssignorCase, assignment: Assignment) -> str | None:
+    for member, parts in sorted(assignment.items()):
+        for tp in parts:
+            for other, sub in sorted(case.subscriptions.items()):
+                if other != member and tp in sub.owned_partitions and tp not in assignment.get(other, ()):
+                    return f"{tp} assigned to {member} while {other} still owns it (it must revoke first)"
+    return None
+
+
+EXACTLY_ONCE = AssignorProperty(
+    "exactly_once", "every subscribed partition assigned exactly once, only to a subscriber",
+    "ConsumerPartitionAssignor contract; ConsumerCoordinator.onLeaderElected", _exactly_once)
+AT_MOST_ONCE = AssignorProperty(
+    "at_most_once", "no partition assigned twice or to a non-subscriber (may be withheld)",
+    "CooperativeStickyAssignor.adjustAssignment, KIP-429", _at_most_once)
+BALANCED = AssignorProperty(
+    "balanced", "equal subscriptions: member loads differ by at most one",
+    "RoundRobinAssignor / AbstractStickyAssignor javadoc", _balanced)
+NO_IMPROVING_MOVE = AssignorProperty(
+    "no_improving_move", "no partition can move to a subscriber with two fewer partitions",
+    "AbstractStickyAssignor.isBalanced, KIP-54", _no_improving_move)
+MINIMAL_MOVEMENT = AssignorProperty(
+    "minimal_movement", "equal subscriptions: only as many owned partitions move as balance forces",
+    "KIP-54 (stickiness), AbstractStickyAssignor.ConstrainedAssignmentBuilder", _minimal_movement)
+NO_TRANSFER = AssignorProperty(
+    "no_transfer", "no partition given to a member while another still owns it",
+    "KIP-429, CooperativeStickyAssignor.computePartitionsTransferringOwnership", _no_transfer)
+
+PROPERTIES: tuple[AssignorProperty, ...] = (
+    EXACTLY_ONCE, AT_MOST_ONCE, BALANCED, NO_IMPROVING_MOVE, MINIMAL_MOVEMENT, NO_TRANSFER)
+BY_NAME: dict[str, AssignorProperty] = {p.name: p for p in PROPERTIES}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """Which properties an assignor must satisfy and which it is known to violate."""
+
+    holds: frozenset[str]
+    known_violations: frozenset[str] = frozenset()
+
+
+EXPECTED: dict[str, Expectation] = {
+    "range": Expectation(frozenset({"exactly_once", "at_most_once"}),
+                         frozenset({"balanced", "no_improving_move", "minimal_movement"})),
+    "roundrobin": Expectation(frozenset({"exactly_once", "at_most_once", "balanced"}),
+                              frozenset({"no_improving_move", "minimal_movement"})),
+    "sticky": Expectation(frozenset({"exactly_once", "at_most_once", "balanced", "no_improving_move",
+                                     "minimal_movement"})),
+    # The first round withholds moving partitions, so exactly-once and balance are checked on the
+    # follow-up rebalance (see checker/assignor_bounds.cooperative_follow_up).
+    "cooperative-sticky": Expectation(frozenset({"at_most_once", "no_transfer"})),
+}
+"""Built-in assignors' contracts; a user-supplied assignor must at least satisfy ``exactly_once``."""
+
+USER_EXPECTATION = Expectation(frozenset({"exactly_once", "at_most_once"}))
+
+
+def evaluate(case: AssignorCase, assignment: Assignment) -> dict[str, str | None]:
+    """Every property's verdict on one assignment (``None`` = holds)."""
+    return {p.name: p.check(case, assignment) for p in PROPERTIES}

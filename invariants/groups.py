@@ -1,0 +1,236 @@
+"""Invariants of the classic consumer-group protocol and ``__consumer_offsets``, over the groups model.
+
+Sources: the book's chapter on consumer coordination (§7.2.2 the four phases, §7.3 the offsets
+topic), Kafka 4.0 ``ClassicGroup.validateOffsetCommit`` (generation fencing),
+``CooperativeStickyAssignor`` (KIP-429: revoke before reassign) and ``GroupCoordinatorShard``
+replay (loading a group from its offsets partition).
+
+* ``same_generation_owners_disjoint`` — two consumers that completed SyncGroup for the same
+  generation never own the same partition (the assignor's exactly-once, end to end).
+* ``no_partition_owned_twice`` — among the consumers the coordinator currently counts as members,
+  no partition has two owners, even while a cooperative rebalance is in flight.  A consumer the
+  group already removed (its session expired: a zombie) is not counted: in the classic protocol it
+  can keep fetching until it hears of its removal, which is why commits are fenced.
+* ``committed_offsets_never_regress`` — the coordinator's committed offset of each partition is
+  the highest one it ever acknowledged (since the offsets last expired): no commit moves it back
+  and no failover loses one.
+* ``offsets_cache_matches_log`` — replaying the group's ``__consumer_offsets`` partition (compacted
+  or not) gives exactly the coordinator's cached offsets: what failover would load.
+
+Each ``always`` names ``sometimes`` partners proving its interesting states are reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from keos.invariants._common import sometimes_event
+from keos.model.clients import consumer_coordinator as cc
+from keos.model.coordinator.group import classic_group as cg
+from keos.model.coordinator.group import offsets_log as olog
+from keos.model.interface import Expectation, Property
+from keos.model.systems.groups import GroupsConfig, GroupState, GroupSystem
+
+__all__ = ["group_properties", "settled", "unsettled_forever"]
+
+
+def _stable_overlaps(s: GroupState) -> list[str]:
+    problems: list[str] = []
+    seen: dict[tuple[int, int], int] = {}
+    for i, c in enumerate(s.consumers):
+        if not c.up or c.state != cc.STABLE or c.generation < 0:
+            continue
+        for p in c.owned:
+            other = seen.get((c.generation, p))
+            if other is not None:
+                problems.append(f"c{other} and c{i} both own t0p{p} in generation {c.generation}")
+            seen[(c.generation, p)] = i
+    return problems
+
+
+def _member_overlaps(s: GroupState) -> list[str]:
+    problems: list[str] = []
+    owner: dict[int, int] = {}
+    for i, c in enumerate(s.consumers):
+        if not c.up or not c.member_id or s.group.member(c.member_id) is None:
+            continue
+        for p in c.owned:
+            if p in owner:
+                problems.append(f"members c{owner[p]} and c{i} both own t0p{p} "
+                                f"(generations {s.consumers[owner[p]].generation} and {c.generation})")
+            owner[p] = i
+    return problems
+
+
+def _regressions(s: GroupState) -> list[str]:
+    high = dict(s.ghost.max_committed)
+    cache = dict(s.group.offsets)
+    problems = []
+    for p in sorted(set(high) | set(cache)):
+        if cache.get(p) != high.get(p):
+            problems.append(f"t0p{p}: committed offset is {cache.get(p)} but {high.get(p)} was acknowledged")
+    return problems
+
+
+def _log_mismatch(s: GroupState) -> list[str]:
+    loaded = olog.load(s.group.log, s.group.group_id)
+    if loaded.offsets != s.group.offsets:
+        replayed, cached = dict(loaded.offsets), dict(s.group.offsets)
+        return [f"replaying __consumer_offsets gives {replayed}, the coordinator has {cached}"]
+    return []
+
+
+def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
+    """The consumer-group properties for a model with ``config``."""
+    faults = config.faults
+    topo = config.topology
+    props: list[Property] = [
+        Property(
+            name="same_generation_owners_disjoint",
+            expectation=Expectation.ALWAYS,
+            fact="No partition is owned by two consumers that completed SyncGroup for the same generation.",
+            source="the book §7.2.2 (SYNC_GROUP distributes the leader's plan); ConsumerPartitionAssignor contract",
+            catches="an assignor (or user assignor) that assigns a partition twice; a SyncGroup answered with "
+            "another generation's assignment",
+            predicate=lambda s: not _stable_overlaps(s),
+            partners=("assignment_received", "group_stable_with_two_members") if topo.consumers > 1
+            else ("assignment_received",),
+            explain=lambda s: "; ".join(_stable_overlaps(s)),
+        ),
+        Property(
+            name="no_partition_owned_twice",
+            expectation=Expectation.ALWAYS,
+            fact="Among the consumers the coordinator counts as members, no partition has two owners, also while "
+            "a (cooperative) rebalance is in flight.",
+            source="KIP-429 (incremental cooperative rebalancing: revoke before reassign); "
+            "CooperativeStickyAssignor.adjustAssignment",
+            catches="a cooperative leader handing a partition to its new owner before the old owner revoked it",
+            predicate=lambda s: not _member_overlaps(s),
+            partners=("assignment_received",),
+            explain=lambda s: "; ".join(_member_overlaps(s)),
+        ),
+        Property(
+            name="committed_offsets_never_regress",
+            expectation=Expectation.ALWAYS,
+            fact="The committed offset of a partition is the highest offset the coordinator acknowledged for it "
+            "since its offsets last expired: rebalances, zombies and coordinator failover never move it back "
+            "or lose it.",
+            source="ClassicGroup.validateOffsetCommit (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION); the book §7.3; "
+            "GroupCoordinatorShard replay on failover",
+            catches="an OffsetCommit accepted from a member the group moved past (no generation fencing)",
+            predicate=lambda s: not _regressions(s),
+            partners=("offset_committed", "commit_fenced"),
+            explain=lambda s: "; ".join(_regressions(s)),
+        ),
+        Property(
+            name="offsets_cache_matches_log",
+            expectation=Expectation.ALWAYS,
+            fact="Replaying the group's __consumer_offsets partition, compacted or not, yields exactly the "
+            "coordinator's committed offsets -- what a new coordinator loads on failover.",
+            source="the book §7.3 (offset commit records, tombstones, compaction); GroupCoordinatorShard.replay",
+            catches="a commit acknowledged but not appended; compaction dropping a live key's last value",
+            predicate=lambda s: not _log_mismatch(s),
+            partners=("offset_committed",),
+            explain=lambda s: "; ".join(_log_mismatch(s)),
+        ),
+        sometimes_event("assignment_received", "A consumer receives its assignment in SyncGroup.", "sync:assignment"),
+        sometimes_event("offset_committed", "An OffsetCommit is accepted.", "commit:accepted"),
+        Property(
+            name="group_stable_with_two_members",
+            expectation=Expectation.SOMETIMES,
+            fact="The group reaches Stable with two members, both through SyncGroup.",
+            source="reachability",
+            catches="reachability (a completed rebalance)",
+            predicate=lambda s: s.group.state == cg.STABLE and len(s.group.members) >= 2
+            and sum(1 for c in s.consumers if c.state == cc.STABLE and c.generation == s.group.generation) >= 2,
+        ),
+    ]
+    if topo.consumers < 2:
+        props = [p for p in props if p.name != "group_stable_with_two_members"]
+    if topo.records == 0:  # ownership only: nothing is polled or committed
+        props = [p for p in props if p.name not in ("committed_offsets_never_regress", "offsets_cache_matches_log",
+                                                     "offset_committed")]
+    if topo.consumers > 1 and (faults.lost_heartbeats or faults.poll_timeout or faults.leave or faults.crash
+                               or topo.late_consumers):
+        props.append(sometimes_event("rebalance_in_progress_seen", "A member learns of a rebalance from an error.",
+                                     "error:REBALANCE_IN_PROGRESS"))
+    if faults.lost_heartbeats and topo.records:
+        props.append(sometimes_event("commit_fenced", "A zombie's OffsetCommit is rejected (UNKNOWN_MEMBER_ID).",
+                                     "commit:UNKNOWN_MEMBER_ID"))
+    elif topo.records:
+        props = [replace(p, partners=("offset_committed",)) if p.name == "committed_offsets_never_regress" else p
+                 for p in props]
+    if faults.coordinator_failover:
+        props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
+                                     "coordinator:loaded"))
+    if topo.records and (faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout):
+        props.append(sometimes_event("offsets_expired", "An Empty group's offsets expire as tombstones (KIP-211).",
+                                     "offsets:expired"))
+    if topo.compactions:
+        props.append(sometimes_event("log_compacted", "The log cleaner compacts __consumer_offsets.", "log:compacted"))
+    if topo.assignor == "cooperative-sticky":
+        props.append(sometimes_event("cooperative_revocation", "A member revokes a partition that moves (KIP-429).",
+                                     "cooperative:revoked"))
+    return tuple(props)
+
+
+def settled(s: GroupState) -> bool:
+    """The rebalance is over: the group is Stable and every running consumer is a member that went
+    through SyncGroup of the current generation, at the current coordinator; every member's process
+    runs (dead members' sessions have expired)."""
+    g = s.group
+    if g.state != cg.STABLE:
+        return False
+    running = {c.member_id: c for c in s.consumers if c.up}
+    if {m.member_id for m in g.members} != set(running):
+        return False
+    return all(c.state == cc.STABLE and c.generation == g.generation and c.coordinator == g.epoch
+               for c in running.values())
+
+
+def unsettled_forever(model: GroupSystem, limit: int = 200_000) -> list[GroupState]:
+    """A liveness-minded check ("a rebalance eventually completes when faults stop"), until the
+    engines judge ``Expectation.EVENTUALLY``: every reachable state must reach a :func:`settled`
+    state by protocol and timing steps alone (no fault action).  On a finite state graph this
+    ``AG EF settled`` is what lets a fair scheduler -- sessions do expire, members do rejoin --
+    settle the group once faults stop.  Returns the reachable states from which no settled state
+    is reachable (empty when the property holds)."""
+    init = model.init_states()
+    index: dict[str, int] = {}
+    states: list[GroupState] = []
+    calm_preds: list[list[int]] = []
+    frontier: list[GroupState] = []
+    for s in init:
+        index[model.fingerprint(s)] = len(states)
+        states.append(s)
+        calm_preds.append([])
+        frontier.append(s)
+    while frontier:
+        nxt: list[GroupState] = []
+        for s in frontier:
+            i = index[model.fingerprint(s)]
+            for action in model.actions(s):
+                step = model.step(s, action)
+                if step is None:
+                    continue
+                key = model.fingerprint(step.state)
+                j = index.get(key)
+                if j is None:
+                    if len(states) >= limit:
+                        raise RuntimeError(f"more than {limit} states")
+                    j = index[key] = len(states)
+                    states.append(step.state)
+                    calm_preds.append([])
+                    nxt.append(step.state)
+                if model.fault_kind(action) is None:
+                    calm_preds[j].append(i)
+        frontier = nxt
+    good = [settled(s) for s in states]
+    stack = [i for i, ok in enumerate(good) if ok]
+    while stack:
+        j = stack.pop()
+        for i in calm_preds[j]:
+            if not good[i]:
+                good[i] = True
+                stack.append(i)
+    return [s for s, ok in zip(states, good) if not ok]

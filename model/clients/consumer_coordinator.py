@@ -1,0 +1,94 @@
+"""The consumer's side of the classic group protocol: ``ConsumerCoordinator`` + fetch positions.
+
+What a ``KafkaConsumer`` using ``subscribe()`` knows and how it reacts (Kafka 4.0
+``clients/.../consumer/internals/ConsumerCoordinator.java`` and ``AbstractCoordinator.java``):
+
+* its **member id** and **generation** (``AbstractCoordinator.Generation``), the coordinator it
+  found (FindCoordinator), and where it is in a rebalance: ``UNJOINED`` (must send JoinGroup),
+  ``JOINING`` (JoinGroup sent, waiting for the barrier), ``AWAITING_SYNC`` (join answered,
+  SyncGroup to send), ``STABLE``;
+* its **owned partitions** and a **fetch position** per owned partition.  Positions start at the
+  committed offset (OffsetFetch) or, with none, at ``auto.offset.reset=earliest``;
+* **eager protocol** (range, roundrobin, sticky): ``onJoinPrepare`` commits the positions
+  (``enable.auto.commit``) and revokes *every* owned partition before JoinGroup;
+* **cooperative protocol** (cooperative-sticky, KIP-429): keeps consuming its owned partitions
+  through the rebalance, reports them in JoinGroup, and after SyncGroup revokes only those not in
+  its new assignment — committing their positions in ``onPartitionsRevoked`` — and then rejoins
+  if it revoked anything;
+* **error handling** (``AbstractCoordinator``'s response handlers): UNKNOWN_MEMBER_ID resets the
+  member id and generation, ILLEGAL_GENERATION resets the generation; both *lose* the owned
+  partitions without committing (``onPartitionsLost``) and rejoin.  REBALANCE_IN_PROGRESS only
+  requests a rejoin.  ``max.poll.interval.ms`` expiring makes the heartbeat thread send
+  LeaveGroup; the partitions are lost and the member id reset.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from keos.model.codec import record
+from keos.model.protocol.errors import Errors
+
+__all__ = ["AWAITING_SYNC", "JOINING", "STABLE", "UNJOINED", "Consumer", "on_error"]
+
+UNJOINED = "UNJOINED"
+JOINING = "JOINING"
+AWAITING_SYNC = "AWAITING_SYNC"
+STABLE = "STABLE"
+
+NO_GENERATION = -1
+
+
+@record
+class Consumer(NamedTuple):
+    """One consumer process."""
+
+    up: bool
+    member_id: str
+    generation: int
+    state: str
+    owned: tuple[int, ...]
+    positions: tuple[tuple[int, int], ...]  # (partition, next offset to fetch)
+    coordinator: int  # the coordinator epoch it found; -1: unknown (FindCoordinator needed)
+    committed: tuple[tuple[int, int], ...] = ()  # what it last committed (or fetched) per owned partition
+
+    def uncommitted(self, partitions: tuple[int, ...] | None = None) -> tuple[int, ...]:
+        """Owned partitions whose position differs from what this consumer last committed."""
+        done = dict(self.committed)
+        return tuple(p for p, o in self.positions if (partitions is None or p in partitions) and done.get(p) != o)
+
+    def position(self, partition: int) -> int:
+        for p, o in self.positions:
+            if p == partition:
+                return o
+        return 0
+
+
+def fresh(up: bool) -> Consumer:
+    return Consumer(up, "", NO_GENERATION, UNJOINED, (), (), -1, ())
+
+
+def lose_partitions(c: Consumer) -> Consumer:
+    """``onPartitionsLost``: drop ownership without committing."""
+    return c._replace(owned=(), positions=(), committed=())
+
+
+def on_error(c: Consumer, error: str) -> Consumer:
+    """How a group request's error moves the consumer (AbstractCoordinator's handlers)."""
+    if error == Errors.UNKNOWN_MEMBER_ID:
+        return lose_partitions(c)._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
+    if error == Errors.ILLEGAL_GENERATION:
+        return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
+    if error == Errors.REBALANCE_IN_PROGRESS:
+        return c._replace(state=UNJOINED)
+    return c
+
+
+def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]) -> tuple[Consumer, tuple[int, ...]]:
+    """SyncGroup's assignment arrives: keep positions of partitions still owned, fetch the committed
+    offset of added ones.  Returns the consumer and the partitions it revokes (owned, not assigned)."""
+    revoked = tuple(p for p in c.owned if p not in assignment)
+    positions = tuple((p, c.position(p) if p in c.owned else committed.get(p, 0)) for p in sorted(assignment))
+    mine = dict(c.committed)
+    done = tuple((p, mine[p] if p in c.owned else o) for p, o in positions if p in mine or p not in c.owned)
+    return c._replace(owned=tuple(sorted(assignment)), positions=positions, state=STABLE, committed=done), revoked

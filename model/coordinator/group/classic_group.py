@@ -1,0 +1,307 @@
+"""The group coordinator's classic group: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit.
+
+The classic rebalance protocol as Kafka 4.0's ``group-coordinator`` implements it
+(``classic/ClassicGroup.java``, ``classic/ClassicGroupState.java`` and the ``classicGroup*``
+handlers of ``GroupMetadataManager.java``), for one group whose members subscribe to one topic:
+
+* **States** (:data:`VALID_PREVIOUS_STATES`, ``ClassicGroupState``): ``Empty`` → (a member joins)
+  ``PreparingRebalance`` → (every member has rejoined, or the rebalance timeout removed the rest)
+  ``CompletingRebalance`` → (the leader's SyncGroup brings the assignment) ``Stable``; a join, a
+  leave or an expired session in Stable/CompletingRebalance goes back to PreparingRebalance;
+  the last member leaving empties the group (a new generation with no members).
+* **JoinGroup** — a member without a member id gets one (KIP-394's MEMBER_ID_REQUIRED round trip
+  is folded into the same step); a member id the group does not know is answered
+  UNKNOWN_MEMBER_ID.  The join *barrier* is the :func:`complete_join` step: it bumps the
+  generation, keeps the leader if it rejoined or else elects the first member (Kafka picks the
+  first key of a hash map — "essentially random", as the book puts it), and answers every
+  waiting member.  A known member rejoining a Stable group with unchanged metadata is answered at
+  once with the current generation, without a rebalance.
+* **SyncGroup** — the leader's request carries the assignment its assignor computed; the
+  coordinator stores it, writes the group metadata record to ``__consumer_offsets``
+  (:mod:`~keos.model.coordinator.group.offsets_log`) and moves to Stable.  A follower's SyncGroup
+  is parked until then (here: not enabled).  Errors: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
+  REBALANCE_IN_PROGRESS.
+* **Heartbeat** — UNKNOWN_MEMBER_ID (member gone, e.g. its session expired), ILLEGAL_GENERATION,
+  REBALANCE_IN_PROGRESS (how members learn a rebalance started); NONE otherwise (a successful
+  heartbeat changes nothing, so the model does not take it).
+* **OffsetCommit** — ``ClassicGroup.validateOffsetCommit`` (:data:`OFFSET_COMMIT_CHECKS`): Dead →
+  COORDINATOR_NOT_AVAILABLE, unknown member → UNKNOWN_MEMBER_ID, wrong generation →
+  ILLEGAL_GENERATION, CompletingRebalance → REBALANCE_IN_PROGRESS.  The member and generation
+  checks are the *generation fencing* that stops a member the group has moved past (a zombie whose
+  session expired) from overwriting the new owner's offsets; the ``offset_commit_generation_check``
+  switch removes them.  An accepted commit appends one offset commit record per partition and
+  updates the cache in the same step (the append is acknowledged before the response).
+* **Failover** — :func:`load_group`: a new coordinator replays the log; the group comes back
+  Stable with the last written generation's members and assignments (or Empty), its offsets as
+  committed.
+
+Simplifications: one topic, ``session.timeout.ms`` / ``rebalance.timeout.ms`` are actions, not
+clocks; static membership (KIP-345) and the KIP-848 consumer protocol are not modelled.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from keos.model.codec import record
+from keos.model.coordinator.group import offsets_log as olog
+from keos.model.protocol.errors import Errors
+
+__all__ = [
+    "COMPLETING_REBALANCE",
+    "DEAD",
+    "EMPTY",
+    "OFFSET_COMMIT_CHECKS",
+    "PREPARING_REBALANCE",
+    "STABLE",
+    "VALID_PREVIOUS_STATES",
+    "ClassicGroup",
+    "GroupMember",
+]
+
+EMPTY = "Empty"
+PREPARING_REBALANCE = "PreparingRebalance"
+COMPLETING_REBALANCE = "CompletingRebalance"
+STABLE = "Stable"
+DEAD = "Dead"
+
+VALID_PREVIOUS_STATES: dict[str, tuple[str, ...]] = {
+    EMPTY: (PREPARING_REBALANCE,),
+    PREPARING_REBALANCE: (STABLE, COMPLETING_REBALANCE, EMPTY),
+    COMPLETING_REBALANCE: (PREPARING_REBALANCE,),
+    STABLE: (COMPLETING_REBALANCE,),
+    DEAD: (STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD),
+}
+"""``ClassicGroupState.addValidPreviousStates``: the data every transition is checked against."""
+
+OFFSET_COMMIT_CHECKS: tuple[tuple[str, str, bool], ...] = (
+    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE, False),
+    ("member unknown", Errors.UNKNOWN_MEMBER_ID, True),
+    ("generation differs from the group's", Errors.ILLEGAL_GENERATION, True),
+    ("group is CompletingRebalance", Errors.REBALANCE_IN_PROGRESS, False),
+)
+"""``ClassicGroup.validateOffsetCommit`` in Kafka's order: (check, error, part of generation fencing)."""
+
+
+@record
+class GroupMember(NamedTuple):
+    """``ClassicGroupMember``: id, the client process it belongs to, its protocol metadata (the
+    partitions it reported owning, KIP-429), whether it rejoined in this rebalance, its assignment."""
+
+    member_id: str
+    client: int
+    owned: tuple[int, ...]
+    joined: bool
+    assignment: tuple[int, ...]
+
+
+@record
+class ClassicGroup(NamedTuple):
+    """The coordinator's view of the group plus its ``__consumer_offsets`` partition."""
+
+    state: str
+    generation: int
+    protocol: str
+    leader: str
+    members: tuple[GroupMember, ...]
+    offsets: tuple[tuple[int, int], ...]  # (partition, committed offset), the coordinator's cache
+    next_member: int
+    log: tuple[olog.OffsetsRecord, ...]
+    epoch: int  # the coordinator's epoch: bumped by every failover
+    group_id: str = "consumerGroupId"
+    unflushed: tuple[olog.OffsetsRecord, ...] = ()  # acknowledged but not yet in the log (weakened variant only)
+
+    def member(self, member_id: str) -> GroupMember | None:
+        for m in self.members:
+            if m.member_id == member_id:
+                return m
+        return None
+
+    def committed(self, partition: int) -> int | None:
+        for p, o in self.offsets:
+            if p == partition:
+                return o
+        return None
+
+
+def empty_group(group_id: str = "consumerGroupId") -> ClassicGroup:
+    return ClassicGroup(EMPTY, 0, "", "", (), (), 0, (), 0, group_id)
+
+
+def transition(group: ClassicGroup, target: str) -> ClassicGroup:
+    """Move to ``target``; Kafka throws IllegalStateException for a transition not in the table."""
+    if group.state != target and group.state not in VALID_PREVIOUS_STATES[target]:
+        raise AssertionError(f"illegal group transition {group.state} -> {target}")
+    return group._replace(state=target)
+
+
+def _with_members(group: ClassicGroup, members: list[GroupMember]) -> ClassicGroup:
+    return group._replace(members=tuple(sorted(members)))
+
+
+def prepare_rebalance(group: ClassicGroup, joined: str = "") -> ClassicGroup:
+    """``prepareRebalance``: every member must rejoin (``joined`` has just done so)."""
+    members = [m._replace(joined=m.member_id == joined) for m in group.members]
+    return transition(_with_members(group, members), PREPARING_REBALANCE)
+
+
+def _metadata_record(group: ClassicGroup) -> olog.OffsetsRecord:
+    return olog.group_metadata_record(group.group_id, olog.GroupMetadataValue(
+        group.generation, group.protocol, group.leader,
+        tuple((m.member_id, m.assignment) for m in group.members)))
+
+
+def remove_member(group: ClassicGroup, member_id: str) -> ClassicGroup:
+    """LeaveGroup or an expired session: drop the member and rebalance (or empty the group)."""
+    members = [m for m in group.members if m.member_id != member_id]
+    group = _with_members(group, members)
+    if group.state in (STABLE, COMPLETING_REBALANCE):
+        group = prepare_rebalance(group)
+    if not members and group.state == PREPARING_REBALANCE:
+        # the rebalance completes with nobody: a new, empty generation, written to the log
+        group = transition(group._replace(generation=group.generation + 1, leader="", protocol=""), EMPTY)
+        group = group._replace(log=(*group.log, _metadata_record(group)))
+    return group
+
+
+class JoinResult(NamedTuple):
+    group: ClassicGroup
+    error: str
+    member_id: str
+    immediate: bool  # answered at once with the current generation (no barrier)
+
+
+def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...]) -> JoinResult:
+    """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member."""
+    if group.state == DEAD:
+        return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
+    if member_id == "":
+        member_id = f"c{client}-{group.next_member}"
+        group = group._replace(next_member=group.next_member + 1)
+        group = _with_members(group, [*group.members, GroupMember(member_id, client, owned, True, ())])
+        if group.state != PREPARING_REBALANCE:
+            group = prepare_rebalance(group, member_id)
+        return JoinResult(group, Errors.NONE, member_id, False)
+    current = group.member(member_id)
+    if current is None:
+        return JoinResult(group, Errors.UNKNOWN_MEMBER_ID, member_id, False)
+    updated = current._replace(owned=owned, joined=True)
+    unchanged = current.owned == owned
+    group = _with_members(group, [updated if m.member_id == member_id else m for m in group.members])
+    if group.state == PREPARING_REBALANCE:
+        return JoinResult(group, Errors.NONE, member_id, False)
+    if group.state in (STABLE, COMPLETING_REBALANCE) and unchanged and member_id != group.leader:
+        return JoinResult(group, Errors.NONE, member_id, True)
+    return JoinResult(prepare_rebalance(group, member_id), Errors.NONE, member_id, False)
+
+
+def join_complete_ready(group: ClassicGroup) -> bool:
+    return group.state == PREPARING_REBALANCE and bool(group.members) and all(m.joined for m in group.members)
+
+
+def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
+    """The join barrier lifts: new generation, leader kept or elected, CompletingRebalance."""
+    leader = group.leader if group.member(group.leader) is not None else group.members[0].member_id
+    members = [m._replace(joined=False, assignment=()) for m in group.members]
+    group = _with_members(group, members)._replace(generation=group.generation + 1, leader=leader, protocol=protocol)
+    return transition(group, COMPLETING_REBALANCE)
+
+
+def _member_errors(group: ClassicGroup, member_id: str, generation: int) -> str:
+    if group.state in (EMPTY, DEAD) or group.member(member_id) is None:
+        return Errors.UNKNOWN_MEMBER_ID
+    if generation != group.generation:
+        return Errors.ILLEGAL_GENERATION
+    return Errors.NONE
+
+
+class SyncResult(NamedTuple):
+    group: ClassicGroup
+    error: str
+    assignment: tuple[int, ...]
+
+
+def sync_group(group: ClassicGroup, member_id: str, generation: int,
+               assignment: dict[str, tuple[int, ...]] | None) -> SyncResult | None:
+    """``classicGroupSync``; ``None`` for a follower whose request is parked (no assignment yet)."""
+    error = _member_errors(group, member_id, generation)
+    if error != Errors.NONE:
+        return SyncResult(group, error, ())
+    if group.state == PREPARING_REBALANCE:
+        return SyncResult(group, Errors.REBALANCE_IN_PROGRESS, ())
+    if group.state == COMPLETING_REBALANCE:
+        if member_id != group.leader or assignment is None:
+            return None
+        members = [m._replace(assignment=assignment.get(m.member_id, ())) for m in group.members]
+        group = transition(_with_members(group, members), STABLE)
+        group = group._replace(log=(*group.log, _metadata_record(group)))
+    mine = group.member(member_id)
+    assert mine is not None
+    return SyncResult(group, Errors.NONE, mine.assignment)
+
+
+def heartbeat(group: ClassicGroup, member_id: str, generation: int) -> str:
+    """``classicGroupHeartbeat``'s error (NONE: the session is simply refreshed)."""
+    error = _member_errors(group, member_id, generation)
+    if error != Errors.NONE:
+        return error
+    return Errors.REBALANCE_IN_PROGRESS if group.state == PREPARING_REBALANCE else Errors.NONE
+
+
+def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int, fencing: bool) -> str:
+    """:data:`OFFSET_COMMIT_CHECKS` in order; ``fencing=False`` skips the member/generation checks."""
+    if group.state == DEAD:
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    if fencing:
+        if group.member(member_id) is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        if generation != group.generation:
+            return Errors.ILLEGAL_GENERATION
+    if group.state == COMPLETING_REBALANCE:
+        return Errors.REBALANCE_IN_PROGRESS
+    return Errors.NONE
+
+
+def commit_offsets(group: ClassicGroup, topic: str, offsets: tuple[tuple[int, int], ...],
+                   wait_for_log: bool = True) -> ClassicGroup:
+    """Append one offset commit record per partition and update the cache (``OffsetMetadataManager``).
+
+    Kafka's coordinator runtime applies the records and answers the OffsetCommit only once they are
+    committed to the ``__consumer_offsets`` partition (``CoordinatorRuntime``: the response waits
+    for the high watermark).  ``wait_for_log=False`` (a weakened variant) answers first: the records
+    sit in ``unflushed`` until :func:`flush`, and a failover before that loses them."""
+    cache = dict(group.offsets)
+    records = []
+    for partition, offset in offsets:
+        cache[partition] = offset
+        records.append(olog.offset_commit_record(group.group_id, topic, partition, offset))
+    if wait_for_log:
+        return group._replace(offsets=tuple(sorted(cache.items())), log=(*group.log, *records))
+    return group._replace(offsets=tuple(sorted(cache.items())), unflushed=(*group.unflushed, *records))
+
+
+def flush(group: ClassicGroup) -> ClassicGroup:
+    """The acknowledged-but-unwritten records reach the log (weakened variant only)."""
+    return group._replace(log=(*group.log, *group.unflushed), unflushed=())
+
+
+def expire_offsets(group: ClassicGroup, topic: str) -> ClassicGroup:
+    """``cleanupGroupMetadata`` for an Empty group past ``offsets.retention.minutes`` (KIP-211):
+    a tombstone per committed offset, and the group's own tombstone."""
+    tombstones = [olog.offset_commit_record(group.group_id, topic, p, None) for p, _ in group.offsets]
+    tombstones.append(olog.group_metadata_record(group.group_id, None))
+    return group._replace(offsets=(), log=(*group.log, *tombstones))
+
+
+def load_group(log: tuple[olog.OffsetsRecord, ...], epoch: int, next_member: int,
+               group_id: str = "consumerGroupId") -> ClassicGroup:
+    """A new coordinator replays the group's partition (failover)."""
+    loaded = olog.load(log, group_id)
+    meta = loaded.metadata
+    if meta is None or not meta.members:
+        generation = meta.generation if meta is not None else 0
+        return ClassicGroup(EMPTY, generation, "", "", (), loaded.offsets, next_member, log, epoch, group_id)
+    members = tuple(sorted(GroupMember(mid, int(mid[1:mid.index("-")]), (), False, asg)
+                           for mid, asg in meta.members))
+    return ClassicGroup(STABLE, meta.generation, meta.protocol, meta.leader, members, loaded.offsets,
+                        next_member, log, epoch, group_id)

@@ -1,0 +1,530 @@
+"""The composed consumer-group model: consumers, their group coordinator and ``__consumer_offsets``.
+
+The classic rebalance protocol end to end, as the book's chapter on consumer coordination walks
+through it (FIND_COORDINATOR → JOIN_GROUP → SYNC_GROUP → HEARTBEAT) and Kafka 4.0 implements it,
+as a :class:`keos.model.interface.Model`:
+
+* consumers ``c0..c{n-1}`` (:mod:`keos.model.clients.consumer_coordinator`) subscribed to one
+  topic ``t0`` whose partitions hold ``records`` records each; they poll records and commit
+  their positions;
+* the group coordinator's classic group (:mod:`keos.model.coordinator.group.classic_group`) and
+  its ``__consumer_offsets`` partition (:mod:`keos.model.coordinator.group.offsets_log`);
+* the leader member runs the group's assignor (:mod:`keos.model.coordinator.group.assignors`:
+  range, roundrobin, sticky — the eager protocol — or cooperative-sticky, or a user callable).
+
+Each client request and its response is one atomic step (no network in between); what the
+protocol must survive is modelled as actions instead:
+
+========================  =====================================================================
+protocol steps            FindCoordinator, Start (a consumer process starts or restarts),
+                          JoinGroup, CompleteJoin (the join barrier), SyncGroup, Heartbeat (only
+                          when it answers an error), Poll, Commit
+timing steps              ExpireSession (``session.timeout.ms`` for a member whose process is
+                          gone), ExpireOffsets (``offsets.retention.minutes`` of an Empty group),
+                          Compact (the log cleaner; budget ``compactions``)
+faults (budgeted)         LoseHeartbeats (the session expires while the consumer keeps working:
+                          a zombie), CrashConsumer, PollTimeout (``max.poll.interval.ms``: a slow
+                          consumer leaves), LeaveGroup (a consumer closes), CoordinatorFailover
+========================  =====================================================================
+
+The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
+a live consumer always rejoins, so its effect is the PollTimeout fault (a slow consumer) together
+with ExpireSession (a dead one).  It is not a separate step, which would let a healthy member be
+removed over and over.
+
+Ghost state: the highest offset the coordinator ever acknowledged per partition since the last
+expiry (``max_committed``), for ``committed_offsets_never_regress``, and whether the group has
+formed (late consumers start after that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+from keos.model import codec
+from keos.model.clients import consumer_coordinator as cc
+from keos.model.clients.consumer_coordinator import Consumer
+from keos.model.codec import record
+from keos.model.coordinator.group import assignors as asg
+from keos.model.coordinator.group import classic_group as cg
+from keos.model.coordinator.group import offsets_log as olog
+from keos.model.interface import Action, ModelError, Property, Step
+from keos.model.protocol.errors import Errors
+from keos.model.variants import Variant
+
+__all__ = ["GROUP_ACTION_ARGS", "GroupState", "GroupSystem", "GroupsConfig", "GroupsFaultBudget", "GroupsTopology"]
+
+TOPIC = "t0"
+GROUP_ID = "consumerGroupId"
+
+GROUP_FAULT_KINDS = ("lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover")
+
+
+@dataclass(frozen=True)
+class GroupsTopology:
+    """``[groups]`` of a scenario."""
+
+    consumers: int = 2
+    late_consumers: int = 0  # the last ones start only after the group first became Stable
+    partitions: int = 2
+    records: int = 1
+    assignor: str = "range"
+    compactions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GroupsFaultBudget:
+    """``[faults]`` of a groups scenario: per-kind limits and a total."""
+
+    lost_heartbeats: int = 0
+    crash: int = 0
+    poll_timeout: int = 0
+    leave: int = 0
+    coordinator_failover: int = 0
+    total: int = 0
+
+    def limits(self) -> tuple[int, ...]:
+        return tuple(getattr(self, k) for k in GROUP_FAULT_KINDS)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GroupsConfig:
+    topology: GroupsTopology = field(default_factory=GroupsTopology)
+    faults: GroupsFaultBudget = field(default_factory=GroupsFaultBudget)
+
+
+@record
+class GroupGhost(NamedTuple):
+    max_committed: tuple[tuple[int, int], ...]
+    formed: bool
+
+
+@record
+class GroupState(NamedTuple):
+    consumers: tuple[Consumer, ...]
+    group: cg.ClassicGroup
+    faults_used: tuple[int, ...]
+    compactions: int
+    ghost: GroupGhost
+
+
+GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
+    "FindCoordinator": ("consumer",),
+    "Start": ("consumer",),
+    "JoinGroup": ("consumer",),
+    "CompleteJoin": (),
+    "SyncGroup": ("consumer",),
+    "Heartbeat": ("consumer",),
+    "Poll": ("consumer", "partition"),
+    "Commit": ("consumer",),
+    "ExpireSession": ("member",),
+    "ExpireOffsets": (),
+    "Compact": (),
+    "FlushOffsets": (),
+    "LoseHeartbeats": ("consumer",),
+    "CrashConsumer": ("consumer",),
+    "PollTimeout": ("consumer",),
+    "LeaveGroup": ("consumer",),
+    "CoordinatorFailover": (),
+}
+FAULT_OF_ACTION = {
+    "LoseHeartbeats": "lost_heartbeats",
+    "CrashConsumer": "crash",
+    "PollTimeout": "poll_timeout",
+    "LeaveGroup": "leave",
+    "CoordinatorFailover": "coordinator_failover",
+}
+
+Result = tuple[GroupState, tuple[str, ...]] | None
+
+
+def _outcome(error: str) -> str:
+    return "accepted" if error == Errors.NONE else error
+
+
+def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
+    return (*items[:i], value, *items[i + 1 :])
+
+
+class GroupSystem:
+    """One consumer group on the classic protocol, as a Model."""
+
+    def __init__(self, config: GroupsConfig, variant: Variant, properties: Sequence[Property] = (),
+                 name: str = "groups", scenario_info: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.config = config
+        self.topo = config.topology
+        self.variant = variant
+        self.flags = variant.flags
+        self.assignor = asg.load_assignor(self.topo.assignor)
+        self.cooperative = self.topo.assignor in asg.COOPERATIVE
+        self._properties = tuple(properties)
+        self._limits = config.faults.limits()
+        self._scenario_info = scenario_info or {}
+        self._cache_state: GroupState | None = None
+        self._cache_actions: frozenset[Action] = frozenset()
+
+    # -- Model interface -------------------------------------------------------------------------
+
+    def init_states(self) -> Sequence[GroupState]:
+        n, late = self.topo.consumers, self.topo.late_consumers
+        consumers = tuple(cc.fresh(up=i < n - late) for i in range(n))
+        faults = (0,) * len(GROUP_FAULT_KINDS)
+        return (GroupState(consumers, cg.empty_group(GROUP_ID), faults, 0, GroupGhost((), False)),)
+
+    def properties(self) -> Sequence[Property]:
+        return self._properties
+
+    def within_bounds(self, state: GroupState) -> bool:
+        return True
+
+    def fingerprint(self, state: GroupState) -> str:
+        return codec.fingerprint(state)
+
+    def fault_kinds(self) -> Sequence[str]:
+        return tuple(k for k, lim in zip(GROUP_FAULT_KINDS, self._limits) if lim > 0)
+
+    def fault_kind(self, action: Action) -> str | None:
+        return FAULT_OF_ACTION.get(action.kind)
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _fault_allowed(self, s: GroupState, kind: str) -> bool:
+        k = GROUP_FAULT_KINDS.index(kind)
+        total = self.config.faults.total
+        return s.faults_used[k] < self._limits[k] and (total == 0 or sum(s.faults_used) < total)
+
+    def _talks(self, s: GroupState, c: Consumer) -> bool:
+        """Up, and knows the current coordinator (else its request gets NOT_COORDINATOR)."""
+        return c.up and c.coordinator == s.group.epoch
+
+    def _consuming(self, c: Consumer) -> bool:
+        return c.up and bool(c.owned) and (self.cooperative or c.state == cc.STABLE)
+
+    def _put(self, s: GroupState, i: int, c: Consumer) -> GroupState:
+        return s._replace(consumers=_at(s.consumers, i, c))
+
+    def _settle(self, s: GroupState) -> GroupState:
+        """Members removed while their JoinGroup waited at the barrier are answered UNKNOWN_MEMBER_ID."""
+        consumers = list(s.consumers)
+        for i, c in enumerate(consumers):
+            if c.state == cc.JOINING and s.group.member(c.member_id) is None and c.coordinator == s.group.epoch:
+                consumers[i] = cc.on_error(c, Errors.UNKNOWN_MEMBER_ID)
+        return s._replace(consumers=tuple(consumers))
+
+    def _commit(self, s: GroupState, c: Consumer, partitions: Sequence[int]) -> tuple[GroupState, str]:
+        """OffsetCommit of ``c``'s positions for ``partitions`` with its member id and generation."""
+        offsets = tuple((p, c.position(p)) for p in partitions)
+        if not offsets:
+            return s, Errors.NONE
+        error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check)
+        if error != Errors.NONE:
+            return s, error
+        group = cg.commit_offsets(s.group, TOPIC, offsets, self.flags.offset_commit_waits_for_log)
+        high = dict(s.ghost.max_committed)
+        for p, o in offsets:
+            high[p] = max(high.get(p, o), o)
+        return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), error
+
+    def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
+        """The leader runs the group's assignor over the members' subscriptions."""
+        subs = {m.member_id: asg.Subscription(frozenset({TOPIC}), tuple(asg.TopicPartition(TOPIC, p) for p in m.owned),
+                                              group.generation - 1)
+                for m in group.members}
+        ppt = {TOPIC: self.topo.partitions}
+        if self.cooperative and not self.flags.cooperative_revoke_before_reassign:
+            result = asg.sticky_assign(ppt, subs)
+        else:
+            result = asg.run_assignor(self.assignor, ppt, subs)
+        return {m: tuple(sorted(tp.partition for tp in parts)) for m, parts in result.items()}
+
+    # -- actions ------------------------------------------------------------------------------------
+
+    def actions(self, state: GroupState) -> list[Action]:
+        s, g = state, state.group
+        out: list[Action] = []
+        for i, c in enumerate(s.consumers):
+            if c.up and c.coordinator != g.epoch:
+                out.append(Action("FindCoordinator", (i,)))
+            if not c.up and (i < self.topo.consumers - self.topo.late_consumers or s.ghost.formed):
+                out.append(Action("Start", (i,)))
+            if not self._talks(s, c):
+                continue
+            if c.state == cc.UNJOINED:
+                out.append(Action("JoinGroup", (i,)))
+            if c.state == cc.AWAITING_SYNC and self._sync(s, i) is not None:
+                out.append(Action("SyncGroup", (i,)))
+            if c.state in (cc.STABLE, cc.AWAITING_SYNC) and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE:
+                out.append(Action("Heartbeat", (i,)))
+        for i, c in enumerate(s.consumers):
+            if self._consuming(c):
+                for p in c.owned:
+                    if c.position(p) < self.topo.records:
+                        out.append(Action("Poll", (i, p)))
+                if self._talks(s, c) and c.member_id and c.generation >= 0 and c.uncommitted():
+                    out.append(Action("Commit", (i,)))
+        if cg.join_complete_ready(g):
+            out.append(Action("CompleteJoin"))
+        for m in g.members:
+            owner = s.consumers[m.client]
+            if not owner.up or owner.member_id != m.member_id:
+                out.append(Action("ExpireSession", (m.member_id,)))
+        if g.state == cg.EMPTY and g.offsets:
+            out.append(Action("ExpireOffsets"))
+        if g.unflushed:
+            out.append(Action("FlushOffsets"))
+        if s.compactions < self.topo.compactions and olog.compactable(g.log):
+            out.append(Action("Compact"))
+        for i, c in enumerate(s.consumers):
+            member = g.member(c.member_id) if c.up and c.member_id else None
+            if member is not None and self._fault_allowed(s, "lost_heartbeats"):
+                out.append(Action("LoseHeartbeats", (i,)))
+            if c.up and self._fault_allowed(s, "crash"):
+                out.append(Action("CrashConsumer", (i,)))
+            if member is not None and self._fault_allowed(s, "poll_timeout"):
+                out.append(Action("PollTimeout", (i,)))
+            if member is not None and self._talks(s, c) and self._fault_allowed(s, "leave"):
+                out.append(Action("LeaveGroup", (i,)))
+        if self._fault_allowed(s, "coordinator_failover"):
+            out.append(Action("CoordinatorFailover"))
+        return out
+
+    def _enabled(self, state: GroupState) -> frozenset[Action]:
+        # Engines list a state's actions, then step each: remember the last state's set.
+        if self._cache_state is not state:
+            self._cache_state, self._cache_actions = state, frozenset(self.actions(state))
+        return self._cache_actions
+
+    def step(self, state: GroupState, action: Action) -> Step | None:
+        if action not in self._enabled(state):
+            return None
+        result = self._HANDLERS[action.kind](self, state, *action.args)
+        if result is None:
+            return None
+        new, events = result
+        new = self._settle(new)
+        if new.group.state == cg.STABLE and not new.ghost.formed:
+            new = new._replace(ghost=new.ghost._replace(formed=True))
+        fault = FAULT_OF_ACTION.get(action.kind)
+        if fault is not None:
+            k = GROUP_FAULT_KINDS.index(fault)
+            new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
+            events = (f"fault:{fault}", *events)
+        if new.group.state != state.group.state:
+            events = (*events, f"group:{state.group.state}->{new.group.state}")
+        return Step(new, events)
+
+    # -- protocol steps -------------------------------------------------------------------------
+
+    def _find_coordinator(self, s: GroupState, i: int) -> Result:
+        c = s.consumers[i]
+        part = olog.partition_for(GROUP_ID)
+        events = [f"find_coordinator:__consumer_offsets-{part}"]
+        if c.state == cc.JOINING and c.coordinator >= 0:
+            # the JoinGroup parked at the old coordinator is answered NOT_COORDINATOR: send it again
+            c = c._replace(state=cc.UNJOINED)
+            events.append("join:NOT_COORDINATOR")
+        return self._put(s, i, c._replace(coordinator=s.group.epoch)), tuple(events)
+
+    def _start(self, s: GroupState, i: int) -> Result:
+        return self._put(s, i, cc.fresh(up=True)), ("consumer_started",)
+
+    def _join(self, s: GroupState, i: int) -> Result:
+        c = s.consumers[i]
+        events: list[str] = []
+        if not self.cooperative:
+            # onJoinPrepare: auto-commit the positions, then revoke everything (eager protocol)
+            if c.member_id and c.generation >= 0 and c.uncommitted():
+                s, error = self._commit(s, c, c.uncommitted())
+                events.append(f"commit:{_outcome(error)}")
+            if c.owned:
+                events.append("eager:revoked_all")
+            c = cc.lose_partitions(c)
+        res = cg.join_group(s.group, i, c.member_id, c.owned)
+        s = s._replace(group=res.group)
+        if res.error != Errors.NONE:
+            return self._put(s, i, cc.on_error(c, res.error)), (*events, f"join:{res.error}")
+        if res.immediate:
+            c = c._replace(member_id=res.member_id, generation=res.group.generation, state=cc.AWAITING_SYNC)
+            return self._put(s, i, c), (*events, "join:current_generation")
+        return self._put(s, i, c._replace(member_id=res.member_id, state=cc.JOINING)), (*events, "join:waiting")
+
+    def _complete_join(self, s: GroupState) -> Result:
+        group = cg.complete_join(s.group, self.topo.assignor)
+        consumers = list(s.consumers)
+        for i, c in enumerate(consumers):
+            if c.up and c.state == cc.JOINING and group.member(c.member_id) is not None:
+                consumers[i] = c._replace(generation=group.generation, state=cc.AWAITING_SYNC)
+        leader_event = f"join:leader_elected:{group.leader}"
+        return s._replace(group=group, consumers=tuple(consumers)), ("join:complete", leader_event)
+
+    def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
+        c = s.consumers[i]
+        g = s.group
+        plan = None
+        if g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader and c.generation == g.generation:
+            plan = self._assign(g)
+        return cg.sync_group(g, c.member_id, c.generation, plan)
+
+    def _sync_group(self, s: GroupState, i: int) -> Result:
+        res = self._sync(s, i)
+        assert res is not None
+        c = s.consumers[i]
+        s = s._replace(group=res.group)
+        if res.error != Errors.NONE:
+            return self._put(s, i, cc.on_error(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
+        c, revoked = cc.assigned(c, res.assignment, dict(s.group.offsets))
+        events = ["sync:assignment"]
+        if revoked:
+            # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
+            before = s.consumers[i]
+            pending = before.uncommitted(revoked)
+            events.append("cooperative:revoked")
+            if pending:
+                s, error = self._commit(s, before, pending)
+                events.append(f"commit:{_outcome(error)}")
+            c = c._replace(state=cc.UNJOINED)
+        return self._put(s, i, c), tuple(events)
+
+    def _heartbeat(self, s: GroupState, i: int) -> Result:
+        c = s.consumers[i]
+        error = cg.heartbeat(s.group, c.member_id, c.generation)
+        return self._put(s, i, cc.on_error(c, error)), (f"error:{error}", f"heartbeat:{error}")
+
+    def _poll(self, s: GroupState, i: int, p: int) -> Result:
+        c = s.consumers[i]
+        positions = tuple((q, o + 1 if q == p else o) for q, o in c.positions)
+        return self._put(s, i, c._replace(positions=positions)), ("poll",)
+
+    def _commit_step(self, s: GroupState, i: int) -> Result:
+        c = s.consumers[i]
+        s, error = self._commit(s, c, c.uncommitted())
+        if error != Errors.NONE:
+            return self._put(s, i, cc.on_error(c, error)), (f"error:{error}", f"commit:{error}")
+        return self._put(s, i, c._replace(committed=c.positions)), ("commit:accepted",)
+
+    # -- timing steps -----------------------------------------------------------------------------
+
+    def _expire_session(self, s: GroupState, member_id: str) -> Result:
+        return s._replace(group=cg.remove_member(s.group, member_id)), ("session_expired",)
+
+    def _expire_offsets(self, s: GroupState) -> Result:
+        ghost = s.ghost._replace(max_committed=())
+        return s._replace(group=cg.expire_offsets(s.group, TOPIC), ghost=ghost), ("offsets:expired",)
+
+    def _compact(self, s: GroupState) -> Result:
+        group = s.group._replace(log=olog.compact(s.group.log))
+        return s._replace(group=group, compactions=s.compactions + 1), ("log:compacted",)
+
+    def _flush(self, s: GroupState) -> Result:
+        return s._replace(group=cg.flush(s.group)), ("log:flushed",)
+
+    # -- faults -------------------------------------------------------------------------------------
+
+    def _lose_heartbeats(self, s: GroupState, i: int) -> Result:
+        c = s.consumers[i]
+        return s._replace(group=cg.remove_member(s.group, c.member_id)), ("session_expired:zombie",)
+
+    def _crash(self, s: GroupState, i: int) -> Result:
+        return self._put(s, i, cc.fresh(up=False)), ("consumer_crashed",)
+
+    def _poll_timeout(self, s: GroupState, i: int) -> Result:
+        c = s.consumers[i]
+        s = s._replace(group=cg.remove_member(s.group, c.member_id))
+        c = cc.lose_partitions(c)._replace(member_id="", generation=cc.NO_GENERATION, state=cc.UNJOINED)
+        return self._put(s, i, c), ("poll_timeout:left_group",)
+
+    def _leave(self, s: GroupState, i: int) -> Result:
+        c = s.consumers[i]
+        events: list[str] = []
+        if c.uncommitted() and c.generation >= 0:
+            s, error = self._commit(s, c, c.uncommitted())  # onPartitionsRevoked on close()
+            events.append(f"commit:{_outcome(error)}")
+        s = s._replace(group=cg.remove_member(s.group, c.member_id))
+        return self._put(s, i, cc.fresh(up=False)), (*events, "left_group")
+
+    def _failover(self, s: GroupState) -> Result:
+        g = s.group
+        group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id)
+        return s._replace(group=group), ("coordinator:loaded",)
+
+    _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}
+
+    # -- codec and display ---------------------------------------------------------------------------
+
+    def action_to_json(self, action: Action) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": action.kind}
+        for name, value in zip(GROUP_ACTION_ARGS[action.kind], action.args, strict=True):
+            data[name] = value
+        return data
+
+    def action_from_json(self, data: Any) -> Action:
+        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+            raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
+        names = GROUP_ACTION_ARGS.get(data["kind"])
+        if names is None:
+            raise ModelError(f"unknown action kind {data['kind']!r}")
+        extra = sorted(set(data) - {"kind", *names})
+        missing = [n for n in names if n not in data]
+        if extra or missing:
+            raise ModelError(f"action {data['kind']}: missing {missing}, unexpected {extra}")
+        values = tuple(data[n] for n in names)
+        for n, v in zip(names, values):
+            ok = isinstance(v, str) if n == "member" else (type(v) is int and v >= 0)
+            if not ok:
+                raise ModelError(f"action {data['kind']}: bad {n} {v!r}")
+        return Action(data["kind"], values)
+
+    def format_action(self, action: Action) -> str:
+        names = GROUP_ACTION_ARGS.get(action.kind, ())
+        parts = [f"{n}={'c' if n == 'consumer' else ''}{v}" for n, v in zip(names, action.args, strict=False)]
+        return f"{action.kind}({', '.join(parts)})"
+
+    def state_to_json(self, state: GroupState) -> dict[str, Any]:
+        out = codec.to_json(state)
+        assert isinstance(out, dict)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "model": self.name,
+            **self._scenario_info,
+            "variant": self.variant.name,
+            "flags": self.flags.to_json(),
+            "topology": self.topo.to_json(),
+            "faults": self.config.faults.to_json(),
+            "group_id": GROUP_ID,
+            "offsets_partition": olog.partition_for(GROUP_ID),
+            "protocol": "cooperative" if self.cooperative else "eager",
+        }
+
+
+GroupSystem._HANDLERS.update(
+    {
+        "FindCoordinator": GroupSystem._find_coordinator,
+        "Start": GroupSystem._start,
+        "JoinGroup": GroupSystem._join,
+        "CompleteJoin": GroupSystem._complete_join,
+        "SyncGroup": GroupSystem._sync_group,
+        "Heartbeat": GroupSystem._heartbeat,
+        "Poll": GroupSystem._poll,
+        "Commit": GroupSystem._commit_step,
+        "ExpireSession": GroupSystem._expire_session,
+        "ExpireOffsets": GroupSystem._expire_offsets,
+        "Compact": GroupSystem._compact,
+        "FlushOffsets": GroupSystem._flush,
+        "LoseHeartbeats": GroupSystem._lose_heartbeats,
+        "CrashConsumer": GroupSystem._crash,
+        "PollTimeout": GroupSystem._poll_timeout,
+        "LeaveGroup": GroupSystem._leave,
+        "CoordinatorFailover": GroupSystem._failover,
+    }
+)

@@ -1,0 +1,292 @@
+"""The assignors: the book's worked examples, properties over random subscriptions, z3 bounds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from keos.checker.assignor_bounds import minimal_moves, optimal_spread, prove_range_spread
+from keos.invariants.assignors import (
+    EXPECTED,
+    AssignorCase,
+    evaluate,
+    minimal_moves_equal,
+    spread,
+)
+from keos.model.coordinator.group.assignors import (
+    ASSIGNORS,
+    AssignorError,
+    Subscription,
+    TopicPartition,
+    cooperative_rounds,
+    cooperative_sticky_assign,
+    load_assignor,
+    moved_partitions,
+    range_assign,
+    round_robin_assign,
+    run_assignor,
+    sticky_assign,
+    sticky_general_assign,
+    with_owned,
+)
+
+S = Subscription.of
+
+
+def names(assignment: Mapping[str, tuple[TopicPartition, ...]]) -> dict[str, list[str]]:
+    return {m: [str(tp) for tp in parts] for m, parts in assignment.items()}
+
+
+# --------------------------------------------------------------------------- the book's worked examples
+
+TWO_TOPICS = {"C0": S("t0", "t1"), "C1": S("t0", "t1")}
+UNEQUAL = {"C0": S("t0"), "C1": S("t0", "t1"), "C2": S("t0", "t1", "t2")}
+UNEQUAL_SIZES = {"t0": 1, "t1": 2, "t2": 3}
+FOUR_TOPICS = {f"t{i}": 2 for i in range(4)}
+
+
+def test_range_four_partitions_each_is_even() -> None:
+    assert names(range_assign({"t0": 4, "t1": 4}, TWO_TOPICS)) == {
+        "C0": ["t0p0", "t0p1", "t1p0", "t1p1"], "C1": ["t0p2", "t0p3", "t1p2", "t1p3"]}
+
+
+def test_range_three_partitions_each_gives_the_first_member_both_extras() -> None:
+    a = range_assign({"t0": 3, "t1": 3}, TWO_TOPICS)
+    assert names(a) == {"C0": ["t0p0", "t0p1", "t1p0", "t1p1"], "C1": ["t0p2", "t1p2"]}
+    verdicts = evaluate(AssignorCase("range", {"t0": 3, "t1": 3}, TWO_TOPICS), a)
+    assert verdicts["exactly_once"] is None
+    assert verdicts["balanced"] == "equal subscriptions but C0 has 4 partitions and C1 has 2"
+
+
+def test_round_robin_equal_subscriptions() -> None:
+    assert names(round_robin_assign({"t0": 3, "t1": 3}, TWO_TOPICS)) == {
+        "C0": ["t0p0", "t0p2", "t1p1"], "C1": ["t0p1", "t1p0", "t1p2"]}
+
+
+def test_round_robin_unequal_subscriptions_is_not_optimal() -> None:
+    a = round_robin_assign(UNEQUAL_SIZES, UNEQUAL)
+    assert names(a) == {"C0": ["t0p0"], "C1": ["t1p0"], "C2": ["t1p1", "t2p0", "t2p1", "t2p2"]}
+    case = AssignorCase("rr", UNEQUAL_SIZES, UNEQUAL)
+    assert evaluate(case, a)["no_improving_move"] == "t1p1 could move from C2 (4 partitions) to subscriber C1 (1)"
+    # z3: no assignment at all has spread <= 1 here, 2 is optimal, and Sticky reaches it.
+    assert optimal_spread(UNEQUAL_SIZES, UNEQUAL) == 2
+    assert spread(a) == 3
+
+
+def test_sticky_unequal_subscriptions_is_the_optimum() -> None:
+    a = sticky_assign(UNEQUAL_SIZES, UNEQUAL)
+    assert names(a) == {"C0": ["t0p0"], "C1": ["t1p0", "t1p1"], "C2": ["t2p0", "t2p1", "t2p2"]}
+    assert all(v is None for k, v in evaluate(AssignorCase("s", UNEQUAL_SIZES, UNEQUAL), a).items())
+
+
+def test_sticky_keeps_the_survivors_partitions_when_a_member_leaves() -> None:
+    members = {c: S(*FOUR_TOPICS) for c in ("C0", "C1", "C2")}
+    first = sticky_assign(FOUR_TOPICS, members)
+    assert first == round_robin_assign(FOUR_TOPICS, members)  # "looks the same as RoundRobin"
+    assert names(first) == {"C0": ["t0p0", "t1p1", "t3p0"], "C1": ["t0p1", "t2p0", "t3p1"], "C2": ["t1p0", "t2p1"]}
+    survivors = with_owned({c: members[c] for c in ("C0", "C2")}, first, generation=1)
+
+    rr = round_robin_assign(FOUR_TOPICS, survivors)
+    assert names(rr) == {"C0": ["t0p0", "t1p0", "t2p0", "t3p0"], "C2": ["t0p1", "t1p1", "t2p1", "t3p1"]}
+    kept_before = {c: first[c] for c in ("C0", "C2")}
+    assert sorted(map(str, moved_partitions(kept_before, rr))) == ["t1p0", "t1p1"]  # the survivors swap two
+
+    # Kafka 2.0's StickyAssignor (the book's): exactly the book's result.
+    general = sticky_general_assign(FOUR_TOPICS, survivors)
+    assert names(general) == {"C0": ["t0p0", "t1p1", "t2p0", "t3p0"], "C2": ["t0p1", "t1p0", "t2p1", "t3p1"]}
+    # Kafka 4.0 (the constrained builder for equal subscriptions): C1's partitions are dealt in
+    # (topic, partition) order, so C0 takes t0p1 instead of t2p0 -- still no survivor loses one.
+    constrained = sticky_assign(FOUR_TOPICS, survivors)
+    assert names(constrained) == {"C0": ["t0p0", "t0p1", "t1p1", "t3p0"], "C2": ["t1p0", "t2p0", "t2p1", "t3p1"]}
+    for a in (general, constrained):
+        assert not moved_partitions(kept_before, a)
+    case = AssignorCase("leave", FOUR_TOPICS, survivors, previous=first)
+    assert evaluate(case, rr)["minimal_movement"] is not None
+    assert evaluate(case, constrained)["minimal_movement"] is None
+
+
+def test_cooperative_sticky_withholds_moving_partitions_for_one_rebalance() -> None:
+    members = {c: S(*FOUR_TOPICS) for c in ("C0", "C1", "C2")}
+    first = sticky_assign(FOUR_TOPICS, members)
+    joined = with_owned(members, first, generation=1) | {"C3": S(*FOUR_TOPICS)}
+    round1 = cooperative_sticky_assign(FOUR_TOPICS, joined)
+    assert names(round1) == {"C0": ["t0p0", "t3p0"], "C1": ["t0p1", "t2p0"], "C2": ["t1p0", "t2p1"], "C3": []}
+    case1 = AssignorCase("join", FOUR_TOPICS, joined, previous=first)
+    verdicts = evaluate(case1, round1)
+    assert verdicts["at_most_once"] is None and verdicts["no_transfer"] is None
+    assert verdicts["exactly_once"] == "t1p1 is subscribed but assigned to nobody"
+    # The full sticky assignment hands t1p1 / t3p1 straight to C3 while C0 / C1 still own them.
+    assert evaluate(case1, sticky_assign(FOUR_TOPICS, joined))["no_transfer"] is not None
+    round2 = cooperative_sticky_assign(FOUR_TOPICS, with_owned(joined, round1, generation=2))
+    assert names(round2)["C3"] == ["t1p1", "t3p1"]
+    assert evaluate(AssignorCase("follow-up", FOUR_TOPICS, joined), round2)["exactly_once"] is None
+
+
+def test_the_books_custom_assignors() -> None:
+    broadcast = load_assignor("keos.scenarios.assignor_examples:broadcast")
+    a = run_assignor(broadcast, {"t0": 2}, {"C0": S("t0"), "C1": S("t0")})
+    assert evaluate(AssignorCase("b", {"t0": 2}, {"C0": S("t0"), "C1": S("t0")}), a)["exactly_once"] == (
+        "t0p0 assigned 2 times (C0, C1)")
+    rand = load_assignor("keos.scenarios.assignor_examples:random_assign")
+    assert run_assignor(rand, {"t0": 5}, TWO_TOPICS) == run_assignor(rand, {"t0": 5}, TWO_TOPICS)
+
+
+@pytest.mark.parametrize("spec", ["nope", "keos.nonexistent_module:f", "keos.scenarios.assignor_examples:nothing",
+                                  ":f", "m:"])
+def test_bad_assignor_names_are_errors(spec: str) -> None:
+    with pytest.raises(AssignorError):
+        load_assignor(spec)
+
+
+# -------------------------------------------------------------------------- random subscriptions
+
+TOPICS = ("t0", "t1", "t2")
+MEMBERS = ("C0", "C1", "C2", "C3")
+
+
+@st.composite
+def cases(draw: st.DrawFn, *, equal: bool | None = None, with_previous: bool = True) -> AssignorCase:
+    sizes = {t: draw(st.integers(1, 4)) for t in TOPICS}
+    members = draw(st.lists(st.sampled_from(MEMBERS), min_size=1, max_size=4, unique=True))
+    topic_sets = st.frozensets(st.sampled_from(TOPICS), min_size=1)
+    is_equal = draw(st.booleans()) if equal is None else equal
+    if is_equal:
+        topics = draw(topic_sets)
+        subs = {m: Subscription(topics) for m in members}
+    else:
+        subs = {m: Subscription(draw(topic_sets)) for m in members}
+    previous = None
+    if with_previous and draw(st.booleans()):
+        # the previous generation: some other membership, assigned by sticky
+        before = draw(st.lists(st.sampled_from(MEMBERS), min_size=1, max_size=4, unique=True))
+        prev_subs = {m: subs.get(m, Subscription(frozenset(TOPICS))) for m in before}
+        previous = sticky_assign(sizes, prev_subs)
+        subs = with_owned(subs, previous, generation=1)
+    return AssignorCase("random", sizes, subs, previous)
+
+
+FAST = settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@FAST
+@given(cases())
+def test_builtin_assignors_keep_their_contracts(case: AssignorCase) -> None:
+    for name, fn in ASSIGNORS.items():
+        verdicts = evaluate(case, run_assignor(fn, case.partitions_per_topic, case.subscriptions))
+        for prop in EXPECTED[name].holds:
+            assert verdicts[prop] is None, (name, prop, verdicts[prop])
+
+
+@FAST
+@given(cases())
+def test_cooperative_rebalances_settle_on_a_complete_assignment(case: AssignorCase) -> None:
+    rounds = cooperative_rounds(case.partitions_per_topic, case.subscriptions)
+    assert len(rounds) < 16
+    owned = case.subscriptions
+    for generation, assignment in enumerate(rounds, start=2):
+        step = AssignorCase("round", case.partitions_per_topic, owned)
+        assert evaluate(step, assignment)["no_transfer"] is None
+        assert evaluate(step, assignment)["at_most_once"] is None
+        owned = with_owned(owned, assignment, generation)
+    verdicts = evaluate(AssignorCase("settled", case.partitions_per_topic, case.subscriptions), rounds[-1])
+    for prop in ("exactly_once", "balanced", "no_improving_move"):
+        assert verdicts[prop] is None, (prop, verdicts[prop])
+
+
+def test_cooperative_can_need_a_third_rebalance() -> None:
+    # Found by `keos assignors`: the general sticky builder, given the partitions the first round
+    # freed, rebalances further (t2p2 moves from C1 to C3), so the group revokes again.
+    sizes = {"t0": 4, "t1": 1, "t2": 3, "t3": 5}
+    owned = [TopicPartition("t0", p) for p in range(4)] + [TopicPartition("t2", p) for p in range(3)]
+    subs = {"C1": S("t0", "t2", owned=owned, generation=1), "C2": S("t0", "t1", "t3"), "C3": S("t2"),
+            "C5": S("t0", "t1", "t2", "t3")}
+    rounds = cooperative_rounds(sizes, subs)
+    assert len(rounds) == 3
+    assert names(rounds[0])["C3"] == [] and names(rounds[1])["C3"] == ["t2p0", "t2p1"]
+    assert names(rounds[2])["C3"] == ["t2p0", "t2p1", "t2p2"]
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(cases(equal=True))
+def test_sticky_movement_is_the_z3_minimum(case: AssignorCase) -> None:
+    assignment = sticky_assign(case.partitions_per_topic, case.subscriptions)
+    previous = case.previous or {}
+    survivors = {m: p for m, p in previous.items() if m in case.subscriptions}
+    needed = minimal_moves(case.partitions_per_topic, case.subscriptions, survivors)
+    assert needed == minimal_moves_equal(case)
+    assert len(moved_partitions(survivors, assignment)) == needed
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(cases(with_previous=False))
+def test_sticky_reaches_the_optimal_spread_when_subscriptions_are_equal(case: AssignorCase) -> None:
+    best = optimal_spread(case.partitions_per_topic, case.subscriptions)
+    got = spread(sticky_assign(case.partitions_per_topic, case.subscriptions))
+    assert got >= best  # nothing beats z3's optimum (a check on the encoding)
+    if case.all_equal:
+        assert got == best
+
+
+@FAST
+@given(cases(equal=True, with_previous=False))
+def test_range_loads_follow_the_closed_form_z3_bounds(case: AssignorCase) -> None:
+    a = range_assign(case.partitions_per_topic, case.subscriptions)
+    members = sorted(case.subscriptions)
+    topics = sorted(next(iter(case.subscriptions.values())).topics)
+    for index, member in enumerate(members):
+        expected = sum(case.partitions_per_topic[t] // len(members)
+                       + (1 if index < case.partitions_per_topic[t] % len(members) else 0) for t in topics)
+        assert len(a[member]) == expected
+    assert spread(a) <= len(topics)
+
+
+def test_z3_proves_range_and_round_robin_spread_bounds() -> None:
+    for topics in range(4):
+        proof = prove_range_spread(topics)
+        assert proof.bound_proved and proof.tight and proof.round_robin_bound_proved
+
+
+def _violates(name: str, prop: str, *, equal: bool | None = None) -> AssignorCase:
+    fn = ASSIGNORS[name]
+
+    def bad(case: AssignorCase) -> bool:
+        return evaluate(case, run_assignor(fn, case.partitions_per_topic, case.subscriptions))[prop] is not None
+
+    search = settings(max_examples=2000, database=None, derandomize=True)
+    return find(cases(equal=equal, with_previous=False), bad, settings=search)
+
+
+def test_hypothesis_finds_ranges_imbalance_as_the_book_describes() -> None:
+    case = _violates("range", "balanced", equal=True)
+    a = range_assign(case.partitions_per_topic, case.subscriptions)
+    # shrunk: two members, two topics each with an odd number of partitions; the first member
+    # takes both extras.
+    assert len(case.subscriptions) == 2 and spread(a) == 2
+    assert all(case.partitions_per_topic[t] % 2 == 1 for t in next(iter(case.subscriptions.values())).topics)
+
+
+def test_hypothesis_finds_round_robins_imbalance_with_unequal_subscriptions() -> None:
+    case = _violates("roundrobin", "no_improving_move", equal=False)
+    assert not case.all_equal
+    fixed = sticky_assign(case.partitions_per_topic, case.subscriptions)
+    assert evaluate(case, fixed)["no_improving_move"] is None
+
+
+# ------------------------------------------------------------------------------------- the command
+
+
+def test_keos_assignors_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    from keos.checker.cli.main import main
+
+    assert main(["assignors", "--cases", "10", "--no-z3"]) == 0
+    out = capsys.readouterr().out
+    assert "known counterexample range / balanced" in out
+    assert main(["assignors", "--cases", "0", "--assignor", "keos.scenarios.assignor_examples:broadcast"]) == 1
+    assert "VIOLATION" in capsys.readouterr().out
+    assert main(["assignors", "--assignor", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("keos: error: unknown assignor 'nope'")

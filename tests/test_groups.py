@@ -1,0 +1,227 @@
+"""The consumer-group model: __consumer_offsets, the classic group, the scenarios and the weakened variants."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import Verdict
+from keos.checker.trace import replay_actions
+from keos.invariants.groups import unsettled_forever
+from keos.model.coordinator.group import classic_group as cg
+from keos.model.coordinator.group import offsets_log as olog
+from keos.model.interface import Action
+from keos.model.protocol.errors import Errors
+from keos.model.systems.groups import GroupState, GroupSystem
+from keos.model.variants import VARIANTS
+from keos.scenarios import build_model, builtin_scenarios
+
+SCENARIOS = builtin_scenarios()
+
+# --------------------------------------------------------------------------------- __consumer_offsets
+
+
+def test_find_coordinator_partition_is_the_books_example() -> None:
+    # Utils.abs("consumerGroupId".hashCode()) % 50 == 20, as the book computes for its example group.
+    assert olog.java_string_hash("hello") == 99162322
+    assert olog.partition_for("consumerGroupId") == 20
+
+
+def test_tombstones_remove_keys_and_compaction_drops_superseded_records() -> None:
+    meta = olog.GroupMetadataValue(1, "range", "c0-0", (("c0-0", (0,)),))
+    g = "consumerGroupId"
+    log = (olog.offset_commit_record(g, "t0", 0, 1), olog.group_metadata_record(g, meta),
+           olog.offset_commit_record(g, "t0", 0, 2), olog.offset_commit_record(g, "t0", 1, 1),
+           olog.offset_commit_record("other", "t0", 1, 7), olog.offset_commit_record(g, "t0", 1, None))
+    assert olog.load(log, g) == olog.LoadedGroup(meta, ((0, 2),))
+    assert olog.load(log, "other") == olog.LoadedGroup(None, ((1, 7),))
+    compacted = olog.compact(log)
+    assert compacted == (log[1], log[2], log[4])
+    assert olog.load(compacted, g) == olog.load(log, g)
+
+
+records = st.builds(
+    olog.OffsetsRecord, st.sampled_from(("g1", "g2")), st.just("t0"), st.integers(-1, 2),
+    st.one_of(st.none(), st.integers(0, 5)),
+).map(lambda r: r if r.partition >= 0 or r.value is None else r._replace(
+    value=olog.GroupMetadataValue(r.value if isinstance(r.value, int) else 0, "range", "", ())))
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.lists(records, max_size=12))
+def test_compaction_never_changes_what_a_new_coordinator_loads(log: list[olog.OffsetsRecord]) -> None:
+    full = tuple(log)
+    for group in ("g1", "g2"):
+        assert olog.load(olog.compact(full), group) == olog.load(full, group)
+    assert olog.compact(olog.compact(full)) == olog.compact(full)
+
+
+# ---------------------------------------------------------------------------------- the classic group
+
+
+def test_join_sync_and_offset_commit_fencing() -> None:
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", ())
+    b = cg.join_group(a.group, 1, "", ())
+    assert b.group.state == cg.PREPARING_REBALANCE and cg.join_complete_ready(b.group)
+    g = cg.complete_join(b.group, "range")
+    assert (g.state, g.generation, g.leader) == (cg.COMPLETING_REBALANCE, 1, a.member_id)
+    assert cg.sync_group(g, b.member_id, 1, None) is None  # a follower's SyncGroup is parked
+    assert cg.validate_offset_commit(g, a.member_id, 1, True) == Errors.REBALANCE_IN_PROGRESS
+    res = cg.sync_group(g, a.member_id, 1, {a.member_id: (0,), b.member_id: (1,)})
+    assert res is not None and res.error == Errors.NONE and res.assignment == (0,)
+    g = res.group
+    assert g.state == cg.STABLE and olog.load(g.log, g.group_id).metadata is not None
+    assert cg.validate_offset_commit(g, a.member_id, 0, True) == Errors.ILLEGAL_GENERATION
+    assert cg.validate_offset_commit(g, "zombie", 1, True) == Errors.UNKNOWN_MEMBER_ID
+    assert cg.validate_offset_commit(g, "zombie", 0, False) == Errors.NONE  # no generation fencing
+    g = cg.remove_member(g, b.member_id)
+    assert g.state == cg.PREPARING_REBALANCE
+    assert cg.heartbeat(g, a.member_id, 1) == Errors.REBALANCE_IN_PROGRESS
+    assert cg.heartbeat(g, b.member_id, 1) == Errors.UNKNOWN_MEMBER_ID
+    g = cg.remove_member(g, a.member_id)
+    assert (g.state, g.generation) == (cg.EMPTY, 2)
+
+
+def test_group_transitions_follow_the_valid_previous_states_table() -> None:
+    with pytest.raises(AssertionError, match="illegal group transition Empty -> Stable"):
+        cg.transition(cg.empty_group(), cg.STABLE)
+    for target, previous in cg.VALID_PREVIOUS_STATES.items():
+        for state in previous:
+            assert cg.transition(cg.empty_group()._replace(state=state), target).state == target
+
+
+def test_failover_loads_members_assignment_and_offsets_from_the_log() -> None:
+    g = cg.empty_group()
+    j = cg.join_group(g, 0, "", ())
+    g = cg.complete_join(j.group, "sticky")
+    res = cg.sync_group(g, j.member_id, 1, {j.member_id: (0, 1)})
+    assert res is not None
+    g = cg.commit_offsets(res.group, "t0", ((0, 1),))
+    loaded = cg.load_group(g.log, g.epoch + 1, g.next_member)
+    assert (loaded.state, loaded.generation, loaded.offsets) == (cg.STABLE, 1, ((0, 1),))
+    assert loaded.members[0].assignment == (0, 1) and loaded.members[0].client == 0
+
+
+# ------------------------------------------------------------------------------------------ scenarios
+
+REAL = {
+    "groups_zombie_commit": 8606,
+    "groups_coordinator_failover": 3965,
+    "groups_cooperative_join": 1407,
+    "groups_offsets_expiry": 1514,
+    "groups_cooperative_crash": 853,
+    "groups_eager_rebalance": 15701,
+    "groups_slow_consumer": 9885,
+}
+
+
+@pytest.mark.parametrize(("name", "states"), sorted(REAL.items()))
+def test_protocol_holds_with_every_partner_reached(name: str, states: int) -> None:
+    scenario = SCENARIOS[name]
+    assert scenario.default == (name != "groups_cooperative_join") and scenario.model == "groups"
+    result, _ = explore(build_model(scenario, "kafka"), name, "kafka", ExploreOptions())
+    assert result.complete and not result.violated
+    verdicts = {p.name: p.verdict for p in result.properties}
+    assert all(v in (Verdict.HOLDS, Verdict.REACHED) for v in verdicts.values()), verdicts
+    assert result.stats["distinct_states"] == states
+
+
+CAUGHT = {
+    ("groups_zombie_commit", "no_offset_commit_generation_check"): {"committed_offsets_never_regress": 14},
+    ("groups_cooperative_join", "cooperative_assigns_before_revoke"): {"no_partition_owned_twice": 20},
+    ("groups_coordinator_failover", "offset_commit_acked_before_log"): {
+        "offsets_cache_matches_log": 6, "committed_offsets_never_regress": 7},
+}
+
+
+@pytest.mark.parametrize(("key", "lengths"), sorted(CAUGHT.items()))
+def test_weakened_variant_caught_with_minimal_replayable_trace(key: tuple[str, str], lengths: dict[str, int]) -> None:
+    name, variant = key
+    v = VARIANTS[variant]
+    assert v.weakened and name in v.scenarios and set(v.breaks) == set(lengths)
+    scenario = SCENARIOS[name]
+    result, _ = explore(build_model(scenario, variant), name, variant, ExploreOptions())
+    found = {p.name: p for p in result.violations()}
+    assert {n: len(p.trace.actions) for n, p in found.items() if p.trace} == lengths
+    fresh = build_model(scenario, variant)
+    props = {p.name: p for p in fresh.properties()}
+    for inv, prop_result in found.items():
+        assert prop_result.trace is not None
+        replay = replay_actions(fresh, prop_result.trace.actions, props[inv])
+        assert replay.confirmed and replay.violated_at == len(prop_result.trace.actions), replay.reason
+        real = build_model(scenario, "kafka")
+        real_prop = {p.name: p for p in real.properties()}[inv]
+        assert not replay_actions(real, prop_result.trace.actions, real_prop).confirmed
+
+
+def test_the_zombie_commit_story_step_by_step() -> None:
+    """c0 owns t0p0 and polls a record; its heartbeats are lost; c1 takes over, polls both records and
+    commits 2; the zombie's commit of 1 is fenced -- unless the generation check is off."""
+    story = [
+        Action("FindCoordinator", (0,)), Action("FindCoordinator", (1,)),
+        Action("JoinGroup", (0,)), Action("JoinGroup", (1,)), Action("CompleteJoin"),
+        Action("SyncGroup", (0,)), Action("SyncGroup", (1,)),
+    ]
+    for variant, fenced in (("kafka", True), ("no_offset_commit_generation_check", False)):
+        model = build_model(SCENARIOS["groups_zombie_commit"], variant)
+        assert isinstance(model, GroupSystem)
+        s = model.init_states()[0]
+        for a in story:
+            step = model.step(s, a)
+            assert step is not None, a
+            s = step.state
+        owner = next(i for i, c in enumerate(s.consumers) if c.owned)
+        other = 1 - owner
+        for a in (Action("Poll", (owner, 0)), Action("LoseHeartbeats", (owner,)), Action("Heartbeat", (other,)),
+                  Action("JoinGroup", (other,)), Action("CompleteJoin"), Action("SyncGroup", (other,)),
+                  Action("Poll", (other, 0)), Action("Poll", (other, 0)), Action("Commit", (other,))):
+            step = model.step(s, a)
+            assert step is not None, a
+            s = step.state
+        assert s.group.offsets == ((0, 2),)
+        step = model.step(s, Action("Commit", (owner,)))
+        assert step is not None
+        if fenced:
+            assert "commit:UNKNOWN_MEMBER_ID" in step.events and step.state.group.offsets == ((0, 2),)
+        else:
+            assert "commit:accepted" in step.events and step.state.group.offsets == ((0, 1),)
+
+
+@pytest.mark.parametrize("name", sorted(set(REAL) - {"groups_eager_rebalance"}))
+def test_every_rebalance_can_complete_once_faults_stop(name: str) -> None:
+    # AG EF settled over the whole state graph: from every reachable state, protocol and timing
+    # steps alone lead to a Stable group whose running consumers all synced the current generation.
+    model = build_model(SCENARIOS[name])
+    assert isinstance(model, GroupSystem)
+    assert unsettled_forever(model) == []
+
+
+def test_the_liveness_check_finds_a_join_lost_in_failover(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without resending a JoinGroup that was parked at a coordinator that failed over, the consumer
+    # waits forever: the check must find such states (it found this bug in the model).
+    def find_without_resend(self: GroupSystem, s: GroupState, i: int) -> tuple[GroupState, tuple[str, ...]]:
+        return self._put(s, i, s.consumers[i]._replace(coordinator=s.group.epoch)), ("find_coordinator",)
+
+    monkeypatch.setitem(GroupSystem._HANDLERS, "FindCoordinator", find_without_resend)
+    model = build_model(SCENARIOS["groups_coordinator_failover"])
+    assert isinstance(model, GroupSystem)
+    stuck = unsettled_forever(model)
+    assert stuck and all(any(c.state == "JOINING" for c in s.consumers) for s in stuck)
+
+
+def test_the_books_broadcast_assignor_overwrites_offsets() -> None:
+    # A user-supplied assignor named in the scenario ("module:function"): the book's broadcast assignor
+    # gives both consumers t0p0; one commits 2, the other 1 after it.
+    scenario = SCENARIOS["groups_broadcast_assignor"]
+    assert scenario.groups.topology.assignor == "keos.scenarios.assignor_examples:broadcast"
+    result, _ = explore(build_model(scenario), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    verdicts = {p.name: p for p in result.properties}
+    assert not result.violated
+    for name in scenario.permitted:
+        assert verdicts[name].verdict is Verdict.PERMITTED
+    regress = verdicts["committed_offsets_never_regress"]
+    assert regress.trace is not None and len(regress.trace.actions) == 12
+    assert "committed offset is 1 but 2 was acknowledged" in regress.detail
