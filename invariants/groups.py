@@ -133,6 +133,23 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             partners=("offset_committed",),
             explain=lambda s: "; ".join(_log_mismatch(s)),
         ),
+        Property(
+            name="rebalance_completes",
+            expectation=Expectation.EVENTUALLY,
+            fact="Once faults stop, every rebalance completes: the group returns to Stable with every running "
+            "consumer a member of the current generation that went through SyncGroup.",
+            source="KIP-62 / the book §7.2.2 (JoinGroup barrier, SyncGroup, session timeout); "
+            "AbstractCoordinator.ensureActiveGroup",
+            catches="a JoinGroup parked at a coordinator that failed over and is never resent; a member that "
+            "rejoins forever (a rebalance storm) or a group stuck in PreparingRebalance / CompletingRebalance",
+            predicate=settled,
+            partners=("assignment_received",),
+            fairness=(
+                "session.timeout.ms and max.poll.interval.ms expire a member that stopped",
+                "members retry JoinGroup and SyncGroup until answered",
+                "faults stop",
+            ),
+        ),
         sometimes_event("assignment_received", "A consumer receives its assignment in SyncGroup.", "sync:assignment"),
         sometimes_event("offset_committed", "An OffsetCommit is accepted.", "commit:accepted"),
         Property(

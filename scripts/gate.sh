@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The CI correctness gate: set up, check every default scenario (strict: an untested invariant fails the gate),
-# prove every weakened variant is caught.
+# prove every weakened variant is caught, check the partition assignors' properties.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/keos check --strict --out keos-out/gate --html keos-out/gate/report.html --junit keos-out/gate/junit.xml "$@"
 .venv/bin/keos mutants --out keos-out/gate
+.venv/bin/keos assignors
