@@ -6,8 +6,9 @@ A trace is JSON::
       "schema_version": 1,
       "keos_version": "0.1.0",
       "engine": "explore",                  # or hypothesis, bmc, sweep
-      "scenario": "idempotence_retry",      # built-in name or file path
-      "scenario_source": "scenarios/idempotence_retry.toml",
+      "scenario": "idempotence_retry",      # the scenario's name
+      "scenario_source": "scenarios/idempotence_retry.toml",  # absolute for a user's file
+      "scenario_document": {...},           # the resolved scenario (its TOML as JSON)
       "variant": "small_duplicate_window",
       "seed": null,                         # engines with randomness record it
       "invariant": "no_duplicate_append",
@@ -21,8 +22,12 @@ A trace is JSON::
 Replay (:func:`replay`) rebuilds the model from the scenario and variant,
 re-executes ``actions`` from the initial state and confirms the invariant is
 violated in the final state (and not before -- a minimal trace ends at the
-first violation).  Only ``actions``, ``scenario``, ``variant`` and
-``invariant`` are trusted; everything else is for people.
+first violation).  Only ``actions``, ``scenario_document`` (or, in traces
+written before it existed, ``scenario`` / ``scenario_source``), ``variant`` and
+``invariant`` are trusted; ``steps`` and ``final_state`` are for people, and
+``keos replay`` draws the states it re-computed, not these.
+
+The JSON Schema of the format is shipped as ``keos/checker/schemas/trace.schema.json``.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ class Trace:
     final_state: dict[str, Any] | None = None
     explanation: str = ""
     permitted: bool = False
+    scenario_document: dict[str, Any] | None = None
 
     def to_json(self, model: Model) -> dict[str, Any]:
         """The trace as a JSON object."""
@@ -80,6 +86,7 @@ class Trace:
             "engine": self.engine,
             "scenario": self.scenario,
             "scenario_source": self.scenario_source,
+            "scenario_document": self.scenario_document,
             "variant": self.variant,
             "seed": self.seed,
             "invariant": self.invariant,
@@ -124,7 +131,14 @@ def replay_actions(model: Model, actions: Sequence[Action], prop: Property) -> R
     events: list[tuple[str, ...]] = [()]
     first = -1 if prop.holds(state) else 0
     for i, action in enumerate(actions, start=1):
-        step = model.step(state, action)
+        try:
+            step = model.step(state, action)
+        except Exception:
+            # A decoded action the model never offers here (an edited trace) may break a handler;
+            # one it offers must not -- that would be a model bug, so it propagates.
+            if action in model.actions(state):
+                raise
+            step = None
         if step is None:
             return Replay(False, f"step {i}: {model.format_action(action)} is not enabled", states, events, first)
         state = step.state
@@ -151,7 +165,12 @@ def make_trace(
     result = replay_actions(model, actions, prop)
     if not result.confirmed:
         raise AssertionError(f"engine {engine} produced a trace that does not replay: {result.reason}")
-    info = model.describe()
+    info = dict(model.describe())
+    document = info.pop("scenario_document", None)
+    source = str(info.get("scenario_source", ""))
+    if source and not source.startswith(("scenarios/", "<")) and Path(source).exists():
+        source = str(Path(source).resolve())
+        info["scenario_source"] = source
     steps = [
         {"action": model.format_action(a), "events": list(ev), "fingerprint": model.fingerprint(st)}
         for a, ev, st in zip(actions, result.events[1:], result.states[1:])
@@ -164,12 +183,13 @@ def make_trace(
         actions=list(actions),
         engine=engine,
         seed=seed,
-        scenario_source=str(info.get("scenario_source", "")),
+        scenario_source=source,
         model_info=info,
         steps=steps,
         final_state=model.state_to_json(final),
         explanation=prop.explain(final) if prop.explain else "",
         permitted=permitted,
+        scenario_document=document if isinstance(document, dict) else None,
     )
 
 
@@ -180,10 +200,14 @@ def load_trace(path: str | Path) -> dict[str, Any]:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise TraceError(f"{p}: cannot read trace ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{p}: not UTF-8 text (byte {exc.start}); a trace is a UTF-8 JSON file") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise TraceError(f"{p}: JSON nested too deeply for a trace") from None
     if not isinstance(data, dict):
         raise TraceError(f"{p}: a trace must be a JSON object")
     version = data.get("schema_version")
@@ -192,6 +216,11 @@ def load_trace(path: str | Path) -> dict[str, Any]:
     for key, kind in (("scenario", str), ("variant", str), ("invariant", str), ("actions", list)):
         if not isinstance(data.get(key), kind):
             raise TraceError(f"{p}: field {key!r} missing or not a {kind.__name__}")
+    from keos.checker.schemas import schema_errors
+
+    errors = schema_errors("trace", data)
+    if errors:
+        raise TraceError(f"{p}: {errors[0]}")
     return data
 
 

@@ -109,5 +109,34 @@ def from_json(data: Any) -> Any:
         extra = [k for k in data if k != "@" and k not in fields]
         if missing or extra:
             raise CodecError(f"record {name}: missing fields {missing}, unexpected fields {extra}")
-        return cls(*(from_json(data[f]) for f in fields))
+        values = [from_json(data[f]) for f in fields]
+        for f, value in zip(fields, values):
+            expected = _scalar_fields(cls).get(f)
+            if expected is not None and not _is_scalar(value, expected):
+                raise CodecError(f"record {name}: field {f!r} must be {expected}, got {value!r:.40}")
+        return cls(*values)
     raise CodecError(f"unexpected JSON value of type {type(data).__name__}")
+
+
+_SCALARS: dict[type, dict[str, str]] = {}
+
+
+def _scalar_fields(cls: type) -> dict[str, str]:
+    """A record's fields annotated exactly ``int``, ``str`` or ``bool`` (checked when decoding a trace)."""
+    known = _SCALARS.get(cls)
+    if known is None:
+        known = {}
+        for f, a in getattr(cls, "__annotations__", {}).items():
+            text = a.__name__ if isinstance(a, type) else str(getattr(a, "__forward_arg__", a))
+            if text in ("int", "str", "bool"):
+                known[f] = text
+        _SCALARS[cls] = known
+    return known
+
+
+def _is_scalar(value: Any, expected: str) -> bool:
+    if expected == "bool":
+        return isinstance(value, bool)
+    if expected == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, str)

@@ -319,6 +319,7 @@ def config_space(
             variant=VARIANT,
             default=False,
             permitted=(),
+            document=None,  # derived: its traces name the derived scenario file instead
         )
         model = build_model(sc, VARIANT)
         assert isinstance(model, KafkaSystem)

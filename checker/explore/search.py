@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from keos.checker.budget import Budget
 from keos.checker.results import EngineResult, judge
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model
@@ -40,6 +41,11 @@ class ExploreOptions:
             shortest counterexample of every invariant.
         graph: build a networkx graph of the explored state space.
         max_graph_states: refuse to build a graph beyond this many states.
+        time_budget_s: stop after this many seconds (0 = no limit).
+        max_memory_mb: stop when the process's resident memory reaches this (0 = no limit).
+
+    A search stopped by ``max_states``, the time or the memory budget returns what it found with
+    ``stats["limit_reached"]`` set (``"states"``, ``"time"``, ``"memory"``): a partial result.
     """
 
     max_depth: int = 0
@@ -47,6 +53,8 @@ class ExploreOptions:
     stop_on_first: bool = False
     graph: bool = False
     max_graph_states: int = 20_000
+    time_budget_s: float = 0.0
+    max_memory_mb: int = 0
 
 
 def explore(
@@ -78,6 +86,8 @@ def explore(
     expanded = 0
     max_depth_seen = 0
     complete = True
+    budget = Budget(options.time_budget_s, options.max_memory_mb)
+    limit: tuple[str, str] | None = None
 
     def check(state: Any) -> bool:
         bad = False
@@ -101,6 +111,11 @@ def explore(
 
     remaining_always = len(always)
     while frontier:
+        if expanded % 256 == 0 and (options.time_budget_s or options.max_memory_mb):
+            limit = budget.exceeded()
+            if limit is not None:
+                complete = False
+                break
         if options.stop_on_first and violations:
             complete = False
             break
@@ -138,6 +153,7 @@ def explore(
                 frontier.append((nxt, depth + 1))
             if options.max_states and len(parent) >= options.max_states:
                 complete = False
+                limit = ("states", f"state budget of {options.max_states:,} distinct states reached")
                 frontier.clear()
                 break
             if graph is not None and graph.number_of_nodes() > options.max_graph_states:
@@ -163,13 +179,15 @@ def explore(
             s = prev
         actions.reverse()
         traces[name] = make_trace(model, prop, actions, "explore", scenario, variant, permitted=name in permitted)
-    stats = {
+    stats: dict[str, Any] = {
         "distinct_states": len(parent),
         "transitions": transitions,
         "max_depth": max_depth_seen,
         "elapsed_s": round(elapsed, 4),
         "states_per_s": round(len(parent) / elapsed) if elapsed > 0 else None,
     }
+    if limit is not None:
+        stats["limit_reached"], stats["limit_detail"] = limit
     result = EngineResult(
         engine="explore",
         scenario=scenario,

@@ -826,7 +826,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
     err = Console(stderr=True)
     if args.partitions < 0:
-        print("error: --partitions must be >= 0", file=sys.stderr)
+        print("keos: error: --partitions must be >= 0", file=sys.stderr)
         return 2
     try:
         spec = plan_sweep(
@@ -835,7 +835,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         if not args.local_python and not _MASTER.match(args.master):
             raise SweepError(f"bad --master {args.master!r} (local[*], local[N], spark://host:port, sc://host:port)")
     except (ModelError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"keos: error: {exc}", file=sys.stderr)
         return 2
     where = "python" if args.local_python else args.master
     columns = (
@@ -854,12 +854,12 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         try:
             result = run_sweep(spec, args.out, args.master, args.partitions, args.resume, args.local_python, progress)
         except ModelError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"keos: error: {exc}", file=sys.stderr)
             return 2
         except Exception as exc:  # Spark or the JVM failed: earlier chunks are safe on disk
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             print(
-                f"error: sweep failed ({type(exc).__name__}: {first[:300]}); "
+                f"keos: error: sweep failed ({type(exc).__name__}: {first[:300]}); "
                 f"finished chunks are kept in {args.out}, rerun with --resume",
                 file=sys.stderr,
             )

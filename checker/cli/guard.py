@@ -1,0 +1,190 @@
+"""What stands between a user and a traceback: flag types, output-path checks, pipes, crash reports.
+
+The ``keos`` command promises one documented exit code for every way a run can end (see
+:mod:`keos.checker.cli.main`).  This module holds the pieces that keep that promise:
+
+* argparse types that reject bad numbers when the flags are parsed (``--time-budget nan``,
+  ``--repeat 0``), so the message is argparse's one line and the exit code 2;
+* :func:`check_output_dir` / :func:`check_output_file`: every ``--out``, ``--html``, ``--junit``,
+  ``--graph``, ``--output``, ... is checked *before* any work starts (a file where a directory is
+  needed, a directory where a file is needed, a parent that cannot be written);
+* :class:`PipeSafeStream`: ``keos list | head -1`` closes the pipe early; the rest of the output is
+  dropped and the command still ends with its own exit code;
+* :func:`write_crash_report`: an exception nobody expected is a keos bug.  Its traceback goes to a
+  file (with the command line, versions and what ran), the user sees one line naming that file,
+  and the exit code is 3 -- never 0 or 1, so a crash can never pass or fail a gate as a verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = [
+    "PipeSafeStream",
+    "budget_seconds",
+    "check_output_dir",
+    "check_output_file",
+    "non_negative_int",
+    "positive_int",
+    "write_crash_report",
+]
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def budget_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0 (``nan``, ``inf`` and negatives are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0 (0 = no limit), got {text!r}")
+    return value
+
+
+def _writable_ancestor(path: Path) -> tuple[Path, bool]:
+    """The nearest existing ancestor of ``path`` and whether a file or directory could be created in it."""
+    probe = path.absolute().parent
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    return probe, probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+
+
+def check_output_dir(value: Any, flag: str) -> str | None:
+    """Why ``value`` cannot be used as an output directory, or ``None`` if it can."""
+    path = Path(value)
+    if str(value) == "":
+        return f"{flag}: empty path"
+    if path.exists():
+        if not path.is_dir():
+            return f"{flag} {value}: exists and is not a directory"
+        if not os.access(path, os.W_OK | os.X_OK):
+            return f"{flag} {value}: directory is not writable"
+        return None
+    probe, ok = _writable_ancestor(path)
+    if not probe.is_dir():
+        return f"{flag} {value}: {probe} is not a directory"
+    if not ok:
+        return f"{flag} {value}: cannot create it ({probe} is not writable)"
+    return None
+
+
+def check_output_file(value: Any, flag: str) -> str | None:
+    """Why ``value`` cannot be written as an output file, or ``None`` if it can."""
+    path = Path(value)
+    if str(value) == "" or str(value).endswith(("/", os.sep)):
+        return f"{flag} {value!r}: expected a file name"
+    if path.exists():
+        if path.is_dir():
+            return f"{flag} {value}: is a directory, expected a file"
+        if not os.access(path, os.W_OK):
+            return f"{flag} {value}: file is not writable"
+        return None
+    probe, ok = _writable_ancestor(path)
+    if not probe.is_dir():
+        return f"{flag} {value}: {probe} is not a directory"
+    if not ok:
+        return f"{flag} {value}: cannot create it ({probe} is not writable)"
+    return None
+
+
+class PipeSafeStream(io.TextIOBase):
+    """A text stream over stdout that stops writing, quietly, once the reader closed the pipe."""
+
+    def __init__(self, inner: TextIO) -> None:
+        super().__init__()
+        self.inner = inner
+        self.closed_by_reader = False
+
+    def write(self, text: str) -> int:
+        if not self.closed_by_reader:
+            try:
+                self.inner.write(text)
+            except BrokenPipeError:
+                self.closed_by_reader = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.closed_by_reader:
+            try:
+                self.inner.flush()
+            except BrokenPipeError:
+                self.closed_by_reader = True
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.inner, "encoding", "utf-8")
+
+
+def write_crash_report(argv: Sequence[str], exc: BaseException, out_dir: Any = None) -> Path:
+    """Write the traceback of an unexpected exception, with the command line, to a file; return its path.
+
+    The file goes into ``out_dir`` (the command's ``--out``) when that is a writable directory,
+    else into the system's temporary directory.
+    """
+    from keos.checker.trace import KEOS_VERSION
+
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    name = f"keos-crash-{stamp}-{os.getpid()}.txt"
+    lines = [
+        "keos crash report: an unexpected exception (a bug in keos, not a verdict on your system).",
+        "Please attach this file to a bug report.",
+        "",
+        f"command: keos {' '.join(argv)}",
+        f"working directory: {os.getcwd()}",
+        f"keos {KEOS_VERSION}, Python {sys.version.split()[0]}, {platform.platform()}",
+        f"time (UTC): {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())}",
+        "",
+        "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+    ]
+    text = "\n".join(lines)
+    candidates = []
+    if out_dir is not None and check_output_dir(out_dir, "--out") is None:
+        candidates.append(Path(out_dir))
+    candidates.append(Path(tempfile.gettempdir()))
+    for directory in candidates:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path = directory / name
+            path.write_text(text, encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    return Path("(not written)")
