@@ -140,7 +140,7 @@ def replay_actions(model: Model, actions: Sequence[Action], prop: Property) -> R
                 raise
             step = None
         if step is None:
-            return Replay(False, f"step {i}: {model.format_action(action)} is not enabled", states, events, first)
+            return Replay(False, f"step {i}: {_describe(model, action)} is not enabled", states, events, first)
         state = step.state
         states.append(state)
         events.append(step.events)
@@ -149,6 +149,14 @@ def replay_actions(model: Model, actions: Sequence[Action], prop: Property) -> R
     if prop.holds(state):
         return Replay(False, f"{prop.name} holds after the last step", states, events, first)
     return Replay(True, f"{prop.name} is violated after step {len(actions)}", states, events, first)
+
+
+def _describe(model: Model, action: Action) -> str:
+    """The action as the model formats it, or as raw data when an edited trace gives values it cannot."""
+    try:
+        return model.format_action(action)
+    except Exception:
+        return f"{action.kind}{action.args!r:.120}"
 
 
 def make_trace(

@@ -122,21 +122,54 @@ _SCALARS: dict[type, dict[str, str]] = {}
 
 
 def _scalar_fields(cls: type) -> dict[str, str]:
-    """A record's fields annotated exactly ``int``, ``str`` or ``bool`` (checked when decoding a trace)."""
+    """A record's field annotations as text, for the fields :func:`_is_scalar` can check."""
     known = _SCALARS.get(cls)
     if known is None:
         known = {}
         for f, a in getattr(cls, "__annotations__", {}).items():
-            text = a.__name__ if isinstance(a, type) else str(getattr(a, "__forward_arg__", a))
-            if text in ("int", "str", "bool"):
-                known[f] = text
+            known[f] = a.__name__ if isinstance(a, type) else str(getattr(a, "__forward_arg__", a))
         _SCALARS[cls] = known
     return known
 
 
+def _alternatives(text: str) -> list[str]:
+    """``"tuple[int, ...] | None"`` -> ``["tuple[int, ...]", "None"]`` (split on ``|`` outside brackets)."""
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "|" and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur).strip())
+    return parts
+
+
 def _is_scalar(value: Any, expected: str) -> bool:
-    if expected == "bool":
-        return isinstance(value, bool)
-    if expected == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, str)
+    """Whether a decoded value fits an annotation (``int``, ``str | None``, ``tuple[int, ...]``, ...).
+
+    Only what can be checked from the annotation's text is checked; a record type, a type
+    variable or anything else is accepted as is (the model's own range checks follow).
+    """
+    for alt in _alternatives(expected):
+        if alt == "None" and value is None:
+            return True
+        if alt == "bool" and isinstance(value, bool):
+            return True
+        if alt == "int" and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if alt == "str" and isinstance(value, str):
+            return True
+        if alt.startswith("tuple[") and alt.endswith(", ...]"):
+            inner = alt[len("tuple["):-len(", ...]")]
+            if type(value) is tuple and all(_is_scalar(v, inner) for v in value):
+                return True
+        elif alt.startswith("tuple"):
+            if type(value) is tuple:
+                return True
+        elif alt not in ("None", "bool", "int", "str"):
+            return True
+    return False

@@ -71,52 +71,67 @@ def budget_seconds(text: str) -> float:
     return value
 
 
-def _writable_ancestor(path: Path) -> tuple[Path, bool]:
-    """The nearest existing ancestor of ``path`` and whether a file or directory could be created in it."""
-    probe = path.absolute().parent
+def _probe(directory: Path) -> str | None:
+    """Why nothing can be created in the existing ``directory`` (tried with a temporary file), or None."""
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        return f"{directory} is not writable ({exc.strerror or exc})"
+    return None
+
+
+def _existing_ancestor(path: Path, flag: str, value: Any) -> tuple[Path | None, str | None]:
+    """The nearest existing ancestor of ``path`` (a directory), or why there is none usable."""
+    probe = path.absolute()
     while not probe.exists():
         if probe.parent == probe:
-            break
+            return None, f"{flag} {value}: no existing parent directory"
         probe = probe.parent
-    return probe, probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+    if not probe.is_dir():
+        return None, f"{flag} {value}: a file is in the way ({probe} is not a directory)"
+    return probe, None
 
 
 def check_output_dir(value: Any, flag: str) -> str | None:
-    """Why ``value`` cannot be used as an output directory, or ``None`` if it can."""
-    path = Path(value)
+    """Why ``value`` cannot be used as an output directory, or ``None`` if it can.
+
+    The check is a real one, without side effects: a temporary file is created (and removed) in
+    the directory, or in its nearest existing ancestor, so a read-only file system or a missing
+    permission is found now, not after the run.
+    """
     if str(value) == "":
         return f"{flag}: empty path"
-    if path.exists():
-        if not path.is_dir():
-            return f"{flag} {value}: exists and is not a directory"
-        if not os.access(path, os.W_OK | os.X_OK):
-            return f"{flag} {value}: directory is not writable"
-        return None
-    probe, ok = _writable_ancestor(path)
-    if not probe.is_dir():
-        return f"{flag} {value}: {probe} is not a directory"
-    if not ok:
-        return f"{flag} {value}: cannot create it ({probe} is not writable)"
-    return None
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        return f"{flag} {value}: exists and is not a directory"
+    where, why = _existing_ancestor(path / "x", flag, value)
+    if where is None:
+        return why
+    why = _probe(where)
+    return f"{flag} {value}: {why}" if why else None
 
 
 def check_output_file(value: Any, flag: str) -> str | None:
-    """Why ``value`` cannot be written as an output file, or ``None`` if it can."""
-    path = Path(value)
-    if str(value) == "" or str(value).endswith(("/", os.sep)):
+    """Why ``value`` cannot be written as an output file, or ``None`` if it can (checked without side effects)."""
+    text = str(value)
+    if text == "" or text.endswith(("/", os.sep)):
         return f"{flag} {value!r}: expected a file name"
+    path = Path(value)
+    if path.is_dir():
+        return f"{flag} {value}: is a directory, expected a file"
     if path.exists():
-        if path.is_dir():
-            return f"{flag} {value}: is a directory, expected a file"
-        if not os.access(path, os.W_OK):
-            return f"{flag} {value}: file is not writable"
+        try:
+            with path.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            return f"{flag} {value}: cannot write it ({exc.strerror or exc})"
         return None
-    probe, ok = _writable_ancestor(path)
-    if not probe.is_dir():
-        return f"{flag} {value}: {probe} is not a directory"
-    if not ok:
-        return f"{flag} {value}: cannot create it ({probe} is not writable)"
-    return None
+    where, why = _existing_ancestor(path, flag, value)
+    if where is None:
+        return why
+    why = _probe(where)
+    return f"{flag} {value}: {why}" if why else None
 
 
 class PipeSafeStream(io.TextIOBase):

@@ -512,6 +512,12 @@ def _list_arg(flag: str, text: str, convert: Any, what: str) -> tuple[Any, ...]:
     return tuple(dict.fromkeys(values))
 
 
+def _acks_item(text: str) -> str:
+    if text not in ("all", "1", "0", "-1"):
+        raise ValueError(text)
+    return "all" if text == "-1" else text
+
+
 def _bool_item(text: str) -> bool:
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
@@ -528,7 +534,7 @@ def cmd_config_space(args: argparse.Namespace) -> int:
     invariants = tuple(args.invariant) if args.invariant else DEFAULT_INVARIANTS
     retries = _list_arg("--retries", args.retries, int, "integers")
     max_in_flight = _list_arg("--max-in-flight", args.max_in_flight, int, "integers")
-    acks = _list_arg("--acks", args.acks, str, "all, 1 or 0")
+    acks = _list_arg("--acks", args.acks, _acks_item, "all, 1 or 0")
     idempotence = _list_arg("--idempotence", args.idempotence, _bool_item, "true or false")
     out = Path(args.out)
     console = _console(args.json)
@@ -697,6 +703,8 @@ def cmd_import_witness(args: argparse.Namespace) -> int:
         text = Path(args.witness).read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {args.witness}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{args.witness}: not an ASCII AIGER witness (byte {exc.start})") from None
     try:
         actions = witness_actions(enc, text)
     except ValueError as exc:
@@ -981,8 +989,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = _parser()
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help()
-            return EXIT_BAD_INPUT
+            raise UsageError("a command is required: list, check, mutants, explore, replay, ... (keos --help)")
         _check_outputs(args)
         code: int = args.func(args)
         return code
@@ -996,6 +1003,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("keos: out of memory; finished results are kept, set --max-memory below the machine's memory (exit 4)",
               file=sys.stderr)
         return EXIT_PARTIAL
+    except OSError as exc:
+        # The file system refused a read or write keos could not check beforehand (a disk filled up,
+        # a file removed mid-run): the environment, not a verdict and not a keos bug.
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"keos: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except SystemExit as exc:  # argparse's --help / --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except Exception as exc:
