@@ -5,6 +5,9 @@ the shipped ones).  Loading is strict: unknown sections or keys, wrong types,
 and configurations Kafka itself would reject are :class:`ScenarioError`\\ s
 with a one-line message naming the file and the key.
 
+Every key, its meaning and default: ``docs/scenario-format.md``; the JSON Schema:
+``keos/checker/schemas/scenario.schema.json``.
+
 Schema (every section optional except ``name``)::
 
     name = "idempotence_retry"         # identifier, [a-z0-9_]+
