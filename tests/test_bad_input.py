@@ -127,6 +127,8 @@ BAD_FLAGS: list[list[str]] = [
     ["config-space", "--scenario", "idempotence_retry", "--idempotence", "maybe"],
     ["config-space", "--scenario", "idempotence_retry", "--max-depth", "0"],
     ["config-space", "--scenario", "idempotence_retry", "--time-budget", "nan"],
+    ["config-space", "--scenario", "idempotence_retry", "--max-depth", "100000", "--time-budget", "5"],
+    ["check", "--scenario", "idempotence_retry", "--engine", "bmc", "--max-depth", "100000"],
     ["config-space", "--scenario", "txn_kafka_6119_timeout_zombie"],
     ["config-space", "--scenario", "idempotence_retry", "--invariant", "no_such_invariant"],
     ["export-aiger", "--scenario", "idempotence_retry", "--bits", "2"],

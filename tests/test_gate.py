@@ -402,3 +402,28 @@ def test_html_summary_table_fits_its_page(tiny: Path, tmp_path: Path) -> None:
     violation(tiny, tmp_path / "o", "--html", str(tmp_path / "r.html"))
     text = (tmp_path / "r.html").read_text()
     assert '<table class="summary">' in text and "table-layout: fixed" in text and "overflow-wrap: anywhere" in text
+
+
+def test_sigterm_mid_run_is_partial_with_reports(tmp_path: Path) -> None:
+    """A cancelled CI job (SIGTERM) keeps the finished runs: summary marked partial, JUnit written, exit 4."""
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    out = tmp_path / "o"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "keos", "check", "--scenario", "idempotence_retry", "--scenario",
+         "idempotence_two_producers", "--out", str(out), "--junit", str(tmp_path / "j.xml"), "--time-budget", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    deadline = time.monotonic() + 60
+    while not (out / "summary.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 4, err
+    assert "Traceback" not in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["partial"] is True and summary["stopped"] == "interrupted"
+    assert [r["scenario"] for r in summary["runs"]] == ["idempotence_retry"]
+    check_junit(tmp_path / "j.xml")

@@ -22,11 +22,13 @@ import io
 import math
 import os
 import platform
+import signal
 import sys
+import threading
 import tempfile
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -37,6 +39,7 @@ __all__ = [
     "check_output_file",
     "non_negative_int",
     "positive_int",
+    "sigterm_as_interrupt",
     "write_crash_report",
 ]
 
@@ -203,3 +206,18 @@ def write_crash_report(argv: Sequence[str], exc: BaseException, out_dir: Any = N
         except OSError:
             continue
     return Path("(not written)")
+
+
+def sigterm_as_interrupt() -> Callable[[], None]:
+    """Treat SIGTERM (a CI job cancelled, a container stopped) like Ctrl-C; returns the undo.
+
+    Only in the main thread (signal handlers cannot be set elsewhere); elsewhere it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    return lambda: signal.signal(signal.SIGTERM, previous)

@@ -77,6 +77,10 @@ EXIT_CODES = """exit codes:
   3  keos is at fault: engine/model disagreement, or a crash (a crash report file is written)
   4  partial results: a time/memory/state budget ran out, or interrupted (summary.json "partial")"""
 
+#: Deepest unrolling a z3 query may ask for: the encoding is built for every step before solving starts, so
+#: the time budget cannot stop it (issue 15: --max-depth 100000 ran for minutes and took 7.5 GB).
+MAX_BMC_DEPTH = 1000
+
 #: Width of human output when stdout/stderr is not a terminal (CI logs): wide enough not to cut names.
 CI_WIDTH = 200
 
@@ -300,7 +304,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``keos check``."""
     scenarios = _scenarios(args.scenario)
     _variant(args.variant)
-    _engines(args.engine)
+    if "bmc" in _engines(args.engine) and args.max_depth > MAX_BMC_DEPTH:
+        raise UsageError(f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} with the bmc engine (z3 encodes "
+                         "every step before the time budget can stop it)")
     console = _console(args.json)
     try:
         report = api.check(
@@ -408,6 +414,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
     except MemoryError:
         api.write_summary(out, [], "explore", stopped="out of memory (MemoryError)")
         print("keos: out of memory; set --max-memory below the machine's memory (exit 4)", file=sys.stderr)
+        return EXIT_PARTIAL
+    except KeyboardInterrupt:
+        api.write_summary(out, [], "explore", stopped="interrupted")
+        print("keos: interrupted; summary.json is marked partial (exit 4)", file=sys.stderr)
         return EXIT_PARTIAL
     api.write_traces(result, out, scenario)
     api.write_summary(out, [result], "explore")
@@ -530,6 +540,9 @@ def cmd_config_space(args: argparse.Namespace) -> int:
         from keos.checker.bmc.config_space import DEFAULT_INVARIANTS, config_space
     except ImportError as exc:
         raise UsageError(f"config-space needs the z3 solver ({exc})") from None
+    if args.max_depth > MAX_BMC_DEPTH:
+        raise UsageError(f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} for z3 queries (every step is "
+                         "encoded before the time budget can stop it)")
     scenario = resolve_scenario(args.scenario)
     invariants = tuple(args.invariant) if args.invariant else DEFAULT_INVARIANTS
     retries = _list_arg("--retries", args.retries, int, "integers")
@@ -898,7 +911,8 @@ def _parser() -> _Parser:
     s.add_argument(
         "--invariant", action="append", metavar="NAME", help="repeatable; default: a duplicate and a reordering"
     )
-    s.add_argument("--max-depth", type=positive_int, default=12, help="steps per query")
+    s.add_argument("--max-depth", type=positive_int, default=12,
+                   help=f"steps per query (at most {MAX_BMC_DEPTH}: z3 encodes every step before it solves)")
     s.add_argument("--time-budget", type=budget_seconds, default=60.0, metavar="SECONDS",
                    help="seconds for the whole grid (0 = unlimited)")
     s.add_argument("--retries", default="0,1,2", metavar="LIST", help="retries values, comma-separated")
@@ -984,6 +998,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     stdout = sys.stdout
     sys.stdout = guard.PipeSafeStream(stdout)
+    restore_sigterm = guard.sigterm_as_interrupt()
     args: argparse.Namespace | None = None
     try:
         parser = _parser()
@@ -996,7 +1011,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ModelError, TraceError) as exc:
         print(f"keos: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (a CI job cancelled)
         print("keos: interrupted; finished results are kept (exit 4)", file=sys.stderr)
         return EXIT_PARTIAL
     except MemoryError:
@@ -1014,6 +1029,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         return _crash(argv, args, exc)
     finally:
+        restore_sigterm()
         try:
             sys.stdout.flush()
         finally:
