@@ -24,8 +24,8 @@ import os
 import platform
 import signal
 import sys
-import threading
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -220,4 +220,8 @@ def sigterm_as_interrupt() -> Callable[[], None]:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
