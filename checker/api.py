@@ -287,6 +287,13 @@ def check(
     """
     chosen = _scenarios(scenarios)
     v_override = _variant(variant)
+    if scenarios is None and v_override is not None:
+        # The default gate mixes models: a variant runs on the default scenarios whose model it changes.
+        from keos.scenarios.variant_scope import variant_applies
+
+        chosen = [s for s in chosen if variant_applies(VARIANTS[v_override], s.model)[0]]
+        if not chosen:
+            raise ModelError(f"variant {v_override!r} applies to none of the default scenarios' models")
     engines = _engines(engine)
     for scenario in chosen:  # validate every combination before any work
         build_model(scenario, v_override or scenario.variant)

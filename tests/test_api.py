@@ -47,3 +47,23 @@ def test_scenarios_and_unknown_attribute() -> None:
     assert "idempotence_retry" in defaults and all(s.default for s in defaults.values())
     with pytest.raises(AttributeError):
         _ = keos.no_such_function  # type: ignore[attr-defined]
+
+
+def test_a_variant_over_the_default_gate_runs_where_it_applies() -> None:
+    report = keos.check(variant="no_idempotence", stop_on_first=True)
+    models = {keos.list_scenarios()[r.scenario].model for r in report.results}
+    assert models == {"idempotence"} and report.violated
+    with pytest.raises(ModelError, match="does not apply"):
+        keos.check(["idempotence_retry"], variant="pre_kip_890")
+
+
+def test_budgets_give_partial_results() -> None:
+    from keos.checker.api import EXIT_PARTIAL
+
+    report = keos.check(["idempotence_retry"], max_states=10)
+    assert report.exit_code == EXIT_PARTIAL and report.partial()[0][1].startswith("state budget")
+    assert any(line.startswith("partial:") for line in report.reasons())
+    with pytest.raises(ModelError, match="time budget"):
+        keos.check(["idempotence_retry"], time_budget_s=float("nan"))
+    with pytest.raises(ModelError, match="max_memory_mb"):
+        keos.explore("idempotence_retry", max_memory_mb=-1)

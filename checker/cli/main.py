@@ -102,6 +102,11 @@ def _scenarios(refs: Sequence[str] | None) -> list[Scenario]:
     return [resolve_scenario(r) for r in refs] if refs else list(api.list_scenarios(default_only=True).values())
 
 
+def _chosen(refs: Sequence[str] | None) -> list[Scenario] | None:
+    """The ``--scenario`` values resolved, or ``None`` for the default gate (the API then picks)."""
+    return [resolve_scenario(r) for r in refs] if refs else None
+
+
 def _variant(name: str | None) -> str | None:
     if name is not None and name not in VARIANTS:
         raise UsageError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
@@ -179,7 +184,7 @@ def _render_reports(args: argparse.Namespace, results: list[EngineResult], conso
     if getattr(args, "sarif", None):
         from keos.reports.sarif import write_sarif
 
-        props = {p.name: p for sc in _scenarios(args.scenario) for p in build_model(sc, args.variant).properties()}
+        props = {p.name: p for sc in _scenarios(args.scenario) for p in build_model(sc).properties()}
         console.print(f"SARIF report: {write_sarif(Path(args.sarif), results, props)}")
 
 
@@ -302,7 +307,7 @@ def _components() -> dict[str, str]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``keos check``."""
-    scenarios = _scenarios(args.scenario)
+    chosen = _chosen(args.scenario)
     _variant(args.variant)
     if "bmc" in _engines(args.engine) and args.max_depth > MAX_BMC_DEPTH:
         raise UsageError(f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} with the bmc engine (z3 encodes "
@@ -310,7 +315,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     console = _console(args.json)
     try:
         report = api.check(
-            scenarios,
+            chosen,
             variant=args.variant,
             engine=args.engine,
             seed=args.seed,

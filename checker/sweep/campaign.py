@@ -173,8 +173,12 @@ def plan_sweep(
     builtins = builtin_scenarios()
     cells: list[Cell] = []
     seen: set[str] = set()
+    from keos.scenarios.variant_scope import variant_applies
+
     for ref, variant in dict.fromkeys(pairs):
         scenario = resolve_scenario(ref)
+        if variant and not scenarios and not mutants and not variant_applies(VARIANTS[variant], scenario.model)[0]:
+            continue  # a default scenario of a model the variant does not change (asked for explicitly: an error)
         toml = "" if ref in builtins else Path(ref).read_text(encoding="utf-8")
         vname = variant or scenario.variant
         model = build_model(scenario, vname)
@@ -184,6 +188,8 @@ def plan_sweep(
                 raise SweepError(f"two scenarios named {scenario.name!r} in one sweep")
             seen.add(cell.key)
             cells.append(cell)
+    if not cells:
+        raise SweepError(f"no default scenario has a model that variant(s) {', '.join(variants)} apply to")
     extra: dict[str, Any] = {"mutants": list(dict.fromkeys(c.variant for c in cells))} if mutants else {}
     return SweepSpec(tuple(cells), runs, steps, seed, chunk_runs, extra=extra)
 
