@@ -55,6 +55,7 @@ from keos.model.variants import VARIANTS
 from keos.scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario
 
 __all__ = [
+    "DEFAULT_TIME_BUDGET_S",
     "EXIT_BAD_INPUT",
     "EXIT_ENGINE_DISAGREEMENT",
     "EXIT_OK",
@@ -81,6 +82,10 @@ for _module in ("keos.checker.bmc.engine",):
         importlib.import_module(_module)
 
 Progress = Callable[[str, dict[str, Any]], None]
+
+#: Time budget per run when none is given: z3 BMC deepens until it runs out, so it needs one; the
+#: explicit search and Hypothesis end by themselves within the scenario's bounds.
+DEFAULT_TIME_BUDGET_S: dict[str, float] = {"bmc": 60.0}
 
 
 # -- inputs --------------------------------------------------------------------------------------
@@ -265,7 +270,7 @@ def check(
     max_states: int = 0,
     stop_on_first: bool = False,
     examples: int = 0,
-    time_budget_s: float = 60.0,
+    time_budget_s: float | None = None,
     max_memory_mb: int = 0,
     strict: bool = False,
     out: Path | str | None = None,
@@ -279,7 +284,8 @@ def check(
     ``out``, traces an earlier command left there are removed first; then each violation's trace
     and a running ``summary.json`` are written there as soon as each run finishes.
 
-    Budgets: ``time_budget_s`` seconds per run (0 = none), ``max_states`` distinct states and
+    Budgets: ``time_budget_s`` seconds per run (0 = none; ``None`` = each engine's default,
+    :data:`DEFAULT_TIME_BUDGET_S`: 60 s for bmc, none for the others), ``max_states`` distinct states and
     ``max_memory_mb`` MiB of resident memory; a run that reaches one returns partial results
     (:meth:`CheckReport.partial`, exit code 4).  Running out of memory (``MemoryError``) stops the
     command with the finished runs kept (:attr:`CheckReport.stopped`); Ctrl-C raises
@@ -297,7 +303,7 @@ def check(
     engines = _engines(engine)
     for scenario in chosen:  # validate every combination before any work
         build_model(scenario, v_override or scenario.variant)
-    _budgets(time_budget_s, max_states, max_memory_mb)
+    _budgets(0.0 if time_budget_s is None else time_budget_s, max_states, max_memory_mb)
     out_dir = Path(out) if out is not None else None
     options = EngineOptions(
         seed=seed,
@@ -305,7 +311,7 @@ def check(
         max_states=max_states,
         stop_on_first=stop_on_first,
         examples=examples,
-        time_budget_s=time_budget_s,
+        time_budget_s=time_budget_s or 0.0,
         max_memory_mb=max_memory_mb,
         out_dir=out_dir or Path("keos-out"),
         progress=progress,
@@ -320,7 +326,8 @@ def check(
             run, _ = ENGINES[name]
             if on_run is not None:
                 on_run(scenario, name, v)
-            result = run(scenario, v, options)
+            budget = DEFAULT_TIME_BUDGET_S.get(name, 0.0) if time_budget_s is None else time_budget_s
+            result = run(scenario, v, replace(options, time_budget_s=budget))
             _add_transition_coverage(result)
             if out_dir is not None:
                 write_traces(result, out_dir, scenario)

@@ -816,9 +816,11 @@ def _out_flag(s: _Parser, default: str = "keos-out", what: str = "traces and sum
     s.add_argument("--out", "--output-dir", dest="out", default=default, metavar="DIR", help=f"directory for {what}")
 
 
-def _budget_flags(s: _Parser, time_default: float, per: str) -> None:
+def _budget_flags(s: _Parser, time_default: float | None, per: str) -> None:
+    default = " (default: 60 for bmc, none for explore and hypothesis)" if time_default is None else ""
     s.add_argument("--time-budget", type=budget_seconds, default=time_default, metavar="SECONDS",
-                   help=f"seconds {per}; a run that reaches it stops with partial results, exit 4 (0 = no limit)")
+                   help=f"seconds {per}; a run that reaches it stops with partial results, exit 4 (0 = no limit)"
+                   + default)
     s.add_argument("--max-memory", type=non_negative_int, default=0, metavar="MIB",
                    help="stop with partial results (exit 4) when keos's resident memory reaches this (0 = no limit)")
 
@@ -862,7 +864,7 @@ def _parser() -> _Parser:
     s.add_argument("--stop-on-first", action="store_true", help="stop each run at its first violation")
     s.add_argument("--strict", action="store_true",
                    help="also exit 1 when an invariant is untested (a sometimes-partner never fired); says which")
-    _budget_flags(s, 60.0, "per run (scenario x engine)")
+    _budget_flags(s, None, "per run (scenario x engine)")
     s.set_defaults(func=cmd_check)
 
     s = _command(sub, "mutants", "prove the gate catches every weakened variant",
