@@ -40,6 +40,7 @@ __all__ = [
     "non_negative_int",
     "positive_int",
     "sigterm_as_interrupt",
+    "silence_closed_stdout",
     "write_crash_report",
 ]
 
@@ -169,6 +170,16 @@ class PipeSafeStream(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.inner, "encoding", "utf-8")
+
+
+def silence_closed_stdout(stream: TextIO) -> None:
+    """Point a stdout whose reader is gone at /dev/null, so the interpreter's final flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def write_crash_report(argv: Sequence[str], exc: BaseException, out_dir: Any = None) -> Path:

@@ -1037,10 +1037,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _crash(argv, args, exc)
     finally:
         restore_sigterm()
+        safe = sys.stdout
         try:
-            sys.stdout.flush()
+            safe.flush()
         finally:
             sys.stdout = stdout
+            if isinstance(safe, guard.PipeSafeStream) and safe.closed_by_reader:
+                guard.silence_closed_stdout(stdout)
 
 
 def _one_line(exc: BaseException) -> str:
