@@ -169,16 +169,18 @@ def write_summary(
 def clear_stale_traces(out: Path) -> list[Path]:
     """Remove trace files an earlier command left under ``out`` (so every trace there is current).
 
-    Only files keos writes are removed: ``*.trace.json`` under ``out`` and the earlier
-    ``summary.json``.  Returns the removed paths.
+    Only what keos writes is removed: ``*.trace.json`` in the folders engines write to
+    (``out/ENGINE/SCENARIO/VARIANT/``, ``out/mutants/...``) and the earlier ``summary.json``; a
+    trace a user keeps elsewhere under ``out`` is left alone.  Returns the removed paths.
     """
     removed: list[Path] = []
     if not out.is_dir():
         return removed
-    for path in sorted(out.rglob("*.trace.json")):
-        with contextlib.suppress(OSError):
-            path.unlink()
-            removed.append(path)
+    for folder in (*ENGINES, "mutants"):
+        for path in sorted((out / folder).glob("**/*.trace.json")):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
     with contextlib.suppress(OSError):
         (out / "summary.json").unlink()
     return removed

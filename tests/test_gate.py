@@ -156,8 +156,11 @@ def test_hypothesis_honours_the_time_budget(tiny: Path) -> None:
 def test_stale_traces_are_cleared(tiny: Path, tmp_path: Path) -> None:
     out = tmp_path / "o"
     old = violation(tiny, out)
+    kept = out / "saved" / "mine.trace.json"  # a user's own file under --out is not keos's to remove
+    kept.parent.mkdir()
+    kept.write_text("{}")
     assert main(["check", "--scenario", str(tiny), "--out", str(out)]) == 0
-    assert not old.exists() and not list(out.rglob("*.trace.json"))
+    assert not old.exists() and list(out.rglob("*.trace.json")) == [kept]
     assert json.loads((out / "summary.json").read_text())["traces"] == []
 
 
