@@ -16,8 +16,8 @@
     max_connector_aborts = 0                     # TransactionContext.abortTransaction budget
     [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, total
 
-Every value is checked; the preflight validation of seed section 五
-(:func:`model.connect.herder.preflight_errors`) rejects a connector config
+Every value is checked; the preflight validation of KIP-618
+(:func:`model.connect.herder.preflight_errors`, ``AbstractHerder.validateConnectorConfig``) rejects a connector config
 Connect itself would refuse -- a scenario error, exit 2.
 """
 
