@@ -12,8 +12,22 @@ Use it from a test suite to gate a change on keos's verdicts::
 Every function validates its input first and raises :class:`keos.model.interface.ModelError` (an
 unknown scenario, variant or engine, a malformed scenario or trace file) before any work starts.
 Results are the engines' own :class:`keos.checker.results.EngineResult` values, which the renderers
-in :mod:`keos.reports` take; nothing here prints.  Exit-code semantics (0 holds, 1 violation, 3 engine
-disagreement) are given by :attr:`CheckReport.exit_code`, so the CLI is a thin layer over this module.
+in :mod:`keos.reports` take; nothing here prints.  Exit-code semantics are given by
+:attr:`CheckReport.exit_code`, so the CLI is a thin layer over this module:
+
+* 0 (``EXIT_OK``) -- every invariant holds within what was searched;
+* 1 (``EXIT_VIOLATION``) -- a violation, replayed on the model (or, with ``strict``, an untested
+  invariant);
+* 2 (``EXIT_BAD_INPUT``) -- bad input; raised here as :class:`~keos.model.interface.ModelError`;
+* 3 (``EXIT_ENGINE_DISAGREEMENT``) -- keos is at fault: an engine and the model disagree (or, on the
+  command line, keos crashed; the crash report names the file with the traceback);
+* 4 (``EXIT_PARTIAL``) -- a time, memory or state budget ran out, or the run was interrupted: the
+  results are partial and marked so (``summary.json`` has ``"partial": true``).
+
+Budgets: ``time_budget_s`` (per run), ``max_states`` and ``max_memory_mb`` apply to every engine
+that searches (explore, hypothesis; bmc honours the time budget).  Ctrl-C during :func:`check`
+raises :class:`Interrupted` (a ``KeyboardInterrupt``) carrying the report of the finished runs,
+after marking ``summary.json`` partial.
 """
 
 from __future__ import annotations
@@ -21,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,7 +46,7 @@ from keos.checker.engines import ENGINES, EngineOptions
 from keos.checker.explore import engine as _explore_engine  # noqa: F401  (registers the explore engine)
 from keos.checker.explore.search import ExploreOptions
 from keos.checker.explore.search import explore as _explore
-from keos.checker.results import EngineResult, PropertyResult, Verdict
+from keos.checker.results import EngineResult, PropertyResult, Verdict, partial_reason
 from keos.checker.stateful import machine as _stateful  # noqa: F401  (registers the hypothesis engine)
 from keos.checker.trace import KEOS_VERSION, Replay, load_trace
 from keos.checker.trace import replay as _replay
@@ -40,11 +55,14 @@ from keos.model.variants import VARIANTS
 from keos.scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario
 
 __all__ = [
+    "DEFAULT_TIME_BUDGET_S",
     "EXIT_BAD_INPUT",
     "EXIT_ENGINE_DISAGREEMENT",
     "EXIT_OK",
+    "EXIT_PARTIAL",
     "EXIT_VIOLATION",
     "CheckReport",
+    "Interrupted",
     "ReplayReport",
     "check",
     "explore",
@@ -56,7 +74,7 @@ __all__ = [
     "write_traces",
 ]
 
-EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT = 0, 1, 2, 3
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT, EXIT_PARTIAL = 0, 1, 2, 3, 4
 
 # Optional engines register themselves on import; a missing one is simply not offered.
 for _module in ("keos.checker.bmc.engine",):
@@ -64,6 +82,10 @@ for _module in ("keos.checker.bmc.engine",):
         importlib.import_module(_module)
 
 Progress = Callable[[str, dict[str, Any]], None]
+
+#: Time budget per run when none is given: z3 BMC deepens until it runs out, so it needs one; the
+#: explicit search and Hypothesis end by themselves within the scenario's bounds.
+DEFAULT_TIME_BUDGET_S: dict[str, float] = {"bmc": 60.0}
 
 
 # -- inputs --------------------------------------------------------------------------------------
@@ -118,13 +140,50 @@ def write_traces(result: EngineResult, out: Path, scenario: Scenario) -> None:
         prop.trace_path = prop.trace.write(model, path)
 
 
-def write_summary(out: Path, results: Sequence[EngineResult], command: str) -> Path:
-    """Write ``out/summary.json`` with every run so far (called after each run, so none is lost)."""
+def write_summary(
+    out: Path, results: Sequence[EngineResult], command: str, stopped: str | None = None, complete: bool = True
+) -> Path:
+    """Write ``out/summary.json`` with every run so far (called after each run, so none is lost).
+
+    ``partial`` is true while runs are still to come (``complete=False``), when the command was
+    stopped (``stopped`` says why: interrupted, out of memory) or when a run hit a budget.
+    ``traces`` lists the trace files of these runs: the current ones (older files are removed by
+    :func:`clear_stale_traces` when a command starts).
+    """
     out.mkdir(parents=True, exist_ok=True)
     path = out / "summary.json"
-    data = {"keos_version": KEOS_VERSION, "command": command, "runs": [r.to_json() for r in results]}
+    partial_runs = {f"{r.engine}/{r.scenario}/{r.variant}": why for r in results if (why := partial_reason(r))}
+    data = {
+        "keos_version": KEOS_VERSION,
+        "command": command,
+        "partial": bool(stopped) or not complete or bool(partial_runs),
+        "stopped": stopped,
+        "partial_runs": partial_runs,
+        "traces": [str(p.trace_path) for r in results for p in r.violations() if p.trace_path],
+        "runs": [r.to_json() for r in results],
+    }
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def clear_stale_traces(out: Path) -> list[Path]:
+    """Remove trace files an earlier command left under ``out`` (so every trace there is current).
+
+    Only what keos writes is removed: ``*.trace.json`` in the folders engines write to
+    (``out/ENGINE/SCENARIO/VARIANT/``, ``out/mutants/...``) and the earlier ``summary.json``; a
+    trace a user keeps elsewhere under ``out`` is left alone.  Returns the removed paths.
+    """
+    removed: list[Path] = []
+    if not out.is_dir():
+        return removed
+    for folder in (*ENGINES, "mutants"):
+        for path in sorted((out / folder).glob("**/*.trace.json")):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    with contextlib.suppress(OSError):
+        (out / "summary.json").unlink()
+    return removed
 
 
 def _add_transition_coverage(result: EngineResult) -> None:
@@ -144,6 +203,8 @@ class CheckReport:
 
     results: list[EngineResult] = field(default_factory=list)
     strict: bool = False
+    #: Why the command stopped before every run was done (``"interrupted"``, ``"out of memory"``).
+    stopped: str | None = None
 
     @property
     def violated(self) -> bool:
@@ -171,14 +232,41 @@ class CheckReport:
         """
         return [(r, p) for r, p in self.untested() if p.verdict is Verdict.UNTESTED]
 
+    def partial(self) -> list[tuple[EngineResult, str]]:
+        """Runs stopped by a budget (time, memory, states), with the reason."""
+        return [(r, why) for r in self.results if (why := partial_reason(r)) is not None]
+
+    def reasons(self) -> list[str]:
+        """Why :attr:`exit_code` is what it is, one line per reason (empty when every invariant holds)."""
+        out = [f"engine disagreement ({r.engine}, {r.scenario}, {r.variant}): {d}" for r, d in self.disagreements()]
+        out += [f"violated: {p.name} ({r.scenario}, {r.variant}, {r.engine})"
+                for r in self.results for p in r.properties if p.verdict is Verdict.VIOLATED]
+        if self.strict:
+            out += [f"--strict: {p.name} is {p.verdict.value} in {r.scenario} ({r.variant}, {r.engine})"
+                    + (f": {p.detail}" if p.detail else "") for r, p in self.untested_invariants()]
+        out += [f"partial: {r.engine} on {r.scenario} ({r.variant}) stopped early: {why}" for r, why in self.partial()]
+        if self.stopped:
+            out.append(f"partial: {self.stopped}; {len(self.results)} run(s) finished")
+        return out
+
     @property
     def exit_code(self) -> int:
-        """0 all hold, 1 a violation (or, when strict, an untested invariant), 3 engine disagreement."""
+        """3 engine disagreement; 1 a violation (or, when strict, an untested property); 4 partial; else 0."""
         if self.disagreements():
             return EXIT_ENGINE_DISAGREEMENT
         if self.violated or (self.strict and self.untested_invariants()):
             return EXIT_VIOLATION
+        if self.stopped or self.partial():
+            return EXIT_PARTIAL
         return EXIT_OK
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`check`: the finished runs are in :attr:`report` (and in ``summary.json``)."""
+
+    def __init__(self, report: CheckReport) -> None:
+        super().__init__("interrupted")
+        self.report = report
 
 
 def check(
@@ -191,7 +279,8 @@ def check(
     max_states: int = 0,
     stop_on_first: bool = False,
     examples: int = 0,
-    time_budget_s: float = 60.0,
+    time_budget_s: float | None = None,
+    max_memory_mb: int = 0,
     strict: bool = False,
     out: Path | str | None = None,
     progress: Progress | None = None,
@@ -200,14 +289,30 @@ def check(
     """Check the scenarios' invariants (default: the default gate's scenarios) with ``engine``.
 
     ``engine`` is a registered engine name (``explore``, ``hypothesis``, ``bmc``) or ``all``;
-    ``variant`` overrides each scenario's own.  With ``out``, each violation's trace and a running
-    ``summary.json`` are written there as soon as each run finishes.
+    ``variant`` overrides each scenario's own (it must apply to every scenario's model).  With
+    ``out``, traces an earlier command left there are removed first; then each violation's trace
+    and a running ``summary.json`` are written there as soon as each run finishes.
+
+    Budgets: ``time_budget_s`` seconds per run (0 = none; ``None`` = each engine's default,
+    :data:`DEFAULT_TIME_BUDGET_S`: 60 s for bmc, none for the others), ``max_states`` distinct states and
+    ``max_memory_mb`` MiB of resident memory; a run that reaches one returns partial results
+    (:meth:`CheckReport.partial`, exit code 4).  Running out of memory (``MemoryError``) stops the
+    command with the finished runs kept (:attr:`CheckReport.stopped`); Ctrl-C raises
+    :class:`Interrupted` carrying that report.
     """
     chosen = _scenarios(scenarios)
     v_override = _variant(variant)
+    if scenarios is None and v_override is not None:
+        # The default gate mixes models: a variant runs on the default scenarios whose model it changes.
+        from keos.scenarios.variant_scope import variant_applies
+
+        chosen = [s for s in chosen if variant_applies(VARIANTS[v_override], s.model)[0]]
+        if not chosen:
+            raise ModelError(f"variant {v_override!r} applies to none of the default scenarios' models")
     engines = _engines(engine)
     for scenario in chosen:  # validate every combination before any work
         build_model(scenario, v_override or scenario.variant)
+    _budgets(0.0 if time_budget_s is None else time_budget_s, max_states, max_memory_mb)
     out_dir = Path(out) if out is not None else None
     options = EngineOptions(
         seed=seed,
@@ -215,25 +320,50 @@ def check(
         max_states=max_states,
         stop_on_first=stop_on_first,
         examples=examples,
-        time_budget_s=time_budget_s,
+        time_budget_s=time_budget_s or 0.0,
+        max_memory_mb=max_memory_mb,
         out_dir=out_dir or Path("keos-out"),
         progress=progress,
     )
     report = CheckReport(strict=strict)
-    for scenario in chosen:
-        v = v_override or scenario.variant
-        for name in engines:
+    if out_dir is not None:
+        clear_stale_traces(out_dir)
+    runs = [(scenario, name) for scenario in chosen for name in engines]
+    try:
+        for i, (scenario, name) in enumerate(runs):
+            v = v_override or scenario.variant
             run, _ = ENGINES[name]
             if on_run is not None:
                 on_run(scenario, name, v)
-            result = run(scenario, v, options)
+            budget = DEFAULT_TIME_BUDGET_S.get(name, 0.0) if time_budget_s is None else time_budget_s
+            result = run(scenario, v, replace(options, time_budget_s=budget))
             _add_transition_coverage(result)
             if out_dir is not None:
                 write_traces(result, out_dir, scenario)
             report.results.append(result)
             if out_dir is not None:
-                write_summary(out_dir, report.results, "check")
+                write_summary(out_dir, report.results, "check", complete=i == len(runs) - 1)
+    except MemoryError:
+        report.stopped = "out of memory (MemoryError); set --max-memory below the machine's memory"
+    except KeyboardInterrupt:
+        report.stopped = "interrupted"
+        if out_dir is not None:
+            write_summary(out_dir, report.results, "check", stopped=report.stopped)
+        raise Interrupted(report) from None
+    if report.stopped and out_dir is not None:
+        write_summary(out_dir, report.results, "check", stopped=report.stopped)
     return report
+
+
+def _budgets(time_budget_s: float, max_states: int, max_memory_mb: int) -> None:
+    """Reject budgets that are not numbers of the right sign (``nan`` included)."""
+    if not isinstance(time_budget_s, int | float) or isinstance(time_budget_s, bool) or not math.isfinite(
+        time_budget_s
+    ) or time_budget_s < 0:
+        raise ModelError(f"time budget must be a finite number of seconds >= 0, got {time_budget_s!r}")
+    for name, value in (("max_states", max_states), ("max_memory_mb", max_memory_mb)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ModelError(f"{name} must be an integer >= 0, got {value!r}")
 
 
 # -- mutants -------------------------------------------------------------------------------------
@@ -246,6 +376,7 @@ def mutants(
     examples: int = 0,
     max_depth: int = 0,
     time_budget_s: float = 300.0,
+    max_memory_mb: int = 0,
     out: Path | str = "keos-out",
     on_run: Callable[[str, str, str], None] | None = None,
 ) -> list[dict[str, Any]]:
@@ -254,8 +385,10 @@ def mutants(
     A row says whether the variant was caught, by which invariant, on which scenario, with which
     replayed trace and how fast; ``covered`` is False where the engine cannot express the variant.
     """
+    _budgets(time_budget_s, 0, max_memory_mb)
     options = EngineOptions(
-        seed=seed, examples=examples, max_depth=max_depth, time_budget_s=time_budget_s, out_dir=Path(out)
+        seed=seed, examples=examples, max_depth=max_depth, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
+        out_dir=Path(out),
     )
     rows: list[dict[str, Any]] = []
     for name in _engines(engine):
@@ -305,7 +438,7 @@ def _mutant_rows(
             write_traces(result, options.out_dir / "mutants", scenario)
             found = result.violations()
             if not found:
-                row["timed_out"] = row.get("timed_out", False) or bool(result.stats.get("timed_out"))
+                row["timed_out"] = row.get("timed_out", False) or partial_reason(result) is not None
                 if result.stats.get("depth_reached") is not None:
                     row["depth_reached"] = result.stats["depth_reached"]
             if found:
@@ -336,15 +469,24 @@ def explore(
     max_states: int = 0,
     graph: bool = False,
     progress: Callable[[int, int, int], None] | None = None,
+    time_budget_s: float = 0.0,
+    max_memory_mb: int = 0,
 ) -> tuple[EngineResult, Any]:
-    """Breadth-first search of one scenario; with ``graph``, also its state graph (networkx)."""
+    """Breadth-first search of one scenario; with ``graph``, also its state graph (networkx).
+
+    A search stopped by a budget (``max_states``, ``time_budget_s``, ``max_memory_mb``) returns
+    partial results: ``stats["limit_reached"]`` names the budget.
+    """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     v = _variant(variant) or sc.variant
+    _budgets(time_budget_s, max_states, max_memory_mb)
     model = build_model(sc, v)
     opts = ExploreOptions(
         max_depth=max_depth or sc.bounds.max_depth,
         max_states=max_states or sc.bounds.max_states,
         graph=graph,
+        time_budget_s=time_budget_s,
+        max_memory_mb=max_memory_mb,
     )
     result, g = _explore(model, sc.name, v, opts, sc.permitted, progress)
     _add_transition_coverage(result)
@@ -353,11 +495,21 @@ def explore(
 
 @dataclass(frozen=True)
 class ReplayReport:
-    """The outcome of re-executing a trace: the trace's data, the scenario it ran on, the replay."""
+    """The outcome of re-executing a trace.
+
+    ``data`` is the trace as read; ``drawn`` is the same trace with ``steps``, ``final_state`` and
+    ``explanation`` replaced by what the replay computed (what a renderer should draw);
+    ``differences`` says where the stored steps differ from the re-executed ones (an edited trace,
+    or one from another model version); ``scenario_from`` says which scenario was used: the one
+    embedded in the trace, its source file, or the built-in of that name.
+    """
 
     data: dict[str, Any]
     scenario: Scenario
     replay: Replay
+    drawn: dict[str, Any] = field(default_factory=dict)
+    differences: list[str] = field(default_factory=list)
+    scenario_from: str = "embedded"
 
     @property
     def confirmed(self) -> bool:
@@ -365,15 +517,65 @@ class ReplayReport:
         return self.replay.confirmed
 
 
-def replay(trace: str | Path) -> ReplayReport:
-    """Re-execute a trace file on the model; :attr:`ReplayReport.confirmed` says whether it violates."""
-    data = load_trace(trace)
-    try:
-        scenario = resolve_scenario(data["scenario"])
-    except ModelError:
+def _trace_scenario(data: dict[str, Any], trace: Path) -> tuple[Scenario, str]:
+    """The scenario a trace ran on: embedded document, then source file, then built-in name."""
+    document = data.get("scenario_document")
+    if isinstance(document, dict):
+        from keos.scenarios import parse_scenario
+
         source = data.get("scenario_source")
-        if not isinstance(source, str) or not source:
-            raise
-        scenario = resolve_scenario(source)
+        return parse_scenario(document, source if isinstance(source, str) and source else f"{trace}"), "embedded"
+    source = data.get("scenario_source")
+    if isinstance(source, str) and source and not source.startswith("scenarios/"):
+        for candidate in (Path(source), trace.parent / source):
+            if candidate.is_file():
+                return resolve_scenario(str(candidate)), f"file {candidate}"
+    return resolve_scenario(data["scenario"]), "built-in"
+
+
+def replay(trace: str | Path) -> ReplayReport:
+    """Re-execute a trace file on the model; :attr:`ReplayReport.confirmed` says whether it violates.
+
+    The scenario embedded in the trace is preferred over a built-in of the same name, so a trace
+    replays the same from any directory and on any machine.
+    """
+    data = load_trace(trace)
+    scenario, origin = _trace_scenario(data, Path(trace))
     model = build_model(scenario, _variant(data["variant"]))
-    return ReplayReport(data, scenario, _replay(model, data))
+    result = _replay(model, data)
+    drawn, differences = _redraw(model, data, result)
+    return ReplayReport(data, scenario, result, drawn, differences, origin)
+
+
+def _redraw(model: Any, data: dict[str, Any], result: Replay) -> tuple[dict[str, Any], list[str]]:
+    """The trace as re-executed, and where its stored steps differ from that."""
+    from keos.checker.trace import TraceError
+
+    try:
+        actions = [model.action_from_json(a) for a in data["actions"]]
+    except ModelError as exc:  # pragma: no cover - _replay decoded them already
+        raise TraceError(f"bad action in trace: {exc}") from None
+    steps = [
+        {"action": model.format_action(a), "events": list(ev), "fingerprint": model.fingerprint(st)}
+        for a, ev, st in zip(actions, result.events[1:], result.states[1:])
+    ]
+    props = {p.name: p for p in model.properties()}
+    prop = props[data["invariant"]]
+    final = result.states[-1] if result.states else None
+    drawn = dict(data)
+    drawn["steps"] = steps
+    drawn["actions"] = data["actions"][: len(steps)]
+    drawn["final_state"] = model.state_to_json(final) if final is not None else None
+    drawn["explanation"] = prop.explain(final) if (prop.explain and final is not None and result.confirmed) else ""
+    differences: list[str] = []
+    stored = data.get("steps")
+    if isinstance(stored, list):
+        if len(stored) != len(actions):
+            differences.append(f"the trace stores {len(stored)} steps for {len(actions)} actions")
+        for i, (old, new) in enumerate(zip(stored, steps), start=1):
+            if not isinstance(old, dict) or old.get("fingerprint") != new["fingerprint"]:
+                differences.append(f"step {i}: the stored state differs from the re-executed one")
+                break
+    if len(steps) < len(actions):
+        differences.append(f"only {len(steps)} of {len(actions)} actions could be executed")
+    return drawn, differences

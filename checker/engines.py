@@ -29,6 +29,7 @@ class EngineOptions:
     max_states: int = 0
     stop_on_first: bool = False
     time_budget_s: float = 0.0
+    max_memory_mb: int = 0
     examples: int = 0
     out_dir: Path = Path("keos-out")
     progress: Callable[[str, dict[str, Any]], None] | None = None

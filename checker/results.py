@@ -31,7 +31,7 @@ from typing import Any
 from keos.checker.trace import Trace
 from keos.model.interface import Expectation, Property
 
-__all__ = ["NO_LIVENESS", "EngineResult", "PropertyResult", "Verdict", "judge"]
+__all__ = ["NO_LIVENESS", "EngineResult", "PropertyResult", "Verdict", "judge", "partial_reason"]
 
 #: Why an engine that does not search for stuck states and livelocks leaves an eventually property untested.
 NO_LIVENESS = "eventually (liveness) property: this engine does not search for stuck states or fair livelocks"
@@ -147,3 +147,23 @@ def judge(
         else:
             out.append(PropertyResult(prop.name, prop.expectation, Verdict.HOLDS))
     return out
+
+
+#: ``stats["limit_reached"]`` values that mean a run stopped before its search was done (a budget,
+#: not the scenario's own depth bound): its verdicts are partial results.
+PARTIAL_LIMITS = ("time", "memory", "states", "interrupted")
+
+
+def partial_reason(result: EngineResult) -> str | None:
+    """Why ``result`` is partial (a time, memory or state budget, or an interrupt), or ``None``.
+
+    The explicit search records ``stats["limit_reached"]``; the z3 engine ``stats["timed_out"]``
+    (its time budget ran out before the depth it was asked for).
+    """
+    limit = result.stats.get("limit_reached")
+    if limit in PARTIAL_LIMITS:
+        detail = result.stats.get("limit_detail")
+        return str(detail) if detail else f"{limit} budget reached"
+    if result.stats.get("timed_out"):
+        return f"time budget reached at depth {result.stats.get('depth_reached')}"
+    return None

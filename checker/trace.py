@@ -6,8 +6,9 @@ A trace is JSON::
       "schema_version": 1,
       "keos_version": "0.1.0",
       "engine": "explore",                  # or hypothesis, bmc, sweep
-      "scenario": "idempotence_retry",      # built-in name or file path
-      "scenario_source": "scenarios/idempotence_retry.toml",
+      "scenario": "idempotence_retry",      # the scenario's name
+      "scenario_source": "scenarios/idempotence_retry.toml",  # absolute for a user's file
+      "scenario_document": {...},           # the resolved scenario (its TOML as JSON)
       "variant": "small_duplicate_window",
       "seed": null,                         # engines with randomness record it
       "invariant": "no_duplicate_append",
@@ -24,8 +25,10 @@ A trace is JSON::
 Replay (:func:`replay`) rebuilds the model from the scenario and variant,
 re-executes ``actions`` from the initial state and confirms the invariant is
 violated in the final state (and not before -- a minimal trace ends at the
-first violation).  Only ``actions``, ``scenario``, ``variant``,
-``invariant`` and ``loop_start`` are trusted; everything else is for people.
+first violation).  Only ``actions``, ``scenario_document`` (or, in traces
+written before it existed, ``scenario`` / ``scenario_source``), ``variant``,
+``invariant`` and ``loop_start`` are trusted; ``steps`` and ``final_state`` are
+for people, and ``keos replay`` draws the states it re-computed, not these.
 
 A counterexample to an ``eventually`` property (:mod:`keos.checker.liveness`)
 is either a path to a *stuck* state (``loop_start`` null: replay confirms
@@ -36,6 +39,8 @@ fault, the property false on every state of it, and weak fairness (every
 protocol action enabled on all of the cycle is taken on it).  Schema version
 2 added ``liveness``, ``loop_start`` and ``fairness``; version 1 traces (safety
 only) still load and replay.
+
+The JSON Schema of the format is shipped as ``keos/checker/schemas/trace.schema.json``.
 """
 
 from __future__ import annotations
@@ -90,6 +95,7 @@ class Trace:
     liveness: str | None = None
     loop_start: int | None = None
     fairness: tuple[str, ...] = ()
+    scenario_document: dict[str, Any] | None = None
 
     @property
     def cycle(self) -> list[Action]:
@@ -119,6 +125,7 @@ class Trace:
             "engine": self.engine,
             "scenario": self.scenario,
             "scenario_source": self.scenario_source,
+            "scenario_document": self.scenario_document,
             "variant": self.variant,
             "seed": self.seed,
             "invariant": self.invariant,
@@ -175,9 +182,16 @@ def replay_actions(
     events: list[tuple[str, ...]] = [()]
     first = -1 if prop.holds(state) else 0
     for i, action in enumerate(actions, start=1):
-        step = model.step(state, action)
+        try:
+            step = model.step(state, action)
+        except Exception:
+            # A decoded action the model never offers here (an edited trace) may break a handler;
+            # one it offers must not -- that would be a model bug, so it propagates.
+            if action in model.actions(state):
+                raise
+            step = None
         if step is None:
-            return Replay(False, f"step {i}: {model.format_action(action)} is not enabled", states, events, first)
+            return Replay(False, f"step {i}: {_describe(model, action)} is not enabled", states, events, first)
         state = step.state
         states.append(state)
         events.append(step.events)
@@ -222,6 +236,14 @@ def _replay_liveness(model: Model, actions: Sequence[Action], prop: Property, lo
     )
 
 
+def _describe(model: Model, action: Action) -> str:
+    """The action as the model formats it, or as raw data when an edited trace gives values it cannot."""
+    try:
+        return model.format_action(action)
+    except Exception:
+        return f"{action.kind}{action.args!r:.120}"
+
+
 def make_trace(
     model: Model,
     prop: Property,
@@ -241,7 +263,12 @@ def make_trace(
     result = replay_actions(model, actions, prop, loop_start)
     if not result.confirmed:
         raise AssertionError(f"engine {engine} produced a trace that does not replay: {result.reason}")
-    info = model.describe()
+    info = dict(model.describe())
+    document = info.pop("scenario_document", None)
+    source = str(info.get("scenario_source", ""))
+    if source and not source.startswith(("scenarios/", "<")) and Path(source).exists():
+        source = str(Path(source).resolve())
+        info["scenario_source"] = source
     steps = [
         {"action": model.format_action(a), "events": list(ev), "fingerprint": model.fingerprint(st)}
         for a, ev, st in zip(actions, result.events[1:], result.states[1:])
@@ -255,7 +282,7 @@ def make_trace(
         actions=list(actions),
         engine=engine,
         seed=seed,
-        scenario_source=str(info.get("scenario_source", "")),
+        scenario_source=source,
         model_info=info,
         steps=steps,
         final_state=model.state_to_json(final),
@@ -264,6 +291,7 @@ def make_trace(
         liveness=None if not eventually else (STUCK if loop_start is None else LIVELOCK),
         loop_start=loop_start,
         fairness=tuple(prop.fairness) if eventually else (),
+        scenario_document=document if isinstance(document, dict) else None,
     )
 
 
@@ -274,10 +302,14 @@ def load_trace(path: str | Path) -> dict[str, Any]:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise TraceError(f"{p}: cannot read trace ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{p}: not UTF-8 text (byte {exc.start}); a trace is a UTF-8 JSON file") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise TraceError(f"{p}: JSON nested too deeply for a trace") from None
     if not isinstance(data, dict):
         raise TraceError(f"{p}: a trace must be a JSON object")
     version = data.get("schema_version")
@@ -293,6 +325,11 @@ def load_trace(path: str | Path) -> dict[str, Any]:
         isinstance(loop_start, bool) or not isinstance(loop_start, int) or not 0 <= loop_start < len(data["actions"])
     ):
         raise TraceError(f"{p}: loop_start must be null or the index of one of the trace's actions, got {loop_start!r}")
+    from keos.checker.schemas import schema_errors
+
+    errors = schema_errors("trace", data)
+    if errors:
+        raise TraceError(f"{p}: {errors[0]}")
     return data
 
 

@@ -1,8 +1,9 @@
 """Invariants of Kafka Connect's exactly-once source support (KIP-618), over the Connect model.
 
-Sources are the KIP-618 seed article's sections (二 目标, 七 计划变更, 八 任务计数记录,
-十 源任务启动, 十一 领导者访问配置主题, 十三/十四 failure scenarios) and the fact
-sheet §5.  What is *committed* is read from the control batches in the logs
+Sources are KIP-618's sections (Goals, Atomic offset writes, Task count records,
+Source task startup, Leader access to config topic, its zombie and heterogeneous-cluster
+scenarios) and the Connect runtime (``ExactlyOnceWorkerSourceTask``, ``DistributedHerder``).
+What is *committed* is read from the control batches in the logs
 (:func:`model.connect.offsets.entry_fates`), not from the LSO, so a duplicate
 is caught as soon as its transaction commits.
 
@@ -152,9 +153,9 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             expectation=Expectation.ALWAYS,
             fact="Each record of each source partition appears in the committed output at most once, in order and "
             "without gaps, across worker pauses, crashes, rebalances and reconfigurations.",
-            source="KIP-618 section 二 (目标: source offset accuracy and zombies); fact sheet §5; "
-            "connect_distributed_test.py::test_exactly_once_source (§6.3)",
-            catches="KAFKA-13719 / KAFKA-9841 duplicate tasks without fencing (fact sheet §4 B4); the section 十三 "
+            source="KIP-618 §Goals (source offset accuracy and zombies); "
+            "connect_distributed_test.py::test_exactly_once_source",
+            catches="KAFKA-13719 / KAFKA-9841 duplicate tasks without fencing; KIP-618's "
             "worker-lag duplicate; offsets written outside the records' transaction",
             predicate=lambda s: not _delivery_problems(sources, s),
             partners=("source_record_committed",),
@@ -166,7 +167,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             fact="A committed source offset k means records 0..k-1 are committed, and a record an exactly-once "
             "task wrote is committed only with its offset: offsets are committed iff their records are (an "
             "at-least-once task commits records first and offsets later).",
-            source="KIP-618 section 七 (偏移(和记录)写入: offsets in the records' transaction); fact sheet §5.5 step 7",
+            source="KIP-618 §Atomic offset writes; ``ExactlyOnceWorkerSourceTask.commitTransaction``",
             catches="offsets flushed outside the records' transaction (exactly.once.source.support=disabled)",
             predicate=lambda s: not _offset_problems(config, s),
             partners=("source_offsets_committed",),
@@ -177,7 +178,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             expectation=Expectation.ALWAYS,
             fact="An exactly-once source task of generation g runs only if a task-count record follows generation "
             "g's task configs in the config topic (its zombie-fencing round completed).",
-            source="KIP-618 section 八 (任务计数记录) and 十 (源任务启动); fact sheet §5.4, §5.5 step 3",
+            source="KIP-618 §Task count records and §Source task startup; DistributedHerder.doFenceZombieSourceTasks, "
+            "ExactlyOnceWorkerSourceTask.prepareToInitializeTask",
             catches="tasks started without a zombie-fencing round",
             predicate=lambda s: not _unfenced_starts(s),
             partners=("exactly_once_task_started", "task_count_record_written"),
@@ -191,8 +193,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 expectation=Expectation.ALWAYS,
                 fact="Once a task of a newer task-config generation started, no record written afterwards by a task "
                 "instance of an older generation becomes committed.",
-                source="KIP-618 section 十三 (Worker lags after being assigned a task: workers F, O, L); "
-                "fact sheet §5.5 steps 5-6",
+                source="KIP-618 §Zombie fencing (a worker lags after being assigned a task: workers F, O, L); "
+                "``ExactlyOnceWorkerSourceTask``, ``initTransactions``",
                 catches="a start-up without the re-read after producer instantiation (postProducerCheck)",
                 predicate=lambda s: not _fenced_generation_commits(s),
                 partners=("newer_generation_started",),
@@ -211,7 +213,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 expectation=Expectation.ALWAYS,
                 fact="No config-topic record written by a worker becomes committed if another worker claimed the "
                 "config topic as leader before the write.",
-                source="KIP-618 section 十一 (领导者访问配置主题); fact sheet §5.2 (claimWritePrivileges)",
+                source="KIP-618 §Leader access to config topic; ``DistributedHerder.claimWritePrivileges``",
                 catches="a zombie leader writing a task-count record after the new leader's task configs",
                 predicate=lambda s: not _deposed_leader_writes(s),
                 partners=("leader_changed",),

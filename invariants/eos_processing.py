@@ -16,7 +16,7 @@ transaction has reached both the output partition and ``__consumer_offsets``.
 Between the two markers of one transaction the output may already be
 committed while the offset is not yet materialised; that is not a violation.
 
-Kafka's own system test (``transactions_test.py``, fact sheet §6.1) checks the
+Kafka's own system test (``tests/kafkatest/tests/core/transactions_test.py``) checks the
 same facts on a real cluster: no duplicates in the output, and the input set
 equals the output set once the copiers finish.
 """
@@ -144,7 +144,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             fact="Every input record's output is committed at most once, and once settled every input record "
             "below the group's committed offset has a committed output (no duplicate, no loss).",
             source="KIP-98 §consume-transform-produce; KIP-447 §Proposed Changes; transactions_test.py checks "
-            "(fact sheet §6.1)",
+            "(``tests/kafkatest/tests/core/transactions_test.py``)",
             catches="a zombie committing after a rebalance (no generation fencing, KAFKA-2555), offsets "
             "committed outside the transaction (at-least-once), a missing seek after abort (KAFKA-17582)",
             predicate=lambda s: not _eos_problems(n, s),
@@ -156,7 +156,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             expectation=Expectation.ALWAYS,
             fact="Once settled, an input record's output is committed only if its input offset is committed "
             "(together with the previous property: the offset is committed iff the output is).",
-            source="KIP-98 §sendOffsetsToTransaction; fact sheet §3.2 (pending transactional offsets)",
+            source="KIP-98 §sendOffsetsToTransaction; KIP-447 (pending transactional offsets)",
             catches="offsets committed after, not with, the transaction; pending offsets materialised on ABORT",
             predicate=lambda s: not _offset_problems(n, s),
             partners=("offsets_materialised", "offsets_discarded"),
@@ -166,7 +166,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             name="committed_offset_never_regresses",
             expectation=Expectation.ALWAYS,
             fact="The group's committed offset of the input partition never goes backwards.",
-            source="OffsetMetadataManager.replayEndTransactionMarker (materialise only if newer, fact sheet §3.2)",
+            source="OffsetMetadataManager.replayEndTransactionMarker (materialise only if newer, KIP-447)",
             catches="a stale generation's offsets overwriting a newer commit",
             predicate=lambda s: not _regression(s),
             partners=("input_fully_processed", "offsets_materialised", *group_partners[2:]),

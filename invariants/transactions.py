@@ -213,7 +213,7 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             expectation=Expectation.ALWAYS,
             fact="A read_committed consumer reads only committed records: it stops at the LSO and drops aborted "
             "transactions via the aborted-transaction index.",
-            source="KIP-98 §7 (isolation.level); fact sheet §2.5",
+            source="KIP-98 §7 (isolation.level); ``UnifiedLog.lastStableOffset``",
             catches="an LSO or aborted index that disagrees with the control batches",
             predicate=lambda s: not _aborted_reads(s),
             partners=("aborted_data_filtered", "lso_held_back"),
@@ -224,7 +224,7 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             expectation=Expectation.ALWAYS,
             fact="Every transaction open on a partition is covered by the coordinator (Ongoing/Prepare* with the "
             "partition, or a marker in flight), so a marker will end it and the LSO can advance.",
-            source="KIP-890 motivation and scenario A; fact sheet §2.5-2.6",
+            source="KIP-890 motivation and scenario A; ``UnifiedLog.lastStableOffset``, ``ProducerStateManager``",
             catches="KAFKA-12671 (late produce after an abort opens a transaction nobody ends)",
             predicate=lambda s: not _hanging(s),
             partners=("txn_opened_on_partition",),
@@ -246,7 +246,7 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             expectation=Expectation.ALWAYS,
             fact="The coordinator writes CompleteCommit/CompleteAbort only after the marker of that result is in "
             "every partition of the transaction.",
-            source="fact sheet §1.8 (maybeWriteTxnCompletion)",
+            source="``TransactionMarkerChannelManager`` (maybeWriteTxnCompletion)",
             catches="a coordinator that completes before its markers are written",
             predicate=lambda s: not _missing_markers(s),
             partners=("txn_completed",),
@@ -256,7 +256,7 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             name="valid_coordinator_transitions",
             expectation=Expectation.ALWAYS,
             fact="Every coordinator state transition is in TransactionState's valid-previous-state table.",
-            source="TransactionState.java @33431ac9 (fact sheet §1.1)",
+            source="TransactionState.java @33431ac9",
             catches="a handler that moves a transaction along an edge the table forbids",
             predicate=lambda s: not _ghost_labels(s, "txn:"),
             partners=("txn_prepare_commit",),
@@ -270,7 +270,8 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
                 expectation=Expectation.ALWAYS,
                 fact="No record written at a fenced epoch after the coordinator fenced or timed out that epoch "
                 "becomes committed.",
-                source="KIP-98 §Zombie fencing; fact sheet §1.2 (Ongoing), §1.5 (KAFKA-6119 fix)",
+                source="KIP-98 §Zombie fencing; TransactionCoordinator.handleInitProducerId (Ongoing), "
+                "abortTimedOutTransactions (KAFKA-6119 fix)",
                 catches="KAFKA-6119 (timeout abort without epoch bump)",
                 predicate=lambda s: not _zombie_commits(s),
                 partners=("coordinator_aborted_on_its_own",),
@@ -316,7 +317,7 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
                 name="aborted_data_filtered",
                 expectation=Expectation.SOMETIMES,
                 fact="A partition held an aborted transaction below its LSO, which read_committed must drop.",
-                source="fact sheet §2.5",
+                source="``UnifiedLog.lastStableOffset``",
                 catches="reachability of the aborted-transaction index",
                 predicate=_some_aborted_filtered,
             ),
@@ -324,7 +325,7 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
                 name="lso_held_back",
                 expectation=Expectation.SOMETIMES,
                 fact="A partition's LSO was below its high watermark (an undecided transaction).",
-                source="fact sheet §2.5",
+                source="``UnifiedLog.lastStableOffset``",
                 catches="reachability of the LSO",
                 predicate=lambda s: any(last_stable_offset(p) < p.high_watermark for p in s.partitions),
             ),

@@ -109,5 +109,67 @@ def from_json(data: Any) -> Any:
         extra = [k for k in data if k != "@" and k not in fields]
         if missing or extra:
             raise CodecError(f"record {name}: missing fields {missing}, unexpected fields {extra}")
-        return cls(*(from_json(data[f]) for f in fields))
+        values = [from_json(data[f]) for f in fields]
+        for f, value in zip(fields, values):
+            expected = _scalar_fields(cls).get(f)
+            if expected is not None and not _is_scalar(value, expected):
+                raise CodecError(f"record {name}: field {f!r} must be {expected}, got {value!r:.40}")
+        return cls(*values)
     raise CodecError(f"unexpected JSON value of type {type(data).__name__}")
+
+
+_SCALARS: dict[type, dict[str, str]] = {}
+
+
+def _scalar_fields(cls: type) -> dict[str, str]:
+    """A record's field annotations as text, for the fields :func:`_is_scalar` can check."""
+    known = _SCALARS.get(cls)
+    if known is None:
+        known = {}
+        for f, a in getattr(cls, "__annotations__", {}).items():
+            known[f] = a.__name__ if isinstance(a, type) else str(getattr(a, "__forward_arg__", a))
+        _SCALARS[cls] = known
+    return known
+
+
+def _alternatives(text: str) -> list[str]:
+    """``"tuple[int, ...] | None"`` -> ``["tuple[int, ...]", "None"]`` (split on ``|`` outside brackets)."""
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "|" and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur).strip())
+    return parts
+
+
+def _is_scalar(value: Any, expected: str) -> bool:
+    """Whether a decoded value fits an annotation (``int``, ``str | None``, ``tuple[int, ...]``, ...).
+
+    Only what can be checked from the annotation's text is checked; a record type, a type
+    variable or anything else is accepted as is (the model's own range checks follow).
+    """
+    for alt in _alternatives(expected):
+        if alt == "None" and value is None:
+            return True
+        if alt == "bool" and isinstance(value, bool):
+            return True
+        if alt == "int" and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if alt == "str" and isinstance(value, str):
+            return True
+        if alt.startswith("tuple[") and alt.endswith(", ...]"):
+            inner = alt[len("tuple["):-len(", ...]")]
+            if type(value) is tuple and all(_is_scalar(v, inner) for v in value):
+                return True
+        elif alt.startswith("tuple"):
+            if type(value) is tuple:
+                return True
+        elif alt not in ("None", "bool", "int", "str"):
+            return True
+    return False

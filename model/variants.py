@@ -24,8 +24,8 @@ class ProtocolFlags:
 
     Attributes:
         check_epoch: the partition leader rejects a batch whose epoch is below
-            the stored one (§2.2 step 2).
-        check_sequence: the leader enforces consecutive sequences (§2.2 step 3).
+            the stored one (``ProducerAppendInfo.checkProducerEpoch``).
+        check_sequence: the leader enforces consecutive sequences (``ProducerAppendInfo.checkSequence``).
         duplicate_window: how many batches' metadata the leader caches per
             producer (``NUM_BATCHES_TO_RETAIN``, 5 in Kafka).
         sequence_space: sequences wrap to 0 after ``sequence_space - 1`` (set by
@@ -37,14 +37,14 @@ class ProtocolFlags:
             transaction end and the client adds partitions implicitly through
             the partition leader; 0 or 1 = the classic protocol.
         partition_verification: ``transaction.partition.verification.enable``
-            (KIP-890 part 1, §2.7): a transactional write that opens a
+            (KIP-890 part 1, ``VerificationStateEntry.java``): a transactional write that opens a
             transaction on a partition is checked with the coordinator first.
         timeout_abort_bumps_epoch: the coordinator's timeout abort goes through
-            PrepareEpochFence and bumps the epoch (§1.5, the KAFKA-6119 fix).
+            PrepareEpochFence and bumps the epoch (``abortTimedOutTransactions``, the KAFKA-6119 fix).
         kip_360: clients bump their epoch with InitProducerId(pid, epoch) after
-            an abortable error (KIP-360, §3.1); without it OUT_OF_ORDER is fatal.
+            an abortable error (KIP-360); without it OUT_OF_ORDER is fatal.
         complete_after_markers: the coordinator writes CompleteCommit/Abort only
-            once every WriteTxnMarkers succeeded (§1.8).
+            once every WriteTxnMarkers succeeded (``TransactionMarkerChannelManager``).
         generation_fencing: the group coordinator rejects an offset commit whose
             generation is not the group's with ILLEGAL_GENERATION (KIP-447 §3.2;
             the KAFKA-2555 fix, PR #221).
@@ -58,11 +58,11 @@ class ProtocolFlags:
             topic after instantiating an exactly-once task's producer and aborts
             the start-up on a new task-config generation (KIP-618 §5.5 step 6).
         connect_transactional_leader: the Connect leader writes the config topic
-            with its transactional producer ``connect-cluster-${groupId}`` (§5.2).
+            with its transactional producer ``connect-cluster-${groupId}`` (KIP-618).
         connect_offsets_in_transaction: an exactly-once source task writes its
-            source offsets inside the transaction of their records (§5.5 step 7).
+            source offsets inside the transaction of their records (``ExactlyOnceWorkerSourceTask.commitTransaction``).
         connect_zombie_fencing: an exactly-once source task asks the leader for a
-            zombie-fencing round before it starts (§5.5 step 3, §5.4).
+            zombie-fencing round before it starts (``prepareToInitializeTask``, ``doFenceZombieSourceTasks``).
         ongoing_txn_check_epoch: the partition leader treats a transactional
             batch as joining an open transaction only if the open transaction
             has the batch's producer epoch (``UnifiedLog.hasOngoingTransaction(
@@ -334,7 +334,7 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("exactly_once_source_delivery", "no_commit_by_fenced_generation"),
             scenarios=("connect_worker_lag_before_producer",),
-            bug="KIP-618 section 十三 (workers F, O, L): a worker that lags after its fencing round creates its "
+            bug="KIP-618 §Zombie fencing (workers F, O, L): a worker that lags after its fencing round creates its "
             "producer after the next round fenced the old task ids, and writes a reassigned source partition twice",
         ),
         Variant(
@@ -345,8 +345,8 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("no_config_write_by_deposed_leader",),
             scenarios=("connect_zombie_leader",),
-            bug="KIP-618 section 十一: a deposed (zombie) leader writes a task-count record after the new leader "
-            "wrote new task configs, so tasks of the new generation would start without fencing",
+            bug="KIP-618 §Leader access to config topic: a deposed (zombie) leader writes a task-count record "
+            "after the new leader wrote new task configs, so tasks of the new generation would start without fencing",
         ),
         Variant(
             name="source_offsets_outside_transaction",
@@ -367,8 +367,8 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("task_starts_after_task_count_record", "exactly_once_source_delivery"),
             scenarios=("connect_worker_lag_before_producer",),
-            bug="KIP-618 section 八/十: tasks of a new generation start while producers of the previous task "
-            "ids are still alive",
+            bug="KIP-618 §Task count records / §Source task startup: tasks of a new generation start while "
+            "producers of the previous task ids are still alive",
         ),
         Variant(
             name="tombstone_to_connector_topic_first",

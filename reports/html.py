@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from keos.checker.results import EngineResult, Verdict
+from keos.checker.results import EngineResult, Verdict, partial_reason
 from keos.checker.trace import KEOS_VERSION
 from keos.reports.common import (
     VERDICT_LOOK,
@@ -53,8 +53,11 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
 h1 { font-size: 1.6em; margin-bottom: .2em; }
 h2 { border-bottom: 1px solid #d5d9e0; padding-bottom: .2em; margin-top: 2em; }
 h3 { margin-bottom: .3em; }
-table { border-collapse: collapse; margin: .6em 0; }
-th, td { border: 1px solid #d5d9e0; padding: .25em .6em; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; margin: .6em 0; max-width: 100%; }
+table.summary { width: 100%; table-layout: fixed; }
+th, td { border: 1px solid #d5d9e0; padding: .25em .6em; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; word-break: break-word; }
+.scroll { overflow-x: auto; max-width: 100%; }
 th { background: #f2f4f7; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12.5px; }
@@ -169,12 +172,17 @@ def _verdict_span(verdict: Verdict) -> str:
 
 def _summary(results: list[EngineResult], anchors: dict[int, str]) -> str:
     rows = [
-        "<table><tr><th>scenario</th><th>variant</th><th>engine</th><th>property</th><th>kind</th>"
+        '<table class="summary"><colgroup><col style="width:13%"><col style="width:10%"><col style="width:7%">'
+        '<col style="width:17%"><col style="width:7%"><col style="width:10%"><col style="width:22%">'
+        '<col style="width:14%"></colgroup>'
+        "<tr><th>scenario</th><th>variant</th><th>engine</th><th>property</th><th>kind</th>"
         "<th>verdict</th><th>detail</th><th>stats</th></tr>"
     ]
     for r in results:
         stats = "<br>".join(_e(s) for s in format_stats(r.stats))
         stats += f"<br>{'exhaustive' if r.complete else 'bounded'}"
+        if (why := partial_reason(r)) is not None:
+            stats += f"<br><b>partial: {_e(why)}</b>"
         if r.seed is not None:
             stats += f"<br>seed {_e(r.seed)}"
         n = len(r.properties)

@@ -20,25 +20,32 @@ unreached       ``<skipped message="unreached: ...">``
 ==============  =======================================================
 
 One suite per (engine, scenario, variant): ``explore.idempotence_retry.kafka``.
-The suite's ``time`` is the engine's wall time for the run (engines check all
-properties at once, so test cases carry no time of their own).  Engine
+The suite's ``time`` is the engine's wall time for the run; engines check all
+properties at once, so each test case's ``time`` is that time shared evenly
+among the run's properties (the strict schemas want one on every case).  Engine
 statistics, the seed and whether the search was exhaustive go into the suite's
-``<properties>``.
+``<properties>``; a run stopped by a budget is also said in ``<system-out>``.
+
+The file validates against the common schemas (the Jenkins xunit plugin's
+``junit-10.xsd`` and Ant's ``JUnit.xsd``): ``<testsuites>`` carries only
+``name tests failures errors time`` (no ``skipped``), every ``<testcase>`` a
+``time``.  :func:`write_mutants_junit` writes ``keos mutants`` the same way:
+one test case per weakened variant, failing when no invariant caught it.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from keos.checker.results import EngineResult, Verdict
+from keos.checker.results import EngineResult, Verdict, partial_reason
 from keos.reports.common import trace_as_dict
 from keos.reports.trace_text import plain_text
 
-__all__ = ["write_junit"]
+__all__ = ["write_junit", "write_mutants_junit"]
 
 #: Characters XML 1.0 forbids (control characters other than tab, newline, carriage return).
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -67,9 +74,13 @@ def _suite(r: EngineResult) -> tuple[ET.Element, dict[str, int]]:
         ET.SubElement(props, "property", name=_clean(k), value=_clean(v))
 
     counts = {"tests": 0, "failures": 0, "skipped": 0}
+    elapsed = r.stats.get("elapsed_s")
+    share = float(_seconds(elapsed)) / len(r.properties) if r.properties else 0.0
     for p in r.properties:
         counts["tests"] += 1
-        case = ET.SubElement(suite, "testcase", classname=_clean(f"keos.{name}"), name=_clean(p.name))
+        case = ET.SubElement(
+            suite, "testcase", classname=_clean(f"keos.{name}"), name=_clean(p.name), time=f"{share:.3f}"
+        )
         trace_path = str(p.trace_path) if p.trace_path is not None else None
         if p.verdict is Verdict.VIOLATED:
             counts["failures"] += 1
@@ -100,6 +111,9 @@ def _suite(r: EngineResult) -> tuple[ET.Element, dict[str, int]]:
             if trace_path:
                 note += f"\ntrace: {trace_path}"
             out.text = _clean(note)
+    why = partial_reason(r)
+    if why is not None:
+        ET.SubElement(suite, "system-out").text = _clean(f"partial results: {why}")
     suite.set("tests", str(counts["tests"]))
     suite.set("failures", str(counts["failures"]))
     suite.set("errors", "0")
@@ -115,7 +129,7 @@ def write_junit(path: str | Path, results: list[EngineResult]) -> Path:
     the untested and unreached ones.
     """
     root = ET.Element("testsuites", name="keos")
-    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    totals = {"tests": 0, "failures": 0}
     elapsed = 0.0
     for r in results:
         suite, counts = _suite(r)
@@ -125,6 +139,10 @@ def write_junit(path: str | Path, results: list[EngineResult]) -> Path:
         value = r.stats.get("elapsed_s")
         if isinstance(value, int | float) and not isinstance(value, bool):
             elapsed += float(value)
+    return _write(path, root, totals, elapsed)
+
+
+def _write(path: str | Path, root: ET.Element, totals: dict[str, int], elapsed: float) -> Path:
     for k, v in totals.items():
         root.set(k, str(v))
     root.set("errors", "0")
@@ -134,3 +152,46 @@ def write_junit(path: str | Path, results: list[EngineResult]) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
     return out
+
+
+def write_mutants_junit(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> Path:
+    """JUnit XML for ``keos mutants``: one suite per engine, one test case per weakened variant.
+
+    A caught variant passes (``<system-out>``: the invariant, scenario and trace); one no invariant
+    caught is a ``<failure>`` (the gate has a hole); one the engine cannot express is ``<skipped>``.
+    """
+    root = ET.Element("testsuites", name="keos-mutants")
+    totals = {"tests": 0, "failures": 0}
+    elapsed = 0.0
+    for engine in dict.fromkeys(str(r.get("engine", "explore")) for r in rows):
+        suite = ET.SubElement(root, "testsuite", name=_clean(f"mutants.{engine}"))
+        counts = {"tests": 0, "failures": 0, "skipped": 0}
+        suite_time = 0.0
+        for row in (r for r in rows if str(r.get("engine", "explore")) == engine):
+            seconds = float(row.get("elapsed_s") or 0.0)
+            suite_time += seconds
+            counts["tests"] += 1
+            case = ET.SubElement(suite, "testcase", classname=_clean(f"keos.mutants.{engine}"),
+                                 name=_clean(row["variant"]), time=f"{seconds:.3f}")
+            if not row.get("covered", True):
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=_clean(f"engine {engine} cannot express this variant"))
+            elif row.get("caught"):
+                note = (f"caught by {row.get('invariant')} in {row.get('scenario')} "
+                        f"({row.get('trace_length')} steps)\ntrace: {row.get('trace')}")
+                ET.SubElement(case, "system-out").text = _clean(note)
+            else:
+                counts["failures"] += 1
+                why = "time budget ran out" if row.get("timed_out") else "no invariant caught it"
+                message = f"weakened variant {row['variant']} not caught: {why}"
+                failure = ET.SubElement(case, "failure", message=_clean(message), type="not_caught")
+                failure.text = _clean(f"{message}\nbug it re-enables: {row.get('bug', '')}\n"
+                                      f"expected to break: {', '.join(row.get('expected') or [])}")
+        for k, v in counts.items():
+            suite.set(k, str(v))
+        suite.set("errors", "0")
+        suite.set("time", f"{suite_time:.3f}")
+        totals["tests"] += counts["tests"]
+        totals["failures"] += counts["failures"]
+        elapsed += suite_time
+    return _write(path, root, totals, elapsed)

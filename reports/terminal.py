@@ -39,7 +39,7 @@ from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TaskID,
 from rich.table import Table
 from rich.text import Text
 
-from keos.checker.results import EngineResult, Verdict
+from keos.checker.results import EngineResult, Verdict, partial_reason
 from keos.model.interface import Expectation
 from keos.reports.common import (
     VERDICT_LOOK,
@@ -127,8 +127,14 @@ def render_summary(console: Console, results: list[EngineResult], title: str = "
     t = summary_totals(results)
     elapsed = sum(float(r.stats.get("elapsed_s") or 0) for r in results)
     failed = t[Verdict.VIOLATED.value] > 0
+    partial = [(r, why) for r in results if (why := partial_reason(r)) is not None]
     line = Text()
-    line.append("FAIL" if failed else "PASS", style="bold white on red" if failed else "bold black on green")
+    if failed:
+        line.append("FAIL", style="bold white on red")
+    elif partial:
+        line.append("PARTIAL", style="bold black on yellow")
+    else:
+        line.append("PASS", style="bold black on green")
     line.append(f"  {t['runs']} run{'s' if t['runs'] != 1 else ''}: ")
     parts = [
         (Verdict.HOLDS, t[Verdict.HOLDS.value]),
@@ -143,7 +149,13 @@ def render_summary(console: Console, results: list[EngineResult], title: str = "
     reached = t[Verdict.REACHED.value]
     line.append(f"; sometimes {reached}/{reached + t[Verdict.UNREACHED.value]} reached")
     line.append(f"; {format_duration(elapsed)}")
+    bounded = sum(1 for r in results if not r.complete and not r.violated)
+    if bounded and not partial:
+        line.append(f"; {bounded} bounded (not exhaustive)", style="dim")
     console.print(line)
+    for r, why in partial:
+        console.print(Text(f"  partial: {r.engine} on {r.scenario} ({r.variant}) stopped early: {why}",
+                           style="yellow"), soft_wrap=True)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,9 @@ the shipped ones).  Loading is strict: unknown sections or keys, wrong types,
 and configurations Kafka itself would reject are :class:`ScenarioError`\\ s
 with a one-line message naming the file and the key.
 
+Every key, its meaning and default: ``docs/scenario-format.md``; the JSON Schema:
+``keos/checker/schemas/scenario.schema.json``.
+
 Schema (every section optional except ``name``)::
 
     name = "idempotence_retry"         # identifier, [a-z0-9_]+
@@ -114,10 +117,16 @@ class Scenario:
     connect: Any = None
     sets: tuple[str, ...] = ()
     groups: Any = None
+    #: The parsed TOML document the scenario was built from; traces embed it, so a trace replays
+    #: anywhere without the file (:func:`parse_scenario` of it gives this scenario back).
+    document: Any = field(default=None, compare=False, hash=False, repr=False)
 
     def info(self) -> dict[str, Any]:
-        """What traces record about the scenario."""
-        return {"scenario": self.name, "scenario_source": self.source, "scenario_model": self.model}
+        """What traces record about the scenario (``scenario_document``: the resolved TOML as a dict)."""
+        info = {"scenario": self.name, "scenario_source": self.source, "scenario_model": self.model}
+        if self.document is not None:
+            info["scenario_document"] = self.document
+        return info
 
 
 def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
@@ -216,17 +225,31 @@ def _typed(cls: type, values: dict[str, Any], section: str, where: str, checks: 
 
 
 def parse_scenario(data: dict[str, Any], source: str = "<memory>") -> Scenario:
-    """Validate a parsed TOML document and build the scenario.
+    """Validate a parsed TOML document and build the scenario (which keeps the document).
 
     ``sets`` names the scenario sets it belongs to (``keos check --set NAME``):
     the ``deep`` set holds scenarios whose bounds are too large for the default
     gate.
     """
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario must be a table (a TOML document or JSON object)")
     sets = data.get("sets", [])
     if not isinstance(sets, list) or not all(isinstance(x, str) and _NAME.match(x) for x in sets):
         raise ScenarioError(f"{source}: 'sets' must be a list of names of [a-z0-9_], got {sets!r}")
     body = {k: v for k, v in data.items() if k != "sets"}
-    return replace(_parse_scenario_body(body, source), sets=tuple(sets))
+    scenario = replace(_parse_scenario_body(body, source), sets=tuple(sets))
+    return replace(scenario, document=_json_safe(data))
+
+
+def _json_safe(data: Any) -> Any:
+    """The document with TOML-only values (dates, times) as strings, so it can be written as JSON."""
+    if isinstance(data, dict):
+        return {str(k): _json_safe(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_json_safe(v) for v in data]
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    return str(data)
 
 
 def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
@@ -470,10 +493,14 @@ def load_scenario(path: str | Path) -> Scenario:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"{p}: cannot read scenario ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{p}: not UTF-8 text (byte {exc.start}); a scenario is a UTF-8 TOML file") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{p}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ScenarioError(f"{p}: TOML nested too deeply for a scenario") from None
     return parse_scenario(data, str(p))
 
 
@@ -517,6 +544,11 @@ def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Mod
         if name not in VARIANTS:
             raise ScenarioError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
         v = VARIANTS[name]
+    from keos.scenarios.variant_scope import variant_applies
+
+    applies, why = variant_applies(v, scenario.model)
+    if not applies:
+        raise ScenarioError(f"{scenario.name}: {why}")
     properties = MODEL_KINDS[scenario.model](scenario)
     if scenario.model == "groups":
         from keos.model.systems.groups import GroupsConfig, GroupSystem

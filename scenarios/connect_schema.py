@@ -17,8 +17,8 @@
     max_tombstones = 0                           # finished source partitions the connector may forget (null offset)
     [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure, total
 
-Every value is checked; the preflight validation of seed section 五
-(:func:`model.connect.herder.preflight_errors`) rejects a connector config
+Every value is checked; the preflight validation of KIP-618
+(:func:`model.connect.herder.preflight_errors`, ``AbstractHerder.validateConnectorConfig``) rejects a connector config
 Connect itself would refuse -- a scenario error, exit 2.
 """
 

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/keos check --strict --out keos-out/gate --html keos-out/gate/report.html --junit keos-out/gate/junit.xml "$@"
-.venv/bin/keos mutants --out keos-out/gate
+.venv/bin/keos check --strict --out keos-out/gate --html keos-out/gate/report.html --junit keos-out/gate/junit.xml \
+  --sarif keos-out/gate/keos.sarif "$@"
+.venv/bin/keos mutants --out keos-out/gate --junit keos-out/gate/mutants.xml
 .venv/bin/keos assignors

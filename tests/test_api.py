@@ -58,3 +58,23 @@ def test_strict_fails_on_an_untested_invariant_only() -> None:
     assert all(p.detail.startswith("partner never reached") for _, p in shallow.untested_invariants())
     assert shallow.exit_code == EXIT_VIOLATION
     assert keos.check(["txn_kafka_6119_timeout_zombie"], max_depth=4).exit_code == EXIT_OK
+
+
+def test_a_variant_over_the_default_gate_runs_where_it_applies() -> None:
+    report = keos.check(variant="no_idempotence", stop_on_first=True)
+    models = {keos.list_scenarios()[r.scenario].model for r in report.results}
+    assert models == {"idempotence"} and report.violated
+    with pytest.raises(ModelError, match="does not apply"):
+        keos.check(["idempotence_retry"], variant="pre_kip_890")
+
+
+def test_budgets_give_partial_results() -> None:
+    from keos.checker.api import EXIT_PARTIAL
+
+    report = keos.check(["idempotence_retry"], max_states=10)
+    assert report.exit_code == EXIT_PARTIAL and report.partial()[0][1].startswith("state budget")
+    assert any(line.startswith("partial:") for line in report.reasons())
+    with pytest.raises(ModelError, match="time budget"):
+        keos.check(["idempotence_retry"], time_budget_s=float("nan"))
+    with pytest.raises(ModelError, match="max_memory_mb"):
+        keos.explore("idempotence_retry", max_memory_mb=-1)

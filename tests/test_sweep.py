@@ -199,7 +199,8 @@ def test_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ):
         assert run_sweep_command(_cli(*bad, "--out", str(tmp_path / "bad"))) == 2
         captured = capsys.readouterr()
-        assert captured.err.startswith("error: ") and captured.err.count("\n") <= 2 and "Traceback" not in captured.err
+        assert captured.err.startswith("keos: error: ") and captured.err.count("\n") <= 2
+        assert "Traceback" not in captured.err
 
 
 # -- Spark --------------------------------------------------------------------------------------

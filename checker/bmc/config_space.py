@@ -11,7 +11,7 @@ Kafka answers part of it before any run.  ``ProducerConfig`` rejects with a
 ``retries=0`` or with more than five requests in flight (KIP-98, KAFKA-5494).
 The bound of five matches the broker: its ``ProducerStateEntry`` caches the
 metadata of only the last five batches per producer id
-(``NUM_BATCHES_TO_RETAIN``, kafka_facts §2.1), and a retry is recognised as a
+(``NUM_BATCHES_TO_RETAIN``, ``ProducerStateEntry.java``), and a retry is recognised as a
 duplicate only while its batch is among them (the duplicate check runs before
 the epoch and sequence checks, §2.2).  Such combinations are listed with the
 message :meth:`model.clients.producer_config.ProducerConfig.validate` gives and are not queried.
@@ -319,6 +319,7 @@ def config_space(
             variant=VARIANT,
             default=False,
             permitted=(),
+            document=None,  # derived: its traces name the derived scenario file instead
         )
         model = build_model(sc, VARIANT)
         assert isinstance(model, KafkaSystem)

@@ -1,24 +1,24 @@
 """An unbounded z3 proof of the KIP-618 zombie-fencing core of Kafka Connect (``prove_connect_fencing``).
 
-The protocol (fact sheet §5; KIP-618 seed sections 八, 十, 十三)
+The protocol (KIP-618 §Task count records, §Source task startup, §Zombie fencing)
 -------------------------------------------------------------------
 A source connector's tasks of task-config generation ``g`` (the ``g``-th
 ``commit-<connector>`` record in the config topic) are ``0..count(g)-1``; task
 ``n`` of *every* generation uses the transactional id
-``${groupId}-${connector}-${n}`` (``Worker.taskTransactionalId``, §5.2).  A
-worker starting an exactly-once task (§5.5) records ``taskGeneration``, asks
+``${groupId}-${connector}-${n}`` (``Worker.taskTransactionalId``).  A
+worker starting an exactly-once task (``ExactlyOnceWorkerSourceTask``) records ``taskGeneration``, asks
 the leader for a **zombie-fencing round** (step 3), calls
 ``initTransactions()`` -- InitProducerId, which bumps the epoch of the id and
 so fences every older instance of the same task id (step 5) -- and then
 **re-reads the config topic** and gives up if the generation moved
-(``postProducerCheck``, step 6).  The round (§5.4,
+(``postProducerCheck``, step 6).  The round (``DistributedHerder.doFenceZombieSourceTasks``,
 ``DistributedHerder.doFenceZombieSourceTasks``) reads the config topic; if
 the connector is pending fencing (no task-count record follows the latest
 task configs) it calls ``Admin.fenceProducers`` on the ids of tasks
 ``0..record-1`` of the latest *task-count record* (skipped for the first
 round and for the 1 -> 1 shortcut), re-reads (409 if the generation moved)
 and writes the task-count record = the current task count through the
-leader's transactional producer ``connect-cluster-${groupId}`` (§5.2; a
+leader's transactional producer ``connect-cluster-${groupId}`` (``DistributedConfig.transactionalProducerId``; a
 deposed leader's write is aborted by its successor's ``claimWritePrivileges``).
 
 Property proved (for all depths)

@@ -1,8 +1,21 @@
 """The ``keos`` command line: argument parsing and rendering over :mod:`keos.checker.api`.
 
-Commands (exit codes: 0 every invariant holds, 1 a violation, 2 bad input, 3 an
-engine disagreement -- an engine's counterexample did not replay on the model,
-which is a keos bug and is never shown as a violation):
+Exit codes, the same for every command:
+
+* 0 -- every invariant holds (within the search; a bounded search says so);
+* 1 -- a violation, replayed on the model before it is shown (``--strict``: also an untested
+  invariant; the reason is printed);
+* 2 -- bad input: an unknown flag, value, scenario, variant, engine; a malformed scenario, trace
+  or witness file; an output path that cannot be written.  One line ``keos: error: ...``, checked
+  before any work starts;
+* 3 -- keos is at fault, not your system: an engine and the model disagree (a counterexample that
+  does not replay), or keos crashed -- the traceback is written to a crash report file whose path
+  is printed, never to the terminal;
+* 4 -- partial results: a time, memory or state budget ran out, memory was exhausted, or the
+  run was interrupted (Ctrl-C).  ``summary.json`` says ``"partial": true`` and the HTML and JUnit
+  reports are still written.
+
+Commands:
 
 * ``keos list [--json]`` -- components, invariants, scenarios, variants.
 * ``keos check [--scenario NAME|FILE ...] [--engine NAME|all] [--variant NAME]
@@ -46,7 +59,9 @@ from typing import Any, NoReturn
 from rich.console import Console
 
 from keos.checker import api
-from keos.checker.api import EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT, EXIT_OK, EXIT_VIOLATION
+from keos.checker.api import EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT, EXIT_OK, EXIT_PARTIAL, EXIT_VIOLATION
+from keos.checker.cli import guard
+from keos.checker.cli.guard import budget_seconds, non_negative_int, positive_int
 from keos.checker.cli.threat import threat_rows, threat_table
 from keos.checker.engines import ENGINES
 from keos.checker.explore.search import ExploreOptions, explore
@@ -56,7 +71,22 @@ from keos.model.interface import Expectation, ModelError
 from keos.model.variants import VARIANTS
 from keos.scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario, scenario_set
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_ENGINE_DISAGREEMENT", "EXIT_OK", "EXIT_VIOLATION", "main"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_ENGINE_DISAGREEMENT", "EXIT_OK", "EXIT_PARTIAL", "EXIT_VIOLATION", "main"]
+
+#: Printed at the end of ``keos --help`` and of every command's help.
+EXIT_CODES = """exit codes:
+  0  every invariant holds (a bounded search says so)
+  1  a violation, replayed on the model (--strict: or an untested invariant; the reason is printed)
+  2  bad input (one line "keos: error: ..."; checked before any work starts)
+  3  keos is at fault: engine/model disagreement, or a crash (a crash report file is written)
+  4  partial results: a time/memory/state budget ran out, or interrupted (summary.json "partial")"""
+
+#: Deepest unrolling a z3 query may ask for: the encoding is built for every step before solving starts, so
+#: the time budget cannot stop it (issue 15: --max-depth 100000 ran for minutes and took 7.5 GB).
+MAX_BMC_DEPTH = 1000
+
+#: Width of human output when stdout/stderr is not a terminal (CI logs): wide enough not to cut names.
+CI_WIDTH = 200
 
 
 
@@ -76,6 +106,11 @@ def _scenarios(refs: Sequence[str] | None) -> list[Scenario]:
     return [resolve_scenario(r) for r in refs] if refs else list(api.list_scenarios(default_only=True).values())
 
 
+def _chosen(refs: Sequence[str] | None) -> list[Scenario] | None:
+    """The ``--scenario`` values resolved, or ``None`` for the default gate (the API then picks)."""
+    return [resolve_scenario(r) for r in refs] if refs else None
+
+
 def _variant(name: str | None) -> str | None:
     if name is not None and name not in VARIANTS:
         raise UsageError(f"unknown variant {name!r} (known: {', '.join(sorted(VARIANTS))})")
@@ -89,23 +124,45 @@ def _engines(name: str) -> list[str]:
 
 
 def _console(json_mode: bool) -> Console:
-    # Machine-readable output owns stdout; human output then goes to stderr.
-    return Console(stderr=json_mode, highlight=False)
+    """Human output: stdout, or stderr when machine-readable output owns stdout.
+
+    Not on a terminal (a CI log, a file), lines are not cut at 80 columns: the width is ``COLUMNS``
+    when set, else :data:`CI_WIDTH`.
+    """
+    console = Console(stderr=json_mode, highlight=False)
+    if not console.is_terminal:
+        import os
+
+        columns = os.environ.get("COLUMNS", "")
+        console = Console(
+            stderr=json_mode, highlight=False, width=int(columns) if columns.isdigit() else CI_WIDTH
+        )
+    return console
+
+
+#: Seconds between progress lines when stderr is not a terminal (a CI log).
+PROGRESS_EVERY_S = 5.0
 
 
 def _progress_reporter(console: Console) -> Any:
-    """Progress lines for long runs: at most one a second, and only on a terminal."""
+    """Progress lines for long runs: one a second on a terminal, one every few seconds to stderr in CI."""
     last = [time.monotonic()]
+    err = Console(stderr=True, highlight=False, width=CI_WIDTH)
 
     def report(engine: str, data: dict[str, Any]) -> None:
         now = time.monotonic()
-        if not console.is_terminal or now - last[0] < 1.0:
+        every = 1.0 if console.is_terminal else PROGRESS_EVERY_S
+        if now - last[0] < every:
             return
         last[0] = now
-        console.print(
-            f"  [dim]{engine}: {data.get('states', 0):,} states, {data.get('transitions', 0):,} transitions, "
-            f"depth {data.get('depth', 0)}[/dim]"
+        line = (
+            f"  {engine}: {data.get('states', 0):,} states, {data.get('transitions', 0):,} transitions, "
+            f"depth {data.get('depth', 0)}"
         )
+        if console.is_terminal:
+            console.print(f"[dim]{line}[/dim]")
+        else:
+            err.print(line, soft_wrap=True)
 
     return report
 
@@ -118,16 +175,35 @@ def _render_reports(args: argparse.Namespace, results: list[EngineResult], conso
         from keos.reports.html import write_html
 
         traces = {
-            str(p.trace_path): json.loads(p.trace_path.read_text())
+            str(p.trace_path): json.loads(p.trace_path.read_text(encoding="utf-8"))
             for r in results
             for p in r.violations()
-            if p.trace_path
+            if p.trace_path and p.trace_path.is_file()
         }
         console.print(f"HTML report: {write_html(Path(args.html), results, traces)}")
     if getattr(args, "junit", None):
         from keos.reports.junit import write_junit
 
         console.print(f"JUnit report: {write_junit(Path(args.junit), results)}")
+    if getattr(args, "sarif", None):
+        from keos.reports.sarif import write_sarif
+
+        props = {p.name: p for sc in _scenarios(args.scenario) for p in build_model(sc).properties()}
+        console.print(f"SARIF report: {write_sarif(Path(args.sarif), results, props)}")
+
+
+def _explain_exit(console: Console, report: api.CheckReport) -> None:
+    """Say why the exit code is not 0 (``--strict`` and partial runs included), one line per reason."""
+    from rich.markup import escape
+
+    for line in report.reasons():
+        style = "red" if line.startswith(("violated", "engine", "--strict")) else "yellow"
+        console.print(f"[{style}]{escape(line)}[/{style}]", soft_wrap=True)
+    code = report.exit_code
+    if code != EXIT_OK:
+        meaning = {EXIT_VIOLATION: "violation", EXIT_ENGINE_DISAGREEMENT: "engine disagreement",
+                   EXIT_PARTIAL: "partial results"}.get(code, "")
+        console.print(f"exit {code} ({meaning})")
 
 
 # -- commands -----------------------------------------------------------------------------------
@@ -190,7 +266,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     from rich.table import Table
 
-    console = Console(highlight=False)
+    console = _console(False)
     t = Table(title="Components (model/)", show_lines=False)
     t.add_column("module")
     t.add_column("Kafka component")
@@ -243,10 +319,10 @@ def _components() -> dict[str, str]:
     return out
 
 
-def _check_scenarios(args: argparse.Namespace) -> list[Scenario]:
+def _check_scenarios(args: argparse.Namespace) -> list[Scenario] | None:
     """``--set NAME`` (a named scenario set, e.g. ``deep``) plus any ``--scenario``; else the default gate."""
     if not args.set:
-        return _scenarios(args.scenario)
+        return _chosen(args.scenario)
     chosen = list(scenario_set(args.set).values())
     return chosen + [resolve_scenario(r) for r in args.scenario or ()]
 
@@ -254,39 +330,51 @@ def _check_scenarios(args: argparse.Namespace) -> list[Scenario]:
 def cmd_check(args: argparse.Namespace) -> int:
     """``keos check``."""
     started = time.monotonic()
-    scenarios = _check_scenarios(args)
+    chosen = _check_scenarios(args)
     _variant(args.variant)
-    _engines(args.engine)
+    if "bmc" in _engines(args.engine) and args.max_depth > MAX_BMC_DEPTH:
+        raise UsageError(f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} with the bmc engine (z3 encodes "
+                         "every step before the time budget can stop it)")
     console = _console(args.json)
-    report = api.check(
-        scenarios,
-        variant=args.variant,
-        engine=args.engine,
-        seed=args.seed,
-        max_depth=args.max_depth,
-        max_states=args.max_states,
-        stop_on_first=args.stop_on_first,
-        examples=args.examples,
-        time_budget_s=args.time_budget,
-        strict=args.strict,
-        out=Path(args.out),
-        progress=None if args.json else _progress_reporter(console),
-        on_run=lambda sc, engine, v: console.print(f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
-    )
+    try:
+        report = api.check(
+            chosen,
+            variant=args.variant,
+            engine=args.engine,
+            seed=args.seed,
+            max_depth=args.max_depth,
+            max_states=args.max_states,
+            stop_on_first=args.stop_on_first,
+            examples=args.examples,
+            time_budget_s=args.time_budget,
+            max_memory_mb=args.max_memory,
+            strict=args.strict,
+            out=Path(args.out),
+            progress=_progress_reporter(console),
+            on_run=lambda sc, engine, v: console.print(f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
+        )
+    except api.Interrupted as stop:
+        report = stop.report
+        console.print("[yellow]interrupted: the finished runs are reported; summary.json is marked partial[/yellow]")
     results = report.results
     elapsed = time.monotonic() - started
     if args.json:
-        summary: dict[str, Any] = {"keos_version": KEOS_VERSION, "runs": [r.to_json() for r in results]}
+        summary: dict[str, Any] = {
+            "keos_version": KEOS_VERSION,
+            "partial": report.exit_code == EXIT_PARTIAL,
+            "exit_code": report.exit_code,
+            "reasons": report.reasons(),
+            "runs": [r.to_json() for r in results],
+        }
         if args.set:
             summary.update({"set": args.set, "elapsed_s": round(elapsed, 2)})
         print(json.dumps(summary, indent=2))
     _render_reports(args, results, console)
     if args.set and not args.json:
-        console.print(f"set {args.set}: {len(scenarios)} scenario(s) checked in {elapsed:.1f} s")
-    for r, d in report.disagreements():
-        console.print(f"[red bold]engine disagreement[/red bold] ({r.engine}, {r.scenario}, {r.variant}): {d}")
+        console.print(f"set {args.set}: {len(results)} run(s) checked in {elapsed:.1f} s")
     if args.strict:
         _print_untested(console, report)
+    _explain_exit(console, report)
     return report.exit_code
 
 
@@ -313,6 +401,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         examples=args.examples,
         max_depth=args.max_depth,
         time_budget_s=args.time_budget,
+        max_memory_mb=args.max_memory,
         out=out,
         on_run=lambda engine, v, sc: console.print(f"[bold]{engine}[/bold] mutant {v} on {sc}"),
     )
@@ -323,7 +412,17 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     from keos.reports.terminal import render_mutants
 
     render_mutants(console, all_rows)
+    if args.junit:
+        from keos.reports.junit import write_mutants_junit
+
+        console.print(f"JUnit report: {write_mutants_junit(Path(args.junit), all_rows)}")
     missed = [r for r in all_rows if r["covered"] and not r["caught"]]
+    timed_out = [r for r in missed if r.get("timed_out")]
+    for r in missed:
+        why = "its time budget ran out first" if r.get("timed_out") else "no invariant caught it"
+        console.print(f"[red]not caught: {r['variant']} ({r['engine']}): {why}[/red]", soft_wrap=True)
+    if missed and len(timed_out) == len(missed):
+        return EXIT_PARTIAL
     return EXIT_VIOLATION if missed else EXIT_OK
 
 
@@ -340,9 +439,18 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
     progress = make_progress(console)
     progress.disable = not console.is_terminal
+    ci_progress = _progress_reporter(console)
+    out = Path(args.out)
+    api.clear_stale_traces(out)
     try:
         with progress:
-            callback = explore_progress(progress, f"explore {scenario.name} ({variant})")
+            bar = explore_progress(progress, f"explore {scenario.name} ({variant})")
+
+            def callback(states: int, transitions: int, depth: int) -> None:
+                bar(states, transitions, depth)
+                if not console.is_terminal:
+                    ci_progress("explore", {"states": states, "transitions": transitions, "depth": depth})
+
             result, graph = api.explore(
                 scenario,
                 variant=variant,
@@ -350,20 +458,32 @@ def cmd_explore(args: argparse.Namespace) -> int:
                 max_states=args.max_states,
                 graph=graph_path is not None,
                 progress=callback,
+                time_budget_s=args.time_budget,
+                max_memory_mb=args.max_memory,
             )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    out = Path(args.out)
+    except MemoryError:
+        api.write_summary(out, [], "explore", stopped="out of memory (MemoryError)")
+        print("keos: out of memory; set --max-memory below the machine's memory (exit 4)", file=sys.stderr)
+        return EXIT_PARTIAL
+    except KeyboardInterrupt:
+        api.write_summary(out, [], "explore", stopped="interrupted")
+        print("keos: interrupted; summary.json is marked partial (exit 4)", file=sys.stderr)
+        return EXIT_PARTIAL
     api.write_traces(result, out, scenario)
     api.write_summary(out, [result], "explore")
     if graph is not None and graph_path is not None:
         import networkx as nx
 
+        from keos.reports.graph import label_graph, to_dot
+
+        label_graph(graph, result)
         graph_path.parent.mkdir(parents=True, exist_ok=True)
         if graph_path.suffix == ".graphml":
             nx.write_graphml(graph, graph_path)
         else:
-            graph_path.write_text(_to_dot(graph), encoding="utf-8")
+            graph_path.write_text(to_dot(graph), encoding="utf-8")
         console.print(f"state graph ({graph.number_of_nodes()} states, {graph.number_of_edges()} edges): {graph_path}")
     stats = result.stats
     if args.json:
@@ -380,33 +500,22 @@ def cmd_explore(args: argparse.Namespace) -> int:
         from keos.checker.coverage import transition_coverage
 
         render_transition_coverage(console, transition_coverage(result.coverage))
-    for d in result.stats.get("engine_disagreement", []) or []:
-        console.print(f"[red bold]engine disagreement[/red bold] ({result.scenario}, {result.variant}): {d}")
-    if result.stats.get("engine_disagreement"):
-        return EXIT_ENGINE_DISAGREEMENT
-    return EXIT_VIOLATION if result.violated else EXIT_OK
-
-
-def _to_dot(graph: Any) -> str:
-    lines = ["digraph keos {", "  node [shape=point];"]
-    for node, data in graph.nodes(data=True):
-        attrs = ' [shape=doublecircle, label=""]' if data.get("initial") else ""
-        lines.append(f'  "{node}"{attrs};')
-    for a, b, data in graph.edges(data=True):
-        label = str(data.get("action", "")).replace('"', "'")
-        lines.append(f'  "{a}" -> "{b}" [label="{label}"];')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    report = api.CheckReport(results=[result])
+    _explain_exit(console, report)
+    return report.exit_code
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``keos replay TRACE``: confirm (exit 1) or refute (exit 0) a recorded violation."""
     outcome = api.replay(args.trace)
-    data, result = outcome.data, outcome.replay
-    console = _console(args.json)
+    data, result, drawn = outcome.data, outcome.replay, outcome.drawn
+    # Stdout carries one thing (JSON, the Mermaid diagram or the drawing); the verdict goes to stderr
+    # whenever stdout is machine-readable, so `keos replay T --mermaid > f.mmd` writes only the diagram.
+    console = _console(args.json or args.mermaid)
     summary = {
         "trace": str(args.trace),
         "scenario": outcome.scenario.name,
+        "scenario_from": outcome.scenario_from,
         "variant": data["variant"],
         "invariant": data["invariant"],
         "confirmed": result.confirmed,
@@ -415,20 +524,44 @@ def cmd_replay(args: argparse.Namespace) -> int:
         "first_violation_at": result.violated_at,
         "liveness": data.get("liveness"),
         "loop_start": data.get("loop_start"),
+        "differences": outcome.differences,
     }
+    if args.itf:
+        from keos.reports.itf import write_itf
+
+        summary["itf"] = str(write_itf(Path(args.itf), outcome))
     if args.json:
         print(json.dumps(summary, indent=2))
     elif args.mermaid:
         from keos.reports.trace_text import sequence_diagram
 
-        print(sequence_diagram(data))
+        print(sequence_diagram(drawn))
     else:
         from keos.reports.trace_text import render_trace
 
-        render_trace(console, data)
+        render_trace(console, drawn)
+    from rich.markup import escape
+
+    console.print(f"[dim]drawn: the {len(drawn['steps'])} steps re-executed on scenario {outcome.scenario.name} "
+                  f"({outcome.scenario_from}), not the stored ones[/dim]")
+    for line in outcome.differences:
+        console.print(f"[yellow]the trace file differs from its replay: {escape(line)}[/yellow]")
+    if args.itf:
+        console.print(f"ITF trace: {summary['itf']}")
     verdict = "[red]CONFIRMED[/red]" if result.confirmed else "[green]REFUTED[/green]"
-    console.print(f"{verdict}: {result.reason}")
+    console.print(f"{verdict}: {escape(result.reason)}")
     return EXIT_VIOLATION if result.confirmed else EXIT_OK
+
+
+def cmd_export_itf(args: argparse.Namespace) -> int:
+    """``keos export-itf TRACE --output F``: the re-executed trace in Apalache's Informal Trace Format."""
+    from keos.reports.itf import write_itf
+
+    outcome = api.replay(args.trace)
+    path = write_itf(Path(args.output), outcome)
+    console = _console(False)
+    console.print(f"ITF trace ({len(outcome.drawn['steps']) + 1} states): {path}")
+    return EXIT_OK
 
 
 def _list_arg(flag: str, text: str, convert: Any, what: str) -> tuple[Any, ...]:
@@ -443,6 +576,12 @@ def _list_arg(flag: str, text: str, convert: Any, what: str) -> tuple[Any, ...]:
     return tuple(dict.fromkeys(values))
 
 
+def _acks_item(text: str) -> str:
+    if text not in ("all", "1", "0", "-1"):
+        raise ValueError(text)
+    return "all" if text == "-1" else text
+
+
 def _bool_item(text: str) -> bool:
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
@@ -455,11 +594,14 @@ def cmd_config_space(args: argparse.Namespace) -> int:
         from keos.checker.bmc.config_space import DEFAULT_INVARIANTS, config_space
     except ImportError as exc:
         raise UsageError(f"config-space needs the z3 solver ({exc})") from None
+    if args.max_depth > MAX_BMC_DEPTH:
+        raise UsageError(f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} for z3 queries (every step is "
+                         "encoded before the time budget can stop it)")
     scenario = resolve_scenario(args.scenario)
     invariants = tuple(args.invariant) if args.invariant else DEFAULT_INVARIANTS
     retries = _list_arg("--retries", args.retries, int, "integers")
     max_in_flight = _list_arg("--max-in-flight", args.max_in_flight, int, "integers")
-    acks = _list_arg("--acks", args.acks, str, "all, 1 or 0")
+    acks = _list_arg("--acks", args.acks, _acks_item, "all, 1 or 0")
     idempotence = _list_arg("--idempotence", args.idempotence, _bool_item, "true or false")
     out = Path(args.out)
     console = _console(args.json)
@@ -628,6 +770,8 @@ def cmd_import_witness(args: argparse.Namespace) -> int:
         text = Path(args.witness).read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {args.witness}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{args.witness}: not an ASCII AIGER witness (byte {exc.start})") from None
     try:
         actions = witness_actions(enc, text)
     except ValueError as exc:
@@ -672,7 +816,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             stats = dict(result.stats, cpu_s=round(cpu, 3), states_per_cpu_s=rate)
             if best is None or stats["states_per_cpu_s"] > best["states_per_cpu_s"]:
                 best = stats
-        assert best is not None
+        if best is None:
+            raise UsageError("--repeat must be >= 1")
         rows.append({"scenario": scenario.name, **best})
     if args.json:
         print(json.dumps({"keos_version": KEOS_VERSION, "bench": rows}, indent=2))
@@ -703,111 +848,171 @@ def cmd_bench(args: argparse.Namespace) -> int:
 # -- parser ---------------------------------------------------------------------------------------
 
 
-def _parser() -> _Parser:
-    p = _Parser(prog="keos", description="Verify Apache Kafka's exactly-once semantics on an executable model.")
-    p.add_argument("--version", action="version", version=f"keos {KEOS_VERSION}")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Help text that keeps the examples' line breaks and shows every default."""
 
-    s = sub.add_parser("list", help="components, invariants, scenarios, variants")
-    s.add_argument("--json", action="store_true")
+
+def _command(sub: Any, name: str, help: str, examples: str, aliases: Sequence[str] = ()) -> _Parser:
+    """A subcommand with its one-line help, examples and the exit codes in its ``--help``."""
+    parser: _Parser = sub.add_parser(
+        name, help=help, description=help, aliases=list(aliases), formatter_class=_Help,
+        epilog=f"examples:\n{examples}\n\n{EXIT_CODES}",
+    )
+    return parser
+
+
+def _out_flag(s: _Parser, default: str = "keos-out", what: str = "traces and summary.json") -> None:
+    s.add_argument("--out", "--output-dir", dest="out", default=default, metavar="DIR", help=f"directory for {what}")
+
+
+def _budget_flags(s: _Parser, time_default: float | None, per: str) -> None:
+    default = " (default: 60 for bmc, none for explore and hypothesis)" if time_default is None else ""
+    s.add_argument("--time-budget", type=budget_seconds, default=time_default, metavar="SECONDS",
+                   help=f"seconds {per}; a run that reaches it stops with partial results, exit 4 (0 = no limit)"
+                   + default)
+    s.add_argument("--max-memory", type=non_negative_int, default=0, metavar="MIB",
+                   help="stop with partial results (exit 4) when keos's resident memory reaches this (0 = no limit)")
+
+
+def _parser() -> _Parser:
+    p = _Parser(
+        prog="keos",
+        description="Verify Apache Kafka's exactly-once semantics on an executable model.",
+        formatter_class=_Help,
+        epilog="examples:\n  keos check                      # the default gate\n"
+        "  keos check --scenario my.toml --html report.html --junit junit.xml\n"
+        "  keos replay keos-out/explore/idempotence_retry/no_idempotence/no_duplicate_append.trace.json\n\n"
+        + EXIT_CODES,
+    )
+    p.add_argument("--version", action="version", version=f"keos {KEOS_VERSION}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+
+    s = _command(sub, "list", "components, invariants, scenarios, variants", "  keos list\n  keos list --json")
+    s.add_argument("--json", action="store_true", help="machine-readable listing on stdout")
     s.set_defaults(func=cmd_list)
 
-    s = sub.add_parser("check", help="check invariants on scenarios (exit 1 on a violation)")
-    s.add_argument("--scenario", action="append", metavar="NAME|FILE", help="repeatable; default: default scenarios")
+    s = _command(
+        sub, "check", "check invariants on scenarios (exit 1 on a violation)",
+        "  keos check\n  keos check --scenario idempotence_retry --variant small_duplicate_window\n"
+        "  keos check --scenario my.toml --engine all --json --junit junit.xml --sarif keos.sarif",
+    )
+    s.add_argument("--scenario", action="append", metavar="NAME|FILE",
+                   help="built-in name or TOML file; repeatable (default: the default scenarios)")
     s.add_argument("--set", metavar="NAME", help="a named scenario set (e.g. deep: larger bounds, minutes)")
-    s.add_argument("--engine", default="explore", help="explore, hypothesis, bmc, ... or all")
-    s.add_argument("--variant", help="protocol variant (default: the scenario's)")
-    s.add_argument("--out", default="keos-out", help="directory for traces and summary.json")
-    s.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    s.add_argument("--engine", default="explore", help=f"{', '.join(ENGINES)} or all")
+    s.add_argument("--variant", help="protocol variant (default: each scenario's own); see keos list")
+    _out_flag(s)
+    s.add_argument("--json", action="store_true", help="machine-readable summary on stdout (human output on stderr)")
     s.add_argument("--html", metavar="FILE", help="write an HTML report")
     s.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--max-depth", type=int, default=0)
-    s.add_argument("--max-states", type=int, default=0)
-    s.add_argument("--examples", type=int, default=0, help="hypothesis: examples per run")
-    s.add_argument("--stop-on-first", action="store_true")
-    s.add_argument("--strict", action="store_true", help="exit 1 when an invariant is untested")
-    s.add_argument(
-        "--time-budget", type=float, default=60.0,
-        help="seconds per scenario for engines that honour it (bmc: the depth reached is reported; 0 = none)",
-    )
+    s.add_argument("--sarif", metavar="FILE", help="write a SARIF 2.1.0 report (CI code-scanning views)")
+    s.add_argument("--seed", type=non_negative_int, default=0, help="seed of randomized engines")
+    s.add_argument("--max-depth", type=non_negative_int, default=0, help="steps per run (0 = the scenario's bound)")
+    s.add_argument("--max-states", type=non_negative_int, default=0,
+                   help="distinct states per run; reaching it gives partial results, exit 4 (0 = the scenario's)")
+    s.add_argument("--examples", type=non_negative_int, default=0, help="hypothesis: examples per run (0 = 300)")
+    s.add_argument("--stop-on-first", action="store_true", help="stop each run at its first violation")
+    s.add_argument("--strict", action="store_true",
+                   help="also exit 1 when an invariant is untested (a sometimes-partner never fired); says which")
+    _budget_flags(s, None, "per run (scenario x engine)")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("mutants", help="prove the gate catches every weakened variant")
-    s.add_argument("--engine", default="explore")
-    s.add_argument("--out", default="keos-out")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--examples", type=int, default=0)
-    s.add_argument("--max-depth", type=int, default=0)
-    s.add_argument(
-        "--time-budget", type=float, default=300.0, help="seconds per variant for engines that honour it (bmc)"
-    )
+    s = _command(sub, "mutants", "prove the gate catches every weakened variant",
+                 "  keos mutants\n  keos mutants --engine bmc --junit mutants.xml")
+    s.add_argument("--engine", default="explore", help=f"{', '.join(ENGINES)} or all")
+    _out_flag(s, what="mutants.json and the traces")
+    s.add_argument("--json", action="store_true", help="machine-readable rows on stdout")
+    s.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one test case per variant)")
+    s.add_argument("--seed", type=non_negative_int, default=0, help="seed of randomized engines")
+    s.add_argument("--examples", type=non_negative_int, default=0, help="hypothesis: examples per run (0 = 300)")
+    s.add_argument("--max-depth", type=non_negative_int, default=0, help="steps per run (0 = the scenario's bound)")
+    _budget_flags(s, 300.0, "per variant")
     s.set_defaults(func=cmd_mutants)
 
-    s = sub.add_parser("explore", help="breadth-first search with statistics and graph export")
-    s.add_argument("--scenario", required=True, metavar="NAME|FILE")
-    s.add_argument("--variant")
-    s.add_argument("--graph", metavar="FILE", help="export the state graph (.graphml or .dot)")
-    s.add_argument("--max-depth", type=int, default=0)
-    s.add_argument("--max-states", type=int, default=0)
-    s.add_argument("--out", default="keos-out")
-    s.add_argument("--json", action="store_true")
+    s = _command(sub, "explore", "breadth-first search with statistics and graph export",
+                 "  keos explore --scenario idempotence_retry\n"
+                 "  keos explore --scenario my.toml --variant no_idempotence --graph states.dot")
+    s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="built-in name or TOML file")
+    s.add_argument("--variant", help="protocol variant (default: the scenario's own)")
+    s.add_argument("--graph", metavar="FILE",
+                   help="export the state graph (.graphml or .dot): labelled states, the counterexample path marked")
+    s.add_argument("--max-depth", type=non_negative_int, default=0, help="steps (0 = the scenario's bound)")
+    s.add_argument("--max-states", type=non_negative_int, default=0,
+                   help="distinct states; reaching it gives partial results, exit 4 (0 = the scenario's)")
+    _out_flag(s)
+    s.add_argument("--json", action="store_true", help="machine-readable result on stdout")
+    _budget_flags(s, 0.0, "for the search")
     s.set_defaults(func=cmd_explore)
 
-    s = sub.add_parser("replay", help="re-execute a trace and confirm its violation")
-    s.add_argument("trace")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--mermaid", action="store_true", help="print a Mermaid sequence diagram")
+    s = _command(sub, "replay", "re-execute a trace and confirm its violation (exit 1) or refute it (exit 0)",
+                 "  keos replay T.trace.json\n  keos replay T.trace.json --mermaid > t.mmd\n"
+                 "  keos replay T.trace.json --itf t.itf.json")
+    s.add_argument("trace", help="a .trace.json file written by keos")
+    s.add_argument("--json", action="store_true", help="the verdict as JSON on stdout")
+    s.add_argument("--mermaid", action="store_true",
+                   help="only a Mermaid sequence diagram on stdout (the verdict goes to stderr)")
+    s.add_argument("--itf", metavar="FILE", help="also write the re-executed trace in Apalache's ITF (JSON)")
     s.set_defaults(func=cmd_replay)
 
-    s = sub.add_parser(
-        "config-space", help="which producer configs admit a duplicate or reordering (z3, replayed witnesses)"
+    s = _command(sub, "export-itf", "write a trace, re-executed, in Apalache's Informal Trace Format",
+                 "  keos export-itf T.trace.json --output t.itf.json")
+    s.add_argument("trace", help="a .trace.json file written by keos")
+    s.add_argument("--output", "-o", "--itf", dest="output", required=True, metavar="FILE", help="the ITF file")
+    s.set_defaults(func=cmd_export_itf)
+
+    s = _command(sub,
+        "config-space", "which producer configs admit a duplicate or reordering (z3, replayed witnesses)",
+        "  keos config-space --scenario idempotence_retry --retries 0,1 --max-in-flight 1,5",
     )
     s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="an idempotence scenario")
     s.add_argument(
         "--invariant", action="append", metavar="NAME", help="repeatable; default: a duplicate and a reordering"
     )
-    s.add_argument("--max-depth", type=int, default=12, help="steps per query")
-    s.add_argument("--time-budget", type=float, default=60.0, help="seconds for the whole grid (0 = unlimited)")
+    s.add_argument("--max-depth", type=positive_int, default=12,
+                   help=f"steps per query (at most {MAX_BMC_DEPTH}: z3 encodes every step before it solves)")
+    s.add_argument("--time-budget", type=budget_seconds, default=60.0, metavar="SECONDS",
+                   help="seconds for the whole grid (0 = unlimited)")
     s.add_argument("--retries", default="0,1,2", metavar="LIST", help="retries values, comma-separated")
     s.add_argument("--max-in-flight", default="1,2,5", metavar="LIST", help="max.in.flight values, comma-separated")
     s.add_argument("--acks", default="all,1,0", metavar="LIST", help="acks values, comma-separated")
     s.add_argument("--idempotence", default="true,false", metavar="LIST", help="enable.idempotence values")
-    s.add_argument("--out", default="keos-out", help="directory for derived scenarios, traces and summary.json")
+    _out_flag(s, what="derived scenarios, traces and summary.json")
     s.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
     s.set_defaults(func=cmd_config_space)
 
-    s = sub.add_parser(
-        "export-aiger", help="the idempotence core as an AIGER circuit, for hardware model checkers such as ABC"
+    s = _command(sub,
+        "export-aiger", "the idempotence core as an AIGER circuit, for hardware model checkers such as ABC",
+        "  keos export-aiger --scenario idempotence_retry --variant no_idempotence --output retry.aig",
     )
     s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="an idempotence scenario")
     s.add_argument("--variant", help="protocol variant (default: the scenario's)")
     s.add_argument("--invariant", action="append", metavar="NAME", help="repeatable; default: every encoded one")
-    s.add_argument("--output", metavar="FILE", help="default: SCENARIO.aig")
-    s.add_argument("--slots", type=int, help="network slots (default: from the in-flight limit)")
-    s.add_argument("--bits", type=int, default=6, help="bits per integer (default 6)")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--output", "-o", metavar="FILE", help="the circuit file (default: SCENARIO.aig)")
+    s.add_argument("--slots", type=positive_int, help="network slots (default: from the in-flight limit)")
+    s.add_argument("--bits", type=positive_int, default=6, help="bits per integer, 4..16")
+    s.add_argument("--json", action="store_true", help="machine-readable result on stdout")
     s.set_defaults(func=cmd_export_aiger)
 
-    s = sub.add_parser(
-        "import-witness", help="a model checker's counterexample on an export-aiger circuit, replayed as a trace"
+    s = _command(sub,
+        "import-witness", "a model checker's counterexample on an export-aiger circuit, replayed as a trace",
+        "  keos import-witness retry.cex --circuit retry.aig",
     )
     s.add_argument("witness", help="AIGER witness (e.g. berkeley-abc's write_cex -a)")
     s.add_argument("--circuit", metavar="FILE", help="the export-aiger file: its settings are used for the rest")
     s.add_argument("--scenario", metavar="NAME|FILE", help="as given to export-aiger (required without --circuit)")
     s.add_argument("--variant", help="as given to export-aiger")
     s.add_argument("--invariant", action="append", metavar="NAME", help="as given to export-aiger")
-    s.add_argument("--slots", type=int, help="as given to export-aiger")
-    s.add_argument("--bits", type=int, help="as given to export-aiger (default 6)")
-    s.add_argument("--out", default="keos-out", help="directory for the trace")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--slots", type=positive_int, help="as given to export-aiger")
+    s.add_argument("--bits", type=positive_int, help="as given to export-aiger (default 6)")
+    _out_flag(s, what="the trace")
+    s.add_argument("--json", action="store_true", help="machine-readable result on stdout")
     s.set_defaults(func=cmd_import_witness)
 
-    s = sub.add_parser("bench", help="explicit-state throughput on the default scenarios")
-    s.add_argument("--scenario", action="append", metavar="NAME|FILE")
-    s.add_argument("--repeat", type=int, default=3)
-    s.add_argument("--json", action="store_true")
+    s = _command(sub, "bench", "explicit-state throughput on the default scenarios",
+                 "  keos bench --repeat 1 --scenario idempotence_retry")
+    s.add_argument("--scenario", action="append", metavar="NAME|FILE", help="repeatable (default: the default ones)")
+    s.add_argument("--repeat", type=positive_int, default=3, help="runs per scenario; the best is shown")
+    s.add_argument("--json", action="store_true", help="machine-readable rows on stdout")
     s.set_defaults(func=cmd_bench)
 
     importlib.import_module("keos.checker.cli.conform").register(sub)  # keos conform (real clients and brokers)
@@ -824,25 +1029,85 @@ def _parser() -> _Parser:
     return p
 
 
+#: Flags naming an output directory / an output file, checked before any work starts.
+OUTPUT_DIRS = {"out": "--out"}
+OUTPUT_FILES = {"html": "--html", "junit": "--junit", "sarif": "--sarif", "graph": "--graph", "output": "--output",
+                "itf": "--itf"}
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse output paths that cannot be written, before the run (not after it)."""
+    for attr, flag in OUTPUT_DIRS.items():
+        value = getattr(args, attr, None)
+        if value is not None and (why := guard.check_output_dir(value, flag)):
+            raise UsageError(why)
+    for attr, flag in OUTPUT_FILES.items():
+        value = getattr(args, attr, None)
+        if value is not None and (why := guard.check_output_file(value, flag)):
+            raise UsageError(why)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``keos`` command."""
-    parser = _parser()
+    """Entry point of the ``keos`` command: run one command and return its documented exit code.
+
+    Nothing escapes as a traceback: bad input is one line and exit 2; a closed stdout pipe
+    (``keos list | head -1``) silences the rest of the output; Ctrl-C and running out of memory
+    exit 4 with what was finished; any other exception is a keos bug, written to a crash report
+    file, exit 3.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    stdout = sys.stdout
+    sys.stdout = guard.PipeSafeStream(stdout)
+    restore_sigterm = guard.sigterm_as_interrupt()
+    args: argparse.Namespace | None = None
     try:
+        parser = _parser()
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help()
-            return EXIT_BAD_INPUT
-        for name in ("max_depth", "max_states", "examples", "repeat", "time_budget"):
-            if getattr(args, name, 0) is not None and getattr(args, name, 0) < 0:
-                raise UsageError(f"--{name.replace('_', '-')} must be >= 0")
+            raise UsageError("a command is required: list, check, mutants, explore, replay, ... (keos --help)")
+        _check_outputs(args)
         code: int = args.func(args)
         return code
     except (UsageError, ModelError, TraceError) as exc:
-        print(f"keos: error: {exc}", file=sys.stderr)
+        print(f"keos: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("keos: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (a CI job cancelled)
+        print("keos: interrupted; finished results are kept (exit 4)", file=sys.stderr)
+        return EXIT_PARTIAL
+    except MemoryError:
+        print("keos: out of memory; finished results are kept, set --max-memory below the machine's memory (exit 4)",
+              file=sys.stderr)
+        return EXIT_PARTIAL
+    except OSError as exc:
+        # The file system refused a read or write keos could not check beforehand (a disk filled up,
+        # a file removed mid-run): the environment, not a verdict and not a keos bug.
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"keos: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except SystemExit as exc:  # argparse's --help / --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except Exception as exc:
+        return _crash(argv, args, exc)
+    finally:
+        restore_sigterm()
+        safe = sys.stdout
+        try:
+            safe.flush()
+        finally:
+            sys.stdout = stdout
+            if isinstance(safe, guard.PipeSafeStream) and safe.closed_by_reader:
+                guard.silence_closed_stdout(stdout)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _crash(argv: Sequence[str], args: argparse.Namespace | None, exc: BaseException) -> int:
+    path = guard.write_crash_report(argv, exc, getattr(args, "out", None))
+    print(f"keos: internal error: {type(exc).__name__}: {_one_line(exc)[:200]} -- a bug in keos, not a verdict; "
+          f"crash report: {path} (exit 3)", file=sys.stderr)
+    return EXIT_ENGINE_DISAGREEMENT
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ def run_explore(scenario: Scenario, variant: str, options: EngineOptions) -> Eng
         max_depth=options.max_depth or bounds.max_depth,
         max_states=options.max_states or bounds.max_states,
         stop_on_first=options.stop_on_first,
+        time_budget_s=options.time_budget_s,
+        max_memory_mb=options.max_memory_mb,
     )
     callback = None
     if options.progress is not None:

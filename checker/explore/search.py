@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from keos.checker.budget import Budget
 from keos.checker.explore.disagreement import Disagreement
 from keos.checker.explore.liveness import LivenessPass
 from keos.checker.results import EngineResult, Verdict, judge
@@ -42,6 +43,11 @@ class ExploreOptions:
             shortest counterexample of every invariant.
         graph: build a networkx graph of the explored state space.
         max_graph_states: refuse to build a graph beyond this many states.
+        time_budget_s: stop after this many seconds (0 = no limit).
+        max_memory_mb: stop when the process's resident memory reaches this (0 = no limit).
+
+    A search stopped by ``max_states``, the time or the memory budget returns what it found with
+    ``stats["limit_reached"]`` set (``"states"``, ``"time"``, ``"memory"``): a partial result.
     """
 
     max_depth: int = 0
@@ -49,6 +55,8 @@ class ExploreOptions:
     stop_on_first: bool = False
     graph: bool = False
     max_graph_states: int = 20_000
+    time_budget_s: float = 0.0
+    max_memory_mb: int = 0
 
 
 def explore(
@@ -83,6 +91,8 @@ def explore(
     expanded = 0
     max_depth_seen = 0
     complete = True
+    budget = Budget(options.time_budget_s, options.max_memory_mb)
+    limit: tuple[str, str] | None = None
 
     def check(state: Any) -> bool:
         bad = False
@@ -106,6 +116,11 @@ def explore(
 
     remaining_always = len(always)
     while frontier:
+        if expanded % 256 == 0 and (options.time_budget_s or options.max_memory_mb):
+            limit = budget.exceeded()
+            if limit is not None:
+                complete = False
+                break
         if options.stop_on_first and violations:
             complete = False
             break
@@ -160,6 +175,7 @@ def explore(
                 frontier.append((nxt, depth + 1))
             if options.max_states and len(parent) >= options.max_states:
                 complete = False
+                limit = ("states", f"state budget of {options.max_states:,} distinct states reached")
                 frontier.clear()
                 break
             if graph is not None and graph.number_of_nodes() > options.max_graph_states:
@@ -201,6 +217,8 @@ def explore(
         if r.name in live_disagree:
             r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {live_disagree[r.name]}"
             stats.setdefault("engine_disagreement", []).append(live_disagree[r.name])
+    if limit is not None:
+        stats["limit_reached"], stats["limit_detail"] = limit
     result = EngineResult(
         engine="explore",
         scenario=scenario,

@@ -30,6 +30,7 @@ Runs that do not settle within the bound are counted in
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from typing import Any
@@ -39,6 +40,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
+from keos.checker.budget import Budget
 from keos.checker.engines import EngineOptions, register
 from keos.checker.liveness import settle
 from keos.checker.minimize import minimize
@@ -56,10 +58,20 @@ class InvariantViolation(AssertionError):
     """Raised inside the state machine when an ALWAYS property fails."""
 
 
+class _OutOfBudget(BaseException):
+    """Raised at the start of a run once the time or memory budget is spent.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``), so Hypothesis does not take it for a failure
+    to shrink: it ends the test at once.
+    """
+
+
 class _Capture:
     """What the runs observed: the last failing run, events, reached properties."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget | None = None) -> None:
+        self.budget = budget
+        self.limit: tuple[str, str] | None = None
         self.failure: tuple[Property, list[Action], int | None] | None = None
         self.suspected: dict[str, int] = {}
         self.events: Counter[str] = Counter()
@@ -82,6 +94,10 @@ def machine_for(model: Model, capture: _Capture, settle_bound: int = 600) -> typ
 
     def _setup(self: Any) -> None:
         RuleBasedStateMachine.__init__(self)
+        if capture.budget is not None:
+            capture.limit = capture.budget.exceeded()
+            if capture.limit is not None:
+                raise _OutOfBudget(capture.limit[1])
         self.state = model.init_states()[0]
         self.enabled = list(model.actions(self.state))
         self.enabled_kinds = {a.kind for a in self.enabled}
@@ -171,9 +187,17 @@ def run_hypothesis(
     step_count: int = 60,
     permitted: tuple[str, ...] = (),
     settle_factor: int = SETTLE_FACTOR,
+    time_budget_s: float = 0.0,
+    max_memory_mb: int = 0,
 ) -> EngineResult:
-    """Run the generated state machine; convert a shrunk failure into a trace."""
-    capture = _Capture()
+    """Run the generated state machine; convert a shrunk failure into a trace.
+
+    With a time or memory budget, a run starts only while budget remains; once it is spent the
+    result is partial (``stats["limit_reached"]``), keeping a failure already found (shrunk as far
+    as the budget allowed).
+    """
+    budget = Budget(time_budget_s, max_memory_mb) if time_budget_s or max_memory_mb else None
+    capture = _Capture(budget)
     machine = machine_for(model, capture, settle_factor * max(step_count, 1))
     config = settings(
         max_examples=max_examples,
@@ -192,10 +216,9 @@ def run_hypothesis(
     seeded = hypothesis.seed(seed)(factory)
     start = time.perf_counter()
     traces: dict[str, Trace] = {}
-    try:
+    with contextlib.suppress(InvariantViolation, _OutOfBudget):
         run_state_machine_as_test(seeded, settings=config)  # type: ignore[arg-type]  # a factory is accepted
-    except InvariantViolation:
-        assert capture.failure is not None
+    if capture.failure is not None:
         prop, actions, loop_start = capture.failure
         eventually = prop.expectation is Expectation.EVENTUALLY
         shrunk = actions if eventually else minimize(model, actions, prop)
@@ -221,6 +244,8 @@ def run_hypothesis(
             r.verdict = Verdict.UNTESTED
             r.detail = (f"suspected livelock in {capture.suspected[r.name]} run(s): the fair quiescence phase did "
                         "not settle and no fair cycle repeated (not confirmed)")
+    if capture.limit is not None:
+        stats["limit_reached"], stats["limit_detail"] = capture.limit
     return EngineResult(
         engine="hypothesis",
         scenario=scenario,
@@ -246,4 +271,6 @@ def _engine(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
         max_examples=options.examples or 300,
         step_count=options.max_depth or 60,
         permitted=scenario.permitted,
+        time_budget_s=options.time_budget_s,
+        max_memory_mb=options.max_memory_mb,
     )

@@ -173,8 +173,12 @@ def plan_sweep(
     builtins = builtin_scenarios()
     cells: list[Cell] = []
     seen: set[str] = set()
+    from keos.scenarios.variant_scope import variant_applies
+
     for ref, variant in dict.fromkeys(pairs):
         scenario = resolve_scenario(ref)
+        if variant and not scenarios and not mutants and not variant_applies(VARIANTS[variant], scenario.model)[0]:
+            continue  # a default scenario of a model the variant does not change (asked for explicitly: an error)
         toml = "" if ref in builtins else Path(ref).read_text(encoding="utf-8")
         vname = variant or scenario.variant
         model = build_model(scenario, vname)
@@ -184,6 +188,8 @@ def plan_sweep(
                 raise SweepError(f"two scenarios named {scenario.name!r} in one sweep")
             seen.add(cell.key)
             cells.append(cell)
+    if not cells:
+        raise SweepError(f"no default scenario has a model that variant(s) {', '.join(variants)} apply to")
     extra: dict[str, Any] = {"mutants": list(dict.fromkeys(c.variant for c in cells))} if mutants else {}
     return SweepSpec(tuple(cells), runs, steps, seed, chunk_runs, extra=extra)
 
@@ -837,7 +843,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
     err = Console(stderr=True)
     if args.partitions < 0:
-        print("error: --partitions must be >= 0", file=sys.stderr)
+        print("keos: error: --partitions must be >= 0", file=sys.stderr)
         return 2
     try:
         spec = plan_sweep(
@@ -846,7 +852,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         if not args.local_python and not _MASTER.match(args.master):
             raise SweepError(f"bad --master {args.master!r} (local[*], local[N], spark://host:port, sc://host:port)")
     except (ModelError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"keos: error: {exc}", file=sys.stderr)
         return 2
     where = "python" if args.local_python else args.master
     columns = (
@@ -865,12 +871,12 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         try:
             result = run_sweep(spec, args.out, args.master, args.partitions, args.resume, args.local_python, progress)
         except ModelError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"keos: error: {exc}", file=sys.stderr)
             return 2
         except Exception as exc:  # Spark or the JVM failed: earlier chunks are safe on disk
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             print(
-                f"error: sweep failed ({type(exc).__name__}: {first[:300]}); "
+                f"keos: error: sweep failed ({type(exc).__name__}: {first[:300]}); "
                 f"finished chunks are kept in {args.out}, rerun with --resume",
                 file=sys.stderr,
             )

@@ -5,7 +5,7 @@
   batches of aborted transactions, using the aborted-transaction index the
   fetch response carries (``FetchResponse.abortedTransactions``; the consumer
   drops an aborted producer's batches from ``firstOffset`` up to its ABORT
-  marker, fact sheet §2.5).
+  marker, ``UnifiedLog.lastStableOffset``).
 
 These are pure functions of the leader's state: a fetch from offset 0 at any
 instant.  Consumer positions and fetch sessions are not modelled (a consumer

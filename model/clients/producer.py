@@ -16,7 +16,7 @@ What the model keeps of the client (``RecordAccumulator``, ``Sender``,
   (``RecordAccumulator.shouldStopDrainBatchesForPartition``), so retries
   cannot overtake.
 * **Responses** (``Sender.completeBatch``, ``TransactionManager.canRetry`` /
-  ``handleFailedBatch``, fact sheet §2.3):
+  ``handleFailedBatch``, ``Sender.java``, ``TransactionManager.java``):
   NONE and DUPLICATE_SEQUENCE_NUMBER complete the batch; OUT_OF_ORDER_SEQUENCE_NUMBER
   is retried when an earlier batch of the partition is still unresolved (the
   error is then a consequence of that batch), otherwise the batch fails and an
@@ -161,7 +161,7 @@ def new_producer(partitions: int, connection: int = 0, next_record: int = 0) -> 
 
 
 def init_producer_id(p: Producer, producer_id: int) -> Producer:
-    """InitProducerId for an idempotent producer: a fresh id at epoch 0 (§1.2)."""
+    """InitProducerId for an idempotent producer: a fresh id at epoch 0 (``handleInitProducerId``)."""
     return p._replace(producer_id=producer_id, producer_epoch=0)
 
 

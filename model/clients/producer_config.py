@@ -3,8 +3,8 @@
 KIP-98 / KAFKA-5494: idempotence needs ``acks=all`` (so an acknowledged batch
 survives a leader change), ``retries > 0`` (or the sequence window never
 matters) and ``max.in.flight.requests.per.connection <= 5`` (the broker caches
-the metadata of only the last five batches per producer, §2.1 of the fact
-sheet).  Kafka raises ``ConfigException`` for a conflicting explicit setting;
+the metadata of only the last five batches per producer, ``ProducerStateEntry.java``).  Kafka raises
+``ConfigException`` for a conflicting explicit setting;
 the model raises :class:`ProducerConfigError`, which the CLI turns into a
 one-line error with exit code 2.
 """

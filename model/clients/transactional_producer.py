@@ -1,6 +1,6 @@
 """The transactional producer client: Kafka's ``TransactionManager`` state machine.
 
-KIP-98 §6-8; fact sheet §2.3, §3.1.  A :class:`TxnClient` wraps the idempotent
+KIP-98 §6-8; ``Sender.java``, ``TransactionManager.java``, KIP-360.  A :class:`TxnClient` wraps the idempotent
 data path of :mod:`model.clients.producer` (batches, sequences, drain, produce
 responses, delivery timeouts) and adds the transaction API and states::
 
@@ -332,7 +332,7 @@ def abortable_error(c: TxnClient) -> TxnClient:
     """An abortable error outside the data path, with no epoch bump.
 
     ``TxnOffsetCommitHandler``: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (a
-    ``CommitFailedException``), TRANSACTION_ABORTABLE (fact sheet §3.2).
+    ``CommitFailedException``), TRANSACTION_ABORTABLE (KIP-447).
     """
     if c.state in (C.FATAL_ERROR, C.ABORTING):
         return c

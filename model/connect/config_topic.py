@@ -1,4 +1,4 @@
-"""Kafka Connect's config topic as ``KafkaConfigBackingStore`` reads it (KIP-618, fact sheet §5.3).
+"""Kafka Connect's config topic as ``KafkaConfigBackingStore`` reads it (KIP-618).
 
 The config topic is one partition (a :class:`~model.log.partition.PartitionLeader`)
 holding, for the modelled connector ``source``:
@@ -10,11 +10,11 @@ holding, for the modelled connector ``source``:
   ``connectorsPendingFencing``;
 * ``tasks-fencing-source``: the **task-count record** {task-count}.  Reading it
   sets ``connectorTaskCountRecords`` and removes the connector from
-  ``connectorsPendingFencing`` (seed section 八: a task-count record that
+  ``connectorsPendingFencing`` (KIP-618 §Task count records: a task-count record that
   follows the latest task configs means the tasks may start without fencing).
 
 Records are written by the leader's transactional producer
-(``connect-cluster-${groupId}``, section 十一) or, without exactly-once
+(``connect-cluster-${groupId}``, KIP-618 §Leader access to config topic) or, without exactly-once
 support on the leader, by a plain producer.  Every worker reads the topic with
 ``isolation.level=read_committed``: the snapshot of a worker that has read up
 to offset ``upto`` is :func:`model.clients.consumer.fetch` (read_committed) of the log
@@ -139,7 +139,7 @@ def snapshot(leader: PartitionLeader, upto: int) -> ConfigSnapshot:
 
 @lru_cache(maxsize=65536)
 def task_count_follows_generation(leader: PartitionLeader, generation: int) -> bool:
-    """Whether the committed topic has a task-count record after the commit of ``generation`` (section 八)."""
+    """Whether the committed topic has a task-count record after the commit of ``generation`` (KIP-618)."""
     seen = -1
     after = False
     for rid in fetch(leader, READ_COMMITTED):

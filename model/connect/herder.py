@@ -1,6 +1,6 @@
 """The distributed herder: leadership, assignment, rebalance, the zombie-fencing round, preflight.
 
-``DistributedHerder`` (fact sheet §5.2, §5.4; seed sections 八, 十一, 五):
+``DistributedHerder`` (KIP-618 §Zombie fencing, §Task count records, §Leader access to config topic):
 
 * **Rebalance.**  The workers that are running rejoin the group; a paused or
   crashed worker is dropped (session timeout).  The leader stays if it is
@@ -8,7 +8,7 @@
   with the most recent config offset; all members here read to the end).  The
   leader reads the config topic to the end and assigns the tasks of the latest
   generation round-robin over the members sorted by id (``EagerAssignor``).
-* **Write privileges** (section 十一).  A new leader with
+* **Write privileges** (KIP-618 §Leader access to config topic).  A new leader with
   ``exactly.once.source.support`` preparing or enabled claims the config topic
   (``claimWritePrivileges``, in its first tick: the same step as the rebalance): ``initTransactions()`` on
   ``connect-cluster-${groupId}`` fences every older leader.  A failed
@@ -18,12 +18,12 @@
   read the config topic to the end; if the connector is not pending fencing,
   answer 200 at once; if there is no task-count record yet, or both the
   recorded and the current task count are 1 (the single new task fences the
-  single old one with its own ``initTransactions``, seed section 八 footnote),
+  single old one with its own ``initTransactions``, KIP-618 §Zombie fencing),
   skip the fencing; otherwise ``Admin.fenceProducers`` the transactional ids
   of tasks 0..record-1.  Then re-read: a task-config generation that advanced
   meanwhile is a 409 CONFLICT; else write the task-count record = the current
   task count through the leader's transactional producer.
-* **Preflight validation** (:func:`preflight_errors`, seed section 五).
+* **Preflight validation** (:func:`preflight_errors`, ``AbstractHerder.validateConnectorConfig``).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def preflight_errors(
     connector_boundaries: str,
     validating_worker_support: str,
 ) -> list[str]:
-    """``AbstractHerder.validateConnectorConfig`` for a source connector under KIP-618 (seed section 五)."""
+    """``AbstractHerder.validateConnectorConfig`` for a source connector under KIP-618 (its pre-flight validation)."""
     errors: list[str] = []
     if exactly_once_support == "required":
         if validating_worker_support != "enabled":
@@ -146,7 +146,7 @@ def _fenced_from_config_topic(sys: ConnectCluster, s: ConnectState, w: int, answ
 
 
 def claim_write_privileges(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """``claimWritePrivileges``: a new ``connect-cluster-${groupId}`` producer runs initTransactions (section 十一)."""
+    """``claimWritePrivileges``: a new ``connect-cluster-${groupId}`` producer runs initTransactions (KIP-618)."""
     kafka, handle, events = init_transactions(s.kafka, LEADER_TID, len(s.kafka.partitions), sys.cc)
     if handle is None:
         return None
@@ -157,7 +157,7 @@ def claim_write_privileges(sys: ConnectCluster, s: ConnectState, w: int) -> Resu
 
 
 def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """``doFenceZombieSourceTasks`` up to Admin.fenceProducers (fact sheet §5.4 steps 2-3)."""
+    """``DistributedHerder.doFenceZombieSourceTasks`` up to Admin.fenceProducers."""
     config = sys._config(s)
     end = cfgt.read_to_end(config)
     snap = cfgt.snapshot(config, end)

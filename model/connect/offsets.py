@@ -1,18 +1,18 @@
-"""Source offsets: the worker's global offsets topic and a connector's own (KIP-618 section 七).
+"""Source offsets: the worker's global offsets topic and a connector's own (KIP-618 §Atomic offset writes, §Migration).
 
 ``KafkaOffsetBackingStore`` / ``ConnectorOffsetBackingStore``: a source task's
 offsets are records ``{partition} -> {offset}`` in an offsets topic.  Under
 exactly-once support the task writes them with its *transactional* producer
-inside the transaction that carries the records they describe (fact sheet
-§5.5 step 7), and every worker reads offsets with
+inside the transaction that carries the records they describe
+(``ExactlyOnceWorkerSourceTask.commitTransaction``), and every worker reads offsets with
 ``isolation.level=read_committed``.
 
 A connector may have its own offsets topic (``offsets.storage.topic``).  It
 then sees a **combined view**: the offsets of its own topic, falling back to
 the worker's global topic for source partitions its own topic does not know
-(section 七 "平滑迁移", the ``CatsStandingUp`` example).  After an exactly-once
+(KIP-618 §Migration, the ``CatsStandingUp`` example).  After an exactly-once
 commit the worker also copies the committed offsets to the global topic with
-a plain producer (section 七), so a later downgrade still finds them.
+a plain producer (KIP-618 §Atomic offset writes), so a later downgrade still finds them.
 
 An offset record's value is the position of the next record to read; it is
 encoded as an int record id ``(source partition, position)``.

@@ -1,8 +1,8 @@
 """The producers a Connect worker uses, against the Kafka cluster of the transactions model.
 
 Not a second copy of Kafka: every transition here is one of the shared
-handlers.  Task producers (``${groupId}-${connector}-${taskId}``, fact sheet
-§5.2) and the leader's config-topic producer (``connect-cluster-${groupId}``)
+handlers.  Task producers (``${groupId}-${connector}-${taskId}``, ``Worker.taskTransactionalId``) and the
+leader's config-topic producer (``connect-cluster-${groupId}``, ``DistributedConfig.transactionalProducerId``)
 are transactional ids of the transaction coordinator in
 :mod:`model.coordinator.transaction.transaction_coordinator` (InitProducerId, AddPartitionsToTxn, EndTxn);
 their batches go through :func:`model.log.partition.handle_txn_produce` (with the
@@ -15,7 +15,7 @@ transactions model (:mod:`model.systems.transactions`) explores the interleaving
 *inside* those calls; the Connect model explores the interleavings *between*
 them (worker pauses, crashes, rebalances, fencing rounds).
 
-``Admin.fenceProducers`` (§5.6) is :func:`fence_producers`: InitProducerId
+``Admin.fenceProducers`` (KIP-618) is :func:`fence_producers`: InitProducerId
 with producer id and epoch -1 for each transactional id, the same request a new
 producer instance's ``initTransactions`` sends; CONCURRENT_TRANSACTIONS (the
 id had an open transaction, which the coordinator fenced and aborted) is
@@ -106,7 +106,7 @@ def init_transactions(
     """``initTransactions()`` of a *new* producer instance: InitProducerId(tid, -1, -1), retried in place.
 
     Returns the handle (``None`` if the coordinator refused) -- its epoch fences
-    every older instance of ``tid`` (fact sheet §5.5 step 5).
+    every older instance of ``tid`` (``ExactlyOnceWorkerSourceTask``, ``initTransactions``).
     """
     events: Events = ()
     for _ in range(3):
@@ -123,7 +123,7 @@ def init_transactions(
 def fence_producers(
     cluster: KafkaCluster, tids: tuple[int, ...], cfg: tc.CoordinatorConfig
 ) -> tuple[KafkaCluster, bool, Events]:
-    """``Admin.fenceProducers(tids)`` (§5.6): InitProducerId(tid, -1, -1) for each id; ``True`` if all succeeded."""
+    """``Admin.fenceProducers(tids)`` (KIP-618): InitProducerId(tid, -1, -1) for each id; ``True`` if all succeeded."""
     ok = True
     events: Events = ()
     for tid in tids:
@@ -143,7 +143,7 @@ def send_transactional(
     """``send()`` in a transaction (``maybeBeginTransaction`` is implicit) and the produce round trip.
 
     Under TV<2 the client first adds the partition (AddPartitionsToTxn); under
-    TV2 the partition leader adds it through the coordinator (§2.7).  Returns
+    TV2 the partition leader adds it through the coordinator (``VerificationStateEntry.java``).  Returns
     the producer's error: INVALID_PRODUCER_EPOCH / PRODUCER_FENCED mean a
     newer instance of the transactional id exists.
     """

@@ -42,7 +42,7 @@ CONFIG_TOPIC, GLOBAL_OFFSETS, CONNECTOR_OFFSETS, OUTPUT = 0, 1, 2, 3
 PARTITION_NAMES = ("connect-configs", "connect-offsets", f"{CONNECTOR}-offsets", f"{CONNECTOR}-output")
 LEADER_TID = 0
 
-#: ``exactly.once.source.support`` values (fact sheet §5.1).
+#: ``exactly.once.source.support`` values (``DistributedConfig``).
 SUPPORT_LEVELS = ("disabled", "preparing", "enabled")
 
 CONNECT_FAULT_KINDS = (

@@ -1,7 +1,7 @@
 """A source task on a worker: ``ExactlyOnceWorkerSourceTask`` (and the at-least-once ``WorkerSourceTask``).
 
 The handlers of :class:`model.systems.connect.ConnectSystem` for one task
-instance, fact sheet §5.5 and seed section 十 (the phases are listed in
+instance, ``ExactlyOnceWorkerSourceTask`` and KIP-618 §Source task startup (the phases are listed in
 :mod:`model.connect.worker`):
 
 * start-up: ``StartTask`` (steps 1-3: taskGeneration, the fencing request),
@@ -58,7 +58,7 @@ def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
 
 
-# -- task start-up (fact sheet §5.5) ------------------------------------------------------------
+# -- task start-up (``ExactlyOnceWorkerSourceTask``) ---------------------------------------------------------
 
 
 def read_offsets(sys: ConnectCluster, s: ConnectState, generation: int, task: int) -> tuple[int, ...]:
@@ -225,7 +225,7 @@ def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tu
     return sys._put(s, w, s.workers[w].without_instance(inst.task)), events
 
 
-# -- tombstone offsets (KIP-618 section 七, KAFKA-15018) ------------------------------------------
+# -- tombstone offsets (KIP-618 "Source offsets", KAFKA-15018) ------------------------------------------
 
 
 def tombstone_candidate(sys: ConnectCluster, s: ConnectState, inst: TaskInstance) -> int:

@@ -1,6 +1,6 @@
 """A Connect worker and its task instances (``Worker``): records, start-up phases, source records.
 
-Fact sheet §5.5 and seed section 十: a worker starting an exactly-once source
+``ExactlyOnceWorkerSourceTask`` and KIP-618 §Source task startup: a worker starting an exactly-once source
 task goes through these phases (:class:`TaskPhase`)::
 
     StartTask            step 1  record taskGeneration = configState.taskConfigGeneration(connector)

@@ -63,7 +63,7 @@ class LogEntry(NamedTuple):
 
 @record
 class AbortedTxn(NamedTuple):
-    """An entry of the aborted-transaction index (``AbortedTxn``, §2.5)."""
+    """An entry of the aborted-transaction index (``AbortedTxn``, ``UnifiedLog.lastStableOffset``)."""
 
     producer_id: int
     first_offset: int
@@ -74,7 +74,7 @@ class AbortedTxn(NamedTuple):
 class PartitionLeader(NamedTuple):
     """The leader replica of one partition.
 
-    ``aborted`` is the aborted-transaction index (§2.5); it stays empty in the
+    ``aborted`` is the aborted-transaction index (``UnifiedLog.lastStableOffset``); it stays empty in the
     idempotence model.
     """
 
@@ -183,7 +183,7 @@ def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLe
     )
 
 
-# -- transactions (fact sheet §2.2 steps 1 and 4, §2.5, §2.7) ----------------------------------------
+# -- transactions (``ProducerAppendInfo.java``, ``UnifiedLog.lastStableOffset``, ``VerificationStateEntry.java``) ---
 
 
 def last_stable_offset(leader: PartitionLeader) -> int:
@@ -204,7 +204,7 @@ def _has_open_txn(entry: ProducerStateEntry | None) -> bool:
 
 
 def txn_produce_needs_verification(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:
-    """Whether the leader must ask the transaction coordinator before appending (§2.7).
+    """Whether the leader must ask the transaction coordinator before appending (``VerificationStateEntry.java``).
 
     Only for a transactional batch that would *open* a transaction on this
     partition, that is not a duplicate and not already stale (PR #20534: stale
@@ -241,7 +241,7 @@ def _has_ongoing_transaction(entry: ProducerStateEntry | None, producer_epoch: i
     return entry.producer_epoch == producer_epoch or not flags.ongoing_txn_check_epoch
 
 
-#: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, §2.7).
+#: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, KIP-890).
 VERIFICATION_TO_PRODUCE_ERROR = {
     Errors.NONE: Errors.NONE,
     Errors.TRANSACTION_ABORTABLE: Errors.TRANSACTION_ABORTABLE,
@@ -260,7 +260,7 @@ def handle_txn_produce(
 ) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
     """Validate and append a batch with the transactional checks (acks=all).
 
-    Order (§2.2): duplicate -> stale epoch -> verification answer
+    Order (``ProducerAppendInfo.java``): duplicate -> stale epoch -> verification answer
     (``verification``, the coordinator's error for
     :func:`txn_produce_needs_verification`) -> sequence -> transaction mixing.
     The first transactional batch of a producer sets

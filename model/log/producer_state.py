@@ -3,10 +3,10 @@
 For every producer id that wrote to a partition the leader keeps a
 ``ProducerStateEntry``: the producer epoch and the metadata (first sequence,
 last sequence, offset) of the last ``NUM_BATCHES_TO_RETAIN = 5`` batches
-(fact sheet §2.1; KAFKA-5494 allowed five in-flight requests, so five cached
+(``ProducerStateEntry.java``; KAFKA-5494 allowed five in-flight requests, so five cached
 batches are enough to recognise a retry of any of them).
 
-A client batch is validated in this order (§2.2, ``UnifiedLog.
+A client batch is validated in this order (``ProducerAppendInfo.java``, ``UnifiedLog.
 analyzeAndValidateProducerState`` then ``ProducerAppendInfo.checkSequence``):
 
 0. **Duplicate**: same epoch and exactly the same (first, last) sequence as one
@@ -59,7 +59,7 @@ class BatchMetadata(NamedTuple):
 class ProducerStateEntry(NamedTuple):
     """What the leader remembers about one producer id on one partition.
 
-    The transaction fields (§2.1, used only by the transactions model) default
+    The transaction fields (``ProducerStateEntry.java``, used only by the transactions model) default
     to "none": ``coordinator_epoch`` of the last marker and
     ``current_txn_first_offset``, the offset of the first batch of the
     transaction open on this partition (-1 when none is open).
@@ -99,7 +99,7 @@ class ValidationStep(NamedTuple):
     outcome: str
 
 
-#: The validation order (fact sheet §2.2).  Data read by :func:`validate_batch`
+#: The validation order (``ProducerAppendInfo.java``).  Data read by :func:`validate_batch`
 #: and by the z3 encoder (``checker/bmc_encoding.py``) alike; a batch no rule
 #: fires on is appended.
 VALIDATION_STEPS: tuple[ValidationStep, ...] = (

@@ -1,6 +1,6 @@
 """WriteTxnMarkers: the COMMIT/ABORT control batch a partition leader appends.
 
-Fact sheet §1.8 (coordinator side) and §2.4 (``ProducerAppendInfo.appendEndTxnMarker``):
+``TransactionMarkerChannelManager`` (coordinator side) and ``ProducerAppendInfo.appendEndTxnMarker``:
 
 * **Producer-epoch check**: TV0/TV1 need marker epoch >= stored epoch; TV2
   (KIP-1228, WriteTxnMarkers v2 carries the transaction version) needs

@@ -3,7 +3,7 @@
 The model passes error names as strings (they appear verbatim in traces and
 coverage reports).  Only the codes the modelled handlers can return are listed;
 each group says which handler returns it and how the client classifies it
-(``../shared/reference/kafka_facts.md`` §1.2-1.4, §2.2-2.3).
+(``Errors.java``; ``TransactionCoordinator.scala``, ``ProducerAppendInfo.java``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ class Errors:
     """Error-code names (``org.apache.kafka.common.protocol.Errors``)."""
 
     NONE = "NONE"
-    # Produce / ProducerStateManager (§2.2): sequence and epoch validation.
+    # Produce / ProducerStateManager (``ProducerAppendInfo.java``): sequence and epoch validation.
     OUT_OF_ORDER_SEQUENCE_NUMBER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
     DUPLICATE_SEQUENCE_NUMBER = "DUPLICATE_SEQUENCE_NUMBER"
     INVALID_PRODUCER_EPOCH = "INVALID_PRODUCER_EPOCH"
@@ -23,7 +23,7 @@ class Errors:
     INVALID_TXN_STATE = "INVALID_TXN_STATE"
     NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
     REQUEST_TIMED_OUT = "REQUEST_TIMED_OUT"
-    # Transaction coordinator (§1.2-1.4).
+    # Transaction coordinator (``TransactionCoordinator.scala``).
     PRODUCER_FENCED = "PRODUCER_FENCED"
     CONCURRENT_TRANSACTIONS = "CONCURRENT_TRANSACTIONS"
     INVALID_PRODUCER_ID_MAPPING = "INVALID_PRODUCER_ID_MAPPING"
@@ -35,7 +35,7 @@ class Errors:
     INVALID_TRANSACTION_TIMEOUT = "INVALID_TRANSACTION_TIMEOUT"
     UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
     NOT_ENOUGH_REPLICAS = "NOT_ENOUGH_REPLICAS"
-    # Group coordinator (§3.2-3.3).
+    # Group coordinator (KIP-447, ``OffsetMetadataManager``).
     ILLEGAL_GENERATION = "ILLEGAL_GENERATION"
     UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
     UNSTABLE_OFFSET_COMMIT = "UNSTABLE_OFFSET_COMMIT"

@@ -137,7 +137,7 @@ class EndTxnResponse(NamedTuple):
 
 @record
 class WriteTxnMarkersRequest(NamedTuple):
-    """One WriteTxnMarkers entry for one partition (§1.8): a COMMIT or ABORT control batch."""
+    """One WriteTxnMarkers entry for one partition (``TransactionMarkerChannelManager``): a COMMIT or ABORT marker."""
 
     transactional_id: int
     producer_id: int

@@ -1,6 +1,7 @@
 """The composed Kafka Connect model: a distributed Connect cluster running an exactly-once source connector.
 
-KIP-618 as implemented (fact sheet §5; seed sections 八, 十-十四, 十六) as a
+KIP-618 as implemented (its §Task count records, §Source task startup, §Leader access to config topic,
+§Zombie fencing, rolling upgrades) as a
 :class:`model.interface.Model`, on top of the transactions model's Kafka:
 workers (:mod:`model.connect.worker`), their source tasks
 (:mod:`model.connect.source_task`), the herder's decisions and steps
@@ -216,7 +217,7 @@ class ConnectSystem:
         return cfgt.snapshot(config, cfgt.read_to_end(config))
 
     def _restartable(self, s: ConnectState, w: int, n: int) -> cfgt.ConfigSnapshot | None:
-        """Seed section 十三 "manual restart": read to the end; 409 if a rebalance is due, 404 if the task is gone."""
+        """``DistributedHerder.restartTask``: read to the end; 409 if a rebalance is due, 404 if the task is gone."""
         wk = s.workers[w]
         if wk.status != W.RUNNING or not wk.member or n not in wk.assigned:
             return None

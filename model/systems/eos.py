@@ -1,6 +1,7 @@
 """A consume-transform-produce application over transactions and a consumer group.
 
-KIP-98 §"consume-transform-produce" and KIP-447 (fact sheet §3.2-3.3, §1.3).
+KIP-98 §"consume-transform-produce" and KIP-447 (``OffsetMetadataManager``,
+``TransactionCoordinator.handleAddPartitionsToTransaction``).
 Each application instance ``i`` is a member ``i`` of one classic consumer
 group and owns a transactional producer (transactional.id ``i``, KIP-447: one
 id per instance, not per input partition).  The input partition holds

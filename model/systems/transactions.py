@@ -20,7 +20,7 @@ Abstractions (documented simplifications):
 * the marker response is handled in the step that writes the marker;
 * KIP-890 part 1 verification and the TV2 implicit AddPartitionsToTxn are
   evaluated against the coordinator's metadata in the step that appends the
-  batch (the VerificationGuard makes the real round trip equivalent, §2.7);
+  batch (the VerificationGuard makes the real round trip equivalent, ``VerificationStateEntry.java``);
 * the coordinator's timeout abort and transactional-id expiry are environment
   actions with budgets (no clocks);
 * with ``producer_id_expiration``, a partition leader's ``producer.id.expiration.ms``
@@ -738,7 +738,7 @@ class TransactionalSystem:
         return s, out.events
 
     def _failover(self, s: TxnSystemState) -> Result:
-        """A new coordinator loads the log at coordinator epoch + 1 and re-sends Prepare* markers (§1.9)."""
+        """A new coordinator loads the log at epoch + 1 and re-sends Prepare* markers (``TransactionStateManager``)."""
         epoch = s.coordinator_epoch + 1
         cache = tuple(None if v is None else tc.from_log_value(t, v) for t, v in enumerate(s.txn_log))
         network = net.without(s.network, lambda e: e.dst == COORDINATOR or (e.src == COORDINATOR and e.dst != BROKER))

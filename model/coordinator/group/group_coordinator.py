@@ -1,7 +1,7 @@
 """The group coordinator: a classic consumer group and its committed offsets.
 
 Kafka's ``GroupCoordinator`` / ``OffsetMetadataManager`` and ``ClassicGroup``
-(fact sheet §3.2-3.3, KIP-447, KIP-98 §"consume-transform-produce").  For one
+(``OffsetMetadataManager``, KIP-447, KIP-98 §"consume-transform-produce").  For one
 group the coordinator keeps a :class:`GroupMetadata`:
 
 * **membership**: the members, the ``generation`` (bumped by every rebalance),
@@ -21,7 +21,7 @@ group the coordinator keeps a :class:`GroupMetadata`:
   producer-epoch and coordinator-epoch checks as on a data partition
   (:func:`model.log.txn_markers.append_end_txn_marker`).
 
-Validation (``ClassicGroup.validateOffsetCommit`` [src-2024-10]) is data:
+Validation (``ClassicGroup.validateOffsetCommit``, trunk ``1eb7644349cb``) is data:
 :data:`OFFSET_COMMIT_CHECKS` lists the checks in the order Kafka applies them,
 and both commit handlers and the tests read it.  A transactional commit is not
 rejected during CompletingRebalance (KIP-447), a plain one is.  OffsetFetch
@@ -160,7 +160,7 @@ def sync_group(g: GroupMetadata, member: int, generation: int) -> tuple[GroupMet
     return g._replace(synced=synced, state=state), Errors.NONE
 
 
-# -- offset commit validation (§3.2, §3.3) -----------------------------------------------------------
+# -- offset commit validation (KIP-447, ``OffsetMetadataManager``) -------------------------------------------
 
 
 def validate_offset_commit(

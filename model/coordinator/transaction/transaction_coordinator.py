@@ -1,15 +1,15 @@
 """The transaction coordinator: ``TransactionMetadata`` and its request handlers.
 
-KIP-98 §6-8; fact sheet §1.1-1.6.  For every ``transactional.id`` the
-coordinator keeps a :class:`TransactionMetadata` (``TransactionMetadata.java``
-[src-2025]).  Every change is a *two-phase transition*
+KIP-98 §6-8; ``TransactionCoordinator.scala``, ``TransactionMetadata.java``.  For every ``transactional.id`` the
+coordinator keeps a :class:`TransactionMetadata` (``TransactionMetadata.java``).
+Every change is a *two-phase transition*
 (``prepareTransitionTo`` / ``completeTransitionTo``): the handler prepares a
 target, the target is appended to the transaction log, and only when the
 append succeeds does the cache change.  The model performs prepare, append and
-complete in one step (the append is atomic and replicated, §1.7), except that
+complete in one step (the append is atomic and replicated, ``TransactionLog``), except that
 an append may *fail* (a fault the system injects): the pending state is then
-cleared and the client gets ``COORDINATOR_NOT_AVAILABLE`` (§1.1, §1.7).  On the
-fence path a failed append sets ``hasFailedEpochFence`` (§1.4).
+cleared and the client gets ``COORDINATOR_NOT_AVAILABLE`` (``TransactionState.java``, ``TransactionLog``).  On the
+fence path a failed append sets ``hasFailedEpochFence`` (``TransactionCoordinator.endTransaction``).
 
 Handlers are pure functions of the current metadata (``None`` = no entry for
 the id) and the request; each returns an :class:`Outcome`: the new cache entry,
@@ -64,7 +64,7 @@ OFFSETS_PARTITION_BASE = 1000
 
 @record
 class TransactionMetadata(NamedTuple):
-    """The coordinator's cache entry for one transactional id (§1.1 "Metadata fields").
+    """The coordinator's cache entry for one transactional id (``TransactionMetadata.java``).
 
     ``partitions`` is ``topicPartitions``: in Prepare* it shrinks as markers
     complete (``TransactionMarkerRequestCompletionHandler`` removes each
@@ -114,12 +114,12 @@ class Outcome(NamedTuple):
 
 
 def is_epoch_exhausted(epoch: int, cfg: CoordinatorConfig) -> bool:
-    """``TransactionMetadata.isEpochExhausted``: epoch >= Short.MAX_VALUE - 1 (§1.1)."""
+    """``TransactionMetadata.isEpochExhausted``: epoch >= Short.MAX_VALUE - 1 (``TransactionState.java``)."""
     return epoch >= cfg.max_producer_epoch - 1
 
 
 def to_log_value(md: TransactionMetadata) -> TransactionLogValue:
-    """What the log stores for ``md`` (§1.7)."""
+    """What the log stores for ``md`` (``TransactionLog``)."""
     return TransactionLogValue(
         md.producer_id,
         md.producer_epoch,
@@ -132,7 +132,7 @@ def to_log_value(md: TransactionMetadata) -> TransactionLogValue:
 
 
 def from_log_value(tid: int, v: TransactionLogValue) -> TransactionMetadata:
-    """A cache entry rebuilt from the log (lastProducerEpoch is not persisted, §1.7)."""
+    """A cache entry rebuilt from the log (lastProducerEpoch is not persisted, ``TransactionLog``)."""
     return TransactionMetadata(
         tid,
         v.producer_id,
@@ -154,7 +154,7 @@ def _fail(md: TransactionMetadata | None, error: str, extra: tuple[str, ...] = (
 def _transit(
     md: TransactionMetadata, target: TransactionMetadata, append_ok: bool, events: tuple[str, ...] = ()
 ) -> Outcome:
-    """prepareTransitionTo + log append + completeTransitionTo (§1.1)."""
+    """prepareTransitionTo + log append + completeTransitionTo (``TransactionState.java``)."""
     if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     src = S.PREPARE_EPOCH_FENCE if md.pending_state == S.PREPARE_EPOCH_FENCE else md.state
@@ -172,7 +172,7 @@ def _transit(
     return Outcome(new, Errors.NONE, new.producer_id, new.producer_epoch, to_log_value(new), True, events=evs)
 
 
-# -- InitProducerId (§1.2) ---------------------------------------------------------------------
+# -- InitProducerId (``TransactionCoordinator.handleInitProducerId``) ----------------------------------------
 
 
 def handle_init_producer_id(
@@ -238,7 +238,7 @@ def _init_by_state(
 
 
 def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool) -> Outcome:
-    """``prepareFenceProducerEpoch`` then ``endTransaction(ABORT, isFromClient=false)`` (§1.2, §1.5).
+    """``prepareFenceProducerEpoch`` then ``endTransaction(ABORT, isFromClient=false)`` (``TransactionCoordinator``).
 
     A failed append of the fence follows KAFKA-9666 (PR #8239; Kafka 2.5 to
     3.9, ``TransactionCoordinator.endTransaction`` with ``isEpochFence``): the
@@ -269,7 +269,7 @@ def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: 
     return out
 
 
-# -- AddPartitionsToTxn / AddOffsetsToTxn / verification (§1.3) ------------------------------------
+# -- AddPartitionsToTxn / AddOffsetsToTxn / verification (``handleAddPartitionsToTransaction``) -------------
 
 
 def handle_add_partitions(
@@ -307,7 +307,7 @@ def handle_verify_partition(md: TransactionMetadata | None, pid: int, epoch: int
     return Errors.NONE if partition in md.partitions else Errors.TRANSACTION_ABORTABLE
 
 
-# -- EndTxn (§1.4) ----------------------------------------------------------------------------------
+# -- EndTxn (``TransactionCoordinator.endTransaction``) ------------------------------------------------------
 
 
 def _prepare_end(
@@ -353,7 +353,7 @@ def end_transaction(
 def _end_tv1(
     md: TransactionMetadata | None, pid: int, epoch: int, committed: bool, from_client: bool, append_ok: bool
 ) -> Outcome:
-    """``endTransactionWithTV1`` (§1.4 first list)."""
+    """``endTransactionWithTV1`` (Kafka's coordinator)."""
     if md is None or pid != md.producer_id:
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
     if (from_client and epoch != md.producer_epoch) or (not from_client and epoch < md.producer_epoch):
@@ -382,7 +382,7 @@ def _end_tv2(
     cfg: CoordinatorConfig,
     append_ok: bool,
 ) -> Outcome:
-    """``endTransaction`` for TV2 (KIP-890 part 2; the state/result table of §1.4)."""
+    """``endTransaction`` for TV2 (KIP-890 part 2; the state/result table of ``endTransaction``)."""
     if md is None:
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
     overflow_retry = (
@@ -441,7 +441,7 @@ def _end_tv2(
     return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
 
 
-# -- markers, completion, timeout, expiry (§1.5, §1.6, §1.8) ----------------------------------------
+# -- markers, completion, timeout, expiry (``TransactionMarkerChannelManager``, ``TransactionStateManager``) ---
 
 
 def handle_marker_response(
@@ -485,7 +485,7 @@ def complete_transaction(md: TransactionMetadata, append_ok: bool = True) -> Out
 
 
 def timeout_abort(md: TransactionMetadata | None, cfg: CoordinatorConfig, append_ok: bool = True) -> Outcome | None:
-    """``abortTimedOutTransactions`` for an Ongoing transaction with no pending transition (§1.5).
+    """``TransactionCoordinator.abortTimedOutTransactions`` for an Ongoing transaction with no pending transition.
 
     With the KAFKA-6119 fix the abort goes through PrepareEpochFence (epoch+1);
     without it (``timeout_abort_bumps_epoch=False``) it is a plain internal
@@ -499,7 +499,7 @@ def timeout_abort(md: TransactionMetadata | None, cfg: CoordinatorConfig, append
 
 
 def expire_transactional_id(md: TransactionMetadata | None, append_ok: bool = True) -> Outcome | None:
-    """``transactionalId-expiration``: tombstone an idle id and drop it from the cache (§1.6)."""
+    """``transactionalId-expiration``: tombstone an idle id and drop it from the cache (``TransactionStateManager``)."""
     if md is None or md.state not in EXPIRATION_ALLOWED or md.pending_state:
         return None
     if not append_ok:

@@ -1,11 +1,12 @@
 """The transaction log ``__transaction_state``: the coordinator's only durable state.
 
-Fact sheet §1.7/§1.9.  The log is compacted, written with ``acks=-1`` and
+``TransactionLog``, ``TransactionStateManager``.  The log is compacted, written with ``acks=-1`` and
 unclean leader election is disabled, so what a coordinator wrote is what the
 next coordinator reads.  The model therefore abstracts the log partition as a
 *replicated value*: for every transactional id the last
 :class:`TransactionLogValue` written (``None`` = never written or tombstoned),
-plus the coordinator epoch (the partition's leader epoch, §1.9 step 1).
+plus the coordinator epoch (the partition's leader epoch,
+``TransactionStateManager.loadTransactionsForTxnTopicPartition``).
 
 What is persisted (``TransactionLogValue.json``): ProducerId, ProducerEpoch,
 TransactionStatus, TransactionPartitions, and in v1+ PreviousProducerId,
@@ -15,7 +16,7 @@ nor the pending state -- a reload forgets them, as Kafka does.
 
 :func:`load` is ``TransactionStateManager.loadTransactionsForTxnTopicPartition``:
 the last value per id becomes the cache entry; ids in PrepareCommit or
-PrepareAbort must have their markers re-sent (§1.9 step 3).
+PrepareAbort must have their markers re-sent (``TransactionStateManager.loadTransactionsForTxnTopicPartition``).
 """
 
 from __future__ import annotations

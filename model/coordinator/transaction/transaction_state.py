@@ -6,14 +6,14 @@ transition X -> Y is legal only if X is in ``Y.validPreviousStates``.
 
 The table below is **data**, pinned to the Java enum
 ``transaction-coordinator/src/main/java/org/apache/kafka/coordinator/transaction/TransactionState.java``
-at commit ``33431ac9`` (fact sheet ``[src-2025]`` §1.1).  It is read by the
+at commit ``33431ac9``.  It is read by the
 coordinator's step functions (``model/txn_coordinator.py``), by the invariant
 ``valid_coordinator_transitions`` and by the coverage report
 (``checker/coverage.py``) -- never written twice.
 
 The Java table adds Empty, CompleteCommit and CompleteAbort as predecessors of
 PrepareAbort: a TV2 (KIP-890 part 2) client may send an "empty abort" while no
-transaction is open.  The older Scala sealed trait (``[src-2024-10]``) allowed
+transaction is open.  The older Scala sealed trait (trunk ``1eb7644349cb``, 2024-10) allowed
 only Ongoing and PrepareEpochFence; :data:`SCALA_2024_10_PREPARE_ABORT` keeps
 that row so the difference is data too.
 
@@ -68,7 +68,7 @@ STATES: tuple[str, ...] = (
 
 STATE_IDS: dict[str, int] = {name: i for i, name in enumerate(STATES)}
 
-#: ``TransactionState.validPreviousStates`` ([src-2025], fact sheet §1.1).
+#: ``TransactionState.validPreviousStates`` (``TransactionState.java`` @33431ac9).
 VALID_PREVIOUS_STATES: dict[str, tuple[str, ...]] = {
     S.EMPTY: (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT),
     S.ONGOING: (S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT),
@@ -83,10 +83,10 @@ VALID_PREVIOUS_STATES: dict[str, tuple[str, ...]] = {
 #: The predecessors of PrepareAbort that exist only for the TV2 empty abort.
 TV2_EMPTY_ABORT_PREDECESSORS: tuple[str, ...] = (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT)
 
-#: PrepareAbort's row in the Oct-2024 Scala trait ([src-2024-10]).
+#: PrepareAbort's row in the Oct-2024 Scala trait (trunk ``1eb7644349cb``, 2024-10).
 SCALA_2024_10_PREPARE_ABORT: tuple[str, ...] = (S.ONGOING, S.PREPARE_EPOCH_FENCE)
 
-#: States from which ``transactional.id`` expiration may remove the entry (§1.6).
+#: States from which ``transactional.id`` expiration may remove the entry (``TransactionStateManager``).
 EXPIRATION_ALLOWED: tuple[str, ...] = (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT)
 
 

@@ -1,0 +1,63 @@
+"""Which protocol switches each scenario model reads, so a variant that changes nothing is refused.
+
+A variant (:mod:`keos.model.variants`) changes switches of :class:`~keos.model.variants.ProtocolFlags`.
+A switch matters only to the components that read it: ``transaction_version`` to the transaction
+coordinator and transactional writes (KIP-890), ``force_idempotence_off`` to the idempotent
+producer of the ``idempotence`` model, the ``connect_*`` switches to Kafka Connect's KIP-618
+source tasks and herder.  Running ``--scenario idempotence_retry --variant pre_kip_890`` would
+check the real protocol under a weakened name and pass; :func:`variant_applies` says so instead.
+
+The table follows the readers of each switch in ``model/`` (``model/log/partition.py`` and
+``model/log/producer_state.py`` serve every model's partition leaders; the transaction
+coordinator serves ``transactions``, ``eos`` and ``connect``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from keos.model.variants import ProtocolFlags, Variant
+
+__all__ = ["FLAG_MODELS", "changed_flags", "variant_applies"]
+
+_ALL = frozenset({"idempotence", "transactions", "eos", "connect"})
+_TXN = frozenset({"transactions", "eos", "connect"})
+
+#: switch -> the scenario models whose components read it.
+FLAG_MODELS: dict[str, frozenset[str]] = {
+    "check_epoch": _ALL,
+    "check_sequence": _ALL,
+    "duplicate_window": _ALL,
+    "sequence_space": _ALL,
+    "force_idempotence_off": frozenset({"idempotence"}),
+    "transaction_version": _TXN,
+    "partition_verification": _TXN,
+    "timeout_abort_bumps_epoch": _TXN,
+    "kip_360": frozenset({"transactions", "eos"}),
+    "complete_after_markers": frozenset({"transactions", "eos"}),
+    "generation_fencing": frozenset({"eos"}),
+    "offsets_in_transaction": frozenset({"eos"}),
+    "seek_after_abort": frozenset({"eos"}),
+    "connect_reread_after_producer_init": frozenset({"connect"}),
+    "connect_transactional_leader": frozenset({"connect"}),
+    "connect_offsets_in_transaction": frozenset({"connect"}),
+    "connect_zombie_fencing": frozenset({"connect"}),
+}
+
+
+def changed_flags(variant: Variant) -> list[str]:
+    """The switches ``variant`` sets differently from the real protocol."""
+    real = ProtocolFlags()
+    return [f.name for f in fields(ProtocolFlags) if getattr(variant.flags, f.name) != getattr(real, f.name)]
+
+
+def variant_applies(variant: Variant, model: str) -> tuple[bool, str]:
+    """Whether some switch ``variant`` changes is read by ``model``; if not, why (one line)."""
+    changed = changed_flags(variant)
+    if not changed or any(model in FLAG_MODELS.get(name, _ALL) for name in changed):
+        return True, ""
+    readers = sorted({m for name in changed for m in FLAG_MODELS.get(name, _ALL)})
+    return False, (
+        f"variant {variant.name!r} does not apply to model {model!r}: it changes {', '.join(changed)}, "
+        f"read only by model(s) {', '.join(readers)}"
+    )

@@ -1,0 +1,537 @@
+"""Bad input never looks like a verdict: every kind exits 2 with one ``keos: error:`` line, no traceback.
+
+Issue 15 fed 114 bad inputs to the CLI; 19 crashed with a traceback and exit 1 (the code of "a
+violation") and 2 exited 0.  This file feeds those categories and more, parametrised: unknown flags
+and values per subcommand, a malformed scenario for every key, a malformed trace for every field,
+output paths that cannot be written, non-UTF-8 files, deep nesting; then Hypothesis fuzzes
+scenario documents, trace fields and flag values.  The CLI runs in-process (``main(argv)``) and
+every case fails validation before any search starts, so the file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from keos.checker.cli.main import main
+from keos.scenarios import ScenarioError, parse_scenario
+
+TINY = """
+name = "tiny"
+description = "one record, one duplicate"
+[topology]
+records_per_producer = 1
+[producer]
+retries = 1
+max_in_flight = 1
+[faults]
+duplicate = 1
+drop = 1
+total = 1
+"""
+
+TINY_DOC: dict[str, Any] = {
+    "name": "tiny",
+    "topology": {"records_per_producer": 1},
+    "producer": {"retries": 1, "max_in_flight": 1},
+    "faults": {"duplicate": 1, "drop": 1, "total": 1},
+}
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def assert_bad_input(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code, _out, err = run(argv, capsys)
+    assert code == 2, f"{argv}: exit {code}\n{err}"
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("keos: error: "), err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A scenario file, a valid trace of a violation, a plain file and a directory."""
+    root = tmp_path_factory.mktemp("bad")
+    tiny = root / "tiny.toml"
+    tiny.write_text(TINY, encoding="utf-8")
+    out = root / "o"
+    assert main(["check", "--scenario", str(tiny), "--variant", "no_idempotence", "--out", str(out)]) == 1
+    trace = next(out.rglob("*.trace.json"))
+    plain = root / "plain.txt"
+    plain.write_text("not a directory\n")
+    folder = root / "folder"
+    folder.mkdir()
+    return {"root": root, "tiny": tiny, "trace": trace, "file": plain, "dir": folder}
+
+
+# -- flags and values, per subcommand --------------------------------------------------------------
+
+SUBCOMMANDS = ["list", "check", "mutants", "explore", "replay", "export-itf", "config-space", "export-aiger",
+               "import-witness", "bench", "sweep"]
+
+BAD_FLAGS: list[list[str]] = [
+    [],  # no command at all
+    ["frobnicate"],
+    ["--no-such-global-flag"],
+    *[[cmd, "--no-such-flag"] for cmd in SUBCOMMANDS],
+    ["check", "--engine", "nope"],
+    ["check", "--variant", "nope"],
+    ["check", "--scenario", "no_such_scenario"],
+    ["check", "--scenario", "idempotence_retry", "--variant", "pre_kip_890"],
+    ["check", "--scenario", "idempotence_retry", "--variant", "no_generation_fencing"],
+    ["check", "--scenario", "txn_kafka_6119_timeout_zombie", "--variant", "no_zombie_fencing_round"],
+    ["check", "--scenario", "connect_worker_crash", "--variant", "no_idempotence"],
+    ["check", "--seed", "x"],
+    ["check", "--seed", "-1"],
+    ["check", "--max-depth", "-1"],
+    ["check", "--max-depth", "1.5"],
+    ["check", "--max-states", "many"],
+    ["check", "--examples", "-2"],
+    ["check", "--time-budget", "nan"],
+    ["check", "--time-budget", "inf"],
+    ["check", "--time-budget", "-1"],
+    ["check", "--time-budget", "soon"],
+    ["check", "--max-memory", "-5"],
+    ["check", "--max-memory", "1G"],
+    ["check", "--json", "extra-positional"],
+    ["mutants", "--engine", "nope"],
+    ["mutants", "--time-budget", "nan"],
+    ["mutants", "--max-depth", "x"],
+    ["explore"],  # --scenario is required
+    ["explore", "--scenario", "idempotence_retry", "--graph", "x.png"],
+    ["explore", "--scenario", "idempotence_retry", "--variant", "nope"],
+    ["explore", "--scenario", "idempotence_retry", "--variant", "tv1"],
+    ["explore", "--scenario", "idempotence_retry", "--max-states", "-3"],
+    ["explore", "--scenario", "idempotence_retry", "--time-budget", "nan"],
+    ["replay"],  # the trace is required
+    ["replay", "/nonexistent/trace.json"],
+    ["export-itf", "/nonexistent/trace.json", "--output", "x.itf.json"],
+    ["bench", "--repeat", "0"],
+    ["bench", "--repeat", "-1"],
+    ["bench", "--scenario", "no_such_scenario"],
+    ["config-space", "--scenario", "idempotence_retry", "--retries", "a,b"],
+    ["config-space", "--scenario", "idempotence_retry", "--max-in-flight", ""],
+    ["config-space", "--scenario", "idempotence_retry", "--acks", "2"],
+    ["config-space", "--scenario", "idempotence_retry", "--idempotence", "maybe"],
+    ["config-space", "--scenario", "idempotence_retry", "--max-depth", "0"],
+    ["config-space", "--scenario", "idempotence_retry", "--time-budget", "nan"],
+    ["config-space", "--scenario", "idempotence_retry", "--max-depth", "100000", "--time-budget", "5"],
+    ["check", "--scenario", "idempotence_retry", "--engine", "bmc", "--max-depth", "100000"],
+    ["config-space", "--scenario", "txn_kafka_6119_timeout_zombie"],
+    ["config-space", "--scenario", "idempotence_retry", "--invariant", "no_such_invariant"],
+    ["export-aiger", "--scenario", "idempotence_retry", "--bits", "2"],
+    ["export-aiger", "--scenario", "idempotence_retry", "--slots", "0"],
+    ["export-aiger", "--scenario", "idempotence_retry", "--invariant", "nope"],
+    ["export-aiger", "--scenario", "txn_kafka_6119_timeout_zombie"],
+    ["import-witness", "/nonexistent/witness.cex", "--scenario", "idempotence_retry"],
+    ["import-witness", "/nonexistent/witness.cex"],  # neither --scenario nor --circuit
+    ["sweep", "--steps", "0"],
+    ["sweep", "--runs", "0"],
+    ["sweep", "--variant", "nope"],
+]
+
+
+@pytest.mark.parametrize("argv", BAD_FLAGS, ids=[" ".join(a) or "(none)" for a in BAD_FLAGS])
+def test_bad_flags_and_values(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    if argv[:1] == ["sweep"]:
+        pytest.importorskip("pyspark")
+    assert_bad_input(argv, capsys)
+
+
+# -- scenarios: every key ---------------------------------------------------------------------------
+
+BAD_SCENARIOS: dict[str, str] = {
+    "no name": "[topology]\nproducers = 1\n",
+    "name not a string": "name = 3\n",
+    "name with capitals": "name = 'Mine'\n",
+    "name with a dash": "name = 'my-scenario'\n",
+    "description not a string": "name = 'x'\ndescription = 3\n",
+    "unknown model": "name = 'x'\nmodel = 'zookeeper'\n",
+    "default not a boolean": "name = 'x'\ndefault = 'yes'\n",
+    "unknown variant": "name = 'x'\nvariant = 'nope'\n",
+    "variant for another model": "name = 'x'\nvariant = 'pre_kip_890'\n",
+    "permitted not a list": "name = 'x'\npermitted = 'no_acked_loss'\n",
+    "permitted not strings": "name = 'x'\npermitted = [1]\n",
+    "permitted unknown invariant": "name = 'x'\npermitted = ['no_such_invariant']\n",
+    "unknown top-level key": "name = 'x'\nbrokers = 3\n",
+    "topology not a table": "name = 'x'\ntopology = 3\n",
+    "topology unknown key": "name = 'x'\n[topology]\nbrokers = 1\n",
+    "topology producers 0": "name = 'x'\n[topology]\nproducers = 0\n",
+    "topology partitions string": "name = 'x'\n[topology]\npartitions = '1'\n",
+    "topology records float": "name = 'x'\n[topology]\nrecords_per_producer = 1.5\n",
+    "topology negative": "name = 'x'\n[topology]\nrecords_per_producer = -1\n",
+    "producer acks 2": "name = 'x'\n[producer]\nacks = '2'\n",
+    "producer acks integer": "name = 'x'\n[producer]\nacks = 1\n",
+    "producer retries negative": "name = 'x'\n[producer]\nretries = -1\n",
+    "producer idempotence string": "name = 'x'\n[producer]\nenable_idempotence = 'true'\n",
+    "producer in-flight boolean": "name = 'x'\n[producer]\nmax_in_flight = true\n",
+    "producer in-flight 6": "name = 'x'\n[producer]\nmax_in_flight = 6\n",
+    "producer unknown key": "name = 'x'\n[producer]\nlinger_ms = 5\n",
+    "broker unknown key": "name = 'x'\n[broker]\nreplicas = 3\n",
+    "broker sequence_space 0": "name = 'x'\n[broker]\nsequence_space = 0\n",
+    "broker epoch string": "name = 'x'\n[broker]\nmax_producer_epoch = 'big'\n",
+    "faults unknown key": "name = 'x'\n[faults]\ndorp = 1\n",
+    "faults negative": "name = 'x'\n[faults]\ndrop = -1\n",
+    "faults not a table": "name = 'x'\nfaults = [1]\n",
+    "bounds string": "name = 'x'\n[bounds]\nmax_depth = 'x'\n",
+    "bounds unknown key": "name = 'x'\n[bounds]\nmax_time = 3\n",
+    "transactions without the model": "name = 'x'\n[transactions]\nproducers = 1\n",
+    "eos without the model": "name = 'x'\n[eos]\ninput_records = 1\n",
+    "connect without the model": "name = 'x'\n[connect]\nleader = 0\n",
+    "transactions producers 0": "name = 'x'\nmodel = 'transactions'\n[transactions]\nproducers = 0\n",
+    "transactions retries 0": "name = 'x'\nmodel = 'transactions'\n[transactions]\nretries = 0\n",
+    "transactions epoch 2": "name = 'x'\nmodel = 'transactions'\n[transactions]\nmax_producer_epoch = 2\n",
+    "transactions with topology": "name = 'x'\nmodel = 'transactions'\n[topology]\nproducers = 1\n",
+    "transactions fault unknown": "name = 'x'\nmodel = 'transactions'\n[faults]\nduplicate = 1\n",
+    "eos input_records 0": "name = 'x'\nmodel = 'eos'\n[eos]\ninput_records = 0\n",
+    "eos two partitions": "name = 'x'\nmodel = 'eos'\n[transactions]\npartitions = 2\n",
+    "connect workers not a list": "name = 'x'\nmodel = 'connect'\n[connect]\nworkers = 'enabled'\n",
+    "connect worker level": "name = 'x'\nmodel = 'connect'\n[connect]\nworkers = ['sometimes']\n",
+    "connect leader 9": "name = 'x'\nmodel = 'connect'\n[connect]\nleader = 9\n",
+    "connect unknown key": "name = 'x'\nmodel = 'connect'\n[connect]\ntasks = 1\n",
+    "connect boundary": "name = 'x'\nmodel = 'connect'\n[connect]\ntransaction_boundary = 'never'\n",
+    "connect owners": "name = 'x'\nmodel = 'connect'\n[connect]\ntask_counts = [1]\nowners = [[3]]\n",
+    "connect fault unknown": "name = 'x'\nmodel = 'connect'\n[faults]\ndrop = 1\n",
+    "TOML syntax": "name = 'x\n",
+    "TOML duplicate key": "name = 'x'\nname = 'y'\n",
+    "empty file": "",
+    "a date value": "name = 'x'\ndescription = 1979-05-27\n",
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SCENARIOS))
+def test_malformed_scenarios(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(BAD_SCENARIOS[case], encoding="utf-8")
+    assert_bad_input(["check", "--scenario", str(path), "--out", str(tmp_path / "o")], capsys)
+    assert not (tmp_path / "o" / "summary.json").exists()  # refused before any work
+
+
+SCENARIO_FILES: dict[str, Callable[[Path], Path]] = {
+    "non-UTF-8": lambda d: _bytes(d / "latin1.toml", "name = 'caf\xe9'\n".encode("latin-1")),
+    "deeply nested": lambda d: _bytes(d / "deep.toml", b"name = 'x'\nv = " + b"[" * 5000 + b"]" * 5000 + b"\n"),
+    "deeply nested tables": lambda d: _bytes(d / "deep2.toml", b"name = 'x'\n[" + b".".join([b"a"] * 3000) + b"]\n"),
+    "missing file": lambda d: d / "missing.toml",
+    "a directory": lambda d: _dir(d / "sub.toml"),
+    "binary": lambda d: _bytes(d / "bin.toml", bytes(range(256))),
+}
+
+
+def _bytes(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _dir(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+@pytest.mark.parametrize("case", list(SCENARIO_FILES))
+@pytest.mark.parametrize("command", ["check", "explore", "bench"])
+def test_unreadable_scenario_files(
+    case: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = SCENARIO_FILES[case](tmp_path)
+    assert_bad_input([command, "--scenario", str(path)], capsys)
+
+
+# -- traces: every field ----------------------------------------------------------------------------
+
+
+def _set(key: str, value: Any) -> Callable[[dict[str, Any]], Any]:
+    def edit(data: dict[str, Any]) -> Any:
+        data[key] = value
+        return data
+
+    return edit
+
+
+def _drop(key: str) -> Callable[[dict[str, Any]], Any]:
+    def edit(data: dict[str, Any]) -> Any:
+        del data[key]
+        return data
+
+    return edit
+
+
+def _action(edit_action: Callable[[dict[str, Any]], None], index: int = 0) -> Callable[[dict[str, Any]], Any]:
+    def edit(data: dict[str, Any]) -> Any:
+        edit_action(data["actions"][index])
+        return data
+
+    return edit
+
+
+def _body(key: str, value: Any) -> Callable[[dict[str, Any]], Any]:
+    """Change a field of the first action that carries a message body (a ProduceRequest)."""
+
+    def edit(data: dict[str, Any]) -> Any:
+        for action in data["actions"]:
+            message = action.get("message")
+            if isinstance(message, dict) and isinstance(message.get("body"), dict):
+                message["body"][key] = value
+                return data
+        raise AssertionError("no message in the trace")
+
+    return edit
+
+
+BAD_TRACES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "not an object": lambda d: [d],
+    "schema_version missing": _drop("schema_version"),
+    "schema_version 2": _set("schema_version", 2),
+    "schema_version string": _set("schema_version", "1"),
+    "scenario missing": _drop("scenario"),
+    "scenario number": _set("scenario", 7),
+    "variant missing": _drop("variant"),
+    "variant unknown": _set("variant", "nope"),
+    "variant for another model": _set("variant", "pre_kip_890"),
+    "invariant missing": _drop("invariant"),
+    "invariant unknown": _set("invariant", "no_such_invariant"),
+    "invariant null": _set("invariant", None),
+    "actions missing": _drop("actions"),
+    "actions null": _set("actions", None),
+    "actions object": _set("actions", {"kind": "Send"}),
+    "action not an object": _action(lambda a: a.clear(), 0),
+    "action a string": lambda d: {**d, "actions": ["Send"]},
+    "action kind unknown": _action(lambda a: a.update(kind="Teleport")),
+    "action kind number": _action(lambda a: a.update(kind=3)),
+    "action argument missing": _action(lambda a: a.pop("producer")),
+    "action argument extra": _action(lambda a: a.update(colour="red")),
+    "action producer out of range": _action(lambda a: a.update(producer=99)),
+    "action producer float": _action(lambda a: a.update(producer=0.5)),
+    "base_sequence 'one'": _body("base_sequence", "one"),
+    "producer_epoch float": _body("producer_epoch", 1.5),
+    "transactional string": _body("transactional", "no"),
+    "records null": _body("records", None),
+    "record type unknown": lambda d: _body("records", [{"@": "Nope"}])(d),
+    "seed string": _set("seed", "x"),
+    "permitted string": _set("permitted", "yes"),
+    "steps not a list": _set("steps", "many"),
+    "step without action": _set("steps", [{}]),
+    "final_state a string": _set("final_state", "bad"),
+    "model a list": _set("model", []),
+    "explanation a number": _set("explanation", 3),
+    "scenario_document a string": _set("scenario_document", "tiny"),
+    "scenario_document bad name": lambda d: {**d, "scenario_document": {**d["scenario_document"], "name": "Bad-Name"}},
+    "scenario_document unknown key": lambda d: {**d, "scenario_document": {**d["scenario_document"], "zz": 1}},
+    "scenario_document bad fault": lambda d: {**d, "scenario_document": {"name": "tiny", "faults": {"drop": -1}}},
+    "loop_start negative": _set("loop_start", -1),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_TRACES))
+def test_malformed_traces(
+    case: str, workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(workspace["trace"].read_text(encoding="utf-8"))
+    bad = tmp_path / "bad.trace.json"
+    bad.write_text(json.dumps(BAD_TRACES[case](data)), encoding="utf-8")
+    assert_bad_input(["replay", str(bad)], capsys)
+
+
+TRACE_FILES: dict[str, Callable[[Path], Path]] = {
+    "not JSON": lambda d: _bytes(d / "t.json", b"{not json"),
+    "empty": lambda d: _bytes(d / "t.json", b""),
+    "non-UTF-8": lambda d: _bytes(d / "t.json", b'{"scenario": "caf\xe9"}'),
+    "deeply nested": lambda d: _bytes(d / "t.json", b"[" * 100_000 + b"]" * 100_000),
+    "missing": lambda d: d / "missing.json",
+    "a directory": lambda d: _dir(d / "t.json"),
+    "NaN number": lambda d: _bytes(d / "t.json", b'{"schema_version": NaN}'),
+}
+
+
+@pytest.mark.parametrize("case", list(TRACE_FILES))
+@pytest.mark.parametrize("command", ["replay", "export-itf"])
+def test_unreadable_trace_files(case: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = TRACE_FILES[case](tmp_path)
+    argv = [command, str(path)] + (["--output", str(tmp_path / "x.itf.json")] if command == "export-itf" else [])
+    assert_bad_input(argv, capsys)
+
+
+def test_witness_files(workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("z3")
+    latin = _bytes(tmp_path / "w.cex", b"1\nb0\n\xe9\xff\n.\n")
+    assert_bad_input(["import-witness", str(latin), "--scenario", "idempotence_retry"], capsys)
+    garbage = _bytes(tmp_path / "g.cex", b"hello\n")
+    assert_bad_input(["import-witness", str(garbage), "--scenario", "idempotence_retry"], capsys)
+    circuit = _bytes(tmp_path / "c.aig", b"aag 0 0 0 0 0\n")
+    assert_bad_input(["import-witness", str(garbage), "--circuit", str(circuit)], capsys)
+    assert_bad_input(["import-witness", str(garbage), "--circuit", str(tmp_path / "missing.aig")], capsys)
+
+
+# -- outputs that cannot be written: refused before the run -----------------------------------------
+
+OUTPUTS: list[tuple[str, list[str], str]] = [
+    ("check", ["check", "--scenario", "{tiny}"], "--out"),
+    ("check", ["check", "--scenario", "{tiny}"], "--html"),
+    ("check", ["check", "--scenario", "{tiny}"], "--junit"),
+    ("check", ["check", "--scenario", "{tiny}"], "--sarif"),
+    ("mutants", ["mutants"], "--out"),
+    ("mutants", ["mutants"], "--junit"),
+    ("explore", ["explore", "--scenario", "{tiny}"], "--out"),
+    ("explore", ["explore", "--scenario", "{tiny}"], "--graph"),
+    ("replay", ["replay", "{trace}"], "--itf"),
+    ("export-itf", ["export-itf", "{trace}"], "--output"),
+    ("config-space", ["config-space", "--scenario", "idempotence_retry"], "--out"),
+    ("export-aiger", ["export-aiger", "--scenario", "idempotence_retry"], "--output"),
+    ("import-witness", ["import-witness", "{file}", "--scenario", "idempotence_retry"], "--out"),
+]
+DIR_FLAGS = {"--out"}
+
+
+def _where(kind: str, flag: str, ws: dict[str, Path]) -> str:
+    suffix = {"--graph": ".dot", "--html": ".html", "--sarif": ".sarif"}.get(flag, ".out")
+    if kind == "a file":  # a plain file where a directory is needed, or under which one must be created
+        return str(ws["file"]) if flag in DIR_FLAGS else str(ws["file"] / f"x{suffix}")
+    if kind == "a directory":
+        return str(ws["dir"] / "sub" / "x") if flag in DIR_FLAGS else str(ws["dir"])
+    return "/proc/keos-cannot-write-here" + ("" if flag in DIR_FLAGS else f"/x{suffix}")  # read-only
+
+
+@pytest.mark.parametrize("kind", ["a file", "a directory", "read-only"])
+@pytest.mark.parametrize(("command", "argv", "flag"), OUTPUTS, ids=[f"{c} {f}" for c, _, f in OUTPUTS])
+def test_unwritable_outputs(
+    command: str, argv: list[str], flag: str, kind: str, workspace: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if kind == "a directory" and flag in DIR_FLAGS:
+        blocker = workspace["dir"] / "sub"
+        blocker.write_text("a file in the way")  # DIR/sub is a file: DIR/sub/x cannot be a directory
+    args = [a.format(tiny=workspace["tiny"], trace=workspace["trace"], file=workspace["file"]) for a in argv]
+    line = assert_bad_input([*args, flag, _where(kind, flag, workspace)], capsys)
+    assert flag in line
+    if kind == "a directory" and flag in DIR_FLAGS:
+        (workspace["dir"] / "sub").unlink()
+
+
+# -- fuzzing ------------------------------------------------------------------------------------------
+
+_KEYS = ["name", "description", "model", "default", "variant", "permitted", "topology", "producer", "broker",
+         "faults", "bounds", "transactions", "eos", "connect", "extra"]
+_SUBKEYS = ["producers", "partitions", "records_per_producer", "acks", "retries", "max_in_flight", "drop", "total",
+            "max_depth", "input_records", "workers", "leader", "sequence_space", "enable_idempotence", "bogus"]
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 10), st.floats(allow_nan=True), st.text(max_size=6),
+    st.sampled_from(["idempotence", "eos", "connect", "transactions", "kafka", "all", "x", "no_acked_loss"]),
+)
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.sampled_from(_SUBKEYS), inner, max_size=4), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.dictionaries(st.sampled_from(_KEYS), _values, max_size=6))
+def test_fuzz_scenario_documents(document: dict[str, Any]) -> None:
+    """Any document either parses into a scenario that builds, or is a one-line ScenarioError."""
+    from keos.scenarios import build_model
+
+    try:
+        scenario = parse_scenario(document, "fuzz")
+        build_model(scenario)
+    except ScenarioError as exc:
+        assert "\n" not in str(exc)
+    except Exception as exc:  # anything else would reach a user as a crash
+        raise AssertionError(f"{type(exc).__name__}: {exc} for {document!r}") from exc
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(string.ascii_letters, max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(string.ascii_lowercase, max_size=4), inner,
+                                                               max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_fuzz_trace_fields(workspace: dict[str, Path], data: st.DataObject) -> None:
+    """A trace with any field or action argument replaced: exit 0, 1 or 2, never a crash or traceback."""
+    import contextlib
+    import io
+
+    trace = json.loads(workspace["trace"].read_text(encoding="utf-8"))
+    where = data.draw(st.sampled_from(["top", "action", "body"]))
+    value = data.draw(_json)
+    if where == "top":
+        trace[data.draw(st.sampled_from(sorted(trace)))] = value
+    else:
+        action = data.draw(st.sampled_from(trace["actions"]))
+        target = action["message"]["body"] if where == "body" and "message" in action else action
+        target[data.draw(st.sampled_from(sorted(target)))] = value
+    path = workspace["root"] / "fuzz.trace.json"
+    path.write_text(json.dumps(trace), encoding="utf-8")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["replay", str(path), "--json"])
+    assert code in (0, 1, 2), err.getvalue()
+    assert "Traceback" not in err.getvalue() and "internal error" not in err.getvalue(), err.getvalue()
+    if code == 2:
+        assert err.getvalue().startswith("keos: error: ")
+
+
+_BAD_VALUES = {
+    "--engine": ["nope", "", "ALL"],
+    "--variant": ["nope", "KAFKA", ""],  # (a variant of another model is refused only for an explicit scenario)
+    "--scenario": ["no_such", "/nonexistent.toml", ""],
+    "--seed": ["-1", "x", "1e3"],
+    "--max-depth": ["-1", "x", "2.5"],
+    "--max-states": ["-1", "lots"],
+    "--time-budget": ["nan", "-inf", "inf", "-1", "x", "NaN"],
+    "--max-memory": ["-1", "x", "1.5"],
+    "--examples": ["-1", "x"],
+}
+_GOOD_VALUES = {
+    "--engine": ["explore"], "--seed": ["3"], "--max-depth": ["4"], "--max-states": ["50"],
+    "--time-budget": ["5"], "--max-memory": ["0"], "--examples": ["5"], "--scenario": ["idempotence_retry"],
+}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    good=st.dictionaries(st.sampled_from(sorted(_GOOD_VALUES)), st.just(0), max_size=3),
+    bad=st.sampled_from(sorted(_BAD_VALUES)),
+    data=st.data(),
+)
+def test_fuzz_flags(good: dict[str, int], bad: str, data: st.DataObject) -> None:
+    """``keos check`` with valid flags plus one bad value: always exit 2 and one line, before any work."""
+    import contextlib
+    import io
+
+    argv = ["check"]
+    for flag in good:
+        if flag != bad:
+            argv += [flag, data.draw(st.sampled_from(_GOOD_VALUES[flag]))]
+    argv += [bad, data.draw(st.sampled_from(_BAD_VALUES[bad]))]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(argv)
+    assert code == 2, (argv, err.getvalue())
+    lines = err.getvalue().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("keos: error: "), (argv, err.getvalue())
+
+
+def test_the_number_of_bad_inputs_fed() -> None:
+    """The issue's 114 kinds of bad input are all here (and more), not counting the fuzzers' examples."""
+    kinds = (
+        len(BAD_FLAGS)
+        + len(BAD_SCENARIOS)
+        + len(SCENARIO_FILES) * 3
+        + len(BAD_TRACES)
+        + len(TRACE_FILES) * 2
+        + 4  # witness files
+        + len(OUTPUTS) * 3
+    )
+    assert kinds >= 114, kinds
