@@ -1,4 +1,4 @@
-"""Source-offset tombstones under a connector-specific offsets topic (KIP-618 "Source offsets", KAFKA-15018).
+"""Source-offset tombstones under a connector-specific offsets topic (KIP-618 source offsets, KAFKA-15018).
 
 A connector may commit a ``null`` offset (a tombstone) for a source partition.
 A worker reads offsets through the combined view: the connector's own topic,
@@ -45,7 +45,7 @@ def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
             fact="Once a tombstone (null offset) for a source partition is committed in the connector's offsets "
             "topic, the combined offsets view has no offset for that partition: the global topic's old offset "
             "does not come back through the fallback.",
-            source="KIP-618 "Source offsets" (connector-specific offsets topics, fallback to the global topic); "
+            source="KIP-618 source offsets (connector-specific offsets topics, fallback to the global topic); "
             "ConnectorOffsetBackingStore.get/set",
             catches="KAFKA-15018: a tombstone written to the connector topic only (the global write failed or "
             "came second) resurrects the old offset",

@@ -225,7 +225,7 @@ def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tu
     return sys._put(s, w, s.workers[w].without_instance(inst.task)), events
 
 
-# -- tombstone offsets (KIP-618 "Source offsets", KAFKA-15018) ------------------------------------------
+# -- tombstone offsets (KIP-618 source offsets, KAFKA-15018) ------------------------------------------
 
 
 def tombstone_candidate(sys: ConnectCluster, s: ConnectState, inst: TaskInstance) -> int:
