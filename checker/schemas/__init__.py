@@ -80,13 +80,14 @@ def scenario_schema() -> dict[str, Any]:
     """The scenario schema, built from the dataclasses :func:`keos.scenarios.parse_scenario` fills."""
     from keos.model.clients.producer_config import ACKS, ProducerConfig
     from keos.model.connect.records import ConnectFaultBudget, ConnectTopology
+    from keos.model.systems.groups import GroupsFaultBudget, GroupsTopology
     from keos.model.systems.idempotence import FaultBudget, Topology
     from keos.model.systems.transactions_records import EosConfig, TxnFaultBudget, TxnTopology
     from keos.scenarios import MODEL_KINDS, Bounds
     from keos.scenarios.connect_schema import _CHOICES
 
     faults: dict[str, Any] = {}
-    for cls in (FaultBudget, TxnFaultBudget, ConnectFaultBudget):
+    for cls in (FaultBudget, TxnFaultBudget, ConnectFaultBudget, GroupsFaultBudget):
         for key, spec in _table(cls)["properties"].items():
             if key in faults and faults[key].get("default") != spec["default"]:
                 faults[key].pop("default", None)
@@ -132,6 +133,21 @@ def scenario_schema() -> dict[str, Any]:
             "transactions": txn,
             "eos": _table(EosConfig),
             "connect": connect,
+            "groups": _table(GroupsTopology),
+            "sets": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9_]+$"}, "default": []},
+            "security": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "principals, ACLs and the adversary of a transactions or eos scenario",
+                "properties": {
+                    "principals": {"type": "array", "items": {"type": "string"}},
+                    "adversary": {"type": "string"},
+                    "adversary_transactional_id": {"type": "string"},
+                    "super_users": {"type": "array", "items": {"type": "string"}},
+                    "allow": {"type": "array", "items": {"type": "string"}},
+                    "deny": {"type": "array", "items": {"type": "string"}},
+                },
+            },
         },
     }
 
