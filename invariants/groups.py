@@ -145,9 +145,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             predicate=settled,
             partners=("assignment_received",),
             fairness=(
+                "faults stop (no more lost heartbeats, crashes, stalls or coordinator moves)",
                 "session.timeout.ms and max.poll.interval.ms expire a member that stopped",
                 "members retry JoinGroup and SyncGroup until answered",
-                "faults stop",
             ),
         ),
         sometimes_event("assignment_received", "A consumer receives its assignment in SyncGroup.", "sync:assignment"),

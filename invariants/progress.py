@@ -101,11 +101,15 @@ def unfinished_committed_records(rpt: int, s: TxnSystemState) -> list[str]:
 
 
 def unsettled_clients(s: TxnSystemState) -> list[str]:
-    """Producers in a non-final state (or with a coordinator request in flight)."""
+    """Producers in a non-final state (or with a coordinator request in flight).
+
+    A producer whose application abandoned its transaction (the adversary's ``AbandonTransaction``, the
+    KIP-98 §9 endless transaction) never calls commit or abort again by construction: it is not judged.
+    """
     return [
         f"producer {i} is {c.state}{' with a request in flight' if c.inflight else ''}"
         for i, c in enumerate(s.clients)
-        if c.state not in FINAL_CLIENT_STATES or c.inflight
+        if (c.state not in FINAL_CLIENT_STATES or c.inflight) and i not in s.security.abandoned
     ]
 
 

@@ -42,6 +42,29 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "connect_transactional_leader": frozenset({"connect"}),
     "connect_offsets_in_transaction": frozenset({"connect"}),
     "connect_zombie_fencing": frozenset({"connect"}),
+    "connect_failed_task_stays_failed": frozenset({"connect"}),
+    "connect_tombstone_to_global_first": frozenset({"connect"}),
+    # the transaction coordinator and transactional writes (issue 13's fixes)
+    "ongoing_txn_check_epoch": _TXN,
+    "marker_retry_same_epoch": _TXN,
+    "failed_fence_keeps_bump": _TXN,
+    "end_txn_concurrent_in_prepare": _TXN,
+    "commit_retry_after_abort_fenced": _TXN,
+    "tv2_empty_abort_in_table": _TXN,
+    "single_fence_bump": _TXN,
+    "empty_abort_rotates_producer_id": _TXN,
+    # authorization (KIP-98 §9): the transactions system's handlers
+    "authorize_transactional_id": frozenset({"transactions", "eos"}),
+    "authorize_transactional_produce": frozenset({"transactions", "eos"}),
+    "authorize_marker_cluster_action": frozenset({"transactions", "eos"}),
+    "reject_client_control_records": frozenset({"transactions", "eos"}),
+    # producer state expiry and the idempotent producer's epoch bump
+    "producer_expiry_keeps_open_transactions": frozenset({"transactions", "eos"}),
+    "defer_bump_until_resolved": frozenset({"idempotence"}),
+    # the classic group protocol
+    "offset_commit_generation_check": frozenset({"groups"}),
+    "offset_commit_waits_for_log": frozenset({"groups"}),
+    "cooperative_revoke_before_reassign": frozenset({"groups"}),
 }
 
 

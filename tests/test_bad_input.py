@@ -292,7 +292,7 @@ def _body(key: str, value: Any) -> Callable[[dict[str, Any]], Any]:
 BAD_TRACES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "not an object": lambda d: [d],
     "schema_version missing": _drop("schema_version"),
-    "schema_version 2": _set("schema_version", 2),
+    "schema_version 3": _set("schema_version", 3),
     "schema_version string": _set("schema_version", "1"),
     "scenario missing": _drop("scenario"),
     "scenario number": _set("scenario", 7),

@@ -430,3 +430,19 @@ def test_sigterm_mid_run_is_partial_with_reports(tmp_path: Path) -> None:
     assert summary["partial"] is True and summary["stopped"] == "interrupted"
     assert [r["scenario"] for r in summary["runs"]] == ["idempotence_retry"]
     check_junit(tmp_path / "j.xml")
+
+
+def test_every_switch_names_its_readers_and_every_variant_applies_to_its_scenarios() -> None:
+    """A new ProtocolFlags switch must say which models read it, or its variants would be refused (or,
+    worse, accepted where they change nothing); each weakened variant applies to the scenarios it names."""
+    from dataclasses import fields
+
+    from keos.model.variants import VARIANTS, ProtocolFlags
+    from keos.scenarios.variant_scope import FLAG_MODELS, variant_applies
+
+    assert {f.name for f in fields(ProtocolFlags)} <= set(FLAG_MODELS)
+    scenarios = builtin_scenarios()
+    for v in VARIANTS.values():
+        for name in v.scenarios:
+            if name in scenarios:
+                assert variant_applies(v, scenarios[name].model)[0], (v.name, name)

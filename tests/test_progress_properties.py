@@ -45,7 +45,7 @@ def test_every_model_kind_states_progress_with_fairness_and_partners() -> None:
             assert p.predicate is not None and p.fairness and "faults stop" in p.fairness[0]
             assert p.partners and set(p.partners) <= set(props), (scenario.name, p.name)
             assert "KIP" in p.source and p.catches
-    assert kinds == {"idempotence", "transactions", "eos", "connect"}
+    assert kinds == {"idempotence", "transactions", "eos", "connect", "groups"}
 
 
 def test_transaction_progress_predicates_on_the_14563_hang() -> None:
