@@ -1,0 +1,277 @@
+"""One hash partition of a level-synchronous breadth-first search.
+
+The search proceeds level by level (all states at depth ``d``, then all at ``d + 1``).
+States are named by 64-bit fingerprints (:mod:`keos.checker.explore.encoding`) and
+split into partitions by ``fingerprint mod partitions``; a partition owns the visited
+fingerprints, the parent links and the frontier of its states.  One process runs one
+partition (``--workers 1``), or each worker process runs one
+(:mod:`keos.checker.explore.workers`); the Spark engine follows the same rules on
+DataFrames (:mod:`keos.checker.explore.spark_bfs`).
+
+Per level a partition *expands* its frontier (every successor is fingerprinted;
+those it owns stay, the others go to their owner as canonical encodings) and then
+*absorbs* what it was sent: candidates already visited are dropped, the rest become
+the next level.  The rules make the result independent of how states are split:
+
+* a state's **parent** is, among every state of the previous level that reaches it,
+  the one with the smallest ``(parent fingerprint, successor index)``, so the
+  shortest trace to a state is the same for one worker, ``N`` workers and Spark;
+* the **counterexample** of an invariant is, among the violating states of the first
+  level that has one, the one with the smallest fingerprint;
+* successors of a violating state are not explored; states the model puts out of
+  bounds (``within_bounds``) or at the depth limit are not expanded.
+
+Parent links are numpy arrays per level (fingerprint, parent fingerprint, successor
+index: 18 bytes a state) and the visited set is a :class:`~keos.checker.explore.visited.FingerprintSet`,
+so only the frontier is held as Python objects.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from keos.checker.explore.encoding import StateEncoder, decode, fingerprint_of
+from keos.checker.explore.visited import FingerprintSet
+from keos.model.interface import Action, Expectation, Model, Property
+
+__all__ = ["ExpandHook", "LevelReport", "Partition", "successor_function"]
+
+#: Called for every expanded state: (its fingerprint, the state, [(action, next state, next fingerprint)]).
+ExpandHook = Callable[[int, Any, list[tuple[Action, Any, int]]], None]
+
+Successors = Callable[[Any], Iterable[tuple[Action, Any, tuple[str, ...]]]]
+
+
+def successor_function(model: Model) -> Successors:
+    """``model.successors`` when the model offers one, else actions then step, one by one."""
+    fused = getattr(model, "successors", None)
+    if fused is not None:
+        return fused  # type: ignore[no-any-return]
+
+    def successors(state: Any) -> list[tuple[Action, Any, tuple[str, ...]]]:
+        out = []
+        for action in model.actions(state):
+            step = model.step(state, action)
+            if step is None:
+                raise AssertionError(f"model listed {action} as enabled but step() refused it")
+            out.append((action, step.state, step.events))
+        return out
+
+    return successors
+
+
+@dataclass
+class LevelReport:
+    """What one partition found in one level (summed over partitions by the driver)."""
+
+    new_states: int = 0
+    transitions: int = 0
+    cut_by_depth: bool = False
+    violations: dict[str, int] = field(default_factory=dict)
+    reached: set[str] = field(default_factory=set)
+    events: Counter[str] = field(default_factory=Counter)
+
+
+class _Checker:
+    """Invariant and sometimes evaluation, with results cached by a property's declared inputs."""
+
+    def __init__(self, props: Sequence[Property]) -> None:
+        self.always = [p for p in props if p.expectation is Expectation.ALWAYS]
+        self.state_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
+        self.event_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
+        self._memo: dict[str, dict[Any, bool]] = {}
+
+    def holds(self, prop: Property, state: Any) -> bool:
+        inputs: tuple[str, ...] = getattr(prop, "inputs", ())
+        if not inputs:
+            return prop.holds(state)
+        key = tuple([getattr(state, f) for f in inputs]) if len(inputs) > 1 else getattr(state, inputs[0])
+        memo = self._memo.setdefault(prop.name, {})
+        value = memo.get(key)
+        if value is None:
+            if len(memo) > 200_000:
+                memo.clear()
+            value = memo[key] = prop.holds(state)
+        return value
+
+
+class Partition:
+    """The visited fingerprints, parent links and frontier of partition ``index`` of ``count``."""
+
+    def __init__(
+        self,
+        model: Model,
+        index: int = 0,
+        count: int = 1,
+        *,
+        compact: bool = False,
+        hook: ExpandHook | None = None,
+    ) -> None:
+        self.model = model
+        self.index = index
+        self.count = count
+        self.encoder = StateEncoder()
+        self.visited = FingerprintSet(compact=compact)
+        self.checker = _Checker(list(model.properties()))
+        self.successors = successor_function(model)
+        self.hook = hook
+        #: per depth: (fingerprints sorted, parent fingerprints, successor indices)
+        self.levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.frontier: list[tuple[int, Any]] = []
+        self._local: dict[int, list[Any]] = {}
+        self.reached: set[str] = set()
+        self.violated: set[str] = set()
+
+    def owns(self, fp: int) -> bool:
+        """Whether fingerprint ``fp`` belongs to this partition."""
+        return self.count == 1 or fp % self.count == self.index
+
+    # -- level 0 ---------------------------------------------------------------------------------
+
+    def seed(self) -> LevelReport:
+        """Level 0: the model's initial states that this partition owns."""
+        for k, state in enumerate(self.model.init_states()):
+            fp, _ = self.encoder.fingerprint(state)
+            if self.owns(fp) and fp not in self._local:
+                self._local[fp] = [fp, -1 - k, state]
+        return self.absorb([], depth=0, max_depth=0)
+
+    # -- one level -------------------------------------------------------------------------------
+
+    def expand(self, depth: int, max_depth: int) -> tuple[dict[int, list[tuple[int, int, int, bytes]]], LevelReport]:
+        """Expand the frontier at ``depth``; returns what goes to other partitions and the counts."""
+        report = LevelReport()
+        outbox: dict[int, list[tuple[int, int, int, bytes]]] = {}
+        if max_depth and depth >= max_depth:
+            report.cut_by_depth = bool(self.frontier)
+            self.frontier = []
+            return outbox, report
+        local = self._local
+        seen = self.visited.fast_contains
+        encode = self.encoder.encode
+        events = report.events
+        event_props = self.checker.event_sometimes
+        reached = self.reached
+        count, me, hook = self.count, self.index, self.hook
+        within = self.model.within_bounds
+        transitions = 0
+        for pfp, state in self.frontier:
+            if not within(state):
+                continue
+            edges: list[tuple[Action, Any, int]] | None = [] if hook is not None else None
+            k = -1
+            for action, nxt, evs in self.successors(state):
+                k += 1
+                if evs:
+                    events.update(evs)
+                    for ev in evs:
+                        for p in event_props:
+                            if p.name not in reached and p.matches_event(ev):
+                                reached.add(p.name)
+                data = encode(nxt)
+                fp = fingerprint_of(data)
+                if edges is not None:
+                    edges.append((action, nxt, fp))
+                if count == 1 or fp % count == me:
+                    if seen(fp):
+                        continue
+                    cand = local.get(fp)
+                    if cand is None:
+                        local[fp] = [pfp, k, nxt]
+                    elif (pfp, k) < (cand[0], cand[1]):
+                        cand[0], cand[1], cand[2] = pfp, k, nxt
+                else:
+                    outbox.setdefault(fp % count, []).append((fp, pfp, k, data))
+            transitions += k + 1
+            if hook is not None and edges is not None:
+                hook(pfp, state, edges)
+        report.transitions = transitions
+        self.frontier = []
+        return outbox, report
+
+    def absorb(self, inbox: Iterable[tuple[int, int, int, bytes]], depth: int, max_depth: int) -> LevelReport:
+        """Take the candidates of level ``depth`` (own and sent); keep the unvisited ones."""
+        local = self._local
+        self._local = {}
+        for fp, pfp, k, data in inbox:
+            cand = local.get(fp)
+            if cand is None:
+                local[fp] = [pfp, k, data]
+            elif (pfp, k) < (cand[0], cand[1]):
+                cand[0], cand[1], cand[2] = pfp, k, data
+        report = LevelReport()
+        if not local:
+            return report
+        fps = np.fromiter(local.keys(), dtype=np.int64, count=len(local))
+        fresh = self.visited.add_new(fps)
+        order = np.argsort(fresh, kind="stable")
+        fresh = fresh[order]
+        parents = np.empty(len(fresh), dtype=np.int64)
+        ks = np.empty(len(fresh), dtype=np.int32)
+        checker = self.checker
+        frontier = self.frontier
+        expand_next = not (max_depth and depth >= max_depth)
+        for i, fp in enumerate(fresh.tolist()):
+            pfp, k, value = local[fp]
+            parents[i] = pfp
+            ks[i] = k
+            state = decode(value) if type(value) is bytes else value
+            bad = False
+            for p in checker.always:
+                if not checker.holds(p, state):
+                    bad = True
+                    best = report.violations.get(p.name)
+                    if best is None or fp < best:
+                        report.violations[p.name] = fp
+            for p in checker.state_sometimes:
+                if p.name not in self.reached and checker.holds(p, state):
+                    self.reached.add(p.name)
+            if not bad:
+                if expand_next:
+                    frontier.append((fp, state))
+                else:
+                    report.cut_by_depth = True
+        while len(self.levels) <= depth:
+            self.levels.append((np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int32)))
+        self.levels[depth] = (fresh, parents, ks)
+        report.new_states = len(fresh)
+        report.reached = set(self.reached)
+        return report
+
+    # -- traces ----------------------------------------------------------------------------------
+
+    def parent(self, depth: int, fp: int) -> tuple[int, int]:
+        """``(parent fingerprint, successor index)`` of state ``fp`` at ``depth`` (index < 0: initial state)."""
+        fps, parents, ks = self.levels[depth]
+        i = int(np.searchsorted(fps, fp))
+        if i >= len(fps) or int(fps[i]) != fp:
+            raise KeyError(f"state {fp:#x} is not at depth {depth} of partition {self.index}")
+        return int(parents[i]), int(ks[i])
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the visited set and the parent links (not the frontier's states)."""
+        links = sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in self.levels)
+        return self.visited.memory_bytes() + links
+
+
+def actions_to(model: Model, path: Sequence[int]) -> list[Action]:
+    """Rebuild the actions of a trace from an initial-state index and successor indices."""
+    init, *steps = path
+    state = model.init_states()[init]
+    succ = successor_function(model)
+    actions: list[Action] = []
+    for k in steps:
+        options = list(succ(state))
+        action, state, _ = options[k]
+        actions.append(action)
+    return actions
+
+
+def decode_state(value: Any) -> Any:
+    """A frontier entry's state (states sent by other partitions arrive encoded)."""
+    return decode(value) if type(value) is bytes else value
