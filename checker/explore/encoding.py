@@ -83,6 +83,8 @@ class StateEncoder:
         self._strs: dict[str, bytes] = {}
         self._heads: dict[type, bytes] = {}
         self._field_caches: dict[type, list[dict[Any, bytes]]] = {}
+        self._last: dict[type, tuple[list[Any], list[bytes]]] = {}
+        self._parent: tuple[tuple[Any, ...], list[bytes]] | None = None
         self._cache_limit = cache_limit
 
     def _head(self, cls: type) -> bytes:
@@ -133,17 +135,45 @@ class StateEncoder:
             if not hasattr(t, "_fields"):
                 return _PROTO4 + self._encode(state) + _STOP
             caches = self._field_caches[t] = [{} for _ in t._fields]
+            self._last[t] = ([None] * len(t._fields), [b""] * len(t._fields))
+        last_values, last_encodings = self._last[t]
+        parent = self._parent
         parts = [_PROTO4, self._head(t)]
-        for cache, v in zip(caches, state):
-            enc = cache.get(v)
-            if enc is None:
-                enc = self._encode(v)
-                if len(cache) >= self._cache_limit:
-                    cache.clear()
-                cache[v] = enc
-            parts.append(enc)
+        for i, v in enumerate(state):
+            # A successor shares most fields with its parent and with the sibling
+            # encoded before it (the same objects): try identity before hashing.
+            if v is last_values[i]:
+                parts.append(last_encodings[i])
+            elif parent is not None and v is parent[0][i]:
+                parts.append(parent[1][i])
+            else:
+                cache = caches[i]
+                enc = cache.get(v)
+                if enc is None:
+                    enc = self._encode(v)
+                    if len(cache) >= self._cache_limit:
+                        cache.clear()
+                    cache[v] = enc
+                last_values[i] = v
+                last_encodings[i] = enc
+                parts.append(enc)
         parts.append(_END_RECORD + _STOP)
         return b"".join(parts)
+
+    def prime(self, parent: Any) -> None:
+        """Remember ``parent``'s fields and encodings: its successors are encoded next."""
+        t = type(parent)
+        caches = self._field_caches.get(t)
+        if caches is None:
+            self.encode(parent)
+            caches = self._field_caches[t]
+        encodings = []
+        for cache, v in zip(caches, parent):
+            enc = cache.get(v)
+            if enc is None:
+                enc = cache[v] = self._encode(v)
+            encodings.append(enc)
+        self._parent = (tuple(parent), encodings)
 
     def fingerprint(self, state: Any) -> tuple[int, bytes]:
         """``(fingerprint, encoding)`` of ``state``."""

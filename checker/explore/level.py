@@ -159,10 +159,12 @@ class Partition:
         reached = self.reached
         count, me, hook = self.count, self.index, self.hook
         within = self.model.within_bounds
+        prime = self.encoder.prime
         transitions = 0
         for pfp, state in self.frontier:
             if not within(state):
                 continue
+            prime(state)
             edges: list[tuple[Action, Any, int]] | None = [] if hook is not None else None
             k = -1
             for action, nxt, evs in self.successors(state):
