@@ -124,6 +124,7 @@ class Partition:
         self.levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.frontier: list[tuple[int, Any]] = []
         self._local: dict[int, list[Any]] = {}
+        self._sent: set[int] = set()
         self.reached: set[str] = set()
         self.violated: set[str] = set()
 
@@ -143,10 +144,17 @@ class Partition:
 
     # -- one level -------------------------------------------------------------------------------
 
-    def expand(self, depth: int, max_depth: int) -> tuple[dict[int, list[tuple[int, int, int, bytes]]], LevelReport]:
-        """Expand the frontier at ``depth``; returns what goes to other partitions and the counts."""
+    def expand(self, depth: int, max_depth: int) -> tuple[dict[int, dict[int, list[Any]]], LevelReport]:
+        """Expand the frontier at ``depth``.
+
+        Returns, per other partition, the successors it owns (``fingerprint ->
+        [parent fingerprint, successor index, encoding]``, the smallest parent kept),
+        and the counts.  A fingerprint sent in an earlier level is not sent again:
+        its owner has visited it since.
+        """
         report = LevelReport()
-        outbox: dict[int, list[tuple[int, int, int, bytes]]] = {}
+        outbox: dict[int, dict[int, list[Any]]] = {}
+        sent = self._sent
         if max_depth and depth >= max_depth:
             report.cut_by_depth = bool(self.frontier)
             self.frontier = []
@@ -187,13 +195,24 @@ class Partition:
                         local[fp] = [pfp, k, nxt]
                     elif (pfp, k) < (cand[0], cand[1]):
                         cand[0], cand[1], cand[2] = pfp, k, nxt
-                else:
-                    outbox.setdefault(fp % count, []).append((fp, pfp, k, data))
+                elif fp not in sent:
+                    box = outbox.get(fp % count)
+                    if box is None:
+                        box = outbox[fp % count] = {}
+                    cand = box.get(fp)
+                    if cand is None:
+                        box[fp] = [pfp, k, data]
+                    elif (pfp, k) < (cand[0], cand[1]):
+                        cand[0], cand[1], cand[2] = pfp, k, data
             transitions += k + 1
             if hook is not None and edges is not None:
                 hook(pfp, state, edges)
         report.transitions = transitions
         self.frontier = []
+        if len(sent) > 4_000_000:
+            sent.clear()
+        for box in outbox.values():
+            sent.update(box)
         return outbox, report
 
     def absorb(self, inbox: Iterable[tuple[int, int, int, bytes]], depth: int, max_depth: int) -> LevelReport:

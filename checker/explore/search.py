@@ -210,6 +210,8 @@ def explore(
         "visited_bytes": memory,
         "fingerprint_collision_bound": collision_bound(distinct),
     }
+    if workers > 1:
+        stats["worker_cpu_s"] = [round(x, 3) for x in search.worker_cpu]
     if stopped:
         stats["partial"] = True
         stats["stopped_by"] = stopped

@@ -1,0 +1,176 @@
+"""The breadth-first search on every core: one hash partition per worker process.
+
+Worker ``w`` of ``N`` owns the states whose fingerprint is ``w`` modulo ``N``: their
+visited fingerprints, parent links and frontier (:class:`~keos.checker.explore.level.Partition`).
+Per level the coordinator (this process) tells every worker to expand its frontier;
+each returns, per other worker, one packed batch (int64 columns of fingerprint,
+parent fingerprint, successor index and length, then the canonical encodings) of
+the successors it does not own.  The coordinator forwards the batches unopened to their owners, which absorb
+them (drop the visited, keep the rest as their next frontier) and report counts,
+violations and coverage.  States travel as their canonical encodings
+(:mod:`keos.checker.explore.encoding`), which the sender computed anyway to
+fingerprint them and the receiver decodes with :func:`pickle.loads`.
+
+The rules of :mod:`keos.checker.explore.level` (smallest parent, smallest violating
+fingerprint) make counts, verdicts and traces equal to one worker's.  Workers are
+forked, so they inherit the model; each rebuilds nothing and imports nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import multiprocessing
+import time
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from keos.checker.explore.level import LevelReport, Partition
+from keos.model.interface import Model
+
+__all__ = ["WorkerPool"]
+
+
+def _serve(conn: Connection, factory: Callable[[], Model], index: int, count: int, compact: bool) -> None:
+    gc.disable()
+    part = Partition(factory(), index, count, compact=compact)
+    while True:
+        cmd, *args = conn.recv()
+        if cmd == "seed":
+            conn.send(part.seed())
+        elif cmd == "expand":
+            outbox, report = part.expand(*args)
+            blobs = {dest: _pack(items) for dest, items in outbox.items()}
+            conn.send((blobs, report))
+        elif cmd == "absorb":
+            blobs, depth, max_depth = args
+            inbox = [item for blob in blobs for item in _unpack(blob)]
+            conn.send(part.absorb(inbox, depth, max_depth))
+        elif cmd == "parent":
+            try:
+                conn.send(part.parent(*args))
+            except KeyError as exc:
+                conn.send(exc)
+        elif cmd == "memory":
+            conn.send(part.memory_bytes())
+        elif cmd == "cpu":
+            conn.send(time.process_time())
+        elif cmd == "stop":
+            conn.close()
+            return
+
+
+class WorkerPool:
+    """``count`` forked workers, one partition each, driven level by level."""
+
+    def __init__(self, factory: Callable[[], Model], count: int, compact: bool = False, spill_dir: Path | None = None):
+        ctx = multiprocessing.get_context("fork")
+        self.count = count
+        self.conns: list[Connection] = []
+        self.procs: list[Any] = []
+        for w in range(count):
+            parent_end, child_end = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(child_end, factory, w, count, compact), daemon=True)
+            proc.start()
+            child_end.close()
+            self.conns.append(parent_end)
+            self.procs.append(proc)
+        self.worker_cpu: list[float] = [0.0] * count
+
+    def _all(self, message: tuple[Any, ...]) -> list[Any]:
+        for c in self.conns:
+            c.send(message)
+        return [c.recv() for c in self.conns]
+
+    def seed(self) -> LevelReport:
+        """Level 0 on every worker."""
+        return _combine(self._all(("seed",)))
+
+    def level(self, depth: int, max_depth: int) -> LevelReport:
+        """Expand level ``depth`` everywhere, exchange successors, absorb level ``depth + 1``."""
+        expanded = self._all(("expand", depth, max_depth))
+        inboxes: list[list[bytes]] = [[] for _ in range(self.count)]
+        for blobs, _ in expanded:
+            for dest, blob in blobs.items():
+                inboxes[dest].append(blob)
+        for c, inbox in zip(self.conns, inboxes):
+            c.send(("absorb", inbox, depth + 1, max_depth))
+        report = _combine([c.recv() for c in self.conns])
+        first = _combine([r for _, r in expanded])
+        report.transitions = first.transitions
+        report.events = first.events
+        report.cut_by_depth = report.cut_by_depth or first.cut_by_depth
+        report.reached |= first.reached
+        return report
+
+    def parent(self, depth: int, fp: int) -> tuple[int, int]:
+        """The parent link of ``fp``, from the worker that owns it."""
+        conn = self.conns[fp % self.count]
+        conn.send(("parent", depth, fp))
+        answer = conn.recv()
+        if isinstance(answer, Exception):
+            raise answer
+        return answer  # type: ignore[no-any-return]
+
+    def memory_bytes(self) -> int:
+        """Visited sets and parent links of every worker."""
+        return sum(self._all(("memory",)))
+
+    def child_cpu(self) -> float:
+        """CPU seconds the workers spent (also kept per worker in ``worker_cpu``)."""
+        self.worker_cpu = self._all(("cpu",))
+        return sum(self.worker_cpu)
+
+    def close(self) -> None:
+        """Stop the workers."""
+        for c, p in zip(self.conns, self.procs):
+            with contextlib.suppress(BrokenPipeError, OSError):
+                c.send(("stop",))
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+
+
+def _pack(items: dict[int, list[Any]]) -> bytes:
+    """One batch of candidates as bytes: four int64 columns, then the encodings back to back."""
+    n = len(items)
+    fps = np.fromiter(items.keys(), dtype=np.int64, count=n)
+    rows = list(items.values())
+    parents = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    ks = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+    encodings = [r[2] for r in rows]
+    lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=n)
+    columns = [np.int64(n).tobytes(), fps.tobytes(), parents.tobytes(), ks.tobytes(), lengths.tobytes()]
+    return b"".join(columns + encodings)
+
+
+def _unpack(blob: bytes) -> Iterator[tuple[int, int, int, bytes]]:
+    """The candidates of a batch made by :func:`_pack`."""
+    n = int(np.frombuffer(blob, dtype=np.int64, count=1)[0])
+    cols = np.frombuffer(blob, dtype=np.int64, count=4 * n, offset=8).reshape(4, n)
+    fps, parents, ks, lengths = (c.tolist() for c in cols)
+    pos = 8 + 32 * n
+    view = memoryview(blob)
+    for i in range(n):
+        end = pos + lengths[i]
+        yield fps[i], parents[i], ks[i], bytes(view[pos:end])
+        pos = end
+
+
+def _combine(reports: list[LevelReport]) -> LevelReport:
+    out = LevelReport()
+    for r in reports:
+        out.new_states += r.new_states
+        out.transitions += r.transitions
+        out.cut_by_depth = out.cut_by_depth or r.cut_by_depth
+        for name, fp in r.violations.items():
+            if name not in out.violations or fp < out.violations[name]:
+                out.violations[name] = fp
+        out.reached |= r.reached
+        out.events.update(r.events)
+    return out
