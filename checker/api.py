@@ -189,12 +189,15 @@ def check(
     out: Path | str | None = None,
     progress: Progress | None = None,
     on_run: Callable[[Scenario, str, str], None] | None = None,
+    workers: int = 1,
+    max_memory_mb: int = 0,
 ) -> CheckReport:
     """Check the scenarios' invariants (default: the default gate's scenarios) with ``engine``.
 
     ``engine`` is a registered engine name (``explore``, ``hypothesis``, ``bmc``) or ``all``;
     ``variant`` overrides each scenario's own.  With ``out``, each violation's trace and a running
-    ``summary.json`` are written there as soon as each run finishes.
+    ``summary.json`` are written there as soon as each run finishes.  ``workers`` processes share
+    an explore search (0: all cores); ``max_memory_mb`` stops it with partial results.
     """
     chosen = _scenarios(scenarios)
     v_override = _variant(variant)
@@ -211,6 +214,8 @@ def check(
         time_budget_s=time_budget_s,
         out_dir=out_dir or Path("keos-out"),
         progress=progress,
+        workers=workers,
+        max_memory_mb=max_memory_mb,
     )
     report = CheckReport(strict=strict)
     for scenario in chosen:
@@ -329,8 +334,15 @@ def explore(
     max_states: int = 0,
     graph: bool = False,
     progress: Callable[[int, int, int], None] | None = None,
+    workers: int = 1,
+    max_memory_mb: int = 0,
+    compact: bool = False,
 ) -> tuple[EngineResult, Any]:
-    """Breadth-first search of one scenario; with ``graph``, also its state graph (networkx)."""
+    """Breadth-first search of one scenario; with ``graph``, also its state graph (networkx).
+
+    ``workers`` processes share the search (0: all cores); ``max_memory_mb`` stops it with a
+    partial result (``stats["partial"]``); ``compact`` keeps visited fingerprints in sorted arrays.
+    """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     v = _variant(variant) or sc.variant
     model = build_model(sc, v)
@@ -338,8 +350,13 @@ def explore(
         max_depth=max_depth or sc.bounds.max_depth,
         max_states=max_states or sc.bounds.max_states,
         graph=graph,
+        workers=workers,
+        max_memory_mb=max_memory_mb,
+        compact=compact,
     )
-    result, g = _explore(model, sc.name, v, opts, sc.permitted, progress)
+    result, g = _explore(
+        model, sc.name, v, opts, sc.permitted, progress, model_factory=lambda: build_model(sc, v)
+    )
     _add_transition_coverage(result)
     return result, g
 

@@ -31,6 +31,8 @@ class EngineOptions:
     time_budget_s: float = 0.0
     examples: int = 0
     out_dir: Path = Path("keos-out")
+    workers: int = 1
+    max_memory_mb: int = 0
     progress: Callable[[str, dict[str, Any]], None] | None = None
 
 

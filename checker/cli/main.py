@@ -249,6 +249,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         out=Path(args.out),
         progress=None if args.json else _progress_reporter(console),
         on_run=lambda sc, engine, v: console.print(f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
+        workers=args.workers,
+        max_memory_mb=args.max_memory,
     )
     results = report.results
     if args.json:
@@ -307,6 +309,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
                 max_states=args.max_states,
                 graph=graph_path is not None,
                 progress=callback,
+                workers=args.workers,
+                max_memory_mb=args.max_memory,
+                compact=args.compact_visited,
             )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -329,6 +334,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
         f"distinct states: {stats['distinct_states']:,}  transitions: {stats['transitions']:,}  "
         f"max depth: {stats['max_depth']}  time: {stats['elapsed_s']:.2f}s  states/s: {stats['states_per_s']:,}"
     )
+    if stats.get("partial"):
+        console.print(f"[yellow]partial result[/yellow]: stopped by {stats['stopped_by']} (not exhaustive)")
     from keos.reports.terminal import render_coverage, render_summary, render_transition_coverage
 
     render_summary(console, [result])
@@ -654,6 +661,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 # -- parser ---------------------------------------------------------------------------------------
 
 
+def _search_arguments(s: argparse.ArgumentParser) -> None:
+    """``--workers`` and ``--max-memory`` of the explicit search (explore and check)."""
+    s.add_argument("--workers", type=int, default=0, help="processes sharing an explore search (default 0: all cores)")
+    s.add_argument("--max-memory", type=int, default=0, metavar="MB",
+                   help="stop an explore search with partial results once it has grown by this many MiB")
+
+
 def _parser() -> _Parser:
     p = _Parser(prog="keos", description="Verify Apache Kafka's exactly-once semantics on an executable model.")
     p.add_argument("--version", action="version", version=f"keos {KEOS_VERSION}")
@@ -681,6 +695,7 @@ def _parser() -> _Parser:
         "--time-budget", type=float, default=60.0,
         help="seconds per scenario for engines that honour it (bmc: the depth reached is reported; 0 = none)",
     )
+    _search_arguments(s)
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("mutants", help="prove the gate catches every weakened variant")
@@ -701,6 +716,8 @@ def _parser() -> _Parser:
     s.add_argument("--graph", metavar="FILE", help="export the state graph (.graphml or .dot)")
     s.add_argument("--max-depth", type=int, default=0)
     s.add_argument("--max-states", type=int, default=0)
+    _search_arguments(s)
+    s.add_argument("--compact-visited", action="store_true", help="visited fingerprints as sorted int64 arrays")
     s.add_argument("--out", default="keos-out")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_explore)
@@ -779,7 +796,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_BAD_INPUT
-        for name in ("max_depth", "max_states", "examples", "repeat", "time_budget"):
+        for name in ("max_depth", "max_states", "examples", "repeat", "time_budget", "workers", "max_memory"):
             if getattr(args, name, 0) is not None and getattr(args, name, 0) < 0:
                 raise UsageError(f"--{name.replace('_', '-')} must be >= 0")
         code: int = args.func(args)

@@ -23,6 +23,8 @@ def run_explore(scenario: Scenario, variant: str, options: EngineOptions) -> Eng
         max_depth=options.max_depth or bounds.max_depth,
         max_states=options.max_states or bounds.max_states,
         stop_on_first=options.stop_on_first,
+        workers=options.workers,
+        max_memory_mb=options.max_memory_mb,
     )
     callback = None
     if options.progress is not None:
@@ -31,5 +33,8 @@ def run_explore(scenario: Scenario, variant: str, options: EngineOptions) -> Eng
         def callback(states: int, transitions: int, depth: int) -> None:
             report("explore", {"states": states, "transitions": transitions, "depth": depth})
 
-    result, _ = explore(model, scenario.name, variant, opts, scenario.permitted, callback)
+    result, _ = explore(
+        model, scenario.name, variant, opts, scenario.permitted, callback,
+        model_factory=lambda: build_model(scenario, variant),
+    )
     return result
