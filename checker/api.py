@@ -59,7 +59,7 @@ __all__ = [
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT = 0, 1, 2, 3
 
 # Optional engines register themselves on import; a missing one is simply not offered.
-for _module in ("keos.checker.bmc.engine",):
+for _module in ("keos.checker.bmc.engine", "keos.checker.explore.spark_bfs"):
     with contextlib.suppress(ImportError):
         importlib.import_module(_module)
 
@@ -337,14 +337,29 @@ def explore(
     workers: int = 1,
     max_memory_mb: int = 0,
     compact: bool = False,
+    engine: str = "local",
+    master: str = "local[*]",
 ) -> tuple[EngineResult, Any]:
     """Breadth-first search of one scenario; with ``graph``, also its state graph (networkx).
 
     ``workers`` processes share the search (0: all cores); ``max_memory_mb`` stops it with a
     partial result (``stats["partial"]``); ``compact`` keeps visited fingerprints in sorted arrays.
+    ``engine="spark"`` runs the search on Spark at ``master`` (no graph).
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     v = _variant(variant) or sc.variant
+    if engine not in ("local", "spark"):
+        raise ModelError(f"unknown explore engine {engine!r} (known: local, spark)")
+    if engine == "spark":
+        if graph:
+            raise ModelError("graph export needs the local engine")
+        from keos.checker.explore.spark_bfs import spark_explore
+
+        build_model(sc, v)
+        result = spark_explore(sc, v, master=master, max_depth=max_depth or sc.bounds.max_depth,
+                               max_states=max_states or sc.bounds.max_states)
+        _add_transition_coverage(result)
+        return result, None
     model = build_model(sc, v)
     opts = ExploreOptions(
         max_depth=max_depth or sc.bounds.max_depth,

@@ -312,6 +312,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 max_memory_mb=args.max_memory,
                 compact=args.compact_visited,
+                engine=args.engine,
+                master=args.master,
             )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -718,6 +720,8 @@ def _parser() -> _Parser:
     s.add_argument("--max-states", type=int, default=0)
     _search_arguments(s)
     s.add_argument("--compact-visited", action="store_true", help="visited fingerprints as sorted int64 arrays")
+    s.add_argument("--engine", default="local", choices=("local", "spark"), help="local processes or Spark")
+    s.add_argument("--master", default="local[*]", help="with --engine spark: local[*], spark://HOST:PORT, sc://HOST:PORT")
     s.add_argument("--out", default="keos-out")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_explore)
