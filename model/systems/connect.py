@@ -304,6 +304,24 @@ class ConnectSystem:
         """Apply one action; ``None`` if it is not enabled."""
         if action not in self._enabled(state):
             return None
+        return self._apply(state, action)
+
+    def successors(self, state: ConnectState) -> list[tuple[Action, ConnectState, tuple[str, ...]]]:
+        """Every enabled action with its next state and events, in :meth:`actions` order.
+
+        The same handlers and fault charging as :meth:`step` (:meth:`_apply`), without
+        its membership test in the set of enabled actions (``tests/test_successors.py``).
+        """
+        out = []
+        for action in self.actions(state):
+            step = self._apply(state, action)
+            if step is None:
+                raise AssertionError(f"{action} listed as enabled but its handler refused it")
+            out.append((action, step.state, step.events))
+        return out
+
+    def _apply(self, state: ConnectState, action: Action) -> Step | None:
+        """Run ``action``'s handler and charge a fault to its budget."""
         fault = FAULT_OF_ACTION.get(action.kind)
         result = self._HANDLERS[action.kind](self, state, *action.args)
         if result is None:

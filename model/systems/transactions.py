@@ -280,10 +280,15 @@ class TransactionalSystem:
             k = TXN_FAULT_KINDS.index(fault)
             if state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total:
                 return None
-        result = handler(self, state, *action.args)
+        return self._apply(state, action)
+
+    def _apply(self, state: TxnSystemState, action: Action) -> Step | None:
+        """Run ``action``'s handler, charge a fault to its budget, record invalid coordinator transitions."""
+        result = self._HANDLERS[action.kind](self, state, *action.args)
         if result is None:
             return None
         new, events = result
+        fault = self.FAULT_OF_ACTION.get(action.kind)
         if fault is not None:
             k = TXN_FAULT_KINDS.index(fault)
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
@@ -292,6 +297,21 @@ class TransactionalSystem:
         if bad:
             new = new._replace(ghost=new.ghost._replace(bad_transitions=(*new.ghost.bad_transitions, *bad)))
         return Step(new, events)
+
+    def successors(self, state: TxnSystemState) -> list[tuple[Action, TxnSystemState, tuple[str, ...]]]:
+        """Every enabled action with its next state and events, in :meth:`actions` order.
+
+        The same handlers and bookkeeping as :meth:`step` (:meth:`_apply`), without the
+        argument and budget checks :meth:`step` makes for actions that come from outside
+        (``tests/test_successors.py`` checks the equality on every reachable state).
+        """
+        out = []
+        for action in self.actions(state):
+            step = self._apply(state, action)
+            if step is None:
+                raise AssertionError(f"{action} listed as enabled but its handler refused it")
+            out.append((action, step.state, step.events))
+        return out
 
     def _valid_args(self, state: TxnSystemState, action: Action) -> bool:
         names = self.ACTION_ARGS[action.kind]
