@@ -44,6 +44,9 @@ __all__ = ["ExpandHook", "LevelReport", "Partition", "successor_function"]
 #: Called for every expanded state: (its fingerprint, the state, [(action, next state, next fingerprint)]).
 ExpandHook = Callable[[int, Any, list[tuple[Action, Any, int]]], None]
 
+#: Levels of expansions whose states stay in the fingerprint window.
+_WINDOW = 6
+
 Successors = Callable[[Any], Iterable[tuple[Action, Any, tuple[str, ...]]]]
 
 
@@ -125,6 +128,12 @@ class Partition:
         self.frontier: list[tuple[int, Any]] = []
         self._local: dict[int, list[Any]] = {}
         self._sent: set[int] = set()
+        # Fingerprints of the states of the last levels and of the successors just
+        # generated, by state: a successor of a state at depth d is mostly at depth
+        # d - 1, d or d + 1, so most successors are fingerprinted by one dict lookup
+        # (Python's own hash of the state, in memory only) instead of being encoded.
+        self._known: dict[Any, int] = {}
+        self._known_levels: list[list[Any]] = []
         self.reached: set[str] = set()
         self.violated: set[str] = set()
 
@@ -168,11 +177,13 @@ class Partition:
         count, me, hook = self.count, self.index, self.hook
         within = self.model.within_bounds
         prime = self.encoder.prime
+        known = self._known
+        generated: list[Any] = []
         transitions = 0
         for pfp, state in self.frontier:
             if not within(state):
                 continue
-            prime(state)
+            primed = False
             edges: list[tuple[Action, Any, int]] | None = [] if hook is not None else None
             k = -1
             for action, nxt, evs in self.successors(state):
@@ -183,8 +194,16 @@ class Partition:
                         for p in event_props:
                             if p.name not in reached and p.matches_event(ev):
                                 reached.add(p.name)
-                data = encode(nxt)
-                fp = fingerprint_of(data)
+                fp = known.get(nxt)
+                if fp is None:
+                    if not primed:
+                        prime(state)  # its successors share its fields: encode them against it
+                        primed = True
+                    data = encode(nxt)
+                    fp = known[nxt] = fingerprint_of(data)
+                    generated.append(nxt)
+                else:
+                    data = b""
                 if edges is not None:
                     edges.append((action, nxt, fp))
                 if count == 1 or fp % count == me:
@@ -196,6 +215,8 @@ class Partition:
                     elif (pfp, k) < (cand[0], cand[1]):
                         cand[0], cand[1], cand[2] = pfp, k, nxt
                 elif fp not in sent:
+                    if not data:
+                        data = encode(nxt)
                     box = outbox.get(fp % count)
                     if box is None:
                         box = outbox[fp % count] = {}
@@ -209,6 +230,7 @@ class Partition:
                 hook(pfp, state, edges)
         report.transitions = transitions
         self.frontier = []
+        self._remember(generated)
         if len(sent) > 4_000_000:
             sent.clear()
         for box in outbox.values():
@@ -237,6 +259,7 @@ class Partition:
         checker = self.checker
         frontier = self.frontier
         expand_next = not (max_depth and depth >= max_depth)
+        received: list[Any] = []
         for i, fp in enumerate(fresh.tolist()):
             pfp, k, value = local[fp]
             parents[i] = pfp
@@ -252,6 +275,9 @@ class Partition:
             for p in checker.state_sometimes:
                 if p.name not in self.reached and checker.holds(p, state):
                     self.reached.add(p.name)
+            if value is not state:
+                received.append(state)
+                self._known[state] = fp
             if not bad:
                 if expand_next:
                     frontier.append((fp, state))
@@ -260,9 +286,18 @@ class Partition:
         while len(self.levels) <= depth:
             self.levels.append((np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int32)))
         self.levels[depth] = (fresh, parents, ks)
+        self._remember(received)
         report.new_states = len(fresh)
         report.reached = set(self.reached)
         return report
+
+    def _remember(self, states: list[Any]) -> None:
+        """Keep ``states`` in the fingerprint window; forget those of the oldest level."""
+        self._known_levels.append(states)
+        if len(self._known_levels) > _WINDOW:
+            known = self._known
+            for state in self._known_levels.pop(0):
+                known.pop(state, None)
 
     # -- traces ----------------------------------------------------------------------------------
 
