@@ -54,7 +54,7 @@ def successor_function(model: Model) -> Successors:
     """``model.successors`` when the model offers one, else actions then step, one by one."""
     fused = getattr(model, "successors", None)
     if fused is not None:
-        return fused  # type: ignore[no-any-return]
+        return fused
 
     def successors(state: Any) -> list[tuple[Action, Any, tuple[str, ...]]]:
         out = []

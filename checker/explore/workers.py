@@ -114,7 +114,7 @@ class WorkerPool:
         answer = conn.recv()
         if isinstance(answer, Exception):
             raise answer
-        return answer  # type: ignore[no-any-return]
+        return answer
 
     def memory_bytes(self) -> int:
         """Visited sets and parent links of every worker."""
