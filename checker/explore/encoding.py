@@ -78,7 +78,7 @@ def _new_tuple() -> bytes:
 class StateEncoder:
     """Encodes model values canonically, caching the encoding of every record by value."""
 
-    def __init__(self, cache_limit: int = 500_000) -> None:
+    def __init__(self, cache_limit: int = 16_384) -> None:
         self._records: dict[Any, bytes] = {}
         self._strs: dict[str, bytes] = {}
         self._heads: dict[type, bytes] = {}

@@ -45,7 +45,7 @@ __all__ = ["ExpandHook", "LevelReport", "Partition", "successor_function"]
 ExpandHook = Callable[[int, Any, list[tuple[Action, Any, int]]], None]
 
 #: Levels of expansions whose states stay in the fingerprint window.
-_WINDOW = 6
+_WINDOW = 3
 
 Successors = Callable[[Any], Iterable[tuple[Action, Any, tuple[str, ...]]]]
 
