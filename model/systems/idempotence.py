@@ -167,6 +167,10 @@ class SystemState(NamedTuple):
     ghost: Ghost
 
 
+#: Entries a memo of a pure component function keeps before it starts afresh.
+_MEMO_LIMIT = 65_536
+
+
 def _insert_sorted(values: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(values + new)) if new else values
 
@@ -206,6 +210,10 @@ class KafkaSystem:
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
+        self._producer_actions_memo: dict[tuple[int, prod.Producer], tuple[Action, ...]] = {}
+        self._handle_produce_memo: dict[Any, Any] = {}
+        self._response_memo: dict[Any, prod.Outcome] = {}
+        self._heads_memo: dict[tuple[net.Envelope, ...], list[net.Envelope]] = {}
 
     # -- Model interface -------------------------------------------------------------------
 
@@ -233,22 +241,15 @@ class KafkaSystem:
         out: list[Action] = []
         cfg = self.producer_config
         topo = self.config.topology
+        memo = self._producer_actions_memo
         for i, p in enumerate(state.producers):
-            if cfg.enable_idempotence and p.producer_id < 0 and not p.epoch_bump_required:
-                out.append(Action("InitProducerId", (i,)))
-            if p.next_record < topo.records_per_producer:
-                out.append(Action("Send", (i,)))
-            if p.epoch_bump_required and p.in_flight == 0:
-                out.append(Action("BumpEpoch", (i,)))
-            for q, entry in enumerate(p.partitions):
-                if entry.unresolved and prod.resolve_sequence(p, q) is not None:
-                    out.append(Action("ResolveSequence", (i, q)))
-            if not p.batches:
-                continue
-            for q in range(topo.partitions):
-                if prod.can_drain(p, q, cfg):
-                    out.append(Action("SendProduce", (i, q)))
-        heads = net.channel_heads(state.network)
+            mine = memo.get((i, p))
+            if mine is None:
+                if len(memo) > _MEMO_LIMIT:
+                    memo.clear()
+                mine = memo[(i, p)] = self._producer_actions(i, p)
+            out.extend(mine)
+        heads = self._channel_heads(state.network)
         for env in heads:
             out.append(Action("Deliver", (env,)))
         if cfg.acks == "1":
@@ -277,6 +278,64 @@ class KafkaSystem:
         if used[6] < limits[6]:
             out.extend(Action("RestartProducer", (i,)) for i in range(len(state.producers)))
         return out
+
+    def _producer_actions(self, i: int, p: prod.Producer) -> tuple[Action, ...]:
+        """The client steps of producer ``i`` (they depend on its state alone, so they are memoised)."""
+        out: list[Action] = []
+        cfg = self.producer_config
+        topo = self.config.topology
+        if cfg.enable_idempotence and p.producer_id < 0 and not p.epoch_bump_required:
+            out.append(Action("InitProducerId", (i,)))
+        if p.next_record < topo.records_per_producer:
+            out.append(Action("Send", (i,)))
+        if p.epoch_bump_required and p.in_flight == 0:
+            out.append(Action("BumpEpoch", (i,)))
+        for q, entry in enumerate(p.partitions):
+            if entry.unresolved and prod.resolve_sequence(p, q) is not None:
+                out.append(Action("ResolveSequence", (i, q)))
+        if p.batches:
+            for q in range(topo.partitions):
+                if prod.can_drain(p, q, cfg):
+                    out.append(Action("SendProduce", (i, q)))
+        return tuple(out)
+
+    def _handle_produce(
+        self, leader: part.PartitionLeader, request: ProduceRequest
+    ) -> tuple[part.PartitionLeader, ProduceResponse | None, tuple[str, ...]]:
+        """:func:`model.log.partition.handle_produce` with this instance's acks and flags, memoised.
+
+        A pure function of the leader and the request, met again and again by a search.
+        """
+        key = (leader, request)
+        result = self._handle_produce_memo.get(key)
+        if result is None:
+            if len(self._handle_produce_memo) > _MEMO_LIMIT:
+                self._handle_produce_memo.clear()
+            result = part.handle_produce(leader, request, self.producer_config.acks, self.flags)
+            self._handle_produce_memo[key] = result
+        return result
+
+    def _handle_produce_response(self, p: prod.Producer, response: ProduceResponse) -> prod.Outcome:
+        """:func:`model.clients.producer.handle_produce_response` with this instance's config, memoised."""
+        key = (p, response)
+        memo = self._response_memo
+        outcome = memo.get(key)
+        if outcome is None:
+            if len(memo) > _MEMO_LIMIT:
+                memo.clear()
+            outcome = prod.handle_produce_response(p, response, self.producer_config, self.flags.sequence_space)
+            memo[key] = outcome
+        return outcome
+
+    def _channel_heads(self, network: tuple[net.Envelope, ...]) -> list[net.Envelope]:
+        """:func:`model.network.channel_heads`, memoised by the network's value."""
+        memo = self._heads_memo
+        heads = memo.get(network)
+        if heads is None:
+            if len(memo) > _MEMO_LIMIT:
+                memo.clear()
+            heads = memo[network] = net.channel_heads(network)
+        return heads
 
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
@@ -408,7 +467,7 @@ class KafkaSystem:
         body = env.body
         if isinstance(body, ProduceRequest):
             leader = s.partitions[body.partition]
-            leader, response, events = part.handle_produce(leader, body, self.producer_config.acks, self.flags)
+            leader, response, events = self._handle_produce(leader, body)
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
             s = SystemState(
@@ -425,9 +484,7 @@ class KafkaSystem:
         s = s._replace(network=network)
         if isinstance(body, ProduceResponse):
             i = body.producer
-            outcome = prod.handle_produce_response(
-                s.producers[i], body, self.producer_config, self.flags.sequence_space
-            )
+            outcome = self._handle_produce_response(s.producers[i], body)
             return self._apply_outcome(s, i, outcome), outcome.events
         return None
 
