@@ -18,8 +18,9 @@ the next level.  The rules make the result independent of how states are split:
   shortest trace to a state is the same for one worker, ``N`` workers and Spark;
 * the **counterexample** of an invariant is, among the violating states of the first
   level that has one, the one with the smallest fingerprint;
-* successors of a violating state are not explored; states the model puts out of
-  bounds (``within_bounds``) or at the depth limit are not expanded.
+* successors of a state are not explored when it violates an invariant that no
+  earlier level violated; states the model puts out of bounds (``within_bounds``)
+  or at the depth limit are not expanded.
 
 Parent links are numpy arrays per level (fingerprint, parent fingerprint, successor
 index: 18 bytes a state) and the visited set is a :class:`~keos.checker.explore.visited.FingerprintSet`,
@@ -179,6 +180,7 @@ class Partition:
         prime = self.encoder.prime
         known = self._known
         generated: list[Any] = []
+        emitted: list[str] = []
         transitions = 0
         for pfp, state in self.frontier:
             if not within(state):
@@ -189,11 +191,7 @@ class Partition:
             for action, nxt, evs in self.successors(state):
                 k += 1
                 if evs:
-                    events.update(evs)
-                    for ev in evs:
-                        for p in event_props:
-                            if p.name not in reached and p.matches_event(ev):
-                                reached.add(p.name)
+                    emitted.extend(evs)
                 fp = known.get(nxt)
                 if fp is None:
                     if not primed:
@@ -229,6 +227,11 @@ class Partition:
             if hook is not None and edges is not None:
                 hook(pfp, state, edges)
         report.transitions = transitions
+        events.update(emitted)  # counted once per level: Counter.update per transition costs more
+        for ev in events:
+            for p in event_props:
+                if p.name not in reached and p.matches_event(ev):
+                    reached.add(p.name)
         self.frontier = []
         self._remember(generated)
         if len(sent) > 4_000_000:
@@ -237,8 +240,19 @@ class Partition:
             sent.update(box)
         return outbox, report
 
-    def absorb(self, inbox: Iterable[tuple[int, int, int, bytes]], depth: int, max_depth: int) -> LevelReport:
-        """Take the candidates of level ``depth`` (own and sent); keep the unvisited ones."""
+    def absorb(
+        self,
+        inbox: Iterable[tuple[int, int, int, bytes]],
+        depth: int,
+        max_depth: int,
+        already: frozenset[str] = frozenset(),
+    ) -> LevelReport:
+        """Take the candidates of level ``depth`` (own and sent); keep the unvisited ones.
+
+        ``already``: the invariants violated at an earlier level; a state that violates
+        only those is still expanded (as the sequential search always did), so the other
+        invariants' counterexamples may pass through it.
+        """
         local = self._local
         self._local = {}
         for fp, pfp, k, data in inbox:
@@ -267,7 +281,7 @@ class Partition:
             state = decode(value) if type(value) is bytes else value
             bad = False
             for p in checker.always:
-                if not checker.holds(p, state):
+                if p.name not in already and not checker.holds(p, state):
                     bad = True
                     best = report.violations.get(p.name)
                     if best is None or fp < best:

@@ -169,7 +169,7 @@ def explore(
                 if (options.stop_on_first and violations) or (always and len(violations) == len(always)):
                     complete = False
                     break
-                report = search.level(depth, options.max_depth)
+                report = search.level(depth, options.max_depth, frozenset(violations))
                 transitions += report.transitions
                 if report.cut_by_depth:
                     complete = False
@@ -264,10 +264,10 @@ class _InProcess:
     def seed(self) -> LevelReport:
         return self.partition.seed()
 
-    def level(self, depth: int, max_depth: int) -> LevelReport:
+    def level(self, depth: int, max_depth: int, already: frozenset[str] = frozenset()) -> LevelReport:
         outbox, expanded = self.partition.expand(depth, max_depth)
         assert not outbox
-        report = self.partition.absorb([], depth + 1, max_depth)
+        report = self.partition.absorb([], depth + 1, max_depth, already)
         report.transitions = expanded.transitions
         report.cut_by_depth = report.cut_by_depth or expanded.cut_by_depth
         report.events = expanded.events

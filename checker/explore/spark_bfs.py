@@ -11,7 +11,8 @@ For state spaces beyond one machine, the level-synchronous search of
    rule that makes traces independent of the partitioning), then a left anti-join
    with the visited fingerprints drops the states seen in earlier levels;
 3. **check** (``mapInArrow``): invariants and sometimes-predicates on the new
-   states; violating states are not expanded;
+   states; a state that violates an invariant no earlier level violated is not
+   expanded;
 4. the new level's ``fp, parent, k`` are appended to the visited set (parent links)
    and its states become the next frontier.  Each level is checkpointed locally so
    the query plans do not grow with the depth.
@@ -169,6 +170,7 @@ def spark_explore(
     rounds: list[dict[str, Any]] = []
     stopped = ""
     round_start = time.perf_counter()
+    violations_before: set[str] = set()  # violated at a level before the current one
     while True:
         new_states = level.count()
         if new_states == 0:
@@ -189,7 +191,10 @@ def spark_explore(
         if max_states and distinct >= max_states:
             complete, stopped = False, f"max_states {max_states}"
             break
-        frontier = level.filter(F.size("violated") == 0).select("fp", "state")
+        earlier = F.array(*[F.lit(n) for n in sorted(violations_before)]) if violations_before else None
+        new_bad = F.col("violated") if earlier is None else F.array_except("violated", earlier)
+        frontier = level.filter(F.size(new_bad) == 0).select("fp", "state")
+        violations_before = set(violations)
         if max_depth and depth >= max_depth:
             complete = frontier.limit(1).count() == 0
             break

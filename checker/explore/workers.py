@@ -47,9 +47,9 @@ def _serve(conn: Connection, factory: Callable[[], Model], index: int, count: in
             blobs = {dest: _pack(items) for dest, items in outbox.items()}
             conn.send((blobs, report))
         elif cmd == "absorb":
-            blobs, depth, max_depth = args
+            blobs, depth, max_depth, already = args
             inbox = [item for blob in blobs for item in _unpack(blob)]
-            conn.send(part.absorb(inbox, depth, max_depth))
+            conn.send(part.absorb(inbox, depth, max_depth, already))
         elif cmd == "parent":
             try:
                 conn.send(part.parent(*args))
@@ -90,7 +90,7 @@ class WorkerPool:
         """Level 0 on every worker."""
         return _combine(self._all(("seed",)))
 
-    def level(self, depth: int, max_depth: int) -> LevelReport:
+    def level(self, depth: int, max_depth: int, already: frozenset[str] = frozenset()) -> LevelReport:
         """Expand level ``depth`` everywhere, exchange successors, absorb level ``depth + 1``."""
         expanded = self._all(("expand", depth, max_depth))
         inboxes: list[list[bytes]] = [[] for _ in range(self.count)]
@@ -98,7 +98,7 @@ class WorkerPool:
             for dest, blob in blobs.items():
                 inboxes[dest].append(blob)
         for c, inbox in zip(self.conns, inboxes):
-            c.send(("absorb", inbox, depth + 1, max_depth))
+            c.send(("absorb", inbox, depth + 1, max_depth, already))
         report = _combine([c.recv() for c in self.conns])
         first = _combine([r for _, r in expanded])
         report.transitions = first.transitions
