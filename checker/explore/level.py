@@ -45,8 +45,11 @@ __all__ = ["ExpandHook", "LevelReport", "Partition", "successor_function"]
 #: Called for every expanded state: (its fingerprint, the state, [(action, next state, next fingerprint)]).
 ExpandHook = Callable[[int, Any, list[tuple[Action, Any, int]]], None]
 
-#: Levels of expansions whose states stay in the fingerprint window.
-_WINDOW = 3
+#: Expansions whose states stay in the fingerprint window after it.  0: the window
+#: holds only the successors generated during the current expansion -- measured the
+#: cheapest (hashing a state for a lookup costs nearly what encoding it saves once
+#: the window holds older levels, and the window costs memory).
+_WINDOW = 0
 
 Successors = Callable[[Any], Iterable[tuple[Action, Any, tuple[str, ...]]]]
 
@@ -129,10 +132,10 @@ class Partition:
         self.frontier: list[tuple[int, Any]] = []
         self._local: dict[int, list[Any]] = {}
         self._sent: set[int] = set()
-        # Fingerprints of the states of the last levels and of the successors just
-        # generated, by state: a successor of a state at depth d is mostly at depth
-        # d - 1, d or d + 1, so most successors are fingerprinted by one dict lookup
-        # (Python's own hash of the state, in memory only) instead of being encoded.
+        # Fingerprints of the successors generated in this expansion (and, with a
+        # window, of the last levels' states), by state: a successor met again is
+        # fingerprinted by one dict lookup (Python's own hash of the state, in memory
+        # only, never a fingerprint) instead of being encoded.
         self._known: dict[Any, int] = {}
         self._known_levels: list[list[Any]] = []
         self.reached: set[str] = set()
@@ -158,7 +161,7 @@ class Partition:
         """Expand the frontier at ``depth``.
 
         Returns, per other partition, the successors it owns (``fingerprint ->
-        [parent fingerprint, successor index, encoding]``, the smallest parent kept),
+        [parent fingerprint, successor index, state]``, the smallest parent kept),
         and the counts.  A fingerprint sent in an earlier level is not sent again:
         its owner has visited it since.
         """
@@ -197,11 +200,8 @@ class Partition:
                     if not primed:
                         prime(state)  # its successors share its fields: encode them against it
                         primed = True
-                    data = encode(nxt)
-                    fp = known[nxt] = fingerprint_of(data)
+                    fp = known[nxt] = fingerprint_of(encode(nxt))
                     generated.append(nxt)
-                else:
-                    data = b""
                 if edges is not None:
                     edges.append((action, nxt, fp))
                 if count == 1 or fp % count == me:
@@ -213,16 +213,14 @@ class Partition:
                     elif (pfp, k) < (cand[0], cand[1]):
                         cand[0], cand[1], cand[2] = pfp, k, nxt
                 elif fp not in sent:
-                    if not data:
-                        data = encode(nxt)
                     box = outbox.get(fp % count)
                     if box is None:
                         box = outbox[fp % count] = {}
                     cand = box.get(fp)
                     if cand is None:
-                        box[fp] = [pfp, k, data]
+                        box[fp] = [pfp, k, nxt]  # encoded once, when the batch is packed
                     elif (pfp, k) < (cand[0], cand[1]):
-                        cand[0], cand[1], cand[2] = pfp, k, data
+                        cand[0], cand[1], cand[2] = pfp, k, nxt
             transitions += k + 1
             if hook is not None and edges is not None:
                 hook(pfp, state, edges)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from keos.checker.explore.encoding import StateEncoder
 from keos.checker.explore.level import LevelReport, Partition
 from keos.model.interface import Model
 
@@ -44,7 +45,7 @@ def _serve(conn: Connection, factory: Callable[[], Model], index: int, count: in
             conn.send(part.seed())
         elif cmd == "expand":
             outbox, report = part.expand(*args)
-            blobs = {dest: _pack(items) for dest, items in outbox.items()}
+            blobs = {dest: _pack(items, part.encoder) for dest, items in outbox.items()}
             conn.send((blobs, report))
         elif cmd == "absorb":
             blobs, depth, max_depth, already = args
@@ -136,14 +137,14 @@ class WorkerPool:
                 p.join()
 
 
-def _pack(items: dict[int, list[Any]]) -> bytes:
+def _pack(items: dict[int, list[Any]], encoder: StateEncoder) -> bytes:
     """One batch of candidates as bytes: four int64 columns, then the encodings back to back."""
     n = len(items)
     fps = np.fromiter(items.keys(), dtype=np.int64, count=n)
     rows = list(items.values())
     parents = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
     ks = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-    encodings = [r[2] for r in rows]
+    encodings = [encoder.encode(r[2]) for r in rows]
     lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=n)
     columns = [np.int64(n).tobytes(), fps.tobytes(), parents.tobytes(), ks.tobytes(), lengths.tobytes()]
     return b"".join(columns + encodings)
