@@ -161,7 +161,8 @@ class Partition:
         """Expand the frontier at ``depth``.
 
         Returns, per other partition, the successors it owns (``fingerprint ->
-        [parent fingerprint, successor index, state]``, the smallest parent kept),
+        [parent fingerprint, successor index, state or its encoding]``, the smallest
+        parent kept),
         and the counts.  A fingerprint sent in an earlier level is not sent again:
         its owner has visited it since.
         """
@@ -200,8 +201,11 @@ class Partition:
                     if not primed:
                         prime(state)  # its successors share its fields: encode them against it
                         primed = True
-                    fp = known[nxt] = fingerprint_of(encode(nxt))
+                    data = encode(nxt)
+                    fp = known[nxt] = fingerprint_of(data)
                     generated.append(nxt)
+                else:
+                    data = None
                 if edges is not None:
                     edges.append((action, nxt, fp))
                 if count == 1 or fp % count == me:
@@ -218,9 +222,9 @@ class Partition:
                         box = outbox[fp % count] = {}
                     cand = box.get(fp)
                     if cand is None:
-                        box[fp] = [pfp, k, nxt]  # encoded once, when the batch is packed
+                        box[fp] = [pfp, k, nxt if data is None else data]  # encoded when packed
                     elif (pfp, k) < (cand[0], cand[1]):
-                        cand[0], cand[1], cand[2] = pfp, k, nxt
+                        cand[0], cand[1], cand[2] = pfp, k, nxt if data is None else data
             transitions += k + 1
             if hook is not None and edges is not None:
                 hook(pfp, state, edges)

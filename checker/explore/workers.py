@@ -144,7 +144,7 @@ def _pack(items: dict[int, list[Any]], encoder: StateEncoder) -> bytes:
     rows = list(items.values())
     parents = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
     ks = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-    encodings = [encoder.encode(r[2]) for r in rows]
+    encodings = [r[2] if type(r[2]) is bytes else encoder.encode(r[2]) for r in rows]
     lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=n)
     columns = [np.int64(n).tobytes(), fps.tobytes(), parents.tobytes(), ks.tobytes(), lengths.tobytes()]
     return b"".join(columns + encodings)
