@@ -37,6 +37,7 @@ __all__ = [
     "ModelError",
     "Property",
     "Step",
+    "record_types",
 ]
 
 
@@ -218,3 +219,13 @@ class FaultHooks(Protocol):
     def fault_kind(self, action: Action) -> str | None:
         """The fault kind ``action`` injects, or ``None`` for a protocol step."""
         ...
+
+
+def record_types() -> list[type]:
+    """The record classes (NamedTuples registered with :func:`keos.model.codec.record`) model values use.
+
+    Engines that move states between processes as encodings resolve the classes from it.
+    """
+    from keos.model import codec
+
+    return list(codec.registered().values())

@@ -37,7 +37,7 @@ import pickle
 import struct
 from typing import Any
 
-from keos.model import codec
+from keos.model.interface import record_types
 
 __all__ = ["StateEncoder", "collision_bound", "decode", "fingerprint_of"]
 
@@ -210,7 +210,7 @@ def _register(cls: Any, module: str, name: str) -> bytes:
 
 def _register_records() -> None:
     _new_tuple()
-    for cls in codec.registered().values():
+    for cls in record_types():
         _register(cls, cls.__module__, cls.__qualname__)
 
 

@@ -13,11 +13,13 @@ those it owns stay, the others go to their owner as canonical encodings) and the
 *absorbs* what it was sent: candidates already visited are dropped, the rest become
 the next level.  The rules make the result independent of how states are split:
 
-* a state's **parent** is, among every state of the previous level that reaches it,
-  the one with the smallest ``(parent fingerprint, successor index)``, so the
-  shortest trace to a state is the same for one worker, ``N`` workers and Spark;
-* the **counterexample** of an invariant is, among the violating states of the first
-  level that has one, the one with the smallest fingerprint;
+* the states of a level are **ranked** in the order a sequential breadth-first search
+  discovers them: by ``(rank of the parent, successor index)`` (the *key*), the initial
+  states by their position;
+* a state's **parent** is the discoverer with the smallest key, and the
+  **counterexample** of an invariant is the violating state with the smallest key in
+  the first level that has one: exactly what the sequential search (first discoverer,
+  first violation found) reports, for one worker, ``N`` workers and Spark alike;
 * successors of a state are not explored when it violates an invariant that no
   earlier level violated; states the model puts out of bounds (``within_bounds``)
   or at the depth limit are not expanded.
@@ -72,6 +74,10 @@ def successor_function(model: Model) -> Successors:
     return successors
 
 
+#: Successors a state may have: a key is ``rank of the parent * KEY_SPAN + successor index``.
+KEY_SPAN = 1 << 16
+
+
 @dataclass
 class LevelReport:
     """What one partition found in one level (summed over partitions by the driver)."""
@@ -79,7 +85,10 @@ class LevelReport:
     new_states: int = 0
     transitions: int = 0
     cut_by_depth: bool = False
-    violations: dict[str, int] = field(default_factory=dict)
+    #: invariant -> (key, fingerprint) of its violating state with the smallest key
+    violations: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the sorted keys of the new states that will be expanded (ranked by the driver)
+    keys: Any = None
     reached: set[str] = field(default_factory=set)
     events: Counter[str] = field(default_factory=Counter)
 
@@ -129,7 +138,8 @@ class Partition:
         self.hook = hook
         #: per depth: (fingerprints sorted, parent fingerprints, successor indices)
         self.levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.frontier: list[tuple[int, Any]] = []
+        self.frontier: list[tuple[int, int, Any]] = []  # (rank, fingerprint, state), by rank
+        self._pending: list[tuple[int, int, Any]] = []  # (key, fingerprint, state) awaiting ranks
         self._local: dict[int, list[Any]] = {}
         self._sent: set[int] = set()
         # Fingerprints of the successors generated in this expansion (and, with a
@@ -152,7 +162,7 @@ class Partition:
         for k, state in enumerate(self.model.init_states()):
             fp, _ = self.encoder.fingerprint(state)
             if self.owns(fp) and fp not in self._local:
-                self._local[fp] = [fp, -1 - k, state]
+                self._local[fp] = [k, fp, -1 - k, state]
         return self.absorb([], depth=0, max_depth=0)
 
     # -- one level -------------------------------------------------------------------------------
@@ -186,7 +196,8 @@ class Partition:
         generated: list[Any] = []
         emitted: list[str] = []
         transitions = 0
-        for pfp, state in self.frontier:
+        for rank, pfp, state in self.frontier:
+            base = rank * KEY_SPAN
             if not within(state):
                 continue
             primed = False
@@ -211,20 +222,14 @@ class Partition:
                 if count == 1 or fp % count == me:
                     if seen(fp):
                         continue
-                    cand = local.get(fp)
-                    if cand is None:
-                        local[fp] = [pfp, k, nxt]
-                    elif (pfp, k) < (cand[0], cand[1]):
-                        cand[0], cand[1], cand[2] = pfp, k, nxt
+                    if fp not in local:  # the frontier is in rank order: the first discoverer has the smallest key
+                        local[fp] = [base + k, pfp, k, nxt]
                 elif fp not in sent:
                     box = outbox.get(fp % count)
                     if box is None:
                         box = outbox[fp % count] = {}
-                    cand = box.get(fp)
-                    if cand is None:
-                        box[fp] = [pfp, k, nxt if data is None else data]  # encoded when packed
-                    elif (pfp, k) < (cand[0], cand[1]):
-                        cand[0], cand[1], cand[2] = pfp, k, nxt if data is None else data
+                    if fp not in box:
+                        box[fp] = [base + k, pfp, k, nxt if data is None else data]  # encoded when packed
             transitions += k + 1
             if hook is not None and edges is not None:
                 hook(pfp, state, edges)
@@ -244,7 +249,7 @@ class Partition:
 
     def absorb(
         self,
-        inbox: Iterable[tuple[int, int, int, bytes]],
+        inbox: Iterable[tuple[int, int, int, int, bytes]],
         depth: int,
         max_depth: int,
         already: frozenset[str] = frozenset(),
@@ -257,12 +262,10 @@ class Partition:
         """
         local = self._local
         self._local = {}
-        for fp, pfp, k, data in inbox:
+        for fp, key, pfp, k, data in inbox:
             cand = local.get(fp)
-            if cand is None:
-                local[fp] = [pfp, k, data]
-            elif (pfp, k) < (cand[0], cand[1]):
-                cand[0], cand[1], cand[2] = pfp, k, data
+            if cand is None or key < cand[0]:
+                local[fp] = [key, pfp, k, data]
         report = LevelReport()
         if not local:
             return report
@@ -273,11 +276,11 @@ class Partition:
         parents = np.empty(len(fresh), dtype=np.int64)
         ks = np.empty(len(fresh), dtype=np.int32)
         checker = self.checker
-        frontier = self.frontier
+        pending = self._pending = []
         expand_next = not (max_depth and depth >= max_depth)
         received: list[Any] = []
         for i, fp in enumerate(fresh.tolist()):
-            pfp, k, value = local[fp]
+            key, pfp, k, value = local[fp]
             parents[i] = pfp
             ks[i] = k
             state = decode(value) if type(value) is bytes else value
@@ -286,8 +289,8 @@ class Partition:
                 if p.name not in already and not checker.holds(p, state):
                     bad = True
                     best = report.violations.get(p.name)
-                    if best is None or fp < best:
-                        report.violations[p.name] = fp
+                    if best is None or key < best[0]:
+                        report.violations[p.name] = (key, fp)
             for p in checker.state_sometimes:
                 if p.name not in self.reached and checker.holds(p, state):
                     self.reached.add(p.name)
@@ -296,7 +299,7 @@ class Partition:
                 self._known[state] = fp
             if not bad:
                 if expand_next:
-                    frontier.append((fp, state))
+                    pending.append((key, fp, state))
                 else:
                     report.cut_by_depth = True
         while len(self.levels) <= depth:
@@ -305,7 +308,18 @@ class Partition:
         self._remember(received)
         report.new_states = len(fresh)
         report.reached = set(self.reached)
+        report.keys = np.sort(np.fromiter((e[0] for e in pending), dtype=np.int64, count=len(pending)))
         return report
+
+    def set_ranks(self, keys: np.ndarray) -> None:
+        """Rank the pending states among ``keys``, the sorted keys of the whole level's expandable states."""
+        pending = self._pending
+        self._pending = []
+        if not pending:
+            return
+        ranks = np.searchsorted(keys, np.fromiter((e[0] for e in pending), dtype=np.int64, count=len(pending)))
+        order = np.argsort(ranks, kind="stable")
+        self.frontier = [(int(ranks[i]), pending[i][1], pending[i][2]) for i in order.tolist()]
 
     def _remember(self, states: list[Any]) -> None:
         """Keep ``states`` in the fingerprint window; forget those of the oldest level."""

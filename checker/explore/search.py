@@ -234,7 +234,7 @@ def _merge(
     reached: set[str],
     events: Counter[str],
 ) -> None:
-    for name, fp in report.violations.items():
+    for name, (_, fp) in report.violations.items():
         if name not in violations:
             violations[name] = (depth, fp)
     reached |= report.reached
@@ -262,12 +262,15 @@ class _InProcess:
         self.partition = partition
 
     def seed(self) -> LevelReport:
-        return self.partition.seed()
+        report = self.partition.seed()
+        self.partition.set_ranks(report.keys)
+        return report
 
     def level(self, depth: int, max_depth: int, already: frozenset[str] = frozenset()) -> LevelReport:
         outbox, expanded = self.partition.expand(depth, max_depth)
         assert not outbox
         report = self.partition.absorb([], depth + 1, max_depth, already)
+        self.partition.set_ranks(report.keys)
         report.transitions = expanded.transitions
         report.cut_by_depth = report.cut_by_depth or expanded.cut_by_depth
         report.events = expanded.events

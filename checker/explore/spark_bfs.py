@@ -7,9 +7,12 @@ For state spaces beyond one machine, the level-synchronous search of
    encoding, :mod:`keos.checker.explore.encoding`) is decoded, its successors listed
    with :func:`~keos.checker.explore.level.successor_function`, fingerprinted and
    encoded; one row per transition: ``fp, parent, k, state, events``;
-2. **deduplicate**: group by fingerprint keeping the smallest ``(parent, k)`` (the
-   rule that makes traces independent of the partitioning), then a left anti-join
-   with the visited fingerprints drops the states seen in earlier levels;
+2. **deduplicate**: group by fingerprint keeping the smallest key (the parent's rank
+   in sequential discovery order, then the successor index: the rule of
+   :mod:`keos.checker.explore.level` that makes traces independent of the
+   partitioning), then a left anti-join with the visited fingerprints drops the
+   states seen in earlier levels; the expandable new states are ranked by key (a
+   window over the level);
 3. **check** (``mapInArrow``): invariants and sometimes-predicates on the new
    states; a state that violates an invariant no earlier level violated is not
    expanded;
@@ -17,7 +20,7 @@ For state spaces beyond one machine, the level-synchronous search of
    and its states become the next frontier.  Each level is checkpointed locally so
    the query plans do not grow with the depth.
 
-A counterexample is the smallest violating fingerprint of the first level with one;
+A counterexample is the violating state with the smallest key in the first level with one;
 the driver walks its parent links back, rebuilds the actions from the successor
 indices and replays them on the model (:func:`keos.checker.trace.make_trace`).
 Counts, verdicts and traces equal the local engine's.  Masters: ``local[*]``
@@ -39,7 +42,7 @@ import pyarrow as pa
 
 from keos.checker.engines import EngineOptions, register
 from keos.checker.explore.encoding import StateEncoder, collision_bound, decode, fingerprint_of
-from keos.checker.explore.level import actions_to, successor_function
+from keos.checker.explore.level import KEY_SPAN, actions_to, successor_function
 from keos.checker.results import EngineResult, judge
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Expectation, Model
@@ -50,6 +53,7 @@ __all__ = ["spark_explore"]
 EXPANDED = pa.schema(
     [
         ("fp", pa.int64()),
+        ("key", pa.int64()),
         ("parent", pa.int64()),
         ("k", pa.int32()),
         ("state", pa.binary()),
@@ -59,6 +63,7 @@ EXPANDED = pa.schema(
 CHECKED = pa.schema(
     [
         ("fp", pa.int64()),
+        ("key", pa.int64()),
         ("parent", pa.int64()),
         ("k", pa.int32()),
         ("state", pa.binary()),
@@ -89,8 +94,9 @@ def _expand(spec: bytes, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Recor
     succ = successor_function(model)
     encoder = StateEncoder()
     for batch in batches:
-        cols: dict[str, list[Any]] = {"fp": [], "parent": [], "k": [], "state": [], "events": []}
-        for pfp, data in zip(batch.column("fp").to_pylist(), batch.column("state").to_pylist()):
+        cols: dict[str, list[Any]] = {"fp": [], "key": [], "parent": [], "k": [], "state": [], "events": []}
+        rows = zip(batch.column("fp").to_pylist(), batch.column("rank").to_pylist(), batch.column("state").to_pylist())
+        for pfp, rank, data in rows:
             state = decode(data)
             if not model.within_bounds(state):
                 continue
@@ -98,6 +104,7 @@ def _expand(spec: bytes, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Recor
             for k, (_, nxt, events) in enumerate(succ(state)):
                 enc = encoder.encode(nxt)
                 cols["fp"].append(fingerprint_of(enc))
+                cols["key"].append(rank * KEY_SPAN + k)
                 cols["parent"].append(pfp)
                 cols["k"].append(k)
                 cols["state"].append(enc)
@@ -137,6 +144,7 @@ def spark_explore(
 
     ``stats["levels"]`` lists, per level, its new states and the wall seconds of its round.
     """
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -157,8 +165,8 @@ def spark_explore(
         fp, data = encoder.fingerprint(state)
         if fp not in seen:
             seen.add(fp)
-            init_rows.append((fp, fp, -1 - i, data))
-    level = spark.createDataFrame(init_rows, "fp long, parent long, k int, state binary")
+            init_rows.append((fp, i, fp, -1 - i, data))
+    level = spark.createDataFrame(init_rows, "fp long, key long, parent long, k int, state binary")
     level = level.mapInArrow(functools.partial(_check, spec), from_arrow_schema(CHECKED)).localCheckpoint()
     links = [level.select("fp", "parent", "k")]
     visited = level.select("fp")
@@ -179,9 +187,11 @@ def spark_explore(
         distinct += new_states
         for row in level.select(F.explode("reached").alias("p")).distinct().collect():
             reached.add(row["p"])
-        bad = level.select(F.explode("violated").alias("p"), "fp").groupBy("p").agg(F.min("fp").alias("fp"))
+        bad = level.select(F.explode("violated").alias("p"), "key", "fp").groupBy("p").agg(
+            F.min(F.struct("key", "fp")).alias("b")
+        )
         for row in bad.collect():
-            violations.setdefault(row["p"], (depth, int(row["fp"])))
+            violations.setdefault(row["p"], (depth, int(row["b"]["fp"])))
         if depth:
             seconds = round(time.perf_counter() - round_start, 3)
             rounds.append({"depth": depth, "new_states": new_states, "seconds": seconds})
@@ -193,7 +203,9 @@ def spark_explore(
             break
         earlier = F.array(*[F.lit(n) for n in sorted(violations_before)]) if violations_before else None
         new_bad = F.col("violated") if earlier is None else F.array_except("violated", earlier)
-        frontier = level.filter(F.size(new_bad) == 0).select("fp", "state")
+        # Ranks in sequential discovery order (by key), as the local engine ranks them.
+        ranked = F.row_number().over(Window.orderBy("key")) - 1
+        frontier = level.filter(F.size(new_bad) == 0).select("fp", ranked.alias("rank"), "state")
         violations_before = set(violations)
         if max_depth and depth >= max_depth:
             complete = frontier.limit(1).count() == 0
@@ -207,8 +219,8 @@ def spark_explore(
         transitions += expanded.count()
         for row in expanded.select(F.explode("events").alias("e")).groupBy("e").count().collect():
             events[row["e"]] += int(row["count"])
-        best = expanded.groupBy("fp").agg(F.min(F.struct("parent", "k", "state")).alias("b"))
-        fresh = best.join(visited, "fp", "left_anti").select("fp", "b.parent", "b.k", "b.state")
+        best = expanded.groupBy("fp").agg(F.min(F.struct("key", "parent", "k", "state")).alias("b"))
+        fresh = best.join(visited, "fp", "left_anti").select("fp", "b.key", "b.parent", "b.k", "b.state")
         level = fresh.mapInArrow(functools.partial(_check, spec), from_arrow_schema(CHECKED)).localCheckpoint()
         depth += 1
         links.append(level.select("fp", "parent", "k"))

@@ -4,15 +4,17 @@ Worker ``w`` of ``N`` owns the states whose fingerprint is ``w`` modulo ``N``: t
 visited fingerprints, parent links and frontier (:class:`~keos.checker.explore.level.Partition`).
 Per level the coordinator (this process) tells every worker to expand its frontier;
 each returns, per other worker, one packed batch (int64 columns of fingerprint,
-parent fingerprint, successor index and length, then the canonical encodings) of
-the successors it does not own.  The coordinator forwards the batches unopened to their owners, which absorb
+key, parent fingerprint, successor index and length, then the canonical encodings)
+of the successors it does not own.  The coordinator forwards the batches unopened to their owners, which absorb
 them (drop the visited, keep the rest as their next frontier) and report counts,
 violations and coverage.  States travel as their canonical encodings
 (:mod:`keos.checker.explore.encoding`), which the sender computed anyway to
 fingerprint them and the receiver decodes with :func:`pickle.loads`.
 
-The rules of :mod:`keos.checker.explore.level` (smallest parent, smallest violating
-fingerprint) make counts, verdicts and traces equal to one worker's.  Workers are
+The rules of :mod:`keos.checker.explore.level` (ranks in sequential discovery order,
+smallest key wins) make counts, verdicts and traces equal to one worker's: after
+each level the coordinator sends every worker the level's sorted keys, from which
+each ranks its new states.  Workers are
 forked, so they inherit the model; each rebuilds nothing and imports nothing.
 """
 
@@ -43,6 +45,8 @@ def _serve(conn: Connection, factory: Callable[[], Model], index: int, count: in
         cmd, *args = conn.recv()
         if cmd == "seed":
             conn.send(part.seed())
+        elif cmd == "ranks":
+            part.set_ranks(args[0])
         elif cmd == "expand":
             outbox, report = part.expand(*args)
             blobs = {dest: _pack(items, part.encoder) for dest, items in outbox.items()}
@@ -89,7 +93,15 @@ class WorkerPool:
 
     def seed(self) -> LevelReport:
         """Level 0 on every worker."""
-        return _combine(self._all(("seed",)))
+        return self._ranked(self._all(("seed",)))
+
+    def _ranked(self, reports: list[LevelReport]) -> LevelReport:
+        """Combine the workers' reports and send every worker the level's sorted keys (its ranks)."""
+        report = _combine(reports)
+        keys = np.sort(np.concatenate([np.empty(0, np.int64), *(r.keys for r in reports if r.keys is not None)]))
+        for c in self.conns:
+            c.send(("ranks", keys))
+        return report
 
     def level(self, depth: int, max_depth: int, already: frozenset[str] = frozenset()) -> LevelReport:
         """Expand level ``depth`` everywhere, exchange successors, absorb level ``depth + 1``."""
@@ -100,7 +112,7 @@ class WorkerPool:
                 inboxes[dest].append(blob)
         for c, inbox in zip(self.conns, inboxes):
             c.send(("absorb", inbox, depth + 1, max_depth, already))
-        report = _combine([c.recv() for c in self.conns])
+        report = self._ranked([c.recv() for c in self.conns])
         first = _combine([r for _, r in expanded])
         report.transitions = first.transitions
         report.events = first.events
@@ -138,28 +150,29 @@ class WorkerPool:
 
 
 def _pack(items: dict[int, list[Any]], encoder: StateEncoder) -> bytes:
-    """One batch of candidates as bytes: four int64 columns, then the encodings back to back."""
+    """One batch of candidates as bytes: five int64 columns, then the encodings back to back."""
     n = len(items)
     fps = np.fromiter(items.keys(), dtype=np.int64, count=n)
     rows = list(items.values())
-    parents = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-    ks = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
-    encodings = [r[2] if type(r[2]) is bytes else encoder.encode(r[2]) for r in rows]
+    keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    parents = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+    ks = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
+    encodings = [r[3] if type(r[3]) is bytes else encoder.encode(r[3]) for r in rows]
     lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=n)
-    columns = [np.int64(n).tobytes(), fps.tobytes(), parents.tobytes(), ks.tobytes(), lengths.tobytes()]
+    columns = [np.int64(n).tobytes(), fps.tobytes(), keys.tobytes(), parents.tobytes(), ks.tobytes(), lengths.tobytes()]
     return b"".join(columns + encodings)
 
 
-def _unpack(blob: bytes) -> Iterator[tuple[int, int, int, bytes]]:
+def _unpack(blob: bytes) -> Iterator[tuple[int, int, int, int, bytes]]:
     """The candidates of a batch made by :func:`_pack`."""
     n = int(np.frombuffer(blob, dtype=np.int64, count=1)[0])
-    cols = np.frombuffer(blob, dtype=np.int64, count=4 * n, offset=8).reshape(4, n)
-    fps, parents, ks, lengths = (c.tolist() for c in cols)
-    pos = 8 + 32 * n
+    cols = np.frombuffer(blob, dtype=np.int64, count=5 * n, offset=8).reshape(5, n)
+    fps, keys, parents, ks, lengths = (c.tolist() for c in cols)
+    pos = 8 + 40 * n
     view = memoryview(blob)
     for i in range(n):
         end = pos + lengths[i]
-        yield fps[i], parents[i], ks[i], bytes(view[pos:end])
+        yield fps[i], keys[i], parents[i], ks[i], bytes(view[pos:end])
         pos = end
 
 
@@ -169,9 +182,9 @@ def _combine(reports: list[LevelReport]) -> LevelReport:
         out.new_states += r.new_states
         out.transitions += r.transitions
         out.cut_by_depth = out.cut_by_depth or r.cut_by_depth
-        for name, fp in r.violations.items():
-            if name not in out.violations or fp < out.violations[name]:
-                out.violations[name] = fp
+        for name, best in r.violations.items():
+            if name not in out.violations or best[0] < out.violations[name][0]:
+                out.violations[name] = best
         out.reached |= r.reached
         out.events.update(r.events)
     return out
