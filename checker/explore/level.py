@@ -25,7 +25,7 @@ the next level.  The rules make the result independent of how states are split:
   or at the depth limit are not expanded.
 
 Parent links are numpy arrays per level (fingerprint, parent fingerprint, successor
-index: 18 bytes a state) and the visited set is a :class:`~keos.checker.explore.visited.FingerprintSet`,
+index: 20 bytes a state) and the visited set is a :class:`~keos.checker.explore.visited.FingerprintSet`,
 so only the frontier is held as Python objects.
 """
 
@@ -94,26 +94,16 @@ class LevelReport:
 
 
 class _Checker:
-    """Invariant and sometimes evaluation, with results cached by a property's declared inputs."""
+    """The always, state-sometimes and event-sometimes properties of a model."""
 
     def __init__(self, props: Sequence[Property]) -> None:
         self.always = [p for p in props if p.expectation is Expectation.ALWAYS]
         self.state_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
         self.event_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
-        self._memo: dict[str, dict[Any, bool]] = {}
 
-    def holds(self, prop: Property, state: Any) -> bool:
-        inputs: tuple[str, ...] = getattr(prop, "inputs", ())
-        if not inputs:
-            return prop.holds(state)
-        key = tuple([getattr(state, f) for f in inputs]) if len(inputs) > 1 else getattr(state, inputs[0])
-        memo = self._memo.setdefault(prop.name, {})
-        value = memo.get(key)
-        if value is None:
-            if len(memo) > 200_000:
-                memo.clear()
-            value = memo[key] = prop.holds(state)
-        return value
+    @staticmethod
+    def holds(prop: Property, state: Any) -> bool:
+        return prop.holds(state)
 
 
 class Partition:
