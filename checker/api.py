@@ -337,13 +337,15 @@ def explore(
     workers: int = 1,
     max_memory_mb: int = 0,
     compact: bool = False,
+    spill_dir: Path | None = None,
     engine: str = "local",
     master: str = "local[*]",
 ) -> tuple[EngineResult, Any]:
     """Breadth-first search of one scenario; with ``graph``, also its state graph (networkx).
 
     ``workers`` processes share the search (0: all cores); ``max_memory_mb`` stops it with a
-    partial result (``stats["partial"]``); ``compact`` keeps visited fingerprints in sorted arrays.
+    partial result (``stats["partial"]``); ``compact`` keeps visited fingerprints in sorted arrays
+    (``spill_dir``: memory-mapped files there).
     ``engine="spark"`` runs the search on Spark at ``master`` (no graph).
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
@@ -368,6 +370,7 @@ def explore(
         workers=workers,
         max_memory_mb=max_memory_mb,
         compact=compact,
+        spill_dir=spill_dir,
     )
     result, g = _explore(
         model, sc.name, v, opts, sc.permitted, progress, model_factory=lambda: build_model(sc, v)

@@ -8,6 +8,7 @@ give the counts, verdicts and traces of one in-process worker.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -87,8 +88,11 @@ def test_two_workers_equal_one(name: str, variant: str) -> None:
     assert two.stats["workers"] == 2 and len(two.stats["worker_cpu_s"]) == 2
 
 
-def test_compact_visited_set_equals_the_fast_one() -> None:
-    _same(_run("idempotence_retry", "kafka"), _run("idempotence_retry", "kafka", compact=True))
+def test_compact_visited_set_equals_the_fast_one(tmp_path: Path) -> None:
+    fast = _run("idempotence_retry", "kafka")
+    _same(fast, _run("idempotence_retry", "kafka", compact=True))
+    _same(fast, _run("idempotence_retry", "kafka", compact=True, spill_dir=tmp_path))
+    assert list(tmp_path.glob("keos-visited-*/run*.npy"))  # the merged runs went to disk
 
 
 def test_state_budget_stops_with_a_partial_result() -> None:

@@ -311,7 +311,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
                 progress=callback,
                 workers=args.workers,
                 max_memory_mb=args.max_memory,
-                compact=args.compact_visited,
+                compact=args.compact_visited or args.spill_dir is not None,
+                spill_dir=Path(args.spill_dir) if args.spill_dir else None,
                 engine=args.engine,
                 master=args.master,
             )
@@ -720,6 +721,7 @@ def _parser() -> _Parser:
     s.add_argument("--max-states", type=int, default=0)
     _search_arguments(s)
     s.add_argument("--compact-visited", action="store_true", help="visited fingerprints as sorted int64 arrays")
+    s.add_argument("--spill-dir", metavar="DIR", help="keep the (compact) visited set in memory-mapped files in DIR")
     s.add_argument("--engine", default="local", choices=("local", "spark"), help="local processes or Spark")
     s.add_argument("--master", default="local[*]", help="with --engine spark: local[*], spark://HOST:PORT, sc://HOST:PORT")
     s.add_argument("--out", default="keos-out")

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -116,13 +117,14 @@ class Partition:
         count: int = 1,
         *,
         compact: bool = False,
+        spill_dir: Path | None = None,
         hook: ExpandHook | None = None,
     ) -> None:
         self.model = model
         self.index = index
         self.count = count
         self.encoder = StateEncoder()
-        self.visited = FingerprintSet(compact=compact)
+        self.visited = FingerprintSet(compact=compact, spill_dir=spill_dir)
         self.checker = _Checker(list(model.properties()))
         self.successors = successor_function(model)
         self.hook = hook

@@ -149,7 +149,7 @@ def explore(
 
         search: Any = WorkerPool(model_factory or (lambda: model), workers, options.compact, options.spill_dir)
     else:
-        search = _InProcess(Partition(model, compact=options.compact, hook=hook))
+        search = _InProcess(Partition(model, compact=options.compact, spill_dir=options.spill_dir, hook=hook))
 
     events: Counter[str] = Counter()
     reached: set[str] = set()

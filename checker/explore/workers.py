@@ -38,9 +38,11 @@ from keos.model.interface import Model
 __all__ = ["WorkerPool"]
 
 
-def _serve(conn: Connection, factory: Callable[[], Model], index: int, count: int, compact: bool) -> None:
+def _serve(
+    conn: Connection, factory: Callable[[], Model], index: int, count: int, compact: bool, spill_dir: Path | None
+) -> None:
     gc.disable()
-    part = Partition(factory(), index, count, compact=compact)
+    part = Partition(factory(), index, count, compact=compact, spill_dir=spill_dir)
     while True:
         cmd, *args = conn.recv()
         if cmd == "seed":
@@ -79,7 +81,7 @@ class WorkerPool:
         self.procs: list[Any] = []
         for w in range(count):
             parent_end, child_end = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(child_end, factory, w, count, compact), daemon=True)
+            proc = ctx.Process(target=_serve, args=(child_end, factory, w, count, compact, spill_dir), daemon=True)
             proc.start()
             child_end.close()
             self.conns.append(parent_end)
