@@ -11,11 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from test_spark_cluster import standalone_cluster  # noqa: F401  (the fixture: a master and a worker on 127.0.0.1)
 
 from keos.checker.explore.encoding import StateEncoder, decode
 from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.explore.visited import FingerprintSet
 from keos.model.interface import Action
 from keos.scenarios import build_model, resolve_scenario
 
@@ -92,7 +94,16 @@ def test_compact_visited_set_equals_the_fast_one(tmp_path: Path) -> None:
     fast = _run("idempotence_retry", "kafka")
     _same(fast, _run("idempotence_retry", "kafka", compact=True))
     _same(fast, _run("idempotence_retry", "kafka", compact=True, spill_dir=tmp_path))
-    assert list(tmp_path.glob("keos-visited-*/run*.npy"))  # the merged runs went to disk
+    assert not list(tmp_path.iterdir())  # the spilled runs are removed with the search
+
+
+def test_spilled_visited_set_lives_in_files(tmp_path: Path) -> None:
+    visited = FingerprintSet(spill_dir=tmp_path)
+    for level in range(10):
+        fresh = visited.add_new(np.arange(level * 100, level * 100 + 150, dtype=np.int64))
+        assert fresh.tolist() == list(range(level * 100 + (50 if level else 0), level * 100 + 150))
+    assert len(visited) == 1050 and visited.memory_bytes() < 1050 * 8
+    assert list(tmp_path.glob("keos-visited-*/run*.npy"))
 
 
 def test_state_budget_stops_with_a_partial_result() -> None:

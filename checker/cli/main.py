@@ -294,6 +294,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
     graph_path = Path(args.graph) if args.graph else None
     if graph_path is not None and graph_path.suffix not in (".graphml", ".dot", ".gv"):
         raise UsageError(f"--graph must end in .graphml or .dot, got {graph_path.name!r}")
+    if args.spill_dir:
+        try:
+            Path(args.spill_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--spill-dir {args.spill_dir}: {exc.strerror}") from None
     console = _console(args.json)
     from keos.reports.terminal import explore_progress, make_progress
 

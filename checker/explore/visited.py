@@ -14,7 +14,9 @@ Two representations, one interface:
 from __future__ import annotations
 
 import itertools
+import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +35,9 @@ class FingerprintSet:
         self._runs: list[np.ndarray] = []
         self._spill: Path | None = None
         if spill_dir is not None:
+            Path(spill_dir).mkdir(parents=True, exist_ok=True)
             self._spill = Path(tempfile.mkdtemp(prefix="keos-visited-", dir=spill_dir))
+            weakref.finalize(self, shutil.rmtree, self._spill, ignore_errors=True)  # the runs go with the set
         self._names = itertools.count()
         self._size = 0
 

@@ -35,10 +35,24 @@ from keos.checker.explore.encoding import StateEncoder
 from keos.checker.explore.level import LevelReport, Partition
 from keos.model.interface import Model
 
-__all__ = ["WorkerPool"]
+__all__ = ["WorkerError", "WorkerPool"]
 
 
 def _serve(
+    conn: Connection, factory: Callable[[], Model], index: int, count: int, compact: bool, spill_dir: Path | None
+) -> None:
+    try:
+        _loop(conn, factory, index, count, compact, spill_dir)
+    except Exception as exc:  # reported to the coordinator, which raises it: never a silent hang
+        with contextlib.suppress(BrokenPipeError, OSError):
+            conn.send(WorkerError(f"explore worker {index}: {type(exc).__name__}: {exc}"))
+
+
+class WorkerError(RuntimeError):
+    """A worker process failed; the search stops (never a verdict)."""
+
+
+def _loop(
     conn: Connection, factory: Callable[[], Model], index: int, count: int, compact: bool, spill_dir: Path | None
 ) -> None:
     gc.disable()
@@ -91,7 +105,17 @@ class WorkerPool:
     def _all(self, message: tuple[Any, ...]) -> list[Any]:
         for c in self.conns:
             c.send(message)
-        return [c.recv() for c in self.conns]
+        return [self._recv(c) for c in self.conns]
+
+    @staticmethod
+    def _recv(conn: Connection) -> Any:
+        try:
+            answer = conn.recv()
+        except (EOFError, OSError) as exc:
+            raise WorkerError(f"an explore worker died: {exc}") from None
+        if isinstance(answer, WorkerError):
+            raise answer
+        return answer
 
     def seed(self) -> LevelReport:
         """Level 0 on every worker."""
@@ -114,7 +138,7 @@ class WorkerPool:
                 inboxes[dest].append(blob)
         for c, inbox in zip(self.conns, inboxes):
             c.send(("absorb", inbox, depth + 1, max_depth, already))
-        report = self._ranked([c.recv() for c in self.conns])
+        report = self._ranked([self._recv(c) for c in self.conns])
         first = _combine([r for _, r in expanded])
         report.transitions = first.transitions
         report.events = first.events
@@ -126,7 +150,7 @@ class WorkerPool:
         """The parent link of ``fp``, from the worker that owns it."""
         conn = self.conns[fp % self.count]
         conn.send(("parent", depth, fp))
-        answer = conn.recv()
+        answer = self._recv(conn)
         if isinstance(answer, Exception):
             raise answer
         return answer
