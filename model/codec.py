@@ -10,14 +10,29 @@ iteration order never depends on Python's salted ``hash()``.
   files rely on.
 * :func:`to_json` / :func:`from_json` round-trip values through JSON, tagging
   records with ``"@"`` and their registered name.
+* :func:`action_to_json` / :func:`action_from_json` are the trace form of an
+  action, ``{"kind": ..., <arg name>: <value>, ...}``, for a system's table of
+  argument names per action kind.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["CodecError", "fingerprint", "from_json", "record", "registered", "to_json"]
+from keos.model.interface import Action, ModelError
+
+__all__ = [
+    "CodecError",
+    "action_from_json",
+    "action_to_json",
+    "fingerprint",
+    "from_json",
+    "record",
+    "registered",
+    "to_json",
+]
 
 _RECORDS: dict[str, type] = {}
 
@@ -173,3 +188,33 @@ def _is_scalar(value: Any, expected: str) -> bool:
         elif alt not in ("None", "bool", "int", "str"):
             return True
     return False
+
+
+def action_to_json(action: Action, arg_names: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """``{"kind": ..., <arg>: <value>, ...}`` with the argument names of ``action.kind``."""
+    data: dict[str, Any] = {"kind": action.kind}
+    for name, value in zip(arg_names[action.kind], action.args, strict=True):
+        data[name] = to_json(value)
+    return data
+
+
+def action_from_json(data: Any, arg_names: Mapping[str, Sequence[str]]) -> Action:
+    """Decode :func:`action_to_json`'s form; :class:`ModelError` (one line) on malformed input.
+
+    Checks the envelope (an object with a known ``kind`` and exactly its argument names) and decodes
+    each value; whether the values are in range for a scenario is the system's to check.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+        raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
+    kind = data["kind"]
+    names = arg_names.get(kind)
+    if names is None:
+        raise ModelError(f"unknown action kind {kind!r}")
+    extra = sorted(set(data) - {"kind", *names})
+    missing = [n for n in names if n not in data]
+    if extra or missing:
+        raise ModelError(f"action {kind}: missing {missing}, unexpected {extra}")
+    try:
+        return Action(kind, tuple(from_json(data[n]) for n in names))
+    except CodecError as exc:
+        raise ModelError(f"action {kind}: {exc}") from None

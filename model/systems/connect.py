@@ -377,23 +377,11 @@ class ConnectSystem:
 
     def action_to_json(self, action: Action) -> dict[str, Any]:
         """``{"kind": ..., <arg>: <value>}``."""
-        data: dict[str, Any] = {"kind": action.kind}
-        for name, value in zip(CONNECT_ACTION_ARGS[action.kind], action.args, strict=True):
-            data[name] = value
-        return data
+        return codec.action_to_json(action, CONNECT_ACTION_ARGS)
 
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
-        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
-            raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
-        names = CONNECT_ACTION_ARGS.get(data["kind"])
-        if names is None:
-            raise ModelError(f"unknown action kind {data['kind']!r}")
-        extra = sorted(set(data) - {"kind", *names})
-        missing = [n for n in names if n not in data]
-        if extra or missing:
-            raise ModelError(f"action {data['kind']}: missing {missing}, unexpected {extra}")
-        values = tuple(data[n] for n in names)
+        values = codec.action_from_json(data, CONNECT_ACTION_ARGS).args
         if not all(type(v) is int and v >= 0 for v in values):
             raise ModelError(f"action {data['kind']}: worker and task must be non-negative integers")
         return Action(data["kind"], values)

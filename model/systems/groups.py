@@ -461,23 +461,13 @@ class GroupSystem:
     # -- codec and display ---------------------------------------------------------------------------
 
     def action_to_json(self, action: Action) -> dict[str, Any]:
-        data: dict[str, Any] = {"kind": action.kind}
-        for name, value in zip(GROUP_ACTION_ARGS[action.kind], action.args, strict=True):
-            data[name] = value
-        return data
+        """``{"kind": ..., <arg>: <value>}``."""
+        return codec.action_to_json(action, GROUP_ACTION_ARGS)
 
     def action_from_json(self, data: Any) -> Action:
-        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
-            raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
-        names = GROUP_ACTION_ARGS.get(data["kind"])
-        if names is None:
-            raise ModelError(f"unknown action kind {data['kind']!r}")
-        extra = sorted(set(data) - {"kind", *names})
-        missing = [n for n in names if n not in data]
-        if extra or missing:
-            raise ModelError(f"action {data['kind']}: missing {missing}, unexpected {extra}")
-        values = tuple(data[n] for n in names)
-        for n, v in zip(names, values):
+        """Decode an action; raises :class:`ModelError` on malformed input."""
+        values = codec.action_from_json(data, GROUP_ACTION_ARGS).args
+        for n, v in zip(GROUP_ACTION_ARGS[data["kind"]], values):
             ok = isinstance(v, str) if n == "member" else (type(v) is int and v >= 0)
             if not ok:
                 raise ModelError(f"action {data['kind']}: bad {n} {v!r}")

@@ -536,31 +536,13 @@ class KafkaSystem:
 
     def action_to_json(self, action: Action) -> dict[str, Any]:
         """``{"kind": ..., <arg>: <value>, ...}``."""
-        names = ACTION_ARGS[action.kind]
-        data: dict[str, Any] = {"kind": action.kind}
-        for name, value in zip(names, action.args):
-            data[name] = codec.to_json(value)
-        return data
+        return codec.action_to_json(action, ACTION_ARGS)
 
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
-        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
-            raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
-        kind = data["kind"]
-        names = ACTION_ARGS.get(kind)
-        if names is None:
-            raise ModelError(f"unknown action kind {kind!r}")
-        extra = sorted(set(data) - {"kind", *names})
-        missing = [n for n in names if n not in data]
-        if extra or missing:
-            raise ModelError(f"action {kind}: missing {missing}, unexpected {extra}")
-        try:
-            args = tuple(codec.from_json(data[n]) for n in names)
-        except codec.CodecError as exc:
-            raise ModelError(f"action {kind}: {exc}") from None
-        action = Action(kind, args)
+        action = codec.action_from_json(data, ACTION_ARGS)
         if not self._valid_args(action):
-            raise ModelError(f"action {kind}: arguments out of range for this scenario: {data!r:.120}")
+            raise ModelError(f"action {action.kind}: arguments out of range for this scenario: {data!r:.120}")
         return action
 
     def format_action(self, action: Action) -> str:

@@ -789,26 +789,11 @@ class TransactionalSystem:
 
     def action_to_json(self, action: Action) -> dict[str, Any]:
         """``{"kind": ..., <arg>: <value>}``."""
-        data: dict[str, Any] = {"kind": action.kind}
-        for name, value in zip(self.ACTION_ARGS[action.kind], action.args, strict=True):
-            data[name] = codec.to_json(value)
-        return data
+        return codec.action_to_json(action, self.ACTION_ARGS)
 
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
-        if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
-            raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
-        names = self.ACTION_ARGS.get(data["kind"])
-        if names is None:
-            raise ModelError(f"unknown action kind {data['kind']!r}")
-        extra = sorted(set(data) - {"kind", *names})
-        missing = [n for n in names if n not in data]
-        if extra or missing:
-            raise ModelError(f"action {data['kind']}: missing {missing}, unexpected {extra}")
-        try:
-            return Action(data["kind"], tuple(codec.from_json(data[n]) for n in names))
-        except codec.CodecError as exc:
-            raise ModelError(f"action {data['kind']}: {exc}") from None
+        return codec.action_from_json(data, self.ACTION_ARGS)
 
     def format_action(self, action: Action) -> str:
         """``Deliver(message=p0->tc#0:EndTxn(...))``."""
