@@ -38,14 +38,15 @@ from __future__ import annotations
 
 import gc
 import time
+from array import array
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from keos.checker.liveness import fault_test
 from keos.checker.trace import Trace, make_trace
-from keos.model.interface import Action, Expectation, Model, Property, Step
+from keos.model.interface import Action, Expectation, Model, Property
 
 __all__ = ["LivenessPass", "LivenessReport", "fair_sccs", "strongly_connected"]
 
@@ -74,8 +75,8 @@ def strongly_connected(nodes: Sequence[int], succ: Sequence[Sequence[int]]) -> l
     are returned.
     """
     n = len(succ)
-    index = [-1] * n
-    low = [0] * n
+    index = array("q", [-1]) * n
+    low = array("q", [0]) * n
     on_stack = bytearray(n)
     stack: list[int] = []
     out: list[list[int]] = []
@@ -142,37 +143,83 @@ def fair_sccs(
     return out
 
 
+class StateTable(Protocol):
+    """What the pass needs of the search's visited states (:class:`~keos.checker.explore.collapse.CollapsedStates`)."""
+
+    def __len__(self) -> int: ...
+
+    def state(self, sid: int) -> Any: ...
+
+    def depth(self, sid: int) -> int: ...
+
+
+class _Successors:
+    """Protocol-step successors of each state inside one property's subgraph, read off the flat edge tuples."""
+
+    def __init__(self, edges: dict[int, tuple[int, ...]], mask: array[int], bit: int, n: int) -> None:
+        self._edges, self._mask, self._bit, self._n = edges, mask, bit, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, v: int) -> list[int]:
+        flat, mask, bit = self._edges.get(v, ()), self._mask, self._bit
+        return [flat[i] for i in range(0, len(flat), 2) if mask[flat[i]] & bit]
+
+    def labelled(self, v: int) -> list[tuple[int, int]]:
+        """``(next id, action id)`` of every edge of ``v`` inside the subgraph."""
+        flat, mask, bit = self._edges.get(v, ()), self._mask, self._bit
+        return [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2) if mask[flat[i]] & bit]
+
+
 class LivenessPass:
     """Records the protocol-step graph over states where an eventually property is false."""
 
-    def __init__(self, model: Model, props: Sequence[Property]) -> None:
+    def __init__(self, model: Model, props: Sequence[Property], states: StateTable) -> None:
+        """``states`` is the search's table of states: the pass names states by the search's ids.
+
+        Memory per recorded state: a mask slot (8 bytes), and for an expanded state where some
+        property is false, its protocol actions as a shared (interned) tuple of action ids and its
+        edges as one flat tuple ``(next id, action id, ...)``.
+        """
         self.model = model
         self.props = [p for p in props if p.expectation is Expectation.EVENTUALLY]
+        if len(self.props) > 62:
+            raise ValueError("at most 62 eventually properties per model")
         hook = getattr(model, "fault_kind", None)
         self._fault_kind = hook
         self._is_fault = fault_test(model)
-        self._ids: dict[Any, int] = {}
-        self._states: list[Any] = []
-        self._mask: list[int] = []
-        self._depth: dict[int, int] = {}
-        self._edges: dict[int, list[tuple[int, int]]] = {}
-        self._enabled: dict[int, frozenset[int]] = {}
+        self._states = states
+        self._mask = array("q")  # per state id: bit k = property k false; -1 = not evaluated yet
+        self._recorded = 0
+        self._edges: dict[int, tuple[int, ...]] = {}
+        self._enabled: dict[int, tuple[int, ...]] = {}
+        self._enabled_pool: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._action_ids: dict[Action, int] = {}
         self._actions: list[Action] = []
-        self.stuck: dict[str, Any] = {}
+        self.stuck: dict[str, int] = {}
         self._all = (1 << len(self.props)) - 1
 
-    def _id(self, state: Any) -> int:
-        i = self._ids.get(state)
-        if i is None:
-            i = self._ids[state] = len(self._states)
-            self._states.append(state)
+    def record(self, sid: int, state: Any) -> None:
+        """Judge a state the search just added (it has the state at hand; the table would rebuild it)."""
+        self._mask_of(sid, state)
+
+    def _mask_of(self, sid: int, state: Any = None) -> int:
+        """Bit ``k`` set when eventually property ``k`` is false in state ``sid`` (evaluated once)."""
+        mask = self._mask
+        if sid >= len(mask):
+            mask.extend([-1] * (sid + 1 - len(mask) + 1024))
+        m = mask[sid]
+        if m < 0:
+            if state is None:
+                state = self._states.state(sid)
             m = 0
             for k, p in enumerate(self.props):
                 if not p.holds(state):
                     m |= 1 << k
-            self._mask.append(m)
-        return i
+            mask[sid] = m
+            self._recorded += 1
+        return m
 
     def _action_id(self, action: Action) -> int:
         a = self._action_ids.get(action)
@@ -181,41 +228,40 @@ class LivenessPass:
             self._actions.append(action)
         return a
 
-    def _fault(self, state: Any, action: Action, step: Step) -> bool:
+    def _fault(self, action: Action, events: Sequence[str]) -> bool:
         if self._fault_kind is not None:
             return self._fault_kind(action) is not None
-        return any(e.startswith("fault:") for e in step.events)
+        return any(e.startswith("fault:") for e in events)
 
-    def expand(self, state: Any, depth: int, successors: Sequence[tuple[Action, Step]]) -> None:
-        """Record a fully expanded state: its depth and every ``(action, step)`` out of it."""
-        src = self._id(state)
-        m = self._mask[src]
+    def expand(self, src: int, depth: int, successors: Sequence[tuple[Action, int, Sequence[str]]]) -> None:
+        """Record a fully expanded state (by the search's id): its depth and every ``(action, next id, events)``."""
+        m = self._mask_of(src)
         if not m:
             return
-        self._depth[src] = depth
         enabled: list[int] = []
-        out: list[tuple[int, int]] = []
-        for action, step in successors:
-            if self._fault(state, action, step):
+        out: list[int] = []
+        for action, dst, events in successors:
+            if self._fault(action, events):
                 continue
             a = self._action_id(action)
             enabled.append(a)
-            dst = self._id(step.state)
-            if self._mask[dst] & m:
-                out.append((dst, a))
+            if self._mask_of(dst) & m:
+                out.append(dst)
+                out.append(a)
         if not enabled:
             for k, p in enumerate(self.props):
                 if m >> k & 1 and p.name not in self.stuck:
-                    self.stuck[p.name] = state
+                    self.stuck[p.name] = src
             return
-        self._enabled[src] = frozenset(enabled)
+        key = tuple(sorted(set(enabled)))
+        self._enabled[src] = self._enabled_pool.setdefault(key, key)
         if out:
-            self._edges[src] = out
+            self._edges[src] = tuple(out)
 
     # -- after the search ---------------------------------------------------------------------------
 
     def finish(
-        self, parent: dict[Any, Any], scenario: str, variant: str, permitted: tuple[str, ...] = ()
+        self, path: Callable[[int], list[Action]], scenario: str, variant: str, permitted: tuple[str, ...] = ()
     ) -> LivenessReport:
         """Replayed stuck and livelock traces per property (a stuck state is preferred: it is shorter).
 
@@ -226,13 +272,13 @@ class LivenessPass:
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._finish(parent, scenario, variant, permitted)
+            return self._finish(path, scenario, variant, permitted)
         finally:
             if was_enabled:
                 gc.enable()
 
     def _finish(
-        self, parent: dict[Any, Any], scenario: str, variant: str, permitted: tuple[str, ...]
+        self, path: Callable[[int], list[Action]], scenario: str, variant: str, permitted: tuple[str, ...]
     ) -> LivenessReport:
         start = time.perf_counter()
         report = LivenessReport()
@@ -240,30 +286,30 @@ class LivenessPass:
         for k, prop in enumerate(self.props):
             bit = 1 << k
             if prop.name in self.stuck:
-                actions = _path(parent, self.stuck[prop.name])
+                actions = path(self.stuck[prop.name])
                 self._emit(report, prop, actions, None, scenario, variant, permitted)
                 continue
             mask = self._mask
             nodes = [v for v in self._enabled if mask[v] & bit]
-            edges = {v: [(w, a) for w, a in self._edges.get(v, ()) if mask[w] & bit] for v in nodes}
-            succ: list[list[int]] = [[] for _ in range(len(self._states))]
-            for v, es in edges.items():
-                succ[v] = [w for w, _ in es]
+            succ = _Successors(self._edges, mask, bit, len(self._states))
             comps = strongly_connected(nodes, succ)
             nontrivial = [c for c in comps if len(c) > 1 or c[0] in succ[c[0]]]
             sccs += len(nontrivial)
-            good = fair_sccs(nontrivial, edges, self._enabled)
+            edges = {v: succ.labelled(v) for c in nontrivial for v in c}
+            enabled = {v: frozenset(self._enabled[v]) for v in edges}
+            good = fair_sccs(nontrivial, edges, enabled)
             fair += len(good)
             if not good:
                 continue
-            comp = min(good, key=lambda c: min(self._depth[v] for v in c))
-            entry = min(comp, key=lambda v: (self._depth[v], v))
+            depth = self._states.depth
+            comp = min(good, key=lambda c: min(depth(v) for v in c))
+            entry = min(comp, key=lambda v: (depth(v), v))
             cycle = self._cycle(entry, set(comp), edges)
-            prefix = _path(parent, self._states[entry])
+            prefix = path(entry)
             self._emit(report, prop, prefix + cycle, len(prefix), scenario, variant, permitted)
         report.stats = {
-            "liveness_states": len(self._states),
-            "liveness_edges": sum(len(es) for es in self._edges.values()),
+            "liveness_states": self._recorded,
+            "liveness_edges": sum(len(es) for es in self._edges.values()) // 2,
             "stuck_found": sorted(self.stuck),
             "sccs": sccs,
             "fair_sccs": fair,
@@ -352,14 +398,3 @@ class LivenessPass:
             walk(lambda v: v == entry, None)
         return path
 
-
-def _path(parent: dict[Any, Any], state: Any) -> list[Action]:
-    """The actions from an initial state to ``state`` along the search's parent links (a shortest path)."""
-    actions: list[Action] = []
-    s = state
-    while parent[s] is not None:
-        prev, a = parent[s]
-        actions.append(a)
-        s = prev
-    actions.reverse()
-    return actions

@@ -1,0 +1,127 @@
+"""The visited set of the explicit search, stored collapsed: a state is a tuple of small field ids.
+
+A model state is a tuple of components (a ``NamedTuple``: producers, partitions,
+network, ...).  Across a state space the components repeat far more than the
+states do: on ``idempotence_epoch_bump`` 51,562 states hold 312 distinct
+``producers`` values, 38 ``partitions`` and 15 ``ghost`` values, yet a search
+that keeps the states themselves keeps 38,330 ``producers`` objects (equal
+values built along different paths are different objects).  So, like SPIN's
+``COLLAPSE`` compression (Holzmann, *The SPIN Model Checker*, §9.3), every
+distinct value of a field is stored once, in a per-field pool, and a state is
+stored as the tuple of its fields' pool indices.
+
+Looking a successor up is cheap too.  A transition changes few components and
+the model's step functions keep the others by reference (``_replace``), so a
+field that *is* the parent's object gets the parent's index without being
+hashed; only the changed fields are hashed, once, and then the short tuple of
+integers.  Hashing the whole nested state for every successor -- what a set of
+states does, because Python does not cache a tuple's hash -- is avoided.
+
+The encoding is exact (no fingerprint, no collision bound needed) and local to
+one process: the indices depend on discovery order, so they name states inside
+one search only.  Stable cross-process names are :meth:`Model.fingerprint`.
+States that are not ``NamedTuple`` records are stored as a single field.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+__all__ = ["CollapsedStates"]
+
+
+class CollapsedStates:
+    """Distinct states, numbered densely from 0 in the order they were added."""
+
+    def __init__(self) -> None:
+        self._cls: type | None = None
+        self._width = 0
+        self._pools: list[dict[Any, int]] = []
+        self._values: list[list[Any]] = []
+        self._ids: dict[tuple[int, ...], int] = {}
+        self._keys: list[tuple[int, ...]] = []
+        self._depth = array("I")
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def _shape(self, state: Any) -> None:
+        cls = type(state)
+        if isinstance(state, tuple) and hasattr(cls, "_fields"):  # a NamedTuple: fixed fields
+            self._cls, self._width = cls, len(state)
+        else:
+            self._cls, self._width = None, 1
+        self._pools = [{} for _ in range(self._width)]
+        self._values = [[] for _ in range(self._width)]
+
+    def key(self, state: Any, parent: Any = None, parent_key: tuple[int, ...] | None = None) -> tuple[int, ...]:
+        """The collapsed form of ``state``; fields identical (``is``) to ``parent``'s reuse its indices."""
+        if self._width == 0:
+            self._shape(state)
+        if self._cls is None:
+            fields: tuple[Any, ...] = (state,)
+        elif type(state) is not self._cls:
+            raise TypeError(f"a state of type {type(state).__name__} where {self._cls.__name__} was expected")
+        else:
+            fields = state
+        out = []
+        pools = self._pools
+        for i, value in enumerate(fields):
+            if parent_key is not None and value is parent[i]:
+                out.append(parent_key[i])
+                continue
+            pool = pools[i]
+            k = pool.get(value)
+            if k is None:
+                k = pool[value] = len(self._values[i])
+                self._values[i].append(value)
+            out.append(k)
+        return tuple(out)
+
+    def add(self, key: tuple[int, ...], depth: int) -> tuple[int, bool]:
+        """The id of the state ``key`` names, and whether it was new (then it is numbered ``len(self) - 1``)."""
+        n = len(self._keys)
+        sid = self._ids.setdefault(key, n)
+        if sid == n:
+            self._keys.append(key)
+            self._depth.append(depth)
+            return sid, True
+        return sid, False
+
+    def find(self, state: Any) -> int | None:
+        """The id of ``state`` if it was added (``None`` otherwise); does not add its fields to the pools."""
+        if self._width == 0:
+            return None
+        fields = state if self._cls is not None and type(state) is self._cls else (state,)
+        try:
+            key = tuple(self._pools[i][v] for i, v in enumerate(fields))
+        except KeyError:
+            return None
+        return self._ids.get(key)
+
+    def state(self, sid: int) -> Any:
+        """The state numbered ``sid``, rebuilt from the pools (its fields are the pooled objects)."""
+        return self.state_of_key(self._keys[sid])
+
+    def state_of_key(self, key: tuple[int, ...]) -> Any:
+        """The state a collapsed key names."""
+        values = self._values
+        if self._cls is None:
+            return values[0][key[0]]
+        return tuple.__new__(self._cls, [values[i][k] for i, k in enumerate(key)])
+
+    def key_of(self, sid: int) -> tuple[int, ...]:
+        """The collapsed key of state ``sid``."""
+        return self._keys[sid]
+
+    def depth(self, sid: int) -> int:
+        """The breadth-first depth at which state ``sid`` was first reached."""
+        return self._depth[sid]
+
+    def __getitem__(self, sid: int) -> Any:
+        return self.state(sid)
+
+    def pool_sizes(self) -> tuple[int, ...]:
+        """Distinct values per field (a figure for reports and benchmarks)."""
+        return tuple(len(v) for v in self._values)
