@@ -81,15 +81,15 @@ def _record_eq(self: tuple[Any, ...], other: object) -> bool:
     replayed ``Deliver`` of the one would deliver the other.  (Hashes stay the tuple's:
     equal hashes across classes are merely collisions.)
     """
-    return self.__class__ is other.__class__ and _tuple_eq(self, other)  # type: ignore[arg-type]
+    return self.__class__ is other.__class__ and _tuple_eq(self, other)
 
 
 def _record_ne(self: tuple[Any, ...], other: object) -> bool:
-    return self.__class__ is not other.__class__ or _tuple_ne(self, other)  # type: ignore[arg-type]
+    return self.__class__ is not other.__class__ or _tuple_ne(self, other)
 
 
 _KEEP = object()
-_STOCK_REPLACE = namedtuple("_Probe", "x")._replace.__code__
+_STOCK_REPLACE = namedtuple("_Probe", "x")._replace.__code__  # type: ignore[attr-defined]
 
 
 def _fast_replace(cls: type, fields: tuple[str, ...]) -> Any:
@@ -98,7 +98,7 @@ def _fast_replace(cls: type, fields: tuple[str, ...]) -> Any:
     items = "".join(f"self[{i}] if {f} is _KEEP else {f}, " for i, f in enumerate(fields))
     source = f"def _replace(self, *, {params}):\n    return _new(_cls, ({items}))\n"
     namespace: dict[str, Any] = {"_KEEP": _KEEP, "_new": tuple.__new__, "_cls": cls}
-    exec(source, namespace)  # noqa: S102 -- generated from the class's own field names, as namedtuple does
+    exec(source, namespace)  # generated from the class's own field names, as namedtuple does
     replace = namespace["_replace"]
     replace.__qualname__ = f"{cls.__qualname__}._replace"
     replace.__doc__ = f"A new {cls.__name__} with the given fields replaced."

@@ -18,12 +18,14 @@ from keos.scenarios import build_model, builtin_scenarios
 
 SCENARIOS = builtin_scenarios()
 
-# scenario -> distinct states under the real protocol
+# scenario -> distinct states under the real protocol.  (Until records compared by class, a state
+# with an EndTxnResponse in flight was the same state as one with an equal InitProducerIdResponse,
+# and the search lost 4, 74 and 484 states of the first, second and fourth.)
 REAL = {
-    "txn_kafka_12671_hanging": 244,
-    "txn_kafka_17754_delayed_endtxn": 1276,
+    "txn_kafka_12671_hanging": 248,
+    "txn_kafka_17754_delayed_endtxn": 1350,
     "txn_kafka_6119_timeout_zombie": 129,
-    "txn_producer_state_expiry": 8960,
+    "txn_producer_state_expiry": 9444,
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}

@@ -64,7 +64,7 @@ class CollapsedStates:
         elif type(state) is not self._cls:
             raise TypeError(f"a state of type {type(state).__name__} where {self._cls.__name__} was expected")
         else:
-            fields = state
+            fields = state  # type: ignore[assignment]
         out = []
         pools = self._pools
         for i, value in enumerate(fields):
@@ -93,7 +93,7 @@ class CollapsedStates:
         """The id of ``state`` if it was added (``None`` otherwise); does not add its fields to the pools."""
         if self._width == 0:
             return None
-        fields = state if self._cls is not None and type(state) is self._cls else (state,)
+        fields: tuple[Any, ...] = state if self._cls is not None and type(state) is self._cls else (state,)  # type: ignore[assignment]
         try:
             key = tuple(self._pools[i][v] for i, v in enumerate(fields))
         except KeyError:

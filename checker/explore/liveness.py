@@ -153,7 +153,7 @@ class StateTable(Protocol):
     def depth(self, sid: int) -> int: ...
 
 
-class _Successors:
+class _Successors(Sequence[list[int]]):
     """Protocol-step successors of each state inside one property's subgraph, read off the flat edge tuples."""
 
     def __init__(self, edges: dict[int, tuple[int, ...]], mask: array[int], bit: int, n: int) -> None:
@@ -162,7 +162,7 @@ class _Successors:
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, v: int) -> list[int]:
+    def __getitem__(self, v: int) -> list[int]:  # type: ignore[override]
         flat, mask, bit = self._edges.get(v, ()), self._mask, self._bit
         return [flat[i] for i in range(0, len(flat), 2) if mask[flat[i]] & bit]
 
@@ -175,8 +175,15 @@ class _Successors:
 class LivenessPass:
     """Records the protocol-step graph over states where an eventually property is false."""
 
-    def __init__(self, model: Model, props: Sequence[Property], states: StateTable) -> None:
-        """``states`` is the search's table of states: the pass names states by the search's ids.
+    def __init__(
+        self,
+        model: Model,
+        props: Sequence[Property],
+        states: StateTable,
+        judge: Callable[[int, Any, int], bool] | None = None,
+    ) -> None:
+        """``states`` is the search's table of states: the pass names states by the search's ids;
+        ``judge(k, state, id)`` evaluates eventually property ``k`` (default: its predicate).
 
         Memory per recorded state: a mask slot (8 bytes), and for an expanded state where some
         property is false, its protocol actions as a shared (interned) tuple of action ids and its
@@ -190,6 +197,7 @@ class LivenessPass:
         self._fault_kind = hook
         self._is_fault = fault_test(model)
         self._states = states
+        self._judge = judge or (lambda k, state, sid: self.props[k].holds(state))
         self._mask = array("q")  # per state id: bit k = property k false; -1 = not evaluated yet
         self._recorded = 0
         self._edges: dict[int, tuple[int, ...]] = {}
@@ -214,8 +222,8 @@ class LivenessPass:
             if state is None:
                 state = self._states.state(sid)
             m = 0
-            for k, p in enumerate(self.props):
-                if not p.holds(state):
+            for k in range(len(self.props)):
+                if not self._judge(k, state, sid):
                     m |= 1 << k
             mask[sid] = m
             self._recorded += 1

@@ -4,12 +4,20 @@ Breadth-first order makes the first counterexample found for an invariant a
 *shortest* one (fewest actions from the initial state), which is why the
 other engines' traces are compared against it.
 
-The visited set holds the states themselves (exact: no fingerprint collision
-can hide a state), each with its parent and the action that reached it, so a
-trace is rebuilt by walking parents.  Stable fingerprints (blake2b) name
+The visited set is exact (no fingerprint collision can hide a state) and
+collapsed (:mod:`keos.checker.explore.collapse`): a state is stored as the
+tuple of its fields' ids in per-field pools, and a successor's fields that
+the step kept from its parent are not hashed again.  Per state the search
+keeps its parent's id and the index of the action that reached it, so a trace
+is rebuilt by walking parents and re-listing each parent's actions.  State
+predicates are cached by the fields each evaluation read
+(:mod:`keos.checker.explore.incremental`).  Stable fingerprints (blake2b) name
 states in traces and graph exports.  Successors of a violating state are not
 explored.  Sometimes-properties are judged on states (predicates) and on the
 events of every transition taken.
+
+Figures (issue 17, this 2-core machine, CPU seconds, against the search that
+kept whole states): see ``benchmarks/explore_bench.py`` and the README.
 
 The search depends only on :class:`model.interface.Model`.
 """
@@ -27,6 +35,7 @@ from typing import Any
 from keos.checker.budget import Budget
 from keos.checker.explore.collapse import CollapsedStates
 from keos.checker.explore.disagreement import Disagreement
+from keos.checker.explore.incremental import PredicateCache
 from keos.checker.explore.liveness import LivenessPass
 from keos.checker.results import EngineResult, Verdict, judge
 from keos.checker.trace import Trace, make_trace
@@ -77,7 +86,15 @@ def explore(
     event_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
     # Eventually properties: stuck states and fair livelocks (checker/explore/liveness.py).
     states = CollapsedStates()
-    live = LivenessPass(model, props, states) if any(p.expectation is Expectation.EVENTUALLY for p in props) else None
+    eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
+    # Every state predicate, cached by the fields each evaluation read (checker/explore/incremental.py).
+    cache = PredicateCache([p.predicate for p in (*always, *state_sometimes, *eventually)])  # type: ignore[misc]
+    n_always, n_state = len(always), len(always) + len(state_sometimes)
+
+    def judged(k: int, state: Any, sid: int) -> bool:
+        return cache.holds(n_state + k, state, states.key_of(sid))
+
+    live = LivenessPass(model, props, states, judged) if eventually else None
     disagreement: Disagreement | None = None
     graph = None
     if options.graph:
@@ -108,12 +125,13 @@ def explore(
         that violates only permitted invariants is explored on, so every other invariant is still checked
         beyond a known, documented violation."""
         bad = False
-        for p in always:
-            if p.name not in violations and not p.holds(state):
+        key = states.key_of(sid)
+        for j, p in enumerate(always):
+            if p.name not in violations and not cache.holds(j, state, key):
                 violations[p.name] = sid
                 bad = bad or p.name not in permitted
-        for p in state_sometimes:
-            if p.name not in reached and p.holds(state):
+        for j, p in enumerate(state_sometimes, n_always):
+            if p.name not in reached and cache.holds(j, state, key):
                 reached.add(p.name)
         return bad
 
@@ -241,6 +259,8 @@ def explore(
         "max_depth": max_depth_seen,
         "elapsed_s": round(elapsed, 4),
         "states_per_s": round(len(states) / elapsed) if elapsed > 0 else None,
+        "predicate_evaluations": cache.evaluations,
+        "predicate_cache_hits": cache.hits,
     }
     live_disagree: dict[str, str] = {}
     if live is not None and disagreement is None:

@@ -185,6 +185,7 @@ class TransactionalSystem:
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
         self.tids = 1 if topo.shared_transactional_id else topo.producers
+        self._arg_specs: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
         self.security = config.security
         #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
         self._timeout_actions = frozenset({"ExpireTransactionalId"} if topo.transactional_id_expiration else ())
@@ -397,7 +398,8 @@ class TransactionalSystem:
             events = (f"fault:{fault}", *events)
         bad = [e for e in events if e.startswith("txn:") and not is_valid_transition(*e[4:].split("->"))]
         bad += [f"attempt:{e[8:]}" for e in events if e.startswith("illegal:")]
-        bad += epoch_jumps(state.coordinator, new.coordinator)
+        if new.coordinator is not state.coordinator:  # handlers keep an unchanged field by reference
+            bad += epoch_jumps(state.coordinator, new.coordinator)
         if "fence" in events:
             bad += fences_without_bump(state.txn_log, new.txn_log)
         if bad:
@@ -405,19 +407,28 @@ class TransactionalSystem:
         return Step(new, events)
 
     def _valid_args(self, state: TxnSystemState, action: Action) -> bool:
-        names = self.ACTION_ARGS[action.kind]
-        if len(action.args) != len(names):
+        """Arity, types and ranges of the arguments (an action decoded from a user's trace may be anything).
+
+        The per-kind argument table is built once per state shape (clients, partitions): this runs on
+        every step.
+        """
+        shape = (len(state.clients), len(state.partitions))
+        specs = self._arg_specs.get(shape)
+        if specs is None:
+            bounds = {"producer": shape[0], "instance": shape[0], "partition": shape[1], "transactional_id": self.tids}
+            specs = self._arg_specs[shape] = {
+                kind: tuple(bounds.get(n, -1 if n == "message" else -2) for n in names)
+                for kind, names in self.ACTION_ARGS.items()
+            }
+        spec = specs[action.kind]
+        args = action.args
+        if len(args) != len(spec):
             return False
-        bounds = {
-            "producer": len(state.clients),
-            "instance": len(state.clients),
-            "partition": len(state.partitions),
-            "transactional_id": self.tids,
-        }
-        for name, value in zip(names, action.args, strict=True):
-            if name in bounds and not (type(value) is int and 0 <= value < bounds[name]):
-                return False
-            if name == "message" and not isinstance(value, net.Envelope):
+        for bound, value in zip(spec, args):
+            if bound >= 0:
+                if type(value) is not int or not 0 <= value < bound:
+                    return False
+            elif bound == -1 and not isinstance(value, net.Envelope):
                 return False
         return True
 

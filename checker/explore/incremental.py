@@ -1,0 +1,140 @@
+"""Incremental evaluation of state predicates: re-evaluated only when the fields they read changed.
+
+A search evaluates every property on every state it adds, yet a property
+reads a few of the state's components (``no_aborted_read`` the partitions,
+``transactions_complete`` the coordinator and the network), and those repeat
+across the state space far more than whole states do.  With the collapsed
+visited set (:mod:`keos.checker.explore.collapse`) a state is already a tuple
+of per-field value ids, so the result of a predicate can be cached by the ids
+of the fields it read.
+
+Which fields a predicate reads is *observed*, never declared: the predicate
+runs on a tracing view of the state (a subclass of the state's ``NamedTuple``
+class whose field accessors note the field), and its result is cached under
+exactly the fields that evaluation read, with their ids.  A later state that
+agrees on those fields would make the (pure, deterministic) predicate take the
+same branches, read the same fields and return the same result, so a cache hit
+is sound whatever the predicate's short-circuits.  Any other use of the state
+-- indexing, iterating, unpacking, ``len``, hashing, comparing, printing it,
+passing it to the codec -- counts as reading every field.
+
+States that are not ``NamedTuple`` records are evaluated directly, every time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from typing import Any
+
+__all__ = ["PredicateCache"]
+
+#: Cached results per (predicate, read set) before that cache starts afresh.
+_LIMIT = 1 << 18
+#: Distinct read sets kept per predicate (a predicate with more is evaluated directly beyond them).
+_MAX_READ_SETS = 8
+
+
+class _Reads:
+    """The fields the current evaluation read (``all`` once the state was used as a whole)."""
+
+    def __init__(self) -> None:
+        self.fields: set[int] = set()
+        self.all = False
+
+
+def _tracing_class(cls: type, reads: _Reads) -> type:
+    """A subclass of NamedTuple ``cls`` whose field accessors and whole-value uses note what is read."""
+    tuple_getitem = tuple.__getitem__
+    namespace: dict[str, Any] = {"__slots__": ()}
+
+    def accessor(i: int) -> property:
+        def get(self: tuple[Any, ...]) -> Any:
+            reads.fields.add(i)
+            return tuple_getitem(self, i)
+
+        return property(get)
+
+    for i, name in enumerate(cls._fields):  # type: ignore[attr-defined]
+        namespace[name] = accessor(i)
+
+    def whole(method: Callable[..., Any]) -> Callable[..., Any]:
+        def use(self: Any, *args: Any) -> Any:
+            reads.all = True
+            return method(tuple.__new__(cls, tuple.__iter__(self)), *args)  # on the untraced state
+
+        return use
+
+    for name in ("__getitem__", "__iter__", "__len__", "__hash__", "__eq__", "__ne__", "__lt__", "__le__",
+                 "__gt__", "__ge__", "__repr__", "__str__", "__format__", "__contains__", "__reduce__",
+                 "__reduce_ex__", "__getnewargs__", "__add__", "__mul__", "__rmul__", "count", "index",
+                 "_asdict", "_replace"):
+        method = getattr(cls, name, None)
+        if method is not None:
+            namespace[name] = whole(method)
+    traced = type(cls.__name__, (cls,), namespace)
+    traced.__qualname__ = cls.__qualname__
+    return traced
+
+
+class PredicateCache:
+    """Results of state predicates, cached by the ids of the fields each evaluation read."""
+
+    def __init__(self, predicates: Sequence[Callable[[Any], Any]]) -> None:
+        self._predicates = list(predicates)
+        self._reads = _Reads()
+        self._cls: type | None = None
+        self._traced: type | None = None
+        # Per predicate: [(read set, itemgetter over a key, {ids of the read fields: result})].
+        self._caches: list[list[tuple[tuple[int, ...], Callable[[tuple[int, ...]], Any], dict[Any, bool]]]] = [
+            [] for _ in self._predicates
+        ]
+        self.evaluations = 0
+        self.hits = 0
+
+    def _tracer(self, state: Any) -> type | None:
+        cls = type(state)
+        if self._cls is not cls:
+            if self._cls is not None or not (isinstance(state, tuple) and hasattr(cls, "_fields")):
+                return None
+            self._cls, self._traced = cls, _tracing_class(cls, self._reads)
+        return self._traced
+
+    def holds(self, k: int, state: Any, key: tuple[int, ...] | None) -> bool:
+        """Predicate ``k`` on ``state``, whose collapsed key is ``key`` (``None``: evaluate directly)."""
+        caches = self._caches[k]
+        if key is not None:
+            for _, pick, memo in caches:
+                result = memo.get(pick(key))
+                if result is not None:
+                    self.hits += 1
+                    return result
+        traced = self._tracer(state) if key is not None else None
+        self.evaluations += 1
+        if traced is None:
+            return bool(self._predicates[k](state))
+        reads = self._reads
+        reads.fields.clear()
+        reads.all = False
+        result = bool(self._predicates[k](tuple.__new__(traced, state)))
+        read = tuple(range(len(key))) if reads.all else tuple(sorted(reads.fields))  # type: ignore[arg-type]
+        entry = next((c for c in caches if c[0] == read), None)
+        if entry is None:
+            if len(caches) >= _MAX_READ_SETS:
+                return result
+            entry = (read, _picker(read), {})
+            caches.append(entry)
+        _, pick, memo = entry
+        if len(memo) >= _LIMIT:
+            memo.clear()
+        memo[pick(key)] = result  # type: ignore[arg-type]
+        return result
+
+
+def _picker(fields: tuple[int, ...]) -> Callable[[tuple[int, ...]], Any]:
+    """A function from a collapsed key to the ids of ``fields`` (hashable, cheap)."""
+    if not fields:
+        return lambda key: ()
+    if len(fields) == 1:
+        return itemgetter(fields[0])
+    return itemgetter(*fields)

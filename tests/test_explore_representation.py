@@ -1,0 +1,165 @@
+"""The explicit search's state representation (issue 17): collapsed states, cached predicates, record equality.
+
+The oracle is a plain breadth-first search whose visited set holds canonical
+encodings (:func:`keos.model.codec.canonical`, which names every record's
+class), so it depends neither on Python's tuple equality nor on the engine's
+pools and caches.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, NamedTuple
+
+import pytest
+
+from keos.checker.explore.collapse import CollapsedStates
+from keos.checker.explore.incremental import PredicateCache
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.model import codec
+from keos.model.interface import Expectation
+from keos.model.protocol.messages import EndTxnResponse, InitProducerIdResponse
+from keos.scenarios import build_model, builtin_scenarios
+
+SCENARIOS = builtin_scenarios()
+
+
+def canonical_bfs(model: Any) -> list[Any]:
+    """Every reachable state (within bounds), deduplicated by canonical encoding, in BFS order."""
+    seen: set[str] = set()
+    order: list[Any] = []
+    queue: deque[Any] = deque()
+    for s in model.init_states():
+        c = codec.canonical(s)
+        if c not in seen:
+            seen.add(c)
+            order.append(s)
+            queue.append(s)
+    while queue:
+        s = queue.popleft()
+        if not model.within_bounds(s):
+            continue
+        for a in model.actions(s):
+            step = model.step(s, a)
+            assert step is not None
+            c = codec.canonical(step.state)
+            if c not in seen:
+                seen.add(c)
+                order.append(step.state)
+                queue.append(step.state)
+    return order
+
+
+def test_records_of_different_classes_are_different_values() -> None:
+    a = InitProducerIdResponse(0, 0, "NONE", 0, 1)
+    b = EndTxnResponse(0, 0, "NONE", 0, 1)
+    assert tuple(a) == tuple(b)
+    assert a != b and (a == b) is False and {a: 1}.get(b) is None
+    same = InitProducerIdResponse(0, 0, "NONE", 0, 1)
+    assert a == same and hash(a) == hash(same)
+
+
+def test_replace_keeps_namedtuple_meaning() -> None:
+    a = InitProducerIdResponse(0, 0, "NONE", 0, 1)
+    b = a._replace(producer_epoch=2, error="PRODUCER_FENCED")
+    assert type(b) is InitProducerIdResponse and b == InitProducerIdResponse(0, 0, "PRODUCER_FENCED", 0, 2)
+    assert a._replace() == a
+    with pytest.raises(TypeError):
+        a._replace(nonexistent=1)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["idempotence_retry", "txn_kafka_12671_hanging", "txn_kafka_17754_delayed_endtxn", "connect_connector_boundaries",
+     "groups_eager_rebalance", "txn_eos_abort_and_seek", "authz_client_denied"],
+)
+def test_explore_counts_the_states_a_canonical_search_counts(name: str) -> None:
+    """Exact: the collapsed visited set neither merges distinct states nor splits equal ones."""
+    scenario = SCENARIOS[name]
+    model = build_model(scenario, scenario.variant)
+    expected = canonical_bfs(model)
+    result, _ = explore(model, name, scenario.variant, ExploreOptions(max_states=0))
+    assert result.stats["distinct_states"] == len(expected)
+
+
+class _Small(NamedTuple):
+    a: int
+    b: tuple[int, ...]
+    c: str
+
+
+def test_collapsed_states_round_trip_and_reuse_parent_fields() -> None:
+    table = CollapsedStates()
+    s0 = _Small(1, (1, 2), "x")
+    k0 = table.key(s0)
+    assert table.add(k0, 0) == (0, True)
+    s1 = s0._replace(a=2)
+    k1 = table.key(s1, s0, k0)
+    assert k1[1:] == k0[1:] and k1[0] != k0[0]
+    assert table.add(k1, 1) == (1, True)
+    assert table.add(table.key(_Small(2, (1, 2), "x")), 1) == (1, False)  # equal value, other objects
+    assert table.state(1) == s1 and type(table.state(1)) is _Small and table.depth(1) == 1
+    assert table.find(_Small(1, (1, 2), "x")) == 0 and table.find(_Small(9, (1, 2), "x")) is None
+    assert table.pool_sizes() == (2, 1, 1)
+
+
+def test_collapsed_states_of_plain_values() -> None:
+    table = CollapsedStates()
+    assert table.add(table.key("a"), 0) == (0, True)
+    assert table.add(table.key("b"), 1) == (1, True)
+    assert table.add(table.key("a"), 2) == (0, False)
+    assert table.state(1) == "b"
+
+
+def test_predicate_cache_keys_on_what_each_evaluation_read() -> None:
+    calls: list[_Small] = []
+
+    def short_circuit(s: _Small) -> bool:
+        calls.append(s)
+        return s.a > 0 or "z" in s.c  # reads c only when a <= 0
+
+    table = CollapsedStates()
+    cache = PredicateCache([short_circuit])
+
+    def judge(s: _Small) -> bool:
+        sid, _ = table.add(table.key(s), 0)
+        return cache.holds(0, s, table.key_of(sid))
+
+    assert judge(_Small(1, (), "a")) is True
+    assert judge(_Small(1, (5,), "b")) is True  # only a was read: a hit
+    assert len(calls) == 1
+    assert judge(_Small(0, (), "z")) is True and judge(_Small(0, (7,), "z")) is True  # a and c read
+    assert judge(_Small(0, (), "q")) is False
+    assert len(calls) == 3 and cache.hits == 2
+
+
+def test_predicate_cache_treats_whole_state_use_as_reading_every_field() -> None:
+    def whole(s: _Small) -> bool:
+        _a, b, _c = s  # unpacking iterates the state
+        return len(b) > 0
+
+    table = CollapsedStates()
+    cache = PredicateCache([whole])
+    results = []
+    for s in (_Small(1, (), "a"), _Small(1, (3,), "a"), _Small(2, (), "a")):
+        sid, _ = table.add(table.key(s), 0)
+        results.append(cache.holds(0, s, table.key_of(sid)))
+    assert results == [False, True, False] and cache.hits == 0
+
+
+@pytest.mark.parametrize(
+    "name", ["txn_kafka_12671_hanging", "connect_offset_tombstones", "groups_coordinator_failover"]
+)
+def test_cached_predicates_equal_direct_evaluation_on_every_reachable_state(name: str) -> None:
+    scenario = SCENARIOS[name]
+    model = build_model(scenario, scenario.variant)
+    props = [p for p in model.properties() if p.predicate is not None and p.expectation is not None]
+    table = CollapsedStates()
+    cache = PredicateCache([p.predicate for p in props])  # type: ignore[misc]
+    for s in canonical_bfs(model):
+        sid, _ = table.add(table.key(s), 0)
+        key = table.key_of(sid)
+        for k, p in enumerate(props):
+            assert cache.holds(k, s, key) == p.holds(s), (p.name, s)
+    assert cache.hits > 0  # the cache did serve judgements
+    assert any(p.expectation is Expectation.ALWAYS for p in props)
