@@ -11,10 +11,10 @@ of the fields it read.
 Which fields a predicate reads is *observed*, never declared: the predicate
 runs on a tracing view of the state (a subclass of the state's ``NamedTuple``
 class whose field accessors note the field), and its result is cached under
-exactly the fields that evaluation read, with their ids.  A later state that
-agrees on those fields would make the (pure, deterministic) predicate take the
-same branches, read the same fields and return the same result, so a cache hit
-is sound whatever the predicate's short-circuits.  Any other use of the state
+the ids of the fields it has read.  A later state that agrees on those fields
+would make the (pure, deterministic) predicate take the same branches, read
+the same fields and return the same result, so a cache hit is sound whatever
+the predicate's short-circuits.  Any other use of the state
 -- indexing, iterating, unpacking, ``len``, hashing, comparing, printing it,
 passing it to the codec -- counts as reading every field.
 
@@ -31,8 +31,6 @@ __all__ = ["PredicateCache"]
 
 #: Cached results per (predicate, read set) before that cache starts afresh.
 _LIMIT = 1 << 18
-#: Distinct read sets kept per predicate (a predicate with more is evaluated directly beyond them).
-_MAX_READ_SETS = 8
 
 
 class _Reads:
@@ -78,17 +76,24 @@ def _tracing_class(cls: type, reads: _Reads) -> type:
 
 
 class PredicateCache:
-    """Results of state predicates, cached by the ids of the fields each evaluation read."""
+    """Results of state predicates, cached by the ids of the fields their evaluations read.
+
+    Per predicate the cache keys on ``U``, the union of the fields its evaluations have read so
+    far.  An entry was computed on a state whose evaluation read ``R`` (a subset of ``U`` then and
+    since), so a state agreeing on ``U`` agrees on ``R``: the hit is sound.  When an evaluation
+    reads a field outside ``U``, ``U`` grows and the predicate's entries are dropped (their keys
+    have the old shape); that happens a few times per predicate, early in a search.
+    """
 
     def __init__(self, predicates: Sequence[Callable[[Any], Any]]) -> None:
         self._predicates = list(predicates)
         self._reads = _Reads()
         self._cls: type | None = None
         self._traced: type | None = None
-        # Per predicate: [(read set, itemgetter over a key, {ids of the read fields: result})].
-        self._caches: list[list[tuple[tuple[int, ...], Callable[[tuple[int, ...]], Any], dict[Any, bool]]]] = [
-            [] for _ in self._predicates
-        ]
+        n = len(self._predicates)
+        self._union: list[frozenset[int] | None] = [None] * n  # None: never evaluated yet
+        self._pick: list[Callable[[tuple[int, ...]], Any]] = [_never] * n
+        self._memo: list[dict[Any, bool]] = [{} for _ in range(n)]
         self.evaluations = 0
         self.hits = 0
 
@@ -102,13 +107,11 @@ class PredicateCache:
 
     def holds(self, k: int, state: Any, key: tuple[int, ...] | None) -> bool:
         """Predicate ``k`` on ``state``, whose collapsed key is ``key`` (``None``: evaluate directly)."""
-        caches = self._caches[k]
         if key is not None:
-            for _, pick, memo in caches:
-                result = memo.get(pick(key))
-                if result is not None:
-                    self.hits += 1
-                    return result
+            result = self._memo[k].get(self._pick[k](key))
+            if result is not None:
+                self.hits += 1
+                return result
         traced = self._tracer(state) if key is not None else None
         self.evaluations += 1
         if traced is None:
@@ -117,18 +120,26 @@ class PredicateCache:
         reads.fields.clear()
         reads.all = False
         result = bool(self._predicates[k](tuple.__new__(traced, state)))
-        read = tuple(range(len(key))) if reads.all else tuple(sorted(reads.fields))  # type: ignore[arg-type]
-        entry = next((c for c in caches if c[0] == read), None)
-        if entry is None:
-            if len(caches) >= _MAX_READ_SETS:
-                return result
-            entry = (read, _picker(read), {})
-            caches.append(entry)
-        _, pick, memo = entry
+        assert key is not None
+        read = frozenset(range(len(key))) if reads.all else frozenset(reads.fields)
+        union = self._union[k]
+        if union is None or not read <= union:
+            union = self._union[k] = read if union is None else union | read
+            self._pick[k] = _picker(tuple(sorted(union)))
+            self._memo[k] = {}
+        memo = self._memo[k]
         if len(memo) >= _LIMIT:
             memo.clear()
-        memo[pick(key)] = result  # type: ignore[arg-type]
+        memo[self._pick[k](key)] = result
         return result
+
+
+def _never(key: tuple[int, ...]) -> Any:
+    """The key of a predicate never evaluated: no entry can match it."""
+    return _NO_ENTRY
+
+
+_NO_ENTRY = object()
 
 
 def _picker(fields: tuple[int, ...]) -> Callable[[tuple[int, ...]], Any]:

@@ -162,6 +162,7 @@ def explore(
                 frontier.append(sid)
 
         remaining_always = len(always)
+        unreached_events = [p for p in event_sometimes if p.name not in reached]
         while frontier:
             if expanded % 256 == 0 and (options.time_budget_s or options.max_memory_mb):
                 limit = budget.exceeded()
@@ -206,10 +207,11 @@ def explore(
                 nxt, step_events = step
                 if step_events:
                     events.update(step_events)
-                    for ev in step_events:
-                        for p in event_sometimes:
-                            if p.name not in reached and p.matches_event(ev):
-                                reached.add(p.name)
+                    if unreached_events:
+                        hit = [p for p in unreached_events if any(p.matches_event(ev) for ev in step_events)]
+                        if hit:
+                            reached.update(p.name for p in hit)
+                            unreached_events = [p for p in unreached_events if p.name not in reached]
                 if graph is not None:
                     graph.add_edge(model.fingerprint(state), model.fingerprint(nxt), action=model.format_action(action))
                 # Fields the step kept from the parent are not hashed again (collapse.py).
