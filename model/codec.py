@@ -31,6 +31,7 @@ __all__ = [
     "fingerprint",
     "from_json",
     "record",
+    "record_compared_as_tuple",
     "registered",
     "to_json",
 ]
@@ -40,6 +41,20 @@ _RECORDS: dict[str, type] = {}
 
 class CodecError(ValueError):
     """A JSON value that does not decode into a model value."""
+
+
+def record_compared_as_tuple(cls: type) -> type:
+    """:func:`record` for a class only ever compared with its own instances: it keeps tuple equality.
+
+    Class-aware equality (see :func:`_record_eq`) runs in Python on every comparison; a
+    class whose instances never share a position with another class's -- the network's
+    ``Envelope``: a network holds only envelopes and ``Deliver`` takes one -- can keep
+    the C tuple comparison, while the values inside it keep theirs.
+    """
+    cls = record(cls)
+    del cls.__eq__, cls.__ne__
+    cls.__hash__ = tuple.__hash__  # type: ignore[method-assign,assignment]
+    return cls
 
 
 def record(cls: type) -> type:

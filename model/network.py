@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from keos.model.codec import record
+from keos.model.codec import record_compared_as_tuple
 
 __all__ = [
     "Envelope",
@@ -42,9 +42,13 @@ __all__ = [
 ]
 
 
-@record
+@record_compared_as_tuple
 class Envelope(NamedTuple):
-    """A message in flight on channel ``(src, dst, connection)``."""
+    """A message in flight on channel ``(src, dst, connection)``.
+
+    Envelopes are compared as tuples (the network holds nothing else); their bodies, which can be
+    any request or response, compare by class as well (:func:`keos.model.codec.record`).
+    """
 
     src: str
     dst: str
@@ -77,7 +81,7 @@ def is_head(network: Network, envelope: Envelope) -> bool:
     src, dst, conn = envelope.src, envelope.dst, envelope.connection
     for env in network:
         if env.src == src and env.dst == dst and env.connection == conn:
-            return env == envelope
+            return env is envelope or env == envelope
     return False
 
 

@@ -42,6 +42,7 @@ class CollapsedStates:
         self._ids: dict[tuple[int, ...], int] = {}
         self._keys: list[tuple[int, ...]] = []
         self._depth = array("I")
+        self._parts: dict[Any, Any] = {}
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -74,10 +75,29 @@ class CollapsedStates:
             pool = pools[i]
             k = pool.get(value)
             if k is None:
+                value = self._canonical(value)
                 k = pool[value] = len(self._values[i])
                 self._values[i].append(value)
             out.append(k)
         return tuple(out)
+
+    def _canonical(self, value: Any) -> Any:
+        """``value`` with every tuple inside it replaced by the first equal one seen (hash-consing).
+
+        Pooled values then share their parts, and comparing a successor's field with a pooled one
+        finds most parts identical -- ``is`` before ``==``, so the records' Python ``__eq__`` is
+        called only for the parts a step built anew.  Done once per distinct field value.
+        """
+        if type(value) is not tuple and not (isinstance(value, tuple) and hasattr(value, "_fields")):
+            return value
+        known = self._parts.get(value)
+        if known is not None:
+            return known
+        items = [self._canonical(v) for v in value]
+        if any(a is not b for a, b in zip(items, value)):
+            value = tuple.__new__(type(value), items)
+        self._parts[value] = value
+        return value
 
     def add(self, key: tuple[int, ...], depth: int) -> tuple[int, bool]:
         """The id of the state ``key`` names, and whether it was new (then it is numbered ``len(self) - 1``)."""
