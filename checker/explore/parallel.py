@@ -280,7 +280,7 @@ def explore_levels(
     if workers > 1:
         stats["worker_cpu_s"] = [round(x, 3) for x in search.worker_cpu]
     if eventually:
-        stats["liveness"] = "stuck states only: " + LIVELOCKS_NOT_CHECKED
+        stats["liveness"] = "stuck states only; fair livelocks are checked by the sequential engine only"
         stats["stuck_found"] = sorted(stuck)
     properties = judge(props, traces, reached, permitted, liveness=False, liveness_detail=LIVELOCKS_NOT_CHECKED)
     if found is not None:
