@@ -14,8 +14,8 @@ between worker processes (and Spark executors) as bytes.  One encoding serves bo
 * it is built **incrementally**: successors share most of their parts with their
   parent (the producer that did not move, the partition that was not written), so
   the encoding of every record (``NamedTuple``) and of every field of the state is
-  cached by value, and a state's encoding is the concatenation of its fields'
-  cached encodings.
+  cached (by object identity, see below), and a state's encoding is the
+  concatenation of its fields' cached encodings.
 
 The fingerprint is blake2b with an 8-byte digest over the encoding (a stable hash;
 :func:`keos.model.codec.fingerprint` hashes the codec's text encoding instead and
@@ -25,9 +25,12 @@ remains the name of a state in traces and graphs).  Two distinct states share a
 second state from the search; the statistics of every run state the bound.
 
 Model values are ints, strs, bools, ``None``, plain tuples and registered records
-(:mod:`keos.model.codec`).  The caches are keyed by value, and Python's ``==`` does
-not tell ``True`` from ``1``: a record field must therefore hold one kind (the
-model's fields are typed, and its states were always compared with ``==``).
+(:mod:`keos.model.codec`).  The caches are keyed by object *identity* (holding the
+object, so its id is not reused), never by value: Python's ``==`` does not tell
+``True`` from ``1``, nor two record classes with equal fields (a ``Produce`` and an
+``InitProducerId`` whose fields happen to be equal are equal tuples), and a value-keyed
+cache would hand one the other's encoding.  Identity still hits where it matters: a
+successor shares its unchanged parts, as objects, with its parent.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ _END_RECORD = b"tt" + b"R"
 _SMALL_INTS = [b"K" + bytes([i]) for i in range(256)]
 _pack_h = struct.Struct("<H").pack
 _pack_i = struct.Struct("<i").pack
+_UNSET = object()  # no field value seen yet (``None`` is a field value like any other)
 
 
 def _encode_int(v: int) -> bytes:
@@ -79,13 +83,13 @@ def _new_tuple() -> bytes:
 
 
 class StateEncoder:
-    """Encodes model values canonically, caching the encoding of every record by value."""
+    """Encodes model values canonically, caching the encoding of every record object."""
 
     def __init__(self, cache_limit: int = 16_384) -> None:
-        self._records: dict[Any, bytes] = {}
+        self._records: dict[int, tuple[Any, bytes]] = {}
         self._strs: dict[str, bytes] = {}
         self._heads: dict[type, bytes] = {}
-        self._field_caches: dict[type, list[dict[Any, bytes]]] = {}
+        self._field_caches: dict[type, list[dict[int, tuple[Any, bytes]]]] = {}
         self._last: dict[type, tuple[list[Any], list[bytes]]] = {}
         self._parent: tuple[tuple[Any, ...], list[bytes]] | None = None
         self._cache_limit = cache_limit
@@ -117,12 +121,14 @@ class StateEncoder:
         if v is False:
             return _FALSE
         if hasattr(t, "_fields"):
-            cached = self._records.get(v)
-            if cached is None:
+            entry = self._records.get(id(v))
+            if entry is not None and entry[0] is v:
+                cached = entry[1]
+            else:
                 cached = self._head(t) + b"".join([self._encode(x) for x in v]) + _END_RECORD
                 if len(self._records) >= self._cache_limit:
                     self._records.clear()
-                self._records[v] = cached
+                self._records[id(v)] = (v, cached)
             return cached
         raise TypeError(f"value of type {t.__name__} has no canonical encoding")
 
@@ -138,7 +144,7 @@ class StateEncoder:
             if not hasattr(t, "_fields"):
                 return _PROTO4 + self._encode(state) + _STOP
             caches = self._field_caches[t] = [{} for _ in t._fields]
-            self._last[t] = ([None] * len(t._fields), [b""] * len(t._fields))
+            self._last[t] = ([_UNSET] * len(t._fields), [b""] * len(t._fields))
         last_values, last_encodings = self._last[t]
         parent = self._parent
         parts = [_PROTO4, self._head(t)]
@@ -151,12 +157,14 @@ class StateEncoder:
                 parts.append(parent[1][i])
             else:
                 cache = caches[i]
-                enc = cache.get(v)
-                if enc is None:
+                hit = cache.get(id(v))
+                if hit is not None and hit[0] is v:
+                    enc = hit[1]
+                else:
                     enc = self._encode(v)
                     if len(cache) >= self._cache_limit:
                         cache.clear()
-                    cache[v] = enc
+                    cache[id(v)] = (v, enc)
                 last_values[i] = v
                 last_encodings[i] = enc
                 parts.append(enc)
@@ -166,15 +174,21 @@ class StateEncoder:
     def prime(self, parent: Any) -> None:
         """Remember ``parent``'s fields and encodings: its successors are encoded next."""
         t = type(parent)
+        if not hasattr(t, "_fields"):
+            self._parent = None  # not a record: encoded whole
+            return
         caches = self._field_caches.get(t)
         if caches is None:
             self.encode(parent)
             caches = self._field_caches[t]
         encodings = []
         for cache, v in zip(caches, parent):
-            enc = cache.get(v)
-            if enc is None:
-                enc = cache[v] = self._encode(v)
+            hit = cache.get(id(v))
+            if hit is not None and hit[0] is v:
+                enc = hit[1]
+            else:
+                enc = self._encode(v)
+                cache[id(v)] = (v, enc)
             encodings.append(enc)
         self._parent = (tuple(parent), encodings)
 

@@ -193,10 +193,6 @@ class Partition:
         self._pending: list[tuple[int, int, Any]] = []  # (key, fingerprint, state) awaiting ranks
         self._local: dict[int, list[Any]] = {}
         self._sent: set[int] = set()
-        # Fingerprints of the successors generated in this level's expansion, by state: a
-        # successor met again is fingerprinted by one dict lookup (Python's own hash of
-        # the state, in memory only, never a fingerprint) instead of being encoded.
-        self._known: dict[Any, int] = {}
         self.reached: set[str] = set()
         self.stuck_found: set[str] = set()
 
@@ -241,7 +237,6 @@ class Partition:
         count, me = self.count, self.index
         within = self.model.within_bounds
         prime = self.encoder.prime
-        known = self._known
         successors = self.successors
         live = [p for p in self.eventually if p.name not in stuck_known]
         is_fault = self.is_fault
@@ -249,7 +244,7 @@ class Partition:
         emitted: list[str] = []
         transitions = 0
         for i, (rank, pfp, state) in enumerate(self.frontier):
-            if budget is not None and i % _BUDGET_EVERY == _BUDGET_EVERY - 1:
+            if budget is not None and i % _BUDGET_EVERY == 0:
                 report.limit = budget.exceeded()
                 if report.limit is not None:
                     break
@@ -271,15 +266,11 @@ class Partition:
             for k, (_, nxt, evs) in enumerate(succ):
                 if evs:
                     emitted.extend(evs)
-                fp = known.get(nxt)
-                if fp is None:
-                    if not primed:
-                        prime(state)  # its successors share its fields: encode them against it
-                        primed = True
-                    data = encode(nxt)
-                    fp = known[nxt] = fingerprint_of(data)
-                else:
-                    data = None
+                if not primed:
+                    prime(state)  # its successors share its fields: encode them against it
+                    primed = True
+                data = encode(nxt)
+                fp = fingerprint_of(data)
                 if count == 1 or fp % count == me:
                     if seen(fp):
                         continue
@@ -290,9 +281,8 @@ class Partition:
                     if box is None:
                         box = outbox[fp % count] = {}
                     if fp not in box:
-                        box[fp] = [base + k, pfp, k, nxt if data is None else data]  # encoded when packed
+                        box[fp] = [base + k, pfp, k, data]
             transitions += len(succ)
-        known.clear()
         report.transitions = transitions
         events = report.events
         events.update(emitted)  # counted once per level: Counter.update per transition costs more

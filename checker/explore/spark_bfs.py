@@ -153,6 +153,45 @@ def _check(spec: bytes, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
         )
 
 
+def _level_summary(level: Any) -> Any:
+    """One small DataFrame per level, collected in one job: ``t`` = ``n`` (the count, in ``key``),
+    ``r`` (a sometimes property reached, ``p``) or ``v`` (invariant ``p``'s smallest-key violator)."""
+    from pyspark.sql import functions as F
+
+    none_long = F.lit(None).cast("long")
+    count = level.groupBy().count().select(
+        F.lit("n").alias("t"), F.lit("").alias("p"), F.col("count").alias("key"), none_long.alias("fp")
+    )
+    reach = level.select(F.explode("reached").alias("p")).distinct().select(
+        F.lit("r").alias("t"), "p", none_long.alias("key"), none_long.alias("fp")
+    )
+    bad = level.select(F.explode("violated").alias("p"), "key", "fp").groupBy("p").agg(
+        F.min(F.struct("key", "fp")).alias("b")
+    ).select(F.lit("v").alias("t"), "p", F.col("b.key").alias("key"), F.col("b.fp").alias("fp"))
+    return count.unionByName(reach).unionByName(bad)
+
+
+def _expansion_summary(expanded: Any, succ: Any) -> Any:
+    """One small DataFrame per expansion, collected in one job: ``t`` = ``n`` (transitions, in ``key``),
+    ``e`` (event ``p`` and its count), ``s`` (a stuck state: its properties in ``p``) or ``d`` (a disagreement:
+    the reason in ``p``, the pickled action in ``blob``)."""
+    from pyspark.sql import functions as F
+
+    none_long, none_blob = F.lit(None).cast("long"), F.lit(None).cast("binary")
+    count = succ.groupBy().count().select(
+        F.lit("n").alias("t"), F.lit("").alias("p"), F.col("count").alias("key"), none_long.alias("fp"),
+        none_blob.alias("blob"),
+    )
+    events = succ.select(F.explode("events").alias("p")).groupBy("p").count().select(
+        F.lit("e").alias("t"), "p", F.col("count").alias("key"), none_long.alias("fp"), none_blob.alias("blob")
+    )
+    markers = expanded.filter(F.col("k") < 0).select(
+        F.when(F.col("k") == STUCK, F.lit("s")).otherwise(F.lit("d")).alias("t"),
+        F.concat_ws("\n", "note").alias("p"), "key", "fp", F.col("state").alias("blob"),
+    )
+    return count.unionByName(events).unionByName(markers)
+
+
 def spark_explore(
     scenario: Scenario,
     variant: str,
@@ -210,22 +249,21 @@ def spark_explore(
     disagreement: tuple[int, int, Any, str] | None = None
     round_start = time.perf_counter()
     while True:
-        new_states = level.count()
+        new_states = 0
+        cut: set[int] = set()
+        for r in sorted(_level_summary(level).collect(), key=lambda r: (r["t"], r["p"])):
+            if r["t"] == "n":
+                new_states = int(r["key"])
+            elif r["t"] == "r":
+                reached.add(r["p"])
+            elif r["p"] not in violations:  # "v": an invariant's smallest-key violator in this level
+                violations[r["p"]] = (depth, int(r["fp"]))
+                if r["p"] not in permitted:
+                    cut.add(int(r["fp"]))
         if new_states == 0:
             break
         max_depth_seen = depth
         distinct += new_states
-        for r in level.select(F.explode("reached").alias("p")).distinct().collect():
-            reached.add(r["p"])
-        bad = level.select(F.explode("violated").alias("p"), "key", "fp").groupBy("p").agg(
-            F.min(F.struct("key", "fp")).alias("b")
-        )
-        cut: set[int] = set()
-        for r in sorted(bad.collect(), key=lambda r: r["p"]):
-            if r["p"] not in violations:
-                violations[r["p"]] = (depth, int(r["b"]["fp"]))
-                if r["p"] not in permitted:
-                    cut.add(int(r["b"]["fp"]))
         if depth:
             rounds.append({"depth": depth, "new_states": new_states, "seconds": round(time.perf_counter() - round_start, 3)})
         if (stop_on_first and violations) or (always and len(violations) == len(always) and not eventually):
@@ -250,25 +288,26 @@ def spark_explore(
             .mapInArrow(functools.partial(_expand, spec, tuple(sorted(stuck))), from_arrow_schema(EXPANDED))
             .localCheckpoint()
         )
-        markers = expanded.filter(F.col("k") < 0).collect()
-        for r in sorted((r for r in markers if r["k"] == DISAGREE), key=lambda r: r["key"])[:1]:
-            disagreement = (depth, int(r["fp"]), pickle.loads(r["state"]), r["note"][0])
-        for r in sorted((r for r in markers if r["k"] == STUCK), key=lambda r: r["key"]):
-            for name in r["note"]:
-                stuck.setdefault(name, (depth, int(r["fp"])))
+        succ = expanded.filter(F.col("k") >= 0)
+        for r in sorted(_expansion_summary(expanded, succ).collect(), key=lambda r: (r["t"], r["key"])):
+            if r["t"] == "n":
+                transitions += int(r["key"])
+            elif r["t"] == "e":
+                events[r["p"]] += int(r["key"])
+            elif r["t"] == "s":  # a stuck state, by rank
+                for name in r["p"].split("\n"):
+                    stuck.setdefault(name, (depth, int(r["fp"])))
+            elif disagreement is None:  # "d": the model contradicted itself
+                disagreement = (depth, int(r["fp"]), pickle.loads(r["blob"]), r["p"])
         if disagreement is not None:
             complete = False
             break
-        succ = expanded.filter(F.col("k") >= 0)
-        transitions += succ.count()
-        for r in succ.select(F.explode("events").alias("e")).groupBy("e").count().collect():
-            events[r["e"]] += int(r["count"])
         best = succ.groupBy("fp").agg(F.min(F.struct("key", "parent", "k", "state")).alias("b"))
         fresh = best.join(visited, "fp", "left_anti").select("fp", "b.key", "b.parent", "b.k", "b.state")
         level = fresh.mapInArrow(functools.partial(_check, spec), from_arrow_schema(CHECKED)).localCheckpoint()
         depth += 1
         links.append(level.select("fp", "parent", "k"))
-        visited = visited.union(level.select("fp")).localCheckpoint()
+        visited = visited.union(level.select("fp"))  # its parts are checkpointed levels
     for name in events:
         for p in event_props:
             if p.matches_event(name):
