@@ -534,7 +534,8 @@ def explore(
     spill = _search_options(workers, spill_dir, master if engine == "spark" else None)
     levels = workers != 1 or compact_visited or spill is not None
     if graph and (levels or engine == "spark"):
-        raise ModelError("graph export needs the sequential search (no --workers, --compact-visited, --spill-dir, spark)")
+        raise ModelError("graph export needs the sequential search (no --workers N, --compact-visited, --spill-dir, "
+                         "Spark)")
     model = build_model(sc, v)
     if engine == "spark":
         from keos.checker.explore.spark_bfs import spark_explore

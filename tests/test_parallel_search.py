@@ -1,4 +1,4 @@
-"""The level-synchronous search (one process, N workers, compact or spilled visited set, Spark) equals the sequential one.
+"""The level-synchronous search (1 or N workers, compact or spilled visited set, Spark) equals the sequential one.
 
 The sequential search (``checker/explore/search.py``) is the reference: on every case the
 level-synchronous engines must give the same distinct states, transitions, depth, coverage,
@@ -48,7 +48,10 @@ CASES = [
     ("groups_cooperative_join", "cooperative_assigns_before_revoke"),
 ]
 #: Cases where the sequential search merges states that differ only in a record's class (module doc).
-MERGED = {("txn_kafka_12671_hanging", "pre_kip_890"), ("txn_kafka_17754_delayed_endtxn", "ongoing_txn_check_without_epoch")}
+MERGED = {
+    ("txn_kafka_12671_hanging", "pre_kip_890"),
+    ("txn_kafka_17754_delayed_endtxn", "ongoing_txn_check_without_epoch"),
+}
 
 
 def _sequential(model: Model, sc: Scenario, variant: str, **bounds: Any) -> EngineResult:

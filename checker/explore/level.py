@@ -72,7 +72,7 @@ __all__ = [
     "successor_function",
 ]
 
-Successors = Callable[[Any], Iterable[tuple[Action, Any, tuple[str, ...]]]]
+Successors = Callable[[Any], list[tuple[Action, Any, tuple[str, ...]]]]
 
 #: Successors a state may have: a key is ``rank of the parent * KEY_SPAN + successor index``.
 KEY_SPAN = 1 << 16
@@ -91,7 +91,7 @@ class ModelDisagrees(Exception):
 
 
 def successor_function(model: Model) -> Successors:
-    """``model.successors`` when the model offers one, else ``actions`` then ``step``, one by one.
+    """``model.successors`` (as a list) when the model offers one, else ``actions`` then ``step``, one by one.
 
     Either way a contradiction (a listed action that ``step`` refuses, a raising call)
     raises :class:`ModelDisagrees`.

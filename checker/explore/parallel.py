@@ -162,11 +162,10 @@ def explore_levels(
             lambda: model, workers, options.compact, options.spill_dir, options.time_budget_s, options.max_memory_mb
         )
     else:
-        budget = Budget(options.time_budget_s, options.max_memory_mb)
-        has_budget = bool(options.time_budget_s or options.max_memory_mb)
-        search = _InProcess(
-            Partition(model, compact=options.compact, spill_dir=options.spill_dir, budget=budget if has_budget else None)
-        )
+        budget: Budget | None = Budget(options.time_budget_s, options.max_memory_mb)
+        if not (options.time_budget_s or options.max_memory_mb):
+            budget = None
+        search = _InProcess(Partition(model, compact=options.compact, spill_dir=options.spill_dir, budget=budget))
 
     events: Counter[str] = Counter()
     reached: set[str] = set()

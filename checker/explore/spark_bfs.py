@@ -110,11 +110,7 @@ def _expand(spec: bytes, stuck_known: tuple[str, ...], batches: Iterator[pa.Reco
     encoder = StateEncoder()
     for batch in batches:
         cols: dict[str, list[Any]] = {n: [] for n in EXPANDED.names}
-
-        def row(fp: int, key: int, parent: int, k: int, state: bytes, events: list[str], note: list[str]) -> None:
-            for name, value in zip(EXPANDED.names, (fp, key, parent, k, state, events, note)):
-                cols[name].append(value)
-
+        row = functools.partial(_append, cols)
         rows = zip(batch.column("fp").to_pylist(), batch.column("rank").to_pylist(), batch.column("state").to_pylist())
         for pfp, rank, data in rows:
             state = decode(data)
@@ -133,6 +129,12 @@ def _expand(spec: bytes, stuck_known: tuple[str, ...], batches: Iterator[pa.Reco
                 enc = encoder.encode(nxt)
                 row(fingerprint_of(enc), rank * KEY_SPAN + k, pfp, k, enc, list(events), [])
         yield pa.RecordBatch.from_pydict(cols, schema=EXPANDED)
+
+
+def _append(cols: dict[str, list[Any]], *values: Any) -> None:
+    """One row of :data:`EXPANDED` into its columns."""
+    for name, value in zip(EXPANDED.names, values):
+        cols[name].append(value)
 
 
 def _check(spec: bytes, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -265,7 +267,8 @@ def spark_explore(
         max_depth_seen = depth
         distinct += new_states
         if depth:
-            rounds.append({"depth": depth, "new_states": new_states, "seconds": round(time.perf_counter() - round_start, 3)})
+            seconds = round(time.perf_counter() - round_start, 3)
+            rounds.append({"depth": depth, "new_states": new_states, "seconds": seconds})
         if (stop_on_first and violations) or (always and len(violations) == len(always) and not eventually):
             complete = False
             break
@@ -330,7 +333,9 @@ def spark_explore(
     for name, (vdepth, fp) in sorted(violations.items()):
         prop = next(p for p in always if p.name == name)
         actions = actions_to(model, path_to(vdepth, fp))
-        traces[name] = make_trace(model, prop, actions, "spark-bfs", scenario.name, variant, permitted=name in permitted)
+        traces[name] = make_trace(
+            model, prop, actions, "spark-bfs", scenario.name, variant, permitted=name in permitted
+        )
     live_disagree: dict[str, str] = {}
     for name, (sdepth, fp) in sorted(stuck.items()):
         prop = next(p for p in eventually if p.name == name)
@@ -360,10 +365,10 @@ def spark_explore(
     if disagreement is not None:
         ddepth, fp, action, reason = disagreement
         Disagreement(tuple(actions_to(model, path_to(ddepth, fp))), action, reason).record(model, stats, properties)
-    for p in properties:
-        if p.name in live_disagree:
-            p.verdict, p.detail = Verdict.UNTESTED, f"engine disagreement: {live_disagree[p.name]}"
-            stats.setdefault("engine_disagreement", []).append(live_disagree[p.name])
+    for r in properties:
+        if r.name in live_disagree:
+            r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {live_disagree[r.name]}"
+            stats.setdefault("engine_disagreement", []).append(live_disagree[r.name])
     if limit is not None:
         stats["limit_reached"], stats["limit_detail"] = limit
     return EngineResult(
