@@ -255,14 +255,28 @@ def test_api_and_engine_options_select_the_level_search(tmp_path: Path) -> None:
 
 # -- Spark -----------------------------------------------------------------------------------------
 
-SPARK_CASE = ("acks_one_failover", "kafka", 6)  # depth 6: its permitted no_acked_loss trace has 5 steps
+#: One record, one duplicate or drop: under no_idempotence the duplicate is appended after 5 steps.
+TINY = """
+name = "tiny"
+description = "one record, one duplicate"
+[topology]
+records_per_producer = 1
+[producer]
+retries = 1
+max_in_flight = 1
+[faults]
+duplicate = 1
+drop = 1
+total = 1
+"""
 
 
-def _spark_equals_local(master: str) -> EngineResult:
+def _spark_equals_local(master: str, tmp_path: Path) -> EngineResult:
     from keos.checker.explore.spark_bfs import spark_explore
 
-    name, variant, depth = SPARK_CASE
-    sc = resolve_scenario(name)
+    variant, depth = "no_idempotence", 5  # Spark costs seconds per level: the shortest violation's depth
+    (tmp_path / "tiny.toml").write_text(TINY, encoding="utf-8")
+    sc = resolve_scenario(str(tmp_path / "tiny.toml"))
     model = build_model(sc, variant)
     spark = spark_explore(sc, variant, master=master, max_depth=depth)
     _same(model, _sequential(model, sc, variant, max_depth=depth), spark)
@@ -272,11 +286,13 @@ def _spark_equals_local(master: str) -> EngineResult:
 
 
 @pytest.mark.spark
-def test_spark_bfs_equals_the_sequential_search() -> None:
-    spark = _spark_equals_local("local[2]")
+def test_spark_bfs_equals_the_sequential_search(tmp_path: Path) -> None:
+    spark = _spark_equals_local("local[2]", tmp_path)
     assert all(r["seconds"] > 0 for r in spark.stats["levels"])
 
 
 @pytest.mark.spark
-def test_spark_bfs_on_a_standalone_cluster_equals_the_sequential_search(standalone_cluster: str) -> None:  # noqa: F811
-    _spark_equals_local(standalone_cluster)
+def test_spark_bfs_on_a_standalone_cluster_equals_the_sequential_search(
+    standalone_cluster: str, tmp_path: Path  # noqa: F811
+) -> None:
+    _spark_equals_local(standalone_cluster, tmp_path)

@@ -10,16 +10,18 @@ For state spaces beyond one machine, the level-synchronous search of
    where an ``eventually`` property is false and only faults are enabled adds a
    *stuck* row (``k = -1``, the properties in ``note``); a model that contradicts
    itself adds a *disagreement* row (``k = -2``: the pickled action and the reason);
+   each batch ends with its event counts (``k = -3``) and transition count (``k = -4``),
+   so the driver sums them from the marker rows without a shuffle;
 2. **deduplicate**: group by fingerprint keeping the smallest key (the parent's rank
    in sequential discovery order, then the successor index: the rule of
    :mod:`keos.checker.explore.level` that makes traces independent of the
    partitioning), then a left anti-join with the visited fingerprints drops the
    states seen in earlier levels;
 3. **check** (``mapInArrow``): invariants and sometimes-predicates on the new
-   states.  The smallest-key violator of an invariant no earlier level violated is
-   its counterexample and, unless the scenario permits the invariant, is not
-   expanded; the other new states are ranked by key (a window over the level) and
-   become the next frontier;
+   states, summed up in one aggregation per level.  The smallest-key violator of an
+   invariant no earlier level violated is its counterexample and, unless the scenario
+   permits the invariant, is not expanded; the other new states are ranked by key (a
+   window over the level) and become the next frontier;
 4. the new level's ``fp, parent, k`` are kept as parent links and its fingerprints
    joined to the visited set.  Each level is checkpointed locally so the query
    plans do not grow with the depth.
@@ -83,7 +85,8 @@ CHECKED = pa.schema(
         ("reached", pa.list_(pa.string())),
     ]
 )
-STUCK, DISAGREE = -1, -2  # ``k`` of the marker rows of an expansion
+#: ``k`` of the marker rows of an expansion: a stuck state, a disagreement, an event count, a transition count
+STUCK, DISAGREE, EVENTS, TRANSITIONS = -1, -2, -3, -4
 
 _MODELS: dict[bytes, Model] = {}
 
@@ -111,6 +114,8 @@ def _expand(spec: bytes, stuck_known: tuple[str, ...], batches: Iterator[pa.Reco
     for batch in batches:
         cols: dict[str, list[Any]] = {n: [] for n in EXPANDED.names}
         row = functools.partial(_append, cols)
+        counts: Counter[str] = Counter()
+        transitions = 0
         rows = zip(batch.column("fp").to_pylist(), batch.column("rank").to_pylist(), batch.column("state").to_pylist())
         for pfp, rank, data in rows:
             state = decode(data)
@@ -128,6 +133,12 @@ def _expand(spec: bytes, stuck_known: tuple[str, ...], batches: Iterator[pa.Reco
             for k, (_, nxt, events) in enumerate(successors):
                 enc = encoder.encode(nxt)
                 row(fingerprint_of(enc), rank * KEY_SPAN + k, pfp, k, enc, list(events), [])
+                counts.update(events)
+            transitions += len(successors)
+        # The batch's counts as marker rows: the driver sums them without a shuffle.
+        for name, n in sorted(counts.items()):
+            row(0, n, 0, EVENTS, b"", [], [name])
+        row(0, transitions, 0, TRANSITIONS, b"", [], [])
         yield pa.RecordBatch.from_pydict(cols, schema=EXPANDED)
 
 
@@ -155,43 +166,17 @@ def _check(spec: bytes, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
         )
 
 
-def _level_summary(level: Any) -> Any:
-    """One small DataFrame per level, collected in one job: ``t`` = ``n`` (the count, in ``key``),
-    ``r`` (a sometimes property reached, ``p``) or ``v`` (invariant ``p``'s smallest-key violator)."""
+def _level_summary(level: Any, always: list[str], sometimes: list[str]) -> Any:
+    """One row per level, from one aggregation without a shuffle: ``n`` (its states), ``v<i>`` (the
+    ``(key, fp)`` of invariant ``always[i]``'s smallest-key violator, or null), ``r<j>`` (whether
+    ``sometimes[j]`` was reached)."""
     from pyspark.sql import functions as F
 
-    none_long = F.lit(None).cast("long")
-    count = level.groupBy().count().select(
-        F.lit("n").alias("t"), F.lit("").alias("p"), F.col("count").alias("key"), none_long.alias("fp")
-    )
-    reach = level.select(F.explode("reached").alias("p")).distinct().select(
-        F.lit("r").alias("t"), "p", none_long.alias("key"), none_long.alias("fp")
-    )
-    bad = level.select(F.explode("violated").alias("p"), "key", "fp").groupBy("p").agg(
-        F.min(F.struct("key", "fp")).alias("b")
-    ).select(F.lit("v").alias("t"), "p", F.col("b.key").alias("key"), F.col("b.fp").alias("fp"))
-    return count.unionByName(reach).unionByName(bad)
-
-
-def _expansion_summary(expanded: Any, succ: Any) -> Any:
-    """One small DataFrame per expansion, collected in one job: ``t`` = ``n`` (transitions, in ``key``),
-    ``e`` (event ``p`` and its count), ``s`` (a stuck state: its properties in ``p``) or ``d`` (a disagreement:
-    the reason in ``p``, the pickled action in ``blob``)."""
-    from pyspark.sql import functions as F
-
-    none_long, none_blob = F.lit(None).cast("long"), F.lit(None).cast("binary")
-    count = succ.groupBy().count().select(
-        F.lit("n").alias("t"), F.lit("").alias("p"), F.col("count").alias("key"), none_long.alias("fp"),
-        none_blob.alias("blob"),
-    )
-    events = succ.select(F.explode("events").alias("p")).groupBy("p").count().select(
-        F.lit("e").alias("t"), "p", F.col("count").alias("key"), none_long.alias("fp"), none_blob.alias("blob")
-    )
-    markers = expanded.filter(F.col("k") < 0).select(
-        F.when(F.col("k") == STUCK, F.lit("s")).otherwise(F.lit("d")).alias("t"),
-        F.concat_ws("\n", "note").alias("p"), "key", "fp", F.col("state").alias("blob"),
-    )
-    return count.unionByName(events).unionByName(markers)
+    aggs = [F.count(F.lit(1)).alias("n")]
+    aggs += [F.min(F.when(F.array_contains("violated", name), F.struct("key", "fp"))).alias(f"v{i}")
+             for i, name in enumerate(always)]
+    aggs += [F.max(F.array_contains("reached", name).cast("int")).alias(f"r{j}") for j, name in enumerate(sometimes)]
+    return level.agg(*aggs).first()
 
 
 def spark_explore(
@@ -223,6 +208,8 @@ def spark_explore(
     always = [p for p in props if p.expectation is Expectation.ALWAYS]
     eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
     event_props = [p for p in props if p.expectation is Expectation.SOMETIMES and p.event is not None]
+    always_names = [p.name for p in always]
+    sometimes_names = [p.name for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
     permitted = scenario.permitted
     spec = pickle.dumps((scenario, variant))
     start = time.perf_counter()
@@ -251,17 +238,16 @@ def spark_explore(
     disagreement: tuple[int, int, Any, str] | None = None
     round_start = time.perf_counter()
     while True:
-        new_states = 0
+        summary = _level_summary(level, always_names, sometimes_names)
+        new_states = int(summary["n"])
+        reached.update(name for j, name in enumerate(sometimes_names) if summary[f"r{j}"])
         cut: set[int] = set()
-        for r in sorted(_level_summary(level).collect(), key=lambda r: (r["t"], r["p"])):
-            if r["t"] == "n":
-                new_states = int(r["key"])
-            elif r["t"] == "r":
-                reached.add(r["p"])
-            elif r["p"] not in violations:  # "v": an invariant's smallest-key violator in this level
-                violations[r["p"]] = (depth, int(r["fp"]))
-                if r["p"] not in permitted:
-                    cut.add(int(r["fp"]))
+        for i, name in enumerate(always_names):
+            best = summary[f"v{i}"]
+            if best is not None and name not in violations:  # the invariant's smallest-key violator
+                violations[name] = (depth, int(best["fp"]))
+                if name not in permitted:
+                    cut.add(int(best["fp"]))
         if new_states == 0:
             break
         max_depth_seen = depth
@@ -292,16 +278,17 @@ def spark_explore(
             .localCheckpoint()
         )
         succ = expanded.filter(F.col("k") >= 0)
-        for r in sorted(_expansion_summary(expanded, succ).collect(), key=lambda r: (r["t"], r["key"])):
-            if r["t"] == "n":
+        markers = expanded.filter(F.col("k") < 0).select("k", "key", "fp", "state", "note").collect()
+        for r in sorted(markers, key=lambda r: (r["k"], r["key"])):
+            if r["k"] == TRANSITIONS:
                 transitions += int(r["key"])
-            elif r["t"] == "e":
-                events[r["p"]] += int(r["key"])
-            elif r["t"] == "s":  # a stuck state, by rank
-                for name in r["p"].split("\n"):
+            elif r["k"] == EVENTS:
+                events[r["note"][0]] += int(r["key"])
+            elif r["k"] == STUCK:  # by rank: the smallest first
+                for name in r["note"]:
                     stuck.setdefault(name, (depth, int(r["fp"])))
-            elif disagreement is None:  # "d": the model contradicted itself
-                disagreement = (depth, int(r["fp"]), pickle.loads(r["blob"]), r["p"])
+            elif disagreement is None:  # DISAGREE: the model contradicted itself
+                disagreement = (depth, int(r["fp"]), pickle.loads(r["state"]), r["note"][0])
         if disagreement is not None:
             complete = False
             break
