@@ -292,7 +292,8 @@ def check(
 ) -> CheckReport:
     """Check the scenarios' invariants (default: the default gate's scenarios) with ``engine``.
 
-    ``engine`` is a registered engine name (``explore``, ``hypothesis``, ``bmc``) or ``all``;
+    ``engine`` is a registered engine name (``explore``, ``hypothesis``, ``bmc``, ``spark-bfs``) or ``all``
+    (every engine but the Spark ones, which start a Spark session: name them to run them);
     ``variant`` overrides each scenario's own (it must apply to every scenario's model).  With
     ``out``, traces an earlier command left there are removed first; then each violation's trace
     and a running ``summary.json`` are written there as soon as each run finishes.
@@ -523,8 +524,8 @@ def explore(
     partial results: ``stats["limit_reached"]`` names the budget.
 
     ``workers`` other than 1, ``compact_visited`` or ``spill_dir`` run the level-synchronous search
-    (:mod:`keos.checker.explore.parallel`: same states, verdicts and traces; stuck states but no
-    fair livelocks; no graph); ``engine="spark"`` runs it on Spark at ``master``.
+    (:mod:`keos.checker.explore.parallel`: the same verdicts and traces; stuck states but no fair
+    livelocks; no graph); ``engine="spark"`` runs it on Spark at ``master``.
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     v = _variant(variant) or sc.variant

@@ -881,8 +881,8 @@ def _search_flags(s: _Parser, spark: str) -> None:
     """The explicit search's processes, visited set and Spark master (check and explore)."""
     s.add_argument("--workers", type=positive_int, default=1, metavar="N",
                    help="processes sharing an explore search (default 1: the sequential reference search; N > 1: "
-                   "the level-synchronous search hash-partitioned over N forked workers -- same states, verdicts "
-                   "and traces, stuck states but not fair livelocks; on this project's shared 2-core machine 2 "
+                   "the level-synchronous search hash-partitioned over N forked workers -- same verdicts and "
+                   "shortest traces, stuck states but not fair livelocks; on this project's shared 2-core machine 2 "
                    "workers ran at 0.93x one worker's wall time on 408k states, see README)")
     s.add_argument("--compact-visited", action="store_true",
                    help="explore: visited states as sorted 64-bit fingerprints, 8 bytes a state (level-synchronous)")
