@@ -166,12 +166,10 @@ def _check(spec: bytes, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
         )
 
 
-def _level_summary(level: Any, always: list[str], sometimes: list[str]) -> Any:
+def _level_summary(F: Any, level: Any, always: list[str], sometimes: list[str]) -> Any:
     """One row per level, from one aggregation without a shuffle: ``n`` (its states), ``v<i>`` (the
     ``(key, fp)`` of invariant ``always[i]``'s smallest-key violator, or null), ``r<j>`` (whether
-    ``sometimes[j]`` was reached)."""
-    from pyspark.sql import functions as F
-
+    ``sometimes[j]`` was reached).  ``F``: the session's ``functions`` module."""
     aggs = [F.count(F.lit(1)).alias("n")]
     aggs += [F.min(F.when(F.array_contains("violated", name), F.struct("key", "fp"))).alias(f"v{i}")
              for i, name in enumerate(always)]
@@ -197,11 +195,16 @@ def spark_explore(
     """
     if not MASTER_PATTERN.match(master):
         raise ModelError(f"bad Spark master {master!r} (local[*], local[N], spark://host:port, sc://host:port)")
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from keos.checker.sweep.campaign import spark_session
+
+    if master.startswith("sc://"):  # a Spark Connect client: its own column functions, no JVM here
+        from pyspark.sql.connect import functions as F
+        from pyspark.sql.connect.window import Window
+    else:
+        from pyspark.sql import Window  # type: ignore[assignment]
+        from pyspark.sql import functions as F  # type: ignore[no-redef]
 
     model = build_model(scenario, variant)
     props = list(model.properties())
@@ -238,7 +241,7 @@ def spark_explore(
     disagreement: tuple[int, int, Any, str] | None = None
     round_start = time.perf_counter()
     while True:
-        summary = _level_summary(level, always_names, sometimes_names)
+        summary = _level_summary(F, level, always_names, sometimes_names)
         new_states = int(summary["n"])
         reached.update(name for j, name in enumerate(sometimes_names) if summary[f"r{j}"])
         cut: set[int] = set()
