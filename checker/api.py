@@ -77,7 +77,7 @@ __all__ = [
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT, EXIT_PARTIAL = 0, 1, 2, 3, 4
 
 # Optional engines register themselves on import; a missing one is simply not offered.
-for _module in ("keos.checker.bmc.engine",):
+for _module in ("keos.checker.bmc.engine", "keos.checker.explore.spark_bfs"):
     with contextlib.suppress(ImportError):
         importlib.import_module(_module)
 
@@ -121,8 +121,8 @@ def _variant(name: str | None) -> str | None:
 
 
 def _engines(name: str) -> list[str]:
-    if name == "all":
-        return list(ENGINES)
+    if name == "all":  # the in-process engines: a Spark engine starts a session, name it to run it
+        return [n for n in ENGINES if not n.startswith("spark")]
     if name not in ENGINES:
         raise ModelError(f"unknown engine {name!r} (known: {', '.join([*ENGINES, 'all'])})")
     return [name]
@@ -285,10 +285,15 @@ def check(
     out: Path | str | None = None,
     progress: Progress | None = None,
     on_run: Callable[[Scenario, str, str], None] | None = None,
+    workers: int = 1,
+    compact_visited: bool = False,
+    spill_dir: Path | str | None = None,
+    master: str = "local[*]",
 ) -> CheckReport:
     """Check the scenarios' invariants (default: the default gate's scenarios) with ``engine``.
 
-    ``engine`` is a registered engine name (``explore``, ``hypothesis``, ``bmc``) or ``all``;
+    ``engine`` is a registered engine name (``explore``, ``hypothesis``, ``bmc``, ``spark-bfs``) or ``all``
+    (every engine but the Spark ones, which start a Spark session: name them to run them);
     ``variant`` overrides each scenario's own (it must apply to every scenario's model).  With
     ``out``, traces an earlier command left there are removed first; then each violation's trace
     and a running ``summary.json`` are written there as soon as each run finishes.
@@ -299,6 +304,12 @@ def check(
     (:meth:`CheckReport.partial`, exit code 4).  Running out of memory (``MemoryError``) stops the
     command with the finished runs kept (:attr:`CheckReport.stopped`); Ctrl-C raises
     :class:`Interrupted` carrying that report.
+
+    The explore engine's search: ``workers`` processes (default 1: the sequential reference
+    search), ``compact_visited`` (visited fingerprints as sorted int64 arrays), ``spill_dir``
+    (those arrays in memory-mapped files there); any of them selects the level-synchronous search
+    (:mod:`keos.checker.explore.parallel`), which finds stuck states but leaves fair livelocks to
+    the sequential one.  ``master``: the Spark master of the ``spark-bfs`` engine.
     """
     chosen = _scenarios(scenarios)
     v_override = _variant(variant)
@@ -313,6 +324,7 @@ def check(
     for scenario in chosen:  # validate every combination before any work
         build_model(scenario, v_override or scenario.variant)
     _budgets(0.0 if time_budget_s is None else time_budget_s, max_states, max_memory_mb)
+    spill = _search_options(workers, spill_dir, master if "spark-bfs" in engines else None)
     out_dir = Path(out) if out is not None else None
     options = EngineOptions(
         seed=seed,
@@ -324,6 +336,10 @@ def check(
         max_memory_mb=max_memory_mb,
         out_dir=out_dir or Path("keos-out"),
         progress=progress,
+        workers=workers,
+        compact_visited=compact_visited,
+        spill_dir=spill,
+        master=master,
     )
     report = CheckReport(strict=strict)
     if out_dir is not None:
@@ -364,6 +380,31 @@ def _budgets(time_budget_s: float, max_states: int, max_memory_mb: int) -> None:
     for name, value in (("max_states", max_states), ("max_memory_mb", max_memory_mb)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ModelError(f"{name} must be an integer >= 0, got {value!r}")
+
+
+#: More worker processes than this is a typo, not a machine: each is a forked copy of keos.
+MAX_WORKERS = 256
+
+
+def _search_options(workers: int, spill_dir: Path | str | None, master: str | None) -> Path | None:
+    """Validate the search's processes, spill directory and (when given) Spark master; the spill directory."""
+    if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= MAX_WORKERS:
+        raise ModelError(f"workers must be an integer from 1 to {MAX_WORKERS}, got {workers!r}")
+    if master is not None:
+        from keos.checker.sweep.campaign import _MASTER
+
+        if not isinstance(master, str) or not _MASTER.match(master):
+            raise ModelError(f"bad Spark master {master!r} (local[*], local[N], spark://host:port, sc://host:port)")
+    if spill_dir is None:
+        return None
+    path = Path(spill_dir)
+    if path.exists() and not path.is_dir():
+        raise ModelError(f"spill directory {str(path)!r} is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModelError(f"spill directory {str(path)!r}: {exc.strerror}") from None
+    return path
 
 
 # -- mutants -------------------------------------------------------------------------------------
@@ -471,16 +512,56 @@ def explore(
     progress: Callable[[int, int, int], None] | None = None,
     time_budget_s: float = 0.0,
     max_memory_mb: int = 0,
+    workers: int = 1,
+    compact_visited: bool = False,
+    spill_dir: Path | str | None = None,
+    engine: str = "local",
+    master: str = "local[*]",
 ) -> tuple[EngineResult, Any]:
     """Breadth-first search of one scenario; with ``graph``, also its state graph (networkx).
 
     A search stopped by a budget (``max_states``, ``time_budget_s``, ``max_memory_mb``) returns
     partial results: ``stats["limit_reached"]`` names the budget.
+
+    ``workers`` other than 1, ``compact_visited`` or ``spill_dir`` run the level-synchronous search
+    (:mod:`keos.checker.explore.parallel`: the same verdicts and traces; stuck states but no fair
+    livelocks; no graph); ``engine="spark"`` runs it on Spark at ``master``.
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     v = _variant(variant) or sc.variant
     _budgets(time_budget_s, max_states, max_memory_mb)
+    if engine not in ("local", "spark"):
+        raise ModelError(f"unknown explore engine {engine!r} (known: local, spark)")
+    spill = _search_options(workers, spill_dir, master if engine == "spark" else None)
+    levels = workers != 1 or compact_visited or spill is not None
+    if graph and (levels or engine == "spark"):
+        raise ModelError("graph export needs the sequential search (no --workers N, --compact-visited, --spill-dir, "
+                         "Spark)")
     model = build_model(sc, v)
+    if engine == "spark":
+        from keos.checker.explore.spark_bfs import spark_explore
+
+        result = spark_explore(
+            sc, v, master=master, max_depth=max_depth or sc.bounds.max_depth,
+            max_states=max_states or sc.bounds.max_states, time_budget_s=time_budget_s,
+        )
+        _add_transition_coverage(result)
+        return result, None
+    if levels:
+        from keos.checker.explore.parallel import ParallelOptions, explore_levels
+
+        popts = ParallelOptions(
+            max_depth=max_depth or sc.bounds.max_depth,
+            max_states=max_states or sc.bounds.max_states,
+            workers=workers,
+            compact=compact_visited,
+            spill_dir=spill,
+            time_budget_s=time_budget_s,
+            max_memory_mb=max_memory_mb,
+        )
+        result = explore_levels(model, sc.name, v, popts, sc.permitted, progress)
+        _add_transition_coverage(result)
+        return result, None
     opts = ExploreOptions(
         max_depth=max_depth or sc.bounds.max_depth,
         max_states=max_states or sc.bounds.max_states,

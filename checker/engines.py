@@ -22,7 +22,12 @@ __all__ = ["ENGINES", "EngineOptions", "EngineRun", "register"]
 
 @dataclass(frozen=True)
 class EngineOptions:
-    """Options shared by engines (each reads what applies to it)."""
+    """Options shared by engines (each reads what applies to it).
+
+    ``workers``, ``compact_visited`` and ``spill_dir`` choose the explore engine's
+    level-synchronous search (:mod:`keos.checker.explore.parallel`) over the sequential
+    one; ``master`` is the Spark master of ``spark-bfs``.
+    """
 
     seed: int = 0
     max_depth: int = 0
@@ -32,6 +37,10 @@ class EngineOptions:
     max_memory_mb: int = 0
     examples: int = 0
     out_dir: Path = Path("keos-out")
+    workers: int = 1
+    compact_visited: bool = False
+    spill_dir: Path | None = None
+    master: str = "local[*]"
     progress: Callable[[str, dict[str, Any]], None] | None = None
 
 

@@ -140,6 +140,18 @@ BAD_FLAGS: list[list[str]] = [
     ["sweep", "--steps", "0"],
     ["sweep", "--runs", "0"],
     ["sweep", "--variant", "nope"],
+    ["check", "--workers", "0"],
+    ["check", "--workers", "two"],
+    ["check", "--workers", "-2"],
+    ["check", "--scenario", "idempotence_retry", "--workers", "100000"],
+    ["check", "--scenario", "idempotence_retry", "--engine", "spark-bfs", "--master", "yarn-please"],
+    ["explore", "--scenario", "idempotence_retry", "--workers", "0"],
+    ["explore", "--scenario", "idempotence_retry", "--workers", "1.5"],
+    ["explore", "--scenario", "idempotence_retry", "--workers", "100000"],
+    ["explore", "--scenario", "idempotence_retry", "--engine", "nope"],
+    ["explore", "--scenario", "idempotence_retry", "--engine", "spark", "--master", "bogus://x"],
+    ["explore", "--scenario", "idempotence_retry", "--workers", "2", "--graph", "states.dot"],
+    ["explore", "--scenario", "idempotence_retry", "--compact-visited", "--graph", "states.dot"],
 ]
 
 
@@ -384,13 +396,15 @@ OUTPUTS: list[tuple[str, list[str], str]] = [
     ("mutants", ["mutants"], "--junit"),
     ("explore", ["explore", "--scenario", "{tiny}"], "--out"),
     ("explore", ["explore", "--scenario", "{tiny}"], "--graph"),
+    ("explore", ["explore", "--scenario", "{tiny}"], "--spill-dir"),
+    ("check", ["check", "--scenario", "{tiny}"], "--spill-dir"),
     ("replay", ["replay", "{trace}"], "--itf"),
     ("export-itf", ["export-itf", "{trace}"], "--output"),
     ("config-space", ["config-space", "--scenario", "idempotence_retry"], "--out"),
     ("export-aiger", ["export-aiger", "--scenario", "idempotence_retry"], "--output"),
     ("import-witness", ["import-witness", "{file}", "--scenario", "idempotence_retry"], "--out"),
 ]
-DIR_FLAGS = {"--out"}
+DIR_FLAGS = {"--out", "--spill-dir"}
 
 
 def _where(kind: str, flag: str, ws: dict[str, Path]) -> str:
