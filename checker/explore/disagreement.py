@@ -17,7 +17,7 @@ from typing import Any
 from keos.checker.results import PropertyResult, Verdict
 from keos.model.interface import Action, Model
 
-__all__ = ["Disagreement"]
+__all__ = ["Disagreement", "settle"]
 
 
 @dataclass(frozen=True)
@@ -46,3 +46,23 @@ class Disagreement:
         for r in results:
             if r.verdict in (Verdict.HOLDS, Verdict.UNTESTED, Verdict.UNREACHED):
                 r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement, search stopped: {msg}"
+
+
+def settle(
+    results: list[PropertyResult],
+    stats: dict[str, Any],
+    unreplayed: dict[str, str],
+    limit: tuple[str, str] | None,
+) -> None:
+    """The last word of either explicit search on its properties and statistics.
+
+    ``unreplayed`` maps a property to why the counterexample found for it did not replay (an
+    engine disagreement: the property becomes ``untested`` and the reason is recorded);
+    ``limit`` is the budget that stopped the search, if one did (a partial result).
+    """
+    for r in results:
+        if r.name in unreplayed:
+            r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {unreplayed[r.name]}"
+            stats.setdefault("engine_disagreement", []).append(unreplayed[r.name])
+    if limit is not None:
+        stats["limit_reached"], stats["limit_detail"] = limit

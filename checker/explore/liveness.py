@@ -7,7 +7,7 @@ by :func:`keos.checker.trace.make_trace`.
 
 The search calls :meth:`LivenessPass.expand` once per state it expands fully
 (within the scenario's bounds and depth, not violating an ``always``
-property), with the state's BFS depth and its successors.  States it never
+property), with its successors (depths come from the search's state table).  States it never
 expands -- cut off by the bounds, the depth limit, ``max_states`` or an
 ``always`` violation -- are not judged: they are neither stuck nor on a cycle.
 
@@ -44,7 +44,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from keos.checker.liveness import fault_test
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model, Property
 
@@ -195,7 +194,6 @@ class LivenessPass:
             raise ValueError("at most 62 eventually properties per model")
         hook = getattr(model, "fault_kind", None)
         self._fault_kind = hook
-        self._is_fault = fault_test(model)
         self._states = states
         self._judge = judge or (lambda k, state, sid: self.props[k].holds(state))
         self._mask = array("q")  # per state id: bit k = property k false; -1 = not evaluated yet
@@ -237,11 +235,12 @@ class LivenessPass:
         return a
 
     def _fault(self, action: Action, events: Sequence[str]) -> bool:
+        """Like :func:`keos.checker.liveness.fault_test`, from the step's events already at hand (no re-step)."""
         if self._fault_kind is not None:
             return self._fault_kind(action) is not None
         return any(e.startswith("fault:") for e in events)
 
-    def expand(self, src: int, depth: int, successors: Sequence[tuple[Action, int, Sequence[str]]]) -> None:
+    def expand(self, src: int, successors: Sequence[tuple[Action, int, Sequence[str]]]) -> None:
         """Record a fully expanded state (by the search's id): its depth and every ``(action, next id, events)``."""
         m = self._mask_of(src)
         if not m:

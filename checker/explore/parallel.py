@@ -49,10 +49,10 @@ from typing import Any
 import numpy as np
 
 from keos.checker.budget import Budget
-from keos.checker.explore.disagreement import Disagreement
+from keos.checker.explore.disagreement import Disagreement, settle
 from keos.checker.explore.encoding import collision_bound
 from keos.checker.explore.level import LevelReport, Partition, actions_to
-from keos.checker.results import EngineResult, Verdict, judge
+from keos.checker.results import EngineResult, judge
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Expectation, Model
 
@@ -288,12 +288,7 @@ def explore_levels(
     properties = judge(props, traces, reached, permitted, liveness=False, liveness_detail=LIVELOCKS_NOT_CHECKED)
     if found is not None:
         found.record(model, stats, properties)
-    for r in properties:
-        if r.name in live_disagree:
-            r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {live_disagree[r.name]}"
-            stats.setdefault("engine_disagreement", []).append(live_disagree[r.name])
-    if limit is not None:
-        stats["limit_reached"], stats["limit_detail"] = limit
+    settle(properties, stats, live_disagree, limit)
     return EngineResult(
         engine="explore",
         scenario=scenario,

@@ -34,10 +34,10 @@ from typing import Any
 
 from keos.checker.budget import Budget
 from keos.checker.explore.collapse import CollapsedStates
-from keos.checker.explore.disagreement import Disagreement
+from keos.checker.explore.disagreement import Disagreement, settle
 from keos.checker.explore.incremental import PredicateCache
 from keos.checker.explore.liveness import LivenessPass
-from keos.checker.results import EngineResult, Verdict, judge
+from keos.checker.results import EngineResult, judge
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model
 
@@ -239,7 +239,7 @@ def explore(
                         "graph export is for small models (lower the scenario's bounds)"
                     )
             if live is not None and out is not None and len(out) == len(enabled):
-                live.expand(src, depth, out)
+                live.expand(src, out)
             expanded += 1
             if progress is not None and expanded % 1024 == 0:
                 progress(len(states), transitions, depth)
@@ -273,12 +273,7 @@ def explore(
     properties = judge(props, traces, reached, permitted, liveness=live is not None and disagreement is None)
     if disagreement is not None:
         disagreement.record(model, stats, properties)
-    for r in properties:
-        if r.name in live_disagree:
-            r.verdict, r.detail = Verdict.UNTESTED, f"engine disagreement: {live_disagree[r.name]}"
-            stats.setdefault("engine_disagreement", []).append(live_disagree[r.name])
-    if limit is not None:
-        stats["limit_reached"], stats["limit_detail"] = limit
+    settle(properties, stats, live_disagree, limit)
     result = EngineResult(
         engine="explore",
         scenario=scenario,
