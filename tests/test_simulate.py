@@ -9,9 +9,13 @@ import pytest
 from keos.checker.minimize import fails
 from keos.checker.sweep.simulate import (
     PROFILES,
+    PROTOCOL_BIAS,
+    PROTOCOL_BIAS_SPREAD,
     derive_seed,
     fault_profile,
     investigate,
+    lane,
+    protocol_bias,
     random_walk,
     shape,
     signature,
@@ -44,13 +48,18 @@ def test_swarm_profile_is_a_random_nonempty_subset_with_bounded_weights() -> Non
     kinds = model().fault_kinds()
     assert set(kinds) == {"drop", "duplicate", "request_timeout", "batch_expiry", "leader_restart"}
     subsets = set()
+    biased = 0
     for seed in range(200):
         profile = swarm_profile(kinds, seed)
         assert profile == swarm_profile(kinds, seed)
-        assert profile and set(profile) <= set(kinds)
-        assert all(1 / 8 <= w <= 2 for w in profile.values())
-        subsets.add(frozenset(profile))
+        faults = {k: w for k, w in profile.items() if k != PROTOCOL_BIAS}
+        assert faults and set(faults) <= set(kinds)
+        assert all(1 / 8 <= w <= 2 for w in faults.values())
+        assert profile.get(PROTOCOL_BIAS, PROTOCOL_BIAS_SPREAD) == PROTOCOL_BIAS_SPREAD
+        subsets.add(frozenset(faults))
+        biased += PROTOCOL_BIAS in profile
     assert len(subsets) > 10  # runs really differ in which faults they enable
+    assert 60 < biased < 140  # half of the runs carry a protocol bias, the rest weigh every step 1
     assert swarm_profile((), 1) == {}
     assert fault_profile("uniform", kinds, 1) == {k: 1.0 for k in kinds}
     assert fault_profile("none", kinds, 1) == {}
@@ -151,7 +160,14 @@ def _reference_walk(m, seed: int, steps: int, weights: dict[str, float]):
     reached |= {p.name for p in props if p.expectation is Expectation.SOMETIMES and p.holds(state)}
     quiescent = False
     while bad is None and len(taken) < steps:
-        options = [(a, 1.0 if m.fault_kind(a) is None else weights.get(m.fault_kind(a), 0.0)) for a in m.actions(state)]
+        spread = weights.get(PROTOCOL_BIAS, 0.0)
+
+        def protocol(a: Action, spread: float = spread) -> float:
+            return protocol_bias(seed, lane(a), spread) if spread else 1.0
+
+        options = [
+            (a, protocol(a) if m.fault_kind(a) is None else weights.get(m.fault_kind(a), 0.0)) for a in m.actions(state)
+        ]
         options = [(a, w) for a, w in options if w > 0.0]
         if not options:
             quiescent = True
@@ -202,3 +218,36 @@ def test_walk_equals_the_plain_reference_walk_with_and_without_the_fault_hook(va
             assert (w.actions, w.violation, w.quiescent, w.events, w.faults, w.reached) == expected
         violations += expected[1] is not None
     assert (violations > 0) == (variant == "no_idempotence")
+
+
+def test_protocol_bias_is_a_pure_function_of_seed_and_lane_and_shapes_the_walk() -> None:
+    """The protocol bias (swarm testing of protocol steps): per lane, a weight in [2**-s, 2**s] that depends
+    only on the run's seed and the lane, so a biased walk replays exactly; different seeds order the lanes
+    differently; and a biased walk differs from the unbiased one of the same seed."""
+    assert protocol_bias(7, "Deliver:ProduceRequest", 8.0) == protocol_bias(7, "Deliver:ProduceRequest", 8.0)
+    weights = [protocol_bias(seed, lane_name, 8.0) for seed in range(50) for lane_name in ("A", "B", "C")]
+    assert all(2.0**-8 <= w <= 2.0**8 for w in weights)
+    assert len({round(w, 6) for w in weights}) > 100
+    m = model()
+    kinds = m.fault_kinds()
+    differs = 0
+    for seed in range(20):
+        plain = {k: 1.0 for k in kinds}
+        biased = {**plain, PROTOCOL_BIAS: PROTOCOL_BIAS_SPREAD}
+        a = random_walk(m, seed, 30, biased)
+        assert a.actions == random_walk(m, seed, 30, biased).actions
+        differs += a.actions != random_walk(m, seed, 30, plain).actions
+    assert differs > 10
+
+
+def test_lane_names_a_delivery_by_its_message() -> None:
+    m = model()
+    state = m.init_states()[0]
+    lanes = set()
+    for _ in range(12):
+        actions = m.actions(state)
+        if not actions:
+            break
+        lanes |= {lane(a) for a in actions}
+        state = m.step(state, actions[-1]).state
+    assert any(name.startswith("Deliver:") and name != "Deliver:" for name in lanes), lanes

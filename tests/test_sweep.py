@@ -18,7 +18,7 @@ from keos.checker.sweep.campaign import (
     run_sweep,
     run_sweep_command,
 )
-from keos.checker.sweep.simulate import derive_seed
+from keos.checker.sweep.simulate import PROTOCOL_BIAS, derive_seed
 from keos.checker.trace import load_trace, replay
 from keos.scenarios import build_model, builtin_scenarios, resolve_scenario
 
@@ -106,7 +106,7 @@ def test_sweep_output_dedup_and_replayable_traces(tmp_path: Path) -> None:
     kinds = set(spec.cells[0].fault_kinds)
     for r in rows:
         assert r["seed"] == derive_seed(5, r["run_id"])
-        assert r["fault_weights"] and {k for k, _ in r["fault_weights"]} <= kinds  # swarm profile recorded
+        assert r["fault_weights"] and {k for k, _ in r["fault_weights"]} - {PROTOCOL_BIAS} <= kinds  # swarm profile
         assert {k for k, _ in r["faults"]} <= {k for k, _ in r["fault_weights"]}
         assert 0 < r["steps"] <= 40
     bad = [r for r in rows if r["violation"]]
