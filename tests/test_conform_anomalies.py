@@ -211,7 +211,7 @@ def test_jepsen_fixture_shows_its_duplicate_and_aborted_read() -> None:
 
 
 def test_every_kind_is_documented() -> None:
-    assert len({k.name for k in KINDS}) == len(KINDS) == 14
+    assert len({k.name for k in KINDS}) == len(KINDS) == 15
     assert all(k.meaning and k.reference and k.origin in ("jepsen", "keos") for k in KINDS)
 
 
@@ -269,3 +269,53 @@ def test_a_kept_producer_id_must_come_with_a_higher_epoch() -> None:
     found = check(b.history()).anomalies
     assert [a.kind for a in found] == ["invalid-client-transition"] and "KIP-360" in found[0].summary
     assert [op.value for op in found[0].ops] == [[77, 0], [77, 0]]
+
+
+def _fenced_while_open(commit: str, error: str | None = None) -> tuple[Builder, Op]:
+    """Instance 1 sends in a transaction; instance 2's InitProducerId completes; then instance 1 commits."""
+    b = Builder()
+    tid = {"transactional_id": "t"}
+    b.op(1, "init", None, **tid, instance=1)
+    inv = b._add("invoke", 1, "txn", [["send", 0, 1]], None, {**tid, "instance": 1})
+    b.op(2, "init", None, **tid, instance=2)
+    done_value = [["send", 0, [0, 1]]] if commit == "ok" else None
+    extra = {**tid, "instance": 1, "commit_at": b.t + 500_000}
+    if error:
+        extra["error_class"] = "fatal" if "FENCED" in error else "retriable"
+    done = b._add(commit, 1, "txn", done_value or inv.value, error, extra)
+    return b, done
+
+
+def test_a_zombie_fenced_during_its_open_transaction() -> None:
+    b, done = _fenced_while_open("ok")
+    found = [a for a in check(b.history()).anomalies if a.kind == "zombie-not-fenced"]
+    assert len(found) == 1 and done in found[0].ops and "was open when" in found[0].summary
+    assert confirm(b.history(), found[0])
+    # Tansu's way: the commit times out (outcome unknown) but read_committed readers see the record.
+    tansu, _ = _fenced_while_open("info", "REQUEST_TIMED_OUT")
+    tansu.poll(9, {0: [(0, 1)]})
+    assert kinds(tansu.history()) == ["wrong-error-class", "zombie-not-fenced"]  # and not a fencing error
+    # Kafka's way: the commit fails with a fencing error and nothing is visible.
+    kafka, _ = _fenced_while_open("fail", "PRODUCER_FENCED")
+    kafka.poll(9, {0: []})
+    assert kinds(kafka.history()) == []
+
+
+def test_commit_after_expiry_only_where_kafka_semantics_are_claimed() -> None:
+    def stalled(typ: str, stall_ms: int, meta: dict[str, Any]) -> History:
+        b = Builder()
+        sent = 5_000_000
+        extra = {"sent_at": sent, "commit_at": sent + stall_ms * 1_000_000, "transaction_timeout_ms": 3000}
+        b.op(1, "txn", [["send", 0, 1]], typ, [["send", 0, [0, 1]]] if typ == "ok" else None, **extra)
+        return History(b.ops, meta)
+
+    kafka = {"kafka_semantics": True, "abort_interval_ms": 1000}
+    h = stalled("ok", 14_000, kafka)
+    assert kinds(h) == ["commit-after-expiry"] and check(h).exercised["commit-after-expiry"]
+    assert (
+        kinds(stalled("fail", 14_000, kafka)) == []
+        and check(stalled("fail", 14_000, kafka)).exercised["commit-after-expiry"]
+    )
+    assert kinds(stalled("ok", 4_000, kafka)) == []  # within timeout + interval + margin: may commit
+    unclaimed = stalled("ok", 14_000, {})
+    assert kinds(unclaimed) == [] and not check(unclaimed).exercised["commit-after-expiry"]

@@ -36,7 +36,13 @@ keos's names
                          records were read, another was read past and never seen.
 ``zombie-not-fenced``    after a second instance of a transactional.id completed
                          InitProducerId (bumping the epoch, KIP-98 §5.1), the first
-                         instance still had a send or commit succeed.
+                         instance still had a send or commit succeed -- or a transaction
+                         that was *open* at that moment committed or became visible to
+                         read_committed readers (the coordinator must abort it).
+``commit-after-expiry``  a commit acknowledged although its producer stalled, between its
+                         last send and the commit, longer than ``transaction.timeout.ms``
+                         plus the coordinator's abort interval; judged only on targets
+                         whose history claims Kafka's semantics (``kafka_semantics``).
 ``hanging-lso``          with every transaction finished and the transaction timeout
                          elapsed, the last stable offset still lags the high watermark
                          (KAFKA-12671, the hanging transactions KIP-890 closes).
@@ -56,6 +62,7 @@ judged on read_committed polls only.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -161,6 +168,14 @@ KINDS: tuple[AnomalyKind, ...] = (
         "two init ops of one transactional.id",
     ),
     AnomalyKind(
+        "commit-after-expiry",
+        "keos",
+        "a commit was acknowledged although the producer stalled past its transaction timeout",
+        "KIP-98 §5.6 (transaction.timeout.ms), TransactionCoordinator.abortTimedOutTransactions",
+        "a transaction committed after a stall past transaction.timeout.ms + the abort interval, "
+        "on a target claiming Kafka semantics",
+    ),
+    AnomalyKind(
         "hanging-lso",
         "keos",
         "the last stable offset lags the high watermark after every transaction ended",
@@ -233,16 +248,52 @@ def _committed_read(r: Read) -> bool:
     return (r.op.isolation or "read_committed") == "read_committed"
 
 
+class _Run:
+    """One consumer's successive reads of one key (cut at re-assignments and crashes), indexed by offset."""
+
+    __slots__ = ("_ordered", "key", "offsets", "reads")
+
+    def __init__(self, key: Any, reads: list[Read]) -> None:
+        self.key = key
+        self.reads = reads
+        ordered = sorted(reads, key=lambda r: r.offset)
+        self.offsets = [r.offset for r in ordered]
+        self._ordered = ordered
+
+    def around(self, offset: int) -> tuple[Read, Read] | None:
+        """The reads just below and just above ``offset``, if this run read on both sides of it."""
+        i = bisect.bisect_left(self.offsets, offset)
+        j = bisect.bisect_right(self.offsets, offset)
+        if i == 0 or j == len(self.offsets):
+            return None
+        return self._ordered[i - 1], self._ordered[j]
+
+
 class _Index:
-    """The facts of a history, indexed once."""
+    """The facts of a history, indexed once, so every check is (near-)linear in the history's size."""
 
     def __init__(self, h: History) -> None:
         self.h = h
+        self.pairs: list[tuple[Op, Op]] = list(h.pairs())
         self.writes = h.writes()
         self.reads = h.reads()
         self.writer: dict[tuple[Any, Any], Write] = {}
+        self.writes_of: dict[int, list[Write]] = defaultdict(list)
         for w in self.writes:
             self.writer.setdefault((w.key, w.value), w)
+            self.writes_of[w.op.index].append(w)
+        self.reads_of_op: dict[int, list[Read]] = defaultdict(list)
+        self.reads_by_value: dict[tuple[Any, Any], list[Read]] = defaultdict(list)
+        for r in self.reads:
+            self.reads_of_op[r.op.index].append(r)
+            self.reads_by_value[(r.key, r.value)].append(r)
+        self.pairs_by_tid: dict[str, list[tuple[Op, Op]]] = defaultdict(list)
+        self.txn_pairs: list[tuple[Op, Op]] = []
+        for inv, done in self.pairs:
+            if done.f in ("send", "txn") and "transactional_id" in done.extra:
+                self.pairs_by_tid[str(done.extra["transactional_id"])].append((inv, done))
+            if done.f == "txn":
+                self.txn_pairs.append((inv, done))
         # key -> offset -> value -> first op that observed it there
         self.at: dict[Any, dict[int, dict[Any, Op]]] = defaultdict(lambda: defaultdict(dict))
         for w in self.writes:
@@ -256,31 +307,57 @@ class _Index:
         # process -> key -> [Read] in history order, cut at re-assignments and crashes
         self.runs: list[tuple[Any, list[Read]]] = []
         current: dict[tuple[Any, Any], list[Read]] = {}
+        open_keys: dict[Any, set[Any]] = defaultdict(set)
         for op in h.ops:
             if op.f in ("assign", "subscribe", "crash") or (op.type == "info" and op.f == "poll"):
-                for (p, k), run in list(current.items()):
-                    if p == op.process:
-                        self.runs.append((k, run))
-                        del current[(p, k)]
+                for k in open_keys.pop(op.process, set()):
+                    self.runs.append((k, current.pop((op.process, k))))
                 continue
             if op.type != "ok" or op.f not in ("poll", "txn"):
                 continue
-            for r in self.reads_of(op):
+            for r in self.reads_of_op.get(op.index, ()):
                 current.setdefault((op.process, r.key), []).append(r)
+                open_keys[op.process].add(r.key)
         self.runs.extend((k, run) for (_, k), run in current.items())
+        self.runs_by_key: dict[Any, list[_Run]] = defaultdict(list)
+        for k, run in self.runs:
+            self.runs_by_key[k].append(_Run(k, run))
+        self._committed: dict[Any, tuple[dict[int, Write], list[int]]] = {}
 
     def reads_of(self, op: Op) -> list[Read]:
-        return [r for r in self.reads if r.op.index == op.index]
+        return self.reads_of_op.get(op.index, [])
 
     def committed_offsets(self, key: Any) -> dict[int, Write]:
         """Offsets of a key holding a record whose writer's outcome is ``ok``."""
-        out: dict[int, Write] = {}
-        for offset, values in self.at[key].items():
-            for v in values:
-                w = self.writer.get((key, v))
-                if w is not None and w.op.type == "ok":
-                    out[offset] = w
-        return out
+        return self._committed_sorted(key)[0]
+
+    def _committed_sorted(self, key: Any) -> tuple[dict[int, Write], list[int]]:
+        got = self._committed.get(key)
+        if got is None:
+            out: dict[int, Write] = {}
+            for offset, values in self.at[key].items():
+                for v in values:
+                    w = self.writer.get((key, v))
+                    if w is not None and w.op.type == "ok":
+                        out[offset] = w
+            got = (out, sorted(out))
+            self._committed[key] = got
+        return got
+
+    def committed_between(self, key: Any, lo: int, hi: int) -> int | None:
+        """The smallest committed offset strictly between ``lo`` and ``hi``."""
+        _, offsets = self._committed_sorted(key)
+        i = bisect.bisect_right(offsets, lo)
+        return offsets[i] if i < len(offsets) and offsets[i] < hi else None
+
+    def known_between(self, key: Any, lo: int, hi: int) -> int | None:
+        """The smallest offset anyone observed strictly between ``lo`` and ``hi``."""
+        cache = self.__dict__.setdefault("_known", {})
+        offsets = cache.get(key)
+        if offsets is None:
+            offsets = cache[key] = sorted(self.at[key])
+        i = bisect.bisect_right(offsets, lo)
+        return offsets[i] if i < len(offsets) and offsets[i] < hi else None
 
 
 def _duplicates(ix: _Index) -> Iterable[Anomaly]:
@@ -354,13 +431,10 @@ def _precommitted(ix: _Index) -> Iterable[Anomaly]:
 
 def _read_past(ix: _Index, key: Any, offset: int) -> tuple[Read, Read] | None:
     """A run of one consumer that read below and above ``offset`` of ``key``: (below, above)."""
-    for k, run in ix.runs:
-        if k != key:
-            continue
-        below = [r for r in run if r.offset < offset]
-        above = [r for r in run if r.offset > offset]
-        if below and above:
-            return max(below, key=lambda r: r.offset), min(above, key=lambda r: r.offset)
+    for run in ix.runs_by_key.get(key, ()):
+        got = run.around(offset)
+        if got is not None:
+            return got
     return None
 
 
@@ -423,7 +497,10 @@ def _torn(ix: _Index) -> Iterable[Anomaly]:
     for w in ix.writes:
         if w.op.f == "txn" and w.op.type == "ok":
             by_op[w.op.index].append(w)
-    committed_reads = {(r.key, r.value): r for r in ix.reads if _committed_read(r)}
+    committed_reads: dict[tuple[Any, Any], Read] = {}
+    for r in ix.reads:
+        if _committed_read(r):
+            committed_reads.setdefault((r.key, r.value), r)
     for ws in by_op.values():
         if len(ws) < 2:
             continue
@@ -451,7 +528,6 @@ def _torn(ix: _Index) -> Iterable[Anomaly]:
 def _poll_order(ix: _Index) -> Iterable[Anomaly]:
     for key, run in ix.runs:
         committed = ix.committed_offsets(key)
-        known = set(ix.at[key])
         for a, b in itertools.pairwise(run):
             if b.offset <= a.offset:
                 yield Anomaly(
@@ -463,9 +539,8 @@ def _poll_order(ix: _Index) -> Iterable[Anomaly]:
                 )
                 continue
             rc = (b.op.isolation or "read_committed") == "read_committed"
-            between = [o for o in (committed if rc else known) if a.offset < o < b.offset]
-            if between:
-                o = min(between)
+            o = ix.committed_between(key, a.offset, b.offset) if rc else ix.known_between(key, a.offset, b.offset)
+            if o is not None:
                 skipped = committed.get(o)
                 yield Anomaly(
                     "poll-skip",
@@ -502,38 +577,103 @@ def _instances(h: History) -> dict[str, list[tuple[Any, Op]]]:
     return dict(out)
 
 
+def _open_at(inv: Op, done: Op, fenced_at: int) -> bool:
+    """Whether ``inv``..``done`` (an older instance's op) was still undecided when its successor's init completed.
+
+    A send or transaction invoked after the successor's InitProducerId completed, or a
+    transaction whose commit was asked only after it (``commit_at``; without one, one that
+    completed after it): Kafka's coordinator had already bumped the epoch and aborted
+    whatever the older instance had open (``TransactionCoordinator.handleInitProducerId``).
+    """
+    if inv.time > fenced_at:
+        return True
+    if done.f != "txn" or done.time <= fenced_at:
+        return False
+    commit_at = done.extra.get("commit_at")
+    return commit_at is None or int(commit_at) > fenced_at
+
+
 def _zombies(ix: _Index) -> Iterable[Anomaly]:
+    """An older instance's send or transaction that succeeded, or became visible, after it was fenced.
+
+    Judged for fencing *between* transactions (the op began after the successor's
+    InitProducerId completed) and *during* one (the op's transaction was open then: the
+    coordinator must abort it, so its commit must fail and its records stay invisible to
+    read_committed readers, whatever the zombie was told).
+    """
     h = ix.h
     for tid, inits in _instances(h).items():
+        by_instance: dict[Any, list[tuple[Op, Op]]] = defaultdict(list)
+        for inv, done in ix.pairs_by_tid.get(tid, ()):
+            by_instance[done.extra.get("instance")].append((inv, done))
         for i, (older, older_init) in enumerate(inits):
             for newer, newer_init in inits[i + 1 :]:
                 if newer == older:
                     continue
-                for inv, done in h.pairs():
-                    if (
-                        done.type == "ok"
-                        and done.f in ("send", "txn")
-                        and done.extra.get("transactional_id") == tid
-                        and done.extra.get("instance") == older
-                        and inv.time > newer_init.time
-                    ):
-                        visible = [
-                            r
-                            for r in ix.reads
-                            if _committed_read(r)
-                            and r.key is not None
-                            and (w := ix.writer.get((r.key, r.value))) is not None
-                            and w.op.index == done.index
-                        ]
-                        yield Anomaly(
-                            "zombie-not-fenced",
-                            None,
-                            f"instance {older} of transactional.id {tid} completed #{done.index} ({done.f}) after "
-                            f"instance {newer} finished InitProducerId (#{newer_init.index})"
-                            + (f"; read_committed poll #{visible[0].op.index} returned its record" if visible else ""),
-                            _evidence(older_init, newer_init, inv, done, visible[0].op if visible else None),
-                        )
-                        break
+                for inv, done in by_instance.get(older, ()):
+                    if not _open_at(inv, done, newer_init.time):
+                        continue
+                    visible = [
+                        r
+                        for w in ix.writes_of.get(done.index, ())
+                        for r in ix.reads_by_value.get((w.key, w.value), ())
+                        if _committed_read(r)
+                    ]
+                    if done.type != "ok" and not visible:
+                        continue
+                    during = inv.time <= newer_init.time
+                    what = "whose transaction was open when" if during else "after"
+                    outcome = "completed" if done.type == "ok" else f"ended {done.type} ({done.error}) for"
+                    yield Anomaly(
+                        "zombie-not-fenced",
+                        None,
+                        f"instance {older} of transactional.id {tid} {outcome} #{done.index} ({done.f}) {what} "
+                        f"instance {newer} finished InitProducerId (#{newer_init.index})"
+                        + (f"; read_committed poll #{visible[0].op.index} returned its record" if visible else ""),
+                        _evidence(older_init, newer_init, inv, done, visible[0].op if visible else None),
+                    )
+                    break
+
+
+def _commit_after_expiry(ix: _Index) -> Iterable[Anomaly]:
+    """A commit acknowledged although the producer had stalled past its transaction timeout.
+
+    Kafka's coordinator aborts a transaction once ``transaction.timeout.ms`` passed since
+    its first AddPartitionsToTxn, checking every
+    ``transaction.abort.timed.out.transaction.cleanup.interval.ms``
+    (``TransactionCoordinator.abortTimedOutTransactions``, KIP-98 §5.6) and bumping the
+    epoch, so a producer that then asks to commit is fenced.  Judged only on targets that
+    claim Kafka's semantics (history meta ``kafka_semantics``) and know the interval
+    (``abort_interval_ms``), with a 2 s margin for the clock of keos's own recording.
+    """
+    if not ix.h.meta.get("kafka_semantics") or ix.h.meta.get("abort_interval_ms") is None:
+        return
+    for inv, done, stall, limit in _stalled_commits(ix):
+        if done.type != "ok":
+            continue
+        yield Anomaly(
+            "commit-after-expiry",
+            None,
+            f"transaction #{done.index} committed although its producer stalled {stall / 1e9:.1f} s between its "
+            f"last send and its commit, past transaction.timeout.ms + the coordinator's abort interval "
+            f"({limit / 1e9:.1f} s with margin): the coordinator should have aborted it and fenced the producer",
+            _evidence(inv, done),
+        )
+
+
+_EXPIRY_MARGIN_NS = 2_000_000_000
+
+
+def _stalled_commits(ix: _Index) -> Iterable[tuple[Op, Op, int, int]]:
+    interval_ms = int(ix.h.meta.get("abort_interval_ms") or 0)
+    for inv, done in ix.txn_pairs:
+        sent_at, commit_at, timeout_ms = (done.extra.get(k) for k in ("sent_at", "commit_at", "transaction_timeout_ms"))
+        if sent_at is None or commit_at is None or timeout_ms is None:
+            continue
+        stall = int(commit_at) - int(sent_at)
+        limit = (int(timeout_ms) + interval_ms) * 1_000_000 + _EXPIRY_MARGIN_NS
+        if stall > limit:
+            yield inv, done, stall, limit
 
 
 def _hanging_lso(ix: _Index) -> Iterable[Anomaly]:
@@ -596,7 +736,7 @@ def _error_classes(ix: _Index) -> Iterable[Anomaly]:
             newest, newest_init = fenced_at[tid]
             if (
                 done.extra.get("instance") != newest
-                and inv.time > newest_init.time
+                and _open_at(inv, done, newest_init.time)
                 and done.error not in FENCING_ERRORS
                 and done.f in ("send", "txn")
             ):
@@ -649,6 +789,7 @@ _CHECKS = (
     ("G1c", _g1c),
     ("torn-transaction", _torn),
     ("zombie-not-fenced", _zombies),
+    ("commit-after-expiry", _commit_after_expiry),
     ("hanging-lso", _hanging_lso),
     ("invalid-client-transition", _client_transitions),
     ("wrong-error-class", _error_classes),
@@ -683,6 +824,8 @@ def _exercised(ix: _Index) -> dict[str, bool]:
         "G1c": sum(1 for op in h.ops if op.type == "ok" and op.f == "txn" and _reads_and_writes(op.value)) > 1,
         "torn-transaction": bool(committed_txn) and bool(rc_reads),
         "zombie-not-fenced": any(len(v) > 1 for v in _instances(h).values()),
+        "commit-after-expiry": bool(h.meta.get("kafka_semantics") and h.meta.get("abort_interval_ms") is not None)
+        and any(True for _ in _stalled_commits(ix)),
         "hanging-lso": any(op.f == "offsets" and op.type == "ok" and op.extra.get("quiescent") for op in h.ops),
         "invalid-client-transition": any(op.f in ("client-state", "client-pid") for op in h.ops),
         "wrong-error-class": any(op.error is not None and op.type != "invoke" for op in h.ops),

@@ -55,7 +55,7 @@ def confirm(history: History, anomaly: Anomaly) -> bool:
         done = history.completion(op) if op.type == "invoke" else None
         if done is not None:
             keep[done.index] = done
-    sub = History([keep[i] for i in sorted(keep)])
+    sub = History([keep[i] for i in sorted(keep)], history.meta)
     return any(a.kind == anomaly.kind for a in check(sub).anomalies)
 
 

@@ -200,6 +200,7 @@ class Workload:
         self.client_overrides = dict(client_overrides or {})
         self.client_view: list[_ClientLog] = []
         self._abandoned: list[Any] = []
+        self._txn_timeouts: dict[int, int] = {}  # id(producer) -> its transaction.timeout.ms
 
     # -- clients ---------------------------------------------------------------------
 
@@ -237,6 +238,9 @@ class Workload:
             conf["transaction.timeout.ms"] = transaction_timeout_ms or self.cfg.transaction_timeout_ms
             # librdkafka requires message.timeout.ms <= transaction.timeout.ms
             conf["message.timeout.ms"] = min(conf["message.timeout.ms"], conf["transaction.timeout.ms"])
+            producer = Producer(conf)
+            self._txn_timeouts[id(producer)] = int(conf["transaction.timeout.ms"])
+            return producer
         else:
             conf.update(self.producer_overrides)  # a scenario's [producer] settings (transactions need idempotence)
         return Producer(conf)
@@ -351,12 +355,15 @@ class Workload:
         while_open: Callable[[], object] | None = None,
     ) -> Op:
         """One ``txn`` op: begin, produce, flush, (``while_open``), commit or abort."""
+        timeout_ms = self._txn_timeouts.get(id(producer), self.cfg.transaction_timeout_ms)
         inv = self.rec.invoke(process, "txn", [["send", k, v] for k, v in sends], **extra)
         commit_at: int | None = None  # set once commitTransaction is called: from then on the outcome is unknown
+        sent_at: int | None = None
         try:
             producer.begin_transaction()
             reports = self._produce(producer, sends)
             producer.flush(10)
+            sent_at = self.rec.now()  # flushed: AddPartitionsToTxn done, the coordinator's clock is running
             if while_open is not None:
                 while_open()
             if not commit:
@@ -368,17 +375,24 @@ class Workload:
             fields = _error_fields(exc)
             err = exc.args[0] if exc.args else None
             if err is not None and hasattr(err, "txn_requires_abort") and err.txn_requires_abort():
+                timing = {"commit_at": commit_at, "sent_at": sent_at, "transaction_timeout_ms": timeout_ms}
+                kept: dict[str, Any] = {k: v for k, v in timing.items() if v}
                 try:
                     producer.abort_transaction(10)
-                    return self.rec.complete(inv, "fail", **fields)
+                    return self.rec.complete(inv, "fail", **{**fields, **kept})
                 except Exception:
-                    return self.rec.complete(inv, "info", **fields)
-            return self.rec.complete(inv, "fail" if commit_at is None else "info", **fields)
+                    return self.rec.complete(inv, "info", **{**fields, **kept})
+            timing = {"commit_at": commit_at, "sent_at": sent_at, "transaction_timeout_ms": timeout_ms}
+            return self.rec.complete(
+                inv, "fail" if commit_at is None else "info", **{**fields, **{k: v for k, v in timing.items() if v}}
+            )
         done = []
         for (k, v), report in zip(sends, reports):
             offset = report[2] if report is not None and report[0] is None else None
             done.append(["send", k, [offset, v]] if offset is not None else ["send", k, v])
-        return self.rec.complete(inv, "ok", done, commit_at=commit_at)
+        return self.rec.complete(
+            inv, "ok", done, commit_at=commit_at, sent_at=sent_at, transaction_timeout_ms=timeout_ms
+        )
 
     def _poller(self, isolation: str, keys: Sequence[int], who: str) -> tuple[Any, int]:
         from confluent_kafka import TopicPartition
@@ -486,6 +500,15 @@ class Workload:
         self.transaction(producer, p, sends, True, {"transactional_id": tid, "instance": 1}, while_open=stall)
 
     def phase_zombie(self) -> None:
+        """Fencing between transactions and during one (KIP-98 §5.1; ``TransactionCoordinator.handleInitProducerId``).
+
+        Instance 1 commits, instance 2 initialises, instance 1 tries another transaction:
+        it must fail with a fencing error.  Then instance 3 begins a transaction and sends,
+        and while that transaction is *open* instance 4 initialises: Kafka's coordinator
+        aborts the open transaction (it answers ``CONCURRENT_TRANSACTIONS`` until the
+        abort markers are written, then bumps the epoch), so instance 3's commit must fail
+        and its records must never reach a read_committed reader.
+        """
         tid = f"keos-conform-zombie{self.cfg.id_suffix}"
         keys = self.keys.all()[: self.keys.partitions]
         pa, pb = self._process(), self._process()
@@ -499,6 +522,19 @@ class Workload:
         # The fenced instance tries again: a correct broker rejects it (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH).
         self.transaction(a, pa, [(keys[-1], self._value())], True, {"transactional_id": tid, "instance": 1})
         self.transaction(b, pb, [(keys[0], self._value())], True, {"transactional_id": tid, "instance": 2})
+        # Fenced while its transaction is open: the successor's InitProducerId comes between send and commit.
+        pc, pd = self._process(), self._process()
+        c = self.producer(f"zombie-c-{pc}", tid)
+        if self._init(c, pc, tid, 3).type != "ok":
+            return
+        d = self.producer(f"zombie-d-{pd}", tid)
+
+        def successor() -> None:
+            self._init(d, pd, tid, 4)
+
+        sends = [(k, self._value()) for k in keys[:2]]
+        self.transaction(c, pc, sends, True, {"transactional_id": tid, "instance": 3}, while_open=successor)
+        self.transaction(d, pd, [(keys[-1], self._value())], True, {"transactional_id": tid, "instance": 4})
 
     def phase_ctp(self) -> None:
         from confluent_kafka import TopicPartition

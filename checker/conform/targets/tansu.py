@@ -42,6 +42,11 @@ PROFILE: dict[str, str] = {
     "G1a": "Tansu 0.6 returns records of aborted transactions to read_committed consumers",
     "hanging-lso": "found by keos conform: Tansu 0.6 (memory storage) keeps transaction.timeout.ms but did not "
     "abort a silent producer's transaction; its partition's last stable offset stayed behind the high watermark",
+    "zombie-not-fenced": "found by keos conform: Tansu 0.6 fences a zombie between transactions, but when a successor "
+    "initialises while the zombie's transaction is open, the open transaction is not aborted: the zombie's commit "
+    "times out and its records become visible to read_committed consumers",
+    "wrong-error-class": "found by keos conform: the zombie fenced during its open transaction fails with a retriable "
+    "timeout instead of a fencing error (Kafka: PRODUCER_FENCED / INVALID_PRODUCER_EPOCH)",
 }
 
 
