@@ -4,6 +4,7 @@
 
     keos conform [--target librdkafka-mock|tansu] [--workload NAME | --scenario NAME|FILE] [--seed N]
     keos conform --target kafka [--kafka-home DIR] [--nodes 1|3]   # real Apache Kafka, started by keos
+        [--nemesis all|KIND,... --time-limit S]                    # a seeded random nemesis
     keos conform --bootstrap-servers HOST:PORT[,...]     # your own cluster
     keos conform --history FILE.json|history.edn          # a recorded history (keos or Jepsen)
         [--out DIR] [--json] [--html FILE] [--junit FILE] [--export-edn FILE] [--strict]
@@ -47,6 +48,15 @@ def register(sub: Any) -> None:
         "--bootstrap-servers", metavar="HOST:PORT[,...]", help="your own cluster (implies --target bootstrap)"
     )
     s.add_argument("--workload", choices=tuple(WORKLOADS), default="default")
+    s.add_argument(
+        "--nemesis",
+        metavar="KINDS",
+        help="a seeded random nemesis: all, none, or a comma list of kill,pause,partition,reset,drop,leader,"
+        "client-pause (each target supports some); the schedule comes from --seed and is written into the history",
+    )
+    s.add_argument(
+        "--time-limit", type=float, default=120.0, metavar="S", help="with --nemesis: seconds of workload (120)"
+    )
     s.add_argument("--scenario", metavar="NAME|FILE", help="derive the workload and producer settings from a scenario")
     s.add_argument("--history", metavar="FILE", help="check a recorded history (.json, or Jepsen's .edn) instead")
     s.add_argument("--seed", type=int, default=1)
@@ -71,7 +81,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     from keos.checker.conform.edn import history_to_edn
     from keos.checker.conform.history import HistoryError, dump_json
     from keos.checker.conform.report import anomalies_json, render_evidence, to_engine_result
-    from keos.checker.conform.runner import ConformRun, KafkaOptions, check_file, run
+    from keos.checker.conform.runner import ConformRun, KafkaOptions, NemesisOptions, check_file, run
     from keos.checker.conform.targets import TargetUnavailable
     from keos.checker.conform.workload import WorkloadConfig
     from keos.checker.results import Verdict
@@ -84,6 +94,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
         return _fail("--scenario gives the workload; it takes no --workload or --history")
     if (args.kafka_home or args.nodes != 1) and target != "kafka":
         return _fail("--kafka-home and --nodes are for --target kafka")
+    if args.nemesis and args.history:
+        return _fail("--nemesis runs a workload; it takes no --history")
     if target == "bootstrap" and not args.bootstrap_servers:
         return _fail("--target bootstrap needs --bootstrap-servers HOST:PORT[,...]")
     console = Console(stderr=args.json)
@@ -94,8 +106,15 @@ def cmd_conform(args: argparse.Namespace) -> int:
             what = f"scenario={args.scenario}" if args.scenario else f"workload={args.workload}"
             console.print(f"[bold]conform[/bold] {target} [dim]{what} seed={args.seed}[/dim]")
             kafka = KafkaOptions(args.kafka_home, args.nodes, str(Path(args.out) / "kafka-logs"))
+            nemesis = NemesisOptions(args.nemesis, args.time_limit) if args.nemesis else None
             result = run(
-                target, args.workload, WorkloadConfig(seed=args.seed), args.bootstrap_servers, args.scenario, kafka
+                target,
+                args.workload,
+                WorkloadConfig(seed=args.seed),
+                args.bootstrap_servers,
+                args.scenario,
+                kafka,
+                nemesis,
             )
     except (HistoryError, TargetUnavailable, ValueError, ModelError) as exc:
         return _fail(str(exc))

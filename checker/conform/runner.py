@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from .history import History, HistoryError, load_json
 from .targets import TargetInfo, TargetUnavailable
 from .workload import WORKLOADS, KeyMap, WorkloadConfig, run_workload
 
-__all__ = ["ConformRun", "KafkaOptions", "check_file", "confirm", "run", "start_target"]
+__all__ = ["ConformRun", "KafkaOptions", "NemesisOptions", "check_file", "confirm", "run", "start_target"]
 
 
 @dataclass
@@ -76,6 +76,14 @@ class KafkaOptions:
     log_dir: str | None = None
 
 
+@dataclass(frozen=True)
+class NemesisOptions:
+    """``--nemesis KINDS --time-limit S``: the random nemesis's fault kinds (``all``, ``none``, a list)."""
+
+    kinds: str = "all"
+    time_limit_s: float = 120.0
+
+
 def start_target(
     name: str,
     bootstrap_servers: str | None = None,
@@ -112,6 +120,7 @@ def run(
     bootstrap_servers: str | None = None,
     scenario: str | None = None,
     kafka: KafkaOptions | None = None,
+    nemesis: NemesisOptions | None = None,
 ) -> ConformRun:
     """Start ``target_name``, run ``workload`` (or the one ``scenario`` gives) on it, stop it, check the history."""
     cfg = config or WorkloadConfig()
@@ -130,6 +139,17 @@ def run(
         phases = WORKLOADS[workload]
     else:
         raise ValueError(f"unknown workload {workload!r} ({', '.join(WORKLOADS)})")
+    nemesis_plan: tuple[Any, ...] | None = None
+    if nemesis is not None:
+        from .nemesis import NemesisDriver, parse_kinds, schedule, supported_kinds
+
+        nodes = (kafka or KafkaOptions()).nodes if target_name == "kafka" else 1
+        kinds = parse_kinds(nemesis.kinds, supported_kinds(target_name, nodes))
+        if nemesis.time_limit_s <= 0:
+            raise ValueError("--time-limit must be positive")
+        events = schedule(cfg.seed, kinds, nemesis.time_limit_s, nodes)
+        # the phases run in cycles while the nemesis works; an abandoned transaction per cycle would pin the LSO
+        phases = tuple(p for p in phases if p not in ("abandoned", "pause"))
     started = time.monotonic()
     target = start_target(target_name, bootstrap_servers, cfg.request_timeout_ms, kafka)
     try:
@@ -148,6 +168,21 @@ def run(
         if getattr(target, "claims_kafka_semantics", False):  # judged against Kafka's timing promises
             meta["kafka_semantics"] = True
             meta["abort_interval_ms"] = int(target.abort_interval_ms)
+        if getattr(target, "abort_interval_ms", None):
+            cfg = replace(cfg, abort_interval_ms=int(target.abort_interval_ms))
+        if nemesis is not None:
+            driver = getattr(target, "nemesis", None) or NemesisDriver()
+            if not set(kinds) <= set(driver.supported):
+                raise TargetUnavailable(f"{target_name} offers nemesis faults {driver.supported}, not {kinds}")
+            replay = f"--seed {cfg.seed} --nemesis {','.join(kinds) or 'none'} --time-limit {nemesis.time_limit_s:g}"
+            nmeta = {
+                "seed": cfg.seed,
+                "kinds": list(kinds),
+                "time_limit_s": nemesis.time_limit_s,
+                "schedule": [asdict(e) for e in events],
+                "replay": replay,
+            }
+            nemesis_plan = (driver, events, nmeta, nemesis.time_limit_s)
         history = run_workload(
             target.bootstrap_servers,
             phases,
@@ -157,6 +192,7 @@ def run(
             meta,
             target.client_overrides,
             producer_overrides,
+            nemesis_plan,
         )
         trace = target.broker_trace()
     finally:

@@ -33,11 +33,12 @@ import os
 import time
 from typing import Any
 
+from ..nemesis import NemesisDriver
 from ..workload import Faults
 from . import TargetInfo
 from .kafka_broker import KafkaCluster
 
-__all__ = ["ABORT_INTERVAL_MS", "KafkaFaults", "KafkaTarget", "transaction_partition"]
+__all__ = ["ABORT_INTERVAL_MS", "KafkaFaults", "KafkaNemesis", "KafkaTarget", "transaction_partition"]
 
 #: ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` keos gives its brokers.
 ABORT_INTERVAL_MS = 1000
@@ -117,6 +118,78 @@ class KafkaFaults(Faults):
         )
 
 
+class KafkaNemesis(NemesisDriver):
+    """The random nemesis on keos-started Kafka: every fault kind of :data:`keos.checker.conform.nemesis.KINDS`."""
+
+    def __init__(self, cluster: KafkaCluster, request_timeout_ms: int) -> None:
+        self.cluster = cluster
+        self.request_timeout_ms = request_timeout_ms
+        multi = len(cluster.nodes) > 1
+        # leader moves need a second replica to move to
+        self.supported = tuple(
+            k
+            for k in ("kill", "pause", "partition", "reset", "drop", "leader", "client-pause")
+            if multi or k != "leader"
+        )
+
+    def kill(self, node: int, down_s: float) -> str:
+        self.cluster.kill(node)
+        time.sleep(down_s)
+        self.cluster.restart(node, wait_s=90)
+        return f"kill -9 of node {node}; restarted from its log after {down_s:.1f} s"
+
+    def pause(self, node: int, paused_s: float) -> str:
+        self.cluster.pause(node)
+        time.sleep(paused_s)
+        self.cluster.resume(node)
+        return f"SIGSTOP of node {node} for {paused_s:.1f} s, then SIGCONT"
+
+    def partition(self, node: int, seconds: float) -> str:
+        proxy = self.cluster.node(node).proxy
+        if proxy is None:
+            raise RuntimeError("the cluster was started without proxies")
+        n = proxy.block(seconds)
+        time.sleep(seconds)
+        proxy.unblock()
+        return f"node {node} cut off through its proxy for {seconds:.1f} s ({n} connection(s) reset)"
+
+    def reset(self) -> str:
+        n = sum(node.proxy.reset_all() for node in self.cluster.nodes if node.proxy is not None)
+        return f"proxies reset {n} connection(s)"
+
+    def drop(self) -> str:
+        window = (self.request_timeout_ms + 800) / 1000
+        for node in self.cluster.nodes:
+            if node.proxy is not None:
+                node.proxy.drop_responses(window)
+        time.sleep(window)
+        return f"the brokers' answers dropped for {window:.1f} s, then those connections reset"
+
+    def leader(self) -> str:
+        from confluent_kafka import ElectionType
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.cluster.bootstrap_servers})
+        fut = admin.elect_leaders(ElectionType.PREFERRED, None, request_timeout=15)
+        result = fut.result(30)
+        moved = sum(1 for err in (result or {}).values() if err is None)
+        return f"preferred-replica election of every partition (ElectLeaders): {moved} leader(s) moved"
+
+    def heal(self) -> str:
+        done = []
+        for node in self.cluster.nodes:
+            if node.proxy is not None:
+                node.proxy.unblock()
+            if node.paused:
+                self.cluster.resume(node.node_id)
+                done.append(f"SIGCONT node {node.node_id}")
+            if not node.alive:
+                self.cluster.restart(node.node_id, wait_s=90)
+                done.append(f"restarted node {node.node_id}")
+        self.cluster.wait_ready(120)
+        return "healed: " + (", ".join(done) or "every node up") + "; a transactional InitProducerId succeeds"
+
+
 class KafkaTarget:
     """keos-started Apache Kafka (``nodes`` KRaft nodes, each behind a proxy); ``stop`` removes everything."""
 
@@ -147,6 +220,7 @@ class KafkaTarget:
             ),
         )
         self.faults = KafkaFaults(self.cluster, request_timeout_ms)
+        self.nemesis = KafkaNemesis(self.cluster, request_timeout_ms)
         self.client_overrides: dict[str, Any] = {}
         self.claims_kafka_semantics = True
 

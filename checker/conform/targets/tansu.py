@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..nemesis import ProxyNemesis
 from ..proxy import Proxy
 from ..workload import Faults
 from . import TargetInfo, TargetUnavailable
@@ -130,6 +131,7 @@ class TansuTarget:
             ),
         )
         self.faults = ProxyFaults(self.proxy, request_timeout_ms)
+        self.nemesis = ProxyNemesis([self.proxy], request_timeout_ms)
         self.client_overrides: dict[str, Any] = {}
         try:
             self._wait_ready(startup_timeout_s)
