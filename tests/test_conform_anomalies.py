@@ -319,3 +319,16 @@ def test_commit_after_expiry_only_where_kafka_semantics_are_claimed() -> None:
     assert kinds(stalled("ok", 4_000, kafka)) == []  # within timeout + interval + margin: may commit
     unclaimed = stalled("ok", 14_000, {})
     assert kinds(unclaimed) == [] and not check(unclaimed).exercised["commit-after-expiry"]
+
+
+def test_a_read_uncommitted_reader_does_not_tear_a_transaction() -> None:
+    """Only read_committed readers can read past a committed record without it counting as seen."""
+    b = Builder()
+    b.op(1, "txn", [["send", 0, 1], ["send", 1, 1]], "ok", [["send", 0, [0, 1]], ["send", 1, [1, 1]]])
+    b.send(0, 1, 10, 0)
+    b.send(0, 1, 11, 2)
+    b.poll(9, {0: [(0, 1)]})
+    b.poll(8, {1: [(0, 10), (1, 1), (2, 11)]}, isolation="read_uncommitted")
+    assert kinds(b.history()) == []
+    b.poll(7, {1: [(0, 10), (2, 11)]})  # a read_committed reader skipping offset 1 does tear it
+    assert "torn-transaction" in kinds(b.history())

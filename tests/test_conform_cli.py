@@ -123,3 +123,17 @@ def test_mock_idempotent_workload_from_the_cli_exits_0(tmp_path: Path) -> None:
     suite = ET.parse(tmp_path / "j.xml").getroot()
     assert suite.get("failures") == "0" and suite.get("tests") == "14"
     assert len(edn.read_history(edn_path)) == len(history)
+
+
+def test_an_exported_history_keeps_its_target_profile(tmp_path: Path) -> None:
+    """A target's documented deviations stay permitted after a round trip through Jepsen's EDN."""
+    h = edn.read_history(FIXTURE)  # a duplicate and an aborted read
+    bare = tmp_path / "bare.edn"
+    bare.write_text(edn.history_to_edn(h))
+    assert main(["conform", "--history", str(bare), "--out", str(tmp_path)]) == 1
+    h.meta["target_profile"] = {"G1a": "documented", "duplicate": "documented"}
+    path = tmp_path / "profiled.edn"
+    path.write_text(edn.history_to_edn(h))
+    assert path.read_text().startswith(";; keos-meta: ")
+    assert edn.read_history(path).meta["target_profile"] == h.meta["target_profile"]
+    assert main(["conform", "--history", str(path), "--out", str(tmp_path)]) == 0

@@ -63,6 +63,7 @@ judged on read_committed polls only.
 from __future__ import annotations
 
 import bisect
+import gc
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -245,17 +246,19 @@ def _evidence(*ops: Op | None) -> tuple[Op, ...]:
 
 
 def _committed_read(r: Read) -> bool:
-    return (r.op.isolation or "read_committed") == "read_committed"
+    iso = r.op.extra.get("isolation")
+    return iso is None or iso == "read_committed"
 
 
 class _Run:
     """One consumer's successive reads of one key (cut at re-assignments and crashes), indexed by offset."""
 
-    __slots__ = ("_ordered", "key", "offsets", "reads")
+    __slots__ = ("_ordered", "committed", "key", "offsets", "reads")
 
     def __init__(self, key: Any, reads: list[Read]) -> None:
         self.key = key
         self.reads = reads
+        self.committed = _committed_read(reads[0])
         ordered = sorted(reads, key=lambda r: r.offset)
         self.offsets = [r.offset for r in ordered]
         self._ordered = ordered
@@ -429,9 +432,11 @@ def _precommitted(ix: _Index) -> Iterable[Anomaly]:
             )
 
 
-def _read_past(ix: _Index, key: Any, offset: int) -> tuple[Read, Read] | None:
-    """A run of one consumer that read below and above ``offset`` of ``key``: (below, above)."""
+def _read_past(ix: _Index, key: Any, offset: int, committed_only: bool = False) -> tuple[Read, Read] | None:
+    """A run of one consumer (a read_committed one if ``committed_only``) that read below and above ``offset``."""
     for run in ix.runs_by_key.get(key, ()):
+        if committed_only and not run.committed:
+            continue
         got = run.around(offset)
         if got is not None:
             return got
@@ -456,12 +461,21 @@ def _lost(ix: _Index) -> Iterable[Anomaly]:
 
 
 def _wr_graph(ix: _Index) -> nx.DiGraph:
-    """Committed operation -> committed operation that read one of its records (write-read dependencies)."""
+    """Committed operation -> committed operation that read one of its records (write-read dependencies).
+
+    Only operations that both read and wrote can lie on a cycle (a pure writer has no
+    incoming edge, a pure reader no outgoing one), so only edges between such operations
+    are built: the graph stays small however long the history.
+    """
+    both = {i for i in ix.reads_of_op if i in ix.writes_of}
+    edges: dict[tuple[int, int], Read] = {}
+    for i in both:
+        for r in ix.reads_of_op[i]:
+            w = ix.writer.get((r.key, r.value))
+            if w is not None and w.op.type == "ok" and r.op.type == "ok" and w.op.index != i and w.op.index in both:
+                edges.setdefault((w.op.index, i), r)
     g = nx.DiGraph()
-    for r in ix.reads:
-        w = ix.writer.get((r.key, r.value))
-        if w is not None and w.op.type == "ok" and r.op.type == "ok" and w.op.index != r.op.index:
-            g.add_edge(w.op.index, r.op.index, read=r)
+    g.add_edges_from((a, b, {"read": r}) for (a, b), r in edges.items())
     return g
 
 
@@ -510,7 +524,7 @@ def _torn(ix: _Index) -> Iterable[Anomaly]:
             for w in ws
             if (w.key, w.value) not in committed_reads
             and w.offset is not None
-            and (past := _read_past(ix, w.key, w.offset)) is not None
+            and (past := _read_past(ix, w.key, w.offset, committed_only=True)) is not None
         ]
         if seen and missing:
             w0 = seen[0]
@@ -833,7 +847,22 @@ def _exercised(ix: _Index) -> dict[str, bool]:
 
 
 def check(history: History) -> Analysis:
-    """Every anomaly of :data:`KINDS` in ``history``."""
+    """Every anomaly of :data:`KINDS` in ``history``.
+
+    The cyclic garbage collector is paused meanwhile: the index holds hundreds of
+    thousands of small objects and none of them forms a cycle, so each collection
+    pass would only re-walk them (making a large history's check superlinear).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check(history)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _check(history: History) -> Analysis:
     ix = _Index(history)
     found: list[Anomaly] = []
     for name, fn in _CHECKS:

@@ -216,5 +216,11 @@ def check_file(path: str | Path) -> ConformRun:
         history = load_json(p)
     if not len(history):
         raise HistoryError(f"{p} holds no operation")
-    target = TargetInfo("history", str(history.meta.get("target_version") or history.meta.get("source") or p.name))
+    # A history keos recorded keeps its target's profile (documented deviations stay "permitted").
+    profile = history.meta.get("target_profile")
+    target = TargetInfo(
+        "history",
+        str(history.meta.get("target_version") or history.meta.get("source") or p.name),
+        {str(k): str(v) for k, v in profile.items()} if isinstance(profile, dict) else {},
+    )
     return _checked(target, p.name, history, started, {})
