@@ -14,12 +14,14 @@ def kafka_node() -> Iterator[Any]:
 
     ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` is 1 s (Kafka's default
     is 10 s) so a stalled producer's transaction is aborted soon after its timeout.  The
-    teardown checks that stopping left no process and no directory behind.
+    teardown checks that stopping left no process and no directory behind.  The broker
+    advertises a keos proxy, so ``keos conform``'s proxy faults work on it too.
     """
     from keos.checker.conform.targets.kafka_broker import KafkaCluster
 
     cluster = KafkaCluster(
         1,
+        proxied=True,
         broker_properties={
             "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
             "transaction.remove.expired.transaction.cleanup.interval.ms": 60000,

@@ -82,3 +82,36 @@ def test_missing_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", os.devnull)
     with pytest.raises(KafkaUnavailable, match="java not found"):
         find_java()
+
+
+def test_conformance_run_on_real_kafka_passes_and_fences_an_open_transactions_zombie(kafka_node: Any) -> None:
+    """A short ``keos conform --target kafka``: transactions, both zombie kinds, CTP, abandoned, drain.
+
+    Real Kafka 4.0 (trunk 2024-10-25) shows no anomaly; the zombie fenced during its open
+    transaction fails with a fencing error and its records stay invisible; proxy faults
+    (resets, lost answers) are injected; the abandoned transaction is aborted in time.
+    """
+    from keos.checker.conform.runner import run
+    from keos.checker.conform.targets.kafka import KafkaTarget
+    from keos.checker.conform.workload import WorkloadConfig
+
+    target = KafkaTarget(cluster=kafka_node, restarts=False)
+    cfg = WorkloadConfig(transactions=4, ctp_batches=3, lso_grace_s=2.0, drain_timeout_s=5.0)
+    result = run("kafka", "transactions", cfg, use_target=target)
+    assert kafka_node.nodes[0].alive  # the session's broker is left running
+    found = {k: v[0].summary for k, v in result.analysis.by_kind().items()}
+    assert found == {} and result.unconfirmed == []
+    ex = result.analysis.exercised
+    assert ex["zombie-not-fenced"] and ex["G1a"] and ex["hanging-lso"] and ex["G1c"] is not None
+    ops = result.history.ops
+    open_zombie = [
+        op
+        for op in ops
+        if op.f == "txn"
+        and op.type != "invoke"
+        and op.extra.get("instance") == 3
+        and str(op.extra.get("transactional_id", "")).startswith("keos-conform-zombie")
+    ]
+    assert open_zombie and open_zombie[0].type != "ok"
+    assert open_zombie[0].error in ("_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH")
+    assert result.history.meta["kafka_semantics"] and result.history.meta["abort_interval_ms"] == 1000

@@ -121,8 +121,12 @@ def run(
     scenario: str | None = None,
     kafka: KafkaOptions | None = None,
     nemesis: NemesisOptions | None = None,
+    use_target: Any = None,
 ) -> ConformRun:
-    """Start ``target_name``, run ``workload`` (or the one ``scenario`` gives) on it, stop it, check the history."""
+    """Start ``target_name``, run ``workload`` (or the one ``scenario`` gives) on it, stop it, check the history.
+
+    ``use_target`` is an already started target of that name to use instead (a test session's broker).
+    """
     cfg = config or WorkloadConfig()
     phases: tuple[str, ...]
     producer_overrides: dict[str, Any] = {}
@@ -151,10 +155,11 @@ def run(
         # the phases run in cycles while the nemesis works; an abandoned transaction per cycle would pin the LSO
         phases = tuple(p for p in phases if p not in ("abandoned", "pause"))
     started = time.monotonic()
-    target = start_target(target_name, bootstrap_servers, cfg.request_timeout_ms, kafka)
+    target = use_target or start_target(target_name, bootstrap_servers, cfg.request_timeout_ms, kafka)
     try:
-        run_id = uuid.uuid4().hex[:8] if target_name == "bootstrap" else "run"
-        if target_name == "bootstrap":  # a shared cluster: this run's transactional ids and group are its own
+        shared = target_name == "bootstrap" or use_target is not None
+        run_id = uuid.uuid4().hex[:8] if shared else "run"
+        if shared:  # a shared cluster: this run's topics, transactional ids and group are its own
             cfg = replace(cfg, id_suffix=f"-{run_id}")
         keys = KeyMap(f"keos-conform-{run_id}-in", f"keos-conform-{run_id}-out", cfg.partitions)
         target.create_topic(keys.topic, cfg.partitions)

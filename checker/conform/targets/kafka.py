@@ -61,9 +61,10 @@ def transaction_partition(transactional_id: str, partitions: int) -> int:
 class KafkaFaults(Faults):
     """Faults on keos-started Kafka: proxy resets and lost answers, kill -9 and restart of brokers."""
 
-    def __init__(self, cluster: KafkaCluster, request_timeout_ms: int) -> None:
+    def __init__(self, cluster: KafkaCluster, request_timeout_ms: int, restarts: bool = True) -> None:
         self.cluster = cluster
         self.request_timeout_ms = request_timeout_ms
+        self.restarts = restarts  # kill -9 + restart costs a node's start-up time (~25 s for one node)
         self.log: list[str] = []
 
     def _say(self, what: str) -> str:
@@ -100,11 +101,15 @@ class KafkaFaults(Faults):
         return int(leader) if leader is not None and leader >= 0 else None
 
     def bounce(self) -> str | None:
+        if not self.restarts:
+            return None
         node_id = self.cluster.nodes[-1].node_id
         self._bounce_node(node_id)
         return self._say(f"kill -9 of Kafka node {node_id}, restarted from its log")
 
     def move_transaction_coordinator(self, transactional_id: str) -> str | None:
+        if not self.restarts:
+            return None
         parts = int(self.cluster.properties.get("transaction.state.log.num.partitions", "50"))
         p = transaction_partition(transactional_id, parts)
         leader = self.leader_of("__transaction_state", p)
@@ -200,14 +205,21 @@ class KafkaTarget:
         request_timeout_ms: int = 2000,
         broker_properties: dict[str, Any] | None = None,
         log_dir: str | os.PathLike[str] | None = None,
+        cluster: KafkaCluster | None = None,
+        restarts: bool = True,
     ) -> None:
-        props = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": ABORT_INTERVAL_MS}
-        props.update(broker_properties or {})
-        self.cluster = KafkaCluster(nodes, kafka_home, props, proxied=True, log_dir=log_dir)
-        self.cluster.start()
+        """Start a cluster, or use a started one (``cluster``, e.g. a test session's; then ``stop`` leaves it)."""
+        self._owned = cluster is None
+        if cluster is None:
+            props = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": ABORT_INTERVAL_MS}
+            props.update(broker_properties or {})
+            cluster = KafkaCluster(nodes, kafka_home, props, proxied=True, log_dir=log_dir)
+            cluster.start()
+        self.cluster = cluster
+        nodes = len(cluster.nodes)
         self.bootstrap_servers = self.cluster.bootstrap_servers
         self.abort_interval_ms = int(
-            self.cluster.properties["transaction.abort.timed.out.transaction.cleanup.interval.ms"]
+            self.cluster.properties.get("transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000)
         )
         self.info = TargetInfo(
             "kafka",
@@ -219,7 +231,7 @@ class KafkaTarget:
                 "faults: keos proxies (connection resets, lost answers), kill -9 and restart of brokers",
             ),
         )
-        self.faults = KafkaFaults(self.cluster, request_timeout_ms)
+        self.faults = KafkaFaults(self.cluster, request_timeout_ms, restarts)
         self.nemesis = KafkaNemesis(self.cluster, request_timeout_ms)
         self.client_overrides: dict[str, Any] = {}
         self.claims_kafka_semantics = True
@@ -243,4 +255,5 @@ class KafkaTarget:
         }
 
     def stop(self) -> None:
-        self.cluster.stop()
+        if self._owned:
+            self.cluster.stop()
