@@ -6,7 +6,8 @@ A synthetic Jepsen-shaped history is generated (deterministic from the seed): 8
 transactional producers commit (and every fifth time abort) transactions of 1-3
 sends over 16 keys, 4 idempotent producers send single records, 6 consumers poll
 every key in order (read_committed and read_uncommitted), re-assigning now and then,
-and a consume-transform-produce process polls and sends in one transaction.  Offsets
+a consume-transform-produce process polls and sends in one transaction, and a final
+drain reads every key (as keos's workloads end).  Offsets
 are what a correct broker gives, so the history is clean and every check runs to
 the end (none stops at a first finding).  One JSON line per size: operations,
 records, seconds for :func:`keos.checker.conform.anomalies.check`, anomalies found.
@@ -41,7 +42,7 @@ def synthetic(ops_wanted: int, seed: int) -> History:
         ops.append(op)
         return op
 
-    while len(ops) < ops_wanted:
+    while len(ops) < ops_wanted - 2 * keys:
         r = rng.random()
         if r < 0.45:
             p = rng.randrange(8)
@@ -67,10 +68,10 @@ def synthetic(ops_wanted: int, seed: int) -> History:
             c = 200 + rng.randrange(6)
             iso = "read_committed" if c % 2 == 0 else "read_uncommitted"
             pos = positions.setdefault(c, [0] * keys)
-            if rng.random() < 0.01:
-                add("invoke", c, "assign", list(range(keys)), isolation=iso)
-                add("ok", c, "assign", list(range(keys)), isolation=iso)
+            if rng.random() < 0.01:  # an explicit seek (keos's rewind form: [key, offset] pairs)
                 positions[c] = [rng.randint(0, len(logs[k])) for k in range(keys)]
+                add("invoke", c, "assign", list(range(keys)), isolation=iso)
+                add("ok", c, "assign", [[k, positions[c][k]] for k in range(keys)], isolation=iso)
                 continue
             polled: dict[int, list[list[int]]] = {}
             for k in rng.sample(range(keys), 4):
@@ -103,7 +104,12 @@ def synthetic(ops_wanted: int, seed: int) -> History:
             tid = {"transactional_id": "ctp", "instance": 1, "isolation": "read_committed"}
             add("invoke", p, "txn", [["poll"]] + [["send", o, v] for o, v, _ in sends], **tid)
             add("ok", p, "txn", [["poll", {k: got}]] + [["send", o, [off, v]] for o, v, off in sends], **tid)
-    return History(ops[:ops_wanted] if len(ops) % 2 == 0 else ops[: ops_wanted + 1])
+    # a final drain: one read_committed consumer reads every key from the start, as keos's workloads end
+    for k in range(keys):
+        got = [[o, v] for o, (v, committed) in enumerate(logs[k]) if committed]
+        add("invoke", 900, "poll", [["poll"]], isolation="read_committed")
+        add("ok", 900, "poll", [["poll", {k: got}]], isolation="read_committed")
+    return History(ops)
 
 
 def main() -> None:

@@ -141,6 +141,34 @@ KINDS: tuple[AnomalyKind, ...] = (
         "two or more polls by one consumer",
     ),
     AnomalyKind(
+        "int-poll-skip",
+        "jepsen",
+        "within one operation, a consumer's reads of a key jumped over a record it should have returned",
+        "Jepsen jepsen.tests.kafka",
+        "operations reading two or more records of a key",
+    ),
+    AnomalyKind(
+        "int-nonmonotonic-poll",
+        "jepsen",
+        "within one operation, a consumer's reads of a key went backwards",
+        "Jepsen jepsen.tests.kafka",
+        "operations reading two or more records of a key",
+    ),
+    AnomalyKind(
+        "int-nonmonotonic-send",
+        "jepsen",
+        "within one operation, a producer's sends to a key landed in the opposite order",
+        "Jepsen jepsen.tests.kafka",
+        "operations sending two or more records to a key",
+    ),
+    AnomalyKind(
+        "unseen",
+        "jepsen",
+        "an acknowledged send no poll ever returned",
+        "Jepsen jepsen.tests.kafka",
+        "acknowledged sends and polls",
+    ),
+    AnomalyKind(
         "nonmonotonic-send",
         "jepsen",
         "a producer's successive acknowledged sends to a key went backwards",
@@ -250,6 +278,19 @@ def _committed_read(r: Read) -> bool:
     return iso is None or iso == "read_committed"
 
 
+def _kept_keys(op: Op) -> set[Any]:
+    """Keys whose read position an ``assign``/``subscribe`` completion keeps (Jepsen's ``select-keys``).
+
+    A plain list of keys keeps the consumer's position on each key it already held; keos's
+    own rewind records ``[key, offset]`` pairs (an explicit seek), which moves every one of them.
+    """
+    if op.type != "ok" or op.f not in ("assign", "subscribe") or not isinstance(op.value, list):
+        return set()
+    if any(isinstance(k, list) for k in op.value):
+        return set()
+    return {k for k in op.value if isinstance(k, int | str)}
+
+
 class _Run:
     """One consumer's successive reads of one key (cut at re-assignments and crashes), indexed by offset."""
 
@@ -297,13 +338,29 @@ class _Index:
                 self.pairs_by_tid[str(done.extra["transactional_id"])].append((inv, done))
             if done.f == "txn":
                 self.txn_pairs.append((inv, done))
-        # key -> offset -> value -> first op that observed it there
+        # Jepsen's must-have-committed?: ok, or info with one of its sends read by an ok read.
+        self.promoted: dict[int, Op] = {}  # info op -> an ok read proving one of its sends
+        for i, ws in self.writes_of.items():
+            if ws[0].op.type == "info":
+                for w in ws:
+                    proof = self.reads_by_value.get((w.key, w.value))
+                    if proof:
+                        self.promoted[i] = proof[0].op
+                        break
+        # Jepsen's version order: key -> offset -> value -> first op that placed it there.  Sends
+        # count when their writer must have committed; polls count whatever their operation's
+        # outcome (a consumer must never return bad data, even inside an aborted transaction).
         self.at: dict[Any, dict[int, dict[Any, Op]]] = defaultdict(lambda: defaultdict(dict))
         for w in self.writes:
-            if w.offset is not None and w.op.type == "ok":
+            if w.offset is not None and (w.op.type == "ok" or w.op.index in self.promoted):
                 self.at[w.key][w.offset].setdefault(w.value, w.op)
         for r in self.reads:
             self.at[r.key][r.offset].setdefault(r.value, r.op)
+        for op in h.ops:
+            if op.type in ("fail", "info") and op.f in ("poll", "txn"):
+                for key, records in _op_reads(op).items():
+                    for offset, v in records:
+                        self.at[key][offset].setdefault(v, op)
         self.read_values: dict[Any, set[Any]] = defaultdict(set)
         for r in self.reads:
             self.read_values[r.key].add(r.value)
@@ -312,8 +369,14 @@ class _Index:
         current: dict[tuple[Any, Any], list[Read]] = {}
         open_keys: dict[Any, set[Any]] = defaultdict(set)
         for op in h.ops:
+            if op.f in ("assign", "subscribe") and op.type in ("invoke", "fail"):
+                continue  # Jepsen: an assignment that did not happen changes no position
             if op.f in ("assign", "subscribe", "crash") or (op.type == "info" and op.f == "poll"):
-                for k in open_keys.pop(op.process, set()):
+                kept = _kept_keys(op)
+                for k in list(open_keys.get(op.process, ())):
+                    if k in kept:
+                        continue
+                    open_keys[op.process].discard(k)
                     self.runs.append((k, current.pop((op.process, k))))
                 continue
             if op.type != "ok" or op.f not in ("poll", "txn"):
@@ -326,6 +389,20 @@ class _Index:
         for k, run in self.runs:
             self.runs_by_key[k].append(_Run(k, run))
         self._committed: dict[Any, tuple[dict[int, Write], list[int]]] = {}
+        self.last_poll: Op = self.reads[-1].op if self.reads else h.ops[0] if h.ops else Op(0, 0, "ok", 0, "poll")
+        # Values a read_committed reader saw: visible whoever wrote them (a skip over one is a skip).
+        self.rc_seen: set[tuple[Any, Any]] = {(r.key, r.value) for r in self.reads if _committed_read(r)}
+
+    def proof(self, op: Op | None) -> tuple[Op, ...]:
+        """The read that promotes ``op`` (an ``info`` send) to committed, with its invocation, if any."""
+        if op is None or op.index not in self.promoted:
+            return ()
+        read = self.promoted[op.index]
+        return (self.h.invocation(read), read)
+
+    def committed_op(self, op: Op) -> bool:
+        """Jepsen's ``must-have-committed?``: ``ok``, or ``info`` and a read proves one of its sends."""
+        return op.type == "ok" or op.index in self.promoted
 
     def reads_of(self, op: Op) -> list[Read]:
         return self.reads_of_op.get(op.index, [])
@@ -341,8 +418,10 @@ class _Index:
             for offset, values in self.at[key].items():
                 for v in values:
                     w = self.writer.get((key, v))
-                    if w is not None and w.op.type == "ok":
+                    if w is not None and (self.committed_op(w.op) or (key, v) in self.rc_seen):
                         out[offset] = w
+                    elif w is None and (key, v) in self.rc_seen:  # no send recorded (e.g. Jepsen's setup)
+                        out.setdefault(offset, Write(key, v, offset, values[v], values[v]))
             got = (out, sorted(out))
             self._committed[key] = got
         return got
@@ -389,7 +468,7 @@ def _inconsistent(ix: _Index) -> Iterable[Anomaly]:
                     "inconsistent-offsets",
                     key,
                     f"offset {offset} of key {key} was seen holding {sorted(values, key=repr)}",
-                    _evidence(*values.values()),
+                    _evidence(*values.values(), *(p for op in values.values() for p in ix.proof(op))),
                 )
 
 
@@ -417,6 +496,16 @@ def _precommitted(ix: _Index) -> Iterable[Anomaly]:
         if not _committed_read(r):
             continue
         w = ix.writer.get((r.key, r.value))
+        if w is not None and w.op.index == r.op.index and w.op.index not in seen:
+            seen.add(w.op.index)  # Jepsen's precommitted read: a transaction polled its own send
+            yield Anomaly(
+                "precommitted-read",
+                r.key,
+                f"transaction #{r.op.index} polled its own send of value {r.value} to key {r.key} before it "
+                "committed (read_committed consumers never see uncommitted records)",
+                _evidence(ix.h.invocation(r.op), r.op),
+            )
+            continue
         if w is None or w.op.type != "ok" or "commit_at" not in w.op.extra:
             continue
         commit_at = int(w.op.extra["commit_at"])
@@ -444,20 +533,60 @@ def _read_past(ix: _Index, key: Any, offset: int, committed_only: bool = False) 
 
 
 def _lost(ix: _Index) -> Iterable[Anomaly]:
+    """Jepsen's lost write: below the highest offset any reader reached, an acknowledged send nobody read.
+
+    For each key, the bound is the largest *first* offset of any value read (by any ok
+    read, of either isolation level); every value whose *last* offset is at or below it
+    must have been read by someone if its writer committed (``ok``, or ``info`` promoted
+    by a read of another of its sends).  Values are placed by every acknowledged send and
+    every read (Jepsen's version order).
+    """
+    first: dict[tuple[Any, Any], int] = {}
+    last: dict[tuple[Any, Any], int] = {}
+    for key, offsets in ix.at.items():
+        for offset in sorted(offsets):
+            for v in offsets[offset]:
+                first.setdefault((key, v), offset)
+                last[(key, v)] = offset
+    bound: dict[Any, tuple[int, Read]] = {}
+    for r in ix.reads:
+        o = first.get((r.key, r.value), r.offset)
+        if r.key not in bound or o > bound[r.key][0]:
+            bound[r.key] = (o, r)
     for w in ix.writes:
-        if w.op.type != "ok" or w.offset is None or w.value in ix.read_values[w.key]:
+        if w.offset is None or not ix.committed_op(w.op) or w.value in ix.read_values[w.key] or w.key not in bound:
             continue
-        past = _read_past(ix, w.key, w.offset)
-        if past is None:
+        top, reader = bound[w.key]
+        if last.get((w.key, w.value), w.offset) > top:
             continue
-        below, above = past
         yield Anomaly(
             "lost-write",
             w.key,
             f"value {w.value} acknowledged at offset {w.offset} of key {w.key} was never read, though "
-            f"poll #{below.op.index} read offset {below.offset} and #{above.op.index} offset {above.offset}",
-            _evidence(w.invoke, w.op, below.op, above.op),
+            f"poll #{reader.op.index} read offset {reader.offset} of key {w.key}",
+            _evidence(w.invoke, w.op, reader.op, *ix.proof(w.op)),
         )
+
+
+def _unseen(ix: _Index) -> Iterable[Anomaly]:
+    """Jepsen's ``unseen``: at the end of the history, acknowledged sends no poll ever returned.
+
+    Weaker evidence than a lost write (no reader need have gone past them); judged only
+    on histories that read at all.  keos's workloads end with a drain reading every key
+    to its high watermark, so an unseen send there is a send the brokers dropped.
+    """
+    if not ix.reads:
+        return
+    for w in ix.writes:
+        if w.op.type == "ok" and w.value not in ix.read_values[w.key]:
+            where = f"at offset {w.offset} " if w.offset is not None else ""
+            yield Anomaly(
+                "unseen",
+                w.key,
+                f"value {w.value} acknowledged {where}of key {w.key} was never polled by anyone "
+                f"(the history's last poll is #{ix.last_poll.index})",
+                _evidence(w.invoke, w.op, ix.last_poll),
+            )
 
 
 def _wr_graph(ix: _Index) -> nx.DiGraph:
@@ -539,47 +668,132 @@ def _torn(ix: _Index) -> Iterable[Anomaly]:
             )
 
 
+def _op_reads(op: Op) -> dict[Any, list[tuple[int, Any]]]:
+    """Every ``[offset, value]`` an operation's polls returned, per key, in order (any outcome)."""
+    out: dict[Any, list[tuple[int, Any]]] = {}
+    if not isinstance(op.value, list):
+        return out
+    for mop in op.value:
+        if isinstance(mop, list) and len(mop) == 2 and mop[0] == "poll" and isinstance(mop[1], Mapping):
+            for key, records in mop[1].items():
+                for rec in records:
+                    if isinstance(rec, list | tuple) and len(rec) == 2 and rec[0] is not None:
+                        out.setdefault(key, []).append((int(rec[0]), rec[1]))
+    return out
+
+
 def _poll_order(ix: _Index) -> Iterable[Anomaly]:
-    for key, run in ix.runs:
-        committed = ix.committed_offsets(key)
-        for a, b in itertools.pairwise(run):
-            if b.offset <= a.offset:
-                yield Anomaly(
-                    "nonmonotonic-poll",
-                    key,
-                    f"consumer p{b.op.process} read offset {a.offset} of key {key} (#{a.op.index}) and then "
-                    f"offset {b.offset} (#{b.op.index})",
-                    _evidence(a.op, b.op),
-                )
+    """Jepsen's poll-skip / nonmonotonic-poll (per process) and int-poll-skip / int-nonmonotonic-poll (per op).
+
+    As ``poll-skip+nonmonotonic-cases-per-process``: each process's last *ok* read of a key
+    is compared with the first read of the key by its next poll or transaction of any
+    outcome (an aborted or crashed transaction's polls must also resume where the last
+    committed one left off); an ``assign``/``subscribe`` forgets the keys it drops (keos's
+    rewind, an explicit seek, forgets the keys it seeks).  Within one operation, successive
+    reads of a key are compared the same way (``int-``).  A skip is over a record the
+    reader should have returned: for read_committed, one whose writer committed (or was
+    promoted by a read) or that a read_committed reader saw; for read_uncommitted, any.
+    """
+    last: dict[tuple[Any, Any], tuple[int, Op]] = {}
+    for op in ix.h.ops:
+        if op.type == "invoke":
+            continue
+        if op.f in ("assign", "subscribe", "crash"):
+            if op.type == "fail":
                 continue
-            rc = (b.op.isolation or "read_committed") == "read_committed"
-            o = ix.committed_between(key, a.offset, b.offset) if rc else ix.known_between(key, a.offset, b.offset)
-            if o is not None:
-                skipped = committed.get(o)
-                yield Anomaly(
-                    "poll-skip",
-                    key,
-                    f"consumer p{b.op.process} read offset {a.offset} of key {key} (#{a.op.index}) and then "
-                    f"offset {b.offset} (#{b.op.index}), skipping offset {o}"
-                    + (f" (value {skipped.value}, committed by #{skipped.op.index})" if skipped else ""),
-                    _evidence(a.op, b.op, skipped.op if skipped else None),
-                )
+            kept = _kept_keys(op) if op.f != "crash" else set()
+            for pk in [pk for pk in last if pk[0] == op.process and pk[1] not in kept]:
+                del last[pk]
+            continue
+        if op.f not in ("poll", "txn"):
+            continue
+        rc = (op.isolation or "read_committed") == "read_committed"
+        for key, reads in _op_reads(op).items():
+            prev = last.get((op.process, key))
+            pairs: list[tuple[int, int, Op, str]] = []
+            if prev is not None:
+                pairs.append((prev[0], reads[0][0], prev[1], ""))
+            pairs.extend((a[0], b[0], op, "int-") for a, b in itertools.pairwise(reads))
+            for a_off, b_off, a_op, inner in pairs:
+                yield from _order_case(ix, key, a_off, b_off, a_op, op, inner, rc)
+            if op.type == "ok":
+                last[(op.process, key)] = (reads[-1][0], op)
+
+
+def _order_case(ix: _Index, key: Any, a: int, b: int, a_op: Op, b_op: Op, inner: str, rc: bool) -> Iterable[Anomaly]:
+    where = f"#{a_op.index}" if a_op.index == b_op.index else f"#{a_op.index}) and then (#{b_op.index}"
+    if b <= a:
+        yield Anomaly(
+            f"{inner}nonmonotonic-poll",
+            key,
+            f"consumer p{b_op.process} read offset {a} of key {key} and then offset {b} ({where})",
+            _evidence(a_op, b_op),
+        )
+        return
+    o = ix.committed_between(key, a, b) if rc else ix.known_between(key, a, b)
+    if o is None:
+        return
+    skipped = ix.committed_offsets(key).get(o)
+    writer = skipped.op if skipped is not None and skipped.op.f in ("send", "txn") else None
+    seen_by = [op for op in ix.at[key][o].values() if op.f in ("poll", "txn")]
+    yield Anomaly(
+        f"{inner}poll-skip",
+        key,
+        f"consumer p{b_op.process} read offset {a} of key {key} and then offset {b} ({where}), skipping offset {o}"
+        + (f" (value {skipped.value}, written by #{writer.index})" if skipped and writer else ""),
+        _evidence(a_op, b_op, writer, *(ix.h.invocation(x) for x in (a_op, b_op)), *seen_by[:1]),
+    )
 
 
 def _send_order(ix: _Index) -> Iterable[Anomaly]:
-    last: dict[tuple[Any, Any], Write] = {}
-    for w in sorted((w for w in ix.writes if w.op.type == "ok" and w.offset is not None), key=lambda w: w.op.index):
-        k = (w.op.process, w.key)
-        prev = last.get(k)
-        if prev is not None and prev.offset is not None and w.offset is not None and w.offset <= prev.offset:
-            yield Anomaly(
-                "nonmonotonic-send",
-                w.key,
-                f"producer p{w.op.process} sent value {prev.value} to offset {prev.offset} of key {w.key} and then "
-                f"value {w.value} to offset {w.offset}",
-                _evidence(prev.op, w.invoke, w.op),
-            )
-        last[k] = w
+    """Jepsen's nonmonotonic-send and int-nonmonotonic-send (``ok`` and ``info`` sends).
+
+    A send is placed by its acknowledged offset, or by a read of it.  Per process and key,
+    each operation's first send must land after the previous operation's last send;
+    within one operation, successive sends to a key must land in order.  An
+    ``assign``/``subscribe`` forgets the keys it drops, as in Jepsen.
+    """
+    last: dict[tuple[Any, Any], tuple[Write, int]] = {}
+    for op in ix.h.ops:
+        if op.f in ("assign", "subscribe") and op.type not in ("invoke", "fail"):
+            kept = _kept_keys(op)
+            for pk in [pk for pk in last if pk[0] == op.process and pk[1] not in kept]:
+                del last[pk]
+            continue
+        if op.type not in ("ok", "info") or op.f not in ("send", "txn"):
+            continue
+        previous_op = dict(last)
+        for w in ix.writes_of.get(op.index, ()):
+            offset = w.offset if w.offset is not None else _first_offset(ix, w.key, w.value)
+            if offset is None:
+                continue
+            k = (w.op.process, w.key)
+            prev = last.get(k)
+            if prev is not None and offset <= prev[1]:
+                pw, po = prev
+                inner = "int-" if pw.op.index == w.op.index else ""
+                if inner or previous_op.get(k) is prev:
+                    yield Anomaly(
+                        f"{inner}nonmonotonic-send",
+                        w.key,
+                        f"producer p{w.op.process} sent value {pw.value} to offset {po} of key {w.key} and then "
+                        f"value {w.value} to offset {offset}",
+                        _evidence(pw.invoke, pw.op, w.invoke, w.op, *_readers_of(ix, w), *_readers_of(ix, pw)),
+                    )
+            last[k] = (w, offset)
+
+
+def _first_offset(ix: _Index, key: Any, value: Any) -> int | None:
+    reads = ix.reads_by_value.get((key, value))
+    return min(r.offset for r in reads) if reads else None
+
+
+def _readers_of(ix: _Index, w: Write) -> tuple[Op, ...]:
+    """The first read of an unacknowledged send (it places the send in the log)."""
+    if w.offset is not None:
+        return ()
+    reads = ix.reads_by_value.get((w.key, w.value), [])
+    return (reads[0].op,) if reads else ()
 
 
 def _instances(h: History) -> dict[str, list[tuple[Any, Op]]]:
@@ -799,7 +1013,11 @@ _CHECKS = (
     ("precommitted-read", _precommitted),
     ("poll-skip", None),
     ("nonmonotonic-poll", None),
+    ("int-poll-skip", None),
+    ("int-nonmonotonic-poll", None),
     ("nonmonotonic-send", _send_order),
+    ("int-nonmonotonic-send", None),
+    ("unseen", _unseen),
     ("G1c", _g1c),
     ("torn-transaction", _torn),
     ("zombie-not-fenced", _zombies),
@@ -835,6 +1053,10 @@ def _exercised(ix: _Index) -> dict[str, bool]:
         "poll-skip": long_runs,
         "nonmonotonic-poll": long_runs,
         "nonmonotonic-send": any(n > 1 for n in by_proc.values()),
+        "int-poll-skip": any(len(rs) > 1 for rs in ix.reads_of_op.values()),
+        "int-nonmonotonic-poll": any(len(rs) > 1 for rs in ix.reads_of_op.values()),
+        "int-nonmonotonic-send": any(len(ws) > len({w.key for w in ws}) for ws in ix.writes_of.values()),
+        "unseen": bool(acked and ix.reads),
         "G1c": sum(1 for op in h.ops if op.type == "ok" and op.f == "txn" and _reads_and_writes(op.value)) > 1,
         "torn-transaction": bool(committed_txn) and bool(rc_reads),
         "zombie-not-fenced": any(len(v) > 1 for v in _instances(h).values()),
