@@ -346,3 +346,17 @@ def test_a_read_uncommitted_reader_does_not_tear_a_transaction() -> None:
     assert kinds(b.history()) == []
     b.poll(7, {1: [(0, 10), (2, 11)]})  # a read_committed reader skipping offset 1 does tear it
     assert "torn-transaction" in kinds(b.history())
+
+
+def test_only_a_read_committed_read_promotes_an_unknown_transaction() -> None:
+    """Found on real Kafka (3 nodes, kill -9): a fenced zombie's aborted records, seen by a
+    read_uncommitted drain, must not make a read_committed consumer's skip over them a poll-skip."""
+    b = Builder()
+    b.send(0, 0, 1, 0)
+    b.op(1, "txn", [["send", 0, 2]], "info", error="_FENCED")  # aborted by the coordinator at offset 1
+    b.send(0, 0, 3, 2)
+    b.poll(9, {0: [(0, 1), (2, 3)]})
+    b.poll(8, {0: [(0, 1), (1, 2), (2, 3)]}, isolation="read_uncommitted")
+    assert kinds(b.history()) == []
+    b.poll(7, {0: [(1, 2)]})  # a read_committed reader returned it: committed after all, so the skip is one
+    assert "int-poll-skip" in kinds(b.history())

@@ -175,7 +175,9 @@ class KafkaNemesis(NemesisDriver):
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": self.cluster.bootstrap_servers})
-        fut = admin.elect_leaders(ElectionType.PREFERRED, None, request_timeout=15)
+        # confluent-kafka 2.16.1 fails with SystemError when elect_leaders gets request_timeout or
+        # operation_timeout keywords: call it bare and bound the wait on the future instead.
+        fut = admin.elect_leaders(ElectionType.PREFERRED, None)
         result = fut.result(30)
         moved = sum(1 for err in (result or {}).values() if err is None)
         return f"preferred-replica election of every partition (ElectLeaders): {moved} leader(s) moved"
