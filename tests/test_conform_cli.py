@@ -64,6 +64,9 @@ def test_a_clean_history_exits_0_and_round_trips_through_edn(tmp_path: Path) -> 
         (["conform", "--target", "tansu", "--nodes", "3"], "are for --target kafka"),
         (["conform", "--target", "kafka", "--kafka-home", "/nonexistent/kafka"], "no Kafka distribution found"),
         (["conform", "--target", "kafka", "--nodes", "2"], "invalid choice"),
+        (["conform", "--target", "tansu", "--nemesis", "kill"], "does not support nemesis fault kill"),
+        (["conform", "--nemesis", "bogus"], "unknown nemesis fault bogus"),
+        (["conform", "--history", "x.edn", "--nemesis", "all"], "takes no --history"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
