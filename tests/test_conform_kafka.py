@@ -115,3 +115,20 @@ def test_conformance_run_on_real_kafka_passes_and_fences_an_open_transactions_zo
     assert open_zombie and open_zombie[0].type != "ok"
     assert open_zombie[0].error in ("_FENCED", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH")
     assert result.history.meta["kafka_semantics"] and result.history.meta["abort_interval_ms"] == 1000
+
+
+def test_stop_kills_a_jvm_it_lost_track_of(tmp_path: Path) -> None:
+    """A signal inside Popen (a restart under Ctrl-C) can leave a JVM outside ``node.proc``: stop finds it."""
+    import subprocess
+    import tempfile
+    import time
+
+    from keos.checker.conform.targets.kafka_broker import KafkaCluster
+
+    cluster = KafkaCluster(1)
+    cluster._run_dir = Path(tempfile.mkdtemp(prefix="keos-kafka-"))
+    stray = subprocess.Popen(["sh", "-c", "sleep 300", str(cluster._run_dir)], start_new_session=True)
+    time.sleep(0.3)
+    assert stray.poll() is None
+    cluster.stop()
+    assert stray.wait(5) is not None and not cluster._run_dir.exists()

@@ -345,6 +345,9 @@ class KafkaCluster:
                     with contextlib.suppress(Exception):
                         node.proxy.close()
             if self._run_dir is not None:
+                # A signal can land inside subprocess.Popen after the fork (a restart under Ctrl-C):
+                # that JVM is not in node.proc, but its command line names this run's unique directory.
+                _kill_strays(self._run_dir)
                 shutil.rmtree(self._run_dir, ignore_errors=True)
         with _LIVE_LOCK:
             _LIVE.discard(self)
@@ -555,6 +558,25 @@ class KafkaCluster:
                 return
             time.sleep(0.2)
         raise KafkaUnavailable(f"Kafka node {node.node_id} did not listen on 127.0.0.1:{node.broker_port}")
+
+
+def _kill_strays(run_dir: Path) -> None:
+    """SIGKILL every process whose command line names ``run_dir`` (only this run's JVMs can)."""
+    marker = str(run_dir).encode()
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker in cmdline:
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)
+    time.sleep(0.2)  # let the kernel reap them before their directory goes
 
 
 def process_state(pid: int) -> str | None:
