@@ -239,11 +239,18 @@ class CheckReport:
     def reasons(self) -> list[str]:
         """Why :attr:`exit_code` is what it is, one line per reason (empty when every invariant holds)."""
         out = [f"engine disagreement ({r.engine}, {r.scenario}, {r.variant}): {d}" for r, d in self.disagreements()]
-        out += [f"violated: {p.name} ({r.scenario}, {r.variant}, {r.engine})"
-                for r in self.results for p in r.properties if p.verdict is Verdict.VIOLATED]
+        out += [
+            f"violated: {p.name} ({r.scenario}, {r.variant}, {r.engine})"
+            for r in self.results
+            for p in r.properties
+            if p.verdict is Verdict.VIOLATED
+        ]
         if self.strict:
-            out += [f"--strict: {p.name} is {p.verdict.value} in {r.scenario} ({r.variant}, {r.engine})"
-                    + (f": {p.detail}" if p.detail else "") for r, p in self.untested_invariants()]
+            out += [
+                f"--strict: {p.name} is {p.verdict.value} in {r.scenario} ({r.variant}, {r.engine})"
+                + (f": {p.detail}" if p.detail else "")
+                for r, p in self.untested_invariants()
+            ]
         out += [f"partial: {r.engine} on {r.scenario} ({r.variant}) stopped early: {why}" for r, why in self.partial()]
         if self.stopped:
             out.append(f"partial: {self.stopped}; {len(self.results)} run(s) finished")
@@ -373,9 +380,12 @@ def check(
 
 def _budgets(time_budget_s: float, max_states: int, max_memory_mb: int) -> None:
     """Reject budgets that are not numbers of the right sign (``nan`` included)."""
-    if not isinstance(time_budget_s, int | float) or isinstance(time_budget_s, bool) or not math.isfinite(
-        time_budget_s
-    ) or time_budget_s < 0:
+    if (
+        not isinstance(time_budget_s, int | float)
+        or isinstance(time_budget_s, bool)
+        or not math.isfinite(time_budget_s)
+        or time_budget_s < 0
+    ):
         raise ModelError(f"time budget must be a finite number of seconds >= 0, got {time_budget_s!r}")
     for name, value in (("max_states", max_states), ("max_memory_mb", max_memory_mb)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -428,7 +438,11 @@ def mutants(
     """
     _budgets(time_budget_s, 0, max_memory_mb)
     options = EngineOptions(
-        seed=seed, examples=examples, max_depth=max_depth, time_budget_s=time_budget_s, max_memory_mb=max_memory_mb,
+        seed=seed,
+        examples=examples,
+        max_depth=max_depth,
+        time_budget_s=time_budget_s,
+        max_memory_mb=max_memory_mb,
         out_dir=Path(out),
     )
     rows: list[dict[str, Any]] = []
@@ -535,15 +549,20 @@ def explore(
     spill = _search_options(workers, spill_dir, master if engine == "spark" else None)
     levels = workers != 1 or compact_visited or spill is not None
     if graph and (levels or engine == "spark"):
-        raise ModelError("graph export needs the sequential search (no --workers N, --compact-visited, --spill-dir, "
-                         "Spark)")
+        raise ModelError(
+            "graph export needs the sequential search (no --workers N, --compact-visited, --spill-dir, Spark)"
+        )
     model = build_model(sc, v)
     if engine == "spark":
         from keos.checker.explore.spark_bfs import spark_explore
 
         result = spark_explore(
-            sc, v, master=master, max_depth=max_depth or sc.bounds.max_depth,
-            max_states=max_states or sc.bounds.max_states, time_budget_s=time_budget_s,
+            sc,
+            v,
+            master=master,
+            max_depth=max_depth or sc.bounds.max_depth,
+            max_states=max_states or sc.bounds.max_states,
+            time_budget_s=time_budget_s,
         )
         _add_transition_coverage(result)
         return result, None

@@ -31,8 +31,9 @@ import z3
 from keos.model.coordinator.group.assignors import Subscription, TopicPartition
 
 
-def _counts(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
-            ) -> tuple[dict[tuple[str, str], z3.ArithRef], list[z3.BoolRef], dict[str, z3.ArithRef]]:
+def _counts(
+    partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+) -> tuple[dict[tuple[str, str], z3.ArithRef], list[z3.BoolRef], dict[str, z3.ArithRef]]:
     """``n[t, m]``: how many partitions of topic ``t`` member ``m`` gets.  Partitions of one topic
     are interchangeable for balance (and, with ``min(n, owned)``, for movement), so counting them
     is exact and far smaller than a Boolean per (partition, member)."""
@@ -73,8 +74,11 @@ def optimal_spread(partitions_per_topic: Mapping[str, int], subscriptions: Mappi
     return total
 
 
-def minimal_moves(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription],
-                  previous: Mapping[str, tuple[TopicPartition, ...]]) -> int:
+def minimal_moves(
+    partitions_per_topic: Mapping[str, int],
+    subscriptions: Mapping[str, Subscription],
+    previous: Mapping[str, tuple[TopicPartition, ...]],
+) -> int:
     """The fewest partitions owned (in ``previous``) by a still-present member that must change
     owner in an assignment whose spread is optimal."""
     if not subscriptions:

@@ -61,15 +61,23 @@ def book_cases() -> list[AssignorCase]:
     both = {"C0": _s("t0", "t1"), "C1": _s("t0", "t1")}
     return [
         AssignorCase("range: 2 members, 2 topics x 4", {"t0": 4, "t1": 4}, both),
-        AssignorCase("range: 2 members, 2 topics x 3", {"t0": 3, "t1": 3}, both,
-                     note="Range gives C0 4 partitions and C1 2"),
-        AssignorCase("unequal: t0 | t0,t1 | t0,t1,t2", {"t0": 1, "t1": 2, "t2": 3},
-                     {"C0": _s("t0"), "C1": _s("t0", "t1"), "C2": _s("t0", "t1", "t2")},
-                     note="RoundRobin leaves t1p1 on C2 although C1 could take it"),
+        AssignorCase(
+            "range: 2 members, 2 topics x 3", {"t0": 3, "t1": 3}, both, note="Range gives C0 4 partitions and C1 2"
+        ),
+        AssignorCase(
+            "unequal: t0 | t0,t1 | t0,t1,t2",
+            {"t0": 1, "t1": 2, "t2": 3},
+            {"C0": _s("t0"), "C1": _s("t0", "t1"), "C2": _s("t0", "t1", "t2")},
+            note="RoundRobin leaves t1p1 on C2 although C1 could take it",
+        ),
         AssignorCase("3 members, 4 topics x 2", four, three_members),
-        AssignorCase("C1 leaves (4 topics x 2)", four,
-                     with_owned({c: three_members[c] for c in ("C0", "C2")}, before, 1), previous=before,
-                     note="Sticky keeps every partition C0 and C2 owned"),
+        AssignorCase(
+            "C1 leaves (4 topics x 2)",
+            four,
+            with_owned({c: three_members[c] for c in ("C0", "C2")}, before, 1),
+            previous=before,
+            note="Sticky keeps every partition C0 and C2 owned",
+        ),
     ]
 
 
@@ -82,18 +90,34 @@ def random_cases(count: int, seed: int) -> list[AssignorCase]:
         members = [f"C{i}" for i in rng.sample(range(6), rng.randint(1, 5))]
         equal = rng.random() < 0.5
         common = frozenset(rng.sample(topics, rng.randint(1, len(topics))))
-        subs = {m: Subscription(common if equal else frozenset(rng.sample(topics, rng.randint(1, len(topics)))))
-                for m in sorted(members)}
+        subs = {
+            m: Subscription(common if equal else frozenset(rng.sample(topics, rng.randint(1, len(topics)))))
+            for m in sorted(members)
+        }
         kind = "equal" if equal else "unequal"
         if rng.random() < 0.5:
             cases.append(AssignorCase(f"#{index} {kind}", sizes, subs))
             continue
         # a rebalance: a previous membership assigned by the assignor under test is filled in later
-        before = sorted({*rng.sample(members, rng.randint(0, len(members))),
-                         *(f"C{i}" for i in rng.sample(range(6, 9), rng.randint(0, 2)))}) or sorted(members)[:1]
+        before = (
+            sorted(
+                {
+                    *rng.sample(members, rng.randint(0, len(members))),
+                    *(f"C{i}" for i in rng.sample(range(6, 9), rng.randint(0, 2))),
+                }
+            )
+            or sorted(members)[:1]
+        )
         prev_subs = {m: subs.get(m, Subscription(common if equal else frozenset(topics))) for m in before}
-        cases.append(AssignorCase(f"#{index} {kind} rebalance", sizes, subs,
-                                  previous={m: () for m in prev_subs}, note="previous:" + ",".join(before)))
+        cases.append(
+            AssignorCase(
+                f"#{index} {kind} rebalance",
+                sizes,
+                subs,
+                previous={m: () for m in prev_subs},
+                note="previous:" + ",".join(before),
+            )
+        )
     return cases
 
 
@@ -103,8 +127,9 @@ def _with_previous(case: AssignorCase, assignor: Assignor) -> AssignorCase:
         return case
     old = {m: case.subscriptions.get(m, Subscription(frozenset(case.partitions_per_topic))) for m in case.previous}
     previous = run_assignor(assignor, case.partitions_per_topic, old)
-    return AssignorCase(case.name, case.partitions_per_topic, with_owned(case.subscriptions, previous, 1),
-                        previous, case.note)
+    return AssignorCase(
+        case.name, case.partitions_per_topic, with_owned(case.subscriptions, previous, 1), previous, case.note
+    )
 
 
 @dataclass
@@ -144,8 +169,14 @@ class AssignorReport:
         return [p for p in self.properties.values() if p.violation]
 
 
-def _judge(report: AssignorReport, expectation: Expectation, case: AssignorCase, assignment: Assignment,
-           only: Iterable[str] | None = None, label: str = "") -> None:
+def _judge(
+    report: AssignorReport,
+    expectation: Expectation,
+    case: AssignorCase,
+    assignment: Assignment,
+    only: Iterable[str] | None = None,
+    label: str = "",
+) -> None:
     verdicts = evaluate(case, assignment)
     for name, reason in verdicts.items():
         if only is not None and name not in only:
@@ -162,8 +193,13 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
     expectation = EXPECTED.get(name, USER_EXPECTATION)
     report = AssignorReport(name)
     for prop in evaluate(cases[0], {}) if cases else {}:
-        kind = ("holds" if prop in expectation.holds
-                else "known violation" if prop in expectation.known_violations else "not judged")
+        kind = (
+            "holds"
+            if prop in expectation.holds
+            else "known violation"
+            if prop in expectation.known_violations
+            else "not judged"
+        )
         report.properties[prop] = PropertyOutcome(prop, kind)
     cooperative = name in COOPERATIVE
     if cooperative:
@@ -183,8 +219,14 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
             rounds = cooperative_rounds(case.partitions_per_topic, case.subscriptions)
             final = rounds[-1]
             report.max_rounds = max(report.max_rounds, len(rounds))
-            _judge(report, expectation, AssignorCase(case.name, case.partitions_per_topic, case.subscriptions),
-                   final, only=FOLLOW_UP_PROPERTIES, label=f" (after {len(rounds)} rebalances)")
+            _judge(
+                report,
+                expectation,
+                AssignorCase(case.name, case.partitions_per_topic, case.subscriptions),
+                final,
+                only=FOLLOW_UP_PROPERTIES,
+                label=f" (after {len(rounds)} rebalances)",
+            )
         else:
             _judge(report, expectation, case, assignment)
         s = spread(final)
@@ -205,8 +247,9 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
     return report
 
 
-def check_assignors(names: Iterable[str], *, random_count: int = 200, seed: int = 0,
-                    z3_optimum: bool = True) -> list[AssignorReport]:
+def check_assignors(
+    names: Iterable[str], *, random_count: int = 200, seed: int = 0, z3_optimum: bool = True
+) -> list[AssignorReport]:
     cases = book_cases() + random_cases(random_count, seed)
     return [check_assignor(name, cases, z3_optimum=z3_optimum) for name in names]
 

@@ -158,9 +158,7 @@ class Replay:
     violated_at: int = -1
 
 
-def replay_actions(
-    model: Model, actions: Sequence[Action], prop: Property, loop_start: int | None = None
-) -> Replay:
+def replay_actions(model: Model, actions: Sequence[Action], prop: Property, loop_start: int | None = None) -> Replay:
     """Execute ``actions`` from the initial state; confirm ``prop`` fails at the end.
 
     A trace is *confirmed* when every action is enabled where it is taken and
@@ -222,8 +220,11 @@ def _replay_liveness(model: Model, actions: Sequence[Action], prop: Property, lo
         if why is not None:
             return Replay(False, why, states, events)
         return Replay(
-            True, f"{prop.name} never holds again: stuck after step {len(actions)} (no protocol step enabled)",
-            states, events, len(actions),
+            True,
+            f"{prop.name} never holds again: stuck after step {len(actions)} (no protocol step enabled)",
+            states,
+            events,
+            len(actions),
         )
     why = check_lasso(model, states, actions, loop_start, prop)
     if why is not None:
@@ -232,7 +233,9 @@ def _replay_liveness(model: Model, actions: Sequence[Action], prop: Property, lo
         True,
         f"{prop.name} never holds again: a weakly fair livelock, steps {loop_start + 1}-{len(actions)} "
         f"repeat forever (back to the state after step {loop_start})",
-        states, events, loop_start,
+        states,
+        events,
+        loop_start,
     )
 
 

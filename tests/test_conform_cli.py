@@ -11,6 +11,7 @@ import pytest
 
 from keos.checker.cli.main import main
 from keos.checker.conform import edn
+from keos.checker.conform.anomalies import KINDS
 from keos.checker.conform.history import load_json
 
 FIXTURE = Path(__file__).parent / "data" / "conform" / "jepsen_duplicate_aborted_read.edn"
@@ -60,6 +61,12 @@ def test_a_clean_history_exits_0_and_round_trips_through_edn(tmp_path: Path) -> 
         (["conform", "--target", "bootstrap"], "needs --bootstrap-servers"),
         (["conform", "--history", "x.edn", "--target", "tansu"], "takes no --target"),
         (["conform", "--workload", "nope"], "invalid choice"),
+        (["conform", "--target", "tansu", "--nodes", "3"], "are for --target kafka"),
+        (["conform", "--target", "kafka", "--kafka-home", "/nonexistent/kafka"], "no Kafka distribution found"),
+        (["conform", "--target", "kafka", "--nodes", "2"], "invalid choice"),
+        (["conform", "--target", "tansu", "--nemesis", "kill"], "does not support nemesis fault kill"),
+        (["conform", "--nemesis", "bogus"], "unknown nemesis fault bogus"),
+        (["conform", "--history", "x.edn", "--nemesis", "all"], "takes no --history"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,5 +125,19 @@ def test_mock_idempotent_workload_from_the_cli_exits_0(tmp_path: Path) -> None:
     assert findings["anomalies"] == [] and findings["stats"]["acknowledged_sends"] == 24
     assert findings["broker_trace"]["requests_by_api"]["Produce"] > 24  # the injected errors were retried
     suite = ET.parse(tmp_path / "j.xml").getroot()
-    assert suite.get("failures") == "0" and suite.get("tests") == "14"
+    assert suite.get("failures") == "0" and suite.get("tests") == str(len(KINDS))  # one testcase per kind
     assert len(edn.read_history(edn_path)) == len(history)
+
+
+def test_an_exported_history_keeps_its_target_profile(tmp_path: Path) -> None:
+    """A target's documented deviations stay permitted after a round trip through Jepsen's EDN."""
+    h = edn.read_history(FIXTURE)  # a duplicate and an aborted read
+    bare = tmp_path / "bare.edn"
+    bare.write_text(edn.history_to_edn(h))
+    assert main(["conform", "--history", str(bare), "--out", str(tmp_path)]) == 1
+    h.meta["target_profile"] = {"G1a": "documented", "duplicate": "documented"}
+    path = tmp_path / "profiled.edn"
+    path.write_text(edn.history_to_edn(h))
+    assert path.read_text().startswith(";; keos-meta: ")
+    assert edn.read_history(path).meta["target_profile"] == h.meta["target_profile"]
+    assert main(["conform", "--history", str(path), "--out", str(tmp_path)]) == 0

@@ -59,13 +59,17 @@ def test_mock_shows_its_documented_gaps() -> None:
 
 
 @needs_tansu
-def test_tansu_fences_zombies_but_returns_aborted_records_and_hangs_the_lso() -> None:
+def test_tansu_fences_zombies_only_between_transactions_returns_aborted_records_and_hangs_the_lso() -> None:
     from keos.checker.conform.runner import run
 
     cfg = WorkloadConfig(transactions=6, ctp_batches=3, transaction_timeout_ms=4000, lso_grace_s=1.0)
     result = run("tansu", "transactions", cfg)
     found = result.analysis.by_kind()
-    assert set(found) == {"G1a", "hanging-lso"}, {k: v[0].summary for k, v in found.items()}
+    assert set(found) == {"G1a", "hanging-lso", "zombie-not-fenced", "wrong-error-class"}, {
+        k: v[0].summary for k, v in found.items()
+    }
+    (zombie,) = found["zombie-not-fenced"]  # fenced while its transaction was open: not aborted, visible
+    assert "was open when" in zombie.summary and "read_committed poll" in zombie.summary
     assert set(found) <= set(result.target.profile)
     (hanging,) = found["hanging-lso"]  # the abandoned transaction's partition only
     assert (

@@ -154,9 +154,17 @@ MOVES: tuple[str, ...] = (
 )
 _FENCED = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
 _STATE_VARS: tuple[tuple[str, str], ...] = (
-    ("G", "int"), ("F", "int"), ("R", "int"), ("rph", "int"), ("rg", "int"), ("x_started", "bool"),
-    *((f"{f}_{v}", k) for f in _FOCUS for v, k in (("ph", "int"), ("cur", "bool"), ("inited", "bool"),
-                                                   ("initG", "int"))),
+    ("G", "int"),
+    ("F", "int"),
+    ("R", "int"),
+    ("rph", "int"),
+    ("rg", "int"),
+    ("x_started", "bool"),
+    *(
+        (f"{f}_{v}", k)
+        for f in _FOCUS
+        for v, k in (("ph", "int"), ("cur", "bool"), ("inited", "bool"), ("initG", "int"))
+    ),
 )
 
 
@@ -205,8 +213,9 @@ def derive_coordinator_rules(flags: ProtocolFlags) -> dict[str, bool]:
     makes_current, fences, rejected, keeps = True, True, True, True
     k, a, _ = init_transactions(fresh, tid, OUTPUT + 1, cfg)
     if a is None:
-        return dict(init_makes_current=False, init_fences_older=False, stale_commit_rejected=False,
-                    commit_keeps_current=False)
+        return dict(
+            init_makes_current=False, init_fences_older=False, stale_commit_rejected=False, commit_keeps_current=False
+        )
     makes_current &= _current(k, a)
     k, a, err, _ = send_transactional(k, a, OUTPUT, (1,), flags)
     k, a, err2, _ = end_transaction(k, a, True, cfg)
@@ -218,8 +227,12 @@ def derive_coordinator_rules(flags: ProtocolFlags) -> dict[str, bool]:
             keeps &= err == Errors.NONE and _current(k1, a1)
         k1, b, _ = init_transactions(k1, tid, OUTPUT + 1, cfg)
         if b is None:
-            return dict(init_makes_current=False, init_fences_older=False, stale_commit_rejected=False,
-                        commit_keeps_current=keeps)
+            return dict(
+                init_makes_current=False,
+                init_fences_older=False,
+                stale_commit_rejected=False,
+                commit_keeps_current=keeps,
+            )
         makes_current &= _current(k1, b)
         fences &= not _current(k1, a1)
         if not open_txn:
@@ -229,8 +242,12 @@ def derive_coordinator_rules(flags: ProtocolFlags) -> dict[str, bool]:
                 continue
         _k, _a, err, _ = end_transaction(k1, a1, True, cfg)
         rejected &= err in _FENCED
-    return dict(init_makes_current=makes_current, init_fences_older=fences, stale_commit_rejected=rejected,
-                commit_keeps_current=keeps)
+    return dict(
+        init_makes_current=makes_current,
+        init_fences_older=fences,
+        stale_commit_rejected=rejected,
+        commit_keeps_current=keeps,
+    )
 
 
 def derive_rules(flags: ProtocolFlags, max_tasks: int = 4) -> CoreRules:
@@ -241,8 +258,7 @@ def derive_rules(flags: ProtocolFlags, max_tasks: int = 4) -> CoreRules:
         for record in range(-1, max_tasks + 1)
         for count in range(1, max_tasks + 1)
     )
-    return CoreRules(**derive_coordinator_rules(flags), plan=plan,
-                     tids=tuple(task_tid(n) for n in range(max_tasks)))
+    return CoreRules(**derive_coordinator_rules(flags), plan=plan, tids=tuple(task_tid(n) for n in range(max_tasks)))
 
 
 # -- the abstract system --------------------------------------------------------------------------------
@@ -270,8 +286,12 @@ class _Core:
         """Task counts in ``1..max_tasks`` for every generation the formulas mention; focus tasks exist."""
         out = [z3.Implies(t >= 0, z3.And(self.count(t) >= 1, self.count(t) <= self.M)) for t in self.counted]
         for f in _FOCUS:
-            out += [self.g[f] >= 0, self.n[f] >= 0, self.n[f] < self.c(self.g[f]),
-                    z3.And(self.count(self.g[f]) >= 1, self.count(self.g[f]) <= self.M)]
+            out += [
+                self.g[f] >= 0,
+                self.n[f] >= 0,
+                self.n[f] < self.c(self.g[f]),
+                z3.And(self.count(self.g[f]) >= 1, self.count(self.g[f]) <= self.M),
+            ]
         return z3.And(out)
 
     def tid(self, n: Any) -> Any:
@@ -298,10 +318,20 @@ class _Core:
 
     def init(self, S: State) -> Any:
         """Generation 0 committed, no task-count record, no round, no instance started."""
-        return z3.And(S["G"] == 0, S["F"] == -1, S["R"] == -1, S["rph"] == 0, S["rg"] == -1,
-                      z3.Not(S["x_started"]),
-                      *(z3.And(S[f"{f}_ph"] == NOT_STARTED, z3.Not(S[f"{f}_cur"]), z3.Not(S[f"{f}_inited"]),
-                               S[f"{f}_initG"] == -1) for f in _FOCUS))
+        return z3.And(
+            S["G"] == 0,
+            S["F"] == -1,
+            S["R"] == -1,
+            S["rph"] == 0,
+            S["rg"] == -1,
+            z3.Not(S["x_started"]),
+            *(
+                z3.And(
+                    S[f"{f}_ph"] == NOT_STARTED, z3.Not(S[f"{f}_cur"]), z3.Not(S[f"{f}_inited"]), S[f"{f}_initG"] == -1
+                )
+                for f in _FOCUS
+            ),
+        )
 
     @staticmethod
     def _upd(S: State, T: State, **changes: Any) -> Any:
@@ -326,36 +356,68 @@ class _Core:
         assert start is not None
         nothing = no_z["z"]
         fence_ok = fl.connect_zombie_fencing
-        out.append(z3.And(fence_ok, z3.If(
-            nothing,
-            self._upd(S, T, **self._answer(S)),
-            self._upd(S, T, rph=1, rg=S["G"],
-                      **{f"{f}_cur": z3.And(S[f"{f}_cur"], z3.Not(fenced[f])) for f in _FOCUS}))))
+        out.append(
+            z3.And(
+                fence_ok,
+                z3.If(
+                    nothing,
+                    self._upd(S, T, **self._answer(S)),
+                    self._upd(
+                        S, T, rph=1, rg=S["G"], **{f"{f}_cur": z3.And(S[f"{f}_cur"], z3.Not(fenced[f])) for f in _FOCUS}
+                    ),
+                ),
+            )
+        )
         # WriteTaskCountRecord: re-read; 409 if the generation moved, else the record is sent.
         out.append(z3.And(S["rph"] == 1, self._upd(S, T, rph=z3.If(S["G"] == S["rg"], 2, 0))))
         # CommitTaskCountRecord: the record follows the latest commit in the log; requesters get 200.
-        out.append(z3.And(S["rph"] == 2, z3.Or(not txn_leader, S["G"] == S["rg"]),
-                          self._upd(S, T, F=S["G"], R=self.c(S["rg"]), rph=0, **self._answer(S))))
+        out.append(
+            z3.And(
+                S["rph"] == 2,
+                z3.Or(not txn_leader, S["G"] == S["rg"]),
+                self._upd(S, T, F=S["G"], R=self.c(S["rg"]), rph=0, **self._answer(S)),
+            )
+        )
         # RoundAbandoned: 409 / 500 / privileged write failed / the leader was deposed.
         out.append(self._upd(S, T, rph=0))
         # InitProducerId by any other instance or Admin.fenceProducers call on transactional id t.
-        out.append(self._upd(S, T, **{f"{f}_cur": z3.And(S[f"{f}_cur"], z3.Not(z3.And(
-            ru.init_fences_older, self.tid(self.n[f]) == t))) for f in _FOCUS}))
+        out.append(
+            self._upd(
+                S,
+                T,
+                **{
+                    f"{f}_cur": z3.And(S[f"{f}_cur"], z3.Not(z3.And(ru.init_fences_older, self.tid(self.n[f]) == t)))
+                    for f in _FOCUS
+                },
+            )
+        )
         for f in _FOCUS:
             other = "x" if f == "z" else "z"
             ph, g = S[f"{f}_ph"], self.g[f]
             first = REQUESTED if fl.connect_zombie_fencing else DONE
             out.append(z3.And(ph == NOT_STARTED, g <= S["G"], self._upd(S, T, **{f"{f}_ph": first})))
             same = self.tid(self.n[f]) == self.tid(self.n[other])
-            out.append(z3.And(ph == DONE, self._upd(S, T, **{
-                f"{f}_ph": READY, f"{f}_inited": True, f"{f}_initG": S["G"], f"{f}_cur": ru.init_makes_current,
-                f"{other}_cur": z3.And(S[f"{other}_cur"], z3.Not(z3.And(ru.init_fences_older, same)))})))
+            out.append(
+                z3.And(
+                    ph == DONE,
+                    self._upd(
+                        S,
+                        T,
+                        **{
+                            f"{f}_ph": READY,
+                            f"{f}_inited": True,
+                            f"{f}_initG": S["G"],
+                            f"{f}_cur": ru.init_makes_current,
+                            f"{other}_cur": z3.And(S[f"{other}_cur"], z3.Not(z3.And(ru.init_fences_older, same))),
+                        },
+                    ),
+                )
+            )
             ok = z3.Or(not fl.connect_reread_after_producer_init, S["G"] == g)
             started = {"x_started": z3.Or(S["x_started"], ok)} if f == "x" else {}
             out.append(z3.And(ph == READY, self._upd(S, T, **{f"{f}_ph": z3.If(ok, RUNNING, FAILED)}, **started)))
             out.append(z3.And(ph >= REQUESTED, ph <= RUNNING, self._upd(S, T, **{f"{f}_ph": FAILED})))
-            out.append(z3.And(ph == RUNNING, S[f"{f}_cur"], self._upd(S, T, **{
-                f"{f}_cur": ru.commit_keeps_current})))
+            out.append(z3.And(ph == RUNNING, S[f"{f}_cur"], self._upd(S, T, **{f"{f}_cur": ru.commit_keeps_current})))
         assert len(out) == len(MOVES)
         return out
 
@@ -370,8 +432,9 @@ class _Core:
         """P1 and P2 of the module docstring."""
         return {
             "task_starts_after_task_count_record": z3.Implies(S["z_ph"] == RUNNING, S["F"] >= self.g["z"]),
-            "no_commit_by_fenced_generation": z3.Not(z3.And(
-                S["x_started"], self.g["x"] > self.g["z"], self.can_commit(S, "z"))),
+            "no_commit_by_fenced_generation": z3.Not(
+                z3.And(S["x_started"], self.g["x"] > self.g["z"], self.can_commit(S, "z"))
+            ),
         }
 
     def invariant(self, S: State) -> dict[str, Any]:
@@ -380,41 +443,51 @@ class _Core:
         gz, nz = self.g["z"], self.n["z"]
         inv: dict[str, Any] = {
             "config topic: 0 <= G, -1 <= F <= G, R = count(F)": z3.And(
-                G >= 0, F >= -1, F <= G, z3.If(F >= 0, self.c(F) == R, R == -1)),
+                G >= 0, F >= -1, F <= G, z3.If(F >= 0, self.c(F) == R, R == -1)
+            ),
             "round: generation read while pending, still current once sent": z3.And(
-                rph >= 0, rph <= 2, z3.Implies(rph != 0, z3.And(rg > F, rg <= G)),
-                z3.Implies(rph == 2, rg == G)),
-            "x_started only after X's verify": z3.Implies(S["x_started"], z3.Or(
-                S["x_ph"] == RUNNING, S["x_ph"] == FAILED)),
+                rph >= 0, rph <= 2, z3.Implies(rph != 0, z3.And(rg > F, rg <= G)), z3.Implies(rph == 2, rg == G)
+            ),
+            "x_started only after X's verify": z3.Implies(
+                S["x_started"], z3.Or(S["x_ph"] == RUNNING, S["x_ph"] == FAILED)
+            ),
         }
         for f in _FOCUS:
             ph, g, initG = S[f"{f}_ph"], self.g[f], S[f"{f}_initG"]
             inv[f"{f}: phase, started only with g <= G, current only after InitProducerId"] = z3.And(
-                ph >= NOT_STARTED, ph <= FAILED, z3.Implies(ph != NOT_STARTED, g <= G),
+                ph >= NOT_STARTED,
+                ph <= FAILED,
+                z3.Implies(ph != NOT_STARTED, g <= G),
                 z3.Implies(ph <= DONE, z3.And(z3.Not(S[f"{f}_inited"]), z3.Not(S[f"{f}_cur"]))),
                 z3.Implies(z3.Or(ph == READY, ph == RUNNING), S[f"{f}_inited"]),
                 z3.Implies(S[f"{f}_inited"], z3.And(g <= initG, initG <= G)),
-                z3.Implies(z3.Not(S[f"{f}_inited"]), z3.Not(S[f"{f}_cur"])))
+                z3.Implies(z3.Not(S[f"{f}_inited"]), z3.Not(S[f"{f}_cur"])),
+            )
             inv[f"{f}: answered only after a task-count record follows its generation"] = z3.Implies(
-                z3.Or(ph == DONE, ph == READY, ph == RUNNING, S[f"{f}_inited"]), g <= F)
-            inv[f"{f}: in the send loop only if it initialised while G == g"] = z3.Implies(
-                ph == RUNNING, initG == g)
+                z3.Or(ph == DONE, ph == READY, ph == RUNNING, S[f"{f}_inited"]), g <= F
+            )
+            inv[f"{f}: in the send loop only if it initialised while G == g"] = z3.Implies(ph == RUNNING, initG == g)
         same = self.tid(self.n["z"]) == self.tid(self.n["x"])
         both = z3.And(S["z_inited"], S["x_inited"], same)
         inv["one current holder per transactional id; the later InitProducerId wins"] = z3.And(
             z3.Implies(both, z3.Not(z3.And(S["z_cur"], S["x_cur"]))),
             z3.Implies(z3.And(both, S["z_initG"] < S["x_initG"]), z3.Not(S["z_cur"])),
-            z3.Implies(z3.And(both, S["x_initG"] < S["z_initG"]), z3.Not(S["x_cur"])))
+            z3.Implies(z3.And(both, S["x_initG"] < S["z_initG"]), z3.Not(S["x_cur"])),
+        )
         survivor = z3.And(S["z_cur"], S["z_inited"], S["z_initG"] <= gz)
         inv["Z survives rounds of later generations only through the 1 -> 1 shortcut"] = z3.Implies(
-            z3.And(survivor, gz < F), z3.And(R == 1, nz == 0))
+            z3.And(survivor, gz < F), z3.And(R == 1, nz == 0)
+        )
         _no, _start, fenced_now = self._plan(rg > F, R, self.c(rg), nz)
         inv["Z survived the fence of a round in progress"] = z3.Implies(
-            z3.And(survivor, rph != 0, rg > gz), z3.Not(fenced_now))
+            z3.And(survivor, rph != 0, rg > gz), z3.Not(fenced_now)
+        )
         inv["X started => its generation is fenced and X initialised at it"] = z3.Implies(
-            S["x_started"], z3.And(S["x_inited"], self.g["x"] <= F))
+            S["x_started"], z3.And(S["x_inited"], self.g["x"] <= F)
+        )
         inv["a newer generation started => Z (initialised before it) is fenced"] = z3.Implies(
-            z3.And(S["x_started"], self.g["x"] > gz, S["z_inited"], S["z_initG"] <= gz), z3.Not(S["z_cur"]))
+            z3.And(S["x_started"], self.g["x"] > gz, S["z_inited"], S["z_initG"] <= gz), z3.Not(S["z_cur"])
+        )
         return inv
 
 
@@ -431,8 +504,11 @@ def _show(core: _Core, m: Any, S: State) -> dict[str, Any]:
 
 
 def _params(core: _Core, m: Any) -> dict[str, Any]:
-    return {f"{f.upper()}": f"task {_val(m, core.n[f])} of generation {_val(m, core.g[f])} "
-                            f"(count {_val(m, core.count(core.g[f]))})" for f in _FOCUS}
+    return {
+        f"{f.upper()}": f"task {_val(m, core.n[f])} of generation {_val(m, core.g[f])} "
+        f"(count {_val(m, core.count(core.g[f]))})"
+        for f in _FOCUS
+    }
 
 
 def _bad(core: _Core, S: State) -> Any:
@@ -443,10 +519,12 @@ def _bad(core: _Core, S: State) -> Any:
 WITNESSES: dict[str, Any] = {
     "violation": _bad,
     "newer generation started while Z of an older one is in its send loop": lambda core, S: z3.And(
-        S["x_started"], core.g["x"] > core.g["z"], S["z_ph"] == RUNNING),
+        S["x_started"], core.g["x"] > core.g["z"], S["z_ph"] == RUNNING
+    ),
     "Z can commit in its send loop": lambda core, S: core.can_commit(S, "z"),
     "Z holds its epoch in its send loop after a later generation's round": lambda core, S: z3.And(
-        S["z_cur"], S["z_ph"] == RUNNING, S["F"] > core.g["z"]),
+        S["z_cur"], S["z_ph"] == RUNNING, S["F"] > core.g["z"]
+    ),
 }
 
 
@@ -470,8 +548,9 @@ def abstract_reachable(flags: ProtocolFlags, witness: str, depth: int = 12, max_
         solver.add(pred(core, xs[k]), core.axioms())
         if solver.check() == z3.sat:
             m = solver.model()
-            steps = [MOVES[_val(m, mv[i])] + (f" on id {_val(m, tt[i])}" if _val(m, mv[i]) == 5 else "")
-                     for i in range(k)]
+            steps = [
+                MOVES[_val(m, mv[i])] + (f" on id {_val(m, tt[i])}" if _val(m, mv[i]) == 5 else "") for i in range(k)
+            ]
             return ["; ".join(f"{f}: {d}" for f, d in _params(core, m).items()), *steps]
         solver.pop()
     return None
@@ -488,12 +567,19 @@ def prove_connect_fencing(flags: ProtocolFlags, max_tasks: int = 4, trace_depth:
     props_post = core.properties(T)
     out: dict[str, Any] = {
         "property": "KIP-618 fencing core: for any two exactly-once task instances Z, X -- P1 Z is in its send "
-                    "loop only after a task-count record follows its generation; P2 once X of a newer generation "
-                    "entered its send loop, Z cannot commit (it does not hold its transactional id's epoch)",
+        "loop only after a task-count record follows its generation; P2 once X of a newer generation "
+        "entered its send loop, Z cannot commit (it does not hold its transactional id's epoch)",
         "method": "1-induction with a strengthening invariant over an abstraction of ConnectSystem "
-                  f"(two symbolic focus instances, unbounded generations, task counts 1..{max_tasks})",
-        "flags": {k: getattr(flags, k) for k in ("connect_zombie_fencing", "connect_reread_after_producer_init",
-                                                 "connect_transactional_leader", "transaction_version")},
+        f"(two symbolic focus instances, unbounded generations, task counts 1..{max_tasks})",
+        "flags": {
+            k: getattr(flags, k)
+            for k in (
+                "connect_zombie_fencing",
+                "connect_reread_after_producer_init",
+                "connect_transactional_leader",
+                "transaction_version",
+            )
+        },
         "rules": rules.to_json(),
         "moves": list(MOVES),
     }
@@ -511,8 +597,11 @@ def prove_connect_fencing(flags: ProtocolFlags, max_tasks: int = 4, trace_depth:
         solver.push()
         solver.add(move == i, core.axioms())
         if solver.check() != z3.sat:
-            out.update(result="unknown", reason=f"vacuous: no state satisfying the invariant takes {name}",
-                       elapsed_s=round(time.perf_counter() - start, 3))
+            out.update(
+                result="unknown",
+                reason=f"vacuous: no state satisfying the invariant takes {name}",
+                elapsed_s=round(time.perf_counter() - start, 3),
+            )
             return out
         solver.pop()
     goal = {**inv_post, **props_post}
@@ -587,8 +676,9 @@ class AbstractEvaluator:
         """``values``: every state variable plus ``n_z, g_z, n_x, g_x``; returns ``{name: holds}``."""
         key = tuple(sorted(values.items()))
         if key not in self.cache:
-            subst = [(self.S[v], z3.BoolVal(values[v]) if k == "bool" else z3.IntVal(values[v]))
-                     for v, k in _STATE_VARS]
+            subst = [
+                (self.S[v], z3.BoolVal(values[v]) if k == "bool" else z3.IntVal(values[v])) for v, k in _STATE_VARS
+            ]
             subst += [(self.core.n[f], z3.IntVal(values[f"n_{f}"])) for f in _FOCUS]
             subst += [(self.core.g[f], z3.IntVal(values[f"g_{f}"])) for f in _FOCUS]
             out = {}
@@ -636,12 +726,24 @@ def _globals(sys: Any, s: Any) -> dict[str, Any]:
 
 def _focus(s: Any, f: str, inst: _Instance | None) -> dict[str, Any]:
     if inst is None:
-        return {f"n_{f}": 0, f"g_{f}": 0, f"{f}_ph": NOT_STARTED, f"{f}_cur": False, f"{f}_inited": False,
-                f"{f}_initG": -1}
+        return {
+            f"n_{f}": 0,
+            f"g_{f}": 0,
+            f"{f}_ph": NOT_STARTED,
+            f"{f}_cur": False,
+            f"{f}_inited": False,
+            f"{f}_initG": -1,
+        }
     cur = inst.handle is not None and _current(s.kafka, inst.handle)
     ph = FAILED if inst.retired else PHASES.index(inst.phase)
-    return {f"n_{f}": inst.task, f"g_{f}": inst.generation, f"{f}_ph": ph, f"{f}_cur": cur,
-            f"{f}_inited": inst.inited, f"{f}_initG": inst.init_g}
+    return {
+        f"n_{f}": inst.task,
+        f"g_{f}": inst.generation,
+        f"{f}_ph": ph,
+        f"{f}_cur": cur,
+        f"{f}_inited": inst.inited,
+        f"{f}_initG": inst.init_g,
+    }
 
 
 def _advance(sys: Any, s: Any, action: Any, new: Any, history: tuple[_Instance, ...]) -> tuple[_Instance, ...]:
@@ -660,8 +762,15 @@ def _advance(sys: Any, s: Any, action: Any, new: Any, history: tuple[_Instance, 
         inited, init_g = inst.inited, inst.init_g
         if action.kind == "InitProducer" and tuple(action.args) == key and t.producer is not None:
             inited, init_g = True, latest
-        out.append(inst._replace(phase=t.phase, handle=t.producer or inst.handle, inited=inited, init_g=init_g,
-                                 started=inst.started or t.phase == TaskPhase.RUNNING))
+        out.append(
+            inst._replace(
+                phase=t.phase,
+                handle=t.producer or inst.handle,
+                inited=inited,
+                init_g=init_g,
+                started=inst.started or t.phase == TaskPhase.RUNNING,
+            )
+        )
     for w, wk in enumerate(new.workers):
         for t in wk.tasks:
             if t.exactly_once and (w, t.task) not in seen:

@@ -156,8 +156,16 @@ class Encoding:
     that a concrete state (from :meth:`abstract`) fits as the initial state.
     """
 
-    def __init__(self, model: KafkaSystem, depth: int, init_slots: int = 0, log_slack: int = 0, pid_slack: int = 0,
-                 bitvector: bool = False, value_slack: int = 0):
+    def __init__(
+        self,
+        model: KafkaSystem,
+        depth: int,
+        init_slots: int = 0,
+        log_slack: int = 0,
+        pid_slack: int = 0,
+        bitvector: bool = False,
+        value_slack: int = 0,
+    ):
         ok, why = covers(model)
         if not ok:
             raise ValueError(f"the bmc encoding does not cover this model: {why}")
@@ -191,8 +199,10 @@ class Encoding:
         self._ev: dict[str, Expr] = {}
         self.step_events: dict[str, Expr] = {}
         self.schema = self._schema()
-        self.slot = [{f: self._slot_var(j, f) for f in SLOT_FIELDS} | {"isreq": z3.Bool(f"m{j}.isreq")}
-                     for j in range(self.nslots)]
+        self.slot = [
+            {f: self._slot_var(j, f) for f in SLOT_FIELDS} | {"isreq": z3.Bool(f"m{j}.isreq")}
+            for j in range(self.nslots)
+        ]
 
     # -- value domain -----------------------------------------------------------------------------
 
@@ -216,8 +226,20 @@ class Encoding:
         ``max_producer_epoch > B`` no bump overflows.  Small sequence spaces and
         epoch limits are kept as constants inside the domain.
         """
-        idx = max(self.N * self.R, self.L, self.npids, self.nslots, len(self.templates), self.window,
-                  len(ERROR_CODES), self.pc.retries + 2, self.pc.max_in_flight, self.P, self.N, len(FAULT_KINDS))
+        idx = max(
+            self.N * self.R,
+            self.L,
+            self.npids,
+            self.nslots,
+            len(self.templates),
+            self.window,
+            len(ERROR_CODES),
+            self.pc.retries + 2,
+            self.pc.max_in_flight,
+            self.P,
+            self.N,
+            len(FAULT_KINDS),
+        )
         bound = idx + self.depth + slack + self.R + 2
         if self.space <= 2 * bound + 4:
             bound = max(bound, self.space)
@@ -325,11 +347,18 @@ class Encoding:
         v: dict[str, Any] = {}
         for i, p in enumerate(s.producers):
             v[f"p{i}.pid"], v[f"p{i}.ep"], v[f"p{i}.conn"], v[f"p{i}.next"] = (
-                p.producer_id, p.producer_epoch, p.connection, p.next_record)
+                p.producer_id,
+                p.producer_epoch,
+                p.connection,
+                p.next_record,
+            )
             v[f"p{i}.bump"] = p.epoch_bump_required
             for q, te in enumerate(p.partitions):
                 v[f"p{i}.q{q}.pe"], v[f"p{i}.q{q}.ns"], v[f"p{i}.q{q}.la"] = (
-                    te.producer_epoch, te.next_sequence, te.last_acked_sequence)
+                    te.producer_epoch,
+                    te.next_sequence,
+                    te.last_acked_sequence,
+                )
                 v[f"p{i}.q{q}.unres"], v[f"p{i}.q{q}.rw"] = te.unresolved, te.rewrite
             present = {prod.record_owner(b.records[0])[1]: b for b in p.batches}
             for n in range(self.R):
@@ -407,11 +436,13 @@ class Encoding:
         val = {f: _num(m.eval(self.slot[j][f], model_completion=True)) for f in SLOT_FIELDS}
         isreq = z3.is_true(m.eval(self.slot[j]["isreq"], model_completion=True))
         if isreq:
-            body: Any = ProduceRequest(val["prod"], val["conn"], val["part"], val["pid"], val["ep"], val["seq"],
-                                       (self._rid(val["rec"]),))
+            body: Any = ProduceRequest(
+                val["prod"], val["conn"], val["part"], val["pid"], val["ep"], val["seq"], (self._rid(val["rec"]),)
+            )
             return net.Envelope(f"p{val['prod']}", BROKER, val["conn"], body)
-        body = ProduceResponse(val["prod"], val["conn"], val["part"], val["ep"], val["seq"],
-                               ERROR_CODES[val["err"]], val["off"])
+        body = ProduceResponse(
+            val["prod"], val["conn"], val["part"], val["ep"], val["seq"], ERROR_CODES[val["err"]], val["off"]
+        )
         return net.Envelope(BROKER, f"p{val['prod']}", val["conn"], body)
 
     def concretize(self, m: z3.ModelRef, S: State) -> SystemState:
@@ -428,24 +459,49 @@ class Encoding:
         failed: list[int] = []
         for i in range(self.N):
             entries = tuple(
-                prod.TxnPartitionEntry(iv(f"p{i}.q{q}.pe"), iv(f"p{i}.q{q}.ns"), iv(f"p{i}.q{q}.la"),
-                                       bv(f"p{i}.q{q}.unres"), bv(f"p{i}.q{q}.rw"))
-                for q in range(self.P))
+                prod.TxnPartitionEntry(
+                    iv(f"p{i}.q{q}.pe"),
+                    iv(f"p{i}.q{q}.ns"),
+                    iv(f"p{i}.q{q}.la"),
+                    bv(f"p{i}.q{q}.unres"),
+                    bv(f"p{i}.q{q}.rw"),
+                )
+                for q in range(self.P)
+            )
             batches = tuple(
-                prod.ProducerBatch(n % self.P, (prod.record_id(i, n),), iv(f"p{i}.b{n}.ep"), iv(f"p{i}.b{n}.seq"),
-                                   bv(f"p{i}.b{n}.fl"), iv(f"p{i}.b{n}.att"))
-                for n in range(self.R) if bv(f"p{i}.b{n}.on"))
-            producers.append(prod.Producer(iv(f"p{i}.pid"), iv(f"p{i}.ep"), iv(f"p{i}.conn"), iv(f"p{i}.next"),
-                                           entries, batches, bv(f"p{i}.bump")))
+                prod.ProducerBatch(
+                    n % self.P,
+                    (prod.record_id(i, n),),
+                    iv(f"p{i}.b{n}.ep"),
+                    iv(f"p{i}.b{n}.seq"),
+                    bv(f"p{i}.b{n}.fl"),
+                    iv(f"p{i}.b{n}.att"),
+                )
+                for n in range(self.R)
+                if bv(f"p{i}.b{n}.on")
+            )
+            producers.append(
+                prod.Producer(
+                    iv(f"p{i}.pid"),
+                    iv(f"p{i}.ep"),
+                    iv(f"p{i}.conn"),
+                    iv(f"p{i}.next"),
+                    entries,
+                    batches,
+                    bv(f"p{i}.bump"),
+                )
+            )
             acked.extend(prod.record_id(i, n) for n in range(self.R) if bv(f"ack{i}.{n}"))
             failed.extend(prod.record_id(i, n) for n in range(self.R) if bv(f"fail{i}.{n}"))
         partitions = []
         for q in range(self.P):
             length = iv(f"q{q}.len")
             log = tuple(
-                part.LogEntry(iv(f"q{q}.l{k}.pid"), iv(f"q{q}.l{k}.ep"), iv(f"q{q}.l{k}.seq"),
-                              (self._rid(iv(f"q{q}.l{k}.rec")),))
-                for k in range(length))
+                part.LogEntry(
+                    iv(f"q{q}.l{k}.pid"), iv(f"q{q}.l{k}.ep"), iv(f"q{q}.l{k}.seq"), (self._rid(iv(f"q{q}.l{k}.rec")),)
+                )
+                for k in range(length)
+            )
             ents = []
             for e in range(self.npids):
                 if not bv(f"q{q}.e{e}.on"):
@@ -453,15 +509,25 @@ class Encoding:
                 cnt = iv(f"q{q}.e{e}.cnt")
                 metas = tuple(
                     BatchMetadata(iv(f"q{q}.e{e}.c{w}.seq"), iv(f"q{q}.e{e}.c{w}.seq"), iv(f"q{q}.e{e}.c{w}.off"))
-                    for w in reversed(range(cnt)))
+                    for w in reversed(range(cnt))
+                )
                 ents.append(ProducerStateEntry(e, iv(f"q{q}.e{e}.ep"), metas))
             partitions.append(part.PartitionLeader(log, iv(f"q{q}.hw"), tuple(sorted(ents)), iv(f"q{q}.lep")))
-        live = [(_num(m.eval(self.slot[j]["order"], model_completion=True)), j)
-                for j in range(self.nslots) if bv(f"live{j}")]
+        live = [
+            (_num(m.eval(self.slot[j]["order"], model_completion=True)), j)
+            for j in range(self.nslots)
+            if bv(f"live{j}")
+        ]
         network = tuple(self.envelope(m, j) for _, j in sorted(live))
         faults = tuple(iv(f"fu{k}") for k in range(len(FAULT_KINDS)))
-        return SystemState(tuple(producers), tuple(partitions), network, iv("npid"), faults,
-                           Ghost(tuple(sorted(acked)), tuple(sorted(failed))))
+        return SystemState(
+            tuple(producers),
+            tuple(partitions),
+            network,
+            iv("npid"),
+            faults,
+            Ghost(tuple(sorted(acked)), tuple(sorted(failed))),
+        )
 
     # -- symbolic helpers -----------------------------------------------------------------------
 
@@ -493,8 +559,9 @@ class Encoding:
         T[f"p{i}.b{n}.on"] = z3.And(S[f"p{i}.b{n}.on"], z3.Not(cond))
         T[f"fail{i}.{n}"] = z3.Or(S[f"fail{i}.{n}"], cond)
         if self.idem:
-            mark = z3.And(cond, S[f"p{i}.b{n}.seq"] >= 0, S[f"p{i}.b{n}.att"] > 0,
-                          S[f"p{i}.q{q}.pe"] == S[f"p{i}.b{n}.ep"])
+            mark = z3.And(
+                cond, S[f"p{i}.b{n}.seq"] >= 0, S[f"p{i}.b{n}.att"] > 0, S[f"p{i}.q{q}.pe"] == S[f"p{i}.b{n}.ep"]
+            )
             T[f"p{i}.q{q}.unres"] = z3.Or(S[f"p{i}.q{q}.unres"], mark)
         return T
 
@@ -538,8 +605,10 @@ class Encoding:
 
         def duplicate() -> tuple[Expr, Expr]:
             # oldest cached batch first, as ``entry.batches[-window:]`` is scanned
-            hits = [(z3.And(ent["on"], ent["ep"] == ep, w < ent["cnt"], ent[f"c{w}.seq"] == seq), ent[f"c{w}.off"])
-                    for w in reversed(range(self.window))]
+            hits = [
+                (z3.And(ent["on"], ent["ep"] == ep, w < ent["cnt"], ent[f"c{w}.seq"] == seq), ent[f"c{w}.off"])
+                for w in reversed(range(self.window))
+            ]
             return z3.Or([h for h, _ in hits]), _ite(hits, self.val(-1))
 
         def unknown_producer() -> tuple[Expr, Expr]:
@@ -588,16 +657,19 @@ class Encoding:
                     continue
                 b = self.slot[j2]
                 before = (b["order"] < a["order"]) if j2 > j else (b["order"] <= a["order"])
-                older.append(z3.And(S[f"live{j2}"], b["isreq"] == a["isreq"], b["prod"] == a["prod"],
-                                    b["conn"] == a["conn"], before))
+                older.append(
+                    z3.And(
+                        S[f"live{j2}"], b["isreq"] == a["isreq"], b["prod"] == a["prod"], b["conn"] == a["conn"], before
+                    )
+                )
             out.append(z3.And(S[f"live{j}"], z3.Not(z3.Or(older or [False]))))
         return out
 
     # -- one step ----------------------------------------------------------------------------------------
 
-    def _apply_templates(self, S: State, k: Expr, msg: dict[str, Expr], m: Expr, upto: int, at_head: Expr,
-                         halt: Expr | None) -> tuple[list[Expr], dict[str, list[tuple[Expr, Expr]]],
-                                                     list[tuple[Expr, dict[str, Expr], str]]]:
+    def _apply_templates(
+        self, S: State, k: Expr, msg: dict[str, Expr], m: Expr, upto: int, at_head: Expr, halt: Expr | None
+    ) -> tuple[list[Expr], dict[str, list[tuple[Expr, Expr]]], list[tuple[Expr, dict[str, Expr], str]]]:
         """Every template applied to ``S``: (guard constraints, per-variable updates, created messages).
 
         Template ``idx`` is selected by ``k == idx`` (and not ``halt``); its guard must hold when selected, each
@@ -686,19 +758,26 @@ class Encoding:
         for x, n in enumerate(recs):
             on, fl, hs = S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.fl"], S[f"p{i}.b{n}.seq"] >= 0
             earlier = recs[:x]
-            cand = z3.And(on, z3.Not(fl), *[z3.Not(z3.And(S[f"p{i}.b{e}.on"], z3.Not(S[f"p{i}.b{e}.fl"])))
-                                           for e in earlier])
+            cand = z3.And(
+                on, z3.Not(fl), *[z3.Not(z3.And(S[f"p{i}.b{e}.on"], z3.Not(S[f"p{i}.b{e}.fl"]))) for e in earlier]
+            )
             if not self.idem:
                 sels.append(cand)
                 continue
             first_seq = z3.And(*[z3.Not(z3.And(S[f"p{i}.b{e}.on"], S[f"p{i}.b{e}.seq"] >= 0)) for e in earlier])
-            new_ok = z3.And(z3.Not(S[f"p{i}.q{q}.unres"]),
-                            z3.Not(z3.And(pe != S[f"p{i}.ep"], self._seq_outstanding(S, i, q))))
+            new_ok = z3.And(
+                z3.Not(S[f"p{i}.q{q}.unres"]), z3.Not(z3.And(pe != S[f"p{i}.ep"], self._seq_outstanding(S, i, q)))
+            )
             sels.append(z3.And(cand, z3.If(hs, first_seq, new_ok)))
         guard = z3.And(*pre, z3.Or(sels or [False]))
         T = dict(S)
-        out: dict[str, Expr] = {"isreq": z3.BoolVal(True), "prod": self.val(i), "conn": S[f"p{i}.conn"],
-                                "part": self.val(q), "pid": S[f"p{i}.pid"] if self.idem else self.val(-1)}
+        out: dict[str, Expr] = {
+            "isreq": z3.BoolVal(True),
+            "prod": self.val(i),
+            "conn": S[f"p{i}.conn"],
+            "part": self.val(q),
+            "pid": S[f"p{i}.pid"] if self.idem else self.val(-1),
+        }
         ep_pairs, seq_pairs, rec_pairs = [], [], []
         stamp_any = []
         for sel, n in zip(sels, recs):
@@ -726,8 +805,9 @@ class Encoding:
             T[f"p{i}.q{q}.unres"] = z3.And(S[f"p{i}.q{q}.unres"], z3.Not(reset))
             T[f"p{i}.q{q}.rw"] = z3.And(S[f"p{i}.q{q}.rw"], z3.Not(reset))
         self._ev["concurrent_in_flight"] = self._in_flight(S, i) + 1 >= 2
-        self._ev["resend"] = z3.Or([z3.And(T[f"p{i}.b{n}.on"], T[f"p{i}.b{n}.fl"], T[f"p{i}.b{n}.att"] > 1)
-                                    for n in recs] or [False])
+        self._ev["resend"] = z3.Or(
+            [z3.And(T[f"p{i}.b{n}.on"], T[f"p{i}.b{n}.fl"], T[f"p{i}.b{n}.att"] > 1) for n in recs] or [False]
+        )
         out["ep"] = _ite(ep_pairs, self.val(-1))
         out["seq"] = _ite(seq_pairs, self.val(-1))
         out["rec"] = _ite(rec_pairs, self.val(-1))
@@ -736,8 +816,11 @@ class Encoding:
     def _t_BumpEpoch(self, S: State, i: int) -> tuple[Expr, State, None]:
         guard = z3.And(S[f"p{i}.bump"], self._in_flight(S, i) == 0)
         self._ev["epoch_bump"] = z3.BoolVal(True)
-        over = (S[f"p{i}.ep"] + 1 > self.max_epoch) if self.bits is None or self.max_epoch <= self.bound \
+        over = (
+            (S[f"p{i}.ep"] + 1 > self.max_epoch)
+            if self.bits is None or self.max_epoch <= self.bound
             else z3.BoolVal(False)
+        )
         pid2 = z3.If(over, -1, S[f"p{i}.pid"])
         ep2 = z3.If(over, -1, S[f"p{i}.ep"] + 1)
         T = dict(S)
@@ -768,8 +851,9 @@ class Encoding:
         T[f"p{i}.bump"] = z3.Or(S[f"p{i}.bump"], z3.Not(resolved))
         return guard, T, None
 
-    def _t_DeliverRequest(self, S: State, q: int, msg: dict[str, Expr], m: Expr, upto: int) -> tuple[
-            Expr, State, dict[str, Expr] | None]:
+    def _t_DeliverRequest(
+        self, S: State, q: int, msg: dict[str, Expr], m: Expr, upto: int
+    ) -> tuple[Expr, State, dict[str, Expr] | None]:
         guard = z3.And(msg["isreq"], msg["part"] == q)
         T = dict(S)
         for j in range(upto):
@@ -795,12 +879,21 @@ class Encoding:
         for code, name in enumerate(ERROR_CODES):
             if code:
                 self._ev[f"error:{name}"] = err == code
-        out = {"isreq": z3.BoolVal(False), "prod": msg["prod"], "conn": msg["conn"], "part": self.val(q),
-               "ep": ep, "seq": seq, "err": err, "off": offset}
+        out = {
+            "isreq": z3.BoolVal(False),
+            "prod": msg["prod"],
+            "conn": msg["conn"],
+            "part": self.val(q),
+            "ep": ep,
+            "seq": seq,
+            "err": err,
+            "off": offset,
+        }
         return guard, T, out
 
-    def _t_DeliverResponse(self, S: State, i: int, msg: dict[str, Expr], m: Expr, upto: int) -> tuple[
-            Expr, State, None]:
+    def _t_DeliverResponse(
+        self, S: State, i: int, msg: dict[str, Expr], m: Expr, upto: int
+    ) -> tuple[Expr, State, None]:
         guard = z3.And(z3.Not(msg["isreq"]), msg["prod"] == i)
         T = dict(S)
         for j in range(upto):
@@ -808,8 +901,16 @@ class Encoding:
         current = msg["conn"] == S[f"p{i}.conn"]
         matches = []
         for n in range(self.R):
-            matches.append(z3.And(current, S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.fl"], msg["part"] == n % self.P,
-                                  S[f"p{i}.b{n}.seq"] == msg["seq"], S[f"p{i}.b{n}.ep"] == msg["ep"]))
+            matches.append(
+                z3.And(
+                    current,
+                    S[f"p{i}.b{n}.on"],
+                    S[f"p{i}.b{n}.fl"],
+                    msg["part"] == n % self.P,
+                    S[f"p{i}.b{n}.seq"] == msg["seq"],
+                    S[f"p{i}.b{n}.ep"] == msg["ep"],
+                )
+            )
         err = msg["err"]
         ok = z3.Or(err == ERROR_CODES.index(Errors.NONE), err == ERROR_CODES.index(Errors.DUPLICATE_SEQUENCE_NUMBER))
         ooo = err == ERROR_CODES.index(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
@@ -855,8 +956,7 @@ class Encoding:
 
     # -- templates: faults ----------------------------------------------------------------------------------
 
-    def _t_DropMessage(self, S: State, i: int, msg: dict[str, Expr], m: Expr, upto: int) -> tuple[
-            Expr, State, None]:
+    def _t_DropMessage(self, S: State, i: int, msg: dict[str, Expr], m: Expr, upto: int) -> tuple[Expr, State, None]:
         guard = z3.And(self._faults_ok(S, "drop"), msg["prod"] == i)
         T = dict(S)
         for j in range(upto):
@@ -866,8 +966,9 @@ class Encoding:
         self._charge(S, T, FAULT_OF_ACTION["DropMessage"])
         return guard, T, None
 
-    def _t_DuplicateMessage(self, S: State, msg: dict[str, Expr], m: Expr, upto: int) -> tuple[
-            Expr, State, dict[str, Expr]]:
+    def _t_DuplicateMessage(
+        self, S: State, msg: dict[str, Expr], m: Expr, upto: int
+    ) -> tuple[Expr, State, dict[str, Expr]]:
         T = dict(S)
         self._charge(S, T, FAULT_OF_ACTION["DuplicateMessage"])
         return self._faults_ok(S, "duplicate"), T, dict(msg)
@@ -880,8 +981,9 @@ class Encoding:
 
     def _t_ExpireBatch(self, S: State, i: int, q: int) -> tuple[Expr, State, None]:
         recs = self._records_of(q)
-        firsts = [z3.And(S[f"p{i}.b{n}.on"], *[z3.Not(S[f"p{i}.b{e}.on"]) for e in recs[:x]])
-                  for x, n in enumerate(recs)]
+        firsts = [
+            z3.And(S[f"p{i}.b{n}.on"], *[z3.Not(S[f"p{i}.b{e}.on"]) for e in recs[:x]]) for x, n in enumerate(recs)
+        ]
         expire = [z3.And(f, S[f"p{i}.b{n}.att"] > 0) for f, n in zip(firsts, recs)]
         guard = z3.And(self._faults_ok(S, "batch_expiry"), z3.Or(expire or [False]))
         T = dict(S)
@@ -905,8 +1007,9 @@ class Encoding:
                     T[f"q{q}.e{e}.c{w}.off"] = self.val(-1)
             for k in range(self.L):  # rebuild_producer_state: replay the kept log, no checks
                 pid = S[f"q{q}.l{k}.pid"]
-                self._append_entry(T, q, pid, S[f"q{q}.l{k}.ep"], S[f"q{q}.l{k}.seq"], self.val(k),
-                                   z3.And(k < hw, pid != -1))
+                self._append_entry(
+                    T, q, pid, S[f"q{q}.l{k}.ep"], S[f"q{q}.l{k}.seq"], self.val(k), z3.And(k < hw, pid != -1)
+                )
         for j in range(self.nslots):
             T[f"live{j}"] = z3.BoolVal(False)
         for i in range(self.N):
@@ -914,7 +1017,8 @@ class Encoding:
         self._charge(S, T, FAULT_OF_ACTION["RestartLeader"])
         self._ev["leader_restart_with_acked_data"] = z3.And(
             z3.Or([T[f"q{q}.len"] > 0 for q in range(self.P)]),
-            z3.Or([T[f"ack{i}.{n}"] for i in range(self.N) for n in range(self.R)] or [False]))
+            z3.Or([T[f"ack{i}.{n}"] for i in range(self.N) for n in range(self.R)] or [False]),
+        )
         return self._faults_ok(S, "leader_restart"), T, None
 
     def _t_RestartProducer(self, S: State, i: int) -> tuple[Expr, State, None]:
@@ -963,8 +1067,11 @@ class Encoding:
         for i in range(self.N):
             for n in range(self.R):
                 flat = i * self.R + n
-                present = [z3.And(k < S[f"q{q}.len"], S[f"q{q}.l{k}.rec"] == flat)
-                           for q in range(self.P) for k in range(self.L)]
+                present = [
+                    z3.And(k < S[f"q{q}.len"], S[f"q{q}.l{k}.rec"] == flat)
+                    for q in range(self.P)
+                    for k in range(self.L)
+                ]
                 out.append(z3.And(S[f"ack{i}.{n}"], z3.Not(z3.Or(present))))
         return z3.Or(out or [False])
 
@@ -994,21 +1101,28 @@ class Encoding:
                     between = [z3.Not(lg(c, "pid") == lg(a, "pid")) for c in range(a + 1, b)]
                     pair = z3.And(b < ln, lg(a, "pid") != -1, lg(a, "pid") == lg(b, "pid"), *between)
                     ea, eb = lg(a, "ep"), lg(b, "ep")
-                    wrong = z3.Or(eb < ea, z3.And(eb > ea, lg(b, "seq") != 0),
-                                  z3.And(eb == ea, lg(b, "seq") != self._next_seq(lg(a, "seq"))))
+                    wrong = z3.Or(
+                        eb < ea,
+                        z3.And(eb > ea, lg(b, "seq") != 0),
+                        z3.And(eb == ea, lg(b, "seq") != self._next_seq(lg(a, "seq"))),
+                    )
                     out.append(z3.And(pair, wrong))
             # the stored table against the log, for each producer id in the log
             for e in range(self.npids):
                 in_log = [z3.And(k < ln, lg(k, "pid") == e) for k in range(self.L)]
-                lasts = [z3.And(in_log[k], *[z3.Not(x) for x in in_log[k + 1:]]) for k in range(self.L)]
+                lasts = [z3.And(in_log[k], *[z3.Not(x) for x in in_log[k + 1 :]]) for k in range(self.L)]
                 last_ep = _ite([(lasts[k], lg(k, "ep")) for k in range(self.L)], self.val(-2))
                 on, ep, cnt = S[f"q{q}.e{e}.on"], S[f"q{q}.e{e}.ep"], S[f"q{q}.e{e}.cnt"]
                 ok = [on, ep == last_ep, cnt >= 1]
                 for w in range(self.window):
                     off, seq = S[f"q{q}.e{e}.c{w}.off"], S[f"q{q}.e{e}.c{w}.seq"]
                     tail_after = [z3.And(in_log[k], lg(k, "ep") == last_ep, off < k) for k in range(self.L)]
-                    at = z3.Or([z3.And(off == k, in_log[k], lg(k, "ep") == last_ep, lg(k, "seq") == seq)
-                                for k in range(self.L)])
+                    at = z3.Or(
+                        [
+                            z3.And(off == k, in_log[k], lg(k, "ep") == last_ep, lg(k, "seq") == seq)
+                            for k in range(self.L)
+                        ]
+                    )
                     ok.append(z3.Implies(w < cnt, z3.And(at, self._count(tail_after) == w)))
                 out.append(z3.And(z3.Or(in_log), z3.Not(z3.And(ok))))
         return z3.Or(out or [False])

@@ -307,8 +307,9 @@ def bmc(
             timed_out = ask_events(model, solve, decode, t, enc.step_events, event_props, reached, disagree)
         if timed_out:
             break
-        timed_out = ask_violations(model, solve, decode, t, goals_at(t), always, traces, disagree, scenario, variant,
-                                   permitted, stop_on_first)
+        timed_out = ask_violations(
+            model, solve, decode, t, goals_at(t), always, traces, disagree, scenario, variant, permitted, stop_on_first
+        )
         if timed_out:
             break
         depth_reached = t
@@ -324,15 +325,23 @@ def bmc(
             leap = True
             break
     if leap and not traces:
+
         def found(mdl: Any, bad_at: list[dict[str, Any]]) -> None:
             harvest_leap(model, mdl, bad_at, decode, always, traces, disagree, scenario, variant, permitted)
 
         depth_reached, timed_out = leap_search(
-            depth_reached, depth, leap_stride or LEAP_STRIDE, lambda t: extend(t, halting=True), goals_at, solve,
-            found, base.extend)
-    return BmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out,
-                      complete_at)
-
+            depth_reached,
+            depth,
+            leap_stride or LEAP_STRIDE,
+            lambda t: extend(t, halting=True),
+            goals_at,
+            solve,
+            found,
+            base.extend,
+        )
+    return BmcOutcome(
+        traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out, complete_at
+    )
 
 
 @register("bmc", "bounded model checking with z3 of the idempotence and transactions cores (+ inductive proofs)")
@@ -352,13 +361,26 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
     if not ok or model is None:
         props = [] if model is None else list(model.properties())
         return EngineResult(
-            engine="bmc", scenario=scenario.name, variant=variant,
-            properties=[PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}")
-                        for p in props],
-            stats={"covered": False, "reason": why}, complete=False)
+            engine="bmc",
+            scenario=scenario.name,
+            variant=variant,
+            properties=[
+                PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}") for p in props
+            ],
+            stats={"covered": False, "reason": why},
+            complete=False,
+        )
     assert isinstance(model, KafkaSystem)
-    out = bmc(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
-              stop_on_first=options.stop_on_first, leap_from=LEAP_FROM)
+    out = bmc(
+        model,
+        scenario.name,
+        variant,
+        depth,
+        options.time_budget_s,
+        scenario.permitted,
+        stop_on_first=options.stop_on_first,
+        leap_from=LEAP_FROM,
+    )
     props = list(model.properties())
     results = judge(props, out.traces, out.reached, scenario.permitted, liveness_detail=NOT_COVERED_LIVENESS)
     for r in results:
@@ -386,8 +408,14 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
         stats["complete_at"] = out.complete_at
     if proof is not None:
         stats["k_induction"] = proof
-    return EngineResult(engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats,
-                        complete=out.complete_at is not None and not out.disagreements)
+    return EngineResult(
+        engine="bmc",
+        scenario=scenario.name,
+        variant=variant,
+        properties=results,
+        stats=stats,
+        complete=out.complete_at is not None and not out.disagreements,
+    )
 
 
 def _connect_result(scenario: Any, variant: str, why: str) -> EngineResult:
@@ -410,8 +438,14 @@ def _connect_result(scenario: Any, variant: str, why: str) -> EngineResult:
         if p.name in abstract:
             detail += f"; the fencing-core proof ({abstract[p.name]}, abstract) says: {proof['result']}"
         results.append(PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=detail))
-    return EngineResult(engine="bmc", scenario=scenario.name, variant=variant, properties=results,
-                        stats={"covered": False, "reason": why, "k_induction": proof}, complete=False)
+    return EngineResult(
+        engine="bmc",
+        scenario=scenario.name,
+        variant=variant,
+        properties=results,
+        stats={"covered": False, "reason": why, "k_induction": proof},
+        complete=False,
+    )
 
 
 def disagreements(result: EngineResult) -> list[str]:
@@ -450,22 +484,34 @@ def prove_broker_core(flags: ProtocolFlags) -> dict[str, Any]:
     W = enc.window
     inv = z3.And(
         ent["on"] == has_last,
-        z3.Implies(has_last, z3.And(ent["ep"] == last_ep, ent["cnt"] >= 1, ent["cnt"] <= W,
-                                    ent["c0.seq"] == last_seq, last_ep >= 0, last_seq >= 0, last_seq < space)),
+        z3.Implies(
+            has_last,
+            z3.And(
+                ent["ep"] == last_ep,
+                ent["cnt"] >= 1,
+                ent["cnt"] <= W,
+                ent["c0.seq"] == last_seq,
+                last_ep >= 0,
+                last_seq >= 0,
+                last_seq < space,
+            ),
+        ),
     )
     err, _dup, append = enc._validate(ent, ep, seq)
     continues = z3.Or(
         z3.Not(has_last),
-        z3.And(ep >= last_ep,
-               z3.Implies(ep > last_ep, seq == 0),
-               z3.Implies(ep == last_ep, seq == enc._next_seq(last_seq))),
+        z3.And(
+            ep >= last_ep, z3.Implies(ep > last_ep, seq == 0), z3.Implies(ep == last_ep, seq == enc._next_seq(last_seq))
+        ),
     )
     T = dict(S)
     enc._append_entry(T, 0, z3.IntVal(0), ep, seq, z3.IntVal(0), append)
     ent2 = enc._entry(T, 0, z3.IntVal(0))
-    inv2 = z3.And(ent2["on"] == z3.Or(has_last, append),
-                  z3.Implies(append, z3.And(ent2["ep"] == ep, ent2["c0.seq"] == seq)),
-                  z3.Implies(z3.Not(append), z3.And(ent2["ep"] == ent["ep"], ent2["c0.seq"] == ent["c0.seq"])))
+    inv2 = z3.And(
+        ent2["on"] == z3.Or(has_last, append),
+        z3.Implies(append, z3.And(ent2["ep"] == ep, ent2["c0.seq"] == seq)),
+        z3.Implies(z3.Not(append), z3.And(ent2["ep"] == ent["ep"], ent2["c0.seq"] == ent["c0.seq"])),
+    )
     solver = z3.Solver()
     solver.add(inv, ep >= 0, seq >= 0, seq < space, err >= 0, err < len(ERROR_CODES))
     for w in range(W):
@@ -489,8 +535,8 @@ def prove_broker_core(flags: ProtocolFlags) -> dict[str, Any]:
         out["result"] = "induction step fails"
         out["counterexample"] = (
             f"last batch epoch={val(last_ep)} seq={val(last_seq)} (present={val(has_last)}); "
-            f"request epoch={val(ep)} seq={val(seq)} is appended")
+            f"request epoch={val(ep)} seq={val(seq)} is appended"
+        )
     else:
         out["result"] = "unknown"
     return out
-

@@ -123,8 +123,10 @@ class FixedEncoding(Encoding):
 
     def _bind(self, S: State) -> None:
         """Point the templates' slot reads (``self.slot``) at the slots of ``S``."""
-        self.slot = [{f: S[f"m{j}.{f}"] for f in FIELDS} | {"isreq": S[f"m{j}.isreq"], "order": self.val(0)}
-                     for j in range(self.K)]  # order: read by nothing but ``concretize``, which sets it
+        self.slot = [
+            {f: S[f"m{j}.{f}"] for f in FIELDS} | {"isreq": S[f"m{j}.isreq"], "order": self.val(0)}
+            for j in range(self.K)
+        ]  # order: read by nothing but ``concretize``, which sets it
 
     def _older(self, S: State, a: int, b: int) -> Expr:
         return z3.BoolVal(False) if a == b else S[f"ord{a}.{b}"]
@@ -164,8 +166,17 @@ class FixedEncoding(Encoding):
         out = []
         for j in range(upto):
             a = self.slot[j]
-            older = [z3.And(S[f"live{b}"], self.slot[b]["isreq"] == a["isreq"], self.slot[b]["prod"] == a["prod"],
-                            self.slot[b]["conn"] == a["conn"], self._older(S, b, j)) for b in range(upto) if b != j]
+            older = [
+                z3.And(
+                    S[f"live{b}"],
+                    self.slot[b]["isreq"] == a["isreq"],
+                    self.slot[b]["prod"] == a["prod"],
+                    self.slot[b]["conn"] == a["conn"],
+                    self._older(S, b, j),
+                )
+                for b in range(upto)
+                if b != j
+            ]
             out.append(z3.And(S[f"live{j}"], z3.Not(z3.Or(older or [False]))))
         return out
 
@@ -179,8 +190,9 @@ class FixedEncoding(Encoding):
         at_head = z3.Or([z3.And(m == j, heads[j]) for j in range(K)])
         cons, updates, created = self._apply_templates(S, k, msg, m, K, at_head, None)
         enabled = z3.And(cons)
-        nxt: State = {name: _ite(updates.get(name, []), S[name]) for name in self.schema
-                      if name not in self._network_names}
+        nxt: State = {
+            name: _ite(updates.get(name, []), S[name]) for name in self.schema if name not in self._network_names
+        }
         kept = [_ite(updates.get(f"live{j}", []), S[f"live{j}"]) for j in range(K)]  # after the template
         sending = z3.Or([sel for sel, _, _ in created] or [False])
         dup = z3.Or([sel for sel, _, kind in created if kind == "DuplicateMessage"] or [False])
@@ -194,11 +206,14 @@ class FixedEncoding(Encoding):
             sent_req = _ite([(sel, out["isreq"]) for sel, out, _ in created], z3.BoolVal(False))
             nxt[f"m{j}.isreq"] = z3.If(new[j], sent_req, z3.And(live[j], S[f"m{j}.isreq"]))
         # a message is older than a new one if it was kept -- or, for a copy, if it is the original or older
-        older_than_new = [z3.If(dup, z3.Or(m == a, *[z3.And(m == x, self._older(S, a, x)) for x in range(K)]),
-                                kept[a]) for a in range(K)]
+        older_than_new = [
+            z3.If(dup, z3.Or(m == a, *[z3.And(m == x, self._older(S, a, x)) for x in range(K)]), kept[a])
+            for a in range(K)
+        ]
         # a new message is older than another only as a copy of a message older than it
-        new_older_than = [z3.And(dup, z3.Or([z3.And(m == x, self._older(S, x, b)) for x in range(K)]))
-                          for b in range(K)]
+        new_older_than = [
+            z3.And(dup, z3.Or([z3.And(m == x, self._older(S, x, b)) for x in range(K)])) for b in range(K)
+        ]
         for a in range(K):
             for b in range(K):
                 if a != b:
@@ -219,11 +234,16 @@ class FixedEncoding(Encoding):
         """Some bound of the encoding is at its limit (module docstring): unreachable means exact."""
         K = self.K
         full = z3.And([S[f"live{j}"] for j in range(K)])
-        pids = z3.And(S["npid"] >= self.npids,
-                      z3.Or([z3.And(S[f"p{i}.pid"] < 0, z3.Not(S[f"p{i}.bump"])) for i in range(self.N)]))
-        logs = [z3.And(S[f"q{q}.len"] >= self.L,
-                       z3.Or([z3.And(S[f"live{j}"], S[f"m{j}.isreq"], S[f"m{j}.part"] == q) for j in range(K)]))
-                for q in range(self.P)]
+        pids = z3.And(
+            S["npid"] >= self.npids, z3.Or([z3.And(S[f"p{i}.pid"] < 0, z3.Not(S[f"p{i}.bump"])) for i in range(self.N)])
+        )
+        logs = [
+            z3.And(
+                S[f"q{q}.len"] >= self.L,
+                z3.Or([z3.And(S[f"live{j}"], S[f"m{j}.isreq"], S[f"m{j}.part"] == q) for j in range(K)]),
+            )
+            for q in range(self.P)
+        ]
         top = [S[n] >= self.top for n, boolean in self.schema.items() if not boolean]
         return z3.Or(full, pids, *logs, *top)
 
@@ -310,12 +330,15 @@ def witness_actions(enc: FixedEncoding, text: str) -> list[Action]:
     Raises ``ValueError`` when the lines do not fit this circuit.
     """
     lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]  # ABC ends with "# DONE"
-    rows = [line for line in lines
-            if line and not line.startswith(("b", "j", "c")) and line not in {"0", "1", "2", "."}]
+    rows = [
+        line for line in lines if line and not line.startswith(("b", "j", "c")) and line not in {"0", "1", "2", "."}
+    ]
     n_latches = sum(1 if boolean else enc.width for boolean in enc.schema.values())
     if not rows or len(rows[0]) != n_latches:
-        raise ValueError(f"expected a line of {n_latches} initial latch values (is the witness for this scenario, "
-                         "variant, --slots and --bits?)")
+        raise ValueError(
+            f"expected a line of {n_latches} initial latch values (is the witness for this scenario, "
+            "variant, --slots and --bits?)"
+        )
     frames = rows[1:]
     for row in frames:
         if len(row) != 2 * enc.width or set(row) - set("01x"):
@@ -328,14 +351,18 @@ def witness_actions(enc: FixedEncoding, text: str) -> list[Action]:
     actions: list[Action] = []
     for row in frames[:-1]:
         bits = row.replace("x", "0")
-        kv, mv = (int(bits[lo:lo + enc.width][::-1], 2) for lo in (0, enc.width))
+        kv, mv = (int(bits[lo : lo + enc.width][::-1], 2) for lo in (0, enc.width))
         solver.push()
         solver.add(enc.equal_to(S0, values), k == kv, m == mv)
         if solver.check() == z3.sat:
             mdl = solver.model()
             enc._bind(S0)
             actions.append(enc.action(mdl, 0, k, m))
-            values = {n: z3.is_true(mdl.eval(S1[n], model_completion=True)) if boolean
-                      else _num(mdl.eval(S1[n], model_completion=True)) for n, boolean in enc.schema.items()}
+            values = {
+                n: z3.is_true(mdl.eval(S1[n], model_completion=True))
+                if boolean
+                else _num(mdl.eval(S1[n], model_completion=True))
+                for n, boolean in enc.schema.items()
+            }
         solver.pop()
     return actions

@@ -147,8 +147,22 @@ def bmc_txn(
     cap = prepares if prepares is not None else topo.transactions_per_producer + model.config.faults.total + 1
     while True:
         left = 0.0 if time_budget_s <= 0 else max(0.001, time_budget_s - (time.perf_counter() - start))
-        out = _bmc_once(model, scenario, variant, depth, left, permitted, only, stop_on_first, events, incremental,
-                        on_depth, reduce, min(cap, depth // 2 + 1), leap_from)
+        out = _bmc_once(
+            model,
+            scenario,
+            variant,
+            depth,
+            left,
+            permitted,
+            only,
+            stop_on_first,
+            events,
+            incremental,
+            on_depth,
+            reduce,
+            min(cap, depth // 2 + 1),
+            leap_from,
+        )
         if out.capacity_exceeded_at is None or cap > depth // 2:
             out.elapsed_s = round(time.perf_counter() - start, 3)
             out.capacity = min(cap, depth // 2 + 1)
@@ -270,8 +284,9 @@ def _bmc_once(
         if timed_out:
             break
         goals = {p.name: enc.bad(states[t], p.name) for p in always if p.name not in traces and p.name not in disagree}
-        timed_out = ask_violations(model, solve, decode, t, goals, always, traces, disagree, scenario, variant,
-                                   permitted, stop_on_first)
+        timed_out = ask_violations(
+            model, solve, decode, t, goals, always, traces, disagree, scenario, variant, permitted, stop_on_first
+        )
         if timed_out:
             break
         depth_reached = t
@@ -286,6 +301,7 @@ def _bmc_once(
             leap = True
             break
     if leap and not traces:
+
         def extend_capped(t: int) -> Any:
             h = extend(t, halting=True)
             base.append(enc.capacity)
@@ -297,11 +313,18 @@ def _bmc_once(
 
         # a refuted leap is not a depth claim: the capacities are not checked inside leaps
         _searched, timed_out = leap_search(
-            depth_reached, depth, LEAP_STRIDE, extend_capped,
-            lambda t: {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree}, solve, found,
-            base.extend)
-    return TxnBmcOutcome(traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out,
-                         capacity_exceeded_at)
+            depth_reached,
+            depth,
+            LEAP_STRIDE,
+            extend_capped,
+            lambda t: {p.name: enc.bad(states[t], p.name) for p in always if p.name not in disagree},
+            solve,
+            found,
+            base.extend,
+        )
+    return TxnBmcOutcome(
+        traces, reached, depth_reached, round(time.perf_counter() - start, 3), disagree, timed_out, capacity_exceeded_at
+    )
 
 
 def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
@@ -313,16 +336,34 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
     props = list(model.properties())
     if not ok:
         return EngineResult(
-            engine="bmc", scenario=scenario.name, variant=variant,
-            properties=[PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}")
-                        for p in props],
-            stats={"covered": False, "reason": why}, complete=False)
+            engine="bmc",
+            scenario=scenario.name,
+            variant=variant,
+            properties=[
+                PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}") for p in props
+            ],
+            stats={"covered": False, "reason": why},
+            complete=False,
+        )
     depth = options.max_depth or DEFAULT_TXN_DEPTH
-    out = bmc_txn(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
-                  stop_on_first=options.stop_on_first, leap_from=TXN_LEAP_FROM)
-    results = judge(props, out.traces, out.reached, scenario.permitted,
-                    liveness_detail=f"{NOT_COVERED}: eventually (liveness) properties are not encoded "
-                    "(no stuck-state or fair-lasso query); use --engine explore")
+    out = bmc_txn(
+        model,
+        scenario.name,
+        variant,
+        depth,
+        options.time_budget_s,
+        scenario.permitted,
+        stop_on_first=options.stop_on_first,
+        leap_from=TXN_LEAP_FROM,
+    )
+    results = judge(
+        props,
+        out.traces,
+        out.reached,
+        scenario.permitted,
+        liveness_detail=f"{NOT_COVERED}: eventually (liveness) properties are not encoded "
+        "(no stuck-state or fair-lasso query); use --engine explore",
+    )
     by_name = {p.name: p for p in props}
     for r in results:
         prop = by_name[r.name]
@@ -335,8 +376,10 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
             reached_events = all(p in out.reached for p in prop.partners if by_name[p].event is not None)
             if reached_events and unsearched:
                 r.verdict = Verdict.HOLDS
-                r.detail = (f"no violation up to depth {out.depth_reached} (state-predicate partners "
-                            f"{', '.join(unsearched)} are not searched by bmc)")
+                r.detail = (
+                    f"no violation up to depth {out.depth_reached} (state-predicate partners "
+                    f"{', '.join(unsearched)} are not searched by bmc)"
+                )
         elif r.verdict is Verdict.HOLDS:
             r.detail = f"no violation up to depth {out.depth_reached}"
         if r.expectation is Expectation.SOMETIMES and prop.event is None and r.verdict is Verdict.UNREACHED:
@@ -355,8 +398,9 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
         "capacity_exceeded_at": out.capacity_exceeded_at,
         "k_induction": prove_coordinator_table(model.tv, model.flags.timeout_abort_bumps_epoch),
     }
-    return EngineResult(engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats,
-                        complete=False)
+    return EngineResult(
+        engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats, complete=False
+    )
 
 
 # -- k-induction over the coordinator table ---------------------------------------------------------------
@@ -365,8 +409,12 @@ TXS = TransactionState
 _PREPARE_OF = {TXS.COMPLETE_COMMIT: TXS.PREPARE_COMMIT, TXS.COMPLETE_ABORT: TXS.PREPARE_ABORT}
 
 
-def prove_coordinator_table(transaction_version: int = 2, timeout_abort_bumps_epoch: bool = True,
-                            k_max: int = 4, table: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+def prove_coordinator_table(
+    transaction_version: int = 2,
+    timeout_abort_bumps_epoch: bool = True,
+    k_max: int = 4,
+    table: dict[str, tuple[str, ...]] | None = None,
+) -> dict[str, Any]:
     """k-induction: along any run of the coordinator core, Complete* is reached only through its Prepare*.
 
     The core is the coordinator's cache entry for one transactional id --
@@ -412,22 +460,45 @@ def prove_coordinator_table(transaction_version: int = 2, timeout_abort_bumps_ep
         # EndTxn from Ongoing (client): PrepareCommit/PrepareAbort; TV2 bumps
         for dst in (TXS.PREPARE_COMMIT, TXS.PREPARE_ABORT):
             bump = ep + 1 if tv2 else ep
-            moves.append(z3.And(choice == 2, st == sid[TXS.ONGOING], valid(st, dst), st2 == sid[dst], ep2 == bump,
-                                pe2 == bump))
+            moves.append(
+                z3.And(choice == 2, st == sid[TXS.ONGOING], valid(st, dst), st2 == sid[dst], ep2 == bump, pe2 == bump)
+            )
         # TV2 empty abort from Empty/Complete*: PrepareAbort at epoch + 1
         if tv2:
-            moves.append(z3.And(choice == 3, z3.Or([st == sid[x] for x in (TXS.EMPTY, *_PREPARE_OF)]),
-                                valid(st, TXS.PREPARE_ABORT), st2 == sid[TXS.PREPARE_ABORT], ep2 == ep + 1,
-                                pe2 == ep + 1))
+            moves.append(
+                z3.And(
+                    choice == 3,
+                    z3.Or([st == sid[x] for x in (TXS.EMPTY, *_PREPARE_OF)]),
+                    valid(st, TXS.PREPARE_ABORT),
+                    st2 == sid[TXS.PREPARE_ABORT],
+                    ep2 == ep + 1,
+                    pe2 == ep + 1,
+                )
+            )
         # fence (InitProducerId on Ongoing, or the timeout abort with the fix): via PrepareEpochFence, epoch + 1
-        moves.append(z3.And(choice == 4, valid(st, TXS.PREPARE_EPOCH_FENCE),
-                            valid(z3.IntVal(sid[TXS.PREPARE_EPOCH_FENCE]), TXS.PREPARE_ABORT),
-                            st2 == sid[TXS.PREPARE_ABORT], ep2 == ep + 1, pe2 == ep + 1))
+        moves.append(
+            z3.And(
+                choice == 4,
+                valid(st, TXS.PREPARE_EPOCH_FENCE),
+                valid(z3.IntVal(sid[TXS.PREPARE_EPOCH_FENCE]), TXS.PREPARE_ABORT),
+                st2 == sid[TXS.PREPARE_ABORT],
+                ep2 == ep + 1,
+                pe2 == ep + 1,
+            )
+        )
         # the timeout abort without the fix: a plain internal abort (TV1: same epoch)
         if not timeout_abort_bumps_epoch:
             e = ep + 1 if tv2 else ep
-            moves.append(z3.And(choice == 5, st == sid[TXS.ONGOING], valid(st, TXS.PREPARE_ABORT),
-                                st2 == sid[TXS.PREPARE_ABORT], ep2 == e, pe2 == e))
+            moves.append(
+                z3.And(
+                    choice == 5,
+                    st == sid[TXS.ONGOING],
+                    valid(st, TXS.PREPARE_ABORT),
+                    st2 == sid[TXS.PREPARE_ABORT],
+                    ep2 == e,
+                    pe2 == e,
+                )
+            )
         # completion (maybeWriteTxnCompletion), from whatever state the table lets precede Complete*: same epoch
         for dst in _PREPARE_OF:
             moves.append(z3.And(choice == 6, valid(st, dst), st2 == sid[dst], ep2 == ep, pe2 == -1))
@@ -437,19 +508,25 @@ def prove_coordinator_table(transaction_version: int = 2, timeout_abort_bumps_ep
     def inv(a: tuple[Any, Any, Any]) -> Any:
         st, ep, pe = a
         prepares = z3.Or(st == sid[TXS.PREPARE_COMMIT], st == sid[TXS.PREPARE_ABORT])
-        return z3.And(z3.Or([st == sid[x] for x in STATES if x not in (TXS.DEAD, TXS.PREPARE_EPOCH_FENCE)]),
-                      ep >= 0, z3.Implies(prepares, pe == ep), z3.Implies(z3.Not(prepares), pe == -1))
+        return z3.And(
+            z3.Or([st == sid[x] for x in STATES if x not in (TXS.DEAD, TXS.PREPARE_EPOCH_FENCE)]),
+            ep >= 0,
+            z3.Implies(prepares, pe == ep),
+            z3.Implies(z3.Not(prepares), pe == -1),
+        )
 
     def completes_from_prepare(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any]) -> Any:
         st, ep, pe = a
         st2, ep2, _pe2 = b
-        into = [z3.Implies(z3.And(st2 == sid[dst], st != sid[dst]), z3.And(st == sid[prep], pe == ep2, ep2 == ep))
-                for dst, prep in _PREPARE_OF.items()]
+        into = [
+            z3.Implies(z3.And(st2 == sid[dst], st != sid[dst]), z3.And(st == sid[prep], pe == ep2, ep2 == ep))
+            for dst, prep in _PREPARE_OF.items()
+        ]
         return z3.And(*into, ep2 >= ep)
 
     out: dict[str, Any] = {
         "property": "Complete* only through its Prepare* at the same epoch; epochs never decrease; "
-                    "no resting Dead/PrepareEpochFence",
+        "no resting Dead/PrepareEpochFence",
         "method": "k-induction over the coordinator core, transitions generated from VALID_PREVIOUS_STATES",
         "transaction_version": transaction_version,
         "timeout_abort_bumps_epoch": timeout_abort_bumps_epoch,

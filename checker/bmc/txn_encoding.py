@@ -114,22 +114,48 @@ TXS = TransactionState
 C = tp.ClientState
 
 #: ``TransactionManager.State`` values as small integers.
-CLIENT_STATES: tuple[str, ...] = (C.UNINITIALIZED, C.INITIALIZING, C.READY, C.IN_TRANSACTION, C.COMMITTING,
-                                  C.ABORTING, C.ABORTABLE_ERROR, C.FATAL_ERROR)
+CLIENT_STATES: tuple[str, ...] = (
+    C.UNINITIALIZED,
+    C.INITIALIZING,
+    C.READY,
+    C.IN_TRANSACTION,
+    C.COMMITTING,
+    C.ABORTING,
+    C.ABORTABLE_ERROR,
+    C.FATAL_ERROR,
+)
 #: Error codes carried by responses, as small integers.
-ERRORS: tuple[str, ...] = (Errors.NONE, Errors.CONCURRENT_TRANSACTIONS, Errors.PRODUCER_FENCED,
-                           Errors.INVALID_PRODUCER_ID_MAPPING, Errors.INVALID_TXN_STATE, Errors.UNKNOWN_SERVER_ERROR,
-                           Errors.COORDINATOR_NOT_AVAILABLE, Errors.INVALID_PRODUCER_EPOCH,
-                           Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.TRANSACTION_ABORTABLE,
-                           Errors.NOT_ENOUGH_REPLICAS, Errors.TRANSACTION_COORDINATOR_FENCED,
-                           Errors.DUPLICATE_SEQUENCE_NUMBER)
+ERRORS: tuple[str, ...] = (
+    Errors.NONE,
+    Errors.CONCURRENT_TRANSACTIONS,
+    Errors.PRODUCER_FENCED,
+    Errors.INVALID_PRODUCER_ID_MAPPING,
+    Errors.INVALID_TXN_STATE,
+    Errors.UNKNOWN_SERVER_ERROR,
+    Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.INVALID_PRODUCER_EPOCH,
+    Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    Errors.TRANSACTION_ABORTABLE,
+    Errors.NOT_ENOUGH_REPLICAS,
+    Errors.TRANSACTION_COORDINATOR_FENCED,
+    Errors.DUPLICATE_SEQUENCE_NUMBER,
+)
 #: Coordinator request kinds.
 REQ_KINDS = ("InitProducerId", "AddPartitionsToTxn", "EndTxn")
 #: Log entry control codes.
 CONTROLS = ("", part.CONTROL_COMMIT, part.CONTROL_ABORT)
 #: Client steps: read and write the client, consume a response addressed to it or send a request.
-CLIENT_STEPS = ("InitTransactions", "BeginTransaction", "Send", "CommitTransaction", "AbortTransaction",
-                "SendTxnRequest", "SendProduce", "DeliverTxnResponse", "DeliverProduceResponse")
+CLIENT_STEPS = (
+    "InitTransactions",
+    "BeginTransaction",
+    "Send",
+    "CommitTransaction",
+    "AbortTransaction",
+    "SendTxnRequest",
+    "SendProduce",
+    "DeliverTxnResponse",
+    "DeliverProduceResponse",
+)
 #: Broker / coordinator steps: never read or write the client.
 SERVER_STEPS = ("DeliverTxnRequest", "DeliverProduce", "DeliverMarker")
 #: Steps the reduction never reorders although they touch no client: the timeout abort is budget-free only
@@ -205,8 +231,9 @@ class TxnEncoding:
     bit-vector domain by the largest value of such a state.
     """
 
-    def __init__(self, model: TransactionalSystem, depth: int, slack: int = 0, value_slack: int = 0,
-                 prepares: int | None = None):
+    def __init__(
+        self, model: TransactionalSystem, depth: int, slack: int = 0, value_slack: int = 0, prepares: int | None = None
+    ):
         ok, why = covers(model)
         if not ok:
             raise ValueError(f"the bmc transactions encoding does not cover this model: {why}")
@@ -244,8 +271,14 @@ class TxnEncoding:
         self.K = 1 + self.P  # messages a step can create
         self.init_msgs = slack
         self.templates = self._alphabet()
-        self.bound = (max(max(self.L), self.M, self.NC, self.R, self.A, len(ERRORS), len(STATES), 8, self.FC, self.CC)
-                      + depth + value_slack + 4 + self.init_msgs + depth * self.K)
+        self.bound = (
+            max(max(self.L), self.M, self.NC, self.R, self.A, len(ERRORS), len(STATES), 8, self.FC, self.CC)
+            + depth
+            + value_slack
+            + 4
+            + self.init_msgs
+            + depth * self.K
+        )
         if cfg.max_producer_epoch - 1 <= self.bound:
             raise ValueError("epoch exhaustion is within the bound: not encoded")
         self.bits = (self.bound + 1).bit_length() + 1
@@ -269,9 +302,14 @@ class TxnEncoding:
         return z3.BitVecVal(x, self.bits)
 
     def _alphabet(self) -> list[TxnTemplate]:
-        t = [TxnTemplate("InitTransactions", (0,)), TxnTemplate("BeginTransaction", (0,)), TxnTemplate("Send", (0,)),
-             TxnTemplate("CommitTransaction", (0,)), TxnTemplate("AbortTransaction", (0,)),
-             TxnTemplate("SendTxnRequest", (0,))]
+        t = [
+            TxnTemplate("InitTransactions", (0,)),
+            TxnTemplate("BeginTransaction", (0,)),
+            TxnTemplate("Send", (0,)),
+            TxnTemplate("CommitTransaction", (0,)),
+            TxnTemplate("AbortTransaction", (0,)),
+            TxnTemplate("SendTxnRequest", (0,)),
+        ]
         t += [TxnTemplate("SendProduce", (0, q)) for q in range(self.P)]
         t += [TxnTemplate("DeliverTxnResponse", (c,)) for c in range(self.NC)]
         t += [TxnTemplate("DeliverProduceResponse", (q, a)) for q in range(self.P) for a in range(self.NS[q])]
@@ -324,8 +362,17 @@ class TxnEncoding:
         # network slots
         for c in range(self.NC):
             bools(f"rq{c}.live", f"rq{c}.com", f"rs{c}.live")
-            ints(f"rq{c}.kind", f"rq{c}.pid", f"rq{c}.ep", f"rq{c}.ord", f"rs{c}.kind", f"rs{c}.err", f"rs{c}.pid",
-                 f"rs{c}.ep", f"rs{c}.ord")
+            ints(
+                f"rq{c}.kind",
+                f"rq{c}.pid",
+                f"rq{c}.ep",
+                f"rq{c}.ord",
+                f"rs{c}.kind",
+                f"rs{c}.err",
+                f"rs{c}.pid",
+                f"rs{c}.ep",
+                f"rs{c}.ord",
+            )
             for q in range(self.P):
                 bools(f"rq{c}.p{q}", f"rs{c}.p{q}")
         for q in range(self.P):
@@ -359,9 +406,20 @@ class TxnEncoding:
         v: dict[str, Any] = {n: (False if b else -1) for n, b in self.schema.items()}
         c = s.clients[0]
         d = c.data
-        v.update({"c.st": CS[c.state], "c.conn": c.tc_connection, "c.txn": c.txn, "c.infl": c.inflight,
-                  "c.ebr": c.epoch_bump_required, "c.fen": c.fenced, "d.pid": d.producer_id, "d.ep": d.producer_epoch,
-                  "d.conn": d.connection, "d.next": d.next_record})
+        v.update(
+            {
+                "c.st": CS[c.state],
+                "c.conn": c.tc_connection,
+                "c.txn": c.txn,
+                "c.infl": c.inflight,
+                "c.ebr": c.epoch_bump_required,
+                "c.fen": c.fenced,
+                "d.pid": d.producer_id,
+                "d.ep": d.producer_epoch,
+                "d.conn": d.connection,
+                "d.next": d.next_record,
+            }
+        )
         if d.epoch_bump_required:
             raise ValueError("data.epoch_bump_required outside the slice")
         for q in range(self.P):
@@ -382,11 +440,23 @@ class TxnEncoding:
         v["md.on"] = md is not None
         v["md.started"] = False
         if md is not None:
-            if (md.pending_state or md.prev_producer_id != -1 or md.next_producer_id != -1 or md.client_tv
-                    or md.has_failed_epoch_fence):
+            if (
+                md.pending_state
+                or md.prev_producer_id != -1
+                or md.next_producer_id != -1
+                or md.client_tv
+                or md.has_failed_epoch_fence
+            ):
                 raise ValueError("coordinator metadata outside the slice")
-            v.update({"md.pid": md.producer_id, "md.ep": md.producer_epoch, "md.last": md.last_producer_epoch,
-                      "md.st": TS[md.state], "md.started": md.txn_started})
+            v.update(
+                {
+                    "md.pid": md.producer_id,
+                    "md.ep": md.producer_epoch,
+                    "md.last": md.last_producer_epoch,
+                    "md.st": TS[md.state],
+                    "md.started": md.txn_started,
+                }
+            )
             for q in range(self.P):
                 v[f"md.p{q}"] = q in md.partitions
         lg = s.txn_log[0]
@@ -543,15 +613,17 @@ class TxnEncoding:
             q, a = tmpl.args
             p = f"m{q}.{a}"
             conn = val(f"{p}.conn")
-            body = ProduceRequest(0, conn, q, 0, val(f"{p}.ep"), val(f"{p}.seq"), (prod.record_id(0, val(f"{p}.rec")),),
-                                  True)
+            body = ProduceRequest(
+                0, conn, q, 0, val(f"{p}.ep"), val(f"{p}.seq"), (prod.record_id(0, val(f"{p}.rec")),), True
+            )
             return net.Envelope("p0", BROKER, conn, body)
         if tmpl.kind == "DeliverProduceResponse":
             q, a = tmpl.args
             p = f"m{q}.{a}"
             conn = val(f"{p}.conn")
-            body = ProduceResponse(0, conn, q, val(f"{p}.ep"), val(f"{p}.seq"), ERRORS[val(f"{p}.err")],
-                                   val(f"{p}.off"))
+            body = ProduceResponse(
+                0, conn, q, val(f"{p}.ep"), val(f"{p}.seq"), ERRORS[val(f"{p}.err")], val(f"{p}.off")
+            )
             return net.Envelope(BROKER, "p0", conn, body)
         assert tmpl.kind == "DeliverMarker"
         j = min(j for j in range(self.M) if bval(f"mk{j}.live"))
@@ -585,41 +657,79 @@ class TxnEncoding:
 
     def _build(self, val: Callable[[str], int], bval: Callable[[str], bool]) -> TxnSystemState:
         P = self.P
-        entries = tuple(prod.TxnPartitionEntry(val(f"d.q{q}.pe"), val(f"d.q{q}.ns"), val(f"d.q{q}.la"),
-                                               bval(f"d.q{q}.unres"), bval(f"d.q{q}.rw")) for q in range(P))
-        batches = tuple(prod.ProducerBatch(n % P, (prod.record_id(0, n),), val(f"b{n}.ep"), val(f"b{n}.seq"),
-                                           bval(f"b{n}.fl"), val(f"b{n}.att"))
-                        for n in range(self.R) if bval(f"b{n}.on"))
+        entries = tuple(
+            prod.TxnPartitionEntry(
+                val(f"d.q{q}.pe"), val(f"d.q{q}.ns"), val(f"d.q{q}.la"), bval(f"d.q{q}.unres"), bval(f"d.q{q}.rw")
+            )
+            for q in range(P)
+        )
+        batches = tuple(
+            prod.ProducerBatch(
+                n % P, (prod.record_id(0, n),), val(f"b{n}.ep"), val(f"b{n}.seq"), bval(f"b{n}.fl"), val(f"b{n}.att")
+            )
+            for n in range(self.R)
+            if bval(f"b{n}.on")
+        )
         data = prod.Producer(val("d.pid"), val("d.ep"), val("d.conn"), val("d.next"), entries, batches, False)
-        client = tp.TxnClient(0, data, CLIENT_STATES[val("c.st")], val("c.conn"), bval("c.infl"), val("c.txn"),
-                              tuple(q for q in range(P) if bval(f"c.add{q}")),
-                              tuple(q for q in range(P) if bval(f"c.pend{q}")), bval("c.ebr"), bval("c.fen"))
+        client = tp.TxnClient(
+            0,
+            data,
+            CLIENT_STATES[val("c.st")],
+            val("c.conn"),
+            bval("c.infl"),
+            val("c.txn"),
+            tuple(q for q in range(P) if bval(f"c.add{q}")),
+            tuple(q for q in range(P) if bval(f"c.pend{q}")),
+            bval("c.ebr"),
+            bval("c.fen"),
+        )
         md = None
         if bval("md.on"):
-            md = tc.TransactionMetadata(0, val("md.pid"), val("md.ep"), val("md.last"), -1, -1, STATES[val("md.st")],
-                                        tuple(q for q in range(P) if bval(f"md.p{q}")), "", False, 0,
-                                        bval("md.started"))
+            md = tc.TransactionMetadata(
+                0,
+                val("md.pid"),
+                val("md.ep"),
+                val("md.last"),
+                -1,
+                -1,
+                STATES[val("md.st")],
+                tuple(q for q in range(P) if bval(f"md.p{q}")),
+                "",
+                False,
+                0,
+                bval("md.started"),
+            )
         lg = None
         if bval("lg.on"):
-            lg = TransactionLogValue(val("lg.pid"), val("lg.ep"), STATES[val("lg.st")],
-                                     tuple(q for q in range(P) if bval(f"lg.p{q}")))
+            lg = TransactionLogValue(
+                val("lg.pid"), val("lg.ep"), STATES[val("lg.st")], tuple(q for q in range(P) if bval(f"lg.p{q}"))
+            )
         leaders = []
         for q in range(P):
             log = []
             for k in range(val(f"q{q}.len")):
                 rec = val(f"q{q}.l{k}.rec")
-                log.append(part.LogEntry(0, val(f"q{q}.l{k}.ep"), val(f"q{q}.l{k}.seq"),
-                                         (prod.record_id(0, rec),) if rec >= 0 else (), True,
-                                         CONTROLS[val(f"q{q}.l{k}.ctl")]))
+                log.append(
+                    part.LogEntry(
+                        0,
+                        val(f"q{q}.l{k}.ep"),
+                        val(f"q{q}.l{k}.seq"),
+                        (prod.record_id(0, rec),) if rec >= 0 else (),
+                        True,
+                        CONTROLS[val(f"q{q}.l{k}.ctl")],
+                    )
+                )
             producers: tuple[ProducerStateEntry, ...] = ()
             if bval(f"q{q}.e.on"):
                 cnt = val(f"q{q}.e.cnt")
-                metas = tuple(BatchMetadata(val(f"q{q}.e.c{w}.seq"), val(f"q{q}.e.c{w}.seq"), val(f"q{q}.e.c{w}.off"))
-                              for w in reversed(range(cnt)))
-                producers = (ProducerStateEntry(0, val(f"q{q}.e.ep"), metas, val(f"q{q}.e.cep"),
-                                                val(f"q{q}.e.first")),)
-            aborted = tuple(part.AbortedTxn(0, val(f"q{q}.ab{k}.first"), val(f"q{q}.ab{k}.last"))
-                            for k in range(val(f"q{q}.nab")))
+                metas = tuple(
+                    BatchMetadata(val(f"q{q}.e.c{w}.seq"), val(f"q{q}.e.c{w}.seq"), val(f"q{q}.e.c{w}.off"))
+                    for w in reversed(range(cnt))
+                )
+                producers = (ProducerStateEntry(0, val(f"q{q}.e.ep"), metas, val(f"q{q}.e.cep"), val(f"q{q}.e.first")),)
+            aborted = tuple(
+                part.AbortedTxn(0, val(f"q{q}.ab{k}.first"), val(f"q{q}.ab{k}.last")) for k in range(val(f"q{q}.nab"))
+            )
             leaders.append(part.PartitionLeader(tuple(log), len(log), producers, 0, aborted))
         msgs: list[tuple[int, net.Envelope]] = []
         for c in range(self.NC):
@@ -639,14 +749,25 @@ class TxnEncoding:
                 msgs.append((val(f"mk{j}.ord"), net.Envelope(COORDINATOR, BROKER, 0, body)))
         network = tuple(env for _, env in sorted(msgs, key=lambda x: x[0]))
         outcomes = tuple(ClientTxn(0, x, bval(f"out{x}.com")) for x in range(self.TX) if bval(f"out{x}.on"))
-        fences = tuple(Fence(0, val(f"fn{f}.ep"), tuple(val(f"fn{f}.end{q}") for q in range(P)))
-                       for f in range(val("fn.n")))
-        completions = tuple(Completion(0, 0, val(f"cp{k}.ep"), bval(f"cp{k}.com"),
-                                       tuple(q for q in range(P) if bval(f"cp{k}.p{q}")))
-                            for k in range(val("cp.n")))
+        fences = tuple(
+            Fence(0, val(f"fn{f}.ep"), tuple(val(f"fn{f}.end{q}") for q in range(P))) for f in range(val("fn.n"))
+        )
+        completions = tuple(
+            Completion(0, 0, val(f"cp{k}.ep"), bval(f"cp{k}.com"), tuple(q for q in range(P) if bval(f"cp{k}.p{q}")))
+            for k in range(val("cp.n"))
+        )
         faults = tuple(val(f"fu{k}") for k in range(len(TXN_FAULT_KINDS)))
-        return TxnSystemState((client,), (md,), (lg,), 0, tuple(leaders), network, val("npid"), faults,
-                              TxnGhost(outcomes, fences, completions))
+        return TxnSystemState(
+            (client,),
+            (md,),
+            (lg,),
+            0,
+            tuple(leaders),
+            network,
+            val("npid"),
+            faults,
+            TxnGhost(outcomes, fences, completions),
+        )
 
     # -- the coordinator table ---------------------------------------------------------------------------
 
@@ -776,8 +897,7 @@ class TxnEncoding:
     def _finish(self, S: State, pid: Expr | None, epoch: Expr | None) -> State:
         """``transactional_producer._finish`` (``pid is None``: no new identity)."""
         T = dict(S)
-        fresh = z3.BoolVal(False) if pid is None else z3.And(
-            pid >= 0, z3.Or(pid != S["d.pid"], epoch != S["d.ep"]))
+        fresh = z3.BoolVal(False) if pid is None else z3.And(pid >= 0, z3.Or(pid != S["d.pid"], epoch != S["d.ep"]))
         for q in range(self.P):
             unres, rw = S[f"d.q{q}.unres"], S[f"d.q{q}.rw"]
             fix = z3.Or(unres, rw)
@@ -809,10 +929,10 @@ class TxnEncoding:
         added = z3.Or([S[f"c.add{q}"] for q in range(self.P)])
         nob = z3.And([z3.Not(S[f"b{n}.on"]) for n in range(self.R)] or [z3.BoolVal(True)])
         init = st == CS[C.INITIALIZING]
-        add = z3.And(z3.Not(init), z3.Or(st == CS[C.IN_TRANSACTION], st == CS[C.COMMITTING], st == CS[C.ABORTING]),
-                     pend)
-        endc = z3.And(z3.Not(init), z3.Not(add), z3.Or(st == CS[C.COMMITTING], st == CS[C.ABORTING]), nob,
-                      z3.Not(pend))
+        add = z3.And(
+            z3.Not(init), z3.Or(st == CS[C.IN_TRANSACTION], st == CS[C.COMMITTING], st == CS[C.ABORTING]), pend
+        )
+        endc = z3.And(z3.Not(init), z3.Not(add), z3.Or(st == CS[C.COMMITTING], st == CS[C.ABORTING]), nob, z3.Not(pend))
         local = z3.And(endc, z3.Not(added))
         end = z3.And(endc, added)
         send = z3.Or(init, add, end)
@@ -854,8 +974,11 @@ class TxnEncoding:
 
     def _t_SendProduce(self, S: State, i: int, q: int) -> tuple[Expr, State]:
         st = S["c.st"]
-        pre = [z3.Or([st == CS[x] for x in (C.IN_TRANSACTION, C.COMMITTING, C.ABORTING, C.ABORTABLE_ERROR)]),
-               S["d.pid"] >= 0, z3.Not(self._in_flight(S))]
+        pre = [
+            z3.Or([st == CS[x] for x in (C.IN_TRANSACTION, C.COMMITTING, C.ABORTING, C.ABORTABLE_ERROR)]),
+            S["d.pid"] >= 0,
+            z3.Not(self._in_flight(S)),
+        ]
         if self.tv < 2:
             pre.append(S[f"c.add{q}"])
         pe, ns, dep = S[f"d.q{q}.pe"], S[f"d.q{q}.ns"], S["d.ep"]
@@ -887,8 +1010,9 @@ class TxnEncoding:
         T[f"d.q{q}.rw"] = z3.And(S[f"d.q{q}.rw"], z3.Not(rs))
         T[f"c.add{q}"] = z3.BoolVal(True)
         # the request goes into the first free produce slot of the partition
-        frees = [z3.And(z3.Not(S[f"m{q}.{a}.live"]), *[S[f"m{q}.{b}.live"] for b in range(a)])
-                 for a in range(self.NS[q])]
+        frees = [
+            z3.And(z3.Not(S[f"m{q}.{a}.live"]), *[S[f"m{q}.{b}.live"] for b in range(a)]) for a in range(self.NS[q])
+        ]
         for a, hit in enumerate(frees):
             p = f"m{q}.{a}"
             T[f"{p}.live"] = z3.Or(S[f"{p}.live"], hit)
@@ -929,8 +1053,10 @@ class TxnEncoding:
         T[f"{p}.live"] = z3.BoolVal(False)
         current = S[f"{p}.conn"] == S["d.conn"]
         rep, rseq, err = S[f"{p}.ep"], S[f"{p}.seq"], S[f"{p}.err"]
-        matches = [z3.And(current, S[f"b{m}.on"], S[f"b{m}.fl"], S[f"b{m}.seq"] == rseq, S[f"b{m}.ep"] == rep)
-                   for m in self.recs[q]]
+        matches = [
+            z3.And(current, S[f"b{m}.on"], S[f"b{m}.fl"], S[f"b{m}.seq"] == rseq, S[f"b{m}.ep"] == rep)
+            for m in self.recs[q]
+        ]
         U = dict(T)
         failed = z3.BoolVal(False)
         for x, m in enumerate(self.recs[q]):
@@ -957,8 +1083,10 @@ class TxnEncoding:
             U = self._fail_batch(U, m, fail)
             U[f"b{m}.fl"] = z3.And(U[f"b{m}.fl"], z3.Not(z3.Or(ooo_retry, other_retry)))
             failed = z3.Or(failed, ooo_fail, fail)
-        fatal = z3.Or(err == E[Errors.INVALID_TXN_STATE],
-                      z3.And(err == E[Errors.OUT_OF_ORDER_SEQUENCE_NUMBER], z3.BoolVal(not self.kip_360)))
+        fatal = z3.Or(
+            err == E[Errors.INVALID_TXN_STATE],
+            z3.And(err == E[Errors.OUT_OF_ORDER_SEQUENCE_NUMBER], z3.BoolVal(not self.kip_360)),
+        )
         U = _merge(failed, self._classify(U, fatal), U)
         return z3.And(S[f"{p}.live"], S[f"{p}.resp"], head), _merge(current, U, T)
 
@@ -973,8 +1101,9 @@ class TxnEncoding:
                     continue
                 o = f"m{q2}.{b}"
                 same = S[f"{o}.resp"] if resp else z3.Not(S[f"{o}.resp"])
-                older.append(z3.And(S[f"{o}.live"], same, S[f"{o}.conn"] == S[f"{p}.conn"],
-                                    S[f"{o}.ord"] < S[f"{p}.ord"]))
+                older.append(
+                    z3.And(S[f"{o}.live"], same, S[f"{o}.conn"] == S[f"{p}.conn"], S[f"{o}.ord"] < S[f"{p}.ord"])
+                )
         return z3.And(kind, z3.Not(z3.Or(older or [z3.BoolVal(False)])))
 
     # -- the partition leader ----------------------------------------------------------------------------
@@ -986,17 +1115,20 @@ class TxnEncoding:
         win = self.flags.duplicate_window
 
         def duplicate() -> tuple[Expr, Expr]:
-            hits = [(z3.And(on, eep == ep, w < cnt, w < win, S[f"q{q}.e.c{w}.seq"] == seq), S[f"q{q}.e.c{w}.off"])
-                    for w in reversed(range(W))]
+            hits = [
+                (z3.And(on, eep == ep, w < cnt, w < win, S[f"q{q}.e.c{w}.seq"] == seq), S[f"q{q}.e.c{w}.off"])
+                for w in reversed(range(W))
+            ]
             return z3.Or([h for h, _ in hits]), _ite(hits, self.v(-1))
 
         rules: dict[str, Callable[[], tuple[Expr, Expr]]] = {
             "duplicate": duplicate,
             "unknown_producer": lambda: (z3.Or(z3.Not(on), eep == -1), self.v(-1)),
             "epoch": lambda: (z3.And(on, ep < eep), self.v(-1)),
-            "sequence": lambda: (z3.And(on, z3.If(ep != eep, seq != 0,
-                                                   seq != z3.If(cnt > 0, S[f"q{q}.e.c0.seq"] + 1, self.v(0)))),
-                                 self.v(-1)),
+            "sequence": lambda: (
+                z3.And(on, z3.If(ep != eep, seq != 0, seq != z3.If(cnt > 0, S[f"q{q}.e.c0.seq"] + 1, self.v(0)))),
+                self.v(-1),
+            ),
         }
         return fold_validation(rules, self.flags, lambda name: self.v(E[name]), self.v)
 
@@ -1035,11 +1167,19 @@ class TxnEncoding:
         # handle_txn_produce
         cons: list[Expr] = []
         stale = z3.And(on, ep < eep) if self.flags.check_epoch else z3.BoolVal(False)
-        mapped = _ite([(verification == E[src], self.v(E[dst]))
-                       for src, dst in VERIFICATION_TO_PRODUCE_ERROR.items() if src in E],
-                      self.v(E[Errors.INVALID_TXN_STATE]))
-        err2 = z3.If(is_dup, err, z3.If(stale, self.v(E[Errors.INVALID_PRODUCER_EPOCH]),
-                                        z3.If(verification != E[Errors.NONE], mapped, err)))
+        mapped = _ite(
+            [
+                (verification == E[src], self.v(E[dst]))
+                for src, dst in VERIFICATION_TO_PRODUCE_ERROR.items()
+                if src in E
+            ],
+            self.v(E[Errors.INVALID_TXN_STATE]),
+        )
+        err2 = z3.If(
+            is_dup,
+            err,
+            z3.If(stale, self.v(E[Errors.INVALID_PRODUCER_EPOCH]), z3.If(verification != E[Errors.NONE], mapped, err)),
+        )
         do = z3.And(err2 == E[Errors.NONE], z3.Not(is_dup))
         length = S[f"q{q}.len"]
         cons += self._log_append(T, q, do, ep, seq, S[f"{p}.rec"], 0)
@@ -1069,11 +1209,19 @@ class TxnEncoding:
 
     def _verify(self, S: State, known: Expr, ep: Expr, q: int) -> Expr:
         """``handle_verify_partition`` (KIP-890 part 1, verify only)."""
-        return z3.If(z3.Not(known), self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
-                     z3.If(ep != S["md.ep"], self.v(E[Errors.PRODUCER_FENCED]),
-                           z3.If(self.st_in(S["md.st"], PREPARE), self.v(E[Errors.CONCURRENT_TRANSACTIONS]),
-                                 z3.If(S[f"md.p{q}"], self.v(E[Errors.NONE]),
-                                       self.v(E[Errors.TRANSACTION_ABORTABLE])))))
+        return z3.If(
+            z3.Not(known),
+            self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
+            z3.If(
+                ep != S["md.ep"],
+                self.v(E[Errors.PRODUCER_FENCED]),
+                z3.If(
+                    self.st_in(S["md.st"], PREPARE),
+                    self.v(E[Errors.CONCURRENT_TRANSACTIONS]),
+                    z3.If(S[f"md.p{q}"], self.v(E[Errors.NONE]), self.v(E[Errors.TRANSACTION_ABORTABLE])),
+                ),
+            ),
+        )
 
     # -- the coordinator ----------------------------------------------------------------------------------
 
@@ -1099,13 +1247,15 @@ class TxnEncoding:
             for nxt in STATES:
                 if VALID_PREVIOUS_STATES[nxt] and name in VALID_PREVIOUS_STATES[nxt]:
                     lab = f"txn:{name}->{nxt}"
-                    self._ev[lab] = z3.Or(self._ev.get(lab, z3.BoolVal(False)),
-                                          z3.And(wrote, src == TS[name], dst == TS[nxt]))
+                    self._ev[lab] = z3.Or(
+                        self._ev.get(lab, z3.BoolVal(False)), z3.And(wrote, src == TS[name], dst == TS[nxt])
+                    )
         err = z3.If(ok, self.v(E[Errors.NONE]), self.v(E[Errors.UNKNOWN_SERVER_ERROR]))
         return wrote, err, T
 
-    def _add_partitions(self, S: State, known: Expr, ep: Expr, parts: set[int] | list[Expr],
-                        cond: Expr) -> tuple[Expr, State]:
+    def _add_partitions(
+        self, S: State, known: Expr, ep: Expr, parts: set[int] | list[Expr], cond: Expr
+    ) -> tuple[Expr, State]:
         """``handle_add_partitions``: (error code, state).  ``parts``: constant set or per-partition booleans."""
         inc = [z3.BoolVal(q in parts) for q in range(self.P)] if isinstance(parts, set) else parts
         st = S["md.st"]
@@ -1115,10 +1265,19 @@ class TxnEncoding:
         for q in range(self.P):
             target[f"p{q}"] = z3.Or(S[f"md.p{q}"], inc[q])
         _w, terr, T = self._transit(S, st, target, attempt)
-        err = z3.If(z3.Not(known), self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
-                    z3.If(ep != S["md.ep"], self.v(E[Errors.PRODUCER_FENCED]),
-                          z3.If(self.st_in(st, PREPARE), self.v(E[Errors.CONCURRENT_TRANSACTIONS]),
-                                z3.If(ongoing_all, self.v(E[Errors.NONE]), terr))))
+        err = z3.If(
+            z3.Not(known),
+            self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
+            z3.If(
+                ep != S["md.ep"],
+                self.v(E[Errors.PRODUCER_FENCED]),
+                z3.If(
+                    self.st_in(st, PREPARE),
+                    self.v(E[Errors.CONCURRENT_TRANSACTIONS]),
+                    z3.If(ongoing_all, self.v(E[Errors.NONE]), terr),
+                ),
+            ),
+        )
         return err, T
 
     def _send_markers(self, T: State, cond: Expr) -> list[Expr]:
@@ -1161,8 +1320,10 @@ class TxnEncoding:
             for q in range(self.P):
                 T[f"cp{k}.p{q}"] = z3.If(hit, T[f"lg.p{q}"], T[f"cp{k}.p{q}"])
         T["cp.n"] = z3.If(cond, n + 1, n)
-        target = {"st": z3.If(com, self.v(TS[TXS.COMPLETE_COMMIT]), self.v(TS[TXS.COMPLETE_ABORT])),
-                  "started": z3.BoolVal(False)}
+        target = {
+            "st": z3.If(com, self.v(TS[TXS.COMPLETE_COMMIT]), self.v(TS[TXS.COMPLETE_ABORT])),
+            "started": z3.BoolVal(False),
+        }
         for q in range(self.P):
             target[f"p{q}"] = z3.BoolVal(False)
         # the source is the Prepare* entry with its partitions emptied: only the state matters to the table
@@ -1196,8 +1357,9 @@ class TxnEncoding:
         self._prepare_and_markers(T, wrote, cons)
         return err, T, cons
 
-    def _end_txn(self, S: State, cond: Expr, pid: Expr, ep: Expr, committed: Expr, from_client: bool
-                 ) -> tuple[Expr, Expr, Expr, State, list[Expr]]:
+    def _end_txn(
+        self, S: State, cond: Expr, pid: Expr, ep: Expr, committed: Expr, from_client: bool
+    ) -> tuple[Expr, Expr, Expr, State, list[Expr]]:
         """``end_transaction`` for the slice: (error, pid, epoch returned, state, constraints)."""
         md_on, mpid, mep, st = S["md.on"], S["md.pid"], S["md.ep"], S["md.st"]
         prep_x = z3.If(committed, self.v(TS[TXS.PREPARE_COMMIT]), self.v(TS[TXS.PREPARE_ABORT]))
@@ -1205,8 +1367,11 @@ class TxnEncoding:
         ongoing = st == TS[S_ONGOING]
         in_prep = self.st_in(st, PREPARE)
         idle = self.st_in(st, (TXS.EMPTY, *COMPLETE))
-        ECONC, EITS, EPF = (self.v(E[Errors.CONCURRENT_TRANSACTIONS]), self.v(E[Errors.INVALID_TXN_STATE]),
-                            self.v(E[Errors.PRODUCER_FENCED]))
+        ECONC, EITS, EPF = (
+            self.v(E[Errors.CONCURRENT_TRANSACTIONS]),
+            self.v(E[Errors.INVALID_TXN_STATE]),
+            self.v(E[Errors.PRODUCER_FENCED]),
+        )
         ours = st == prep_x
         no = self.v(-1)
         bad_id = z3.Or(z3.Not(md_on), pid != mpid)
@@ -1216,34 +1381,70 @@ class TxnEncoding:
             go_ongoing = z3.And(cond, z3.Not(bad_id), ongoing, current)
             empty_abort = z3.And(cond, z3.Not(bad_id), idle, z3.Not(committed), current)
             tgt = {"st": prep_x, "ep": mep + 1, "last": mep}
-            tgt_empty = {"st": self.v(TS[TXS.PREPARE_ABORT]), "ep": mep + 1, "last": mep,
-                         **{f"p{q}": z3.BoolVal(False) for q in range(self.P)}}
+            tgt_empty = {
+                "st": self.v(TS[TXS.PREPARE_ABORT]),
+                "ep": mep + 1,
+                "last": mep,
+                **{f"p{q}": z3.BoolVal(False) for q in range(self.P)},
+            }
             w1, e1, T1 = self._transit(S, st, tgt, go_ongoing)
             w2, e2, T2 = self._transit(S, st, tgt_empty, empty_abort)
             self._ev["empty_abort"] = w2
             T = _merge(empty_abort, T2, T1)
             wrote = z3.Or(w1, w2)
-            idle_err = z3.If(z3.And(z3.Not(committed), current), e2,
-                             z3.If(z3.And(retry, same_complete), self.v(E[Errors.NONE]),
-                                   z3.If(z3.And(retry, st == TS[TXS.COMPLETE_COMMIT], z3.Not(committed)), EITS,
-                                         z3.If(z3.And(current, committed), EITS, EPF))))
-            err = z3.If(bad_id, self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
-                        z3.If(ongoing, z3.If(current, e1, EPF),
-                              z3.If(in_prep, ECONC if self.cc.concurrent_before_epoch_check
-                                    else z3.If(retry, z3.If(ours, ECONC, EITS), EPF),
-                                    z3.If(idle, idle_err, self.v(E[Errors.UNKNOWN_SERVER_ERROR])))))
+            idle_err = z3.If(
+                z3.And(z3.Not(committed), current),
+                e2,
+                z3.If(
+                    z3.And(retry, same_complete),
+                    self.v(E[Errors.NONE]),
+                    z3.If(
+                        z3.And(retry, st == TS[TXS.COMPLETE_COMMIT], z3.Not(committed)),
+                        EITS,
+                        z3.If(z3.And(current, committed), EITS, EPF),
+                    ),
+                ),
+            )
+            err = z3.If(
+                bad_id,
+                self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
+                z3.If(
+                    ongoing,
+                    z3.If(current, e1, EPF),
+                    z3.If(
+                        in_prep,
+                        ECONC if self.cc.concurrent_before_epoch_check else z3.If(retry, z3.If(ours, ECONC, EITS), EPF),
+                        z3.If(idle, idle_err, self.v(E[Errors.UNKNOWN_SERVER_ERROR])),
+                    ),
+                ),
+            )
             retry_ok = z3.And(z3.Not(bad_id), idle, retry, same_complete, z3.Not(z3.And(z3.Not(committed), current)))
         else:
             fenced = (ep != mep) if from_client else (ep < mep)
             go = z3.And(cond, z3.Not(bad_id), z3.Not(fenced), ongoing)
             tgt = {"st": prep_x}
             wrote, e1, T = self._transit(S, st, tgt, go)
-            err = z3.If(bad_id, self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
-                        z3.If(fenced, EPF,
-                              z3.If(ongoing, e1,
-                                    z3.If(same_complete, self.v(E[Errors.NONE]),
-                                          z3.If(in_prep, z3.If(ours, ECONC, EITS),
-                                                z3.If(idle, EITS, self.v(E[Errors.UNKNOWN_SERVER_ERROR])))))))
+            err = z3.If(
+                bad_id,
+                self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
+                z3.If(
+                    fenced,
+                    EPF,
+                    z3.If(
+                        ongoing,
+                        e1,
+                        z3.If(
+                            same_complete,
+                            self.v(E[Errors.NONE]),
+                            z3.If(
+                                in_prep,
+                                z3.If(ours, ECONC, EITS),
+                                z3.If(idle, EITS, self.v(E[Errors.UNKNOWN_SERVER_ERROR])),
+                            ),
+                        ),
+                    ),
+                ),
+            )
             retry_ok = z3.And(z3.Not(bad_id), z3.Not(fenced), z3.Not(ongoing), same_complete)
         cons: list[Expr] = []
         self._prepare_and_markers(T, wrote, cons)
@@ -1251,8 +1452,9 @@ class TxnEncoding:
         rep = z3.If(wrote, T["md.ep"] if self.tv < 2 else mep + 1, z3.If(retry_ok, mep, no))
         return err, rpid, rep, T, cons
 
-    def _init_pid(self, S: State, exp_pid: Expr, exp_ep: Expr, cond: Expr) -> tuple[Expr, Expr, Expr, State,
-                                                                                       list[Expr]]:
+    def _init_pid(
+        self, S: State, exp_pid: Expr, exp_ep: Expr, cond: Expr
+    ) -> tuple[Expr, Expr, Expr, State, list[Expr]]:
         """``handle_init_producer_id`` for the slice (one producer id; no epoch exhaustion within the bound)."""
         T = dict(S)
         new = z3.Not(S["md.on"])
@@ -1276,19 +1478,39 @@ class TxnEncoding:
         bump_b = z3.And(z3.Not(bump_a), z3.Or(exp_ep == mep, mep == -1))
         retry = z3.And(z3.Not(bump_a), z3.Not(bump_b), exp_ep == mlast)
         bump = z3.And(cond, ok_path, z3.Or(bump_a, bump_b))
-        target = {"st": self.v(TS[TXS.EMPTY]), "ep": mep + 1, "last": z3.If(bump_a, self.v(-1), mep),
-                  "started": z3.BoolVal(False), **{f"p{q}": z3.BoolVal(False) for q in range(self.P)}}
+        target = {
+            "st": self.v(TS[TXS.EMPTY]),
+            "ep": mep + 1,
+            "last": z3.If(bump_a, self.v(-1), mep),
+            "started": z3.BoolVal(False),
+            **{f"p{q}": z3.BoolVal(False) for q in range(self.P)},
+        }
         w, terr, B = self._transit(T, st, target, bump)
         self._ev["epoch_bump"] = w
         fence = z3.And(z3.Not(fenced_id), z3.Not(in_prep), ongoing)
         _ferr, F, fcons = self._fence_and_abort(T, z3.And(cond, fence))
         ECONC = self.v(E[Errors.CONCURRENT_TRANSACTIONS])
-        err = z3.If(fenced_id, self.v(E[Errors.PRODUCER_FENCED]),
-                    z3.If(in_prep, ECONC,
-                          z3.If(ongoing, ECONC,
-                                z3.If(z3.Not(idle), self.v(E[Errors.UNKNOWN_SERVER_ERROR]),
-                                      z3.If(z3.Or(bump_a, bump_b), terr,
-                                            z3.If(retry, self.v(E[Errors.NONE]), self.v(E[Errors.PRODUCER_FENCED])))))))
+        err = z3.If(
+            fenced_id,
+            self.v(E[Errors.PRODUCER_FENCED]),
+            z3.If(
+                in_prep,
+                ECONC,
+                z3.If(
+                    ongoing,
+                    ECONC,
+                    z3.If(
+                        z3.Not(idle),
+                        self.v(E[Errors.UNKNOWN_SERVER_ERROR]),
+                        z3.If(
+                            z3.Or(bump_a, bump_b),
+                            terr,
+                            z3.If(retry, self.v(E[Errors.NONE]), self.v(E[Errors.PRODUCER_FENCED])),
+                        ),
+                    ),
+                ),
+            ),
+        )
         ok_ret = err == E[Errors.NONE]
         # the fence path answers CONCURRENT_TRANSACTIONS with the fenced (pid, epoch + 1) of its transit
         rpid = z3.If(fence, F["md.pid"], z3.If(ok_ret, B["md.pid"], self.v(-1)))
@@ -1315,8 +1537,9 @@ class TxnEncoding:
         for q in range(self.P):
             T[f"{r}.p{q}"] = z3.And(is_add, S[f"{p}.p{q}"])
         T[f"{r}.ord"] = self._ord(self.P)
-        cons = [z3.Implies(is_init, x) for x in c0] + [z3.Implies(z3.And(z3.Not(is_init), z3.Not(is_add)), x)
-                                                        for x in c2]
+        cons = [z3.Implies(is_init, x) for x in c0] + [
+            z3.Implies(z3.And(z3.Not(is_init), z3.Not(is_add)), x) for x in c2
+        ]
         return z3.And(S[f"{p}.live"], z3.Not(S[f"{r}.live"]), *cons), T
 
     def _t_DeliverTxnResponse(self, S: State, c: int) -> tuple[Expr, State]:
@@ -1334,8 +1557,13 @@ class TxnEncoding:
         ok = err == E[Errors.NONE]
         # TransactionManager's error classes (tp.COORDINATOR_ERROR_CLASSES): abortable, else fatal/fenced
         not_aborting = S["c.st"] != CS[C.ABORTING]
-        if_possible = tuple(e for e, c in tp.COORDINATOR_ERROR_CLASSES["EndTxn"].items()
-                            if c == tp.ErrorClass.ABORTABLE_IF_POSSIBLE) if self.kip_360 else ()
+        if_possible = (
+            tuple(
+                e for e, c in tp.COORDINATOR_ERROR_CLASSES["EndTxn"].items() if c == tp.ErrorClass.ABORTABLE_IF_POSSIBLE
+            )
+            if self.kip_360
+            else ()
+        )
         abortable_init = z3.And(not_aborting, self._err_in(err, (Errors.TRANSACTION_ABORTABLE,)))
         abortable_add = z3.And(not_aborting, self._err_in(err, (Errors.TRANSACTION_ABORTABLE, *if_possible)))
         abortable = self._classify_abortable(H)
@@ -1431,8 +1659,9 @@ class TxnEncoding:
         T[f"q{q}.e.first"] = z3.If(write, self.v(-1), first)
         self._ev["marker_written"] = write
         # handle_marker_response
-        md_match = z3.And(S["md.on"], self.st_in(S["md.st"], PREPARE), S["md.pid"] == 0, S["md.ep"] == mep,
-                          S[f"md.p{q}"])
+        md_match = z3.And(
+            S["md.on"], self.st_in(S["md.st"], PREPARE), S["md.pid"] == 0, S["md.ep"] == mep, S[f"md.p{q}"]
+        )
         go_on = z3.And(md_match, write)
         T[f"md.p{q}"] = z3.And(S[f"md.p{q}"], z3.Not(go_on))
         if self.flags.complete_after_markers:
@@ -1508,12 +1737,13 @@ class TxnEncoding:
             return S[f"q{q}.l{k}.{f}"]
 
         occ = [z3.And(k < ln, lg(k, "ctl") == 0, lg(k, "rec") == n) for k in range(L)]
-        last = [z3.And(occ[k], *[z3.Not(o) for o in occ[k + 1:]]) for k in range(L)]
+        last = [z3.And(occ[k], *[z3.Not(o) for o in occ[k + 1 :]]) for k in range(L)]
         com, ab = [], []
         for k in range(L):
             for m in range(k + 1, L):
-                first_ctl = z3.And(m < ln, lg(m, "ctl") != 0,
-                                   *[z3.Not(z3.And(x < ln, lg(x, "ctl") != 0)) for x in range(k + 1, m)])
+                first_ctl = z3.And(
+                    m < ln, lg(m, "ctl") != 0, *[z3.Not(z3.And(x < ln, lg(x, "ctl") != 0)) for x in range(k + 1, m)]
+                )
                 com.append(z3.And(last[k], first_ctl, lg(m, "ctl") == 1))
                 ab.append(z3.And(last[k], first_ctl, lg(m, "ctl") == 2))
         return z3.Or(com or [z3.BoolVal(False)]), z3.Or(ab or [z3.BoolVal(False)])
@@ -1546,16 +1776,21 @@ class TxnEncoding:
         return z3.Or(out)
 
     def _bad_lso(self, S: State) -> Expr:
-        return z3.And(self._quiescent(S), z3.Or([z3.And(S[f"q{q}.e.on"], S[f"q{q}.e.first"] >= 0)
-                                                 for q in range(self.P)]))
+        return z3.And(
+            self._quiescent(S), z3.Or([z3.And(S[f"q{q}.e.on"], S[f"q{q}.e.first"] >= 0) for q in range(self.P)])
+        )
 
     def _bad_markers(self, S: State) -> Expr:
         out = []
         for k in range(self.CC):
             for q in range(self.P):
                 ctl = z3.If(S[f"cp{k}.com"], self.v(1), self.v(2))
-                found = z3.Or([z3.And(m < S[f"q{q}.len"], S[f"q{q}.l{m}.ctl"] == ctl,
-                                      S[f"q{q}.l{m}.ep"] == S[f"cp{k}.ep"]) for m in range(self.L[q])])
+                found = z3.Or(
+                    [
+                        z3.And(m < S[f"q{q}.len"], S[f"q{q}.l{m}.ctl"] == ctl, S[f"q{q}.l{m}.ep"] == S[f"cp{k}.ep"])
+                        for m in range(self.L[q])
+                    ]
+                )
                 out.append(z3.And(k < S["cp.n"], S[f"cp{k}.p{q}"], z3.Not(found)))
         return z3.Or(out or [z3.BoolVal(False)])
 
@@ -1567,8 +1802,16 @@ class TxnEncoding:
                 for k in range(self.L[q]):
                     rec = S[f"q{q}.l{k}.rec"]
                     committed = z3.Or([z3.And(rec == n, fates[n]) for n in self.recs[q]] or [z3.BoolVal(False)])
-                    out.append(z3.And(f < S["fn.n"], k < S[f"q{q}.len"], k >= S[f"fn{f}.end{q}"],
-                                      S[f"q{q}.l{k}.ctl"] == 0, S[f"q{q}.l{k}.ep"] <= S[f"fn{f}.ep"], committed))
+                    out.append(
+                        z3.And(
+                            f < S["fn.n"],
+                            k < S[f"q{q}.len"],
+                            k >= S[f"fn{f}.end{q}"],
+                            S[f"q{q}.l{k}.ctl"] == 0,
+                            S[f"q{q}.l{k}.ep"] <= S[f"fn{f}.ep"],
+                            committed,
+                        )
+                    )
         return z3.Or(out or [z3.BoolVal(False)])
 
 

@@ -214,8 +214,11 @@ def ask_events(
     properties of steps, so they are asked without the partial-order reduction
     (``solve(goal, reduced=False)``).  Returns whether the time budget ran out.
     """
-    pending = {p.name: z3.Or([g for lab, g in step_events.items() if p.matches_event(lab)] or [z3.BoolVal(False)])
-               for p in event_props if p.name not in reached and p.name not in disagree}
+    pending = {
+        p.name: z3.Or([g for lab, g in step_events.items() if p.matches_event(lab)] or [z3.BoolVal(False)])
+        for p in event_props
+        if p.name not in reached and p.name not in disagree
+    }
     pending = {name: g for name, g in pending.items() if not z3.is_false(g)}
     while pending:
         res, mdl = solve(z3.Or(list(pending.values())), reduced=False)

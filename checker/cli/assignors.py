@@ -30,15 +30,24 @@ from keos.model.coordinator.group.assignors import AssignorError, load_assignor
 
 EXIT_ASSIGNOR_CRASHED = 4
 
-_MARK = {"holds": "[green]✓[/green]", "violation": "[bold red]✗ VIOLATED[/bold red]",
-         "known": "[yellow]✗ (known)[/yellow]", "unjudged-fail": "[dim]✗[/dim]", "unjudged-ok": "[dim]✓[/dim]"}
+_MARK = {
+    "holds": "[green]✓[/green]",
+    "violation": "[bold red]✗ VIOLATED[/bold red]",
+    "known": "[yellow]✗ (known)[/yellow]",
+    "unjudged-fail": "[dim]✗[/dim]",
+    "unjudged-ok": "[dim]✓[/dim]",
+}
 
 
 def register(sub: Any) -> None:
     """Add the ``assignors`` subcommand to the ``keos`` parser."""
     s = sub.add_parser("assignors", help="partition assignors: exactly-once, balance, stickiness (exit 1 if broken)")
-    s.add_argument("--assignor", action="append", metavar="NAME|MODULE:FUNCTION",
-                   help="repeatable; default: range, roundrobin, sticky, cooperative-sticky")
+    s.add_argument(
+        "--assignor",
+        action="append",
+        metavar="NAME|MODULE:FUNCTION",
+        help="repeatable; default: range, roundrobin, sticky, cooperative-sticky",
+    )
     s.add_argument("--cases", type=int, default=200, help="seeded random groups besides the book's examples")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--no-z3", action="store_true", help="skip z3's optimal-spread comparison")
@@ -56,16 +65,28 @@ def _mark(outcome_expected: str, failed: bool) -> str:
 
 def _as_json(report: AssignorReport) -> dict[str, Any]:
     return {
-        "assignor": report.assignor, "cases": report.cases, "max_spread": report.max_spread,
+        "assignor": report.assignor,
+        "cases": report.cases,
+        "max_spread": report.max_spread,
         "mean_spread": report.spread_total / report.cases if report.cases else 0.0,
-        "above_z3_optimum": report.above_optimum, "z3_checked": report.optimum_checked,
-        "rebalances": report.rebalances, "moved": report.moved, "moved_equal": report.moved_equal,
-        "forced_equal": report.forced, "cooperative_max_rounds": report.max_rounds, "error": report.error,
+        "above_z3_optimum": report.above_optimum,
+        "z3_checked": report.optimum_checked,
+        "rebalances": report.rebalances,
+        "moved": report.moved,
+        "moved_equal": report.moved_equal,
+        "forced_equal": report.forced,
+        "cooperative_max_rounds": report.max_rounds,
+        "error": report.error,
         "properties": {
-            name: {"expected": p.expected, "checked": p.checked,
-                   "counterexample": None if p.first_failure is None else
-                   {"case": p.first_failure[0], "reason": p.first_failure[1]}}
-            for name, p in report.properties.items()},
+            name: {
+                "expected": p.expected,
+                "checked": p.checked,
+                "counterexample": None
+                if p.first_failure is None
+                else {"case": p.first_failure[0], "reason": p.first_failure[1]},
+            }
+            for name, p in report.properties.items()
+        },
     }
 
 
@@ -89,15 +110,25 @@ def run(args: argparse.Namespace) -> int:
     violated = any(r.violations for r in reports) or not all(_proved(p) for p in proofs)
     crashed = any(r.error for r in reports)
     if args.json:
-        print(json.dumps({"assignors": [_as_json(r) for r in reports], "violation": violated,
-                          "z3_proofs": [p.__dict__ for p in proofs]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "assignors": [_as_json(r) for r in reports],
+                    "violation": violated,
+                    "z3_proofs": [p.__dict__ for p in proofs],
+                },
+                indent=2,
+            )
+        )
     else:
         console = Console(highlight=False)
         _render(console, reports, args)
         for p in proofs:
             mark = "[green]proved[/green]" if _proved(p) else "[bold red]NOT PROVED[/bold red]"
-            console.print(f"z3 {mark}: with equal subscriptions to {p.topics} topic(s), any member and partition "
-                          f"counts, Range's spread <= {p.topics} (reached: {p.tight}) and RoundRobin's <= 1")
+            console.print(
+                f"z3 {mark}: with equal subscriptions to {p.topics} topic(s), any member and partition "
+                f"counts, Range's spread <= {p.topics} (reached: {p.tight}) and RoundRobin's <= 1"
+            )
     if violated:
         return EXIT_VIOLATION
     return EXIT_ASSIGNOR_CRASHED if crashed else EXIT_OK
@@ -114,15 +145,20 @@ def _render(console: Console, reports: list[AssignorReport], args: argparse.Name
     for r in reports:
         mean = r.spread_total / r.cases if r.cases else 0.0
         name = r.assignor + (f" [dim](settles in ≤{r.max_rounds} rebalances)[/dim]" if r.max_rounds > 1 else "")
-        balance.add_row(name, f"{mean:.2f}", str(r.max_spread),
-                        "—" if not r.optimum_checked else f"{r.above_optimum} of {r.optimum_checked}",
-                        f"{r.moved} ({r.rebalances})", f"{r.moved_equal} / {r.forced}")
+        balance.add_row(
+            name,
+            f"{mean:.2f}",
+            str(r.max_spread),
+            "—" if not r.optimum_checked else f"{r.above_optimum} of {r.optimum_checked}",
+            f"{r.moved} ({r.rebalances})",
+            f"{r.moved_equal} / {r.forced}",
+        )
     console.print(balance)
     props = Table(title="Properties (✓ holds, ✗ (known) expected counterexample, ✗ VIOLATED promised but broken)")
     props.add_column("property", style="bold")
     for r in reports:
         props.add_column(r.assignor, justify="center")
-    for name in (list(reports[0].properties) if reports else []):
+    for name in list(reports[0].properties) if reports else []:
         props.add_row(name, *(_mark(r.properties[name].expected, r.properties[name].failed) for r in reports))
     console.print(props)
     for r in reports:
@@ -134,6 +170,8 @@ def _render(console: Console, reports: list[AssignorReport], args: argparse.Name
             case, reason = p.first_failure
             label = "[bold red]VIOLATION[/bold red]" if p.violation else "[yellow]known counterexample[/yellow]"
             console.print(f"{label} {r.assignor} / {p.name}: {case}: {reason}")
-    console.print("[dim]spread = partitions of the busiest member minus the idlest; 'z3: better spread existed' counts "
-                  "groups where z3 proves a smaller spread exists; 'forced' = the fewest owned partitions any "
-                  "balanced assignment must move.[/dim]")
+    console.print(
+        "[dim]spread = partitions of the busiest member minus the idlest; 'z3: better spread existed' counts "
+        "groups where z3 proves a smaller spread exists; 'forced' = the fewest owned partitions any "
+        "balanced assignment must move.[/dim]"
+    )

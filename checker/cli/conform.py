@@ -3,6 +3,8 @@
 ::
 
     keos conform [--target librdkafka-mock|tansu] [--workload NAME | --scenario NAME|FILE] [--seed N]
+    keos conform --target kafka [--kafka-home DIR] [--nodes 1|3]   # real Apache Kafka, started by keos
+        [--nemesis all|KIND,... --time-limit S]                    # a seeded random nemesis
     keos conform --bootstrap-servers HOST:PORT[,...]     # your own cluster
     keos conform --history FILE.json|history.edn          # a recorded history (keos or Jepsen)
         [--out DIR] [--json] [--html FILE] [--junit FILE] [--export-edn FILE] [--strict]
@@ -33,11 +35,28 @@ def register(sub: Any) -> None:
     from keos.checker.conform.workload import WORKLOADS
 
     s = sub.add_parser("conform", help="check a real Kafka client and broker (or a recorded history) for anomalies")
-    s.add_argument("--target", choices=("librdkafka-mock", "tansu", "bootstrap"), help="default: librdkafka-mock")
+    s.add_argument(
+        "--target", choices=("librdkafka-mock", "tansu", "bootstrap", "kafka"), help="default: librdkafka-mock"
+    )
+    s.add_argument(
+        "--kafka-home",
+        metavar="DIR",
+        help="--target kafka: an unpacked Kafka distribution (default: $KAFKA_HOME, else ../shared/kafka)",
+    )
+    s.add_argument("--nodes", type=int, choices=(1, 3), default=1, help="--target kafka: KRaft nodes to start")
     s.add_argument(
         "--bootstrap-servers", metavar="HOST:PORT[,...]", help="your own cluster (implies --target bootstrap)"
     )
     s.add_argument("--workload", choices=tuple(WORKLOADS), default="default")
+    s.add_argument(
+        "--nemesis",
+        metavar="KINDS",
+        help="a seeded random nemesis: all, none, or a comma list of kill,pause,partition,reset,drop,leader,"
+        "client-pause (each target supports some); the schedule comes from --seed and is written into the history",
+    )
+    s.add_argument(
+        "--time-limit", type=float, default=120.0, metavar="S", help="with --nemesis: seconds of workload (120)"
+    )
     s.add_argument("--scenario", metavar="NAME|FILE", help="derive the workload and producer settings from a scenario")
     s.add_argument("--history", metavar="FILE", help="check a recorded history (.json, or Jepsen's .edn) instead")
     s.add_argument("--seed", type=int, default=1)
@@ -62,7 +81,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     from keos.checker.conform.edn import history_to_edn
     from keos.checker.conform.history import HistoryError, dump_json
     from keos.checker.conform.report import anomalies_json, render_evidence, to_engine_result
-    from keos.checker.conform.runner import ConformRun, check_file, run
+    from keos.checker.conform.runner import ConformRun, KafkaOptions, NemesisOptions, check_file, run
     from keos.checker.conform.targets import TargetUnavailable
     from keos.checker.conform.workload import WorkloadConfig
     from keos.checker.results import Verdict
@@ -73,6 +92,10 @@ def cmd_conform(args: argparse.Namespace) -> int:
         return _fail("--history checks a recorded history; it takes no --target or --bootstrap-servers")
     if args.scenario and (args.history or args.workload != "default"):
         return _fail("--scenario gives the workload; it takes no --workload or --history")
+    if (args.kafka_home or args.nodes != 1) and target != "kafka":
+        return _fail("--kafka-home and --nodes are for --target kafka")
+    if args.nemesis and args.history:
+        return _fail("--nemesis runs a workload; it takes no --history")
     if target == "bootstrap" and not args.bootstrap_servers:
         return _fail("--target bootstrap needs --bootstrap-servers HOST:PORT[,...]")
     console = Console(stderr=args.json)
@@ -82,7 +105,17 @@ def cmd_conform(args: argparse.Namespace) -> int:
         else:
             what = f"scenario={args.scenario}" if args.scenario else f"workload={args.workload}"
             console.print(f"[bold]conform[/bold] {target} [dim]{what} seed={args.seed}[/dim]")
-            result = run(target, args.workload, WorkloadConfig(seed=args.seed), args.bootstrap_servers, args.scenario)
+            kafka = KafkaOptions(args.kafka_home, args.nodes, str(Path(args.out) / "kafka-logs"))
+            nemesis = NemesisOptions(args.nemesis, args.time_limit) if args.nemesis else None
+            result = run(
+                target,
+                args.workload,
+                WorkloadConfig(seed=args.seed),
+                args.bootstrap_servers,
+                args.scenario,
+                kafka,
+                nemesis,
+            )
     except (HistoryError, TargetUnavailable, ValueError, ModelError) as exc:
         return _fail(str(exc))
     except ImportError as exc:

@@ -89,8 +89,6 @@ MAX_BMC_DEPTH = 1000
 CI_WIDTH = 200
 
 
-
-
 class UsageError(Exception):
     """Bad command-line input: one line, exit 2."""
 
@@ -134,9 +132,7 @@ def _console(json_mode: bool) -> Console:
         import os
 
         columns = os.environ.get("COLUMNS", "")
-        console = Console(
-            stderr=json_mode, highlight=False, width=int(columns) if columns.isdigit() else CI_WIDTH
-        )
+        console = Console(stderr=json_mode, highlight=False, width=int(columns) if columns.isdigit() else CI_WIDTH)
     return console
 
 
@@ -201,8 +197,11 @@ def _explain_exit(console: Console, report: api.CheckReport) -> None:
         console.print(f"[{style}]{escape(line)}[/{style}]", soft_wrap=True)
     code = report.exit_code
     if code != EXIT_OK:
-        meaning = {EXIT_VIOLATION: "violation", EXIT_ENGINE_DISAGREEMENT: "engine disagreement",
-                   EXIT_PARTIAL: "partial results"}.get(code, "")
+        meaning = {
+            EXIT_VIOLATION: "violation",
+            EXIT_ENGINE_DISAGREEMENT: "engine disagreement",
+            EXIT_PARTIAL: "partial results",
+        }.get(code, "")
         console.print(f"exit {code} ({meaning})")
 
 
@@ -333,8 +332,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     chosen = _check_scenarios(args)
     _variant(args.variant)
     if "bmc" in _engines(args.engine) and args.max_depth > MAX_BMC_DEPTH:
-        raise UsageError(f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} with the bmc engine (z3 encodes "
-                         "every step before the time budget can stop it)")
+        raise UsageError(
+            f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} with the bmc engine (z3 encodes "
+            "every step before the time budget can stop it)"
+        )
     console = _console(args.json)
     try:
         report = api.check(
@@ -545,8 +546,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         render_trace(console, drawn)
     from rich.markup import escape
 
-    console.print(f"[dim]drawn: the {len(drawn['steps'])} steps re-executed on scenario {outcome.scenario.name} "
-                  f"({outcome.scenario_from}), not the stored ones[/dim]")
+    console.print(
+        f"[dim]drawn: the {len(drawn['steps'])} steps re-executed on scenario {outcome.scenario.name} "
+        f"({outcome.scenario_from}), not the stored ones[/dim]"
+    )
     for line in outcome.differences:
         console.print(f"[yellow]the trace file differs from its replay: {escape(line)}[/yellow]")
     if args.itf:
@@ -598,8 +601,10 @@ def cmd_config_space(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UsageError(f"config-space needs the z3 solver ({exc})") from None
     if args.max_depth > MAX_BMC_DEPTH:
-        raise UsageError(f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} for z3 queries (every step is "
-                         "encoded before the time budget can stop it)")
+        raise UsageError(
+            f"--max-depth {args.max_depth}: at most {MAX_BMC_DEPTH} for z3 queries (every step is "
+            "encoded before the time budget can stop it)"
+        )
     scenario = resolve_scenario(args.scenario)
     invariants = tuple(args.invariant) if args.invariant else DEFAULT_INVARIANTS
     retries = _list_arg("--retries", args.retries, int, "integers")
@@ -686,14 +691,19 @@ def _circuit_settings(args: argparse.Namespace) -> None:
             raise UsageError(f"cannot read {args.circuit}: {exc.strerror}") from None
         at = data.rfind(f"\n{EXPORT_TAG} ".encode())
         try:
-            line = data[at + len(EXPORT_TAG) + 2:].split(b"\n", 1)[0]
+            line = data[at + len(EXPORT_TAG) + 2 :].split(b"\n", 1)[0]
             recorded = json.loads(line) if at >= 0 else None
         except ValueError:
             recorded = None
         if not isinstance(recorded, dict):
             raise UsageError(f"{args.circuit}: no {EXPORT_TAG} settings line (not written by keos export-aiger?)")
-        for key, attr in (("scenario", "scenario"), ("variant", "variant"), ("slots", "slots"), ("bits", "bits"),
-                          ("invariants", "invariant")):
+        for key, attr in (
+            ("scenario", "scenario"),
+            ("variant", "variant"),
+            ("slots", "slots"),
+            ("bits", "bits"),
+            ("invariants", "invariant"),
+        ):
             if getattr(args, attr) is None:
                 setattr(args, attr, recorded.get(key))
     if args.scenario is None:
@@ -736,29 +746,42 @@ def cmd_export_aiger(args: argparse.Namespace) -> int:
     aig = circuit(enc, invariants)
     out = Path(args.output or f"{scenario.name}.aig")
     given = str(Path(args.scenario).resolve()) if args.scenario.endswith(".toml") else args.scenario
-    settings = {"scenario": given, "variant": variant, "slots": enc.K, "bits": enc.width,
-                "invariants": invariants}
-    comments = [f"{EXPORT_TAG} {json.dumps(settings)}",
-                f"keos {KEOS_VERSION} export-aiger: scenario {scenario.name}, variant {variant}",
-                f"slots {enc.K}, bits {enc.width}; inputs k = template number, m = message slot",
-                "templates: " + ", ".join(f"{i}={t.kind}{list(t.args)}" for i, t in enumerate(enc.templates)),
-                "bad 0 (overflow) reachable: a bound of the encoding is too small, raise --slots or --bits"]
+    settings = {"scenario": given, "variant": variant, "slots": enc.K, "bits": enc.width, "invariants": invariants}
+    comments = [
+        f"{EXPORT_TAG} {json.dumps(settings)}",
+        f"keos {KEOS_VERSION} export-aiger: scenario {scenario.name}, variant {variant}",
+        f"slots {enc.K}, bits {enc.width}; inputs k = template number, m = message slot",
+        "templates: " + ", ".join(f"{i}={t.kind}{list(t.args)}" for i, t in enumerate(enc.templates)),
+        "bad 0 (overflow) reachable: a bound of the encoding is too small, raise --slots or --bits",
+    ]
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as stream:
         aig.write(stream, comments)
-    data = {"keos_version": KEOS_VERSION, "command": "export-aiger", "scenario": scenario.name,
-            "variant": variant, "output": str(out), "slots": enc.K, "bits": enc.width,
-            "inputs": len(aig.inputs), "latches": len(aig.latches), "ands": len(aig.ands),
-            "bad": [name for name, _ in aig.bad]}
+    data = {
+        "keos_version": KEOS_VERSION,
+        "command": "export-aiger",
+        "scenario": scenario.name,
+        "variant": variant,
+        "output": str(out),
+        "slots": enc.K,
+        "bits": enc.width,
+        "inputs": len(aig.inputs),
+        "latches": len(aig.latches),
+        "ands": len(aig.ands),
+        "bad": [name for name, _ in aig.bad],
+    }
     if args.json:
         print(json.dumps(data, indent=2))
         return EXIT_OK
     console = _console(False)
     console.print(f"[bold]export-aiger[/bold] {scenario.name} [dim]variant={variant}[/dim] -> {out}")
-    console.print(f"  {len(aig.inputs)} inputs, {len(aig.latches)} latches, {len(aig.ands)} AND gates; "
-                  f"bad outputs: " + ", ".join(f"{i}={name}" for i, (name, _) in enumerate(aig.bad)))
-    console.print(f"  [dim]e.g. berkeley-abc -c 'read_aiger {out}; pdr -a' (bad 0 = a bound to raise, "
-                  "not a protocol bug)[/dim]")
+    console.print(
+        f"  {len(aig.inputs)} inputs, {len(aig.latches)} latches, {len(aig.ands)} AND gates; "
+        f"bad outputs: " + ", ".join(f"{i}={name}" for i, (name, _) in enumerate(aig.bad))
+    )
+    console.print(
+        f"  [dim]e.g. berkeley-abc -c 'read_aiger {out}; pdr -a' (bad 0 = a bound to raise, not a protocol bug)[/dim]"
+    )
     return EXIT_OK
 
 
@@ -787,17 +810,32 @@ def cmd_import_witness(args: argparse.Namespace) -> int:
         n += 1
         broken = [p for p in props if not p.holds(state)]
     if not broken:
-        raise UsageError(f"{args.witness}: its {len(actions)} steps violate none of {', '.join(invariants)} on "
-                         f"{scenario.name} (variant {variant}); a witness of bad output 0 (overflow) means "
-                         "--slots or --bits is too small")
+        raise UsageError(
+            f"{args.witness}: its {len(actions)} steps violate none of {', '.join(invariants)} on "
+            f"{scenario.name} (variant {variant}); a witness of bad output 0 (overflow) means "
+            "--slots or --bits is too small"
+        )
     prop = broken[0]
-    trace = make_trace(model, prop, actions[:n], "aiger-witness", scenario.name, variant,
-                       permitted=prop.name in scenario.permitted)
+    trace = make_trace(
+        model, prop, actions[:n], "aiger-witness", scenario.name, variant, permitted=prop.name in scenario.permitted
+    )
     path = trace.write(model, Path(args.out) / "aiger-witness" / scenario.name / variant / f"{prop.name}.trace.json")
     console = _console(args.json)
     if args.json:
-        print(json.dumps({"keos_version": KEOS_VERSION, "command": "import-witness", "scenario": scenario.name,
-                          "variant": variant, "invariant": prop.name, "steps": n, "trace": str(path)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "keos_version": KEOS_VERSION,
+                    "command": "import-witness",
+                    "scenario": scenario.name,
+                    "variant": variant,
+                    "invariant": prop.name,
+                    "steps": n,
+                    "trace": str(path),
+                },
+                indent=2,
+            )
+        )
     else:
         console.print(f"[red bold]violated[/red bold] {prop.name} -- {n} steps, replayed on the model: {path}")
     return EXIT_OK if prop.name in scenario.permitted else EXIT_VIOLATION
@@ -858,7 +896,11 @@ class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpF
 def _command(sub: Any, name: str, help: str, examples: str, aliases: Sequence[str] = ()) -> _Parser:
     """A subcommand with its one-line help, examples and the exit codes in its ``--help``."""
     parser: _Parser = sub.add_parser(
-        name, help=help, description=help, aliases=list(aliases), formatter_class=_Help,
+        name,
+        help=help,
+        description=help,
+        aliases=list(aliases),
+        formatter_class=_Help,
         epilog=f"examples:\n{examples}\n\n{EXIT_CODES}",
     )
     return parser
@@ -870,31 +912,58 @@ def _out_flag(s: _Parser, default: str = "keos-out", what: str = "traces and sum
 
 def _budget_flags(s: _Parser, time_default: float | None, per: str) -> None:
     default = " (default: 60 for bmc, none for explore and hypothesis)" if time_default is None else ""
-    s.add_argument("--time-budget", type=budget_seconds, default=time_default, metavar="SECONDS",
-                   help=f"seconds {per}; a run that reaches it stops with partial results, exit 4 (0 = no limit)"
-                   + default)
-    s.add_argument("--max-memory", type=non_negative_int, default=0, metavar="MIB",
-                   help="stop with partial results (exit 4) when keos's resident memory reaches this (0 = no limit)")
+    s.add_argument(
+        "--time-budget",
+        type=budget_seconds,
+        default=time_default,
+        metavar="SECONDS",
+        help=f"seconds {per}; a run that reaches it stops with partial results, exit 4 (0 = no limit)" + default,
+    )
+    s.add_argument(
+        "--max-memory",
+        type=non_negative_int,
+        default=0,
+        metavar="MIB",
+        help="stop with partial results (exit 4) when keos's resident memory reaches this (0 = no limit)",
+    )
 
 
 def _search_flags(s: _Parser, spark: str) -> None:
     """The explicit search's processes, visited set and Spark master (check and explore)."""
-    s.add_argument("--workers", type=positive_int, default=1, metavar="N",
-                   help="processes sharing an explore search (default 1: the sequential reference search; N > 1: "
-                   "the level-synchronous search hash-partitioned over N forked workers -- same verdicts and "
-                   "shortest traces, stuck states but not fair livelocks; on this project's shared 2-core machine 2 "
-                   "workers ran at 0.93x one worker's wall time on 408k states, see README)")
-    s.add_argument("--compact-visited", action="store_true",
-                   help="explore: visited states as sorted 64-bit fingerprints, 8 bytes a state (level-synchronous)")
-    s.add_argument("--spill-dir", metavar="DIR",
-                   help="explore: keep the compact visited set in memory-mapped files in DIR (level-synchronous)")
-    s.add_argument("--master", default="local[*]",
-                   help=f"Spark master of {spark}: local[*] (default), local[N], spark://HOST:PORT, sc://HOST:PORT")
+    s.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="processes sharing an explore search (default 1: the sequential reference search; N > 1: "
+        "the level-synchronous search hash-partitioned over N forked workers -- same verdicts and "
+        "shortest traces, stuck states but not fair livelocks; on this project's shared 2-core machine 2 "
+        "workers ran at 0.93x one worker's wall time on 408k states, see README)",
+    )
+    s.add_argument(
+        "--compact-visited",
+        action="store_true",
+        help="explore: visited states as sorted 64-bit fingerprints, 8 bytes a state (level-synchronous)",
+    )
+    s.add_argument(
+        "--spill-dir",
+        metavar="DIR",
+        help="explore: keep the compact visited set in memory-mapped files in DIR (level-synchronous)",
+    )
+    s.add_argument(
+        "--master",
+        default="local[*]",
+        help=f"Spark master of {spark}: local[*] (default), local[N], spark://HOST:PORT, sc://HOST:PORT",
+    )
 
 
 def _search_args(args: argparse.Namespace) -> dict[str, Any]:
-    return {"workers": args.workers, "compact_visited": args.compact_visited, "spill_dir": args.spill_dir,
-            "master": args.master}
+    return {
+        "workers": args.workers,
+        "compact_visited": args.compact_visited,
+        "spill_dir": args.spill_dir,
+        "master": args.master,
+    }
 
 
 def _parser() -> _Parser:
@@ -915,12 +984,18 @@ def _parser() -> _Parser:
     s.set_defaults(func=cmd_list)
 
     s = _command(
-        sub, "check", "check invariants on scenarios (exit 1 on a violation)",
+        sub,
+        "check",
+        "check invariants on scenarios (exit 1 on a violation)",
         "  keos check\n  keos check --scenario idempotence_retry --variant small_duplicate_window\n"
         "  keos check --scenario my.toml --engine all --json --junit junit.xml --sarif keos.sarif",
     )
-    s.add_argument("--scenario", action="append", metavar="NAME|FILE",
-                   help="built-in name or TOML file; repeatable (default: the default scenarios)")
+    s.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME|FILE",
+        help="built-in name or TOML file; repeatable (default: the default scenarios)",
+    )
     s.add_argument("--set", metavar="NAME", help="a named scenario set (e.g. deep: larger bounds, minutes)")
     s.add_argument("--engine", default="explore", help=f"{', '.join(ENGINES)} or all")
     s.add_argument("--variant", help="protocol variant (default: each scenario's own); see keos list")
@@ -931,18 +1006,29 @@ def _parser() -> _Parser:
     s.add_argument("--sarif", metavar="FILE", help="write a SARIF 2.1.0 report (CI code-scanning views)")
     s.add_argument("--seed", type=non_negative_int, default=0, help="seed of randomized engines")
     s.add_argument("--max-depth", type=non_negative_int, default=0, help="steps per run (0 = the scenario's bound)")
-    s.add_argument("--max-states", type=non_negative_int, default=0,
-                   help="distinct states per run; reaching it gives partial results, exit 4 (0 = the scenario's)")
+    s.add_argument(
+        "--max-states",
+        type=non_negative_int,
+        default=0,
+        help="distinct states per run; reaching it gives partial results, exit 4 (0 = the scenario's)",
+    )
     s.add_argument("--examples", type=non_negative_int, default=0, help="hypothesis: examples per run (0 = 300)")
     s.add_argument("--stop-on-first", action="store_true", help="stop each run at its first violation")
-    s.add_argument("--strict", action="store_true",
-                   help="also exit 1 when an invariant is untested (a sometimes-partner never fired); says which")
+    s.add_argument(
+        "--strict",
+        action="store_true",
+        help="also exit 1 when an invariant is untested (a sometimes-partner never fired); says which",
+    )
     _budget_flags(s, None, "per run (scenario x engine)")
     _search_flags(s, "--engine spark-bfs")
     s.set_defaults(func=cmd_check)
 
-    s = _command(sub, "mutants", "prove the gate catches every weakened variant",
-                 "  keos mutants\n  keos mutants --engine bmc --junit mutants.xml")
+    s = _command(
+        sub,
+        "mutants",
+        "prove the gate catches every weakened variant",
+        "  keos mutants\n  keos mutants --engine bmc --junit mutants.xml",
+    )
     s.add_argument("--engine", default="explore", help=f"{', '.join(ENGINES)} or all")
     _out_flag(s, what="mutants.json and the traces")
     s.add_argument("--json", action="store_true", help="machine-readable rows on stdout")
@@ -953,52 +1039,87 @@ def _parser() -> _Parser:
     _budget_flags(s, 300.0, "per variant")
     s.set_defaults(func=cmd_mutants)
 
-    s = _command(sub, "explore", "breadth-first search with statistics and graph export",
-                 "  keos explore --scenario idempotence_retry\n"
-                 "  keos explore --scenario my.toml --variant no_idempotence --graph states.dot")
+    s = _command(
+        sub,
+        "explore",
+        "breadth-first search with statistics and graph export",
+        "  keos explore --scenario idempotence_retry\n"
+        "  keos explore --scenario my.toml --variant no_idempotence --graph states.dot",
+    )
     s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="built-in name or TOML file")
     s.add_argument("--variant", help="protocol variant (default: the scenario's own)")
-    s.add_argument("--graph", metavar="FILE",
-                   help="export the state graph (.graphml or .dot): labelled states, the counterexample path marked")
+    s.add_argument(
+        "--graph",
+        metavar="FILE",
+        help="export the state graph (.graphml or .dot): labelled states, the counterexample path marked",
+    )
     s.add_argument("--max-depth", type=non_negative_int, default=0, help="steps (0 = the scenario's bound)")
-    s.add_argument("--max-states", type=non_negative_int, default=0,
-                   help="distinct states; reaching it gives partial results, exit 4 (0 = the scenario's)")
+    s.add_argument(
+        "--max-states",
+        type=non_negative_int,
+        default=0,
+        help="distinct states; reaching it gives partial results, exit 4 (0 = the scenario's)",
+    )
     _out_flag(s)
     s.add_argument("--json", action="store_true", help="machine-readable result on stdout")
     _budget_flags(s, 0.0, "for the search")
-    s.add_argument("--engine", default="local", choices=("local", "spark"),
-                   help="local: this machine's processes (default); spark: the level-synchronous search on Spark")
+    s.add_argument(
+        "--engine",
+        default="local",
+        choices=("local", "spark"),
+        help="local: this machine's processes (default); spark: the level-synchronous search on Spark",
+    )
     _search_flags(s, "--engine spark")
     s.set_defaults(func=cmd_explore)
 
-    s = _command(sub, "replay", "re-execute a trace and confirm its violation (exit 1) or refute it (exit 0)",
-                 "  keos replay T.trace.json\n  keos replay T.trace.json --mermaid > t.mmd\n"
-                 "  keos replay T.trace.json --itf t.itf.json")
+    s = _command(
+        sub,
+        "replay",
+        "re-execute a trace and confirm its violation (exit 1) or refute it (exit 0)",
+        "  keos replay T.trace.json\n  keos replay T.trace.json --mermaid > t.mmd\n"
+        "  keos replay T.trace.json --itf t.itf.json",
+    )
     s.add_argument("trace", help="a .trace.json file written by keos")
     s.add_argument("--json", action="store_true", help="the verdict as JSON on stdout")
-    s.add_argument("--mermaid", action="store_true",
-                   help="only a Mermaid sequence diagram on stdout (the verdict goes to stderr)")
+    s.add_argument(
+        "--mermaid", action="store_true", help="only a Mermaid sequence diagram on stdout (the verdict goes to stderr)"
+    )
     s.add_argument("--itf", metavar="FILE", help="also write the re-executed trace in Apalache's ITF (JSON)")
     s.set_defaults(func=cmd_replay)
 
-    s = _command(sub, "export-itf", "write a trace, re-executed, in Apalache's Informal Trace Format",
-                 "  keos export-itf T.trace.json --output t.itf.json")
+    s = _command(
+        sub,
+        "export-itf",
+        "write a trace, re-executed, in Apalache's Informal Trace Format",
+        "  keos export-itf T.trace.json --output t.itf.json",
+    )
     s.add_argument("trace", help="a .trace.json file written by keos")
     s.add_argument("--output", "-o", "--itf", dest="output", required=True, metavar="FILE", help="the ITF file")
     s.set_defaults(func=cmd_export_itf)
 
-    s = _command(sub,
-        "config-space", "which producer configs admit a duplicate or reordering (z3, replayed witnesses)",
+    s = _command(
+        sub,
+        "config-space",
+        "which producer configs admit a duplicate or reordering (z3, replayed witnesses)",
         "  keos config-space --scenario idempotence_retry --retries 0,1 --max-in-flight 1,5",
     )
     s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="an idempotence scenario")
     s.add_argument(
         "--invariant", action="append", metavar="NAME", help="repeatable; default: a duplicate and a reordering"
     )
-    s.add_argument("--max-depth", type=positive_int, default=12,
-                   help=f"steps per query (at most {MAX_BMC_DEPTH}: z3 encodes every step before it solves)")
-    s.add_argument("--time-budget", type=budget_seconds, default=60.0, metavar="SECONDS",
-                   help="seconds for the whole grid (0 = unlimited)")
+    s.add_argument(
+        "--max-depth",
+        type=positive_int,
+        default=12,
+        help=f"steps per query (at most {MAX_BMC_DEPTH}: z3 encodes every step before it solves)",
+    )
+    s.add_argument(
+        "--time-budget",
+        type=budget_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds for the whole grid (0 = unlimited)",
+    )
     s.add_argument("--retries", default="0,1,2", metavar="LIST", help="retries values, comma-separated")
     s.add_argument("--max-in-flight", default="1,2,5", metavar="LIST", help="max.in.flight values, comma-separated")
     s.add_argument("--acks", default="all,1,0", metavar="LIST", help="acks values, comma-separated")
@@ -1007,8 +1128,10 @@ def _parser() -> _Parser:
     s.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
     s.set_defaults(func=cmd_config_space)
 
-    s = _command(sub,
-        "export-aiger", "the idempotence core as an AIGER circuit, for hardware model checkers such as ABC",
+    s = _command(
+        sub,
+        "export-aiger",
+        "the idempotence core as an AIGER circuit, for hardware model checkers such as ABC",
         "  keos export-aiger --scenario idempotence_retry --variant no_idempotence --output retry.aig",
     )
     s.add_argument("--scenario", required=True, metavar="NAME|FILE", help="an idempotence scenario")
@@ -1020,8 +1143,10 @@ def _parser() -> _Parser:
     s.add_argument("--json", action="store_true", help="machine-readable result on stdout")
     s.set_defaults(func=cmd_export_aiger)
 
-    s = _command(sub,
-        "import-witness", "a model checker's counterexample on an export-aiger circuit, replayed as a trace",
+    s = _command(
+        sub,
+        "import-witness",
+        "a model checker's counterexample on an export-aiger circuit, replayed as a trace",
         "  keos import-witness retry.cex --circuit retry.aig",
     )
     s.add_argument("witness", help="AIGER witness (e.g. berkeley-abc's write_cex -a)")
@@ -1035,8 +1160,12 @@ def _parser() -> _Parser:
     s.add_argument("--json", action="store_true", help="machine-readable result on stdout")
     s.set_defaults(func=cmd_import_witness)
 
-    s = _command(sub, "bench", "explicit-state throughput on the default scenarios",
-                 "  keos bench --repeat 1 --scenario idempotence_retry")
+    s = _command(
+        sub,
+        "bench",
+        "explicit-state throughput on the default scenarios",
+        "  keos bench --repeat 1 --scenario idempotence_retry",
+    )
     s.add_argument("--scenario", action="append", metavar="NAME|FILE", help="repeatable (default: the default ones)")
     s.add_argument("--repeat", type=positive_int, default=3, help="runs per scenario; the best is shown")
     s.add_argument("--json", action="store_true", help="machine-readable rows on stdout")
@@ -1058,8 +1187,14 @@ def _parser() -> _Parser:
 
 #: Flags naming an output directory / an output file, checked before any work starts.
 OUTPUT_DIRS = {"out": "--out", "spill_dir": "--spill-dir"}
-OUTPUT_FILES = {"html": "--html", "junit": "--junit", "sarif": "--sarif", "graph": "--graph", "output": "--output",
-                "itf": "--itf"}
+OUTPUT_FILES = {
+    "html": "--html",
+    "junit": "--junit",
+    "sarif": "--sarif",
+    "graph": "--graph",
+    "output": "--output",
+    "itf": "--itf",
+}
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -1102,8 +1237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("keos: interrupted; finished results are kept (exit 4)", file=sys.stderr)
         return EXIT_PARTIAL
     except MemoryError:
-        print("keos: out of memory; finished results are kept, set --max-memory below the machine's memory (exit 4)",
-              file=sys.stderr)
+        print(
+            "keos: out of memory; finished results are kept, set --max-memory below the machine's memory (exit 4)",
+            file=sys.stderr,
+        )
         return EXIT_PARTIAL
     except OSError as exc:
         # The file system refused a read or write keos could not check beforehand (a disk filled up,
@@ -1132,8 +1269,11 @@ def _one_line(exc: BaseException) -> str:
 
 def _crash(argv: Sequence[str], args: argparse.Namespace | None, exc: BaseException) -> int:
     path = guard.write_crash_report(argv, exc, getattr(args, "out", None))
-    print(f"keos: internal error: {type(exc).__name__}: {_one_line(exc)[:200]} -- a bug in keos, not a verdict; "
-          f"crash report: {path} (exit 3)", file=sys.stderr)
+    print(
+        f"keos: internal error: {type(exc).__name__}: {_one_line(exc)[:200]} -- a bug in keos, not a verdict; "
+        f"crash report: {path} (exit 3)",
+        file=sys.stderr,
+    )
     return EXIT_ENGINE_DISAGREEMENT
 
 

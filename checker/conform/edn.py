@@ -17,6 +17,7 @@ the element kept) -- and converts histories both ways with
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -281,15 +282,38 @@ def _op_from_edn(form: Any, position: int) -> Op:
     return op_from_json(obj, position)
 
 
+_META = ";; keos-meta: "
+
+
+def _meta_comment(text: str) -> dict[str, Any]:
+    """keos's run metadata (target, target profile, nemesis schedule), kept in a leading EDN comment.
+
+    Jepsen's reader skips comments, so the file stays a plain ``history.edn`` for Jepsen.
+    """
+    meta: dict[str, Any] = {}
+    for line in text.splitlines():
+        if not line.startswith(";"):
+            break
+        if line.startswith(_META):
+            try:
+                got = json.loads(line[len(_META) :])
+            except ValueError as exc:
+                raise EdnError(f"EDN line 1: the keos-meta comment is not JSON: {exc}") from None
+            if isinstance(got, dict):
+                meta.update(got)
+    return meta
+
+
 def history_from_edn(text: str) -> History:
     """A history from the text of a Jepsen ``history.edn`` (operations one by one or in one vector)."""
+    meta = _meta_comment(text)
     forms = list(loads_all(text))
     if len(forms) == 1 and isinstance(forms[0], list):
         forms = forms[0]
     ops = [_op_from_edn(f, i) for i, f in enumerate(forms)]
     if any(op.index != i for i, op in enumerate(ops)):
         ops = [Op(i, op.time, op.type, op.process, op.f, op.value, op.error, op.extra) for i, op in enumerate(ops)]
-    return History(ops, {"source": "jepsen history.edn"})
+    return History(ops, {"source": "jepsen history.edn", **meta})
 
 
 def read_history(path: str | Path) -> History:
@@ -315,8 +339,8 @@ def _edn_mop(m: Any) -> Any:
 
 
 def history_to_edn(history: History) -> str:
-    """Jepsen's ``history.edn`` text: one operation map per line."""
-    lines = []
+    """Jepsen's ``history.edn`` text: one operation map per line, keos's metadata in a leading comment."""
+    lines = [_META + json.dumps(history.meta, default=str, separators=(",", ":"))] if history.meta else []
     for op in history.ops:
         d: dict[Any, Any] = {
             Keyword("index"): op.index,

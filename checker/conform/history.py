@@ -268,8 +268,9 @@ class History:
         out: list[Write] = []
         for inv, done in self.pairs():
             # A completion's value is authoritative (offsets on ok; a fail may list the sends
-            # that were attempted, e.g. a consume-transform-produce batch that aborted).
-            source = done.value if isinstance(done.value, list) and done.type != "info" else inv.value
+            # that were attempted, e.g. a consume-transform-produce batch that aborted; an info
+            # may carry the offsets some sends got before the outcome was lost, as in Jepsen's).
+            source = done.value if isinstance(done.value, list) else inv.value
             for mop in source if isinstance(source, list) else []:
                 if not (isinstance(mop, list) and len(mop) == 3 and mop[0] == "send"):
                     continue

@@ -7,6 +7,9 @@ like a flaky network: the proxy forwards bytes both ways and, on request,
   are lost with their responses, so the client reconnects and retries them
   (a retry of a batch the broker already appended must be recognised by its
   sequence number, KIP-98 §5.2);
+* :meth:`Proxy.block` partitions: every connection is reset and new ones are
+  refused for a while (a node cut off from its clients and, for brokers that
+  advertise the proxy, from the other brokers' replication fetches);
 * :meth:`Proxy.drop_responses` discards what the broker answers for a while and
   then resets the connections that lost an answer: the broker did the work but
   the client never heard, the "lost acknowledgement" that makes a producer
@@ -64,6 +67,7 @@ class Proxy:
         self._links: list[_Link] = []
         self._lock = threading.Lock()
         self._drop_until = 0.0
+        self._block_until = 0.0
         self._stop = threading.Event()
         self.connections = 0
         self.resets = 0
@@ -78,6 +82,11 @@ class Proxy:
         try:
             client, _ = self._listener.accept()
         except OSError:
+            return
+        if time.monotonic() < self._block_until:  # partitioned: refuse (reset) every new connection
+            with contextlib.suppress(OSError):
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                client.close()
             return
         try:
             upstream = socket.create_connection(self.upstream, timeout=5)
@@ -154,6 +163,15 @@ class Proxy:
     def drop_responses(self, seconds: float) -> None:
         """Discard the broker's answers for ``seconds``, then reset the connections that lost one."""
         self._drop_until = time.monotonic() + seconds
+
+    def block(self, seconds: float) -> int:
+        """A partition: reset every connection now and refuse new ones for ``seconds``; returns how many."""
+        self._block_until = time.monotonic() + seconds
+        return self.reset_all()
+
+    def unblock(self) -> None:
+        """Lift :meth:`block` early (a heal)."""
+        self._block_until = 0.0
 
     def close(self) -> None:
         self._stop.set()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from .history import History, HistoryError, load_json
 from .targets import TargetInfo, TargetUnavailable
 from .workload import WORKLOADS, KeyMap, WorkloadConfig, run_workload
 
-__all__ = ["ConformRun", "check_file", "confirm", "run", "start_target"]
+__all__ = ["ConformRun", "KafkaOptions", "NemesisOptions", "check_file", "confirm", "run", "start_target"]
 
 
 @dataclass
@@ -55,7 +55,7 @@ def confirm(history: History, anomaly: Anomaly) -> bool:
         done = history.completion(op) if op.type == "invoke" else None
         if done is not None:
             keep[done.index] = done
-    sub = History([keep[i] for i in sorted(keep)])
+    sub = History([keep[i] for i in sorted(keep)], history.meta)
     return any(a.kind == anomaly.kind for a in check(sub).anomalies)
 
 
@@ -67,8 +67,35 @@ def _checked(
     return ConformRun(target, workload, history, analysis, time.monotonic() - started, unconfirmed, dict(trace))
 
 
-def start_target(name: str, bootstrap_servers: str | None = None, request_timeout_ms: int = 2000) -> Any:
-    """A started target by name (``librdkafka-mock``, ``tansu``, ``bootstrap``)."""
+@dataclass(frozen=True)
+class KafkaOptions:
+    """How ``--target kafka`` starts Apache Kafka: the distribution, the node count, where logs go."""
+
+    kafka_home: str | None = None
+    nodes: int = 1
+    log_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class NemesisOptions:
+    """``--nemesis KINDS --time-limit S``: the random nemesis's fault kinds (``all``, ``none``, a list)."""
+
+    kinds: str = "all"
+    time_limit_s: float = 120.0
+
+
+def start_target(
+    name: str,
+    bootstrap_servers: str | None = None,
+    request_timeout_ms: int = 2000,
+    kafka: KafkaOptions | None = None,
+) -> Any:
+    """A started target by name (``librdkafka-mock``, ``tansu``, ``bootstrap``, ``kafka``)."""
+    if name == "kafka":
+        from .targets.kafka import KafkaTarget
+
+        opts = kafka or KafkaOptions()
+        return KafkaTarget(opts.nodes, opts.kafka_home, request_timeout_ms, log_dir=opts.log_dir)
     if name == "librdkafka-mock":
         from .targets.librdkafka_mock import LibrdkafkaMockTarget
 
@@ -83,7 +110,7 @@ def start_target(name: str, bootstrap_servers: str | None = None, request_timeou
         from .targets.bootstrap import BootstrapTarget
 
         return BootstrapTarget(bootstrap_servers)
-    raise TargetUnavailable(f"unknown target {name!r} (librdkafka-mock, tansu, bootstrap)")
+    raise TargetUnavailable(f"unknown target {name!r} (librdkafka-mock, tansu, bootstrap, kafka)")
 
 
 def run(
@@ -92,8 +119,14 @@ def run(
     config: WorkloadConfig | None = None,
     bootstrap_servers: str | None = None,
     scenario: str | None = None,
+    kafka: KafkaOptions | None = None,
+    nemesis: NemesisOptions | None = None,
+    use_target: Any = None,
 ) -> ConformRun:
-    """Start ``target_name``, run ``workload`` (or the one ``scenario`` gives) on it, stop it, check the history."""
+    """Start ``target_name``, run ``workload`` (or the one ``scenario`` gives) on it, stop it, check the history.
+
+    ``use_target`` is an already started target of that name to use instead (a test session's broker).
+    """
     cfg = config or WorkloadConfig()
     phases: tuple[str, ...]
     producer_overrides: dict[str, Any] = {}
@@ -110,16 +143,51 @@ def run(
         phases = WORKLOADS[workload]
     else:
         raise ValueError(f"unknown workload {workload!r} ({', '.join(WORKLOADS)})")
+    nemesis_plan: tuple[Any, ...] | None = None
+    if nemesis is not None:
+        from .nemesis import NemesisDriver, parse_kinds, schedule, supported_kinds
+
+        nodes = (kafka or KafkaOptions()).nodes if target_name == "kafka" else 1
+        kinds = parse_kinds(nemesis.kinds, supported_kinds(target_name, nodes))
+        if nemesis.time_limit_s <= 0:
+            raise ValueError("--time-limit must be positive")
+        events = schedule(cfg.seed, kinds, nemesis.time_limit_s, nodes)
+        # the phases run in cycles while the nemesis works; an abandoned transaction per cycle would pin the LSO
+        phases = tuple(p for p in phases if p not in ("abandoned", "pause"))
     started = time.monotonic()
-    target = start_target(target_name, bootstrap_servers, cfg.request_timeout_ms)
+    target = use_target or start_target(target_name, bootstrap_servers, cfg.request_timeout_ms, kafka)
     try:
-        run_id = uuid.uuid4().hex[:8] if target_name == "bootstrap" else "run"
-        if target_name == "bootstrap":  # a shared cluster: this run's transactional ids and group are its own
+        shared = target_name == "bootstrap" or use_target is not None
+        run_id = uuid.uuid4().hex[:8] if shared else "run"
+        if shared:  # a shared cluster: this run's topics, transactional ids and group are its own
             cfg = replace(cfg, id_suffix=f"-{run_id}")
         keys = KeyMap(f"keos-conform-{run_id}-in", f"keos-conform-{run_id}-out", cfg.partitions)
         target.create_topic(keys.topic, cfg.partitions)
         target.create_topic(keys.out_topic, cfg.partitions)
-        meta = {"target": target.info.name, "target_version": target.info.version, "workload": workload}
+        meta: dict[str, Any] = {
+            "target": target.info.name,
+            "target_version": target.info.version,
+            "workload": workload,
+            "target_profile": dict(target.info.profile),
+        }
+        if getattr(target, "claims_kafka_semantics", False):  # judged against Kafka's timing promises
+            meta["kafka_semantics"] = True
+            meta["abort_interval_ms"] = int(target.abort_interval_ms)
+        if getattr(target, "abort_interval_ms", None):
+            cfg = replace(cfg, abort_interval_ms=int(target.abort_interval_ms))
+        if nemesis is not None:
+            driver = getattr(target, "nemesis", None) or NemesisDriver()
+            if not set(kinds) <= set(driver.supported):
+                raise TargetUnavailable(f"{target_name} offers nemesis faults {driver.supported}, not {kinds}")
+            replay = f"--seed {cfg.seed} --nemesis {','.join(kinds) or 'none'} --time-limit {nemesis.time_limit_s:g}"
+            nmeta = {
+                "seed": cfg.seed,
+                "kinds": list(kinds),
+                "time_limit_s": nemesis.time_limit_s,
+                "schedule": [asdict(e) for e in events],
+                "replay": replay,
+            }
+            nemesis_plan = (driver, events, nmeta, nemesis.time_limit_s)
         history = run_workload(
             target.bootstrap_servers,
             phases,
@@ -129,6 +197,7 @@ def run(
             meta,
             target.client_overrides,
             producer_overrides,
+            nemesis_plan,
         )
         trace = target.broker_trace()
     finally:
@@ -152,5 +221,11 @@ def check_file(path: str | Path) -> ConformRun:
         history = load_json(p)
     if not len(history):
         raise HistoryError(f"{p} holds no operation")
-    target = TargetInfo("history", str(history.meta.get("target_version") or history.meta.get("source") or p.name))
+    # A history keos recorded keeps its target's profile (documented deviations stay "permitted").
+    profile = history.meta.get("target_profile")
+    target = TargetInfo(
+        "history",
+        str(history.meta.get("target_version") or history.meta.get("source") or p.name),
+        {str(k): str(v) for k, v in profile.items()} if isinstance(profile, dict) else {},
+    )
     return _checked(target, p.name, history, started, {})

@@ -42,13 +42,15 @@ Phases (a workload is a list of them, :data:`WORKLOADS`):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .client_view import parse_pid, parse_state_change
@@ -132,6 +134,8 @@ class WorkloadConfig:
     lso_grace_s: float = 5.0
     abandoned_timeout_ms: int = 3000
     pause_margin_s: float = 11.0  # past transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s)
+    abort_interval_ms: int = 10000  # the coordinator's transaction.abort.timed.out.transaction.cleanup.interval.ms
+    txn_attempts: int = 3  # tries per transaction: a failed one is retried after abort or re-init
     id_suffix: str = ""  # appended to transactional ids and the group id (unique per run on a shared cluster)
     debug_eos: bool = True
 
@@ -175,6 +179,22 @@ class _ClientLog(logging.Handler):
             self.lines.append((self.recorder.now(), self.who, msg[:300]))
 
 
+@dataclass
+class _TxnClient:
+    """A transactional producer and the instance of its transactional.id it is."""
+
+    producer: Any
+    process: int
+    tid: str
+    instance: int
+    who: str
+    timeout_ms: int = 0
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        return {"transactional_id": self.tid, "instance": self.instance}
+
+
 class Workload:
     """One run of phases against ``bootstrap_servers``; :meth:`run` returns the history."""
 
@@ -200,6 +220,9 @@ class Workload:
         self.client_overrides = dict(client_overrides or {})
         self.client_view: list[_ClientLog] = []
         self._abandoned: list[Any] = []
+        self._txn_timeouts: dict[int, int] = {}  # id(producer) -> its transaction.timeout.ms
+        self._stall_requested = threading.Event()  # set by the random nemesis (client-pause)
+        self.quiet_faults = False  # with a random nemesis the phases' fixed faults are off and not recorded
 
     # -- clients ---------------------------------------------------------------------
 
@@ -237,6 +260,9 @@ class Workload:
             conf["transaction.timeout.ms"] = transaction_timeout_ms or self.cfg.transaction_timeout_ms
             # librdkafka requires message.timeout.ms <= transaction.timeout.ms
             conf["message.timeout.ms"] = min(conf["message.timeout.ms"], conf["transaction.timeout.ms"])
+            producer = Producer(conf)
+            self._txn_timeouts[id(producer)] = int(conf["transaction.timeout.ms"])
+            return producer
         else:
             conf.update(self.producer_overrides)  # a scenario's [producer] settings (transactions need idempotence)
         return Producer(conf)
@@ -263,7 +289,23 @@ class Workload:
     def _process(self) -> int:
         return next(self._processes)
 
+    def request_client_pause(self) -> None:
+        """The nemesis asks the transactional producer to stall inside its next transaction."""
+        self._stall_requested.set()
+
+    def _maybe_stall(self, timeout_ms: int) -> None:
+        """A client pause: longer than ``transaction.timeout.ms`` + the coordinator's abort interval (+2.5 s)."""
+        if not self._stall_requested.is_set():
+            return
+        self._stall_requested.clear()
+        pause = (timeout_ms + self.cfg.abort_interval_ms) / 1000 + 2.5
+        inv = self.rec.invoke("nemesis-client", "fault", ["client-pause", None, round(pause, 3)])
+        time.sleep(pause)
+        self.rec.complete(inv, "info", f"the transactional producer stalled {pause:.1f} s inside its transaction")
+
     def _fault(self, what: Callable[[], str | None]) -> None:
+        if self.quiet_faults:
+            return
         inv = self.rec.invoke("nemesis", "fault", None)
         said = what()
         self.rec.complete(inv, "info", said or "not offered by this target")
@@ -351,12 +393,15 @@ class Workload:
         while_open: Callable[[], object] | None = None,
     ) -> Op:
         """One ``txn`` op: begin, produce, flush, (``while_open``), commit or abort."""
+        timeout_ms = self._txn_timeouts.get(id(producer), self.cfg.transaction_timeout_ms)
         inv = self.rec.invoke(process, "txn", [["send", k, v] for k, v in sends], **extra)
         commit_at: int | None = None  # set once commitTransaction is called: from then on the outcome is unknown
+        sent_at: int | None = None
         try:
             producer.begin_transaction()
             reports = self._produce(producer, sends)
             producer.flush(10)
+            sent_at = self.rec.now()  # flushed: AddPartitionsToTxn done, the coordinator's clock is running
             if while_open is not None:
                 while_open()
             if not commit:
@@ -368,17 +413,24 @@ class Workload:
             fields = _error_fields(exc)
             err = exc.args[0] if exc.args else None
             if err is not None and hasattr(err, "txn_requires_abort") and err.txn_requires_abort():
+                timing = {"commit_at": commit_at, "sent_at": sent_at, "transaction_timeout_ms": timeout_ms}
+                kept: dict[str, Any] = {k: v for k, v in timing.items() if v}
                 try:
                     producer.abort_transaction(10)
-                    return self.rec.complete(inv, "fail", **fields)
+                    return self.rec.complete(inv, "fail", **{**fields, **kept})
                 except Exception:
-                    return self.rec.complete(inv, "info", **fields)
-            return self.rec.complete(inv, "fail" if commit_at is None else "info", **fields)
+                    return self.rec.complete(inv, "info", **{**fields, **kept})
+            timing = {"commit_at": commit_at, "sent_at": sent_at, "transaction_timeout_ms": timeout_ms}
+            return self.rec.complete(
+                inv, "fail" if commit_at is None else "info", **{**fields, **{k: v for k, v in timing.items() if v}}
+            )
         done = []
         for (k, v), report in zip(sends, reports):
             offset = report[2] if report is not None and report[0] is None else None
             done.append(["send", k, [offset, v]] if offset is not None else ["send", k, v])
-        return self.rec.complete(inv, "ok", done, commit_at=commit_at)
+        return self.rec.complete(
+            inv, "ok", done, commit_at=commit_at, sent_at=sent_at, transaction_timeout_ms=timeout_ms
+        )
 
     def _poller(self, isolation: str, keys: Sequence[int], who: str) -> tuple[Any, int]:
         from confluent_kafka import TopicPartition
@@ -404,32 +456,69 @@ class Workload:
             polled.setdefault(k, []).append([m.offset(), int(m.value().decode())])
         return self.rec.complete(inv, "ok", [["poll", polled]])
 
+    def _txn_client(self, who: str, tid: str, instance: int = 1, timeout_ms: int = 0) -> _TxnClient | None:
+        """A transactional producer, initialised (retried a few times, as a client retries a timed-out init)."""
+        for _ in range(3):
+            p = self._process()
+            producer = self.producer(f"{who}-{p}", tid, transaction_timeout_ms=timeout_ms)
+            if self._init(producer, p, tid, instance).type == "ok":
+                return _TxnClient(producer, p, tid, instance, who, timeout_ms)
+            instance += 1
+        return None
+
+    def _recover(self, client: _TxnClient, op: Op) -> _TxnClient | None:
+        """What Kafka's documentation prescribes after a failed transaction (``KafkaProducer`` javadoc, 4.0).
+
+        An abortable error was already answered with ``abortTransaction`` (the workload
+        then retries with fresh values); after a fatal error -- fencing included -- or an
+        outcome the client never learnt, the producer is closed and a new one initialises
+        the same transactional.id (a new *instance*: the old one is a zombie from then on,
+        and must stay fenced).
+        """
+        if op.type == "ok" or (op.type == "fail" and op.error == "aborted by the workload"):
+            return client
+        if op.type == "fail" and op.extra.get("error_class") in ("abortable", "retriable"):
+            return client
+        inv = self.rec.invoke("nemesis", "recover", None, transactional_id=client.tid, instance=client.instance)
+        with contextlib.suppress(Exception):
+            client.producer.flush(0)
+        self.rec.complete(
+            inv, "info", f"{client.tid}: instance {client.instance} ended {op.type} ({op.error}); re-init"
+        )
+        return self._txn_client(client.who, client.tid, client.instance + 1, client.timeout_ms)
+
     def phase_transactions(self) -> None:
-        p = self._process()
+        """Transactions across keys, some aborted; after a failure the workload retries (abort, or re-init)."""
         tid = f"keos-conform-txn{self.cfg.id_suffix}"
-        producer = self.producer(f"txn-{p}", tid)
-        extra = {"transactional_id": tid, "instance": 1}
-        if self._init(producer, p, tid, 1).type != "ok":
+        client = self._txn_client("txn", tid)
+        if client is None:
             return
         keys = self.keys.all()[: self.keys.partitions]
         probe, probe_p = self._poller("read_committed", keys, "open-txn-reader")
         for i in range(self.cfg.transactions):
             if i == self.cfg.transactions // 2:
                 self._fault(functools.partial(self.faults.move_transaction_coordinator, tid))
-            chosen = self.rng.sample(keys, min(2, len(keys)))
-            sends = [(k, self._value()) for k in chosen]
             commit = (i + 1) % self.cfg.abort_every != 0
-            self.transaction(
-                producer,
-                p,
-                sends,
-                commit,
-                extra,
-                while_open=lambda: self.poll(probe, probe_p, "read_committed", 0.3),
-            )
+            for _attempt in range(self.cfg.txn_attempts):
+                chosen = self.rng.sample(keys, min(2, len(keys)))
+                sends = [(k, self._value()) for k in chosen]
+
+                def while_open(client: _TxnClient = client) -> None:
+                    self.poll(probe, probe_p, "read_committed", 0.3)
+                    self._maybe_stall(client.timeout_ms or self.cfg.transaction_timeout_ms)
+
+                op = self.transaction(client.producer, client.process, sends, commit, client.extra, while_open)
+                if op.type == "ok" or op.error == "aborted by the workload":
+                    break
+                client = self._recover(client, op)
+                if client is None:
+                    break
+            if client is None:
+                break
         self.poll(probe, probe_p, "read_committed")
         probe.close()
-        producer.flush(5)
+        if client is not None:
+            client.producer.flush(5)
 
     def phase_abandoned(self) -> None:
         """A transaction left open by a producer that stops talking (a crashed client).
@@ -486,6 +575,15 @@ class Workload:
         self.transaction(producer, p, sends, True, {"transactional_id": tid, "instance": 1}, while_open=stall)
 
     def phase_zombie(self) -> None:
+        """Fencing between transactions and during one (KIP-98 §5.1; ``TransactionCoordinator.handleInitProducerId``).
+
+        Instance 1 commits, instance 2 initialises, instance 1 tries another transaction:
+        it must fail with a fencing error.  Then instance 3 begins a transaction and sends,
+        and while that transaction is *open* instance 4 initialises: Kafka's coordinator
+        aborts the open transaction (it answers ``CONCURRENT_TRANSACTIONS`` until the
+        abort markers are written, then bumps the epoch), so instance 3's commit must fail
+        and its records must never reach a read_committed reader.
+        """
         tid = f"keos-conform-zombie{self.cfg.id_suffix}"
         keys = self.keys.all()[: self.keys.partitions]
         pa, pb = self._process(), self._process()
@@ -499,6 +597,19 @@ class Workload:
         # The fenced instance tries again: a correct broker rejects it (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH).
         self.transaction(a, pa, [(keys[-1], self._value())], True, {"transactional_id": tid, "instance": 1})
         self.transaction(b, pb, [(keys[0], self._value())], True, {"transactional_id": tid, "instance": 2})
+        # Fenced while its transaction is open: the successor's InitProducerId comes between send and commit.
+        pc, pd = self._process(), self._process()
+        c = self.producer(f"zombie-c-{pc}", tid)
+        if self._init(c, pc, tid, 3).type != "ok":
+            return
+        d = self.producer(f"zombie-d-{pd}", tid)
+
+        def successor() -> None:
+            self._init(d, pd, tid, 4)
+
+        sends = [(k, self._value()) for k in keys[:2]]
+        self.transaction(c, pc, sends, True, {"transactional_id": tid, "instance": 3}, while_open=successor)
+        self.transaction(d, pd, [(keys[-1], self._value())], True, {"transactional_id": tid, "instance": 4})
 
     def phase_ctp(self) -> None:
         from confluent_kafka import TopicPartition
@@ -547,8 +658,27 @@ class Workload:
                 commit_at = self.rec.now()
                 producer.commit_transaction(15)
             except Exception as exc:
-                self.rec.complete(inv, "info", **_error_fields(exc))
-                break
+                # Keep going as Kafka's documentation prescribes: abort after an abortable error,
+                # a new producer (same transactional.id, next instance) after a fatal or unknown one;
+                # either way the consumer goes back to the group's committed offsets.
+                fields = _error_fields(exc)
+                err = exc.args[0] if exc.args else None
+                if err is not None and hasattr(err, "txn_requires_abort") and err.txn_requires_abort():
+                    try:
+                        producer.abort_transaction(10)
+                        self.rec.complete(inv, "fail", [["poll", reads]] + [["send", k, v] for k, v in sends], **fields)
+                        self._rewind(consumer, p, tps, group)
+                        continue
+                    except Exception:
+                        pass
+                self.rec.complete(inv, "info", **fields)
+                instance = int(extra["instance"]) + 1
+                producer = self.producer(f"ctp-{p}-{instance}", tid)
+                if self._init(producer, p, tid, instance).type != "ok":
+                    break
+                extra["instance"] = instance
+                self._rewind(consumer, p, tps, group)
+                continue
             for (k, v), report in zip(sends, reports):
                 ok = report is not None and report[0] is None
                 mops.append(["send", k, [report[2], v]] if ok else ["send", k, v])
@@ -562,9 +692,15 @@ class Workload:
         inv = self.rec.invoke(
             process, "assign", [self.keys.key(t.topic, t.partition) for t in tps], isolation="read_committed"
         )
-        committed = consumer.committed(tps, 10)
-        for tp in committed:
-            consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else 0))
+        try:
+            committed = consumer.committed(tps, 10)
+            for tp in committed:
+                consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else 0))
+        except Exception as exc:  # offsets unknown (a broker down): start over from the beginning
+            with contextlib.suppress(Exception):
+                consumer.assign([TopicPartition(t.topic, t.partition, 0) for t in tps])
+            self.rec.complete(inv, "info", **_error_fields(exc))
+            return
         self.rec.complete(inv, "ok", [[self.keys.key(t.topic, t.partition), t.offset] for t in committed])
 
     def phase_drain(self) -> None:
@@ -628,9 +764,30 @@ class Workload:
             time.sleep(0.5)
         return {k: m.get("high_watermark", 0) for k, m in marks.items()}
 
-    def run(self, phases: Sequence[str]) -> History:
-        for phase in phases:
-            getattr(self, "phase_" + phase.replace("-", "_"))()
+    def run(self, phases: Sequence[str], nemesis: Any = None, time_limit_s: float = 0.0) -> History:
+        """Run ``phases`` once; with a nemesis, run them in cycles until ``time_limit_s`` while it injects faults."""
+        if nemesis is None:
+            for phase in phases:
+                getattr(self, "phase_" + phase.replace("-", "_"))()
+        else:
+            self.quiet_faults = True
+            deadline = time.monotonic() + time_limit_s
+            base = self.cfg.id_suffix
+            nemesis.start()
+            try:
+                cycle = 0
+                while time.monotonic() < deadline:
+                    cycle += 1  # each cycle its own transactional ids and group: instances stay distinct
+                    self.cfg = replace(self.cfg, id_suffix=f"{base}-c{cycle}")
+                    for phase in phases:
+                        getattr(self, "phase_" + phase.replace("-", "_"))()
+                        if time.monotonic() >= deadline:
+                            break
+            finally:
+                nemesis.stop()
+            self.cfg = replace(self.cfg, id_suffix=base)
+            self.rec.meta["nemesis"]["injected"] = list(nemesis.injected)
+            self.rec.meta["nemesis"]["errors"] = list(nemesis.errors)
         self.phase_drain()
         self._abandoned.clear()
         view = [line for h in self.client_view for line in h.lines]
@@ -647,8 +804,14 @@ def run_workload(
     meta: Mapping[str, Any] | None = None,
     client_overrides: Mapping[str, Any] | None = None,
     producer_overrides: Mapping[str, Any] | None = None,
+    nemesis: tuple[Any, Sequence[Any], Mapping[str, Any], float] | None = None,
 ) -> History:
-    """Run ``phases`` (then ``drain``) and return the recorded history."""
+    """Run ``phases`` (then ``drain``) and return the recorded history.
+
+    ``nemesis`` is ``(driver, events, meta, time_limit_s)``: the phases then run in cycles
+    until the time limit while a :class:`keos.checker.conform.nemesis.Nemesis` injects the
+    scheduled faults (``meta`` -- seed, kinds, schedule -- goes into the history).
+    """
     rec = Recorder(
         {
             **(meta or {}),
@@ -659,4 +822,11 @@ def run_workload(
     )
     if producer_overrides:
         rec.meta["producer_overrides"] = dict(producer_overrides)
-    return Workload(bootstrap_servers, keys, config, faults, rec, client_overrides, producer_overrides).run(phases)
+    wl = Workload(bootstrap_servers, keys, config, faults, rec, client_overrides, producer_overrides)
+    if nemesis is None:
+        return wl.run(phases)
+    from .nemesis import Nemesis
+
+    driver, events, nmeta, time_limit_s = nemesis
+    rec.meta["nemesis"] = dict(nmeta)
+    return wl.run(phases, Nemesis(driver, events, rec, wl.request_client_pause), time_limit_s)

@@ -63,10 +63,32 @@ def _tracing_class(cls: type, reads: _Reads) -> type:
 
         return use
 
-    for name in ("__getitem__", "__iter__", "__len__", "__hash__", "__eq__", "__ne__", "__lt__", "__le__",
-                 "__gt__", "__ge__", "__repr__", "__str__", "__format__", "__contains__", "__reduce__",
-                 "__reduce_ex__", "__getnewargs__", "__add__", "__mul__", "__rmul__", "count", "index",
-                 "_asdict", "_replace"):
+    for name in (
+        "__getitem__",
+        "__iter__",
+        "__len__",
+        "__hash__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__repr__",
+        "__str__",
+        "__format__",
+        "__contains__",
+        "__reduce__",
+        "__reduce_ex__",
+        "__getnewargs__",
+        "__add__",
+        "__mul__",
+        "__rmul__",
+        "count",
+        "index",
+        "_asdict",
+        "_replace",
+    ):
         method = getattr(cls, name, None)
         if method is not None:
             namespace[name] = whole(method)

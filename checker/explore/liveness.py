@@ -336,8 +336,14 @@ class LivenessPass:
     ) -> None:
         try:
             report.traces[prop.name] = make_trace(
-                self.model, prop, actions, "explore", scenario, variant,
-                permitted=prop.name in permitted, loop_start=loop_start,
+                self.model,
+                prop,
+                actions,
+                "explore",
+                scenario,
+                variant,
+                permitted=prop.name in permitted,
+                loop_start=loop_start,
             )
         except Exception as exc:  # a trace that does not replay (or a model that raises) is a disagreement
             shape = "stuck state" if loop_start is None else "livelock lasso"
@@ -404,4 +410,3 @@ class LivenessPass:
         if cur != entry:
             walk(lambda v: v == entry, None)
         return path
-

@@ -284,4 +284,3 @@ def explore(
         complete=complete and not any(v not in permitted for v in violations) and not live_disagree,
     )
     return result, graph
-

@@ -171,8 +171,10 @@ def _level_summary(F: Any, level: Any, always: list[str], sometimes: list[str]) 
     ``(key, fp)`` of invariant ``always[i]``'s smallest-key violator, or null), ``r<j>`` (whether
     ``sometimes[j]`` was reached).  ``F``: the session's ``functions`` module."""
     aggs = [F.count(F.lit(1)).alias("n")]
-    aggs += [F.min(F.when(F.array_contains("violated", name), F.struct("key", "fp"))).alias(f"v{i}")
-             for i, name in enumerate(always)]
+    aggs += [
+        F.min(F.when(F.array_contains("violated", name), F.struct("key", "fp"))).alias(f"v{i}")
+        for i, name in enumerate(always)
+    ]
     aggs += [F.max(F.array_contains("reached", name).cast("int")).alias(f"r{j}") for j, name in enumerate(sometimes)]
     return level.agg(*aggs).first()
 

@@ -62,9 +62,7 @@ def _loop(conn: Connection, factory: Callable[[], Model], index: int, count: int
     budget = None
     if options["time_s"] or options["memory_mb"]:
         budget = Budget(options["time_s"], max(1, options["memory_mb"] // count) if options["memory_mb"] else 0)
-    part = Partition(
-        factory(), index, count, compact=options["compact"], spill_dir=options["spill_dir"], budget=budget
-    )
+    part = Partition(factory(), index, count, compact=options["compact"], spill_dir=options["spill_dir"], budget=budget)
     while True:
         cmd, *args = conn.recv()
         if cmd == "seed":

@@ -223,7 +223,14 @@ def run_hypothesis(
         eventually = prop.expectation is Expectation.EVENTUALLY
         shrunk = actions if eventually else minimize(model, actions, prop)
         traces[prop.name] = make_trace(
-            model, prop, shrunk, "hypothesis", scenario, variant, seed=seed, permitted=prop.name in permitted,
+            model,
+            prop,
+            shrunk,
+            "hypothesis",
+            scenario,
+            variant,
+            seed=seed,
+            permitted=prop.name in permitted,
             loop_start=loop_start,
         )
     elapsed = time.perf_counter() - start
@@ -242,8 +249,10 @@ def run_hypothesis(
     for r in results:
         if r.verdict is Verdict.HOLDS and r.name in capture.suspected:
             r.verdict = Verdict.UNTESTED
-            r.detail = (f"suspected livelock in {capture.suspected[r.name]} run(s): the fair quiescence phase did "
-                        "not settle and no fair cycle repeated (not confirmed)")
+            r.detail = (
+                f"suspected livelock in {capture.suspected[r.name]} run(s): the fair quiescence phase did "
+                "not settle and no fair cycle repeated (not confirmed)"
+            )
     if capture.limit is not None:
         stats["limit_reached"], stats["limit_detail"] = capture.limit
     return EngineResult(

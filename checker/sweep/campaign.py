@@ -723,7 +723,14 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
         prop = next(p for p in model.properties() if p.name == row["violation"])
         actions = [model.action_from_json(a) for a in json.loads(row["trace_actions"])]
         trace = make_trace(
-            model, prop, actions, "sweep", scenario, variant, seed=row["seed"], permitted=bool(row["permitted"]),
+            model,
+            prop,
+            actions,
+            "sweep",
+            scenario,
+            variant,
+            seed=row["seed"],
+            permitted=bool(row["permitted"]),
             loop_start=row.get("loop_start"),
         )
         name = f"{scenario_of[scenario].name}.{variant}.{prop.name}.{sig}.json"
@@ -756,8 +763,12 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
             scenario=scenario,
             variant=variant,
             properties=judge(props, traces, cell.reached, scenario_of[scenario].permitted, liveness=True),
-            stats={"runs": cell.runs, "steps": cell.steps, "violating_runs": cell.violating_runs,
-                   "suspected_livelock_runs": dict(cell.suspected)},
+            stats={
+                "runs": cell.runs,
+                "steps": cell.steps,
+                "violating_runs": cell.violating_runs,
+                "suspected_livelock_runs": dict(cell.suspected),
+            },
             coverage=dict(cell.coverage),
             complete=False,
             seed=spec.seed,
@@ -765,8 +776,10 @@ def _aggregate(spec: SweepSpec, out: Path) -> tuple[list[CellSummary], list[Sign
         for pr in cell.result.properties:
             if pr.verdict is Verdict.HOLDS and pr.name in cell.suspected:
                 pr.verdict = Verdict.UNTESTED
-                pr.detail = (f"suspected livelock in {cell.suspected[pr.name]} run(s): the fair quiescence phase did "
-                             "not settle and no fair cycle repeated (not confirmed)")
+                pr.detail = (
+                    f"suspected livelock in {cell.suspected[pr.name]} run(s): the fair quiescence phase did "
+                    "not settle and no fair cycle repeated (not confirmed)"
+                )
             if pr.name in paths.get((scenario, variant), {}):
                 pr.trace_path = paths[(scenario, variant)][pr.name]
     return list(cells.values()), signatures

@@ -476,8 +476,15 @@ def investigate(
         # A liveness counterexample is kept whole: ddmin shrinks toward a first bad *state*, which a stuck
         # end or a lasso is not; replay (make_trace) still confirms it before it is reported.
         trace = make_trace(
-            model, prop, walk.actions, "sweep", scenario, variant, seed=walk.seed,
-            permitted=prop.name in permitted, loop_start=walk.loop_start,
+            model,
+            prop,
+            walk.actions,
+            "sweep",
+            scenario,
+            variant,
+            seed=walk.seed,
+            permitted=prop.name in permitted,
+            loop_start=walk.loop_start,
         )
         sig = signature(f"{prop.name}:{walk.liveness}", walk.actions)
         return Finding(prop.name, sig, shape(walk.actions), trace, len(walk.actions))

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..nemesis import ProxyNemesis
 from ..proxy import Proxy
 from ..workload import Faults
 from . import TargetInfo, TargetUnavailable
@@ -42,6 +43,11 @@ PROFILE: dict[str, str] = {
     "G1a": "Tansu 0.6 returns records of aborted transactions to read_committed consumers",
     "hanging-lso": "found by keos conform: Tansu 0.6 (memory storage) keeps transaction.timeout.ms but did not "
     "abort a silent producer's transaction; its partition's last stable offset stayed behind the high watermark",
+    "zombie-not-fenced": "found by keos conform: Tansu 0.6 fences a zombie between transactions, but when a successor "
+    "initialises while the zombie's transaction is open, the open transaction is not aborted: the zombie's commit "
+    "times out and its records become visible to read_committed consumers",
+    "wrong-error-class": "found by keos conform: the zombie fenced during its open transaction fails with a retriable "
+    "timeout instead of a fencing error (Kafka: PRODUCER_FENCED / INVALID_PRODUCER_EPOCH)",
 }
 
 
@@ -125,6 +131,7 @@ class TansuTarget:
             ),
         )
         self.faults = ProxyFaults(self.proxy, request_timeout_ms)
+        self.nemesis = ProxyNemesis([self.proxy], request_timeout_ms)
         self.client_overrides: dict[str, Any] = {}
         try:
             self._wait_ready(startup_timeout_s)

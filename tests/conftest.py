@@ -1,0 +1,38 @@
+"""Shared fixtures: one real Kafka node for every test that needs one (started once per session)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def kafka_node() -> Iterator[Any]:
+    """One combined KRaft node from ``../shared/kafka`` (or ``KAFKA_HOME``), with fast transaction expiry.
+
+    ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` is 1 s (Kafka's default
+    is 10 s) so a stalled producer's transaction is aborted soon after its timeout.  The
+    teardown checks that stopping left no process and no directory behind.  The broker
+    advertises a keos proxy, so ``keos conform``'s proxy faults work on it too.
+    """
+    from keos.checker.conform.targets.kafka_broker import KafkaCluster
+
+    cluster = KafkaCluster(
+        1,
+        proxied=True,
+        broker_properties={
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
+            "transaction.remove.expired.transaction.cleanup.interval.ms": 60000,
+        },
+    )
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        procs = [n.proc for n in cluster.nodes]
+        run_dir = cluster.run_dir
+        cluster.stop()
+        assert all(p is not None and p.poll() is not None for p in procs), "a Kafka JVM survived stop()"
+        assert run_dir is not None and not run_dir.exists(), f"{run_dir} survived stop()"
