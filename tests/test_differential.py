@@ -115,7 +115,7 @@ def test_a_short_differential_run_agrees_with_kafka_outside_the_abstractions(kaf
         import random
 
         rng = random.Random(26)
-        picked = rng.sample(picked, 40) + [random_case(rng, f"pt-r{i}", 8) for i in range(15)]
+        picked = rng.sample(picked, 30) + [random_case(rng, f"pt-r{i}", 8) for i in range(10)]
         result = run_cases(wire, picked, shrink_budget=8)
     finally:
         wire.close()
