@@ -47,7 +47,8 @@ def render_text(result: RunResult, meta: dict[str, Any]) -> str:
                      "(not a documented abstraction)")
         lines.append("")
     for i, d in enumerate(result.differences, 1):
-        label = f"documented abstraction {d.abstraction!r}" if d.abstraction else "UNEXPLAINED"
+        label = (f"documented abstraction {d.abstraction!r}" if d.abstraction
+                 else "NOT REPRODUCED on a re-run (timing)" if not d.reproduced else "UNEXPLAINED")
         lines.append(f"difference {i} [{label}]: {d.handler} ({d.what}) at step {d.step_index + 1} "
                      f"of {len(d.case.steps)} (transaction timeout {d.case.timeout_ms} ms)")
         for j, s in enumerate(d.case.steps, 1):

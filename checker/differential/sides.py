@@ -541,12 +541,18 @@ class KafkaSide:
         aborted: list[set[Any]] = [set() for _ in range(PARTITIONS)]
         lso = [0] * PARTITIONS
         done = [False] * PARTITIONS
+        errors: list[str] = ["NONE"] * PARTITIONS
         for _ in range(64):
             raw = self._fetch_raw(isolation, tuple(offsets))
             for p in range(PARTITIONS):
                 if done[p]:
                     continue
-                _, hw, stable, records, abort = raw[p]
+                error, hw, stable, records, abort = raw[p]
+                if error != "NONE":  # a transient answer (e.g. while the leader moves): ask again
+                    errors[p] = error
+                    time.sleep(0.05)
+                    continue
+                errors[p] = "NONE"
                 lso[p] = stable
                 aborted[p] |= {(int(a.producer_id), int(a.first_offset)) for a in abort}
                 got = read_batches(records)
@@ -558,7 +564,9 @@ class KafkaSide:
                     done[p] = True
             if all(done):
                 break
-        return [(lso[p], batches[p], tuple(sorted(aborted[p]))) for p in range(PARTITIONS)]
+        # a partition that kept answering an error shows it in the log the runner compares
+        return [(lso[p], batches[p] if errors[p] == "NONE" else [errors[p]], tuple(sorted(aborted[p])))
+                for p in range(PARTITIONS)]
 
     def _leader_ready(self) -> bool:
         r = self.wire.call("describe_producers", topics=(self.wire.module("describe_producers").TopicRequest(
@@ -583,12 +591,13 @@ class KafkaSide:
         logs, index = [], []
         for p in range(PARTITIONS):
             batches = uncommitted[p][1]
-            where = {b.base_offset: i for i, b in enumerate(batches)}
-            ends = {b.last_offset + 1: i + 1 for i, b in enumerate(batches)}
+            where = {b.base_offset: i for i, b in enumerate(batches) if not isinstance(b, str)}
+            ends = {b.last_offset + 1: i + 1 for i, b in enumerate(batches) if not isinstance(b, str)}
             ends[0] = 0
             index.append((where, ends))
             logs.append(tuple((pids.symbol(b.producer_id), b.producer_epoch, b.base_sequence, b.values,
-                               b.transactional, b.control) for b in batches))
+                               b.transactional, b.control) if not isinstance(b, str) else (f"fetch error {b}",)
+                              for b in batches))
         dp = self.wire.call("describe_producers", topics=(self.wire.module("describe_producers").TopicRequest(
             name=self.topic, partition_indexes=tuple(range(PARTITIONS))),))
         producers: list[tuple[Any, ...]] = [()] * PARTITIONS
