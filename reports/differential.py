@@ -26,6 +26,7 @@ def as_json(result: RunResult, meta: dict[str, Any]) -> dict[str, Any]:
             h: {"compared": n, "agreed": result.agreed.get(h, 0)} for h, n in sorted(result.compared.items())
         },
         "differences": [d.as_dict() for d in result.differences],
+        "reconnects": result.reconnects,
     }
 
 
@@ -40,6 +41,8 @@ def render_text(result: RunResult, meta: dict[str, Any]) -> str:
     for h, n in sorted(result.compared.items()):
         lines.append(f"{h:<26}{result.agreed.get(h, 0):>10}{n:>10}")
     lines.append("")
+    for r in result.reconnects:
+        lines.append(f"the broker closed the connection (case re-run on a new one): {r}")
     if not result.differences:
         lines.append("no difference: the model and Kafka agreed on every compared step")
     else:

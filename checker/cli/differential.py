@@ -110,7 +110,9 @@ def cmd_differential(args: argparse.Namespace) -> int:
             from keos.checker.conform.targets.kafka_broker import KafkaCluster
 
             try:
-                cluster = KafkaCluster(1, kafka_home=args.kafka_home, broker_properties=BROKER_PROPERTIES)
+                logs = Path(args.out) / "broker-logs" if args.out else None  # kept for a post-mortem
+                cluster = KafkaCluster(1, kafka_home=args.kafka_home, broker_properties=BROKER_PROPERTIES,
+                                       log_dir=logs)
             except TargetUnavailable as exc:
                 return _fail(str(exc))
             if not args.json:

@@ -23,7 +23,7 @@ from typing import Any
 from keos.checker.differential.abstractions import classify
 from keos.checker.differential.cases import Case, dispatch
 from keos.checker.differential.sides import Answer, Bijection, KafkaSide, ModelSide, Observation
-from keos.checker.differential.wire import KafkaWire
+from keos.checker.differential.wire import KafkaWire, WireError
 
 __all__ = ["Difference", "RunResult", "run_case", "run_cases", "shrink"]
 
@@ -82,6 +82,7 @@ class RunResult:
     compared: dict[str, int] = field(default_factory=dict)
     differences: list[Difference] = field(default_factory=list)
     seconds: float = 0.0
+    reconnects: list[str] = field(default_factory=list)
 
     @property
     def unexplained(self) -> list[Difference]:
@@ -178,14 +179,22 @@ def shrink(wire: KafkaWire, diff: Difference, budget: int = 40) -> Difference:
             tries += 1
             if not candidate.steps:
                 continue
-            got = run_case(wire, candidate)
+            try:
+                got = run_case(wire, candidate)
+            except WireError:
+                wire.reconnect()
+                continue
             if got is not None and (got.handler, got.what) == (diff.handler, diff.what):
                 best = got
                 changed = True
                 break
     # cut what follows the difference and confirm once more on both sides
     final = Case(best.case.name, best.case.steps[: best.step_index + 1], best.case.timeout_ms)
-    confirmed = run_case(wire, final)
+    try:
+        confirmed = run_case(wire, final)
+    except WireError:
+        wire.reconnect()
+        confirmed = run_case(wire, final)
     if confirmed is None:
         best.reproduced = False  # shown once, not again: timing, not a verdict (reported apart)
         return best
@@ -201,7 +210,15 @@ def run_cases(wire: KafkaWire, cases: list[Case], shrink_budget: int = 40,
     for n, case in enumerate(cases):
         if deadline is not None and time.monotonic() > deadline:
             break
-        diff = run_case(wire, case, result)
+        try:
+            diff = run_case(wire, case, result)
+        except WireError as exc:
+            # the broker closed the connection: reconnect and run the case once more on fresh resources
+            result.reconnects.append(f"{case.name}: {exc}")
+            if len(result.reconnects) > 5:
+                raise
+            wire.reconnect()
+            diff = run_case(wire, case, result)
         result.cases += 1
         if diff is not None and diff.signature not in seen:
             seen[diff.signature] = diff

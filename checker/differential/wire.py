@@ -16,6 +16,7 @@ transaction-version-1 forms, Fetch v13+ names topics by id.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import socket
@@ -200,13 +201,24 @@ class KafkaWire:
     """One connection to one broker, requests built from kio's schema classes."""
 
     def __init__(self, host: str, port: int, timeout: float = 15.0) -> None:
-        try:
-            self._sock = socket.create_connection((host, port), timeout=timeout)
-        except OSError as exc:
-            raise WireError(f"cannot connect to {host}:{port}: {exc}") from exc
+        self._address = (host, port, timeout)
+        self._sock = self._connect()
         self._correlation = 0
         self.versions: dict[str, int] = {}
         self._negotiate()
+
+    def _connect(self) -> socket.socket:
+        host, port, timeout = self._address
+        try:
+            return socket.create_connection((host, port), timeout=timeout)
+        except OSError as exc:
+            raise WireError(f"cannot connect to {host}:{port}: {exc}") from exc
+
+    def reconnect(self) -> None:
+        """A new connection to the same broker (after the broker closed this one)."""
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        self._sock = self._connect()
 
     def close(self) -> None:
         self._sock.close()
