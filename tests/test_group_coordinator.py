@@ -71,7 +71,12 @@ def test_transactional_commit_accepted_during_completing_rebalance_plain_commit_
 
 
 def test_validation_order_and_missing_group() -> None:
-    assert [e for _, e in OFFSET_COMMIT_CHECKS][-2:] == [Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION]
+    assert [e for _, e in OFFSET_COMMIT_CHECKS][-3:] == [
+        Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.REBALANCE_IN_PROGRESS]
+    completing = group()._replace(state=COMPLETING_REBALANCE)
+    assert validate_offset_commit(completing, 0, 99, False) == Errors.ILLEGAL_GENERATION  # real broker's order
+    assert validate_offset_commit(completing, 0, completing.generation, False) == Errors.REBALANCE_IN_PROGRESS
+    assert validate_offset_commit(group(), -1, -1, True) == Errors.NONE  # TxnOffsetCommit without group metadata
     assert validate_offset_commit(None, 0, -1, True) == Errors.NONE
     assert validate_offset_commit(None, 0, 3, True) == Errors.ILLEGAL_GENERATION
     assert validate_offset_commit(group()._replace(state="Dead"), 0, 1, True) == Errors.COORDINATOR_NOT_AVAILABLE

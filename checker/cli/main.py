@@ -1173,6 +1173,7 @@ def _parser() -> _Parser:
 
     importlib.import_module("keos.checker.cli.conform").register(sub)  # keos conform (real clients and brokers)
     importlib.import_module("keos.checker.cli.assignors").register(sub)
+    importlib.import_module("keos.checker.cli.differential").register(sub)  # keos differential (issue 26)
 
     try:
         sweep = importlib.import_module("keos.checker.sweep.campaign")

@@ -14,8 +14,9 @@ handlers of ``GroupMetadataManager.java``), for one group whose members subscrib
   UNKNOWN_MEMBER_ID.  The join *barrier* is the :func:`complete_join` step: it bumps the
   generation, keeps the leader if it rejoined or else elects the first member (Kafka picks the
   first key of a hash map — "essentially random", as the book puts it), and answers every
-  waiting member.  A known member rejoining a Stable group with unchanged metadata is answered at
-  once with the current generation, without a rebalance.
+  waiting member.  A known member rejoining with unchanged metadata is answered at once with the
+  current generation, without a rebalance: in CompletingRebalance any member, in Stable any but the
+  leader (whose JoinGroup forces a rebalance).
 * **SyncGroup** — the leader's request carries the assignment its assignor computed; the
   coordinator stores it, writes the group metadata record to ``__consumer_offsets``
   (:mod:`~keos.model.coordinator.group.offsets_log`) and moves to Stable.  A follower's SyncGroup
@@ -190,7 +191,10 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     group = _with_members(group, [updated if m.member_id == member_id else m for m in group.members])
     if group.state == PREPARING_REBALANCE:
         return JoinResult(group, Errors.NONE, member_id, False)
-    if group.state in (STABLE, COMPLETING_REBALANCE) and unchanged and member_id != group.leader:
+    # ``classicGroupJoinExistingMember``: in CompletingRebalance any member (the leader too) rejoining with
+    # unchanged metadata gets the current generation (it may have lost its JoinGroup response); in Stable
+    # the leader's JoinGroup forces a rebalance.  Found by ``keos differential`` (trunk 1eb7644).
+    if unchanged and (group.state == COMPLETING_REBALANCE or (group.state == STABLE and member_id != group.leader)):
         return JoinResult(group, Errors.NONE, member_id, True)
     return JoinResult(prepare_rebalance(group, member_id), Errors.NONE, member_id, False)
 

@@ -1,0 +1,166 @@
+"""``keos differential``: the model against a real Kafka broker, request by request (issue 26).
+
+    keos differential --target kafka [--kafka-home DIR | --bootstrap-servers HOST:PORT]
+                      --cases N --seed S [--out DIR] [--json] [--junit FILE] [--time-budget SEC]
+
+Starts one KRaft node from the distribution (``checker/conform/targets/kafka_broker.py``; short
+``transaction.abort.timed.out.transaction.cleanup.interval.ms`` so timeout aborts are observable),
+or uses a running broker, then runs the systematic cases and random walks of
+:mod:`keos.checker.differential.cases` on the model and on the broker, comparing after every step.
+
+Exit codes: 0 every compared step agreed; 1 a difference (shrunk and confirmed on both sides);
+2 bad input or no Kafka/Java; 3 keos at fault (the broker answered something keos cannot decode,
+or keos crashed); 4 partial (the time budget ran out before ``--cases`` sequences ran).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_DIFFERENCE, EXIT_BAD_INPUT, EXIT_KEOS, EXIT_PARTIAL = 0, 1, 2, 3, 4
+
+#: Broker settings the cases rely on (timeout aborts within ~1 s; one partition per internal topic).
+BROKER_PROPERTIES = {
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500,
+    "offsets.topic.num.partitions": 1,
+    "transaction.state.log.num.partitions": 1,
+    "auto.create.topics.enable": "false",
+}
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def register(sub: Any) -> None:
+    """Add ``differential`` to ``keos``'s subcommands."""
+    s = sub.add_parser("differential", help="compare the model with a real Kafka broker, request by request")
+    s.add_argument("--target", choices=("kafka",), default="kafka")
+    s.add_argument("--kafka-home", metavar="DIR", help="Kafka distribution (default: $KAFKA_HOME, ../shared/kafka)")
+    s.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="use this running broker instead of starting one")
+    s.add_argument("--cases", type=_positive, default=200, help="request sequences (systematic first, then random)")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--max-steps", type=_positive, default=10, help="longest random walk")
+    s.add_argument("--no-systematic", action="store_true", help="random walks only")
+    s.add_argument("--time-budget", type=float, default=0.0, metavar="SEC", help="stop after SEC seconds (exit 4)")
+    s.add_argument("--out", metavar="DIR", help="write summary.json and report.txt here")
+    s.add_argument("--json", action="store_true", help="the summary as JSON on stdout")
+    s.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
+    s.set_defaults(func=cmd_differential)
+
+
+def _fail(message: str) -> int:
+    print(f"keos: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def build_cases(n: int, seed: int, max_steps: int, systematic: bool, tag: str) -> list[Any]:
+    """The first ``n`` cases: the systematic cover (in a seeded order) then seeded random walks."""
+    from keos.checker.differential.cases import random_case, systematic_cases
+
+    rng = random.Random(seed)
+    cases = []
+    if systematic:
+        sys_cases = systematic_cases(f"{tag}-s")
+        rng.shuffle(sys_cases) if n < len(sys_cases) else None
+        cases = sys_cases[:n]
+    i = 0
+    while len(cases) < n:
+        cases.append(random_case(rng, f"{tag}-r{i}", max_steps))
+        i += 1
+    return cases
+
+
+def cmd_differential(args: argparse.Namespace) -> int:
+    """``keos differential``."""
+    from keos.checker.conform.targets import TargetUnavailable
+    from keos.checker.differential.runner import run_cases
+    from keos.checker.differential.wire import KafkaWire, WireError
+    from keos.reports.differential import as_json, render_text, write_junit
+
+    if args.time_budget < 0:
+        return _fail("--time-budget must not be negative")
+    for path in (args.out, args.junit):
+        if path is not None and Path(path).exists() and Path(path).is_dir() != (path == args.out):
+            return _fail(f"cannot write {path}")
+    cluster = None
+    host, port, version = "", 0, ""
+    try:
+        if args.bootstrap_servers:
+            try:
+                host, port_text = args.bootstrap_servers.split(",")[0].rsplit(":", 1)
+                port = int(port_text)
+            except ValueError:
+                return _fail(f"--bootstrap-servers: expected HOST:PORT, got {args.bootstrap_servers!r}")
+        else:
+            from keos.checker.conform.targets.kafka_broker import KafkaCluster
+
+            try:
+                logs = Path(args.out) / "broker-logs" if args.out else None  # kept for a post-mortem
+                cluster = KafkaCluster(1, kafka_home=args.kafka_home, broker_properties=BROKER_PROPERTIES,
+                                       log_dir=logs)
+            except TargetUnavailable as exc:
+                return _fail(str(exc))
+            if not args.json:
+                print(f"starting Kafka {cluster.version} from {cluster.home} ...", file=sys.stderr)
+            cluster.start()
+            version = cluster.version
+            host, port = "127.0.0.1", cluster.nodes[0].port
+        try:
+            wire = KafkaWire(host, port)
+            wire.wait_ready()
+        except WireError as exc:
+            return _fail(str(exc)) if args.bootstrap_servers else _keos_fault(str(exc))
+        tag = f"keos-{args.seed}-{int(time.time()) % 100000}"
+        cases = build_cases(args.cases, args.seed, args.max_steps, not args.no_systematic, tag)
+        deadline = time.monotonic() + args.time_budget if args.time_budget else None
+
+        def progress(done: int, total: int, diffs: int) -> None:
+            if not args.json and (done % 50 == 0 or done == total):
+                print(f"  {done}/{total} sequences, {diffs} distinct difference(s)", file=sys.stderr)
+
+        try:
+            result = run_cases(wire, cases, progress=progress, deadline=deadline)
+        except WireError as exc:
+            return _keos_fault(str(exc))
+        finally:
+            wire.close()
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    meta = {"target": "kafka", "kafka_version": version, "seed": args.seed, "requested_cases": args.cases,
+            "partial": result.cases < len(cases), "versions": wire.versions}
+    summary = as_json(result, meta)
+    text = render_text(result, meta)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (out / "report.txt").write_text(text + "\n")
+    if args.junit:
+        write_junit(Path(args.junit), result)
+    print(json.dumps(summary, indent=2) if args.json else text)
+    if result.unexplained:
+        return EXIT_DIFFERENCE
+    if meta["partial"]:
+        return EXIT_PARTIAL
+    return EXIT_OK
+
+
+def _keos_fault(message: str) -> int:
+    print(f"keos: keos at fault: {message}", file=sys.stderr)
+    return EXIT_KEOS

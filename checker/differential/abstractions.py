@@ -1,0 +1,122 @@
+"""Named abstractions: differences between the model and Kafka that the model makes on purpose.
+
+Each entry names one way the model deliberately simplifies a Kafka handler, says why, cites the
+Kafka code path (trunk ``1eb7644``, 2024-10-25, the shared 4.0.0-SNAPSHOT build) and matches the
+differences it explains.  A difference an entry matches is reported under the entry's name and
+does not fail the run; any other difference does (exit 1).  The README's "Modelling choices"
+lists the same entries; ``tests/test_differential.py`` replays each entry's case on Kafka.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from keos.checker.differential.cases import Case, step
+
+__all__ = ["ABSTRACTIONS", "Abstraction", "classify"]
+
+
+class Abstraction(NamedTuple):
+    """One deliberate simplification, the differences it accounts for, and a case that shows it."""
+
+    name: str
+    handler: str
+    summary: str
+    kafka_code: str
+    matches: Callable[[Any, Any, Any], bool]  # (difference.what, model value, kafka value)
+    case: Case
+    example: tuple[Any, Any]  # (model answer, kafka answer) the case shows
+
+
+def _answer(model: tuple[str, ...], kafka: tuple[str, ...]) -> Callable[[Any, Any, Any], bool]:
+    return lambda what, m, k: what == "answer" and m == model and k == kafka
+
+
+def _errors(model: set[str], kafka: set[str]) -> Callable[[Any, Any, Any], bool]:
+    return lambda what, m, k: (what == "answer" and len(m) == 1 and len(k) == 1 and m != k
+                               and m[0] in model and k[0] in kafka)
+
+
+_INIT = step("init", transactional=True, pid="-1", epoch=-1)
+
+ABSTRACTIONS: tuple[Abstraction, ...] = (
+    Abstraction(
+        "offset_commit_unknown_group_v9",
+        "offset_commit",
+        "An OffsetCommit with a generation >= 0 for a group that does not exist: the model answers "
+        "ILLEGAL_GENERATION, the answer before OffsetCommit v9; v9+ (the Java 4.0 client's version) gets "
+        "GROUP_ID_NOT_FOUND.  Both are fatal for the committing member; the model keeps one API version.",
+        "OffsetMetadataManager.validateOffsetCommit (group-coordinator, trunk 1eb7644): apiVersion >= 9 "
+        "rethrows GroupIdNotFoundException, older versions throw ILLEGAL_GENERATION",
+        _answer(("ILLEGAL_GENERATION",), ("GROUP_ID_NOT_FOUND",)),
+        Case("abs-ocg", (step("offset_commit", member="c9-9", generation=0, partition=1, offset=7),)),
+        (("ILLEGAL_GENERATION",), ("GROUP_ID_NOT_FOUND",)),
+    ),
+    Abstraction(
+        "txn_offset_commit_group_checks_first",
+        "txn_offset_commit",
+        "TxnOffsetCommit: Kafka verifies the transaction first (the group's __consumer_offsets partition "
+        "must be in the producer's Ongoing transaction, AddPartitionsToTxn verifyOnly) and only then runs "
+        "the group's member/generation checks; the coordinator's answer reaches the client as is, except "
+        "PRODUCER_FENCED, which becomes INVALID_PRODUCER_EPOCH.  The model (model/systems/eos.py "
+        "_on_txn_offset_commit) checks the group first and maps INVALID_PRODUCER_ID_MAPPING to "
+        "TRANSACTION_ABORTABLE.  Only a request that fails both checks, or fails verification with a fenced "
+        "or unknown producer id, is answered differently.  An infidelity kept for now: eos.py is shared "
+        "and the client's reaction to each code belongs to the eos model (candidate fix: verify first).",
+        "GroupCoordinatorService.commitTransactionalOffsets -> CoordinatorRuntime."
+        "scheduleTransactionalWriteOperation (verification before the write operation) -> "
+        "OffsetMetadataManager.commitTransactionalOffset; AddPartitionsToTxnManager (PRODUCER_FENCED -> "
+        "INVALID_PRODUCER_EPOCH), trunk 1eb7644",
+        _errors({"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "TRANSACTION_ABORTABLE", "PRODUCER_FENCED"},
+                {"INVALID_PRODUCER_ID_MAPPING", "TRANSACTION_ABORTABLE", "INVALID_PRODUCER_EPOCH"}),
+        Case("abs-tocg", (_INIT, step("txn_offset_commit", pid="p0", epoch=0, member="c9-9", generation=0,
+                                      partition=1, offset=7))),
+        (("ILLEGAL_GENERATION",), ("TRANSACTION_ABORTABLE",)),
+    ),
+    Abstraction(
+        "produce_verification_of_duplicates",
+        "produce",
+        "A transactional batch that repeats one of the last five batches (same epoch and sequences) of a "
+        "producer with no transaction open on the partition: Kafka asks the coordinator first "
+        "(KIP-890 part 1) and answers its verdict (TRANSACTION_ABORTABLE when the transaction ended); the "
+        "model treats the batch as a duplicate before any verification and answers NONE with the cached "
+        "offset.  A real client never resends a batch of a transaction that has ended.",
+        "ReplicaManager.appendRecords -> maybeStartTransactionVerificationForPartition -> "
+        "UnifiedLog.maybeStartTransactionVerification (no duplicate check; the duplicate check is in "
+        "analyzeAndValidateProducerState, after verification), trunk 1eb7644",
+        _errors({"NONE"}, {"TRANSACTION_ABORTABLE", "INVALID_TXN_STATE"}),
+        Case("abs-pvd", (
+            _INIT,
+            step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+            step("produce", pid="p0", epoch=0, partition=0, base_sequence=0, count=2, transactional=True,
+                 first_value=1),
+            step("end_txn", pid="p0", epoch=0, committed=True),
+            step("produce", pid="p0", epoch=0, partition=0, base_sequence=0, count=2, transactional=True,
+                 first_value=1),
+        )),
+        (("NONE",), ("TRANSACTION_ABORTABLE",)),
+    ),
+    Abstraction(
+        "produce_verification_unknown_producer_id",
+        "produce",
+        "A transactional batch whose producer id the coordinator does not map to the transactional id: "
+        "Kafka answers the coordinator's INVALID_PRODUCER_ID_MAPPING as is; the model translates it to "
+        "INVALID_TXN_STATE (model/log/partition.py VERIFICATION_TO_PRODUCE_ERROR).  Both end the "
+        "producer's transaction; only a forged or expired producer id reaches this path.",
+        "AddPartitionsToTxnManager (only PRODUCER_FENCED and, for old produce versions, "
+        "TRANSACTION_ABORTABLE are translated), trunk 1eb7644",
+        _answer(("INVALID_TXN_STATE",), ("INVALID_PRODUCER_ID_MAPPING",)),
+        Case("abs-pvu", (step("produce", pid="p0", epoch=0, partition=0, base_sequence=0, count=1,
+                              transactional=True, first_value=1),)),
+        (("INVALID_TXN_STATE",), ("INVALID_PRODUCER_ID_MAPPING",)),
+    ),
+)
+
+
+def classify(handler: str, what: str, model: Any, kafka: Any) -> str:
+    """The name of the abstraction explaining a difference, or ``""``."""
+    for a in ABSTRACTIONS:
+        if a.handler == handler and a.matches(what, model, kafka):
+            return a.name
+    return ""
