@@ -97,7 +97,8 @@ def bench(twin: Path, model: str, repeat: int, extra: list[str]) -> dict[str, An
             keoses.append(run_keos(toml, extra))
     states = {r["states"] for r in pans + keoses}
     if len(states) != 1:
-        raise SystemExit(f"spin_bench: the state counts differ: pan {pans[0]['states']:,}, keos {keoses[0]['states']:,}")
+        raise SystemExit(f"spin_bench: the state counts differ: pan {pans[0]['states']:,}, "
+                         f"keos {keoses[0]['states']:,}")
     rows: dict[str, Any] = {}
     for name, runs in (("pan", pans), ("keos", keoses)):
         best = min(runs, key=lambda r: r["cpu_s"])
@@ -115,10 +116,12 @@ def bench(twin: Path, model: str, repeat: int, extra: list[str]) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--twin", type=Path, default=DEFAULT_TWIN, help=f"the SPIN twin folder (default {DEFAULT_TWIN})")
+    parser.add_argument("--twin", type=Path, default=DEFAULT_TWIN, 
+                        help=f"the SPIN twin folder (default {DEFAULT_TWIN})")
     parser.add_argument("--model", default="r3t5m3", help="NAME.pml / NAME.toml in the twin folder (default r3t5m3)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the minimum CPU is kept (default 3)")
-    parser.add_argument("--keos-arg", action="append", default=[], metavar="ARG", help="extra argument for keos explore")
+    parser.add_argument("--keos-arg", action="append", default=[], metavar="ARG",
+                        help="extra argument for keos explore")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -139,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         r = result[name]
         runs = " ".join(f"{c:.2f}" for c in r["cpu_s_runs"])
         print(f"{name:<8}{r['cpu_s']:>9.2f}{runs:>28}{r['states_per_cpu_s']:>14,}{r['bytes_per_state']:>13,}")
-    print(f"keos / pan: {result['ratio']:.1f}x CPU (target <= 6x){'  ' + ' '.join(args.keos_arg) if args.keos_arg else ''}")
+    flags = "  " + " ".join(args.keos_arg) if args.keos_arg else ""
+    print(f"keos / pan: {result['ratio']:.1f}x CPU (target <= 6x){flags}")
     return 0
 
 
