@@ -116,7 +116,7 @@ def bench(twin: Path, model: str, repeat: int, extra: list[str]) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--twin", type=Path, default=DEFAULT_TWIN, 
+    parser.add_argument("--twin", type=Path, default=DEFAULT_TWIN,
                         help=f"the SPIN twin folder (default {DEFAULT_TWIN})")
     parser.add_argument("--model", default="r3t5m3", help="NAME.pml / NAME.toml in the twin folder (default r3t5m3)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the minimum CPU is kept (default 3)")
