@@ -44,10 +44,21 @@ KERNELS = ("interpreted", "compiled")
 _CONSTANTS = ("a class of plain string constants: compiled, mypyc makes it a native class whose attributes "
               "belong to instances, and reading them off the class does not compile")
 
+_HANDLER_TABLE = ("the system's action table `_HANDLERS: ClassVar[dict] = {\"Send\": _send, ...}` names methods "
+                  "in the class body; in a native class they are not names there (KeyError at import)")
+
 #: Model modules left interpreted, and why (mypyc 2.4, found by compiling the whole model).
 EXCLUDED: dict[str, str] = {
     "coordinator/transaction/transaction_coordinator.py": "mypyc 2.4 crashes (internal error) on a starred "
                                                           "item inside a tuple display: `x not in (A, *B)`",
+    "interface.py": "Model is a @runtime_checkable Protocol; compiled, it is a native class and typing refuses "
+                    "it at import (TypeError)",
+    "systems/idempotence.py": _HANDLER_TABLE,
+    "systems/transactions.py": _HANDLER_TABLE,
+    "systems/groups.py": _HANDLER_TABLE,
+    "systems/connect.py": _HANDLER_TABLE,
+    "codec.py": "record() installs module functions as the records' __eq__/__ne__; a compiled function is a "
+                "builtin that does not bind self (TypeError: missing argument 'other')",
     "protocol/errors.py": f"Errors is {_CONSTANTS}",
     "coordinator/transaction/transaction_state.py": f"TransactionState is {_CONSTANTS}",
     "connect/worker.py": f"TaskPhase and WorkerStatus are {_CONSTANTS}",
@@ -93,7 +104,7 @@ def build(root: Path | None = None, cache: Path | None = None, timeout_s: float 
         _say("--kernel compiled needs mypyc (pip install mypy); running the interpreted model")
         return None
     digest = _compiled_model.source_hash(root)
-    target = cache / "compiled-model" / digest[:32]
+    target = cache / "compiled-model" / _build_key(digest)
     if (target / _compiled_model.MANIFEST).is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -105,7 +116,7 @@ def build(root: Path | None = None, cache: Path | None = None, timeout_s: float 
         (src / "keos" / "py.typed").write_text("")
         copy = src / "keos" / "model"
         digest = _compiled_model.source_hash(copy)  # of what is compiled, whatever changes meanwhile
-        target = cache / "compiled-model" / digest[:32]
+        target = cache / "compiled-model" / _build_key(digest)
         files = [str(Path("keos/model") / rel) for rel in compiled_modules(copy)]
         _say(f"building the compiled model with mypyc ({len(files)} modules, once per model source hash; "
              f"minutes) into {target}")
@@ -124,6 +135,8 @@ def build(root: Path | None = None, cache: Path | None = None, timeout_s: float 
         modules: dict[str, str] = {}
         for ext in src.rglob("*" + _ext_suffix()):
             rel = ext.relative_to(src)
+            if rel.parts[0] == "build":  # setuptools' staging copies; mypyc also put each one in place
+                continue
             name = ".".join(rel.parts[:-1] + (ext.name[: -len(_ext_suffix())],))
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(ext), out / rel)
@@ -143,6 +156,16 @@ def build(root: Path | None = None, cache: Path | None = None, timeout_s: float 
         return None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _build_key(source_hash: str) -> str:
+    """The build directory's name: the model's source hash and how it is compiled (mypyc, exclusions, level)."""
+    import hashlib
+
+    from mypy.version import __version__ as mypy_version
+
+    config = json.dumps([source_hash, mypy_version, sorted(EXCLUDED), os.environ.get("MYPYC_OPT_LEVEL", "2")])
+    return hashlib.sha256(config.encode()).hexdigest()[:32]
 
 
 def _ext_suffix() -> str:
