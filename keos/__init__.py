@@ -16,7 +16,15 @@ first use, so ``import keos.model`` stays light (a Spark executor imports only w
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
+
+# ``--kernel compiled`` (keos/_compiled_model.py): the CLI re-runs itself with this variable naming a
+# build of the model; it is served only if it was built from the sources on disk, before any model import.
+if os.environ.get("KEOS_COMPILED_MODEL"):
+    from keos import _compiled_model
+
+    _compiled_model.install(os.environ["KEOS_COMPILED_MODEL"])
 
 __all__ = ["check", "explore", "list_scenarios", "load_scenario", "mutants", "replay"]
 

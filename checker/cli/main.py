@@ -928,6 +928,14 @@ def _budget_flags(s: _Parser, time_default: float | None, per: str) -> None:
     )
 
 
+def _kernel_flag(s: _Parser) -> None:
+    """``--kernel``: the interpreted model (default) or its mypyc build (checker/kernel.py, issue 27)."""
+    s.add_argument("--kernel", default="interpreted", choices=("interpreted", "compiled"),
+                   help="compiled: run the model compiled with mypyc, built once per source hash into "
+                        "~/.cache/keos (a stale build is never used: it is rebuilt, or the interpreted "
+                        "model runs and says so on stderr); default interpreted")
+
+
 def _search_flags(s: _Parser, spark: str) -> None:
     """The explicit search's processes, visited set and Spark master (check and explore)."""
     s.add_argument(
@@ -1021,6 +1029,7 @@ def _parser() -> _Parser:
     )
     _budget_flags(s, None, "per run (scenario x engine)")
     _search_flags(s, "--engine spark-bfs")
+    _kernel_flag(s)
     s.set_defaults(func=cmd_check)
 
     s = _command(
@@ -1070,6 +1079,7 @@ def _parser() -> _Parser:
         help="local: this machine's processes (default); spark: the level-synchronous search on Spark",
     )
     _search_flags(s, "--engine spark")
+    _kernel_flag(s)
     s.set_defaults(func=cmd_explore)
 
     s = _command(
@@ -1169,6 +1179,7 @@ def _parser() -> _Parser:
     s.add_argument("--scenario", action="append", metavar="NAME|FILE", help="repeatable (default: the default ones)")
     s.add_argument("--repeat", type=positive_int, default=3, help="runs per scenario; the best is shown")
     s.add_argument("--json", action="store_true", help="machine-readable rows on stdout")
+    _kernel_flag(s)
     s.set_defaults(func=cmd_bench)
 
     importlib.import_module("keos.checker.cli.conform").register(sub)  # keos conform (real clients and brokers)
@@ -1218,6 +1229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     exit 4 with what was finished; any other exception is a keos bug, written to a crash report
     file, exit 3.
     """
+    argv_given = argv is not None
     argv = list(sys.argv[1:] if argv is None else argv)
     stdout = sys.stdout
     sys.stdout = guard.PipeSafeStream(stdout)
@@ -1229,6 +1241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             raise UsageError("a command is required: list, check, mutants, explore, replay, ... (keos --help)")
         _check_outputs(args)
+        if getattr(args, "kernel", "interpreted") == "compiled":  # re-run on the compiled model (checker/kernel.py)
+            rerun = importlib.import_module("keos.checker.kernel").run_compiled(argv, replace_process=not argv_given)
+            if rerun is not None:
+                return int(rerun)
         code: int = args.func(args)
         return code
     except (UsageError, ModelError, TraceError) as exc:

@@ -210,6 +210,10 @@ class LivenessPass:
         """Judge a state the search just added (it has the state at hand; the table would rebuild it)."""
         self._mask_of(sid, state)
 
+    def wants(self, sid: int) -> bool:
+        """Whether :meth:`expand` of state ``sid`` would record anything (some eventually property is false there)."""
+        return self._mask_of(sid) != 0
+
     def _mask_of(self, sid: int, state: Any = None) -> int:
         """Bit ``k`` set when eventually property ``k`` is false in state ``sid`` (evaluated once)."""
         mask = self._mask
@@ -247,12 +251,20 @@ class LivenessPass:
             return
         enabled: list[int] = []
         out: list[int] = []
+        mask, fault_kind, ids = self._mask, self._fault_kind, self._action_ids
         for action, dst, events in successors:
-            if self._fault(action, events):
+            if fault_kind is not None:
+                if fault_kind(action) is not None:
+                    continue
+            elif self._fault(action, events):
                 continue
-            a = self._action_id(action)
+            a = ids.get(action)
+            if a is None:
+                a = self._action_id(action)
             enabled.append(a)
-            if self._mask_of(dst) & m:
+            if dst >= len(mask) or mask[dst] < 0:  # not recorded yet: judged now
+                self._mask_of(dst)
+            if mask[dst] & m:
                 out.append(dst)
                 out.append(a)
         if not enabled:

@@ -109,7 +109,9 @@ def explore(
     parent_of = array("q")
     via = array("I")
     frontier: deque[int] = deque()
-    events: Counter[str] = Counter()
+    # Events are counted per distinct tuple a step returned (a step's events are a few, and the
+    # same tuples recur): one dict update per transition instead of a Counter.update per event.
+    event_tuples: dict[tuple[str, ...], int] = {}
     reached: set[str] = set()
     violations: dict[str, int] = {}
     transitions = 0
@@ -162,6 +164,7 @@ def explore(
                 frontier.append(sid)
 
         remaining_always = len(always)
+        child_key = states.child_key
         unreached_events = [p for p in event_sometimes if p.name not in reached]
         while frontier:
             if expanded % 256 == 0 and (options.time_budget_s or options.max_memory_mb):
@@ -190,7 +193,8 @@ def explore(
                 disagreement = Disagreement(tuple(path(src)), None, f"raised {type(exc).__name__}: {exc}")
                 complete = False
                 break
-            out: list[tuple[Action, int, tuple[str, ...]]] | None = [] if live is not None else None
+            # Successors are kept for the liveness pass only where some eventually property is false.
+            out: list[tuple[Action, int, tuple[str, ...]]] | None = [] if live is not None and live.wants(src) else None
             for index, action in enumerate(enabled):
                 try:
                     step = model.step(state, action)
@@ -206,7 +210,9 @@ def explore(
                 transitions += 1
                 nxt, step_events = step
                 if step_events:
-                    events.update(step_events)
+                    if type(step_events) is not tuple:  # a model may return a list
+                        step_events = tuple(step_events)
+                    event_tuples[step_events] = event_tuples.get(step_events, 0) + 1
                     if unreached_events:
                         hit = [p for p in unreached_events if any(p.matches_event(ev) for ev in step_events)]
                         if hit:
@@ -215,7 +221,7 @@ def explore(
                 if graph is not None:
                     graph.add_edge(model.fingerprint(state), model.fingerprint(nxt), action=model.format_action(action))
                 # Fields the step kept from the parent are not hashed again (collapse.py).
-                dst, new = states.add(states.key(nxt, state, src_key), depth + 1)
+                dst, new = states.add(child_key(nxt, state, src_key), depth + 1)
                 if out is not None:
                     out.append((action, dst, step_events))
                 if not new:
@@ -247,6 +253,10 @@ def explore(
         if gc_was_enabled:
             gc.enable()
     elapsed = time.perf_counter() - start
+    events: Counter[str] = Counter()
+    for step_events, count in event_tuples.items():
+        for event in step_events:
+            events[event] += count
     if progress is not None:
         progress(len(states), transitions, max_depth_seen)
 
