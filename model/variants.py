@@ -142,6 +142,13 @@ class ProtocolFlags:
         cooperative_revoke_before_reassign: the cooperative-sticky leader withholds a
             partition that changes owner until its old owner has revoked it
             (``CooperativeStickyAssignor.adjustAssignment``, KIP-429).
+        offset_fetch_require_stable: the consume-transform-produce application's consumer
+            sends OffsetFetch with ``requireStable`` (KIP-447, OffsetFetch v7; ``ConsumerCoordinator``
+            retries UNSTABLE_OFFSET_COMMIT).
+        pending_offsets_wait_for_marker: a TxnOffsetCommit's offset stays pending until the
+            transaction's COMMIT marker reaches ``__consumer_offsets``
+            (``OffsetMetadataManager.replayEndTransactionMarker``); without it OffsetFetch already
+            answers the pending offset.
     """
 
     check_epoch: bool = True
@@ -180,6 +187,8 @@ class ProtocolFlags:
     offset_commit_generation_check: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
+    offset_fetch_require_stable: bool = True
+    pending_offsets_wait_for_marker: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""

@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 from keos.model import codec
 from keos.model import network as net
+from keos.model.clients import consumer_coordinator as cc
 from keos.model.clients import transactional_producer as tp
+from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue
@@ -110,6 +112,13 @@ class EosConfig:
     """
 
     input_records: int = 2
+    #: "" (default): the group's rebalances are the abstract ``Rebalance`` fault; otherwise the
+    #: instances run the classic rebalance protocol (JoinGroup/SyncGroup/Heartbeat) with this
+    #: assignor (range, roundrobin, sticky: eager; cooperative-sticky: KIP-429; or module:function).
+    assignor: str = ""
+    #: protocol mode: the first ``late_instances`` instances start after the group formed
+    #: (a join that, under range/roundrobin, moves the input partition to the newcomer).
+    late_instances: int = 0
 
 
 @dataclass(frozen=True)
@@ -162,6 +171,17 @@ class TxnGhost(NamedTuple):
     completions: tuple[Completion, ...] = ()
     bad_transitions: tuple[str, ...] = ()
     committed_offset_high: int = -1
+    # consume-transform-produce ownership (model.systems.eos): the count of owner starts (an
+    # instance's successful OffsetFetch as the input partition's owner), the last start's owner,
+    # the offset it started from and the group's committed offset at that moment; zombie commits
+    # (a transaction of an owner that was superseded reached PrepareCommit) and offsets
+    # materialised from another instance's transaction after the last start.
+    owner_starts: int = 0
+    start_owner: int = -1
+    start_offset: int = -1
+    start_committed: int = -1
+    zombie_commits: tuple[str, ...] = ()
+    foreign_offsets: tuple[str, ...] = ()
 
 
 @codec.record
@@ -182,6 +202,9 @@ class AppInstance(NamedTuple):
     processing: int = -1
     offsets: str = ""
     offsets_generation: int = -1
+    start: int = -1  # TxnGhost.owner_starts at this instance's last start as owner
+    txn_start: int = -1  # ``start`` when the open transaction processed its record
+    offsets_member: str = ""  # the member id captured by sendOffsetsToTransaction (protocol mode)
 
 
 @codec.record
@@ -199,4 +222,7 @@ class TxnSystemState(NamedTuple):
     ghost: TxnGhost
     group: gc.GroupMetadata | None = None
     apps: tuple[AppInstance, ...] = ()
+    #: protocol mode of model.systems.eos: the classic group's membership and each instance's consumer
+    members: cg.ClassicGroup | None = None
+    consumers: tuple[cc.Consumer, ...] = ()
     security: SecurityGhost = SecurityGhost()
