@@ -152,15 +152,15 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     several = config.topology.producers > 1
     protocol = bool(eos.assignor)
     during_rebalance = not protocol or eos.assignor in COOPERATIVE
-    group_partners: tuple[str, ...] = ()
     # the classic protocol fences a zombie whose session expired with UNKNOWN_MEMBER_ID: a member
     # rejoins only from poll(), between transactions, so ILLEGAL_GENERATION needs the abstract model
     legacy_partners = () if protocol else ("zombie_offset_commit_rejected",)
     fenced = ("txn_offset_commit_fenced",) if config.faults.rebalance > 0 else ()
-    if several:
-        group_partners = ("partition_moved_mid_transaction", "unstable_offset_wait")
-        if during_rebalance:
-            group_partners = (*group_partners, "txn_offset_commit_during_rebalance")
+    # a partition leaves an open transaction only with the abstract Rebalance or an expired session
+    mid_txn = not protocol or (config.faults.rebalance > 0 and eos.session_timeouts)
+    moved = ("partition_moved_mid_transaction",) if several and mid_txn else ()
+    rebalancing = ("txn_offset_commit_during_rebalance",) if several and during_rebalance else ()
+    group_partners: tuple[str, ...] = (*moved, "unstable_offset_wait", *rebalancing) if several else ()
     props: list[Property] = [
         Property(
             name="exactly_once_processing",
@@ -193,7 +193,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             source="OffsetMetadataManager.replayEndTransactionMarker (materialise only if newer, KIP-447)",
             catches="a stale generation's offsets overwriting a newer commit",
             predicate=lambda s: not _regression(s),
-            partners=("input_fully_processed", "offsets_materialised", *group_partners[2:]),
+            partners=("input_fully_processed", "offsets_materialised", *rebalancing),
             explain=_regression,
         ),
         *(
@@ -264,10 +264,13 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
         ),
         *(
             (
-                _event(
-                    "partition_moved_mid_transaction",
-                    "A rebalance moved the input partition away from an instance with an open transaction.",
-                    "rebalance_moved_partition_mid_transaction",
+                *(
+                    _event(
+                        "partition_moved_mid_transaction",
+                        "A rebalance moved the input partition away from an instance with an open transaction.",
+                        "rebalance_moved_partition_mid_transaction",
+                    )
+                    for _ in moved
                 ),
                 _event(
                     "unstable_offset_wait",
@@ -280,7 +283,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                         "A TxnOffsetCommit was accepted while the group was CompletingRebalance.",
                         "txn_offset_commit_during_completing_rebalance",
                     )
-                    for _ in group_partners[2:]
+                    for _ in rebalancing
                 ),
             )
             if several

@@ -398,7 +398,7 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, generation_fencing=False),
             weakened=True,
             breaks=("exactly_once_processing",),
-            scenarios=("txn_eos_consume_transform_produce",),
+            scenarios=("txn_eos_consume_transform_produce", "txn_eos_rebalance_session_timeout"),
             bug="pre-KIP-447 / KAFKA-2555 (PR #221): a zombie that lost its input partition in a rebalance "
             "commits its transaction and offsets next to the new owner: the input record is processed twice",
         ),
@@ -588,6 +588,32 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_coordinator_failover",),
             bug="an acknowledged commit that is not yet in the log is lost when the coordinator fails over: the "
             "new coordinator loads an older offset and the group re-reads records",
+        ),
+        # -- issue 28: consume-transform-produce on the classic rebalance protocol (KIP-447) --
+        Variant(
+            name="fetch_without_require_stable",
+            description="The consume-transform-produce application's consumer fetches its committed offset "
+            "without requireStable (OffsetFetch < v7): a transactional offset whose marker has not reached "
+            "__consumer_offsets yet is ignored and the older committed offset is answered.",
+            flags=replace(_REAL, offset_fetch_require_stable=False),
+            weakened=True,
+            breaks=("new_owner_starts_from_stable_offset", "exactly_once_processing"),
+            scenarios=("txn_eos_rebalance_join",),
+            bug="KIP-447 §OffsetFetch: before requireStable a partition's new owner could start from the "
+            "offset before the previous owner's just-committed transaction and process its records again",
+        ),
+        Variant(
+            name="txn_offsets_visible_before_marker",
+            description="The group coordinator answers OffsetFetch with a transactional offset as soon as "
+            "TxnOffsetCommit staged it, before the transaction's COMMIT marker materialised it (no pending "
+            "state, no UNSTABLE_OFFSET_COMMIT).",
+            flags=replace(_REAL, pending_offsets_wait_for_marker=False),
+            weakened=True,
+            breaks=("new_owner_starts_from_stable_offset",),
+            scenarios=("txn_eos_rebalance_session_timeout",),
+            bug="offsets read uncommitted: a new owner starts after a record whose transaction then aborts "
+            "-- the record's output is never committed (OffsetMetadataManager.replayEndTransactionMarker "
+            "is what makes a pending offset visible)",
         ),
         Variant(
             name="cooperative_assigns_before_revoke",

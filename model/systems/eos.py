@@ -116,6 +116,9 @@ INPUT_TOPIC = "input"
 #: rebalance listener run.
 BETWEEN_TRANSACTIONS = (tp.C.UNINITIALIZED, tp.C.READY, tp.C.FATAL_ERROR)
 
+#: The state of a consumer its instance closed (LeaveGroup): the instance has shut down for good.
+CLOSED = "CLOSED"
+
 #: TxnOffsetCommit errors by which the group coordinator fences a member that lost its partition.
 FENCING_ERRORS = (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID)
 
@@ -291,7 +294,7 @@ class EosSystem(TransactionalSystem):
         out: list[Action] = []
         c, g = s.consumers[i], s.members
         assert g is not None
-        if not c.up:
+        if not c.up and c.state != CLOSED:
             out.append(Action("Start", (i,)))
         elif s.clients[i].state in BETWEEN_TRANSACTIONS:
             if c.state == cc.UNJOINED:
@@ -322,8 +325,9 @@ class EosSystem(TransactionalSystem):
         assert g is not None
         for i, c in enumerate(state.consumers):
             if c.up and g.member(c.member_id) is not None:
-                out.append(Action("SessionTimeout", (i,)))
-                if state.clients[i].state in BETWEEN_TRANSACTIONS:
+                if self.eos.session_timeouts:
+                    out.append(Action("SessionTimeout", (i,)))
+                if self.eos.leaves and state.clients[i].state in BETWEEN_TRANSACTIONS:
                     out.append(Action("LeaveGroup", (i,)))
         return out
 
@@ -353,13 +357,14 @@ class EosSystem(TransactionalSystem):
         app, c = s.apps[i], s.clients[i]
         if c.state != tp.C.READY or not app.owns or app.position >= 0:
             return None
-        require_stable = self.flags.offset_fetch_require_stable
+        pending_visible = not self.flags.pending_offsets_wait_for_marker
+        require_stable = self.flags.offset_fetch_require_stable and not pending_visible
         error, offset = gc.handle_offset_fetch(s.group, INPUT_PARTITION, require_stable=require_stable)
         if error != Errors.NONE:
             return s, (error, "offset_fetch_retry")
         stable = 0 if offset < 0 else offset
         events: tuple[str, ...] = ("offset_fetched",)
-        if not self.flags.pending_offsets_wait_for_marker and s.group is not None:
+        if pending_visible and s.group is not None:
             pending = [p.offset for p in s.group.pending if p.partition == INPUT_PARTITION]
             offset = max([offset, *pending])
         position = max(offset, 0)
@@ -378,14 +383,16 @@ class EosSystem(TransactionalSystem):
         return self._set_app(s, i, app._replace(position=position, start=starts)), events
 
     def _current_owner(self, s: TxnSystemState, i: int) -> bool:
-        """Whether the group coordinator assigns the input partition to instance ``i`` in its generation."""
+        """Whether instance ``i`` is the input partition's rightful owner: the group's generation
+        assigns it the partition (protocol mode: the last assignment a leader's SyncGroup brought gave
+        it to ``i``'s member, which is still in the group -- during a cooperative rebalance the owner
+        keeps its partition until it revokes it)."""
         if not self.protocol:
             g = s.group
             return g is not None and g.assignment[INPUT_PARTITION] == i and s.apps[i].generation == g.generation
         c, members = s.consumers[i], s.members
         assert members is not None
-        m = members.member(c.member_id)
-        return m is not None and c.generation == members.generation and INPUT_PARTITION in m.assignment
+        return members.member(c.member_id) is not None and c.member_id == s.ghost.assigned_member
 
     def _process(self, s: TxnSystemState, i: int) -> Result:
         """One loop iteration: beginTransaction, poll one input record, send its output record,
@@ -467,7 +474,8 @@ class EosSystem(TransactionalSystem):
         if app.offsets == P.COMMITTING:
             return False  # the Sender keeps one transactional request in flight: EndTxn waits for it
         lost = c.state == tp.C.IN_TRANSACTION and not app.owns
-        return c.state == tp.C.ABORTABLE_ERROR or lost
+        voluntary = self.config.topology.voluntary_abort and c.state == tp.C.IN_TRANSACTION
+        return c.state == tp.C.ABORTABLE_ERROR or lost or voluntary
 
     def _eos_abort(self, s: TxnSystemState, i: int) -> Result:
         """abortTransaction, then seek back to the committed offset (re-fetched before the next poll)."""
@@ -559,7 +567,7 @@ class EosSystem(TransactionalSystem):
 
     def _start(self, s: TxnSystemState, i: int) -> Result:
         """The instance's consumer starts (a late instance, or one that left) and will join."""
-        if s.consumers[i].up:
+        if s.consumers[i].up or s.consumers[i].state == CLOSED:
             return None
         return s._replace(consumers=_at(s.consumers, i, cc.fresh(up=True)._replace(coordinator=0))), (
             "consumer_started",
@@ -632,10 +640,15 @@ class EosSystem(TransactionalSystem):
         res = self._sync_request(s, i)
         if res is None:
             return None
+        before = s.members
         s = s._replace(members=res.group)
         if res.error != Errors.NONE:
             s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
             return s, (*more, f"sync:{res.error}")
+        if before is not None and before.state == cg.COMPLETING_REBALANCE and res.group.state == cg.STABLE:
+            owner = [m.member_id for m in res.group.members if INPUT_PARTITION in m.assignment]
+            if owner:  # ghost: cooperative-sticky withholds a moving partition for one generation
+                s = s._replace(ghost=s.ghost._replace(assigned_member=owner[0]))
         c, revoked = cc.assigned(c, res.assignment, {})
         events: tuple[str, ...] = ("sync:assignment",)
         if revoked:
@@ -680,13 +693,14 @@ class EosSystem(TransactionalSystem):
         return s._replace(members=cg.remove_member(g, c.member_id)), events
 
     def _leave_group(self, s: TxnSystemState, i: int) -> Result:
-        """The instance closes its consumer between transactions (LeaveGroup): the group rebalances."""
+        """The instance shuts down between transactions: KafkaConsumer.close() sends LeaveGroup and the group
+        rebalances (it does not come back: a restart is a late instance's Start)."""
         c, g = s.consumers[i], s.members
         assert g is not None
         if not c.up or g.member(c.member_id) is None or s.clients[i].state not in BETWEEN_TRANSACTIONS:
             return None
         s = s._replace(members=cg.remove_member(g, c.member_id))
-        s, events = self._put_consumer(s, i, cc.fresh(up=False))
+        s, events = self._put_consumer(s, i, cc.fresh(up=False)._replace(state=CLOSED))
         return s, (*events, "left_group")
 
     # -- ghost: ownership history for the eos properties ---------------------------------------------

@@ -119,6 +119,10 @@ class EosConfig:
     #: protocol mode: the first ``late_instances`` instances start after the group formed
     #: (a join that, under range/roundrobin, moves the input partition to the newcomer).
     late_instances: int = 0
+    #: protocol mode: which group faults the ``rebalance`` budget buys -- an expired session while the
+    #: instance keeps working (a zombie), and/or an instance closing its consumer (LeaveGroup)
+    session_timeouts: bool = True
+    leaves: bool = True
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,7 @@ class TxnGhost(NamedTuple):
     # (a transaction of an owner that was superseded reached PrepareCommit) and offsets
     # materialised from another instance's transaction after the last start.
     owner_starts: int = 0
+    assigned_member: str = ""  # protocol mode: the member id the last completed assignment gave the partition
     start_owner: int = -1
     start_offset: int = -1
     start_committed: int = -1
