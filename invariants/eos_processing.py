@@ -120,15 +120,7 @@ def _zombie_problems(s: TxnSystemState) -> str:
 
 
 def _start_problems(s: TxnSystemState) -> str:
-    g = s.ghost
-    problems = list(g.foreign_offsets)
-    if g.start_owner >= 0 and g.start_offset != g.start_committed:
-        problems.insert(
-            0,
-            f"instance {g.start_owner} started from offset {g.start_offset} while the group's committed "
-            f"offset was {g.start_committed}",
-        )
-    return "; ".join(problems)
+    return "; ".join(s.ghost.unstable_starts)
 
 
 def _read_uncommitted_sees_aborted(s: TxnSystemState) -> bool:
@@ -216,9 +208,10 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                 Property(
                     name="new_owner_starts_from_stable_offset",
                     expectation=Expectation.ALWAYS,
-                    fact="A new owner starts from the group's committed offset, and no transactional offset "
-                    "of another instance becomes visible after it started: a pending transactional offset is "
-                    "neither read before its transaction commits nor materialised under the new owner.",
+                    fact="A new owner of the input partition starts only from the group's committed offset "
+                    "and only when no transactional offset for the partition is pending: a pending "
+                    "transactional offset is never read before its transaction commits, and never "
+                    "materialises under a new owner that started without it.",
                     source="KIP-447 §OffsetFetch requireStable (UNSTABLE_OFFSET_COMMIT while "
                     "OffsetMetadataManager.hasPendingTransactionalOffsets); "
                     "OffsetMetadataManager.replayEndTransactionMarker (Kafka 4.0 trunk 1eb7644349cb)",

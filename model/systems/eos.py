@@ -220,7 +220,8 @@ class EosSystem(TransactionalSystem):
             return (self._form_group(base, n),)
         group = gc.form_group(GROUP, tuple(range(n)), (0,))
         apps = tuple(AppInstance(group.generation, i == 0) for i in range(n))
-        return (base._replace(group=group, apps=apps),)
+        # ghost: the first generation's owner counts as the partition's last owner
+        return (base._replace(group=group, apps=apps, ghost=base.ghost._replace(start_owner=0)),)
 
     def _form_group(self, base: TxnSystemState, n: int) -> TxnSystemState:
         """Protocol mode: the first generation, formed by the protocol's own steps.
@@ -252,7 +253,8 @@ class EosSystem(TransactionalSystem):
             synced = self._protocol_sync(s, i)
             assert synced is not None
             s = synced[0]
-        return s
+        owner = next((i for i in first if s.consumers[i].member_id == s.ghost.assigned_member), -1)
+        return s._replace(ghost=s.ghost._replace(start_owner=owner))
 
     def describe(self) -> dict[str, Any]:
         """Scenario, variant and bounds, plus the application's input and group protocol."""
@@ -352,7 +354,8 @@ class EosSystem(TransactionalSystem):
         ``hasPendingTransactionalOffsets`` -- a TxnOffsetCommit whose transaction's marker has
         not reached ``__consumer_offsets`` yet; ``ConsumerCoordinator``'s OffsetFetch handler
         retries it.  A successful fetch is the instance's *start* as the partition's owner
-        (ghost: :attr:`TxnGhost.owner_starts` and what it started from).
+        (ghost: :attr:`TxnGhost.start_owner`; a start that supersedes another owner marks that
+        instance, and the record of its transaction still open, as superseded).
         """
         app, c = s.apps[i], s.clients[i]
         if c.state != tp.C.READY or not app.owns or app.position >= 0:
@@ -373,14 +376,28 @@ class EosSystem(TransactionalSystem):
             # a zombie (its session expired, it does not know yet) fetches too: OffsetFetch of a classic
             # group checks no member (ClassicGroup.validateOffsetFetch); it is no start, and if the
             # partition's current owner already started, nothing it processes may ever commit
-            start = ghost.owner_starts if ghost.start_owner in (-1, i) else -1
-            return self._set_app(s, i, app._replace(position=position, start=start)), (*events, "zombie_fetch")
-        if ghost.start_owner not in (-1, i):
-            events = (*events, "owner_started_after_move")
-        starts = ghost.owner_starts + 1
-        ghost = ghost._replace(owner_starts=starts, start_owner=i, start_offset=position, start_committed=stable)
+            return self._set_app(s, i, app._replace(position=position)), (*events, "zombie_fetch")
+        notes: list[str] = []
+        if position != stable:
+            notes.append(f"instance {i} started from offset {position} while the group's committed offset was {stable}")
+        if gc.has_pending(s.group, INPUT_PARTITION):
+            notes.append(f"instance {i} started from offset {position} while a transactional offset was pending")
+        if ghost.start_owner != i:
+            if ghost.start_owner >= 0:
+                events = (*events, "owner_started_after_move")
+            # every other instance is superseded, and so is the record of its transaction still open
+            apps = tuple(
+                a._replace(
+                    superseded=True, txn_superseded=a.txn_superseded or s.clients[j].state not in BETWEEN_TRANSACTIONS
+                )
+                if j != i
+                else a
+                for j, a in enumerate(s.apps)
+            )
+            s = s._replace(apps=apps)
+        ghost = ghost._replace(start_owner=i, unstable_starts=(*ghost.unstable_starts, *notes))
         s = s._replace(ghost=ghost)
-        return self._set_app(s, i, app._replace(position=position, start=starts)), events
+        return self._set_app(s, i, s.apps[i]._replace(position=position, superseded=False)), events
 
     def _current_owner(self, s: TxnSystemState, i: int) -> bool:
         """Whether instance ``i`` is the input partition's rightful owner: the group's generation
@@ -418,7 +435,7 @@ class EosSystem(TransactionalSystem):
             processing=app.position,
             offsets_generation=generation,
             offsets_member=member,
-            txn_start=app.start,
+            txn_superseded=app.superseded,
         )
         s = s._replace(clients=_at(s.clients, i, c))
         if not self.flags.offsets_in_transaction:
@@ -718,7 +735,7 @@ class EosSystem(TransactionalSystem):
             and t < len(s.apps)
         ):
             app = s.apps[t]
-            if app.processing >= 0 and app.txn_start != s.ghost.owner_starts:
+            if app.processing >= 0 and app.txn_superseded:
                 note = (
                     f"instance {t} committed its transaction with input offset {app.processing} after "
                     f"instance {s.ghost.start_owner} started as the partition's owner"
@@ -898,14 +915,6 @@ class EosSystem(TransactionalSystem):
         assert g is not None
         g, error, events = gc.handle_txn_marker(g, m, self.tv, self.flags.marker_retry_same_epoch)
         s = self._note_committed(s._replace(group=g))
-        owner = s.ghost.start_owner
-        if "offsets_materialised" in events and owner not in (-1, m.transactional_id):
-            c = gc.committed_offset(g, INPUT_PARTITION)
-            note = (
-                f"instance {m.transactional_id}'s transactional offset {c.offset if c else -1} was materialised "
-                f"after instance {owner} started from offset {s.ghost.start_offset}"
-            )
-            s = s._replace(ghost=s.ghost._replace(foreign_offsets=(*s.ghost.foreign_offsets, note)))
         return s, error, events
 
     def _note_committed(self, s: TxnSystemState) -> TxnSystemState:

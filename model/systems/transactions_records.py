@@ -175,18 +175,16 @@ class TxnGhost(NamedTuple):
     completions: tuple[Completion, ...] = ()
     bad_transitions: tuple[str, ...] = ()
     committed_offset_high: int = -1
-    # consume-transform-produce ownership (model.systems.eos): the count of owner starts (an
-    # instance's successful OffsetFetch as the input partition's owner), the last start's owner,
-    # the offset it started from and the group's committed offset at that moment; zombie commits
-    # (a transaction of an owner that was superseded reached PrepareCommit) and offsets
-    # materialised from another instance's transaction after the last start.
-    owner_starts: int = 0
-    assigned_member: str = ""  # protocol mode: the member id the last completed assignment gave the partition
+    # consume-transform-produce ownership (model.systems.eos), kept small so that it splits few states
+    # of a correct run: the instance that last started as the input partition's owner (a successful
+    # OffsetFetch as its rightful owner) and, in protocol mode, the member the last completed assignment
+    # gave the partition; the rest is recorded only when something is wrong: a start while a
+    # transactional offset is pending or from an offset other than the group's committed one, and a
+    # transaction of a superseded owner reaching PrepareCommit (a zombie commit).
     start_owner: int = -1
-    start_offset: int = -1
-    start_committed: int = -1
+    assigned_member: str = ""
+    unstable_starts: tuple[str, ...] = ()
     zombie_commits: tuple[str, ...] = ()
-    foreign_offsets: tuple[str, ...] = ()
 
 
 @codec.record
@@ -207,8 +205,8 @@ class AppInstance(NamedTuple):
     processing: int = -1
     offsets: str = ""
     offsets_generation: int = -1
-    start: int = -1  # TxnGhost.owner_starts at this instance's last start as owner
-    txn_start: int = -1  # ``start`` when the open transaction processed its record
+    superseded: bool = False  # ghost: another instance started as the owner since this one's last start
+    txn_superseded: bool = False  # ghost: the open transaction's record was processed by a superseded owner
     offsets_member: str = ""  # the member id captured by sendOffsetsToTransaction (protocol mode)
 
 
