@@ -397,7 +397,7 @@ VARIANTS: dict[str, Variant] = {
             "ILLEGAL_GENERATION); instances keep one transactional.id each, so nothing else fences a zombie.",
             flags=replace(_REAL, generation_fencing=False),
             weakened=True,
-            breaks=("exactly_once_processing",),
+            breaks=("exactly_once_processing", "lost_partition_never_committed"),
             scenarios=("txn_eos_consume_transform_produce", "txn_eos_rebalance_session_timeout"),
             bug="pre-KIP-447 / KAFKA-2555 (PR #221): a zombie that lost its input partition in a rebalance "
             "commits its transaction and offsets next to the new owner: the input record is processed twice",
@@ -609,7 +609,7 @@ VARIANTS: dict[str, Variant] = {
             "state, no UNSTABLE_OFFSET_COMMIT).",
             flags=replace(_REAL, pending_offsets_wait_for_marker=False),
             weakened=True,
-            breaks=("new_owner_starts_from_stable_offset",),
+            breaks=("new_owner_starts_from_stable_offset", "lost_partition_never_committed"),
             scenarios=("txn_eos_rebalance_session_timeout",),
             bug="offsets read uncommitted: a new owner starts after a record whose transaction then aborts "
             "-- the record's output is never committed (OffsetMetadataManager.replayEndTransactionMarker "
