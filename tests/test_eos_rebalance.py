@@ -37,7 +37,10 @@ HOLDS = {
 # (scenario, variant) -> {invariant: shortest trace length}
 CAUGHT = {
     (JOIN, "fetch_without_require_stable"): {"exactly_once_processing": 39, "new_owner_starts_from_stable_offset": 13},
-    (ZOMBIE, "txn_offsets_visible_before_marker"): {"lost_partition_never_committed": 24, "new_owner_starts_from_stable_offset": 17},
+    (ZOMBIE, "txn_offsets_visible_before_marker"): {
+        "lost_partition_never_committed": 24,
+        "new_owner_starts_from_stable_offset": 17,
+    },
     (ZOMBIE, "no_generation_fencing"): {"exactly_once_processing": 36, "lost_partition_never_committed": 24},
 }
 
@@ -112,7 +115,9 @@ def test_txn_offset_commit_validation_in_kafkas_order() -> None:
     assert cg.validate_txn_offset_commit(completing, member, completing.generation - 1) == Errors.ILLEGAL_GENERATION
     assert cg.validate_txn_offset_commit(completing, "c9-9", completing.generation) == Errors.UNKNOWN_MEMBER_ID
     assert cg.validate_txn_offset_commit(completing, "c9-9", 0, fencing=False) == Errors.NONE
-    assert cg.validate_txn_offset_commit(completing._replace(state=cg.DEAD), member, 1) == Errors.COORDINATOR_NOT_AVAILABLE
+    assert (
+        cg.validate_txn_offset_commit(completing._replace(state=cg.DEAD), member, 1) == Errors.COORDINATOR_NOT_AVAILABLE
+    )
 
 
 def test_protocol_mode_configuration_errors() -> None:
