@@ -29,6 +29,23 @@ lost the partition while its transaction is open aborts it
 (``onPartitionsLost``; Kafka Streams closes the task dirty) -- or, once its
 offsets are staged, may still commit.
 
+**Protocol mode** (``[eos] assignor``, issue 28): instead of the abstract ``Rebalance`` the
+instances run the classic rebalance protocol as :mod:`model.systems.groups` composes it -- each
+instance's consumer (:mod:`model.clients.consumer_coordinator`) sends JoinGroup / SyncGroup /
+Heartbeat to the classic group (:mod:`model.coordinator.group.classic_group`), whose leader runs the
+assignor (:mod:`model.coordinator.group.assignors`; eager range/roundrobin/sticky or
+cooperative-sticky); rebalances come from late joins (``Start``), ``LeaveGroup`` and
+``SessionTimeout`` (the ``rebalance`` budget) and heartbeat errors.  The consumer's owned partitions
+are the application's ownership; JoinGroup and SyncGroup (and the rebalance listener) run inside
+``poll()``, between transactions; the heartbeat thread at any time.  ``sendOffsetsToTransaction``
+captures ``KafkaConsumer.groupMetadata()`` (generation, member id; ``group.instance.id`` is null:
+static membership is not modelled) and the group coordinator validates the TxnOffsetCommit with
+``ClassicGroup.validateOffsetCommit(isTransactional=true)`` (Kafka 4.0, trunk ``1eb7644349cb``:
+``OffsetMetadataManager.validateTransactionalOffsetCommit``), then stages it as pending in
+:mod:`model.coordinator.group.group_coordinator` until the marker (``replayEndTransactionMarker``).
+The client side follows ``TransactionManager.TxnOffsetCommitHandler``: UNKNOWN_MEMBER_ID and
+ILLEGAL_GENERATION are abortable (CommitFailedException).
+
 Abstractions: the input partition is a fixed, non-transactional log (reading
 it is local); OffsetFetch and SyncGroup are atomic request/response steps; the
 group coordinator lives on the broker and its messages are not lost (their
@@ -103,7 +120,6 @@ EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "JoinGroup": ("instance",),
     "CompleteJoin": (),
     "Heartbeat": ("instance",),
-    "ExpireSession": ("instance",),
     "SessionTimeout": ("instance",),
     "LeaveGroup": ("instance",),
 }
@@ -308,8 +324,6 @@ class EosSystem(TransactionalSystem):
             out.append(Action("Heartbeat", (i,)))
         if i == 0 and cg.join_complete_ready(g):
             out.append(Action("CompleteJoin", ()))
-        if any(m.client == i and (not c.up or m.member_id != c.member_id) for m in g.members):
-            out.append(Action("ExpireSession", (i,)))
         return out
 
     def _droppable(self, env: net.Envelope) -> bool:
@@ -685,17 +699,6 @@ class EosSystem(TransactionalSystem):
         s, events = self._put_consumer(s, i, cc.on_error(c, error))
         return s, (*events, f"heartbeat:{error}")
 
-    def _expire_session(self, s: TxnSystemState, i: int) -> Result:
-        """``session.timeout.ms`` of a member whose consumer is gone (stopped, or rejoined as a new member)."""
-        c, g = s.consumers[i], s.members
-        assert g is not None
-        stale = [m.member_id for m in g.members if m.client == i and (not c.up or m.member_id != c.member_id)]
-        if not stale:
-            return None
-        for member_id in stale:
-            g = cg.remove_member(g, member_id)
-        return s._replace(members=g), ("session_expired",)
-
     def _session_timeout(self, s: TxnSystemState, i: int) -> Result:
         """Fault: the member's heartbeats stop reaching the coordinator while the instance keeps working
         (a long GC pause, a partition of the network): the coordinator removes it and rebalances; the
@@ -938,7 +941,6 @@ class EosSystem(TransactionalSystem):
         "JoinGroup": _join_group,
         "CompleteJoin": _complete_join,
         "Heartbeat": _heartbeat,
-        "ExpireSession": _expire_session,
         "SessionTimeout": _session_timeout,
         "LeaveGroup": _leave_group,
     }
