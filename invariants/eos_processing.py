@@ -26,6 +26,7 @@ from __future__ import annotations
 from keos.model.clients.consumer import READ_UNCOMMITTED, fetch
 from keos.model.clients.producer import record_label
 from keos.model.coordinator.group import group_coordinator as gc
+from keos.model.coordinator.group.assignors import COOPERATIVE
 from keos.model.coordinator.transaction.transaction_state import TransactionState
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader
@@ -114,6 +115,14 @@ def _regression(s: TxnSystemState) -> str:
     return ""
 
 
+def _zombie_problems(s: TxnSystemState) -> str:
+    return "; ".join(s.ghost.zombie_commits)
+
+
+def _start_problems(s: TxnSystemState) -> str:
+    return "; ".join(s.ghost.unstable_starts)
+
+
 def _read_uncommitted_sees_aborted(s: TxnSystemState) -> bool:
     leader = s.partitions[OUTPUT_PARTITION]
     aborted = {rid for rid, fate in output_fates(leader) if fate == ABORTED}
@@ -131,12 +140,19 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
 
     n = (config.eos or EosConfig()).input_records
     txn_props = tuple(p for p in transaction_properties(config) if p.name not in ("atomic_commit",))
+    eos = config.eos or EosConfig()
     several = config.topology.producers > 1
-    group_partners = (
-        ("partition_moved_mid_transaction", "unstable_offset_wait", "txn_offset_commit_during_rebalance")
-        if several
-        else ()
-    )
+    protocol = bool(eos.assignor)
+    during_rebalance = not protocol or eos.assignor in COOPERATIVE
+    # the classic protocol fences a zombie whose session expired with UNKNOWN_MEMBER_ID: a member
+    # rejoins only from poll(), between transactions, so ILLEGAL_GENERATION needs the abstract model
+    legacy_partners = () if protocol else ("zombie_offset_commit_rejected",)
+    fenced = ("txn_offset_commit_fenced",) if config.faults.rebalance > 0 else ()
+    # a partition leaves an open transaction only with the abstract Rebalance or an expired session
+    mid_txn = not protocol or (config.faults.rebalance > 0 and eos.session_timeouts)
+    moved = ("partition_moved_mid_transaction",) if several and mid_txn else ()
+    rebalancing = ("txn_offset_commit_during_rebalance",) if several and during_rebalance else ()
+    group_partners: tuple[str, ...] = (*moved, "unstable_offset_wait", *rebalancing) if several else ()
     props: list[Property] = [
         Property(
             name="exactly_once_processing",
@@ -148,7 +164,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             catches="a zombie committing after a rebalance (no generation fencing, KAFKA-2555), offsets "
             "committed outside the transaction (at-least-once), a missing seek after abort (KAFKA-17582)",
             predicate=lambda s: not _eos_problems(n, s),
-            partners=("zombie_offset_commit_rejected", "input_fully_processed", *group_partners),
+            partners=(*legacy_partners, "input_fully_processed", *group_partners),
             explain=lambda s: "; ".join(_eos_problems(n, s)),
         ),
         Property(
@@ -169,31 +185,98 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             source="OffsetMetadataManager.replayEndTransactionMarker (materialise only if newer, KIP-447)",
             catches="a stale generation's offsets overwriting a newer commit",
             predicate=lambda s: not _regression(s),
-            partners=("input_fully_processed", "offsets_materialised", *group_partners[2:]),
+            partners=("input_fully_processed", "offsets_materialised", *rebalancing),
             explain=_regression,
-        ),
-        *txn_props,
-        _event(
-            "zombie_offset_commit_rejected",
-            "A zombie's TxnOffsetCommit was rejected with ILLEGAL_GENERATION.",
-            "txn_offset_commit_rejected:ILLEGAL_GENERATION",
         ),
         *(
             (
+                Property(
+                    name="lost_partition_never_committed",
+                    expectation=Expectation.ALWAYS,
+                    fact="An instance that was superseded as the input partition's owner (another instance "
+                    "fetched its committed offset and started processing it since) never commits a "
+                    "transaction carrying that partition's records and offsets.",
+                    source="KIP-447 §Proposed Changes (TxnOffsetCommit carries the consumer's generation and "
+                    "member id; the group coordinator fences stale members: ClassicGroup.validateOffsetCommit, "
+                    "Kafka 4.0 trunk 1eb7644349cb)",
+                    catches="a zombie's TxnOffsetCommit accepted without generation/member checks, a "
+                    "revoked or lost partition still committed by its old owner",
+                    predicate=lambda s: not s.ghost.zombie_commits,
+                    partners=(*fenced, "owner_started_after_move"),
+                    explain=_zombie_problems,
+                ),
+                Property(
+                    name="new_owner_starts_from_stable_offset",
+                    expectation=Expectation.ALWAYS,
+                    fact="A new owner of the input partition starts only from the group's committed offset "
+                    "and only when no transactional offset for the partition is pending: a pending "
+                    "transactional offset is never read before its transaction commits, and never "
+                    "materialises under a new owner that started without it.",
+                    source="KIP-447 §OffsetFetch requireStable (UNSTABLE_OFFSET_COMMIT while "
+                    "OffsetMetadataManager.hasPendingTransactionalOffsets); "
+                    "OffsetMetadataManager.replayEndTransactionMarker (Kafka 4.0 trunk 1eb7644349cb)",
+                    catches="an OffsetFetch without requireStable, pending offsets answered before their "
+                    "marker",
+                    predicate=lambda s: not _start_problems(s),
+                    partners=("unstable_offset_wait", "owner_started_after_move", "offsets_materialised"),
+                    explain=_start_problems,
+                ),
+                *(
+                    _event(
+                        "txn_offset_commit_fenced",
+                        "The group coordinator fenced a TxnOffsetCommit (ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID).",
+                        e,
+                    )
+                    for e in fenced
+                ),
                 _event(
-                    "partition_moved_mid_transaction",
-                    "A rebalance moved the input partition away from an instance with an open transaction.",
-                    "rebalance_moved_partition_mid_transaction",
+                    "owner_started_after_move",
+                    "An instance started processing the input partition after another instance owned it.",
+                    "owner_started_after_move",
+                ),
+            )
+            if several
+            else ()
+        ),
+        *(
+            (_event("rebalance_completed", "A JoinGroup round completed (the join barrier lifted).", "join:complete"),)
+            if protocol
+            else ()
+        ),
+        *txn_props,
+        *(
+            (
+                _event(
+                    "zombie_offset_commit_rejected",
+                    "A zombie's TxnOffsetCommit was rejected with ILLEGAL_GENERATION.",
+                    "txn_offset_commit_rejected:ILLEGAL_GENERATION",
+                ),
+            )
+            if legacy_partners
+            else ()
+        ),
+        *(
+            (
+                *(
+                    _event(
+                        "partition_moved_mid_transaction",
+                        "A rebalance moved the input partition away from an instance with an open transaction.",
+                        "rebalance_moved_partition_mid_transaction",
+                    )
+                    for _ in moved
                 ),
                 _event(
                     "unstable_offset_wait",
                     "OffsetFetch(requireStable) answered UNSTABLE_OFFSET_COMMIT.",
                     "UNSTABLE_OFFSET_COMMIT",
                 ),
-                _event(
-                    "txn_offset_commit_during_rebalance",
-                    "A TxnOffsetCommit was accepted while the group was CompletingRebalance.",
-                    "txn_offset_commit_during_completing_rebalance",
+                *(
+                    _event(
+                        "txn_offset_commit_during_rebalance",
+                        "A TxnOffsetCommit was accepted while the group was CompletingRebalance.",
+                        "txn_offset_commit_during_completing_rebalance",
+                    )
+                    for _ in rebalancing
                 ),
             )
             if several

@@ -142,6 +142,13 @@ class ProtocolFlags:
         cooperative_revoke_before_reassign: the cooperative-sticky leader withholds a
             partition that changes owner until its old owner has revoked it
             (``CooperativeStickyAssignor.adjustAssignment``, KIP-429).
+        offset_fetch_require_stable: the consume-transform-produce application's consumer
+            sends OffsetFetch with ``requireStable`` (KIP-447, OffsetFetch v7; ``ConsumerCoordinator``
+            retries UNSTABLE_OFFSET_COMMIT).
+        pending_offsets_wait_for_marker: a TxnOffsetCommit's offset stays pending until the
+            transaction's COMMIT marker reaches ``__consumer_offsets``
+            (``OffsetMetadataManager.replayEndTransactionMarker``); without it OffsetFetch already
+            answers the pending offset.
     """
 
     check_epoch: bool = True
@@ -180,6 +187,8 @@ class ProtocolFlags:
     offset_commit_generation_check: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
+    offset_fetch_require_stable: bool = True
+    pending_offsets_wait_for_marker: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -388,8 +397,8 @@ VARIANTS: dict[str, Variant] = {
             "ILLEGAL_GENERATION); instances keep one transactional.id each, so nothing else fences a zombie.",
             flags=replace(_REAL, generation_fencing=False),
             weakened=True,
-            breaks=("exactly_once_processing",),
-            scenarios=("txn_eos_consume_transform_produce",),
+            breaks=("exactly_once_processing", "lost_partition_never_committed"),
+            scenarios=("txn_eos_consume_transform_produce", "txn_eos_rebalance_session_timeout"),
             bug="pre-KIP-447 / KAFKA-2555 (PR #221): a zombie that lost its input partition in a rebalance "
             "commits its transaction and offsets next to the new owner: the input record is processed twice",
         ),
@@ -579,6 +588,32 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_coordinator_failover",),
             bug="an acknowledged commit that is not yet in the log is lost when the coordinator fails over: the "
             "new coordinator loads an older offset and the group re-reads records",
+        ),
+        # -- issue 28: consume-transform-produce on the classic rebalance protocol (KIP-447) --
+        Variant(
+            name="fetch_without_require_stable",
+            description="The consume-transform-produce application's consumer fetches its committed offset "
+            "without requireStable (OffsetFetch < v7): a transactional offset whose marker has not reached "
+            "__consumer_offsets yet is ignored and the older committed offset is answered.",
+            flags=replace(_REAL, offset_fetch_require_stable=False),
+            weakened=True,
+            breaks=("new_owner_starts_from_stable_offset", "exactly_once_processing"),
+            scenarios=("txn_eos_rebalance_join",),
+            bug="KIP-447 §OffsetFetch: before requireStable a partition's new owner could start from the "
+            "offset before the previous owner's just-committed transaction and process its records again",
+        ),
+        Variant(
+            name="txn_offsets_visible_before_marker",
+            description="The group coordinator answers OffsetFetch with a transactional offset as soon as "
+            "TxnOffsetCommit staged it, before the transaction's COMMIT marker materialised it (no pending "
+            "state, no UNSTABLE_OFFSET_COMMIT).",
+            flags=replace(_REAL, pending_offsets_wait_for_marker=False),
+            weakened=True,
+            breaks=("new_owner_starts_from_stable_offset", "lost_partition_never_committed"),
+            scenarios=("txn_eos_rebalance_session_timeout",),
+            bug="offsets read uncommitted: a new owner starts after a record whose transaction then aborts "
+            "-- the record's output is never committed (OffsetMetadataManager.replayEndTransactionMarker "
+            "is what makes a pending offset visible)",
         ),
         Variant(
             name="cooperative_assigns_before_revoke",

@@ -37,7 +37,7 @@ Transactions scenarios (``model = "transactions"``) use instead::
 Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.systems.eos`)
 take the same sections (producers = application instances) plus::
 
-    [eos]           input_records
+    [eos]           input_records, assignor, late_instances, session_timeouts, leaves
 
 Transactions and consume-transform-produce scenarios may add principals, ACLs
 and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::

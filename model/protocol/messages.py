@@ -186,6 +186,8 @@ class TxnOffsetCommitRequest(NamedTuple):
     member: int
     partition: int
     offset: int
+    member_id: str = ""  # protocol mode: the classic group's member id (ConsumerGroupMetadata.memberId)
+    group_instance_id: str = ""  # static membership (KIP-345) is not modelled: always null
 
 
 @record

@@ -29,6 +29,23 @@ lost the partition while its transaction is open aborts it
 (``onPartitionsLost``; Kafka Streams closes the task dirty) -- or, once its
 offsets are staged, may still commit.
 
+**Protocol mode** (``[eos] assignor``, issue 28): instead of the abstract ``Rebalance`` the
+instances run the classic rebalance protocol as :mod:`model.systems.groups` composes it -- each
+instance's consumer (:mod:`model.clients.consumer_coordinator`) sends JoinGroup / SyncGroup /
+Heartbeat to the classic group (:mod:`model.coordinator.group.classic_group`), whose leader runs the
+assignor (:mod:`model.coordinator.group.assignors`; eager range/roundrobin/sticky or
+cooperative-sticky); rebalances come from late joins (``Start``), ``LeaveGroup`` and
+``SessionTimeout`` (the ``rebalance`` budget) and heartbeat errors.  The consumer's owned partitions
+are the application's ownership; JoinGroup and SyncGroup (and the rebalance listener) run inside
+``poll()``, between transactions; the heartbeat thread at any time.  ``sendOffsetsToTransaction``
+captures ``KafkaConsumer.groupMetadata()`` (generation, member id; ``group.instance.id`` is null:
+static membership is not modelled) and the group coordinator validates the TxnOffsetCommit with
+``ClassicGroup.validateOffsetCommit(isTransactional=true)`` (Kafka 4.0, trunk ``1eb7644349cb``:
+``OffsetMetadataManager.validateTransactionalOffsetCommit``), then stages it as pending in
+:mod:`model.coordinator.group.group_coordinator` until the marker (``replayEndTransactionMarker``).
+The client side follows ``TransactionManager.TxnOffsetCommitHandler``: UNKNOWN_MEMBER_ID and
+ILLEGAL_GENERATION are abortable (CommitFailedException).
+
 Abstractions: the input partition is a fixed, non-transactional log (reading
 it is local); OffsetFetch and SyncGroup are atomic request/response steps; the
 group coordinator lives on the broker and its messages are not lost (their
@@ -41,8 +58,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from keos.model import network as net
+from keos.model.clients import consumer_coordinator as cc
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
+from keos.model.coordinator.group import assignors as asg
+from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.interface import Action, ModelError, Property
@@ -95,7 +115,28 @@ EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "CommitOffsets": ("instance",),
     "SyncGroup": ("instance",),
     "Rebalance": ("instance",),
+    # protocol mode (``[eos] assignor``): the classic rebalance protocol
+    "Start": ("instance",),
+    "JoinGroup": ("instance",),
+    "CompleteJoin": (),
+    "Heartbeat": ("instance",),
+    "SessionTimeout": ("instance",),
+    "LeaveGroup": ("instance",),
 }
+
+#: The input topic the group subscribes to (one partition, :data:`INPUT_PARTITION`).
+INPUT_TOPIC = "input"
+
+#: Producer states in which the application is inside ``poll()`` between two transactions (the
+#: loop polls before ``beginTransaction``): where a rebalance's JoinGroup/SyncGroup and the
+#: rebalance listener run.
+BETWEEN_TRANSACTIONS = (tp.C.UNINITIALIZED, tp.C.READY, tp.C.FATAL_ERROR)
+
+#: The state of a consumer its instance closed (LeaveGroup): the instance has shut down for good.
+CLOSED = "CLOSED"
+
+#: TxnOffsetCommit errors by which the group coordinator fences a member that lost its partition.
+FENCING_ERRORS = (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID)
 
 #: TxnOffsetCommit errors the client retries; abortable ones (CommitFailedException); the rest is fatal.
 RETRIABLE_OFFSET_ERRORS = (
@@ -152,7 +193,12 @@ class EosSystem(TransactionalSystem):
     """The transactions system plus a group coordinator and consume-transform-produce instances."""
 
     ACTION_ARGS: ClassVar[dict[str, tuple[str, ...]]] = EOS_ACTION_ARGS
-    FAULT_OF_ACTION: ClassVar[dict[str, str]] = {**FAULT_OF_ACTION, "Rebalance": "rebalance"}
+    FAULT_OF_ACTION: ClassVar[dict[str, str]] = {
+        **FAULT_OF_ACTION,
+        "Rebalance": "rebalance",
+        "SessionTimeout": "rebalance",
+        "LeaveGroup": "rebalance",
+    }
 
     def __init__(
         self,
@@ -168,19 +214,74 @@ class EosSystem(TransactionalSystem):
         self.eos = config.eos or EosConfig()
         if self.eos.input_records < 1 or topo.transactions_per_producer * self.eos.input_records >= 1000:
             raise ModelError("eos: input_records must be >= 1 and transactions * input_records < 1000")
+        #: protocol mode: the instances run the classic rebalance protocol with this assignor
+        self.protocol = bool(self.eos.assignor)
+        self.cooperative = self.eos.assignor in asg.COOPERATIVE
+        if self.protocol:
+            try:
+                self.assignor = asg.load_assignor(self.eos.assignor)
+            except asg.AssignorError as exc:
+                raise ModelError(f"eos: {exc}") from None
+            if not 0 <= self.eos.late_instances < topo.producers:
+                raise ModelError("eos: late_instances must leave at least one instance in the first generation")
+        elif self.eos.late_instances:
+            raise ModelError("eos: late_instances needs an assignor (the classic rebalance protocol)")
         super().__init__(config, variant, properties, name, scenario_info)
 
     def init_states(self) -> Sequence[TxnSystemState]:
         """Every instance a member of generation 1; instance 0 owns the input partition."""
         base = super().init_states()[0]
         n = len(base.clients)
+        if self.protocol:
+            return (self._form_group(base, n),)
         group = gc.form_group(GROUP, tuple(range(n)), (0,))
         apps = tuple(AppInstance(group.generation, i == 0) for i in range(n))
-        return (base._replace(group=group, apps=apps),)
+        # ghost: the first generation's owner counts as the partition's last owner
+        return (base._replace(group=group, apps=apps, ghost=base.ghost._replace(start_owner=0)),)
+
+    def _form_group(self, base: TxnSystemState, n: int) -> TxnSystemState:
+        """Protocol mode: the first generation, formed by the protocol's own steps.
+
+        Every instance but the ``late_instances`` first ones starts, sends JoinGroup, the join
+        barrier lifts, the leader's SyncGroup brings the assignor's assignment and the followers
+        sync: the group is Stable at generation 1 before the exploration begins.
+        """
+        late = self.eos.late_instances
+        s = base._replace(
+            group=gc.GroupMetadata(GROUP),
+            members=cg.empty_group(),
+            consumers=tuple(cc.fresh(up=False) for _ in range(n)),
+            apps=tuple(AppInstance() for _ in range(n)),
+        )
+        first = range(late, n)
+        for i in first:
+            for handler in (self._start, self._join_group):
+                result = handler(s, i)
+                assert result is not None
+                s = result[0]
+        completed = self._complete_join(s)
+        assert completed is not None
+        s = completed[0]
+        members = s.members
+        assert members is not None
+        leader = next(i for i in first if s.consumers[i].member_id == members.leader)
+        for i in (leader, *(i for i in first if i != leader)):
+            synced = self._protocol_sync(s, i)
+            assert synced is not None
+            s = synced[0]
+        owner = next((i for i in first if s.consumers[i].member_id == s.ghost.assigned_member), -1)
+        return s._replace(ghost=s.ghost._replace(start_owner=owner))
 
     def describe(self) -> dict[str, Any]:
-        """Scenario, variant and bounds, plus the application's input."""
-        return {**super().describe(), "eos": {"input_records": self.eos.input_records}}
+        """Scenario, variant and bounds, plus the application's input and group protocol."""
+        eos: dict[str, Any] = {"input_records": self.eos.input_records}
+        if self.protocol:
+            eos |= {
+                "assignor": self.eos.assignor,
+                "protocol": "cooperative" if self.cooperative else "eager",
+                "late_instances": self.eos.late_instances,
+            }
+        return {**super().describe(), "eos": eos}
 
     # -- actions ---------------------------------------------------------------------------------------
 
@@ -199,9 +300,30 @@ class EosSystem(TransactionalSystem):
             out.append(Action("AbortTransaction", (i,)))
         if self._plain_commit_ok(state, i):
             out.append(Action("CommitOffsets", (i,)))
+        if self.protocol:
+            return out + self._group_actions(state, i)
         g = state.group
         if g is not None and g.state == gc.COMPLETING_REBALANCE and i in g.members and i not in g.synced:
             out.append(Action("SyncGroup", (i,)))
+        return out
+
+    def _group_actions(self, s: TxnSystemState, i: int) -> list[Action]:
+        """Protocol mode: the consumer's group requests and the coordinator's timing steps for ``i``."""
+        out: list[Action] = []
+        c, g = s.consumers[i], s.members
+        assert g is not None
+        if not c.up and c.state != CLOSED:
+            out.append(Action("Start", (i,)))
+        elif s.clients[i].state in BETWEEN_TRANSACTIONS:
+            if c.state == cc.UNJOINED:
+                out.append(Action("JoinGroup", (i,)))
+            if c.state == cc.AWAITING_SYNC and self._sync_request(s, i) is not None:
+                out.append(Action("SyncGroup", (i,)))
+        beating = c.up and c.state in (cc.STABLE, cc.AWAITING_SYNC)
+        if beating and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE:
+            out.append(Action("Heartbeat", (i,)))
+        if i == 0 and cg.join_complete_ready(g):
+            out.append(Action("CompleteJoin", ()))
         return out
 
     def _droppable(self, env: net.Envelope) -> bool:
@@ -210,8 +332,19 @@ class EosSystem(TransactionalSystem):
     def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
         out = super()._fault_actions(state, heads)
         k = len(state.faults_used) - 1  # "rebalance" is the last fault kind
-        if state.faults_used[k] < self._limits[k] and state.group is not None:
+        if state.faults_used[k] >= self._limits[k] or state.group is None:
+            return out
+        if not self.protocol:
             out.extend(Action("Rebalance", (i,)) for i in state.group.members)
+            return out
+        g = state.members
+        assert g is not None
+        for i, c in enumerate(state.consumers):
+            if c.up and g.member(c.member_id) is not None:
+                if self.eos.session_timeouts:
+                    out.append(Action("SessionTimeout", (i,)))
+                if self.eos.leaves and state.clients[i].state in BETWEEN_TRANSACTIONS:
+                    out.append(Action("LeaveGroup", (i,)))
         return out
 
     # -- application steps -----------------------------------------------------------------------------
@@ -228,14 +361,69 @@ class EosSystem(TransactionalSystem):
         return handler(self, s, i)
 
     def _fetch_offsets(self, s: TxnSystemState, i: int) -> Result:
-        """OffsetFetch(requireStable): the new owner waits while a transactional offset is pending."""
+        """OffsetFetch(requireStable): the new owner waits while a transactional offset is pending.
+
+        The group coordinator (Kafka 4.0 ``OffsetMetadataManager.fetchOffsets``, trunk
+        ``1eb7644349cb``) answers UNSTABLE_OFFSET_COMMIT for a partition while
+        ``hasPendingTransactionalOffsets`` -- a TxnOffsetCommit whose transaction's marker has
+        not reached ``__consumer_offsets`` yet; ``ConsumerCoordinator``'s OffsetFetch handler
+        retries it.  A successful fetch is the instance's *start* as the partition's owner
+        (ghost: :attr:`TxnGhost.start_owner`; a start that supersedes another owner marks that
+        instance, and the record of its transaction still open, as superseded).
+        """
         app, c = s.apps[i], s.clients[i]
         if c.state != tp.C.READY or not app.owns or app.position >= 0:
             return None
-        error, offset = gc.handle_offset_fetch(s.group, INPUT_PARTITION, require_stable=True)
+        pending_visible = not self.flags.pending_offsets_wait_for_marker
+        require_stable = self.flags.offset_fetch_require_stable and not pending_visible
+        error, offset = gc.handle_offset_fetch(s.group, INPUT_PARTITION, require_stable=require_stable)
         if error != Errors.NONE:
             return s, (error, "offset_fetch_retry")
-        return self._set_app(s, i, app._replace(position=max(offset, 0))), ("offset_fetched",)
+        stable = 0 if offset < 0 else offset
+        events: tuple[str, ...] = ("offset_fetched",)
+        if pending_visible and s.group is not None:
+            pending = [p.offset for p in s.group.pending if p.partition == INPUT_PARTITION]
+            offset = max([offset, *pending])
+        position = max(offset, 0)
+        ghost = s.ghost
+        if not self._current_owner(s, i):
+            # a zombie (its session expired, it does not know yet) fetches too: OffsetFetch of a classic
+            # group checks no member (ClassicGroup.validateOffsetFetch); it is no start, and if the
+            # partition's current owner already started, nothing it processes may ever commit
+            return self._set_app(s, i, app._replace(position=position)), (*events, "zombie_fetch")
+        notes: list[str] = []
+        if position != stable:
+            notes.append(f"instance {i} started from offset {position} while the group's committed offset was {stable}")
+        if gc.has_pending(s.group, INPUT_PARTITION):
+            notes.append(f"instance {i} started from offset {position} while a transactional offset was pending")
+        if ghost.start_owner != i:
+            if ghost.start_owner >= 0:
+                events = (*events, "owner_started_after_move")
+            # every other instance is superseded, and so is the record of its transaction still open
+            apps = tuple(
+                a._replace(
+                    superseded=True, txn_superseded=a.txn_superseded or s.clients[j].state not in BETWEEN_TRANSACTIONS
+                )
+                if j != i
+                else a
+                for j, a in enumerate(s.apps)
+            )
+            s = s._replace(apps=apps)
+        ghost = ghost._replace(start_owner=i, unstable_starts=(*ghost.unstable_starts, *notes))
+        s = s._replace(ghost=ghost)
+        return self._set_app(s, i, s.apps[i]._replace(position=position, superseded=False)), events
+
+    def _current_owner(self, s: TxnSystemState, i: int) -> bool:
+        """Whether instance ``i`` is the input partition's rightful owner: the group's generation
+        assigns it the partition (protocol mode: the last assignment a leader's SyncGroup brought gave
+        it to ``i``'s member, which is still in the group -- during a cooperative rebalance the owner
+        keeps its partition until it revokes it)."""
+        if not self.protocol:
+            g = s.group
+            return g is not None and g.assignment[INPUT_PARTITION] == i and s.apps[i].generation == g.generation
+        c, members = s.consumers[i], s.members
+        assert members is not None
+        return members.member(c.member_id) is not None and c.member_id == s.ghost.assigned_member
 
     def _process(self, s: TxnSystemState, i: int) -> Result:
         """One loop iteration: beginTransaction, poll one input record, send its output record,
@@ -253,7 +441,16 @@ class EosSystem(TransactionalSystem):
             return None
         rid = output_record(i, begun.txn, app.position, n)
         c = tp.send(begun, OUTPUT_PARTITION, rid, self.tv)
-        app = app._replace(position=app.position + 1, processing=app.position, offsets_generation=app.generation)
+        generation, member = app.generation, ""
+        if self.protocol:  # KafkaConsumer.groupMetadata(): the consumer's generation and member id
+            generation, member = s.consumers[i].generation, s.consumers[i].member_id
+        app = app._replace(
+            position=app.position + 1,
+            processing=app.position,
+            offsets_generation=generation,
+            offsets_member=member,
+            txn_superseded=app.superseded,
+        )
         s = s._replace(clients=_at(s.clients, i, c))
         if not self.flags.offsets_in_transaction:
             return self._set_app(s, i, app._replace(offsets=P.PLAIN)), ("process", "offsets_deferred")
@@ -276,6 +473,7 @@ class EosSystem(TransactionalSystem):
             i,
             INPUT_PARTITION,
             app.processing + 1,
+            app.offsets_member,
         )
         s = s._replace(network=net.send(s.network, net.Envelope(f"p{i}", GROUP_COORDINATOR, 0, req)))
         return self._set_app(s, i, app._replace(offsets=P.COMMITTING))
@@ -307,7 +505,8 @@ class EosSystem(TransactionalSystem):
         if app.offsets == P.COMMITTING:
             return False  # the Sender keeps one transactional request in flight: EndTxn waits for it
         lost = c.state == tp.C.IN_TRANSACTION and not app.owns
-        return c.state == tp.C.ABORTABLE_ERROR or lost
+        voluntary = self.config.topology.voluntary_abort and c.state == tp.C.IN_TRANSACTION
+        return c.state == tp.C.ABORTABLE_ERROR or lost or voluntary
 
     def _eos_abort(self, s: TxnSystemState, i: int) -> Result:
         """abortTransaction, then seek back to the committed offset (re-fetched before the next poll)."""
@@ -335,6 +534,8 @@ class EosSystem(TransactionalSystem):
 
     def _sync_group(self, s: TxnSystemState, i: int) -> Result:
         """SyncGroup: the application takes the new generation and assignment (onPartitionsAssigned/Lost)."""
+        if self.protocol:
+            return self._protocol_sync(s, i)
         g = s.group
         if g is None or g.state != gc.COMPLETING_REBALANCE or i in g.synced:
             return None
@@ -370,6 +571,179 @@ class EosSystem(TransactionalSystem):
                 synced = self._sync_group(s, m)
                 assert synced is not None
                 s = synced[0]
+        return s, events
+
+    # -- protocol mode: the classic rebalance protocol ------------------------------------------------
+    #
+    # Each instance's consumer (model.clients.consumer_coordinator) talks to the classic group
+    # (model.coordinator.group.classic_group) as model.systems.groups composes them; the group
+    # coordinator is one broker whose requests are atomic steps (FindCoordinator and its failover
+    # are not modelled here).  The consumer's owned partitions *are* the application's ownership:
+    # an instance processes the input partition while its consumer owns it.  The rebalance listener
+    # runs inside poll(), which the loop calls between transactions, so JoinGroup and SyncGroup are
+    # taken only there (eager: onPartitionsRevoked after the transaction ended; cooperative: the
+    # revocation after SyncGroup likewise); the heartbeat thread runs at any time, and is how a
+    # member whose session expired -- a zombie that kept processing -- learns it lost everything.
+
+    def _put_consumer(self, s: TxnSystemState, i: int, c: cc.Consumer) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """Install consumer ``i`` and derive the application's ownership from its owned partitions."""
+        s = s._replace(consumers=_at(s.consumers, i, c))
+        app = s.apps[i]
+        owns = c.up and INPUT_PARTITION in c.owned
+        events: tuple[str, ...] = ()
+        if owns != app.owns:
+            events = ("partition_assigned",) if owns else ("partition_lost",)
+            app = app._replace(owns=owns, position=-1)  # a new owner fetches its committed offset first
+        return self._set_app(s, i, app._replace(generation=c.generation)), events
+
+    def _start(self, s: TxnSystemState, i: int) -> Result:
+        """The instance's consumer starts (a late instance, or one that left) and will join."""
+        if s.consumers[i].up or s.consumers[i].state == CLOSED:
+            return None
+        return s._replace(consumers=_at(s.consumers, i, cc.fresh(up=True)._replace(coordinator=0))), (
+            "consumer_started",
+        )
+
+    def _join_group(self, s: TxnSystemState, i: int) -> Result:
+        """JoinGroup from poll(); eager: onJoinPrepare revokes every owned partition first."""
+        c, g = s.consumers[i], s.members
+        if g is None or not c.up or c.state != cc.UNJOINED:
+            return None
+        events: tuple[str, ...] = ()
+        if not self.cooperative:
+            if c.owned:
+                events = ("eager:revoked_all",)
+            c = cc.lose_partitions(c)
+        res = cg.join_group(g, i, c.member_id, c.owned)
+        s = s._replace(members=res.group)
+        if res.error != Errors.NONE:
+            s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
+            return s, (*events, *more, f"join:{res.error}")
+        if res.immediate:
+            c = c._replace(member_id=res.member_id, generation=res.group.generation, state=cc.AWAITING_SYNC)
+            s, more = self._put_consumer(s, i, c)
+            return s, (*events, *more, "join:current_generation")
+        s, more = self._put_consumer(s, i, c._replace(member_id=res.member_id, state=cc.JOINING))
+        return s, (*events, *more, "join:waiting")
+
+    def _complete_join(self, s: TxnSystemState) -> Result:
+        """The join barrier lifts: next generation, the leader elected, every waiting member answered."""
+        g = s.members
+        if g is None or not cg.join_complete_ready(g):
+            return None
+        g = cg.complete_join(g, self.eos.assignor)
+        s = s._replace(members=g)
+        for i, c in enumerate(s.consumers):
+            if c.up and c.state == cc.JOINING and g.member(c.member_id) is not None:
+                s = self._put_consumer(s, i, c._replace(generation=g.generation, state=cc.AWAITING_SYNC))[0]
+        return s, ("join:complete", f"generation:{g.generation}")
+
+    def _assign(self, g: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
+        """The leader runs the group's assignor over the members' subscriptions (as model.systems.groups)."""
+        subs = {
+            m.member_id: asg.Subscription(
+                frozenset({INPUT_TOPIC}),
+                tuple(asg.TopicPartition(INPUT_TOPIC, p) for p in m.owned),
+                g.generation - 1,
+            )
+            for m in g.members
+        }
+        ppt = {INPUT_TOPIC: 1}
+        if self.cooperative and not self.flags.cooperative_revoke_before_reassign:
+            result = asg.sticky_assign(ppt, subs)
+        else:
+            result = asg.run_assignor(self.assignor, ppt, subs)
+        return {m: tuple(sorted(t.partition for t in parts)) for m, parts in result.items()}
+
+    def _sync_request(self, s: TxnSystemState, i: int) -> cg.SyncResult | None:
+        c, g = s.consumers[i], s.members
+        assert g is not None
+        plan = None
+        if g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader and c.generation == g.generation:
+            plan = self._assign(g)
+        return cg.sync_group(g, c.member_id, c.generation, plan)
+
+    def _protocol_sync(self, s: TxnSystemState, i: int) -> Result:
+        """SyncGroup: the assignment arrives (onPartitionsAssigned; cooperative: revoke, then rejoin)."""
+        c = s.consumers[i]
+        if not c.up or c.state != cc.AWAITING_SYNC:
+            return None
+        res = self._sync_request(s, i)
+        if res is None:
+            return None
+        before = s.members
+        s = s._replace(members=res.group)
+        if res.error != Errors.NONE:
+            s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
+            return s, (*more, f"sync:{res.error}")
+        if before is not None and before.state == cg.COMPLETING_REBALANCE and res.group.state == cg.STABLE:
+            owner = [m.member_id for m in res.group.members if INPUT_PARTITION in m.assignment]
+            if owner:  # ghost: cooperative-sticky withholds a moving partition for one generation
+                s = s._replace(ghost=s.ghost._replace(assigned_member=owner[0]))
+        c, revoked = cc.assigned(c, res.assignment, {})
+        events: tuple[str, ...] = ("sync:assignment",)
+        if revoked:
+            c = c._replace(state=cc.UNJOINED)
+            events = (*events, "cooperative:revoked")
+        s, more = self._put_consumer(s, i, c)
+        return s, (*events, *more)
+
+    def _heartbeat(self, s: TxnSystemState, i: int) -> Result:
+        """A heartbeat answered with an error (REBALANCE_IN_PROGRESS: rejoin; UNKNOWN_MEMBER_ID,
+        ILLEGAL_GENERATION: the partitions are lost, onPartitionsLost)."""
+        c, g = s.consumers[i], s.members
+        assert g is not None
+        error = cg.heartbeat(g, c.member_id, c.generation)
+        if error == Errors.NONE:
+            return None
+        s, events = self._put_consumer(s, i, cc.on_error(c, error))
+        return s, (*events, f"heartbeat:{error}")
+
+    def _session_timeout(self, s: TxnSystemState, i: int) -> Result:
+        """Fault: the member's heartbeats stop reaching the coordinator while the instance keeps working
+        (a long GC pause, a partition of the network): the coordinator removes it and rebalances; the
+        instance is a zombie until a heartbeat tells it UNKNOWN_MEMBER_ID."""
+        c, g = s.consumers[i], s.members
+        assert g is not None
+        if not c.up or g.member(c.member_id) is None:
+            return None
+        events: tuple[str, ...] = ("session_expired:zombie",)
+        if s.apps[i].owns and s.clients[i].state not in BETWEEN_TRANSACTIONS:
+            events = (*events, "rebalance_moved_partition_mid_transaction")
+        return s._replace(members=cg.remove_member(g, c.member_id)), events
+
+    def _leave_group(self, s: TxnSystemState, i: int) -> Result:
+        """The instance shuts down between transactions: KafkaConsumer.close() sends LeaveGroup and the group
+        rebalances (it does not come back: a restart is a late instance's Start)."""
+        c, g = s.consumers[i], s.members
+        assert g is not None
+        if not c.up or g.member(c.member_id) is None or s.clients[i].state not in BETWEEN_TRANSACTIONS:
+            return None
+        s = s._replace(members=cg.remove_member(g, c.member_id))
+        s, events = self._put_consumer(s, i, cc.fresh(up=False)._replace(state=CLOSED))
+        return s, (*events, "left_group")
+
+    # -- ghost: ownership history for the eos properties ---------------------------------------------
+
+    def _apply_coordinator(self, s: TxnSystemState, t: int, out: tc.Outcome) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """Ghost: a transaction with an input record decided to commit after its instance was
+        superseded as the partition's owner (another instance started since) is a zombie commit."""
+        old = s.coordinator[t]
+        s, events = super()._apply_coordinator(s, t, out)
+        md = out.metadata
+        if (
+            md is not None
+            and md.state == tc.TransactionState.PREPARE_COMMIT
+            and (old is None or old.state != tc.TransactionState.PREPARE_COMMIT)
+            and t < len(s.apps)
+        ):
+            app = s.apps[t]
+            if app.processing >= 0 and app.txn_superseded:
+                note = (
+                    f"instance {t} committed its transaction with input offset {app.processing} after "
+                    f"instance {s.ghost.start_owner} started as the partition's owner"
+                )
+                s = s._replace(ghost=s.ghost._replace(zombie_commits=(*s.ghost.zombie_commits, note)))
         return s, events
 
     # -- deliveries ------------------------------------------------------------------------------------
@@ -452,7 +826,11 @@ class EosSystem(TransactionalSystem):
         g = s.group
         assert g is not None
         check_generation = self.flags.generation_fencing
-        error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
+        if self.protocol:
+            assert s.members is not None
+            error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
+        else:
+            error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
         events: tuple[str, ...] = ()
         if error == Errors.NONE and (self.tv >= 2 or self.flags.partition_verification):
             t = req.transactional_id
@@ -476,11 +854,16 @@ class EosSystem(TransactionalSystem):
                 req.partition,
                 req.offset,
                 check_generation,
+                validated=self.protocol,
             )
             events = (*events, *more)
+            if error == Errors.NONE and s.members is not None and s.members.state == cg.COMPLETING_REBALANCE:
+                events = (*events, "txn_offset_commit_during_completing_rebalance")
             s = s._replace(group=g)
         elif not events:
             events = (f"txn_offset_commit_rejected:{error}", f"error:{error}")
+        if error in FENCING_ERRORS:
+            events = (*events, "txn_offset_commit_fenced")
         resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
         s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
         return s, events
@@ -534,7 +917,8 @@ class EosSystem(TransactionalSystem):
         g = s.group
         assert g is not None
         g, error, events = gc.handle_txn_marker(g, m, self.tv, self.flags.marker_retry_same_epoch)
-        return self._note_committed(s._replace(group=g)), error, events
+        s = self._note_committed(s._replace(group=g))
+        return s, error, events
 
     def _note_committed(self, s: TxnSystemState) -> TxnSystemState:
         """Ghost: the highest committed offset ever seen (for ``committed_offset_never_regresses``)."""
@@ -553,4 +937,10 @@ class EosSystem(TransactionalSystem):
         "CommitOffsets": _commit_offsets,
         "SyncGroup": _sync_group,
         "Rebalance": _rebalance,
+        "Start": _start,
+        "JoinGroup": _join_group,
+        "CompleteJoin": _complete_join,
+        "Heartbeat": _heartbeat,
+        "SessionTimeout": _session_timeout,
+        "LeaveGroup": _leave_group,
     }

@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 from keos.model import codec
 from keos.model import network as net
+from keos.model.clients import consumer_coordinator as cc
 from keos.model.clients import transactional_producer as tp
+from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue
@@ -110,6 +112,17 @@ class EosConfig:
     """
 
     input_records: int = 2
+    #: "" (default): the group's rebalances are the abstract ``Rebalance`` fault; otherwise the
+    #: instances run the classic rebalance protocol (JoinGroup/SyncGroup/Heartbeat) with this
+    #: assignor (range, roundrobin, sticky: eager; cooperative-sticky: KIP-429; or module:function).
+    assignor: str = ""
+    #: protocol mode: the first ``late_instances`` instances start after the group formed
+    #: (a join that, under range/roundrobin, moves the input partition to the newcomer).
+    late_instances: int = 0
+    #: protocol mode: which group faults the ``rebalance`` budget buys -- an expired session while the
+    #: instance keeps working (a zombie), and/or an instance closing its consumer (LeaveGroup)
+    session_timeouts: bool = True
+    leaves: bool = True
 
 
 @dataclass(frozen=True)
@@ -162,6 +175,16 @@ class TxnGhost(NamedTuple):
     completions: tuple[Completion, ...] = ()
     bad_transitions: tuple[str, ...] = ()
     committed_offset_high: int = -1
+    # consume-transform-produce ownership (model.systems.eos), kept small so that it splits few states
+    # of a correct run: the instance that last started as the input partition's owner (a successful
+    # OffsetFetch as its rightful owner) and, in protocol mode, the member the last completed assignment
+    # gave the partition; the rest is recorded only when something is wrong: a start while a
+    # transactional offset is pending or from an offset other than the group's committed one, and a
+    # transaction of a superseded owner reaching PrepareCommit (a zombie commit).
+    start_owner: int = -1
+    assigned_member: str = ""
+    unstable_starts: tuple[str, ...] = ()
+    zombie_commits: tuple[str, ...] = ()
 
 
 @codec.record
@@ -182,6 +205,9 @@ class AppInstance(NamedTuple):
     processing: int = -1
     offsets: str = ""
     offsets_generation: int = -1
+    superseded: bool = False  # ghost: another instance started as the owner since this one's last start
+    txn_superseded: bool = False  # ghost: the open transaction's record was processed by a superseded owner
+    offsets_member: str = ""  # the member id captured by sendOffsetsToTransaction (protocol mode)
 
 
 @codec.record
@@ -199,4 +225,7 @@ class TxnSystemState(NamedTuple):
     ghost: TxnGhost
     group: gc.GroupMetadata | None = None
     apps: tuple[AppInstance, ...] = ()
+    #: protocol mode of model.systems.eos: the classic group's membership and each instance's consumer
+    members: cg.ClassicGroup | None = None
+    consumers: tuple[cc.Consumer, ...] = ()
     security: SecurityGhost = SecurityGhost()

@@ -266,6 +266,31 @@ def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int,
     return Errors.NONE
 
 
+def validate_txn_offset_commit(group: ClassicGroup, member_id: str, generation: int, fencing: bool = True) -> str:
+    """``ClassicGroup.validateOffsetCommit(..., isTransactional=true)`` for a TxnOffsetCommit (KIP-447).
+
+    Kafka 4.0 (trunk ``1eb7644349cb``) ``classic/ClassicGroup.java``, reached from
+    ``OffsetMetadataManager.validateTransactionalOffsetCommit``: Dead → COORDINATOR_NOT_AVAILABLE;
+    generation < 0 in an Empty group → accepted (a producer without group metadata); a request
+    that carries a generation or member id → UNKNOWN_MEMBER_ID for a member the group does not
+    know, ILLEGAL_GENERATION for another generation; unlike a plain OffsetCommit it is *not*
+    refused while the group is CompletingRebalance (the member got the new generation in its
+    JoinGroup response).  Static membership (``group.instance.id``, FENCED_INSTANCE_ID) is not
+    modelled.  ``fencing=False`` (a weakened variant: the pre-KIP-447 TxnOffsetCommit v0-v2 that
+    carried no group metadata) skips the member and generation checks.
+    """
+    if group.state == DEAD:
+        return Errors.COORDINATOR_NOT_AVAILABLE
+    if generation < 0 and group.state == EMPTY:
+        return Errors.NONE
+    if fencing and (generation >= 0 or member_id):
+        if group.member(member_id) is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        if generation != group.generation:
+            return Errors.ILLEGAL_GENERATION
+    return Errors.NONE
+
+
 def commit_offsets(group: ClassicGroup, topic: str, offsets: tuple[tuple[int, int], ...],
                    wait_for_log: bool = True) -> ClassicGroup:
     """Append one offset commit record per partition and update the cache (``OffsetMetadataManager``).

@@ -249,15 +249,19 @@ def handle_txn_offset_commit(
     partition: int,
     offset: int,
     check_generation: bool = True,
+    validated: bool = False,
 ) -> tuple[GroupMetadata, str, tuple[str, ...]]:
     """TxnOffsetCommit after the transaction check: validate, append, stage as pending.
+
+    ``validated``: the group's membership was already checked elsewhere (the eos model on the
+    classic rebalance protocol validates against :mod:`~keos.model.coordinator.group.classic_group`).
 
     The transactional record is appended to the group's ``__consumer_offsets``
     partition with the producer's (pid, epoch); an epoch below the stored one
     is INVALID_PRODUCER_EPOCH.  A newer pending offset of the same producer for
     the same partition replaces the older one.
     """
-    error = validate_offset_commit(g, member, generation, True, check_generation)
+    error = Errors.NONE if validated else validate_offset_commit(g, member, generation, True, check_generation)
     if error != Errors.NONE:
         return g, error, (f"txn_offset_commit_rejected:{error}", f"error:{error}")
     leader = g.offsets_log
