@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ h3 { margin-bottom: .3em; }
 table { border-collapse: collapse; margin: .6em 0; max-width: 100%; }
 table.summary { width: 100%; table-layout: fixed; }
 th, td { border: 1px solid #d5d9e0; padding: .25em .6em; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; word-break: break-word; }
+         overflow-wrap: normal; word-break: normal; hyphens: none; }
 .scroll { overflow-x: auto; max-width: 100%; }
 th { background: #f2f4f7; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -64,6 +64,7 @@ code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas,
 pre { background: #f6f8fa; border: 1px solid #d5d9e0; padding: .8em; overflow-x: auto; }
 .banner { display: inline-block; padding: .2em .8em; border-radius: 4px; font-weight: bold; }
 .pass { background: #1f883d; color: white; } .fail { background: #cf222e; color: white; }
+.partial { background: #d4a72c; color: black; }
 .verdict { font-weight: bold; white-space: nowrap; }
 .holds, .reached { color: #1a7f37; } .violated { color: #cf222e; } .permitted { color: #0550ae; }
 .untested, .unreached { background: #fff3b0; color: #5c4400; padding: 0 .3em; }
@@ -313,6 +314,8 @@ def write_html(
     traces: dict[str, dict[str, Any]] | None = None,
     models: dict[str, Mapping[str, Any]] | None = None,
     title: str = "keos verification report",
+    stopped: str | None = None,
+    not_run: Sequence[str] = (),
 ) -> Path:
     """Write the report; returns its path.
 
@@ -326,6 +329,8 @@ def write_html(
         models: ``Model.describe()`` per ``"scenario/variant"``; the model
             section falls back to the descriptions recorded in traces.
         title: the page title.
+        stopped: why the command ended before every run was done (interrupted, out of memory);
+            with ``not_run`` (runs never finished) or a run stopped by a budget, the badge is PARTIAL.
     """
     out_path = Path(path)
     shown: list[tuple[str, dict[str, Any], str | None]] = []
@@ -358,11 +363,19 @@ def write_html(
 
     totals = summary_totals(results)
     failed = totals[Verdict.VIOLATED.value] > 0
+    partial = [f"{r.engine} on {r.scenario} ({r.variant}): {why}" for r in results if (why := partial_reason(r))]
+    incomplete = bool(stopped or not_run or partial)
+    look, word = ("fail", "FAIL") if failed else ("partial", "PARTIAL") if incomplete else ("pass", "PASS")
+    runs = (f"{totals['runs']} of {totals['runs'] + len(not_run)} runs finished ({_e(stopped or 'stopped')})"
+            if stopped or not_run else f"{totals['runs']} runs")
+    notes = "".join(f"<br>partial: {_e(line)}" for line in partial)
+    if not_run:
+        notes += f"<br>not run: {_e(', '.join(not_run))}"
     banner = (
-        f'<span class="banner {"fail" if failed else "pass"}">{"FAIL" if failed else "PASS"}</span> '
-        f"{totals['runs']} runs — {totals['holds']} hold, {totals['violated']} violated, "
+        f'<span class="banner {look}">{word}</span> '
+        f"{runs} — {totals['holds']} hold, {totals['violated']} violated, "
         f"{totals['permitted']} permitted, {totals['untested']} untested; sometimes "
-        f"{totals['reached']}/{totals['reached'] + totals['unreached']} reached"
+        f"{totals['reached']}/{totals['reached'] + totals['unreached']} reached{notes}"
     )
     body = [
         "<!DOCTYPE html>",

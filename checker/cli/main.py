@@ -147,7 +147,7 @@ PROGRESS_EVERY_S = 5.0
 def _progress_reporter(console: Console) -> Any:
     """Progress lines for long runs: one a second on a terminal, one every few seconds to stderr in CI."""
     last = [time.monotonic()]
-    err = Console(stderr=True, highlight=False, width=CI_WIDTH)
+    err = _console(True)  # progress goes to stderr, so stdout carries only results (README: "Commands")
 
     def report(engine: str, data: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -159,18 +159,19 @@ def _progress_reporter(console: Console) -> Any:
             f"  {engine}: {data.get('states', 0):,} states, {data.get('transitions', 0):,} transitions, "
             f"depth {data.get('depth', 0)}"
         )
-        if console.is_terminal:
-            console.print(f"[dim]{line}[/dim]")
-        else:
-            err.print(line, soft_wrap=True)
+        err.print(f"[dim]{line}[/dim]" if err.is_terminal else line, soft_wrap=True)
 
     return report
 
 
-def _render_reports(args: argparse.Namespace, results: list[EngineResult], console: Console) -> None:
+def _render_reports(
+    args: argparse.Namespace, results: list[EngineResult], console: Console, report: api.CheckReport | None = None
+) -> None:
     from keos.reports.terminal import render_summary
 
-    render_summary(console, results)
+    # A stopped command (Ctrl-C, out of memory) is partial in every format, never a PASS.
+    stop: dict[str, Any] = {"stopped": report.stopped, "not_run": report.not_run} if report is not None else {}
+    render_summary(console, results, **stop)
     if getattr(args, "html", None):
         from keos.reports.html import write_html
 
@@ -180,16 +181,16 @@ def _render_reports(args: argparse.Namespace, results: list[EngineResult], conso
             for p in r.violations()
             if p.trace_path and p.trace_path.is_file()
         }
-        console.print(f"HTML report: {write_html(Path(args.html), results, traces)}")
+        console.print(f"HTML report: {write_html(Path(args.html), results, traces, **stop)}")
     if getattr(args, "junit", None):
         from keos.reports.junit import write_junit
 
-        console.print(f"JUnit report: {write_junit(Path(args.junit), results)}")
+        console.print(f"JUnit report: {write_junit(Path(args.junit), results, **stop)}")
     if getattr(args, "sarif", None):
         from keos.reports.sarif import write_sarif
 
         props = {p.name: p for sc in _scenarios(args.scenario) for p in build_model(sc).properties()}
-        console.print(f"SARIF report: {write_sarif(Path(args.sarif), results, props)}")
+        console.print(f"SARIF report: {write_sarif(Path(args.sarif), results, props, **stop)}")
 
 
 def _explain_exit(console: Console, report: api.CheckReport) -> None:
@@ -351,7 +352,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             strict=args.strict,
             out=Path(args.out),
             progress=_progress_reporter(console),
-            on_run=lambda sc, engine, v: console.print(f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
+            on_run=lambda sc, engine, v: _console(True).print(
+                f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
             **_search_args(args),
         )
     except api.Interrupted as stop:
@@ -365,12 +367,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             "partial": report.exit_code == EXIT_PARTIAL,
             "exit_code": report.exit_code,
             "reasons": report.reasons(),
+            "stopped": report.stopped,
+            "not_run": report.not_run,
             "runs": [r.to_json() for r in results],
         }
         if args.set:
             summary.update({"set": args.set, "elapsed_s": round(elapsed, 2)})
         print(json.dumps(summary, indent=2))
-    _render_reports(args, results, console)
+    _render_reports(args, results, console, report)
     if args.set and not args.json:
         console.print(f"set {args.set}: {len(results)} run(s) checked in {elapsed:.1f} s")
     if args.strict:
@@ -404,7 +408,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         time_budget_s=args.time_budget,
         max_memory_mb=args.max_memory,
         out=out,
-        on_run=lambda engine, v, sc: console.print(f"[bold]{engine}[/bold] mutant {v} on {sc}"),
+        on_run=lambda engine, v, sc: _console(True).print(f"[bold]{engine}[/bold] mutant {v} on {sc}"),
     )
     out.mkdir(parents=True, exist_ok=True)
     (out / "mutants.json").write_text(json.dumps(all_rows, indent=2) + "\n", encoding="utf-8")
