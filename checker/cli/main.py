@@ -70,6 +70,7 @@ from keos.checker.trace import KEOS_VERSION, TraceError
 from keos.model.interface import Expectation, ModelError
 from keos.model.variants import VARIANTS
 from keos.scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario, scenario_set
+from keos.scenarios.input_files import MAX_TRACE_BYTES, InputFileError, read_user_file
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_ENGINE_DISAGREEMENT", "EXIT_OK", "EXIT_PARTIAL", "EXIT_VIOLATION", "main"]
 
@@ -95,11 +96,70 @@ class UsageError(Exception):
     """Bad command-line input: one line, exit 2."""
 
 
+#: Attribute of the parsed namespace that records which flags were given (removed before commands see it).
+_GIVEN = "_keos_given_flags"
+
+#: Flags that contradict each other: both given is bad input naming both (issue 24), with why.
+CONFLICTING_FLAGS = (
+    ("--mermaid", "--json", "both write stdout (the diagram, the verdict as JSON); give one, or --itf for a file"),
+    ("--local-python", "--master", "--local-python runs without Spark, --master names the Spark cluster to use"),
+)
+
+
+def _given(namespace: argparse.Namespace, action: argparse.Action, option_string: str | None, value: Any) -> None:
+    """Record a flag given on the command line; the same option twice is bad input naming both values."""
+    given: dict[str, str] = namespace.__dict__.setdefault(_GIVEN, {})
+    if option_string is None:
+        return
+    if action.dest in given and isinstance(action, argparse._StoreAction):
+        before = getattr(namespace, action.dest, None)
+        raise UsageError(f"{given[action.dest]} {before} and {option_string} {value} both given: "
+                         f"{action.dest.replace('_', '-')} takes one value (run keos once per value)")
+    for flag in action.option_strings:
+        given[flag] = option_string
+    given[action.dest] = option_string
+
+
+class _StoreOnce(argparse._StoreAction):
+    """``store``, but a repeated option is an error instead of silently keeping the last value."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        _given(namespace, self, option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _StoreTrueSeen(argparse._StoreTrueAction):
+    """``store_true`` that records it was given (for :data:`CONFLICTING_FLAGS`)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        _given(namespace, self, option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error and exit code 2."""
+    """argparse with a one-line error and exit code 2; a repeated single-value flag is an error too."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        if args and str(args[0]).startswith("-"):
+            action = kwargs.get("action")
+            if action in (None, "store"):
+                kwargs["action"] = _StoreOnce
+            elif action == "store_true":
+                kwargs["action"] = _StoreTrueSeen
+        return super().add_argument(*args, **kwargs)
+
+
+def _conflicts(args: argparse.Namespace) -> None:
+    """Refuse flags that contradict each other (:data:`CONFLICTING_FLAGS`), naming both."""
+    given: dict[str, str] = vars(args).pop(_GIVEN, {})
+    for a, b, why in CONFLICTING_FLAGS:
+        if a in given and b in given:
+            raise UsageError(f"{given[a]} and {given[b]} cannot be combined: {why}")
 
 
 def _scenarios(refs: Sequence[str] | None) -> list[Scenario]:
@@ -685,9 +745,9 @@ def _circuit_settings(args: argparse.Namespace) -> None:
     """Fill ``import-witness`` settings not given on the command line from ``--circuit``'s recorded ones."""
     if args.circuit is not None:
         try:
-            data = Path(args.circuit).read_bytes()
-        except OSError as exc:
-            raise UsageError(f"cannot read {args.circuit}: {exc.strerror}") from None
+            data = read_user_file(args.circuit, "circuit", MAX_TRACE_BYTES)
+        except InputFileError as exc:
+            raise UsageError(str(exc)) from None
         at = data.rfind(f"\n{EXPORT_TAG} ".encode())
         try:
             line = data[at + len(EXPORT_TAG) + 2:].split(b"\n", 1)[0]
@@ -774,9 +834,9 @@ def cmd_import_witness(args: argparse.Namespace) -> int:
     _circuit_settings(args)
     scenario, variant, model, enc, invariants = _fixed_encoding(args)
     try:
-        text = Path(args.witness).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.witness}: {exc.strerror}") from None
+        text = read_user_file(args.witness, "witness", MAX_TRACE_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise UsageError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{args.witness}: not an ASCII AIGER witness (byte {exc.start})") from None
     try:
@@ -1096,6 +1156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             raise UsageError("a command is required: list, check, mutants, explore, replay, ... (keos --help)")
+        _conflicts(args)
         _check_outputs(args)
         code: int = args.func(args)
         return code

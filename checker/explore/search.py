@@ -117,6 +117,8 @@ def explore(
     max_depth_seen = 0
     complete = True
     budget = Budget(options.time_budget_s, options.max_memory_mb)
+    budgeted = bool(options.time_budget_s or options.max_memory_mb)
+    next_check = 512
     limit: tuple[str, str] | None = None
 
     def check(state: Any, sid: int) -> bool:
@@ -164,7 +166,7 @@ def explore(
         remaining_always = len(always)
         unreached_events = [p for p in event_sometimes if p.name not in reached]
         while frontier:
-            if expanded % 256 == 0 and (options.time_budget_s or options.max_memory_mb):
+            if expanded % 256 == 0 and budgeted:
                 limit = budget.exceeded()
                 if limit is not None:
                     complete = False
@@ -204,6 +206,14 @@ def explore(
                     complete = False
                     break
                 transitions += 1
+                if budgeted and transitions >= next_check:
+                    # Also between transitions: one state of a large topology has thousands of successors.
+                    next_check = transitions + 512
+                    limit = budget.exceeded()
+                    if limit is not None:
+                        frontier.clear()
+                        complete = False
+                        break
                 nxt, step_events = step
                 if step_events:
                     events.update(step_events)
