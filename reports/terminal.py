@@ -110,7 +110,8 @@ def render_summary(
     before every run was done: interrupted, out of memory) and ``not_run`` (the runs never finished,
     ``engine/scenario/variant``) make the last line PARTIAL and say so: a stopped command never reads PASS.
     """
-    table = Table(title=title, box=box.ROUNDED, show_lines=True, title_style="bold", expand=True)
+    # Stretched to a terminal's width; in a CI log (a wide, non-terminal console) at its natural width.
+    table = Table(title=title, box=box.ROUNDED, show_lines=True, title_style="bold", expand=console.is_terminal)
     table.add_column("scenario\nvariant\nengine", overflow="fold")
     table.add_column("verdict per invariant", overflow="fold", ratio=2)
     table.add_column("stats", overflow="fold", ratio=1, max_width=40)  # long reasons wrap, verdicts keep room
@@ -248,7 +249,8 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
     keys are ignored; ``trace`` is read as ``trace_path``).
     """
     items = [_as_row(r) for r in rows]
-    table = Table(title="keos — mutants (weakened protocol variants)", box=box.ROUNDED, title_style="bold", expand=True)
+    table = Table(title="keos — mutants (weakened protocol variants)", box=box.ROUNDED, title_style="bold",
+                  expand=console.is_terminal)
     engines = any(m.engine for m in items)
     if engines:
         table.add_column("engine", no_wrap=True)

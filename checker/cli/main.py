@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import sys
 import time
@@ -58,7 +59,7 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
-from keos.checker import api
+from keos.checker import api, logs
 from keos.checker.api import EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT, EXIT_OK, EXIT_PARTIAL, EXIT_VIOLATION
 from keos.checker.cli import guard
 from keos.checker.cli.guard import budget_seconds, non_negative_int, positive_int
@@ -86,8 +87,10 @@ EXIT_CODES = """exit codes:
 #: the time budget cannot stop it (issue 15: --max-depth 100000 ran for minutes and took 7.5 GB).
 MAX_BMC_DEPTH = 1000
 
-#: Width of human output when stdout/stderr is not a terminal (CI logs): wide enough not to cut names.
-CI_WIDTH = 200
+#: Width of human output when stdout/stderr is not a terminal (CI logs): wide enough that no table is cut or
+#: ellipsised (rich lays a table out at its natural width when it fits; on 80 columns the tables of sweep,
+#: assignors and mutants cut scenario and variant names, issue 24).
+CI_WIDTH = 1000
 
 
 
@@ -191,8 +194,6 @@ def _console(json_mode: bool) -> Console:
     """
     console = Console(stderr=json_mode, highlight=False)
     if not console.is_terminal:
-        import os
-
         columns = os.environ.get("COLUMNS", "")
         console = Console(
             stderr=json_mode, highlight=False, width=int(columns) if columns.isdigit() else CI_WIDTH
@@ -972,6 +973,9 @@ def _parser() -> _Parser:
         + EXIT_CODES,
     )
     p.add_argument("--version", action="version", version=f"keos {KEOS_VERSION}")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also show third-party logs (librdkafka, py4j, Spark) on stderr; they always go to "
+                        "OUT/keos.log, summarised in one line (the flag may be given anywhere on the line)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     s = _command(sub, "list", "components, invariants, scenarios, variants", "  keos list\n  keos list --json")
@@ -1148,17 +1152,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     stdout = sys.stdout
+    # Every rich Console (the sweep's, the assignors', conform's too) reads COLUMNS when it is created: not on
+    # a terminal and unset, make it wide, so a CI log gets whole tables instead of ones cut at 80 columns.
+    columns = os.environ.get("COLUMNS")
+    if columns is None and not stdout.isatty():
+        os.environ["COLUMNS"] = str(CI_WIDTH)
     sys.stdout = guard.PipeSafeStream(stdout)
     restore_sigterm = guard.sigterm_as_interrupt()
     args: argparse.Namespace | None = None
     try:
         parser = _parser()
-        args = parser.parse_args(argv)
+        verbose = any(a in ("--verbose", "-v") for a in argv)
+        args = parser.parse_args([a for a in argv if a not in ("--verbose", "-v")])
         if args.command is None:
             raise UsageError("a command is required: list, check, mutants, explore, replay, ... (keos --help)")
         _conflicts(args)
         _check_outputs(args)
-        code: int = args.func(args)
+        out = getattr(args, "out", None)
+        with logs.capture(Path(out) / "keos.log" if isinstance(out, str) else None, verbose):
+            try:
+                code: int = args.func(args)
+            finally:
+                if (line := logs.summary()) is not None and not verbose:
+                    print(f"keos: {line}", file=sys.stderr)
         return code
     except (UsageError, ModelError, TraceError) as exc:
         print(f"keos: error: {_one_line(exc)}", file=sys.stderr)
@@ -1182,6 +1198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _crash(argv, args, exc)
     finally:
         restore_sigterm()
+        if columns is None:
+            os.environ.pop("COLUMNS", None)
         safe = sys.stdout
         try:
             safe.flush()
