@@ -7,7 +7,8 @@ keos verdict, and on a terminal it buries the one line that is.  So:
 
 * librdkafka clients get ``logger=`` :func:`client_logger` (confluent-kafka forwards librdkafka's log
   to a Python logger instead of stderr);
-* the ``py4j`` and ``pyspark`` loggers are routed to the same place by :func:`capture`;
+* the ``py4j`` and ``pyspark`` loggers, and the root logger (py4j reports an interrupted call there), are
+  routed to the same place by :func:`capture`;
 * every captured line goes to the run's log file (``--out``/``keos.log``) and is counted;
 * with ``--verbose`` the lines are shown on stderr as well; without it, :func:`summary` gives one line
   (how many lines, from which libraries, the first one, where the file is).
@@ -37,7 +38,7 @@ class _Counting(logging.Handler):
         self.first: str | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
-        library = record.name.split(".", 1)[0]
+        library = record.name.split(".", 1)[0] if record.name != "root" else "the root logger (py4j)"
         self.counts[library] += 1
         if self.first is None:
             self.first = " ".join(record.getMessage().split())[:160]
@@ -59,7 +60,9 @@ def capture(log_file: Path | None, verbose: bool = False) -> Iterator[None]:
     for h in handlers:
         h.setFormatter(fmt)
     saved = {}
-    for name in THIRD_PARTY:
+    # The root logger too: py4j reports a Ctrl-C with ``logging.exception`` on it, and Python's implicit
+    # ``basicConfig`` would print that traceback to stderr.
+    for name in (*THIRD_PARTY, ""):
         log = logging.getLogger(name)
         saved[name] = (log.handlers[:], log.propagate, log.level)
         log.handlers[:] = handlers

@@ -400,7 +400,16 @@ def spark_session(master: str = DEFAULT_MASTER) -> Any:
     )
     if master.startswith("local") or any(h in master for h in ("//127.0.0.1:", "//localhost:")):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    import signal
+    import threading
+
+    keos_handler = signal.getsignal(signal.SIGINT)
     spark = builder.getOrCreate()
+    # SparkContext installs its own SIGINT handler, which calls the JVM (cancelAllJobs) over the py4j
+    # connection the main thread is blocked on: Ctrl-C then hung, and printed py4j tracebacks.  keos's own
+    # handling (KeyboardInterrupt, partial results, exit 4) is put back; the JVM ends with the process.
+    if threading.current_thread() is threading.main_thread() and keos_handler is not None:
+        signal.signal(signal.SIGINT, keos_handler)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
