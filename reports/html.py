@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,15 @@ _TOP = 46
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def _ident(value: Any) -> str:
+    """An identifier (scenario, variant, invariant, path) escaped, breakable only after ``_``, ``.``, ``/``, ``-``.
+
+    Table cells never break words mid-word (``word-break: normal``); a long name may still wrap at its own
+    separators (``<wbr>``), so a narrow window (800 px) keeps every column readable.
+    """
+    return re.sub(r"([_./-])(?=.)", r"\1<wbr>", _e(value))
 
 
 def lane_svg(view: TraceView, ident: str = "t") -> str:
@@ -194,16 +204,16 @@ def _summary(results: list[EngineResult], anchors: dict[int, str]) -> str:
                 steps = f"{len(p.trace.actions)} steps"
                 detail += f' — <a href="#{_e(link)}">{steps}</a>' if link else f" — {steps}"
             if p.trace_path is not None:
-                detail += f"<br><code>{_e(p.trace_path)}</code>"
+                detail += f"<br><code>{_ident(p.trace_path)}</code>"
             lead = ""
             if i == 0:
                 lead = (
-                    f'<td rowspan="{n}"><b>{_e(r.scenario)}</b></td><td rowspan="{n}">{_e(r.variant)}</td>'
-                    f'<td rowspan="{n}">{_e(r.engine)}</td>'
+                    f'<td rowspan="{n}"><b>{_ident(r.scenario)}</b></td><td rowspan="{n}">{_ident(r.variant)}</td>'
+                    f'<td rowspan="{n}">{_ident(r.engine)}</td>'
                 )
             tail = f'<td rowspan="{n}" class="dim">{stats}</td>' if i == 0 else ""
             rows.append(
-                f"<tr>{lead}<td><code>{_e(p.name)}</code></td><td>{_e(p.expectation.value)}</td>"
+                f"<tr>{lead}<td><code>{_ident(p.name)}</code></td><td>{_e(p.expectation.value)}</td>"
                 f"<td>{_verdict_span(p.verdict)}</td><td>{detail}</td>{tail}</tr>"
             )
     rows.append("</table>")

@@ -141,6 +141,9 @@ def write_junit(
         root.append(suite)
         for k in totals:
             totals[k] += counts[k]
+        value = r.stats.get("elapsed_s")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            elapsed += float(value)
     if stopped or not_run:
         why = stopped or "stopped"
         for finished in root:
@@ -159,9 +162,6 @@ def write_junit(
             suite.set(k, str(v))
         suite.set("time", "0.000")
         totals["tests"] += len(not_run)
-        value = r.stats.get("elapsed_s")
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            elapsed += float(value)
     return _write(path, root, totals, elapsed)
 
 
