@@ -55,7 +55,7 @@ h1 { font-size: 1.6em; margin-bottom: .2em; }
 h2 { border-bottom: 1px solid #d5d9e0; padding-bottom: .2em; margin-top: 2em; }
 h3 { margin-bottom: .3em; }
 table { border-collapse: collapse; margin: .6em 0; max-width: 100%; }
-table.summary { width: 100%; table-layout: fixed; }
+table.summary { width: 100%; table-layout: auto; }
 th, td { border: 1px solid #d5d9e0; padding: .25em .6em; text-align: left; vertical-align: top;
          overflow-wrap: normal; word-break: normal; hyphens: none; }
 .scroll { overflow-x: auto; max-width: 100%; }
@@ -183,9 +183,7 @@ def _verdict_span(verdict: Verdict) -> str:
 
 def _summary(results: list[EngineResult], anchors: dict[int, str]) -> str:
     rows = [
-        '<table class="summary"><colgroup><col style="width:13%"><col style="width:10%"><col style="width:7%">'
-        '<col style="width:17%"><col style="width:7%"><col style="width:10%"><col style="width:22%">'
-        '<col style="width:14%"></colgroup>'
+        '<div class="scroll"><table class="summary">'
         "<tr><th>scenario</th><th>variant</th><th>engine</th><th>property</th><th>kind</th>"
         "<th>verdict</th><th>detail</th><th>stats</th></tr>"
     ]
@@ -198,7 +196,7 @@ def _summary(results: list[EngineResult], anchors: dict[int, str]) -> str:
             stats += f"<br>seed {_e(r.seed)}"
         n = len(r.properties)
         for i, p in enumerate(r.properties):
-            detail = _e(p.detail)
+            detail = _ident(p.detail)
             if p.trace is not None:
                 link = anchors.get(id(p.trace))
                 steps = f"{len(p.trace.actions)} steps"
@@ -216,7 +214,7 @@ def _summary(results: list[EngineResult], anchors: dict[int, str]) -> str:
                 f"<tr>{lead}<td><code>{_ident(p.name)}</code></td><td>{_e(p.expectation.value)}</td>"
                 f"<td>{_verdict_span(p.verdict)}</td><td>{detail}</td>{tail}</tr>"
             )
-    rows.append("</table>")
+    rows.append("</table></div>")
     return "\n".join(rows)
 
 
