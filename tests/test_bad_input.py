@@ -679,6 +679,7 @@ def test_a_signal_during_check_exits_4_with_the_finished_runs(sig: signal.Signal
     assert summary["partial"] is True and summary["not_run"]
 
 
+@pytest.mark.spark
 def test_ctrl_c_during_a_spark_explore_exits_4_without_py4j_tracebacks(tmp_path: Path) -> None:
     """Before: Ctrl-C hung (pyspark's own SIGINT handler calls the JVM on the busy py4j connection) and printed
     py4j tracebacks.  After: exit 4 at once; py4j's report goes to keos.log."""
