@@ -415,6 +415,13 @@ def check(
         report.stopped = "out of memory (MemoryError); set --max-memory below the machine's memory"
     except KeyboardInterrupt:
         report.stopped = "interrupted"
+    except Exception as exc:
+        # A keos bug (exit 3 on the command line): the runs that finished are still written, marked partial.
+        if out_dir is not None:
+            not_run = [f"{name}/{sc.name}/{v_override or sc.variant}" for sc, name in runs[len(report.results):]]
+            write_summary(out_dir, report.results, "check", stopped=f"keos crashed ({type(exc).__name__})",
+                          not_run=not_run)
+        raise
     if report.stopped:
         report.not_run = [f"{name}/{sc.name}/{v_override or sc.variant}" for sc, name in runs[len(report.results):]]
         if out_dir is not None:

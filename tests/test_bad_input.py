@@ -603,6 +603,24 @@ def test_engine_all_keeps_what_each_engine_finished(tmp_path: Path, capsys: pyte
     assert sorted(r["engine"] for r in runs) == ["bmc", "explore", "hypothesis"]
 
 
+def test_a_crashing_engine_keeps_the_runs_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A keos bug in one engine of ``--engine all`` is exit 3, and the explicit search's result stays on disk."""
+    from keos.checker import engines
+
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(engines.ENGINES, "hypothesis", (broken, "broken"))
+    code, _out, err = run(["check", "--scenario", "idempotence_retry", "--engine", "all", "--out", str(tmp_path)],
+                          capsys)
+    assert code == 3 and "crash report" in err
+    summary = _summary(tmp_path)
+    assert [r["engine"] for r in summary["runs"]] == ["explore"] and summary["partial"] is True
+    assert summary["stopped"] == "keos crashed (RuntimeError)" and summary["not_run"][0].startswith("hypothesis/")
+
+
 def test_hypothesis_budget_keeps_a_found_violation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A budget that runs out while Hypothesis shrinks: the violation found is reported (exit 1), no crash."""
     code, out, err = run(["check", "--scenario", "idempotence_retry", "--engine", "hypothesis", "--variant",
