@@ -67,7 +67,8 @@ def capture(log_file: Path | None, verbose: bool = False) -> Iterator[None]:
         saved[name] = (log.handlers[:], log.propagate, log.level)
         log.handlers[:] = handlers
         log.propagate = False
-        log.setLevel(logging.DEBUG if verbose else logging.INFO)
+        quiet = logging.WARNING if name == "" else logging.INFO  # other libraries' chatter stays out
+        log.setLevel(logging.DEBUG if verbose else quiet)
     _STATE["counter"], _STATE["path"] = counter, log_file
     try:
         yield
