@@ -63,6 +63,7 @@ __all__ = [
     "EXIT_VIOLATION",
     "CheckReport",
     "Interrupted",
+    "MutantsInterrupted",
     "ReplayReport",
     "check",
     "explore",
@@ -492,21 +493,33 @@ def mutants(
         out_dir=Path(out),
     )
     rows: list[dict[str, Any]] = []
-    for name in _engines(engine):
-        for row in _mutant_rows(name, options, on_run):
-            row["engine"] = name
-            rows.append(row)
+    try:
+        for name in _engines(engine):
+            _mutant_rows(name, options, on_run, rows)
+    except KeyboardInterrupt:
+        raise MutantsInterrupted(rows) from None
     return rows
 
 
+class MutantsInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`mutants`: the rows of the variants finished so far are in :attr:`rows`."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        super().__init__("interrupted")
+        self.rows = rows
+
+
 def _mutant_rows(
-    engine: str, options: EngineOptions, on_run: Callable[[str, str, str], None] | None
+    engine: str,
+    options: EngineOptions,
+    on_run: Callable[[str, str, str], None] | None,
+    rows: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     run, _ = ENGINES[engine]
     builtins = builtin_scenarios()
     module = importlib.import_module(run.__module__)
     covers = getattr(module, "covers", None) or getattr(module, f"{engine}_covers", None)
-    rows: list[dict[str, Any]] = []
+    rows = [] if rows is None else rows  # appended to as each variant finishes (kept on Ctrl-C)
     for v in VARIANTS.values():
         if not v.weakened:
             continue
@@ -527,6 +540,7 @@ def _mutant_rows(
         scenarios = [builtins[name] for name in v.scenarios if name in builtins]
         if covers is not None and not any(covers(s, v.name) for s in scenarios):
             row["covered"] = False
+            row["engine"] = engine
             rows.append(row)
             continue
         start = time.perf_counter()
@@ -555,6 +569,7 @@ def _mutant_rows(
                 )
                 break
         row["elapsed_s"] = round(time.perf_counter() - start, 3)
+        row["engine"] = engine
         rows.append(row)
     return rows
 

@@ -882,3 +882,17 @@ def test_html_never_breaks_identifiers_mid_word(tmp_path: Path, capsys: pytest.C
     text = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "overflow-wrap: anywhere" not in text and "break-all" not in text
     assert "idempotence_<wbr>retry" in text and "no_<wbr>duplicate_<wbr>append" in text
+
+
+def test_an_interrupted_mutants_run_keeps_the_finished_variants(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: Ctrl-C during ``keos mutants`` lost every row (mutants.json was written at the end)."""
+    from keos.model.variants import VARIANTS
+
+    _interrupt_second_run(monkeypatch, at=2)
+    code, out, err = run(["mutants", "--out", str(tmp_path)], capsys)
+    assert code == 4, out + err
+    rows = json.loads((tmp_path / "mutants.json").read_text(encoding="utf-8"))
+    assert 1 <= len(rows) < sum(v.weakened for v in VARIANTS.values()) and all(r["caught"] for r in rows)
+    assert "PARTIAL: interrupted" in out

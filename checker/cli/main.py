@@ -461,16 +461,20 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     _engines(args.engine)
     console = _console(args.json)
     out = Path(args.out)
-    all_rows = api.mutants(
-        args.engine,
-        seed=args.seed,
-        examples=args.examples,
-        max_depth=args.max_depth,
-        time_budget_s=args.time_budget,
-        max_memory_mb=args.max_memory,
-        out=out,
-        on_run=lambda engine, v, sc: _console(True).print(f"[bold]{engine}[/bold] mutant {v} on {sc}"),
-    )
+    interrupted = False
+    try:
+        all_rows = api.mutants(
+            args.engine,
+            seed=args.seed,
+            examples=args.examples,
+            max_depth=args.max_depth,
+            time_budget_s=args.time_budget,
+            max_memory_mb=args.max_memory,
+            out=out,
+            on_run=lambda engine, v, sc: _console(True).print(f"[bold]{engine}[/bold] mutant {v} on {sc}"),
+        )
+    except api.MutantsInterrupted as stop:  # Ctrl-C: the variants finished so far are reported, exit 4
+        all_rows, interrupted = stop.rows, True
     out.mkdir(parents=True, exist_ok=True)
     (out / "mutants.json").write_text(json.dumps(all_rows, indent=2) + "\n", encoding="utf-8")
     if args.json:
@@ -487,6 +491,10 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     for r in missed:
         why = "its time budget ran out first" if r.get("timed_out") else "no invariant caught it"
         console.print(f"[red]not caught: {r['variant']} ({r['engine']}): {why}[/red]", soft_wrap=True)
+    if interrupted:
+        console.print(f"[yellow]PARTIAL: interrupted after {len(all_rows)} variant(s); mutants.json holds them "
+                      "(exit 4)[/yellow]")
+        return EXIT_VIOLATION if len(timed_out) < len(missed) else EXIT_PARTIAL
     if missed and len(timed_out) == len(missed):
         return EXIT_PARTIAL
     return EXIT_VIOLATION if missed else EXIT_OK
