@@ -63,6 +63,7 @@ __all__ = [
     "EXIT_VIOLATION",
     "CheckReport",
     "Interrupted",
+    "MutantsInterrupted",
     "ReplayReport",
     "check",
     "explore",
@@ -141,29 +142,79 @@ def write_traces(result: EngineResult, out: Path, scenario: Scenario) -> None:
 
 
 def write_summary(
-    out: Path, results: Sequence[EngineResult], command: str, stopped: str | None = None, complete: bool = True
+    out: Path,
+    results: Sequence[EngineResult],
+    command: str,
+    stopped: str | None = None,
+    complete: bool = True,
+    not_run: Sequence[str] = (),
 ) -> Path:
     """Write ``out/summary.json`` with every run so far (called after each run, so none is lost).
 
     ``partial`` is true while runs are still to come (``complete=False``), when the command was
     stopped (``stopped`` says why: interrupted, out of memory) or when a run hit a budget.
     ``traces`` lists the trace files of these runs: the current ones (older files are removed by
-    :func:`clear_stale_traces` when a command starts).
+    :func:`clear_stale_traces` when a command starts).  ``not_run`` lists the runs a stopped command
+    never finished (``engine/scenario/variant``).
     """
     out.mkdir(parents=True, exist_ok=True)
     path = out / "summary.json"
     partial_runs = {f"{r.engine}/{r.scenario}/{r.variant}": why for r in results if (why := partial_reason(r))}
+    runs: list[dict[str, Any]] = []
+    timing: dict[str, Any] = {}
+    for r in results:
+        run = r.to_json()
+        run["stats"], figures = _split_timing(run.get("stats", {}))
+        if figures:
+            timing[f"{r.engine}/{r.scenario}/{r.variant}"] = figures
+        for prop in run.get("properties", []):
+            if isinstance(prop, dict) and prop.get("trace"):
+                prop["trace"] = _relative(prop["trace"], out)
+        runs.append(run)
     data = {
         "keos_version": KEOS_VERSION,
         "command": command,
         "partial": bool(stopped) or not complete or bool(partial_runs),
         "stopped": stopped,
         "partial_runs": partial_runs,
-        "traces": [str(p.trace_path) for r in results for p in r.violations() if p.trace_path],
-        "runs": [r.to_json() for r in results],
+        "not_run": list(not_run),
+        "traces": [_relative(str(p.trace_path), out) for r in results for p in r.violations() if p.trace_path],
+        "runs": runs,
+        "timing": timing,
     }
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+#: Statistics that measure the machine, not the model: moved to ``summary.json``'s ``timing`` block, so two
+#: identical runs write byte-identical summaries apart from it.
+_TIMING_SUFFIXES = ("elapsed_s", "_per_s", "rss_mb", "peak_mb", "memory_mb", "cpu_s")
+
+
+def _split_timing(stats: Any) -> tuple[Any, dict[str, Any]]:
+    """``stats`` without its wall-clock and memory figures (at any depth), and those figures apart."""
+    if not isinstance(stats, dict):
+        return stats, {}
+    kept: dict[str, Any] = {}
+    figures: dict[str, Any] = {}
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            kept[key], inner = _split_timing(value)
+            if inner:
+                figures[key] = inner
+        elif isinstance(key, str) and key.endswith(_TIMING_SUFFIXES):
+            figures[key] = value
+        else:
+            kept[key] = value
+    return kept, figures
+
+
+def _relative(path: str, out: Path) -> str:
+    """``path`` relative to ``out`` when it lies under it (summary.json does not depend on where ``--out`` is)."""
+    try:
+        return Path(path).resolve().relative_to(out.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
 
 
 def clear_stale_traces(out: Path) -> list[Path]:
@@ -205,6 +256,8 @@ class CheckReport:
     strict: bool = False
     #: Why the command stopped before every run was done (``"interrupted"``, ``"out of memory"``).
     stopped: str | None = None
+    #: The runs a stopped command never finished, as ``engine/scenario/variant``.
+    not_run: list[str] = field(default_factory=list)
 
     @property
     def violated(self) -> bool:
@@ -253,7 +306,7 @@ class CheckReport:
             ]
         out += [f"partial: {r.engine} on {r.scenario} ({r.variant}) stopped early: {why}" for r, why in self.partial()]
         if self.stopped:
-            out.append(f"partial: {self.stopped}; {len(self.results)} run(s) finished")
+            out.append(f"partial: {self.stopped}; {len(self.results)} run(s) finished, {len(self.not_run)} not run")
         return out
 
     @property
@@ -370,11 +423,19 @@ def check(
         report.stopped = "out of memory (MemoryError); set --max-memory below the machine's memory"
     except KeyboardInterrupt:
         report.stopped = "interrupted"
+    except Exception as exc:
+        # A keos bug (exit 3 on the command line): the runs that finished are still written, marked partial.
         if out_dir is not None:
-            write_summary(out_dir, report.results, "check", stopped=report.stopped)
-        raise Interrupted(report) from None
-    if report.stopped and out_dir is not None:
-        write_summary(out_dir, report.results, "check", stopped=report.stopped)
+            not_run = [f"{name}/{sc.name}/{v_override or sc.variant}" for sc, name in runs[len(report.results):]]
+            write_summary(out_dir, report.results, "check", stopped=f"keos crashed ({type(exc).__name__})",
+                          not_run=not_run)
+        raise
+    if report.stopped:
+        report.not_run = [f"{name}/{sc.name}/{v_override or sc.variant}" for sc, name in runs[len(report.results):]]
+        if out_dir is not None:
+            write_summary(out_dir, report.results, "check", stopped=report.stopped, not_run=report.not_run)
+        if report.stopped == "interrupted":
+            raise Interrupted(report) from None
     return report
 
 
@@ -446,21 +507,33 @@ def mutants(
         out_dir=Path(out),
     )
     rows: list[dict[str, Any]] = []
-    for name in _engines(engine):
-        for row in _mutant_rows(name, options, on_run):
-            row["engine"] = name
-            rows.append(row)
+    try:
+        for name in _engines(engine):
+            _mutant_rows(name, options, on_run, rows)
+    except KeyboardInterrupt:
+        raise MutantsInterrupted(rows) from None
     return rows
 
 
+class MutantsInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`mutants`: the rows of the variants finished so far are in :attr:`rows`."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        super().__init__("interrupted")
+        self.rows = rows
+
+
 def _mutant_rows(
-    engine: str, options: EngineOptions, on_run: Callable[[str, str, str], None] | None
+    engine: str,
+    options: EngineOptions,
+    on_run: Callable[[str, str, str], None] | None,
+    rows: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     run, _ = ENGINES[engine]
     builtins = builtin_scenarios()
     module = importlib.import_module(run.__module__)
     covers = getattr(module, "covers", None) or getattr(module, f"{engine}_covers", None)
-    rows: list[dict[str, Any]] = []
+    rows = [] if rows is None else rows  # appended to as each variant finishes (kept on Ctrl-C)
     for v in VARIANTS.values():
         if not v.weakened:
             continue
@@ -481,6 +554,7 @@ def _mutant_rows(
         scenarios = [builtins[name] for name in v.scenarios if name in builtins]
         if covers is not None and not any(covers(s, v.name) for s in scenarios):
             row["covered"] = False
+            row["engine"] = engine
             rows.append(row)
             continue
         start = time.perf_counter()
@@ -509,6 +583,7 @@ def _mutant_rows(
                 )
                 break
         row["elapsed_s"] = round(time.perf_counter() - start, 3)
+        row["engine"] = engine
         rows.append(row)
     return rows
 

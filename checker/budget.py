@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["Budget", "rss_mb"]
+__all__ = ["Budget", "MemoryWatch", "memory_exceeded", "memory_limit", "rss_mb"]
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -50,3 +52,41 @@ class Budget:
             if used >= self.memory_mb:
                 return "memory", f"memory budget of {self.memory_mb} MiB reached ({used:.0f} MiB resident)"
         return None
+
+
+@dataclass
+class MemoryWatch:
+    """A memory budget for code that cannot take a :class:`Budget` argument deep down (the z3 engines' queries).
+
+    Set by :func:`memory_limit` for the duration of one run; :func:`memory_exceeded` is asked before each
+    solver query, and ``detail`` records the first time the budget was found spent.
+    """
+
+    memory_mb: int = 0
+    detail: str | None = None
+
+
+_WATCH: list[MemoryWatch] = []
+
+
+@contextmanager
+def memory_limit(memory_mb: int) -> Iterator[MemoryWatch]:
+    """Watch the process's resident memory against ``memory_mb`` MiB (0 = no limit) while the block runs."""
+    watch = MemoryWatch(memory_mb)
+    _WATCH.append(watch)
+    try:
+        yield watch
+    finally:
+        _WATCH.remove(watch)
+
+
+def memory_exceeded() -> bool:
+    """Whether the innermost :func:`memory_limit` is spent (recorded in its ``detail``)."""
+    if not _WATCH or not _WATCH[-1].memory_mb:
+        return False
+    watch = _WATCH[-1]
+    if watch.detail is None:
+        used = rss_mb()
+        if used >= watch.memory_mb:
+            watch.detail = f"memory budget of {watch.memory_mb} MiB reached ({used:.0f} MiB resident)"
+    return watch.detail is not None

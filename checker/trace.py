@@ -300,11 +300,13 @@ def make_trace(
 
 def load_trace(path: str | Path) -> dict[str, Any]:
     """Read and structurally validate a trace file; raises :class:`TraceError`."""
+    from keos.scenarios.input_files import MAX_TRACE_BYTES, InputFileError, read_user_file
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"{p}: cannot read trace ({exc.strerror or exc})") from None
+        text = read_user_file(p, "trace", MAX_TRACE_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise TraceError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise TraceError(f"{p}: not UTF-8 text (byte {exc.start}); a trace is a UTF-8 JSON file") from None
     try:

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,9 @@ h1 { font-size: 1.6em; margin-bottom: .2em; }
 h2 { border-bottom: 1px solid #d5d9e0; padding-bottom: .2em; margin-top: 2em; }
 h3 { margin-bottom: .3em; }
 table { border-collapse: collapse; margin: .6em 0; max-width: 100%; }
-table.summary { width: 100%; table-layout: fixed; }
+table.summary { width: 100%; table-layout: auto; }
 th, td { border: 1px solid #d5d9e0; padding: .25em .6em; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; word-break: break-word; }
+         overflow-wrap: normal; word-break: normal; hyphens: none; }
 .scroll { overflow-x: auto; max-width: 100%; }
 th { background: #f2f4f7; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -64,6 +65,7 @@ code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas,
 pre { background: #f6f8fa; border: 1px solid #d5d9e0; padding: .8em; overflow-x: auto; }
 .banner { display: inline-block; padding: .2em .8em; border-radius: 4px; font-weight: bold; }
 .pass { background: #1f883d; color: white; } .fail { background: #cf222e; color: white; }
+.partial { background: #d4a72c; color: black; }
 .verdict { font-weight: bold; white-space: nowrap; }
 .holds, .reached { color: #1a7f37; } .violated { color: #cf222e; } .permitted { color: #0550ae; }
 .untested, .unreached { background: #fff3b0; color: #5c4400; padding: 0 .3em; }
@@ -84,6 +86,15 @@ _TOP = 46
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def _ident(value: Any) -> str:
+    """An identifier (scenario, variant, invariant, path) escaped, breakable only after ``_``, ``.``, ``/``, ``-``.
+
+    Table cells never break words mid-word (``word-break: normal``); a long name may still wrap at its own
+    separators (``<wbr>``), so a narrow window (800 px) keeps every column readable.
+    """
+    return re.sub(r"([_./-])(?=.)", r"\1<wbr>", _e(value))
 
 
 def lane_svg(view: TraceView, ident: str = "t") -> str:
@@ -172,9 +183,7 @@ def _verdict_span(verdict: Verdict) -> str:
 
 def _summary(results: list[EngineResult], anchors: dict[int, str]) -> str:
     rows = [
-        '<table class="summary"><colgroup><col style="width:13%"><col style="width:10%"><col style="width:7%">'
-        '<col style="width:17%"><col style="width:7%"><col style="width:10%"><col style="width:22%">'
-        '<col style="width:14%"></colgroup>'
+        '<div class="scroll"><table class="summary">'
         "<tr><th>scenario</th><th>variant</th><th>engine</th><th>property</th><th>kind</th>"
         "<th>verdict</th><th>detail</th><th>stats</th></tr>"
     ]
@@ -187,25 +196,25 @@ def _summary(results: list[EngineResult], anchors: dict[int, str]) -> str:
             stats += f"<br>seed {_e(r.seed)}"
         n = len(r.properties)
         for i, p in enumerate(r.properties):
-            detail = _e(p.detail)
+            detail = _ident(p.detail)
             if p.trace is not None:
                 link = anchors.get(id(p.trace))
                 steps = f"{len(p.trace.actions)} steps"
                 detail += f' — <a href="#{_e(link)}">{steps}</a>' if link else f" — {steps}"
             if p.trace_path is not None:
-                detail += f"<br><code>{_e(p.trace_path)}</code>"
+                detail += f"<br><code>{_ident(p.trace_path)}</code>"
             lead = ""
             if i == 0:
                 lead = (
-                    f'<td rowspan="{n}"><b>{_e(r.scenario)}</b></td><td rowspan="{n}">{_e(r.variant)}</td>'
-                    f'<td rowspan="{n}">{_e(r.engine)}</td>'
+                    f'<td rowspan="{n}"><b>{_ident(r.scenario)}</b></td><td rowspan="{n}">{_ident(r.variant)}</td>'
+                    f'<td rowspan="{n}">{_ident(r.engine)}</td>'
                 )
             tail = f'<td rowspan="{n}" class="dim">{stats}</td>' if i == 0 else ""
             rows.append(
-                f"<tr>{lead}<td><code>{_e(p.name)}</code></td><td>{_e(p.expectation.value)}</td>"
+                f"<tr>{lead}<td><code>{_ident(p.name)}</code></td><td>{_e(p.expectation.value)}</td>"
                 f"<td>{_verdict_span(p.verdict)}</td><td>{detail}</td>{tail}</tr>"
             )
-    rows.append("</table>")
+    rows.append("</table></div>")
     return "\n".join(rows)
 
 
@@ -313,6 +322,8 @@ def write_html(
     traces: dict[str, dict[str, Any]] | None = None,
     models: dict[str, Mapping[str, Any]] | None = None,
     title: str = "keos verification report",
+    stopped: str | None = None,
+    not_run: Sequence[str] = (),
 ) -> Path:
     """Write the report; returns its path.
 
@@ -326,6 +337,8 @@ def write_html(
         models: ``Model.describe()`` per ``"scenario/variant"``; the model
             section falls back to the descriptions recorded in traces.
         title: the page title.
+        stopped: why the command ended before every run was done (interrupted, out of memory);
+            with ``not_run`` (runs never finished) or a run stopped by a budget, the badge is PARTIAL.
     """
     out_path = Path(path)
     shown: list[tuple[str, dict[str, Any], str | None]] = []
@@ -358,11 +371,19 @@ def write_html(
 
     totals = summary_totals(results)
     failed = totals[Verdict.VIOLATED.value] > 0
+    partial = [f"{r.engine} on {r.scenario} ({r.variant}): {why}" for r in results if (why := partial_reason(r))]
+    incomplete = bool(stopped or not_run or partial)
+    look, word = ("fail", "FAIL") if failed else ("partial", "PARTIAL") if incomplete else ("pass", "PASS")
+    runs = (f"{totals['runs']} of {totals['runs'] + len(not_run)} runs finished ({_e(stopped or 'stopped')})"
+            if stopped or not_run else f"{totals['runs']} runs")
+    notes = "".join(f"<br>partial: {_e(line)}" for line in partial)
+    if not_run:
+        notes += f"<br>not run: {_e(', '.join(not_run))}"
     banner = (
-        f'<span class="banner {"fail" if failed else "pass"}">{"FAIL" if failed else "PASS"}</span> '
-        f"{totals['runs']} runs — {totals['holds']} hold, {totals['violated']} violated, "
+        f'<span class="banner {look}">{word}</span> '
+        f"{runs} — {totals['holds']} hold, {totals['violated']} violated, "
         f"{totals['permitted']} permitted, {totals['untested']} untested; sometimes "
-        f"{totals['reached']}/{totals['reached'] + totals['unreached']} reached"
+        f"{totals['reached']}/{totals['reached'] + totals['unreached']} reached{notes}"
     )
     body = [
         "<!DOCTYPE html>",

@@ -122,11 +122,16 @@ def _suite(r: EngineResult) -> tuple[ET.Element, dict[str, int]]:
     return suite, counts
 
 
-def write_junit(path: str | Path, results: list[EngineResult]) -> Path:
+def write_junit(
+    path: str | Path, results: list[EngineResult], stopped: str | None = None, not_run: Sequence[str] = ()
+) -> Path:
     """Write JUnit XML for ``results``; returns the path.
 
     Failures equal the number of violated (not permitted) properties; skipped
-    the untested and unreached ones.
+    the untested and unreached ones.  A command stopped before every run was done
+    (``stopped``: interrupted, out of memory) gets a suite ``keos.incomplete`` whose test
+    cases, one per run never finished (``not_run``: ``engine/scenario/variant``), are
+    ``<skipped>`` with the reason; every suite then carries the property ``incomplete``.
     """
     root = ET.Element("testsuites", name="keos")
     totals = {"tests": 0, "failures": 0}
@@ -139,6 +144,24 @@ def write_junit(path: str | Path, results: list[EngineResult]) -> Path:
         value = r.stats.get("elapsed_s")
         if isinstance(value, int | float) and not isinstance(value, bool):
             elapsed += float(value)
+    if stopped or not_run:
+        why = stopped or "stopped"
+        for finished in root:
+            props = finished.find("properties")
+            ET.SubElement(props if props is not None else ET.SubElement(finished, "properties"), "property",
+                          name="incomplete", value=_clean(f"the command stopped: {why}"))
+        suite = ET.SubElement(root, "testsuite", name="keos.incomplete")
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="incomplete", value=_clean(f"the command stopped: {why}"))
+        for label in not_run:
+            case = ET.SubElement(suite, "testcase", classname="keos.incomplete", name=_clean(label), time="0.000")
+            ET.SubElement(case, "skipped", message=_clean(f"not run: the command stopped ({why})"))
+        ET.SubElement(suite, "system-out").text = _clean(
+            f"partial results: the command stopped ({why}); {len(results)} run(s) finished, {len(not_run)} not run")
+        for k, v in (("tests", len(not_run)), ("failures", 0), ("errors", 0), ("skipped", len(not_run))):
+            suite.set(k, str(v))
+        suite.set("time", "0.000")
+        totals["tests"] += len(not_run)
     return _write(path, root, totals, elapsed)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,17 @@ def _uri(source: str) -> str:
     return source.replace(os.sep, "/")
 
 
-def sarif_document(results: list[EngineResult], properties: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The SARIF log of ``results``; ``properties`` (name -> Property) supplies rule descriptions."""
+def sarif_document(
+    results: list[EngineResult],
+    properties: Mapping[str, Any] | None = None,
+    stopped: str | None = None,
+    not_run: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The SARIF log of ``results``; ``properties`` (name -> Property) supplies rule descriptions.
+
+    ``stopped`` / ``not_run``: the command ended before every run was done; the invocation is then
+    ``executionSuccessful: false`` with a notification naming why and the runs not executed.
+    """
     properties = properties or {}
     rule_ids = sorted({p.name for r in results for p in r.properties if p.expectation.value == "always"})
     rules = []
@@ -86,6 +95,11 @@ def sarif_document(results: list[EngineResult], properties: Mapping[str, Any] | 
         for r in results
         if (why := partial_reason(r)) is not None
     ]
+    if stopped or not_run:
+        skipped = f"; not run: {', '.join(not_run)}" if not_run else ""
+        notes.append({"level": "warning", "message": {
+            "text": f"partial results: the command stopped ({stopped or 'stopped'}); {len(results)} run(s) "
+                    f"finished{skipped}"}})
     invocation: dict[str, Any] = {"executionSuccessful": not notes}
     if notes:
         invocation["toolExecutionNotifications"] = notes
@@ -103,8 +117,15 @@ def sarif_document(results: list[EngineResult], properties: Mapping[str, Any] | 
     }
 
 
-def write_sarif(path: Path, results: list[EngineResult], properties: Mapping[str, Any] | None = None) -> Path:
+def write_sarif(
+    path: Path,
+    results: list[EngineResult],
+    properties: Mapping[str, Any] | None = None,
+    stopped: str | None = None,
+    not_run: Sequence[str] = (),
+) -> Path:
     """Write the SARIF log of ``results``; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(sarif_document(results, properties), indent=2) + "\n", encoding="utf-8")
+    doc = sarif_document(results, properties, stopped, not_run)
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return path

@@ -97,12 +97,21 @@ def _verdict_cell(r: EngineResult) -> Text:
     return cell
 
 
-def render_summary(console: Console, results: list[EngineResult], title: str = "keos — verification summary") -> None:
+def render_summary(
+    console: Console,
+    results: list[EngineResult],
+    title: str = "keos — verification summary",
+    stopped: str | None = None,
+    not_run: Sequence[str] = (),
+) -> None:
     """One row per (scenario, variant, engine): verdict of every invariant and the engine's stats.
 
-    Weakened variants (anything but ``kafka``) are shown in magenta.
+    Weakened variants (anything but ``kafka``) are shown in magenta.  ``stopped`` (why the command ended
+    before every run was done: interrupted, out of memory) and ``not_run`` (the runs never finished,
+    ``engine/scenario/variant``) make the last line PARTIAL and say so: a stopped command never reads PASS.
     """
-    table = Table(title=title, box=box.ROUNDED, show_lines=True, title_style="bold", expand=True)
+    # Stretched to a terminal's width; in a CI log (a wide, non-terminal console) at its natural width.
+    table = Table(title=title, box=box.ROUNDED, show_lines=True, title_style="bold", expand=console.is_terminal)
     table.add_column("scenario\nvariant\nengine", overflow="fold")
     table.add_column("verdict per invariant", overflow="fold", ratio=2)
     table.add_column("stats", overflow="fold", ratio=1, max_width=40)  # long reasons wrap, verdicts keep room
@@ -131,11 +140,14 @@ def render_summary(console: Console, results: list[EngineResult], title: str = "
     line = Text()
     if failed:
         line.append("FAIL", style="bold white on red")
-    elif partial:
+    elif partial or stopped or not_run:
         line.append("PARTIAL", style="bold black on yellow")
     else:
         line.append("PASS", style="bold black on green")
-    line.append(f"  {t['runs']} run{'s' if t['runs'] != 1 else ''}: ")
+    if stopped or not_run:
+        line.append(f"  {t['runs']} of {t['runs'] + len(not_run)} runs finished ({stopped or 'stopped'}): ")
+    else:
+        line.append(f"  {t['runs']} run{'s' if t['runs'] != 1 else ''}: ")
     parts = [
         (Verdict.HOLDS, t[Verdict.HOLDS.value]),
         (Verdict.VIOLATED, t[Verdict.VIOLATED.value]),
@@ -156,6 +168,9 @@ def render_summary(console: Console, results: list[EngineResult], title: str = "
     for r, why in partial:
         console.print(Text(f"  partial: {r.engine} on {r.scenario} ({r.variant}) stopped early: {why}",
                            style="yellow"), soft_wrap=True)
+    if not_run:
+        console.print(Text(f"  not run ({stopped or 'stopped'}): {', '.join(not_run)}", style="yellow"),
+                      soft_wrap=True)
 
 
 @dataclass(frozen=True)
@@ -234,7 +249,8 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
     keys are ignored; ``trace`` is read as ``trace_path``).
     """
     items = [_as_row(r) for r in rows]
-    table = Table(title="keos — mutants (weakened protocol variants)", box=box.ROUNDED, title_style="bold", expand=True)
+    table = Table(title="keos — mutants (weakened protocol variants)", box=box.ROUNDED, title_style="bold",
+                  expand=console.is_terminal)
     engines = any(m.engine for m in items)
     if engines:
         table.add_column("engine", no_wrap=True)

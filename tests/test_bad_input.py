@@ -549,3 +549,350 @@ def test_the_number_of_bad_inputs_fed() -> None:
         + len(OUTPUTS) * 3
     )
     assert kinds >= 114, kinds
+
+
+# == issue 24: a gate that never lies =============================================================
+# Every case of the issue, each with the contract's answer: budgets and interrupts end with exit 4 and
+# the partial results in every format; hostile files and contradicting flags are exit 2, one line.
+
+import os  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _summary(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    return data
+
+
+_BUDGETS = {"time": ["--time-budget", "1"], "memory": ["--max-memory", "1"], "states": ["--max-states", "40"]}
+#: bmc keeps no explicit states (one SAT query per depth), so --max-states does not apply to it.
+_ENGINE_BUDGETS = [(e, b) for e in ("explore", "hypothesis", "bmc") for b in _BUDGETS if (e, b) != ("bmc", "states")]
+
+
+@pytest.mark.parametrize(("engine", "kind"), _ENGINE_BUDGETS, ids=[f"{e}-{b}" for e, b in _ENGINE_BUDGETS])
+def test_every_engine_on_every_budget_ends_partial(
+    engine: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``--engine hypothesis --time-budget`` crashed with exit 3 (FlakyStrategyDefinition); bmc ignored
+    ``--max-memory``; hypothesis ignored ``--max-states``.  After: exit 4 with the partial result, the budget named."""
+    budget = _BUDGETS[kind]
+    code, out, err = run(["check", "--scenario", "idempotence_epoch_bump", "--engine", engine, *budget,
+                          "--out", str(tmp_path)], capsys)
+    assert code == 4, out + err
+    assert "Traceback" not in err and "internal error" not in err
+    summary = _summary(tmp_path)
+    assert summary["partial"] is True and len(summary["runs"]) == 1
+    why = summary["partial_runs"][f"{engine}/idempotence_epoch_bump/kafka"]
+    assert {"--time-budget": "time", "--max-memory": "memory", "--max-states": "state budget"}[budget[0]] in why
+    assert "PARTIAL" in out and "PASS" not in out
+
+
+def test_engine_all_keeps_what_each_engine_finished(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: exit 3 and the explicit search's partial result lost.  After: exit 4, one run per engine."""
+    code, out, err = run(["check", "--scenario", "idempotence_epoch_bump", "--engine", "all", "--time-budget", "1",
+                          "--out", str(tmp_path)], capsys)
+    assert code == 4, out + err
+    runs = _summary(tmp_path)["runs"]
+    assert sorted(r["engine"] for r in runs) == ["bmc", "explore", "hypothesis"]
+
+
+def test_a_crashing_engine_keeps_the_runs_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A keos bug in one engine of ``--engine all`` is exit 3, and the explicit search's result stays on disk."""
+    from keos.checker import engines
+
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(engines.ENGINES, "hypothesis", (broken, "broken"))
+    code, _out, err = run(["check", "--scenario", "idempotence_retry", "--engine", "all", "--out", str(tmp_path)],
+                          capsys)
+    assert code == 3 and "crash report" in err
+    summary = _summary(tmp_path)
+    assert [r["engine"] for r in summary["runs"]] == ["explore"] and summary["partial"] is True
+    assert summary["stopped"] == "keos crashed (RuntimeError)" and summary["not_run"][0].startswith("hypothesis/")
+
+
+def test_hypothesis_budget_keeps_a_found_violation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget that runs out while Hypothesis shrinks (the state budget: deterministic, unlike time on a loaded
+    machine): the violation found is reported (exit 1), no crash."""
+    code, out, err = run(["check", "--scenario", "idempotence_retry", "--engine", "hypothesis", "--variant",
+                          "no_idempotence", "--max-states", "300", "--out", str(tmp_path)], capsys)
+    assert code == 1, out + err
+    assert "violated: no_duplicate_append" in out and "Traceback" not in err
+
+
+def _interrupt_second_run(monkeypatch: pytest.MonkeyPatch, at: int = 1) -> None:
+    """Make the explore engine raise KeyboardInterrupt (Ctrl-C) on its ``at``-th run (0-based)."""
+    from keos.checker import engines
+
+    real, desc = engines.ENGINES["explore"]
+    calls = [0]
+
+    def interrupted(*a: Any, **k: Any) -> Any:
+        calls[0] += 1
+        if calls[0] > at:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setitem(engines.ENGINES, "explore", (interrupted, desc))
+
+
+@pytest.mark.parametrize("at", [0, 1], ids=["before any run", "after one run"])
+def test_an_interrupted_check_is_partial_in_every_format(
+    at: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: stdout ``PASS 12 runs`` (``PASS 0 runs``), a green HTML badge, JUnit with no skipped runs, SARIF
+    ``executionSuccessful: true``.  After: PARTIAL everywhere, the runs not executed named and skipped."""
+    _interrupt_second_run(monkeypatch, at)
+    out_dir = tmp_path / "o"
+    argv = ["check", "--scenario", "idempotence_retry", "--scenario", "acks_one_failover", "--scenario",
+            "idempotence_two_producers", "--out", str(out_dir), "--html", str(tmp_path / "r.html"),
+            "--junit", str(tmp_path / "j.xml"), "--sarif", str(tmp_path / "s.sarif")]
+    code, out, err = run(argv, capsys)
+    assert code == 4, out + err
+    assert "PASS" not in out
+    assert re.search(rf"PARTIAL\s+{at} of 3 runs finished \(interrupted\)", out), out
+    html_text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'class="banner partial">PARTIAL' in html_text and f"{at} of 3 runs finished" in html_text
+    junit = (tmp_path / "j.xml").read_text(encoding="utf-8")
+    assert junit.count("<skipped message=\"not run: the command stopped (interrupted)\"") == 3 - at
+    assert 'name="incomplete"' in junit
+    sarif = json.loads((tmp_path / "s.sarif").read_text(encoding="utf-8"))
+    invocation = sarif["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert "interrupted" in invocation["toolExecutionNotifications"][-1]["message"]["text"]
+    summary = _summary(out_dir)
+    assert summary["partial"] is True and summary["stopped"] == "interrupted"
+    assert len(summary["runs"]) == at and len(summary["not_run"]) == 3 - at
+
+
+def _keos_process(argv: list[str], tmp_path: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen([sys.executable, "-m", "keos", *argv], cwd=tmp_path, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_during_check_exits_4_with_the_finished_runs(sig: signal.Signals, tmp_path: Path) -> None:
+    """A real Ctrl-C / SIGTERM (a CI job cancelled) while the second run searches."""
+    proc = _keos_process(["check", "--scenario", "idempotence_retry", "--scenario", "txn_coordinator_faults",
+                          "--scenario", "idempotence_epoch_bump", "--out", "o"], tmp_path)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "o" / "summary.json").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 4, out + err
+    assert "Traceback" not in err and "PASS" not in out
+    summary = _summary(tmp_path / "o")
+    assert summary["partial"] is True and summary["not_run"]
+
+
+@pytest.mark.spark
+def test_ctrl_c_during_a_spark_explore_exits_4_without_py4j_tracebacks(tmp_path: Path) -> None:
+    """Before: Ctrl-C hung (pyspark's own SIGINT handler calls the JVM on the busy py4j connection) and printed
+    py4j tracebacks.  After: exit 4 at once; py4j's report goes to keos.log."""
+    proc = _keos_process(["explore", "--scenario", "idempotence_epoch_bump", "--engine", "spark", "--master",
+                          "local[1]", "--out", "o"], tmp_path)
+    time.sleep(25)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 4, out + err
+    assert "Traceback" not in err and "py4j" not in err.split("third-party log:")[0], err
+
+
+def test_budgets_hold_during_set_up_and_the_first_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: ``producers = 5000`` ran 61 s past a 5 s budget.  After: the largest topology allowed (16
+    producers, each state thousands of successors) stops within its budget: the budget is checked between
+    transitions, not only between states."""
+    big = tmp_path / "big.toml"
+    big.write_text(TINY.replace('name = "tiny"', 'name = "big"') .replace("[topology]", "[topology]\nproducers = 16"))
+    code, out, err = run(["check", "--scenario", str(big), "--time-budget", "1", "--out", str(tmp_path / "o")],
+                         capsys)
+    assert code == 4, out + err
+    (run_,) = _summary(tmp_path / "o")["runs"]
+    elapsed = _summary(tmp_path / "o")["timing"]["explore/big/kafka"]["elapsed_s"]
+    assert run_["stats"]["limit_reached"] == "time" and elapsed < 15
+
+
+@pytest.mark.parametrize("value", ["5000", "1e23", "100000000000000000000000", "17"])
+def test_topology_sizes_have_upper_bounds(value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: ``producers = 1e23`` hung silently.  After: exit 2, one line saying why."""
+    big = tmp_path / "big.toml"
+    big.write_text(TINY.replace("[topology]", f"[topology]\nproducers = {value}"))
+    line = assert_bad_input(["check", "--scenario", str(big)], capsys)
+    assert "producers" in line and ("above" in line or "integer" in line)
+
+
+def test_scenario_ints_are_32_bit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "s.toml"
+    doc.write_text(TINY + "[bounds]\nmax_states = 100000000000000000000\n")
+    assert "above 2147483647" in assert_bad_input(["check", "--scenario", str(doc)], capsys)
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "dir"])
+@pytest.mark.parametrize("command", [["replay"], ["export-itf", "--output", "x.json"], ["conform", "--history"],
+                                     ["check", "--scenario"]])
+def test_input_files_must_be_regular_files(
+    target: str, command: list[str], fifo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``keos replay /dev/zero`` read forever, deaf to Ctrl-C.  After: exit 2 at once, one line."""
+    path = {"/dev/zero": "/dev/zero", "fifo": str(fifo), "dir": str(tmp_path)}[target]
+    argv = [command[0], path, *command[1:]] if command[0] in ("replay", "export-itf") else [*command, path]
+    line = assert_bad_input(argv, capsys)
+    assert "regular file" in line or "directory" in line
+
+
+def test_input_files_have_a_size_bound(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate((1 << 20) + 1)  # sparse: a scenario file over 1 MiB
+    assert "bytes" in assert_bad_input(["check", "--scenario", str(big)], capsys)
+
+
+@pytest.mark.parametrize(("argv", "flags"), [
+    (["check", "--variant", "no_idempotence", "--variant", "kafka"], ("--variant no_idempotence", "--variant kafka")),
+    (["check", "--out", "a", "--out", "b"], ("--out a", "--out b")),
+    (["conform", "--target", "tansu", "--bootstrap-servers", "127.0.0.1:1"], ("--target tansu", "--bootstrap-servers")),
+    (["sweep", "--local-python", "--master", "local[2]"], ("--local-python", "--master")),
+    (["replay", "{trace}", "--mermaid", "--json"], ("--mermaid", "--json")),
+    (["export-itf", "{trace}", "-o", "a.json", "--itf", "b.json"], ("-o", "--itf")),
+], ids=["variant twice", "out twice", "target+bootstrap", "local-python+master", "mermaid+json", "output aliases"])
+def test_conflicting_or_repeated_flags_name_both(
+    argv: list[str], flags: tuple[str, str], workspace: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: resolved silently (the last --variant kept, --target won over --bootstrap-servers, ...)."""
+    line = assert_bad_input([a.replace("{trace}", str(workspace["trace"])) for a in argv], capsys)
+    assert all(flag in line for flag in flags), line
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_librdkafka_logs_go_to_the_log_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: an unreachable --bootstrap-servers printed 115 librdkafka lines.  After: the error and one
+    summary line; the lines are in OUT/keos.log."""
+    pytest.importorskip("confluent_kafka")  # the conformance extra, installed by scripts/setup.sh
+    code, _out, err = run(["conform", "--bootstrap-servers", f"127.0.0.1:{_free_port()}", "--out", str(tmp_path)],
+                          capsys)
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[0].startswith("keos: error: cannot reach") and len(lines) == 2, err
+    assert lines[1].startswith("keos: third-party log:") and "librdkafka" in lines[1]
+    assert "Connect to" in (tmp_path / "keos.log").read_text(encoding="utf-8")
+
+
+def _no_cut(text: str) -> None:
+    assert "…" not in text, text[:2000]
+    assert max(len(line) for line in text.splitlines()) > 80
+
+
+def test_wide_tables_are_not_cut_in_ci_logs(tmp_path: Path) -> None:
+    """Before: in a non-terminal the tables of sweep, assignors and mutants were cut at 80 columns."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("COLUMNS", None)
+    for argv in (["assignors", "--cases", "2", "--no-z3"],
+                 ["sweep", "--local-python", "--runs", "1", "--scenario", "idempotence_retry", "--scenario",
+                  "connect_duplicate_task_instances", "--out", str(tmp_path / "sw")]):
+        proc = subprocess.run([sys.executable, "-m", "keos", *argv], capture_output=True, text=True, env=env,
+                              timeout=300, check=False)
+        assert proc.returncode in (0, 1), proc.stderr
+        _no_cut(proc.stdout)
+
+
+def test_mutants_table_is_not_cut_in_ci_logs() -> None:
+    import io
+
+    from rich.console import Console
+
+    from keos.checker.cli.main import CI_WIDTH
+    from keos.reports.terminal import render_mutants
+
+    row = {"variant": "tombstone_to_connector_topic_first", "engine": "explore", "covered": True, "caught": True,
+           "invariant": "exactly_once_source_delivery", "scenario": "connect_offset_tombstones", "steps": 9,
+           "elapsed_s": 1.0, "bug": "KAFKA-15018"}
+    buf = io.StringIO()
+    render_mutants(Console(file=buf, width=CI_WIDTH), [row])
+    _no_cut(buf.getvalue())
+    assert "connect_offset_tombstones" in buf.getvalue()
+
+
+def test_progress_goes_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["check", "--scenario", "idempotence_retry", "--out", str(tmp_path)], capsys)
+    assert code == 0
+    assert "variant=kafka" in err and "variant=kafka" not in out
+
+
+def test_summary_json_is_identical_between_identical_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: timings and absolute paths were mixed into summary.json.  After: byte-identical but for
+    one ``timing`` block, trace paths relative to --out (here one --out relative, one absolute)."""
+    texts = []
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        for out in ("rel", str(tmp_path / "abs")):
+            assert main(["check", "--scenario", "idempotence_retry", "--variant", "no_idempotence", "--out", out]) == 1
+            data = json.loads((tmp_path / Path(out).name / "summary.json").read_text(encoding="utf-8"))
+            assert data.pop("timing")
+            assert data["traces"] and not any(t.startswith(("/", out)) for t in data["traces"])
+            texts.append(json.dumps(data, indent=2))
+    finally:
+        os.chdir(cwd)
+    capsys.readouterr()
+    assert texts[0] == texts[1]
+
+
+def test_itf_carries_var_types(workspace: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: no ``#meta.varTypes``, so Apalache could not read the trace back (ADR-015)."""
+    out = tmp_path / "t.itf.json"
+    assert main(["export-itf", str(workspace["trace"]), "--output", str(out)]) == 0
+    capsys.readouterr()
+    itf = json.loads(out.read_text(encoding="utf-8"))
+    types = itf["#meta"]["varTypes"]
+    assert set(types) == set(itf["vars"]) and types["action_taken"] == "Str"
+    assert re.fullmatch(r"Seq\(\{ kind: Str, .*\}\)", types["producers"]), types["producers"]
+    assert all("@" not in t for t in types.values())  # record fields are TLA+ identifiers
+
+
+def test_html_never_breaks_identifiers_mid_word(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--scenario", "idempotence_retry", "--out", str(tmp_path / "o"),
+                 "--html", str(tmp_path / "r.html")]) == 0
+    capsys.readouterr()
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "overflow-wrap: anywhere" not in text and "break-all" not in text
+    assert "idempotence_<wbr>retry" in text and "no_<wbr>duplicate_<wbr>append" in text
+
+
+def test_an_interrupted_mutants_run_keeps_the_finished_variants(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: Ctrl-C during ``keos mutants`` lost every row (mutants.json was written at the end)."""
+    from keos.model.variants import VARIANTS
+
+    _interrupt_second_run(monkeypatch, at=2)
+    code, out, err = run(["mutants", "--out", str(tmp_path)], capsys)
+    assert code == 4, out + err
+    rows = json.loads((tmp_path / "mutants.json").read_text(encoding="utf-8"))
+    assert 1 <= len(rows) < sum(v.weakened for v in VARIANTS.values()) and all(r["caught"] for r in rows)
+    assert "PARTIAL: interrupted" in out

@@ -154,7 +154,7 @@ def test_symbolic_step_equals_python_step(scenario: str, variant: str) -> None:
 
 def test_step_cross_check_covered_every_action_kind() -> None:
     """Runs after the cross-check cases: every template kind of the alphabet was compared at least once."""
-    if not SEEN_KINDS:  # run on its own: do the cross-checks it summarises
+    if not SEEN_KINDS:  # run on its own (or every case ran in another pytest-xdist worker): do the cross-checks
         for scenario in TXN_SCENARIOS:
             for variant in TXN_VARIANTS:
                 cross_check(scenario, variant, 3, seed=TXN_VARIANTS.index(variant))

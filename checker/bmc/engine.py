@@ -73,6 +73,7 @@ from keos.checker.bmc.encoding import ERROR_CODES, INVARIANTS, Encoding
 from keos.checker.bmc.encoding import covers as model_covers
 from keos.checker.bmc.por import por_constraints
 from keos.checker.bmc.witness import LEAP_STRIDE, ask_events, ask_violations, harvest_leap, leap_search
+from keos.checker.budget import memory_exceeded, memory_limit
 from keos.checker.engines import EngineOptions, register
 from keos.checker.results import EngineResult, PropertyResult, Verdict, judge
 from keos.checker.trace import Trace
@@ -267,6 +268,8 @@ def bmc(
     spent = [0, 0]
 
     def solve(goal: Any, reduced: bool = True, rlimit: int = 0) -> tuple[z3.CheckSatResult, Any]:
+        if memory_exceeded():  # the run's --max-memory: answered as a query that ran out of time
+            return z3.unknown, None
         solver = qf_bv_solver()
         if deadline is not None:
             solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
@@ -371,16 +374,9 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
             complete=False,
         )
     assert isinstance(model, KafkaSystem)
-    out = bmc(
-        model,
-        scenario.name,
-        variant,
-        depth,
-        options.time_budget_s,
-        scenario.permitted,
-        stop_on_first=options.stop_on_first,
-        leap_from=LEAP_FROM,
-    )
+    with memory_limit(options.max_memory_mb) as watch:
+        out = bmc(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
+                  stop_on_first=options.stop_on_first, leap_from=LEAP_FROM)
     props = list(model.properties())
     results = judge(props, out.traces, out.reached, scenario.permitted, liveness_detail=NOT_COVERED_LIVENESS)
     for r in results:
@@ -406,6 +402,8 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
     }
     if out.complete_at is not None:
         stats["complete_at"] = out.complete_at
+    if watch.detail is not None:
+        stats["limit_reached"], stats["limit_detail"] = "memory", watch.detail
     if proof is not None:
         stats["k_induction"] = proof
     return EngineResult(

@@ -72,6 +72,7 @@ import z3
 from keos.checker.bmc.txn_encoding import TXN_INVARIANTS, TxnEncoding
 from keos.checker.bmc.txn_encoding import covers as model_covers
 from keos.checker.bmc.witness import LEAP_STRIDE, ask_events, ask_violations, harvest_leap, leap_search
+from keos.checker.budget import memory_exceeded, memory_limit
 from keos.checker.results import EngineResult, PropertyResult, Verdict, judge
 from keos.checker.trace import Trace
 from keos.model.coordinator.transaction.transaction_state import (
@@ -226,6 +227,8 @@ def _bmc_once(
 
     def solve(goal: Any, reduced: bool = True) -> tuple[z3.CheckSatResult, Any]:
         nonlocal added, queries
+        if memory_exceeded():  # the run's --max-memory: answered as a query that ran out of time
+            return z3.unknown, None
         solver = inc if inc is not None else z3.SolverFor("QF_BV")
         if deadline is not None:
             solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
@@ -346,24 +349,12 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
             complete=False,
         )
     depth = options.max_depth or DEFAULT_TXN_DEPTH
-    out = bmc_txn(
-        model,
-        scenario.name,
-        variant,
-        depth,
-        options.time_budget_s,
-        scenario.permitted,
-        stop_on_first=options.stop_on_first,
-        leap_from=TXN_LEAP_FROM,
-    )
-    results = judge(
-        props,
-        out.traces,
-        out.reached,
-        scenario.permitted,
-        liveness_detail=f"{NOT_COVERED}: eventually (liveness) properties are not encoded "
-        "(no stuck-state or fair-lasso query); use --engine explore",
-    )
+    with memory_limit(options.max_memory_mb) as watch:
+        out = bmc_txn(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,
+                      stop_on_first=options.stop_on_first, leap_from=TXN_LEAP_FROM)
+    results = judge(props, out.traces, out.reached, scenario.permitted,
+                    liveness_detail=f"{NOT_COVERED}: eventually (liveness) properties are not encoded "
+                    "(no stuck-state or fair-lasso query); use --engine explore")
     by_name = {p.name: p for p in props}
     for r in results:
         prop = by_name[r.name]
@@ -398,9 +389,10 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
         "capacity_exceeded_at": out.capacity_exceeded_at,
         "k_induction": prove_coordinator_table(model.tv, model.flags.timeout_abort_bumps_epoch),
     }
-    return EngineResult(
-        engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats, complete=False
-    )
+    if watch.detail is not None:
+        stats["limit_reached"], stats["limit_detail"] = "memory", watch.detail
+    return EngineResult(engine="bmc", scenario=scenario.name, variant=variant, properties=results, stats=stats,
+                        complete=False)
 
 
 # -- k-induction over the coordinator table ---------------------------------------------------------------

@@ -87,6 +87,9 @@ def cmd_conform(args: argparse.Namespace) -> int:
     from keos.checker.results import Verdict
     from keos.model.interface import ModelError
 
+    if args.bootstrap_servers and args.target not in (None, "bootstrap"):
+        return _fail(f"--target {args.target} and --bootstrap-servers cannot be combined: --target starts a broker "
+                     "keos controls, --bootstrap-servers names your own cluster; give one")
     target = args.target or ("bootstrap" if args.bootstrap_servers else "librdkafka-mock")
     if args.history and (args.target or args.bootstrap_servers):
         return _fail("--history checks a recorded history; it takes no --target or --bootstrap-servers")

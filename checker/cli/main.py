@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import sys
 import time
@@ -58,7 +59,7 @@ from typing import Any, NoReturn
 
 from rich.console import Console
 
-from keos.checker import api
+from keos.checker import api, logs
 from keos.checker.api import EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT, EXIT_OK, EXIT_PARTIAL, EXIT_VIOLATION
 from keos.checker.cli import guard
 from keos.checker.cli.guard import budget_seconds, non_negative_int, positive_int
@@ -70,6 +71,7 @@ from keos.checker.trace import KEOS_VERSION, TraceError
 from keos.model.interface import Expectation, ModelError
 from keos.model.variants import VARIANTS
 from keos.scenarios import Scenario, build_model, builtin_scenarios, resolve_scenario, scenario_set
+from keos.scenarios.input_files import MAX_TRACE_BYTES, InputFileError, read_user_file
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_ENGINE_DISAGREEMENT", "EXIT_OK", "EXIT_PARTIAL", "EXIT_VIOLATION", "main"]
 
@@ -85,19 +87,80 @@ EXIT_CODES = """exit codes:
 #: the time budget cannot stop it (issue 15: --max-depth 100000 ran for minutes and took 7.5 GB).
 MAX_BMC_DEPTH = 1000
 
-#: Width of human output when stdout/stderr is not a terminal (CI logs): wide enough not to cut names.
-CI_WIDTH = 200
+#: Width of human output when stdout/stderr is not a terminal (CI logs): wide enough that no table is cut or
+#: ellipsised (rich lays a table out at its natural width when it fits; on 80 columns the tables of sweep,
+#: assignors and mutants cut scenario and variant names, issue 24).
+CI_WIDTH = 1000
 
 
 class UsageError(Exception):
     """Bad command-line input: one line, exit 2."""
 
 
+#: Attribute of the parsed namespace that records which flags were given (removed before commands see it).
+_GIVEN = "_keos_given_flags"
+
+#: Flags that contradict each other: both given is bad input naming both (issue 24), with why.
+CONFLICTING_FLAGS = (
+    ("--mermaid", "--json", "both write stdout (the diagram, the verdict as JSON); give one, or --itf for a file"),
+    ("--local-python", "--master", "--local-python runs without Spark, --master names the Spark cluster to use"),
+)
+
+
+def _given(namespace: argparse.Namespace, action: argparse.Action, option_string: str | None, value: Any) -> None:
+    """Record a flag given on the command line; the same option twice is bad input naming both values."""
+    given: dict[str, str] = namespace.__dict__.setdefault(_GIVEN, {})
+    if option_string is None:
+        return
+    if action.dest in given and isinstance(action, argparse._StoreAction):
+        before = getattr(namespace, action.dest, None)
+        raise UsageError(f"{given[action.dest]} {before} and {option_string} {value} both given: "
+                         f"{action.dest.replace('_', '-')} takes one value (run keos once per value)")
+    for flag in action.option_strings:
+        given[flag] = option_string
+    given[action.dest] = option_string
+
+
+class _StoreOnce(argparse._StoreAction):
+    """``store``, but a repeated option is an error instead of silently keeping the last value."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        _given(namespace, self, option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _StoreTrueSeen(argparse._StoreTrueAction):
+    """``store_true`` that records it was given (for :data:`CONFLICTING_FLAGS`)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        _given(namespace, self, option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error and exit code 2."""
+    """argparse with a one-line error and exit code 2; a repeated single-value flag is an error too."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        if args and str(args[0]).startswith("-"):
+            action = kwargs.get("action")
+            if action in (None, "store"):
+                kwargs["action"] = _StoreOnce
+            elif action == "store_true":
+                kwargs["action"] = _StoreTrueSeen
+        return super().add_argument(*args, **kwargs)
+
+
+def _conflicts(args: argparse.Namespace) -> None:
+    """Refuse flags that contradict each other (:data:`CONFLICTING_FLAGS`), naming both."""
+    given: dict[str, str] = vars(args).pop(_GIVEN, {})
+    for a, b, why in CONFLICTING_FLAGS:
+        if a in given and b in given:
+            raise UsageError(f"{given[a]} and {given[b]} cannot be combined: {why}")
 
 
 def _scenarios(refs: Sequence[str] | None) -> list[Scenario]:
@@ -129,8 +192,6 @@ def _console(json_mode: bool) -> Console:
     """
     console = Console(stderr=json_mode, highlight=False)
     if not console.is_terminal:
-        import os
-
         columns = os.environ.get("COLUMNS", "")
         console = Console(stderr=json_mode, highlight=False, width=int(columns) if columns.isdigit() else CI_WIDTH)
     return console
@@ -143,7 +204,7 @@ PROGRESS_EVERY_S = 5.0
 def _progress_reporter(console: Console) -> Any:
     """Progress lines for long runs: one a second on a terminal, one every few seconds to stderr in CI."""
     last = [time.monotonic()]
-    err = Console(stderr=True, highlight=False, width=CI_WIDTH)
+    err = _console(True)  # progress goes to stderr, so stdout carries only results (README: "Commands")
 
     def report(engine: str, data: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -155,18 +216,19 @@ def _progress_reporter(console: Console) -> Any:
             f"  {engine}: {data.get('states', 0):,} states, {data.get('transitions', 0):,} transitions, "
             f"depth {data.get('depth', 0)}"
         )
-        if console.is_terminal:
-            console.print(f"[dim]{line}[/dim]")
-        else:
-            err.print(line, soft_wrap=True)
+        err.print(f"[dim]{line}[/dim]" if err.is_terminal else line, soft_wrap=True)
 
     return report
 
 
-def _render_reports(args: argparse.Namespace, results: list[EngineResult], console: Console) -> None:
+def _render_reports(
+    args: argparse.Namespace, results: list[EngineResult], console: Console, report: api.CheckReport | None = None
+) -> None:
     from keos.reports.terminal import render_summary
 
-    render_summary(console, results)
+    # A stopped command (Ctrl-C, out of memory) is partial in every format, never a PASS.
+    stop: dict[str, Any] = {"stopped": report.stopped, "not_run": report.not_run} if report is not None else {}
+    render_summary(console, results, **stop)
     if getattr(args, "html", None):
         from keos.reports.html import write_html
 
@@ -176,16 +238,16 @@ def _render_reports(args: argparse.Namespace, results: list[EngineResult], conso
             for p in r.violations()
             if p.trace_path and p.trace_path.is_file()
         }
-        console.print(f"HTML report: {write_html(Path(args.html), results, traces)}")
+        console.print(f"HTML report: {write_html(Path(args.html), results, traces, **stop)}")
     if getattr(args, "junit", None):
         from keos.reports.junit import write_junit
 
-        console.print(f"JUnit report: {write_junit(Path(args.junit), results)}")
+        console.print(f"JUnit report: {write_junit(Path(args.junit), results, **stop)}")
     if getattr(args, "sarif", None):
         from keos.reports.sarif import write_sarif
 
         props = {p.name: p for sc in _scenarios(args.scenario) for p in build_model(sc).properties()}
-        console.print(f"SARIF report: {write_sarif(Path(args.sarif), results, props)}")
+        console.print(f"SARIF report: {write_sarif(Path(args.sarif), results, props, **stop)}")
 
 
 def _explain_exit(console: Console, report: api.CheckReport) -> None:
@@ -352,7 +414,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             strict=args.strict,
             out=Path(args.out),
             progress=_progress_reporter(console),
-            on_run=lambda sc, engine, v: console.print(f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
+            on_run=lambda sc, engine, v: _console(True).print(
+                f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
             **_search_args(args),
         )
     except api.Interrupted as stop:
@@ -366,12 +429,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             "partial": report.exit_code == EXIT_PARTIAL,
             "exit_code": report.exit_code,
             "reasons": report.reasons(),
+            "stopped": report.stopped,
+            "not_run": report.not_run,
             "runs": [r.to_json() for r in results],
         }
         if args.set:
             summary.update({"set": args.set, "elapsed_s": round(elapsed, 2)})
         print(json.dumps(summary, indent=2))
-    _render_reports(args, results, console)
+    _render_reports(args, results, console, report)
     if args.set and not args.json:
         console.print(f"set {args.set}: {len(results)} run(s) checked in {elapsed:.1f} s")
     if args.strict:
@@ -397,16 +462,20 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     _engines(args.engine)
     console = _console(args.json)
     out = Path(args.out)
-    all_rows = api.mutants(
-        args.engine,
-        seed=args.seed,
-        examples=args.examples,
-        max_depth=args.max_depth,
-        time_budget_s=args.time_budget,
-        max_memory_mb=args.max_memory,
-        out=out,
-        on_run=lambda engine, v, sc: console.print(f"[bold]{engine}[/bold] mutant {v} on {sc}"),
-    )
+    interrupted = False
+    try:
+        all_rows = api.mutants(
+            args.engine,
+            seed=args.seed,
+            examples=args.examples,
+            max_depth=args.max_depth,
+            time_budget_s=args.time_budget,
+            max_memory_mb=args.max_memory,
+            out=out,
+            on_run=lambda engine, v, sc: _console(True).print(f"[bold]{engine}[/bold] mutant {v} on {sc}"),
+        )
+    except api.MutantsInterrupted as stop:  # Ctrl-C: the variants finished so far are reported, exit 4
+        all_rows, interrupted = stop.rows, True
     out.mkdir(parents=True, exist_ok=True)
     (out / "mutants.json").write_text(json.dumps(all_rows, indent=2) + "\n", encoding="utf-8")
     if args.json:
@@ -423,6 +492,10 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     for r in missed:
         why = "its time budget ran out first" if r.get("timed_out") else "no invariant caught it"
         console.print(f"[red]not caught: {r['variant']} ({r['engine']}): {why}[/red]", soft_wrap=True)
+    if interrupted:
+        console.print(f"[yellow]PARTIAL: interrupted after {len(all_rows)} variant(s); mutants.json holds them "
+                      "(exit 4)[/yellow]")
+        return EXIT_VIOLATION if len(timed_out) < len(missed) else EXIT_PARTIAL
     if missed and len(timed_out) == len(missed):
         return EXIT_PARTIAL
     return EXIT_VIOLATION if missed else EXIT_OK
@@ -686,9 +759,9 @@ def _circuit_settings(args: argparse.Namespace) -> None:
     """Fill ``import-witness`` settings not given on the command line from ``--circuit``'s recorded ones."""
     if args.circuit is not None:
         try:
-            data = Path(args.circuit).read_bytes()
-        except OSError as exc:
-            raise UsageError(f"cannot read {args.circuit}: {exc.strerror}") from None
+            data = read_user_file(args.circuit, "circuit", MAX_TRACE_BYTES)
+        except InputFileError as exc:
+            raise UsageError(str(exc)) from None
         at = data.rfind(f"\n{EXPORT_TAG} ".encode())
         try:
             line = data[at + len(EXPORT_TAG) + 2 :].split(b"\n", 1)[0]
@@ -793,9 +866,9 @@ def cmd_import_witness(args: argparse.Namespace) -> int:
     _circuit_settings(args)
     scenario, variant, model, enc, invariants = _fixed_encoding(args)
     try:
-        text = Path(args.witness).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.witness}: {exc.strerror}") from None
+        text = read_user_file(args.witness, "witness", MAX_TRACE_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise UsageError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{args.witness}: not an ASCII AIGER witness (byte {exc.start})") from None
     try:
@@ -985,6 +1058,9 @@ def _parser() -> _Parser:
         + EXIT_CODES,
     )
     p.add_argument("--version", action="version", version=f"keos {KEOS_VERSION}")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also show third-party logs (librdkafka, py4j, Spark) on stderr; they always go to "
+                        "OUT/keos.log, summarised in one line (the flag may be given anywhere on the line)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     s = _command(sub, "list", "components, invariants, scenarios, variants", "  keos list\n  keos list --json")
@@ -1232,20 +1308,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv_given = argv is not None
     argv = list(sys.argv[1:] if argv is None else argv)
     stdout = sys.stdout
+    # Every rich Console (the sweep's, the assignors', conform's too) reads COLUMNS when it is created: not on
+    # a terminal and unset, make it wide, so a CI log gets whole tables instead of ones cut at 80 columns.
+    columns = os.environ.get("COLUMNS")
+    if columns is None and not stdout.isatty():
+        os.environ["COLUMNS"] = str(CI_WIDTH)
     sys.stdout = guard.PipeSafeStream(stdout)
     restore_sigterm = guard.sigterm_as_interrupt()
     args: argparse.Namespace | None = None
     try:
         parser = _parser()
-        args = parser.parse_args(argv)
+        verbose = any(a in ("--verbose", "-v") for a in argv)
+        args = parser.parse_args([a for a in argv if a not in ("--verbose", "-v")])
         if args.command is None:
             raise UsageError("a command is required: list, check, mutants, explore, replay, ... (keos --help)")
+        _conflicts(args)
         _check_outputs(args)
         if getattr(args, "kernel", "interpreted") == "compiled":  # re-run on the compiled model (checker/kernel.py)
             rerun = importlib.import_module("keos.checker.kernel").run_compiled(argv, replace_process=not argv_given)
             if rerun is not None:
                 return int(rerun)
-        code: int = args.func(args)
+        out = getattr(args, "out", None)
+        with logs.capture(Path(out) / "keos.log" if isinstance(out, str) else None, verbose):
+            try:
+                code: int = args.func(args)
+            finally:
+                if (line := logs.summary()) is not None and not verbose:
+                    print(f"keos: {line}", file=sys.stderr)
         return code
     except (UsageError, ModelError, TraceError) as exc:
         print(f"keos: error: {_one_line(exc)}", file=sys.stderr)
@@ -1271,6 +1360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _crash(argv, args, exc)
     finally:
         restore_sigterm()
+        if columns is None:
+            os.environ.pop("COLUMNS", None)
         safe = sys.stdout
         try:
             safe.flush()

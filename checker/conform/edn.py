@@ -318,10 +318,14 @@ def history_from_edn(text: str) -> History:
 
 def read_history(path: str | Path) -> History:
     """Read ``history.edn`` from a file."""
+    from keos.scenarios.input_files import MAX_HISTORY_BYTES, InputFileError, read_user_file
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise EdnError(f"cannot read {path}: {exc.strerror or exc}") from None
+        text = read_user_file(path, "history", MAX_HISTORY_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise EdnError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise EdnError(f"{path} is not UTF-8 text (byte {exc.start})") from None
     return history_from_edn(text)
 
 

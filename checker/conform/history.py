@@ -318,10 +318,14 @@ def history_from_json(doc: Any) -> History:
 
 def load_json(path: str | Path) -> History:
     """Read a history file; :class:`HistoryError` (with the reason) when it is not one."""
+    from keos.scenarios.input_files import MAX_HISTORY_BYTES, InputFileError, read_user_file
+
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise HistoryError(f"cannot read {path}: {exc.strerror or exc}") from None
+        doc = json.loads(read_user_file(path, "history", MAX_HISTORY_BYTES).decode("utf-8"))
+    except InputFileError as exc:
+        raise HistoryError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise HistoryError(f"{path} is not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise HistoryError(f"{path} is not JSON: {exc.msg} at line {exc.lineno}") from None
     return history_from_json(doc)

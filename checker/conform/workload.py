@@ -53,6 +53,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from keos.checker.logs import client_logger
+
 from .client_view import parse_pid, parse_state_change
 from .error_classes import client_class, kafka_name
 from .history import History, Op, Recorder
@@ -734,7 +736,9 @@ class Workload:
         from confluent_kafka import IsolationLevel, TopicPartition
         from confluent_kafka.admin import AdminClient, OffsetSpec
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap, **self.client_overrides})
+        conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap, "logger": client_logger("admin"),
+                                **self.client_overrides}
+        admin = AdminClient(conf)
         unknown = any(op.f == "txn" and op.type == "info" for op in self.rec.history().ops)
         grace = self.cfg.lso_grace_s + (self.cfg.transaction_timeout_ms / 1000 if unknown else 0.0)
         deadline = time.monotonic() + grace

@@ -119,6 +119,8 @@ def explore(
     max_depth_seen = 0
     complete = True
     budget = Budget(options.time_budget_s, options.max_memory_mb)
+    budgeted = bool(options.time_budget_s or options.max_memory_mb)
+    next_check = 512
     limit: tuple[str, str] | None = None
 
     def check(state: Any, sid: int) -> bool:
@@ -167,7 +169,7 @@ def explore(
         child_key = states.child_key
         unreached_events = [p for p in event_sometimes if p.name not in reached]
         while frontier:
-            if expanded % 256 == 0 and (options.time_budget_s or options.max_memory_mb):
+            if expanded % 256 == 0 and budgeted:
                 limit = budget.exceeded()
                 if limit is not None:
                     complete = False
@@ -208,6 +210,14 @@ def explore(
                     complete = False
                     break
                 transitions += 1
+                if budgeted and transitions >= next_check:
+                    # Also between transitions: one state of a large topology has thousands of successors.
+                    next_check = transitions + 512
+                    limit = budget.exceeded()
+                    if limit is not None:
+                        frontier.clear()
+                        complete = False
+                        break
                 nxt, step_events = step
                 if step_events:
                     if type(step_events) is not tuple:  # a model may return a list

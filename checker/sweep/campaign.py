@@ -46,6 +46,7 @@ Verdicts and exit codes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -400,9 +401,41 @@ def spark_session(master: str = DEFAULT_MASTER) -> Any:
     )
     if master.startswith("local") or any(h in master for h in ("//127.0.0.1:", "//localhost:")):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-    spark = builder.getOrCreate()
+    import signal
+    import threading
+
+    keos_handler = signal.getsignal(signal.SIGINT)
+    try:
+        spark = builder.getOrCreate()
+    except BaseException:
+        # Ctrl-C (or a failure) while the JVM starts: pyspark has not handed us its process yet, and the JVM,
+        # which ignores SIGINT, would outlive keos holding its stdout and stderr.
+        _stop_child_jvms()
+        raise
+    # SparkContext installs its own SIGINT handler, which calls the JVM (cancelAllJobs) over the py4j
+    # connection the main thread is blocked on: Ctrl-C then hung, and printed py4j tracebacks.  keos's own
+    # handling (KeyboardInterrupt, partial results, exit 4) is put back; the JVM ends with the process.
+    if threading.current_thread() is threading.main_thread() and keos_handler is not None:
+        signal.signal(signal.SIGINT, keos_handler)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _stop_child_jvms() -> None:
+    """Terminate this process's child JVMs (Linux ``/proc``; elsewhere nothing is done)."""
+    import signal
+
+    me = str(os.getpid())
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+            parent = stat.rsplit(")", 1)[1].split()[1]
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if parent == me and b"java" in cmdline.split(b"\0", 1)[0]:
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGTERM)
 
 
 _CONNECT_SESSIONS: dict[str, Any] = {}

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from keos.checker.logs import client_logger
+
 from ..workload import NoFaults
 from . import TargetInfo, TargetUnavailable
 
@@ -33,10 +35,12 @@ class BootstrapTarget:
         self.replication_factor = replication_factor
         self.client_overrides: dict[str, Any] = {}
         self.faults = NoFaults()
-        admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+        conf: dict[str, Any] = {"bootstrap.servers": bootstrap_servers, "logger": client_logger("admin")}
+        admin = AdminClient(conf)
         try:
             md = admin.list_topics(timeout=timeout_s)
         except Exception as exc:
+            admin.poll(0)  # delivers librdkafka's queued log lines to the logger (keos.log)
             raise TargetUnavailable(f"cannot reach {bootstrap_servers}: {exc}") from None
         self.info = TargetInfo(
             "bootstrap",
@@ -48,7 +52,8 @@ class BootstrapTarget:
     def create_topic(self, topic: str, partitions: int) -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers, "logger": client_logger("admin")}
+        admin = AdminClient(conf)
         futs = admin.create_topics([NewTopic(topic, partitions, self.replication_factor)], request_timeout=15)
         for fut in futs.values():
             fut.result(20)

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from keos.checker.logs import client_logger
+
 from ..nemesis import ProxyNemesis
 from ..proxy import Proxy
 from ..workload import Faults
@@ -152,7 +154,8 @@ class TansuTarget:
     def create_topic(self, topic: str, partitions: int) -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers, "logger": client_logger("admin")}
+        admin = AdminClient(conf)
         futs = admin.create_topics([NewTopic(topic, partitions, 1)], request_timeout=15)
         for fut in futs.values():
             fut.result(20)
