@@ -202,6 +202,35 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(epochs_over_limit(limit, s)),
         ),
         sometimes_event("coordinator_bumped_epoch", "The coordinator bumped a producer epoch.", "epoch_bump"),
+        Property(
+            name="healthy_producer_not_failed",
+            expectation=Expectation.ALWAYS,
+            fact="A producer the coordinator still takes for the holder of its transactional.id (same producer "
+            "id, no higher epoch than its own request may have made) is never made fatal or fenced, in faulty "
+            "runs too: lost responses, timeouts, failed appends and failovers are retriable or abortable.",
+            source="KIP-98 §Zombie fencing (only a newer instance or the coordinator's own fence fences); KIP-360 "
+            "(a lost sequence is abortable); TransactionManager error classes (Kafka 3.9)",
+            catches="a retry answered PRODUCER_FENCED or INVALID_TXN_STATE (KAFKA-18464 class), a coordinator "
+            "that forgets a retried InitProducerId (lastProducerEpoch), an error class that ends a healthy producer",
+            predicate=lambda s: not _labels(s, "client_failed:"),
+            partners=("txn_committed",),
+            explain=lambda s: (
+                "made fatal while holding its transactional.id: " + ", ".join(_labels(s, "client_failed:"))
+            ),
+        ),
+        Property(
+            name="coordinator_transitions_explained",
+            expectation=Expectation.ALWAYS,
+            fact="Every change of a transactional id's state in the coordinator is a chain of TransactionState "
+            "transitions from the state before the step to the state after it (expiry: to Dead).",
+            source="TransactionMetadata.prepareTransitionTo / completeTransitionTo (TransactionState.java "
+            "validPreviousStates), on every handler path",
+            catches="a handler that rewrites the cached state without a (checked) transition, e.g. a marker or "
+            "timeout path that completes or reopens a transaction directly",
+            predicate=lambda s: not _labels(s, "unexplained:"),
+            partners=("txn_prepare_commit",),
+            explain=lambda s: "state changed without a transition: " + ", ".join(_labels(s, "unexplained:")),
+        ),
     ]
     if config.faults.txn_timeout > 0 or topo.shared_transactional_id:
         props.append(

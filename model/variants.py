@@ -133,6 +133,13 @@ class ProtocolFlags:
             producer id when the epoch is exhausted, like every TV2 completion
             (``generateTxnTransitMetadataForTxnCompletion``); without it the
             epoch is bumped past Short.MAX_VALUE - 1.
+        init_pid_retry_by_last_epoch: the transaction coordinator answers an InitProducerId(pid, epoch) whose
+            epoch is the one it last bumped from (``lastProducerEpoch``) with the current epoch: the retry of a
+            KIP-360 bump whose response was lost (``TransactionCoordinator.handleInitProducerId``, KIP-360
+            §InitProducerId retries); without it the retry is answered PRODUCER_FENCED.
+        complete_written_to_log: the coordinator completes a transaction (CompleteCommit/CompleteAbort) through
+            ``prepareComplete`` and a transaction-log append (``TransactionStateManager.appendTransactionToLog``,
+            then ``completeTransitionTo``); without it the cache is set to Complete* directly.
         offset_commit_generation_check: the group coordinator rejects a plain
             OffsetCommit from a member it does not know (UNKNOWN_MEMBER_ID) or of
             another generation (ILLEGAL_GENERATION), ``ClassicGroup.validateOffsetCommit``.
@@ -177,6 +184,8 @@ class ProtocolFlags:
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     empty_abort_rotates_producer_id: bool = True
+    init_pid_retry_by_last_epoch: bool = True
+    complete_written_to_log: bool = True
     offset_commit_generation_check: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
@@ -556,6 +565,31 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("authz_acls_enforced",),
             bug="KIP-98 §9 endless transaction attack: a principal with only Topic Write writes transactional data "
             "that no coordinator transaction covers, and the LSO never advances",
+        ),
+        # -- issue 23 (reach, idempotence/transactions half) --
+        Variant(
+            name="init_pid_retry_fenced",
+            description="TV1 with KIP-360, but the coordinator answers a retried InitProducerId(pid, epoch) -- the "
+            "retry of an epoch bump whose response was lost -- PRODUCER_FENCED instead of the epoch it already "
+            "bumped to (no lastProducerEpoch check).",
+            flags=replace(_REAL, transaction_version=1, init_pid_retry_by_last_epoch=False),
+            weakened=True,
+            breaks=("healthy_producer_not_failed",),
+            scenarios=("reach_txn_tv1_faulty",),
+            bug="KIP-360's retry rule missing: a producer whose abortable error made it bump its epoch, and whose "
+            "InitProducerId response was lost, is fenced although no other instance exists (the application must "
+            "close a healthy producer)",
+        ),
+        Variant(
+            name="complete_without_transition",
+            description="The coordinator sets a transaction's cached state to CompleteCommit/CompleteAbort once its "
+            "markers are written, without prepareComplete and the transaction-log append.",
+            flags=replace(_REAL, complete_written_to_log=False),
+            weakened=True,
+            breaks=("coordinator_transitions_explained",),
+            scenarios=("txn_kafka_17754_delayed_endtxn",),
+            bug="a coordinator whose cache runs ahead of its log: the completion is never logged, so a failover "
+            "reloads Prepare* and the client's view and the log disagree about the transaction's end",
         ),
         Variant(
             name="no_offset_commit_generation_check",

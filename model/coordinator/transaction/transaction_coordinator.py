@@ -98,6 +98,7 @@ class CoordinatorConfig(NamedTuple):
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
     empty_abort_rotates_producer_id: bool = True
+    init_pid_retry_by_last_epoch: bool = True
 
 
 class Outcome(NamedTuple):
@@ -230,7 +231,8 @@ def _init_by_state(
         target = base._replace(producer_epoch=md.producer_epoch + 1, last_producer_epoch=-1)
     elif expected_epoch == md.producer_epoch or md.producer_epoch == -1:
         target = base._replace(producer_epoch=md.producer_epoch + 1, last_producer_epoch=md.producer_epoch)
-    elif expected_epoch == md.last_producer_epoch:
+    elif expected_epoch == md.last_producer_epoch and cfg.init_pid_retry_by_last_epoch:
+        # KIP-360: a retry of a bump whose response was lost names the epoch it bumped from (lastProducerEpoch)
         return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch, events=("init_pid_retry",))
     else:
         return _fail(md, Errors.PRODUCER_FENCED)
