@@ -39,7 +39,11 @@ from keos.checker.api import EXIT_BAD_INPUT, EXIT_OK, EXIT_PARTIAL, EXIT_VIOLATI
 from keos.checker.cli import guard
 from keos.checker.cli.guard import budget_seconds, non_negative_int, positive_int
 
-__all__ = ["cmd_coverage", "cmd_mutate", "register"]
+__all__ = ["DEFAULT_SAMPLE", "cmd_coverage", "cmd_mutate", "register"]
+
+#: Mutants ``keos mutate`` runs without ``--sample``/``--all``: a stratified sample (every module), since
+#: all of ``model/`` (about 6,500 mutants) takes hours on this project's two cores (README, "Reach and kill power").
+DEFAULT_SAMPLE = 1000
 
 _EXIT = """exit codes:
   0  done (at or above --fail-under, when given)
@@ -109,6 +113,19 @@ def _check_paths(pairs: list[tuple[str | None, str, bool]]) -> None:
 # -- keos coverage --------------------------------------------------------------------------------
 
 
+def _check_module_globs(globs: Any) -> None:
+    """Every ``--module`` glob must match a file of ``model/`` or ``invariants/`` (checked before the run)."""
+    import fnmatch
+
+    from keos.checker.reach.branches import package_root
+
+    root = package_root()
+    files = [f.relative_to(root).as_posix() for d in ("model", "invariants") for f in (root / d).rglob("*.py")]
+    for g in globs:
+        if not any(fnmatch.fnmatch(f, g) for f in files):
+            raise ReachUsageError(f"--module {g}: matches no file of model/ or invariants/ (e.g. 'model/log/*')")
+
+
 def _measure(args: argparse.Namespace, refs: list[str], out: Path, console: Console) -> Any:
     from keos.checker.reach.branches import measure
 
@@ -126,6 +143,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     try:
         refs = _scenario_refs(args)
         _check_paths([(args.html_dir, "--html", True), (args.json_file, "--json", False)])
+        _check_module_globs(args.module or ())
     except ReachUsageError as exc:
         return _fail(str(exc))
     console = _console()
@@ -134,8 +152,6 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     report = run.to_json()
     (out / "reach.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     modules = filter_modules(run, args.module or ())
-    if args.module and not modules:
-        return _fail(f"--module {' '.join(args.module)}: matches no measured module (e.g. model/log/*)")
     render_coverage(console, report, modules, handlers=not args.no_handlers)
     console.print(f"reach data: {out / 'reach.json'}; coverage.py data (contexts = scenarios): {run.data_file}",
                   soft_wrap=True)
@@ -191,9 +207,6 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             if not _MASTER.match(master):
                 raise ReachUsageError(f"bad Spark master {master!r} (local[*], local[N], spark://host:port, "
                                       "sc://host:port)")
-        mutants = mu.enumerate_mutants(root, args.module or (), args.operator or ())
-        if args.sample is not None:
-            mutants = mu.stratified_sample(mutants, args.sample, args.seed)
         eq_path = Path(args.equivalents) if args.equivalents else _default_equivalents()
         equivalents = mu.load_equivalents(eq_path) if eq_path is not None else {}
         _check_paths([(args.json_file, "--json", False), (args.html, "--html", False), (args.junit, "--junit", False)])
@@ -206,6 +219,12 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             except (ValueError, OSError) as exc:
                 raise ReachUsageError(f"--reach {args.reach}: {exc}") from None
         refs = _scenario_refs(args) if not args.list and reach_data is None else []
+        mutants = mu.enumerate_mutants(root, args.module or (), args.operator or ())
+        if args.all and args.sample is not None:
+            raise ReachUsageError("--all and --sample exclude each other")
+        sample = None if args.all else (args.sample or DEFAULT_SAMPLE)
+        if sample is not None:
+            mutants = mu.stratified_sample(mutants, sample, args.seed)
     except (ReachUsageError, mu.MutationError) as exc:
         return _fail(str(exc))
     console = _console()
@@ -263,7 +282,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         "keos_version": KEOS_VERSION, "partial": result.partial, "stopped": result.stopped,
         "executor": result.executor, "elapsed_s": round(time.monotonic() - started, 2),
         "cpu_s": round(result.cpu_s, 2), "resumed": result.resumed,
-        "settings": {"module": args.module, "operator": args.operator, "sample": args.sample, "seed": args.seed,
+        "settings": {"module": args.module, "operator": args.operator, "sample": sample, "seed": args.seed,
                      "time_budget_s": args.time_budget, "equivalents": str(eq_path) if eq_path else None},
         "scores": scores,
         "equivalents": [{"id": k, "reason": v, "in_run": k in order} for k, v in sorted(equivalents.items())],
@@ -337,7 +356,10 @@ def register(sub: Any) -> None:
     s.add_argument("--operator", action="append", metavar="NAME",
                    help="only these operators, repeatable (relational, boundary, off_by_one, constant, negate, "
                    "drop_condition, bool_operator, drop_guard, error_swap, table_entry)")
-    s.add_argument("--sample", type=int, metavar="N", help="a stratified sample of N mutants (every module)")
+    s.add_argument("--sample", type=int, metavar="N",
+                   help=f"a stratified sample of N mutants, every module represented (default {DEFAULT_SAMPLE}: "
+                   "all of model/ does not fit in an hour on two cores, see README)")
+    s.add_argument("--all", action="store_true", help="every mutant, not a sample (hours: see README)")
     s.add_argument("--seed", type=non_negative_int, default=1, help="seed of --sample")
     s.add_argument("--resume", action="store_true", help="skip mutants whose results are already in --out")
     s.add_argument("--time-budget", type=budget_seconds, default=60.0, metavar="SECONDS",

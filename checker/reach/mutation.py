@@ -157,23 +157,42 @@ def _excluded_lines(reach: dict[str, Any]) -> dict[str, set[int]]:
     return {m["path"]: set(m.get("excluded_lines", [])) for m in reach.get("modules", [])}
 
 
+#: Worker processes running now (so an interrupted run can stop them).
+_LIVE: set[subprocess.Popen[str]] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_workers() -> None:
+    """Terminate every worker process this process started and that still runs."""
+    with _LIVE_LOCK:
+        for proc in list(_LIVE):
+            if proc.poll() is None:
+                proc.terminate()
+
+
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """Run one mutant's worker process; its result row (``timeout`` if it outlives budget + grace)."""
     budget = float(job.get("budget_s") or 0.0)
+    proc = subprocess.Popen([sys.executable, "-m", "keos.checker.reach.worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
     try:
-        proc = subprocess.run(
-            [job.get("python") or sys.executable, "-m", "keos.checker.reach.worker"],
-            input=json.dumps(job), capture_output=True, text=True, timeout=budget + GRACE_S if budget else None,
-        )
+        stdout, stderr = proc.communicate(json.dumps(job), timeout=budget + GRACE_S if budget else None)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
         return {"status": "timeout", "detail": f"worker outlived its budget by {GRACE_S:.0f} s and was killed"}
-    for line in reversed(proc.stdout.splitlines()):
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+    for line in reversed(stdout.splitlines()):
         if line.startswith(MARKER):
             row: dict[str, Any] = json.loads(line[len(MARKER):])
             return row
-    if proc.returncode in (130, -2):
+    if proc.returncode in (130, -2, -15):
         return {"status": "interrupted"}
-    tail = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+    tail = stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
     return {"status": "crashed", "detail": f"worker ended without a result: {tail[0][:300]}"}
 
 
@@ -341,13 +360,10 @@ def _local(pending: list[tuple[Mutant, dict[str, Any]]], jobs: int, deadline: fl
                     if not _finish(m, job, fut.result(), record):
                         run.stopped = "interrupted"
         except KeyboardInterrupt:
+            # The mutants still running are not recorded: --resume runs them again.
             run.stopped = "interrupted"
-            for fut in running:
-                fut.cancel()
+            stop_workers()
             wait(running, timeout=GRACE_S)
-            for fut, (m, job) in running.items():
-                if fut.done() and not fut.cancelled():
-                    _finish(m, job, fut.result(), record)
 
 
 def _spark(pending: list[tuple[Mutant, dict[str, Any]]], master: str, deadline: float | None,

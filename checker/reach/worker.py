@@ -63,10 +63,10 @@ class MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def mutated_code(file: str, module: str, mutant: str) -> CodeType:
     """The module's code with ``mutant`` applied (compiled from the edited syntax tree)."""
+    import keos  # the package's __init__ imports nothing of the model
     from keos.checker.reach.mutators import apply_mutant, error_classes
 
-    root = next(p for p in Path(file).resolve().parents if (p / "model" / "protocol" / "errors.py").is_file())
-    classes = error_classes(root / "model" / "protocol" / "errors.py")
+    classes = error_classes(Path(keos.__file__).parent / "model" / "protocol" / "errors.py")
     tree = apply_mutant(Path(file).read_text(encoding="utf-8"), module, mutant, classes)
     return compile(tree, file, "exec", dont_inherit=True)
 
