@@ -278,7 +278,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     scores = mu.score(rows)
     from keos.checker.trace import KEOS_VERSION
 
-    summary = {
+    summary: dict[str, Any] = {
         "keos_version": KEOS_VERSION, "partial": result.partial, "stopped": result.stopped,
         "executor": result.executor, "elapsed_s": round(time.monotonic() - started, 2),
         "cpu_s": round(result.cpu_s, 2), "resumed": result.resumed,
@@ -288,11 +288,19 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         "equivalents": [{"id": k, "reason": v, "in_run": k in order} for k, v in sorted(equivalents.items())],
         "rows": rows,
     }
+    ran = [r for r in rows if r["status"] in ("killed", "survived", "timeout", "crashed")]
+    summary["evaluated"] = {
+        "mutants": len(ran),
+        "mean_seconds": round(sum(float(r.get("seconds") or 0) for r in ran) / len(ran), 3) if ran else None,
+        "mean_cpu_seconds": round(sum(float(r.get("cpu_seconds") or 0) for r in ran) / len(ran), 3) if ran else None,
+    }
     rep.write_parquet(out / "mutation.parquet", rows)
     rep.write_mutation_json(out / "mutation.json", summary)
     rep.render_mutation(console, rows, scores)
-    console.print(f"results: {out / 'mutation.parquet'}, {out / 'mutation.json'}; "
-                  f"{summary['elapsed_s']:.0f} s wall, {summary['cpu_s']:.0f} CPU-s in workers", soft_wrap=True)
+    ev = summary["evaluated"]
+    per = f"; per mutant run {ev['mean_seconds']} s wall, {ev['mean_cpu_seconds']} CPU-s" if ev["mutants"] else ""
+    console.print(f"results: {out / 'mutation.parquet'}, {out / 'mutation.json'}; {summary['elapsed_s']:.0f} s wall, "
+                  f"{summary['cpu_s']:.0f} CPU-s in workers, {ev['mutants']} mutant(s) run{per}", soft_wrap=True)
     if args.json_file:
         if args.json_file == "-":
             sys.stdout.write(json.dumps(summary, indent=1) + "\n")

@@ -76,7 +76,7 @@ def main(job_path: str) -> int:
                 "variant": variant,
                 "seconds": round(time.perf_counter() - started, 3),
                 "cpu_seconds": round(time.process_time() - cpu, 3),
-                "states": result.stats.get("states"),
+                "states": result.stats.get("distinct_states"),
                 "partial": partial_reason(result),
                 "violated": sorted(p.name for p in result.properties if p.verdict is Verdict.VIOLATED),
                 "untested": sorted(p.name for p in result.properties if p.verdict is Verdict.UNTESTED),

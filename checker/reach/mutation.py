@@ -339,7 +339,10 @@ def _finish(m: Mutant, job: dict[str, Any], result: dict[str, Any], record: Call
 
 
 def _local(pending: list[tuple[Mutant, dict[str, Any]]], jobs: int, deadline: float | None,
-           record: Callable[..., None], run: MutationRun) -> None:
+           record: Callable[..., None], run: MutationRun,
+           runner: Callable[[dict[str, Any]], dict[str, Any]] = run_job,
+           on_interrupt: Callable[[], None] = stop_workers) -> None:
+    """``jobs`` mutants at a time, the next one started as soon as one finishes (no stragglers' wait)."""
     queue = list(reversed(pending))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         running: dict[Future[dict[str, Any]], tuple[Mutant, dict[str, Any]]] = {}
@@ -351,7 +354,7 @@ def _local(pending: list[tuple[Mutant, dict[str, Any]]], jobs: int, deadline: fl
                         queue.clear()
                         break
                     m, job = queue.pop()
-                    running[pool.submit(run_job, job)] = (m, job)
+                    running[pool.submit(runner, job)] = (m, job)
                 if not running:
                     break
                 finished, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
@@ -362,33 +365,42 @@ def _local(pending: list[tuple[Mutant, dict[str, Any]]], jobs: int, deadline: fl
         except KeyboardInterrupt:
             # The mutants still running are not recorded: --resume runs them again.
             run.stopped = "interrupted"
-            stop_workers()
+            on_interrupt()
             wait(running, timeout=GRACE_S)
 
 
 def _spark(pending: list[tuple[Mutant, dict[str, Any]]], master: str, deadline: float | None,
            record: Callable[..., None], run: MutationRun) -> None:
-    """Each mutant a Spark task that starts the worker process on its executor; chunks of 2 x cores."""
+    """Each mutant one Spark job of one task that starts the worker process on its executor.
+
+    2 x cores jobs are in flight at once (submitted from driver threads; Spark schedules their tasks
+    on free executor slots), so a slow mutant never holds the others back, and each result is recorded
+    (for ``--resume``) the moment it arrives.  Ctrl-C cancels the running jobs.
+    """
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from keos.checker.sweep.campaign import _default_parallelism, spark_session
+    from keos.checker.sweep.campaign import _default_parallelism, _is_connect, spark_session
 
     spark = spark_session(master)
-    chunk = max(2, 2 * _default_parallelism(spark))
     schema = StructType([StructField("id", StringType()), StructField("result", StringType())])
-    by_id = {m.id: (m, job) for m, job in pending}
-    for start in range(0, len(pending), chunk):
-        if deadline is not None and time.monotonic() >= deadline:
-            run.stopped = "total time budget (--total-budget) ran out"
-            return
-        part = pending[start:start + chunk]
-        frame = spark.createDataFrame([(m.id, json.dumps(job)) for m, job in part],
-                                      StructType([StructField("id", StringType()), StructField("job", StringType())]))
-        frame = frame.repartition(len(part))
+    jobs_schema = StructType([StructField("id", StringType()), StructField("job", StringType())])
+
+    def one(job: dict[str, Any]) -> dict[str, Any]:
+        frame = spark.createDataFrame([(job["mutant"], json.dumps(job))], jobs_schema)
         rows = frame.mapInArrow(_spark_tasks, schema).collect()
-        for r in rows:
-            m, job = by_id[r["id"]]
-            _finish(m, job, json.loads(r["result"]), record)
+        result: dict[str, Any] = json.loads(rows[0]["result"])
+        return result
+
+    def cancel() -> None:
+        try:
+            if _is_connect(spark):
+                spark.interruptAll()
+            else:
+                spark.sparkContext.cancelAllJobs()
+        except Exception:
+            pass
+
+    _local(pending, max(2, 2 * _default_parallelism(spark)), deadline, record, run, runner=one, on_interrupt=cancel)
 
 
 def _spark_tasks(batches: Iterable[Any]) -> Iterable[Any]:

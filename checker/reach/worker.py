@@ -85,8 +85,8 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
     """Run the job's scenarios on the mutant; the result row (status, scenario, invariant, steps)."""
     from dataclasses import replace
 
-    from keos.checker import api  # noqa: F401  (registers the engines)
     from keos.checker.engines import ENGINES, EngineOptions
+    from keos.checker.explore import engine as _explore  # noqa: F401  (registers the explore engine; no z3 import)
     from keos.checker.results import Verdict, partial_reason
     from keos.scenarios import resolve_scenario
 
