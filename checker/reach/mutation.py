@@ -4,8 +4,9 @@ For every mutant of :mod:`keos.checker.reach.mutators` (or a stratified sample o
 
 1. its *reach* is read from ``keos coverage``'s ``reach.json``: the scenarios whose explicit search
    ran the mutated lines (dynamic contexts).  A mutant of module-level code (a table, a constant)
-   runs only at import, so it takes the scenarios that reach any line of its module.  No scenario:
-   the mutant is ``uncovered`` (never run; it counts as not killed);
+   runs only at import, so it takes the scenarios that reach any line of its module (a module of
+   data only, such as ``model/protocol/errors.py``: every scenario).  No scenario: the mutant is
+   ``uncovered`` (never run; it counts as not killed);
 2. it runs in a fresh process (:mod:`keos.checker.reach.worker`) that serves the mutated module
    through an import hook and runs the gate's search on those scenarios, cheapest first (by the
    time ``keos coverage`` measured), stopping at the first violation, within ``--time-budget``
@@ -148,7 +149,9 @@ def select_scenarios(m: Mutant, reach: dict[str, Any]) -> list[str]:
     for ln in range(m.line, m.end_line + 1):
         hit.update(c for c in lines.get(str(ln), []) if c != "import")
     if not hit and any(c == "import" for ln in range(m.line, m.end_line + 1) for c in lines.get(str(ln), [])):
-        hit = {c for cs in lines.values() for c in cs if c != "import"}
+        # Module-level code (a table, a constant) runs at import only: every scenario that runs the module's
+        # functions may read it; a module of data only (no function ever ran) may be read by any scenario.
+        hit = {c for cs in lines.values() for c in cs if c != "import"} or set(times)
     hit &= set(times)
     return sorted(hit, key=lambda s: (times[s], s))
 
@@ -319,6 +322,8 @@ def evaluate_mutants(
                             "scenarios": scenarios, "variant": variant, "budget_s": budget_s,
                             "untested_before": {s: untested.get(s, []) for s in scenarios},
                             "out": str(out / "traces"), "scenarios_selected": len(scenarios)}))
+    # In id order (ids are hashes): a run stopped early has still sampled every module, not the first few.
+    pending.sort(key=lambda p: p[0].id)
     try:
         if master is None:
             _local(pending, jobs, deadline, record, run)
