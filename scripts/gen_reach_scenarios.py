@@ -4,7 +4,8 @@ Issue 23 (reach): the default gate never drove some of the model's rules -- a TV
 produce, InitProducerId with a stale (pid, epoch), verification answering a stale epoch, producers
 configured with acks=1/0 or without idempotence, reordered and restarted producers.  Rather than one
 hand-written scenario per branch, this script sweeps a small grid of parameters and writes one TOML
-scenario per cell into ``scenarios/reach_*.toml`` (``sets = ["reach"]``, run by ``keos check --set reach``):
+scenario per cell into ``scenarios/reach_*.toml`` (``sets = ["reach"]``, run by ``keos check --set reach``;
+the cells in :data:`DEFAULT_CELLS`, a few seconds each, join the default gate too):
 
 * transactions: transaction version (``kafka`` = TV2 with KIP-890, ``tv1`` = TV1 with verification and
   KIP-360) x shape (``zombie``: two instances of one transactional.id, the older a zombie, with a stale
@@ -29,6 +30,17 @@ TXN_VARIANTS = {
     "tv2": ("kafka", "transaction.version 2 (KIP-890 part 2, verification, KIP-360)"),
     "tv1": ("tv1", "transaction.version 1 with KIP-890 part 1 verification and KIP-360 (Kafka 3.6-3.9)"),
 }
+
+#: Cells cheap enough (a few seconds of CPU each) to pay for their time in the default gate as well.
+DEFAULT_CELLS = frozenset(
+    {
+        "reach_txn_tv2_faulty",
+        "reach_txn_tv1_faulty",
+        "reach_idempotence_acks1",
+        "reach_idempotence_acks0",
+        "reach_idempotence_reorder_restart",
+    }
+)
 
 TXN_SHAPES: dict[str, dict[str, Any]] = {
     "zombie": {
@@ -84,12 +96,12 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
     },
     "reorder_restart": {
         "text": "an idempotent producer with two requests in flight whose messages may be reordered on the "
-        "connection (a fault TCP never produces) or whose process restarts (a new InitProducerId, a new "
-        "producer id, records re-sent by the application are not promised exactly once across sessions).",
+        "connection (a fault TCP never produces), duplicated, whose leader fails over, or whose process "
+        "restarts (a new InitProducerId, a new producer id).",
         "permitted": [],
         "topology": {"producers": 1, "partitions": 2, "records_per_producer": 3},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
-        "faults": {"reorder": 1, "producer_restart": 1, "duplicate": 1, "total": 1},
+        "faults": {"reorder": 1, "producer_restart": 1, "duplicate": 1, "leader_restart": 1, "total": 1},
     },
 }
 
@@ -110,6 +122,8 @@ def _table(name: str, body: dict[str, Any]) -> list[str]:
 
 def _doc(name: str, text: str, model: str, top: dict[str, Any], tables: dict[str, dict[str, Any]]) -> str:
     lines = [f'name = "{name}"', f'description = """{text}"""', f'model = "{model}"', 'sets = ["reach"]']
+    if name in DEFAULT_CELLS:
+        lines.append("default = true")
     lines += [f"{k} = {_value(v)}" for k, v in top.items()]
     for t, body in tables.items():
         lines += ["", *_table(t, body)]

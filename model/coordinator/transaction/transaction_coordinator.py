@@ -18,6 +18,11 @@ to the log (if any) and events (``txn:Ongoing->PrepareCommit``,
 ``error:CONCURRENT_TRANSACTIONS``, ``fence``).  The legality of every
 transition is read from :data:`model.coordinator.transaction.transaction_state.VALID_PREVIOUS_STATES`.
 
+Unreachable by design (marked ``# unreachable: one-step log append, nothing pending``): Kafka's handlers
+first answer CONCURRENT_TRANSACTIONS while a transition is pending (``pendingTransitionInProgress``);
+the model appends and completes in the handler's own step, so no stored metadata ever has a pending
+state (README, "Modelling choices") and those guards never decide.
+
 Simplifications: time is not modelled (the timeout abort and id expiry are
 actions the environment takes while their preconditions hold); the
 transaction timeout is fixed, so INVALID_TRANSACTION_TIMEOUT never arises.
@@ -156,7 +161,7 @@ def _transit(
     md: TransactionMetadata, target: TransactionMetadata, append_ok: bool, events: tuple[str, ...] = ()
 ) -> Outcome:
     """prepareTransitionTo + log append + completeTransitionTo (``TransactionState.java``)."""
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):
+    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     src = S.PREPARE_EPOCH_FENCE if md.pending_state == S.PREPARE_EPOCH_FENCE else md.state
     if not is_valid_transition(src, target.state) or (target.state != S.DEAD and target.producer_epoch < 0):
@@ -201,7 +206,7 @@ def _init_by_state(
     cfg: CoordinatorConfig,
     append_ok: bool,
 ) -> Outcome:
-    if md.pending_state:
+    if md.pending_state:  # unreachable: one-step log append, nothing pending
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     if expected_pid >= 0 and not (
         md.producer_epoch == -1
@@ -360,7 +365,7 @@ def _end_tv1(
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
     if (from_client and epoch != md.producer_epoch) or (not from_client and epoch < md.producer_epoch):
         return _fail(md, Errors.PRODUCER_FENCED)
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):
+    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     same = S.COMPLETE_COMMIT if committed else S.COMPLETE_ABORT
     if md.state == S.ONGOING:
@@ -395,7 +400,7 @@ def _end_tv2(
     )
     if pid != md.producer_id and not overflow_retry:
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):
+    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     current = pid == md.producer_id and epoch == md.producer_epoch
     retry = (pid == md.producer_id and epoch == md.producer_epoch - 1) or overflow_retry
