@@ -39,6 +39,7 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_acks1",
         "reach_idempotence_acks0",
         "reach_idempotence_reorder_restart",
+        "reach_idempotence_epoch_exhaustion",
     }
 )
 
@@ -103,6 +104,16 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
         "faults": {"reorder": 1, "producer_restart": 1, "duplicate": 1, "leader_restart": 1, "total": 1},
     },
+    "epoch_exhaustion": {
+        "text": "an idempotent producer whose epoch is exhausted after one bump (max_producer_epoch = 1 stands for "
+        "Short.MAX_VALUE): an expired batch or a lost sequence makes it bump its epoch (KIP-360), and at the "
+        "limit it forgets its producer id and asks for a new one; its remaining batches are stamped afresh.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"max_producer_epoch": 1},
+        "faults": {"batch_expiry": 2, "request_timeout": 1, "leader_restart": 1, "total": 2},
+    },
 }
 
 
@@ -148,7 +159,7 @@ def scenarios() -> dict[str, str]:
     for key, cell in IDEMPOTENCE_CELLS.items():
         name = f"reach_idempotence_{key}"
         top = {"permitted": cell["permitted"]} if cell["permitted"] else {}
-        tables = {"topology": cell["topology"], "producer": cell["producer"], "faults": cell["faults"]}
+        tables = {k: cell[k] for k in ("topology", "producer", "broker", "faults") if k in cell}
         out[f"{name}.toml"] = _doc(name, f"Reach family: {cell['text']}", "idempotence", top, tables)
     return out
 
