@@ -18,10 +18,13 @@ to the log (if any) and events (``txn:Ongoing->PrepareCommit``,
 ``error:CONCURRENT_TRANSACTIONS``, ``fence``).  The legality of every
 transition is read from :data:`model.coordinator.transaction.transaction_state.VALID_PREVIOUS_STATES`.
 
-Unreachable by design (marked ``# unreachable: one-step log append, nothing pending``): Kafka's handlers
+Unreachable by design (each guard is marked unreachable, with its reason): Kafka's handlers
 first answer CONCURRENT_TRANSACTIONS while a transition is pending (``pendingTransitionInProgress``);
 the model appends and completes in the handler's own step, so no stored metadata ever has a pending
-state (README, "Modelling choices") and those guards never decide.
+state (README, "Modelling choices") and those guards never decide.  Likewise no entry is ever stored in
+Dead (expiry removes it from the cache) or PrepareEpochFence (a pending state only): the handlers'
+fall-through for those states (Kafka's IllegalStateException, UNKNOWN_SERVER_ERROR here) is marked
+unreachable too.
 
 Simplifications: time is not modelled (the timeout abort and id expiry are
 actions the environment takes while their preconditions hold); the
@@ -221,7 +224,7 @@ def _init_by_state(
         if not out.wrote:  # the append's own error (COORDINATOR_NOT_AVAILABLE), as Kafka's callback returns it
             return out
         return out._replace(error=Errors.CONCURRENT_TRANSACTIONS, events=(*out.events, "error:CONCURRENT_TRANSACTIONS"))
-    if md.state not in (S.EMPTY, *COMPLETE):
+    if md.state not in (S.EMPTY, *COMPLETE):  # unreachable: no Dead/PrepareEpochFence entry is stored
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
     base = md._replace(state=S.EMPTY, partitions=(), txn_started=False, pending_state=S.EMPTY)
     if is_epoch_exhausted(md.producer_epoch, cfg) and (expected_epoch < 0 or expected_epoch == md.producer_epoch):
@@ -377,7 +380,7 @@ def _end_tv1(
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS if ours else Errors.INVALID_TXN_STATE)
     if md.state in (S.EMPTY, *COMPLETE):
         return _fail(md, Errors.INVALID_TXN_STATE)
-    return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
+    return _fail(md, Errors.UNKNOWN_SERVER_ERROR)  # unreachable: no Dead/PrepareEpochFence entry is stored
 
 
 def _end_tv2(
@@ -445,7 +448,7 @@ def _end_tv2(
         if current and committed:
             return _fail(md, Errors.INVALID_TXN_STATE)
         return _fail(md, Errors.PRODUCER_FENCED)
-    return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
+    return _fail(md, Errors.UNKNOWN_SERVER_ERROR)  # unreachable: no Dead/PrepareEpochFence entry is stored
 
 
 # -- markers, completion, timeout, expiry (``TransactionMarkerChannelManager``, ``TransactionStateManager``) ---
