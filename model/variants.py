@@ -295,7 +295,7 @@ VARIANTS: dict[str, Variant] = {
             "keeps its epoch, so the next transaction runs at the same (pid, epoch).",
             flags=replace(_REAL, transaction_version=1, kip_360=False),
             weakened=True,
-            breaks=("atomic_commit",),
+            breaks=("atomic_commit", "healthy_producer_not_failed"),
             scenarios=("txn_kafka_17754_delayed_endtxn",),
             bug="KIP-890 scenario B: a write of an aborted transaction, delayed past the abort, passes "
             "verification in the next transaction at the same epoch and is committed with it",
@@ -306,7 +306,7 @@ VARIANTS: dict[str, Variant] = {
             "timed-out transaction without bumping the producer epoch (under TV2 every abort bumps anyway).",
             flags=replace(_REAL, transaction_version=1, timeout_abort_bumps_epoch=False),
             weakened=True,
-            breaks=("atomic_commit", "zombie_fencing"),
+            breaks=("atomic_commit", "zombie_fencing", "healthy_producer_not_failed"),
             scenarios=("txn_kafka_6119_timeout_zombie",),
             bug="KAFKA-6119 (fixed by PR #4137): the producer keeps writing at the old epoch after the timeout "
             "abort; its later commit succeeds although part of the transaction was aborted",
