@@ -140,6 +140,9 @@ class ProtocolFlags:
         complete_written_to_log: the coordinator completes a transaction (CompleteCommit/CompleteAbort) through
             ``prepareComplete`` and a transaction-log append (``TransactionStateManager.appendTransactionToLog``,
             then ``completeTransitionTo``); without it the cache is set to Complete* directly.
+        producer_id_block_advances: the producer-id allocator moves past every id it hands out
+            (``ProducerIdManager`` allocates increasing blocks); without it the next InitProducerId that needs
+            a fresh id (a new or expired transactional id, an exhausted epoch) gets the same id again.
         offset_commit_generation_check: the group coordinator rejects a plain
             OffsetCommit from a member it does not know (UNKNOWN_MEMBER_ID) or of
             another generation (ILLEGAL_GENERATION), ``ClassicGroup.validateOffsetCommit``.
@@ -186,6 +189,7 @@ class ProtocolFlags:
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
     complete_written_to_log: bool = True
+    producer_id_block_advances: bool = True
     offset_commit_generation_check: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
@@ -590,6 +594,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_kafka_17754_delayed_endtxn",),
             bug="a coordinator whose cache runs ahead of its log: the completion is never logged, so a failover "
             "reloads Prepare* and the client's view and the log disagree about the transaction's end",
+        ),
+        Variant(
+            name="producer_id_reused",
+            description="The transaction coordinator's producer-id allocator does not advance: an id re-created "
+            "after transactional.id expiry (or rotated at an exhausted epoch) gets a producer id already in use.",
+            flags=replace(_REAL, producer_id_block_advances=False),
+            weakened=True,
+            breaks=("producer_ids_never_reused",),
+            scenarios=("txn_producer_state_expiry",),
+            bug="a ProducerIdManager that hands an id out twice: the partitions still hold the old owner's producer "
+            "state (epoch, sequences) and judge the new producer by it",
         ),
         Variant(
             name="no_offset_commit_generation_check",

@@ -68,6 +68,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)
     "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
     "complete_written_to_log": frozenset({"transactions", "eos"}),
+    "producer_id_block_advances": frozenset({"transactions", "eos"}),
 }
 
 

@@ -93,3 +93,8 @@ def test_a_retried_kip_360_bump_answered_fenced_is_caught_only_by_the_client_out
 def test_a_completion_without_transition_is_caught_by_the_chain_check(tmp_path: Path) -> None:
     weak = keos.check(["txn_kafka_17754_delayed_endtxn"], variant="complete_without_transition", out=tmp_path)
     assert "coordinator_transitions_explained" in {p.name for p in weak.violations()}
+
+
+def test_a_reused_producer_id_is_caught(tmp_path: Path) -> None:
+    weak = keos.check(["txn_producer_state_expiry"], variant="producer_id_reused", out=tmp_path)
+    assert "producer_ids_never_reused" in {p.name for p in weak.violations()}

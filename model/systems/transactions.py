@@ -644,7 +644,7 @@ class TransactionalSystem:
         """Install a handler's outcome: cache, log, pid allocation, fences, markers."""
         old = s.coordinator[t]
         s = s._replace(coordinator=_at(s.coordinator, t, out.metadata))
-        if out.used_fresh_pid:
+        if out.used_fresh_pid and self.flags.producer_id_block_advances:
             s = s._replace(next_producer_id=s.next_producer_id + 1)
         events = out.events
         if out.wrote:
