@@ -40,6 +40,7 @@ __all__ = [
     "cache_ahead_of_log",
     "client_outcome_properties",
     "epochs_over_limit",
+    "reused_producer_ids",
     "sole_instance_failures",
     "unknown_server_errors",
     "zombies_not_fenced",
@@ -142,6 +143,30 @@ def epochs_over_limit(limit: int, s: TxnSystemState) -> list[str]:
     return [f"{x} > {limit}" for x in out]
 
 
+def reused_producer_ids(s: TxnSystemState) -> list[str]:
+    """Producer ids handed out twice: one above the allocator's high mark, or one held by two transactional ids.
+
+    ``ProducerIdManager`` hands out ids from increasing blocks, never one twice: every id a coordinator entry
+    or a client holds is below the next id to allocate, and two transactional ids never share one.
+    """
+    out: list[str] = []
+    owner: dict[int, int] = {}
+    for t, md in enumerate(s.coordinator):
+        if md is None:
+            continue
+        for pid in (md.producer_id, md.next_producer_id):
+            if pid >= s.next_producer_id:
+                out.append(f"transactional id {t} holds producer id {pid}, not yet allocated")
+        if owner.setdefault(md.producer_id, t) != t:
+            out.append(f"producer id {md.producer_id} held by transactional ids {owner[md.producer_id]} and {t}")
+    out.extend(
+        f"producer {i} holds producer id {c.data.producer_id}, not yet allocated"
+        for i, c in enumerate(s.clients)
+        if c.data.producer_id >= s.next_producer_id
+    )
+    return out
+
+
 def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
     """Client-outcome and epoch properties of the transactions (and consume-transform-produce) models."""
     topo = config.topology
@@ -202,6 +227,48 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(epochs_over_limit(limit, s)),
         ),
         sometimes_event("coordinator_bumped_epoch", "The coordinator bumped a producer epoch.", "epoch_bump"),
+        Property(
+            name="healthy_producer_not_failed",
+            expectation=Expectation.ALWAYS,
+            fact="A producer the coordinator still takes for the holder of its transactional.id (same producer "
+            "id, no higher epoch than its own request may have made) is never made fatal or fenced, in faulty "
+            "runs too: lost responses, timeouts, failed appends and failovers are retriable or abortable.",
+            source="KIP-98 §Zombie fencing (only a newer instance or the coordinator's own fence fences); KIP-360 "
+            "(a lost sequence is abortable); TransactionManager error classes (Kafka 3.9)",
+            catches="a retry answered PRODUCER_FENCED or INVALID_TXN_STATE (KAFKA-18464 class), a coordinator "
+            "that forgets a retried InitProducerId (lastProducerEpoch), an error class that ends a healthy producer",
+            predicate=lambda s: not _labels(s, "client_failed:"),
+            partners=("txn_committed",),
+            explain=lambda s: (
+                "made fatal while holding its transactional.id: " + ", ".join(_labels(s, "client_failed:"))
+            ),
+        ),
+        Property(
+            name="producer_ids_never_reused",
+            expectation=Expectation.ALWAYS,
+            fact="A producer id is handed out once: every id a coordinator entry or a producer holds was "
+            "allocated (below the next id), and no two transactional ids share one.",
+            source="ProducerIdManager (increasing id blocks); TransactionCoordinator.handleInitProducerId "
+            "(a new entry and an epoch exhaustion take a fresh id)",
+            catches="a coordinator that re-creates an expired id, or rotates an exhausted epoch, onto a producer "
+            "id already in use: the partitions' producer state of the old owner then judges the new one",
+            predicate=lambda s: not reused_producer_ids(s),
+            partners=("coordinator_bumped_epoch",),
+            explain=lambda s: "; ".join(reused_producer_ids(s)),
+        ),
+        Property(
+            name="coordinator_transitions_explained",
+            expectation=Expectation.ALWAYS,
+            fact="Every change of a transactional id's state in the coordinator is a chain of TransactionState "
+            "transitions from the state before the step to the state after it (expiry: to Dead).",
+            source="TransactionMetadata.prepareTransitionTo / completeTransitionTo (TransactionState.java "
+            "validPreviousStates), on every handler path",
+            catches="a handler that rewrites the cached state without a (checked) transition, e.g. a marker or "
+            "timeout path that completes or reopens a transaction directly",
+            predicate=lambda s: not _labels(s, "unexplained:"),
+            partners=("txn_prepare_commit",),
+            explain=lambda s: "state changed without a transition: " + ", ".join(_labels(s, "unexplained:")),
+        ),
     ]
     if config.faults.txn_timeout > 0 or topo.shared_transactional_id:
         props.append(

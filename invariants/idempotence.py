@@ -15,6 +15,7 @@ reported *untested*, not *holds*.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 
 from keos.invariants.idempotence_progress import idempotence_progress_properties
@@ -169,8 +170,33 @@ def _all_table_problems(s: SystemState, space: int) -> list[str]:
     return out
 
 
-def idempotence_properties(sequence_space: int) -> tuple[Property, ...]:
-    """The idempotence properties for a model whose sequences wrap at ``sequence_space``."""
+#: Properties about producer ids, epochs and sequences: vacuous for a producer configured without
+#: idempotence (no producer id, no sequence table), whose duplicate check never runs.
+SEQUENCE_PROPERTIES = frozenset(
+    {"sequence_table_consistent", "epoch_bumped", "out_of_order_rejected", "retry_deduplicated"}
+)
+
+
+def idempotence_properties(sequence_space: int, idempotent: bool = True) -> tuple[Property, ...]:
+    """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
+
+    A scenario whose producer is configured with ``enable.idempotence=false`` (``idempotent=False``) keeps the
+    properties Kafka's users rely on (no duplicate, no loss, order -- each may be *permitted* there) and drops
+    :data:`SEQUENCE_PROPERTIES`, whose partners could never fire; ``no_duplicate_append`` then needs no
+    duplicate-check partner (a retry that lands twice is what it judges).  A weakened variant that forces
+    idempotence off (``no_idempotence``) runs on idempotent scenarios and keeps them all.
+    """
+    props = _idempotence_properties(sequence_space)
+    if idempotent:
+        return props
+    return tuple(
+        replace(p, partners=()) if p.name == "no_duplicate_append" else p
+        for p in props
+        if p.name not in SEQUENCE_PROPERTIES
+    )
+
+
+def _idempotence_properties(sequence_space: int) -> tuple[Property, ...]:
 
     @lru_cache(maxsize=65536)
     def consistent(partitions: tuple[PartitionLeader, ...]) -> bool:

@@ -18,6 +18,8 @@ Prepare*), every partition's LSO equals its high watermark.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from keos.invariants._common import sometimes_event
 from keos.invariants.client_outcomes import client_outcome_properties
 from keos.invariants.progress import txn_progress_properties
@@ -339,5 +341,21 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             ),
         ]
     )
+    if config.faults.coordinator_failover > 0:
+        # A failover leaves the old coordinator's markers in flight (Kafka cannot recall them): marker
+        # handling must be judged with one landing after the new coordinator took over, not only without.
+        props = [
+            replace(p, partners=(*p.partners, "old_coordinator_marker_landed"))
+            if p.name == "markers_before_complete"
+            else p
+            for p in props
+        ]
+        props.append(
+            sometimes_event(
+                "old_coordinator_marker_landed",
+                "A marker the coordinator sent before a failover reached its partition after the failover.",
+                "stale_coordinator_marker",
+            )
+        )
     return (*props, *txn_progress_properties(config), *client_outcome_properties(config))
 

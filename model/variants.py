@@ -133,6 +133,16 @@ class ProtocolFlags:
             producer id when the epoch is exhausted, like every TV2 completion
             (``generateTxnTransitMetadataForTxnCompletion``); without it the
             epoch is bumped past Short.MAX_VALUE - 1.
+        init_pid_retry_by_last_epoch: the transaction coordinator answers an InitProducerId(pid, epoch) whose
+            epoch is the one it last bumped from (``lastProducerEpoch``) with the current epoch: the retry of a
+            KIP-360 bump whose response was lost (``TransactionCoordinator.handleInitProducerId``, KIP-360
+            §InitProducerId retries); without it the retry is answered PRODUCER_FENCED.
+        complete_written_to_log: the coordinator completes a transaction (CompleteCommit/CompleteAbort) through
+            ``prepareComplete`` and a transaction-log append (``TransactionStateManager.appendTransactionToLog``,
+            then ``completeTransitionTo``); without it the cache is set to Complete* directly.
+        producer_id_block_advances: the producer-id allocator moves past every id it hands out
+            (``ProducerIdManager`` allocates increasing blocks); without it the next InitProducerId that needs
+            a fresh id (a new or expired transactional id, an exhausted epoch) gets the same id again.
         offset_commit_generation_check: the group coordinator rejects a plain
             OffsetCommit from a member it does not know (UNKNOWN_MEMBER_ID) or of
             another generation (ILLEGAL_GENERATION), ``ClassicGroup.validateOffsetCommit``.
@@ -184,6 +194,9 @@ class ProtocolFlags:
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     empty_abort_rotates_producer_id: bool = True
+    init_pid_retry_by_last_epoch: bool = True
+    complete_written_to_log: bool = True
+    producer_id_block_advances: bool = True
     offset_commit_generation_check: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
@@ -295,7 +308,7 @@ VARIANTS: dict[str, Variant] = {
             "keeps its epoch, so the next transaction runs at the same (pid, epoch).",
             flags=replace(_REAL, transaction_version=1, kip_360=False),
             weakened=True,
-            breaks=("atomic_commit",),
+            breaks=("atomic_commit", "healthy_producer_not_failed"),
             scenarios=("txn_kafka_17754_delayed_endtxn",),
             bug="KIP-890 scenario B: a write of an aborted transaction, delayed past the abort, passes "
             "verification in the next transaction at the same epoch and is committed with it",
@@ -306,7 +319,7 @@ VARIANTS: dict[str, Variant] = {
             "timed-out transaction without bumping the producer epoch (under TV2 every abort bumps anyway).",
             flags=replace(_REAL, transaction_version=1, timeout_abort_bumps_epoch=False),
             weakened=True,
-            breaks=("atomic_commit", "zombie_fencing"),
+            breaks=("atomic_commit", "zombie_fencing", "healthy_producer_not_failed"),
             scenarios=("txn_kafka_6119_timeout_zombie",),
             bug="KAFKA-6119 (fixed by PR #4137): the producer keeps writing at the old epoch after the timeout "
             "abort; its later commit succeeds although part of the transaction was aborted",
@@ -565,6 +578,42 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("authz_acls_enforced",),
             bug="KIP-98 §9 endless transaction attack: a principal with only Topic Write writes transactional data "
             "that no coordinator transaction covers, and the LSO never advances",
+        ),
+        # -- issue 23 (reach, idempotence/transactions half) --
+        Variant(
+            name="init_pid_retry_fenced",
+            description="TV1 with KIP-360, but the coordinator answers a retried InitProducerId(pid, epoch) -- the "
+            "retry of an epoch bump whose response was lost -- PRODUCER_FENCED instead of the epoch it already "
+            "bumped to (no lastProducerEpoch check).",
+            flags=replace(_REAL, transaction_version=1, init_pid_retry_by_last_epoch=False),
+            weakened=True,
+            breaks=("healthy_producer_not_failed",),
+            scenarios=("reach_txn_tv1_faulty",),
+            bug="KIP-360's retry rule missing: a producer whose abortable error made it bump its epoch, and whose "
+            "InitProducerId response was lost, is fenced although no other instance exists (the application must "
+            "close a healthy producer)",
+        ),
+        Variant(
+            name="complete_without_transition",
+            description="The coordinator sets a transaction's cached state to CompleteCommit/CompleteAbort once its "
+            "markers are written, without prepareComplete and the transaction-log append.",
+            flags=replace(_REAL, complete_written_to_log=False),
+            weakened=True,
+            breaks=("coordinator_transitions_explained",),
+            scenarios=("txn_kafka_17754_delayed_endtxn",),
+            bug="a coordinator whose cache runs ahead of its log: the completion is never logged, so a failover "
+            "reloads Prepare* and the client's view and the log disagree about the transaction's end",
+        ),
+        Variant(
+            name="producer_id_reused",
+            description="The transaction coordinator's producer-id allocator does not advance: an id re-created "
+            "after transactional.id expiry (or rotated at an exhausted epoch) gets a producer id already in use.",
+            flags=replace(_REAL, producer_id_block_advances=False),
+            weakened=True,
+            breaks=("producer_ids_never_reused",),
+            scenarios=("txn_producer_state_expiry",),
+            bug="a ProducerIdManager that hands an id out twice: the partitions still hold the old owner's producer "
+            "state (epoch, sequences) and judge the new producer by it",
         ),
         Variant(
             name="no_offset_commit_generation_check",

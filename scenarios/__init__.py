@@ -132,7 +132,7 @@ class Scenario:
 def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
     from keos.invariants.idempotence import idempotence_properties
 
-    return idempotence_properties(scenario.config.sequence_space)
+    return idempotence_properties(scenario.config.sequence_space, scenario.config.producer.enable_idempotence)
 
 
 def _transaction_properties(scenario: Scenario) -> tuple[Property, ...]:

@@ -65,6 +65,10 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "offset_commit_generation_check": frozenset({"groups"}),
     "offset_commit_waits_for_log": frozenset({"groups"}),
     "cooperative_revoke_before_reassign": frozenset({"groups"}),
+    # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)
+    "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
+    "complete_written_to_log": frozenset({"transactions", "eos"}),
+    "producer_id_block_advances": frozenset({"transactions", "eos"}),
 }
 
 

@@ -43,8 +43,16 @@ CAUGHT = {
         "committed_transactions_visible": 34,
         "lso_reaches_high_watermark_eventually": 34,
     },
-    ("txn_kafka_17754_delayed_endtxn", "no_kip_360"): {"atomic_commit": 28, "committed_transactions_visible": 31},
-    ("txn_kafka_6119_timeout_zombie", "timeout_abort_without_epoch_bump"): {"atomic_commit": 25, "zombie_fencing": 25},
+    ("txn_kafka_17754_delayed_endtxn", "no_kip_360"): {
+        "atomic_commit": 28,
+        "committed_transactions_visible": 31,
+        "healthy_producer_not_failed": 35,
+    },
+    ("txn_kafka_6119_timeout_zombie", "timeout_abort_without_epoch_bump"): {
+        "atomic_commit": 25,
+        "zombie_fencing": 25,
+        "healthy_producer_not_failed": 21,
+    },
     ("txn_producer_state_expiry", "expire_producers_with_open_transactions"): {"no_aborted_read": 9},
 }
 
@@ -128,5 +136,8 @@ def test_tv1_is_not_safe_under_two_faults() -> None:
     scenario = SCENARIOS["txn_coordinator_faults"]
     model = build_model(scenario, "tv1")
     result, _ = explore(model, scenario.name, "tv1", ExploreOptions(stop_on_first=True))
-    atomic = next(p for p in result.properties if p.name == "atomic_commit")
-    assert atomic.verdict is Verdict.VIOLATED
+    # the delayed EndTxn(commit) of the previous transaction commits the next one at the same epoch: a torn
+    # transaction (atomic_commit) or, when the application aborts it, INVALID_TXN_STATE for a producer that
+    # still holds its id (healthy_producer_not_failed) -- whichever the search meets first
+    violated = {p.name for p in result.properties if p.verdict is Verdict.VIOLATED}
+    assert violated & {"atomic_commit", "healthy_producer_not_failed"}

@@ -825,6 +825,7 @@ class Encoding:
         ep2 = z3.If(over, -1, S[f"p{i}.ep"] + 1)
         T = dict(S)
         T[f"p{i}.pid"], T[f"p{i}.ep"], T[f"p{i}.bump"] = pid2, ep2, z3.BoolVal(False)
+        T[f"p{i}.conn"] = z3.If(over, S[f"p{i}.conn"] + 1, S[f"p{i}.conn"])  # a new pid reads a new connection
         for q in range(self.P):
             apply = z3.Or(S[f"p{i}.q{q}.rw"], pid2 < 0)
             rank: list[Expr] = []

@@ -399,8 +399,16 @@ def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
     """
     if not p.epoch_bump_required or p.in_flight:
         return None
+    connection = p.connection
     if p.producer_epoch + 1 > max_epoch:
         pid, epoch = -1, -1
+        # The next producer id restarts epochs and sequences at 0, so a late response to a request of the old
+        # id (a batch that expired in flight) would carry the (partition, epoch, sequence) of a batch of the new
+        # one.  Kafka completes a response's own batches (the in-flight request, by correlation id) and ignores
+        # it for batches already done; the model, which matches responses by (partition, epoch, sequence),
+        # reads responses on a new connection only (found by issue 23's reach_idempotence_epoch_exhaustion:
+        # a record acknowledged by the response to another record's request).
+        connection += 1
     else:
         pid, epoch = p.producer_id, p.producer_epoch + 1
     batches = list(p.batches)
@@ -420,6 +428,7 @@ def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
     return p._replace(
         producer_id=pid,
         producer_epoch=epoch,
+        connection=connection,
         partitions=tuple(entries),
         batches=tuple(batches),
         epoch_bump_required=False,

@@ -354,6 +354,14 @@ def txn_request_timeout(c: TxnClient) -> TxnClient | None:
     return c._replace(inflight=False, tc_connection=c.tc_connection + 1)
 
 
+#: Errors that end a producer only without KIP-360 (``abortableErrorIfPossible`` / ``handleFailedBatch``:
+#: with KIP-360 the client bumps its epoch instead).
+PRE_KIP_360_FATAL = (
+    Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    Errors.UNKNOWN_PRODUCER_ID,
+    Errors.INVALID_PRODUCER_ID_MAPPING,
+)
+
 #: ``maybeTransitionToErrorState``: a batch failed with one of these makes the producer fatal.
 FATAL_AUTHORIZATION_ERRORS = (Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, Errors.CLUSTER_AUTHORIZATION_FAILED)
 

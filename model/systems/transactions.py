@@ -58,6 +58,7 @@ from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.protocol.errors import AUTHORIZATION_ERRORS
 from keos.model.protocol.messages import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -179,6 +180,7 @@ class TransactionalSystem:
             self.flags.tv2_empty_abort_in_table,
             self.flags.single_fence_bump,
             self.flags.empty_abort_rotates_producer_id,
+            self.flags.init_pid_retry_by_last_epoch,
         )
         self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=1)
         self._properties = tuple(properties)
@@ -402,9 +404,40 @@ class TransactionalSystem:
             bad += epoch_jumps(state.coordinator, new.coordinator)
         if "fence" in events:
             bad += fences_without_bump(state.txn_log, new.txn_log)
+        if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
+            bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
+        if new.clients is not state.clients:
+            bad += self._unjustified_failures(state, new, action)
         if bad:
             new = new._replace(ghost=new.ghost._replace(bad_transitions=(*new.ghost.bad_transitions, *bad)))
         return Step(new, events)
+
+    def _unjustified_failures(self, before: TxnSystemState, after: TxnSystemState, action: Action) -> list[str]:
+        """Ghost labels ``client_failed:<i>:<cause>`` for a client this step made fatal without a cause Kafka accepts.
+
+        ``TransactionManager`` ends a producer (``fatalError``) for errors that mean "you are no longer the
+        producer of this transactional.id" (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH after another instance, a
+        timeout abort's epoch fence, an expiry or a late InitProducerId of its own moved the coordinator past
+        it), for a denied ACL, and -- without KIP-360 -- for a lost sequence.  A producer the coordinator still
+        recognises as the holder of its id (:func:`displaced` is false) must never be told any of these, in a
+        faulty run too: its own retries, lost responses, failed appends and failovers are retriable.  Judged
+        at the step that makes the client fatal, against the coordinator as it stood before the step; recorded
+        only when it happens, so the state space does not grow.
+        """
+        out: list[str] = []
+        body = action.args[0].body if action.kind == "Deliver" and action.args else None
+        cause = getattr(body, "error", None) or action.kind
+        for i, (old, c) in enumerate(zip(before.clients, after.clients, strict=True)):
+            if c.state != tp.C.FATAL_ERROR or old.state == tp.C.FATAL_ERROR:
+                continue
+            if cause in AUTHORIZATION_ERRORS:
+                continue  # judged by the security invariants (the ACL decides, :mod:`invariants.security`)
+            if not self.kip_360 and cause in tp.PRE_KIP_360_FATAL:
+                continue  # before KIP-360 a lost sequence or an unknown producer id is fatal
+            if displaced(old, before.coordinator[old.transactional_id], self.cc):
+                continue
+            out.append(f"client_failed:{i}:{cause}")
+        return out
 
     def _valid_args(self, state: TxnSystemState, action: Action) -> bool:
         """Arity, types and ranges of the arguments (an action decoded from a user's trace may be anything).
@@ -611,7 +644,7 @@ class TransactionalSystem:
         """Install a handler's outcome: cache, log, pid allocation, fences, markers."""
         old = s.coordinator[t]
         s = s._replace(coordinator=_at(s.coordinator, t, out.metadata))
-        if out.used_fresh_pid:
+        if out.used_fresh_pid and self.flags.producer_id_block_advances:
             s = s._replace(next_producer_id=s.next_producer_id + 1)
         events = out.events
         if out.wrote:
@@ -650,6 +683,9 @@ class TransactionalSystem:
     ) -> tuple[TxnSystemState, tuple[str, ...]]:
         prepared = s.txn_log[t]
         out = tc.complete_transaction(md._replace(partitions=()))
+        if not self.flags.complete_written_to_log and out.wrote:
+            # weakened: the cache moves to Complete* without the transaction-log append (no transition made)
+            out = out._replace(wrote=False, events=tuple(e for e in out.events if not e.startswith("txn:")))
         full = prepared.partitions if prepared is not None else ()
         completion = Completion(t, md.producer_id, md.producer_epoch, md.state == TransactionState.PREPARE_COMMIT, full)
         s = s._replace(ghost=s.ghost._replace(completions=(*s.ghost.completions, completion)))
@@ -872,6 +908,69 @@ def epoch_jumps(
         base = -1 if old is None or old.producer_id != new.producer_id else old.producer_epoch
         if new.producer_epoch > base + 1:
             out.append(f"epoch_jump:{t}:{base}->{new.producer_epoch}")
+    return out
+
+
+def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.CoordinatorConfig) -> bool:
+    """Whether the coordinator no longer takes client ``c`` for the producer of its transactional.id.
+
+    It does not if the id is gone (expired), has another producer id (expired and re-created, or rotated
+    without the client), or an epoch above the client's -- beyond the one bump the client's own request in
+    flight may have made (an EndTxn under TV2, InitProducerId).  A zombie, a producer whose transaction timed
+    out (PrepareEpochFence) and one whose late InitProducerId landed after its retry are displaced; a client
+    whose own request was retried, lost or failed to append is not.
+    """
+    if md is None:
+        return True
+    pid, epoch = c.data.producer_id, c.data.producer_epoch
+    if pid < 0:
+        return False
+    if tc.is_epoch_exhausted(epoch, cfg):
+        # the coordinator rotates an exhausted epoch's producer id (nextProducerId); which (pid, epoch) the TV2
+        # EndTxn response hands the client at the boundary is not settled in this model (README, "Modelling
+        # choices"), so a client there counts as displaced
+        return True
+    # the one bump the client's own request may have made: prepareIncrementProducerEpoch records the epoch it
+    # came from as lastProducerEpoch (a TV2 EndTxn, a KIP-360 InitProducerId(pid, epoch))
+    ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
+    own = 1 if c.inflight and (c.state == tp.C.INITIALIZING or ending) and md.last_producer_epoch == epoch else 0
+    if md.producer_id != pid:
+        rotated_by_own_end = md.prev_producer_id == pid and ending and c.inflight
+        return not rotated_by_own_end
+    return md.producer_epoch > epoch + own
+
+
+def unexplained_state_changes(
+    before: Sequence[tc.TransactionMetadata | None],
+    after: Sequence[tc.TransactionMetadata | None],
+    events: Sequence[str],
+) -> list[str]:
+    """Ghost labels ``unexplained:<tid>:<old>-><new>`` for a coordinator state change no transition explains.
+
+    Every change of ``TransactionMetadata.state`` goes through ``prepareTransitionTo`` /
+    ``completeTransitionTo``, each checked against ``TransactionState``'s valid previous states; the handlers
+    report each as a ``txn:<from>-><to>`` event.  This checks the other direction, on every path: the chain
+    of reported transitions must lead from the state before the step to the state after it (an expiry leads
+    to Dead, i.e. no entry).  A handler that changes the state without a transition -- or reports a
+    transition it did not make -- is caught whatever the path.  A coordinator failover reloads the cache
+    from the log and is not a transition (the caller skips it).
+    """
+    chain = [tuple(e[4:].split("->")) for e in events if e.startswith("txn:")]
+    out: list[str] = []
+    for t, (old, new) in enumerate(zip(before, after, strict=True)):
+        if old is new or (old is None and new is None):
+            continue
+        # a new entry starts Empty (TransactionMetadata's initial state); no entry after the step is Dead
+        a = old.state if old is not None else TransactionState.EMPTY
+        b = new.state if new is not None else TransactionState.DEAD
+        if a == b:
+            continue
+        state = a
+        for src, dst in chain:
+            if src == state:
+                state = dst
+        if state != b:
+            out.append(f"unexplained:{t}:{a}->{b}")
     return out
 
 

@@ -18,6 +18,14 @@ to the log (if any) and events (``txn:Ongoing->PrepareCommit``,
 ``error:CONCURRENT_TRANSACTIONS``, ``fence``).  The legality of every
 transition is read from :data:`model.coordinator.transaction.transaction_state.VALID_PREVIOUS_STATES`.
 
+Unreachable by design (each guard is marked unreachable, with its reason): Kafka's handlers
+first answer CONCURRENT_TRANSACTIONS while a transition is pending (``pendingTransitionInProgress``);
+the model appends and completes in the handler's own step, so no stored metadata ever has a pending
+state (README, "Modelling choices") and those guards never decide.  Likewise no entry is ever stored in
+Dead (expiry removes it from the cache) or PrepareEpochFence (a pending state only): the handlers'
+fall-through for those states (Kafka's IllegalStateException, UNKNOWN_SERVER_ERROR here) is marked
+unreachable too.
+
 Simplifications: time is not modelled (the timeout abort and id expiry are
 actions the environment takes while their preconditions hold); the
 transaction timeout is fixed, so INVALID_TRANSACTION_TIMEOUT never arises.
@@ -98,6 +106,7 @@ class CoordinatorConfig(NamedTuple):
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
     empty_abort_rotates_producer_id: bool = True
+    init_pid_retry_by_last_epoch: bool = True
 
 
 class Outcome(NamedTuple):
@@ -155,7 +164,7 @@ def _transit(
     md: TransactionMetadata, target: TransactionMetadata, append_ok: bool, events: tuple[str, ...] = ()
 ) -> Outcome:
     """prepareTransitionTo + log append + completeTransitionTo (``TransactionState.java``)."""
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):
+    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     src = S.PREPARE_EPOCH_FENCE if md.pending_state == S.PREPARE_EPOCH_FENCE else md.state
     if not is_valid_transition(src, target.state) or (target.state != S.DEAD and target.producer_epoch < 0):
@@ -200,7 +209,7 @@ def _init_by_state(
     cfg: CoordinatorConfig,
     append_ok: bool,
 ) -> Outcome:
-    if md.pending_state:
+    if md.pending_state:  # unreachable: one-step log append, nothing pending
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     if expected_pid >= 0 and not (
         md.producer_epoch == -1
@@ -215,7 +224,7 @@ def _init_by_state(
         if not out.wrote:  # the append's own error (COORDINATOR_NOT_AVAILABLE), as Kafka's callback returns it
             return out
         return out._replace(error=Errors.CONCURRENT_TRANSACTIONS, events=(*out.events, "error:CONCURRENT_TRANSACTIONS"))
-    if md.state not in (S.EMPTY, *COMPLETE):
+    if md.state not in (S.EMPTY, *COMPLETE):  # unreachable: no Dead/PrepareEpochFence entry is stored
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
     base = md._replace(state=S.EMPTY, partitions=(), txn_started=False, pending_state=S.EMPTY)
     if is_epoch_exhausted(md.producer_epoch, cfg) and (expected_epoch < 0 or expected_epoch == md.producer_epoch):
@@ -230,7 +239,8 @@ def _init_by_state(
         target = base._replace(producer_epoch=md.producer_epoch + 1, last_producer_epoch=-1)
     elif expected_epoch == md.producer_epoch or md.producer_epoch == -1:
         target = base._replace(producer_epoch=md.producer_epoch + 1, last_producer_epoch=md.producer_epoch)
-    elif expected_epoch == md.last_producer_epoch:
+    elif expected_epoch == md.last_producer_epoch and cfg.init_pid_retry_by_last_epoch:
+        # KIP-360: a retry of a bump whose response was lost names the epoch it bumped from (lastProducerEpoch)
         return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch, events=("init_pid_retry",))
     else:
         return _fail(md, Errors.PRODUCER_FENCED)
@@ -358,7 +368,7 @@ def _end_tv1(
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
     if (from_client and epoch != md.producer_epoch) or (not from_client and epoch < md.producer_epoch):
         return _fail(md, Errors.PRODUCER_FENCED)
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):
+    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     same = S.COMPLETE_COMMIT if committed else S.COMPLETE_ABORT
     if md.state == S.ONGOING:
@@ -370,7 +380,7 @@ def _end_tv1(
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS if ours else Errors.INVALID_TXN_STATE)
     if md.state in (S.EMPTY, *COMPLETE):
         return _fail(md, Errors.INVALID_TXN_STATE)
-    return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
+    return _fail(md, Errors.UNKNOWN_SERVER_ERROR)  # unreachable: no Dead/PrepareEpochFence entry is stored
 
 
 def _end_tv2(
@@ -393,7 +403,7 @@ def _end_tv2(
     )
     if pid != md.producer_id and not overflow_retry:
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):
+    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     current = pid == md.producer_id and epoch == md.producer_epoch
     retry = (pid == md.producer_id and epoch == md.producer_epoch - 1) or overflow_retry
@@ -438,7 +448,7 @@ def _end_tv2(
         if current and committed:
             return _fail(md, Errors.INVALID_TXN_STATE)
         return _fail(md, Errors.PRODUCER_FENCED)
-    return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
+    return _fail(md, Errors.UNKNOWN_SERVER_ERROR)  # unreachable: no Dead/PrepareEpochFence entry is stored
 
 
 # -- markers, completion, timeout, expiry (``TransactionMarkerChannelManager``, ``TransactionStateManager``) ---

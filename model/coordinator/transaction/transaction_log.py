@@ -14,9 +14,9 @@ NextProducerId, ClientTransactionVersion.  ``lastProducerEpoch`` is **not**
 persisted (it was only added in 2026, PR #22096), nor ``hasFailedEpochFence``
 nor the pending state -- a reload forgets them, as Kafka does.
 
-:func:`load` is ``TransactionStateManager.loadTransactionsForTxnTopicPartition``:
-the last value per id becomes the cache entry; ids in PrepareCommit or
-PrepareAbort must have their markers re-sent (``TransactionStateManager.loadTransactionsForTxnTopicPartition``).
+Loading (``TransactionStateManager.loadTransactionsForTxnTopicPartition``) is the system's failover: the
+last value per id becomes the cache entry (``transaction_coordinator.from_log_value``); ids in PrepareCommit
+or PrepareAbort must have their markers re-sent (:func:`needs_markers`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import NamedTuple
 from keos.model.codec import record
 from keos.model.coordinator.transaction.transaction_state import TransactionState
 
-__all__ = ["TransactionLogValue", "append", "load"]
+__all__ = ["TransactionLogValue", "needs_markers"]
 
 
 @record
@@ -42,19 +42,7 @@ class TransactionLogValue(NamedTuple):
     client_tv: int = 0
 
 
-Log = tuple[TransactionLogValue | None, ...]
-
-
-def append(log: Log, transactional_id: int, value: TransactionLogValue | None) -> Log:
-    """The log after appending ``value`` (``None`` = tombstone) for ``transactional_id``."""
-    return log[:transactional_id] + (value,) + log[transactional_id + 1 :]
-
-
 def needs_markers(value: TransactionLogValue | None) -> bool:
     """Whether a loaded value is a Prepare* whose markers the new coordinator re-sends."""
     return value is not None and value.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
 
-
-def load(log: Log) -> tuple[TransactionLogValue | None, ...]:
-    """The values a newly elected coordinator loads (last value wins; tombstones delete)."""
-    return tuple(log)

@@ -1,0 +1,175 @@
+"""Generate the ``reach`` scenario family: hostile and stale inputs for the idempotence and transactions models.
+
+Issue 23 (reach): the default gate never drove some of the model's rules -- a TV1 zombie's EndTxn and
+produce, InitProducerId with a stale (pid, epoch), verification answering a stale epoch, producers
+configured with acks=1/0 or without idempotence, reordered and restarted producers.  Rather than one
+hand-written scenario per branch, this script sweeps a small grid of parameters and writes one TOML
+scenario per cell into ``scenarios/reach_*.toml`` (``sets = ["reach"]``, run by ``keos check --set reach``;
+the cells in :data:`DEFAULT_CELLS`, a few seconds each, join the default gate too):
+
+* transactions: transaction version (``kafka`` = TV2 with KIP-890, ``tv1`` = TV1 with verification and
+  KIP-360) x shape (``zombie``: two instances of one transactional.id, the older a zombie, with a stale
+  request in flight; ``faulty``: one instance over two partitions with every coordinator-side fault).
+* idempotence: producer configurations Kafka accepts but that give up a guarantee (acks=1 and acks=0
+  without idempotence: the lost and duplicated records are *permitted*, the rest is still checked), and
+  an idempotent producer whose messages are reordered or whose process restarts.
+
+``tests/test_reach_scenarios.py`` checks that the committed files are what this script writes, so the
+grid is the single source.  Run ``python scripts/gen_reach_scenarios.py`` after changing it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent.parent / "scenarios"
+
+TXN_VARIANTS = {
+    "tv2": ("kafka", "transaction.version 2 (KIP-890 part 2, verification, KIP-360)"),
+    "tv1": ("tv1", "transaction.version 1 with KIP-890 part 1 verification and KIP-360 (Kafka 3.6-3.9)"),
+}
+
+#: Cells cheap enough (a few seconds of CPU each) to pay for their time in the default gate as well.
+DEFAULT_CELLS = frozenset(
+    {
+        "reach_txn_tv2_faulty",
+        "reach_txn_tv1_faulty",
+        "reach_idempotence_acks1",
+        "reach_idempotence_acks0",
+        "reach_idempotence_reorder_restart",
+        "reach_idempotence_epoch_exhaustion",
+    }
+)
+
+TXN_SHAPES: dict[str, dict[str, Any]] = {
+    "zombie": {
+        "text": "two instances of one transactional.id, one transaction each; the older becomes a zombie when "
+        "the newer calls initTransactions, and a request of either may time out and land late, or the "
+        "coordinator may time the transaction out. The zombie must end fenced (never another "
+        "fatal error), its writes never committed.",
+        "transactions": {
+            "producers": 2,
+            "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 1,
+            "shared_transactional_id": True,
+            "voluntary_abort": True,
+            "retries": 1,
+        },
+        "faults": {"request_timeout": 1, "txn_timeout": 1, "total": 1},
+    },
+    "faulty": {
+        "text": "one transactional producer, two transactions over two partitions, the application may abort; "
+        "batches expire, responses are lost, the log append fails, and the transactional.id may expire "
+        "between transactions (its next InitProducerId gets a new producer id).",
+        "transactions": {
+            "producers": 1,
+            "partitions": 2,
+            "transactions_per_producer": 2,
+            "records_per_transaction": 1,
+            "voluntary_abort": True,
+            "retries": 1,
+        },
+        "faults": {"drop": 1, "batch_expiry": 1, "append_failure": 1, "txn_id_expiry": 1, "total": 2},
+    },
+}
+
+IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
+    "acks1": {
+        "text": "a producer without idempotence, acks=1, two requests in flight: the leader acknowledges before "
+        "replication (ReplicatePartition is a separate step), fails over and loses the acknowledged record, "
+        "and a retry duplicates it. Loss and duplicates are what Kafka promises not to prevent here "
+        "(permitted); order and the sequence table are still checked.",
+        "permitted": ["no_acked_loss", "no_duplicate_append", "per_partition_order"],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 2},
+        "producer": {"enable_idempotence": False, "acks": "1", "retries": 1, "max_in_flight": 2},
+        "faults": {"drop": 1, "leader_restart": 1, "request_timeout": 1, "total": 1},
+    },
+    "acks0": {
+        "text": "a producer without idempotence and acks=0: a batch counts as sent once it is on the wire, "
+        "the leader answers nothing, a reset connection loses it (permitted: acks=0 promises nothing).",
+        "permitted": ["no_acked_loss"],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 2},
+        "producer": {"enable_idempotence": False, "acks": "0", "retries": 1, "max_in_flight": 2},
+        "faults": {"drop": 1, "leader_restart": 1, "total": 1},
+    },
+    "reorder_restart": {
+        "text": "an idempotent producer with two requests in flight whose messages may be reordered on the "
+        "connection (a fault TCP never produces), duplicated, whose leader fails over, or whose process "
+        "restarts (a new InitProducerId, a new producer id).",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 2, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "faults": {"reorder": 1, "producer_restart": 1, "duplicate": 1, "leader_restart": 1, "total": 1},
+    },
+    "epoch_exhaustion": {
+        "text": "an idempotent producer whose epoch is exhausted after one bump (max_producer_epoch = 1 stands for "
+        "Short.MAX_VALUE): an expired batch or a lost sequence makes it bump its epoch (KIP-360), and at the "
+        "limit it forgets its producer id and asks for a new one; its remaining batches are stamped afresh.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"max_producer_epoch": 1},
+        "faults": {"batch_expiry": 2, "request_timeout": 1, "leader_restart": 1, "total": 2},
+    },
+}
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return str(v)
+
+
+def _table(name: str, body: dict[str, Any]) -> list[str]:
+    return [f"[{name}]", *(f"{k} = {_value(v)}" for k, v in body.items())]
+
+
+def _doc(name: str, text: str, model: str, top: dict[str, Any], tables: dict[str, dict[str, Any]]) -> str:
+    lines = [f'name = "{name}"', f'description = """{text}"""', f'model = "{model}"', 'sets = ["reach"]']
+    if name in DEFAULT_CELLS:
+        lines.append("default = true")
+    lines += [f"{k} = {_value(v)}" for k, v in top.items()]
+    for t, body in tables.items():
+        lines += ["", *_table(t, body)]
+    return (
+        "# generated by scripts/gen_reach_scenarios.py -- edit the grid there, not this file\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
+def scenarios() -> dict[str, str]:
+    """File name -> TOML text of every cell of the grid."""
+    out: dict[str, str] = {}
+    for tv, (variant, tv_text) in TXN_VARIANTS.items():
+        for shape, cell in TXN_SHAPES.items():
+            name = f"reach_txn_{tv}_{shape}"
+            text = f"Reach family, {tv_text}: {cell['text']}"
+            top: dict[str, Any] = {"variant": variant} if variant != "kafka" else {}
+            out[f"{name}.toml"] = _doc(
+                name, text, "transactions", top, {"transactions": cell["transactions"], "faults": cell["faults"]}
+            )
+    for key, cell in IDEMPOTENCE_CELLS.items():
+        name = f"reach_idempotence_{key}"
+        top = {"permitted": cell["permitted"]} if cell["permitted"] else {}
+        tables = {k: cell[k] for k in ("topology", "producer", "broker", "faults") if k in cell}
+        out[f"{name}.toml"] = _doc(name, f"Reach family: {cell['text']}", "idempotence", top, tables)
+    return out
+
+
+def main() -> int:
+    for fname, text in scenarios().items():
+        (HERE / fname).write_text(text, encoding="utf-8")
+        print(f"wrote scenarios/{fname}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
