@@ -67,10 +67,11 @@ def _percent(text: str) -> float:
     return value
 
 
-def _console() -> Console:
+def _console(json_to_stdout: bool = False) -> Console:
+    """Human output: stdout, or stderr when ``--json -`` owns stdout."""
     from keos.checker.cli.main import _console as console
 
-    return console(False)
+    return console(json_to_stdout)
 
 
 def _fail(message: str) -> int:
@@ -146,7 +147,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         _check_module_globs(args.module or ())
     except ReachUsageError as exc:
         return _fail(str(exc))
-    console = _console()
+    console = _console(args.json_file == "-")
     out = Path(args.out)
     run = _measure(args, refs, out, console)
     report = run.to_json()
@@ -227,7 +228,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             mutants = mu.stratified_sample(mutants, sample, args.seed)
     except (ReachUsageError, mu.MutationError) as exc:
         return _fail(str(exc))
-    console = _console()
+    console = _console(args.json_file == "-")
     if args.list:
         if args.json_file:
             text = json.dumps([m.to_json() for m in mutants], indent=1) + "\n"
@@ -264,8 +265,12 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     def on_row(row: dict[str, Any]) -> None:
         if row["status"] in ("equivalent", "excluded", "uncovered"):
             return
-        what = f"{row['invariant']} in {row['steps']} steps on {row['scenario']}" if row["status"] == "killed" \
-            else (row.get("detail") or "")[:100]
+        if row["status"] == "killed" and row.get("kind") == "untested":
+            what = f"{row['invariant']} became untested on {row['scenario']} (a sometimes-partner never fired)"
+        elif row["status"] == "killed":
+            what = f"{row['invariant']} in {row['steps']} steps on {row['scenario']}"
+        else:
+            what = (row.get("detail") or "")[:100]
         console.print(f"{row['status']:<9} {row['id']} {row['path']}:{row['line']} {row['operator']}: {what}",
                       soft_wrap=True, markup=False, highlight=False)
 
