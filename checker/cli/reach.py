@@ -275,7 +275,8 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                       soft_wrap=True, markup=False, highlight=False)
 
     result = mu.evaluate_mutants(
-        mutants, reach_data, out, budget_s=args.time_budget, total_budget_s=args.total_budget,
+        mutants, reach_data, out, budget_s=args.time_budget, cpu_budget_s=args.cpu_budget,
+        total_budget_s=args.total_budget,
         equivalents=equivalents, variant=args.variant, resume=args.resume, jobs=args.jobs, master=master,
         on_row=on_row)
     order = {m.id: i for i, m in enumerate(mutants)}
@@ -288,7 +289,8 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         "executor": result.executor, "elapsed_s": round(time.monotonic() - started, 2),
         "cpu_s": round(result.cpu_s, 2), "resumed": result.resumed,
         "settings": {"module": args.module, "operator": args.operator, "sample": sample, "seed": args.seed,
-                     "time_budget_s": args.time_budget, "equivalents": str(eq_path) if eq_path else None},
+                     "time_budget_s": args.time_budget, "cpu_budget_s": args.cpu_budget,
+                     "equivalents": str(eq_path) if eq_path else None},
         "scores": scores,
         "equivalents": [{"id": k, "reason": v, "in_run": k in order} for k, v in sorted(equivalents.items())],
         "rows": rows,
@@ -377,6 +379,9 @@ def register(sub: Any) -> None:
     s.add_argument("--resume", action="store_true", help="skip mutants whose results are already in --out")
     s.add_argument("--time-budget", type=budget_seconds, default=60.0, metavar="SECONDS",
                    help="seconds per mutant over its scenarios (0 = none); out of time = 'timeout'")
+    s.add_argument("--cpu-budget", type=budget_seconds, default=0.0, metavar="SECONDS",
+                   help="CPU seconds per mutant (0 = none): the same on an idle and a loaded machine, where a "
+                   "wall-clock --time-budget turns slow mutants into timeouts (then give --time-budget 0)")
     s.add_argument("--total-budget", type=budget_seconds, default=0.0, metavar="SECONDS",
                    help="seconds for the whole run (0 = none); then partial results (exit 4), --resume continues")
     s.add_argument("--equivalents", metavar="FILE",
