@@ -549,3 +549,76 @@ def test_the_number_of_bad_inputs_fed() -> None:
         + len(OUTPUTS) * 3
     )
     assert kinds >= 114, kinds
+
+
+# -- keos coverage / keos mutate (issue 23): every bad input exits 2 before any search or mutant runs -------
+
+REACH_BAD_FLAGS: list[list[str]] = [
+    ["coverage", "--no-such-flag"],
+    ["coverage", "--scenario", "no_such_scenario"],
+    ["coverage", "--set", "no_such_set"],
+    ["coverage", "--variant", "nope"],
+    ["coverage", "--scenario", "idempotence_retry", "--variant", "no_generation_fencing"],
+    ["coverage", "--fail-under", "101"],
+    ["coverage", "--fail-under", "nan"],
+    ["coverage", "--fail-under", "most"],
+    ["coverage", "--time-budget", "nan"],
+    ["coverage", "--total-budget", "-1"],
+    ["coverage", "--module", "nothing/*.py"],
+    ["mutate", "--no-such-flag"],
+    ["mutate", "--operator", "nope"],
+    ["mutate", "--module", "nothing/*"],
+    ["mutate", "--sample", "0"],
+    ["mutate", "--sample", "-3"],
+    ["mutate", "--sample", "many"],
+    ["mutate", "--seed", "-1"],
+    ["mutate", "--time-budget", "nan"],
+    ["mutate", "--total-budget", "inf"],
+    ["mutate", "--jobs", "0"],
+    ["mutate", "--master", "bogus://x"],
+    ["mutate", "--master", "local[*]", "--local-python"],
+    ["mutate", "--fail-under", "200"],
+    ["mutate", "--equivalents", "/nonexistent/equivalent.toml"],
+    ["mutate", "--reach", "/nonexistent/reach.json"],
+    ["mutate", "--local-python", "--scenario", "no_such_scenario"],
+    ["mutate", "--local-python", "--variant", "nope"],
+]
+
+
+@pytest.mark.parametrize("argv", REACH_BAD_FLAGS, ids=[" ".join(a) for a in REACH_BAD_FLAGS])
+def test_reach_bad_flags(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert_bad_input(argv, capsys)
+
+
+@pytest.mark.parametrize("content", [
+    "not toml [",
+    '[abc123]\nreason = ""\n',
+    "[abc123]\nwhy = 'no reason key'\n",
+    "abc123 = 'a string, not a table'\n",
+])
+def test_reach_bad_equivalents_file(content: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "equivalent.toml"
+    path.write_text(content, encoding="utf-8")
+    assert "--equivalents" in assert_bad_input(["mutate", "--local-python", "--equivalents", str(path)], capsys)
+
+
+@pytest.mark.parametrize("content", ["{", "[]", '{"reach": {}}', "\xff"])
+def test_reach_bad_reach_file(content: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "reach.json"
+    path.write_text(content, encoding="latin-1")
+    assert "--reach" in assert_bad_input(["mutate", "--local-python", "--reach", str(path)], capsys)
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["coverage", "--html"], "--html"),
+    (["coverage", "--json"], "--json"),
+    (["mutate", "--local-python", "--html"], "--html"),
+    (["mutate", "--local-python", "--junit"], "--junit"),
+    (["mutate", "--local-python", "--json"], "--json"),
+])
+def test_reach_unwritable_outputs(argv: list[str], flag: str, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    target = str(blocker / "sub") if flag == "--html" and argv[0] == "coverage" else str(tmp_path)
+    assert flag in assert_bad_input([*argv, target, "--scenario", "idempotence_retry"], capsys)

@@ -1044,6 +1044,7 @@ def _parser() -> _Parser:
 
     importlib.import_module("keos.checker.cli.conform").register(sub)  # keos conform (real clients and brokers)
     importlib.import_module("keos.checker.cli.assignors").register(sub)
+    importlib.import_module("keos.checker.cli.reach").register(sub)  # keos coverage, keos mutate (issue 23)
 
     try:
         sweep = importlib.import_module("keos.checker.sweep.campaign")

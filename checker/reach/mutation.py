@@ -1,0 +1,427 @@
+"""Mutation analysis of ``model/`` (``keos mutate``): does the gate kill single-point defects?
+
+For every mutant of :mod:`keos.checker.reach.mutators` (or a stratified sample of them):
+
+1. its *reach* is read from ``keos coverage``'s ``reach.json``: the scenarios whose explicit search
+   ran the mutated lines (dynamic contexts).  A mutant of module-level code (a table, a constant)
+   runs only at import, so it takes the scenarios that reach any line of its module (a module of
+   data only, such as ``model/protocol/errors.py``: every scenario).  No scenario: the mutant is
+   ``uncovered`` (never run; it counts as not killed);
+2. it runs in a fresh process (:mod:`keos.checker.reach.worker`) that serves the mutated module
+   through an import hook and runs the gate's search on those scenarios, cheapest first (by the
+   time ``keos coverage`` measured), stopping at the first violation, within ``--time-budget``
+   seconds per mutant;
+3. its row says ``killed`` (by which invariant, in how many steps, on which scenario),
+   ``survived``, ``timeout``, ``crashed`` (an exception, an import error, an engine/model
+   disagreement: neither killed nor survived), ``uncovered``, ``equivalent`` (listed in the
+   equivalents file with a reason) or ``excluded`` (on a line marked ``# unreachable:``).
+
+Mutants fan out over plain local processes (``--local-python``, ``--jobs N``) or Spark
+(``--master``: ``local[*]``, ``spark://``, ``sc://``; each Spark task starts the same worker
+process on its executor, so a cluster's executors need this keos installed with the same Python).
+
+Score: ``killed / (killed + survived + uncovered)`` per folder of ``model/`` and in total;
+equivalent and excluded mutants are left out and listed; ``timeout`` and ``crashed`` are reported
+apart (not decided, so not in the score).
+
+Results are appended to ``OUT/mutation-results.jsonl`` as each mutant finishes (what ``--resume``
+reads: done ids are skipped), and written as Parquet, JSON, HTML and JUnit at the end -- also
+after Ctrl-C or ``--total-budget``, marked partial.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from keos.checker.reach.mutators import OPERATORS, Mutant, error_classes, model_modules, module_mutants
+from keos.checker.reach.worker import MARKER
+
+__all__ = [
+    "DECIDED",
+    "MutationRun",
+    "enumerate_mutants",
+    "evaluate_mutants",
+    "load_equivalents",
+    "run_job",
+    "score",
+    "select_scenarios",
+    "stratified_sample",
+]
+
+#: Statuses that decide a mutant (the score's denominator).
+DECIDED = ("killed", "survived", "uncovered")
+STATUSES = ("killed", "survived", "uncovered", "timeout", "crashed", "equivalent", "excluded")
+#: Seconds a worker may take beyond its budget (interpreter start, imports) before it is killed.
+GRACE_S = 30.0
+
+
+class MutationError(ValueError):
+    """Bad input to ``keos mutate`` (exit 2)."""
+
+
+def enumerate_mutants(root: Path, modules: Sequence[str] = (), operators: Sequence[str] = ()) -> list[Mutant]:
+    """Every mutant of ``root/model`` whose path matches a ``modules`` glob and whose operator is listed.
+
+    A glob matches the repository-relative path (``model/log/*``, ``model/systems/eos.py``) or the
+    import name (``keos.model.log.*``).
+    """
+    unknown = [o for o in operators if o not in OPERATORS]
+    if unknown:
+        raise MutationError(f"unknown operator {unknown[0]!r} (known: {', '.join(OPERATORS)})")
+    classes = error_classes(root / "model" / "protocol" / "errors.py")
+    chosen = [(n, r, f) for n, r, f in model_modules(root)
+              if not modules or any(fnmatch.fnmatch(r, g) or fnmatch.fnmatch(n, g) for g in modules)]
+    if modules and not chosen:
+        raise MutationError(f"--module {' '.join(modules)}: matches no module of model/ (e.g. model/log/*)")
+    out: list[Mutant] = []
+    for name, rel, f in chosen:
+        out += [m for m in module_mutants(f.read_text(encoding="utf-8"), name, rel, classes)
+                if not operators or m.operator in operators]
+    return out
+
+
+def stratified_sample(mutants: Sequence[Mutant], n: int, seed: int) -> list[Mutant]:
+    """``n`` mutants, every module represented (when ``n`` allows), the rest proportional to module size.
+
+    Deterministic for a seed: each module's mutants are shuffled by ``random.Random(f"{seed}:{module}")``
+    (a string seed is hashed with SHA-512 by :mod:`random`, never with ``hash()``), and the largest
+    remainders are filled in module order.
+    """
+    if n >= len(mutants):
+        return list(mutants)
+    by_module: dict[str, list[Mutant]] = {}
+    for m in mutants:
+        by_module.setdefault(m.path, []).append(m)
+    total = len(mutants)
+    quota = {p: (1 if n >= len(by_module) else 0) for p in by_module}
+    left = n - sum(quota.values())
+    shares = {p: left * len(ms) / total for p, ms in by_module.items()}
+    for p in by_module:
+        quota[p] = min(len(by_module[p]), quota[p] + int(shares[p]))
+    rest = n - sum(quota.values())
+    for p in sorted(by_module, key=lambda p: (-(shares[p] - int(shares[p])), p)):
+        if rest <= 0:
+            break
+        if quota[p] < len(by_module[p]):
+            quota[p] += 1
+            rest -= 1
+    out: list[Mutant] = []
+    for p, ms in sorted(by_module.items()):
+        pool = sorted(ms, key=lambda m: m.id)
+        random.Random(f"{seed}:{p}").shuffle(pool)
+        out += pool[: quota[p]]
+    return sorted(out, key=lambda m: (m.path, m.line, m.col, m.operator, m.id))
+
+
+def load_equivalents(path: Path) -> dict[str, str]:
+    """The equivalent-mutant list: ``[<id>] reason = "..."`` tables in a TOML file; id -> reason."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MutationError(f"--equivalents {path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise MutationError(f"--equivalents {path}: not valid TOML ({exc})") from None
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        if not isinstance(value, dict) or not isinstance(value.get("reason"), str) or not value["reason"].strip():
+            raise MutationError(f"--equivalents {path}: [{key}] needs a non-empty reason = \"...\"")
+        out[key] = value["reason"].strip()
+    return out
+
+
+def select_scenarios(m: Mutant, reach: dict[str, Any]) -> list[str]:
+    """The scenarios that reach the mutant's lines, cheapest first (module-level code: any of its module)."""
+    lines = reach["reach"].get(m.path, {})
+    times = {name: s.get("seconds") or 0.0 for name, s in reach["scenarios"].items()}
+    hit: set[str] = set()
+    for ln in range(m.line, m.end_line + 1):
+        hit.update(c for c in lines.get(str(ln), []) if c != "import")
+    if not hit and any(c == "import" for ln in range(m.line, m.end_line + 1) for c in lines.get(str(ln), [])):
+        # Module-level code (a table, a constant) runs at import only: every scenario that runs the module's
+        # functions may read it; a module of data only (no function ever ran) may be read by any scenario.
+        hit = {c for cs in lines.values() for c in cs if c != "import"} or set(times)
+    hit &= set(times)
+    return sorted(hit, key=lambda s: (times[s], s))
+
+
+def _excluded_lines(reach: dict[str, Any]) -> dict[str, set[int]]:
+    return {m["path"]: set(m.get("excluded_lines", [])) for m in reach.get("modules", [])}
+
+
+#: Worker processes running now (so an interrupted run can stop them).
+_LIVE: set[subprocess.Popen[str]] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_workers() -> None:
+    """Terminate every worker process this process started and that still runs."""
+    with _LIVE_LOCK:
+        for proc in list(_LIVE):
+            if proc.poll() is None:
+                proc.terminate()
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """Run one mutant's worker process; its result row (``timeout`` if it outlives budget + grace)."""
+    budget = float(job.get("budget_s") or 0.0)
+    proc = subprocess.Popen([sys.executable, "-m", "keos.checker.reach.worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    try:
+        stdout, stderr = proc.communicate(json.dumps(job), timeout=budget + GRACE_S if budget else None)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return {"status": "timeout", "detail": f"worker outlived its budget by {GRACE_S:.0f} s and was killed"}
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(MARKER):
+            row: dict[str, Any] = json.loads(line[len(MARKER):])
+            return row
+    if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and job.get("cpu_budget_s"):
+        return {"status": "timeout", "detail": f"CPU budget of {job['cpu_budget_s']:g} s ran out",
+                "cpu_seconds": float(job["cpu_budget_s"])}
+    if proc.returncode in (130, -2, -15):
+        return {"status": "interrupted"}
+    tail = stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+    return {"status": "crashed", "detail": f"worker ended without a result: {tail[0][:300]}"}
+
+
+@dataclass
+class MutationRun:
+    """The rows of one ``keos mutate`` run, and whether it finished."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    stopped: str | None = None
+    elapsed_s: float = 0.0
+    cpu_s: float = 0.0
+    executor: str = "local"
+    resumed: int = 0
+
+    @property
+    def partial(self) -> bool:
+        """Whether the run stopped before every mutant was evaluated."""
+        return self.stopped is not None
+
+
+def score(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Counts per status and the score, per folder of ``model/`` and in total (key ``total``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        for key in (r["folder"], "total"):
+            c = out.setdefault(key, {s: 0 for s in STATUSES} | {"mutants": 0})
+            c["mutants"] += 1
+            c[r["status"]] = c.get(r["status"], 0) + 1
+    for c in out.values():
+        decided = sum(c[s] for s in DECIDED)
+        c["decided"] = decided
+        c["score"] = round(100.0 * c["killed"] / decided, 2) if decided else None
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] == "total", kv[0])))
+
+
+def _row(m: Mutant, result: dict[str, Any]) -> dict[str, Any]:
+    row = m.to_json()
+    row.update({"status": result.get("status"), "kind": result.get("kind"), "scenario": result.get("scenario"),
+                "invariant": result.get("invariant"), "steps": result.get("steps"),
+                "scenarios_run": len(result.get("scenarios_run", []) or []),
+                "scenarios_selected": result.get("scenarios_selected", 0),
+                "seconds": result.get("seconds", 0.0), "cpu_seconds": result.get("cpu_seconds", 0.0),
+                "detail": result.get("detail") or ""})
+    return row
+
+
+def load_done(results: Path) -> dict[str, dict[str, Any]]:
+    """Rows already in ``results`` (JSON lines), by mutant id (``--resume``)."""
+    done: dict[str, dict[str, Any]] = {}
+    if results.is_file():
+        for line in results.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut by a kill: that mutant runs again
+                done[row["id"]] = row
+    return done
+
+
+def evaluate_mutants(
+    mutants: Sequence[Mutant],
+    reach: dict[str, Any],
+    out: Path,
+    *,
+    budget_s: float = 60.0,
+    cpu_budget_s: float = 0.0,
+    total_budget_s: float = 0.0,
+    equivalents: dict[str, str] | None = None,
+    variant: str | None = None,
+    resume: bool = False,
+    jobs: int = 2,
+    master: str | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> MutationRun:
+    """Evaluate ``mutants``; rows are appended to ``out/mutation-results.jsonl`` as they finish.
+
+    ``budget_s`` is wall-clock seconds per mutant (the search stops there), ``cpu_budget_s`` CPU seconds
+    (the kernel ends the worker there: the same budget on an idle and a loaded machine); 0 = none.
+    ``master`` None runs ``jobs`` local worker processes at a time; a Spark master runs the workers as
+    Spark tasks.  Ctrl-C or ``total_budget_s`` stops the run: finished rows are kept, the run is
+    marked partial (:attr:`MutationRun.stopped`).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "mutation-results.jsonl"
+    done = load_done(results) if resume else {}
+    if not resume and results.exists():
+        results.unlink()
+    equivalents = equivalents or {}
+    excluded = _excluded_lines(reach)
+    untested = {name: s.get("untested", []) for name, s in reach["scenarios"].items()}
+    run = MutationRun(executor=master or f"local processes x{jobs}")
+    started = time.monotonic()
+    deadline = started + total_budget_s if total_budget_s else None
+    lock = threading.Lock()
+
+    def record(m: Mutant, result: dict[str, Any]) -> None:
+        row = _row(m, result)
+        with lock:
+            run.rows.append(row)
+            run.cpu_s += float(row.get("cpu_seconds") or 0.0)
+            if result.get("status") not in ("equivalent", "excluded"):
+                with results.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(row) + "\n")
+        if on_row is not None:
+            on_row(row)
+
+    pending: list[tuple[Mutant, dict[str, Any]]] = []
+    for m in mutants:
+        if m.id in equivalents:
+            record(m, {"status": "equivalent", "detail": equivalents[m.id]})
+            continue
+        if any(ln in excluded.get(m.path, ()) for ln in range(m.line, m.end_line + 1)):
+            record(m, {"status": "excluded", "detail": "line marked # unreachable: (see keos coverage)"})
+            continue
+        if m.id in done:
+            with lock:
+                run.rows.append(done[m.id])
+                run.cpu_s += float(done[m.id].get("cpu_seconds") or 0.0)
+            run.resumed += 1
+            continue
+        scenarios = select_scenarios(m, reach)
+        if not scenarios:
+            record(m, {"status": "uncovered", "detail": "no scenario reaches this line"})
+            continue
+        pending.append((m, {"module": m.module, "file": str(Path(reach["root"]) / m.path), "mutant": m.id,
+                            "scenarios": scenarios, "variant": variant, "budget_s": budget_s,
+                            "cpu_budget_s": cpu_budget_s,
+                            "untested_before": {s: untested.get(s, []) for s in scenarios},
+                            "out": str(out / "traces"), "scenarios_selected": len(scenarios)}))
+    # In id order (ids are hashes): a run stopped early has still sampled every module, not the first few.
+    pending.sort(key=lambda p: p[0].id)
+    try:
+        if master is None:
+            _local(pending, jobs, deadline, record, run)
+        else:
+            _spark(pending, master, deadline, record, run)
+    except KeyboardInterrupt:
+        run.stopped = "interrupted"
+    run.elapsed_s = time.monotonic() - started
+    return run
+
+
+def _finish(m: Mutant, job: dict[str, Any], result: dict[str, Any], record: Callable[..., None]) -> bool:
+    if result.get("status") == "interrupted":
+        return False
+    result["scenarios_selected"] = job["scenarios_selected"]
+    record(m, result)
+    return True
+
+
+def _local(pending: list[tuple[Mutant, dict[str, Any]]], jobs: int, deadline: float | None,
+           record: Callable[..., None], run: MutationRun,
+           runner: Callable[[dict[str, Any]], dict[str, Any]] = run_job,
+           on_interrupt: Callable[[], None] = stop_workers) -> None:
+    """``jobs`` mutants at a time, the next one started as soon as one finishes (no stragglers' wait)."""
+    queue = list(reversed(pending))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        running: dict[Future[dict[str, Any]], tuple[Mutant, dict[str, Any]]] = {}
+        try:
+            while queue or running:
+                while queue and len(running) < jobs:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        run.stopped = "total time budget (--total-budget) ran out"
+                        queue.clear()
+                        break
+                    m, job = queue.pop()
+                    running[pool.submit(runner, job)] = (m, job)
+                if not running:
+                    break
+                finished, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    m, job = running.pop(fut)
+                    if not _finish(m, job, fut.result(), record):
+                        run.stopped = "interrupted"
+        except KeyboardInterrupt:
+            # The mutants still running are not recorded: --resume runs them again.
+            run.stopped = "interrupted"
+            on_interrupt()
+            wait(running, timeout=GRACE_S)
+
+
+def _spark(pending: list[tuple[Mutant, dict[str, Any]]], master: str, deadline: float | None,
+           record: Callable[..., None], run: MutationRun) -> None:
+    """Each mutant one Spark job of one task that starts the worker process on its executor.
+
+    2 x cores jobs are in flight at once (submitted from driver threads; Spark schedules their tasks
+    on free executor slots), so a slow mutant never holds the others back, and each result is recorded
+    (for ``--resume``) the moment it arrives.  Ctrl-C cancels the running jobs.
+    """
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from keos.checker.sweep.campaign import _default_parallelism, _is_connect, spark_session
+
+    spark = spark_session(master)
+    schema = StructType([StructField("id", StringType()), StructField("result", StringType())])
+    jobs_schema = StructType([StructField("id", StringType()), StructField("job", StringType())])
+
+    def one(job: dict[str, Any]) -> dict[str, Any]:
+        frame = spark.createDataFrame([(job["mutant"], json.dumps(job))], jobs_schema)
+        rows = frame.mapInArrow(_spark_tasks, schema).collect()
+        result: dict[str, Any] = json.loads(rows[0]["result"])
+        return result
+
+    def cancel() -> None:
+        try:
+            if _is_connect(spark):
+                spark.interruptAll()
+            else:
+                spark.sparkContext.cancelAllJobs()
+        except Exception:
+            pass
+
+    _local(pending, max(2, 2 * _default_parallelism(spark)), deadline, record, run, runner=one, on_interrupt=cancel)
+
+
+def _spark_tasks(batches: Iterable[Any]) -> Iterable[Any]:
+    """Spark task body: run each mutant's worker process, yield (id, result JSON)."""
+    import pyarrow as pa
+
+    for batch in batches:
+        ids, jobs = batch.column("id").to_pylist(), batch.column("job").to_pylist()
+        results = [json.dumps(run_job(json.loads(j))) for j in jobs]
+        yield pa.RecordBatch.from_arrays([pa.array(ids, pa.string()), pa.array(results, pa.string())],
+                                         names=["id", "result"])

@@ -1,0 +1,236 @@
+"""``keos coverage`` and ``keos mutate`` (issue 23): reach and kill power, measured on the real model.
+
+The expensive part (one coverage run of ``idempotence_retry``, a few mutant processes) is shared by
+a module fixture; the whole file takes well under a minute on two cores.  Mutants are found by what
+they change (file, handler, operator, source text), never by a hard-coded id, so an edit elsewhere
+in a module does not break the tests.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keos.checker.cli.main import main
+from keos.checker.reach import mutation as mu
+from keos.checker.reach.branches import exclusions, measure, package_root
+from keos.checker.reach.mutators import Mutant, apply_mutant, error_classes, module_mutants, mutant_id
+
+ROOT = package_root()
+CLASSES = error_classes(ROOT / "model" / "protocol" / "errors.py")
+SCENARIO = "idempotence_retry"
+
+
+@pytest.fixture(scope="module")
+def reach(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One coverage run of ``idempotence_retry`` (about 8 s): the reach map the mutants are selected by."""
+    out = tmp_path_factory.mktemp("coverage")
+    run = measure([SCENARIO], out)
+    data = run.to_json()
+    (out / "reach.json").write_text(json.dumps(data), encoding="utf-8")
+    data["_file"] = str(out / "reach.json")
+    return data
+
+
+def _mutants(path: str) -> list[Mutant]:
+    name = "keos." + path[:-3].replace("/", ".")
+    return module_mutants((ROOT / path).read_text(encoding="utf-8"), name, path, CLASSES)
+
+
+def _find(path: str, operator: str, original: str, replacement: str = "") -> Mutant:
+    found = [m for m in _mutants(path) if m.operator == operator and original in m.original
+             and replacement in m.replacement]
+    assert found, f"no {operator} mutant of {original!r} in {path}: the model changed, pick another mutant"
+    return found[0]
+
+
+# -- the mutator ----------------------------------------------------------------------------------
+
+
+def test_mutant_ids_are_stable_unique_and_keep_line_numbers() -> None:
+    first, again = _mutants("model/log/producer_state.py"), _mutants("model/log/producer_state.py")
+    assert [m.id for m in first] == [m.id for m in again]
+    assert len({m.id for m in first}) == len(first)
+    m = first[0]
+    assert m.id == mutant_id(m.module, m.line, m.col, m.end_line, m.end_col, m.operator,
+                             ast_text(m))
+    operators = {m.operator for m in first}
+    assert {"relational", "negate", "drop_guard", "error_swap", "off_by_one"} <= operators, operators
+    tree = apply_mutant((ROOT / m.path).read_text(encoding="utf-8"), m.module, m.id, CLASSES)
+    assert compile(tree, m.path, "exec") is not None
+    with pytest.raises(KeyError):
+        apply_mutant((ROOT / m.path).read_text(encoding="utf-8"), m.module, "000000000000", CLASSES)
+
+
+def ast_text(m: Mutant) -> str:
+    """The full replacement text of ``m`` (the row keeps a shortened one)."""
+    from keos.checker.reach.mutators import _pairs
+
+    source = (ROOT / m.path).read_text(encoding="utf-8")
+    for mid, _p, text in _pairs(source, m.module, CLASSES):
+        if mid == m.id:
+            return text
+    raise AssertionError(f"{m.id} not found again")
+
+
+def test_operators_on_a_small_module() -> None:
+    source = (
+        'RETRY = {"a": 1, "b": 2}\n'
+        "def f(x, y):\n"
+        '    """Docstrings are not mutated."""\n'
+        "    if x < 3 and y:\n"
+        "        return Errors.NOT_COORDINATOR\n"
+        "    z = x + 1  # no mutate: the increment is a label\n"
+        "    return x == y\n"
+    )
+    ms = module_mutants(source, "keos.model.fake", "model/fake.py", CLASSES)
+    edits = {(m.operator, m.original, m.replacement) for m in ms}
+    assert ("boundary", "x < 3", "x <= 3") in edits
+    assert ("relational", "x < 3", "x >= 3") in edits
+    assert ("drop_condition", "x < 3 and y", "y") in edits
+    assert ("bool_operator", "x < 3 and y", "x < 3 or y") in edits
+    assert ("negate", "x < 3 and y", "not (x < 3 and y)") in edits
+    assert ("off_by_one", "3", "4") in edits and ("off_by_one", "3", "2") in edits
+    assert ("relational", "x == y", "x != y") in edits
+    assert ("table_entry", "{'a': 1, 'b': 2}", "{'b': 2}") in edits
+    swaps = {r for o, _, r in edits if o == "error_swap"}
+    assert "Errors.NOT_COORDINATOR" not in swaps and len(swaps) >= 2  # within its class and across
+    assert any(o == "drop_guard" for o, _, _ in edits)
+    assert not [m for m in ms if m.line == 6], "a '# no mutate:' line was mutated"
+    assert not [m for m in ms if "Docstrings" in m.original]
+    assert {m.function for m in ms} == {"<module>", "f"}
+
+
+def test_stratified_sample_is_deterministic_and_covers_every_module() -> None:
+    everything = mu.enumerate_mutants(ROOT, ["model/log/*", "model/protocol/*"])
+    modules = {m.path for m in everything}
+    a = mu.stratified_sample(everything, 30, 1)
+    assert [m.id for m in a] == [m.id for m in mu.stratified_sample(everything, 30, 1)]
+    assert len(a) == 30 and {m.path for m in a} == modules
+    assert [m.id for m in a] != [m.id for m in mu.stratified_sample(everything, 30, 2)]
+
+
+# -- coverage -------------------------------------------------------------------------------------
+
+
+def test_coverage_records_which_scenario_reaches_each_line(reach: dict[str, Any]) -> None:
+    model = reach["totals"]["model"]
+    assert 0 < model["branches_taken"] < model["branches"]
+    lines = reach["reach"]["model/log/producer_state.py"]
+    assert any(SCENARIO in ctxs for ctxs in lines.values())
+    assert any(ctxs == ["import"] for ctxs in lines.values())  # module-level lines run at import only
+    state = next(m for m in reach["modules"] if m["path"] == "model/log/producer_state.py")
+    assert state["functions"] and all("missing_branches" in f for f in state["functions"])
+    partial = {a for a, _, kind in state["missing_branches"] if kind == "partial"}
+    assert set(state["partial_guards"]) == partial
+    assert reach["scenarios"][SCENARIO]["seconds"] > 0 and not reach["partial"]
+
+
+def test_exclusion_marks_are_listed_with_their_reason(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        "if x:  # unreachable: the producer always has an id here\n"
+        "    pass\n"
+        "while y:  # no branch: runs once at least\n"
+        "    pass\n"
+        "z = 1  # pragma: no cover\n", encoding="utf-8")
+    got = exclusions(tmp_path, ["m.py"])
+    assert [(e["line"], e["kind"], e["reason"]) for e in got] == [
+        (1, "unreachable", "the producer always has an id here"),
+        (3, "no branch", "runs once at least"),
+        (5, "pragma: no cover", "no reason given"),
+    ]
+
+
+# -- mutants: killed, survived, crashed, resumed -------------------------------------------------
+
+
+def _job(m: Mutant | None, reach: dict[str, Any], module: str = "", file: str = "") -> dict[str, Any]:
+    return {"module": m.module if m else module, "file": str(ROOT / m.path) if m else file,
+            "mutant": m.id if m else None, "scenarios": [SCENARIO], "variant": None, "budget_s": 120,
+            "untested_before": {SCENARIO: reach["scenarios"][SCENARIO]["untested"]}}
+
+
+def test_a_killable_mutant_is_killed_with_its_invariant_and_steps(reach: dict[str, Any]) -> None:
+    # The leader's duplicate check compares the batch's last sequence: flipped, a retried batch is appended twice.
+    m = _find("model/log/producer_state.py", "relational", "last_seq == last_seq", "!=")
+    assert mu.select_scenarios(m, reach) == [SCENARIO]
+    row = mu.run_job(_job(m, reach))
+    assert row["status"] == "killed", row
+    assert row["kind"] == "violation" and row["invariant"] == "no_duplicate_append" and row["steps"] > 0
+
+
+def test_the_unmutated_model_survives(reach: dict[str, Any]) -> None:
+    # The identity "mutant" (no edit) is the equivalent mutant by definition: it must survive.
+    row = mu.run_job(_job(None, reach, "keos.model.log.producer_state", str(ROOT / "model/log/producer_state.py")))
+    assert row["status"] == "survived", row
+    assert row["scenarios_run"] == [SCENARIO]
+
+
+def test_a_crashing_mutant_is_crashed_not_killed(reach: dict[str, Any], tmp_path: Path) -> None:
+    # A copy of a real module plus a table whose entry the mutant removes: the import raises KeyError.
+    path = tmp_path / "producer_expiry.py"
+    path.write_text((ROOT / "model/log/producer_expiry.py").read_text(encoding="utf-8")
+                    + '\n_TABLE = {"entry": 1}\n_VALUE = _TABLE["entry"]\n', encoding="utf-8")
+    ms = module_mutants(path.read_text(encoding="utf-8"), "keos.model.log.producer_expiry",
+                        "model/log/producer_expiry.py", CLASSES)
+    m = next(x for x in ms if x.operator == "table_entry" and x.original == "{'entry': 1}")
+    job = _job(None, reach, "keos.model.log.producer_expiry", str(path))
+    job["mutant"] = m.id
+    row = mu.run_job(job)
+    assert row["status"] == "crashed", row
+    assert "KeyError" in row["detail"]
+
+
+def test_resume_skips_done_ids_and_equivalents_leave_the_score(reach: dict[str, Any], tmp_path: Path) -> None:
+    ms = _mutants("model/log/producer_state.py")
+    done, equivalent = ms[0], ms[1]
+    fake = {**done.to_json(), "status": "killed", "kind": "violation", "scenario": SCENARIO,
+            "invariant": "no_duplicate_append", "steps": 3, "seconds": 0.0, "cpu_seconds": 0.0, "detail": ""}
+    (tmp_path / "mutation-results.jsonl").write_text(json.dumps(fake) + "\n", encoding="utf-8")
+    # No scenario reaches anything in this reach map, so the only rows are the resumed, equivalent and uncovered.
+    empty = {**reach, "reach": {}}
+    run = mu.evaluate_mutants(ms[:4], empty, tmp_path, resume=True, jobs=1,
+                              equivalents={equivalent.id: "same behaviour"})
+    status = {r["id"]: r["status"] for r in run.rows}
+    assert run.resumed == 1 and status[done.id] == "killed"
+    assert status[equivalent.id] == "equivalent"
+    assert [status[m.id] for m in ms[2:4]] == ["uncovered", "uncovered"]
+    total = mu.score(run.rows)["total"]
+    assert total["decided"] == 3 and total["score"] == pytest.approx(100 / 3, abs=0.01)
+    lines = (tmp_path / "mutation-results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3  # the resumed row, plus the two uncovered ones appended (equivalents are not)
+
+
+def test_keos_mutate_end_to_end(reach: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI: a seeded stratified sample over model/log, local processes, every output written."""
+    out = tmp_path / "mutate"
+    argv = ["mutate", "--local-python", "--jobs", "2", "--sample", "6", "--seed", "1", "--module", "model/log/*",
+            "--operator", "relational", "--reach", reach["_file"], "--out", str(out),
+            "--html", str(tmp_path / "m.html"), "--junit", str(tmp_path / "m.xml"), "--json", str(tmp_path / "m.json")]
+    assert main(argv) == 0, capsys.readouterr().err
+    summary = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert len(summary["rows"]) == 6 and not summary["partial"]
+    assert {r["folder"] for r in summary["rows"]} == {"model/log"}
+    assert set(summary["scores"]) == {"model/log", "total"}
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out / "mutation.parquet")
+    assert table.num_rows == 6 and "invariant" in table.column_names
+    assert "<testsuites" in (tmp_path / "m.xml").read_text(encoding="utf-8")
+    assert "mutation score" in capsys.readouterr().out
+    # --resume: nothing left to run, the same rows come back.
+    assert main([*argv, "--resume"]) == 0
+    again = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    assert again["resumed"] == sum(1 for r in summary["rows"] if r["status"] not in ("equivalent", "excluded"))
+    assert [r["status"] for r in again["rows"]] == [r["status"] for r in summary["rows"]]
+
+
+def test_a_cpu_budget_ends_a_long_mutant_as_timeout(reach: dict[str, Any]) -> None:
+    # The unmutated model on the heaviest default scenario needs many CPU seconds; one is allowed.
+    job = _job(None, reach, "keos.model.log.producer_state", str(ROOT / "model/log/producer_state.py"))
+    job.update(scenarios=["txn_coordinator_faults"], budget_s=0, cpu_budget_s=1)
+    row = mu.run_job(job)
+    assert row["status"] == "timeout" and "CPU budget" in row["detail"], row
