@@ -24,8 +24,8 @@ abortable for TOPIC_ and GROUP_AUTHORIZATION_FAILED), every transaction that beg
 shape (:mod:`keos.invariants.transactions`, :mod:`keos.invariants.eos_processing`, :mod:`keos.invariants.security`)
 hold.
 
-The scenarios belong to the named set ``reach`` (``keos check --set reach``), not to the default gate: they are many
-and each is small.  :func:`matrix_documents` returns the TOML-shaped documents; :mod:`keos.scenarios` loads them
+The scenarios belong to the named set ``reach`` (``keos check --set reach``); the few in :data:`DEFAULT` also join
+the default gate.  :func:`matrix_documents` returns the TOML-shaped documents; :mod:`keos.scenarios` loads them
 next to the ``*.toml`` files (source ``scenarios/authz_matrix.py``).
 """
 
@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "DEFAULT",
     "GRANTS",
     "GRANTS_ONLY",
     "PRINCIPAL",
@@ -103,6 +104,16 @@ GRANTS: tuple[str, ...] = ("granted", "wildcard_resource", "wildcard_principal",
 GRANTS_ONLY: frozenset[str] = frozenset({"eos"})
 
 
+#: Generated scenarios that also join the default gate (each under a second of CPU): a Deny overriding the Allow of
+#: the topic under TV1 (AddPartitionsToTxn's TOPIC_AUTHORIZATION_FAILED, abortable), a Deny of ``All`` on the
+#: transactional.id (InitProducerId's TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal) and a wildcard topic grant.
+DEFAULT: frozenset[str] = frozenset({
+    "authz_matrix_tv1_write_topic_denied",
+    "authz_matrix_tv1_write_transactionalid_denied_all",
+    "authz_matrix_tv2_write_topic_wildcard_resource",
+})
+
+
 def transform_binding(operation: str, resource: str, transform: str) -> tuple[list[str], list[str]]:
     """(allow, deny) binding texts that replace ``PRINCIPAL operation resource`` under ``transform``."""
     rtype = resource.split(":", 1)[0]
@@ -152,6 +163,7 @@ def matrix_documents() -> list[dict[str, Any]]:
                         "user) runs the same transaction next to her."
                     ),
                     **SHAPES[shape],
+                    "default": name in DEFAULT,
                     "sets": ["reach"],
                     "security": {"principals": [PRINCIPAL, SUPER_USER], "super_users": ["User:broker", SUPER_USER],
                                  "allow": allow, "deny": deny},
