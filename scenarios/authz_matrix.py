@@ -64,12 +64,14 @@ SHAPES: dict[str, dict[str, Any]] = {
         "model": "transactions",
         "transactions": {"producers": 2, "partitions": 1, "transactions_per_producer": 1,
                          "records_per_transaction": 1, "retries": 1, "voluntary_abort": True},
+        "faults": {"append_failure": 1, "total": 1},  # a transaction-log append may fail once (retried)
     },
     "tv1": {
         "model": "transactions",
         "variant": "tv1",
         "transactions": {"producers": 2, "partitions": 1, "transactions_per_producer": 1,
                          "records_per_transaction": 1, "retries": 1, "voluntary_abort": True},
+        "faults": {"append_failure": 1, "total": 1},
     },
     "eos": {
         "model": "eos",
