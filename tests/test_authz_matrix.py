@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from keos.model.security.checks import add_partitions_to_txn
 from keos.model.variants import VARIANTS
 from keos.scenarios import builtin_scenarios, scenario_set
@@ -34,3 +36,21 @@ def test_denials_and_grants_reach_the_kafka_apis_checks() -> None:
         error = add_partitions_to_txn(sec, "User:alice", "txn-0", (0,), flags)
         assert (error == "NONE") == (transform in GRANTS), (transform, error)
         assert add_partitions_to_txn(sec, "User:bob", "txn-1", (0,), flags) == "NONE"  # the super user
+
+
+def test_transaction_partitions_authorized_catches_add_partitions_without_the_topic_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 23's surviving mutant of checks.add_partitions_to_txn (its topic check dropped): the Produce's own
+    topic check still refuses the data, but the partition joins the transaction; the property sees it."""
+    from keos.checker.explore.search import ExploreOptions, explore
+    from keos.model.security import checks
+    from keos.scenarios import build_model
+
+    sc = builtin_scenarios()["authz_matrix_tv1_write_topic_denied"]
+    result, _ = explore(build_model(sc), sc.name, sc.variant, ExploreOptions(stop_on_first=True))
+    assert not result.violated
+    monkeypatch.setattr(checks, "add_partitions_to_txn",
+                        lambda sec, principal, tid, partitions, flags: checks._txn_id(sec, principal, tid, flags))
+    result, _ = explore(build_model(sc), sc.name, sc.variant, ExploreOptions(stop_on_first=True))
+    assert [p.name for p in result.violations()] == ["transaction_partitions_authorized"]
