@@ -285,6 +285,7 @@ SECURITY_VARIANTS = {
     "markers_without_cluster_action": "control_batches_only_from_markers",
     "produce_accepts_control_records": "control_batches_only_from_markers",
     "produce_without_transactional_id_acl": "transactional_writes_authorized",
+    "add_partitions_without_topic_acl": "transaction_partitions_authorized",
 }
 
 
