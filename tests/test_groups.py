@@ -292,13 +292,13 @@ def test_only_a_stable_member_sends_offset_commit() -> None:
     frontier, checked = [s], 0
     while frontier and len(seen) < 3000:
         nxt = []
-        for st in frontier:
-            for a in model.actions(st):
-                c = st.consumers[a.args[0]] if a.kind == "Commit" else None
+        for state in frontier:
+            for a in model.actions(state):
+                c = state.consumers[a.args[0]] if a.kind == "Commit" else None
                 if c is not None:
                     checked += 1
                     assert c.state not in ("JOINING", "AWAITING_SYNC"), (c, a)
-                step = model.step(st, a)
+                step = model.step(state, a)
                 assert step is not None
                 key = model.fingerprint(step.state)
                 if key not in seen:
