@@ -29,9 +29,9 @@ from keos.model.clients import consumer_coordinator as cc
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Expectation, Property
-from keos.model.systems.groups import GroupsConfig, GroupState, GroupSystem
+from keos.model.systems.groups import GroupsConfig, GroupState
 
-__all__ = ["group_properties", "settled", "unsettled_forever"]
+__all__ = ["group_properties", "settled"]
 
 
 def _stable_overlaps(s: GroupState) -> list[str]:
@@ -203,51 +203,3 @@ def settled(s: GroupState) -> bool:
         return False
     return all(c.state == cc.STABLE and c.generation == g.generation and c.coordinator == g.epoch
                for c in running.values())
-
-
-def unsettled_forever(model: GroupSystem, limit: int = 200_000) -> list[GroupState]:
-    """A liveness-minded check ("a rebalance eventually completes when faults stop"), until the
-    engines judge ``Expectation.EVENTUALLY``: every reachable state must reach a :func:`settled`
-    state by protocol and timing steps alone (no fault action).  On a finite state graph this
-    ``AG EF settled`` is what lets a fair scheduler -- sessions do expire, members do rejoin --
-    settle the group once faults stop.  Returns the reachable states from which no settled state
-    is reachable (empty when the property holds)."""
-    init = model.init_states()
-    index: dict[str, int] = {}
-    states: list[GroupState] = []
-    calm_preds: list[list[int]] = []
-    frontier: list[GroupState] = []
-    for s in init:
-        index[model.fingerprint(s)] = len(states)
-        states.append(s)
-        calm_preds.append([])
-        frontier.append(s)
-    while frontier:
-        nxt: list[GroupState] = []
-        for s in frontier:
-            i = index[model.fingerprint(s)]
-            for action in model.actions(s):
-                step = model.step(s, action)
-                if step is None:
-                    continue
-                key = model.fingerprint(step.state)
-                j = index.get(key)
-                if j is None:
-                    if len(states) >= limit:
-                        raise RuntimeError(f"more than {limit} states")
-                    j = index[key] = len(states)
-                    states.append(step.state)
-                    calm_preds.append([])
-                    nxt.append(step.state)
-                if model.fault_kind(action) is None:
-                    calm_preds[j].append(i)
-        frontier = nxt
-    good = [settled(s) for s in states]
-    stack = [i for i, ok in enumerate(good) if ok]
-    while stack:
-        j = stack.pop()
-        for i in calm_preds[j]:
-            if not good[i]:
-                good[i] = True
-                stack.append(i)
-    return [s for s, ok in zip(states, good) if not ok]

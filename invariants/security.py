@@ -116,6 +116,18 @@ def _unauthorized_writes(who: _Who, s: TxnSystemState) -> list[str]:
     return out
 
 
+def _unauthorized_txn_partitions(who: _Who, s: TxnSystemState) -> list[str]:
+    """Partitions in a transaction whose topic the transactional id's principal may not write."""
+    out = []
+    for t, md in enumerate(s.coordinator):
+        if md is None or t >= who.clients:
+            continue
+        principal = who.sec.principal_of(t)
+        out += [f"txn-{t} ({principal}) has partition t{q} in its transaction ({md.state}) without Write on topic t{q}"
+                for q in md.partitions if not who.sec.may_write_topic(principal, q)]
+    return out
+
+
 def _unbounded(s: TxnSystemState) -> list[str]:
     out = []
     for q, leader in enumerate(s.partitions):
@@ -306,6 +318,20 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
         for i in range(who.clients)
         for q in range(config.topology.partitions)
     )
+    if lacking_topic and not who.shared:
+        props.append(
+            Property(
+                name="transaction_partitions_authorized",
+                expectation=Expectation.ALWAYS,
+                fact="A transaction never includes a partition whose topic its principal may not write, so no "
+                "marker of it lands on such a topic.",
+                source="KIP-98 §9; KafkaApis.handleAddPartitionsToTxnRequest (Write on every topic, Kafka 4.0)",
+                catches="an AddPartitionsToTxn (or a TV2 verification) that adds a partition without the topic check",
+                predicate=lambda s: not _unauthorized_txn_partitions(who, s),
+                partners=("client_produce_refused",),
+                explain=lambda s: "; ".join(_unauthorized_txn_partitions(who, s)),
+            )
+        )
     if lacking_topic and not f.forge_produce:
         props += [
             _writes_authorized(who, "client_produce_refused"),

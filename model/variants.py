@@ -103,6 +103,9 @@ class ProtocolFlags:
             on their TransactionalId (KIP-98 §9; only read when a scenario has ACLs).
         authorize_transactional_produce: a Produce with transactional batches needs
             Write on its transactional.id (KIP-98 §9, the endless-transaction guard).
+        authorize_add_partitions_topic: AddPartitionsToTxn needs Write on every
+            topic it adds (``KafkaApis.handleAddPartitionsToTxnRequest``,
+            TOPIC_AUTHORIZATION_FAILED; KIP-98 §9).
         authorize_marker_cluster_action: WriteTxnMarkers needs ClusterAction (or
             Alter) on the cluster: markers are inter-broker only (KIP-98 §9).
         reject_client_control_records: the log refuses control batches in a
@@ -188,6 +191,7 @@ class ProtocolFlags:
     authorize_transactional_id: bool = True
     authorize_transactional_produce: bool = True
     authorize_marker_cluster_action: bool = True
+    authorize_add_partitions_topic: bool = True
     reject_client_control_records: bool = True
     connect_failed_task_stays_failed: bool = True
     connect_tombstone_to_global_first: bool = True
@@ -549,6 +553,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("authz_acls_enforced",),
             bug="KIP-98 §9: markers are inter-broker only; without ClusterAction a client commits or aborts "
             "another producer's transaction on a partition",
+        ),
+        Variant(
+            name="add_partitions_without_topic_acl",
+            description="AddPartitionsToTxn (transaction.version 1) adds a partition without checking Write on its "
+            "topic; the Produce's own topic check still refuses the data.",
+            flags=replace(_REAL, transaction_version=1, authorize_add_partitions_topic=False),
+            weakened=True,
+            breaks=("transaction_partitions_authorized",),
+            scenarios=("authz_matrix_tv1_write_topic_denied",),
+            bug="KIP-98 §9: a principal without Write on a topic gets it into its transaction, and the "
+            "coordinator writes that transaction's markers there",
         ),
         Variant(
             name="produce_accepts_control_records",

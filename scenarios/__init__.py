@@ -531,6 +531,13 @@ def builtin_scenarios() -> dict[str, Scenario]:
             if scenario.name in out:
                 raise ScenarioError(f"scenarios/{entry.name}: duplicate scenario name {scenario.name!r}")
             out[scenario.name] = scenario
+    from keos.scenarios.authz_matrix import matrix_documents  # generated ACL combinations (issue 23)
+
+    for document in matrix_documents():
+        scenario = parse_scenario(document, "scenarios/authz_matrix.py")
+        if scenario.name in out:
+            raise ScenarioError(f"scenarios/authz_matrix.py: duplicate scenario name {scenario.name!r}")
+        out[scenario.name] = scenario
     return out
 
 

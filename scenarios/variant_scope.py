@@ -57,6 +57,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "authorize_transactional_id": frozenset({"transactions", "eos"}),
     "authorize_transactional_produce": frozenset({"transactions", "eos"}),
     "authorize_marker_cluster_action": frozenset({"transactions", "eos"}),
+    "authorize_add_partitions_topic": frozenset({"transactions", "eos"}),
     "reject_client_control_records": frozenset({"transactions", "eos"}),
     # producer state expiry and the idempotent producer's epoch bump
     "producer_expiry_keeps_open_transactions": frozenset({"transactions", "eos"}),

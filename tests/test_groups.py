@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
 from keos.checker.trace import replay_actions
-from keos.invariants.groups import unsettled_forever
+from keos.invariants.groups import settled
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Action
@@ -21,6 +21,57 @@ from keos.scenarios import build_model, builtin_scenarios
 SCENARIOS = builtin_scenarios()
 
 # --------------------------------------------------------------------------------- __consumer_offsets
+
+
+def unsettled_forever(model: GroupSystem, limit: int = 200_000) -> list[GroupState]:
+    """A test oracle (moved here from invariants/groups.py in issue 23: the gate judges the same thing with
+    the EVENTUALLY property ``rebalance_completes``).  A liveness-minded check ("a rebalance eventually
+    completes when faults stop"), until the
+    engines judge ``Expectation.EVENTUALLY``: every reachable state must reach a :func:`settled`
+    state by protocol and timing steps alone (no fault action).  On a finite state graph this
+    ``AG EF settled`` is what lets a fair scheduler -- sessions do expire, members do rejoin --
+    settle the group once faults stop.  Returns the reachable states from which no settled state
+    is reachable (empty when the property holds)."""
+    init = model.init_states()
+    index: dict[str, int] = {}
+    states: list[GroupState] = []
+    calm_preds: list[list[int]] = []
+    frontier: list[GroupState] = []
+    for s in init:
+        index[model.fingerprint(s)] = len(states)
+        states.append(s)
+        calm_preds.append([])
+        frontier.append(s)
+    while frontier:
+        nxt: list[GroupState] = []
+        for s in frontier:
+            i = index[model.fingerprint(s)]
+            for action in model.actions(s):
+                step = model.step(s, action)
+                if step is None:
+                    continue
+                key = model.fingerprint(step.state)
+                j = index.get(key)
+                if j is None:
+                    if len(states) >= limit:
+                        raise RuntimeError(f"more than {limit} states")
+                    j = index[key] = len(states)
+                    states.append(step.state)
+                    calm_preds.append([])
+                    nxt.append(step.state)
+                if model.fault_kind(action) is None:
+                    calm_preds[j].append(i)
+        frontier = nxt
+    good = [settled(s) for s in states]
+    stack = [i for i, ok in enumerate(good) if ok]
+    while stack:
+        j = stack.pop()
+        for i in calm_preds[j]:
+            if not good[i]:
+                good[i] = True
+                stack.append(i)
+    return [s for s, ok in zip(states, good) if not ok]
+
 
 
 def test_find_coordinator_partition_is_the_books_example() -> None:
@@ -115,6 +166,8 @@ REAL = {
     "groups_cooperative_crash": 853,
     "groups_eager_rebalance": 15701,
     "groups_slow_consumer": 9885,
+    "groups_cooperative_commit_rebalance": 11894,
+    "groups_eager_late_join_zombie": 4162,
 }
 
 
@@ -225,3 +278,31 @@ def test_the_books_broadcast_assignor_overwrites_offsets() -> None:
     regress = verdicts["committed_offsets_never_regress"]
     assert regress.trace is not None and len(regress.trace.actions) == 12
     assert "committed offset is 1 but 2 was acknowledged" in regress.detail
+
+
+def test_only_a_stable_member_sends_offset_commit() -> None:
+    """Issue 23 (ConsumerCoordinator.sendOffsetCommitRequest uses generationIfStable(), Kafka 4.0): a cooperative
+    member between its JoinGroup and SyncGroup keeps polling but sends no OffsetCommit.  Before the fix its commit
+    was answered REBALANCE_IN_PROGRESS, it rejoined and restarted the rebalance, without end: the state space of
+    groups_cooperative_commit_rebalance was unbounded (more than 600,000 states, depth 65+)."""
+    model = build_model(SCENARIOS["groups_cooperative_commit_rebalance"])
+    assert isinstance(model, GroupSystem)
+    s = model.init_states()[0]
+    seen = {model.fingerprint(s)}
+    frontier, checked = [s], 0
+    while frontier and len(seen) < 3000:
+        nxt = []
+        for state in frontier:
+            for a in model.actions(state):
+                c = state.consumers[a.args[0]] if a.kind == "Commit" else None
+                if c is not None:
+                    checked += 1
+                    assert c.state not in ("JOINING", "AWAITING_SYNC"), (c, a)
+                step = model.step(state, a)
+                assert step is not None
+                key = model.fingerprint(step.state)
+                if key not in seen:
+                    seen.add(key)
+                    nxt.append(step.state)
+        frontier = nxt
+    assert checked

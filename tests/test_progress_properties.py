@@ -277,3 +277,22 @@ def test_epoch_within_limit_catches_an_empty_abort_past_the_limit() -> None:
     assert replay.confirmed
     real, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions())
     assert real.complete and not real.violated
+
+
+def test_connect_task_failed_without_a_fault_is_not_progress() -> None:
+    """Issue 23: FAILED settles ``assigned_tasks_run`` only in a run that injected a fault."""
+    model = build_model(SCENARIOS["connect_worker_lag_before_producer"])
+    p = _props(model)["assigned_tasks_run"]
+    states = _connect_states("connect_worker_lag_before_producer")
+    running = next(
+        s for s in states
+        if not any(s.faults_used) and any(i.phase == TaskPhase.RUNNING for w in s.workers for i in w.tasks)
+        and p.holds(s)
+    )
+    w = next(k for k, wk in enumerate(running.workers) if any(i.phase == TaskPhase.RUNNING for i in wk.tasks))
+    inst = next(i for i in running.workers[w].tasks if i.phase == TaskPhase.RUNNING)
+    failed_wk = running.workers[w].with_instance(inst._replace(phase=TaskPhase.FAILED))
+    failed = running._replace(workers=(*running.workers[:w], failed_wk, *running.workers[w + 1 :]))
+    assert not p.holds(failed) and "no fault was injected" in p.explain(failed)
+    faulty = failed._replace(faults_used=(1, *failed.faults_used[1:]))
+    assert p.holds(faulty)

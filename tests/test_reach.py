@@ -226,3 +226,11 @@ def test_keos_mutate_end_to_end(reach: dict[str, Any], tmp_path: Path, capsys: p
     again = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
     assert again["resumed"] == sum(1 for r in summary["rows"] if r["status"] not in ("equivalent", "excluded"))
     assert [r["status"] for r in again["rows"]] == [r["status"] for r in summary["rows"]]
+
+
+def test_a_cpu_budget_ends_a_long_mutant_as_timeout(reach: dict[str, Any]) -> None:
+    # The unmutated model on the heaviest default scenario needs many CPU seconds; one is allowed.
+    job = _job(None, reach, "keos.model.log.producer_state", str(ROOT / "model/log/producer_state.py"))
+    job.update(scenarios=["txn_coordinator_faults"], budget_s=0, cpu_budget_s=1)
+    row = mu.run_job(job)
+    assert row["status"] == "timeout" and "CPU budget" in row["detail"], row

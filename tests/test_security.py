@@ -87,13 +87,11 @@ def test_parse_binding_cluster_defaults_to_kafka_cluster() -> None:
 # -- the handlers' error codes (KafkaApis) ---------------------------------------------------------------
 
 
-def test_init_producer_id_checks_transactional_id_or_idempotent_write() -> None:
+def test_init_producer_id_checks_transactional_id() -> None:
     sec = _sec("User:a Write TransactionalId:txn-0", "User:i IdempotentWrite Cluster", "User:w Write Topic:t0")
     assert checks.init_producer_id(sec, "User:a", "txn-0", REAL) == E.NONE
     assert checks.init_producer_id(sec, "User:a", "txn-1", REAL) == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    assert checks.init_producer_id(sec, "User:i", None, REAL) == E.NONE
-    assert checks.init_producer_id(sec, "User:w", None, REAL) == E.NONE  # Write on some topic suffices
-    assert checks.init_producer_id(sec, "User:a", None, REAL) == E.CLUSTER_AUTHORIZATION_FAILED
+    assert checks.init_producer_id(sec, "User:i", "txn-0", REAL) == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
 
 def test_coordinator_apis_check_transactional_id_first_then_topic_or_group() -> None:
@@ -109,13 +107,14 @@ def test_coordinator_apis_check_transactional_id_first_then_topic_or_group() -> 
     assert checks.end_txn(sec, "User:x", "txn-0", off) == E.NONE
 
 
-def test_find_coordinator_needs_describe_which_write_or_read_implies() -> None:
+def test_describe_is_implied_by_write_or_read() -> None:
     sec = _sec("User:a Write TransactionalId:txn-0", "User:a Read Group:g0", "User:d Describe TransactionalId:txn-1")
-    assert checks.find_coordinator(sec, "User:a", "TRANSACTION", "txn-0") == E.NONE
-    assert checks.find_coordinator(sec, "User:d", "TRANSACTION", "txn-1") == E.NONE
-    assert checks.find_coordinator(sec, "User:d", "TRANSACTION", "txn-0") == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    assert checks.find_coordinator(sec, "User:a", "GROUP", "g0") == E.NONE
-    assert checks.find_coordinator(sec, "User:d", "GROUP", "g0") == E.GROUP_AUTHORIZATION_FAILED
+    describe = "Describe"
+    assert sec.allows("User:a", describe, "TransactionalId", "txn-0")
+    assert sec.allows("User:d", describe, "TransactionalId", "txn-1")
+    assert not sec.allows("User:d", describe, "TransactionalId", "txn-0")
+    assert sec.allows("User:a", describe, "Group", "g0")
+    assert not sec.allows("User:d", describe, "Group", "g0")
 
 
 def test_write_txn_markers_needs_cluster_action_or_alter() -> None:
@@ -286,6 +285,7 @@ SECURITY_VARIANTS = {
     "markers_without_cluster_action": "control_batches_only_from_markers",
     "produce_accepts_control_records": "control_batches_only_from_markers",
     "produce_without_transactional_id_acl": "transactional_writes_authorized",
+    "add_partitions_without_topic_acl": "transaction_partitions_authorized",
 }
 
 

@@ -67,10 +67,11 @@ def _percent(text: str) -> float:
     return value
 
 
-def _console() -> Console:
+def _console(json_to_stdout: bool = False) -> Console:
+    """Human output: stdout, or stderr when ``--json -`` owns stdout."""
     from keos.checker.cli.main import _console as console
 
-    return console(False)
+    return console(json_to_stdout)
 
 
 def _fail(message: str) -> int:
@@ -146,7 +147,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         _check_module_globs(args.module or ())
     except ReachUsageError as exc:
         return _fail(str(exc))
-    console = _console()
+    console = _console(args.json_file == "-")
     out = Path(args.out)
     run = _measure(args, refs, out, console)
     report = run.to_json()
@@ -227,7 +228,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             mutants = mu.stratified_sample(mutants, sample, args.seed)
     except (ReachUsageError, mu.MutationError) as exc:
         return _fail(str(exc))
-    console = _console()
+    console = _console(args.json_file == "-")
     if args.list:
         if args.json_file:
             text = json.dumps([m.to_json() for m in mutants], indent=1) + "\n"
@@ -264,13 +265,18 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     def on_row(row: dict[str, Any]) -> None:
         if row["status"] in ("equivalent", "excluded", "uncovered"):
             return
-        what = f"{row['invariant']} in {row['steps']} steps on {row['scenario']}" if row["status"] == "killed" \
-            else (row.get("detail") or "")[:100]
+        if row["status"] == "killed" and row.get("kind") == "untested":
+            what = f"{row['invariant']} became untested on {row['scenario']} (a sometimes-partner never fired)"
+        elif row["status"] == "killed":
+            what = f"{row['invariant']} in {row['steps']} steps on {row['scenario']}"
+        else:
+            what = (row.get("detail") or "")[:100]
         console.print(f"{row['status']:<9} {row['id']} {row['path']}:{row['line']} {row['operator']}: {what}",
                       soft_wrap=True, markup=False, highlight=False)
 
     result = mu.evaluate_mutants(
-        mutants, reach_data, out, budget_s=args.time_budget, total_budget_s=args.total_budget,
+        mutants, reach_data, out, budget_s=args.time_budget, cpu_budget_s=args.cpu_budget,
+        total_budget_s=args.total_budget,
         equivalents=equivalents, variant=args.variant, resume=args.resume, jobs=args.jobs, master=master,
         on_row=on_row)
     order = {m.id: i for i, m in enumerate(mutants)}
@@ -283,7 +289,8 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         "executor": result.executor, "elapsed_s": round(time.monotonic() - started, 2),
         "cpu_s": round(result.cpu_s, 2), "resumed": result.resumed,
         "settings": {"module": args.module, "operator": args.operator, "sample": sample, "seed": args.seed,
-                     "time_budget_s": args.time_budget, "equivalents": str(eq_path) if eq_path else None},
+                     "time_budget_s": args.time_budget, "cpu_budget_s": args.cpu_budget,
+                     "equivalents": str(eq_path) if eq_path else None},
         "scores": scores,
         "equivalents": [{"id": k, "reason": v, "in_run": k in order} for k, v in sorted(equivalents.items())],
         "rows": rows,
@@ -372,6 +379,9 @@ def register(sub: Any) -> None:
     s.add_argument("--resume", action="store_true", help="skip mutants whose results are already in --out")
     s.add_argument("--time-budget", type=budget_seconds, default=60.0, metavar="SECONDS",
                    help="seconds per mutant over its scenarios (0 = none); out of time = 'timeout'")
+    s.add_argument("--cpu-budget", type=budget_seconds, default=0.0, metavar="SECONDS",
+                   help="CPU seconds per mutant (0 = none): the same on an idle and a loaded machine, where a "
+                   "wall-clock --time-budget turns slow mutants into timeouts (then give --time-budget 0)")
     s.add_argument("--total-budget", type=budget_seconds, default=0.0, metavar="SECONDS",
                    help="seconds for the whole run (0 = none); then partial results (exit 4), --resume continues")
     s.add_argument("--equivalents", metavar="FILE",

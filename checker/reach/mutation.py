@@ -34,6 +34,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -193,6 +194,9 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         if line.startswith(MARKER):
             row: dict[str, Any] = json.loads(line[len(MARKER):])
             return row
+    if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and job.get("cpu_budget_s"):
+        return {"status": "timeout", "detail": f"CPU budget of {job['cpu_budget_s']:g} s ran out",
+                "cpu_seconds": float(job["cpu_budget_s"])}
     if proc.returncode in (130, -2, -15):
         return {"status": "interrupted"}
     tail = stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
@@ -262,6 +266,7 @@ def evaluate_mutants(
     out: Path,
     *,
     budget_s: float = 60.0,
+    cpu_budget_s: float = 0.0,
     total_budget_s: float = 0.0,
     equivalents: dict[str, str] | None = None,
     variant: str | None = None,
@@ -272,6 +277,8 @@ def evaluate_mutants(
 ) -> MutationRun:
     """Evaluate ``mutants``; rows are appended to ``out/mutation-results.jsonl`` as they finish.
 
+    ``budget_s`` is wall-clock seconds per mutant (the search stops there), ``cpu_budget_s`` CPU seconds
+    (the kernel ends the worker there: the same budget on an idle and a loaded machine); 0 = none.
     ``master`` None runs ``jobs`` local worker processes at a time; a Spark master runs the workers as
     Spark tasks.  Ctrl-C or ``total_budget_s`` stops the run: finished rows are kept, the run is
     marked partial (:attr:`MutationRun.stopped`).
@@ -320,6 +327,7 @@ def evaluate_mutants(
             continue
         pending.append((m, {"module": m.module, "file": str(Path(reach["root"]) / m.path), "mutant": m.id,
                             "scenarios": scenarios, "variant": variant, "budget_s": budget_s,
+                            "cpu_budget_s": cpu_budget_s,
                             "untested_before": {s: untested.get(s, []) for s in scenarios},
                             "out": str(out / "traces"), "scenarios_selected": len(scenarios)}))
     # In id order (ids are hashes): a run stopped early has still sampled every module, not the first few.

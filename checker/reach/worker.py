@@ -125,8 +125,22 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
     return {"status": "survived", "scenarios_run": ran}
 
 
+def limit_cpu(seconds: float) -> None:
+    """Cap this process's CPU time (``RLIMIT_CPU``): past it the kernel ends it with SIGXCPU.
+
+    A budget in CPU seconds means the same on an idle and on a shared, loaded machine (where a
+    wall-clock budget turns slow mutants into timeouts); the caller reports such an end as ``timeout``.
+    """
+    import resource
+
+    soft = max(1, int(seconds + 0.999))
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+
+
 def main() -> int:
     job = json.loads(sys.stdin.read())
+    if job.get("cpu_budget_s"):
+        limit_cpu(float(job["cpu_budget_s"]))
     started, cpu = time.perf_counter(), time.process_time()
     try:
         install(job)

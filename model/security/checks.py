@@ -4,15 +4,8 @@ Kafka 4.0 (``core/src/main/scala/kafka/server/KafkaApis.scala`` at apache/kafka
 1eb7644, 4.0.0-SNAPSHOT); each function returns the error the broker answers
 with, ``NONE`` when the request may go on to the coordinator or the log:
 
-* ``handleFindCoordinatorRequest``: a TRANSACTION key needs Describe on the
-  transactional.id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal for the
-  client), a GROUP key Describe on the group (GROUP_AUTHORIZATION_FAILED,
-  abortable).  Write implies Describe.  (The models have no FindCoordinator
-  round trip; the check is here for users of this module and the tests.)
-* ``handleInitProducerIdRequest``: with a transactional.id, Write on it, else
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED; without one (an idempotent producer),
-  IdempotentWrite on the cluster or Write on some topic, else
-  CLUSTER_AUTHORIZATION_FAILED.
+* ``handleInitProducerIdRequest`` with a transactional.id: Write on it, else
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 * ``handleAddPartitionsToTxnRequest`` (client versions < 4): Write on the
   transactional.id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then Write on
   every topic, else TOPIC_AUTHORIZATION_FAILED (the whole request fails).
@@ -27,6 +20,11 @@ with, ``NONE`` when the request may go on to the coordinator or the log:
   the whole request), then Write on the topic (TOPIC_AUTHORIZATION_FAILED);
   ``LogValidator`` then refuses control batches from clients ("Clients are
   not allowed to write control records", INVALID_RECORD).
+
+Not modelled (issue 23 removed their unreached checks): FindCoordinator's
+Describe check (no model has a FindCoordinator round trip for transactions)
+and an idempotent producer's InitProducerId (IdempotentWrite on the cluster or
+Write on some topic; the idempotence model has no authorizer).
 
 The switches of :class:`model.variants.ProtocolFlags` drop single checks for
 ``keos mutants``.  Note what no check looks at: the producer id and epoch in a
@@ -51,7 +49,6 @@ __all__ = [
     "add_offsets_to_txn",
     "add_partitions_to_txn",
     "end_txn",
-    "find_coordinator",
     "init_producer_id",
     "produce",
     "txn_offset_commit",
@@ -67,42 +64,9 @@ def _txn_id(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags)
     return OK
 
 
-def _may_write_some_topic(sec: SecurityConfig, principal: str) -> bool:
-    """``authorizeByResourceType(WRITE, TOPIC)``: some Write (or All) allow binding on a topic, no deny of all."""
-    for b in sec.acls:
-        if (
-            b.principal in (principal, "User:*")
-            and b.resource_type == ResourceType.TOPIC
-            and b.permission == "Deny"
-            and b.name == "*"
-            and b.operation in (Operation.WRITE, Operation.ALL)
-        ):
-            return False
-    return principal in sec.super_users or any(
-        b.principal in (principal, "User:*")
-        and b.resource_type == ResourceType.TOPIC
-        and b.permission == "Allow"
-        and b.operation in (Operation.WRITE, Operation.ALL)
-        for b in sec.acls
-    )
-
-
-def find_coordinator(sec: SecurityConfig, principal: str, key_type: str, key: str) -> str:
-    """FindCoordinator: Describe on the transactional.id (``key_type`` TRANSACTION) or the group (GROUP)."""
-    if key_type == "TRANSACTION":
-        ok = sec.allows(principal, Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)
-        return OK if ok else Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    ok = sec.allows(principal, Operation.DESCRIBE, ResourceType.GROUP, key)
-    return OK if ok else Errors.GROUP_AUTHORIZATION_FAILED
-
-
-def init_producer_id(sec: SecurityConfig, principal: str, tid: str | None, flags: ProtocolFlags) -> str:
-    """InitProducerId: Write on the transactional.id, or (idempotent) IdempotentWrite / Write on a topic."""
-    if tid is not None:
-        return _txn_id(sec, principal, tid, flags)
-    if sec.allows(principal, Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME):
-        return OK
-    return OK if _may_write_some_topic(sec, principal) else Errors.CLUSTER_AUTHORIZATION_FAILED
+def init_producer_id(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags) -> str:
+    """InitProducerId of a transactional producer: Write on the transactional.id."""
+    return _txn_id(sec, principal, tid, flags)
 
 
 def add_partitions_to_txn(
@@ -112,7 +76,7 @@ def add_partitions_to_txn(
     error = _txn_id(sec, principal, tid, flags)
     if error != OK:
         return error
-    if not all(sec.may_write_topic(principal, q) for q in partitions):
+    if flags.authorize_add_partitions_topic and not all(sec.may_write_topic(principal, q) for q in partitions):
         return Errors.TOPIC_AUTHORIZATION_FAILED
     return OK
 

@@ -209,6 +209,15 @@ class GroupSystem:
     def _consuming(self, c: Consumer) -> bool:
         return c.up and bool(c.owned) and (self.cooperative or c.state == cc.STABLE)
 
+    @staticmethod
+    def _may_commit(c: Consumer) -> bool:
+        """``ConsumerCoordinator.sendOffsetCommitRequest`` (Kafka 4.0, 1eb7644) commits with
+        ``generationIfStable()``: only a member whose ``MemberState`` is STABLE sends an OffsetCommit; between
+        its JoinGroup and its SyncGroup response (``rebalanceInProgress()``: here JOINING / AWAITING_SYNC) the
+        commit fails locally with RebalanceInProgressException and no request is sent.  UNJOINED with a member id
+        and generation is a STABLE member that was asked to rejoin and has not sent its JoinGroup yet."""
+        return bool(c.member_id) and c.generation >= 0 and c.state in (cc.STABLE, cc.UNJOINED)
+
     def _put(self, s: GroupState, i: int, c: Consumer) -> GroupState:
         return s._replace(consumers=_at(s.consumers, i, c))
 
@@ -269,7 +278,7 @@ class GroupSystem:
                 for p in c.owned:
                     if c.position(p) < self.topo.records:
                         out.append(Action("Poll", (i, p)))
-                if self._talks(s, c) and c.member_id and c.generation >= 0 and c.uncommitted():
+                if self._talks(s, c) and self._may_commit(c) and c.uncommitted():
                     out.append(Action("Commit", (i,)))
         if cg.join_complete_ready(g):
             out.append(Action("CompleteJoin"))
