@@ -103,7 +103,17 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
             if left <= 0:
                 return {"status": "timeout", "scenarios_run": ran, "detail": "time budget ran out"}
         ran.append(scenario.name)
-        result = run(scenario, job.get("variant") or scenario.variant, replace(options, time_budget_s=left))
+        variant = job.get("variant") or scenario.variant
+        result = run(scenario, variant, replace(options, time_budget_s=left))
+        if not any(p.verdict is Verdict.VIOLATED for p in result.properties) and any(
+                p.verdict is Verdict.PERMITTED for p in result.properties) and partial_reason(result) is None:
+            # The search stops at its first counterexample, permitted ones included (the scenario allows
+            # them): that early stop judges nothing else, so search this scenario again to its end.
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return {"status": "timeout", "scenarios_run": ran, "detail": "time budget ran out"}
+            result = run(scenario, variant, replace(options, stop_on_first=False, time_budget_s=left))
         violated = [p for p in result.properties if p.verdict is Verdict.VIOLATED]
         if violated:
             best = min(violated, key=lambda p: len(p.trace.actions) if p.trace else 0)
