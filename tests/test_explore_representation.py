@@ -163,3 +163,28 @@ def test_cached_predicates_equal_direct_evaluation_on_every_reachable_state(name
             assert cache.holds(k, s, key) == p.holds(s), (p.name, s)
     assert cache.hits > 0  # the cache did serve judgements
     assert any(p.expectation is Expectation.ALWAYS for p in props)
+
+
+@pytest.mark.parametrize("engine", ["sequential", "level"])
+def test_stop_on_first_does_not_stop_at_a_permitted_violation(engine: str) -> None:
+    """``stop_on_first`` (``keos mutants``, ``keos mutate``) stops at the first *verdict*: a permitted,
+    documented violation (acks=1 may lose and duplicate records) is none, so the search goes on and every
+    other invariant is still judged -- found by ``keos mutate``, whose unmutated model was "killed" because
+    the search stopped early and left the rest untested."""
+    from keos.checker.explore.parallel import ParallelOptions, explore_levels
+    from keos.checker.explore.search import ExploreOptions, explore
+    from keos.checker.results import Verdict
+    from keos.scenarios import build_model, resolve_scenario
+
+    sc = resolve_scenario("reach_idempotence_acks1")
+    assert sc.permitted
+    model = build_model(sc, "kafka")
+    if engine == "sequential":
+        full, _ = explore(model, sc.name, "kafka", ExploreOptions(), sc.permitted)
+        first, _ = explore(model, sc.name, "kafka", ExploreOptions(stop_on_first=True), sc.permitted)
+    else:
+        full = explore_levels(model, sc.name, "kafka", ParallelOptions(), sc.permitted)
+        first = explore_levels(model, sc.name, "kafka", ParallelOptions(stop_on_first=True), sc.permitted)
+    assert any(r.verdict is Verdict.PERMITTED for r in first.properties)
+    assert [(r.name, r.verdict) for r in first.properties] == [(r.name, r.verdict) for r in full.properties]
+    assert first.complete and first.stats["distinct_states"] == full.stats["distinct_states"]

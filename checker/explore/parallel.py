@@ -208,7 +208,7 @@ def explore_levels(
             take(search.seed(), 0)
             depth = 0
             while True:
-                if (options.stop_on_first and violations) or (
+                if (options.stop_on_first and any(v not in permitted for v in violations)) or (
                     always and len(violations) == len(always) and not eventually
                 ):
                     complete = False

@@ -174,7 +174,8 @@ def explore(
                 if limit is not None:
                     complete = False
                     break
-            if options.stop_on_first and violations:
+            if options.stop_on_first and any(v not in permitted for v in violations):
+                # a permitted (documented) violation is no verdict: searching on still judges the rest
                 complete = False
                 break
             if len(violations) == remaining_always and live is None:

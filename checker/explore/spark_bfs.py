@@ -260,7 +260,9 @@ def spark_explore(
         if depth:
             seconds = round(time.perf_counter() - round_start, 3)
             rounds.append({"depth": depth, "new_states": new_states, "seconds": seconds})
-        if (stop_on_first and violations) or (always and len(violations) == len(always) and not eventually):
+        if (stop_on_first and any(v not in permitted for v in violations)) or (
+            always and len(violations) == len(always) and not eventually
+        ):
             complete = False
             break
         if max_states and distinct >= max_states:
