@@ -70,6 +70,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
     "complete_written_to_log": frozenset({"transactions", "eos"}),
     "producer_id_block_advances": frozenset({"transactions", "eos"}),
+    # issue 28 (KIP-447): OffsetFetch requireStable and pending transactional offsets (the eos system)
+    "offset_fetch_require_stable": frozenset({"eos"}),
+    "pending_offsets_wait_for_marker": frozenset({"eos"}),
 }
 
 
