@@ -968,3 +968,20 @@ def test_reach_unwritable_outputs(argv: list[str], flag: str, tmp_path: Path,
     blocker.write_text("x", encoding="utf-8")
     target = str(blocker / "sub") if flag == "--html" and argv[0] == "coverage" else str(tmp_path)
     assert flag in assert_bad_input([*argv, target, "--scenario", "idempotence_retry"], capsys)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["differential", "--time-budget", "nan"],
+        ["differential", "--time-budget", "-1"],
+        ["differential", "--cases", "0"],
+        ["differential", "--max-steps", "x"],
+    ],
+)
+def test_differential_flags_are_checked_before_any_broker_starts(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``keos differential`` reads its numbers with guard's types (a NaN budget used to be accepted)."""
+    code, _out, err = run(argv, capsys)
+    assert code == 2 and err.startswith("keos: error:") and len(err.strip().splitlines()) == 1, err

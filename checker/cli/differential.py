@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from keos.checker.cli import guard
+
 __all__ = ["register"]
 
 EXIT_OK, EXIT_DIFFERENCE, EXIT_BAD_INPUT, EXIT_KEOS, EXIT_PARTIAL = 0, 1, 2, 3, 4
@@ -36,27 +38,21 @@ BROKER_PROPERTIES = {
 }
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
-
-
 def register(sub: Any) -> None:
     """Add ``differential`` to ``keos``'s subcommands."""
     s = sub.add_parser("differential", help="compare the model with a real Kafka broker, request by request")
     s.add_argument("--target", choices=("kafka",), default="kafka")
     s.add_argument("--kafka-home", metavar="DIR", help="Kafka distribution (default: $KAFKA_HOME, ../shared/kafka)")
     s.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="use this running broker instead of starting one")
-    s.add_argument("--cases", type=_positive, default=200, help="request sequences (systematic first, then random)")
+    s.add_argument(
+        "--cases", type=guard.positive_int, default=200, help="request sequences (systematic first, then random)"
+    )
     s.add_argument("--seed", type=int, default=1)
-    s.add_argument("--max-steps", type=_positive, default=10, help="longest random walk")
+    s.add_argument("--max-steps", type=guard.positive_int, default=10, help="longest random walk")
     s.add_argument("--no-systematic", action="store_true", help="random walks only")
-    s.add_argument("--time-budget", type=float, default=0.0, metavar="SEC", help="stop after SEC seconds (exit 4)")
+    s.add_argument(
+        "--time-budget", type=guard.budget_seconds, default=0.0, metavar="SEC", help="stop after SEC seconds (exit 4)"
+    )
     s.add_argument("--out", metavar="DIR", help="write summary.json and report.txt here")
     s.add_argument("--json", action="store_true", help="the summary as JSON on stdout")
     s.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
@@ -92,8 +88,6 @@ def cmd_differential(args: argparse.Namespace) -> int:
     from keos.checker.differential.wire import KafkaWire, WireError
     from keos.reports.differential import as_json, render_text, write_junit
 
-    if args.time_budget < 0:
-        return _fail("--time-budget must not be negative")
     for path in (args.out, args.junit):
         if path is not None and Path(path).exists() and Path(path).is_dir() != (path == args.out):
             return _fail(f"cannot write {path}")
