@@ -60,3 +60,16 @@ def test_a_proxy_partition_refuses_connections_until_it_is_lifted() -> None:
             assert peer.recv(5) == b"hello"
             peer.close()
             c2.close()
+
+
+def test_a_driver_refuses_a_fault_kind_it_does_not_declare() -> None:
+    """The base driver injects only client pauses; asked for another kind it says which, never a silent no-op."""
+    from keos.checker.conform.nemesis import NemesisDriver, UnsupportedFault
+
+    driver = NemesisDriver()
+    assert driver.supported == ("client-pause",)
+    with pytest.raises(UnsupportedFault, match="does not inject 'kill'"):
+        driver.kill(0, 1.0)
+    with pytest.raises(UnsupportedFault, match="'partition'"):
+        driver.partition(0, 1.0)
+    assert driver.heal() == "nothing to heal"
