@@ -1,0 +1,29 @@
+"""The ``reach`` scenario set in CI (issue 23, part 4): scenarios that do not pay for their time in the
+default gate (``scripts/gate.sh``) still run here, each under ``--strict`` -- every invariant holds or is
+permitted, none is untested -- so a change that breaks one of them, or leaves one of its invariants
+unjudged, fails the README's test command.  One test per scenario, so pytest-xdist spreads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from keos.checker.cli.main import main
+from keos.scenarios import scenario_set
+
+#: The reach set's scenarios that the default gate does not already check.
+REACH_ONLY = sorted(name for name, s in scenario_set("reach").items() if not s.default)
+
+
+def test_the_reach_set_is_large_and_mostly_outside_the_gate() -> None:
+    assert len(REACH_ONLY) >= 30  # the generated ACL matrix and the transactions/idempotence grid
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REACH_ONLY)
+def test_reach_scenario_holds_strictly(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", "--strict", "--scenario", name, "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out[-3000:]
+    assert "PASS" in out and "0 untested" in out
