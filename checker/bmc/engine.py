@@ -72,7 +72,15 @@ import z3
 from keos.checker.bmc.encoding import ERROR_CODES, INVARIANTS, Encoding
 from keos.checker.bmc.encoding import covers as model_covers
 from keos.checker.bmc.por import por_constraints
-from keos.checker.bmc.witness import LEAP_STRIDE, ask_events, ask_violations, harvest_leap, leap_search
+from keos.checker.bmc.witness import (
+    LEAP_STRIDE,
+    NOT_COVERED,
+    ask_events,
+    ask_violations,
+    harvest_leap,
+    leap_search,
+    uncovered_result,
+)
 from keos.checker.budget import memory_exceeded, memory_limit
 from keos.checker.engines import EngineOptions, register
 from keos.checker.results import EngineResult, PropertyResult, Verdict, judge
@@ -104,7 +112,6 @@ DEFAULT_DEPTH = 20
 #: its trace -- do not depend on the load of the machine.
 LEAP_FROM = 10
 #: Steps one leap query covers (see :func:`bmc`).
-NOT_COVERED = "not covered by the bmc encoding"
 #: Eventually (liveness) properties: bmc unrolls finite runs to bad states; a stuck state or a fair lasso is
 #: not encoded (explore searches for both, the random engines run a fair quiescence phase).
 NOT_COVERED_LIVENESS = (
@@ -364,17 +371,7 @@ def run_bmc(scenario: Any, variant: str, options: EngineOptions) -> EngineResult
         return _connect_result(scenario, variant, why)
     model = build_model(scenario, _variant(variant)) if scenario.model == "idempotence" else None
     if not ok or model is None:
-        props = [] if model is None else list(model.properties())
-        return EngineResult(
-            engine="bmc",
-            scenario=scenario.name,
-            variant=variant,
-            properties=[
-                PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}") for p in props
-            ],
-            stats={"covered": False, "reason": why},
-            complete=False,
-        )
+        return uncovered_result(scenario.name, variant, [] if model is None else list(model.properties()), why)
     assert isinstance(model, KafkaSystem)
     with memory_limit(options.max_memory_mb) as watch:
         out = bmc(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,

@@ -71,9 +71,17 @@ import z3
 
 from keos.checker.bmc.txn_encoding import TXN_INVARIANTS, TxnEncoding
 from keos.checker.bmc.txn_encoding import covers as model_covers
-from keos.checker.bmc.witness import LEAP_STRIDE, ask_events, ask_violations, harvest_leap, leap_search
+from keos.checker.bmc.witness import (
+    LEAP_STRIDE,
+    NOT_COVERED,
+    ask_events,
+    ask_violations,
+    harvest_leap,
+    leap_search,
+    uncovered_result,
+)
 from keos.checker.budget import memory_exceeded, memory_limit
-from keos.checker.results import EngineResult, PropertyResult, Verdict, judge
+from keos.checker.results import EngineResult, Verdict, judge
 from keos.checker.trace import Trace
 from keos.model.coordinator.transaction.transaction_state import (
     STATE_IDS,
@@ -85,7 +93,6 @@ from keos.model.interface import Action, Expectation
 
 __all__ = ["TxnBmcOutcome", "bmc_txn", "prove_coordinator_table", "run_txn", "txn_coverage"]
 
-NOT_COVERED = "not covered by the bmc encoding"
 DEFAULT_TXN_DEPTH = 34
 #: Where ``stop_on_first`` runs start to leap on the transactions core (its queries get expensive later than
 #: the idempotence core's; see :data:`checker.bmc.engine.LEAP_FROM`).
@@ -338,16 +345,7 @@ def run_txn(scenario: Any, variant: str, options: Any) -> EngineResult:
     ok, why = model_covers(model) if scenario.model == "transactions" else (False, "not a transactions model")
     props = list(model.properties())
     if not ok:
-        return EngineResult(
-            engine="bmc",
-            scenario=scenario.name,
-            variant=variant,
-            properties=[
-                PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}") for p in props
-            ],
-            stats={"covered": False, "reason": why},
-            complete=False,
-        )
+        return uncovered_result(scenario.name, variant, props, why)
     depth = options.max_depth or DEFAULT_TXN_DEPTH
     with memory_limit(options.max_memory_mb) as watch:
         out = bmc_txn(model, scenario.name, variant, depth, options.time_budget_s, scenario.permitted,

@@ -22,6 +22,7 @@ from typing import Any
 import z3
 
 from keos.checker.minimize import minimize
+from keos.checker.results import EngineResult, PropertyResult, Verdict
 from keos.checker.trace import Trace, make_trace, replay_actions
 from keos.model.interface import Action, Expectation, Model, Property
 
@@ -30,13 +31,32 @@ LEAP_STRIDE = 4
 
 __all__ = [
     "ALWAYS_TRUE",
+    "NOT_COVERED",
     "ask_events",
     "ask_violations",
     "harvest_events",
     "harvest_leap",
     "harvest_violations",
     "leap_search",
+    "uncovered_result",
 ]
+
+#: The detail of every property a bmc run does not judge because its encoding leaves the scenario out.
+NOT_COVERED = "not covered by the bmc encoding"
+
+
+def uncovered_result(scenario: str, variant: str, props: Sequence[Property], why: str) -> EngineResult:
+    """The bmc result for a scenario the encoding does not cover: every property *untested*, saying why."""
+    return EngineResult(
+        engine="bmc",
+        scenario=scenario,
+        variant=variant,
+        properties=[
+            PropertyResult(p.name, p.expectation, Verdict.UNTESTED, detail=f"{NOT_COVERED}: {why}") for p in props
+        ],
+        stats={"covered": False, "reason": why},
+        complete=False,
+    )
 
 #: A property that always holds, to replay a sometimes-witness with :func:`replay_actions`.
 ALWAYS_TRUE = Property("replay", Expectation.ALWAYS, "", "", "", predicate=lambda s: True)
