@@ -617,7 +617,10 @@ def test_a_crashing_engine_keeps_the_runs_before_it(
                           capsys)
     assert code == 3 and "crash report" in err
     summary = _summary(tmp_path)
-    assert [r["engine"] for r in summary["runs"]] == ["explore"] and summary["partial"] is True
+    # the engines run in ENGINES' order (explore, then hypothesis; another test of the same worker may have moved
+    # bmc's entry first): every run finished before the crash is kept, none after it is
+    done = [r["engine"] for r in summary["runs"]]
+    assert "explore" in done and "hypothesis" not in done and summary["partial"] is True
     assert summary["stopped"] == "keos crashed (RuntimeError)" and summary["not_run"][0].startswith("hypothesis/")
 
 

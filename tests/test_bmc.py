@@ -450,3 +450,15 @@ def test_fixed_size_overflow_flags_a_bound_at_its_limit() -> None:
     assert solver.check(small.overflow(states[2])) == z3.unsat
     wide = FixedEncoding(model, slots=40)  # slot numbers up to 39 need a wider domain than the default 6 bits
     assert wide.width > 6 and 2 ** (wide.width - 1) > 40
+
+
+@pytest.mark.parametrize("name", ["groups_eager_rebalance", "txn_eos_rebalance_join"])
+def test_an_uncovered_model_kind_lists_every_property_untested(name: str) -> None:
+    """A scenario whose model kind bmc does not encode is no pass: each of its properties is *untested*, with
+    the reason (it used to come back with no properties at all, which read as ``PASS 0 holds``)."""
+    sc = builtin_scenarios()[name]
+    result = run_bmc(sc, "kafka", EngineOptions(max_depth=3, time_budget_s=10))
+    names = {p.name for p in build_model(sc, "kafka").properties()}
+    assert names and {p.name for p in result.properties} == names
+    assert all(p.verdict is Verdict.UNTESTED and "not encoded" in p.detail for p in result.properties)
+    assert not result.complete and result.stats["covered"] is False
