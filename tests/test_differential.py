@@ -150,7 +150,8 @@ def test_the_cli_runs_against_a_broker_and_bad_input_exits_2(kafka_node: Any, tm
         capture_output=True, text=True, timeout=120, check=False)
     summary = json.loads(run.stdout)
     assert summary["cases"] == 6 and summary["steps"] > 6
-    unexplained = [d for d in summary["differences"] if not d["abstraction"]]
+    # a difference that did not show again on the re-run is timing, reported apart, not a verdict (runner.py)
+    unexplained = [d for d in summary["differences"] if not d["abstraction"] and d["reproduced"]]
     assert run.returncode == (1 if unexplained else 0), run.stderr
     assert (tmp_path / "d" / "summary.json").exists() and (tmp_path / "d.xml").read_text().startswith("<?xml")
     bad = subprocess.run([KEOS, "differential", "--cases", "0"],
