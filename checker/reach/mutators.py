@@ -18,6 +18,9 @@ operator           edit
                    other; ``model/protocol/errors.py``) and by one of each other class
 ``table_entry``    one entry removed from a dict, set, list or tuple literal of a module- or class-level
                    table (valid previous states, error classes, allowed transitions, ...)
+``drop_update``    a state update forgotten: one keyword of a ``x._replace(...)`` call dropped (the only
+                   one: the call becomes ``x``), or a statement ``x = <expression of x>`` that rebinds a
+                   name from its own old value removed (KAFKA-style "forgot to reset lastProducerEpoch")
 =================  ==========================================================================================
 
 Not mutated: docstrings and other strings, annotations, ``__all__``, and lines marked
@@ -70,6 +73,7 @@ OPERATORS = (
     "drop_guard",
     "error_swap",
     "table_entry",
+    "drop_update",
 )
 
 #: A line not mutated, with its reason: ``# no mutate: <reason>``.
@@ -260,6 +264,15 @@ class _Walker:
             n = len(node.keys) if isinstance(node, ast.Dict) else len(node.elts)
             for i in range(n):
                 self._add(parent, field, index, node, "table_entry", _drop_entry(node, i), qual)
+        elif not table and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "_replace" and not node.args:
+            for i, kw in enumerate(node.keywords):
+                if kw.arg is not None:
+                    self._add(parent, field, index, node, "drop_update", _drop_keyword(node, i), qual)
+        elif not table and index is not None and isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and any(
+                    isinstance(n, ast.Name) and n.id == node.targets[0].id for n in ast.walk(node.value)):
+            self._add(parent, field, index, node, "drop_update", _drop_statement(node), qual)
         if isinstance(node, ast.If | ast.While | ast.IfExp):
             self._add(node, "test", None, node.test, "negate", _negate(node.test), qual)
         if isinstance(node, ast.If) and node.body and isinstance(node.body[-1], _EXITS) and index is not None:
@@ -301,6 +314,21 @@ def _boolop_drop(node: ast.BoolOp, i: int) -> Callable[[], ast.AST]:
             return rest[0]
         return ast.copy_location(ast.BoolOp(op=copy.deepcopy(node.op), values=rest), node)
     return make
+
+
+def _drop_keyword(node: ast.Call, i: int) -> Callable[[], ast.AST]:
+    def make() -> ast.AST:
+        new = copy.deepcopy(node)
+        del new.keywords[i]
+        if not new.keywords:  # x._replace() is x
+            assert isinstance(new.func, ast.Attribute)
+            return new.func.value
+        return new
+    return make
+
+
+def _drop_statement(node: ast.stmt) -> Callable[[], list[ast.stmt]]:
+    return lambda: [_pass(node)]
 
 
 def _negate(test: ast.expr) -> Callable[[], ast.AST]:
