@@ -126,6 +126,25 @@ def test_drop_update_forgets_one_state_update() -> None:
         assert compile(apply_mutant(source, m.module, m.id, CLASSES), "f.py", "exec") is not None
 
 
+def test_no_mutate_keeps_a_whole_statement_out_and_weakened_variants_are_fixtures() -> None:
+    source = (
+        "def observer(old, new):  # no mutate: ghost observer of a property\n"
+        "    return old < new\n"
+        "def handler(x):\n"
+        "    return x < 3\n"
+        "TABLE = (\n"
+        "    Variant(name='kafka', flags=F(check=True)),\n"
+        "    Variant(name='weak', flags=F(check=False), weakened=True, breaks=('p',)),\n"
+        ")\n"
+    )
+    ms = module_mutants(source, "keos.model.fake", "model/fake.py", CLASSES)
+    assert {m.line for m in ms if m.line <= 4} == {4}, "the marked def kept its whole body out"
+    assert not [m for m in ms if m.line == 7], "a weakened variant is keos mutants' fixture"
+    assert ("constant", 6) in {(m.operator, m.line) for m in ms}  # the protocol's own flags are mutated
+    drops = [m for m in ms if m.operator == "table_entry"]
+    assert len(drops) == 1 and "weak" in drops[0].replacement  # dropping the protocol's entry, not the fixture's
+
+
 def test_stratified_sample_is_deterministic_and_covers_every_module() -> None:
     everything = mu.enumerate_mutants(ROOT, ["model/log/*", "model/protocol/*"])
     modules = {m.path for m in everything}

@@ -64,6 +64,7 @@ _MARKS = (
     ("no branch", re.compile(r"#\s*no branch:\s*(?P<reason>.*)$")),
     ("pragma: no cover", re.compile(r"#\s*pragma[:\s]?\s*no\s*cover\b(?P<reason>.*)$", re.I)),
     ("pragma: no branch", re.compile(r"#\s*pragma[:\s]?\s*no\s*branch\b(?P<reason>.*)$", re.I)),
+    ("no mutate", re.compile(r"#\s*no mutate:\s*(?P<reason>.*)$")),  # keos mutate's mark, listed here too
 )
 
 IMPORT_CONTEXT = "import"
