@@ -132,6 +132,7 @@ def test_no_mutate_keeps_a_whole_statement_out_and_weakened_variants_are_fixture
         "    return old < new\n"
         "def handler(x):\n"
         "    return x < 3\n"
+        "Alias = tuple[str, tuple[int, ...]]\n"
         "TABLE = (\n"
         "    Variant(name='kafka', flags=F(check=True)),\n"
         "    Variant(name='weak', flags=F(check=False), weakened=True, breaks=('p',)),\n"
@@ -139,8 +140,9 @@ def test_no_mutate_keeps_a_whole_statement_out_and_weakened_variants_are_fixture
     )
     ms = module_mutants(source, "keos.model.fake", "model/fake.py", CLASSES)
     assert {m.line for m in ms if m.line <= 4} == {4}, "the marked def kept its whole body out"
-    assert not [m for m in ms if m.line == 7], "a weakened variant is keos mutants' fixture"
-    assert ("constant", 6) in {(m.operator, m.line) for m in ms}  # the protocol's own flags are mutated
+    assert not [m for m in ms if m.line == 5], "a type alias is not a table"
+    assert not [m for m in ms if m.line == 8], "a weakened variant is keos mutants' fixture"
+    assert ("constant", 7) in {(m.operator, m.line) for m in ms}  # the protocol's own flags are mutated
     drops = [m for m in ms if m.operator == "table_entry"]
     assert len(drops) == 1 and "weak" in drops[0].replacement  # dropping the protocol's entry, not the fixture's
 

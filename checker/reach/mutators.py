@@ -227,6 +227,8 @@ class _Walker:
             return  # ``# no mutate:``: the whole statement or expression that begins on the line
         if _is_weakened_variant(node):
             return  # a weakened variant: keos mutants' fixture, not the protocol
+        if table and field == "slice" and isinstance(parent, ast.Subscript):
+            return  # a type expression (``Alias = tuple[str, int]``), not a table: nothing runs it
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring or bare string
         if isinstance(node, ast.Assign | ast.AnnAssign):
