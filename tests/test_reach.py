@@ -178,12 +178,15 @@ def test_exclusion_marks_are_listed_with_their_reason(tmp_path: Path) -> None:
         "    pass\n"
         "while y:  # no branch: runs once at least\n"
         "    pass\n"
-        "z = 1  # pragma: no cover\n", encoding="utf-8")
+        "z = 1  # pragma: no cover\n"
+        "if bad:  # input: a hand-edited trace names an unknown producer\n"
+        "    pass\n", encoding="utf-8")
     got = exclusions(tmp_path, ["m.py"])
     assert [(e["line"], e["kind"], e["reason"]) for e in got] == [
         (1, "unreachable", "the producer always has an id here"),
         (3, "no branch", "runs once at least"),
         (5, "pragma: no cover", "no reason given"),
+        (6, "input", "a hand-edited trace names an unknown producer"),
     ]
 
 
