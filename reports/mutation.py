@@ -95,6 +95,33 @@ def render_coverage(console: Console, report: Mapping[str, Any], modules: Sequen
                   soft_wrap=True)
 
 
+def render_untaken(console: Console, untaken: Sequence[Mapping[str, Any]]) -> None:
+    """``keos coverage --explain``: per module, why each untaken branch is untaken; the ones nothing takes."""
+    if not untaken:
+        console.print("--explain: every branch is taken")
+        return
+    kinds = sorted({u["why"] for u in untaken if u["why"].startswith("set:")})
+    table = Table(title="why the gate never takes these branches (keos coverage --explain)", show_lines=False)
+    table.add_column("module")
+    for col in ("untaken", *(f"taken in {k[4:]}" for k in kinds), "only a weakened variant", "nothing takes it"):
+        table.add_column(col, justify="right")
+    by_module: dict[str, list[Mapping[str, Any]]] = {}
+    for u in untaken:
+        by_module.setdefault(u["path"], []).append(u)
+    for path, rows in sorted(by_module.items()):
+        counts = [sum(1 for u in rows if u["why"] == k) for k in (*kinds, "variant", "nothing")]
+        table.add_row(path, str(len(rows)), *(str(c) for c in counts))
+    console.print(table)
+    nothing = [u for u in untaken if u["why"] == "nothing"]
+    for path, rows in sorted(by_module.items()):
+        arcs = [f"{u['from']}->{u['to']}" for u in rows if u["why"] == "nothing"]
+        if arcs:
+            console.print(f"  nothing takes {path}: {', '.join(arcs)}", soft_wrap=True, markup=False, highlight=False)
+    total = len(untaken)
+    console.print(f"--explain: {total} branch(es) untaken by the gate; {total - len(nothing)} taken by a named set's "
+                  f"scenario or a weakened variant, {len(nothing)} by nothing", soft_wrap=True)
+
+
 # -- keos mutate ----------------------------------------------------------------------------------
 
 

@@ -309,3 +309,31 @@ def test_coverage_of_the_gate_counts_keos_assignors(tmp_path: Path) -> None:
     assert data["scenarios"]["@assignors"]["gate_check"] and data["scenarios"]["@assignors"]["violated"] == []
     lines = data["reach"]["model/coordinator/group/assignors.py"]
     assert any("@assignors" in ctxs for ctxs in lines.values())
+
+
+def test_explain_says_what_takes_each_branch_the_gate_never_takes(tmp_path: Path) -> None:
+    """--explain: a branch untaken by the measured searches is taken by a named set's scenario, only by a
+    weakened variant (run as keos mutants runs it), or by nothing; each row names what takes it."""
+    from keos.checker.reach.branches import explain_untaken
+
+    gate = measure([SCENARIO], tmp_path / "gate")
+    other = measure(["variant:small_duplicate_window", "reach_idempotence_reorder_restart"], tmp_path / "other")
+    assert other.scenarios["variant:small_duplicate_window"]["violated"] == []  # caught, as the gate expects
+    rows = explain_untaken(gate, other, {"reach_idempotence_reorder_restart": ["demo"]})
+    missing = {(m["path"], a, b) for m in gate.modules for a, b, _ in m["missing_branches"]}
+    assert {(r["path"], r["from"], r["to"]) for r in rows} == missing
+    whys = {r["why"] for r in rows}
+    assert {"set:demo", "nothing"} <= whys and whys <= {"set:demo", "variant", "nothing"}
+    for r in rows:
+        assert (r["why"] == "nothing") == (not r["taken_by"])
+        if r["why"] == "set:demo":
+            assert r["taken_by"] == ["reach_idempotence_reorder_restart"]
+        if r["why"] == "variant":
+            assert r["taken_by"] == ["small_duplicate_window"]
+
+
+def test_explain_flags_are_checked_before_any_work(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coverage", "--explain-set", "reach"]) == 2
+    assert "--explain-set goes with --explain" in capsys.readouterr().err
+    assert main(["coverage", "--explain", "--explain-set", "no_such_set"]) == 2
+    assert "--explain-set no_such_set" in capsys.readouterr().err

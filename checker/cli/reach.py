@@ -148,15 +148,36 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         refs = _scenario_refs(args)
         _check_paths([(args.html_dir, "--html", True), (args.json_file, "--json", False)])
         _check_module_globs(args.module or ())
+        if args.explain_set and not args.explain:
+            raise ReachUsageError("--explain-set goes with --explain")
+        args.explain_set = list(dict.fromkeys(args.explain_set or ["reach"]))
+        if args.explain:
+            from keos.scenarios import ScenarioError, scenario_set
+
+            for name in args.explain_set:
+                try:
+                    scenario_set(name)
+                except ScenarioError as exc:
+                    raise ReachUsageError(f"--explain-set {name}: {exc}") from None
     except ReachUsageError as exc:
         return _fail(str(exc))
     console = _console(args.json_file == "-")
     out = Path(args.out)
     run = _measure(args, refs, out, console)
     report = run.to_json()
+    if args.explain and not run.partial:
+        report["untaken"] = _explain(args, refs, run, out, console)
+        if report["untaken"] is None:
+            console.print("[yellow]--explain interrupted: partial results (exit 4)[/yellow]")
+            return EXIT_PARTIAL
     (out / "reach.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     modules = filter_modules(run, args.module or ())
     render_coverage(console, report, modules, handlers=not args.no_handlers)
+    if report.get("untaken") is not None:
+        from keos.reports.mutation import render_untaken
+
+        paths = {m["path"] for m in modules}
+        render_untaken(console, [u for u in report["untaken"] if u["path"] in paths])
     console.print(f"reach data: {out / 'reach.json'}; coverage.py data (contexts = scenarios): {run.data_file}",
                   soft_wrap=True)
     if args.html_dir:
@@ -180,6 +201,30 @@ def cmd_coverage(args: argparse.Namespace) -> int:
             console.print(f"[red]model/ branch coverage {got}% is below --fail-under {args.fail_under}% (exit 1)[/red]")
             return EXIT_VIOLATION
     return EXIT_OK
+
+
+def _explain(args: argparse.Namespace, refs: list[str], run: Any, out: Path, console: Console) -> Any:
+    """``--explain``: what takes each branch the measured searches never take (another coverage run)."""
+    from keos.checker.reach.branches import explain_untaken, measure
+    from keos.checker.reach.gate_checks import VARIANT_PREFIX
+    from keos.model.variants import VARIANTS
+    from keos.scenarios import builtin_scenarios
+
+    measured = set(refs)
+    sets: dict[str, list[str]] = {}
+    for name, sc in builtin_scenarios().items():
+        chosen = [s for s in sc.sets if s in args.explain_set]
+        if chosen and name not in measured:
+            sets[name] = chosen
+    others = sorted(sets) + [VARIANT_PREFIX + v.name for v in VARIANTS.values() if v.weakened]
+    console.print(f"--explain: measuring what takes the untaken branches: {len(sets)} scenario(s) of "
+                  f"{', '.join(args.explain_set)} and {len(others) - len(sets)} weakened variant(s) as keos "
+                  f"mutants runs them ...", soft_wrap=True)
+    other = measure(others, out / "explain", variant=None, time_budget_s=args.time_budget,
+                    total_budget_s=args.total_budget)
+    if other.partial:
+        return None
+    return explain_untaken(run, other, sets)
 
 
 # -- keos mutate ----------------------------------------------------------------------------------
@@ -356,6 +401,11 @@ def register(sub: Any) -> None:
                    help="exit 1 when model/'s branch coverage is below PCT percent")
     s.add_argument("--module", action="append", metavar="GLOB", help="report only these files (e.g. 'model/log/*')")
     s.add_argument("--no-handlers", action="store_true", help="only the per-module table, not the per-handler gaps")
+    s.add_argument("--explain", action="store_true",
+                   help="also say what takes each branch never taken: a scenario of a named set (--explain-set), "
+                   "only a weakened variant as keos mutants runs it, or nothing (a second coverage run, minutes)")
+    s.add_argument("--explain-set", action="append", metavar="NAME",
+                   help="named sets --explain measures besides the variants, repeatable (default: reach)")
     s.add_argument("--time-budget", type=budget_seconds, default=0.0, metavar="SECONDS",
                    help="seconds per scenario's search (0 = none); a search that reaches it makes the run partial")
     s.add_argument("--total-budget", type=budget_seconds, default=0.0, metavar="SECONDS",

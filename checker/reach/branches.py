@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ __all__ = [
     "CoverageRun",
     "analyse",
     "exclusions",
+    "explain_untaken",
     "load_reach",
     "measure",
     "package_root",
@@ -289,6 +290,50 @@ def analyse(run: CoverageRun) -> None:
             run.reach[rel] = {ln: sorted(c or IMPORT_CONTEXT for c in ctxs) for ln, ctxs in by_line.items() if ctxs}
     run.modules = modules
     run.exclusions = exclusions(run.root, [m["path"] for m in modules])
+
+
+def explain_untaken(gate: CoverageRun, other: CoverageRun, sets: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
+    """Every branch the gate never takes, with what does take it (``keos coverage --explain``).
+
+    ``other`` is a second coverage run, each of its contexts a scenario of a named set the gate does not
+    run (CI runs them) or a weakened variant run as ``keos mutants`` runs it (``variant:<name>``); ``sets``
+    maps a scenario to its sets.  Each untaken branch ``[from, to]`` of the gate's report gets ``why``:
+
+    * ``set:<name>`` -- a scenario of that named set takes it (``taken_by`` names them): reach the gate
+      does not buy, at its price;
+    * ``variant`` -- only a weakened rule takes it: the branch is the protocol's answer to a situation
+      that Kafka's own rules never produce in these scenarios (``taken_by`` names the variants);
+    * ``nothing`` -- no search of the gate, of the named sets or of ``keos mutants`` takes it: a hole,
+      dead code, or a guard to mark with its reason.
+    """
+    cov = _coverage(other.root, other.data_file)
+    cov.load()
+    data = cov.get_data()
+    measured = {os.path.realpath(f): f for f in data.measured_files()}
+    contexts = sorted(c for c in data.measured_contexts() if c and c != IMPORT_CONTEXT)
+    out: list[dict[str, Any]] = []
+    for m in gate.modules:
+        if not m["missing_branches"]:
+            continue
+        source = measured.get(os.path.realpath(gate.root / m["path"]))
+        arcs: dict[str, set[tuple[int, int]]] = {}
+        if source is not None:
+            for ctx in contexts:
+                data.set_query_contexts([f"^{re.escape(ctx)}$"])
+                arcs[ctx] = set(data.arcs(source) or ())
+            data.set_query_contexts(None)
+        for a, b, kind in m["missing_branches"]:
+            by = sorted(c for c, taken in arcs.items() if (a, b) in taken)
+            in_sets = sorted({n for c in by for n in sets.get(c, ())})
+            variants = sorted(c.removeprefix("variant:") for c in by if c.startswith("variant:"))
+            if in_sets:
+                why, names = f"set:{in_sets[0]}", [c for c in by if not c.startswith("variant:")]
+            elif variants:
+                why, names = "variant", variants
+            else:
+                why, names = "nothing", []
+            out.append({"path": m["path"], "from": a, "to": b, "kind": kind, "why": why, "taken_by": names})
+    return out
 
 
 def filter_modules(run: CoverageRun, globs: Sequence[str]) -> list[dict[str, Any]]:

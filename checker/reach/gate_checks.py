@@ -19,7 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GATE_CHECKS", "GateCheckResult", "is_gate_check", "run_gate_check"]
+__all__ = ["GATE_CHECKS", "VARIANT_PREFIX", "GateCheckResult", "is_gate_check", "run_gate_check",
+           "run_weakened_variant"]
+
+#: ``variant:<name>``: a weakened variant run as ``keos mutants`` runs it (``keos coverage --explain``).
+VARIANT_PREFIX = "variant:"
 
 #: The gate's non-scenario checks, by reference; the parameters are ``keos assignors``'s defaults.
 GATE_CHECKS: dict[str, dict[str, int]] = {"@assignors": {"cases": 200, "seed": 0}}
@@ -62,3 +66,33 @@ def run_gate_check(ref: str) -> GateCheckResult:
                 details.append(f"{r.assignor} {p.name} fails on {p.first_failure[0]}: {p.first_failure[1]}")
     crashed = next((f"{r.assignor}: {r.error}" for r in reports if r.error), None)
     return GateCheckResult(ref, tuple(failed), "; ".join(details)[:300], crashed)
+
+
+def run_weakened_variant(ref: str) -> GateCheckResult:
+    """``variant:<name>``: the weakened variant on its scenarios, as ``keos mutants`` runs it.
+
+    The explicit search stops at the first violation, and the next scenario runs only while the
+    variant is not caught (``checker/api.py``, ``_mutant_rows``).  ``failed`` is empty when it was caught
+    (what the gate expects): the check is judged as the gate judges it, a variant not caught fails.
+    ``keos coverage --explain`` runs these to say which branches only a weakened rule's side takes.
+    """
+    from dataclasses import replace
+    from pathlib import Path
+    from tempfile import TemporaryDirectory
+
+    from keos.checker.engines import ENGINES, EngineOptions
+    from keos.model.variants import VARIANTS
+    from keos.scenarios import builtin_scenarios
+
+    name = ref.removeprefix(VARIANT_PREFIX)
+    variant = VARIANTS.get(name)
+    if variant is None or not variant.weakened:
+        raise ValueError(f"{ref}: not a weakened variant")
+    run, _ = ENGINES["explore"]
+    builtins = builtin_scenarios()
+    with TemporaryDirectory() as out:
+        options = EngineOptions(out_dir=Path(out), stop_on_first=True)
+        for scenario in (builtins[s] for s in variant.scenarios if s in builtins):
+            if run(scenario, name, replace(options)).violations():
+                return GateCheckResult(ref)
+    return GateCheckResult(ref, (name,), f"{name} not caught on {', '.join(variant.scenarios)}")
