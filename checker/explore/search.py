@@ -123,20 +123,30 @@ def explore(
     next_check = 512
     limit: tuple[str, str] | None = None
 
+    # The invariants not violated yet and the sometimes partners not reached yet, by predicate index.
+    unviolated = [(j, p.name) for j, p in enumerate(always)]
+    unreached = [(j, p.name) for j, p in enumerate(state_sometimes, n_always)]
+
     def check(state: Any, sid: int) -> bool:
         """Record new violations and reached partners; True if ``state`` newly violates an invariant the
         scenario does not permit (its successors are not explored: the shortest trace ends there).  A state
         that violates only permitted invariants is explored on, so every other invariant is still checked
         beyond a known, documented violation."""
+        nonlocal unviolated, unreached
         bad = False
         key = states.key_of(sid)
-        for j, p in enumerate(always):
-            if p.name not in violations and not cache.holds(j, state, key):
-                violations[p.name] = sid
-                bad = bad or p.name not in permitted
-        for j, p in enumerate(state_sometimes, n_always):
-            if p.name not in reached and cache.holds(j, state, key):
-                reached.add(p.name)
+        holds = cache.holds
+        for j, name in unviolated:
+            if not holds(j, state, key):
+                violations[name] = sid
+                bad = bad or name not in permitted
+        if len(unviolated) != n_always - len(violations):
+            unviolated = [(j, name) for j, name in unviolated if name not in violations]
+        if unreached:
+            hit = [name for j, name in unreached if holds(j, state, key)]
+            if hit:
+                reached.update(hit)
+                unreached = [(j, name) for j, name in unreached if name not in reached]
         return bad
 
     def path(sid: int) -> list[Action]:
@@ -166,7 +176,19 @@ def explore(
                 frontier.append(sid)
 
         remaining_always = len(always)
-        child_key = states.child_key
+        # The hot loop's callables and tables as locals (issue 27): the states' key of a successor
+        # (generated, unrolled over the fields: collapse.py), the visited set's dict and lists.
+        child_key = states.child_key_function()
+        state_of_key = states.state_function()
+        keys = states.keys()
+        depths = states.depths()
+        ids_setdefault = states.ids().setdefault
+        keys_append = keys.append
+        depths_append = depths.append
+        step_of = model.step
+        max_depth = options.max_depth
+        max_states = options.max_states
+        live_wants = live.wants if live is not None else None
         unreached_events = [p for p in event_sometimes if p.name not in reached]
         while frontier:
             if expanded % 256 == 0 and budgeted:
@@ -182,10 +204,10 @@ def explore(
                 complete = False
                 break
             src = frontier.popleft()
-            depth = states.depth(src)
-            state = states.state(src)
-            src_key = states.key_of(src)
-            if options.max_depth and depth >= options.max_depth:
+            depth = depths[src]
+            src_key = keys[src]
+            state = state_of_key(src_key)
+            if max_depth and depth >= max_depth:
                 complete = False
                 continue
             if not model.within_bounds(state):
@@ -197,10 +219,13 @@ def explore(
                 complete = False
                 break
             # Successors are kept for the liveness pass only where some eventually property is false.
-            out: list[tuple[Action, int, tuple[str, ...]]] | None = [] if live is not None and live.wants(src) else None
+            out: list[tuple[Action, int, tuple[str, ...]]] | None = (
+                [] if live_wants is not None and live_wants(src) else None
+            )
+            child_depth = depth + 1
             for index, action in enumerate(enabled):
                 try:
-                    step = model.step(state, action)
+                    step = step_of(state, action)
                 except Exception as exc:  # the model contradicts itself: report, never crash
                     step, why = None, f"raised {type(exc).__name__}: {exc}"
                 else:
@@ -231,21 +256,26 @@ def explore(
                             unreached_events = [p for p in unreached_events if p.name not in reached]
                 if graph is not None:
                     graph.add_edge(model.fingerprint(state), model.fingerprint(nxt), action=model.format_action(action))
-                # Fields the step kept from the parent are not hashed again (collapse.py).
-                dst, new = states.add(child_key(nxt, state, src_key), depth + 1)
+                # Fields the step kept from the parent are not hashed again (collapse.py); the visited
+                # set's add (CollapsedStates.add) inline.
+                dst_key = child_key(nxt, state, src_key)
+                n = len(keys)
+                dst = ids_setdefault(dst_key, n)
                 if out is not None:
                     out.append((action, dst, step_events))
-                if not new:
+                if dst != n:
                     continue
+                keys_append(dst_key)
+                depths_append(child_depth)
                 parent_of.append(src)
                 via.append(index)
                 if live is not None:
                     live.record(dst, nxt)
-                if depth + 1 > max_depth_seen:
-                    max_depth_seen = depth + 1
+                if child_depth > max_depth_seen:
+                    max_depth_seen = child_depth
                 if not check(nxt, dst):
                     frontier.append(dst)
-                if options.max_states and len(states) >= options.max_states:
+                if max_states and n + 1 >= max_states:
                     complete = False
                     limit = ("states", f"state budget of {options.max_states:,} distinct states reached")
                     frontier.clear()
