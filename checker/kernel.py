@@ -53,7 +53,6 @@ EXCLUDED: dict[str, str] = {
                                                           "item inside a tuple display: `x not in (A, *B)`",
     "interface.py": "Model is a @runtime_checkable Protocol; compiled, it is a native class and typing refuses "
                     "it at import (TypeError)",
-    "systems/idempotence.py": _HANDLER_TABLE,
     "systems/transactions.py": _HANDLER_TABLE,
     "systems/groups.py": _HANDLER_TABLE,
     "systems/connect.py": _HANDLER_TABLE,

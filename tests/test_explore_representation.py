@@ -188,3 +188,46 @@ def test_stop_on_first_does_not_stop_at_a_permitted_violation(engine: str) -> No
     assert any(r.verdict is Verdict.PERMITTED for r in first.properties)
     assert [(r.name, r.verdict) for r in first.properties] == [(r.name, r.verdict) for r in full.properties]
     assert first.complete and first.stats["distinct_states"] == full.stats["distinct_states"]
+
+
+def test_generated_child_key_equals_the_general_key_on_every_transition() -> None:
+    """Issue 27: the search's successor key is generated per state shape (unrolled over the fields); it
+    must name exactly what :meth:`CollapsedStates.key` names, whatever the step kept, rebuilt or added."""
+    scenario = SCENARIOS["idempotence_retry"]
+    model = build_model(scenario, scenario.variant)
+    fast, slow = CollapsedStates(), CollapsedStates()
+    init = model.init_states()[0]
+    k_fast, k_slow = fast.key(init), slow.key(init)
+    child_key = fast.child_key_function()
+    assert child_key is not fast.child_key  # a generated function, not the method
+    queue, seen, compared = deque([(init, k_fast, k_slow)]), {k_fast}, 0
+    while queue and compared < 3000:
+        state, kf, ks = queue.popleft()
+        for action in model.actions(state):
+            nxt = model.step(state, action).state  # type: ignore[union-attr]
+            cf, cs = child_key(nxt, state, kf), slow.key(nxt, state, ks)
+            assert fast.state_of_key(cf) == slow.state_of_key(cs) == nxt
+            compared += 1
+            if fast.add(cf, 0)[1]:
+                seen.add(cf)
+                slow.add(cs, 0)
+                queue.append((nxt, cf, cs))
+    assert compared >= 3000 and fast.pool_sizes() == slow.pool_sizes()
+    with pytest.raises(TypeError):
+        child_key(_Small(1, (), "x"), init, k_fast)  # a state of another type is refused, never keyed
+
+
+def test_explore_resumes_the_garbage_collector_it_paused() -> None:
+    import gc
+
+    scenario = SCENARIOS["reach_idempotence_acks0"]
+    model = build_model(scenario, scenario.variant)
+    assert gc.isenabled()
+    explore(model, scenario.name, scenario.variant, ExploreOptions(), scenario.permitted)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        explore(model, scenario.name, scenario.variant, ExploreOptions(), scenario.permitted)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

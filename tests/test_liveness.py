@@ -613,3 +613,42 @@ def test_a_trace_whose_json_reads_back_as_another_action_is_a_keos_bug() -> None
         make_trace(broken, prop, [Action("Break")], "explore", "lossy", "kafka")
     sound = GraphModel("sound", {"init": [("Break", "broken")]}, goal=set())
     assert make_trace(sound, prop, [Action("Break")], "explore", "sound", "kafka").actions == [Action("Break")]
+
+
+@pytest.mark.parametrize(
+    "name", ["", "authz_client_denied", "reach_txn_tv2_faulty", "txn_eos_abort_and_seek", "txn_eos_rebalance_join"]
+)
+def test_components_search_from_cycle_roots_equals_a_search_from_every_state(name: str, monkeypatch: Any) -> None:
+    """Issue 27: Tarjan starts only from states entered by an edge that does not lead deeper (every cycle has
+    one); the components, their count and the lassos are those of a search started from every state.
+    ``""`` is the hand-written fair livelock."""
+    from keos.checker.explore import liveness
+    from keos.scenarios import build_model, builtin_scenarios
+
+    def search() -> Any:
+        if not name:
+            return run(livelock_model())
+        scenario = builtin_scenarios()[name]
+        model = build_model(scenario, scenario.variant)
+        result, _ = explore(model, name, scenario.variant, ExploreOptions(max_depth=scenario.bounds.max_depth))
+        return result
+
+    def shape(result: Any) -> Any:
+        return (
+            result.stats["sccs"],
+            result.stats["fair_sccs"],
+            [(p.name, p.verdict, p.trace and [str(a) for a in p.trace.actions], p.trace and p.trace.loop_start)
+             for p in result.properties],
+        )
+
+    from_roots = search()
+    original = liveness.LivenessPass.__init__
+
+    def everywhere(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._cycle_roots = None  # start from every expanded state, as before issue 27
+
+    monkeypatch.setattr(liveness.LivenessPass, "__init__", everywhere)
+    from_all = search()
+    assert shape(from_roots) == shape(from_all)
+    assert from_roots.stats["sccs"] > 0

@@ -28,10 +28,15 @@ expands -- cut off by the bounds, the depth limit, ``max_states`` or an
   every state visited so far and not yet taken, walk (breadth-first inside the
   SCC) to the nearest edge taking it or state disabling it; then walk back.
 
-Cost: one fault classification per transition out of a state where some
-eventually property is false, an integer adjacency list over those states,
-and one linear Tarjan pass per property.  Nothing is recorded when the model
-has no eventually property (the search does not create the pass).
+Cost: one dictionary lookup per transition out of a state where some
+eventually property is false (the action's id, or that it is a fault), an
+integer adjacency list over those states, and one linear Tarjan pass per
+property.  The Tarjan pass starts only from states entered by a recorded edge
+that does not lead deeper in breadth-first order (every cycle has such an edge:
+depths cannot grow all the way round), so a state graph without cycles costs
+no search at all, and the components found, and their number, are the same.
+Nothing is recorded when the model has no eventually property (the search does
+not create the pass).
 """
 
 from __future__ import annotations
@@ -153,16 +158,22 @@ class StateTable(Protocol):
 
 
 class _Successors(Sequence[list[int]]):
-    """Protocol-step successors of each state inside one property's subgraph, read off the flat edge tuples."""
+    """Protocol-step successors of each state inside one property's subgraph, read off the flat edge tuples.
 
-    def __init__(self, edges: dict[int, tuple[int, ...]], mask: array[int], bit: int, n: int) -> None:
-        self._edges, self._mask, self._bit, self._n = edges, mask, bit, n
+    With ``only`` (the model has one eventually property) every recorded edge is inside the subgraph:
+    an edge is recorded only between states where some property is false, and there is one.
+    """
+
+    def __init__(self, edges: dict[int, tuple[int, ...]], mask: array[int], bit: int, n: int, only: bool) -> None:
+        self._edges, self._mask, self._bit, self._n, self._only = edges, mask, bit, n, only
 
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, v: int) -> list[int]:  # type: ignore[override]
+    def __getitem__(self, v: int) -> Sequence[int]:  # type: ignore[override]
         flat, mask, bit = self._edges.get(v, ()), self._mask, self._bit
+        if self._only:
+            return flat[::2]
         return [flat[i] for i in range(0, len(flat), 2) if mask[flat[i]] & bit]
 
     def labelled(self, v: int) -> list[tuple[int, int]]:
@@ -195,6 +206,8 @@ class LivenessPass:
         hook = getattr(model, "fault_kind", None)
         self._fault_kind = hook
         self._states = states
+        # Per state: its depth, if the table lends its array (CollapsedStates.depths), for the cycle roots.
+        self._depths: Any = states.depths() if hasattr(states, "depths") else None
         self._judge = judge or (lambda k, state, sid: self.props[k].holds(state))
         self._mask = array("q")  # per state id: bit k = property k false; -1 = not evaluated yet
         self._recorded = 0
@@ -203,6 +216,11 @@ class LivenessPass:
         self._enabled_pool: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._action_ids: dict[Action, int] = {}
         self._actions: list[Action] = []
+        # Per action seen by expand(): its id, or -1 for a fault (one dict lookup per successor).
+        self._classified: dict[Action, int] = {}
+        # States entered by a recorded edge that does not lead deeper (breadth-first depth): every cycle
+        # has one, so the components search starts there (None: the table lends no depths).
+        self._cycle_roots: set[int] | None = set() if self._depths is not None else None
         self.stuck: dict[str, int] = {}
         self._all = (1 << len(self.props)) - 1
 
@@ -251,22 +269,29 @@ class LivenessPass:
             return
         enabled: list[int] = []
         out: list[int] = []
-        mask, fault_kind, ids = self._mask, self._fault_kind, self._action_ids
+        mask, classified = self._mask, self._classified
+        depths, roots = self._depths, self._cycle_roots
+        depth = depths[src] if depths is not None else 0
         for action, dst, events in successors:
-            if fault_kind is not None:
-                if fault_kind(action) is not None:
-                    continue
-            elif self._fault(action, events):
-                continue
-            a = ids.get(action)
+            a = classified.get(action)
             if a is None:
-                a = self._action_id(action)
+                if self._fault_kind is not None:
+                    fault = self._fault_kind(action) is not None
+                    a = classified[action] = -1 if fault else self._action_id(action)
+                elif self._fault(action, events):  # classified by its events: not memoised
+                    continue
+                else:
+                    a = self._action_id(action)
+            if a < 0:
+                continue
             enabled.append(a)
             if dst >= len(mask) or mask[dst] < 0:  # not recorded yet: judged now
                 self._mask_of(dst)
             if mask[dst] & m:
                 out.append(dst)
                 out.append(a)
+                if roots is not None and depths[dst] <= depth:
+                    roots.add(dst)
         if not enabled:
             for k, p in enumerate(self.props):
                 if m >> k & 1 and p.name not in self.stuck:
@@ -309,8 +334,11 @@ class LivenessPass:
                 self._emit(report, prop, actions, None, scenario, variant, permitted)
                 continue
             mask = self._mask
-            nodes = [v for v in self._enabled if mask[v] & bit]
-            succ = _Successors(self._edges, mask, bit, len(self._states))
+            # Every cycle enters a state by an edge that does not lead deeper, so the components
+            # search starts from those states only (all expanded states if the table has no depths).
+            starts = sorted(self._cycle_roots) if self._cycle_roots is not None else self._enabled
+            nodes = [v for v in starts if mask[v] & bit and v in self._enabled]
+            succ = _Successors(self._edges, mask, bit, len(self._states), len(self.props) == 1)
             comps = strongly_connected(nodes, succ)
             nontrivial = [c for c in comps if len(c) > 1 or c[0] in succ[c[0]]]
             sccs += len(nontrivial)
@@ -321,7 +349,9 @@ class LivenessPass:
             if not good:
                 continue
             depth = self._states.depth
-            comp = min(good, key=lambda c: min(depth(v) for v in c))
+            # the component closest to an initial state; ties by the id of its shallowest state (the
+            # choice does not depend on the order the components search found them in)
+            comp = min(good, key=lambda c: min((depth(v), v) for v in c))
             entry = min(comp, key=lambda v: (depth(v), v))
             cycle = self._cycle(entry, set(comp), edges)
             prefix = path(entry)

@@ -79,7 +79,30 @@ def explore(
     permitted: tuple[str, ...] = (),
     progress: Callable[[int, int, int], None] | None = None,
 ) -> tuple[EngineResult, Any]:
-    """Breadth-first search; returns the result and the networkx graph (or ``None``)."""
+    """Breadth-first search; returns the result and the networkx graph (or ``None``).
+
+    The search allocates millions of small tuples that all stay alive; Python's cyclic collector
+    would walk the whole state space again and again (issue 17: +25-35 % states per second off), so
+    it is paused for the whole search -- and resumed only once the search's tables are freed (issue
+    27: resumed while they were alive, the first collection walked them all once more).
+    """
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _explore(model, scenario, variant, options, permitted, progress)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _explore(
+    model: Model,
+    scenario: str,
+    variant: str,
+    options: ExploreOptions,
+    permitted: tuple[str, ...],
+    progress: Callable[[int, int, int], None] | None,
+) -> tuple[EngineResult, Any]:
     props = list(model.properties())
     always = [p for p in props if p.expectation is Expectation.ALWAYS]
     state_sometimes = [p for p in props if p.expectation is Expectation.SOMETIMES and p.predicate is not None]
@@ -123,20 +146,30 @@ def explore(
     next_check = 512
     limit: tuple[str, str] | None = None
 
+    # The invariants not violated yet and the sometimes partners not reached yet, by predicate index.
+    unviolated = [(j, p.name) for j, p in enumerate(always)]
+    unreached = [(j, p.name) for j, p in enumerate(state_sometimes, n_always)]
+
     def check(state: Any, sid: int) -> bool:
         """Record new violations and reached partners; True if ``state`` newly violates an invariant the
         scenario does not permit (its successors are not explored: the shortest trace ends there).  A state
         that violates only permitted invariants is explored on, so every other invariant is still checked
         beyond a known, documented violation."""
+        nonlocal unviolated, unreached
         bad = False
         key = states.key_of(sid)
-        for j, p in enumerate(always):
-            if p.name not in violations and not cache.holds(j, state, key):
-                violations[p.name] = sid
-                bad = bad or p.name not in permitted
-        for j, p in enumerate(state_sometimes, n_always):
-            if p.name not in reached and cache.holds(j, state, key):
-                reached.add(p.name)
+        holds = cache.holds
+        for j, name in unviolated:
+            if not holds(j, state, key):
+                violations[name] = sid
+                bad = bad or name not in permitted
+        if len(unviolated) != n_always - len(violations):
+            unviolated = [(j, name) for j, name in unviolated if name not in violations]
+        if unreached:
+            hit = [name for j, name in unreached if holds(j, state, key)]
+            if hit:
+                reached.update(hit)
+                unreached = [(j, name) for j, name in unreached if name not in reached]
         return bad
 
     def path(sid: int) -> list[Action]:
@@ -147,122 +180,134 @@ def explore(
             sid = parent_of[sid]
         return [model.actions(states.state(parent_of[c]))[via[c]] for c in reversed(chain)]
 
-    # The search allocates millions of small tuples that all stay alive; Python's cyclic collector
-    # would walk the whole state space again and again (issue 17: +25-35 % states per second off).
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for init in model.init_states():
-            sid, new = states.add(states.key(init), 0)
-            if not new:
-                continue
-            parent_of.append(-1)
-            via.append(0)
-            if live is not None:
-                live.record(sid, init)
-            if graph is not None:
-                graph.add_node(model.fingerprint(init), initial=True)
-            if not check(init, sid):
-                frontier.append(sid)
+    for init in model.init_states():
+        sid, new = states.add(states.key(init), 0)
+        if not new:
+            continue
+        parent_of.append(-1)
+        via.append(0)
+        if live is not None:
+            live.record(sid, init)
+        if graph is not None:
+            graph.add_node(model.fingerprint(init), initial=True)
+        if not check(init, sid):
+            frontier.append(sid)
 
-        remaining_always = len(always)
-        child_key = states.child_key
-        unreached_events = [p for p in event_sometimes if p.name not in reached]
-        while frontier:
-            if expanded % 256 == 0 and budgeted:
+    remaining_always = len(always)
+    # The hot loop's callables and tables as locals (issue 27): the states' key of a successor
+    # (generated, unrolled over the fields: collapse.py), the visited set's dict and lists.
+    child_key = states.child_key_function()
+    state_of_key = states.state_function()
+    keys = states.keys()
+    depths = states.depths()
+    ids_setdefault = states.ids().setdefault
+    keys_append = keys.append
+    depths_append = depths.append
+    step_of = model.step
+    max_depth = options.max_depth
+    max_states = options.max_states
+    live_wants = live.wants if live is not None else None
+    unreached_events = [p for p in event_sometimes if p.name not in reached]
+    while frontier:
+        if expanded % 256 == 0 and budgeted:
+            limit = budget.exceeded()
+            if limit is not None:
+                complete = False
+                break
+        if options.stop_on_first and any(v not in permitted for v in violations):
+            # a permitted (documented) violation is no verdict: searching on still judges the rest
+            complete = False
+            break
+        if len(violations) == remaining_always and live is None:
+            complete = False
+            break
+        src = frontier.popleft()
+        depth = depths[src]
+        src_key = keys[src]
+        state = state_of_key(src_key)
+        if max_depth and depth >= max_depth:
+            complete = False
+            continue
+        if not model.within_bounds(state):
+            continue
+        try:
+            enabled = model.actions(state)
+        except Exception as exc:  # the model contradicts itself: report, never crash
+            disagreement = Disagreement(tuple(path(src)), None, f"raised {type(exc).__name__}: {exc}")
+            complete = False
+            break
+        # Successors are kept for the liveness pass only where some eventually property is false.
+        out: list[tuple[Action, int, tuple[str, ...]]] | None = (
+            [] if live_wants is not None and live_wants(src) else None
+        )
+        child_depth = depth + 1
+        for index, action in enumerate(enabled):
+            try:
+                step = step_of(state, action)
+            except Exception as exc:  # the model contradicts itself: report, never crash
+                step, why = None, f"raised {type(exc).__name__}: {exc}"
+            else:
+                why = "is listed as enabled but step() refused it"
+            if step is None:
+                disagreement = Disagreement(tuple(path(src)), action, why)
+                frontier.clear()
+                complete = False
+                break
+            transitions += 1
+            if budgeted and transitions >= next_check:
+                # Also between transitions: one state of a large topology has thousands of successors.
+                next_check = transitions + 512
                 limit = budget.exceeded()
                 if limit is not None:
-                    complete = False
-                    break
-            if options.stop_on_first and any(v not in permitted for v in violations):
-                # a permitted (documented) violation is no verdict: searching on still judges the rest
-                complete = False
-                break
-            if len(violations) == remaining_always and live is None:
-                complete = False
-                break
-            src = frontier.popleft()
-            depth = states.depth(src)
-            state = states.state(src)
-            src_key = states.key_of(src)
-            if options.max_depth and depth >= options.max_depth:
-                complete = False
-                continue
-            if not model.within_bounds(state):
-                continue
-            try:
-                enabled = model.actions(state)
-            except Exception as exc:  # the model contradicts itself: report, never crash
-                disagreement = Disagreement(tuple(path(src)), None, f"raised {type(exc).__name__}: {exc}")
-                complete = False
-                break
-            # Successors are kept for the liveness pass only where some eventually property is false.
-            out: list[tuple[Action, int, tuple[str, ...]]] | None = [] if live is not None and live.wants(src) else None
-            for index, action in enumerate(enabled):
-                try:
-                    step = model.step(state, action)
-                except Exception as exc:  # the model contradicts itself: report, never crash
-                    step, why = None, f"raised {type(exc).__name__}: {exc}"
-                else:
-                    why = "is listed as enabled but step() refused it"
-                if step is None:
-                    disagreement = Disagreement(tuple(path(src)), action, why)
                     frontier.clear()
                     complete = False
                     break
-                transitions += 1
-                if budgeted and transitions >= next_check:
-                    # Also between transitions: one state of a large topology has thousands of successors.
-                    next_check = transitions + 512
-                    limit = budget.exceeded()
-                    if limit is not None:
-                        frontier.clear()
-                        complete = False
-                        break
-                nxt, step_events = step
-                if step_events:
-                    if type(step_events) is not tuple:  # a model may return a list
-                        step_events = tuple(step_events)
-                    event_tuples[step_events] = event_tuples.get(step_events, 0) + 1
-                    if unreached_events:
-                        hit = [p for p in unreached_events if any(p.matches_event(ev) for ev in step_events)]
-                        if hit:
-                            reached.update(p.name for p in hit)
-                            unreached_events = [p for p in unreached_events if p.name not in reached]
-                if graph is not None:
-                    graph.add_edge(model.fingerprint(state), model.fingerprint(nxt), action=model.format_action(action))
-                # Fields the step kept from the parent are not hashed again (collapse.py).
-                dst, new = states.add(child_key(nxt, state, src_key), depth + 1)
-                if out is not None:
-                    out.append((action, dst, step_events))
-                if not new:
-                    continue
-                parent_of.append(src)
-                via.append(index)
-                if live is not None:
-                    live.record(dst, nxt)
-                if depth + 1 > max_depth_seen:
-                    max_depth_seen = depth + 1
-                if not check(nxt, dst):
-                    frontier.append(dst)
-                if options.max_states and len(states) >= options.max_states:
-                    complete = False
-                    limit = ("states", f"state budget of {options.max_states:,} distinct states reached")
-                    frontier.clear()
-                    break
-                if graph is not None and graph.number_of_nodes() > options.max_graph_states:
-                    raise ValueError(
-                        f"state graph exceeds {options.max_graph_states} states; "
-                        "graph export is for small models (lower the scenario's bounds)"
-                    )
-            if live is not None and out is not None and len(out) == len(enabled):
-                live.expand(src, out)
-            expanded += 1
-            if progress is not None and expanded % 1024 == 0:
-                progress(len(states), transitions, depth)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+            nxt, step_events = step
+            if step_events:
+                if type(step_events) is not tuple:  # a model may return a list
+                    step_events = tuple(step_events)
+                event_tuples[step_events] = event_tuples.get(step_events, 0) + 1
+                if unreached_events:
+                    hit = [p for p in unreached_events if any(p.matches_event(ev) for ev in step_events)]
+                    if hit:
+                        reached.update(p.name for p in hit)
+                        unreached_events = [p for p in unreached_events if p.name not in reached]
+            if graph is not None:
+                graph.add_edge(model.fingerprint(state), model.fingerprint(nxt), action=model.format_action(action))
+            # Fields the step kept from the parent are not hashed again (collapse.py); the visited
+            # set's add (CollapsedStates.add) inline.
+            dst_key = child_key(nxt, state, src_key)
+            n = len(keys)
+            dst = ids_setdefault(dst_key, n)
+            if out is not None:
+                out.append((action, dst, step_events))
+            if dst != n:
+                continue
+            keys_append(dst_key)
+            depths_append(child_depth)
+            parent_of.append(src)
+            via.append(index)
+            if live is not None:
+                live.record(dst, nxt)
+            if child_depth > max_depth_seen:
+                max_depth_seen = child_depth
+            if not check(nxt, dst):
+                frontier.append(dst)
+            if max_states and n + 1 >= max_states:
+                complete = False
+                limit = ("states", f"state budget of {options.max_states:,} distinct states reached")
+                frontier.clear()
+                break
+            if graph is not None and graph.number_of_nodes() > options.max_graph_states:
+                raise ValueError(
+                    f"state graph exceeds {options.max_graph_states} states; "
+                    "graph export is for small models (lower the scenario's bounds)"
+                )
+        if live is not None and out is not None and len(out) == len(enabled):
+            live.expand(src, out)
+        expanded += 1
+        if progress is not None and expanded % 1024 == 0:
+            progress(len(states), transitions, depth)
     elapsed = time.perf_counter() - start
     events: Counter[str] = Counter()
     for step_events, count in event_tuples.items():

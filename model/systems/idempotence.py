@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 from keos.model import codec
 from keos.model import network as net
@@ -285,7 +285,7 @@ class KafkaSystem:
 
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
-        handler = self._HANDLERS.get(action.kind)
+        handler = _HANDLERS.get(action.kind)
         if handler is None:
             return None
         k = _FAULT_INDEX.get(action.kind, -1)
@@ -505,23 +505,6 @@ class KafkaSystem:
         p = prod.restart(s.producers[i])
         return s._replace(producers=_replace_at(s.producers, i, p)), ("producer_restart",)
 
-    _HANDLERS: ClassVar[dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]]] = {
-        "InitProducerId": _init_producer_id,
-        "Send": _send,
-        "SendProduce": _send_produce,
-        "BumpEpoch": _bump_epoch,
-        "ResolveSequence": _resolve_sequence,
-        "Deliver": _deliver,
-        "ReplicatePartition": _replicate,
-        "DropMessage": _drop,
-        "DuplicateMessage": _duplicate,
-        "ReorderMessage": _reorder,
-        "RequestTimeout": _request_timeout,
-        "ExpireBatch": _expire_batch,
-        "RestartLeader": _restart_leader,
-        "RestartProducer": _restart_producer,
-    }
-
     def fault_kinds(self) -> tuple[str, ...]:
         """The fault kinds with a budget above zero, in :data:`FAULT_KINDS` order."""
         if self.config.faults.total <= 0:
@@ -569,6 +552,27 @@ class KafkaSystem:
             "producer": {f.name: getattr(self.producer_config, f.name) for f in fields(self.producer_config)},
             "faults": cfg.faults.to_json(),
         }
+
+
+#: The handler of each action kind, called as ``handler(system, state, *args)``.  At module level, not in the
+#: class body, so that mypyc can compile the class (``--kernel compiled``: a native class has no names of its
+#: methods in its body).
+_HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] = {
+    "InitProducerId": KafkaSystem._init_producer_id,
+    "Send": KafkaSystem._send,
+    "SendProduce": KafkaSystem._send_produce,
+    "BumpEpoch": KafkaSystem._bump_epoch,
+    "ResolveSequence": KafkaSystem._resolve_sequence,
+    "Deliver": KafkaSystem._deliver,
+    "ReplicatePartition": KafkaSystem._replicate,
+    "DropMessage": KafkaSystem._drop,
+    "DuplicateMessage": KafkaSystem._duplicate,
+    "ReorderMessage": KafkaSystem._reorder,
+    "RequestTimeout": KafkaSystem._request_timeout,
+    "ExpireBatch": KafkaSystem._expire_batch,
+    "RestartLeader": KafkaSystem._restart_leader,
+    "RestartProducer": KafkaSystem._restart_producer,
+}
 
 
 def format_value(value: Any) -> str:
