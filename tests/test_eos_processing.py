@@ -20,9 +20,9 @@ SEEK = "txn_eos_abort_and_seek"
 
 # (scenario, variant) -> distinct states; every property holds or is reached
 HOLDS = {
-    (SEEK, "kafka"): 3119,
+    (SEEK, "kafka"): 3655,
     (SEEK, "tv1"): 4847,
-    (CTP, "kafka"): 59968,
+    (CTP, "kafka"): 11307,
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}

@@ -152,16 +152,6 @@ ABORTABLE_OFFSET_ERRORS = (
     Errors.GROUP_AUTHORIZATION_FAILED,
 )
 
-#: How the transaction coordinator's answer to the group coordinator's add/verify reaches the client.
-ADD_OFFSETS_TO_CLIENT_ERROR = {
-    Errors.NONE: Errors.NONE,
-    Errors.PRODUCER_FENCED: Errors.PRODUCER_FENCED,
-    Errors.INVALID_PRODUCER_ID_MAPPING: Errors.TRANSACTION_ABORTABLE,
-    Errors.TRANSACTION_ABORTABLE: Errors.TRANSACTION_ABORTABLE,
-    Errors.CONCURRENT_TRANSACTIONS: Errors.CONCURRENT_TRANSACTIONS,
-    Errors.COORDINATOR_NOT_AVAILABLE: Errors.COORDINATOR_NOT_AVAILABLE,
-}
-
 
 class OffsetsPhase:
     """``AppInstance.offsets``: where the current transaction's offset commit stands."""
@@ -797,20 +787,32 @@ class EosSystem(TransactionalSystem):
         return s, ("add_offsets_to_txn", *events)
 
     def _on_add_offsets_response(self, s: TxnSystemState, resp: AddOffsetsToTxnResponse) -> Result:
+        """``TransactionManager.AddOffsetsToTxnHandler`` (trunk ``1eb7644349cb``): NONE queues the
+        TxnOffsetCommit; retriable errors re-enqueue; UNKNOWN_PRODUCER_ID / INVALID_PRODUCER_ID_MAPPING
+        are ``abortableErrorIfPossible`` (KIP-360: abortable with an epoch bump); PRODUCER_FENCED /
+        INVALID_PRODUCER_EPOCH fatal (fenced); GROUP_AUTHORIZATION_FAILED and TRANSACTION_ABORTABLE
+        abortable; anything else fatal -- as ``AddPartitionsToTxnHandler`` but for the group's ACL."""
         i = resp.producer
         c, app = s.clients[i], s.apps[i]
         if resp.connection != c.tc_connection or not c.inflight:
             return s, ("stale_response",)
         c = c._replace(inflight=False)
         err = resp.error
-        if err in tp.RETRIABLE_COORDINATOR_ERRORS:
-            return s._replace(clients=_at(s.clients, i, c)), (f"client_error:{err}", "retry")
+        cls = tp.coordinator_error_class("AddPartitionsToTxn", err)
         if err == Errors.GROUP_AUTHORIZATION_FAILED:
+            cls = tp.ErrorClass.ABORTABLE
+        if cls == tp.ErrorClass.RETRIABLE:
+            return s._replace(clients=_at(s.clients, i, c)), (f"client_error:{err}", "retry")
+        if cls == tp.ErrorClass.ABORTABLE_IF_POSSIBLE and self.kip_360:
+            c, events = tp.classify_batch_failure(c, err, self.tv, True), (f"client_error:{err}", "client_abortable")
+            return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app._replace(offsets=P.NONE)), events
+        if cls == tp.ErrorClass.ABORTABLE:
             c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable")
             return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app._replace(offsets=P.NONE)), events
         if err != Errors.NONE:
             fatal = tp.fatal_error(c, err)
-            return s._replace(clients=_at(s.clients, i, fatal)), (f"client_error:{err}", "client_fatal")
+            event = "client_fenced" if fatal.fenced else "client_fatal"
+            return s._replace(clients=_at(s.clients, i, fatal)), (f"client_error:{err}", event)
         c = c._replace(added=tuple(sorted({*c.added, OFFSETS_PARTITION})))
         s = s._replace(clients=_at(s.clients, i, c))
         if c.state != tp.C.IN_TRANSACTION or app.offsets != P.ADD:
@@ -818,7 +820,19 @@ class EosSystem(TransactionalSystem):
         return self._send_txn_offset_commit(s, i, app), ("offsets_added", "TxnOffsetCommitRequest")
 
     def _on_txn_offset_commit(self, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest) -> Result:
-        """The group coordinator: group validation, the transaction check (TV2: implicit add), then stage."""
+        """The group coordinator's TxnOffsetCommit, in Kafka's order (trunk ``1eb7644349cb``).
+
+        ``KafkaApis.handleTxnOffsetCommitRequest`` authorizes the transactional id and the group;
+        ``GroupCoordinatorService.commitTransactionalOffsets`` schedules a *transactional* write
+        (``CoordinatorRuntime.scheduleTransactionalWriteOperation``), which verifies the
+        transaction first (``CoordinatorPartitionWriter.maybeStartTransactionVerification``,
+        KIP-890 part 1, KAFKA-15449: is the group's ``__consumer_offsets`` partition in the
+        producer's ongoing transaction? TV2: the same round trip adds it, KIP-890 part 2) and only
+        then runs ``OffsetMetadataManager.commitTransactionalOffset``: the group's member and
+        generation checks (``ClassicGroup.validateOffsetCommit(isTransactional=true)``), then the
+        append with the producer's epoch.  A zombie that is both fenced and of a stale generation
+        therefore hears INVALID_PRODUCER_EPOCH (fatal), not ILLEGAL_GENERATION (abortable).
+        """
         if self.security is not None:
             denied = authz.deny_txn_offset_commit(self, s, env, req, GROUP_COORDINATOR)
             if denied is not None:
@@ -826,13 +840,12 @@ class EosSystem(TransactionalSystem):
         g = s.group
         assert g is not None
         check_generation = self.flags.generation_fencing
-        if self.protocol:
-            assert s.members is not None
-            error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
-        else:
-            error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
         events: tuple[str, ...] = ()
-        if error == Errors.NONE and (self.tv >= 2 or self.flags.partition_verification):
+        error = Errors.NONE
+        verify = self.tv >= 2 or self.flags.partition_verification
+        if verify and gc.txn_offset_commit_needs_verification(
+            g, req.producer_id, req.producer_epoch, self.flags.ongoing_txn_check_epoch
+        ):
             t = req.transactional_id
             md = s.coordinator[t]
             if self.tv >= 2:
@@ -841,9 +854,18 @@ class EosSystem(TransactionalSystem):
                 verdict = out.error
             else:
                 verdict = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, OFFSETS_PARTITION)
-            error = ADD_OFFSETS_TO_CLIENT_ERROR.get(verdict, Errors.TRANSACTION_ABORTABLE)
+            error = gc.verification_error(verdict)
+            events = (*events, "txn_offset_commit_verification")
             if error != Errors.NONE:
                 events = (*events, "txn_offset_commit_verification_failed", f"error:{error}")
+        if error == Errors.NONE:
+            if self.protocol:
+                assert s.members is not None
+                error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
+            else:
+                error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
+            if error != Errors.NONE:
+                events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE:
             g, error, more = gc.handle_txn_offset_commit(
                 g,
@@ -853,15 +875,12 @@ class EosSystem(TransactionalSystem):
                 req.generation,
                 req.partition,
                 req.offset,
-                check_generation,
-                validated=self.protocol,
+                validated=True,
             )
             events = (*events, *more)
             if error == Errors.NONE and s.members is not None and s.members.state == cg.COMPLETING_REBALANCE:
                 events = (*events, "txn_offset_commit_during_completing_rebalance")
             s = s._replace(group=g)
-        elif not events:
-            events = (f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error in FENCING_ERRORS:
             events = (*events, "txn_offset_commit_fenced")
         resp = TxnOffsetCommitResponse(req.producer, req.connection, error)

@@ -63,7 +63,9 @@ __all__ = [
     "has_pending",
     "rebalance",
     "sync_group",
+    "txn_offset_commit_needs_verification",
     "validate_offset_commit",
+    "verification_error",
 ]
 
 #: ``ClassicGroupState`` names.
@@ -238,6 +240,38 @@ def handle_offset_commit(
     leader = g.offsets_log._replace(log=log, high_watermark=len(log))
     g = _set_committed(g._replace(offsets_log=leader), OffsetAndMetadata(partition, offset, record_offset))
     return g, Errors.NONE, ("offset_committed",)
+
+
+#: How the transaction coordinator's verdict on the group's ``__consumer_offsets`` partition reaches the
+#: TxnOffsetCommit's client: ``AddPartitionsToTxnManager`` turns PRODUCER_FENCED into INVALID_PRODUCER_EPOCH
+#: ("producers expect to handle INVALID_PRODUCER_EPOCH"); every other code passes through
+#: ``CoordinatorOperationExceptionHelper.handleOperationException`` unchanged (INVALID_PRODUCER_ID_MAPPING,
+#: CONCURRENT_TRANSACTIONS, TRANSACTION_ABORTABLE for TxnOffsetCommit v4+, whose ``genericError`` keeps it;
+#: v0-v3 would get INVALID_TXN_STATE: the model's clients send v4+).  Kafka trunk 1eb7644349cb
+#: ``core/.../server/AddPartitionsToTxnManager.scala``, ``CoordinatorPartitionWriter.scala``.
+VERIFICATION_ERRORS: dict[str, str] = {Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH}
+
+
+def verification_error(verdict: str) -> str:
+    """The error a TxnOffsetCommit is answered when the transaction check says ``verdict``."""
+    return VERIFICATION_ERRORS.get(verdict, verdict)
+
+
+def txn_offset_commit_needs_verification(
+    g: GroupMetadata | None, producer_id: int, producer_epoch: int, check_epoch: bool = True
+) -> bool:
+    """Whether the TxnOffsetCommit asks the transaction coordinator first (KIP-890 part 1, KAFKA-15449).
+
+    ``UnifiedLog.maybeStartTransactionVerification`` on the group's ``__consumer_offsets`` partition:
+    no round trip when the producer already has a transaction open there (a second commit of the
+    same transaction, or a retry), ``hasOngoingTransaction(producerId, producerEpoch)`` -- since
+    KAFKA-14563 (Kafka 4.0) only a transaction of the request's epoch counts; ``check_epoch=False``
+    is Kafka 3.x's check on the producer id alone.
+    """
+    entry = None if g is None else g.offsets_log.entry(producer_id)
+    if entry is None or entry.current_txn_first_offset < 0:
+        return True
+    return check_epoch and entry.producer_epoch != producer_epoch
 
 
 def handle_txn_offset_commit(
