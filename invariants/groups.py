@@ -177,6 +177,16 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     elif topo.records:
         props = [replace(p, partners=("offset_committed",)) if p.name == "committed_offsets_never_regress" else p
                  for p in props]
+    if faults.late_commit and topo.records:
+        # a copy of an OffsetCommit from an earlier generation, from a member still in the group and from one
+        # whose session expired (with lost_heartbeats): both fenced (KAFKA-2555)
+        props.append(sometimes_event("late_commit_fenced_by_generation", "An OffsetCommit sent in an earlier "
+                                     "generation by a member still in the group is rejected (ILLEGAL_GENERATION).",
+                                     "late_commit:ILLEGAL_GENERATION"))
+        if faults.lost_heartbeats:
+            props.append(sometimes_event("late_commit_fenced_by_member", "An OffsetCommit sent by a member the "
+                                         "group has since removed is rejected (UNKNOWN_MEMBER_ID).",
+                                         "late_commit:UNKNOWN_MEMBER_ID"))
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))

@@ -149,6 +149,9 @@ class ProtocolFlags:
         offset_commit_generation_check: the group coordinator rejects a plain
             OffsetCommit from a member it does not know (UNKNOWN_MEMBER_ID) or of
             another generation (ILLEGAL_GENERATION), ``ClassicGroup.validateOffsetCommit``.
+        offset_commit_stale_generation_check: of those, the generation check: a known member's
+            OffsetCommit of another generation is ILLEGAL_GENERATION (the KAFKA-2555 fix, PR #221;
+            before it the coordinator accepted commits from any generation of a member it knew).
         offset_commit_waits_for_log: the group coordinator answers an OffsetCommit
             only once its records are committed to ``__consumer_offsets``
             (``CoordinatorRuntime`` defers the response to the high watermark).
@@ -202,6 +205,7 @@ class ProtocolFlags:
     complete_written_to_log: bool = True
     producer_id_block_advances: bool = True
     offset_commit_generation_check: bool = True
+    offset_commit_stale_generation_check: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
     offset_fetch_require_stable: bool = True
@@ -641,6 +645,17 @@ VARIANTS: dict[str, Variant] = {
             bug="a consumer whose session expired (lost heartbeats) keeps processing and commits its older "
             "position after the partition's new owner committed a later one: the committed offset goes "
             "back and the group re-reads records",
+        ),
+        Variant(
+            name="offset_commit_any_generation",
+            description="The group coordinator checks that an OffsetCommit's member is in the group but accepts "
+            "any generation (ClassicGroup.validateOffsetCommit without the ILLEGAL_GENERATION check).",
+            flags=replace(_REAL, offset_commit_stale_generation_check=False),
+            weakened=True,
+            breaks=("committed_offsets_never_regress",),
+            scenarios=("groups_late_commit",),
+            bug="KAFKA-2555: a commit sent in an earlier generation by a member that rejoined arrives after the "
+            "rebalance and overwrites the offsets committed since -- the committed offset goes back",
         ),
         Variant(
             name="offset_commit_acked_before_log",

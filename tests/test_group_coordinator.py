@@ -126,3 +126,30 @@ def test_require_stable_fetch_is_unstable_while_offsets_are_pending() -> None:
     assert handle_offset_fetch(g, 0, require_stable=False) == (Errors.NONE, -1)
     g, _, _ = handle_txn_marker(g, marker(True), 2)
     assert handle_offset_fetch(g, 0, require_stable=True) == (Errors.NONE, 1)
+
+
+def test_txn_offset_commit_verification_answers_as_kafka() -> None:
+    """KAFKA-15449 (trunk 1eb7644): the transaction is verified before the group's checks;
+    AddPartitionsToTxnManager turns PRODUCER_FENCED into INVALID_PRODUCER_EPOCH and passes the rest."""
+    from keos.model.coordinator.group.group_coordinator import verification_error
+
+    assert verification_error(Errors.PRODUCER_FENCED) == Errors.INVALID_PRODUCER_EPOCH
+    for verdict in (Errors.NONE, Errors.INVALID_PRODUCER_ID_MAPPING, Errors.TRANSACTION_ABORTABLE,
+                    Errors.CONCURRENT_TRANSACTIONS):
+        assert verification_error(verdict) == verdict
+
+
+def test_no_verification_while_a_transaction_is_open_on_the_offsets_partition() -> None:
+    """UnifiedLog.maybeStartTransactionVerification: an ongoing transaction of the producer (KAFKA-14563:
+    of the request's epoch) needs no round trip; Kafka 3.x looked at the producer id alone."""
+    from keos.model.coordinator.group.group_coordinator import txn_offset_commit_needs_verification as needs
+
+    g = group()
+    assert needs(g, PID, 0)
+    g, error, _ = handle_txn_offset_commit(g, PID, 0, 0, g.generation, 0, 1)
+    assert error == Errors.NONE
+    assert not needs(g, PID, 0)
+    assert needs(g, PID, 1) and not needs(g, PID, 1, check_epoch=False)
+    marker = WriteTxnMarkersRequest(0, PID, 0, 0, True, OFFSETS_PARTITION_BASE)
+    g, error, _ = handle_txn_marker(g, marker, 1)
+    assert error == Errors.NONE and needs(g, PID, 0)

@@ -24,7 +24,9 @@ timing steps              ExpireSession (``session.timeout.ms`` for a member who
                           Compact (the log cleaner; budget ``compactions``)
 faults (budgeted)         LoseHeartbeats (the session expires while the consumer keeps working:
                           a zombie), CrashConsumer, PollTimeout (``max.poll.interval.ms``: a slow
-                          consumer leaves), LeaveGroup (a consumer closes), CoordinatorFailover
+                          consumer leaves), LeaveGroup (a consumer closes), CoordinatorFailover,
+                          LateCommit (a copy of a consumer's OffsetCommit sent in an earlier
+                          generation reaches the coordinator only after the group moved on)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -59,7 +61,7 @@ __all__ = ["GROUP_ACTION_ARGS", "GroupState", "GroupSystem", "GroupsConfig", "Gr
 TOPIC = "t0"
 GROUP_ID = "consumerGroupId"
 
-GROUP_FAULT_KINDS = ("lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover")
+GROUP_FAULT_KINDS = ("lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ class GroupsFaultBudget:
     poll_timeout: int = 0
     leave: int = 0
     coordinator_failover: int = 0
+    late_commit: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -134,6 +137,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "PollTimeout": ("consumer",),
     "LeaveGroup": ("consumer",),
     "CoordinatorFailover": (),
+    "LateCommit": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -141,6 +145,7 @@ FAULT_OF_ACTION = {
     "PollTimeout": "poll_timeout",
     "LeaveGroup": "leave",
     "CoordinatorFailover": "coordinator_failover",
+    "LateCommit": "late_commit",
 }
 
 Result = tuple[GroupState, tuple[str, ...]] | None
@@ -234,7 +239,8 @@ class GroupSystem:
         offsets = tuple((p, c.position(p)) for p in partitions)
         if not offsets:
             return s, Errors.NONE
-        error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check)
+        error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
+                                          self.flags.offset_commit_stale_generation_check)
         if error != Errors.NONE:
             return s, error
         group = cg.commit_offsets(s.group, TOPIC, offsets, self.flags.offset_commit_waits_for_log)
@@ -304,7 +310,15 @@ class GroupSystem:
                 out.append(Action("LeaveGroup", (i,)))
         if self._fault_allowed(s, "coordinator_failover"):
             out.append(Action("CoordinatorFailover"))
+        if self._fault_allowed(s, "late_commit"):
+            out.extend(Action("LateCommit", (i,)) for i, c in enumerate(s.consumers) if self._stale_commit(s, c))
         return out
+
+    @staticmethod
+    def _stale_commit(s: GroupState, c: Consumer) -> bool:
+        """``c`` sent an OffsetCommit in a generation the group has since left (or as a member it removed)."""
+        member, generation, offsets = c.sent
+        return bool(offsets) and (s.group.member(member) is None or s.group.generation != generation)
 
     def _enabled(self, state: GroupState) -> frozenset[Action]:
         # Engines list a state's actions, then step each: remember the last state's set.
@@ -418,6 +432,8 @@ class GroupSystem:
         s, error = self._commit(s, c, c.uncommitted())
         if error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, error)), (f"error:{error}", f"commit:{error}")
+        if self._limits[GROUP_FAULT_KINDS.index("late_commit")]:  # remembered only where a copy can come late
+            c = c._replace(sent=(c.member_id, c.generation, tuple((p, c.position(p)) for p in c.uncommitted())))
         return self._put(s, i, c._replace(committed=c.positions)), ("commit:accepted",)
 
     # -- timing steps -----------------------------------------------------------------------------
@@ -459,6 +475,20 @@ class GroupSystem:
             events.append(f"commit:{_outcome(error)}")
         s = s._replace(group=cg.remove_member(s.group, c.member_id))
         return self._put(s, i, cc.fresh(up=False)), (*events, "left_group")
+
+    def _late_commit(self, s: GroupState, i: int) -> Result:
+        """A copy of consumer ``i``'s last OffsetCommit -- sent with the member id and generation it had then
+        -- reaches the coordinator after the group moved to a new generation (``commitAsync`` delivered late,
+        or the first attempt of a ``commitSync`` that timed out and was retried).  The coordinator must
+        fence it (``ClassicGroup.validateOffsetCommit``: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the
+        KAFKA-2555 fix): the partitions may have a new owner whose commits it would overwrite.  Its
+        response reaches nobody (the client completed or abandoned that request)."""
+        c = s.consumers[i]
+        member, generation, offsets = c.sent
+        s = self._put(s, i, c._replace(sent=("", cc.NO_GENERATION, ())))
+        stale = c._replace(member_id=member, generation=generation, positions=offsets, committed=())
+        s, error = self._commit(s, stale, tuple(p for p, _ in offsets))
+        return s, (f"late_commit:{_outcome(error)}",)
 
     def _failover(self, s: GroupState) -> Result:
         g = s.group
@@ -525,5 +555,6 @@ GroupSystem._HANDLERS.update(
         "PollTimeout": GroupSystem._poll_timeout,
         "LeaveGroup": GroupSystem._leave,
         "CoordinatorFailover": GroupSystem._failover,
+        "LateCommit": GroupSystem._late_commit,
     }
 )

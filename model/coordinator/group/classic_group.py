@@ -252,14 +252,16 @@ def heartbeat(group: ClassicGroup, member_id: str, generation: int) -> str:
     return Errors.REBALANCE_IN_PROGRESS if group.state == PREPARING_REBALANCE else Errors.NONE
 
 
-def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int, fencing: bool) -> str:
-    """:data:`OFFSET_COMMIT_CHECKS` in order; ``fencing=False`` skips the member/generation checks."""
+def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int, fencing: bool,
+                           check_generation: bool = True) -> str:
+    """:data:`OFFSET_COMMIT_CHECKS` in order; ``fencing=False`` skips the member/generation checks,
+    ``check_generation=False`` the generation check alone (the pre-KAFKA-2555 coordinator)."""
     if group.state == DEAD:
         return Errors.COORDINATOR_NOT_AVAILABLE
     if fencing:
         if group.member(member_id) is None:
             return Errors.UNKNOWN_MEMBER_ID
-        if generation != group.generation:
+        if check_generation and generation != group.generation:
             return Errors.ILLEGAL_GENERATION
     if group.state == COMPLETING_REBALANCE:
         return Errors.REBALANCE_IN_PROGRESS
