@@ -159,13 +159,13 @@ def test_failover_loads_members_assignment_and_offsets_from_the_log() -> None:
 # ------------------------------------------------------------------------------------------ scenarios
 
 REAL = {
-    "groups_zombie_commit": 8606,
-    "groups_coordinator_failover": 3965,
+    "groups_zombie_commit": 8700,
+    "groups_coordinator_failover": 4463,
     "groups_cooperative_join": 1407,
     "groups_offsets_expiry": 1514,
-    "groups_cooperative_crash": 853,
-    "groups_eager_rebalance": 15701,
-    "groups_slow_consumer": 9885,
+    "groups_cooperative_crash": 874,
+    "groups_eager_rebalance": 16079,
+    "groups_slow_consumer": 9979,
     "groups_cooperative_commit_rebalance": 11894,
     "groups_eager_late_join_zombie": 4162,
     "groups_late_commit": 5938,

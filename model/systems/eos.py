@@ -604,7 +604,7 @@ class EosSystem(TransactionalSystem):
             if c.owned:
                 events = ("eager:revoked_all",)
             c = cc.lose_partitions(c)
-        res = cg.join_group(g, i, c.member_id, c.owned)
+        res = cg.join_group(g, i, c.member_id, c.owned, c.generation)
         s = s._replace(members=res.group)
         if res.error != Errors.NONE:
             s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
@@ -634,7 +634,7 @@ class EosSystem(TransactionalSystem):
             m.member_id: asg.Subscription(
                 frozenset({INPUT_TOPIC}),
                 tuple(asg.TopicPartition(INPUT_TOPIC, p) for p in m.owned),
-                g.generation - 1,
+                m.generation,
             )
             for m in g.members
         }

@@ -252,7 +252,7 @@ class GroupSystem:
     def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
         """The leader runs the group's assignor over the members' subscriptions."""
         subs = {m.member_id: asg.Subscription(frozenset({TOPIC}), tuple(asg.TopicPartition(TOPIC, p) for p in m.owned),
-                                              group.generation - 1)
+                                              m.generation)
                 for m in group.members}
         ppt = {TOPIC: self.topo.partitions}
         if self.cooperative and not self.flags.cooperative_revoke_before_reassign:
@@ -371,7 +371,7 @@ class GroupSystem:
             if c.owned:
                 events.append("eager:revoked_all")
             c = cc.lose_partitions(c)
-        res = cg.join_group(s.group, i, c.member_id, c.owned)
+        res = cg.join_group(s.group, i, c.member_id, c.owned, c.generation)
         s = s._replace(group=res.group)
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (*events, f"join:{res.error}")

@@ -87,13 +87,15 @@ OFFSET_COMMIT_CHECKS: tuple[tuple[str, str, bool], ...] = (
 @record
 class GroupMember(NamedTuple):
     """``ClassicGroupMember``: id, the client process it belongs to, its protocol metadata (the
-    partitions it reported owning, KIP-429), whether it rejoined in this rebalance, its assignment."""
+    partitions it reported owning, KIP-429, and the generation it owned them in, KIP-792), whether it
+    rejoined in this rebalance, its assignment."""
 
     member_id: str
     client: int
     owned: tuple[int, ...]
     joined: bool
     assignment: tuple[int, ...]
+    generation: int = -1  # ``ConsumerProtocolSubscription.generationId`` (v2+, KIP-792); -1: none
 
 
 @record
@@ -172,22 +174,28 @@ class JoinResult(NamedTuple):
     immediate: bool  # answered at once with the current generation (no barrier)
 
 
-def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...]) -> JoinResult:
-    """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member."""
+def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...],
+               generation: int = -1) -> JoinResult:
+    """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member.
+
+    ``owned`` and ``generation`` are the member's subscription metadata (``ConsumerProtocolSubscription``:
+    ``ownedPartitions``, and since KIP-792, Kafka 3.4, the ``generationId`` they were owned in --
+    ``ConsumerCoordinator.metadata()`` sends the consumer's own generation).  The coordinator treats
+    the metadata as opaque bytes: "unchanged" compares both."""
     if group.state == DEAD:
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
     if member_id == "":
         member_id = f"c{client}-{group.next_member}"
         group = group._replace(next_member=group.next_member + 1)
-        group = _with_members(group, [*group.members, GroupMember(member_id, client, owned, True, ())])
+        group = _with_members(group, [*group.members, GroupMember(member_id, client, owned, True, (), generation)])
         if group.state != PREPARING_REBALANCE:
             group = prepare_rebalance(group, member_id)
         return JoinResult(group, Errors.NONE, member_id, False)
     current = group.member(member_id)
     if current is None:
         return JoinResult(group, Errors.UNKNOWN_MEMBER_ID, member_id, False)
-    updated = current._replace(owned=owned, joined=True)
-    unchanged = current.owned == owned
+    updated = current._replace(owned=owned, joined=True, generation=generation)
+    unchanged = (current.owned, current.generation) == (owned, generation)
     group = _with_members(group, [updated if m.member_id == member_id else m for m in group.members])
     if group.state == PREPARING_REBALANCE:
         return JoinResult(group, Errors.NONE, member_id, False)
