@@ -187,6 +187,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("late_commit_fenced_by_member", "An OffsetCommit sent by a member the "
                                          "group has since removed is rejected (UNKNOWN_MEMBER_ID).",
                                          "late_commit:UNKNOWN_MEMBER_ID"))
+    if faults.stale_subscription and topo.consumers > 1:
+        props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
+                                     "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))

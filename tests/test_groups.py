@@ -169,6 +169,7 @@ REAL = {
     "groups_cooperative_commit_rebalance": 11894,
     "groups_eager_late_join_zombie": 4162,
     "groups_late_commit": 5938,
+    "groups_cooperative_stale_claim": 1047,
 }
 
 

@@ -26,7 +26,9 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           a zombie), CrashConsumer, PollTimeout (``max.poll.interval.ms``: a slow
                           consumer leaves), LeaveGroup (a consumer closes), CoordinatorFailover,
                           LateCommit (a copy of a consumer's OffsetCommit sent in an earlier
-                          generation reaches the coordinator only after the group moved on)
+                          generation reaches the coordinator only after the group moved on),
+                          StaleJoinGroup (a faulty client's JoinGroup claims the partitions of its
+                          last assignment, in that assignment's generation, though it lost them)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -61,7 +63,9 @@ __all__ = ["GROUP_ACTION_ARGS", "GroupState", "GroupSystem", "GroupsConfig", "Gr
 TOPIC = "t0"
 GROUP_ID = "consumerGroupId"
 
-GROUP_FAULT_KINDS = ("lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit")
+GROUP_FAULT_KINDS = (
+    "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
+)
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class GroupsFaultBudget:
     leave: int = 0
     coordinator_failover: int = 0
     late_commit: int = 0
+    stale_subscription: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -138,6 +143,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "LeaveGroup": ("consumer",),
     "CoordinatorFailover": (),
     "LateCommit": ("consumer",),
+    "StaleJoinGroup": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -146,6 +152,7 @@ FAULT_OF_ACTION = {
     "LeaveGroup": "leave",
     "CoordinatorFailover": "coordinator_failover",
     "LateCommit": "late_commit",
+    "StaleJoinGroup": "stale_subscription",
 }
 
 Result = tuple[GroupState, tuple[str, ...]] | None
@@ -275,6 +282,8 @@ class GroupSystem:
                 continue
             if c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
+                if self._fault_allowed(s, "stale_subscription") and self._stale_claim(c):
+                    out.append(Action("StaleJoinGroup", (i,)))
             if c.state == cc.AWAITING_SYNC and self._sync(s, i) is not None:
                 out.append(Action("SyncGroup", (i,)))
             if c.state in (cc.STABLE, cc.AWAITING_SYNC) and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE:
@@ -313,6 +322,12 @@ class GroupSystem:
         if self._fault_allowed(s, "late_commit"):
             out.extend(Action("LateCommit", (i,)) for i, c in enumerate(s.consumers) if self._stale_commit(s, c))
         return out
+
+    @staticmethod
+    def _stale_claim(c: Consumer) -> bool:
+        """``c``'s last assignment is not what it owns now (it lost or revoked partitions since)."""
+        claimed, _ = c.last_assignment
+        return bool(claimed) and claimed != c.owned
 
     @staticmethod
     def _stale_commit(s: GroupState, c: Consumer) -> bool:
@@ -360,9 +375,23 @@ class GroupSystem:
     def _start(self, s: GroupState, i: int) -> Result:
         return self._put(s, i, cc.fresh(up=True)), ("consumer_started",)
 
-    def _join(self, s: GroupState, i: int) -> Result:
+    def _stale_join(self, s: GroupState, i: int) -> Result:
+        """Fault: consumer ``i`` runs a faulty client (KAFKA-13419, Kafka 2.4-3.0: a SyncGroup answered
+        REBALANCE_IN_PROGRESS left ``ownedPartitions`` out of date) whose JoinGroup subscription claims
+        the partitions of its last assignment, in that assignment's generation, though it no longer owns
+        them -- another member may own them now.  The cooperative leader's assignor must not trust the
+        claim: KIP-792's ``generationId`` lets ``AbstractStickyAssignor`` keep a partition with the
+        member that claims it in the highest generation, so the faulty member is never handed a partition
+        whose owner still consumes it.  Locally the consumer owns what it owns; only the claim is stale."""
         c = s.consumers[i]
-        events: list[str] = []
+        claimed, generation = c.last_assignment
+        contested = [p for p in claimed for j, o in enumerate(s.consumers) if j != i and o.up and p in o.owned]
+        return self._join(s, i, (claimed, generation), ("stale_claim:contested",) if contested else ())
+
+    def _join(self, s: GroupState, i: int, claim: tuple[tuple[int, ...], int] | None = None,
+              extra: tuple[str, ...] = ()) -> Result:
+        c = s.consumers[i]
+        events: list[str] = [*extra]
         if not self.cooperative:
             # onJoinPrepare: auto-commit the positions, then revoke everything (eager protocol)
             if c.member_id and c.generation >= 0 and c.uncommitted():
@@ -371,7 +400,8 @@ class GroupSystem:
             if c.owned:
                 events.append("eager:revoked_all")
             c = cc.lose_partitions(c)
-        res = cg.join_group(s.group, i, c.member_id, c.owned, c.generation)
+        owned, generation = (c.owned, c.generation) if claim is None else claim
+        res = cg.join_group(s.group, i, c.member_id, owned, generation)
         s = s._replace(group=res.group)
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (*events, f"join:{res.error}")
@@ -405,6 +435,8 @@ class GroupSystem:
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
         c, revoked = cc.assigned(c, res.assignment, dict(s.group.offsets))
+        if self._limits[GROUP_FAULT_KINDS.index("stale_subscription")]:  # remembered only where it is used
+            c = c._replace(last_assignment=(res.assignment, c.generation))
         events = ["sync:assignment"]
         if revoked:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
@@ -556,5 +588,6 @@ GroupSystem._HANDLERS.update(
         "LeaveGroup": GroupSystem._leave,
         "CoordinatorFailover": GroupSystem._failover,
         "LateCommit": GroupSystem._late_commit,
+        "StaleJoinGroup": GroupSystem._stale_join,
     }
 )
