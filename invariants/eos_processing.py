@@ -282,6 +282,22 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             if several
             else ()
         ),
+        *(
+            (
+                _event(
+                    "group_coordinator_loaded_pending",
+                    "A new group coordinator loaded the group while a transactional offset was pending.",
+                    "group_coordinator_loaded_pending_offsets",
+                ),
+                _event(
+                    "txn_offset_commit_not_coordinator",
+                    "A TxnOffsetCommit sent to the old group coordinator was answered NOT_COORDINATOR and retried.",
+                    "client_error:NOT_COORDINATOR",
+                ),
+            )
+            if config.faults.coordinator_failover > 0 and not protocol
+            else ()
+        ),
         _event("offsets_materialised", "A COMMIT marker materialised pending offsets.", "offsets_materialised"),
         _event("offsets_discarded", "An ABORT marker discarded pending offsets.", "offsets_discarded"),
         Property(

@@ -85,7 +85,13 @@ from keos.model.systems.transactions import (
     TransactionalSystem,
     _at,
 )
-from keos.model.systems.transactions_records import AppInstance, EosConfig, TxnConfig, TxnSystemState
+from keos.model.systems.transactions_records import (
+    TXN_FAULT_KINDS,
+    AppInstance,
+    EosConfig,
+    TxnConfig,
+    TxnSystemState,
+)
 from keos.model.variants import Variant
 
 __all__ = [
@@ -122,6 +128,8 @@ EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "Heartbeat": ("instance",),
     "SessionTimeout": ("instance",),
     "LeaveGroup": ("instance",),
+    # the group coordinator moves to another broker (the ``coordinator_failover`` budget)
+    "GroupCoordinatorFailover": (),
 }
 
 #: The input topic the group subscribes to (one partition, :data:`INPUT_PARTITION`).
@@ -188,6 +196,7 @@ class EosSystem(TransactionalSystem):
         "Rebalance": "rebalance",
         "SessionTimeout": "rebalance",
         "LeaveGroup": "rebalance",
+        "GroupCoordinatorFailover": "coordinator_failover",
     }
 
     def __init__(
@@ -321,6 +330,9 @@ class EosSystem(TransactionalSystem):
 
     def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
         out = super()._fault_actions(state, heads)
+        failover = TXN_FAULT_KINDS.index("coordinator_failover")
+        if state.faults_used[failover] < self._limits[failover] and state.group is not None and not self.protocol:
+            out.append(Action("GroupCoordinatorFailover", ()))
         k = len(state.faults_used) - 1  # "rebalance" is the last fault kind
         if state.faults_used[k] >= self._limits[k] or state.group is None:
             return out
@@ -713,6 +725,33 @@ class EosSystem(TransactionalSystem):
         s, events = self._put_consumer(s, i, cc.fresh(up=False)._replace(state=CLOSED))
         return s, (*events, "left_group")
 
+    def _gc_failover(self, s: TxnSystemState) -> Result:
+        """Fault: the group's ``__consumer_offsets`` partition gets a new leader and with it a new group
+        coordinator, which loads the group from the partition (:func:`gc.load_offsets`: committed offsets,
+        and the transactional offsets whose marker has not arrived yet back as pending).  Requests in
+        flight to the old one are answered NOT_COORDINATOR (``CoordinatorRuntime``: the shard is no longer
+        hosted there), which the client retries after FindCoordinator; WriteTxnMarkers for the partition
+        reach the new leader (the transaction coordinator retries them).  The abstract eos mode only: the
+        protocol mode's membership would have to be reloaded too (``classic_group.load_group``)."""
+        g = s.group
+        if g is None or self.protocol:
+            return None
+        inflight = [e for e in s.network if e.dst == GROUP_COORDINATOR]
+        network = net.without(s.network, lambda e: e.dst == GROUP_COORDINATOR)
+        for e in inflight:
+            body = e.body
+            resp: TxnOffsetCommitResponse | OffsetCommitResponse
+            if isinstance(body, TxnOffsetCommitRequest):
+                resp = TxnOffsetCommitResponse(body.producer, body.connection, Errors.NOT_COORDINATOR)
+            else:
+                resp = OffsetCommitResponse(body.producer, body.connection, Errors.NOT_COORDINATOR)
+            network = net.send(network, net.Envelope(GROUP_COORDINATOR, e.src, e.connection, resp))
+        events: tuple[str, ...] = ("group_coordinator_loaded",)
+        if gc.has_pending(g, INPUT_PARTITION):
+            events = (*events, "group_coordinator_loaded_pending_offsets")
+        loaded = gc.load_offsets(g, self.flags.load_keeps_pending_offsets)
+        return s._replace(group=loaded, network=network), events
+
     # -- ghost: ownership history for the eos properties ---------------------------------------------
 
     def _apply_coordinator(self, s: TxnSystemState, t: int, out: tc.Outcome) -> tuple[TxnSystemState, tuple[str, ...]]:
@@ -962,4 +1001,5 @@ class EosSystem(TransactionalSystem):
         "Heartbeat": _heartbeat,
         "SessionTimeout": _session_timeout,
         "LeaveGroup": _leave_group,
+        "GroupCoordinatorFailover": _gc_failover,
     }
