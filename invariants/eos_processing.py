@@ -153,6 +153,12 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     moved = ("partition_moved_mid_transaction",) if several and mid_txn else ()
     rebalancing = ("txn_offset_commit_during_rebalance",) if several and during_rebalance else ()
     group_partners: tuple[str, ...] = (*moved, "unstable_offset_wait", *rebalancing) if several else ()
+    # a group coordinator failover must load a pending offset and bounce a request, or the budget tested nothing
+    failover = (
+        ("group_coordinator_loaded_pending", "txn_offset_commit_not_coordinator")
+        if config.faults.coordinator_failover > 0 and not protocol
+        else ()
+    )
     props: list[Property] = [
         Property(
             name="exactly_once_processing",
@@ -175,7 +181,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             source="KIP-98 §sendOffsetsToTransaction; KIP-447 (pending transactional offsets)",
             catches="offsets committed after, not with, the transaction; pending offsets materialised on ABORT",
             predicate=lambda s: not _offset_problems(n, s),
-            partners=("offsets_materialised", "offsets_discarded"),
+            partners=("offsets_materialised", "offsets_discarded", *failover),
             explain=lambda s: "; ".join(_offset_problems(n, s)),
         ),
         Property(

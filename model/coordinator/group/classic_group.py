@@ -120,12 +120,6 @@ class ClassicGroup(NamedTuple):
                 return m
         return None
 
-    def committed(self, partition: int) -> int | None:
-        for p, o in self.offsets:
-            if p == partition:
-                return o
-        return None
-
 
 def empty_group(group_id: str = "consumerGroupId") -> ClassicGroup:
     return ClassicGroup(EMPTY, 0, "", "", (), (), 0, (), 0, group_id)
