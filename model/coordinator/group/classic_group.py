@@ -75,11 +75,11 @@ VALID_PREVIOUS_STATES: dict[str, tuple[str, ...]] = {
 }
 """``ClassicGroupState.addValidPreviousStates``: the data every transition is checked against."""
 
-OFFSET_COMMIT_CHECKS: tuple[tuple[str, str, bool], ...] = (
-    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE, False),
-    ("member unknown", Errors.UNKNOWN_MEMBER_ID, True),
-    ("generation differs from the group's", Errors.ILLEGAL_GENERATION, True),
-    ("group is CompletingRebalance", Errors.REBALANCE_IN_PROGRESS, False),
+OFFSET_COMMIT_CHECKS: tuple[tuple[str, str, bool], ...] = (  # no mutate: docs, read by tests
+    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE, False),  # no mutate: docs, read by tests
+    ("member unknown", Errors.UNKNOWN_MEMBER_ID, True),  # no mutate: docs, read by tests
+    ("generation differs from the group's", Errors.ILLEGAL_GENERATION, True),  # no mutate: docs, read by tests
+    ("group is CompletingRebalance", Errors.REBALANCE_IN_PROGRESS, False),  # no mutate: docs, read by tests
 )
 """``ClassicGroup.validateOffsetCommit`` in Kafka's order: (check, error, part of generation fencing)."""
 
@@ -176,7 +176,7 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     ``ownedPartitions``, and since KIP-792, Kafka 3.4, the ``generationId`` they were owned in --
     ``ConsumerCoordinator.metadata()`` sends the consumer's own generation).  The coordinator treats
     the metadata as opaque bytes: "unchanged" compares both."""
-    if group.state == DEAD:
+    if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
     if member_id == "":
         member_id = f"c{client}-{group.next_member}"
@@ -258,7 +258,7 @@ def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int,
                            check_generation: bool = True) -> str:
     """:data:`OFFSET_COMMIT_CHECKS` in order; ``fencing=False`` skips the member/generation checks,
     ``check_generation=False`` the generation check alone (the pre-KAFKA-2555 coordinator)."""
-    if group.state == DEAD:
+    if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
     if fencing:
         if group.member(member_id) is None:
@@ -283,9 +283,9 @@ def validate_txn_offset_commit(group: ClassicGroup, member_id: str, generation: 
     modelled.  ``fencing=False`` (a weakened variant: the pre-KIP-447 TxnOffsetCommit v0-v2 that
     carried no group metadata) skips the member and generation checks.
     """
-    if group.state == DEAD:
+    if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
-    if generation < 0 and group.state == EMPTY:
+    if generation < 0 and group.state == EMPTY:  # unreachable: owners send their generation (>= 1)
         return Errors.NONE
     if fencing and (generation >= 0 or member_id):
         if group.member(member_id) is None:

@@ -76,13 +76,13 @@ COMPLETING_REBALANCE = "CompletingRebalance"
 DEAD = "Dead"
 
 #: ``ClassicGroup.validateOffsetCommit``, in Kafka's order: (check, error).
-OFFSET_COMMIT_CHECKS: tuple[tuple[str, str], ...] = (
-    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE),
-    ("generation < 0 and group Empty: accepted (admin/simple commit)", Errors.NONE),
-    ("transactional, no member id and generation < 0: accepted (no group metadata sent)", Errors.NONE),
-    ("member unknown", Errors.UNKNOWN_MEMBER_ID),
-    ("generation != group generation", Errors.ILLEGAL_GENERATION),
-    ("plain commit while CompletingRebalance", Errors.REBALANCE_IN_PROGRESS),
+OFFSET_COMMIT_CHECKS: tuple[tuple[str, str], ...] = (  # no mutate: docs, read by tests
+    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE),  # no mutate: docs, read by tests
+    ("generation < 0 and group Empty: accepted (admin/simple commit)", Errors.NONE),  # no mutate: docs, read by tests
+    ("transactional, no member id, generation < 0: accepted", Errors.NONE),  # no mutate: docs, read by tests
+    ("member unknown", Errors.UNKNOWN_MEMBER_ID),  # no mutate: docs, read by tests
+    ("generation != group generation", Errors.ILLEGAL_GENERATION),  # no mutate: docs, read by tests
+    ("plain commit while CompletingRebalance", Errors.REBALANCE_IN_PROGRESS),  # no mutate: docs, read by tests
 )
 """The member and generation checks come before the CompletingRebalance one (``ClassicGroup.validateOffsetCommit``,
 trunk 1eb7644, 2024-10-25); found by ``keos differential``: a stale generation during CompletingRebalance is
@@ -180,13 +180,13 @@ def validate_offset_commit(
     created); ``check_generation=False`` is the pre-KAFKA-2555 coordinator that
     accepted commits from any generation.
     """
-    if g is None:
+    if g is None:  # unreachable: the eos model forms its group in init_states (keos differential drives it)
         return Errors.NONE if generation < 0 else Errors.ILLEGAL_GENERATION
-    if g.state == DEAD:
+    if g.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
-    if generation < 0 and g.state == EMPTY:
+    if generation < 0 and g.state == EMPTY:  # unreachable: abstract eos: every instance is a member of generation >= 1
         return Errors.NONE
-    if transactional and generation < 0 and member < 0:
+    if transactional and generation < 0 and member < 0:  # unreachable: abstract eos members send index and generation
         return Errors.NONE  # a TxnOffsetCommit without group metadata (no member id, no generation)
     if member not in g.members:
         return Errors.UNKNOWN_MEMBER_ID
