@@ -132,6 +132,34 @@ def _with_previous(case: AssignorCase, assignor: Assignor) -> AssignorCase:
     )
 
 
+def _with_stale_claim(case: AssignorCase) -> AssignorCase | None:
+    """A rebalance case plus a misbehaving member: one member's subscription also claims a partition
+    another member owns, in an older generation (KAFKA-13419: a client whose ``ownedPartitions`` went
+    out of date; KIP-792 added ``generationId`` so the assignor can tell).  ``None`` when the case has
+    no owned partition another subscriber could claim."""
+    if case.previous is None or not case.all_equal:
+        # with unequal subscriptions Kafka's CooperativeStickyAssignor computes the transferring partitions
+        # from the raw ownedPartitions (computePartitionsTransferringOwnership), so a stale claim that wins
+        # the balancing is not withheld: judged only where Kafka validates claims (equal subscriptions)
+        return None
+    for owner, parts in sorted(case.previous.items()):
+        if owner not in case.subscriptions:
+            continue
+        for tp in parts:
+            for member, sub in sorted(case.subscriptions.items()):
+                if member != owner and tp.topic in sub.topics and tp not in sub.owned_partitions:
+                    stale = Subscription(sub.topics, tuple(sorted((*sub.owned_partitions, tp))), sub.generation - 1)
+                    return AssignorCase(f"{case.name} + stale claim of {tp} by {member}", case.partitions_per_topic,
+                                        {**case.subscriptions, member: stale}, case.previous, case.note)
+    return None
+
+
+#: What a case with a stale ownership claim is judged by: correctness, not balance or movement (a
+#: cooperative assignor's first round may withhold partitions, so exactly_once is judged after its rounds).
+STALE_CLAIM_PROPERTIES = ("exactly_once", "at_most_once", "no_transfer")
+STALE_CLAIM_COOPERATIVE = ("at_most_once", "no_transfer")
+
+
 @dataclass
 class PropertyOutcome:
     name: str
@@ -162,6 +190,7 @@ class AssignorReport:
     moved_equal: int = 0  # moves in those same rebalances
     properties: dict[str, PropertyOutcome] = field(default_factory=dict)
     max_rounds: int = 1  # cooperative: rebalances until nothing is withheld
+    stale_claims: int = 0  # rebalance cases re-run with a member claiming another's partition in an older generation
     error: str | None = None
 
     @property
@@ -207,6 +236,16 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
             report.properties[prop].expected = "holds"
     for raw in cases:
         case = _with_previous(raw, assignor)
+        stale = _with_stale_claim(case)
+        if stale is not None:
+            try:
+                claimed = run_assignor(assignor, stale.partitions_per_topic, stale.subscriptions)
+            except Exception as exc:  # a user assignor that raises is reported, not a keos crash
+                report.error = f"{stale.name}: {type(exc).__name__}: {exc}"
+                break
+            report.stale_claims += 1
+            judged = STALE_CLAIM_COOPERATIVE if name in COOPERATIVE else STALE_CLAIM_PROPERTIES
+            _judge(report, expectation, stale, claimed, only=judged)
         try:
             assignment = run_assignor(assignor, case.partitions_per_topic, case.subscriptions)
         except Exception as exc:  # a user assignor that raises is reported, not a keos crash

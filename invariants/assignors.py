@@ -157,12 +157,29 @@ def _minimal_movement(case: AssignorCase, assignment: Assignment) -> str | None:
     return None
 
 
+def current_owners(case: AssignorCase) -> dict[TopicPartition, str]:
+    """Who owns each claimed partition: the member claiming it in the highest generation (KIP-792: a
+    claim from an older generation is out of date -- its member lost the partition since); a
+    partition claimed by two members in the same generation has no owner (invalid input, which
+    ``AbstractStickyAssignor`` logs and treats as unowned)."""
+    best: dict[TopicPartition, tuple[int, list[str]]] = {}
+    for member, sub in sorted(case.subscriptions.items()):
+        for tp in sub.owned_partitions:
+            generation, claimants = best.get(tp, (sub.generation, []))
+            if sub.generation > generation:
+                best[tp] = (sub.generation, [member])
+            elif sub.generation == generation:
+                best[tp] = (generation, [*claimants, member])
+    return {tp: claimants[0] for tp, (_, claimants) in best.items() if len(claimants) == 1}
+
+
 def _no_transfer(case: AssignorCase, assignment: Assignment) -> str | None:
+    owners = current_owners(case)
     for member, parts in sorted(assignment.items()):
         for tp in parts:
-            for other, sub in sorted(case.subscriptions.items()):
-                if other != member and tp in sub.owned_partitions and tp not in assignment.get(other, ()):
-                    return f"{tp} assigned to {member} while {other} still owns it (it must revoke first)"
+            other = owners.get(tp)
+            if other is not None and other != member and tp not in assignment.get(other, ()):
+                return f"{tp} assigned to {member} while {other} still owns it (it must revoke first)"
     return None
 
 

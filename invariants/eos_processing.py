@@ -23,6 +23,7 @@ equals the output set once the copiers finish.
 
 from __future__ import annotations
 
+from keos.model.clients import transactional_producer as tp
 from keos.model.clients.consumer import READ_UNCOMMITTED, fetch
 from keos.model.clients.producer import record_label
 from keos.model.coordinator.group import group_coordinator as gc
@@ -123,6 +124,14 @@ def _start_problems(s: TxnSystemState) -> str:
     return "; ".join(s.ghost.unstable_starts)
 
 
+def _unfenced_fatal(s: TxnSystemState) -> str:
+    return "; ".join(
+        f"instance {i} ended with a fatal error that is not a ProducerFencedException"
+        for i, c in enumerate(s.clients)
+        if c.state == tp.C.FATAL_ERROR and not c.fenced
+    )
+
+
 def _read_uncommitted_sees_aborted(s: TxnSystemState) -> bool:
     leader = s.partitions[OUTPUT_PARTITION]
     aborted = {rid for rid, fate in output_fates(leader) if fate == ABORTED}
@@ -153,6 +162,12 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     moved = ("partition_moved_mid_transaction",) if several and mid_txn else ()
     rebalancing = ("txn_offset_commit_during_rebalance",) if several and during_rebalance else ()
     group_partners: tuple[str, ...] = (*moved, "unstable_offset_wait", *rebalancing) if several else ()
+    # a group coordinator failover must load a pending offset and bounce a request, or the budget tested nothing
+    failover = (
+        ("group_coordinator_loaded_pending", "txn_offset_commit_not_coordinator")
+        if config.faults.coordinator_failover > 0 and not protocol
+        else ()
+    )
     props: list[Property] = [
         Property(
             name="exactly_once_processing",
@@ -175,7 +190,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             source="KIP-98 §sendOffsetsToTransaction; KIP-447 (pending transactional offsets)",
             catches="offsets committed after, not with, the transaction; pending offsets materialised on ABORT",
             predicate=lambda s: not _offset_problems(n, s),
-            partners=("offsets_materialised", "offsets_discarded"),
+            partners=("offsets_materialised", "offsets_discarded", *failover),
             explain=lambda s: "; ".join(_offset_problems(n, s)),
         ),
         Property(
@@ -280,6 +295,61 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                 ),
             )
             if several
+            else ()
+        ),
+        *(
+            (
+                _event(
+                    "group_coordinator_loaded_pending",
+                    "A new group coordinator loaded the group while a transactional offset was pending.",
+                    "group_coordinator_loaded_pending_offsets",
+                ),
+                _event(
+                    "txn_offset_commit_not_coordinator",
+                    "A TxnOffsetCommit sent to the old group coordinator was answered NOT_COORDINATOR and retried.",
+                    "client_error:NOT_COORDINATOR",
+                ),
+            )
+            if config.faults.coordinator_failover > 0 and not protocol
+            else ()
+        ),
+        *(
+            (
+                Property(
+                    name="instance_fatal_only_when_fenced",
+                    expectation=Expectation.ALWAYS,
+                    fact="An application instance that fails for good fails with ProducerFencedException (its "
+                    "transactional.id's epoch moved past it: a timeout abort or a newer instance), never with "
+                    "another fatal error -- the one a Kafka Streams application treats as a lost task rather "
+                    "than a crash -- whatever the coordinators answered and in whatever order.",
+                    source="TransactionManager TxnOffsetCommitHandler / AddOffsetsToTxnHandler (INVALID_PRODUCER_EPOCH "
+                    "and PRODUCER_FENCED -> ProducerFencedException); AddPartitionsToTxnManager (PRODUCER_FENCED "
+                    "-> INVALID_PRODUCER_EPOCH), Kafka trunk 1eb7644349cb",
+                    catches="a coordinator or group coordinator answering a fenced producer with an error the "
+                    "client cannot read as fencing (INVALID_TXN_STATE, UNKNOWN_SERVER_ERROR, a mapping lost)",
+                    predicate=lambda s: not _unfenced_fatal(s),
+                    partners=("instance_fenced",) if config.faults.txn_timeout else (),
+                    explain=_unfenced_fatal,
+                ),
+                *(
+                    (
+                        Property(
+                            name="instance_fenced",
+                            expectation=Expectation.SOMETIMES,
+                            fact="An application instance was fenced (ProducerFencedException).",
+                            source="reachability",
+                            catches="reachability of a fenced instance",
+                            predicate=lambda s: any(c.state == tp.C.FATAL_ERROR and c.fenced for c in s.clients),
+                        ),
+                    )
+                    if config.faults.txn_timeout
+                    else ()
+                ),
+            )
+            # authorization errors and an expired transactional.id are fatal without fencing, as in Kafka
+            if config.security is None
+            and not config.topology.transactional_id_expiration
+            and not config.faults.txn_id_expiry
             else ()
         ),
         _event("offsets_materialised", "A COMMIT marker materialised pending offsets.", "offsets_materialised"),

@@ -177,6 +177,27 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     elif topo.records:
         props = [replace(p, partners=("offset_committed",)) if p.name == "committed_offsets_never_regress" else p
                  for p in props]
+    # the hostile inputs a budget buys must be exercised, else the properties they test pass vacuously
+    hostile: dict[str, tuple[str, ...]] = {}
+    if faults.late_commit and topo.records:
+        hostile["committed_offsets_never_regress"] = (
+            "late_commit_fenced_by_generation", *(("late_commit_fenced_by_member",) if faults.lost_heartbeats else ()))
+    if faults.stale_subscription and topo.consumers > 1:
+        hostile["no_partition_owned_twice"] = ("stale_claim_contested",)
+    props = [replace(p, partners=(*p.partners, *hostile[p.name])) if p.name in hostile else p for p in props]
+    if faults.late_commit and topo.records:
+        # a copy of an OffsetCommit from an earlier generation, from a member still in the group and from one
+        # whose session expired (with lost_heartbeats): both fenced (KAFKA-2555)
+        props.append(sometimes_event("late_commit_fenced_by_generation", "An OffsetCommit sent in an earlier "
+                                     "generation by a member still in the group is rejected (ILLEGAL_GENERATION).",
+                                     "late_commit:ILLEGAL_GENERATION"))
+        if faults.lost_heartbeats:
+            props.append(sometimes_event("late_commit_fenced_by_member", "An OffsetCommit sent by a member the "
+                                         "group has since removed is rejected (UNKNOWN_MEMBER_ID).",
+                                         "late_commit:UNKNOWN_MEMBER_ID"))
+    if faults.stale_subscription and topo.consumers > 1:
+        props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
+                                     "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))

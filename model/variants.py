@@ -149,6 +149,12 @@ class ProtocolFlags:
         offset_commit_generation_check: the group coordinator rejects a plain
             OffsetCommit from a member it does not know (UNKNOWN_MEMBER_ID) or of
             another generation (ILLEGAL_GENERATION), ``ClassicGroup.validateOffsetCommit``.
+        offset_commit_stale_generation_check: of those, the generation check: a known member's
+            OffsetCommit of another generation is ILLEGAL_GENERATION (the KAFKA-2555 fix, PR #221;
+            before it the coordinator accepted commits from any generation of a member it knew).
+        load_keeps_pending_offsets: a group coordinator loading ``__consumer_offsets`` keeps a
+            transactional offset pending until its producer's marker (``OffsetMetadataManager.replay``);
+            without it the offset is loaded as committed.
         offset_commit_waits_for_log: the group coordinator answers an OffsetCommit
             only once its records are committed to ``__consumer_offsets``
             (``CoordinatorRuntime`` defers the response to the high watermark).
@@ -202,6 +208,8 @@ class ProtocolFlags:
     complete_written_to_log: bool = True
     producer_id_block_advances: bool = True
     offset_commit_generation_check: bool = True
+    offset_commit_stale_generation_check: bool = True
+    load_keeps_pending_offsets: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
     offset_fetch_require_stable: bool = True
@@ -643,6 +651,17 @@ VARIANTS: dict[str, Variant] = {
             "back and the group re-reads records",
         ),
         Variant(
+            name="offset_commit_any_generation",
+            description="The group coordinator checks that an OffsetCommit's member is in the group but accepts "
+            "any generation (ClassicGroup.validateOffsetCommit without the ILLEGAL_GENERATION check).",
+            flags=replace(_REAL, offset_commit_stale_generation_check=False),
+            weakened=True,
+            breaks=("committed_offsets_never_regress",),
+            scenarios=("groups_late_commit",),
+            bug="KAFKA-2555: a commit sent in an earlier generation by a member that rejoined arrives after the "
+            "rebalance and overwrites the offsets committed since -- the committed offset goes back",
+        ),
+        Variant(
             name="offset_commit_acked_before_log",
             description="The group coordinator updates its offsets and answers an OffsetCommit before the offset "
             "commit records are written to __consumer_offsets.",
@@ -652,6 +671,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_coordinator_failover",),
             bug="an acknowledged commit that is not yet in the log is lost when the coordinator fails over: the "
             "new coordinator loads an older offset and the group re-reads records",
+        ),
+        Variant(
+            name="load_commits_pending_offsets",
+            description="A group coordinator that loads __consumer_offsets after a failover takes a transactional "
+            "offset commit as committed, without waiting for its transaction's marker.",
+            flags=replace(_REAL, load_keeps_pending_offsets=False),
+            weakened=True,
+            breaks=("exactly_once_processing",),
+            scenarios=("txn_eos_group_coordinator_failover",),
+            bug="offsets of a transaction that then aborts become the group's committed offset: the records "
+            "it consumed are skipped, their output never committed (the replay of a transactional record must "
+            "stage it like the live TxnOffsetCommit does)",
         ),
         # -- issue 28: consume-transform-produce on the classic rebalance protocol (KIP-447) --
         Variant(

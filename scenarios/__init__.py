@@ -54,7 +54,7 @@ Consumer-group scenarios (``model = "groups"``, :mod:`keos.model.systems.groups`
 
     [groups]  consumers, late_consumers, partitions, records, compactions,
               assignor  # range | roundrobin | sticky | cooperative-sticky | "module:function"
-    [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, total
+    [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit, stale_subscription, total
 """
 
 from __future__ import annotations
@@ -462,7 +462,8 @@ def _parse_groups_scenario(
     """The ``model = "groups"`` part of the schema (:mod:`keos.model.systems.groups`)::
 
         [groups]  consumers, late_consumers, partitions, records, assignor, compactions
-        [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, total
+        [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit,
+                  stale_subscription, total
 
     ``assignor`` is ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky`` or a Python
     callable ``"module:function"`` (a user-supplied assignor).

@@ -64,6 +64,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "defer_bump_until_resolved": frozenset({"idempotence"}),
     # the classic group protocol
     "offset_commit_generation_check": frozenset({"groups"}),
+    "offset_commit_stale_generation_check": frozenset({"groups"}),
+    "load_keeps_pending_offsets": frozenset({"eos"}),
     "offset_commit_waits_for_log": frozenset({"groups"}),
     "cooperative_revoke_before_reassign": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)

@@ -290,3 +290,20 @@ def test_keos_assignors_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert "VIOLATION" in capsys.readouterr().out
     assert main(["assignors", "--assignor", "nope"]) == 2
     assert capsys.readouterr().err.startswith("keos: error: unknown assignor 'nope'")
+
+
+def test_cooperative_sticky_withholds_a_partition_from_a_stale_claimant() -> None:
+    """KIP-792 / KAFKA-13419: C1 owns t0p0 in generation 3; C0 still claims it from generation 2.  The
+    constrained builder keeps it with C1 (highest generation) and, should balance move it, withholds it
+    (``assignNewPartition`` records the validated owner's partition as transferring)."""
+    from keos.model.coordinator.group.assignors import TopicPartition, cooperative_sticky_assign
+
+    t0p0, t0p1 = TopicPartition("t0", 0), TopicPartition("t0", 1)
+    subs = {"C0": Subscription.of("t0", owned=(t0p0,), generation=2),
+            "C1": Subscription.of("t0", owned=(t0p0, t0p1), generation=3)}
+    result = cooperative_sticky_assign({"t0": 2}, subs)
+    assert t0p0 not in result["C0"]
+    # the same claims in one generation: invalid input, the partition is withheld from both (Kafka logs an error)
+    tie = {m: Subscription.of("t0", owned=s.owned_partitions, generation=3) for m, s in subs.items()}
+    result = cooperative_sticky_assign({"t0": 2}, tie)
+    assert t0p0 not in result["C0"] and t0p0 not in result["C1"]

@@ -17,18 +17,23 @@ from keos.scenarios import build_model, builtin_scenarios
 SCENARIOS = builtin_scenarios()
 CTP = "txn_eos_consume_transform_produce"
 SEEK = "txn_eos_abort_and_seek"
+GCF = "txn_eos_group_coordinator_failover"
+TV1 = "txn_eos_tv1_add_offsets"
 
 # (scenario, variant) -> distinct states; every property holds or is reached
 HOLDS = {
-    (SEEK, "kafka"): 3119,
+    (SEEK, "kafka"): 3655,
     (SEEK, "tv1"): 4847,
-    (CTP, "kafka"): 59968,
+    (CTP, "kafka"): 11307,
+    (GCF, "kafka"): 6661,
+    (TV1, "tv1"): 12639,
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}
 CAUGHT = {
     (CTP, "no_generation_fencing"): {"exactly_once_processing": 32, "lost_partition_never_committed": 20},
     (SEEK, "no_seek_after_abort"): {"exactly_once_processing": 23},
+    (GCF, "load_commits_pending_offsets"): {"exactly_once_processing": 8},
     (SEEK, "offsets_outside_transaction"): {"exactly_once_processing": 27, "offsets_committed_with_outputs": 13},
 }
 

@@ -126,3 +126,47 @@ def test_require_stable_fetch_is_unstable_while_offsets_are_pending() -> None:
     assert handle_offset_fetch(g, 0, require_stable=False) == (Errors.NONE, -1)
     g, _, _ = handle_txn_marker(g, marker(True), 2)
     assert handle_offset_fetch(g, 0, require_stable=True) == (Errors.NONE, 1)
+
+
+def test_txn_offset_commit_verification_answers_as_kafka() -> None:
+    """KAFKA-15449 (trunk 1eb7644): the transaction is verified before the group's checks;
+    AddPartitionsToTxnManager turns PRODUCER_FENCED into INVALID_PRODUCER_EPOCH and passes the rest."""
+    from keos.model.coordinator.group.group_coordinator import verification_error
+
+    assert verification_error(Errors.PRODUCER_FENCED) == Errors.INVALID_PRODUCER_EPOCH
+    for verdict in (Errors.NONE, Errors.INVALID_PRODUCER_ID_MAPPING, Errors.TRANSACTION_ABORTABLE,
+                    Errors.CONCURRENT_TRANSACTIONS):
+        assert verification_error(verdict) == verdict
+
+
+def test_no_verification_while_a_transaction_is_open_on_the_offsets_partition() -> None:
+    """UnifiedLog.maybeStartTransactionVerification: an ongoing transaction of the producer (KAFKA-14563:
+    of the request's epoch) needs no round trip; Kafka 3.x looked at the producer id alone."""
+    from keos.model.coordinator.group.group_coordinator import txn_offset_commit_needs_verification as needs
+
+    g = group()
+    assert needs(g, PID, 0)
+    g, error, _ = handle_txn_offset_commit(g, PID, 0, 0, g.generation, 0, 1)
+    assert error == Errors.NONE
+    assert not needs(g, PID, 0)
+    assert needs(g, PID, 1) and not needs(g, PID, 1, check_epoch=False)
+    marker = WriteTxnMarkersRequest(0, PID, 0, 0, True, OFFSETS_PARTITION_BASE)
+    g, error, _ = handle_txn_marker(g, marker, 1)
+    assert error == Errors.NONE and needs(g, PID, 0)
+
+
+def test_a_new_coordinator_loads_committed_and_pending_offsets_from_the_log() -> None:
+    """OffsetMetadataManager.replay / replayEndTransactionMarker: plain commits committed, a transactional
+    offset pending until its producer's marker, a later plain commit winning over an older transaction."""
+    from keos.model.coordinator.group.group_coordinator import has_pending, load_offsets
+
+    g = group()
+    g, _, _ = handle_offset_commit(g, 0, g.generation, 0, 1)
+    g, _, _ = handle_txn_offset_commit(g, PID, 0, 0, g.generation, 0, 2)
+    loaded = load_offsets(g)
+    assert loaded == g and has_pending(loaded, 0) and committed_offset(loaded, 0).offset == 1
+    g, _, _ = handle_txn_marker(g, marker(True), 1)
+    assert load_offsets(g) == g and committed_offset(g, 0).offset == 2
+    # the weakened load takes the transactional offset as committed before any marker
+    g2, _, _ = handle_txn_offset_commit(group(), PID, 0, 0, 1, 0, 5)
+    assert committed_offset(load_offsets(g2, keep_pending=False), 0).offset == 5

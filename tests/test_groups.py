@@ -159,15 +159,17 @@ def test_failover_loads_members_assignment_and_offsets_from_the_log() -> None:
 # ------------------------------------------------------------------------------------------ scenarios
 
 REAL = {
-    "groups_zombie_commit": 8606,
-    "groups_coordinator_failover": 3965,
+    "groups_zombie_commit": 8700,
+    "groups_coordinator_failover": 4463,
     "groups_cooperative_join": 1407,
     "groups_offsets_expiry": 1514,
-    "groups_cooperative_crash": 853,
-    "groups_eager_rebalance": 15701,
-    "groups_slow_consumer": 9885,
+    "groups_cooperative_crash": 874,
+    "groups_eager_rebalance": 16079,
+    "groups_slow_consumer": 9979,
     "groups_cooperative_commit_rebalance": 11894,
     "groups_eager_late_join_zombie": 4162,
+    "groups_late_commit": 5938,
+    "groups_cooperative_stale_claim": 1047,
 }
 
 
@@ -185,6 +187,7 @@ def test_protocol_holds_with_every_partner_reached(name: str, states: int) -> No
 CAUGHT = {
     ("groups_zombie_commit", "no_offset_commit_generation_check"): {"committed_offsets_never_regress": 14},
     ("groups_cooperative_join", "cooperative_assigns_before_revoke"): {"no_partition_owned_twice": 20},
+    ("groups_late_commit", "offset_commit_any_generation"): {"committed_offsets_never_regress": 15},
     ("groups_coordinator_failover", "offset_commit_acked_before_log"): {
         "offsets_cache_matches_log": 6, "committed_offsets_never_regress": 7},
 }

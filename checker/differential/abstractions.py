@@ -54,27 +54,6 @@ ABSTRACTIONS: tuple[Abstraction, ...] = (
         (("ILLEGAL_GENERATION",), ("GROUP_ID_NOT_FOUND",)),
     ),
     Abstraction(
-        "txn_offset_commit_group_checks_first",
-        "txn_offset_commit",
-        "TxnOffsetCommit: Kafka verifies the transaction first (the group's __consumer_offsets partition "
-        "must be in the producer's Ongoing transaction, AddPartitionsToTxn verifyOnly) and only then runs "
-        "the group's member/generation checks; the coordinator's answer reaches the client as is, except "
-        "PRODUCER_FENCED, which becomes INVALID_PRODUCER_EPOCH.  The model (model/systems/eos.py "
-        "_on_txn_offset_commit) checks the group first and maps INVALID_PRODUCER_ID_MAPPING to "
-        "TRANSACTION_ABORTABLE.  Only a request that fails both checks, or fails verification with a fenced "
-        "or unknown producer id, is answered differently.  An infidelity kept for now: eos.py is shared "
-        "and the client's reaction to each code belongs to the eos model (candidate fix: verify first).",
-        "GroupCoordinatorService.commitTransactionalOffsets -> CoordinatorRuntime."
-        "scheduleTransactionalWriteOperation (verification before the write operation) -> "
-        "OffsetMetadataManager.commitTransactionalOffset; AddPartitionsToTxnManager (PRODUCER_FENCED -> "
-        "INVALID_PRODUCER_EPOCH), trunk 1eb7644",
-        _errors({"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "TRANSACTION_ABORTABLE", "PRODUCER_FENCED"},
-                {"INVALID_PRODUCER_ID_MAPPING", "TRANSACTION_ABORTABLE", "INVALID_PRODUCER_EPOCH"}),
-        Case("abs-tocg", (_INIT, step("txn_offset_commit", pid="p0", epoch=0, member="c9-9", generation=0,
-                                      partition=1, offset=7))),
-        (("ILLEGAL_GENERATION",), ("TRANSACTION_ABORTABLE",)),
-    ),
-    Abstraction(
         "produce_verification_of_duplicates",
         "produce",
         "A transactional batch that repeats one of the last five batches (same epoch and sequences) of a "

@@ -40,7 +40,6 @@ from keos.model.log import partition as part
 from keos.model.log.txn_markers import append_end_txn_marker
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, WriteTxnMarkersRequest
-from keos.model.systems.eos import ADD_OFFSETS_TO_CLIENT_ERROR
 from keos.model.variants import ProtocolFlags
 
 __all__ = ["PARTITIONS", "Answer", "Bijection", "KafkaSide", "ModelSide", "Observation"]
@@ -275,19 +274,22 @@ class ModelSide:
 
     def txn_offset_commit(self, pid: str, epoch: int, member: str, generation: int, partition: int,
                           offset: int) -> Answer:
-        """As ``model/systems/eos.py`` ``_on_txn_offset_commit``: group validation, the transaction check
-        (KIP-890 part 1 verification of the offsets partition), then stage the offset."""
+        """As ``model/systems/eos.py`` ``_on_txn_offset_commit``: the transaction check first (KIP-890 part 1
+        verification of the offsets partition, skipped while the producer has a transaction open there), then
+        the group's checks, then stage the offset."""
         view = self._view()
-        error = gc.validate_offset_commit(view, self._member_index(member), generation, True)
-        if error == Errors.NONE:
+        error = Errors.NONE
+        if gc.txn_offset_commit_needs_verification(self.offsets, self.pid_int(pid), epoch):
             verdict = tc.handle_verify_partition(self.md, self.pid_int(pid), epoch, OFFSETS + GROUP)
-            error = ADD_OFFSETS_TO_CLIENT_ERROR.get(verdict, Errors.TRANSACTION_ABORTABLE)
+            error = gc.verification_error(verdict)
+        if error == Errors.NONE:
+            error = gc.validate_offset_commit(view, self._member_index(member), generation, True)
         if error == Errors.NONE:
             self.group_exists = True
             view = self._view()
             assert view is not None
             view, error, _ = gc.handle_txn_offset_commit(view, self.pid_int(pid), epoch, self._member_index(member),
-                                                          generation, partition, offset)
+                                                          generation, partition, offset, validated=True)
             self.offsets = view
         return Answer(error)
 

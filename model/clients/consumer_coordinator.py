@@ -51,6 +51,12 @@ class Consumer(NamedTuple):
     positions: tuple[tuple[int, int], ...]  # (partition, next offset to fetch)
     coordinator: int  # the coordinator epoch it found; -1: unknown (FindCoordinator needed)
     committed: tuple[tuple[int, int], ...] = ()  # what it last committed (or fetched) per owned partition
+    #: its last OffsetCommit request as sent (member id, generation, offsets): a copy of it may still be in
+    #: flight -- a ``commitAsync`` or a timed-out ``commitSync`` attempt -- and reach the coordinator late
+    sent: tuple[str, int, tuple[tuple[int, int], ...]] = ("", NO_GENERATION, ())
+    #: its last SyncGroup assignment and the generation it came in: what a faulty client that keeps
+    #: out-of-date ``ownedPartitions`` (KAFKA-13419) reports in its next JoinGroup
+    last_assignment: tuple[tuple[int, ...], int] = ((), NO_GENERATION)
 
     def uncommitted(self, partitions: tuple[int, ...] | None = None) -> tuple[int, ...]:
         """Owned partitions whose position differs from what this consumer last committed."""

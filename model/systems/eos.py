@@ -85,7 +85,13 @@ from keos.model.systems.transactions import (
     TransactionalSystem,
     _at,
 )
-from keos.model.systems.transactions_records import AppInstance, EosConfig, TxnConfig, TxnSystemState
+from keos.model.systems.transactions_records import (
+    TXN_FAULT_KINDS,
+    AppInstance,
+    EosConfig,
+    TxnConfig,
+    TxnSystemState,
+)
 from keos.model.variants import Variant
 
 __all__ = [
@@ -122,6 +128,8 @@ EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "Heartbeat": ("instance",),
     "SessionTimeout": ("instance",),
     "LeaveGroup": ("instance",),
+    # the group coordinator moves to another broker (the ``coordinator_failover`` budget)
+    "GroupCoordinatorFailover": (),
 }
 
 #: The input topic the group subscribes to (one partition, :data:`INPUT_PARTITION`).
@@ -151,16 +159,6 @@ ABORTABLE_OFFSET_ERRORS = (
     Errors.TRANSACTION_ABORTABLE,
     Errors.GROUP_AUTHORIZATION_FAILED,
 )
-
-#: How the transaction coordinator's answer to the group coordinator's add/verify reaches the client.
-ADD_OFFSETS_TO_CLIENT_ERROR = {
-    Errors.NONE: Errors.NONE,
-    Errors.PRODUCER_FENCED: Errors.PRODUCER_FENCED,
-    Errors.INVALID_PRODUCER_ID_MAPPING: Errors.TRANSACTION_ABORTABLE,
-    Errors.TRANSACTION_ABORTABLE: Errors.TRANSACTION_ABORTABLE,
-    Errors.CONCURRENT_TRANSACTIONS: Errors.CONCURRENT_TRANSACTIONS,
-    Errors.COORDINATOR_NOT_AVAILABLE: Errors.COORDINATOR_NOT_AVAILABLE,
-}
 
 
 class OffsetsPhase:
@@ -198,6 +196,7 @@ class EosSystem(TransactionalSystem):
         "Rebalance": "rebalance",
         "SessionTimeout": "rebalance",
         "LeaveGroup": "rebalance",
+        "GroupCoordinatorFailover": "coordinator_failover",
     }
 
     def __init__(
@@ -331,6 +330,9 @@ class EosSystem(TransactionalSystem):
 
     def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
         out = super()._fault_actions(state, heads)
+        failover = TXN_FAULT_KINDS.index("coordinator_failover")
+        if state.faults_used[failover] < self._limits[failover] and state.group is not None and not self.protocol:
+            out.append(Action("GroupCoordinatorFailover", ()))
         k = len(state.faults_used) - 1  # "rebalance" is the last fault kind
         if state.faults_used[k] >= self._limits[k] or state.group is None:
             return out
@@ -614,7 +616,7 @@ class EosSystem(TransactionalSystem):
             if c.owned:
                 events = ("eager:revoked_all",)
             c = cc.lose_partitions(c)
-        res = cg.join_group(g, i, c.member_id, c.owned)
+        res = cg.join_group(g, i, c.member_id, c.owned, c.generation)
         s = s._replace(members=res.group)
         if res.error != Errors.NONE:
             s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
@@ -644,7 +646,7 @@ class EosSystem(TransactionalSystem):
             m.member_id: asg.Subscription(
                 frozenset({INPUT_TOPIC}),
                 tuple(asg.TopicPartition(INPUT_TOPIC, p) for p in m.owned),
-                g.generation - 1,
+                m.generation,
             )
             for m in g.members
         }
@@ -723,6 +725,33 @@ class EosSystem(TransactionalSystem):
         s, events = self._put_consumer(s, i, cc.fresh(up=False)._replace(state=CLOSED))
         return s, (*events, "left_group")
 
+    def _gc_failover(self, s: TxnSystemState) -> Result:
+        """Fault: the group's ``__consumer_offsets`` partition gets a new leader and with it a new group
+        coordinator, which loads the group from the partition (:func:`gc.load_offsets`: committed offsets,
+        and the transactional offsets whose marker has not arrived yet back as pending).  Requests in
+        flight to the old one are answered NOT_COORDINATOR (``CoordinatorRuntime``: the shard is no longer
+        hosted there), which the client retries after FindCoordinator; WriteTxnMarkers for the partition
+        reach the new leader (the transaction coordinator retries them).  The abstract eos mode only: the
+        protocol mode's membership would have to be reloaded too (``classic_group.load_group``)."""
+        g = s.group
+        if g is None or self.protocol:
+            return None
+        inflight = [e for e in s.network if e.dst == GROUP_COORDINATOR]
+        network = net.without(s.network, lambda e: e.dst == GROUP_COORDINATOR)
+        for e in inflight:
+            body = e.body
+            resp: TxnOffsetCommitResponse | OffsetCommitResponse
+            if isinstance(body, TxnOffsetCommitRequest):
+                resp = TxnOffsetCommitResponse(body.producer, body.connection, Errors.NOT_COORDINATOR)
+            else:
+                resp = OffsetCommitResponse(body.producer, body.connection, Errors.NOT_COORDINATOR)
+            network = net.send(network, net.Envelope(GROUP_COORDINATOR, e.src, e.connection, resp))
+        events: tuple[str, ...] = ("group_coordinator_loaded",)
+        if gc.has_pending(g, INPUT_PARTITION):
+            events = (*events, "group_coordinator_loaded_pending_offsets")
+        loaded = gc.load_offsets(g, self.flags.load_keeps_pending_offsets)
+        return s._replace(group=loaded, network=network), events
+
     # -- ghost: ownership history for the eos properties ---------------------------------------------
 
     def _apply_coordinator(self, s: TxnSystemState, t: int, out: tc.Outcome) -> tuple[TxnSystemState, tuple[str, ...]]:
@@ -797,20 +826,32 @@ class EosSystem(TransactionalSystem):
         return s, ("add_offsets_to_txn", *events)
 
     def _on_add_offsets_response(self, s: TxnSystemState, resp: AddOffsetsToTxnResponse) -> Result:
+        """``TransactionManager.AddOffsetsToTxnHandler`` (trunk ``1eb7644349cb``): NONE queues the
+        TxnOffsetCommit; retriable errors re-enqueue; UNKNOWN_PRODUCER_ID / INVALID_PRODUCER_ID_MAPPING
+        are ``abortableErrorIfPossible`` (KIP-360: abortable with an epoch bump); PRODUCER_FENCED /
+        INVALID_PRODUCER_EPOCH fatal (fenced); GROUP_AUTHORIZATION_FAILED and TRANSACTION_ABORTABLE
+        abortable; anything else fatal -- as ``AddPartitionsToTxnHandler`` but for the group's ACL."""
         i = resp.producer
         c, app = s.clients[i], s.apps[i]
         if resp.connection != c.tc_connection or not c.inflight:
             return s, ("stale_response",)
         c = c._replace(inflight=False)
         err = resp.error
-        if err in tp.RETRIABLE_COORDINATOR_ERRORS:
-            return s._replace(clients=_at(s.clients, i, c)), (f"client_error:{err}", "retry")
+        cls = tp.coordinator_error_class("AddPartitionsToTxn", err)
         if err == Errors.GROUP_AUTHORIZATION_FAILED:
+            cls = tp.ErrorClass.ABORTABLE
+        if cls == tp.ErrorClass.RETRIABLE:
+            return s._replace(clients=_at(s.clients, i, c)), (f"client_error:{err}", "retry")
+        if cls == tp.ErrorClass.ABORTABLE_IF_POSSIBLE and self.kip_360:
+            c, events = tp.classify_batch_failure(c, err, self.tv, True), (f"client_error:{err}", "client_abortable")
+            return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app._replace(offsets=P.NONE)), events
+        if cls == tp.ErrorClass.ABORTABLE:
             c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable")
             return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app._replace(offsets=P.NONE)), events
         if err != Errors.NONE:
             fatal = tp.fatal_error(c, err)
-            return s._replace(clients=_at(s.clients, i, fatal)), (f"client_error:{err}", "client_fatal")
+            event = "client_fenced" if fatal.fenced else "client_fatal"
+            return s._replace(clients=_at(s.clients, i, fatal)), (f"client_error:{err}", event)
         c = c._replace(added=tuple(sorted({*c.added, OFFSETS_PARTITION})))
         s = s._replace(clients=_at(s.clients, i, c))
         if c.state != tp.C.IN_TRANSACTION or app.offsets != P.ADD:
@@ -818,7 +859,19 @@ class EosSystem(TransactionalSystem):
         return self._send_txn_offset_commit(s, i, app), ("offsets_added", "TxnOffsetCommitRequest")
 
     def _on_txn_offset_commit(self, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest) -> Result:
-        """The group coordinator: group validation, the transaction check (TV2: implicit add), then stage."""
+        """The group coordinator's TxnOffsetCommit, in Kafka's order (trunk ``1eb7644349cb``).
+
+        ``KafkaApis.handleTxnOffsetCommitRequest`` authorizes the transactional id and the group;
+        ``GroupCoordinatorService.commitTransactionalOffsets`` schedules a *transactional* write
+        (``CoordinatorRuntime.scheduleTransactionalWriteOperation``), which verifies the
+        transaction first (``CoordinatorPartitionWriter.maybeStartTransactionVerification``,
+        KIP-890 part 1, KAFKA-15449: is the group's ``__consumer_offsets`` partition in the
+        producer's ongoing transaction? TV2: the same round trip adds it, KIP-890 part 2) and only
+        then runs ``OffsetMetadataManager.commitTransactionalOffset``: the group's member and
+        generation checks (``ClassicGroup.validateOffsetCommit(isTransactional=true)``), then the
+        append with the producer's epoch.  A zombie that is both fenced and of a stale generation
+        therefore hears INVALID_PRODUCER_EPOCH (fatal), not ILLEGAL_GENERATION (abortable).
+        """
         if self.security is not None:
             denied = authz.deny_txn_offset_commit(self, s, env, req, GROUP_COORDINATOR)
             if denied is not None:
@@ -826,13 +879,12 @@ class EosSystem(TransactionalSystem):
         g = s.group
         assert g is not None
         check_generation = self.flags.generation_fencing
-        if self.protocol:
-            assert s.members is not None
-            error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
-        else:
-            error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
         events: tuple[str, ...] = ()
-        if error == Errors.NONE and (self.tv >= 2 or self.flags.partition_verification):
+        error = Errors.NONE
+        verify = self.tv >= 2 or self.flags.partition_verification
+        if verify and gc.txn_offset_commit_needs_verification(
+            g, req.producer_id, req.producer_epoch, self.flags.ongoing_txn_check_epoch
+        ):
             t = req.transactional_id
             md = s.coordinator[t]
             if self.tv >= 2:
@@ -841,9 +893,18 @@ class EosSystem(TransactionalSystem):
                 verdict = out.error
             else:
                 verdict = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, OFFSETS_PARTITION)
-            error = ADD_OFFSETS_TO_CLIENT_ERROR.get(verdict, Errors.TRANSACTION_ABORTABLE)
+            error = gc.verification_error(verdict)
+            events = (*events, "txn_offset_commit_verification")
             if error != Errors.NONE:
                 events = (*events, "txn_offset_commit_verification_failed", f"error:{error}")
+        if error == Errors.NONE:
+            if self.protocol:
+                assert s.members is not None
+                error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
+            else:
+                error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
+            if error != Errors.NONE:
+                events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE:
             g, error, more = gc.handle_txn_offset_commit(
                 g,
@@ -853,15 +914,12 @@ class EosSystem(TransactionalSystem):
                 req.generation,
                 req.partition,
                 req.offset,
-                check_generation,
-                validated=self.protocol,
+                validated=True,
             )
             events = (*events, *more)
             if error == Errors.NONE and s.members is not None and s.members.state == cg.COMPLETING_REBALANCE:
                 events = (*events, "txn_offset_commit_during_completing_rebalance")
             s = s._replace(group=g)
-        elif not events:
-            events = (f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error in FENCING_ERRORS:
             events = (*events, "txn_offset_commit_fenced")
         resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
@@ -943,4 +1001,5 @@ class EosSystem(TransactionalSystem):
         "Heartbeat": _heartbeat,
         "SessionTimeout": _session_timeout,
         "LeaveGroup": _leave_group,
+        "GroupCoordinatorFailover": _gc_failover,
     }

@@ -24,7 +24,11 @@ timing steps              ExpireSession (``session.timeout.ms`` for a member who
                           Compact (the log cleaner; budget ``compactions``)
 faults (budgeted)         LoseHeartbeats (the session expires while the consumer keeps working:
                           a zombie), CrashConsumer, PollTimeout (``max.poll.interval.ms``: a slow
-                          consumer leaves), LeaveGroup (a consumer closes), CoordinatorFailover
+                          consumer leaves), LeaveGroup (a consumer closes), CoordinatorFailover,
+                          LateCommit (a copy of a consumer's OffsetCommit sent in an earlier
+                          generation reaches the coordinator only after the group moved on),
+                          StaleJoinGroup (a faulty client's JoinGroup claims the partitions of its
+                          last assignment, in that assignment's generation, though it lost them)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -59,7 +63,9 @@ __all__ = ["GROUP_ACTION_ARGS", "GroupState", "GroupSystem", "GroupsConfig", "Gr
 TOPIC = "t0"
 GROUP_ID = "consumerGroupId"
 
-GROUP_FAULT_KINDS = ("lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover")
+GROUP_FAULT_KINDS = (
+    "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
+)
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,8 @@ class GroupsFaultBudget:
     poll_timeout: int = 0
     leave: int = 0
     coordinator_failover: int = 0
+    late_commit: int = 0
+    stale_subscription: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -134,6 +142,8 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "PollTimeout": ("consumer",),
     "LeaveGroup": ("consumer",),
     "CoordinatorFailover": (),
+    "LateCommit": ("consumer",),
+    "StaleJoinGroup": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -141,6 +151,8 @@ FAULT_OF_ACTION = {
     "PollTimeout": "poll_timeout",
     "LeaveGroup": "leave",
     "CoordinatorFailover": "coordinator_failover",
+    "LateCommit": "late_commit",
+    "StaleJoinGroup": "stale_subscription",
 }
 
 Result = tuple[GroupState, tuple[str, ...]] | None
@@ -234,7 +246,8 @@ class GroupSystem:
         offsets = tuple((p, c.position(p)) for p in partitions)
         if not offsets:
             return s, Errors.NONE
-        error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check)
+        error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
+                                          self.flags.offset_commit_stale_generation_check)
         if error != Errors.NONE:
             return s, error
         group = cg.commit_offsets(s.group, TOPIC, offsets, self.flags.offset_commit_waits_for_log)
@@ -246,7 +259,7 @@ class GroupSystem:
     def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
         """The leader runs the group's assignor over the members' subscriptions."""
         subs = {m.member_id: asg.Subscription(frozenset({TOPIC}), tuple(asg.TopicPartition(TOPIC, p) for p in m.owned),
-                                              group.generation - 1)
+                                              m.generation)
                 for m in group.members}
         ppt = {TOPIC: self.topo.partitions}
         if self.cooperative and not self.flags.cooperative_revoke_before_reassign:
@@ -269,6 +282,8 @@ class GroupSystem:
                 continue
             if c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
+                if self._fault_allowed(s, "stale_subscription") and self._stale_claim(c):
+                    out.append(Action("StaleJoinGroup", (i,)))
             if c.state == cc.AWAITING_SYNC and self._sync(s, i) is not None:
                 out.append(Action("SyncGroup", (i,)))
             if c.state in (cc.STABLE, cc.AWAITING_SYNC) and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE:
@@ -304,7 +319,21 @@ class GroupSystem:
                 out.append(Action("LeaveGroup", (i,)))
         if self._fault_allowed(s, "coordinator_failover"):
             out.append(Action("CoordinatorFailover"))
+        if self._fault_allowed(s, "late_commit"):
+            out.extend(Action("LateCommit", (i,)) for i, c in enumerate(s.consumers) if self._stale_commit(s, c))
         return out
+
+    @staticmethod
+    def _stale_claim(c: Consumer) -> bool:
+        """``c``'s last assignment is not what it owns now (it lost or revoked partitions since)."""
+        claimed, _ = c.last_assignment
+        return bool(claimed) and claimed != c.owned
+
+    @staticmethod
+    def _stale_commit(s: GroupState, c: Consumer) -> bool:
+        """``c`` sent an OffsetCommit in a generation the group has since left (or as a member it removed)."""
+        member, generation, offsets = c.sent
+        return bool(offsets) and (s.group.member(member) is None or s.group.generation != generation)
 
     def _enabled(self, state: GroupState) -> frozenset[Action]:
         # Engines list a state's actions, then step each: remember the last state's set.
@@ -346,9 +375,23 @@ class GroupSystem:
     def _start(self, s: GroupState, i: int) -> Result:
         return self._put(s, i, cc.fresh(up=True)), ("consumer_started",)
 
-    def _join(self, s: GroupState, i: int) -> Result:
+    def _stale_join(self, s: GroupState, i: int) -> Result:
+        """Fault: consumer ``i`` runs a faulty client (KAFKA-13419, Kafka 2.4-3.0: a SyncGroup answered
+        REBALANCE_IN_PROGRESS left ``ownedPartitions`` out of date) whose JoinGroup subscription claims
+        the partitions of its last assignment, in that assignment's generation, though it no longer owns
+        them -- another member may own them now.  The cooperative leader's assignor must not trust the
+        claim: KIP-792's ``generationId`` lets ``AbstractStickyAssignor`` keep a partition with the
+        member that claims it in the highest generation, so the faulty member is never handed a partition
+        whose owner still consumes it.  Locally the consumer owns what it owns; only the claim is stale."""
         c = s.consumers[i]
-        events: list[str] = []
+        claimed, generation = c.last_assignment
+        contested = [p for p in claimed for j, o in enumerate(s.consumers) if j != i and o.up and p in o.owned]
+        return self._join(s, i, (claimed, generation), ("stale_claim:contested",) if contested else ())
+
+    def _join(self, s: GroupState, i: int, claim: tuple[tuple[int, ...], int] | None = None,
+              extra: tuple[str, ...] = ()) -> Result:
+        c = s.consumers[i]
+        events: list[str] = [*extra]
         if not self.cooperative:
             # onJoinPrepare: auto-commit the positions, then revoke everything (eager protocol)
             if c.member_id and c.generation >= 0 and c.uncommitted():
@@ -357,7 +400,8 @@ class GroupSystem:
             if c.owned:
                 events.append("eager:revoked_all")
             c = cc.lose_partitions(c)
-        res = cg.join_group(s.group, i, c.member_id, c.owned)
+        owned, generation = (c.owned, c.generation) if claim is None else claim
+        res = cg.join_group(s.group, i, c.member_id, owned, generation)
         s = s._replace(group=res.group)
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (*events, f"join:{res.error}")
@@ -391,6 +435,8 @@ class GroupSystem:
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
         c, revoked = cc.assigned(c, res.assignment, dict(s.group.offsets))
+        if self._limits[GROUP_FAULT_KINDS.index("stale_subscription")]:  # remembered only where it is used
+            c = c._replace(last_assignment=(res.assignment, c.generation))
         events = ["sync:assignment"]
         if revoked:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
@@ -418,6 +464,8 @@ class GroupSystem:
         s, error = self._commit(s, c, c.uncommitted())
         if error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, error)), (f"error:{error}", f"commit:{error}")
+        if self._limits[GROUP_FAULT_KINDS.index("late_commit")]:  # remembered only where a copy can come late
+            c = c._replace(sent=(c.member_id, c.generation, tuple((p, c.position(p)) for p in c.uncommitted())))
         return self._put(s, i, c._replace(committed=c.positions)), ("commit:accepted",)
 
     # -- timing steps -----------------------------------------------------------------------------
@@ -459,6 +507,20 @@ class GroupSystem:
             events.append(f"commit:{_outcome(error)}")
         s = s._replace(group=cg.remove_member(s.group, c.member_id))
         return self._put(s, i, cc.fresh(up=False)), (*events, "left_group")
+
+    def _late_commit(self, s: GroupState, i: int) -> Result:
+        """A copy of consumer ``i``'s last OffsetCommit -- sent with the member id and generation it had then
+        -- reaches the coordinator after the group moved to a new generation (``commitAsync`` delivered late,
+        or the first attempt of a ``commitSync`` that timed out and was retried).  The coordinator must
+        fence it (``ClassicGroup.validateOffsetCommit``: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the
+        KAFKA-2555 fix): the partitions may have a new owner whose commits it would overwrite.  Its
+        response reaches nobody (the client completed or abandoned that request)."""
+        c = s.consumers[i]
+        member, generation, offsets = c.sent
+        s = self._put(s, i, c._replace(sent=("", cc.NO_GENERATION, ())))
+        stale = c._replace(member_id=member, generation=generation, positions=offsets, committed=())
+        s, error = self._commit(s, stale, tuple(p for p, _ in offsets))
+        return s, (f"late_commit:{_outcome(error)}",)
 
     def _failover(self, s: GroupState) -> Result:
         g = s.group
@@ -525,5 +587,7 @@ GroupSystem._HANDLERS.update(
         "PollTimeout": GroupSystem._poll_timeout,
         "LeaveGroup": GroupSystem._leave,
         "CoordinatorFailover": GroupSystem._failover,
+        "LateCommit": GroupSystem._late_commit,
+        "StaleJoinGroup": GroupSystem._stale_join,
     }
 )

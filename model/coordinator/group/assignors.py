@@ -335,13 +335,34 @@ def partitions_transferring_ownership(subscriptions: Mapping[str, Subscription],
     return {tp: m for tp, m in added.items() if tp in revoked}
 
 
+def _sticky_with_transfers(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+                           ) -> tuple[Assignment, dict[TopicPartition, str]]:
+    """The sticky assignment and the partitions it transfers (partition → new owner), as
+    ``CooperativeStickyAssignor.assignPartitions`` gets them (Kafka trunk ``1eb7644349cb``): with equal
+    subscriptions the constrained builder records them itself (``assignNewPartition``: a partition whose
+    *validated* previous owner -- the claimant of the highest generation, KIP-792 -- is another member,
+    or one claimed by two members of the same generation); otherwise ``partitionsTransferringOwnership``
+    is null and they are computed from the subscriptions' raw ``ownedPartitions``
+    (``computePartitionsTransferringOwnership``)."""
+    if not subscriptions:
+        return {}, {}
+    owned = _collect_owned(partitions_per_topic, subscriptions)
+    if not owned.all_equal:
+        full = _general_assign(partitions_per_topic, subscriptions, owned)
+        return full, partitions_transferring_ownership(subscriptions, full)
+    full = _constrained_assign(partitions_per_topic, subscriptions, owned)
+    previous = {tp: m for m, parts in owned.by_member.items() for tp in parts}
+    moving = {tp: m for m, parts in full.items() for tp in parts
+              if tp in owned.doubly_claimed or previous.get(tp, m) != m}
+    return full, moving
+
+
 def cooperative_sticky_assign(partitions_per_topic: Mapping[str, int],
                               subscriptions: Mapping[str, Subscription]) -> Assignment:
     """``CooperativeStickyAssignor.assignPartitions``: the sticky assignment with every partition that
     changes owner withheld (``adjustAssignment``), so its old owner revokes it before anyone else
     gets it; a follow-up rebalance assigns it (KIP-429)."""
-    full = sticky_assign(partitions_per_topic, subscriptions)
-    moving = partitions_transferring_ownership(subscriptions, full)
+    full, moving = _sticky_with_transfers(partitions_per_topic, subscriptions)
     return {m: tuple(tp for tp in parts if moving.get(tp) != m) for m, parts in full.items()}
 
 
@@ -355,8 +376,7 @@ def cooperative_rounds(partitions_per_topic: Mapping[str, int], subscriptions: M
     rounds: list[Assignment] = []
     subs = dict(subscriptions)
     for _ in range(max_rounds):
-        full = sticky_assign(partitions_per_topic, subs)
-        moving = partitions_transferring_ownership(subs, full)
+        full, moving = _sticky_with_transfers(partitions_per_topic, subs)
         rounds.append({m: tuple(tp for tp in parts if moving.get(tp) != m) for m, parts in full.items()})
         if not moving:
             break

@@ -75,11 +75,11 @@ VALID_PREVIOUS_STATES: dict[str, tuple[str, ...]] = {
 }
 """``ClassicGroupState.addValidPreviousStates``: the data every transition is checked against."""
 
-OFFSET_COMMIT_CHECKS: tuple[tuple[str, str, bool], ...] = (
-    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE, False),
-    ("member unknown", Errors.UNKNOWN_MEMBER_ID, True),
-    ("generation differs from the group's", Errors.ILLEGAL_GENERATION, True),
-    ("group is CompletingRebalance", Errors.REBALANCE_IN_PROGRESS, False),
+OFFSET_COMMIT_CHECKS: tuple[tuple[str, str, bool], ...] = (  # no mutate: docs, read by tests
+    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE, False),  # no mutate: docs, read by tests
+    ("member unknown", Errors.UNKNOWN_MEMBER_ID, True),  # no mutate: docs, read by tests
+    ("generation differs from the group's", Errors.ILLEGAL_GENERATION, True),  # no mutate: docs, read by tests
+    ("group is CompletingRebalance", Errors.REBALANCE_IN_PROGRESS, False),  # no mutate: docs, read by tests
 )
 """``ClassicGroup.validateOffsetCommit`` in Kafka's order: (check, error, part of generation fencing)."""
 
@@ -87,13 +87,15 @@ OFFSET_COMMIT_CHECKS: tuple[tuple[str, str, bool], ...] = (
 @record
 class GroupMember(NamedTuple):
     """``ClassicGroupMember``: id, the client process it belongs to, its protocol metadata (the
-    partitions it reported owning, KIP-429), whether it rejoined in this rebalance, its assignment."""
+    partitions it reported owning, KIP-429, and the generation it owned them in, KIP-792), whether it
+    rejoined in this rebalance, its assignment."""
 
     member_id: str
     client: int
     owned: tuple[int, ...]
     joined: bool
     assignment: tuple[int, ...]
+    generation: int = -1  # ``ConsumerProtocolSubscription.generationId`` (v2+, KIP-792); -1: none
 
 
 @record
@@ -116,12 +118,6 @@ class ClassicGroup(NamedTuple):
         for m in self.members:
             if m.member_id == member_id:
                 return m
-        return None
-
-    def committed(self, partition: int) -> int | None:
-        for p, o in self.offsets:
-            if p == partition:
-                return o
         return None
 
 
@@ -172,22 +168,28 @@ class JoinResult(NamedTuple):
     immediate: bool  # answered at once with the current generation (no barrier)
 
 
-def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...]) -> JoinResult:
-    """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member."""
-    if group.state == DEAD:
+def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...],
+               generation: int = -1) -> JoinResult:
+    """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member.
+
+    ``owned`` and ``generation`` are the member's subscription metadata (``ConsumerProtocolSubscription``:
+    ``ownedPartitions``, and since KIP-792, Kafka 3.4, the ``generationId`` they were owned in --
+    ``ConsumerCoordinator.metadata()`` sends the consumer's own generation).  The coordinator treats
+    the metadata as opaque bytes: "unchanged" compares both."""
+    if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
     if member_id == "":
         member_id = f"c{client}-{group.next_member}"
         group = group._replace(next_member=group.next_member + 1)
-        group = _with_members(group, [*group.members, GroupMember(member_id, client, owned, True, ())])
+        group = _with_members(group, [*group.members, GroupMember(member_id, client, owned, True, (), generation)])
         if group.state != PREPARING_REBALANCE:
             group = prepare_rebalance(group, member_id)
         return JoinResult(group, Errors.NONE, member_id, False)
     current = group.member(member_id)
     if current is None:
         return JoinResult(group, Errors.UNKNOWN_MEMBER_ID, member_id, False)
-    updated = current._replace(owned=owned, joined=True)
-    unchanged = current.owned == owned
+    updated = current._replace(owned=owned, joined=True, generation=generation)
+    unchanged = (current.owned, current.generation) == (owned, generation)
     group = _with_members(group, [updated if m.member_id == member_id else m for m in group.members])
     if group.state == PREPARING_REBALANCE:
         return JoinResult(group, Errors.NONE, member_id, False)
@@ -252,14 +254,16 @@ def heartbeat(group: ClassicGroup, member_id: str, generation: int) -> str:
     return Errors.REBALANCE_IN_PROGRESS if group.state == PREPARING_REBALANCE else Errors.NONE
 
 
-def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int, fencing: bool) -> str:
-    """:data:`OFFSET_COMMIT_CHECKS` in order; ``fencing=False`` skips the member/generation checks."""
-    if group.state == DEAD:
+def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int, fencing: bool,
+                           check_generation: bool = True) -> str:
+    """:data:`OFFSET_COMMIT_CHECKS` in order; ``fencing=False`` skips the member/generation checks,
+    ``check_generation=False`` the generation check alone (the pre-KAFKA-2555 coordinator)."""
+    if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
     if fencing:
         if group.member(member_id) is None:
             return Errors.UNKNOWN_MEMBER_ID
-        if generation != group.generation:
+        if check_generation and generation != group.generation:
             return Errors.ILLEGAL_GENERATION
     if group.state == COMPLETING_REBALANCE:
         return Errors.REBALANCE_IN_PROGRESS
@@ -279,9 +283,9 @@ def validate_txn_offset_commit(group: ClassicGroup, member_id: str, generation: 
     modelled.  ``fencing=False`` (a weakened variant: the pre-KIP-447 TxnOffsetCommit v0-v2 that
     carried no group metadata) skips the member and generation checks.
     """
-    if group.state == DEAD:
+    if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
-    if generation < 0 and group.state == EMPTY:
+    if generation < 0 and group.state == EMPTY:  # unreachable: owners send their generation (>= 1)
         return Errors.NONE
     if fencing and (generation >= 0 or member_id):
         if group.member(member_id) is None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from keos.model.codec import record
-from keos.model.log.partition import LogEntry, PartitionLeader, _put_entry
+from keos.model.log.partition import CONTROL_COMMIT, LogEntry, PartitionLeader, _put_entry
 from keos.model.log.producer_state import ProducerStateEntry
 from keos.model.log.txn_markers import append_end_txn_marker
 from keos.model.protocol.errors import Errors
@@ -61,9 +61,12 @@ __all__ = [
     "handle_txn_marker",
     "handle_txn_offset_commit",
     "has_pending",
+    "load_offsets",
     "rebalance",
     "sync_group",
+    "txn_offset_commit_needs_verification",
     "validate_offset_commit",
+    "verification_error",
 ]
 
 #: ``ClassicGroupState`` names.
@@ -73,13 +76,13 @@ COMPLETING_REBALANCE = "CompletingRebalance"
 DEAD = "Dead"
 
 #: ``ClassicGroup.validateOffsetCommit``, in Kafka's order: (check, error).
-OFFSET_COMMIT_CHECKS: tuple[tuple[str, str], ...] = (
-    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE),
-    ("generation < 0 and group Empty: accepted (admin/simple commit)", Errors.NONE),
-    ("transactional, no member id and generation < 0: accepted (no group metadata sent)", Errors.NONE),
-    ("member unknown", Errors.UNKNOWN_MEMBER_ID),
-    ("generation != group generation", Errors.ILLEGAL_GENERATION),
-    ("plain commit while CompletingRebalance", Errors.REBALANCE_IN_PROGRESS),
+OFFSET_COMMIT_CHECKS: tuple[tuple[str, str], ...] = (  # no mutate: docs, read by tests
+    ("group is Dead", Errors.COORDINATOR_NOT_AVAILABLE),  # no mutate: docs, read by tests
+    ("generation < 0 and group Empty: accepted (admin/simple commit)", Errors.NONE),  # no mutate: docs, read by tests
+    ("transactional, no member id, generation < 0: accepted", Errors.NONE),  # no mutate: docs, read by tests
+    ("member unknown", Errors.UNKNOWN_MEMBER_ID),  # no mutate: docs, read by tests
+    ("generation != group generation", Errors.ILLEGAL_GENERATION),  # no mutate: docs, read by tests
+    ("plain commit while CompletingRebalance", Errors.REBALANCE_IN_PROGRESS),  # no mutate: docs, read by tests
 )
 """The member and generation checks come before the CompletingRebalance one (``ClassicGroup.validateOffsetCommit``,
 trunk 1eb7644, 2024-10-25); found by ``keos differential``: a stale generation during CompletingRebalance is
@@ -177,13 +180,13 @@ def validate_offset_commit(
     created); ``check_generation=False`` is the pre-KAFKA-2555 coordinator that
     accepted commits from any generation.
     """
-    if g is None:
+    if g is None:  # unreachable: the eos model forms its group in init_states (keos differential drives it)
         return Errors.NONE if generation < 0 else Errors.ILLEGAL_GENERATION
-    if g.state == DEAD:
+    if g.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
-    if generation < 0 and g.state == EMPTY:
+    if generation < 0 and g.state == EMPTY:  # unreachable: abstract eos: every instance is a member of generation >= 1
         return Errors.NONE
-    if transactional and generation < 0 and member < 0:
+    if transactional and generation < 0 and member < 0:  # unreachable: abstract eos members send index and generation
         return Errors.NONE  # a TxnOffsetCommit without group metadata (no member id, no generation)
     if member not in g.members:
         return Errors.UNKNOWN_MEMBER_ID
@@ -234,10 +237,42 @@ def handle_offset_commit(
     if error != Errors.NONE:
         return g, error, (f"offset_commit_rejected:{error}", f"error:{error}")
     record_offset = len(g.offsets_log.log)
-    log = (*g.offsets_log.log, LogEntry(-1, -1, -1, (offset,)))
+    log = (*g.offsets_log.log, LogEntry(-1, -1, -1, (partition, offset)))
     leader = g.offsets_log._replace(log=log, high_watermark=len(log))
     g = _set_committed(g._replace(offsets_log=leader), OffsetAndMetadata(partition, offset, record_offset))
     return g, Errors.NONE, ("offset_committed",)
+
+
+#: How the transaction coordinator's verdict on the group's ``__consumer_offsets`` partition reaches the
+#: TxnOffsetCommit's client: ``AddPartitionsToTxnManager`` turns PRODUCER_FENCED into INVALID_PRODUCER_EPOCH
+#: ("producers expect to handle INVALID_PRODUCER_EPOCH"); every other code passes through
+#: ``CoordinatorOperationExceptionHelper.handleOperationException`` unchanged (INVALID_PRODUCER_ID_MAPPING,
+#: CONCURRENT_TRANSACTIONS, TRANSACTION_ABORTABLE for TxnOffsetCommit v4+, whose ``genericError`` keeps it;
+#: v0-v3 would get INVALID_TXN_STATE: the model's clients send v4+).  Kafka trunk 1eb7644349cb
+#: ``core/.../server/AddPartitionsToTxnManager.scala``, ``CoordinatorPartitionWriter.scala``.
+VERIFICATION_ERRORS: dict[str, str] = {Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH}
+
+
+def verification_error(verdict: str) -> str:
+    """The error a TxnOffsetCommit is answered when the transaction check says ``verdict``."""
+    return VERIFICATION_ERRORS.get(verdict, verdict)
+
+
+def txn_offset_commit_needs_verification(
+    g: GroupMetadata | None, producer_id: int, producer_epoch: int, check_epoch: bool = True
+) -> bool:
+    """Whether the TxnOffsetCommit asks the transaction coordinator first (KIP-890 part 1, KAFKA-15449).
+
+    ``UnifiedLog.maybeStartTransactionVerification`` on the group's ``__consumer_offsets`` partition:
+    no round trip when the producer already has a transaction open there (a second commit of the
+    same transaction, or a retry), ``hasOngoingTransaction(producerId, producerEpoch)`` -- since
+    KAFKA-14563 (Kafka 4.0) only a transaction of the request's epoch counts; ``check_epoch=False``
+    is Kafka 3.x's check on the producer id alone.
+    """
+    entry = None if g is None else g.offsets_log.entry(producer_id)
+    if entry is None or entry.current_txn_first_offset < 0:
+        return True
+    return check_epoch and entry.producer_epoch != producer_epoch
 
 
 def handle_txn_offset_commit(
@@ -277,14 +312,13 @@ def handle_txn_offset_commit(
     else:
         first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else record_offset
         new = entry._replace(current_txn_first_offset=first)
-    log = (*leader.log, LogEntry(producer_id, producer_epoch, -1, (offset,), True))
+    log = (*leader.log, LogEntry(producer_id, producer_epoch, -1, (partition, offset), True))
     leader = leader._replace(log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new))
-    rest = tuple(p for p in g.pending if (p.producer_id, p.partition) != (producer_id, partition))
-    pending = tuple(sorted((*rest, PendingOffset(producer_id, partition, offset, record_offset))))
+    g = _stage(g._replace(offsets_log=leader), PendingOffset(producer_id, partition, offset, record_offset))
     events: tuple[str, ...] = ("txn_offset_commit_staged",)
     if g.state == COMPLETING_REBALANCE:
         events = (*events, "txn_offset_commit_during_completing_rebalance")
-    return g._replace(offsets_log=leader, pending=pending), Errors.NONE, events
+    return g, Errors.NONE, events
 
 
 def handle_txn_marker(
@@ -300,12 +334,21 @@ def handle_txn_marker(
     g = g._replace(offsets_log=leader)
     if error != Errors.NONE:
         return g, error, events
-    mine = tuple(p for p in g.pending if p.producer_id == marker.producer_id)
+    g, more = _end_transaction(g, marker.producer_id, marker.committed)
+    return g, error, (*events, *more)
+
+
+def _end_transaction(g: GroupMetadata, producer_id: int, committed: bool) -> tuple[GroupMetadata, tuple[str, ...]]:
+    """``OffsetMetadataManager.replayEndTransactionMarker``: the producer's pending offsets are
+    materialised (COMMIT; each only if its record offset is above the committed offset's, so a later
+    plain commit wins) or discarded (ABORT)."""
+    mine = tuple(p for p in g.pending if p.producer_id == producer_id)
     if not mine:
-        return g, error, events
-    g = g._replace(pending=tuple(p for p in g.pending if p.producer_id != marker.producer_id))
-    if not marker.committed:
-        return g, error, (*events, "offsets_discarded")
+        return g, ()
+    g = g._replace(pending=tuple(p for p in g.pending if p.producer_id != producer_id))
+    if not committed:
+        return g, ("offsets_discarded",)
+    events: tuple[str, ...] = ()
     for p in mine:
         current = committed_offset(g, p.partition)
         if current is None or current.record_offset < p.record_offset:
@@ -313,4 +356,35 @@ def handle_txn_marker(
             events = (*events, "offsets_materialised")
         else:
             events = (*events, "offsets_superseded")
-    return g, error, events
+    return g, events
+
+
+def _stage(g: GroupMetadata, pending: PendingOffset) -> GroupMetadata:
+    """A transactional offset joins its producer's pending offsets (a newer one for the partition replaces it)."""
+    rest = tuple(p for p in g.pending if (p.producer_id, p.partition) != (pending.producer_id, pending.partition))
+    return g._replace(pending=tuple(sorted((*rest, pending))))
+
+
+def load_offsets(g: GroupMetadata, keep_pending: bool = True) -> GroupMetadata:
+    """A new group coordinator loads the group's ``__consumer_offsets`` partition (failover).
+
+    ``GroupCoordinatorShard`` replays every record through the same methods the live path uses
+    (``OffsetMetadataManager.replay``: a plain offset commit -- producer id -1 -- is committed at
+    once, a transactional one is pending for its producer; ``replayEndTransactionMarker`` at each
+    marker; Kafka trunk ``1eb7644349cb``).  A transaction whose marker has not been written yet
+    comes back pending, so ``requireStable`` keeps answering UNSTABLE_OFFSET_COMMIT and the marker,
+    when it arrives, decides it.  The partition's log and producer state are durable and move
+    with it; only the coordinator's cache is rebuilt.  ``keep_pending=False`` (a weakened variant)
+    loads a transactional offset as committed, whatever its transaction's fate.
+    """
+    loaded = g._replace(committed=(), pending=())
+    for record_offset, e in enumerate(g.offsets_log.log):
+        if e.control:
+            loaded, _ = _end_transaction(loaded, e.producer_id, e.control == CONTROL_COMMIT)
+        elif e.transactional and keep_pending:
+            partition, offset = e.records
+            loaded = _stage(loaded, PendingOffset(e.producer_id, partition, offset, record_offset))
+        else:
+            partition, offset = e.records
+            loaded = _set_committed(loaded, OffsetAndMetadata(partition, offset, record_offset))
+    return loaded
