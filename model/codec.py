@@ -70,15 +70,15 @@ def record(cls: type) -> type:
     """
     name = cls.__name__
     existing = _RECORDS.get(name)
-    if existing is not None and existing is not cls:
+    if existing is not None and existing is not cls:  # unreachable: two record classes of one name fail at import
         raise TypeError(f"record name {name!r} registered twice")
     _RECORDS[name] = cls
     fields = getattr(cls, "_fields", None)
-    if fields and "__eq__" not in cls.__dict__:
+    if fields and "__eq__" not in cls.__dict__:  # no branch: no model record defines its own equality
         cls.__eq__ = _record_eq  # type: ignore[method-assign,assignment]
         cls.__ne__ = _record_ne  # type: ignore[method-assign,assignment]
         cls.__hash__ = tuple.__hash__  # type: ignore[method-assign,assignment]
-    if fields and getattr(getattr(cls, "_replace", None), "__code__", None) is _STOCK_REPLACE:
+    if fields and getattr(getattr(cls, "_replace", None), "__code__", None) is _STOCK_REPLACE:  # no branch: ditto
         cls._replace = _fast_replace(cls, fields)  # type: ignore[attr-defined]
     return cls
 
@@ -145,7 +145,7 @@ def _encode(value: Any, out: list[str]) -> None:
             _encode(item, out)
             out.append(",")
         out.append(")")
-    else:
+    else:  # unreachable: the model's values are None, bools, ints, strings, tuples and records
         raise TypeError(f"value of type {type(value).__name__} has no canonical encoding")
 
 
@@ -170,7 +170,7 @@ def to_json(value: Any) -> Any:
         for name, item in zip(value._fields, value):
             data[name] = to_json(item)
         return data
-    if isinstance(value, tuple):
+    if isinstance(value, tuple):  # no branch: as canonical(), a model value is one of these kinds
         return [to_json(item) for item in value]
     raise TypeError(f"value of type {type(value).__name__} is not a model value")
 
@@ -179,27 +179,27 @@ def from_json(data: Any) -> Any:
     """Decode JSON data produced by :func:`to_json`; raises :class:`CodecError`."""
     if data is None or isinstance(data, (bool, int, str)):
         return data
-    if isinstance(data, float):
+    if isinstance(data, float):  # input: a hand-edited trace (keos writes integers)
         raise CodecError(f"unexpected number {data!r} (model values are integers)")
     if isinstance(data, list):
         return tuple(from_json(item) for item in data)
     if isinstance(data, dict):
         name = data.get("@")
         cls = _RECORDS.get(name) if isinstance(name, str) else None
-        if cls is None:
+        if cls is None:  # input: a hand-edited trace names no record class
             raise CodecError(f"unknown record type {name!r}")
         fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
         missing = [f for f in fields if f not in data]
         extra = [k for k in data if k != "@" and k not in fields]
-        if missing or extra:
+        if missing or extra:  # input: a hand-edited trace's record lacks or adds a field
             raise CodecError(f"record {name}: missing fields {missing}, unexpected fields {extra}")
         values = [from_json(data[f]) for f in fields]
         for f, value in zip(fields, values):
             expected = _scalar_fields(cls).get(f)
-            if expected is not None and not _is_scalar(value, expected):
+            if expected is not None and not _is_scalar(value, expected):  # input: a field of the wrong type
                 raise CodecError(f"record {name}: field {f!r} must be {expected}, got {value!r:.40}")
         return cls(*values)
-    raise CodecError(f"unexpected JSON value of type {type(data).__name__}")
+    raise CodecError(f"unexpected JSON value of type {type(data).__name__}")  # input: not JSON keos writes
 
 
 _SCALARS: dict[type, dict[str, str]] = {}
@@ -216,7 +216,7 @@ def _scalar_fields(cls: type) -> dict[str, str]:
     return known
 
 
-def _alternatives(text: str) -> list[str]:
+def _alternatives(text: str) -> list[str]:  # input: parses annotations for _is_scalar
     """``"tuple[int, ...] | None"`` -> ``["tuple[int, ...]", "None"]`` (split on ``|`` outside brackets)."""
     parts: list[str] = []
     cur: list[str] = []
@@ -232,7 +232,7 @@ def _alternatives(text: str) -> list[str]:
     return parts
 
 
-def _is_scalar(value: Any, expected: str) -> bool:
+def _is_scalar(value: Any, expected: str) -> bool:  # input: decides only on a hand-edited trace's field
     """Whether a decoded value fits an annotation (``int``, ``str | None``, ``tuple[int, ...]``, ...).
 
     Only what can be checked from the annotation's text is checked; a record type, a type
@@ -273,17 +273,17 @@ def action_from_json(data: Any, arg_names: Mapping[str, Sequence[str]]) -> Actio
     Checks the envelope (an object with a known ``kind`` and exactly its argument names) and decodes
     each value; whether the values are in range for a scenario is the system's to check.
     """
-    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str):  # input: not an action object
         raise ModelError(f"an action must be an object with a 'kind', got {data!r:.80}")
     kind = data["kind"]
     names = arg_names.get(kind)
-    if names is None:
+    if names is None:  # input: a hand-edited trace names an unknown action
         raise ModelError(f"unknown action kind {kind!r}")
     extra = sorted(set(data) - {"kind", *names})
     missing = [n for n in names if n not in data]
-    if extra or missing:
+    if extra or missing:  # input: an action's arguments are not its names
         raise ModelError(f"action {kind}: missing {missing}, unexpected {extra}")
     try:
         return Action(kind, tuple(from_json(data[n]) for n in names))
-    except CodecError as exc:
+    except CodecError as exc:  # input: an argument that does not decode
         raise ModelError(f"action {kind}: {exc}") from None
