@@ -19,10 +19,13 @@ from dataclasses import replace
 from functools import lru_cache
 
 from keos.invariants.idempotence_progress import idempotence_progress_properties
+from keos.model import network as net
 from keos.model.clients.producer import record_label, record_owner
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
 from keos.model.log.producer_state import BatchMetadata, next_sequence
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import ProduceResponse
 from keos.model.systems.idempotence import SystemState
 
 __all__ = ["idempotence_properties"]
@@ -127,8 +130,21 @@ def _explain_order(s: SystemState) -> str:
 # -- sequence_table_consistent -------------------------------------------------------------
 
 
+#: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: the leader caches the metadata of a producer's last five batches.
+NUM_BATCHES_TO_RETAIN = 5
+
+
 def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
     problems: list[str] = []
+    for stored in leader.producers:
+        # No transactional batch is ever written here: an entry with an open transaction (or a marker's coordinator
+        # epoch) would hold the last stable offset below the high watermark, and read_committed consumers would never
+        # see the producer's records (``ProducerStateEntry.currentTxnFirstOffset``, ``UnifiedLog.lastStableOffset``).
+        if stored.current_txn_first_offset >= 0 or stored.coordinator_epoch >= 0:
+            problems.append(
+                f"pid {stored.producer_id}: open transaction at offset {stored.current_txn_first_offset} "
+                f"(coordinator epoch {stored.coordinator_epoch}) without any transactional batch"
+            )
     by_pid: dict[int, list[tuple[int, LogEntry]]] = {}
     for offset, e in enumerate(leader.log):
         if e.producer_id != NO_PRODUCER_ID:
@@ -158,8 +174,11 @@ def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
             BatchMetadata(e.base_sequence, next_sequence(e.base_sequence, len(e.records) - 1, space), o)
             for o, e in tail
         )
-        if not stored.batches or stored.batches != implied[-len(stored.batches) :]:
-            problems.append(f"pid {pid}: cached batches {stored.batches} do not match the log")
+        if stored.batches != implied[-NUM_BATCHES_TO_RETAIN:]:
+            problems.append(
+                f"pid {pid}: cached batches {stored.batches} are not the last {NUM_BATCHES_TO_RETAIN} of its epoch "
+                f"in the log {implied}"
+            )
     return problems
 
 
@@ -168,6 +187,66 @@ def _all_table_problems(s: SystemState, space: int) -> list[str]:
     for q, leader in enumerate(s.partitions):
         out.extend(f"partition {q}: {p}" for p in _table_problems(leader, space))
     return out
+
+
+# -- acknowledged_offset_in_log ------------------------------------------------------------
+
+
+def _misplaced_acks(network: tuple[net.Envelope, ...], partitions: tuple[PartitionLeader, ...]) -> list[str]:
+    out: list[str] = []
+    for env in network:
+        r = env.body
+        if not isinstance(r, ProduceResponse) or r.error != Errors.NONE or r.base_offset < 0:
+            continue
+        log = partitions[r.partition].log
+        e = log[r.base_offset] if r.base_offset < len(log) else None
+        if (
+            e is None
+            or e.producer_epoch != r.producer_epoch
+            or e.base_sequence != r.base_sequence
+            or any(record_owner(x)[0] != r.producer for x in e.records)
+        ):
+            out.append(
+                f"partition {r.partition}: producer {r.producer}'s batch (epoch {r.producer_epoch}, sequence "
+                f"{r.base_sequence}) acknowledged at offset {r.base_offset}, where the log holds "
+                f"{'nothing' if e is None else ','.join(record_label(x) for x in e.records) or 'a control batch'}"
+            )
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _acks_in_log(network: tuple[net.Envelope, ...], partitions: tuple[PartitionLeader, ...]) -> bool:
+    return not _misplaced_acks(network, partitions)
+
+
+def acknowledged_offset_in_log(s: SystemState) -> bool:
+    """Every successful ProduceResponse names the offset where its batch is in the log."""
+    return _acks_in_log(s.network, s.partitions)
+
+
+# -- healthy_producer_not_failed ------------------------------------------------------------
+
+
+def _unhealthy(s: SystemState) -> list[str]:
+    if any(s.faults_used):
+        return []
+    out = [f"record {record_label(r)} failed" for r in s.ghost.failed]
+    out += [
+        f"producer {i} bumped its epoch to {p.producer_epoch}"
+        for i, p in enumerate(s.producers)
+        if p.producer_epoch > 0 or p.epoch_bump_required
+    ]
+    out += [
+        f"the leader answered {env.body.error} to producer {env.body.producer}"
+        for env in s.network
+        if isinstance(env.body, ProduceResponse) and env.body.error != Errors.NONE
+    ]
+    return out
+
+
+def healthy_producer_not_failed(s: SystemState) -> bool:
+    """In a run without faults, no send fails, no epoch is bumped and the leader returns no error."""
+    return not _unhealthy(s)
 
 
 #: Properties about producer ids, epochs and sequences: vacuous for a producer configured without
@@ -183,14 +262,16 @@ def idempotence_properties(sequence_space: int, idempotent: bool = True) -> tupl
     A scenario whose producer is configured with ``enable.idempotence=false`` (``idempotent=False``) keeps the
     properties Kafka's users rely on (no duplicate, no loss, order -- each may be *permitted* there) and drops
     :data:`SEQUENCE_PROPERTIES`, whose partners could never fire; ``no_duplicate_append`` then needs no
-    duplicate-check partner (a retry that lands twice is what it judges).  A weakened variant that forces
+    duplicate-check partner (a retry that lands twice is what it judges), and ``acknowledged_offset_in_log``
+    is exercised by any acknowledgement.  A weakened variant that forces
     idempotence off (``no_idempotence``) runs on idempotent scenarios and keeps them all.
     """
     props = _idempotence_properties(sequence_space)
     if idempotent:
         return props
+    partners = {"no_duplicate_append": (), "acknowledged_offset_in_log": ("record_acknowledged",)}
     return tuple(
-        replace(p, partners=()) if p.name == "no_duplicate_append" else p
+        replace(p, partners=partners[p.name]) if p.name in partners else p
         for p in props
         if p.name not in SEQUENCE_PROPERTIES
     )
@@ -256,6 +337,31 @@ def _properties(
             predicate=table_predicate,
             partners=("epoch_bumped",),
             explain=table_explain,
+        ),
+        Property(
+            name="acknowledged_offset_in_log",
+            expectation=Expectation.ALWAYS,
+            fact="A successful ProduceResponse carries the base offset of the producer's batch in the log -- for a "
+            "retry recognised as a duplicate, the offset of the original append (RecordMetadata.offset()).",
+            source="``UnifiedLog.analyzeAndValidateProducerState`` (a duplicate returns the cached batch's offset); "
+            "``ProduceResponse.PartitionResponse.baseOffset``",
+            catches="a duplicate answered with the log end or no offset, a response for another batch",
+            predicate=acknowledged_offset_in_log,
+            partners=("retry_deduplicated",),
+            explain=lambda s: "; ".join(_misplaced_acks(s.network, s.partitions)),
+        ),
+        Property(
+            name="healthy_producer_not_failed",
+            expectation=Expectation.ALWAYS,
+            fact="In a run without faults every send succeeds: the leader answers each produce request NONE, no "
+            "record fails and no producer bumps its epoch (KIP-360 bumps only after a lost or expired sequence).",
+            source="KIP-98 §Idempotent producer; ``ProducerAppendInfo.checkSequence`` / ``checkProducerEpoch`` "
+            "accept a well-behaved producer's batches; ``TransactionManager.handleFailedBatch``",
+            catches="a leader that rejects an in-order batch (wrong expected sequence, epoch comparison reversed), "
+            "a client that fails or re-stamps a batch that was acknowledged",
+            predicate=healthy_producer_not_failed,
+            partners=("record_acknowledged",),
+            explain=lambda s: "; ".join(_unhealthy(s)),
         ),
         Property(
             name="retry_deduplicated",

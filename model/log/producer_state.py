@@ -115,7 +115,7 @@ def _duplicate_offset(
 ) -> int:
     """Step 0: the offset of a cached batch with the same epoch and sequences, else -1."""
     if entry is not None and entry.producer_epoch == producer_epoch:
-        for meta in entry.batches[-flags.duplicate_window :]:
+        for meta in entry.batches:
             if meta.first_seq == first_seq and meta.last_seq == last_seq:
                 return meta.offset
     return -1
@@ -189,9 +189,12 @@ def append_batch(
     offset: int,
     flags: ProtocolFlags,
 ) -> ProducerStateEntry:
-    """The entry after appending a batch (``ProducerAppendInfo.appendDataBatch``)."""
+    """The entry after appending a batch (``ProducerAppendInfo.appendDataBatch``, ``ProducerStateEntry.addBatch``).
+
+    A new epoch clears the cached batches; the cache keeps the newest ``flags.duplicate_window``
+    (``NUM_BATCHES_TO_RETAIN``), so :func:`_duplicate_offset` scans all of it.
+    """
     meta = BatchMetadata(first_seq, last_seq, offset)
     if entry is None or entry.producer_epoch != producer_epoch:
         return ProducerStateEntry(producer_id, producer_epoch, (meta,))
-    kept = entry.batches[-(flags.duplicate_window - 1) :] if flags.duplicate_window > 1 else ()
-    return entry._replace(batches=kept + (meta,))
+    return entry._replace(batches=(*entry.batches, meta)[-flags.duplicate_window :])
