@@ -130,20 +130,17 @@ def _explain_order(s: SystemState) -> str:
 # -- sequence_table_consistent -------------------------------------------------------------
 
 
-#: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: the leader caches the metadata of a producer's last five batches.
-NUM_BATCHES_TO_RETAIN = 5
-
-
-def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
+def _table_problems(leader: PartitionLeader, space: int, expiry: bool = False) -> list[str]:
+    """What is wrong with ``leader``'s producer state and its log; ``expiry``: ids may have been expired."""
     problems: list[str] = []
-    for stored in leader.producers:
+    for held in leader.producers:
         # No transactional batch is ever written here: an entry with an open transaction (or a marker's coordinator
         # epoch) would hold the last stable offset below the high watermark, and read_committed consumers would never
         # see the producer's records (``ProducerStateEntry.currentTxnFirstOffset``, ``UnifiedLog.lastStableOffset``).
-        if stored.current_txn_first_offset >= 0 or stored.coordinator_epoch >= 0:
+        if held.current_txn_first_offset >= 0 or held.coordinator_epoch >= 0:
             problems.append(
-                f"pid {stored.producer_id}: open transaction at offset {stored.current_txn_first_offset} "
-                f"(coordinator epoch {stored.coordinator_epoch}) without any transactional batch"
+                f"pid {held.producer_id}: open transaction at offset {held.current_txn_first_offset} "
+                f"(coordinator epoch {held.coordinator_epoch}) without any transactional batch"
             )
     by_pid: dict[int, list[tuple[int, LogEntry]]] = {}
     for offset, e in enumerate(leader.log):
@@ -164,6 +161,8 @@ def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
             prev = e
         stored = leader.entry(pid)
         last = entries[-1][1]
+        if stored is None and expiry:
+            continue  # producer.id.expiration.ms dropped it; the log keeps its batches
         if stored is None or stored.producer_epoch != last.producer_epoch:
             problems.append(
                 f"pid {pid}: stored epoch {stored and stored.producer_epoch} != last batch's {last.producer_epoch}"
@@ -174,18 +173,15 @@ def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
             BatchMetadata(e.base_sequence, next_sequence(e.base_sequence, len(e.records) - 1, space), o)
             for o, e in tail
         )
-        if stored.batches != implied[-NUM_BATCHES_TO_RETAIN:]:
-            problems.append(
-                f"pid {pid}: cached batches {stored.batches} are not the last {NUM_BATCHES_TO_RETAIN} of its epoch "
-                f"in the log {implied}"
-            )
+        if not stored.batches or stored.batches != implied[-len(stored.batches) :]:
+            problems.append(f"pid {pid}: cached batches {stored.batches} do not match the log")
     return problems
 
 
-def _all_table_problems(s: SystemState, space: int) -> list[str]:
+def _all_table_problems(s: SystemState, space: int, expiry: bool) -> list[str]:
     out: list[str] = []
     for q, leader in enumerate(s.partitions):
-        out.extend(f"partition {q}: {p}" for p in _table_problems(leader, space))
+        out.extend(f"partition {q}: {p}" for p in _table_problems(leader, space, expiry))
     return out
 
 
@@ -256,7 +252,9 @@ SEQUENCE_PROPERTIES = frozenset(
 )
 
 
-def idempotence_properties(sequence_space: int, idempotent: bool = True) -> tuple[Property, ...]:
+def idempotence_properties(
+    sequence_space: int, idempotent: bool = True, producer_id_expiration: bool = False
+) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
     A scenario whose producer is configured with ``enable.idempotence=false`` (``idempotent=False``) keeps the
@@ -265,8 +263,10 @@ def idempotence_properties(sequence_space: int, idempotent: bool = True) -> tupl
     duplicate-check partner (a retry that lands twice is what it judges), and ``acknowledged_offset_in_log``
     is exercised by any acknowledgement.  A weakened variant that forces
     idempotence off (``no_idempotence``) runs on idempotent scenarios and keeps them all.
+    ``producer_id_expiration``: the leaders may expire producer ids, so a producer id with batches in the
+    log may have no entry (``sequence_table_consistent`` then judges the entries that exist).
     """
-    props = _idempotence_properties(sequence_space)
+    props = _idempotence_properties(sequence_space, producer_id_expiration)
     if idempotent:
         return props
     partners = {"no_duplicate_append": (), "acknowledged_offset_in_log": ("record_acknowledged",)}
@@ -277,18 +277,18 @@ def idempotence_properties(sequence_space: int, idempotent: bool = True) -> tupl
     )
 
 
-def _idempotence_properties(sequence_space: int) -> tuple[Property, ...]:
+def _idempotence_properties(sequence_space: int, expiry: bool) -> tuple[Property, ...]:
 
     @lru_cache(maxsize=65536)
     def consistent(partitions: tuple[PartitionLeader, ...]) -> bool:
-        return not any(_table_problems(leader, sequence_space) for leader in partitions)
+        return not any(_table_problems(leader, sequence_space, expiry) for leader in partitions)
 
     def sequence_table_consistent(s: SystemState) -> bool:
         """Per producer id: non-decreasing epochs, gapless sequences, table matches log."""
         return consistent(s.partitions)
 
     def explain_table(s: SystemState) -> str:
-        return "; ".join(_all_table_problems(s, sequence_space))
+        return "; ".join(_all_table_problems(s, sequence_space, expiry))
 
     return (*_properties(sequence_table_consistent, explain_table), *idempotence_progress_properties())
 

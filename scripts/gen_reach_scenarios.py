@@ -40,6 +40,9 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_acks0",
         "reach_idempotence_reorder_restart",
         "reach_idempotence_epoch_exhaustion",
+        "reach_idempotence_window",
+        "reach_idempotence_replication",
+        "reach_idempotence_expiry",
     }
 )
 
@@ -113,6 +116,54 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
         "broker": {"max_producer_epoch": 1},
         "faults": {"batch_expiry": 2, "request_timeout": 1, "leader_restart": 1, "total": 2},
+    },
+    "window": {
+        "text": "an idempotent producer with five requests in flight, as many as the leader caches batches per "
+        "producer (max.in.flight.requests.per.connection <= 5 = NUM_BATCHES_TO_RETAIN, KAFKA-5494): a reset "
+        "connection makes it resend all five after the leader appended them, so the oldest retry is recognised "
+        "only if all five are still cached; a batch may expire, a message be duplicated, the leader fail over.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 5},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 5},
+        "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
+    },
+    "replication": {
+        "text": "acks=all answered only after a separate replication step (the produce purgatory, "
+        "DelayedProduce): the leader can fail over with batches appended but not replicated, the new leader "
+        "rebuilds the producer state from the log it kept (ProducerStateManager.truncateAndReload), and a "
+        "retry can reach the leader before its original is acknowledged (a duplicate that waits for the same "
+        "high watermark). Connections reset, requests time out, batches expire, messages are duplicated.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"separate_replication": True},
+        "faults": {
+            "drop": 1,
+            "duplicate": 1,
+            "request_timeout": 1,
+            "batch_expiry": 1,
+            "leader_restart": 1,
+            "total": 2,
+        },
+    },
+    "expiry": {
+        "text": "the leader's producer.id.expiration.ms drops the state of an idle producer id (a protocol "
+        "step, not a fault): the producer's next batch continues at its sequence and must be accepted as "
+        "from an unknown producer (KIP-360, KAFKA-8710); the producer may restart (its old id expires too), "
+        "a batch expire, a connection reset, a message be duplicated, the leader fail over and rebuild the "
+        "producer state from its log.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"producer_id_expiration": True},
+        "faults": {
+            "drop": 1,
+            "duplicate": 1,
+            "batch_expiry": 1,
+            "leader_restart": 1,
+            "producer_restart": 1,
+            "total": 1,
+        },
     },
 }
 

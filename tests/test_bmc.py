@@ -179,6 +179,8 @@ _UNENCODED = {
     "idempotence_batches": "batches of several records",
     "reach_idempotence_acks0": "acks=0",
     "reach_idempotence_reorder_restart": "ReorderMessage",
+    "reach_idempotence_replication": "separate_replication",
+    "reach_idempotence_expiry": "producer_id_expiration",
 }
 
 

@@ -86,6 +86,10 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "batches of several records (records_per_batch) are not encoded"
     if model.flags.defer_bump_until_resolved:
         return False, "defer_bump_until_resolved (the KAFKA-14034 fix) is not encoded"
+    if model.config.separate_replication:
+        return False, "separate_replication (acks=all answered after a ReplicatePartition step) is not encoded"
+    if model.config.producer_id_expiration:
+        return False, "producer_id_expiration (ExpireProducerState) is not encoded"
     return True, ""
 
 

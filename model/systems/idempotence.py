@@ -13,8 +13,10 @@ Protocol steps
     ``InitProducerId(producer)``, ``Send(producer)`` (the application hands the
     next record to the client; record ``n`` goes to partition ``n mod
     partitions``), ``SendProduce(producer, partition)`` (the Sender drains a
-    batch), ``BumpEpoch(producer)``, ``Deliver(envelope)``,
-    ``ReplicatePartition(partition)`` (acks=1 only).
+    batch), ``BumpEpoch(producer)``, ``ResolveSequence(producer, partition)``, ``Deliver(envelope)``,
+    ``ReplicatePartition(partition)`` (acks=1, or acks=all with ``separate_replication``),
+    ``ExpireProducerState(partition, producer_id)`` (``producer.id.expiration.ms`` on the leader, with
+    ``producer_id_expiration``).
 
 Faults (budgeted)
     ``DropMessage(envelope)`` (a connection reset: everything in flight on the
@@ -37,6 +39,7 @@ from keos.model.clients import producer as prod
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
+from keos.model.log.producer_expiry import expire_producer
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags, Variant
 
@@ -74,6 +77,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "ResolveSequence": ("producer", "partition"),
     "Deliver": ("message",),
     "ReplicatePartition": ("partition",),
+    "ExpireProducerState": ("partition", "producer_id"),
     "DropMessage": ("message",),
     "DuplicateMessage": ("message",),
     "ReorderMessage": ("message",),
@@ -98,9 +102,10 @@ FAULT_OF_ACTION = {
 #: Index into ``faults_used`` of each fault action kind, and its event label.
 _FAULT_INDEX = {kind: FAULT_KINDS.index(fault) for kind, fault in FAULT_OF_ACTION.items()}
 _FAULT_EVENT = tuple(f"fault:{k}" for k in FAULT_KINDS)
-#: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope.
+#: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope, 3 = producer id.
 _ARG_SPECS = {
-    kind: tuple({"producer": 0, "partition": 1, "message": 2}[n] for n in names) for kind, names in ACTION_ARGS.items()
+    kind: tuple({"producer": 0, "partition": 1, "message": 2, "producer_id": 3}[n] for n in names)
+    for kind, names in ACTION_ARGS.items()
 }
 
 
@@ -150,6 +155,12 @@ class SystemConfig:
     flags: ProtocolFlags = field(default_factory=ProtocolFlags)
     max_producer_epoch: int = 32767
     sequence_space: int = KAFKA_SEQUENCE_SPACE
+    #: acks=all responses wait for a separate ``ReplicatePartition`` step (``DelayedProduce``), so a leader
+    #: can fail over with batches appended but not replicated (``model.log.partition.handle_produce``).
+    separate_replication: bool = False
+    #: ``producer.id.expiration.ms``: a leader may drop the state of a producer id that has nothing outstanding on
+    #: the partition (``ExpireProducerState``, a protocol step: idleness is not a fault).
+    producer_id_expiration: bool = False
 
 
 @codec.record
@@ -256,10 +267,17 @@ class KafkaSystem:
         heads = net.channel_heads(state.network)
         for env in heads:
             out.append(Action("Deliver", (env,)))
-        if cfg.acks == "1":
+        if cfg.acks == "1" or self.config.separate_replication:
             for q, leader in enumerate(state.partitions):
                 if leader.high_watermark < len(leader.log):
                     out.append(Action("ReplicatePartition", (q,)))
+        if self.config.producer_id_expiration:
+            for q, leader in enumerate(state.partitions):
+                out.extend(
+                    Action("ExpireProducerState", (q, e.producer_id))
+                    for e in leader.producers
+                    if _producer_idle(state, q, e.producer_id)
+                )
         used = state.faults_used
         if sum(used) >= self.config.faults.total:
             return out
@@ -328,7 +346,10 @@ class KafkaSystem:
             elif kind == 1:
                 if type(value) is not int or not 0 <= value < topo.partitions:
                     return False
-            elif not isinstance(value, net.Envelope):
+            elif kind == 2:
+                if not isinstance(value, net.Envelope):
+                    return False
+            elif type(value) is not int:
                 return False
         return True
 
@@ -390,7 +411,9 @@ class KafkaSystem:
         body = env.body
         if isinstance(body, ProduceRequest):
             leader = s.partitions[body.partition]
-            leader, response, events = part.handle_produce(leader, body, self.producer_config.acks, self.flags)
+            leader, response, events = part.handle_produce(
+                leader, body, self.producer_config.acks, self.flags, self.config.separate_replication
+            )
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
             s = SystemState(
@@ -436,10 +459,23 @@ class KafkaSystem:
         )
 
     def _replicate(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
-        leader = part.replicate(s.partitions[q])
-        if leader is None:
+        replicated = part.replicate(s.partitions[q])
+        if replicated is None:
             return None
-        return s._replace(partitions=_replace_at(s.partitions, q, leader)), ("replicate",)
+        leader, released = replicated
+        network = s.network + tuple(net.Envelope(BROKER, f"p{r.producer}", r.connection, r) for r in released)
+        return s._replace(partitions=_replace_at(s.partitions, q, leader), network=network), ("replicate",)
+
+    def _expire_producer_state(
+        self, s: SystemState, q: int, producer_id: int
+    ) -> tuple[SystemState, tuple[str, ...]] | None:
+        if not self.config.producer_id_expiration or not _producer_idle(s, q, producer_id):
+            return None
+        result = expire_producer(s.partitions[q], producer_id)
+        if result is None:
+            return None
+        leader, events = result
+        return s._replace(partitions=_replace_at(s.partitions, q, leader)), events
 
     # -- handlers: faults ----------------------------------------------------------------------
 
@@ -513,6 +549,7 @@ class KafkaSystem:
         "ResolveSequence": _resolve_sequence,
         "Deliver": _deliver,
         "ReplicatePartition": _replicate,
+        "ExpireProducerState": _expire_producer_state,
         "DropMessage": _drop,
         "DuplicateMessage": _duplicate,
         "ReorderMessage": _reorder,
@@ -569,6 +606,24 @@ class KafkaSystem:
             "producer": {f.name: getattr(self.producer_config, f.name) for f in fields(self.producer_config)},
             "faults": cfg.faults.to_json(),
         }
+
+
+def _producer_idle(s: SystemState, q: int, producer_id: int) -> bool:
+    """Whether ``producer_id`` has nothing outstanding on partition ``q``: the precondition of its expiry.
+
+    ``producer.id.expiration.ms`` (a day by default) is far above ``delivery.timeout.ms`` (two minutes), so
+    when a leader expires a producer id every batch the producer sent to the partition before it fell idle
+    has long been acknowledged or failed: no client batch of the partition is sequenced under that id and
+    no request of it is on the wire (``ProducerStateManager.removeExpiredProducers``; the model has no clock).
+    """
+    for env in s.network:
+        body = env.body
+        if isinstance(body, ProduceRequest) and body.producer_id == producer_id and body.partition == q:
+            return False
+    for p in s.producers:
+        if p.producer_id == producer_id and any(b.partition == q and b.has_sequence for b in p.batches):
+            return False
+    return True
 
 
 def format_value(value: Any) -> str:
