@@ -364,6 +364,28 @@ def _properties(
             explain=lambda s: "; ".join(_unhealthy(s)),
         ),
         Property(
+            name="failed_sends_explained",
+            expectation=Expectation.ALWAYS,
+            fact="A record fails only when Kafka's producer gives up on it: delivery.timeout.ms expired its batch, "
+            "its retries are spent, or the leader answered an error the producer does not retry -- never while "
+            "retries remain for a retriable error (OUT_OF_ORDER_SEQUENCE_NUMBER included, KIP-360).",
+            source="``Sender.completeBatch``/``canRetry``/``failBatch``; ``TransactionManager.canRetry`` (Kafka 3.9); "
+            "KIP-91 (delivery.timeout.ms)",
+            catches="a client that fails a batch with retries left (a retry count off by one, an error class "
+            "treated as fatal), or fails a batch whose request was merely re-sent",
+            predicate=lambda s: not s.ghost.unexplained_failures,
+            partners=("record_failed",),
+            explain=lambda s: "; ".join(s.ghost.unexplained_failures),
+        ),
+        Property(
+            name="record_failed",
+            expectation=Expectation.SOMETIMES,
+            fact="The application saw a record fail.",
+            source="reachability",
+            catches="reachability of failed sends",
+            predicate=lambda s: bool(s.ghost.failed),
+        ),
+        Property(
             name="retry_deduplicated",
             expectation=Expectation.SOMETIMES,
             fact="A retried or duplicated batch reached the leader and was recognised as a duplicate.",

@@ -43,6 +43,7 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_window",
         "reach_idempotence_replication",
         "reach_idempotence_expiry",
+        "reach_idempotence_retries",
     }
 )
 
@@ -83,20 +84,21 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
     "acks1": {
         "text": "a producer without idempotence, acks=1, two requests in flight: the leader acknowledges before "
         "replication (ReplicatePartition is a separate step), fails over and loses the acknowledged record, "
-        "and a retry duplicates it. Loss and duplicates are what Kafka promises not to prevent here "
+        "a retry duplicates it, or delivery.timeout.ms fails a batch. Loss and duplicates are what Kafka promises not to prevent here "
         "(permitted); order and the sequence table are still checked.",
         "permitted": ["no_acked_loss", "no_duplicate_append", "per_partition_order"],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 2},
         "producer": {"enable_idempotence": False, "acks": "1", "retries": 1, "max_in_flight": 2},
-        "faults": {"drop": 1, "leader_restart": 1, "request_timeout": 1, "total": 1},
+        "faults": {"drop": 1, "leader_restart": 1, "request_timeout": 1, "batch_expiry": 1, "total": 1},
     },
     "acks0": {
         "text": "a producer without idempotence and acks=0: a batch counts as sent once it is on the wire, "
-        "the leader answers nothing, a reset connection loses it (permitted: acks=0 promises nothing).",
+        "the leader answers nothing, a reset connection loses it (permitted: acks=0 promises nothing), "
+        "or delivery.timeout.ms fails it before it is written.",
         "permitted": ["no_acked_loss"],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 2},
         "producer": {"enable_idempotence": False, "acks": "0", "retries": 1, "max_in_flight": 2},
-        "faults": {"drop": 1, "leader_restart": 1, "total": 1},
+        "faults": {"drop": 1, "leader_restart": 1, "batch_expiry": 1, "total": 1},
     },
     "reorder_restart": {
         "text": "an idempotent producer with two requests in flight whose messages may be reordered on the "
@@ -126,6 +128,16 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 5},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 5},
         "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
+    },
+    "retries": {
+        "text": "an idempotent producer that may retry a batch twice: a request times out while the batch ahead "
+        "of it expires in flight, so the retry overtakes it on a new connection and is answered "
+        "OUT_OF_ORDER_SEQUENCE_NUMBER while retries remain (retried, KIP-360 bump when no earlier batch explains "
+        "the gap: TransactionManager.canRetry); connections reset, the leader fails over.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 2, "max_in_flight": 2},
+        "faults": {"drop": 1, "request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 2},
     },
     "replication": {
         "text": "acks=all answered only after a separate replication step (the produce purgatory, "

@@ -936,12 +936,14 @@ class Encoding:
             failing = z3.And(hit, z3.Not(ok))
             if self.idem:
                 expected = self._next_seq(S[f"p{i}.q{q}.la"])
-                ooo_retry = z3.And(failing, ooo, bseq != expected, can_retry)
-                ooo_fail = z3.And(failing, ooo, z3.Not(z3.And(bseq != expected, can_retry)))
+                ooo_retry = z3.And(failing, ooo, can_retry)
+                ooo_fail = z3.And(failing, ooo, z3.Not(can_retry))
+                # canRetry requests a bump for a real gap (the next sequence); handleFailedBatch always does
+                ooo_bump = z3.And(failing, ooo, z3.Or(z3.Not(can_retry), bseq == expected))
                 T[f"p{i}.b{n}.on"] = z3.And(T[f"p{i}.b{n}.on"], z3.Not(ooo_fail))
                 T[f"fail{i}.{n}"] = z3.Or(T[f"fail{i}.{n}"], ooo_fail)
-                T[f"p{i}.bump"] = z3.Or(T[f"p{i}.bump"], ooo_fail)
-                T[f"p{i}.q{q}.rw"] = z3.Or(T[f"p{i}.q{q}.rw"], ooo_fail)
+                T[f"p{i}.bump"] = z3.Or(T[f"p{i}.bump"], ooo_bump)
+                T[f"p{i}.q{q}.rw"] = z3.Or(T[f"p{i}.q{q}.rw"], ooo_bump)
                 rest = z3.And(failing, z3.Not(ooo))
             else:
                 ooo_retry = z3.BoolVal(False)

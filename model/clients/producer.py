@@ -17,12 +17,15 @@ What the model keeps of the client (``RecordAccumulator``, ``Sender``,
   cannot overtake.
 * **Responses** (``Sender.completeBatch``, ``TransactionManager.canRetry`` /
   ``handleFailedBatch``, ``Sender.java``, ``TransactionManager.java``):
-  NONE and DUPLICATE_SEQUENCE_NUMBER complete the batch; OUT_OF_ORDER_SEQUENCE_NUMBER
-  is retried when an earlier batch of the partition is still unresolved (the
-  error is then a consequence of that batch), otherwise the batch fails and an
-  idempotent producer bumps its epoch locally and restarts the partition's
-  sequences at 0 (KIP-360); INVALID_PRODUCER_EPOCH fails the batch; retriable
-  errors are retried while ``retries`` allow.
+  NONE and DUPLICATE_SEQUENCE_NUMBER complete the batch; an idempotent
+  producer retries OUT_OF_ORDER_SEQUENCE_NUMBER while ``retries`` allow, and
+  when the batch is the next one after the last acknowledged sequence (no
+  earlier batch explains the gap) it also requests an epoch bump, which
+  re-stamps it from sequence 0 before it is resent (KIP-360,
+  ``TransactionManager.canRetry``); once its retries are spent the batch fails
+  and the bump is requested all the same (``handleFailedBatch``).
+  INVALID_PRODUCER_EPOCH fails the batch; other retriable errors are retried
+  while ``retries`` allow.
 * **Timeouts.**  ``request.timeout.ms`` closes the connection: every in-flight
   request fails and its batch is retried on a new connection (the old request
   may still reach the broker).  ``delivery.timeout.ms`` fails a batch; if it
@@ -290,8 +293,12 @@ def handle_produce_response(
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers.
 
-    An OUT_OF_ORDER_SEQUENCE_NUMBER that fails the batch requests an epoch bump
-    at once (``TransactionManager.handleFailedBatch``, Kafka 3.9), which
+    OUT_OF_ORDER_SEQUENCE_NUMBER (``Sender.completeBatch``, ``TransactionManager.canRetry``, Kafka 3.9):
+    with retries left the batch is retried; if it is the next sequence after
+    the last acknowledged one, no earlier batch explains the error, so an
+    epoch bump is requested too (``requestEpochBumpForPartition``) and the
+    bump re-stamps the batch before it is resent.  With its retries spent the
+    batch fails and the bump is requested at once (``handleFailedBatch``), which
     re-stamps the partition's other outstanding batches from sequence 0 even if
     an earlier attempt of one was written: KAFKA-14034.  With ``defer_bump``
     (the fix proposed there) the partition's sequence is marked unresolved
@@ -320,8 +327,13 @@ def handle_produce_response(
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and config.enable_idempotence:
         entry = p.partitions[b.partition]
         expected = next_sequence(entry.last_acked_sequence, 1, sequence_space)
-        if b.base_sequence != expected and can_retry:
-            return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
+        if can_retry:
+            p = p._replace(batches=_set(p.batches, i, retry))
+            if b.base_sequence != expected:
+                return Outcome(p, events=(*events, "retry"))
+            p = p._replace(epoch_bump_required=True)
+            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
+            return Outcome(p, events=(*events, "retry", "epoch_bump_requested"))
         if defer_bump and entry.producer_epoch == b.producer_epoch:
             p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
             p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))

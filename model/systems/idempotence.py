@@ -40,6 +40,7 @@ from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expire_producer
+from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags, Variant
 
@@ -165,10 +166,40 @@ class SystemConfig:
 
 @codec.record
 class Ghost(NamedTuple):
-    """History kept only for checking: which records the application saw complete."""
+    """History kept only for checking: which records the application saw complete.
+
+    ``unexplained_failures``: records the client failed although Kafka's producer would not have given up
+    on them yet (:func:`unexplained_failures`); recorded only when that happens, so the state space of a
+    correct model does not grow.
+    """
 
     acked: tuple[int, ...] = ()
     failed: tuple[int, ...] = ()
+    unexplained_failures: tuple[str, ...] = ()
+
+
+#: Errors Kafka's idempotent producer does not retry (``Sender.canRetry``: not a ``RetriableException``, and not
+#: OUT_OF_ORDER_SEQUENCE_NUMBER, which ``TransactionManager.canRetry`` retries for an idempotent producer).
+NON_RETRIABLE_PRODUCE_ERRORS = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.INVALID_RECORD, *AUTHORIZATION_ERRORS})
+
+
+def unexplained_failures(
+    before: prod.Producer, failed: tuple[int, ...], retries: int, error: str | None = None
+) -> tuple[str, ...]:
+    """Labels for the records of ``failed`` that Kafka's producer would not have failed yet.
+
+    ``Sender.completeBatch`` / ``failBatch`` and ``expireBatches``: a batch fails when ``delivery.timeout.ms``
+    expires it (the caller does not ask then), when its retries are spent, or on an error the producer does not
+    retry (``error``, the response's, :data:`NON_RETRIABLE_PRODUCE_ERRORS`).
+    """
+    out: list[str] = []
+    for r in failed:
+        batch = next((b for b in before.batches if r in b.records), None)
+        if batch is not None and (batch.attempts > retries or error in NON_RETRIABLE_PRODUCE_ERRORS):
+            continue
+        why = f"after {batch.attempts} attempt(s) of {retries + 1}" if batch is not None else "not in a batch"
+        out.append(f"{prod.record_label(r)} failed {why}" + (f" on {error}" if error else ""))
+    return tuple(out)
 
 
 @codec.record
@@ -434,7 +465,7 @@ class KafkaSystem:
             outcome = prod.handle_produce_response(
                 s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
             )
-            return self._apply_outcome(s, i, outcome), outcome.events
+            return self._apply_outcome(s, i, outcome, body.error), outcome.events
         return None
 
     def _complete_acks0(self, s: SystemState, request: ProduceRequest) -> SystemState:
@@ -445,10 +476,20 @@ class KafkaSystem:
         ghost = s.ghost._replace(acked=_insert_sorted(s.ghost.acked, request.records))
         return s._replace(producers=_replace_at(s.producers, request.producer, p), ghost=ghost)
 
-    def _apply_outcome(self, s: SystemState, i: int, outcome: prod.Outcome) -> SystemState:
+    def _apply_outcome(
+        self, s: SystemState, i: int, outcome: prod.Outcome, error: str | None = None, expired: bool = False
+    ) -> SystemState:
+        """The state after a client transition of producer ``i``; ``error``: the response it handled, if any;
+        ``expired``: ``delivery.timeout.ms`` failed the batch (always a reason to give up)."""
         ghost = s.ghost
         if outcome.acked or outcome.failed:
-            ghost = Ghost(_insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed))
+            bad = ghost.unexplained_failures
+            if outcome.failed and not expired:
+                retries = self.producer_config.retries
+                bad += unexplained_failures(s.producers[i], outcome.failed, retries, error)
+            ghost = Ghost(
+                _insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed), bad
+            )
         return SystemState(
             _replace_at(s.producers, i, outcome.producer),
             s.partitions,
@@ -519,7 +560,7 @@ class KafkaSystem:
         outcome = prod.expire_batch(s.producers[i], q, self.producer_config)
         if outcome is None:
             return None
-        return self._apply_outcome(s, i, outcome), outcome.events
+        return self._apply_outcome(s, i, outcome, expired=True), outcome.events
 
     def _restart_leader(self, s: SystemState) -> tuple[SystemState, tuple[str, ...]] | None:
         partitions = tuple(part.restart_leader(leader, self.flags) for leader in s.partitions)
