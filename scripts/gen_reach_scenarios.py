@@ -84,8 +84,8 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
     "acks1": {
         "text": "a producer without idempotence, acks=1, two requests in flight: the leader acknowledges before "
         "replication (ReplicatePartition is a separate step), fails over and loses the acknowledged record, "
-        "a retry duplicates it, or delivery.timeout.ms fails a batch. Loss and duplicates are what Kafka promises not to prevent here "
-        "(permitted); order and the sequence table are still checked.",
+        "a retry duplicates it, or delivery.timeout.ms fails a batch. Loss and duplicates are what Kafka "
+        "promises not to prevent here (permitted); order and the sequence table are still checked.",
         "permitted": ["no_acked_loss", "no_duplicate_append", "per_partition_order"],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 2},
         "producer": {"enable_idempotence": False, "acks": "1", "retries": 1, "max_in_flight": 2},
