@@ -44,6 +44,7 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_replication",
         "reach_idempotence_expiry",
         "reach_idempotence_retries",
+        "reach_idempotence_wrap",
     }
 )
 
@@ -138,6 +139,19 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 2, "max_in_flight": 2},
         "faults": {"drop": 1, "request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 2},
+    },
+    "wrap": {
+        "text": "sequences wrap to 0 after 5 (sequence_space = 6 stands for Int.MAX_VALUE + 1, one more than the "
+        "five batches the leader caches, as Kafka's space is far above them): seven records go round once; the "
+        "leader must accept 0 after 5 (ProducerAppendInfo.inSequence), recognise a retry across the wrap and "
+        "not mistake the new batch 0 for the old one. Past the wrap the client's last acknowledged sequence "
+        "stays at the top (TxnPartitionEntry.maybeUpdateLastAckedSequence compares plainly). A connection "
+        "resets, a message is duplicated, a batch expires, or the leader fails over.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 7},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"sequence_space": 6},
+        "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
     },
     "replication": {
         "text": "acks=all answered only after a separate replication step (the produce purgatory, "

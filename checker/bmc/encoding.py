@@ -225,8 +225,8 @@ class Encoding:
         concrete initial state), and the signed bit-vector width holds ``B + 1``
         (the ``x + 1`` a step computes) without overflow.  Constants outside
         the domain are decided statically: with ``sequence_space > 2B + 4`` no
-        reachable sequence wraps (``_next_seq`` is ``+ 1`` and ``_seq_after`` is
-        ``>``, exactly as the modular definitions on ``[-1, B]``), and with
+        reachable sequence wraps (``_next_seq`` is ``+ 1``, exactly as the modular
+        definition on ``[-1, B]``), and with
         ``max_producer_epoch > B`` no bump overflows.  Small sequence spaces and
         epoch limits are kept as constants inside the domain.
         """
@@ -540,12 +540,6 @@ class Encoding:
         if self.bits is not None and self.big_space:
             return seq + 1  # no reachable sequence wraps (see _value_bound)
         return z3.If(seq + 1 >= self.space, seq + 1 - self.space, seq + 1)
-
-    def _seq_after(self, a: Expr, b: Expr) -> Expr:
-        if self.bits is not None and self.big_space:
-            return a > b  # |a - b| < space / 2 for reachable sequences: (a - b) mod space in (0, space/2) iff a > b
-        d = (a - b) % self.space  # on bit-vectors: SMod, the sign of the (positive) divisor, as Python's %
-        return z3.And(d > 0, d < self.space // 2)
 
     def _in_flight(self, S: State, i: int) -> Expr:
         return self._count([z3.And(S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.fl"]) for n in range(self.R)])
@@ -931,11 +925,11 @@ class Encoding:
             T[f"ack{i}.{n}"] = z3.Or(T[f"ack{i}.{n}"], succ)
             if self.idem:
                 la = T[f"p{i}.q{q}.la"]
-                adv = z3.And(succ, T[f"p{i}.q{q}.pe"] == bep, z3.Or(la < 0, self._seq_after(bseq, la)))
+                adv = z3.And(succ, T[f"p{i}.q{q}.pe"] == bep, bseq > la)
                 T[f"p{i}.q{q}.la"] = z3.If(adv, bseq, la)
             failing = z3.And(hit, z3.Not(ok))
             if self.idem:
-                expected = self._next_seq(S[f"p{i}.q{q}.la"])
+                expected = S[f"p{i}.q{q}.la"] + 1
                 ooo_retry = z3.And(failing, ooo, can_retry)
                 ooo_fail = z3.And(failing, ooo, z3.Not(can_retry))
                 # canRetry requests a bump for a real gap (the next sequence); handleFailedBatch always does

@@ -317,7 +317,9 @@ def handle_produce_response(
         entry = p.partitions[b.partition]
         if config.enable_idempotence and entry.producer_epoch == b.producer_epoch:
             last = next_sequence(b.base_sequence, len(b.records) - 1, sequence_space)
-            if entry.last_acked_sequence < 0 or _seq_after(last, entry.last_acked_sequence, sequence_space):
+            # TxnPartitionEntry.maybeUpdateLastAckedSequence compares plainly: past the wrap at Int.MAX_VALUE the
+            # last acknowledged sequence stays at MAX_VALUE until a bump resets the partition (Kafka 3.9)
+            if last > entry.last_acked_sequence:
                 entry = entry._replace(last_acked_sequence=last)
             p = p._replace(partitions=_set(p.partitions, b.partition, entry))
         return Outcome(p, acked=b.records)
@@ -326,7 +328,7 @@ def handle_produce_response(
     events: tuple[str, ...] = (f"client_error:{error}",)
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and config.enable_idempotence:
         entry = p.partitions[b.partition]
-        expected = next_sequence(entry.last_acked_sequence, 1, sequence_space)
+        expected = entry.last_acked_sequence + 1  # isNextSequence: ``sequence - lastAckedSequence == 1``
         if can_retry:
             p = p._replace(batches=_set(p.batches, i, retry))
             if b.base_sequence != expected:
@@ -346,11 +348,6 @@ def handle_produce_response(
     if can_retry:
         return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
     return Outcome(_fail(p, i, config), failed=b.records, events=events)
-
-
-def _seq_after(a: int, b: int, space: int) -> bool:
-    """Whether sequence ``a`` comes after ``b`` (within half the space)."""
-    return 0 < (a - b) % space < space // 2
 
 
 def request_timeout(p: Producer, config: ProducerConfig) -> Outcome | None:
