@@ -175,7 +175,7 @@ def replicate(leader: PartitionLeader) -> tuple[PartitionLeader, tuple[ProduceRe
     Every parked response's batch is below the new high watermark, so all of them are released
     (``DelayedProduce.tryComplete`` once ``highWatermark >= requiredOffset``).
     """
-    if leader.high_watermark == len(leader.log):
+    if leader.high_watermark == len(leader.log):  # no branch: replay/minimise only (actions() checks it)
         return None
     return leader._replace(high_watermark=len(leader.log), pending=()), leader.pending
 

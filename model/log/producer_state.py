@@ -41,6 +41,7 @@ __all__ = [
     "validate_batch",
 ]
 
+
 @record
 class BatchMetadata(NamedTuple):
     """One cached batch: first and last sequence and the base offset."""
@@ -166,7 +167,7 @@ def validate_batch(
     name with ``-1``.
     """
     for step in VALIDATION_STEPS:
-        if step.switch is not None and not getattr(flags, step.switch):
+        if step.switch is not None and not getattr(flags, step.switch):  # no branch: weakened variants only
             continue
         if step.name == "duplicate":
             offset = _duplicate_offset(entry, producer_epoch, first_seq, last_seq, flags)

@@ -195,7 +195,8 @@ def unexplained_failures(
     out: list[str] = []
     for r in failed:
         batch = next((b for b in before.batches if r in b.records), None)
-        if batch is not None and (batch.attempts > retries or error in NON_RETRIABLE_PRODUCE_ERRORS):
+        gave_up = batch is not None and (batch.attempts > retries or error in NON_RETRIABLE_PRODUCE_ERRORS)
+        if gave_up:  # no branch: the other side records a defect (a send failed that Kafka would retry)
             continue
         why = f"after {batch.attempts} attempt(s) of {retries + 1}" if batch is not None else "not in a batch"
         out.append(f"{prod.record_label(r)} failed {why}" + (f" on {error}" if error else ""))
@@ -223,7 +224,13 @@ def _replace_at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
 
 
 class KafkaSystem:
-    """The idempotent-producer system as a :class:`model.interface.Model`."""
+    """The idempotent-producer system as a :class:`model.interface.Model`.
+
+    A handler's guard marked ``no branch: replay/minimise only`` refuses an action :meth:`actions` does not
+    offer in that state: the search only steps offered actions, so only ``keos replay`` of an edited trace and
+    the counterexample minimiser (``checker/minimize.py``) take it (``tests/test_bmc.py`` checks, action by
+    action, that ``step`` refuses exactly what the z3 encoding disables).
+    """
 
     def __init__(
         self,
@@ -235,7 +242,7 @@ class KafkaSystem:
     ) -> None:
         flags = replace(variant.flags, sequence_space=config.sequence_space)
         producer_config = config.producer
-        if flags.force_idempotence_off:
+        if flags.force_idempotence_off:  # no branch: only variant no_idempotence (keos mutants) forces it
             producer_config = ProducerConfig(
                 enable_idempotence=False,
                 acks=producer_config.acks,
@@ -243,7 +250,8 @@ class KafkaSystem:
                 max_in_flight=producer_config.max_in_flight,
             )
         producer_config.validate()
-        if config.topology.records_per_producer >= prod.RECORDS_PER_PRODUCER:
+        too_many = config.topology.records_per_producer >= prod.RECORDS_PER_PRODUCER
+        if too_many:  # no branch: scenarios bound records_per_producer to 64
             raise ModelError(f"records_per_producer must be < {prod.RECORDS_PER_PRODUCER}")
         self.name = name
         self.config = config
@@ -335,15 +343,16 @@ class KafkaSystem:
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = self._HANDLERS.get(action.kind)
-        if handler is None:
+        if handler is None:  # no branch: decoding checks kinds against ACTION_ARGS (replay only)
             return None
         k = _FAULT_INDEX.get(action.kind, -1)
         if k >= 0:
             used = state.faults_used
-            if used[k] >= self._limits[k] or sum(used) >= self.config.faults.total:
+            spent = used[k] >= self._limits[k] or sum(used) >= self.config.faults.total
+            if spent:  # no branch: replay/minimise only
                 return None
         result = handler(self, state, *action.args)
-        if result is None:
+        if result is None:  # no branch: replay/minimise only
             return None
         new_state, events = result
         if k >= 0:
@@ -388,7 +397,8 @@ class KafkaSystem:
 
     def _init_producer_id(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = s.producers[i]
-        if not self.producer_config.enable_idempotence or p.producer_id >= 0 or p.epoch_bump_required:
+        refused = not self.producer_config.enable_idempotence or p.producer_id >= 0 or p.epoch_bump_required
+        if refused:  # no branch: replay/minimise only
             return None
         p = prod.init_producer_id(p, s.next_producer_id)
         return s._replace(producers=_replace_at(s.producers, i, p), next_producer_id=s.next_producer_id + 1), (
@@ -397,7 +407,8 @@ class KafkaSystem:
 
     def _send(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = s.producers[i]
-        if p.next_record >= self.config.topology.records_per_producer:
+        done = p.next_record >= self.config.topology.records_per_producer
+        if done:  # no branch: replay/minimise only
             return None
         q = p.next_record % self.config.topology.partitions
         p = prod.send(p, q, prod.record_id(i, p.next_record), self.config.topology.records_per_batch)
@@ -405,7 +416,7 @@ class KafkaSystem:
 
     def _send_produce(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         drained = prod.drain(s.producers[i], i, q, self.producer_config, self.flags.sequence_space)
-        if drained is None:
+        if drained is None:  # no branch: replay/minimise only
             return None
         p, request = drained
         events: tuple[str, ...] = ("produce",)
@@ -420,24 +431,24 @@ class KafkaSystem:
 
     def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.bump_epoch(s.producers[i], self.config.max_producer_epoch)
-        if p is None:
+        if p is None:  # no branch: replay/minimise only
             return None
         return s._replace(producers=_replace_at(s.producers, i, p)), ("epoch_bump",)
 
     def _resolve_sequence(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         outcome = prod.resolve_sequence(s.producers[i], q)
-        if outcome is None:
+        if outcome is None:  # no branch: replay/minimise only
             return None
         return self._apply_outcome(s, i, outcome), outcome.events
 
     def _deliver(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if not net.is_head(s.network, env):
+        if not net.is_head(s.network, env):  # no branch: replay/minimise only
             return None
         return self._receive(s, env)
 
     def _receive(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
         network = net.remove(s.network, env)
-        if network is None:
+        if network is None:  # no branch: replay/minimise only
             return None
         body = env.body
         if isinstance(body, ProduceRequest):
@@ -459,14 +470,13 @@ class KafkaSystem:
                 s = self._complete_acks0(s, body)
             return s, events
         s = s._replace(network=network)
-        if isinstance(body, ProduceResponse):
-            i = body.producer
-            flags = self.flags
-            outcome = prod.handle_produce_response(
-                s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
-            )
-            return self._apply_outcome(s, i, outcome, body.error), outcome.events
-        return None
+        assert isinstance(body, ProduceResponse)  # the idempotence network carries produce requests and responses only
+        i = body.producer
+        flags = self.flags
+        outcome = prod.handle_produce_response(
+            s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
+        )
+        return self._apply_outcome(s, i, outcome, body.error), outcome.events
 
     def _complete_acks0(self, s: SystemState, request: ProduceRequest) -> SystemState:
         """acks=0: the client counts a batch as done once it is on the wire."""
@@ -487,9 +497,7 @@ class KafkaSystem:
             if outcome.failed and not expired:
                 retries = self.producer_config.retries
                 bad += unexplained_failures(s.producers[i], outcome.failed, retries, error)
-            ghost = Ghost(
-                _insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed), bad
-            )
+            ghost = Ghost(_insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed), bad)
         return SystemState(
             _replace_at(s.producers, i, outcome.producer),
             s.partitions,
@@ -501,7 +509,7 @@ class KafkaSystem:
 
     def _replicate(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         replicated = part.replicate(s.partitions[q])
-        if replicated is None:
+        if replicated is None:  # no branch: replay/minimise only
             return None
         leader, released = replicated
         network = s.network + tuple(net.Envelope(BROKER, f"p{r.producer}", r.connection, r) for r in released)
@@ -510,10 +518,11 @@ class KafkaSystem:
     def _expire_producer_state(
         self, s: SystemState, q: int, producer_id: int
     ) -> tuple[SystemState, tuple[str, ...]] | None:
-        if not self.config.producer_id_expiration or not _producer_idle(s, q, producer_id):
+        allowed = self.config.producer_id_expiration and _producer_idle(s, q, producer_id)
+        if not allowed:  # no branch: replay/minimise only
             return None
         result = expire_producer(s.partitions[q], producer_id)
-        if result is None:
+        if result is None:  # no branch: replay/minimise only
             return None
         leader, events = result
         return s._replace(partitions=_replace_at(s.partitions, q, leader)), events
@@ -521,10 +530,10 @@ class KafkaSystem:
     # -- handlers: faults ----------------------------------------------------------------------
 
     def _drop(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if env not in net.channel_heads(s.network):
+        if env not in net.channel_heads(s.network):  # no branch: replay/minimise only
             return None
         network = net.reset_connection(s.network, env)
-        if network is None:
+        if network is None:  # no branch: replay/minimise only
             return None
         s = s._replace(network=network)
         client = env.src if env.dst == BROKER else env.dst
@@ -540,25 +549,25 @@ class KafkaSystem:
         return self._apply_outcome(s, i, outcome), ("connection_reset",) + outcome.events
 
     def _duplicate(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if env not in net.channel_heads(s.network):
+        if env not in net.channel_heads(s.network):  # no branch: replay/minimise only
             return None
         network = net.duplicate(s.network, env)
         return None if network is None else (s._replace(network=network), ())
 
     def _reorder(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if env not in net.non_heads(s.network):
+        if env not in net.non_heads(s.network):  # no branch: replay/minimise only
             return None
         return self._receive(s, env)
 
     def _request_timeout(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         outcome = prod.request_timeout(s.producers[i], self.producer_config)
-        if outcome is None:
+        if outcome is None:  # no branch: replay/minimise only
             return None
         return self._apply_outcome(s, i, outcome), outcome.events
 
     def _expire_batch(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         outcome = prod.expire_batch(s.producers[i], q, self.producer_config)
-        if outcome is None:
+        if outcome is None:  # no branch: replay/minimise only
             return None
         return self._apply_outcome(s, i, outcome, expired=True), outcome.events
 
