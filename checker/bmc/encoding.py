@@ -88,6 +88,8 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "defer_bump_until_resolved (the KAFKA-14034 fix) is not encoded"
     if model.config.separate_replication:
         return False, "separate_replication (acks=all answered after a ReplicatePartition step) is not encoded"
+    if not model.flags.truncation_rebuilds_producer_state:
+        return False, "truncation_rebuilds_producer_state off (producer state kept across a failover) is not encoded"
     if model.config.producer_id_expiration:
         return False, "producer_id_expiration (ExpireProducerState) is not encoded"
     return True, ""

@@ -163,7 +163,7 @@ def handle_produce(
         error,
         offset,
     )
-    if deferred and offset >= leader.high_watermark:
+    if deferred and offset >= leader.high_watermark and flags.acks_all_waits_for_replication:
         return leader._replace(pending=(*leader.pending, response)), None, (*events, "awaiting_replication")
     return leader, response, events
 
@@ -202,10 +202,11 @@ def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLe
     NOT_LEADER_OR_FOLLOWER; either way the client retries them on the new leader).
     """
     log = leader.log[: leader.high_watermark]
+    rebuilt = rebuild_producer_state(log, flags) if flags.truncation_rebuilds_producer_state else leader.producers
     return PartitionLeader(
         log=log,
         high_watermark=len(log),
-        producers=rebuild_producer_state(log, flags),
+        producers=rebuilt,
         leader_epoch=leader.leader_epoch + 1,
     )
 
