@@ -127,7 +127,9 @@ class TestClientOutcomeProperties:
     def test_a_failure_with_retries_left_is_unexplained(self) -> None:
         p = TestOutOfOrderRetry().producer_with_sent(0)
         assert unexplained_failures(p, (0,), retries=1) != ()
-        assert unexplained_failures(p, (0,), retries=1, error=Errors.INVALID_PRODUCER_EPOCH) == ()
+        assert unexplained_failures(p, (0,), retries=1, error=Errors.INVALID_RECORD) == ()
+        # no other instance holds an idempotent producer's id: a fence can only be its own client's defect
+        assert unexplained_failures(p, (0,), retries=1, error=Errors.INVALID_PRODUCER_EPOCH) != ()
         spent = p._replace(batches=(p.batches[0]._replace(attempts=2),))
         assert unexplained_failures(spent, (0,), retries=1) == ()
 

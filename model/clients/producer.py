@@ -238,11 +238,9 @@ def drain(
     p: Producer, index: int, partition: int, config: ProducerConfig, sequence_space: int
 ) -> tuple[Producer, ProduceRequest] | None:
     """The Sender drains the next batch of ``partition`` into a ProduceRequest."""
-    if not can_drain(p, partition, config):
+    if not can_drain(p, partition, config):  # no branch: replay/minimise only (actions() checks it)
         return None
     i = _sendable_index(p, partition, config)
-    if i < 0:
-        return None
     b = p.batches[i]
     entries = p.partitions
     if config.enable_idempotence and not b.has_sequence:
@@ -278,26 +276,36 @@ def _find_in_flight(p: Producer, resp: ProduceResponse) -> int:
 
 
 def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
-    """Remove a failed batch; a sent, sequenced batch leaves its sequence unresolved."""
+    """Remove a failed batch; a sent, sequenced batch leaves its sequence unresolved.
+
+    Its partition entry is at the batch's epoch: a partition moves to a new epoch only when none of its
+    sequenced batches is outstanding (:func:`_sendable_index`) or by a bump that re-stamps them all.
+    """
     b = p.batches[i]
     p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
     if config.enable_idempotence and b.has_sequence and b.attempts > 0:
         entry = p.partitions[b.partition]
-        if entry.producer_epoch == b.producer_epoch:
-            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
+        p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
     return p
 
 
 def handle_produce_response(
-    p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int, defer_bump: bool = False
+    p: Producer,
+    resp: ProduceResponse,
+    config: ProducerConfig,
+    sequence_space: int,
+    defer_bump: bool = False,
+    transactional: bool = False,
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers.
 
     OUT_OF_ORDER_SEQUENCE_NUMBER (``Sender.completeBatch``, ``TransactionManager.canRetry``, Kafka 3.9):
-    with retries left the batch is retried; if it is the next sequence after
-    the last acknowledged one, no earlier batch explains the error, so an
-    epoch bump is requested too (``requestEpochBumpForPartition``) and the
-    bump re-stamps the batch before it is resent.  With its retries spent the
+    with retries left a batch that is not the next sequence after the last
+    acknowledged one is retried (an earlier batch explains the error); the
+    next one is retried too by an idempotent producer, which also requests an
+    epoch bump (``requestEpochBumpForPartition``) that re-stamps it before it
+    is resent, while a ``transactional`` producer fails it (OUT_OF_ORDER is
+    not a ``RetriableException``; the transaction becomes abortable).  With its retries spent the
     batch fails and the bump is requested at once (``handleFailedBatch``), which
     re-stamps the partition's other outstanding batches from sequence 0 even if
     an earlier attempt of one was written: KAFKA-14034.  With ``defer_bump``
@@ -329,14 +337,13 @@ def handle_produce_response(
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and config.enable_idempotence:
         entry = p.partitions[b.partition]
         expected = entry.last_acked_sequence + 1  # isNextSequence: ``sequence - lastAckedSequence == 1``
-        if can_retry:
-            p = p._replace(batches=_set(p.batches, i, retry))
-            if b.base_sequence != expected:
-                return Outcome(p, events=(*events, "retry"))
-            p = p._replace(epoch_bump_required=True)
+        if can_retry and b.base_sequence != expected:
+            return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=(*events, "retry"))
+        if can_retry and not transactional:  # no branch: needs a lost or reordered first batch (KAFKA-15591)
+            p = p._replace(batches=_set(p.batches, i, retry), epoch_bump_required=True)
             p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
             return Outcome(p, events=(*events, "retry", "epoch_bump_requested"))
-        if defer_bump and entry.producer_epoch == b.producer_epoch:
+        if defer_bump and entry.producer_epoch == b.producer_epoch:  # no branch: variant kafka_14034_fix only
             p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
             p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
             return Outcome(p, failed=b.records, events=(*events, "sequence_unresolved"))
@@ -406,7 +413,7 @@ def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
     from sequence 0 at the new epoch.  At the epoch limit the producer forgets
     its id and must InitProducerId again; batches are then stamped afresh.
     """
-    if not p.epoch_bump_required or p.in_flight:
+    if not p.epoch_bump_required or p.in_flight:  # no branch: replay/minimise only (actions() checks it)
         return None
     connection = p.connection
     if p.producer_epoch + 1 > max_epoch:

@@ -178,9 +178,13 @@ class Ghost(NamedTuple):
     unexplained_failures: tuple[str, ...] = ()
 
 
-#: Errors Kafka's idempotent producer does not retry (``Sender.canRetry``: not a ``RetriableException``, and not
-#: OUT_OF_ORDER_SEQUENCE_NUMBER, which ``TransactionManager.canRetry`` retries for an idempotent producer).
-NON_RETRIABLE_PRODUCE_ERRORS = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.INVALID_RECORD, *AUTHORIZATION_ERRORS})
+#: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
+#: and not OUT_OF_ORDER_SEQUENCE_NUMBER, which ``TransactionManager.canRetry`` retries for an idempotent producer).
+#: INVALID_PRODUCER_EPOCH is left out on purpose: no other instance holds an idempotent producer's id, so only its
+#: own epoch bump could fence it, and the client never lets a batch of an older epoch reach a partition after one
+#: of the newer epoch (``maybeUpdateProducerIdAndEpoch`` waits for the partition's in-flight batches; the bump
+#: re-stamps the partitions it rewrites) -- a batch failed that way is a client defect.
+NON_RETRIABLE_PRODUCE_ERRORS = frozenset({Errors.INVALID_RECORD, *AUTHORIZATION_ERRORS})
 
 
 def unexplained_failures(
