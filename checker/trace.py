@@ -247,6 +247,26 @@ def _describe(model: Model, action: Action) -> str:
         return f"{action.kind}{action.args!r:.120}"
 
 
+def _check_round_trip(model: Model, actions: Sequence[Action]) -> None:
+    """The trace *file* replays too: every action, written as JSON and read back, is the action confirmed.
+
+    ``keos replay`` re-executes the decoded actions, so an action whose encoding loses something (a
+    record read back as another class, a tuple as a list, a field dropped) would make the file a user
+    attaches to a bug report replay differently from the run that confirmed it.  A mismatch is a keos
+    bug (exit 3), never a verdict.
+    """
+    for i, action in enumerate(actions):
+        text = json.dumps(model.action_to_json(action))
+        try:
+            back = model.action_from_json(json.loads(text))
+        except ModelError as exc:
+            raise AssertionError(f"step {i + 1}, {model.format_action(action)}: its JSON does not decode: {exc}") \
+                from None
+        if back != action or type(back.args) is not tuple:
+            raise AssertionError(f"step {i + 1}: {model.format_action(action)} reads back from its JSON as "
+                                 f"{model.format_action(back)}: the trace file would not replay")
+
+
 def make_trace(
     model: Model,
     prop: Property,
@@ -266,6 +286,7 @@ def make_trace(
     result = replay_actions(model, actions, prop, loop_start)
     if not result.confirmed:
         raise AssertionError(f"engine {engine} produced a trace that does not replay: {result.reason}")
+    _check_round_trip(model, actions)
     info = dict(model.describe())
     document = info.pop("scenario_document", None)
     source = str(info.get("scenario_source", ""))

@@ -125,13 +125,13 @@ class Property:
 
     def holds(self, state: Any) -> bool:
         """Evaluate the state predicate (sometimes-event properties: False)."""
-        if self.predicate is None:
+        if self.predicate is None:  # no branch: the explicit search asks only state predicates; replay may not
             return False
         return bool(self.predicate(state))
 
     def matches_event(self, event: str) -> bool:
         """Whether an emitted event witnesses this (event-based) property."""
-        if self.event is None:
+        if self.event is None:  # no branch: the explicit search asks only event properties; bmc and sweep may not
             return False
         if self.event.endswith("*"):
             return event.startswith(self.event[:-1])

@@ -89,7 +89,10 @@ def render_coverage(console: Console, report: Mapping[str, Any], modules: Sequen
                       f"{t['partial_guards']} guards never decided, {t['lines_covered']}/{t['lines']} lines "
                       f"({t['line_percent']}%), {t['modules']} modules", soft_wrap=True)
     secs = sum(float(s.get("seconds") or 0) for s in report["scenarios"].values())
-    console.print(f"{len(report['scenarios'])} scenario(s), {secs:.1f} s of search under coverage", soft_wrap=True)
+    checks = [n for n, s in report["scenarios"].items() if s.get("gate_check")]
+    also = f" and {len(checks)} gate check(s) ({', '.join(checks)})" if checks else ""
+    console.print(f"{len(report['scenarios']) - len(checks)} scenario(s){also}, {secs:.1f} s under coverage",
+                  soft_wrap=True)
 
 
 # -- keos mutate ----------------------------------------------------------------------------------

@@ -597,3 +597,19 @@ def test_a_model_whose_actions_raise_is_a_disagreement() -> None:
     (found,) = result.stats["engine_disagreement"]
     assert found.startswith("actions() raised KeyError") and "after 1 step(s): Send" in found
     assert all(p.verdict is Verdict.UNTESTED for p in result.properties)
+
+
+def test_a_trace_whose_json_reads_back_as_another_action_is_a_keos_bug() -> None:
+    """make_trace confirms the trace *file*: each action written as JSON and read back is the action replayed."""
+    model = stuck_model()
+    prop = next(p for p in model.properties() if p.name == "never_broken")
+
+    class Lossy(GraphModel):
+        def action_from_json(self, data: Any) -> Action:
+            return Action("Fix" if data.get("kind") == "Break" else data["kind"])
+
+    broken = Lossy("lossy", {"init": [("Break", "broken")]}, goal=set())
+    with pytest.raises(AssertionError, match="reads back from its JSON as Fix"):
+        make_trace(broken, prop, [Action("Break")], "explore", "lossy", "kafka")
+    sound = GraphModel("sound", {"init": [("Break", "broken")]}, goal=set())
+    assert make_trace(sound, prop, [Action("Break")], "explore", "sound", "kafka").actions == [Action("Break")]

@@ -104,6 +104,49 @@ def test_operators_on_a_small_module() -> None:
     assert {m.function for m in ms} == {"<module>", "f"}
 
 
+def test_drop_update_forgets_one_state_update() -> None:
+    source = (
+        "def f(md, epoch):\n"
+        "    md = md._replace(producer_epoch=epoch, last_producer_epoch=md.producer_epoch)\n"
+        "    md = md._replace(pending_state='')\n"
+        "    count = count_of(md)\n"
+        "    count = count + 1\n"
+        "    return md, count\n"
+        "TABLE = dict(a=1)._replace(a=2)\n"
+    )
+    ms = [m for m in module_mutants(source, "keos.model.fake", "model/fake.py", CLASSES) if m.operator == "drop_update"]
+    edits = {(m.line, m.replacement) for m in ms}
+    assert (2, "md._replace(last_producer_epoch=md.producer_epoch)") in edits  # one keyword forgotten
+    assert (2, "md._replace(producer_epoch=epoch)") in edits
+    assert (3, "md") in edits  # the only keyword: the call is its receiver
+    assert (5, "pass") in edits  # a rebinding from the old value, removed
+    assert not [m for m in ms if m.line == 4], "a first binding is not an update"
+    assert not [m for m in ms if m.line == 7], "module-level tables are table_entry's, not drop_update's"
+    for m in ms:
+        assert compile(apply_mutant(source, m.module, m.id, CLASSES), "f.py", "exec") is not None
+
+
+def test_no_mutate_keeps_a_whole_statement_out_and_weakened_variants_are_fixtures() -> None:
+    source = (
+        "def observer(old, new):  # no mutate: ghost observer of a property\n"
+        "    return old < new\n"
+        "def handler(x):\n"
+        "    return x < 3\n"
+        "Alias = tuple[str, tuple[int, ...]]\n"
+        "TABLE = (\n"
+        "    Variant(name='kafka', flags=F(check=True)),\n"
+        "    Variant(name='weak', flags=F(check=False), weakened=True, breaks=('p',)),\n"
+        ")\n"
+    )
+    ms = module_mutants(source, "keos.model.fake", "model/fake.py", CLASSES)
+    assert {m.line for m in ms if m.line <= 4} == {4}, "the marked def kept its whole body out"
+    assert not [m for m in ms if m.line == 5], "a type alias is not a table"
+    assert not [m for m in ms if m.line == 8], "a weakened variant is keos mutants' fixture"
+    assert ("constant", 7) in {(m.operator, m.line) for m in ms}  # the protocol's own flags are mutated
+    drops = [m for m in ms if m.operator == "table_entry"]
+    assert len(drops) == 1 and "weak" in drops[0].replacement  # dropping the protocol's entry, not the fixture's
+
+
 def test_stratified_sample_is_deterministic_and_covers_every_module() -> None:
     everything = mu.enumerate_mutants(ROOT, ["model/log/*", "model/protocol/*"])
     modules = {m.path for m in everything}
@@ -135,12 +178,15 @@ def test_exclusion_marks_are_listed_with_their_reason(tmp_path: Path) -> None:
         "    pass\n"
         "while y:  # no branch: runs once at least\n"
         "    pass\n"
-        "z = 1  # pragma: no cover\n", encoding="utf-8")
+        "z = 1  # pragma: no cover\n"
+        "if bad:  # input: a hand-edited trace names an unknown producer\n"
+        "    pass\n", encoding="utf-8")
     got = exclusions(tmp_path, ["m.py"])
     assert [(e["line"], e["kind"], e["reason"]) for e in got] == [
         (1, "unreachable", "the producer always has an id here"),
         (3, "no branch", "runs once at least"),
         (5, "pragma: no cover", "no reason given"),
+        (6, "input", "a hand-edited trace names an unknown producer"),
     ]
 
 
@@ -240,3 +286,26 @@ def test_a_cpu_budget_ends_a_long_mutant_as_timeout(reach: dict[str, Any]) -> No
     job.update(scenarios=["txn_coordinator_faults"], budget_s=0, cpu_budget_s=1)
     row = mu.run_job(job)
     assert row["status"] == "timeout" and "CPU budget" in row["detail"], row
+
+
+def test_a_gate_check_that_is_not_a_scenario_kills_an_assignor_mutant() -> None:
+    """``keos assignors`` is part of the gate: a defect of an assignor is killed there (``@assignors``)."""
+    from keos.checker.reach.gate_checks import run_gate_check
+
+    assert run_gate_check("@assignors").passed
+    m = _find("model/coordinator/group/assignors.py", "relational", "index < extra", ">=")
+    base = {"module": m.module, "file": str(ROOT / m.path), "scenarios": ["@assignors"], "variant": None,
+            "budget_s": 120, "untested_before": {}}
+    row = mu.run_job({**base, "mutant": m.id})
+    assert row["status"] == "killed" and row["kind"] == "gate_check", row
+    assert row["invariant"] == "range:exactly_once" and "assigned to nobody" in row["detail"]
+    assert mu.run_job({**base, "mutant": None})["status"] == "survived"
+
+
+def test_coverage_of_the_gate_counts_keos_assignors(tmp_path: Path) -> None:
+    """The gate's reach includes ``keos assignors``: its context reaches the assignors' lines."""
+    run = measure(["@assignors"], tmp_path)
+    data = run.to_json()
+    assert data["scenarios"]["@assignors"]["gate_check"] and data["scenarios"]["@assignors"]["violated"] == []
+    lines = data["reach"]["model/coordinator/group/assignors.py"]
+    assert any("@assignors" in ctxs for ctxs in lines.values())

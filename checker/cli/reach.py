@@ -89,8 +89,10 @@ def _scenario_refs(args: argparse.Namespace) -> list[str]:
     for ref in args.scenario or ():
         sc = resolve_scenario(ref)
         refs.append(sc.name if ref == sc.name else str(Path(ref).resolve()))
-    if not refs:
-        refs = [n for n, s in builtin_scenarios().items() if s.default]
+    if not refs:  # the gate: its default scenarios and its checks that are not scenarios (keos assignors)
+        from keos.checker.reach.gate_checks import GATE_CHECKS
+
+        refs = [n for n, s in builtin_scenarios().items() if s.default] + list(GATE_CHECKS)
     if args.variant is not None:
         from keos.model.variants import VARIANTS
         from keos.scenarios import build_model
@@ -98,7 +100,8 @@ def _scenario_refs(args: argparse.Namespace) -> list[str]:
         if args.variant not in VARIANTS:
             raise ReachUsageError(f"unknown variant {args.variant!r} (known: {', '.join(sorted(VARIANTS))})")
         for ref in refs:
-            build_model(resolve_scenario(ref), args.variant)
+            if not ref.startswith("@"):
+                build_model(resolve_scenario(ref), args.variant)
     return list(dict.fromkeys(refs))
 
 

@@ -20,6 +20,10 @@ lists every such mark with its reason:
 
 * ``# unreachable: <reason>`` on a line excludes that line (and, on an ``if``/``def``/``else``
   line, the whole clause) from measurement: coverage.py's ``exclude_lines``;
+* ``# input: <reason>`` excludes like ``# unreachable:``, for a different reason: input validation
+  at the model's edge, taken only by a file from outside a search (a hand-written or corrupted trace
+  given to ``keos replay``, a scenario), never by a search the gate runs; the tests of bad input
+  (``tests/test_bad_input.py``) judge it, the gate cannot;
 * ``# no branch: <reason>`` on a branch source line says that one exit cannot happen (a loop that
   always runs, a guard for an impossible state): coverage.py's ``partial_branches``;
 * coverage.py's own ``# pragma: no cover`` / ``# pragma: no branch`` still work but are listed as
@@ -55,15 +59,17 @@ __all__ = [
     "package_root",
 ]
 
-#: ``# unreachable: <reason>``: the line (or clause) is excluded from measurement.
-EXCLUDE_RE = r"#\s*unreachable:"
+#: ``# unreachable: <reason>`` / ``# input: <reason>``: the line (or clause) is excluded from measurement.
+EXCLUDE_RE = r"#\s*(unreachable|input):"
 #: ``# no branch: <reason>``: one exit of this branch source line cannot happen.
 NO_BRANCH_RE = r"#\s*no branch:"
 _MARKS = (
     ("unreachable", re.compile(r"#\s*unreachable:\s*(?P<reason>.*)$")),
+    ("input", re.compile(r"#\s*input:\s*(?P<reason>.*)$")),
     ("no branch", re.compile(r"#\s*no branch:\s*(?P<reason>.*)$")),
     ("pragma: no cover", re.compile(r"#\s*pragma[:\s]?\s*no\s*cover\b(?P<reason>.*)$", re.I)),
     ("pragma: no branch", re.compile(r"#\s*pragma[:\s]?\s*no\s*branch\b(?P<reason>.*)$", re.I)),
+    ("no mutate", re.compile(r"#\s*no mutate:\s*(?P<reason>.*)$")),  # keos mutate's mark, listed here too
 )
 
 IMPORT_CONTEXT = "import"

@@ -4,8 +4,10 @@ Run as ``python -m keos.checker.reach.cover_worker JOB.json``.  Importing this m
 ``keos``, ``keos.checker`` and ``keos.checker.reach`` (all empty of model code), so module-level
 lines of ``model/`` (tables, class bodies, ``def`` lines) are measured under the context ``import``.
 Each scenario's explicit search then runs under the dynamic context named after the scenario
-(``Coverage.switch_context``).  After each scenario the coverage data and a status file are
-saved, so a run stopped by Ctrl-C, SIGTERM or its budget keeps what it measured.
+(``Coverage.switch_context``); a gate check that is not a scenario (``@assignors``,
+:mod:`keos.checker.reach.gate_checks`) runs under a context of its own name.  After each
+scenario the coverage data and a status file are saved, so a run stopped by Ctrl-C, SIGTERM or
+its budget keeps what it measured.
 """
 
 from __future__ import annotations
@@ -51,12 +53,31 @@ def main(job_path: str) -> int:
 
         from keos.checker import api  # noqa: F401  (registers the engines)
         from keos.checker.engines import ENGINES, EngineOptions
+        from keos.checker.reach.gate_checks import is_gate_check, run_gate_check
         from keos.checker.results import Verdict, partial_reason
         from keos.scenarios import resolve_scenario
 
         run, _ = ENGINES["explore"]
         base = EngineOptions(out_dir=Path(job["out"]), time_budget_s=job["time_budget_s"])
         for ref in job["scenarios"]:
+            if is_gate_check(ref):
+                if deadline is not None and deadline - time.monotonic() <= 0:
+                    status["stopped"] = "time budget (--total-budget) ran out"
+                    break
+                cov.switch_context(ref)
+                started, cpu = time.perf_counter(), time.process_time()
+                check = run_gate_check(ref)
+                cov.switch_context(IMPORT_CONTEXT)
+                status["scenarios"][ref] = {
+                    "ref": ref, "variant": None, "gate_check": True,
+                    "seconds": round(time.perf_counter() - started, 3),
+                    "cpu_seconds": round(time.process_time() - cpu, 3),
+                    "states": None, "partial": None, "violated": list(check.failed),
+                    "untested": [], "unreached": [],
+                }
+                cov.save()
+                _write(status_path, status)
+                continue
             scenario = resolve_scenario(ref)
             variant = job["variant"] or scenario.variant
             budget = job["time_budget_s"]

@@ -14,7 +14,7 @@ For every mutant of :mod:`keos.checker.reach.mutators` (or a stratified sample o
 3. its row says ``killed`` (by which invariant, in how many steps, on which scenario),
    ``survived``, ``timeout``, ``crashed`` (an exception, an import error, an engine/model
    disagreement: neither killed nor survived), ``uncovered``, ``equivalent`` (listed in the
-   equivalents file with a reason) or ``excluded`` (on a line marked ``# unreachable:``).
+   equivalents file with a reason) or ``excluded`` (on a line marked ``# unreachable:`` or ``# input:``).
 
 Mutants fan out over plain local processes (``--local-python``, ``--jobs N``) or Spark
 (``--master``: ``local[*]``, ``spark://``, ``sc://``; each Spark task starts the same worker
@@ -313,7 +313,7 @@ def evaluate_mutants(
             record(m, {"status": "equivalent", "detail": equivalents[m.id]})
             continue
         if any(ln in excluded.get(m.path, ()) for ln in range(m.line, m.end_line + 1)):
-            record(m, {"status": "excluded", "detail": "line marked # unreachable: (see keos coverage)"})
+            record(m, {"status": "excluded", "detail": "line marked # unreachable: or # input: (see keos coverage)"})
             continue
         if m.id in done:
             with lock:

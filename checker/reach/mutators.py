@@ -18,10 +18,18 @@ operator           edit
                    other; ``model/protocol/errors.py``) and by one of each other class
 ``table_entry``    one entry removed from a dict, set, list or tuple literal of a module- or class-level
                    table (valid previous states, error classes, allowed transitions, ...)
+``drop_update``    a state update forgotten: one keyword of a ``x._replace(...)`` call dropped (the only
+                   one: the call becomes ``x``), or a statement ``x = <expression of x>`` that rebinds a
+                   name from its own old value removed (KAFKA-style "forgot to reset lastProducerEpoch")
 =================  ==========================================================================================
 
-Not mutated: docstrings and other strings, annotations, ``__all__``, and lines marked
-``# no mutate: <reason>`` (listed with their reason by the report).
+Not mutated: docstrings and other strings, annotations, ``__all__``; a statement or expression that
+begins on a line marked ``# no mutate: <reason>``, all of it (a ``def`` line so marked keeps the whole
+function out: property code such as a ghost observer, listed with its reason by ``keos coverage``);
+and the weakened variants of ``model/variants.py`` (a ``Variant(..., weakened=True, ...)`` entry):
+they are the fixtures ``keos mutants`` proves the gate catches, not the protocol the scenarios run,
+so a mutant of one changes nothing the gate's searches model (the protocol's own switches, the
+``ProtocolFlags`` defaults, and the other variants scenarios run, such as ``tv1``, are mutated).
 
 A mutant keeps every line number of its module (the edited tree is compiled, not re-printed), so
 coverage data selects the scenarios that reach it and tracebacks point to the real file.  Its id is
@@ -70,6 +78,7 @@ OPERATORS = (
     "drop_guard",
     "error_swap",
     "table_entry",
+    "drop_update",
 )
 
 #: A line not mutated, with its reason: ``# no mutate: <reason>``.
@@ -214,6 +223,12 @@ class _Walker:
 
     def visit(self, parent: ast.AST, field: str, index: int | None, node: ast.AST, scope: list[str],
               table: bool) -> None:
+        if getattr(node, "lineno", None) in self.skip_lines:
+            return  # ``# no mutate:``: the whole statement or expression that begins on the line
+        if _is_weakened_variant(node):
+            return  # a weakened variant: keos mutants' fixture, not the protocol
+        if table and field == "slice" and isinstance(parent, ast.Subscript):
+            return  # a type expression (``Alias = tuple[str, int]``), not a table: nothing runs it
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring or bare string
         if isinstance(node, ast.Assign | ast.AnnAssign):
@@ -258,12 +273,30 @@ class _Walker:
                 self._add(parent, field, index, node, "error_swap", _attr(node, other), qual)
         elif table and isinstance(node, ast.Dict | ast.Set | ast.List | ast.Tuple):
             n = len(node.keys) if isinstance(node, ast.Dict) else len(node.elts)
+            items = node.values if isinstance(node, ast.Dict) else node.elts
             for i in range(n):
-                self._add(parent, field, index, node, "table_entry", _drop_entry(node, i), qual)
+                if not _is_weakened_variant(items[i]):
+                    self._add(parent, field, index, node, "table_entry", _drop_entry(node, i), qual)
+        elif not table and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "_replace" and not node.args:
+            for i, kw in enumerate(node.keywords):
+                if kw.arg is not None:
+                    self._add(parent, field, index, node, "drop_update", _drop_keyword(node, i), qual)
+        elif not table and index is not None and isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and any(
+                    isinstance(n, ast.Name) and n.id == node.targets[0].id for n in ast.walk(node.value)):
+            self._add(parent, field, index, node, "drop_update", _drop_statement(node), qual)
         if isinstance(node, ast.If | ast.While | ast.IfExp):
             self._add(node, "test", None, node.test, "negate", _negate(node.test), qual)
         if isinstance(node, ast.If) and node.body and isinstance(node.body[-1], _EXITS) and index is not None:
             self._add(parent, field, index, node, "drop_guard", _drop_guard(node), qual)
+
+
+def _is_weakened_variant(node: ast.AST | None) -> bool:
+    """A ``Variant(..., weakened=True, ...)`` entry of ``model/variants.py``."""
+    return isinstance(node, ast.Call) and any(
+        kw.arg == "weakened" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+        for kw in node.keywords)
 
 
 def _compare(node: ast.Compare, i: int, flip: type) -> Callable[[], ast.AST]:
@@ -301,6 +334,21 @@ def _boolop_drop(node: ast.BoolOp, i: int) -> Callable[[], ast.AST]:
             return rest[0]
         return ast.copy_location(ast.BoolOp(op=copy.deepcopy(node.op), values=rest), node)
     return make
+
+
+def _drop_keyword(node: ast.Call, i: int) -> Callable[[], ast.AST]:
+    def make() -> ast.AST:
+        new = copy.deepcopy(node)
+        del new.keywords[i]
+        if not new.keywords:  # x._replace() is x
+            assert isinstance(new.func, ast.Attribute)
+            return new.func.value
+        return new
+    return make
+
+
+def _drop_statement(node: ast.stmt) -> Callable[[], list[ast.stmt]]:
+    return lambda: [_pass(node)]
 
 
 def _negate(test: ast.expr) -> Callable[[], ast.AST]:

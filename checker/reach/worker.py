@@ -13,7 +13,8 @@ sees the mutant.  Then the explicit search (``explore``, stop at the first viola
 scenario in the given order (the caller sorts them cheapest first) within what is left of the
 budget.  The result is one JSON line on stdout, prefixed ``KEOS-MUTANT-RESULT``:
 
-* ``killed`` -- a scenario's search found a violation; the counterexample was replayed on the
+* ``killed`` -- a scenario's search found a violation (``kind`` ``gate_check``: a gate check that is
+  not a scenario, ``@assignors``, failed as ``keos assignors`` fails the gate); the counterexample was replayed on the
   mutated model by the search itself (``checker/explore``: every counterexample is replayed before it
   is reported); ``invariant`` and ``steps`` say which and how long.  ``kind`` is ``violation``, or
   ``untested`` when no invariant failed but one the unmutated model tested became untested (a
@@ -87,6 +88,7 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
 
     from keos.checker.engines import ENGINES, EngineOptions
     from keos.checker.explore import engine as _explore  # noqa: F401  (registers the explore engine; no z3 import)
+    from keos.checker.reach.gate_checks import is_gate_check, run_gate_check
     from keos.checker.results import Verdict, partial_reason
     from keos.scenarios import resolve_scenario
 
@@ -96,6 +98,15 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
     options = EngineOptions(stop_on_first=True, out_dir=Path(job.get("out", "keos-out")))
     ran: list[str] = []
     for ref in job["scenarios"]:
+        if is_gate_check(ref):  # keos assignors, as the gate runs it (checker/reach/gate_checks.py)
+            ran.append(ref)
+            check = run_gate_check(ref)
+            if check.crashed is not None:
+                return {"status": "crashed", "scenario": ref, "scenarios_run": ran, "detail": check.crashed[:300]}
+            if check.failed:
+                return {"status": "killed", "kind": "gate_check", "scenario": ref, "invariant": check.failed[0],
+                        "steps": None, "scenarios_run": ran, "detail": check.detail}
+            continue
         scenario = resolve_scenario(ref)
         left = 0.0
         if deadline is not None:
