@@ -380,20 +380,20 @@ class KafkaSystem:
         """
         spec = _ARG_SPECS[action.kind]
         args = action.args
-        if len(args) != len(spec):
+        if len(args) != len(spec):  # input: a malformed trace (keos replay)
             return False
         topo = self.config.topology
         for kind, value in zip(spec, args):
             if kind == 0:
-                if type(value) is not int or not 0 <= value < topo.producers:
+                if type(value) is not int or not 0 <= value < topo.producers:  # input: a malformed trace (keos replay)
                     return False
             elif kind == 1:
-                if type(value) is not int or not 0 <= value < topo.partitions:
+                if type(value) is not int or not 0 <= value < topo.partitions:  # input: a malformed trace (keos replay)
                     return False
             elif kind == 2:
-                if not isinstance(value, net.Envelope):
+                if not isinstance(value, net.Envelope):  # input: a malformed trace (keos replay)
                     return False
-            elif type(value) is not int:
+            elif type(value) is not int:  # input: a malformed trace (keos replay)
                 return False
         return True
 
@@ -632,7 +632,7 @@ class KafkaSystem:
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         action = codec.action_from_json(data, ACTION_ARGS)
-        if not self._valid_args(action):
+        if not self._valid_args(action):  # input: a malformed trace (keos replay)
             raise ModelError(f"action {action.kind}: arguments out of range for this scenario: {data!r:.120}")
         return action
 
