@@ -46,6 +46,7 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_retries",
         "reach_idempotence_wrap",
         "reach_idempotence_kafka_14034",
+        "reach_idempotence_kafka_14034_fix",
     }
 )
 
@@ -155,13 +156,24 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
     },
     "kafka_14034": {
-        "text": "KAFKA-14034 at the smallest bounds found (idempotence_deep_kafka_14034 is the deep one): four records, "
-        "three in flight, one retry. A request times out, the oldest batch expires, the retry of the next one is "
+        "text": "KAFKA-14034 at the smallest bounds found (idempotence_deep_kafka_14034 is the deep one): four "
+        "records, three in flight, one retry. A request times out, the oldest batch expires, the retry of the next one is "
         "answered OUT_OF_ORDER_SEQUENCE_NUMBER with its retries spent, and the KIP-360 bump re-stamps the batch "
         "still waiting from sequence 0 -- written twice if its first attempt reached the leader. The duplicate is "
         "Kafka's behaviour (permitted); the re-stamping itself (order, sequence table, acknowledgements, failed "
         "sends) is judged.",
         "permitted": ["no_duplicate_append"],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 4},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 3},
+        "faults": {"request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 2},
+    },
+    "kafka_14034_fix": {
+        "text": "the bounds of reach_idempotence_kafka_14034 under the fix proposed for KAFKA-14034 (variant "
+        "kafka_14034_fix, PR #13796): the OUT_OF_ORDER_SEQUENCE_NUMBER after the last retry leaves the "
+        "partition's sequence unresolved, the bump waits until the earlier batches complete, and no record is "
+        "written twice.",
+        "variant": "kafka_14034_fix",
+        "permitted": [],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 4},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 3},
         "faults": {"request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 2},
@@ -248,7 +260,7 @@ def scenarios() -> dict[str, str]:
             )
     for key, cell in IDEMPOTENCE_CELLS.items():
         name = f"reach_idempotence_{key}"
-        top = {"permitted": cell["permitted"]} if cell["permitted"] else {}
+        top = {k: cell[k] for k in ("variant", "permitted") if cell.get(k)}
         tables = {k: cell[k] for k in ("topology", "producer", "broker", "faults") if k in cell}
         out[f"{name}.toml"] = _doc(name, f"Reach family: {cell['text']}", "idempotence", top, tables)
     return out

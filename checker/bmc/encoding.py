@@ -845,7 +845,7 @@ class Encoding:
     def _t_ResolveSequence(self, S: State, i: int, q: int) -> tuple[Expr, State, None]:
         guard = z3.And(S[f"p{i}.q{q}.unres"], z3.Not(self._seq_outstanding(S, i, q)))
         la, ns = S[f"p{i}.q{q}.la"], S[f"p{i}.q{q}.ns"]
-        resolved = z3.And(la >= 0, ns == la + 1)
+        resolved = ns == la + 1  # isNextSequence (no acknowledgement: la = -1)
         T = dict(S)
         T[f"p{i}.q{q}.unres"] = z3.BoolVal(False)
         T[f"p{i}.q{q}.rw"] = z3.Or(S[f"p{i}.q{q}.rw"], z3.Not(resolved))

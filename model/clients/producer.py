@@ -181,7 +181,7 @@ def send(p: Producer, partition: int, rid: int, batch_records: int = 1) -> Produ
         b = p.batches[i]
         if b.partition != partition:
             continue
-        if not b.has_sequence and b.attempts == 0 and len(b.records) < batch_records:
+        if b.attempts == 0 and len(b.records) < batch_records:  # never drained (a drained batch is closed)
             return p._replace(next_record=n, batches=_set(p.batches, i, b._replace(records=(*b.records, rid))))
         break
     return p._replace(next_record=n, batches=p.batches + (ProducerBatch(partition, (rid,)),))
@@ -283,7 +283,7 @@ def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
     """
     b = p.batches[i]
     p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
-    if config.enable_idempotence and b.has_sequence and b.attempts > 0:
+    if config.enable_idempotence and b.has_sequence:  # a sequence is stamped when the batch is first sent
         entry = p.partitions[b.partition]
         p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
     return p
@@ -398,7 +398,7 @@ def resolve_sequence(p: Producer, partition: int) -> Outcome | None:
     entry = p.partitions[partition]
     if not entry.unresolved or _sequenced_outstanding(p, partition):
         return None
-    if entry.last_acked_sequence >= 0 and entry.next_sequence == entry.last_acked_sequence + 1:
+    if entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no acknowledgement: -1)
         p = p._replace(partitions=_set(p.partitions, partition, entry._replace(unresolved=False)))
         return Outcome(p, events=("sequence_resolved",))
     entry = entry._replace(unresolved=False, rewrite=True)
