@@ -156,12 +156,12 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
     },
     "kafka_14034": {
-        "text": "KAFKA-14034 at the smallest bounds found (idempotence_deep_kafka_14034 is the deep one): four "
-        "records, three in flight, one retry. A request times out, the oldest batch expires, the retry of the "
-        "next one is answered OUT_OF_ORDER_SEQUENCE_NUMBER with its retries spent, and the KIP-360 bump re-stamps the batch "
-        "still waiting from sequence 0 -- written twice if its first attempt reached the leader. The duplicate is "
-        "Kafka's behaviour (permitted); the re-stamping itself (order, sequence table, acknowledgements, failed "
-        "sends) is judged.",
+        "text": "KAFKA-14034 at the smallest bounds found (idempotence_deep_kafka_14034 is the deep one): "
+        "four records, three in flight, one retry. A request times out, the oldest batch expires, the "
+        "retry of the next one is answered OUT_OF_ORDER_SEQUENCE_NUMBER with its retries spent, and the "
+        "KIP-360 bump re-stamps the batch still waiting from sequence 0 -- written twice if its first "
+        "attempt reached the leader. The duplicate is Kafka's behaviour (permitted); the re-stamping "
+        "itself (order, sequence table, acknowledgements, failed sends) is judged.",
         "permitted": ["no_duplicate_append"],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 4},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 3},
