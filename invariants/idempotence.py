@@ -10,6 +10,14 @@ session, stated over the model's state (logs, producer state, ghost history),
 and each names the ``sometimes`` partners that prove the states it speaks
 about are reached at all -- an invariant whose partner never fires is
 reported *untested*, not *holds*.
+
+Besides the log facts (no duplicate, no acknowledged loss, order, the sequence
+table), three judge what the application is told, in faulty runs too:
+``acknowledged_offset_in_log`` (a successful ProduceResponse -- a duplicate's
+included -- names the offset of its batch), ``failed_sends_explained`` (a record
+fails only when Kafka's producer gives up on it: delivery timeout, spent
+retries, an error it does not retry) and ``healthy_producer_not_failed`` (without
+a fault: no error, no failed record, no epoch bump).
 """
 
 from __future__ import annotations
