@@ -187,7 +187,7 @@ class Ghost(NamedTuple):
 NON_RETRIABLE_PRODUCE_ERRORS = frozenset({Errors.INVALID_RECORD, *AUTHORIZATION_ERRORS})
 
 
-def unexplained_failures(
+def unexplained_failures(  # no mutate: the judge of failed_sends_explained (a property), not a rule
     before: prod.Producer, failed: tuple[int, ...], retries: int, error: str | None = None
 ) -> tuple[str, ...]:
     """Labels for the records of ``failed`` that Kafka's producer would not have failed yet.
