@@ -261,7 +261,10 @@ SEQUENCE_PROPERTIES = frozenset(
 
 
 def idempotence_properties(
-    sequence_space: int, idempotent: bool = True, producer_id_expiration: bool = False
+    sequence_space: int,
+    idempotent: bool = True,
+    producer_id_expiration: bool = False,
+    separate_replication: bool = False,
 ) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
@@ -273,8 +276,15 @@ def idempotence_properties(
     idempotence off (``no_idempotence``) runs on idempotent scenarios and keeps them all.
     ``producer_id_expiration``: the leaders may expire producer ids, so a producer id with batches in the
     log may have no entry (``sequence_table_consistent`` then judges the entries that exist).
+    ``separate_replication``: acks=all is answered after a separate replication step, and ``no_acked_loss``
+    is exercised only once a failover has cut batches the followers did not have.
     """
     props = _idempotence_properties(sequence_space, producer_id_expiration)
+    if separate_replication:
+        props = tuple(
+            replace(p, partners=(*p.partners, "unreplicated_batches_truncated")) if p.name == "no_acked_loss" else p
+            for p in props
+        )
     if idempotent:
         return props
     partners = {"no_duplicate_append": (), "acknowledged_offset_in_log": ("record_acknowledged",)}
@@ -408,6 +418,16 @@ def _properties(
             source="``ProducerStateManager`` (producer.id.expiration.ms)",
             catches="reachability of leader failover after acknowledgement",
             event="leader_restart_with_acked_data",
+        ),
+        Property(
+            name="unreplicated_batches_truncated",
+            expectation=Expectation.SOMETIMES,
+            fact="A leader failed over while its log held batches the followers did not have: the new leader cut "
+            "them off and rebuilt its producer state from the log it kept.",
+            source="``UnifiedLog.truncateTo`` / ``ProducerStateManager.truncateAndReload`` on leader election",
+            catches="reachability of a failover with unreplicated batches (acks=1, or acks=all with separate "
+            "replication)",
+            event="unreplicated_batches_truncated",
         ),
         Property(
             name="concurrent_in_flight",

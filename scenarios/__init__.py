@@ -135,7 +135,10 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
 
     config = scenario.config
     return idempotence_properties(
-        config.sequence_space, config.producer.enable_idempotence, config.producer_id_expiration
+        config.sequence_space,
+        config.producer.enable_idempotence,
+        config.producer_id_expiration,
+        config.separate_replication,
     )
 
 

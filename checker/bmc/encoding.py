@@ -1022,6 +1022,7 @@ class Encoding:
             z3.Or([T[f"q{q}.len"] > 0 for q in range(self.P)]),
             z3.Or([T[f"ack{i}.{n}"] for i in range(self.N) for n in range(self.R)] or [False]),
         )
+        self._ev["unreplicated_batches_truncated"] = z3.Or([S[f"q{q}.hw"] < S[f"q{q}.len"] for q in range(self.P)])
         return self._faults_ok(S, "leader_restart"), T, None
 
     def _t_RestartProducer(self, S: State, i: int) -> tuple[Expr, State, None]:

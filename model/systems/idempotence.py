@@ -589,6 +589,8 @@ class KafkaSystem:
         events: tuple[str, ...] = ("leader_restart",)
         if any(any(e.records for e in leader.log) for leader in partitions) and ghost.acked:
             events += ("leader_restart_with_acked_data",)
+        if any(leader.high_watermark < len(leader.log) for leader in s.partitions):
+            events += ("unreplicated_batches_truncated",)
         return s._replace(partitions=partitions, network=network, producers=tuple(producers), ghost=ghost), events
 
     def _restart_producer(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
