@@ -27,13 +27,10 @@ from dataclasses import replace
 from functools import lru_cache
 
 from keos.invariants.idempotence_progress import idempotence_progress_properties
-from keos.model import network as net
 from keos.model.clients.producer import record_label, record_owner
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
 from keos.model.log.producer_state import BatchMetadata, next_sequence
-from keos.model.protocol.errors import Errors
-from keos.model.protocol.messages import ProduceResponse
 from keos.model.systems.idempotence import SystemState
 
 __all__ = ["idempotence_properties"]
@@ -196,36 +193,13 @@ def _all_table_problems(s: SystemState, space: int, expiry: bool) -> list[str]:
 # -- acknowledged_offset_in_log ------------------------------------------------------------
 
 
-def _misplaced_acks(network: tuple[net.Envelope, ...], partitions: tuple[PartitionLeader, ...]) -> list[str]:
-    out: list[str] = []
-    for env in network:
-        r = env.body
-        if not isinstance(r, ProduceResponse) or r.error != Errors.NONE or r.base_offset < 0:
-            continue
-        log = partitions[r.partition].log
-        e = log[r.base_offset] if r.base_offset < len(log) else None
-        if (
-            e is None
-            or e.producer_epoch != r.producer_epoch
-            or e.base_sequence != r.base_sequence
-            or any(record_owner(x)[0] != r.producer for x in e.records)
-        ):
-            out.append(
-                f"partition {r.partition}: producer {r.producer}'s batch (epoch {r.producer_epoch}, sequence "
-                f"{r.base_sequence}) acknowledged at offset {r.base_offset}, where the log holds "
-                f"{'nothing' if e is None else ','.join(record_label(x) for x in e.records) or 'a control batch'}"
-            )
-    return out
-
-
-@lru_cache(maxsize=65536)
-def _acks_in_log(network: tuple[net.Envelope, ...], partitions: tuple[PartitionLeader, ...]) -> bool:
-    return not _misplaced_acks(network, partitions)
-
-
 def acknowledged_offset_in_log(s: SystemState) -> bool:
-    """Every successful ProduceResponse names the offset where its batch is in the log."""
-    return _acks_in_log(s.network, s.partitions)
+    """Every successful ProduceResponse named the offset where its batch is in the log.
+
+    Judged when the leader answers (``model.systems.idempotence.misplaced_ack``, kept in the ghost only when
+    broken): a state predicate over the network would be re-evaluated in nearly every state.
+    """
+    return not s.ghost.misplaced_acks
 
 
 # -- healthy_producer_not_failed ------------------------------------------------------------
@@ -234,18 +208,7 @@ def acknowledged_offset_in_log(s: SystemState) -> bool:
 def _unhealthy(s: SystemState) -> list[str]:
     if any(s.faults_used):
         return []
-    out = [f"record {record_label(r)} failed" for r in s.ghost.failed]
-    out += [
-        f"producer {i} bumped its epoch to {p.producer_epoch}"
-        for i, p in enumerate(s.producers)
-        if p.producer_epoch > 0 or p.epoch_bump_required
-    ]
-    out += [
-        f"the leader answered {env.body.error} to producer {env.body.producer}"
-        for env in s.network
-        if isinstance(env.body, ProduceResponse) and env.body.error != Errors.NONE
-    ]
-    return out
+    return [f"record {record_label(r)} failed" for r in s.ghost.failed] + list(s.ghost.unhealthy)
 
 
 def healthy_producer_not_failed(s: SystemState) -> bool:
@@ -257,6 +220,18 @@ def healthy_producer_not_failed(s: SystemState) -> bool:
 #: idempotence (no producer id, no sequence table), whose duplicate check never runs.
 SEQUENCE_PROPERTIES = frozenset(
     {"sequence_table_consistent", "epoch_bumped", "out_of_order_rejected", "retry_deduplicated"}
+)
+
+
+#: Partner of ``no_acked_loss`` in a separate-replication scenario (``[broker] separate_replication``).
+UNREPLICATED_TRUNCATED = Property(
+    name="unreplicated_batches_truncated",
+    expectation=Expectation.SOMETIMES,
+    fact="A leader failed over while its log held batches the followers did not have: the new leader cut "
+    "them off and rebuilt its producer state from the log it kept.",
+    source="``UnifiedLog.truncateTo`` / ``ProducerStateManager.truncateAndReload`` on leader election",
+    catches="reachability of a failover with unreplicated batches (acks=1, or acks=all with separate replication)",
+    event="unreplicated_batches_truncated",
 )
 
 
@@ -281,9 +256,12 @@ def idempotence_properties(
     """
     props = _idempotence_properties(sequence_space, producer_id_expiration)
     if separate_replication:
-        props = tuple(
-            replace(p, partners=(*p.partners, "unreplicated_batches_truncated")) if p.name == "no_acked_loss" else p
-            for p in props
+        props = (
+            *(
+                replace(p, partners=(*p.partners, UNREPLICATED_TRUNCATED.name)) if p.name == "no_acked_loss" else p
+                for p in props
+            ),
+            UNREPLICATED_TRUNCATED,
         )
     if idempotent:
         return props
@@ -366,7 +344,7 @@ def _properties(
             catches="a duplicate answered with the log end or no offset, a response for another batch",
             predicate=acknowledged_offset_in_log,
             partners=("retry_deduplicated",),
-            explain=lambda s: "; ".join(_misplaced_acks(s.network, s.partitions)),
+            explain=lambda s: "; ".join(s.ghost.misplaced_acks),
         ),
         Property(
             name="healthy_producer_not_failed",
@@ -418,16 +396,6 @@ def _properties(
             source="``ProducerStateManager`` (producer.id.expiration.ms)",
             catches="reachability of leader failover after acknowledgement",
             event="leader_restart_with_acked_data",
-        ),
-        Property(
-            name="unreplicated_batches_truncated",
-            expectation=Expectation.SOMETIMES,
-            fact="A leader failed over while its log held batches the followers did not have: the new leader cut "
-            "them off and rebuilt its producer state from the log it kept.",
-            source="``UnifiedLog.truncateTo`` / ``ProducerStateManager.truncateAndReload`` on leader election",
-            catches="reachability of a failover with unreplicated batches (acks=1, or acks=all with separate "
-            "replication)",
-            event="unreplicated_batches_truncated",
         ),
         Property(
             name="concurrent_in_flight",

@@ -4,13 +4,12 @@ with a KIP-360 bump, and the client-outcome properties that judge faulty runs --
 from __future__ import annotations
 
 from keos.invariants.idempotence import acknowledged_offset_in_log, healthy_producer_not_failed
-from keos.model import network as net
 from keos.model.clients import producer as prod
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.log import partition as part
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
-from keos.model.systems.idempotence import BROKER, Ghost, unexplained_failures
+from keos.model.systems.idempotence import Ghost, misplaced_ack, unexplained_failures
 from keos.model.variants import ProtocolFlags
 from keos.scenarios import build_model, builtin_scenarios
 
@@ -141,11 +140,18 @@ class TestClientOutcomeProperties:
         assert healthy_producer_not_failed(failed._replace(faults_used=(1,) + s.faults_used[1:]))
 
     def test_an_acknowledged_offset_must_hold_the_batch(self) -> None:
+        leader, _, _ = part.handle_produce(part.PartitionLeader(), request(0, 0), "all", REAL)
+        good = ProduceResponse(0, 0, 0, 0, 0, Errors.NONE, 0)
+        assert misplaced_ack(leader, good, request(0, 0)) is None
+        assert misplaced_ack(leader, good._replace(base_offset=1), request(0, 0)) is not None
+        assert misplaced_ack(leader, good, request(1, 1)) is not None  # another batch's offset
+        assert misplaced_ack(leader, good._replace(error=Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), request(1, 1)) is None
         model = build_model(builtin_scenarios()["idempotence_retry"])
         s = model.init_states()[0]
-        leader, _, _ = part.handle_produce(s.partitions[0], request(0, 0), "all", REAL)
-        good = ProduceResponse(0, 0, 0, 0, 0, Errors.NONE, 0)
-        s = s._replace(partitions=(leader,), network=(net.Envelope(BROKER, "p0", 0, good),))
         assert acknowledged_offset_in_log(s)
-        wrong = good._replace(base_offset=1)
-        assert not acknowledged_offset_in_log(s._replace(network=(net.Envelope(BROKER, "p0", 0, wrong),)))
+        assert not acknowledged_offset_in_log(s._replace(ghost=Ghost(misplaced_acks=("p0.r0 at offset 1",))))
+
+    def test_an_error_or_a_bump_without_a_fault_is_unhealthy(self) -> None:
+        model = build_model(builtin_scenarios()["idempotence_retry"])
+        s = model.init_states()[0]
+        assert not healthy_producer_not_failed(s._replace(ghost=Ghost(unhealthy=("producer 0 bumped its epoch",))))

@@ -169,13 +169,17 @@ class Ghost(NamedTuple):
     """History kept only for checking: which records the application saw complete.
 
     ``unexplained_failures``: records the client failed although Kafka's producer would not have given up
-    on them yet (:func:`unexplained_failures`); recorded only when that happens, so the state space of a
-    correct model does not grow.
+    on them yet (:func:`unexplained_failures`); ``misplaced_acks``: successful ProduceResponses whose offset
+    does not hold the batch (:func:`misplaced_ack`); ``unhealthy``: an error answered or an epoch bumped
+    while no fault had happened.  Each is recorded only when that happens, so the state space of a correct
+    model does not grow.
     """
 
     acked: tuple[int, ...] = ()
     failed: tuple[int, ...] = ()
     unexplained_failures: tuple[str, ...] = ()
+    misplaced_acks: tuple[str, ...] = ()
+    unhealthy: tuple[str, ...] = ()
 
 
 #: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
@@ -185,6 +189,28 @@ class Ghost(NamedTuple):
 #: of the newer epoch (``maybeUpdateProducerIdAndEpoch`` waits for the partition's in-flight batches; the bump
 #: re-stamps the partitions it rewrites) -- a batch failed that way is a client defect.
 NON_RETRIABLE_PRODUCE_ERRORS = frozenset({Errors.INVALID_RECORD, *AUTHORIZATION_ERRORS})
+
+
+def misplaced_ack(  # no mutate: the judge of acknowledged_offset_in_log (a property), not a rule
+    leader: part.PartitionLeader, response: ProduceResponse, request: ProduceRequest
+) -> str | None:
+    """Why a successful ProduceResponse does not name the offset of ``request``'s batch, or ``None``.
+
+    ``UnifiedLog.analyzeAndValidateProducerState``: a duplicate is answered with the cached batch's offset, an
+    append with its own; ``RecordMetadata.offset()`` is what the application reads.  Judged when the leader
+    answers (or parks the answer in the purgatory): the batch at that offset must hold the request's records.
+    """
+    if response.error != Errors.NONE or response.base_offset < 0:
+        return None
+    log = leader.log
+    entry = log[response.base_offset] if response.base_offset < len(log) else None
+    if entry is not None and entry.records == request.records:
+        return None
+    held = "nothing" if entry is None else ",".join(prod.record_label(r) for r in entry.records) or "a control batch"
+    return (
+        f"partition {request.partition}: {','.join(prod.record_label(r) for r in request.records)} acknowledged "
+        f"at offset {response.base_offset}, which holds {held}"
+    )
 
 
 def unexplained_failures(  # no mutate: the judge of failed_sends_explained (a property), not a rule
@@ -437,7 +463,10 @@ class KafkaSystem:
         p = prod.bump_epoch(s.producers[i], self.config.max_producer_epoch)
         if p is None:  # no branch: replay/minimise only
             return None
-        return s._replace(producers=_replace_at(s.producers, i, p)), ("epoch_bump",)
+        s = s._replace(producers=_replace_at(s.producers, i, p))
+        if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
+            s = s._replace(ghost=s.ghost._replace(unhealthy=(*s.ghost.unhealthy, f"producer {i} bumped its epoch")))
+        return s, ("epoch_bump",)
 
     def _resolve_sequence(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         outcome = prod.resolve_sequence(s.producers[i], q)
@@ -460,15 +489,23 @@ class KafkaSystem:
             leader, response, events = part.handle_produce(
                 leader, body, self.producer_config.acks, self.flags, self.config.separate_replication
             )
+            ghost = s.ghost
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
+            # the answer sent now, or the one parked in the purgatory by this append (separate replication)
+            answer = leader.pending[-1] if "awaiting_replication" in events else response
+            wrong = misplaced_ack(leader, answer, body) if answer is not None else None
+            if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
+                ghost = ghost._replace(misplaced_acks=(*ghost.misplaced_acks, wrong))
+            if response is not None and response.error != Errors.NONE and not any(s.faults_used):
+                ghost = ghost._replace(unhealthy=(*ghost.unhealthy, f"the leader answered {response.error}"))
             s = SystemState(
                 s.producers,
                 _replace_at(s.partitions, body.partition, leader),
                 network,
                 s.next_producer_id,
                 s.faults_used,
-                s.ghost,
+                ghost,
             )
             if response is None and self.producer_config.acks == "0":
                 s = self._complete_acks0(s, body)
