@@ -238,7 +238,7 @@ def drain(
     p: Producer, index: int, partition: int, config: ProducerConfig, sequence_space: int
 ) -> tuple[Producer, ProduceRequest] | None:
     """The Sender drains the next batch of ``partition`` into a ProduceRequest."""
-    if not can_drain(p, partition, config):  # no branch: replay/minimise only (actions() checks it)
+    if not can_drain(p, partition, config):
         return None
     i = _sendable_index(p, partition, config)
     b = p.batches[i]
