@@ -10,6 +10,14 @@ session, stated over the model's state (logs, producer state, ghost history),
 and each names the ``sometimes`` partners that prove the states it speaks
 about are reached at all -- an invariant whose partner never fires is
 reported *untested*, not *holds*.
+
+Besides the log facts (no duplicate, no acknowledged loss, order, the sequence
+table), three judge what the application is told, in faulty runs too:
+``acknowledged_offset_in_log`` (a successful ProduceResponse -- a duplicate's
+included -- names the offset of its batch), ``failed_sends_explained`` (a record
+fails only when Kafka's producer gives up on it: delivery timeout, spent
+retries, an error it does not retry) and ``healthy_producer_not_failed`` (without
+a fault: no error, no failed record, no epoch bump).
 """
 
 from __future__ import annotations
@@ -127,8 +135,18 @@ def _explain_order(s: SystemState) -> str:
 # -- sequence_table_consistent -------------------------------------------------------------
 
 
-def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
+def _table_problems(leader: PartitionLeader, space: int, expiry: bool = False) -> list[str]:
+    """What is wrong with ``leader``'s producer state and its log; ``expiry``: ids may have been expired."""
     problems: list[str] = []
+    for held in leader.producers:
+        # No transactional batch is ever written here: an entry with an open transaction (or a marker's coordinator
+        # epoch) would hold the last stable offset below the high watermark, and read_committed consumers would never
+        # see the producer's records (``ProducerStateEntry.currentTxnFirstOffset``, ``UnifiedLog.lastStableOffset``).
+        if held.current_txn_first_offset >= 0 or held.coordinator_epoch >= 0:
+            problems.append(
+                f"pid {held.producer_id}: open transaction at offset {held.current_txn_first_offset} "
+                f"(coordinator epoch {held.coordinator_epoch}) without any transactional batch"
+            )
     by_pid: dict[int, list[tuple[int, LogEntry]]] = {}
     for offset, e in enumerate(leader.log):
         if e.producer_id != NO_PRODUCER_ID:
@@ -148,6 +166,8 @@ def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
             prev = e
         stored = leader.entry(pid)
         last = entries[-1][1]
+        if stored is None and expiry:
+            continue  # producer.id.expiration.ms dropped it; the log keeps its batches
         if stored is None or stored.producer_epoch != last.producer_epoch:
             problems.append(
                 f"pid {pid}: stored epoch {stored and stored.producer_epoch} != last batch's {last.producer_epoch}"
@@ -163,11 +183,37 @@ def _table_problems(leader: PartitionLeader, space: int) -> list[str]:
     return problems
 
 
-def _all_table_problems(s: SystemState, space: int) -> list[str]:
+def _all_table_problems(s: SystemState, space: int, expiry: bool) -> list[str]:
     out: list[str] = []
     for q, leader in enumerate(s.partitions):
-        out.extend(f"partition {q}: {p}" for p in _table_problems(leader, space))
+        out.extend(f"partition {q}: {p}" for p in _table_problems(leader, space, expiry))
     return out
+
+
+# -- acknowledged_offset_in_log ------------------------------------------------------------
+
+
+def acknowledged_offset_in_log(s: SystemState) -> bool:
+    """Every successful ProduceResponse named the offset where its batch is in the log.
+
+    Judged when the leader answers (``model.systems.idempotence.misplaced_ack``, kept in the ghost only when
+    broken): a state predicate over the network would be re-evaluated in nearly every state.
+    """
+    return not s.ghost.misplaced_acks
+
+
+# -- healthy_producer_not_failed ------------------------------------------------------------
+
+
+def _unhealthy(s: SystemState) -> list[str]:
+    if any(s.faults_used):
+        return []
+    return [f"record {record_label(r)} failed" for r in s.ghost.failed] + list(s.ghost.unhealthy)
+
+
+def healthy_producer_not_failed(s: SystemState) -> bool:
+    """In a run without faults, no send fails, no epoch is bumped and the leader returns no error."""
+    return not _unhealthy(s)
 
 
 #: Properties about producer ids, epochs and sequences: vacuous for a producer configured without
@@ -177,37 +223,68 @@ SEQUENCE_PROPERTIES = frozenset(
 )
 
 
-def idempotence_properties(sequence_space: int, idempotent: bool = True) -> tuple[Property, ...]:
+#: Partner of ``no_acked_loss`` in a separate-replication scenario (``[broker] separate_replication``).
+UNREPLICATED_TRUNCATED = Property(
+    name="unreplicated_batches_truncated",
+    expectation=Expectation.SOMETIMES,
+    fact="A leader failed over while its log held batches the followers did not have: the new leader cut "
+    "them off and rebuilt its producer state from the log it kept.",
+    source="``UnifiedLog.truncateTo`` / ``ProducerStateManager.truncateAndReload`` on leader election",
+    catches="reachability of a failover with unreplicated batches (acks=1, or acks=all with separate replication)",
+    event="unreplicated_batches_truncated",
+)
+
+
+def idempotence_properties(
+    sequence_space: int,
+    idempotent: bool = True,
+    producer_id_expiration: bool = False,
+    separate_replication: bool = False,
+) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
     A scenario whose producer is configured with ``enable.idempotence=false`` (``idempotent=False``) keeps the
     properties Kafka's users rely on (no duplicate, no loss, order -- each may be *permitted* there) and drops
     :data:`SEQUENCE_PROPERTIES`, whose partners could never fire; ``no_duplicate_append`` then needs no
-    duplicate-check partner (a retry that lands twice is what it judges).  A weakened variant that forces
+    duplicate-check partner (a retry that lands twice is what it judges), and ``acknowledged_offset_in_log``
+    is exercised by any acknowledgement.  A weakened variant that forces
     idempotence off (``no_idempotence``) runs on idempotent scenarios and keeps them all.
+    ``producer_id_expiration``: the leaders may expire producer ids, so a producer id with batches in the
+    log may have no entry (``sequence_table_consistent`` then judges the entries that exist).
+    ``separate_replication``: acks=all is answered after a separate replication step, and ``no_acked_loss``
+    is exercised only once a failover has cut batches the followers did not have.
     """
-    props = _idempotence_properties(sequence_space)
+    props = _idempotence_properties(sequence_space, producer_id_expiration)
+    if separate_replication:
+        props = (
+            *(
+                replace(p, partners=(*p.partners, UNREPLICATED_TRUNCATED.name)) if p.name == "no_acked_loss" else p
+                for p in props
+            ),
+            UNREPLICATED_TRUNCATED,
+        )
     if idempotent:
         return props
+    partners = {"no_duplicate_append": (), "acknowledged_offset_in_log": ("record_acknowledged",)}
     return tuple(
-        replace(p, partners=()) if p.name == "no_duplicate_append" else p
+        replace(p, partners=partners[p.name]) if p.name in partners else p
         for p in props
         if p.name not in SEQUENCE_PROPERTIES
     )
 
 
-def _idempotence_properties(sequence_space: int) -> tuple[Property, ...]:
+def _idempotence_properties(sequence_space: int, expiry: bool) -> tuple[Property, ...]:
 
     @lru_cache(maxsize=65536)
     def consistent(partitions: tuple[PartitionLeader, ...]) -> bool:
-        return not any(_table_problems(leader, sequence_space) for leader in partitions)
+        return not any(_table_problems(leader, sequence_space, expiry) for leader in partitions)
 
     def sequence_table_consistent(s: SystemState) -> bool:
         """Per producer id: non-decreasing epochs, gapless sequences, table matches log."""
         return consistent(s.partitions)
 
     def explain_table(s: SystemState) -> str:
-        return "; ".join(_all_table_problems(s, sequence_space))
+        return "; ".join(_all_table_problems(s, sequence_space, expiry))
 
     return (*_properties(sequence_table_consistent, explain_table), *idempotence_progress_properties())
 
@@ -256,6 +333,53 @@ def _properties(
             predicate=table_predicate,
             partners=("epoch_bumped",),
             explain=table_explain,
+        ),
+        Property(
+            name="acknowledged_offset_in_log",
+            expectation=Expectation.ALWAYS,
+            fact="A successful ProduceResponse carries the base offset of the producer's batch in the log -- for a "
+            "retry recognised as a duplicate, the offset of the original append (RecordMetadata.offset()).",
+            source="``UnifiedLog.analyzeAndValidateProducerState`` (a duplicate returns the cached batch's offset); "
+            "``ProduceResponse.PartitionResponse.baseOffset``",
+            catches="a duplicate answered with the log end or no offset, a response for another batch",
+            predicate=acknowledged_offset_in_log,
+            partners=("retry_deduplicated",),
+            explain=lambda s: "; ".join(s.ghost.misplaced_acks),
+        ),
+        Property(
+            name="healthy_producer_not_failed",
+            expectation=Expectation.ALWAYS,
+            fact="In a run without faults every send succeeds: the leader answers each produce request NONE, no "
+            "record fails and no producer bumps its epoch (KIP-360 bumps only after a lost or expired sequence).",
+            source="KIP-98 §Idempotent producer; ``ProducerAppendInfo.checkSequence`` / ``checkProducerEpoch`` "
+            "accept a well-behaved producer's batches; ``TransactionManager.handleFailedBatch``",
+            catches="a leader that rejects an in-order batch (wrong expected sequence, epoch comparison reversed), "
+            "a client that fails or re-stamps a batch that was acknowledged",
+            predicate=healthy_producer_not_failed,
+            partners=("record_acknowledged",),
+            explain=lambda s: "; ".join(_unhealthy(s)),
+        ),
+        Property(
+            name="failed_sends_explained",
+            expectation=Expectation.ALWAYS,
+            fact="A record fails only when Kafka's producer gives up on it: delivery.timeout.ms expired its batch, "
+            "its retries are spent, or the leader answered an error the producer does not retry -- never while "
+            "retries remain for a retriable error (OUT_OF_ORDER_SEQUENCE_NUMBER included, KIP-360).",
+            source="``Sender.completeBatch``/``canRetry``/``failBatch``; ``TransactionManager.canRetry`` (Kafka 3.9); "
+            "KIP-91 (delivery.timeout.ms)",
+            catches="a client that fails a batch with retries left (a retry count off by one, an error class "
+            "treated as fatal), or fails a batch whose request was merely re-sent",
+            predicate=lambda s: not s.ghost.unexplained_failures,
+            partners=("record_failed",),
+            explain=lambda s: "; ".join(s.ghost.unexplained_failures),
+        ),
+        Property(
+            name="record_failed",
+            expectation=Expectation.SOMETIMES,
+            fact="The application saw a record fail.",
+            source="reachability",
+            catches="reachability of failed sends",
+            predicate=lambda s: bool(s.ghost.failed),
         ),
         Property(
             name="retry_deduplicated",

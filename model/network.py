@@ -79,10 +79,10 @@ def channel_heads(network: Network) -> list[Envelope]:
 def is_head(network: Network, envelope: Envelope) -> bool:
     """Whether ``envelope`` is in the network and the oldest of its channel."""
     src, dst, conn = envelope.src, envelope.dst, envelope.connection
-    for env in network:
+    for env in network:  # no branch: a searched action's envelope is in the network (absent: replay only)
         if env.src == src and env.dst == dst and env.connection == conn:
             return env is envelope or env == envelope
-    return False
+    return False  # input: an envelope not in flight (a hand-edited trace for keos replay)
 
 
 def non_heads(network: Network) -> list[Envelope]:
@@ -106,7 +106,7 @@ def remove(network: Network, envelope: Envelope) -> Network | None:
 
 def reset_connection(network: Network, envelope: Envelope) -> Network | None:
     """Lose every envelope of ``envelope``'s connection, both directions; ``None`` if absent."""
-    if envelope not in network:
+    if envelope not in network:  # input: an envelope not in flight (a hand-edited trace for keos replay)
         return None
     ends = {envelope.src, envelope.dst}
     return tuple(e for e in network if not ({e.src, e.dst} == ends and e.connection == envelope.connection))

@@ -164,6 +164,12 @@ class ProtocolFlags:
         offset_fetch_require_stable: the consume-transform-produce application's consumer
             sends OffsetFetch with ``requireStable`` (KIP-447, OffsetFetch v7; ``ConsumerCoordinator``
             retries UNSTABLE_OFFSET_COMMIT).
+        acks_all_waits_for_replication: with separate replication, the partition leader answers an acks=all
+            produce only once the high watermark passes the batch (``DelayedProduce`` in the produce purgatory,
+            ``ReplicaManager.appendRecords``); without it the leader answers after its local append, as for acks=1.
+        truncation_rebuilds_producer_state: a new leader's producer state is built from the log it keeps
+            (``ProducerStateManager.truncateAndReload``; a follower builds it from the batches it replicated);
+            without it the entries of batches cut off with the unreplicated tail survive the failover.
         pending_offsets_wait_for_marker: a TxnOffsetCommit's offset stays pending until the
             transaction's COMMIT marker reaches ``__consumer_offsets``
             (``OffsetMetadataManager.replayEndTransactionMarker``); without it OffsetFetch already
@@ -214,6 +220,8 @@ class ProtocolFlags:
     cooperative_revoke_before_reassign: bool = True
     offset_fetch_require_stable: bool = True
     pending_offsets_wait_for_marker: bool = True
+    acks_all_waits_for_replication: bool = True
+    truncation_rebuilds_producer_state: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -280,6 +288,28 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("idempotence_epoch_bump",),
             bug="a batch from before a KIP-360 epoch bump rolls the producer state back "
             "(INVALID_PRODUCER_EPOCH missing)",
+        ),
+        Variant(
+            name="acks_all_before_replication",
+            description="With separate replication, the leader answers acks=all right after its local append, "
+            "before the followers have the batch.",
+            flags=replace(_REAL, acks_all_waits_for_replication=False),
+            weakened=True,
+            breaks=("no_acked_loss",),
+            scenarios=("reach_idempotence_replication",),
+            bug="acks=all acknowledged before the in-sync replicas have the batch: a failover loses an "
+            "acknowledged record (the guarantee idempotence's acks=all requirement rests on, KIP-98)",
+        ),
+        Variant(
+            name="producer_state_survives_truncation",
+            description="A new leader keeps the old leader's producer state instead of rebuilding it from the "
+            "log it kept.",
+            flags=replace(_REAL, truncation_rebuilds_producer_state=False),
+            weakened=True,
+            breaks=("sequence_table_consistent", "no_acked_loss"),
+            scenarios=("reach_idempotence_replication",),
+            bug="producer state not truncated with the log (ProducerStateManager.truncateAndReload): the cache "
+            "names batches the new leader does not have, so their retries are acknowledged as duplicates",
         ),
         Variant(
             name="small_duplicate_window",

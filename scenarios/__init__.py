@@ -19,7 +19,8 @@ Schema (every section optional except ``name``)::
     sets = ["deep"]                    # named scenario sets (`keos check --set deep`)
     [topology]   producers, partitions, records_per_producer, records_per_batch
     [producer]   enable_idempotence, acks, retries, max_in_flight
-    [broker]     sequence_space, max_producer_epoch
+    [broker]     sequence_space, max_producer_epoch, separate_replication,
+                 producer_id_expiration
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
                  leader_restart, producer_restart, total
     [bounds]     max_depth (0 = exhaustive), max_states
@@ -132,7 +133,13 @@ class Scenario:
 def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
     from keos.invariants.idempotence import idempotence_properties
 
-    return idempotence_properties(scenario.config.sequence_space, scenario.config.producer.enable_idempotence)
+    config = scenario.config
+    return idempotence_properties(
+        config.sequence_space,
+        config.producer.enable_idempotence,
+        config.producer_id_expiration,
+        config.separate_replication,
+    )
 
 
 def _transaction_properties(scenario: Scenario) -> tuple[Property, ...]:
@@ -194,6 +201,10 @@ _TOP_KEYS = {
     "sets",
     "groups",
 }
+
+
+#: Boolean ``[broker]`` keys of the idempotence model (:class:`~model.systems.idempotence.SystemConfig`).
+_BROKER_SWITCHES = ("producer_id_expiration", "separate_replication")
 
 
 def _section(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -320,11 +331,17 @@ def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
     broker = _section(data, "broker", where)
     broker_kwargs: dict[str, Any] = {}
     for key, value in broker.items():
-        if key not in ("sequence_space", "max_producer_epoch"):
-            raise ScenarioError(f"{where}: [broker] unknown key {key!r} (known: max_producer_epoch, sequence_space)")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if key in _BROKER_SWITCHES:
+            if not isinstance(value, bool):
+                raise ScenarioError(f"{where}: [broker] {key} must be true or false, got {value!r}")
+        elif key not in ("sequence_space", "max_producer_epoch"):
+            keys = ", ".join(sorted(("max_producer_epoch", "sequence_space", *_BROKER_SWITCHES)))
+            raise ScenarioError(f"{where}: [broker] unknown key {key!r} (known: {keys})")
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ScenarioError(f"{where}: [broker] {key} must be a positive integer, got {value!r}")
         broker_kwargs[key] = value
+    if broker_kwargs.get("separate_replication") and producer_table.get("acks", "all") != "all":
+        raise ScenarioError(f'{where}: [broker] separate_replication needs acks = "all" (acks=1 replicates apart)')
     bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
     config = SystemConfig(topology=topology, producer=producer, faults=faults, **broker_kwargs)
     try:

@@ -62,6 +62,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # producer state expiry and the idempotent producer's epoch bump
     "producer_expiry_keeps_open_transactions": frozenset({"transactions", "eos"}),
     "defer_bump_until_resolved": frozenset({"idempotence"}),
+    # the idempotence model's separate replication (DelayedProduce) and leader failover
+    "acks_all_waits_for_replication": frozenset({"idempotence"}),
+    "truncation_rebuilds_producer_state": frozenset({"idempotence"}),
     # the classic group protocol
     "offset_commit_generation_check": frozenset({"groups"}),
     "offset_commit_stale_generation_check": frozenset({"groups"}),

@@ -40,6 +40,13 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_acks0",
         "reach_idempotence_reorder_restart",
         "reach_idempotence_epoch_exhaustion",
+        "reach_idempotence_window",
+        "reach_idempotence_replication",
+        "reach_idempotence_expiry",
+        "reach_idempotence_retries",
+        "reach_idempotence_wrap",
+        "reach_idempotence_kafka_14034",
+        "reach_idempotence_kafka_14034_fix",
     }
 )
 
@@ -80,20 +87,21 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
     "acks1": {
         "text": "a producer without idempotence, acks=1, two requests in flight: the leader acknowledges before "
         "replication (ReplicatePartition is a separate step), fails over and loses the acknowledged record, "
-        "and a retry duplicates it. Loss and duplicates are what Kafka promises not to prevent here "
-        "(permitted); order and the sequence table are still checked.",
+        "a retry duplicates it, or delivery.timeout.ms fails a batch. Loss and duplicates are what Kafka "
+        "promises not to prevent here (permitted); order and the sequence table are still checked.",
         "permitted": ["no_acked_loss", "no_duplicate_append", "per_partition_order"],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 2},
         "producer": {"enable_idempotence": False, "acks": "1", "retries": 1, "max_in_flight": 2},
-        "faults": {"drop": 1, "leader_restart": 1, "request_timeout": 1, "total": 1},
+        "faults": {"drop": 1, "leader_restart": 1, "request_timeout": 1, "batch_expiry": 1, "total": 1},
     },
     "acks0": {
         "text": "a producer without idempotence and acks=0: a batch counts as sent once it is on the wire, "
-        "the leader answers nothing, a reset connection loses it (permitted: acks=0 promises nothing).",
+        "the leader answers nothing, a reset connection loses it (permitted: acks=0 promises nothing), "
+        "or delivery.timeout.ms fails it before it is written.",
         "permitted": ["no_acked_loss"],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 2},
         "producer": {"enable_idempotence": False, "acks": "0", "retries": 1, "max_in_flight": 2},
-        "faults": {"drop": 1, "leader_restart": 1, "total": 1},
+        "faults": {"drop": 1, "leader_restart": 1, "batch_expiry": 1, "total": 1},
     },
     "reorder_restart": {
         "text": "an idempotent producer with two requests in flight whose messages may be reordered on the "
@@ -113,6 +121,100 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
         "broker": {"max_producer_epoch": 1},
         "faults": {"batch_expiry": 2, "request_timeout": 1, "leader_restart": 1, "total": 2},
+    },
+    "window": {
+        "text": "an idempotent producer with five requests in flight, as many as the leader caches batches per "
+        "producer (max.in.flight.requests.per.connection <= 5 = NUM_BATCHES_TO_RETAIN, KAFKA-5494): a reset "
+        "connection makes it resend all five after the leader appended them, so the oldest retry is recognised "
+        "only if all five are still cached; a batch may expire, a message be duplicated, the leader fail over.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 5},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 5},
+        "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
+    },
+    "retries": {
+        "text": "an idempotent producer that may retry a batch twice: a request times out while the batch ahead "
+        "of it expires in flight, so the retry overtakes it on a new connection and is answered "
+        "OUT_OF_ORDER_SEQUENCE_NUMBER while retries remain (retried, KIP-360 bump when no earlier batch explains "
+        "the gap: TransactionManager.canRetry); connections reset, the leader fails over.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 2, "max_in_flight": 2},
+        "faults": {"drop": 1, "request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 2},
+    },
+    "wrap": {
+        "text": "sequences wrap to 0 after 5 (sequence_space = 6 stands for Int.MAX_VALUE + 1, one more than the "
+        "five batches the leader caches, as Kafka's space is far above them): seven records go round once; the "
+        "leader must accept 0 after 5 (ProducerAppendInfo.inSequence), recognise a retry across the wrap and "
+        "not mistake the new batch 0 for the old one. Past the wrap the client's last acknowledged sequence "
+        "stays at the top (TxnPartitionEntry.maybeUpdateLastAckedSequence compares plainly). A connection "
+        "resets, a message is duplicated, a batch expires, or the leader fails over.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 7},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"sequence_space": 6},
+        "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
+    },
+    "kafka_14034": {
+        "text": "KAFKA-14034 at the smallest bounds found (idempotence_deep_kafka_14034 is the deep one): "
+        "four records, three in flight, one retry. A request times out, the oldest batch expires, the "
+        "retry of the next one is answered OUT_OF_ORDER_SEQUENCE_NUMBER with its retries spent, and the "
+        "KIP-360 bump re-stamps the batch still waiting from sequence 0 -- written twice if its first "
+        "attempt reached the leader. The duplicate is Kafka's behaviour (permitted); the re-stamping "
+        "itself (order, sequence table, acknowledgements, failed sends) is judged.",
+        "permitted": ["no_duplicate_append"],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 4},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 3},
+        "faults": {"request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 2},
+    },
+    "kafka_14034_fix": {
+        "text": "the bounds of reach_idempotence_kafka_14034 under the fix proposed for KAFKA-14034 (variant "
+        "kafka_14034_fix, PR #13796): the OUT_OF_ORDER_SEQUENCE_NUMBER after the last retry leaves the "
+        "partition's sequence unresolved, the bump waits until the earlier batches complete, and no record is "
+        "written twice.",
+        "variant": "kafka_14034_fix",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 4},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 3},
+        "faults": {"request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 2},
+    },
+    "replication": {
+        "text": "acks=all answered only after a separate replication step (the produce purgatory, "
+        "DelayedProduce): the leader can fail over with batches appended but not replicated, the new leader "
+        "rebuilds the producer state from the log it kept (ProducerStateManager.truncateAndReload), and a "
+        "retry can reach the leader before its original is acknowledged (a duplicate that waits for the same "
+        "high watermark). Connections reset, requests time out, batches expire, messages are duplicated.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"separate_replication": True},
+        "faults": {
+            "drop": 1,
+            "duplicate": 1,
+            "request_timeout": 1,
+            "batch_expiry": 1,
+            "leader_restart": 1,
+            "total": 2,
+        },
+    },
+    "expiry": {
+        "text": "the leader's producer.id.expiration.ms drops the state of an idle producer id (a protocol "
+        "step, not a fault): the producer's next batch continues at its sequence and must be accepted as "
+        "from an unknown producer (KIP-360, KAFKA-8710); the producer may restart (its old id expires too), "
+        "a batch expire, a connection reset, a message be duplicated, the leader fail over and rebuild the "
+        "producer state from its log.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"producer_id_expiration": True},
+        "faults": {
+            "drop": 1,
+            "duplicate": 1,
+            "batch_expiry": 1,
+            "leader_restart": 1,
+            "producer_restart": 1,
+            "total": 1,
+        },
     },
 }
 
@@ -158,7 +260,7 @@ def scenarios() -> dict[str, str]:
             )
     for key, cell in IDEMPOTENCE_CELLS.items():
         name = f"reach_idempotence_{key}"
-        top = {"permitted": cell["permitted"]} if cell["permitted"] else {}
+        top = {k: cell[k] for k in ("variant", "permitted") if cell.get(k)}
         tables = {k: cell[k] for k in ("topology", "producer", "broker", "faults") if k in cell}
         out[f"{name}.toml"] = _doc(name, f"Reach family: {cell['text']}", "idempotence", top, tables)
     return out

@@ -86,6 +86,12 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "batches of several records (records_per_batch) are not encoded"
     if model.flags.defer_bump_until_resolved:
         return False, "defer_bump_until_resolved (the KAFKA-14034 fix) is not encoded"
+    if model.config.separate_replication:
+        return False, "separate_replication (acks=all answered after a ReplicatePartition step) is not encoded"
+    if not model.flags.truncation_rebuilds_producer_state:
+        return False, "truncation_rebuilds_producer_state off (producer state kept across a failover) is not encoded"
+    if model.config.producer_id_expiration:
+        return False, "producer_id_expiration (ExpireProducerState) is not encoded"
     return True, ""
 
 
@@ -221,8 +227,8 @@ class Encoding:
         concrete initial state), and the signed bit-vector width holds ``B + 1``
         (the ``x + 1`` a step computes) without overflow.  Constants outside
         the domain are decided statically: with ``sequence_space > 2B + 4`` no
-        reachable sequence wraps (``_next_seq`` is ``+ 1`` and ``_seq_after`` is
-        ``>``, exactly as the modular definitions on ``[-1, B]``), and with
+        reachable sequence wraps (``_next_seq`` is ``+ 1``, exactly as the modular
+        definition on ``[-1, B]``), and with
         ``max_producer_epoch > B`` no bump overflows.  Small sequence spaces and
         epoch limits are kept as constants inside the domain.
         """
@@ -537,12 +543,6 @@ class Encoding:
             return seq + 1  # no reachable sequence wraps (see _value_bound)
         return z3.If(seq + 1 >= self.space, seq + 1 - self.space, seq + 1)
 
-    def _seq_after(self, a: Expr, b: Expr) -> Expr:
-        if self.bits is not None and self.big_space:
-            return a > b  # |a - b| < space / 2 for reachable sequences: (a - b) mod space in (0, space/2) iff a > b
-        d = (a - b) % self.space  # on bit-vectors: SMod, the sign of the (positive) divisor, as Python's %
-        return z3.And(d > 0, d < self.space // 2)
-
     def _in_flight(self, S: State, i: int) -> Expr:
         return self._count([z3.And(S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.fl"]) for n in range(self.R)])
 
@@ -845,7 +845,7 @@ class Encoding:
     def _t_ResolveSequence(self, S: State, i: int, q: int) -> tuple[Expr, State, None]:
         guard = z3.And(S[f"p{i}.q{q}.unres"], z3.Not(self._seq_outstanding(S, i, q)))
         la, ns = S[f"p{i}.q{q}.la"], S[f"p{i}.q{q}.ns"]
-        resolved = z3.And(la >= 0, ns == la + 1)
+        resolved = ns == la + 1  # isNextSequence (no acknowledgement: la = -1)
         T = dict(S)
         T[f"p{i}.q{q}.unres"] = z3.BoolVal(False)
         T[f"p{i}.q{q}.rw"] = z3.Or(S[f"p{i}.q{q}.rw"], z3.Not(resolved))
@@ -927,17 +927,19 @@ class Encoding:
             T[f"ack{i}.{n}"] = z3.Or(T[f"ack{i}.{n}"], succ)
             if self.idem:
                 la = T[f"p{i}.q{q}.la"]
-                adv = z3.And(succ, T[f"p{i}.q{q}.pe"] == bep, z3.Or(la < 0, self._seq_after(bseq, la)))
+                adv = z3.And(succ, T[f"p{i}.q{q}.pe"] == bep, bseq > la)
                 T[f"p{i}.q{q}.la"] = z3.If(adv, bseq, la)
             failing = z3.And(hit, z3.Not(ok))
             if self.idem:
-                expected = self._next_seq(S[f"p{i}.q{q}.la"])
-                ooo_retry = z3.And(failing, ooo, bseq != expected, can_retry)
-                ooo_fail = z3.And(failing, ooo, z3.Not(z3.And(bseq != expected, can_retry)))
+                expected = S[f"p{i}.q{q}.la"] + 1
+                ooo_retry = z3.And(failing, ooo, can_retry)
+                ooo_fail = z3.And(failing, ooo, z3.Not(can_retry))
+                # canRetry requests a bump for a real gap (the next sequence); handleFailedBatch always does
+                ooo_bump = z3.And(failing, ooo, z3.Or(z3.Not(can_retry), bseq == expected))
                 T[f"p{i}.b{n}.on"] = z3.And(T[f"p{i}.b{n}.on"], z3.Not(ooo_fail))
                 T[f"fail{i}.{n}"] = z3.Or(T[f"fail{i}.{n}"], ooo_fail)
-                T[f"p{i}.bump"] = z3.Or(T[f"p{i}.bump"], ooo_fail)
-                T[f"p{i}.q{q}.rw"] = z3.Or(T[f"p{i}.q{q}.rw"], ooo_fail)
+                T[f"p{i}.bump"] = z3.Or(T[f"p{i}.bump"], ooo_bump)
+                T[f"p{i}.q{q}.rw"] = z3.Or(T[f"p{i}.q{q}.rw"], ooo_bump)
                 rest = z3.And(failing, z3.Not(ooo))
             else:
                 ooo_retry = z3.BoolVal(False)
@@ -1020,6 +1022,7 @@ class Encoding:
             z3.Or([T[f"q{q}.len"] > 0 for q in range(self.P)]),
             z3.Or([T[f"ack{i}.{n}"] for i in range(self.N) for n in range(self.R)] or [False]),
         )
+        self._ev["unreplicated_batches_truncated"] = z3.Or([S[f"q{q}.hw"] < S[f"q{q}.len"] for q in range(self.P)])
         return self._faults_ok(S, "leader_restart"), T, None
 
     def _t_RestartProducer(self, S: State, i: int) -> tuple[Expr, State, None]:

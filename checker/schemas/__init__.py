@@ -126,7 +126,12 @@ def scenario_schema() -> dict[str, Any]:
             "broker": {
                 "type": "object",
                 "additionalProperties": False,
-                "properties": {"max_producer_epoch": positive, "sequence_space": positive},
+                "properties": {
+                    "max_producer_epoch": positive,
+                    "producer_id_expiration": {"type": "boolean", "default": False},
+                    "separate_replication": {"type": "boolean", "default": False},
+                    "sequence_space": positive,
+                },
             },
             "faults": {"type": "object", "additionalProperties": False, "properties": dict(sorted(faults.items()))},
             "bounds": _table(Bounds),

@@ -17,12 +17,15 @@ What the model keeps of the client (``RecordAccumulator``, ``Sender``,
   cannot overtake.
 * **Responses** (``Sender.completeBatch``, ``TransactionManager.canRetry`` /
   ``handleFailedBatch``, ``Sender.java``, ``TransactionManager.java``):
-  NONE and DUPLICATE_SEQUENCE_NUMBER complete the batch; OUT_OF_ORDER_SEQUENCE_NUMBER
-  is retried when an earlier batch of the partition is still unresolved (the
-  error is then a consequence of that batch), otherwise the batch fails and an
-  idempotent producer bumps its epoch locally and restarts the partition's
-  sequences at 0 (KIP-360); INVALID_PRODUCER_EPOCH fails the batch; retriable
-  errors are retried while ``retries`` allow.
+  NONE and DUPLICATE_SEQUENCE_NUMBER complete the batch; an idempotent
+  producer retries OUT_OF_ORDER_SEQUENCE_NUMBER while ``retries`` allow, and
+  when the batch is the next one after the last acknowledged sequence (no
+  earlier batch explains the gap) it also requests an epoch bump, which
+  re-stamps it from sequence 0 before it is resent (KIP-360,
+  ``TransactionManager.canRetry``); once its retries are spent the batch fails
+  and the bump is requested all the same (``handleFailedBatch``).
+  INVALID_PRODUCER_EPOCH fails the batch; other retriable errors are retried
+  while ``retries`` allow.
 * **Timeouts.**  ``request.timeout.ms`` closes the connection: every in-flight
   request fails and its batch is retried on a new connection (the old request
   may still reach the broker).  ``delivery.timeout.ms`` fails a batch; if it
@@ -178,7 +181,7 @@ def send(p: Producer, partition: int, rid: int, batch_records: int = 1) -> Produ
         b = p.batches[i]
         if b.partition != partition:
             continue
-        if not b.has_sequence and b.attempts == 0 and len(b.records) < batch_records:
+        if b.attempts == 0 and len(b.records) < batch_records:  # never drained (a drained batch is closed)
             return p._replace(next_record=n, batches=_set(p.batches, i, b._replace(records=(*b.records, rid))))
         break
     return p._replace(next_record=n, batches=p.batches + (ProducerBatch(partition, (rid,)),))
@@ -238,8 +241,6 @@ def drain(
     if not can_drain(p, partition, config):
         return None
     i = _sendable_index(p, partition, config)
-    if i < 0:
-        return None
     b = p.batches[i]
     entries = p.partitions
     if config.enable_idempotence and not b.has_sequence:
@@ -275,23 +276,37 @@ def _find_in_flight(p: Producer, resp: ProduceResponse) -> int:
 
 
 def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
-    """Remove a failed batch; a sent, sequenced batch leaves its sequence unresolved."""
+    """Remove a failed batch; a sent, sequenced batch leaves its sequence unresolved.
+
+    Its partition entry is at the batch's epoch: a partition moves to a new epoch only when none of its
+    sequenced batches is outstanding (:func:`_sendable_index`) or by a bump that re-stamps them all.
+    """
     b = p.batches[i]
     p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
-    if config.enable_idempotence and b.has_sequence and b.attempts > 0:
+    if config.enable_idempotence and b.has_sequence:  # a sequence is stamped when the batch is first sent
         entry = p.partitions[b.partition]
-        if entry.producer_epoch == b.producer_epoch:
-            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
+        p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
     return p
 
 
 def handle_produce_response(
-    p: Producer, resp: ProduceResponse, config: ProducerConfig, sequence_space: int, defer_bump: bool = False
+    p: Producer,
+    resp: ProduceResponse,
+    config: ProducerConfig,
+    sequence_space: int,
+    defer_bump: bool = False,
+    transactional: bool = False,
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers.
 
-    An OUT_OF_ORDER_SEQUENCE_NUMBER that fails the batch requests an epoch bump
-    at once (``TransactionManager.handleFailedBatch``, Kafka 3.9), which
+    OUT_OF_ORDER_SEQUENCE_NUMBER (``Sender.completeBatch``, ``TransactionManager.canRetry``, Kafka 3.9):
+    with retries left a batch that is not the next sequence after the last
+    acknowledged one is retried (an earlier batch explains the error); the
+    next one is retried too by an idempotent producer, which also requests an
+    epoch bump (``requestEpochBumpForPartition``) that re-stamps it before it
+    is resent, while a ``transactional`` producer fails it (OUT_OF_ORDER is
+    not a ``RetriableException``; the transaction becomes abortable).  With its retries spent the
+    batch fails and the bump is requested at once (``handleFailedBatch``), which
     re-stamps the partition's other outstanding batches from sequence 0 even if
     an earlier attempt of one was written: KAFKA-14034.  With ``defer_bump``
     (the fix proposed there) the partition's sequence is marked unresolved
@@ -310,7 +325,9 @@ def handle_produce_response(
         entry = p.partitions[b.partition]
         if config.enable_idempotence and entry.producer_epoch == b.producer_epoch:
             last = next_sequence(b.base_sequence, len(b.records) - 1, sequence_space)
-            if entry.last_acked_sequence < 0 or _seq_after(last, entry.last_acked_sequence, sequence_space):
+            # TxnPartitionEntry.maybeUpdateLastAckedSequence compares plainly: past the wrap at Int.MAX_VALUE the
+            # last acknowledged sequence stays at MAX_VALUE until a bump resets the partition (Kafka 3.9)
+            if last > entry.last_acked_sequence:
                 entry = entry._replace(last_acked_sequence=last)
             p = p._replace(partitions=_set(p.partitions, b.partition, entry))
         return Outcome(p, acked=b.records)
@@ -319,10 +336,14 @@ def handle_produce_response(
     events: tuple[str, ...] = (f"client_error:{error}",)
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and config.enable_idempotence:
         entry = p.partitions[b.partition]
-        expected = next_sequence(entry.last_acked_sequence, 1, sequence_space)
-        if b.base_sequence != expected and can_retry:
-            return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
-        if defer_bump and entry.producer_epoch == b.producer_epoch:
+        expected = entry.last_acked_sequence + 1  # isNextSequence: ``sequence - lastAckedSequence == 1``
+        if can_retry and b.base_sequence != expected:
+            return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=(*events, "retry"))
+        if can_retry and not transactional:  # no branch: needs a lost or reordered first batch (KAFKA-15591)
+            p = p._replace(batches=_set(p.batches, i, retry), epoch_bump_required=True)
+            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
+            return Outcome(p, events=(*events, "retry", "epoch_bump_requested"))
+        if defer_bump and entry.producer_epoch == b.producer_epoch:  # no branch: variant kafka_14034_fix only
             p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
             p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
             return Outcome(p, failed=b.records, events=(*events, "sequence_unresolved"))
@@ -334,11 +355,6 @@ def handle_produce_response(
     if can_retry:
         return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
     return Outcome(_fail(p, i, config), failed=b.records, events=events)
-
-
-def _seq_after(a: int, b: int, space: int) -> bool:
-    """Whether sequence ``a`` comes after ``b`` (within half the space)."""
-    return 0 < (a - b) % space < space // 2
 
 
 def request_timeout(p: Producer, config: ProducerConfig) -> Outcome | None:
@@ -382,7 +398,7 @@ def resolve_sequence(p: Producer, partition: int) -> Outcome | None:
     entry = p.partitions[partition]
     if not entry.unresolved or _sequenced_outstanding(p, partition):
         return None
-    if entry.last_acked_sequence >= 0 and entry.next_sequence == entry.last_acked_sequence + 1:
+    if entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no acknowledgement: -1)
         p = p._replace(partitions=_set(p.partitions, partition, entry._replace(unresolved=False)))
         return Outcome(p, events=("sequence_resolved",))
     entry = entry._replace(unresolved=False, rewrite=True)
@@ -397,7 +413,7 @@ def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
     from sequence 0 at the new epoch.  At the epoch limit the producer forgets
     its id and must InitProducerId again; batches are then stamped afresh.
     """
-    if not p.epoch_bump_required or p.in_flight:
+    if not p.epoch_bump_required or p.in_flight:  # no branch: replay/minimise only (actions() checks it)
         return None
     connection = p.connection
     if p.producer_epoch + 1 > max_epoch:

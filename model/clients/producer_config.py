@@ -47,21 +47,25 @@ class ProducerConfig:
     transactional_id: str | None = None
 
     def validate(self) -> ProducerConfig:
-        """Return ``self`` if Kafka would accept it, else raise."""
-        if self.acks not in ACKS:
+        """Return ``self`` if Kafka would accept it, else raise.
+
+        Each rule is marked ``input``: a scenario Kafka would reject is refused when it loads (exit 2,
+        ``tests/test_bad_input.py``), so no search ever runs on one.
+        """
+        if self.acks not in ACKS:  # input: a scenario Kafka would reject
             raise ProducerConfigError(f"acks must be one of {', '.join(ACKS)}, got {self.acks!r}")
-        if self.retries < 0:
+        if self.retries < 0:  # input: a scenario Kafka would reject
             raise ProducerConfigError(f"retries must be >= 0, got {self.retries}")
-        if self.max_in_flight < 1:
+        if self.max_in_flight < 1:  # input: a scenario Kafka would reject
             raise ProducerConfigError(f"max.in.flight.requests.per.connection must be >= 1, got {self.max_in_flight}")
-        if self.transactional_id is not None and not self.enable_idempotence:
+        if self.transactional_id is not None and not self.enable_idempotence:  # input: a scenario Kafka would reject
             raise ProducerConfigError("transactional.id requires enable.idempotence=true")
         if self.enable_idempotence:
-            if self.acks != "all":
+            if self.acks != "all":  # input: a scenario Kafka would reject
                 raise ProducerConfigError("enable.idempotence=true requires acks=all")
-            if self.retries == 0:
+            if self.retries == 0:  # input: a scenario Kafka would reject
                 raise ProducerConfigError("enable.idempotence=true requires retries > 0")
-            if self.max_in_flight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE:
+            if self.max_in_flight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE:  # input: a scenario Kafka would reject
                 raise ProducerConfigError(
                     "enable.idempotence=true requires max.in.flight.requests.per.connection <= "
                     f"{MAX_IN_FLIGHT_FOR_IDEMPOTENCE}, got {self.max_in_flight}"

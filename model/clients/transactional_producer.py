@@ -312,7 +312,7 @@ def handle_produce_response(
     c: TxnClient, resp: ProduceResponse, config: Any, tv: int, kip_360: bool
 ) -> tuple[TxnClient, tuple[int, ...], tuple[str, ...]]:
     """The data path's response; a failed batch makes the transaction abortable (or fatal)."""
-    out = prod.handle_produce_response(c.data, resp, config, 2**31)
+    out = prod.handle_produce_response(c.data, resp, config, 2**31, transactional=True)
     c = c._replace(data=out.producer._replace(epoch_bump_required=False))
     if not out.failed:
         return c, out.acked, out.events

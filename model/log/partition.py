@@ -6,10 +6,15 @@ This abstracts Kafka's ``UnifiedLog`` plus the replication it relies on:
   is its offset (each modelled batch holds one record, so batch and record
   offsets coincide).
 * ``acks=all``: the leader answers only once the batch is replicated to the
-  in-sync replicas, so append and high-watermark advance are one step.
-  ``acks=1``: the leader answers after its local append; a separate
-  ``ReplicatePartition`` action advances the high watermark.  ``acks=0``: no
-  answer at all.
+  in-sync replicas.  By default append and high-watermark advance are one
+  step; with ``deferred`` (a scenario's ``separate_replication``) the append
+  leaves the high watermark where it was and parks the response in the produce
+  purgatory (:attr:`PartitionLeader.pending`, Kafka's ``DelayedProduce``),
+  released by the separate ``ReplicatePartition`` step once the high watermark
+  passes the batch -- so a leader can fail over with batches appended but not
+  replicated, and a retry can reach it before its original is acknowledged.
+  ``acks=1``: the leader answers after its local append; ``ReplicatePartition``
+  advances the high watermark.  ``acks=0``: no answer at all.
 * A leader restart (crash and election of an in-sync follower) keeps the log
   up to the high watermark and loses the rest; the follower's producer state
   is rebuilt from the log it kept (``ProducerStateManager.truncateAndReload``
@@ -75,7 +80,8 @@ class PartitionLeader(NamedTuple):
     """The leader replica of one partition.
 
     ``aborted`` is the aborted-transaction index (``UnifiedLog.lastStableOffset``); it stays empty in the
-    idempotence model.
+    idempotence model.  ``pending`` is the produce purgatory (``DelayedProduce``): acks=all responses
+    waiting for the high watermark to pass their batch (only with separate replication).
     """
 
     log: tuple[LogEntry, ...] = ()
@@ -83,6 +89,7 @@ class PartitionLeader(NamedTuple):
     producers: tuple[ProducerStateEntry, ...] = ()
     leader_epoch: int = 0
     aborted: tuple[AbortedTxn, ...] = ()
+    pending: tuple[ProduceResponse, ...] = ()
 
     def entry(self, producer_id: int) -> ProducerStateEntry | None:
         """The producer state entry for ``producer_id``, if any."""
@@ -98,9 +105,16 @@ def _put_entry(entries: tuple[ProducerStateEntry, ...], new: ProducerStateEntry)
 
 
 def handle_produce(
-    leader: PartitionLeader, request: ProduceRequest, acks: str, flags: ProtocolFlags
+    leader: PartitionLeader, request: ProduceRequest, acks: str, flags: ProtocolFlags, deferred: bool = False
 ) -> tuple[PartitionLeader, ProduceResponse | None, tuple[str, ...]]:
-    """Validate and append one batch; return the leader, the response and events."""
+    """Validate and append one batch; return the leader, the response (``None``: none yet) and events.
+
+    ``deferred`` (acks=all with separate replication): a batch that was appended, or recognised as a
+    duplicate of one the high watermark has not passed, is answered only when :func:`replicate`
+    moves the high watermark past it (``ReplicaManager.appendRecords`` parks a ``DelayedProduce``
+    whose required offset is the batch's last offset + 1; a duplicate's ``LogAppendInfo`` carries the
+    original batch's offsets, so its retry waits for the same replication).  Errors are answered at once.
+    """
     count = len(request.records)
     events: tuple[str, ...] = ()
     if request.producer_id == NO_PRODUCER_ID:
@@ -133,7 +147,7 @@ def handle_produce(
             )
             producers = _put_entry(producers, new_entry)
         log = leader.log + (entry,)
-        hw = len(log) if acks == "all" else leader.high_watermark
+        hw = len(log) if acks == "all" and not deferred else leader.high_watermark
         leader = leader._replace(log=log, high_watermark=hw, producers=producers)
         events = ("append",)
     else:
@@ -149,14 +163,21 @@ def handle_produce(
         error,
         offset,
     )
+    if deferred and offset >= leader.high_watermark and flags.acks_all_waits_for_replication:
+        return leader._replace(pending=(*leader.pending, response)), None, (*events, "awaiting_replication")
     return leader, response, events
 
 
-def replicate(leader: PartitionLeader) -> PartitionLeader | None:
-    """Followers catch up: the high watermark moves to the log end (acks=1 only)."""
-    if leader.high_watermark == len(leader.log):
+def replicate(leader: PartitionLeader) -> tuple[PartitionLeader, tuple[ProduceResponse, ...]] | None:
+    """Followers catch up: the high watermark moves to the log end; the purgatory's responses go out.
+
+    Only with acks=1 or separate replication (otherwise the high watermark is always the log end).
+    Every parked response's batch is below the new high watermark, so all of them are released
+    (``DelayedProduce.tryComplete`` once ``highWatermark >= requiredOffset``).
+    """
+    if leader.high_watermark == len(leader.log):  # no branch: replay/minimise only (actions() checks it)
         return None
-    return leader._replace(high_watermark=len(leader.log))
+    return leader._replace(high_watermark=len(leader.log), pending=()), leader.pending
 
 
 def rebuild_producer_state(log: tuple[LogEntry, ...], flags: ProtocolFlags) -> tuple[ProducerStateEntry, ...]:
@@ -173,12 +194,19 @@ def rebuild_producer_state(log: tuple[LogEntry, ...], flags: ProtocolFlags) -> t
 
 
 def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLeader:
-    """A new leader takes over: the log is cut to the high watermark."""
+    """A new leader takes over: the log is cut to the high watermark, the purgatory is emptied.
+
+    The in-sync follower that is elected has the log up to the high watermark (it may have fetched
+    more; the model takes the follower that did not), and builds its producer state from that log.
+    Requests parked in the old leader's purgatory are never answered (Kafka completes them with
+    NOT_LEADER_OR_FOLLOWER; either way the client retries them on the new leader).
+    """
     log = leader.log[: leader.high_watermark]
+    rebuilt = rebuild_producer_state(log, flags) if flags.truncation_rebuilds_producer_state else leader.producers
     return PartitionLeader(
         log=log,
         high_watermark=len(log),
-        producers=rebuild_producer_state(log, flags),
+        producers=rebuilt,
         leader_epoch=leader.leader_epoch + 1,
     )
 

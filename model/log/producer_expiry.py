@@ -38,10 +38,10 @@ def expire_producer(
 ) -> tuple[PartitionLeader, tuple[str, ...]] | None:
     """The leader after ``removeExpiredProducers`` dropped ``producer_id``; ``None`` if it may not."""
     entry = leader.entry(producer_id)
-    if entry is None or not expirable(entry, keep_open_transactions):
+    if entry is None or not expirable(entry, keep_open_transactions):  # no branch: replay/minimise only
         return None
     events: tuple[str, ...] = ("producer_state_expired",)
-    if entry.current_txn_first_offset >= 0:
+    if entry.current_txn_first_offset >= 0:  # no branch: weakened variant expire_producers_with_open_transactions
         events = (*events, "open_transaction_expired")
     producers = tuple(e for e in leader.producers if e.producer_id != producer_id)
     return leader._replace(producers=producers), events

@@ -13,7 +13,7 @@ analyzeAndValidateProducerState`` then ``ProducerAppendInfo.checkSequence``):
    of the cached batches -> not appended; answered NONE with the *original*
    offset.  An older duplicate falls through and fails the sequence check.
 1. **Epoch**: an epoch below the stored one -> ``INVALID_PRODUCER_EPOCH``.
-2. **Sequence**: unknown producer (no entry, or stored epoch -1) -> any
+2. **Sequence**: unknown producer (no entry) -> any
    sequence (KIP-360, KAFKA-8710); a higher epoch -> must start at 0; the same
    epoch -> must be ``last_seq + 1``, or 0 after ``Int.MAX_VALUE``
    (wrap-around).  Otherwise ``OUT_OF_ORDER_SEQUENCE_NUMBER``.
@@ -32,7 +32,6 @@ from keos.model.protocol.errors import Errors
 from keos.model.variants import ProtocolFlags
 
 __all__ = [
-    "NO_PRODUCER_EPOCH",
     "VALIDATION_STEPS",
     "BatchMetadata",
     "ProducerStateEntry",
@@ -41,9 +40,6 @@ __all__ = [
     "next_sequence",
     "validate_batch",
 ]
-
-#: Kafka's ``RecordBatch.NO_PRODUCER_EPOCH``.
-NO_PRODUCER_EPOCH = -1
 
 
 @record
@@ -115,7 +111,7 @@ def _duplicate_offset(
 ) -> int:
     """Step 0: the offset of a cached batch with the same epoch and sequences, else -1."""
     if entry is not None and entry.producer_epoch == producer_epoch:
-        for meta in entry.batches[-flags.duplicate_window :]:
+        for meta in entry.batches:
             if meta.first_seq == first_seq and meta.last_seq == last_seq:
                 return meta.offset
     return -1
@@ -124,23 +120,33 @@ def _duplicate_offset(
 def _unknown_producer(
     entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
 ) -> bool:
-    """Step 1: no entry (or NO_PRODUCER_EPOCH): any sequence is accepted (KIP-360)."""
-    return entry is None or entry.producer_epoch == NO_PRODUCER_EPOCH
+    """Step 1: no entry: any sequence is accepted (KIP-360, KAFKA-8710).
+
+    Kafka validates an unknown producer id against ``ProducerStateEntry.empty``, whose epoch is
+    ``NO_PRODUCER_EPOCH``: ``checkSequence`` then accepts any sequence.  The model stores no such
+    entry (every stored entry carries the epoch of a batch or marker), so "no entry" is the whole rule.
+    """
+    return entry is None
 
 
 def _epoch_fenced(
     entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
 ) -> bool:
-    """Step 2: an epoch below the stored one."""
-    return entry is not None and producer_epoch < entry.producer_epoch
+    """Step 2: an epoch below the stored one (``entry`` is set: step 1 accepted an unknown producer)."""
+    assert entry is not None
+    return producer_epoch < entry.producer_epoch
 
 
 def _sequence_out_of_order(
     entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
 ) -> bool:
-    """Step 3: a new epoch must start at 0; the same epoch must continue at ``last_seq + 1``."""
-    if entry is None:
-        return False
+    """Step 3: a new epoch must start at 0; the same epoch must continue at ``last_seq + 1``.
+
+    ``entry`` is set (step 1 accepted an unknown producer).  An entry without cached batches at the
+    batch's epoch (a marker wrote it) expects sequence 0: ``ProducerStateEntry.lastSeq`` is then
+    ``NO_SEQUENCE`` (-1) and ``inSequence(-1, 0)`` holds.
+    """
+    assert entry is not None
     if producer_epoch != entry.producer_epoch:
         return first_seq != 0
     expected = next_sequence(entry.last_seq, 1, flags.sequence_space) if entry.batches else 0
@@ -161,7 +167,7 @@ def validate_batch(
     name with ``-1``.
     """
     for step in VALIDATION_STEPS:
-        if step.switch is not None and not getattr(flags, step.switch):
+        if step.switch is not None and not getattr(flags, step.switch):  # no branch: weakened variants only
             continue
         if step.name == "duplicate":
             offset = _duplicate_offset(entry, producer_epoch, first_seq, last_seq, flags)
@@ -189,9 +195,12 @@ def append_batch(
     offset: int,
     flags: ProtocolFlags,
 ) -> ProducerStateEntry:
-    """The entry after appending a batch (``ProducerAppendInfo.appendDataBatch``)."""
+    """The entry after appending a batch (``ProducerAppendInfo.appendDataBatch``, ``ProducerStateEntry.addBatch``).
+
+    A new epoch clears the cached batches; the cache keeps the newest ``flags.duplicate_window``
+    (``NUM_BATCHES_TO_RETAIN``), so :func:`_duplicate_offset` scans all of it.
+    """
     meta = BatchMetadata(first_seq, last_seq, offset)
     if entry is None or entry.producer_epoch != producer_epoch:
         return ProducerStateEntry(producer_id, producer_epoch, (meta,))
-    kept = entry.batches[-(flags.duplicate_window - 1) :] if flags.duplicate_window > 1 else ()
-    return entry._replace(batches=kept + (meta,))
+    return entry._replace(batches=(*entry.batches, meta)[-flags.duplicate_window :])

@@ -13,8 +13,10 @@ Protocol steps
     ``InitProducerId(producer)``, ``Send(producer)`` (the application hands the
     next record to the client; record ``n`` goes to partition ``n mod
     partitions``), ``SendProduce(producer, partition)`` (the Sender drains a
-    batch), ``BumpEpoch(producer)``, ``Deliver(envelope)``,
-    ``ReplicatePartition(partition)`` (acks=1 only).
+    batch), ``BumpEpoch(producer)``, ``ResolveSequence(producer, partition)``, ``Deliver(envelope)``,
+    ``ReplicatePartition(partition)`` (acks=1, or acks=all with ``separate_replication``),
+    ``ExpireProducerState(partition, producer_id)`` (``producer.id.expiration.ms`` on the leader, with
+    ``producer_id_expiration``).
 
 Faults (budgeted)
     ``DropMessage(envelope)`` (a connection reset: everything in flight on the
@@ -37,6 +39,8 @@ from keos.model.clients import producer as prod
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
+from keos.model.log.producer_expiry import expire_producer
+from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags, Variant
 
@@ -74,6 +78,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "ResolveSequence": ("producer", "partition"),
     "Deliver": ("message",),
     "ReplicatePartition": ("partition",),
+    "ExpireProducerState": ("partition", "producer_id"),
     "DropMessage": ("message",),
     "DuplicateMessage": ("message",),
     "ReorderMessage": ("message",),
@@ -98,9 +103,10 @@ FAULT_OF_ACTION = {
 #: Index into ``faults_used`` of each fault action kind, and its event label.
 _FAULT_INDEX = {kind: FAULT_KINDS.index(fault) for kind, fault in FAULT_OF_ACTION.items()}
 _FAULT_EVENT = tuple(f"fault:{k}" for k in FAULT_KINDS)
-#: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope.
+#: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope, 3 = producer id.
 _ARG_SPECS = {
-    kind: tuple({"producer": 0, "partition": 1, "message": 2}[n] for n in names) for kind, names in ACTION_ARGS.items()
+    kind: tuple({"producer": 0, "partition": 1, "message": 2, "producer_id": 3}[n] for n in names)
+    for kind, names in ACTION_ARGS.items()
 }
 
 
@@ -150,14 +156,81 @@ class SystemConfig:
     flags: ProtocolFlags = field(default_factory=ProtocolFlags)
     max_producer_epoch: int = 32767
     sequence_space: int = KAFKA_SEQUENCE_SPACE
+    #: acks=all responses wait for a separate ``ReplicatePartition`` step (``DelayedProduce``), so a leader
+    #: can fail over with batches appended but not replicated (``model.log.partition.handle_produce``).
+    separate_replication: bool = False
+    #: ``producer.id.expiration.ms``: a leader may drop the state of a producer id that has nothing outstanding on
+    #: the partition (``ExpireProducerState``, a protocol step: idleness is not a fault).
+    producer_id_expiration: bool = False
 
 
 @codec.record
 class Ghost(NamedTuple):
-    """History kept only for checking: which records the application saw complete."""
+    """History kept only for checking: which records the application saw complete.
+
+    ``unexplained_failures``: records the client failed although Kafka's producer would not have given up
+    on them yet (:func:`unexplained_failures`); ``misplaced_acks``: successful ProduceResponses whose offset
+    does not hold the batch (:func:`misplaced_ack`); ``unhealthy``: an error answered or an epoch bumped
+    while no fault had happened.  Each is recorded only when that happens, so the state space of a correct
+    model does not grow.
+    """
 
     acked: tuple[int, ...] = ()
     failed: tuple[int, ...] = ()
+    unexplained_failures: tuple[str, ...] = ()
+    misplaced_acks: tuple[str, ...] = ()
+    unhealthy: tuple[str, ...] = ()
+
+
+#: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
+#: and not OUT_OF_ORDER_SEQUENCE_NUMBER, which ``TransactionManager.canRetry`` retries for an idempotent producer).
+#: INVALID_PRODUCER_EPOCH is left out on purpose: no other instance holds an idempotent producer's id, so only its
+#: own epoch bump could fence it, and the client never lets a batch of an older epoch reach a partition after one
+#: of the newer epoch (``maybeUpdateProducerIdAndEpoch`` waits for the partition's in-flight batches; the bump
+#: re-stamps the partitions it rewrites) -- a batch failed that way is a client defect.
+NON_RETRIABLE_PRODUCE_ERRORS = frozenset({Errors.INVALID_RECORD, *AUTHORIZATION_ERRORS})
+
+
+def misplaced_ack(  # no mutate: the judge of acknowledged_offset_in_log (a property), not a rule
+    leader: part.PartitionLeader, response: ProduceResponse, request: ProduceRequest
+) -> str | None:
+    """Why a successful ProduceResponse does not name the offset of ``request``'s batch, or ``None``.
+
+    ``UnifiedLog.analyzeAndValidateProducerState``: a duplicate is answered with the cached batch's offset, an
+    append with its own; ``RecordMetadata.offset()`` is what the application reads.  Judged when the leader
+    answers (or parks the answer in the purgatory): the batch at that offset must hold the request's records.
+    """
+    if response.error != Errors.NONE or response.base_offset < 0:
+        return None
+    log = leader.log
+    entry = log[response.base_offset] if response.base_offset < len(log) else None
+    if entry is not None and entry.records == request.records:
+        return None
+    held = "nothing" if entry is None else ",".join(prod.record_label(r) for r in entry.records) or "a control batch"
+    return (
+        f"partition {request.partition}: {','.join(prod.record_label(r) for r in request.records)} acknowledged "
+        f"at offset {response.base_offset}, which holds {held}"
+    )
+
+
+def unexplained_failures(  # no mutate: the judge of failed_sends_explained (a property), not a rule
+    before: prod.Producer, failed: tuple[int, ...], retries: int, error: str | None = None
+) -> tuple[str, ...]:
+    """Labels for the records of ``failed`` that Kafka's producer would not have failed yet.
+
+    ``Sender.completeBatch`` / ``failBatch`` and ``expireBatches``: a batch fails when ``delivery.timeout.ms``
+    expires it (the caller does not ask then), when its retries are spent, or on an error the producer does not
+    retry (``error``, the response's, :data:`NON_RETRIABLE_PRODUCE_ERRORS`).
+    """
+    out: list[str] = []
+    for r in failed:
+        batch = next((b for b in before.batches if r in b.records), None)
+        gave_up = batch is not None and (batch.attempts > retries or error in NON_RETRIABLE_PRODUCE_ERRORS)
+        if gave_up:  # no branch: the other side records a defect (a send failed that Kafka would retry)
+            continue
+        why = f"after {batch.attempts} attempt(s) of {retries + 1}" if batch is not None else "not in a batch"
+        out.append(f"{prod.record_label(r)} failed {why}" + (f" on {error}" if error else ""))
+    return tuple(out)
 
 
 @codec.record
@@ -181,7 +254,13 @@ def _replace_at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
 
 
 class KafkaSystem:
-    """The idempotent-producer system as a :class:`model.interface.Model`."""
+    """The idempotent-producer system as a :class:`model.interface.Model`.
+
+    A handler's guard marked ``no branch: replay/minimise only`` refuses an action :meth:`actions` does not
+    offer in that state: the search only steps offered actions, so only ``keos replay`` of an edited trace and
+    the counterexample minimiser (``checker/minimize.py``) take it (``tests/test_bmc.py`` checks, action by
+    action, that ``step`` refuses exactly what the z3 encoding disables).
+    """
 
     def __init__(
         self,
@@ -193,7 +272,7 @@ class KafkaSystem:
     ) -> None:
         flags = replace(variant.flags, sequence_space=config.sequence_space)
         producer_config = config.producer
-        if flags.force_idempotence_off:
+        if flags.force_idempotence_off:  # no branch: only variant no_idempotence (keos mutants) forces it
             producer_config = ProducerConfig(
                 enable_idempotence=False,
                 acks=producer_config.acks,
@@ -201,7 +280,8 @@ class KafkaSystem:
                 max_in_flight=producer_config.max_in_flight,
             )
         producer_config.validate()
-        if config.topology.records_per_producer >= prod.RECORDS_PER_PRODUCER:
+        too_many = config.topology.records_per_producer >= prod.RECORDS_PER_PRODUCER
+        if too_many:  # no branch: scenarios bound records_per_producer to 64
             raise ModelError(f"records_per_producer must be < {prod.RECORDS_PER_PRODUCER}")
         self.name = name
         self.config = config
@@ -256,10 +336,17 @@ class KafkaSystem:
         heads = net.channel_heads(state.network)
         for env in heads:
             out.append(Action("Deliver", (env,)))
-        if cfg.acks == "1":
+        if cfg.acks == "1" or self.config.separate_replication:
             for q, leader in enumerate(state.partitions):
                 if leader.high_watermark < len(leader.log):
                     out.append(Action("ReplicatePartition", (q,)))
+        if self.config.producer_id_expiration:
+            for q, leader in enumerate(state.partitions):
+                out.extend(
+                    Action("ExpireProducerState", (q, e.producer_id))
+                    for e in leader.producers
+                    if _producer_idle(state, q, e.producer_id)
+                )
         used = state.faults_used
         if sum(used) >= self.config.faults.total:
             return out
@@ -286,15 +373,16 @@ class KafkaSystem:
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = _HANDLERS.get(action.kind)
-        if handler is None:
+        if handler is None:  # no branch: decoding checks kinds against ACTION_ARGS (replay only)
             return None
         k = _FAULT_INDEX.get(action.kind, -1)
         if k >= 0:
             used = state.faults_used
-            if used[k] >= self._limits[k] or sum(used) >= self.config.faults.total:
+            spent = used[k] >= self._limits[k] or sum(used) >= self.config.faults.total
+            if spent:  # no branch: replay/minimise only
                 return None
         result = handler(self, state, *action.args)
-        if result is None:
+        if result is None:  # no branch: replay/minimise only
             return None
         new_state, events = result
         if k >= 0:
@@ -318,17 +406,20 @@ class KafkaSystem:
         """
         spec = _ARG_SPECS[action.kind]
         args = action.args
-        if len(args) != len(spec):
+        if len(args) != len(spec):  # input: a malformed trace (keos replay)
             return False
         topo = self.config.topology
         for kind, value in zip(spec, args):
             if kind == 0:
-                if type(value) is not int or not 0 <= value < topo.producers:
+                if type(value) is not int or not 0 <= value < topo.producers:  # input: a malformed trace (keos replay)
                     return False
             elif kind == 1:
-                if type(value) is not int or not 0 <= value < topo.partitions:
+                if type(value) is not int or not 0 <= value < topo.partitions:  # input: a malformed trace (keos replay)
                     return False
-            elif not isinstance(value, net.Envelope):
+            elif kind == 2:
+                if not isinstance(value, net.Envelope):  # input: a malformed trace (keos replay)
+                    return False
+            elif type(value) is not int:  # input: a malformed trace (keos replay)
                 return False
         return True
 
@@ -336,7 +427,8 @@ class KafkaSystem:
 
     def _init_producer_id(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = s.producers[i]
-        if not self.producer_config.enable_idempotence or p.producer_id >= 0 or p.epoch_bump_required:
+        refused = not self.producer_config.enable_idempotence or p.producer_id >= 0 or p.epoch_bump_required
+        if refused:  # no branch: replay/minimise only
             return None
         p = prod.init_producer_id(p, s.next_producer_id)
         return s._replace(producers=_replace_at(s.producers, i, p), next_producer_id=s.next_producer_id + 1), (
@@ -345,7 +437,8 @@ class KafkaSystem:
 
     def _send(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = s.producers[i]
-        if p.next_record >= self.config.topology.records_per_producer:
+        done = p.next_record >= self.config.topology.records_per_producer
+        if done:  # no branch: replay/minimise only
             return None
         q = p.next_record % self.config.topology.partitions
         p = prod.send(p, q, prod.record_id(i, p.next_record), self.config.topology.records_per_batch)
@@ -353,7 +446,7 @@ class KafkaSystem:
 
     def _send_produce(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         drained = prod.drain(s.producers[i], i, q, self.producer_config, self.flags.sequence_space)
-        if drained is None:
+        if drained is None:  # no branch: replay/minimise only
             return None
         p, request = drained
         events: tuple[str, ...] = ("produce",)
@@ -368,51 +461,63 @@ class KafkaSystem:
 
     def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.bump_epoch(s.producers[i], self.config.max_producer_epoch)
-        if p is None:
+        if p is None:  # no branch: replay/minimise only
             return None
-        return s._replace(producers=_replace_at(s.producers, i, p)), ("epoch_bump",)
+        s = s._replace(producers=_replace_at(s.producers, i, p))
+        if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
+            s = s._replace(ghost=s.ghost._replace(unhealthy=(*s.ghost.unhealthy, f"producer {i} bumped its epoch")))
+        return s, ("epoch_bump",)
 
     def _resolve_sequence(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         outcome = prod.resolve_sequence(s.producers[i], q)
-        if outcome is None:
+        if outcome is None:  # no branch: replay/minimise only
             return None
         return self._apply_outcome(s, i, outcome), outcome.events
 
     def _deliver(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if not net.is_head(s.network, env):
+        if not net.is_head(s.network, env):  # no branch: replay/minimise only
             return None
         return self._receive(s, env)
 
     def _receive(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
         network = net.remove(s.network, env)
-        if network is None:
+        if network is None:  # no branch: replay/minimise only
             return None
         body = env.body
         if isinstance(body, ProduceRequest):
             leader = s.partitions[body.partition]
-            leader, response, events = part.handle_produce(leader, body, self.producer_config.acks, self.flags)
+            leader, response, events = part.handle_produce(
+                leader, body, self.producer_config.acks, self.flags, self.config.separate_replication
+            )
+            ghost = s.ghost
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
+            # the answer sent now, or the one parked in the purgatory by this append (separate replication)
+            answer = leader.pending[-1] if "awaiting_replication" in events else response
+            wrong = misplaced_ack(leader, answer, body) if answer is not None else None
+            if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
+                ghost = ghost._replace(misplaced_acks=(*ghost.misplaced_acks, wrong))
+            if response is not None and response.error != Errors.NONE and not any(s.faults_used):
+                ghost = ghost._replace(unhealthy=(*ghost.unhealthy, f"the leader answered {response.error}"))
             s = SystemState(
                 s.producers,
                 _replace_at(s.partitions, body.partition, leader),
                 network,
                 s.next_producer_id,
                 s.faults_used,
-                s.ghost,
+                ghost,
             )
             if response is None and self.producer_config.acks == "0":
                 s = self._complete_acks0(s, body)
             return s, events
         s = s._replace(network=network)
-        if isinstance(body, ProduceResponse):
-            i = body.producer
-            flags = self.flags
-            outcome = prod.handle_produce_response(
-                s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
-            )
-            return self._apply_outcome(s, i, outcome), outcome.events
-        return None
+        assert isinstance(body, ProduceResponse)  # the idempotence network carries produce requests and responses only
+        i = body.producer
+        flags = self.flags
+        outcome = prod.handle_produce_response(
+            s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
+        )
+        return self._apply_outcome(s, i, outcome, body.error), outcome.events
 
     def _complete_acks0(self, s: SystemState, request: ProduceRequest) -> SystemState:
         """acks=0: the client counts a batch as done once it is on the wire."""
@@ -422,10 +527,18 @@ class KafkaSystem:
         ghost = s.ghost._replace(acked=_insert_sorted(s.ghost.acked, request.records))
         return s._replace(producers=_replace_at(s.producers, request.producer, p), ghost=ghost)
 
-    def _apply_outcome(self, s: SystemState, i: int, outcome: prod.Outcome) -> SystemState:
+    def _apply_outcome(
+        self, s: SystemState, i: int, outcome: prod.Outcome, error: str | None = None, expired: bool = False
+    ) -> SystemState:
+        """The state after a client transition of producer ``i``; ``error``: the response it handled, if any;
+        ``expired``: ``delivery.timeout.ms`` failed the batch (always a reason to give up)."""
         ghost = s.ghost
         if outcome.acked or outcome.failed:
-            ghost = Ghost(_insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed))
+            bad = ghost.unexplained_failures
+            if outcome.failed and not expired:
+                retries = self.producer_config.retries
+                bad += unexplained_failures(s.producers[i], outcome.failed, retries, error)
+            ghost = Ghost(_insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed), bad)
         return SystemState(
             _replace_at(s.producers, i, outcome.producer),
             s.partitions,
@@ -436,18 +549,32 @@ class KafkaSystem:
         )
 
     def _replicate(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
-        leader = part.replicate(s.partitions[q])
-        if leader is None:
+        replicated = part.replicate(s.partitions[q])
+        if replicated is None:  # no branch: replay/minimise only
             return None
-        return s._replace(partitions=_replace_at(s.partitions, q, leader)), ("replicate",)
+        leader, released = replicated
+        network = s.network + tuple(net.Envelope(BROKER, f"p{r.producer}", r.connection, r) for r in released)
+        return s._replace(partitions=_replace_at(s.partitions, q, leader), network=network), ("replicate",)
+
+    def _expire_producer_state(
+        self, s: SystemState, q: int, producer_id: int
+    ) -> tuple[SystemState, tuple[str, ...]] | None:
+        allowed = self.config.producer_id_expiration and _producer_idle(s, q, producer_id)
+        if not allowed:  # no branch: replay/minimise only
+            return None
+        result = expire_producer(s.partitions[q], producer_id)
+        if result is None:  # no branch: replay/minimise only
+            return None
+        leader, events = result
+        return s._replace(partitions=_replace_at(s.partitions, q, leader)), events
 
     # -- handlers: faults ----------------------------------------------------------------------
 
     def _drop(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if env not in net.channel_heads(s.network):
+        if env not in net.channel_heads(s.network):  # no branch: replay/minimise only
             return None
         network = net.reset_connection(s.network, env)
-        if network is None:
+        if network is None:  # no branch: replay/minimise only
             return None
         s = s._replace(network=network)
         client = env.src if env.dst == BROKER else env.dst
@@ -463,27 +590,27 @@ class KafkaSystem:
         return self._apply_outcome(s, i, outcome), ("connection_reset",) + outcome.events
 
     def _duplicate(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if env not in net.channel_heads(s.network):
+        if env not in net.channel_heads(s.network):  # no branch: replay/minimise only
             return None
         network = net.duplicate(s.network, env)
         return None if network is None else (s._replace(network=network), ())
 
     def _reorder(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if env not in net.non_heads(s.network):
+        if env not in net.non_heads(s.network):  # no branch: replay/minimise only
             return None
         return self._receive(s, env)
 
     def _request_timeout(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         outcome = prod.request_timeout(s.producers[i], self.producer_config)
-        if outcome is None:
+        if outcome is None:  # no branch: replay/minimise only
             return None
         return self._apply_outcome(s, i, outcome), outcome.events
 
     def _expire_batch(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         outcome = prod.expire_batch(s.producers[i], q, self.producer_config)
-        if outcome is None:
+        if outcome is None:  # no branch: replay/minimise only
             return None
-        return self._apply_outcome(s, i, outcome), outcome.events
+        return self._apply_outcome(s, i, outcome, expired=True), outcome.events
 
     def _restart_leader(self, s: SystemState) -> tuple[SystemState, tuple[str, ...]] | None:
         partitions = tuple(part.restart_leader(leader, self.flags) for leader in s.partitions)
@@ -499,6 +626,8 @@ class KafkaSystem:
         events: tuple[str, ...] = ("leader_restart",)
         if any(any(e.records for e in leader.log) for leader in partitions) and ghost.acked:
             events += ("leader_restart_with_acked_data",)
+        if any(leader.high_watermark < len(leader.log) for leader in s.partitions):
+            events += ("unreplicated_batches_truncated",)
         return s._replace(partitions=partitions, network=network, producers=tuple(producers), ghost=ghost), events
 
     def _restart_producer(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
@@ -524,7 +653,7 @@ class KafkaSystem:
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         action = codec.action_from_json(data, ACTION_ARGS)
-        if not self._valid_args(action):
+        if not self._valid_args(action):  # input: a malformed trace (keos replay)
             raise ModelError(f"action {action.kind}: arguments out of range for this scenario: {data!r:.120}")
         return action
 
@@ -565,6 +694,7 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "ResolveSequence": KafkaSystem._resolve_sequence,
     "Deliver": KafkaSystem._deliver,
     "ReplicatePartition": KafkaSystem._replicate,
+    "ExpireProducerState": KafkaSystem._expire_producer_state,
     "DropMessage": KafkaSystem._drop,
     "DuplicateMessage": KafkaSystem._duplicate,
     "ReorderMessage": KafkaSystem._reorder,
@@ -573,6 +703,24 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "RestartLeader": KafkaSystem._restart_leader,
     "RestartProducer": KafkaSystem._restart_producer,
 }
+
+
+def _producer_idle(s: SystemState, q: int, producer_id: int) -> bool:
+    """Whether ``producer_id`` has nothing outstanding on partition ``q``: the precondition of its expiry.
+
+    ``producer.id.expiration.ms`` (a day by default) is far above ``delivery.timeout.ms`` (two minutes), so
+    when a leader expires a producer id every batch the producer sent to the partition before it fell idle
+    has long been acknowledged or failed: no client batch of the partition is sequenced under that id and
+    no request of it is on the wire (``ProducerStateManager.removeExpiredProducers``; the model has no clock).
+    """
+    for env in s.network:
+        body = env.body
+        if isinstance(body, ProduceRequest) and body.producer_id == producer_id and body.partition == q:
+            return False
+    for p in s.producers:
+        if p.producer_id == producer_id and any(b.partition == q and b.has_sequence for b in p.batches):
+            return False
+    return True
 
 
 def format_value(value: Any) -> str:
