@@ -29,7 +29,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
     [transactions]  producers, partitions, transactions_per_producer,
                     records_per_transaction, shared_transactional_id,
                     voluntary_abort, producer_id_expiration,
-                    transactional_id_expiration, retries, max_producer_epoch
+                    transactional_id_expiration, pending_transitions,
+                    retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, coordinator_failover, txn_id_expiry,
                     rebalance, total
@@ -391,6 +392,8 @@ def _parse_txn_scenario(
             raise ScenarioError(f"{where}: model 'eos' gives every instance its own transactional.id")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
+    if topology.pending_transitions and (model == "eos" or "security" in data):
+        raise ScenarioError(f"{where}: [transactions] pending_transitions is modelled without [eos] and [security]")
     if topology.transactional_id_expiration and faults.txn_id_expiry:
         raise ScenarioError(
             f"{where}: transactional_id_expiration makes ExpireTransactionalId a timeout action; "

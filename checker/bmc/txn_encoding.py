@@ -194,6 +194,8 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, "producer state expiry (ExpireProducerState) is not encoded"
     if model.config.topology.transactional_id_expiration:
         return False, "transactional-id expiry as a timeout action is not encoded"
+    if model.config.topology.pending_transitions:
+        return False, "pending transitions (transaction-log appends completing in steps of their own) are not encoded"
     lim = dict(zip(TXN_FAULT_KINDS, model.config.faults.limits()))
     extra = sorted(k for k, v in lim.items() if v > 0 and k not in ENCODED_FAULTS)
     if extra and model.config.faults.total > 0:

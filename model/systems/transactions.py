@@ -14,9 +14,16 @@ may arrive late -- the KIP-890 scenarios A/B/C.
 
 Abstractions (documented simplifications):
 
-* the transaction-log append is atomic with the coordinator step (the log is
-  replicated with acks=-1); ``AppendFailure`` delivers a request whose append
-  fails;
+* by default the transaction-log append is atomic with the coordinator step (the log is
+  replicated with acks=-1) and ``AppendFailure`` delivers a request whose append fails; with
+  ``pending_transitions`` (a scenario's ``[transactions]``) a handler only prepares the transition
+  (``pendingState``) and sends the append to the log partition ``txnlog`` as a message: its ``Deliver``
+  is the replicated append and its callback (``completeTransitionTo``, then the response, the markers
+  of an EndTxn, the CompleteCommit/CompleteAbort append once every marker is written), its
+  ``AppendFailure`` the failed append (pending state reset and the error answered, KAFKA-5351; a failed
+  complete append is retried, KAFKA-5416), and a ``CoordinatorFailover`` loses the appends in flight
+  (not replicated: the new leader's log never had them) and re-sends the markers of every Prepare* entry
+  it loads with CompleteCommit/CompleteAbort pending;
 * the marker response is handled in the step that writes the marker;
 * KIP-890 part 1 verification and the TV2 implicit AddPartitionsToTxn are
   evaluated against the coordinator's metadata in the step that appends the
@@ -104,6 +111,8 @@ __all__ = [
 
 BROKER = "b0"
 COORDINATOR = "tc"
+#: The ``__transaction_state`` partition's leader: the destination of the coordinator's appends in flight.
+TXN_LOG = "txnlog"
 TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "InitTransactions": ("producer",),
     "BeginTransaction": ("producer",),
@@ -133,6 +142,10 @@ FAULT_OF_ACTION = {
     "ExpireTransactionalId": "txn_id_expiry",
     **ADVERSARY_FAULT_OF_ACTION,
 }
+
+#: Logged states that back an EndTxn answered NONE: its result is prepared or complete.
+ENDED_COMMIT = (TransactionState.PREPARE_COMMIT, TransactionState.COMPLETE_COMMIT)
+ENDED_ABORT = (TransactionState.PREPARE_ABORT, TransactionState.COMPLETE_ABORT)
 
 #: Timeouts that are protocol steps (fairness makes them fire), though an early expiry has a budget.
 PROTOCOL_TIMEOUTS = frozenset({"TxnTimeout"})
@@ -181,12 +194,19 @@ class TransactionalSystem:
             self.flags.single_fence_bump,
             self.flags.empty_abort_rotates_producer_id,
             self.flags.init_pid_retry_by_last_epoch,
+            self.flags.append_failure_resets_pending,
+            self.flags.timeout_abort_skips_pending,
         )
         self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=1)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
         self.tids = 1 if topo.shared_transactional_id else topo.producers
+        #: pendingState granularity: a handler prepares, its append completes in a later step
+        self.pending = topo.pending_transitions
+        self._append_target = TXN_LOG if self.pending else COORDINATOR
+        if self.pending and (config.eos is not None or config.security is not None):
+            raise ModelError("pending_transitions is modelled for the plain transactions model (no eos, no security)")
         self._arg_specs: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
         self.security = config.security
         #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
@@ -342,8 +362,9 @@ class TransactionalSystem:
         return out
 
     def _droppable(self, env: net.Envelope) -> bool:
-        """Whether a connection reset may lose ``env`` (markers are retried by the coordinator)."""
-        return not isinstance(env.body, WriteTxnMarkersRequest)
+        """Whether a connection reset may lose ``env`` (markers are retried by the coordinator; an append to
+        the transaction log always completes, successfully or not)."""
+        return not isinstance(env.body, (WriteTxnMarkersRequest, tc.TxnLogAppend))
 
     def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
         """Fault actions whose per-kind budget is not used up (the total is checked by the caller)."""
@@ -367,7 +388,7 @@ class TransactionalSystem:
                 Action("TxnTimeout", (t,)) for t in range(self.tids) if tc.timeout_abort(state.coordinator[t], self.cc)
             )
         if used[4] < lim[4]:
-            out.extend(Action("AppendFailure", (env,)) for env in heads if env.dst == COORDINATOR)
+            out.extend(Action("AppendFailure", (env,)) for env in heads if env.dst == self._append_target)
         if used[5] < lim[5]:
             out.append(Action("CoordinatorFailover", ()))
         if used[6] < lim[6]:
@@ -550,7 +571,7 @@ class TransactionalSystem:
         return self._receive(s, env, True)
 
     def _append_failure(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env.dst != COORDINATOR or env not in net.channel_heads(s.network):
+        if env.dst != self._append_target or env not in net.channel_heads(s.network):
             return None
         return self._receive(s, env, False)
 
@@ -560,6 +581,8 @@ class TransactionalSystem:
             return None
         s = s._replace(network=network)
         body = env.body
+        if isinstance(body, tc.TxnLogAppend):
+            return self._on_log_append(s, body, append_ok)
         if isinstance(body, ProduceRequest):
             return self._on_produce(s, env, body)
         if isinstance(body, WriteTxnMarkersRequest):
@@ -621,23 +644,119 @@ class TransactionalSystem:
     def _on_coordinator_request(self, s: TxnSystemState, env: net.Envelope, req: Any, append_ok: bool) -> Result:
         t = req.transactional_id
         md = s.coordinator[t]
+        append: bool | None = tc.APPEND_IN_FLIGHT if self.pending else append_ok
         if isinstance(req, InitProducerIdRequest):
             out = tc.handle_init_producer_id(
-                md, t, req.producer_id, req.producer_epoch, s.next_producer_id, self.cc, append_ok
-            )
-            resp: Any = InitProducerIdResponse(
-                req.producer, req.connection, out.error, out.producer_id, out.producer_epoch
+                md, t, req.producer_id, req.producer_epoch, s.next_producer_id, self.cc, append
             )
         elif isinstance(req, AddPartitionsToTxnRequest):
-            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, req.partitions, append_ok)
-            resp = AddPartitionsToTxnResponse(req.producer, req.connection, out.error, req.partitions)
+            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, req.partitions, append)
         else:
             out = tc.handle_end_txn(
-                md, req.producer_id, req.producer_epoch, req.committed, s.next_producer_id, self.cc, append_ok
+                md, req.producer_id, req.producer_epoch, req.committed, s.next_producer_id, self.cc, append
             )
-            resp = EndTxnResponse(req.producer, req.connection, out.error, out.producer_id, out.producer_epoch)
+        if out.transit is not None:
+            fence = "fence_prepared" in out.events and md is not None
+            append_msg = tc.TxnLogAppend(
+                t, "fence" if fence else "client", out.transit, req, env.src, md.producer_epoch if fence and md else -1
+            )
+            return self._prepare(s, t, out, append_msg)
         s, events = self._apply_coordinator(s, t, out)
-        s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
+        s = self._respond(s, t, env.src, req, out.error, out.producer_id, out.producer_epoch)
+        return s, events
+
+    def _response(self, req: Any, error: str, pid: int, epoch: int) -> Any:
+        """The response to a coordinator request (InitProducerId, AddPartitionsToTxn, EndTxn)."""
+        if isinstance(req, InitProducerIdRequest):
+            return InitProducerIdResponse(req.producer, req.connection, error, pid, epoch)
+        if isinstance(req, AddPartitionsToTxnRequest):
+            return AddPartitionsToTxnResponse(req.producer, req.connection, error, req.partitions)
+        return EndTxnResponse(req.producer, req.connection, error, pid, epoch)
+
+    def _respond(
+        self, s: TxnSystemState, t: int, dst: str, req: Any, error: str, pid: int, epoch: int
+    ) -> TxnSystemState:
+        """Send the response; an answer NONE that the transaction log does not back is recorded in the ghost."""
+        env = net.Envelope(COORDINATOR, dst, req.connection, self._response(req, error, pid, epoch))
+        s = s._replace(network=net.send(s.network, env))
+        if error != "NONE":
+            return s
+        problem = unlogged_ack(req, pid, epoch, s.txn_log[t])
+        if problem is None:
+            return s
+        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, f"unlogged_ack:{problem}")))
+
+    def _prepare(
+        self, s: TxnSystemState, t: int, out: tc.Outcome, append: tc.TxnLogAppend
+    ) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """A prepared transition: the cache entry with its ``pendingState``, the append sent to the log partition."""
+        s = s._replace(coordinator=_at(s.coordinator, t, out.metadata))
+        if out.used_fresh_pid and self.flags.producer_id_block_advances:
+            s = s._replace(next_producer_id=s.next_producer_id + 1)
+        env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, append)
+        return s._replace(network=net.send(s.network, env)), (*out.events, "txn_log_append")
+
+    def _on_log_append(self, s: TxnSystemState, a: tc.TxnLogAppend, ok: bool) -> Result:
+        """The append's callback: ``completeTransitionTo`` and the request's own callback, or the failure's.
+
+        ``TransactionStateManager.appendTransactionToLog`` (``updateCacheCallback``), then per origin:
+        the client's response; for PrepareCommit/PrepareAbort ``sendTxnMarkersCallback`` (``prepareComplete``,
+        the response, ``addTxnMarkersToSend``); for CompleteCommit/CompleteAbort nothing more
+        (``TransactionMarkerChannelManager.tryAppendToLog``); for Dead the entry leaves the cache.
+        """
+        t = a.transactional_id
+        md = s.coordinator[t]
+        if not ok:
+            return self._log_append_failed(s, a, md)
+        prepared = s.txn_log[t]
+        out = tc.complete_transit(md, a.transit, a.origin == "fence")
+        events: tuple[str, ...] = ("txn_log_appended", *out.events)
+        if out.error != "NONE":  # no branch: completeTransitionTo's IllegalStateException (a defect's)
+            if a.request is not None:
+                s = self._respond(s, t, a.reply_to, a.request, out.error, -1, -1)
+            return s, events
+        s = s._replace(coordinator=_at(s.coordinator, t, out.metadata), txn_log=_at(s.txn_log, t, out.written))
+        if md is not None and a.origin in ("fence", "timeout"):
+            s = self._record_fence(s, md._replace(producer_epoch=a.fenced_epoch) if a.fenced_epoch >= 0 else md)
+        if a.origin == "complete" and md is not None:
+            full = prepared.partitions if prepared is not None else ()
+            committed = md.state == TransactionState.PREPARE_COMMIT
+            completion = Completion(t, md.producer_id, md.producer_epoch, committed, full)
+            s = s._replace(ghost=s.ghost._replace(completions=(*s.ghost.completions, completion)))
+        new = out.metadata
+        if new is not None and new.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+            # sendTxnMarkersCallback: prepareComplete, answer the client, then addTxnMarkersToSend
+            if a.request is not None:
+                error = "NONE" if a.origin == "client" else "CONCURRENT_TRANSACTIONS"
+                s = self._respond(s, t, a.reply_to, a.request, error, new.producer_id, new.producer_epoch)
+                events = (*events, f"error:{error}") if error != "NONE" else events
+            new = tc.prepare_complete(new)
+            s = s._replace(coordinator=_at(s.coordinator, t, new))
+            s, more = self._send_markers(s, t, new)
+            return s, (*events, *more)
+        if a.request is not None:
+            s = self._respond(s, t, a.reply_to, a.request, "NONE", out.producer_id, out.producer_epoch)
+        return s, events
+
+    def _log_append_failed(self, s: TxnSystemState, a: tc.TxnLogAppend, md: tc.TransactionMetadata | None) -> Result:
+        """The append's failure callback (COORDINATOR_NOT_AVAILABLE): reset the pending state and answer the error
+        (KAFKA-5351); a fence keeps its bump (KAFKA-9666); CompleteCommit/CompleteAbort keeps its pending state
+        and is appended again (``txnLogAppendRetryQueue``, KAFKA-5416)."""
+        t = a.transactional_id
+        events: tuple[str, ...] = ("txn_log_append_failed",)
+        if a.origin == "complete":
+            if not self.flags.complete_retry_keeps_pending and md is not None:
+                s = s._replace(coordinator=_at(s.coordinator, t, md._replace(pending_state="")))
+            env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, a)
+            return s._replace(network=net.send(s.network, env)), (*events, "txn_log_append_retried")
+        if a.origin == "expire":
+            failed = None if md is None else md._replace(pending_state="")
+        else:
+            failed = tc.abort_transit(md, a.transit, self.cc, a.fenced_epoch)
+        s = s._replace(coordinator=_at(s.coordinator, t, failed))
+        if a.request is not None:
+            s = self._respond(s, t, a.reply_to, a.request, "COORDINATOR_NOT_AVAILABLE", -1, -1)
+            events = (*events, "error:COORDINATOR_NOT_AVAILABLE")
         return s, events
 
     def _apply_coordinator(self, s: TxnSystemState, t: int, out: tc.Outcome) -> tuple[TxnSystemState, tuple[str, ...]]:
@@ -681,8 +800,13 @@ class TransactionalSystem:
     def _complete(
         self, s: TxnSystemState, t: int, md: tc.TransactionMetadata
     ) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """``maybeWriteTxnCompletion``: every marker is written, CompleteCommit/CompleteAbort is appended."""
+        if self.pending and self.flags.complete_written_to_log:
+            append = tc.TxnLogAppend(t, "complete", tc.complete_target(md))
+            env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, append)
+            return s._replace(network=net.send(s.network, env)), ("txn_log_append",)
         prepared = s.txn_log[t]
-        out = tc.complete_transaction(md._replace(partitions=()))
+        out = tc.complete_transaction(md._replace(partitions=(), pending_state=""))
         if not self.flags.complete_written_to_log and out.wrote:
             # weakened: the cache moves to Complete* without the transaction-log append (no transition made)
             out = out._replace(wrote=False, events=tuple(e for e in out.events if not e.startswith("txn:")))
@@ -722,7 +846,7 @@ class TransactionalSystem:
         return int(name[1:])
 
     def _drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst == BROKER):
+        if env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst in (BROKER, TXN_LOG)):
             return None
         network = net.reset_connection(s.network, env)
         if network is None:
@@ -768,35 +892,51 @@ class TransactionalSystem:
         return s._replace(clients=_at(s.clients, i, c)), outcome.events
 
     def _txn_timeout(self, s: TxnSystemState, t: int) -> Result:
-        out = tc.timeout_abort(s.coordinator[t], self.cc)
+        old = s.coordinator[t]
+        out = tc.timeout_abort(old, self.cc, tc.APPEND_IN_FLIGHT if self.pending else True)
         if out is None:
             return None
         out = out._replace(events=("timeout_abort", *out.events))
-        old = s.coordinator[t]
+        if out.transit is not None and old is not None:
+            fence = "fence_prepared" in out.events
+            append = tc.TxnLogAppend(t, "fence" if fence else "timeout", out.transit, None, "", old.producer_epoch)
+            return self._prepare(s, t, out, append)
         if out.wrote and "fence" not in out.events and old is not None:
             s = self._record_fence(s, old)
         return self._apply_coordinator(s, t, out)
 
     def _expire_tid(self, s: TxnSystemState, t: int) -> Result:
-        out = tc.expire_transactional_id(s.coordinator[t])
+        out = tc.expire_transactional_id(s.coordinator[t], tc.APPEND_IN_FLIGHT if self.pending else True)
         if out is None:
             return None
+        if out.transit is not None:
+            return self._prepare(s, t, out, tc.TxnLogAppend(t, "expire", out.transit))
         s = s._replace(coordinator=_at(s.coordinator, t, None), txn_log=_at(s.txn_log, t, None))
         return s, out.events
 
     def _failover(self, s: TxnSystemState) -> Result:
-        """A new coordinator loads the log at epoch + 1 and re-sends Prepare* markers (``TransactionStateManager``)."""
+        """A new coordinator loads the log at epoch + 1 and re-sends Prepare* markers (``TransactionStateManager``).
+
+        ``loadTransactionsForTxnTopicPartition``: every PrepareCommit/PrepareAbort entry gets its
+        ``prepareComplete`` (CompleteCommit/CompleteAbort pending) and its markers at the new coordinator
+        epoch.  What the old coordinator had in flight is gone: requests and responses on its connections
+        and, with ``pending_transitions``, its appends (never replicated, so absent from the new leader's log).
+        """
         epoch = s.coordinator_epoch + 1
         cache = tuple(None if v is None else tc.from_log_value(t, v) for t, v in enumerate(s.txn_log))
+        lost = any(e.dst == TXN_LOG for e in s.network)
         network = net.without(s.network, lambda e: e.dst == COORDINATOR or (e.src == COORDINATOR and e.dst != BROKER))
         clients = tuple(
             c._replace(inflight=False, tc_connection=c.tc_connection + 1) if c.inflight else c for c in s.clients
         )
         s = s._replace(coordinator_epoch=epoch, coordinator=cache, network=network, clients=clients)
-        events: tuple[str, ...] = ("coordinator_failover",)
+        events: tuple[str, ...] = ("coordinator_failover", "txn_log_append_lost") if lost else ("coordinator_failover",)
         for t, v in enumerate(s.txn_log):
             md = s.coordinator[t]
             if needs_markers(v) and md is not None:
+                if self.pending:
+                    md = tc.prepare_complete(md)
+                    s = s._replace(coordinator=_at(s.coordinator, t, md))
                 s, more = self._send_markers(s, t, md)
                 events = (*events, *more)
         return s, events
@@ -993,6 +1133,29 @@ def fences_without_bump(
     return out
 
 
+def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | None) -> str | None:
+    """Why an answer NONE to ``req`` is not backed by the transaction log's value for its id (``None``: it is).
+
+    The coordinator answers only in the append's callback, once the record is replicated
+    (``TransactionStateManager.appendTransactionToLog``, acks=-1), or from state that is logged already (a
+    retry): so a failover never takes back what a client was told.  InitProducerId hands out the logged
+    (pid, epoch); AddPartitionsToTxn's partitions are in the logged Ongoing transaction; EndTxn's result is
+    logged as PrepareX or CompleteX.
+    """
+    name = type(req).__name__.removesuffix("Request")
+    if logged is None:
+        return f"{name}:nothing logged"
+    if isinstance(req, InitProducerIdRequest):
+        ok = (logged.producer_id, logged.producer_epoch) == (pid, epoch)
+    elif isinstance(req, AddPartitionsToTxnRequest):
+        ok = logged.state == TransactionState.ONGOING and set(req.partitions) <= set(logged.partitions)
+    elif isinstance(req, EndTxnRequest):
+        ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT)
+    else:  # no branch: the coordinator's requests are the three above (eos answers AddOffsetsToTxn itself)
+        return None
+    return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
+
+
 def format_value(value: Any) -> str:
     """Short Kafka-flavoured rendering of an action argument."""
     if isinstance(value, net.Envelope):
@@ -1001,6 +1164,13 @@ def format_value(value: Any) -> str:
         recs = ",".join(prod.record_label(r) for r in value.records)
         stamp = f"pid={value.producer_id}, epoch={value.producer_epoch}, seq={value.base_sequence}"
         return f"Produce(p{value.partition}, {stamp}, [{recs}])"
+    if isinstance(value, tc.TxnLogAppend):
+        md = value.transit
+        reply = f", answer {value.reply_to}" if value.request is not None else ""
+        return (
+            f"TxnLogAppend({value.origin}, tid={value.transactional_id}, {md.state}, pid={md.producer_id}, "
+            f"epoch={md.producer_epoch}, partitions={list(md.partitions)}{reply})"
+        )
     if isinstance(value, ProduceResponse):
         stamp = f"epoch={value.producer_epoch}, seq={value.base_sequence}"
         return f"ProduceResponse(p{value.partition}, {stamp}, {value.error})"
