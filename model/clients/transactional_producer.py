@@ -54,7 +54,6 @@ from keos.model.protocol.messages import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
     EndTxnRequest,
-    EndTxnResponse,
     InitProducerIdRequest,
     InitProducerIdResponse,
     ProduceResponse,
@@ -301,11 +300,10 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
         added = tuple(sorted(set(c.added) | set(resp.partitions)))
         pending = tuple(p for p in c.pending_add if p not in resp.partitions)
         return c._replace(added=added, pending_add=pending), "", ()
-    if isinstance(resp, EndTxnResponse):
-        outcome = "committed" if c.state == C.COMMITTING else "aborted"
-        pid, epoch = (resp.producer_id, resp.producer_epoch) if tv >= 2 else (-1, -1)
-        return _finish(c, tv, kip_360, pid, epoch), outcome, (f"client_txn_{outcome}",)
-    return c, "", ()
+    # the only response left is EndTxn's (consume-transform-produce answers AddOffsetsToTxn itself)
+    outcome = "committed" if c.state == C.COMMITTING else "aborted"
+    pid, epoch = (resp.producer_id, resp.producer_epoch) if tv >= 2 else (-1, -1)
+    return _finish(c, tv, kip_360, pid, epoch), outcome, (f"client_txn_{outcome}",)
 
 
 def handle_produce_response(

@@ -711,7 +711,7 @@ class TransactionalSystem:
         prepared = s.txn_log[t]
         out = tc.complete_transit(md, a.transit, a.origin == "fence")
         events: tuple[str, ...] = ("txn_log_appended", *out.events)
-        if out.error != "NONE":  # no branch: completeTransitionTo's IllegalStateException (a defect's)
+        if out.error != "NONE":  # unreachable: one append in flight per id (prepare waits for no pending state)
             if a.request is not None:
                 s = self._respond(s, t, a.reply_to, a.request, out.error, -1, -1)
             return s, events

@@ -234,7 +234,7 @@ def _transit(
     With ``append_ok`` None the append is left in flight: the entry gets its ``pending_state`` and the
     outcome carries the target (:attr:`Outcome.transit`).
     """
-    if _pending(md):  # no branch: every handler answers CONCURRENT_TRANSACTIONS for a pending transition first
+    if _pending(md):  # unreachable: every handler answers CONCURRENT_TRANSACTIONS for a pending transition first
         # prepareTransitionTo: "Preparing transaction state transition to X while it already a pending state"
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{md.state}->{target.state}:pending",))
     src = S.PREPARE_EPOCH_FENCE if md.pending_state == S.PREPARE_EPOCH_FENCE else md.state
@@ -263,7 +263,7 @@ def complete_transit(md: TransactionMetadata | None, transit: TransactionMetadat
     it does not have a pending state").  Dead is never completed: the expiry's callback removes the entry
     (``removeFromCacheCallback``).  A fence reports the chain Ongoing -> PrepareEpochFence -> PrepareAbort.
     """
-    if md is None or md.pending_state != transit.state:  # no branch: only a transition prepared twice, or lost
+    if md is None or md.pending_state != transit.state:  # unreachable: one append in flight per id, lost at failover
         held = "no entry" if md is None else md.pending_state or "nothing"
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:complete:{transit.state}:{held}",))
     if transit.state == S.DEAD:
@@ -351,7 +351,7 @@ def _init_by_state(
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
     base = md._replace(state=S.EMPTY, partitions=(), txn_started=False, pending_state=S.EMPTY)
     if is_epoch_exhausted(md.producer_epoch, cfg) and (expected_epoch < 0 or expected_epoch == md.producer_epoch):
-        if fresh_pid < 0:
+        if fresh_pid < 0:  # unreachable: only a new entry (epoch -1, never exhausted) comes without a fresh id
             return _fail(md, Errors.COORDINATOR_NOT_AVAILABLE)
         last = md.producer_epoch if expected_epoch >= 0 else -1
         target = base._replace(
@@ -395,7 +395,7 @@ def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: 
     events (``fence`` and the PrepareEpochFence chain) come with :func:`complete_transit`.  Asked to fence
     an entry with a transition pending, ``prepareFenceProducerEpoch`` throws IllegalStateException.
     """
-    if md.pending_state:  # no branch: the callers (InitProducerId, the timeout abort) skip a pending entry first
+    if md.pending_state:  # unreachable: its callers (InitProducerId, the timeout abort) skip a pending entry first
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{md.state}->{S.PREPARE_EPOCH_FENCE}:pending",))
     bump = not md.has_failed_epoch_fence and md.producer_epoch < cfg.max_producer_epoch
     epoch = md.producer_epoch + 1 if bump else md.producer_epoch
@@ -629,7 +629,7 @@ def handle_marker_response(
     TRANSACTION_COORDINATOR_FENCED drop the transaction's marker sending and
     leave it in Prepare*.  A response for another transaction is ignored.
     """
-    if (
+    if (  # unreachable: a marker's response is handled at the coordinator epoch that sent it, one per partition
         md is None
         or md.state not in PREPARE
         or (md.producer_id, md.producer_epoch) != (producer_id, producer_epoch)
@@ -700,6 +700,4 @@ def expire_transactional_id(md: TransactionMetadata | None, append_ok: bool | No
         return None
     if append_ok is APPEND_IN_FLIGHT:
         return _transit(md, md._replace(state=S.DEAD), APPEND_IN_FLIGHT)
-    if not append_ok:
-        return Outcome(md, Errors.COORDINATOR_NOT_AVAILABLE, events=("txn_log_append_failed",))
     return Outcome(None, Errors.NONE, wrote=True, events=(f"txn:{md.state}->{S.DEAD}", "transactional_id_expired"))
