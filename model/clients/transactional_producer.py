@@ -192,7 +192,7 @@ def commit_transaction(c: TxnClient) -> TxnClient | None:
 
 def abort_transaction(c: TxnClient) -> TxnClient | None:
     """``abortTransaction()``: undrained batches are dropped."""
-    if c.state not in (C.IN_TRANSACTION, C.ABORTABLE_ERROR):
+    if c.state not in (C.IN_TRANSACTION, C.ABORTABLE_ERROR):  # no branch: the application aborts an open one only
         return None
     return _drop_undrained(c)._replace(state=C.ABORTING)
 
@@ -347,7 +347,7 @@ def fatal_error(c: TxnClient, error: str = Errors.UNKNOWN_SERVER_ERROR) -> TxnCl
 
 def txn_request_timeout(c: TxnClient) -> TxnClient | None:
     """``request.timeout.ms`` for the coordinator request: new connection, retry later."""
-    if not c.inflight:
+    if not c.inflight:  # no branch: the callers time out (or reset) a connection with a request on it only
         return None
     return c._replace(inflight=False, tc_connection=c.tc_connection + 1)
 

@@ -402,17 +402,21 @@ class TransactionalSystem:
     def step(self, state: TxnSystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = self._HANDLERS.get(action.kind)
-        if handler is None or not self._valid_args(state, action) or blocked_by_abandon(state, action):
+        if (  # no branch: only a trace read from a file names a disabled action
+            handler is None or not self._valid_args(state, action) or blocked_by_abandon(state, action)
+        ):
             return None
         fault = None if action.kind in self._timeout_actions else self.FAULT_OF_ACTION.get(action.kind)
         if action.kind in PROTOCOL_TIMEOUTS and self._timeout_is_free(state):
             fault = None
         if fault is not None:
             k = TXN_FAULT_KINDS.index(fault)
-            if state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total:
+            if (  # no branch: only a trace read from a file names a disabled action
+                state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total
+            ):
                 return None
         result = handler(self, state, *action.args)
-        if result is None:
+        if result is None:  # no branch: a handler refuses only an action a trace names while disabled
             return None
         new, events = result
         if fault is not None:
@@ -429,7 +433,7 @@ class TransactionalSystem:
             bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
         if new.clients is not state.clients:
             bad += self._unjustified_failures(state, new, action)
-        if bad:
+        if bad:  # no branch: the violation side, only a defect takes it (the ghost's bad steps)
             new = new._replace(ghost=new.ghost._replace(bad_transitions=(*new.ghost.bad_transitions, *bad)))
         return Step(new, events)
 
@@ -453,9 +457,13 @@ class TransactionalSystem:
                 continue
             if cause in AUTHORIZATION_ERRORS:
                 continue  # judged by the security invariants (the ACL decides, :mod:`invariants.security`)
-            if not self.kip_360 and cause in tp.PRE_KIP_360_FATAL:
+            if (  # no branch: taken only under the weakened variant no_kip_360
+                not self.kip_360 and cause in tp.PRE_KIP_360_FATAL
+            ):
                 continue  # before KIP-360 a lost sequence or an unknown producer id is fatal
-            if displaced(old, before.coordinator[old.transactional_id], self.cc):
+            if (  # no branch: the violation side, only a defect takes it (healthy_producer_not_failed)
+                displaced(old, before.coordinator[old.transactional_id], self.cc)
+            ):
                 continue
             out.append(f"client_failed:{i}:{cause}")
         return out
@@ -476,13 +484,17 @@ class TransactionalSystem:
             }
         spec = specs[action.kind]
         args = action.args
-        if len(args) != len(spec):
+        if len(args) != len(spec):  # no branch: only a trace read from a file names a disabled action
             return False
         for bound, value in zip(spec, args):
             if bound >= 0:
-                if type(value) is not int or not 0 <= value < bound:
+                if (  # no branch: only a trace read from a file names a disabled action
+                    type(value) is not int or not 0 <= value < bound
+                ):
                     return False
-            elif bound == -1 and not isinstance(value, net.Envelope):
+            elif (  # no branch: only a trace read from a file names a disabled action
+                bound == -1 and not isinstance(value, net.Envelope)
+            ):
                 return False
         return True
 
@@ -492,7 +504,9 @@ class TransactionalSystem:
         return None if c is None else (s._replace(clients=_at(s.clients, i, c)), ())
 
     def _init_transactions(self, s: TxnSystemState, i: int) -> Result:
-        if not self._may_init_transactions(s, i):
+        if (  # no branch: actions() offers initTransactions only when the application calls it
+            not self._may_init_transactions(s, i)
+        ):
             return None
         return self._set_client(s, i, tp.init_transactions(s.clients[i]))
 
@@ -500,7 +514,7 @@ class TransactionalSystem:
         """beginTransaction; records of an earlier transaction aborted before they were sent are skipped."""
         topo = self.config.topology
         c = tp.begin_transaction(s.clients[i], topo.transactions_per_producer)
-        if c is None:
+        if c is None:  # no branch: only a trace read from a file names a disabled action
             return None
         first = c.txn * topo.records_per_transaction
         return self._set_client(s, i, c._replace(data=c.data._replace(next_record=first)))
@@ -508,26 +522,32 @@ class TransactionalSystem:
     def _send(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
         topo = self.config.topology
-        if c.state != tp.C.IN_TRANSACTION or c.data.next_record >= (c.txn + 1) * topo.records_per_transaction:
+        if (  # no branch: only a trace read from a file names a disabled action
+            c.state != tp.C.IN_TRANSACTION or c.data.next_record >= (c.txn + 1) * topo.records_per_transaction
+        ):
             return None
         n = c.data.next_record
         return self._set_client(s, i, tp.send(c, n % topo.partitions, prod.record_id(i, n), self.tv))
 
     def _commit(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
-        if c.data.next_record != (c.txn + 1) * self.config.topology.records_per_transaction:
+        if (  # no branch: only a trace read from a file names a disabled action
+            c.data.next_record != (c.txn + 1) * self.config.topology.records_per_transaction
+        ):
             return None
         return self._set_client(s, i, tp.commit_transaction(c))
 
     def _abort(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
-        if c.state == tp.C.IN_TRANSACTION and not self.config.topology.voluntary_abort:
+        if (  # no branch: only a trace read from a file names a disabled action
+            c.state == tp.C.IN_TRANSACTION and not self.config.topology.voluntary_abort
+        ):
             return None
         return self._set_client(s, i, tp.abort_transaction(c))
 
     def _send_txn_request(self, s: TxnSystemState, i: int) -> Result:
         nxt = tp.next_txn_request(s.clients[i], i, self.tv, self.kip_360)
-        if nxt is None:
+        if nxt is None:  # no branch: only a trace read from a file names a disabled action
             return None
         c, request = nxt
         s = s._replace(clients=_at(s.clients, i, c))
@@ -553,7 +573,7 @@ class TransactionalSystem:
     def _send_produce(self, s: TxnSystemState, i: int, q: int) -> Result:
         c = s.clients[i]
         drained = self._drain(c, i, q)
-        if drained is None:
+        if drained is None:  # no branch: only a trace read from a file names a disabled action
             return None
         data, request = drained
         request = request._replace(transactional=True)
@@ -566,18 +586,20 @@ class TransactionalSystem:
     # -- delivery ------------------------------------------------------------------------------
 
     def _deliver(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env not in net.channel_heads(s.network):
+        if env not in net.channel_heads(s.network):  # no branch: only a trace read from a file names a disabled action
             return None
         return self._receive(s, env, True)
 
     def _append_failure(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env.dst != self._append_target or env not in net.channel_heads(s.network):
+        if (  # no branch: only a trace read from a file names a disabled action
+            env.dst != self._append_target or env not in net.channel_heads(s.network)
+        ):
             return None
         return self._receive(s, env, False)
 
     def _receive(self, s: TxnSystemState, env: net.Envelope, append_ok: bool) -> Result:
         network = net.remove(s.network, env)
-        if network is None:
+        if network is None:  # no branch: the envelope was checked to be a channel head
             return None
         s = s._replace(network=network)
         body = env.body
@@ -682,7 +704,7 @@ class TransactionalSystem:
         if error != "NONE":
             return s
         problem = unlogged_ack(req, pid, epoch, s.txn_log[t])
-        if problem is None:
+        if problem is None:  # no branch: the violation side, only a defect takes it (acknowledged_after_logged)
             return s
         return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, f"unlogged_ack:{problem}")))
 
@@ -745,7 +767,9 @@ class TransactionalSystem:
         t = a.transactional_id
         events: tuple[str, ...] = ("txn_log_append_failed",)
         if a.origin == "complete":
-            if not self.flags.complete_retry_keeps_pending and md is not None:
+            if (  # no branch: taken only under the weakened variant complete_retry_resets_pending
+                not self.flags.complete_retry_keeps_pending and md is not None
+            ):
                 s = s._replace(coordinator=_at(s.coordinator, t, md._replace(pending_state="")))
             env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, a)
             return s._replace(network=net.send(s.network, env)), (*events, "txn_log_append_retried")
@@ -807,7 +831,9 @@ class TransactionalSystem:
             return s._replace(network=net.send(s.network, env)), ("txn_log_append",)
         prepared = s.txn_log[t]
         out = tc.complete_transaction(md._replace(partitions=(), pending_state=""))
-        if not self.flags.complete_written_to_log and out.wrote:
+        if (  # no branch: taken only under the weakened variant complete_without_transition
+            not self.flags.complete_written_to_log and out.wrote
+        ):
             # weakened: the cache moves to Complete* without the transaction-log append (no transition made)
             out = out._replace(wrote=False, events=tuple(e for e in out.events if not e.startswith("txn:")))
         full = prepared.partitions if prepared is not None else ()
@@ -833,7 +859,7 @@ class TransactionalSystem:
             s.coordinator[m.transactional_id], m.producer_id, m.producer_epoch, m.partition, error
         )
         s = s._replace(coordinator=_at(s.coordinator, m.transactional_id, md))
-        if not go_on:
+        if not go_on:  # no branch: taken only under the weakened variant no_kafka_19999_fix
             return s, (*events, "markers_dropped") if error != "NONE" else events
         if md is not None and not md.partitions and self.flags.complete_after_markers:
             s, more = self._complete(s, m.transactional_id, md)
@@ -846,10 +872,12 @@ class TransactionalSystem:
         return int(name[1:])
 
     def _drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst in (BROKER, TXN_LOG)):
+        if (  # no branch: only a trace read from a file names a disabled action
+            env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst in (BROKER, TXN_LOG))
+        ):
             return None
         network = net.reset_connection(s.network, env)
-        if network is None:
+        if network is None:  # no branch: the envelope was checked to be a channel head
             return None
         s = s._replace(network=network)
         client = env.src if env.src.startswith("p") else env.dst
@@ -879,14 +907,14 @@ class TransactionalSystem:
             events = (*events, *outcome.events)
             if outcome.failed:
                 c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
-        if not events:
+        if not events:  # no branch: only a trace read from a file names a disabled action
             return None
         return s._replace(clients=_at(s.clients, i, c)), events
 
     def _expire_batch(self, s: TxnSystemState, i: int, q: int) -> Result:
         c = s.clients[i]
         outcome = prod.expire_batch(c.data, q, self.producer_config)
-        if outcome is None:
+        if outcome is None:  # no branch: only a trace read from a file names a disabled action
             return None
         c = tp.classify_batch_failure(c._replace(data=outcome.producer), "TIMEOUT", self.tv, self.kip_360)
         return s._replace(clients=_at(s.clients, i, c)), outcome.events
@@ -894,20 +922,22 @@ class TransactionalSystem:
     def _txn_timeout(self, s: TxnSystemState, t: int) -> Result:
         old = s.coordinator[t]
         out = tc.timeout_abort(old, self.cc, tc.APPEND_IN_FLIGHT if self.pending else True)
-        if out is None:
+        if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
         out = out._replace(events=("timeout_abort", *out.events))
         if out.transit is not None and old is not None:
             fence = "fence_prepared" in out.events
             append = tc.TxnLogAppend(t, "fence" if fence else "timeout", out.transit, None, "", old.producer_epoch)
             return self._prepare(s, t, out, append)
-        if out.wrote and "fence" not in out.events and old is not None:
+        if (  # no branch: taken only under the weakened variant timeout_abort_without_epoch_bump
+            out.wrote and "fence" not in out.events and old is not None
+        ):
             s = self._record_fence(s, old)
         return self._apply_coordinator(s, t, out)
 
     def _expire_tid(self, s: TxnSystemState, t: int) -> Result:
         out = tc.expire_transactional_id(s.coordinator[t], tc.APPEND_IN_FLIGHT if self.pending else True)
-        if out is None:
+        if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
         if out.transit is not None:
             return self._prepare(s, t, out, tc.TxnLogAppend(t, "expire", out.transit))
@@ -947,7 +977,7 @@ class TransactionalSystem:
             return None
         keep = self.flags.producer_expiry_keeps_open_transactions
         result = expire_producer(s.partitions[q], producer_id, keep)
-        if result is None:
+        if result is None:  # no branch: only a trace read from a file names a disabled action
             return None
         leader, events = result
         return s._replace(partitions=_at(s.partitions, q, leader)), events
@@ -1046,7 +1076,9 @@ def epoch_jumps(
         if new is None:
             continue
         base = -1 if old is None or old.producer_id != new.producer_id else old.producer_epoch
-        if new.producer_epoch > base + 1:
+        if (  # no branch: the violation side, only a defect takes it (epoch_bump_at_most_one)
+            new.producer_epoch > base + 1
+        ):
             out.append(f"epoch_jump:{t}:{base}->{new.producer_epoch}")
     return out
 
@@ -1107,9 +1139,11 @@ def unexplained_state_changes(
             continue
         state = a
         for src, dst in chain:
-            if src == state:
+            if (  # no branch: the violation side, only a defect takes it (coordinator_transitions_explained)
+                src == state
+            ):
                 state = dst
-        if state != b:
+        if state != b:  # no branch: the violation side, only a defect takes it (coordinator_transitions_explained)
             out.append(f"unexplained:{t}:{a}->{b}")
     return out
 
@@ -1128,7 +1162,9 @@ def fences_without_bump(
     for t, (old, new) in enumerate(zip(before, after, strict=True)):
         if old is None or new is None or new is old or new.producer_id != old.producer_id:
             continue
-        if new.state == TransactionState.PREPARE_ABORT and new.producer_epoch <= old.producer_epoch:
+        if (  # no branch: the violation side, only a defect takes it (fence_raises_epoch)
+            new.state == TransactionState.PREPARE_ABORT and new.producer_epoch <= old.producer_epoch
+        ):
             out.append(f"fence_no_bump:{t}:{new.producer_epoch}")
     return out
 
@@ -1143,16 +1179,14 @@ def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | N
     logged as PrepareX or CompleteX.
     """
     name = type(req).__name__.removesuffix("Request")
-    if logged is None:
+    if logged is None:  # no branch: the violation side, only a defect takes it (acknowledged_after_logged)
         return f"{name}:nothing logged"
     if isinstance(req, InitProducerIdRequest):
         ok = (logged.producer_id, logged.producer_epoch) == (pid, epoch)
     elif isinstance(req, AddPartitionsToTxnRequest):
         ok = logged.state == TransactionState.ONGOING and set(req.partitions) <= set(logged.partitions)
-    elif isinstance(req, EndTxnRequest):
+    else:  # EndTxn: the coordinator's requests are these three (eos answers AddOffsetsToTxn itself)
         ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT)
-    else:  # no branch: the coordinator's requests are the three above (eos answers AddOffsetsToTxn itself)
-        return None
     return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
 
 

@@ -238,7 +238,9 @@ def _transit(
         # prepareTransitionTo: "Preparing transaction state transition to X while it already a pending state"
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{md.state}->{target.state}:pending",))
     src = S.PREPARE_EPOCH_FENCE if md.pending_state == S.PREPARE_EPOCH_FENCE else md.state
-    if not is_valid_transition(src, target.state) or (target.state != S.DEAD and target.producer_epoch < 0):
+    if (  # no branch: taken only under the weakened variant tv2_with_2024_transition_table
+        not is_valid_transition(src, target.state) or (target.state != S.DEAD and target.producer_epoch < 0)
+    ):
         return _fail(md._replace(pending_state=""), Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{src}->{target.state}",))
     if append_ok is APPEND_IN_FLIGHT:
         prepared = md._replace(pending_state=target.state)
@@ -294,7 +296,9 @@ def abort_transit(
     failed = md._replace(pending_state="") if cfg.append_failure_resets_pending else md
     if fenced_epoch >= 0:
         failed = failed._replace(has_failed_epoch_fence=True)
-        if not cfg.failed_fence_keeps_bump:
+        if (  # no branch: taken only under the weakened variant failed_fence_rolls_back_epoch
+            not cfg.failed_fence_keeps_bump
+        ):
             failed = failed._replace(producer_epoch=fenced_epoch)
     return failed
 
@@ -399,7 +403,9 @@ def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: 
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{md.state}->{S.PREPARE_EPOCH_FENCE}:pending",))
     bump = not md.has_failed_epoch_fence and md.producer_epoch < cfg.max_producer_epoch
     epoch = md.producer_epoch + 1 if bump else md.producer_epoch
-    if bump and cfg.transaction_version >= 2 and not cfg.single_fence_bump:
+    if (  # no branch: taken only under the weakened variant kafka_19367_double_bump
+        bump and cfg.transaction_version >= 2 and not cfg.single_fence_bump
+    ):
         epoch += 1  # KAFKA-19367 (Kafka 4.0.0): the fence bumps, then the TV2 abort bumps again
     fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
     target = md._replace(state=S.PREPARE_ABORT, producer_epoch=epoch, last_producer_epoch=-1)
@@ -531,7 +537,7 @@ def _end_tv1(
         return _concurrent(md)
     if (from_client and epoch != md.producer_epoch) or (not from_client and epoch < md.producer_epoch):
         return _fail(md, Errors.PRODUCER_FENCED)
-    if _pending(md):
+    if _pending(md):  # no branch: taken only under the weakened variant no_kafka_18464_fix
         return _concurrent(md)
     same = S.COMPLETE_COMMIT if committed else S.COMPLETE_ABORT
     if md.state == S.ONGOING:
@@ -584,7 +590,7 @@ def _end_tv2(
         # written (pending CompleteCommit/CompleteAbort) the answer is CONCURRENT_TRANSACTIONS, before any
         # epoch check, so a client that already holds the bumped epoch does not fence itself.
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
-    if md.state in PREPARE:
+    if md.state in PREPARE:  # no branch: taken only under the weakened variant no_kafka_18464_fix
         if not retry:
             return _fail(md, Errors.PRODUCER_FENCED)
         ours = md.state == (S.PREPARE_COMMIT if committed else S.PREPARE_ABORT)
@@ -592,7 +598,9 @@ def _end_tv2(
     if md.state in (S.EMPTY, *COMPLETE):
         same = md.state == (S.COMPLETE_COMMIT if committed else S.COMPLETE_ABORT)
         if not committed and current:
-            if not cfg.tv2_empty_abort_in_table:
+            if (  # no branch: taken only under the weakened variant tv2_with_2024_transition_table
+                not cfg.tv2_empty_abort_in_table
+            ):
                 # PrepareAbort's Oct-2024 row (Ongoing, PrepareEpochFence only): prepareTransitionTo throws
                 illegal = (f"illegal:{md.state}->{S.PREPARE_ABORT}",)
                 return _fail(md, Errors.UNKNOWN_SERVER_ERROR, illegal)
@@ -605,7 +613,9 @@ def _end_tv2(
             return out._replace(used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
         if retry and same:
             return Outcome(md, Errors.NONE, *ok, events=("end_txn_retry",))
-        if retry and md.state == S.COMPLETE_ABORT and committed and not cfg.commit_retry_after_abort_fenced:
+        if (  # no branch: taken only under the weakened variant no_kafka_20785_fix
+            retry and md.state == S.COMPLETE_ABORT and committed and not cfg.commit_retry_after_abort_fenced
+        ):
             # before KAFKA-20785 (PR #23204): a commit racing the coordinator's own abort is INVALID_TXN_STATE
             return _fail(md, Errors.INVALID_TXN_STATE)
         if retry and md.state == S.COMPLETE_COMMIT and not committed:
@@ -636,7 +646,7 @@ def handle_marker_response(
         or partition not in md.partitions
     ):
         return md, False
-    if error == Errors.NONE:
+    if error == Errors.NONE:  # no branch: taken only under the weakened variant no_kafka_19999_fix
         return md._replace(partitions=tuple(p for p in md.partitions if p != partition)), True
     return md, False
 
@@ -685,7 +695,9 @@ def timeout_abort(
     """
     if md is None or md.state != S.ONGOING or (md.pending_state and cfg.timeout_abort_skips_pending):
         return None
-    if cfg.timeout_abort_bumps_epoch:
+    if (  # no branch: taken only under the weakened variant timeout_abort_without_epoch_bump
+        cfg.timeout_abort_bumps_epoch
+    ):
         return fence_and_abort(md, cfg, append_ok)
     return end_transaction(md, md.producer_id, md.producer_epoch, False, False, -1, cfg, append_ok)
 
