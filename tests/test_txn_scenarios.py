@@ -26,8 +26,9 @@ REAL = {
     "txn_kafka_17754_delayed_endtxn": 1350,
     "txn_kafka_6119_timeout_zombie": 129,
     "txn_producer_state_expiry": 9444,
-    "txn_pending_transitions": 10039,
+    "txn_pending_transitions": 10357,
     "txn_pending_zombie": 25415,
+    "txn_pending_append_failures": 2915,
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}
