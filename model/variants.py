@@ -170,6 +170,10 @@ class ProtocolFlags:
             state and is re-enqueued (``retryOnError``, KAFKA-5416, PR #3287); without it the failure
             resets the pending state and the retried append's ``completeTransitionTo`` throws, leaving
             the transaction in Prepare* (read with ``pending_transitions``).
+        expiry_failure_resets_pending: when the tombstone of an expired transactional.id fails to be
+            appended, ``removeFromCacheCallback`` resets the pending Dead (KAFKA-7519, PR #5820); without it
+            the id answers CONCURRENT_TRANSACTIONS until the coordinator moves (read with
+            ``pending_transitions``).
         timeout_abort_skips_pending: ``TransactionStateManager.timedOutTransactions`` and
             ``abortTimedOutTransactions`` skip a transaction with a transition pending; without it the
             timeout's epoch fence is prepared over the pending transition (``prepareTransitionTo``'s
@@ -221,6 +225,7 @@ class ProtocolFlags:
     append_failure_resets_pending: bool = True
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
+    expiry_failure_resets_pending: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -727,6 +732,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_pending_transitions",),
             bug="KAFKA-5416 (PR #3287): the retry of the transaction's completion throws IllegalStateException "
             "and the transaction stays in PrepareCommit/PrepareAbort with its markers written",
+        ),
+        Variant(
+            name="expiry_failure_keeps_pending_dead",
+            description="When the tombstone of an expired transactional.id fails to be appended, the coordinator "
+            "leaves the entry's pendingState at Dead.",
+            flags=replace(_REAL, expiry_failure_resets_pending=False),
+            weakened=True,
+            breaks=("clients_settle", "transactions_complete"),
+            scenarios=("txn_pending_append_failures",),
+            bug="KAFKA-7519 (PR #5820): after a failed expiration the transactional.id is untouchable -- every "
+            "request is answered CONCURRENT_TRANSACTIONS until a broker restart or coordinator move",
         ),
         Variant(
             name="timeout_abort_ignores_pending",

@@ -78,6 +78,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "append_failure_resets_pending": frozenset({"transactions"}),
     "complete_retry_keeps_pending": frozenset({"transactions"}),
     "timeout_abort_skips_pending": frozenset({"transactions"}),
+    "expiry_failure_resets_pending": frozenset({"transactions"}),
 }
 
 

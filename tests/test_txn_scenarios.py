@@ -68,6 +68,10 @@ CAUGHT = {
         "clients_settle": 30,
     },
     ("txn_pending_transitions", "timeout_abort_ignores_pending"): {"no_illegal_transition_attempt": 14},
+    ("txn_pending_append_failures", "expiry_failure_keeps_pending_dead"): {
+        "transactions_complete": 13,
+        "clients_settle": 19,
+    },
 }
 
 

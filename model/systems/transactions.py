@@ -774,7 +774,9 @@ class TransactionalSystem:
             env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, a)
             return s._replace(network=net.send(s.network, env)), (*events, "txn_log_append_retried")
         if a.origin == "expire":
-            failed = None if md is None else md._replace(pending_state="")
+            # removeFromCacheCallback's failure branch resets the pending Dead (KAFKA-7519, PR #5820)
+            keep = not self.flags.expiry_failure_resets_pending
+            failed = None if md is None else md if keep else md._replace(pending_state="")
         else:
             failed = tc.abort_transit(md, a.transit, self.cc, a.fenced_epoch)
         s = s._replace(coordinator=_at(s.coordinator, t, failed))
