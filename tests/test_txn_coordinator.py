@@ -101,8 +101,11 @@ def test_init_expected_current_epoch_bumps_and_remembers_last() -> None:
 
 
 def test_init_expected_last_epoch_is_a_retry_returning_current() -> None:
-    out = handle_init_producer_id(md(epoch=4, last_producer_epoch=3), 0, 7, 3, 42, TV1)
-    assert (out.error, out.producer_epoch, out.wrote) == (Errors.NONE, 4, False)
+    # prepareIncrementProducerEpoch keeps (epoch, last epoch) for the retry but still logs the move to Empty
+    out = handle_init_producer_id(md("CompleteCommit", epoch=4, last_producer_epoch=3), 0, 7, 3, 42, TV1)
+    assert (out.error, out.producer_epoch, out.wrote) == (Errors.NONE, 4, True)
+    assert out.metadata is not None and (out.metadata.state, out.metadata.last_producer_epoch) == ("Empty", 3)
+    assert "init_pid_retry" in out.events and "txn:CompleteCommit->Empty" in out.events
 
 
 def test_init_expected_other_epoch_is_fenced() -> None:

@@ -369,8 +369,11 @@ def _init_by_state(
     elif expected_epoch == md.producer_epoch or md.producer_epoch == -1:
         target = base._replace(producer_epoch=md.producer_epoch + 1, last_producer_epoch=md.producer_epoch)
     elif expected_epoch == md.last_producer_epoch and cfg.init_pid_retry_by_last_epoch:
-        # KIP-360: a retry of a bump whose response was lost names the epoch it bumped from (lastProducerEpoch)
-        return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch, events=("init_pid_retry",))
+        # KIP-360: a retry of a bump whose response was lost names the epoch it bumped from (lastProducerEpoch);
+        # prepareIncrementProducerEpoch keeps (producerEpoch, lastProducerEpoch) but still transitions to Empty
+        # through the log like any InitProducerId (TransactionMetadata.scala @1eb7644349cb)
+        target = base._replace(last_producer_epoch=md.last_producer_epoch)
+        return _transit(md, target, append_ok, ("init_pid_retry",))
     else:
         return _fail(md, Errors.PRODUCER_FENCED)
     return _transit(md, target, append_ok, ("epoch_bump",))
