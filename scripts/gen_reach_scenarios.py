@@ -46,6 +46,18 @@ DEFAULT_CELLS = frozenset(
     }
 )
 
+#: Two instances of one transactional.id at Kafka's coordinator granularity (the ``pending_*zombie*`` shapes).
+PENDING_ZOMBIES: dict[str, Any] = {
+    "producers": 2,
+    "partitions": 1,
+    "transactions_per_producer": 1,
+    "records_per_transaction": 1,
+    "shared_transactional_id": True,
+    "voluntary_abort": True,
+    "pending_transitions": True,
+    "retries": 1,
+}
+
 TXN_SHAPES: dict[str, dict[str, Any]] = {
     "zombie": {
         "text": "two instances of one transactional.id, one transaction each; the older becomes a zombie when "
@@ -102,16 +114,7 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         "transaction. The coordinator may fail over once: with the fence's append in flight (lost: the "
         "zombie's transaction is Ongoing again at the new coordinator), while the abort's markers are "
         "written (re-sent at the new coordinator epoch), or between any other prepare and its callback.",
-        "transactions": {
-            "producers": 2,
-            "partitions": 1,
-            "transactions_per_producer": 1,
-            "records_per_transaction": 1,
-            "shared_transactional_id": True,
-            "voluntary_abort": True,
-            "pending_transitions": True,
-            "retries": 1,
-        },
+        "transactions": PENDING_ZOMBIES,
         "faults": {"coordinator_failover": 1, "total": 1},
     },
     "pending_zombie": {
@@ -121,16 +124,7 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         "transaction through a PrepareAbort appended before it is answered. One append fails: the fence's "
         "(its bump stays cached, hasFailedEpochFence), a request's (the pending state is reset), or the "
         "completion's (retried with its pending state kept).",
-        "transactions": {
-            "producers": 2,
-            "partitions": 1,
-            "transactions_per_producer": 1,
-            "records_per_transaction": 1,
-            "shared_transactional_id": True,
-            "voluntary_abort": True,
-            "pending_transitions": True,
-            "retries": 1,
-        },
+        "transactions": PENDING_ZOMBIES,
         "faults": {"append_failure": 1, "total": 1},
     },
 }
