@@ -175,7 +175,9 @@ class TransactionalSystem:
         scenario_info: dict[str, Any] | None = None,
     ) -> None:
         topo = config.topology
-        if topo.producers * topo.transactions_per_producer * topo.records_per_transaction >= prod.RECORDS_PER_PRODUCER:
+        if (  # no branch: no shipped scenario asks for that many records; a user's is rejected here (keos: error)
+            topo.producers * topo.transactions_per_producer * topo.records_per_transaction >= prod.RECORDS_PER_PRODUCER
+        ):
             raise ModelError("too many records for the record-id encoding")
         self.name = name
         self.config = config
@@ -205,13 +207,17 @@ class TransactionalSystem:
         #: pendingState granularity: a handler prepares, its append completes in a later step
         self.pending = topo.pending_transitions
         self._append_target = TXN_LOG if self.pending else COORDINATOR
-        if self.pending and (config.eos is not None or config.security is not None):
+        if (  # no branch: scenario loading rejects such a configuration first (keos: error)
+            self.pending and (config.eos is not None or config.security is not None)
+        ):
             raise ModelError("pending_transitions is modelled for the plain transactions model (no eos, no security)")
         self._arg_specs: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
         self.security = config.security
         #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
         self._timeout_actions = frozenset({"ExpireTransactionalId"} if topo.transactional_id_expiration else ())
-        if topo.transactional_id_expiration and config.faults.txn_id_expiry:
+        if (  # no branch: scenario loading rejects such a configuration first (keos: error)
+            topo.transactional_id_expiration and config.faults.txn_id_expiry
+        ):
             # transactional.id.expiration.ms as a timeout action: a protocol step, no longer a budgeted fault.
             raise ModelError(
                 "transactional_id_expiration makes ExpireTransactionalId a protocol step: give txn_id_expiry no budget"
@@ -975,7 +981,9 @@ class TransactionalSystem:
 
     def _expire_producer_state(self, s: TxnSystemState, q: int, producer_id: int) -> Result:
         """``removeExpiredProducers`` on partition ``q``'s leader drops ``producer_id``."""
-        if not self.config.topology.producer_id_expiration or type(producer_id) is not int:
+        if (  # no branch: only a trace read from a file names a disabled action
+            not self.config.topology.producer_id_expiration or type(producer_id) is not int
+        ):
             return None
         keep = self.flags.producer_expiry_keeps_open_transactions
         result = expire_producer(s.partitions[q], producer_id, keep)
