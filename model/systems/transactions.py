@@ -1117,8 +1117,9 @@ def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.Coordi
     ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
     own = 1 if c.inflight and (c.state == tp.C.INITIALIZING or ending) and md.last_producer_epoch == epoch else 0
     if md.producer_id != pid:
-        rotated_by_own_end = md.prev_producer_id == pid and ending and c.inflight
-        return not rotated_by_own_end
+        # another producer id: expired and re-created, or rotated at an exhausted epoch -- by this client's own
+        # EndTxn only if it held the exhausted epoch (counted as displaced above), so by another instance's
+        return True
     return md.producer_epoch > epoch + own
 
 
