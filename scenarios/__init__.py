@@ -282,7 +282,7 @@ def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
     if not isinstance(description, str):
         raise ScenarioError(f"{where}: 'description' must be a string")
     model = data.get("model", "idempotence")
-    if model not in MODEL_KINDS:
+    if not isinstance(model, str) or model not in MODEL_KINDS:
         raise ScenarioError(f"{where}: unknown model {model!r} (known: {', '.join(sorted(MODEL_KINDS))})")
     default = data.get("default", False)
     if not isinstance(default, bool):
