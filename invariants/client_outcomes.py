@@ -22,8 +22,11 @@ Coordinator epochs, per step (recorded in the ghost only when broken, so the sta
 * ``epoch_bump_at_most_one``: one coordinator step raises a producer epoch by at most one
   (``prepareIncrementProducerEpoch``; KAFKA-19367 was a double bump);
 * ``fence_raises_epoch``: the PrepareAbort of an epoch fence is logged above the epoch the log held;
-* ``cached_epoch_follows_log``: the epoch cached in ``TransactionMetadata`` equals the logged one, or is
-  one above it exactly while a failed fence is pending (``hasFailedEpochFence``, KAFKA-9666);
+* ``cached_epoch_follows_log``: the (producer id, epoch, state) cached in ``TransactionMetadata`` is the
+  logged one; the epoch may be one above the log's exactly while an epoch fence is being appended or after
+  its append failed (``hasFailedEpochFence``, KAFKA-9666);
+* ``acknowledged_after_logged``: an answer NONE to InitProducerId, AddPartitionsToTxn or EndTxn reports
+  what the transaction log holds (the answer runs in the append's callback);
 * ``epoch_within_limit``: no epoch exceeds ``Short.MAX_VALUE`` (the scenario's ``max_producer_epoch``):
   an exhausted epoch (>= ``Short.MAX_VALUE - 1``) must rotate the producer id.
 """
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 from keos.invariants._common import sometimes_event
 from keos.model.clients import transactional_producer as tp
+from keos.model.coordinator.transaction.transaction_coordinator import TxnLogAppend
 from keos.model.interface import Expectation, Property
 from keos.model.protocol.errors import Errors
 from keos.model.systems.transactions_records import TxnConfig, TxnSystemState
@@ -103,8 +107,21 @@ def unknown_server_errors(s: TxnSystemState) -> list[str]:
     ]
 
 
+def _fence_in_flight(s: TxnSystemState, t: int) -> bool:
+    """Whether an epoch fence of transactional id ``t`` is being appended (its bump is cached already)."""
+    return any(
+        isinstance(env.body, TxnLogAppend) and env.body.origin == "fence" and env.body.transactional_id == t
+        for env in s.network
+    )
+
+
 def cache_ahead_of_log(s: TxnSystemState) -> list[str]:
-    """Transactional ids whose cached epoch is not the logged one (+1 only while a failed fence is pending)."""
+    """Transactional ids whose cached (producer id, epoch, state) is not the logged one.
+
+    The cache changes only in an append's callback, so it is the log's last value -- except that an epoch
+    fence caches its bump before its append (``endTransaction`` with ``isEpochFence``) and keeps it when the
+    append fails (``hasFailedEpochFence``, KAFKA-9666): then the cached epoch is one above the logged one.
+    """
     out: list[str] = []
     for t, (md, lg) in enumerate(zip(s.coordinator, s.txn_log, strict=True)):
         if md is None:
@@ -116,12 +133,14 @@ def cache_ahead_of_log(s: TxnSystemState) -> list[str]:
         if md.producer_id != lg.producer_id:
             out.append(f"transactional id {t}: pid {md.producer_id} cached, {lg.producer_id} logged")
             continue
-        allowed = 1 if md.has_failed_epoch_fence else 0
+        allowed = 1 if md.has_failed_epoch_fence or _fence_in_flight(s, t) else 0
         if not 0 <= md.producer_epoch - lg.producer_epoch <= allowed:
             out.append(
                 f"transactional id {t}: epoch {md.producer_epoch} cached, {lg.producer_epoch} logged"
-                f"{' (failed fence pending)' if allowed else ''}"
+                f"{' (failed or pending fence)' if allowed else ''}"
             )
+        elif md.state != lg.state:
+            out.append(f"transactional id {t}: {md.state} cached, {lg.state} logged")
     return out
 
 
@@ -207,11 +226,13 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
         Property(
             name="cached_epoch_follows_log",
             expectation=Expectation.ALWAYS,
-            fact="The epoch the coordinator caches equals the one in its transaction log, or is one above it "
-            "while a failed epoch fence is pending.",
-            source="TransactionStateManager.appendTransactionToLog (the cache changes only after a successful "
-            "append); KAFKA-9666 (hasFailedEpochFence)",
-            catches="a coordinator that hands out (or fences with) epochs its log never recorded",
+            fact="The producer id, epoch and state the coordinator caches are those of its transaction log's "
+            "last value; the epoch may be one above the log's while an epoch fence is being appended or after "
+            "its append failed.",
+            source="TransactionStateManager.appendTransactionToLog (the cache changes only in a successful "
+            "append's callback, completeTransitionTo); KAFKA-9666 (hasFailedEpochFence)",
+            catches="a coordinator that hands out (or fences with) epochs its log never recorded, or whose cache "
+            "moves to a state a failover would not reload",
             predicate=lambda s: not cache_ahead_of_log(s),
             partners=("coordinator_bumped_epoch",),
             explain=lambda s: "; ".join(cache_ahead_of_log(s)),
@@ -255,6 +276,20 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             predicate=lambda s: not reused_producer_ids(s),
             partners=("coordinator_bumped_epoch",),
             explain=lambda s: "; ".join(reused_producer_ids(s)),
+        ),
+        Property(
+            name="acknowledged_after_logged",
+            expectation=Expectation.ALWAYS,
+            fact="The transaction coordinator answers NONE only with what its transaction log holds: the (pid, "
+            "epoch) InitProducerId hands out, the partitions AddPartitionsToTxn adds to the Ongoing transaction, "
+            "the PrepareX/CompleteX of EndTxn's result -- so a coordinator failover never takes back an answer.",
+            source="TransactionStateManager.appendTransactionToLog (the response runs in the append's callback, "
+            "after acks=-1 replication); TransactionCoordinator.endTransaction (sendTxnMarkersCallback)",
+            catches="a handler that answers before its append completed or after it failed, a callback that "
+            "answers for a transition it did not complete",
+            predicate=lambda s: not _labels(s, "unlogged_ack:"),
+            partners=("txn_committed",),
+            explain=lambda s: "answered without the log backing it: " + ", ".join(_labels(s, "unlogged_ack:")),
         ),
         Property(
             name="coordinator_transitions_explained",

@@ -122,7 +122,7 @@ def pending_markers(s: TxnSystemState) -> list[str]:
     }
     out: list[str] = []
     for t, md in enumerate(s.coordinator):
-        if md is None or md.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT) or md.pending_state:
+        if md is None or md.state not in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             continue
         for q in md.partitions:
             if (md.producer_id, md.producer_epoch, q) not in in_flight:

@@ -357,5 +357,46 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
                 "stale_coordinator_marker",
             )
         )
-    return (*props, *txn_progress_properties(config), *client_outcome_properties(config))
+    props = [*props, *txn_progress_properties(config), *client_outcome_properties(config)]
+    if topo.pending_transitions:
+        props = _pending_partners(config, props)
+    return tuple(props)
 
+
+def _pending_partners(config: TxnConfig, props: list[Property]) -> list[Property]:
+    """With ``pending_transitions``, the properties that judge Kafka's windows get partners proving the
+    windows were entered: a request met a pending transition, an append failed, a failover lost an append."""
+    faults = config.faults
+    extra: dict[str, tuple[str, ...]] = {
+        "healthy_producer_not_failed": ("request_during_pending_transition",),
+        "transactions_complete": ("request_during_pending_transition",),
+    }
+    witnesses = [
+        sometimes_event(
+            "request_during_pending_transition",
+            "A request met a transition whose append was in flight or whose markers were being written "
+            "(CONCURRENT_TRANSACTIONS for pendingState).",
+            "pending_transition_in_progress",
+        )
+    ]
+    if faults.append_failure:
+        extra["cached_epoch_follows_log"] = ("pending_append_failed",)
+        extra["clients_settle"] = ("pending_append_failed",)
+        witnesses.append(
+            sometimes_event(
+                "pending_append_failed",
+                "A transaction-log append in flight failed (its callback ran).",
+                "txn_log_append_failed",
+            )
+        )
+    if faults.coordinator_failover:
+        extra["acknowledged_after_logged"] = ("append_lost_in_failover",)
+        witnesses.append(
+            sometimes_event(
+                "append_lost_in_failover",
+                "A coordinator failover lost a transaction-log append in flight (never replicated).",
+                "txn_log_append_lost",
+            )
+        )
+    out = [replace(p, partners=(*p.partners, *extra[p.name])) if p.name in extra else p for p in props]
+    return [*out, *witnesses]

@@ -174,6 +174,22 @@ class ProtocolFlags:
             transaction's COMMIT marker reaches ``__consumer_offsets``
             (``OffsetMetadataManager.replayEndTransactionMarker``); without it OffsetFetch already
             answers the pending offset.
+        append_failure_resets_pending: when the transaction coordinator's append to
+            ``__transaction_state`` fails, the callback resets ``pendingState`` before answering the
+            error (KAFKA-5351, PR #3184); without it the entry keeps its pending transition and every
+            later request is answered CONCURRENT_TRANSACTIONS (read with ``pending_transitions``).
+        complete_retry_keeps_pending: a failed CompleteCommit/CompleteAbort append keeps its pending
+            state and is re-enqueued (``retryOnError``, KAFKA-5416, PR #3287); without it the failure
+            resets the pending state and the retried append's ``completeTransitionTo`` throws, leaving
+            the transaction in Prepare* (read with ``pending_transitions``).
+        expiry_failure_resets_pending: when the tombstone of an expired transactional.id fails to be
+            appended, ``removeFromCacheCallback`` resets the pending Dead (KAFKA-7519, PR #5820); without it
+            the id answers CONCURRENT_TRANSACTIONS until the coordinator moves (read with
+            ``pending_transitions``).
+        timeout_abort_skips_pending: ``TransactionStateManager.timedOutTransactions`` and
+            ``abortTimedOutTransactions`` skip a transaction with a transition pending; without it the
+            timeout's epoch fence is prepared over the pending transition (``prepareTransitionTo``'s
+            IllegalStateException).
     """
 
     check_epoch: bool = True
@@ -222,6 +238,10 @@ class ProtocolFlags:
     pending_offsets_wait_for_marker: bool = True
     acks_all_waits_for_replication: bool = True
     truncation_rebuilds_producer_state: bool = True
+    append_failure_resets_pending: bool = True
+    complete_retry_keeps_pending: bool = True
+    timeout_abort_skips_pending: bool = True
+    expiry_failure_resets_pending: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -750,6 +770,52 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_cooperative_join",),
             bug="KIP-429's rule broken: the old owner keeps consuming the partition through the rebalance "
             "while the new owner already consumes it -- two members of the group own one partition",
+        ),
+        # -- issue 23 (granularity, transactions half): the coordinator's pending transitions --
+        Variant(
+            name="append_failure_keeps_pending",
+            description="The transaction coordinator answers a failed __transaction_state append with its error "
+            "but leaves pendingState set (appendTransactionToLog before KAFKA-5351).",
+            flags=replace(_REAL, append_failure_resets_pending=False),
+            weakened=True,
+            breaks=("clients_settle", "transactions_complete"),
+            scenarios=("txn_pending_transitions",),
+            bug="KAFKA-5351 (PR #3184): after one failed append every retry of the client is answered "
+            "CONCURRENT_TRANSACTIONS forever -- the transactional.id is stuck until the coordinator moves",
+        ),
+        Variant(
+            name="complete_retry_resets_pending",
+            description="A failed CompleteCommit/CompleteAbort append resets pendingState like any other failed "
+            "append, and the retried append's completeTransitionTo finds no pending state.",
+            flags=replace(_REAL, complete_retry_keeps_pending=False),
+            weakened=True,
+            breaks=("no_illegal_transition_attempt", "transactions_complete", "clients_settle"),
+            scenarios=("txn_pending_transitions",),
+            bug="KAFKA-5416 (PR #3287): the retry of the transaction's completion throws IllegalStateException "
+            "and the transaction stays in PrepareCommit/PrepareAbort with its markers written",
+        ),
+        Variant(
+            name="expiry_failure_keeps_pending_dead",
+            description="When the tombstone of an expired transactional.id fails to be appended, the coordinator "
+            "leaves the entry's pendingState at Dead.",
+            flags=replace(_REAL, expiry_failure_resets_pending=False),
+            weakened=True,
+            breaks=("clients_settle", "transactions_complete"),
+            scenarios=("txn_pending_append_failures",),
+            bug="KAFKA-7519 (PR #5820): after a failed expiration the transactional.id is untouchable -- every "
+            "request is answered CONCURRENT_TRANSACTIONS until a broker restart or coordinator move",
+        ),
+        Variant(
+            name="timeout_abort_ignores_pending",
+            description="The coordinator's timeout abort picks an Ongoing transaction whose EndTxn or "
+            "AddPartitionsToTxn append is still in flight (timedOutTransactions without the "
+            "pendingTransitionInProgress filter).",
+            flags=replace(_REAL, timeout_abort_skips_pending=False),
+            weakened=True,
+            breaks=("no_illegal_transition_attempt",),
+            scenarios=("txn_pending_transitions",),
+            bug="the timeout's epoch fence is prepared over a pending transition: prepareTransitionTo throws "
+            "IllegalStateException (a commit racing transaction.timeout.ms)",
         ),
     )
 }

@@ -30,7 +30,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
     [transactions]  producers, partitions, transactions_per_producer,
                     records_per_transaction, shared_transactional_id,
                     voluntary_abort, producer_id_expiration,
-                    transactional_id_expiration, retries, max_producer_epoch
+                    transactional_id_expiration, pending_transitions,
+                    retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, coordinator_failover, txn_id_expiry,
                     rebalance, total
@@ -292,7 +293,7 @@ def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
     if not isinstance(description, str):
         raise ScenarioError(f"{where}: 'description' must be a string")
     model = data.get("model", "idempotence")
-    if model not in MODEL_KINDS:
+    if not isinstance(model, str) or model not in MODEL_KINDS:
         raise ScenarioError(f"{where}: unknown model {model!r} (known: {', '.join(sorted(MODEL_KINDS))})")
     default = data.get("default", False)
     if not isinstance(default, bool):
@@ -408,6 +409,8 @@ def _parse_txn_scenario(
             raise ScenarioError(f"{where}: model 'eos' gives every instance its own transactional.id")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
+    if topology.pending_transitions and (model == "eos" or "security" in data):
+        raise ScenarioError(f"{where}: [transactions] pending_transitions is modelled without [eos] and [security]")
     if topology.transactional_id_expiration and faults.txn_id_expiry:
         raise ScenarioError(
             f"{where}: transactional_id_expiration makes ExpireTransactionalId a timeout action; "

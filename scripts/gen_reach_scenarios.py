@@ -9,7 +9,9 @@ the cells in :data:`DEFAULT_CELLS`, a few seconds each, join the default gate to
 
 * transactions: transaction version (``kafka`` = TV2 with KIP-890, ``tv1`` = TV1 with verification and
   KIP-360) x shape (``zombie``: two instances of one transactional.id, the older a zombie, with a stale
-  request in flight; ``faulty``: one instance over two partitions with every coordinator-side fault).
+  request in flight; ``faulty``: one instance over two partitions with every coordinator-side fault;
+  ``pending*``: Kafka's coordinator granularity, ``pending_transitions``, where a shape's ``tvs`` names the
+  versions it is affordable for).
 * idempotence: producer configurations Kafka accepts but that give up a guarantee (acks=1 and acks=0
   without idempotence: the lost and duplicated records are *permitted*, the rest is still checked), and
   an idempotent producer whose messages are reordered or whose process restarts.
@@ -47,8 +49,21 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_wrap",
         "reach_idempotence_kafka_14034",
         "reach_idempotence_kafka_14034_fix",
+        "reach_txn_tv1_pending",
     }
 )
+
+#: Two instances of one transactional.id at Kafka's coordinator granularity (the ``pending_*zombie*`` shapes).
+PENDING_ZOMBIES: dict[str, Any] = {
+    "producers": 2,
+    "partitions": 1,
+    "transactions_per_producer": 1,
+    "records_per_transaction": 1,
+    "shared_transactional_id": True,
+    "voluntary_abort": True,
+    "pending_transitions": True,
+    "retries": 1,
+}
 
 TXN_SHAPES: dict[str, dict[str, Any]] = {
     "zombie": {
@@ -80,6 +95,44 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
             "retries": 1,
         },
         "faults": {"drop": 1, "batch_expiry": 1, "append_failure": 1, "txn_id_expiry": 1, "total": 2},
+    },
+    "pending": {
+        "tvs": ("tv1",),
+        "text": "Kafka's coordinator granularity (pending_transitions): one transactional producer, two "
+        "transactions of one record, the application may abort; every coordinator request prepares its "
+        "transition and completes it in the __transaction_state append's callback. One fault: an append "
+        "fails, the coordinator fails over (losing an append in flight, re-sending the markers of a "
+        "Prepare* it loads), or the transaction times out (never while a transition is pending).",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 2,
+            "records_per_transaction": 1,
+            "voluntary_abort": True,
+            "pending_transitions": True,
+            "retries": 1,
+        },
+        "faults": {"append_failure": 1, "coordinator_failover": 1, "txn_timeout": 1, "total": 1},
+    },
+    "pending_failover": {
+        "tvs": ("tv2",),
+        "text": "Kafka's coordinator granularity (pending_transitions) with zombies: two instances of one "
+        "transactional.id, one transaction each; the newer one's InitProducerId fences the older one's "
+        "transaction. The coordinator may fail over once: with the fence's append in flight (lost: the "
+        "zombie's transaction is Ongoing again at the new coordinator), while the abort's markers are "
+        "written (re-sent at the new coordinator epoch), or between any other prepare and its callback.",
+        "transactions": PENDING_ZOMBIES,
+        "faults": {"coordinator_failover": 1, "total": 1},
+    },
+    "pending_zombie": {
+        "tvs": ("tv1",),
+        "text": "Kafka's coordinator granularity (pending_transitions) with zombies: two instances of one "
+        "transactional.id, one transaction each; the newer one's InitProducerId fences the older one's "
+        "transaction through a PrepareAbort appended before it is answered. One append fails: the fence's "
+        "(its bump stays cached, hasFailedEpochFence), a request's (the pending state is reset), or the "
+        "completion's (retried with its pending state kept).",
+        "transactions": PENDING_ZOMBIES,
+        "faults": {"append_failure": 1, "total": 1},
     },
 }
 
@@ -252,6 +305,8 @@ def scenarios() -> dict[str, str]:
     out: dict[str, str] = {}
     for tv, (variant, tv_text) in TXN_VARIANTS.items():
         for shape, cell in TXN_SHAPES.items():
+            if tv not in cell.get("tvs", TXN_VARIANTS):
+                continue
             name = f"reach_txn_{tv}_{shape}"
             text = f"Reach family, {tv_text}: {cell['text']}"
             top: dict[str, Any] = {"variant": variant} if variant != "kafka" else {}

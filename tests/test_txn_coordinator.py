@@ -5,10 +5,14 @@ from __future__ import annotations
 import pytest
 
 from keos.model.coordinator.transaction.transaction_coordinator import (
+    APPEND_IN_FLIGHT,
     OFFSETS_PARTITION_BASE,
     CoordinatorConfig,
     TransactionMetadata,
+    abort_transit,
+    complete_target,
     complete_transaction,
+    complete_transit,
     expire_transactional_id,
     from_log_value,
     handle_add_offsets,
@@ -17,6 +21,7 @@ from keos.model.coordinator.transaction.transaction_coordinator import (
     handle_init_producer_id,
     handle_marker_response,
     handle_verify_partition,
+    prepare_complete,
     timeout_abort,
 )
 from keos.model.coordinator.transaction.transaction_state import (
@@ -96,8 +101,11 @@ def test_init_expected_current_epoch_bumps_and_remembers_last() -> None:
 
 
 def test_init_expected_last_epoch_is_a_retry_returning_current() -> None:
-    out = handle_init_producer_id(md(epoch=4, last_producer_epoch=3), 0, 7, 3, 42, TV1)
-    assert (out.error, out.producer_epoch, out.wrote) == (Errors.NONE, 4, False)
+    # prepareIncrementProducerEpoch keeps (epoch, last epoch) for the retry but still logs the move to Empty
+    out = handle_init_producer_id(md("CompleteCommit", epoch=4, last_producer_epoch=3), 0, 7, 3, 42, TV1)
+    assert (out.error, out.producer_epoch, out.wrote) == (Errors.NONE, 4, True)
+    assert out.metadata is not None and (out.metadata.state, out.metadata.last_producer_epoch) == ("Empty", 3)
+    assert "init_pid_retry" in out.events and "txn:CompleteCommit->Empty" in out.events
 
 
 def test_init_expected_other_epoch_is_fenced() -> None:
@@ -365,3 +373,104 @@ def test_reload_forgets_last_epoch_and_keeps_prepare() -> None:
     assert out.written is not None
     loaded = from_log_value(0, out.written)
     assert loaded.state == "PrepareCommit" and loaded.partitions == (0,) and loaded.last_producer_epoch == -1
+
+
+# -- pending transitions (prepareTransitionTo / appendTransactionToLog / completeTransitionTo) -------------
+
+def test_in_flight_append_prepares_only_and_the_callback_completes() -> None:
+    out = handle_end_txn(md("Ongoing", partitions=(0,)), 7, 3, True, -1, TV2, APPEND_IN_FLIGHT)
+    assert out.error == Errors.NONE and not out.wrote and out.written is None
+    assert (
+        out.metadata is not None and out.metadata.state == "Ongoing" and out.metadata.pending_state == "PrepareCommit"
+    )
+    assert out.metadata.producer_epoch == 3  # the TV2 bump is in the transit only, until the callback
+    assert out.transit is not None and out.transit.state == "PrepareCommit" and out.transit.producer_epoch == 4
+    done = complete_transit(out.metadata, out.transit)
+    assert done.wrote and done.metadata is not None and done.metadata.pending_state == ""
+    assert (done.metadata.state, done.metadata.producer_epoch) == ("PrepareCommit", 4)
+    assert done.events == ("txn:Ongoing->PrepareCommit",)
+    assert done.written is not None and done.written.state == "PrepareCommit"
+
+
+def test_every_request_meets_a_pending_transition_with_concurrent_transactions() -> None:
+    pending = md("Ongoing", partitions=(0,), pending_state="PrepareCommit")
+    for out in (
+        handle_init_producer_id(pending, 0, -1, -1, 99, TV2, APPEND_IN_FLIGHT),
+        handle_add_partitions(pending, 7, 3, (1,), APPEND_IN_FLIGHT),
+        handle_end_txn(pending, 7, 3, True, -1, TV2, APPEND_IN_FLIGHT),
+        handle_end_txn(pending, 7, 3, False, -1, TV1, APPEND_IN_FLIGHT),
+    ):
+        assert out.error == Errors.CONCURRENT_TRANSACTIONS and out.metadata == pending and out.transit is None
+        assert "pending_transition_in_progress" in out.events
+    assert timeout_abort(pending, TV2, APPEND_IN_FLIGHT) is None
+    assert expire_transactional_id(md("Empty", pending_state="Ongoing"), APPEND_IN_FLIGHT) is None
+
+
+def test_kafka_4_answers_pending_before_the_epoch_check_and_3x_after_it() -> None:
+    pending = md("Ongoing", partitions=(0,), pending_state="PrepareCommit")
+    stale = handle_end_txn(pending, 7, 2, True, -1, TV1, APPEND_IN_FLIGHT)  # KAFKA-18464: pending first
+    assert stale.error == Errors.CONCURRENT_TRANSACTIONS
+    kafka_3 = CoordinatorConfig(transaction_version=1, concurrent_before_epoch_check=False)
+    assert handle_end_txn(pending, 7, 2, True, -1, kafka_3, APPEND_IN_FLIGHT).error == Errors.PRODUCER_FENCED
+    tv2_3x = CoordinatorConfig(transaction_version=2, concurrent_before_epoch_check=False)
+    done = md("CompleteCommit", epoch=4, pending_state="PrepareAbort")  # an empty abort's append in flight
+    assert handle_end_txn(done, 7, 4, False, -1, tv2_3x, APPEND_IN_FLIGHT).error == Errors.PRODUCER_FENCED
+    assert handle_end_txn(done, 7, 3, True, -1, tv2_3x, APPEND_IN_FLIGHT).error == Errors.CONCURRENT_TRANSACTIONS
+    # KAFKA-18660: AddPartitionsToTxn checks the pending transition before the producer id
+    assert handle_add_partitions(pending, 8, 3, (1,)).error == Errors.CONCURRENT_TRANSACTIONS
+
+
+def test_the_fence_caches_its_bump_before_its_append_and_keeps_it_when_the_append_fails() -> None:
+    ongoing = md("Ongoing", partitions=(0,))
+    out = handle_init_producer_id(ongoing, 0, -1, -1, 99, TV1, APPEND_IN_FLIGHT)
+    assert out.metadata is not None and out.transit is not None
+    assert (out.metadata.producer_epoch, out.metadata.pending_state, out.metadata.state) == (
+        4,
+        "PrepareAbort",
+        "Ongoing",
+    )
+    assert "fence" not in out.events  # the fence's events come with the callback
+    done = complete_transit(out.metadata, out.transit, fence=True)
+    assert done.events[0] == "fence" and done.metadata is not None and done.metadata.state == "PrepareAbort"
+    failed = abort_transit(out.metadata, out.transit, TV1, fenced_epoch=3)
+    assert failed is not None and failed.has_failed_epoch_fence and failed.producer_epoch == 4
+    assert failed.pending_state == "" and failed.state == "Ongoing"
+    rolled_back = abort_transit(out.metadata, out.transit, CoordinatorConfig(failed_fence_keeps_bump=False), 3)
+    assert rolled_back is not None and rolled_back.producer_epoch == 3 and rolled_back.has_failed_epoch_fence
+
+
+def test_a_failed_append_resets_the_pending_state_unless_kafka_5351_is_undone() -> None:
+    out = handle_add_partitions(md("Empty"), 7, 3, (0,), APPEND_IN_FLIGHT)
+    assert out.metadata is not None and out.metadata.pending_state == "Ongoing" and out.transit is not None
+    failed = abort_transit(out.metadata, out.transit, TV2)
+    assert failed == md("Empty")
+    stuck = abort_transit(out.metadata, out.transit, CoordinatorConfig(append_failure_resets_pending=False))
+    assert stuck is not None and stuck.pending_state == "Ongoing"
+
+
+def test_completion_is_a_second_pending_transition_and_an_unprepared_completion_is_illegal() -> None:
+    prepared = md("PrepareAbort", epoch=4, partitions=(0,), has_failed_epoch_fence=True)
+    waiting = prepare_complete(prepared)
+    assert waiting.pending_state == "CompleteAbort" and not waiting.has_failed_epoch_fence
+    target = complete_target(waiting._replace(partitions=()))
+    assert (target.state, target.partitions, target.pending_state) == ("CompleteAbort", (), "")
+    done = complete_transit(waiting._replace(partitions=()), target)
+    assert done.metadata is not None and done.metadata.state == "CompleteAbort" and done.wrote
+    illegal = complete_transit(prepared, target)  # no pending state: completeTransitionTo throws
+    assert illegal.error == Errors.UNKNOWN_SERVER_ERROR and not illegal.wrote
+    assert any(e.startswith("illegal:complete") for e in illegal.events)
+
+
+def test_preparing_over_a_pending_transition_is_illegal() -> None:
+    pending = md("Ongoing", partitions=(0,), pending_state="PrepareCommit")
+    out = timeout_abort(pending, CoordinatorConfig(timeout_abort_skips_pending=False), APPEND_IN_FLIGHT)
+    assert out is not None and out.error == Errors.UNKNOWN_SERVER_ERROR and out.transit is None
+    assert any(e.startswith("illegal:") for e in out.events)
+
+
+def test_the_expiry_tombstone_is_pending_dead_and_its_callback_removes_the_entry() -> None:
+    out = expire_transactional_id(md("CompleteCommit"), APPEND_IN_FLIGHT)
+    assert out is not None and out.metadata is not None and out.metadata.pending_state == "Dead"
+    assert out.transit is not None
+    done = complete_transit(out.metadata, out.transit)
+    assert done.metadata is None and done.wrote and "transactional_id_expired" in done.events

@@ -26,6 +26,9 @@ REAL = {
     "txn_kafka_17754_delayed_endtxn": 1350,
     "txn_kafka_6119_timeout_zombie": 129,
     "txn_producer_state_expiry": 9444,
+    "txn_pending_transitions": 10357,
+    "txn_pending_zombie": 25415,
+    "txn_pending_append_failures": 2915,
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}
@@ -54,6 +57,21 @@ CAUGHT = {
         "healthy_producer_not_failed": 21,
     },
     ("txn_producer_state_expiry", "expire_producers_with_open_transactions"): {"no_aborted_read": 9},
+    ("txn_pending_transitions", "append_failure_keeps_pending"): {
+        "transactions_complete": 8,
+        "clients_settle": 8,
+        "lso_reaches_high_watermark_eventually": 18,
+    },
+    ("txn_pending_transitions", "complete_retry_resets_pending"): {
+        "no_illegal_transition_attempt": 17,
+        "transactions_complete": 21,
+        "clients_settle": 30,
+    },
+    ("txn_pending_transitions", "timeout_abort_ignores_pending"): {"no_illegal_transition_attempt": 14},
+    ("txn_pending_append_failures", "expiry_failure_keeps_pending_dead"): {
+        "transactions_complete": 13,
+        "clients_settle": 19,
+    },
 }
 
 
@@ -84,8 +102,10 @@ def test_pre_fix_variant_caught_with_minimal_replayable_trace(key: tuple[str, st
     props = {p.name: p for p in fresh.properties()}
     for inv, prop_result in found.items():
         assert prop_result.trace is not None
-        replay = replay_actions(fresh, prop_result.trace.actions, props[inv])
-        assert replay.confirmed and replay.violated_at == len(prop_result.trace.actions), replay.reason
+        loop_start = prop_result.trace.loop_start  # a livelock's lasso is confirmed where its cycle starts
+        replay = replay_actions(fresh, prop_result.trace.actions, props[inv], loop_start)
+        at = len(prop_result.trace.actions) if loop_start is None else loop_start
+        assert replay.confirmed and replay.violated_at == at, replay.reason
 
 
 def test_variant_registry_names_existing_scenarios() -> None:

@@ -194,6 +194,8 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, "producer state expiry (ExpireProducerState) is not encoded"
     if model.config.topology.transactional_id_expiration:
         return False, "transactional-id expiry as a timeout action is not encoded"
+    if model.config.topology.pending_transitions:
+        return False, "pending transitions (transaction-log appends completing in steps of their own) are not encoded"
     lim = dict(zip(TXN_FAULT_KINDS, model.config.faults.limits()))
     extra = sorted(k for k, v in lim.items() if v > 0 and k not in ENCODED_FAULTS)
     if extra and model.config.faults.total > 0:
@@ -1476,17 +1478,20 @@ class TxnEncoding:
         ok_path = z3.And(z3.Not(fenced_id), z3.Not(in_prep), z3.Not(ongoing), idle)
         bump_a = exp_ep < 0
         bump_b = z3.And(z3.Not(bump_a), z3.Or(exp_ep == mep, mep == -1))
-        retry = z3.And(z3.Not(bump_a), z3.Not(bump_b), exp_ep == mlast)
-        bump = z3.And(cond, ok_path, z3.Or(bump_a, bump_b))
+        retry = z3.And(
+            z3.Not(bump_a), z3.Not(bump_b), exp_ep == mlast, z3.BoolVal(self.flags.init_pid_retry_by_last_epoch)
+        )
+        # a KIP-360 retry keeps (epoch, last epoch) but still transitions to Empty through the log
+        bump = z3.And(cond, ok_path, z3.Or(bump_a, bump_b, retry))
         target = {
             "st": self.v(TS[TXS.EMPTY]),
-            "ep": mep + 1,
-            "last": z3.If(bump_a, self.v(-1), mep),
+            "ep": z3.If(retry, mep, mep + 1),
+            "last": z3.If(bump_a, self.v(-1), z3.If(retry, mlast, mep)),
             "started": z3.BoolVal(False),
             **{f"p{q}": z3.BoolVal(False) for q in range(self.P)},
         }
         w, terr, B = self._transit(T, st, target, bump)
-        self._ev["epoch_bump"] = w
+        self._ev["epoch_bump"] = z3.And(w, z3.Not(retry))
         fence = z3.And(z3.Not(fenced_id), z3.Not(in_prep), ongoing)
         _ferr, F, fcons = self._fence_and_abort(T, z3.And(cond, fence))
         ECONC = self.v(E[Errors.CONCURRENT_TRANSACTIONS])
@@ -1502,11 +1507,7 @@ class TxnEncoding:
                     z3.If(
                         z3.Not(idle),
                         self.v(E[Errors.UNKNOWN_SERVER_ERROR]),
-                        z3.If(
-                            z3.Or(bump_a, bump_b),
-                            terr,
-                            z3.If(retry, self.v(E[Errors.NONE]), self.v(E[Errors.PRODUCER_FENCED])),
-                        ),
+                        z3.If(z3.Or(bump_a, bump_b, retry), terr, self.v(E[Errors.PRODUCER_FENCED])),
                     ),
                 ),
             ),

@@ -54,7 +54,6 @@ from keos.model.protocol.messages import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
     EndTxnRequest,
-    EndTxnResponse,
     InitProducerIdRequest,
     InitProducerIdResponse,
     ProduceResponse,
@@ -193,7 +192,7 @@ def commit_transaction(c: TxnClient) -> TxnClient | None:
 
 def abort_transaction(c: TxnClient) -> TxnClient | None:
     """``abortTransaction()``: undrained batches are dropped."""
-    if c.state not in (C.IN_TRANSACTION, C.ABORTABLE_ERROR):
+    if c.state not in (C.IN_TRANSACTION, C.ABORTABLE_ERROR):  # no branch: the application aborts an open one only
         return None
     return _drop_undrained(c)._replace(state=C.ABORTING)
 
@@ -301,11 +300,10 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
         added = tuple(sorted(set(c.added) | set(resp.partitions)))
         pending = tuple(p for p in c.pending_add if p not in resp.partitions)
         return c._replace(added=added, pending_add=pending), "", ()
-    if isinstance(resp, EndTxnResponse):
-        outcome = "committed" if c.state == C.COMMITTING else "aborted"
-        pid, epoch = (resp.producer_id, resp.producer_epoch) if tv >= 2 else (-1, -1)
-        return _finish(c, tv, kip_360, pid, epoch), outcome, (f"client_txn_{outcome}",)
-    return c, "", ()
+    # the only response left is EndTxn's (consume-transform-produce answers AddOffsetsToTxn itself)
+    outcome = "committed" if c.state == C.COMMITTING else "aborted"
+    pid, epoch = (resp.producer_id, resp.producer_epoch) if tv >= 2 else (-1, -1)
+    return _finish(c, tv, kip_360, pid, epoch), outcome, (f"client_txn_{outcome}",)
 
 
 def handle_produce_response(
@@ -349,7 +347,7 @@ def fatal_error(c: TxnClient, error: str = Errors.UNKNOWN_SERVER_ERROR) -> TxnCl
 
 def txn_request_timeout(c: TxnClient) -> TxnClient | None:
     """``request.timeout.ms`` for the coordinator request: new connection, retry later."""
-    if not c.inflight:
+    if not c.inflight:  # no branch: the callers time out (or reset) a connection with a request on it only
         return None
     return c._replace(inflight=False, tc_connection=c.tc_connection + 1)
 

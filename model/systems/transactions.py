@@ -14,9 +14,16 @@ may arrive late -- the KIP-890 scenarios A/B/C.
 
 Abstractions (documented simplifications):
 
-* the transaction-log append is atomic with the coordinator step (the log is
-  replicated with acks=-1); ``AppendFailure`` delivers a request whose append
-  fails;
+* by default the transaction-log append is atomic with the coordinator step (the log is
+  replicated with acks=-1) and ``AppendFailure`` delivers a request whose append fails; with
+  ``pending_transitions`` (a scenario's ``[transactions]``) a handler only prepares the transition
+  (``pendingState``) and sends the append to the log partition ``txnlog`` as a message: its ``Deliver``
+  is the replicated append and its callback (``completeTransitionTo``, then the response, the markers
+  of an EndTxn, the CompleteCommit/CompleteAbort append once every marker is written), its
+  ``AppendFailure`` the failed append (pending state reset and the error answered, KAFKA-5351; a failed
+  complete append is retried, KAFKA-5416), and a ``CoordinatorFailover`` loses the appends in flight
+  (not replicated: the new leader's log never had them) and re-sends the markers of every Prepare* entry
+  it loads with CompleteCommit/CompleteAbort pending;
 * the marker response is handled in the step that writes the marker;
 * KIP-890 part 1 verification and the TV2 implicit AddPartitionsToTxn are
   evaluated against the coordinator's metadata in the step that appends the
@@ -104,6 +111,8 @@ __all__ = [
 
 BROKER = "b0"
 COORDINATOR = "tc"
+#: The ``__transaction_state`` partition's leader: the destination of the coordinator's appends in flight.
+TXN_LOG = "txnlog"
 TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "InitTransactions": ("producer",),
     "BeginTransaction": ("producer",),
@@ -134,6 +143,10 @@ FAULT_OF_ACTION = {
     **ADVERSARY_FAULT_OF_ACTION,
 }
 
+#: Logged states that back an EndTxn answered NONE: its result is prepared or complete.
+ENDED_COMMIT = (TransactionState.PREPARE_COMMIT, TransactionState.COMPLETE_COMMIT)
+ENDED_ABORT = (TransactionState.PREPARE_ABORT, TransactionState.COMPLETE_ABORT)
+
 #: Timeouts that are protocol steps (fairness makes them fire), though an early expiry has a budget.
 PROTOCOL_TIMEOUTS = frozenset({"TxnTimeout"})
 
@@ -162,7 +175,9 @@ class TransactionalSystem:
         scenario_info: dict[str, Any] | None = None,
     ) -> None:
         topo = config.topology
-        if topo.producers * topo.transactions_per_producer * topo.records_per_transaction >= prod.RECORDS_PER_PRODUCER:
+        if (  # no branch: no shipped scenario asks for that many records; a user's is rejected here (keos: error)
+            topo.producers * topo.transactions_per_producer * topo.records_per_transaction >= prod.RECORDS_PER_PRODUCER
+        ):
             raise ModelError("too many records for the record-id encoding")
         self.name = name
         self.config = config
@@ -181,17 +196,28 @@ class TransactionalSystem:
             self.flags.single_fence_bump,
             self.flags.empty_abort_rotates_producer_id,
             self.flags.init_pid_retry_by_last_epoch,
+            self.flags.append_failure_resets_pending,
+            self.flags.timeout_abort_skips_pending,
         )
         self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=1)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
         self.tids = 1 if topo.shared_transactional_id else topo.producers
+        #: pendingState granularity: a handler prepares, its append completes in a later step
+        self.pending = topo.pending_transitions
+        self._append_target = TXN_LOG if self.pending else COORDINATOR
+        if (  # no branch: scenario loading rejects such a configuration first (keos: error)
+            self.pending and (config.eos is not None or config.security is not None)
+        ):
+            raise ModelError("pending_transitions is modelled for the plain transactions model (no eos, no security)")
         self._arg_specs: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
         self.security = config.security
         #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
         self._timeout_actions = frozenset({"ExpireTransactionalId"} if topo.transactional_id_expiration else ())
-        if topo.transactional_id_expiration and config.faults.txn_id_expiry:
+        if (  # no branch: scenario loading rejects such a configuration first (keos: error)
+            topo.transactional_id_expiration and config.faults.txn_id_expiry
+        ):
             # transactional.id.expiration.ms as a timeout action: a protocol step, no longer a budgeted fault.
             raise ModelError(
                 "transactional_id_expiration makes ExpireTransactionalId a protocol step: give txn_id_expiry no budget"
@@ -342,8 +368,9 @@ class TransactionalSystem:
         return out
 
     def _droppable(self, env: net.Envelope) -> bool:
-        """Whether a connection reset may lose ``env`` (markers are retried by the coordinator)."""
-        return not isinstance(env.body, WriteTxnMarkersRequest)
+        """Whether a connection reset may lose ``env`` (markers are retried by the coordinator; an append to
+        the transaction log always completes, successfully or not)."""
+        return not isinstance(env.body, (WriteTxnMarkersRequest, tc.TxnLogAppend))
 
     def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
         """Fault actions whose per-kind budget is not used up (the total is checked by the caller)."""
@@ -367,7 +394,7 @@ class TransactionalSystem:
                 Action("TxnTimeout", (t,)) for t in range(self.tids) if tc.timeout_abort(state.coordinator[t], self.cc)
             )
         if used[4] < lim[4]:
-            out.extend(Action("AppendFailure", (env,)) for env in heads if env.dst == COORDINATOR)
+            out.extend(Action("AppendFailure", (env,)) for env in heads if env.dst == self._append_target)
         if used[5] < lim[5]:
             out.append(Action("CoordinatorFailover", ()))
         if used[6] < lim[6]:
@@ -381,17 +408,21 @@ class TransactionalSystem:
     def step(self, state: TxnSystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = self._HANDLERS.get(action.kind)
-        if handler is None or not self._valid_args(state, action) or blocked_by_abandon(state, action):
+        if (  # no branch: only a trace read from a file names a disabled action
+            handler is None or not self._valid_args(state, action) or blocked_by_abandon(state, action)
+        ):
             return None
         fault = None if action.kind in self._timeout_actions else self.FAULT_OF_ACTION.get(action.kind)
         if action.kind in PROTOCOL_TIMEOUTS and self._timeout_is_free(state):
             fault = None
         if fault is not None:
             k = TXN_FAULT_KINDS.index(fault)
-            if state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total:
+            if (  # no branch: only a trace read from a file names a disabled action
+                state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total
+            ):
                 return None
         result = handler(self, state, *action.args)
-        if result is None:
+        if result is None:  # no branch: a handler refuses only an action a trace names while disabled
             return None
         new, events = result
         if fault is not None:
@@ -408,7 +439,7 @@ class TransactionalSystem:
             bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
         if new.clients is not state.clients:
             bad += self._unjustified_failures(state, new, action)
-        if bad:
+        if bad:  # no branch: the violation side, only a defect takes it (the ghost's bad steps)
             new = new._replace(ghost=new.ghost._replace(bad_transitions=(*new.ghost.bad_transitions, *bad)))
         return Step(new, events)
 
@@ -432,9 +463,13 @@ class TransactionalSystem:
                 continue
             if cause in AUTHORIZATION_ERRORS:
                 continue  # judged by the security invariants (the ACL decides, :mod:`invariants.security`)
-            if not self.kip_360 and cause in tp.PRE_KIP_360_FATAL:
+            if (  # no branch: taken only under the weakened variant no_kip_360
+                not self.kip_360 and cause in tp.PRE_KIP_360_FATAL
+            ):
                 continue  # before KIP-360 a lost sequence or an unknown producer id is fatal
-            if displaced(old, before.coordinator[old.transactional_id], self.cc):
+            if (  # no branch: the violation side, only a defect takes it (healthy_producer_not_failed)
+                displaced(old, before.coordinator[old.transactional_id], self.cc)
+            ):
                 continue
             out.append(f"client_failed:{i}:{cause}")
         return out
@@ -455,13 +490,17 @@ class TransactionalSystem:
             }
         spec = specs[action.kind]
         args = action.args
-        if len(args) != len(spec):
+        if len(args) != len(spec):  # no branch: only a trace read from a file names a disabled action
             return False
         for bound, value in zip(spec, args):
             if bound >= 0:
-                if type(value) is not int or not 0 <= value < bound:
+                if (  # no branch: only a trace read from a file names a disabled action
+                    type(value) is not int or not 0 <= value < bound
+                ):
                     return False
-            elif bound == -1 and not isinstance(value, net.Envelope):
+            elif (  # no branch: only a trace read from a file names a disabled action
+                bound == -1 and not isinstance(value, net.Envelope)
+            ):
                 return False
         return True
 
@@ -471,7 +510,9 @@ class TransactionalSystem:
         return None if c is None else (s._replace(clients=_at(s.clients, i, c)), ())
 
     def _init_transactions(self, s: TxnSystemState, i: int) -> Result:
-        if not self._may_init_transactions(s, i):
+        if (  # no branch: actions() offers initTransactions only when the application calls it
+            not self._may_init_transactions(s, i)
+        ):
             return None
         return self._set_client(s, i, tp.init_transactions(s.clients[i]))
 
@@ -479,7 +520,7 @@ class TransactionalSystem:
         """beginTransaction; records of an earlier transaction aborted before they were sent are skipped."""
         topo = self.config.topology
         c = tp.begin_transaction(s.clients[i], topo.transactions_per_producer)
-        if c is None:
+        if c is None:  # no branch: only a trace read from a file names a disabled action
             return None
         first = c.txn * topo.records_per_transaction
         return self._set_client(s, i, c._replace(data=c.data._replace(next_record=first)))
@@ -487,26 +528,32 @@ class TransactionalSystem:
     def _send(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
         topo = self.config.topology
-        if c.state != tp.C.IN_TRANSACTION or c.data.next_record >= (c.txn + 1) * topo.records_per_transaction:
+        if (  # no branch: only a trace read from a file names a disabled action
+            c.state != tp.C.IN_TRANSACTION or c.data.next_record >= (c.txn + 1) * topo.records_per_transaction
+        ):
             return None
         n = c.data.next_record
         return self._set_client(s, i, tp.send(c, n % topo.partitions, prod.record_id(i, n), self.tv))
 
     def _commit(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
-        if c.data.next_record != (c.txn + 1) * self.config.topology.records_per_transaction:
+        if (  # no branch: only a trace read from a file names a disabled action
+            c.data.next_record != (c.txn + 1) * self.config.topology.records_per_transaction
+        ):
             return None
         return self._set_client(s, i, tp.commit_transaction(c))
 
     def _abort(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
-        if c.state == tp.C.IN_TRANSACTION and not self.config.topology.voluntary_abort:
+        if (  # no branch: only a trace read from a file names a disabled action
+            c.state == tp.C.IN_TRANSACTION and not self.config.topology.voluntary_abort
+        ):
             return None
         return self._set_client(s, i, tp.abort_transaction(c))
 
     def _send_txn_request(self, s: TxnSystemState, i: int) -> Result:
         nxt = tp.next_txn_request(s.clients[i], i, self.tv, self.kip_360)
-        if nxt is None:
+        if nxt is None:  # no branch: only a trace read from a file names a disabled action
             return None
         c, request = nxt
         s = s._replace(clients=_at(s.clients, i, c))
@@ -532,7 +579,7 @@ class TransactionalSystem:
     def _send_produce(self, s: TxnSystemState, i: int, q: int) -> Result:
         c = s.clients[i]
         drained = self._drain(c, i, q)
-        if drained is None:
+        if drained is None:  # no branch: only a trace read from a file names a disabled action
             return None
         data, request = drained
         request = request._replace(transactional=True)
@@ -545,21 +592,25 @@ class TransactionalSystem:
     # -- delivery ------------------------------------------------------------------------------
 
     def _deliver(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env not in net.channel_heads(s.network):
+        if env not in net.channel_heads(s.network):  # no branch: only a trace read from a file names a disabled action
             return None
         return self._receive(s, env, True)
 
     def _append_failure(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env.dst != COORDINATOR or env not in net.channel_heads(s.network):
+        if (  # no branch: only a trace read from a file names a disabled action
+            env.dst != self._append_target or env not in net.channel_heads(s.network)
+        ):
             return None
         return self._receive(s, env, False)
 
     def _receive(self, s: TxnSystemState, env: net.Envelope, append_ok: bool) -> Result:
         network = net.remove(s.network, env)
-        if network is None:
+        if network is None:  # no branch: the envelope was checked to be a channel head
             return None
         s = s._replace(network=network)
         body = env.body
+        if isinstance(body, tc.TxnLogAppend):
+            return self._on_log_append(s, body, append_ok)
         if isinstance(body, ProduceRequest):
             return self._on_produce(s, env, body)
         if isinstance(body, WriteTxnMarkersRequest):
@@ -621,23 +672,123 @@ class TransactionalSystem:
     def _on_coordinator_request(self, s: TxnSystemState, env: net.Envelope, req: Any, append_ok: bool) -> Result:
         t = req.transactional_id
         md = s.coordinator[t]
+        append: bool | None = tc.APPEND_IN_FLIGHT if self.pending else append_ok
         if isinstance(req, InitProducerIdRequest):
             out = tc.handle_init_producer_id(
-                md, t, req.producer_id, req.producer_epoch, s.next_producer_id, self.cc, append_ok
-            )
-            resp: Any = InitProducerIdResponse(
-                req.producer, req.connection, out.error, out.producer_id, out.producer_epoch
+                md, t, req.producer_id, req.producer_epoch, s.next_producer_id, self.cc, append
             )
         elif isinstance(req, AddPartitionsToTxnRequest):
-            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, req.partitions, append_ok)
-            resp = AddPartitionsToTxnResponse(req.producer, req.connection, out.error, req.partitions)
+            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, req.partitions, append)
         else:
             out = tc.handle_end_txn(
-                md, req.producer_id, req.producer_epoch, req.committed, s.next_producer_id, self.cc, append_ok
+                md, req.producer_id, req.producer_epoch, req.committed, s.next_producer_id, self.cc, append
             )
-            resp = EndTxnResponse(req.producer, req.connection, out.error, out.producer_id, out.producer_epoch)
+        if out.transit is not None:
+            fence = "fence_prepared" in out.events and md is not None
+            append_msg = tc.TxnLogAppend(
+                t, "fence" if fence else "client", out.transit, req, env.src, md.producer_epoch if fence and md else -1
+            )
+            return self._prepare(s, t, out, append_msg)
         s, events = self._apply_coordinator(s, t, out)
-        s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
+        s = self._respond(s, t, env.src, req, out.error, out.producer_id, out.producer_epoch)
+        return s, events
+
+    def _response(self, req: Any, error: str, pid: int, epoch: int) -> Any:
+        """The response to a coordinator request (InitProducerId, AddPartitionsToTxn, EndTxn)."""
+        if isinstance(req, InitProducerIdRequest):
+            return InitProducerIdResponse(req.producer, req.connection, error, pid, epoch)
+        if isinstance(req, AddPartitionsToTxnRequest):
+            return AddPartitionsToTxnResponse(req.producer, req.connection, error, req.partitions)
+        return EndTxnResponse(req.producer, req.connection, error, pid, epoch)
+
+    def _respond(
+        self, s: TxnSystemState, t: int, dst: str, req: Any, error: str, pid: int, epoch: int
+    ) -> TxnSystemState:
+        """Send the response; an answer NONE that the transaction log does not back is recorded in the ghost."""
+        env = net.Envelope(COORDINATOR, dst, req.connection, self._response(req, error, pid, epoch))
+        s = s._replace(network=net.send(s.network, env))
+        if error != "NONE":
+            return s
+        problem = unlogged_ack(req, pid, epoch, s.txn_log[t])
+        if problem is None:  # no branch: the violation side, only a defect takes it (acknowledged_after_logged)
+            return s
+        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, f"unlogged_ack:{problem}")))
+
+    def _prepare(
+        self, s: TxnSystemState, t: int, out: tc.Outcome, append: tc.TxnLogAppend
+    ) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """A prepared transition: the cache entry with its ``pendingState``, the append sent to the log partition."""
+        s = s._replace(coordinator=_at(s.coordinator, t, out.metadata))
+        if out.used_fresh_pid and self.flags.producer_id_block_advances:
+            s = s._replace(next_producer_id=s.next_producer_id + 1)
+        env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, append)
+        return s._replace(network=net.send(s.network, env)), (*out.events, "txn_log_append")
+
+    def _on_log_append(self, s: TxnSystemState, a: tc.TxnLogAppend, ok: bool) -> Result:
+        """The append's callback: ``completeTransitionTo`` and the request's own callback, or the failure's.
+
+        ``TransactionStateManager.appendTransactionToLog`` (``updateCacheCallback``), then per origin:
+        the client's response; for PrepareCommit/PrepareAbort ``sendTxnMarkersCallback`` (``prepareComplete``,
+        the response, ``addTxnMarkersToSend``); for CompleteCommit/CompleteAbort nothing more
+        (``TransactionMarkerChannelManager.tryAppendToLog``); for Dead the entry leaves the cache.
+        """
+        t = a.transactional_id
+        md = s.coordinator[t]
+        if not ok:
+            return self._log_append_failed(s, a, md)
+        prepared = s.txn_log[t]
+        out = tc.complete_transit(md, a.transit, a.origin == "fence")
+        events: tuple[str, ...] = ("txn_log_appended", *out.events)
+        if out.error != "NONE":  # unreachable: one append in flight per id (prepare waits for no pending state)
+            if a.request is not None:
+                s = self._respond(s, t, a.reply_to, a.request, out.error, -1, -1)
+            return s, events
+        s = s._replace(coordinator=_at(s.coordinator, t, out.metadata), txn_log=_at(s.txn_log, t, out.written))
+        if md is not None and a.origin in ("fence", "timeout"):
+            s = self._record_fence(s, md._replace(producer_epoch=a.fenced_epoch) if a.fenced_epoch >= 0 else md)
+        if a.origin == "complete" and md is not None:
+            full = prepared.partitions if prepared is not None else ()
+            committed = md.state == TransactionState.PREPARE_COMMIT
+            completion = Completion(t, md.producer_id, md.producer_epoch, committed, full)
+            s = s._replace(ghost=s.ghost._replace(completions=(*s.ghost.completions, completion)))
+        new = out.metadata
+        if new is not None and new.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT):
+            # sendTxnMarkersCallback: prepareComplete, answer the client, then addTxnMarkersToSend
+            if a.request is not None:
+                error = "NONE" if a.origin == "client" else "CONCURRENT_TRANSACTIONS"
+                s = self._respond(s, t, a.reply_to, a.request, error, new.producer_id, new.producer_epoch)
+                events = (*events, f"error:{error}") if error != "NONE" else events
+            new = tc.prepare_complete(new)
+            s = s._replace(coordinator=_at(s.coordinator, t, new))
+            s, more = self._send_markers(s, t, new)
+            return s, (*events, *more)
+        if a.request is not None:
+            s = self._respond(s, t, a.reply_to, a.request, "NONE", out.producer_id, out.producer_epoch)
+        return s, events
+
+    def _log_append_failed(self, s: TxnSystemState, a: tc.TxnLogAppend, md: tc.TransactionMetadata | None) -> Result:
+        """The append's failure callback (COORDINATOR_NOT_AVAILABLE): reset the pending state and answer the error
+        (KAFKA-5351); a fence keeps its bump (KAFKA-9666); CompleteCommit/CompleteAbort keeps its pending state
+        and is appended again (``txnLogAppendRetryQueue``, KAFKA-5416)."""
+        t = a.transactional_id
+        events: tuple[str, ...] = ("txn_log_append_failed",)
+        if a.origin == "complete":
+            if (  # no branch: taken only under the weakened variant complete_retry_resets_pending
+                not self.flags.complete_retry_keeps_pending and md is not None
+            ):
+                s = s._replace(coordinator=_at(s.coordinator, t, md._replace(pending_state="")))
+            env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, a)
+            return s._replace(network=net.send(s.network, env)), (*events, "txn_log_append_retried")
+        if a.origin == "expire":
+            # removeFromCacheCallback's failure branch resets the pending Dead (KAFKA-7519, PR #5820)
+            keep = not self.flags.expiry_failure_resets_pending
+            failed = None if md is None else md if keep else md._replace(pending_state="")
+        else:
+            failed = tc.abort_transit(md, a.transit, self.cc, a.fenced_epoch)
+        s = s._replace(coordinator=_at(s.coordinator, t, failed))
+        if a.request is not None:
+            s = self._respond(s, t, a.reply_to, a.request, "COORDINATOR_NOT_AVAILABLE", -1, -1)
+            events = (*events, "error:COORDINATOR_NOT_AVAILABLE")
         return s, events
 
     def _apply_coordinator(self, s: TxnSystemState, t: int, out: tc.Outcome) -> tuple[TxnSystemState, tuple[str, ...]]:
@@ -681,9 +832,16 @@ class TransactionalSystem:
     def _complete(
         self, s: TxnSystemState, t: int, md: tc.TransactionMetadata
     ) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """``maybeWriteTxnCompletion``: every marker is written, CompleteCommit/CompleteAbort is appended."""
+        if self.pending and self.flags.complete_written_to_log:
+            append = tc.TxnLogAppend(t, "complete", tc.complete_target(md))
+            env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, append)
+            return s._replace(network=net.send(s.network, env)), ("txn_log_append",)
         prepared = s.txn_log[t]
-        out = tc.complete_transaction(md._replace(partitions=()))
-        if not self.flags.complete_written_to_log and out.wrote:
+        out = tc.complete_transaction(md._replace(partitions=(), pending_state=""))
+        if (  # no branch: taken only under the weakened variant complete_without_transition
+            not self.flags.complete_written_to_log and out.wrote
+        ):
             # weakened: the cache moves to Complete* without the transaction-log append (no transition made)
             out = out._replace(wrote=False, events=tuple(e for e in out.events if not e.startswith("txn:")))
         full = prepared.partitions if prepared is not None else ()
@@ -709,7 +867,7 @@ class TransactionalSystem:
             s.coordinator[m.transactional_id], m.producer_id, m.producer_epoch, m.partition, error
         )
         s = s._replace(coordinator=_at(s.coordinator, m.transactional_id, md))
-        if not go_on:
+        if not go_on:  # no branch: taken only under the weakened variant no_kafka_19999_fix
             return s, (*events, "markers_dropped") if error != "NONE" else events
         if md is not None and not md.partitions and self.flags.complete_after_markers:
             s, more = self._complete(s, m.transactional_id, md)
@@ -722,10 +880,12 @@ class TransactionalSystem:
         return int(name[1:])
 
     def _drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
-        if env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst == BROKER):
+        if (  # no branch: only a trace read from a file names a disabled action
+            env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst in (BROKER, TXN_LOG))
+        ):
             return None
         network = net.reset_connection(s.network, env)
-        if network is None:
+        if network is None:  # no branch: the envelope was checked to be a channel head
             return None
         s = s._replace(network=network)
         client = env.src if env.src.startswith("p") else env.dst
@@ -755,59 +915,79 @@ class TransactionalSystem:
             events = (*events, *outcome.events)
             if outcome.failed:
                 c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
-        if not events:
+        if not events:  # no branch: only a trace read from a file names a disabled action
             return None
         return s._replace(clients=_at(s.clients, i, c)), events
 
     def _expire_batch(self, s: TxnSystemState, i: int, q: int) -> Result:
         c = s.clients[i]
         outcome = prod.expire_batch(c.data, q, self.producer_config)
-        if outcome is None:
+        if outcome is None:  # no branch: only a trace read from a file names a disabled action
             return None
         c = tp.classify_batch_failure(c._replace(data=outcome.producer), "TIMEOUT", self.tv, self.kip_360)
         return s._replace(clients=_at(s.clients, i, c)), outcome.events
 
     def _txn_timeout(self, s: TxnSystemState, t: int) -> Result:
-        out = tc.timeout_abort(s.coordinator[t], self.cc)
-        if out is None:
+        old = s.coordinator[t]
+        out = tc.timeout_abort(old, self.cc, tc.APPEND_IN_FLIGHT if self.pending else True)
+        if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
         out = out._replace(events=("timeout_abort", *out.events))
-        old = s.coordinator[t]
-        if out.wrote and "fence" not in out.events and old is not None:
+        if out.transit is not None and old is not None:
+            fence = "fence_prepared" in out.events
+            append = tc.TxnLogAppend(t, "fence" if fence else "timeout", out.transit, None, "", old.producer_epoch)
+            return self._prepare(s, t, out, append)
+        if (  # no branch: taken only under the weakened variant timeout_abort_without_epoch_bump
+            out.wrote and "fence" not in out.events and old is not None
+        ):
             s = self._record_fence(s, old)
         return self._apply_coordinator(s, t, out)
 
     def _expire_tid(self, s: TxnSystemState, t: int) -> Result:
-        out = tc.expire_transactional_id(s.coordinator[t])
-        if out is None:
+        out = tc.expire_transactional_id(s.coordinator[t], tc.APPEND_IN_FLIGHT if self.pending else True)
+        if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
+        if out.transit is not None:
+            return self._prepare(s, t, out, tc.TxnLogAppend(t, "expire", out.transit))
         s = s._replace(coordinator=_at(s.coordinator, t, None), txn_log=_at(s.txn_log, t, None))
         return s, out.events
 
     def _failover(self, s: TxnSystemState) -> Result:
-        """A new coordinator loads the log at epoch + 1 and re-sends Prepare* markers (``TransactionStateManager``)."""
+        """A new coordinator loads the log at epoch + 1 and re-sends Prepare* markers (``TransactionStateManager``).
+
+        ``loadTransactionsForTxnTopicPartition``: every PrepareCommit/PrepareAbort entry gets its
+        ``prepareComplete`` (CompleteCommit/CompleteAbort pending) and its markers at the new coordinator
+        epoch.  What the old coordinator had in flight is gone: requests and responses on its connections
+        and, with ``pending_transitions``, its appends (never replicated, so absent from the new leader's log).
+        """
         epoch = s.coordinator_epoch + 1
         cache = tuple(None if v is None else tc.from_log_value(t, v) for t, v in enumerate(s.txn_log))
+        lost = any(e.dst == TXN_LOG for e in s.network)
         network = net.without(s.network, lambda e: e.dst == COORDINATOR or (e.src == COORDINATOR and e.dst != BROKER))
         clients = tuple(
             c._replace(inflight=False, tc_connection=c.tc_connection + 1) if c.inflight else c for c in s.clients
         )
         s = s._replace(coordinator_epoch=epoch, coordinator=cache, network=network, clients=clients)
-        events: tuple[str, ...] = ("coordinator_failover",)
+        events: tuple[str, ...] = ("coordinator_failover", "txn_log_append_lost") if lost else ("coordinator_failover",)
         for t, v in enumerate(s.txn_log):
             md = s.coordinator[t]
             if needs_markers(v) and md is not None:
+                if self.pending:
+                    md = tc.prepare_complete(md)
+                    s = s._replace(coordinator=_at(s.coordinator, t, md))
                 s, more = self._send_markers(s, t, md)
                 events = (*events, *more)
         return s, events
 
     def _expire_producer_state(self, s: TxnSystemState, q: int, producer_id: int) -> Result:
         """``removeExpiredProducers`` on partition ``q``'s leader drops ``producer_id``."""
-        if not self.config.topology.producer_id_expiration or type(producer_id) is not int:
+        if (  # no branch: only a trace read from a file names a disabled action
+            not self.config.topology.producer_id_expiration or type(producer_id) is not int
+        ):
             return None
         keep = self.flags.producer_expiry_keeps_open_transactions
         result = expire_producer(s.partitions[q], producer_id, keep)
-        if result is None:
+        if result is None:  # no branch: only a trace read from a file names a disabled action
             return None
         leader, events = result
         return s._replace(partitions=_at(s.partitions, q, leader)), events
@@ -906,7 +1086,9 @@ def epoch_jumps(
         if new is None:
             continue
         base = -1 if old is None or old.producer_id != new.producer_id else old.producer_epoch
-        if new.producer_epoch > base + 1:
+        if (  # no branch: the violation side, only a defect takes it (epoch_bump_at_most_one)
+            new.producer_epoch > base + 1
+        ):
             out.append(f"epoch_jump:{t}:{base}->{new.producer_epoch}")
     return out
 
@@ -935,8 +1117,9 @@ def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.Coordi
     ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
     own = 1 if c.inflight and (c.state == tp.C.INITIALIZING or ending) and md.last_producer_epoch == epoch else 0
     if md.producer_id != pid:
-        rotated_by_own_end = md.prev_producer_id == pid and ending and c.inflight
-        return not rotated_by_own_end
+        # another producer id: expired and re-created, or rotated at an exhausted epoch -- by this client's own
+        # EndTxn only if it held the exhausted epoch (counted as displaced above), so by another instance's
+        return True
     return md.producer_epoch > epoch + own
 
 
@@ -967,9 +1150,11 @@ def unexplained_state_changes(
             continue
         state = a
         for src, dst in chain:
-            if src == state:
+            if (  # no branch: the violation side, only a defect takes it (coordinator_transitions_explained)
+                src == state
+            ):
                 state = dst
-        if state != b:
+        if state != b:  # no branch: the violation side, only a defect takes it (coordinator_transitions_explained)
             out.append(f"unexplained:{t}:{a}->{b}")
     return out
 
@@ -988,9 +1173,32 @@ def fences_without_bump(
     for t, (old, new) in enumerate(zip(before, after, strict=True)):
         if old is None or new is None or new is old or new.producer_id != old.producer_id:
             continue
-        if new.state == TransactionState.PREPARE_ABORT and new.producer_epoch <= old.producer_epoch:
+        if (  # no branch: the violation side, only a defect takes it (fence_raises_epoch)
+            new.state == TransactionState.PREPARE_ABORT and new.producer_epoch <= old.producer_epoch
+        ):
             out.append(f"fence_no_bump:{t}:{new.producer_epoch}")
     return out
+
+
+def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | None) -> str | None:
+    """Why an answer NONE to ``req`` is not backed by the transaction log's value for its id (``None``: it is).
+
+    The coordinator answers only in the append's callback, once the record is replicated
+    (``TransactionStateManager.appendTransactionToLog``, acks=-1), or from state that is logged already (a
+    retry): so a failover never takes back what a client was told.  InitProducerId hands out the logged
+    (pid, epoch); AddPartitionsToTxn's partitions are in the logged Ongoing transaction; EndTxn's result is
+    logged as PrepareX or CompleteX.
+    """
+    name = type(req).__name__.removesuffix("Request")
+    if logged is None:  # no branch: the violation side, only a defect takes it (acknowledged_after_logged)
+        return f"{name}:nothing logged"
+    if isinstance(req, InitProducerIdRequest):
+        ok = (logged.producer_id, logged.producer_epoch) == (pid, epoch)
+    elif isinstance(req, AddPartitionsToTxnRequest):
+        ok = logged.state == TransactionState.ONGOING and set(req.partitions) <= set(logged.partitions)
+    else:  # EndTxn: the coordinator's requests are these three (eos answers AddOffsetsToTxn itself)
+        ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT)
+    return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
 
 
 def format_value(value: Any) -> str:
@@ -1001,6 +1209,13 @@ def format_value(value: Any) -> str:
         recs = ",".join(prod.record_label(r) for r in value.records)
         stamp = f"pid={value.producer_id}, epoch={value.producer_epoch}, seq={value.base_sequence}"
         return f"Produce(p{value.partition}, {stamp}, [{recs}])"
+    if isinstance(value, tc.TxnLogAppend):
+        md = value.transit
+        reply = f", answer {value.reply_to}" if value.request is not None else ""
+        return (
+            f"TxnLogAppend({value.origin}, tid={value.transactional_id}, {md.state}, pid={md.producer_id}, "
+            f"epoch={md.producer_epoch}, partitions={list(md.partitions)}{reply})"
+        )
     if isinstance(value, ProduceResponse):
         stamp = f"epoch={value.producer_epoch}, seq={value.base_sequence}"
         return f"ProduceResponse(p{value.partition}, {stamp}, {value.error})"

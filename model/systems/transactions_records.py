@@ -61,6 +61,11 @@ class TxnTopology:
     ``transactional_id_expiration``: the coordinator expires idle transactional
     ids (``transactional.id.expiration.ms``) as a timeout action instead of the
     budgeted ``txn_id_expiry`` fault.
+    ``pending_transitions``: the coordinator's transaction-log appends complete in
+    steps of their own (``pendingState`` between ``prepareTransitionTo`` and the
+    append's callback, CompleteCommit/CompleteAbort pending while markers are
+    written), as Kafka's ``TransactionStateManager.appendTransactionToLog`` does;
+    by default a handler prepares, appends and completes in one step.
     """
 
     producers: int = 1
@@ -71,6 +76,7 @@ class TxnTopology:
     voluntary_abort: bool = False
     producer_id_expiration: bool = False
     transactional_id_expiration: bool = False
+    pending_transitions: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,39 +1,51 @@
 """The transaction coordinator: ``TransactionMetadata`` and its request handlers.
 
-KIP-98 §6-8; ``TransactionCoordinator.scala``, ``TransactionMetadata.java``.  For every ``transactional.id`` the
-coordinator keeps a :class:`TransactionMetadata` (``TransactionMetadata.java``).
-Every change is a *two-phase transition*
-(``prepareTransitionTo`` / ``completeTransitionTo``): the handler prepares a
-target, the target is appended to the transaction log, and only when the
-append succeeds does the cache change.  The model performs prepare, append and
-complete in one step (the append is atomic and replicated, ``TransactionLog``), except that
-an append may *fail* (a fault the system injects): the pending state is then
-cleared and the client gets ``COORDINATOR_NOT_AVAILABLE`` (``TransactionState.java``, ``TransactionLog``).  On the
-fence path a failed append sets ``hasFailedEpochFence`` (``TransactionCoordinator.endTransaction``).
+KIP-98 §6-8; ``TransactionCoordinator.scala``, ``TransactionMetadata.scala``/``.java``,
+``TransactionStateManager.scala`` (apache/kafka trunk ``1eb7644349cb``, 2024-10, and the 4.0 changes cited
+where they apply).  For every ``transactional.id`` the coordinator keeps a :class:`TransactionMetadata`.
+Every change is a *two-phase transition*: the handler checks the request under the metadata's lock and
+prepares a target (``prepareTransitionTo`` sets ``pendingState``), ``TransactionStateManager.
+appendTransactionToLog`` appends the target to ``__transaction_state`` (acks=-1), and only in the append's
+callback does the cache change (``completeTransitionTo``, then the request's response) -- or, when the append
+fails, the pending state is reset and the client gets the append's error (``COORDINATOR_NOT_AVAILABLE``;
+KAFKA-5351).  While a transition is pending every other handler answers ``CONCURRENT_TRANSACTIONS``, the
+timeout abort and the id expiry skip the entry, and ``prepareTransitionTo`` itself throws
+``IllegalStateException`` if asked to prepare a second transition (the model answers UNKNOWN_SERVER_ERROR and
+reports an ``illegal:`` event).  After PrepareCommit/PrepareAbort is logged the EndTxn callback calls
+``prepareComplete``: the entry stays in Prepare* with ``pendingState`` CompleteCommit/CompleteAbort while its
+markers are written (``TransactionMarkerChannelManager``), then CompleteCommit/CompleteAbort is appended in
+turn; a failed complete append is retried with the pending state kept (KAFKA-5416).  On the fence path a
+failed append sets ``hasFailedEpochFence`` (KAFKA-9666).
 
-Handlers are pure functions of the current metadata (``None`` = no entry for
-the id) and the request; each returns an :class:`Outcome`: the new cache entry,
-the error code for the client, the (pid, epoch) to return, the value written
-to the log (if any) and events (``txn:Ongoing->PrepareCommit``,
-``error:CONCURRENT_TRANSACTIONS``, ``fence``).  The legality of every
-transition is read from :data:`model.coordinator.transaction.transaction_state.VALID_PREVIOUS_STATES`.
+Each handler takes ``append_ok``:
 
-Unreachable by design (each guard is marked unreachable, with its reason): Kafka's handlers
-first answer CONCURRENT_TRANSACTIONS while a transition is pending (``pendingTransitionInProgress``);
-the model appends and completes in the handler's own step, so no stored metadata ever has a pending
-state (README, "Modelling choices") and those guards never decide.  Likewise no entry is ever stored in
-Dead (expiry removes it from the cache) or PrepareEpochFence (a pending state only): the handlers'
+* ``True`` / ``False``: prepare, append and callback in the handler's own step, the append succeeding or
+  failing (the atomic granularity; ``AppendFailure`` is then a request delivered with a failing append);
+* ``None`` (:data:`APPEND_IN_FLIGHT`): the handler only prepares -- the returned metadata carries the
+  ``pending_state``, :attr:`Outcome.transit` the target to append -- and the system finishes the transition
+  in later steps with :func:`complete_transit` (the append's success callback) or :func:`abort_transit`
+  (its failure callback).  A scenario chooses this granularity with ``pending_transitions = true``
+  (:mod:`model.systems.transactions`).
+
+Handlers are pure functions of the current metadata (``None`` = no entry for the id) and the request; each
+returns an :class:`Outcome`: the new cache entry, the error code for the client, the (pid, epoch) to return,
+the value written to the log (if any) and events (``txn:Ongoing->PrepareCommit``,
+``error:CONCURRENT_TRANSACTIONS``, ``fence``).  The legality of every transition is read from
+:data:`model.coordinator.transaction.transaction_state.VALID_PREVIOUS_STATES`.
+
+Unreachable by design (each guard is marked, with its reason): no entry is ever stored in Dead (the expiry's
+callback removes it from the cache) or PrepareEpochFence (a pending state only), so the handlers'
 fall-through for those states (Kafka's IllegalStateException, UNKNOWN_SERVER_ERROR here) is marked
-unreachable too.
+unreachable.
 
-Simplifications: time is not modelled (the timeout abort and id expiry are
-actions the environment takes while their preconditions hold); the
-transaction timeout is fixed, so INVALID_TRANSACTION_TIMEOUT never arises.
+Simplifications: time is not modelled (the timeout abort and id expiry are actions the environment takes
+while their preconditions hold); the transaction timeout is fixed, so INVALID_TRANSACTION_TIMEOUT never
+arises.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from keos.model.codec import record
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue
@@ -45,10 +57,15 @@ from keos.model.coordinator.transaction.transaction_state import (
 from keos.model.protocol.errors import Errors
 
 __all__ = [
+    "APPEND_IN_FLIGHT",
     "CoordinatorConfig",
     "Outcome",
     "TransactionMetadata",
+    "TxnLogAppend",
+    "abort_transit",
+    "complete_target",
     "complete_transaction",
+    "complete_transit",
     "end_transaction",
     "expire_transactional_id",
     "from_log_value",
@@ -59,6 +76,7 @@ __all__ = [
     "handle_marker_response",
     "handle_verify_partition",
     "is_epoch_exhausted",
+    "prepare_complete",
     "timeout_abort",
 ]
 
@@ -68,6 +86,9 @@ COMPLETE = (S.COMPLETE_COMMIT, S.COMPLETE_ABORT)
 
 #: Partition index of a consumer group's ``__consumer_offsets`` partition (AddOffsetsToTxn).
 OFFSETS_PARTITION_BASE = 1000
+
+#: ``append_ok`` of a handler whose append is left in flight: it only prepares the transition.
+APPEND_IN_FLIGHT = None
 
 
 @record
@@ -107,10 +128,17 @@ class CoordinatorConfig(NamedTuple):
     single_fence_bump: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
+    append_failure_resets_pending: bool = True
+    timeout_abort_skips_pending: bool = True
 
 
 class Outcome(NamedTuple):
-    """A handler's result."""
+    """A handler's result.
+
+    ``transit``: with the append in flight (:data:`APPEND_IN_FLIGHT`), the prepared target
+    (``TxnTransitMetadata``) the system appends; ``metadata`` is then the cache entry with its
+    ``pending_state`` set, and the response waits for the append's callback.
+    """
 
     metadata: TransactionMetadata | None
     error: str
@@ -120,6 +148,34 @@ class Outcome(NamedTuple):
     wrote: bool = False
     used_fresh_pid: bool = False
     events: tuple[str, ...] = ()
+    transit: TransactionMetadata | None = None
+
+
+@record
+class TxnLogAppend(NamedTuple):
+    """An append to ``__transaction_state`` in flight and the callback that runs when it completes.
+
+    ``replicaManager.appendRecords`` with acks=-1 answers once the record is replicated (or failed);
+    ``TransactionStateManager.appendTransactionToLog``'s ``updateCacheCallback`` then completes or aborts
+    the pending transition and calls the request's own callback.  ``origin`` says which:
+
+    * ``client``: a client's InitProducerId / AddPartitionsToTxn / AddOffsetsToTxn / EndTxn (``request``,
+      answered to ``reply_to``; an EndTxn's callback is ``sendTxnMarkersCallback``);
+    * ``fence``: an epoch fence (``prepareFenceProducerEpoch`` then the internal abort) that fences
+      ``fenced_epoch`` -- of a fencing InitProducerId (``request``, answered CONCURRENT_TRANSACTIONS) or of
+      the timeout abort (no request);
+    * ``timeout``: the timeout abort without an epoch bump (before the KAFKA-6119 fix);
+    * ``complete``: CompleteCommit/CompleteAbort once every marker is written (``tryAppendToLog``; a
+      failure re-enqueues it, ``txnLogAppendRetryQueue``);
+    * ``expire``: the tombstone of an expired transactional id (``writeTombstonesForExpiredTransactionalIds``).
+    """
+
+    transactional_id: int
+    origin: str
+    transit: TransactionMetadata
+    request: Any = None
+    reply_to: str = ""
+    fenced_epoch: int = -1
 
 
 def is_epoch_exhausted(epoch: int, cfg: CoordinatorConfig) -> bool:
@@ -160,15 +216,35 @@ def _fail(md: TransactionMetadata | None, error: str, extra: tuple[str, ...] = (
     return Outcome(md, error, events=(*extra, f"error:{error}"))
 
 
+def _concurrent(md: TransactionMetadata) -> Outcome:
+    """CONCURRENT_TRANSACTIONS because a transition is pending (``pendingTransitionInProgress``)."""
+    return _fail(md, Errors.CONCURRENT_TRANSACTIONS, ("pending_transition_in_progress",))
+
+
+def _pending(md: TransactionMetadata) -> bool:
+    """``pendingTransitionInProgress``, except the fence's own PrepareEpochFence (``endTransaction``)."""
+    return md.pending_state not in ("", S.PREPARE_EPOCH_FENCE)
+
+
 def _transit(
-    md: TransactionMetadata, target: TransactionMetadata, append_ok: bool, events: tuple[str, ...] = ()
+    md: TransactionMetadata, target: TransactionMetadata, append_ok: bool | None, events: tuple[str, ...] = ()
 ) -> Outcome:
-    """prepareTransitionTo + log append + completeTransitionTo (``TransactionState.java``)."""
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
-        return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
+    """``prepareTransitionTo``, the log append and, in the append's callback, ``completeTransitionTo``.
+
+    With ``append_ok`` None the append is left in flight: the entry gets its ``pending_state`` and the
+    outcome carries the target (:attr:`Outcome.transit`).
+    """
+    if _pending(md):  # unreachable: every handler answers CONCURRENT_TRANSACTIONS for a pending transition first
+        # prepareTransitionTo: "Preparing transaction state transition to X while it already a pending state"
+        return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{md.state}->{target.state}:pending",))
     src = S.PREPARE_EPOCH_FENCE if md.pending_state == S.PREPARE_EPOCH_FENCE else md.state
-    if not is_valid_transition(src, target.state) or (target.state != S.DEAD and target.producer_epoch < 0):
+    if (  # no branch: taken only under the weakened variant tv2_with_2024_transition_table
+        not is_valid_transition(src, target.state) or (target.state != S.DEAD and target.producer_epoch < 0)
+    ):
         return _fail(md._replace(pending_state=""), Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{src}->{target.state}",))
+    if append_ok is APPEND_IN_FLIGHT:
+        prepared = md._replace(pending_state=target.state)
+        return Outcome(prepared, Errors.NONE, events=(*events, f"pending:{target.state}"), transit=target)
     if not append_ok:
         failed = md._replace(pending_state="", has_failed_epoch_fence=md.pending_state == S.PREPARE_EPOCH_FENCE)
         return Outcome(
@@ -181,6 +257,52 @@ def _transit(
     return Outcome(new, Errors.NONE, new.producer_id, new.producer_epoch, to_log_value(new), True, events=evs)
 
 
+def complete_transit(md: TransactionMetadata | None, transit: TransactionMetadata, fence: bool = False) -> Outcome:
+    """The append's success callback: ``completeTransitionTo`` (``TransactionStateManager.appendTransactionToLog``).
+
+    The cache takes the appended target only if it is the pending one; otherwise Kafka's
+    ``completeTransitionTo`` throws IllegalStateException ("completing transaction state transition while
+    it does not have a pending state").  Dead is never completed: the expiry's callback removes the entry
+    (``removeFromCacheCallback``).  A fence reports the chain Ongoing -> PrepareEpochFence -> PrepareAbort.
+    """
+    if md is None or md.pending_state != transit.state:  # unreachable: one append in flight per id, lost at failover
+        held = "no entry" if md is None else md.pending_state or "nothing"
+        return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:complete:{transit.state}:{held}",))
+    if transit.state == S.DEAD:
+        return Outcome(None, Errors.NONE, wrote=True, events=(f"txn:{md.state}->{S.DEAD}", "transactional_id_expired"))
+    new = transit._replace(pending_state="")
+    chain: tuple[str, ...]
+    if fence:
+        chain = ("fence", f"txn:{md.state}->{S.PREPARE_EPOCH_FENCE}", f"txn:{S.PREPARE_EPOCH_FENCE}->{new.state}")
+    else:
+        chain = (f"txn:{md.state}->{new.state}",)
+    return Outcome(new, Errors.NONE, new.producer_id, new.producer_epoch, to_log_value(new), True, events=chain)
+
+
+def abort_transit(
+    md: TransactionMetadata | None, transit: TransactionMetadata, cfg: CoordinatorConfig, fenced_epoch: int = -1
+) -> TransactionMetadata | None:
+    """The append's failure callback: reset the pending state (KAFKA-5351, PR #3184) and, for an epoch
+    fence, set ``hasFailedEpochFence`` (KAFKA-9666: the bumped epoch stays in the cache).
+
+    A failed CompleteCommit/CompleteAbort keeps its pending state and is re-enqueued
+    (``retryOnError`` for COORDINATOR_NOT_AVAILABLE, KAFKA-5416, PR #3287): that is the caller's.  With
+    ``cfg.append_failure_resets_pending`` off (a weakened rule: Kafka before KAFKA-5351) the pending state
+    stays and every later request is answered CONCURRENT_TRANSACTIONS.  With ``cfg.failed_fence_keeps_bump``
+    off the fence's bump is rolled back (see :func:`fence_and_abort`).
+    """
+    if md is None:  # unreachable: the entry is removed only by the expiry's own successful callback
+        return None
+    failed = md._replace(pending_state="") if cfg.append_failure_resets_pending else md
+    if fenced_epoch >= 0:
+        failed = failed._replace(has_failed_epoch_fence=True)
+        if (  # no branch: taken only under the weakened variant failed_fence_rolls_back_epoch
+            not cfg.failed_fence_keeps_bump
+        ):
+            failed = failed._replace(producer_epoch=fenced_epoch)
+    return failed
+
+
 # -- InitProducerId (``TransactionCoordinator.handleInitProducerId``) ----------------------------------------
 
 
@@ -191,9 +313,13 @@ def handle_init_producer_id(
     expected_epoch: int,
     fresh_pid: int,
     cfg: CoordinatorConfig,
-    append_ok: bool = True,
+    append_ok: bool | None = True,
 ) -> Outcome:
-    """``TransactionCoordinator.handleInitProducerId`` for a transactional id."""
+    """``TransactionCoordinator.handleInitProducerId`` for a transactional id.
+
+    A new entry is created in the cache before the append (``putTransactionStateIfNotExists``) and stays
+    there, at epoch -1, if the append fails.
+    """
     used = False
     if md is None:
         md, used = TransactionMetadata(tid, fresh_pid), True
@@ -207,10 +333,11 @@ def _init_by_state(
     expected_epoch: int,
     fresh_pid: int,
     cfg: CoordinatorConfig,
-    append_ok: bool,
+    append_ok: bool | None,
 ) -> Outcome:
-    if md.pending_state:  # unreachable: one-step log append, nothing pending
-        return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
+    """``prepareInitProducerIdTransit``: the pending check comes first, before the producer id is validated."""
+    if md.pending_state:
+        return _concurrent(md)
     if expected_pid >= 0 and not (
         md.producer_epoch == -1
         or expected_pid == md.producer_id
@@ -221,33 +348,38 @@ def _init_by_state(
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     if md.state == S.ONGOING:
         out = fence_and_abort(md, cfg, append_ok)
-        if not out.wrote:  # the append's own error (COORDINATOR_NOT_AVAILABLE), as Kafka's callback returns it
+        if not out.wrote:  # the append's own error, as Kafka's callback returns it, or the append is in flight
             return out
         return out._replace(error=Errors.CONCURRENT_TRANSACTIONS, events=(*out.events, "error:CONCURRENT_TRANSACTIONS"))
     if md.state not in (S.EMPTY, *COMPLETE):  # unreachable: no Dead/PrepareEpochFence entry is stored
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR)
     base = md._replace(state=S.EMPTY, partitions=(), txn_started=False, pending_state=S.EMPTY)
     if is_epoch_exhausted(md.producer_epoch, cfg) and (expected_epoch < 0 or expected_epoch == md.producer_epoch):
-        if fresh_pid < 0:
+        if fresh_pid < 0:  # unreachable: only a new entry (epoch -1, never exhausted) comes without a fresh id
             return _fail(md, Errors.COORDINATOR_NOT_AVAILABLE)
         last = md.producer_epoch if expected_epoch >= 0 else -1
         target = base._replace(
             producer_id=fresh_pid, producer_epoch=0, prev_producer_id=md.producer_id, last_producer_epoch=last
         )
-        return _transit(md, target, append_ok, ("producer_id_rotated",))._replace(used_fresh_pid=append_ok)
+        # generateProducerId runs before the append: an append in flight has taken the id already
+        out = _transit(md, target, append_ok, ("producer_id_rotated",))
+        return out._replace(used_fresh_pid=out.wrote or out.transit is not None)
     if expected_epoch < 0:
         target = base._replace(producer_epoch=md.producer_epoch + 1, last_producer_epoch=-1)
     elif expected_epoch == md.producer_epoch or md.producer_epoch == -1:
         target = base._replace(producer_epoch=md.producer_epoch + 1, last_producer_epoch=md.producer_epoch)
     elif expected_epoch == md.last_producer_epoch and cfg.init_pid_retry_by_last_epoch:
-        # KIP-360: a retry of a bump whose response was lost names the epoch it bumped from (lastProducerEpoch)
-        return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch, events=("init_pid_retry",))
+        # KIP-360: a retry of a bump whose response was lost names the epoch it bumped from (lastProducerEpoch);
+        # prepareIncrementProducerEpoch keeps (producerEpoch, lastProducerEpoch) but still transitions to Empty
+        # through the log like any InitProducerId (TransactionMetadata.scala @1eb7644349cb)
+        target = base._replace(last_producer_epoch=md.last_producer_epoch)
+        return _transit(md, target, append_ok, ("init_pid_retry",))
     else:
         return _fail(md, Errors.PRODUCER_FENCED)
     return _transit(md, target, append_ok, ("epoch_bump",))
 
 
-def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool) -> Outcome:
+def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool | None) -> Outcome:
     """``prepareFenceProducerEpoch`` then ``endTransaction(ABORT, isFromClient=false)`` (``TransactionCoordinator``).
 
     A failed append of the fence follows KAFKA-9666 (PR #8239; Kafka 2.5 to
@@ -265,14 +397,27 @@ def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: 
     release) the epoch is rolled back but the flag stays set: the next fence
     writes PrepareAbort at the *unchanged* epoch, its marker does not fence the
     zombie at the partition (TV2 rejects it), and the transaction hangs.
+
+    With the append in flight the cache holds the bumped epoch and the pending PrepareAbort; the fence's
+    events (``fence`` and the PrepareEpochFence chain) come with :func:`complete_transit`.  Asked to fence
+    an entry with a transition pending, ``prepareFenceProducerEpoch`` throws IllegalStateException.
     """
+    if md.pending_state:  # unreachable: its callers (InitProducerId, the timeout abort) skip a pending entry first
+        return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{md.state}->{S.PREPARE_EPOCH_FENCE}:pending",))
     bump = not md.has_failed_epoch_fence and md.producer_epoch < cfg.max_producer_epoch
     epoch = md.producer_epoch + 1 if bump else md.producer_epoch
-    if bump and cfg.transaction_version >= 2 and not cfg.single_fence_bump:
+    if (  # no branch: taken only under the weakened variant kafka_19367_double_bump
+        bump and cfg.transaction_version >= 2 and not cfg.single_fence_bump
+    ):
         epoch += 1  # KAFKA-19367 (Kafka 4.0.0): the fence bumps, then the TV2 abort bumps again
     fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
     target = md._replace(state=S.PREPARE_ABORT, producer_epoch=epoch, last_producer_epoch=-1)
-    out = _transit(fencing, target, append_ok, ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}"))
+    in_flight = append_ok is APPEND_IN_FLIGHT
+    chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}")
+    out = _transit(fencing, target, append_ok, chain)
+    if out.transit is not None and out.metadata is not None:
+        # endTransaction with isEpochFence: producerEpoch and lastProducerEpoch change before the append
+        return out._replace(metadata=out.metadata._replace(producer_epoch=epoch, last_producer_epoch=-1))
     failed = out.metadata if not out.wrote else None
     if failed is not None and failed.has_failed_epoch_fence and cfg.failed_fence_keeps_bump:
         out = out._replace(metadata=failed._replace(producer_epoch=epoch, last_producer_epoch=-1))
@@ -283,14 +428,27 @@ def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: 
 
 
 def handle_add_partitions(
-    md: TransactionMetadata | None, pid: int, epoch: int, partitions: tuple[int, ...], append_ok: bool = True
+    md: TransactionMetadata | None,
+    pid: int,
+    epoch: int,
+    partitions: tuple[int, ...],
+    append_ok: bool | None = True,
 ) -> Outcome:
-    """``handleAddPartitionsToTransaction`` (also the TV2 implicit add by a partition leader)."""
-    if md is None or pid != md.producer_id:
+    """``handleAddPartitionsToTransaction`` (also the TV2 implicit add by a partition leader).
+
+    A pending transition is answered CONCURRENT_TRANSACTIONS before the producer id and epoch are checked
+    (KAFKA-18660, PR #18730, Kafka 4.0): a TV2 producer that already holds the epoch or producer id its
+    EndTxn moved to must not be fenced while the previous transaction's markers are written.
+    """
+    if md is None:
+        return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
+    if md.pending_state:
+        return _concurrent(md)
+    if pid != md.producer_id:
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
     if epoch != md.producer_epoch:
         return _fail(md, Errors.PRODUCER_FENCED)
-    if md.pending_state or md.state in PREPARE:
+    if md.state in PREPARE:
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     if md.state == S.ONGOING and all(p in md.partitions for p in partitions):
         return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch)
@@ -300,7 +458,7 @@ def handle_add_partitions(
 
 
 def handle_add_offsets(
-    md: TransactionMetadata | None, pid: int, epoch: int, group: int, append_ok: bool = True
+    md: TransactionMetadata | None, pid: int, epoch: int, group: int, append_ok: bool | None = True
 ) -> Outcome:
     """``AddOffsetsToTxn``: add the group's ``__consumer_offsets`` partition through the same path."""
     return handle_add_partitions(md, pid, epoch, (OFFSETS_PARTITION_BASE + group,), append_ok)
@@ -338,7 +496,7 @@ def handle_end_txn(
     committed: bool,
     fresh_pid: int,
     cfg: CoordinatorConfig,
-    append_ok: bool = True,
+    append_ok: bool | None = True,
 ) -> Outcome:
     """A client's EndTxn, on the TV0/TV1 or the TV2 path."""
     return end_transaction(md, pid, epoch, committed, True, fresh_pid, cfg, append_ok)
@@ -352,24 +510,38 @@ def end_transaction(
     from_client: bool,
     fresh_pid: int,
     cfg: CoordinatorConfig,
-    append_ok: bool = True,
+    append_ok: bool | None = True,
 ) -> Outcome:
-    """``endTransaction``: dispatch on the transaction version."""
+    """``endTransaction``: dispatch on the transaction version.
+
+    A pending transition (an append in flight, or PrepareCommit/PrepareAbort with its markers being
+    written: ``pendingState`` CompleteCommit/CompleteAbort) is answered CONCURRENT_TRANSACTIONS right
+    after the producer-id check, before the epoch check (KAFKA-18464, PR #18467, Kafka 4.0, for every
+    transaction version); with ``cfg.concurrent_before_epoch_check`` off, after it (Kafka 3.x).
+    """
     if cfg.transaction_version >= 2:
         return _end_tv2(md, pid, epoch, committed, fresh_pid, cfg, append_ok)
-    return _end_tv1(md, pid, epoch, committed, from_client, append_ok)
+    return _end_tv1(md, pid, epoch, committed, from_client, cfg, append_ok)
 
 
 def _end_tv1(
-    md: TransactionMetadata | None, pid: int, epoch: int, committed: bool, from_client: bool, append_ok: bool
+    md: TransactionMetadata | None,
+    pid: int,
+    epoch: int,
+    committed: bool,
+    from_client: bool,
+    cfg: CoordinatorConfig,
+    append_ok: bool | None,
 ) -> Outcome:
-    """``endTransactionWithTV1`` (Kafka's coordinator)."""
+    """``endTransaction`` for TV0/TV1 (strict epoch equality for a client's request)."""
     if md is None or pid != md.producer_id:
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
+    if _pending(md) and cfg.concurrent_before_epoch_check:
+        return _concurrent(md)
     if (from_client and epoch != md.producer_epoch) or (not from_client and epoch < md.producer_epoch):
         return _fail(md, Errors.PRODUCER_FENCED)
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
-        return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
+    if _pending(md):  # no branch: taken only under the weakened variant no_kafka_18464_fix
+        return _concurrent(md)
     same = S.COMPLETE_COMMIT if committed else S.COMPLETE_ABORT
     if md.state == S.ONGOING:
         return _transit(md, _prepare_end(md, committed, md.producer_epoch, md.last_producer_epoch), append_ok)
@@ -390,7 +562,7 @@ def _end_tv2(
     committed: bool,
     fresh_pid: int,
     cfg: CoordinatorConfig,
-    append_ok: bool,
+    append_ok: bool | None,
 ) -> Outcome:
     """``endTransaction`` for TV2 (KIP-890 part 2; the state/result table of ``endTransaction``)."""
     if md is None:
@@ -403,23 +575,25 @@ def _end_tv2(
     )
     if pid != md.producer_id and not overflow_retry:
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
-    if md.pending_state not in ("", S.PREPARE_EPOCH_FENCE):  # unreachable: one-step log append, nothing pending
-        return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     current = pid == md.producer_id and epoch == md.producer_epoch
     retry = (pid == md.producer_id and epoch == md.producer_epoch - 1) or overflow_retry
+    if _pending(md):
+        # Kafka 3.x checked the epoch first (isValidEpoch: the current epoch in Ongoing/Empty, a retry's after it)
+        valid = current if md.state in (S.ONGOING, S.EMPTY) else retry
+        return _concurrent(md) if cfg.concurrent_before_epoch_check or valid else _fail(md, Errors.PRODUCER_FENCED)
     ok = (md.producer_id, md.producer_epoch)
     if md.state == S.ONGOING:
         if not current:
             return _fail(md, Errors.PRODUCER_FENCED)
         nxt = fresh_pid if is_epoch_exhausted(md.producer_epoch, cfg) else -1
         out = _transit(md, _prepare_end(md, committed, md.producer_epoch + 1, md.producer_epoch, nxt), append_ok)
-        return out._replace(used_fresh_pid=nxt >= 0 and out.wrote)
+        return out._replace(used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
     if md.state in PREPARE and cfg.concurrent_before_epoch_check:
         # KAFKA-18464 (PR #18467, Kafka 4.0): while the markers of the previous transaction are being
         # written (pending CompleteCommit/CompleteAbort) the answer is CONCURRENT_TRANSACTIONS, before any
         # epoch check, so a client that already holds the bumped epoch does not fence itself.
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
-    if md.state in PREPARE:
+    if md.state in PREPARE:  # no branch: taken only under the weakened variant no_kafka_18464_fix
         if not retry:
             return _fail(md, Errors.PRODUCER_FENCED)
         ours = md.state == (S.PREPARE_COMMIT if committed else S.PREPARE_ABORT)
@@ -427,7 +601,9 @@ def _end_tv2(
     if md.state in (S.EMPTY, *COMPLETE):
         same = md.state == (S.COMPLETE_COMMIT if committed else S.COMPLETE_ABORT)
         if not committed and current:
-            if not cfg.tv2_empty_abort_in_table:
+            if (  # no branch: taken only under the weakened variant tv2_with_2024_transition_table
+                not cfg.tv2_empty_abort_in_table
+            ):
                 # PrepareAbort's Oct-2024 row (Ongoing, PrepareEpochFence only): prepareTransitionTo throws
                 illegal = (f"illegal:{md.state}->{S.PREPARE_ABORT}",)
                 return _fail(md, Errors.UNKNOWN_SERVER_ERROR, illegal)
@@ -437,10 +613,12 @@ def _end_tv2(
             nxt = fresh_pid if rotate else -1
             target = _prepare_end(md, False, md.producer_epoch + 1, md.producer_epoch, nxt)._replace(partitions=())
             out = _transit(md, target, append_ok, ("empty_abort",))
-            return out._replace(used_fresh_pid=nxt >= 0 and out.wrote)
+            return out._replace(used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
         if retry and same:
             return Outcome(md, Errors.NONE, *ok, events=("end_txn_retry",))
-        if retry and md.state == S.COMPLETE_ABORT and committed and not cfg.commit_retry_after_abort_fenced:
+        if (  # no branch: taken only under the weakened variant no_kafka_20785_fix
+            retry and md.state == S.COMPLETE_ABORT and committed and not cfg.commit_retry_after_abort_fenced
+        ):
             # before KAFKA-20785 (PR #23204): a commit racing the coordinator's own abort is INVALID_TXN_STATE
             return _fail(md, Errors.INVALID_TXN_STATE)
         if retry and md.state == S.COMPLETE_COMMIT and not committed:
@@ -464,20 +642,20 @@ def handle_marker_response(
     TRANSACTION_COORDINATOR_FENCED drop the transaction's marker sending and
     leave it in Prepare*.  A response for another transaction is ignored.
     """
-    if (
+    if (  # unreachable: a marker's response is handled at the coordinator epoch that sent it, one per partition
         md is None
         or md.state not in PREPARE
         or (md.producer_id, md.producer_epoch) != (producer_id, producer_epoch)
         or partition not in md.partitions
     ):
         return md, False
-    if error == Errors.NONE:
+    if error == Errors.NONE:  # no branch: taken only under the weakened variant no_kafka_19999_fix
         return md._replace(partitions=tuple(p for p in md.partitions if p != partition)), True
     return md, False
 
 
-def complete_transaction(md: TransactionMetadata, append_ok: bool = True) -> Outcome:
-    """``maybeWriteTxnCompletion``: CompleteCommit/CompleteAbort once every marker is written.
+def complete_target(md: TransactionMetadata) -> TransactionMetadata:
+    """``prepareComplete``'s target: CompleteCommit/CompleteAbort, no partitions, the failed-fence flag cleared.
 
     Under a TV2 epoch overflow the producer id moves to ``nextProducerId`` at epoch 0.
     """
@@ -485,33 +663,56 @@ def complete_transaction(md: TransactionMetadata, append_ok: bool = True) -> Out
         state=S.COMPLETE_COMMIT if md.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT,
         partitions=(),
         txn_started=False,
+        pending_state="",
         has_failed_epoch_fence=False,  # prepareComplete: the fence is in the log now
     )
     if md.next_producer_id >= 0:
         target = target._replace(
             producer_id=md.next_producer_id, producer_epoch=0, prev_producer_id=md.producer_id, next_producer_id=-1
         )
-    return _transit(md, target, append_ok)
+    return target
 
 
-def timeout_abort(md: TransactionMetadata | None, cfg: CoordinatorConfig, append_ok: bool = True) -> Outcome | None:
+def prepare_complete(md: TransactionMetadata) -> TransactionMetadata:
+    """``prepareComplete`` once PrepareCommit/PrepareAbort is logged (the EndTxn callback, and loading the log on
+    a new coordinator): the entry stays in Prepare* with CompleteCommit/CompleteAbort pending while its markers
+    are written, and ``hasFailedEpochFence`` is cleared."""
+    return md._replace(pending_state=complete_target(md).state, has_failed_epoch_fence=False)
+
+
+def complete_transaction(md: TransactionMetadata, append_ok: bool = True) -> Outcome:
+    """``maybeWriteTxnCompletion`` in one step: CompleteCommit/CompleteAbort once every marker is written."""
+    return _transit(md, complete_target(md), append_ok)
+
+
+def timeout_abort(
+    md: TransactionMetadata | None, cfg: CoordinatorConfig, append_ok: bool | None = True
+) -> Outcome | None:
     """``TransactionCoordinator.abortTimedOutTransactions`` for an Ongoing transaction with no pending transition.
 
-    With the KAFKA-6119 fix the abort goes through PrepareEpochFence (epoch+1);
-    without it (``timeout_abort_bumps_epoch=False``) it is a plain internal
-    ABORT (TV1: same epoch; TV2 bumps in its own end path anyway).
+    ``TransactionStateManager.timedOutTransactions`` skips an entry with a transition pending (with
+    ``cfg.timeout_abort_skips_pending`` off, a weakened rule, it does not, and the fence meets the pending
+    transition).  With the KAFKA-6119 fix the abort goes through PrepareEpochFence (epoch+1); without it
+    (``timeout_abort_bumps_epoch=False``) it is a plain internal ABORT (TV1: same epoch; TV2 bumps in its own
+    end path anyway).
     """
-    if md is None or md.state != S.ONGOING or md.pending_state:
+    if md is None or md.state != S.ONGOING or (md.pending_state and cfg.timeout_abort_skips_pending):
         return None
-    if cfg.timeout_abort_bumps_epoch:
+    if (  # no branch: taken only under the weakened variant timeout_abort_without_epoch_bump
+        cfg.timeout_abort_bumps_epoch
+    ):
         return fence_and_abort(md, cfg, append_ok)
     return end_transaction(md, md.producer_id, md.producer_epoch, False, False, -1, cfg, append_ok)
 
 
-def expire_transactional_id(md: TransactionMetadata | None, append_ok: bool = True) -> Outcome | None:
-    """``transactionalId-expiration``: tombstone an idle id and drop it from the cache (``TransactionStateManager``)."""
+def expire_transactional_id(md: TransactionMetadata | None, append_ok: bool | None = True) -> Outcome | None:
+    """``transactionalId-expiration``: tombstone an idle id and drop it from the cache (``TransactionStateManager``).
+
+    With the tombstone's append in flight the entry is pending Dead (``prepareDead``); its callback removes
+    the entry (:func:`complete_transit`) or, on failure, resets the pending state.
+    """
     if md is None or md.state not in EXPIRATION_ALLOWED or md.pending_state:
         return None
-    if not append_ok:
-        return Outcome(md, Errors.COORDINATOR_NOT_AVAILABLE, events=("txn_log_append_failed",))
+    if append_ok is APPEND_IN_FLIGHT:
+        return _transit(md, md._replace(state=S.DEAD), APPEND_IN_FLIGHT)
     return Outcome(None, Errors.NONE, wrote=True, events=(f"txn:{md.state}->{S.DEAD}", "transactional_id_expired"))
