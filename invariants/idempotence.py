@@ -223,6 +223,34 @@ SEQUENCE_PROPERTIES = frozenset(
 )
 
 
+#: Judged in scenarios where a batch can reach the leader behind a retried one (``not_leader`` or ``reorder``
+#: faults): TCP's FIFO connections and in-order retries keep every other scenario from ever trying.
+RETRIED_BATCH_NOT_OVERTAKEN = (
+    Property(
+        name="retried_batch_not_overtaken",
+        expectation=Expectation.ALWAYS,
+        fact="While the idempotent producer still retries a batch of a partition, no later batch of the same "
+        "producer session is appended there: a batch that fails and is retried is never overtaken by the batch "
+        "sent after it (the leader accepts batch n+1 only after batch n).",
+        source="``ProducerConfig`` docs of ``max.in.flight.requests.per.connection`` and ``retries`` (ordering is "
+        "preserved with idempotence); ``ProducerAppendInfo.checkSequence``; KAFKA-15591 (PR #23234)",
+        catches="a leader that appends an unknown producer's later batch on a partition that never held a record "
+        "(KAFKA-15591), a gap accepted after a lost first request",
+        predicate=lambda s: not s.ghost.overtaken,
+        partners=("batch_arrived_behind_retry",),
+        explain=lambda s: "; ".join(s.ghost.overtaken),
+    ),
+    Property(
+        name="batch_arrived_behind_retry",
+        expectation=Expectation.SOMETIMES,
+        fact="A batch reached the leader while an earlier batch of its partition and session was still being "
+        "retried and not in the log (a first request answered NOT_LEADER_OR_FOLLOWER, or reordered).",
+        source="KAFKA-15591 (PR #23234); ``Sender.completeBatch`` (NOT_LEADER_OR_FOLLOWER is retried)",
+        catches="reachability of a batch arriving ahead of a retried one",
+        event="batch_behind_retry",
+    ),
+)
+
 #: Partner of ``no_acked_loss`` in a separate-replication scenario (``[broker] separate_replication``).
 UNREPLICATED_TRUNCATED = Property(
     name="unreplicated_batches_truncated",
@@ -240,6 +268,7 @@ def idempotence_properties(
     idempotent: bool = True,
     producer_id_expiration: bool = False,
     separate_replication: bool = False,
+    out_of_order_arrivals: bool = False,
 ) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
@@ -253,8 +282,13 @@ def idempotence_properties(
     log may have no entry (``sequence_table_consistent`` then judges the entries that exist).
     ``separate_replication``: acks=all is answered after a separate replication step, and ``no_acked_loss``
     is exercised only once a failover has cut batches the followers did not have.
+    ``out_of_order_arrivals``: the scenario can deliver a batch ahead of an earlier one of its partition (a
+    ``not_leader`` or ``reorder`` fault budget), so ``retried_batch_not_overtaken`` is judged (for an idempotent
+    producer: without sequences a retried batch may be overtaken, as Kafka documents).
     """
     props = _idempotence_properties(sequence_space, producer_id_expiration)
+    if out_of_order_arrivals and idempotent:
+        props = (*props, *RETRIED_BATCH_NOT_OVERTAKEN)
     if separate_replication:
         props = (
             *(

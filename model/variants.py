@@ -170,6 +170,10 @@ class ProtocolFlags:
         truncation_rebuilds_producer_state: a new leader's producer state is built from the log it keeps
             (``ProducerStateManager.truncateAndReload``; a follower builds it from the batches it replicated);
             without it the entries of batches cut off with the unreplicated tail survive the failover.
+        first_sequence_zero_on_empty_log: the partition leader answers OUT_OF_ORDER_SEQUENCE_NUMBER to a batch of a
+            producer it has no state for whose first sequence is not 0, on a partition that never held a record
+            (``ProducerStateManager.mapEndOffset() == 0``; KAFKA-15591, PR #23234, Kafka 4.5); without it (Kafka 2.5
+            to 4.4) any first sequence of an unknown producer is appended there too.
         pending_offsets_wait_for_marker: a TxnOffsetCommit's offset stays pending until the
             transaction's COMMIT marker reaches ``__consumer_offsets``
             (``OffsetMetadataManager.replayEndTransactionMarker``); without it OffsetFetch already
@@ -242,6 +246,7 @@ class ProtocolFlags:
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
     expiry_failure_resets_pending: bool = True
+    first_sequence_zero_on_empty_log: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -292,8 +297,9 @@ VARIANTS: dict[str, Variant] = {
         ),
         Variant(
             name="broker_accepts_any_sequence",
-            description="The partition leader skips the sequence check (ProducerAppendInfo.checkSequence).",
-            flags=replace(_REAL, check_sequence=False),
+            description="The partition leader skips the sequence check (ProducerAppendInfo.checkSequence, with "
+            "its first-sequence rule for a partition that never held a record).",
+            flags=replace(_REAL, check_sequence=False, first_sequence_zero_on_empty_log=False),
             weakened=True,
             breaks=("per_partition_order", "sequence_table_consistent"),
             scenarios=("idempotence_retry",),
@@ -330,6 +336,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("reach_idempotence_replication",),
             bug="producer state not truncated with the log (ProducerStateManager.truncateAndReload): the cache "
             "names batches the new leader does not have, so their retries are acknowledged as duplicates",
+        ),
+        Variant(
+            name="no_kafka_15591_fix",
+            description="The partition leader appends a batch of a producer it has no state for at any first "
+            "sequence, also on a partition that never held a record (Kafka 2.5 to 4.4).",
+            flags=replace(_REAL, first_sequence_zero_on_empty_log=False),
+            weakened=True,
+            breaks=("retried_batch_not_overtaken",),
+            scenarios=("idempotence_not_leader",),
+            bug="KAFKA-15591 (fixed by PR #23234, Kafka 4.5; also KAFKA-14312, KAFKA-19880): the first request to "
+            "a new partition is answered NOT_LEADER_OR_FOLLOWER, the next one in flight is appended, and every "
+            "retry of the first is answered OUT_OF_ORDER_SEQUENCE_NUMBER until the producer gives its records up",
         ),
         Variant(
             name="small_duplicate_window",

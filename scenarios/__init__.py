@@ -22,7 +22,7 @@ Schema (every section optional except ``name``)::
     [broker]     sequence_space, max_producer_epoch, separate_replication,
                  producer_id_expiration
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
-                 leader_restart, producer_restart, total
+                 leader_restart, producer_restart, not_leader, total
     [bounds]     max_depth (0 = exhaustive), max_states
 
 Transactions scenarios (``model = "transactions"``) use instead::
@@ -135,11 +135,13 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
     from keos.invariants.idempotence import idempotence_properties
 
     config = scenario.config
+    faults = config.faults
     return idempotence_properties(
         config.sequence_space,
         config.producer.enable_idempotence,
         config.producer_id_expiration,
         config.separate_replication,
+        faults.total > 0 and (faults.not_leader > 0 or faults.reorder > 0),
     )
 
 

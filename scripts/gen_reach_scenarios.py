@@ -158,12 +158,20 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
     },
     "reorder_restart": {
         "text": "an idempotent producer with two requests in flight whose messages may be reordered on the "
-        "connection (a fault TCP never produces), duplicated, whose leader fails over, or whose process "
-        "restarts (a new InitProducerId, a new producer id).",
+        "connection (a fault TCP never produces; a batch that overtakes the first one of a partition that never "
+        "held a record is refused, KAFKA-15591), duplicated, whose leader fails over, whose process restarts (a "
+        "new InitProducerId, a new producer id), or whose batch expires.",
         "permitted": [],
         "topology": {"producers": 1, "partitions": 2, "records_per_producer": 3},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
-        "faults": {"reorder": 1, "producer_restart": 1, "duplicate": 1, "leader_restart": 1, "total": 1},
+        "faults": {
+            "reorder": 1,
+            "producer_restart": 1,
+            "duplicate": 1,
+            "leader_restart": 1,
+            "batch_expiry": 1,
+            "total": 1,
+        },
     },
     "epoch_exhaustion": {
         "text": "an idempotent producer whose epoch is exhausted after one bump (max_producer_epoch = 1 stands for "
@@ -249,6 +257,18 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
             "leader_restart": 1,
             "total": 2,
         },
+    },
+    "not_leader_written": {
+        "text": "KAFKA-15591's fix (PR #23234, Kafka 4.5) covers only a partition that never held a record: here "
+        "one producer has written to the partition when another, with no state there, pipelines two batches and "
+        "the first is answered NOT_LEADER_OR_FOLLOWER (the broker has not applied its leadership yet); the second "
+        "is appended as an unknown producer's batch at any sequence, and every retry of the first is answered "
+        "OUT_OF_ORDER_SEQUENCE_NUMBER until the producer gives it up. Kafka's behaviour, not prevented before "
+        "KAFKA-19880 (PR #22619, open): permitted here; duplicates, order, acknowledgements and failures are judged.",
+        "permitted": ["retried_batch_not_overtaken"],
+        "topology": {"producers": 2, "partitions": 1, "records_per_producer": 2},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "faults": {"not_leader": 1, "duplicate": 1, "leader_restart": 1, "total": 1},
     },
     "expiry": {
         "text": "the leader's producer.id.expiration.ms drops the state of an idle producer id (a protocol "

@@ -171,7 +171,8 @@ def test_symbolic_invariants_equal_python_predicates(variant: str) -> None:
 
 
 def test_validation_table_is_fully_encoded() -> None:
-    assert [s.name for s in VALIDATION_STEPS] == ["duplicate", "unknown_producer", "epoch", "sequence"]
+    names = ["duplicate", "first_sequence", "unknown_producer", "epoch", "sequence"]
+    assert [s.name for s in VALIDATION_STEPS] == names
 
 
 #: The idempotence scenarios the encoding refuses, with the feature it leaves out.
@@ -181,6 +182,8 @@ _UNENCODED = {
     "reach_idempotence_reorder_restart": "ReorderMessage",
     "reach_idempotence_replication": "separate_replication",
     "reach_idempotence_expiry": "producer_id_expiration",
+    "idempotence_not_leader": "NotLeaderOrFollower",
+    "reach_idempotence_not_leader_written": "NotLeaderOrFollower",
 }
 
 

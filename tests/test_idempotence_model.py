@@ -23,31 +23,38 @@ class TestValidateBatch:
     """Fact sheet §2.2: duplicate -> epoch -> sequence."""
 
     def test_unknown_producer_accepts_any_sequence(self) -> None:
-        assert validate_batch(None, 0, 5, 5, REAL) == (Errors.NONE, -1)
+        assert validate_batch(None, 0, 5, 5, REAL, 10) == (Errors.NONE, -1)
+
+    def test_unknown_producer_starts_at_zero_on_a_partition_that_never_held_a_record(self) -> None:
+        """KAFKA-15591 (PR #23234, Kafka 4.5): ``mapEndOffset() == 0`` leaves no producer state to have lost."""
+        assert validate_batch(None, 0, 5, 5, REAL, 0) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+        assert validate_batch(None, 0, 0, 0, REAL, 0) == (Errors.NONE, -1)
+        before = ProtocolFlags(first_sequence_zero_on_empty_log=False)
+        assert validate_batch(None, 0, 5, 5, before, 0) == (Errors.NONE, -1)
 
     def test_in_order_batch_is_appended(self) -> None:
-        assert validate_batch(entry(0, 0, 1), 0, 2, 2, REAL) == (Errors.NONE, -1)
+        assert validate_batch(entry(0, 0, 1), 0, 2, 2, REAL, 10) == (Errors.NONE, -1)
 
     def test_cached_batch_is_a_duplicate_with_its_original_offset(self) -> None:
-        assert validate_batch(entry(0, 0, 1, 2), 0, 1, 1, REAL) == (Errors.NONE, 1)
+        assert validate_batch(entry(0, 0, 1, 2), 0, 1, 1, REAL, 10) == (Errors.NONE, 1)
 
     def test_gap_is_out_of_order(self) -> None:
-        assert validate_batch(entry(0, 0), 0, 2, 2, REAL) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+        assert validate_batch(entry(0, 0), 0, 2, 2, REAL, 10) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
 
     def test_duplicate_older_than_the_cache_is_out_of_order(self) -> None:
         e = entry(0, 1, 2, 3, 4, 5)
-        assert validate_batch(e, 0, 0, 0, REAL) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+        assert validate_batch(e, 0, 0, 0, REAL, 10) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
 
     def test_older_epoch_is_fenced(self) -> None:
-        assert validate_batch(entry(3, 0), 2, 1, 1, REAL) == (Errors.INVALID_PRODUCER_EPOCH, -1)
+        assert validate_batch(entry(3, 0), 2, 1, 1, REAL, 10) == (Errors.INVALID_PRODUCER_EPOCH, -1)
 
     def test_new_epoch_must_start_at_zero(self) -> None:
-        assert validate_batch(entry(0, 0), 1, 0, 0, REAL) == (Errors.NONE, -1)
-        assert validate_batch(entry(0, 0), 1, 1, 1, REAL) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+        assert validate_batch(entry(0, 0), 1, 0, 0, REAL, 10) == (Errors.NONE, -1)
+        assert validate_batch(entry(0, 0), 1, 1, 1, REAL, 10) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
 
     def test_sequence_wraps_after_the_last_value(self) -> None:
         flags = ProtocolFlags(sequence_space=8)
-        assert validate_batch(entry(0, 7), 0, 0, 0, flags) == (Errors.NONE, -1)
+        assert validate_batch(entry(0, 7), 0, 0, 0, flags, 10) == (Errors.NONE, -1)
 
     def test_new_epoch_clears_cached_batches(self) -> None:
         e = append_batch(entry(0, 0, 1), 7, 1, 0, 0, 9, REAL)
@@ -62,7 +69,7 @@ class TestValidateBatch:
 
 #: Distinct states of each default scenario under the real protocol: a semantic change shows up here.
 PINNED_STATES = {
-    "idempotence_retry": 2865,
+    "idempotence_retry": 2908,  # KAFKA-15591: a retry that overtakes an expired first batch is refused on an empty log
 }
 
 

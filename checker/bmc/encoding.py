@@ -92,6 +92,8 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "truncation_rebuilds_producer_state off (producer state kept across a failover) is not encoded"
     if model.config.producer_id_expiration:
         return False, "producer_id_expiration (ExpireProducerState) is not encoded"
+    if model.config.faults.limits()[FAULT_KINDS.index("not_leader")] > 0 and model.config.faults.total > 0:
+        return False, "NotLeaderOrFollower (a NOT_LEADER_OR_FOLLOWER answer) is not encoded"
     return True, ""
 
 
@@ -599,8 +601,11 @@ class Encoding:
             out[f"c{w}.off"] = pick(f"c{w}.off", self.val(-1))
         return out
 
-    def _validate(self, ent: dict[str, Expr], ep: Expr, seq: Expr) -> tuple[Expr, Expr, Expr]:
-        """Symbolic ``validate_batch`` following :data:`VALIDATION_STEPS`: (error code, dup offset, append?)."""
+    def _validate(self, ent: dict[str, Expr], ep: Expr, seq: Expr, length: Expr) -> tuple[Expr, Expr, Expr]:
+        """Symbolic ``validate_batch`` following :data:`VALIDATION_STEPS`: (error code, dup offset, append?).
+
+        ``length``: the log's length, the ``map_end_offset`` of the KAFKA-15591 rule.
+        """
         rules: dict[str, Callable[[], tuple[Expr, Expr]]] = {}
 
         def duplicate() -> tuple[Expr, Expr]:
@@ -614,6 +619,9 @@ class Encoding:
         def unknown_producer() -> tuple[Expr, Expr]:
             return z3.Or(z3.Not(ent["on"]), ent["ep"] == -1), self.val(-1)
 
+        def first_sequence() -> tuple[Expr, Expr]:
+            return z3.And(unknown_producer()[0], length == 0, seq != 0), self.val(-1)
+
         def epoch() -> tuple[Expr, Expr]:
             return z3.And(ent["on"], ep < ent["ep"]), self.val(-1)
 
@@ -622,7 +630,13 @@ class Encoding:
             bad = z3.If(ep != ent["ep"], seq != 0, seq != expected)
             return z3.And(ent["on"], bad), self.val(-1)
 
-        rules.update(duplicate=duplicate, unknown_producer=unknown_producer, epoch=epoch, sequence=sequence)
+        rules.update(
+            duplicate=duplicate,
+            first_sequence=first_sequence,
+            unknown_producer=unknown_producer,
+            epoch=epoch,
+            sequence=sequence,
+        )
         # Fold the table from the last rule back: each enabled rule that fires decides.
         return fold_validation(rules, self.flags, lambda name: self.val(ERROR_CODES.index(name)), self.val)
 
@@ -861,11 +875,11 @@ class Encoding:
             T[f"live{j}"] = z3.And(S[f"live{j}"], m != j)
         pid, ep, seq = msg["pid"], msg["ep"], msg["seq"]
         idem_req = pid != -1
-        err, dup, append = self._validate(self._entry(S, q, pid), ep, seq)
+        length = S[f"q{q}.len"]
+        err, dup, append = self._validate(self._entry(S, q, pid), ep, seq, length)
         err = z3.If(idem_req, err, 0)
         dup = z3.If(idem_req, dup, -1)
         append = z3.Or(z3.Not(idem_req), append)
-        length = S[f"q{q}.len"]
         guard = z3.And(guard, z3.Or(z3.Not(append), length < self.L))
         for k in range(self.L):
             at = z3.And(append, length == k)

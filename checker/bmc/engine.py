@@ -494,7 +494,9 @@ def prove_broker_core(flags: ProtocolFlags) -> dict[str, Any]:
             ),
         ),
     )
-    err, _dup, append = enc._validate(ent, ep, seq)
+    # the log's length (mapEndOffset for the KAFKA-15591 rule): any, but the id's last batch is in it
+    length = z3.Int("log_len")
+    err, _dup, append = enc._validate(ent, ep, seq, length)
     continues = z3.Or(
         z3.Not(has_last),
         z3.And(
@@ -511,6 +513,7 @@ def prove_broker_core(flags: ProtocolFlags) -> dict[str, Any]:
     )
     solver = z3.Solver()
     solver.add(inv, ep >= 0, seq >= 0, seq < space, err >= 0, err < len(ERROR_CODES))
+    solver.add(length >= 0, z3.Implies(has_last, length >= 1))
     for w in range(W):
         solver.add(ent[f"c{w}.seq"] >= 0, ent[f"c{w}.seq"] < space)
     solver.add(z3.Not(z3.And(z3.Implies(append, continues), inv2)))

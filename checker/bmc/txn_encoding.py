@@ -1125,6 +1125,7 @@ class TxnEncoding:
 
         rules: dict[str, Callable[[], tuple[Expr, Expr]]] = {
             "duplicate": duplicate,
+            "first_sequence": lambda: (z3.And(z3.Or(z3.Not(on), eep == -1), S[f"q{q}.len"] == 0, seq != 0), self.v(-1)),
             "unknown_producer": lambda: (z3.Or(z3.Not(on), eep == -1), self.v(-1)),
             "epoch": lambda: (z3.And(on, ep < eep), self.v(-1)),
             "sequence": lambda: (

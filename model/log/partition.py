@@ -122,7 +122,12 @@ def handle_produce(
     else:
         last_seq = next_sequence(request.base_sequence, count - 1, flags.sequence_space)
         error, dup_offset = validate_batch(
-            leader.entry(request.producer_id), request.producer_epoch, request.base_sequence, last_seq, flags
+            leader.entry(request.producer_id),
+            request.producer_epoch,
+            request.base_sequence,
+            last_seq,
+            flags,
+            len(leader.log),
         )
     offset = -1
     if error == Errors.NONE and dup_offset >= 0:
@@ -223,7 +228,7 @@ def last_stable_offset(leader: PartitionLeader) -> int:
 def _is_duplicate(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:
     last_seq = next_sequence(request.base_sequence, len(request.records) - 1, flags.sequence_space)
     entry = leader.entry(request.producer_id)
-    error, dup = validate_batch(entry, request.producer_epoch, request.base_sequence, last_seq, flags)
+    error, dup = validate_batch(entry, request.producer_epoch, request.base_sequence, last_seq, flags, len(leader.log))
     return error == Errors.NONE and dup >= 0
 
 
@@ -297,7 +302,9 @@ def handle_txn_produce(
     pid = request.producer_id
     entry = leader.entry(pid)
     last_seq = next_sequence(request.base_sequence, len(request.records) - 1, flags.sequence_space)
-    error, dup_offset = validate_batch(entry, request.producer_epoch, request.base_sequence, last_seq, flags)
+    error, dup_offset = validate_batch(
+        entry, request.producer_epoch, request.base_sequence, last_seq, flags, len(leader.log)
+    )
     events: tuple[str, ...] = ()
     if not (error == Errors.NONE and dup_offset >= 0):
         if entry is not None and flags.check_epoch and request.producer_epoch < entry.producer_epoch:

@@ -14,9 +14,10 @@ analyzeAndValidateProducerState`` then ``ProducerAppendInfo.checkSequence``):
    offset.  An older duplicate falls through and fails the sequence check.
 1. **Epoch**: an epoch below the stored one -> ``INVALID_PRODUCER_EPOCH``.
 2. **Sequence**: unknown producer (no entry) -> any
-   sequence (KIP-360, KAFKA-8710); a higher epoch -> must start at 0; the same
-   epoch -> must be ``last_seq + 1``, or 0 after ``Int.MAX_VALUE``
-   (wrap-around).  Otherwise ``OUT_OF_ORDER_SEQUENCE_NUMBER``.
+   sequence (KIP-360, KAFKA-8710), except on a partition that never held a
+   record, where it must be 0 (KAFKA-15591, Kafka 4.5); a higher epoch -> must
+   start at 0; the same epoch -> must be ``last_seq + 1``, or 0 after
+   ``Int.MAX_VALUE`` (wrap-around).  Otherwise ``OUT_OF_ORDER_SEQUENCE_NUMBER``.
 
 Appending a batch with a new epoch clears the cached batches.  Protocol
 variants (:class:`model.variants.ProtocolFlags`) can switch off the epoch or
@@ -82,7 +83,7 @@ class ValidationStep(NamedTuple):
     """One rule of the leader's batch validation, in the order Kafka applies them.
 
     Attributes:
-        name: the rule (``duplicate``, ``unknown_producer``, ``epoch``, ``sequence``).
+        name: the rule (``duplicate``, ``first_sequence``, ``unknown_producer``, ``epoch``, ``sequence``).
         switch: the :class:`ProtocolFlags` attribute that enables the rule
             (``None``: always on).  A switched-off rule is skipped.
         outcome: what the rule decides when it fires: ``"duplicate"`` (answer
@@ -100,15 +101,14 @@ class ValidationStep(NamedTuple):
 #: fires on is appended.
 VALIDATION_STEPS: tuple[ValidationStep, ...] = (
     ValidationStep("duplicate", None, "duplicate"),
+    ValidationStep("first_sequence", "first_sequence_zero_on_empty_log", Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
     ValidationStep("unknown_producer", None, "append"),
     ValidationStep("epoch", "check_epoch", Errors.INVALID_PRODUCER_EPOCH),
     ValidationStep("sequence", "check_sequence", Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
 )
 
 
-def _duplicate_offset(
-    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
-) -> int:
+def _duplicate_offset(entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int) -> int:
     """Step 0: the offset of a cached batch with the same epoch and sequences, else -1."""
     if entry is not None and entry.producer_epoch == producer_epoch:
         for meta in entry.batches:
@@ -117,10 +117,26 @@ def _duplicate_offset(
     return -1
 
 
-def _unknown_producer(
-    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+def _first_sequence_on_empty_log(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, flags: ProtocolFlags, map_end_offset: int
 ) -> bool:
-    """Step 1: no entry: any sequence is accepted (KIP-360, KAFKA-8710).
+    """Step 1 (KAFKA-15591, PR #23234, Kafka 4.5): no entry on a partition that never held a record, first sequence > 0.
+
+    ``ProducerStateManager.mapEndOffset() == 0``: nothing was ever appended, so no producer state can have been
+    lost (expiry, truncation, retention) and a batch of an unknown producer that does not start at 0 overtook an
+    earlier one -- typically a first request answered NOT_LEADER_OR_FOLLOWER before the broker applied the
+    partition's leadership while the next one in flight arrived after.  Before the fix the unknown-producer rule
+    appended it, and every retry of the earlier batch was answered OUT_OF_ORDER_SEQUENCE_NUMBER (not in the
+    duplicate cache, not the expected sequence) until the producer gave it up.  A partition that once held records
+    still accepts any first sequence (the next step); ``first_seq`` wraps, so a wrapped 0 is a first sequence too.
+    """
+    return entry is None and map_end_offset == 0 and first_seq != 0
+
+
+def _unknown_producer(
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, flags: ProtocolFlags, map_end_offset: int
+) -> bool:
+    """Step 2: no entry: any sequence is accepted (KIP-360, KAFKA-8710).
 
     Kafka validates an unknown producer id against ``ProducerStateEntry.empty``, whose epoch is
     ``NO_PRODUCER_EPOCH``: ``checkSequence`` then accepts any sequence.  The model stores no such
@@ -130,19 +146,19 @@ def _unknown_producer(
 
 
 def _epoch_fenced(
-    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, flags: ProtocolFlags, map_end_offset: int
 ) -> bool:
-    """Step 2: an epoch below the stored one (``entry`` is set: step 1 accepted an unknown producer)."""
+    """Step 3: an epoch below the stored one (``entry`` is set: step 2 accepted an unknown producer)."""
     assert entry is not None
     return producer_epoch < entry.producer_epoch
 
 
 def _sequence_out_of_order(
-    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int, flags: ProtocolFlags
+    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, flags: ProtocolFlags, map_end_offset: int
 ) -> bool:
-    """Step 3: a new epoch must start at 0; the same epoch must continue at ``last_seq + 1``.
+    """Step 4: a new epoch must start at 0; the same epoch must continue at ``last_seq + 1``.
 
-    ``entry`` is set (step 1 accepted an unknown producer).  An entry without cached batches at the
+    ``entry`` is set (step 2 accepted an unknown producer).  An entry without cached batches at the
     batch's epoch (a marker wrote it) expects sequence 0: ``ProducerStateEntry.lastSeq`` is then
     ``NO_SEQUENCE`` (-1) and ``inSequence(-1, 0)`` holds.
     """
@@ -159,27 +175,31 @@ def validate_batch(
     first_seq: int,
     last_seq: int,
     flags: ProtocolFlags,
+    map_end_offset: int,
 ) -> tuple[str, int]:
     """Check a client batch against the entry, rule by rule in :data:`VALIDATION_STEPS` order.
 
-    Returns ``(error, duplicate_offset)``: ``("NONE", offset)`` for a duplicate
-    (``offset >= 0``, do not append), ``("NONE", -1)`` to append, or an error
-    name with ``-1``.
+    ``map_end_offset``: the partition's ``ProducerStateManager.mapEndOffset()``, the end of the log its
+    producer state was built from (0 only for a partition that never held a record: the model has no
+    retention or DeleteRecords, so it is the log's length).  Returns ``(error, duplicate_offset)``:
+    ``("NONE", offset)`` for a duplicate (``offset >= 0``, do not append), ``("NONE", -1)`` to append, or an
+    error name with ``-1``.
     """
     for step in VALIDATION_STEPS:
         if step.switch is not None and not getattr(flags, step.switch):  # no branch: weakened variants only
             continue
         if step.name == "duplicate":
-            offset = _duplicate_offset(entry, producer_epoch, first_seq, last_seq, flags)
+            offset = _duplicate_offset(entry, producer_epoch, first_seq, last_seq)
             if offset >= 0:
                 return Errors.NONE, offset
             continue
-        if _RULES[step.name](entry, producer_epoch, first_seq, last_seq, flags):
+        if _RULES[step.name](entry, producer_epoch, first_seq, flags, map_end_offset):
             return (Errors.NONE, -1) if step.outcome == "append" else (step.outcome, -1)
     return Errors.NONE, -1
 
 
 _RULES = {
+    "first_sequence": _first_sequence_on_empty_log,
     "unknown_producer": _unknown_producer,
     "epoch": _epoch_fenced,
     "sequence": _sequence_out_of_order,

@@ -24,7 +24,9 @@ Faults (budgeted)
     ``ReorderMessage(envelope)`` (breaks TCP's FIFO order; off unless a scenario
     gives it a budget), ``RequestTimeout(producer)``, ``ExpireBatch(producer,
     partition)``, ``RestartLeader()`` (the broker crashes, an in-sync follower
-    takes over every partition), ``RestartProducer(producer)``.
+    takes over every partition), ``RestartProducer(producer)``, ``NotLeaderOrFollower(envelope)`` (a produce
+    request reaches a broker that does not lead its partition -- yet, or any more -- and is answered
+    NOT_LEADER_OR_FOLLOWER without being appended; the client refreshes its metadata and retries).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ FAULT_KINDS = (
     "batch_expiry",
     "leader_restart",
     "producer_restart",
+    "not_leader",
 )
 
 #: Argument names of every action kind (display and JSON).
@@ -86,6 +89,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "ExpireBatch": ("producer", "partition"),
     "RestartLeader": (),
     "RestartProducer": ("producer",),
+    "NotLeaderOrFollower": ("message",),
 }
 
 #: The fault kind each fault action is charged to.
@@ -97,6 +101,7 @@ FAULT_OF_ACTION = {
     "ExpireBatch": "batch_expiry",
     "RestartLeader": "leader_restart",
     "RestartProducer": "producer_restart",
+    "NotLeaderOrFollower": "not_leader",
 }
 
 
@@ -135,6 +140,7 @@ class FaultBudget:
     batch_expiry: int = 0
     leader_restart: int = 0
     producer_restart: int = 0
+    not_leader: int = 0
     total: int = 2
 
     def limits(self) -> tuple[int, ...]:
@@ -171,8 +177,9 @@ class Ghost(NamedTuple):
     ``unexplained_failures``: records the client failed although Kafka's producer would not have given up
     on them yet (:func:`unexplained_failures`); ``misplaced_acks``: successful ProduceResponses whose offset
     does not hold the batch (:func:`misplaced_ack`); ``unhealthy``: an error answered or an epoch bumped
-    while no fault had happened.  Each is recorded only when that happens, so the state space of a correct
-    model does not grow.
+    while no fault had happened; ``overtaken``: batches appended while an earlier batch of the same partition
+    and session was still being retried and not in the log (:func:`overtaken_batch`).  Each is recorded only
+    when that happens, so the state space of a correct model does not grow.
     """
 
     acked: tuple[int, ...] = ()
@@ -180,6 +187,7 @@ class Ghost(NamedTuple):
     unexplained_failures: tuple[str, ...] = ()
     misplaced_acks: tuple[str, ...] = ()
     unhealthy: tuple[str, ...] = ()
+    overtaken: tuple[str, ...] = ()
 
 
 #: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
@@ -211,6 +219,28 @@ def misplaced_ack(  # no mutate: the judge of acknowledged_offset_in_log (a prop
         f"partition {request.partition}: {','.join(prod.record_label(r) for r in request.records)} acknowledged "
         f"at offset {response.base_offset}, which holds {held}"
     )
+
+
+def overtaken_batch(  # no mutate: the judge of retried_batch_not_overtaken (a property), not a rule
+    p: prod.Producer, request: ProduceRequest, log: tuple[part.LogEntry, ...]
+) -> str | None:
+    """An earlier batch of ``request``'s partition and session that ``p`` still holds and the log does not.
+
+    The ordering promise of the idempotent producer (``max.in.flight.requests.per.connection`` and ``retries``
+    in ``ProducerConfig``'s documentation: with idempotence, a batch that fails and is retried is never
+    overtaken by the batch sent after it): while the client still retries a batch of a partition, no later
+    batch of the same producer session may be appended there -- the leader accepts batch n+1 only after batch
+    n (``ProducerAppendInfo.checkSequence``).  ``None`` when there is none (or ``request`` is of another session).
+    """
+    if p.producer_id != request.producer_id:
+        return None
+    first = request.records[0]
+    for b in p.batches:
+        if b.partition != request.partition or b.records[0] >= first:
+            continue
+        if not any(b.records[0] in e.records for e in log):
+            return ",".join(prod.record_label(r) for r in b.records)
+    return None
 
 
 def unexplained_failures(  # no mutate: the judge of failed_sends_explained (a property), not a rule
@@ -288,6 +318,8 @@ class KafkaSystem:
         self.variant = variant
         self.flags = flags
         self.producer_config = producer_config
+        #: The producer stamps batches with sequences (``enable.idempotence``, not forced off by a variant).
+        self.idempotent = producer_config.enable_idempotence
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -368,6 +400,8 @@ class KafkaSystem:
             out.append(Action("RestartLeader", ()))
         if used[6] < limits[6]:
             out.extend(Action("RestartProducer", (i,)) for i in range(len(state.producers)))
+        if used[7] < limits[7]:
+            out.extend(Action("NotLeaderOrFollower", (env,)) for env in heads if isinstance(env.body, ProduceRequest))
         return out
 
     def step(self, state: SystemState, action: Action) -> Step | None:
@@ -486,10 +520,18 @@ class KafkaSystem:
         body = env.body
         if isinstance(body, ProduceRequest):
             leader = s.partitions[body.partition]
+            behind = overtaken_batch(s.producers[body.producer], body, leader.log) if self.idempotent else None
             leader, response, events = part.handle_produce(
                 leader, body, self.producer_config.acks, self.flags, self.config.separate_replication
             )
             ghost = s.ghost
+            if behind is not None:
+                events = (*events, "batch_behind_retry")
+                if "append" in events:  # no branch: the other side records a defect (a retried batch overtaken)
+                    appended = ",".join(prod.record_label(r) for r in body.records)
+                    ghost = ghost._replace(
+                        overtaken=(*ghost.overtaken, f"{appended} appended while {behind} was still retried")
+                    )
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
             # the answer sent now, or the one parked in the purgatory by this append (separate replication)
@@ -538,7 +580,11 @@ class KafkaSystem:
             if outcome.failed and not expired:
                 retries = self.producer_config.retries
                 bad += unexplained_failures(s.producers[i], outcome.failed, retries, error)
-            ghost = Ghost(_insert_sorted(ghost.acked, outcome.acked), _insert_sorted(ghost.failed, outcome.failed), bad)
+            ghost = ghost._replace(
+                acked=_insert_sorted(ghost.acked, outcome.acked),
+                failed=_insert_sorted(ghost.failed, outcome.failed),
+                unexplained_failures=bad,
+            )
         return SystemState(
             _replace_at(s.producers, i, outcome.producer),
             s.partitions,
@@ -630,6 +676,35 @@ class KafkaSystem:
             events += ("unreplicated_batches_truncated",)
         return s._replace(partitions=partitions, network=network, producers=tuple(producers), ghost=ghost), events
 
+    def _not_leader(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
+        """The request reaches a broker that does not lead its partition: NOT_LEADER_OR_FOLLOWER, nothing appended.
+
+        ``ReplicaManager.appendRecords`` answers NOT_LEADER_OR_FOLLOWER for a partition the broker does not lead --
+        before it has applied the metadata that makes it the leader (a new or moved partition, KAFKA-15591), or
+        after leadership moved on while the client's metadata was stale.  The partition's real leader never sees
+        the request; ``Sender.completeBatch`` retries the batch (``NotLeaderOrFollowerException`` is retriable, an
+        ``InvalidMetadataException``: the client requests a metadata update and resends to the leader it learns).
+        The model has one broker per partition, so the retry goes out on the same connection.  (With acks=0 the
+        broker would close the connection instead of answering; no acks=0 scenario gives this fault a budget.)
+        """
+        body = env.body
+        heads = net.channel_heads(s.network)
+        if env not in heads or not isinstance(body, ProduceRequest):  # no branch: replay/minimise only
+            return None
+        network = net.remove(s.network, env)
+        assert network is not None  # a channel head is in the network
+        response = ProduceResponse(
+            body.producer,
+            body.connection,
+            body.partition,
+            body.producer_epoch,
+            body.base_sequence,
+            Errors.NOT_LEADER_OR_FOLLOWER,
+            -1,
+        )
+        network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
+        return s._replace(network=network), ("not_leader_or_follower",)
+
     def _restart_producer(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.restart(s.producers[i])
         return s._replace(producers=_replace_at(s.producers, i, p)), ("producer_restart",)
@@ -702,6 +777,7 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "ExpireBatch": KafkaSystem._expire_batch,
     "RestartLeader": KafkaSystem._restart_leader,
     "RestartProducer": KafkaSystem._restart_producer,
+    "NotLeaderOrFollower": KafkaSystem._not_leader,
 }
 
 
