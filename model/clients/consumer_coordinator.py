@@ -64,10 +64,8 @@ class Consumer(NamedTuple):
         return tuple(p for p, o in self.positions if (partitions is None or p in partitions) and done.get(p) != o)
 
     def position(self, partition: int) -> int:
-        for p, o in self.positions:
-            if p == partition:
-                return o
-        return 0
+        """The fetch position of an owned partition (every owned partition has one)."""
+        return dict(self.positions)[partition]
 
 
 def fresh(up: bool) -> Consumer:
@@ -80,14 +78,14 @@ def lose_partitions(c: Consumer) -> Consumer:
 
 
 def on_error(c: Consumer, error: str) -> Consumer:
-    """How a group request's error moves the consumer (AbstractCoordinator's handlers)."""
+    """How a group request's error moves the consumer (AbstractCoordinator's handlers): the three errors
+    the modelled group requests (JoinGroup, SyncGroup, Heartbeat, OffsetCommit) answer."""
     if error == Errors.UNKNOWN_MEMBER_ID:
         return lose_partitions(c)._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
         return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
-    if error == Errors.REBALANCE_IN_PROGRESS:
-        return c._replace(state=UNJOINED)
-    return c
+    assert error == Errors.REBALANCE_IN_PROGRESS, error  # requestRejoin: keep member id, generation, partitions
+    return c._replace(state=UNJOINED)
 
 
 def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]) -> tuple[Consumer, tuple[int, ...]]:

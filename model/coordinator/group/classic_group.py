@@ -127,7 +127,7 @@ def empty_group(group_id: str = "consumerGroupId") -> ClassicGroup:
 
 def transition(group: ClassicGroup, target: str) -> ClassicGroup:
     """Move to ``target``; Kafka throws IllegalStateException for a transition not in the table."""
-    if group.state != target and group.state not in VALID_PREVIOUS_STATES[target]:
+    if group.state != target and group.state not in VALID_PREVIOUS_STATES[target]:  # no branch: handlers keep the table
         raise AssertionError(f"illegal group transition {group.state} -> {target}")
     return group._replace(state=target)
 
@@ -260,12 +260,14 @@ def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int,
     ``check_generation=False`` the generation check alone (the pre-KAFKA-2555 coordinator)."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
-    if fencing:
+    if fencing:  # no branch: fencing=False is the weakened variant no_offset_commit_generation_check
         if group.member(member_id) is None:
             return Errors.UNKNOWN_MEMBER_ID
         if check_generation and generation != group.generation:
             return Errors.ILLEGAL_GENERATION
-    if group.state == COMPLETING_REBALANCE:
+    # a client commits only as a STABLE member (generationIfStable): never with the generation its JoinGroup
+    # response brought before the group is Stable
+    if group.state == COMPLETING_REBALANCE:  # no branch: clients commit only when STABLE (above)
         return Errors.REBALANCE_IN_PROGRESS
     return Errors.NONE
 
@@ -287,7 +289,7 @@ def validate_txn_offset_commit(group: ClassicGroup, member_id: str, generation: 
         return Errors.COORDINATOR_NOT_AVAILABLE
     if generation < 0 and group.state == EMPTY:  # unreachable: owners send their generation (>= 1)
         return Errors.NONE
-    if fencing and (generation >= 0 or member_id):
+    if fencing and (generation >= 0 or member_id):  # no branch: members send both (KIP-447)
         if group.member(member_id) is None:
             return Errors.UNKNOWN_MEMBER_ID
         if generation != group.generation:
@@ -308,7 +310,7 @@ def commit_offsets(group: ClassicGroup, topic: str, offsets: tuple[tuple[int, in
     for partition, offset in offsets:
         cache[partition] = offset
         records.append(olog.offset_commit_record(group.group_id, topic, partition, offset))
-    if wait_for_log:
+    if wait_for_log:  # no branch: wait_for_log=False is the weakened variant offset_commit_acked_before_log
         return group._replace(offsets=tuple(sorted(cache.items())), log=(*group.log, *records))
     return group._replace(offsets=tuple(sorted(cache.items())), unflushed=(*group.unflushed, *records))
 

@@ -116,7 +116,7 @@ def load(log: tuple[OffsetsRecord, ...], group: str) -> LoadedGroup:
     metadata: GroupMetadataValue | None = None
     offsets: dict[int, int] = {}
     for rec in log:
-        if rec.group != group:
+        if rec.group != group:  # no branch: the models run one group per __consumer_offsets partition
             continue
         if rec.partition == GROUP_KEY:
             metadata = rec.value if isinstance(rec.value, GroupMetadataValue) else None
