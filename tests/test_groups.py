@@ -62,7 +62,7 @@ def unsettled_forever(model: GroupSystem, limit: int = 200_000) -> list[GroupSta
                 if model.fault_kind(action) is None:
                     calm_preds[j].append(i)
         frontier = nxt
-    good = [settled(s) for s in states]
+    good = [settled(s, model.topo.partitions) for s in states]
     stack = [i for i, ok in enumerate(good) if ok]
     while stack:
         j = stack.pop()
@@ -170,6 +170,7 @@ REAL = {
     "groups_eager_late_join_zombie": 4162,
     "groups_late_commit": 5938,
     "groups_cooperative_stale_claim": 1047,
+    "groups_lost_join_response": 53,
 }
 
 

@@ -28,7 +28,9 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           LateCommit (a copy of a consumer's OffsetCommit sent in an earlier
                           generation reaches the coordinator only after the group moved on),
                           StaleJoinGroup (a faulty client's JoinGroup claims the partitions of its
-                          last assignment, in that assignment's generation, though it lost them)
+                          last assignment, in that assignment's generation, though it lost them),
+                          LoseJoinResponse (a JoinGroup response is lost: the consumer sends the
+                          same JoinGroup again)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -37,8 +39,9 @@ with ExpireSession (a dead one).  It is not a separate step, which would let a h
 removed over and over.
 
 Ghost state: the highest offset the coordinator ever acknowledged per partition since the last
-expiry (``max_committed``), for ``committed_offsets_never_regress``, and whether the group has
-formed (late consumers start after that).
+expiry (``max_committed``), for ``committed_offsets_never_regress``; whether the group has
+formed (late consumers start after that); the rebalances a JoinGroup that changed nothing started
+(``needless``, for ``no_needless_rebalance``).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
+    "lost_join_response",
 )
 
 
@@ -94,6 +98,7 @@ class GroupsFaultBudget:
     coordinator_failover: int = 0
     late_commit: int = 0
     stale_subscription: int = 0
+    lost_join_response: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -113,6 +118,7 @@ class GroupsConfig:
 class GroupGhost(NamedTuple):
     max_committed: tuple[tuple[int, int], ...]
     formed: bool
+    needless: tuple[str, ...] = ()  # rebalances started by a JoinGroup that changed nothing
 
 
 @record
@@ -144,6 +150,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "CoordinatorFailover": (),
     "LateCommit": ("consumer",),
     "StaleJoinGroup": ("consumer",),
+    "LoseJoinResponse": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -153,6 +160,7 @@ FAULT_OF_ACTION = {
     "CoordinatorFailover": "coordinator_failover",
     "LateCommit": "late_commit",
     "StaleJoinGroup": "stale_subscription",
+    "LoseJoinResponse": "lost_join_response",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -164,6 +172,25 @@ def _outcome(error: str) -> str:
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
+
+
+def _needless_rebalance(before: cg.ClassicGroup, after: cg.ClassicGroup, member_id: str, owned: tuple[int, ...],
+                        generation: int) -> str:
+    """Ghost: why a JoinGroup that changed nothing started a rebalance ("" when it did not, or had a cause).
+
+    ``classicGroupJoinExistingMember`` (Kafka 4.0): a known member whose subscription metadata is the one
+    the coordinator holds gets the current generation back -- in CompletingRebalance any member, in Stable
+    any but the leader (whose JoinGroup forces a rebalance on purpose); only a new member, a changed
+    subscription, the leader, a departure or an expired session is a reason to rebalance."""
+    known = before.member(member_id) if member_id else None
+    if known is None or (known.owned, known.generation) != (owned, generation):
+        return ""
+    if before.state not in (cg.STABLE, cg.COMPLETING_REBALANCE) or after.state != cg.PREPARING_REBALANCE:
+        return ""
+    if before.state == cg.STABLE and member_id == before.leader:
+        return ""
+    return (f"{member_id}'s JoinGroup with unchanged metadata moved the group from {before.state} "
+            f"(generation {before.generation}) to {after.state}")
 
 
 class GroupSystem:
@@ -278,6 +305,9 @@ class GroupSystem:
                     out.append(Action("StaleJoinGroup", (i,)))
             if c.state == cc.AWAITING_SYNC and self._sync(s, i) is not None:
                 out.append(Action("SyncGroup", (i,)))
+            lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None
+            if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
+                out.append(Action("LoseJoinResponse", (i,)))
             if c.state in (cc.STABLE, cc.AWAITING_SYNC) and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE:
                 out.append(Action("Heartbeat", (i,)))
         for i, c in enumerate(s.consumers):
@@ -390,8 +420,12 @@ class GroupSystem:
                 events.append("eager:revoked_all")
             c = cc.lose_partitions(c)
         owned, generation = (c.owned, c.generation) if claim is None else claim
-        res = cg.join_group(s.group, i, c.member_id, owned, generation)
+        before = s.group
+        res = cg.join_group(before, i, c.member_id, owned, generation)
         s = s._replace(group=res.group)
+        needless = _needless_rebalance(before, res.group, c.member_id, owned, generation)
+        if needless:
+            s = s._replace(ghost=s.ghost._replace(needless=(*s.ghost.needless, needless)))
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (*events, f"join:{res.error}")
         if res.immediate:
@@ -497,6 +531,21 @@ class GroupSystem:
         s = s._replace(group=cg.remove_member(s.group, c.member_id))
         return self._put(s, i, cc.fresh(up=False)), (*events, "left_group")
 
+    def _lose_join_response(self, s: GroupState, i: int) -> Result:
+        """Fault: consumer ``i``'s JoinGroup response is lost (a broken connection, or the request timed out:
+        ``AbstractCoordinator`` waits ``rebalance.timeout.ms`` plus 5 s for it) and the consumer sends the same
+        JoinGroup again -- its member id (it has one since KIP-394's MEMBER_ID_REQUIRED round trip) and the
+        subscription it sent, in the generation it sent it in, since it never learned the new one.  The
+        coordinator must answer a known member whose metadata did not change with the current generation
+        (``classicGroupJoinExistingMember``: in CompletingRebalance any member, in Stable a follower), not
+        start a rebalance; the leader of a Stable group forces one."""
+        c = s.consumers[i]
+        sent = s.group.member(c.member_id)
+        assert sent is not None  # AWAITING_SYNC at the current coordinator: the barrier answered it as a member
+        c = c._replace(generation=sent.generation, state=cc.UNJOINED)
+        s, events = self._join(self._put(s, i, c), i, (sent.owned, sent.generation))
+        return s, ("join:response_lost", *events)
+
     def _late_commit(self, s: GroupState, i: int) -> Result:
         """A copy of consumer ``i``'s last OffsetCommit -- sent with the member id and generation it had then
         -- reaches the coordinator after the group moved to a new generation (``commitAsync`` delivered late,
@@ -578,5 +627,6 @@ GroupSystem._HANDLERS.update(
         "CoordinatorFailover": GroupSystem._failover,
         "LateCommit": GroupSystem._late_commit,
         "StaleJoinGroup": GroupSystem._stale_join,
+        "LoseJoinResponse": GroupSystem._lose_join_response,
     }
 )
