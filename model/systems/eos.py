@@ -923,7 +923,8 @@ class EosSystem(TransactionalSystem):
         if err in ABORTABLE_OFFSET_ERRORS:
             c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable")
         else:
-            c, events = tp.fatal_error(c, err), (f"client_error:{err}", "client_fatal")
+            c = tp.fatal_error(c, err)
+            events = (f"client_error:{err}", "client_fenced" if c.fenced else "client_fatal")
         return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app), events
 
     def _on_offset_commit(  # unreachable: weakened variant offsets_outside_transaction
