@@ -16,6 +16,9 @@ replay (loading a group from its offsets partition).
   and no failover loses one.
 * ``offsets_cache_matches_log`` — replaying the group's ``__consumer_offsets`` partition (compacted
   or not) gives exactly the coordinator's cached offsets: what failover would load.
+* ``revoked_partitions_committed`` — a member of the current generation that gives a partition up
+  (eager revocation before JoinGroup, cooperative revocation after SyncGroup, close) has committed
+  its position first: the next owner resumes exactly there.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
   retry after a lost response) never starts a rebalance, but for the leader of a Stable group.
 * ``rebalance_completes`` (eventually) — once faults stop the group settles: Stable, every running
@@ -139,6 +142,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(_log_mismatch(s)),
         ),
         Property(
+            name="revoked_partitions_committed",
+            expectation=Expectation.ALWAYS,
+            fact="A consumer that gives a partition up cleanly -- onPartitionsRevoked before an eager JoinGroup, "
+            "after a cooperative SyncGroup, or on close -- while it is a member of the current generation has "
+            "its position committed first, so the partition's next owner resumes where it stopped (a clean "
+            "rebalance re-delivers nothing; only a lost partition may).",
+            source="ConsumerCoordinator.onJoinPrepare (maybeAutoCommitOffsetsSync, then the revocation) and "
+            "onJoinComplete (cooperative onPartitionsRevoked); ConsumerRebalanceListener javadoc; the book §7.2",
+            catches="a revocation that skips or fails its commit, a commit of the wrong positions, a commit "
+            "fenced although the member is current: the next owner re-processes records",
+            predicate=lambda s: not s.ghost.uncommitted_handovers,
+            partners=("offset_committed", "partition_revoked"),
+            explain=lambda s: "; ".join(s.ghost.uncommitted_handovers),
+        ),
+        Property(
             name="no_needless_rebalance",
             expectation=Expectation.ALWAYS,
             fact="A JoinGroup from a known member whose subscription metadata (ownedPartitions, generation) is "
@@ -173,6 +191,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         ),
         sometimes_event("assignment_received", "A consumer receives its assignment in SyncGroup.", "sync:assignment"),
         sometimes_event("offset_committed", "An OffsetCommit is accepted.", "commit:accepted"),
+        sometimes_event("partition_revoked", "A member revokes partitions (onPartitionsRevoked).", "revoked:*"),
         Property(
             name="group_stable_with_two_members",
             expectation=Expectation.SOMETIMES,
@@ -187,7 +206,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props = [p for p in props if p.name != "group_stable_with_two_members"]
     if topo.records == 0:  # ownership only: nothing is polled or committed
         props = [p for p in props if p.name not in ("committed_offsets_never_regress", "offsets_cache_matches_log",
-                                                     "offset_committed")]
+                                                     "offset_committed", "revoked_partitions_committed")]
     if topo.consumers > 1 and (faults.lost_heartbeats or faults.poll_timeout or faults.leave or faults.crash
                                or topo.late_consumers):
         props.append(sometimes_event("rebalance_in_progress_seen", "A member learns of a rebalance from an error.",

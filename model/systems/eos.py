@@ -616,7 +616,8 @@ class EosSystem(TransactionalSystem):
             if c.owned:
                 events = ("eager:revoked_all",)
             c = cc.lose_partitions(c)
-        res = cg.join_group(g, i, c.member_id, c.owned, c.generation)
+        answer = self.flags.join_unchanged_answers_current_generation
+        res = cg.join_group(g, i, c.member_id, c.owned, c.generation, answer)
         s = s._replace(members=res.group)
         if res.error != Errors.NONE:
             s, more = self._put_consumer(s, i, cc.on_error(c, res.error))

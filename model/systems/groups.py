@@ -41,7 +41,8 @@ removed over and over.
 Ghost state: the highest offset the coordinator ever acknowledged per partition since the last
 expiry (``max_committed``), for ``committed_offsets_never_regress``; whether the group has
 formed (late consumers start after that); the rebalances a JoinGroup that changed nothing started
-(``needless``, for ``no_needless_rebalance``).
+(``needless``, for ``no_needless_rebalance``); the partitions a member of the current generation gave
+up without its position committed (``uncommitted_handovers``, for ``revoked_partitions_committed``).
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class GroupGhost(NamedTuple):
     max_committed: tuple[tuple[int, int], ...]
     formed: bool
     needless: tuple[str, ...] = ()  # rebalances started by a JoinGroup that changed nothing
+    uncommitted_handovers: tuple[str, ...] = ()  # partitions revoked by a current member, position not committed
 
 
 @record
@@ -281,6 +283,21 @@ class GroupSystem:
             high[p] = max(high.get(p, o), o)
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), error
 
+    def _note_handover(self, s: GroupState, c: Consumer, revoked: Sequence[int], how: str) -> GroupState:
+        """Ghost: ``c`` revokes ``revoked`` (``onPartitionsRevoked``, not lost) after committing its positions. While it
+        is a member of the group's current generation that commit cannot be fenced, so each partition's committed
+        offset must now be ``c``'s position: the next owner resumes where ``c`` stopped (with nothing committed, at
+        ``auto.offset.reset=earliest``: offset 0)."""
+        g = s.group
+        if not self.topo.records or g.member(c.member_id) is None or c.generation != g.generation:
+            return s
+        cache = dict(g.offsets)
+        missed = [f"{how}: {c.member_id} gave up t0p{p} at position {c.position(p)} with {cache.get(p)} committed"
+                  for p in revoked if cache.get(p, 0) != c.position(p)]
+        if not missed:
+            return s
+        return s._replace(ghost=s.ghost._replace(uncommitted_handovers=(*s.ghost.uncommitted_handovers, *missed)))
+
     def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
         """The leader runs the group's assignor over the members' subscriptions."""
         withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
@@ -413,15 +430,18 @@ class GroupSystem:
         events: list[str] = [*extra]
         if not self.cooperative:
             # onJoinPrepare: auto-commit the positions, then revoke everything (eager protocol)
-            if c.member_id and c.generation >= 0 and c.uncommitted():
+            if self.flags.commit_on_revoke and c.member_id and c.generation >= 0 and c.uncommitted():
                 s, error = self._commit(s, c, c.uncommitted())
                 events.append(f"commit:{_outcome(error)}")
             if c.owned:
                 events.append("eager:revoked_all")
+                s = self._note_handover(s, c, c.owned, "onJoinPrepare")
+                events.append("revoked:onJoinPrepare")
             c = cc.lose_partitions(c)
         owned, generation = (c.owned, c.generation) if claim is None else claim
         before = s.group
-        res = cg.join_group(before, i, c.member_id, owned, generation)
+        res = cg.join_group(before, i, c.member_id, owned, generation,
+                            self.flags.join_unchanged_answers_current_generation)
         s = s._replace(group=res.group)
         needless = _needless_rebalance(before, res.group, c.member_id, owned, generation)
         if needless:
@@ -466,9 +486,11 @@ class GroupSystem:
             before = s.consumers[i]
             pending = before.uncommitted(revoked)
             events.append("cooperative:revoked")
-            if pending:
+            if pending and self.flags.commit_on_revoke:
                 s, error = self._commit(s, before, pending)
                 events.append(f"commit:{_outcome(error)}")
+            s = self._note_handover(s, before, revoked, "onPartitionsRevoked")
+            events.append("revoked:onPartitionsRevoked")
             c = c._replace(state=cc.UNJOINED)
         return self._put(s, i, c), tuple(events)
 
@@ -525,9 +547,12 @@ class GroupSystem:
     def _leave(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         events: list[str] = []
-        if c.uncommitted() and c.generation >= 0:
+        if c.uncommitted() and c.generation >= 0 and self.flags.commit_on_revoke:
             s, error = self._commit(s, c, c.uncommitted())  # onPartitionsRevoked on close()
             events.append(f"commit:{_outcome(error)}")
+        if c.owned:
+            s = self._note_handover(s, c, c.owned, "close")
+            events.append("revoked:close")
         s = s._replace(group=cg.remove_member(s.group, c.member_id))
         return self._put(s, i, cc.fresh(up=False)), (*events, "left_group")
 

@@ -169,13 +169,14 @@ class JoinResult(NamedTuple):
 
 
 def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...],
-               generation: int = -1) -> JoinResult:
+               generation: int = -1, answer_unchanged: bool = True) -> JoinResult:
     """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member.
 
     ``owned`` and ``generation`` are the member's subscription metadata (``ConsumerProtocolSubscription``:
     ``ownedPartitions``, and since KIP-792, Kafka 3.4, the ``generationId`` they were owned in --
     ``ConsumerCoordinator.metadata()`` sends the consumer's own generation).  The coordinator treats
-    the metadata as opaque bytes: "unchanged" compares both."""
+    the metadata as opaque bytes: "unchanged" compares both.  ``answer_unchanged=False`` (the weakened
+    variant rejoin_always_rebalances) rebalances for an unchanged known member too."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
     if member_id == "":
@@ -189,7 +190,7 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     if current is None:
         return JoinResult(group, Errors.UNKNOWN_MEMBER_ID, member_id, False)
     updated = current._replace(owned=owned, joined=True, generation=generation)
-    unchanged = (current.owned, current.generation) == (owned, generation)
+    unchanged = answer_unchanged and (current.owned, current.generation) == (owned, generation)
     group = _with_members(group, [updated if m.member_id == member_id else m for m in group.members])
     if group.state == PREPARING_REBALANCE:
         return JoinResult(group, Errors.NONE, member_id, False)
