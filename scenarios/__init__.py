@@ -54,7 +54,8 @@ Consumer-group scenarios (``model = "groups"``, :mod:`keos.model.systems.groups`
 
     [groups]  consumers, late_consumers, partitions, records, compactions,
               assignor  # range | roundrobin | sticky | cooperative-sticky | "module:function"
-    [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit, stale_subscription, lost_join_response, total
+    [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit, stale_subscription,
+              lost_join_response, total
 """
 
 from __future__ import annotations
