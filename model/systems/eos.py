@@ -617,17 +617,9 @@ class EosSystem(TransactionalSystem):
                 events = ("eager:revoked_all",)
             c = cc.lose_partitions(c)
         answer = self.flags.join_unchanged_answers_current_generation
-        res = cg.join_group(g, i, c.member_id, c.owned, c.generation, answer)
-        s = s._replace(members=res.group)
-        if res.error != Errors.NONE:
-            s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
-            return s, (*events, *more, f"join:{res.error}")
-        if res.immediate:
-            c = c._replace(member_id=res.member_id, generation=res.group.generation, state=cc.AWAITING_SYNC)
-            s, more = self._put_consumer(s, i, c)
-            return s, (*events, *more, "join:current_generation")
-        s, more = self._put_consumer(s, i, c._replace(member_id=res.member_id, state=cc.JOINING))
-        return s, (*events, *more, "join:waiting")
+        out = cc.join_group(g, i, c, c.owned, c.generation, answer)
+        s, more = self._put_consumer(s._replace(members=out.group), i, out.consumer)
+        return s, (*events, *more, out.event)
 
     def _complete_join(self, s: TxnSystemState) -> Result:
         """The join barrier lifts: next generation, the leader elected, every waiting member answered."""
@@ -637,8 +629,7 @@ class EosSystem(TransactionalSystem):
         g = cg.complete_join(g, self.eos.assignor)
         s = s._replace(members=g)
         for i, c in enumerate(s.consumers):
-            if c.up and c.state == cc.JOINING and g.member(c.member_id) is not None:
-                s = self._put_consumer(s, i, c._replace(generation=g.generation, state=cc.AWAITING_SYNC))[0]
+            s = self._put_consumer(s, i, cc.join_completed(c, g))[0]
         return s, ("join:complete", f"generation:{g.generation}")
 
     def _assign(self, g: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
@@ -648,12 +639,8 @@ class EosSystem(TransactionalSystem):
         return asg.leader_assignment(self.assignor, INPUT_TOPIC, 1, members, withhold)
 
     def _sync_request(self, s: TxnSystemState, i: int) -> cg.SyncResult | None:
-        c, g = s.consumers[i], s.members
-        assert g is not None
-        plan = None
-        if g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader and c.generation == g.generation:
-            plan = self._assign(g)
-        return cg.sync_group(g, c.member_id, c.generation, plan)
+        assert s.members is not None
+        return cc.sync_group(s.members, s.consumers[i], self._assign)
 
     def _protocol_sync(self, s: TxnSystemState, i: int) -> Result:
         """SyncGroup: the assignment arrives (onPartitionsAssigned; cooperative: revoke, then rejoin)."""

@@ -440,35 +440,21 @@ class GroupSystem:
             c = cc.lose_partitions(c)
         owned, generation = (c.owned, c.generation) if claim is None else claim
         before = s.group
-        res = cg.join_group(before, i, c.member_id, owned, generation,
-                            self.flags.join_unchanged_answers_current_generation)
-        s = s._replace(group=res.group)
-        needless = _needless_rebalance(before, res.group, c.member_id, owned, generation)
+        out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation)
+        s = s._replace(group=out.group)
+        needless = _needless_rebalance(before, out.group, c.member_id, owned, generation)
         if needless:
             s = s._replace(ghost=s.ghost._replace(needless=(*s.ghost.needless, needless)))
-        if res.error != Errors.NONE:
-            return self._put(s, i, cc.on_error(c, res.error)), (*events, f"join:{res.error}")
-        if res.immediate:
-            c = c._replace(member_id=res.member_id, generation=res.group.generation, state=cc.AWAITING_SYNC)
-            return self._put(s, i, c), (*events, "join:current_generation")
-        return self._put(s, i, c._replace(member_id=res.member_id, state=cc.JOINING)), (*events, "join:waiting")
+        return self._put(s, i, out.consumer), (*events, out.event)
 
     def _complete_join(self, s: GroupState) -> Result:
         group = cg.complete_join(s.group, self.topo.assignor)
-        consumers = list(s.consumers)
-        for i, c in enumerate(consumers):
-            if c.up and c.state == cc.JOINING and group.member(c.member_id) is not None:
-                consumers[i] = c._replace(generation=group.generation, state=cc.AWAITING_SYNC)
+        consumers = tuple(cc.join_completed(c, group) for c in s.consumers)
         leader_event = f"join:leader_elected:{group.leader}"
-        return s._replace(group=group, consumers=tuple(consumers)), ("join:complete", leader_event)
+        return s._replace(group=group, consumers=consumers), ("join:complete", leader_event)
 
     def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
-        c = s.consumers[i]
-        g = s.group
-        plan = None
-        if g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader and c.generation == g.generation:
-            plan = self._assign(g)
-        return cg.sync_group(g, c.member_id, c.generation, plan)
+        return cc.sync_group(s.group, s.consumers[i], self._assign)
 
     def _sync_group(self, s: GroupState, i: int) -> Result:
         res = self._sync(s, i)
