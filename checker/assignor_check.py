@@ -38,6 +38,7 @@ from keos.model.coordinator.group.assignors import (
     Assignment,
     Assignor,
     Subscription,
+    TopicPartition,
     cooperative_rounds,
     load_assignor,
     moved_partitions,
@@ -132,26 +133,57 @@ def _with_previous(case: AssignorCase, assignor: Assignor) -> AssignorCase:
     )
 
 
-def _with_stale_claim(case: AssignorCase) -> AssignorCase | None:
-    """A rebalance case plus a misbehaving member: one member's subscription also claims a partition
-    another member owns, in an older generation (KAFKA-13419: a client whose ``ownedPartitions`` went
-    out of date; KIP-792 added ``generationId`` so the assignor can tell).  ``None`` when the case has
-    no owned partition another subscriber could claim."""
+def _claim(sub: Subscription, tp: TopicPartition, generation: int) -> Subscription:
+    return Subscription(sub.topics, tuple(sorted({*sub.owned_partitions, tp})), generation)
+
+
+def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
+    """A rebalance case re-run with misbehaving members, each variation a subscription that claims what its
+    member does not own (KAFKA-13419: a client whose ``ownedPartitions`` went out of date; KIP-792 added
+    ``generationId`` so the assignor can tell; KAFKA-12984: two members claiming one partition):
+
+    * one member claims a partition another member owns, in an *older* generation (the owner's claim wins);
+    * one member claims it in the owner's *own* generation (a tie: both claims are invalid, the partition is
+      treated as unowned, ``AbstractStickyAssignor`` logs it);
+    * two members both claim it in an older generation (they tie with each other; the owner still wins),
+      or in the owner's generation (three claims, all invalid);
+    * a member claims a partition of a topic that no longer exists (deleted since its last assignment).
+
+    Empty when the case has no owned partition another subscriber could claim."""
     if case.previous is None or not case.all_equal:
         # with unequal subscriptions Kafka's CooperativeStickyAssignor computes the transferring partitions
         # from the raw ownedPartitions (computePartitionsTransferringOwnership), so a stale claim that wins
         # the balancing is not withheld: judged only where Kafka validates claims (equal subscriptions)
-        return None
+        return []
+    subs = case.subscriptions
     for owner, parts in sorted(case.previous.items()):
-        if owner not in case.subscriptions:
+        if owner not in subs:
             continue
         for tp in parts:
-            for member, sub in sorted(case.subscriptions.items()):
-                if member != owner and tp.topic in sub.topics and tp not in sub.owned_partitions:
-                    stale = Subscription(sub.topics, tuple(sorted((*sub.owned_partitions, tp))), sub.generation - 1)
-                    return AssignorCase(f"{case.name} + stale claim of {tp} by {member}", case.partitions_per_topic,
-                                        {**case.subscriptions, member: stale}, case.previous, case.note)
-    return None
+            others = [m for m, s in sorted(subs.items()) if m != owner and tp.topic in s.topics
+                      and tp not in s.owned_partitions]
+            if not others:
+                continue
+            first, generation = others[0], subs[owner].generation
+            gone = TopicPartition("deleted-topic", 0)
+
+            def variation(label: str, claims: dict[str, Subscription]) -> AssignorCase:
+                return AssignorCase(f"{case.name} + {label}", case.partitions_per_topic, {**subs, **claims},
+                                    case.previous, case.note)
+
+            out = [
+                variation(f"stale claim of {tp} by {first}", {first: _claim(subs[first], tp, generation - 1)}),
+                variation(f"claim of {tp} by {first} in {owner}'s generation",
+                          {first: _claim(subs[first], tp, generation)}),
+                variation(f"claim of deleted {gone} by {first}", {first: _claim(subs[first], gone, generation)}),
+            ]
+            if len(others) > 1:
+                out.append(variation(f"stale claims of {tp} by {first} and {others[1]}",
+                                     {m: _claim(subs[m], tp, generation - 1) for m in others[:2]}))
+                out.append(variation(f"claims of {tp} by {first} and {others[1]} in {owner}'s generation",
+                                     {m: _claim(subs[m], tp, generation) for m in others[:2]}))
+            return out
+    return []
 
 
 #: What a case with a stale ownership claim is judged by: correctness, not balance or movement (a
@@ -190,7 +222,7 @@ class AssignorReport:
     moved_equal: int = 0  # moves in those same rebalances
     properties: dict[str, PropertyOutcome] = field(default_factory=dict)
     max_rounds: int = 1  # cooperative: rebalances until nothing is withheld
-    stale_claims: int = 0  # rebalance cases re-run with a member claiming another's partition in an older generation
+    stale_claims: int = 0  # rebalance cases re-run with members claiming what they do not own (_hostile_claims)
     error: str | None = None
 
     @property
@@ -236,8 +268,7 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
             report.properties[prop].expected = "holds"
     for raw in cases:
         case = _with_previous(raw, assignor)
-        stale = _with_stale_claim(case)
-        if stale is not None:
+        for stale in _hostile_claims(case):
             try:
                 claimed = run_assignor(assignor, stale.partitions_per_topic, stale.subscriptions)
             except Exception as exc:  # a user assignor that raises is reported, not a keos crash
@@ -246,6 +277,8 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
             report.stale_claims += 1
             judged = STALE_CLAIM_COOPERATIVE if name in COOPERATIVE else STALE_CLAIM_PROPERTIES
             _judge(report, expectation, stale, claimed, only=judged)
+        if report.error is not None:
+            break
         try:
             assignment = run_assignor(assignor, case.partitions_per_topic, case.subscriptions)
         except Exception as exc:  # a user assignor that raises is reported, not a keos crash

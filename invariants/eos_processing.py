@@ -155,7 +155,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     during_rebalance = not protocol or eos.assignor in COOPERATIVE
     # the classic protocol fences a zombie whose session expired with UNKNOWN_MEMBER_ID: a member
     # rejoins only from poll(), between transactions, so ILLEGAL_GENERATION needs the abstract model
-    legacy_partners = () if protocol else ("zombie_offset_commit_rejected",)
+    legacy_partners = () if protocol or not config.faults.rebalance else ("zombie_offset_commit_rejected",)
     fenced = ("txn_offset_commit_fenced",) if config.faults.rebalance > 0 else ()
     # a partition leaves an open transaction only with the abstract Rebalance or an expired session
     mid_txn = not protocol or (config.faults.rebalance > 0 and eos.session_timeouts)

@@ -16,12 +16,20 @@ replay (loading a group from its offsets partition).
   and no failover loses one.
 * ``offsets_cache_matches_log`` — replaying the group's ``__consumer_offsets`` partition (compacted
   or not) gives exactly the coordinator's cached offsets: what failover would load.
+* ``revoked_partitions_committed`` — a member of the current generation that gives a partition up
+  (eager revocation before JoinGroup, cooperative revocation after SyncGroup, close) has committed
+  its position first: the next owner resumes exactly there.
+* ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
+  retry after a lost response) never starts a rebalance, but for the leader of a Stable group.
+* ``rebalance_completes`` (eventually) — once faults stop the group settles: Stable, every running
+  consumer a synced member of the current generation, every partition owned by exactly one of them.
 
 Each ``always`` names ``sometimes`` partners proving its interesting states are reached.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from keos.invariants._common import sometimes_event
@@ -134,15 +142,46 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(_log_mismatch(s)),
         ),
         Property(
+            name="revoked_partitions_committed",
+            expectation=Expectation.ALWAYS,
+            fact="A consumer that gives a partition up cleanly -- onPartitionsRevoked before an eager JoinGroup, "
+            "after a cooperative SyncGroup, or on close -- while it is a member of the current generation has "
+            "its position committed first, so the partition's next owner resumes where it stopped (a clean "
+            "rebalance re-delivers nothing; only a lost partition may).",
+            source="ConsumerCoordinator.onJoinPrepare (maybeAutoCommitOffsetsSync, then the revocation) and "
+            "onJoinComplete (cooperative onPartitionsRevoked); ConsumerRebalanceListener javadoc; the book §7.2",
+            catches="a revocation that skips or fails its commit, a commit of the wrong positions, a commit "
+            "fenced although the member is current: the next owner re-processes records",
+            predicate=lambda s: not s.ghost.uncommitted_handovers,
+            partners=("offset_committed", "partition_revoked"),
+            explain=lambda s: "; ".join(s.ghost.uncommitted_handovers),
+        ),
+        Property(
+            name="no_needless_rebalance",
+            expectation=Expectation.ALWAYS,
+            fact="A JoinGroup from a known member whose subscription metadata (ownedPartitions, generation) is "
+            "the one the coordinator holds never starts a rebalance -- it is answered with the current "
+            "generation -- unless the member leads a Stable group.",
+            source="GroupMetadataManager.classicGroupJoinExistingMember (Kafka 4.0); KIP-394; rebalance storms",
+            catches="a coordinator that rebalances for a JoinGroup retried after a lost response, or compares "
+            "a member's metadata wrongly: every such retry restarts the rebalance (a rebalance storm)",
+            predicate=lambda s: not s.ghost.needless,
+            partners=("join_answered_with_current_generation",) if faults.lost_join_response
+            else ("assignment_received",),
+            explain=lambda s: "; ".join(s.ghost.needless),
+        ),
+        Property(
             name="rebalance_completes",
             expectation=Expectation.EVENTUALLY,
             fact="Once faults stop, every rebalance completes: the group returns to Stable with every running "
-            "consumer a member of the current generation that went through SyncGroup.",
+            "consumer a member of the current generation that went through SyncGroup, and every partition "
+            "owned by exactly one of them (a cooperative follow-up rebalance hands over what was withheld).",
             source="KIP-62 / the book §7.2.2 (JoinGroup barrier, SyncGroup, session timeout); "
             "AbstractCoordinator.ensureActiveGroup",
             catches="a JoinGroup parked at a coordinator that failed over and is never resent; a member that "
-            "rejoins forever (a rebalance storm) or a group stuck in PreparingRebalance / CompletingRebalance",
-            predicate=settled,
+            "rejoins forever (a rebalance storm) or a group stuck in PreparingRebalance / CompletingRebalance; "
+            "a withheld partition no follow-up rebalance ever assigns",
+            predicate=lambda s: settled(s, topo.partitions),
             partners=("assignment_received",),
             fairness=(
                 "faults stop (no more lost heartbeats, crashes, stalls or coordinator moves)",
@@ -152,6 +191,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         ),
         sometimes_event("assignment_received", "A consumer receives its assignment in SyncGroup.", "sync:assignment"),
         sometimes_event("offset_committed", "An OffsetCommit is accepted.", "commit:accepted"),
+        sometimes_event("partition_revoked", "A member revokes partitions (onPartitionsRevoked).", "revoked:*"),
         Property(
             name="group_stable_with_two_members",
             expectation=Expectation.SOMETIMES,
@@ -166,7 +206,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props = [p for p in props if p.name != "group_stable_with_two_members"]
     if topo.records == 0:  # ownership only: nothing is polled or committed
         props = [p for p in props if p.name not in ("committed_offsets_never_regress", "offsets_cache_matches_log",
-                                                     "offset_committed")]
+                                                     "offset_committed", "revoked_partitions_committed")]
     if topo.consumers > 1 and (faults.lost_heartbeats or faults.poll_timeout or faults.leave or faults.crash
                                or topo.late_consumers):
         props.append(sometimes_event("rebalance_in_progress_seen", "A member learns of a rebalance from an error.",
@@ -195,6 +235,12 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("late_commit_fenced_by_member", "An OffsetCommit sent by a member the "
                                          "group has since removed is rejected (UNKNOWN_MEMBER_ID).",
                                          "late_commit:UNKNOWN_MEMBER_ID"))
+    if faults.lost_join_response:
+        # a JoinGroup retried after its response was lost: answered with the current generation (Kafka 4.0
+        # classicGroupJoinExistingMember), also by the leader while the group is CompletingRebalance
+        props.append(sometimes_event("join_answered_with_current_generation", "A known member's JoinGroup "
+                                     "retried after a lost response is answered with the current generation.",
+                                     "join:current_generation"))
     if faults.stale_subscription and topo.consumers > 1:
         props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
                                      "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))
@@ -212,15 +258,26 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     return tuple(props)
 
 
-def settled(s: GroupState) -> bool:
+def _falsely_claimed(s: GroupState, partition: int) -> bool:
+    """A member's subscription claims ``partition`` though its consumer does not own it (a faulty client's
+    stale ``ownedPartitions``, KAFKA-13419): cooperative-sticky withholds the partition until that member
+    revokes it, which it never does -- Kafka cannot see through the claim until the next rebalance."""
+    return any(partition in m.owned and partition not in s.consumers[m.client].owned for m in s.group.members)
+
+
+def settled(s: GroupState, partitions: int) -> bool:
     """The rebalance is over: the group is Stable and every running consumer is a member that went
     through SyncGroup of the current generation, at the current coordinator; every member's process
-    runs (dead members' sessions have expired)."""
+    runs (dead members' sessions have expired); each of the topic's ``partitions`` is owned by exactly
+    one of them (or by none while a faulty client's false claim withholds it)."""
     g = s.group
     if g.state != cg.STABLE:
         return False
     running = {c.member_id: c for c in s.consumers if c.up}
     if {m.member_id for m in g.members} != set(running):
+        return False
+    owners = Counter(p for c in running.values() for p in c.owned)
+    if any(owners[p] > 1 or (owners[p] == 0 and not _falsely_claimed(s, p)) for p in range(partitions)):
         return False
     return all(c.state == cc.STABLE and c.generation == g.generation and c.coordinator == g.epoch
                for c in running.values())

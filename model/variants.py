@@ -194,6 +194,13 @@ class ProtocolFlags:
             ``abortTimedOutTransactions`` skip a transaction with a transition pending; without it the
             timeout's epoch fence is prepared over the pending transition (``prepareTransitionTo``'s
             IllegalStateException).
+        join_unchanged_answers_current_generation: the group coordinator answers a JoinGroup from a
+            known member whose subscription metadata did not change with the current generation
+            (in CompletingRebalance any member, in Stable a follower) instead of rebalancing
+            (``GroupMetadataManager.classicGroupJoinExistingMember``, ``member.matches``).
+        commit_on_revoke: a consumer commits its positions before it gives partitions up
+            (``ConsumerCoordinator.onJoinPrepare``'s auto-commit, or the application's
+            ``ConsumerRebalanceListener.onPartitionsRevoked``; also on close).
     """
 
     check_epoch: bool = True
@@ -247,6 +254,8 @@ class ProtocolFlags:
     timeout_abort_skips_pending: bool = True
     expiry_failure_resets_pending: bool = True
     first_sequence_zero_on_empty_log: bool = True
+    join_unchanged_answers_current_generation: bool = True
+    commit_on_revoke: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -712,7 +721,7 @@ VARIANTS: dict[str, Variant] = {
             "(ClassicGroup.validateOffsetCommit without the member and generation checks).",
             flags=replace(_REAL, offset_commit_generation_check=False),
             weakened=True,
-            breaks=("committed_offsets_never_regress",),
+            breaks=("committed_offsets_never_regress", "revoked_partitions_committed"),
             scenarios=("groups_zombie_commit",),
             bug="a consumer whose session expired (lost heartbeats) keeps processing and commits its older "
             "position after the partition's new owner committed a later one: the committed offset goes "
@@ -724,7 +733,7 @@ VARIANTS: dict[str, Variant] = {
             "any generation (ClassicGroup.validateOffsetCommit without the ILLEGAL_GENERATION check).",
             flags=replace(_REAL, offset_commit_stale_generation_check=False),
             weakened=True,
-            breaks=("committed_offsets_never_regress",),
+            breaks=("committed_offsets_never_regress", "revoked_partitions_committed"),
             scenarios=("groups_late_commit",),
             bug="KAFKA-2555: a commit sent in an earlier generation by a member that rejoined arrives after the "
             "rebalance and overwrites the offsets committed since -- the committed offset goes back",
@@ -735,7 +744,7 @@ VARIANTS: dict[str, Variant] = {
             "commit records are written to __consumer_offsets.",
             flags=replace(_REAL, offset_commit_waits_for_log=False),
             weakened=True,
-            breaks=("offsets_cache_matches_log", "committed_offsets_never_regress"),
+            breaks=("offsets_cache_matches_log", "committed_offsets_never_regress", "revoked_partitions_committed"),
             scenarios=("groups_coordinator_failover",),
             bug="an acknowledged commit that is not yet in the log is lost when the coordinator fails over: the "
             "new coordinator loads an older offset and the group re-reads records",
@@ -834,6 +843,29 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_pending_transitions",),
             bug="the timeout's epoch fence is prepared over a pending transition: prepareTransitionTo throws "
             "IllegalStateException (a commit racing transaction.timeout.ms)",
+        ),
+        Variant(
+            name="rejoin_always_rebalances",
+            description="The group coordinator starts a rebalance for every JoinGroup of a known member in a Stable "
+            "or CompletingRebalance group, also when its subscription metadata did not change (a JoinGroup retried "
+            "after its response was lost).",
+            flags=replace(_REAL, join_unchanged_answers_current_generation=False),
+            weakened=True,
+            breaks=("no_needless_rebalance",),
+            scenarios=("groups_lost_join_response",),
+            bug="classicGroupJoinExistingMember without member.matches(protocols): every retried JoinGroup -- a "
+            "timeout, a broken connection -- restarts the rebalance for the whole group (a rebalance storm)",
+        ),
+        Variant(
+            name="no_commit_on_revoke",
+            description="Consumers give partitions up without committing their positions first "
+            "(enable.auto.commit=false and a ConsumerRebalanceListener whose onPartitionsRevoked does not commit).",
+            flags=replace(_REAL, commit_on_revoke=False),
+            weakened=True,
+            breaks=("revoked_partitions_committed",),
+            scenarios=("groups_eager_late_join_zombie",),
+            bug="the rebalance listener's contract broken (the book §7.2, ConsumerRebalanceListener javadoc): the "
+            "partition's next owner starts from an older committed offset and processes records again",
         ),
     )
 }

@@ -56,7 +56,8 @@ Consumer-group scenarios (``model = "groups"``, :mod:`keos.model.systems.groups`
 
     [groups]  consumers, late_consumers, partitions, records, compactions,
               assignor  # range | roundrobin | sticky | cooperative-sticky | "module:function"
-    [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit, stale_subscription, total
+    [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit, stale_subscription,
+              lost_join_response, total
 """
 
 from __future__ import annotations
@@ -485,7 +486,7 @@ def _parse_groups_scenario(
 
         [groups]  consumers, late_consumers, partitions, records, assignor, compactions
         [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit,
-                  stale_subscription, total
+                  stale_subscription, lost_join_response, total
 
     ``assignor`` is ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky`` or a Python
     callable ``"module:function"`` (a user-supplied assignor).

@@ -70,7 +70,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "offset_commit_stale_generation_check": frozenset({"groups"}),
     "load_keeps_pending_offsets": frozenset({"eos"}),
     "offset_commit_waits_for_log": frozenset({"groups"}),
-    "cooperative_revoke_before_reassign": frozenset({"groups"}),
+    "cooperative_revoke_before_reassign": frozenset({"groups", "eos"}),
+    "join_unchanged_answers_current_generation": frozenset({"groups", "eos"}),
+    "commit_on_revoke": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)
     "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
     "complete_written_to_log": frozenset({"transactions", "eos"}),

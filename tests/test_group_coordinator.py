@@ -7,12 +7,12 @@ from keos.model.coordinator.group.group_coordinator import (
     OFFSET_COMMIT_CHECKS,
     STABLE,
     GroupMetadata,
+    append_txn_offset_commit,
     committed_offset,
     form_group,
     handle_offset_commit,
     handle_offset_fetch,
     handle_txn_marker,
-    handle_txn_offset_commit,
     rebalance,
     sync_group,
     validate_offset_commit,
@@ -22,6 +22,15 @@ from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 
 PID = 7
+
+
+def handle_txn_offset_commit(g: GroupMetadata, pid: int, epoch: int, member: int, generation: int, partition: int,
+                             offset: int, check_generation: bool = True) -> tuple[GroupMetadata, str, tuple[str, ...]]:
+    """TxnOffsetCommit after the transaction check, as the eos model runs it: validate, then append."""
+    error = validate_offset_commit(g, member, generation, True, check_generation)
+    if error != Errors.NONE:
+        return g, error, (f"txn_offset_commit_rejected:{error}",)
+    return append_txn_offset_commit(g, pid, epoch, partition, offset)
 
 
 def group() -> GroupMetadata:
@@ -43,10 +52,10 @@ def test_join_bumps_generation_and_sync_makes_the_group_stable() -> None:
     assert (g.generation, g.state) == (1, STABLE)
     g = rebalance(g, g.members, (1,))
     assert (g.generation, g.state, g.assignment) == (2, COMPLETING_REBALANCE, (1,))
-    g, err = sync_group(g, 1, 2)
-    assert err == Errors.NONE and g.state == COMPLETING_REBALANCE
-    g, err = sync_group(g, 0, 2)
-    assert err == Errors.NONE and g.state == STABLE
+    g = sync_group(g, 1)
+    assert g.state == COMPLETING_REBALANCE and g.synced == (1,)
+    g = sync_group(g, 0)
+    assert g.state == STABLE
 
 
 def test_txn_offset_commit_from_an_old_generation_is_illegal_generation() -> None:

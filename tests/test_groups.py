@@ -62,7 +62,7 @@ def unsettled_forever(model: GroupSystem, limit: int = 200_000) -> list[GroupSta
                 if model.fault_kind(action) is None:
                     calm_preds[j].append(i)
         frontier = nxt
-    good = [settled(s) for s in states]
+    good = [settled(s, model.topo.partitions) for s in states]
     stack = [i for i, ok in enumerate(good) if ok]
     while stack:
         j = stack.pop()
@@ -170,6 +170,7 @@ REAL = {
     "groups_eager_late_join_zombie": 4162,
     "groups_late_commit": 5938,
     "groups_cooperative_stale_claim": 1047,
+    "groups_lost_join_response": 53,
 }
 
 
@@ -185,11 +186,15 @@ def test_protocol_holds_with_every_partner_reached(name: str, states: int) -> No
 
 
 CAUGHT = {
-    ("groups_zombie_commit", "no_offset_commit_generation_check"): {"committed_offsets_never_regress": 14},
+    ("groups_zombie_commit", "no_offset_commit_generation_check"): {
+        "committed_offsets_never_regress": 14, "revoked_partitions_committed": 15},
     ("groups_cooperative_join", "cooperative_assigns_before_revoke"): {"no_partition_owned_twice": 20},
-    ("groups_late_commit", "offset_commit_any_generation"): {"committed_offsets_never_regress": 15},
+    ("groups_late_commit", "offset_commit_any_generation"): {
+        "committed_offsets_never_regress": 15, "revoked_partitions_committed": 18},
     ("groups_coordinator_failover", "offset_commit_acked_before_log"): {
-        "offsets_cache_matches_log": 6, "committed_offsets_never_regress": 7},
+        "offsets_cache_matches_log": 6, "committed_offsets_never_regress": 7, "revoked_partitions_committed": 12},
+    ("groups_lost_join_response", "rejoin_always_rebalances"): {"no_needless_rebalance": 4},
+    ("groups_eager_late_join_zombie", "no_commit_on_revoke"): {"revoked_partitions_committed": 10},
 }
 
 

@@ -288,8 +288,7 @@ class ModelSide:
             self.group_exists = True
             view = self._view()
             assert view is not None
-            view, error, _ = gc.handle_txn_offset_commit(view, self.pid_int(pid), epoch, self._member_index(member),
-                                                          generation, partition, offset, validated=True)
+            view, error, _ = gc.append_txn_offset_commit(view, self.pid_int(pid), epoch, partition, offset)
             self.offsets = view
         return Answer(error)
 

@@ -62,7 +62,7 @@ def record_fates(leader: PartitionLeader) -> dict[int, str]:
             open_by_pid.setdefault(e.producer_id, []).extend(e.records)
             for rid in e.records:
                 fates[rid] = UNDECIDED
-        else:
+        else:  # unreachable: its callers' partitions (the transactional systems') hold no non-transactional batch
             for rid in e.records:
                 fates[rid] = COMMITTED
     return fates

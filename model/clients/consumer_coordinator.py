@@ -24,12 +24,25 @@ What a ``KafkaConsumer`` using ``subscribe()`` knows and how it reacts (Kafka 4.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from keos.model.codec import record
+from keos.model.coordinator.group import classic_group as cg
 from keos.model.protocol.errors import Errors
 
-__all__ = ["AWAITING_SYNC", "JOINING", "STABLE", "UNJOINED", "Consumer", "on_error"]
+__all__ = [
+    "AWAITING_SYNC",
+    "JOINING",
+    "STABLE",
+    "UNJOINED",
+    "Consumer",
+    "JoinOutcome",
+    "join_completed",
+    "join_group",
+    "on_error",
+    "sync_group",
+]
 
 UNJOINED = "UNJOINED"
 JOINING = "JOINING"
@@ -64,10 +77,8 @@ class Consumer(NamedTuple):
         return tuple(p for p, o in self.positions if (partitions is None or p in partitions) and done.get(p) != o)
 
     def position(self, partition: int) -> int:
-        for p, o in self.positions:
-            if p == partition:
-                return o
-        return 0
+        """The fetch position of an owned partition (every owned partition has one)."""
+        return dict(self.positions)[partition]
 
 
 def fresh(up: bool) -> Consumer:
@@ -80,14 +91,14 @@ def lose_partitions(c: Consumer) -> Consumer:
 
 
 def on_error(c: Consumer, error: str) -> Consumer:
-    """How a group request's error moves the consumer (AbstractCoordinator's handlers)."""
+    """How a group request's error moves the consumer (AbstractCoordinator's handlers): the three errors
+    the modelled group requests (JoinGroup, SyncGroup, Heartbeat, OffsetCommit) answer."""
     if error == Errors.UNKNOWN_MEMBER_ID:
         return lose_partitions(c)._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
         return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
-    if error == Errors.REBALANCE_IN_PROGRESS:
-        return c._replace(state=UNJOINED)
-    return c
+    assert error == Errors.REBALANCE_IN_PROGRESS, error  # requestRejoin: keep member id, generation, partitions
+    return c._replace(state=UNJOINED)
 
 
 def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]) -> tuple[Consumer, tuple[int, ...]]:
@@ -98,3 +109,42 @@ def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]
     mine = dict(c.committed)
     done = tuple((p, mine[p] if p in c.owned else o) for p, o in positions if p in mine or p not in c.owned)
     return c._replace(owned=tuple(sorted(assignment)), positions=positions, state=STABLE, committed=done), revoked
+
+
+class JoinOutcome(NamedTuple):
+    group: cg.ClassicGroup
+    consumer: Consumer
+    event: str  # join:<error>, join:current_generation (answered at once) or join:waiting (at the barrier)
+
+
+def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
+               answer_unchanged: bool = True) -> JoinOutcome:
+    """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
+    (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
+    coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
+    ``AbstractCoordinator.JoinGroupResponseHandler`` takes it: an error goes to :func:`on_error`; an answer
+    with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier."""
+    res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged)
+    if res.error != Errors.NONE:
+        return JoinOutcome(res.group, on_error(c, res.error), f"join:{res.error}")
+    if res.immediate:
+        c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
+        return JoinOutcome(res.group, c, "join:current_generation")
+    return JoinOutcome(res.group, c._replace(member_id=res.member_id, state=JOINING), "join:waiting")
+
+
+def join_completed(c: Consumer, group: cg.ClassicGroup) -> Consumer:
+    """The join barrier lifted (:func:`~keos.model.coordinator.group.classic_group.complete_join`): a member
+    whose JoinGroup waited there learns the new generation and sends SyncGroup; anyone else is unchanged."""
+    if c.up and c.state == JOINING and group.member(c.member_id) is not None:
+        return c._replace(generation=group.generation, state=AWAITING_SYNC)
+    return c
+
+
+def sync_group(group: cg.ClassicGroup, c: Consumer,
+               assign: Callable[[cg.ClassicGroup], dict[str, tuple[int, ...]]]) -> cg.SyncResult | None:
+    """The consumer's SyncGroup at the coordinator: the leader's carries the assignment its assignor computed
+    over the members' subscriptions (``onLeaderElected``), a follower's none (``onJoinFollower``).  ``None``
+    while a follower's request would be parked (the leader has not synced yet)."""
+    plan = assign(group) if c.member_id == group.leader else None
+    return cg.sync_group(group, c.member_id, c.generation, plan)

@@ -208,10 +208,12 @@ class EosSystem(TransactionalSystem):
         scenario_info: dict[str, Any] | None = None,
     ) -> None:
         topo = config.topology
-        if topo.shared_transactional_id or topo.partitions != 1 or topo.records_per_transaction != 1:
+        shape_ok = not topo.shared_transactional_id and topo.partitions == topo.records_per_transaction == 1
+        if not shape_ok:  # input: a hand-edited scenario
             raise ModelError("the eos model needs one output partition, one record per transaction, own ids")
         self.eos = config.eos or EosConfig()
-        if self.eos.input_records < 1 or topo.transactions_per_producer * self.eos.input_records >= 1000:
+        inputs = topo.transactions_per_producer * self.eos.input_records
+        if self.eos.input_records < 1 or inputs >= 1000:  # input: a hand-edited scenario
             raise ModelError("eos: input_records must be >= 1 and transactions * input_records < 1000")
         #: protocol mode: the instances run the classic rebalance protocol with this assignor
         self.protocol = bool(self.eos.assignor)
@@ -221,9 +223,9 @@ class EosSystem(TransactionalSystem):
                 self.assignor = asg.load_assignor(self.eos.assignor)
             except asg.AssignorError as exc:
                 raise ModelError(f"eos: {exc}") from None
-            if not 0 <= self.eos.late_instances < topo.producers:
+            if not 0 <= self.eos.late_instances < topo.producers:  # input: a hand-edited scenario
                 raise ModelError("eos: late_instances must leave at least one instance in the first generation")
-        elif self.eos.late_instances:
+        elif self.eos.late_instances:  # input: a hand-edited scenario
             raise ModelError("eos: late_instances needs an assignor (the classic rebalance protocol)")
         super().__init__(config, variant, properties, name, scenario_info)
 
@@ -271,15 +273,14 @@ class EosSystem(TransactionalSystem):
         owner = next((i for i in first if s.consumers[i].member_id == s.ghost.assigned_member), -1)
         return s._replace(ghost=s.ghost._replace(start_owner=owner))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, Any]:  # no mutate: display (the trace header)
         """Scenario, variant and bounds, plus the application's input and group protocol."""
-        eos: dict[str, Any] = {"input_records": self.eos.input_records}
-        if self.protocol:
-            eos |= {
-                "assignor": self.eos.assignor,
-                "protocol": "cooperative" if self.cooperative else "eager",
-                "late_instances": self.eos.late_instances,
-            }
+        protocol = {
+            "assignor": self.eos.assignor,
+            "protocol": "cooperative" if self.cooperative else "eager",
+            "late_instances": self.eos.late_instances,
+        }
+        eos = {"input_records": self.eos.input_records, **(protocol if self.protocol else {})}
         return {**super().describe(), "eos": eos}
 
     # -- actions ---------------------------------------------------------------------------------------
@@ -297,7 +298,7 @@ class EosSystem(TransactionalSystem):
             out.append(Action("CommitTransaction", (i,)))
         if self._abort_ok(state, i):
             out.append(Action("AbortTransaction", (i,)))
-        if self._plain_commit_ok(state, i):
+        if self._plain_commit_ok(state, i):  # unreachable: weakened variant offsets_outside_transaction
             out.append(Action("CommitOffsets", (i,)))
         if self.protocol:
             return out + self._group_actions(state, i)
@@ -383,7 +384,7 @@ class EosSystem(TransactionalSystem):
             return s, (error, "offset_fetch_retry")
         stable = 0 if offset < 0 else offset
         events: tuple[str, ...] = ("offset_fetched",)
-        if pending_visible and s.group is not None:
+        if pending_visible and s.group is not None:  # unreachable: weakened txn_offsets_visible_before_marker only
             pending = [p.offset for p in s.group.pending if p.partition == INPUT_PARTITION]
             offset = max([offset, *pending])
         position = max(offset, 0)
@@ -394,13 +395,13 @@ class EosSystem(TransactionalSystem):
             # partition's current owner already started, nothing it processes may ever commit
             return self._set_app(s, i, app._replace(position=position)), (*events, "zombie_fetch")
         notes: list[str] = []
-        if position != stable:
+        if position != stable:  # no branch: ghost observer of a violation (new_owner_starts_from_stable_offset)
             notes.append(f"instance {i} started from offset {position} while the group's committed offset was {stable}")
-        if gc.has_pending(s.group, INPUT_PARTITION):
+        if gc.has_pending(s.group, INPUT_PARTITION):  # no branch: ghost observer of a violation (as above)
             notes.append(f"instance {i} started from offset {position} while a transactional offset was pending")
         if ghost.start_owner != i:
-            if ghost.start_owner >= 0:
-                events = (*events, "owner_started_after_move")
+            # the first generation always has an owner (init_states), so another one started before
+            events = (*events, "owner_started_after_move")
             # every other instance is superseded, and so is the record of its transaction still open
             apps = tuple(
                 a._replace(
@@ -454,7 +455,7 @@ class EosSystem(TransactionalSystem):
             txn_superseded=app.superseded,
         )
         s = s._replace(clients=_at(s.clients, i, c))
-        if not self.flags.offsets_in_transaction:
+        if not self.flags.offsets_in_transaction:  # unreachable: weakened variant offsets_outside_transaction
             return self._set_app(s, i, app._replace(offsets=P.PLAIN)), ("process", "offsets_deferred")
         if self.tv < 2:
             return self._set_app(s, i, app._replace(offsets=P.ADD)), ("process", "send_offsets_to_transaction")
@@ -498,7 +499,7 @@ class EosSystem(TransactionalSystem):
         return s.clients[i].state == tp.C.IN_TRANSACTION and s.apps[i].offsets in (P.DONE, P.PLAIN)
 
     def _eos_commit(self, s: TxnSystemState, i: int) -> Result:
-        if not self._commit_ok(s, i):
+        if not self._commit_ok(s, i):  # input: not offered here (edited trace)
             return None
         return self._set_client(s, i, tp.commit_transaction(s.clients[i]))
 
@@ -512,11 +513,10 @@ class EosSystem(TransactionalSystem):
 
     def _eos_abort(self, s: TxnSystemState, i: int) -> Result:
         """abortTransaction, then seek back to the committed offset (re-fetched before the next poll)."""
-        if not self._abort_ok(s, i):
+        if not self._abort_ok(s, i):  # input: not offered here (edited trace)
             return None
         c = tp.abort_transaction(s.clients[i])
-        if c is None:
-            return None
+        assert c is not None  # _abort_ok: in a transaction or abortable
         app = s.apps[i]
         position = -1 if self.flags.seek_after_abort or not app.owns else app.position
         s = self._set_app(s, i, app._replace(position=position, processing=-1, offsets=P.NONE))
@@ -525,7 +525,9 @@ class EosSystem(TransactionalSystem):
     def _plain_commit_ok(self, s: TxnSystemState, i: int) -> bool:
         return s.apps[i].offsets == P.PLAIN and s.clients[i].state == tp.C.READY
 
-    def _commit_offsets(self, s: TxnSystemState, i: int) -> Result:
+    def _commit_offsets(  # unreachable: weakened variant offsets_outside_transaction
+        self, s: TxnSystemState, i: int
+    ) -> Result:
         """offsets_outside_transaction: commitSync(position) after commitTransaction returned."""
         if not self._plain_commit_ok(s, i):
             return None
@@ -539,11 +541,9 @@ class EosSystem(TransactionalSystem):
         if self.protocol:
             return self._protocol_sync(s, i)
         g = s.group
-        if g is None or g.state != gc.COMPLETING_REBALANCE or i in g.synced:
+        if g is None or g.state != gc.COMPLETING_REBALANCE or i not in g.members or i in g.synced:  # input: edited
             return None
-        g, error = gc.sync_group(g, i, g.generation)
-        if error != Errors.NONE:
-            return None
+        g = gc.sync_group(g, i)
         app = s.apps[i]
         owns = g.assignment[INPUT_PARTITION] == i
         position = app.position if owns and app.owns else -1
@@ -561,7 +561,7 @@ class EosSystem(TransactionalSystem):
         -- learns the new generation only at its own ``SyncGroup``.
         """
         g = s.group
-        if g is None or i not in g.members:
+        if g is None or i not in g.members:  # input: not offered here (edited trace)
             return None
         old = g.assignment[INPUT_PARTITION]
         events: tuple[str, ...] = ("rebalance",)
@@ -600,7 +600,7 @@ class EosSystem(TransactionalSystem):
 
     def _start(self, s: TxnSystemState, i: int) -> Result:
         """The instance's consumer starts (a late instance, or one that left) and will join."""
-        if s.consumers[i].up or s.consumers[i].state == CLOSED:
+        if s.consumers[i].up or s.consumers[i].state == CLOSED:  # input: not offered here (edited trace)
             return None
         return s._replace(consumers=_at(s.consumers, i, cc.fresh(up=True)._replace(coordinator=0))), (
             "consumer_started",
@@ -609,69 +609,46 @@ class EosSystem(TransactionalSystem):
     def _join_group(self, s: TxnSystemState, i: int) -> Result:
         """JoinGroup from poll(); eager: onJoinPrepare revokes every owned partition first."""
         c, g = s.consumers[i], s.members
-        if g is None or not c.up or c.state != cc.UNJOINED:
+        if g is None or not c.up or c.state != cc.UNJOINED:  # input: not offered here (edited trace)
             return None
         events: tuple[str, ...] = ()
         if not self.cooperative:
             if c.owned:
                 events = ("eager:revoked_all",)
             c = cc.lose_partitions(c)
-        res = cg.join_group(g, i, c.member_id, c.owned, c.generation)
-        s = s._replace(members=res.group)
-        if res.error != Errors.NONE:
-            s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
-            return s, (*events, *more, f"join:{res.error}")
-        if res.immediate:
-            c = c._replace(member_id=res.member_id, generation=res.group.generation, state=cc.AWAITING_SYNC)
-            s, more = self._put_consumer(s, i, c)
-            return s, (*events, *more, "join:current_generation")
-        s, more = self._put_consumer(s, i, c._replace(member_id=res.member_id, state=cc.JOINING))
-        return s, (*events, *more, "join:waiting")
+        answer = self.flags.join_unchanged_answers_current_generation
+        out = cc.join_group(g, i, c, c.owned, c.generation, answer)
+        s, more = self._put_consumer(s._replace(members=out.group), i, out.consumer)
+        return s, (*events, *more, out.event)
 
     def _complete_join(self, s: TxnSystemState) -> Result:
         """The join barrier lifts: next generation, the leader elected, every waiting member answered."""
         g = s.members
-        if g is None or not cg.join_complete_ready(g):
+        if g is None or not cg.join_complete_ready(g):  # input: not offered here (edited trace)
             return None
         g = cg.complete_join(g, self.eos.assignor)
         s = s._replace(members=g)
         for i, c in enumerate(s.consumers):
-            if c.up and c.state == cc.JOINING and g.member(c.member_id) is not None:
-                s = self._put_consumer(s, i, c._replace(generation=g.generation, state=cc.AWAITING_SYNC))[0]
+            s = self._put_consumer(s, i, cc.join_completed(c, g))[0]
         return s, ("join:complete", f"generation:{g.generation}")
 
     def _assign(self, g: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
         """The leader runs the group's assignor over the members' subscriptions (as model.systems.groups)."""
-        subs = {
-            m.member_id: asg.Subscription(
-                frozenset({INPUT_TOPIC}),
-                tuple(asg.TopicPartition(INPUT_TOPIC, p) for p in m.owned),
-                m.generation,
-            )
-            for m in g.members
-        }
-        ppt = {INPUT_TOPIC: 1}
-        if self.cooperative and not self.flags.cooperative_revoke_before_reassign:
-            result = asg.sticky_assign(ppt, subs)
-        else:
-            result = asg.run_assignor(self.assignor, ppt, subs)
-        return {m: tuple(sorted(t.partition for t in parts)) for m, parts in result.items()}
+        withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
+        members = ((m.member_id, m.owned, m.generation) for m in g.members)
+        return asg.leader_assignment(self.assignor, INPUT_TOPIC, 1, members, withhold)
 
     def _sync_request(self, s: TxnSystemState, i: int) -> cg.SyncResult | None:
-        c, g = s.consumers[i], s.members
-        assert g is not None
-        plan = None
-        if g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader and c.generation == g.generation:
-            plan = self._assign(g)
-        return cg.sync_group(g, c.member_id, c.generation, plan)
+        assert s.members is not None
+        return cc.sync_group(s.members, s.consumers[i], self._assign)
 
     def _protocol_sync(self, s: TxnSystemState, i: int) -> Result:
         """SyncGroup: the assignment arrives (onPartitionsAssigned; cooperative: revoke, then rejoin)."""
         c = s.consumers[i]
-        if not c.up or c.state != cc.AWAITING_SYNC:
+        if not c.up or c.state != cc.AWAITING_SYNC:  # input: not offered here (edited trace)
             return None
         res = self._sync_request(s, i)
-        if res is None:
+        if res is None:  # input: not offered here (edited trace)
             return None
         before = s.members
         s = s._replace(members=res.group)
@@ -696,7 +673,7 @@ class EosSystem(TransactionalSystem):
         c, g = s.consumers[i], s.members
         assert g is not None
         error = cg.heartbeat(g, c.member_id, c.generation)
-        if error == Errors.NONE:
+        if error == Errors.NONE:  # input: not offered here (edited trace)
             return None
         s, events = self._put_consumer(s, i, cc.on_error(c, error))
         return s, (*events, f"heartbeat:{error}")
@@ -707,7 +684,7 @@ class EosSystem(TransactionalSystem):
         instance is a zombie until a heartbeat tells it UNKNOWN_MEMBER_ID."""
         c, g = s.consumers[i], s.members
         assert g is not None
-        if not c.up or g.member(c.member_id) is None:
+        if not c.up or g.member(c.member_id) is None:  # input: not offered here (edited trace)
             return None
         events: tuple[str, ...] = ("session_expired:zombie",)
         if s.apps[i].owns and s.clients[i].state not in BETWEEN_TRANSACTIONS:
@@ -719,7 +696,8 @@ class EosSystem(TransactionalSystem):
         rebalances (it does not come back: a restart is a late instance's Start)."""
         c, g = s.consumers[i], s.members
         assert g is not None
-        if not c.up or g.member(c.member_id) is None or s.clients[i].state not in BETWEEN_TRANSACTIONS:
+        between = s.clients[i].state in BETWEEN_TRANSACTIONS
+        if not c.up or g.member(c.member_id) is None or not between:  # input: not offered here (edited trace)
             return None
         s = s._replace(members=cg.remove_member(g, c.member_id))
         s, events = self._put_consumer(s, i, cc.fresh(up=False)._replace(state=CLOSED))
@@ -734,16 +712,15 @@ class EosSystem(TransactionalSystem):
         reach the new leader (the transaction coordinator retries them).  The abstract eos mode only: the
         protocol mode's membership would have to be reloaded too (``classic_group.load_group``)."""
         g = s.group
-        if g is None or self.protocol:
+        if g is None or self.protocol:  # input: not offered here (edited trace)
             return None
         inflight = [e for e in s.network if e.dst == GROUP_COORDINATOR]
         network = net.without(s.network, lambda e: e.dst == GROUP_COORDINATOR)
         for e in inflight:
             body = e.body
             resp: TxnOffsetCommitResponse | OffsetCommitResponse
-            if isinstance(body, TxnOffsetCommitRequest):
-                resp = TxnOffsetCommitResponse(body.producer, body.connection, Errors.NOT_COORDINATOR)
-            else:
+            resp = TxnOffsetCommitResponse(body.producer, body.connection, Errors.NOT_COORDINATOR)
+            if isinstance(body, OffsetCommitRequest):  # unreachable: weakened variant offsets_outside_transaction
                 resp = OffsetCommitResponse(body.producer, body.connection, Errors.NOT_COORDINATOR)
             network = net.send(network, net.Envelope(GROUP_COORDINATOR, e.src, e.connection, resp))
         events: tuple[str, ...] = ("group_coordinator_loaded",)
@@ -796,20 +773,20 @@ class EosSystem(TransactionalSystem):
         ):
             return super()._receive(s, env, append_ok)
         network = net.remove(s.network, env)
-        if network is None:
+        if network is None:  # input: not offered here (edited trace)
             return None
         s = s._replace(network=network)
         if isinstance(body, AddOffsetsToTxnRequest):
             return self._on_add_offsets(s, env, body, append_ok)
         if isinstance(body, TxnOffsetCommitRequest):
             return self._on_txn_offset_commit(s, env, body)
-        if isinstance(body, OffsetCommitRequest):
+        if isinstance(body, OffsetCommitRequest):  # unreachable: weakened variant offsets_outside_transaction
             return self._on_offset_commit(s, env, body)
         if isinstance(body, AddOffsetsToTxnResponse):
             return self._on_add_offsets_response(s, body)
-        if isinstance(body, TxnOffsetCommitResponse):
-            return self._on_txn_offset_commit_response(s, body)
-        return self._on_offset_commit_response(s, body)
+        if isinstance(body, OffsetCommitResponse):  # unreachable: weakened variant offsets_outside_transaction
+            return self._on_offset_commit_response(s, body)
+        return self._on_txn_offset_commit_response(s, body)
 
     def _on_add_offsets(
         self, s: TxnSystemState, env: net.Envelope, req: AddOffsetsToTxnRequest, append_ok: bool
@@ -906,16 +883,8 @@ class EosSystem(TransactionalSystem):
             if error != Errors.NONE:
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE:
-            g, error, more = gc.handle_txn_offset_commit(
-                g,
-                req.producer_id,
-                req.producer_epoch,
-                req.member,
-                req.generation,
-                req.partition,
-                req.offset,
-                validated=True,
-            )
+            pid, epoch = req.producer_id, req.producer_epoch
+            g, error, more = gc.append_txn_offset_commit(g, pid, epoch, req.partition, req.offset)
             events = (*events, *more)
             if error == Errors.NONE and s.members is not None and s.members.state == cg.COMPLETING_REBALANCE:
                 events = (*events, "txn_offset_commit_during_completing_rebalance")
@@ -942,10 +911,13 @@ class EosSystem(TransactionalSystem):
         if err in ABORTABLE_OFFSET_ERRORS:
             c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable")
         else:
-            c, events = tp.fatal_error(c, err), (f"client_error:{err}", "client_fatal")
+            c = tp.fatal_error(c, err)
+            events = (f"client_error:{err}", "client_fenced" if c.fenced else "client_fatal")
         return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app), events
 
-    def _on_offset_commit(self, s: TxnSystemState, env: net.Envelope, req: OffsetCommitRequest) -> Result:
+    def _on_offset_commit(  # unreachable: weakened variant offsets_outside_transaction
+        self, s: TxnSystemState, env: net.Envelope, req: OffsetCommitRequest
+    ) -> Result:
         g = s.group
         assert g is not None
         g, error, events = gc.handle_offset_commit(
@@ -956,7 +928,9 @@ class EosSystem(TransactionalSystem):
         s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
         return s, events
 
-    def _on_offset_commit_response(self, s: TxnSystemState, resp: OffsetCommitResponse) -> Result:
+    def _on_offset_commit_response(  # unreachable: weakened variant offsets_outside_transaction
+        self, s: TxnSystemState, resp: OffsetCommitResponse
+    ) -> Result:
         i = resp.producer
         app = s.apps[i]
         if app.offsets != P.PLAIN_SENT:

@@ -28,7 +28,9 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           LateCommit (a copy of a consumer's OffsetCommit sent in an earlier
                           generation reaches the coordinator only after the group moved on),
                           StaleJoinGroup (a faulty client's JoinGroup claims the partitions of its
-                          last assignment, in that assignment's generation, though it lost them)
+                          last assignment, in that assignment's generation, though it lost them),
+                          LoseJoinResponse (a JoinGroup response is lost: the consumer sends the
+                          same JoinGroup again)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -37,8 +39,10 @@ with ExpireSession (a dead one).  It is not a separate step, which would let a h
 removed over and over.
 
 Ghost state: the highest offset the coordinator ever acknowledged per partition since the last
-expiry (``max_committed``), for ``committed_offsets_never_regress``, and whether the group has
-formed (late consumers start after that).
+expiry (``max_committed``), for ``committed_offsets_never_regress``; whether the group has
+formed (late consumers start after that); the rebalances a JoinGroup that changed nothing started
+(``needless``, for ``no_needless_rebalance``); the partitions a member of the current generation gave
+up without its position committed (``uncommitted_handovers``, for ``revoked_partitions_committed``).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
+    "lost_join_response",
 )
 
 
@@ -94,6 +99,7 @@ class GroupsFaultBudget:
     coordinator_failover: int = 0
     late_commit: int = 0
     stale_subscription: int = 0
+    lost_join_response: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -113,6 +119,8 @@ class GroupsConfig:
 class GroupGhost(NamedTuple):
     max_committed: tuple[tuple[int, int], ...]
     formed: bool
+    needless: tuple[str, ...] = ()  # rebalances started by a JoinGroup that changed nothing
+    uncommitted_handovers: tuple[str, ...] = ()  # partitions revoked by a current member, position not committed
 
 
 @record
@@ -144,6 +152,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "CoordinatorFailover": (),
     "LateCommit": ("consumer",),
     "StaleJoinGroup": ("consumer",),
+    "LoseJoinResponse": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -153,9 +162,10 @@ FAULT_OF_ACTION = {
     "CoordinatorFailover": "coordinator_failover",
     "LateCommit": "late_commit",
     "StaleJoinGroup": "stale_subscription",
+    "LoseJoinResponse": "lost_join_response",
 }
 
-Result = tuple[GroupState, tuple[str, ...]] | None
+Result = tuple[GroupState, tuple[str, ...]]
 
 
 def _outcome(error: str) -> str:
@@ -164,6 +174,25 @@ def _outcome(error: str) -> str:
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
+
+
+def _needless_rebalance(before: cg.ClassicGroup, after: cg.ClassicGroup, member_id: str, owned: tuple[int, ...],
+                        generation: int) -> str:
+    """Ghost: why a JoinGroup that changed nothing started a rebalance ("" when it did not, or had a cause).
+
+    ``classicGroupJoinExistingMember`` (Kafka 4.0): a known member whose subscription metadata is the one
+    the coordinator holds gets the current generation back -- in CompletingRebalance any member, in Stable
+    any but the leader (whose JoinGroup forces a rebalance on purpose); only a new member, a changed
+    subscription, the leader, a departure or an expired session is a reason to rebalance."""
+    known = before.member(member_id) if member_id else None
+    if known is None or (known.owned, known.generation) != (owned, generation):
+        return ""
+    if before.state not in (cg.STABLE, cg.COMPLETING_REBALANCE) or after.state != cg.PREPARING_REBALANCE:
+        return ""
+    if before.state == cg.STABLE and member_id == before.leader:
+        return ""
+    return (f"{member_id}'s JoinGroup with unchanged metadata moved the group from {before.state} "
+            f"(generation {before.generation}) to {after.state}")
 
 
 class GroupSystem:
@@ -244,8 +273,6 @@ class GroupSystem:
     def _commit(self, s: GroupState, c: Consumer, partitions: Sequence[int]) -> tuple[GroupState, str]:
         """OffsetCommit of ``c``'s positions for ``partitions`` with its member id and generation."""
         offsets = tuple((p, c.position(p)) for p in partitions)
-        if not offsets:
-            return s, Errors.NONE
         error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
                                           self.flags.offset_commit_stale_generation_check)
         if error != Errors.NONE:
@@ -256,17 +283,26 @@ class GroupSystem:
             high[p] = max(high.get(p, o), o)
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), error
 
+    def _note_handover(self, s: GroupState, c: Consumer, revoked: Sequence[int], how: str) -> GroupState:
+        """Ghost: ``c`` revokes ``revoked`` (``onPartitionsRevoked``, not lost) after committing its positions. While it
+        is a member of the group's current generation that commit cannot be fenced, so each partition's committed
+        offset must now be ``c``'s position: the next owner resumes where ``c`` stopped (with nothing committed, at
+        ``auto.offset.reset=earliest``: offset 0)."""
+        g = s.group
+        if not self.topo.records or g.member(c.member_id) is None or c.generation != g.generation:
+            return s
+        cache = dict(g.offsets)
+        missed = [f"{how}: {c.member_id} gave up t0p{p} at position {c.position(p)} with {cache.get(p)} committed"
+                  for p in revoked if cache.get(p, 0) != c.position(p)]
+        if not missed:
+            return s
+        return s._replace(ghost=s.ghost._replace(uncommitted_handovers=(*s.ghost.uncommitted_handovers, *missed)))
+
     def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
         """The leader runs the group's assignor over the members' subscriptions."""
-        subs = {m.member_id: asg.Subscription(frozenset({TOPIC}), tuple(asg.TopicPartition(TOPIC, p) for p in m.owned),
-                                              m.generation)
-                for m in group.members}
-        ppt = {TOPIC: self.topo.partitions}
-        if self.cooperative and not self.flags.cooperative_revoke_before_reassign:
-            result = asg.sticky_assign(ppt, subs)
-        else:
-            result = asg.run_assignor(self.assignor, ppt, subs)
-        return {m: tuple(sorted(tp.partition for tp in parts)) for m, parts in result.items()}
+        withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
+        members = ((m.member_id, m.owned, m.generation) for m in group.members)
+        return asg.leader_assignment(self.assignor, TOPIC, self.topo.partitions, members, withhold)
 
     # -- actions ------------------------------------------------------------------------------------
 
@@ -286,6 +322,9 @@ class GroupSystem:
                     out.append(Action("StaleJoinGroup", (i,)))
             if c.state == cc.AWAITING_SYNC and self._sync(s, i) is not None:
                 out.append(Action("SyncGroup", (i,)))
+            lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None
+            if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
+                out.append(Action("LoseJoinResponse", (i,)))
             if c.state in (cc.STABLE, cc.AWAITING_SYNC) and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE:
                 out.append(Action("Heartbeat", (i,)))
         for i, c in enumerate(s.consumers):
@@ -303,7 +342,7 @@ class GroupSystem:
                 out.append(Action("ExpireSession", (m.member_id,)))
         if g.state == cg.EMPTY and g.offsets:
             out.append(Action("ExpireOffsets"))
-        if g.unflushed:
+        if g.unflushed:  # unreachable: weakened variant offset_commit_acked_before_log
             out.append(Action("FlushOffsets"))
         if s.compactions < self.topo.compactions and olog.compactable(g.log):
             out.append(Action("Compact"))
@@ -342,12 +381,9 @@ class GroupSystem:
         return self._cache_actions
 
     def step(self, state: GroupState, action: Action) -> Step | None:
-        if action not in self._enabled(state):
+        if action not in self._enabled(state):  # input: not offered here (edited trace)
             return None
-        result = self._HANDLERS[action.kind](self, state, *action.args)
-        if result is None:
-            return None
-        new, events = result
+        new, events = self._HANDLERS[action.kind](self, state, *action.args)
         new = self._settle(new)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
@@ -394,38 +430,31 @@ class GroupSystem:
         events: list[str] = [*extra]
         if not self.cooperative:
             # onJoinPrepare: auto-commit the positions, then revoke everything (eager protocol)
-            if c.member_id and c.generation >= 0 and c.uncommitted():
+            if self.flags.commit_on_revoke and c.member_id and c.generation >= 0 and c.uncommitted():
                 s, error = self._commit(s, c, c.uncommitted())
                 events.append(f"commit:{_outcome(error)}")
             if c.owned:
                 events.append("eager:revoked_all")
+                s = self._note_handover(s, c, c.owned, "onJoinPrepare")
+                events.append("revoked:onJoinPrepare")
             c = cc.lose_partitions(c)
         owned, generation = (c.owned, c.generation) if claim is None else claim
-        res = cg.join_group(s.group, i, c.member_id, owned, generation)
-        s = s._replace(group=res.group)
-        if res.error != Errors.NONE:
-            return self._put(s, i, cc.on_error(c, res.error)), (*events, f"join:{res.error}")
-        if res.immediate:
-            c = c._replace(member_id=res.member_id, generation=res.group.generation, state=cc.AWAITING_SYNC)
-            return self._put(s, i, c), (*events, "join:current_generation")
-        return self._put(s, i, c._replace(member_id=res.member_id, state=cc.JOINING)), (*events, "join:waiting")
+        before = s.group
+        out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation)
+        s = s._replace(group=out.group)
+        needless = _needless_rebalance(before, out.group, c.member_id, owned, generation)
+        if needless:
+            s = s._replace(ghost=s.ghost._replace(needless=(*s.ghost.needless, needless)))
+        return self._put(s, i, out.consumer), (*events, out.event)
 
     def _complete_join(self, s: GroupState) -> Result:
         group = cg.complete_join(s.group, self.topo.assignor)
-        consumers = list(s.consumers)
-        for i, c in enumerate(consumers):
-            if c.up and c.state == cc.JOINING and group.member(c.member_id) is not None:
-                consumers[i] = c._replace(generation=group.generation, state=cc.AWAITING_SYNC)
+        consumers = tuple(cc.join_completed(c, group) for c in s.consumers)
         leader_event = f"join:leader_elected:{group.leader}"
-        return s._replace(group=group, consumers=tuple(consumers)), ("join:complete", leader_event)
+        return s._replace(group=group, consumers=consumers), ("join:complete", leader_event)
 
     def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
-        c = s.consumers[i]
-        g = s.group
-        plan = None
-        if g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader and c.generation == g.generation:
-            plan = self._assign(g)
-        return cg.sync_group(g, c.member_id, c.generation, plan)
+        return cc.sync_group(s.group, s.consumers[i], self._assign)
 
     def _sync_group(self, s: GroupState, i: int) -> Result:
         res = self._sync(s, i)
@@ -443,9 +472,11 @@ class GroupSystem:
             before = s.consumers[i]
             pending = before.uncommitted(revoked)
             events.append("cooperative:revoked")
-            if pending:
+            if pending and self.flags.commit_on_revoke:
                 s, error = self._commit(s, before, pending)
                 events.append(f"commit:{_outcome(error)}")
+            s = self._note_handover(s, before, revoked, "onPartitionsRevoked")
+            events.append("revoked:onPartitionsRevoked")
             c = c._replace(state=cc.UNJOINED)
         return self._put(s, i, c), tuple(events)
 
@@ -502,11 +533,29 @@ class GroupSystem:
     def _leave(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         events: list[str] = []
-        if c.uncommitted() and c.generation >= 0:
+        if c.uncommitted() and c.generation >= 0 and self.flags.commit_on_revoke:
             s, error = self._commit(s, c, c.uncommitted())  # onPartitionsRevoked on close()
             events.append(f"commit:{_outcome(error)}")
+        if c.owned:
+            s = self._note_handover(s, c, c.owned, "close")
+            events.append("revoked:close")
         s = s._replace(group=cg.remove_member(s.group, c.member_id))
         return self._put(s, i, cc.fresh(up=False)), (*events, "left_group")
+
+    def _lose_join_response(self, s: GroupState, i: int) -> Result:
+        """Fault: consumer ``i``'s JoinGroup response is lost (a broken connection, or the request timed out:
+        ``AbstractCoordinator`` waits ``rebalance.timeout.ms`` plus 5 s for it) and the consumer sends the same
+        JoinGroup again -- its member id (it has one since KIP-394's MEMBER_ID_REQUIRED round trip) and the
+        subscription it sent, in the generation it sent it in, since it never learned the new one.  The
+        coordinator must answer a known member whose metadata did not change with the current generation
+        (``classicGroupJoinExistingMember``: in CompletingRebalance any member, in Stable a follower), not
+        start a rebalance; the leader of a Stable group forces one."""
+        c = s.consumers[i]
+        sent = s.group.member(c.member_id)
+        assert sent is not None  # AWAITING_SYNC at the current coordinator: the barrier answered it as a member
+        c = c._replace(generation=sent.generation, state=cc.UNJOINED)
+        s, events = self._join(self._put(s, i, c), i, (sent.owned, sent.generation))
+        return s, ("join:response_lost", *events)
 
     def _late_commit(self, s: GroupState, i: int) -> Result:
         """A copy of consumer ``i``'s last OffsetCommit -- sent with the member id and generation it had then
@@ -535,7 +584,7 @@ class GroupSystem:
         """``{"kind": ..., <arg>: <value>}``."""
         return codec.action_to_json(action, GROUP_ACTION_ARGS)
 
-    def action_from_json(self, data: Any) -> Action:
+    def action_from_json(self, data: Any) -> Action:  # input: decodes a trace file (keos replay)
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, GROUP_ACTION_ARGS).args
         for n, v in zip(GROUP_ACTION_ARGS[data["kind"]], values):
@@ -589,5 +638,6 @@ GroupSystem._HANDLERS.update(
         "CoordinatorFailover": GroupSystem._failover,
         "LateCommit": GroupSystem._late_commit,
         "StaleJoinGroup": GroupSystem._stale_join,
+        "LoseJoinResponse": GroupSystem._lose_join_response,
     }
 )

@@ -41,8 +41,7 @@ signature as these functions, named ``"module:function"`` (the analogue of a
 
 The book's worked examples (Range's and RoundRobin's imbalance, Sticky keeping the survivors'
 partitions when a member leaves) are reproduced in ``tests/test_assignors.py``; the Kafka 2.0
-StickyAssignor the book describes had only the general builder, so :func:`sticky_general_assign`
-is exposed for those examples.
+StickyAssignor the book describes had only the general builder, which those tests run directly.
 """
 
 from __future__ import annotations
@@ -130,8 +129,6 @@ def round_robin_assign(partitions_per_topic: Mapping[str, int],
     per partition, which is where unequal subscriptions lose balance)."""
     assignment: dict[str, list[TopicPartition]] = {member: [] for member in subscriptions}
     members = sorted(subscriptions)
-    if not members:
-        return {}
     topics = sorted({t for s in subscriptions.values() for t in s.topics if t in partitions_per_topic})
     cursor = 0
     for topic in topics:
@@ -237,7 +234,7 @@ def _constrained_assign(partitions_per_topic: Mapping[str, int], subscriptions: 
         elif at_min:
             member = at_min.pop(0)
             from_under = False
-        else:  # Kafka: IllegalStateException("No more unfilled consumers to be assigned.")
+        else:  # unreachable: the quotas leave room for every partition (Kafka: IllegalStateException)
             raise AssertionError("constrained sticky assignment ran out of unfilled members")
         assignment[member].append(tp)
         count = len(assignment[member])
@@ -302,22 +299,12 @@ def _general_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapp
 
 def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]) -> Assignment:
     """``StickyAssignor`` (``AbstractStickyAssignor.assignPartitions``): the constrained builder when
-    all subscriptions are equal, the general builder otherwise."""
-    if not subscriptions:
-        return {}
+    all subscriptions are equal, the general builder otherwise (never for an empty group: the leader
+    that runs the assignor is a member)."""
     owned = _collect_owned(partitions_per_topic, subscriptions)
     if owned.all_equal:
         return _constrained_assign(partitions_per_topic, subscriptions, owned)
     return _general_assign(partitions_per_topic, subscriptions, owned)
-
-
-def sticky_general_assign(partitions_per_topic: Mapping[str, int],
-                          subscriptions: Mapping[str, Subscription]) -> Assignment:
-    """The general sticky builder for every input, as Kafka 2.0's ``StickyAssignor`` (the one the
-    book's examples were produced with) always used."""
-    if not subscriptions:
-        return {}
-    return _general_assign(partitions_per_topic, subscriptions, _collect_owned(partitions_per_topic, subscriptions))
 
 
 def partitions_transferring_ownership(subscriptions: Mapping[str, Subscription],
@@ -344,8 +331,6 @@ def _sticky_with_transfers(partitions_per_topic: Mapping[str, int], subscription
     or one claimed by two members of the same generation); otherwise ``partitionsTransferringOwnership``
     is null and they are computed from the subscriptions' raw ``ownedPartitions``
     (``computePartitionsTransferringOwnership``)."""
-    if not subscriptions:
-        return {}, {}
     owned = _collect_owned(partitions_per_topic, subscriptions)
     if not owned.all_equal:
         full = _general_assign(partitions_per_topic, subscriptions, owned)
@@ -375,7 +360,7 @@ def cooperative_rounds(partitions_per_topic: Mapping[str, int], subscriptions: M
     partitions freed by one round let it rebalance further."""
     rounds: list[Assignment] = []
     subs = dict(subscriptions)
-    for _ in range(max_rounds):
+    for _ in range(max_rounds):  # no branch: the rounds converge long before max_rounds
         full, moving = _sticky_with_transfers(partitions_per_topic, subs)
         rounds.append({m: tuple(tp for tp in parts if moving.get(tp) != m) for m, parts in full.items()})
         if not moving:
@@ -404,7 +389,7 @@ def load_assignor(spec: str) -> Assignor:
     if spec in ASSIGNORS:
         return ASSIGNORS[spec]
     module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
+    if not sep or not module_name or not attr:  # input: a scenario's assignor name
         raise AssignorError(f"unknown assignor {spec!r}: expected one of {', '.join(ASSIGNORS)} "
                             "or a Python callable as 'module:function'")
     try:
@@ -412,7 +397,7 @@ def load_assignor(spec: str) -> Assignor:
     except ImportError as exc:
         raise AssignorError(f"assignor {spec!r}: cannot import {module_name!r} ({exc})") from exc
     fn = getattr(module, attr, None)
-    if not callable(fn):
+    if not callable(fn):  # input: a scenario's assignor name
         raise AssignorError(f"assignor {spec!r}: {module_name} has no callable {attr!r}")
     assignor: Assignor = fn
     return assignor
@@ -427,6 +412,23 @@ def run_assignor(assignor: Assignor, partitions_per_topic: Mapping[str, int],
     for member, parts in raw.items():
         result[member] = tuple(sorted(TopicPartition(tp[0], int(tp[1])) for tp in parts))
     return dict(sorted(result.items()))
+
+
+def leader_assignment(assignor: Assignor, topic: str, partitions: int,
+                      members: Iterable[tuple[str, tuple[int, ...], int]],
+                      withhold_transfers: bool = True) -> dict[str, tuple[int, ...]]:
+    """What the group leader's ``ConsumerCoordinator.onLeaderElected`` sends in its SyncGroup: the group's
+    assignor run over every member's subscription to one topic of ``partitions`` partitions, each member
+    given as (member id, ``ownedPartitions``, ``generationId``); member id -> partition numbers.
+
+    ``withhold_transfers=False`` is the weakened variant ``cooperative_assigns_before_revoke``: the plain
+    sticky assignment instead of the cooperative one (a moving partition is handed over at once)."""
+    subs = {member: Subscription(frozenset({topic}), tuple(TopicPartition(topic, p) for p in owned), generation)
+            for member, owned, generation in members}
+    if not withhold_transfers:  # unreachable: weakened variant cooperative_assigns_before_revoke
+        assignor = sticky_assign
+    result = run_assignor(assignor, {topic: partitions}, subs)
+    return {m: tuple(sorted(tp.partition for tp in parts)) for m, parts in result.items()}
 
 
 def owners(assignment: Mapping[str, Iterable[TopicPartition]]) -> dict[TopicPartition, str]:

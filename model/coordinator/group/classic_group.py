@@ -127,7 +127,7 @@ def empty_group(group_id: str = "consumerGroupId") -> ClassicGroup:
 
 def transition(group: ClassicGroup, target: str) -> ClassicGroup:
     """Move to ``target``; Kafka throws IllegalStateException for a transition not in the table."""
-    if group.state != target and group.state not in VALID_PREVIOUS_STATES[target]:
+    if group.state != target and group.state not in VALID_PREVIOUS_STATES[target]:  # no branch: handlers keep the table
         raise AssertionError(f"illegal group transition {group.state} -> {target}")
     return group._replace(state=target)
 
@@ -169,13 +169,14 @@ class JoinResult(NamedTuple):
 
 
 def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...],
-               generation: int = -1) -> JoinResult:
+               generation: int = -1, answer_unchanged: bool = True) -> JoinResult:
     """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member.
 
     ``owned`` and ``generation`` are the member's subscription metadata (``ConsumerProtocolSubscription``:
     ``ownedPartitions``, and since KIP-792, Kafka 3.4, the ``generationId`` they were owned in --
     ``ConsumerCoordinator.metadata()`` sends the consumer's own generation).  The coordinator treats
-    the metadata as opaque bytes: "unchanged" compares both."""
+    the metadata as opaque bytes: "unchanged" compares both.  ``answer_unchanged=False`` (the weakened
+    variant rejoin_always_rebalances) rebalances for an unchanged known member too."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
     if member_id == "":
@@ -189,7 +190,7 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     if current is None:
         return JoinResult(group, Errors.UNKNOWN_MEMBER_ID, member_id, False)
     updated = current._replace(owned=owned, joined=True, generation=generation)
-    unchanged = (current.owned, current.generation) == (owned, generation)
+    unchanged = answer_unchanged and (current.owned, current.generation) == (owned, generation)
     group = _with_members(group, [updated if m.member_id == member_id else m for m in group.members])
     if group.state == PREPARING_REBALANCE:
         return JoinResult(group, Errors.NONE, member_id, False)
@@ -260,12 +261,14 @@ def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int,
     ``check_generation=False`` the generation check alone (the pre-KAFKA-2555 coordinator)."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
-    if fencing:
+    if fencing:  # no branch: fencing=False is the weakened variant no_offset_commit_generation_check
         if group.member(member_id) is None:
             return Errors.UNKNOWN_MEMBER_ID
         if check_generation and generation != group.generation:
             return Errors.ILLEGAL_GENERATION
-    if group.state == COMPLETING_REBALANCE:
+    # a client commits only as a STABLE member (generationIfStable): never with the generation its JoinGroup
+    # response brought before the group is Stable
+    if group.state == COMPLETING_REBALANCE:  # no branch: clients commit only when STABLE (above)
         return Errors.REBALANCE_IN_PROGRESS
     return Errors.NONE
 
@@ -287,7 +290,7 @@ def validate_txn_offset_commit(group: ClassicGroup, member_id: str, generation: 
         return Errors.COORDINATOR_NOT_AVAILABLE
     if generation < 0 and group.state == EMPTY:  # unreachable: owners send their generation (>= 1)
         return Errors.NONE
-    if fencing and (generation >= 0 or member_id):
+    if fencing and (generation >= 0 or member_id):  # no branch: members send both (KIP-447)
         if group.member(member_id) is None:
             return Errors.UNKNOWN_MEMBER_ID
         if generation != group.generation:
@@ -308,7 +311,7 @@ def commit_offsets(group: ClassicGroup, topic: str, offsets: tuple[tuple[int, in
     for partition, offset in offsets:
         cache[partition] = offset
         records.append(olog.offset_commit_record(group.group_id, topic, partition, offset))
-    if wait_for_log:
+    if wait_for_log:  # no branch: wait_for_log=False is the weakened variant offset_commit_acked_before_log
         return group._replace(offsets=tuple(sorted(cache.items())), log=(*group.log, *records))
     return group._replace(offsets=tuple(sorted(cache.items())), unflushed=(*group.unflushed, *records))
 

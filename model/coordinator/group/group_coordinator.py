@@ -54,12 +54,12 @@ __all__ = [
     "GroupMetadata",
     "OffsetAndMetadata",
     "PendingOffset",
+    "append_txn_offset_commit",
     "committed_offset",
     "form_group",
     "handle_offset_commit",
     "handle_offset_fetch",
     "handle_txn_marker",
-    "handle_txn_offset_commit",
     "has_pending",
     "load_offsets",
     "rebalance",
@@ -135,7 +135,7 @@ def form_group(group_id: int, members: tuple[int, ...], assignment: tuple[int, .
     """A group whose first rebalance completed: generation 1, Stable, every member synced."""
     g = rebalance(GroupMetadata(group_id), members, assignment)
     for m in members:
-        g, _ = sync_group(g, m, g.generation)
+        g = sync_group(g, m)
     return g
 
 
@@ -155,17 +155,16 @@ def rebalance(g: GroupMetadata, members: tuple[int, ...], assignment: tuple[int,
     )
 
 
-def sync_group(g: GroupMetadata, member: int, generation: int) -> tuple[GroupMetadata, str]:
-    """SyncGroup: the member receives its assignment; the last one makes the group Stable."""
-    if member not in g.members:
-        return g, Errors.UNKNOWN_MEMBER_ID
-    if generation != g.generation:
-        return g, Errors.ILLEGAL_GENERATION
-    if g.state != COMPLETING_REBALANCE:
-        return g, Errors.NONE
+def sync_group(g: GroupMetadata, member: int) -> GroupMetadata:
+    """SyncGroup of a member of the current generation while the group is CompletingRebalance: the
+    member receives its assignment; the last one makes the group Stable.
+
+    The abstract eos mode's only SyncGroup, and its callers send it only in that case; SyncGroup's
+    errors (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS) are modelled where members
+    come and go, by :func:`~keos.model.coordinator.group.classic_group.sync_group` (protocol mode)."""
     synced = tuple(sorted({*g.synced, member}))
     state = STABLE if set(synced) == set(g.members) else COMPLETING_REBALANCE
-    return g._replace(synced=synced, state=state), Errors.NONE
+    return g._replace(synced=synced, state=state)
 
 
 # -- offset commit validation (KIP-447, ``OffsetMetadataManager``) -------------------------------------------
@@ -188,23 +187,18 @@ def validate_offset_commit(
         return Errors.NONE
     if transactional and generation < 0 and member < 0:  # unreachable: abstract eos members send index and generation
         return Errors.NONE  # a TxnOffsetCommit without group metadata (no member id, no generation)
-    if member not in g.members:
+    if member not in g.members:  # unreachable: abstract eos members never leave (keos differential drives it)
         return Errors.UNKNOWN_MEMBER_ID
     if check_generation and generation != g.generation:
         return Errors.ILLEGAL_GENERATION
-    if not transactional and g.state == COMPLETING_REBALANCE:
+    if not transactional and g.state == COMPLETING_REBALANCE:  # unreachable: no plain OffsetCommit (differential)
         return Errors.REBALANCE_IN_PROGRESS
     return Errors.NONE
 
 
 def committed_offset(g: GroupMetadata | None, partition: int) -> OffsetAndMetadata | None:
     """The committed offset of ``partition``, if any."""
-    if g is None:
-        return None
-    for c in g.committed:
-        if c.partition == partition:
-            return c
-    return None
+    return None if g is None else next((c for c in g.committed if c.partition == partition), None)
 
 
 def has_pending(g: GroupMetadata | None, partition: int) -> bool:
@@ -229,7 +223,7 @@ def _set_committed(g: GroupMetadata, new: OffsetAndMetadata) -> GroupMetadata:
     return g._replace(committed=tuple(sorted((*rest, new))))
 
 
-def handle_offset_commit(
+def handle_offset_commit(  # unreachable: weakened variant offsets_outside_transaction and keos differential only
     g: GroupMetadata, member: int, generation: int, partition: int, offset: int, check_generation: bool = True
 ) -> tuple[GroupMetadata, str, tuple[str, ...]]:
     """A plain OffsetCommit: validate, append a non-transactional record, commit at once."""
@@ -275,30 +269,18 @@ def txn_offset_commit_needs_verification(
     return check_epoch and entry.producer_epoch != producer_epoch
 
 
-def handle_txn_offset_commit(
-    g: GroupMetadata,
-    producer_id: int,
-    producer_epoch: int,
-    member: int,
-    generation: int,
-    partition: int,
-    offset: int,
-    check_generation: bool = True,
-    validated: bool = False,
+def append_txn_offset_commit(
+    g: GroupMetadata, producer_id: int, producer_epoch: int, partition: int, offset: int
 ) -> tuple[GroupMetadata, str, tuple[str, ...]]:
-    """TxnOffsetCommit after the transaction check: validate, append, stage as pending.
-
-    ``validated``: the group's membership was already checked elsewhere (the eos model on the
-    classic rebalance protocol validates against :mod:`~keos.model.coordinator.group.classic_group`).
+    """A validated TxnOffsetCommit is appended and staged (``OffsetMetadataManager.commitTransactionalOffset``).
 
     The transactional record is appended to the group's ``__consumer_offsets``
     partition with the producer's (pid, epoch); an epoch below the stored one
-    is INVALID_PRODUCER_EPOCH.  A newer pending offset of the same producer for
-    the same partition replaces the older one.
+    is INVALID_PRODUCER_EPOCH (``ProducerAppendInfo.checkProducerEpoch``: what fences a zombie
+    when no transaction verification ran first, Kafka < 3.6 or
+    ``transaction.partition.verification.enable=false``).  A newer pending offset of the same
+    producer for the same partition replaces the older one.
     """
-    error = Errors.NONE if validated else validate_offset_commit(g, member, generation, True, check_generation)
-    if error != Errors.NONE:
-        return g, error, (f"txn_offset_commit_rejected:{error}", f"error:{error}")
     leader = g.offsets_log
     entry = leader.entry(producer_id)
     if entry is not None and producer_epoch < entry.producer_epoch:

