@@ -146,12 +146,19 @@ def _fenced_from_config_topic(sys: ConnectCluster, s: ConnectState, w: int, answ
 
 
 def claim_write_privileges(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """``claimWritePrivileges``: a new ``connect-cluster-${groupId}`` producer runs initTransactions (KIP-618)."""
+    """``claimWritePrivileges``: a new ``connect-cluster-${groupId}`` producer runs initTransactions (KIP-618).
+
+    ``KafkaConfigBackingStore.claimWritePrivileges`` (Kafka 3.9): if the initialisation fails the
+    producer is closed (``relinquishWritePrivileges``) and the herder sets
+    ``fencedFromConfigTopic``, so its next tick tries again.
+    """
     kafka, handle, events = init_transactions(s.kafka, LEADER_TID, len(s.kafka.partitions), sys.cc)
-    if handle is None:
-        return None
+    s = s._replace(kafka=kafka)
+    if handle is None:  # unreachable: a fresh InitProducerId on connect-cluster-${groupId} is refused only by CONCURRENT_TRANSACTIONS, retried in place until the fenced transaction completes
+        wk = s.workers[w]._replace(config_producer=None, fenced_from_config_topic=True)
+        return sys._put(s, w, wk), (*events, "claim_write_privileges_failed")
     end = len(kafka.partitions[CONFIG_TOPIC].log)
-    s = s._replace(kafka=kafka, ghost=s.ghost._replace(claims=(*s.ghost.claims, (w, end))))
+    s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (w, end))))
     wk = s.workers[w]._replace(config_producer=handle, fenced_from_config_topic=False)
     return sys._put(s, w, wk), (*events, "claimed_write_privileges")
 
@@ -296,15 +303,18 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
                 events = (*events, *more)
         wk = s.workers[w]._replace(member=True, leader=w == leader, assigned=asg[w], config_generation=snap.generation)
         if w != leader:
-            wk = wk._replace(config_producer=None, fenced_from_config_topic=False, fencing=None)
+            # The tick of a worker that no longer leads clears fencedFromConfigTopic; the fencable producer is
+            # kept (KafkaConfigBackingStore closes it only on a failed claim or write, or at shutdown), so a
+            # worker elected again later writes with it -- already fenced by the leaders in between.
+            wk = wk._replace(fenced_from_config_topic=False, fencing=None)
         s = sys._put(s, w, wk)
     if leader != s.leader:
         events = (*events, "leader_changed")
         if leader >= 0 and not sys._txn_leader(leader):
             s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (leader, end))))
     if leader >= 0 and sys._txn_leader(leader) and s.workers[leader].config_producer is None:
-        # The new leader's first tick: claimWritePrivileges before it serves any request.
+        # onAssigned of the leader: claimWritePrivileges (a no-op while it holds a producer).
         claimed = claim_write_privileges(sys, s, leader)
-        if claimed is not None:
-            s, events = claimed[0], (*events, *claimed[1])
+        assert claimed is not None
+        s, events = claimed[0], (*events, *claimed[1])
     return s._replace(leader=leader, rebalance_pending=False), events

@@ -242,7 +242,8 @@ class ConnectSystem:
             if wk.leader:
                 # A worker dropped from the group finishes the tick it was in (a round in progress), but
                 # rejoins before it starts new herder work (reclaim, a new round, a reconfiguration).
-                if wk.member and self._txn_leader(w) and (wk.config_producer is None or wk.fenced_from_config_topic):
+                # DistributedHerder.tick: a leader that is fencedFromConfigTopic reclaims its write privileges.
+                if wk.member and self._txn_leader(w) and wk.fenced_from_config_topic:
                     out.append(Action("ClaimWritePrivileges", (w,)))
                 if self._can_write(wk, w):
                     if wk.fencing is None and wk.member and self._requesters(state):
