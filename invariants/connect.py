@@ -106,6 +106,14 @@ def _fenced_generation_commits(s: ConnectState) -> list[str]:
     return problems
 
 
+def _live_instances_fenced(s: ConnectState) -> list[str]:
+    return [
+        f"the zombie-fencing round for generation {g} fenced worker {w}'s task {n} of generation {tg}, which had "
+        "passed its own fencing round and holds the current producer: only older generations are zombies"
+        for w, n, tg, g in s.ghost.live_fenced
+    ]
+
+
 def _deposed_leader_writes(s: ConnectState) -> list[str]:
     config = s.kafka.partitions[CONFIG_TOPIC]
     fates = entry_fates(config)
@@ -204,6 +212,30 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         props.append(
             sometimes_event(
                 "newer_generation_started", "A task of a reconfigured generation started.", "newer_generation_started"
+            )
+        )
+        props.append(
+            Property(
+                name="fencing_round_spares_live_tasks",
+                expectation=Expectation.ALWAYS,
+                fact="The leader's zombie-fencing round (Admin.fenceProducers) fences only producers of older "
+                "task-config generations: no instance of the generation it read that already passed its start-up "
+                "fencing is fenced, so a healthy task is never failed by the round.",
+                source="KIP-618 §Zombie fencing and §Task count records (a round runs only while the connector is "
+                "pending fencing); DistributedHerder.doFenceZombieSourceTasks, ExactlyOnceWorkerSourceTask."
+                "prepareToInitializeTask ('so that newer generations are not fenced by accident')",
+                catches="a round that ignores connectorsPendingFencing or the task-count record, a task-count record "
+                "that does not clear pending fencing, a round that fences the new generation's task ids",
+                predicate=lambda s: not s.ghost.live_fenced,
+                partners=("zombie_producers_fenced",),
+                explain=lambda s: "; ".join(_live_instances_fenced(s)),
+            )
+        )
+        props.append(
+            sometimes_event(
+                "zombie_producers_fenced",
+                "A zombie-fencing round fenced the producers of an older generation (Admin.fenceProducers).",
+                "fence_producers",
             )
         )
     if leader_can_change:

@@ -163,6 +163,23 @@ def claim_write_privileges(sys: ConnectCluster, s: ConnectState, w: int) -> Resu
     return sys._put(s, w, wk), (*events, "claimed_write_privileges")
 
 
+def _live_fenced(s: ConnectState, tasks: tuple[int, ...], generation: int) -> tuple[tuple[int, int, int, int], ...]:
+    """The ghost's ``live_fenced`` after the group leader fenced ``tasks`` for ``generation``.
+
+    A round fences the producers of *older* generations (KIP-618 §Zombie fencing): an instance of the
+    round's generation holding a producer passed a round that already wrote its task-count record,
+    so the connector cannot be pending fencing for it.  Only the group's leader starts a round
+    (``ConnectSystem.actions``), and it reads the config topic and fences in one step.
+    """
+    hit = tuple(
+        (v, t.task, t.generation, generation)
+        for v, wk in enumerate(s.workers)
+        for t in wk.tasks
+        if t.task in tasks and t.generation >= generation and t.phase in (P.PRODUCER_READY, P.RUNNING)
+    )
+    return (*s.ghost.live_fenced, *hit)
+
+
 def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     """``DistributedHerder.doFenceZombieSourceTasks`` up to Admin.fenceProducers."""
     config = sys._config(s)
@@ -177,7 +194,7 @@ def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
         events = ("fencing_skipped", "fencing_shortcut_1_to_1")
     if outcome == FENCE:
         kafka, ok, more = fence_producers(s.kafka, tuple(task_tid(n) for n in tasks), sys.cc)
-        s = s._replace(kafka=kafka)
+        s = s._replace(kafka=kafka, ghost=s.ghost._replace(live_fenced=_live_fenced(s, tasks, snap.generation)))
         events = (*more, "fence_producers")
         if not ok:
             return sys._answer_requesters(s, P.FAILED), (*events, "fencing_failed")

@@ -163,11 +163,16 @@ class ConnectGhost(NamedTuple):
     right to write the config topic (a transactional leader's
     ``claimWritePrivileges``; a plain leader's election).  ``starts``:
     (generation, output log end) when the first instance of a newer task-config
-    generation entered its send loop.
+    generation entered its send loop.  ``live_fenced``: (worker, task,
+    generation of the instance, generation of the round) each time the group
+    leader's zombie-fencing round fenced the producer of an instance that is not
+    a zombie -- one of the generation the round read, past its own fencing round
+    (recorded only when it happens, so the state space does not grow).
     """
 
     claims: tuple[tuple[int, int], ...] = ()
     starts: tuple[tuple[int, int], ...] = ()
+    live_fenced: tuple[tuple[int, int, int, int], ...] = ()
 
 
 @record
