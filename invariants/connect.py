@@ -4,7 +4,7 @@ Sources are KIP-618's sections (Goals, Atomic offset writes, Task count records,
 Source task startup, Leader access to config topic, its zombie and heterogeneous-cluster
 scenarios) and the Connect runtime (``ExactlyOnceWorkerSourceTask``, ``DistributedHerder``).
 What is *committed* is read from the control batches in the logs
-(:func:`model.connect.offsets.entry_fates`), not from the LSO, so a duplicate
+(:func:`invariants.connect_logs.entry_fates`), not from the LSO, so a duplicate
 is caught as soon as its transaction commits.
 
 Each ``always`` property names its ``sometimes`` partners; properties that
@@ -15,11 +15,17 @@ scenarios that have one (like :mod:`invariants.transactions`).
 from __future__ import annotations
 
 from keos.invariants._common import sometimes_event
+from keos.invariants.connect_logs import (
+    committed_offsets,
+    committed_records,
+    config_record_label,
+    entry_fates,
+    task_count_follows_generation,
+)
 from keos.invariants.connect_offsets import tombstone_properties
 from keos.invariants.connect_progress import connect_progress_properties
 from keos.model.clients.consumer import COMMITTED
 from keos.model.connect import config_topic as cfgt
-from keos.model.connect.offsets import committed_offsets, committed_records, entry_fates
 from keos.model.connect.records import (
     CONFIG_TOPIC,
     CONNECTOR_OFFSETS,
@@ -129,7 +135,7 @@ def _deposed_leader_writes(s: ConnectState) -> list[str]:
             if claims and claims[-1][0] != writer:
                 w2, end = claims[-1]
                 problems.append(
-                    f"{cfgt.config_record_label(rid)} is committed at config offset {offset} although worker {w2} "
+                    f"{config_record_label(rid)} is committed at config offset {offset} although worker {w2} "
                     f"claimed the config topic as leader at offset {end}"
                 )
     return problems
@@ -144,7 +150,7 @@ def _unfenced_starts(s: ConnectState) -> list[str]:
         for t in wk.tasks
         if t.exactly_once
         and t.phase == TaskPhase.RUNNING
-        and not cfgt.task_count_follows_generation(config, t.generation)
+        and not task_count_follows_generation(config, t.generation)
     ]
 
 

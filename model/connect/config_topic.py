@@ -43,11 +43,9 @@ __all__ = [
     "ConfigRecord",
     "ConfigSnapshot",
     "config_record",
-    "config_record_label",
     "decode_config_record",
     "read_to_end",
     "snapshot",
-    "task_count_follows_generation",
 ]
 
 #: The modelled connector's name and the Connect cluster's ``group.id``.
@@ -84,17 +82,6 @@ def decode_config_record(rid: int) -> ConfigRecord:
     w1, rest = divmod(rest, 10_000)
     generation, value = divmod(rest, 100)
     return ConfigRecord(kind, w1 - 1, generation, value)
-
-
-def config_record_label(rid: int) -> str:
-    """``task-source-1@g1``, ``commit-source{tasks=2}@g1``, ``tasks-fencing-source{task-count=2}`` (by wN)."""
-    r = decode_config_record(rid)
-    by = f" by w{r.writer}" if r.writer >= 0 else ""
-    if r.kind == TASK_CONFIG:
-        return f"task-{CONNECTOR}-{r.value}@g{r.generation}{by}"
-    if r.kind == COMMIT:
-        return f"commit-{CONNECTOR}{{tasks={r.value}}}@g{r.generation}{by}"
-    return f"tasks-fencing-{CONNECTOR}{{task-count={r.value}}}{by}"
 
 
 class ConfigSnapshot(NamedTuple):
@@ -135,17 +122,3 @@ def snapshot(leader: PartitionLeader, upto: int) -> ConfigSnapshot:
         elif r.kind == TASK_COUNT:
             record, pending = r.value, False
     return ConfigSnapshot(generation, count, pending, record, upto)
-
-
-@lru_cache(maxsize=65536)
-def task_count_follows_generation(leader: PartitionLeader, generation: int) -> bool:
-    """Whether the committed topic has a task-count record after the commit of ``generation`` (KIP-618)."""
-    seen = -1
-    after = False
-    for rid in fetch(leader, READ_COMMITTED):
-        r = decode_config_record(rid)
-        if r.kind == COMMIT:
-            seen += 1
-        elif r.kind == TASK_COUNT and seen >= generation:
-            after = True
-    return after and seen >= generation

@@ -154,7 +154,8 @@ def claim_write_privileges(sys: ConnectCluster, s: ConnectState, w: int) -> Resu
     """
     kafka, handle, events = init_transactions(s.kafka, LEADER_TID, len(s.kafka.partitions), sys.cc)
     s = s._replace(kafka=kafka)
-    if handle is None:  # unreachable: a fresh InitProducerId on connect-cluster-${groupId} is refused only by CONCURRENT_TRANSACTIONS, retried in place until the fenced transaction completes
+    # A fresh InitProducerId is refused only with CONCURRENT_TRANSACTIONS, retried until the fenced txn completes.
+    if handle is None:  # unreachable: init_transactions retries until the older transaction is aborted
         wk = s.workers[w]._replace(config_producer=None, fenced_from_config_topic=True)
         return sys._put(s, w, wk), (*events, "claim_write_privileges_failed")
     end = len(kafka.partitions[CONFIG_TOPIC].log)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 from keos.model.codec import record
-from keos.model.connect.config_topic import CONNECTOR, GROUP_ID
+from keos.model.connect.config_topic import CONNECTOR
 from keos.model.connect.producers import KafkaCluster
 from keos.model.connect.worker import ConnectWorker
 
@@ -35,7 +35,6 @@ __all__ = [
     "ConnectState",
     "ConnectTopology",
     "task_tid",
-    "transactional_id_name",
 ]
 
 CONFIG_TOPIC, GLOBAL_OFFSETS, CONNECTOR_OFFSETS, OUTPUT = 0, 1, 2, 3
@@ -58,13 +57,6 @@ CONNECT_FAULT_KINDS = (
 def task_tid(task: int) -> int:
     """The coordinator index of task ``task``'s transactional id."""
     return 1 + task
-
-
-def transactional_id_name(tid: int) -> str:
-    """``connect-cluster-connect`` or ``connect-source-<n>`` (``Worker.taskTransactionalId``)."""
-    if tid == LEADER_TID:
-        return f"connect-cluster-{GROUP_ID}"
-    return f"{GROUP_ID}-{CONNECTOR}-{tid - 1}"
 
 
 @dataclass(frozen=True)
