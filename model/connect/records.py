@@ -160,11 +160,14 @@ class ConnectGhost(NamedTuple):
     leader's zombie-fencing round fenced the producer of an instance that is not
     a zombie -- one of the generation the round read, past its own fencing round
     (recorded only when it happens, so the state space does not grow).
+    ``discarded``: (source partition, position) of every record whose
+    transaction the connector aborted (``TransactionContext.abortTransaction``).
     """
 
     claims: tuple[tuple[int, int], ...] = ()
     starts: tuple[tuple[int, int], ...] = ()
     live_fenced: tuple[tuple[int, int, int, int], ...] = ()
+    discarded: tuple[tuple[int, int], ...] = ()
 
 
 @record

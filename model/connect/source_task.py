@@ -190,16 +190,30 @@ def commit_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
 
 
 def abort_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
-    """``TransactionContext.abortTransaction()``: the records are discarded; the task rewinds to its offsets."""
+    """``TransactionContext.abortTransaction()``: the records are discarded, their offsets still committed.
+
+    ``ExactlyOnceWorkerSourceTask`` (connector-defined boundaries, Kafka 3.9): ``maybeAbortTransaction``
+    aborts the producer's transaction, then ``commitTransaction`` begins a new one, flushes the
+    offsets the offset writer already holds for the discarded records and commits it -- "so that the
+    records in that transaction are not reprocessed" (``TransactionContext`` javadoc).  Both happen in
+    one call of the task thread, one step here.  The ghost notes the discarded source positions.
+    """
     inst = s.workers[w].instance(n)
     assert inst is not None and inst.producer is not None
     kafka, h, error, events = end_transaction(s.kafka, inst.producer, False, sys.cc)
     s = s._replace(connector_aborts=s.connector_aborts + 1)
     if error != Errors.NONE:
         return fail_task(sys, s, w, inst, kafka, error)
-    inst = inst._replace(producer=h, positions=inst.committed, pending=False)
-    s = s._replace(kafka=kafka)
-    return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")
+    discarded = tuple(
+        (p, k) for p, (old, pos) in enumerate(zip(inst.committed, inst.positions)) for k in range(max(old, 0), pos)
+    )
+    s = s._replace(kafka=kafka, ghost=s.ghost._replace(discarded=tuple(sorted({*s.ghost.discarded, *discarded}))))
+    if not sys.flags.connect_abort_commits_offsets:
+        inst = inst._replace(producer=h, positions=inst.committed, pending=False)
+        return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")
+    result = commit_txn_of(sys, s, w, inst._replace(producer=h, pending=False))
+    assert result is not None
+    return result[0], (*events, "source_txn_aborted", *result[1])
 
 
 def commit_offsets(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:

@@ -28,8 +28,8 @@ RestartTask (a manual restart through REST).
 Simplifications (documented): one connector; a task whose config reads no
 source partition is not started (it would only fence and idle); a stopped
 task commits its open transaction in the rebalance step that revokes it; the
-connector's abort rewinds the task to its last committed offsets (it
-re-emits the records); the transaction timeout is not modelled (a crashed
+connector's abort and the commit of the discarded records' offsets are one
+step; the transaction timeout is not modelled (a crashed
 task's open transaction is aborted by the next InitProducerId on its id).
 """
 
