@@ -125,8 +125,8 @@ def _fenced_generation_commits(s: ConnectState) -> list[str]:
 
 def _live_instances_fenced(s: ConnectState) -> list[str]:
     return [
-        f"the zombie-fencing round for generation {g} fenced worker {w}'s task {n} of generation {tg}, which had "
-        "passed its own fencing round and holds the current producer: only older generations are zombies"
+        f"worker {w}'s task {n} of generation {tg}, the task's current instance, was fenced on behalf of generation "
+        f"{g} (a zombie-fencing round, or the producer of a revoked instance): only zombies may be fenced"
         for w, n, tg, g in s.ghost.live_fenced
     ]
 
@@ -234,23 +234,6 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
         props.append(
-            Property(
-                name="fencing_round_spares_live_tasks",
-                expectation=Expectation.ALWAYS,
-                fact="The leader's zombie-fencing round (Admin.fenceProducers) fences only producers of older "
-                "task-config generations: no instance of the generation it read that already passed its start-up "
-                "fencing is fenced, so a healthy task is never failed by the round.",
-                source="KIP-618 §Zombie fencing and §Task count records (a round runs only while the connector is "
-                "pending fencing); DistributedHerder.doFenceZombieSourceTasks, ExactlyOnceWorkerSourceTask."
-                "prepareToInitializeTask ('so that newer generations are not fenced by accident')",
-                catches="a round that ignores connectorsPendingFencing or the task-count record, a task-count record "
-                "that does not clear pending fencing, a round that fences the new generation's task ids",
-                predicate=lambda s: not s.ghost.live_fenced,
-                partners=("zombie_producers_fenced",),
-                explain=lambda s: "; ".join(_live_instances_fenced(s)),
-            )
-        )
-        props.append(
             sometimes_event(
                 "zombie_producers_fenced",
                 "A zombie-fencing round fenced the producers of an older generation (Admin.fenceProducers).",
@@ -272,6 +255,25 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
         props.append(sometimes_event("leader_changed", "The group elected a new leader.", "leader_changed"))
+    props.append(
+        Property(
+            name="live_tasks_never_fenced",
+            expectation=Expectation.ALWAYS,
+            fact="A task's current instance (its worker is a running group member that owns the task, and it holds "
+            "a producer) is fenced only by zombies: never by the leader's zombie-fencing round, which fences older "
+            "task-config generations only, nor by initTransactions of another instance whose worker is in the group "
+            "(a revoked instance returns before initialising its producer).",
+            source="KIP-618 §Zombie fencing, §Task count records (a round runs only while the connector is pending "
+            "fencing) and §Source task startup step 4; DistributedHerder.doFenceZombieSourceTasks, "
+            "ExactlyOnceWorkerSourceTask.prepareToInitializeTask ('so that newer generations are not fenced by "
+            "accident')",
+            catches="a round that ignores connectorsPendingFencing or the task-count record, a task-count record "
+            "that does not clear pending fencing, a revoked task that still initialises its producer",
+            predicate=lambda s: not s.ghost.live_fenced,
+            partners=("exactly_once_task_started", *(("zombie_producers_fenced",) if generations else ())),
+            explain=lambda s: "; ".join(_live_instances_fenced(s)),
+        )
+    )
     props.extend(
         [
             Property(

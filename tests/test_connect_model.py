@@ -161,7 +161,14 @@ def test_round_shortcut_one_task_to_one_task_writes_only_the_record() -> None:
     s = m.init_states()[0]
     s = _run(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
     s = _run(m, s, ("CommitTaskCountRecord", (0,)), ("Reconfigure", (0,)), ("Rebalance", ()))
-    s = _run(m, s, ("StartTask", (0, 0)))
+    # Generation 0's instance was revoked before initTransactions: step 4, it returns and is gone.
+    stale = s.workers[0].instance(0)
+    assert stale is not None and stale.stopping and stale.phase == TaskPhase.FENCING_DONE
+    assert Action("StartTask", (0, 0)) not in m.actions(s)  # the worker awaits the old instance's stop
+    step = m.step(s, Action("InitProducer", (0, 0)))
+    assert step is not None and step.events == ("startup_stopped_before_producer",)
+    assert step.state.kafka == s.kafka and step.state.workers[0].instance(0) is None
+    s = _run(m, step.state, ("StartTask", (0, 0)))
     step = m.step(s, Action("FenceZombies", (0,)))
     assert step is not None and step.events == ("fencing_skipped", "fencing_shortcut_1_to_1")
 

@@ -66,6 +66,9 @@ __all__ = [
 
 Result = tuple[ConnectState, tuple[str, ...]] | None  # no mutate: a type alias
 
+#: Start-up phases: a revoked instance in one of them finishes its blocking call before it stops.
+_STARTING = (P.FENCING_REQUESTED, P.FENCING_DONE, P.PRODUCER_READY)
+
 #: Outcomes of :func:`fencing_plan`.
 NOTHING_TO_DO = "not_pending"
 WRITE_ONLY = "write_only"
@@ -291,9 +294,12 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
     """A rebalance: running workers rejoin, the leader assigns the latest generation's tasks.
 
     Members stop the instances they lost or whose task configs changed
-    (committing their open transaction first); a worker that is no longer
-    leader relinquishes its write privileges.  Paused and crashed workers leave
-    the group but keep their (stale) local state.
+    (committing their open transaction first); an instance still in its
+    start-up (blocked in preProducerCheck, before initTransactions or in
+    postProducerCheck) is only marked stopping: its thread finishes that call
+    first (``Worker.stopAndAwaitTask``), and the worker starts no new instance
+    of the task until it is gone.  Paused and crashed workers leave the group
+    but keep their (stale) local state.
 
     A FAILED instance the worker keeps at the same generation stays FAILED
     (``DistributedHerder.startWork`` starts only the assigned tasks missing
@@ -316,9 +322,15 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
             continue
         for inst in wk.tasks:
             drop_failed = inst.phase == P.FAILED and not sys.flags.connect_failed_task_stays_failed
-            if drop_failed or inst.task not in asg[w] or inst.generation != snap.generation:
-                s, more = task.stop(sys, s, w, inst)
-                events = (*events, *more)
+            if not (drop_failed or inst.task not in asg[w] or inst.generation != snap.generation):
+                continue
+            if inst.phase in _STARTING:
+                if not inst.stopping:
+                    s = sys._put(s, w, s.workers[w].with_instance(inst._replace(stopping=True)))
+                    events = (*events, "task_stopping_in_startup")
+                continue
+            s, more = task.stop(sys, s, w, inst)
+            events = (*events, *more)
         wk = s.workers[w]._replace(member=True, leader=w == leader, assigned=asg[w], config_generation=snap.generation)
         if w != leader:
             # The tick of a worker that no longer leads clears fencedFromConfigTopic; the fencable producer is

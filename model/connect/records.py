@@ -156,10 +156,12 @@ class ConnectGhost(NamedTuple):
     ``claimWritePrivileges``; a plain leader's election).  ``starts``:
     (generation, output log end) when the first instance of a newer task-config
     generation entered its send loop.  ``live_fenced``: (worker, task,
-    generation of the instance, generation of the round) each time the group
-    leader's zombie-fencing round fenced the producer of an instance that is not
-    a zombie -- one of the generation the round read, past its own fencing round
-    (recorded only when it happens, so the state space does not grow).
+    generation of the instance, generation fenced for) each time a task's
+    current instance was fenced by something that is not a zombie: the group
+    leader's zombie-fencing round (an instance of the generation the round
+    read, past its own round), or initTransactions of another instance whose
+    worker is in the group -- not a zombie that missed a rebalance (recorded
+    only when it happens, so the state space does not grow).
     ``discarded``: (source partition, position) of every record whose
     transaction the connector aborted (``TransactionContext.abortTransaction``).
     """

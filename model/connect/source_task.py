@@ -33,6 +33,7 @@ from keos.model.connect.producers import (
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, OUTPUT, ConnectState, task_tid
 from keos.model.connect.worker import TaskInstance, owned_partitions, source_record
 from keos.model.connect.worker import TaskPhase as P
+from keos.model.connect.worker import WorkerStatus as W
 from keos.model.protocol.errors import Errors
 
 __all__ = [
@@ -85,12 +86,43 @@ def start_task(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     return start(sys, s, w, n, s.workers[w].config_generation)
 
 
+def _live(s: ConnectState, w: int, inst: TaskInstance) -> bool:
+    """Whether ``inst`` on worker ``w`` is the task's current instance: its worker is a running group member
+    that still owns the task, and it holds a producer."""
+    wk = s.workers[w]
+    return (
+        wk.status == W.RUNNING
+        and wk.member
+        and inst.task in wk.assigned
+        and not inst.stopping
+        and inst.phase in (P.PRODUCER_READY, P.RUNNING)
+    )
+
+
 def init_producer(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
-    """Step 5: ``producer.initTransactions()`` -- fences every older instance of this task id."""
+    """Steps 4-5: a stopping task returns; else ``producer.initTransactions()`` fences older instances of the id.
+
+    ``ExactlyOnceWorkerSourceTask.prepareToInitializeTask`` (Kafka 3.9) checks ``isStopping()`` after the
+    fencing round and before ``initTransactions()`` "so that newer generations are not fenced by
+    accident": an instance its worker revoked meanwhile is gone without touching the producer.  The
+    ghost notes a live instance of the id (on another worker that owns it now) fenced by an instance
+    whose own worker is in the group -- not a zombie that missed the rebalance.
+    """
     wk = s.workers[w]
     inst = wk.instance(n)
     assert inst is not None
+    if inst.stopping and sys.flags.connect_stopping_task_skips_producer:
+        return sys._put(s, w, wk.without_instance(n)), ("startup_stopped_before_producer",)
     kafka, handle, events = init_transactions(s.kafka, task_tid(n), 4, sys.cc)
+    if wk.member:
+        hit = tuple(
+            (v, n, t.generation, inst.generation)
+            for v, other in enumerate(s.workers)
+            if v != w
+            for t in other.tasks
+            if t.task == n and _live(s, v, t)
+        )
+        s = s._replace(ghost=s.ghost._replace(live_fenced=(*s.ghost.live_fenced, *hit)))
     inst = inst._replace(phase=P.FAILED) if handle is None else inst._replace(phase=P.PRODUCER_READY, producer=handle)
     return s._replace(kafka=kafka, workers=_at(s.workers, w, wk.with_instance(inst))), (
         *events,
@@ -103,12 +135,17 @@ def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     wk = s.workers[w]
     inst = wk.instance(n)
     assert inst is not None
+    # A start-up that throws fails the task; a stopping task is then gone (stopAndAwaitTask).
+    failed = wk.without_instance(n) if inst.stopping else wk.with_instance(inst._replace(phase=P.FAILED))
     if sys.flags.connect_reread_after_producer_init:
-        wk = wk._replace(config_generation=sys._latest(s).generation)
-        if wk.config_generation != inst.generation:
-            return sys._put(s, w, wk.with_instance(inst._replace(phase=P.FAILED))), ("startup_aborted_new_generation",)
+        generation = sys._latest(s).generation
+        wk, failed = wk._replace(config_generation=generation), failed._replace(config_generation=generation)
+        if generation != inst.generation:
+            return sys._put(s, w, failed), ("startup_aborted_new_generation",)
     if n not in wk.assigned:
-        return sys._put(s, w, wk.with_instance(inst._replace(phase=P.FAILED))), ("startup_aborted_revoked",)
+        return sys._put(s, w, failed), ("startup_aborted_revoked",)
+    if inst.stopping:  # the send loop runs while !isStopping(): it ends at once (reached without the re-read)
+        return sys._put(s, w, wk.without_instance(n)), ("startup_ended_stopping",)
     pos = read_offsets(sys, s, inst.generation, n)
     inst = inst._replace(phase=P.RUNNING, positions=pos, committed=pos)
     s = sys._put(s, w, wk.with_instance(inst))

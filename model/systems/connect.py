@@ -190,9 +190,18 @@ class ConnectSystem:
         return any(t.phase == P.FENCING_REQUESTED for wk in s.workers for t in wk.tasks)
 
     def _answer_requesters(self, s: ConnectState, phase: str) -> ConnectState:
-        """The round's HTTP response reaches every task waiting on it (200: FENCING_DONE; 409/500: FAILED)."""
+        """The round's HTTP response reaches every task waiting on it (200: FENCING_DONE; 409/500: FAILED).
+
+        A stopping task whose round failed is gone: its start-up threw while the worker awaited its stop.
+        """
         workers = tuple(
-            wk._replace(tasks=tuple(t._replace(phase=phase) if t.phase == P.FENCING_REQUESTED else t for t in wk.tasks))
+            wk._replace(
+                tasks=tuple(
+                    t._replace(phase=phase) if t.phase == P.FENCING_REQUESTED else t
+                    for t in wk.tasks
+                    if not (t.stopping and t.phase == P.FENCING_REQUESTED and phase == P.FAILED)
+                )
+            )
             for wk in s.workers
         )
         return s._replace(workers=workers)
