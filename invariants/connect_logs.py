@@ -29,13 +29,15 @@ __all__ = [
 
 
 def config_record_label(rid: int) -> str:
-    """``task-source-1@g1``, ``commit-source{tasks=2}@g1``, ``tasks-fencing-source{task-count=2}`` (by wN)."""
+    """``task-source-1@g1``, ``commit-source{tasks=2}@g1``, ``connector-source=null``, ``tasks-fencing-source{...}``."""
     r = cfgt.decode_config_record(rid)
     by = f" by w{r.writer}" if r.writer >= 0 else ""
     if r.kind == cfgt.TASK_CONFIG:
         return f"task-{cfgt.CONNECTOR}-{r.value}@g{r.generation}{by}"
     if r.kind == cfgt.COMMIT:
         return f"commit-{cfgt.CONNECTOR}{{tasks={r.value}}}@g{r.generation}{by}"
+    if r.kind == cfgt.CONNECTOR_CONFIG:
+        return f"connector-{cfgt.CONNECTOR}{'' if r.value else '=null'}{by}"
     return f"tasks-fencing-{cfgt.CONNECTOR}{{task-count={r.value}}}{by}"
 
 
@@ -91,13 +93,20 @@ def tombstoned_partitions(leader: PartitionLeader, source_partitions: int) -> tu
 
 @lru_cache(maxsize=65536)
 def task_count_follows_generation(leader: PartitionLeader, generation: int) -> bool:
-    """Whether the committed topic has a task-count record after the commit of ``generation`` (KIP-618)."""
+    """Whether the committed topic has a task-count record after the commit of ``generation`` (KIP-618).
+
+    Generations count the commit records of the connector while it has a config (a commit of a deleted
+    connector is ignored, ``KafkaConfigBackingStore.processTasksCommitRecord``).
+    """
     seen = -1
     after = False
+    exists = True
     for rid in fetch(leader, READ_COMMITTED):
         r = cfgt.decode_config_record(rid)
-        if r.kind == cfgt.COMMIT:
+        if r.kind == cfgt.COMMIT and exists:
             seen += 1
         elif r.kind == cfgt.TASK_COUNT and seen >= generation:
             after = True
+        elif r.kind == cfgt.CONNECTOR_CONFIG:
+            exists = r.value == 1
     return after and seen >= generation

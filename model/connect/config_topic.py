@@ -11,7 +11,13 @@ holding, for the modelled connector ``source``:
 * ``tasks-fencing-source``: the **task-count record** {task-count}.  Reading it
   sets ``connectorTaskCountRecords`` and removes the connector from
   ``connectorsPendingFencing`` (KIP-618 §Task count records: a task-count record that
-  follows the latest task configs means the tasks may start without fencing).
+  follows the latest task configs means the tasks may start without fencing);
+* ``connector-source``: the connector's config; ``null`` (a tombstone) deletes
+  the connector.  ``processConnectorRemoval`` drops its config, task count and
+  task configs but keeps its task-count record, task-config generation and
+  pending fencing: a zombie task of the deleted connector must still be fenced
+  if the connector is created again (KAFKA-14147 review, PR #12490).  A commit
+  record of a connector without a config is ignored (``processTasksCommitRecord``).
 
 Records are written by the leader's transactional producer
 (``connect-cluster-${groupId}``, KIP-618 §Leader access to config topic) or, without exactly-once
@@ -37,6 +43,7 @@ from keos.model.log.partition import PartitionLeader, last_stable_offset
 __all__ = [
     "COMMIT",
     "CONNECTOR",
+    "CONNECTOR_CONFIG",
     "GROUP_ID",
     "TASK_CONFIG",
     "TASK_COUNT",
@@ -56,9 +63,9 @@ GROUP_ID = "connect"
 TASK_CONFIG = 1
 COMMIT = 2
 TASK_COUNT = 3
+CONNECTOR_CONFIG = 4
 
 _BASE = 10_000_000
-_KIND_NAMES = {TASK_CONFIG: "task", COMMIT: "commit", TASK_COUNT: "tasks-fencing"}
 
 
 class ConfigRecord(NamedTuple):
@@ -88,9 +95,10 @@ class ConfigSnapshot(NamedTuple):
     """``ClusterConfigState`` for the connector, as of a read position.
 
     ``generation`` is ``taskConfigGeneration`` (-1 before any commit),
-    ``task_count`` the task count of the latest commit, ``pending_fencing``
-    whether the connector is in ``connectorsPendingFencing`` and
-    ``task_count_record`` the latest task-count record (-1: none).
+    ``task_count`` the task count of the latest commit (0 while the connector is
+    deleted), ``pending_fencing`` whether the connector is in
+    ``connectorsPendingFencing``, ``task_count_record`` the latest task-count
+    record (-1: none) and ``exists`` whether the connector has a config.
     """
 
     generation: int
@@ -98,6 +106,7 @@ class ConfigSnapshot(NamedTuple):
     pending_fencing: bool
     task_count_record: int
     offset: int
+    exists: bool = True
 
 
 def read_to_end(leader: PartitionLeader) -> int:
@@ -114,11 +123,14 @@ def _prefix(leader: PartitionLeader, upto: int) -> PartitionLeader:
 @lru_cache(maxsize=65536)
 def snapshot(leader: PartitionLeader, upto: int) -> ConfigSnapshot:
     """The snapshot of a worker that has read the config topic up to ``upto`` (read_committed)."""
-    generation, count, pending, record = -1, 0, False, -1
+    generation, count, pending, record, exists = -1, 0, False, -1, True
     for rid in fetch(_prefix(leader, upto), READ_COMMITTED):
         r = decode_config_record(rid)
-        if r.kind == COMMIT:
+        if r.kind == COMMIT and exists:
             generation, count, pending = generation + 1, r.value, True
         elif r.kind == TASK_COUNT:
             record, pending = r.value, False
-    return ConfigSnapshot(generation, count, pending, record, upto)
+        elif r.kind == CONNECTOR_CONFIG:
+            exists = r.value == 1
+            count = count if exists else 0
+    return ConfigSnapshot(generation, count, pending, record, upto, exists)

@@ -52,6 +52,7 @@ __all__ = [
     "assignment",
     "claim_write_privileges",
     "commit_task_count_record",
+    "delete_connector",
     "elect_leader",
     "fail_config_write",
     "fail_zombie_fencing",
@@ -64,7 +65,7 @@ __all__ = [
     "write_task_count_record",
 ]
 
-Result = tuple[ConnectState, tuple[str, ...]] | None  # no mutate: a type alias
+Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
 
 #: Start-up phases: a revoked instance in one of them finishes its blocking call before it stops.
 _STARTING = (P.FENCING_REQUESTED, P.FENCING_DONE, P.PRODUCER_READY)
@@ -113,25 +114,33 @@ def preflight_errors(
     connector_boundaries: str,
     validating_worker_support: str,
 ) -> list[str]:
-    """``AbstractHerder.validateConnectorConfig`` for a source connector under KIP-618 (its pre-flight validation)."""
+    """``DistributedHerder.validateSourceConnectorConfig`` under KIP-618 (Kafka 3.9): the pre-flight validation.
+
+    ``validateSourceConnectorExactlyOnceSupport`` (``required`` needs ``exactly.once.source.support=enabled``
+    on the validating worker and ``SUPPORTED`` from the connector) and
+    ``validateSourceConnectorTransactionBoundary`` (``connector`` boundaries need ``SUPPORTED``).  Scenario
+    parsing calls it (the leader validates): a rejected config never runs, tests/test_connect_model.py
+    checks the rejections.
+    """
     errors: list[str] = []
     if exactly_once_support == "required":
-        if validating_worker_support != "enabled":
+        if validating_worker_support != "enabled":  # no branch: a rejected config never runs (exit 2)
             errors.append(
                 "exactly.once.support: 'required' but the worker validating the connector does not have "
                 "exactly.once.source.support=enabled"
             )
-        if connector_exactly_once == "UNSUPPORTED":
+        if connector_exactly_once == "UNSUPPORTED":  # no branch: a rejected config never runs (exit 2)
             errors.append(
                 "exactly.once.support: the connector does not provide exactly-once support with the given "
                 "configuration (SourceConnector::exactlyOnceSupport returned UNSUPPORTED)"
             )
-        elif connector_exactly_once == "null":
+        elif connector_exactly_once == "null":  # no branch: a rejected config never runs (exit 2)
             errors.append(
                 "exactly.once.support: Connect cannot determine whether the connector provides exactly-once "
                 "guarantees (exactlyOnceSupport returned null); consult its documentation and consider 'requested'"
             )
-    if transaction_boundary == "connector" and connector_boundaries != "SUPPORTED":
+    unsupported = connector_boundaries != "SUPPORTED"
+    if transaction_boundary == "connector" and unsupported:  # no branch: a rejected config never runs (exit 2)
         errors.append(
             "transaction.boundary: the connector does not support defining its own transaction boundaries "
             f"(canDefineTransactionBoundaries returned {connector_boundaries}); use 'poll' or 'interval'"
@@ -143,8 +152,9 @@ def preflight_errors(
 
 
 def _fenced_from_config_topic(sys: ConnectCluster, s: ConnectState, w: int, answer: bool) -> ConnectState:
-    """``PrivilegedWriteException``: set ``fencedFromConfigTopic``, drop the round, fail its requesters (500)."""
-    s = sys._put(s, w, s.workers[w]._replace(fenced_from_config_topic=True, fencing=None))
+    """``PrivilegedWriteException``: the producer is closed (``relinquishWritePrivileges``), the herder sets
+    ``fencedFromConfigTopic``; a round in progress fails and so do its requesters (500)."""
+    s = sys._put(s, w, s.workers[w]._replace(config_producer=None, fenced_from_config_topic=True, fencing=None))
     return sys._answer_requesters(s, P.FAILED) if answer else s
 
 
@@ -190,6 +200,8 @@ def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     end = cfgt.read_to_end(config)
     snap = cfgt.snapshot(config, end)
     s = sys._put(s, w, s.workers[w]._replace(config_generation=snap.generation))
+    if not snap.exists:  # NotFoundException: the connector was deleted
+        return sys._answer_requesters(s, P.FAILED), ("fencing_connector_not_found",)
     outcome, tasks = fencing_plan(snap)
     if outcome == NOTHING_TO_DO:
         return sys._answer_requesters(s, P.FENCING_DONE), ("fencing_not_needed",)
@@ -200,7 +212,7 @@ def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
         kafka, ok, more = fence_producers(s.kafka, tuple(task_tid(n) for n in tasks), sys.cc)
         s = s._replace(kafka=kafka, ghost=s.ghost._replace(live_fenced=_live_fenced(s, tasks, snap.generation)))
         events = (*more, "fence_producers")
-        if not ok:
+        if not ok:  # unreachable: InitProducerId(-1, -1) succeeds (producers.py); FailZombieFencing is the fault
             return sys._answer_requesters(s, P.FAILED), (*events, "fencing_failed")
     round_ = ZombieFencing(snap.generation, snap.task_count)
     return sys._put(s, w, s.workers[w]._replace(fencing=round_)), events
@@ -262,15 +274,15 @@ def fail_config_write(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     return _fenced_from_config_topic(sys, s, w, True), ("privileged_write_failed",)
 
 
-def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """The connector requests a task reconfiguration: task configs and a commit record, in one transaction."""
-    snap = sys._latest(s)
-    g = snap.generation + 1
-    count = sys.topo.task_counts[g]
-    records = (
-        *(cfgt.config_record(cfgt.TASK_CONFIG, w, g, n) for n in range(count)),
-        cfgt.config_record(cfgt.COMMIT, w, g, count),
-    )
+def _privileged_write(
+    sys: ConnectCluster, s: ConnectState, w: int, records: tuple[int, ...]
+) -> tuple[ConnectState, tuple[str, ...], bool]:
+    """``KafkaConfigBackingStore.sendPrivileged``: begin, send, commit (or a plain send without a fencable writer).
+
+    A failed transactional write closes the producer and sets ``fencedFromConfigTopic``
+    (``writeToConfigTopicAsLeader``); the request fails and is retried later.  Then a rebalance is due:
+    the config topic changed (``onConnectorConfigUpdate`` / ``onTaskConfigUpdate``).
+    """
     wk = s.workers[w]
     events: tuple[str, ...] = ()
     if sys._txn_leader(w):
@@ -281,13 +293,48 @@ def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
             events = (*events, *more)
         s = s._replace(kafka=kafka)
         if error != Errors.NONE:
-            return _fenced_from_config_topic(sys, s, w, False), (*events, "config_write_fenced")
+            return _fenced_from_config_topic(sys, s, w, False), (*events, "config_write_fenced"), False
         wk = wk._replace(config_producer=h)
     else:
         kafka, _ = append_plain(s.kafka, CONFIG_TOPIC, records, sys.flags)
         s = s._replace(kafka=kafka)
     s = sys._put(s, w, wk._replace(config_generation=sys._latest(s).generation))
-    return s._replace(rebalance_pending=True), (*events, "reconfigured")
+    return s._replace(rebalance_pending=True), events, True
+
+
+def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """The connector requests a task reconfiguration: task configs and a commit record, in one transaction.
+
+    For a deleted connector the leader first writes its config again (the connector is created anew,
+    starts and generates its task configs; modelled as one write).
+    """
+    snap = sys._latest(s)
+    g = snap.generation + 1
+    count = sys.topo.task_counts[g]
+    created = () if snap.exists else (cfgt.config_record(cfgt.CONNECTOR_CONFIG, w, g, 1),)
+    records = (
+        *created,
+        *(cfgt.config_record(cfgt.TASK_CONFIG, w, g, n) for n in range(count)),
+        cfgt.config_record(cfgt.COMMIT, w, g, count),
+    )
+    s, events, ok = _privileged_write(sys, s, w, records)
+    if not ok:
+        return s, events
+    return s, (*events, "reconfigured", *(("connector_recreated",) if created else ()))
+
+
+def delete_connector(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """``DELETE /connectors/{c}``: the leader writes the connector's config tombstone (``removeConnectorConfig``).
+
+    Every worker reads it (``processConnectorRemoval``): the connector has no tasks, so the next
+    rebalance revokes them all; its task-count record is kept (a zombie of a deleted connector must
+    be fenced if it is created again).
+    """
+    snap = sys._latest(s)
+    s, events, ok = _privileged_write(sys, s, w, (cfgt.config_record(cfgt.CONNECTOR_CONFIG, w, snap.generation, 0),))
+    if not ok:
+        return s, events
+    return s, (*events, "connector_deleted")
 
 
 def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
@@ -344,7 +391,6 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
             s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (leader, end))))
     if leader >= 0 and sys._txn_leader(leader) and s.workers[leader].config_producer is None:
         # onAssigned of the leader: claimWritePrivileges (a no-op while it holds a producer).
-        claimed = claim_write_privileges(sys, s, leader)
-        assert claimed is not None
-        s, events = claimed[0], (*events, *claimed[1])
+        s, more = claim_write_privileges(sys, s, leader)
+        events = (*events, *more)
     return s._replace(leader=leader, rebalance_pending=False), events

@@ -79,8 +79,7 @@ def latest_offsets(records: tuple[int, ...], source_partitions: int) -> tuple[in
     out = [-1] * source_partitions
     for rid in records:
         p, k = decode_offset_record(rid)
-        if 0 <= p < source_partitions:
-            out[p] = k
+        out[p] = k
     return tuple(out)
 
 

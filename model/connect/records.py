@@ -82,6 +82,9 @@ class ConnectTopology:
             (``TransactionContext.abortTransaction``).
         max_tombstones: how many source partitions the connector may finish
             and forget by committing a ``null`` offset for them (a tombstone).
+        recreated_at: the generation whose task configs a connector deleted
+            (``DELETE /connectors/{c}``) and created again writes; 0: the
+            connector is never deleted.
     """
 
     workers: tuple[str, ...] = ("enabled", "enabled")
@@ -96,6 +99,7 @@ class ConnectTopology:
     offsets_topic: str = "global"
     max_connector_aborts: int = 0
     max_tombstones: int = 0
+    recreated_at: int = 0
 
     @property
     def source_partitions(self) -> int:

@@ -51,7 +51,7 @@ __all__ = [
     "verify_generation",
 ]
 
-Result = tuple[ConnectState, tuple[str, ...]] | None  # no mutate: a type alias
+Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
 _FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
 
 
@@ -248,9 +248,8 @@ def abort_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     if not sys.flags.connect_abort_commits_offsets:
         inst = inst._replace(producer=h, positions=inst.committed, pending=False)
         return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")
-    result = commit_txn_of(sys, s, w, inst._replace(producer=h, pending=False))
-    assert result is not None
-    return result[0], (*events, "source_txn_aborted", *result[1])
+    s, more = commit_txn_of(sys, s, w, inst._replace(producer=h, pending=False))
+    return s, (*events, "source_txn_aborted", *more)
 
 
 def commit_offsets(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
@@ -266,12 +265,10 @@ def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tu
     """Stop an instance: step 8, the open transaction (or the offsets) is committed first."""
     events: tuple[str, ...] = ("task_stopped",)
     if inst.phase == P.RUNNING and inst.pending:
-        result = commit_txn_of(sys, s, w, inst)
-        assert result is not None
-        s, more = result
+        s, more = commit_txn_of(sys, s, w, inst)
         events = (*events, *more)
     elif inst.phase == P.RUNNING and inst.unflushed:
-        s, more = commit_offsets(sys, s, w, inst.task)  # type: ignore[misc]
+        s, more = commit_offsets(sys, s, w, inst.task)
         events = (*events, *more)
     return sys._put(s, w, s.workers[w].without_instance(inst.task)), events
 
@@ -320,9 +317,7 @@ def _tombstone(sys: ConnectCluster, s: ConnectState, w: int, n: int, second_writ
     """
     inst = s.workers[w].instance(n)
     assert inst is not None
-    p = tombstone_candidate(sys, s, inst)
-    if p < 0:
-        return None
+    p = tombstone_candidate(sys, s, inst)  # >= 0: actions() offers the step only then
     tomb = (offset_tombstone(p),)
     kafka = s.kafka
     two_topics = sys.offsets_partition == CONNECTOR_OFFSETS
@@ -351,7 +346,8 @@ def commit_tombstone(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Re
 
 
 def fail_offset_write(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
-    """The tombstone commit, with the second of its two offsets-topic writes failing (a fault)."""
-    if sys.offsets_partition != CONNECTOR_OFFSETS:
-        return None
+    """The tombstone commit, with the second of its two offsets-topic writes failing (a fault).
+
+    Offered only with a connector-specific offsets topic (two writes).
+    """
     return _tombstone(sys, s, w, n, True)

@@ -176,7 +176,5 @@ def source_record_label(rid: int) -> str:
 
 
 def owned_partitions(owners: tuple[tuple[int, ...], ...], generation: int, task: int) -> tuple[int, ...]:
-    """The source partitions task ``task`` reads in task-config generation ``generation``."""
-    if not 0 <= generation < len(owners):
-        return ()
+    """The source partitions task ``task`` reads in task-config generation ``generation`` (0..len(owners)-1)."""
     return tuple(p for p, owner in enumerate(owners[generation]) if owner == task)

@@ -15,7 +15,8 @@ one atomic step, see :mod:`model.connect.producers`).  Protocol steps: the
 start-up protocol (StartTask, InitProducer, VerifyGeneration), the send loop
 (Poll, CommitTransaction, AbortTransaction, CommitOffsets), the leader's work
 (ClaimWritePrivileges, FenceZombies, WriteTaskCountRecord,
-CommitTaskCountRecord, Reconfigure), Rebalance, ResumeWorker, RestartWorker,
+CommitTaskCountRecord, Reconfigure, DeleteConnector: the connector is deleted and
+later created again with the scenario's ``recreated_at`` generation), Rebalance, ResumeWorker, RestartWorker,
 RestartFailedTask (a restart request for a FAILED task: a rebalance does not
 restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
 forgets a finished source partition with a ``null`` offset).  Fault
@@ -71,7 +72,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker", "task"), ("StartTask", "InitProducer", "VerifyGeneration")),  # no mutate: codec
     (("worker", "task"), ("Poll", "CommitTransaction", "AbortTransaction", "CommitOffsets")),  # no mutate: codec
     (("worker",), ("ClaimWritePrivileges", "FenceZombies", "WriteTaskCountRecord")),  # no mutate: codec
-    (("worker",), ("CommitTaskCountRecord", "Reconfigure")),  # no mutate: codec
+    (("worker",), ("CommitTaskCountRecord", "Reconfigure", "DeleteConnector")),  # no mutate: codec
     ((), ("Rebalance",)),  # no mutate: codec
     (("worker",), ("ResumeWorker", "RestartWorker", "PauseWorker", "CrashWorker")),  # no mutate: codec
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
@@ -91,10 +92,10 @@ FAULT_OF_ACTION = {
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
-    "FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure",
+    "FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure", "DeleteConnector",
 )
 
-Result = tuple[ConnectState, tuple[str, ...]] | None  # no mutate: a type alias
+Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
 
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
@@ -145,9 +146,7 @@ class ConnectSystem:
         claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)
         s = ConnectState(workers, topo.leader, False, kafka, 0, (0,) * len(CONNECT_FAULT_KINDS), ConnectGhost(claims))
         if self._txn_leader(topo.leader):
-            result = herder.claim_write_privileges(self, s, topo.leader)
-            assert result is not None
-            s = result[0]
+            s = herder.claim_write_privileges(self, s, topo.leader)[0]
         return (s,)
 
     def properties(self) -> Sequence[Property]:
@@ -240,8 +239,10 @@ class ConnectSystem:
                 out.append(Action("RestartWorker", (w,)))
                 continue
             if wk.leader:
-                # A worker dropped from the group finishes the tick it was in (a round in progress), but
-                # rejoins before it starts new herder work (reclaim, a new round, a reconfiguration).
+                # A worker dropped from the group still believes it leads (isLeader() reads its last
+                # assignment) and finishes the tick it was in: the round in progress and a queued task
+                # reconfiguration (publishConnectorTaskConfigs); it rejoins before it reclaims write
+                # privileges or starts a new round.
                 # DistributedHerder.tick: a leader that is fencedFromConfigTopic reclaims its write privileges.
                 if wk.member and self._txn_leader(w) and wk.fenced_from_config_topic:
                     out.append(Action("ClaimWritePrivileges", (w,)))
@@ -252,8 +253,12 @@ class ConnectSystem:
                         kind = "WriteTaskCountRecord" if wk.fencing.phase == "fenced" else "CommitTaskCountRecord"
                         out.append(Action(kind, (w,)))
                     busy = wk.fencing is not None and wk.fencing.phase == "sent"
-                    if wk.member and not busy and self._latest(state).generation + 1 < len(topo.task_counts):
-                        out.append(Action("Reconfigure", (w,)))
+                    latest = self._latest(state)
+                    g = latest.generation + 1
+                    if not busy and g < len(topo.task_counts):
+                        # Generation recreated_at is written by a connector deleted and created again.
+                        delete = g == topo.recreated_at and latest.exists
+                        out.append(Action("DeleteConnector" if delete else "Reconfigure", (w,)))
             for n in wk.assigned:
                 if wk.member and wk.instance(n) is None and owned_partitions(topo.owners, wk.config_generation, n):
                     out.append(Action("StartTask", (w, n)))
@@ -327,13 +332,10 @@ class ConnectSystem:
 
     def step(self, state: ConnectState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
-        if action not in self._enabled(state):
+        if action not in self._enabled(state):  # no branch: engines step listed actions; a replayed trace may not
             return None
         fault = FAULT_OF_ACTION.get(action.kind)
-        result = self._HANDLERS[action.kind](self, state, *action.args)
-        if result is None:
-            return None
-        new, events = result
+        new, events = self._HANDLERS[action.kind](self, state, *action.args)
         if fault is not None:
             k = CONNECT_FAULT_KINDS.index(fault)
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
@@ -364,14 +366,13 @@ class ConnectSystem:
         if old is not None:
             s, events = task.stop(self, s, w, old)
             events = ("manual_restart", *events)
-        result = task.start(self, s, w, n, latest.generation)
-        assert result is not None
-        return result[0], (*events, *result[1])
+        s, more = task.start(self, s, w, n, latest.generation)
+        return s, (*events, *more)
 
     def _restart_failed_task(self, s: ConnectState, w: int, n: int) -> Result:
         """``POST /connectors/{c}/tasks/{n}/restart`` for a FAILED task: stop it, start it afresh."""
         # Offered by actions() only for a FAILED instance that _restartable() accepts.
-        new, events = self._restart_task(s, w, n)  # type: ignore[misc]
+        new, events = self._restart_task(s, w, n)
         return new, ("failed_task_restart_requested", *events)
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}
@@ -430,6 +431,7 @@ ConnectSystem._HANDLERS.update(
         "WriteTaskCountRecord": herder.write_task_count_record,
         "CommitTaskCountRecord": herder.commit_task_count_record,
         "Reconfigure": herder.reconfigure,
+        "DeleteConnector": herder.delete_connector,
         "Rebalance": herder.rebalance,
         "ResumeWorker": ConnectSystem._resume,
         "RestartWorker": ConnectSystem._restart_worker,
