@@ -87,19 +87,19 @@ class ConnectTopology:
             connector is never deleted.
     """
 
-    workers: tuple[str, ...] = ("enabled", "enabled")
-    leader: int = 0
-    task_counts: tuple[int, ...] = (1,)
-    owners: tuple[tuple[int, ...], ...] = ((0,),)
-    records: int = 1
-    transaction_boundary: str = "poll"
-    exactly_once_support: str = "requested"
-    connector_exactly_once: str = "SUPPORTED"
-    connector_boundaries: str = "UNSUPPORTED"
-    offsets_topic: str = "global"
-    max_connector_aborts: int = 0
-    max_tombstones: int = 0
-    recreated_at: int = 0
+    workers: tuple[str, ...] = ("enabled", "enabled")  # no mutate: scenario default
+    leader: int = 0  # no mutate: scenario default
+    task_counts: tuple[int, ...] = (1,)  # no mutate: scenario default
+    owners: tuple[tuple[int, ...], ...] = ((0,),)  # no mutate: scenario default
+    records: int = 1  # no mutate: scenario default
+    transaction_boundary: str = "poll"  # no mutate: scenario default
+    exactly_once_support: str = "requested"  # no mutate: scenario default
+    connector_exactly_once: str = "SUPPORTED"  # no mutate: scenario default
+    connector_boundaries: str = "UNSUPPORTED"  # no mutate: scenario default
+    offsets_topic: str = "global"  # no mutate: scenario default
+    max_connector_aborts: int = 0  # no mutate: scenario default
+    max_tombstones: int = 0  # no mutate: scenario default
+    recreated_at: int = 0  # no mutate: scenario default
 
     @property
     def source_partitions(self) -> int:
@@ -126,13 +126,13 @@ def _plain(value: Any) -> Any:
 class ConnectFaultBudget:
     """Fault budgets per kind (:data:`CONNECT_FAULT_KINDS`) and in total."""
 
-    pause: int = 0
-    crash: int = 0
-    fencing_failure: int = 0
-    config_write_failure: int = 0
-    manual_restart: int = 0
-    offset_write_failure: int = 0
-    total: int = 1
+    pause: int = 0  # no mutate: scenario default
+    crash: int = 0  # no mutate: scenario default
+    fencing_failure: int = 0  # no mutate: scenario default
+    config_write_failure: int = 0  # no mutate: scenario default
+    manual_restart: int = 0  # no mutate: scenario default
+    offset_write_failure: int = 0  # no mutate: scenario default
+    total: int = 1  # no mutate: scenario default
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`CONNECT_FAULT_KINDS` order."""

@@ -82,7 +82,8 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
 CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
     kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
 }
-FAULT_OF_ACTION = {
+#: The fault kind each fault action spends from the scenario's budget (the fault model).
+FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "PauseWorker": "pause",
     "CrashWorker": "crash",
     "FailZombieFencing": "fencing_failure",
@@ -181,7 +182,8 @@ class ConnectSystem:
         return s.kafka.partitions[CONFIG_TOPIC]
 
     def _can_write(self, wk: ConnectWorker, w: int) -> bool:
-        if wk.status != W.RUNNING or not wk.leader:
+        """Whether leader ``w`` serves requests that write the config topic (it holds its write privileges)."""
+        if wk.status != W.RUNNING:
             return False
         return not self._txn_leader(w) or (wk.config_producer is not None and not wk.fenced_from_config_topic)
 
@@ -281,6 +283,7 @@ class ConnectSystem:
                 out.append(Action("CrashWorker", (w,)))
             if (
                 used[2] < lim[2]  # no mutate: fault model
+                and wk.leader  # no mutate: fault model
                 and self._can_write(wk, w)  # no mutate: fault model
                 and wk.member  # no mutate: fault model
                 and wk.fencing is None  # no mutate: fault model
