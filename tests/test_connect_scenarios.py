@@ -26,7 +26,7 @@ SCENARIOS = builtin_scenarios()
 
 # scenario -> distinct states under the real protocol
 REAL = {
-    "connect_connector_boundaries": 1246,
+    "connect_connector_boundaries": 5837,
     "connect_offset_tombstones": 778,
     "connect_duplicate_task_instances": 11246,
     "connect_fencing_round_faults": 3104,
@@ -37,6 +37,7 @@ REAL = {
     "connect_disabled_leader_upgrade": 2707,
     "connect_tv1_zombie_task": 8893,
     "connect_tv1_reconfiguration": 520,
+    "connect_connector_deleted": 482,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits

@@ -182,9 +182,7 @@ class ConnectSystem:
         return s.kafka.partitions[CONFIG_TOPIC]
 
     def _can_write(self, wk: ConnectWorker, w: int) -> bool:
-        """Whether leader ``w`` serves requests that write the config topic (it holds its write privileges)."""
-        if wk.status != W.RUNNING:
-            return False
+        """Whether leader ``w`` (running) serves requests that write the config topic (it holds its privileges)."""
         return not self._txn_leader(w) or (wk.config_producer is not None and not wk.fenced_from_config_topic)
 
     def _requesters(self, s: ConnectState) -> bool:
@@ -284,6 +282,7 @@ class ConnectSystem:
             if (
                 used[2] < lim[2]  # no mutate: fault model
                 and wk.leader  # no mutate: fault model
+                and wk.status == W.RUNNING  # no mutate: fault model
                 and self._can_write(wk, w)  # no mutate: fault model
                 and wk.member  # no mutate: fault model
                 and wk.fencing is None  # no mutate: fault model
