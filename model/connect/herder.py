@@ -172,7 +172,7 @@ def claim_write_privileges(sys: ConnectCluster, s: ConnectState, w: int) -> Resu
         wk = s.workers[w]._replace(config_producer=None, fenced_from_config_topic=True)
         return sys._put(s, w, wk), (*events, "claim_write_privileges_failed")
     end = len(kafka.partitions[CONFIG_TOPIC].log)
-    s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (w, end))))
+    s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (w, end))))  # no mutate: ghost
     wk = s.workers[w]._replace(config_producer=handle, fenced_from_config_topic=False)
     return sys._put(s, w, wk), (*events, "claimed_write_privileges")
 
@@ -186,12 +186,13 @@ def _live_fenced(s: ConnectState, tasks: tuple[int, ...], generation: int) -> tu
     (``ConnectSystem.actions``), and it reads the config topic and fences in one step.
     """
     hit = tuple(
-        (v, t.task, t.generation, generation)
-        for v, wk in enumerate(s.workers)
-        for t in wk.tasks
-        if t.task in tasks and t.generation >= generation and t.phase in (P.PRODUCER_READY, P.RUNNING)
+        (v, t.task, t.generation, generation)  # no mutate: ghost
+        for v, wk in enumerate(s.workers)  # no mutate: ghost
+        for t in wk.tasks  # no mutate: ghost
+        if t.task in tasks and t.generation >= generation  # no mutate: ghost
+        and t.phase in (P.PRODUCER_READY, P.RUNNING)  # no mutate: ghost
     )
-    return (*s.ghost.live_fenced, *hit)
+    return (*s.ghost.live_fenced, *hit)  # no mutate: ghost
 
 
 def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
@@ -210,7 +211,8 @@ def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
         events = ("fencing_skipped", "fencing_shortcut_1_to_1")
     if outcome == FENCE:
         kafka, ok, more = fence_producers(s.kafka, tuple(task_tid(n) for n in tasks), sys.cc)
-        s = s._replace(kafka=kafka, ghost=s.ghost._replace(live_fenced=_live_fenced(s, tasks, snap.generation)))
+        live = _live_fenced(s, tasks, snap.generation)  # no mutate: ghost
+        s = s._replace(kafka=kafka, ghost=s.ghost._replace(live_fenced=live))  # no mutate: ghost
         events = (*more, "fence_producers")
         if not ok:  # unreachable: InitProducerId(-1, -1) succeeds (producers.py); FailZombieFencing is the fault
             return sys._answer_requesters(s, P.FAILED), (*events, "fencing_failed")
@@ -387,8 +389,8 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
         s = sys._put(s, w, wk)
     if leader != s.leader:
         events = (*events, "leader_changed")
-        if leader >= 0 and not sys._txn_leader(leader):
-            s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (leader, end))))
+        if leader >= 0 and not sys._txn_leader(leader):  # no mutate: ghost
+            s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (leader, end))))  # no mutate: ghost
     if leader >= 0 and sys._txn_leader(leader) and s.workers[leader].config_producer is None:
         # onAssigned of the leader: claimWritePrivileges (a no-op while it holds a producer).
         s, more = claim_write_privileges(sys, s, leader)

@@ -91,11 +91,11 @@ def _live(s: ConnectState, w: int, inst: TaskInstance) -> bool:
     that still owns the task, and it holds a producer."""
     wk = s.workers[w]
     return (
-        wk.status == W.RUNNING
-        and wk.member
-        and inst.task in wk.assigned
-        and not inst.stopping
-        and inst.phase in (P.PRODUCER_READY, P.RUNNING)
+        wk.status == W.RUNNING  # no mutate: ghost
+        and wk.member  # no mutate: ghost
+        and inst.task in wk.assigned  # no mutate: ghost
+        and not inst.stopping  # no mutate: ghost
+        and inst.phase in (P.PRODUCER_READY, P.RUNNING)  # no mutate: ghost
     )
 
 
@@ -114,15 +114,15 @@ def init_producer(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Resul
     if inst.stopping and sys.flags.connect_stopping_task_skips_producer:
         return sys._put(s, w, wk.without_instance(n)), ("startup_stopped_before_producer",)
     kafka, handle, events = init_transactions(s.kafka, task_tid(n), 4, sys.cc)
-    if wk.member:
+    if wk.member:  # no mutate: ghost
         hit = tuple(
-            (v, n, t.generation, inst.generation)
-            for v, other in enumerate(s.workers)
-            if v != w
-            for t in other.tasks
-            if t.task == n and _live(s, v, t)
+            (v, n, t.generation, inst.generation)  # no mutate: ghost
+            for v, other in enumerate(s.workers)  # no mutate: ghost
+            if v != w  # no mutate: ghost
+            for t in other.tasks  # no mutate: ghost
+            if t.task == n and _live(s, v, t)  # no mutate: ghost
         )
-        s = s._replace(ghost=s.ghost._replace(live_fenced=(*s.ghost.live_fenced, *hit)))
+        s = s._replace(ghost=s.ghost._replace(live_fenced=(*s.ghost.live_fenced, *hit)))  # no mutate: ghost
     inst = inst._replace(phase=P.FAILED) if handle is None else inst._replace(phase=P.PRODUCER_READY, producer=handle)
     return s._replace(kafka=kafka, workers=_at(s.workers, w, wk.with_instance(inst))), (
         *events,
@@ -153,8 +153,8 @@ def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     if any(k > 0 for k in pos):
         events = (*events, "resumed_from_committed_offset")
     if all(g < inst.generation for g, _ in s.ghost.starts):
-        start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))
-        s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))
+        start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))  # no mutate: ghost
+        s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))  # no mutate: ghost
         if inst.generation > 0:
             events = (*events, "newer_generation_started")
     return s, events
@@ -241,10 +241,13 @@ def abort_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     s = s._replace(connector_aborts=s.connector_aborts + 1)
     if error != Errors.NONE:
         return fail_task(sys, s, w, inst, kafka, error)
-    discarded = tuple(
-        (p, k) for p, (old, pos) in enumerate(zip(inst.committed, inst.positions)) for k in range(max(old, 0), pos)
+    discarded = tuple(  # no mutate: ghost
+        (p, k)  # no mutate: ghost
+        for p, (old, pos) in enumerate(zip(inst.committed, inst.positions))  # no mutate: ghost
+        for k in range(max(old, 0), pos)  # no mutate: ghost
     )
-    s = s._replace(kafka=kafka, ghost=s.ghost._replace(discarded=tuple(sorted({*s.ghost.discarded, *discarded}))))
+    discarded = tuple(sorted({*s.ghost.discarded, *discarded}))  # no mutate: ghost
+    s = s._replace(kafka=kafka, ghost=s.ghost._replace(discarded=discarded))  # no mutate: ghost
     if not sys.flags.connect_abort_commits_offsets:
         inst = inst._replace(producer=h, positions=inst.committed, pending=False)
         return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")

@@ -143,8 +143,8 @@ class ConnectSystem:
         end = len(kafka.partitions[CONFIG_TOPIC].log)
         members = tuple(range(len(topo.workers)))
         asg = herder.assignment(members, count, len(members))
-        workers = tuple(ConnectWorker(leader=w == topo.leader, assigned=asg[w]) for w in members)
-        claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)
+        workers = tuple(ConnectWorker(member=True, leader=w == topo.leader, assigned=asg[w]) for w in members)
+        claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)  # no mutate: ghost
         s = ConnectState(workers, topo.leader, False, kafka, 0, (0,) * len(CONNECT_FAULT_KINDS), ConnectGhost(claims))
         if self._txn_leader(topo.leader):
             s = herder.claim_write_privileges(self, s, topo.leader)[0]
