@@ -48,8 +48,8 @@ def _by_partition(s: ConnectState, sources: int) -> list[list[tuple[int, int]]]:
     return out
 
 
-def _delivery_problems(sources: int, s: ConnectState) -> list[str]:
-    """Per source partition: each record committed at most once, in order, no gap but the discarded ones."""
+def _delivery_problems(sources: int, records: int, s: ConnectState) -> list[str]:
+    """Per source partition: each of its records committed at most once, in order, no gap but the discarded ones."""
     problems: list[str] = []
     discarded = set(s.ghost.discarded)
     for p, recs in enumerate(_by_partition(s, sources)):
@@ -65,6 +65,8 @@ def _delivery_problems(sources: int, s: ConnectState) -> list[str]:
                 )
                 continue
             first[k] = (offset, rid)
+            if k >= records:
+                problems.append(f"src{p}[{k}] is committed at offset {offset}, but src{p} has only {records} records")
             while (p, expect) in discarded:
                 expect += 1
             if (p, k) in discarded:
@@ -131,6 +133,21 @@ def _live_instances_fenced(s: ConnectState) -> list[str]:
     ]
 
 
+def _healthy_failures(s: ConnectState) -> list[str]:
+    """In a run without faults: instances of the latest task-config generation that failed in their send loop."""
+    if any(s.faults_used):
+        return []
+    config = s.kafka.partitions[CONFIG_TOPIC]
+    latest = cfgt.snapshot(config, cfgt.read_to_end(config)).generation
+    return [
+        f"worker {w}'s task {t.task} of generation {t.generation}, the latest, failed in its send loop although no "
+        "fault was injected"
+        for w, wk in enumerate(s.workers)
+        for t in wk.tasks
+        if t.phase == TaskPhase.FAILED and t.positions and t.generation == latest
+    ]
+
+
 def _deposed_leader_writes(s: ConnectState) -> list[str]:
     config = s.kafka.partitions[CONFIG_TOPIC]
     fates = entry_fates(config)
@@ -169,7 +186,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
     """The Connect properties for a model with ``config``."""
     topo = config.topology
     faults = config.faults
-    sources = topo.source_partitions
+    sources, records = topo.source_partitions, topo.records
     leader_can_change = faults.pause > 0 or faults.crash > 0
     generations = len(topo.task_counts) > 1
     props: list[Property] = [
@@ -184,9 +201,9 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "connect_distributed_test.py::test_exactly_once_source; TransactionContext.abortTransaction javadoc",
             catches="KAFKA-13719 / KAFKA-9841 duplicate tasks without fencing; KIP-618's "
             "worker-lag duplicate; offsets written outside the records' transaction",
-            predicate=lambda s: not _delivery_problems(sources, s),
+            predicate=lambda s: not _delivery_problems(sources, records, s),
             partners=("source_record_committed",),
-            explain=lambda s: "; ".join(_delivery_problems(sources, s)),
+            explain=lambda s: "; ".join(_delivery_problems(sources, records, s)),
         ),
         Property(
             name="offsets_committed_with_records",
@@ -255,6 +272,22 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
         props.append(sometimes_event("leader_changed", "The group elected a new leader.", "leader_changed"))
+    props.append(
+        Property(
+            name="healthy_task_never_failed",
+            expectation=Expectation.ALWAYS,
+            fact="In a run without faults (no pause, crash, failed round or write, manual restart), a task of the "
+            "latest task-config generation that entered its send loop never fails: nothing may fence it (no zombie "
+            "exists, and rounds fence older generations only) and every request it makes succeeds.",
+            source="KIP-618 §Zombie fencing, §Source task startup; ExactlyOnceWorkerSourceTask (a task fails only "
+            "on an exception: a fenced producer, a failed flush or commit)",
+            catches="an error returned where Kafka returns none, a commit or send that fails a healthy task, a "
+            "healthy task's producer fenced by the herder",
+            predicate=lambda s: not _healthy_failures(s),
+            partners=("exactly_once_task_started",),
+            explain=lambda s: "; ".join(_healthy_failures(s)),
+        )
+    )
     props.append(
         Property(
             name="live_tasks_never_fenced",

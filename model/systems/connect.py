@@ -318,7 +318,9 @@ class ConnectSystem:
             steps.append("Poll")
         if t.pending:
             steps.append("CommitTransaction")
-            if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:
+            # When the connector calls TransactionContext.abortTransaction is its own choice, bounded by the
+            # scenario's max_connector_aborts (the environment, like the fault budgets).
+            if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:  # no mutate: connector
                 steps.append("AbortTransaction")
         if t.unflushed:
             steps.append("CommitOffsets")
