@@ -4,7 +4,7 @@ Sources are KIP-618's sections (Goals, Atomic offset writes, Task count records,
 Source task startup, Leader access to config topic, its zombie and heterogeneous-cluster
 scenarios) and the Connect runtime (``ExactlyOnceWorkerSourceTask``, ``DistributedHerder``).
 What is *committed* is read from the control batches in the logs
-(:func:`model.connect.offsets.entry_fates`), not from the LSO, so a duplicate
+(:func:`invariants.connect_logs.entry_fates`), not from the LSO, so a duplicate
 is caught as soon as its transaction commits.
 
 Each ``always`` property names its ``sometimes`` partners; properties that
@@ -15,11 +15,17 @@ scenarios that have one (like :mod:`invariants.transactions`).
 from __future__ import annotations
 
 from keos.invariants._common import sometimes_event
+from keos.invariants.connect_logs import (
+    committed_offsets,
+    committed_records,
+    config_record_label,
+    entry_fates,
+    task_count_follows_generation,
+)
 from keos.invariants.connect_offsets import tombstone_properties
 from keos.invariants.connect_progress import connect_progress_properties
 from keos.model.clients.consumer import COMMITTED
 from keos.model.connect import config_topic as cfgt
-from keos.model.connect.offsets import committed_offsets, committed_records, entry_fates
 from keos.model.connect.records import (
     CONFIG_TOPIC,
     CONNECTOR_OFFSETS,
@@ -42,11 +48,14 @@ def _by_partition(s: ConnectState, sources: int) -> list[list[tuple[int, int]]]:
     return out
 
 
-def _delivery_problems(sources: int, s: ConnectState) -> list[str]:
+def _delivery_problems(sources: int, records: int, s: ConnectState) -> list[str]:
+    """Per source partition: each of its records committed at most once, in order, no gap but the discarded ones."""
     problems: list[str] = []
+    discarded = set(s.ghost.discarded)
     for p, recs in enumerate(_by_partition(s, sources)):
         first: dict[int, tuple[int, int]] = {}
-        for i, (offset, rid) in enumerate(recs):
+        expect = 0
+        for offset, rid in recs:
             k = decode_source_record(rid)[4]
             if k in first:
                 o0, r0 = first[k]
@@ -56,8 +65,18 @@ def _delivery_problems(sources: int, s: ConnectState) -> list[str]:
                 )
                 continue
             first[k] = (offset, rid)
-            if k != len(first) - 1 or (i and k < decode_source_record(recs[i - 1][1])[4]):
+            if k >= records:
+                problems.append(f"src{p}[{k}] is committed at offset {offset}, but src{p} has only {records} records")
+            while (p, expect) in discarded:
+                expect += 1
+            if (p, k) in discarded:
+                problems.append(
+                    f"src{p}[{k}] is committed at offset {offset} ({source_record_label(rid)}) although the connector "
+                    "aborted its transaction: its offset was committed so that it is not reprocessed"
+                )
+            elif k != expect:
                 problems.append(f"src{p}[{k}] is committed at offset {offset} out of order or after a gap")
+            expect = max(expect, k + 1)
     return problems
 
 
@@ -79,7 +98,7 @@ def _offset_problems(config: ConnectConfig, s: ConnectState) -> list[str]:
             continue
         offset = max(offsets[p], 0)
         have = {decode_source_record(rid)[4] for _, rid in recs}
-        missing = [k for k in range(offset) if k not in have]
+        missing = [k for k in range(offset) if k not in have and (p, k) not in s.ghost.discarded]
         if missing:
             problems.append(f"the source offset of src{p} is committed at {offset} but src{p}[{missing[0]}] is not")
         for _, rid in recs:
@@ -106,6 +125,29 @@ def _fenced_generation_commits(s: ConnectState) -> list[str]:
     return problems
 
 
+def _live_instances_fenced(s: ConnectState) -> list[str]:
+    return [
+        f"worker {w}'s task {n} of generation {tg}, the task's current instance, was fenced on behalf of generation "
+        f"{g} (a zombie-fencing round, or the producer of a revoked instance): only zombies may be fenced"
+        for w, n, tg, g in s.ghost.live_fenced
+    ]
+
+
+def _healthy_failures(s: ConnectState) -> list[str]:
+    """In a run without faults: instances of the latest task-config generation that failed in their send loop."""
+    if any(s.faults_used):
+        return []
+    config = s.kafka.partitions[CONFIG_TOPIC]
+    latest = cfgt.snapshot(config, cfgt.read_to_end(config)).generation
+    return [
+        f"worker {w}'s task {t.task} of generation {t.generation}, the latest, failed in its send loop although no "
+        "fault was injected"
+        for w, wk in enumerate(s.workers)
+        for t in wk.tasks
+        if t.phase == TaskPhase.FAILED and t.positions and t.generation == latest
+    ]
+
+
 def _deposed_leader_writes(s: ConnectState) -> list[str]:
     config = s.kafka.partitions[CONFIG_TOPIC]
     fates = entry_fates(config)
@@ -121,7 +163,7 @@ def _deposed_leader_writes(s: ConnectState) -> list[str]:
             if claims and claims[-1][0] != writer:
                 w2, end = claims[-1]
                 problems.append(
-                    f"{cfgt.config_record_label(rid)} is committed at config offset {offset} although worker {w2} "
+                    f"{config_record_label(rid)} is committed at config offset {offset} although worker {w2} "
                     f"claimed the config topic as leader at offset {end}"
                 )
     return problems
@@ -136,7 +178,7 @@ def _unfenced_starts(s: ConnectState) -> list[str]:
         for t in wk.tasks
         if t.exactly_once
         and t.phase == TaskPhase.RUNNING
-        and not cfgt.task_count_follows_generation(config, t.generation)
+        and not task_count_follows_generation(config, t.generation)
     ]
 
 
@@ -144,7 +186,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
     """The Connect properties for a model with ``config``."""
     topo = config.topology
     faults = config.faults
-    sources = topo.source_partitions
+    sources, records = topo.source_partitions, topo.records
     leader_can_change = faults.pause > 0 or faults.crash > 0
     generations = len(topo.task_counts) > 1
     props: list[Property] = [
@@ -152,14 +194,16 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             name="exactly_once_source_delivery",
             expectation=Expectation.ALWAYS,
             fact="Each record of each source partition appears in the committed output at most once, in order and "
-            "without gaps, across worker pauses, crashes, rebalances and reconfigurations.",
+            "without gaps, across worker pauses, crashes, rebalances and reconfigurations; the only gaps are the "
+            "records of transactions the connector aborted, which never appear (their offsets are committed so "
+            "that they are not reprocessed).",
             source="KIP-618 §Goals (source offset accuracy and zombies); "
-            "connect_distributed_test.py::test_exactly_once_source",
+            "connect_distributed_test.py::test_exactly_once_source; TransactionContext.abortTransaction javadoc",
             catches="KAFKA-13719 / KAFKA-9841 duplicate tasks without fencing; KIP-618's "
             "worker-lag duplicate; offsets written outside the records' transaction",
-            predicate=lambda s: not _delivery_problems(sources, s),
+            predicate=lambda s: not _delivery_problems(sources, records, s),
             partners=("source_record_committed",),
-            explain=lambda s: "; ".join(_delivery_problems(sources, s)),
+            explain=lambda s: "; ".join(_delivery_problems(sources, records, s)),
         ),
         Property(
             name="offsets_committed_with_records",
@@ -206,6 +250,13 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "newer_generation_started", "A task of a reconfigured generation started.", "newer_generation_started"
             )
         )
+        props.append(
+            sometimes_event(
+                "zombie_producers_fenced",
+                "A zombie-fencing round fenced the producers of an older generation (Admin.fenceProducers).",
+                "fence_producers",
+            )
+        )
     if leader_can_change:
         props.append(
             Property(
@@ -221,6 +272,41 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
         props.append(sometimes_event("leader_changed", "The group elected a new leader.", "leader_changed"))
+    props.append(
+        Property(
+            name="healthy_task_never_failed",
+            expectation=Expectation.ALWAYS,
+            fact="In a run without faults (no pause, crash, failed round or write, manual restart), a task of the "
+            "latest task-config generation that entered its send loop never fails: nothing may fence it (no zombie "
+            "exists, and rounds fence older generations only) and every request it makes succeeds.",
+            source="KIP-618 §Zombie fencing, §Source task startup; ExactlyOnceWorkerSourceTask (a task fails only "
+            "on an exception: a fenced producer, a failed flush or commit)",
+            catches="an error returned where Kafka returns none, a commit or send that fails a healthy task, a "
+            "healthy task's producer fenced by the herder",
+            predicate=lambda s: not _healthy_failures(s),
+            partners=("exactly_once_task_started",),
+            explain=lambda s: "; ".join(_healthy_failures(s)),
+        )
+    )
+    props.append(
+        Property(
+            name="live_tasks_never_fenced",
+            expectation=Expectation.ALWAYS,
+            fact="A task's current instance (its worker is a running group member that owns the task, and it holds "
+            "a producer) is fenced only by zombies: never by the leader's zombie-fencing round, which fences older "
+            "task-config generations only, nor by initTransactions of another instance whose worker is in the group "
+            "(a revoked instance returns before initialising its producer).",
+            source="KIP-618 §Zombie fencing, §Task count records (a round runs only while the connector is pending "
+            "fencing) and §Source task startup step 4; DistributedHerder.doFenceZombieSourceTasks, "
+            "ExactlyOnceWorkerSourceTask.prepareToInitializeTask ('so that newer generations are not fenced by "
+            "accident')",
+            catches="a round that ignores connectorsPendingFencing or the task-count record, a task-count record "
+            "that does not clear pending fencing, a revoked task that still initialises its producer",
+            predicate=lambda s: not s.ghost.live_fenced,
+            partners=("exactly_once_task_started", *(("zombie_producers_fenced",) if generations else ())),
+            explain=lambda s: "; ".join(_live_instances_fenced(s)),
+        )
+    )
     props.extend(
         [
             Property(

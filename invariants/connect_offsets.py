@@ -13,7 +13,7 @@ topic before the connector topic.
 from __future__ import annotations
 
 from keos.invariants._common import sometimes_event
-from keos.model.connect.offsets import committed_offsets, tombstoned_partitions
+from keos.invariants.connect_logs import committed_offsets, tombstoned_partitions
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectConfig, ConnectState
 from keos.model.interface import Expectation, Property
 

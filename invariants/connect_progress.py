@@ -15,11 +15,18 @@ config-topic check, or records polled into a transaction that never commits brea
 
 from __future__ import annotations
 
-from keos.model.connect.records import ConnectConfig, ConnectState
-from keos.model.connect.worker import TaskPhase, WorkerStatus, owned_partitions
+from keos.invariants.connect_logs import committed_records
+from keos.model.connect.records import OUTPUT, ConnectConfig, ConnectState
+from keos.model.connect.worker import TaskPhase, WorkerStatus, decode_source_record, owned_partitions
 from keos.model.interface import Expectation, Property
 
-__all__ = ["CONNECT_FAIRNESS", "connect_progress_properties", "uncommitted_tasks", "unstarted_tasks"]
+__all__ = [
+    "CONNECT_FAIRNESS",
+    "connect_progress_properties",
+    "uncommitted_tasks",
+    "undelivered_records",
+    "unstarted_tasks",
+]
 
 #: The fairness Connect's progress relies on.
 CONNECT_FAIRNESS = (
@@ -77,10 +84,33 @@ def uncommitted_tasks(s: ConnectState) -> list[str]:
     return out
 
 
+def undelivered_records(sources: int, records: int, s: ConnectState) -> list[str]:
+    """Source records neither committed to the output nor discarded by a connector abort."""
+    have = {decode_source_record(rid)[3:] for _, rid in committed_records(s.kafka.partitions[OUTPUT])}
+    gone = have | set(s.ghost.discarded)
+    return [f"src{p}[{k}] is never committed" for p in range(sources) for k in range(records) if (p, k) not in gone]
+
+
 def connect_progress_properties(config: ConnectConfig) -> tuple[Property, ...]:
     """The progress properties of the Connect model."""
     owners = config.topology.owners
+    sources, records = config.topology.source_partitions, config.topology.records
     return (
+        Property(
+            name="every_source_record_delivered",
+            expectation=Expectation.EVENTUALLY,
+            fact="Once faults stop, every record of every source partition is committed to the output topic "
+            "(or was discarded by the connector's own abort): a task that takes over resumes from the committed "
+            "offsets and nothing polled is lost, whichever worker crashed, paused or was fenced.",
+            source="KIP-618 §Goals (source offset accuracy); Connect's at-least-once baseline "
+            "(WorkerSourceTask / ExactlyOnceWorkerSourceTask commit the offsets only with or after their records)",
+            catches="offsets committed ahead of their records, a source partition forgotten by a zombie's "
+            "tombstone, a task that never resumes after a takeover",
+            predicate=lambda s: not undelivered_records(sources, records, s),
+            partners=("source_record_committed",),
+            explain=lambda s: "; ".join(undelivered_records(sources, records, s)),
+            fairness=CONNECT_FAIRNESS,
+        ),
         Property(
             name="assigned_tasks_run",
             expectation=Expectation.EVENTUALLY,

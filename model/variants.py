@@ -121,6 +121,15 @@ class ProtocolFlags:
             that carries tombstones first writes the tombstones to the worker's
             global offsets topic and writes the connector topic only if that
             succeeded (KAFKA-15018, ``ConnectorOffsetBackingStore.set``).
+        connect_abort_commits_offsets: a connector-defined abort
+            (``TransactionContext.abortTransaction``) discards the records and
+            still commits their offsets in a new transaction, so they are not
+            reprocessed (``ExactlyOnceWorkerSourceTask``).  Off: the task rewinds
+            to its committed offsets and re-emits the discarded records.
+        connect_stopping_task_skips_producer: a source task revoked while its
+            start-up was blocked returns before ``producer.initTransactions()``
+            (``ExactlyOnceWorkerSourceTask.prepareToInitializeTask``, KIP-618
+            §Source task startup step 4).  Off: it initialises the producer anyway.
         defer_bump_until_resolved: an idempotent producer whose batch fails with
             OUT_OF_ORDER_SEQUENCE_NUMBER after its last retry marks the partition's
             sequence unresolved instead of requesting an epoch bump at once, so the
@@ -234,6 +243,8 @@ class ProtocolFlags:
     reject_client_control_records: bool = True
     connect_failed_task_stays_failed: bool = True
     connect_tombstone_to_global_first: bool = True
+    connect_abort_commits_offsets: bool = True
+    connect_stopping_task_skips_producer: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     empty_abort_rotates_producer_id: bool = True
@@ -492,6 +503,28 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_offset_tombstones",),
             bug="KAFKA-15018 (fixed in Kafka 3.8): the global write fails after the connector topic took the "
             "tombstone, and the combined view falls back to the partition's old offset in the global topic",
+        ),
+        Variant(
+            name="connector_abort_reprocesses",
+            description="Connect: a connector-defined abort (TransactionContext.abortTransaction) discards the "
+            "records but does not commit their offsets; the task rewinds to its committed offsets.",
+            flags=replace(_REAL, connect_abort_commits_offsets=False),
+            weakened=True,
+            breaks=("exactly_once_source_delivery",),
+            scenarios=("connect_connector_boundaries",),
+            bug="TransactionContext.abortTransaction promises that the aborted records' offsets are still "
+            "committed so that they are not reprocessed; without it the discarded records come back",
+        ),
+        Variant(
+            name="revoked_task_initializes_producer",
+            description="Connect: a source task whose worker revoked it while its start-up was blocked on the "
+            "zombie-fencing round still calls initTransactions (no isStopping() check before it).",
+            flags=replace(_REAL, connect_stopping_task_skips_producer=False),
+            weakened=True,
+            breaks=("live_tasks_never_fenced",),
+            scenarios=("connect_worker_lag_before_producer",),
+            bug="KIP-618 §Source task startup step 4: the revoked instance's initTransactions bumps the epoch of "
+            "the task id and fences the task's new owner, which then fails",
         ),
         Variant(
             name="no_generation_fencing",

@@ -15,6 +15,7 @@
     offsets_topic = "global"                     # global | connector (offsets.storage.topic set)
     max_connector_aborts = 0                     # TransactionContext.abortTransaction budget
     max_tombstones = 0                           # finished source partitions the connector may forget (null offset)
+    recreated_at = 0                             # generation written after DELETE and re-creation (0: never)
     [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure, total
 
 Every value is checked; the preflight validation of KIP-618
@@ -39,7 +40,13 @@ _CHOICES = {
     "connector_boundaries": ("SUPPORTED", "UNSUPPORTED", "null"),
     "offsets_topic": ("global", "connector"),
 }
-_INTS = {"leader": (0, 8), "records": (1, 9), "max_connector_aborts": (0, 3), "max_tombstones": (0, 2)}
+_INTS = {
+    "leader": (0, 8),
+    "records": (1, 9),
+    "max_connector_aborts": (0, 3),
+    "max_tombstones": (0, 2),
+    "recreated_at": (0, 2),
+}
 _FAULT_KEYS = (
     "pause",
     "crash",
@@ -102,6 +109,11 @@ def parse_connect_section(table: dict[str, Any], faults_table: dict[str, Any]) -
         if any(n >= count for n in row):
             raise ModelError(f"[connect] owners of generation {g} name a task >= its task count {count}")
     kwargs["task_counts"], kwargs["owners"] = counts, owners
+    if kwargs.get("recreated_at", 0) >= len(counts):
+        raise ModelError(
+            f"[connect] recreated_at {kwargs['recreated_at']} names no reconfiguration "
+            f"(generations 1..{len(counts) - 1})"
+        )
     topo = ConnectTopology(**kwargs)
     if topo.leader >= len(topo.workers):
         raise ModelError(f"[connect] leader {topo.leader} is not a worker (0..{len(topo.workers) - 1})")

@@ -11,9 +11,15 @@ import tomllib
 
 import pytest
 
+from keos.invariants.connect_logs import (
+    committed_offsets,
+    config_record_label,
+    entry_fates,
+    task_count_follows_generation,
+)
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect.herder import FENCE, NOTHING_TO_DO, WRITE_ONLY, assignment, fencing_plan, preflight_errors
-from keos.model.connect.offsets import combined_offsets, committed_offsets, entry_fates, offset_record, read_offsets
+from keos.model.connect.offsets import combined_offsets, offset_record, read_offsets
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -73,8 +79,8 @@ def test_config_snapshot_generation_pending_fencing_and_task_count_record() -> N
     leader = k.partitions[CONFIG_TOPIC]
     snap = cfgt.snapshot(leader, len(leader.log))
     assert (snap.pending_fencing, snap.task_count_record) == (False, 1)
-    assert cfgt.task_count_follows_generation(leader, 0)
-    assert not cfgt.task_count_follows_generation(leader, 1)
+    assert task_count_follows_generation(leader, 0)
+    assert not task_count_follows_generation(leader, 1)
 
 
 def test_config_topic_is_read_committed_an_aborted_leader_write_is_invisible() -> None:
@@ -98,10 +104,10 @@ def test_config_topic_is_read_committed_an_aborted_leader_write_is_invisible() -
 
 
 def test_labels_name_connect_keys() -> None:
-    assert cfgt.config_record_label(cfgt.config_record(cfgt.TASK_COUNT, 2, 1, 3)) == (
+    assert config_record_label(cfgt.config_record(cfgt.TASK_COUNT, 2, 1, 3)) == (
         "tasks-fencing-source{task-count=3} by w2"
     )
-    assert cfgt.config_record_label(cfgt.config_record(cfgt.COMMIT, -1, 0, 2)) == "commit-source{tasks=2}@g0"
+    assert config_record_label(cfgt.config_record(cfgt.COMMIT, -1, 0, 2)) == "commit-source{tasks=2}@g0"
 
 
 # -- the zombie-fencing round (DistributedHerder.doFenceZombieSourceTasks) ----------------------------------
@@ -155,7 +161,14 @@ def test_round_shortcut_one_task_to_one_task_writes_only_the_record() -> None:
     s = m.init_states()[0]
     s = _run(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
     s = _run(m, s, ("CommitTaskCountRecord", (0,)), ("Reconfigure", (0,)), ("Rebalance", ()))
-    s = _run(m, s, ("StartTask", (0, 0)))
+    # Generation 0's instance was revoked before initTransactions: step 4, it returns and is gone.
+    stale = s.workers[0].instance(0)
+    assert stale is not None and stale.stopping and stale.phase == TaskPhase.FENCING_DONE
+    assert Action("StartTask", (0, 0)) not in m.actions(s)  # the worker awaits the old instance's stop
+    step = m.step(s, Action("InitProducer", (0, 0)))
+    assert step is not None and step.events == ("startup_stopped_before_producer",)
+    assert step.state.kafka == s.kafka and step.state.workers[0].instance(0) is None
+    s = _run(m, step.state, ("StartTask", (0, 0)))
     step = m.step(s, Action("FenceZombies", (0,)))
     assert step is not None and step.events == ("fencing_skipped", "fencing_shortcut_1_to_1")
 
@@ -176,7 +189,7 @@ def test_start_up_steps_and_offsets_in_the_records_transaction() -> None:
     assert not any(a.kind == "InitProducer" for a in m.actions(s))  # step 5 waits for the round
     s = _run(m, s, ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)), ("CommitTaskCountRecord", (0,)))
     assert s.workers[0].tasks[0].phase == TaskPhase.FENCING_DONE
-    assert cfgt.task_count_follows_generation(s.kafka.partitions[CONFIG_TOPIC], 0)
+    assert task_count_follows_generation(s.kafka.partitions[CONFIG_TOPIC], 0)
     s = _run(m, s, ("InitProducer", (0, 0)))
     inst = s.workers[0].tasks[0]
     assert inst.phase == TaskPhase.PRODUCER_READY and inst.producer is not None

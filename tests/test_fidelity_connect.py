@@ -10,19 +10,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
+from keos.invariants.connect_logs import committed_offsets, tombstoned_partitions
 from keos.invariants.connect_offsets import resurrected_offsets
-from keos.model.connect.offsets import (
-    combined_offsets,
-    committed_offsets,
-    decode_offset_record,
-    offset_record,
-    offset_record_label,
-    offset_tombstone,
-    tombstoned_partitions,
-)
+from keos.model.connect.offsets import combined_offsets, decode_offset_record, offset_record, offset_tombstone
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectState
 from keos.model.connect.worker import TaskPhase
-from keos.model.interface import Action
+from keos.model.interface import Action, ModelError
 from keos.model.systems.connect import ConnectSystem
 from keos.model.variants import VARIANTS, Variant
 from keos.scenarios import build_model, parse_scenario, resolve_scenario
@@ -164,7 +159,136 @@ def test_failed_second_write_keeps_the_old_offset_with_kafka_15018_and_resurrect
     assert not prop.holds(step.state)
 
 
-def test_tombstone_labels_and_decoding() -> None:
-    assert offset_record_label(offset_tombstone(1)) == "offset{src1=null}"
+def test_tombstone_decoding() -> None:
     assert decode_offset_record(offset_tombstone(1)) == (1, -1)
-    assert offset_record_label(offset_record(1, 2)) == "offset{src1=2}"
+    assert decode_offset_record(offset_record(1, 2)) == (1, 2)
+
+
+# -- issue 23 (h8-connect): stale leaders, revoked start-ups, connector deletion, connector-defined aborts --------
+
+
+def _connect(table: dict[str, object], faults: dict[str, int], variant: str = "kafka") -> ConnectSystem:
+    base: dict[str, object] = {"workers": ["enabled", "enabled"], "leader": 0, "task_counts": [1], "owners": [[0]]}
+    sc = parse_scenario({"name": "t", "model": "connect", "connect": {**base, **table}, "faults": faults})
+    m = build_model(sc, variant)
+    assert isinstance(m, ConnectSystem)
+    return m
+
+
+def _steps(m: ConnectSystem, s: ConnectState, *actions: tuple[str, tuple[int, ...]]) -> tuple[ConnectState, tuple]:
+    events: tuple[str, ...] = ()
+    for kind, args in actions:
+        step = m.step(s, Action(kind, args))
+        assert step is not None, f"{kind}{args} not enabled: {[m.format_action(a) for a in m.actions(s)]}"
+        s, events = step.state, step.events
+    return s, events
+
+
+def test_a_leader_elected_again_writes_with_its_kept_producer_is_fenced_and_reclaims() -> None:
+    """KafkaConfigBackingStore keeps the fencable producer when the worker stops leading (Kafka 3.9)."""
+    m = _connect({}, {"pause": 1, "crash": 1, "total": 2})
+    s = m.init_states()[0]
+    first = s.workers[0].config_producer
+    s, _ = _steps(m, s, ("PauseWorker", (0,)), ("Rebalance", ()))
+    assert s.leader == 1 and s.workers[1].config_producer is not None  # w1 claimed: w0's producer is fenced
+    s, _ = _steps(m, s, ("ResumeWorker", (0,)), ("CrashWorker", (1,)), ("Rebalance", ()))
+    assert s.leader == 0 and s.workers[0].config_producer == first  # claimWritePrivileges is a no-op
+    assert Action("ClaimWritePrivileges", (0,)) not in m.actions(s)
+    s, events = _steps(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
+    assert events[-1] == "config_write_fenced"
+    wk = s.workers[0]
+    assert wk.fenced_from_config_topic and wk.config_producer is None and wk.fencing is None
+    inst = wk.instance(0)
+    assert inst is not None and inst.phase == TaskPhase.FAILED  # the round's 500 fails the requesting task
+    s, events = _steps(m, s, ("ClaimWritePrivileges", (0,)))
+    assert events[-1] == "claimed_write_privileges" and not s.workers[0].fenced_from_config_topic
+
+
+def test_a_task_revoked_while_waiting_for_its_round_returns_before_init_transactions() -> None:
+    """Step 4: w1's task 0 is revoked (w0 rejoins) after its round; it must not fence w0's new instance."""
+    m = _connect({}, {"crash": 1, "total": 1})
+    s = m.init_states()[0]
+    s, _ = _steps(m, s, ("CrashWorker", (0,)), ("Rebalance", ()), ("StartTask", (1, 0)), ("FenceZombies", (1,)))
+    s, _ = _steps(m, s, ("WriteTaskCountRecord", (1,)), ("CommitTaskCountRecord", (1,)), ("RestartWorker", (0,)))
+    s, events = _steps(m, s, ("Rebalance", ()))
+    assert "task_stopping_in_startup" in events
+    stale = s.workers[1].instance(0)
+    assert stale is not None and stale.stopping and stale.phase == TaskPhase.FENCING_DONE
+    s, _ = _steps(m, s, ("StartTask", (0, 0)), ("FenceZombies", (1,)), ("InitProducer", (0, 0)))
+    s, events = _steps(m, s, ("InitProducer", (1, 0)))
+    assert events == ("startup_stopped_before_producer",) and s.workers[1].instance(0) is None
+    assert not s.ghost.live_fenced
+    weak = _connect({}, {"crash": 1, "total": 1}, "revoked_task_initializes_producer")
+    state = weak.init_states()[0]
+    state, _ = _steps(weak, state, ("CrashWorker", (0,)), ("Rebalance", ()), ("StartTask", (1, 0)))
+    state, _ = _steps(weak, state, ("FenceZombies", (1,)), ("WriteTaskCountRecord", (1,)))
+    state, _ = _steps(weak, state, ("CommitTaskCountRecord", (1,)), ("RestartWorker", (0,)), ("Rebalance", ()))
+    state, _ = _steps(weak, state, ("StartTask", (0, 0)), ("FenceZombies", (1,)), ("InitProducer", (0, 0)))
+    state, _ = _steps(weak, state, ("InitProducer", (1, 0)))
+    assert state.ghost.live_fenced == ((0, 0, 0, 0),)  # the new owner w0's task 0 was fenced
+    prop = next(p for p in weak.properties() if p.name == "live_tasks_never_fenced")
+    assert not prop.holds(state)
+
+
+def test_a_deleted_connector_keeps_its_task_count_record_and_its_recreation_fences_the_old_ids() -> None:
+    m = build_model(resolve_scenario("connect_connector_recreated"))
+    assert isinstance(m, ConnectSystem)
+    s = m.init_states()[0]
+    s, _ = _steps(m, s, ("StartTask", (1, 1)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
+    s, _ = _steps(m, s, ("CommitTaskCountRecord", (0,)), ("InitProducer", (1, 1)), ("VerifyGeneration", (1, 1)))
+    s, _ = _steps(m, s, ("Poll", (1, 1)), ("PauseWorker", (1,)), ("Rebalance", ()))
+    assert Action("Reconfigure", (0,)) not in m.actions(s)  # generation 1 belongs to a re-created connector
+    s, events = _steps(m, s, ("DeleteConnector", (0,)))
+    assert events[-1] == "connector_deleted"
+    snap = m._latest(s)
+    assert not snap.exists and snap.task_count == 0 and snap.task_count_record == 2 and snap.generation == 0
+    s, events = _steps(m, s, ("Rebalance", ()), ("Reconfigure", (0,)))
+    assert events[-2:] == ("reconfigured", "connector_recreated")
+    snap = m._latest(s)
+    assert snap.exists and snap.generation == 1 and snap.task_count == 1 and snap.pending_fencing
+    s, _ = _steps(m, s, ("Rebalance", ()), ("StartTask", (0, 0)))
+    s, events = _steps(m, s, ("FenceZombies", (0,)))
+    assert "fence_producers" in events  # task ids 0 and 1: the paused worker's task 1 is a zombie
+    s, _ = _steps(m, s, ("ResumeWorker", (1,)))
+    s, events = _steps(m, s, ("CommitTransaction", (1, 1)))
+    assert events == ("task_producer_fenced",)
+
+
+def test_a_task_of_a_deleted_connector_gets_404_from_the_round() -> None:
+    m = build_model(resolve_scenario("connect_connector_recreated"))
+    assert isinstance(m, ConnectSystem)
+    s = m.init_states()[0]
+    s, _ = _steps(m, s, ("StartTask", (1, 1)), ("DeleteConnector", (0,)))
+    s, events = _steps(m, s, ("FenceZombies", (0,)))
+    assert events == ("fencing_connector_not_found",)
+    inst = s.workers[1].instance(1)
+    assert inst is not None and inst.phase == TaskPhase.FAILED
+
+
+def test_a_connector_abort_discards_the_records_and_commits_their_offsets() -> None:
+    """TransactionContext.abortTransaction: not reprocessed (offsets committed in a new transaction)."""
+    table = {"records": 2, "transaction_boundary": "connector", "connector_boundaries": "SUPPORTED",
+             "max_connector_aborts": 1}
+    m = _connect(table, {"total": 0})
+    s = m.init_states()[0]
+    s, _ = _steps(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
+    s, _ = _steps(m, s, ("CommitTaskCountRecord", (0,)), ("InitProducer", (0, 0)), ("VerifyGeneration", (0, 0)))
+    s, events = _steps(m, s, ("Poll", (0, 0)), ("AbortTransaction", (0, 0)))
+    assert events[-1] == "source_txn_committed" and "source_txn_aborted" in events
+    assert s.ghost.discarded == ((0, 0),)
+    assert committed_offsets(s.kafka.partitions[GLOBAL_OFFSETS], 1) == (1,)
+    inst = s.workers[0].instance(0)
+    assert inst is not None and inst.positions == inst.committed == (1,) and not inst.pending
+    weak = _connect(table, {"total": 0}, "connector_abort_reprocesses")
+    state = weak.init_states()[0]
+    state, _ = _steps(weak, state, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
+    state, _ = _steps(weak, state, ("CommitTaskCountRecord", (0,)), ("InitProducer", (0, 0)))
+    state, _ = _steps(weak, state, ("VerifyGeneration", (0, 0)), ("Poll", (0, 0)), ("AbortTransaction", (0, 0)))
+    state, _ = _steps(weak, state, ("Poll", (0, 0)), ("CommitTransaction", (0, 0)))
+    prop = next(p for p in weak.properties() if p.name == "exactly_once_source_delivery")
+    assert not prop.holds(state)  # src0[0] came back although the connector aborted it
+
+
+def test_recreated_at_must_name_a_reconfiguration() -> None:
+    with pytest.raises(ModelError, match="recreated_at 1 names no reconfiguration"):
+        _connect({"recreated_at": 1}, {"total": 0})

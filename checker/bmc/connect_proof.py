@@ -708,12 +708,12 @@ class _Instance(NamedTuple):
 
 
 def _globals(sys: Any, s: Any) -> dict[str, Any]:
-    from keos.model.connect import config_topic as cfgt
+    from keos.invariants.connect_logs import task_count_follows_generation
     from keos.model.connect.records import CONFIG_TOPIC
 
     config = s.kafka.partitions[CONFIG_TOPIC]
     latest = sys._latest(s)
-    fenced = [g for g in range(len(sys.topo.task_counts)) if cfgt.task_count_follows_generation(config, g)]
+    fenced = [g for g in range(len(sys.topo.task_counts)) if task_count_follows_generation(config, g)]
     rnd = s.workers[s.leader].fencing if s.leader >= 0 else None
     return {
         "G": latest.generation,

@@ -11,7 +11,13 @@ holding, for the modelled connector ``source``:
 * ``tasks-fencing-source``: the **task-count record** {task-count}.  Reading it
   sets ``connectorTaskCountRecords`` and removes the connector from
   ``connectorsPendingFencing`` (KIP-618 §Task count records: a task-count record that
-  follows the latest task configs means the tasks may start without fencing).
+  follows the latest task configs means the tasks may start without fencing);
+* ``connector-source``: the connector's config; ``null`` (a tombstone) deletes
+  the connector.  ``processConnectorRemoval`` drops its config, task count and
+  task configs but keeps its task-count record, task-config generation and
+  pending fencing: a zombie task of the deleted connector must still be fenced
+  if the connector is created again (KAFKA-14147 review, PR #12490).  A commit
+  record of a connector without a config is ignored (``processTasksCommitRecord``).
 
 Records are written by the leader's transactional producer
 (``connect-cluster-${groupId}``, KIP-618 §Leader access to config topic) or, without exactly-once
@@ -37,17 +43,16 @@ from keos.model.log.partition import PartitionLeader, last_stable_offset
 __all__ = [
     "COMMIT",
     "CONNECTOR",
+    "CONNECTOR_CONFIG",
     "GROUP_ID",
     "TASK_CONFIG",
     "TASK_COUNT",
     "ConfigRecord",
     "ConfigSnapshot",
     "config_record",
-    "config_record_label",
     "decode_config_record",
     "read_to_end",
     "snapshot",
-    "task_count_follows_generation",
 ]
 
 #: The modelled connector's name and the Connect cluster's ``group.id``.
@@ -58,9 +63,9 @@ GROUP_ID = "connect"
 TASK_CONFIG = 1
 COMMIT = 2
 TASK_COUNT = 3
+CONNECTOR_CONFIG = 4
 
 _BASE = 10_000_000
-_KIND_NAMES = {TASK_CONFIG: "task", COMMIT: "commit", TASK_COUNT: "tasks-fencing"}
 
 
 class ConfigRecord(NamedTuple):
@@ -86,24 +91,14 @@ def decode_config_record(rid: int) -> ConfigRecord:
     return ConfigRecord(kind, w1 - 1, generation, value)
 
 
-def config_record_label(rid: int) -> str:
-    """``task-source-1@g1``, ``commit-source{tasks=2}@g1``, ``tasks-fencing-source{task-count=2}`` (by wN)."""
-    r = decode_config_record(rid)
-    by = f" by w{r.writer}" if r.writer >= 0 else ""
-    if r.kind == TASK_CONFIG:
-        return f"task-{CONNECTOR}-{r.value}@g{r.generation}{by}"
-    if r.kind == COMMIT:
-        return f"commit-{CONNECTOR}{{tasks={r.value}}}@g{r.generation}{by}"
-    return f"tasks-fencing-{CONNECTOR}{{task-count={r.value}}}{by}"
-
-
 class ConfigSnapshot(NamedTuple):
     """``ClusterConfigState`` for the connector, as of a read position.
 
     ``generation`` is ``taskConfigGeneration`` (-1 before any commit),
-    ``task_count`` the task count of the latest commit, ``pending_fencing``
-    whether the connector is in ``connectorsPendingFencing`` and
-    ``task_count_record`` the latest task-count record (-1: none).
+    ``task_count`` the task count of the latest commit (0 while the connector is
+    deleted), ``pending_fencing`` whether the connector is in
+    ``connectorsPendingFencing``, ``task_count_record`` the latest task-count
+    record (-1: none) and ``exists`` whether the connector has a config.
     """
 
     generation: int
@@ -111,6 +106,7 @@ class ConfigSnapshot(NamedTuple):
     pending_fencing: bool
     task_count_record: int
     offset: int
+    exists: bool = True
 
 
 def read_to_end(leader: PartitionLeader) -> int:
@@ -127,25 +123,14 @@ def _prefix(leader: PartitionLeader, upto: int) -> PartitionLeader:
 @lru_cache(maxsize=65536)
 def snapshot(leader: PartitionLeader, upto: int) -> ConfigSnapshot:
     """The snapshot of a worker that has read the config topic up to ``upto`` (read_committed)."""
-    generation, count, pending, record = -1, 0, False, -1
+    generation, count, pending, record, exists = -1, 0, False, -1, True
     for rid in fetch(_prefix(leader, upto), READ_COMMITTED):
         r = decode_config_record(rid)
-        if r.kind == COMMIT:
+        if r.kind == COMMIT and exists:
             generation, count, pending = generation + 1, r.value, True
         elif r.kind == TASK_COUNT:
             record, pending = r.value, False
-    return ConfigSnapshot(generation, count, pending, record, upto)
-
-
-@lru_cache(maxsize=65536)
-def task_count_follows_generation(leader: PartitionLeader, generation: int) -> bool:
-    """Whether the committed topic has a task-count record after the commit of ``generation`` (KIP-618)."""
-    seen = -1
-    after = False
-    for rid in fetch(leader, READ_COMMITTED):
-        r = decode_config_record(rid)
-        if r.kind == COMMIT:
-            seen += 1
-        elif r.kind == TASK_COUNT and seen >= generation:
-            after = True
-    return after and seen >= generation
+        elif r.kind == CONNECTOR_CONFIG:
+            exists = r.value == 1
+            count = count if exists else 0
+    return ConfigSnapshot(generation, count, pending, record, upto, exists)

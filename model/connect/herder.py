@@ -52,6 +52,7 @@ __all__ = [
     "assignment",
     "claim_write_privileges",
     "commit_task_count_record",
+    "delete_connector",
     "elect_leader",
     "fail_config_write",
     "fail_zombie_fencing",
@@ -64,7 +65,10 @@ __all__ = [
     "write_task_count_record",
 ]
 
-Result = tuple[ConnectState, tuple[str, ...]] | None
+Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
+
+#: Start-up phases: a revoked instance in one of them finishes its blocking call before it stops.
+_STARTING = (P.FENCING_REQUESTED, P.FENCING_DONE, P.PRODUCER_READY)
 
 #: Outcomes of :func:`fencing_plan`.
 NOTHING_TO_DO = "not_pending"
@@ -110,25 +114,33 @@ def preflight_errors(
     connector_boundaries: str,
     validating_worker_support: str,
 ) -> list[str]:
-    """``AbstractHerder.validateConnectorConfig`` for a source connector under KIP-618 (its pre-flight validation)."""
+    """``DistributedHerder.validateSourceConnectorConfig`` under KIP-618 (Kafka 3.9): the pre-flight validation.
+
+    ``validateSourceConnectorExactlyOnceSupport`` (``required`` needs ``exactly.once.source.support=enabled``
+    on the validating worker and ``SUPPORTED`` from the connector) and
+    ``validateSourceConnectorTransactionBoundary`` (``connector`` boundaries need ``SUPPORTED``).  Scenario
+    parsing calls it (the leader validates): a rejected config never runs, tests/test_connect_model.py
+    checks the rejections.
+    """
     errors: list[str] = []
     if exactly_once_support == "required":
-        if validating_worker_support != "enabled":
+        if validating_worker_support != "enabled":  # no branch: a rejected config never runs (exit 2)
             errors.append(
                 "exactly.once.support: 'required' but the worker validating the connector does not have "
                 "exactly.once.source.support=enabled"
             )
-        if connector_exactly_once == "UNSUPPORTED":
+        if connector_exactly_once == "UNSUPPORTED":  # no branch: a rejected config never runs (exit 2)
             errors.append(
                 "exactly.once.support: the connector does not provide exactly-once support with the given "
                 "configuration (SourceConnector::exactlyOnceSupport returned UNSUPPORTED)"
             )
-        elif connector_exactly_once == "null":
+        elif connector_exactly_once == "null":  # no branch: a rejected config never runs (exit 2)
             errors.append(
                 "exactly.once.support: Connect cannot determine whether the connector provides exactly-once "
                 "guarantees (exactlyOnceSupport returned null); consult its documentation and consider 'requested'"
             )
-    if transaction_boundary == "connector" and connector_boundaries != "SUPPORTED":
+    unsupported = connector_boundaries != "SUPPORTED"
+    if transaction_boundary == "connector" and unsupported:  # no branch: a rejected config never runs (exit 2)
         errors.append(
             "transaction.boundary: the connector does not support defining its own transaction boundaries "
             f"(canDefineTransactionBoundaries returned {connector_boundaries}); use 'poll' or 'interval'"
@@ -140,20 +152,47 @@ def preflight_errors(
 
 
 def _fenced_from_config_topic(sys: ConnectCluster, s: ConnectState, w: int, answer: bool) -> ConnectState:
-    """``PrivilegedWriteException``: set ``fencedFromConfigTopic``, drop the round, fail its requesters (500)."""
-    s = sys._put(s, w, s.workers[w]._replace(fenced_from_config_topic=True, fencing=None))
+    """``PrivilegedWriteException``: the producer is closed (``relinquishWritePrivileges``), the herder sets
+    ``fencedFromConfigTopic``; a round in progress fails and so do its requesters (500)."""
+    s = sys._put(s, w, s.workers[w]._replace(config_producer=None, fenced_from_config_topic=True, fencing=None))
     return sys._answer_requesters(s, P.FAILED) if answer else s
 
 
 def claim_write_privileges(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """``claimWritePrivileges``: a new ``connect-cluster-${groupId}`` producer runs initTransactions (KIP-618)."""
+    """``claimWritePrivileges``: a new ``connect-cluster-${groupId}`` producer runs initTransactions (KIP-618).
+
+    ``KafkaConfigBackingStore.claimWritePrivileges`` (Kafka 3.9): if the initialisation fails the
+    producer is closed (``relinquishWritePrivileges``) and the herder sets
+    ``fencedFromConfigTopic``, so its next tick tries again.
+    """
     kafka, handle, events = init_transactions(s.kafka, LEADER_TID, len(s.kafka.partitions), sys.cc)
-    if handle is None:
-        return None
+    s = s._replace(kafka=kafka)
+    # A fresh InitProducerId is refused only with CONCURRENT_TRANSACTIONS, retried until the fenced txn completes.
+    if handle is None:  # unreachable: init_transactions retries until the older transaction is aborted
+        wk = s.workers[w]._replace(config_producer=None, fenced_from_config_topic=True)
+        return sys._put(s, w, wk), (*events, "claim_write_privileges_failed")
     end = len(kafka.partitions[CONFIG_TOPIC].log)
-    s = s._replace(kafka=kafka, ghost=s.ghost._replace(claims=(*s.ghost.claims, (w, end))))
+    s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (w, end))))  # no mutate: ghost
     wk = s.workers[w]._replace(config_producer=handle, fenced_from_config_topic=False)
     return sys._put(s, w, wk), (*events, "claimed_write_privileges")
+
+
+def _live_fenced(s: ConnectState, tasks: tuple[int, ...], generation: int) -> tuple[tuple[int, int, int, int], ...]:
+    """The ghost's ``live_fenced`` after the group leader fenced ``tasks`` for ``generation``.
+
+    A round fences the producers of *older* generations (KIP-618 §Zombie fencing): an instance of the
+    round's generation holding a producer passed a round that already wrote its task-count record,
+    so the connector cannot be pending fencing for it.  Only the group's leader starts a round
+    (``ConnectSystem.actions``), and it reads the config topic and fences in one step.
+    """
+    hit = tuple(
+        (v, t.task, t.generation, generation)  # no mutate: ghost
+        for v, wk in enumerate(s.workers)  # no mutate: ghost
+        for t in wk.tasks  # no mutate: ghost
+        if t.task in tasks and t.generation >= generation  # no mutate: ghost
+        and t.phase in (P.PRODUCER_READY, P.RUNNING)  # no mutate: ghost
+    )
+    return (*s.ghost.live_fenced, *hit)  # no mutate: ghost
 
 
 def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
@@ -162,6 +201,8 @@ def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     end = cfgt.read_to_end(config)
     snap = cfgt.snapshot(config, end)
     s = sys._put(s, w, s.workers[w]._replace(config_generation=snap.generation))
+    if not snap.exists:  # NotFoundException: the connector was deleted
+        return sys._answer_requesters(s, P.FAILED), ("fencing_connector_not_found",)
     outcome, tasks = fencing_plan(snap)
     if outcome == NOTHING_TO_DO:
         return sys._answer_requesters(s, P.FENCING_DONE), ("fencing_not_needed",)
@@ -170,9 +211,10 @@ def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
         events = ("fencing_skipped", "fencing_shortcut_1_to_1")
     if outcome == FENCE:
         kafka, ok, more = fence_producers(s.kafka, tuple(task_tid(n) for n in tasks), sys.cc)
-        s = s._replace(kafka=kafka)
+        live = _live_fenced(s, tasks, snap.generation)  # no mutate: ghost
+        s = s._replace(kafka=kafka, ghost=s.ghost._replace(live_fenced=live))  # no mutate: ghost
         events = (*more, "fence_producers")
-        if not ok:
+        if not ok:  # unreachable: InitProducerId(-1, -1) succeeds (producers.py); FailZombieFencing is the fault
             return sys._answer_requesters(s, P.FAILED), (*events, "fencing_failed")
     round_ = ZombieFencing(snap.generation, snap.task_count)
     return sys._put(s, w, s.workers[w]._replace(fencing=round_)), events
@@ -234,15 +276,15 @@ def fail_config_write(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     return _fenced_from_config_topic(sys, s, w, True), ("privileged_write_failed",)
 
 
-def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """The connector requests a task reconfiguration: task configs and a commit record, in one transaction."""
-    snap = sys._latest(s)
-    g = snap.generation + 1
-    count = sys.topo.task_counts[g]
-    records = (
-        *(cfgt.config_record(cfgt.TASK_CONFIG, w, g, n) for n in range(count)),
-        cfgt.config_record(cfgt.COMMIT, w, g, count),
-    )
+def _privileged_write(
+    sys: ConnectCluster, s: ConnectState, w: int, records: tuple[int, ...]
+) -> tuple[ConnectState, tuple[str, ...], bool]:
+    """``KafkaConfigBackingStore.sendPrivileged``: begin, send, commit (or a plain send without a fencable writer).
+
+    A failed transactional write closes the producer and sets ``fencedFromConfigTopic``
+    (``writeToConfigTopicAsLeader``); the request fails and is retried later.  Then a rebalance is due:
+    the config topic changed (``onConnectorConfigUpdate`` / ``onTaskConfigUpdate``).
+    """
     wk = s.workers[w]
     events: tuple[str, ...] = ()
     if sys._txn_leader(w):
@@ -253,22 +295,60 @@ def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
             events = (*events, *more)
         s = s._replace(kafka=kafka)
         if error != Errors.NONE:
-            return _fenced_from_config_topic(sys, s, w, False), (*events, "config_write_fenced")
+            return _fenced_from_config_topic(sys, s, w, False), (*events, "config_write_fenced"), False
         wk = wk._replace(config_producer=h)
     else:
         kafka, _ = append_plain(s.kafka, CONFIG_TOPIC, records, sys.flags)
         s = s._replace(kafka=kafka)
     s = sys._put(s, w, wk._replace(config_generation=sys._latest(s).generation))
-    return s._replace(rebalance_pending=True), (*events, "reconfigured")
+    return s._replace(rebalance_pending=True), events, True
+
+
+def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """The connector requests a task reconfiguration: task configs and a commit record, in one transaction.
+
+    For a deleted connector the leader first writes its config again (the connector is created anew,
+    starts and generates its task configs; modelled as one write).
+    """
+    snap = sys._latest(s)
+    g = snap.generation + 1
+    count = sys.topo.task_counts[g]
+    created = () if snap.exists else (cfgt.config_record(cfgt.CONNECTOR_CONFIG, w, g, 1),)
+    records = (
+        *created,
+        *(cfgt.config_record(cfgt.TASK_CONFIG, w, g, n) for n in range(count)),
+        cfgt.config_record(cfgt.COMMIT, w, g, count),
+    )
+    s, events, ok = _privileged_write(sys, s, w, records)
+    if not ok:
+        return s, events
+    return s, (*events, "reconfigured", *(("connector_recreated",) if created else ()))
+
+
+def delete_connector(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """``DELETE /connectors/{c}``: the leader writes the connector's config tombstone (``removeConnectorConfig``).
+
+    Every worker reads it (``processConnectorRemoval``): the connector has no tasks, so the next
+    rebalance revokes them all; its task-count record is kept (a zombie of a deleted connector must
+    be fenced if it is created again).
+    """
+    snap = sys._latest(s)
+    s, events, ok = _privileged_write(sys, s, w, (cfgt.config_record(cfgt.CONNECTOR_CONFIG, w, snap.generation, 0),))
+    if not ok:
+        return s, events
+    return s, (*events, "connector_deleted")
 
 
 def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
     """A rebalance: running workers rejoin, the leader assigns the latest generation's tasks.
 
     Members stop the instances they lost or whose task configs changed
-    (committing their open transaction first); a worker that is no longer
-    leader relinquishes its write privileges.  Paused and crashed workers leave
-    the group but keep their (stale) local state.
+    (committing their open transaction first); an instance still in its
+    start-up (blocked in preProducerCheck, before initTransactions or in
+    postProducerCheck) is only marked stopping: its thread finishes that call
+    first (``Worker.stopAndAwaitTask``), and the worker starts no new instance
+    of the task until it is gone.  Paused and crashed workers leave the group
+    but keep their (stale) local state.
 
     A FAILED instance the worker keeps at the same generation stays FAILED
     (``DistributedHerder.startWork`` starts only the assigned tasks missing
@@ -291,20 +371,28 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
             continue
         for inst in wk.tasks:
             drop_failed = inst.phase == P.FAILED and not sys.flags.connect_failed_task_stays_failed
-            if drop_failed or inst.task not in asg[w] or inst.generation != snap.generation:
-                s, more = task.stop(sys, s, w, inst)
-                events = (*events, *more)
+            if not (drop_failed or inst.task not in asg[w] or inst.generation != snap.generation):
+                continue
+            if inst.phase in _STARTING:
+                if not inst.stopping:
+                    s = sys._put(s, w, s.workers[w].with_instance(inst._replace(stopping=True)))
+                    events = (*events, "task_stopping_in_startup")
+                continue
+            s, more = task.stop(sys, s, w, inst)
+            events = (*events, *more)
         wk = s.workers[w]._replace(member=True, leader=w == leader, assigned=asg[w], config_generation=snap.generation)
         if w != leader:
-            wk = wk._replace(config_producer=None, fenced_from_config_topic=False, fencing=None)
+            # The tick of a worker that no longer leads clears fencedFromConfigTopic; the fencable producer is
+            # kept (KafkaConfigBackingStore closes it only on a failed claim or write, or at shutdown), so a
+            # worker elected again later writes with it -- already fenced by the leaders in between.
+            wk = wk._replace(fenced_from_config_topic=False, fencing=None)
         s = sys._put(s, w, wk)
     if leader != s.leader:
         events = (*events, "leader_changed")
-        if leader >= 0 and not sys._txn_leader(leader):
-            s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (leader, end))))
+        if leader >= 0 and not sys._txn_leader(leader):  # no mutate: ghost
+            s = s._replace(ghost=s.ghost._replace(claims=(*s.ghost.claims, (leader, end))))  # no mutate: ghost
     if leader >= 0 and sys._txn_leader(leader) and s.workers[leader].config_producer is None:
-        # The new leader's first tick: claimWritePrivileges before it serves any request.
-        claimed = claim_write_privileges(sys, s, leader)
-        if claimed is not None:
-            s, events = claimed[0], (*events, *claimed[1])
+        # onAssigned of the leader: claimWritePrivileges (a no-op while it holds a producer).
+        s, more = claim_write_privileges(sys, s, leader)
+        events = (*events, *more)
     return s._replace(leader=leader, rebalance_pending=False), events

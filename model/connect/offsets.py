@@ -33,21 +33,17 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, UNDECIDED, fetch
-from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader
+from keos.model.clients.consumer import READ_COMMITTED, fetch
+from keos.model.log.partition import PartitionLeader
 
 __all__ = [
     "combined_offsets",
-    "committed_offsets",
-    "committed_records",
     "decode_offset_record",
-    "entry_fates",
     "is_tombstone",
+    "latest_offsets",
     "offset_record",
-    "offset_record_label",
     "offset_tombstone",
     "read_offsets",
-    "tombstoned_partitions",
 ]
 
 _BASE = 20_000_000
@@ -78,25 +74,19 @@ def decode_offset_record(rid: int) -> tuple[int, int]:
     return divmod(rid - _BASE, 100)
 
 
-def offset_record_label(rid: int) -> str:
-    """``offset{src0=1}``, ``offset{src0=null}`` for a tombstone."""
-    p, k = decode_offset_record(rid)
-    return f"offset{{src{p}={'null' if k < 0 else k}}}"
-
-
-def _latest(records: tuple[int, ...], source_partitions: int) -> tuple[int, ...]:
+def latest_offsets(records: tuple[int, ...], source_partitions: int) -> tuple[int, ...]:
+    """The position of the last offset record per source partition (-1: none or a tombstone)."""
     out = [-1] * source_partitions
     for rid in records:
         p, k = decode_offset_record(rid)
-        if 0 <= p < source_partitions:
-            out[p] = k
+        out[p] = k
     return tuple(out)
 
 
 @lru_cache(maxsize=65536)
 def read_offsets(leader: PartitionLeader, source_partitions: int) -> tuple[int, ...]:
     """What ``OffsetStorageReader`` returns from one topic (read_committed): position per partition, -1 if none."""
-    return _latest(fetch(leader, READ_COMMITTED), source_partitions)
+    return latest_offsets(fetch(leader, READ_COMMITTED), source_partitions)
 
 
 def combined_offsets(
@@ -108,53 +98,3 @@ def combined_offsets(
         return glob
     own = read_offsets(connector_topic, source_partitions)
     return tuple(o if o >= 0 else g for o, g in zip(own, glob))
-
-
-@lru_cache(maxsize=65536)
-def entry_fates(leader: PartitionLeader) -> tuple[str, ...]:
-    """The fate of every log entry (by offset): committed / aborted / undecided; control batches: "".
-
-    The ground truth of :func:`model.clients.consumer.record_fates` per *batch*: a
-    transactional batch is decided by the next control batch of its producer
-    id; a non-transactional batch is committed when appended.  Per batch,
-    because the same record value may be written twice (a retry after an
-    abort, or a duplicate).
-    """
-    fates: list[str] = []
-    open_by_pid: dict[int, list[int]] = {}
-    for offset, e in enumerate(leader.log):
-        if e.control:
-            fates.append("")
-            fate = COMMITTED if e.control == CONTROL_COMMIT else ABORTED
-            for o in open_by_pid.pop(e.producer_id, []):
-                fates[o] = fate
-        elif e.transactional:
-            open_by_pid.setdefault(e.producer_id, []).append(offset)
-            fates.append(UNDECIDED)
-        else:
-            fates.append(COMMITTED)
-    return tuple(fates)
-
-
-@lru_cache(maxsize=65536)
-def committed_records(leader: PartitionLeader) -> tuple[tuple[int, int], ...]:
-    """``(offset, record id)`` of every committed data record, in log order (ground truth, not the LSO)."""
-    fates = entry_fates(leader)
-    return tuple(
-        (offset, rid) for offset, e in enumerate(leader.log) if fates[offset] == COMMITTED for rid in e.records
-    )
-
-
-@lru_cache(maxsize=65536)
-def committed_offsets(leader: PartitionLeader, source_partitions: int) -> tuple[int, ...]:
-    """Ground truth: the latest *committed* offset per partition, from the control batches (not the LSO)."""
-    return _latest(tuple(rid for _, rid in committed_records(leader)), source_partitions)
-
-
-@lru_cache(maxsize=65536)
-def tombstoned_partitions(leader: PartitionLeader, source_partitions: int) -> tuple[int, ...]:
-    """Ground truth: the source partitions whose latest *committed* offset record is a tombstone."""
-    last: dict[int, int] = {}
-    for _, rid in committed_records(leader):
-        last[decode_offset_record(rid)[0]] = rid
-    return tuple(p for p in range(source_partitions) if p in last and is_tombstone(last[p]))

@@ -93,7 +93,7 @@ def _apply(cluster: KafkaCluster, tid: int, out: tc.Outcome, tv: int) -> tuple[K
         md, _ = tc.handle_marker_response(md, md.producer_id, md.producer_epoch, q, error)
         assert md is not None
     cluster = cluster._replace(partitions=partitions, coordinator=_at(cluster.coordinator, tid, md))
-    if md.partitions:
+    if md.partitions:  # unreachable: the Connect model injects no marker failure, every marker is written
         return cluster, (*events, "markers_dropped")
     done = tc.complete_transaction(md)
     cluster, more = _apply(cluster, tid, done, tv)
@@ -109,15 +109,17 @@ def init_transactions(
     every older instance of ``tid`` (``ExactlyOnceWorkerSourceTask``, ``initTransactions``).
     """
     events: Events = ()
-    for _ in range(3):
+    # InitProducerId(-1, -1) answers NONE, or CONCURRENT_TRANSACTIONS after it fenced and aborted an open
+    # transaction (whose markers _apply writes at once): the second attempt succeeds.
+    for _ in range(3):  # no branch: the second attempt succeeds
         out = tc.handle_init_producer_id(cluster.coordinator[tid], tid, -1, -1, cluster.next_producer_id, cfg)
         cluster, evs = _apply(cluster, tid, out, cfg.transaction_version)
         events = (*events, *evs)
         if out.error == Errors.NONE:
             return cluster, ProducerHandle(tid, out.producer_id, out.producer_epoch, (0,) * partitions), events
-        if out.error != Errors.CONCURRENT_TRANSACTIONS:
+        if out.error != Errors.CONCURRENT_TRANSACTIONS:  # unreachable: no other answer (see above)
             break
-    return cluster, None, events
+    return cluster, None, events  # unreachable: the second attempt succeeds
 
 
 def fence_producers(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 from keos.model.codec import record
-from keos.model.connect.config_topic import CONNECTOR, GROUP_ID
+from keos.model.connect.config_topic import CONNECTOR
 from keos.model.connect.producers import KafkaCluster
 from keos.model.connect.worker import ConnectWorker
 
@@ -35,7 +35,6 @@ __all__ = [
     "ConnectState",
     "ConnectTopology",
     "task_tid",
-    "transactional_id_name",
 ]
 
 CONFIG_TOPIC, GLOBAL_OFFSETS, CONNECTOR_OFFSETS, OUTPUT = 0, 1, 2, 3
@@ -58,13 +57,6 @@ CONNECT_FAULT_KINDS = (
 def task_tid(task: int) -> int:
     """The coordinator index of task ``task``'s transactional id."""
     return 1 + task
-
-
-def transactional_id_name(tid: int) -> str:
-    """``connect-cluster-connect`` or ``connect-source-<n>`` (``Worker.taskTransactionalId``)."""
-    if tid == LEADER_TID:
-        return f"connect-cluster-{GROUP_ID}"
-    return f"{GROUP_ID}-{CONNECTOR}-{tid - 1}"
 
 
 @dataclass(frozen=True)
@@ -90,20 +82,24 @@ class ConnectTopology:
             (``TransactionContext.abortTransaction``).
         max_tombstones: how many source partitions the connector may finish
             and forget by committing a ``null`` offset for them (a tombstone).
+        recreated_at: the generation whose task configs a connector deleted
+            (``DELETE /connectors/{c}``) and created again writes; 0: the
+            connector is never deleted.
     """
 
-    workers: tuple[str, ...] = ("enabled", "enabled")
-    leader: int = 0
-    task_counts: tuple[int, ...] = (1,)
-    owners: tuple[tuple[int, ...], ...] = ((0,),)
-    records: int = 1
-    transaction_boundary: str = "poll"
-    exactly_once_support: str = "requested"
-    connector_exactly_once: str = "SUPPORTED"
-    connector_boundaries: str = "UNSUPPORTED"
-    offsets_topic: str = "global"
-    max_connector_aborts: int = 0
-    max_tombstones: int = 0
+    workers: tuple[str, ...] = ("enabled", "enabled")  # no mutate: scenario default
+    leader: int = 0  # no mutate: scenario default
+    task_counts: tuple[int, ...] = (1,)  # no mutate: scenario default
+    owners: tuple[tuple[int, ...], ...] = ((0,),)  # no mutate: scenario default
+    records: int = 1  # no mutate: scenario default
+    transaction_boundary: str = "poll"  # no mutate: scenario default
+    exactly_once_support: str = "requested"  # no mutate: scenario default
+    connector_exactly_once: str = "SUPPORTED"  # no mutate: scenario default
+    connector_boundaries: str = "UNSUPPORTED"  # no mutate: scenario default
+    offsets_topic: str = "global"  # no mutate: scenario default
+    max_connector_aborts: int = 0  # no mutate: scenario default
+    max_tombstones: int = 0  # no mutate: scenario default
+    recreated_at: int = 0  # no mutate: scenario default
 
     @property
     def source_partitions(self) -> int:
@@ -130,13 +126,13 @@ def _plain(value: Any) -> Any:
 class ConnectFaultBudget:
     """Fault budgets per kind (:data:`CONNECT_FAULT_KINDS`) and in total."""
 
-    pause: int = 0
-    crash: int = 0
-    fencing_failure: int = 0
-    config_write_failure: int = 0
-    manual_restart: int = 0
-    offset_write_failure: int = 0
-    total: int = 1
+    pause: int = 0  # no mutate: scenario default
+    crash: int = 0  # no mutate: scenario default
+    fencing_failure: int = 0  # no mutate: scenario default
+    config_write_failure: int = 0  # no mutate: scenario default
+    manual_restart: int = 0  # no mutate: scenario default
+    offset_write_failure: int = 0  # no mutate: scenario default
+    total: int = 1  # no mutate: scenario default
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`CONNECT_FAULT_KINDS` order."""
@@ -163,11 +159,21 @@ class ConnectGhost(NamedTuple):
     right to write the config topic (a transactional leader's
     ``claimWritePrivileges``; a plain leader's election).  ``starts``:
     (generation, output log end) when the first instance of a newer task-config
-    generation entered its send loop.
+    generation entered its send loop.  ``live_fenced``: (worker, task,
+    generation of the instance, generation fenced for) each time a task's
+    current instance was fenced by something that is not a zombie: the group
+    leader's zombie-fencing round (an instance of the generation the round
+    read, past its own round), or initTransactions of another instance whose
+    worker is in the group -- not a zombie that missed a rebalance (recorded
+    only when it happens, so the state space does not grow).
+    ``discarded``: (source partition, position) of every record whose
+    transaction the connector aborted (``TransactionContext.abortTransaction``).
     """
 
     claims: tuple[tuple[int, int], ...] = ()
     starts: tuple[tuple[int, int], ...] = ()
+    live_fenced: tuple[tuple[int, int, int, int], ...] = ()
+    discarded: tuple[tuple[int, int], ...] = ()
 
 
 @record

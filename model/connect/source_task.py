@@ -33,6 +33,7 @@ from keos.model.connect.producers import (
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, OUTPUT, ConnectState, task_tid
 from keos.model.connect.worker import TaskInstance, owned_partitions, source_record
 from keos.model.connect.worker import TaskPhase as P
+from keos.model.connect.worker import WorkerStatus as W
 from keos.model.protocol.errors import Errors
 
 __all__ = [
@@ -50,7 +51,7 @@ __all__ = [
     "verify_generation",
 ]
 
-Result = tuple[ConnectState, tuple[str, ...]] | None
+Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
 _FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
 
 
@@ -85,12 +86,43 @@ def start_task(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     return start(sys, s, w, n, s.workers[w].config_generation)
 
 
+def _live(s: ConnectState, w: int, inst: TaskInstance) -> bool:
+    """Whether ``inst`` on worker ``w`` is the task's current instance: its worker is a running group member
+    that still owns the task, and it holds a producer."""
+    wk = s.workers[w]
+    return (
+        wk.status == W.RUNNING  # no mutate: ghost
+        and wk.member  # no mutate: ghost
+        and inst.task in wk.assigned  # no mutate: ghost
+        and not inst.stopping  # no mutate: ghost
+        and inst.phase in (P.PRODUCER_READY, P.RUNNING)  # no mutate: ghost
+    )
+
+
 def init_producer(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
-    """Step 5: ``producer.initTransactions()`` -- fences every older instance of this task id."""
+    """Steps 4-5: a stopping task returns; else ``producer.initTransactions()`` fences older instances of the id.
+
+    ``ExactlyOnceWorkerSourceTask.prepareToInitializeTask`` (Kafka 3.9) checks ``isStopping()`` after the
+    fencing round and before ``initTransactions()`` "so that newer generations are not fenced by
+    accident": an instance its worker revoked meanwhile is gone without touching the producer.  The
+    ghost notes a live instance of the id (on another worker that owns it now) fenced by an instance
+    whose own worker is in the group -- not a zombie that missed the rebalance.
+    """
     wk = s.workers[w]
     inst = wk.instance(n)
     assert inst is not None
+    if inst.stopping and sys.flags.connect_stopping_task_skips_producer:
+        return sys._put(s, w, wk.without_instance(n)), ("startup_stopped_before_producer",)
     kafka, handle, events = init_transactions(s.kafka, task_tid(n), 4, sys.cc)
+    if wk.member:  # no mutate: ghost
+        hit = tuple(
+            (v, n, t.generation, inst.generation)  # no mutate: ghost
+            for v, other in enumerate(s.workers)  # no mutate: ghost
+            if v != w  # no mutate: ghost
+            for t in other.tasks  # no mutate: ghost
+            if t.task == n and _live(s, v, t)  # no mutate: ghost
+        )
+        s = s._replace(ghost=s.ghost._replace(live_fenced=(*s.ghost.live_fenced, *hit)))  # no mutate: ghost
     inst = inst._replace(phase=P.FAILED) if handle is None else inst._replace(phase=P.PRODUCER_READY, producer=handle)
     return s._replace(kafka=kafka, workers=_at(s.workers, w, wk.with_instance(inst))), (
         *events,
@@ -103,12 +135,17 @@ def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     wk = s.workers[w]
     inst = wk.instance(n)
     assert inst is not None
+    # A start-up that throws fails the task; a stopping task is then gone (stopAndAwaitTask).
+    failed = wk.without_instance(n) if inst.stopping else wk.with_instance(inst._replace(phase=P.FAILED))
     if sys.flags.connect_reread_after_producer_init:
-        wk = wk._replace(config_generation=sys._latest(s).generation)
-        if wk.config_generation != inst.generation:
-            return sys._put(s, w, wk.with_instance(inst._replace(phase=P.FAILED))), ("startup_aborted_new_generation",)
+        generation = sys._latest(s).generation
+        wk, failed = wk._replace(config_generation=generation), failed._replace(config_generation=generation)
+        if generation != inst.generation:
+            return sys._put(s, w, failed), ("startup_aborted_new_generation",)
     if n not in wk.assigned:
-        return sys._put(s, w, wk.with_instance(inst._replace(phase=P.FAILED))), ("startup_aborted_revoked",)
+        return sys._put(s, w, failed), ("startup_aborted_revoked",)
+    if inst.stopping:  # the send loop runs while !isStopping(): it ends at once (reached without the re-read)
+        return sys._put(s, w, wk.without_instance(n)), ("startup_ended_stopping",)
     pos = read_offsets(sys, s, inst.generation, n)
     inst = inst._replace(phase=P.RUNNING, positions=pos, committed=pos)
     s = sys._put(s, w, wk.with_instance(inst))
@@ -116,8 +153,8 @@ def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     if any(k > 0 for k in pos):
         events = (*events, "resumed_from_committed_offset")
     if all(g < inst.generation for g, _ in s.ghost.starts):
-        start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))
-        s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))
+        start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))  # no mutate: ghost
+        s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))  # no mutate: ghost
         if inst.generation > 0:
             events = (*events, "newer_generation_started")
     return s, events
@@ -190,16 +227,32 @@ def commit_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
 
 
 def abort_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
-    """``TransactionContext.abortTransaction()``: the records are discarded; the task rewinds to its offsets."""
+    """``TransactionContext.abortTransaction()``: the records are discarded, their offsets still committed.
+
+    ``ExactlyOnceWorkerSourceTask`` (connector-defined boundaries, Kafka 3.9): ``maybeAbortTransaction``
+    aborts the producer's transaction, then ``commitTransaction`` begins a new one, flushes the
+    offsets the offset writer already holds for the discarded records and commits it -- "so that the
+    records in that transaction are not reprocessed" (``TransactionContext`` javadoc).  Both happen in
+    one call of the task thread, one step here.  The ghost notes the discarded source positions.
+    """
     inst = s.workers[w].instance(n)
     assert inst is not None and inst.producer is not None
     kafka, h, error, events = end_transaction(s.kafka, inst.producer, False, sys.cc)
     s = s._replace(connector_aborts=s.connector_aborts + 1)
     if error != Errors.NONE:
         return fail_task(sys, s, w, inst, kafka, error)
-    inst = inst._replace(producer=h, positions=inst.committed, pending=False)
-    s = s._replace(kafka=kafka)
-    return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")
+    discarded = tuple(  # no mutate: ghost
+        (p, k)  # no mutate: ghost
+        for p, (old, pos) in enumerate(zip(inst.committed, inst.positions))  # no mutate: ghost
+        for k in range(max(old, 0), pos)  # no mutate: ghost
+    )
+    discarded = tuple(sorted({*s.ghost.discarded, *discarded}))  # no mutate: ghost
+    s = s._replace(kafka=kafka, ghost=s.ghost._replace(discarded=discarded))  # no mutate: ghost
+    if not sys.flags.connect_abort_commits_offsets:
+        inst = inst._replace(producer=h, positions=inst.committed, pending=False)
+        return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")
+    s, more = commit_txn_of(sys, s, w, inst._replace(producer=h, pending=False))
+    return s, (*events, "source_txn_aborted", *more)
 
 
 def commit_offsets(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
@@ -215,12 +268,10 @@ def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tu
     """Stop an instance: step 8, the open transaction (or the offsets) is committed first."""
     events: tuple[str, ...] = ("task_stopped",)
     if inst.phase == P.RUNNING and inst.pending:
-        result = commit_txn_of(sys, s, w, inst)
-        assert result is not None
-        s, more = result
+        s, more = commit_txn_of(sys, s, w, inst)
         events = (*events, *more)
     elif inst.phase == P.RUNNING and inst.unflushed:
-        s, more = commit_offsets(sys, s, w, inst.task)  # type: ignore[misc]
+        s, more = commit_offsets(sys, s, w, inst.task)
         events = (*events, *more)
     return sys._put(s, w, s.workers[w].without_instance(inst.task)), events
 
@@ -269,9 +320,7 @@ def _tombstone(sys: ConnectCluster, s: ConnectState, w: int, n: int, second_writ
     """
     inst = s.workers[w].instance(n)
     assert inst is not None
-    p = tombstone_candidate(sys, s, inst)
-    if p < 0:
-        return None
+    p = tombstone_candidate(sys, s, inst)  # >= 0: actions() offers the step only then
     tomb = (offset_tombstone(p),)
     kafka = s.kafka
     two_topics = sys.offsets_partition == CONNECTOR_OFFSETS
@@ -300,7 +349,8 @@ def commit_tombstone(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Re
 
 
 def fail_offset_write(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
-    """The tombstone commit, with the second of its two offsets-topic writes failing (a fault)."""
-    if sys.offsets_partition != CONNECTOR_OFFSETS:
-        return None
+    """The tombstone commit, with the second of its two offsets-topic writes failing (a fault).
+
+    Offered only with a connector-specific offsets topic (two writes).
+    """
     return _tombstone(sys, s, w, n, True)

@@ -8,8 +8,9 @@ task goes through these phases (:class:`TaskPhase`)::
                                  zombie-fencing round (PUT /connectors/{c}/fence)   -> FENCING_REQUESTED
     (leader's round)     the round succeeded (200)                                  -> FENCING_DONE
                          or failed (500, 409)                                      -> FAILED
-    InitProducer         step 4  a stopping task returns; step 5 producer.initTransactions()
-                                 fences every older instance of the same task id  -> PRODUCER_READY
+    InitProducer         step 4  a stopping task returns (it is gone); step 5
+                                 producer.initTransactions() fences every older
+                                 instance of the same task id                      -> PRODUCER_READY
     VerifyGeneration     step 6  postProducerCheck: read the config topic to the end; fail if the
                                  task-config generation moved or the task was revoked; otherwise
                                  read the source offsets (read_committed)          -> RUNNING / FAILED
@@ -74,6 +75,11 @@ class TaskInstance(NamedTuple):
     offsets this instance has written; ``pending`` whether records were sent
     since the last transaction boundary; ``unflushed`` whether committed
     records still wait for their offsets (the at-least-once path).
+    ``stopping``: a rebalance revoked the instance while its start-up thread
+    was blocked (in preProducerCheck, before initTransactions or in
+    postProducerCheck); ``Worker.stopAndAwaitTask`` waits for the thread, which
+    finishes its current call and returns without initialising a producer
+    (KIP-618 §Source task startup step 4) or entering its send loop.
     """
 
     task: int
@@ -85,6 +91,7 @@ class TaskInstance(NamedTuple):
     committed: tuple[int, ...] = ()
     pending: bool = False
     unflushed: bool = False
+    stopping: bool = False
 
 
 @record
@@ -169,7 +176,5 @@ def source_record_label(rid: int) -> str:
 
 
 def owned_partitions(owners: tuple[tuple[int, ...], ...], generation: int, task: int) -> tuple[int, ...]:
-    """The source partitions task ``task`` reads in task-config generation ``generation``."""
-    if not 0 <= generation < len(owners):
-        return ()
+    """The source partitions task ``task`` reads in task-config generation ``generation`` (0..len(owners)-1)."""
     return tuple(p for p, owner in enumerate(owners[generation]) if owner == task)

@@ -15,7 +15,8 @@ one atomic step, see :mod:`model.connect.producers`).  Protocol steps: the
 start-up protocol (StartTask, InitProducer, VerifyGeneration), the send loop
 (Poll, CommitTransaction, AbortTransaction, CommitOffsets), the leader's work
 (ClaimWritePrivileges, FenceZombies, WriteTaskCountRecord,
-CommitTaskCountRecord, Reconfigure), Rebalance, ResumeWorker, RestartWorker,
+CommitTaskCountRecord, Reconfigure, DeleteConnector: the connector is deleted and
+later created again with the scenario's ``recreated_at`` generation), Rebalance, ResumeWorker, RestartWorker,
 RestartFailedTask (a restart request for a FAILED task: a rebalance does not
 restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
 forgets a finished source partition with a ``null`` offset).  Fault
@@ -28,8 +29,8 @@ RestartTask (a manual restart through REST).
 Simplifications (documented): one connector; a task whose config reads no
 source partition is not started (it would only fence and idle); a stopped
 task commits its open transaction in the rebalance step that revokes it; the
-connector's abort rewinds the task to its last committed offsets (it
-re-emits the records); the transaction timeout is not modelled (a crashed
+connector's abort and the commit of the discarded records' offsets are one
+step; the transaction timeout is not modelled (a crashed
 task's open transaction is aborted by the next InitProducerId on its id).
 """
 
@@ -62,37 +63,27 @@ from keos.model.connect.worker import WorkerStatus as W
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log.partition import PartitionLeader
-from keos.model.protocol.errors import Errors
 from keos.model.variants import Variant
 
 __all__ = ["CONNECT_ACTION_ARGS", "ConnectSystem"]
 
-CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {
-    "StartTask": ("worker", "task"),
-    "InitProducer": ("worker", "task"),
-    "VerifyGeneration": ("worker", "task"),
-    "Poll": ("worker", "task"),
-    "CommitTransaction": ("worker", "task"),
-    "AbortTransaction": ("worker", "task"),
-    "CommitOffsets": ("worker", "task"),
-    "ClaimWritePrivileges": ("worker",),
-    "FenceZombies": ("worker",),
-    "WriteTaskCountRecord": ("worker",),
-    "CommitTaskCountRecord": ("worker",),
-    "Reconfigure": ("worker",),
-    "Rebalance": (),
-    "ResumeWorker": ("worker",),
-    "RestartWorker": ("worker",),
-    "PauseWorker": ("worker",),
-    "CrashWorker": ("worker",),
-    "FailZombieFencing": ("worker",),
-    "FailConfigWrite": ("worker",),
-    "RestartTask": ("worker", "task"),
-    "RestartFailedTask": ("worker", "task"),
-    "CommitTombstone": ("worker", "task"),
-    "FailOffsetWrite": ("worker", "task"),
+#: The argument names of each action in a trace (the trace codec; the searches never encode an action).
+_ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no mutate: codec
+    (("worker", "task"), ("StartTask", "InitProducer", "VerifyGeneration")),  # no mutate: codec
+    (("worker", "task"), ("Poll", "CommitTransaction", "AbortTransaction", "CommitOffsets")),  # no mutate: codec
+    (("worker",), ("ClaimWritePrivileges", "FenceZombies", "WriteTaskCountRecord")),  # no mutate: codec
+    (("worker",), ("CommitTaskCountRecord", "Reconfigure", "DeleteConnector")),  # no mutate: codec
+    ((), ("Rebalance",)),  # no mutate: codec
+    (("worker",), ("ResumeWorker", "RestartWorker", "PauseWorker", "CrashWorker")),  # no mutate: codec
+    (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
+    (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
+    (("worker", "task"), ("CommitTombstone", "FailOffsetWrite")),  # no mutate: codec
+)
+CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
+    kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
 }
-FAULT_OF_ACTION = {
+#: The fault kind each fault action spends from the scenario's budget (the fault model).
+FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "PauseWorker": "pause",
     "CrashWorker": "crash",
     "FailZombieFencing": "fencing_failure",
@@ -100,10 +91,12 @@ FAULT_OF_ACTION = {
     "RestartTask": "manual_restart",
     "FailOffsetWrite": "offset_write_failure",
 }
-_CONNECTOR_ACTIONS = ("FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure")
-_FENCED_ERRORS = (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED)
+#: Actions shown with ``connector=source`` (display only).
+_CONNECTOR_ACTIONS = (  # no mutate: display
+    "FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure", "DeleteConnector",
+)
 
-Result = tuple[ConnectState, tuple[str, ...]] | None
+Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
 
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
@@ -131,7 +124,7 @@ class ConnectSystem:
         self.offsets_partition = CONNECTOR_OFFSETS if self.topo.offsets_topic == "connector" else GLOBAL_OFFSETS
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
-        self._scenario_info = scenario_info or {}
+        self._scenario_info = scenario_info or {}  # no mutate: trace metadata (describe)
         self._cache_state: ConnectState | None = None
         self._cache_actions: frozenset[Action] = frozenset()
 
@@ -150,13 +143,11 @@ class ConnectSystem:
         end = len(kafka.partitions[CONFIG_TOPIC].log)
         members = tuple(range(len(topo.workers)))
         asg = herder.assignment(members, count, len(members))
-        workers = tuple(ConnectWorker(leader=w == topo.leader, assigned=asg[w]) for w in members)
-        claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)
+        workers = tuple(ConnectWorker(member=True, leader=w == topo.leader, assigned=asg[w]) for w in members)
+        claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)  # no mutate: ghost
         s = ConnectState(workers, topo.leader, False, kafka, 0, (0,) * len(CONNECT_FAULT_KINDS), ConnectGhost(claims))
         if self._txn_leader(topo.leader):
-            result = herder.claim_write_privileges(self, s, topo.leader)
-            assert result is not None
-            s = result[0]
+            s = herder.claim_write_privileges(self, s, topo.leader)[0]
         return (s,)
 
     def properties(self) -> Sequence[Property]:
@@ -173,7 +164,7 @@ class ConnectSystem:
 
     def fault_kinds(self) -> Sequence[str]:
         """Fault kinds with a budget."""
-        return tuple(k for k, lim in zip(CONNECT_FAULT_KINDS, self._limits) if lim > 0)
+        return tuple(k for k, lim in zip(CONNECT_FAULT_KINDS, self._limits) if lim > 0)  # no mutate: simulation weights
 
     def fault_kind(self, action: Action) -> str | None:
         """The fault kind an action injects."""
@@ -191,17 +182,25 @@ class ConnectSystem:
         return s.kafka.partitions[CONFIG_TOPIC]
 
     def _can_write(self, wk: ConnectWorker, w: int) -> bool:
-        if wk.status != W.RUNNING or not wk.leader:
-            return False
+        """Whether leader ``w`` (running) serves requests that write the config topic (it holds its privileges)."""
         return not self._txn_leader(w) or (wk.config_producer is not None and not wk.fenced_from_config_topic)
 
     def _requesters(self, s: ConnectState) -> bool:
         return any(t.phase == P.FENCING_REQUESTED for wk in s.workers for t in wk.tasks)
 
     def _answer_requesters(self, s: ConnectState, phase: str) -> ConnectState:
-        """The round's HTTP response reaches every task waiting on it (200: FENCING_DONE; 409/500: FAILED)."""
+        """The round's HTTP response reaches every task waiting on it (200: FENCING_DONE; 409/500: FAILED).
+
+        A stopping task whose round failed is gone: its start-up threw while the worker awaited its stop.
+        """
         workers = tuple(
-            wk._replace(tasks=tuple(t._replace(phase=phase) if t.phase == P.FENCING_REQUESTED else t for t in wk.tasks))
+            wk._replace(
+                tasks=tuple(
+                    t._replace(phase=phase) if t.phase == P.FENCING_REQUESTED else t
+                    for t in wk.tasks
+                    if not (t.stopping and t.phase == P.FENCING_REQUESTED and phase == P.FAILED)
+                )
+            )
             for wk in s.workers
         )
         return s._replace(workers=workers)
@@ -240,9 +239,12 @@ class ConnectSystem:
                 out.append(Action("RestartWorker", (w,)))
                 continue
             if wk.leader:
-                # A worker dropped from the group finishes the tick it was in (a round in progress), but
-                # rejoins before it starts new herder work (reclaim, a new round, a reconfiguration).
-                if wk.member and self._txn_leader(w) and (wk.config_producer is None or wk.fenced_from_config_topic):
+                # A worker dropped from the group still believes it leads (isLeader() reads its last
+                # assignment) and finishes the tick it was in: the round in progress and a queued task
+                # reconfiguration (publishConnectorTaskConfigs); it rejoins before it reclaims write
+                # privileges or starts a new round.
+                # DistributedHerder.tick: a leader that is fencedFromConfigTopic reclaims its write privileges.
+                if wk.member and self._txn_leader(w) and wk.fenced_from_config_topic:
                     out.append(Action("ClaimWritePrivileges", (w,)))
                 if self._can_write(wk, w):
                     if wk.fencing is None and wk.member and self._requesters(state):
@@ -251,8 +253,12 @@ class ConnectSystem:
                         kind = "WriteTaskCountRecord" if wk.fencing.phase == "fenced" else "CommitTaskCountRecord"
                         out.append(Action(kind, (w,)))
                     busy = wk.fencing is not None and wk.fencing.phase == "sent"
-                    if wk.member and not busy and self._latest(state).generation + 1 < len(topo.task_counts):
-                        out.append(Action("Reconfigure", (w,)))
+                    latest = self._latest(state)
+                    g = latest.generation + 1
+                    if not busy and g < len(topo.task_counts):
+                        # Generation recreated_at is written by a connector deleted and created again.
+                        delete = g == topo.recreated_at and latest.exists
+                        out.append(Action("DeleteConnector" if delete else "Reconfigure", (w,)))
             for n in wk.assigned:
                 if wk.member and wk.instance(n) is None and owned_partitions(topo.owners, wk.config_generation, n):
                     out.append(Action("StartTask", (w, n)))
@@ -262,33 +268,39 @@ class ConnectSystem:
                     out.append(Action("RestartFailedTask", (w, t.task)))
         if self._needs_rebalance(state):
             out.append(Action("Rebalance", ()))
+        # Faults: the environment, bounded per kind and in total (the scenario's [faults]); where a fault may
+        # strike is the fault model's choice, not a rule of Kafka's, so keos mutate leaves these lines alone.
         used = state.faults_used
-        if sum(used) >= self.config.faults.total:
+        if sum(used) >= self.config.faults.total:  # no mutate: fault budget
             return out
         lim = self._limits
         for w, wk in enumerate(state.workers):
-            if used[0] < lim[0] and wk.status == W.RUNNING:
+            if used[0] < lim[0] and wk.status == W.RUNNING:  # no mutate: fault model
                 out.append(Action("PauseWorker", (w,)))
-            if used[1] < lim[1] and wk.status != W.CRASHED:
+            if used[1] < lim[1] and wk.status != W.CRASHED:  # no mutate: fault model
                 out.append(Action("CrashWorker", (w,)))
             if (
-                used[2] < lim[2]
-                and self._can_write(wk, w)
-                and wk.member
-                and wk.fencing is None
-                and self._requesters(state)
-                and herder.fencing_plan(self._latest(state))[0] == herder.FENCE
+                used[2] < lim[2]  # no mutate: fault model
+                and wk.leader  # no mutate: fault model
+                and wk.status == W.RUNNING  # no mutate: fault model
+                and self._can_write(wk, w)  # no mutate: fault model
+                and wk.member  # no mutate: fault model
+                and wk.fencing is None  # no mutate: fault model
+                and self._requesters(state)  # no mutate: fault model
+                and herder.fencing_plan(self._latest(state))[0] == herder.FENCE  # no mutate: fault model
             ):
                 out.append(Action("FailZombieFencing", (w,)))
-            if used[3] < lim[3] and wk.status == W.RUNNING and wk.fencing is not None and wk.fencing.phase == "sent":
+            in_flight = wk.fencing is not None and wk.fencing.phase == "sent"  # no mutate: fault model
+            if used[3] < lim[3] and wk.status == W.RUNNING and in_flight:  # no mutate: fault model
                 out.append(Action("FailConfigWrite", (w,)))
-            if used[4] < lim[4]:
+            if used[4] < lim[4]:  # no mutate: fault model
                 out.extend(Action("RestartTask", (w, n)) for n in wk.assigned if self._restartable(state, w, n))
-            if used[5] < lim[5] and self.offsets_partition == CONNECTOR_OFFSETS and wk.status == W.RUNNING:
+            two_topics = self.offsets_partition == CONNECTOR_OFFSETS  # no mutate: fault model
+            if used[5] < lim[5] and two_topics and wk.status == W.RUNNING:  # no mutate: fault model
                 out.extend(
                     Action("FailOffsetWrite", (w, t.task))
                     for t in wk.tasks
-                    if task.tombstone_candidate(self, state, t) >= 0
+                    if task.tombstone_candidate(self, state, t) >= 0  # no mutate: fault model
                 )
         return out
 
@@ -306,7 +318,9 @@ class ConnectSystem:
             steps.append("Poll")
         if t.pending:
             steps.append("CommitTransaction")
-            if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:
+            # When the connector calls TransactionContext.abortTransaction is its own choice, bounded by the
+            # scenario's max_connector_aborts (the environment, like the fault budgets).
+            if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:  # no mutate: connector
                 steps.append("AbortTransaction")
         if t.unflushed:
             steps.append("CommitOffsets")
@@ -322,13 +336,10 @@ class ConnectSystem:
 
     def step(self, state: ConnectState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
-        if action not in self._enabled(state):
+        if action not in self._enabled(state):  # no branch: engines step listed actions; a replayed trace may not
             return None
         fault = FAULT_OF_ACTION.get(action.kind)
-        result = self._HANDLERS[action.kind](self, state, *action.args)
-        if result is None:
-            return None
-        new, events = result
+        new, events = self._HANDLERS[action.kind](self, state, *action.args)
         if fault is not None:
             k = CONNECT_FAULT_KINDS.index(fault)
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
@@ -359,16 +370,13 @@ class ConnectSystem:
         if old is not None:
             s, events = task.stop(self, s, w, old)
             events = ("manual_restart", *events)
-        result = task.start(self, s, w, n, latest.generation)
-        assert result is not None
-        return result[0], (*events, *result[1])
+        s, more = task.start(self, s, w, n, latest.generation)
+        return s, (*events, *more)
 
     def _restart_failed_task(self, s: ConnectState, w: int, n: int) -> Result:
         """``POST /connectors/{c}/tasks/{n}/restart`` for a FAILED task: stop it, start it afresh."""
-        inst = s.workers[w].instance(n)
-        if inst is None or inst.phase != P.FAILED or self._restartable(s, w, n) is None:
-            return None
-        new, events = self._restart_task(s, w, n)  # type: ignore[misc]
+        # Offered by actions() only for a FAILED instance that _restartable() accepts.
+        new, events = self._restart_task(s, w, n)
         return new, ("failed_task_restart_requested", *events)
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}
@@ -382,7 +390,7 @@ class ConnectSystem:
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, CONNECT_ACTION_ARGS).args
-        if not all(type(v) is int and v >= 0 for v in values):
+        if not all(type(v) is int and v >= 0 for v in values):  # no mutate: trace input validation (test_bad_input)
             raise ModelError(f"action {data['kind']}: worker and task must be non-negative integers")
         return Action(data["kind"], values)
 
@@ -427,6 +435,7 @@ ConnectSystem._HANDLERS.update(
         "WriteTaskCountRecord": herder.write_task_count_record,
         "CommitTaskCountRecord": herder.commit_task_count_record,
         "Reconfigure": herder.reconfigure,
+        "DeleteConnector": herder.delete_connector,
         "Rebalance": herder.rebalance,
         "ResumeWorker": ConnectSystem._resume,
         "RestartWorker": ConnectSystem._restart_worker,
