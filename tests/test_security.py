@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from keos.checker.cli.threat import THREATS
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
 from keos.checker.trace import replay_actions
@@ -26,7 +27,6 @@ from keos.model.protocol.messages import (
 from keos.model.security import checks
 from keos.model.security.authorizer import AclBinding, authorize, parse_binding
 from keos.model.security.records import SecurityConfig
-from keos.model.security.threat_model import THREATS
 from keos.model.variants import VARIANTS, ProtocolFlags
 from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
 

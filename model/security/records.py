@@ -68,20 +68,6 @@ class SecurityConfig:
         """Write on the topic of data partition ``partition``."""
         return self.allows(principal, Operation.WRITE, ResourceType.TOPIC, topic_name(partition))
 
-    def threat_model(self) -> list[str]:
-        """One line per principal: what the ACLs let it do (for ``keos list`` and reports)."""
-        principals = sorted({b.principal for b in self.acls} | set(self.principals) | {self.adversary})
-        out = []
-        for p in principals:
-            grants = [b.label().split(" ", 1)[1] for b in self.acls if b.principal == p and b.permission == "Allow"]
-            denies = [b.label().split(" ", 2)[2] for b in self.acls if b.principal == p and b.permission == "Deny"]
-            text = ", ".join(grants) if grants else "nothing"
-            if denies:
-                text += "; denied " + ", ".join(denies)
-            role = " (adversary)" if p == self.adversary else ""
-            out.append(f"{p}{role}: {text}")
-        return out
-
 
 #: A cluster without an authorizer: every principal may do everything (no ``[security]`` section).
 OPEN = SecurityConfig(
