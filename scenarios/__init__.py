@@ -43,9 +43,11 @@ Transactions and consume-transform-produce scenarios may add principals, ACLs
 and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::
 
     [security]      principals, super_users, adversary,
-                    adversary_transactional_id, allow, deny
+                    adversary_transactional_id, allow, deny, revocable,
+                    expect_denied, expect_granted
     [faults]        forge_produce, forge_request, hijack_init, forge_marker,
-                    endless_txn (adversary actions, budgeted like faults)
+                    endless_txn (adversary actions, budgeted like faults),
+                    revoke_acl (an operator removes a revocable binding)
 
 Kafka Connect scenarios (``model = "connect"``, :mod:`model.systems.connect`)
 use ``[connect]`` and their own ``[faults]`` (:mod:`scenarios.connect_schema`).

@@ -25,10 +25,11 @@ from keos.model.protocol.messages import (
     ProduceResponse,
 )
 from keos.model.security import checks
-from keos.model.security.authorizer import AclBinding, authorize, parse_binding
+from keos.model.security.authorizer import AclBinding, authorize
 from keos.model.security.records import SecurityConfig
 from keos.model.variants import VARIANTS, ProtocolFlags
 from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
+from keos.scenarios.security_schema import parse_binding
 
 SCENARIOS = builtin_scenarios()
 REAL = ProtocolFlags()
@@ -43,7 +44,7 @@ def _sec(*allow: str, deny: tuple[str, ...] = ()) -> SecurityConfig:
 # -- the authorizer --------------------------------------------------------------------------------------
 
 
-def test_authorize_literal_wildcard_deny_super_user_and_implied_describe() -> None:
+def test_authorize_literal_wildcard_prefixed_deny_and_super_user() -> None:
     acls = (
         parse_binding("User:alice Write TransactionalId:txn-0"),
         parse_binding("User:bob Write Topic:*"),
@@ -53,7 +54,6 @@ def test_authorize_literal_wildcard_deny_super_user_and_implied_describe() -> No
     )
     assert authorize(acls, "User:alice", "Write", "TransactionalId", "txn-0")
     assert not authorize(acls, "User:alice", "Write", "TransactionalId", "txn-1")
-    assert authorize(acls, "User:alice", "Describe", "TransactionalId", "txn-0")  # Write implies Describe
     assert not authorize(acls, "User:alice", "Read", "TransactionalId", "txn-0")
     assert authorize(acls, "User:bob", "Write", "Topic", "t0")
     assert not authorize(acls, "User:bob", "Write", "Topic", "t1")  # deny wins
@@ -61,6 +61,22 @@ def test_authorize_literal_wildcard_deny_super_user_and_implied_describe() -> No
     assert authorize(acls, "User:carol", "ClusterAction", "Cluster", "kafka-cluster")
     assert not authorize(acls, "User:dave", "Write", "Topic", "t0")  # no ACL found: denied
     assert authorize((), "User:broker", "ClusterAction", "Cluster", "kafka-cluster", super_users=("User:broker",))
+    deny_all = (parse_binding("User:broker All Cluster", "Deny"),)
+    assert authorize(deny_all, "User:broker", "ClusterAction", "Cluster", "kafka-cluster", ("User:broker",))
+    prefixed = (
+        parse_binding("User:p Write TransactionalId:txn- prefixed"),
+        parse_binding("User:p Write TransactionalId:txn-9 prefixed", "Deny"),
+        parse_binding("User:l Write TransactionalId:txn-"),
+        parse_binding("User:w Write TransactionalId:* prefixed"),
+    )
+    assert authorize(prefixed, "User:p", "Write", "TransactionalId", "txn-0")
+    assert authorize(prefixed, "User:p", "Write", "TransactionalId", "txn-")  # the whole name is a prefix of itself
+    assert not authorize(prefixed, "User:p", "Write", "TransactionalId", "txn-95")  # the prefixed Deny wins
+    assert not authorize(prefixed, "User:p", "Write", "TransactionalId", "tx")
+    assert not authorize(prefixed, "User:l", "Write", "TransactionalId", "txn-0")  # a literal is no prefix
+    assert not authorize(prefixed, "User:w", "Write", "TransactionalId", "txn-0")  # '*' prefixed is no wildcard
+    assert prefixed[0].label() == "User:p Write TransactionalId:txn- prefixed"
+    assert prefixed[1].label() == "Deny User:p Write TransactionalId:txn-9 prefixed"
 
 
 @pytest.mark.parametrize(
@@ -71,6 +87,7 @@ def test_authorize_literal_wildcard_deny_super_user_and_implied_describe() -> No
         ("User:alice Write Table:t0", "unknown resource type"),
         ("User:alice Write Topic", "resource must be"),
         ("User:alice Write", "must read"),
+        ("User:alice Write Topic:t0 regex", "unknown pattern type"),
     ],
 )
 def test_parse_binding_rejects_bad_input(text: str, needle: str) -> None:
@@ -105,16 +122,6 @@ def test_coordinator_apis_check_transactional_id_first_then_topic_or_group() -> 
     assert checks.end_txn(sec, "User:x", "txn-0", REAL) == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     off = ProtocolFlags(authorize_transactional_id=False)
     assert checks.end_txn(sec, "User:x", "txn-0", off) == E.NONE
-
-
-def test_describe_is_implied_by_write_or_read() -> None:
-    sec = _sec("User:a Write TransactionalId:txn-0", "User:a Read Group:g0", "User:d Describe TransactionalId:txn-1")
-    describe = "Describe"
-    assert sec.allows("User:a", describe, "TransactionalId", "txn-0")
-    assert sec.allows("User:d", describe, "TransactionalId", "txn-1")
-    assert not sec.allows("User:d", describe, "TransactionalId", "txn-0")
-    assert sec.allows("User:a", describe, "Group", "g0")
-    assert not sec.allows("User:d", describe, "Group", "g0")
 
 
 def test_write_txn_markers_needs_cluster_action_or_alter() -> None:
@@ -222,6 +229,10 @@ def _doc(**security: Any) -> dict[str, Any]:
         (_doc(principals=["User:a", "User:b"]), "names 2 clients"),
         (_doc(acl=[]), "unknown key 'acl'"),
         (_doc(adversary="User:broker"), "cannot be a super user"),
+        (_doc(allow=["User:a Write Topic:t0"], revocable=["User:a Write Topic:t1"]), "must be entries of allow"),
+        (_doc(revocable=["nonsense"]), "must be entries of allow"),
+        (_doc(expect_denied=["User:a"], expect_granted=["User:a"]), "in both expect_denied and expect_granted"),
+        (_doc(expect_granted=["bob"]), "principal 'User:<name>'"),
         ({"name": "x", "security": {}}, 'needs model = "transactions"'),
     ],
 )

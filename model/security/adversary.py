@@ -32,6 +32,9 @@ their fault kinds (``[faults]`` budgets of a scenario):
   client ``producer`` (an authorized but malicious or broken producer) stops in
   the middle of its transaction and never commits or aborts it; only the
   coordinator's ``transaction.timeout.ms`` abort can end it.
+
+The operator's ``RevokeAcl`` (:mod:`model.security.operator`) is no attack but
+is budgeted the same way (``revoke_acl``), so its tables are merged into these.
 """
 
 from __future__ import annotations
@@ -52,7 +55,16 @@ from keos.model.protocol.messages import (
     WriteTxnMarkersRequest,
 )
 from keos.model.security import checks
-from keos.model.security.gate import ADVERSARY, BROKER, COORDINATOR, coordinator_request, label_metadata
+from keos.model.security.gate import (
+    ADVERSARY,
+    BROKER,
+    COORDINATOR,
+    acls_now,
+    coordinator_request,
+    label_metadata,
+    refused,
+)
+from keos.model.security.operator import OPERATOR_ACTION_ARGS, OPERATOR_FAULT_OF_ACTION, revoke_acl, revoke_actions
 from keos.model.security.records import ControlAppend, TxnChange, security_of
 from keos.model.systems.transactions_records import TXN_FAULT_KINDS, TxnSystemState
 
@@ -76,6 +88,7 @@ ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "HijackInitProducerId": ("transactional_id",),
     "ForgeMarker": ("transactional_id", "partition", "committed", "api"),
     "AbandonTransaction": ("producer",),
+    **OPERATOR_ACTION_ARGS,
 }
 ADVERSARY_FAULT_OF_ACTION = {
     "ForgeProduce": "forge_produce",
@@ -84,6 +97,7 @@ ADVERSARY_FAULT_OF_ACTION = {
     "HijackInitProducerId": "hijack_init",
     "ForgeMarker": "forge_marker",
     "AbandonTransaction": "endless_txn",
+    **OPERATOR_FAULT_OF_ACTION,
 }
 #: Application calls an abandoned client no longer makes.
 APPLICATION_CALLS = ("BeginTransaction", "Send", "CommitTransaction", "AbortTransaction")
@@ -129,6 +143,8 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
         out.extend(
             Action("AbandonTransaction", (i,)) for i, c in enumerate(state.clients) if _may_abandon(system, state, i, c)
         )
+    if _budget(system, state, "revoke_acl"):
+        out.extend(revoke_actions(system, state))
     return out
 
 
@@ -230,7 +246,7 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
     md = s.coordinator[t]
     if md is None or type(committed) is not bool or api not in APIS:
         return None
-    sec = security_of(system)
+    sec = acls_now(system, s)
     entry = s.partitions[q].entry(md.producer_id)
     stored = entry.producer_epoch if entry is not None else -1
     epoch = max(md.producer_epoch, stored + 1 if system.tv >= 2 else stored)
@@ -242,7 +258,7 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
         error = checks.produce(sec, sec.adversary, tid, q, True, True, system.flags)
     label = f"adversary:forge_marker:{api}"
     if error != Errors.NONE:
-        return s, (label, f"authz_denied:{api}", f"error:{error}")
+        return refused(sec, s, sec.adversary, api, error), (label, f"authz_denied:{api}", f"error:{error}")
     offset = len(s.partitions[q].log)
     s, error, events = system._write_marker(s, marker)
     if error == Errors.NONE:
@@ -266,4 +282,5 @@ ADVERSARY_HANDLERS: dict[str, Callable[..., Result]] = {
     "HijackInitProducerId": hijack_init,
     "ForgeMarker": forge_marker,
     "AbandonTransaction": abandon_transaction,
+    "RevokeAcl": revoke_acl,
 }
