@@ -119,20 +119,21 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     if not any(system._limits[k] for k in _KIND_INDEX.values()):
         return out
     parts = range(len(state.partitions))
+    victims = _victims(system, state)
     if _budget(system, state, "forge_produce"):
         for i, c in enumerate(state.clients):
             if c.data.producer_id >= 0:
                 out.extend(Action("ForgeProduce", (i, q, bump)) for q in parts for bump in (False, True))
         out.extend(Action("StrayProduce", (q,)) for q in parts)
     if _budget(system, state, "forge_request"):
-        for t, md in enumerate(state.coordinator):
-            if md is not None:
+        for t in victims:
+            if state.coordinator[t] is not None:
                 out.extend(Action("ForgeEndTxn", (t, committed)) for committed in (True, False))
     if _budget(system, state, "hijack_init"):
-        out.extend(Action("HijackInitProducerId", (t,)) for t in range(len(state.coordinator)))
+        out.extend(Action("HijackInitProducerId", (t,)) for t in victims)
     if _budget(system, state, "forge_marker"):
-        for t, md in enumerate(state.coordinator):
-            if md is not None:
+        for t in victims:
+            if state.coordinator[t] is not None:
                 out.extend(
                     Action("ForgeMarker", (t, q, committed, api))
                     for q in parts
@@ -146,6 +147,14 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     if _budget(system, state, "revoke_acl"):
         out.extend(revoke_actions(system, state))
     return out
+
+
+def _victims(system: Any, state: TxnSystemState) -> list[int]:
+    """The transactional ids the adversary attacks: all but those its own principal's clients use (an insider
+    fencing or ending her own producer's transaction is the zombie fencing Kafka is built for, not an attack)."""
+    sec = security_of(system)
+    own = {c.transactional_id for i, c in enumerate(state.clients) if sec.principal_of(i) == sec.adversary}
+    return [t for t in range(len(state.coordinator)) if t not in own]
 
 
 def _may_abandon(system: Any, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
