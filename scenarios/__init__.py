@@ -406,6 +406,10 @@ def _parse_txn_scenario(
             security = parse_security_section(_section(data, "security", where), topology.producers)
         except ModelError as exc:
             raise ScenarioError(f"{where}: {exc}") from None
+    hostile = [k for k in ("forge_produce", "forge_request", "hijack_init", "forge_marker", "endless_txn", "revoke_acl")
+               if getattr(faults, k)]
+    if hostile and security is None:
+        raise ScenarioError(f"{where}: [faults] {hostile[0]} needs a [security] section (principals and ACLs)")
     txn = TxnConfig(topology=topology, faults=faults, eos=eos, security=security, **extra)
     scenario = Scenario(
         name=name,

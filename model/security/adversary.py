@@ -61,11 +61,11 @@ from keos.model.security.gate import (
     COORDINATOR,
     acls_now,
     coordinator_request,
-    label_metadata,
+    observe_change,
     refused,
 )
 from keos.model.security.operator import OPERATOR_ACTION_ARGS, OPERATOR_FAULT_OF_ACTION, revoke_acl, revoke_actions
-from keos.model.security.records import ControlAppend, TxnChange, security_of
+from keos.model.security.records import ControlAppend, security_of
 from keos.model.systems.transactions_records import TXN_FAULT_KINDS, TxnSystemState
 
 __all__ = [
@@ -184,17 +184,14 @@ def _adversary_record(system: Any, s: TxnSystemState) -> tuple[TxnSystemState, i
 
 def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str) -> Result:
     """Send ``req`` as the adversary; a coordinator entry the broker's verification changed (TV2 adds the
-    partition to the transaction) is recorded for ``unauthorized_never_changes_transaction``."""
+    partition to the transaction) without Write on it is recorded for ``unauthorized_never_changes_transaction``."""
     env = net.Envelope(ADVERSARY, BROKER, 0, req)
     result = system._on_produce(s, env, req)
     if result is None:
         return None
     new, events = result
-    sec = security_of(system)
-    for t, (before, after) in enumerate(zip(s.coordinator, new.coordinator, strict=True)):
-        if before != after:
-            change = TxnChange(sec.adversary, t, "Produce", label_metadata(before), label_metadata(after))
-            new = new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
+    for t in range(len(s.coordinator)):
+        new = observe_change(system, new, s, security_of(system).adversary, "Produce", t)
     return _without_replies(new), (label, *events)
 
 
@@ -264,7 +261,7 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
         error = checks.write_txn_markers(sec, sec.adversary, system.flags)
     else:
         tid = sec.adversary_transactional_id
-        error = checks.produce(sec, sec.adversary, tid, q, True, True, system.flags)
+        error = checks.produce(sec, sec.adversary, tid, q, True, system.flags)
     label = f"adversary:forge_marker:{api}"
     if error != Errors.NONE:
         return refused(sec, s, sec.adversary, api, error), (label, f"authz_denied:{api}", f"error:{error}")

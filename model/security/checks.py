@@ -115,21 +115,13 @@ def write_txn_markers(sec: SecurityConfig, principal: str, flags: ProtocolFlags)
     return Errors.CLUSTER_AUTHORIZATION_FAILED
 
 
-def produce(
-    sec: SecurityConfig,
-    principal: str,
-    tid: str | None,
-    partition: int,
-    transactional: bool,
-    control: bool,
-    flags: ProtocolFlags,
-) -> str:
-    """Produce of one batch to ``partition``: transactional.id, topic, then no control batch from a client."""
-    if (
-        transactional
-        and flags.authorize_transactional_produce
-        and (tid is None or not sec.may_write_transactional_id(principal, tid))
-    ):
+def produce(sec: SecurityConfig, principal: str, tid: str, partition: int, control: bool, flags: ProtocolFlags) -> str:
+    """Produce of one transactional batch to ``partition``: transactional.id, topic, then no control batch from a
+    client.  Every Produce the gate sees is transactional and names a transactional.id: the transactions system
+    sends only transactional batches (the idempotence model has no authorizer), so KafkaApis' other branches --
+    a non-transactional batch needs no TransactionalId, a transactional one without a transactional.id is refused
+    -- are not modelled."""
+    if flags.authorize_transactional_produce and not sec.may_write_transactional_id(principal, tid):
         return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     if not sec.allows(principal, Operation.WRITE, ResourceType.TOPIC, topic_name(partition)):
         return Errors.TOPIC_AUTHORIZATION_FAILED

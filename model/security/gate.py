@@ -16,8 +16,7 @@ transaction; KafkaApis asks it afresh for every request).
 Around a coordinator request the gate also *observes*: if the request changed
 the transactional id's coordinator entry and its principal has no Write on
 that transactional id by the ACLs in force (judged by :func:`authorize`,
-whatever the variant's switches say) -- or the principal is the adversary --
-the change is recorded in :class:`model.security.records.SecurityGhost` for the
+whatever the variant's switches say), the change is recorded in :class:`model.security.records.SecurityGhost` for the
 invariant ``unauthorized_never_changes_transaction``; and every refusal is
 recorded (principal, API, error) for the oracle properties of
 :mod:`invariants.security`.
@@ -59,6 +58,7 @@ __all__ = [
     "deny_produce",
     "deny_txn_offset_commit",
     "label_metadata",
+    "observe_change",
     "principal_of",
     "refused",
 ]
@@ -121,7 +121,7 @@ def deny_produce(system: Any, s: TxnSystemState, env: net.Envelope, req: Produce
     sec = acls_now(system, s)
     principal = principal_of(sec, env.src)
     tid = claimed_transactional_id(sec, s, env.src)
-    error = checks.produce(sec, principal, tid, req.partition, req.transactional, False, system.flags)
+    error = checks.produce(sec, principal, tid, req.partition, False, system.flags)
     if error == Errors.NONE:
         return None
     resp = ProduceResponse(
@@ -156,20 +156,21 @@ def coordinator_request(system: Any, s: TxnSystemState, env: net.Envelope, req: 
     if error != Errors.NONE:
         s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, denial)))
         return refused(sec, s, principal, api, error), (f"authz_denied:{api}", f"error:{error}")
-    t = req.transactional_id
-    before = s.coordinator[t]
     result = system._on_coordinator_request(s, env, req, append_ok)
     if result is None:
         return None
     new, events = result
-    after = new.coordinator[t]
-    observed = env.src == ADVERSARY or not acls_in_force(system, s).may_write_transactional_id(principal, t)
-    if after != before and observed:
-        revoked = s.security.revoked()
-        change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after), revoked)
-        ghost = new.security._replace(txn_changes=(*new.security.txn_changes, change))
-        new = new._replace(security=ghost)
-    return new, events
+    return observe_change(system, new, s, principal, api, req.transactional_id), events
+
+
+def observe_change(system: Any, new: TxnSystemState, old: TxnSystemState, principal: str, api: str, t: int) -> Any:
+    """``new`` with the change of transactional id ``t``'s coordinator entry noted, if ``principal`` -- whose
+    ``api`` request made it -- has no Write on ``t`` by the ACLs in force (whatever the gate's switches said)."""
+    before, after = old.coordinator[t], new.coordinator[t]
+    if after == before or acls_in_force(system, old).may_write_transactional_id(principal, t):
+        return new
+    change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))
+    return new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
 
 
 def label_metadata(md: Any) -> str:

@@ -31,7 +31,7 @@ from keos.model.security.authorizer import (
 
 __all__ = [
     "BROKER_PRINCIPAL",
-    "OPEN",
+    "NONE",
     "ControlAppend",
     "Refusal",
     "Revocation",
@@ -52,7 +52,7 @@ class SecurityConfig:
     Attributes:
         acls: the ACL bindings (allow and deny).
         principals: the principal of client ``i`` (missing entries: ``User:p<i>``).
-        super_users: ``super.users``; the brokers by default.
+        super_users: ``super.users`` (a scenario's default: the brokers, :data:`BROKER_PRINCIPAL`).
         adversary: the principal the adversary's own connections authenticate as.
         adversary_transactional_id: the transactional.id the adversary puts in
             its Produce requests (KafkaApis authorizes a transactional Produce by
@@ -68,7 +68,7 @@ class SecurityConfig:
 
     acls: tuple[AclBinding, ...] = ()
     principals: tuple[str, ...] = ()
-    super_users: tuple[str, ...] = (BROKER_PRINCIPAL,)
+    super_users: tuple[str, ...] = ()
     adversary: str = "User:mallory"
     adversary_transactional_id: str = "txn-mallory"
     revocable: tuple[AclBinding, ...] = ()
@@ -100,33 +100,27 @@ class SecurityConfig:
         return replace(self, acls=tuple(b for b in self.acls if b not in gone))
 
 
-#: A cluster without an authorizer: every principal may do everything (no ``[security]`` section).
-OPEN = SecurityConfig(
-    acls=(
-        AclBinding("User:*", Operation.ALL, ResourceType.TRANSACTIONAL_ID, "*"),
-        AclBinding("User:*", Operation.ALL, ResourceType.TOPIC, "*"),
-        AclBinding("User:*", Operation.ALL, ResourceType.GROUP, "*"),
-        AclBinding("User:*", Operation.ALL, ResourceType.CLUSTER, "*"),
-    )
-)
+#: The settings of a scenario without ``[security]``: no request of it is authorized (the gate runs only for a
+#: scenario with ``[security]``, which every scenario with adversary or revocation budgets must have).
+NONE = SecurityConfig()
 
 
 def security_of(system: object) -> SecurityConfig:
-    """A system's security settings, :data:`OPEN` when its scenario has none."""
+    """A system's security settings (:data:`NONE` when its scenario has none)."""
     sec = getattr(system, "security", None)
-    return sec if isinstance(sec, SecurityConfig) else OPEN
+    return sec if isinstance(sec, SecurityConfig) else NONE
 
 
 @record
 class TxnChange(NamedTuple):
-    """A request of ``principal`` changed transactional id ``transactional_id``'s coordinator entry."""
+    """A request of ``principal`` changed transactional id ``transactional_id``'s coordinator entry without Write on
+    it by the ACLs in force."""
 
     principal: str
     transactional_id: int
     api: str
     before: str
     after: str
-    revoked: tuple[int, ...] = ()  # the revocations in force when the request was handled
 
 
 @record
