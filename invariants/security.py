@@ -259,6 +259,11 @@ def _denied_commits(who: _Who, s: TxnSystemState) -> list[str]:
                 f"the coordinator completed a COMMIT of {transactional_id_name(c.transactional_id)} "
                 f"(pid {c.producer_id}) of {', '.join(principals)}"
             )
+    out += [
+        f"{a.principal} appended a control batch via {a.api} at partition {a.partition} offset {a.offset}"
+        for a in s.security.control_appends
+        if a.principal in denied
+    ]
     return out
 
 
@@ -275,9 +280,10 @@ def _denied_principal_commits_nothing(who: _Who) -> Property:
     return Property(
         name="denied_principal_commits_nothing",
         expectation=Expectation.ALWAYS,
-        fact="A principal the scenario states lacks a binding its transactions need (expect_denied: removed, "
-        "or overridden by a matching Deny) never commits a transaction: every request of a transaction is "
-        "authorized, so one refusal leaves it to abort or to the coordinator's timeout.",
+        fact="A principal the scenario states lacks a binding its requests need (expect_denied: removed, "
+        "or overridden by a matching Deny) never commits a transaction -- every request of a transaction is "
+        "authorized, so one refusal leaves it to abort or to the coordinator's timeout -- and never appends a "
+        "(forged) control batch.",
         source="KIP-98 §9; KafkaApis.handle{InitProducerId,AddPartitionsToTxn,AddOffsetsToTxn,TxnOffsetCommit,"
         "EndTxn,Produce}Request; StandardAuthorizerData.findAclRule (Kafka 4.0, apache/kafka 1eb7644)",
         catches="an authorizer that grants what Kafka's ACL semantics deny (a Deny that does not win, a "
@@ -354,7 +360,7 @@ def _unauthorized_change(who: _Who) -> Property:
     )
 
 
-def _control_only_from_markers(who: _Who) -> Property:
+def _control_only_from_markers(who: _Who, partner: str) -> Property:
     return Property(
         name="control_batches_only_from_markers",
         expectation=Expectation.ALWAYS,
@@ -364,7 +370,7 @@ def _control_only_from_markers(who: _Who) -> Property:
         catches="markers accepted from clients, or control batches through Produce: a stranger commits or "
         "aborts someone else's transaction on a partition",
         predicate=lambda s: not _bad_controls(who, s),
-        partners=("forged_control_batch_attempted",),
+        partners=(partner,),
         explain=lambda s: "; ".join(_bad_controls(who, s)),
     )
 
@@ -404,7 +410,16 @@ def _endless_bounded(who: _Who, abandon: bool, timeout: bool) -> Property:
     )
 
 
-def _pid_bound(who: _Who) -> Property:
+def _adversary_batches(who: _Who, s: TxnSystemState) -> bool:
+    """Whether a data batch of the adversary's records sits in a partition's log."""
+    return any(
+        not e.control and any(who.sender(rid) >= who.clients for rid in e.records)
+        for leader in s.partitions
+        for e in leader.log
+    )
+
+
+def _pid_bound(who: _Who, partner: str) -> Property:
     return Property(
         name="pid_bound_to_transactional_id",
         expectation=Expectation.ALWAYS,
@@ -414,7 +429,7 @@ def _pid_bound(who: _Who) -> Property:
         source="KIP-98 §9, Discussion on coordinator authorization (producer id hijack)",
         catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
         predicate=lambda s: not _foreign_writes(who, s),
-        partners=("forged_produce_attempted",),
+        partners=(partner,),
         explain=lambda s: "; ".join(_foreign_writes(who, s)),
     )
 
@@ -457,14 +472,28 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             ),
         ]
     if f.forge_marker:
+        # an adversary allowed WriteTxnMarkers (a cluster administrator) must show its marker landing
+        admin = any(sec.allows(sec.adversary, op, ResourceType.CLUSTER, CLUSTER_NAME)
+                    for op in (Operation.CLUSTER_ACTION, Operation.ALTER))
         props += [
-            _control_only_from_markers(who),
+            _control_only_from_markers(who, "forged_marker_appended" if admin else "forged_control_batch_attempted"),
             sometimes_event(
                 "forged_control_batch_attempted",
                 "The adversary sent a control batch (WriteTxnMarkers or Produce).",
                 "adversary:forge_marker:*",
             ),
         ]
+        if admin:
+            props.append(
+                Property(
+                    name="forged_marker_appended",
+                    expectation=Expectation.SOMETIMES,
+                    fact="A marker the adversary (allowed WriteTxnMarkers) sent for another producer was appended.",
+                    source="reachability (KafkaApis.handleWriteTxnMarkersRequest: Alter or ClusterAction)",
+                    catches="reachability of an administrator's marker",
+                    predicate=lambda s: bool(s.security.control_appends),
+                )
+            )
     lacking_topic = any(
         not sec.may_write_topic(sec.principal_of(i), q)
         for i in range(who.clients)
@@ -530,9 +559,25 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             )
         )
     if f.forge_produce:
+        # an adversary that may write transactional data (its claimed transactional.id and some topic) must show
+        # the documented hijack landing, not only being attempted
+        hijacker = sec.may_write_transactional_id(sec.adversary, sec.adversary_transactional_id) and any(
+            sec.may_write_topic(sec.adversary, q) for q in range(config.topology.partitions)
+        )
+        if hijacker:
+            props.append(
+                Property(
+                    name="forged_batch_appended",
+                    expectation=Expectation.SOMETIMES,
+                    fact="A transactional batch the adversary forged (under another producer's id) was appended.",
+                    source="reachability (KIP-98 §9: the producer id is not authenticated)",
+                    catches="reachability of the documented producer-id hijack",
+                    predicate=lambda s: _adversary_batches(who, s),
+                )
+            )
         props += [
             *(() if revocations else (_writes_authorized(who, "forged_produce_attempted"),)),
-            _pid_bound(who),
+            _pid_bound(who, "forged_batch_appended" if hijacker else "forged_produce_attempted"),
             _epoch_from_coordinator(who),
             sometimes_event(
                 "forged_produce_attempted",

@@ -17,7 +17,11 @@ hand-picked"), along two axes:
   - ``tv1``: the same on transaction.version 1 (``variant = "tv1"``: AddPartitionsToTxn before the Produce);
   - ``eos``: a consume-transform-produce application on transaction.version 2 (TxnOffsetCommit adds the
     offsets partition itself);
-  - ``eostv1``: the same on transaction.version 1 (AddOffsetsToTxn, then TxnOffsetCommit)
+  - ``eostv1``: the same on transaction.version 1 (AddOffsetsToTxn, then TxnOffsetCommit);
+  - ``markers``: an adversary who forges a COMMIT/ABORT marker for alice's transaction (WriteTxnMarkers: Alter
+    or ClusterAction on the cluster) -- refused, or, allowed to a cluster administrator, appended: alice's
+    transaction is then ended at the partition behind her back (``atomic_commit`` and
+    ``committed_transactions_visible`` are the permitted findings)
 
   -- each binding the shape needs is removed (the first request that needs it is refused) or *revoked*: granted
   at the start and removed by an operator at any point of the run (``[security] revocable``, fault
@@ -43,9 +47,9 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED, abortable for TOPIC_ and GROUP_AUTHORIZAT
 that began ends, and the properties of the shape hold.
 
 The scenarios belong to the named set ``reach`` (``keos check --set reach``); all but those in
-:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, 2.6 CPU-s together).  :func:`matrix_documents`
-returns the TOML-shaped documents; :mod:`keos.scenarios` loads them next to the ``*.toml`` files (source
-``scenarios/authz_matrix.py``).
+:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, one of 2.3 CPU-s; 5 CPU-s together).
+:func:`matrix_documents` returns the TOML-shaped documents; :mod:`keos.scenarios` loads them next to the
+``*.toml`` files (source ``scenarios/authz_matrix.py``).
 """
 
 from __future__ import annotations
@@ -53,11 +57,13 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ADVERSARY",
     "GRANTS",
     "PRINCIPAL",
     "REACH_ONLY",
     "REQUEST_CELLS",
     "REQUIRED",
+    "RULE_TRANSFORMS",
     "SHAPES",
     "SUPER_USER",
     "TRANSFORMS",
@@ -78,7 +84,12 @@ REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "tv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0")),
     "eos": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
     "eostv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
+    # the adversary's: ClusterAction (or Alter) on the cluster for WriteTxnMarkers
+    "markers": (("ClusterAction", "Cluster:kafka-cluster"),),
 }
+
+#: The adversary of the ``markers`` shape (its WriteTxnMarkers is the request under test).
+ADVERSARY = "User:mallory"
 
 _TXN = {"partitions": 1, "transactions_per_producer": 1, "records_per_transaction": 1, "retries": 1,
         "voluntary_abort": True}
@@ -93,6 +104,11 @@ SHAPES: dict[str, dict[str, Any]] = {
     "tv1": {"model": "transactions", "variant": "tv1", "transactions": _TXN, "faults": {"total": 0}},
     "eos": dict(_EOS),
     "eostv1": {**_EOS, "variant": "tv1"},
+    # alice's transaction and an adversary who forges a COMMIT/ABORT marker for it once, as WriteTxnMarkers (or as
+    # a control batch in a Produce, which the log refuses whatever the ACLs); an adversary allowed WriteTxnMarkers
+    # -- a cluster administrator -- commits or aborts alice's transaction at the partition: the permitted findings
+    "markers": {"model": "transactions", "transactions": _TXN, "faults": {"forge_marker": 1, "total": 1},
+                "adversary": ADVERSARY},
 }
 
 #: How one required binding is given or taken; each grants (``G``) or denies (``D``) in Kafka's semantics.
@@ -121,6 +137,7 @@ TRANSFORMS: dict[str, str] = {
     "deny_other_name": "G",  # the Allow plus a Deny on another literal name
     "deny_prefixed_longer": "G",  # the Allow plus a prefixed Deny the name does not start with
     "super_user_denied": "G",  # no Allow, a Deny of All, and the principal is a super user: allowed
+    "alter_instead": "G",  # (markers only) Allow of Alter on the cluster: WriteTxnMarkers takes Alter or ClusterAction
 }
 
 #: Transforms that grant (the others deny, but ``revoked``, which grants until the operator acts).
@@ -136,51 +153,57 @@ REQUEST_CELLS: dict[str, tuple[tuple[int, str], ...]] = {
     "tv1": ((0, "granted"), (0, "missing"), (0, "revoked"), (1, "missing"), (1, "revoked")),
     "eos": ((2, "revoked"), (0, "revoked")),
     "eostv1": ((2, "revoked"), (0, "revoked")),
+    "markers": tuple((0, t) for t in ("granted", "alter_instead", "all_operation", "missing", "denied",
+                                      "other_operation")),
 }
-#: The shape and binding the authorizer's rules are generated on (every request of a transaction needs it).
+#: The shape and binding the authorizer's rules are generated on (every request of a transaction needs it), and
+#: the rules: every transform but the baseline, the revocation and the WriteTxnMarkers-only Alter.
 RULES_SHAPE, RULES_BINDING = "tv2", ("Write", "TransactionalId:txn-0")
+RULE_TRANSFORMS: tuple[str, ...] = tuple(t for t in TRANSFORMS if t not in ("granted", "revoked", "alter_instead"))
 
 #: The other resource type of each type (the ``other_type`` transform).
-_OTHER_TYPE = {"TransactionalId": "Topic", "Topic": "Group", "Group": "TransactionalId"}
+_OTHER_TYPE = {"TransactionalId": "Topic", "Topic": "Group", "Group": "TransactionalId", "Cluster": "Topic"}
 
-#: Generated scenarios that do not join the default gate: the transaction.version 1 consume-transform-produce runs
-#: (about 2 CPU-s each; the others cost 0.03-0.4 CPU-s).
-REACH_ONLY: frozenset[str] = frozenset({
-    "authz_matrix_eostv1_read_group_revoked",
-    "authz_matrix_eostv1_write_transactionalid_revoked",
-})
+#: Generated scenarios that do not join the default gate: one of the two transaction.version 1
+#: consume-transform-produce runs (about 2 CPU-s each; the others cost 0.03-0.4 CPU-s).  The default gate keeps the
+#: Group one: AddOffsetsToTxn refused (revoked before it) and TxnOffsetCommit refused after AddOffsetsToTxn was
+#: allowed (revoked between); the TransactionalId refusals of both requests are the TV2 cell's and this one's.
+REACH_ONLY: frozenset[str] = frozenset({"authz_matrix_eostv1_write_transactionalid_revoked"})
 
 
-def transform_binding(operation: str, resource: str, transform: str) -> tuple[list[str], list[str]]:
-    """(allow, deny) binding texts that replace ``PRINCIPAL operation resource`` under ``transform``."""
+def transform_binding(
+    operation: str, resource: str, transform: str, principal: str = PRINCIPAL
+) -> tuple[list[str], list[str]]:
+    """(allow, deny) binding texts that replace ``principal operation resource`` under ``transform``."""
     rtype, name = resource.split(":", 1)
-    own = f"{PRINCIPAL} {operation} {resource}"
+    own = f"{principal} {operation} {resource}"
     prefix, other = name[:-1], f"{name[:-1]}9"
     table: dict[str, tuple[list[str], list[str]]] = {
         "granted": ([own], []),
         "revoked": ([own], []),
         "missing": ([], []),
         "denied": ([own], [own]),
-        "denied_all": ([own], [f"{PRINCIPAL} All {resource}"]),
+        "denied_all": ([own], [f"{principal} All {resource}"]),
         "denied_everyone": ([own], [f"User:* {operation} {resource}"]),
-        "denied_wildcard": ([own], [f"{PRINCIPAL} {operation} {rtype}:*"]),
-        "denied_prefixed": ([own], [f"{PRINCIPAL} {operation} {rtype}:{prefix} prefixed"]),
-        "wildcard_resource": ([f"{PRINCIPAL} {operation} {rtype}:*"], []),
+        "denied_wildcard": ([own], [f"{principal} {operation} {rtype}:*"]),
+        "denied_prefixed": ([own], [f"{principal} {operation} {rtype}:{prefix} prefixed"]),
+        "wildcard_resource": ([f"{principal} {operation} {rtype}:*"], []),
         "wildcard_principal": ([f"User:* {operation} {resource}"], []),
-        "all_operation": ([f"{PRINCIPAL} All {resource}"], []),
-        "prefixed": ([f"{PRINCIPAL} {operation} {rtype}:{prefix} prefixed"], []),
+        "all_operation": ([f"{principal} All {resource}"], []),
+        "prefixed": ([f"{principal} {operation} {rtype}:{prefix} prefixed"], []),
         "prefixed_whole_name": ([f"{own} prefixed"], []),
-        "literal_prefix": ([f"{PRINCIPAL} {operation} {rtype}:{prefix}"], []),
+        "literal_prefix": ([f"{principal} {operation} {rtype}:{prefix}"], []),
         "prefixed_longer": ([f"{own}0 prefixed"], []),
-        "other_name": ([f"{PRINCIPAL} {operation} {rtype}:{other}"], []),
-        "other_operation": ([f"{PRINCIPAL} Describe {resource}"], []),
+        "other_name": ([f"{principal} {operation} {rtype}:{other}"], []),
+        "other_operation": ([f"{principal} Describe {resource}"], []),
         "other_principal": ([f"{OTHER_PRINCIPAL} {operation} {resource}"], []),
-        "other_type": ([f"{PRINCIPAL} {operation} {_OTHER_TYPE[rtype]}:{name}"], []),
-        "deny_other_operation": ([own], [f"{PRINCIPAL} Describe {resource}"]),
+        "other_type": ([f"{principal} {operation} {_OTHER_TYPE[rtype]}:{name}"], []),
+        "deny_other_operation": ([own], [f"{principal} Describe {resource}"]),
         "deny_other_principal": ([own], [f"{OTHER_PRINCIPAL} {operation} {resource}"]),
-        "deny_other_name": ([own], [f"{PRINCIPAL} {operation} {rtype}:{other}"]),
+        "deny_other_name": ([own], [f"{principal} {operation} {rtype}:{other}"]),
         "deny_prefixed_longer": ([own], [f"{own}0 prefixed"]),
-        "super_user_denied": ([], [f"{PRINCIPAL} All {resource}"]),
+        "super_user_denied": ([], [f"{principal} All {resource}"]),
+        "alter_instead": ([f"{principal} Alter {resource}"], []),
     }
     if transform not in table:
         raise ValueError(f"unknown ACL transform {transform!r}")
@@ -188,6 +211,8 @@ def transform_binding(operation: str, resource: str, transform: str) -> tuple[li
 
 
 def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
+    if shape == "markers":
+        return _markers_document(transform)
     required = REQUIRED[shape]
     operation, resource = required[index]
     allow: list[str] = []
@@ -230,9 +255,42 @@ def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
     }
 
 
+def _markers_document(transform: str) -> dict[str, Any]:
+    """The adversary's WriteTxnMarkers under ``transform``; alice holds what her transaction needs, the adversary
+    Write on its own transactional.id and the topic (so its control Produce reaches the log's refusal)."""
+    operation, resource = REQUIRED["markers"][0]
+    allow, deny = transform_binding(operation, resource, transform, ADVERSARY)
+    granted = TRANSFORMS[transform] == "G"
+    name = f"authz_matrix_markers_{'all' if transform == 'granted' else 'clusteraction_cluster'}_{transform}"
+    doc = {k: v for k, v in SHAPES["markers"].items() if k != "adversary"}
+    security: dict[str, Any] = {
+        "principals": [PRINCIPAL],
+        "adversary": ADVERSARY,
+        "allow": [f"{PRINCIPAL} Write TransactionalId:txn-0", f"{PRINCIPAL} Write Topic:t0",
+                  f"{ADVERSARY} Write TransactionalId:txn-mallory", f"{ADVERSARY} Write Topic:t0", *allow],
+        "deny": deny,
+        "expect_granted": [PRINCIPAL, *([ADVERSARY] if granted else [])],
+        **({} if granted else {"expect_denied": [ADVERSARY]}),
+    }
+    return {
+        "name": name,
+        "description": (
+            f"Generated (scenarios/authz_matrix.py): the adversary's ClusterAction on the cluster is "
+            f"{transform.replace('_', ' ')}; once it forges a marker for alice's transaction"
+            + (" (allowed: a cluster administrator ends alice's transaction at the partition, the permitted "
+               "findings)." if granted else " (refused).")
+        ),
+        **doc,
+        "permitted": ["atomic_commit", "committed_transactions_visible"] if granted else [],
+        "default": name not in REACH_ONLY,
+        "sets": ["reach"],
+        "security": security,
+    }
+
+
 def matrix_documents() -> list[dict[str, Any]]:
     """One scenario document per generated cell (see the module docstring)."""
     cells = [(shape, index, t) for shape, pairs in REQUEST_CELLS.items() for index, t in pairs]
     index = REQUIRED[RULES_SHAPE].index(RULES_BINDING)
-    cells += [(RULES_SHAPE, index, t) for t in TRANSFORMS if (RULES_SHAPE, index, t) not in cells]
+    cells += [(RULES_SHAPE, index, t) for t in RULE_TRANSFORMS if (RULES_SHAPE, index, t) not in cells]
     return [_document(shape, index, transform) for shape, index, transform in cells]
