@@ -106,13 +106,12 @@ def end_txn(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags)
 
 def write_txn_markers(sec: SecurityConfig, principal: str, flags: ProtocolFlags) -> str:
     """WriteTxnMarkers: Alter or ClusterAction on the cluster (inter-broker only)."""
-    if not flags.authorize_marker_cluster_action:
-        return OK
-    if sec.allows(principal, Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME) or sec.allows(
+    allowed = sec.allows(principal, Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME) or sec.allows(
         principal, Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
-    ):
-        return OK
-    return Errors.CLUSTER_AUTHORIZATION_FAILED
+    )
+    if flags.authorize_marker_cluster_action and not allowed:
+        return Errors.CLUSTER_AUTHORIZATION_FAILED
+    return OK
 
 
 def produce(sec: SecurityConfig, principal: str, tid: str, partition: int, control: bool, flags: ProtocolFlags) -> str:

@@ -47,7 +47,8 @@ def revoke_actions(system: Any, state: TxnSystemState) -> list[Action]:
 def revoke_acl(system: Any, s: TxnSystemState, i: Any) -> Result:
     """Remove ``revocable[i]`` from the ACLs every later request is authorized by."""
     sec = security_of(system)
-    if type(i) is not int or not 0 <= i < len(sec.revocable) or i in s.security.revoked():
+    valid = type(i) is int and 0 <= i < len(sec.revocable) and i not in s.security.revoked()
+    if not valid:  # no branch: replayed traces only
         return None
     offsets_end = -1 if s.group is None else len(s.group.offsets_log.log)
     revocation = Revocation(i, tuple(len(leader.log) for leader in s.partitions), offsets_end)
