@@ -270,7 +270,7 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
         return refused(sec, s, sec.adversary, api, error), (label, f"authz_denied:{api}", f"error:{error}")
     offset = len(s.partitions[q].log)
     s, error, events = system._write_marker(s, marker)
-    if error == Errors.NONE:
+    if error == Errors.NONE:  # no branch: current coordinator epoch, producer epoch >= the partition's: accepted
         append = ControlAppend(sec.adversary, api, q, offset)
         s = s._replace(security=s.security._replace(control_appends=(*s.security.control_appends, append)))
     return s, (label, *events)
