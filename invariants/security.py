@@ -311,9 +311,42 @@ def _granted_principal_never_refused(who: _Who) -> Property:
     )
 
 
+def _wrong_errors(who: _Who, s: TxnSystemState) -> list[str]:
+    return [
+        f"{r.principal}'s {r.api} was refused with {r.error}, not {' or '.join(who.sec.expect_errors)}"
+        for r in s.security.refusals
+        if r.error not in who.sec.expect_errors
+    ]
+
+
 def _oracle_properties(who: _Who) -> list[Property]:
     sec = who.sec
     props: list[Property] = []
+    if sec.expect_errors:
+        props += [
+            Property(
+                name="refusals_carry_kafkas_error",
+                expectation=Expectation.ALWAYS,
+                fact="A refused request is answered with the error of the resource whose check failed "
+                "(TRANSACTIONAL_ID_, TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED), which decides whether the "
+                "client may abort and go on or must close; the scenario states which resources it denies.",
+                source="KafkaApis.handle{InitProducerId,AddPartitionsToTxn,AddOffsetsToTxn,TxnOffsetCommit,EndTxn,"
+                "Produce,WriteTxnMarkers}Request (Kafka 4.0, apache/kafka 1eb7644); TransactionManager's handlers",
+                catches="a check answering another resource's error (a GROUP refusal as TOPIC_AUTHORIZATION_FAILED "
+                "makes the client fatal instead of abortable)",
+                predicate=lambda s: not _wrong_errors(who, s),
+                partners=("authorization_refused",),
+                explain=lambda s: "; ".join(_wrong_errors(who, s)),
+            ),
+            Property(
+                name="authorization_refused",
+                expectation=Expectation.SOMETIMES,
+                fact="A request was refused by an authorization check.",
+                source="reachability",
+                catches="reachability of a refusal",
+                predicate=lambda s: bool(s.security.refusals),
+            ),
+        ]
     if sec.expect_denied:
         denied = set(sec.expect_denied)
         props += [

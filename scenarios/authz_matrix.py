@@ -161,6 +161,14 @@ REQUEST_CELLS: dict[str, tuple[tuple[int, str], ...]] = {
 RULES_SHAPE, RULES_BINDING = "tv2", ("Write", "TransactionalId:txn-0")
 RULE_TRANSFORMS: tuple[str, ...] = tuple(t for t in TRANSFORMS if t not in ("granted", "revoked", "alter_instead"))
 
+#: The error KafkaApis answers when a check on a resource of each type fails (the cells' ``expect_errors``).
+ERROR_OF_TYPE = {
+    "TransactionalId": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    "Topic": "TOPIC_AUTHORIZATION_FAILED",
+    "Group": "GROUP_AUTHORIZATION_FAILED",
+    "Cluster": "CLUSTER_AUTHORIZATION_FAILED",
+}
+
 #: The other resource type of each type (the ``other_type`` transform).
 _OTHER_TYPE = {"TransactionalId": "Topic", "Topic": "Group", "Group": "TransactionalId", "Cluster": "Topic"}
 
@@ -232,6 +240,8 @@ def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
     security["expect_granted"] = [p for p in principals if verdict != "D" or p != PRINCIPAL]
     if verdict == "D":
         security["expect_denied"] = [PRINCIPAL]
+    if verdict != "G":  # a refusal names the resource whose binding is denied or revoked
+        security["expect_errors"] = [ERROR_OF_TYPE[resource.split(":", 1)[0]]]
     doc: dict[str, Any] = {**SHAPES[shape]}
     faults = dict(doc.get("faults", {}))
     if transform == "revoked":
@@ -270,7 +280,7 @@ def _markers_document(transform: str) -> dict[str, Any]:
                   f"{ADVERSARY} Write TransactionalId:txn-mallory", f"{ADVERSARY} Write Topic:t0", *allow],
         "deny": deny,
         "expect_granted": [PRINCIPAL, *([ADVERSARY] if granted else [])],
-        **({} if granted else {"expect_denied": [ADVERSARY]}),
+        **({} if granted else {"expect_denied": [ADVERSARY], "expect_errors": [ERROR_OF_TYPE["Cluster"]]}),
     }
     return {
         "name": name,

@@ -12,6 +12,7 @@
     revocable = ["User:alice Write Topic:t0"]    # an operator may remove it mid-run ([faults] revoke_acl)
     expect_denied = ["User:mallory"]       # the oracle: principals that must be refused ...
     expect_granted = ["User:alice"]        # ... and principals that never may be
+    expect_errors = ["TOPIC_AUTHORIZATION_FAILED"]   # ... and the errors refusals carry
 
 Resource names: transactional id ``t`` is ``txn-<t>``, data partition ``q``
 is topic ``t<q>``, group ``g`` is ``g<g>``, the cluster is ``Cluster`` (or
@@ -28,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from keos.model.interface import ModelError
+from keos.model.protocol.errors import Errors
 from keos.model.security.authorizer import (
     ALLOW,
     CLUSTER_NAME,
@@ -43,12 +45,20 @@ from keos.model.security.records import BROKER_PRINCIPAL, SecurityConfig
 
 __all__ = ["parse_binding", "parse_security_section"]
 
+AUTHORIZATION_ERRORS = (
+    Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    Errors.TOPIC_AUTHORIZATION_FAILED,
+    Errors.GROUP_AUTHORIZATION_FAILED,
+    Errors.CLUSTER_AUTHORIZATION_FAILED,
+)
+
 _KEYS = (
     "adversary",
     "adversary_transactional_id",
     "allow",
     "deny",
     "expect_denied",
+    "expect_errors",
     "expect_granted",
     "principals",
     "revocable",
@@ -132,6 +142,11 @@ def parse_security_section(table: dict[str, Any], producers: int) -> SecurityCon
     both = sorted(set(expected["expect_denied"]) & set(expected["expect_granted"]))
     if both:
         raise ModelError(f"[security] {both[0]} is in both expect_denied and expect_granted")
+    errors = tuple(_strings(table, "expect_errors"))
+    for e in errors:
+        if e not in AUTHORIZATION_ERRORS:
+            raise ModelError(f"[security] expect_errors: {e!r} is no authorization error "
+                             f"(known: {', '.join(AUTHORIZATION_ERRORS)})")
     return SecurityConfig(
         tuple(acls),
         principals,
@@ -141,6 +156,7 @@ def parse_security_section(table: dict[str, Any], producers: int) -> SecurityCon
         tuple(revocable),
         expected["expect_denied"],
         expected["expect_granted"],
+        errors,
     )
 
 

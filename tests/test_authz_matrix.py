@@ -162,3 +162,18 @@ def test_a_revocation_is_judged_by_the_acls_in_force(variant: str, name: str, in
     sc = SCENARIOS[name]
     result, _ = explore(build_model(sc, variant), sc.name, variant, ExploreOptions())
     assert invariant in [p.name for p in result.violations()]
+
+
+def test_a_refusal_with_another_resources_error_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """expect_errors: a Group check answering TOPIC_AUTHORIZATION_FAILED (fatal for TransactionManager where
+    GROUP_AUTHORIZATION_FAILED is abortable) breaks refusals_carry_kafkas_error."""
+    name = "authz_matrix_eos_read_group_revoked"
+    assert SCENARIOS[name].txn.security.expect_errors == ("GROUP_AUTHORIZATION_FAILED",)  # type: ignore[union-attr]
+    real = checks.add_offsets_to_txn
+
+    def topic_error(sec: Any, principal: str, tid: str, group: int, flags: Any) -> str:
+        error = real(sec, principal, tid, group, flags)
+        return "TOPIC_AUTHORIZATION_FAILED" if error == "GROUP_AUTHORIZATION_FAILED" else error
+
+    monkeypatch.setattr(checks, "add_offsets_to_txn", topic_error)
+    assert "refusals_carry_kafkas_error" in _violations(name)

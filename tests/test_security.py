@@ -231,6 +231,7 @@ def _doc(**security: Any) -> dict[str, Any]:
         (_doc(revocable=["nonsense"]), "must be entries of allow"),
         (_doc(expect_denied=["User:a"], expect_granted=["User:a"]), "in both expect_denied and expect_granted"),
         (_doc(expect_granted=["bob"]), "principal 'User:<name>'"),
+        (_doc(expect_errors=["NOT_COORDINATOR"]), "is no authorization error"),
         ({"name": "x", "security": {}}, 'needs model = "transactions"'),
     ],
 )

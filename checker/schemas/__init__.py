@@ -149,6 +149,7 @@ def scenario_schema() -> dict[str, Any]:
                     "revocable": {"type": "array", "items": {"type": "string"}},
                     "expect_denied": {"type": "array", "items": {"type": "string"}},
                     "expect_granted": {"type": "array", "items": {"type": "string"}},
+                    "expect_errors": {"type": "array", "items": {"type": "string"}},
                 },
             },
         },

@@ -64,6 +64,11 @@ class SecurityConfig:
             independent of :func:`authorize`, for ``denied_principal_commits_nothing``.
         expect_granted: principals the scenario states every request of their
             clients is allowed (``granted_principal_never_refused``).
+        expect_errors: the errors the scenario states its refusals carry -- those
+            of the resource types it denies or revokes (``KafkaApis`` answers a
+            refusal with the error of the resource whose check failed:
+            TRANSACTIONAL_ID_, TOPIC_, GROUP_, CLUSTER_AUTHORIZATION_FAILED);
+            ``refusals_carry_kafkas_error``.
     """
 
     acls: tuple[AclBinding, ...] = ()
@@ -74,6 +79,7 @@ class SecurityConfig:
     revocable: tuple[AclBinding, ...] = ()
     expect_denied: tuple[str, ...] = ()
     expect_granted: tuple[str, ...] = ()
+    expect_errors: tuple[str, ...] = ()
 
     def principal_of(self, client: int) -> str:
         """The principal client ``client`` authenticates as."""
