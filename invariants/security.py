@@ -495,7 +495,10 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     revocations = f.revoke_acl > 0 and bool(sec.revocable)
     revoked_tid = revocations and any(b.resource_type == ResourceType.TRANSACTIONAL_ID for b in sec.revocable)
     props: list[Property] = _oracle_properties(who)
-    if f.forge_request or f.hijack_init or f.forge_produce or lacking or revoked_tid:
+    # the adversary's coordinator requests are refused somewhere only if it lacks Write on some transactional id
+    stranger = any(not sec.may_write_transactional_id(sec.adversary, t) for t in range(who.clients))
+    attacks = (f.forge_request or f.hijack_init or f.forge_produce) and stranger
+    if attacks or lacking or revoked_tid:
         props += [
             _unauthorized_change(who),
             sometimes_event(

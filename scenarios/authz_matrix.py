@@ -86,6 +86,8 @@ REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "eostv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
     # the adversary's: ClusterAction (or Alter) on the cluster for WriteTxnMarkers
     "markers": (("ClusterAction", "Cluster:kafka-cluster"),),
+    # the adversary's: Write on alice's TransactionalId, for InitProducerId and EndTxn
+    "stranger": (("Write", "TransactionalId:txn-0"),),
 }
 
 #: The adversary of the ``markers`` shape (its WriteTxnMarkers is the request under test).
@@ -109,6 +111,11 @@ SHAPES: dict[str, dict[str, Any]] = {
     # -- a cluster administrator -- commits or aborts alice's transaction at the partition: the permitted findings
     "markers": {"model": "transactions", "transactions": _TXN, "faults": {"forge_marker": 1, "total": 1},
                 "adversary": ADVERSARY},
+    # alice's transaction and an adversary who calls InitProducerId on, or replays an EndTxn of, her transactional
+    # id once; granted Write on it (a wildcard), the adversary is no stranger: its InitProducerId fences alice --
+    # zombie fencing, as KIP-98 §9 intends for whoever holds the ACL (the permitted finding)
+    "stranger": {"model": "transactions", "transactions": _TXN,
+                 "faults": {"forge_request": 1, "hijack_init": 1, "total": 1}, "adversary": ADVERSARY},
 }
 
 #: How one required binding is given or taken; each grants (``G``) or denies (``D``) in Kafka's semantics.
@@ -155,6 +162,7 @@ REQUEST_CELLS: dict[str, tuple[tuple[int, str], ...]] = {
     "eostv1": ((2, "revoked"), (0, "revoked")),
     "markers": tuple((0, t) for t in ("granted", "alter_instead", "all_operation", "missing", "denied",
                                       "other_operation")),
+    "stranger": ((0, "wildcard_resource"),),
 }
 #: The shape and binding the authorizer's rules are generated on (every request of a transaction needs it), and
 #: the rules: every transform but the baseline, the revocation and the WriteTxnMarkers-only Alter.
@@ -219,8 +227,8 @@ def transform_binding(
 
 
 def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
-    if shape == "markers":
-        return _markers_document(transform)
+    if shape in ("markers", "stranger"):
+        return _adversary_document(shape, transform)
     required = REQUIRED[shape]
     operation, resource = required[index]
     allow: list[str] = []
@@ -265,14 +273,18 @@ def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
     }
 
 
-def _markers_document(transform: str) -> dict[str, Any]:
-    """The adversary's WriteTxnMarkers under ``transform``; alice holds what her transaction needs, the adversary
-    Write on its own transactional.id and the topic (so its control Produce reaches the log's refusal)."""
-    operation, resource = REQUIRED["markers"][0]
+def _adversary_document(shape: str, transform: str) -> dict[str, Any]:
+    """The adversary's request under ``transform``; alice holds what her transaction needs, the adversary Write on
+    its own transactional.id and the topic (so its control Produce reaches the log's refusal)."""
+    operation, resource = REQUIRED[shape][0]
     allow, deny = transform_binding(operation, resource, transform, ADVERSARY)
     granted = TRANSFORMS[transform] == "G"
-    name = f"authz_matrix_markers_{'all' if transform == 'granted' else 'clusteraction_cluster'}_{transform}"
-    doc = {k: v for k, v in SHAPES["markers"].items() if k != "adversary"}
+    target = "all" if transform == "granted" else f"{operation.lower()}_{resource.split(':')[0].lower()}"
+    name = f"authz_matrix_{shape}_{target}_{transform}"
+    doc = {k: v for k, v in SHAPES[shape].items() if k != "adversary"}
+    rtype = resource.split(":", 1)[0]
+    permitted = {"markers": ["atomic_commit", "committed_transactions_visible"],
+                 "stranger": ["healthy_producer_not_failed"]}[shape]
     security: dict[str, Any] = {
         "principals": [PRINCIPAL],
         "adversary": ADVERSARY,
@@ -280,18 +292,17 @@ def _markers_document(transform: str) -> dict[str, Any]:
                   f"{ADVERSARY} Write TransactionalId:txn-mallory", f"{ADVERSARY} Write Topic:t0", *allow],
         "deny": deny,
         "expect_granted": [PRINCIPAL, *([ADVERSARY] if granted else [])],
-        **({} if granted else {"expect_denied": [ADVERSARY], "expect_errors": [ERROR_OF_TYPE["Cluster"]]}),
+        **({} if granted else {"expect_denied": [ADVERSARY], "expect_errors": [ERROR_OF_TYPE[rtype]]}),
     }
     return {
         "name": name,
         "description": (
-            f"Generated (scenarios/authz_matrix.py): the adversary's ClusterAction on the cluster is "
-            f"{transform.replace('_', ' ')}; once it forges a marker for alice's transaction"
-            + (" (allowed: a cluster administrator ends alice's transaction at the partition, the permitted "
-               "findings)." if granted else " (refused).")
+            f"Generated (scenarios/authz_matrix.py): the adversary's {operation} on {resource} is "
+            f"{transform.replace('_', ' ')}; once it attacks alice's transaction"
+            + (" (allowed: the permitted findings)." if granted else " (refused).")
         ),
         **doc,
-        "permitted": ["atomic_commit", "committed_transactions_visible"] if granted else [],
+        "permitted": permitted if granted else [],
         "default": name not in REACH_ONLY,
         "sets": ["reach"],
         "security": security,

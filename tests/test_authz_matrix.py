@@ -62,7 +62,7 @@ def test_each_cell_states_its_verdict_from_the_transform_not_from_the_authorizer
         sec = SCENARIOS[doc["name"]].txn.security  # type: ignore[union-attr]
         assert sec is not None
         shape = doc["name"].split("_")[2]
-        who = ADVERSARY if shape == "markers" else "User:alice"
+        who = ADVERSARY if shape in ("markers", "stranger") else "User:alice"
         if TRANSFORMS[transform] == "D":
             assert sec.expect_denied == (who,) and who not in sec.expect_granted
         else:
