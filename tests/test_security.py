@@ -525,7 +525,8 @@ def test_an_authorized_epoch_bump_fences_the_owner_and_is_no_violation() -> None
     state, events = _run_from(model, state, [Action("HijackInitProducerId", (0,))])
     assert "epoch_bump" in events[0] and state.coordinator[0].producer_epoch == 1
     assert state.security.txn_changes == ()
-    assert {p.name: p for p in model.properties()}["unauthorized_never_changes_transaction"].holds(state)
+    # holding Write on every transactional id, the adversary is no stranger: there is no refusal to judge
+    assert "unauthorized_never_changes_transaction" not in {p.name for p in model.properties()}
     state, _ = _run_from(model, state, [Action("BeginTransaction", (0,)), Action("Send", (0,))])
     state, _ = _run_from(model, state, [Action("SendProduce", (0, 0))])
     state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # verification: fenced
