@@ -72,9 +72,10 @@ __all__ = [
 ]
 
 PRINCIPAL = "User:alice"
-#: The second client (p1, transactional.id txn-1) runs as a super user: no binding is needed or can deny it, so its
-#: transactions exercise every property of the shape while alice's requests are granted or denied.
-SUPER_USER = "User:bob"
+#: The second client ("bob": p1, transactional.id txn-1) runs as a super user: no binding is needed or can deny it,
+#: so its transactions exercise every property of the shape while alice's requests are granted or denied.  The
+#: scenario names no principal for it: it runs as the default ``User:p1``.
+SUPER_USER = "User:p1"
 #: A principal no client runs as (the "another principal" transforms).
 OTHER_PRINCIPAL = "User:carol"
 
@@ -243,7 +244,7 @@ def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
     alone = verdict != "D"
     principals = [PRINCIPAL] if alone else [PRINCIPAL, SUPER_USER]
     supers = ["User:broker", *([PRINCIPAL] if transform == "super_user_denied" else []), *principals[1:]]
-    security: dict[str, Any] = {"principals": principals, "super_users": supers, "allow": allow, "deny": deny}
+    security: dict[str, Any] = {"principals": [PRINCIPAL], "super_users": supers, "allow": allow, "deny": deny}
     # granted_principal_never_refused counts refusals before a revocation only: a revoked alice is granted too
     security["expect_granted"] = [p for p in principals if verdict != "D" or p != PRINCIPAL]
     if verdict == "D":

@@ -87,8 +87,8 @@ def refused(sec: SecurityConfig, s: TxnSystemState, principal: str, api: str, er
     property reads it: the principal is one the scenario states an expectation about, or a binding was revoked
     (a ghost nobody reads would only split states)."""
     revoked = bool(s.security.revocations)
-    if not error.endswith("_AUTHORIZATION_FAILED"):
-        return s  # the log's refusal of a client's control batch (INVALID_RECORD) is no authorization decision
+    if error == Errors.INVALID_RECORD:
+        return s  # the log's refusal of a client's control batch is no authorization decision
     if not (revoked or principal in sec.expect_granted or principal in sec.expect_denied):
         return s
     refusal = Refusal(principal, api, error, revoked)

@@ -146,7 +146,7 @@ class Refusal(NamedTuple):
     principal: str
     api: str
     error: str
-    revoked: bool = False
+    revoked: bool
 
 
 @record
