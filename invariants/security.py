@@ -498,6 +498,19 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     # the adversary's coordinator requests are refused somewhere only if it lacks Write on some transactional id
     stranger = any(not sec.may_write_transactional_id(sec.adversary, t) for t in range(who.clients))
     attacks = (f.forge_request or f.hijack_init or f.forge_produce) and stranger
+    own = {0 if who.shared else i for i in range(who.clients) if sec.principal_of(i) == sec.adversary}
+    if (f.forge_request or f.hijack_init) and any(
+        sec.may_write_transactional_id(sec.adversary, t) for t in range(who.clients) if t not in own
+    ):
+        # an adversary the ACLs allow on another's transactional id must show its request taking effect
+        props.append(
+            sometimes_event(
+                "adversary_request_took_effect",
+                "An InitProducerId or EndTxn of the adversary, allowed by its Write on another producer's "
+                "transactional id, changed that transaction (KIP-98 §9: the ACL is the only defence).",
+                "adversary:coordinator_changed",
+            )
+        )
     if attacks or lacking or revoked_tid:
         props += [
             _unauthorized_change(who),

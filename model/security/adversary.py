@@ -233,6 +233,8 @@ def _coordinator(system: Any, s: TxnSystemState, req: Any, label: str) -> Result
     result = coordinator_request(system, s, env, req, True)
     assert result is not None  # a coordinator request is always answered
     new, events = result
+    if new.coordinator != s.coordinator:  # allowed (the adversary holds Write on the transactional id)
+        events = ("adversary:coordinator_changed", *events)
     return _without_replies(new), (label, *events)
 
 
