@@ -533,3 +533,27 @@ def test_an_authorized_epoch_bump_fences_the_owner_and_is_no_violation() -> None
     assert not state.partitions[0].log and "verification_rejected" in events[0]
     state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])
     assert state.clients[0].state == tp.C.ABORTABLE_ERROR and "client_error:INVALID_PRODUCER_EPOCH" in events[0]
+
+
+def test_a_revoked_binding_refuses_every_later_request_of_an_open_transaction() -> None:
+    """kafka-acls --remove mid-transaction: RevokeAcl is listed once per revocable binding, budgeted as a fault;
+    after it, alice's EndTxn is refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal for her client), the
+    refusal is noted as after a revocation, and the log ends at the revocation are kept."""
+    model = build_model(SCENARIOS["authz_matrix_tv2_write_transactionalid_revoked"], "kafka")
+    assert model.fault_kind(Action("RevokeAcl", (0,))) == "revoke_acl"
+    state, _ = _run(model, ALICE_INIT)
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    state, _ = _run_from(model, state, [Action("BeginTransaction", (0,)), Action("Send", (0,))])
+    state, _ = _run_from(model, state, [Action("SendProduce", (0, 0))])
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # written into the transaction
+    assert Action("RevokeAcl", (0,)) in model.actions(state)
+    state, events = _run_from(model, state, [Action("RevokeAcl", (0,))])
+    assert "operator:revoke_acl" in events[0] and state.security.revocations[0].log_ends == (1,)
+    assert Action("RevokeAcl", (0,)) not in model.actions(state)  # once
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # the Produce's answer
+    state, _ = _run_from(model, state, [Action("CommitTransaction", (0,)), Action("SendTxnRequest", (0,))])
+    state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    assert "error:TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in events[0]
+    assert [(r.api, r.revoked) for r in state.security.refusals] == [("EndTxn", True)]
+    assert state.security.txn_changes == ()  # the coordinator entry did not move
