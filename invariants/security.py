@@ -41,7 +41,7 @@ every partition's log end at that instant).
 
 from __future__ import annotations
 
-from keos.invariants._common import sometimes_event
+from keos.invariants._common import sometimes_event, sometimes_state
 from keos.model.clients.producer import RECORDS_PER_PRODUCER, record_label
 from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
 from keos.model.coordinator.transaction.transaction_state import TransactionState
@@ -338,39 +338,30 @@ def _oracle_properties(who: _Who) -> list[Property]:
                 partners=("authorization_refused",),
                 explain=lambda s: "; ".join(_wrong_errors(who, s)),
             ),
-            Property(
-                name="authorization_refused",
-                expectation=Expectation.SOMETIMES,
-                fact="A request was refused by an authorization check.",
-                source="reachability",
-                catches="reachability of a refusal",
-                predicate=lambda s: bool(s.security.refusals),
+            sometimes_state(
+                "authorization_refused",
+                "A request was refused by an authorization check.",
+                lambda s: bool(s.security.refusals),
             ),
         ]
     if sec.expect_denied:
         denied = set(sec.expect_denied)
         props += [
             _denied_principal_commits_nothing(who),
-            Property(
-                name="expected_denial_refused",
-                expectation=Expectation.SOMETIMES,
-                fact="A principal in expect_denied was refused a request.",
-                source="reachability",
-                catches="reachability of a refusal of a denied principal",
-                predicate=lambda s: any(r.principal in denied for r in s.security.refusals),
+            sometimes_state(
+                "expected_denial_refused",
+                "A principal in expect_denied was refused a request.",
+                lambda s: any(r.principal in denied for r in s.security.refusals),
             ),
         ]
     if sec.expect_granted:
         granted = set(sec.expect_granted)
         props += [
             _granted_principal_never_refused(who),
-            Property(
-                name="granted_principal_committed",
-                expectation=Expectation.SOMETIMES,
-                fact="The coordinator completed a COMMIT of a transactional id of a principal in expect_granted.",
-                source="reachability",
-                catches="reachability of a granted principal's commit",
-                predicate=lambda s: any(
+            sometimes_state(
+                "granted_principal_committed",
+                "The coordinator completed a COMMIT of a transactional id of a principal in expect_granted.",
+                lambda s: any(
                     c.committed and who.principals_of_transactional_id(s, c.transactional_id) & granted
                     for c in s.ghost.completions
                 ),
@@ -534,13 +525,10 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
         ]
         if admin:
             props.append(
-                Property(
-                    name="forged_marker_appended",
-                    expectation=Expectation.SOMETIMES,
-                    fact="A marker the adversary (allowed WriteTxnMarkers) sent for another producer was appended.",
-                    source="reachability (KafkaApis.handleWriteTxnMarkersRequest: Alter or ClusterAction)",
-                    catches="reachability of an administrator's marker",
-                    predicate=lambda s: bool(s.security.control_appends),
+                sometimes_state(
+                    "forged_marker_appended",
+                    "A marker the adversary (allowed WriteTxnMarkers: Alter or ClusterAction) sent was appended.",
+                    lambda s: bool(s.security.control_appends),
                 )
             )
     lacking_topic = any(
@@ -581,13 +569,10 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     if revocations:
         props += [
             _writes_authorized(who, "refused_after_revocation"),
-            Property(
-                name="refused_after_revocation",
-                expectation=Expectation.SOMETIMES,
-                fact="A request was refused because an operator had revoked a binding it needed.",
-                source="reachability",
-                catches="reachability of a revocation that mattered",
-                predicate=lambda s: any(r.revoked for r in s.security.refusals),
+            sometimes_state(
+                "refused_after_revocation",
+                "A request was refused because an operator had revoked a binding it needed.",
+                lambda s: any(r.revoked for r in s.security.refusals),
             ),
         ]
     elif lacking_topic and not f.forge_produce:
@@ -615,13 +600,11 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
         )
         if hijacker:
             props.append(
-                Property(
-                    name="forged_batch_appended",
-                    expectation=Expectation.SOMETIMES,
-                    fact="A transactional batch the adversary forged (under another producer's id) was appended.",
-                    source="reachability (KIP-98 §9: the producer id is not authenticated)",
-                    catches="reachability of the documented producer-id hijack",
-                    predicate=lambda s: _adversary_batches(who, s),
+                sometimes_state(
+                    "forged_batch_appended",
+                    "A transactional batch the adversary forged (under another producer's id) was appended "
+                    "(KIP-98 §9: the producer id is not authenticated).",
+                    lambda s: _adversary_batches(who, s),
                 )
             )
         props += [
