@@ -20,20 +20,40 @@ Two groups:
   Scenarios that let the adversary try list them as ``permitted``: the
   violation and its trace are reported as a documented weakness.
 
+* What the scenario states, independently of the authorizer under test (an
+  oracle written from Kafka's ACL semantics, e.g. by the generated matrix of
+  :mod:`scenarios.authz_matrix`): a principal in ``expect_denied`` lacks a
+  binding every one of its transactions needs, so it never commits one
+  (``denied_principal_commits_nothing``); a principal in ``expect_granted``
+  holds every binding its requests need, so none is refused
+  (``granted_principal_never_refused``).  These catch an authorizer that
+  grants or refuses wrongly, which the first group cannot: it asks the same
+  :func:`authorize` the gate does.
+
 Who wrote a data batch is read from its record ids (the adversary's records
-carry producer index = number of clients); the coordinator changes and
-control batches an observer saw come from
-:class:`model.security.records.SecurityGhost`.
+carry producer index = number of clients); the coordinator changes,
+control batches, refusals and ACL revocations an observer saw come from
+:class:`model.security.records.SecurityGhost`.  A batch or a coordinator
+change is judged by the ACLs in force when it was appended or made: the
+scenario's, minus the bindings an operator revoked before (a revocation keeps
+every partition's log end at that instant).
 """
 
 from __future__ import annotations
 
-from keos.invariants._common import sometimes_event
+from keos.invariants._common import sometimes_event, sometimes_state
 from keos.model.clients.producer import RECORDS_PER_PRODUCER, record_label
+from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
 from keos.model.coordinator.transaction.transaction_state import TransactionState
 from keos.model.interface import Expectation, Property
 from keos.model.protocol.messages import WriteTxnMarkersRequest
-from keos.model.security.authorizer import CLUSTER_NAME, Operation, ResourceType, transactional_id_name
+from keos.model.security.authorizer import (
+    CLUSTER_NAME,
+    Operation,
+    ResourceType,
+    group_name,
+    transactional_id_name,
+)
 from keos.model.security.records import SecurityConfig, security_of
 from keos.model.systems.transactions_records import TxnConfig, TxnSystemState
 
@@ -52,6 +72,14 @@ class _Who:
         self.sec: SecurityConfig = security_of(config)
         self.clients = config.topology.producers
         self.shared = config.topology.shared_transactional_id
+
+    def at(self, s: TxnSystemState, q: int, offset: int) -> SecurityConfig:
+        """The ACLs in force when partition ``q``'s batch at ``offset`` was appended."""
+        return self.sec.revoked(tuple(r.binding for r in s.security.revocations if r.log_ends[q] <= offset))
+
+    def principals_of_transactional_id(self, s: TxnSystemState, t: int) -> set[str]:
+        """The principals of the clients that use transactional id ``t``."""
+        return {self.sec.principal_of(i) for i, c in enumerate(s.clients) if c.transactional_id == t}
 
     def sender(self, rid: int) -> int:
         return rid // RECORDS_PER_PRODUCER
@@ -82,7 +110,6 @@ def _unauthorized_changes(who: _Who, s: TxnSystemState) -> list[str]:
         f"{c.principal} ({c.api}) moved {transactional_id_name(c.transactional_id)} from {c.before} to {c.after} "
         f"without Write on it"
         for c in s.security.txn_changes
-        if not who.sec.may_write_transactional_id(c.principal, c.transactional_id)
     ]
 
 
@@ -107,24 +134,51 @@ def _unauthorized_writes(who: _Who, s: TxnSystemState) -> list[str]:
         for offset, e in enumerate(leader.log):
             if e.control or not e.transactional:
                 continue
+            acls = who.at(s, q, offset)
             for rid in e.records:
                 p, tid = who.principal(rid), who.claimed(rid)
-                if not who.sec.may_write_transactional_id(p, tid):
+                if not acls.may_write_transactional_id(p, tid):
                     out.append(f"{record_label(rid)} at partition {q} offset {offset}: {p} has no Write on {tid}")
-                elif not who.sec.may_write_topic(p, q):
+                elif not acls.may_write_topic(p, q):
                     out.append(f"{record_label(rid)} at partition {q} offset {offset}: {p} has no Write on topic t{q}")
     return out
 
 
+def _unauthorized_offsets(who: _Who, s: TxnSystemState) -> list[str]:
+    """Transactional offset commits in the group's offsets log by a principal without Read on the group or Write
+    on the transactional id, by the ACLs in force when they were appended."""
+    g = s.group
+    if g is None:
+        return []
+    out = []
+    for offset, e in enumerate(g.offsets_log.log):
+        if e.control or not e.transactional:
+            continue
+        t = who.owner(s, e.producer_id)
+        gone = tuple(r.binding for r in s.security.revocations if 0 <= r.offsets_end <= offset)
+        acls = who.sec.revoked(gone)
+        for p in sorted(who.principals_of_transactional_id(s, t)):
+            if not acls.allows(p, Operation.READ, ResourceType.GROUP, group_name(0)):
+                out.append(f"{p}'s transactional offset commit at offsets-log offset {offset} without Read on g0")
+            elif not acls.may_write_transactional_id(p, t):
+                out.append(f"{p}'s transactional offset commit at offsets-log offset {offset} without Write on "
+                           f"{transactional_id_name(t)}")
+    return out
+
+
 def _unauthorized_txn_partitions(who: _Who, s: TxnSystemState) -> list[str]:
-    """Partitions in a transaction whose topic the transactional id's principal may not write."""
+    """Data partitions in a transaction whose topic the transactional id's principal may not write (the group's
+    offsets partition of a consume-transform-produce transaction is authorized by Group Read instead)."""
     out = []
     for t, md in enumerate(s.coordinator):
-        if md is None or t >= who.clients:
+        if md is None:
             continue
-        principal = who.sec.principal_of(t)
-        out += [f"txn-{t} ({principal}) has partition t{q} in its transaction ({md.state}) without Write on topic t{q}"
-                for q in md.partitions if not who.sec.may_write_topic(principal, q)]
+        for principal in sorted(who.principals_of_transactional_id(s, t)):
+            out += [
+                f"txn-{t} ({principal}) has partition t{q} in its transaction ({md.state}) without Write on topic t{q}"
+                for q in md.partitions
+                if q < OFFSETS_PARTITION_BASE and not who.sec.may_write_topic(principal, q)
+            ]
     return out
 
 
@@ -190,6 +244,132 @@ def _epochs_ahead(s: TxnSystemState) -> list[str]:
     return out
 
 
+def _denied_commits(who: _Who, s: TxnSystemState) -> list[str]:
+    denied = set(who.sec.expect_denied)
+    out = [
+        f"commitTransaction returned to client p{o.producer} ({who.sec.principal_of(o.producer)}) for its "
+        f"transaction {o.txn}"
+        for o in s.ghost.outcomes
+        if o.committed and who.sec.principal_of(o.producer) in denied
+    ]
+    for c in s.ghost.completions:
+        principals = sorted(who.principals_of_transactional_id(s, c.transactional_id) & denied)
+        if c.committed and principals:
+            out.append(
+                f"the coordinator completed a COMMIT of {transactional_id_name(c.transactional_id)} "
+                f"(pid {c.producer_id}) of {', '.join(principals)}"
+            )
+    out += [
+        f"{a.principal} appended a control batch via {a.api} at partition {a.partition} offset {a.offset}"
+        for a in s.security.control_appends
+        if a.principal in denied
+    ]
+    return out
+
+
+def _granted_refusals(who: _Who, s: TxnSystemState) -> list[str]:
+    granted = set(who.sec.expect_granted)
+    return [
+        f"{r.principal} was refused {r.api} with {r.error}"
+        for r in s.security.refusals
+        if r.principal in granted and not r.revoked
+    ]
+
+
+def _denied_principal_commits_nothing(who: _Who) -> Property:
+    return Property(
+        name="denied_principal_commits_nothing",
+        expectation=Expectation.ALWAYS,
+        fact="A principal the scenario states lacks a binding its requests need (expect_denied: removed, "
+        "or overridden by a matching Deny) never commits a transaction -- every request of a transaction is "
+        "authorized, so one refusal leaves it to abort or to the coordinator's timeout -- and never appends a "
+        "(forged) control batch.",
+        source="KIP-98 §9; KafkaApis.handle{InitProducerId,AddPartitionsToTxn,AddOffsetsToTxn,TxnOffsetCommit,"
+        "EndTxn,Produce}Request; StandardAuthorizerData.findAclRule (Kafka 4.0, apache/kafka 1eb7644)",
+        catches="an authorizer that grants what Kafka's ACL semantics deny (a Deny that does not win, a "
+        "literal name taken as a prefix, another principal's or operation's binding), or a handler that "
+        "skips a check",
+        predicate=lambda s: not _denied_commits(who, s),
+        partners=("expected_denial_refused",),
+        explain=lambda s: "; ".join(_denied_commits(who, s)),
+    )
+
+
+def _granted_principal_never_refused(who: _Who) -> Property:
+    return Property(
+        name="granted_principal_never_refused",
+        expectation=Expectation.ALWAYS,
+        fact="A principal the scenario states holds every binding its requests need (expect_granted: a super "
+        "user, or bindings granting through a wildcard, a prefix or operation All, with Denies of something "
+        "else) is never refused a request (before any ACL is revoked).",
+        source="KIP-98 §9; StandardAuthorizerData.authorize/findResult (Kafka 4.0, apache/kafka 1eb7644)",
+        catches="an authorizer that refuses what Kafka's ACL semantics allow (a Deny of another operation, "
+        "name or principal taken to match, a wildcard or prefix ignored, super.users not honoured)",
+        predicate=lambda s: not _granted_refusals(who, s),
+        partners=("granted_principal_committed",),
+        explain=lambda s: "; ".join(_granted_refusals(who, s)),
+    )
+
+
+def _wrong_errors(who: _Who, s: TxnSystemState) -> list[str]:
+    return [
+        f"{r.principal}'s {r.api} was refused with {r.error}, not {' or '.join(who.sec.expect_errors)}"
+        for r in s.security.refusals
+        if r.error not in who.sec.expect_errors
+    ]
+
+
+def _oracle_properties(who: _Who) -> list[Property]:
+    sec = who.sec
+    props: list[Property] = []
+    if sec.expect_errors:
+        props += [
+            Property(
+                name="refusals_carry_kafkas_error",
+                expectation=Expectation.ALWAYS,
+                fact="A refused request is answered with the error of the resource whose check failed "
+                "(TRANSACTIONAL_ID_, TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED), which decides whether the "
+                "client may abort and go on or must close; the scenario states which resources it denies.",
+                source="KafkaApis.handle{InitProducerId,AddPartitionsToTxn,AddOffsetsToTxn,TxnOffsetCommit,EndTxn,"
+                "Produce,WriteTxnMarkers}Request (Kafka 4.0, apache/kafka 1eb7644); TransactionManager's handlers",
+                catches="a check answering another resource's error (a GROUP refusal as TOPIC_AUTHORIZATION_FAILED "
+                "makes the client fatal instead of abortable)",
+                predicate=lambda s: not _wrong_errors(who, s),
+                partners=("authorization_refused",),
+                explain=lambda s: "; ".join(_wrong_errors(who, s)),
+            ),
+            sometimes_state(
+                "authorization_refused",
+                "A request was refused by an authorization check.",
+                lambda s: bool(s.security.refusals),
+            ),
+        ]
+    if sec.expect_denied:
+        denied = set(sec.expect_denied)
+        props += [
+            _denied_principal_commits_nothing(who),
+            sometimes_state(
+                "expected_denial_refused",
+                "A principal in expect_denied was refused a request.",
+                lambda s: any(r.principal in denied for r in s.security.refusals),
+            ),
+        ]
+    if sec.expect_granted:
+        granted = set(sec.expect_granted)
+        props += [
+            _granted_principal_never_refused(who),
+            sometimes_state(
+                "granted_principal_committed",
+                "The coordinator completed a COMMIT of a transactional id of a principal in expect_granted.",
+                lambda s: any(
+                    c.committed and who.principals_of_transactional_id(s, c.transactional_id) & granted
+                    for c in s.ghost.completions
+                ),
+            ),
+        ]
+    return props
+
+
 def _unauthorized_change(who: _Who) -> Property:
     return Property(
         name="unauthorized_never_changes_transaction",
@@ -204,7 +384,7 @@ def _unauthorized_change(who: _Who) -> Property:
     )
 
 
-def _control_only_from_markers(who: _Who) -> Property:
+def _control_only_from_markers(who: _Who, partner: str) -> Property:
     return Property(
         name="control_batches_only_from_markers",
         expectation=Expectation.ALWAYS,
@@ -214,7 +394,7 @@ def _control_only_from_markers(who: _Who) -> Property:
         catches="markers accepted from clients, or control batches through Produce: a stranger commits or "
         "aborts someone else's transaction on a partition",
         predicate=lambda s: not _bad_controls(who, s),
-        partners=("forged_control_batch_attempted",),
+        partners=(partner,),
         explain=lambda s: "; ".join(_bad_controls(who, s)),
     )
 
@@ -254,7 +434,16 @@ def _endless_bounded(who: _Who, abandon: bool, timeout: bool) -> Property:
     )
 
 
-def _pid_bound(who: _Who) -> Property:
+def _adversary_batches(who: _Who, s: TxnSystemState) -> bool:
+    """Whether a data batch of the adversary's records sits in a partition's log."""
+    return any(
+        not e.control and any(who.sender(rid) >= who.clients for rid in e.records)
+        for leader in s.partitions
+        for e in leader.log
+    )
+
+
+def _pid_bound(who: _Who, partner: str) -> Property:
     return Property(
         name="pid_bound_to_transactional_id",
         expectation=Expectation.ALWAYS,
@@ -264,7 +453,7 @@ def _pid_bound(who: _Who) -> Property:
         source="KIP-98 §9, Discussion on coordinator authorization (producer id hijack)",
         catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
         predicate=lambda s: not _foreign_writes(who, s),
-        partners=("forged_produce_attempted",),
+        partners=(partner,),
         explain=lambda s: "; ".join(_foreign_writes(who, s)),
     )
 
@@ -294,8 +483,26 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     lacking = any(
         not sec.may_write_transactional_id(sec.principal_of(i), 0 if who.shared else i) for i in range(who.clients)
     )
-    props: list[Property] = []
-    if f.forge_request or f.hijack_init or f.forge_produce or lacking:
+    revocations = f.revoke_acl > 0 and bool(sec.revocable)
+    revoked_tid = revocations and any(b.resource_type == ResourceType.TRANSACTIONAL_ID for b in sec.revocable)
+    props: list[Property] = _oracle_properties(who)
+    # the adversary's coordinator requests are refused somewhere only if it lacks Write on some transactional id
+    stranger = any(not sec.may_write_transactional_id(sec.adversary, t) for t in range(who.clients))
+    attacks = (f.forge_request or f.hijack_init or f.forge_produce) and stranger
+    own = {0 if who.shared else i for i in range(who.clients) if sec.principal_of(i) == sec.adversary}
+    if (f.forge_request or f.hijack_init) and any(
+        sec.may_write_transactional_id(sec.adversary, t) for t in range(who.clients) if t not in own
+    ):
+        # an adversary the ACLs allow on another's transactional id must show its request taking effect
+        props.append(
+            sometimes_event(
+                "adversary_request_took_effect",
+                "An InitProducerId or EndTxn of the adversary, allowed by its Write on another producer's "
+                "transactional id, changed that transaction (KIP-98 §9: the ACL is the only defence).",
+                "adversary:coordinator_changed",
+            )
+        )
+    if attacks or lacking or revoked_tid:
         props += [
             _unauthorized_change(who),
             sometimes_event(
@@ -305,14 +512,25 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             ),
         ]
     if f.forge_marker:
+        # an adversary allowed WriteTxnMarkers (a cluster administrator) must show its marker landing
+        admin = any(sec.allows(sec.adversary, op, ResourceType.CLUSTER, CLUSTER_NAME)
+                    for op in (Operation.CLUSTER_ACTION, Operation.ALTER))
         props += [
-            _control_only_from_markers(who),
+            _control_only_from_markers(who, "forged_marker_appended" if admin else "forged_control_batch_attempted"),
             sometimes_event(
                 "forged_control_batch_attempted",
                 "The adversary sent a control batch (WriteTxnMarkers or Produce).",
                 "adversary:forge_marker:*",
             ),
         ]
+        if admin:
+            props.append(
+                sometimes_state(
+                    "forged_marker_appended",
+                    "A marker the adversary (allowed WriteTxnMarkers: Alter or ClusterAction) sent was appended.",
+                    lambda s: bool(s.security.control_appends),
+                )
+            )
     lacking_topic = any(
         not sec.may_write_topic(sec.principal_of(i), q)
         for i in range(who.clients)
@@ -332,7 +550,32 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
                 explain=lambda s: "; ".join(_unauthorized_txn_partitions(who, s)),
             )
         )
-    if lacking_topic and not f.forge_produce:
+    if revocations and config.eos is not None:
+        props.append(
+            Property(
+                name="transactional_offsets_authorized",
+                expectation=Expectation.ALWAYS,
+                fact="Every transactional offset commit in the group's offsets log was staged by a principal with "
+                "Read on the group and Write on its transactional id, by the ACLs in force then.",
+                source="KIP-98 §9; KafkaApis.handleAddOffsetsToTxnRequest/handleTxnOffsetCommitRequest (Kafka 4.0, "
+                "apache/kafka 1eb7644)",
+                catches="a TxnOffsetCommit accepted without the Group or TransactionalId check, or by ACLs an "
+                "operator had changed",
+                predicate=lambda s: not _unauthorized_offsets(who, s),
+                partners=("refused_after_revocation",),
+                explain=lambda s: "; ".join(_unauthorized_offsets(who, s)),
+            )
+        )
+    if revocations:
+        props += [
+            _writes_authorized(who, "refused_after_revocation"),
+            sometimes_state(
+                "refused_after_revocation",
+                "A request was refused because an operator had revoked a binding it needed.",
+                lambda s: any(r.revoked for r in s.security.refusals),
+            ),
+        ]
+    elif lacking_topic and not f.forge_produce:
         props += [
             _writes_authorized(who, "client_produce_refused"),
             sometimes_event(
@@ -350,9 +593,23 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             )
         )
     if f.forge_produce:
+        # an adversary that may write transactional data (its claimed transactional.id and some topic) must show
+        # the documented hijack landing, not only being attempted
+        hijacker = sec.may_write_transactional_id(sec.adversary, sec.adversary_transactional_id) and any(
+            sec.may_write_topic(sec.adversary, q) for q in range(config.topology.partitions)
+        )
+        if hijacker:
+            props.append(
+                sometimes_state(
+                    "forged_batch_appended",
+                    "A transactional batch the adversary forged (under another producer's id) was appended "
+                    "(KIP-98 §9: the producer id is not authenticated).",
+                    lambda s: _adversary_batches(who, s),
+                )
+            )
         props += [
-            _writes_authorized(who, "forged_produce_attempted"),
-            _pid_bound(who),
+            *(() if revocations else (_writes_authorized(who, "forged_produce_attempted"),)),
+            _pid_bound(who, "forged_batch_appended" if hijacker else "forged_produce_attempted"),
             _epoch_from_coordinator(who),
             sometimes_event(
                 "forged_produce_attempted",

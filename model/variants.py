@@ -110,6 +110,13 @@ class ProtocolFlags:
             Alter) on the cluster: markers are inter-broker only (KIP-98 §9).
         reject_client_control_records: the log refuses control batches in a
             client's Produce (``LogValidator``, INVALID_RECORD; KIP-98 §9).
+        authorize_offsets_group: AddOffsetsToTxn and TxnOffsetCommit need Read on
+            the consumer group (``KafkaApis.handleAddOffsetsToTxnRequest``,
+            ``handleTxnOffsetCommitRequest``: GROUP_AUTHORIZATION_FAILED).
+        apply_acl_changes: the broker's authorizer applies an ACL removal to every
+            request handled after it (KRaft ``StandardAuthorizer`` applying the
+            metadata log's ACL records); off: it keeps authorizing by the ACLs it
+            loaded at startup (a stale ACL cache).
         connect_failed_task_stays_failed: a rebalance that keeps a FAILED task on
             its worker at the same task-config generation leaves it FAILED; only a
             restart request (``POST /connectors/{c}/tasks/{n}/restart``) starts it
@@ -241,6 +248,8 @@ class ProtocolFlags:
     authorize_marker_cluster_action: bool = True
     authorize_add_partitions_topic: bool = True
     reject_client_control_records: bool = True
+    authorize_offsets_group: bool = True
+    apply_acl_changes: bool = True
     connect_failed_task_stays_failed: bool = True
     connect_tombstone_to_global_first: bool = True
     connect_abort_commits_offsets: bool = True
@@ -679,9 +688,30 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, transaction_version=1, authorize_add_partitions_topic=False),
             weakened=True,
             breaks=("transaction_partitions_authorized",),
-            scenarios=("authz_matrix_tv1_write_topic_denied",),
+            scenarios=("authz_matrix_tv1_write_topic_missing",),
             bug="KIP-98 §9: a principal without Write on a topic gets it into its transaction, and the "
             "coordinator writes that transaction's markers there",
+        ),
+        Variant(
+            name="offsets_without_group_acl",
+            description="AddOffsetsToTxn and TxnOffsetCommit skip the Read check on the consumer group.",
+            flags=replace(_REAL, authorize_offsets_group=False),
+            weakened=True,
+            breaks=("transactional_offsets_authorized",),
+            scenarios=("authz_matrix_eos_read_group_revoked",),
+            bug="KIP-98 §9/KIP-447: a principal without Read on a group commits offsets for it inside its "
+            "transaction (KafkaApis.handleTxnOffsetCommitRequest's Group check dropped)",
+        ),
+        Variant(
+            name="acl_changes_not_applied",
+            description="The broker's authorizer keeps the ACLs it loaded at startup: a binding an operator "
+            "removes still authorizes later requests.",
+            flags=replace(_REAL, apply_acl_changes=False),
+            weakened=True,
+            breaks=("transactional_writes_authorized", "unauthorized_never_changes_transaction"),
+            scenarios=("authz_matrix_tv2_write_topic_revoked", "authz_matrix_tv2_write_transactionalid_revoked"),
+            bug="a stale authorizer cache (ACL removals not propagated to a broker's StandardAuthorizer): a "
+            "revoked producer keeps writing into and committing transactions",
         ),
         Variant(
             name="produce_accepts_control_records",

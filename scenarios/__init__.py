@@ -45,9 +45,11 @@ Transactions and consume-transform-produce scenarios may add principals, ACLs
 and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::
 
     [security]      principals, super_users, adversary,
-                    adversary_transactional_id, allow, deny
+                    adversary_transactional_id, allow, deny, revocable,
+                    expect_denied, expect_granted
     [faults]        forge_produce, forge_request, hijack_init, forge_marker,
-                    endless_txn (adversary actions, budgeted like faults)
+                    endless_txn (adversary actions, budgeted like faults),
+                    revoke_acl (an operator removes a revocable binding)
 
 Kafka Connect scenarios (``model = "connect"``, :mod:`model.systems.connect`)
 use ``[connect]`` and their own ``[faults]`` (:mod:`scenarios.connect_schema`).
@@ -427,6 +429,10 @@ def _parse_txn_scenario(
             security = parse_security_section(_section(data, "security", where), topology.producers)
         except ModelError as exc:
             raise ScenarioError(f"{where}: {exc}") from None
+    hostile = [k for k in ("forge_produce", "forge_request", "hijack_init", "forge_marker", "endless_txn", "revoke_acl")
+               if getattr(faults, k)]
+    if hostile and security is None:
+        raise ScenarioError(f"{where}: [faults] {hostile[0]} needs a [security] section (principals and ACLs)")
     txn = TxnConfig(topology=topology, faults=faults, eos=eos, security=security, **extra)
     scenario = Scenario(
         name=name,

@@ -1,32 +1,55 @@
-"""Generated authorization scenarios: every ACL a transactional client needs, granted and denied in every way.
+"""Generated authorization scenarios: every ACL a transactional client needs, granted, denied and revoked.
 
-``KafkaApis`` (Kafka 4.0, ``core/src/main/scala/kafka/server/KafkaApis.scala`` at 1eb7644) authorizes each
-transactional request against a few bindings (:mod:`keos.model.security.checks`): ``Write`` on the
-``TransactionalId`` (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn, transactional
-Produce), ``Write`` on the ``Topic`` (AddPartitionsToTxn, Produce) and ``Read`` on the ``Group``
+``KafkaApis`` (Kafka 4.0, ``core/src/main/scala/kafka/server/KafkaApis.scala`` at apache/kafka 1eb7644)
+authorizes each transactional request against a few bindings (:mod:`keos.model.security.checks`): ``Write`` on
+the ``TransactionalId`` (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn,
+transactional Produce), ``Write`` on the ``Topic`` (AddPartitionsToTxn, Produce) and ``Read`` on the ``Group``
 (AddOffsetsToTxn, TxnOffsetCommit).  Hand-written scenarios grant those and deny one or two of them; which
-denial reaches which handler is then luck.  This module *generates* the combinations instead (issue 23, "denials
-as well as grants, ACL combinations generated, not hand-picked"): for each client shape that sends a different set
-of requests --
+denial reaches which handler, and which rule of the authorizer decides it, is then luck.  This module
+*generates* the combinations instead (issue 23, "denials as well as grants, ACL combinations generated, not
+hand-picked"), along two axes:
 
-* ``tv2``: a transactional producer on transaction.version 2 (KIP-890 part 2: no AddPartitionsToTxn, the
-  partition is added by the Produce's verification);
-* ``tv1``: the same on transaction.version 1 (``variant = "tv1"``: AddPartitionsToTxn before the Produce);
-* ``eos``: a consume-transform-produce application (``model = "eos"``: AddOffsetsToTxn and TxnOffsetCommit too)
+* **Which request is refused** (:data:`SHAPES` x :data:`REQUIRED` x ``missing`` / ``revoked``).  For each client
+  shape that sends a different set of requests --
 
--- it takes the bindings the shape needs (:data:`REQUIRED`) and, for each one, every way an operator can grant or
-take it (:data:`TRANSFORMS`): removed, overridden by a matching Deny, a Deny of ``All``, a Deny for ``User:*``, and
-granted through the wildcard resource name, the wildcard principal or the ``All`` operation
-(``StandardAuthorizerData``: Deny wins, ``All`` matches every operation, ``*`` every name and ``User:*`` every
-principal).  The scenario expects what Kafka promises whatever the ACLs: a denied request changes nothing, an
-honest client fails only as Kafka's ``TransactionManager`` says (fatal for TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-abortable for TOPIC_ and GROUP_AUTHORIZATION_FAILED), every transaction that began ends, and the properties of the
-shape (:mod:`keos.invariants.transactions`, :mod:`keos.invariants.eos_processing`, :mod:`keos.invariants.security`)
-hold.
+  - ``tv2``: a transactional producer on transaction.version 2 (KIP-890 part 2: no AddPartitionsToTxn, the
+    partition is added by the Produce's verification);
+  - ``tv1``: the same on transaction.version 1 (``variant = "tv1"``: AddPartitionsToTxn before the Produce);
+  - ``eos``: a consume-transform-produce application on transaction.version 2 (TxnOffsetCommit adds the
+    offsets partition itself);
+  - ``eostv1``: the same on transaction.version 1 (AddOffsetsToTxn, then TxnOffsetCommit);
+  - ``markers``: an adversary who forges a COMMIT/ABORT marker for alice's transaction (WriteTxnMarkers: Alter
+    or ClusterAction on the cluster) -- refused, or, allowed to a cluster administrator, appended: alice's
+    transaction is then ended at the partition behind her back (``atomic_commit`` and
+    ``committed_transactions_visible`` are the permitted findings)
 
-The scenarios belong to the named set ``reach`` (``keos check --set reach``); the few in :data:`DEFAULT` also join
-the default gate.  :func:`matrix_documents` returns the TOML-shaped documents; :mod:`keos.scenarios` loads them
-next to the ``*.toml`` files (source ``scenarios/authz_matrix.py``).
+  -- each binding the shape needs is removed (the first request that needs it is refused) or *revoked*: granted
+  at the start and removed by an operator at any point of the run (``[security] revocable``, fault
+  ``revoke_acl``), so every later request that needs it is refused too -- AddPartitionsToTxn, EndTxn, Produce,
+  AddOffsetsToTxn and TxnOffsetCommit refused for their TransactionalId, TxnOffsetCommit refused for its Group
+  after AddOffsetsToTxn was allowed, mid-transaction.
+* **Which rule of the authorizer decides** (:data:`TRANSFORMS`, on the ``tv2`` shape's TransactionalId Write,
+  which every request of a transaction needs): each way an operator can grant or take a binding in Kafka's
+  ACL semantics (``StandardAuthorizerData``, Kafka 4.0) -- removed; overridden by a matching Deny (of the
+  operation, of ``All``, for ``User:*``, on the wildcard name, by a prefix); granted through the wildcard name,
+  ``User:*``, ``All``, a prefix; *not* granted by a binding of another name, operation, principal or resource
+  type, by a literal name that is only a prefix, or by a longer prefix; *not* denied by a Deny of another
+  operation, principal or name or by a prefix that does not match; and a super user whom a Deny cannot stop.
+
+Each scenario states its expected verdict *independently of the authorizer under test*, from the transform's
+documented meaning: ``expect_denied`` (the principal must be refused and never commits,
+``denied_principal_commits_nothing``) or ``expect_granted`` (it is never refused,
+``granted_principal_never_refused``).  Bob (client p1, a super user) runs the same transaction beside a denied
+Alice, so every property of the shape stays exercised; a granted Alice runs alone (the cheapest run that
+still commits and aborts).  Every scenario also expects what Kafka promises whatever the ACLs: a denied request
+changes nothing, an honest client fails only as Kafka's ``TransactionManager`` says (fatal for
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED, abortable for TOPIC_ and GROUP_AUTHORIZATION_FAILED), every transaction
+that began ends, and the properties of the shape hold.
+
+The scenarios belong to the named set ``reach`` (``keos check --set reach``); all but those in
+:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, one of 2.3 CPU-s; 5 CPU-s together).
+:func:`matrix_documents` returns the TOML-shaped documents; :mod:`keos.scenarios` loads them next to the
+``*.toml`` files (source ``scenarios/authz_matrix.py``).
 """
 
 from __future__ import annotations
@@ -34,11 +57,13 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "DEFAULT",
+    "ADVERSARY",
     "GRANTS",
-    "GRANTS_ONLY",
     "PRINCIPAL",
+    "REACH_ONLY",
+    "REQUEST_CELLS",
     "REQUIRED",
+    "RULE_TRANSFORMS",
     "SHAPES",
     "SUPER_USER",
     "TRANSFORMS",
@@ -47,128 +72,247 @@ __all__ = [
 ]
 
 PRINCIPAL = "User:alice"
-#: The second client (p1, transactional.id txn-1) runs as a super user: no binding is needed or can deny it, so its
-#: transactions exercise every property of the shape while alice's requests are granted or denied.
-SUPER_USER = "User:bob"
+#: The second client ("bob": p1, transactional.id txn-1) runs as a super user: no binding is needed or can deny it,
+#: so its transactions exercise every property of the shape while alice's requests are granted or denied.  The
+#: scenario names no principal for it: it runs as the default ``User:p1``.
+SUPER_USER = "User:p1"
+#: A principal no client runs as (the "another principal" transforms).
+OTHER_PRINCIPAL = "User:carol"
 
-#: The bindings each shape's requests are authorized against (principal, operation, resource).
+#: The bindings each shape's requests are authorized against (operation, resource).
 REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "tv2": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0")),
     "tv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0")),
     "eos": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
+    "eostv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
+    # the adversary's: ClusterAction (or Alter) on the cluster for WriteTxnMarkers
+    "markers": (("ClusterAction", "Cluster:kafka-cluster"),),
+    # the adversary's: Write on alice's TransactionalId, for InitProducerId and EndTxn
+    "stranger": (("Write", "TransactionalId:txn-0"),),
 }
 
-#: The scenario document of each shape, without ``name`` and ``[security]``.
+#: The adversary of the ``markers`` shape (its WriteTxnMarkers is the request under test).
+ADVERSARY = "User:mallory"
+
+_TXN = {"partitions": 1, "transactions_per_producer": 1, "records_per_transaction": 1, "retries": 1,
+        "voluntary_abort": True}
+#: One instance; a rebalance may bump the generation under it (its own zombie: ILLEGAL_GENERATION), and it runs
+#: a second transaction after an abort.
+_EOS = {"model": "eos", "eos": {"input_records": 1}, "transactions": {**_TXN, "transactions_per_producer": 2},
+        "faults": {"rebalance": 1, "total": 1}}
+
+#: The scenario document of each shape, without ``name``, ``producers`` and ``[security]``.
 SHAPES: dict[str, dict[str, Any]] = {
-    "tv2": {
-        "model": "transactions",
-        "transactions": {"producers": 2, "partitions": 1, "transactions_per_producer": 1,
-                         "records_per_transaction": 1, "retries": 1, "voluntary_abort": True},
-        "faults": {"append_failure": 1, "total": 1},  # a transaction-log append may fail once (retried)
-    },
-    "tv1": {
-        "model": "transactions",
-        "variant": "tv1",
-        "transactions": {"producers": 2, "partitions": 1, "transactions_per_producer": 1,
-                         "records_per_transaction": 1, "retries": 1, "voluntary_abort": True},
-        "faults": {"append_failure": 1, "total": 1},
-    },
-    "eos": {
-        "model": "eos",
-        "transactions": {"producers": 2, "partitions": 1, "transactions_per_producer": 1,
-                         "records_per_transaction": 1, "retries": 1, "voluntary_abort": True},
-        "eos": {"input_records": 1},
-        "faults": {"rebalance": 1, "total": 1},  # the input partition may move to the other instance
-    },
+    "tv2": {"model": "transactions", "transactions": _TXN, "faults": {"total": 0}},
+    "tv1": {"model": "transactions", "variant": "tv1", "transactions": _TXN, "faults": {"total": 0}},
+    "eos": dict(_EOS),
+    "eostv1": {**_EOS, "variant": "tv1"},
+    # alice's transaction and an adversary who forges a COMMIT/ABORT marker for it once, as WriteTxnMarkers (or as
+    # a control batch in a Produce, which the log refuses whatever the ACLs); an adversary allowed WriteTxnMarkers
+    # -- a cluster administrator -- commits or aborts alice's transaction at the partition: the permitted findings
+    "markers": {"model": "transactions", "transactions": _TXN, "faults": {"forge_marker": 1, "total": 1},
+                "adversary": ADVERSARY},
+    # alice's transaction and an adversary who calls InitProducerId on, or replays an EndTxn of, her transactional
+    # id once; granted Write on it (a wildcard), the adversary is no stranger: its InitProducerId fences alice --
+    # zombie fencing, as KIP-98 §9 intends for whoever holds the ACL (the permitted finding)
+    "stranger": {"model": "transactions", "transactions": _TXN,
+                 "faults": {"forge_request": 1, "hijack_init": 1, "total": 1}, "adversary": ADVERSARY},
 }
 
-#: How one required binding is given or taken: name → what the ``allow`` / ``deny`` lists get instead of it.
-TRANSFORMS: tuple[str, ...] = (
-    "granted",  # the binding itself (the all-granted baseline)
-    "missing",  # no binding: nothing matches, denied
-    "denied",  # the Allow plus a matching Deny: Deny wins
-    "denied_all",  # the Allow plus a Deny of operation All on the resource
-    "denied_everyone",  # the Allow plus a Deny for User:* on the resource
-    "wildcard_resource",  # Allow on Type:* instead of the literal name
-    "wildcard_principal",  # Allow for User:* instead of the principal
-    "all_operation",  # Allow of operation All instead of the operation
-)
+#: How one required binding is given or taken; each grants (``G``) or denies (``D``) in Kafka's semantics.
+TRANSFORMS: dict[str, str] = {
+    "granted": "G",  # the binding itself (the all-granted baseline)
+    "missing": "D",  # no binding: nothing matches, denied
+    "revoked": "",  # granted, and an operator may remove it at any point of the run (fault revoke_acl)
+    "denied": "D",  # the Allow plus a matching Deny: Deny wins
+    "denied_all": "D",  # the Allow plus a Deny of operation All on the resource
+    "denied_everyone": "D",  # the Allow plus a Deny for User:* on the resource
+    "denied_wildcard": "D",  # the Allow plus a Deny on Type:* (the wildcard name)
+    "denied_prefixed": "D",  # the Allow plus a prefixed Deny whose prefix the name starts with
+    "wildcard_resource": "G",  # Allow on Type:* instead of the literal name
+    "wildcard_principal": "G",  # Allow for User:* instead of the principal
+    "all_operation": "G",  # Allow of operation All instead of the operation
+    "prefixed": "G",  # Allow on a prefix of the name (pattern type prefixed)
+    "prefixed_whole_name": "G",  # Allow on the whole name as a prefix
+    "literal_prefix": "D",  # Allow on a prefix of the name as a literal name: matches nothing else
+    "prefixed_longer": "D",  # Allow on a prefix longer than the name: the name does not start with it
+    "other_name": "D",  # Allow on another literal name of the same type
+    "other_operation": "D",  # Allow of Describe, which implies no Write or Read
+    "other_principal": "D",  # Allow for another principal
+    "other_type": "D",  # Allow on the same name of another resource type
+    "deny_other_operation": "G",  # the Allow plus a Deny of Describe: no other operation is denied
+    "deny_other_principal": "G",  # the Allow plus a Deny for another principal
+    "deny_other_name": "G",  # the Allow plus a Deny on another literal name
+    "deny_prefixed_longer": "G",  # the Allow plus a prefixed Deny the name does not start with
+    "super_user_denied": "G",  # no Allow, a Deny of All, and the principal is a super user: allowed
+    "alter_instead": "G",  # (markers only) Allow of Alter on the cluster: WriteTxnMarkers takes Alter or ClusterAction
+}
+
+#: Transforms that grant (the others deny, but ``revoked``, which grants until the operator acts).
+GRANTS: tuple[str, ...] = tuple(t for t, verdict in TRANSFORMS.items() if verdict == "G")
+
+#: Which request is refused: per shape, (index into REQUIRED, transform) cells.  The producer shapes take every
+#: binding missing and revoked.  The consume-transform-produce shapes take only what the producers cannot reach --
+#: AddOffsetsToTxn and TxnOffsetCommit refused for their Group and for their TransactionalId, revoked before
+#: either or between the two (a revocation at the start is the missing binding) -- since a consume-transform-produce
+#: run costs ten times a producer's, and its InitProducerId and Produce are the producer shapes' requests.
+REQUEST_CELLS: dict[str, tuple[tuple[int, str], ...]] = {
+    "tv2": ((0, "granted"), (0, "missing"), (0, "revoked"), (1, "missing"), (1, "revoked")),
+    "tv1": ((0, "granted"), (0, "missing"), (0, "revoked"), (1, "missing"), (1, "revoked")),
+    "eos": ((2, "revoked"), (0, "revoked")),
+    "eostv1": ((2, "revoked"), (0, "revoked")),
+    "markers": tuple((0, t) for t in ("granted", "alter_instead", "all_operation", "missing", "denied",
+                                      "other_operation")),
+    "stranger": ((0, "wildcard_resource"),),
+}
+#: The shape and binding the authorizer's rules are generated on (every request of a transaction needs it), and
+#: the rules: every transform but the baseline, the revocation and the WriteTxnMarkers-only Alter.
+RULES_SHAPE, RULES_BINDING = "tv2", ("Write", "TransactionalId:txn-0")
+RULE_TRANSFORMS: tuple[str, ...] = tuple(t for t in TRANSFORMS if t not in ("granted", "revoked", "alter_instead"))
+
+#: The error KafkaApis answers when a check on a resource of each type fails (the cells' ``expect_errors``).
+ERROR_OF_TYPE = {
+    "TransactionalId": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    "Topic": "TOPIC_AUTHORIZATION_FAILED",
+    "Group": "GROUP_AUTHORIZATION_FAILED",
+    "Cluster": "CLUSTER_AUTHORIZATION_FAILED",
+}
+
+#: The other resource type of each type (the ``other_type`` transform).
+_OTHER_TYPE = {"TransactionalId": "Topic", "Topic": "Group", "Group": "TransactionalId", "Cluster": "Topic"}
+
+#: Generated scenarios that do not join the default gate: one of the two transaction.version 1
+#: consume-transform-produce runs (about 2 CPU-s each; the others cost 0.03-0.4 CPU-s).  The default gate keeps the
+#: Group one: AddOffsetsToTxn refused (revoked before it) and TxnOffsetCommit refused after AddOffsetsToTxn was
+#: allowed (revoked between); the TransactionalId refusals of both requests are the TV2 cell's and this one's.
+REACH_ONLY: frozenset[str] = frozenset({"authz_matrix_eostv1_write_transactionalid_revoked"})
 
 
-#: Transforms that grant (the others deny).
-GRANTS: tuple[str, ...] = ("granted", "wildcard_resource", "wildcard_principal", "all_operation")
+def transform_binding(
+    operation: str, resource: str, transform: str, principal: str = PRINCIPAL
+) -> tuple[list[str], list[str]]:
+    """(allow, deny) binding texts that replace ``principal operation resource`` under ``transform``."""
+    rtype, name = resource.split(":", 1)
+    own = f"{principal} {operation} {resource}"
+    prefix, other = name[:-1], f"{name[:-1]}9"
+    table: dict[str, tuple[list[str], list[str]]] = {
+        "granted": ([own], []),
+        "revoked": ([own], []),
+        "missing": ([], []),
+        "denied": ([own], [own]),
+        "denied_all": ([own], [f"{principal} All {resource}"]),
+        "denied_everyone": ([own], [f"User:* {operation} {resource}"]),
+        "denied_wildcard": ([own], [f"{principal} {operation} {rtype}:*"]),
+        "denied_prefixed": ([own], [f"{principal} {operation} {rtype}:{prefix} prefixed"]),
+        "wildcard_resource": ([f"{principal} {operation} {rtype}:*"], []),
+        "wildcard_principal": ([f"User:* {operation} {resource}"], []),
+        "all_operation": ([f"{principal} All {resource}"], []),
+        "prefixed": ([f"{principal} {operation} {rtype}:{prefix} prefixed"], []),
+        "prefixed_whole_name": ([f"{own} prefixed"], []),
+        "literal_prefix": ([f"{principal} {operation} {rtype}:{prefix}"], []),
+        "prefixed_longer": ([f"{own}0 prefixed"], []),
+        "other_name": ([f"{principal} {operation} {rtype}:{other}"], []),
+        "other_operation": ([f"{principal} Describe {resource}"], []),
+        "other_principal": ([f"{OTHER_PRINCIPAL} {operation} {resource}"], []),
+        "other_type": ([f"{principal} {operation} {_OTHER_TYPE[rtype]}:{name}"], []),
+        "deny_other_operation": ([own], [f"{principal} Describe {resource}"]),
+        "deny_other_principal": ([own], [f"{OTHER_PRINCIPAL} {operation} {resource}"]),
+        "deny_other_name": ([own], [f"{principal} {operation} {rtype}:{other}"]),
+        "deny_prefixed_longer": ([own], [f"{own}0 prefixed"]),
+        "super_user_denied": ([], [f"{principal} All {resource}"]),
+        "alter_instead": ([f"{principal} Alter {resource}"], []),
+    }
+    if transform not in table:
+        raise ValueError(f"unknown ACL transform {transform!r}")
+    return table[transform]
 
-#: Shapes generated with grants only.  In the consume-transform-produce shape a denied instance never processes
-#: a record, so the zombie and rebalance partners of ``exactly_once_processing`` / ``offsets_committed_with_outputs``
-#: (``zombie_offset_commit_rejected``, ``offsets_discarded``) cannot fire and ``--strict`` would fail the set; its
-#: denials are those of tv1/tv2 (the same ``KafkaApis`` checks) -- the Group Read denial of AddOffsetsToTxn /
-#: TxnOffsetCommit is left to a scenario with a third instance (not generated: its state space is too large).
-GRANTS_ONLY: frozenset[str] = frozenset({"eos"})
+
+def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
+    if shape in ("markers", "stranger"):
+        return _adversary_document(shape, transform)
+    required = REQUIRED[shape]
+    operation, resource = required[index]
+    allow: list[str] = []
+    deny: list[str] = []
+    for j, (op, res) in enumerate(required):
+        a, d = transform_binding(op, res, transform if j == index else "granted")
+        allow += a
+        deny += d
+    verdict = TRANSFORMS[transform]
+    # A denied alice runs beside bob, who keeps the shape's properties exercised; a granted one runs alone, and so
+    # does a revoked one: the runs where the operator does not act (or acts late) commit and abort.
+    alone = verdict != "D"
+    principals = [PRINCIPAL] if alone else [PRINCIPAL, SUPER_USER]
+    supers = ["User:broker", *([PRINCIPAL] if transform == "super_user_denied" else []), *principals[1:]]
+    security: dict[str, Any] = {"principals": [PRINCIPAL], "super_users": supers, "allow": allow, "deny": deny}
+    # granted_principal_never_refused counts refusals before a revocation only: a revoked alice is granted too
+    security["expect_granted"] = [p for p in principals if verdict != "D" or p != PRINCIPAL]
+    if verdict == "D":
+        security["expect_denied"] = [PRINCIPAL]
+    if verdict != "G":  # a refusal names the resource whose binding is denied or revoked
+        security["expect_errors"] = [ERROR_OF_TYPE[resource.split(":", 1)[0]]]
+    doc: dict[str, Any] = {**SHAPES[shape]}
+    faults = dict(doc.get("faults", {}))
+    if transform == "revoked":
+        security["revocable"] = [f"{PRINCIPAL} {operation} {resource}"]
+        faults = {**faults, "revoke_acl": 1, "total": faults.get("total", 0) + 1}
+    target = "all" if transform == "granted" else f"{operation.lower()}_{resource.split(':')[0].lower()}"
+    name = f"authz_matrix_{shape}_{target}_{transform}"
+    return {
+        "name": name,
+        "description": (
+            f"Generated (scenarios/authz_matrix.py): a {shape} client whose {operation} on {resource} is "
+            f"{transform.replace('_', ' ')}; the other bindings it needs are granted"
+            + ("." if alone else ". Bob (p1, a super user) runs the same transaction beside her.")
+        ),
+        **doc,
+        "transactions": {**doc["transactions"], "producers": len(principals)},
+        "faults": faults,
+        "default": name not in REACH_ONLY,
+        "sets": ["reach"],
+        "security": security,
+    }
 
 
-#: Generated scenarios that also join the default gate (each under a second of CPU): a Deny overriding the Allow of
-#: the topic under TV1 (AddPartitionsToTxn's TOPIC_AUTHORIZATION_FAILED, abortable), a Deny of ``All`` on the
-#: transactional.id (InitProducerId's TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal) and a wildcard topic grant.
-DEFAULT: frozenset[str] = frozenset({
-    "authz_matrix_tv1_write_topic_denied",
-    "authz_matrix_tv1_write_transactionalid_denied_all",
-    "authz_matrix_tv2_write_topic_wildcard_resource",
-})
-
-
-def transform_binding(operation: str, resource: str, transform: str) -> tuple[list[str], list[str]]:
-    """(allow, deny) binding texts that replace ``PRINCIPAL operation resource`` under ``transform``."""
+def _adversary_document(shape: str, transform: str) -> dict[str, Any]:
+    """The adversary's request under ``transform``; alice holds what her transaction needs, the adversary Write on
+    its own transactional.id and the topic (so its control Produce reaches the log's refusal)."""
+    operation, resource = REQUIRED[shape][0]
+    allow, deny = transform_binding(operation, resource, transform, ADVERSARY)
+    granted = TRANSFORMS[transform] == "G"
+    target = "all" if transform == "granted" else f"{operation.lower()}_{resource.split(':')[0].lower()}"
+    name = f"authz_matrix_{shape}_{target}_{transform}"
+    doc = {k: v for k, v in SHAPES[shape].items() if k != "adversary"}
     rtype = resource.split(":", 1)[0]
-    own = f"{PRINCIPAL} {operation} {resource}"
-    if transform == "granted":
-        return [own], []
-    if transform == "missing":
-        return [], []
-    if transform == "denied":
-        return [own], [own]
-    if transform == "denied_all":
-        return [own], [f"{PRINCIPAL} All {resource}"]
-    if transform == "denied_everyone":
-        return [own], [f"User:* {operation} {resource}"]
-    if transform == "wildcard_resource":
-        return [f"{PRINCIPAL} {operation} {rtype}:*"], []
-    if transform == "wildcard_principal":
-        return [f"User:* {operation} {resource}"], []
-    if transform == "all_operation":
-        return [f"{PRINCIPAL} All {resource}"], []
-    raise ValueError(f"unknown ACL transform {transform!r}")
+    permitted = {"markers": ["atomic_commit", "committed_transactions_visible"],
+                 "stranger": ["healthy_producer_not_failed"]}[shape]
+    security: dict[str, Any] = {
+        "principals": [PRINCIPAL],
+        "adversary": ADVERSARY,
+        "allow": [f"{PRINCIPAL} Write TransactionalId:txn-0", f"{PRINCIPAL} Write Topic:t0",
+                  f"{ADVERSARY} Write TransactionalId:txn-mallory", f"{ADVERSARY} Write Topic:t0", *allow],
+        "deny": deny,
+        "expect_granted": [PRINCIPAL, *([ADVERSARY] if granted else [])],
+        **({} if granted else {"expect_denied": [ADVERSARY], "expect_errors": [ERROR_OF_TYPE[rtype]]}),
+    }
+    return {
+        "name": name,
+        "description": (
+            f"Generated (scenarios/authz_matrix.py): the adversary's {operation} on {resource} is "
+            f"{transform.replace('_', ' ')}; once it attacks alice's transaction"
+            + (" (allowed: the permitted findings)." if granted else " (refused).")
+        ),
+        **doc,
+        "permitted": permitted if granted else [],
+        "default": name not in REACH_ONLY,
+        "sets": ["reach"],
+        "security": security,
+    }
 
 
 def matrix_documents() -> list[dict[str, Any]]:
-    """One scenario document per (shape, required binding, transform); ``granted`` once per shape."""
-    out: list[dict[str, Any]] = []
-    for shape, required in REQUIRED.items():
-        for index, (operation, resource) in enumerate(required):
-            for transform in TRANSFORMS:
-                if transform == "granted" and index > 0:
-                    continue  # the all-granted baseline is the same for every binding
-                if shape in GRANTS_ONLY and transform not in GRANTS:
-                    continue
-                allow: list[str] = []
-                deny: list[str] = []
-                for j, (op, res) in enumerate(required):
-                    a, d = transform_binding(op, res, transform if j == index else "granted")
-                    allow += a
-                    deny += d
-                target = "all" if transform == "granted" else f"{operation.lower()}_{resource.split(':')[0].lower()}"
-                name = f"authz_matrix_{shape}_{target}_{transform}"
-                doc: dict[str, Any] = {
-                    "name": name,
-                    "description": (
-                        f"Generated (scenarios/authz_matrix.py): a {shape} client whose {operation} on {resource} is "
-                        f"{transform.replace('_', ' ')}; the other bindings it needs are granted. Bob (p1, a super "
-                        "user) runs the same transaction next to her."
-                    ),
-                    **SHAPES[shape],
-                    "default": name in DEFAULT,
-                    "sets": ["reach"],
-                    "security": {"principals": [PRINCIPAL, SUPER_USER], "super_users": ["User:broker", SUPER_USER],
-                                 "allow": allow, "deny": deny},
-                }
-                out.append(doc)
-    return out
+    """One scenario document per generated cell (see the module docstring)."""
+    cells = [(shape, index, t) for shape, pairs in REQUEST_CELLS.items() for index, t in pairs]
+    index = REQUIRED[RULES_SHAPE].index(RULES_BINDING)
+    cells += [(RULES_SHAPE, index, t) for t in RULE_TRANSFORMS if (RULES_SHAPE, index, t) not in cells]
+    return [_document(shape, index, transform) for shape, index, transform in cells]

@@ -8,12 +8,20 @@
     adversary = "User:mallory"             # the adversary's principal
     adversary_transactional_id = "txn-mallory"   # the transactional.id in its Produce requests
     allow = ["User:alice Write TransactionalId:txn-0", "User:alice Write Topic:t0"]
-    deny = ["User:mallory Write Topic:t1"]
+    deny = ["User:mallory Write Topic:t1", "User:mallory All TransactionalId:txn- prefixed"]
+    revocable = ["User:alice Write Topic:t0"]    # an operator may remove it mid-run ([faults] revoke_acl)
+    expect_denied = ["User:mallory"]       # the oracle: principals that must be refused ...
+    expect_granted = ["User:alice"]        # ... and principals that never may be
+    expect_errors = ["TOPIC_AUTHORIZATION_FAILED"]   # ... and the errors refusals carry
 
 Resource names: transactional id ``t`` is ``txn-<t>``, data partition ``q``
 is topic ``t<q>``, group ``g`` is ``g<g>``, the cluster is ``Cluster`` (or
-``Cluster:kafka-cluster``); ``*`` is the wildcard name.  Operations: All,
-Read, Write, Describe, Delete, Alter, ClusterAction, IdempotentWrite.
+``Cluster:kafka-cluster``); ``*`` is the wildcard name.  A fourth word
+``prefixed`` (or ``literal``, the default) gives the pattern type.  Operations:
+All, Read, Write, Describe, Delete, Alter, ClusterAction, IdempotentWrite.
+``revocable`` entries must be ``allow`` entries; ``expect_denied`` and
+``expect_granted`` name principals (of clients, or the adversary) and may not
+overlap.
 """
 
 from __future__ import annotations
@@ -21,12 +29,64 @@ from __future__ import annotations
 from typing import Any
 
 from keos.model.interface import ModelError
-from keos.model.security.authorizer import ALLOW, DENY, AclBinding, parse_binding
+from keos.model.protocol.errors import Errors
+from keos.model.security.authorizer import (
+    ALLOW,
+    CLUSTER_NAME,
+    DENY,
+    LITERAL,
+    OPERATIONS,
+    PATTERN_TYPES,
+    RESOURCE_TYPES,
+    AclBinding,
+    ResourceType,
+)
 from keos.model.security.records import BROKER_PRINCIPAL, SecurityConfig
 
-__all__ = ["parse_security_section"]
+__all__ = ["parse_binding", "parse_security_section"]
 
-_KEYS = ("adversary", "adversary_transactional_id", "allow", "deny", "principals", "super_users")
+AUTHORIZATION_ERRORS = (
+    Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    Errors.TOPIC_AUTHORIZATION_FAILED,
+    Errors.GROUP_AUTHORIZATION_FAILED,
+    Errors.CLUSTER_AUTHORIZATION_FAILED,
+)
+
+_KEYS = (
+    "adversary",
+    "adversary_transactional_id",
+    "allow",
+    "deny",
+    "expect_denied",
+    "expect_errors",
+    "expect_granted",
+    "principals",
+    "revocable",
+    "super_users",
+)
+
+
+def parse_binding(text: str, permission: str = ALLOW) -> AclBinding:
+    """Parse ``"User:alice Write TransactionalId:txn-0 [literal|prefixed]"``; raises ``ValueError`` with the reason."""
+    parts = text.split()
+    if len(parts) not in (3, 4):
+        raise ValueError(f"ACL {text!r} must read 'User:<name> <Operation> <ResourceType>:<name> [prefixed]'")
+    principal, operation, resource = parts[:3]
+    pattern = parts[3].capitalize() if len(parts) == 4 else LITERAL
+    if not principal.startswith("User:") or len(principal) <= len("User:"):
+        raise ValueError(f"ACL {text!r}: principal must be 'User:<name>', got {principal!r}")
+    if operation not in OPERATIONS:
+        raise ValueError(f"ACL {text!r}: unknown operation {operation!r} (known: {', '.join(OPERATIONS)})")
+    if pattern not in PATTERN_TYPES:
+        raise ValueError(f"ACL {text!r}: unknown pattern type {parts[3]!r} (known: literal, prefixed)")
+    rtype, sep, name = resource.partition(":")
+    if rtype not in RESOURCE_TYPES:
+        raise ValueError(f"ACL {text!r}: unknown resource type {rtype!r} (known: {', '.join(RESOURCE_TYPES)})")
+    if rtype == ResourceType.CLUSTER and not sep:
+        name = CLUSTER_NAME
+    elif not sep or not name:
+        raise ValueError(f"ACL {text!r}: resource must be '{rtype}:<name>' (or '{rtype}:*')")
+    return AclBinding(principal, operation, rtype, name, permission, pattern)
 
 
 def _principal(value: Any, what: str) -> str:
@@ -69,4 +129,40 @@ def parse_security_section(table: dict[str, Any], producers: int) -> SecurityCon
                 acls.append(parse_binding(text, permission))
             except ValueError as exc:
                 raise ModelError(f"[security] {key}: {exc}") from None
-    return SecurityConfig(tuple(acls), principals, supers, adversary, tid)
+    revocable: list[AclBinding] = []
+    for text in _strings(table, "revocable"):
+        binding = parse_binding(text) if isinstance(text, str) and _parses(text) else None
+        if binding is None or binding not in acls:
+            raise ModelError(f"[security] revocable entries must be entries of allow, got {text!r}")
+        revocable.append(binding)
+    expected = {
+        key: tuple(_principal(p, f"{key}[{i}]") for i, p in enumerate(_strings(table, key)))
+        for key in ("expect_denied", "expect_granted")
+    }
+    both = sorted(set(expected["expect_denied"]) & set(expected["expect_granted"]))
+    if both:
+        raise ModelError(f"[security] {both[0]} is in both expect_denied and expect_granted")
+    errors = tuple(_strings(table, "expect_errors"))
+    for e in errors:
+        if e not in AUTHORIZATION_ERRORS:
+            raise ModelError(f"[security] expect_errors: {e!r} is no authorization error "
+                             f"(known: {', '.join(AUTHORIZATION_ERRORS)})")
+    return SecurityConfig(
+        tuple(acls),
+        principals,
+        supers,
+        adversary,
+        tid,
+        tuple(revocable),
+        expected["expect_denied"],
+        expected["expect_granted"],
+        errors,
+    )
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse_binding(text)
+    except ValueError:
+        return False
+    return True

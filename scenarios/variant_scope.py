@@ -61,6 +61,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "authorize_marker_cluster_action": frozenset({"transactions", "eos"}),
     "authorize_add_partitions_topic": frozenset({"transactions", "eos"}),
     "reject_client_control_records": frozenset({"transactions", "eos"}),
+    "authorize_offsets_group": frozenset({"eos"}),
+    "apply_acl_changes": frozenset({"transactions", "eos"}),
     # producer state expiry and the idempotent producer's epoch bump
     "producer_expiry_keeps_open_transactions": frozenset({"transactions", "eos"}),
     "defer_bump_until_resolved": frozenset({"idempotence"}),

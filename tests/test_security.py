@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from keos.checker.cli.threat import THREATS
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
 from keos.checker.trace import replay_actions
@@ -24,11 +25,11 @@ from keos.model.protocol.messages import (
     ProduceResponse,
 )
 from keos.model.security import checks
-from keos.model.security.authorizer import AclBinding, authorize, parse_binding
+from keos.model.security.authorizer import AclBinding, authorize
 from keos.model.security.records import SecurityConfig
-from keos.model.security.threat_model import THREATS
 from keos.model.variants import VARIANTS, ProtocolFlags
 from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
+from keos.scenarios.security_schema import parse_binding
 
 SCENARIOS = builtin_scenarios()
 REAL = ProtocolFlags()
@@ -43,7 +44,7 @@ def _sec(*allow: str, deny: tuple[str, ...] = ()) -> SecurityConfig:
 # -- the authorizer --------------------------------------------------------------------------------------
 
 
-def test_authorize_literal_wildcard_deny_super_user_and_implied_describe() -> None:
+def test_authorize_literal_wildcard_prefixed_deny_and_super_user() -> None:
     acls = (
         parse_binding("User:alice Write TransactionalId:txn-0"),
         parse_binding("User:bob Write Topic:*"),
@@ -53,7 +54,6 @@ def test_authorize_literal_wildcard_deny_super_user_and_implied_describe() -> No
     )
     assert authorize(acls, "User:alice", "Write", "TransactionalId", "txn-0")
     assert not authorize(acls, "User:alice", "Write", "TransactionalId", "txn-1")
-    assert authorize(acls, "User:alice", "Describe", "TransactionalId", "txn-0")  # Write implies Describe
     assert not authorize(acls, "User:alice", "Read", "TransactionalId", "txn-0")
     assert authorize(acls, "User:bob", "Write", "Topic", "t0")
     assert not authorize(acls, "User:bob", "Write", "Topic", "t1")  # deny wins
@@ -61,6 +61,22 @@ def test_authorize_literal_wildcard_deny_super_user_and_implied_describe() -> No
     assert authorize(acls, "User:carol", "ClusterAction", "Cluster", "kafka-cluster")
     assert not authorize(acls, "User:dave", "Write", "Topic", "t0")  # no ACL found: denied
     assert authorize((), "User:broker", "ClusterAction", "Cluster", "kafka-cluster", super_users=("User:broker",))
+    deny_all = (parse_binding("User:broker All Cluster", "Deny"),)
+    assert authorize(deny_all, "User:broker", "ClusterAction", "Cluster", "kafka-cluster", ("User:broker",))
+    prefixed = (
+        parse_binding("User:p Write TransactionalId:txn- prefixed"),
+        parse_binding("User:p Write TransactionalId:txn-9 prefixed", "Deny"),
+        parse_binding("User:l Write TransactionalId:txn-"),
+        parse_binding("User:w Write TransactionalId:* prefixed"),
+    )
+    assert authorize(prefixed, "User:p", "Write", "TransactionalId", "txn-0")
+    assert authorize(prefixed, "User:p", "Write", "TransactionalId", "txn-")  # the whole name is a prefix of itself
+    assert not authorize(prefixed, "User:p", "Write", "TransactionalId", "txn-95")  # the prefixed Deny wins
+    assert not authorize(prefixed, "User:p", "Write", "TransactionalId", "tx")
+    assert not authorize(prefixed, "User:l", "Write", "TransactionalId", "txn-0")  # a literal is no prefix
+    assert not authorize(prefixed, "User:w", "Write", "TransactionalId", "txn-0")  # '*' prefixed is no wildcard
+    assert prefixed[0].label() == "User:p Write TransactionalId:txn- prefixed"
+    assert prefixed[1].label() == "Deny User:p Write TransactionalId:txn-9 prefixed"
 
 
 @pytest.mark.parametrize(
@@ -71,6 +87,7 @@ def test_authorize_literal_wildcard_deny_super_user_and_implied_describe() -> No
         ("User:alice Write Table:t0", "unknown resource type"),
         ("User:alice Write Topic", "resource must be"),
         ("User:alice Write", "must read"),
+        ("User:alice Write Topic:t0 regex", "unknown pattern type"),
     ],
 )
 def test_parse_binding_rejects_bad_input(text: str, needle: str) -> None:
@@ -107,16 +124,6 @@ def test_coordinator_apis_check_transactional_id_first_then_topic_or_group() -> 
     assert checks.end_txn(sec, "User:x", "txn-0", off) == E.NONE
 
 
-def test_describe_is_implied_by_write_or_read() -> None:
-    sec = _sec("User:a Write TransactionalId:txn-0", "User:a Read Group:g0", "User:d Describe TransactionalId:txn-1")
-    describe = "Describe"
-    assert sec.allows("User:a", describe, "TransactionalId", "txn-0")
-    assert sec.allows("User:d", describe, "TransactionalId", "txn-1")
-    assert not sec.allows("User:d", describe, "TransactionalId", "txn-0")
-    assert sec.allows("User:a", describe, "Group", "g0")
-    assert not sec.allows("User:d", describe, "Group", "g0")
-
-
 def test_write_txn_markers_needs_cluster_action_or_alter() -> None:
     sec = _sec("User:c ClusterAction Cluster", "User:al Alter Cluster", "User:m Write Topic:*")
     assert checks.write_txn_markers(sec, "User:c", REAL) == E.NONE
@@ -127,16 +134,14 @@ def test_write_txn_markers_needs_cluster_action_or_alter() -> None:
 
 def test_produce_checks_transactional_id_topic_then_refuses_control_records() -> None:
     sec = _sec("User:m Write TransactionalId:txn-m", "User:m Write Topic:t0")
-    assert checks.produce(sec, "User:m", "txn-m", 0, True, False, REAL) == E.NONE
-    assert checks.produce(sec, "User:m", "txn-0", 0, True, False, REAL) == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    assert checks.produce(sec, "User:m", None, 0, True, False, REAL) == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    assert checks.produce(sec, "User:m", None, 0, False, False, REAL) == E.NONE  # not transactional
-    assert checks.produce(sec, "User:m", "txn-m", 1, True, False, REAL) == E.TOPIC_AUTHORIZATION_FAILED
-    assert checks.produce(sec, "User:m", "txn-m", 0, True, True, REAL) == E.INVALID_RECORD
+    assert checks.produce(sec, "User:m", "txn-m", 0, False, REAL) == E.NONE
+    assert checks.produce(sec, "User:m", "txn-0", 0, False, REAL) == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert checks.produce(sec, "User:m", "txn-m", 1, False, REAL) == E.TOPIC_AUTHORIZATION_FAILED
+    assert checks.produce(sec, "User:m", "txn-m", 0, True, REAL) == E.INVALID_RECORD
     accepts_control = ProtocolFlags(reject_client_control_records=False)
-    assert checks.produce(sec, "User:m", "txn-m", 0, True, True, accepts_control) == E.NONE
+    assert checks.produce(sec, "User:m", "txn-m", 0, True, accepts_control) == E.NONE
     no_acl = ProtocolFlags(authorize_transactional_produce=False)
-    assert checks.produce(sec, "User:m", "txn-0", 0, True, False, no_acl) == E.NONE
+    assert checks.produce(sec, "User:m", "txn-0", 0, False, no_acl) == E.NONE
 
 
 # -- the client's reaction (TransactionManager) ----------------------------------------------------------
@@ -222,6 +227,11 @@ def _doc(**security: Any) -> dict[str, Any]:
         (_doc(principals=["User:a", "User:b"]), "names 2 clients"),
         (_doc(acl=[]), "unknown key 'acl'"),
         (_doc(adversary="User:broker"), "cannot be a super user"),
+        (_doc(allow=["User:a Write Topic:t0"], revocable=["User:a Write Topic:t1"]), "must be entries of allow"),
+        (_doc(revocable=["nonsense"]), "must be entries of allow"),
+        (_doc(expect_denied=["User:a"], expect_granted=["User:a"]), "in both expect_denied and expect_granted"),
+        (_doc(expect_granted=["bob"]), "principal 'User:<name>'"),
+        (_doc(expect_errors=["NOT_COORDINATOR"]), "is no authorization error"),
         ({"name": "x", "security": {}}, 'needs model = "transactions"'),
     ],
 )
@@ -498,7 +508,8 @@ def test_broker_side_add_partitions_of_an_unauthorized_produce_is_observed() -> 
 
 def test_an_authorized_epoch_bump_fences_the_owner_and_is_no_violation() -> None:
     """With a wildcard grant (Write on TransactionalId:*), Mallory's InitProducerId on txn-0 is authorized: it
-    fences Alice, the observer records it, and the invariant holds -- only the ACLs stand between them."""
+    fences Alice, the observer records nothing (it records only changes without Write), and the invariant holds
+    -- only the ACLs stand between them."""
     doc = _doc(
         principals=["User:alice"],
         allow=[
@@ -513,11 +524,36 @@ def test_an_authorized_epoch_bump_fences_the_owner_and_is_no_violation() -> None
     state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
     state, events = _run_from(model, state, [Action("HijackInitProducerId", (0,))])
     assert "epoch_bump" in events[0] and state.coordinator[0].producer_epoch == 1
-    assert [c.principal for c in state.security.txn_changes] == ["User:mallory"]
-    assert {p.name: p for p in model.properties()}["unauthorized_never_changes_transaction"].holds(state)
+    assert state.security.txn_changes == ()
+    # holding Write on every transactional id, the adversary is no stranger: there is no refusal to judge
+    assert "unauthorized_never_changes_transaction" not in {p.name for p in model.properties()}
     state, _ = _run_from(model, state, [Action("BeginTransaction", (0,)), Action("Send", (0,))])
     state, _ = _run_from(model, state, [Action("SendProduce", (0, 0))])
     state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # verification: fenced
     assert not state.partitions[0].log and "verification_rejected" in events[0]
     state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])
     assert state.clients[0].state == tp.C.ABORTABLE_ERROR and "client_error:INVALID_PRODUCER_EPOCH" in events[0]
+
+
+def test_a_revoked_binding_refuses_every_later_request_of_an_open_transaction() -> None:
+    """kafka-acls --remove mid-transaction: RevokeAcl is listed once per revocable binding, budgeted as a fault;
+    after it, alice's EndTxn is refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal for her client), the
+    refusal is noted as after a revocation, and the log ends at the revocation are kept."""
+    model = build_model(SCENARIOS["authz_matrix_tv2_write_transactionalid_revoked"], "kafka")
+    assert model.fault_kind(Action("RevokeAcl", (0,))) == "revoke_acl"
+    state, _ = _run(model, ALICE_INIT)
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    state, _ = _run_from(model, state, [Action("BeginTransaction", (0,)), Action("Send", (0,))])
+    state, _ = _run_from(model, state, [Action("SendProduce", (0, 0))])
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # written into the transaction
+    assert Action("RevokeAcl", (0,)) in model.actions(state)
+    state, events = _run_from(model, state, [Action("RevokeAcl", (0,))])
+    assert "operator:revoke_acl" in events[0] and state.security.revocations[0].log_ends == (1,)
+    assert Action("RevokeAcl", (0,)) not in model.actions(state)  # once
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # the Produce's answer
+    state, _ = _run_from(model, state, [Action("CommitTransaction", (0,)), Action("SendTxnRequest", (0,))])
+    state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    assert "error:TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in events[0]
+    assert [(r.api, r.revoked) for r in state.security.refusals] == [("EndTxn", True)]
+    assert state.security.txn_changes == ()  # the coordinator entry did not move

@@ -63,7 +63,7 @@ from keos.checker import api, logs
 from keos.checker.api import EXIT_BAD_INPUT, EXIT_ENGINE_DISAGREEMENT, EXIT_OK, EXIT_PARTIAL, EXIT_VIOLATION
 from keos.checker.cli import guard
 from keos.checker.cli.guard import budget_seconds, non_negative_int, positive_int
-from keos.checker.cli.threat import threat_rows, threat_table
+from keos.checker.cli.threat import acl_summary, threat_rows, threat_table
 from keos.checker.engines import ENGINES
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import EngineResult
@@ -306,7 +306,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 "sets": list(s.sets),
                 "description": " ".join(s.description.split()),
                 "source": s.source,
-                "acls": s.txn.security.threat_model() if s.txn is not None and s.txn.security is not None else [],
+                "acls": acl_summary(s.txn.security) if s.txn is not None and s.txn.security is not None else [],
             }
             for s in scenarios.values()
         ],

@@ -32,6 +32,13 @@ their fault kinds (``[faults]`` budgets of a scenario):
   client ``producer`` (an authorized but malicious or broken producer) stops in
   the middle of its transaction and never commits or aborts it; only the
   coordinator's ``transaction.timeout.ms`` abort can end it.
+
+Each handler returns ``None`` (not enabled) for arguments :func:`adversary_actions`
+would not list; only a replayed trace can name such an action, so those guards
+are marked ``# no branch`` for ``keos coverage``.
+
+The operator's ``RevokeAcl`` (:mod:`model.security.operator`) is no attack but
+is budgeted the same way (``revoke_acl``), so its tables are merged into these.
 """
 
 from __future__ import annotations
@@ -52,8 +59,17 @@ from keos.model.protocol.messages import (
     WriteTxnMarkersRequest,
 )
 from keos.model.security import checks
-from keos.model.security.gate import ADVERSARY, BROKER, COORDINATOR, coordinator_request, label_metadata
-from keos.model.security.records import ControlAppend, TxnChange, security_of
+from keos.model.security.gate import (
+    ADVERSARY,
+    BROKER,
+    COORDINATOR,
+    acls_now,
+    coordinator_request,
+    observe_change,
+    refused,
+)
+from keos.model.security.operator import OPERATOR_ACTION_ARGS, OPERATOR_FAULT_OF_ACTION, revoke_acl, revoke_actions
+from keos.model.security.records import ControlAppend, security_of
 from keos.model.systems.transactions_records import TXN_FAULT_KINDS, TxnSystemState
 
 __all__ = [
@@ -76,6 +92,7 @@ ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "HijackInitProducerId": ("transactional_id",),
     "ForgeMarker": ("transactional_id", "partition", "committed", "api"),
     "AbandonTransaction": ("producer",),
+    **OPERATOR_ACTION_ARGS,
 }
 ADVERSARY_FAULT_OF_ACTION = {
     "ForgeProduce": "forge_produce",
@@ -84,6 +101,7 @@ ADVERSARY_FAULT_OF_ACTION = {
     "HijackInitProducerId": "hijack_init",
     "ForgeMarker": "forge_marker",
     "AbandonTransaction": "endless_txn",
+    **OPERATOR_FAULT_OF_ACTION,
 }
 #: Application calls an abandoned client no longer makes.
 APPLICATION_CALLS = ("BeginTransaction", "Send", "CommitTransaction", "AbortTransaction")
@@ -105,20 +123,21 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     if not any(system._limits[k] for k in _KIND_INDEX.values()):
         return out
     parts = range(len(state.partitions))
+    victims = _victims(system, state)
     if _budget(system, state, "forge_produce"):
         for i, c in enumerate(state.clients):
             if c.data.producer_id >= 0:
                 out.extend(Action("ForgeProduce", (i, q, bump)) for q in parts for bump in (False, True))
         out.extend(Action("StrayProduce", (q,)) for q in parts)
     if _budget(system, state, "forge_request"):
-        for t, md in enumerate(state.coordinator):
-            if md is not None:
+        for t in victims:
+            if state.coordinator[t] is not None:
                 out.extend(Action("ForgeEndTxn", (t, committed)) for committed in (True, False))
     if _budget(system, state, "hijack_init"):
-        out.extend(Action("HijackInitProducerId", (t,)) for t in range(len(state.coordinator)))
+        out.extend(Action("HijackInitProducerId", (t,)) for t in victims)
     if _budget(system, state, "forge_marker"):
-        for t, md in enumerate(state.coordinator):
-            if md is not None:
+        for t in victims:
+            if state.coordinator[t] is not None:
                 out.extend(
                     Action("ForgeMarker", (t, q, committed, api))
                     for q in parts
@@ -129,7 +148,17 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
         out.extend(
             Action("AbandonTransaction", (i,)) for i, c in enumerate(state.clients) if _may_abandon(system, state, i, c)
         )
+    if _budget(system, state, "revoke_acl"):
+        out.extend(revoke_actions(system, state))
     return out
+
+
+def _victims(system: Any, state: TxnSystemState) -> list[int]:
+    """The transactional ids the adversary attacks: all but those its own principal's clients use (an insider
+    fencing or ending her own producer's transaction is the zombie fencing Kafka is built for, not an attack)."""
+    sec = security_of(system)
+    own = {c.transactional_id for i, c in enumerate(state.clients) if sec.principal_of(i) == sec.adversary}
+    return [t for t in range(len(state.coordinator)) if t not in own]
 
 
 def _may_abandon(system: Any, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
@@ -159,26 +188,23 @@ def _adversary_record(system: Any, s: TxnSystemState) -> tuple[TxnSystemState, i
 
 def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str) -> Result:
     """Send ``req`` as the adversary; a coordinator entry the broker's verification changed (TV2 adds the
-    partition to the transaction) is recorded for ``unauthorized_never_changes_transaction``."""
+    partition to the transaction) without Write on it is recorded for ``unauthorized_never_changes_transaction``."""
     env = net.Envelope(ADVERSARY, BROKER, 0, req)
     result = system._on_produce(s, env, req)
-    if result is None:
-        return None
+    assert result is not None  # a Produce is always answered
     new, events = result
-    sec = security_of(system)
-    for t, (before, after) in enumerate(zip(s.coordinator, new.coordinator, strict=True)):
-        if before != after:
-            change = TxnChange(sec.adversary, t, "Produce", label_metadata(before), label_metadata(after))
-            new = new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
+    for t in range(len(s.coordinator)):
+        new = observe_change(system, new, s, security_of(system).adversary, "Produce", t)
     return _without_replies(new), (label, *events)
 
 
 def forge_produce(system: Any, s: TxnSystemState, victim: Any, q: Any, bump: Any) -> Result:
     """Produce with the victim's producer id (hijack); ``bump``: at epoch + 1, sequence 0."""
-    if not (type(victim) is int and 0 <= victim < len(s.clients)) or type(bump) is not bool:
+    valid = type(victim) is int and 0 <= victim < len(s.clients) and type(bump) is bool
+    if not valid:  # no branch: replayed traces only
         return None
     c = s.clients[victim]
-    if c.data.producer_id < 0:
+    if c.data.producer_id < 0:  # no branch: replayed traces only
         return None
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     entry = s.partitions[q].entry(pid)
@@ -205,16 +231,17 @@ def stray_produce(system: Any, s: TxnSystemState, q: Any) -> Result:
 def _coordinator(system: Any, s: TxnSystemState, req: Any, label: str) -> Result:
     env = net.Envelope(ADVERSARY, COORDINATOR, 0, req)
     result = coordinator_request(system, s, env, req, True)
-    if result is None:
-        return None
+    assert result is not None  # a coordinator request is always answered
     new, events = result
+    if new.coordinator != s.coordinator:  # allowed (the adversary holds Write on the transactional id)
+        events = ("adversary:coordinator_changed", *events)
     return _without_replies(new), (label, *events)
 
 
 def forge_end_txn(system: Any, s: TxnSystemState, t: int, committed: Any) -> Result:
     """EndTxn replayed with the victim's transactional.id, producer id and epoch."""
     md = s.coordinator[t]
-    if md is None or type(committed) is not bool:
+    if md is None or type(committed) is not bool:  # no branch: replayed traces only
         return None
     req = EndTxnRequest(-1, 0, t, md.producer_id, md.producer_epoch, committed)
     return _coordinator(system, s, req, "adversary:forge_end_txn")
@@ -228,9 +255,9 @@ def hijack_init(system: Any, s: TxnSystemState, t: int) -> Result:
 def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any, api: Any) -> Result:
     """A control batch for the victim's producer id, through WriteTxnMarkers or Produce."""
     md = s.coordinator[t]
-    if md is None or type(committed) is not bool or api not in APIS:
+    if md is None or type(committed) is not bool or api not in APIS:  # no branch: replayed traces only
         return None
-    sec = security_of(system)
+    sec = acls_now(system, s)
     entry = s.partitions[q].entry(md.producer_id)
     stored = entry.producer_epoch if entry is not None else -1
     epoch = max(md.producer_epoch, stored + 1 if system.tv >= 2 else stored)
@@ -239,13 +266,13 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
         error = checks.write_txn_markers(sec, sec.adversary, system.flags)
     else:
         tid = sec.adversary_transactional_id
-        error = checks.produce(sec, sec.adversary, tid, q, True, True, system.flags)
+        error = checks.produce(sec, sec.adversary, tid, q, True, system.flags)
     label = f"adversary:forge_marker:{api}"
     if error != Errors.NONE:
-        return s, (label, f"authz_denied:{api}", f"error:{error}")
+        return refused(sec, s, sec.adversary, api, error), (label, f"authz_denied:{api}", f"error:{error}")
     offset = len(s.partitions[q].log)
     s, error, events = system._write_marker(s, marker)
-    if error == Errors.NONE:
+    if error == Errors.NONE:  # no branch: current coordinator epoch, producer epoch >= the partition's: accepted
         append = ControlAppend(sec.adversary, api, q, offset)
         s = s._replace(security=s.security._replace(control_appends=(*s.security.control_appends, append)))
     return s, (label, *events)
@@ -253,7 +280,7 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
 
 def abandon_transaction(system: Any, s: TxnSystemState, i: int) -> Result:
     """The application of client ``i`` stops in the middle of its transaction (the endless transaction)."""
-    if not _may_abandon(system, s, i, s.clients[i]):
+    if not _may_abandon(system, s, i, s.clients[i]):  # no branch: replayed traces only
         return None
     ghost = s.security._replace(abandoned=tuple(sorted((*s.security.abandoned, i))))
     return s._replace(security=ghost), ("adversary:abandon_transaction",)
@@ -266,4 +293,5 @@ ADVERSARY_HANDLERS: dict[str, Callable[..., Result]] = {
     "HijackInitProducerId": hijack_init,
     "ForgeMarker": forge_marker,
     "AbandonTransaction": abandon_transaction,
+    "RevokeAcl": revoke_acl,
 }

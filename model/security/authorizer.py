@@ -5,25 +5,38 @@ changes a producer's transaction state (InitProducerId, AddPartitionsToTxn,
 AddOffsetsToTxn, EndTxn, TxnOffsetCommit, transactional Produce) needs
 ``Write`` on the request's transactional.id.  Other resources used by the
 transaction APIs: ``Topic`` (Write to produce or add a partition), ``Group``
-(Read to add or commit offsets) and the ``Cluster`` (``ClusterAction`` for
-the inter-broker WriteTxnMarkers; ``IdempotentWrite`` for an idempotent
-producer's InitProducerId).
+(Read to add or commit offsets) and the ``Cluster`` (``ClusterAction`` or
+``Alter`` for the inter-broker WriteTxnMarkers).
 
-Semantics followed (Kafka 4.0, ``org.apache.kafka.metadata.authorizer.
-StandardAuthorizerData`` and ``AclAuthorizer`` before it):
+Semantics followed (Kafka 4.0, ``metadata/src/main/java/org/apache/kafka/
+metadata/authorizer/StandardAuthorizerData.java`` at apache/kafka 1eb7644:
+``authorize``, ``findAclRule``, ``checkSection``, ``findResult``):
 
-* a *super user* (``super.users``) is allowed everything;
+* a *super user* (``super.users``) is allowed everything, whatever the DENY
+  bindings say (``SuperUserRule`` is decided before any ACL is looked at);
 * a matching DENY binding wins over any ALLOW;
-* ``All`` matches every operation; an ALLOW of ``Read``, ``Write``,
-  ``Delete`` or ``Alter`` implies ``Describe``;
-* a binding matches a resource by its literal name or the wildcard ``*``,
-  and a principal by its name or ``User:*``;
+* ``All`` matches every operation, in an ALLOW and in a DENY;
+* a binding matches a resource by its pattern: a ``LITERAL`` pattern by the
+  exact name or the wildcard name ``*``; a ``PREFIXED`` pattern when the
+  name starts with it (``*`` is no wildcard in a prefixed pattern, and a
+  literal name that is a prefix of the resource's matches nothing);
+* a binding matches a principal by its name or ``User:*``;
 * nothing matches -> denied (``allow.everyone.if.no.acl.found=false``).
+
+Not modelled: the host of a binding (every binding here is for host ``*``,
+which ``findResult`` matches from any address) and the ``Describe``
+implication of an ALLOW of Read/Write/Delete/Alter (no modelled request asks
+for Describe: the transactional producer's FindCoordinator round trip, whose
+TransactionalId Describe check would, is not a step of the model; issue 23
+removed that unreached branch).
 
 Names used by the models: client ``i`` runs as ``User:p<i>`` unless the
 scenario names its principal; transactional id ``t`` is ``txn-<t>``; data
 partition ``q`` is partition 0 of topic ``t<q>``; consumer group ``g`` is
 ``g<g>``; the cluster is ``kafka-cluster`` (Kafka's ``CLUSTER_NAME``).
+The text form of a binding (``scenarios.security_schema.parse_binding``):
+``User:alice Write TransactionalId:txn-0`` (literal) and ``User:alice Write
+TransactionalId:txn- prefixed``.
 """
 
 from __future__ import annotations
@@ -34,15 +47,20 @@ from typing import NamedTuple
 from keos.model.codec import record
 
 __all__ = [
+    "ALLOW",
     "CLUSTER_NAME",
+    "DENY",
+    "LITERAL",
     "OPERATIONS",
+    "PATTERN_TYPES",
+    "PREFIXED",
     "RESOURCE_TYPES",
+    "WILDCARD",
     "AclBinding",
     "Operation",
     "ResourceType",
     "authorize",
     "group_name",
-    "parse_binding",
     "topic_name",
     "transactional_id_name",
 ]
@@ -51,6 +69,10 @@ CLUSTER_NAME = "kafka-cluster"
 WILDCARD = "*"
 ALLOW = "Allow"
 DENY = "Deny"
+#: ``PatternType``: a literal name (or the wildcard ``*``), or a prefix of names.
+LITERAL = "Literal"
+PREFIXED = "Prefixed"
+PATTERN_TYPES = (LITERAL, PREFIXED)
 
 
 class Operation:
@@ -86,23 +108,24 @@ OPERATIONS = (
     Operation.IDEMPOTENT_WRITE,
 )
 RESOURCE_TYPES = (ResourceType.TRANSACTIONAL_ID, ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER)
-#: An ALLOW of one of these implies Describe (``AclEntry`` / ``StandardAuthorizerData``).
-IMPLIES_DESCRIBE = (Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER)
 
 
 @record
 class AclBinding(NamedTuple):
-    """One ACL: ``permission`` (Allow/Deny) of ``operation`` on ``resource_type:name`` for ``principal``."""
+    """One ACL: ``permission`` (Allow/Deny) of ``operation`` on ``resource_type:name`` for ``principal``;
+    ``pattern``: :data:`LITERAL` (``name`` or the wildcard ``*``) or :data:`PREFIXED` (names starting so)."""
 
     principal: str
     operation: str
     resource_type: str
     name: str
     permission: str = ALLOW
+    pattern: str = LITERAL
 
     def label(self) -> str:
-        """``User:alice Write TransactionalId:txn-0`` (with ``Deny`` in front for a deny)."""
+        """``User:alice Write TransactionalId:txn-0`` (``Deny`` in front for a deny, `` prefixed`` after)."""
         text = f"{self.principal} {self.operation} {self.resource_type}:{self.name}"
+        text = f"{text} prefixed" if self.pattern == PREFIXED else text
         return f"Deny {text}" if self.permission == DENY else text
 
 
@@ -122,11 +145,11 @@ def group_name(g: int) -> str:
 
 
 def _matches(binding: AclBinding, principal: str, resource_type: str, name: str) -> bool:
-    return (
-        binding.principal in (principal, "User:*")
-        and binding.resource_type == resource_type
-        and binding.name in (name, WILDCARD)
-    )
+    if binding.principal not in (principal, "User:*") or binding.resource_type != resource_type:
+        return False
+    if binding.pattern == PREFIXED:
+        return name.startswith(binding.name)
+    return binding.name in (name, WILDCARD)
 
 
 def authorize(
@@ -142,33 +165,9 @@ def authorize(
         return True
     allowed = False
     for b in acls:
-        if not _matches(b, principal, resource_type, name):
+        if b.operation not in (operation, Operation.ALL) or not _matches(b, principal, resource_type, name):
             continue
-        if b.permission == DENY and b.operation in (operation, Operation.ALL):
+        if b.permission == DENY:
             return False
-        if b.permission == ALLOW and (
-            b.operation in (operation, Operation.ALL)
-            or (operation == Operation.DESCRIBE and b.operation in IMPLIES_DESCRIBE)
-        ):
-            allowed = True
+        allowed = True
     return allowed
-
-
-def parse_binding(text: str, permission: str = ALLOW) -> AclBinding:
-    """Parse ``"User:alice Write TransactionalId:txn-0"``; raises ``ValueError`` with the reason."""
-    parts = text.split()
-    if len(parts) != 3:
-        raise ValueError(f"ACL {text!r} must read 'User:<name> <Operation> <ResourceType>:<name>'")
-    principal, operation, resource = parts
-    if not principal.startswith("User:") or len(principal) <= len("User:"):
-        raise ValueError(f"ACL {text!r}: principal must be 'User:<name>', got {principal!r}")
-    if operation not in OPERATIONS:
-        raise ValueError(f"ACL {text!r}: unknown operation {operation!r} (known: {', '.join(OPERATIONS)})")
-    rtype, sep, name = resource.partition(":")
-    if rtype not in RESOURCE_TYPES:
-        raise ValueError(f"ACL {text!r}: unknown resource type {rtype!r} (known: {', '.join(RESOURCE_TYPES)})")
-    if rtype == ResourceType.CLUSTER and not sep:
-        name = CLUSTER_NAME
-    elif not sep or not name:
-        raise ValueError(f"ACL {text!r}: resource must be '{rtype}:<name>' (or '{rtype}:*')")
-    return AclBinding(principal, operation, rtype, name, permission)

@@ -11,7 +11,9 @@ with, ``NONE`` when the request may go on to the coordinator or the log:
   every topic, else TOPIC_AUTHORIZATION_FAILED (the whole request fails).
 * ``handleAddOffsetsToTxnRequest``, ``handleTxnOffsetCommitRequest``: Write on
   the transactional.id, then Read on the group, else
-  GROUP_AUTHORIZATION_FAILED.
+  GROUP_AUTHORIZATION_FAILED.  (TxnOffsetCommit then filters its topics by
+  Read, answering TOPIC_AUTHORIZATION_FAILED per partition; not modelled: the
+  consume-transform-produce model authorizes no Fetch of its input topic.)
 * ``handleEndTxnRequest``: Write on the transactional.id.
 * ``handleWriteTxnMarkersRequest`` (inter-broker only): Alter or ClusterAction
   on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
@@ -86,7 +88,8 @@ def add_offsets_to_txn(sec: SecurityConfig, principal: str, tid: str, group: int
     error = _txn_id(sec, principal, tid, flags)
     if error != OK:
         return error
-    if not sec.allows(principal, Operation.READ, ResourceType.GROUP, group_name(group)):
+    group_read = sec.allows(principal, Operation.READ, ResourceType.GROUP, group_name(group))
+    if flags.authorize_offsets_group and not group_read:
         return Errors.GROUP_AUTHORIZATION_FAILED
     return OK
 
@@ -103,30 +106,21 @@ def end_txn(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags)
 
 def write_txn_markers(sec: SecurityConfig, principal: str, flags: ProtocolFlags) -> str:
     """WriteTxnMarkers: Alter or ClusterAction on the cluster (inter-broker only)."""
-    if not flags.authorize_marker_cluster_action:
-        return OK
-    if sec.allows(principal, Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME) or sec.allows(
+    allowed = sec.allows(principal, Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME) or sec.allows(
         principal, Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME
-    ):
-        return OK
-    return Errors.CLUSTER_AUTHORIZATION_FAILED
+    )
+    if flags.authorize_marker_cluster_action and not allowed:
+        return Errors.CLUSTER_AUTHORIZATION_FAILED
+    return OK
 
 
-def produce(
-    sec: SecurityConfig,
-    principal: str,
-    tid: str | None,
-    partition: int,
-    transactional: bool,
-    control: bool,
-    flags: ProtocolFlags,
-) -> str:
-    """Produce of one batch to ``partition``: transactional.id, topic, then no control batch from a client."""
-    if (
-        transactional
-        and flags.authorize_transactional_produce
-        and (tid is None or not sec.may_write_transactional_id(principal, tid))
-    ):
+def produce(sec: SecurityConfig, principal: str, tid: str, partition: int, control: bool, flags: ProtocolFlags) -> str:
+    """Produce of one transactional batch to ``partition``: transactional.id, topic, then no control batch from a
+    client.  Every Produce the gate sees is transactional and names a transactional.id: the transactions system
+    sends only transactional batches (the idempotence model has no authorizer), so KafkaApis' other branches --
+    a non-transactional batch needs no TransactionalId, a transactional one without a transactional.id is refused
+    -- are not modelled."""
+    if flags.authorize_transactional_produce and not sec.may_write_transactional_id(principal, tid):
         return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     if not sec.allows(principal, Operation.WRITE, ResourceType.TOPIC, topic_name(partition)):
         return Errors.TOPIC_AUTHORIZATION_FAILED

@@ -7,12 +7,19 @@ client's, the adversary's), asks :mod:`model.security.checks` for Kafka's
 answer, and either answers the sender with the authorization error (the
 handler is not run) or lets the handler run.
 
+The ACLs a request is judged by are the scenario's minus the bindings an
+operator has revoked so far (:func:`acls_now`): a Kafka broker's authorizer
+applies an ACL change to every request it handles after the change, a
+transaction already open included (``StandardAuthorizer`` has no notion of a
+transaction; KafkaApis asks it afresh for every request).
+
 Around a coordinator request the gate also *observes*: if the request changed
 the transactional id's coordinator entry and its principal has no Write on
-that transactional id by the ACLs (judged by :func:`authorize`, whatever the
-variant's switches say) -- or the principal is the adversary -- the change is
-recorded in :class:`model.security.records.SecurityGhost` for the invariant
-``unauthorized_never_changes_transaction``.
+that transactional id by the ACLs in force (judged by :func:`authorize`,
+whatever the variant's switches say), the change is recorded in :class:`model.security.records.SecurityGhost` for the
+invariant ``unauthorized_never_changes_transaction``; and every refusal is
+recorded (principal, API, error) for the oracle properties of
+:mod:`invariants.security`.
 """
 
 from __future__ import annotations
@@ -37,11 +44,13 @@ from keos.model.protocol.messages import (
 )
 from keos.model.security import checks
 from keos.model.security.authorizer import transactional_id_name
-from keos.model.security.records import SecurityConfig, TxnChange, security_of
+from keos.model.security.records import Refusal, SecurityConfig, TxnChange, security_of
 from keos.model.systems.transactions_records import TxnSystemState
 
 __all__ = [
     "ADVERSARY",
+    "acls_in_force",
+    "acls_now",
     "claimed_transactional_id",
     "claimed_transactional_id_index",
     "coordinator_request",
@@ -49,7 +58,9 @@ __all__ = [
     "deny_produce",
     "deny_txn_offset_commit",
     "label_metadata",
+    "observe_change",
     "principal_of",
+    "refused",
 ]
 
 #: The adversary's network identity (its requests are sent and answered in one step).
@@ -58,6 +69,32 @@ COORDINATOR = "tc"
 BROKER = "b0"
 
 Result = tuple[TxnSystemState, tuple[str, ...]] | None
+
+
+def acls_in_force(system: Any, s: TxnSystemState) -> SecurityConfig:
+    """The scenario's security settings with the bindings revoked so far removed."""
+    return security_of(system).revoked(s.security.revoked())
+
+
+def acls_now(system: Any, s: TxnSystemState) -> SecurityConfig:
+    """The ACLs the broker's authorizer decides by: those in force (the scenario's, without the switch
+    ``apply_acl_changes``)."""
+    return acls_in_force(system, s) if system.flags.apply_acl_changes else security_of(system)
+
+
+def refused(sec: SecurityConfig, s: TxnSystemState, principal: str, api: str, error: str) -> TxnSystemState:
+    """``s`` with the refusal of ``principal``'s ``api`` request noted (once per kind) in the ghost -- when a
+    property reads it: the principal is one the scenario states an expectation about, or a binding was revoked
+    (a ghost nobody reads would only split states)."""
+    revoked = bool(s.security.revocations)
+    if error == Errors.INVALID_RECORD:
+        return s  # the log's refusal of a client's control batch is no authorization decision
+    if not (revoked or principal in sec.expect_granted or principal in sec.expect_denied):
+        return s
+    refusal = Refusal(principal, api, error, revoked)
+    if refusal in s.security.refusals:
+        return s
+    return s._replace(security=s.security._replace(refusals=tuple(sorted((*s.security.refusals, refusal)))))
 
 
 def principal_of(sec: SecurityConfig, src: str) -> str:
@@ -76,24 +113,24 @@ def claimed_transactional_id_index(system: Any, s: TxnSystemState) -> int:
     """The model index of the transactional id the adversary's Produce names (-1: none the model tracks)."""
     name = security_of(system).adversary_transactional_id
     for t in range(len(s.coordinator)):
-        if transactional_id_name(t) == name:
+        if transactional_id_name(t) == name:  # no branch: the gate's adversaries claim ids no client uses
             return t
     return -1
 
 
 def deny_produce(system: Any, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:
     """``handleProduceRequest``'s checks; the denial answer, or ``None`` to go on."""
-    sec = security_of(system)
+    sec = acls_now(system, s)
     principal = principal_of(sec, env.src)
     tid = claimed_transactional_id(sec, s, env.src)
-    error = checks.produce(sec, principal, tid, req.partition, req.transactional, False, system.flags)
+    error = checks.produce(sec, principal, tid, req.partition, False, system.flags)
     if error == Errors.NONE:
         return None
     resp = ProduceResponse(
         req.producer, req.connection, req.partition, req.producer_epoch, req.base_sequence, error, -1
     )
     s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, resp)))
-    return s, ("authz_denied:Produce", f"error:{error}")
+    return refused(sec, s, principal, "Produce", error), ("authz_denied:Produce", f"error:{error}")
 
 
 def _coordinator_check(sec: SecurityConfig, principal: str, req: Any, flags: Any) -> tuple[str, str, Any]:
@@ -115,28 +152,30 @@ def _coordinator_check(sec: SecurityConfig, principal: str, req: Any, flags: Any
 
 def coordinator_request(system: Any, s: TxnSystemState, env: net.Envelope, req: Any, append_ok: bool) -> Result:
     """An InitProducerId / AddPartitionsToTxn / EndTxn request: authorize, handle, observe."""
-    sec = security_of(system)
+    sec = acls_now(system, s)
     principal = principal_of(sec, env.src)
     api, error, denial = _coordinator_check(sec, principal, req, system.flags)
     if error != Errors.NONE:
         s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, denial)))
-        return s, (f"authz_denied:{api}", f"error:{error}")
-    t = req.transactional_id
-    before = s.coordinator[t]
+        return refused(sec, s, principal, api, error), (f"authz_denied:{api}", f"error:{error}")
     result = system._on_coordinator_request(s, env, req, append_ok)
-    if result is None:
-        return None
+    assert result is not None  # the coordinator always answers
     new, events = result
-    after = new.coordinator[t]
-    observed = env.src == ADVERSARY or not sec.may_write_transactional_id(principal, t)
-    if after != before and observed:
-        change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))
-        ghost = new.security._replace(txn_changes=(*new.security.txn_changes, change))
-        new = new._replace(security=ghost)
-    return new, events
+    return observe_change(system, new, s, principal, api, req.transactional_id), events
 
 
-def label_metadata(md: Any) -> str:
+def observe_change(system: Any, new: TxnSystemState, old: TxnSystemState, principal: str, api: str, t: int) -> Any:
+    """``new`` with the change of transactional id ``t``'s coordinator entry noted, if ``principal`` -- whose
+    ``api`` request made it -- has no Write on ``t`` by the ACLs in force (whatever the gate's switches said)."""
+    before, after = old.coordinator[t], new.coordinator[t]
+    allowed = acls_in_force(system, old).may_write_transactional_id(principal, t)
+    if after == before or allowed:  # no branch: a change without Write needs a broken check (keos mutants)
+        return new
+    change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))
+    return new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
+
+
+def label_metadata(md: Any) -> str:  # unreachable: describes a violation, which only a broken check produces
     """A coordinator entry in one line, for the ghost history."""
     if md is None:
         return "none"
@@ -145,25 +184,27 @@ def label_metadata(md: Any) -> str:
 
 def deny_add_offsets(system: Any, s: TxnSystemState, env: net.Envelope, req: AddOffsetsToTxnRequest) -> Result:
     """``handleAddOffsetsToTxnRequest``'s checks (TransactionalId Write, Group Read); the denial or ``None``."""
-    sec = security_of(system)
+    sec = acls_now(system, s)
+    principal = principal_of(sec, env.src)
     tid = transactional_id_name(req.transactional_id)
-    error = checks.add_offsets_to_txn(sec, principal_of(sec, env.src), tid, req.group, system.flags)
+    error = checks.add_offsets_to_txn(sec, principal, tid, req.group, system.flags)
     if error == Errors.NONE:
         return None
     resp = AddOffsetsToTxnResponse(req.producer, req.connection, error)
     s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
-    return s, ("authz_denied:AddOffsetsToTxn", f"error:{error}")
+    return refused(sec, s, principal, "AddOffsetsToTxn", error), ("authz_denied:AddOffsetsToTxn", f"error:{error}")
 
 
 def deny_txn_offset_commit(
     system: Any, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest, group_coordinator: str
 ) -> Result:
     """``handleTxnOffsetCommitRequest``'s checks (TransactionalId Write, Group Read); the denial or ``None``."""
-    sec = security_of(system)
+    sec = acls_now(system, s)
+    principal = principal_of(sec, env.src)
     tid = transactional_id_name(req.transactional_id)
-    error = checks.txn_offset_commit(sec, principal_of(sec, env.src), tid, req.group, system.flags)
+    error = checks.txn_offset_commit(sec, principal, tid, req.group, system.flags)
     if error == Errors.NONE:
         return None
     resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
     s = s._replace(network=net.send(s.network, net.Envelope(group_coordinator, env.src, env.connection, resp)))
-    return s, ("authz_denied:TxnOffsetCommit", f"error:{error}")
+    return refused(sec, s, principal, "TxnOffsetCommit", error), ("authz_denied:TxnOffsetCommit", f"error:{error}")

@@ -6,13 +6,17 @@ runs as, the super users (the brokers) and the adversary's identity.
 :class:`SecurityGhost` sits in :class:`model.systems.transactions_records.TxnSystemState`
 and records only what an *observer* needs and cannot read from the logs: the
 coordinator changes caused by a principal the ACLs do not allow (or by the
-adversary), the control batches the adversary's requests appended, and which
-applications abandoned their transaction.
+adversary), the control batches the adversary's requests appended, which
+applications abandoned their transaction, and which requests the gate refused.
+It also holds the one piece of security *state* that changes during a run:
+the bindings an operator has removed so far (``revocations``; the broker's
+authorizer applies an ACL change to every request handled after it,
+``StandardAuthorizer`` reading the metadata log's ``RemoveAccessControlEntryRecord``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from keos.model.codec import record
@@ -25,7 +29,17 @@ from keos.model.security.authorizer import (
     transactional_id_name,
 )
 
-__all__ = ["BROKER_PRINCIPAL", "OPEN", "ControlAppend", "SecurityConfig", "SecurityGhost", "TxnChange", "security_of"]
+__all__ = [
+    "BROKER_PRINCIPAL",
+    "NONE",
+    "ControlAppend",
+    "Refusal",
+    "Revocation",
+    "SecurityConfig",
+    "SecurityGhost",
+    "TxnChange",
+    "security_of",
+]
 
 #: The principal brokers (the transaction coordinator sending WriteTxnMarkers) run as.
 BROKER_PRINCIPAL = "User:broker"
@@ -38,18 +52,34 @@ class SecurityConfig:
     Attributes:
         acls: the ACL bindings (allow and deny).
         principals: the principal of client ``i`` (missing entries: ``User:p<i>``).
-        super_users: ``super.users``; the brokers by default.
+        super_users: ``super.users`` (a scenario's default: the brokers, :data:`BROKER_PRINCIPAL`).
         adversary: the principal the adversary's own connections authenticate as.
         adversary_transactional_id: the transactional.id the adversary puts in
             its Produce requests (KafkaApis authorizes a transactional Produce by
             that field, not by the producer id in the batch).
+        revocable: bindings of ``acls`` an operator may remove while the run goes
+            on (``kafka-acls --remove``; the ``revoke_acl`` fault budget).
+        expect_denied: principals the scenario states must be refused some request
+            their transactions need -- an oracle written from Kafka's ACL semantics,
+            independent of :func:`authorize`, for ``denied_principal_commits_nothing``.
+        expect_granted: principals the scenario states every request of their
+            clients is allowed (``granted_principal_never_refused``).
+        expect_errors: the errors the scenario states its refusals carry -- those
+            of the resource types it denies or revokes (``KafkaApis`` answers a
+            refusal with the error of the resource whose check failed:
+            TRANSACTIONAL_ID_, TOPIC_, GROUP_, CLUSTER_AUTHORIZATION_FAILED);
+            ``refusals_carry_kafkas_error``.
     """
 
     acls: tuple[AclBinding, ...] = ()
     principals: tuple[str, ...] = ()
-    super_users: tuple[str, ...] = (BROKER_PRINCIPAL,)
+    super_users: tuple[str, ...] = ()
     adversary: str = "User:mallory"
     adversary_transactional_id: str = "txn-mallory"
+    revocable: tuple[AclBinding, ...] = ()
+    expect_denied: tuple[str, ...] = ()
+    expect_granted: tuple[str, ...] = ()
+    expect_errors: tuple[str, ...] = ()
 
     def principal_of(self, client: int) -> str:
         """The principal client ``client`` authenticates as."""
@@ -68,41 +98,29 @@ class SecurityConfig:
         """Write on the topic of data partition ``partition``."""
         return self.allows(principal, Operation.WRITE, ResourceType.TOPIC, topic_name(partition))
 
-    def threat_model(self) -> list[str]:
-        """One line per principal: what the ACLs let it do (for ``keos list`` and reports)."""
-        principals = sorted({b.principal for b in self.acls} | set(self.principals) | {self.adversary})
-        out = []
-        for p in principals:
-            grants = [b.label().split(" ", 1)[1] for b in self.acls if b.principal == p and b.permission == "Allow"]
-            denies = [b.label().split(" ", 2)[2] for b in self.acls if b.principal == p and b.permission == "Deny"]
-            text = ", ".join(grants) if grants else "nothing"
-            if denies:
-                text += "; denied " + ", ".join(denies)
-            role = " (adversary)" if p == self.adversary else ""
-            out.append(f"{p}{role}: {text}")
-        return out
+    def revoked(self, revoked: tuple[int, ...]) -> SecurityConfig:
+        """This configuration with the bindings ``revocable[i]`` (``i`` in ``revoked``) removed."""
+        if not revoked:
+            return self
+        gone = {self.revocable[i] for i in revoked}
+        return replace(self, acls=tuple(b for b in self.acls if b not in gone))
 
 
-#: A cluster without an authorizer: every principal may do everything (no ``[security]`` section).
-OPEN = SecurityConfig(
-    acls=(
-        AclBinding("User:*", Operation.ALL, ResourceType.TRANSACTIONAL_ID, "*"),
-        AclBinding("User:*", Operation.ALL, ResourceType.TOPIC, "*"),
-        AclBinding("User:*", Operation.ALL, ResourceType.GROUP, "*"),
-        AclBinding("User:*", Operation.ALL, ResourceType.CLUSTER, "*"),
-    )
-)
+#: The settings of a scenario without ``[security]``: no request of it is authorized (the gate runs only for a
+#: scenario with ``[security]``, which every scenario with adversary or revocation budgets must have).
+NONE = SecurityConfig()
 
 
 def security_of(system: object) -> SecurityConfig:
-    """A system's security settings, :data:`OPEN` when its scenario has none."""
+    """A system's security settings (:data:`NONE` when its scenario has none)."""
     sec = getattr(system, "security", None)
-    return sec if isinstance(sec, SecurityConfig) else OPEN
+    return sec if isinstance(sec, SecurityConfig) else NONE
 
 
 @record
 class TxnChange(NamedTuple):
-    """A request of ``principal`` changed transactional id ``transactional_id``'s coordinator entry."""
+    """A request of ``principal`` changed transactional id ``transactional_id``'s coordinator entry without Write on
+    it by the ACLs in force."""
 
     principal: str
     transactional_id: int
@@ -122,10 +140,39 @@ class ControlAppend(NamedTuple):
 
 
 @record
+class Refusal(NamedTuple):
+    """The gate refused a request of ``principal`` (``api``) with ``error``; ``revoked``: after a revocation."""
+
+    principal: str
+    api: str
+    error: str
+    revoked: bool
+
+
+@record
+class Revocation(NamedTuple):
+    """An operator removed ``SecurityConfig.revocable[binding]``; ``log_ends``: every data partition's log end then,
+    ``offsets_end``: the consumer group's offsets log end (-1: no group)."""
+
+    binding: int
+    log_ends: tuple[int, ...]
+    offsets_end: int = -1
+
+
+@record
 class SecurityGhost(NamedTuple):
-    """Observer history for the security invariants (:mod:`invariants.security`)."""
+    """Observer history for the security invariants (:mod:`invariants.security`), and the revocations so far.
+
+    ``refusals`` is a set (sorted, no repeats): which principal was refused which request, not how often.
+    """
 
     txn_changes: tuple[TxnChange, ...] = ()
     control_appends: tuple[ControlAppend, ...] = ()
     abandoned: tuple[int, ...] = ()
     adversary_records: int = 0
+    refusals: tuple[Refusal, ...] = ()
+    revocations: tuple[Revocation, ...] = ()
+
+    def revoked(self) -> tuple[int, ...]:
+        """The indices of the revocable bindings removed so far, in order."""
+        return tuple(r.binding for r in self.revocations)

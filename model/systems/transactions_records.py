@@ -48,6 +48,7 @@ TXN_FAULT_KINDS = (
     "hijack_init",
     "forge_marker",
     "endless_txn",
+    "revoke_acl",  # an operator removes an ACL binding mid-run (model.security.operator)
     "rebalance",  # last: model.systems.eos reads it as the last kind
 )
 
@@ -97,6 +98,7 @@ class TxnFaultBudget:
     hijack_init: int = 0
     forge_marker: int = 0
     endless_txn: int = 0
+    revoke_acl: int = 0
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
