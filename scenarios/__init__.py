@@ -304,7 +304,7 @@ def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
     if not isinstance(default, bool):
         raise ScenarioError(f"{where}: 'default' must be true or false")
     variant = data.get("variant", "kafka")
-    if variant not in VARIANTS:
+    if not isinstance(variant, str) or variant not in VARIANTS:
         raise ScenarioError(f"{where}: unknown variant {variant!r} (known: {', '.join(sorted(VARIANTS))})")
     permitted = data.get("permitted", [])
     if not isinstance(permitted, list) or not all(isinstance(p, str) for p in permitted):
