@@ -179,8 +179,11 @@ def swarm_profile(fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
     1/2 and independently: the protocol bias (:data:`PROTOCOL_BIAS`), the
     newest-first bias (:data:`NEWEST_FIRST`, rate in :data:`NEWEST_FIRST_RATE`)
     and fault triggers (:data:`FAULT_TRIGGER`, share in :data:`TRIGGER_SHARE`;
-    a triggered run lists every fault kind with weight 1, the triggers decide
-    which fires where).  The draws come in that order from a stream of their
+    the subset still says which kinds a triggered run may inject: fewer kinds,
+    fewer trigger points that spend the budget before the one that matters;
+    against triggers over every kind, measured on ``keos sweep --mutants
+    --runs 2000``, it raised the rarest catches, e.g. a failed CompleteCommit
+    append from 2 to 6 runs, at a cost to easier ones).  The draws come in that order from a stream of their
     own (``derive_seed(seed, "swarm")``), so the profile does not shift the
     walk and a later dimension never changes an earlier one's draw.
     """
@@ -200,7 +203,6 @@ def swarm_profile(fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
     if rng.random() < TRIGGER_RUNS:
         low, high = TRIGGER_SHARE
         profile[FAULT_TRIGGER] = round(2.0 ** rng.uniform(math.log2(low), math.log2(high)), 4)
-        profile.update({k: 1.0 for k in kinds})  # every kind: the triggers choose which fires where
     return profile
 
 
