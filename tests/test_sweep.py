@@ -20,7 +20,7 @@ from keos.checker.sweep.campaign import (
 )
 from keos.checker.sweep.runs import describe_batch, execute_batch, run_ordinals
 from keos.checker.sweep.simulate import FAULT_TRIGGER, NEWEST_FIRST, PROTOCOL_BIAS, derive_seed
-from keos.checker.trace import load_trace, replay
+from keos.checker.trace import load_trace, replay, replay_actions
 from keos.scenarios import build_model, builtin_scenarios, resolve_scenario
 
 MUTANT = "no_idempotence"
@@ -344,3 +344,24 @@ def test_small_sweep_catches_what_the_old_swarm_rarely_did(
     old = execute_batch(describe_batch(json.dumps(spec.to_json()), run_ordinals(0, runs))).to_pylist()
     assert not any(k in (NEWEST_FIRST, FAULT_TRIGGER) for r in old for k, _ in r["fault_weights"])
     assert 3 * sum(bool(r["violation"]) for r in old) < len(bad)
+
+
+def test_minimisation_memo_is_per_model(tmp_path: Path) -> None:
+    """Two cells of one batch can produce the same walk and violation; the minimal trace of one need not replay
+    on the other (found by the newest-first and trigger runs: reach_idempotence_acks1 run 12 and
+    reach_idempotence_replication run 50 under no_idempotence). Each row's trace replays on its own model."""
+    spec = plan_sweep(variants=[MUTANT], runs=60)
+    descriptors = describe_batch(json.dumps(spec.to_json()), run_ordinals(0, spec.total_runs))
+    wanted = {
+        "reach_idempotence_acks1/no_idempotence/swarm/12",
+        "reach_idempotence_replication/no_idempotence/swarm/50",
+    }
+    rows = descriptors.filter(pa.array([r in wanted for r in descriptors.column("run_id").to_pylist()]))
+    assert rows.num_rows == 2
+    results = execute_batch(rows).to_pylist()
+    assert [r["violation"] for r in results] == ["no_acked_loss", "no_acked_loss"]
+    for r in results:
+        model = build_model(resolve_scenario(r["scenario"]), r["variant"])
+        actions = [model.action_from_json(a) for a in json.loads(r["trace_actions"])]
+        prop = next(p for p in model.properties() if p.name == r["violation"])
+        assert replay_actions(model, actions, prop).confirmed
