@@ -57,7 +57,11 @@ Two more swarm dimensions, each drawn for half of the swarm runs, independently
   elsewhere the run injects no fault.
 
 The profile key of each (``~protocol``, ``~newest``, ``~trigger``) is part of
-the run's descriptor, next to the fault weights.
+the run's descriptor, next to the fault weights.  Still about one run in
+1,000 or fewer: a bug that needs *two* precisely placed faults (a batch expiry,
+then the loss of the second InitProducerId answer: ``init_pid_retry_fenced``)
+or one long specific interleaving of Connect workers
+(``no_reread_after_producer_init``); the explicit search finds both.
 
 Determinism contract: a run is a pure function of its descriptor (model,
 seed, step budget, fault weights).  All randomness comes from
