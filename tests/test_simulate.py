@@ -8,11 +8,18 @@ import pytest
 
 from keos.checker.minimize import fails
 from keos.checker.sweep.simulate import (
+    FAULT_TRIGGER,
+    NEWEST_FIRST,
+    NEWEST_FIRST_CAP,
+    NEWEST_FIRST_RATE,
     PROFILES,
     PROTOCOL_BIAS,
     PROTOCOL_BIAS_SPREAD,
+    TRIGGER_BOOST,
+    TRIGGER_SHARE,
     derive_seed,
     fault_profile,
+    fault_trigger,
     investigate,
     lane,
     protocol_bias,
@@ -48,18 +55,25 @@ def test_swarm_profile_is_a_random_nonempty_subset_with_bounded_weights() -> Non
     kinds = model().fault_kinds()
     assert set(kinds) == {"drop", "duplicate", "request_timeout", "batch_expiry", "leader_restart"}
     subsets = set()
-    biased = 0
+    biased = newest = triggered = 0
     for seed in range(200):
         profile = swarm_profile(kinds, seed)
         assert profile == swarm_profile(kinds, seed)
-        faults = {k: w for k, w in profile.items() if k != PROTOCOL_BIAS}
+        faults = {k: w for k, w in profile.items() if not k.startswith("~")}
+        assert set(profile) - set(faults) <= {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER}
         assert faults and set(faults) <= set(kinds)
         assert all(1 / 8 <= w <= 2 for w in faults.values())
         assert profile.get(PROTOCOL_BIAS, PROTOCOL_BIAS_SPREAD) == PROTOCOL_BIAS_SPREAD
+        assert NEWEST_FIRST_RATE[0] <= profile.get(NEWEST_FIRST, NEWEST_FIRST_RATE[0]) <= NEWEST_FIRST_RATE[1]
+        if FAULT_TRIGGER in profile:
+            assert TRIGGER_SHARE[0] - 1e-4 <= profile[FAULT_TRIGGER] <= TRIGGER_SHARE[1] + 1e-4
         subsets.add(frozenset(faults))
         biased += PROTOCOL_BIAS in profile
+        newest += NEWEST_FIRST in profile
+        triggered += FAULT_TRIGGER in profile
     assert len(subsets) > 10  # runs really differ in which faults they enable
     assert 60 < biased < 140  # half of the runs carry a protocol bias, the rest weigh every step 1
+    assert 60 < newest < 140 and 60 < triggered < 140  # and, independently, newest-first and fault triggers
     assert swarm_profile((), 1) == {}
     assert fault_profile("uniform", kinds, 1) == {k: 1.0 for k in kinds}
     assert fault_profile("none", kinds, 1) == {}
@@ -159,15 +173,27 @@ def _reference_walk(m, seed: int, steps: int, weights: dict[str, float]):
     bad = next((p.name for p in props if p.expectation is Expectation.ALWAYS and not p.holds(state)), None)
     reached |= {p.name for p in props if p.expectation is Expectation.SOMETIMES and p.holds(state)}
     quiescent = False
+    spread = weights.get(PROTOCOL_BIAS, 0.0)
+    rate = weights.get(NEWEST_FIRST, 0.0)
+    share = weights.get(FAULT_TRIGGER, 0.0)
+    since: dict[Action, int] = {}  # protocol step -> first step of its current enabled stretch
     while bad is None and len(taken) < steps:
-        spread = weights.get(PROTOCOL_BIAS, 0.0)
+        enabled = m.actions(state)
+        since = {a: since.get(a, len(taken)) for a in enabled if m.fault_kind(a) is None}
+        last = lane(taken[-1]) if taken else ""  # "" = the initial state, its one "step"
+        occurrence = sum(lane(a) == last for a in taken) if taken else 1
 
-        def protocol(a: Action, spread: float = spread) -> float:
-            return protocol_bias(seed, lane(a), spread) if spread else 1.0
+        def protocol(a: Action, since: dict[Action, int] = since) -> float:
+            w = protocol_bias(seed, lane(a), spread) if spread else 1.0
+            return w * 2.0 ** -(rate * min(len(taken) - since[a], NEWEST_FIRST_CAP))
 
-        options = [
-            (a, protocol(a) if m.fault_kind(a) is None else weights.get(m.fault_kind(a), 0.0)) for a in m.actions(state)
-        ]
+        def fault(kind: str, last: str = last, occurrence: int = occurrence) -> float:
+            w = weights.get(kind, 0.0)
+            if not share:
+                return w
+            return w * TRIGGER_BOOST if fault_trigger(seed, last, kind, share) == occurrence else 0.0
+
+        options = [(a, protocol(a) if m.fault_kind(a) is None else fault(m.fault_kind(a))) for a in enabled]
         options = [(a, w) for a, w in options if w > 0.0]
         if not options:
             quiescent = True

@@ -18,8 +18,9 @@ from keos.checker.sweep.campaign import (
     run_sweep,
     run_sweep_command,
 )
-from keos.checker.sweep.simulate import PROTOCOL_BIAS, derive_seed
-from keos.checker.trace import load_trace, replay
+from keos.checker.sweep.runs import describe_batch, execute_batch, run_ordinals
+from keos.checker.sweep.simulate import FAULT_TRIGGER, NEWEST_FIRST, PROTOCOL_BIAS, derive_seed
+from keos.checker.trace import load_trace, replay, replay_actions
 from keos.scenarios import build_model, builtin_scenarios, resolve_scenario
 
 MUTANT = "no_idempotence"
@@ -111,7 +112,10 @@ def test_sweep_output_dedup_and_replayable_traces(tmp_path: Path) -> None:
     kinds = set(spec.cells[0].fault_kinds)
     for r in rows:
         assert r["seed"] == derive_seed(5, r["run_id"])
-        assert r["fault_weights"] and {k for k, _ in r["fault_weights"]} - {PROTOCOL_BIAS} <= kinds  # swarm profile
+        assert (
+            r["fault_weights"]
+            and {k for k, _ in r["fault_weights"]} - {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER} <= kinds
+        )
         assert {k for k, _ in r["faults"]} <= {k for k, _ in r["fault_weights"]}
         assert 0 < r["steps"] <= 40
     bad = [r for r in rows if r["violation"]]
@@ -238,3 +242,126 @@ def test_progress_moves_within_a_chunk(tmp_path: Path) -> None:
     assert all(t == 1200 for _, t in calls) and done == sorted(done)
     assert done[0] == 0 and done[-1] == 1200 == result.runs
     assert {d for d in done if 0 < d < 1200}  # tasks of the chunk reported before it finished
+
+
+# -- swarm dimensions of the random walk (issue 27): newest-first, fault triggers ----------------------
+
+
+def _steps_with_lanes(m, actions):
+    """(lane of the previous step, its occurrence, action) for each action: "" / 1 for the first."""
+    from keos.checker.sweep.simulate import lane
+
+    seen: dict[str, int] = {}
+    last, n = "", 1
+    for a in actions:
+        yield last, n, a
+        last = lane(a)
+        seen[last] = seen.get(last, 0) + 1
+        n = seen[last]
+
+
+def test_fault_triggers_are_seeded_per_pair_and_place_every_fault() -> None:
+    from keos.checker.sweep.simulate import fault_trigger, random_walk, swarm_profile
+
+    # a pure function of (seed, lane, kind, share): about a share p of the pairs trigger, at occurrence 1 for half
+    draws = [fault_trigger(seed, f"L{i}", "drop", 0.25) for seed in range(40) for i in range(25)]
+    assert draws == [fault_trigger(seed, f"L{i}", "drop", 0.25) for seed in range(40) for i in range(25)]
+    on = [n for n in draws if n]
+    assert 0.2 < len(on) / len(draws) < 0.3
+    assert 0.4 < on.count(1) / len(on) < 0.6 and max(on) > 2
+    # in a triggered run every fault fires right after the n-th step of a lane that triggers its kind, and
+    # triggered runs differ from untriggered ones in where their faults land
+    m = build_model(resolve_scenario("reach_idempotence_replication"), "kafka")
+    checked = 0
+    for i in range(120):
+        seed = derive_seed(11, i)
+        profile = swarm_profile(m.fault_kinds(), seed)
+        if FAULT_TRIGGER not in profile:
+            continue
+        walk = random_walk(m, seed, 50, profile)
+        assert walk.actions == random_walk(m, seed, 50, profile).actions
+        for last, n, a in _steps_with_lanes(m, walk.actions[: walk.steps - walk.settle_steps]):
+            kind = m.fault_kind(a)
+            if kind is not None:
+                assert fault_trigger(seed, last, kind, profile[FAULT_TRIGGER]) == n
+                checked += 1
+    assert checked > 20
+
+
+def test_newest_first_takes_fresh_steps_and_leaves_long_pending_ones() -> None:
+    """Under the newest-first bias more of the protocol steps a walk takes were enabled by the step just before
+    (the walk follows its causal chain), and what has been pending -- markers, timeouts -- waits longer."""
+    from keos.checker.sweep.simulate import random_walk
+
+    m = build_model(resolve_scenario("txn_kafka_17754_delayed_endtxn"), "kafka")
+
+    def ages(weights: dict[str, float]) -> list[int]:
+        ages = []
+        for seed in range(40):
+            walk = random_walk(m, seed, 40, weights)
+            state, since = m.init_states()[0], {}
+            for t, a in enumerate(walk.actions[: walk.steps - walk.settle_steps]):
+                since = {b: since.get(b, t) for b in m.actions(state)}
+                if m.fault_kind(a) is None:
+                    ages.append(t - since[a])
+                state = m.step(state, a).state
+        return ages
+
+    plain = {k: 0.25 for k in m.fault_kinds()}
+    newest = {**plain, NEWEST_FIRST: 2.0}
+    assert random_walk(m, 3, 40, newest).actions == random_walk(m, 3, 40, newest).actions
+    old, new = ages(plain), ages(newest)
+    assert new.count(0) / len(new) > old.count(0) / len(old) + 0.1
+    assert max(new) > max(old)
+
+
+@pytest.mark.parametrize(
+    ("variant", "key", "runs"),
+    [
+        # a group-coordinator failover after the TxnOffsetCommit and before its marker: 1 run in 1,000 before
+        ("load_commits_pending_offsets", "~trigger", 240),
+        # KAFKA-18464: an InitProducerId while the previous transaction's markers are still pending
+        ("no_kafka_18464_fix", "~newest", 120),
+    ],
+)
+def test_small_sweep_catches_what_the_old_swarm_rarely_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variant: str, key: str, runs: int
+) -> None:
+    """A small sweep catches the variant through runs that carry the new dimension; the same runs without the
+    new dimensions (the swarm before issue 27) catch it less than a third as often; every trace replays."""
+    import keos.checker.sweep.simulate as simulate
+
+    spec = plan_sweep(variants=[variant], mutants=True, runs=runs, seed=0)
+    result = run_sweep(spec, tmp_path / "new", local_python=True)
+    assert result.exit_code == 0 and result.mutants()[0]["caught"]
+    bad = [r for r in read_runs(tmp_path / "new").to_pylist() if r["violation"] and not r["permitted"]]
+    assert sum(key in dict(r["fault_weights"]) for r in bad) >= 3
+    for s in result.signatures:
+        data = load_trace(s.trace_path)
+        assert replay(build_model(resolve_scenario(data["scenario"]), data["variant"]), data).confirmed
+    monkeypatch.setattr(simulate, "TRIGGER_RUNS", 0.0)
+    monkeypatch.setattr(simulate, "NEWEST_FIRST_RUNS", 0.0)
+    old = execute_batch(describe_batch(json.dumps(spec.to_json()), run_ordinals(0, runs))).to_pylist()
+    assert not any(k in (NEWEST_FIRST, FAULT_TRIGGER) for r in old for k, _ in r["fault_weights"])
+    assert 3 * sum(bool(r["violation"]) for r in old) < len(bad)
+
+
+def test_minimisation_memo_is_per_model(tmp_path: Path) -> None:
+    """Two cells of one batch can produce the same walk and violation; the minimal trace of one need not replay
+    on the other (found by the newest-first and trigger runs: reach_idempotence_acks1 run 12 and
+    reach_idempotence_replication run 50 under no_idempotence). Each row's trace replays on its own model."""
+    spec = plan_sweep(variants=[MUTANT], runs=60)
+    descriptors = describe_batch(json.dumps(spec.to_json()), run_ordinals(0, spec.total_runs))
+    wanted = {
+        "reach_idempotence_acks1/no_idempotence/swarm/12",
+        "reach_idempotence_replication/no_idempotence/swarm/50",
+    }
+    rows = descriptors.filter(pa.array([r in wanted for r in descriptors.column("run_id").to_pylist()]))
+    assert rows.num_rows == 2
+    results = execute_batch(rows).to_pylist()
+    assert [r["violation"] for r in results] == ["no_acked_loss", "no_acked_loss"]
+    for r in results:
+        model = build_model(resolve_scenario(r["scenario"]), r["variant"])
+        actions = [model.action_from_json(a) for a in json.loads(r["trace_actions"])]
+        prop = next(p for p in model.properties() if p.name == r["violation"])
+        assert replay_actions(model, actions, prop).confirmed

@@ -198,9 +198,12 @@ def describe_batch(spec_json: str, batch: pa.RecordBatch) -> pa.RecordBatch:
 def execute_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
     """Run every descriptor in ``batch``; one result row per run."""
     rows: dict[str, list[Any]] = {name: [] for name in RESULT_SCHEMA.names}
-    cache: dict[tuple[str, tuple[Action, ...]], list[Action]] = {}
+    # one minimisation memo per model: two scenarios (or variants) can share a walk's actions and invariant while
+    # the minimal trace of one does not replay on the other (a batch spans cells)
+    caches: dict[tuple[str, str, str], dict[tuple[str, tuple[Action, ...]], list[Action]]] = {}
     for d in batch.to_pylist():
         model, permitted = _model(d["scenario"], d["scenario_toml"], d["variant"])
+        cache = caches.setdefault((d["scenario"], d["scenario_toml"], d["variant"]), {})
         weights = dict(d["fault_weights"])
         walk = random_walk(model, d["seed"], d["max_steps"], weights)
         finding = investigate(model, walk, d["scenario"], d["variant"], permitted, cache)
