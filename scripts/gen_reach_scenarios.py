@@ -50,6 +50,8 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_kafka_14034",
         "reach_idempotence_kafka_14034_fix",
         "reach_txn_tv1_pending",
+        "reach_txn_tv1_stale_init",
+        "reach_txn_tv2_pending_overflow",
     }
 )
 
@@ -133,6 +135,43 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         "completion's (retried with its pending state kept).",
         "transactions": PENDING_ZOMBIES,
         "faults": {"append_failure": 1, "total": 1},
+    },
+    "stale_init": {
+        "tvs": ("tv1",),
+        "text": "two instances of one transactional.id, one transaction each, no request lost: a batch of either "
+        "may expire, so the instance aborts and (KIP-360) sends InitProducerId with the (producer id, epoch) it "
+        "holds -- possibly after the other instance's initTransactions bumped the epoch past it. A stale "
+        "epoch that is neither the current one nor the lastProducerEpoch of a lost bump must be answered "
+        "PRODUCER_FENCED (TransactionCoordinator.handleInitProducerId), never handed the current epoch.",
+        "transactions": {
+            "producers": 2,
+            "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 1,
+            "shared_transactional_id": True,
+            "retries": 1,
+        },
+        "faults": {"batch_expiry": 1, "total": 1},
+    },
+    "pending_overflow": {
+        "tvs": ("tv2",),
+        "text": "Kafka's coordinator granularity (pending_transitions) at producer-epoch exhaustion "
+        "(max_producer_epoch = 3 stands for Short.MAX_VALUE): one producer, three transactions of one record; "
+        "every TV2 end of transaction bumps the epoch, so an EndTxn (a commit, an abort, or the empty abort "
+        "of a transaction whose batch expired) reaches the exhausted epoch and allocates the next producer id "
+        "before its PrepareCommit/PrepareAbort append completes (generateTxnTransitMetadataForTxnCompletion): "
+        "the id is taken while the append is in flight, and the producer moves to it only when the "
+        "completion is logged.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 3,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "pending_transitions": True,
+            "retries": 1,
+        },
+        "faults": {"batch_expiry": 1, "total": 1},
     },
 }
 
