@@ -153,6 +153,24 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         },
         "faults": {"batch_expiry": 1, "total": 1},
     },
+    "exhausted_zombie": {
+        "tvs": ("tv1",),
+        "text": "two instances of one transactional.id at a small epoch limit (max_producer_epoch = 3 stands for "
+        "Short.MAX_VALUE), one transaction each: the newer instance's initTransactions and a KIP-360 bump after "
+        "an expired batch bring the epoch to the exhausted value, where the next InitProducerId rotates the "
+        "producer id. The older instance, a zombie whose batch expired too, then sends InitProducerId with its "
+        "stale (producer id, epoch): it must be fenced, never handed the rotated producer id.",
+        "transactions": {
+            "producers": 2,
+            "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 1,
+            "shared_transactional_id": True,
+            "max_producer_epoch": 3,
+            "retries": 1,
+        },
+        "faults": {"batch_expiry": 2, "total": 2},
+    },
     "pending_overflow": {
         "tvs": ("tv2",),
         "text": "Kafka's coordinator granularity (pending_transitions) at producer-epoch exhaustion "
