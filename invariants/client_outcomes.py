@@ -86,6 +86,14 @@ def zombies_not_fenced(s: TxnSystemState) -> list[str]:
     for i, c in enumerate(s.clients):
         if c.state != tp.C.FATAL_ERROR or c.fenced or c.data.producer_epoch < 0:
             continue
+        md = s.coordinator[c.transactional_id]
+        if md is None or md.producer_id != c.data.producer_id:
+            # the transactional id expired, or its producer id moved on (rotated at an exhausted epoch, or
+            # re-created after an expiry): Kafka answers a request naming a producer id the entry does not hold
+            # INVALID_PRODUCER_ID_MAPPING, not PRODUCER_FENCED (TransactionCoordinator.endTransaction and
+            # handleAddPartitionsToTransaction @1eb7644349cb), and TransactionManager treats it as
+            # abortableErrorIfPossible -- the promise is not a ProducerFencedException here
+            continue
         newer = [
             j
             for j, d in enumerate(s.clients)

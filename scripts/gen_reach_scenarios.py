@@ -171,6 +171,26 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         },
         "faults": {"batch_expiry": 2, "total": 2},
     },
+    "pending_takeover": {
+        "tvs": ("tv2",),
+        "text": "Kafka's coordinator granularity (pending_transitions) at producer-epoch exhaustion with two "
+        "instances of one transactional.id (max_producer_epoch = 3), two transactions each, no fault: the "
+        "epoch reaches the exhausted value through initTransactions and TV2 ends of transaction, so an "
+        "InitProducerId rotates the producer id (taking the next one before its append completes) or an EndTxn "
+        "allocates nextProducerId; the instance left on the old producer id is answered "
+        "INVALID_PRODUCER_ID_MAPPING.",
+        "transactions": {
+            "producers": 2,
+            "partitions": 1,
+            "transactions_per_producer": 2,
+            "records_per_transaction": 1,
+            "shared_transactional_id": True,
+            "max_producer_epoch": 3,
+            "pending_transitions": True,
+            "retries": 1,
+        },
+        "faults": {"total": 0},
+    },
     "pending_overflow": {
         "tvs": ("tv2",),
         "text": "Kafka's coordinator granularity (pending_transitions) at producer-epoch exhaustion "
