@@ -1256,7 +1256,7 @@ def stale_init_answer(
     x, e = req.producer_id, req.producer_epoch
     if (pid, epoch) == (x, e + 1):
         return None
-    if logged is not None and epoch == 0 and (
+    if logged is not None and epoch == 0 and (  # no branch: the other side is a violation (stale_init_fenced)
         logged.prev_producer_id == -1 or (logged.prev_producer_id == x and exhausted)
     ):
         return None
