@@ -22,9 +22,13 @@ Coordinator epochs, per step (recorded in the ghost only when broken, so the sta
 * ``epoch_bump_at_most_one``: one coordinator step raises a producer epoch by at most one
   (``prepareIncrementProducerEpoch``; KAFKA-19367 was a double bump);
 * ``fence_raises_epoch``: the PrepareAbort of an epoch fence is logged above the epoch the log held;
+* ``producer_epoch_never_decreases``: for one producer id the logged and cached epoch never goes down (an
+  exhausted epoch moves to a new producer id, it does not restart the old one at 0);
 * ``cached_epoch_follows_log``: the (producer id, epoch, state) cached in ``TransactionMetadata`` is the
   logged one; the epoch may be one above the log's exactly while an epoch fence is being appended or after
   its append failed (``hasFailedEpochFence``, KAFKA-9666);
+* ``stale_init_fenced``: an InitProducerId naming (pid, epoch) is answered NONE only with (pid, epoch + 1),
+  the new producer id that replaced pid at an exhausted epoch, or a new entry's first epoch;
 * ``acknowledged_after_logged``: an answer NONE to InitProducerId, AddPartitionsToTxn or EndTxn reports
   what the transaction log holds (the answer runs in the append's callback);
 * ``epoch_within_limit``: no epoch exceeds ``Short.MAX_VALUE`` (the scenario's ``max_producer_epoch``):
@@ -81,6 +85,14 @@ def zombies_not_fenced(s: TxnSystemState) -> list[str]:
     out: list[str] = []
     for i, c in enumerate(s.clients):
         if c.state != tp.C.FATAL_ERROR or c.fenced or c.data.producer_epoch < 0:
+            continue
+        md = s.coordinator[c.transactional_id]
+        if md is None or md.producer_id != c.data.producer_id:
+            # the transactional id expired, or its producer id moved on (rotated at an exhausted epoch, or
+            # re-created after an expiry): Kafka answers a request naming a producer id the entry does not hold
+            # INVALID_PRODUCER_ID_MAPPING, not PRODUCER_FENCED (TransactionCoordinator.endTransaction and
+            # handleAddPartitionsToTransaction @1eb7644349cb), and TransactionManager treats it as
+            # abortableErrorIfPossible -- the promise is not a ProducerFencedException here
             continue
         newer = [
             j
@@ -224,6 +236,20 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             explain=lambda s: ", ".join(_labels(s, "epoch_jump:")),
         ),
         Property(
+            name="producer_epoch_never_decreases",
+            expectation=Expectation.ALWAYS,
+            fact="For one producer id, the epoch the coordinator logs and caches never goes down: a bump is "
+            "epoch + 1, a failed fence keeps its bump, a retry keeps the epoch, and an exhausted epoch moves to "
+            "a new producer id at epoch 0.",
+            source="TransactionMetadata.prepareIncrementProducerEpoch / prepareFenceProducerEpoch / "
+            "prepareComplete (nextProducerId); KIP-360; KAFKA-9666",
+            catches="an epoch overflow that restarts the same producer id at epoch 0, a failed fence rolled back, "
+            "any path that makes a fenced (pid, epoch) current again",
+            predicate=lambda s: not _labels(s, "epoch_regress:"),
+            partners=("coordinator_bumped_epoch",),
+            explain=lambda s: ", ".join(_labels(s, "epoch_regress:")),
+        ),
+        Property(
             name="cached_epoch_follows_log",
             expectation=Expectation.ALWAYS,
             fact="The producer id, epoch and state the coordinator caches are those of its transaction log's "
@@ -290,6 +316,22 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _labels(s, "unlogged_ack:"),
             partners=("txn_committed",),
             explain=lambda s: "answered without the log backing it: " + ", ".join(_labels(s, "unlogged_ack:")),
+        ),
+        Property(
+            name="stale_init_fenced",
+            expectation=Expectation.ALWAYS,
+            fact="An InitProducerId naming a (producer id, epoch) -- a KIP-360 bump -- is answered NONE only "
+            "with the next epoch of that pair (a bump, or the retry of a bump whose answer was lost), with the "
+            "first epoch of the new producer id that replaced it at an exhausted epoch, or with a new entry's "
+            "first epoch; an instance holding a fenced epoch gets PRODUCER_FENCED, never the current epoch "
+            "nor a new producer id.",
+            source="TransactionCoordinator.handleInitProducerId (isValidProducerId) and "
+            "prepareInitProducerIdTransit (epoch, lastProducerEpoch, isEpochExhausted), KIP-360",
+            catches="a coordinator that lets a zombie's stale epoch through the bump, retry or rotation paths, "
+            "so the zombie takes over the transactional id from the instance that replaced it",
+            predicate=lambda s: not _labels(s, "stale_init:"),
+            partners=("coordinator_bumped_epoch",),
+            explain=lambda s: ", ".join(_labels(s, "stale_init:")),
         ),
         Property(
             name="coordinator_transitions_explained",

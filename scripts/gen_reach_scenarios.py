@@ -50,6 +50,8 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_kafka_14034",
         "reach_idempotence_kafka_14034_fix",
         "reach_txn_tv1_pending",
+        "reach_txn_tv1_stale_init",
+        "reach_txn_tv2_pending_overflow",
     }
 )
 
@@ -133,6 +135,81 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         "completion's (retried with its pending state kept).",
         "transactions": PENDING_ZOMBIES,
         "faults": {"append_failure": 1, "total": 1},
+    },
+    "stale_init": {
+        "tvs": ("tv1",),
+        "text": "two instances of one transactional.id, one transaction each, no request lost: a batch of either "
+        "may expire, so the instance aborts and (KIP-360) sends InitProducerId with the (producer id, epoch) it "
+        "holds -- possibly after the other instance's initTransactions bumped the epoch past it. A stale "
+        "epoch that is neither the current one nor the lastProducerEpoch of a lost bump must be answered "
+        "PRODUCER_FENCED (TransactionCoordinator.handleInitProducerId), never handed the current epoch.",
+        "transactions": {
+            "producers": 2,
+            "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 1,
+            "shared_transactional_id": True,
+            "retries": 1,
+        },
+        "faults": {"batch_expiry": 1, "total": 1},
+    },
+    "exhausted_zombie": {
+        "tvs": ("tv1",),
+        "text": "two instances of one transactional.id at a small epoch limit (max_producer_epoch = 3 stands for "
+        "Short.MAX_VALUE), one transaction each: the newer instance's initTransactions and a KIP-360 bump after "
+        "an expired batch bring the epoch to the exhausted value, where the next InitProducerId rotates the "
+        "producer id. The older instance, a zombie whose batch expired too, then sends InitProducerId with its "
+        "stale (producer id, epoch): it must be fenced, never handed the rotated producer id.",
+        "transactions": {
+            "producers": 2,
+            "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 1,
+            "shared_transactional_id": True,
+            "max_producer_epoch": 3,
+            "retries": 1,
+        },
+        "faults": {"batch_expiry": 2, "total": 2},
+    },
+    "pending_takeover": {
+        "tvs": ("tv2",),
+        "text": "Kafka's coordinator granularity (pending_transitions) at producer-epoch exhaustion with two "
+        "instances of one transactional.id (max_producer_epoch = 3), two transactions each, no fault: the "
+        "epoch reaches the exhausted value through initTransactions and TV2 ends of transaction, so an "
+        "InitProducerId rotates the producer id (taking the next one before its append completes) or an EndTxn "
+        "allocates nextProducerId; the instance left on the old producer id is answered "
+        "INVALID_PRODUCER_ID_MAPPING.",
+        "transactions": {
+            "producers": 2,
+            "partitions": 1,
+            "transactions_per_producer": 2,
+            "records_per_transaction": 1,
+            "shared_transactional_id": True,
+            "max_producer_epoch": 3,
+            "pending_transitions": True,
+            "retries": 1,
+        },
+        "faults": {"total": 0},
+    },
+    "pending_overflow": {
+        "tvs": ("tv2",),
+        "text": "Kafka's coordinator granularity (pending_transitions) at producer-epoch exhaustion "
+        "(max_producer_epoch = 3 stands for Short.MAX_VALUE): one producer, three transactions of one record; "
+        "every TV2 end of transaction bumps the epoch, so an EndTxn (a commit, an abort, or the empty abort "
+        "of a transaction whose batch expired) reaches the exhausted epoch and allocates the next producer id "
+        "before its PrepareCommit/PrepareAbort append completes (generateTxnTransitMetadataForTxnCompletion): "
+        "the id is taken while the append is in flight, and the producer moves to it only when the "
+        "completion is logged.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 3,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "pending_transitions": True,
+            "retries": 1,
+        },
+        "faults": {"batch_expiry": 1, "total": 1},
     },
 }
 

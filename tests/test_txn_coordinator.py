@@ -120,6 +120,13 @@ def test_init_exhausted_epoch_rotates_producer_id() -> None:
     assert (retry.error, retry.producer_id, retry.producer_epoch) == (Errors.NONE, 42, 0)
 
 
+def test_init_at_exhausted_epoch_fences_a_stale_epoch_instead_of_rotating() -> None:
+    # a zombie of the same producer id names an epoch below the exhausted one: PRODUCER_FENCED, no new id
+    # (prepareInitProducerIdTransit rotates only as the bump of the current epoch)
+    stale = handle_init_producer_id(md(epoch=4), 0, 7, 1, 42, SMALL)
+    assert (stale.error, stale.used_fresh_pid, stale.wrote) == (Errors.PRODUCER_FENCED, False, False)
+
+
 def test_init_ongoing_fences_and_aborts_with_epoch_bump() -> None:
     out = handle_init_producer_id(md("Ongoing", partitions=(0, 1)), 0, -1, -1, 42, TV1)
     assert out.error == Errors.CONCURRENT_TRANSACTIONS

@@ -435,6 +435,10 @@ class TransactionalSystem:
             bad += epoch_jumps(state.coordinator, new.coordinator)
         if "fence" in events:
             bad += fences_without_bump(state.txn_log, new.txn_log)
+        if new.txn_log is not state.txn_log:
+            bad += epoch_regressions(state.txn_log, new.txn_log)
+        if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
+            bad += epoch_regressions(state.coordinator, new.coordinator)
         if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
             bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
         if new.clients is not state.clients:
@@ -709,10 +713,17 @@ class TransactionalSystem:
         s = s._replace(network=net.send(s.network, env))
         if error != "NONE":
             return s
+        labels: list[str] = []
         problem = unlogged_ack(req, pid, epoch, s.txn_log[t])
-        if problem is None:  # no branch: the violation side, only a defect takes it (acknowledged_after_logged)
+        if problem is not None:  # no branch: the violation side, only a defect takes it (acknowledged_after_logged)
+            labels.append(f"unlogged_ack:{problem}")
+        exhausted = tc.is_epoch_exhausted(getattr(req, "producer_epoch", -1), self.cc)
+        stale = stale_init_answer(req, pid, epoch, s.txn_log[t], exhausted)
+        if stale is not None:  # no branch: the violation side, only a defect takes it (stale_init_fenced)
+            labels.append(f"stale_init:{stale}")
+        if not labels:  # no branch: the other side is a violation, only a defect takes it
             return s
-        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, f"unlogged_ack:{problem}")))
+        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
     def _prepare(
         self, s: TxnSystemState, t: int, out: tc.Outcome, append: tc.TxnLogAppend
@@ -1093,6 +1104,31 @@ def epoch_jumps(
     return out
 
 
+def epoch_regressions(
+    before: Sequence[tc.TransactionMetadata | TransactionLogValue | None],
+    after: Sequence[tc.TransactionMetadata | TransactionLogValue | None],
+) -> list[str]:
+    """Ghost labels ``epoch_regress:<tid>:<pid>:<old>-><new>`` for a step that lowered a producer id's epoch.
+
+    For one producer id the epoch only grows: every bump is ``producerEpoch + 1``
+    (``prepareIncrementProducerEpoch``, ``prepareFenceProducerEpoch``, the TV2 end of a transaction), a
+    failed fence keeps its bump (KAFKA-9666), a retry keeps the epoch (``lastProducerEpoch``), and an
+    exhausted epoch moves to a *new* producer id at epoch 0 -- at InitProducerId (``generateProducerId``) or
+    at the TV2 completion (``nextProducerId``, ``TransactionMetadata.prepareComplete``) -- never back to 0
+    under the same id, which would let a zombie's old (pid, epoch) be current again.  Applied to the
+    transaction log on every step and to the cache on every step but a failover (which reloads the log).
+    """
+    out: list[str] = []
+    for t, (old, new) in enumerate(zip(before, after, strict=True)):
+        if old is None or new is None or old is new or old.producer_id != new.producer_id:
+            continue
+        if (  # no branch: the violation side, only a defect takes it (producer_epoch_never_decreases)
+            new.producer_epoch < old.producer_epoch
+        ):
+            out.append(f"epoch_regress:{t}:{new.producer_id}:{old.producer_epoch}->{new.producer_epoch}")
+    return out
+
+
 def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.CoordinatorConfig) -> bool:
     """Whether the coordinator no longer takes client ``c`` for the producer of its transactional.id.
 
@@ -1199,6 +1235,32 @@ def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | N
     else:  # EndTxn: the coordinator's requests are these three (eos answers AddOffsetsToTxn itself)
         ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT)
     return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
+
+
+def stale_init_answer(
+    req: Any, pid: int, epoch: int, logged: TransactionLogValue | None, exhausted: bool
+) -> str | None:
+    """Why an answer NONE to an InitProducerId naming (pid, epoch) is not one Kafka gives (``None``: it is).
+
+    ``TransactionCoordinator.handleInitProducerId`` / ``prepareInitProducerIdTransit`` (apache/kafka
+    ``1eb7644349cb``, 2024-10): a request naming (X, e) -- a KIP-360 bump -- is served only if the entry is
+    new (epoch -1: answered with a new producer id at epoch 0, no previous id), if e is the entry's epoch
+    (answered (X, e + 1), or at an exhausted e the first epoch of a new producer id whose
+    ``prevProducerId`` is X), or if e is the ``lastProducerEpoch`` of a bump whose answer was lost (answered
+    with the epoch that bump made, e + 1; at an exhausted e the rotated id at epoch 0).  Every other stale
+    (X, e) is PRODUCER_FENCED: an instance holding a fenced epoch never gets the current one, nor a new
+    producer id.  ``exhausted``: whether e is an exhausted epoch (``isEpochExhausted``).
+    """
+    if not isinstance(req, InitProducerIdRequest) or req.producer_id < 0:
+        return None
+    x, e = req.producer_id, req.producer_epoch
+    if (pid, epoch) == (x, e + 1):
+        return None
+    if logged is not None and epoch == 0 and (  # no branch: the other side is a violation (stale_init_fenced)
+        logged.prev_producer_id == -1 or (logged.prev_producer_id == x and exhausted)
+    ):
+        return None
+    return f"InitProducerId({x}, {e}) answered with ({pid}, {epoch})"
 
 
 def format_value(value: Any) -> str:

@@ -28,7 +28,6 @@ __all__ = [
     "SCALA_2024_10_PREPARE_ABORT",
     "STATES",
     "STATE_IDS",
-    "TV2_EMPTY_ABORT_PREDECESSORS",
     "VALID_PREVIOUS_STATES",
     "TransactionState",
     "is_valid_transition",
@@ -79,9 +78,6 @@ VALID_PREVIOUS_STATES: dict[str, tuple[str, ...]] = {
     S.DEAD: (S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT),
     S.PREPARE_EPOCH_FENCE: (S.ONGOING,),
 }
-
-#: The predecessors of PrepareAbort that exist only for the TV2 empty abort.
-TV2_EMPTY_ABORT_PREDECESSORS: tuple[str, ...] = (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT)
 
 #: PrepareAbort's row in the Oct-2024 Scala trait (trunk ``1eb7644349cb``, 2024-10).
 SCALA_2024_10_PREPARE_ABORT: tuple[str, ...] = (S.ONGOING, S.PREPARE_EPOCH_FENCE)
