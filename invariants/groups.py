@@ -19,6 +19,9 @@ replay (loading a group from its offsets partition).
 * ``revoked_partitions_committed`` — a member of the current generation that gives a partition up
   (eager revocation before JoinGroup, cooperative revocation after SyncGroup, close) has committed
   its position first: the next owner resumes exactly there.
+* ``new_owner_resumes_at_committed_offset`` — a consumer that SyncGroup gives a partition starts fetching it
+  at the group's committed offset (``auto.offset.reset=earliest`` with none): no record skipped, no committed
+  one read again.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
   retry after a lost response) never starts a rebalance, but for the leader of a Stable group.
 * ``rebalance_completes`` (eventually) — once faults stop the group settles: Stable, every running
@@ -157,6 +160,20 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(s.ghost.uncommitted_handovers),
         ),
         Property(
+            name="new_owner_resumes_at_committed_offset",
+            expectation=Expectation.ALWAYS,
+            fact="A consumer that a rebalance gives a partition starts fetching it at the group's committed offset "
+            "(auto.offset.reset=earliest when none is committed): it neither skips a record nobody processed nor "
+            "re-reads one whose processing was committed.",
+            source="ConsumerCoordinator.initWithCommittedOffsetsIfNeeded / refreshCommittedOffsets (Kafka 4.0, "
+            "trunk 1eb7644); KafkaConsumer javadoc (offsets and consumer position); the book §7.3",
+            catches="a new owner seeded from the wrong offset (the old owner's stale position, a partition mixed "
+            "up, an off-by-one after OffsetFetch): records lost, or re-processed and the committed offset moved back",
+            predicate=lambda s: not s.ghost.misplaced_starts,
+            partners=("resumed_at_committed_offset",),
+            explain=lambda s: "; ".join(s.ghost.misplaced_starts),
+        ),
+        Property(
             name="no_needless_rebalance",
             expectation=Expectation.ALWAYS,
             fact="A JoinGroup from a known member whose subscription metadata (ownedPartitions, generation) is "
@@ -191,6 +208,8 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         ),
         sometimes_event("assignment_received", "A consumer receives its assignment in SyncGroup.", "sync:assignment"),
         sometimes_event("offset_committed", "An OffsetCommit is accepted.", "commit:accepted"),
+        sometimes_event("resumed_at_committed_offset", "A consumer given a partition resumes it at a committed "
+                        "offset above 0 (a handover after progress).", "resumed_at_committed_offset"),
         sometimes_event("partition_revoked", "A member revokes partitions (onPartitionsRevoked).", "revoked:*"),
         Property(
             name="group_stable_with_two_members",
@@ -206,7 +225,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props = [p for p in props if p.name != "group_stable_with_two_members"]
     if topo.records == 0:  # ownership only: nothing is polled or committed
         props = [p for p in props if p.name not in ("committed_offsets_never_regress", "offsets_cache_matches_log",
-                                                     "offset_committed", "revoked_partitions_committed")]
+                                                     "offset_committed", "revoked_partitions_committed",
+                                                     "new_owner_resumes_at_committed_offset",
+                                                     "resumed_at_committed_offset")]
     if topo.consumers > 1 and (faults.lost_heartbeats or faults.poll_timeout or faults.leave or faults.crash
                                or topo.late_consumers):
         props.append(sometimes_event("rebalance_in_progress_seen", "A member learns of a rebalance from an error.",

@@ -217,6 +217,9 @@ class ProtocolFlags:
         commit_on_revoke: a consumer commits its positions before it gives partitions up
             (``ConsumerCoordinator.onJoinPrepare``'s auto-commit, or the application's
             ``ConsumerRebalanceListener.onPartitionsRevoked``; also on close).
+        offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
+            rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
+            without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
     """
 
     check_epoch: bool = True
@@ -276,6 +279,7 @@ class ProtocolFlags:
     first_sequence_zero_on_empty_log: bool = True
     join_unchanged_answers_current_generation: bool = True
     commit_on_revoke: bool = True
+    offset_fetch_on_assign: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -929,6 +933,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_eager_late_join_zombie",),
             bug="the rebalance listener's contract broken (the book §7.2, ConsumerRebalanceListener javadoc): the "
             "partition's next owner starts from an older committed offset and processes records again",
+        ),
+        Variant(
+            name="no_offset_fetch_on_assign",
+            description="A consumer starts every partition a rebalance gives it at auto.offset.reset (earliest) "
+            "without fetching the group's committed offset (OffsetFetch skipped or its answer ignored).",
+            flags=replace(_REAL, offset_fetch_on_assign=False),
+            weakened=True,
+            breaks=("new_owner_resumes_at_committed_offset",),
+            scenarios=("groups_offsets_expiry",),
+            bug="ConsumerCoordinator.initWithCommittedOffsetsIfNeeded not run for a newly assigned partition: the "
+            "new owner re-reads records whose processing was committed, and its next commit moves the offset back",
         ),
     )
 }

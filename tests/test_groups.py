@@ -195,6 +195,7 @@ CAUGHT = {
         "offsets_cache_matches_log": 6, "committed_offsets_never_regress": 7, "revoked_partitions_committed": 12},
     ("groups_lost_join_response", "rejoin_always_rebalances"): {"no_needless_rebalance": 4},
     ("groups_eager_late_join_zombie", "no_commit_on_revoke"): {"revoked_partitions_committed": 10},
+    ("groups_offsets_expiry", "no_offset_fetch_on_assign"): {"new_owner_resumes_at_committed_offset": 11},
 }
 
 

@@ -42,7 +42,9 @@ Ghost state: the highest offset the coordinator ever acknowledged per partition 
 expiry (``max_committed``), for ``committed_offsets_never_regress``; whether the group has
 formed (late consumers start after that); the rebalances a JoinGroup that changed nothing started
 (``needless``, for ``no_needless_rebalance``); the partitions a member of the current generation gave
-up without its position committed (``uncommitted_handovers``, for ``revoked_partitions_committed``).
+up without its position committed (``uncommitted_handovers``, for ``revoked_partitions_committed``); the
+partitions a new owner started at another offset than the group's committed one (``misplaced_starts``, for
+``new_owner_resumes_at_committed_offset``).
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ class GroupGhost(NamedTuple):
     formed: bool
     needless: tuple[str, ...] = ()  # rebalances started by a JoinGroup that changed nothing
     uncommitted_handovers: tuple[str, ...] = ()  # partitions revoked by a current member, position not committed
+    misplaced_starts: tuple[str, ...] = ()  # partitions a new owner started elsewhere than at the committed offset
 
 
 @record
@@ -298,6 +301,22 @@ class GroupSystem:
             return s
         return s._replace(ghost=s.ghost._replace(uncommitted_handovers=(*s.ghost.uncommitted_handovers, *missed)))
 
+    @staticmethod
+    def _note_starts(s: GroupState, before: Consumer, after: Consumer) -> tuple[GroupState, bool]:
+        """Ghost: where ``after`` starts fetching each partition SyncGroup just gave it.  ``ConsumerCoordinator.
+        initWithCommittedOffsetsIfNeeded`` (Kafka 4.0, trunk 1eb7644) fetches the committed offset of every
+        partition without a position (OffsetFetch) and seeks there; a partition with none is reset by
+        ``auto.offset.reset`` (earliest here: offset 0).  A start elsewhere skips records (lost) or re-reads
+        committed ones (duplicates, and the commit that follows moves the offset back)."""
+        committed = dict(s.group.offsets)
+        added = [p for p in after.owned if p not in before.owned]
+        wrong = [f"{after.member_id} started t0p{p} at offset {after.position(p)}, the committed offset is "
+                 f"{committed.get(p)}" for p in added if after.position(p) != committed.get(p, 0)]
+        resumed = any(committed.get(p, 0) > 0 for p in added)  # the witness: a handover after progress
+        if not wrong:
+            return s, resumed
+        return s._replace(ghost=s.ghost._replace(misplaced_starts=(*s.ghost.misplaced_starts, *wrong))), resumed
+
     def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
         """The leader runs the group's assignor over the members' subscriptions."""
         withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
@@ -463,10 +482,12 @@ class GroupSystem:
         s = s._replace(group=res.group)
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
-        c, revoked = cc.assigned(c, res.assignment, dict(s.group.offsets))
+        fetched = dict(s.group.offsets) if self.flags.offset_fetch_on_assign else {}
+        c, revoked = cc.assigned(c, res.assignment, fetched)
+        s, resumed = self._note_starts(s, s.consumers[i], c)
         if self._limits[GROUP_FAULT_KINDS.index("stale_subscription")]:  # remembered only where it is used
             c = c._replace(last_assignment=(res.assignment, c.generation))
-        events = ["sync:assignment"]
+        events = ["sync:assignment", *(("resumed_at_committed_offset",) if resumed else ())]
         if revoked:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
             before = s.consumers[i]
