@@ -236,6 +236,21 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                     partners=("unstable_offset_wait", "owner_started_after_move", "offsets_materialised"),
                     explain=_start_problems,
                 ),
+                Property(
+                    name="txn_offset_commits_fenced_exactly",
+                    expectation=Expectation.ALWAYS,
+                    fact="The group coordinator refuses a TxnOffsetCommit with UNKNOWN_MEMBER_ID exactly when its "
+                    "member id is not in the group and with ILLEGAL_GENERATION exactly when the member is known but "
+                    "its generation is not the group's; a current member's TxnOffsetCommit passes these checks, also "
+                    "while the group is CompletingRebalance.",
+                    source="KIP-447 §Proposed Changes; ClassicGroup.validateOffsetCommit(isTransactional=true) via "
+                    "OffsetMetadataManager.validateTransactionalOffsetCommit (Kafka 4.0 trunk 1eb7644349cb)",
+                    catches="a member or generation check missing, misordered or answering the wrong error: a zombie "
+                    "whose session expired committing while the group rebalances, a current member fenced",
+                    predicate=lambda s: not s.ghost.misfenced,
+                    partners=(*fenced, "owner_started_after_move"),
+                    explain=lambda s: "; ".join(s.ghost.misfenced),
+                ),
                 *(
                     _event(
                         "txn_offset_commit_fenced",

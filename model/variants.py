@@ -545,7 +545,7 @@ VARIANTS: dict[str, Variant] = {
             "ILLEGAL_GENERATION); instances keep one transactional.id each, so nothing else fences a zombie.",
             flags=replace(_REAL, generation_fencing=False),
             weakened=True,
-            breaks=("exactly_once_processing", "lost_partition_never_committed"),
+            breaks=("exactly_once_processing", "lost_partition_never_committed", "txn_offset_commits_fenced_exactly"),
             scenarios=("txn_eos_consume_transform_produce", "txn_eos_rebalance_session_timeout"),
             bug="pre-KIP-447 / KAFKA-2555 (PR #221): a zombie that lost its input partition in a rebalance "
             "commits its transaction and offsets next to the new owner: the input record is processed twice",
@@ -788,7 +788,7 @@ VARIANTS: dict[str, Variant] = {
             "(ClassicGroup.validateOffsetCommit without the member and generation checks).",
             flags=replace(_REAL, offset_commit_generation_check=False),
             weakened=True,
-            breaks=("committed_offsets_never_regress", "revoked_partitions_committed"),
+            breaks=("committed_offsets_never_regress", "revoked_partitions_committed", "commits_fenced_exactly"),
             scenarios=("groups_zombie_commit",),
             bug="a consumer whose session expired (lost heartbeats) keeps processing and commits its older "
             "position after the partition's new owner committed a later one: the committed offset goes "
@@ -800,7 +800,7 @@ VARIANTS: dict[str, Variant] = {
             "any generation (ClassicGroup.validateOffsetCommit without the ILLEGAL_GENERATION check).",
             flags=replace(_REAL, offset_commit_stale_generation_check=False),
             weakened=True,
-            breaks=("committed_offsets_never_regress", "revoked_partitions_committed"),
+            breaks=("committed_offsets_never_regress", "revoked_partitions_committed", "commits_fenced_exactly"),
             scenarios=("groups_late_commit",),
             bug="KAFKA-2555: a commit sent in an earlier generation by a member that rejoined arrives after the "
             "rebalance and overwrites the offsets committed since -- the committed offset goes back",

@@ -187,10 +187,10 @@ def test_protocol_holds_with_every_partner_reached(name: str, states: int) -> No
 
 CAUGHT = {
     ("groups_zombie_commit", "no_offset_commit_generation_check"): {
-        "committed_offsets_never_regress": 14, "revoked_partitions_committed": 15},
+        "committed_offsets_never_regress": 14, "revoked_partitions_committed": 15, "commits_fenced_exactly": 7},
     ("groups_cooperative_join", "cooperative_assigns_before_revoke"): {"no_partition_owned_twice": 20},
     ("groups_late_commit", "offset_commit_any_generation"): {
-        "committed_offsets_never_regress": 15, "revoked_partitions_committed": 18},
+        "committed_offsets_never_regress": 15, "revoked_partitions_committed": 18, "commits_fenced_exactly": 13},
     ("groups_coordinator_failover", "offset_commit_acked_before_log"): {
         "offsets_cache_matches_log": 6, "committed_offsets_never_regress": 7, "revoked_partitions_committed": 12},
     ("groups_lost_join_response", "rejoin_always_rebalances"): {"no_needless_rebalance": 4},

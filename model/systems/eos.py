@@ -77,6 +77,7 @@ from keos.model.protocol.messages import (
     WriteTxnMarkersRequest,
 )
 from keos.model.security import gate as authz
+from keos.model.systems.commit_fencing import misfenced
 from keos.model.systems.transactions import (
     COORDINATOR,
     FAULT_OF_ACTION,
@@ -878,8 +879,14 @@ class EosSystem(TransactionalSystem):
             if self.protocol:
                 assert s.members is not None
                 error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
+                member, known = req.member_id, s.members.member(req.member_id) is not None
+                current = s.members.generation
             else:
                 error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
+                member, known, current = str(req.member), req.member in g.members, g.generation
+            note = misfenced("TxnOffsetCommit", member, known, req.generation, current, False, True, error)
+            if note:
+                s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
             if error != Errors.NONE:
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE:

@@ -44,7 +44,8 @@ formed (late consumers start after that); the rebalances a JoinGroup that change
 (``needless``, for ``no_needless_rebalance``); the partitions a member of the current generation gave
 up without its position committed (``uncommitted_handovers``, for ``revoked_partitions_committed``); the
 partitions a new owner started at another offset than the group's committed one (``misplaced_starts``, for
-``new_owner_resumes_at_committed_offset``).
+``new_owner_resumes_at_committed_offset``); the OffsetCommits answered otherwise than Kafka's member and
+generation checks (``misfenced``, :mod:`~keos.model.systems.commit_fencing`, for ``commits_fenced_exactly``).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.protocol.errors import Errors
+from keos.model.systems.commit_fencing import misfenced
 from keos.model.variants import Variant
 
 __all__ = ["GROUP_ACTION_ARGS", "GroupState", "GroupSystem", "GroupsConfig", "GroupsFaultBudget", "GroupsTopology"]
@@ -124,6 +126,7 @@ class GroupGhost(NamedTuple):
     needless: tuple[str, ...] = ()  # rebalances started by a JoinGroup that changed nothing
     uncommitted_handovers: tuple[str, ...] = ()  # partitions revoked by a current member, position not committed
     misplaced_starts: tuple[str, ...] = ()  # partitions a new owner started elsewhere than at the committed offset
+    misfenced: tuple[str, ...] = ()  # OffsetCommits answered otherwise than ClassicGroup.validateOffsetCommit does
 
 
 @record
@@ -278,6 +281,11 @@ class GroupSystem:
         offsets = tuple((p, c.position(p)) for p in partitions)
         error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
                                           self.flags.offset_commit_stale_generation_check)
+        g = s.group
+        note = misfenced("OffsetCommit", c.member_id, g.member(c.member_id) is not None, c.generation, g.generation,
+                         g.state == cg.COMPLETING_REBALANCE, False, error)
+        if note:
+            s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
         if error != Errors.NONE:
             return s, error
         group = cg.commit_offsets(s.group, TOPIC, offsets, self.flags.offset_commit_waits_for_log)
