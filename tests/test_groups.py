@@ -171,6 +171,7 @@ REAL = {
     "groups_late_commit": 5938,
     "groups_cooperative_stale_claim": 1047,
     "groups_lost_join_response": 53,
+    "groups_cooperative_follower_revoke": 5356,
 }
 
 

@@ -37,7 +37,7 @@ def misfenced(request: str, member: str, known: bool, generation: int, group_gen
               transactional: bool, answer: str) -> str:
     """A note when ``answer`` is not Kafka's (empty when it is)."""
     expected = kafka_answer(known, generation, group_generation, completing, transactional)
-    if answer == expected:
-        return ""
-    return (f"{request} of member {member or '-'} in generation {generation} (the group's: {group_generation}, "
-            f"member {'known' if known else 'unknown'}) answered {answer}, Kafka answers {expected}")
+    if answer != expected:  # unreachable: a wrong answer is a violation (commits_fenced_exactly)
+        return (f"{request} of member {member or '-'} in generation {generation} (the group's: {group_generation}, "
+                f"member {'known' if known else 'unknown'}) answered {answer}, Kafka answers {expected}")
+    return ""

@@ -745,7 +745,7 @@ class EosSystem(TransactionalSystem):
             and t < len(s.apps)
         ):
             app = s.apps[t]
-            if app.processing >= 0 and app.txn_superseded:
+            if app.processing >= 0 and app.txn_superseded:  # unreachable: a zombie commit (a violation)
                 note = (
                     f"instance {t} committed its transaction with input offset {app.processing} after "
                     f"instance {s.ghost.start_owner} started as the partition's owner"
@@ -885,7 +885,7 @@ class EosSystem(TransactionalSystem):
                 error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
                 member, known, current = str(req.member), req.member in g.members, g.generation
             note = misfenced("TxnOffsetCommit", member, known, req.generation, current, False, True, error)
-            if note:
+            if note:  # unreachable: ghost observer of a violation (txn_offset_commits_fenced_exactly)
                 s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
             if error != Errors.NONE:
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")

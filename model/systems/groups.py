@@ -284,7 +284,7 @@ class GroupSystem:
         g = s.group
         note = misfenced("OffsetCommit", c.member_id, g.member(c.member_id) is not None, c.generation, g.generation,
                          g.state == cg.COMPLETING_REBALANCE, False, error)
-        if note:
+        if note:  # unreachable: ghost observer of a violation (commits_fenced_exactly)
             s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
         if error != Errors.NONE:
             return s, error
@@ -321,9 +321,9 @@ class GroupSystem:
         wrong = [f"{after.member_id} started t0p{p} at offset {after.position(p)}, the committed offset is "
                  f"{committed.get(p)}" for p in added if after.position(p) != committed.get(p, 0)]
         resumed = any(committed.get(p, 0) > 0 for p in added)  # the witness: a handover after progress
-        if not wrong:
-            return s, resumed
-        return s._replace(ghost=s.ghost._replace(misplaced_starts=(*s.ghost.misplaced_starts, *wrong))), resumed
+        if wrong:  # unreachable: ghost observer of a violation (new_owner_resumes_at_committed_offset)
+            return s._replace(ghost=s.ghost._replace(misplaced_starts=(*s.ghost.misplaced_starts, *wrong))), resumed
+        return s, resumed
 
     def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
         """The leader runs the group's assignor over the members' subscriptions."""
