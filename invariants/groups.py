@@ -251,7 +251,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             catches="a JoinGroup parked at a coordinator that failed over and is never resent; a member that "
             "rejoins forever (a rebalance storm) or a group stuck in PreparingRebalance / CompletingRebalance; "
             "a withheld partition no follow-up rebalance ever assigns",
-            predicate=lambda s: settled(s, topo.partitions),
+            predicate=lambda s: settled(s, topo.partitions + s.added_partitions),
             partners=("assignment_received",),
             fairness=(
                 "faults stop (no more lost heartbeats, crashes, stalls or coordinator moves)",
@@ -322,6 +322,12 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     if faults.stale_subscription and topo.consumers > 1:
         props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
                                      "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))
+    if faults.create_partitions:
+        props.append(sometimes_event("leader_rejoined_for_metadata", "The leader rejoins after partitions were added "
+                                     "to the topic (its assignment snapshot no longer matches the metadata).",
+                                     "leader:metadata_changed"))
+        props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata")) if p.name == "rebalance_completes"
+                 else p for p in props]
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))

@@ -172,6 +172,7 @@ REAL = {
     "groups_cooperative_stale_claim": 1047,
     "groups_lost_join_response": 53,
     "groups_cooperative_follower_revoke": 5356,
+    "groups_partitions_added": 202,
 }
 
 

@@ -30,7 +30,8 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           StaleJoinGroup (a faulty client's JoinGroup claims the partitions of its
                           last assignment, in that assignment's generation, though it lost them),
                           LoseJoinResponse (a JoinGroup response is lost: the consumer sends the
-                          same JoinGroup again)
+                          same JoinGroup again), CreatePartitions (partitions are added to the topic:
+                          the leader, whose metadata changed, rejoins and the group must rebalance)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -73,7 +74,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
-    "lost_join_response",
+    "lost_join_response", "create_partitions",
 )
 
 
@@ -87,6 +88,9 @@ class GroupsTopology:
     records: int = 1
     assignor: str = "range"
     compactions: int = 0
+    #: ``ConsumerProtocolSubscription`` version the consumers send: 1 (Kafka 2.4-3.3: ownedPartitions, KIP-429, but
+    #: no generationId) or 2+ (Kafka 3.4+, KIP-792: the generation the partitions were owned in)
+    subscription_version: int = 3
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,6 +108,7 @@ class GroupsFaultBudget:
     late_commit: int = 0
     stale_subscription: int = 0
     lost_join_response: int = 0
+    create_partitions: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -136,6 +141,7 @@ class GroupState(NamedTuple):
     faults_used: tuple[int, ...]
     compactions: int
     ghost: GroupGhost
+    added_partitions: int = 0  # partitions added to the topic since the start (CreatePartitions)
 
 
 GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
@@ -159,6 +165,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "LateCommit": ("consumer",),
     "StaleJoinGroup": ("consumer",),
     "LoseJoinResponse": ("consumer",),
+    "CreatePartitions": (),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -169,6 +176,7 @@ FAULT_OF_ACTION = {
     "LateCommit": "late_commit",
     "StaleJoinGroup": "stale_subscription",
     "LoseJoinResponse": "lost_join_response",
+    "CreatePartitions": "create_partitions",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -325,11 +333,11 @@ class GroupSystem:
             return s._replace(ghost=s.ghost._replace(misplaced_starts=(*s.ghost.misplaced_starts, *wrong))), resumed
         return s, resumed
 
-    def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
-        """The leader runs the group's assignor over the members' subscriptions."""
+    def _assign(self, group: cg.ClassicGroup, partitions: int) -> dict[str, tuple[int, ...]]:
+        """The leader runs the group's assignor over the members' subscriptions and the topic's ``partitions``."""
         withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
         members = ((m.member_id, m.owned, m.generation) for m in group.members)
-        return asg.leader_assignment(self.assignor, TOPIC, self.topo.partitions, members, withhold)
+        return asg.leader_assignment(self.assignor, TOPIC, partitions, members, withhold)
 
     # -- actions ------------------------------------------------------------------------------------
 
@@ -385,6 +393,8 @@ class GroupSystem:
                 out.append(Action("LeaveGroup", (i,)))
         if self._fault_allowed(s, "coordinator_failover"):
             out.append(Action("CoordinatorFailover"))
+        if self._fault_allowed(s, "create_partitions"):
+            out.append(Action("CreatePartitions"))
         if self._fault_allowed(s, "late_commit"):
             out.extend(Action("LateCommit", (i,)) for i, c in enumerate(s.consumers) if self._stale_commit(s, c))
         return out
@@ -466,6 +476,8 @@ class GroupSystem:
                 events.append("revoked:onJoinPrepare")
             c = cc.lose_partitions(c)
         owned, generation = (c.owned, c.generation) if claim is None else claim
+        if self.topo.subscription_version < 2:  # ConsumerProtocolSubscription v0/v1: no generationId field
+            generation = cc.NO_GENERATION
         before = s.group
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation)
         s = s._replace(group=out.group)
@@ -481,7 +493,8 @@ class GroupSystem:
         return s._replace(group=group, consumers=consumers), ("join:complete", leader_event)
 
     def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
-        return cc.sync_group(s.group, s.consumers[i], self._assign)
+        partitions = self.topo.partitions + s.added_partitions
+        return cc.sync_group(s.group, s.consumers[i], lambda g: self._assign(g, partitions))
 
     def _sync_group(self, s: GroupState, i: int) -> Result:
         res = self._sync(s, i)
@@ -600,6 +613,22 @@ class GroupSystem:
         s, error = self._commit(s, stale, tuple(p for p, _ in offsets))
         return s, (f"late_commit:{_outcome(error)}",)
 
+    def _create_partitions(self, s: GroupState) -> Result:
+        """Fault: a partition is added to the subscribed topic (``kafka-topics --alter``, CreatePartitions).
+
+        Only the leader notices (``ConsumerCoordinator.rejoinNeededOrPending``, Kafka 4.0 trunk 1eb7644: the
+        assignment snapshot it took in ``onLeaderElected`` no longer matches the metadata) and rejoins with an
+        unchanged subscription; the coordinator must rebalance for it -- a Stable group's leader's JoinGroup always
+        forces one (``classicGroupJoinExistingMember``: "this allows the leader to trigger rebalances for changes
+        affecting assignment which do not affect the member metadata") -- or the new partition is never assigned."""
+        s = s._replace(added_partitions=s.added_partitions + 1)
+        events: tuple[str, ...] = ("topic:partition_added",)
+        for i, c in enumerate(s.consumers):
+            if c.up and c.state == cc.STABLE and c.member_id == s.group.leader and s.group.member(c.member_id):
+                s = self._put(s, i, c._replace(state=cc.UNJOINED))
+                events = (*events, "leader:metadata_changed")
+        return s, events
+
     def _failover(self, s: GroupState) -> Result:
         g = s.group
         group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id)
@@ -668,5 +697,6 @@ GroupSystem._HANDLERS.update(
         "LateCommit": GroupSystem._late_commit,
         "StaleJoinGroup": GroupSystem._stale_join,
         "LoseJoinResponse": GroupSystem._lose_join_response,
+        "CreatePartitions": GroupSystem._create_partitions,
     }
 )
