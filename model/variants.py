@@ -567,7 +567,7 @@ VARIANTS: dict[str, Variant] = {
             "seeking back to the committed offset.",
             flags=replace(_REAL, seek_after_abort=False),
             weakened=True,
-            breaks=("exactly_once_processing",),
+            breaks=("exactly_once_processing", "input_processed_eventually"),
             scenarios=("txn_eos_abort_and_seek",),
             bug="KAFKA-17582 (intended behaviour): the position does not rewind after an abort; an "
             "application that does not seek skips the aborted input record -- it is lost",
