@@ -14,6 +14,7 @@ from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Action
 from keos.model.protocol.errors import Errors
+from keos.model.systems.commit_fencing import kafka_answer, misfenced
 from keos.model.systems.groups import GroupState, GroupSystem
 from keos.model.variants import VARIANTS
 from keos.scenarios import build_model, builtin_scenarios
@@ -317,3 +318,32 @@ def test_only_a_stable_member_sends_offset_commit() -> None:
                     nxt.append(step.state)
         frontier = nxt
     assert checked
+
+
+def test_commit_fencing_oracle_in_kafkas_order() -> None:
+    """``ClassicGroup.validateOffsetCommit``'s member checks, in Kafka's order (Kafka 4.0, trunk 1eb7644): the member,
+    then the generation, then (a plain commit only) CompletingRebalance."""
+    assert kafka_answer(False, 1, 2, True, False) == Errors.UNKNOWN_MEMBER_ID
+    assert kafka_answer(True, 1, 2, True, False) == Errors.ILLEGAL_GENERATION
+    assert kafka_answer(True, 2, 2, True, False) == Errors.REBALANCE_IN_PROGRESS
+    assert kafka_answer(True, 2, 2, True, True) == Errors.NONE  # KIP-447: a TxnOffsetCommit passes then
+    assert kafka_answer(True, 2, 2, False, False) == Errors.NONE
+    assert misfenced("OffsetCommit", "c0-0", True, 2, 2, False, False, Errors.NONE) == ""
+    note = misfenced("TxnOffsetCommit", "c0-0", False, 1, 1, False, True, Errors.NONE)
+    assert "answered NONE, Kafka answers UNKNOWN_MEMBER_ID" in note
+
+
+def test_stable_leader_rejoin_with_unchanged_metadata_rebalances() -> None:
+    """``classicGroupJoinExistingMember``: a Stable group's leader's JoinGroup forces a rebalance even with unchanged
+    subscription metadata (the leader saw topic metadata change); a follower's is answered with the generation."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", ())
+    b = cg.join_group(a.group, 1, "", ())
+    g = cg.complete_join(b.group, "range")
+    res = cg.sync_group(g, g.leader, g.generation, {a.member_id: (0,), b.member_id: ()})
+    assert res is not None and res.group.state == cg.STABLE
+    follower = b.member_id if g.leader == a.member_id else a.member_id
+    again = cg.join_group(res.group, 1, follower, ())
+    assert again.immediate and again.group.state == cg.STABLE
+    leader = cg.join_group(res.group, 0, g.leader, ())
+    assert not leader.immediate and leader.group.state == cg.PREPARING_REBALANCE
