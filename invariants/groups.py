@@ -16,6 +16,8 @@ replay (loading a group from its offsets partition).
   and no failover loses one.
 * ``commits_fenced_exactly`` — an OffsetCommit is answered UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION exactly
   for an unknown member / a known member of another generation (``ClassicGroup.validateOffsetCommit``).
+* ``group_requests_fenced_exactly`` — the same member and generation checks for SyncGroup and Heartbeat
+  (REBALANCE_IN_PROGRESS while the group is PreparingRebalance).
 * ``offsets_cache_matches_log`` — replaying the group's ``__consumer_offsets`` partition (compacted
   or not) gives exactly the coordinator's cached offsets: what failover would load.
 * ``group_metadata_matches_log`` — whenever the group is Stable or Empty, replaying ``__consumer_offsets``
@@ -168,6 +170,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             predicate=lambda s: not s.ghost.misfenced,
             partners=("offset_committed",),
             explain=lambda s: "; ".join(s.ghost.misfenced),
+        ),
+        Property(
+            name="group_requests_fenced_exactly",
+            expectation=Expectation.ALWAYS,
+            fact="A SyncGroup or Heartbeat is answered UNKNOWN_MEMBER_ID exactly when its member id is not in the "
+            "group, ILLEGAL_GENERATION exactly when the member is known but its generation is not the group's, "
+            "REBALANCE_IN_PROGRESS when it is current but the group is PreparingRebalance, and NONE otherwise.",
+            source="GroupMetadataManager.validateSyncGroup / classicGroupSyncToClassicGroup and "
+            "validateClassicGroupHeartbeat / classicGroupHeartbeatToClassicGroup (Kafka 4.0, trunk 1eb7644)",
+            catches="a member of another generation synced or kept alive (it takes an assignment of a generation "
+            "the group left), a check answering the wrong error (the member resets its id where it should only "
+            "rejoin), a current member fenced",
+            predicate=lambda s: not s.ghost.misanswered,
+            partners=("assignment_received",),
+            explain=lambda s: "; ".join(s.ghost.misanswered),
         ),
         Property(
             name="offsets_cache_matches_log",

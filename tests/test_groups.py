@@ -321,15 +321,20 @@ def test_only_a_stable_member_sends_offset_commit() -> None:
 
 
 def test_commit_fencing_oracle_in_kafkas_order() -> None:
-    """``ClassicGroup.validateOffsetCommit``'s member checks, in Kafka's order (Kafka 4.0, trunk 1eb7644): the member,
-    then the generation, then (a plain commit only) CompletingRebalance."""
-    assert kafka_answer(False, 1, 2, True, False) == Errors.UNKNOWN_MEMBER_ID
-    assert kafka_answer(True, 1, 2, True, False) == Errors.ILLEGAL_GENERATION
-    assert kafka_answer(True, 2, 2, True, False) == Errors.REBALANCE_IN_PROGRESS
-    assert kafka_answer(True, 2, 2, True, True) == Errors.NONE  # KIP-447: a TxnOffsetCommit passes then
-    assert kafka_answer(True, 2, 2, False, False) == Errors.NONE
-    assert misfenced("OffsetCommit", "c0-0", True, 2, 2, False, False, Errors.NONE) == ""
-    note = misfenced("TxnOffsetCommit", "c0-0", False, 1, 1, False, True, Errors.NONE)
+    """The member checks of a classic group, in Kafka's order (Kafka 4.0, trunk 1eb7644): the member, then the
+    generation, then the request's own rebalance state (``ClassicGroup.validateOffsetCommit``,
+    ``validateSyncGroup``, ``validateClassicGroupHeartbeat``)."""
+    pr, cr = cg.PREPARING_REBALANCE, cg.COMPLETING_REBALANCE
+    assert kafka_answer("OffsetCommit", False, 1, 2, cr) == Errors.UNKNOWN_MEMBER_ID
+    assert kafka_answer("OffsetCommit", True, 1, 2, cr) == Errors.ILLEGAL_GENERATION
+    assert kafka_answer("OffsetCommit", True, 2, 2, cr) == Errors.REBALANCE_IN_PROGRESS
+    assert kafka_answer("OffsetCommit", True, 2, 2, pr) == Errors.NONE  # onJoinPrepare's auto-commit
+    assert kafka_answer("TxnOffsetCommit", True, 2, 2, cr) == Errors.NONE  # KIP-447
+    assert kafka_answer("SyncGroup", True, 2, 2, pr) == Errors.REBALANCE_IN_PROGRESS
+    assert kafka_answer("Heartbeat", True, 2, 2, cr) == Errors.NONE
+    assert kafka_answer("Heartbeat", True, 1, 2, pr) == Errors.ILLEGAL_GENERATION
+    assert misfenced("OffsetCommit", "c0-0", True, 2, 2, cg.STABLE, Errors.NONE) == ""
+    note = misfenced("TxnOffsetCommit", "c0-0", False, 1, 1, cg.STABLE, Errors.NONE)
     assert "answered NONE, Kafka answers UNKNOWN_MEMBER_ID" in note
 
 

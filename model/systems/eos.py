@@ -880,11 +880,11 @@ class EosSystem(TransactionalSystem):
                 assert s.members is not None
                 error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
                 member, known = req.member_id, s.members.member(req.member_id) is not None
-                current = s.members.generation
+                current, state = s.members.generation, s.members.state
             else:
                 error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
-                member, known, current = str(req.member), req.member in g.members, g.generation
-            note = misfenced("TxnOffsetCommit", member, known, req.generation, current, False, True, error)
+                member, known, current, state = str(req.member), req.member in g.members, g.generation, g.state
+            note = misfenced("TxnOffsetCommit", member, known, req.generation, current, state, error)
             if note:  # unreachable: ghost observer of a violation (txn_offset_commits_fenced_exactly)
                 s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
             if error != Errors.NONE:

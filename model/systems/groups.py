@@ -132,6 +132,7 @@ class GroupGhost(NamedTuple):
     uncommitted_handovers: tuple[str, ...] = ()  # partitions revoked by a current member, position not committed
     misplaced_starts: tuple[str, ...] = ()  # partitions a new owner started elsewhere than at the committed offset
     misfenced: tuple[str, ...] = ()  # OffsetCommits answered otherwise than ClassicGroup.validateOffsetCommit does
+    misanswered: tuple[str, ...] = ()  # SyncGroups/Heartbeats answered otherwise than Kafka's member checks
 
 
 @record
@@ -291,7 +292,7 @@ class GroupSystem:
                                           self.flags.offset_commit_stale_generation_check)
         g = s.group
         note = misfenced("OffsetCommit", c.member_id, g.member(c.member_id) is not None, c.generation, g.generation,
-                         g.state == cg.COMPLETING_REBALANCE, False, error)
+                         g.state, error)
         if note:  # unreachable: ghost observer of a violation (commits_fenced_exactly)
             s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
         if error != Errors.NONE:
@@ -301,6 +302,16 @@ class GroupSystem:
         for p, o in offsets:
             high[p] = max(high.get(p, o), o)
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), error
+
+    @staticmethod
+    def _note_answer(s: GroupState, request: str, c: Consumer, error: str) -> GroupState:
+        """Ghost: ``request`` of ``c`` answered ``error`` by the group as it is in ``s`` -- Kafka's member checks?"""
+        g = s.group
+        note = misfenced(request, c.member_id, g.member(c.member_id) is not None, c.generation, g.generation, g.state,
+                         error)
+        if note:  # unreachable: ghost observer of a violation (group_requests_fenced_exactly)
+            s = s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, note)))
+        return s
 
     def _note_handover(self, s: GroupState, c: Consumer, revoked: Sequence[int], how: str) -> GroupState:
         """Ghost: ``c`` revokes ``revoked`` (``onPartitionsRevoked``, not lost) after committing its positions. While it
@@ -500,7 +511,7 @@ class GroupSystem:
         res = self._sync(s, i)
         assert res is not None
         c = s.consumers[i]
-        s = s._replace(group=res.group)
+        s = self._note_answer(s, "SyncGroup", c, res.error)._replace(group=res.group)
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
         fetched = dict(s.group.offsets) if self.flags.offset_fetch_on_assign else {}
@@ -525,6 +536,7 @@ class GroupSystem:
     def _heartbeat(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         error = cg.heartbeat(s.group, c.member_id, c.generation)
+        s = self._note_answer(s, "Heartbeat", c, error)
         return self._put(s, i, cc.on_error(c, error)), (f"error:{error}", f"heartbeat:{error}")
 
     def _poll(self, s: GroupState, i: int, p: int) -> Result:
