@@ -23,6 +23,7 @@ equals the output set once the copiers finish.
 
 from __future__ import annotations
 
+from keos.invariants.progress import TXN_FAIRNESS
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.consumer import READ_UNCOMMITTED, fetch
 from keos.model.clients.producer import record_label
@@ -32,7 +33,7 @@ from keos.model.coordinator.transaction.transaction_state import TransactionStat
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader
 from keos.model.protocol.messages import WriteTxnMarkersRequest
-from keos.model.systems.eos import INPUT_PARTITION, OUTPUT_PARTITION, decode_output
+from keos.model.systems.eos import CLOSED, INPUT_PARTITION, OUTPUT_PARTITION, decode_output
 from keos.model.systems.transactions_records import EosConfig, TxnConfig, TxnSystemState
 
 __all__ = ["eos_properties", "output_fates", "settled"]
@@ -132,6 +133,15 @@ def _unfenced_fatal(s: TxnSystemState) -> str:
     )
 
 
+def _input_done_or_no_worker_left(n: int, transactions: int, s: TxnSystemState) -> bool:
+    """The committed offset reached the end of the input, or no instance can run another transaction: one ended
+    fatally (its task is lost; the model does not restart it), used up the scenario's transactions, or closed."""
+    if _committed_offset(s) >= n:
+        return True
+    closed = any(c.state == CLOSED for c in s.consumers)
+    return closed or any(c.state == tp.C.FATAL_ERROR or c.txn >= transactions for c in s.clients)
+
+
 def _read_uncommitted_sees_aborted(s: TxnSystemState) -> bool:
     leader = s.partitions[OUTPUT_PARTITION]
     aborted = {rid for rid, fate in output_fates(leader) if fate == ABORTED}
@@ -148,6 +158,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     from keos.invariants.transactions import transaction_properties
 
     n = (config.eos or EosConfig()).input_records
+    transactions = config.topology.transactions_per_producer
     txn_props = tuple(p for p in transaction_properties(config) if p.name not in ("atomic_commit",))
     eos = config.eos or EosConfig()
     several = config.topology.producers > 1
@@ -235,6 +246,21 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                     predicate=lambda s: not _start_problems(s),
                     partners=("unstable_offset_wait", "owner_started_after_move", "offsets_materialised"),
                     explain=_start_problems,
+                ),
+                Property(
+                    name="txn_offset_commits_fenced_exactly",
+                    expectation=Expectation.ALWAYS,
+                    fact="The group coordinator refuses a TxnOffsetCommit with UNKNOWN_MEMBER_ID exactly when its "
+                    "member id is not in the group and with ILLEGAL_GENERATION exactly when the member is known but "
+                    "its generation is not the group's; a current member's TxnOffsetCommit passes these checks, also "
+                    "while the group is CompletingRebalance.",
+                    source="KIP-447 §Proposed Changes; ClassicGroup.validateOffsetCommit(isTransactional=true) via "
+                    "OffsetMetadataManager.validateTransactionalOffsetCommit (Kafka 4.0 trunk 1eb7644349cb)",
+                    catches="a member or generation check missing, misordered or answering the wrong error: a zombie "
+                    "whose session expired committing while the group rebalances, a current member fenced",
+                    predicate=lambda s: not s.ghost.misfenced,
+                    partners=(*fenced, "owner_started_after_move"),
+                    explain=lambda s: "; ".join(s.ghost.misfenced),
                 ),
                 *(
                     _event(
@@ -354,6 +380,28 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
         ),
         _event("offsets_materialised", "A COMMIT marker materialised pending offsets.", "offsets_materialised"),
         _event("offsets_discarded", "An ABORT marker discarded pending offsets.", "offsets_discarded"),
+        *(
+            (
+                Property(
+                    name="input_processed_eventually",
+                    expectation=Expectation.EVENTUALLY,
+                    fact="Once faults stop, the application processes its whole input: the group's committed offset "
+                    "reaches the end of the input partition -- unless an instance can run no further transaction "
+                    "(it was fenced or failed, closed, or used up the scenario's transactions).",
+                    source="KIP-98 §consume-transform-produce; KIP-447 (a rebalance hands the partition over, "
+                    "OffsetFetch(requireStable) waits only until the pending offset is decided); Kafka's system test "
+                    "transactions_test.py (the copiers finish the input)",
+                    catches="an instance left unable to go on after an abort or a rebalance (a transaction phase "
+                    "never reset, a position never re-fetched, a pending offset never decided, a partition never "
+                    "assigned again)",
+                    predicate=lambda s: _input_done_or_no_worker_left(n, transactions, s),
+                    partners=("input_fully_processed",),
+                    fairness=TXN_FAIRNESS,
+                ),
+            )
+            if config.security is None
+            else ()
+        ),
         Property(
             name="input_fully_processed",
             expectation=Expectation.SOMETIMES,

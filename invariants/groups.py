@@ -14,11 +14,20 @@ replay (loading a group from its offsets partition).
 * ``committed_offsets_never_regress`` — the coordinator's committed offset of each partition is
   the highest one it ever acknowledged (since the offsets last expired): no commit moves it back
   and no failover loses one.
+* ``commits_fenced_exactly`` — an OffsetCommit is answered UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION exactly
+  for an unknown member / a known member of another generation (``ClassicGroup.validateOffsetCommit``).
+* ``group_requests_fenced_exactly`` — the same member and generation checks for SyncGroup and Heartbeat
+  (REBALANCE_IN_PROGRESS while the group is PreparingRebalance).
 * ``offsets_cache_matches_log`` — replaying the group's ``__consumer_offsets`` partition (compacted
   or not) gives exactly the coordinator's cached offsets: what failover would load.
+* ``group_metadata_matches_log`` — whenever the group is Stable or Empty, replaying ``__consumer_offsets``
+  gives the group's generation, protocol, leader and members' assignments (what failover loads).
 * ``revoked_partitions_committed`` — a member of the current generation that gives a partition up
   (eager revocation before JoinGroup, cooperative revocation after SyncGroup, close) has committed
   its position first: the next owner resumes exactly there.
+* ``new_owner_resumes_at_committed_offset`` — a consumer that SyncGroup gives a partition starts fetching it
+  at the group's committed offset (``auto.offset.reset=earliest`` with none): no record skipped, no committed
+  one read again.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
   retry after a lost response) never starts a rebalance, but for the leader of a Stable group.
 * ``rebalance_completes`` (eventually) — once faults stop the group settles: Stable, every running
@@ -88,6 +97,23 @@ def _log_mismatch(s: GroupState) -> list[str]:
     return []
 
 
+def _metadata_mismatch(s: GroupState) -> list[str]:
+    """At rest (Stable or Empty) the group's last GroupMetadata record must be the group: what failover loads."""
+    g = s.group
+    if g.state not in (cg.STABLE, cg.EMPTY):
+        return []
+    meta = olog.load(g.log, g.group_id).metadata
+    if g.state == cg.EMPTY:
+        if meta is None or (not meta.members and meta.generation == g.generation):
+            return []
+        return [f"the group is Empty at generation {g.generation} but replaying __consumer_offsets gives {meta}"]
+    held = olog.GroupMetadataValue(g.generation, g.protocol, g.leader,
+                                   tuple((m.member_id, m.assignment) for m in g.members))
+    if meta == held:
+        return []
+    return [f"the group is Stable as {held} but replaying __consumer_offsets gives {meta}"]
+
+
 def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     """The consumer-group properties for a model with ``config``."""
     faults = config.faults
@@ -131,6 +157,36 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(_regressions(s)),
         ),
         Property(
+            name="commits_fenced_exactly",
+            expectation=Expectation.ALWAYS,
+            fact="An OffsetCommit is refused with UNKNOWN_MEMBER_ID exactly when its member id is not in the group, "
+            "with ILLEGAL_GENERATION exactly when the member is known but its generation is not the group's, with "
+            "REBALANCE_IN_PROGRESS when it is current but the group is CompletingRebalance, and accepted otherwise: "
+            "a stale member never overwrites the new owner's offsets, a current member is never fenced.",
+            source="ClassicGroup.validateOffsetCommit (Kafka 4.0, trunk 1eb7644; KAFKA-2555 generation fencing); "
+            "OffsetMetadataManager.validateOffsetCommit",
+            catches="a missing or misplaced member or generation check; a check answering the wrong error (the "
+            "client resets its member id where it should only rejoin, or the reverse); a current member fenced",
+            predicate=lambda s: not s.ghost.misfenced,
+            partners=("offset_committed",),
+            explain=lambda s: "; ".join(s.ghost.misfenced),
+        ),
+        Property(
+            name="group_requests_fenced_exactly",
+            expectation=Expectation.ALWAYS,
+            fact="A SyncGroup or Heartbeat is answered UNKNOWN_MEMBER_ID exactly when its member id is not in the "
+            "group, ILLEGAL_GENERATION exactly when the member is known but its generation is not the group's, "
+            "REBALANCE_IN_PROGRESS when it is current but the group is PreparingRebalance, and NONE otherwise.",
+            source="GroupMetadataManager.validateSyncGroup / classicGroupSyncToClassicGroup and "
+            "validateClassicGroupHeartbeat / classicGroupHeartbeatToClassicGroup (Kafka 4.0, trunk 1eb7644)",
+            catches="a member of another generation synced or kept alive (it takes an assignment of a generation "
+            "the group left), a check answering the wrong error (the member resets its id where it should only "
+            "rejoin), a current member fenced",
+            predicate=lambda s: not s.ghost.misanswered,
+            partners=("assignment_received",),
+            explain=lambda s: "; ".join(s.ghost.misanswered),
+        ),
+        Property(
             name="offsets_cache_matches_log",
             expectation=Expectation.ALWAYS,
             fact="Replaying the group's __consumer_offsets partition, compacted or not, yields exactly the "
@@ -140,6 +196,23 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _log_mismatch(s),
             partners=("offset_committed",),
             explain=lambda s: "; ".join(_log_mismatch(s)),
+        ),
+        Property(
+            name="group_metadata_matches_log",
+            expectation=Expectation.ALWAYS,
+            fact="Whenever no rebalance is in flight (the group is Stable or Empty), replaying the group's "
+            "__consumer_offsets partition yields the group as the coordinator holds it -- generation, protocol, "
+            "leader, every member with its assignment -- or, for an Empty group, no member (or no group at all "
+            "once its metadata expired): a coordinator failover restores exactly this group.",
+            source="GroupMetadataManager.classicGroupSyncToClassicGroup (the GroupMetadata record appended when "
+            "the leader's SyncGroup completes) and completeClassicGroupJoin (the record of a group that became "
+            "Empty), Kafka 4.0 trunk 1eb7644; GroupCoordinatorShard.replay",
+            catches="a rebalance completed or a group emptied without its GroupMetadata record (a failover "
+            "resurrects departed members, or forgets the assignment), a record carrying the wrong generation, "
+            "leader or assignment",
+            predicate=lambda s: not _metadata_mismatch(s),
+            partners=("assignment_received",),
+            explain=lambda s: "; ".join(_metadata_mismatch(s)),
         ),
         Property(
             name="revoked_partitions_committed",
@@ -155,6 +228,20 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             predicate=lambda s: not s.ghost.uncommitted_handovers,
             partners=("offset_committed", "partition_revoked"),
             explain=lambda s: "; ".join(s.ghost.uncommitted_handovers),
+        ),
+        Property(
+            name="new_owner_resumes_at_committed_offset",
+            expectation=Expectation.ALWAYS,
+            fact="A consumer that a rebalance gives a partition starts fetching it at the group's committed offset "
+            "(auto.offset.reset=earliest when none is committed): it neither skips a record nobody processed nor "
+            "re-reads one whose processing was committed.",
+            source="ConsumerCoordinator.initWithCommittedOffsetsIfNeeded / refreshCommittedOffsets (Kafka 4.0, "
+            "trunk 1eb7644); KafkaConsumer javadoc (offsets and consumer position); the book §7.3",
+            catches="a new owner seeded from the wrong offset (the old owner's stale position, a partition mixed "
+            "up, an off-by-one after OffsetFetch): records lost, or re-processed and the committed offset moved back",
+            predicate=lambda s: not s.ghost.misplaced_starts,
+            partners=("resumed_at_committed_offset",),
+            explain=lambda s: "; ".join(s.ghost.misplaced_starts),
         ),
         Property(
             name="no_needless_rebalance",
@@ -181,7 +268,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             catches="a JoinGroup parked at a coordinator that failed over and is never resent; a member that "
             "rejoins forever (a rebalance storm) or a group stuck in PreparingRebalance / CompletingRebalance; "
             "a withheld partition no follow-up rebalance ever assigns",
-            predicate=lambda s: settled(s, topo.partitions),
+            predicate=lambda s: settled(s, topo.partitions + s.added_partitions),
             partners=("assignment_received",),
             fairness=(
                 "faults stop (no more lost heartbeats, crashes, stalls or coordinator moves)",
@@ -191,6 +278,8 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         ),
         sometimes_event("assignment_received", "A consumer receives its assignment in SyncGroup.", "sync:assignment"),
         sometimes_event("offset_committed", "An OffsetCommit is accepted.", "commit:accepted"),
+        sometimes_event("resumed_at_committed_offset", "A consumer given a partition resumes it at a committed "
+                        "offset above 0 (a handover after progress).", "resumed_at_committed_offset"),
         sometimes_event("partition_revoked", "A member revokes partitions (onPartitionsRevoked).", "revoked:*"),
         Property(
             name="group_stable_with_two_members",
@@ -206,7 +295,10 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props = [p for p in props if p.name != "group_stable_with_two_members"]
     if topo.records == 0:  # ownership only: nothing is polled or committed
         props = [p for p in props if p.name not in ("committed_offsets_never_regress", "offsets_cache_matches_log",
-                                                     "offset_committed", "revoked_partitions_committed")]
+                                                     "offset_committed", "revoked_partitions_committed",
+                                                     "commits_fenced_exactly",
+                                                     "new_owner_resumes_at_committed_offset",
+                                                     "resumed_at_committed_offset")]
     if topo.consumers > 1 and (faults.lost_heartbeats or faults.poll_timeout or faults.leave or faults.crash
                                or topo.late_consumers):
         props.append(sometimes_event("rebalance_in_progress_seen", "A member learns of a rebalance from an error.",
@@ -222,6 +314,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     if faults.late_commit and topo.records:
         hostile["committed_offsets_never_regress"] = (
             "late_commit_fenced_by_generation", *(("late_commit_fenced_by_member",) if faults.lost_heartbeats else ()))
+        hostile["commits_fenced_exactly"] = hostile["committed_offsets_never_regress"]
+    if faults.lost_heartbeats and topo.records:
+        hostile["commits_fenced_exactly"] = (*hostile.get("commits_fenced_exactly", ()), "commit_fenced")
     if faults.stale_subscription and topo.consumers > 1:
         hostile["no_partition_owned_twice"] = ("stale_claim_contested",)
     props = [replace(p, partners=(*p.partners, *hostile[p.name])) if p.name in hostile else p for p in props]
@@ -244,6 +339,12 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     if faults.stale_subscription and topo.consumers > 1:
         props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
                                      "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))
+    if faults.create_partitions:
+        props.append(sometimes_event("leader_rejoined_for_metadata", "The leader rejoins after partitions were added "
+                                     "to the topic (its assignment snapshot no longer matches the metadata).",
+                                     "leader:metadata_changed"))
+        props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata")) if p.name == "rebalance_completes"
+                 else p for p in props]
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))

@@ -76,12 +76,18 @@ def open_transactions(s: TxnSystemState) -> list[str]:
 
 
 def unstable_partitions(s: TxnSystemState) -> list[str]:
-    """Partitions whose LSO is below the high watermark."""
-    return [
+    """Partitions whose LSO is below the high watermark: the data partitions and, in the consume-transform-produce
+    model, the group's ``__consumer_offsets`` partition (a TxnOffsetCommit no marker ever decides hangs it:
+    OffsetFetch(requireStable) answers UNSTABLE_OFFSET_COMMIT for good, KIP-447 / KIP-890)."""
+    out = [
         f"partition {q}: LSO {last_stable_offset(p)} < high watermark {p.high_watermark}"
         for q, p in enumerate(s.partitions)
         if last_stable_offset(p) < p.high_watermark
     ]
+    offsets = None if s.group is None else s.group.offsets_log
+    if offsets is not None and last_stable_offset(offsets) < offsets.high_watermark:
+        out.append(f"__consumer_offsets: LSO {last_stable_offset(offsets)} < high watermark {offsets.high_watermark}")
+    return out
 
 
 def unfinished_committed_records(rpt: int, s: TxnSystemState) -> list[str]:

@@ -217,6 +217,9 @@ class ProtocolFlags:
         commit_on_revoke: a consumer commits its positions before it gives partitions up
             (``ConsumerCoordinator.onJoinPrepare``'s auto-commit, or the application's
             ``ConsumerRebalanceListener.onPartitionsRevoked``; also on close).
+        offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
+            rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
+            without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
     """
 
     check_epoch: bool = True
@@ -276,6 +279,7 @@ class ProtocolFlags:
     first_sequence_zero_on_empty_log: bool = True
     join_unchanged_answers_current_generation: bool = True
     commit_on_revoke: bool = True
+    offset_fetch_on_assign: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -541,7 +545,7 @@ VARIANTS: dict[str, Variant] = {
             "ILLEGAL_GENERATION); instances keep one transactional.id each, so nothing else fences a zombie.",
             flags=replace(_REAL, generation_fencing=False),
             weakened=True,
-            breaks=("exactly_once_processing", "lost_partition_never_committed"),
+            breaks=("exactly_once_processing", "lost_partition_never_committed", "txn_offset_commits_fenced_exactly"),
             scenarios=("txn_eos_consume_transform_produce", "txn_eos_rebalance_session_timeout"),
             bug="pre-KIP-447 / KAFKA-2555 (PR #221): a zombie that lost its input partition in a rebalance "
             "commits its transaction and offsets next to the new owner: the input record is processed twice",
@@ -563,7 +567,7 @@ VARIANTS: dict[str, Variant] = {
             "seeking back to the committed offset.",
             flags=replace(_REAL, seek_after_abort=False),
             weakened=True,
-            breaks=("exactly_once_processing",),
+            breaks=("exactly_once_processing", "input_processed_eventually"),
             scenarios=("txn_eos_abort_and_seek",),
             bug="KAFKA-17582 (intended behaviour): the position does not rewind after an abort; an "
             "application that does not seek skips the aborted input record -- it is lost",
@@ -784,7 +788,7 @@ VARIANTS: dict[str, Variant] = {
             "(ClassicGroup.validateOffsetCommit without the member and generation checks).",
             flags=replace(_REAL, offset_commit_generation_check=False),
             weakened=True,
-            breaks=("committed_offsets_never_regress", "revoked_partitions_committed"),
+            breaks=("committed_offsets_never_regress", "revoked_partitions_committed", "commits_fenced_exactly"),
             scenarios=("groups_zombie_commit",),
             bug="a consumer whose session expired (lost heartbeats) keeps processing and commits its older "
             "position after the partition's new owner committed a later one: the committed offset goes "
@@ -796,7 +800,7 @@ VARIANTS: dict[str, Variant] = {
             "any generation (ClassicGroup.validateOffsetCommit without the ILLEGAL_GENERATION check).",
             flags=replace(_REAL, offset_commit_stale_generation_check=False),
             weakened=True,
-            breaks=("committed_offsets_never_regress", "revoked_partitions_committed"),
+            breaks=("committed_offsets_never_regress", "revoked_partitions_committed", "commits_fenced_exactly"),
             scenarios=("groups_late_commit",),
             bug="KAFKA-2555: a commit sent in an earlier generation by a member that rejoined arrives after the "
             "rebalance and overwrites the offsets committed since -- the committed offset goes back",
@@ -929,6 +933,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_eager_late_join_zombie",),
             bug="the rebalance listener's contract broken (the book §7.2, ConsumerRebalanceListener javadoc): the "
             "partition's next owner starts from an older committed offset and processes records again",
+        ),
+        Variant(
+            name="no_offset_fetch_on_assign",
+            description="A consumer starts every partition a rebalance gives it at auto.offset.reset (earliest) "
+            "without fetching the group's committed offset (OffsetFetch skipped or its answer ignored).",
+            flags=replace(_REAL, offset_fetch_on_assign=False),
+            weakened=True,
+            breaks=("new_owner_resumes_at_committed_offset",),
+            scenarios=("groups_offsets_expiry",),
+            bug="ConsumerCoordinator.initWithCommittedOffsetsIfNeeded not run for a newly assigned partition: the "
+            "new owner re-reads records whose processing was committed, and its next commit moves the offset back",
         ),
     )
 }

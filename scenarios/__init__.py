@@ -56,10 +56,10 @@ use ``[connect]`` and their own ``[faults]`` (:mod:`scenarios.connect_schema`).
 
 Consumer-group scenarios (``model = "groups"``, :mod:`keos.model.systems.groups`) use::
 
-    [groups]  consumers, late_consumers, partitions, records, compactions,
+    [groups]  consumers, late_consumers, partitions, records, compactions, subscription_version,
               assignor  # range | roundrobin | sticky | cooperative-sticky | "module:function"
     [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit, stale_subscription,
-              lost_join_response, total
+              lost_join_response, create_partitions, total
 """
 
 from __future__ import annotations
@@ -490,9 +490,9 @@ def _parse_groups_scenario(
 ) -> Scenario:
     """The ``model = "groups"`` part of the schema (:mod:`keos.model.systems.groups`)::
 
-        [groups]  consumers, late_consumers, partitions, records, assignor, compactions
+        [groups]  consumers, late_consumers, partitions, records, assignor, compactions, subscription_version
         [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit,
-                  stale_subscription, lost_join_response, total
+                  stale_subscription, lost_join_response, create_partitions, total
 
     ``assignor`` is ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky`` or a Python
     callable ``"module:function"`` (a user-supplied assignor).
@@ -508,6 +508,8 @@ def _parse_groups_scenario(
         raise ScenarioError(f"{where}: [groups] needs 1-4 consumers and fewer late_consumers than consumers")
     if not 1 <= topology.partitions <= 6:
         raise ScenarioError(f"{where}: [groups] needs 1-6 partitions (records = 0: ownership only, no polls)")
+    if not 1 <= topology.subscription_version <= 3:
+        raise ScenarioError(f"{where}: [groups] subscription_version must be 1-3 (ConsumerProtocolSubscription)")
     try:
         load_assignor(topology.assignor)
     except AssignorError as exc:

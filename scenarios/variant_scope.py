@@ -80,6 +80,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "cooperative_revoke_before_reassign": frozenset({"groups", "eos"}),
     "join_unchanged_answers_current_generation": frozenset({"groups", "eos"}),
     "commit_on_revoke": frozenset({"groups"}),
+    "offset_fetch_on_assign": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)
     "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
     "complete_written_to_log": frozenset({"transactions", "eos"}),

@@ -41,8 +41,9 @@ EXERCISED = {
 
 # (scenario, variant) -> {invariant: shortest trace length}
 CAUGHT = {
-    (CTP, "no_generation_fencing"): {"exactly_once_processing": 32, "lost_partition_never_committed": 20},
-    (SEEK, "no_seek_after_abort"): {"exactly_once_processing": 23},
+    (CTP, "no_generation_fencing"): {
+        "exactly_once_processing": 32, "lost_partition_never_committed": 20, "txn_offset_commits_fenced_exactly": 8},
+    (SEEK, "no_seek_after_abort"): {"exactly_once_processing": 23, "input_processed_eventually": 19},
     (GCF, "load_commits_pending_offsets"): {"exactly_once_processing": 8},
     (SEEK, "offsets_outside_transaction"): {"exactly_once_processing": 27, "offsets_committed_with_outputs": 13},
 }

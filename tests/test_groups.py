@@ -14,6 +14,7 @@ from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Action
 from keos.model.protocol.errors import Errors
+from keos.model.systems.commit_fencing import kafka_answer, misfenced
 from keos.model.systems.groups import GroupState, GroupSystem
 from keos.model.variants import VARIANTS
 from keos.scenarios import build_model, builtin_scenarios
@@ -171,6 +172,8 @@ REAL = {
     "groups_late_commit": 5938,
     "groups_cooperative_stale_claim": 1047,
     "groups_lost_join_response": 53,
+    "groups_cooperative_follower_revoke": 5356,
+    "groups_partitions_added": 202,
 }
 
 
@@ -187,14 +190,15 @@ def test_protocol_holds_with_every_partner_reached(name: str, states: int) -> No
 
 CAUGHT = {
     ("groups_zombie_commit", "no_offset_commit_generation_check"): {
-        "committed_offsets_never_regress": 14, "revoked_partitions_committed": 15},
+        "committed_offsets_never_regress": 14, "revoked_partitions_committed": 15, "commits_fenced_exactly": 7},
     ("groups_cooperative_join", "cooperative_assigns_before_revoke"): {"no_partition_owned_twice": 20},
     ("groups_late_commit", "offset_commit_any_generation"): {
-        "committed_offsets_never_regress": 15, "revoked_partitions_committed": 18},
+        "committed_offsets_never_regress": 15, "revoked_partitions_committed": 18, "commits_fenced_exactly": 13},
     ("groups_coordinator_failover", "offset_commit_acked_before_log"): {
         "offsets_cache_matches_log": 6, "committed_offsets_never_regress": 7, "revoked_partitions_committed": 12},
     ("groups_lost_join_response", "rejoin_always_rebalances"): {"no_needless_rebalance": 4},
     ("groups_eager_late_join_zombie", "no_commit_on_revoke"): {"revoked_partitions_committed": 10},
+    ("groups_offsets_expiry", "no_offset_fetch_on_assign"): {"new_owner_resumes_at_committed_offset": 11},
 }
 
 
@@ -314,3 +318,37 @@ def test_only_a_stable_member_sends_offset_commit() -> None:
                     nxt.append(step.state)
         frontier = nxt
     assert checked
+
+
+def test_commit_fencing_oracle_in_kafkas_order() -> None:
+    """The member checks of a classic group, in Kafka's order (Kafka 4.0, trunk 1eb7644): the member, then the
+    generation, then the request's own rebalance state (``ClassicGroup.validateOffsetCommit``,
+    ``validateSyncGroup``, ``validateClassicGroupHeartbeat``)."""
+    pr, cr = cg.PREPARING_REBALANCE, cg.COMPLETING_REBALANCE
+    assert kafka_answer("OffsetCommit", False, 1, 2, cr) == Errors.UNKNOWN_MEMBER_ID
+    assert kafka_answer("OffsetCommit", True, 1, 2, cr) == Errors.ILLEGAL_GENERATION
+    assert kafka_answer("OffsetCommit", True, 2, 2, cr) == Errors.REBALANCE_IN_PROGRESS
+    assert kafka_answer("OffsetCommit", True, 2, 2, pr) == Errors.NONE  # onJoinPrepare's auto-commit
+    assert kafka_answer("TxnOffsetCommit", True, 2, 2, cr) == Errors.NONE  # KIP-447
+    assert kafka_answer("SyncGroup", True, 2, 2, pr) == Errors.REBALANCE_IN_PROGRESS
+    assert kafka_answer("Heartbeat", True, 2, 2, cr) == Errors.NONE
+    assert kafka_answer("Heartbeat", True, 1, 2, pr) == Errors.ILLEGAL_GENERATION
+    assert misfenced("OffsetCommit", "c0-0", True, 2, 2, cg.STABLE, Errors.NONE) == ""
+    note = misfenced("TxnOffsetCommit", "c0-0", False, 1, 1, cg.STABLE, Errors.NONE)
+    assert "answered NONE, Kafka answers UNKNOWN_MEMBER_ID" in note
+
+
+def test_stable_leader_rejoin_with_unchanged_metadata_rebalances() -> None:
+    """``classicGroupJoinExistingMember``: a Stable group's leader's JoinGroup forces a rebalance even with unchanged
+    subscription metadata (the leader saw topic metadata change); a follower's is answered with the generation."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", ())
+    b = cg.join_group(a.group, 1, "", ())
+    g = cg.complete_join(b.group, "range")
+    res = cg.sync_group(g, g.leader, g.generation, {a.member_id: (0,), b.member_id: ()})
+    assert res is not None and res.group.state == cg.STABLE
+    follower = b.member_id if g.leader == a.member_id else a.member_id
+    again = cg.join_group(res.group, 1, follower, ())
+    assert again.immediate and again.group.state == cg.STABLE
+    leader = cg.join_group(res.group, 0, g.leader, ())
+    assert not leader.immediate and leader.group.state == cg.PREPARING_REBALANCE

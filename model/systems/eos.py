@@ -77,6 +77,7 @@ from keos.model.protocol.messages import (
     WriteTxnMarkersRequest,
 )
 from keos.model.security import gate as authz
+from keos.model.systems.commit_fencing import misfenced
 from keos.model.systems.transactions import (
     COORDINATOR,
     FAULT_OF_ACTION,
@@ -744,7 +745,7 @@ class EosSystem(TransactionalSystem):
             and t < len(s.apps)
         ):
             app = s.apps[t]
-            if app.processing >= 0 and app.txn_superseded:
+            if app.processing >= 0 and app.txn_superseded:  # unreachable: a zombie commit (a violation)
                 note = (
                     f"instance {t} committed its transaction with input offset {app.processing} after "
                     f"instance {s.ghost.start_owner} started as the partition's owner"
@@ -878,8 +879,14 @@ class EosSystem(TransactionalSystem):
             if self.protocol:
                 assert s.members is not None
                 error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
+                member, known = req.member_id, s.members.member(req.member_id) is not None
+                current, state = s.members.generation, s.members.state
             else:
                 error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
+                member, known, current, state = str(req.member), req.member in g.members, g.generation, g.state
+            note = misfenced("TxnOffsetCommit", member, known, req.generation, current, state, error)
+            if note:  # unreachable: ghost observer of a violation (txn_offset_commits_fenced_exactly)
+                s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
             if error != Errors.NONE:
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE:

@@ -30,7 +30,8 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           StaleJoinGroup (a faulty client's JoinGroup claims the partitions of its
                           last assignment, in that assignment's generation, though it lost them),
                           LoseJoinResponse (a JoinGroup response is lost: the consumer sends the
-                          same JoinGroup again)
+                          same JoinGroup again), CreatePartitions (partitions are added to the topic:
+                          the leader, whose metadata changed, rejoins and the group must rebalance)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -42,7 +43,10 @@ Ghost state: the highest offset the coordinator ever acknowledged per partition 
 expiry (``max_committed``), for ``committed_offsets_never_regress``; whether the group has
 formed (late consumers start after that); the rebalances a JoinGroup that changed nothing started
 (``needless``, for ``no_needless_rebalance``); the partitions a member of the current generation gave
-up without its position committed (``uncommitted_handovers``, for ``revoked_partitions_committed``).
+up without its position committed (``uncommitted_handovers``, for ``revoked_partitions_committed``); the
+partitions a new owner started at another offset than the group's committed one (``misplaced_starts``, for
+``new_owner_resumes_at_committed_offset``); the OffsetCommits answered otherwise than Kafka's member and
+generation checks (``misfenced``, :mod:`~keos.model.systems.commit_fencing`, for ``commits_fenced_exactly``).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.protocol.errors import Errors
+from keos.model.systems.commit_fencing import misfenced
 from keos.model.variants import Variant
 
 __all__ = ["GROUP_ACTION_ARGS", "GroupState", "GroupSystem", "GroupsConfig", "GroupsFaultBudget", "GroupsTopology"]
@@ -69,7 +74,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
-    "lost_join_response",
+    "lost_join_response", "create_partitions",
 )
 
 
@@ -83,6 +88,9 @@ class GroupsTopology:
     records: int = 1
     assignor: str = "range"
     compactions: int = 0
+    #: ``ConsumerProtocolSubscription`` version the consumers send: 1 (Kafka 2.4-3.3: ownedPartitions, KIP-429, but
+    #: no generationId) or 2+ (Kafka 3.4+, KIP-792: the generation the partitions were owned in)
+    subscription_version: int = 3
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,6 +108,7 @@ class GroupsFaultBudget:
     late_commit: int = 0
     stale_subscription: int = 0
     lost_join_response: int = 0
+    create_partitions: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -121,6 +130,9 @@ class GroupGhost(NamedTuple):
     formed: bool
     needless: tuple[str, ...] = ()  # rebalances started by a JoinGroup that changed nothing
     uncommitted_handovers: tuple[str, ...] = ()  # partitions revoked by a current member, position not committed
+    misplaced_starts: tuple[str, ...] = ()  # partitions a new owner started elsewhere than at the committed offset
+    misfenced: tuple[str, ...] = ()  # OffsetCommits answered otherwise than ClassicGroup.validateOffsetCommit does
+    misanswered: tuple[str, ...] = ()  # SyncGroups/Heartbeats answered otherwise than Kafka's member checks
 
 
 @record
@@ -130,6 +142,7 @@ class GroupState(NamedTuple):
     faults_used: tuple[int, ...]
     compactions: int
     ghost: GroupGhost
+    added_partitions: int = 0  # partitions added to the topic since the start (CreatePartitions)
 
 
 GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
@@ -153,6 +166,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "LateCommit": ("consumer",),
     "StaleJoinGroup": ("consumer",),
     "LoseJoinResponse": ("consumer",),
+    "CreatePartitions": (),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -163,6 +177,7 @@ FAULT_OF_ACTION = {
     "LateCommit": "late_commit",
     "StaleJoinGroup": "stale_subscription",
     "LoseJoinResponse": "lost_join_response",
+    "CreatePartitions": "create_partitions",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -275,6 +290,11 @@ class GroupSystem:
         offsets = tuple((p, c.position(p)) for p in partitions)
         error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
                                           self.flags.offset_commit_stale_generation_check)
+        g = s.group
+        note = misfenced("OffsetCommit", c.member_id, g.member(c.member_id) is not None, c.generation, g.generation,
+                         g.state, error)
+        if note:  # unreachable: ghost observer of a violation (commits_fenced_exactly)
+            s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
         if error != Errors.NONE:
             return s, error
         group = cg.commit_offsets(s.group, TOPIC, offsets, self.flags.offset_commit_waits_for_log)
@@ -282,6 +302,16 @@ class GroupSystem:
         for p, o in offsets:
             high[p] = max(high.get(p, o), o)
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), error
+
+    @staticmethod
+    def _note_answer(s: GroupState, request: str, c: Consumer, error: str) -> GroupState:
+        """Ghost: ``request`` of ``c`` answered ``error`` by the group as it is in ``s`` -- Kafka's member checks?"""
+        g = s.group
+        note = misfenced(request, c.member_id, g.member(c.member_id) is not None, c.generation, g.generation, g.state,
+                         error)
+        if note:  # unreachable: ghost observer of a violation (group_requests_fenced_exactly)
+            s = s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, note)))
+        return s
 
     def _note_handover(self, s: GroupState, c: Consumer, revoked: Sequence[int], how: str) -> GroupState:
         """Ghost: ``c`` revokes ``revoked`` (``onPartitionsRevoked``, not lost) after committing its positions. While it
@@ -298,11 +328,27 @@ class GroupSystem:
             return s
         return s._replace(ghost=s.ghost._replace(uncommitted_handovers=(*s.ghost.uncommitted_handovers, *missed)))
 
-    def _assign(self, group: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
-        """The leader runs the group's assignor over the members' subscriptions."""
+    @staticmethod
+    def _note_starts(s: GroupState, before: Consumer, after: Consumer) -> tuple[GroupState, bool]:
+        """Ghost: where ``after`` starts fetching each partition SyncGroup just gave it.  ``ConsumerCoordinator.
+        initWithCommittedOffsetsIfNeeded`` (Kafka 4.0, trunk 1eb7644) fetches the committed offset of every
+        partition without a position (OffsetFetch) and seeks there; a partition with none is reset by
+        ``auto.offset.reset`` (earliest here: offset 0).  A start elsewhere skips records (lost) or re-reads
+        committed ones (duplicates, and the commit that follows moves the offset back)."""
+        committed = dict(s.group.offsets)
+        added = [p for p in after.owned if p not in before.owned]
+        wrong = [f"{after.member_id} started t0p{p} at offset {after.position(p)}, the committed offset is "
+                 f"{committed.get(p)}" for p in added if after.position(p) != committed.get(p, 0)]
+        resumed = any(committed.get(p, 0) > 0 for p in added)  # the witness: a handover after progress
+        if wrong:  # unreachable: ghost observer of a violation (new_owner_resumes_at_committed_offset)
+            return s._replace(ghost=s.ghost._replace(misplaced_starts=(*s.ghost.misplaced_starts, *wrong))), resumed
+        return s, resumed
+
+    def _assign(self, group: cg.ClassicGroup, partitions: int) -> dict[str, tuple[int, ...]]:
+        """The leader runs the group's assignor over the members' subscriptions and the topic's ``partitions``."""
         withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
         members = ((m.member_id, m.owned, m.generation) for m in group.members)
-        return asg.leader_assignment(self.assignor, TOPIC, self.topo.partitions, members, withhold)
+        return asg.leader_assignment(self.assignor, TOPIC, partitions, members, withhold)
 
     # -- actions ------------------------------------------------------------------------------------
 
@@ -358,6 +404,8 @@ class GroupSystem:
                 out.append(Action("LeaveGroup", (i,)))
         if self._fault_allowed(s, "coordinator_failover"):
             out.append(Action("CoordinatorFailover"))
+        if self._fault_allowed(s, "create_partitions"):
+            out.append(Action("CreatePartitions"))
         if self._fault_allowed(s, "late_commit"):
             out.extend(Action("LateCommit", (i,)) for i, c in enumerate(s.consumers) if self._stale_commit(s, c))
         return out
@@ -439,6 +487,8 @@ class GroupSystem:
                 events.append("revoked:onJoinPrepare")
             c = cc.lose_partitions(c)
         owned, generation = (c.owned, c.generation) if claim is None else claim
+        if self.topo.subscription_version < 2:  # ConsumerProtocolSubscription v0/v1: no generationId field
+            generation = cc.NO_GENERATION
         before = s.group
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation)
         s = s._replace(group=out.group)
@@ -454,19 +504,22 @@ class GroupSystem:
         return s._replace(group=group, consumers=consumers), ("join:complete", leader_event)
 
     def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
-        return cc.sync_group(s.group, s.consumers[i], self._assign)
+        partitions = self.topo.partitions + s.added_partitions
+        return cc.sync_group(s.group, s.consumers[i], lambda g: self._assign(g, partitions))
 
     def _sync_group(self, s: GroupState, i: int) -> Result:
         res = self._sync(s, i)
         assert res is not None
         c = s.consumers[i]
-        s = s._replace(group=res.group)
+        s = self._note_answer(s, "SyncGroup", c, res.error)._replace(group=res.group)
         if res.error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
-        c, revoked = cc.assigned(c, res.assignment, dict(s.group.offsets))
+        fetched = dict(s.group.offsets) if self.flags.offset_fetch_on_assign else {}
+        c, revoked = cc.assigned(c, res.assignment, fetched)
+        s, resumed = self._note_starts(s, s.consumers[i], c)
         if self._limits[GROUP_FAULT_KINDS.index("stale_subscription")]:  # remembered only where it is used
             c = c._replace(last_assignment=(res.assignment, c.generation))
-        events = ["sync:assignment"]
+        events = ["sync:assignment", *(("resumed_at_committed_offset",) if resumed else ())]
         if revoked:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
             before = s.consumers[i]
@@ -483,6 +536,7 @@ class GroupSystem:
     def _heartbeat(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         error = cg.heartbeat(s.group, c.member_id, c.generation)
+        s = self._note_answer(s, "Heartbeat", c, error)
         return self._put(s, i, cc.on_error(c, error)), (f"error:{error}", f"heartbeat:{error}")
 
     def _poll(self, s: GroupState, i: int, p: int) -> Result:
@@ -571,6 +625,22 @@ class GroupSystem:
         s, error = self._commit(s, stale, tuple(p for p, _ in offsets))
         return s, (f"late_commit:{_outcome(error)}",)
 
+    def _create_partitions(self, s: GroupState) -> Result:
+        """Fault: a partition is added to the subscribed topic (``kafka-topics --alter``, CreatePartitions).
+
+        Only the leader notices (``ConsumerCoordinator.rejoinNeededOrPending``, Kafka 4.0 trunk 1eb7644: the
+        assignment snapshot it took in ``onLeaderElected`` no longer matches the metadata) and rejoins with an
+        unchanged subscription; the coordinator must rebalance for it -- a Stable group's leader's JoinGroup always
+        forces one (``classicGroupJoinExistingMember``: "this allows the leader to trigger rebalances for changes
+        affecting assignment which do not affect the member metadata") -- or the new partition is never assigned."""
+        s = s._replace(added_partitions=s.added_partitions + 1)
+        events: tuple[str, ...] = ("topic:partition_added",)
+        for i, c in enumerate(s.consumers):
+            if c.up and c.state == cc.STABLE and c.member_id == s.group.leader and s.group.member(c.member_id):
+                s = self._put(s, i, c._replace(state=cc.UNJOINED))
+                events = (*events, "leader:metadata_changed")
+        return s, events
+
     def _failover(self, s: GroupState) -> Result:
         g = s.group
         group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id)
@@ -639,5 +709,6 @@ GroupSystem._HANDLERS.update(
         "LateCommit": GroupSystem._late_commit,
         "StaleJoinGroup": GroupSystem._stale_join,
         "LoseJoinResponse": GroupSystem._lose_join_response,
+        "CreatePartitions": GroupSystem._create_partitions,
     }
 )

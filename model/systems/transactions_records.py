@@ -193,6 +193,9 @@ class TxnGhost(NamedTuple):
     assigned_member: str = ""
     unstable_starts: tuple[str, ...] = ()
     zombie_commits: tuple[str, ...] = ()
+    # TxnOffsetCommits the group coordinator answered otherwise than ClassicGroup.validateOffsetCommit's
+    # member and generation checks (model.systems.commit_fencing)
+    misfenced: tuple[str, ...] = ()
 
 
 @codec.record

@@ -316,7 +316,7 @@ def commit_offsets(group: ClassicGroup, topic: str, offsets: tuple[tuple[int, in
     return group._replace(offsets=tuple(sorted(cache.items())), unflushed=(*group.unflushed, *records))
 
 
-def flush(group: ClassicGroup) -> ClassicGroup:
+def flush(group: ClassicGroup) -> ClassicGroup:  # unreachable: weakened variant offset_commit_acked_before_log only
     """The acknowledged-but-unwritten records reach the log (weakened variant only)."""
     return group._replace(log=(*group.log, *group.unflushed), unflushed=())
 

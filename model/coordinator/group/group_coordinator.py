@@ -336,7 +336,7 @@ def _end_transaction(g: GroupMetadata, producer_id: int, committed: bool) -> tup
         if current is None or current.record_offset < p.record_offset:
             g = _set_committed(g, OffsetAndMetadata(p.partition, p.offset, p.record_offset))
             events = (*events, "offsets_materialised")
-        else:
+        else:  # unreachable: a newer committed offset needs a plain commit (offsets_outside_transaction) or a zombie's
             events = (*events, "offsets_superseded")
     return g, events
 
@@ -366,7 +366,7 @@ def load_offsets(g: GroupMetadata, keep_pending: bool = True) -> GroupMetadata:
         elif e.transactional and keep_pending:
             partition, offset = e.records
             loaded = _stage(loaded, PendingOffset(e.producer_id, partition, offset, record_offset))
-        else:
+        else:  # unreachable: plain offset commit records exist only under offsets_outside_transaction
             partition, offset = e.records
             loaded = _set_committed(loaded, OffsetAndMetadata(partition, offset, record_offset))
     return loaded

@@ -1,0 +1,55 @@
+"""Ghost observer: does the group coordinator fence exactly the stale members' requests?
+
+An independent statement of the member and generation checks a classic group applies (Kafka 4.0, trunk
+``1eb7644349cb``): ``ClassicGroup.validateOffsetCommit`` (``classic/ClassicGroup.java``), which
+``OffsetMetadataManager.validateOffsetCommit`` and ``validateTransactionalOffsetCommit`` reach, and
+``GroupMetadataManager.validateSyncGroup`` / ``validateClassicGroupHeartbeat`` with the state switch of
+``classicGroupSyncToClassicGroup`` / ``classicGroupHeartbeatToClassicGroup``: a request whose member id the
+group does not hold is answered UNKNOWN_MEMBER_ID (an Empty group holds none); a known member's request of
+another generation ILLEGAL_GENERATION; then a plain OffsetCommit while the group is CompletingRebalance, and a
+SyncGroup or Heartbeat while it is PreparingRebalance, REBALANCE_IN_PROGRESS (a TxnOffsetCommit passes during
+CompletingRebalance, KIP-447; an OffsetCommit during PreparingRebalance too: ``onJoinPrepare``'s auto-commit);
+anything else passes these checks.  Static membership (FENCED_INSTANCE_ID) and requests without group
+metadata (generation -1, no member id) are not modelled.
+
+The systems call :func:`misfenced` with the coordinator's answer of its own validation and keep the
+message it returns, if any, in their ghost state: ``commits_fenced_exactly`` (invariants) fails on it.
+A stale generation's commit that is accepted overwrites the offsets of the partition's new owner; a
+current member's commit that is fenced makes a healthy consumer lose its partitions.
+"""
+
+from __future__ import annotations
+
+from keos.model.protocol.errors import Errors
+
+__all__ = ["kafka_answer", "misfenced"]
+
+
+#: The group state in which each request is answered REBALANCE_IN_PROGRESS once its member checks passed.
+REBALANCING: dict[str, str | None] = {
+    "OffsetCommit": "CompletingRebalance",
+    "TxnOffsetCommit": None,  # passes in every state (KIP-447)
+    "SyncGroup": "PreparingRebalance",
+    "Heartbeat": "PreparingRebalance",
+}
+
+
+def kafka_answer(request: str, known: bool, generation: int, group_generation: int, state: str) -> str:
+    """The answer of the member checks of ``request`` in a group in ``state``, in Kafka's order."""
+    if not known:
+        return Errors.UNKNOWN_MEMBER_ID
+    if generation != group_generation:
+        return Errors.ILLEGAL_GENERATION
+    if state == REBALANCING[request]:
+        return Errors.REBALANCE_IN_PROGRESS
+    return Errors.NONE
+
+
+def misfenced(request: str, member: str, known: bool, generation: int, group_generation: int, state: str,
+              answer: str) -> str:
+    """A note when ``answer`` is not Kafka's (empty when it is)."""
+    expected = kafka_answer(request, known, generation, group_generation, state)
+    if answer != expected:  # unreachable: a wrong answer is a violation (commits_fenced_exactly)
+        return (f"{request} of member {member or '-'} in generation {generation} (the group's: {group_generation}, "
+                f"member {'known' if known else 'unknown'}) answered {answer}, Kafka answers {expected}")
+    return ""
