@@ -12,7 +12,9 @@ about are reached at all -- an invariant whose partner never fires is
 reported *untested*, not *holds*.
 
 Besides the log facts (no duplicate, no acknowledged loss, order, the sequence
-table), three judge what the application is told, in faulty runs too:
+table), ``produce_answer_per_kafka`` judges every answer of the leader against
+Kafka's ``ProducerStateManager`` read from the log, and three judge what the
+application is told, in faulty runs too:
 ``acknowledged_offset_in_log`` (a successful ProduceResponse -- a duplicate's
 included -- names the offset of its batch), ``failed_sends_explained`` (a record
 fails only when Kafka's producer gives up on it: delivery timeout, spent
@@ -219,7 +221,14 @@ def healthy_producer_not_failed(s: SystemState) -> bool:
 #: Properties about producer ids, epochs and sequences: vacuous for a producer configured without
 #: idempotence (no producer id, no sequence table), whose duplicate check never runs.
 SEQUENCE_PROPERTIES = frozenset(
-    {"sequence_table_consistent", "epoch_bumped", "out_of_order_rejected", "retry_deduplicated"}
+    {
+        "sequence_table_consistent",
+        "epoch_bumped",
+        "out_of_order_rejected",
+        "retry_deduplicated",
+        "produce_answer_per_kafka",
+        "epoch_bump_needed",
+    }
 )
 
 
@@ -379,6 +388,38 @@ def _properties(
             predicate=acknowledged_offset_in_log,
             partners=("retry_deduplicated",),
             explain=lambda s: "; ".join(s.ghost.misplaced_acks),
+        ),
+        Property(
+            name="produce_answer_per_kafka",
+            expectation=Expectation.ALWAYS,
+            fact="The partition leader answers every produce request as Kafka's ProducerStateManager does for the "
+            "log it holds: a retry of one of the producer's last five batches at its epoch is a duplicate (NONE, "
+            "not appended); an older epoch is INVALID_PRODUCER_EPOCH; a newer epoch must start at sequence 0 and "
+            "the same epoch must continue right after the last batch, else OUT_OF_ORDER_SEQUENCE_NUMBER; an "
+            "unknown producer id is appended at any sequence (at 0 only on a partition that never held a record) "
+            "-- also for answers the client never reads (a stale connection, a duplicated request).",
+            source="``UnifiedLog.analyzeAndValidateProducerState``, ``ProducerStateEntry.findDuplicateBatch`` and "
+            "``NUM_BATCHES_TO_RETAIN``, ``ProducerAppendInfo.checkProducerEpoch``/``checkSequence``/``inSequence`` "
+            "(Kafka trunk, October 2024); KAFKA-15591 (PR #23234)",
+            catches="a validation rule dropped, reordered or answering another error; a duplicate cache that "
+            "keeps fewer batches or the wrong ones; a wrap-around or new-epoch rule off by one",
+            predicate=lambda s: not s.ghost.wrong_answers,
+            partners=("retry_deduplicated",),
+            explain=lambda s: "; ".join(s.ghost.wrong_answers),
+        ),
+        Property(
+            name="epoch_bump_needed",
+            expectation=Expectation.ALWAYS,
+            fact="An idempotent producer bumps its epoch (KIP-360) only when a partition's sequence is in doubt -- "
+            "never when, on every partition it re-sequences, the batch before its next sequence was acknowledged "
+            "(a batch that expired after a later one succeeded is known written), in faulty runs too.",
+            source="KIP-360; ``TransactionManager.maybeResolveSequences``/``isNextSequence`` and ``canRetry`` "
+            "(Kafka trunk, October 2024)",
+            catches="a client that forgets or misplaces its last acknowledged sequence, resolves an expired "
+            "batch wrongly, or requests a bump for a partition whose sequence is intact",
+            predicate=lambda s: not s.ghost.needless_bumps,
+            partners=("epoch_bumped",),
+            explain=lambda s: "; ".join(s.ghost.needless_bumps),
         ),
         Property(
             name="healthy_producer_not_failed",

@@ -387,18 +387,19 @@ def expire_batch(p: Producer, partition: int, config: ProducerConfig) -> Outcome
     return None
 
 
-def resolve_sequence(p: Producer, partition: int) -> Outcome | None:
+def resolve_sequence(p: Producer, partition: int, by_last_ack: bool = True) -> Outcome | None:
     """``maybeResolveSequences`` for one partition with an unresolved sequence.
 
     Only once no sequenced batch of the partition is outstanding: if the last
     acknowledged sequence is the one before the next sequence, a later batch
     succeeded, so the expired one was written -- resolved.  Otherwise request
-    an epoch bump that restarts the partition's sequences.
+    an epoch bump that restarts the partition's sequences.  ``by_last_ack``
+    off (weakened variant ``bump_on_every_expired_batch``): never resolved, always bumped.
     """
     entry = p.partitions[partition]
     if not entry.unresolved or _sequenced_outstanding(p, partition):
         return None
-    if entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no acknowledgement: -1)
+    if by_last_ack and entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no ack: -1)
         p = p._replace(partitions=_set(p.partitions, partition, entry._replace(unresolved=False)))
         return Outcome(p, events=("sequence_resolved",))
     entry = entry._replace(unresolved=False, rewrite=True)
