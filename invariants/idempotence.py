@@ -228,6 +228,7 @@ SEQUENCE_PROPERTIES = frozenset(
         "retry_deduplicated",
         "produce_answer_per_kafka",
         "epoch_bump_needed",
+        "epoch_bump_restarts_sequences",
     }
 )
 
@@ -420,6 +421,20 @@ def _properties(
             predicate=lambda s: not s.ghost.needless_bumps,
             partners=("epoch_bumped",),
             explain=lambda s: "; ".join(s.ghost.needless_bumps),
+        ),
+        Property(
+            name="epoch_bump_restarts_sequences",
+            expectation=Expectation.ALWAYS,
+            fact="A KIP-360 epoch bump restarts the sequences of every partition that asked for it: its outstanding "
+            "batches carry the new epoch with sequences 0, 1, ... in send order and the partition continues after "
+            "them; at the epoch limit the producer id is reset and every outstanding batch is stamped afresh.",
+            source="KIP-360; ``TransactionManager.bumpIdempotentProducerEpoch``/``startSequencesAtBeginning``, "
+            "``bumpIdempotentEpochAndResetIdIfNeeded`` (Kafka trunk, October 2024)",
+            catches="a bump that keeps a batch's old stamp (retried into OUT_OF_ORDER until it fails), numbers "
+            "the re-stamped batches wrongly, or leaves the partition at the old epoch",
+            predicate=lambda s: not s.ghost.unrestarted,
+            partners=("epoch_bumped",),
+            explain=lambda s: "; ".join(s.ghost.unrestarted),
         ),
         Property(
             name="healthy_producer_not_failed",

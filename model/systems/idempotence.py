@@ -181,7 +181,9 @@ class Ghost(NamedTuple):
     and session was still being retried and not in the log (:func:`overtaken_batch`); ``wrong_answers``:
     produce requests the leader answered otherwise than Kafka's ``ProducerStateManager`` would for the log it
     holds (:func:`unexpected_answer`); ``needless_bumps``: KIP-360 epoch bumps although the producer held an
-    acknowledgement of the last sequence it sent to every partition it re-sequences (:func:`needless_bump`).
+    acknowledgement of the last sequence it sent to every partition it re-sequences (:func:`needless_bump`);
+    ``unrestarted``: bumps that left a re-sequenced partition's batches off the new epoch's sequences
+    (:func:`unrestarted_sequences`).
     Each is recorded only when that happens, so the state space of a correct model does not grow.
     """
 
@@ -193,6 +195,7 @@ class Ghost(NamedTuple):
     overtaken: tuple[str, ...] = ()
     wrong_answers: tuple[str, ...] = ()
     needless_bumps: tuple[str, ...] = ()
+    unrestarted: tuple[str, ...] = ()
 
 
 #: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
@@ -337,6 +340,47 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
     return f"producer id {p.producer_id} bumped epoch {p.producer_epoch} with its sequences intact: " + ", ".join(
         intact
     )
+
+
+def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequences (a property), not a rule
+    before: prod.Producer, after: prod.Producer
+) -> str | None:
+    """How the KIP-360 bump from ``before`` to ``after`` fails to restart the sequences it must, or ``None``.
+
+    ``TransactionManager.bumpIdempotentProducerEpoch`` calls ``startSequencesAtBeginning`` for every partition
+    that requested the bump (``partitionsToRewriteSequences``): the partition moves to the new epoch and its
+    outstanding batches are re-stamped with it, with sequences 0, 1, ... in the order they were sent, so the
+    leader accepts them as the start of the new epoch.  At the epoch limit the producer id itself is reset
+    (``bumpIdempotentEpochAndResetIdIfNeeded``): every outstanding batch loses its stamp and is stamped afresh
+    under the next producer id.
+    """
+    reset = after.producer_id < 0
+    for q, entry in enumerate(before.partitions):
+        if not (entry.rewrite or reset):
+            continue
+        records = [b.records for b in before.batches if b.partition == q and b.has_sequence]
+        now = [b for r in records for b in after.batches if b.records == r]
+        if reset:
+            stamped = [b for b in now if b.has_sequence or b.producer_epoch >= 0]
+            if stamped or len(now) != len(records):
+                return f"producer id reset at the epoch limit, yet partition {q} keeps stamped batches"
+            continue
+        seq = 0
+        for b in now:
+            if (b.producer_epoch, b.base_sequence) != (after.producer_epoch, seq):
+                return (
+                    f"partition {q}: after the bump to epoch {after.producer_epoch} a batch is stamped "
+                    f"(epoch {b.producer_epoch}, seq {b.base_sequence}), not (epoch {after.producer_epoch}, seq {seq})"
+                )
+            seq += len(b.records)
+        moved = after.partitions[q]
+        if len(now) != len(records) or (moved.producer_epoch, moved.next_sequence) != (after.producer_epoch, seq):
+            want = (after.producer_epoch, seq)
+            return (
+                f"partition {q}: after the bump its sequences continue at (epoch {moved.producer_epoch}, seq "
+                f"{moved.next_sequence}), not (epoch {want[0]}, seq {want[1]})"
+            )
+    return None
 
 
 def overtaken_batch(  # no mutate: the judge of retried_batch_not_overtaken (a property), not a rule
@@ -622,6 +666,9 @@ class KafkaSystem:
         needless = needless_bump(before, s.partitions, s.ghost.acked)
         if needless is not None:  # no branch: the other side records a defect (a bump Kafka does not make)
             s = s._replace(ghost=s.ghost._replace(needless_bumps=(*s.ghost.needless_bumps, needless)))
+        unrestarted = unrestarted_sequences(before, p)
+        if unrestarted is not None:  # no branch: the other side records a defect (sequences not restarted)
+            s = s._replace(ghost=s.ghost._replace(unrestarted=(*s.ghost.unrestarted, unrestarted)))
         if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
             s = s._replace(ghost=s.ghost._replace(unhealthy=(*s.ghost.unhealthy, f"producer {i} bumped its epoch")))
         return s, ("epoch_bump",)
