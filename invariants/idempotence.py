@@ -412,10 +412,11 @@ def _properties(
             name="epoch_bump_needed",
             expectation=Expectation.ALWAYS,
             fact="An idempotent producer bumps its epoch (KIP-360) only when a partition's sequence is in doubt -- "
-            "never when, on every partition it re-sequences, the batch before its next sequence was acknowledged "
-            "(a batch that expired after a later one succeeded is known written), in faulty runs too.",
-            source="KIP-360; ``TransactionManager.maybeResolveSequences``/``isNextSequence`` and ``canRetry`` "
-            "(Kafka trunk, October 2024)",
+            "never when, on every partition it re-sequences, the log holds its batches of the epoch without a gap "
+            "and the batch before its next sequence was acknowledged (a batch that expired after a later one "
+            "succeeded is known written), in faulty runs too.",
+            source="KIP-360; ``TransactionManager.maybeResolveSequences``/``isNextSequence``, ``canRetry`` and "
+            "``handleFailedBatch`` (Kafka trunk, October 2024)",
             catches="a client that forgets or misplaces its last acknowledged sequence, resolves an expired "
             "batch wrongly, or requests a bump for a partition whose sequence is intact",
             predicate=lambda s: not s.ghost.needless_bumps,

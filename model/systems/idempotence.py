@@ -297,7 +297,7 @@ def unexpected_answer(  # no mutate: the judge of produce_answer_per_kafka (a pr
     appended = len(after.log) - len(before.log)
     want = error if error != Errors.NONE else ("duplicate" if dup_offset >= 0 else "append")
     got = answered if answered != Errors.NONE else ("duplicate" if duplicate else "append" if appended else "nothing")
-    if want == got and appended == (1 if want == "append" else 0):
+    if want == got and appended == (1 if want == "append" else 0):  # no branch: the other side describes a defect
         return None
     recs = ",".join(prod.record_label(r) for r in request.records)
     return (
@@ -307,18 +307,20 @@ def unexpected_answer(  # no mutate: the judge of produce_answer_per_kafka (a pr
 
 
 def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), not a rule
-    p: prod.Producer, leaders: tuple[part.PartitionLeader, ...], acked: tuple[int, ...]
+    p: prod.Producer, leaders: tuple[part.PartitionLeader, ...], acked: tuple[int, ...], sequence_space: int
 ) -> str | None:
     """Why the KIP-360 bump ``p`` is about to make is one Kafka's producer would not make, or ``None``.
 
-    ``TransactionManager.maybeResolveSequences`` bumps for a partition whose sequence is unresolved only if the
-    last acknowledged sequence is not the one before the next sequence (``isNextSequence``: a later batch that
-    succeeded proves an expired one was written), and ``canRetry`` bumps on OUT_OF_ORDER_SEQUENCE_NUMBER only for
-    the batch right after the last acknowledged one -- so Kafka never bumps when, on every partition it
-    re-sequences (``partitionsToRewriteSequences``), the batch holding the sequence before the next one was
-    acknowledged and no acknowledged sequence of that epoch is higher (``lastAckedSequence`` compares plainly,
-    so past a wrap-around it cannot tell).  What was acknowledged is read from the application's view (the
-    records it saw acknowledged) and the leader's log (their batches' stamps), not from the client's bookkeeping.
+    Kafka bumps for a partition (``requestEpochBumpForPartition``) when its sequence is in doubt: a batch failed
+    with OUT_OF_ORDER_SEQUENCE_NUMBER (``handleFailedBatch``; the leader refused it, so the log has a gap), the
+    leader refused the batch right after the last acknowledged one (``canRetry``), or an expired batch left the
+    sequence unresolved and the last acknowledged sequence is not the one before the next sequence
+    (``maybeResolveSequences``/``isNextSequence``: a later batch that succeeded proves the expired one was
+    written).  So Kafka never bumps when, on every partition it re-sequences, the leader's log holds the
+    producer's batches of that epoch from sequence 0 without a gap up to the sequence before the next one, and
+    that last batch was acknowledged, with no acknowledged sequence of the epoch above it (``lastAckedSequence``
+    compares plainly, so past a wrap-around it cannot tell).  Read from the leader's log and the application's
+    view (the records it saw acknowledged), not from the client's bookkeeping.
     """
     intact: list[str] = []
     seen = set(acked)
@@ -326,15 +328,17 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
         if not entry.rewrite:
             continue
         epoch = entry.producer_epoch
-        acked_seqs = [
-            e.base_sequence + len(e.records) - 1
-            for e in leaders[q].log
-            if e.producer_id == p.producer_id and e.producer_epoch == epoch and e.records and seen.issuperset(e.records)
-        ]
+        mine = [e for e in leaders[q].log if e.producer_id == p.producer_id and e.producer_epoch == epoch]
+        expected = 0
+        for e in mine:
+            if e.base_sequence != expected % sequence_space:
+                return None  # a gap: the sequence is in doubt
+            expected = e.base_sequence + len(e.records)
+        acked_seqs = [e.base_sequence + len(e.records) - 1 for e in mine if e.records and seen.issuperset(e.records)]
         top = max(acked_seqs, default=-1)
-        if top < 0 or top + 1 != entry.next_sequence:
+        if top < 0 or top + 1 != entry.next_sequence or top + 1 != expected:
             return None
-        intact.append(f"partition {q} (epoch {epoch}, sequences up to {top} acknowledged)")
+        intact.append(f"partition {q} (epoch {epoch}, sequences 0 to {top} in the log and acknowledged)")
     if not intact:  # no branch: a bump is requested for a partition (requestEpochBumpForPartition)
         return None
     return f"producer id {p.producer_id} bumped epoch {p.producer_epoch} with its sequences intact: " + ", ".join(
@@ -362,19 +366,20 @@ def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequen
         now = [b for r in records for b in after.batches if b.records == r]
         if reset:
             stamped = [b for b in now if b.has_sequence or b.producer_epoch >= 0]
-            if stamped or len(now) != len(records):
+            if stamped or len(now) != len(records):  # no branch: the other side describes a defect
                 return f"producer id reset at the epoch limit, yet partition {q} keeps stamped batches"
             continue
         seq = 0
         for b in now:
-            if (b.producer_epoch, b.base_sequence) != (after.producer_epoch, seq):
+            if (b.producer_epoch, b.base_sequence) != (after.producer_epoch, seq):  # no branch: describes a defect
                 return (
                     f"partition {q}: after the bump to epoch {after.producer_epoch} a batch is stamped "
                     f"(epoch {b.producer_epoch}, seq {b.base_sequence}), not (epoch {after.producer_epoch}, seq {seq})"
                 )
             seq += len(b.records)
         moved = after.partitions[q]
-        if len(now) != len(records) or (moved.producer_epoch, moved.next_sequence) != (after.producer_epoch, seq):
+        lost = len(now) != len(records) or (moved.producer_epoch, moved.next_sequence) != (after.producer_epoch, seq)
+        if lost:  # no branch: the other side describes a defect
             want = (after.producer_epoch, seq)
             return (
                 f"partition {q}: after the bump its sequences continue at (epoch {moved.producer_epoch}, seq "
@@ -663,7 +668,7 @@ class KafkaSystem:
         if p is None:  # no branch: replay/minimise only
             return None
         s = s._replace(producers=_replace_at(s.producers, i, p))
-        needless = needless_bump(before, s.partitions, s.ghost.acked)
+        needless = needless_bump(before, s.partitions, s.ghost.acked, self.flags.sequence_space)
         if needless is not None:  # no branch: the other side records a defect (a bump Kafka does not make)
             s = s._replace(ghost=s.ghost._replace(needless_bumps=(*s.ghost.needless_bumps, needless)))
         unrestarted = unrestarted_sequences(before, p)
