@@ -14,7 +14,7 @@ Protocol steps
     next record to the client; record ``n`` goes to partition ``n mod
     partitions``), ``SendProduce(producer, partition)`` (the Sender drains a
     batch), ``BumpEpoch(producer)``, ``ResolveSequence(producer, partition)``, ``Deliver(envelope)``,
-    ``ReplicatePartition(partition)`` (acks=1, or acks=all with ``separate_replication``),
+    ``ReplicatePartition(partition)`` (acks=1 or 0, or acks=all with ``separate_replication``),
     ``ExpireProducerState(partition, producer_id)`` (``producer.id.expiration.ms`` on the leader, with
     ``producer_id_expiration``).
 
@@ -537,10 +537,11 @@ class KafkaSystem:
         heads = net.channel_heads(state.network)
         for env in heads:
             out.append(Action("Deliver", (env,)))
-        if cfg.acks == "1" or self.config.separate_replication:
-            for q, leader in enumerate(state.partitions):
-                if leader.high_watermark < len(leader.log):
-                    out.append(Action("ReplicatePartition", (q,)))
+        # Followers fetch whatever acks the producer asked for: the high watermark lags the log end after an
+        # acks=1 or acks=0 append, or an acks=all one with separate replication (``Partition.maybeIncrementLeaderHW``)
+        for q, leader in enumerate(state.partitions):
+            if leader.high_watermark < len(leader.log):
+                out.append(Action("ReplicatePartition", (q,)))
         if self.config.producer_id_expiration:
             for q, leader in enumerate(state.partitions):
                 out.extend(
