@@ -229,6 +229,7 @@ SEQUENCE_PROPERTIES = frozenset(
         "produce_answer_per_kafka",
         "epoch_bump_needed",
         "epoch_bump_restarts_sequences",
+        "out_of_order_failure_requests_bump",
     }
 )
 
@@ -436,6 +437,21 @@ def _properties(
             predicate=lambda s: not s.ghost.unrestarted,
             partners=("epoch_bumped",),
             explain=lambda s: "; ".join(s.ghost.unrestarted),
+        ),
+        Property(
+            name="out_of_order_failure_requests_bump",
+            expectation=Expectation.ALWAYS,
+            fact="When the idempotent producer gives up a batch the leader answered OUT_OF_ORDER_SEQUENCE_NUMBER, it "
+            "requests an epoch bump that re-sequences the batch's partition: the leader's log has a gap no later "
+            "batch of the epoch can fill (with the fix proposed for KAFKA-14034, the partition's sequence is marked "
+            "unresolved until its earlier batches complete).",
+            source="KIP-360; ``TransactionManager.handleFailedBatch``/``requestEpochBumpForPartition`` (Kafka trunk, "
+            "October 2024); KAFKA-14034 (PR #13796)",
+            catches="a producer that fails the batch but keeps sending into the gap, or bumps without "
+            "re-sequencing the partition that failed",
+            predicate=lambda s: not s.ghost.missed_bumps,
+            partners=("record_failed",),
+            explain=lambda s: "; ".join(s.ghost.missed_bumps),
         ),
         Property(
             name="healthy_producer_not_failed",

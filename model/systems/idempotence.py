@@ -183,7 +183,8 @@ class Ghost(NamedTuple):
     holds (:func:`unexpected_answer`); ``needless_bumps``: KIP-360 epoch bumps although the producer held an
     acknowledgement of the last sequence it sent to every partition it re-sequences (:func:`needless_bump`);
     ``unrestarted``: bumps that left a re-sequenced partition's batches off the new epoch's sequences
-    (:func:`unrestarted_sequences`).
+    (:func:`unrestarted_sequences`); ``missed_bumps``: batches given up on OUT_OF_ORDER_SEQUENCE_NUMBER without a
+    bump requested for their partition (:func:`unrequested_bump`).
     Each is recorded only when that happens, so the state space of a correct model does not grow.
     """
 
@@ -196,6 +197,7 @@ class Ghost(NamedTuple):
     wrong_answers: tuple[str, ...] = ()
     needless_bumps: tuple[str, ...] = ()
     unrestarted: tuple[str, ...] = ()
+    missed_bumps: tuple[str, ...] = ()
 
 
 #: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
@@ -344,6 +346,30 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
     return f"producer id {p.producer_id} bumped epoch {p.producer_epoch} with its sequences intact: " + ", ".join(
         intact
     )
+
+
+def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_bump (a property), not a rule
+    before: prod.Producer, after: prod.Producer, failed: tuple[int, ...], defer: bool
+) -> str | None:
+    """Why the producer that just gave up ``failed`` on OUT_OF_ORDER_SEQUENCE_NUMBER left its partition unrepaired.
+
+    ``TransactionManager.handleFailedBatch``: an idempotent producer whose batch fails with an
+    ``OutOfOrderSequenceException`` requests an epoch bump for the batch's partition
+    (``requestEpochBumpForPartition``: the bump re-sequences it from 0), since the leader's log has a gap that
+    no later batch of the epoch can fill.  With the fix proposed for KAFKA-14034 (``defer``) the partition's
+    sequence is marked unresolved instead, and the bump waits until its earlier batches complete.
+    """
+    batch = next((b for b in before.batches if b.records[0] in failed), None)
+    if batch is None:  # no branch: the failed records come from one of the producer's batches
+        return None
+    q = batch.partition
+    entry = after.partitions[q]
+    if after.epoch_bump_required and entry.rewrite:  # no branch: the other side describes a defect
+        return None
+    if defer and entry.unresolved:  # no branch: variant kafka_14034_fix only
+        return None
+    label = ",".join(prod.record_label(r) for r in failed)
+    return f"{label} failed on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
 
 
 def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequences (a property), not a rule
@@ -760,6 +786,11 @@ class KafkaSystem:
             if outcome.failed and not expired:
                 retries = self.producer_config.retries
                 bad += unexplained_failures(s.producers[i], outcome.failed, retries, error)
+                if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
+                    defer = self.flags.defer_bump_until_resolved
+                    missed = unrequested_bump(s.producers[i], outcome.producer, outcome.failed, defer)
+                    if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
+                        ghost = ghost._replace(missed_bumps=(*ghost.missed_bumps, missed))
             ghost = ghost._replace(
                 acked=_insert_sorted(ghost.acked, outcome.acked),
                 failed=_insert_sorted(ghost.failed, outcome.failed),
