@@ -12,7 +12,9 @@ about are reached at all -- an invariant whose partner never fires is
 reported *untested*, not *holds*.
 
 Besides the log facts (no duplicate, no acknowledged loss, order, the sequence
-table), three judge what the application is told, in faulty runs too:
+table), ``produce_answer_per_kafka`` judges every answer of the leader against
+Kafka's ``ProducerStateManager`` read from the log, and three judge what the
+application is told, in faulty runs too:
 ``acknowledged_offset_in_log`` (a successful ProduceResponse -- a duplicate's
 included -- names the offset of its batch), ``failed_sends_explained`` (a record
 fails only when Kafka's producer gives up on it: delivery timeout, spent
@@ -219,7 +221,16 @@ def healthy_producer_not_failed(s: SystemState) -> bool:
 #: Properties about producer ids, epochs and sequences: vacuous for a producer configured without
 #: idempotence (no producer id, no sequence table), whose duplicate check never runs.
 SEQUENCE_PROPERTIES = frozenset(
-    {"sequence_table_consistent", "epoch_bumped", "out_of_order_rejected", "retry_deduplicated"}
+    {
+        "sequence_table_consistent",
+        "epoch_bumped",
+        "out_of_order_rejected",
+        "retry_deduplicated",
+        "produce_answer_per_kafka",
+        "epoch_bump_needed",
+        "epoch_bump_restarts_sequences",
+        "out_of_order_failure_requests_bump",
+    }
 )
 
 
@@ -379,6 +390,68 @@ def _properties(
             predicate=acknowledged_offset_in_log,
             partners=("retry_deduplicated",),
             explain=lambda s: "; ".join(s.ghost.misplaced_acks),
+        ),
+        Property(
+            name="produce_answer_per_kafka",
+            expectation=Expectation.ALWAYS,
+            fact="The partition leader answers every produce request as Kafka's ProducerStateManager does for the "
+            "log it holds: a retry of one of the producer's last five batches at its epoch is a duplicate (NONE, "
+            "not appended); an older epoch is INVALID_PRODUCER_EPOCH; a newer epoch must start at sequence 0 and "
+            "the same epoch must continue right after the last batch, else OUT_OF_ORDER_SEQUENCE_NUMBER; an "
+            "unknown producer id is appended at any sequence (at 0 only on a partition that never held a record) "
+            "-- also for answers the client never reads (a stale connection, a duplicated request).",
+            source="``UnifiedLog.analyzeAndValidateProducerState``, ``ProducerStateEntry.findDuplicateBatch`` and "
+            "``NUM_BATCHES_TO_RETAIN``, ``ProducerAppendInfo.checkProducerEpoch``/``checkSequence``/``inSequence`` "
+            "(Kafka trunk, October 2024); KAFKA-15591 (PR #23234)",
+            catches="a validation rule dropped, reordered or answering another error; a duplicate cache that "
+            "keeps fewer batches or the wrong ones; a wrap-around or new-epoch rule off by one",
+            predicate=lambda s: not s.ghost.wrong_answers,
+            partners=("retry_deduplicated",),
+            explain=lambda s: "; ".join(s.ghost.wrong_answers),
+        ),
+        Property(
+            name="epoch_bump_needed",
+            expectation=Expectation.ALWAYS,
+            fact="An idempotent producer bumps its epoch (KIP-360) only when a partition's sequence is in doubt -- "
+            "never when, on every partition it re-sequences, the log holds its batches of the epoch without a gap "
+            "and the batch before its next sequence was acknowledged (a batch that expired after a later one "
+            "succeeded is known written), in faulty runs too.",
+            source="KIP-360; ``TransactionManager.maybeResolveSequences``/``isNextSequence``, ``canRetry`` and "
+            "``handleFailedBatch`` (Kafka trunk, October 2024)",
+            catches="a client that forgets or misplaces its last acknowledged sequence, resolves an expired "
+            "batch wrongly, or requests a bump for a partition whose sequence is intact",
+            predicate=lambda s: not s.ghost.needless_bumps,
+            partners=("epoch_bumped",),
+            explain=lambda s: "; ".join(s.ghost.needless_bumps),
+        ),
+        Property(
+            name="epoch_bump_restarts_sequences",
+            expectation=Expectation.ALWAYS,
+            fact="A KIP-360 epoch bump restarts the sequences of every partition that asked for it: its outstanding "
+            "batches carry the new epoch with sequences 0, 1, ... in send order and the partition continues after "
+            "them; at the epoch limit the producer id is reset and every outstanding batch is stamped afresh.",
+            source="KIP-360; ``TransactionManager.bumpIdempotentProducerEpoch``/``startSequencesAtBeginning``, "
+            "``bumpIdempotentEpochAndResetIdIfNeeded`` (Kafka trunk, October 2024)",
+            catches="a bump that keeps a batch's old stamp (retried into OUT_OF_ORDER until it fails), numbers "
+            "the re-stamped batches wrongly, or leaves the partition at the old epoch",
+            predicate=lambda s: not s.ghost.unrestarted,
+            partners=("epoch_bumped",),
+            explain=lambda s: "; ".join(s.ghost.unrestarted),
+        ),
+        Property(
+            name="out_of_order_failure_requests_bump",
+            expectation=Expectation.ALWAYS,
+            fact="When the idempotent producer gives up a batch the leader answered OUT_OF_ORDER_SEQUENCE_NUMBER, it "
+            "requests an epoch bump that re-sequences the batch's partition: the leader's log has a gap no later "
+            "batch of the epoch can fill (with the fix proposed for KAFKA-14034, the partition's sequence is marked "
+            "unresolved until its earlier batches complete).",
+            source="KIP-360; ``TransactionManager.handleFailedBatch``/``requestEpochBumpForPartition`` (Kafka trunk, "
+            "October 2024); KAFKA-14034 (PR #13796)",
+            catches="a producer that fails the batch but keeps sending into the gap, or bumps without "
+            "re-sequencing the partition that failed",
+            predicate=lambda s: not s.ghost.missed_bumps,
+            partners=("record_failed",),
+            explain=lambda s: "; ".join(s.ghost.missed_bumps),
         ),
         Property(
             name="healthy_producer_not_failed",

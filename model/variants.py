@@ -144,6 +144,12 @@ class ProtocolFlags:
             sequence 0) waits until every earlier batch has completed -- the fix
             proposed for KAFKA-14034 (PR #13796, not merged: Kafka 3.9's
             ``TransactionManager.handleFailedBatch`` requests the bump at once).
+        resolve_by_last_acked_sequence: an idempotent producer whose partition has
+            an unresolved sequence (a sent batch expired) and nothing outstanding
+            there resolves it without a bump when the last acknowledged sequence
+            is the one before the next sequence -- a later batch succeeded, so
+            the expired one was written (``TransactionManager.maybeResolveSequences``,
+            ``isNextSequence``).  Off: every unresolved sequence bumps the epoch.
         producer_expiry_keeps_open_transactions: ``producer.id.expiration.ms``
             never removes a producer with an ongoing transaction on the partition
             (``ProducerStateManager.isProducerExpired`` requires no
@@ -259,6 +265,7 @@ class ProtocolFlags:
     connect_stopping_task_skips_producer: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
+    resolve_by_last_acked_sequence: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
     complete_written_to_log: bool = True
@@ -334,7 +341,7 @@ VARIANTS: dict[str, Variant] = {
             "its first-sequence rule for a partition that never held a record).",
             flags=replace(_REAL, check_sequence=False, first_sequence_zero_on_empty_log=False),
             weakened=True,
-            breaks=("per_partition_order", "sequence_table_consistent"),
+            breaks=("per_partition_order", "sequence_table_consistent", "produce_answer_per_kafka"),
             scenarios=("idempotence_retry",),
             bug="gaps accepted: a batch whose predecessor was lost is appended, then the retry lands behind it",
         ),
@@ -343,7 +350,7 @@ VARIANTS: dict[str, Variant] = {
             description="The partition leader accepts batches with an epoch below the stored one.",
             flags=replace(_REAL, check_epoch=False),
             weakened=True,
-            breaks=("per_partition_order", "sequence_table_consistent"),
+            breaks=("per_partition_order", "sequence_table_consistent", "produce_answer_per_kafka"),
             scenarios=("idempotence_epoch_bump",),
             bug="a batch from before a KIP-360 epoch bump rolls the producer state back "
             "(INVALID_PRODUCER_EPOCH missing)",
@@ -365,7 +372,7 @@ VARIANTS: dict[str, Variant] = {
             "log it kept.",
             flags=replace(_REAL, truncation_rebuilds_producer_state=False),
             weakened=True,
-            breaks=("sequence_table_consistent", "no_acked_loss"),
+            breaks=("sequence_table_consistent", "no_acked_loss", "produce_answer_per_kafka"),
             scenarios=("reach_idempotence_replication",),
             bug="producer state not truncated with the log (ProducerStateManager.truncateAndReload): the cache "
             "names batches the new leader does not have, so their retries are acknowledged as duplicates",
@@ -376,7 +383,7 @@ VARIANTS: dict[str, Variant] = {
             "sequence, also on a partition that never held a record (Kafka 2.5 to 4.4).",
             flags=replace(_REAL, first_sequence_zero_on_empty_log=False),
             weakened=True,
-            breaks=("retried_batch_not_overtaken",),
+            breaks=("retried_batch_not_overtaken", "produce_answer_per_kafka"),
             scenarios=("idempotence_not_leader",),
             bug="KAFKA-15591 (fixed by PR #23234, Kafka 4.5; also KAFKA-14312, KAFKA-19880): the first request to "
             "a new partition is answered NOT_LEADER_OR_FOLLOWER, the next one in flight is appended, and every "
@@ -387,7 +394,7 @@ VARIANTS: dict[str, Variant] = {
             description="The leader caches one batch per producer, fewer than the five the client may have in flight.",
             flags=replace(_REAL, duplicate_window=1),
             weakened=True,
-            breaks=("no_duplicate_append",),
+            breaks=("no_duplicate_append", "produce_answer_per_kafka"),
             scenarios=("idempotence_retry",),
             bug="KAFKA-5494: a cache smaller than max.in.flight turns a retry into OUT_OF_ORDER_SEQUENCE_NUMBER, "
             "the epoch bump re-sequences the next batch and it is written twice",
@@ -398,6 +405,18 @@ VARIANTS: dict[str, Variant] = {
             "OUT_OF_ORDER_SEQUENCE_NUMBER after the last retry leaves the sequence unresolved, so the epoch "
             "bump waits until the partition's earlier batches complete instead of re-stamping them.",
             flags=replace(_REAL, defer_bump_until_resolved=True),
+        ),
+        Variant(
+            name="bump_on_every_expired_batch",
+            description="The idempotent producer bumps its epoch for every batch that expired after it was sent, "
+            "even when a later batch of the partition was acknowledged.",
+            flags=replace(_REAL, resolve_by_last_acked_sequence=False),
+            weakened=True,
+            breaks=("epoch_bump_needed",),
+            scenarios=("idempotence_retry",),
+            bug="a producer that ignores its last acknowledged sequence when it resolves an expired batch "
+            "(TransactionManager.maybeResolveSequences / isNextSequence): needless KIP-360 bumps, each restarting "
+            "the partition's sequences at a new epoch",
         ),
         Variant(
             name="pre_kip_890",

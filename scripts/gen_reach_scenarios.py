@@ -47,6 +47,7 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_expiry",
         "reach_idempotence_retries",
         "reach_idempotence_wrap",
+        "reach_idempotence_late_request",
         "reach_idempotence_kafka_14034",
         "reach_idempotence_kafka_14034_fix",
         "reach_txn_tv1_pending",
@@ -292,6 +293,18 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
         "broker": {"sequence_space": 6},
         "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
+    },
+    "late_request": {
+        "text": "a stale request arrives late: a request timeout moves the idempotent producer to a new "
+        "connection while its requests on the old one may still reach the leader at any later point (the broker "
+        "still handles what it read from the old socket); six records, two in flight, so by the time an old "
+        "request arrives the leader may have appended five later batches of the producer and no longer cache it "
+        "(NUM_BATCHES_TO_RETAIN): Kafka answers it OUT_OF_ORDER_SEQUENCE_NUMBER, not as a duplicate, and the "
+        "answer goes to a connection the client has left. A batch expires, or the leader fails over.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 6},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "faults": {"request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
     },
     "kafka_14034": {
         "text": "KAFKA-14034 at the smallest bounds found (idempotence_deep_kafka_14034 is the deep one): "

@@ -88,16 +88,24 @@ def _run(enc: FixedEncoding, aig: Aig, model: Any, actions: list[Action]) -> lis
     for action in actions:
         frames = aig.simulate(inputs)
         decoded, values = _decode(enc, frames[-1])
-        assert decoded == state
+        assert decoded == _unjudged(state)
         inputs.append(_inputs(enc, values, action))
         state = model.step(state, action).state
     frames = aig.simulate(inputs)
-    assert _decode(enc, frames[-1])[0] == state
+    assert _decode(enc, frames[-1])[0] == _unjudged(state)
     _LAST_INPUTS[:] = inputs
     return frames
 
 
 _LAST_INPUTS: list[dict[str, bool]] = []
+
+#: Ghost fields where the idempotence system keeps what the judges of properties the circuit does not encode
+#: objected to (filled only under a weakened rule): not part of the encoded state.
+JUDGED_GHOST = ("wrong_answers", "needless_bumps", "unrestarted", "missed_bumps")
+
+
+def _unjudged(state: Any) -> Any:
+    return state._replace(ghost=state.ghost._replace(**{name: () for name in JUDGED_GHOST}))
 
 
 @pytest.mark.parametrize(("scenario", "variant", "invariant"), [

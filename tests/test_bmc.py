@@ -109,6 +109,17 @@ def test_symbolic_step_equals_python_step(scenario: str, variant: str, bitvector
     assert checked > 0
 
 
+#: Ghost fields in which the idempotence system keeps what a judge of a property the z3 encoding does not encode
+#: objected to (``produce_answer_per_kafka``, ``epoch_bump_needed``, ``epoch_bump_restarts_sequences``,
+#: ``out_of_order_failure_requests_bump``): filled
+#: only under a weakened rule, they are not part of the encoded state, so the step comparison leaves them out.
+JUDGED_GHOST = ("wrong_answers", "needless_bumps", "unrestarted", "missed_bumps")
+
+
+def _unjudged(state: Any) -> Any:
+    return state._replace(ghost=state.ghost._replace(**{name: () for name in JUDGED_GHOST}))
+
+
 def _compare_steps(model: Any, s: Any, enc: Encoding, S1: Any, k: Any, m: Any, solver: z3.Solver) -> set[str]:
     """Every template (and message) from ``s``: enabled in z3 iff ``step()`` accepts it, same successor.
 
@@ -129,7 +140,7 @@ def _compare_steps(model: Any, s: Any, enc: Encoding, S1: Any, k: Any, m: Any, s
             res = solver.check()
             assert (res == z3.sat) == (py is not None), f"{model.format_action(action)} enabled mismatch"
             if py is not None:
-                assert enc.concretize(solver.model(), S1) == py.state, model.format_action(action)
+                assert _unjudged(enc.concretize(solver.model(), S1)) == _unjudged(py.state), model.format_action(action)
                 kinds.add(tmpl.kind)
             solver.pop()
     return kinds

@@ -131,7 +131,7 @@ def test_list_json_names_invariants_scenarios_and_weakened_variants(capsys: pyte
     names = {p["name"] for p in data["invariants"]}
     assert {"no_duplicate_append", "no_acked_loss", "per_partition_order", "sequence_table_consistent"} <= names
     weakened = {v["name"]: v for v in data["variants"] if v["weakened"]}
-    assert weakened["small_duplicate_window"]["breaks"] == ["no_duplicate_append"]
+    assert weakened["small_duplicate_window"]["breaks"] == ["no_duplicate_append", "produce_answer_per_kafka"]
     assert any(s["name"] == "idempotence_retry" and s["default"] for s in data["scenarios"])
 
 

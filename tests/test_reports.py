@@ -87,8 +87,8 @@ def test_parse_action_and_lanes(runs: Runs) -> None:
     assert view.lanes == ("p0", "b0")
     by_kind = {s.kind: s for s in view.steps}
     assert by_kind["SendProduce"].src == "p0" and by_kind["SendProduce"].dst is None
-    drop = by_kind["DropMessage"]
-    assert drop.fault and not drop.delivery and (drop.src, drop.dst) == ("b0", "p0")
+    timeout = by_kind["RequestTimeout"]
+    assert timeout.fault and not timeout.delivery and (timeout.src, timeout.dst) == ("p0", None)
     delivers = [s for s in view.steps if s.kind == "Deliver"]
     assert all(s.delivery for s in delivers)
     assert {(s.src, s.dst) for s in delivers} == {("p0", "b0"), ("b0", "p0")}
@@ -121,8 +121,8 @@ def test_mermaid_has_one_arrow_per_delivery(runs: Runs) -> None:
         1 for s in runs.trace_json["steps"] if s["action"].startswith("Deliver(message=b0->p0")
     )
     assert "    participant p0 as producer p0" in lines and "    participant b0 as broker b0" in lines
-    drop = next(i for i, s in enumerate(runs.trace_json["steps"], 1) if s["action"].startswith("DropMessage"))
-    assert any(ln.strip().startswith(f"Note over b0,p0: ⚡ {drop}. DropMessage") for ln in lines)
+    fault = next(i for i, s in enumerate(runs.trace_json["steps"], 1) if s["action"].startswith("RequestTimeout"))
+    assert any(ln.strip().startswith(f"Note over p0: ⚡ {fault}. RequestTimeout") for ln in lines)
     assert (
         lines[-1].strip()
         == "Note over p0,b0: ✗ no_duplicate_append violated: record p0.r0 appended twice to partition 0"
@@ -136,13 +136,13 @@ def test_plain_text_is_readable_counterexample(runs: Runs) -> None:
     assert "small_duplicate_window" in text and "record p0.r0 appended twice to partition 0" in text
     assert "jepsen       :duplicate" in text
     assert "keos replay traces/x.json" in text
-    assert "⚡ DropMessage b0→p0 conn 0" in text
+    assert "⚡ RequestTimeout(producer=0)" in text
     numbered = [ln for ln in text.splitlines() if re.match(r"^\s*\d+\s{2}", ln)]
     assert len(numbered) == len(runs.trace_json["steps"]) == len(runs.trace.actions)
     dup_lines = [ln for ln in text.splitlines() if ln.endswith("<-- duplicate")]
     assert len(dup_lines) == 1 and "p0.r0 (pid=0" in dup_lines[0]
     ascii_text = plain_text(runs.trace_json, ascii=True)
-    assert ascii_text.isascii() and "o----->" in ascii_text and "!! DropMessage b0->p0" in ascii_text
+    assert ascii_text.isascii() and "o----->" in ascii_text and "!! RequestTimeout(producer=0)" in ascii_text
     # the renderer reads only steps/final_state: the model-free dict gives the same text
     assert plain_text(trace_as_dict(runs.trace)) == plain_text(runs.trace_json)
 
@@ -180,7 +180,7 @@ def test_terminal_summary_words(runs: Runs) -> None:
 
     clean = Console(record=True, width=120)
     render_summary(clean, [runs.results[1]])
-    assert clean.export_text().strip().splitlines()[-1].startswith("PASS  1 run: 8 holds, 0 violated")
+    assert clean.export_text().strip().splitlines()[-1].startswith("PASS  1 run: 12 holds, 0 violated")
 
 
 def test_summary_lists_replay_commands(runs: Runs) -> None:
@@ -231,12 +231,16 @@ def test_progress_columns_show_explore_counters() -> None:
 
 
 def test_mutants_and_coverage(runs: Runs) -> None:
-    caught = MutantRow.from_results("small_duplicate_window", runs.results, ("no_duplicate_append",), "KAFKA-5494")
+    expected = ("no_duplicate_append", "produce_answer_per_kafka")
+    caught = MutantRow.from_results("small_duplicate_window", runs.results, expected, "KAFKA-5494")
+    # the shortest violation: the leader answers a retry OUT_OF_ORDER where Kafka's five-batch cache says duplicate
+    first = next(p.trace for p in runs.mutant.properties if p.name == "produce_answer_per_kafka")
+    assert first is not None and len(first.actions) < len(runs.trace.actions)
     assert (caught.caught, caught.invariant, caught.scenario, caught.trace_length) == (
         True,
-        "no_duplicate_append",
+        "produce_answer_per_kafka",
         "idempotence_retry",
-        len(runs.trace.actions),
+        len(first.actions),
     )
     escaped = MutantRow.from_results("kafka", runs.results[1:2], ("no_duplicate_append",))
     assert not escaped.caught
@@ -286,8 +290,9 @@ def test_junit_counts_and_schema(runs: Runs, tmp_path: Path) -> None:
     assert [s.get("name") for s in suites] == [f"explore.{n}.{v}" for n, v in RUNS]
     failures = root.findall(".//testcase/failure")
     skipped = root.findall(".//testcase/skipped")
-    # the mutant's run: no_duplicate_append and per_partition_order (the re-stamped p0.r0 lands after p0.r1)
-    assert int(root.get("failures", "-1")) == len(failures) == _count(runs.results, (Verdict.VIOLATED,)) == 2
+    # the mutant's run: no_duplicate_append, per_partition_order (the re-stamped p0.r0 lands after p0.r1) and
+    # produce_answer_per_kafka (a retry of a batch Kafka still caches answered OUT_OF_ORDER_SEQUENCE_NUMBER)
+    assert int(root.get("failures", "-1")) == len(failures) == _count(runs.results, (Verdict.VIOLATED,)) == 3
     assert root.get("skipped") is None  # the strict Jenkins xunit schema has no skipped on <testsuites>
     suite_skipped = sum(int(s.get("skipped", "0")) for s in suites)
     assert suite_skipped == len(skipped) == _count(runs.results, (Verdict.UNTESTED, Verdict.UNREACHED))
@@ -300,7 +305,7 @@ def test_junit_counts_and_schema(runs: Runs, tmp_path: Path) -> None:
         float(suite.get("time", "x"))
     failure = failures[0]
     assert failure.get("message") == "no_duplicate_append violated: record p0.r0 appended twice to partition 0"
-    assert "DropMessage b0->p0" in (failure.text or "")
+    assert "RequestTimeout(producer=0)" in (failure.text or "")
     untested = [s.get("message", "") for s in skipped if s.get("message", "").startswith("untested")]
     assert "untested: partner never reached: concurrent_in_flight" in untested
     permitted = [c for c in root.iter("testcase") if c.find("system-out") is not None]
@@ -315,7 +320,7 @@ def test_html_report(runs: Runs, tmp_path: Path) -> None:
     assert text.startswith("<!DOCTYPE html>")
     assert "no_duplicate_append" in text
     assert "record p0.r0 appended twice to partition 0" in text
-    assert text.count("<svg") == 4  # one per counterexample: the mutant's two, and acks=1's two permitted ones
+    assert text.count("<svg") == 5  # one per counterexample: the mutant's three, and acks=1's two permitted ones
     assert "sequenceDiagram" in text and "p0-&gt;&gt;b0" in text  # Mermaid text, escaped
     assert "untested" in text and "partner never reached: concurrent_in_flight" in text.replace("<wbr>", "")
     assert "duplicate_window" in text and "records_per_producer" in text  # model flags and topology

@@ -86,6 +86,8 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "batches of several records (records_per_batch) are not encoded"
     if model.flags.defer_bump_until_resolved:
         return False, "defer_bump_until_resolved (the KAFKA-14034 fix) is not encoded"
+    if not model.flags.resolve_by_last_acked_sequence:
+        return False, "resolve_by_last_acked_sequence off (every expired batch bumps) is not encoded"
     if model.config.separate_replication:
         return False, "separate_replication (acks=all answered after a ReplicatePartition step) is not encoded"
     if not model.flags.truncation_rebuilds_producer_state:

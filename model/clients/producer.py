@@ -24,8 +24,10 @@ What the model keeps of the client (``RecordAccumulator``, ``Sender``,
   re-stamps it from sequence 0 before it is resent (KIP-360,
   ``TransactionManager.canRetry``); once its retries are spent the batch fails
   and the bump is requested all the same (``handleFailedBatch``).
-  INVALID_PRODUCER_EPOCH fails the batch; other retriable errors are retried
-  while ``retries`` allow.
+  Any other error is retried while ``retries`` allow only if Kafka's exception
+  for it is a ``RetriableException`` (:data:`model.protocol.errors.RETRIABLE`);
+  INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, TRANSACTION_ABORTABLE, INVALID_RECORD and
+  the authorization failures fail the batch at once.
 * **Timeouts.**  ``request.timeout.ms`` closes the connection: every in-flight
   request fails and its batch is retried on a new connection (the old request
   may still reach the broker).  ``delivery.timeout.ms`` fails a batch; if it
@@ -61,7 +63,7 @@ from typing import Any, NamedTuple
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.codec import record
 from keos.model.log.producer_state import next_sequence
-from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
+from keos.model.protocol.errors import RETRIABLE, Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 
 __all__ = [
@@ -350,9 +352,10 @@ def handle_produce_response(
         p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :], epoch_bump_required=True)
         p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
         return Outcome(p, failed=b.records, events=events)
-    if error == Errors.INVALID_PRODUCER_EPOCH or error in AUTHORIZATION_ERRORS or error == Errors.INVALID_RECORD:
-        return Outcome(_fail(p, i, config), failed=b.records, events=events)
-    if can_retry:
+    # ``Sender.canRetry`` / ``TransactionManager.canRetry``: any other error is retried only if its exception is a
+    # ``RetriableException`` (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...); INVALID_PRODUCER_EPOCH, an
+    # authorization failure, INVALID_RECORD, INVALID_TXN_STATE or TRANSACTION_ABORTABLE fail the batch at once
+    if can_retry and error in RETRIABLE:
         return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
     return Outcome(_fail(p, i, config), failed=b.records, events=events)
 
@@ -387,18 +390,19 @@ def expire_batch(p: Producer, partition: int, config: ProducerConfig) -> Outcome
     return None
 
 
-def resolve_sequence(p: Producer, partition: int) -> Outcome | None:
+def resolve_sequence(p: Producer, partition: int, by_last_ack: bool = True) -> Outcome | None:
     """``maybeResolveSequences`` for one partition with an unresolved sequence.
 
     Only once no sequenced batch of the partition is outstanding: if the last
     acknowledged sequence is the one before the next sequence, a later batch
     succeeded, so the expired one was written -- resolved.  Otherwise request
-    an epoch bump that restarts the partition's sequences.
+    an epoch bump that restarts the partition's sequences.  ``by_last_ack``
+    off (weakened variant ``bump_on_every_expired_batch``): never resolved, always bumped.
     """
     entry = p.partitions[partition]
     if not entry.unresolved or _sequenced_outstanding(p, partition):
         return None
-    if entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no acknowledgement: -1)
+    if by_last_ack and entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no ack: -1)
         p = p._replace(partitions=_set(p.partitions, partition, entry._replace(unresolved=False)))
         return Outcome(p, events=("sequence_resolved",))
     entry = entry._replace(unresolved=False, rewrite=True)

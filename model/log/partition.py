@@ -14,7 +14,10 @@ This abstracts Kafka's ``UnifiedLog`` plus the replication it relies on:
   passes the batch -- so a leader can fail over with batches appended but not
   replicated, and a retry can reach it before its original is acknowledged.
   ``acks=1``: the leader answers after its local append; ``ReplicatePartition``
-  advances the high watermark.  ``acks=0``: no answer at all.
+  advances the high watermark.  ``acks=0``: no answer at all; the followers
+  still replicate the batch, so ``ReplicatePartition`` advances the high
+  watermark as for acks=1 (the high watermark follows the followers' fetches,
+  whatever acks the producer asked for: ``Partition.maybeIncrementLeaderHW``).
 * A leader restart (crash and election of an in-sync follower) keeps the log
   up to the high watermark and loses the rest; the follower's producer state
   is rebuilt from the log it kept (``ProducerStateManager.truncateAndReload``

@@ -48,10 +48,13 @@ class Errors:
     INVALID_RECORD = "INVALID_RECORD"
 
 
-#: Errors a produce client retries without failing the batch.
+#: Errors a produce client retries without failing the batch: those whose exception is a ``RetriableException``
+#: (``NotLeaderOrFollowerException``, ``TimeoutException``, ``NotEnoughReplicasException``,
+#: ``ConcurrentTransactionsException``, the coordinator-loading ones; ``Sender.canRetry``).
 RETRIABLE = frozenset(
     {
         Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.NOT_ENOUGH_REPLICAS,
         Errors.REQUEST_TIMED_OUT,
         Errors.CONCURRENT_TRANSACTIONS,
         Errors.COORDINATOR_LOAD_IN_PROGRESS,

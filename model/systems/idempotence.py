@@ -14,7 +14,7 @@ Protocol steps
     next record to the client; record ``n`` goes to partition ``n mod
     partitions``), ``SendProduce(producer, partition)`` (the Sender drains a
     batch), ``BumpEpoch(producer)``, ``ResolveSequence(producer, partition)``, ``Deliver(envelope)``,
-    ``ReplicatePartition(partition)`` (acks=1, or acks=all with ``separate_replication``),
+    ``ReplicatePartition(partition)`` (acks=1 or 0, or acks=all with ``separate_replication``),
     ``ExpireProducerState(partition, producer_id)`` (``producer.id.expiration.ms`` on the leader, with
     ``producer_id_expiration``).
 
@@ -178,8 +178,14 @@ class Ghost(NamedTuple):
     on them yet (:func:`unexplained_failures`); ``misplaced_acks``: successful ProduceResponses whose offset
     does not hold the batch (:func:`misplaced_ack`); ``unhealthy``: an error answered or an epoch bumped
     while no fault had happened; ``overtaken``: batches appended while an earlier batch of the same partition
-    and session was still being retried and not in the log (:func:`overtaken_batch`).  Each is recorded only
-    when that happens, so the state space of a correct model does not grow.
+    and session was still being retried and not in the log (:func:`overtaken_batch`); ``wrong_answers``:
+    produce requests the leader answered otherwise than Kafka's ``ProducerStateManager`` would for the log it
+    holds (:func:`unexpected_answer`); ``needless_bumps``: KIP-360 epoch bumps although the producer held an
+    acknowledgement of the last sequence it sent to every partition it re-sequences (:func:`needless_bump`);
+    ``unrestarted``: bumps that left a re-sequenced partition's batches off the new epoch's sequences
+    (:func:`unrestarted_sequences`); ``missed_bumps``: batches given up on OUT_OF_ORDER_SEQUENCE_NUMBER without a
+    bump requested for their partition (:func:`unrequested_bump`).
+    Each is recorded only when that happens, so the state space of a correct model does not grow.
     """
 
     acked: tuple[int, ...] = ()
@@ -188,6 +194,10 @@ class Ghost(NamedTuple):
     misplaced_acks: tuple[str, ...] = ()
     unhealthy: tuple[str, ...] = ()
     overtaken: tuple[str, ...] = ()
+    wrong_answers: tuple[str, ...] = ()
+    needless_bumps: tuple[str, ...] = ()
+    unrestarted: tuple[str, ...] = ()
+    missed_bumps: tuple[str, ...] = ()
 
 
 #: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
@@ -219,6 +229,189 @@ def misplaced_ack(  # no mutate: the judge of acknowledged_offset_in_log (a prop
         f"partition {request.partition}: {','.join(prod.record_label(r) for r in request.records)} acknowledged "
         f"at offset {response.base_offset}, which holds {held}"
     )
+
+
+#: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: the batches a leader remembers per producer id (KAFKA-5494).
+NUM_BATCHES_TO_RETAIN = 5
+
+
+def kafka_produce_answer(  # no mutate: the reference of produce_answer_per_kafka (a property), not a rule
+    leader: part.PartitionLeader, request: ProduceRequest, sequence_space: int
+) -> tuple[str, int]:
+    """What Kafka's leader answers ``request`` given the log it holds: ``(error, duplicate offset or -1)``.
+
+    Written from Kafka's source, independently of :mod:`model.log.producer_state`, and read from the *log*
+    (``ProducerStateManager`` rebuilds its state from the log: ``truncateAndReload``), not from the leader's
+    cached table -- only whether the leader still has an entry for the producer id is taken from the table,
+    since ``producer.id.expiration.ms`` may have dropped it while the log keeps its batches (a producer id with
+    no batch in the log is unknown, whatever the table says):
+
+    * no producer id (``enable.idempotence=false``): appended, no checks;
+    * ``UnifiedLog.analyzeAndValidateProducerState`` / ``ProducerStateEntry.findDuplicateBatch``: a batch of the
+      entry's epoch whose (first, last) sequence is one of the last ``NUM_BATCHES_TO_RETAIN`` batches of that
+      epoch is a duplicate, answered NONE with that batch's offset;
+    * no entry: ``ProducerStateEntry.empty`` (``NO_PRODUCER_EPOCH``) accepts any sequence, except on a partition
+      that never held a record, where it must be 0 (KAFKA-15591, PR #23234, Kafka 4.5);
+    * ``ProducerAppendInfo.checkProducerEpoch``: an epoch below the entry's -> INVALID_PRODUCER_EPOCH;
+    * ``ProducerAppendInfo.checkSequence``: a higher epoch must start at 0; the same epoch must continue right
+      after the last batch (``inSequence``: ``last + 1``, or 0 after the top of the sequence space), else
+      OUT_OF_ORDER_SEQUENCE_NUMBER.
+    """
+    pid = request.producer_id
+    if pid == part.NO_PRODUCER_ID:
+        return Errors.NONE, -1
+    first = request.base_sequence
+    last = (first + len(request.records) - 1) % sequence_space
+    mine = [(offset, e) for offset, e in enumerate(leader.log) if e.producer_id == pid]
+    if leader.entry(pid) is None or not mine:
+        return (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER if not leader.log and first != 0 else Errors.NONE), -1
+    epoch = mine[-1][1].producer_epoch
+    current = [(offset, e) for offset, e in mine if e.producer_epoch == epoch][-NUM_BATCHES_TO_RETAIN:]
+    if request.producer_epoch == epoch:
+        for offset, e in current:
+            if e.base_sequence == first and (e.base_sequence + len(e.records) - 1) % sequence_space == last:
+                return Errors.NONE, offset
+    if request.producer_epoch < epoch:
+        return Errors.INVALID_PRODUCER_EPOCH, -1
+    if request.producer_epoch > epoch:
+        return (Errors.NONE if first == 0 else Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), -1
+    _, newest = current[-1]
+    expected = (newest.base_sequence + len(newest.records)) % sequence_space
+    return (Errors.NONE if first == expected else Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), -1
+
+
+def unexpected_answer(  # no mutate: the judge of produce_answer_per_kafka (a property), not a rule
+    before: part.PartitionLeader,
+    after: part.PartitionLeader,
+    request: ProduceRequest,
+    events: tuple[str, ...],
+    sequence_space: int,
+) -> str | None:
+    """How the leader's handling of ``request`` differs from :func:`kafka_produce_answer`, or ``None``.
+
+    The leader's answer is read from what it did (the answer may be parked in the purgatory, or not sent at all
+    with acks=0): an ``error:<name>`` event, a duplicate (``dedup``) or an append, and whether the log grew by
+    exactly this batch.
+    """
+    error, dup_offset = kafka_produce_answer(before, request, sequence_space)
+    answered = next((e[len("error:") :] for e in events if e.startswith("error:")), Errors.NONE)
+    duplicate = "dedup" in events
+    appended = len(after.log) - len(before.log)
+    want = error if error != Errors.NONE else ("duplicate" if dup_offset >= 0 else "append")
+    got = answered if answered != Errors.NONE else ("duplicate" if duplicate else "append" if appended else "nothing")
+    if want == got and appended == (1 if want == "append" else 0):  # no branch: the other side describes a defect
+        return None
+    recs = ",".join(prod.record_label(r) for r in request.records)
+    return (
+        f"partition {request.partition}: batch {recs} (pid {request.producer_id}, epoch {request.producer_epoch}, "
+        f"seq {request.base_sequence}) was answered {got} (log +{appended}); Kafka answers {want}"
+    )
+
+
+def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), not a rule
+    p: prod.Producer, leaders: tuple[part.PartitionLeader, ...], acked: tuple[int, ...], sequence_space: int
+) -> str | None:
+    """Why the KIP-360 bump ``p`` is about to make is one Kafka's producer would not make, or ``None``.
+
+    Kafka bumps for a partition (``requestEpochBumpForPartition``) when its sequence is in doubt: a batch failed
+    with OUT_OF_ORDER_SEQUENCE_NUMBER (``handleFailedBatch``; the leader refused it, so the log has a gap), the
+    leader refused the batch right after the last acknowledged one (``canRetry``), or an expired batch left the
+    sequence unresolved and the last acknowledged sequence is not the one before the next sequence
+    (``maybeResolveSequences``/``isNextSequence``: a later batch that succeeded proves the expired one was
+    written).  So Kafka never bumps when, on every partition it re-sequences, the leader's log holds the
+    producer's batches of that epoch from sequence 0 without a gap up to the sequence before the next one, and
+    that last batch was acknowledged, with no acknowledged sequence of the epoch above it (``lastAckedSequence``
+    compares plainly, so past a wrap-around it cannot tell).  Read from the leader's log and the application's
+    view (the records it saw acknowledged), not from the client's bookkeeping.
+    """
+    intact: list[str] = []
+    seen = set(acked)
+    for q, entry in enumerate(p.partitions):
+        if not entry.rewrite:
+            continue
+        epoch = entry.producer_epoch
+        mine = [e for e in leaders[q].log if e.producer_id == p.producer_id and e.producer_epoch == epoch]
+        expected = 0
+        for e in mine:
+            if e.base_sequence != expected % sequence_space:
+                return None  # a gap: the sequence is in doubt
+            expected = e.base_sequence + len(e.records)
+        acked_seqs = [e.base_sequence + len(e.records) - 1 for e in mine if e.records and seen.issuperset(e.records)]
+        top = max(acked_seqs, default=-1)
+        if top < 0 or top + 1 != entry.next_sequence or top + 1 != expected:
+            return None
+        intact.append(f"partition {q} (epoch {epoch}, sequences 0 to {top} in the log and acknowledged)")
+    if not intact:  # no branch: a bump is requested for a partition (requestEpochBumpForPartition)
+        return None
+    return f"producer id {p.producer_id} bumped epoch {p.producer_epoch} with its sequences intact: " + ", ".join(
+        intact
+    )
+
+
+def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_bump (a property), not a rule
+    before: prod.Producer, after: prod.Producer, failed: tuple[int, ...], defer: bool
+) -> str | None:
+    """Why the producer that just gave up ``failed`` on OUT_OF_ORDER_SEQUENCE_NUMBER left its partition unrepaired.
+
+    ``TransactionManager.handleFailedBatch``: an idempotent producer whose batch fails with an
+    ``OutOfOrderSequenceException`` requests an epoch bump for the batch's partition
+    (``requestEpochBumpForPartition``: the bump re-sequences it from 0), since the leader's log has a gap that
+    no later batch of the epoch can fill.  With the fix proposed for KAFKA-14034 (``defer``) the partition's
+    sequence is marked unresolved instead, and the bump waits until its earlier batches complete.
+    """
+    batch = next((b for b in before.batches if b.records[0] in failed), None)
+    if batch is None:  # no branch: the failed records come from one of the producer's batches
+        return None
+    q = batch.partition
+    entry = after.partitions[q]
+    if after.epoch_bump_required and entry.rewrite:  # no branch: the other side describes a defect
+        return None
+    if defer and entry.unresolved:  # no branch: variant kafka_14034_fix only
+        return None
+    label = ",".join(prod.record_label(r) for r in failed)
+    return f"{label} failed on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
+
+
+def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequences (a property), not a rule
+    before: prod.Producer, after: prod.Producer
+) -> str | None:
+    """How the KIP-360 bump from ``before`` to ``after`` fails to restart the sequences it must, or ``None``.
+
+    ``TransactionManager.bumpIdempotentProducerEpoch`` calls ``startSequencesAtBeginning`` for every partition
+    that requested the bump (``partitionsToRewriteSequences``): the partition moves to the new epoch and its
+    outstanding batches are re-stamped with it, with sequences 0, 1, ... in the order they were sent, so the
+    leader accepts them as the start of the new epoch.  At the epoch limit the producer id itself is reset
+    (``bumpIdempotentEpochAndResetIdIfNeeded``): every outstanding batch loses its stamp and is stamped afresh
+    under the next producer id.
+    """
+    reset = after.producer_id < 0
+    for q, entry in enumerate(before.partitions):
+        if not (entry.rewrite or reset):
+            continue
+        records = [b.records for b in before.batches if b.partition == q and b.has_sequence]
+        now = [b for r in records for b in after.batches if b.records == r]
+        if reset:
+            stamped = [b for b in now if b.has_sequence or b.producer_epoch >= 0]
+            if stamped or len(now) != len(records):  # no branch: the other side describes a defect
+                return f"producer id reset at the epoch limit, yet partition {q} keeps stamped batches"
+            continue
+        seq = 0
+        for b in now:
+            if (b.producer_epoch, b.base_sequence) != (after.producer_epoch, seq):  # no branch: describes a defect
+                return (
+                    f"partition {q}: after the bump to epoch {after.producer_epoch} a batch is stamped "
+                    f"(epoch {b.producer_epoch}, seq {b.base_sequence}), not (epoch {after.producer_epoch}, seq {seq})"
+                )
+            seq += len(b.records)
+        moved = after.partitions[q]
+        lost = len(now) != len(records) or (moved.producer_epoch, moved.next_sequence) != (after.producer_epoch, seq)
+        if lost:  # no branch: the other side describes a defect
+            want = (after.producer_epoch, seq)
+            return (
+                f"partition {q}: after the bump its sequences continue at (epoch {moved.producer_epoch}, seq "
+                f"{moved.next_sequence}), not (epoch {want[0]}, seq {want[1]})"
+            )
+    return None
 
 
 def overtaken_batch(  # no mutate: the judge of retried_batch_not_overtaken (a property), not a rule
@@ -357,8 +550,10 @@ class KafkaSystem:
                 out.append(Action("Send", (i,)))
             if p.epoch_bump_required and p.in_flight == 0:
                 out.append(Action("BumpEpoch", (i,)))
+            by_last_ack = self.flags.resolve_by_last_acked_sequence
             for q, entry in enumerate(p.partitions):
-                if entry.unresolved and prod.resolve_sequence(p, q) is not None:
+                resolvable = entry.unresolved and prod.resolve_sequence(p, q, by_last_ack) is not None
+                if resolvable:
                     out.append(Action("ResolveSequence", (i, q)))
             if not p.batches:
                 continue
@@ -368,10 +563,11 @@ class KafkaSystem:
         heads = net.channel_heads(state.network)
         for env in heads:
             out.append(Action("Deliver", (env,)))
-        if cfg.acks == "1" or self.config.separate_replication:
-            for q, leader in enumerate(state.partitions):
-                if leader.high_watermark < len(leader.log):
-                    out.append(Action("ReplicatePartition", (q,)))
+        # Followers fetch whatever acks the producer asked for: the high watermark lags the log end after an
+        # acks=1 or acks=0 append, or an acks=all one with separate replication (``Partition.maybeIncrementLeaderHW``)
+        for q, leader in enumerate(state.partitions):
+            if leader.high_watermark < len(leader.log):
+                out.append(Action("ReplicatePartition", (q,)))
         if self.config.producer_id_expiration:
             for q, leader in enumerate(state.partitions):
                 out.extend(
@@ -494,16 +690,23 @@ class KafkaSystem:
         ), events
 
     def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
-        p = prod.bump_epoch(s.producers[i], self.config.max_producer_epoch)
+        before = s.producers[i]
+        p = prod.bump_epoch(before, self.config.max_producer_epoch)
         if p is None:  # no branch: replay/minimise only
             return None
         s = s._replace(producers=_replace_at(s.producers, i, p))
+        needless = needless_bump(before, s.partitions, s.ghost.acked, self.flags.sequence_space)
+        if needless is not None:  # no branch: the other side records a defect (a bump Kafka does not make)
+            s = s._replace(ghost=s.ghost._replace(needless_bumps=(*s.ghost.needless_bumps, needless)))
+        unrestarted = unrestarted_sequences(before, p)
+        if unrestarted is not None:  # no branch: the other side records a defect (sequences not restarted)
+            s = s._replace(ghost=s.ghost._replace(unrestarted=(*s.ghost.unrestarted, unrestarted)))
         if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
             s = s._replace(ghost=s.ghost._replace(unhealthy=(*s.ghost.unhealthy, f"producer {i} bumped its epoch")))
         return s, ("epoch_bump",)
 
     def _resolve_sequence(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
-        outcome = prod.resolve_sequence(s.producers[i], q)
+        outcome = prod.resolve_sequence(s.producers[i], q, self.flags.resolve_by_last_acked_sequence)
         if outcome is None:  # no branch: replay/minimise only
             return None
         return self._apply_outcome(s, i, outcome), outcome.events
@@ -519,12 +722,15 @@ class KafkaSystem:
             return None
         body = env.body
         if isinstance(body, ProduceRequest):
-            leader = s.partitions[body.partition]
-            behind = overtaken_batch(s.producers[body.producer], body, leader.log) if self.idempotent else None
+            before = s.partitions[body.partition]
+            behind = overtaken_batch(s.producers[body.producer], body, before.log) if self.idempotent else None
             leader, response, events = part.handle_produce(
-                leader, body, self.producer_config.acks, self.flags, self.config.separate_replication
+                before, body, self.producer_config.acks, self.flags, self.config.separate_replication
             )
             ghost = s.ghost
+            unexpected = unexpected_answer(before, leader, body, events, self.flags.sequence_space)
+            if unexpected is not None:  # no branch: the other side records a defect (an answer Kafka does not give)
+                ghost = ghost._replace(wrong_answers=(*ghost.wrong_answers, unexpected))
             if behind is not None:
                 events = (*events, "batch_behind_retry")
                 if "append" in events:  # no branch: the other side records a defect (a retried batch overtaken)
@@ -580,6 +786,11 @@ class KafkaSystem:
             if outcome.failed and not expired:
                 retries = self.producer_config.retries
                 bad += unexplained_failures(s.producers[i], outcome.failed, retries, error)
+                if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
+                    defer = self.flags.defer_bump_until_resolved
+                    missed = unrequested_bump(s.producers[i], outcome.producer, outcome.failed, defer)
+                    if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
+                        ghost = ghost._replace(missed_bumps=(*ghost.missed_bumps, missed))
             ghost = ghost._replace(
                 acked=_insert_sorted(ghost.acked, outcome.acked),
                 failed=_insert_sorted(ghost.failed, outcome.failed),
