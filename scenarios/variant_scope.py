@@ -72,6 +72,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # KAFKA-15591: the leader's first-sequence rule for a partition that never held a record (ProducerStateManager
     # validation, read wherever a partition validates an idempotent batch)
     "first_sequence_zero_on_empty_log": _ALL,
+    # KIP-360 sequence resolution from the last acknowledged sequence (the idempotent producer of the idempotence
+    # system: TransactionManager.maybeResolveSequences)
+    "resolve_by_last_acked_sequence": frozenset({"idempotence"}),
     # the classic group protocol
     "offset_commit_generation_check": frozenset({"groups"}),
     "offset_commit_stale_generation_check": frozenset({"groups"}),

@@ -205,7 +205,10 @@ def test_a_killable_mutant_is_killed_with_its_invariant_and_steps(reach: dict[st
     assert mu.select_scenarios(m, reach) == [SCENARIO]
     row = mu.run_job(_job(m, reach))
     assert row["status"] == "killed", row
-    assert row["kind"] == "violation" and row["invariant"] == "no_duplicate_append" and row["steps"] > 0
+    # the duplicate append breaks no_duplicate_append; the leader's answer to it (an append where Kafka answers the
+    # duplicate's offset) breaks produce_answer_per_kafka at the same step: either is the first violation found
+    assert row["kind"] == "violation" and row["steps"] > 0
+    assert row["invariant"] in {"no_duplicate_append", "produce_answer_per_kafka"}, row
 
 
 def test_the_unmutated_model_survives(reach: dict[str, Any]) -> None:
