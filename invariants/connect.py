@@ -14,7 +14,7 @@ scenarios that have one (like :mod:`invariants.transactions`).
 
 from __future__ import annotations
 
-from keos.invariants._common import sometimes_event
+from keos.invariants._common import sometimes_event, sometimes_state
 from keos.invariants.connect_logs import (
     committed_offsets,
     committed_records,
@@ -309,21 +309,15 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
     )
     props.extend(
         [
-            Property(
-                name="source_record_committed",
-                expectation=Expectation.SOMETIMES,
-                fact="A source record was committed to the output topic.",
-                source="reachability",
-                catches="reachability of the send loop",
-                predicate=lambda s: bool(committed_records(s.kafka.partitions[OUTPUT])),
+            sometimes_state(
+                "source_record_committed",
+                "A source record was committed to the output topic.",
+                lambda s: bool(committed_records(s.kafka.partitions[OUTPUT])),
             ),
-            Property(
-                name="source_offsets_committed",
-                expectation=Expectation.SOMETIMES,
-                fact="A source offset was committed.",
-                source="reachability",
-                catches="reachability of offset commits",
-                predicate=lambda s: any(k > 0 for k in _offsets(s, config)),
+            sometimes_state(
+                "source_offsets_committed",
+                "A source offset was committed.",
+                lambda s: any(k > 0 for k in _offsets(s, config)),
             ),
             sometimes_event(
                 "exactly_once_task_started",

@@ -23,6 +23,7 @@ equals the output set once the copiers finish.
 
 from __future__ import annotations
 
+from keos.invariants._common import sometimes_state
 from keos.invariants.progress import TXN_FAIRNESS
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.consumer import READ_UNCOMMITTED, fetch
@@ -359,13 +360,10 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                 ),
                 *(
                     (
-                        Property(
-                            name="instance_fenced",
-                            expectation=Expectation.SOMETIMES,
-                            fact="An application instance was fenced (ProducerFencedException).",
-                            source="reachability",
-                            catches="reachability of a fenced instance",
-                            predicate=lambda s: any(c.state == tp.C.FATAL_ERROR and c.fenced for c in s.clients),
+                        sometimes_state(
+                            "instance_fenced",
+                            "An application instance was fenced (ProducerFencedException).",
+                            lambda s: any(c.state == tp.C.FATAL_ERROR and c.fenced for c in s.clients),
                         ),
                     )
                     if config.faults.txn_timeout
@@ -402,13 +400,10 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             if config.security is None
             else ()
         ),
-        Property(
-            name="input_fully_processed",
-            expectation=Expectation.SOMETIMES,
-            fact="The committed offset reached the end of the input.",
-            source="reachability",
-            catches="reachability of a complete run",
-            predicate=lambda s: _committed_offset(s) >= n,
+        sometimes_state(
+            "input_fully_processed",
+            "The committed offset reached the end of the input.",
+            lambda s: _committed_offset(s) >= n,
         ),
         Property(
             name="read_uncommitted_sees_aborted_output",

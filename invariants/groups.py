@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from keos.invariants._common import sometimes_event
+from keos.invariants._common import sometimes_event, sometimes_state
 from keos.model.clients import consumer_coordinator as cc
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
@@ -281,13 +281,10 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         sometimes_event("resumed_at_committed_offset", "A consumer given a partition resumes it at a committed "
                         "offset above 0 (a handover after progress).", "resumed_at_committed_offset"),
         sometimes_event("partition_revoked", "A member revokes partitions (onPartitionsRevoked).", "revoked:*"),
-        Property(
-            name="group_stable_with_two_members",
-            expectation=Expectation.SOMETIMES,
-            fact="The group reaches Stable with two members, both through SyncGroup.",
-            source="reachability",
-            catches="reachability (a completed rebalance)",
-            predicate=lambda s: s.group.state == cg.STABLE and len(s.group.members) >= 2
+        sometimes_state(
+            "group_stable_with_two_members",
+            "The group reaches Stable with two members, both through SyncGroup.",
+            lambda s: s.group.state == cg.STABLE and len(s.group.members) >= 2
             and sum(1 for c in s.consumers if c.state == cc.STABLE and c.generation == s.group.generation) >= 2,
         ),
     ]

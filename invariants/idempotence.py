@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
+from keos.invariants._common import sometimes_state
 from keos.invariants.idempotence_progress import idempotence_progress_properties
 from keos.model.clients.producer import record_label, record_owner
 from keos.model.interface import Expectation, Property
@@ -480,13 +481,10 @@ def _properties(
             partners=("record_failed",),
             explain=lambda s: "; ".join(s.ghost.unexplained_failures),
         ),
-        Property(
-            name="record_failed",
-            expectation=Expectation.SOMETIMES,
-            fact="The application saw a record fail.",
-            source="reachability",
-            catches="reachability of failed sends",
-            predicate=lambda s: bool(s.ghost.failed),
+        sometimes_state(
+            "record_failed",
+            "The application saw a record fail.",
+            lambda s: bool(s.ghost.failed),
         ),
         Property(
             name="retry_deduplicated",

@@ -9,6 +9,7 @@ would leave the application's ``send`` hanging.
 
 from __future__ import annotations
 
+from keos.invariants._common import sometimes_state
 from keos.model.clients.producer import record_label
 from keos.model.interface import Expectation, Property
 from keos.model.systems.idempotence import SystemState
@@ -47,12 +48,9 @@ def idempotence_progress_properties() -> tuple[Property, ...]:
             explain=lambda s: "; ".join(pending_sends(s)),
             fairness=IDEMPOTENCE_FAIRNESS,
         ),
-        Property(
-            name="record_acknowledged",
-            expectation=Expectation.SOMETIMES,
-            fact="The application saw a record acknowledged.",
-            source="reachability",
-            catches="reachability of acknowledgements",
-            predicate=lambda s: bool(s.ghost.acked),
+        sometimes_state(
+            "record_acknowledged",
+            "The application saw a record acknowledged.",
+            lambda s: bool(s.ghost.acked),
         ),
     )

@@ -29,6 +29,7 @@ Prepare* forever -- the KAFKA-19999 livelock.
 
 from __future__ import annotations
 
+from keos.invariants._common import sometimes_state
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.consumer import COMMITTED, record_fates
 from keos.model.clients.producer import record_id, record_label
@@ -201,13 +202,10 @@ def txn_progress_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("markers_sent",),
             explain=lambda s: "; ".join(pending_markers(s)),
         ),
-        Property(
-            name="transaction_prepared",
-            expectation=Expectation.SOMETIMES,
-            fact="A coordinator transaction was in PrepareCommit or PrepareAbort.",
-            source="reachability",
-            catches="reachability of Prepare* (transactions_complete is not vacuous)",
-            predicate=_some_prepared,
+        sometimes_state(
+            "transaction_prepared",
+            "A coordinator transaction was in PrepareCommit or PrepareAbort.",
+            _some_prepared,
         ),
         Property(
             name="markers_sent",
