@@ -305,6 +305,44 @@ def test_a_gate_check_that_is_not_a_scenario_kills_an_assignor_mutant() -> None:
     assert mu.run_job({**base, "mutant": None})["status"] == "survived"
 
 
+def test_a_mutant_that_lets_a_weakened_variant_escape_is_killed_by_keos_mutants(
+        reach: dict[str, Any], tmp_path: Path) -> None:
+    """The gate's ``keos mutants`` fails when a defect masks a weakened rule: such a mutant is killed there.
+
+    A copy of the leader's producer state whose cache keeps at least five batches when a module constant
+    says so (False here, so the copy behaves as the model): its mutant (the constant flipped) leaves Kafka's
+    behaviour alone (idempotence_retry survives) but hides ``small_duplicate_window`` (a one-batch cache).
+    """
+    path = tmp_path / "producer_state.py"
+    source = (ROOT / "model/log/producer_state.py").read_text(encoding="utf-8")
+    original = "(*entry.batches, meta)[-flags.duplicate_window :]"
+    assert original in source, "the model changed: pick another line to widen"
+    source = source.replace(original, "(*entry.batches, meta)[-(max(flags.duplicate_window, 5) if LENIENT_CACHE "
+                                      "else flags.duplicate_window) :]") + "\nLENIENT_CACHE = False\n"
+    path.write_text(source, encoding="utf-8")
+    ms = module_mutants(source, "keos.model.log.producer_state", "model/log/producer_state.py", CLASSES)
+    m = next(x for x in ms if x.operator == "constant" and x.original == "False" and "LENIENT" in source.splitlines()[
+        x.line - 1])
+    job = _job(None, reach, "keos.model.log.producer_state", str(path))
+    job["scenarios"] = [SCENARIO, "variant:small_duplicate_window"]
+    assert mu.run_job(job)["status"] == "survived"  # the copy as it is: the variant is caught, as the gate expects
+    row = mu.run_job({**job, "mutant": m.id})
+    assert row["status"] == "killed" and row["kind"] == "weakened_variant", row
+    assert row["invariant"] == "small_duplicate_window" and row["scenarios_run"] == job["scenarios"]
+    assert "not caught" in row["detail"]
+
+
+def test_variants_are_selected_by_the_lines_their_searches_ran(reach: dict[str, Any]) -> None:
+    m = _find("model/log/producer_state.py", "relational", "last_seq == last_seq", "!=")
+    assert mu.select_variants(m, reach) == []  # no variant reach in the data: scenarios only
+    lines = {str(ln): ["variant:b", "variant:a"] for ln in range(m.line, m.end_line + 1)}
+    data = {**reach, "variant_reach": {"searches": {"variant:a": {"seconds": 2.0}, "variant:b": {"seconds": 1.0}},
+                                       "reach": {m.path: lines}}}
+    assert mu.select_variants(m, data) == ["variant:b", "variant:a"]  # cheapest first
+    other = _find("model/log/producer_state.py", "drop_update", "batches=(*entry.batches")
+    assert other.line != m.line and mu.select_variants(other, data) == []
+
+
 def test_coverage_of_the_gate_counts_keos_assignors(tmp_path: Path) -> None:
     """The gate's reach includes ``keos assignors``: its context reaches the assignors' lines."""
     run = measure(["@assignors"], tmp_path)
@@ -317,7 +355,7 @@ def test_coverage_of_the_gate_counts_keos_assignors(tmp_path: Path) -> None:
 def test_explain_says_what_takes_each_branch_the_gate_never_takes(tmp_path: Path) -> None:
     """--explain: a branch untaken by the measured searches is taken by a named set's scenario, only by a
     weakened variant (run as keos mutants runs it), or by nothing; each row names what takes it."""
-    from keos.checker.reach.branches import explain_untaken
+    from keos.checker.reach.branches import explain_untaken, variant_reach
 
     gate = measure([SCENARIO], tmp_path / "gate")
     other = measure(["variant:small_duplicate_window", "reach_idempotence_reorder_restart"], tmp_path / "other")
@@ -333,6 +371,11 @@ def test_explain_says_what_takes_each_branch_the_gate_never_takes(tmp_path: Path
             assert r["taken_by"] == ["reach_idempotence_reorder_restart"]
         if r["why"] == "variant":
             assert r["taken_by"] == ["small_duplicate_window"]
+    # What keos mutate reads to judge mutants on the weakened variants too: only the variant's lines, by context.
+    vr = variant_reach(other)
+    assert list(vr["searches"]) == ["variant:small_duplicate_window"]
+    cache = vr["reach"]["model/log/producer_state.py"]
+    assert cache and all(ctxs == ["variant:small_duplicate_window"] for ctxs in cache.values())
 
 
 def test_explain_flags_are_checked_before_any_work(capsys: pytest.CaptureFixture[str]) -> None:

@@ -166,7 +166,9 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     run = _measure(args, refs, out, console)
     report = run.to_json()
     if args.explain and not run.partial:
-        report["untaken"] = _explain(args, refs, run, out, console)
+        report["untaken"], variant_reach = _explain(args, refs, run, out, console)
+        if variant_reach is not None:
+            report["variant_reach"] = variant_reach
         if report["untaken"] is None:
             console.print("[yellow]--explain interrupted: partial results (exit 4)[/yellow]")
             return EXIT_PARTIAL
@@ -203,9 +205,13 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _explain(args: argparse.Namespace, refs: list[str], run: Any, out: Path, console: Console) -> Any:
-    """``--explain``: what takes each branch the measured searches never take (another coverage run)."""
-    from keos.checker.reach.branches import explain_untaken, measure
+def _explain(args: argparse.Namespace, refs: list[str], run: Any, out: Path, console: Console) -> tuple[Any, Any]:
+    """``--explain``: what takes each branch the measured searches never take (another coverage run).
+
+    Also the *variant reach* of that run (which weakened variants' searches ran each line), which
+    ``keos mutate`` reads to judge a mutant the way the gate's ``keos mutants`` would.
+    """
+    from keos.checker.reach.branches import explain_untaken, measure, variant_reach
     from keos.checker.reach.gate_checks import VARIANT_PREFIX
     from keos.model.variants import VARIANTS
     from keos.scenarios import builtin_scenarios
@@ -223,8 +229,20 @@ def _explain(args: argparse.Namespace, refs: list[str], run: Any, out: Path, con
     other = measure(others, out / "explain", variant=None, time_budget_s=args.time_budget,
                     total_budget_s=args.total_budget)
     if other.partial:
-        return None
-    return explain_untaken(run, other, sets)
+        return None, None
+    return explain_untaken(run, other, sets), variant_reach(other)
+
+
+def _measure_variants(args: argparse.Namespace, out: Path, console: Console) -> dict[str, Any] | None:
+    """Which lines each weakened variant's search runs, as ``keos mutants`` runs it (None if interrupted)."""
+    from keos.checker.reach.branches import measure, variant_reach
+    from keos.checker.reach.gate_checks import VARIANT_PREFIX
+    from keos.model.variants import VARIANTS
+
+    refs = [VARIANT_PREFIX + v.name for v in VARIANTS.values() if v.weakened]
+    console.print(f"measuring the reach of {len(refs)} weakened variant(s) as keos mutants runs them ...")
+    run = measure(refs, out, variant=None, total_budget_s=args.total_budget)
+    return None if run.partial else variant_reach(run)
 
 
 # -- keos mutate ----------------------------------------------------------------------------------
@@ -303,8 +321,17 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                 console.print("[yellow]coverage run interrupted before mutation started (exit 4)[/yellow]")
                 return EXIT_PARTIAL
             reach_data = run.to_json()
+            if not args.scenarios_only:
+                variants = _measure_variants(args, out / "coverage" / "variants", console)
+                if variants is None:
+                    console.print("[yellow]coverage run interrupted before mutation started (exit 4)[/yellow]")
+                    return EXIT_PARTIAL
+                reach_data["variant_reach"] = variants
             (out / "coverage" / "reach.json").write_text(json.dumps(reach_data, indent=1) + "\n", encoding="utf-8")
     reach_data.setdefault("root", str(root))
+    if not args.scenarios_only and not reach_data.get("variant_reach"):
+        console.print("note: the reach data has no variant reach (keos coverage --explain writes it): mutants are "
+                      "judged on the scenarios only, not on keos mutants' weakened variants", soft_wrap=True)
     console.print(f"{len(mutants)} mutant(s) over {len({m.path for m in mutants})} module(s); "
                   f"{'Spark ' + master if master else f'{args.jobs} local process(es)'}; "
                   f"{args.time_budget:g} s budget per mutant", soft_wrap=True)
@@ -313,7 +340,9 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     def on_row(row: dict[str, Any]) -> None:
         if row["status"] in ("equivalent", "excluded", "uncovered"):
             return
-        if row["status"] == "killed" and row.get("kind") == "untested":
+        if row["status"] == "killed" and row.get("kind") == "weakened_variant":
+            what = f"the weakened variant {row['invariant']} is no longer caught (keos mutants fails)"
+        elif row["status"] == "killed" and row.get("kind") == "untested":
             what = f"{row['invariant']} became untested on {row['scenario']} (a sometimes-partner never fired)"
         elif row["status"] == "killed":
             what = f"{row['invariant']} in {row['steps']} steps on {row['scenario']}"
@@ -326,7 +355,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         mutants, reach_data, out, budget_s=args.time_budget, cpu_budget_s=args.cpu_budget,
         total_budget_s=args.total_budget,
         equivalents=equivalents, variant=args.variant, resume=args.resume, jobs=args.jobs, master=master,
-        on_row=on_row)
+        scenarios_only=args.scenarios_only, on_row=on_row)
     order = {m.id: i for i, m in enumerate(mutants)}
     rows = sorted(result.rows, key=lambda r: order.get(r["id"], len(order)))
     scores = mu.score(rows)
@@ -437,6 +466,9 @@ def register(sub: Any) -> None:
                    "wall-clock --time-budget turns slow mutants into timeouts (then give --time-budget 0)")
     s.add_argument("--total-budget", type=budget_seconds, default=0.0, metavar="SECONDS",
                    help="seconds for the whole run (0 = none); then partial results (exit 4), --resume continues")
+    s.add_argument("--scenarios-only", action="store_true",
+                   help="judge each mutant on the scenarios only, not also on the weakened variants whose search "
+                   "reaches it (the gate's keos mutants)")
     s.add_argument("--equivalents", metavar="FILE",
                    help="equivalent mutants, TOML [id] reason = '...' (default: docs/mutation/equivalent.toml)")
     s.add_argument("--reach", metavar="FILE",

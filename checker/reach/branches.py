@@ -58,6 +58,7 @@ __all__ = [
     "load_reach",
     "measure",
     "package_root",
+    "variant_reach",
 ]
 
 #: ``# unreachable: <reason>`` / ``# input: <reason>``: the line (or clause) is excluded from measurement.
@@ -349,6 +350,26 @@ def write_html(run: CoverageRun, directory: Path) -> Path:
     cov.load()
     cov.html_report(directory=str(directory), show_contexts=True, title="keos coverage of model/ and invariants/")
     return directory / "index.html"
+
+
+def variant_reach(run: CoverageRun) -> dict[str, Any]:
+    """The weakened variants' part of a run (``variant:<name>`` contexts): their searches and what they ran.
+
+    ``{"searches": {ref: {seconds, ...}}, "reach": {path: {line: [ref, ...]}}}``, written into
+    ``reach.json`` by ``keos coverage --explain``.  ``keos mutate`` selects by it the weakened variants
+    whose search (as ``keos mutants`` runs it) runs a mutant's lines: the gate fails when the mutant
+    lets one of them escape, as surely as when a scenario finds a violation.
+    """
+    from keos.checker.reach.gate_checks import VARIANT_PREFIX
+
+    searches = {ref: s for ref, s in run.scenarios.items() if ref.startswith(VARIANT_PREFIX)}
+    reach: dict[str, dict[str, list[str]]] = {}
+    for path, lines in sorted(run.reach.items()):
+        by_line = {str(ln): [c for c in ctxs if c.startswith(VARIANT_PREFIX)] for ln, ctxs in sorted(lines.items())}
+        by_line = {ln: cs for ln, cs in by_line.items() if cs}
+        if by_line:
+            reach[path] = by_line
+    return {"searches": searches, "reach": reach}
 
 
 def load_reach(path: Path) -> dict[str, Any]:

@@ -58,6 +58,7 @@ __all__ = [
     "run_job",
     "score",
     "select_scenarios",
+    "select_variants",
     "stratified_sample",
 ]
 
@@ -155,6 +156,31 @@ def select_scenarios(m: Mutant, reach: dict[str, Any]) -> list[str]:
         hit = {c for cs in lines.values() for c in cs if c != "import"} or set(times)
     hit &= set(times)
     return sorted(hit, key=lambda s: (times[s], s))
+
+
+def select_variants(m: Mutant, reach: dict[str, Any]) -> list[str]:
+    """The weakened variants (``variant:<name>``) whose search runs the mutant's lines, cheapest first.
+
+    The gate also runs ``keos mutants``: every weakened variant of ``model/variants.py`` must still be
+    caught on its scenarios.  A mutant that lets one escape (it masks the violation the weakened rule
+    causes, or breaks the variant's own path) fails the gate, so it is killed there.  Which variants'
+    searches run which lines is in ``reach.json`` only when ``keos coverage --explain`` wrote it
+    (``variant_reach``); without it no variant is selected and the mutant is judged on scenarios only.
+    Module-level code selects every variant whose search ran a line of its module.
+    """
+    data = reach.get("variant_reach") or {}
+    lines = data.get("reach", {}).get(m.path, {})
+    if not lines:
+        return []
+    times = {ref: s.get("seconds") or 0.0 for ref, s in data.get("searches", {}).items()}
+    hit: set[str] = set()
+    for ln in range(m.line, m.end_line + 1):
+        hit.update(lines.get(str(ln), []))
+    scenario_reach = reach["reach"].get(m.path, {})
+    if not hit and any(c == "import" for ln in range(m.line, m.end_line + 1)
+                       for c in scenario_reach.get(str(ln), [])):
+        hit = {c for cs in lines.values() for c in cs}
+    return sorted(hit, key=lambda r: (times.get(r, 0.0), r))
 
 
 def _excluded_lines(reach: dict[str, Any]) -> dict[str, set[int]]:
@@ -273,6 +299,7 @@ def evaluate_mutants(
     resume: bool = False,
     jobs: int = 2,
     master: str | None = None,
+    scenarios_only: bool = False,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> MutationRun:
     """Evaluate ``mutants``; rows are appended to ``out/mutation-results.jsonl`` as they finish.
@@ -281,7 +308,8 @@ def evaluate_mutants(
     (the kernel ends the worker there: the same budget on an idle and a loaded machine); 0 = none.
     ``master`` None runs ``jobs`` local worker processes at a time; a Spark master runs the workers as
     Spark tasks.  Ctrl-C or ``total_budget_s`` stops the run: finished rows are kept, the run is
-    marked partial (:attr:`MutationRun.stopped`).
+    marked partial (:attr:`MutationRun.stopped`).  After its scenarios a mutant runs the weakened
+    variants whose search reaches its lines (:func:`select_variants`; ``scenarios_only`` skips them).
     """
     out.mkdir(parents=True, exist_ok=True)
     results = out / "mutation-results.jsonl"
@@ -321,7 +349,7 @@ def evaluate_mutants(
                 run.cpu_s += float(done[m.id].get("cpu_seconds") or 0.0)
             run.resumed += 1
             continue
-        scenarios = select_scenarios(m, reach)
+        scenarios = select_scenarios(m, reach) + ([] if scenarios_only else select_variants(m, reach))
         if not scenarios:
             record(m, {"status": "uncovered", "detail": "no scenario reaches this line"})
             continue

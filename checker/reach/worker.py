@@ -14,7 +14,9 @@ scenario in the given order (the caller sorts them cheapest first) within what i
 budget.  The result is one JSON line on stdout, prefixed ``KEOS-MUTANT-RESULT``:
 
 * ``killed`` -- a scenario's search found a violation (``kind`` ``gate_check``: a gate check that is
-  not a scenario, ``@assignors``, failed as ``keos assignors`` fails the gate); the counterexample was replayed on the
+  not a scenario, ``@assignors``, failed as ``keos assignors`` fails the gate; ``weakened_variant``: a
+  weakened variant, ``variant:<name>``, was no longer caught on its scenarios, as ``keos mutants`` fails the
+  gate); the counterexample was replayed on the
   mutated model by the search itself (``checker/explore``: every counterexample is replayed before it
   is reported); ``invariant`` and ``steps`` say which and how long.  ``kind`` is ``violation``, or
   ``untested`` when no invariant failed but one the unmutated model tested became untested (a
@@ -88,7 +90,7 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
 
     from keos.checker.engines import ENGINES, EngineOptions
     from keos.checker.explore import engine as _explore  # noqa: F401  (registers the explore engine; no z3 import)
-    from keos.checker.reach.gate_checks import is_gate_check, run_gate_check
+    from keos.checker.reach.gate_checks import VARIANT_PREFIX, is_gate_check, run_gate_check, run_weakened_variant
     from keos.checker.results import Verdict, partial_reason
     from keos.scenarios import resolve_scenario
 
@@ -98,6 +100,16 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
     options = EngineOptions(stop_on_first=True, out_dir=Path(job.get("out", "keos-out")))
     ran: list[str] = []
     for ref in job["scenarios"]:
+        if ref.startswith(VARIANT_PREFIX):  # keos mutants, as the gate runs it, for one weakened variant
+            if deadline is not None and deadline - time.monotonic() <= 0:
+                return {"status": "timeout", "scenarios_run": ran, "detail": "time budget ran out"}
+            ran.append(ref)
+            check = run_weakened_variant(ref)
+            if check.failed:
+                return {"status": "killed", "kind": "weakened_variant", "scenario": ref,
+                        "invariant": ref.removeprefix(VARIANT_PREFIX), "steps": None, "scenarios_run": ran,
+                        "detail": f"keos mutants fails: {check.detail}"}
+            continue
         if is_gate_check(ref):  # keos assignors, as the gate runs it (checker/reach/gate_checks.py)
             ran.append(ref)
             check = run_gate_check(ref)
