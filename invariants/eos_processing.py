@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from keos.invariants._common import sometimes_state
 from keos.invariants.progress import TXN_FAIRNESS
+from keos.model.clients import consumer_coordinator as cc
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.consumer import READ_UNCOMMITTED, fetch
 from keos.model.clients.producer import record_label
@@ -415,6 +416,25 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             predicate=_read_uncommitted_sees_aborted,
         ),
     ]
+    if protocol:
+        props.append(
+            Property(
+                name="healthy_consumer_never_failed",
+                expectation=Expectation.ALWAYS,
+                fact="No instance's consumer fails in poll(): its group requests are answered only errors "
+                "AbstractCoordinator recovers from by rejoining (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, "
+                "REBALANCE_IN_PROGRESS).",
+                source="AbstractCoordinator JoinGroup/SyncGroup/Heartbeat response handlers (Kafka 4.0, trunk "
+                "1eb7644)",
+                catches="a group coordinator answering a healthy member an unexpected error; a client treating "
+                "a recoverable group error as fatal",
+                predicate=lambda s: all(c.state != cc.FAILED for c in s.consumers),
+                partners=("input_fully_processed",),
+                explain=lambda s: "; ".join(
+                    f"instance {i}'s consumer failed" for i, c in enumerate(s.consumers) if c.state == cc.FAILED
+                ),
+            )
+        )
     return tuple(props)
 
 

@@ -132,6 +132,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(_stable_overlaps(s)),
         ),
         Property(
+            name="healthy_consumer_never_failed",
+            expectation=Expectation.ALWAYS,
+            fact="No consumer's poll() fails: the group requests of these runs answer only UNKNOWN_MEMBER_ID, "
+            "ILLEGAL_GENERATION and REBALANCE_IN_PROGRESS, from which a member recovers by rejoining; any other "
+            "error is unexpected and ends the application's loop.",
+            source="AbstractCoordinator JoinGroup/SyncGroup/Heartbeat response handlers, ConsumerCoordinator."
+            "OffsetCommitResponseHandler (Kafka 4.0, trunk 1eb7644)",
+            catches="a coordinator that answers a healthy member an error its client cannot recover from; a "
+            "client that treats a recoverable error as unexpected",
+            predicate=lambda s: all(c.state != cc.FAILED for c in s.consumers),
+            partners=("assignment_received",),
+            explain=lambda s: "; ".join(f"consumer {i} ({c.member_id or 'no member id'}) failed"
+                                        for i, c in enumerate(s.consumers) if c.state == cc.FAILED),
+        ),
+        Property(
             name="no_partition_owned_twice",
             expectation=Expectation.ALWAYS,
             fact="Among the consumers the coordinator counts as members, no partition has two owners, also while "
@@ -340,8 +355,13 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("leader_rejoined_for_metadata", "The leader rejoins after partitions were added "
                                      "to the topic (its assignment snapshot no longer matches the metadata).",
                                      "leader:metadata_changed"))
-        props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata")) if p.name == "rebalance_completes"
-                 else p for p in props]
+        # the added partition itself must reach a member, else rebalance_completes would judge a topic that
+        # never grew (settled() counts the partitions the run added)
+        props.append(sometimes_state("added_partition_assigned", "A partition added while the group was Stable "
+                                     "is owned by a member (the leader's rejoin assigned it).",
+                                     lambda s: any(p >= topo.partitions for c in s.consumers for p in c.owned)))
+        props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata", "added_partition_assigned"))
+                 if p.name == "rebalance_completes" else p for p in props]
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))

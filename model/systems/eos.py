@@ -618,7 +618,7 @@ class EosSystem(TransactionalSystem):
                 events = ("eager:revoked_all",)
             c = cc.lose_partitions(c)
         answer = self.flags.join_unchanged_answers_current_generation
-        out = cc.join_group(g, i, c, c.owned, c.generation, answer)
+        out = cc.join_group(g, i, c, c.owned, c.generation, answer, self.flags.rebalance_in_progress_rejoins)
         s, more = self._put_consumer(s._replace(members=out.group), i, out.consumer)
         return s, (*events, *more, out.event)
 
@@ -654,15 +654,17 @@ class EosSystem(TransactionalSystem):
         before = s.members
         s = s._replace(members=res.group)
         if res.error != Errors.NONE:
-            s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
+            s, more = self._put_consumer(s, i, cc.on_error(c, res.error, self.flags.rebalance_in_progress_rejoins))
             return s, (*more, f"sync:{res.error}")
         if before is not None and before.state == cg.COMPLETING_REBALANCE and res.group.state == cg.STABLE:
             owner = [m.member_id for m in res.group.members if INPUT_PARTITION in m.assignment]
-            if owner:  # ghost: cooperative-sticky withholds a moving partition for one generation
+            # ghost: cooperative-sticky would withhold a moving partition for one generation, but with one
+            # input partition it never moves between two members (only from one that left, unclaimed)
+            if owner:  # no branch: one input partition, always assigned when the rebalance completes
                 s = s._replace(ghost=s.ghost._replace(assigned_member=owner[0]))
         c, revoked = cc.assigned(c, res.assignment, {})
         events: tuple[str, ...] = ("sync:assignment",)
-        if revoked:
+        if revoked:  # unreachable: one input partition, which cooperative-sticky never takes from a member
             c = c._replace(state=cc.UNJOINED)
             events = (*events, "cooperative:revoked")
         s, more = self._put_consumer(s, i, c)
@@ -676,7 +678,7 @@ class EosSystem(TransactionalSystem):
         error = cg.heartbeat(g, c.member_id, c.generation)
         if error == Errors.NONE:  # input: not offered here (edited trace)
             return None
-        s, events = self._put_consumer(s, i, cc.on_error(c, error))
+        s, events = self._put_consumer(s, i, cc.on_error(c, error, self.flags.rebalance_in_progress_rejoins))
         return s, (*events, f"heartbeat:{error}")
 
     def _session_timeout(self, s: TxnSystemState, i: int) -> Result:
@@ -905,7 +907,7 @@ class EosSystem(TransactionalSystem):
     def _on_txn_offset_commit_response(self, s: TxnSystemState, resp: TxnOffsetCommitResponse) -> Result:
         i = resp.producer
         c, app = s.clients[i], s.apps[i]
-        if app.offsets != P.COMMITTING:
+        if app.offsets != P.COMMITTING:  # no branch: one TxnOffsetCommit in flight, its phase left only here
             return s, ("stale_response",)
         err = resp.error
         if err == Errors.NONE:
