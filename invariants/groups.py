@@ -283,7 +283,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             catches="a JoinGroup parked at a coordinator that failed over and is never resent; a member that "
             "rejoins forever (a rebalance storm) or a group stuck in PreparingRebalance / CompletingRebalance; "
             "a withheld partition no follow-up rebalance ever assigns",
-            predicate=lambda s: settled(s, topo.partitions + s.added_partitions),
+            predicate=lambda s: settled(s, topo.partitions + s.added_partitions, faults.stale_subscription > 0),
             partners=("assignment_received",),
             fairness=(
                 "faults stop (no more lost heartbeats, crashes, stalls or coordinator moves)",
@@ -383,11 +383,13 @@ def _falsely_claimed(s: GroupState, partition: int) -> bool:
     return any(partition in m.owned and partition not in s.consumers[m.client].owned for m in s.group.members)
 
 
-def settled(s: GroupState, partitions: int) -> bool:
+def settled(s: GroupState, partitions: int, false_claims: bool = True) -> bool:
     """The rebalance is over: the group is Stable and every running consumer is a member that went
     through SyncGroup of the current generation, at the current coordinator; every member's process
     runs (dead members' sessions have expired); each of the topic's ``partitions`` is owned by exactly
-    one of them (or by none while a faulty client's false claim withholds it)."""
+    one of them (or by none while a faulty client's false claim withholds it -- only where the run has
+    faulty clients, ``false_claims``: a healthy member that revoked a partition rejoins, and its next
+    JoinGroup drops the claim)."""
     g = s.group
     if g.state != cg.STABLE:
         return False
@@ -395,7 +397,8 @@ def settled(s: GroupState, partitions: int) -> bool:
     if {m.member_id for m in g.members} != set(running):
         return False
     owners = Counter(p for c in running.values() for p in c.owned)
-    if any(owners[p] > 1 or (owners[p] == 0 and not _falsely_claimed(s, p)) for p in range(partitions)):
+    withheld = (lambda p: _falsely_claimed(s, p)) if false_claims else (lambda p: False)
+    if any(owners[p] > 1 or (owners[p] == 0 and not withheld(p)) for p in range(partitions)):
         return False
     return all(c.state == cc.STABLE and c.generation == g.generation and c.coordinator == g.epoch
                for c in running.values())
