@@ -370,6 +370,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "offsets:expired"))
     if topo.compactions:
         props.append(sometimes_event("log_compacted", "The log cleaner compacts __consumer_offsets.", "log:compacted"))
+        # the log properties judge a compacted log only if a cleaner pass removed something
+        props = [replace(p, partners=(*p.partners, "log_compacted"))
+                 if p.name in ("offsets_cache_matches_log", "group_metadata_matches_log") else p for p in props]
     if topo.assignor == "cooperative-sticky":
         props.append(sometimes_event("cooperative_revocation", "A member revokes a partition that moves (KIP-429).",
                                      "cooperative:revoked"))

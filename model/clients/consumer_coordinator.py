@@ -107,7 +107,7 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True) -> Consume
         return lose_partitions(c)._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
         return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
-    if error == Errors.REBALANCE_IN_PROGRESS and rebalance_rejoins:
+    if error == Errors.REBALANCE_IN_PROGRESS and rebalance_rejoins:  # no branch: the other side is a violation
         return c._replace(state=UNJOINED)
     return c._replace(state=FAILED)
 
