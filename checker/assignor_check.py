@@ -147,7 +147,8 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
       treated as unowned, ``AbstractStickyAssignor`` logs it);
     * two members both claim it in an older generation (they tie with each other; the owner still wins),
       or in the owner's generation (three claims, all invalid);
-    * a member claims a partition of a topic that no longer exists (deleted since its last assignment).
+    * a member claims a partition of a topic that no longer exists (deleted since its last assignment), or one
+      past the topic's partition count (the topic was deleted and recreated with fewer partitions).
 
     Empty when the case has no owned partition another subscriber could claim."""
     if case.previous is None or not case.all_equal:
@@ -166,6 +167,7 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
                 continue
             first, generation = others[0], subs[owner].generation
             gone = TopicPartition("deleted-topic", 0)
+            beyond = TopicPartition(tp.topic, case.partitions_per_topic[tp.topic])
 
             def variation(label: str, claims: dict[str, Subscription]) -> AssignorCase:
                 return AssignorCase(f"{case.name} + {label}", case.partitions_per_topic, {**subs, **claims},
@@ -176,6 +178,8 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
                 variation(f"claim of {tp} by {first} in {owner}'s generation",
                           {first: _claim(subs[first], tp, generation)}),
                 variation(f"claim of deleted {gone} by {first}", {first: _claim(subs[first], gone, generation)}),
+                variation(f"claim of {beyond} past the partition count by {first}",
+                          {first: _claim(subs[first], beyond, generation)}),
             ]
             if len(others) > 1:
                 out.append(variation(f"stale claims of {tp} by {first} and {others[1]}",

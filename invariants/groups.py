@@ -132,6 +132,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(_stable_overlaps(s)),
         ),
         Property(
+            name="healthy_consumer_never_failed",
+            expectation=Expectation.ALWAYS,
+            fact="No consumer's poll() fails: the group requests of these runs answer only UNKNOWN_MEMBER_ID, "
+            "ILLEGAL_GENERATION and REBALANCE_IN_PROGRESS, from which a member recovers by rejoining; any other "
+            "error is unexpected and ends the application's loop.",
+            source="AbstractCoordinator JoinGroup/SyncGroup/Heartbeat response handlers, ConsumerCoordinator."
+            "OffsetCommitResponseHandler (Kafka 4.0, trunk 1eb7644)",
+            catches="a coordinator that answers a healthy member an error its client cannot recover from; a "
+            "client that treats a recoverable error as unexpected",
+            predicate=lambda s: all(c.state != cc.FAILED for c in s.consumers),
+            partners=("assignment_received",),
+            explain=lambda s: "; ".join(f"consumer {i} ({c.member_id or 'no member id'}) failed"
+                                        for i, c in enumerate(s.consumers) if c.state == cc.FAILED),
+        ),
+        Property(
             name="no_partition_owned_twice",
             expectation=Expectation.ALWAYS,
             fact="Among the consumers the coordinator counts as members, no partition has two owners, also while "
@@ -268,7 +283,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             catches="a JoinGroup parked at a coordinator that failed over and is never resent; a member that "
             "rejoins forever (a rebalance storm) or a group stuck in PreparingRebalance / CompletingRebalance; "
             "a withheld partition no follow-up rebalance ever assigns",
-            predicate=lambda s: settled(s, topo.partitions + s.added_partitions),
+            predicate=lambda s: settled(s, topo.partitions + s.added_partitions, faults.stale_subscription > 0),
             partners=("assignment_received",),
             fairness=(
                 "faults stop (no more lost heartbeats, crashes, stalls or coordinator moves)",
@@ -340,8 +355,13 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("leader_rejoined_for_metadata", "The leader rejoins after partitions were added "
                                      "to the topic (its assignment snapshot no longer matches the metadata).",
                                      "leader:metadata_changed"))
-        props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata")) if p.name == "rebalance_completes"
-                 else p for p in props]
+        # the added partition itself must reach a member, else rebalance_completes would judge a topic that
+        # never grew (settled() counts the partitions the run added)
+        props.append(sometimes_state("added_partition_assigned", "A partition added while the group was Stable "
+                                     "is owned by a member (the leader's rejoin assigned it).",
+                                     lambda s: any(p >= topo.partitions for c in s.consumers for p in c.owned)))
+        props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata", "added_partition_assigned"))
+                 if p.name == "rebalance_completes" else p for p in props]
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))
@@ -350,6 +370,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "offsets:expired"))
     if topo.compactions:
         props.append(sometimes_event("log_compacted", "The log cleaner compacts __consumer_offsets.", "log:compacted"))
+        # the log properties judge a compacted log only if a cleaner pass removed something
+        props = [replace(p, partners=(*p.partners, "log_compacted"))
+                 if p.name in ("offsets_cache_matches_log", "group_metadata_matches_log") else p for p in props]
     if topo.assignor == "cooperative-sticky":
         props.append(sometimes_event("cooperative_revocation", "A member revokes a partition that moves (KIP-429).",
                                      "cooperative:revoked"))
@@ -363,11 +386,13 @@ def _falsely_claimed(s: GroupState, partition: int) -> bool:
     return any(partition in m.owned and partition not in s.consumers[m.client].owned for m in s.group.members)
 
 
-def settled(s: GroupState, partitions: int) -> bool:
+def settled(s: GroupState, partitions: int, false_claims: bool = True) -> bool:
     """The rebalance is over: the group is Stable and every running consumer is a member that went
     through SyncGroup of the current generation, at the current coordinator; every member's process
     runs (dead members' sessions have expired); each of the topic's ``partitions`` is owned by exactly
-    one of them (or by none while a faulty client's false claim withholds it)."""
+    one of them (or by none while a faulty client's false claim withholds it -- only where the run has
+    faulty clients, ``false_claims``: a healthy member that revoked a partition rejoins, and its next
+    JoinGroup drops the claim)."""
     g = s.group
     if g.state != cg.STABLE:
         return False
@@ -375,7 +400,8 @@ def settled(s: GroupState, partitions: int) -> bool:
     if {m.member_id for m in g.members} != set(running):
         return False
     owners = Counter(p for c in running.values() for p in c.owned)
-    if any(owners[p] > 1 or (owners[p] == 0 and not _falsely_claimed(s, p)) for p in range(partitions)):
+    withheld = (lambda p: _falsely_claimed(s, p)) if false_claims else (lambda p: False)
+    if any(owners[p] > 1 or (owners[p] == 0 and not withheld(p)) for p in range(partitions)):
         return False
     return all(c.state == cc.STABLE and c.generation == g.generation and c.coordinator == g.epoch
                for c in running.values())

@@ -220,6 +220,9 @@ class ProtocolFlags:
             known member whose subscription metadata did not change with the current generation
             (in CompletingRebalance any member, in Stable a follower) instead of rebalancing
             (``GroupMetadataManager.classicGroupJoinExistingMember``, ``member.matches``).
+        rebalance_in_progress_rejoins: a consumer answered REBALANCE_IN_PROGRESS (JoinGroup, SyncGroup,
+            Heartbeat, OffsetCommit) rejoins (``AbstractCoordinator.requestRejoin``); without it the error
+            is unexpected and raised from ``poll()`` (the consumer fails).
         commit_on_revoke: a consumer commits its positions before it gives partitions up
             (``ConsumerCoordinator.onJoinPrepare``'s auto-commit, or the application's
             ``ConsumerRebalanceListener.onPartitionsRevoked``; also on close).
@@ -285,6 +288,7 @@ class ProtocolFlags:
     expiry_failure_resets_pending: bool = True
     first_sequence_zero_on_empty_log: bool = True
     join_unchanged_answers_current_generation: bool = True
+    rebalance_in_progress_rejoins: bool = True
     commit_on_revoke: bool = True
     offset_fetch_on_assign: bool = True
 
@@ -941,6 +945,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_lost_join_response",),
             bug="classicGroupJoinExistingMember without member.matches(protocols): every retried JoinGroup -- a "
             "timeout, a broken connection -- restarts the rebalance for the whole group (a rebalance storm)",
+        ),
+        Variant(
+            name="consumer_fails_on_rebalance_in_progress",
+            description="The consumer treats REBALANCE_IN_PROGRESS in a group response as an unexpected error "
+            "instead of rejoining.",
+            flags=replace(_REAL, rebalance_in_progress_rejoins=False),
+            weakened=True,
+            breaks=("healthy_consumer_never_failed",),
+            scenarios=("groups_eager_rebalance",),
+            bug="AbstractCoordinator's handlers without the REBALANCE_IN_PROGRESS case: poll() raises a "
+            "KafkaException in every member that learns of a rebalance from a heartbeat or a commit, and the "
+            "application's loop ends although nothing is wrong with the group",
         ),
         Variant(
             name="no_commit_on_revoke",

@@ -82,6 +82,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "offset_commit_waits_for_log": frozenset({"groups"}),
     "cooperative_revoke_before_reassign": frozenset({"groups", "eos"}),
     "join_unchanged_answers_current_generation": frozenset({"groups", "eos"}),
+    "rebalance_in_progress_rejoins": frozenset({"groups", "eos"}),
     "commit_on_revoke": frozenset({"groups"}),
     "offset_fetch_on_assign": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)

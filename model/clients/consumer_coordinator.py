@@ -18,7 +18,9 @@ What a ``KafkaConsumer`` using ``subscribe()`` knows and how it reacts (Kafka 4.
 * **error handling** (``AbstractCoordinator``'s response handlers): UNKNOWN_MEMBER_ID resets the
   member id and generation, ILLEGAL_GENERATION resets the generation; both *lose* the owned
   partitions without committing (``onPartitionsLost``) and rejoin.  REBALANCE_IN_PROGRESS only
-  requests a rejoin.  ``max.poll.interval.ms`` expiring makes the heartbeat thread send
+  requests a rejoin.  Any other error is "Unexpected error in ... response" (a ``KafkaException``
+  raised from ``poll()``; GROUP_AUTHORIZATION_FAILED and FENCED_INSTANCE_ID are fatal as well): the
+  consumer is ``FAILED`` and takes no further part.  ``max.poll.interval.ms`` expiring makes the heartbeat thread send
   LeaveGroup; the partitions are lost and the member id reset.
 """
 
@@ -33,6 +35,7 @@ from keos.model.protocol.errors import Errors
 
 __all__ = [
     "AWAITING_SYNC",
+    "FAILED",
     "JOINING",
     "STABLE",
     "UNJOINED",
@@ -48,6 +51,8 @@ UNJOINED = "UNJOINED"
 JOINING = "JOINING"
 AWAITING_SYNC = "AWAITING_SYNC"
 STABLE = "STABLE"
+#: poll() raised the unexpected error of a group response: the application's loop ends
+FAILED = "FAILED"
 
 NO_GENERATION = -1
 
@@ -90,15 +95,21 @@ def lose_partitions(c: Consumer) -> Consumer:
     return c._replace(owned=(), positions=(), committed=())
 
 
-def on_error(c: Consumer, error: str) -> Consumer:
-    """How a group request's error moves the consumer (AbstractCoordinator's handlers): the three errors
-    the modelled group requests (JoinGroup, SyncGroup, Heartbeat, OffsetCommit) answer."""
+def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True) -> Consumer:
+    """How a group request's error moves the consumer (Kafka 4.0, trunk 1eb7644, ``AbstractCoordinator``'s
+    JoinGroup/SyncGroup/Heartbeat response handlers, ``ConsumerCoordinator.OffsetCommitResponseHandler``):
+    UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION reset the generation (the first the member id too) and lose
+    the partitions; REBALANCE_IN_PROGRESS requests a rejoin (``requestRejoin``), keeping member id,
+    generation and partitions.  Every other error the handlers do not name is raised from ``poll()`` as
+    "Unexpected error in ... response": the consumer is FAILED.  ``rebalance_rejoins=False`` is the
+    weakened variant consumer_fails_on_rebalance_in_progress."""
     if error == Errors.UNKNOWN_MEMBER_ID:
         return lose_partitions(c)._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
         return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
-    assert error == Errors.REBALANCE_IN_PROGRESS, error  # requestRejoin: keep member id, generation, partitions
-    return c._replace(state=UNJOINED)
+    if error == Errors.REBALANCE_IN_PROGRESS and rebalance_rejoins:  # no branch: the other side is a violation
+        return c._replace(state=UNJOINED)
+    return c._replace(state=FAILED)
 
 
 def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]) -> tuple[Consumer, tuple[int, ...]]:
@@ -118,7 +129,7 @@ class JoinOutcome(NamedTuple):
 
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
-               answer_unchanged: bool = True) -> JoinOutcome:
+               answer_unchanged: bool = True, rebalance_rejoins: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
@@ -126,7 +137,7 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
     with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged)
     if res.error != Errors.NONE:
-        return JoinOutcome(res.group, on_error(c, res.error), f"join:{res.error}")
+        return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}")
     if res.immediate:
         c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
         return JoinOutcome(res.group, c, "join:current_generation")

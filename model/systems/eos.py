@@ -310,22 +310,45 @@ class EosSystem(TransactionalSystem):
 
     def _group_actions(self, s: TxnSystemState, i: int) -> list[Action]:
         """Protocol mode: the consumer's group requests and the coordinator's timing steps for ``i``."""
-        out: list[Action] = []
-        c, g = s.consumers[i], s.members
-        assert g is not None
-        if not c.up and c.state != CLOSED:
-            out.append(Action("Start", (i,)))
-        elif s.clients[i].state in BETWEEN_TRANSACTIONS:
-            if c.state == cc.UNJOINED:
-                out.append(Action("JoinGroup", (i,)))
-            if c.state == cc.AWAITING_SYNC and self._sync_request(s, i) is not None:
-                out.append(Action("SyncGroup", (i,)))
-        beating = c.up and c.state in (cc.STABLE, cc.AWAITING_SYNC)
-        if beating and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE:
-            out.append(Action("Heartbeat", (i,)))
-        if i == 0 and cg.join_complete_ready(g):
+        out = [Action(kind, (i,)) for kind, ok in self._GROUP_GUARDS.items() if ok(self, s, i)]
+        assert s.members is not None
+        if i == 0 and cg.join_complete_ready(s.members):
             out.append(Action("CompleteJoin", ()))
         return out
+
+    # One guard per group request, read by actions() and by the request's own step alike (a trace that
+    # names a request its guard refuses is refused by the step).
+
+    def _may_start(self, s: TxnSystemState, i: int) -> bool:
+        c = s.consumers[i]
+        return not c.up and c.state != CLOSED
+
+    def _may_join(self, s: TxnSystemState, i: int) -> bool:
+        """JoinGroup from poll(), between transactions, by a consumer that must (re)join."""
+        c = s.consumers[i]
+        return c.up and c.state == cc.UNJOINED and s.clients[i].state in BETWEEN_TRANSACTIONS
+
+    def _may_sync(self, s: TxnSystemState, i: int) -> bool:
+        """SyncGroup from poll(), between transactions, once the coordinator would answer it."""
+        c = s.consumers[i]
+        between = s.clients[i].state in BETWEEN_TRANSACTIONS
+        return c.up and c.state == cc.AWAITING_SYNC and between and self._sync_request(s, i) is not None
+
+    def _may_heartbeat(self, s: TxnSystemState, i: int) -> bool:
+        """The heartbeat thread's request, modelled only when its answer is an error."""
+        c, g = s.consumers[i], s.members
+        assert g is not None
+        beating = c.up and c.state in (cc.STABLE, cc.AWAITING_SYNC)
+        return beating and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE
+
+    def _is_member(self, s: TxnSystemState, i: int) -> bool:
+        c, g = s.consumers[i], s.members
+        assert g is not None
+        return c.up and g.member(c.member_id) is not None
+
+    def _may_leave(self, s: TxnSystemState, i: int) -> bool:
+        """close() between transactions (LeaveGroup) by a member."""
+        return self._is_member(s, i) and s.clients[i].state in BETWEEN_TRANSACTIONS
 
     def _droppable(self, env: net.Envelope) -> bool:
         return super()._droppable(env) and GROUP_COORDINATOR not in (env.src, env.dst)
@@ -343,12 +366,11 @@ class EosSystem(TransactionalSystem):
             return out
         g = state.members
         assert g is not None
-        for i, c in enumerate(state.consumers):
-            if c.up and g.member(c.member_id) is not None:
-                if self.eos.session_timeouts:
-                    out.append(Action("SessionTimeout", (i,)))
-                if self.eos.leaves and state.clients[i].state in BETWEEN_TRANSACTIONS:
-                    out.append(Action("LeaveGroup", (i,)))
+        for i in range(len(state.consumers)):
+            if self.eos.session_timeouts and self._is_member(state, i):
+                out.append(Action("SessionTimeout", (i,)))
+            if self.eos.leaves and self._may_leave(state, i):
+                out.append(Action("LeaveGroup", (i,)))
         return out
 
     # -- application steps -----------------------------------------------------------------------------
@@ -601,7 +623,7 @@ class EosSystem(TransactionalSystem):
 
     def _start(self, s: TxnSystemState, i: int) -> Result:
         """The instance's consumer starts (a late instance, or one that left) and will join."""
-        if s.consumers[i].up or s.consumers[i].state == CLOSED:  # input: not offered here (edited trace)
+        if not self._may_start(s, i):  # input: not offered here (edited trace)
             return None
         return s._replace(consumers=_at(s.consumers, i, cc.fresh(up=True)._replace(coordinator=0))), (
             "consumer_started",
@@ -609,16 +631,17 @@ class EosSystem(TransactionalSystem):
 
     def _join_group(self, s: TxnSystemState, i: int) -> Result:
         """JoinGroup from poll(); eager: onJoinPrepare revokes every owned partition first."""
-        c, g = s.consumers[i], s.members
-        if g is None or not c.up or c.state != cc.UNJOINED:  # input: not offered here (edited trace)
+        if not self._may_join(s, i):  # input: not offered here (edited trace)
             return None
+        c, g = s.consumers[i], s.members
+        assert g is not None
         events: tuple[str, ...] = ()
         if not self.cooperative:
             if c.owned:
                 events = ("eager:revoked_all",)
             c = cc.lose_partitions(c)
         answer = self.flags.join_unchanged_answers_current_generation
-        out = cc.join_group(g, i, c, c.owned, c.generation, answer)
+        out = cc.join_group(g, i, c, c.owned, c.generation, answer, self.flags.rebalance_in_progress_rejoins)
         s, more = self._put_consumer(s._replace(members=out.group), i, out.consumer)
         return s, (*events, *more, out.event)
 
@@ -645,24 +668,25 @@ class EosSystem(TransactionalSystem):
 
     def _protocol_sync(self, s: TxnSystemState, i: int) -> Result:
         """SyncGroup: the assignment arrives (onPartitionsAssigned; cooperative: revoke, then rejoin)."""
+        if not self._may_sync(s, i):  # input: not offered here (edited trace)
+            return None
         c = s.consumers[i]
-        if not c.up or c.state != cc.AWAITING_SYNC:  # input: not offered here (edited trace)
-            return None
         res = self._sync_request(s, i)
-        if res is None:  # input: not offered here (edited trace)
-            return None
+        assert res is not None  # _may_sync
         before = s.members
         s = s._replace(members=res.group)
         if res.error != Errors.NONE:
-            s, more = self._put_consumer(s, i, cc.on_error(c, res.error))
+            s, more = self._put_consumer(s, i, cc.on_error(c, res.error, self.flags.rebalance_in_progress_rejoins))
             return s, (*more, f"sync:{res.error}")
         if before is not None and before.state == cg.COMPLETING_REBALANCE and res.group.state == cg.STABLE:
             owner = [m.member_id for m in res.group.members if INPUT_PARTITION in m.assignment]
-            if owner:  # ghost: cooperative-sticky withholds a moving partition for one generation
+            # ghost: cooperative-sticky would withhold a moving partition for one generation, but with one
+            # input partition it never moves between two members (only from one that left, unclaimed)
+            if owner:  # no branch: one input partition, always assigned when the rebalance completes
                 s = s._replace(ghost=s.ghost._replace(assigned_member=owner[0]))
         c, revoked = cc.assigned(c, res.assignment, {})
         events: tuple[str, ...] = ("sync:assignment",)
-        if revoked:
+        if revoked:  # unreachable: one input partition, which cooperative-sticky never takes from a member
             c = c._replace(state=cc.UNJOINED)
             events = (*events, "cooperative:revoked")
         s, more = self._put_consumer(s, i, c)
@@ -671,22 +695,22 @@ class EosSystem(TransactionalSystem):
     def _heartbeat(self, s: TxnSystemState, i: int) -> Result:
         """A heartbeat answered with an error (REBALANCE_IN_PROGRESS: rejoin; UNKNOWN_MEMBER_ID,
         ILLEGAL_GENERATION: the partitions are lost, onPartitionsLost)."""
+        if not self._may_heartbeat(s, i):  # input: not offered here (edited trace)
+            return None
         c, g = s.consumers[i], s.members
         assert g is not None
         error = cg.heartbeat(g, c.member_id, c.generation)
-        if error == Errors.NONE:  # input: not offered here (edited trace)
-            return None
-        s, events = self._put_consumer(s, i, cc.on_error(c, error))
+        s, events = self._put_consumer(s, i, cc.on_error(c, error, self.flags.rebalance_in_progress_rejoins))
         return s, (*events, f"heartbeat:{error}")
 
     def _session_timeout(self, s: TxnSystemState, i: int) -> Result:
         """Fault: the member's heartbeats stop reaching the coordinator while the instance keeps working
         (a long GC pause, a partition of the network): the coordinator removes it and rebalances; the
         instance is a zombie until a heartbeat tells it UNKNOWN_MEMBER_ID."""
+        if not self._is_member(s, i):  # input: not offered here (edited trace)
+            return None
         c, g = s.consumers[i], s.members
         assert g is not None
-        if not c.up or g.member(c.member_id) is None:  # input: not offered here (edited trace)
-            return None
         events: tuple[str, ...] = ("session_expired:zombie",)
         if s.apps[i].owns and s.clients[i].state not in BETWEEN_TRANSACTIONS:
             events = (*events, "rebalance_moved_partition_mid_transaction")
@@ -695,11 +719,10 @@ class EosSystem(TransactionalSystem):
     def _leave_group(self, s: TxnSystemState, i: int) -> Result:
         """The instance shuts down between transactions: KafkaConsumer.close() sends LeaveGroup and the group
         rebalances (it does not come back: a restart is a late instance's Start)."""
+        if not self._may_leave(s, i):  # input: not offered here (edited trace)
+            return None
         c, g = s.consumers[i], s.members
         assert g is not None
-        between = s.clients[i].state in BETWEEN_TRANSACTIONS
-        if not c.up or g.member(c.member_id) is None or not between:  # input: not offered here (edited trace)
-            return None
         s = s._replace(members=cg.remove_member(g, c.member_id))
         s, events = self._put_consumer(s, i, cc.fresh(up=False)._replace(state=CLOSED))
         return s, (*events, "left_group")
@@ -905,7 +928,7 @@ class EosSystem(TransactionalSystem):
     def _on_txn_offset_commit_response(self, s: TxnSystemState, resp: TxnOffsetCommitResponse) -> Result:
         i = resp.producer
         c, app = s.clients[i], s.apps[i]
-        if app.offsets != P.COMMITTING:
+        if app.offsets != P.COMMITTING:  # no branch: one TxnOffsetCommit in flight, its phase left only here
             return s, ("stale_response",)
         err = resp.error
         if err == Errors.NONE:
@@ -965,6 +988,14 @@ class EosSystem(TransactionalSystem):
         if c is None or c.offset <= s.ghost.committed_offset_high:
             return s
         return s._replace(ghost=s.ghost._replace(committed_offset_high=c.offset))
+
+    #: The group requests actions() offers per instance, each with the guard its step checks too.
+    _GROUP_GUARDS: ClassVar[dict[str, Callable[..., bool]]] = {
+        "Start": _may_start,
+        "JoinGroup": _may_join,
+        "SyncGroup": _may_sync,
+        "Heartbeat": _may_heartbeat,
+    }
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {
         **{k: v for k, v in TransactionalSystem._HANDLERS.items() if k in EOS_ACTION_ARGS},
