@@ -185,20 +185,7 @@ class TransactionalSystem:
         self.flags = variant.flags
         self.tv = self.flags.transaction_version
         self.kip_360 = self.flags.kip_360
-        self.cc = tc.CoordinatorConfig(
-            self.tv,
-            config.max_producer_epoch,
-            self.flags.timeout_abort_bumps_epoch,
-            self.flags.failed_fence_keeps_bump,
-            self.flags.end_txn_concurrent_in_prepare,
-            self.flags.commit_retry_after_abort_fenced,
-            self.flags.tv2_empty_abort_in_table,
-            self.flags.single_fence_bump,
-            self.flags.empty_abort_rotates_producer_id,
-            self.flags.init_pid_retry_by_last_epoch,
-            self.flags.append_failure_resets_pending,
-            self.flags.timeout_abort_skips_pending,
-        )
+        self.cc = tc.coordinator_config(self.flags, config.max_producer_epoch)
         self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=1)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
