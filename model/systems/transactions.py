@@ -309,11 +309,7 @@ class TransactionalSystem:
         out: list[Action] = []
         topo = self.config.topology
         if topo.transactional_id_expiration:
-            out.extend(
-                Action("ExpireTransactionalId", (t,))
-                for t in range(self.tids)
-                if tc.expire_transactional_id(state.coordinator[t]) is not None and self._idle(state, t)
-            )
+            out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
         if topo.producer_id_expiration:
             keep = self.flags.producer_expiry_keeps_open_transactions
             for q, leader in enumerate(state.partitions):
@@ -321,6 +317,13 @@ class TransactionalSystem:
                     Action("ExpireProducerState", (q, e.producer_id)) for e in leader.producers if expirable(e, keep)
                 )
         return out
+
+    def _may_expire(self, state: TxnSystemState, t: int) -> bool:
+        """Whether ``ExpireTransactionalId(t)`` is enabled: the coordinator would expire the entry and, where
+        ``transactional.id.expiration.ms`` is a timeout (not a budgeted fault), every instance is idle."""
+        if tc.expire_transactional_id(state.coordinator[t]) is None:
+            return False
+        return not self.config.topology.transactional_id_expiration or self._idle(state, t)
 
     def _idle(self, state: TxnSystemState, t: int) -> bool:
         """Whether every instance of transactional id ``t`` is idle: between transactions, nothing in flight.
@@ -343,16 +346,33 @@ class TransactionalSystem:
         """The plain application's calls for client ``i`` (overridden by :mod:`model.systems.eos`)."""
         out: list[Action] = []
         topo = self.config.topology
-        rpt = topo.records_per_transaction
         if tp.begin_transaction(c, topo.transactions_per_producer) is not None:
             out.append(Action("BeginTransaction", (i,)))
-        if c.state == tp.C.IN_TRANSACTION and c.data.next_record < (c.txn + 1) * rpt:
+        if self._may_send(c):
             out.append(Action("Send", (i,)))
-        if c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt:
+        if self._may_commit(c):
             out.append(Action("CommitTransaction", (i,)))
-        if c.state == tp.C.ABORTABLE_ERROR or (topo.voluntary_abort and c.state == tp.C.IN_TRANSACTION):
+        if self._may_abort(c):
             out.append(Action("AbortTransaction", (i,)))
         return out
+
+    # One guard per application call, read by actions() and by the call's handler alike.
+
+    def _may_send(self, c: tp.TxnClient) -> bool:
+        """The application sends its transaction's next record: in a transaction, records of it left."""
+        rpt = self.config.topology.records_per_transaction
+        return c.state == tp.C.IN_TRANSACTION and c.data.next_record < (c.txn + 1) * rpt
+
+    def _may_commit(self, c: tp.TxnClient) -> bool:
+        """The application commits once every record of its transaction is sent."""
+        rpt = self.config.topology.records_per_transaction
+        return c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt
+
+    def _may_abort(self, c: tp.TxnClient) -> bool:
+        """The application aborts after an abortable error, or (``voluntary_abort``) an open transaction."""
+        return c.state == tp.C.ABORTABLE_ERROR or (
+            self.config.topology.voluntary_abort and c.state == tp.C.IN_TRANSACTION
+        )
 
     def _droppable(self, env: net.Envelope) -> bool:
         """Whether a connection reset may lose ``env`` (markers are retried by the coordinator; an append to
@@ -363,34 +383,33 @@ class TransactionalSystem:
         """Fault actions whose per-kind budget is not used up (the total is checked by the caller)."""
         out: list[Action] = []
         topo = self.config.topology
-        used = state.faults_used
-        lim = self._limits
-        if used[0] < lim[0]:
+        if self._budget_left(state, "drop"):
             out.extend(Action("DropMessage", (env,)) for env in heads if self._droppable(env))
-        if used[1] < lim[1]:
+        if self._budget_left(state, "request_timeout"):
             for i, c in enumerate(state.clients):
                 if c.inflight or c.data.in_flight:
                     out.append(Action("RequestTimeout", (i,)))
-        if used[2] < lim[2]:
+        if self._budget_left(state, "batch_expiry"):
             for i, c in enumerate(state.clients):
                 for q in range(topo.partitions):
                     if prod.expire_batch(c.data, q, self.producer_config) is not None:
                         out.append(Action("ExpireBatch", (i, q)))
-        if used[3] < lim[3]:
+        if self._budget_left(state, "txn_timeout"):
             out.extend(
                 Action("TxnTimeout", (t,)) for t in range(self.tids) if tc.timeout_abort(state.coordinator[t], self.cc)
             )
-        if used[4] < lim[4]:
+        if self._budget_left(state, "append_failure"):
             out.extend(Action("AppendFailure", (env,)) for env in heads if env.dst == self._append_target)
-        if used[5] < lim[5]:
+        if self._budget_left(state, "coordinator_failover"):
             out.append(Action("CoordinatorFailover", ()))
-        if used[6] < lim[6]:
-            out.extend(
-                Action("ExpireTransactionalId", (t,))
-                for t in range(self.tids)
-                if tc.expire_transactional_id(state.coordinator[t]) is not None
-            )
+        if self._budget_left(state, "txn_id_expiry"):
+            out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
         return out
+
+    def _budget_left(self, state: TxnSystemState, fault: str) -> bool:
+        """Whether fault kind ``fault``'s own budget has room (the total is the caller's: actions(), step())."""
+        k = TXN_FAULT_KINDS.index(fault)
+        return state.faults_used[k] < self._limits[k]
 
     def step(self, state: TxnSystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
@@ -402,12 +421,10 @@ class TransactionalSystem:
         fault = None if action.kind in self._timeout_actions else self.FAULT_OF_ACTION.get(action.kind)
         if action.kind in PROTOCOL_TIMEOUTS and self._timeout_is_free(state):
             fault = None
-        if fault is not None:
-            k = TXN_FAULT_KINDS.index(fault)
-            if (  # no branch: only a trace read from a file names a disabled action
-                state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total
-            ):
-                return None
+        if fault is not None and (  # no branch: only a trace read from a file names a disabled action
+            not self._budget_left(state, fault) or sum(state.faults_used) >= self.config.faults.total
+        ):
+            return None
         result = handler(self, state, *action.args)
         if result is None:  # no branch: a handler refuses only an action a trace names while disabled
             return None
@@ -519,26 +536,20 @@ class TransactionalSystem:
     def _send(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
         topo = self.config.topology
-        if (  # no branch: only a trace read from a file names a disabled action
-            c.state != tp.C.IN_TRANSACTION or c.data.next_record >= (c.txn + 1) * topo.records_per_transaction
-        ):
+        if not self._may_send(c):  # no branch: only a trace read from a file names a disabled action
             return None
         n = c.data.next_record
         return self._set_client(s, i, tp.send(c, n % topo.partitions, prod.record_id(i, n), self.tv))
 
     def _commit(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
-        if (  # no branch: only a trace read from a file names a disabled action
-            c.data.next_record != (c.txn + 1) * self.config.topology.records_per_transaction
-        ):
+        if not self._may_commit(c):  # no branch: only a trace read from a file names a disabled action
             return None
         return self._set_client(s, i, tp.commit_transaction(c))
 
     def _abort(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
-        if (  # no branch: only a trace read from a file names a disabled action
-            c.state == tp.C.IN_TRANSACTION and not self.config.topology.voluntary_abort
-        ):
+        if not self._may_abort(c):  # no branch: only a trace read from a file names a disabled action
             return None
         return self._set_client(s, i, tp.abort_transaction(c))
 
@@ -879,7 +890,7 @@ class TransactionalSystem:
 
     def _drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
         if (  # no branch: only a trace read from a file names a disabled action
-            env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst in (BROKER, TXN_LOG))
+            env not in net.channel_heads(s.network) or not self._droppable(env)
         ):
             return None
         network = net.reset_connection(s.network, env)
@@ -942,9 +953,10 @@ class TransactionalSystem:
         return self._apply_coordinator(s, t, out)
 
     def _expire_tid(self, s: TxnSystemState, t: int) -> Result:
-        out = tc.expire_transactional_id(s.coordinator[t], tc.APPEND_IN_FLIGHT if self.pending else True)
-        if out is None:  # no branch: only a trace read from a file names a disabled action
+        if not self._may_expire(s, t):  # no branch: only a trace read from a file names a disabled action
             return None
+        out = tc.expire_transactional_id(s.coordinator[t], tc.APPEND_IN_FLIGHT if self.pending else True)
+        assert out is not None  # _may_expire
         if out.transit is not None:
             return self._prepare(s, t, out, tc.TxnLogAppend(t, "expire", out.transit))
         s = s._replace(coordinator=_at(s.coordinator, t, None), txn_log=_at(s.txn_log, t, None))
@@ -1243,8 +1255,12 @@ def stale_init_answer(
     x, e = req.producer_id, req.producer_epoch
     if (pid, epoch) == (x, e + 1):
         return None
-    if logged is not None and epoch == 0 and (  # no branch: the other side is a violation (stale_init_fenced)
-        logged.prev_producer_id == -1 or (logged.prev_producer_id == x and exhausted)
+    if (
+        logged is not None
+        and epoch == 0
+        and (  # no branch: the other side is a violation (stale_init_fenced)
+            logged.prev_producer_id == -1 or (logged.prev_producer_id == x and exhausted)
+        )
     ):
         return None
     return f"InitProducerId({x}, {e}) answered with ({pid}, {epoch})"
