@@ -719,6 +719,9 @@ class TransactionalSystem:
         stale = stale_init_answer(req, pid, epoch, s.txn_log[t], exhausted)
         if stale is not None:  # no branch: the violation side, only a defect takes it (stale_init_fenced)
             labels.append(f"stale_init:{stale}")
+        foreign = unheld_ack(req, s.txn_log[t], self.tv, exhausted)
+        if foreign is not None:  # no branch: the violation side, only a defect takes it (acknowledged_to_holder)
+            labels.append(f"foreign_ack:{foreign}")
         if not labels:  # no branch: the other side is a violation, only a defect takes it
             return s
         return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
@@ -1234,6 +1237,32 @@ def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | N
     else:  # EndTxn: the coordinator's requests are these three (eos answers AddOffsetsToTxn itself)
         ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT)
     return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
+
+
+def unheld_ack(req: Any, logged: TransactionLogValue | None, tv: int, exhausted: bool) -> str | None:
+    """Why an answer NONE to an AddPartitionsToTxn or EndTxn went to a producer that does not hold the logged
+    transaction (``None``: it holds it, or ``req`` is another request).
+
+    ``TransactionCoordinator.handleAddPartitionsToTransaction`` serves only the entry's own (producerId,
+    producerEpoch); ``endTransaction`` (apache/kafka ``1eb7644349cb``) checks the producer id first
+    (INVALID_PRODUCER_ID_MAPPING) and then the epoch (``isValidEpoch``, else PRODUCER_FENCED): under TV0/TV1 a
+    client's epoch must equal the entry's, so what is logged after a NONE is the requester's (pid, epoch); under
+    TV2 the end bumps the epoch, so the log holds (pid, epoch + 1) -- for the first EndTxn and for a retry
+    (``endTxnEpochBumped``) -- or, when the requester's epoch was exhausted, the new producer id at epoch 0
+    whose ``previousProducerId`` is the requester's (``retryOnOverflow``).  Any other NONE tells a zombie, an
+    instance of another producer id or a stale request that it committed or aborted a transaction it does
+    not own.  ``exhausted``: whether the request's epoch is exhausted (``isEpochExhausted``).
+    """
+    if not isinstance(req, (AddPartitionsToTxnRequest, EndTxnRequest)) or logged is None:
+        return None
+    x, e = req.producer_id, req.producer_epoch
+    held = (logged.producer_id, logged.producer_epoch)
+    if isinstance(req, AddPartitionsToTxnRequest) or tv < 2:
+        ok = held == (x, e)
+    else:
+        ok = held == (x, e + 1) or (exhausted and logged.prev_producer_id == x and logged.producer_epoch == 0)
+    name = type(req).__name__.removesuffix("Request")
+    return None if ok else f"{name}({x}, {e}) answered NONE while the log holds ({held[0]}, {held[1]})"
 
 
 def stale_init_answer(
