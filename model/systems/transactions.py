@@ -1047,7 +1047,7 @@ class TransactionalSystem:
         assert isinstance(out, dict)
         return out
 
-    def fault_kinds(self) -> tuple[str, ...]:
+    def fault_kinds(self) -> tuple[str, ...]:  # unreachable: only keos sweep asks (checker/sweep/simulate.py)
         """The fault kinds with a budget above zero (:class:`model.interface.FaultHooks`)."""
         if self.config.faults.total <= 0:
             return ()
@@ -1145,7 +1145,7 @@ def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.Coordi
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     if pid < 0:
         return False
-    if tc.is_epoch_exhausted(epoch, cfg):
+    if tc.is_epoch_exhausted(epoch, cfg):  # no branch: no gate run makes a client at an exhausted epoch fatal
         # the coordinator rotates an exhausted epoch's producer id (nextProducerId); which (pid, epoch) the TV2
         # EndTxn response hands the client at the boundary is not settled in this model (README, "Modelling
         # choices"), so a client there counts as displaced
@@ -1303,7 +1303,7 @@ def format_value(value: Any) -> str:
         recs = ",".join(prod.record_label(r) for r in value.records)
         stamp = f"pid={value.producer_id}, epoch={value.producer_epoch}, seq={value.base_sequence}"
         return f"Produce(p{value.partition}, {stamp}, [{recs}])"
-    if isinstance(value, tc.TxnLogAppend):
+    if isinstance(value, tc.TxnLogAppend):  # no branch: display; the gate formats no append of a pending run
         md = value.transit
         reply = f", answer {value.reply_to}" if value.request is not None else ""
         return (

@@ -620,7 +620,7 @@ def _end_tv2(
         # written (pending CompleteCommit/CompleteAbort) the answer is CONCURRENT_TRANSACTIONS, before any
         # epoch check, so a client that already holds the bumped epoch does not fence itself.
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
-    if md.state in PREPARE:  # no branch: taken only under the weakened variant no_kafka_18464_fix
+    if md.state in PREPARE:  # unreachable: Kafka 3.x order, only the weakened variant no_kafka_18464_fix gets here
         if not retry:
             return _fail(md, Errors.PRODUCER_FENCED)
         ours = md.state == (S.PREPARE_COMMIT if committed else S.PREPARE_ABORT)
