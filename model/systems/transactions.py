@@ -370,9 +370,9 @@ class TransactionalSystem:
 
     def _may_abort(self, c: tp.TxnClient) -> bool:
         """The application aborts after an abortable error, or (``voluntary_abort``) an open transaction."""
-        return c.state == tp.C.ABORTABLE_ERROR or (
-            self.config.topology.voluntary_abort and c.state == tp.C.IN_TRANSACTION
-        )
+        topo = self.config.topology
+        wants = c.state == tp.C.ABORTABLE_ERROR or (topo.voluntary_abort and c.state == tp.C.IN_TRANSACTION)
+        return wants and tp.abort_transaction(c) is not None  # and the client accepts the call (one guard for both)
 
     def _droppable(self, env: net.Envelope) -> bool:
         """Whether a connection reset may lose ``env`` (markers are retried by the coordinator; an append to
@@ -1143,9 +1143,9 @@ def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.Coordi
     if md is None:
         return True
     pid, epoch = c.data.producer_id, c.data.producer_epoch
-    if pid < 0:
+    if pid < 0:  # no branch: no gate run makes fatal a client that never got a producer id
         return False
-    if tc.is_epoch_exhausted(epoch, cfg):  # no branch: no gate run makes a client at an exhausted epoch fatal
+    if tc.is_epoch_exhausted(epoch, cfg):
         # the coordinator rotates an exhausted epoch's producer id (nextProducerId); which (pid, epoch) the TV2
         # EndTxn response hands the client at the boundary is not settled in this model (README, "Modelling
         # choices"), so a client there counts as displaced
