@@ -31,6 +31,9 @@ Coordinator epochs, per step (recorded in the ghost only when broken, so the sta
   the new producer id that replaced pid at an exhausted epoch, or a new entry's first epoch;
 * ``acknowledged_after_logged``: an answer NONE to InitProducerId, AddPartitionsToTxn or EndTxn reports
   what the transaction log holds (the answer runs in the append's callback);
+* ``acknowledged_to_holder``: AddPartitionsToTxn and EndTxn are answered NONE only to the (pid, epoch) that
+  holds the logged transaction (TV2: the epoch the end bumped from, or the replaced producer id's exhausted
+  epoch);
 * ``epoch_within_limit``: no epoch exceeds ``Short.MAX_VALUE`` (the scenario's ``max_producer_epoch``):
   an exhausted epoch (>= ``Short.MAX_VALUE - 1``) must rotate the producer id.
 """
@@ -316,6 +319,24 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _labels(s, "unlogged_ack:"),
             partners=("txn_committed",),
             explain=lambda s: "answered without the log backing it: " + ", ".join(_labels(s, "unlogged_ack:")),
+        ),
+        Property(
+            name="acknowledged_to_holder",
+            expectation=Expectation.ALWAYS,
+            fact="AddPartitionsToTxn and EndTxn are answered NONE only to the producer that holds the logged "
+            "transaction: its own (pid, epoch) under TV0/TV1 and for AddPartitionsToTxn; under TV2 the epoch "
+            "the end bumped from (a first EndTxn or its retry), or the exhausted epoch of the producer id the "
+            "log's new producer id replaced -- never a zombie, another producer id or a stale request.",
+            source="TransactionCoordinator.handleAddPartitionsToTransaction (producer id and epoch checks), "
+            "endTransaction (INVALID_PRODUCER_ID_MAPPING, isValidEpoch: endTxnEpochBumped, retryOnOverflow), "
+            "KIP-890 part 2",
+            catches="a retry check broadened to a fenced epoch or a replaced producer id (a zombie told its "
+            "transaction committed), a dropped producer-id check",
+            predicate=lambda s: not _labels(s, "foreign_ack:"),
+            partners=("txn_committed",),
+            explain=lambda s: (
+                "answered a producer that does not hold the transaction: " + ", ".join(_labels(s, "foreign_ack:"))
+            ),
         ),
         Property(
             name="stale_init_fenced",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import tomllib
 
 import pytest
+from txn_config import kafka_cc
 
 from keos.invariants.connect_logs import (
     committed_offsets,
@@ -30,7 +31,6 @@ from keos.model.connect.producers import (
 )
 from keos.model.connect.records import CONFIG_TOPIC, GLOBAL_OFFSETS, OUTPUT, ConnectState
 from keos.model.connect.worker import TaskPhase, decode_source_record
-from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.interface import Action, ModelError
 from keos.model.log.partition import PartitionLeader
 from keos.model.protocol.errors import Errors
@@ -38,7 +38,7 @@ from keos.model.systems.connect import ConnectSystem
 from keos.model.variants import VARIANTS
 from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
 
-CC = tc.CoordinatorConfig()
+CC = kafka_cc()
 FLAGS = VARIANTS["kafka"].flags
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from replay_helpers import play, protocol_reachable, protocol_terminals
+from txn_config import kafka_cc
 
 from keos.invariants.progress import open_transactions, pending_markers, unstable_partitions
 from keos.model.clients.consumer import COMMITTED, record_fates
 from keos.model.clients.transactional_producer import ClientState
 from keos.model.coordinator.transaction.transaction_coordinator import (
-    CoordinatorConfig,
     TransactionMetadata,
     handle_init_producer_id,
 )
@@ -208,7 +208,7 @@ def test_fence_after_failed_append_keeps_the_bump_as_kafka_9666() -> None:
 
 def test_failed_fence_unit_rows() -> None:
     ongoing = TransactionMetadata(0, 7, 3, state=S.ONGOING, partitions=(0,), txn_started=True)
-    keep = CoordinatorConfig(transaction_version=1)
+    keep = kafka_cc(transaction_version=1)
     failed = handle_init_producer_id(ongoing, 0, -1, -1, 42, keep, append_ok=False)
     assert failed.error == Errors.COORDINATOR_NOT_AVAILABLE
     assert (
@@ -218,7 +218,7 @@ def test_failed_fence_unit_rows() -> None:
     assert again.metadata is not None and again.metadata.state == S.PREPARE_ABORT
     assert again.metadata.producer_epoch == 4 and again.written is not None and again.written.producer_epoch == 4
 
-    rollback = CoordinatorConfig(transaction_version=1, failed_fence_keeps_bump=False)
+    rollback = kafka_cc(transaction_version=1, failed_fence_keeps_bump=False)
     failed = handle_init_producer_id(ongoing, 0, -1, -1, 42, rollback, append_ok=False)
     assert failed.metadata is not None and failed.metadata.producer_epoch == 3
     again = handle_init_producer_id(failed.metadata, 0, -1, -1, 42, rollback)

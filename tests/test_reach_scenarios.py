@@ -7,10 +7,12 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from txn_config import kafka_cc
+
 import keos
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
-from keos.model.coordinator.transaction.transaction_coordinator import CoordinatorConfig, TransactionMetadata
+from keos.model.coordinator.transaction.transaction_coordinator import TransactionMetadata
 from keos.model.systems.transactions import displaced, unexplained_state_changes
 from keos.scenarios import builtin_scenarios, scenario_set
 
@@ -42,8 +44,8 @@ def _client(state: str, pid: int = 7, epoch: int = 3, inflight: bool = False) ->
     return tp.TxnClient(0, data, state=state, inflight=inflight)
 
 
-TV1 = CoordinatorConfig(transaction_version=1)
-TV2 = CoordinatorConfig(transaction_version=2)
+TV1 = kafka_cc(transaction_version=1)
+TV2 = kafka_cc(transaction_version=2)
 
 
 def test_displaced_means_the_coordinator_moved_past_the_client() -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from txn_config import kafka_cc
 
 from keos.model.coordinator.transaction.transaction_coordinator import (
     APPEND_IN_FLIGHT,
     OFFSETS_PARTITION_BASE,
-    CoordinatorConfig,
     TransactionMetadata,
     abort_transit,
     complete_target,
@@ -32,9 +32,9 @@ from keos.model.coordinator.transaction.transaction_state import (
 )
 from keos.model.protocol.errors import Errors
 
-TV1 = CoordinatorConfig(transaction_version=1)
-TV2 = CoordinatorConfig(transaction_version=2)
-SMALL = CoordinatorConfig(transaction_version=1, max_producer_epoch=5)  # exhausted at epoch >= 4
+TV1 = kafka_cc(transaction_version=1)
+TV2 = kafka_cc(transaction_version=2)
+SMALL = kafka_cc(transaction_version=1, max_producer_epoch=5)  # exhausted at epoch >= 4
 
 
 def md(state: str = "Empty", epoch: int = 3, partitions: tuple[int, ...] = (), **kw: object) -> TransactionMetadata:
@@ -328,7 +328,7 @@ def test_end_tv2_pending_checked_before_epoch() -> None:
 
 
 def test_end_tv2_epoch_overflow_moves_to_next_producer_id() -> None:
-    cfg = CoordinatorConfig(transaction_version=2, max_producer_epoch=5)
+    cfg = kafka_cc(transaction_version=2, max_producer_epoch=5)
     out = handle_end_txn(md("Ongoing", epoch=4, partitions=(0,), txn_started=True), 7, 4, True, 42, cfg)
     assert out.metadata is not None and out.metadata.next_producer_id == 42 and out.used_fresh_pid
     done = complete_transaction(out.metadata._replace(partitions=()))
@@ -358,7 +358,7 @@ def test_timeout_abort_only_ongoing_and_bumps_epoch() -> None:
 
 
 def test_timeout_abort_without_epoch_bump_keeps_epoch() -> None:
-    cfg = CoordinatorConfig(transaction_version=1, timeout_abort_bumps_epoch=False)
+    cfg = kafka_cc(transaction_version=1, timeout_abort_bumps_epoch=False)
     out = timeout_abort(md("Ongoing", partitions=(0,)), cfg)
     assert out is not None and out.metadata is not None
     assert (out.metadata.state, out.metadata.producer_epoch) == ("PrepareAbort", 3)
@@ -417,9 +417,9 @@ def test_kafka_4_answers_pending_before_the_epoch_check_and_3x_after_it() -> Non
     pending = md("Ongoing", partitions=(0,), pending_state="PrepareCommit")
     stale = handle_end_txn(pending, 7, 2, True, -1, TV1, APPEND_IN_FLIGHT)  # KAFKA-18464: pending first
     assert stale.error == Errors.CONCURRENT_TRANSACTIONS
-    kafka_3 = CoordinatorConfig(transaction_version=1, concurrent_before_epoch_check=False)
+    kafka_3 = kafka_cc(transaction_version=1, concurrent_before_epoch_check=False)
     assert handle_end_txn(pending, 7, 2, True, -1, kafka_3, APPEND_IN_FLIGHT).error == Errors.PRODUCER_FENCED
-    tv2_3x = CoordinatorConfig(transaction_version=2, concurrent_before_epoch_check=False)
+    tv2_3x = kafka_cc(transaction_version=2, concurrent_before_epoch_check=False)
     done = md("CompleteCommit", epoch=4, pending_state="PrepareAbort")  # an empty abort's append in flight
     assert handle_end_txn(done, 7, 4, False, -1, tv2_3x, APPEND_IN_FLIGHT).error == Errors.PRODUCER_FENCED
     assert handle_end_txn(done, 7, 3, True, -1, tv2_3x, APPEND_IN_FLIGHT).error == Errors.CONCURRENT_TRANSACTIONS
@@ -442,7 +442,7 @@ def test_the_fence_caches_its_bump_before_its_append_and_keeps_it_when_the_appen
     failed = abort_transit(out.metadata, out.transit, TV1, fenced_epoch=3)
     assert failed is not None and failed.has_failed_epoch_fence and failed.producer_epoch == 4
     assert failed.pending_state == "" and failed.state == "Ongoing"
-    rolled_back = abort_transit(out.metadata, out.transit, CoordinatorConfig(failed_fence_keeps_bump=False), 3)
+    rolled_back = abort_transit(out.metadata, out.transit, kafka_cc(failed_fence_keeps_bump=False), 3)
     assert rolled_back is not None and rolled_back.producer_epoch == 3 and rolled_back.has_failed_epoch_fence
 
 
@@ -451,7 +451,7 @@ def test_a_failed_append_resets_the_pending_state_unless_kafka_5351_is_undone() 
     assert out.metadata is not None and out.metadata.pending_state == "Ongoing" and out.transit is not None
     failed = abort_transit(out.metadata, out.transit, TV2)
     assert failed == md("Empty")
-    stuck = abort_transit(out.metadata, out.transit, CoordinatorConfig(append_failure_resets_pending=False))
+    stuck = abort_transit(out.metadata, out.transit, kafka_cc(append_failure_resets_pending=False))
     assert stuck is not None and stuck.pending_state == "Ongoing"
 
 
@@ -470,7 +470,7 @@ def test_completion_is_a_second_pending_transition_and_an_unprepared_completion_
 
 def test_preparing_over_a_pending_transition_is_illegal() -> None:
     pending = md("Ongoing", partitions=(0,), pending_state="PrepareCommit")
-    out = timeout_abort(pending, CoordinatorConfig(timeout_abort_skips_pending=False), APPEND_IN_FLIGHT)
+    out = timeout_abort(pending, kafka_cc(timeout_abort_skips_pending=False), APPEND_IN_FLIGHT)
     assert out is not None and out.error == Errors.UNKNOWN_SERVER_ERROR and out.transit is None
     assert any(e.startswith("illegal:") for e in out.events)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from keos.model.coordinator.transaction.transaction_coordinator import TransactionMetadata
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue
-from keos.model.protocol.messages import EndTxnRequest, InitProducerIdRequest
-from keos.model.systems.transactions import epoch_regressions, stale_init_answer
+from keos.model.protocol.messages import AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest
+from keos.model.systems.transactions import epoch_regressions, stale_init_answer, unheld_ack
 
 
 def _log(pid: int, epoch: int, prev: int = -1) -> TransactionLogValue:
@@ -42,3 +42,27 @@ def test_stale_init_answer_accepts_kafkas_answers_and_flags_a_zombies() -> None:
     assert stale_init_answer(init(3, 0), 8, 0, _log(8, 0, prev=3), False) is not None
     # another instance's producer id
     assert stale_init_answer(init(3, 0), 8, 1, _log(8, 1), False) is not None
+
+
+def test_unheld_ack_accepts_the_holders_answers_and_flags_a_zombies() -> None:
+    def end(pid: int, epoch: int) -> EndTxnRequest:
+        return EndTxnRequest(0, 0, 0, pid, epoch, True)
+
+    def add(pid: int, epoch: int) -> AddPartitionsToTxnRequest:
+        return AddPartitionsToTxnRequest(0, 0, 0, pid, epoch, (0,))
+
+    # TV0/TV1 and AddPartitionsToTxn: the requester's own (pid, epoch) is logged
+    assert unheld_ack(end(3, 4), _log(3, 4), 1, False) is None
+    assert unheld_ack(add(3, 4), _log(3, 4), 2, False) is None
+    assert unheld_ack(end(3, 3), _log(3, 4), 1, False) is not None  # a fenced epoch told it ended the transaction
+    assert unheld_ack(add(2, 4), _log(3, 4), 2, False) is not None  # another producer id
+    # TV2: the end bumped the epoch (a first EndTxn, or its retry)
+    assert unheld_ack(end(3, 4), _log(3, 5), 2, False) is None
+    assert unheld_ack(end(3, 4), _log(3, 4), 2, False) is not None
+    assert unheld_ack(end(3, 3), _log(3, 5), 2, False) is not None  # a late request of an older transaction
+    # TV2 at an exhausted epoch: the new producer id at epoch 0 replaced the requester's
+    assert unheld_ack(end(3, 2), _log(8, 0, prev=3), 2, True) is None
+    assert unheld_ack(end(3, 1), _log(8, 0, prev=3), 2, False) is not None  # not exhausted: a zombie of pid 3
+    # other requests, and no log value, are not judged here (acknowledged_after_logged judges the latter)
+    assert unheld_ack(InitProducerIdRequest(0, 0, 0, 3, 4), _log(9, 0), 2, False) is None
+    assert unheld_ack(end(3, 4), None, 2, False) is None

@@ -207,7 +207,7 @@ def derive_coordinator_rules(flags: ProtocolFlags) -> dict[str, bool]:
     while A has an open transaction (is A fenced -- its send / commit gets
     PRODUCER_FENCED or INVALID_PRODUCER_EPOCH -- and is B current?).
     """
-    cfg = tc.CoordinatorConfig(flags.transaction_version, 32767, flags.timeout_abort_bumps_epoch)
+    cfg = tc.coordinator_config(flags, tc.SHORT_MAX_VALUE)
     tid = task_tid(0)
     fresh = KafkaCluster(tuple(PartitionLeader() for _ in range(OUTPUT + 1)), (None,) * (tid + 1), 0)
     makes_current, fences, rejected, keeps = True, True, True, True

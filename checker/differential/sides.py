@@ -113,7 +113,7 @@ class ModelSide:
 
     def __init__(self, transaction_version: int = 1) -> None:
         self.flags = ProtocolFlags(transaction_version=transaction_version, partition_verification=True)
-        self.cfg = tc.CoordinatorConfig(transaction_version=transaction_version)
+        self.cfg = tc.coordinator_config(self.flags, tc.SHORT_MAX_VALUE)
         self.tv = transaction_version
         self.md: tc.TransactionMetadata | None = None
         self.leaders = [part.PartitionLeader() for _ in range(PARTITIONS)]

@@ -119,7 +119,7 @@ class ConnectSystem:
         self.topo = config.topology
         self.variant = variant
         self.flags = variant.flags
-        self.cc = tc.CoordinatorConfig(self.flags.transaction_version, 32767, self.flags.timeout_abort_bumps_epoch)
+        self.cc = tc.coordinator_config(self.flags, tc.SHORT_MAX_VALUE)
         self.sources = self.topo.source_partitions
         self.offsets_partition = CONNECTOR_OFFSETS if self.topo.offsets_topic == "connector" else GLOBAL_OFFSETS
         self._properties = tuple(properties)

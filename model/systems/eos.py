@@ -87,7 +87,6 @@ from keos.model.systems.transactions import (
     _at,
 )
 from keos.model.systems.transactions_records import (
-    TXN_FAULT_KINDS,
     AppInstance,
     EosConfig,
     TxnConfig,
@@ -355,11 +354,9 @@ class EosSystem(TransactionalSystem):
 
     def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
         out = super()._fault_actions(state, heads)
-        failover = TXN_FAULT_KINDS.index("coordinator_failover")
-        if state.faults_used[failover] < self._limits[failover] and state.group is not None and not self.protocol:
+        if self._budget_left(state, "coordinator_failover") and state.group is not None and not self.protocol:
             out.append(Action("GroupCoordinatorFailover", ()))
-        k = len(state.faults_used) - 1  # "rebalance" is the last fault kind
-        if state.faults_used[k] >= self._limits[k] or state.group is None:
+        if not self._budget_left(state, "rebalance") or state.group is None:
             return out
         if not self.protocol:
             out.extend(Action("Rebalance", (i,)) for i in state.group.members)

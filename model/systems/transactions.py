@@ -185,20 +185,7 @@ class TransactionalSystem:
         self.flags = variant.flags
         self.tv = self.flags.transaction_version
         self.kip_360 = self.flags.kip_360
-        self.cc = tc.CoordinatorConfig(
-            self.tv,
-            config.max_producer_epoch,
-            self.flags.timeout_abort_bumps_epoch,
-            self.flags.failed_fence_keeps_bump,
-            self.flags.end_txn_concurrent_in_prepare,
-            self.flags.commit_retry_after_abort_fenced,
-            self.flags.tv2_empty_abort_in_table,
-            self.flags.single_fence_bump,
-            self.flags.empty_abort_rotates_producer_id,
-            self.flags.init_pid_retry_by_last_epoch,
-            self.flags.append_failure_resets_pending,
-            self.flags.timeout_abort_skips_pending,
-        )
+        self.cc = tc.coordinator_config(self.flags, config.max_producer_epoch)
         self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=1)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
@@ -322,11 +309,7 @@ class TransactionalSystem:
         out: list[Action] = []
         topo = self.config.topology
         if topo.transactional_id_expiration:
-            out.extend(
-                Action("ExpireTransactionalId", (t,))
-                for t in range(self.tids)
-                if tc.expire_transactional_id(state.coordinator[t]) is not None and self._idle(state, t)
-            )
+            out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
         if topo.producer_id_expiration:
             keep = self.flags.producer_expiry_keeps_open_transactions
             for q, leader in enumerate(state.partitions):
@@ -334,6 +317,13 @@ class TransactionalSystem:
                     Action("ExpireProducerState", (q, e.producer_id)) for e in leader.producers if expirable(e, keep)
                 )
         return out
+
+    def _may_expire(self, state: TxnSystemState, t: int) -> bool:
+        """Whether ``ExpireTransactionalId(t)`` is enabled: the coordinator would expire the entry and, where
+        ``transactional.id.expiration.ms`` is a timeout (not a budgeted fault), every instance is idle."""
+        if tc.expire_transactional_id(state.coordinator[t]) is None:
+            return False
+        return not self.config.topology.transactional_id_expiration or self._idle(state, t)
 
     def _idle(self, state: TxnSystemState, t: int) -> bool:
         """Whether every instance of transactional id ``t`` is idle: between transactions, nothing in flight.
@@ -356,16 +346,33 @@ class TransactionalSystem:
         """The plain application's calls for client ``i`` (overridden by :mod:`model.systems.eos`)."""
         out: list[Action] = []
         topo = self.config.topology
-        rpt = topo.records_per_transaction
         if tp.begin_transaction(c, topo.transactions_per_producer) is not None:
             out.append(Action("BeginTransaction", (i,)))
-        if c.state == tp.C.IN_TRANSACTION and c.data.next_record < (c.txn + 1) * rpt:
+        if self._may_send(c):
             out.append(Action("Send", (i,)))
-        if c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt:
+        if self._may_commit(c):
             out.append(Action("CommitTransaction", (i,)))
-        if c.state == tp.C.ABORTABLE_ERROR or (topo.voluntary_abort and c.state == tp.C.IN_TRANSACTION):
+        if self._may_abort(c):
             out.append(Action("AbortTransaction", (i,)))
         return out
+
+    # One guard per application call, read by actions() and by the call's handler alike.
+
+    def _may_send(self, c: tp.TxnClient) -> bool:
+        """The application sends its transaction's next record: in a transaction, records of it left."""
+        rpt = self.config.topology.records_per_transaction
+        return c.state == tp.C.IN_TRANSACTION and c.data.next_record < (c.txn + 1) * rpt
+
+    def _may_commit(self, c: tp.TxnClient) -> bool:
+        """The application commits once every record of its transaction is sent."""
+        rpt = self.config.topology.records_per_transaction
+        return c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt
+
+    def _may_abort(self, c: tp.TxnClient) -> bool:
+        """The application aborts after an abortable error, or (``voluntary_abort``) an open transaction."""
+        topo = self.config.topology
+        wants = c.state == tp.C.ABORTABLE_ERROR or (topo.voluntary_abort and c.state == tp.C.IN_TRANSACTION)
+        return wants and tp.abort_transaction(c) is not None  # and the client accepts the call (one guard for both)
 
     def _droppable(self, env: net.Envelope) -> bool:
         """Whether a connection reset may lose ``env`` (markers are retried by the coordinator; an append to
@@ -376,34 +383,33 @@ class TransactionalSystem:
         """Fault actions whose per-kind budget is not used up (the total is checked by the caller)."""
         out: list[Action] = []
         topo = self.config.topology
-        used = state.faults_used
-        lim = self._limits
-        if used[0] < lim[0]:
+        if self._budget_left(state, "drop"):
             out.extend(Action("DropMessage", (env,)) for env in heads if self._droppable(env))
-        if used[1] < lim[1]:
+        if self._budget_left(state, "request_timeout"):
             for i, c in enumerate(state.clients):
                 if c.inflight or c.data.in_flight:
                     out.append(Action("RequestTimeout", (i,)))
-        if used[2] < lim[2]:
+        if self._budget_left(state, "batch_expiry"):
             for i, c in enumerate(state.clients):
                 for q in range(topo.partitions):
                     if prod.expire_batch(c.data, q, self.producer_config) is not None:
                         out.append(Action("ExpireBatch", (i, q)))
-        if used[3] < lim[3]:
+        if self._budget_left(state, "txn_timeout"):
             out.extend(
                 Action("TxnTimeout", (t,)) for t in range(self.tids) if tc.timeout_abort(state.coordinator[t], self.cc)
             )
-        if used[4] < lim[4]:
+        if self._budget_left(state, "append_failure"):
             out.extend(Action("AppendFailure", (env,)) for env in heads if env.dst == self._append_target)
-        if used[5] < lim[5]:
+        if self._budget_left(state, "coordinator_failover"):
             out.append(Action("CoordinatorFailover", ()))
-        if used[6] < lim[6]:
-            out.extend(
-                Action("ExpireTransactionalId", (t,))
-                for t in range(self.tids)
-                if tc.expire_transactional_id(state.coordinator[t]) is not None
-            )
+        if self._budget_left(state, "txn_id_expiry"):
+            out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
         return out
+
+    def _budget_left(self, state: TxnSystemState, fault: str) -> bool:
+        """Whether fault kind ``fault``'s own budget has room (the total is the caller's: actions(), step())."""
+        k = TXN_FAULT_KINDS.index(fault)
+        return state.faults_used[k] < self._limits[k]
 
     def step(self, state: TxnSystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
@@ -415,12 +421,10 @@ class TransactionalSystem:
         fault = None if action.kind in self._timeout_actions else self.FAULT_OF_ACTION.get(action.kind)
         if action.kind in PROTOCOL_TIMEOUTS and self._timeout_is_free(state):
             fault = None
-        if fault is not None:
-            k = TXN_FAULT_KINDS.index(fault)
-            if (  # no branch: only a trace read from a file names a disabled action
-                state.faults_used[k] >= self._limits[k] or sum(state.faults_used) >= self.config.faults.total
-            ):
-                return None
+        if fault is not None and (  # no branch: only a trace read from a file names a disabled action
+            not self._budget_left(state, fault) or sum(state.faults_used) >= self.config.faults.total
+        ):
+            return None
         result = handler(self, state, *action.args)
         if result is None:  # no branch: a handler refuses only an action a trace names while disabled
             return None
@@ -532,26 +536,20 @@ class TransactionalSystem:
     def _send(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
         topo = self.config.topology
-        if (  # no branch: only a trace read from a file names a disabled action
-            c.state != tp.C.IN_TRANSACTION or c.data.next_record >= (c.txn + 1) * topo.records_per_transaction
-        ):
+        if not self._may_send(c):  # no branch: only a trace read from a file names a disabled action
             return None
         n = c.data.next_record
         return self._set_client(s, i, tp.send(c, n % topo.partitions, prod.record_id(i, n), self.tv))
 
     def _commit(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
-        if (  # no branch: only a trace read from a file names a disabled action
-            c.data.next_record != (c.txn + 1) * self.config.topology.records_per_transaction
-        ):
+        if not self._may_commit(c):  # no branch: only a trace read from a file names a disabled action
             return None
         return self._set_client(s, i, tp.commit_transaction(c))
 
     def _abort(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
-        if (  # no branch: only a trace read from a file names a disabled action
-            c.state == tp.C.IN_TRANSACTION and not self.config.topology.voluntary_abort
-        ):
+        if not self._may_abort(c):  # no branch: only a trace read from a file names a disabled action
             return None
         return self._set_client(s, i, tp.abort_transaction(c))
 
@@ -721,6 +719,9 @@ class TransactionalSystem:
         stale = stale_init_answer(req, pid, epoch, s.txn_log[t], exhausted)
         if stale is not None:  # no branch: the violation side, only a defect takes it (stale_init_fenced)
             labels.append(f"stale_init:{stale}")
+        foreign = unheld_ack(req, s.txn_log[t], self.tv, exhausted)
+        if foreign is not None:  # no branch: the violation side, only a defect takes it (acknowledged_to_holder)
+            labels.append(f"foreign_ack:{foreign}")
         if not labels:  # no branch: the other side is a violation, only a defect takes it
             return s
         return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
@@ -892,7 +893,7 @@ class TransactionalSystem:
 
     def _drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
         if (  # no branch: only a trace read from a file names a disabled action
-            env not in net.channel_heads(s.network) or (env.src == COORDINATOR and env.dst in (BROKER, TXN_LOG))
+            env not in net.channel_heads(s.network) or not self._droppable(env)
         ):
             return None
         network = net.reset_connection(s.network, env)
@@ -955,9 +956,10 @@ class TransactionalSystem:
         return self._apply_coordinator(s, t, out)
 
     def _expire_tid(self, s: TxnSystemState, t: int) -> Result:
-        out = tc.expire_transactional_id(s.coordinator[t], tc.APPEND_IN_FLIGHT if self.pending else True)
-        if out is None:  # no branch: only a trace read from a file names a disabled action
+        if not self._may_expire(s, t):  # no branch: only a trace read from a file names a disabled action
             return None
+        out = tc.expire_transactional_id(s.coordinator[t], tc.APPEND_IN_FLIGHT if self.pending else True)
+        assert out is not None  # _may_expire
         if out.transit is not None:
             return self._prepare(s, t, out, tc.TxnLogAppend(t, "expire", out.transit))
         s = s._replace(coordinator=_at(s.coordinator, t, None), txn_log=_at(s.txn_log, t, None))
@@ -1045,7 +1047,7 @@ class TransactionalSystem:
         assert isinstance(out, dict)
         return out
 
-    def fault_kinds(self) -> tuple[str, ...]:
+    def fault_kinds(self) -> tuple[str, ...]:  # unreachable: only keos sweep asks (checker/sweep/simulate.py)
         """The fault kinds with a budget above zero (:class:`model.interface.FaultHooks`)."""
         if self.config.faults.total <= 0:
             return ()
@@ -1141,7 +1143,7 @@ def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.Coordi
     if md is None:
         return True
     pid, epoch = c.data.producer_id, c.data.producer_epoch
-    if pid < 0:
+    if pid < 0:  # no branch: no gate run makes fatal a client that never got a producer id
         return False
     if tc.is_epoch_exhausted(epoch, cfg):
         # the coordinator rotates an exhausted epoch's producer id (nextProducerId); which (pid, epoch) the TV2
@@ -1237,6 +1239,32 @@ def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | N
     return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
 
 
+def unheld_ack(req: Any, logged: TransactionLogValue | None, tv: int, exhausted: bool) -> str | None:
+    """Why an answer NONE to an AddPartitionsToTxn or EndTxn went to a producer that does not hold the logged
+    transaction (``None``: it holds it, or ``req`` is another request).
+
+    ``TransactionCoordinator.handleAddPartitionsToTransaction`` serves only the entry's own (producerId,
+    producerEpoch); ``endTransaction`` (apache/kafka ``1eb7644349cb``) checks the producer id first
+    (INVALID_PRODUCER_ID_MAPPING) and then the epoch (``isValidEpoch``, else PRODUCER_FENCED): under TV0/TV1 a
+    client's epoch must equal the entry's, so what is logged after a NONE is the requester's (pid, epoch); under
+    TV2 the end bumps the epoch, so the log holds (pid, epoch + 1) -- for the first EndTxn and for a retry
+    (``endTxnEpochBumped``) -- or, when the requester's epoch was exhausted, the new producer id at epoch 0
+    whose ``previousProducerId`` is the requester's (``retryOnOverflow``).  Any other NONE tells a zombie, an
+    instance of another producer id or a stale request that it committed or aborted a transaction it does
+    not own.  ``exhausted``: whether the request's epoch is exhausted (``isEpochExhausted``).
+    """
+    if not isinstance(req, (AddPartitionsToTxnRequest, EndTxnRequest)) or logged is None:
+        return None
+    x, e = req.producer_id, req.producer_epoch
+    held = (logged.producer_id, logged.producer_epoch)
+    if isinstance(req, AddPartitionsToTxnRequest) or tv < 2:
+        ok = held == (x, e)
+    else:
+        ok = held == (x, e + 1) or (exhausted and logged.prev_producer_id == x and logged.producer_epoch == 0)
+    name = type(req).__name__.removesuffix("Request")
+    return None if ok else f"{name}({x}, {e}) answered NONE while the log holds ({held[0]}, {held[1]})"
+
+
 def stale_init_answer(
     req: Any, pid: int, epoch: int, logged: TransactionLogValue | None, exhausted: bool
 ) -> str | None:
@@ -1256,8 +1284,12 @@ def stale_init_answer(
     x, e = req.producer_id, req.producer_epoch
     if (pid, epoch) == (x, e + 1):
         return None
-    if logged is not None and epoch == 0 and (  # no branch: the other side is a violation (stale_init_fenced)
-        logged.prev_producer_id == -1 or (logged.prev_producer_id == x and exhausted)
+    if (
+        logged is not None
+        and epoch == 0
+        and (  # no branch: the other side is a violation (stale_init_fenced)
+            logged.prev_producer_id == -1 or (logged.prev_producer_id == x and exhausted)
+        )
     ):
         return None
     return f"InitProducerId({x}, {e}) answered with ({pid}, {epoch})"
@@ -1271,7 +1303,7 @@ def format_value(value: Any) -> str:
         recs = ",".join(prod.record_label(r) for r in value.records)
         stamp = f"pid={value.producer_id}, epoch={value.producer_epoch}, seq={value.base_sequence}"
         return f"Produce(p{value.partition}, {stamp}, [{recs}])"
-    if isinstance(value, tc.TxnLogAppend):
+    if isinstance(value, tc.TxnLogAppend):  # no branch: display; the gate formats no append of a pending run
         md = value.transit
         reply = f", answer {value.reply_to}" if value.request is not None else ""
         return (

@@ -58,6 +58,7 @@ from keos.model.protocol.errors import Errors
 
 __all__ = [
     "APPEND_IN_FLIGHT",
+    "SHORT_MAX_VALUE",
     "CoordinatorConfig",
     "Outcome",
     "TransactionMetadata",
@@ -66,6 +67,7 @@ __all__ = [
     "complete_target",
     "complete_transaction",
     "complete_transit",
+    "coordinator_config",
     "end_transaction",
     "expire_transactional_id",
     "from_log_value",
@@ -86,6 +88,9 @@ COMPLETE = (S.COMPLETE_COMMIT, S.COMPLETE_ABORT)
 
 #: Partition index of a consumer group's ``__consumer_offsets`` partition (AddOffsetsToTxn).
 OFFSETS_PARTITION_BASE = 1000
+
+#: ``Short.MAX_VALUE``: the producer epoch is a 16-bit field (``RecordBatch``), the default epoch limit.
+SHORT_MAX_VALUE = 32767
 
 #: ``append_ok`` of a handler whose append is left in flight: it only prepares the transition.
 APPEND_IN_FLIGHT = None
@@ -116,20 +121,42 @@ class TransactionMetadata(NamedTuple):
 
 
 class CoordinatorConfig(NamedTuple):
-    """Broker settings the handlers read."""
+    """Broker settings the handlers read.
 
-    transaction_version: int = 2
-    max_producer_epoch: int = 32767
-    timeout_abort_bumps_epoch: bool = True
-    failed_fence_keeps_bump: bool = True
-    concurrent_before_epoch_check: bool = True
-    commit_retry_after_abort_fenced: bool = True
-    tv2_empty_abort_in_table: bool = True
-    single_fence_bump: bool = True
-    empty_abort_rotates_producer_id: bool = True
-    init_pid_retry_by_last_epoch: bool = True
-    append_failure_resets_pending: bool = True
-    timeout_abort_skips_pending: bool = True
+    No field has a default: every system builds its configuration from its protocol variant's flags with
+    :func:`coordinator_config`, so Kafka's behaviour is stated once (``model.variants.Flags``).
+    """
+
+    transaction_version: int
+    max_producer_epoch: int
+    timeout_abort_bumps_epoch: bool
+    failed_fence_keeps_bump: bool
+    concurrent_before_epoch_check: bool
+    commit_retry_after_abort_fenced: bool
+    tv2_empty_abort_in_table: bool
+    single_fence_bump: bool
+    empty_abort_rotates_producer_id: bool
+    init_pid_retry_by_last_epoch: bool
+    append_failure_resets_pending: bool
+    timeout_abort_skips_pending: bool
+
+
+def coordinator_config(flags: Any, max_producer_epoch: int) -> CoordinatorConfig:
+    """The coordinator's settings under a protocol variant's ``flags`` (``model.variants.Flags``)."""
+    return CoordinatorConfig(
+        flags.transaction_version,
+        max_producer_epoch,
+        flags.timeout_abort_bumps_epoch,
+        flags.failed_fence_keeps_bump,
+        flags.end_txn_concurrent_in_prepare,
+        flags.commit_retry_after_abort_fenced,
+        flags.tv2_empty_abort_in_table,
+        flags.single_fence_bump,
+        flags.empty_abort_rotates_producer_id,
+        flags.init_pid_retry_by_last_epoch,
+        flags.append_failure_resets_pending,
+        flags.timeout_abort_skips_pending,
+    )
 
 
 class Outcome(NamedTuple):
@@ -593,7 +620,7 @@ def _end_tv2(
         # written (pending CompleteCommit/CompleteAbort) the answer is CONCURRENT_TRANSACTIONS, before any
         # epoch check, so a client that already holds the bumped epoch does not fence itself.
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
-    if md.state in PREPARE:  # no branch: taken only under the weakened variant no_kafka_18464_fix
+    if md.state in PREPARE:  # unreachable: Kafka 3.x order, only the weakened variant no_kafka_18464_fix gets here
         if not retry:
             return _fail(md, Errors.PRODUCER_FENCED)
         ours = md.state == (S.PREPARE_COMMIT if committed else S.PREPARE_ABORT)
