@@ -103,6 +103,7 @@ from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model, Property, Step
 
 __all__ = [
+    "BRANCH",
     "FAULT_TRIGGER",
     "NEWEST_FIRST",
     "PROFILES",
@@ -159,6 +160,17 @@ TRIGGER_BOOST = 64.0
 #: A trigger fires at the n-th step of its lane, n at most this.
 TRIGGER_MAX_OCCURRENCE = 6
 
+#: Priority change points of the protocol bias: a lane's weight is drawn anew at each of its first
+#: ``PRIORITY_CHANGES`` occurrences (the lane's k-th step weighs ``protocol_bias`` of ``"lane#k"``), then stays.
+PRIORITY_CHANGES = 3
+
+#: Profile key of fault branching (see :func:`random_walk`): its value is the number of restarts, each from
+#: the state right after one of the faults the run injected so far.
+BRANCH = "~branch"
+#: The share of swarm runs that branch at their faults, and how many restarts they make.
+BRANCH_RUNS = 0.5
+BRANCH_RESTARTS = 7
+
 #: The fair quiescence phase may take this many times the walk's step budget before the walk is a
 #: suspected livelock (the budget bounds the fault phase, so it is about the longest protocol run).
 SETTLE_FACTOR = 10
@@ -207,6 +219,8 @@ def swarm_profile(fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
     if rng.random() < TRIGGER_RUNS:
         low, high = TRIGGER_SHARE
         profile[FAULT_TRIGGER] = round(2.0 ** rng.uniform(math.log2(low), math.log2(high)), 4)
+    if rng.random() < BRANCH_RUNS:
+        profile[BRANCH] = float(BRANCH_RESTARTS)
     return profile
 
 
@@ -424,11 +438,17 @@ def random_walk(
     spread = weight_of.pop(PROTOCOL_BIAS, 0.0) if weight_of is not None else 0.0
     share = weight_of.pop(FAULT_TRIGGER, 0.0) if weight_of is not None else 0.0
     rate = weight_of.pop(NEWEST_FIRST, 0.0) if weight_of is not None else 0.0
+    restarts = int(weight_of.pop(BRANCH, 0.0)) if weight_of is not None else 0
+    count_lanes = bool(share or spread)
     enabled_since: dict[Action, int] = {}  # protocol step -> the step since which it has been enabled
     lane_weight: dict[str, float] = {}
     triggers: dict[tuple[str, str], int] = {}
     lane_steps: dict[str, int] = {"": 1}  # steps taken per lane ("": the initial state, once)
     last_lane = ""  # the lane of the last step: faults it triggers weigh TRIGGER_BOOST times more now
+    # fault branching: the states right after the faults of the current path, as
+    # [times restarted from, depth, state, enabled_since, lane_steps, last_lane]
+    branches: list[list[Any]] = []
+    eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
 
     def triggered(kind: str) -> bool:
         key = (last_lane, kind)
@@ -439,12 +459,37 @@ def random_walk(
 
     def protocol_weight(a: Action) -> float:
         name = lane(a)
+        name = f"{name}#{min(lane_steps.get(name, 0), PRIORITY_CHANGES)}"
         w = lane_weight.get(name)
         if w is None:
             w = lane_weight[name] = protocol_bias(seed, name, spread)
         return w
 
-    while bad is None and len(taken) < steps:
+    while True:
+        if bad is not None:
+            break
+        if quiescent or len(taken) >= steps:
+            if not restarts or not branches:
+                break
+            if eventually:
+                # the end of this branch is a run's end too: its eventually properties are judged before it is left
+                segment = WalkResult(seed=seed, actions=taken, quiescent=quiescent, events=events, faults=faults)
+                _quiesce(model, state, segment, settle_factor * max(steps, 1), [p for p, _ in always], eventually)
+                if segment.violation is not None:
+                    segment.reached = tuple(sorted(reached))
+                    return segment
+            restarts -= 1
+            # the least-restarted fault point, the latest among equals (ties are rare: a fresh point is 0)
+            low = min(b[0] for b in branches)
+            pick = [b for b in branches if b[0] == low]
+            point = pick[rng.randrange(len(pick))]
+            point[0] += 1
+            _, depth, state, since, lanes_at, last_lane = point
+            del taken[depth:]
+            branches = [b for b in branches if b[1] <= depth]
+            enabled_since, lane_steps = dict(since), dict(lanes_at)
+            quiescent = False
+            continue
         choices: list[Action] = []
         weights: list[float] = []
         kinds: list[str | None] = []
@@ -483,7 +528,7 @@ def random_walk(
             enabled_since = fresh
         if not choices:
             quiescent = True
-            break
+            continue
         r = rng.random() * total
         i = 0
         last = len(choices) - 1
@@ -497,7 +542,7 @@ def random_walk(
             raise AssertionError(f"model listed {model.format_action(action)} as enabled but step() refused it")
         state = step.state
         taken.append(action)
-        if share:
+        if count_lanes:
             last_lane = lane(action)
             lane_steps[last_lane] = lane_steps.get(last_lane, 0) + 1
         if kind is not None:
@@ -515,6 +560,8 @@ def random_walk(
         if pending_state:
             witness(state)
         bad = first_violation(state)
+        if restarts and kind is not None and bad is None:
+            branches.append([0, len(taken), state, dict(enabled_since), dict(lane_steps), last_lane])
     result = WalkResult(
         seed=seed,
         actions=taken,
@@ -524,7 +571,6 @@ def random_walk(
         faults=faults,
         reached=tuple(sorted(reached)),
     )
-    eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
     if bad is None and eventually:
         _quiesce(model, state, result, settle_factor * max(steps, 1), [p for p, _ in always], eventually)
     return result
