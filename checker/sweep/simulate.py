@@ -56,12 +56,36 @@ Two more swarm dimensions, each drawn for half of the swarm runs, independently
   from the run's seed and the pair's name, so the walk replays exactly;
   elsewhere the run injects no fault.
 
-The profile key of each (``~protocol``, ``~newest``, ``~trigger``) is part of
-the run's descriptor, next to the fault weights.  Still about one run in
-1,000 or fewer: a bug that needs *two* precisely placed faults (a batch expiry,
-then the loss of the second InitProducerId answer: ``init_pid_retry_fenced``)
-or one long specific interleaving of Connect workers
-(``no_reread_after_producer_init``); the explicit search finds both.
+Two more, from the shortest counterexamples of the variants the sweep still
+missed (issue 27, item 4):
+
+* *Priority change points* (PCT's second ingredient): under the protocol bias a
+  lane's weight is drawn anew at each of its first :data:`PRIORITY_CHANGES`
+  steps (the weight of its k-th step is that of the lane ``"lane#k"``), so one
+  lane can run early once and then starve -- the first rebalance after a worker
+  pauses happens at once, the one after the reconfiguration waits while the
+  lagging worker initialises its producer and commits
+  (``no_reread_after_producer_init``; a single weight per lane has to be high
+  and low at once).
+* *Fault branching* (:data:`BRANCH`, half of the swarm runs): a fault is the
+  expensive part of a run to reach, so the run does not throw its future away
+  after one try: when the walk ends (step budget, quiescence; its eventually
+  properties judged first), it restarts from the state right after one of the
+  faults on its current path -- the least restarted, seeded -- and walks on,
+  :data:`BRANCH_RESTARTS` times.  A fault placed well is tried with several
+  continuations (the interleavings after a coordinator failover, a pause, an
+  append failure), at the cost of more steps per run.  The run's ``actions``
+  are the path that ended it (for a violation: the path from the initial state
+  to it, which is what is minimised and replayed); ``events``, ``faults`` and
+  ``reached`` count every branch.
+
+The profile key of each (``~protocol``, ``~newest``, ``~trigger``, ``~branch``)
+is part of the run's descriptor, next to the fault weights.  Still about one
+run in 1,000 or fewer: a bug that needs *two* precisely placed faults (a batch
+expiry, then the loss of the second InitProducerId answer:
+``init_pid_retry_fenced``; from the state right after the expiry one
+continuation in about 120 catches it, and a run places the expiry in its short
+window in about one run in 20); the explicit search finds it in 22 steps.
 
 Determinism contract: a run is a pure function of its descriptor (model,
 seed, step budget, fault weights).  All randomness comes from
@@ -199,7 +223,8 @@ def swarm_profile(fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
     fewer trigger points that spend the budget before the one that matters;
     against triggers over every kind, measured on ``keos sweep --mutants
     --runs 2000``, it raised the rarest catches, e.g. a failed CompleteCommit
-    append from 2 to 6 runs, at a cost to easier ones).  The draws come in that order from a stream of their
+    append from 2 to 6 runs, at a cost to easier ones); last, fault branching
+    (:data:`BRANCH`, :data:`BRANCH_RESTARTS` restarts).  The draws come in that order from a stream of their
     own (``derive_seed(seed, "swarm")``), so the profile does not shift the
     walk and a later dimension never changes an earlier one's draw.
     """
@@ -391,7 +416,10 @@ def random_walk(
     times as much; with :data:`FAULT_TRIGGER` a fault weighs :data:`TRIGGER_BOOST`
     times its weight right after the step that :func:`fault_trigger` names for
     its kind (the n-th step of a lane; lane ``""`` is the initial state) and 0
-    elsewhere.  The walk is deterministic given its arguments.
+    elsewhere; with :data:`BRANCH` the walk restarts that many times from the
+    state right after one of the faults on its current path (the least
+    restarted, ties drawn from the walk's stream), each end judged like a
+    run's end.  The walk is deterministic given its arguments.
 
     Per step: ``model.actions`` once; each enabled action classified once
     (fault kind -> weight); one draw ``rng.random() * total`` picks the action
