@@ -8,10 +8,13 @@ import pytest
 
 from keos.checker.minimize import fails
 from keos.checker.sweep.simulate import (
+    BRANCH,
+    BRANCH_RESTARTS,
     FAULT_TRIGGER,
     NEWEST_FIRST,
     NEWEST_FIRST_CAP,
     NEWEST_FIRST_RATE,
+    PRIORITY_CHANGES,
     PROFILES,
     PROTOCOL_BIAS,
     PROTOCOL_BIAS_SPREAD,
@@ -55,12 +58,13 @@ def test_swarm_profile_is_a_random_nonempty_subset_with_bounded_weights() -> Non
     kinds = model().fault_kinds()
     assert set(kinds) == {"drop", "duplicate", "request_timeout", "batch_expiry", "leader_restart"}
     subsets = set()
-    biased = newest = triggered = 0
+    biased = newest = triggered = branching = 0
     for seed in range(200):
         profile = swarm_profile(kinds, seed)
         assert profile == swarm_profile(kinds, seed)
         faults = {k: w for k, w in profile.items() if not k.startswith("~")}
-        assert set(profile) - set(faults) <= {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER}
+        assert set(profile) - set(faults) <= {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER, BRANCH}
+        assert profile.get(BRANCH, BRANCH_RESTARTS) == BRANCH_RESTARTS
         assert faults and set(faults) <= set(kinds)
         assert all(1 / 8 <= w <= 2 for w in faults.values())
         assert profile.get(PROTOCOL_BIAS, PROTOCOL_BIAS_SPREAD) == PROTOCOL_BIAS_SPREAD
@@ -71,9 +75,11 @@ def test_swarm_profile_is_a_random_nonempty_subset_with_bounded_weights() -> Non
         biased += PROTOCOL_BIAS in profile
         newest += NEWEST_FIRST in profile
         triggered += FAULT_TRIGGER in profile
+        branching += BRANCH in profile
     assert len(subsets) > 10  # runs really differ in which faults they enable
     assert 60 < biased < 140  # half of the runs carry a protocol bias, the rest weigh every step 1
-    assert 60 < newest < 140 and 60 < triggered < 140  # and, independently, newest-first and fault triggers
+    # and, independently, newest-first, fault triggers and fault branching
+    assert 60 < newest < 140 and 60 < triggered < 140 and 60 < branching < 140
     assert swarm_profile((), 1) == {}
     assert fault_profile("uniform", kinds, 1) == {k: 1.0 for k in kinds}
     assert fault_profile("none", kinds, 1) == {}
@@ -176,15 +182,30 @@ def _reference_walk(m, seed: int, steps: int, weights: dict[str, float]):
     spread = weights.get(PROTOCOL_BIAS, 0.0)
     rate = weights.get(NEWEST_FIRST, 0.0)
     share = weights.get(FAULT_TRIGGER, 0.0)
+    restarts = int(weights.get(BRANCH, 0))
     since: dict[Action, int] = {}  # protocol step -> first step of its current enabled stretch
-    while bad is None and len(taken) < steps:
+    points: list[list] = []  # fault points of the current path: [times restarted from, depth, state, since]
+    while bad is None:
+        if quiescent or len(taken) >= steps:
+            if not restarts or not points:
+                break
+            restarts -= 1
+            low = min(p[0] for p in points)
+            pick = [p for p in points if p[0] == low]
+            point = pick[rng.randrange(len(pick))]
+            point[0] += 1
+            del taken[point[1] :]
+            state, since, quiescent = point[2], dict(point[3]), False
+            points = [p for p in points if p[1] <= point[1]]
+            continue
         enabled = m.actions(state)
         since = {a: since.get(a, len(taken)) for a in enabled if m.fault_kind(a) is None}
         last = lane(taken[-1]) if taken else ""  # "" = the initial state, its one "step"
         occurrence = sum(lane(a) == last for a in taken) if taken else 1
 
         def protocol(a: Action, since: dict[Action, int] = since) -> float:
-            w = protocol_bias(seed, lane(a), spread) if spread else 1.0
+            change = min(sum(lane(b) == lane(a) for b in taken), PRIORITY_CHANGES)  # the lane's k-th step
+            w = protocol_bias(seed, f"{lane(a)}#{change}", spread) if spread else 1.0
             return w * 2.0 ** -(rate * min(len(taken) - since[a], NEWEST_FIRST_CAP))
 
         def fault(kind: str, last: str = last, occurrence: int = occurrence) -> float:
@@ -197,7 +218,7 @@ def _reference_walk(m, seed: int, steps: int, weights: dict[str, float]):
         options = [(a, w) for a, w in options if w > 0.0]
         if not options:
             quiescent = True
-            break
+            continue
         r = rng.random() * sum(w for _, w in options)
         i = 0
         while i < len(options) - 1 and r >= options[i][1]:
@@ -214,6 +235,8 @@ def _reference_walk(m, seed: int, steps: int, weights: dict[str, float]):
             reached |= {p.name for p in props if p.expectation is Expectation.SOMETIMES and p.matches_event(ev)}
         reached |= {p.name for p in props if p.expectation is Expectation.SOMETIMES and p.holds(state)}
         bad = next((p.name for p in props if p.expectation is Expectation.ALWAYS and not p.holds(state)), None)
+        if restarts and m.fault_kind(action) is not None and bad is None:
+            points.append([0, len(taken), state, dict(since)])
     return taken, bad, quiescent, events, faults, tuple(sorted(reached))
 
 

@@ -19,7 +19,7 @@ from keos.checker.sweep.campaign import (
     run_sweep_command,
 )
 from keos.checker.sweep.runs import describe_batch, execute_batch, run_ordinals
-from keos.checker.sweep.simulate import FAULT_TRIGGER, NEWEST_FIRST, PROTOCOL_BIAS, derive_seed
+from keos.checker.sweep.simulate import BRANCH, FAULT_TRIGGER, NEWEST_FIRST, PROTOCOL_BIAS, derive_seed
 from keos.checker.trace import load_trace, replay, replay_actions
 from keos.scenarios import build_model, builtin_scenarios, resolve_scenario
 
@@ -114,7 +114,7 @@ def test_sweep_output_dedup_and_replayable_traces(tmp_path: Path) -> None:
         assert r["seed"] == derive_seed(5, r["run_id"])
         assert (
             r["fault_weights"]
-            and {k for k, _ in r["fault_weights"]} - {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER} <= kinds
+            and {k for k, _ in r["fault_weights"]} - {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER, BRANCH} <= kinds
         )
         assert {k for k, _ in r["faults"]} <= {k for k, _ in r["fault_weights"]}
         assert 0 < r["steps"] <= 40
@@ -341,8 +341,9 @@ def test_small_sweep_catches_what_the_old_swarm_rarely_did(
         assert replay(build_model(resolve_scenario(data["scenario"]), data["variant"]), data).confirmed
     monkeypatch.setattr(simulate, "TRIGGER_RUNS", 0.0)
     monkeypatch.setattr(simulate, "NEWEST_FIRST_RUNS", 0.0)
+    monkeypatch.setattr(simulate, "BRANCH_RUNS", 0.0)
     old = execute_batch(describe_batch(json.dumps(spec.to_json()), run_ordinals(0, runs))).to_pylist()
-    assert not any(k in (NEWEST_FIRST, FAULT_TRIGGER) for r in old for k, _ in r["fault_weights"])
+    assert not any(k in (NEWEST_FIRST, FAULT_TRIGGER, BRANCH) for r in old for k, _ in r["fault_weights"])
     assert 3 * sum(bool(r["violation"]) for r in old) < len(bad)
 
 

@@ -56,12 +56,36 @@ Two more swarm dimensions, each drawn for half of the swarm runs, independently
   from the run's seed and the pair's name, so the walk replays exactly;
   elsewhere the run injects no fault.
 
-The profile key of each (``~protocol``, ``~newest``, ``~trigger``) is part of
-the run's descriptor, next to the fault weights.  Still about one run in
-1,000 or fewer: a bug that needs *two* precisely placed faults (a batch expiry,
-then the loss of the second InitProducerId answer: ``init_pid_retry_fenced``)
-or one long specific interleaving of Connect workers
-(``no_reread_after_producer_init``); the explicit search finds both.
+Two more, from the shortest counterexamples of the variants the sweep still
+missed (issue 27, item 4):
+
+* *Priority change points* (PCT's second ingredient): under the protocol bias a
+  lane's weight is drawn anew at each of its first :data:`PRIORITY_CHANGES`
+  steps (the weight of its k-th step is that of the lane ``"lane#k"``), so one
+  lane can run early once and then starve -- the first rebalance after a worker
+  pauses happens at once, the one after the reconfiguration waits while the
+  lagging worker initialises its producer and commits
+  (``no_reread_after_producer_init``; a single weight per lane has to be high
+  and low at once).
+* *Fault branching* (:data:`BRANCH`, half of the swarm runs): a fault is the
+  expensive part of a run to reach, so the run does not throw its future away
+  after one try: when the walk ends (step budget, quiescence; its eventually
+  properties judged first), it restarts from the state right after one of the
+  faults on its current path -- the least restarted, seeded -- and walks on,
+  :data:`BRANCH_RESTARTS` times.  A fault placed well is tried with several
+  continuations (the interleavings after a coordinator failover, a pause, an
+  append failure), at the cost of more steps per run.  The run's ``actions``
+  are the path that ended it (for a violation: the path from the initial state
+  to it, which is what is minimised and replayed); ``events``, ``faults`` and
+  ``reached`` count every branch.
+
+The profile key of each (``~protocol``, ``~newest``, ``~trigger``, ``~branch``)
+is part of the run's descriptor, next to the fault weights.  Still about one
+run in 1,000 or fewer: a bug that needs *two* precisely placed faults (a batch
+expiry, then the loss of the second InitProducerId answer:
+``init_pid_retry_fenced``; from the state right after the expiry one
+continuation in about 120 catches it, and a run places the expiry in its short
+window in about one run in 20); the explicit search finds it in 22 steps.
 
 Determinism contract: a run is a pure function of its descriptor (model,
 seed, step budget, fault weights).  All randomness comes from
@@ -103,6 +127,7 @@ from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model, Property, Step
 
 __all__ = [
+    "BRANCH",
     "FAULT_TRIGGER",
     "NEWEST_FIRST",
     "PROFILES",
@@ -159,6 +184,17 @@ TRIGGER_BOOST = 64.0
 #: A trigger fires at the n-th step of its lane, n at most this.
 TRIGGER_MAX_OCCURRENCE = 6
 
+#: Priority change points of the protocol bias: a lane's weight is drawn anew at each of its first
+#: ``PRIORITY_CHANGES`` occurrences (the lane's k-th step weighs ``protocol_bias`` of ``"lane#k"``), then stays.
+PRIORITY_CHANGES = 3
+
+#: Profile key of fault branching (see :func:`random_walk`): its value is the number of restarts, each from
+#: the state right after one of the faults the run injected so far.
+BRANCH = "~branch"
+#: The share of swarm runs that branch at their faults, and how many restarts they make.
+BRANCH_RUNS = 0.5
+BRANCH_RESTARTS = 7
+
 #: The fair quiescence phase may take this many times the walk's step budget before the walk is a
 #: suspected livelock (the budget bounds the fault phase, so it is about the longest protocol run).
 SETTLE_FACTOR = 10
@@ -187,7 +223,8 @@ def swarm_profile(fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
     fewer trigger points that spend the budget before the one that matters;
     against triggers over every kind, measured on ``keos sweep --mutants
     --runs 2000``, it raised the rarest catches, e.g. a failed CompleteCommit
-    append from 2 to 6 runs, at a cost to easier ones).  The draws come in that order from a stream of their
+    append from 2 to 6 runs, at a cost to easier ones); last, fault branching
+    (:data:`BRANCH`, :data:`BRANCH_RESTARTS` restarts).  The draws come in that order from a stream of their
     own (``derive_seed(seed, "swarm")``), so the profile does not shift the
     walk and a later dimension never changes an earlier one's draw.
     """
@@ -207,6 +244,8 @@ def swarm_profile(fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
     if rng.random() < TRIGGER_RUNS:
         low, high = TRIGGER_SHARE
         profile[FAULT_TRIGGER] = round(2.0 ** rng.uniform(math.log2(low), math.log2(high)), 4)
+    if rng.random() < BRANCH_RUNS:
+        profile[BRANCH] = float(BRANCH_RESTARTS)
     return profile
 
 
@@ -377,7 +416,10 @@ def random_walk(
     times as much; with :data:`FAULT_TRIGGER` a fault weighs :data:`TRIGGER_BOOST`
     times its weight right after the step that :func:`fault_trigger` names for
     its kind (the n-th step of a lane; lane ``""`` is the initial state) and 0
-    elsewhere.  The walk is deterministic given its arguments.
+    elsewhere; with :data:`BRANCH` the walk restarts that many times from the
+    state right after one of the faults on its current path (the least
+    restarted, ties drawn from the walk's stream), each end judged like a
+    run's end.  The walk is deterministic given its arguments.
 
     Per step: ``model.actions`` once; each enabled action classified once
     (fault kind -> weight); one draw ``rng.random() * total`` picks the action
@@ -424,11 +466,17 @@ def random_walk(
     spread = weight_of.pop(PROTOCOL_BIAS, 0.0) if weight_of is not None else 0.0
     share = weight_of.pop(FAULT_TRIGGER, 0.0) if weight_of is not None else 0.0
     rate = weight_of.pop(NEWEST_FIRST, 0.0) if weight_of is not None else 0.0
+    restarts = int(weight_of.pop(BRANCH, 0.0)) if weight_of is not None else 0
+    count_lanes = bool(share or spread)
     enabled_since: dict[Action, int] = {}  # protocol step -> the step since which it has been enabled
     lane_weight: dict[str, float] = {}
     triggers: dict[tuple[str, str], int] = {}
     lane_steps: dict[str, int] = {"": 1}  # steps taken per lane ("": the initial state, once)
     last_lane = ""  # the lane of the last step: faults it triggers weigh TRIGGER_BOOST times more now
+    # fault branching: the states right after the faults of the current path, as
+    # [times restarted from, depth, state, enabled_since, lane_steps, last_lane]
+    branches: list[list[Any]] = []
+    eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
 
     def triggered(kind: str) -> bool:
         key = (last_lane, kind)
@@ -439,12 +487,37 @@ def random_walk(
 
     def protocol_weight(a: Action) -> float:
         name = lane(a)
+        name = f"{name}#{min(lane_steps.get(name, 0), PRIORITY_CHANGES)}"
         w = lane_weight.get(name)
         if w is None:
             w = lane_weight[name] = protocol_bias(seed, name, spread)
         return w
 
-    while bad is None and len(taken) < steps:
+    while True:
+        if bad is not None:
+            break
+        if quiescent or len(taken) >= steps:
+            if not restarts or not branches:
+                break
+            if eventually:
+                # the end of this branch is a run's end too: its eventually properties are judged before it is left
+                segment = WalkResult(seed=seed, actions=taken, quiescent=quiescent, events=events, faults=faults)
+                _quiesce(model, state, segment, settle_factor * max(steps, 1), [p for p, _ in always], eventually)
+                if segment.violation is not None:
+                    segment.reached = tuple(sorted(reached))
+                    return segment
+            restarts -= 1
+            # the least-restarted fault point, the latest among equals (ties are rare: a fresh point is 0)
+            low = min(b[0] for b in branches)
+            pick = [b for b in branches if b[0] == low]
+            point = pick[rng.randrange(len(pick))]
+            point[0] += 1
+            _, depth, state, since, lanes_at, last_lane = point
+            del taken[depth:]
+            branches = [b for b in branches if b[1] <= depth]
+            enabled_since, lane_steps = dict(since), dict(lanes_at)
+            quiescent = False
+            continue
         choices: list[Action] = []
         weights: list[float] = []
         kinds: list[str | None] = []
@@ -483,7 +556,7 @@ def random_walk(
             enabled_since = fresh
         if not choices:
             quiescent = True
-            break
+            continue
         r = rng.random() * total
         i = 0
         last = len(choices) - 1
@@ -497,7 +570,7 @@ def random_walk(
             raise AssertionError(f"model listed {model.format_action(action)} as enabled but step() refused it")
         state = step.state
         taken.append(action)
-        if share:
+        if count_lanes:
             last_lane = lane(action)
             lane_steps[last_lane] = lane_steps.get(last_lane, 0) + 1
         if kind is not None:
@@ -515,6 +588,8 @@ def random_walk(
         if pending_state:
             witness(state)
         bad = first_violation(state)
+        if restarts and kind is not None and bad is None:
+            branches.append([0, len(taken), state, dict(enabled_since), dict(lane_steps), last_lane])
     result = WalkResult(
         seed=seed,
         actions=taken,
@@ -524,7 +599,6 @@ def random_walk(
         faults=faults,
         reached=tuple(sorted(reached)),
     )
-    eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
     if bad is None and eventually:
         _quiesce(model, state, result, settle_factor * max(steps, 1), [p for p, _ in always], eventually)
     return result
