@@ -392,4 +392,6 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
         # onAssigned of the leader: claimWritePrivileges (a no-op while it holds a producer).
         s, more = claim_write_privileges(sys, s, leader)
         events = (*events, *more)
-    return s._replace(leader=leader, rebalance_pending=False), events
+    # A group may rebalance at any time in Kafka: a rebalance left due is one more the environment may run.
+    s = s._replace(leader=leader)
+    return s._replace(rebalance_pending=False), events  # no mutate: when the group rebalances

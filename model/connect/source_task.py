@@ -289,7 +289,10 @@ def tombstone_candidate(sys: ConnectCluster, s: ConnectState, inst: TaskInstance
     scenario's ``max_tombstones``.
     """
     topo = sys.topo
-    if inst.phase != P.RUNNING or inst.pending or inst.unflushed or len(s.deleted_sources) >= topo.max_tombstones:
+    if inst.phase != P.RUNNING or inst.pending or inst.unflushed:
+        return -1
+    # How many partitions the connector forgets is its own choice, bounded by the scenario (the environment).
+    if len(s.deleted_sources) >= topo.max_tombstones:  # no mutate: the connector's budget
         return -1
     for p, pos in enumerate(inst.positions):
         if pos == topo.records and p not in s.deleted_sources:

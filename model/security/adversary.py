@@ -126,7 +126,7 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     victims = _victims(system, state)
     if _budget(system, state, "forge_produce"):
         for i, c in enumerate(state.clients):
-            if c.data.producer_id >= 0:
+            if _forgeable(c):
                 out.extend(Action("ForgeProduce", (i, q, bump)) for q in parts for bump in (False, True))
         out.extend(Action("StrayProduce", (q,)) for q in parts)
     if _budget(system, state, "forge_request"):
@@ -151,6 +151,12 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     if _budget(system, state, "revoke_acl"):
         out.extend(revoke_actions(system, state))
     return out
+
+
+def _forgeable(c: tp.TxnClient) -> bool:
+    """Whether the adversary can forge a batch with client ``c``'s producer id: it has one (learnt from the wire).
+    One guard for actions() and the handler (a replayed trace may name any client)."""
+    return c.data.producer_id >= 0
 
 
 def _victims(system: Any, state: TxnSystemState) -> list[int]:
@@ -200,11 +206,10 @@ def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str) ->
 
 def forge_produce(system: Any, s: TxnSystemState, victim: Any, q: Any, bump: Any) -> Result:
     """Produce with the victim's producer id (hijack); ``bump``: at epoch + 1, sequence 0."""
-    valid = type(victim) is int and 0 <= victim < len(s.clients) and type(bump) is bool
-    if not valid:  # no branch: replayed traces only
+    if not (type(victim) is int and 0 <= victim < len(s.clients) and type(bump) is bool):  # input: a replayed trace
         return None
     c = s.clients[victim]
-    if c.data.producer_id < 0:  # no branch: replayed traces only
+    if not _forgeable(c):  # no branch: replayed traces only
         return None
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     entry = s.partitions[q].entry(pid)
