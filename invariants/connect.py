@@ -315,10 +315,10 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
         props.append(
-            sometimes_event(
+            sometimes_state(
                 "leader_claimed_config_topic",
-                "A leader claimed the config topic (initTransactions on connect-cluster-${groupId}).",
-                "claimed_write_privileges",
+                "A leader holds the config topic's transactional producer (claimWritePrivileges succeeded).",
+                lambda s: any(wk.config_producer is not None for wk in s.workers),
             )
         )
     props.append(
@@ -377,6 +377,30 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "task_count_record_written", "The leader wrote a task-count record.", "task_count_record_written"
             ),
         ]
+    )
+    props.append(
+        Property(
+            name="connect_coordinator_transitions_legal",
+            expectation=Expectation.ALWAYS,
+            fact="Every transaction-coordinator transition the Connect producers cause (task producers, the leader's "
+            "connect-cluster producer, Admin.fenceProducers) is one TransactionState's table allows, and the "
+            "coordinator never refuses one of their requests as an illegal transition.",
+            source="TransactionState.java (validPreviousStates), TransactionMetadata.prepareTransitionTo; KIP-618 "
+            "(Connect drives InitProducerId, AddPartitionsToTxn and EndTxn like any transactional producer)",
+            catches="a producer call sequence of ExactlyOnceWorkerSourceTask or the herder that the coordinator "
+            "would reject (EndTxn with no transaction, a commit after an abort began), a coordinator rule broken "
+            "on a path only Connect takes (fenceProducers of an id with an open transaction)",
+            predicate=lambda s: not s.ghost.illegal,
+            partners=("connect_transaction_completed",),
+            explain=lambda s: "illegal transitions: " + ", ".join(s.ghost.illegal),
+        )
+    )
+    props.append(
+        sometimes_event(
+            "connect_transaction_completed",
+            "A Connect producer's transaction was completed by the coordinator.",
+            "txn:Prepare*",
+        )
     )
     props.extend(tombstone_properties(config))
     return (*props, *connect_progress_properties(config))

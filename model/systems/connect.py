@@ -61,6 +61,7 @@ from keos.model.connect.worker import ConnectWorker, TaskInstance, owned_partiti
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
 from keos.model.coordinator.transaction import transaction_coordinator as tc
+from keos.model.coordinator.transaction.transaction_state import is_valid_transition
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log.partition import PartitionLeader
 from keos.model.variants import Variant
@@ -344,6 +345,14 @@ class ConnectSystem:
             return None
         fault = FAULT_OF_ACTION.get(action.kind)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
+        # Every coordinator transition the step's requests made is judged against TransactionState's table,
+        # as in the transactions model (the Connect producers drive the same coordinator).
+        bad = tuple(  # no mutate: ghost
+            e for e in events  # no mutate: ghost
+            if e.startswith("illegal:") or (e.startswith("txn:") and not is_valid_transition(*e[4:].split("->")))
+        )
+        if bad:
+            new = new._replace(ghost=new.ghost._replace(illegal=(*new.ghost.illegal, *bad)))  # no mutate: ghost
         if fault is not None:
             k = CONNECT_FAULT_KINDS.index(fault)
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))  # no mutate: fault budget
