@@ -193,6 +193,11 @@ def _healthy_leaders_fenced(s: ConnectState) -> list[str]:
     ]
 
 
+def _illegal(s: ConnectState, coordinator: bool) -> list[str]:
+    """The ghost's illegal changes: coordinator transitions, or task-instance changes (``task:``)."""
+    return [e for e in s.ghost.illegal if e.startswith("task:") != coordinator]
+
+
 def _unfenced_starts(s: ConnectState) -> list[str]:
     config = s.kafka.partitions[CONFIG_TOPIC]
     return [
@@ -390,9 +395,26 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             catches="a producer call sequence of ExactlyOnceWorkerSourceTask or the herder that the coordinator "
             "would reject (EndTxn with no transaction, a commit after an abort began), a coordinator rule broken "
             "on a path only Connect takes (fenceProducers of an id with an open transaction)",
-            predicate=lambda s: not s.ghost.illegal,
+            predicate=lambda s: not _illegal(s, coordinator=True),
             partners=("connect_transaction_completed",),
-            explain=lambda s: "illegal transitions: " + ", ".join(s.ghost.illegal),
+            explain=lambda s: "illegal transitions: " + ", ".join(_illegal(s, coordinator=True)),
+        )
+    )
+    props.append(
+        Property(
+            name="task_lifecycle_legal",
+            expectation=Expectation.ALWAYS,
+            fact="A source-task instance moves only forward through its start-up (fencing round, initTransactions, "
+            "config re-read) into its send loop or to FAILED; FAILED is final -- the instance sends, commits and "
+            "changes nothing more -- and an instance leaves its worker only when a rebalance revokes it, a restart "
+            "request replaces it, its worker dies, or (revoked during its start-up) its blocking call returns.",
+            source="WorkerTask / AbstractStatus.State; Worker.stopAndAwaitTask; DistributedHerder.restartTask; "
+            "KIP-618 §Source task startup (ExactlyOnceWorkerSourceTask.prepareToInitializeTask)",
+            catches="a failed task that keeps polling or committing, a task the worker drops or restarts on its own "
+            "when its fencing round fails, an instance that skips a start-up step",
+            predicate=lambda s: not _illegal(s, coordinator=False),
+            partners=("exactly_once_task_started",),
+            explain=lambda s: "illegal task changes: " + ", ".join(_illegal(s, coordinator=False)),
         )
     )
     props.append(

@@ -336,3 +336,30 @@ def test_an_illegal_coordinator_transition_of_a_connect_producer_is_recorded_and
     step = m.step(s, action)
     assert step is not None and not prop.holds(step.state)
     assert step.state.ghost.illegal == ("txn:Empty->CompleteCommit", "illegal:Ongoing->Dead")
+
+
+def test_the_task_lifecycle_table_allows_the_start_up_and_stops_and_nothing_else() -> None:
+    from keos.model.connect.lifecycle import illegal_task_changes
+
+    m = _connect({}, {"fencing_failure": 1, "total": 1})
+    s = m.init_states()[0]
+    started, _ = _steps(m, s, ("StartTask", (0, 0)))
+    assert illegal_task_changes("StartTask", s, started) == ()
+    assert illegal_task_changes("Poll", s, started) == ("task:w0.t0.g0:started by Poll",)
+    inst = started.workers[0].instance(0)
+    assert inst is not None and inst.phase == TaskPhase.FENCING_REQUESTED
+    gone = started._replace(workers=(started.workers[0].without_instance(0), *started.workers[1:]))
+    # A failed round fails its requester (FAILED stays on the worker); only a stopping requester is gone.
+    assert illegal_task_changes("FailZombieFencing", started, gone) == (
+        "task:w0.t0.g0:FENCING_REQUESTED->removed by FailZombieFencing",
+    )
+    stopping = started._replace(workers=(started.workers[0].with_instance(inst._replace(stopping=True)),
+                                         *started.workers[1:]))
+    assert illegal_task_changes("FailZombieFencing", stopping, gone) == ()
+    assert illegal_task_changes("Rebalance", started, gone) == ()
+    from keos.model.connect.herder import fail_zombie_fencing
+
+    failed, _ = fail_zombie_fencing(m, started, 0)
+    assert illegal_task_changes("FailZombieFencing", started, failed) == ()
+    back = failed._replace(workers=(failed.workers[0].with_instance(inst), *failed.workers[1:]))
+    assert illegal_task_changes("InitProducer", failed, back) == ("task:w0.t0.g0:FAILED->FENCING_REQUESTED",)

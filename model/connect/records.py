@@ -169,9 +169,10 @@ class ConnectGhost(NamedTuple):
     ``discarded``: (source partition, position) of every record whose
     transaction the connector aborted (``TransactionContext.abortTransaction``).
     ``illegal``: every transaction-coordinator transition a Connect producer's
-    request made that ``TransactionState``'s table does not allow, and every
-    transition the coordinator itself refused as illegal (recorded only when it
-    happens).
+    request made that ``TransactionState``'s table does not allow, every
+    transition the coordinator itself refused as illegal, and (``task:``) every
+    change to a task instance that :mod:`model.connect.lifecycle` does not
+    allow (recorded only when it happens).
     """
 
     claims: tuple[tuple[int, int], ...] = ()

@@ -104,7 +104,7 @@ ADVERSARY_FAULT_OF_ACTION = {
     **OPERATOR_FAULT_OF_ACTION,
 }
 #: Application calls an abandoned client no longer makes.
-APPLICATION_CALLS = ("BeginTransaction", "Send", "CommitTransaction", "AbortTransaction")
+APPLICATION_CALLS = ("BeginTransaction", "Send", "CommitTransaction", "AbortTransaction")  # no mutate: adversary model
 
 Result = tuple[TxnSystemState, tuple[str, ...]] | None
 
@@ -169,7 +169,12 @@ def _victims(system: Any, state: TxnSystemState) -> list[int]:
 
 def _may_abandon(system: Any, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
     rpt = system.config.topology.records_per_transaction
-    return i not in state.security.abandoned and c.state == tp.C.IN_TRANSACTION and c.data.next_record > c.txn * rpt
+    # When an application abandons its transaction is the adversary's choice (the environment): after a record.
+    return (
+        i not in state.security.abandoned
+        and c.state == tp.C.IN_TRANSACTION
+        and c.data.next_record > c.txn * rpt  # no mutate: adversary model
+    )
 
 
 def blocked_by_abandon(state: TxnSystemState, action: Action) -> bool:

@@ -43,6 +43,7 @@ from keos.model import codec
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect import herder as herder
 from keos.model.connect import source_task as task
+from keos.model.connect.lifecycle import illegal_task_changes
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -347,10 +348,11 @@ class ConnectSystem:
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
         # Every coordinator transition the step's requests made is judged against TransactionState's table,
         # as in the transactions model (the Connect producers drive the same coordinator).
+        # So is every change the step made to task instances, against the worker's life cycle of a task.
         bad = tuple(  # no mutate: ghost
             e for e in events  # no mutate: ghost
             if e.startswith("illegal:") or (e.startswith("txn:") and not is_valid_transition(*e[4:].split("->")))
-        )
+        ) + illegal_task_changes(action.kind, state, new)  # no mutate: ghost
         if bad:
             new = new._replace(ghost=new.ghost._replace(illegal=(*new.ghost.illegal, *bad)))  # no mutate: ghost
         if fault is not None:
