@@ -18,7 +18,7 @@ from keos.model.connect.worker import TaskPhase as P
 __all__ = ["NEXT_PHASES", "STOPPING_STEPS", "illegal_task_changes"]
 
 #: The phases an instance may be in after a step that is not one of :data:`STOPPING_STEPS`.
-NEXT_PHASES: dict[str, tuple[str, ...]] = {
+NEXT_PHASES: dict[str, tuple[str, ...]] = {  # no mutate: a judge's table (keos mutate mutates rules, not judges)
     P.FENCING_REQUESTED: (P.FENCING_REQUESTED, P.FENCING_DONE, P.FAILED),
     P.FENCING_DONE: (P.FENCING_DONE, P.PRODUCER_READY, P.FAILED),
     P.PRODUCER_READY: (P.PRODUCER_READY, P.RUNNING, P.FAILED),
@@ -26,11 +26,16 @@ NEXT_PHASES: dict[str, tuple[str, ...]] = {
     P.FAILED: (P.FAILED,),
 }
 #: Steps that stop, replace or drop instances: a rebalance, a restart request, a worker's crash or restart.
-STOPPING_STEPS = ("Rebalance", "RestartTask", "RestartFailedTask", "CrashWorker", "RestartWorker")
+STOPPING_STEPS = ("Rebalance", "RestartTask", "RestartFailedTask", "CrashWorker", "RestartWorker")  # no mutate: judge
 
 
-def illegal_task_changes(kind: str, before: ConnectState, after: ConnectState) -> tuple[str, ...]:
-    """What a step of ``kind`` did to task instances that the worker's life cycle does not allow."""
+def illegal_task_changes(kind: str, before: ConnectState, after: ConnectState) -> tuple[str, ...]:  # no mutate: judge
+    """What a step of ``kind`` did to task instances that the worker's life cycle does not allow.
+
+    An instance in its start-up or FAILED changes only by moving on: each start-up call (the round's answer,
+    initTransactions, the re-read) is made once and ends its phase; only the send loop (RUNNING) changes an
+    instance in place.
+    """
     if kind in STOPPING_STEPS:
         return ()
     out: list[str] = []
@@ -47,8 +52,8 @@ def illegal_task_changes(kind: str, before: ConnectState, after: ConnectState) -
                 out.append(f"{where}:replaced by {kind}")
             elif new.phase not in NEXT_PHASES[old.phase]:
                 out.append(f"{where}:{old.phase}->{new.phase}")
-            elif old.phase == P.FAILED and new != old:
-                out.append(f"{where}:FAILED instance changed by {kind}")
+            elif old.phase != P.RUNNING and new.phase == old.phase and new != old:
+                out.append(f"{where}:{old.phase} instance changed in place by {kind}")
         for new in new_wk.tasks:
             if old_wk.instance(new.task) is None and kind != "StartTask":
                 out.append(f"task:w{w}.t{new.task}.g{new.generation}:started by {kind}")
