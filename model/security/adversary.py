@@ -131,13 +131,13 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
         out.extend(Action("StrayProduce", (q,)) for q in parts)
     if _budget(system, state, "forge_request"):
         for t in victims:
-            if state.coordinator[t] is not None:
+            if _replayable(state, t):
                 out.extend(Action("ForgeEndTxn", (t, committed)) for committed in (True, False))
     if _budget(system, state, "hijack_init"):
         out.extend(Action("HijackInitProducerId", (t,)) for t in victims)
     if _budget(system, state, "forge_marker"):
         for t in victims:
-            if state.coordinator[t] is not None:
+            if _replayable(state, t):
                 out.extend(
                     Action("ForgeMarker", (t, q, committed, api))
                     for q in parts
@@ -157,6 +157,12 @@ def _forgeable(c: tp.TxnClient) -> bool:
     """Whether the adversary can forge a batch with client ``c``'s producer id: it has one (learnt from the wire).
     One guard for actions() and the handler (a replayed trace may name any client)."""
     return c.data.producer_id >= 0
+
+
+def _replayable(s: TxnSystemState, t: int) -> bool:
+    """Whether the coordinator holds an entry for transactional id ``t`` whose producer id and epoch the
+    adversary can replay (EndTxn, markers).  One guard for actions() and the handlers."""
+    return s.coordinator[t] is not None
 
 
 def _victims(system: Any, state: TxnSystemState) -> list[int]:
@@ -250,9 +256,12 @@ def _coordinator(system: Any, s: TxnSystemState, req: Any, label: str) -> Result
 
 def forge_end_txn(system: Any, s: TxnSystemState, t: int, committed: Any) -> Result:
     """EndTxn replayed with the victim's transactional.id, producer id and epoch."""
-    md = s.coordinator[t]
-    if md is None or type(committed) is not bool:  # no branch: replayed traces only
+    if type(committed) is not bool:  # input: a replayed trace names a non-boolean
         return None
+    if not _replayable(s, t):  # no branch: replayed traces only
+        return None
+    md = s.coordinator[t]
+    assert md is not None
     req = EndTxnRequest(-1, 0, t, md.producer_id, md.producer_epoch, committed)
     return _coordinator(system, s, req, "adversary:forge_end_txn")
 
@@ -264,9 +273,12 @@ def hijack_init(system: Any, s: TxnSystemState, t: int) -> Result:
 
 def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any, api: Any) -> Result:
     """A control batch for the victim's producer id, through WriteTxnMarkers or Produce."""
-    md = s.coordinator[t]
-    if md is None or type(committed) is not bool or api not in APIS:  # no branch: replayed traces only
+    if type(committed) is not bool or api not in APIS:  # input: a replayed trace names an unknown value
         return None
+    if not _replayable(s, t):  # no branch: replayed traces only
+        return None
+    md = s.coordinator[t]
+    assert md is not None
     sec = acls_now(system, s)
     entry = s.partitions[q].entry(md.producer_id)
     stored = entry.producer_epoch if entry is not None else -1
