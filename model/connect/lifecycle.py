@@ -46,15 +46,15 @@ def illegal_task_changes(kind: str, before: ConnectState, after: ConnectState) -
             new = new_wk.instance(old.task)
             where = f"task:w{w}.t{old.task}.g{old.generation}"
             if new is None:
-                if not old.stopping:
+                if not old.stopping:  # no branch: a violation (task_lifecycle_legal)
                     out.append(f"{where}:{old.phase}->removed by {kind}")
-            elif new.generation != old.generation or new.stopping != old.stopping:
+            elif new.generation != old.generation or new.stopping != old.stopping:  # no branch: a violation
                 out.append(f"{where}:replaced by {kind}")
-            elif new.phase not in NEXT_PHASES[old.phase]:
+            elif new.phase not in NEXT_PHASES[old.phase]:  # no branch: a violation
                 out.append(f"{where}:{old.phase}->{new.phase}")
-            elif old.phase != P.RUNNING and new.phase == old.phase and new != old:
+            elif old.phase != P.RUNNING and new.phase == old.phase and new != old:  # no branch: a violation
                 out.append(f"{where}:{old.phase} instance changed in place by {kind}")
         for new in new_wk.tasks:
-            if old_wk.instance(new.task) is None and kind != "StartTask":
+            if old_wk.instance(new.task) is None and kind != "StartTask":  # no branch: a violation
                 out.append(f"task:w{w}.t{new.task}.g{new.generation}:started by {kind}")
     return tuple(out)
