@@ -148,7 +148,8 @@ class ConnectSystem:
         workers = tuple(ConnectWorker(member=True, leader=w == topo.leader, assigned=asg[w]) for w in members)
         claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)  # no mutate: ghost
         no_faults = (0,) * len(CONNECT_FAULT_KINDS)  # no mutate: fault budget bookkeeping
-        s = ConnectState(workers, topo.leader, False, kafka, 0, no_faults, ConnectGhost(claims))
+        no_aborts = 0  # no mutate: the connector's abort budget (its choice, bounded by the scenario)
+        s = ConnectState(workers, topo.leader, False, kafka, no_aborts, no_faults, ConnectGhost(claims))
         if self._txn_leader(topo.leader):
             s = herder.claim_write_privileges(self, s, topo.leader)[0]
         return (s,)
