@@ -28,6 +28,7 @@ from keos.model.clients.consumer import COMMITTED
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect.records import (
     CONFIG_TOPIC,
+    CONNECT_FAULT_KINDS,
     CONNECTOR_OFFSETS,
     GLOBAL_OFFSETS,
     OUTPUT,
@@ -169,6 +170,34 @@ def _deposed_leader_writes(s: ConnectState) -> list[str]:
     return problems
 
 
+_CONFIG_WRITE_FAULT = CONNECT_FAULT_KINDS.index("config_write_failure")
+
+
+def _healthy_leaders_fenced(s: ConnectState) -> list[str]:
+    """Running workers fenced from the config topic whose own claim is still the latest one.
+
+    ``fencedFromConfigTopic`` is set only by a failed privileged write.  The leader's transactional producer
+    (``connect-cluster-${groupId}``) is fenced only by a newer ``claimWritePrivileges`` of another worker
+    (KIP-618 §Leader access to config topic): a leader whose claim is the latest one that fails its write
+    was fenced by its own stale producer state (an epoch, a sequence or a partition set the client failed to
+    carry over from its last commit), or by a write failure injected as a fault.
+    """
+    if s.faults_used[_CONFIG_WRITE_FAULT] or not s.ghost.claims:
+        return []
+    latest = s.ghost.claims[-1][0]
+    return [
+        f"worker {w} is fenced from the config topic, but no worker claimed the config topic after its own "
+        f"claim at config offset {s.ghost.claims[-1][1]}: only a newer leader fences the leader's producer"
+        for w, wk in enumerate(s.workers)
+        if wk.fenced_from_config_topic and w == latest
+    ]
+
+
+def _illegal(s: ConnectState, coordinator: bool) -> list[str]:
+    """The ghost's illegal changes: coordinator transitions, or task-instance changes (``task:``)."""
+    return [e for e in s.ghost.illegal if e.startswith("task:") != coordinator]
+
+
 def _unfenced_starts(s: ConnectState) -> list[str]:
     config = s.kafka.partitions[CONFIG_TOPIC]
     return [
@@ -272,6 +301,31 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
         props.append(sometimes_event("leader_changed", "The group elected a new leader.", "leader_changed"))
+    if any(support in ("preparing", "enabled") for support in topo.workers):
+        props.append(
+            Property(
+                name="healthy_leader_keeps_write_privileges",
+                expectation=Expectation.ALWAYS,
+                fact="A leader whose claim of the config topic is the latest one (no other worker claimed it since) "
+                "is never fenced from the config topic, unless a write failure was injected: its task-count records, "
+                "task configs and connector configs are written with the producer its claim initialised, carried "
+                "over from commit to commit.",
+                source="KIP-618 §Leader access to config topic; KafkaConfigBackingStore.claimWritePrivileges and "
+                "sendPrivileged; DistributedHerder (fencedFromConfigTopic)",
+                catches="a leader that keeps a stale producer epoch or transaction state after a commit (TV2 bumps "
+                "the epoch at every EndTxn), a privileged write refused with no newer leader",
+                predicate=lambda s: not _healthy_leaders_fenced(s),
+                partners=("leader_claimed_config_topic", "task_count_record_written"),
+                explain=lambda s: "; ".join(_healthy_leaders_fenced(s)),
+            )
+        )
+        props.append(
+            sometimes_state(
+                "leader_claimed_config_topic",
+                "A leader holds the config topic's transactional producer (claimWritePrivileges succeeded).",
+                lambda s: any(wk.config_producer is not None for wk in s.workers),
+            )
+        )
     props.append(
         Property(
             name="healthy_task_never_failed",
@@ -328,6 +382,47 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "task_count_record_written", "The leader wrote a task-count record.", "task_count_record_written"
             ),
         ]
+    )
+    props.append(
+        Property(
+            name="connect_coordinator_transitions_legal",
+            expectation=Expectation.ALWAYS,
+            fact="Every transaction-coordinator transition the Connect producers cause (task producers, the leader's "
+            "connect-cluster producer, Admin.fenceProducers) is one TransactionState's table allows, and the "
+            "coordinator never refuses one of their requests as an illegal transition.",
+            source="TransactionState.java (validPreviousStates), TransactionMetadata.prepareTransitionTo; KIP-618 "
+            "(Connect drives InitProducerId, AddPartitionsToTxn and EndTxn like any transactional producer)",
+            catches="a producer call sequence of ExactlyOnceWorkerSourceTask or the herder that the coordinator "
+            "would reject (EndTxn with no transaction, a commit after an abort began), a coordinator rule broken "
+            "on a path only Connect takes (fenceProducers of an id with an open transaction)",
+            predicate=lambda s: not _illegal(s, coordinator=True),
+            partners=("connect_transaction_completed",),
+            explain=lambda s: "illegal transitions: " + ", ".join(_illegal(s, coordinator=True)),
+        )
+    )
+    props.append(
+        Property(
+            name="task_lifecycle_legal",
+            expectation=Expectation.ALWAYS,
+            fact="A source-task instance moves only forward through its start-up (fencing round, initTransactions, "
+            "config re-read) into its send loop or to FAILED; FAILED is final -- the instance sends, commits and "
+            "changes nothing more -- and an instance leaves its worker only when a rebalance revokes it, a restart "
+            "request replaces it, its worker dies, or (revoked during its start-up) its blocking call returns.",
+            source="WorkerTask / AbstractStatus.State; Worker.stopAndAwaitTask; DistributedHerder.restartTask; "
+            "KIP-618 §Source task startup (ExactlyOnceWorkerSourceTask.prepareToInitializeTask)",
+            catches="a failed task that keeps polling or committing, a task the worker drops or restarts on its own "
+            "when its fencing round fails, an instance that skips a start-up step",
+            predicate=lambda s: not _illegal(s, coordinator=False),
+            partners=("exactly_once_task_started",),
+            explain=lambda s: "illegal task changes: " + ", ".join(_illegal(s, coordinator=False)),
+        )
+    )
+    props.append(
+        sometimes_event(
+            "connect_transaction_completed",
+            "A Connect producer's transaction was completed by the coordinator.",
+            "txn:Prepare*",
+        )
     )
     props.extend(tombstone_properties(config))
     return (*props, *connect_progress_properties(config))

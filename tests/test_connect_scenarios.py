@@ -38,6 +38,7 @@ REAL = {
     "connect_tv1_zombie_task": 8893,
     "connect_tv1_reconfiguration": 520,
     "connect_connector_deleted": 482,
+    "connect_zombie_task_tombstone": 3451,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits

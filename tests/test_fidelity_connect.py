@@ -292,3 +292,74 @@ def test_a_connector_abort_discards_the_records_and_commits_their_offsets() -> N
 def test_recreated_at_must_name_a_reconfiguration() -> None:
     with pytest.raises(ModelError, match="recreated_at 1 names no reconfiguration"):
         _connect({"recreated_at": 1}, {"total": 0})
+
+
+def _property(m: ConnectSystem, name: str):  # type: ignore[no-untyped-def]
+    from keos.invariants.connect import connect_properties
+
+    return next(p for p in connect_properties(m.config) if p.name == name)
+
+
+def test_a_leader_fenced_with_its_own_claim_the_latest_breaks_healthy_leader_keeps_write_privileges() -> None:
+    m = _connect({"task_counts": [1, 1], "owners": [[0], [0]]}, {"config_write_failure": 1, "total": 1})
+    prop = _property(m, "healthy_leader_keeps_write_privileges")
+    s = m.init_states()[0]
+    assert prop.holds(s) and s.ghost.claims[-1][0] == 0
+    # A leader that carried a stale producer over its last commit has its next privileged write refused.
+    stale = s._replace(workers=(s.workers[0]._replace(config_producer=None, fenced_from_config_topic=True),
+                                *s.workers[1:]))
+    assert not prop.holds(stale) and "no worker claimed" in (prop.explain(stale) if prop.explain else "")
+    # The same state after an injected write failure, or after another worker's claim, is Kafka's behaviour.
+    assert prop.holds(stale._replace(faults_used=(0, 0, 0, 1, 0, 0)))
+    assert prop.holds(stale._replace(ghost=stale.ghost._replace(claims=(*stale.ghost.claims, (1, 9)))))
+    # Two commits with one producer: the task-count record, then new task configs (TV2 bumps the epoch at each).
+    s, _ = _steps(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)),
+                  ("CommitTaskCountRecord", (0,)))
+    s, events = _steps(m, s, ("Reconfigure", (0,)))
+    assert "reconfigured" in events and prop.holds(s) and not s.workers[0].fenced_from_config_topic
+
+
+def test_an_illegal_coordinator_transition_of_a_connect_producer_is_recorded_and_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    m = _connect({}, {})
+    prop = _property(m, "connect_coordinator_transitions_legal")
+    s = m.init_states()[0]
+    action = m.actions(s)[0]
+    legal = m.step(s, action)
+    assert legal is not None and prop.holds(legal.state)
+
+    def illegal(sys: ConnectSystem, state: ConnectState, *args: int) -> tuple[ConnectState, tuple[str, ...]]:
+        return state, ("txn:Empty->CompleteCommit", "txn:Ongoing->PrepareCommit", "illegal:Ongoing->Dead")
+
+    monkeypatch.setitem(ConnectSystem._HANDLERS, action.kind, illegal)
+    step = m.step(s, action)
+    assert step is not None and not prop.holds(step.state)
+    assert step.state.ghost.illegal == ("txn:Empty->CompleteCommit", "illegal:Ongoing->Dead")
+
+
+def test_the_task_lifecycle_table_allows_the_start_up_and_stops_and_nothing_else() -> None:
+    from keos.model.connect.lifecycle import illegal_task_changes
+
+    m = _connect({}, {"fencing_failure": 1, "total": 1})
+    s = m.init_states()[0]
+    started, _ = _steps(m, s, ("StartTask", (0, 0)))
+    assert illegal_task_changes("StartTask", s, started) == ()
+    assert illegal_task_changes("Poll", s, started) == ("task:w0.t0.g0:started by Poll",)
+    inst = started.workers[0].instance(0)
+    assert inst is not None and inst.phase == TaskPhase.FENCING_REQUESTED
+    gone = started._replace(workers=(started.workers[0].without_instance(0), *started.workers[1:]))
+    # A failed round fails its requester (FAILED stays on the worker); only a stopping requester is gone.
+    assert illegal_task_changes("FailZombieFencing", started, gone) == (
+        "task:w0.t0.g0:FENCING_REQUESTED->removed by FailZombieFencing",
+    )
+    stopping = started._replace(workers=(started.workers[0].with_instance(inst._replace(stopping=True)),
+                                         *started.workers[1:]))
+    assert illegal_task_changes("FailZombieFencing", stopping, gone) == ()
+    assert illegal_task_changes("Rebalance", started, gone) == ()
+    from keos.model.connect.herder import fail_zombie_fencing
+
+    failed, _ = fail_zombie_fencing(m, started, 0)
+    assert illegal_task_changes("FailZombieFencing", started, failed) == ()
+    back = failed._replace(workers=(failed.workers[0].with_instance(inst), *failed.workers[1:]))
+    assert illegal_task_changes("InitProducer", failed, back) == ("task:w0.t0.g0:FAILED->FENCING_REQUESTED",)

@@ -383,3 +383,24 @@ def test_explain_flags_are_checked_before_any_work(capsys: pytest.CaptureFixture
     assert "--explain-set goes with --explain" in capsys.readouterr().err
     assert main(["coverage", "--explain", "--explain-set", "no_such_set"]) == 2
     assert "--explain-set no_such_set" in capsys.readouterr().err
+
+
+def test_a_protocol_flag_default_runs_on_the_scenarios_that_read_the_flag() -> None:
+    # A ProtocolFlags default runs at import only: its mutant goes to the scenarios that run a line reading the flag.
+    lines = (ROOT / "model/variants.py").read_text(encoding="utf-8").splitlines()
+    n = next(i for i, text in enumerate(lines, 1) if text.strip().startswith("connect_abort_commits_offsets: bool"))
+    reader = next(
+        i for i, text in enumerate((ROOT / "model/connect/source_task.py").read_text(encoding="utf-8").splitlines(), 1)
+        if ".connect_abort_commits_offsets" in text
+    )
+    reach = {
+        "root": str(ROOT),
+        "scenarios": {"boundaries": {"seconds": 1.0}, "other": {"seconds": 0.5}},
+        "reach": {
+            "model/variants.py": {str(n): ["import"], "1": ["other"]},
+            "model/connect/source_task.py": {str(reader): ["boundaries"]},
+        },
+    }
+    m = Mutant("x", "keos.model.variants", "model/variants.py", "model", n, 0, n, 1, "constant", "ProtocolFlags",
+               "True", "False")
+    assert mu.select_scenarios(m, reach) == ["other", "boundaries"]

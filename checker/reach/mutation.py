@@ -32,8 +32,10 @@ after Ctrl-C or ``--total-budget``, marked partial.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -154,6 +156,7 @@ def select_scenarios(m: Mutant, reach: dict[str, Any]) -> list[str]:
         # Module-level code (a table, a constant) runs at import only: every scenario that runs the module's
         # functions may read it; a module of data only (no function ever ran) may be read by any scenario.
         hit = {c for cs in lines.values() for c in cs if c != "import"} or set(times)
+        hit |= _flag_readers(m, reach)
     hit &= set(times)
     return sorted(hit, key=lambda s: (times[s], s))
 
@@ -181,6 +184,49 @@ def select_variants(m: Mutant, reach: dict[str, Any]) -> list[str]:
                        for c in scenario_reach.get(str(ln), [])):
         hit = {c for cs in lines.values() for c in cs}
     return sorted(hit, key=lambda r: (times.get(r, 0.0), r))
+
+
+_FLAG_FIELD = re.compile(r"^\s*(?P<name>[a-z][a-z0-9_]*)\s*:[^=]*=")
+
+
+def _flag_readers(m: Mutant, reach: dict[str, Any]) -> set[str]:
+    """The scenarios that run a line of the model reading a ``ProtocolFlags`` field whose default ``m`` mutates.
+
+    A flag's default (``model/variants.py``) is read wherever the model reads ``.<field>``, not where it is
+    declared: without this the scenarios of the rule it switches (a Connect flag, an authorization flag) would
+    never run a mutant of its default.
+    """
+    if m.path != "model/variants.py" or m.function != "ProtocolFlags":
+        return set()
+    root = Path(reach["root"])
+    try:
+        declared = (root / m.path).read_text(encoding="utf-8").splitlines()[m.line - 1]
+    except (OSError, IndexError):
+        return set()
+    field_match = _FLAG_FIELD.match(declared)
+    if field_match is None:
+        return set()
+    return _scenarios_at(reach, _readers(str(root), field_match["name"], tuple(sorted(reach["reach"]))))
+
+
+@functools.lru_cache(maxsize=256)
+def _readers(root: str, name: str, paths: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """(path, line) of every line of ``model/`` (other than variants.py) that reads ``.<name>``."""
+    pattern = re.compile(rf"\.{re.escape(name)}\b")
+    out: list[tuple[str, int]] = []
+    for path in paths:
+        if not path.startswith("model/") or path == "model/variants.py":
+            continue
+        try:
+            text = (Path(root) / path).read_text(encoding="utf-8")
+        except OSError:
+            continue
+        out.extend((path, n) for n, line in enumerate(text.splitlines(), 1) if pattern.search(line))
+    return tuple(out)
+
+
+def _scenarios_at(reach: dict[str, Any], places: tuple[tuple[str, int], ...]) -> set[str]:
+    return {c for path, n in places for c in reach["reach"].get(path, {}).get(str(n), []) if c != "import"}
 
 
 def _excluded_lines(reach: dict[str, Any]) -> dict[str, set[int]]:

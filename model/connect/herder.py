@@ -277,13 +277,15 @@ def fail_config_write(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
 
 
 def _privileged_write(
-    sys: ConnectCluster, s: ConnectState, w: int, records: tuple[int, ...]
-) -> tuple[ConnectState, tuple[str, ...], bool]:
+    sys: ConnectCluster, s: ConnectState, w: int, records: tuple[int, ...], done: tuple[str, ...]
+) -> Result:
     """``KafkaConfigBackingStore.sendPrivileged``: begin, send, commit (or a plain send without a fencable writer).
 
     A failed transactional write closes the producer and sets ``fencedFromConfigTopic``
-    (``writeToConfigTopicAsLeader``); the request fails and is retried later.  Then a rebalance is due:
-    the config topic changed (``onConnectorConfigUpdate`` / ``onTaskConfigUpdate``).
+    (``writeToConfigTopicAsLeader``); the request fails and is retried later.  A write that succeeded
+    reports ``done`` (the request's own events: every privileged write -- task configs, a connector's
+    config or its tombstone -- fails the same way, in this one place); then a rebalance is due: the config
+    topic changed (``onConnectorConfigUpdate`` / ``onTaskConfigUpdate``).
     """
     wk = s.workers[w]
     events: tuple[str, ...] = ()
@@ -295,13 +297,13 @@ def _privileged_write(
             events = (*events, *more)
         s = s._replace(kafka=kafka)
         if error != Errors.NONE:
-            return _fenced_from_config_topic(sys, s, w, False), (*events, "config_write_fenced"), False
+            return _fenced_from_config_topic(sys, s, w, False), (*events, "config_write_fenced")
         wk = wk._replace(config_producer=h)
     else:
         kafka, _ = append_plain(s.kafka, CONFIG_TOPIC, records, sys.flags)
         s = s._replace(kafka=kafka)
     s = sys._put(s, w, wk._replace(config_generation=sys._latest(s).generation))
-    return s._replace(rebalance_pending=True), events, True
+    return s._replace(rebalance_pending=True), (*events, *done)
 
 
 def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
@@ -319,10 +321,7 @@ def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
         *(cfgt.config_record(cfgt.TASK_CONFIG, w, g, n) for n in range(count)),
         cfgt.config_record(cfgt.COMMIT, w, g, count),
     )
-    s, events, ok = _privileged_write(sys, s, w, records)
-    if not ok:
-        return s, events
-    return s, (*events, "reconfigured", *(("connector_recreated",) if created else ()))
+    return _privileged_write(sys, s, w, records, ("reconfigured", *(("connector_recreated",) if created else ())))
 
 
 def delete_connector(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
@@ -333,10 +332,8 @@ def delete_connector(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     be fenced if it is created again).
     """
     snap = sys._latest(s)
-    s, events, ok = _privileged_write(sys, s, w, (cfgt.config_record(cfgt.CONNECTOR_CONFIG, w, snap.generation, 0),))
-    if not ok:
-        return s, events
-    return s, (*events, "connector_deleted")
+    tombstone = cfgt.config_record(cfgt.CONNECTOR_CONFIG, w, snap.generation, 0)
+    return _privileged_write(sys, s, w, (tombstone,), ("connector_deleted",))
 
 
 def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
@@ -395,4 +392,6 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
         # onAssigned of the leader: claimWritePrivileges (a no-op while it holds a producer).
         s, more = claim_write_privileges(sys, s, leader)
         events = (*events, *more)
-    return s._replace(leader=leader, rebalance_pending=False), events
+    # A group may rebalance at any time in Kafka: a rebalance left due is one more the environment may run.
+    s = s._replace(leader=leader)
+    return s._replace(rebalance_pending=False), events  # no mutate: when the group rebalances

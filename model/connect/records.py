@@ -168,12 +168,18 @@ class ConnectGhost(NamedTuple):
     only when it happens, so the state space does not grow).
     ``discarded``: (source partition, position) of every record whose
     transaction the connector aborted (``TransactionContext.abortTransaction``).
+    ``illegal``: every transaction-coordinator transition a Connect producer's
+    request made that ``TransactionState``'s table does not allow, every
+    transition the coordinator itself refused as illegal, and (``task:``) every
+    change to a task instance that :mod:`model.connect.lifecycle` does not
+    allow (recorded only when it happens).
     """
 
     claims: tuple[tuple[int, int], ...] = ()
     starts: tuple[tuple[int, int], ...] = ()
     live_fenced: tuple[tuple[int, int, int, int], ...] = ()
     discarded: tuple[tuple[int, int], ...] = ()
+    illegal: tuple[str, ...] = ()
 
 
 @record

@@ -137,7 +137,7 @@ def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     assert inst is not None
     # A start-up that throws fails the task; a stopping task is then gone (stopAndAwaitTask).
     failed = wk.without_instance(n) if inst.stopping else wk.with_instance(inst._replace(phase=P.FAILED))
-    if sys.flags.connect_reread_after_producer_init:
+    if sys.flags.connect_reread_after_producer_init:  # no branch: the weakened variant no_reread_after_producer_init
         generation = sys._latest(s).generation
         wk, failed = wk._replace(config_generation=generation), failed._replace(config_generation=generation)
         if generation != inst.generation:
@@ -202,15 +202,18 @@ def commit_txn_of(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstan
     events: tuple[str, ...] = ()
     offsets = offset_records(sys, inst)
     in_txn = sys.flags.connect_offsets_in_transaction
-    if in_txn and offsets:
+    # A commit follows a Poll, whose record moved an offset: ``offsets`` is never empty here.
+    if in_txn and offsets:  # no branch: in_txn is off only in the weakened variant source_offsets_outside_transaction
         kafka, h, error, events = send_transactional(kafka, h, sys.offsets_partition, offsets, sys.flags)
         if error != Errors.NONE:
             return fail_task(sys, s, w, inst, kafka, error)
     kafka, h, error, more = end_transaction(kafka, h, True, sys.cc)
-    if error != Errors.NONE:
+    # Modelling choice: the offsets' send and the EndTxn are one step, so a producer fenced in between
+    # (Kafka: commitTransaction throws ProducerFencedException after the flush) fails at the send above.
+    if error != Errors.NONE:  # no branch: the send above proved the epoch current (unless offsets are outside)
         return fail_task(sys, s, w, inst, kafka, error)
     inst = inst._replace(producer=h, pending=False)
-    if in_txn:
+    if in_txn:  # no branch: off only in the weakened variant source_offsets_outside_transaction
         inst = inst._replace(committed=inst.positions)
         if sys.offsets_partition == CONNECTOR_OFFSETS and offsets:
             kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, sys.flags)
@@ -248,7 +251,7 @@ def abort_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     )
     discarded = tuple(sorted({*s.ghost.discarded, *discarded}))  # no mutate: ghost
     s = s._replace(kafka=kafka, ghost=s.ghost._replace(discarded=discarded))  # no mutate: ghost
-    if not sys.flags.connect_abort_commits_offsets:
+    if not sys.flags.connect_abort_commits_offsets:  # no branch: the weakened variant connector_abort_reprocesses
         inst = inst._replace(producer=h, positions=inst.committed, pending=False)
         return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, "source_txn_aborted")
     s, more = commit_txn_of(sys, s, w, inst._replace(producer=h, pending=False))
@@ -286,7 +289,10 @@ def tombstone_candidate(sys: ConnectCluster, s: ConnectState, inst: TaskInstance
     scenario's ``max_tombstones``.
     """
     topo = sys.topo
-    if inst.phase != P.RUNNING or inst.pending or inst.unflushed or len(s.deleted_sources) >= topo.max_tombstones:
+    if inst.phase != P.RUNNING or inst.pending or inst.unflushed:
+        return -1
+    # How many partitions the connector forgets is its own choice, bounded by the scenario (the environment).
+    if len(s.deleted_sources) >= topo.max_tombstones:  # no mutate: the connector's budget
         return -1
     for p, pos in enumerate(inst.positions):
         if pos == topo.records and p not in s.deleted_sources:
@@ -333,9 +339,10 @@ def _tombstone(sys: ConnectCluster, s: ConnectState, w: int, n: int, second_writ
         kafka, inst, error, events = _write_offsets(sys, kafka, inst, CONNECTOR_OFFSETS, tomb)
     else:
         kafka, inst, error, events = _write_offsets(sys, kafka, inst, sys.offsets_partition, tomb)
-        if error == Errors.NONE and two_topics and not second_write_fails:
+        # Two topics take the branch above, unless in the weakened variant tombstone_to_connector_topic_first.
+        if error == Errors.NONE and two_topics and not second_write_fails:  # no branch: that variant only
             kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, tomb, sys.flags)
-        elif error == Errors.NONE and two_topics:
+        elif error == Errors.NONE and two_topics:  # no branch: that variant only
             events = (*events, "global_offsets_write_failed")
     if error != Errors.NONE:
         return fail_task(sys, s, w, inst, kafka, error)

@@ -104,7 +104,7 @@ ADVERSARY_FAULT_OF_ACTION = {
     **OPERATOR_FAULT_OF_ACTION,
 }
 #: Application calls an abandoned client no longer makes.
-APPLICATION_CALLS = ("BeginTransaction", "Send", "CommitTransaction", "AbortTransaction")
+APPLICATION_CALLS = ("BeginTransaction", "Send", "CommitTransaction", "AbortTransaction")  # no mutate: adversary model
 
 Result = tuple[TxnSystemState, tuple[str, ...]] | None
 
@@ -126,18 +126,18 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     victims = _victims(system, state)
     if _budget(system, state, "forge_produce"):
         for i, c in enumerate(state.clients):
-            if c.data.producer_id >= 0:
+            if _forgeable(c):
                 out.extend(Action("ForgeProduce", (i, q, bump)) for q in parts for bump in (False, True))
         out.extend(Action("StrayProduce", (q,)) for q in parts)
     if _budget(system, state, "forge_request"):
         for t in victims:
-            if state.coordinator[t] is not None:
+            if _replayable(state, t):
                 out.extend(Action("ForgeEndTxn", (t, committed)) for committed in (True, False))
     if _budget(system, state, "hijack_init"):
         out.extend(Action("HijackInitProducerId", (t,)) for t in victims)
     if _budget(system, state, "forge_marker"):
         for t in victims:
-            if state.coordinator[t] is not None:
+            if _replayable(state, t):
                 out.extend(
                     Action("ForgeMarker", (t, q, committed, api))
                     for q in parts
@@ -153,6 +153,18 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     return out
 
 
+def _forgeable(c: tp.TxnClient) -> bool:
+    """Whether the adversary can forge a batch with client ``c``'s producer id: it has one (learnt from the wire).
+    One guard for actions() and the handler (a replayed trace may name any client)."""
+    return c.data.producer_id >= 0
+
+
+def _replayable(s: TxnSystemState, t: int) -> bool:
+    """Whether the coordinator holds an entry for transactional id ``t`` whose producer id and epoch the
+    adversary can replay (EndTxn, markers).  One guard for actions() and the handlers."""
+    return s.coordinator[t] is not None
+
+
 def _victims(system: Any, state: TxnSystemState) -> list[int]:
     """The transactional ids the adversary attacks: all but those its own principal's clients use (an insider
     fencing or ending her own producer's transaction is the zombie fencing Kafka is built for, not an attack)."""
@@ -163,7 +175,12 @@ def _victims(system: Any, state: TxnSystemState) -> list[int]:
 
 def _may_abandon(system: Any, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
     rpt = system.config.topology.records_per_transaction
-    return i not in state.security.abandoned and c.state == tp.C.IN_TRANSACTION and c.data.next_record > c.txn * rpt
+    # When an application abandons its transaction is the adversary's choice (the environment): after a record.
+    return (
+        i not in state.security.abandoned
+        and c.state == tp.C.IN_TRANSACTION
+        and c.data.next_record > c.txn * rpt  # no mutate: adversary model
+    )
 
 
 def blocked_by_abandon(state: TxnSystemState, action: Action) -> bool:
@@ -200,11 +217,10 @@ def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str) ->
 
 def forge_produce(system: Any, s: TxnSystemState, victim: Any, q: Any, bump: Any) -> Result:
     """Produce with the victim's producer id (hijack); ``bump``: at epoch + 1, sequence 0."""
-    valid = type(victim) is int and 0 <= victim < len(s.clients) and type(bump) is bool
-    if not valid:  # no branch: replayed traces only
+    if not (type(victim) is int and 0 <= victim < len(s.clients) and type(bump) is bool):  # input: a replayed trace
         return None
     c = s.clients[victim]
-    if c.data.producer_id < 0:  # no branch: replayed traces only
+    if not _forgeable(c):  # no branch: replayed traces only
         return None
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     entry = s.partitions[q].entry(pid)
@@ -240,9 +256,12 @@ def _coordinator(system: Any, s: TxnSystemState, req: Any, label: str) -> Result
 
 def forge_end_txn(system: Any, s: TxnSystemState, t: int, committed: Any) -> Result:
     """EndTxn replayed with the victim's transactional.id, producer id and epoch."""
-    md = s.coordinator[t]
-    if md is None or type(committed) is not bool:  # no branch: replayed traces only
+    if type(committed) is not bool:  # input: a replayed trace names a non-boolean
         return None
+    if not _replayable(s, t):  # no branch: replayed traces only
+        return None
+    md = s.coordinator[t]
+    assert md is not None
     req = EndTxnRequest(-1, 0, t, md.producer_id, md.producer_epoch, committed)
     return _coordinator(system, s, req, "adversary:forge_end_txn")
 
@@ -254,9 +273,12 @@ def hijack_init(system: Any, s: TxnSystemState, t: int) -> Result:
 
 def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any, api: Any) -> Result:
     """A control batch for the victim's producer id, through WriteTxnMarkers or Produce."""
-    md = s.coordinator[t]
-    if md is None or type(committed) is not bool or api not in APIS:  # no branch: replayed traces only
+    if type(committed) is not bool or api not in APIS:  # input: a replayed trace names an unknown value
         return None
+    if not _replayable(s, t):  # no branch: replayed traces only
+        return None
+    md = s.coordinator[t]
+    assert md is not None
     sec = acls_now(system, s)
     entry = s.partitions[q].entry(md.producer_id)
     stored = entry.producer_epoch if entry is not None else -1

@@ -40,15 +40,20 @@ Result = tuple[TxnSystemState, tuple[str, ...]] | None
 
 def revoke_actions(system: Any, state: TxnSystemState) -> list[Action]:
     """A removal of every revocable binding still in place (the caller checks the budget)."""
-    revoked = state.security.revoked()
-    return [Action("RevokeAcl", (i,)) for i in range(len(security_of(system).revocable)) if i not in revoked]
+    bindings = range(len(security_of(system).revocable))
+    return [Action("RevokeAcl", (i,)) for i in bindings if _revocable(system, state, i)]
+
+
+def _revocable(system: Any, s: TxnSystemState, i: Any) -> bool:
+    """Whether binding ``i`` can be revoked now: a revocable binding still in place (one guard for actions()
+    and the handler; a replayed trace may name any index)."""
+    return type(i) is int and 0 <= i < len(security_of(system).revocable) and i not in s.security.revoked()
 
 
 def revoke_acl(system: Any, s: TxnSystemState, i: Any) -> Result:
     """Remove ``revocable[i]`` from the ACLs every later request is authorized by."""
     sec = security_of(system)
-    valid = type(i) is int and 0 <= i < len(sec.revocable) and i not in s.security.revoked()
-    if not valid:  # no branch: replayed traces only
+    if not _revocable(system, s, i):  # no branch: replayed traces only
         return None
     offsets_end = -1 if s.group is None else len(s.group.offsets_log.log)
     revocation = Revocation(i, tuple(len(leader.log) for leader in s.partitions), offsets_end)

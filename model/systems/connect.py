@@ -43,6 +43,7 @@ from keos.model import codec
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect import herder as herder
 from keos.model.connect import source_task as task
+from keos.model.connect.lifecycle import illegal_task_changes
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -61,6 +62,7 @@ from keos.model.connect.worker import ConnectWorker, TaskInstance, owned_partiti
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
 from keos.model.coordinator.transaction import transaction_coordinator as tc
+from keos.model.coordinator.transaction.transaction_state import is_valid_transition
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log.partition import PartitionLeader
 from keos.model.variants import Variant
@@ -145,7 +147,9 @@ class ConnectSystem:
         asg = herder.assignment(members, count, len(members))
         workers = tuple(ConnectWorker(member=True, leader=w == topo.leader, assigned=asg[w]) for w in members)
         claims = () if self._txn_leader(topo.leader) else ((topo.leader, end),)  # no mutate: ghost
-        s = ConnectState(workers, topo.leader, False, kafka, 0, (0,) * len(CONNECT_FAULT_KINDS), ConnectGhost(claims))
+        no_faults = (0,) * len(CONNECT_FAULT_KINDS)  # no mutate: fault budget bookkeeping
+        no_aborts = 0  # no mutate: the connector's abort budget (its choice, bounded by the scenario)
+        s = ConnectState(workers, topo.leader, False, kafka, no_aborts, no_faults, ConnectGhost(claims))
         if self._txn_leader(topo.leader):
             s = herder.claim_write_privileges(self, s, topo.leader)[0]
         return (s,)
@@ -221,7 +225,10 @@ class ConnectSystem:
         if wk.status != W.RUNNING or not wk.member or n not in wk.assigned:
             return None
         latest = self._latest(s)
-        if latest.generation != wk.config_generation or not owned_partitions(self.topo.owners, latest.generation, n):
+        if latest.generation != wk.config_generation:
+            return None
+        # A task that reads no source partition is not started (the module's documented simplification).
+        if not owned_partitions(self.topo.owners, latest.generation, n):  # no mutate: state-space reduction
             return None
         return latest
 
@@ -340,9 +347,18 @@ class ConnectSystem:
             return None
         fault = FAULT_OF_ACTION.get(action.kind)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
+        # Every coordinator transition the step's requests made is judged against TransactionState's table,
+        # as in the transactions model (the Connect producers drive the same coordinator).
+        # So is every change the step made to task instances, against the worker's life cycle of a task.
+        bad = tuple(  # no mutate: ghost
+            e for e in events  # no mutate: ghost
+            if e.startswith("illegal:") or (e.startswith("txn:") and not is_valid_transition(*e[4:].split("->")))
+        ) + illegal_task_changes(action.kind, state, new)  # no mutate: ghost
+        if bad:  # no branch: a ghost observer of a violation (task_lifecycle_legal, connect_coordinator_...)
+            new = new._replace(ghost=new.ghost._replace(illegal=(*new.ghost.illegal, *bad)))  # no mutate: ghost
         if fault is not None:
             k = CONNECT_FAULT_KINDS.index(fault)
-            new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
+            new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))  # no mutate: fault budget
             events = (f"fault:{fault}", *events)
         return Step(new, events)
 
@@ -390,7 +406,7 @@ class ConnectSystem:
     def action_from_json(self, data: Any) -> Action:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, CONNECT_ACTION_ARGS).args
-        if not all(type(v) is int and v >= 0 for v in values):  # no mutate: trace input validation (test_bad_input)
+        if not all(type(v) is int and v >= 0 for v in values):  # input: a hand-edited trace (tests/test_bad_input.py)
             raise ModelError(f"action {data['kind']}: worker and task must be non-negative integers")
         return Action(data["kind"], values)
 
@@ -398,7 +414,7 @@ class ConnectSystem:
         """``StartTask(worker=1, task=0)``, ``FenceZombies(worker=2, connector=source)``."""
         names = CONNECT_ACTION_ARGS.get(action.kind, ())
         parts = [f"{n}={v}" for n, v in zip(names, action.args, strict=False)]
-        if action.kind in _CONNECTOR_ACTIONS:
+        if action.kind in _CONNECTOR_ACTIONS:  # no branch: display; the gate prints no connector-level action
             parts.append(f"connector={cfgt.CONNECTOR}")
         return f"{action.kind}({', '.join(parts)})"
 

@@ -1,0 +1,60 @@
+"""The life cycle of a source-task instance on a worker, as Kafka's worker allows it (a judge's table).
+
+``WorkerTask`` (Kafka 3.9) runs a task's thread once: ``ExactlyOnceWorkerSourceTask`` goes through its
+start-up (KIP-618 §Source task startup: preProducerCheck, initTransactions, postProducerCheck) into its
+send loop, or fails; ``AbstractStatus.State`` FAILED is final for that instance -- its thread has
+ended, it sends and commits nothing more, and only the worker removes it: when a rebalance revokes it
+(``Worker.stopAndAwaitTask``), a restart request replaces it (``DistributedHerder.restartTask``), or the
+worker dies.  A revoked instance still in its start-up (``stopping``) finishes its blocking call and is
+gone.  :func:`illegal_task_changes` compares a step's state before and after against that table; the
+Connect model records what it reports, and :mod:`invariants.connect` judges it.
+"""
+
+from __future__ import annotations
+
+from keos.model.connect.records import ConnectState
+from keos.model.connect.worker import TaskPhase as P
+
+__all__ = ["NEXT_PHASES", "STOPPING_STEPS", "illegal_task_changes"]
+
+#: The phases an instance may be in after a step that is not one of :data:`STOPPING_STEPS`.
+NEXT_PHASES: dict[str, tuple[str, ...]] = {  # no mutate: a judge's table (keos mutate mutates rules, not judges)
+    P.FENCING_REQUESTED: (P.FENCING_REQUESTED, P.FENCING_DONE, P.FAILED),
+    P.FENCING_DONE: (P.FENCING_DONE, P.PRODUCER_READY, P.FAILED),
+    P.PRODUCER_READY: (P.PRODUCER_READY, P.RUNNING, P.FAILED),
+    P.RUNNING: (P.RUNNING, P.FAILED),
+    P.FAILED: (P.FAILED,),
+}
+#: Steps that stop, replace or drop instances: a rebalance, a restart request, a worker's crash or restart.
+STOPPING_STEPS = ("Rebalance", "RestartTask", "RestartFailedTask", "CrashWorker", "RestartWorker")  # no mutate: judge
+
+
+def illegal_task_changes(kind: str, before: ConnectState, after: ConnectState) -> tuple[str, ...]:  # no mutate: judge
+    """What a step of ``kind`` did to task instances that the worker's life cycle does not allow.
+
+    An instance in its start-up or FAILED changes only by moving on: each start-up call (the round's answer,
+    initTransactions, the re-read) is made once and ends its phase; only the send loop (RUNNING) changes an
+    instance in place.
+    """
+    if kind in STOPPING_STEPS:
+        return ()
+    out: list[str] = []
+    for w, (old_wk, new_wk) in enumerate(zip(before.workers, after.workers)):
+        if old_wk.tasks is new_wk.tasks:
+            continue
+        for old in old_wk.tasks:
+            new = new_wk.instance(old.task)
+            where = f"task:w{w}.t{old.task}.g{old.generation}"
+            if new is None:
+                if not old.stopping:  # no branch: a violation (task_lifecycle_legal)
+                    out.append(f"{where}:{old.phase}->removed by {kind}")
+            elif new.generation != old.generation or new.stopping != old.stopping:  # no branch: a violation
+                out.append(f"{where}:replaced by {kind}")
+            elif new.phase not in NEXT_PHASES[old.phase]:  # no branch: a violation
+                out.append(f"{where}:{old.phase}->{new.phase}")
+            elif old.phase != P.RUNNING and new.phase == old.phase and new != old:  # no branch: a violation
+                out.append(f"{where}:{old.phase} instance changed in place by {kind}")
+        for new in new_wk.tasks:
+            if old_wk.instance(new.task) is None and kind != "StartTask":  # no branch: a violation
+                out.append(f"task:w{w}.t{new.task}.g{new.generation}:started by {kind}")
+    return tuple(out)
