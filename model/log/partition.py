@@ -41,6 +41,7 @@ __all__ = [
     "AbortedTxn",
     "LogEntry",
     "PartitionLeader",
+    "can_replicate",
     "handle_produce",
     "handle_txn_produce",
     "last_stable_offset",
@@ -176,6 +177,15 @@ def handle_produce(
     return leader, response, events
 
 
+def can_replicate(leader: PartitionLeader) -> bool:
+    """Whether the followers have something to fetch: the high watermark lags the log end.
+
+    After an acks=1 or acks=0 append, or an acks=all one with separate replication
+    (``Partition.maybeIncrementLeaderHW``); the one test under which the step is offered and taken.
+    """
+    return leader.high_watermark < len(leader.log)
+
+
 def replicate(leader: PartitionLeader) -> tuple[PartitionLeader, tuple[ProduceResponse, ...]] | None:
     """Followers catch up: the high watermark moves to the log end; the purgatory's responses go out.
 
@@ -183,7 +193,7 @@ def replicate(leader: PartitionLeader) -> tuple[PartitionLeader, tuple[ProduceRe
     Every parked response's batch is below the new high watermark, so all of them are released
     (``DelayedProduce.tryComplete`` once ``highWatermark >= requiredOffset``).
     """
-    if leader.high_watermark == len(leader.log):  # no branch: replay/minimise only (actions() checks it)
+    if not can_replicate(leader):  # no branch: replay/minimise only (actions() offers it under the same test)
         return None
     return leader._replace(high_watermark=len(leader.log), pending=()), leader.pending
 
