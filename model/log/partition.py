@@ -287,6 +287,15 @@ def _has_ongoing_transaction(entry: ProducerStateEntry | None, producer_epoch: i
     return entry.producer_epoch == producer_epoch or not flags.ongoing_txn_check_epoch
 
 
+def _outside_open_txn(request: ProduceRequest, entry: ProducerStateEntry | None) -> bool:
+    """A non-transactional batch of a producer id with a transaction open on the partition: INVALID_TXN_STATE.
+
+    ``ProducerAppendInfo.appendDataBatch`` (trunk).  Every caller of :func:`handle_txn_produce` (transactions,
+    Connect's producers, the adversary) sends transactional batches, so the model keeps the rule for fidelity only.
+    """
+    return not request.transactional and _has_open_txn(entry)
+
+
 #: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, KIP-890).
 VERIFICATION_TO_PRODUCE_ERROR = {
     Errors.NONE: Errors.NONE,
@@ -325,7 +334,7 @@ def handle_txn_produce(
         elif verification != Errors.NONE:
             error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
             events = ("verification_rejected",)
-        elif error == Errors.NONE and not request.transactional and _has_open_txn(entry):
+        elif error == Errors.NONE and _outside_open_txn(request, entry):  # unreachable: no caller sends such a batch
             error = Errors.INVALID_TXN_STATE
     offset = -1
     if error == Errors.NONE and dup_offset >= 0:
@@ -337,7 +346,7 @@ def handle_txn_produce(
         if entry is not None:
             first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else offset
             new = new._replace(coordinator_epoch=entry.coordinator_epoch)
-        if request.transactional:
+        if request.transactional:  # no branch: every caller sends transactional batches (see the check above)
             new = new._replace(current_txn_first_offset=first)
         batch = LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional)
         log = (*leader.log, batch)

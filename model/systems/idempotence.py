@@ -242,7 +242,7 @@ def misplaced_ack(  # no mutate: the judge of acknowledged_offset_in_log (a prop
         return None
     log = leader.log
     entry = log[response.base_offset] if response.base_offset < len(log) else None
-    if entry is not None and entry.records == request.records:
+    if entry is not None and entry.records == request.records:  # no branch: the other side describes a defect
         return None
     held = "nothing" if entry is None else ",".join(prod.record_label(r) for r in entry.records) or "a control batch"
     return (
@@ -346,7 +346,7 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
     """
     intact: list[str] = []
     seen = set(acked)
-    for q, entry in enumerate(p.partitions):
+    for q, entry in enumerate(p.partitions):  # no branch: a bump re-sequences a partition in doubt (returns inside)
         if not entry.rewrite:
             continue
         epoch = entry.producer_epoch
@@ -358,7 +358,7 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
             expected = e.base_sequence + len(e.records)
         acked_seqs = [e.base_sequence + len(e.records) - 1 for e in mine if e.records and seen.issuperset(e.records)]
         top = max(acked_seqs, default=-1)
-        if top < 0 or top + 1 != entry.next_sequence or top + 1 != expected:
+        if top < 0 or top + 1 != entry.next_sequence or top + 1 != expected:  # no branch: the other side is a defect
             return None
         intact.append(f"partition {q} (epoch {epoch}, sequences 0 to {top} in the log and acknowledged)")
     if not intact:  # no branch: a bump is requested for a partition (requestEpochBumpForPartition)
@@ -486,6 +486,11 @@ class SystemState(NamedTuple):
     next_producer_id: int
     faults_used: tuple[int, ...]
     ghost: Ghost
+
+
+def _noted(ghost: Ghost, field: str, verdict: str) -> Ghost:  # no mutate: records a property's verdict (the judge)
+    """``ghost`` with ``verdict`` appended to its history ``field`` (a defect a property reports)."""
+    return ghost._replace(**{field: (*getattr(ghost, field), verdict)})
 
 
 def _insert_sorted(values: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...]:
@@ -723,10 +728,10 @@ class KafkaSystem:
         s = s._replace(producers=_replace_at(s.producers, i, p))
         needless = needless_bump(before, s.partitions, s.ghost.acked, self.flags.sequence_space)
         if needless is not None:  # no branch: the other side records a defect (a bump Kafka does not make)
-            s = s._replace(ghost=s.ghost._replace(needless_bumps=(*s.ghost.needless_bumps, needless)))
+            s = s._replace(ghost=_noted(s.ghost, "needless_bumps", needless))  # no mutate: a property's verdict
         unrestarted = unrestarted_sequences(before, p)
         if unrestarted is not None:  # no branch: the other side records a defect (sequences not restarted)
-            s = s._replace(ghost=s.ghost._replace(unrestarted=(*s.ghost.unrestarted, unrestarted)))
+            s = s._replace(ghost=_noted(s.ghost, "unrestarted", unrestarted))  # no mutate: a property's verdict
         if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
             s = s._replace(ghost=s.ghost._replace(unhealthy=(*s.ghost.unhealthy, f"producer {i} bumped its epoch")))
         return s, ("epoch_bump",)
@@ -756,21 +761,20 @@ class KafkaSystem:
             ghost = s.ghost
             unexpected = unexpected_answer(before, leader, body, events, self.flags.sequence_space)
             if unexpected is not None:  # no branch: the other side records a defect (an answer Kafka does not give)
-                ghost = ghost._replace(wrong_answers=(*ghost.wrong_answers, unexpected))
+                ghost = _noted(ghost, "wrong_answers", unexpected)  # no mutate: a property's verdict
             if behind is not None:
                 events = (*events, "batch_behind_retry")
                 if "append" in events:  # no branch: the other side records a defect (a retried batch overtaken)
                     appended = ",".join(prod.record_label(r) for r in body.records)
-                    ghost = ghost._replace(
-                        overtaken=(*ghost.overtaken, f"{appended} appended while {behind} was still retried")
-                    )
+                    overtaken = f"{appended} appended while {behind} was still retried"
+                    ghost = _noted(ghost, "overtaken", overtaken)  # no mutate: a property's verdict
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
             # the answer sent now, or the one parked in the purgatory by this append (separate replication)
             answer = leader.pending[-1] if "awaiting_replication" in events else response
             wrong = misplaced_ack(leader, answer, body) if answer is not None else None
             if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
-                ghost = ghost._replace(misplaced_acks=(*ghost.misplaced_acks, wrong))
+                ghost = _noted(ghost, "misplaced_acks", wrong)  # no mutate: a property's verdict
             if response is not None and response.error != Errors.NONE and not any(s.faults_used):
                 ghost = ghost._replace(unhealthy=(*ghost.unhealthy, f"the leader answered {response.error}"))
             s = SystemState(
@@ -816,7 +820,7 @@ class KafkaSystem:
                     defer = self.flags.defer_bump_until_resolved
                     missed = unrequested_bump(s.producers[i], outcome.producer, outcome.failed, defer)
                     if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
-                        ghost = ghost._replace(missed_bumps=(*ghost.missed_bumps, missed))
+                        ghost = _noted(ghost, "missed_bumps", missed)  # no mutate: a property's verdict
             ghost = ghost._replace(
                 acked=_insert_sorted(ghost.acked, outcome.acked),
                 failed=_insert_sorted(ghost.failed, outcome.failed),
