@@ -354,7 +354,7 @@ def handle_produce_response(
         expected = entry.last_acked_sequence + 1  # isNextSequence: ``sequence - lastAckedSequence == 1``
         if can_retry and b.base_sequence != expected:
             return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=(*events, "retry"))
-        if can_retry and not transactional:  # no branch: needs a lost or reordered first batch (KAFKA-15591)
+        if can_retry and not transactional:
             p = p._replace(batches=_set(p.batches, i, retry), epoch_bump_required=True)
             p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
             return Outcome(p, events=(*events, "retry", "epoch_bump_requested"))

@@ -163,9 +163,7 @@ class FaultBudget:
         properties must see injected (``invariants.idempotence``: a budgeted fault that never fires leaves
         the scenario's claims about it untested).
         """
-        if self.total <= 0:
-            return ()
-        return tuple(k for k, limit in zip(FAULT_KINDS, self.limits()) if limit > 0)
+        return tuple(k for k, limit in zip(FAULT_KINDS, self.limits()) if limit > 0 and self.total > 0)
 
     def to_json(self) -> dict[str, int]:
         """The budget as a JSON object."""
