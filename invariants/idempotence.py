@@ -164,7 +164,10 @@ def _table_problems(leader: PartitionLeader, space: int, expiry: bool = False) -
                     problems.append(f"pid {pid}: epoch {e.producer_epoch} started at sequence {e.base_sequence}")
                 elif e.producer_epoch == prev.producer_epoch:
                     expected = next_sequence(prev.base_sequence, len(prev.records), space)
-                    if e.base_sequence != expected:
+                    # After producer.id.expiration.ms the leader validates the id's next batch against
+                    # ProducerStateEntry.empty, which accepts any sequence (KIP-360, KAFKA-8710): a gap is Kafka's
+                    # behaviour there (a batch that overtook one answered NOT_LEADER_OR_FOLLOWER, KAFKA-19880)
+                    if e.base_sequence != expected and not expiry:
                         problems.append(f"pid {pid}: sequence {e.base_sequence} follows {prev.base_sequence}")
             prev = e
         stored = leader.entry(pid)
@@ -275,12 +278,68 @@ UNREPLICATED_TRUNCATED = Property(
 )
 
 
+def _over_retries(s: SystemState, retries: int) -> list[str]:
+    """Batches a producer has sent more than ``retries + 1`` times."""
+    return [
+        f"producer {i}: {','.join(record_label(r) for r in b.records)} sent {b.attempts} times with retries={retries}"
+        for i, p in enumerate(s.producers)
+        for b in p.batches
+        if b.attempts > retries + 1
+    ]
+
+
+def retry_properties(retries: int) -> tuple[Property, ...]:
+    """``sends_within_retries`` for a producer configured with ``retries``, and its partner."""
+    return (
+        Property(
+            name="sends_within_retries",
+            expectation=Expectation.ALWAYS,
+            fact="A batch is sent at most retries + 1 times: once its retries are spent, the producer fails it on "
+            "the next error or disconnect instead of sending it again (with retries=0 a record is sent at most "
+            "once).",
+            source="``ProducerConfig`` docs of ``retries``; ``Sender.canRetry`` (``batch.attempts() < retries``), "
+            "``Sender.completeBatch``/``failBatch``, ``TransactionManager.canRetry`` (Kafka 3.9)",
+            catches="a client that re-sends a batch whose retries are spent (a disconnect, a leader failover or an "
+            "error path that forgets the count), an attempt counter that is not advanced on a re-send",
+            predicate=lambda s: not _over_retries(s, retries),
+            partners=("batch_on_last_attempt",),
+            explain=lambda s: "; ".join(_over_retries(s, retries)),
+        ),
+        sometimes_state(
+            "batch_on_last_attempt",
+            "A batch was in flight on its last attempt (retries + 1 sends).",
+            lambda s: any(b.in_flight and b.attempts == retries + 1 for p in s.producers for b in p.batches),
+        ),
+    )
+
+
+def fault_partners(kinds: tuple[str, ...]) -> tuple[Property, ...]:
+    """One ``sometimes`` property per fault kind the scenario budgets: that fault was injected at all.
+
+    A scenario that gives a fault a budget claims its properties hold under that fault; a fault that can never
+    fire (a handler never offered, a precondition that never holds) leaves that claim untested.
+    """
+    return tuple(
+        Property(
+            name=f"fault_injected_{kind}",
+            expectation=Expectation.SOMETIMES,
+            fact=f"A {kind.replace('_', ' ')} fault was injected (the scenario budgets it).",
+            source="the scenario's [faults] budget",
+            catches=f"reachability of the {kind} fault",
+            event=f"fault:{kind}",
+        )
+        for kind in kinds
+    )
+
+
 def idempotence_properties(
     sequence_space: int,
     idempotent: bool = True,
     producer_id_expiration: bool = False,
     separate_replication: bool = False,
     out_of_order_arrivals: bool = False,
+    retries: int | None = None,
+    fault_kinds: tuple[str, ...] = (),
 ) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
@@ -297,8 +356,24 @@ def idempotence_properties(
     ``out_of_order_arrivals``: the scenario can deliver a batch ahead of an earlier one of its partition (a
     ``not_leader`` or ``reorder`` fault budget), so ``retried_batch_not_overtaken`` is judged (for an idempotent
     producer: without sequences a retried batch may be overtaken, as Kafka documents).
+    ``retries``: the producer's ``retries``, judged by ``sends_within_retries`` (``None``: not judged).
+    ``fault_kinds``: the fault kinds the scenario budgets (:meth:`FaultBudget.kinds`); each must be injected
+    somewhere (``fault_injected_<kind>``, partners of ``failed_sends_explained``, which judges faulty runs).
     """
     props = _idempotence_properties(sequence_space, producer_id_expiration)
+    if retries is not None:
+        props = (*props, *retry_properties(retries))
+    if fault_kinds:
+        injected = fault_partners(fault_kinds)
+        props = (
+            *(
+                replace(p, partners=(*p.partners, *(f.name for f in injected)))
+                if p.name == "failed_sends_explained"
+                else p
+                for p in props
+            ),
+            *injected,
+        )
     if out_of_order_arrivals and idempotent:
         props = (*props, *RETRIED_BATCH_NOT_OVERTAKEN)
     if separate_replication:

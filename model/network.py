@@ -33,7 +33,6 @@ __all__ = [
     "Envelope",
     "channel_heads",
     "duplicate",
-    "is_head",
     "non_heads",
     "remove",
     "reset_connection",
@@ -74,15 +73,6 @@ def channel_heads(network: Network) -> list[Envelope]:
             seen.add(key)
             heads.append(env)
     return heads
-
-
-def is_head(network: Network, envelope: Envelope) -> bool:
-    """Whether ``envelope`` is in the network and the oldest of its channel."""
-    src, dst, conn = envelope.src, envelope.dst, envelope.connection
-    for env in network:  # no branch: a searched action's envelope is in the network (absent: replay only)
-        if env.src == src and env.dst == dst and env.connection == conn:
-            return env is envelope or env == envelope
-    return False  # input: an envelope not in flight (a hand-edited trace for keos replay)
 
 
 def non_heads(network: Network) -> list[Envelope]:

@@ -145,6 +145,8 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
         config.producer_id_expiration,
         config.separate_replication,
         faults.total > 0 and (faults.not_leader > 0 or faults.reorder > 0),
+        config.producer.retries,
+        faults.kinds(),
     )
 
 

@@ -193,6 +193,7 @@ _UNENCODED = {
     "reach_idempotence_reorder_restart": "ReorderMessage",
     "reach_idempotence_replication": "separate_replication",
     "reach_idempotence_expiry": "producer_id_expiration",
+    "idempotence_expired_not_leader": "producer_id_expiration",
     "idempotence_not_leader": "NotLeaderOrFollower",
     "reach_idempotence_not_leader_written": "NotLeaderOrFollower",
 }

@@ -26,7 +26,7 @@ budgets); only the network is stored differently:
   message is younger than every live one (``network.send`` appends); a
   duplicated message sits right behind its original (``network.duplicate``).
   Only the oldest live slot of a channel ``(request?, producer, connection)``
-  is deliverable, as in :func:`model.network.is_head`.
+  is deliverable, as in :func:`model.network.channel_heads`.
 * Values are signed bit-vectors of ``bits`` bits.
 
 Bounds and exactness.  The slots, the log (``L`` entries), the producer ids

@@ -72,11 +72,14 @@ __all__ = [
     "ProducerBatch",
     "TxnPartitionEntry",
     "bump_epoch",
+    "can_bump_epoch",
     "can_drain",
+    "can_time_out",
     "drain",
     "expire_batch",
     "handle_produce_response",
     "init_producer_id",
+    "needs_producer_id",
     "new_producer",
     "record_id",
     "request_timeout",
@@ -163,6 +166,16 @@ class Outcome(NamedTuple):
 def new_producer(partitions: int, connection: int = 0, next_record: int = 0) -> Producer:
     """A producer instance before ``InitProducerId``."""
     return Producer(-1, -1, connection, next_record, (TxnPartitionEntry(),) * partitions)
+
+
+def needs_producer_id(p: Producer, config: ProducerConfig) -> bool:
+    """Whether an idempotent producer must send InitProducerId: it holds no producer id.
+
+    ``TransactionManager``: a fresh instance has none, and ``bumpIdempotentEpochAndResetIdIfNeeded`` forgets
+    it at the epoch limit (:func:`bump_epoch`).  The one guard of the step: the system offers the action
+    and performs it under this same test.
+    """
+    return config.enable_idempotence and p.producer_id < 0
 
 
 def init_producer_id(p: Producer, producer_id: int) -> Producer:
@@ -341,7 +354,7 @@ def handle_produce_response(
         expected = entry.last_acked_sequence + 1  # isNextSequence: ``sequence - lastAckedSequence == 1``
         if can_retry and b.base_sequence != expected:
             return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=(*events, "retry"))
-        if can_retry and not transactional:  # no branch: needs a lost or reordered first batch (KAFKA-15591)
+        if can_retry and not transactional:
             p = p._replace(batches=_set(p.batches, i, retry), epoch_bump_required=True)
             p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
             return Outcome(p, events=(*events, "retry", "epoch_bump_requested"))
@@ -360,9 +373,14 @@ def handle_produce_response(
     return Outcome(_fail(p, i, config), failed=b.records, events=events)
 
 
+def can_time_out(p: Producer) -> bool:
+    """Whether ``request.timeout.ms`` can fire for ``p``: a request of it is in flight."""
+    return p.in_flight > 0
+
+
 def request_timeout(p: Producer, config: ProducerConfig) -> Outcome | None:
     """``request.timeout.ms`` fires: the connection closes, in-flight batches retry."""
-    if p.in_flight == 0:
+    if not can_time_out(p):
         return None
     failed: list[int] = []
     p = p._replace(connection=p.connection + 1)
@@ -410,6 +428,15 @@ def resolve_sequence(p: Producer, partition: int, by_last_ack: bool = True) -> O
     return Outcome(p, events=("epoch_bump_requested",))
 
 
+def can_bump_epoch(p: Producer) -> bool:
+    """Whether the KIP-360 bump can be made now: it was requested and nothing is in flight.
+
+    ``Sender.maybeTransitionToErrorState``/``TransactionManager.bumpIdempotentEpochAndResetIdIfNeeded`` run
+    once the partitions' in-flight batches are done (the model's simplification: none in flight at all).
+    """
+    return p.epoch_bump_required and p.in_flight == 0
+
+
 def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
     """KIP-360 epoch bump (``bumpIdempotentProducerEpoch``) once nothing is in flight.
 
@@ -417,7 +444,7 @@ def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
     from sequence 0 at the new epoch.  At the epoch limit the producer forgets
     its id and must InitProducerId again; batches are then stamped afresh.
     """
-    if not p.epoch_bump_required or p.in_flight:  # no branch: replay/minimise only (actions() checks it)
+    if not can_bump_epoch(p):  # no branch: replay/minimise only (actions() offers it under the same test)
         return None
     connection = p.connection
     if p.producer_epoch + 1 > max_epoch:

@@ -41,6 +41,7 @@ __all__ = [
     "AbortedTxn",
     "LogEntry",
     "PartitionLeader",
+    "can_replicate",
     "handle_produce",
     "handle_txn_produce",
     "last_stable_offset",
@@ -176,6 +177,15 @@ def handle_produce(
     return leader, response, events
 
 
+def can_replicate(leader: PartitionLeader) -> bool:
+    """Whether the followers have something to fetch: the high watermark lags the log end.
+
+    After an acks=1 or acks=0 append, or an acks=all one with separate replication
+    (``Partition.maybeIncrementLeaderHW``); the one test under which the step is offered and taken.
+    """
+    return leader.high_watermark < len(leader.log)
+
+
 def replicate(leader: PartitionLeader) -> tuple[PartitionLeader, tuple[ProduceResponse, ...]] | None:
     """Followers catch up: the high watermark moves to the log end; the purgatory's responses go out.
 
@@ -183,7 +193,7 @@ def replicate(leader: PartitionLeader) -> tuple[PartitionLeader, tuple[ProduceRe
     Every parked response's batch is below the new high watermark, so all of them are released
     (``DelayedProduce.tryComplete`` once ``highWatermark >= requiredOffset``).
     """
-    if leader.high_watermark == len(leader.log):  # no branch: replay/minimise only (actions() checks it)
+    if not can_replicate(leader):  # no branch: replay/minimise only (actions() offers it under the same test)
         return None
     return leader._replace(high_watermark=len(leader.log), pending=()), leader.pending
 
@@ -277,6 +287,15 @@ def _has_ongoing_transaction(entry: ProducerStateEntry | None, producer_epoch: i
     return entry.producer_epoch == producer_epoch or not flags.ongoing_txn_check_epoch
 
 
+def _outside_open_txn(request: ProduceRequest, entry: ProducerStateEntry | None) -> bool:
+    """A non-transactional batch of a producer id with a transaction open on the partition: INVALID_TXN_STATE.
+
+    ``ProducerAppendInfo.appendDataBatch`` (trunk).  Every caller of :func:`handle_txn_produce` (transactions,
+    Connect's producers, the adversary) sends transactional batches, so the model keeps the rule for fidelity only.
+    """
+    return not request.transactional and _has_open_txn(entry)
+
+
 #: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, KIP-890).
 VERIFICATION_TO_PRODUCE_ERROR = {
     Errors.NONE: Errors.NONE,
@@ -315,7 +334,7 @@ def handle_txn_produce(
         elif verification != Errors.NONE:
             error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
             events = ("verification_rejected",)
-        elif error == Errors.NONE and not request.transactional and _has_open_txn(entry):
+        elif error == Errors.NONE and _outside_open_txn(request, entry):  # unreachable: no caller sends such a batch
             error = Errors.INVALID_TXN_STATE
     offset = -1
     if error == Errors.NONE and dup_offset >= 0:
@@ -327,7 +346,7 @@ def handle_txn_produce(
         if entry is not None:
             first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else offset
             new = new._replace(coordinator_epoch=entry.coordinator_epoch)
-        if request.transactional:
+        if request.transactional:  # no branch: every caller sends transactional batches (see the check above)
             new = new._replace(current_txn_first_offset=first)
         batch = LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional)
         log = (*leader.log, batch)

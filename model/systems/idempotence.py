@@ -108,6 +108,15 @@ FAULT_OF_ACTION = {
 #: Index into ``faults_used`` of each fault action kind, and its event label.
 _FAULT_INDEX = {kind: FAULT_KINDS.index(fault) for kind, fault in FAULT_OF_ACTION.items()}
 _FAULT_EVENT = tuple(f"fault:{k}" for k in FAULT_KINDS)
+#: The budget index of each fault action kind, as :meth:`KafkaSystem.step` charges it.
+_DROP = _FAULT_INDEX["DropMessage"]
+_DUPLICATE = _FAULT_INDEX["DuplicateMessage"]
+_REORDER = _FAULT_INDEX["ReorderMessage"]
+_REQUEST_TIMEOUT = _FAULT_INDEX["RequestTimeout"]
+_BATCH_EXPIRY = _FAULT_INDEX["ExpireBatch"]
+_LEADER_RESTART = _FAULT_INDEX["RestartLeader"]
+_PRODUCER_RESTART = _FAULT_INDEX["RestartProducer"]
+_NOT_LEADER = _FAULT_INDEX["NotLeaderOrFollower"]
 #: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope, 3 = producer id.
 _ARG_SPECS = {
     kind: tuple({"producer": 0, "partition": 1, "message": 2, "producer_id": 3}[n] for n in names)
@@ -146,6 +155,15 @@ class FaultBudget:
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`FAULT_KINDS` order."""
         return tuple(getattr(self, k) for k in FAULT_KINDS)
+
+    def kinds(self) -> tuple[str, ...]:
+        """The fault kinds a run may inject (a budget above zero, and a total above zero), in order.
+
+        What the sweep's swarm profiles draw from (:meth:`KafkaSystem.fault_kinds`) and what the scenario's
+        properties must see injected (``invariants.idempotence``: a budgeted fault that never fires leaves
+        the scenario's claims about it untested).
+        """
+        return tuple(k for k, limit in zip(FAULT_KINDS, self.limits()) if limit > 0 and self.total > 0)
 
     def to_json(self) -> dict[str, int]:
         """The budget as a JSON object."""
@@ -222,7 +240,7 @@ def misplaced_ack(  # no mutate: the judge of acknowledged_offset_in_log (a prop
         return None
     log = leader.log
     entry = log[response.base_offset] if response.base_offset < len(log) else None
-    if entry is not None and entry.records == request.records:
+    if entry is not None and entry.records == request.records:  # no branch: the other side describes a defect
         return None
     held = "nothing" if entry is None else ",".join(prod.record_label(r) for r in entry.records) or "a control batch"
     return (
@@ -326,7 +344,7 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
     """
     intact: list[str] = []
     seen = set(acked)
-    for q, entry in enumerate(p.partitions):
+    for q, entry in enumerate(p.partitions):  # no branch: a bump re-sequences a partition in doubt (returns inside)
         if not entry.rewrite:
             continue
         epoch = entry.producer_epoch
@@ -338,7 +356,7 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
             expected = e.base_sequence + len(e.records)
         acked_seqs = [e.base_sequence + len(e.records) - 1 for e in mine if e.records and seen.issuperset(e.records)]
         top = max(acked_seqs, default=-1)
-        if top < 0 or top + 1 != entry.next_sequence or top + 1 != expected:
+        if top < 0 or top + 1 != entry.next_sequence or top + 1 != expected:  # no branch: the other side is a defect
             return None
         intact.append(f"partition {q} (epoch {epoch}, sequences 0 to {top} in the log and acknowledged)")
     if not intact:  # no branch: a bump is requested for a partition (requestEpochBumpForPartition)
@@ -468,6 +486,11 @@ class SystemState(NamedTuple):
     ghost: Ghost
 
 
+def _noted(ghost: Ghost, field: str, verdict: str) -> Ghost:  # no mutate: records a property's verdict (the judge)
+    """``ghost`` with ``verdict`` appended to its history ``field`` (a defect a property reports)."""
+    return ghost._replace(**{field: (*getattr(ghost, field), verdict)})
+
+
 def _insert_sorted(values: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(values + new)) if new else values
 
@@ -544,11 +567,11 @@ class KafkaSystem:
         cfg = self.producer_config
         topo = self.config.topology
         for i, p in enumerate(state.producers):
-            if cfg.enable_idempotence and p.producer_id < 0 and not p.epoch_bump_required:
+            if prod.needs_producer_id(p, cfg):
                 out.append(Action("InitProducerId", (i,)))
-            if p.next_record < topo.records_per_producer:
+            if self._may_send(p):
                 out.append(Action("Send", (i,)))
-            if p.epoch_bump_required and p.in_flight == 0:
+            if prod.can_bump_epoch(p):
                 out.append(Action("BumpEpoch", (i,)))
             by_last_ack = self.flags.resolve_by_last_acked_sequence
             for q, entry in enumerate(p.partitions):
@@ -566,39 +589,50 @@ class KafkaSystem:
         # Followers fetch whatever acks the producer asked for: the high watermark lags the log end after an
         # acks=1 or acks=0 append, or an acks=all one with separate replication (``Partition.maybeIncrementLeaderHW``)
         for q, leader in enumerate(state.partitions):
-            if leader.high_watermark < len(leader.log):
+            if part.can_replicate(leader):
                 out.append(Action("ReplicatePartition", (q,)))
-        if self.config.producer_id_expiration:
-            for q, leader in enumerate(state.partitions):
-                out.extend(
-                    Action("ExpireProducerState", (q, e.producer_id))
-                    for e in leader.producers
-                    if _producer_idle(state, q, e.producer_id)
-                )
+            out.extend(
+                Action("ExpireProducerState", (q, e.producer_id))
+                for e in leader.producers
+                if self._may_expire_producer(state, q, e.producer_id)
+            )
         used = state.faults_used
-        if sum(used) >= self.config.faults.total:
-            return out
-        limits = self._limits
-        if used[0] < limits[0]:
+        left = self._fault_budget_left
+        if left(used, _DROP):
             out.extend(Action("DropMessage", (env,)) for env in heads)
-        if used[1] < limits[1]:
+        if left(used, _DUPLICATE):
             out.extend(Action("DuplicateMessage", (env,)) for env in heads)
-        if used[2] < limits[2]:
+        if left(used, _REORDER):
             out.extend(Action("ReorderMessage", (env,)) for env in net.non_heads(state.network))
-        if used[3] < limits[3]:
-            out.extend(Action("RequestTimeout", (i,)) for i, p in enumerate(state.producers) if p.in_flight)
-        if used[4] < limits[4]:
+        if left(used, _REQUEST_TIMEOUT):
+            out.extend(Action("RequestTimeout", (i,)) for i, p in enumerate(state.producers) if prod.can_time_out(p))
+        if left(used, _BATCH_EXPIRY):
             for i, p in enumerate(state.producers):
                 for q in range(topo.partitions):
                     if prod.expire_batch(p, q, cfg) is not None:
                         out.append(Action("ExpireBatch", (i, q)))
-        if used[5] < limits[5]:
+        if left(used, _LEADER_RESTART):
             out.append(Action("RestartLeader", ()))
-        if used[6] < limits[6]:
+        if left(used, _PRODUCER_RESTART):
             out.extend(Action("RestartProducer", (i,)) for i in range(len(state.producers)))
-        if used[7] < limits[7]:
-            out.extend(Action("NotLeaderOrFollower", (env,)) for env in heads if isinstance(env.body, ProduceRequest))
+        if left(used, _NOT_LEADER):
+            out.extend(Action("NotLeaderOrFollower", (env,)) for env in heads if _misdirectable(env))
         return out
+
+    def _fault_budget_left(self, used: tuple[int, ...], k: int) -> bool:
+        """Whether a fault of kind ``k`` (index into :data:`FAULT_KINDS`) may still be injected.
+
+        The one budget test: :meth:`actions` offers a fault and :meth:`step` takes it under it.
+        """
+        return sum(used) < self.config.faults.total and used[k] < self._limits[k]
+
+    def _may_send(self, p: prod.Producer) -> bool:
+        """Whether the application has a record left to hand to ``p`` (``records_per_producer``)."""
+        return p.next_record < self.config.topology.records_per_producer
+
+    def _may_expire_producer(self, s: SystemState, q: int, producer_id: int) -> bool:
+        """Whether partition ``q``'s leader may expire ``producer_id`` (``producer.id.expiration.ms``, idle)."""
+        return self.config.producer_id_expiration and _producer_idle(s, q, producer_id)
 
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
@@ -606,11 +640,8 @@ class KafkaSystem:
         if handler is None:  # no branch: decoding checks kinds against ACTION_ARGS (replay only)
             return None
         k = _FAULT_INDEX.get(action.kind, -1)
-        if k >= 0:
-            used = state.faults_used
-            spent = used[k] >= self._limits[k] or sum(used) >= self.config.faults.total
-            if spent:  # no branch: replay/minimise only
-                return None
+        if k >= 0 and not self._fault_budget_left(state.faults_used, k):  # no branch: replay/minimise only
+            return None
         result = handler(self, state, *action.args)
         if result is None:  # no branch: replay/minimise only
             return None
@@ -657,8 +688,7 @@ class KafkaSystem:
 
     def _init_producer_id(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = s.producers[i]
-        refused = not self.producer_config.enable_idempotence or p.producer_id >= 0 or p.epoch_bump_required
-        if refused:  # no branch: replay/minimise only
+        if not prod.needs_producer_id(p, self.producer_config):  # no branch: replay/minimise only
             return None
         p = prod.init_producer_id(p, s.next_producer_id)
         return s._replace(producers=_replace_at(s.producers, i, p), next_producer_id=s.next_producer_id + 1), (
@@ -667,8 +697,7 @@ class KafkaSystem:
 
     def _send(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = s.producers[i]
-        done = p.next_record >= self.config.topology.records_per_producer
-        if done:  # no branch: replay/minimise only
+        if not self._may_send(p):  # no branch: replay/minimise only
             return None
         q = p.next_record % self.config.topology.partitions
         p = prod.send(p, q, prod.record_id(i, p.next_record), self.config.topology.records_per_batch)
@@ -697,10 +726,10 @@ class KafkaSystem:
         s = s._replace(producers=_replace_at(s.producers, i, p))
         needless = needless_bump(before, s.partitions, s.ghost.acked, self.flags.sequence_space)
         if needless is not None:  # no branch: the other side records a defect (a bump Kafka does not make)
-            s = s._replace(ghost=s.ghost._replace(needless_bumps=(*s.ghost.needless_bumps, needless)))
+            s = s._replace(ghost=_noted(s.ghost, "needless_bumps", needless))  # no mutate: a property's verdict
         unrestarted = unrestarted_sequences(before, p)
         if unrestarted is not None:  # no branch: the other side records a defect (sequences not restarted)
-            s = s._replace(ghost=s.ghost._replace(unrestarted=(*s.ghost.unrestarted, unrestarted)))
+            s = s._replace(ghost=_noted(s.ghost, "unrestarted", unrestarted))  # no mutate: a property's verdict
         if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
             s = s._replace(ghost=s.ghost._replace(unhealthy=(*s.ghost.unhealthy, f"producer {i} bumped its epoch")))
         return s, ("epoch_bump",)
@@ -712,7 +741,7 @@ class KafkaSystem:
         return self._apply_outcome(s, i, outcome), outcome.events
 
     def _deliver(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
-        if not net.is_head(s.network, env):  # no branch: replay/minimise only
+        if env not in net.channel_heads(s.network):  # no branch: replay/minimise only
             return None
         return self._receive(s, env)
 
@@ -730,21 +759,20 @@ class KafkaSystem:
             ghost = s.ghost
             unexpected = unexpected_answer(before, leader, body, events, self.flags.sequence_space)
             if unexpected is not None:  # no branch: the other side records a defect (an answer Kafka does not give)
-                ghost = ghost._replace(wrong_answers=(*ghost.wrong_answers, unexpected))
+                ghost = _noted(ghost, "wrong_answers", unexpected)  # no mutate: a property's verdict
             if behind is not None:
                 events = (*events, "batch_behind_retry")
                 if "append" in events:  # no branch: the other side records a defect (a retried batch overtaken)
                     appended = ",".join(prod.record_label(r) for r in body.records)
-                    ghost = ghost._replace(
-                        overtaken=(*ghost.overtaken, f"{appended} appended while {behind} was still retried")
-                    )
+                    overtaken = f"{appended} appended while {behind} was still retried"
+                    ghost = _noted(ghost, "overtaken", overtaken)  # no mutate: a property's verdict
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
             # the answer sent now, or the one parked in the purgatory by this append (separate replication)
             answer = leader.pending[-1] if "awaiting_replication" in events else response
             wrong = misplaced_ack(leader, answer, body) if answer is not None else None
             if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
-                ghost = ghost._replace(misplaced_acks=(*ghost.misplaced_acks, wrong))
+                ghost = _noted(ghost, "misplaced_acks", wrong)  # no mutate: a property's verdict
             if response is not None and response.error != Errors.NONE and not any(s.faults_used):
                 ghost = ghost._replace(unhealthy=(*ghost.unhealthy, f"the leader answered {response.error}"))
             s = SystemState(
@@ -790,7 +818,7 @@ class KafkaSystem:
                     defer = self.flags.defer_bump_until_resolved
                     missed = unrequested_bump(s.producers[i], outcome.producer, outcome.failed, defer)
                     if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
-                        ghost = ghost._replace(missed_bumps=(*ghost.missed_bumps, missed))
+                        ghost = _noted(ghost, "missed_bumps", missed)  # no mutate: a property's verdict
             ghost = ghost._replace(
                 acked=_insert_sorted(ghost.acked, outcome.acked),
                 failed=_insert_sorted(ghost.failed, outcome.failed),
@@ -816,8 +844,7 @@ class KafkaSystem:
     def _expire_producer_state(
         self, s: SystemState, q: int, producer_id: int
     ) -> tuple[SystemState, tuple[str, ...]] | None:
-        allowed = self.config.producer_id_expiration and _producer_idle(s, q, producer_id)
-        if not allowed:  # no branch: replay/minimise only
+        if not self._may_expire_producer(s, q, producer_id):  # no branch: replay/minimise only
             return None
         result = expire_producer(s.partitions[q], producer_id)
         if result is None:  # no branch: replay/minimise only
@@ -899,9 +926,9 @@ class KafkaSystem:
         broker would close the connection instead of answering; no acks=0 scenario gives this fault a budget.)
         """
         body = env.body
-        heads = net.channel_heads(s.network)
-        if env not in heads or not isinstance(body, ProduceRequest):  # no branch: replay/minimise only
+        if env not in net.channel_heads(s.network) or not _misdirectable(env):  # no branch: replay/minimise only
             return None
+        assert isinstance(body, ProduceRequest)  # _misdirectable
         network = net.remove(s.network, env)
         assert network is not None  # a channel head is in the network
         response = ProduceResponse(
@@ -921,10 +948,8 @@ class KafkaSystem:
         return s._replace(producers=_replace_at(s.producers, i, p)), ("producer_restart",)
 
     def fault_kinds(self) -> tuple[str, ...]:
-        """The fault kinds with a budget above zero, in :data:`FAULT_KINDS` order."""
-        if self.config.faults.total <= 0:
-            return ()
-        return tuple(k for k, limit in zip(FAULT_KINDS, self._limits) if limit > 0)
+        """The fault kinds with a budget above zero, in :data:`FAULT_KINDS` order (:meth:`FaultBudget.kinds`)."""
+        return self.config.faults.kinds()
 
     def fault_kind(self, action: Action) -> str | None:
         """The fault kind ``action`` is charged to (:data:`FAULT_OF_ACTION`), ``None`` if not a fault."""
@@ -990,6 +1015,11 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "RestartProducer": KafkaSystem._restart_producer,
     "NotLeaderOrFollower": KafkaSystem._not_leader,
 }
+
+
+def _misdirectable(env: net.Envelope) -> bool:
+    """Whether ``env`` can reach a broker that does not lead its partition: a produce request."""
+    return isinstance(env.body, ProduceRequest)
 
 
 def _producer_idle(s: SystemState, q: int, producer_id: int) -> bool:
