@@ -404,3 +404,15 @@ def test_a_protocol_flag_default_runs_on_the_scenarios_that_read_the_flag() -> N
     m = Mutant("x", "keos.model.variants", "model/variants.py", "model", n, 0, n, 1, "constant", "ProtocolFlags",
                "True", "False")
     assert mu.select_scenarios(m, reach) == ["other", "boundaries"]
+
+
+def test_every_listed_equivalent_mutant_is_a_mutant_of_the_model_as_it_is() -> None:
+    """An id in ``docs/mutation/equivalent.toml`` names a mutant of today's model, or it is a stale claim.
+
+    Ids hash the mutant's position, so an edit that moves a line re-keys its mutants: the equivalence must be
+    re-argued for the new id (or dropped), never left to excuse nothing -- or, worse, to count a score with it.
+    """
+    listed = mu.load_equivalents(ROOT / "docs" / "mutation" / "equivalent.toml")
+    current = {m.id for m in mu.enumerate_mutants(ROOT)}
+    stale = sorted(set(listed) - current)
+    assert not stale, f"{len(stale)} equivalent id(s) name no mutant of the model (lines moved?): {stale[:10]}"
