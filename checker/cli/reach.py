@@ -13,7 +13,7 @@ A line counts once it ran for some state of some scenario: the search memoises p
 fields they read and never revisits a state, so coverage means "ran at least once".
 
 ``keos mutate [--list] [--module GLOB ...] [--operator NAME ...] [--sample N --seed S] [--resume]
-[--time-budget S] [--total-budget S] [--equivalents FILE] [--reach FILE] [--jobs N] [--local-python |
+[--time-budget S] [--total-budget S] [--equivalents FILE] [--reach FILE] [--scenarios-only] [--jobs N] [--local-python |
 --master URL] [--out DIR] [--json F] [--html F] [--junit F] [--fail-under PCT]`` mutates ``model/`` one
 point at a time (:mod:`keos.checker.reach.mutators`) and runs each mutant on the scenarios that reach
 it (:mod:`keos.checker.reach.mutation`).
