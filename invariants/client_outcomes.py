@@ -16,6 +16,8 @@ this transactional.id: close"; any other fatal error says "something is broken".
   IllegalStateException; the model answers UNKNOWN_SERVER_ERROR);
 * ``no_unknown_server_error``: UNKNOWN_SERVER_ERROR never reaches a client (a client treats it as an
   unexpected, fatal error).
+* ``coordinator_errors_as_kafka``: every error the coordinator answers is one its handler can return in
+  the state the request found (:mod:`keos.model.coordinator.transaction.response_errors`).
 
 Coordinator epochs, per step (recorded in the ghost only when broken, so the state space does not grow):
 
@@ -353,6 +355,24 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _labels(s, "stale_init:"),
             partners=("coordinator_bumped_epoch",),
             explain=lambda s: ", ".join(_labels(s, "stale_init:")),
+        ),
+        Property(
+            name="coordinator_errors_as_kafka",
+            expectation=Expectation.ALWAYS,
+            fact="The transaction coordinator answers InitProducerId, AddPartitionsToTxn (and a partition "
+            "leader's verification) and EndTxn only with an error its handler can return in the state the "
+            "request found: CONCURRENT_TRANSACTIONS for a pending transition or a transaction being completed "
+            "(InitProducerId: an open one it fences), PRODUCER_FENCED for a stale (pid, epoch), "
+            "INVALID_PRODUCER_ID_MAPPING for a producer id the entry does not hold, INVALID_TXN_STATE for an "
+            "EndTxn with no open transaction, COORDINATOR_NOT_AVAILABLE for a failed log append.",
+            source="TransactionCoordinator.handleInitProducerId, handleAddPartitionsToTransaction, "
+            "handleVerifyPartitionsInTransaction, endTransaction @1eb7644349cb (KAFKA-18464, KAFKA-18660)",
+            catches="an error swapped within or across Kafka's error classes (a retriable code for a fence, a "
+            "fatal one for INVALID_PRODUCER_ID_MAPPING) or answered in the wrong state, which the client's "
+            "handler then turns into the wrong outcome",
+            predicate=lambda s: not _labels(s, "unexpected_error:"),
+            partners=("txn_committed",),
+            explain=lambda s: "error Kafka cannot return: " + ", ".join(_labels(s, "unexpected_error:")),
         ),
         Property(
             name="coordinator_transitions_explained",

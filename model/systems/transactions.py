@@ -59,6 +59,7 @@ from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.coordinator.transaction import transaction_coordinator as tc
+from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
 from keos.model.coordinator.transaction.transaction_state import TransactionState, is_valid_transition
 from keos.model.interface import Action, ModelError, Property, Step
@@ -175,7 +176,7 @@ class TransactionalSystem:
         scenario_info: dict[str, Any] | None = None,
     ) -> None:
         topo = config.topology
-        if (  # no branch: no shipped scenario asks for that many records; a user's is rejected here (keos: error)
+        if (  # input: a scenario's topology asks for more records than the record-id encoding holds (keos: error)
             topo.producers * topo.transactions_per_producer * topo.records_per_transaction >= prod.RECORDS_PER_PRODUCER
         ):
             raise ModelError("too many records for the record-id encoding")
@@ -194,7 +195,7 @@ class TransactionalSystem:
         #: pendingState granularity: a handler prepares, its append completes in a later step
         self.pending = topo.pending_transitions
         self._append_target = TXN_LOG if self.pending else COORDINATOR
-        if (  # no branch: scenario loading rejects such a configuration first (keos: error)
+        if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
             self.pending and (config.eos is not None or config.security is not None)
         ):
             raise ModelError("pending_transitions is modelled for the plain transactions model (no eos, no security)")
@@ -202,7 +203,7 @@ class TransactionalSystem:
         self.security = config.security
         #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
         self._timeout_actions = frozenset({"ExpireTransactionalId"} if topo.transactional_id_expiration else ())
-        if (  # no branch: scenario loading rejects such a configuration first (keos: error)
+        if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
             topo.transactional_id_expiration and config.faults.txn_id_expiry
         ):
             # transactional.id.expiration.ms as a timeout action: a protocol step, no longer a budgeted fault.
@@ -366,7 +367,8 @@ class TransactionalSystem:
     def _may_commit(self, c: tp.TxnClient) -> bool:
         """The application commits once every record of its transaction is sent."""
         rpt = self.config.topology.records_per_transaction
-        return c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt
+        sent = c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt
+        return sent and tp.commit_transaction(c) is not None  # and the client accepts the call (one guard for both)
 
     def _may_abort(self, c: tp.TxnClient) -> bool:
         """The application aborts after an abortable error, or (``voluntary_abort``) an open transaction."""
@@ -482,7 +484,9 @@ class TransactionalSystem:
             out.append(f"client_failed:{i}:{cause}")
         return out
 
-    def _valid_args(self, state: TxnSystemState, action: Action) -> bool:
+    def _valid_args(  # no mutate: trace format (a decoded action's arity, types, ranges), not Kafka's protocol
+        self, state: TxnSystemState, action: Action
+    ) -> bool:
         """Arity, types and ranges of the arguments (an action decoded from a user's trace may be anything).
 
         The per-kind argument table is built once per state shape (clients, partitions): this runs on
@@ -651,6 +655,8 @@ class TransactionalSystem:
                 verification = out.error
             else:
                 verification = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, req.partition)
+            kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
+            s = self._judge_error(s, kind, verification, md, req.producer_id, req.producer_epoch, True)
             events = (*events, "verification")
         leader, response, pevents = part.handle_txn_produce(s.partitions[req.partition], req, self.flags, verification)
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
@@ -685,6 +691,8 @@ class TransactionalSystem:
             out = tc.handle_end_txn(
                 md, req.producer_id, req.producer_epoch, req.committed, s.next_producer_id, self.cc, append
             )
+        kind = type(req).__name__.removesuffix("Request")
+        s = self._judge_error(s, kind, out.error, md, req.producer_id, req.producer_epoch, append_ok)
         if out.transit is not None:
             fence = "fence_prepared" in out.events and md is not None
             append_msg = tc.TxnLogAppend(
@@ -694,6 +702,16 @@ class TransactionalSystem:
         s, events = self._apply_coordinator(s, t, out)
         s = self._respond(s, t, env.src, req, out.error, out.producer_id, out.producer_epoch)
         return s, events
+
+    def _judge_error(
+        self, s: TxnSystemState, kind: str, error: str, md: Any, pid: int, epoch: int, append_ok: bool
+    ) -> TxnSystemState:
+        """Record (ghost) an error Kafka's coordinator cannot return for ``kind`` in the state ``md`` the
+        request found (:func:`~keos.model.coordinator.transaction.response_errors.unexpected_error`)."""
+        label = unexpected_error(kind, error, md, pid, epoch, append_ok, self.tv)
+        if label is None:  # no branch: the other side is a violation, only a defect takes it
+            return s
+        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, label)))
 
     def _response(self, req: Any, error: str, pid: int, epoch: int) -> Any:
         """The response to a coordinator request (InitProducerId, AddPartitionsToTxn, EndTxn)."""
@@ -1295,7 +1313,7 @@ def stale_init_answer(
     return f"InitProducerId({x}, {e}) answered with ({pid}, {epoch})"
 
 
-def format_value(value: Any) -> str:
+def format_value(value: Any) -> str:  # no mutate: display
     """Short Kafka-flavoured rendering of an action argument."""
     if isinstance(value, net.Envelope):
         return f"{value.src}->{value.dst}#{value.connection}:{format_value(value.body)}"

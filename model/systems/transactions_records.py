@@ -34,7 +34,7 @@ __all__ = [
     "TxnTopology",
 ]
 
-TXN_FAULT_KINDS = (
+TXN_FAULT_KINDS = (  # no mutate: the order of the state's faults_used counters (its encoding), not a Kafka rule
     "drop",
     "request_timeout",
     "batch_expiry",
@@ -69,36 +69,36 @@ class TxnTopology:
     by default a handler prepares, appends and completes in one step.
     """
 
-    producers: int = 1
-    partitions: int = 1
-    transactions_per_producer: int = 1
-    records_per_transaction: int = 1
-    shared_transactional_id: bool = False
-    voluntary_abort: bool = False
-    producer_id_expiration: bool = False
-    transactional_id_expiration: bool = False
-    pending_transitions: bool = False
+    producers: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    partitions: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    transactions_per_producer: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    records_per_transaction: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    shared_transactional_id: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    voluntary_abort: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    producer_id_expiration: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    transactional_id_expiration: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    pending_transitions: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
 class TxnFaultBudget:
     """Fault and timeout budgets, per kind and in total."""
 
-    drop: int = 0
-    request_timeout: int = 0
-    batch_expiry: int = 0
-    txn_timeout: int = 0
-    append_failure: int = 0
-    coordinator_failover: int = 0
-    txn_id_expiry: int = 0
-    total: int = 2
-    rebalance: int = 0
-    forge_produce: int = 0
-    forge_request: int = 0
-    hijack_init: int = 0
-    forge_marker: int = 0
-    endless_txn: int = 0
-    revoke_acl: int = 0
+    drop: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    request_timeout: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    batch_expiry: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    txn_timeout: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    append_failure: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    coordinator_failover: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    txn_id_expiry: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    total: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    rebalance: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    forge_produce: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    forge_request: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    hijack_init: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    forge_marker: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    endless_txn: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    revoke_acl: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
@@ -119,18 +119,18 @@ class EosConfig:
     input record into one output record on output partition 0.
     """
 
-    input_records: int = 2
+    input_records: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
     #: "" (default): the group's rebalances are the abstract ``Rebalance`` fault; otherwise the
     #: instances run the classic rebalance protocol (JoinGroup/SyncGroup/Heartbeat) with this
     #: assignor (range, roundrobin, sticky: eager; cooperative-sticky: KIP-429; or module:function).
-    assignor: str = ""
+    assignor: str = ""  # no mutate: a scenario's default (what it explores), not a Kafka rule
     #: protocol mode: the first ``late_instances`` instances start after the group formed
     #: (a join that, under range/roundrobin, moves the input partition to the newcomer).
-    late_instances: int = 0
+    late_instances: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     #: protocol mode: which group faults the ``rebalance`` budget buys -- an expired session while the
     #: instance keeps working (a zombie), and/or an instance closing its consumer (LeaveGroup)
-    session_timeouts: bool = True
-    leaves: bool = True
+    session_timeouts: bool = True  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    leaves: bool = True  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class TxnConfig:
 
     topology: TxnTopology = field(default_factory=TxnTopology)
     faults: TxnFaultBudget = field(default_factory=TxnFaultBudget)
-    retries: int = 2
+    retries: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
     max_producer_epoch: int = 32767
     eos: EosConfig | None = None
     security: SecurityConfig | None = None

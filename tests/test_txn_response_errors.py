@@ -1,0 +1,104 @@
+"""The judge of the coordinator's answers (``coordinator_errors_as_kafka``) against the model's own handlers.
+
+A generated family: every stored state (with and without a pending transition, with a failed fence), every
+request kind, current/stale/foreign/new (pid, epoch), TV1 and TV2, the append succeeding or failing -- each
+handler's answer must be one the judge accepts; and errors Kafka's handler cannot return in a state are flagged.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from txn_config import kafka_cc
+
+from keos.model.coordinator.transaction.response_errors import unexpected_error
+from keos.model.coordinator.transaction.transaction_coordinator import (
+    TransactionMetadata,
+    handle_add_partitions,
+    handle_end_txn,
+    handle_init_producer_id,
+    handle_verify_partition,
+)
+from keos.model.protocol.errors import Errors
+
+STORED = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort")
+PENDING = {
+    "Empty": ("", "Ongoing"),
+    "Ongoing": ("", "PrepareCommit"),
+    "PrepareCommit": ("", "CompleteCommit"),
+    "PrepareAbort": ("", "CompleteAbort"),
+    "CompleteCommit": ("", "Empty"),
+    "CompleteAbort": ("", "Ongoing"),
+}
+
+
+def _entries() -> list[TransactionMetadata | None]:
+    out: list[TransactionMetadata | None] = [None]
+    for state in STORED:
+        for pending in PENDING[state]:
+            for failed in (False, True):
+                parts = (0,) if state in ("Ongoing", "PrepareCommit", "PrepareAbort") else ()
+                out.append(
+                    TransactionMetadata(
+                        0,
+                        7,
+                        3,
+                        2,
+                        5,
+                        -1,
+                        state,
+                        parts,
+                        pending_state=pending,
+                        has_failed_epoch_fence=failed and state == "Ongoing",
+                    )
+                )
+    return out
+
+
+IDS = ((7, 3), (7, 2), (7, 4), (5, 3), (9, 0), (-1, -1))
+
+
+@pytest.mark.parametrize("tv", [1, 2])
+def test_every_handler_answer_is_one_kafka_returns(tv: int) -> None:
+    cc = kafka_cc(transaction_version=tv)
+    for md, (pid, epoch), ok in itertools.product(_entries(), IDS, (True, False)):
+        if pid >= 0:
+            out = handle_add_partitions(md, pid, epoch, (0, 1), ok)
+            assert unexpected_error("AddPartitionsToTxn", out.error, md, pid, epoch, ok, tv) is None, (md, pid, epoch)
+            for committed in (True, False):
+                out = handle_end_txn(md, pid, epoch, committed, 40, cc, ok)
+                assert unexpected_error("EndTxn", out.error, md, pid, epoch, ok, tv) is None, (md, pid, epoch)
+            verdict = handle_verify_partition(md, pid, epoch, 1)
+            assert unexpected_error("VerifyPartition", verdict, md, pid, epoch, True, tv) is None
+        out = handle_init_producer_id(md, 0, pid, epoch, 40, cc, ok)
+        assert unexpected_error("InitProducerId", out.error, md, pid, epoch, ok, tv) is None, (md, pid, epoch, out)
+
+
+def test_errors_kafka_cannot_return_are_flagged() -> None:
+    empty = TransactionMetadata(0, 7, 3, state="Empty")
+    ongoing = TransactionMetadata(0, 7, 3, state="Ongoing", partitions=(0,))
+    # a retriable code where Kafka answers a fence or a completion in progress
+    assert unexpected_error("AddPartitionsToTxn", Errors.COORDINATOR_LOAD_IN_PROGRESS, ongoing, 7, 3)
+    assert unexpected_error("EndTxn", Errors.CONCURRENT_TRANSACTIONS, empty, 7, 3, tv=2)
+    # CONCURRENT_TRANSACTIONS for an open transaction only from InitProducerId (the fence)
+    assert unexpected_error("InitProducerId", Errors.CONCURRENT_TRANSACTIONS, ongoing, -1, -1) is None
+    assert unexpected_error("AddPartitionsToTxn", Errors.CONCURRENT_TRANSACTIONS, ongoing, 7, 3)
+    # a fence names a stale (pid, epoch); a new instance is never fenced
+    assert unexpected_error("AddPartitionsToTxn", Errors.PRODUCER_FENCED, ongoing, 7, 3)
+    assert unexpected_error("InitProducerId", Errors.PRODUCER_FENCED, ongoing, -1, -1)
+    assert unexpected_error("AddPartitionsToTxn", Errors.PRODUCER_FENCED, ongoing, 7, 2) is None
+    # INVALID_PRODUCER_ID_MAPPING only for a producer id the entry does not hold
+    assert unexpected_error("EndTxn", Errors.INVALID_PRODUCER_ID_MAPPING, ongoing, 7, 3)
+    assert unexpected_error("EndTxn", Errors.INVALID_PRODUCER_ID_MAPPING, None, 7, 3) is None
+    assert unexpected_error("InitProducerId", Errors.INVALID_PRODUCER_ID_MAPPING, None, -1, -1)
+    # INVALID_TXN_STATE: EndTxn with nothing open; never for an open one nor another request
+    assert unexpected_error("EndTxn", Errors.INVALID_TXN_STATE, ongoing, 7, 3)
+    assert unexpected_error("EndTxn", Errors.INVALID_TXN_STATE, empty, 7, 3) is None
+    assert unexpected_error("AddPartitionsToTxn", Errors.INVALID_TXN_STATE, empty, 7, 3)
+    # COORDINATOR_NOT_AVAILABLE only for a failed append; codes of other requests never
+    assert unexpected_error("EndTxn", Errors.COORDINATOR_NOT_AVAILABLE, ongoing, 7, 3, append_ok=True)
+    assert unexpected_error("EndTxn", Errors.COORDINATOR_NOT_AVAILABLE, ongoing, 7, 3, append_ok=False) is None
+    assert unexpected_error("EndTxn", Errors.INVALID_RECORD, ongoing, 7, 3)
+    assert unexpected_error("VerifyPartition", Errors.CLUSTER_AUTHORIZATION_FAILED, ongoing, 7, 3)
+    assert unexpected_error("AddPartitionsToTxn", Errors.TRANSACTION_ABORTABLE, ongoing, 7, 3)
