@@ -16,6 +16,8 @@ this transactional.id: close"; any other fatal error says "something is broken".
   IllegalStateException; the model answers UNKNOWN_SERVER_ERROR);
 * ``no_unknown_server_error``: UNKNOWN_SERVER_ERROR never reaches a client (a client treats it as an
   unexpected, fatal error).
+* ``client_reacts_as_kafka``: the producer's state after each coordinator answer is the one
+  ``TransactionManager``'s handler gives (:mod:`keos.model.clients.txn_reactions`);
 * ``coordinator_errors_as_kafka``: every error the coordinator answers is one its handler can return in
   the state the request found (:mod:`keos.model.coordinator.transaction.response_errors`).
 
@@ -373,6 +375,23 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _labels(s, "unexpected_error:"),
             partners=("txn_committed",),
             explain=lambda s: "error Kafka cannot return: " + ", ".join(_labels(s, "unexpected_error:")),
+        ),
+        Property(
+            name="client_reacts_as_kafka",
+            expectation=Expectation.ALWAYS,
+            fact="A transactional producer reacts to each InitProducerId, AddPartitionsToTxn and EndTxn answer as "
+            "TransactionManager's handler does: a retriable error (CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_"
+            "AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) re-sends the request in the same state, "
+            "PRODUCER_FENCED / INVALID_PRODUCER_EPOCH fence it, TRANSACTION_ABORTABLE (and, with KIP-360, an "
+            "unknown producer id) makes the transaction abortable (skipped while aborting), anything else is "
+            "fatal; NONE moves it on.",
+            source="TransactionManager InitProducerIdHandler, AddPartitionsToTxnHandler, EndTxnHandler "
+            "(handleResponse), transitionToAbortableError, abortableErrorIfPossible @1eb7644349cb",
+            catches="an error class swapped in the client's table (a retriable code made abortable or fatal, an "
+            "abortable one made fatal), a handler that ignores the answer or moves to the wrong state",
+            predicate=lambda s: not _labels(s, "client_reaction:"),
+            partners=("txn_committed",),
+            explain=lambda s: "reacted unlike Kafka's client: " + ", ".join(_labels(s, "client_reaction:")),
         ),
         Property(
             name="coordinator_transitions_explained",

@@ -22,8 +22,12 @@ Error classification (``TransactionManager`` handlers, Kafka 3.9; the data is
 * *abortable*: TRANSACTION_ABORTABLE; UNKNOWN_PRODUCER_ID and
   INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn / EndTxn are
   ``abortableErrorIfPossible`` (abortable with a KIP-360 epoch bump, fatal
-  without KIP-360).  An abortable error while the client is already aborting
-  leaves it with nothing to do but close: fatal.
+  without KIP-360).  While the client is already aborting,
+  ``transitionToAbortableError`` skips the transition: a failed batch or an
+  AddPartitionsToTxn in flight when the abort began leaves the abort going on;
+  the abort's own EndTxn answered so fails the abort, which nothing re-enqueues
+  and a second ``abortTransaction()`` cannot restart (ABORTING -> ABORTING is
+  not a valid transition): only ``close()`` is left, the model's FATAL.
 * *retriable*: CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_AVAILABLE,
   NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS -> the request is retried.
 * A failed produce batch (expired, INVALID_PRODUCER_EPOCH (KIP-588),
@@ -287,6 +291,12 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
     if cls == ErrorClass.ABORTABLE_IF_POSSIBLE:
         cls = ErrorClass.ABORTABLE if kip_360 else ErrorClass.FATAL
     if cls == ErrorClass.ABORTABLE and c.state == C.ABORTING:
+        if isinstance(resp, AddPartitionsToTxnResponse):
+            # transitionToAbortableError skips an abortable error while aborting: the abort goes on (its
+            # EndTxn is queued already), the failed partitions are simply not in the transaction
+            return _abortable_while_aborting(c, resp, tv, kip_360), "", (f"client_error:{err}", "abortable_skipped")
+        # EndTxn(ABORT) answered so: the abort's own result fails and nothing re-enqueues it; a second
+        # abortTransaction() is refused (ABORTING -> ABORTING is no valid transition): only close() is left
         cls = ErrorClass.FATAL
     if cls in (ErrorClass.FENCED, ErrorClass.FATAL):
         event = "client_fenced" if cls == ErrorClass.FENCED else "client_fatal"
@@ -304,6 +314,18 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
     outcome = "committed" if c.state == C.COMMITTING else "aborted"
     pid, epoch = (resp.producer_id, resp.producer_epoch) if tv >= 2 else (-1, -1)
     return _finish(c, tv, kip_360, pid, epoch), outcome, (f"client_txn_{outcome}",)
+
+
+def _abortable_while_aborting(c: TxnClient, resp: AddPartitionsToTxnResponse, tv: int, kip_360: bool) -> TxnClient:
+    """An AddPartitionsToTxn that was in flight when the abort began, answered with an abortable error.
+
+    ``TransactionManager.transitionToAbortableError`` (Kafka 4.0-SNAPSHOT @1eb7644349cb, since KAFKA-5427)
+    skips the transition while ABORTING_TRANSACTION; ``abortableErrorIfPossible`` has set
+    ``epochBumpRequired`` first.  The partitions were not added, and the model's Sender does not re-send
+    them (its re-send of a pending AddPartitionsToTxn stands for a request that got no answer).
+    """
+    pending = tuple(p for p in c.pending_add if p not in resp.partitions)
+    return c._replace(pending_add=pending, epoch_bump_required=c.epoch_bump_required or (kip_360 and tv < 2))
 
 
 def handle_produce_response(

@@ -58,6 +58,7 @@ from keos.model import network as net
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.producer_config import ProducerConfig
+from keos.model.clients.txn_reactions import unexpected_reaction
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
@@ -633,8 +634,14 @@ class TransactionalSystem:
             c, _acked, events = tp.handle_produce_response(c, body, self.producer_config, self.tv, self.kip_360)
             return s._replace(clients=_at(s.clients, i, c)), events
         txn = c.txn
+        old = c
         c, outcome, events = tp.handle_txn_response(c, body, self.tv, self.kip_360)
         s = s._replace(clients=_at(s.clients, i, c))
+        if "stale_response" not in events:
+            kind = type(body).__name__.removesuffix("Response")
+            label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i)
+            if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+                s = s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, label)))
         return self._record_outcome(s, i, txn, outcome), events
 
     def _on_produce(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:

@@ -1,0 +1,75 @@
+"""How Kafka's transactional producer reacts to each coordinator answer: a judge of the client model.
+
+Independently of :func:`model.clients.transactional_producer.handle_txn_response`, :func:`unexpected_reaction`
+states the state ``TransactionManager`` is in after the ``handleResponse`` of ``InitProducerIdHandler``,
+``AddPartitionsToTxnHandler`` and ``EndTxnHandler`` (Kafka 4.0-SNAPSHOT @1eb7644349cb) for each error code:
+
+* COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR (``lookupCoordinator``), COORDINATOR_LOAD_IN_PROGRESS,
+  CONCURRENT_TRANSACTIONS: ``reenqueue()`` -- the state is unchanged, the request is sent again;
+* PRODUCER_FENCED, INVALID_PRODUCER_EPOCH: ``fatalError(ProducerFencedException)`` -- fatal and fenced;
+* TRANSACTION_ABORTABLE: ``abortableError`` -- ABORTABLE_ERROR; while ABORTING_TRANSACTION
+  ``transitionToAbortableError`` skips the transition (an AddPartitionsToTxn: the abort goes on), and the
+  abort's own EndTxn answered so leaves the producer with only ``close()`` (the model's FATAL, not fenced);
+* UNKNOWN_PRODUCER_ID, INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn / EndTxn: ``abortableErrorIfPossible``
+  -- as TRANSACTION_ABORTABLE with KIP-360 (``canBumpEpoch``), fatal without it;
+* INVALID_TXN_STATE and every code a handler does not name ("Unexpected error in ...Response"): fatal, not
+  fenced;
+* NONE: InitProducerId -> READY; AddPartitionsToTxn -> unchanged (the partitions join the transaction);
+  EndTxn -> READY, or INITIALIZING for a KIP-360 epoch bump (``completeTransaction``);
+* a producer already FATAL_ERROR stays so; authorization errors are the security invariants' (KAFKA-13668's
+  InitProducerId path returns to UNINITIALIZED).
+
+The answer is a ghost label (``client_reaction:...``, property ``client_reacts_as_kafka``).
+"""
+
+from __future__ import annotations
+
+from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
+
+__all__ = ["unexpected_reaction"]
+
+_RETRIED = (
+    Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_COORDINATOR,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS,
+    Errors.CONCURRENT_TRANSACTIONS,
+)
+_FENCED = (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH)
+_IF_POSSIBLE = (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPPING)
+
+FATAL = "FATAL_ERROR"
+FENCED = "FATAL_ERROR/fenced"
+ABORTING = "ABORTING_TRANSACTION"
+
+
+def _expected(request: str, error: str, old: str, kip_360: bool) -> tuple[str, ...]:
+    """The states ``TransactionManager`` can be in after the handler (``FENCED``: fatal, fenced)."""
+    if old == FATAL:
+        return (FATAL, FENCED)
+    if error == Errors.NONE:
+        return {"InitProducerId": ("READY",), "AddPartitionsToTxn": (old,)}.get(request, ("READY", "INITIALIZING"))
+    if error in _RETRIED:
+        return (old,)
+    if error in _FENCED:
+        return (FENCED,)
+    abortable = error == Errors.TRANSACTION_ABORTABLE or (
+        error in _IF_POSSIBLE and request != "InitProducerId" and kip_360
+    )
+    if not abortable:
+        return (FATAL,)
+    if old != ABORTING:
+        return ("ABORTABLE_ERROR",)
+    return (ABORTING,) if request == "AddPartitionsToTxn" else (FATAL,)
+
+
+def unexpected_reaction(
+    request: str, error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int
+) -> str | None:
+    """A ghost label if producer ``producer`` went from state ``old`` to ``new`` (``fenced``: its fatal error is a
+    ProducerFencedException) on ``request``'s answer ``error`` other than Kafka's handler does; else ``None``."""
+    if error in AUTHORIZATION_ERRORS:
+        return None
+    got = FENCED if new == FATAL and fenced else new
+    if got in _expected(request, error, old, kip_360):
+        return None
+    return f"client_reaction:{producer}:{request}:{error}:{old}->{got}"
