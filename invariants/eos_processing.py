@@ -193,6 +193,8 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
         else ()
     )
     group_append = ("txn_offset_commit_coordinator_not_available",) if config.faults.append_failure > 0 else ()
+    # two rebalances may take the partition from its owner and give it back: the owner must start over
+    returns = ("partition_returned",) if several and not protocol and config.faults.rebalance > 1 else ()
     props: list[Property] = [
         Property(
             name="exactly_once_processing",
@@ -215,7 +217,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             source="KIP-98 §sendOffsetsToTransaction; KIP-447 (pending transactional offsets)",
             catches="offsets committed after, not with, the transaction; pending offsets materialised on ABORT",
             predicate=lambda s: not _offset_problems(n, s),
-            partners=("offsets_materialised", "offsets_discarded", *failover, *group_append),
+            partners=("offsets_materialised", "offsets_discarded", *failover, *group_append, *returns),
             explain=lambda s: "; ".join(_offset_problems(n, s)),
         ),
         Property(
@@ -358,6 +360,15 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             )
             if config.faults.coordinator_failover > 0 and not protocol
             else ()
+        ),
+        *(
+            _event(
+                "partition_returned",
+                "An instance that had missed the generation moving the partition away got it back and fetched the "
+                "committed offset again.",
+                "partition_assigned_again",
+            )
+            for _ in returns
         ),
         *(
             (

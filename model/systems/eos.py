@@ -592,10 +592,19 @@ class EosSystem(TransactionalSystem):
         g = gc.sync_group(g, i)
         app = s.apps[i]
         owns = g.assignment[INPUT_PARTITION] == i
-        position = app.position if owns and app.owns else -1
+        # an owner keeps the partition (and its position) only from the generation it last synced, the one just
+        # before: a member that missed a generation's assignment (the zombie old owner of a rebalance that moved
+        # the partition away) cannot be in a later one without having learnt it lost it -- its SyncGroup of the
+        # missed generation is answered REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION, and the rejoin gives up
+        # or revokes its claim (ConsumerCoordinator.onJoinPrepare, the sticky assignors' generation check on
+        # owned partitions, Kafka trunk 1eb7644349cb): it fetches the committed offset again
+        kept = app.owns and app.generation == g.generation - 1
+        position = app.position if owns and kept else -1
         events: tuple[str, ...] = ("sync_group",)
         if app.owns and not owns:
             events = (*events, "partition_lost")
+        elif app.owns and not kept:
+            events = (*events, "partition_lost", "partition_assigned_again")
         app = app._replace(generation=g.generation, owns=owns, position=position)
         return self._set_app(s._replace(group=g), i, app), events
 
