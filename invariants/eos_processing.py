@@ -185,11 +185,16 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     rebalancing = ("txn_offset_commit_during_rebalance",) if several and during_rebalance else ()
     group_partners: tuple[str, ...] = (*moved, "unstable_offset_wait", *rebalancing) if several else ()
     # a group coordinator failover must load a pending offset and bounce a request, or the budget tested nothing
+    # ... and a request reaching the new one while it still loads the group must be answered
+    # COORDINATOR_LOAD_IN_PROGRESS (retried); a failed __consumer_offsets append COORDINATOR_NOT_AVAILABLE
     failover = (
-        ("group_coordinator_loaded_pending", "txn_offset_commit_not_coordinator")
+        ("group_coordinator_loaded_pending", "txn_offset_commit_not_coordinator", "txn_offset_commit_load_in_progress")
         if config.faults.coordinator_failover > 0 and not protocol
         else ()
     )
+    group_append = ("txn_offset_commit_coordinator_not_available",) if config.faults.append_failure > 0 else ()
+    # two rebalances may take the partition from its owner and give it back: the owner must start over
+    returns = ("partition_returned",) if several and not protocol and config.faults.rebalance > 1 else ()
     props: list[Property] = [
         Property(
             name="exactly_once_processing",
@@ -212,7 +217,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             source="KIP-98 §sendOffsetsToTransaction; KIP-447 (pending transactional offsets)",
             catches="offsets committed after, not with, the transaction; pending offsets materialised on ABORT",
             predicate=lambda s: not _offset_problems(n, s),
-            partners=("offsets_materialised", "offsets_discarded", *failover),
+            partners=("offsets_materialised", "offsets_discarded", *failover, *group_append, *returns),
             explain=lambda s: "; ".join(_offset_problems(n, s)),
         ),
         Property(
@@ -346,8 +351,35 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                     "A TxnOffsetCommit sent to the old group coordinator was answered NOT_COORDINATOR and retried.",
                     "client_error:NOT_COORDINATOR",
                 ),
+                _event(
+                    "txn_offset_commit_load_in_progress",
+                    "A TxnOffsetCommit reached the new group coordinator while it was loading the group: answered "
+                    "COORDINATOR_LOAD_IN_PROGRESS and retried.",
+                    "txn_offset_commit_load_in_progress",
+                ),
             )
             if config.faults.coordinator_failover > 0 and not protocol
+            else ()
+        ),
+        *(
+            _event(
+                "partition_returned",
+                "An instance that had missed the generation moving the partition away got it back and fetched the "
+                "committed offset again.",
+                "partition_assigned_again",
+            )
+            for _ in returns
+        ),
+        *(
+            (
+                _event(
+                    "txn_offset_commit_coordinator_not_available",
+                    "A TxnOffsetCommit's __consumer_offsets append failed: answered COORDINATOR_NOT_AVAILABLE and "
+                    "retried.",
+                    "txn_offset_commit_append_failed",
+                ),
+            )
+            if config.faults.append_failure > 0
             else ()
         ),
         *(

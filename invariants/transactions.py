@@ -28,7 +28,7 @@ from keos.model.clients.producer import record_id, record_label
 from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
 from keos.model.coordinator.transaction.transaction_state import TransactionState
 from keos.model.interface import Expectation, Property
-from keos.model.log.partition import CONTROL_COMMIT, LogEntry, last_stable_offset
+from keos.model.log.partition import CONTROL_COMMIT, LogEntry, PartitionLeader, last_stable_offset
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 from keos.model.systems.transactions import TxnConfig, TxnSystemState
 
@@ -79,9 +79,19 @@ def _aborted_reads(s: TxnSystemState) -> list[str]:
     return out
 
 
+def _transactional_partitions(s: TxnSystemState) -> list[tuple[int, PartitionLeader]]:
+    """Every partition a transaction writes: the data partitions and (consume-transform-produce) the group's
+    ``__consumer_offsets`` partition, whose transactions KIP-890 and KAFKA-15449 (TxnOffsetCommit verification)
+    must keep from hanging just the same -- a transaction hanging there blocks the group's offsets."""
+    out = list(enumerate(s.partitions))
+    if s.group is not None:
+        out.append((OFFSETS_PARTITION_BASE + s.group.group_id, s.group.offsets_log))
+    return out
+
+
 def _hanging(s: TxnSystemState) -> list[str]:
     out: list[str] = []
-    for q, leader in enumerate(s.partitions):
+    for q, leader in _transactional_partitions(s):
         for e in leader.producers:
             if e.current_txn_first_offset < 0:
                 continue
@@ -107,7 +117,7 @@ def _lso_stuck(s: TxnSystemState) -> list[str]:
         return []
     return [
         f"partition {q}: LSO {last_stable_offset(p)} < high watermark {p.high_watermark} at quiescence"
-        for q, p in enumerate(s.partitions)
+        for q, p in _transactional_partitions(s)
         if last_stable_offset(p) < p.high_watermark
     ]
 
@@ -224,8 +234,9 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
         Property(
             name="no_hanging_transaction",
             expectation=Expectation.ALWAYS,
-            fact="Every transaction open on a partition is covered by the coordinator (Ongoing/Prepare* with the "
-            "partition, or a marker in flight), so a marker will end it and the LSO can advance.",
+            fact="Every transaction open on a partition (the group's __consumer_offsets partition too) is covered "
+            "by the coordinator (Ongoing/Prepare* with the partition, or a marker in flight), so a marker will end "
+            "it and the LSO can advance.",
             source="KIP-890 motivation and scenario A; ``UnifiedLog.lastStableOffset``, ``ProducerStateManager``",
             catches="KAFKA-12671 (late produce after an abort opens a transaction nobody ends)",
             predicate=lambda s: not _hanging(s),

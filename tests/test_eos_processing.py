@@ -27,7 +27,7 @@ HOLDS = {
     (SEEK, "kafka"): 3655,
     (SEEK, "tv1"): 4847,
     (CTP, "kafka"): 11307,
-    (GCF, "kafka"): 6661,
+    (GCF, "kafka"): 7480,
     (TV1, "tv1"): 12639,
     (PRE890, "pre_kip_890"): 477,
     (TV1RT, "tv1"): 2901,

@@ -167,15 +167,21 @@ def test_no_verification_while_a_transaction_is_open_on_the_offsets_partition() 
 def test_a_new_coordinator_loads_committed_and_pending_offsets_from_the_log() -> None:
     """OffsetMetadataManager.replay / replayEndTransactionMarker: plain commits committed, a transactional
     offset pending until its producer's marker, a later plain commit winning over an older transaction."""
-    from keos.model.coordinator.group.group_coordinator import has_pending, load_offsets
+    from keos.model.coordinator.group.group_coordinator import finish_load, has_pending, load_offsets
 
     g = group()
     g, _, _ = handle_offset_commit(g, 0, g.generation, 0, 1)
     g, _, _ = handle_txn_offset_commit(g, PID, 0, 0, g.generation, 0, 2)
     loaded = load_offsets(g)
+    # the load is asynchronous: reads answer COORDINATOR_LOAD_IN_PROGRESS until it completes
+    assert loaded.loading and handle_offset_fetch(loaded, 0, require_stable=False) == (
+        Errors.COORDINATOR_LOAD_IN_PROGRESS,
+        -1,
+    )
+    loaded = finish_load(loaded)
     assert loaded == g and has_pending(loaded, 0) and committed_offset(loaded, 0).offset == 1
     g, _, _ = handle_txn_marker(g, marker(True), 1)
-    assert load_offsets(g) == g and committed_offset(g, 0).offset == 2
+    assert finish_load(load_offsets(g)) == g and committed_offset(g, 0).offset == 2
     # the weakened load takes the transactional offset as committed before any marker
     g2, _, _ = handle_txn_offset_commit(group(), PID, 0, 0, 1, 0, 5)
     assert committed_offset(load_offsets(g2, keep_pending=False), 0).offset == 5

@@ -130,6 +130,8 @@ EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "LeaveGroup": ("instance",),
     # the group coordinator moves to another broker (the ``coordinator_failover`` budget)
     "GroupCoordinatorFailover": (),
+    # the new group coordinator finishes loading the group (a protocol step, no fault)
+    "GroupCoordinatorLoaded": (),
 }
 
 #: The input topic the group subscribes to (one partition, :data:`INPUT_PARTITION`).
@@ -349,11 +351,20 @@ class EosSystem(TransactionalSystem):
         """close() between transactions (LeaveGroup) by a member."""
         return self._is_member(s, i) and s.clients[i].state in BETWEEN_TRANSACTIONS
 
+    def _protocol_actions(self, state: TxnSystemState) -> list[Action]:
+        """The application's and clients' steps, plus the end of a new group coordinator's load."""
+        out = super()._protocol_actions(state)
+        if state.group is not None and state.group.loading:
+            out.append(Action("GroupCoordinatorLoaded", ()))
+        return out
+
     def _droppable(self, env: net.Envelope) -> bool:
         return super()._droppable(env) and GROUP_COORDINATOR not in (env.src, env.dst)
 
     def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
         out = super()._fault_actions(state, heads)
+        if self._budget_left(state, "append_failure"):
+            out.extend(Action("AppendFailure", (env,)) for env in heads if self._group_append(env))
         if self._budget_left(state, "coordinator_failover") and state.group is not None and not self.protocol:
             out.append(Action("GroupCoordinatorFailover", ()))
         if not self._budget_left(state, "rebalance") or state.group is None:
@@ -369,6 +380,21 @@ class EosSystem(TransactionalSystem):
             if self.eos.leaves and self._may_leave(state, i):
                 out.append(Action("LeaveGroup", (i,)))
         return out
+
+    def _group_append(self, env: net.Envelope) -> bool:
+        """A request whose handling appends to the group's ``__consumer_offsets`` partition."""
+        return env.dst == GROUP_COORDINATOR and isinstance(env.body, TxnOffsetCommitRequest)
+
+    def _append_failure(self, s: TxnSystemState, env: net.Envelope) -> Result:
+        """Fault ``append_failure`` on the group's partition too: the TxnOffsetCommit's write to
+        ``__consumer_offsets`` fails (NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT), which the group coordinator
+        answers COORDINATOR_NOT_AVAILABLE (``CoordinatorOperationExceptionHelper.handleOperationException``,
+        Kafka trunk ``1eb7644349cb``); nothing is staged, and the client retries."""
+        if not self._group_append(env):
+            return super()._append_failure(s, env)
+        if env not in net.channel_heads(s.network):  # input: not offered here (edited trace)
+            return None
+        return self._receive(s, env, False)
 
     # -- application steps -----------------------------------------------------------------------------
 
@@ -566,10 +592,19 @@ class EosSystem(TransactionalSystem):
         g = gc.sync_group(g, i)
         app = s.apps[i]
         owns = g.assignment[INPUT_PARTITION] == i
-        position = app.position if owns and app.owns else -1
+        # an owner keeps the partition (and its position) only from the generation it last synced, the one just
+        # before: a member that missed a generation's assignment (the zombie old owner of a rebalance that moved
+        # the partition away) cannot be in a later one without having learnt it lost it -- its SyncGroup of the
+        # missed generation is answered REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION, and the rejoin gives up
+        # or revokes its claim (ConsumerCoordinator.onJoinPrepare, the sticky assignors' generation check on
+        # owned partitions, Kafka trunk 1eb7644349cb): it fetches the committed offset again
+        kept = app.owns and app.generation == g.generation - 1
+        position = app.position if owns and kept else -1
         events: tuple[str, ...] = ("sync_group",)
         if app.owns and not owns:
             events = (*events, "partition_lost")
+        elif app.owns and not kept:
+            events = (*events, "partition_lost", "partition_assigned_again")
         app = app._replace(generation=g.generation, owns=owns, position=position)
         return self._set_app(s._replace(group=g), i, app), events
 
@@ -750,6 +785,17 @@ class EosSystem(TransactionalSystem):
         loaded = gc.load_offsets(g, self.flags.load_keeps_pending_offsets)
         return s._replace(group=loaded, network=network), events
 
+    def _gc_loaded(self, s: TxnSystemState) -> Result:
+        """The new group coordinator's load completes (``CoordinatorRuntime.scheduleLoadOperation``, Kafka trunk
+        ``1eb7644349cb``): until then OffsetFetch and TxnOffsetCommit are answered COORDINATOR_LOAD_IN_PROGRESS,
+        which the clients retry.  WriteTxnMarkers for the group's partition are applied meanwhile: Kafka answers
+        them NOT_LEADER_OR_FOLLOWER while the shard loads (``KafkaApis.handleWriteTxnMarkersRequest``) and the
+        transaction coordinator retries them, which ends as the model's one write after or during the replay."""
+        g = s.group
+        if g is None or not g.loading:  # input: not offered here (edited trace)
+            return None
+        return s._replace(group=gc.finish_load(g)), ("group_coordinator_load_completed",)
+
     # -- ghost: ownership history for the eos properties ---------------------------------------------
 
     def _apply_coordinator(self, s: TxnSystemState, t: int, out: tc.Outcome) -> tuple[TxnSystemState, tuple[str, ...]]:
@@ -800,7 +846,7 @@ class EosSystem(TransactionalSystem):
         if isinstance(body, AddOffsetsToTxnRequest):
             return self._on_add_offsets(s, env, body, append_ok)
         if isinstance(body, TxnOffsetCommitRequest):
-            return self._on_txn_offset_commit(s, env, body)
+            return self._on_txn_offset_commit(s, env, body, append_ok)
         if isinstance(body, OffsetCommitRequest):  # unreachable: weakened variant offsets_outside_transaction
             return self._on_offset_commit(s, env, body)
         if isinstance(body, AddOffsetsToTxnResponse):
@@ -856,7 +902,9 @@ class EosSystem(TransactionalSystem):
             return s, ("offsets_added",)
         return self._send_txn_offset_commit(s, i, app), ("offsets_added", "TxnOffsetCommitRequest")
 
-    def _on_txn_offset_commit(self, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest) -> Result:
+    def _on_txn_offset_commit(
+        self, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest, append_ok: bool = True
+    ) -> Result:
         """The group coordinator's TxnOffsetCommit, in Kafka's order (trunk ``1eb7644349cb``).
 
         ``KafkaApis.handleTxnOffsetCommitRequest`` authorizes the transactional id and the group;
@@ -868,7 +916,9 @@ class EosSystem(TransactionalSystem):
         then runs ``OffsetMetadataManager.commitTransactionalOffset``: the group's member and
         generation checks (``ClassicGroup.validateOffsetCommit(isTransactional=true)``), then the
         append with the producer's epoch.  A zombie that is both fenced and of a stale generation
-        therefore hears INVALID_PRODUCER_EPOCH (fatal), not ILLEGAL_GENERATION (abortable).
+        therefore hears INVALID_PRODUCER_EPOCH (fatal), not ILLEGAL_GENERATION (abortable).  A coordinator
+        still loading the group answers COORDINATOR_LOAD_IN_PROGRESS after the verification; a failed append
+        (``append_ok`` false) COORDINATOR_NOT_AVAILABLE after the checks, with nothing staged.
         """
         if self.security is not None:
             denied = authz.deny_txn_offset_commit(self, s, env, req, GROUP_COORDINATOR)
@@ -895,6 +945,11 @@ class EosSystem(TransactionalSystem):
             events = (*events, "txn_offset_commit_verification")
             if error != Errors.NONE:
                 events = (*events, "txn_offset_commit_verification_failed", f"error:{error}")
+        if error == Errors.NONE and g.loading:
+            # the verification ran (CoordinatorPartitionWriter, before the write event is queued); the write
+            # event then finds the shard LOADING (CoordinatorRuntime.withActiveContextOrThrow)
+            error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+            events = (*events, "txn_offset_commit_load_in_progress", f"error:{error}")
         if error == Errors.NONE:
             if self.protocol:
                 assert s.members is not None
@@ -909,6 +964,9 @@ class EosSystem(TransactionalSystem):
                 s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
             if error != Errors.NONE:
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
+        if error == Errors.NONE and not append_ok:
+            error = Errors.COORDINATOR_NOT_AVAILABLE
+            events = (*events, "txn_offset_commit_append_failed", f"error:{error}")
         if error == Errors.NONE:
             pid, epoch = req.producer_id, req.producer_epoch
             g, error, more = gc.append_txn_offset_commit(g, pid, epoch, req.partition, req.offset)
@@ -1011,4 +1069,6 @@ class EosSystem(TransactionalSystem):
         "SessionTimeout": _session_timeout,
         "LeaveGroup": _leave_group,
         "GroupCoordinatorFailover": _gc_failover,
+        "GroupCoordinatorLoaded": _gc_loaded,
+        "AppendFailure": _append_failure,
     }

@@ -67,7 +67,6 @@ from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.log.txn_markers import append_end_txn_marker
-from keos.model.protocol.errors import AUTHORIZATION_ERRORS
 from keos.model.protocol.messages import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -460,9 +459,10 @@ class TransactionalSystem:
         ``TransactionManager`` ends a producer (``fatalError``) for errors that mean "you are no longer the
         producer of this transactional.id" (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH after another instance, a
         timeout abort's epoch fence, an expiry or a late InitProducerId of its own moved the coordinator past
-        it), for a denied ACL, and -- without KIP-360 -- for a lost sequence.  A producer the coordinator still
-        recognises as the holder of its id (:func:`displaced` is false) must never be told any of these, in a
-        faulty run too: its own retries, lost responses, failed appends and failovers are retriable.  Judged
+        it), for a denied TransactionalId or Cluster ACL, and -- without KIP-360 -- for a lost sequence.  A
+        producer the coordinator still recognises as the holder of its id (:func:`displaced` is false) must
+        never be told any of these, in a faulty run too: its own retries, lost responses, failed appends and
+        failovers are retriable, a denied Topic or Group ACL abortable.  Judged
         at the step that makes the client fatal, against the coordinator as it stood before the step; recorded
         only when it happens, so the state space does not grow.
         """
@@ -472,8 +472,13 @@ class TransactionalSystem:
         for i, (old, c) in enumerate(zip(before.clients, after.clients, strict=True)):
             if c.state != tp.C.FATAL_ERROR or old.state == tp.C.FATAL_ERROR:
                 continue
-            if cause in AUTHORIZATION_ERRORS:
-                continue  # judged by the security invariants (the ACL decides, :mod:`invariants.security`)
+            if cause in tp.FATAL_AUTHORIZATION_ERRORS:
+                # a denied TransactionalId or Cluster ACL ends the producer (TransactionManager
+                # fatalError; judged by the security invariants, the ACL decides); TOPIC_ and
+                # GROUP_AUTHORIZATION_FAILED are abortable (AddPartitionsToTxnHandler,
+                # AddOffsetsToTxnHandler, TxnOffsetCommitHandler, Kafka trunk 1eb7644349cb): a
+                # producer they make fatal is judged here like any other
+                continue
             if (  # no branch: taken only under the weakened variant no_kip_360
                 not self.kip_360 and cause in tp.PRE_KIP_360_FATAL
             ):

@@ -56,6 +56,7 @@ __all__ = [
     "PendingOffset",
     "append_txn_offset_commit",
     "committed_offset",
+    "finish_load",
     "form_group",
     "handle_offset_commit",
     "handle_offset_fetch",
@@ -115,6 +116,9 @@ class GroupMetadata(NamedTuple):
 
     ``assignment[p]`` is the member owning input partition ``p`` (-1: none);
     ``synced`` the members that received the current generation's assignment.
+    ``loading``: a new coordinator is still replaying the group's ``__consumer_offsets`` partition
+    (``CoordinatorRuntime``'s shard in state LOADING, Kafka trunk ``1eb7644349cb``): its reads and
+    writes are answered COORDINATOR_LOAD_IN_PROGRESS until the load completes.
     """
 
     group_id: int
@@ -126,6 +130,7 @@ class GroupMetadata(NamedTuple):
     committed: tuple[OffsetAndMetadata, ...] = ()
     pending: tuple[PendingOffset, ...] = ()
     offsets_log: PartitionLeader = PartitionLeader()
+    loading: bool = False
 
 
 # -- membership -------------------------------------------------------------------------------------
@@ -210,8 +215,13 @@ def handle_offset_fetch(g: GroupMetadata | None, partition: int, require_stable:
     """OffsetFetch: ``(error, offset)``; -1 when nothing is committed.
 
     With ``requireStable`` (KIP-447, OffsetFetch v7) a pending transactional
-    offset for the partition answers UNSTABLE_OFFSET_COMMIT (retriable).
+    offset for the partition answers UNSTABLE_OFFSET_COMMIT (retriable); a coordinator still
+    loading the group answers COORDINATOR_LOAD_IN_PROGRESS (retriable).
     """
+    if g is not None and g.loading:
+        # CoordinatorRuntime.withActiveContextOrThrow: a read of a LOADING shard (ConsumerCoordinator's
+        # OffsetFetch handler retries it)
+        return Errors.COORDINATOR_LOAD_IN_PROGRESS, -1
     if require_stable and has_pending(g, partition):
         return Errors.UNSTABLE_OFFSET_COMMIT, -1
     c = committed_offset(g, partition)
@@ -356,10 +366,12 @@ def load_offsets(g: GroupMetadata, keep_pending: bool = True) -> GroupMetadata:
     marker; Kafka trunk ``1eb7644349cb``).  A transaction whose marker has not been written yet
     comes back pending, so ``requireStable`` keeps answering UNSTABLE_OFFSET_COMMIT and the marker,
     when it arrives, decides it.  The partition's log and producer state are durable and move
-    with it; only the coordinator's cache is rebuilt.  ``keep_pending=False`` (a weakened variant)
+    with it; only the coordinator's cache is rebuilt.  The group comes back ``loading``: the load is
+    asynchronous (``CoordinatorRuntime.scheduleLoadOperation``) and :func:`finish_load` ends it.
+    ``keep_pending=False`` (a weakened variant)
     loads a transactional offset as committed, whatever its transaction's fate.
     """
-    loaded = g._replace(committed=(), pending=())
+    loaded = g._replace(committed=(), pending=(), loading=True)
     for record_offset, e in enumerate(g.offsets_log.log):
         if e.control:
             loaded, _ = _end_transaction(loaded, e.producer_id, e.control == CONTROL_COMMIT)
@@ -370,3 +382,9 @@ def load_offsets(g: GroupMetadata, keep_pending: bool = True) -> GroupMetadata:
             partition, offset = e.records
             loaded = _set_committed(loaded, OffsetAndMetadata(partition, offset, record_offset))
     return loaded
+
+
+def finish_load(g: GroupMetadata) -> GroupMetadata:
+    """The load completes: the shard becomes ACTIVE (``CoordinatorRuntime.scheduleLoadOperation``'s completion,
+    ``CoordinatorContext.transitionTo(ACTIVE)``, Kafka trunk ``1eb7644349cb``) and serves reads and writes again."""
+    return g._replace(loading=False)
