@@ -15,6 +15,7 @@ scenarios that have one (like :mod:`invariants.transactions`).
 from __future__ import annotations
 
 from keos.invariants._common import sometimes_event, sometimes_state
+from keos.invariants.connect_bounds import connect_bounds_properties
 from keos.invariants.connect_logs import (
     committed_offsets,
     committed_records,
@@ -434,5 +435,6 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
     )
     props.extend(tombstone_properties(config))
+    props.extend(connect_bounds_properties(config))
     return (*props, *connect_progress_properties(config))
 
