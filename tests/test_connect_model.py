@@ -12,6 +12,7 @@ import tomllib
 import pytest
 from txn_config import kafka_cc
 
+from keos.invariants.connect_bounds import connect_bounds_properties, work_bound
 from keos.invariants.connect_logs import (
     committed_offsets,
     config_record_label,
@@ -322,3 +323,18 @@ def test_shipped_connect_scenarios_parse_and_name_existing_variants() -> None:
     for name in connect:
         with open(f"scenarios/{name}.toml", "rb") as f:
             assert tomllib.load(f)["model"] == "connect"
+
+
+def test_connect_writes_bounded_flags_a_write_loop_and_not_the_scenarios_work() -> None:
+    """A leader that rewrote its task configs without end overruns the scenario's bound; the initial state does not."""
+    m = _model(task_counts=[2, 2], owners=[[1], [1]])
+    (prop,) = connect_bounds_properties(m.config)
+    s = m.init_states()[0]
+    assert prop.predicate(s)
+    bound = work_bound(m.config)
+    assert bound == 4 * (2 + 1 + 1) * (2 + 1) + 2 * 1
+    kafka = s.kafka
+    while len(kafka.partitions[CONFIG_TOPIC].log) <= bound:  # generation 0's commit record written again and again
+        kafka, _ = append_plain(kafka, CONFIG_TOPIC, (cfgt.config_record(cfgt.COMMIT, 0, 0, 2),), m.flags)
+    assert not prop.predicate(s._replace(kafka=kafka))
+    assert "the config topic holds" in prop.explain(s._replace(kafka=kafka))
