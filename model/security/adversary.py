@@ -184,8 +184,8 @@ def _may_abandon(system: Any, state: TxnSystemState, i: int, c: tp.TxnClient) ->
 
 
 def blocked_by_abandon(state: TxnSystemState, action: Action) -> bool:
-    """Whether ``action`` is an application call of a client that abandoned its transaction."""
-    return action.kind in APPLICATION_CALLS and bool(action.args) and action.args[0] in state.security.abandoned
+    """Whether ``action`` is an application call of a client that abandoned (step() and actions() alike)."""
+    return bool(state.security.abandoned) and _application_call_of_abandoned(state, action)
 
 
 # -- the actions -------------------------------------------------------------------------------------
@@ -317,3 +317,9 @@ ADVERSARY_HANDLERS: dict[str, Callable[..., Result]] = {
     "AbandonTransaction": abandon_transaction,
     "RevokeAcl": revoke_acl,
 }
+
+
+def _application_call_of_abandoned(state: TxnSystemState, action: Action) -> bool:
+    """:func:`blocked_by_abandon` once somebody abandoned: actions() tests nothing while nobody did, so step()
+    tests that first too, and the two decide alike."""
+    return action.kind in APPLICATION_CALLS and bool(action.args) and action.args[0] in state.security.abandoned
