@@ -154,9 +154,9 @@ def preflight_errors(
 
 
 def _fenced_from_config_topic(sys: ConnectCluster, s: ConnectState, w: int, answer: bool) -> ConnectState:
-    """``PrivilegedWriteException``: the producer is closed (``relinquishWritePrivileges``), the herder sets
-    ``fencedFromConfigTopic``; a round in progress fails and so do its requesters (500)."""
-    s = sys._put(s, w, s.workers[w]._replace(config_producer=None, fenced_from_config_topic=True, fencing=None))
+    """``PrivilegedWriteException``: fencedFromConfigTopic, producer closed; the round, its requesters fail (500)."""
+    fenced = sys._txn_leader(w)  # a plain writer's failure is no PrivilegedWriteException (sendPrivileged, Kafka 4.0)
+    s = sys._put(s, w, s.workers[w]._replace(config_producer=None, fenced_from_config_topic=fenced, fencing=None))
     return sys._answer_requesters(s, P.FAILED) if answer else s
 
 
