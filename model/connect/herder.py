@@ -321,7 +321,7 @@ def _fail_active_rounds(sys: ConnectCluster, s: ConnectState) -> Result:
     whose record is already being written (phase ``sent``) finishes its write first.  With
     ``connect_config_update_fails_fencing`` off the round stays until WriteTaskCountRecord's re-read.
     """
-    if not sys.flags.connect_config_update_fails_fencing:  # no branch: the weakened variant fencing_round_survives_config_update
+    if not sys.flags.connect_config_update_fails_fencing:  # no branch: off only in a weakened variant
         return s, ()
     stale = [
         w for w, wk in enumerate(s.workers)
