@@ -15,6 +15,7 @@ scenarios that have one (like :mod:`invariants.transactions`).
 from __future__ import annotations
 
 from keos.invariants._common import sometimes_event, sometimes_state
+from keos.invariants.connect_bounds import connect_bounds_properties
 from keos.invariants.connect_logs import (
     committed_offsets,
     committed_records,
@@ -135,17 +136,21 @@ def _live_instances_fenced(s: ConnectState) -> list[str]:
 
 
 def _healthy_failures(s: ConnectState) -> list[str]:
-    """In a run without faults: instances of the latest task-config generation that failed in their send loop."""
+    """In a run without faults: instances of the latest task-config generation that failed, in their start-up
+    (the zombie-fencing round answered 409/500, initTransactions or the re-read threw) or in their send loop."""
     if any(s.faults_used):
         return []
     config = s.kafka.partitions[CONFIG_TOPIC]
-    latest = cfgt.snapshot(config, cfgt.read_to_end(config)).generation
+    snap = cfgt.snapshot(config, cfgt.read_to_end(config))
+    if not snap.exists:  # a deleted connector has no healthy task: its fencing requests are answered 404
+        return []
+    latest = snap.generation
     return [
-        f"worker {w}'s task {t.task} of generation {t.generation}, the latest, failed in its send loop although no "
-        "fault was injected"
+        f"worker {w}'s task {t.task} of generation {t.generation}, the latest, failed in its "
+        f"{'send loop' if t.positions else 'start-up'} although no fault was injected"
         for w, wk in enumerate(s.workers)
         for t in wk.tasks
-        if t.phase == TaskPhase.FAILED and t.positions and t.generation == latest
+        if t.phase == TaskPhase.FAILED and t.generation == latest
     ]
 
 
@@ -331,12 +336,17 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             name="healthy_task_never_failed",
             expectation=Expectation.ALWAYS,
             fact="In a run without faults (no pause, crash, failed round or write, manual restart), a task of the "
-            "latest task-config generation that entered its send loop never fails: nothing may fence it (no zombie "
-            "exists, and rounds fence older generations only) and every request it makes succeeds.",
+            "latest task-config generation never fails, in its start-up or its send loop: its zombie-fencing round "
+            "succeeds (a round fails with 409 only for a generation that new task configs replaced, and is then "
+            "gone: the new generation's request starts a new round), nothing may fence it (no zombie exists, and "
+            "rounds fence older generations only) and every request it makes succeeds.",
             source="KIP-618 §Zombie fencing, §Source task startup; ExactlyOnceWorkerSourceTask (a task fails only "
-            "on an exception: a fenced producer, a failed flush or commit)",
+            "on an exception: a failed fencing request, a fenced producer, a failed flush or commit); "
+            "DistributedHerder.ConfigUpdateListener.onTaskConfigUpdate and ZombieFencing (Kafka 4.0, apache/kafka "
+            "1eb7644)",
             catches="an error returned where Kafka returns none, a commit or send that fails a healthy task, a "
-            "healthy task's producer fenced by the herder",
+            "healthy task's producer fenced by the herder, a fencing round of a replaced generation that the new "
+            "generation's tasks join and fail with",
             predicate=lambda s: not _healthy_failures(s),
             partners=("exactly_once_task_started",),
             explain=lambda s: "; ".join(_healthy_failures(s)),
@@ -425,5 +435,6 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
     )
     props.extend(tombstone_properties(config))
+    props.extend(connect_bounds_properties(config))
     return (*props, *connect_progress_properties(config))
 

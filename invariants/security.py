@@ -370,7 +370,7 @@ def _oracle_properties(who: _Who) -> list[Property]:
     return props
 
 
-def _unauthorized_change(who: _Who) -> Property:
+def _unauthorized_change(who: _Who, partners: tuple[str, ...]) -> Property:
     return Property(
         name="unauthorized_never_changes_transaction",
         expectation=Expectation.ALWAYS,
@@ -379,7 +379,7 @@ def _unauthorized_change(who: _Who) -> Property:
         source="KIP-98 §9 (Authorization); KafkaApis.handleInitProducerIdRequest/handleEndTxnRequest",
         catches="a coordinator API that skips the TransactionalId ACL: a stranger fences or ends a transaction",
         predicate=lambda s: not _unauthorized_changes(who, s),
-        partners=("unauthorized_request_refused",),
+        partners=partners,
         explain=lambda s: "; ".join(_unauthorized_changes(who, s)),
     )
 
@@ -490,27 +490,46 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     stranger = any(not sec.may_write_transactional_id(sec.adversary, t) for t in range(who.clients))
     attacks = (f.forge_request or f.hijack_init or f.forge_produce) and stranger
     own = {0 if who.shared else i for i in range(who.clients) if sec.principal_of(i) == sec.adversary}
-    if (f.forge_request or f.hijack_init) and any(
+    allowed_foreign = any(
         sec.may_write_transactional_id(sec.adversary, t) for t in range(who.clients) if t not in own
-    ):
-        # an adversary the ACLs allow on another's transactional id must show its request taking effect
-        props.append(
+    )
+    # An adversary the ACLs allow on another's transactional id must show each of its requests taking effect:
+    # the allowed side of unauthorized_never_changes_transaction (a change by a principal with Write), one
+    # partner per request and outcome it may send (KIP-98 §9: the ACL is the only defence).
+    took_effect: list[Property] = []
+    if allowed_foreign and f.forge_request:
+        took_effect += [
             sometimes_event(
-                "adversary_request_took_effect",
-                "An InitProducerId or EndTxn of the adversary, allowed by its Write on another producer's "
-                "transactional id, changed that transaction (KIP-98 §9: the ACL is the only defence).",
-                "adversary:coordinator_changed",
+                f"forged_end_txn_{outcome}_took_effect",
+                f"An EndTxn ({outcome}) the adversary replayed, allowed by its Write on another producer's "
+                "transactional id, changed that transaction.",
+                f"adversary:took_effect:forge_end_txn:{outcome}",
+            )
+            for outcome in ("commit", "abort")
+        ]
+    if allowed_foreign and f.hijack_init:
+        took_effect.append(
+            sometimes_event(
+                "hijack_init_took_effect",
+                "An InitProducerId of the adversary, allowed by its Write on another producer's transactional id, "
+                "bumped that producer's epoch.",
+                "adversary:took_effect:hijack_init",
             )
         )
-    if attacks or lacking or revoked_tid:
-        props += [
-            _unauthorized_change(who),
+    refused_partner = (
+        [
             sometimes_event(
                 "unauthorized_request_refused",
                 "A coordinator request was refused for want of TransactionalId Write.",
                 "error:TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
-            ),
+            )
         ]
+        if attacks or lacking or revoked_tid
+        else []
+    )
+    if took_effect or refused_partner:
+        partners = tuple(p.name for p in (*refused_partner, *took_effect))
+        props += [_unauthorized_change(who, partners), *refused_partner, *took_effect]
     if f.forge_marker:
         # an adversary allowed WriteTxnMarkers (a cluster administrator) must show its marker landing
         admin = any(sec.allows(sec.adversary, op, ResourceType.CLUSTER, CLUSTER_NAME)

@@ -124,6 +124,12 @@ class ProtocolFlags:
             running assignment, incremental cooperative protocol).  Off: every
             rebalance restarts failed tasks, as the eager protocol
             (``connect.protocol=eager``) did.
+        connect_config_update_fails_fencing: a task-config update the leader reads
+            while a zombie-fencing round awaits its task-count record fails the
+            round at once with 409 CONFLICT and removes it, so a later fencing
+            request starts a new round (``DistributedHerder.ConfigUpdateListener
+            .onTaskConfigUpdate``, ``ZombieFencing.completeExceptionally``; Kafka
+            4.0).  Off: the round stays until its re-read before the record.
         connect_tombstone_to_global_first: a connector-specific offsets commit
             that carries tombstones first writes the tombstones to the worker's
             global offsets topic and writes the connector topic only if that
@@ -263,6 +269,7 @@ class ProtocolFlags:
     authorize_offsets_group: bool = True
     apply_acl_changes: bool = True
     connect_failed_task_stays_failed: bool = True
+    connect_config_update_fails_fencing: bool = True
     connect_tombstone_to_global_first: bool = True
     connect_abort_commits_offsets: bool = True
     connect_stopping_task_skips_producer: bool = True
@@ -527,6 +534,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_worker_lag_before_producer",),
             bug="KIP-618 §Task count records / §Source task startup: tasks of a new generation start while "
             "producers of the previous task ids are still alive",
+        ),
+        Variant(
+            name="fencing_round_survives_config_update",
+            description="Connect: new task configs read while a zombie-fencing round awaits its task-count record "
+            "leave the round active; the new generation's fencing requests join it and are answered with its "
+            "409 at the record's re-read (no completeExceptionally in ConfigUpdateListener.onTaskConfigUpdate).",
+            flags=replace(_REAL, connect_config_update_fails_fencing=False),
+            weakened=True,
+            breaks=("healthy_task_never_failed",),
+            scenarios=("connect_tv1_reconfiguration",),
+            bug="KIP-618 §Zombie fencing: the tasks of a reconfigured connector join the stale round of the "
+            "previous task configs and fail at start-up with 409 CONFLICT, although nothing went wrong",
         ),
         Variant(
             name="tombstone_to_connector_topic_first",

@@ -12,6 +12,7 @@ import tomllib
 import pytest
 from txn_config import kafka_cc
 
+from keos.invariants.connect_bounds import connect_bounds_properties, work_bound
 from keos.invariants.connect_logs import (
     committed_offsets,
     config_record_label,
@@ -145,8 +146,27 @@ def test_admin_fence_producers_aborts_the_zombies_open_transaction_and_fences_it
     assert err == Errors.INVALID_PRODUCER_EPOCH
 
 
-def test_round_409_when_the_generation_advances_during_fencing() -> None:
+def test_round_409_at_once_when_new_task_configs_are_read_during_fencing() -> None:
+    """DistributedHerder.ConfigUpdateListener.onTaskConfigUpdate (Kafka 4.0): the active round fails at once with
+    409 and is gone, so the new generation's request starts a new round and its task starts."""
     m = _model(task_counts=[2, 2], owners=[[1], [1]])
+    s = m.init_states()[0]
+    s = _run(m, s, ("StartTask", (1, 1)), ("FenceZombies", (0,)))
+    step = m.step(s, Action("Reconfigure", (0,)))
+    assert step is not None and "fencing_409_conflict" in step.events
+    inst = step.state.workers[1].instance(1)
+    assert inst is not None and inst.phase == TaskPhase.FAILED
+    assert step.state.workers[0].fencing is None
+    assert Action("WriteTaskCountRecord", (0,)) not in m.actions(step.state)
+    s = _run(m, step.state, ("Rebalance", ()), ("StartTask", (1, 1)), ("FenceZombies", (0,)))
+    s = _run(m, s, ("WriteTaskCountRecord", (0,)), ("CommitTaskCountRecord", (0,)))
+    inst = s.workers[1].instance(1)
+    assert inst is not None and inst.generation == 1 and inst.phase == TaskPhase.FENCING_DONE
+
+
+def test_round_409_at_the_record_when_the_round_survives_config_updates() -> None:
+    """The weakened variant fencing_round_survives_config_update: the round fails only at its re-read."""
+    m = _model("fencing_round_survives_config_update", task_counts=[2, 2], owners=[[1], [1]])
     s = m.init_states()[0]
     s = _run(m, s, ("StartTask", (1, 1)), ("FenceZombies", (0,)), ("Reconfigure", (0,)))
     step = m.step(s, Action("WriteTaskCountRecord", (0,)))
@@ -303,3 +323,18 @@ def test_shipped_connect_scenarios_parse_and_name_existing_variants() -> None:
     for name in connect:
         with open(f"scenarios/{name}.toml", "rb") as f:
             assert tomllib.load(f)["model"] == "connect"
+
+
+def test_connect_writes_bounded_flags_a_write_loop_and_not_the_scenarios_work() -> None:
+    """A leader that rewrote its task configs without end overruns the scenario's bound; the initial state does not."""
+    m = _model(task_counts=[2, 2], owners=[[1], [1]])
+    (prop,) = connect_bounds_properties(m.config)
+    s = m.init_states()[0]
+    assert prop.predicate(s)
+    bound = work_bound(m.config)
+    assert bound == 4 * (2 + 1 + 1) * (2 + 1) + 2 * 1
+    kafka = s.kafka
+    while len(kafka.partitions[CONFIG_TOPIC].log) <= bound:  # generation 0's commit record written again and again
+        kafka, _ = append_plain(kafka, CONFIG_TOPIC, (cfgt.config_record(cfgt.COMMIT, 0, 0, 2),), m.flags)
+    assert not prop.predicate(s._replace(kafka=kafka))
+    assert "the config topic holds" in prop.explain(s._replace(kafka=kafka))

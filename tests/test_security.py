@@ -525,8 +525,12 @@ def test_an_authorized_epoch_bump_fences_the_owner_and_is_no_violation() -> None
     state, events = _run_from(model, state, [Action("HijackInitProducerId", (0,))])
     assert "epoch_bump" in events[0] and state.coordinator[0].producer_epoch == 1
     assert state.security.txn_changes == ()
-    # holding Write on every transactional id, the adversary is no stranger: there is no refusal to judge
-    assert "unauthorized_never_changes_transaction" not in {p.name for p in model.properties()}
+    # holding Write on every transactional id, the adversary is no stranger: the invariant is judged on its
+    # allowed change, whose partner is the hijack taking effect (no refusal to wait for)
+    props = {p.name: p for p in model.properties()}
+    assert props["unauthorized_never_changes_transaction"].partners == ("hijack_init_took_effect",)
+    assert "unauthorized_request_refused" not in props
+    assert any(e.startswith("adversary:took_effect:hijack_init") for e in events[0])
     state, _ = _run_from(model, state, [Action("BeginTransaction", (0,)), Action("Send", (0,))])
     state, _ = _run_from(model, state, [Action("SendProduce", (0, 0))])
     state, events = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # verification: fenced

@@ -6,14 +6,19 @@ send loop, or fails; ``AbstractStatus.State`` FAILED is final for that instance 
 ended, it sends and commits nothing more, and only the worker removes it: when a rebalance revokes it
 (``Worker.stopAndAwaitTask``), a restart request replaces it (``DistributedHerder.restartTask``), or the
 worker dies.  A revoked instance still in its start-up (``stopping``) finishes its blocking call and is
-gone.  :func:`illegal_task_changes` compares a step's state before and after against that table; the
+gone.  A paused worker's threads are stopped (a GC pause, a stopped JVM): none of its instances starts,
+sends or commits; only the answer of a fencing round it waits on may reach it (the leader's HTTP response,
+taken when it resumes).  :func:`illegal_task_changes` compares a step's state before and after against that table; the
 Connect model records what it reports, and :mod:`invariants.connect` judges it.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from keos.model.connect.records import ConnectState
 from keos.model.connect.worker import TaskPhase as P
+from keos.model.connect.worker import WorkerStatus as W
 
 __all__ = ["NEXT_PHASES", "STOPPING_STEPS", "illegal_task_changes"]
 
@@ -57,4 +62,16 @@ def illegal_task_changes(kind: str, before: ConnectState, after: ConnectState) -
         for new in new_wk.tasks:
             if old_wk.instance(new.task) is None and kind != "StartTask":  # no branch: a violation
                 out.append(f"task:w{w}.t{new.task}.g{new.generation}:started by {kind}")
+        if old_wk.status == W.PAUSED and new_wk.status == W.PAUSED:
+            out.extend(_paused_changes(w, kind, old_wk.tasks, new_wk))
     return tuple(out)
+
+
+def _paused_changes(w: int, kind: str, old_tasks: tuple[Any, ...], new_wk: Any) -> list[str]:  # no mutate: judge
+    """Instances of paused worker ``w`` that a step changed other than by answering their fencing request."""
+    out: list[str] = []
+    for new in new_wk.tasks:
+        old = next((t for t in old_tasks if t.task == new.task), None)
+        if old != new and (old is None or old.phase != P.FENCING_REQUESTED):  # no branch: a violation
+            out.append(f"task:w{w}.t{new.task}.g{new.generation}:changed by {kind} while its worker was paused")
+    return out

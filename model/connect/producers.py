@@ -190,7 +190,7 @@ def end_transaction(
     """
     # Every call in the model follows a send in the same transaction (a Poll, the offsets, a config record);
     # ExactlyOnceWorkerSourceTask.commitTransaction skips the producer when there is nothing to commit.
-    if not h.in_transaction:  # no branch: reached only in the weakened variant source_offsets_outside_transaction
+    if not h.in_transaction:  # unreachable: every call follows a send (above)
         return cluster, h._replace(added=()), Errors.NONE, ()
     tid = h.transactional_id
     out = tc.handle_end_txn(

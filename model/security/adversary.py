@@ -94,7 +94,7 @@ ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "AbandonTransaction": ("producer",),
     **OPERATOR_ACTION_ARGS,
 }
-ADVERSARY_FAULT_OF_ACTION = {
+ADVERSARY_FAULT_OF_ACTION = {  # no mutate: fault model (which [faults] budget an action uses, not Kafka's rules)
     "ForgeProduce": "forge_produce",
     "StrayProduce": "forge_produce",
     "ForgeEndTxn": "forge_request",
@@ -184,8 +184,8 @@ def _may_abandon(system: Any, state: TxnSystemState, i: int, c: tp.TxnClient) ->
 
 
 def blocked_by_abandon(state: TxnSystemState, action: Action) -> bool:
-    """Whether ``action`` is an application call of a client that abandoned its transaction."""
-    return action.kind in APPLICATION_CALLS and bool(action.args) and action.args[0] in state.security.abandoned
+    """Whether ``action`` is an application call of a client that abandoned (step() and actions() alike)."""
+    return bool(state.security.abandoned) and _application_call_of_abandoned(state, action)
 
 
 # -- the actions -------------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ def _coordinator(system: Any, s: TxnSystemState, req: Any, label: str) -> Result
     assert result is not None  # a coordinator request is always answered
     new, events = result
     if new.coordinator != s.coordinator:  # allowed (the adversary holds Write on the transactional id)
-        events = ("adversary:coordinator_changed", *events)
+        events = ("adversary:coordinator_changed", f"adversary:took_effect:{label.split(':', 1)[1]}", *events)
     return _without_replies(new), (label, *events)
 
 
@@ -263,7 +263,7 @@ def forge_end_txn(system: Any, s: TxnSystemState, t: int, committed: Any) -> Res
     md = s.coordinator[t]
     assert md is not None
     req = EndTxnRequest(-1, 0, t, md.producer_id, md.producer_epoch, committed)
-    return _coordinator(system, s, req, "adversary:forge_end_txn")
+    return _coordinator(system, s, req, f"adversary:forge_end_txn:{'commit' if committed else 'abort'}")
 
 
 def hijack_init(system: Any, s: TxnSystemState, t: int) -> Result:
@@ -317,3 +317,9 @@ ADVERSARY_HANDLERS: dict[str, Callable[..., Result]] = {
     "AbandonTransaction": abandon_transaction,
     "RevokeAcl": revoke_acl,
 }
+
+
+def _application_call_of_abandoned(state: TxnSystemState, action: Action) -> bool:
+    """:func:`blocked_by_abandon` once somebody abandoned: actions() tests nothing while nobody did, so step()
+    tests that first too, and the two decide alike."""
+    return action.kind in APPLICATION_CALLS and bool(action.args) and action.args[0] in state.security.abandoned
