@@ -278,6 +278,38 @@ UNREPLICATED_TRUNCATED = Property(
 )
 
 
+# -- high_watermark_within_log ---------------------------------------------------------------
+
+
+def _watermark_problems_in(leader: PartitionLeader) -> list[str]:
+    """How ``leader``'s high watermark or produce purgatory breaks the replication bookkeeping, if it does."""
+    out: list[str] = []
+    if not 0 <= leader.high_watermark <= len(leader.log):
+        out.append(f"high watermark {leader.high_watermark} outside the log [0, {len(leader.log)}]")
+    out.extend(
+        f"a response for offset {r.base_offset} is still parked although the high watermark is {leader.high_watermark}"
+        for r in leader.pending
+        if r.base_offset < leader.high_watermark
+    )
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _watermarks_sound(partitions: tuple[PartitionLeader, ...]) -> bool:
+    return not any(_watermark_problems_in(leader) for leader in partitions)
+
+
+def high_watermark_within_log(s: SystemState) -> bool:
+    """Every leader's high watermark lies within its log, and only batches above it wait in the purgatory."""
+    return _watermarks_sound(s.partitions)
+
+
+def _explain_watermarks(s: SystemState) -> str:
+    return "; ".join(
+        f"partition {q}: {p}" for q, leader in enumerate(s.partitions) for p in _watermark_problems_in(leader)
+    )
+
+
 def _over_retries(s: SystemState, retries: int) -> list[str]:
     """Batches a producer has sent more than ``retries + 1`` times."""
     return [
@@ -555,6 +587,20 @@ def _properties(
             predicate=lambda s: not s.ghost.unexplained_failures,
             partners=("record_failed",),
             explain=lambda s: "; ".join(s.ghost.unexplained_failures),
+        ),
+        Property(
+            name="high_watermark_within_log",
+            expectation=Expectation.ALWAYS,
+            fact="A leader's high watermark never passes its log end offset (a new leader's included), and a "
+            "produce response parked for replication waits only for a batch the high watermark has not passed.",
+            source="``UnifiedLog.updateHighWatermark`` (upper-bounded by the log end offset), "
+            "``Partition.maybeIncrementLeaderHW`` (the minimum log end of the ISR), ``DelayedProduce.tryComplete`` "
+            "(completes once the high watermark reaches the batch); Kafka 4.0 (trunk, 2024-10)",
+            catches="a leader that starts or restarts with a high watermark beyond its log (records exposed to "
+            "read_committed readers and acks=all answered before replication), a purgatory never released",
+            predicate=high_watermark_within_log,
+            partners=("record_acknowledged",),
+            explain=_explain_watermarks,
         ),
         sometimes_state(
             "record_failed",
