@@ -30,11 +30,11 @@ from functools import lru_cache
 
 from keos.invariants._common import sometimes_state
 from keos.invariants.idempotence_progress import idempotence_progress_properties
-from keos.model.clients.producer import record_label, record_owner
+from keos.model.clients.producer import record_id, record_label, record_owner
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
 from keos.model.log.producer_state import BatchMetadata, next_sequence
-from keos.model.systems.idempotence import SystemState
+from keos.model.systems.idempotence import FAULT_KINDS, SystemState
 
 __all__ = ["idempotence_properties"]
 
@@ -308,6 +308,35 @@ def _explain_watermarks(s: SystemState) -> str:
     return "; ".join(
         f"partition {q}: {p}" for q, leader in enumerate(s.partitions) for p in _watermark_problems_in(leader)
     )
+
+
+# -- sends_accounted_for ---------------------------------------------------------------------
+
+_PRODUCER_RESTART = FAULT_KINDS.index("producer_restart")
+
+
+def _unaccounted(s: SystemState) -> list[str]:
+    """Records the application sent that its producer neither holds in a batch nor completed (acked or failed).
+
+    Not judged once a producer process restarted: the application's pending futures die with the process.
+    """
+    if s.faults_used[_PRODUCER_RESTART]:
+        return []
+    done = set(s.ghost.acked) | set(s.ghost.failed)
+    out: list[str] = []
+    for i, p in enumerate(s.producers):
+        held = {r for b in p.batches for r in b.records}
+        out.extend(
+            f"{record_label(record_id(i, n))} left producer {i} without being acknowledged or failed"
+            for n in range(p.next_record)
+            if record_id(i, n) not in held and record_id(i, n) not in done
+        )
+    return out
+
+
+def sends_accounted_for(s: SystemState) -> bool:
+    """Every record the application handed to a producer is still held by it, or completed."""
+    return not _unaccounted(s)
 
 
 def _over_retries(s: SystemState, retries: int) -> list[str]:
@@ -601,6 +630,21 @@ def _properties(
             predicate=high_watermark_within_log,
             partners=("record_acknowledged",),
             explain=_explain_watermarks,
+        ),
+        Property(
+            name="sends_accounted_for",
+            expectation=Expectation.ALWAYS,
+            fact="A record the application sent stays in the producer until its send completes -- acknowledged, "
+            "or failed with the error Kafka reports: the client never drops a batch without completing its future, "
+            "in faulty runs too (a crashed producer process excepted: its futures die with it).",
+            source="``KafkaProducer.send`` (the returned future / callback always completes); ``ProducerBatch.done`` "
+            "from ``Sender.completeBatch``, ``Sender.failBatch`` and ``RecordAccumulator.expiredBatches`` "
+            "(Kafka 4.0, trunk 2024-10)",
+            catches="a client that removes a batch it still owes an answer for (the wrong batch completed on a "
+            "response, an acks=0 send that completes another in-flight batch, a reset that forgets a batch)",
+            predicate=sends_accounted_for,
+            partners=("record_acknowledged",),
+            explain=lambda s: "; ".join(_unaccounted(s)),
         ),
         sometimes_state(
             "record_failed",
