@@ -30,11 +30,11 @@ from functools import lru_cache
 
 from keos.invariants._common import sometimes_state
 from keos.invariants.idempotence_progress import idempotence_progress_properties
-from keos.model.clients.producer import record_label, record_owner
+from keos.model.clients.producer import record_id, record_label, record_owner
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
 from keos.model.log.producer_state import BatchMetadata, next_sequence
-from keos.model.systems.idempotence import SystemState
+from keos.model.systems.idempotence import FAULT_KINDS, SystemState
 
 __all__ = ["idempotence_properties"]
 
@@ -276,6 +276,67 @@ UNREPLICATED_TRUNCATED = Property(
     catches="reachability of a failover with unreplicated batches (acks=1, or acks=all with separate replication)",
     event="unreplicated_batches_truncated",
 )
+
+
+# -- high_watermark_within_log ---------------------------------------------------------------
+
+
+def _watermark_problems_in(leader: PartitionLeader) -> list[str]:
+    """How ``leader``'s high watermark or produce purgatory breaks the replication bookkeeping, if it does."""
+    out: list[str] = []
+    if not 0 <= leader.high_watermark <= len(leader.log):
+        out.append(f"high watermark {leader.high_watermark} outside the log [0, {len(leader.log)}]")
+    out.extend(
+        f"a response for offset {r.base_offset} is still parked although the high watermark is {leader.high_watermark}"
+        for r in leader.pending
+        if r.base_offset < leader.high_watermark
+    )
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _watermarks_sound(partitions: tuple[PartitionLeader, ...]) -> bool:
+    return not any(_watermark_problems_in(leader) for leader in partitions)
+
+
+def high_watermark_within_log(s: SystemState) -> bool:
+    """Every leader's high watermark lies within its log, and only batches above it wait in the purgatory."""
+    return _watermarks_sound(s.partitions)
+
+
+def _explain_watermarks(s: SystemState) -> str:
+    return "; ".join(
+        f"partition {q}: {p}" for q, leader in enumerate(s.partitions) for p in _watermark_problems_in(leader)
+    )
+
+
+# -- sends_accounted_for ---------------------------------------------------------------------
+
+_PRODUCER_RESTART = FAULT_KINDS.index("producer_restart")
+
+
+def _unaccounted(s: SystemState) -> list[str]:
+    """Records the application sent that its producer neither holds in a batch nor completed (acked or failed).
+
+    Not judged once a producer process restarted: the application's pending futures die with the process.
+    """
+    if s.faults_used[_PRODUCER_RESTART]:
+        return []
+    done = set(s.ghost.acked) | set(s.ghost.failed)
+    out: list[str] = []
+    for i, p in enumerate(s.producers):
+        held = {r for b in p.batches for r in b.records}
+        out.extend(
+            f"{record_label(record_id(i, n))} left producer {i} without being acknowledged or failed"
+            for n in range(p.next_record)
+            if record_id(i, n) not in held and record_id(i, n) not in done
+        )
+    return out
+
+
+def sends_accounted_for(s: SystemState) -> bool:
+    """Every record the application handed to a producer is still held by it, or completed."""
+    return not _unaccounted(s)
 
 
 def _over_retries(s: SystemState, retries: int) -> list[str]:
@@ -555,6 +616,35 @@ def _properties(
             predicate=lambda s: not s.ghost.unexplained_failures,
             partners=("record_failed",),
             explain=lambda s: "; ".join(s.ghost.unexplained_failures),
+        ),
+        Property(
+            name="high_watermark_within_log",
+            expectation=Expectation.ALWAYS,
+            fact="A leader's high watermark never passes its log end offset (a new leader's included), and a "
+            "produce response parked for replication waits only for a batch the high watermark has not passed.",
+            source="``UnifiedLog.updateHighWatermark`` (upper-bounded by the log end offset), "
+            "``Partition.maybeIncrementLeaderHW`` (the minimum log end of the ISR), ``DelayedProduce.tryComplete`` "
+            "(completes once the high watermark reaches the batch); Kafka 4.0 (trunk, 2024-10)",
+            catches="a leader that starts or restarts with a high watermark beyond its log (records exposed to "
+            "read_committed readers and acks=all answered before replication), a purgatory never released",
+            predicate=high_watermark_within_log,
+            partners=("record_acknowledged",),
+            explain=_explain_watermarks,
+        ),
+        Property(
+            name="sends_accounted_for",
+            expectation=Expectation.ALWAYS,
+            fact="A record the application sent stays in the producer until its send completes -- acknowledged, "
+            "or failed with the error Kafka reports: the client never drops a batch without completing its future, "
+            "in faulty runs too (a crashed producer process excepted: its futures die with it).",
+            source="``KafkaProducer.send`` (the returned future / callback always completes); ``ProducerBatch.done`` "
+            "from ``Sender.completeBatch``, ``Sender.failBatch`` and ``RecordAccumulator.expiredBatches`` "
+            "(Kafka 4.0, trunk 2024-10)",
+            catches="a client that removes a batch it still owes an answer for (the wrong batch completed on a "
+            "response, an acks=0 send that completes another in-flight batch, a reset that forgets a batch)",
+            predicate=sends_accounted_for,
+            partners=("record_acknowledged",),
+            explain=lambda s: "; ".join(_unaccounted(s)),
         ),
         sometimes_state(
             "record_failed",

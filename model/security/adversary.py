@@ -85,7 +85,7 @@ __all__ = [
 STRAY_PRODUCER_ID = 9999
 APIS = ("WriteTxnMarkers", "Produce")
 
-ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {
+ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
     "ForgeProduce": ("victim", "partition", "bump_epoch"),
     "StrayProduce": ("partition",),
     "ForgeEndTxn": ("transactional_id", "committed"),

@@ -32,7 +32,7 @@ from keos.model.systems.transactions_records import TxnSystemState
 
 __all__ = ["OPERATOR_ACTION_ARGS", "OPERATOR_FAULT_OF_ACTION", "revoke_acl", "revoke_actions"]
 
-OPERATOR_ACTION_ARGS: dict[str, tuple[str, ...]] = {"RevokeAcl": ("binding",)}
+OPERATOR_ACTION_ARGS: dict[str, tuple[str, ...]] = {"RevokeAcl": ("binding",)}  # no mutate: trace format (JSON keys)
 OPERATOR_FAULT_OF_ACTION = {"RevokeAcl": "revoke_acl"}  # no mutate: fault model (the budget RevokeAcl uses)
 
 Result = tuple[TxnSystemState, tuple[str, ...]] | None

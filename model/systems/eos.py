@@ -113,7 +113,7 @@ OUTPUT_PARTITION = 0
 OFFSETS_PARTITION = tc.OFFSETS_PARTITION_BASE + GROUP
 
 #: The plain application's calls (BeginTransaction, Send) are replaced by Process.
-EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {
+EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
     **{k: v for k, v in TXN_ACTION_ARGS.items() if k not in ("BeginTransaction", "Send")},
     "FetchOffsets": ("instance",),
     "Process": ("instance",),

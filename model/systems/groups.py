@@ -145,7 +145,7 @@ class GroupState(NamedTuple):
     added_partitions: int = 0  # partitions added to the topic since the start (CreatePartitions)
 
 
-GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {
+GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
     "FindCoordinator": ("consumer",),
     "Start": ("consumer",),
     "JoinGroup": ("consumer",),

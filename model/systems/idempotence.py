@@ -61,7 +61,7 @@ __all__ = [
 BROKER = "b0"
 
 #: Fault kinds, in the order of ``SystemState.faults_used``.
-FAULT_KINDS = (
+FAULT_KINDS = (  # no mutate: fault budget bookkeeping (the scenario's [faults] keys, in faults_used order)
     "drop",
     "duplicate",
     "reorder",
@@ -73,7 +73,7 @@ FAULT_KINDS = (
 )
 
 #: Argument names of every action kind (display and JSON).
-ACTION_ARGS: dict[str, tuple[str, ...]] = {
+ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
     "InitProducerId": ("producer",),
     "Send": ("producer",),
     "SendProduce": ("producer", "partition"),
@@ -93,7 +93,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {
 }
 
 #: The fault kind each fault action is charged to.
-FAULT_OF_ACTION = {
+FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping (which budget each fault action spends)
     "DropMessage": "drop",
     "DuplicateMessage": "duplicate",
     "ReorderMessage": "reorder",
@@ -118,7 +118,7 @@ _LEADER_RESTART = _FAULT_INDEX["RestartLeader"]
 _PRODUCER_RESTART = _FAULT_INDEX["RestartProducer"]
 _NOT_LEADER = _FAULT_INDEX["NotLeaderOrFollower"]
 #: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope, 3 = producer id.
-_ARG_SPECS = {
+_ARG_SPECS = {  # no mutate: trace format (how a decoded action's arguments are range-checked)
     kind: tuple({"producer": 0, "partition": 1, "message": 2, "producer_id": 3}[n] for n in names)
     for kind, names in ACTION_ARGS.items()
 }
@@ -996,8 +996,9 @@ class KafkaSystem:
 
 #: The handler of each action kind, called as ``handler(system, state, *args)``.  At module level, not in the
 #: class body, so that mypyc can compile the class (``--kernel compiled``: a native class has no names of its
-#: methods in its body).
-_HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] = {
+#: methods in its body).  Not mutated: a missing entry only makes step() refuse an action actions() lists, which the
+#: engine reports as a model error; it is plumbing, not a rule of Kafka's.
+_HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] = {  # no mutate: dispatch
     "InitProducerId": KafkaSystem._init_producer_id,
     "Send": KafkaSystem._send,
     "SendProduce": KafkaSystem._send_produce,

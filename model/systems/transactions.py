@@ -114,7 +114,7 @@ BROKER = "b0"
 COORDINATOR = "tc"
 #: The ``__transaction_state`` partition's leader: the destination of the coordinator's appends in flight.
 TXN_LOG = "txnlog"
-TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {
+TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
     "InitTransactions": ("producer",),
     "BeginTransaction": ("producer",),
     "Send": ("producer",),
