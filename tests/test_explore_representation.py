@@ -165,6 +165,28 @@ def test_cached_predicates_equal_direct_evaluation_on_every_reachable_state(name
     assert any(p.expectation is Expectation.ALWAYS for p in props)
 
 
+@pytest.mark.parametrize("name", ["txn_kafka_12671_hanging", "groups_coordinator_failover", "idempotence_retry"])
+def test_grouped_predicates_equal_direct_evaluation_on_every_reachable_state(name: str) -> None:
+    """``PredicateCache.failing`` (the search's one call per state: predicates grouped by read set) names
+    exactly the false predicates, in the order asked, for every subset the search may ask about."""
+    scenario = SCENARIOS[name]
+    model = build_model(scenario, scenario.variant)
+    props = [p for p in model.properties() if p.predicate is not None and p.expectation is not None]
+    table = CollapsedStates()
+    cache = PredicateCache([p.predicate for p in props])  # type: ignore[misc]
+    everything = tuple(range(len(props)))
+    odd = everything[1::2]
+    seen_false = 0
+    for s in canonical_bfs(model):
+        sid, _ = table.add(table.key(s), 0)
+        key = table.key_of(sid)
+        want = tuple(k for k in everything if not props[k].holds(s))
+        assert cache.failing(everything, s, key) == want, s
+        assert cache.failing(odd, s, key) == tuple(k for k in want if k in odd)
+        seen_false += bool(want)
+    assert seen_false > 0 and cache.hits > 0
+
+
 @pytest.mark.parametrize("engine", ["sequential", "level"])
 def test_stop_on_first_does_not_stop_at_a_permitted_violation(engine: str) -> None:
     """``stop_on_first`` (``keos mutants``, ``keos mutate``) stops at the first *verdict*: a permitted,

@@ -146,9 +146,12 @@ def _explore(
     next_check = 512
     limit: tuple[str, str] | None = None
 
-    # The invariants not violated yet and the sometimes partners not reached yet, by predicate index.
-    unviolated = [(j, p.name) for j, p in enumerate(always)]
-    unreached = [(j, p.name) for j, p in enumerate(state_sometimes, n_always)]
+    # The invariants not violated yet and the sometimes partners not reached yet, by predicate index
+    # (judged a group of predicates with the same read set at a time: PredicateCache.failing).
+    name_of = [p.name for p in (*always, *state_sometimes)]
+    unviolated = tuple(range(n_always))
+    unreached = tuple(range(n_always, n_state))
+    failing = cache.failing
 
     def check(state: Any, sid: int) -> bool:
         """Record new violations and reached partners; True if ``state`` newly violates an invariant the
@@ -158,18 +161,18 @@ def _explore(
         nonlocal unviolated, unreached
         bad = False
         key = states.key_of(sid)
-        holds = cache.holds
-        for j, name in unviolated:
-            if not holds(j, state, key):
-                violations[name] = sid
-                bad = bad or name not in permitted
-        if len(unviolated) != n_always - len(violations):
-            unviolated = [(j, name) for j, name in unviolated if name not in violations]
+        if unviolated:
+            broken = failing(unviolated, state, key)
+            if broken:
+                for j in broken:
+                    violations[name_of[j]] = sid
+                    bad = bad or name_of[j] not in permitted
+                unviolated = tuple(j for j in unviolated if j not in broken)
         if unreached:
-            hit = [name for j, name in unreached if holds(j, state, key)]
-            if hit:
-                reached.update(hit)
-                unreached = [(j, name) for j, name in unreached if name not in reached]
+            false = failing(unreached, state, key)
+            if len(false) != len(unreached):
+                reached.update(name_of[j] for j in unreached if j not in false)
+                unreached = false
         return bad
 
     def path(sid: int) -> list[Action]:
