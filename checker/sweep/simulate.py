@@ -80,12 +80,16 @@ missed (issue 27, item 4):
   ``reached`` count every branch.
 
 The profile key of each (``~protocol``, ``~newest``, ``~trigger``, ``~branch``)
-is part of the run's descriptor, next to the fault weights.  Still about one
-run in 1,000 or fewer: a bug that needs *two* precisely placed faults (a batch
-expiry, then the loss of the second InitProducerId answer:
-``init_pid_retry_fenced``; from the state right after the expiry one
-continuation in about 120 catches it, and a run places the expiry in its short
-window in about one run in 20); the explicit search finds it in 22 steps.
+is part of the run's descriptor, next to the fault weights.  All of these draw
+a run afresh; a bug that needs *two* precisely placed faults (a batch expiry,
+then the loss of the second InitProducerId answer: ``init_pid_retry_fenced``;
+from the state right after the expiry one continuation in about 120 catches it,
+and a run places the expiry in its short window in about one run in 20) was
+caught by none of 2,000 such runs.  The last dimension, :data:`ARCHIVE` (half
+of the swarm runs), learns across runs: the runs of a group share a Go-Explore
+archive of the cells (sets of events on the path) they reached, and an archive
+run starts from a rare cell instead of the initial state
+(:mod:`checker.sweep.archive`; the walk takes the archive as ``archive``).
 
 Determinism contract: a run is a pure function of its descriptor (model,
 seed, step budget, fault weights).  All randomness comes from
@@ -423,7 +427,12 @@ def random_walk(
     elsewhere; with :data:`BRANCH` the walk restarts that many times from the
     state right after one of the faults on its current path (the least
     restarted, ties drawn from the walk's stream), each end judged like a
-    run's end.  The walk is deterministic given its arguments.
+    run's end.  With an ``archive`` (:class:`checker.sweep.archive.Archive`)
+    every state the walk reaches is filed under its path's cell, and with
+    :data:`ARCHIVE` the walk starts from a cell the archive draws (its path is
+    the start of :attr:`WalkResult.actions`, so a counterexample still runs
+    from the initial state).  The walk is deterministic given its arguments
+    and the archive's contents.
 
     Per step: ``model.actions`` once; each enabled action classified once
     (fault kind -> weight); one draw ``rng.random() * total`` picks the action
