@@ -7,6 +7,7 @@ import hashlib
 import pytest
 
 from keos.checker.minimize import fails
+from keos.checker.sweep.archive import ARCHIVE
 from keos.checker.sweep.simulate import (
     BRANCH,
     BRANCH_RESTARTS,
@@ -63,7 +64,7 @@ def test_swarm_profile_is_a_random_nonempty_subset_with_bounded_weights() -> Non
         profile = swarm_profile(kinds, seed)
         assert profile == swarm_profile(kinds, seed)
         faults = {k: w for k, w in profile.items() if not k.startswith("~")}
-        assert set(profile) - set(faults) <= {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER, BRANCH}
+        assert set(profile) - set(faults) <= {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER, BRANCH, ARCHIVE}
         assert profile.get(BRANCH, BRANCH_RESTARTS) == BRANCH_RESTARTS
         assert faults and set(faults) <= set(kinds)
         assert all(1 / 8 <= w <= 2 for w in faults.values())

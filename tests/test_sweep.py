@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import keos.checker.sweep.campaign as sweep
+from keos.checker.sweep.archive import ARCHIVE
 from keos.checker.sweep.campaign import (
     SweepError,
     add_sweep_arguments,
@@ -114,7 +115,8 @@ def test_sweep_output_dedup_and_replayable_traces(tmp_path: Path) -> None:
         assert r["seed"] == derive_seed(5, r["run_id"])
         assert (
             r["fault_weights"]
-            and {k for k, _ in r["fault_weights"]} - {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER, BRANCH} <= kinds
+            and {k for k, _ in r["fault_weights"]} - {PROTOCOL_BIAS, NEWEST_FIRST, FAULT_TRIGGER, BRANCH, ARCHIVE}
+            <= kinds
         )
         assert {k for k, _ in r["faults"]} <= {k for k, _ in r["fault_weights"]}
         assert 0 < r["steps"] <= 40
@@ -342,8 +344,9 @@ def test_small_sweep_catches_what_the_old_swarm_rarely_did(
     monkeypatch.setattr(simulate, "TRIGGER_RUNS", 0.0)
     monkeypatch.setattr(simulate, "NEWEST_FIRST_RUNS", 0.0)
     monkeypatch.setattr(simulate, "BRANCH_RUNS", 0.0)
+    monkeypatch.setattr(simulate, "ARCHIVE_RUNS", 0.0)
     old = execute_batch(describe_batch(json.dumps(spec.to_json()), run_ordinals(0, runs))).to_pylist()
-    assert not any(k in (NEWEST_FIRST, FAULT_TRIGGER, BRANCH) for r in old for k, _ in r["fault_weights"])
+    assert not any(k in (NEWEST_FIRST, FAULT_TRIGGER, BRANCH, ARCHIVE) for r in old for k, _ in r["fault_weights"])
     assert 3 * sum(bool(r["violation"]) for r in old) < len(bad)
 
 

@@ -66,6 +66,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from keos.checker.results import EngineResult, Verdict, judge
+from keos.checker.sweep.archive import ARCHIVE_GROUP
 from keos.checker.sweep.runs import (
     RESULT_SCHEMA,
     Cell,
@@ -133,13 +134,15 @@ def plan_sweep(
     steps: int = 50,
     seed: int = 0,
     chunk_runs: int = 0,
+    archive_group: int = ARCHIVE_GROUP,
 ) -> SweepSpec:
     """The spec of a sweep; raises :class:`SweepError` on bad input.
 
     Without ``scenarios`` the default scenarios are swept; without
     ``variants`` each scenario runs under its own variant.  ``mutants`` sweeps
     every weakened variant (or those in ``variants``) on the scenarios it
-    names.
+    names.  ``archive_group`` swarm runs of a cell share a Go-Explore archive
+    (:mod:`checker.sweep.archive`; 0: every run independent).
     """
     from keos.model.variants import VARIANTS
     from keos.scenarios import build_model, builtin_scenarios, resolve_scenario
@@ -148,6 +151,8 @@ def plan_sweep(
         raise SweepError(f"--runs must be at least 1, got {runs}")
     if steps < 1:
         raise SweepError(f"--steps must be at least 1, got {steps}")
+    if archive_group < 0:
+        raise SweepError(f"--archive-group must be at least 0 (0 = no archive), got {archive_group}")
     if chunk_runs < 0:
         raise SweepError(f"--chunk-runs must be at least 1 (0 = default), got {chunk_runs}")
     chunk_runs = chunk_runs or DEFAULT_CHUNK_RUNS
@@ -192,7 +197,7 @@ def plan_sweep(
     if not cells:
         raise SweepError(f"no default scenario has a model that variant(s) {', '.join(variants)} apply to")
     extra: dict[str, Any] = {"mutants": list(dict.fromkeys(c.variant for c in cells))} if mutants else {}
-    return SweepSpec(tuple(cells), runs, steps, seed, chunk_runs, extra=extra)
+    return SweepSpec(tuple(cells), runs, steps, seed, chunk_runs, extra=extra, archive_group=archive_group)
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -468,11 +473,14 @@ def _default_parallelism(spark: Any) -> int:
         return 4
 
 
-def _task_count(spark: Any, runs: int, partitions: int) -> int:
+def _task_count(spark: Any, runs: int, partitions: int, group: int = 0) -> int:
     """Spark partitions for a chunk of ``runs``: ``--partitions`` if given, else
-    ``max(2 x cores, runs / TASK_RUNS)``; never more than the runs."""
+    ``max(2 x cores, runs / TASK_RUNS)``, but no more than the chunk's archive groups of ``group`` runs
+    (a task that starts inside a group reruns the group's earlier runs); never more than the runs."""
     if partitions <= 0:
         partitions = max(2 * _default_parallelism(spark), -(-runs // TASK_RUNS))
+        if group:
+            partitions = min(partitions, -(-runs // group))
     return max(1, min(partitions, runs))
 
 
@@ -496,7 +504,7 @@ def _spark_chunk(
     # code serves classic sessions and Spark Connect (which has no SparkContext to parse DDL).
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    tasks = _task_count(spark, end - start, partitions)
+    tasks = _task_count(spark, end - start, partitions, json.loads(spec_json).get("archive_group", 0))
     frame = spark.range(start, end, 1, tasks).mapInArrow(
         functools.partial(run_batches, spec_json), from_arrow_schema(RESULT_SCHEMA)
     )
@@ -856,6 +864,14 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=50, help="step budget of each run (default 50)")
     parser.add_argument("--seed", type=int, default=0, help="sweep seed (default 0)")
     parser.add_argument(
+        "--archive-group",
+        type=int,
+        default=ARCHIVE_GROUP,
+        metavar="N",
+        help=f"consecutive swarm runs of a cell that share a Go-Explore archive of the cells they reached, half "
+        f"of them starting from a rare one (default {ARCHIVE_GROUP}; 0: every run independent)",
+    )
+    parser.add_argument(
         "--master",
         default=DEFAULT_MASTER,
         help="Spark master: local[*] (default), local[N], spark://host:port, sc://host:port",
@@ -893,7 +909,15 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         return 2
     try:
         spec = plan_sweep(
-            args.scenario, args.variant, args.profile, args.mutants, args.runs, args.steps, args.seed, args.chunk_runs
+            args.scenario,
+            args.variant,
+            args.profile,
+            args.mutants,
+            args.runs,
+            args.steps,
+            args.seed,
+            args.chunk_runs,
+            args.archive_group,
         )
         if not args.local_python and not _MASTER.match(args.master):
             raise SweepError(f"bad --master {args.master!r} (local[*], local[N], spark://host:port, sc://host:port)")

@@ -31,6 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from keos.checker.sweep.archive import ARCHIVE_GROUP, Archive
 from keos.checker.sweep.simulate import derive_seed, fault_profile, investigate, random_walk
 from keos.model.interface import Action, Model
 
@@ -85,8 +86,24 @@ class SweepSpec:
     steps: int
     seed: int
     chunk_runs: int = 2_000
-    version: int = 1
+    version: int = 2
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Consecutive swarm runs of a cell that share a Go-Explore archive (:mod:`checker.sweep.archive`); 0: none,
+    #: every run independent (the sweep of version 1).
+    archive_group: int = ARCHIVE_GROUP
+
+    def group(self, ordinal: int) -> str | None:
+        """The archive group of run ``ordinal`` (``None``: the run shares no archive)."""
+        cell = self.cells[ordinal // self.runs]
+        if not self.archive_group or cell.profile != "swarm":
+            return None
+        return f"{cell.key}/{(ordinal % self.runs) // self.archive_group}"
+
+    def group_start(self, ordinal: int) -> int:
+        """The first ordinal of run ``ordinal``'s archive group (itself when it has none)."""
+        if self.group(ordinal) is None:
+            return ordinal
+        return ordinal - (ordinal % self.runs) % self.archive_group
 
     @property
     def total_runs(self) -> int:
@@ -124,6 +141,7 @@ class SweepSpec:
             chunk_runs=int(data["chunk_runs"]),
             version=int(data.get("version", 1)),
             extra=dict(data.get("extra", {})),
+            archive_group=int(data.get("archive_group", 0)),
         )
 
 
@@ -138,6 +156,8 @@ DESCRIPTOR_SCHEMA = pa.schema(
         ("seed", pa.int64()),
         ("max_steps", pa.int32()),
         ("fault_weights", pa.map_(pa.string(), pa.float64())),
+        ("archive_group", pa.string()),
+        ("report", pa.bool_()),
     ]
 )
 
@@ -175,10 +195,21 @@ def run_ordinals(start: int, end: int) -> pa.RecordBatch:
 
 
 def describe_batch(spec_json: str, batch: pa.RecordBatch) -> pa.RecordBatch:
-    """Run descriptors for the ordinals in ``batch`` (column ``id``)."""
+    """Run descriptors for the ordinals in ``batch`` (column ``id``), in run order.
+
+    A run that shares an archive (:attr:`SweepSpec.archive_group`) depends on the runs before it in its
+    group: when the batch starts in the middle of a group, the group's earlier runs are described too,
+    with ``report`` false (:func:`execute_batch` runs them to rebuild the archive and reports nothing of
+    them), so a run's result does not depend on how the runs are split into batches.
+    """
     spec = _spec(spec_json)
     rows: dict[str, list[Any]] = {name: [] for name in DESCRIPTOR_SCHEMA.names}
-    for ordinal in batch.column("id").to_pylist():
+    wanted = sorted(batch.column("id").to_pylist())
+    todo, wanted_set = set(wanted), set(wanted)
+    for ordinal in wanted:
+        if ordinal - 1 not in todo:
+            todo.update(range(spec.group_start(ordinal), ordinal))
+    for ordinal in sorted(todo):
         cell = spec.cells[ordinal // spec.runs]
         run_id = f"{cell.key}/{ordinal % spec.runs}"
         seed = derive_seed(spec.seed, run_id)
@@ -192,12 +223,21 @@ def describe_batch(spec_json: str, batch: pa.RecordBatch) -> pa.RecordBatch:
         rows["seed"].append(seed)
         rows["max_steps"].append(spec.steps)
         rows["fault_weights"].append(sorted(weights.items()))
+        rows["archive_group"].append(spec.group(ordinal))
+        rows["report"].append(ordinal in wanted_set)
     return pa.RecordBatch.from_pydict(rows, schema=DESCRIPTOR_SCHEMA)
 
 
 def execute_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """Run every descriptor in ``batch``; one result row per run."""
+    """Run every descriptor in ``batch``; one result row per run it reports.
+
+    Runs of one archive group (column ``archive_group``) share a :class:`checker.sweep.archive.Archive`,
+    in the batch's order (:func:`describe_batch` gives them in run order, from the group's first run);
+    a run with ``report`` false only feeds the archive.
+    """
     rows: dict[str, list[Any]] = {name: [] for name in RESULT_SCHEMA.names}
+    archive: Archive | None = None
+    archive_of: str | None = None
     # one minimisation memo per model: two scenarios (or variants) can share a walk's actions and invariant while
     # the minimal trace of one does not replay on the other (a batch spans cells)
     caches: dict[tuple[str, str, str], dict[tuple[str, tuple[Action, ...]], list[Action]]] = {}
@@ -205,7 +245,14 @@ def execute_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
         model, permitted = _model(d["scenario"], d["scenario_toml"], d["variant"])
         cache = caches.setdefault((d["scenario"], d["scenario_toml"], d["variant"]), {})
         weights = dict(d["fault_weights"])
-        walk = random_walk(model, d["seed"], d["max_steps"], weights)
+        group = d.get("archive_group")
+        if group is None:
+            archive = None
+        elif group != archive_of or archive is None:
+            archive, archive_of = Archive(), group  # a group's runs are contiguous: the previous one is done
+        walk = random_walk(model, d["seed"], d["max_steps"], weights, archive=archive)
+        if not d.get("report", True):
+            continue
         finding = investigate(model, walk, d["scenario"], d["variant"], permitted, cache)
         for key in ("run", "run_id", "scenario", "variant", "profile", "seed", "max_steps"):
             rows[key].append(d[key])

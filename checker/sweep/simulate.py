@@ -80,12 +80,16 @@ missed (issue 27, item 4):
   ``reached`` count every branch.
 
 The profile key of each (``~protocol``, ``~newest``, ``~trigger``, ``~branch``)
-is part of the run's descriptor, next to the fault weights.  Still about one
-run in 1,000 or fewer: a bug that needs *two* precisely placed faults (a batch
-expiry, then the loss of the second InitProducerId answer:
-``init_pid_retry_fenced``; from the state right after the expiry one
-continuation in about 120 catches it, and a run places the expiry in its short
-window in about one run in 20); the explicit search finds it in 22 steps.
+is part of the run's descriptor, next to the fault weights.  All of these draw
+a run afresh; a bug that needs *two* precisely placed faults (a batch expiry,
+then the loss of the second InitProducerId answer: ``init_pid_retry_fenced``;
+from the state right after the expiry one continuation in about 120 catches it,
+and a run places the expiry in its short window in about one run in 20) was
+caught by none of 2,000 such runs.  The last dimension, :data:`ARCHIVE` (half
+of the swarm runs), learns across runs: the runs of a group share a Go-Explore
+archive of the cells (sets of events on the path) they reached, and an archive
+run starts from a rare cell instead of the initial state
+(:mod:`checker.sweep.archive`; the walk takes the archive as ``archive``).
 
 Determinism contract: a run is a pure function of its descriptor (model,
 seed, step budget, fault weights).  All randomness comes from
@@ -123,6 +127,7 @@ from typing import Any
 
 from keos.checker.liveness import LIVELOCK, STUCK, settle
 from keos.checker.minimize import minimize
+from keos.checker.sweep.archive import ARCHIVE, ARCHIVE_RUNS, Archive, ArchivedCell, feature
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Action, Expectation, Model, Property, Step
 
@@ -246,6 +251,8 @@ def swarm_profile(fault_kinds: Sequence[str], seed: int) -> dict[str, float]:
         profile[FAULT_TRIGGER] = round(2.0 ** rng.uniform(math.log2(low), math.log2(high)), 4)
     if rng.random() < BRANCH_RUNS:
         profile[BRANCH] = float(BRANCH_RESTARTS)
+    if rng.random() < ARCHIVE_RUNS:
+        profile[ARCHIVE] = 1.0
     return profile
 
 
@@ -402,6 +409,7 @@ def random_walk(
     steps: int,
     fault_weights: Mapping[str, float] | None = None,
     settle_factor: int = SETTLE_FACTOR,
+    archive: Archive | None = None,
 ) -> WalkResult:
     """One seeded random walk of at most ``steps`` steps, checking invariants at each.
 
@@ -419,7 +427,12 @@ def random_walk(
     elsewhere; with :data:`BRANCH` the walk restarts that many times from the
     state right after one of the faults on its current path (the least
     restarted, ties drawn from the walk's stream), each end judged like a
-    run's end.  The walk is deterministic given its arguments.
+    run's end.  With an ``archive`` (:class:`checker.sweep.archive.Archive`)
+    every state the walk reaches is filed under its path's cell, and with
+    :data:`ARCHIVE` the walk starts from a cell the archive draws (its path is
+    the start of :attr:`WalkResult.actions`, so a counterexample still runs
+    from the initial state).  The walk is deterministic given its arguments
+    and the archive's contents.
 
     Per step: ``model.actions`` once; each enabled action classified once
     (fault kind -> weight); one draw ``rng.random() * total`` picks the action
@@ -467,6 +480,7 @@ def random_walk(
     share = weight_of.pop(FAULT_TRIGGER, 0.0) if weight_of is not None else 0.0
     rate = weight_of.pop(NEWEST_FIRST, 0.0) if weight_of is not None else 0.0
     restarts = int(weight_of.pop(BRANCH, 0.0)) if weight_of is not None else 0
+    from_archive = bool(weight_of.pop(ARCHIVE, 0.0)) if weight_of is not None else False
     count_lanes = bool(share or spread)
     enabled_since: dict[Action, int] = {}  # protocol step -> the step since which it has been enabled
     lane_weight: dict[str, float] = {}
@@ -474,8 +488,17 @@ def random_walk(
     lane_steps: dict[str, int] = {"": 1}  # steps taken per lane ("": the initial state, once)
     last_lane = ""  # the lane of the last step: faults it triggers weigh TRIGGER_BOOST times more now
     # fault branching: the states right after the faults of the current path, as
-    # [times restarted from, depth, state, enabled_since, lane_steps, last_lane]
+    # [times restarted from, depth, state, enabled_since, lane_steps, last_lane, path_events, cell]
     branches: list[list[Any]] = []
+    path_events: frozenset[str] = frozenset()  # the current path's distinct events (its archive cell)
+    cell = 0  # the current path's cell key
+    if archive is not None and from_archive:
+        start = archive.pick(derive_seed(seed, "archive"))
+        if start is not None:
+            state, taken, path_events, cell = start.state, list(start.path), start.events, start.key
+            enabled_since, lane_steps, last_lane = dict(start.since), dict(start.lanes), start.last_lane
+            if pending_state:
+                witness(state)
     eventually = [p for p in props if p.expectation is Expectation.EVENTUALLY]
 
     def triggered(kind: str) -> bool:
@@ -512,7 +535,7 @@ def random_walk(
             pick = [b for b in branches if b[0] == low]
             point = pick[rng.randrange(len(pick))]
             point[0] += 1
-            _, depth, state, since, lanes_at, last_lane = point
+            _, depth, state, since, lanes_at, last_lane, path_events, cell = point
             del taken[depth:]
             branches = [b for b in branches if b[1] <= depth]
             enabled_since, lane_steps = dict(since), dict(lanes_at)
@@ -577,6 +600,11 @@ def random_walk(
             faults[kind] = faults.get(kind, 0) + 1
         for ev in step.events:
             events[ev] = events.get(ev, 0) + 1
+            if archive is not None and ev not in path_events:
+                path_events |= {ev}
+                new = feature(ev)
+                archive.hit(new)
+                cell ^= new
             if pending_events:
                 names = witnesses.get(ev)
                 if names is None:
@@ -589,7 +617,12 @@ def random_walk(
             witness(state)
         bad = first_violation(state)
         if restarts and kind is not None and bad is None:
-            branches.append([0, len(taken), state, dict(enabled_since), dict(lane_steps), last_lane])
+            branches.append([0, len(taken), state, dict(enabled_since), dict(lane_steps), last_lane, path_events, cell])
+        if archive is not None and bad is None and archive.visit(cell):
+            archive.add(
+                cell,
+                ArchivedCell(cell, state, tuple(taken), path_events, dict(enabled_since), dict(lane_steps), last_lane),
+            )
     result = WalkResult(
         seed=seed,
         actions=taken,
