@@ -46,6 +46,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "connect_tombstone_to_global_first": frozenset({"connect"}),
     "connect_abort_commits_offsets": frozenset({"connect"}),
     "connect_stopping_task_skips_producer": frozenset({"connect"}),
+    "connect_config_update_fails_fencing": frozenset({"connect"}),
     # the transaction coordinator and transactional writes (issue 13's fixes)
     "ongoing_txn_check_epoch": _TXN,
     "marker_retry_same_epoch": _TXN,
