@@ -114,7 +114,8 @@ def test_archive_results_do_not_depend_on_batching() -> None:
 def test_archive_catches_init_pid_retry_fenced(tmp_path: Path) -> None:
     """The variant needs a batch expiry in a short window and then the loss of exactly the second
     InitProducerId answer: 0 of 2,000 independent swarm runs on seeds 0 and 1.  With the archive, 1,000 runs
-    catch it at least twice (seed 3: 2 after the h11 merges changed the model), each counterexample replays, and the same runs without the archive catch it less
+    catch it at least twice (seed 3, on the model after the h11 merges), each counterexample
+    replays, and the same runs without the archive catch it less
     than a third as often."""
     spec = plan_sweep(variants=[VARIANT], mutants=True, runs=1000, seed=3)
     result = run_sweep(spec, tmp_path / "archive", local_python=True)
