@@ -147,6 +147,13 @@ def test_no_mutate_keeps_a_whole_statement_out_and_weakened_variants_are_fixture
     assert len(drops) == 1 and "weak" in drops[0].replacement  # dropping the protocol's entry, not the fixture's
 
 
+def test_assert_statements_are_not_mutated() -> None:
+    # An assert states the model's own invariant: its mutants are self-evident kills or equivalents.
+    source = "def f(x):\n    assert x is not None and x > 0, 'no x'\n    return x == 1\n"
+    ms = module_mutants(source, "keos.model.demo", "model/demo.py", CLASSES)
+    assert ms and {m.line for m in ms} == {3}, ms
+
+
 def test_stratified_sample_is_deterministic_and_covers_every_module() -> None:
     everything = mu.enumerate_mutants(ROOT, ["model/log/*", "model/protocol/*"])
     modules = {m.path for m in everything}
@@ -224,7 +231,17 @@ def test_the_unmutated_model_survives(reach: dict[str, Any]) -> None:
     assert row["scenarios_run"] == [SCENARIO, *others]
 
 
-def test_a_crashing_mutant_is_crashed_not_killed(reach: dict[str, Any], tmp_path: Path) -> None:
+def test_a_mutant_that_breaks_the_model_contract_is_killed_as_contract(reach: dict[str, Any]) -> None:
+    # DropMessage's step re-checks that the message is a channel's head; flipped, step() refuses the
+    # DropMessage actions() lists: the model contradicts its interface, which fails the gate (exit 3).
+    m = _find("model/systems/idempotence.py", "relational", "env not in net.channel_heads", "env in")
+    row = mu.run_job(_job(m, reach))
+    assert row["status"] == "killed" and row["kind"] == "contract", row
+    assert row["invariant"] == "model_contract" and "listed as enabled but step() refused it" in row["detail"]
+    assert row["steps"] >= 1 and row["scenario"] == SCENARIO
+
+
+def test_a_mutant_that_does_not_load_is_killed_as_load(reach: dict[str, Any], tmp_path: Path) -> None:
     # A copy of a real module plus a table whose entry the mutant removes: the import raises KeyError.
     path = tmp_path / "producer_expiry.py"
     path.write_text((ROOT / "model/log/producer_expiry.py").read_text(encoding="utf-8")
@@ -235,8 +252,16 @@ def test_a_crashing_mutant_is_crashed_not_killed(reach: dict[str, Any], tmp_path
     job = _job(None, reach, "keos.model.log.producer_expiry", str(path))
     job["mutant"] = m.id
     row = mu.run_job(job)
-    assert row["status"] == "crashed", row
+    assert row["status"] == "killed" and row["kind"] == "load" and row["invariant"] == "model_loads", row
     assert "KeyError" in row["detail"]
+
+
+def test_a_mutant_that_cannot_be_compiled_is_crashed_not_killed(reach: dict[str, Any]) -> None:
+    # No such mutant: the worker fails before the model runs, which is keos's error, never a kill.
+    job = _job(None, reach, "keos.model.log.producer_expiry", str(ROOT / "model/log/producer_expiry.py"))
+    job["mutant"] = "000000000000"
+    row = mu.run_job(job)
+    assert row["status"] == "crashed" and "KeyError" in row["detail"], row
 
 
 def test_resume_skips_done_ids_and_equivalents_leave_the_score(reach: dict[str, Any], tmp_path: Path) -> None:

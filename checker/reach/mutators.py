@@ -23,7 +23,12 @@ operator           edit
                    name from its own old value removed (KAFKA-style "forgot to reset lastProducerEpoch")
 =================  ==========================================================================================
 
-Not mutated: docstrings and other strings, annotations, ``__all__``; a statement or expression that
+Not mutated: docstrings and other strings, annotations, ``__all__``; ``assert`` statements (their
+condition and message: an ``assert`` states the model's own internal invariant -- "the handler that
+listed this step found its record" -- not a rule of Kafka's; a mutant of one either fails wherever it runs (a
+self-evident kill) or only weakens a self-check (no behaviour changes: equivalent), so it measures
+nothing, while a defect elsewhere that breaks an ``assert`` is caught as a ``model_contract`` kill,
+:mod:`keos.checker.reach.worker`); a statement or expression that
 begins on a line marked ``# no mutate: <reason>``, all of it (a ``def`` line so marked keeps the whole
 function out: property code such as a ghost observer, listed with its reason by ``keos coverage``);
 and the weakened variants of ``model/variants.py`` (a ``Variant(..., weakened=True, ...)`` entry):
@@ -231,6 +236,8 @@ class _Walker:
             return  # a type expression (``Alias = tuple[str, int]``), not a table: nothing runs it
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring or bare string
+        if isinstance(node, ast.Assert):
+            return  # the model's own invariant, not Kafka's behaviour: see "Not mutated" above
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):

@@ -23,8 +23,18 @@ budget.  The result is one JSON line on stdout, prefixed ``KEOS-MUTANT-RESULT``:
   sometimes-partner never fired: ``keos check --strict``, the gate, fails on that too);
 * ``survived`` -- every scenario's search completed with every invariant holding;
 * ``timeout`` -- the budget ran out first;
-* ``crashed`` -- the mutant raised (an exception in a step, an import error) or the engine and the
-  mutated model disagree: neither killed nor survived.
+* ``killed`` with kind ``contract`` (invariant ``model_contract``) -- the mutated model broke the
+  contract of :class:`keos.model.interface.Model` that every engine relies on: ``actions()`` listed an
+  action its ``step()`` then refused, a step or ``actions()`` raised on a state the search reached (its
+  path is recorded), or ``init_states()``, an action's JSON round trip or a property raised.  The gate
+  fails on it (``keos check`` stops the search and exits 3 with the path), and only the mutant differs
+  from a model on which the gate passes, so the mutant is what the gate caught: decided, never a verdict
+  on a Kafka property (the kind says which);
+* ``killed`` with kind ``load`` (invariant ``model_loads``) -- the mutated module raised while it was
+  imported, or the model rejected a scenario of the gate as bad input (``ModelError``): ``keos check``
+  exits 2 before any search (pitest's ``NON_VIABLE``/``RUN_ERROR``, both "detected");
+* ``crashed`` -- what is left: an engine disagreement that is not the model's own (a counterexample that
+  does not replay), or an error outside the model: neither killed nor survived.
 """
 
 from __future__ import annotations
@@ -88,6 +98,7 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
     """Run the job's scenarios on the mutant; the result row (status, scenario, invariant, steps)."""
     from dataclasses import replace
 
+    _PHASE[0] = "load"  # the imports below import keos.model: the mutated module may be among them
     from keos.checker.engines import ENGINES, EngineOptions
     from keos.checker.explore import engine as _explore  # noqa: F401  (registers the explore engine; no z3 import)
     from keos.checker.reach.gate_checks import VARIANT_PREFIX, is_gate_check, run_gate_check, run_weakened_variant
@@ -95,6 +106,8 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
     from keos.scenarios import resolve_scenario
 
     run, _ = ENGINES["explore"]
+    _loading(job)
+    _PHASE[0] = "search"
     budget = float(job.get("budget_s") or 0.0)
     deadline = time.monotonic() + budget if budget else None
     options = EngineOptions(stop_on_first=True, out_dir=Path(job.get("out", "keos-out")))
@@ -119,7 +132,8 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
                 return {"status": "killed", "kind": "gate_check", "scenario": ref, "invariant": check.failed[0],
                         "steps": None, "scenarios_run": ran, "detail": check.detail}
             continue
-        scenario = resolve_scenario(ref)
+        with _phase("load"):
+            scenario = resolve_scenario(ref)
         left = 0.0
         if deadline is not None:
             left = deadline - time.monotonic()
@@ -143,9 +157,14 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
             return {"status": "killed", "kind": "violation", "scenario": scenario.name, "invariant": best.name,
                     "steps": len(best.trace.actions) if best.trace else None, "scenarios_run": ran,
                     "detail": best.detail}
-        if result.stats.get("engine_disagreement"):  # a step raised, or refused an enabled action
-            return {"status": "crashed", "scenario": scenario.name, "scenarios_run": ran,
-                    "detail": str(result.stats["engine_disagreement"][0])[:300]}
+        if result.stats.get("engine_disagreement"):
+            detail = str(result.stats["engine_disagreement"][0])[:300]
+            trace = result.stats.get("disagreement_trace")
+            if trace is not None:  # the model contradicted its interface on a path the search took
+                return {"status": "killed", "kind": "contract", "scenario": scenario.name,
+                        "invariant": CONTRACT, "steps": len(trace.get("actions", ())), "scenarios_run": ran,
+                        "detail": detail}
+            return {"status": "crashed", "scenario": scenario.name, "scenarios_run": ran, "detail": detail}
         if partial_reason(result) is not None:
             return {"status": "timeout", "scenario": scenario.name, "scenarios_run": ran,
                     "detail": partial_reason(result)}
@@ -156,6 +175,54 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
             return {"status": "killed", "kind": "untested", "scenario": scenario.name, "invariant": newly[0],
                     "steps": None, "scenarios_run": ran, "detail": f"became untested: {', '.join(newly)}"}
     return {"status": "survived", "scenarios_run": ran}
+
+
+#: The built-in property a mutant breaks when the model contradicts its own interface (kind ``contract``).
+CONTRACT = "model_contract"
+#: The built-in property a mutant breaks when the model no longer loads or rejects a gate scenario (kind ``load``).
+LOADS = "model_loads"
+
+#: What the worker is doing: ``install`` (compiling the mutant: an error there is keos's), ``load``
+#: (importing the model, reading a scenario) or ``search``.
+_PHASE = ["install"]
+
+
+class _phase:  # noqa: N801  (a context manager used as a statement: ``with _phase("load"):``)
+    """Mark the worker's phase while the body runs (how an escaping exception is classified)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> None:
+        self.before = _PHASE[0]
+        _PHASE[0] = self.name
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            _PHASE[0] = self.before
+
+
+def _loading(job: dict[str, Any]) -> None:
+    """Import the (mutated) module first, so an error of its module-level code is a load error."""
+    import importlib
+
+    if job.get("module"):
+        with _phase("load"):
+            importlib.import_module(job["module"])
+
+
+def classify_exception(exc: BaseException) -> dict[str, Any]:
+    """The row of a mutant whose worker raised ``exc`` out of :func:`evaluate` (see the module docstring)."""
+    from keos.model.interface import ModelError
+
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = next((f"{Path(f.filename).name}:{f.lineno}" for f in reversed(tb)), "")
+    detail = f"{type(exc).__name__}: {str(exc)[:300]} at {where}"
+    if _PHASE[0] == "install" or isinstance(exc, MemoryError) or not isinstance(exc, Exception):
+        return {"status": "crashed", "detail": detail}
+    if _PHASE[0] == "load" or isinstance(exc, ModelError):
+        return {"status": "killed", "kind": "load", "invariant": LOADS, "steps": None, "detail": detail}
+    return {"status": "killed", "kind": "contract", "invariant": CONTRACT, "steps": None, "detail": detail}
 
 
 def limit_cpu(seconds: float) -> None:
@@ -180,10 +247,8 @@ def main() -> int:
         row = evaluate(job)
     except KeyboardInterrupt:
         return 130
-    except BaseException as exc:  # the mutant crashed: an exception in a step, an import error, ...
-        tb = traceback.extract_tb(exc.__traceback__)
-        where = next((f"{Path(f.filename).name}:{f.lineno}" for f in reversed(tb)), "")
-        row = {"status": "crashed", "detail": f"{type(exc).__name__}: {str(exc)[:300]} at {where}"}
+    except BaseException as exc:  # the mutant raised: at import, loading a scenario, in init_states, ...
+        row = classify_exception(exc)
     row["seconds"] = round(time.perf_counter() - started, 3)
     row["cpu_seconds"] = round(time.process_time() - cpu, 3)
     sys.stdout.write(MARKER + json.dumps(row) + "\n")
