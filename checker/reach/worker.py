@@ -39,12 +39,14 @@ budget.  The result is one JSON line on stdout, prefixed ``KEOS-MUTANT-RESULT``:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.util
 import json
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
@@ -187,19 +189,13 @@ LOADS = "model_loads"
 _PHASE = ["install"]
 
 
-class _phase:  # noqa: N801  (a context manager used as a statement: ``with _phase("load"):``)
+@contextlib.contextmanager
+def _phase(name: str) -> Iterator[None]:
     """Mark the worker's phase while the body runs (how an escaping exception is classified)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __enter__(self) -> None:
-        self.before = _PHASE[0]
-        _PHASE[0] = self.name
-
-    def __exit__(self, *exc: object) -> None:
-        if exc[0] is None:
-            _PHASE[0] = self.before
+    before = _PHASE[0]
+    _PHASE[0] = name
+    yield  # an exception leaves the phase set: it says where the exception came from
+    _PHASE[0] = before
 
 
 def _loading(job: dict[str, Any]) -> None:
