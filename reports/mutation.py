@@ -129,8 +129,8 @@ def render_mutation(console: Console, rows: Sequence[Mapping[str, Any]], scores:
                     show_survivors: int = 40) -> None:
     """Score per folder and in total, then the first surviving mutants (what to triage)."""
     table = Table(title="mutation score of model/ (killed / (killed + survived + uncovered))")
-    cols = ("folder", "mutants", "killed", "survived", "uncovered", "timeout", "crashed", "equivalent",
-            "excluded", "score")
+    cols = ("folder", "mutants", "killed", "by_contract", "survived", "uncovered", "timeout", "crashed",
+            "equivalent", "excluded", "score")
     for col in cols:
         table.add_column(col, justify="left" if col == "folder" else "right")
     for folder, c in scores.items():
@@ -180,11 +180,12 @@ def write_mutation_html(path: Path, summary: Mapping[str, Any]) -> Path:
     """A self-contained HTML page: scores per folder, then every mutant with its outcome."""
     e = html.escape
     scores = summary["scores"]
-    head = "".join(f"<th>{e(c)}</th>" for c in ("folder", "mutants", "killed", "survived", "uncovered", "timeout",
-                                                 "crashed", "equivalent", "excluded", "score"))
+    head = "".join(f"<th>{e(c)}</th>" for c in ("folder", "mutants", "killed", "by_contract", "survived", "uncovered",
+                                                 "timeout", "crashed", "equivalent", "excluded", "score"))
     body = "".join(
         "<tr>" + f"<td>{e(f)}</td>" + "".join(f"<td>{c.get(k, 0)}</td>" for k in (
-            "mutants", "killed", "survived", "uncovered", "timeout", "crashed", "equivalent", "excluded"))
+            "mutants", "killed", "by_contract", "survived", "uncovered", "timeout", "crashed", "equivalent",
+            "excluded"))
         + f"<td>{_score_text(c)}</td></tr>"
         for f, c in scores.items())
     rows = "".join(

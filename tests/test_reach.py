@@ -280,6 +280,9 @@ def test_resume_skips_done_ids_and_equivalents_leave_the_score(reach: dict[str, 
     assert [status[m.id] for m in ms[2:4]] == ["uncovered", "uncovered"]
     total = mu.score(run.rows)["total"]
     assert total["decided"] == 3 and total["score"] == pytest.approx(100 / 3, abs=0.01)
+    assert total["by_contract"] == 0  # killed by a property, not by the model's own contract
+    contract = [{**r, "status": "killed", "kind": "contract"} for r in run.rows if r["status"] == "uncovered"]
+    assert mu.score([*run.rows, *contract])["total"]["by_contract"] == 2
     lines = (tmp_path / "mutation-results.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 3  # the resumed row, plus the two uncovered ones appended (equivalents are not)
 

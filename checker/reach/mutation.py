@@ -52,6 +52,7 @@ from keos.checker.reach.mutators import OPERATORS, Mutant, error_classes, model_
 from keos.checker.reach.worker import MARKER
 
 __all__ = [
+    "CONTRACT_KINDS",
     "DECIDED",
     "MutationRun",
     "enumerate_mutants",
@@ -64,6 +65,8 @@ __all__ = [
     "stratified_sample",
 ]
 
+#: Kinds of a kill by the model's own contract rather than a property (``checker/reach/worker.py``).
+CONTRACT_KINDS = ("contract", "load")
 #: Statuses that decide a mutant (the score's denominator).
 DECIDED = ("killed", "survived", "uncovered")
 STATUSES = ("killed", "survived", "uncovered", "timeout", "crashed", "equivalent", "excluded")
@@ -297,9 +300,11 @@ def score(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for r in rows:
         for key in (r["folder"], "total"):
-            c = out.setdefault(key, {s: 0 for s in STATUSES} | {"mutants": 0})
+            c = out.setdefault(key, {s: 0 for s in STATUSES} | {"mutants": 0, "by_contract": 0})
             c["mutants"] += 1
             c[r["status"]] = c.get(r["status"], 0) + 1
+            # killed by the model's own contract (it raised, refused a listed action, no longer loads), not a property
+            c["by_contract"] += int(r["status"] == "killed" and r.get("kind") in CONTRACT_KINDS)
     for c in out.values():
         decided = sum(c[s] for s in DECIDED)
         c["decided"] = decided
