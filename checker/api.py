@@ -46,7 +46,7 @@ from keos.checker.engines import ENGINES, EngineOptions
 from keos.checker.explore import engine as _explore_engine  # noqa: F401  (registers the explore engine)
 from keos.checker.explore.search import ExploreOptions
 from keos.checker.explore.search import explore as _explore
-from keos.checker.results import EngineResult, PropertyResult, Verdict, partial_reason
+from keos.checker.results import EngineResult, PropertyResult, Verdict, expect_findings, partial_reason
 from keos.checker.stateful import machine as _stateful  # noqa: F401  (registers the hypothesis engine)
 from keos.checker.trace import KEOS_VERSION, Replay, load_trace
 from keos.checker.trace import replay as _replay
@@ -654,6 +654,7 @@ def explore(
             max_memory_mb=max_memory_mb,
         )
         result = explore_levels(model, sc.name, v, popts, sc.permitted, progress)
+        expect_findings(result, sc.expected, v == sc.variant)
         _add_transition_coverage(result)
         return result, None
     opts = ExploreOptions(
@@ -664,6 +665,7 @@ def explore(
         max_memory_mb=max_memory_mb,
     )
     result, g = _explore(model, sc.name, v, opts, sc.permitted, progress)
+    expect_findings(result, sc.expected, v == sc.variant)
     _add_transition_coverage(result)
     return result, g
 

@@ -31,7 +31,7 @@ from typing import Any
 from keos.checker.trace import Trace
 from keos.model.interface import Expectation, Property
 
-__all__ = ["NO_LIVENESS", "EngineResult", "PropertyResult", "Verdict", "judge", "partial_reason"]
+__all__ = ["NO_LIVENESS", "EngineResult", "PropertyResult", "Verdict", "expect_findings", "judge", "partial_reason"]
 
 #: Why an engine that does not search for stuck states and livelocks leaves an eventually property untested.
 NO_LIVENESS = "eventually (liveness) property: this engine does not search for stuck states or fair livelocks"
@@ -167,3 +167,23 @@ def partial_reason(result: EngineResult) -> str | None:
     if result.stats.get("timed_out"):
         return f"time budget reached at depth {result.stats.get('depth_reached')}"
     return None
+
+
+def expect_findings(result: EngineResult, expected: tuple[str, ...], own_variant: bool) -> None:
+    """A documented finding the search no longer reproduces is ``untested`` (``--strict`` fails on it).
+
+    A scenario's ``permitted`` violations are findings it documents as reachable (KIP-98 §9's producer-id
+    hijack, KIP-618 §14's mixed cluster, acks=1's lost acknowledgement): Kafka behaves that way, so a model
+    that no longer reaches one has lost a behaviour of Kafka's -- a check, a rule or an attacker's move that
+    the scenario says is there.  ``expected`` names them (by default every permitted one; a scenario whose
+    list also covers other variants names the subset its own variant reaches).  Judged only on the
+    scenario's own variant and a search that ran to its end (no budget cut it, no disagreement stopped it).
+    """
+    if not expected or not own_variant or partial_reason(result) is not None \
+            or result.stats.get("engine_disagreement") or any(r.verdict is Verdict.VIOLATED for r in result.properties):
+        return  # a violation may have stopped the search before it reached a documented finding
+    for r in result.properties:
+        if r.name in expected and r.verdict is Verdict.HOLDS:
+            r.verdict = Verdict.UNTESTED
+            r.detail = ("documented finding not reproduced: the scenario lists it as permitted (expected), "
+                        "the search found no violation")

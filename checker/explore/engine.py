@@ -11,7 +11,7 @@ from __future__ import annotations
 from keos.checker.engines import EngineOptions, register
 from keos.checker.explore.parallel import ParallelOptions, explore_levels
 from keos.checker.explore.search import ExploreOptions, explore
-from keos.checker.results import EngineResult
+from keos.checker.results import EngineResult, expect_findings
 from keos.scenarios import Scenario, build_model
 
 __all__ = ["run_explore"]
@@ -40,7 +40,9 @@ def run_explore(scenario: Scenario, variant: str, options: EngineOptions) -> Eng
             time_budget_s=options.time_budget_s,
             max_memory_mb=options.max_memory_mb,
         )
-        return explore_levels(model, scenario.name, variant, levels, scenario.permitted, callback)
+        leveled = explore_levels(model, scenario.name, variant, levels, scenario.permitted, callback)
+        expect_findings(leveled, scenario.expected, variant == scenario.variant)
+        return leveled
     opts = ExploreOptions(
         max_depth=options.max_depth or bounds.max_depth,
         max_states=options.max_states or bounds.max_states,
@@ -49,4 +51,5 @@ def run_explore(scenario: Scenario, variant: str, options: EngineOptions) -> Eng
         max_memory_mb=options.max_memory_mb,
     )
     result, _ = explore(model, scenario.name, variant, opts, scenario.permitted, callback)
+    expect_findings(result, scenario.expected, variant == scenario.variant)
     return result

@@ -121,6 +121,9 @@ def scenario_schema() -> dict[str, Any]:
             "default": {"type": "boolean", "default": False},
             "variant": {"type": "string", "default": "kafka"},
             "permitted": {"type": "array", "items": {"type": "string"}, "default": []},
+            "expected": {"type": "array", "items": {"type": "string"},
+                         "description": "the permitted violations the search must reproduce on the scenario's "
+                                        "own variant (default: every permitted one)"},
             "topology": _table(Topology),
             "producer": producer,
             "broker": {
