@@ -39,6 +39,7 @@ REAL = {
     "connect_tv1_reconfiguration": 508,
     "connect_connector_deleted": 475,
     "connect_zombie_task_tombstone": 3451,
+    "connect_tombstone_two_partitions": 2407,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits
