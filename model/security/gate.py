@@ -113,7 +113,7 @@ def claimed_transactional_id_index(system: Any, s: TxnSystemState) -> int:
     """The model index of the transactional id the adversary's Produce names (-1: none the model tracks)."""
     name = security_of(system).adversary_transactional_id
     for t in range(len(s.coordinator)):
-        if transactional_id_name(t) == name:  # no branch: the gate's adversaries claim ids no client uses
+        if transactional_id_name(t) == name:  # a holder of a client's transactional.id (authz_shared_transactional_id)
             return t
     return -1
 
