@@ -282,8 +282,8 @@ def test_a_documented_finding_the_search_no_longer_reproduces_is_untested() -> N
     """``expected`` (default: every permitted violation) must be reproduced on the scenario's own variant."""
     from dataclasses import replace
 
-    from keos.checker.explore import engine as _engine  # noqa: F401  (registers explore)
     from keos.checker.engines import ENGINES, EngineOptions
+    from keos.checker.explore import engine as _engine  # noqa: F401  (registers explore)
 
     run, _ = ENGINES["explore"]
     scenario = SCENARIOS["authz_pid_hijack"]
