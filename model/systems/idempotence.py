@@ -41,7 +41,7 @@ from keos.model.clients import producer as prod
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
-from keos.model.log.producer_expiry import expire_producer
+from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags, Variant
@@ -201,8 +201,8 @@ class Ghost(NamedTuple):
     holds (:func:`unexpected_answer`); ``needless_bumps``: KIP-360 epoch bumps although the producer held an
     acknowledgement of the last sequence it sent to every partition it re-sequences (:func:`needless_bump`);
     ``unrestarted``: bumps that left a re-sequenced partition's batches off the new epoch's sequences
-    (:func:`unrestarted_sequences`); ``missed_bumps``: batches given up on OUT_OF_ORDER_SEQUENCE_NUMBER without a
-    bump requested for their partition (:func:`unrequested_bump`).
+    (:func:`unrestarted_sequences`); ``missed_bumps``: batches given up on OUT_OF_ORDER_SEQUENCE_NUMBER, or
+    retried on it as the next sequence, without a bump requested for their partition (:func:`unrequested_bump`).
     Each is recorded only when that happens, so the state space of a correct model does not grow.
     """
 
@@ -367,27 +367,50 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
 
 
 def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_bump (a property), not a rule
-    before: prod.Producer, after: prod.Producer, failed: tuple[int, ...], defer: bool
+    before: prod.Producer, outcome: prod.Outcome, response: ProduceResponse, defer: bool
 ) -> str | None:
-    """Why the producer that just gave up ``failed`` on OUT_OF_ORDER_SEQUENCE_NUMBER left its partition unrepaired.
+    """Why the producer that just handled an OUT_OF_ORDER_SEQUENCE_NUMBER ``response`` left its partition unrepaired.
 
-    ``TransactionManager.handleFailedBatch``: an idempotent producer whose batch fails with an
-    ``OutOfOrderSequenceException`` requests an epoch bump for the batch's partition
-    (``requestEpochBumpForPartition``: the bump re-sequences it from 0), since the leader's log has a gap that
-    no later batch of the epoch can fill.  With the fix proposed for KAFKA-14034 (``defer``) the partition's
-    sequence is marked unresolved instead, and the bump waits until its earlier batches complete.
+    The leader refused the batch, so its log has a gap at the batch's sequence.  ``TransactionManager`` repairs it
+    with a KIP-360 epoch bump for the batch's partition (``requestEpochBumpForPartition``: the bump re-sequences it
+    from 0) in two places (Kafka 3.9):
+
+    * ``handleFailedBatch``: the batch is given up (its retries spent) -- always, since no later batch of the epoch
+      can fill the gap.  With the fix proposed for KAFKA-14034 (``defer``) the partition's sequence is marked
+      unresolved instead, and the bump waits until its earlier batches complete;
+    * ``canRetry``: the batch is retried and it is the next sequence after the last acknowledged one
+      (``isNextSequence``): no earlier batch in flight explains the refusal, so the bump comes first and the
+      batch is resent re-stamped.  A batch further on is retried as it is (an earlier one explains the gap).
+
+    A response the client does not match to a batch in flight on its connection (a stale one) changes nothing.
     """
-    batch = next((b for b in before.batches if b.records[0] in failed), None)
-    if batch is None:  # no branch: the failed records come from one of the producer's batches
+    batch = next(
+        (
+            b
+            for b in before.batches
+            if b.in_flight
+            and response.connection == before.connection
+            and (b.partition, b.producer_epoch, b.base_sequence)
+            == (response.partition, response.producer_epoch, response.base_sequence)
+        ),
+        None,
+    )
+    if batch is None:
         return None
     q = batch.partition
+    gave_up = batch.records[0] in outcome.failed
+    next_in_line = batch.base_sequence == before.partitions[q].last_acked_sequence + 1
+    if not gave_up and not next_in_line:
+        return None
+    after = outcome.producer
     entry = after.partitions[q]
     if after.epoch_bump_required and entry.rewrite:  # no branch: the other side describes a defect
         return None
-    if defer and entry.unresolved:  # no branch: variant kafka_14034_fix only
+    if gave_up and defer and entry.unresolved:  # no branch: variant kafka_14034_fix only
         return None
-    label = ",".join(prod.record_label(r) for r in failed)
-    return f"{label} failed on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
+    label = ",".join(prod.record_label(r) for r in batch.records)
+    how = "failed" if gave_up else "was retried as the next sequence"
+    return f"{label} {how} on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
 
 
 def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequences (a property), not a rule
@@ -631,8 +654,15 @@ class KafkaSystem:
         return p.next_record < self.config.topology.records_per_producer
 
     def _may_expire_producer(self, s: SystemState, q: int, producer_id: int) -> bool:
-        """Whether partition ``q``'s leader may expire ``producer_id`` (``producer.id.expiration.ms``, idle)."""
-        return self.config.producer_id_expiration and _producer_idle(s, q, producer_id)
+        """Whether partition ``q``'s leader may expire ``producer_id`` (``producer.id.expiration.ms``, idle).
+
+        The one guard of the step: :meth:`actions` offers it and :meth:`step` takes it under this test, which
+        includes the leader's own rule (:func:`model.log.producer_expiry.expirable`: an entry, no open transaction).
+        """
+        if not self.config.producer_id_expiration:
+            return False
+        entry = s.partitions[q].entry(producer_id)
+        return entry is not None and expirable(entry) and _producer_idle(s, q, producer_id)
 
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
@@ -793,6 +823,10 @@ class KafkaSystem:
         outcome = prod.handle_produce_response(
             s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
         )
+        if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
+            missed = unrequested_bump(s.producers[i], outcome, body, flags.defer_bump_until_resolved)
+            if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
+                s = s._replace(ghost=_noted(s.ghost, "missed_bumps", missed))  # no mutate: a property's verdict
         return self._apply_outcome(s, i, outcome, body.error), outcome.events
 
     def _complete_acks0(self, s: SystemState, request: ProduceRequest) -> SystemState:
@@ -814,11 +848,6 @@ class KafkaSystem:
             if outcome.failed and not expired:
                 retries = self.producer_config.retries
                 bad += unexplained_failures(s.producers[i], outcome.failed, retries, error)
-                if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
-                    defer = self.flags.defer_bump_until_resolved
-                    missed = unrequested_bump(s.producers[i], outcome.producer, outcome.failed, defer)
-                    if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
-                        ghost = _noted(ghost, "missed_bumps", missed)  # no mutate: a property's verdict
             ghost = ghost._replace(
                 acked=_insert_sorted(ghost.acked, outcome.acked),
                 failed=_insert_sorted(ghost.failed, outcome.failed),
@@ -861,8 +890,7 @@ class KafkaSystem:
         if network is None:  # no branch: replay/minimise only
             return None
         s = s._replace(network=network)
-        client = env.src if env.dst == BROKER else env.dst
-        i = int(client[1:])
+        i = env.body.producer  # the client end of the connection: requests and responses name their producer
         p = s.producers[i]
         if p.connection != env.connection:
             return s, ("connection_reset",)
