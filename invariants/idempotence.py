@@ -566,7 +566,8 @@ def _properties(
             expectation=Expectation.ALWAYS,
             fact="A KIP-360 epoch bump restarts the sequences of every partition that asked for it: its outstanding "
             "batches carry the new epoch with sequences 0, 1, ... in send order and the partition continues after "
-            "them; at the epoch limit the producer id is reset and every outstanding batch is stamped afresh.",
+            "them; at the epoch limit (and only there) the producer id is reset and every outstanding batch is stamped "
+            "afresh; below it the id is kept and the epoch goes up by one.",
             source="KIP-360; ``TransactionManager.bumpIdempotentProducerEpoch``/``startSequencesAtBeginning``, "
             "``bumpIdempotentEpochAndResetIdIfNeeded`` (Kafka trunk, October 2024)",
             catches="a bump that keeps a batch's old stamp (retried into OUT_OF_ORDER until it fails), numbers "

@@ -346,7 +346,7 @@ def _parse_scenario_body(data: dict[str, Any], source: str) -> Scenario:
             keys = ", ".join(sorted(("max_producer_epoch", "sequence_space", *_BROKER_SWITCHES)))
             raise ScenarioError(f"{where}: [broker] unknown key {key!r} (known: {keys})")
         elif isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "max_producer_epoch" else 1):
-            # max_producer_epoch = 0 stands for an epoch already at Short.MAX_VALUE: the first KIP-360 bump resets the id
+            # max_producer_epoch = 0: an epoch already at Short.MAX_VALUE (the first KIP-360 bump resets the id)
             what = "a non-negative" if key == "max_producer_epoch" else "a positive"
             raise ScenarioError(f"{where}: [broker] {key} must be {what} integer, got {value!r}")
         broker_kwargs[key] = value

@@ -414,7 +414,7 @@ def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_b
 
 
 def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequences (a property), not a rule
-    before: prod.Producer, after: prod.Producer
+    before: prod.Producer, after: prod.Producer, max_epoch: int
 ) -> str | None:
     """How the KIP-360 bump from ``before`` to ``after`` fails to restart the sequences it must, or ``None``.
 
@@ -423,8 +423,17 @@ def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequen
     outstanding batches are re-stamped with it, with sequences 0, 1, ... in the order they were sent, so the
     leader accepts them as the start of the new epoch.  At the epoch limit the producer id itself is reset
     (``bumpIdempotentEpochAndResetIdIfNeeded``): every outstanding batch loses its stamp and is stamped afresh
-    under the next producer id.
+    under the next producer id.  Which of the two happens is decided by the epoch alone: the id is reset exactly
+    when the epoch is already the last one (``Short.MAX_VALUE``, ``max_epoch`` here); otherwise the id is kept and
+    the epoch goes up by one.
     """
+    at_limit = before.producer_epoch >= max_epoch
+    want = (-1, -1) if at_limit else (before.producer_id, before.producer_epoch + 1)
+    if (after.producer_id, after.producer_epoch) != want:  # no branch: the other side describes a defect
+        return (
+            f"the bump from (producer id {before.producer_id}, epoch {before.producer_epoch}) gave (producer id "
+            f"{after.producer_id}, epoch {after.producer_epoch}), not {'a reset id' if at_limit else want}"
+        )
     reset = after.producer_id < 0
     for q, entry in enumerate(before.partitions):
         if not (entry.rewrite or reset):
@@ -757,7 +766,7 @@ class KafkaSystem:
         needless = needless_bump(before, s.partitions, s.ghost.acked, self.flags.sequence_space)
         if needless is not None:  # no branch: the other side records a defect (a bump Kafka does not make)
             s = s._replace(ghost=_noted(s.ghost, "needless_bumps", needless))  # no mutate: a property's verdict
-        unrestarted = unrestarted_sequences(before, p)
+        unrestarted = unrestarted_sequences(before, p, self.config.max_producer_epoch)
         if unrestarted is not None:  # no branch: the other side records a defect (sequences not restarted)
             s = s._replace(ghost=_noted(s.ghost, "unrestarted", unrestarted))  # no mutate: a property's verdict
         if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
@@ -821,7 +830,12 @@ class KafkaSystem:
         i = body.producer
         flags = self.flags
         outcome = prod.handle_produce_response(
-            s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
+            s.producers[i],
+            body,
+            self.producer_config,
+            flags.sequence_space,
+            flags.defer_bump_until_resolved,
+            bump_next=flags.bump_on_next_sequence_refusal,
         )
         if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
             missed = unrequested_bump(s.producers[i], outcome, body, flags.defer_bump_until_resolved)
