@@ -42,7 +42,7 @@ from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expirable, expire_producer
-from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
+from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags, Variant
 
@@ -218,13 +218,6 @@ class Ghost(NamedTuple):
     missed_bumps: tuple[str, ...] = ()
 
 
-#: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
-#: and not OUT_OF_ORDER_SEQUENCE_NUMBER, which ``TransactionManager.canRetry`` retries for an idempotent producer).
-#: INVALID_PRODUCER_EPOCH is left out on purpose: no other instance holds an idempotent producer's id, so only its
-#: own epoch bump could fence it, and the client never lets a batch of an older epoch reach a partition after one
-#: of the newer epoch (``maybeUpdateProducerIdAndEpoch`` waits for the partition's in-flight batches; the bump
-#: re-stamps the partitions it rewrites) -- a batch failed that way is a client defect.
-NON_RETRIABLE_PRODUCE_ERRORS = frozenset({Errors.INVALID_RECORD, *AUTHORIZATION_ERRORS})
 
 
 def misplaced_ack(  # no mutate: the judge of acknowledged_offset_in_log (a property), not a rule
@@ -493,12 +486,19 @@ def unexplained_failures(  # no mutate: the judge of failed_sends_explained (a p
 
     ``Sender.completeBatch`` / ``failBatch`` and ``expireBatches``: a batch fails when ``delivery.timeout.ms``
     expires it (the caller does not ask then), when its retries are spent, or on an error the producer does not
-    retry (``error``, the response's, :data:`NON_RETRIABLE_PRODUCE_ERRORS`).
+    retry (``Sender.canRetry``: not a ``RetriableException``; OUT_OF_ORDER_SEQUENCE_NUMBER is retried by an
+    idempotent producer, ``TransactionManager.canRetry``).  No answer of this system is such an error: it has no
+    ACLs (authorization failures arise in the transactional systems, ``model.security``), its clients send no
+    control batches (INVALID_RECORD), and INVALID_PRODUCER_EPOCH cannot fence an idempotent producer -- no other
+    instance holds its id, and the client never lets a batch of an older epoch reach a partition after one of
+    the newer epoch (``maybeUpdateProducerIdAndEpoch`` waits for the partition's in-flight batches; the bump
+    re-stamps the partitions it rewrites).  So here a batch fails only by expiry or with its retries spent
+    (``error`` only labels the verdict).
     """
     out: list[str] = []
     for r in failed:
         batch = next((b for b in before.batches if r in b.records), None)
-        gave_up = batch is not None and (batch.attempts > retries or error in NON_RETRIABLE_PRODUCE_ERRORS)
+        gave_up = batch is not None and batch.attempts > retries
         if gave_up:  # no branch: the other side records a defect (a send failed that Kafka would retry)
             continue
         why = f"after {batch.attempts} attempt(s) of {retries + 1}" if batch is not None else "not in a batch"
