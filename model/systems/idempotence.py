@@ -770,7 +770,7 @@ class KafkaSystem:
         if unrestarted is not None:  # no branch: the other side records a defect (sequences not restarted)
             s = s._replace(ghost=_noted(s.ghost, "unrestarted", unrestarted))  # no mutate: a property's verdict
         if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
-            s = s._replace(ghost=s.ghost._replace(unhealthy=(*s.ghost.unhealthy, f"producer {i} bumped its epoch")))
+            s = s._replace(ghost=_noted(s.ghost, "unhealthy", f"producer {i} bumped its epoch"))  # no mutate: a verdict
         return s, ("epoch_bump",)
 
     def _resolve_sequence(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
@@ -813,7 +813,7 @@ class KafkaSystem:
             if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
                 ghost = _noted(ghost, "misplaced_acks", wrong)  # no mutate: a property's verdict
             if response is not None and response.error != Errors.NONE and not any(s.faults_used):
-                ghost = ghost._replace(unhealthy=(*ghost.unhealthy, f"the leader answered {response.error}"))
+                ghost = _noted(ghost, "unhealthy", f"the leader answered {response.error}")  # no mutate: a verdict
             s = SystemState(
                 s.producers,
                 _replace_at(s.partitions, body.partition, leader),
