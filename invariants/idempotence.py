@@ -566,7 +566,8 @@ def _properties(
             expectation=Expectation.ALWAYS,
             fact="A KIP-360 epoch bump restarts the sequences of every partition that asked for it: its outstanding "
             "batches carry the new epoch with sequences 0, 1, ... in send order and the partition continues after "
-            "them; at the epoch limit the producer id is reset and every outstanding batch is stamped afresh.",
+            "them; at the epoch limit (and only there) the producer id is reset and every outstanding batch is stamped "
+            "afresh; below it the id is kept and the epoch goes up by one.",
             source="KIP-360; ``TransactionManager.bumpIdempotentProducerEpoch``/``startSequencesAtBeginning``, "
             "``bumpIdempotentEpochAndResetIdIfNeeded`` (Kafka trunk, October 2024)",
             catches="a bump that keeps a batch's old stamp (retried into OUT_OF_ORDER until it fails), numbers "
@@ -581,11 +582,13 @@ def _properties(
             fact="When the idempotent producer gives up a batch the leader answered OUT_OF_ORDER_SEQUENCE_NUMBER, it "
             "requests an epoch bump that re-sequences the batch's partition: the leader's log has a gap no later "
             "batch of the epoch can fill (with the fix proposed for KAFKA-14034, the partition's sequence is marked "
-            "unresolved until its earlier batches complete).",
-            source="KIP-360; ``TransactionManager.handleFailedBatch``/``requestEpochBumpForPartition`` (Kafka trunk, "
-            "October 2024); KAFKA-14034 (PR #13796)",
-            catches="a producer that fails the batch but keeps sending into the gap, or bumps without "
-            "re-sequencing the partition that failed",
+            "unresolved until its earlier batches complete); when it retries such a batch that is the next sequence "
+            "after the last acknowledged one (no earlier batch explains the refusal), it requests the bump first.",
+            source="KIP-360; ``TransactionManager.handleFailedBatch``/``canRetry``/``requestEpochBumpForPartition`` "
+            "(Kafka trunk, October 2024); KAFKA-14034 (PR #13796)",
+            catches="a producer that fails the batch but keeps sending into the gap, retries the next batch "
+            "unchanged into the same refusal until its retries are spent, or bumps without re-sequencing the "
+            "partition that was refused",
             predicate=lambda s: not s.ghost.missed_bumps,
             partners=("record_failed",),
             explain=lambda s: "; ".join(s.ghost.missed_bumps),

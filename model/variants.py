@@ -150,6 +150,13 @@ class ProtocolFlags:
             sequence 0) waits until every earlier batch has completed -- the fix
             proposed for KAFKA-14034 (PR #13796, not merged: Kafka 3.9's
             ``TransactionManager.handleFailedBatch`` requests the bump at once).
+        bump_on_next_sequence_refusal: an idempotent producer whose batch is refused
+            OUT_OF_ORDER_SEQUENCE_NUMBER while it has retries left, and is the next
+            sequence after the last acknowledged one (no earlier batch explains
+            the refusal), requests a KIP-360 epoch bump before it resends it
+            (``TransactionManager.canRetry``/``requestIdempotentEpochBumpForPartition``,
+            Kafka 3.9).  Off: it resends the batch unchanged, into the same refusal,
+            until its retries are spent.
         resolve_by_last_acked_sequence: an idempotent producer whose partition has
             an unresolved sequence (a sent batch expired) and nothing outstanding
             there resolves it without a bump when the last acknowledged sequence
@@ -276,6 +283,7 @@ class ProtocolFlags:
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
+    bump_on_next_sequence_refusal: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
     complete_written_to_log: bool = True
@@ -416,6 +424,18 @@ VARIANTS: dict[str, Variant] = {
             "OUT_OF_ORDER_SEQUENCE_NUMBER after the last retry leaves the sequence unresolved, so the epoch "
             "bump waits until the partition's earlier batches complete instead of re-stamping them.",
             flags=replace(_REAL, defer_bump_until_resolved=True),
+        ),
+        Variant(
+            name="retry_refused_next_sequence_unchanged",
+            description="The idempotent producer retries a batch refused OUT_OF_ORDER_SEQUENCE_NUMBER as the next "
+            "sequence after the last acknowledged one without requesting an epoch bump: it resends it unchanged.",
+            flags=replace(_REAL, bump_on_next_sequence_refusal=False),
+            weakened=True,
+            breaks=("out_of_order_failure_requests_bump",),
+            scenarios=("idempotence_expired_not_leader",),
+            bug="a producer whose canRetry forgets requestIdempotentEpochBumpForPartition for the batch right after "
+            "the last acknowledged sequence (TransactionManager.canRetry, KIP-360): the gap the leader saw stays, "
+            "the batch is refused on every retry and fails with its retries spent",
         ),
         Variant(
             name="bump_on_every_expired_batch",

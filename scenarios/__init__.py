@@ -361,8 +361,10 @@ def _parse_kind(
         elif key not in ("sequence_space", "max_producer_epoch"):
             keys = ", ".join(sorted(("max_producer_epoch", "sequence_space", *_BROKER_SWITCHES)))
             raise ScenarioError(f"{where}: [broker] unknown key {key!r} (known: {keys})")
-        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ScenarioError(f"{where}: [broker] {key} must be a positive integer, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "max_producer_epoch" else 1):
+            # max_producer_epoch = 0: an epoch already at Short.MAX_VALUE (the first KIP-360 bump resets the id)
+            what = "a non-negative" if key == "max_producer_epoch" else "a positive"
+            raise ScenarioError(f"{where}: [broker] {key} must be {what} integer, got {value!r}")
         broker_kwargs[key] = value
     if broker_kwargs.get("separate_replication") and producer_table.get("acks", "all") != "all":
         raise ScenarioError(f'{where}: [broker] separate_replication needs acks = "all" (acks=1 replicates apart)')

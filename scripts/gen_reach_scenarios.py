@@ -42,6 +42,7 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_acks0",
         "reach_idempotence_reorder_restart",
         "reach_idempotence_epoch_exhaustion",
+        "reach_idempotence_exhaustion_restamp",
         "reach_idempotence_window",
         "reach_idempotence_replication",
         "reach_idempotence_expiry",
@@ -260,6 +261,23 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
         "broker": {"max_producer_epoch": 1},
         "faults": {"batch_expiry": 2, "request_timeout": 1, "leader_restart": 1, "total": 2},
+    },
+    "exhaustion_restamp": {
+        "text": "an idempotent producer already at its last epoch (max_producer_epoch = 0 stands for Short.MAX_VALUE) "
+        "whose state the leader expired while it was idle: of two pipelined batches the first is answered "
+        "NOT_LEADER_OR_FOLLOWER, the second is appended as an unknown producer's, and the retry of the first is "
+        "refused OUT_OF_ORDER_SEQUENCE_NUMBER as the next sequence, so the client requests a KIP-360 bump while "
+        "it holds that batch -- at the limit the bump resets the producer id "
+        "(bumpIdempotentEpochAndResetIdIfNeeded) and the held batch loses its stamp, to be stamped afresh under "
+        "the next id.  A message may be duplicated or the leader fail over too.  Order across the retry is "
+        "permitted to break (KAFKA-19880, as in idempotence_expired_not_leader), and a duplicate after a "
+        "failover that lost an answer (KAFKA-14034); the reset itself, the acknowledgements, failed sends and "
+        "every answer of the leader are judged.",
+        "permitted": ["retried_batch_not_overtaken", "per_partition_order", "no_duplicate_append"],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 2, "max_in_flight": 2},
+        "broker": {"producer_id_expiration": True, "max_producer_epoch": 0},
+        "faults": {"not_leader": 1, "duplicate": 1, "leader_restart": 1, "total": 2},
     },
     "window": {
         "text": "an idempotent producer with five requests in flight, as many as the leader caches batches per "

@@ -9,7 +9,13 @@ from keos.model.clients.producer_config import ProducerConfig
 from keos.model.log import partition as part
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
-from keos.model.systems.idempotence import Ghost, misplaced_ack, unexplained_failures
+from keos.model.systems.idempotence import (
+    Ghost,
+    misplaced_ack,
+    unexplained_failures,
+    unrequested_bump,
+    unrestarted_sequences,
+)
 from keos.model.variants import ProtocolFlags
 from keos.scenarios import build_model, builtin_scenarios
 
@@ -115,6 +121,32 @@ class TestOutOfOrderRetry:
         out = prod.handle_produce_response(p, self.response(0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), config, 2**31)
         assert out.failed == (0,) and out.producer.epoch_bump_required
 
+    def test_the_judge_wants_the_bump_for_a_retried_next_sequence(self) -> None:
+        """``out_of_order_failure_requests_bump`` (:func:`unrequested_bump`): the bump is owed for a retried batch
+        that is the next sequence (``canRetry``), not for a later one; a client that resends it unchanged is caught."""
+        p = self.producer_with_sent(0, 1)
+        oos = Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+        for seq in (0, 1):
+            out = prod.handle_produce_response(p, self.response(seq, oos), self.CONFIG, 2**31)
+            assert unrequested_bump(p, out, self.response(seq, oos), defer=False) is None
+        unchanged = prod.handle_produce_response(p, self.response(0, oos), self.CONFIG, 2**31, bump_next=False)
+        assert "retry" in unchanged.events and not unchanged.producer.epoch_bump_required
+        assert unrequested_bump(p, unchanged, self.response(0, oos), defer=False) is not None
+        stale = self.response(0, oos)._replace(connection=1)  # another connection's answer is not the client's
+        assert unrequested_bump(p, unchanged, stale, defer=False) is None
+
+    def test_the_judge_wants_the_id_reset_exactly_at_the_last_epoch(self) -> None:
+        """``epoch_bump_restarts_sequences`` (:func:`unrestarted_sequences`): the choice of
+        ``bumpIdempotentEpochAndResetIdIfNeeded``."""
+        p = self.producer_with_sent(0)._replace(epoch_bump_required=True)
+        p = p._replace(batches=(p.batches[0]._replace(in_flight=False),))
+        for max_epoch in (0, 1):
+            bumped = prod.bump_epoch(p, max_epoch)
+            assert bumped is not None and unrestarted_sequences(p, bumped, max_epoch) is None
+            assert (bumped.producer_id < 0) == (max_epoch == 0)
+        kept = p._replace(producer_epoch=1)  # the id kept although epoch 0 was the last one
+        assert unrestarted_sequences(p, kept, 0) is not None
+
     def test_last_acked_sequence_compares_plainly_past_the_wrap(self) -> None:
         p = self.producer_with_sent(0)
         p = p._replace(partitions=(p.partitions[0]._replace(last_acked_sequence=5),))
@@ -126,9 +158,11 @@ class TestClientOutcomeProperties:
     def test_a_failure_with_retries_left_is_unexplained(self) -> None:
         p = TestOutOfOrderRetry().producer_with_sent(0)
         assert unexplained_failures(p, (0,), retries=1) != ()
-        assert unexplained_failures(p, (0,), retries=1, error=Errors.INVALID_RECORD) == ()
-        # no other instance holds an idempotent producer's id: a fence can only be its own client's defect
-        assert unexplained_failures(p, (0,), retries=1, error=Errors.INVALID_PRODUCER_EPOCH) != ()
+        # no answer of the idempotence system is an error the producer does not retry: no ACLs (authorization
+        # failures), no client control batches (INVALID_RECORD), and no other instance holds an idempotent
+        # producer's id (a fence can only be its own client's defect)
+        for error in (Errors.INVALID_RECORD, Errors.TOPIC_AUTHORIZATION_FAILED, Errors.INVALID_PRODUCER_EPOCH):
+            assert unexplained_failures(p, (0,), retries=1, error=error) != ()
         spent = p._replace(batches=(p.batches[0]._replace(attempts=2),))
         assert unexplained_failures(spent, (0,), retries=1) == ()
 

@@ -311,6 +311,7 @@ def handle_produce_response(
     sequence_space: int,
     defer_bump: bool = False,
     transactional: bool = False,
+    bump_next: bool = True,
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers.
 
@@ -326,7 +327,8 @@ def handle_produce_response(
     an earlier attempt of one was written: KAFKA-14034.  With ``defer_bump``
     (the fix proposed there) the partition's sequence is marked unresolved
     instead, and :func:`resolve_sequence` bumps only if the earlier batches do
-    not close the gap.
+    not close the gap.  ``bump_next`` off (weakened variant
+    ``retry_refused_next_sequence_unchanged``): the next batch is retried unchanged, without a bump.
     """
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))
@@ -352,7 +354,7 @@ def handle_produce_response(
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and config.enable_idempotence:
         entry = p.partitions[b.partition]
         expected = entry.last_acked_sequence + 1  # isNextSequence: ``sequence - lastAckedSequence == 1``
-        if can_retry and b.base_sequence != expected:
+        if can_retry and (b.base_sequence != expected or not bump_next):
             return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=(*events, "retry"))
         if can_retry and not transactional:
             p = p._replace(batches=_set(p.batches, i, retry), epoch_bump_required=True)

@@ -26,6 +26,7 @@ sequence check or shrink the cache, to show what each rule protects.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from keos.model.codec import record
@@ -89,23 +90,15 @@ class ValidationStep(NamedTuple):
         outcome: what the rule decides when it fires: ``"duplicate"`` (answer
             NONE with the cached offset, do not append), ``"append"``, or the
             error name returned.
+        fires: whether the rule fires for ``(entry, producer_epoch, first_seq, last_seq, flags,
+            map_end_offset)``.  The rule's test lives in its row, so the table is the one list of
+            rules (no second table keyed by name to fall out of step with it).
     """
 
     name: str
     switch: str | None
     outcome: str
-
-
-#: The validation order (``ProducerAppendInfo.java``).  Data read by :func:`validate_batch`
-#: and by the z3 encoder (``checker/bmc_encoding.py``) alike; a batch no rule
-#: fires on is appended.
-VALIDATION_STEPS: tuple[ValidationStep, ...] = (
-    ValidationStep("duplicate", None, "duplicate"),
-    ValidationStep("first_sequence", "first_sequence_zero_on_empty_log", Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
-    ValidationStep("unknown_producer", None, "append"),
-    ValidationStep("epoch", "check_epoch", Errors.INVALID_PRODUCER_EPOCH),
-    ValidationStep("sequence", "check_sequence", Errors.OUT_OF_ORDER_SEQUENCE_NUMBER),
-)
+    fires: Callable[[ProducerStateEntry | None, int, int, int, ProtocolFlags, int], bool]
 
 
 def _duplicate_offset(entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, last_seq: int) -> int:
@@ -118,7 +111,12 @@ def _duplicate_offset(entry: ProducerStateEntry | None, producer_epoch: int, fir
 
 
 def _first_sequence_on_empty_log(
-    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, flags: ProtocolFlags, map_end_offset: int
+    entry: ProducerStateEntry | None,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    flags: ProtocolFlags,
+    map_end_offset: int,
 ) -> bool:
     """Step 1 (KAFKA-15591, PR #23234, Kafka 4.5): no entry on a partition that never held a record, first sequence > 0.
 
@@ -134,7 +132,12 @@ def _first_sequence_on_empty_log(
 
 
 def _unknown_producer(
-    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, flags: ProtocolFlags, map_end_offset: int
+    entry: ProducerStateEntry | None,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    flags: ProtocolFlags,
+    map_end_offset: int,
 ) -> bool:
     """Step 2: no entry: any sequence is accepted (KIP-360, KAFKA-8710).
 
@@ -146,7 +149,12 @@ def _unknown_producer(
 
 
 def _epoch_fenced(
-    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, flags: ProtocolFlags, map_end_offset: int
+    entry: ProducerStateEntry | None,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    flags: ProtocolFlags,
+    map_end_offset: int,
 ) -> bool:
     """Step 3: an epoch below the stored one (``entry`` is set: step 2 accepted an unknown producer)."""
     assert entry is not None
@@ -154,7 +162,12 @@ def _epoch_fenced(
 
 
 def _sequence_out_of_order(
-    entry: ProducerStateEntry | None, producer_epoch: int, first_seq: int, flags: ProtocolFlags, map_end_offset: int
+    entry: ProducerStateEntry | None,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    flags: ProtocolFlags,
+    map_end_offset: int,
 ) -> bool:
     """Step 4: a new epoch must start at 0; the same epoch must continue at ``last_seq + 1``.
 
@@ -167,6 +180,35 @@ def _sequence_out_of_order(
         return first_seq != 0
     expected = next_sequence(entry.last_seq, 1, flags.sequence_space) if entry.batches else 0
     return first_seq != expected
+
+
+def _duplicate(
+    entry: ProducerStateEntry | None,
+    producer_epoch: int,
+    first_seq: int,
+    last_seq: int,
+    flags: ProtocolFlags,
+    map_end_offset: int,
+) -> bool:
+    """Step 0: a cached batch has the same epoch and (first, last) sequence (:func:`_duplicate_offset`)."""
+    return _duplicate_offset(entry, producer_epoch, first_seq, last_seq) >= 0
+
+
+#: The validation order (``ProducerAppendInfo.java``).  Data read by :func:`validate_batch`
+#: and by the z3 encoder (``checker/bmc/encoding.py``: names, switches and outcomes) alike; a batch no rule
+#: fires on is appended.
+VALIDATION_STEPS: tuple[ValidationStep, ...] = (
+    ValidationStep("duplicate", None, "duplicate", _duplicate),
+    ValidationStep(
+        "first_sequence",
+        "first_sequence_zero_on_empty_log",
+        Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        _first_sequence_on_empty_log,
+    ),
+    ValidationStep("unknown_producer", None, "append", _unknown_producer),
+    ValidationStep("epoch", "check_epoch", Errors.INVALID_PRODUCER_EPOCH, _epoch_fenced),
+    ValidationStep("sequence", "check_sequence", Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, _sequence_out_of_order),
+)
 
 
 def validate_batch(
@@ -188,22 +230,12 @@ def validate_batch(
     for step in VALIDATION_STEPS:
         if step.switch is not None and not getattr(flags, step.switch):  # no branch: weakened variants only
             continue
-        if step.name == "duplicate":
-            offset = _duplicate_offset(entry, producer_epoch, first_seq, last_seq)
-            if offset >= 0:
-                return Errors.NONE, offset
+        if not step.fires(entry, producer_epoch, first_seq, last_seq, flags, map_end_offset):
             continue
-        if _RULES[step.name](entry, producer_epoch, first_seq, flags, map_end_offset):
-            return (Errors.NONE, -1) if step.outcome == "append" else (step.outcome, -1)
+        if step.outcome == "duplicate":
+            return Errors.NONE, _duplicate_offset(entry, producer_epoch, first_seq, last_seq)
+        return (Errors.NONE, -1) if step.outcome == "append" else (step.outcome, -1)
     return Errors.NONE, -1
-
-
-_RULES = {
-    "first_sequence": _first_sequence_on_empty_log,
-    "unknown_producer": _unknown_producer,
-    "epoch": _epoch_fenced,
-    "sequence": _sequence_out_of_order,
-}
 
 
 def append_batch(

@@ -41,8 +41,8 @@ from keos.model.clients import producer as prod
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
-from keos.model.log.producer_expiry import expire_producer
-from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
+from keos.model.log.producer_expiry import expirable, expire_producer
+from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags, Variant
 
@@ -201,8 +201,8 @@ class Ghost(NamedTuple):
     holds (:func:`unexpected_answer`); ``needless_bumps``: KIP-360 epoch bumps although the producer held an
     acknowledgement of the last sequence it sent to every partition it re-sequences (:func:`needless_bump`);
     ``unrestarted``: bumps that left a re-sequenced partition's batches off the new epoch's sequences
-    (:func:`unrestarted_sequences`); ``missed_bumps``: batches given up on OUT_OF_ORDER_SEQUENCE_NUMBER without a
-    bump requested for their partition (:func:`unrequested_bump`).
+    (:func:`unrestarted_sequences`); ``missed_bumps``: batches given up on OUT_OF_ORDER_SEQUENCE_NUMBER, or
+    retried on it as the next sequence, without a bump requested for their partition (:func:`unrequested_bump`).
     Each is recorded only when that happens, so the state space of a correct model does not grow.
     """
 
@@ -218,13 +218,6 @@ class Ghost(NamedTuple):
     missed_bumps: tuple[str, ...] = ()
 
 
-#: Errors on which Kafka's idempotent producer gives up a batch (``Sender.canRetry``: not a ``RetriableException``,
-#: and not OUT_OF_ORDER_SEQUENCE_NUMBER, which ``TransactionManager.canRetry`` retries for an idempotent producer).
-#: INVALID_PRODUCER_EPOCH is left out on purpose: no other instance holds an idempotent producer's id, so only its
-#: own epoch bump could fence it, and the client never lets a batch of an older epoch reach a partition after one
-#: of the newer epoch (``maybeUpdateProducerIdAndEpoch`` waits for the partition's in-flight batches; the bump
-#: re-stamps the partitions it rewrites) -- a batch failed that way is a client defect.
-NON_RETRIABLE_PRODUCE_ERRORS = frozenset({Errors.INVALID_RECORD, *AUTHORIZATION_ERRORS})
 
 
 def misplaced_ack(  # no mutate: the judge of acknowledged_offset_in_log (a property), not a rule
@@ -367,31 +360,54 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
 
 
 def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_bump (a property), not a rule
-    before: prod.Producer, after: prod.Producer, failed: tuple[int, ...], defer: bool
+    before: prod.Producer, outcome: prod.Outcome, response: ProduceResponse, defer: bool
 ) -> str | None:
-    """Why the producer that just gave up ``failed`` on OUT_OF_ORDER_SEQUENCE_NUMBER left its partition unrepaired.
+    """Why the producer that just handled an OUT_OF_ORDER_SEQUENCE_NUMBER ``response`` left its partition unrepaired.
 
-    ``TransactionManager.handleFailedBatch``: an idempotent producer whose batch fails with an
-    ``OutOfOrderSequenceException`` requests an epoch bump for the batch's partition
-    (``requestEpochBumpForPartition``: the bump re-sequences it from 0), since the leader's log has a gap that
-    no later batch of the epoch can fill.  With the fix proposed for KAFKA-14034 (``defer``) the partition's
-    sequence is marked unresolved instead, and the bump waits until its earlier batches complete.
+    The leader refused the batch, so its log has a gap at the batch's sequence.  ``TransactionManager`` repairs it
+    with a KIP-360 epoch bump for the batch's partition (``requestEpochBumpForPartition``: the bump re-sequences it
+    from 0) in two places (Kafka 3.9):
+
+    * ``handleFailedBatch``: the batch is given up (its retries spent) -- always, since no later batch of the epoch
+      can fill the gap.  With the fix proposed for KAFKA-14034 (``defer``) the partition's sequence is marked
+      unresolved instead, and the bump waits until its earlier batches complete;
+    * ``canRetry``: the batch is retried and it is the next sequence after the last acknowledged one
+      (``isNextSequence``): no earlier batch in flight explains the refusal, so the bump comes first and the
+      batch is resent re-stamped.  A batch further on is retried as it is (an earlier one explains the gap).
+
+    A response the client does not match to a batch in flight on its connection (a stale one) changes nothing.
     """
-    batch = next((b for b in before.batches if b.records[0] in failed), None)
-    if batch is None:  # no branch: the failed records come from one of the producer's batches
+    batch = next(
+        (
+            b
+            for b in before.batches
+            if b.in_flight
+            and response.connection == before.connection
+            and (b.partition, b.producer_epoch, b.base_sequence)
+            == (response.partition, response.producer_epoch, response.base_sequence)
+        ),
+        None,
+    )
+    if batch is None:
         return None
     q = batch.partition
+    gave_up = batch.records[0] in outcome.failed
+    next_in_line = batch.base_sequence == before.partitions[q].last_acked_sequence + 1
+    if not gave_up and not next_in_line:
+        return None
+    after = outcome.producer
     entry = after.partitions[q]
     if after.epoch_bump_required and entry.rewrite:  # no branch: the other side describes a defect
         return None
-    if defer and entry.unresolved:  # no branch: variant kafka_14034_fix only
+    if gave_up and defer and entry.unresolved:  # no branch: variant kafka_14034_fix only
         return None
-    label = ",".join(prod.record_label(r) for r in failed)
-    return f"{label} failed on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
+    label = ",".join(prod.record_label(r) for r in batch.records)
+    how = "failed" if gave_up else "was retried as the next sequence"
+    return f"{label} {how} on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
 
 
 def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequences (a property), not a rule
-    before: prod.Producer, after: prod.Producer
+    before: prod.Producer, after: prod.Producer, max_epoch: int
 ) -> str | None:
     """How the KIP-360 bump from ``before`` to ``after`` fails to restart the sequences it must, or ``None``.
 
@@ -400,8 +416,17 @@ def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequen
     outstanding batches are re-stamped with it, with sequences 0, 1, ... in the order they were sent, so the
     leader accepts them as the start of the new epoch.  At the epoch limit the producer id itself is reset
     (``bumpIdempotentEpochAndResetIdIfNeeded``): every outstanding batch loses its stamp and is stamped afresh
-    under the next producer id.
+    under the next producer id.  Which of the two happens is decided by the epoch alone: the id is reset exactly
+    when the epoch is already the last one (``Short.MAX_VALUE``, ``max_epoch`` here); otherwise the id is kept and
+    the epoch goes up by one.
     """
+    at_limit = before.producer_epoch >= max_epoch
+    want = (-1, -1) if at_limit else (before.producer_id, before.producer_epoch + 1)
+    if (after.producer_id, after.producer_epoch) != want:  # no branch: the other side describes a defect
+        return (
+            f"the bump from (producer id {before.producer_id}, epoch {before.producer_epoch}) gave (producer id "
+            f"{after.producer_id}, epoch {after.producer_epoch}), not {'a reset id' if at_limit else want}"
+        )
     reset = after.producer_id < 0
     for q, entry in enumerate(before.partitions):
         if not (entry.rewrite or reset):
@@ -461,12 +486,19 @@ def unexplained_failures(  # no mutate: the judge of failed_sends_explained (a p
 
     ``Sender.completeBatch`` / ``failBatch`` and ``expireBatches``: a batch fails when ``delivery.timeout.ms``
     expires it (the caller does not ask then), when its retries are spent, or on an error the producer does not
-    retry (``error``, the response's, :data:`NON_RETRIABLE_PRODUCE_ERRORS`).
+    retry (``Sender.canRetry``: not a ``RetriableException``; OUT_OF_ORDER_SEQUENCE_NUMBER is retried by an
+    idempotent producer, ``TransactionManager.canRetry``).  No answer of this system is such an error: it has no
+    ACLs (authorization failures arise in the transactional systems, ``model.security``), its clients send no
+    control batches (INVALID_RECORD), and INVALID_PRODUCER_EPOCH cannot fence an idempotent producer -- no other
+    instance holds its id, and the client never lets a batch of an older epoch reach a partition after one of
+    the newer epoch (``maybeUpdateProducerIdAndEpoch`` waits for the partition's in-flight batches; the bump
+    re-stamps the partitions it rewrites).  So here a batch fails only by expiry or with its retries spent
+    (``error`` only labels the verdict).
     """
     out: list[str] = []
     for r in failed:
         batch = next((b for b in before.batches if r in b.records), None)
-        gave_up = batch is not None and (batch.attempts > retries or error in NON_RETRIABLE_PRODUCE_ERRORS)
+        gave_up = batch is not None and batch.attempts > retries
         if gave_up:  # no branch: the other side records a defect (a send failed that Kafka would retry)
             continue
         why = f"after {batch.attempts} attempt(s) of {retries + 1}" if batch is not None else "not in a batch"
@@ -631,8 +663,15 @@ class KafkaSystem:
         return p.next_record < self.config.topology.records_per_producer
 
     def _may_expire_producer(self, s: SystemState, q: int, producer_id: int) -> bool:
-        """Whether partition ``q``'s leader may expire ``producer_id`` (``producer.id.expiration.ms``, idle)."""
-        return self.config.producer_id_expiration and _producer_idle(s, q, producer_id)
+        """Whether partition ``q``'s leader may expire ``producer_id`` (``producer.id.expiration.ms``, idle).
+
+        The one guard of the step: :meth:`actions` offers it and :meth:`step` takes it under this test, which
+        includes the leader's own rule (:func:`model.log.producer_expiry.expirable`: an entry, no open transaction).
+        """
+        if not self.config.producer_id_expiration:
+            return False
+        entry = s.partitions[q].entry(producer_id)
+        return entry is not None and expirable(entry) and _producer_idle(s, q, producer_id)
 
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
@@ -727,11 +766,11 @@ class KafkaSystem:
         needless = needless_bump(before, s.partitions, s.ghost.acked, self.flags.sequence_space)
         if needless is not None:  # no branch: the other side records a defect (a bump Kafka does not make)
             s = s._replace(ghost=_noted(s.ghost, "needless_bumps", needless))  # no mutate: a property's verdict
-        unrestarted = unrestarted_sequences(before, p)
+        unrestarted = unrestarted_sequences(before, p, self.config.max_producer_epoch)
         if unrestarted is not None:  # no branch: the other side records a defect (sequences not restarted)
             s = s._replace(ghost=_noted(s.ghost, "unrestarted", unrestarted))  # no mutate: a property's verdict
         if not any(s.faults_used):  # no branch: the other side records a defect (a bump without a lost sequence)
-            s = s._replace(ghost=s.ghost._replace(unhealthy=(*s.ghost.unhealthy, f"producer {i} bumped its epoch")))
+            s = s._replace(ghost=_noted(s.ghost, "unhealthy", f"producer {i} bumped its epoch"))  # no mutate: a verdict
         return s, ("epoch_bump",)
 
     def _resolve_sequence(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
@@ -774,7 +813,7 @@ class KafkaSystem:
             if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
                 ghost = _noted(ghost, "misplaced_acks", wrong)  # no mutate: a property's verdict
             if response is not None and response.error != Errors.NONE and not any(s.faults_used):
-                ghost = ghost._replace(unhealthy=(*ghost.unhealthy, f"the leader answered {response.error}"))
+                ghost = _noted(ghost, "unhealthy", f"the leader answered {response.error}")  # no mutate: a verdict
             s = SystemState(
                 s.producers,
                 _replace_at(s.partitions, body.partition, leader),
@@ -791,8 +830,17 @@ class KafkaSystem:
         i = body.producer
         flags = self.flags
         outcome = prod.handle_produce_response(
-            s.producers[i], body, self.producer_config, flags.sequence_space, flags.defer_bump_until_resolved
+            s.producers[i],
+            body,
+            self.producer_config,
+            flags.sequence_space,
+            flags.defer_bump_until_resolved,
+            bump_next=flags.bump_on_next_sequence_refusal,
         )
+        if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
+            missed = unrequested_bump(s.producers[i], outcome, body, flags.defer_bump_until_resolved)
+            if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
+                s = s._replace(ghost=_noted(s.ghost, "missed_bumps", missed))  # no mutate: a property's verdict
         return self._apply_outcome(s, i, outcome, body.error), outcome.events
 
     def _complete_acks0(self, s: SystemState, request: ProduceRequest) -> SystemState:
@@ -814,11 +862,6 @@ class KafkaSystem:
             if outcome.failed and not expired:
                 retries = self.producer_config.retries
                 bad += unexplained_failures(s.producers[i], outcome.failed, retries, error)
-                if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
-                    defer = self.flags.defer_bump_until_resolved
-                    missed = unrequested_bump(s.producers[i], outcome.producer, outcome.failed, defer)
-                    if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
-                        ghost = _noted(ghost, "missed_bumps", missed)  # no mutate: a property's verdict
             ghost = ghost._replace(
                 acked=_insert_sorted(ghost.acked, outcome.acked),
                 failed=_insert_sorted(ghost.failed, outcome.failed),
@@ -861,8 +904,7 @@ class KafkaSystem:
         if network is None:  # no branch: replay/minimise only
             return None
         s = s._replace(network=network)
-        client = env.src if env.dst == BROKER else env.dst
-        i = int(client[1:])
+        i = env.body.producer  # the client end of the connection: requests and responses name their producer
         p = s.producers[i]
         if p.connection != env.connection:
             return s, ("connection_reset",)
