@@ -1,14 +1,18 @@
 """keos's explicit search against SPIN on the same state space: CPU seconds, states/CPU-s, bytes/state.
 
-The yardstick of issue 27.  The SPIN twin folder (default ``/work/shared/bench/spin-twin``, or
-``--twin DIR``) holds Promela models whose reachable state sets were checked, state by state,
-to equal keos's for a scenario TOML beside them (``r3t5m3.pml`` / ``r3t5m3.toml``: 442,255
-states).  This script
+The yardstick of issue 27.  The SPIN twin folder (default ``benchmarks/spin-twin``, or
+``--twin DIR``, or ``KEOS_SPIN_TWIN``) holds Promela models whose reachable state sets equal
+keos's for a scenario TOML beside them (``r3t5m3.pml`` / ``r3t5m3.toml``: 465,685 states).  The
+default folder is a corrected copy of ``/work/shared/bench/spin-twin`` (442,255 states, written
+before the model gained the KAFKA-15591 first-sequence rule); ``benchmarks/spin-twin/NOTE.md``
+says what differs and why.  This script
 
 1. builds SPIN's verifier ``pan`` from the ``.pml`` as the folder's README says
    (``spin -a``, then ``gcc -O2 -DSAFETY -DNOREDUCE -DBFS``: exact breadth-first search, no
    partial-order reduction) in a temporary directory;
-2. runs ``pan -m1000000 -w22`` and ``keos explore --scenario <toml>`` back to back, ``--repeat``
+2. runs ``pan -m1000000 -w22 -c0`` (``-c0``: do not stop at an assertion violation, so that pan
+   explores the whole space as keos's search does when an invariant is violated) and
+   ``keos explore --scenario <toml>`` back to back, ``--repeat``
    times (default 3), each in its own process, and keeps the **minimum CPU seconds (user + sys)**
    of each: the machine is shared, and wall time measures the other users' load more than the
    search.  keos's figure is the whole ``keos explore`` process, start-up included, as
@@ -42,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TWIN = Path(os.environ.get("KEOS_SPIN_TWIN", "/work/shared/bench/spin-twin"))
+DEFAULT_TWIN = Path(os.environ.get("KEOS_SPIN_TWIN", str(ROOT / "benchmarks" / "spin-twin")))
 
 
 def _run(argv: list[str], cwd: Path | None = None) -> tuple[str, float, int]:
@@ -68,11 +72,13 @@ def build_pan(pml: Path, workdir: Path) -> Path:
 
 
 def run_pan(pan: Path) -> dict[str, Any]:
-    text, cpu, rss = _run([str(pan), "-m1000000", "-w22"], cwd=pan.parent)
+    text, cpu, rss = _run([str(pan), "-m1000000", "-w22", "-c0"], cwd=pan.parent)
     found = re.search(r"(\d+) states, stored", text)
     if found is None:
         raise SystemExit(f"spin_bench: no 'states, stored' line in pan's output:\n{text[-2000:]}")
-    return {"states": int(found.group(1)), "cpu_s": cpu, "peak_rss_bytes": rss}
+    errors = re.search(r"errors: (\d+)", text)
+    return {"states": int(found.group(1)), "cpu_s": cpu, "peak_rss_bytes": rss,
+            "violated": errors is not None and int(errors.group(1)) > 0}
 
 
 def run_keos(toml: Path, extra: list[str]) -> dict[str, Any]:
@@ -114,6 +120,7 @@ def bench(twin: Path, model: str, repeat: int, extra: list[str], allow_mismatch:
             "cpu_s_runs": [round(r["cpu_s"], 3) for r in runs],
             "states_per_cpu_s": round(best["states"] / best["cpu_s"]),
             "bytes_per_state": round(min(r["peak_rss_bytes"] for r in runs) / best["states"]),
+            "violated": best["violated"],
         }
     one, five, fifteen = os.getloadavg()
     return {"model": model, "repeat": repeat, "keos_args": extra, "load_average": [one, five, fifteen],
@@ -156,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<8}{r['cpu_s']:>9.2f}{runs:>28}{r['states_per_cpu_s']:>14,}{r['bytes_per_state']:>13,}")
     flags = "  " + " ".join(args.keos_arg) if args.keos_arg else ""
     print(f"keos / pan: {result['ratio']:.1f}x per CPU-second (target <= 6x){flags}")
+    verdicts = {name: "violated" if result[name]["violated"] else "holds" for name in ("pan", "keos")}
+    print(f"verdicts: pan {verdicts['pan']}, keos {verdicts['keos']} (an invariant of the twin's asserts)")
     return 0
 
 

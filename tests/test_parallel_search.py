@@ -226,6 +226,10 @@ def test_api_and_engine_options_select_the_level_search(tmp_path: Path) -> None:
     (run,) = report.results
     assert run.stats["search"] == "level-synchronous" and run.stats["workers"] == 2
     assert run.stats["visited"] == "spilled"
+    # the communication volume (issue 27): candidates that crossed to another worker, their packed bytes
+    assert 0 < run.stats["crossed_states"] <= run.stats["transitions"]
+    assert run.stats["crossed_bytes"] > 40 * run.stats["crossed_states"]  # five int64 columns and an encoding each
+    assert run.stats["crossed_batches"] > 0 and run.stats["rank_bytes"] > 0
     result, graph = api.explore("acks_one_failover", compact_visited=True)
     assert graph is None and result.stats["visited"] == "compact"
     plain = api.check(["acks_one_failover"]).results[0]

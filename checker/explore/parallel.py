@@ -139,6 +139,9 @@ class _InProcess:
     def child_cpu(self) -> float:
         return 0.0
 
+    def volume(self) -> dict[str, int]:
+        return {}
+
     def close(self) -> None:
         self.partition.frontier = []
 
@@ -282,6 +285,7 @@ def explore_levels(
     }
     if workers > 1:
         stats["worker_cpu_s"] = [round(x, 3) for x in search.worker_cpu]
+        stats.update(search.volume())
     if eventually:
         stats["liveness"] = "stuck states only; fair livelocks are checked by the sequential engine only"
         stats["stuck_found"] = sorted(stuck)

@@ -116,6 +116,13 @@ class WorkerPool:
             self.conns.append(parent_end)
             self.procs.append(proc)
         self.worker_cpu: list[float] = [0.0] * count
+        #: Communication volume (issue 27: to project the scaling to more cores): the packed successor
+        #: batches forwarded between workers (bytes, candidate states, batches) and the rank messages (the
+        #: level's sorted keys, sent to every worker).  Pickling and pipe framing are not counted.
+        self.crossed_bytes = 0
+        self.crossed_states = 0
+        self.crossed_batches = 0
+        self.rank_bytes = 0
 
     def _all(self, message: tuple[Any, ...]) -> list[Any]:
         for c in self.conns:
@@ -140,6 +147,7 @@ class WorkerPool:
         """Send every worker the level's sorted expandable keys and its cut fingerprints."""
         for c in self.conns:
             c.send(("ranks", keys, cut))
+        self.rank_bytes += (int(keys.nbytes) + 8 * len(cut)) * self.count
 
     def expand(self, depth: int, max_depth: int, stuck_known: frozenset[str]) -> tuple[list[list[bytes]], LevelReport]:
         """Expand level ``depth`` everywhere: the packed batches per receiving worker, and the counts."""
@@ -148,6 +156,9 @@ class WorkerPool:
         for blobs, _ in expanded:
             for dest, blob in blobs.items():
                 inboxes[dest].append(blob)
+                self.crossed_bytes += len(blob)
+                self.crossed_states += int(np.frombuffer(blob, dtype=np.int64, count=1)[0])
+                self.crossed_batches += 1
         return inboxes, combine([r for _, r in expanded])
 
     def absorb(self, inboxes: list[list[bytes]], depth: int, max_depth: int, already: frozenset[str]) -> LevelReport:
@@ -173,6 +184,12 @@ class WorkerPool:
         """CPU seconds the workers spent (also kept per worker in ``worker_cpu``)."""
         self.worker_cpu = self._all(("cpu",))
         return sum(self.worker_cpu)
+
+    def volume(self) -> dict[str, int]:
+        """The communication volume so far (stats ``crossed_states``, ``crossed_bytes``, ``crossed_batches``,
+        ``rank_bytes``)."""
+        return {"crossed_states": self.crossed_states, "crossed_bytes": self.crossed_bytes,
+                "crossed_batches": self.crossed_batches, "rank_bytes": self.rank_bytes}
 
     def close(self) -> None:
         """Stop the workers."""
