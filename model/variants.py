@@ -451,6 +451,13 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, transaction_version=1),
         ),
         Variant(
+            name="tv2_verification_config_off",
+            description="transaction.version 2 on brokers configured with transaction.partition.verification."
+            "enable=false: TV2 adds partitions (and the group's offsets partition) through the same round trip, "
+            "so produce and TxnOffsetCommit are verified all the same (KIP-890 part 2).",
+            flags=replace(_REAL, partition_verification=False, txn_offset_commit_verification=False),
+        ),
+        Variant(
             name="no_kip_360",
             description="transaction.version 1 with verification but without KIP-360: an aborted transaction "
             "keeps its epoch, so the next transaction runs at the same (pid, epoch).",

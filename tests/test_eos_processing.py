@@ -23,6 +23,7 @@ PRE890 = "txn_eos_pre_kip_890"
 TV1RT = "txn_eos_tv1_request_timeout"
 LATE = "txn_eos_late_txn_offset_commit"
 LATE_RB = "txn_eos_late_txn_offset_commit_rebalance"
+LATE_OFF = "txn_eos_late_txn_offset_commit_verification_config_off"
 
 # (scenario, variant) -> distinct states; every property holds or is reached
 HOLDS = {
@@ -35,6 +36,7 @@ HOLDS = {
     (TV1RT, "tv1"): 4458,
     (LATE, "kafka"): 1286,
     (LATE_RB, "kafka"): 10100,
+    (LATE_OFF, "tv2_verification_config_off"): 1286,  # TV2 verifies whatever the broker config says
 }
 
 # events a scenario exists to produce (its hostile input reached the rule it tests)
@@ -44,6 +46,7 @@ EXERCISED = {
     # a TxnOffsetCommit lost with its connection or timed out; a late first copy fails verification (KAFKA-15449)
     LATE: ("group_coordinator_connection_reset", "txn_offset_commit_timeout", "txn_offset_commit_verification_failed"),
     # ... or, after the late joiner's rebalance, the group's generation check
+    LATE_OFF: ("txn_offset_commit_timeout", "txn_offset_commit_verification_failed"),
     LATE_RB: ("txn_offset_commit_timeout", "txn_offset_commit_rejected:ILLEGAL_GENERATION", "stale_response"),
 }
 
