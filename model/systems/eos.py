@@ -375,9 +375,9 @@ class EosSystem(TransactionalSystem):
         land late, after the transaction ended -- what KIP-890's verification of TxnOffsetCommit,
         KAFKA-15449, guards); its answer is never read.
         """
+        # its only request to the group coordinator is the TxnOffsetCommit: every envelope on the current
+        # connection belongs to the one in flight (a reset of an older connection closes nothing open)
         app = s.apps[i]._replace(gc_connection=s.apps[i].gc_connection + 1)
-        if app.offsets != P.COMMITTING:
-            return self._set_app(s, i, app)
         return self._send_txn_offset_commit(s, i, app)
 
     def _eos_drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
