@@ -202,6 +202,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(s.ghost.misanswered),
         ),
         Property(
+            name="consumers_react_as_kafka",
+            expectation=Expectation.ALWAYS,
+            fact="A consumer reacts to its SyncGroup or Heartbeat answer as Kafka's response handlers do: NONE to a "
+            "SyncGroup makes the assignment its own (same member id and generation); UNKNOWN_MEMBER_ID resets member "
+            "id and generation and loses the partitions; ILLEGAL_GENERATION resets the generation and loses them; "
+            "REBALANCE_IN_PROGRESS rejoins keeping all three; every other error fails the consumer.",
+            source="AbstractCoordinator.SyncGroupResponseHandler / HeartbeatResponseHandler, "
+            "resetGenerationOnResponseError, requestRejoin (Kafka 4.0, trunk 1eb7644)",
+            catches="an error answer ignored (the member consumes an assignment the coordinator never gave it), a "
+            "rejoin that keeps a fenced generation or partitions it lost, a healthy member failed or reset",
+            predicate=lambda s: not s.ghost.misreacted,
+            partners=("assignment_received",),
+            explain=lambda s: "; ".join(s.ghost.misreacted),
+        ),
+        Property(
             name="offsets_cache_matches_log",
             expectation=Expectation.ALWAYS,
             fact="Replaying the group's __consumer_offsets partition, compacted or not, yields exactly the "

@@ -39,6 +39,10 @@ class ProtocolFlags:
         partition_verification: ``transaction.partition.verification.enable``
             (KIP-890 part 1, ``VerificationStateEntry.java``): a transactional write that opens a
             transaction on a partition is checked with the coordinator first.
+        txn_offset_commit_verification: on ``transaction.version`` 1 with partition verification the group
+            coordinator verifies a TxnOffsetCommit that opens a transaction on ``__consumer_offsets`` too
+            (KAFKA-15449, Kafka 3.7: ``CoordinatorPartitionWriter.maybeStartTransactionVerification``);
+            without it only produce requests are verified.
         timeout_abort_bumps_epoch: the coordinator's timeout abort goes through
             PrepareEpochFence and bumps the epoch (``abortTimedOutTransactions``, the KAFKA-6119 fix).
         kip_360: clients bump their epoch with InitProducerId(pid, epoch) after
@@ -251,6 +255,7 @@ class ProtocolFlags:
     force_idempotence_off: bool = False
     transaction_version: int = 2
     partition_verification: bool = True
+    txn_offset_commit_verification: bool = True
     timeout_abort_bumps_epoch: bool = True
     kip_360: bool = True
     complete_after_markers: bool = True
@@ -466,6 +471,13 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, transaction_version=1),
         ),
         Variant(
+            name="tv2_verification_config_off",
+            description="transaction.version 2 on brokers configured with transaction.partition.verification."
+            "enable=false: TV2 adds partitions (and the group's offsets partition) through the same round trip, "
+            "so produce and TxnOffsetCommit are verified all the same (KIP-890 part 2).",
+            flags=replace(_REAL, partition_verification=False, txn_offset_commit_verification=False),
+        ),
+        Variant(
             name="no_kip_360",
             description="transaction.version 1 with verification but without KIP-360: an aborted transaction "
             "keeps its epoch, so the next transaction runs at the same (pid, epoch).",
@@ -611,6 +623,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_consume_transform_produce", "txn_eos_rebalance_session_timeout"),
             bug="pre-KIP-447 / KAFKA-2555 (PR #221): a zombie that lost its input partition in a rebalance "
             "commits its transaction and offsets next to the new owner: the input record is processed twice",
+        ),
+        Variant(
+            name="unverified_txn_offset_commit",
+            description="transaction.version 1 with KIP-890 part 1 verification of produce requests only: the "
+            "group coordinator appends a TxnOffsetCommit without asking the transaction coordinator whether the "
+            "transaction is still ongoing (Kafka 3.6, before KAFKA-15449).",
+            flags=replace(_REAL, transaction_version=1, txn_offset_commit_verification=False),
+            weakened=True,
+            breaks=("no_hanging_transaction", "lso_reaches_high_watermark", "lso_reaches_high_watermark_eventually"),
+            scenarios=("txn_eos_tv1_request_timeout", "txn_eos_late_txn_offset_commit_rebalance"),
+            bug="KAFKA-15449: a TxnOffsetCommit that timed out on the client is retried and the transaction "
+            "commits; the first copy reaches the group coordinator late and opens a transaction on "
+            "__consumer_offsets that no marker ever ends (its LSO is stuck, OffsetFetch(requireStable) waits)",
         ),
         Variant(
             name="offsets_outside_transaction",

@@ -32,6 +32,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "force_idempotence_off": frozenset({"idempotence"}),
     "transaction_version": _TXN,
     "partition_verification": _TXN,
+    "txn_offset_commit_verification": frozenset({"eos"}),
     "timeout_abort_bumps_epoch": _TXN,
     "kip_360": frozenset({"transactions", "eos"}),
     "complete_after_markers": frozenset({"transactions", "eos"}),

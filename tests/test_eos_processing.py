@@ -21,30 +21,43 @@ GCF = "txn_eos_group_coordinator_failover"
 TV1 = "txn_eos_tv1_add_offsets"
 PRE890 = "txn_eos_pre_kip_890"
 TV1RT = "txn_eos_tv1_request_timeout"
+LATE = "txn_eos_late_txn_offset_commit"
+LATE_RB = "txn_eos_late_txn_offset_commit_rebalance"
+LATE_OFF = "txn_eos_late_txn_offset_commit_verification_config_off"
 
 # (scenario, variant) -> distinct states; every property holds or is reached
 HOLDS = {
-    (SEEK, "kafka"): 3655,
+    (SEEK, "kafka"): 3978,
     (SEEK, "tv1"): 4847,
-    (CTP, "kafka"): 11307,
-    (GCF, "kafka"): 7480,
+    (CTP, "kafka"): 12768,
+    (GCF, "kafka"): 7732,
     (TV1, "tv1"): 12639,
     (PRE890, "pre_kip_890"): 477,
-    (TV1RT, "tv1"): 2901,
+    (TV1RT, "tv1"): 4458,
+    (LATE, "kafka"): 1286,
+    (LATE_RB, "kafka"): 10100,
+    (LATE_OFF, "tv2_verification_config_off"): 1286,  # TV2 verifies whatever the broker config says
 }
 
 # events a scenario exists to produce (its hostile input reached the rule it tests)
 EXERCISED = {
     PRE890: ("txn_offset_commit_rejected:INVALID_PRODUCER_EPOCH",),  # the append's epoch check fences the zombie
-    TV1RT: ("txn_request_timeout", "stale_response", "add_offsets_to_txn"),
+    TV1RT: ("txn_request_timeout", "stale_response", "add_offsets_to_txn", "txn_offset_commit_timeout"),
+    # a TxnOffsetCommit lost with its connection or timed out; a late first copy fails verification (KAFKA-15449)
+    LATE: ("group_coordinator_connection_reset", "txn_offset_commit_timeout", "txn_offset_commit_verification_failed"),
+    # ... or, after the late joiner's rebalance, the group's generation check
+    LATE_OFF: ("txn_offset_commit_timeout", "txn_offset_commit_verification_failed"),
+    LATE_RB: ("txn_offset_commit_timeout", "txn_offset_commit_rejected:ILLEGAL_GENERATION", "stale_response"),
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}
 CAUGHT = {
     (CTP, "no_generation_fencing"): {
         "exactly_once_processing": 32, "lost_partition_never_committed": 20, "txn_offset_commits_fenced_exactly": 8},
-    (SEEK, "no_seek_after_abort"): {"exactly_once_processing": 23, "input_processed_eventually": 19},
+    (SEEK, "no_seek_after_abort"): {"exactly_once_processing": 26, "input_processed_eventually": 23},
     (GCF, "load_commits_pending_offsets"): {"exactly_once_processing": 8},
+    (TV1RT, "unverified_txn_offset_commit"): {
+        "no_hanging_transaction": 24, "lso_reaches_high_watermark": 26, "lso_reaches_high_watermark_eventually": 29},
     (SEEK, "offsets_outside_transaction"): {"exactly_once_processing": 27, "offsets_committed_with_outputs": 13},
 }
 

@@ -359,10 +359,63 @@ class EosSystem(TransactionalSystem):
         return out
 
     def _droppable(self, env: net.Envelope) -> bool:
-        return super()._droppable(env) and GROUP_COORDINATOR not in (env.src, env.dst)
+        """A connection reset may lose a TxnOffsetCommit or its answer too (the group coordinator's other
+        requests -- JoinGroup, SyncGroup, OffsetFetch, Heartbeat -- are atomic steps here)."""
+        if GROUP_COORDINATOR in (env.src, env.dst):
+            return isinstance(env.body, (TxnOffsetCommitRequest, TxnOffsetCommitResponse))
+        return super()._droppable(env)
+
+    def _gc_disconnected(self, s: TxnSystemState, i: int) -> TxnSystemState:
+        """The producer's connection to the group coordinator closes (a reset, or the in-flight
+        TxnOffsetCommit exceeded request.timeout.ms: ``NetworkClient.handleTimedOutRequests`` closes it).
+
+        ``TransactionManager.TxnRequestHandler.onComplete`` (trunk ``1eb7644349cb``) sees the disconnect,
+        looks the group coordinator up again and re-enqueues the TxnOffsetCommit: it is sent again on a
+        new connection.  A request the broker already read from the old socket is still handled (it may
+        land late, after the transaction ended -- what KIP-890's verification of TxnOffsetCommit,
+        KAFKA-15449, guards); its answer is never read.
+        """
+        # its only request to the group coordinator is the TxnOffsetCommit: every envelope on the current
+        # connection belongs to the one in flight (a reset of an older connection closes nothing open)
+        app = s.apps[i]._replace(gc_connection=s.apps[i].gc_connection + 1)
+        return self._send_txn_offset_commit(s, i, app)
+
+    def _eos_drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
+        """Fault ``drop`` on the group coordinator's connection: the reset loses everything in flight on it."""
+        if GROUP_COORDINATOR not in (env.src, env.dst):
+            return self._drop(s, env)
+        if env not in net.channel_heads(s.network) or not self._droppable(env):  # input: an edited trace
+            return None
+        network = net.reset_connection(s.network, env)
+        assert network is not None  # a channel head
+        s = s._replace(network=network)
+        i = self._client_of(env.src if env.dst == GROUP_COORDINATOR else env.dst)
+        if env.connection == s.apps[i].gc_connection:
+            s = self._gc_disconnected(s, i)
+        return s, ("connection_reset", "group_coordinator_connection_reset")
+
+    def _gc_request_timeout(self, s: TxnSystemState, i: int) -> bool:
+        """Whether instance ``i``'s TxnOffsetCommit is in flight on its current connection (it can time out)."""
+        return s.apps[i].offsets == P.COMMITTING
+
+    def _eos_request_timeout(self, s: TxnSystemState, i: int) -> Result:
+        """Fault ``request_timeout``: the producer's in-flight requests time out -- its TxnOffsetCommit too
+        (the request stays in flight towards the group coordinator and may still be handled, late)."""
+        if not self._gc_request_timeout(s, i):
+            return self._request_timeout(s, i)
+        s = self._gc_disconnected(s, i)
+        rest = self._request_timeout(s, i)
+        if rest is not None:  # its produce requests in flight time out with it
+            return rest[0], ("txn_offset_commit_timeout", *rest[1])
+        return s, ("txn_offset_commit_timeout",)
 
     def _fault_actions(self, state: TxnSystemState, heads: Sequence[net.Envelope]) -> list[Action]:
         out = super()._fault_actions(state, heads)
+        if self._budget_left(state, "request_timeout"):
+            timing_out = {a.args[0] for a in out if a.kind == "RequestTimeout"}
+            for i in range(len(state.apps)):
+                if i not in timing_out and self._gc_request_timeout(state, i):
+                    out.append(Action("RequestTimeout", (i,)))
         if self._budget_left(state, "append_failure"):
             out.extend(Action("AppendFailure", (env,)) for env in heads if self._group_append(env))
         if self._budget_left(state, "coordinator_failover") and state.group is not None and not self.protocol:
@@ -509,11 +562,20 @@ class EosSystem(TransactionalSystem):
         return s, ("process", "send_offsets_to_transaction", "TxnOffsetCommitRequest")
 
     def _send_txn_offset_commit(self, s: TxnSystemState, i: int, app: AppInstance) -> TxnSystemState:
-        """TxnOffsetCommit(offset after the processed record, the captured generation); also a retry."""
+        """TxnOffsetCommit(offset after the processed record, the captured generation); also a retry.
+
+        TV2 (KIP-890 part 2, Kafka 4.0 ``TransactionManager.sendOffsetsToTransaction``): the group
+        coordinator adds ``__consumer_offsets`` to the transaction itself, so the client counts the
+        transaction as started (``transactionStarted``) once it enqueues the TxnOffsetCommit, as it does
+        for a partition it produces to -- an abort after a lost answer still sends EndTxn.
+        """
         c = s.clients[i]
+        if self.tv >= 2 and OFFSETS_PARTITION not in c.added:
+            c = c._replace(added=tuple(sorted({*c.added, OFFSETS_PARTITION})))
+            s = s._replace(clients=_at(s.clients, i, c))
         req = TxnOffsetCommitRequest(
             i,
-            0,
+            app.gc_connection,
             c.transactional_id,
             c.data.producer_id,
             c.data.producer_epoch,
@@ -524,7 +586,8 @@ class EosSystem(TransactionalSystem):
             app.processing + 1,
             app.offsets_member,
         )
-        s = s._replace(network=net.send(s.network, net.Envelope(f"p{i}", GROUP_COORDINATOR, 0, req)))
+        env = net.Envelope(f"p{i}", GROUP_COORDINATOR, app.gc_connection, req)
+        s = s._replace(network=net.send(s.network, env))
         return self._set_app(s, i, app._replace(offsets=P.COMMITTING))
 
     def _send_add_offsets(self, s: TxnSystemState, i: int) -> Result:
@@ -929,7 +992,7 @@ class EosSystem(TransactionalSystem):
         check_generation = self.flags.generation_fencing
         events: tuple[str, ...] = ()
         error = Errors.NONE
-        verify = self.tv >= 2 or self.flags.partition_verification
+        verify = self.tv >= 2 or (self.flags.partition_verification and self.flags.txn_offset_commit_verification)
         if verify and gc.txn_offset_commit_needs_verification(
             g, req.producer_id, req.producer_epoch, self.flags.ongoing_txn_check_epoch
         ):
@@ -983,6 +1046,10 @@ class EosSystem(TransactionalSystem):
     def _on_txn_offset_commit_response(self, s: TxnSystemState, resp: TxnOffsetCommitResponse) -> Result:
         i = resp.producer
         c, app = s.clients[i], s.apps[i]
+        if resp.connection != app.gc_connection:
+            # the answer to a TxnOffsetCommit whose connection was closed (reset, or request.timeout.ms):
+            # NetworkClient never reads it; the retry's answer is the one that counts
+            return s, ("stale_response",)
         if app.offsets != P.COMMITTING:  # no branch: one TxnOffsetCommit in flight, its phase left only here
             return s, ("stale_response",)
         err = resp.error
@@ -1071,4 +1138,6 @@ class EosSystem(TransactionalSystem):
         "GroupCoordinatorFailover": _gc_failover,
         "GroupCoordinatorLoaded": _gc_loaded,
         "AppendFailure": _append_failure,
+        "DropMessage": _eos_drop,
+        "RequestTimeout": _eos_request_timeout,
     }

@@ -133,6 +133,7 @@ class GroupGhost(NamedTuple):
     misplaced_starts: tuple[str, ...] = ()  # partitions a new owner started elsewhere than at the committed offset
     misfenced: tuple[str, ...] = ()  # OffsetCommits answered otherwise than ClassicGroup.validateOffsetCommit does
     misanswered: tuple[str, ...] = ()  # SyncGroups/Heartbeats answered otherwise than Kafka's member checks
+    misreacted: tuple[str, ...] = ()  # consumers that reacted to a SyncGroup/Heartbeat answer otherwise than Kafka's
 
 
 @record
@@ -432,7 +433,10 @@ class GroupSystem:
     def step(self, state: GroupState, action: Action) -> Step | None:
         if action not in self._enabled(state):  # input: not offered here (edited trace)
             return None
+        answer = self._answer(state, action)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
+        if answer is not None:
+            new = self._note_reaction(state, new, action, answer)
         new = self._settle(new)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
@@ -444,6 +448,46 @@ class GroupSystem:
         if new.group.state != state.group.state:
             events = (*events, f"group:{state.group.state}->{new.group.state}")
         return Step(new, events)
+
+    def _answer(self, s: GroupState, action: Action) -> tuple[str, tuple[int, ...]] | None:
+        """Ghost: the coordinator's answer to the SyncGroup or Heartbeat ``action`` sends (error, assignment),
+        computed from the state before the step, apart from the handler that acts on it."""
+        if action.kind == "Heartbeat":
+            c = s.consumers[action.args[0]]
+            return cg.heartbeat(s.group, c.member_id, c.generation), ()
+        if action.kind == "SyncGroup":
+            res = self._sync(s, action.args[0])
+            return None if res is None else (res.error, tuple(sorted(res.assignment)))
+        return None
+
+    def _note_reaction(self, before: GroupState, after: GroupState, action: Action,
+                       answer: tuple[str, tuple[int, ...]]) -> GroupState:
+        """Ghost: does consumer ``i`` react to the answer as ``AbstractCoordinator``'s SyncGroup/Heartbeat response
+        handlers do (Kafka 4.0, trunk ``1eb7644349cb``)?  NONE to a SyncGroup: the assignment is owned, member id and
+        generation kept (Stable, or rejoining after a cooperative revocation); UNKNOWN_MEMBER_ID: member id and
+        generation reset, partitions lost, rejoin; ILLEGAL_GENERATION: generation reset, partitions lost, rejoin;
+        REBALANCE_IN_PROGRESS: rejoin keeping member id, generation and partitions (``requestRejoin``); any other
+        error is raised from ``poll()``: the consumer fails."""
+        i = action.args[0]
+        old, new = before.consumers[i], after.consumers[i]
+        error, assignment = answer
+        ident = (new.member_id, new.generation)
+        if error == Errors.NONE:
+            ok = new.state in (cc.STABLE, cc.UNJOINED) and new.owned == assignment and ident == (
+                old.member_id, old.generation)
+        elif error == Errors.UNKNOWN_MEMBER_ID:
+            ok = new.state == cc.UNJOINED and ident == ("", cc.NO_GENERATION) and not new.owned
+        elif error == Errors.ILLEGAL_GENERATION:
+            ok = new.state == cc.UNJOINED and ident == (old.member_id, cc.NO_GENERATION) and not new.owned
+        elif error == Errors.REBALANCE_IN_PROGRESS:
+            ok = new.state == cc.UNJOINED and (*ident, new.owned) == (old.member_id, old.generation, old.owned)
+        else:  # unreachable: the group answers only member checks here (no coordinator errors modelled)
+            ok = new.state == cc.FAILED
+        if ok:  # no branch: ghost observer of a violation (consumers_react_as_kafka)
+            return after
+        note = (f"{action.kind}({old.member_id}, generation {old.generation}) answered {error}: the consumer is "
+                f"{new.state} as {new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
+        return after._replace(ghost=after.ghost._replace(misreacted=(*after.ghost.misreacted, note)))
 
     # -- protocol steps -------------------------------------------------------------------------
 

@@ -219,6 +219,9 @@ class AppInstance(NamedTuple):
     superseded: bool = False  # ghost: another instance started as the owner since this one's last start
     txn_superseded: bool = False  # ghost: the open transaction's record was processed by a superseded owner
     offsets_member: str = ""  # the member id captured by sendOffsetsToTransaction (protocol mode)
+    #: the incarnation of the producer's connection to the group coordinator (a reset or a timed-out
+    #: TxnOffsetCommit closes it: answers on older connections are never read)
+    gc_connection: int = 0
 
 
 @codec.record
