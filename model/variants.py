@@ -75,6 +75,12 @@ class ProtocolFlags:
             idempotent retry after a coordinator failover or a lost response,
             KAFKA-19999, PR #21176); without it the retry is rejected with
             INVALID_PRODUCER_EPOCH and the transaction stays in Prepare*.
+        marker_retriable_errors_retried: the transaction coordinator re-enqueues
+            a WriteTxnMarkers entry answered with a retriable error
+            (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
+            REQUEST_TIMED_OUT, ...: ``TransactionMarkerRequestCompletionHandler``);
+            without it such an error cancels the transaction's markers like
+            INVALID_PRODUCER_EPOCH does and the transaction stays in Prepare*.
         failed_fence_keeps_bump: after a failed transaction-log append of an
             epoch fence the coordinator keeps the bumped epoch in memory and sets
             ``hasFailedEpochFence``, so the next fence reuses that epoch
@@ -256,6 +262,7 @@ class ProtocolFlags:
     connect_zombie_fencing: bool = True
     ongoing_txn_check_epoch: bool = True
     marker_retry_same_epoch: bool = True
+    marker_retriable_errors_retried: bool = True
     failed_fence_keeps_bump: bool = True
     end_txn_concurrent_in_prepare: bool = True
     commit_retry_after_abort_fenced: bool = True
@@ -638,6 +645,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_coordinator_faults",),
             bug="KAFKA-19999 (fixed by PR #21176, Dec 2025): after a coordinator failover the re-sent marker of a "
             "reloaded PrepareAbort is rejected with INVALID_PRODUCER_EPOCH and the transaction hangs in Prepare*",
+        ),
+        Variant(
+            name="marker_retriable_error_cancels",
+            description="The transaction coordinator treats a retriable WriteTxnMarkers error (the leader moved, "
+            "the ISR shrank) like INVALID_PRODUCER_EPOCH: it cancels the transaction's markers.",
+            flags=replace(_REAL, marker_retriable_errors_retried=False),
+            weakened=True,
+            breaks=("prepared_transaction_has_markers", "transactions_complete"),
+            scenarios=("txn_marker_retry",),
+            bug="plausible: TransactionMarkerRequestCompletionHandler's retriable-error case missing (markers of a "
+            "partition whose leader moved are never re-sent; the transaction hangs in Prepare* and the LSO with it)",
         ),
         Variant(
             name="no_kafka_18464_fix",

@@ -130,6 +130,8 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "AppendFailure": ("message",),
     "CoordinatorFailover": (),
     "ExpireTransactionalId": ("transactional_id",),
+    "MarkerNotLeader": ("message",),
+    "MarkerNotEnoughReplicasAfterAppend": ("message",),
     **ADVERSARY_ACTION_ARGS,
     "ExpireProducerState": ("partition", "producer_id"),
 }
@@ -141,6 +143,8 @@ FAULT_OF_ACTION = {
     "AppendFailure": "append_failure",
     "CoordinatorFailover": "coordinator_failover",
     "ExpireTransactionalId": "txn_id_expiry",
+    "MarkerNotLeader": "marker_failure",
+    "MarkerNotEnoughReplicasAfterAppend": "marker_failure",
     **ADVERSARY_FAULT_OF_ACTION,
 }
 
@@ -406,6 +410,11 @@ class TransactionalSystem:
             out.append(Action("CoordinatorFailover", ()))
         if self._budget_left(state, "txn_id_expiry"):
             out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
+        if self._budget_left(state, "marker_failure"):
+            for env in heads:
+                if isinstance(env.body, WriteTxnMarkersRequest):
+                    out.append(Action("MarkerNotLeader", (env,)))
+                    out.append(Action("MarkerNotEnoughReplicasAfterAppend", (env,)))
         return out
 
     def _budget_left(self, state: TxnSystemState, fault: str) -> bool:
@@ -901,20 +910,61 @@ class TransactionalSystem:
         )
         return s._replace(partitions=_at(s.partitions, m.partition, leader)), error, events
 
-    def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest) -> Result:
-        s, error, events = self._write_marker(s, m)
+    def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest, failure: str = "NONE") -> Result:
+        """The partition leader handles a marker; the coordinator handles its answer.
+
+        ``failure`` (the ``marker_failure`` fault): NOT_LEADER_OR_FOLLOWER -- the broker is no longer the
+        partition's leader and appends nothing; NOT_ENOUGH_REPLICAS_AFTER_APPEND -- the leader appended the
+        control batch but the ISR shrank below ``min.insync.replicas`` before it was replicated
+        (``DelayedProduce``), so the append stands and the error is answered.  Either is retriable for the
+        coordinator, which re-enqueues the marker under the same coordinator epoch
+        (``TransactionMarkerRequestCompletionHandler``); the re-sent marker of an appended one arrives at the
+        stored epoch with no transaction open, the KAFKA-19999 retry.
+        """
+        events: tuple[str, ...]
+        if failure == "NOT_LEADER_OR_FOLLOWER":
+            error, events = failure, ("marker_not_leader", f"error:{failure}")
+        else:
+            s, error, events = self._write_marker(s, m)
+            if failure != "NONE" and error == "NONE":
+                error, events = failure, (*events, "marker_not_replicated", f"error:{failure}")
         if m.coordinator_epoch != s.coordinator_epoch:
             return s, (*events, "stale_coordinator_marker")
         md, go_on = tc.handle_marker_response(
-            s.coordinator[m.transactional_id], m.producer_id, m.producer_epoch, m.partition, error
+            s.coordinator[m.transactional_id],
+            m.producer_id,
+            m.producer_epoch,
+            m.partition,
+            error,
+            self.flags.marker_retriable_errors_retried,
         )
         s = s._replace(coordinator=_at(s.coordinator, m.transactional_id, md))
-        if not go_on:  # no branch: taken only under the weakened variant no_kafka_19999_fix
+        if not go_on:  # no branch: taken only under the weakened variants no_kafka_19999_fix and others
             return s, (*events, "markers_dropped") if error != "NONE" else events
+        if error != "NONE":
+            # addTxnMarkersToBrokerQueue: the marker goes to the partition's (new) leader again
+            env = net.Envelope(COORDINATOR, BROKER, m.coordinator_epoch, m)
+            return s._replace(network=net.send(s.network, env)), (*events, "marker_retried")
         if md is not None and not md.partitions and self.flags.complete_after_markers:
             s, more = self._complete(s, m.transactional_id, md)
             events = (*events, *more)
         return s, events
+
+    def _marker_failure(self, s: TxnSystemState, env: net.Envelope, error: str) -> Result:
+        if (  # no branch: only a trace read from a file names a disabled action
+            not isinstance(env.body, WriteTxnMarkersRequest) or env not in net.channel_heads(s.network)
+        ):
+            return None
+        network = net.remove(s.network, env)
+        if network is None:  # no branch: the envelope was checked to be a channel head
+            return None
+        return self._on_marker(s._replace(network=network), env.body, error)
+
+    def _marker_not_leader(self, s: TxnSystemState, env: net.Envelope) -> Result:
+        return self._marker_failure(s, env, "NOT_LEADER_OR_FOLLOWER")
+
+    def _marker_not_replicated(self, s: TxnSystemState, env: net.Envelope) -> Result:
+        return self._marker_failure(s, env, "NOT_ENOUGH_REPLICAS_AFTER_APPEND")
 
     # -- faults ----------------------------------------------------------------------------------
 
@@ -1051,6 +1101,8 @@ class TransactionalSystem:
         "AppendFailure": _append_failure,
         "CoordinatorFailover": _failover,
         "ExpireTransactionalId": _expire_tid,
+        "MarkerNotLeader": _marker_not_leader,
+        "MarkerNotEnoughReplicasAfterAppend": _marker_not_replicated,
         **ADVERSARY_HANDLERS,
         "ExpireProducerState": _expire_producer_state,
     }
