@@ -97,6 +97,7 @@ from keos.model.systems.transactions_records import (
     TxnSystemState,
     TxnTopology,
 )
+from keos.model.systems.txn_produce_judge import unexpected_txn_answer
 from keos.model.variants import Variant
 
 __all__ = [
@@ -679,8 +680,22 @@ class TransactionalSystem:
             kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
             s = self._judge_error(s, kind, verification, md, req.producer_id, req.producer_epoch, True)
             events = (*events, "verification")
-        leader, response, pevents = part.handle_txn_produce(s.partitions[req.partition], req, self.flags, verification)
+        before = s.partitions[req.partition]
+        leader, response, pevents = part.handle_txn_produce(before, req, self.flags, verification)
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
+        wrong = unexpected_txn_answer(
+            before,
+            leader,
+            req,
+            verification,
+            "verification" in events,
+            response.error,
+            response.base_offset,
+            self.flags.sequence_space,
+            self.flags.partition_verification or self.tv >= 2,
+        )
+        if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
+            s = s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, f"produce_answer:{wrong}")))
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
 
