@@ -7,7 +7,12 @@ from keos.model.log.partition import PartitionLeader, handle_txn_produce, last_s
 from keos.model.log.txn_markers import append_end_txn_marker
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, WriteTxnMarkersRequest
-from keos.model.systems.txn_produce_judge import kafka_lso, kafka_txn_produce_answer, lso_mismatch, unexpected_txn_answer
+from keos.model.systems.txn_produce_judge import (
+    kafka_lso,
+    kafka_txn_produce_answer,
+    lso_mismatch,
+    unexpected_txn_answer,
+)
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags
 
 FLAGS = ProtocolFlags()
@@ -20,9 +25,7 @@ def req(epoch: int, seq: int, rec: int, pid: int = 7) -> ProduceRequest:
 
 def produce(leader: PartitionLeader, r: ProduceRequest, verification: str = Errors.NONE) -> tuple[PartitionLeader, str]:
     after, response, _ = handle_txn_produce(leader, r, FLAGS, verification)
-    verdict = unexpected_txn_answer(
-        leader, after, r, verification, True, response.error, response.base_offset, SPACE
-    )
+    verdict = unexpected_txn_answer(leader, after, r, verification, True, response.error, response.base_offset, SPACE)
     assert verdict is None, verdict
     return after, response.error
 
@@ -47,14 +50,15 @@ def test_judge_agrees_with_the_leader_along_a_transaction_and_its_marker() -> No
 
 def test_judge_objects_to_an_unverified_opening_batch_and_a_wrong_offset() -> None:
     r = req(0, 0, 1)
-    after, response, _ = handle_txn_produce(PartitionLeader(), r, FLAGS)
+    after, _response, _ = handle_txn_produce(PartitionLeader(), r, FLAGS)
     unverified = unexpected_txn_answer(PartitionLeader(), after, r, Errors.NONE, False, Errors.NONE, 0, SPACE)
     assert unverified is not None and "without verification" in unverified
     assert unexpected_txn_answer(PartitionLeader(), after, r, Errors.NONE, False, Errors.NONE, 0, SPACE, False) is None
     wrong = unexpected_txn_answer(PartitionLeader(), after, r, Errors.NONE, True, Errors.NONE, 3, SPACE)
     assert wrong is not None and "offset 3" in wrong
-    fenced = unexpected_txn_answer(PartitionLeader(), PartitionLeader(), r, Errors.PRODUCER_FENCED, True,
-                                   Errors.PRODUCER_FENCED, -1, SPACE)
+    fenced = unexpected_txn_answer(
+        PartitionLeader(), PartitionLeader(), r, Errors.PRODUCER_FENCED, True, Errors.PRODUCER_FENCED, -1, SPACE
+    )
     assert fenced is not None and "INVALID_PRODUCER_EPOCH" in fenced
     assert kafka_txn_produce_answer(after, req(0, 1, 2), Errors.NONE, SPACE) == (Errors.NONE, -1, False)
 

@@ -463,7 +463,9 @@ class TransactionalSystem:
             new = new._replace(ghost=new.ghost._replace(bad_transitions=(*new.ghost.bad_transitions, *bad)))
         return Step(new, events)
 
-    def _unjustified_failures(self, before: TxnSystemState, after: TxnSystemState, action: Action) -> list[str]:
+    def _unjustified_failures(  # no mutate: the judge of healthy_producer_not_failed (a property), not a rule
+        self, before: TxnSystemState, after: TxnSystemState, action: Action
+    ) -> list[str]:
         """Ghost labels ``client_failed:<i>:<cause>`` for a client this step made fatal without a cause Kafka accepts.
 
         ``TransactionManager`` ends a producer (``fatalError``) for errors that mean "you are no longer the
@@ -695,7 +697,9 @@ class TransactionalSystem:
             self.flags.partition_verification or self.tv >= 2,
         )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
-            s = s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, f"produce_answer:{wrong}")))
+            s = s._replace(
+                ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, f"produce_answer:{wrong}"))
+            )
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
 
@@ -1180,7 +1184,7 @@ class TransactionalSystem:
         }
 
 
-def epoch_jumps(
+def epoch_jumps(  # no mutate: the judge of epoch_bump_at_most_one (a property), not a rule
     before: Sequence[tc.TransactionMetadata | None], after: Sequence[tc.TransactionMetadata | None]
 ) -> list[str]:
     """Ghost labels ``epoch_jump:<tid>:<old>-><new>`` for a step that raised a cached epoch by more than one.
@@ -1203,7 +1207,7 @@ def epoch_jumps(
     return out
 
 
-def epoch_regressions(
+def epoch_regressions(  # no mutate: the judge of producer_epoch_never_decreases (a property), not a rule
     before: Sequence[tc.TransactionMetadata | TransactionLogValue | None],
     after: Sequence[tc.TransactionMetadata | TransactionLogValue | None],
 ) -> list[str]:
@@ -1228,7 +1232,9 @@ def epoch_regressions(
     return out
 
 
-def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.CoordinatorConfig) -> bool:
+def displaced(  # no mutate: the judge of healthy_producer_not_failed (a property), not a rule
+    c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.CoordinatorConfig
+) -> bool:
     """Whether the coordinator no longer takes client ``c`` for the producer of its transactional.id.
 
     It does not if the id is gone (expired), has another producer id (expired and re-created, or rotated
@@ -1258,7 +1264,7 @@ def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.Coordi
     return md.producer_epoch > epoch + own
 
 
-def unexplained_state_changes(
+def unexplained_state_changes(  # no mutate: the judge of coordinator_transitions_explained (a property)
     before: Sequence[tc.TransactionMetadata | None],
     after: Sequence[tc.TransactionMetadata | None],
     events: Sequence[str],
@@ -1294,7 +1300,7 @@ def unexplained_state_changes(
     return out
 
 
-def fences_without_bump(
+def fences_without_bump(  # no mutate: the judge of fence_raises_epoch (a property), not a rule
     before: Sequence[TransactionLogValue | None], after: Sequence[TransactionLogValue | None]
 ) -> list[str]:
     """Ghost labels ``fence_no_bump:<tid>:<epoch>`` for a fence whose PrepareAbort the log holds at no higher epoch.
@@ -1315,7 +1321,9 @@ def fences_without_bump(
     return out
 
 
-def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | None) -> str | None:
+def unlogged_ack(  # no mutate: the judge of acknowledged_after_logged (a property), not a rule
+    req: Any, pid: int, epoch: int, logged: TransactionLogValue | None
+) -> str | None:
     """Why an answer NONE to ``req`` is not backed by the transaction log's value for its id (``None``: it is).
 
     The coordinator answers only in the append's callback, once the record is replicated
@@ -1336,7 +1344,9 @@ def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | N
     return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
 
 
-def unheld_ack(req: Any, logged: TransactionLogValue | None, tv: int, exhausted: bool) -> str | None:
+def unheld_ack(  # no mutate: the judge of acknowledged_to_holder (a property), not a rule
+    req: Any, logged: TransactionLogValue | None, tv: int, exhausted: bool
+) -> str | None:
     """Why an answer NONE to an AddPartitionsToTxn or EndTxn went to a producer that does not hold the logged
     transaction (``None``: it holds it, or ``req`` is another request).
 
@@ -1362,7 +1372,7 @@ def unheld_ack(req: Any, logged: TransactionLogValue | None, tv: int, exhausted:
     return None if ok else f"{name}({x}, {e}) answered NONE while the log holds ({held[0]}, {held[1]})"
 
 
-def stale_init_answer(
+def stale_init_answer(  # no mutate: the judge of stale_init_fenced (a property), not a rule
     req: Any, pid: int, epoch: int, logged: TransactionLogValue | None, exhausted: bool
 ) -> str | None:
     """Why an answer NONE to an InitProducerId naming (pid, epoch) is not one Kafka gives (``None``: it is).

@@ -142,7 +142,7 @@ class TxnConfig:
     topology: TxnTopology = field(default_factory=TxnTopology)
     faults: TxnFaultBudget = field(default_factory=TxnFaultBudget)
     retries: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
-    max_producer_epoch: int = 32767
+    max_producer_epoch: int = tc.SHORT_MAX_VALUE  # the producer epoch is a 16-bit field (RecordBatch)
     eos: EosConfig | None = None
     security: SecurityConfig | None = None
 

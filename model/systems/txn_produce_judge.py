@@ -105,8 +105,8 @@ def kafka_txn_produce_answer(  # no mutate: the reference of txn_produce_answer_
                 return Errors.NONE, offset, False
     if known and request.producer_epoch < epoch:
         return Errors.INVALID_PRODUCER_EPOCH, -1, False
-    verify = verification_enabled and request.transactional and not (
-        known and _open_at_epoch(mine, request.producer_epoch)
+    verify = (
+        verification_enabled and request.transactional and not (known and _open_at_epoch(mine, request.producer_epoch))
     )
     if verification != Errors.NONE:
         return _VERIFICATION_ANSWER.get(verification, verification), -1, verify
