@@ -160,6 +160,11 @@ PROTOCOL_TIMEOUTS = frozenset({"TxnTimeout"})
 Result = tuple[TxnSystemState, tuple[str, ...]] | None
 
 
+def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: ghost observer, not a rule
+    """The state with ``labels`` added to the ghost's record of bad steps (read by the properties)."""
+    return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
+
+
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
 
@@ -460,7 +465,7 @@ class TransactionalSystem:
         if new.clients is not state.clients:
             bad += self._unjustified_failures(state, new, action)
         if bad:  # no branch: the violation side, only a defect takes it (the ghost's bad steps)
-            new = new._replace(ghost=new.ghost._replace(bad_transitions=(*new.ghost.bad_transitions, *bad)))
+            new = _flagged(new, *bad)  # no mutate: ghost observer (records the bad step for the properties)
         return Step(new, events)
 
     def _unjustified_failures(  # no mutate: the judge of healthy_producer_not_failed (a property), not a rule
@@ -598,7 +603,7 @@ class TransactionalSystem:
             return None
         if self.tv < 2 and q not in c.added:
             return None
-        return prod.drain(c.data, i, q, self.producer_config, 2**31)
+        return prod.drain(c.data, i, q, self.producer_config, self.flags.sequence_space)
 
     def _send_produce(self, s: TxnSystemState, i: int, q: int) -> Result:
         c = s.clients[i]
@@ -658,7 +663,7 @@ class TransactionalSystem:
             kind = type(body).__name__.removesuffix("Response")
             label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i)
             if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
-                s = s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, label)))
+                s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
         return self._record_outcome(s, i, txn, outcome), events
 
     def _on_produce(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:
@@ -697,9 +702,7 @@ class TransactionalSystem:
             self.flags.partition_verification or self.tv >= 2,
         )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
-            s = s._replace(
-                ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, f"produce_answer:{wrong}"))
-            )
+            s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
 
@@ -751,7 +754,7 @@ class TransactionalSystem:
         label = unexpected_error(kind, error, md, pid, epoch, append_ok, self.tv)
         if label is None:  # no branch: the other side is a violation, only a defect takes it
             return s
-        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, label)))
+        return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
 
     def _response(self, req: Any, error: str, pid: int, epoch: int) -> Any:
         """The response to a coordinator request (InitProducerId, AddPartitionsToTxn, EndTxn)."""
@@ -782,7 +785,7 @@ class TransactionalSystem:
             labels.append(f"foreign_ack:{foreign}")
         if not labels:  # no branch: the other side is a violation, only a defect takes it
             return s
-        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
+        return _flagged(s, *labels)  # no mutate: ghost observer (records the bad step for the properties)
 
     def _prepare(
         self, s: TxnSystemState, t: int, out: tc.Outcome, append: tc.TxnLogAppend
@@ -815,7 +818,8 @@ class TransactionalSystem:
             return s, events
         s = s._replace(coordinator=_at(s.coordinator, t, out.metadata), txn_log=_at(s.txn_log, t, out.written))
         if md is not None and a.origin in ("fence", "timeout"):
-            s = self._record_fence(s, md._replace(producer_epoch=a.fenced_epoch) if a.fenced_epoch >= 0 else md)
+            fenced = md._replace(producer_epoch=a.fenced_epoch) if a.fenced_epoch >= 0 else md  # no mutate: ghost
+            s = self._record_fence(s, fenced)  # no mutate: ghost observer (zombie_fencing's record of fences)
         if a.origin == "complete" and md is not None:
             full = prepared.partitions if prepared is not None else ()
             committed = md.state == TransactionState.PREPARE_COMMIT
@@ -871,7 +875,7 @@ class TransactionalSystem:
         if out.wrote:
             s = s._replace(txn_log=_at(s.txn_log, t, out.written))
         if "fence" in events and out.wrote and old is not None:
-            s = self._record_fence(s, old)
+            s = self._record_fence(s, old)  # no mutate: ghost observer (zombie_fencing's record of fences)
         md = out.metadata
         if (
             out.wrote
@@ -1051,7 +1055,7 @@ class TransactionalSystem:
         if (  # no branch: taken only under the weakened variant timeout_abort_without_epoch_bump
             out.wrote and "fence" not in out.events and old is not None
         ):
-            s = self._record_fence(s, old)
+            s = self._record_fence(s, old)  # no mutate: ghost observer (zombie_fencing's record of fences)
         return self._apply_coordinator(s, t, out)
 
     def _expire_tid(self, s: TxnSystemState, t: int) -> Result:
