@@ -368,9 +368,16 @@ VARIANTS: dict[str, Variant] = {
             description="The partition leader accepts batches with an epoch below the stored one.",
             flags=replace(_REAL, check_epoch=False),
             weakened=True,
-            breaks=("per_partition_order", "sequence_table_consistent", "produce_answer_per_kafka"),
-            scenarios=("idempotence_epoch_bump",),
-            bug="a batch from before a KIP-360 epoch bump rolls the producer state back "
+            breaks=(
+                "per_partition_order",
+                "sequence_table_consistent",
+                "produce_answer_per_kafka",
+                "txn_produce_answer_per_kafka",
+                "no_hanging_transaction",
+            ),
+            scenarios=("idempotence_epoch_bump", "txn_tv1_zombie"),
+            bug="a batch from before a KIP-360 epoch bump rolls the producer state back; a fenced zombie's "
+            "transactional batch is appended and opens a transaction no coordinator will end "
             "(INVALID_PRODUCER_EPOCH missing)",
         ),
         Variant(

@@ -145,12 +145,14 @@ def unexpected_txn_answer(  # no mutate: the judge of txn_produce_answer_per_kaf
     )
     recs = ",".join(prod.record_label(r) for r in request.records)
     head = f"partition {request.partition}: batch {recs} (pid {request.producer_id}, epoch {request.producer_epoch}"
-    if must_verify and not verified and error == Errors.NONE and dup_offset < 0:
+    unverified = must_verify and not verified and error == Errors.NONE and dup_offset < 0
+    if unverified:  # no branch: the violation side, only a defect takes it
         return f"{head}) opens a transaction on the partition but was appended without verification"
-    if want != got or appended != (1 if want == "append" else 0):
+    wrong = want != got or appended != (1 if want == "append" else 0)
+    if wrong:  # no branch: the violation side, only a defect takes it
         return f"{head}, seq {request.base_sequence}) was answered {got} (log +{appended}); Kafka answers {want}"
     wanted_offset = dup_offset if want == "duplicate" else len(before.log) if want == "append" else -1
-    if response_offset != wanted_offset:
+    if response_offset != wanted_offset:  # no branch: the violation side, only a defect takes it
         return f"{head}) was answered at offset {response_offset}; Kafka answers offset {wanted_offset}"
     return None
 
