@@ -353,7 +353,7 @@ def test_marker_response_removes_partition_and_completion_follows() -> None:
 def test_marker_response_retriable_error_keeps_partition_and_goes_on() -> None:
     # TransactionMarkerRequestCompletionHandler: a retriable error re-enqueues the marker, the partition stays
     prepared = md("PrepareAbort", partitions=(0, 1))
-    for error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.REQUEST_TIMED_OUT):
+    for error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
         again, go_on = handle_marker_response(prepared, 7, 3, 1, error)
         assert go_on and again == prepared
         cancelled, go_on = handle_marker_response(prepared, 7, 3, 1, error, retry_retriable=False)
