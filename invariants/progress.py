@@ -216,6 +216,19 @@ def txn_progress_properties(config: TxnConfig) -> tuple[Property, ...]:
             event="markers_sent",
         ),
     ]
+    if config.faults.marker_failure:
+        props.append(
+            Property(
+                name="marker_retried",
+                expectation=Expectation.SOMETIMES,
+                fact="The coordinator re-sent a marker its partition leader answered with a retriable error "
+                "(TransactionMarkerRequestCompletionHandler re-enqueues it), and prepared_transaction_has_markers "
+                "and transactions_complete still held.",
+                source="reachability",
+                catches="reachability (marker_retried)",
+                event="marker_retried",
+            )
+        )
     if config.eos is None:
         props.append(
             Property(

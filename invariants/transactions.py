@@ -31,6 +31,7 @@ from keos.model.interface import Expectation, Property
 from keos.model.log.partition import CONTROL_COMMIT, LogEntry, PartitionLeader, last_stable_offset
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 from keos.model.systems.transactions import TxnConfig, TxnSystemState
+from keos.model.systems.txn_produce_judge import lso_mismatch
 
 __all__ = ["transaction_properties"]
 
@@ -188,6 +189,10 @@ def _ghost_labels(s: TxnSystemState, prefix: str) -> list[str]:
     return [b for b in s.ghost.bad_transitions if b.startswith(prefix)]
 
 
+def _lso_mismatches(s: TxnSystemState) -> list[str]:
+    return [m for q, p in enumerate(s.partitions) if (m := lso_mismatch(q, p)) is not None]
+
+
 def _some_aborted_filtered(s: TxnSystemState) -> bool:
     for leader in s.partitions:
         lso = last_stable_offset(leader)
@@ -264,6 +269,37 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _missing_markers(s),
             partners=("txn_completed",),
             explain=lambda s: "; ".join(_missing_markers(s)),
+        ),
+        Property(
+            name="txn_produce_answer_per_kafka",
+            expectation=Expectation.ALWAYS,
+            fact="A partition leader answers every transactional Produce as Kafka's does, judged from the batches "
+            "its log holds: a duplicate of a retained batch of the current epoch with that batch's offset, a "
+            "stale epoch with INVALID_PRODUCER_EPOCH, a batch that opens a transaction on the partition only "
+            "after the coordinator verified it (its refusal translated for the producer), then the sequence "
+            "rules; an append lands at the log end and is answered with that offset.",
+            source="UnifiedLog.analyzeAndValidateProducerState, ProducerAppendInfo.checkProducerEpoch / "
+            "checkSequence / appendEndTxnMarker, ReplicaManager.appendRecordsWithTransactionVerification, "
+            "AddPartitionsToTxnManager (Kafka 4.0), KIP-890 part 1, KAFKA-14563",
+            catches="a transactional batch appended unverified (the KIP-890 hanging transaction), a stale epoch or "
+            "an out-of-order sequence appended, a retry answered with another batch's offset, a verification "
+            "refusal answered with an error the producer handles otherwise",
+            predicate=lambda s: not _ghost_labels(s, "produce_answer:"),
+            partners=("txn_opened_on_partition",),
+            explain=lambda s: "; ".join(_ghost_labels(s, "produce_answer:")),
+        ),
+        Property(
+            name="lso_per_kafka",
+            expectation=Expectation.ALWAYS,
+            fact="Every partition's last stable offset is the first offset of a transaction whose control batch "
+            "is not in the log yet, or the high watermark if lower -- what the log's batches and markers say.",
+            source="UnifiedLog.lastStableOffset, ProducerStateManager.firstUnstableOffset (KIP-98 §7)",
+            catches="producer state whose currentTxnFirstOffset drifts from the log (an open transaction "
+            "forgotten, expired or set at a later batch), so read_committed consumers read past an undecided "
+            "transaction or stall behind a decided one",
+            predicate=lambda s: not _lso_mismatches(s),
+            partners=("lso_held_back",),
+            explain=lambda s: "; ".join(_lso_mismatches(s)),
         ),
         Property(
             name="valid_coordinator_transitions",

@@ -79,6 +79,12 @@ class ProtocolFlags:
             idempotent retry after a coordinator failover or a lost response,
             KAFKA-19999, PR #21176); without it the retry is rejected with
             INVALID_PRODUCER_EPOCH and the transaction stays in Prepare*.
+        marker_retriable_errors_retried: the transaction coordinator re-enqueues
+            a WriteTxnMarkers entry answered with a retriable error
+            (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
+            REQUEST_TIMED_OUT, ...: ``TransactionMarkerRequestCompletionHandler``);
+            without it such an error cancels the transaction's markers like
+            INVALID_PRODUCER_EPOCH does and the transaction stays in Prepare*.
         failed_fence_keeps_bump: after a failed transaction-log append of an
             epoch fence the coordinator keeps the bumped epoch in memory and sets
             ``hasFailedEpochFence``, so the next fence reuses that epoch
@@ -268,6 +274,7 @@ class ProtocolFlags:
     connect_zombie_fencing: bool = True
     ongoing_txn_check_epoch: bool = True
     marker_retry_same_epoch: bool = True
+    marker_retriable_errors_retried: bool = True
     failed_fence_keeps_bump: bool = True
     end_txn_concurrent_in_prepare: bool = True
     commit_retry_after_abort_fenced: bool = True
@@ -374,9 +381,16 @@ VARIANTS: dict[str, Variant] = {
             description="The partition leader accepts batches with an epoch below the stored one.",
             flags=replace(_REAL, check_epoch=False),
             weakened=True,
-            breaks=("per_partition_order", "sequence_table_consistent", "produce_answer_per_kafka"),
-            scenarios=("idempotence_epoch_bump",),
-            bug="a batch from before a KIP-360 epoch bump rolls the producer state back "
+            breaks=(
+                "per_partition_order",
+                "sequence_table_consistent",
+                "produce_answer_per_kafka",
+                "txn_produce_answer_per_kafka",
+                "no_hanging_transaction",
+            ),
+            scenarios=("idempotence_epoch_bump", "txn_tv1_zombie"),
+            bug="a batch from before a KIP-360 epoch bump rolls the producer state back; a fenced zombie's "
+            "transactional batch is appended and opens a transaction no coordinator will end "
             "(INVALID_PRODUCER_EPOCH missing)",
         ),
         Variant(
@@ -506,7 +520,7 @@ VARIANTS: dict[str, Variant] = {
             "condition).",
             flags=replace(_REAL, producer_expiry_keeps_open_transactions=False),
             weakened=True,
-            breaks=("no_aborted_read", "atomic_commit"),
+            breaks=("no_aborted_read", "atomic_commit", "lso_per_kafka"),
             scenarios=("txn_producer_state_expiry",),
             bug="an expired open transaction no longer holds the last stable offset back (read_committed "
             "consumers read its undecided records), and the partition no longer knows the producer's epoch, so a "
@@ -683,6 +697,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_coordinator_faults",),
             bug="KAFKA-19999 (fixed by PR #21176, Dec 2025): after a coordinator failover the re-sent marker of a "
             "reloaded PrepareAbort is rejected with INVALID_PRODUCER_EPOCH and the transaction hangs in Prepare*",
+        ),
+        Variant(
+            name="marker_retriable_error_cancels",
+            description="The transaction coordinator treats a retriable WriteTxnMarkers error (the leader moved, "
+            "the ISR shrank) like INVALID_PRODUCER_EPOCH: it cancels the transaction's markers.",
+            flags=replace(_REAL, marker_retriable_errors_retried=False),
+            weakened=True,
+            breaks=("prepared_transaction_has_markers", "transactions_complete"),
+            scenarios=("txn_marker_retry",),
+            bug="plausible: TransactionMarkerRequestCompletionHandler's retriable-error case missing (markers of a "
+            "partition whose leader moved are never re-sent; the transaction hangs in Prepare* and the LSO with it)",
         ),
         Variant(
             name="no_kafka_18464_fix",

@@ -51,6 +51,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # the transaction coordinator and transactional writes (issue 13's fixes)
     "ongoing_txn_check_epoch": _TXN,
     "marker_retry_same_epoch": _TXN,
+    "marker_retriable_errors_retried": _TXN,
     "failed_fence_keeps_bump": _TXN,
     "end_txn_concurrent_in_prepare": _TXN,
     "commit_retry_after_abort_fenced": _TXN,

@@ -350,6 +350,18 @@ def test_marker_response_removes_partition_and_completion_follows() -> None:
     assert done.metadata is not None and done.metadata.state == "CompleteCommit"
 
 
+def test_marker_response_retriable_error_keeps_partition_and_goes_on() -> None:
+    # TransactionMarkerRequestCompletionHandler: a retriable error re-enqueues the marker, the partition stays
+    prepared = md("PrepareAbort", partitions=(0, 1))
+    for error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+        again, go_on = handle_marker_response(prepared, 7, 3, 1, error)
+        assert go_on and again == prepared
+        cancelled, go_on = handle_marker_response(prepared, 7, 3, 1, error, retry_retriable=False)
+        assert not go_on and cancelled == prepared
+    fenced, go_on = handle_marker_response(prepared, 7, 3, 1, Errors.TRANSACTION_COORDINATOR_FENCED)
+    assert not go_on and fenced == prepared
+
+
 def test_timeout_abort_only_ongoing_and_bumps_epoch() -> None:
     assert timeout_abort(md("Empty"), TV1) is None
     assert timeout_abort(md("Ongoing", pending_state="PrepareCommit"), TV1) is None

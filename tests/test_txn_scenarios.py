@@ -56,7 +56,10 @@ CAUGHT = {
         "zombie_fencing": 25,
         "healthy_producer_not_failed": 21,
     },
-    ("txn_producer_state_expiry", "expire_producers_with_open_transactions"): {"no_aborted_read": 9},
+    ("txn_producer_state_expiry", "expire_producers_with_open_transactions"): {
+        "no_aborted_read": 9,
+        "lso_per_kafka": 9,
+    },
     ("txn_pending_transitions", "append_failure_keeps_pending"): {
         "transactions_complete": 8,
         "clients_settle": 8,

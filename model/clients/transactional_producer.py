@@ -62,6 +62,7 @@ from keos.model.protocol.messages import (
     InitProducerIdResponse,
     ProduceResponse,
 )
+from keos.model.variants import KAFKA_SEQUENCE_SPACE
 
 __all__ = [
     "COORDINATOR_ERROR_CLASSES",
@@ -246,7 +247,11 @@ def _finish(c: TxnClient, tv: int, kip_360: bool, pid: int = -1, epoch: int = -1
         data = _fresh_data(data, pid, epoch)
     else:
         parts = tuple(
-            e._replace(next_sequence=next_sequence(e.last_acked_sequence, 1, 2**31), unresolved=False, rewrite=False)
+            e._replace(
+                next_sequence=next_sequence(e.last_acked_sequence, 1, KAFKA_SEQUENCE_SPACE),
+                unresolved=False,
+                rewrite=False,
+            )
             if e.unresolved or e.rewrite
             else e
             for e in data.partitions
@@ -332,7 +337,7 @@ def handle_produce_response(
     c: TxnClient, resp: ProduceResponse, config: Any, tv: int, kip_360: bool
 ) -> tuple[TxnClient, tuple[int, ...], tuple[str, ...]]:
     """The data path's response; a failed batch makes the transaction abortable (or fatal)."""
-    out = prod.handle_produce_response(c.data, resp, config, 2**31, transactional=True)
+    out = prod.handle_produce_response(c.data, resp, config, KAFKA_SEQUENCE_SPACE, transactional=True)
     c = c._replace(data=out.producer._replace(epoch_bump_required=False))
     if not out.failed:
         return c, out.acked, out.events

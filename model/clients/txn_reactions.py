@@ -28,21 +28,23 @@ from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 
 __all__ = ["unexpected_reaction"]
 
-_RETRIED = (
+_RETRIED = (  # no mutate: a table of the judge of client_reacts_as_kafka (a property), not a rule
     Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_COORDINATOR,
     Errors.COORDINATOR_LOAD_IN_PROGRESS,
     Errors.CONCURRENT_TRANSACTIONS,
 )
-_FENCED = (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH)
-_IF_POSSIBLE = (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPPING)
+_FENCED = (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH)  # no mutate: the judge's table
+_IF_POSSIBLE = (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPPING)  # no mutate: the judge's table
 
 FATAL = "FATAL_ERROR"
 FENCED = "FATAL_ERROR/fenced"
 ABORTING = "ABORTING_TRANSACTION"
 
 
-def _expected(request: str, error: str, old: str, kip_360: bool) -> tuple[str, ...]:
+def _expected(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    request: str, error: str, old: str, kip_360: bool
+) -> tuple[str, ...]:
     """The states ``TransactionManager`` can be in after the handler (``FENCED``: fatal, fenced)."""
     if old == FATAL:
         return (FATAL, FENCED)
@@ -62,7 +64,7 @@ def _expected(request: str, error: str, old: str, kip_360: bool) -> tuple[str, .
     return (ABORTING,) if request == "AddPartitionsToTxn" else (FATAL,)
 
 
-def unexpected_reaction(
+def unexpected_reaction(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
     request: str, error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int
 ) -> str | None:
     """A ghost label if producer ``producer`` went from state ``old`` to ``new`` (``fenced``: its fatal error is a

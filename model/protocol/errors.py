@@ -35,6 +35,8 @@ class Errors:
     INVALID_TRANSACTION_TIMEOUT = "INVALID_TRANSACTION_TIMEOUT"
     UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
     NOT_ENOUGH_REPLICAS = "NOT_ENOUGH_REPLICAS"
+    # WriteTxnMarkers (``TransactionMarkerRequestCompletionHandler``): a marker appended, then the ISR shrank.
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
     # Group coordinator (KIP-447, ``OffsetMetadataManager``).
     ILLEGAL_GENERATION = "ILLEGAL_GENERATION"
     UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"

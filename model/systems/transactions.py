@@ -97,6 +97,7 @@ from keos.model.systems.transactions_records import (
     TxnSystemState,
     TxnTopology,
 )
+from keos.model.systems.txn_produce_judge import unexpected_txn_answer
 from keos.model.variants import Variant
 
 __all__ = [
@@ -130,6 +131,8 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "AppendFailure": ("message",),
     "CoordinatorFailover": (),
     "ExpireTransactionalId": ("transactional_id",),
+    "MarkerNotLeader": ("message",),
+    "MarkerNotEnoughReplicasAfterAppend": ("message",),
     **ADVERSARY_ACTION_ARGS,
     "ExpireProducerState": ("partition", "producer_id"),
 }
@@ -141,6 +144,8 @@ FAULT_OF_ACTION = {
     "AppendFailure": "append_failure",
     "CoordinatorFailover": "coordinator_failover",
     "ExpireTransactionalId": "txn_id_expiry",
+    "MarkerNotLeader": "marker_failure",
+    "MarkerNotEnoughReplicasAfterAppend": "marker_failure",
     **ADVERSARY_FAULT_OF_ACTION,
 }
 
@@ -153,6 +158,11 @@ PROTOCOL_TIMEOUTS = frozenset({"TxnTimeout"})
 
 
 Result = tuple[TxnSystemState, tuple[str, ...]] | None
+
+
+def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: ghost observer, not a rule
+    """The state with ``labels`` added to the ghost's record of bad steps (read by the properties)."""
+    return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
@@ -406,6 +416,11 @@ class TransactionalSystem:
             out.append(Action("CoordinatorFailover", ()))
         if self._budget_left(state, "txn_id_expiry"):
             out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
+        if self._budget_left(state, "marker_failure"):
+            for env in heads:
+                if isinstance(env.body, WriteTxnMarkersRequest):
+                    out.append(Action("MarkerNotLeader", (env,)))
+                    out.append(Action("MarkerNotEnoughReplicasAfterAppend", (env,)))
         return out
 
     def _budget_left(self, state: TxnSystemState, fault: str) -> bool:
@@ -450,10 +465,12 @@ class TransactionalSystem:
         if new.clients is not state.clients:
             bad += self._unjustified_failures(state, new, action)
         if bad:  # no branch: the violation side, only a defect takes it (the ghost's bad steps)
-            new = new._replace(ghost=new.ghost._replace(bad_transitions=(*new.ghost.bad_transitions, *bad)))
+            new = _flagged(new, *bad)  # no mutate: ghost observer (records the bad step for the properties)
         return Step(new, events)
 
-    def _unjustified_failures(self, before: TxnSystemState, after: TxnSystemState, action: Action) -> list[str]:
+    def _unjustified_failures(  # no mutate: the judge of healthy_producer_not_failed (a property), not a rule
+        self, before: TxnSystemState, after: TxnSystemState, action: Action
+    ) -> list[str]:
         """Ghost labels ``client_failed:<i>:<cause>`` for a client this step made fatal without a cause Kafka accepts.
 
         ``TransactionManager`` ends a producer (``fatalError``) for errors that mean "you are no longer the
@@ -586,7 +603,7 @@ class TransactionalSystem:
             return None
         if self.tv < 2 and q not in c.added:
             return None
-        return prod.drain(c.data, i, q, self.producer_config, 2**31)
+        return prod.drain(c.data, i, q, self.producer_config, self.flags.sequence_space)
 
     def _send_produce(self, s: TxnSystemState, i: int, q: int) -> Result:
         c = s.clients[i]
@@ -646,7 +663,7 @@ class TransactionalSystem:
             kind = type(body).__name__.removesuffix("Response")
             label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i)
             if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
-                s = s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, label)))
+                s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
         return self._record_outcome(s, i, txn, outcome), events
 
     def _on_produce(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:
@@ -670,8 +687,22 @@ class TransactionalSystem:
             kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
             s = self._judge_error(s, kind, verification, md, req.producer_id, req.producer_epoch, True)
             events = (*events, "verification")
-        leader, response, pevents = part.handle_txn_produce(s.partitions[req.partition], req, self.flags, verification)
+        before = s.partitions[req.partition]
+        leader, response, pevents = part.handle_txn_produce(before, req, self.flags, verification)
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
+        wrong = unexpected_txn_answer(
+            before,
+            leader,
+            req,
+            verification,
+            "verification" in events,
+            response.error,
+            response.base_offset,
+            self.flags.sequence_space,
+            self.flags.partition_verification or self.tv >= 2,
+        )
+        if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
+            s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
 
@@ -723,7 +754,7 @@ class TransactionalSystem:
         label = unexpected_error(kind, error, md, pid, epoch, append_ok, self.tv)
         if label is None:  # no branch: the other side is a violation, only a defect takes it
             return s
-        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, label)))
+        return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
 
     def _response(self, req: Any, error: str, pid: int, epoch: int) -> Any:
         """The response to a coordinator request (InitProducerId, AddPartitionsToTxn, EndTxn)."""
@@ -754,7 +785,7 @@ class TransactionalSystem:
             labels.append(f"foreign_ack:{foreign}")
         if not labels:  # no branch: the other side is a violation, only a defect takes it
             return s
-        return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
+        return _flagged(s, *labels)  # no mutate: ghost observer (records the bad step for the properties)
 
     def _prepare(
         self, s: TxnSystemState, t: int, out: tc.Outcome, append: tc.TxnLogAppend
@@ -787,7 +818,8 @@ class TransactionalSystem:
             return s, events
         s = s._replace(coordinator=_at(s.coordinator, t, out.metadata), txn_log=_at(s.txn_log, t, out.written))
         if md is not None and a.origin in ("fence", "timeout"):
-            s = self._record_fence(s, md._replace(producer_epoch=a.fenced_epoch) if a.fenced_epoch >= 0 else md)
+            fenced = md._replace(producer_epoch=a.fenced_epoch) if a.fenced_epoch >= 0 else md  # no mutate: ghost
+            s = self._record_fence(s, fenced)  # no mutate: ghost observer (zombie_fencing's record of fences)
         if a.origin == "complete" and md is not None:
             full = prepared.partitions if prepared is not None else ()
             committed = md.state == TransactionState.PREPARE_COMMIT
@@ -843,7 +875,7 @@ class TransactionalSystem:
         if out.wrote:
             s = s._replace(txn_log=_at(s.txn_log, t, out.written))
         if "fence" in events and out.wrote and old is not None:
-            s = self._record_fence(s, old)
+            s = self._record_fence(s, old)  # no mutate: ghost observer (zombie_fencing's record of fences)
         md = out.metadata
         if (
             out.wrote
@@ -901,20 +933,61 @@ class TransactionalSystem:
         )
         return s._replace(partitions=_at(s.partitions, m.partition, leader)), error, events
 
-    def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest) -> Result:
-        s, error, events = self._write_marker(s, m)
+    def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest, failure: str = "NONE") -> Result:
+        """The partition leader handles a marker; the coordinator handles its answer.
+
+        ``failure`` (the ``marker_failure`` fault): NOT_LEADER_OR_FOLLOWER -- the broker is no longer the
+        partition's leader and appends nothing; NOT_ENOUGH_REPLICAS_AFTER_APPEND -- the leader appended the
+        control batch but the ISR shrank below ``min.insync.replicas`` before it was replicated
+        (``DelayedProduce``), so the append stands and the error is answered.  Either is retriable for the
+        coordinator, which re-enqueues the marker under the same coordinator epoch
+        (``TransactionMarkerRequestCompletionHandler``); the re-sent marker of an appended one arrives at the
+        stored epoch with no transaction open, the KAFKA-19999 retry.
+        """
+        events: tuple[str, ...]
+        if failure == "NOT_LEADER_OR_FOLLOWER":
+            error, events = failure, ("marker_not_leader", f"error:{failure}")
+        else:
+            s, error, events = self._write_marker(s, m)
+            if failure != "NONE" and error == "NONE":
+                error, events = failure, (*events, "marker_not_replicated", f"error:{failure}")
         if m.coordinator_epoch != s.coordinator_epoch:
             return s, (*events, "stale_coordinator_marker")
         md, go_on = tc.handle_marker_response(
-            s.coordinator[m.transactional_id], m.producer_id, m.producer_epoch, m.partition, error
+            s.coordinator[m.transactional_id],
+            m.producer_id,
+            m.producer_epoch,
+            m.partition,
+            error,
+            self.flags.marker_retriable_errors_retried,
         )
         s = s._replace(coordinator=_at(s.coordinator, m.transactional_id, md))
-        if not go_on:  # no branch: taken only under the weakened variant no_kafka_19999_fix
+        if not go_on:  # no branch: taken only under the weakened variants no_kafka_19999_fix and others
             return s, (*events, "markers_dropped") if error != "NONE" else events
+        if error != "NONE":
+            # addTxnMarkersToBrokerQueue: the marker goes to the partition's (new) leader again
+            env = net.Envelope(COORDINATOR, BROKER, m.coordinator_epoch, m)
+            return s._replace(network=net.send(s.network, env)), (*events, "marker_retried")
         if md is not None and not md.partitions and self.flags.complete_after_markers:
             s, more = self._complete(s, m.transactional_id, md)
             events = (*events, *more)
         return s, events
+
+    def _marker_failure(self, s: TxnSystemState, env: net.Envelope, error: str) -> Result:
+        if (  # no branch: only a trace read from a file names a disabled action
+            not isinstance(env.body, WriteTxnMarkersRequest) or env not in net.channel_heads(s.network)
+        ):
+            return None
+        network = net.remove(s.network, env)
+        if network is None:  # no branch: the envelope was checked to be a channel head
+            return None
+        return self._on_marker(s._replace(network=network), env.body, error)
+
+    def _marker_not_leader(self, s: TxnSystemState, env: net.Envelope) -> Result:
+        return self._marker_failure(s, env, "NOT_LEADER_OR_FOLLOWER")
+
+    def _marker_not_replicated(self, s: TxnSystemState, env: net.Envelope) -> Result:
+        return self._marker_failure(s, env, "NOT_ENOUGH_REPLICAS_AFTER_APPEND")
 
     # -- faults ----------------------------------------------------------------------------------
 
@@ -982,7 +1055,7 @@ class TransactionalSystem:
         if (  # no branch: taken only under the weakened variant timeout_abort_without_epoch_bump
             out.wrote and "fence" not in out.events and old is not None
         ):
-            s = self._record_fence(s, old)
+            s = self._record_fence(s, old)  # no mutate: ghost observer (zombie_fencing's record of fences)
         return self._apply_coordinator(s, t, out)
 
     def _expire_tid(self, s: TxnSystemState, t: int) -> Result:
@@ -1051,6 +1124,8 @@ class TransactionalSystem:
         "AppendFailure": _append_failure,
         "CoordinatorFailover": _failover,
         "ExpireTransactionalId": _expire_tid,
+        "MarkerNotLeader": _marker_not_leader,
+        "MarkerNotEnoughReplicasAfterAppend": _marker_not_replicated,
         **ADVERSARY_HANDLERS,
         "ExpireProducerState": _expire_producer_state,
     }
@@ -1113,7 +1188,7 @@ class TransactionalSystem:
         }
 
 
-def epoch_jumps(
+def epoch_jumps(  # no mutate: the judge of epoch_bump_at_most_one (a property), not a rule
     before: Sequence[tc.TransactionMetadata | None], after: Sequence[tc.TransactionMetadata | None]
 ) -> list[str]:
     """Ghost labels ``epoch_jump:<tid>:<old>-><new>`` for a step that raised a cached epoch by more than one.
@@ -1136,7 +1211,7 @@ def epoch_jumps(
     return out
 
 
-def epoch_regressions(
+def epoch_regressions(  # no mutate: the judge of producer_epoch_never_decreases (a property), not a rule
     before: Sequence[tc.TransactionMetadata | TransactionLogValue | None],
     after: Sequence[tc.TransactionMetadata | TransactionLogValue | None],
 ) -> list[str]:
@@ -1161,7 +1236,9 @@ def epoch_regressions(
     return out
 
 
-def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.CoordinatorConfig) -> bool:
+def displaced(  # no mutate: the judge of healthy_producer_not_failed (a property), not a rule
+    c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.CoordinatorConfig
+) -> bool:
     """Whether the coordinator no longer takes client ``c`` for the producer of its transactional.id.
 
     It does not if the id is gone (expired), has another producer id (expired and re-created, or rotated
@@ -1191,7 +1268,7 @@ def displaced(c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.Coordi
     return md.producer_epoch > epoch + own
 
 
-def unexplained_state_changes(
+def unexplained_state_changes(  # no mutate: the judge of coordinator_transitions_explained (a property)
     before: Sequence[tc.TransactionMetadata | None],
     after: Sequence[tc.TransactionMetadata | None],
     events: Sequence[str],
@@ -1227,7 +1304,7 @@ def unexplained_state_changes(
     return out
 
 
-def fences_without_bump(
+def fences_without_bump(  # no mutate: the judge of fence_raises_epoch (a property), not a rule
     before: Sequence[TransactionLogValue | None], after: Sequence[TransactionLogValue | None]
 ) -> list[str]:
     """Ghost labels ``fence_no_bump:<tid>:<epoch>`` for a fence whose PrepareAbort the log holds at no higher epoch.
@@ -1248,7 +1325,9 @@ def fences_without_bump(
     return out
 
 
-def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | None) -> str | None:
+def unlogged_ack(  # no mutate: the judge of acknowledged_after_logged (a property), not a rule
+    req: Any, pid: int, epoch: int, logged: TransactionLogValue | None
+) -> str | None:
     """Why an answer NONE to ``req`` is not backed by the transaction log's value for its id (``None``: it is).
 
     The coordinator answers only in the append's callback, once the record is replicated
@@ -1269,7 +1348,9 @@ def unlogged_ack(req: Any, pid: int, epoch: int, logged: TransactionLogValue | N
     return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
 
 
-def unheld_ack(req: Any, logged: TransactionLogValue | None, tv: int, exhausted: bool) -> str | None:
+def unheld_ack(  # no mutate: the judge of acknowledged_to_holder (a property), not a rule
+    req: Any, logged: TransactionLogValue | None, tv: int, exhausted: bool
+) -> str | None:
     """Why an answer NONE to an AddPartitionsToTxn or EndTxn went to a producer that does not hold the logged
     transaction (``None``: it holds it, or ``req`` is another request).
 
@@ -1295,7 +1376,7 @@ def unheld_ack(req: Any, logged: TransactionLogValue | None, tv: int, exhausted:
     return None if ok else f"{name}({x}, {e}) answered NONE while the log holds ({held[0]}, {held[1]})"
 
 
-def stale_init_answer(
+def stale_init_answer(  # no mutate: the judge of stale_init_fenced (a property), not a rule
     req: Any, pid: int, epoch: int, logged: TransactionLogValue | None, exhausted: bool
 ) -> str | None:
     """Why an answer NONE to an InitProducerId naming (pid, epoch) is not one Kafka gives (``None``: it is).

@@ -42,6 +42,7 @@ TXN_FAULT_KINDS = (  # no mutate: the order of the state's faults_used counters 
     "append_failure",
     "coordinator_failover",
     "txn_id_expiry",
+    "marker_failure",  # a WriteTxnMarkers append fails with a retriable error (MarkerNotLeader, ...)
     # adversary actions (model.security.adversary), budgeted like faults
     "forge_produce",
     "forge_request",
@@ -91,6 +92,7 @@ class TxnFaultBudget:
     append_failure: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     coordinator_failover: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     txn_id_expiry: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    marker_failure: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     total: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
     rebalance: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     forge_produce: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
@@ -140,7 +142,7 @@ class TxnConfig:
     topology: TxnTopology = field(default_factory=TxnTopology)
     faults: TxnFaultBudget = field(default_factory=TxnFaultBudget)
     retries: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
-    max_producer_epoch: int = 32767
+    max_producer_epoch: int = tc.SHORT_MAX_VALUE  # the producer epoch is a 16-bit field (RecordBatch)
     eos: EosConfig | None = None
     security: SecurityConfig | None = None
 

