@@ -269,11 +269,11 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "refused OUT_OF_ORDER_SEQUENCE_NUMBER as the next sequence, so the client requests a KIP-360 bump while "
         "it holds that batch -- at the limit the bump resets the producer id "
         "(bumpIdempotentEpochAndResetIdIfNeeded) and the held batch loses its stamp, to be stamped afresh under "
-        "the next id.  A message may be duplicated or the leader fail over too.  Order across the retry is "
-        "permitted to break (KAFKA-19880, as in idempotence_expired_not_leader), and a duplicate after a "
-        "failover that lost an answer (KAFKA-14034); the reset itself, the acknowledgements, failed sends and "
-        "every answer of the leader are judged.",
-        "permitted": ["retried_batch_not_overtaken", "per_partition_order", "no_duplicate_append"],
+        "the next id.  A message may be duplicated or the leader fail over too.  The retry may be overtaken "
+        "(KAFKA-19880, as in idempotence_expired_not_leader) and a failover that lost an answer may duplicate "
+        "(KAFKA-14034): both permitted, and reproduced; the partition's order itself holds at these bounds and "
+        "is judged, as are the reset, the acknowledgements, failed sends and every answer of the leader.",
+        "permitted": ["retried_batch_not_overtaken", "no_duplicate_append"],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 2, "max_in_flight": 2},
         "broker": {"producer_id_expiration": True, "max_producer_epoch": 0},
