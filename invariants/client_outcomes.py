@@ -44,7 +44,7 @@ Coordinator epochs, per step (recorded in the ghost only when broken, so the sta
 
 from __future__ import annotations
 
-from keos.invariants._common import sometimes_event
+from keos.invariants._common import no_findings, sometimes_event
 from keos.model.clients import transactional_producer as tp
 from keos.model.coordinator.transaction.transaction_coordinator import TxnLogAppend
 from keos.model.interface import Expectation, Property
@@ -222,15 +222,13 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("txn_prepare_commit",),
             explain=lambda s: "attempted: " + ", ".join(_labels(s, "attempt:")),
         ),
-        Property(
+        no_findings(
             name="no_unknown_server_error",
-            expectation=Expectation.ALWAYS,
             fact="No response carries UNKNOWN_SERVER_ERROR to a client.",
             source='TransactionManager handlers (an unexpected error is fatal: "Unexpected error in ...Response")',
             catches="a coordinator or partition path that falls through to UNKNOWN_SERVER_ERROR",
-            predicate=lambda s: not unknown_server_errors(s),
+            findings=unknown_server_errors,
             partners=("txn_committed",),
-            explain=lambda s: "; ".join(unknown_server_errors(s)),
         ),
         Property(
             name="epoch_bump_at_most_one",
@@ -256,9 +254,8 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("coordinator_bumped_epoch",),
             explain=lambda s: ", ".join(_labels(s, "epoch_regress:")),
         ),
-        Property(
+        no_findings(
             name="cached_epoch_follows_log",
-            expectation=Expectation.ALWAYS,
             fact="The producer id, epoch and state the coordinator caches are those of its transaction log's "
             "last value; the epoch may be one above the log's while an epoch fence is being appended or after "
             "its append failed.",
@@ -266,19 +263,16 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "append's callback, completeTransitionTo); KAFKA-9666 (hasFailedEpochFence)",
             catches="a coordinator that hands out (or fences with) epochs its log never recorded, or whose cache "
             "moves to a state a failover would not reload",
-            predicate=lambda s: not cache_ahead_of_log(s),
+            findings=cache_ahead_of_log,
             partners=("coordinator_bumped_epoch",),
-            explain=lambda s: "; ".join(cache_ahead_of_log(s)),
         ),
-        Property(
+        no_findings(
             name="epoch_within_limit",
-            expectation=Expectation.ALWAYS,
             fact=f"No producer epoch exceeds {limit} (Short.MAX_VALUE); an exhausted epoch rotates the producer id.",
             source="TransactionMetadata.isEpochExhausted (epoch >= Short.MAX_VALUE - 1); KIP-360; KAFKA-5283",
             catches="an epoch bump past the limit without producer-id rotation (KAFKA-19367's overflow)",
-            predicate=lambda s: not epochs_over_limit(limit, s),
+            findings=lambda s: epochs_over_limit(limit, s),
             partners=("coordinator_bumped_epoch",),
-            explain=lambda s: "; ".join(epochs_over_limit(limit, s)),
         ),
         sometimes_event("coordinator_bumped_epoch", "The coordinator bumped a producer epoch.", "epoch_bump"),
         Property(
@@ -297,18 +291,16 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
                 "made fatal while holding its transactional.id: " + ", ".join(_labels(s, "client_failed:"))
             ),
         ),
-        Property(
+        no_findings(
             name="producer_ids_never_reused",
-            expectation=Expectation.ALWAYS,
             fact="A producer id is handed out once: every id a coordinator entry or a producer holds was "
             "allocated (below the next id), and no two transactional ids share one.",
             source="ProducerIdManager (increasing id blocks); TransactionCoordinator.handleInitProducerId "
             "(a new entry and an epoch exhaustion take a fresh id)",
             catches="a coordinator that re-creates an expired id, or rotates an exhausted epoch, onto a producer "
             "id already in use: the partitions' producer state of the old owner then judges the new one",
-            predicate=lambda s: not reused_producer_ids(s),
+            findings=reused_producer_ids,
             partners=("coordinator_bumped_epoch",),
-            explain=lambda s: "; ".join(reused_producer_ids(s)),
         ),
         Property(
             name="acknowledged_after_logged",
@@ -424,18 +416,16 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("coordinator_fenced", "The coordinator fenced an epoch.", "fence"))
     if topo.shared_transactional_id:
         props.append(
-            Property(
+            no_findings(
                 name="zombie_fenced_not_fatal",
-                expectation=Expectation.ALWAYS,
                 fact="An instance replaced by a newer instance of its transactional.id ends fenced "
                 "(ProducerFencedException), never with another fatal error.",
                 source="KIP-98 §Zombie fencing; KIP-588; TransactionManager (PRODUCER_FENCED -> fatalError("
                 "ProducerFencedException))",
                 catches="a zombie told INVALID_TXN_STATE or an unexpected error instead of being fenced, so the "
                 "application cannot tell a takeover from a bug",
-                predicate=lambda s: not zombies_not_fenced(s),
+                findings=zombies_not_fenced,
                 partners=("zombie_fenced",),
-                explain=lambda s: "; ".join(zombies_not_fenced(s)),
             )
         )
         props.append(
@@ -443,17 +433,15 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
         )
     else:
         props.append(
-            Property(
+            no_findings(
                 name="sole_producer_not_fenced",
-                expectation=Expectation.ALWAYS,
                 fact="In a run without faults, a producer that is the only instance of its transactional.id is "
                 "never fenced nor made fatal, whatever its own retries.",
                 source="KIP-98 §Zombie fencing (only a newer instance fences); TransactionManager error classes",
                 catches="a TV2 batch joining the previous transaction (KAFKA-14563): the commit is answered "
                 "PRODUCER_FENCED with no other instance alive",
-                predicate=lambda s: not sole_instance_failures(s),
+                findings=sole_instance_failures,
                 partners=("txn_committed",),
-                explain=lambda s: "; ".join(sole_instance_failures(s)),
             )
         )
     return tuple(props)

@@ -14,7 +14,7 @@ scenarios that have one (like :mod:`invariants.transactions`).
 
 from __future__ import annotations
 
-from keos.invariants._common import sometimes_event, sometimes_state
+from keos.invariants._common import no_findings, sometimes_event, sometimes_state
 from keos.invariants.connect_bounds import connect_bounds_properties
 from keos.invariants.connect_logs import (
     committed_offsets,
@@ -224,9 +224,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
     leader_can_change = faults.pause > 0 or faults.crash > 0
     generations = len(topo.task_counts) > 1
     props: list[Property] = [
-        Property(
+        no_findings(
             name="exactly_once_source_delivery",
-            expectation=Expectation.ALWAYS,
             fact="Each record of each source partition appears in the committed output at most once, in order and "
             "without gaps, across worker pauses, crashes, rebalances and reconfigurations; the only gaps are the "
             "records of transactions the connector aborted, which never appear (their offsets are committed so "
@@ -235,48 +234,41 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "connect_distributed_test.py::test_exactly_once_source; TransactionContext.abortTransaction javadoc",
             catches="KAFKA-13719 / KAFKA-9841 duplicate tasks without fencing; KIP-618's "
             "worker-lag duplicate; offsets written outside the records' transaction",
-            predicate=lambda s: not _delivery_problems(sources, records, s),
+            findings=lambda s: _delivery_problems(sources, records, s),
             partners=("source_record_committed",),
-            explain=lambda s: "; ".join(_delivery_problems(sources, records, s)),
         ),
-        Property(
+        no_findings(
             name="offsets_committed_with_records",
-            expectation=Expectation.ALWAYS,
             fact="A committed source offset k means records 0..k-1 are committed, and a record an exactly-once "
             "task wrote is committed only with its offset: offsets are committed iff their records are (an "
             "at-least-once task commits records first and offsets later).",
             source="KIP-618 §Atomic offset writes; ``ExactlyOnceWorkerSourceTask.commitTransaction``",
             catches="offsets flushed outside the records' transaction (exactly.once.source.support=disabled)",
-            predicate=lambda s: not _offset_problems(config, s),
+            findings=lambda s: _offset_problems(config, s),
             partners=("source_offsets_committed",),
-            explain=lambda s: "; ".join(_offset_problems(config, s)),
         ),
-        Property(
+        no_findings(
             name="task_starts_after_task_count_record",
-            expectation=Expectation.ALWAYS,
             fact="An exactly-once source task of generation g runs only if a task-count record follows generation "
             "g's task configs in the config topic (its zombie-fencing round completed).",
             source="KIP-618 §Task count records and §Source task startup; DistributedHerder.doFenceZombieSourceTasks, "
             "ExactlyOnceWorkerSourceTask.prepareToInitializeTask",
             catches="tasks started without a zombie-fencing round",
-            predicate=lambda s: not _unfenced_starts(s),
+            findings=_unfenced_starts,
             partners=("exactly_once_task_started", "task_count_record_written"),
-            explain=lambda s: "; ".join(_unfenced_starts(s)),
         ),
     ]
     if generations:
         props.append(
-            Property(
+            no_findings(
                 name="no_commit_by_fenced_generation",
-                expectation=Expectation.ALWAYS,
                 fact="Once a task of a newer task-config generation started, no record written afterwards by a task "
                 "instance of an older generation becomes committed.",
                 source="KIP-618 §Zombie fencing (a worker lags after being assigned a task: workers F, O, L); "
                 "``ExactlyOnceWorkerSourceTask``, ``initTransactions``",
                 catches="a start-up without the re-read after producer instantiation (postProducerCheck)",
-                predicate=lambda s: not _fenced_generation_commits(s),
+                findings=_fenced_generation_commits,
                 partners=("newer_generation_started",),
-                explain=lambda s: "; ".join(_fenced_generation_commits(s)),
             )
         )
         props.append(
@@ -293,24 +285,21 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
     if leader_can_change:
         props.append(
-            Property(
+            no_findings(
                 name="no_config_write_by_deposed_leader",
-                expectation=Expectation.ALWAYS,
                 fact="No config-topic record written by a worker becomes committed if another worker claimed the "
                 "config topic as leader before the write.",
                 source="KIP-618 §Leader access to config topic; ``DistributedHerder.claimWritePrivileges``",
                 catches="a zombie leader writing a task-count record after the new leader's task configs",
-                predicate=lambda s: not _deposed_leader_writes(s),
+                findings=_deposed_leader_writes,
                 partners=("leader_changed",),
-                explain=lambda s: "; ".join(_deposed_leader_writes(s)),
             )
         )
         props.append(sometimes_event("leader_changed", "The group elected a new leader.", "leader_changed"))
     if any(support in ("preparing", "enabled") for support in topo.workers):
         props.append(
-            Property(
+            no_findings(
                 name="healthy_leader_keeps_write_privileges",
-                expectation=Expectation.ALWAYS,
                 fact="A leader whose claim of the config topic is the latest one (no other worker claimed it since) "
                 "is never fenced from the config topic, unless a write failure was injected: its task-count records, "
                 "task configs and connector configs are written with the producer its claim initialised, carried "
@@ -319,9 +308,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "sendPrivileged; DistributedHerder (fencedFromConfigTopic)",
                 catches="a leader that keeps a stale producer epoch or transaction state after a commit (TV2 bumps "
                 "the epoch at every EndTxn), a privileged write refused with no newer leader",
-                predicate=lambda s: not _healthy_leaders_fenced(s),
+                findings=_healthy_leaders_fenced,
                 partners=("leader_claimed_config_topic", "task_count_record_written"),
-                explain=lambda s: "; ".join(_healthy_leaders_fenced(s)),
             )
         )
         props.append(
@@ -332,9 +320,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
     props.append(
-        Property(
+        no_findings(
             name="healthy_task_never_failed",
-            expectation=Expectation.ALWAYS,
             fact="In a run without faults (no pause, crash, failed round or write, manual restart), a task of the "
             "latest task-config generation never fails, in its start-up or its send loop: its zombie-fencing round "
             "succeeds (a round fails with 409 only for a generation that new task configs replaced, and is then "
@@ -347,9 +334,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             catches="an error returned where Kafka returns none, a commit or send that fails a healthy task, a "
             "healthy task's producer fenced by the herder, a fencing round of a replaced generation that the new "
             "generation's tasks join and fail with",
-            predicate=lambda s: not _healthy_failures(s),
+            findings=_healthy_failures,
             partners=("exactly_once_task_started",),
-            explain=lambda s: "; ".join(_healthy_failures(s)),
         )
     )
     props.append(

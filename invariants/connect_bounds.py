@@ -21,9 +21,10 @@ their whole state spaces).
 
 from __future__ import annotations
 
+from keos.invariants._common import no_findings
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect.records import CONFIG_TOPIC, ConnectConfig, ConnectState
-from keos.model.interface import Expectation, Property
+from keos.model.interface import Property
 
 __all__ = ["connect_bounds_properties", "work_bound"]
 
@@ -63,9 +64,8 @@ def connect_bounds_properties(config: ConnectConfig) -> tuple[Property, ...]:
     """``connect_writes_bounded``."""
     bound, generations = work_bound(config), len(config.topology.task_counts)
     return (
-        Property(
+        no_findings(
             name="connect_writes_bounded",
-            expectation=Expectation.ALWAYS,
             fact="The cluster's logs and producer epochs stay within what the scenario's finite work and fault "
             "budget call for: no write or initTransactions is repeated without end, and no task-config generation "
             "appears that the connector did not request.",
@@ -73,8 +73,7 @@ def connect_bounds_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "generation, one task-count record per round); KAFKA-15018 (one tombstone per finished partition)",
             catches="a write loop: task configs rewritten, the config topic reclaimed, a tombstone re-committed or a "
             "failing start-up restarted for ever",
-            predicate=lambda s: not _overruns(bound, generations, s),
+            findings=lambda s: _overruns(bound, generations, s),
             partners=("source_record_committed",),
-            explain=lambda s: "; ".join(_overruns(bound, generations, s)),
         ),
     )

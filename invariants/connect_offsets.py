@@ -12,10 +12,10 @@ topic before the connector topic.
 
 from __future__ import annotations
 
-from keos.invariants._common import sometimes_event
+from keos.invariants._common import no_findings, sometimes_event
 from keos.invariants.connect_logs import committed_offsets, tombstoned_partitions
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectConfig, ConnectState
-from keos.model.interface import Expectation, Property
+from keos.model.interface import Property
 
 __all__ = ["resurrected_offsets", "tombstone_properties"]
 
@@ -39,9 +39,8 @@ def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
         return ()
     sources = topo.source_partitions
     return (
-        Property(
+        no_findings(
             name="tombstoned_offsets_stay_deleted",
-            expectation=Expectation.ALWAYS,
             fact="Once a tombstone (null offset) for a source partition is committed in the connector's offsets "
             "topic, the combined offsets view has no offset for that partition: the global topic's old offset "
             "does not come back through the fallback.",
@@ -49,9 +48,8 @@ def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "ConnectorOffsetBackingStore.get/set",
             catches="KAFKA-15018: a tombstone written to the connector topic only (the global write failed or "
             "came second) resurrects the old offset",
-            predicate=lambda s: not resurrected_offsets(sources, s),
+            findings=lambda s: resurrected_offsets(sources, s),
             partners=("offset_tombstone_committed",),
-            explain=lambda s: "; ".join(resurrected_offsets(sources, s)),
         ),
         sometimes_event(
             "offset_tombstone_committed",

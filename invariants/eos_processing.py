@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from keos.invariants._common import sometimes_state
+from keos.invariants._common import no_findings, sometimes_state
 from keos.invariants.progress import TXN_FAIRNESS
 from keos.model.clients import consumer_coordinator as cc
 from keos.model.clients import transactional_producer as tp
@@ -196,29 +196,25 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     # two rebalances may take the partition from its owner and give it back: the owner must start over
     returns = ("partition_returned",) if several and not protocol and config.faults.rebalance > 1 else ()
     props: list[Property] = [
-        Property(
+        no_findings(
             name="exactly_once_processing",
-            expectation=Expectation.ALWAYS,
             fact="Every input record's output is committed at most once, and once settled every input record "
             "below the group's committed offset has a committed output (no duplicate, no loss).",
             source="KIP-98 §consume-transform-produce; KIP-447 §Proposed Changes; transactions_test.py checks "
             "(``tests/kafkatest/tests/core/transactions_test.py``)",
             catches="a zombie committing after a rebalance (no generation fencing, KAFKA-2555), offsets "
             "committed outside the transaction (at-least-once), a missing seek after abort (KAFKA-17582)",
-            predicate=lambda s: not _eos_problems(n, s),
+            findings=lambda s: _eos_problems(n, s),
             partners=(*legacy_partners, "input_fully_processed", *group_partners),
-            explain=lambda s: "; ".join(_eos_problems(n, s)),
         ),
-        Property(
+        no_findings(
             name="offsets_committed_with_outputs",
-            expectation=Expectation.ALWAYS,
             fact="Once settled, an input record's output is committed only if its input offset is committed "
             "(together with the previous property: the offset is committed iff the output is).",
             source="KIP-98 §sendOffsetsToTransaction; KIP-447 (pending transactional offsets)",
             catches="offsets committed after, not with, the transaction; pending offsets materialised on ABORT",
-            predicate=lambda s: not _offset_problems(n, s),
+            findings=lambda s: _offset_problems(n, s),
             partners=("offsets_materialised", "offsets_discarded", *failover, *group_append, *returns),
-            explain=lambda s: "; ".join(_offset_problems(n, s)),
         ),
         Property(
             name="committed_offset_never_regresses",
@@ -263,9 +259,8 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                     partners=("unstable_offset_wait", "owner_started_after_move", "offsets_materialised"),
                     explain=_start_problems,
                 ),
-                Property(
+                no_findings(
                     name="txn_offset_commits_fenced_exactly",
-                    expectation=Expectation.ALWAYS,
                     fact="The group coordinator refuses a TxnOffsetCommit with UNKNOWN_MEMBER_ID exactly when its "
                     "member id is not in the group and with ILLEGAL_GENERATION exactly when the member is known but "
                     "its generation is not the group's; a current member's TxnOffsetCommit passes these checks, also "
@@ -274,9 +269,8 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                     "OffsetMetadataManager.validateTransactionalOffsetCommit (Kafka 4.0 trunk 1eb7644349cb)",
                     catches="a member or generation check missing, misordered or answering the wrong error: a zombie "
                     "whose session expired committing while the group rebalances, a current member fenced",
-                    predicate=lambda s: not s.ghost.misfenced,
+                    findings=lambda s: s.ghost.misfenced,
                     partners=(*fenced, "owner_started_after_move"),
-                    explain=lambda s: "; ".join(s.ghost.misfenced),
                 ),
                 *(
                     _event(

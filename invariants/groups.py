@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from keos.invariants._common import sometimes_event, sometimes_state
+from keos.invariants._common import no_findings, sometimes_event, sometimes_state
 from keos.model.clients import consumer_coordinator as cc
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
@@ -119,17 +119,15 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     faults = config.faults
     topo = config.topology
     props: list[Property] = [
-        Property(
+        no_findings(
             name="same_generation_owners_disjoint",
-            expectation=Expectation.ALWAYS,
             fact="No partition is owned by two consumers that completed SyncGroup for the same generation.",
             source="the book §7.2.2 (SYNC_GROUP distributes the leader's plan); ConsumerPartitionAssignor contract",
             catches="an assignor (or user assignor) that assigns a partition twice; a SyncGroup answered with "
             "another generation's assignment",
-            predicate=lambda s: not _stable_overlaps(s),
+            findings=_stable_overlaps,
             partners=("assignment_received", "group_stable_with_two_members") if topo.consumers > 1
             else ("assignment_received",),
-            explain=lambda s: "; ".join(_stable_overlaps(s)),
         ),
         Property(
             name="healthy_consumer_never_failed",
@@ -146,34 +144,29 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(f"consumer {i} ({c.member_id or 'no member id'}) failed"
                                         for i, c in enumerate(s.consumers) if c.state == cc.FAILED),
         ),
-        Property(
+        no_findings(
             name="no_partition_owned_twice",
-            expectation=Expectation.ALWAYS,
             fact="Among the consumers the coordinator counts as members, no partition has two owners, also while "
             "a (cooperative) rebalance is in flight.",
             source="KIP-429 (incremental cooperative rebalancing: revoke before reassign); "
             "CooperativeStickyAssignor.adjustAssignment",
             catches="a cooperative leader handing a partition to its new owner before the old owner revoked it",
-            predicate=lambda s: not _member_overlaps(s),
+            findings=_member_overlaps,
             partners=("assignment_received",),
-            explain=lambda s: "; ".join(_member_overlaps(s)),
         ),
-        Property(
+        no_findings(
             name="committed_offsets_never_regress",
-            expectation=Expectation.ALWAYS,
             fact="The committed offset of a partition is the highest offset the coordinator acknowledged for it "
             "since its offsets last expired: rebalances, zombies and coordinator failover never move it back "
             "or lose it.",
             source="ClassicGroup.validateOffsetCommit (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION); the book §7.3; "
             "GroupCoordinatorShard replay on failover",
             catches="an OffsetCommit accepted from a member the group moved past (no generation fencing)",
-            predicate=lambda s: not _regressions(s),
+            findings=_regressions,
             partners=("offset_committed", "commit_fenced"),
-            explain=lambda s: "; ".join(_regressions(s)),
         ),
-        Property(
+        no_findings(
             name="commits_fenced_exactly",
-            expectation=Expectation.ALWAYS,
             fact="An OffsetCommit is refused with UNKNOWN_MEMBER_ID exactly when its member id is not in the group, "
             "with ILLEGAL_GENERATION exactly when the member is known but its generation is not the group's, with "
             "REBALANCE_IN_PROGRESS when it is current but the group is CompletingRebalance, and accepted otherwise: "
@@ -182,13 +175,11 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             "OffsetMetadataManager.validateOffsetCommit",
             catches="a missing or misplaced member or generation check; a check answering the wrong error (the "
             "client resets its member id where it should only rejoin, or the reverse); a current member fenced",
-            predicate=lambda s: not s.ghost.misfenced,
+            findings=lambda s: s.ghost.misfenced,
             partners=("offset_committed",),
-            explain=lambda s: "; ".join(s.ghost.misfenced),
         ),
-        Property(
+        no_findings(
             name="group_requests_fenced_exactly",
-            expectation=Expectation.ALWAYS,
             fact="A SyncGroup or Heartbeat is answered UNKNOWN_MEMBER_ID exactly when its member id is not in the "
             "group, ILLEGAL_GENERATION exactly when the member is known but its generation is not the group's, "
             "REBALANCE_IN_PROGRESS when it is current but the group is PreparingRebalance, and NONE otherwise.",
@@ -197,13 +188,11 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             catches="a member of another generation synced or kept alive (it takes an assignment of a generation "
             "the group left), a check answering the wrong error (the member resets its id where it should only "
             "rejoin), a current member fenced",
-            predicate=lambda s: not s.ghost.misanswered,
+            findings=lambda s: s.ghost.misanswered,
             partners=("assignment_received",),
-            explain=lambda s: "; ".join(s.ghost.misanswered),
         ),
-        Property(
+        no_findings(
             name="consumers_react_as_kafka",
-            expectation=Expectation.ALWAYS,
             fact="A consumer reacts to its SyncGroup or Heartbeat answer as Kafka's response handlers do: NONE to a "
             "SyncGroup makes the assignment its own (same member id and generation); UNKNOWN_MEMBER_ID resets member "
             "id and generation and loses the partitions; ILLEGAL_GENERATION resets the generation and loses them; "
@@ -212,24 +201,20 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             "resetGenerationOnResponseError, requestRejoin (Kafka 4.0, trunk 1eb7644)",
             catches="an error answer ignored (the member consumes an assignment the coordinator never gave it), a "
             "rejoin that keeps a fenced generation or partitions it lost, a healthy member failed or reset",
-            predicate=lambda s: not s.ghost.misreacted,
+            findings=lambda s: s.ghost.misreacted,
             partners=("assignment_received",),
-            explain=lambda s: "; ".join(s.ghost.misreacted),
         ),
-        Property(
+        no_findings(
             name="offsets_cache_matches_log",
-            expectation=Expectation.ALWAYS,
             fact="Replaying the group's __consumer_offsets partition, compacted or not, yields exactly the "
             "coordinator's committed offsets -- what a new coordinator loads on failover.",
             source="the book §7.3 (offset commit records, tombstones, compaction); GroupCoordinatorShard.replay",
             catches="a commit acknowledged but not appended; compaction dropping a live key's last value",
-            predicate=lambda s: not _log_mismatch(s),
+            findings=_log_mismatch,
             partners=("offset_committed",),
-            explain=lambda s: "; ".join(_log_mismatch(s)),
         ),
-        Property(
+        no_findings(
             name="group_metadata_matches_log",
-            expectation=Expectation.ALWAYS,
             fact="Whenever no rebalance is in flight (the group is Stable or Empty), replaying the group's "
             "__consumer_offsets partition yields the group as the coordinator holds it -- generation, protocol, "
             "leader, every member with its assignment -- or, for an Empty group, no member (or no group at all "
@@ -240,13 +225,11 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             catches="a rebalance completed or a group emptied without its GroupMetadata record (a failover "
             "resurrects departed members, or forgets the assignment), a record carrying the wrong generation, "
             "leader or assignment",
-            predicate=lambda s: not _metadata_mismatch(s),
+            findings=_metadata_mismatch,
             partners=("assignment_received",),
-            explain=lambda s: "; ".join(_metadata_mismatch(s)),
         ),
-        Property(
+        no_findings(
             name="revoked_partitions_committed",
-            expectation=Expectation.ALWAYS,
             fact="A consumer that gives a partition up cleanly -- onPartitionsRevoked before an eager JoinGroup, "
             "after a cooperative SyncGroup, or on close -- while it is a member of the current generation has "
             "its position committed first, so the partition's next owner resumes where it stopped (a clean "
@@ -255,13 +238,11 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             "onJoinComplete (cooperative onPartitionsRevoked); ConsumerRebalanceListener javadoc; the book §7.2",
             catches="a revocation that skips or fails its commit, a commit of the wrong positions, a commit "
             "fenced although the member is current: the next owner re-processes records",
-            predicate=lambda s: not s.ghost.uncommitted_handovers,
+            findings=lambda s: s.ghost.uncommitted_handovers,
             partners=("offset_committed", "partition_revoked"),
-            explain=lambda s: "; ".join(s.ghost.uncommitted_handovers),
         ),
-        Property(
+        no_findings(
             name="new_owner_resumes_at_committed_offset",
-            expectation=Expectation.ALWAYS,
             fact="A consumer that a rebalance gives a partition starts fetching it at the group's committed offset "
             "(auto.offset.reset=earliest when none is committed): it neither skips a record nobody processed nor "
             "re-reads one whose processing was committed.",
@@ -269,23 +250,20 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             "trunk 1eb7644); KafkaConsumer javadoc (offsets and consumer position); the book §7.3",
             catches="a new owner seeded from the wrong offset (the old owner's stale position, a partition mixed "
             "up, an off-by-one after OffsetFetch): records lost, or re-processed and the committed offset moved back",
-            predicate=lambda s: not s.ghost.misplaced_starts,
+            findings=lambda s: s.ghost.misplaced_starts,
             partners=("resumed_at_committed_offset",),
-            explain=lambda s: "; ".join(s.ghost.misplaced_starts),
         ),
-        Property(
+        no_findings(
             name="no_needless_rebalance",
-            expectation=Expectation.ALWAYS,
             fact="A JoinGroup from a known member whose subscription metadata (ownedPartitions, generation) is "
             "the one the coordinator holds never starts a rebalance -- it is answered with the current "
             "generation -- unless the member leads a Stable group.",
             source="GroupMetadataManager.classicGroupJoinExistingMember (Kafka 4.0); KIP-394; rebalance storms",
             catches="a coordinator that rebalances for a JoinGroup retried after a lost response, or compares "
             "a member's metadata wrongly: every such retry restarts the rebalance (a rebalance storm)",
-            predicate=lambda s: not s.ghost.needless,
+            findings=lambda s: s.ghost.needless,
             partners=("join_answered_with_current_generation",) if faults.lost_join_response
             else ("assignment_received",),
-            explain=lambda s: "; ".join(s.ghost.needless),
         ),
         Property(
             name="rebalance_completes",

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
-from keos.invariants._common import sometimes_state
+from keos.invariants._common import no_findings, sometimes_state
 from keos.invariants.idempotence_progress import idempotence_progress_properties
 from keos.model.clients.producer import record_id, record_label, record_owner
 from keos.model.interface import Expectation, Property
@@ -241,9 +241,8 @@ SEQUENCE_PROPERTIES = frozenset(
 #: Judged in scenarios where a batch can reach the leader behind a retried one (``not_leader`` or ``reorder``
 #: faults): TCP's FIFO connections and in-order retries keep every other scenario from ever trying.
 RETRIED_BATCH_NOT_OVERTAKEN = (
-    Property(
+    no_findings(
         name="retried_batch_not_overtaken",
-        expectation=Expectation.ALWAYS,
         fact="While the idempotent producer still retries a batch of a partition, no later batch of the same "
         "producer session is appended there: a batch that fails and is retried is never overtaken by the batch "
         "sent after it (the leader accepts batch n+1 only after batch n).",
@@ -251,9 +250,8 @@ RETRIED_BATCH_NOT_OVERTAKEN = (
         "preserved with idempotence); ``ProducerAppendInfo.checkSequence``; KAFKA-15591 (PR #23234)",
         catches="a leader that appends an unknown producer's later batch on a partition that never held a record "
         "(KAFKA-15591), a gap accepted after a lost first request",
-        predicate=lambda s: not s.ghost.overtaken,
+        findings=lambda s: s.ghost.overtaken,
         partners=("batch_arrived_behind_retry",),
-        explain=lambda s: "; ".join(s.ghost.overtaken),
     ),
     Property(
         name="batch_arrived_behind_retry",
@@ -352,9 +350,8 @@ def _over_retries(s: SystemState, retries: int) -> list[str]:
 def retry_properties(retries: int) -> tuple[Property, ...]:
     """``sends_within_retries`` for a producer configured with ``retries``, and its partner."""
     return (
-        Property(
+        no_findings(
             name="sends_within_retries",
-            expectation=Expectation.ALWAYS,
             fact="A batch is sent at most retries + 1 times: once its retries are spent, the producer fails it on "
             "the next error or disconnect instead of sending it again (with retries=0 a record is sent at most "
             "once).",
@@ -362,9 +359,8 @@ def retry_properties(retries: int) -> tuple[Property, ...]:
             "``Sender.completeBatch``/``failBatch``, ``TransactionManager.canRetry`` (Kafka 3.9)",
             catches="a client that re-sends a batch whose retries are spent (a disconnect, a leader failover or an "
             "error path that forgets the count), an attempt counter that is not advanced on a re-send",
-            predicate=lambda s: not _over_retries(s, retries),
+            findings=lambda s: _over_retries(s, retries),
             partners=("batch_on_last_attempt",),
-            explain=lambda s: "; ".join(_over_retries(s, retries)),
         ),
         sometimes_state(
             "batch_on_last_attempt",
@@ -528,9 +524,8 @@ def _properties(
             partners=("retry_deduplicated",),
             explain=lambda s: "; ".join(s.ghost.misplaced_acks),
         ),
-        Property(
+        no_findings(
             name="produce_answer_per_kafka",
-            expectation=Expectation.ALWAYS,
             fact="The partition leader answers every produce request as Kafka's ProducerStateManager does for the "
             "log it holds: a retry of one of the producer's last five batches at its epoch is a duplicate (NONE, "
             "not appended); an older epoch is INVALID_PRODUCER_EPOCH; a newer epoch must start at sequence 0 and "
@@ -542,13 +537,11 @@ def _properties(
             "(Kafka trunk, October 2024); KAFKA-15591 (PR #23234)",
             catches="a validation rule dropped, reordered or answering another error; a duplicate cache that "
             "keeps fewer batches or the wrong ones; a wrap-around or new-epoch rule off by one",
-            predicate=lambda s: not s.ghost.wrong_answers,
+            findings=lambda s: s.ghost.wrong_answers,
             partners=("retry_deduplicated",),
-            explain=lambda s: "; ".join(s.ghost.wrong_answers),
         ),
-        Property(
+        no_findings(
             name="epoch_bump_needed",
-            expectation=Expectation.ALWAYS,
             fact="An idempotent producer bumps its epoch (KIP-360) only when a partition's sequence is in doubt -- "
             "never when, on every partition it re-sequences, the log holds its batches of the epoch without a gap "
             "and the batch before its next sequence was acknowledged (a batch that expired after a later one "
@@ -557,13 +550,11 @@ def _properties(
             "``handleFailedBatch`` (Kafka trunk, October 2024)",
             catches="a client that forgets or misplaces its last acknowledged sequence, resolves an expired "
             "batch wrongly, or requests a bump for a partition whose sequence is intact",
-            predicate=lambda s: not s.ghost.needless_bumps,
+            findings=lambda s: s.ghost.needless_bumps,
             partners=("epoch_bumped",),
-            explain=lambda s: "; ".join(s.ghost.needless_bumps),
         ),
-        Property(
+        no_findings(
             name="epoch_bump_restarts_sequences",
-            expectation=Expectation.ALWAYS,
             fact="A KIP-360 epoch bump restarts the sequences of every partition that asked for it: its outstanding "
             "batches carry the new epoch with sequences 0, 1, ... in send order and the partition continues after "
             "them; at the epoch limit (and only there) the producer id is reset and every outstanding batch is stamped "
@@ -572,13 +563,11 @@ def _properties(
             "``bumpIdempotentEpochAndResetIdIfNeeded`` (Kafka trunk, October 2024)",
             catches="a bump that keeps a batch's old stamp (retried into OUT_OF_ORDER until it fails), numbers "
             "the re-stamped batches wrongly, or leaves the partition at the old epoch",
-            predicate=lambda s: not s.ghost.unrestarted,
+            findings=lambda s: s.ghost.unrestarted,
             partners=("epoch_bumped",),
-            explain=lambda s: "; ".join(s.ghost.unrestarted),
         ),
-        Property(
+        no_findings(
             name="out_of_order_failure_requests_bump",
-            expectation=Expectation.ALWAYS,
             fact="When the idempotent producer gives up a batch the leader answered OUT_OF_ORDER_SEQUENCE_NUMBER, it "
             "requests an epoch bump that re-sequences the batch's partition: the leader's log has a gap no later "
             "batch of the epoch can fill (with the fix proposed for KAFKA-14034, the partition's sequence is marked "
@@ -589,9 +578,8 @@ def _properties(
             catches="a producer that fails the batch but keeps sending into the gap, retries the next batch "
             "unchanged into the same refusal until its retries are spent, or bumps without re-sequencing the "
             "partition that was refused",
-            predicate=lambda s: not s.ghost.missed_bumps,
+            findings=lambda s: s.ghost.missed_bumps,
             partners=("record_failed",),
-            explain=lambda s: "; ".join(s.ghost.missed_bumps),
         ),
         Property(
             name="healthy_producer_not_failed",
@@ -606,9 +594,8 @@ def _properties(
             partners=("record_acknowledged",),
             explain=lambda s: "; ".join(_unhealthy(s)),
         ),
-        Property(
+        no_findings(
             name="failed_sends_explained",
-            expectation=Expectation.ALWAYS,
             fact="A record fails only when Kafka's producer gives up on it: delivery.timeout.ms expired its batch, "
             "its retries are spent, or the leader answered an error the producer does not retry -- never while "
             "retries remain for a retriable error (OUT_OF_ORDER_SEQUENCE_NUMBER included, KIP-360).",
@@ -616,9 +603,8 @@ def _properties(
             "KIP-91 (delivery.timeout.ms)",
             catches="a client that fails a batch with retries left (a retry count off by one, an error class "
             "treated as fatal), or fails a batch whose request was merely re-sent",
-            predicate=lambda s: not s.ghost.unexplained_failures,
+            findings=lambda s: s.ghost.unexplained_failures,
             partners=("record_failed",),
-            explain=lambda s: "; ".join(s.ghost.unexplained_failures),
         ),
         Property(
             name="high_watermark_within_log",

@@ -29,7 +29,7 @@ Prepare* forever -- the KAFKA-19999 livelock.
 
 from __future__ import annotations
 
-from keos.invariants._common import sometimes_state
+from keos.invariants._common import no_findings, sometimes_state
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.consumer import COMMITTED, record_fates
 from keos.model.clients.producer import record_id, record_label
@@ -189,18 +189,16 @@ def txn_progress_properties(config: TxnConfig) -> tuple[Property, ...]:
             explain=lambda s: "; ".join(unsettled_clients(s)),
             fairness=TXN_FAIRNESS,
         ),
-        Property(
+        no_findings(
             name="prepared_transaction_has_markers",
-            expectation=Expectation.ALWAYS,
             fact="A transaction in PrepareCommit/PrepareAbort has a WriteTxnMarkers request in flight for every "
             "partition whose marker is not written yet, so it can complete.",
             source="KIP-98 §WriteTxnMarkers; TransactionMarkerRequestCompletionHandler (INVALID_PRODUCER_EPOCH "
             "cancels the markers of the transaction)",
             catches="KAFKA-19999 (a re-sent marker rejected at the same epoch), a marker at an epoch the partition "
             "already moved past (TV2 batch joining the previous transaction, fence at an unchanged epoch)",
-            predicate=lambda s: not pending_markers(s),
+            findings=pending_markers,
             partners=("markers_sent",),
-            explain=lambda s: "; ".join(pending_markers(s)),
         ),
         sometimes_state(
             "transaction_prepared",

@@ -41,11 +41,11 @@ every partition's log end at that instant).
 
 from __future__ import annotations
 
-from keos.invariants._common import sometimes_event, sometimes_state
+from keos.invariants._common import no_findings, sometimes_event, sometimes_state
 from keos.model.clients.producer import RECORDS_PER_PRODUCER, record_label
 from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
 from keos.model.coordinator.transaction.transaction_state import TransactionState
-from keos.model.interface import Expectation, Property
+from keos.model.interface import Property
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 from keos.model.security.authorizer import (
     CLUSTER_NAME,
@@ -277,9 +277,8 @@ def _granted_refusals(who: _Who, s: TxnSystemState) -> list[str]:
 
 
 def _denied_principal_commits_nothing(who: _Who) -> Property:
-    return Property(
+    return no_findings(
         name="denied_principal_commits_nothing",
-        expectation=Expectation.ALWAYS,
         fact="A principal the scenario states lacks a binding its requests need (expect_denied: removed, "
         "or overridden by a matching Deny) never commits a transaction -- every request of a transaction is "
         "authorized, so one refusal leaves it to abort or to the coordinator's timeout -- and never appends a "
@@ -289,25 +288,22 @@ def _denied_principal_commits_nothing(who: _Who) -> Property:
         catches="an authorizer that grants what Kafka's ACL semantics deny (a Deny that does not win, a "
         "literal name taken as a prefix, another principal's or operation's binding), or a handler that "
         "skips a check",
-        predicate=lambda s: not _denied_commits(who, s),
+        findings=lambda s: _denied_commits(who, s),
         partners=("expected_denial_refused",),
-        explain=lambda s: "; ".join(_denied_commits(who, s)),
     )
 
 
 def _granted_principal_never_refused(who: _Who) -> Property:
-    return Property(
+    return no_findings(
         name="granted_principal_never_refused",
-        expectation=Expectation.ALWAYS,
         fact="A principal the scenario states holds every binding its requests need (expect_granted: a super "
         "user, or bindings granting through a wildcard, a prefix or operation All, with Denies of something "
         "else) is never refused a request (before any ACL is revoked).",
         source="KIP-98 §9; StandardAuthorizerData.authorize/findResult (Kafka 4.0, apache/kafka 1eb7644)",
         catches="an authorizer that refuses what Kafka's ACL semantics allow (a Deny of another operation, "
         "name or principal taken to match, a wildcard or prefix ignored, super.users not honoured)",
-        predicate=lambda s: not _granted_refusals(who, s),
+        findings=lambda s: _granted_refusals(who, s),
         partners=("granted_principal_committed",),
-        explain=lambda s: "; ".join(_granted_refusals(who, s)),
     )
 
 
@@ -324,9 +320,8 @@ def _oracle_properties(who: _Who) -> list[Property]:
     props: list[Property] = []
     if sec.expect_errors:
         props += [
-            Property(
+            no_findings(
                 name="refusals_carry_kafkas_error",
-                expectation=Expectation.ALWAYS,
                 fact="A refused request is answered with the error of the resource whose check failed "
                 "(TRANSACTIONAL_ID_, TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED), which decides whether the "
                 "client may abort and go on or must close; the scenario states which resources it denies.",
@@ -334,9 +329,8 @@ def _oracle_properties(who: _Who) -> list[Property]:
                 "Produce,WriteTxnMarkers}Request (Kafka 4.0, apache/kafka 1eb7644); TransactionManager's handlers",
                 catches="a check answering another resource's error (a GROUP refusal as TOPIC_AUTHORIZATION_FAILED "
                 "makes the client fatal instead of abortable)",
-                predicate=lambda s: not _wrong_errors(who, s),
+                findings=lambda s: _wrong_errors(who, s),
                 partners=("authorization_refused",),
-                explain=lambda s: "; ".join(_wrong_errors(who, s)),
             ),
             sometimes_state(
                 "authorization_refused",
@@ -371,46 +365,40 @@ def _oracle_properties(who: _Who) -> list[Property]:
 
 
 def _unauthorized_change(who: _Who, partners: tuple[str, ...]) -> Property:
-    return Property(
+    return no_findings(
         name="unauthorized_never_changes_transaction",
-        expectation=Expectation.ALWAYS,
         fact="A principal without Write on a TransactionalId never changes that transaction's coordinator "
         "state (InitProducerId, AddPartitionsToTxn, EndTxn are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED).",
         source="KIP-98 §9 (Authorization); KafkaApis.handleInitProducerIdRequest/handleEndTxnRequest",
         catches="a coordinator API that skips the TransactionalId ACL: a stranger fences or ends a transaction",
-        predicate=lambda s: not _unauthorized_changes(who, s),
+        findings=lambda s: _unauthorized_changes(who, s),
         partners=partners,
-        explain=lambda s: "; ".join(_unauthorized_changes(who, s)),
     )
 
 
 def _control_only_from_markers(who: _Who, partner: str) -> Property:
-    return Property(
+    return no_findings(
         name="control_batches_only_from_markers",
-        expectation=Expectation.ALWAYS,
         fact="No control (COMMIT/ABORT) batch is appended except by a WriteTxnMarkers request from a principal "
         "with ClusterAction on the cluster; Produce never carries control records.",
         source="KIP-98 §9; KafkaApis.handleWriteTxnMarkersRequest; LogValidator (client control records)",
         catches="markers accepted from clients, or control batches through Produce: a stranger commits or "
         "aborts someone else's transaction on a partition",
-        predicate=lambda s: not _bad_controls(who, s),
+        findings=lambda s: _bad_controls(who, s),
         partners=(partner,),
-        explain=lambda s: "; ".join(_bad_controls(who, s)),
     )
 
 
 def _writes_authorized(who: _Who, partner: str) -> Property:
-    return Property(
+    return no_findings(
         name="transactional_writes_authorized",
-        expectation=Expectation.ALWAYS,
         fact="Every transactional data batch in a log was sent by a principal with Write on the transactional.id "
         "its Produce request carried and on its topic.",
         source="KIP-98 §9 (endless transaction attack); KafkaApis.handleProduceRequest",
         catches="a Produce of transactional data without the TransactionalId ACL: anyone can open "
         "transactions that hold the LSO back",
-        predicate=lambda s: not _unauthorized_writes(who, s),
+        findings=lambda s: _unauthorized_writes(who, s),
         partners=(partner,),
-        explain=lambda s: "; ".join(_unauthorized_writes(who, s)),
     )
 
 
@@ -420,17 +408,15 @@ def _endless_bounded(who: _Who, abandon: bool, timeout: bool) -> Property:
         if abandon and timeout
         else (("transaction_abandoned",) if abandon else ("transaction_opened",))
     )
-    return Property(
+    return no_findings(
         name="endless_transaction_bounded",
-        expectation=Expectation.ALWAYS,
         fact="Every transaction open on a partition (holding its LSO back) is one the coordinator ends without "
         "the producer: Ongoing with the partition (the transaction.timeout.ms abort, at most "
         "transaction.max.timeout.ms) or with its marker in flight.",
         source="KIP-98 §9 (endless transaction attack); TransactionCoordinator.abortTimedOutTransactions",
         catches="transactional data no coordinator transaction covers: the LSO stays behind for ever",
-        predicate=lambda s: not _unbounded(s),
+        findings=_unbounded,
         partners=partners,
-        explain=lambda s: "; ".join(_unbounded(s)),
     )
 
 
@@ -444,31 +430,27 @@ def _adversary_batches(who: _Who, s: TxnSystemState) -> bool:
 
 
 def _pid_bound(who: _Who, partner: str) -> Property:
-    return Property(
+    return no_findings(
         name="pid_bound_to_transactional_id",
-        expectation=Expectation.ALWAYS,
         fact="Every data batch under a producer id was written by a principal with Write on the TransactionalId "
         "that producer id belongs to.  KIP-98 §9 documents that this is NOT protected: the producer id "
         "is not authenticated, so a producer that learns it writes into the owner's open transaction.",
         source="KIP-98 §9, Discussion on coordinator authorization (producer id hijack)",
         catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
-        predicate=lambda s: not _foreign_writes(who, s),
+        findings=lambda s: _foreign_writes(who, s),
         partners=(partner,),
-        explain=lambda s: "; ".join(_foreign_writes(who, s)),
     )
 
 
 def _epoch_from_coordinator(who: _Who) -> Property:
-    return Property(
+    return no_findings(
         name="producer_epoch_from_coordinator",
-        expectation=Expectation.ALWAYS,
         fact="No partition holds a producer id at an epoch above the one its coordinator issued.  KIP-98 §9 "
         "documents that this is NOT protected: a hijacker's batch at epoch + 1 fences the owner there.",
         source="KIP-98 §9, Discussion on coordinator authorization (forced epoch bump)",
         catches="a documented weakness (reported as permitted where a scenario lets the adversary try)",
-        predicate=lambda s: not _epochs_ahead(s),
+        findings=_epochs_ahead,
         partners=("forged_produce_attempted",),
-        explain=lambda s: "; ".join(_epochs_ahead(s)),
     )
 
 
@@ -557,32 +539,28 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     )
     if lacking_topic and not who.shared:
         props.append(
-            Property(
+            no_findings(
                 name="transaction_partitions_authorized",
-                expectation=Expectation.ALWAYS,
                 fact="A transaction never includes a partition whose topic its principal may not write, so no "
                 "marker of it lands on such a topic.",
                 source="KIP-98 §9; KafkaApis.handleAddPartitionsToTxnRequest (Write on every topic, Kafka 4.0)",
                 catches="an AddPartitionsToTxn (or a TV2 verification) that adds a partition without the topic check",
-                predicate=lambda s: not _unauthorized_txn_partitions(who, s),
+                findings=lambda s: _unauthorized_txn_partitions(who, s),
                 partners=("client_produce_refused",),
-                explain=lambda s: "; ".join(_unauthorized_txn_partitions(who, s)),
             )
         )
     if revocations and config.eos is not None:
         props.append(
-            Property(
+            no_findings(
                 name="transactional_offsets_authorized",
-                expectation=Expectation.ALWAYS,
                 fact="Every transactional offset commit in the group's offsets log was staged by a principal with "
                 "Read on the group and Write on its transactional id, by the ACLs in force then.",
                 source="KIP-98 §9; KafkaApis.handleAddOffsetsToTxnRequest/handleTxnOffsetCommitRequest (Kafka 4.0, "
                 "apache/kafka 1eb7644)",
                 catches="a TxnOffsetCommit accepted without the Group or TransactionalId check, or by ACLs an "
                 "operator had changed",
-                predicate=lambda s: not _unauthorized_offsets(who, s),
+                findings=lambda s: _unauthorized_offsets(who, s),
                 partners=("refused_after_revocation",),
-                explain=lambda s: "; ".join(_unauthorized_offsets(who, s)),
             )
         )
     if revocations:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from keos.invariants._common import sometimes_event
+from keos.invariants._common import no_findings, sometimes_event
 from keos.invariants.client_outcomes import client_outcome_properties
 from keos.invariants.progress import txn_progress_properties
 from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, record_fates
@@ -214,65 +214,54 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
     rpt = topo.records_per_transaction
     fencing = faults.txn_timeout > 0 or topo.shared_transactional_id
     props: list[Property] = [
-        Property(
+        no_findings(
             name="atomic_commit",
-            expectation=Expectation.ALWAYS,
             fact="A transaction the application saw commit has no aborted record and, once nothing is in flight, "
             "all its records committed; a transaction it saw abort has no committed record.",
             source="KIP-98 §Transactional guarantees; KIP-890 motivation (scenarios B, C)",
             catches="KAFKA-17754 (torn transaction / aborted read), KAFKA-6119 (commit after a timeout abort)",
-            predicate=lambda s: not _atomic_problems(rpt, s),
+            findings=lambda s: _atomic_problems(rpt, s),
             partners=("txn_committed", "txn_aborted"),
-            explain=lambda s: "; ".join(_atomic_problems(rpt, s)),
         ),
-        Property(
+        no_findings(
             name="no_aborted_read",
-            expectation=Expectation.ALWAYS,
             fact="A read_committed consumer reads only committed records: it stops at the LSO and drops aborted "
             "transactions via the aborted-transaction index.",
             source="KIP-98 §7 (isolation.level); ``UnifiedLog.lastStableOffset``",
             catches="an LSO or aborted index that disagrees with the control batches",
-            predicate=lambda s: not _aborted_reads(s),
+            findings=_aborted_reads,
             partners=("aborted_data_filtered", "lso_held_back"),
-            explain=lambda s: "; ".join(_aborted_reads(s)),
         ),
-        Property(
+        no_findings(
             name="no_hanging_transaction",
-            expectation=Expectation.ALWAYS,
             fact="Every transaction open on a partition (the group's __consumer_offsets partition too) is covered "
             "by the coordinator (Ongoing/Prepare* with the partition, or a marker in flight), so a marker will end "
             "it and the LSO can advance.",
             source="KIP-890 motivation and scenario A; ``UnifiedLog.lastStableOffset``, ``ProducerStateManager``",
             catches="KAFKA-12671 (late produce after an abort opens a transaction nobody ends)",
-            predicate=lambda s: not _hanging(s),
+            findings=_hanging,
             partners=("txn_opened_on_partition",),
-            explain=lambda s: "; ".join(_hanging(s)),
         ),
-        Property(
+        no_findings(
             name="lso_reaches_high_watermark",
-            expectation=Expectation.ALWAYS,
             fact="In a quiescent state (nothing in flight, no coordinator transaction Ongoing or Prepare*), every "
             "partition's LSO equals its high watermark.",
             source="KIP-890 (hanging transactions); UnifiedLog.lastStableOffset",
             catches="KAFKA-12671 (stuck LSO)",
-            predicate=lambda s: not _lso_stuck(s),
+            findings=_lso_stuck,
             partners=("quiescent_after_transaction",),
-            explain=lambda s: "; ".join(_lso_stuck(s)),
         ),
-        Property(
+        no_findings(
             name="markers_before_complete",
-            expectation=Expectation.ALWAYS,
             fact="The coordinator writes CompleteCommit/CompleteAbort only after the marker of that result is in "
             "every partition of the transaction.",
             source="``TransactionMarkerChannelManager`` (maybeWriteTxnCompletion)",
             catches="a coordinator that completes before its markers are written",
-            predicate=lambda s: not _missing_markers(s),
+            findings=_missing_markers,
             partners=("txn_completed",),
-            explain=lambda s: "; ".join(_missing_markers(s)),
         ),
-        Property(
+        no_findings(
             name="txn_produce_answer_per_kafka",
-            expectation=Expectation.ALWAYS,
             fact="A partition leader answers every transactional Produce as Kafka's does, judged from the batches "
             "its log holds: a duplicate of a retained batch of the current epoch with that batch's offset, a "
             "stale epoch with INVALID_PRODUCER_EPOCH, a batch that opens a transaction on the partition only "
@@ -284,22 +273,19 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             catches="a transactional batch appended unverified (the KIP-890 hanging transaction), a stale epoch or "
             "an out-of-order sequence appended, a retry answered with another batch's offset, a verification "
             "refusal answered with an error the producer handles otherwise",
-            predicate=lambda s: not _ghost_labels(s, "produce_answer:"),
+            findings=lambda s: _ghost_labels(s, "produce_answer:"),
             partners=("txn_opened_on_partition",),
-            explain=lambda s: "; ".join(_ghost_labels(s, "produce_answer:")),
         ),
-        Property(
+        no_findings(
             name="lso_per_kafka",
-            expectation=Expectation.ALWAYS,
             fact="Every partition's last stable offset is the first offset of a transaction whose control batch "
             "is not in the log yet, or the high watermark if lower -- what the log's batches and markers say.",
             source="UnifiedLog.lastStableOffset, ProducerStateManager.firstUnstableOffset (KIP-98 §7)",
             catches="producer state whose currentTxnFirstOffset drifts from the log (an open transaction "
             "forgotten, expired or set at a later batch), so read_committed consumers read past an undecided "
             "transaction or stall behind a decided one",
-            predicate=lambda s: not _lso_mismatches(s),
+            findings=_lso_mismatches,
             partners=("lso_held_back",),
-            explain=lambda s: "; ".join(_lso_mismatches(s)),
         ),
         Property(
             name="valid_coordinator_transitions",
@@ -314,31 +300,27 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
     ]
     if fencing:
         props.append(
-            Property(
+            no_findings(
                 name="zombie_fencing",
-                expectation=Expectation.ALWAYS,
                 fact="No record written at a fenced epoch after the coordinator fenced or timed out that epoch "
                 "becomes committed.",
                 source="KIP-98 §Zombie fencing; TransactionCoordinator.handleInitProducerId (Ongoing), "
                 "abortTimedOutTransactions (KAFKA-6119 fix)",
                 catches="KAFKA-6119 (timeout abort without epoch bump)",
-                predicate=lambda s: not _zombie_commits(s),
+                findings=_zombie_commits,
                 partners=("coordinator_aborted_on_its_own",),
-                explain=lambda s: "; ".join(_zombie_commits(s)),
             )
         )
     if topo.shared_transactional_id:
         props.append(
-            Property(
+            no_findings(
                 name="one_active_producer",
-                expectation=Expectation.ALWAYS,
                 fact="At most one producer instance of a transactional id holds the coordinator's current "
                 "(pid, epoch) outside a fatal state.",
                 source="KIP-98 §InitPid (fencing by epoch)",
                 catches="two instances of one transactional.id both able to commit",
-                predicate=lambda s: not _active_instances(s),
+                findings=_active_instances,
                 partners=("producer_fenced",),
-                explain=lambda s: "; ".join(_active_instances(s)),
             )
         )
     if fencing:
