@@ -78,6 +78,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # KIP-360 sequence resolution from the last acknowledged sequence (the idempotent producer of the idempotence
     # system: TransactionManager.maybeResolveSequences)
     "resolve_by_last_acked_sequence": frozenset({"idempotence"}),
+    # KIP-360's canRetry bump for the batch refused OUT_OF_ORDER_SEQUENCE_NUMBER as the next sequence (the
+    # idempotent producer of the idempotence system: handle_produce_response's bump_next)
+    "bump_on_next_sequence_refusal": frozenset({"idempotence"}),
     # the classic group protocol
     "offset_commit_generation_check": frozenset({"groups"}),
     "offset_commit_stale_generation_check": frozenset({"groups"}),

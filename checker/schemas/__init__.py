@@ -130,7 +130,8 @@ def scenario_schema() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {
-                    "max_producer_epoch": positive,
+                    "max_producer_epoch": {"type": "integer", "minimum": 0,
+                                           "description": "0: an epoch already at Short.MAX_VALUE"},
                     "producer_id_expiration": {"type": "boolean", "default": False},
                     "separate_replication": {"type": "boolean", "default": False},
                     "sequence_space": positive,
