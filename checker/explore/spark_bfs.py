@@ -57,6 +57,7 @@ from keos.checker.explore.level import KEY_SPAN, ModelDisagrees, actions_to, fau
 from keos.checker.explore.parallel import LIVELOCKS_NOT_CHECKED
 from keos.checker.results import EngineResult, Verdict, judge
 from keos.checker.sweep.campaign import _MASTER as MASTER_PATTERN
+from keos.checker.sweep.campaign import py4j_interrupts
 from keos.checker.trace import Trace, make_trace
 from keos.model.interface import Expectation, Model, ModelError
 from keos.scenarios import Scenario, build_model
@@ -197,6 +198,21 @@ def spark_explore(
     """
     if not MASTER_PATTERN.match(master):
         raise ModelError(f"bad Spark master {master!r} (local[*], local[N], spark://host:port, sc://host:port)")
+    with py4j_interrupts():
+        return _search(scenario, variant, master, max_depth, max_states, stop_on_first, time_budget_s, partitions)
+
+
+def _search(
+    scenario: Scenario,
+    variant: str,
+    master: str,
+    max_depth: int,
+    max_states: int,
+    stop_on_first: bool,
+    time_budget_s: float,
+    partitions: int,
+) -> EngineResult:
+    """:func:`spark_explore`'s search, once the master is known good."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from keos.checker.sweep.campaign import spark_session

@@ -86,6 +86,7 @@ __all__ = [
     "SweepResult",
     "add_sweep_arguments",
     "plan_sweep",
+    "py4j_interrupts",
     "run_sweep",
     "run_sweep_command",
     "spark_session",
@@ -426,6 +427,45 @@ def spark_session(master: str = DEFAULT_MASTER) -> Any:
     return spark
 
 
+@contextlib.contextmanager
+def py4j_interrupts() -> Iterator[None]:
+    """Ctrl-C while the driver waits on the JVM is an interrupt, whichever call it lands in.
+
+    py4j catches a ``KeyboardInterrupt`` raised inside its socket call and raises ``Py4JNetworkError`` ("Answer
+    from Java side is empty") or another ``Py4JError`` in its place; whether the signal lands there or in keos's
+    own code is a matter of timing (a loaded machine moves it), and keos then reported an internal error (exit
+    3) for a user's Ctrl-C.  Within this block a SIGINT is remembered before it is raised, and a py4j error
+    raised after one is re-raised as the ``KeyboardInterrupt`` it was (partial results, exit 4).  A py4j error
+    with no interrupt behind it is still an error.  Only the main thread can set signal handlers; elsewhere the
+    block changes nothing.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+
+    def remember(signum: int, frame: Any) -> None:
+        received.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, remember)
+    try:
+        yield
+    except Exception as exc:
+        if received and type(exc).__module__.split(".", 1)[0] == "py4j":
+            raise KeyboardInterrupt from exc
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _stop_child_jvms() -> None:
     """Terminate this process's child JVMs (Linux ``/proc``; elsewhere nothing is done)."""
     import signal
@@ -643,15 +683,18 @@ def run_sweep(
     if progress is not None:
         progress(done_runs, spec.total_runs)
     if todo and not local_python and spark is None:
-        spark = spark_session(master)
+        with py4j_interrupts():
+            spark = spark_session(master)
     for k in todo:
         start, end = spec.chunk_range(k)
         if local_python:
             table = _local_chunk(spec_json, start, end)
         else:
-            table = _spark_chunk(
-                spark, spec_json, start, end, partitions, _in_chunk(progress, done_runs, end - start, spec.total_runs)
-            )
+            with py4j_interrupts():
+                table = _spark_chunk(
+                    spark, spec_json, start, end, partitions,
+                    _in_chunk(progress, done_runs, end - start, spec.total_runs),
+                )
         table = _conform(table)
         if table.num_rows != end - start:
             raise RuntimeError(f"chunk {k}: expected {end - start} runs, Spark returned {table.num_rows}")
