@@ -734,21 +734,18 @@ def test_a_py4j_error_raised_after_ctrl_c_is_the_interrupt_and_one_without_stays
             raise Py4JNetworkError("Answer from Java side is empty") from None
 
     before = signal.getsignal(signal.SIGINT)
-    with pytest.raises(KeyboardInterrupt) as caught:
-        with py4j_interrupts():
-            blocked_on_the_jvm()
+    with pytest.raises(KeyboardInterrupt) as caught, py4j_interrupts():
+        blocked_on_the_jvm()
     assert isinstance(caught.value.__cause__, Py4JNetworkError)
     assert signal.getsignal(signal.SIGINT) is before
-    with pytest.raises(Py4JNetworkError):
-        with py4j_interrupts():
-            raise Py4JNetworkError("a real failure, no Ctrl-C")
-    with pytest.raises(ValueError):  # not py4j's: an error even after an interrupt
-        with py4j_interrupts():
-            try:
-                os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(5)
-            except KeyboardInterrupt:
-                raise ValueError("keos's own") from None
+    with pytest.raises(Py4JNetworkError), py4j_interrupts():
+        raise Py4JNetworkError("a real failure, no Ctrl-C")
+    with pytest.raises(ValueError), py4j_interrupts():  # not py4j's: an error even after an interrupt
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            raise ValueError("keos's own") from None
 
 
 def test_budgets_hold_during_set_up_and_the_first_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
