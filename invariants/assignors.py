@@ -12,6 +12,8 @@ property                 meaning
 ``exactly_once``         every partition of a subscribed topic is assigned once, only to a subscriber
 ``at_most_once``         as above but a partition may be withheld (cooperative first round, KIP-429)
 ``balanced``             with equal subscriptions, member loads differ by at most one
+``per_topic_balanced``   within each topic, its subscribers' shares of its partitions differ by at most one
+                         (``RangeAssignor``'s promise, whatever the subscriptions)
 ``no_improving_move``    no partition can move from its owner to a subscriber with ≥ 2 fewer partitions
                          (``AbstractStickyAssignor.isBalanced``); the sticky assignors' guarantee
 ``minimal_movement``     with equal subscriptions, no more previously owned partitions change owner
@@ -120,6 +122,19 @@ def _balanced(case: AssignorCase, assignment: Assignment) -> str | None:
     return f"equal subscriptions but {hi} has {counts[hi]} partitions and {lo} has {counts[lo]}"
 
 
+def _per_topic_balanced(case: AssignorCase, assignment: Assignment) -> str | None:
+    for topic in sorted(case.partitions_per_topic):
+        members = case.subscribers(topic)
+        if not members:
+            continue
+        share = {m: sum(1 for tp in assignment.get(m, ()) if tp.topic == topic) for m in members}
+        hi = max(members, key=lambda m: (share[m], m))
+        lo = min(members, key=lambda m: (share[m], m))
+        if share[hi] > share[lo] + 1:
+            return f"topic {topic}: subscriber {hi} has {share[hi]} of its partitions and {lo} has {share[lo]}"
+    return None
+
+
 def _no_improving_move(case: AssignorCase, assignment: Assignment) -> str | None:
     counts = loads(assignment)
     for member, parts in sorted(assignment.items()):
@@ -192,6 +207,10 @@ AT_MOST_ONCE = AssignorProperty(
 BALANCED = AssignorProperty(
     "balanced", "equal subscriptions: member loads differ by at most one",
     "RoundRobinAssignor / AbstractStickyAssignor javadoc", _balanced)
+PER_TOPIC_BALANCED = AssignorProperty(
+    "per_topic_balanced", "within each topic, subscribers' shares of its partitions differ by at most one",
+    "RangeAssignor javadoc (partitions of a topic divided by its consumers, the first few get one extra)",
+    _per_topic_balanced)
 NO_IMPROVING_MOVE = AssignorProperty(
     "no_improving_move", "no partition can move to a subscriber with two fewer partitions",
     "AbstractStickyAssignor.isBalanced, KIP-54", _no_improving_move)
@@ -203,7 +222,7 @@ NO_TRANSFER = AssignorProperty(
     "KIP-429, CooperativeStickyAssignor.computePartitionsTransferringOwnership", _no_transfer)
 
 PROPERTIES: tuple[AssignorProperty, ...] = (
-    EXACTLY_ONCE, AT_MOST_ONCE, BALANCED, NO_IMPROVING_MOVE, MINIMAL_MOVEMENT, NO_TRANSFER)
+    EXACTLY_ONCE, AT_MOST_ONCE, BALANCED, PER_TOPIC_BALANCED, NO_IMPROVING_MOVE, MINIMAL_MOVEMENT, NO_TRANSFER)
 BY_NAME: dict[str, AssignorProperty] = {p.name: p for p in PROPERTIES}
 
 
@@ -216,7 +235,7 @@ class Expectation:
 
 
 EXPECTED: dict[str, Expectation] = {
-    "range": Expectation(frozenset({"exactly_once", "at_most_once"}),
+    "range": Expectation(frozenset({"exactly_once", "at_most_once", "per_topic_balanced"}),
                          frozenset({"balanced", "no_improving_move", "minimal_movement"})),
     "roundrobin": Expectation(frozenset({"exactly_once", "at_most_once", "balanced"}),
                               frozenset({"no_improving_move", "minimal_movement"})),

@@ -60,6 +60,19 @@ def test_range_three_partitions_each_gives_the_first_member_both_extras() -> Non
     verdicts = evaluate(AssignorCase("range", {"t0": 3, "t1": 3}, TWO_TOPICS), a)
     assert verdicts["exactly_once"] is None
     assert verdicts["balanced"] == "equal subscriptions but C0 has 4 partitions and C1 has 2"
+    assert verdicts["per_topic_balanced"] is None  # Range's own promise: within each topic, one extra at most
+
+
+def test_an_assignment_that_piles_a_topic_on_one_subscriber_breaks_per_topic_balance() -> None:
+    """Range's imbalance across topics is known; within a topic it promises shares that differ by one at most
+    (an extra given to every member in turn, or to the first twice, is caught, whatever the subscriptions)."""
+    subs = {"C0": Subscription(("t0", "t1")), "C1": Subscription(("t0",))}
+    case = AssignorCase("piled", {"t0": 3, "t1": 2}, subs)
+    piled = {"C0": (TopicPartition("t0", 0), TopicPartition("t0", 1), TopicPartition("t0", 2),
+                    TopicPartition("t1", 0), TopicPartition("t1", 1)), "C1": ()}
+    assert evaluate(case, piled)["per_topic_balanced"] == (
+        "topic t0: subscriber C0 has 3 of its partitions and C1 has 0")
+    assert evaluate(case, range_assign({"t0": 3, "t1": 2}, subs))["per_topic_balanced"] is None
 
 
 def test_round_robin_equal_subscriptions() -> None:
@@ -80,7 +93,10 @@ def test_round_robin_unequal_subscriptions_is_not_optimal() -> None:
 def test_sticky_unequal_subscriptions_is_the_optimum() -> None:
     a = sticky_assign(UNEQUAL_SIZES, UNEQUAL)
     assert names(a) == {"C0": ["t0p0"], "C1": ["t1p0", "t1p1"], "C2": ["t2p0", "t2p1", "t2p2"]}
-    assert all(v is None for k, v in evaluate(AssignorCase("s", UNEQUAL_SIZES, UNEQUAL), a).items())
+    verdicts = evaluate(AssignorCase("s", UNEQUAL_SIZES, UNEQUAL), a)
+    # sticky balances members' totals, not each topic's shares: the optimum leaves C2 none of t1's two partitions
+    assert verdicts.pop("per_topic_balanced") == "topic t1: subscriber C1 has 2 of its partitions and C2 has 0"
+    assert all(v is None for v in verdicts.values())
 
 
 def test_sticky_keeps_the_survivors_partitions_when_a_member_leaves() -> None:
