@@ -70,7 +70,7 @@ def unexpected_error(  # no mutate: the judge of coordinator_errors_as_kafka (a 
     """A ghost label if Kafka's coordinator cannot answer ``request`` (its kind: ``InitProducerId``,
     ``AddPartitionsToTxn``, ``VerifyPartition``, ``EndTxn``) naming ``(pid, epoch)`` with ``error`` while the
     entry is ``md`` (``None``: no entry), the append (if any) succeeding or not; else ``None``."""
-    if _allowed(request, error, md, pid, epoch, append_ok, tv):
+    if _allowed(request, error, md, pid, epoch, append_ok, tv):  # no branch: the other side describes a defect
         return None
     state = "none" if md is None else md.state + (f"/{md.pending_state}" if md.pending_state else "")
     return f"unexpected_error:{request}:{error}:{state}"
