@@ -42,10 +42,12 @@ def no_findings(
     findings: Callable[[Any], Sequence[str]],
     partners: tuple[str, ...] = (),
     fairness: tuple[str, ...] = (),
+    heading: str = "",
+    separator: str = "; ",
 ) -> Property:
     """An always-property that holds while ``findings(state)`` -- the evidence of violations, one line each in
     Kafka's terms (which record, which partition, which answer) -- is empty; a violation's explanation is
-    that evidence."""
+    that evidence, after ``heading``, joined by ``separator``."""
     return Property(
         name=name,
         expectation=Expectation.ALWAYS,
@@ -54,6 +56,6 @@ def no_findings(
         catches=catches,
         predicate=lambda s: not findings(s),
         partners=partners,
-        explain=lambda s: "; ".join(findings(s)),
+        explain=lambda s: heading + separator.join(findings(s)),
         fairness=fairness,
     )

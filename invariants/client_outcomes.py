@@ -47,7 +47,7 @@ from __future__ import annotations
 from keos.invariants._common import no_findings, sometimes_event
 from keos.model.clients import transactional_producer as tp
 from keos.model.coordinator.transaction.transaction_coordinator import TxnLogAppend
-from keos.model.interface import Expectation, Property
+from keos.model.interface import Property
 from keos.model.protocol.errors import Errors
 from keos.model.systems.transactions_records import TxnConfig, TxnSystemState
 
@@ -210,17 +210,17 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
     topo = config.topology
     limit = config.max_producer_epoch
     props: list[Property] = [
-        Property(
+        no_findings(
             name="no_illegal_transition_attempt",
-            expectation=Expectation.ALWAYS,
             fact="No coordinator handler attempts a TransactionState transition outside the valid-previous-state "
             "table (Kafka throws IllegalStateException; the model answers UNKNOWN_SERVER_ERROR).",
             source="TransactionState.java validPreviousStates; TransactionMetadata.prepareTransitionTo",
             catches="a handler that reaches a state it does not expect (e.g. ends a transaction from Empty "
             "outside the TV2 empty-abort rule)",
-            predicate=lambda s: not _labels(s, "attempt:"),
+            findings=lambda s: _labels(s, "attempt:"),
+            heading="attempted: ",
+            separator=", ",
             partners=("txn_prepare_commit",),
-            explain=lambda s: "attempted: " + ", ".join(_labels(s, "attempt:")),
         ),
         no_findings(
             name="no_unknown_server_error",
@@ -230,19 +230,17 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             findings=unknown_server_errors,
             partners=("txn_committed",),
         ),
-        Property(
+        no_findings(
             name="epoch_bump_at_most_one",
-            expectation=Expectation.ALWAYS,
             fact="One coordinator step raises a producer epoch by at most one.",
             source="TransactionMetadata.prepareIncrementProducerEpoch / prepareFenceProducerEpoch; KAFKA-19367",
             catches="KAFKA-19367 (InitProducerId under TV2 bumped twice: fence plus abort) and any double bump",
-            predicate=lambda s: not _labels(s, "epoch_jump:"),
+            findings=lambda s: _labels(s, "epoch_jump:"),
+            separator=", ",
             partners=("coordinator_bumped_epoch",),
-            explain=lambda s: ", ".join(_labels(s, "epoch_jump:")),
         ),
-        Property(
+        no_findings(
             name="producer_epoch_never_decreases",
-            expectation=Expectation.ALWAYS,
             fact="For one producer id, the epoch the coordinator logs and caches never goes down: a bump is "
             "epoch + 1, a failed fence keeps its bump, a retry keeps the epoch, and an exhausted epoch moves to "
             "a new producer id at epoch 0.",
@@ -250,9 +248,9 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "prepareComplete (nextProducerId); KIP-360; KAFKA-9666",
             catches="an epoch overflow that restarts the same producer id at epoch 0, a failed fence rolled back, "
             "any path that makes a fenced (pid, epoch) current again",
-            predicate=lambda s: not _labels(s, "epoch_regress:"),
+            findings=lambda s: _labels(s, "epoch_regress:"),
+            separator=", ",
             partners=("coordinator_bumped_epoch",),
-            explain=lambda s: ", ".join(_labels(s, "epoch_regress:")),
         ),
         no_findings(
             name="cached_epoch_follows_log",
@@ -275,9 +273,8 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("coordinator_bumped_epoch",),
         ),
         sometimes_event("coordinator_bumped_epoch", "The coordinator bumped a producer epoch.", "epoch_bump"),
-        Property(
+        no_findings(
             name="healthy_producer_not_failed",
-            expectation=Expectation.ALWAYS,
             fact="A producer the coordinator still takes for the holder of its transactional.id (same producer "
             "id, no higher epoch than its own request may have made) is never made fatal or fenced, in faulty "
             "runs too: lost responses, timeouts, failed appends and failovers are retriable or abortable.",
@@ -285,11 +282,10 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "(a lost sequence is abortable); TransactionManager error classes (Kafka 3.9)",
             catches="a retry answered PRODUCER_FENCED or INVALID_TXN_STATE (KAFKA-18464 class), a coordinator "
             "that forgets a retried InitProducerId (lastProducerEpoch), an error class that ends a healthy producer",
-            predicate=lambda s: not _labels(s, "client_failed:"),
+            findings=lambda s: _labels(s, "client_failed:"),
+            heading="made fatal while holding its transactional.id: ",
+            separator=", ",
             partners=("txn_committed",),
-            explain=lambda s: (
-                "made fatal while holding its transactional.id: " + ", ".join(_labels(s, "client_failed:"))
-            ),
         ),
         no_findings(
             name="producer_ids_never_reused",
@@ -302,9 +298,8 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             findings=reused_producer_ids,
             partners=("coordinator_bumped_epoch",),
         ),
-        Property(
+        no_findings(
             name="acknowledged_after_logged",
-            expectation=Expectation.ALWAYS,
             fact="The transaction coordinator answers NONE only with what its transaction log holds: the (pid, "
             "epoch) InitProducerId hands out, the partitions AddPartitionsToTxn adds to the Ongoing transaction, "
             "the PrepareX/CompleteX of EndTxn's result -- so a coordinator failover never takes back an answer.",
@@ -312,13 +307,13 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "after acks=-1 replication); TransactionCoordinator.endTransaction (sendTxnMarkersCallback)",
             catches="a handler that answers before its append completed or after it failed, a callback that "
             "answers for a transition it did not complete",
-            predicate=lambda s: not _labels(s, "unlogged_ack:"),
+            findings=lambda s: _labels(s, "unlogged_ack:"),
+            heading="answered without the log backing it: ",
+            separator=", ",
             partners=("txn_committed",),
-            explain=lambda s: "answered without the log backing it: " + ", ".join(_labels(s, "unlogged_ack:")),
         ),
-        Property(
+        no_findings(
             name="acknowledged_to_holder",
-            expectation=Expectation.ALWAYS,
             fact="AddPartitionsToTxn and EndTxn are answered NONE only to the producer that holds the logged "
             "transaction: its own (pid, epoch) under TV0/TV1 and for AddPartitionsToTxn; under TV2 the epoch "
             "the end bumped from (a first EndTxn or its retry), or the exhausted epoch of the producer id the "
@@ -328,15 +323,13 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "KIP-890 part 2",
             catches="a retry check broadened to a fenced epoch or a replaced producer id (a zombie told its "
             "transaction committed), a dropped producer-id check",
-            predicate=lambda s: not _labels(s, "foreign_ack:"),
+            findings=lambda s: _labels(s, "foreign_ack:"),
+            heading="answered a producer that does not hold the transaction: ",
+            separator=", ",
             partners=("txn_committed",),
-            explain=lambda s: (
-                "answered a producer that does not hold the transaction: " + ", ".join(_labels(s, "foreign_ack:"))
-            ),
         ),
-        Property(
+        no_findings(
             name="stale_init_fenced",
-            expectation=Expectation.ALWAYS,
             fact="An InitProducerId naming a (producer id, epoch) -- a KIP-360 bump -- is answered NONE only "
             "with the next epoch of that pair (a bump, or the retry of a bump whose answer was lost), with the "
             "first epoch of the new producer id that replaced it at an exhausted epoch, or with a new entry's "
@@ -346,13 +339,12 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "prepareInitProducerIdTransit (epoch, lastProducerEpoch, isEpochExhausted), KIP-360",
             catches="a coordinator that lets a zombie's stale epoch through the bump, retry or rotation paths, "
             "so the zombie takes over the transactional id from the instance that replaced it",
-            predicate=lambda s: not _labels(s, "stale_init:"),
+            findings=lambda s: _labels(s, "stale_init:"),
+            separator=", ",
             partners=("coordinator_bumped_epoch",),
-            explain=lambda s: ", ".join(_labels(s, "stale_init:")),
         ),
-        Property(
+        no_findings(
             name="coordinator_errors_as_kafka",
-            expectation=Expectation.ALWAYS,
             fact="The transaction coordinator answers InitProducerId, AddPartitionsToTxn (and a partition "
             "leader's verification) and EndTxn only with an error its handler can return in the state the "
             "request found: CONCURRENT_TRANSACTIONS for a pending transition or a transaction being completed "
@@ -364,13 +356,13 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             catches="an error swapped within or across Kafka's error classes (a retriable code for a fence, a "
             "fatal one for INVALID_PRODUCER_ID_MAPPING) or answered in the wrong state, which the client's "
             "handler then turns into the wrong outcome",
-            predicate=lambda s: not _labels(s, "unexpected_error:"),
+            findings=lambda s: _labels(s, "unexpected_error:"),
+            heading="error Kafka cannot return: ",
+            separator=", ",
             partners=("txn_committed",),
-            explain=lambda s: "error Kafka cannot return: " + ", ".join(_labels(s, "unexpected_error:")),
         ),
-        Property(
+        no_findings(
             name="client_reacts_as_kafka",
-            expectation=Expectation.ALWAYS,
             fact="A transactional producer reacts to each InitProducerId, AddPartitionsToTxn and EndTxn answer as "
             "TransactionManager's handler does: a retriable error (CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_"
             "AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) re-sends the request in the same state, "
@@ -381,36 +373,36 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "(handleResponse), transitionToAbortableError, abortableErrorIfPossible @1eb7644349cb",
             catches="an error class swapped in the client's table (a retriable code made abortable or fatal, an "
             "abortable one made fatal), a handler that ignores the answer or moves to the wrong state",
-            predicate=lambda s: not _labels(s, "client_reaction:"),
+            findings=lambda s: _labels(s, "client_reaction:"),
+            heading="reacted unlike Kafka's client: ",
+            separator=", ",
             partners=("txn_committed",),
-            explain=lambda s: "reacted unlike Kafka's client: " + ", ".join(_labels(s, "client_reaction:")),
         ),
-        Property(
+        no_findings(
             name="coordinator_transitions_explained",
-            expectation=Expectation.ALWAYS,
             fact="Every change of a transactional id's state in the coordinator is a chain of TransactionState "
             "transitions from the state before the step to the state after it (expiry: to Dead).",
             source="TransactionMetadata.prepareTransitionTo / completeTransitionTo (TransactionState.java "
             "validPreviousStates), on every handler path",
             catches="a handler that rewrites the cached state without a (checked) transition, e.g. a marker or "
             "timeout path that completes or reopens a transaction directly",
-            predicate=lambda s: not _labels(s, "unexplained:"),
+            findings=lambda s: _labels(s, "unexplained:"),
+            heading="state changed without a transition: ",
+            separator=", ",
             partners=("txn_prepare_commit",),
-            explain=lambda s: "state changed without a transition: " + ", ".join(_labels(s, "unexplained:")),
         ),
     ]
     if config.faults.txn_timeout > 0 or topo.shared_transactional_id:
         props.append(
-            Property(
+            no_findings(
                 name="fence_raises_epoch",
-                expectation=Expectation.ALWAYS,
                 fact="The PrepareAbort an epoch fence writes carries an epoch above the one the log held.",
                 source="TransactionMetadata.prepareFenceProducerEpoch; KAFKA-9666 (a failed fence keeps its bump)",
                 catches="a fence retried at an unchanged epoch after a failed append: its marker cannot fence the "
                 "zombie at the partition",
-                predicate=lambda s: not _labels(s, "fence_no_bump:"),
+                findings=lambda s: _labels(s, "fence_no_bump:"),
+                separator=", ",
                 partners=("coordinator_fenced",),
-                explain=lambda s: ", ".join(_labels(s, "fence_no_bump:")),
             )
         )
         props.append(sometimes_event("coordinator_fenced", "The coordinator fenced an epoch.", "fence"))

@@ -380,9 +380,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         ]
     )
     props.append(
-        Property(
+        no_findings(
             name="connect_coordinator_transitions_legal",
-            expectation=Expectation.ALWAYS,
             fact="Every transaction-coordinator transition the Connect producers cause (task producers, the leader's "
             "connect-cluster producer, Admin.fenceProducers) is one TransactionState's table allows, and the "
             "coordinator never refuses one of their requests as an illegal transition.",
@@ -391,15 +390,15 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             catches="a producer call sequence of ExactlyOnceWorkerSourceTask or the herder that the coordinator "
             "would reject (EndTxn with no transaction, a commit after an abort began), a coordinator rule broken "
             "on a path only Connect takes (fenceProducers of an id with an open transaction)",
-            predicate=lambda s: not _illegal(s, coordinator=True),
+            findings=lambda s: _illegal(s, coordinator=True),
+            heading="illegal transitions: ",
+            separator=", ",
             partners=("connect_transaction_completed",),
-            explain=lambda s: "illegal transitions: " + ", ".join(_illegal(s, coordinator=True)),
         )
     )
     props.append(
-        Property(
+        no_findings(
             name="task_lifecycle_legal",
-            expectation=Expectation.ALWAYS,
             fact="A source-task instance moves only forward through its start-up (fencing round, initTransactions, "
             "config re-read) into its send loop or to FAILED; FAILED is final -- the instance sends, commits and "
             "changes nothing more -- and an instance leaves its worker only when a rebalance revokes it, a restart "
@@ -408,9 +407,10 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "KIP-618 §Source task startup (ExactlyOnceWorkerSourceTask.prepareToInitializeTask)",
             catches="a failed task that keeps polling or committing, a task the worker drops or restarts on its own "
             "when its fencing round fails, an instance that skips a start-up step",
-            predicate=lambda s: not _illegal(s, coordinator=False),
+            findings=lambda s: _illegal(s, coordinator=False),
+            heading="illegal task changes: ",
+            separator=", ",
             partners=("exactly_once_task_started",),
-            explain=lambda s: "illegal task changes: " + ", ".join(_illegal(s, coordinator=False)),
         )
     )
     props.append(

@@ -287,15 +287,15 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             findings=_lso_mismatches,
             partners=("lso_held_back",),
         ),
-        Property(
+        no_findings(
             name="valid_coordinator_transitions",
-            expectation=Expectation.ALWAYS,
             fact="Every coordinator state transition is in TransactionState's valid-previous-state table.",
             source="TransactionState.java @33431ac9",
             catches="a handler that moves a transaction along an edge the table forbids",
-            predicate=lambda s: not _ghost_labels(s, "txn:"),
+            findings=lambda s: _ghost_labels(s, "txn:"),
+            heading="illegal transitions: ",
+            separator=", ",
             partners=("txn_prepare_commit",),
-            explain=lambda s: "illegal transitions: " + ", ".join(_ghost_labels(s, "txn:")),
         ),
     ]
     if fencing:
