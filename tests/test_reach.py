@@ -287,6 +287,23 @@ def test_resume_skips_done_ids_and_equivalents_leave_the_score(reach: dict[str, 
     assert len(lines) == 3  # the resumed row, plus the two uncovered ones appended (equivalents are not)
 
 
+def test_resume_takes_the_mutants_fields_from_this_tree_and_skips_rows_it_did_not_write(
+        reach: dict[str, Any], tmp_path: Path) -> None:
+    """A resumed row keeps its outcome; folder and location come from the current tree, so a row written by an
+    older keos (no ``folder``) still scores; a line that is not a row of this tool runs its mutant again."""
+    ms = _mutants("model/log/producer_state.py")
+    old = {k: v for k, v in ms[0].to_json().items() if k != "folder"} | {"status": "survived", "line": 1}
+    junk = [json.dumps({"id": ms[1].id, "status": "maybe"}), json.dumps([ms[2].id]), "{cut"]
+    (tmp_path / "mutation-results.jsonl").write_text("\n".join([json.dumps(old), *junk]) + "\n", encoding="utf-8")
+    run = mu.evaluate_mutants(ms[:3], {**reach, "reach": {}}, tmp_path, resume=True, jobs=1)
+    by_id = {r["id"]: r for r in run.rows}
+    assert run.resumed == 1
+    assert by_id[ms[0].id]["status"] == "survived" and by_id[ms[0].id]["folder"] == "model/log"
+    assert by_id[ms[0].id]["line"] == ms[0].line
+    assert by_id[ms[1].id]["status"] == by_id[ms[2].id]["status"] == "uncovered"
+    assert mu.score(run.rows)["model/log"]["survived"] == 1
+
+
 def test_keos_mutate_end_to_end(reach: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI: a seeded stratified sample over model/log, local processes, every output written."""
     out = tmp_path / "mutate"

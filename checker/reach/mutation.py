@@ -333,6 +333,8 @@ def load_done(results: Path) -> dict[str, dict[str, Any]]:
                     row = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut by a kill: that mutant runs again
+                if not isinstance(row, dict) or not isinstance(row.get("id"), str) or row.get("status") not in STATUSES:
+                    continue  # not a row this tool wrote: that mutant runs again
                 done[row["id"]] = row
     return done
 
@@ -395,8 +397,10 @@ def evaluate_mutants(
             record(m, {"status": "excluded", "detail": "line marked # unreachable: or # input: (see keos coverage)"})
             continue
         if m.id in done:
+            # the mutant's own fields (folder, location) from this tree; the outcome from the file
+            kept = m.to_json() | {k: v for k, v in done[m.id].items() if k not in m.to_json()}
             with lock:
-                run.rows.append(done[m.id])
+                run.rows.append(kept)
                 run.cpu_s += float(done[m.id].get("cpu_seconds") or 0.0)
             run.resumed += 1
             continue
