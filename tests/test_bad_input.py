@@ -957,6 +957,8 @@ REACH_BAD_FLAGS: list[list[str]] = [
     ["mutate", "--seed", "-1"],
     ["mutate", "--time-budget", "nan"],
     ["mutate", "--total-budget", "inf"],
+    ["mutate", "--cpu-budget-factor", "-1"],
+    ["mutate", "--cpu-budget-factor", "lots"],
     ["mutate", "--jobs", "0"],
     ["mutate", "--master", "bogus://x"],
     ["mutate", "--master", "local[*]", "--local-python"],

@@ -334,6 +334,20 @@ def test_a_cpu_budget_ends_a_long_mutant_as_timeout(reach: dict[str, Any]) -> No
     job.update(scenarios=["txn_coordinator_faults"], budget_s=0, cpu_budget_s=1)
     row = mu.run_job(job)
     assert row["status"] == "timeout" and "CPU budget" in row["detail"], row
+    # the soft limit is caught in the worker: the row says which search the budget ran out in
+    assert row["scenario"] == "txn_coordinator_faults" and row["scenarios_run"] == ["txn_coordinator_faults"], row
+
+
+def test_the_cpu_budget_grows_with_what_the_selected_searches_cost_the_unmutated_model(
+        reach: dict[str, Any]) -> None:
+    cheap, dear = "authz_acls_enforced", "txn_coordinator_faults"
+    base = {"scenarios": {cheap: {"cpu_seconds": 0.05}, dear: {"cpu_seconds": 15.0}},
+            "variant_reach": {"searches": {"variant:no_idempotence": {"cpu_seconds": 0.2}}}}
+    assert mu.baseline_cpu([cheap, dear, "variant:no_idempotence", "unknown"], base) == pytest.approx(15.25)
+    assert mu.cpu_budget_for([cheap], base, 40.0, 1.0) == 40.0  # the floor
+    assert mu.cpu_budget_for([cheap, dear], base, 10.0, 2.0) == pytest.approx(30.1)
+    assert mu.cpu_budget_for([cheap, dear], base, 10.0, 0.0) == 10.0  # factor 0: the flat budget
+    assert mu.cpu_budget_for([cheap, dear], base, 0.0, 2.0) == 0.0  # no --cpu-budget: no limit at all
 
 
 def test_a_gate_check_that_is_not_a_scenario_kills_an_assignor_mutant() -> None:

@@ -75,6 +75,17 @@ def budget_seconds(text: str) -> float:
     return value
 
 
+def non_negative_factor(text: str) -> float:
+    """An argparse type: a finite number >= 0 (a multiplier; ``nan``, ``inf`` and negatives are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
 def _probe(directory: Path) -> str | None:
     """Why nothing can be created in the existing ``directory`` (tried with a temporary file), or None."""
     try:

@@ -37,7 +37,7 @@ from rich.console import Console
 
 from keos.checker.api import EXIT_BAD_INPUT, EXIT_OK, EXIT_PARTIAL, EXIT_VIOLATION
 from keos.checker.cli import guard
-from keos.checker.cli.guard import budget_seconds, non_negative_int, positive_int
+from keos.checker.cli.guard import budget_seconds, non_negative_factor, non_negative_int, positive_int
 
 __all__ = ["DEFAULT_SAMPLE", "cmd_coverage", "cmd_mutate", "register"]
 
@@ -353,6 +353,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
 
     result = mu.evaluate_mutants(
         mutants, reach_data, out, budget_s=args.time_budget, cpu_budget_s=args.cpu_budget,
+        cpu_budget_factor=args.cpu_budget_factor,
         total_budget_s=args.total_budget,
         equivalents=equivalents, variant=args.variant, resume=args.resume, jobs=args.jobs, master=master,
         scenarios_only=args.scenarios_only, on_row=on_row)
@@ -367,6 +368,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         "cpu_s": round(result.cpu_s, 2), "resumed": result.resumed,
         "settings": {"module": args.module, "operator": args.operator, "sample": sample, "seed": args.seed,
                      "time_budget_s": args.time_budget, "cpu_budget_s": args.cpu_budget,
+                     "cpu_budget_factor": args.cpu_budget_factor,
                      "equivalents": str(eq_path) if eq_path else None},
         "scores": scores,
         "equivalents": [{"id": k, "reason": v, "in_run": k in order} for k, v in sorted(equivalents.items())],
@@ -464,6 +466,11 @@ def register(sub: Any) -> None:
     s.add_argument("--cpu-budget", type=budget_seconds, default=0.0, metavar="SECONDS",
                    help="CPU seconds per mutant (0 = none): the same on an idle and a loaded machine, where a "
                    "wall-clock --time-budget turns slow mutants into timeouts (then give --time-budget 0)")
+    s.add_argument("--cpu-budget-factor", type=non_negative_factor, default=1.0, metavar="F",
+                   help="with --cpu-budget: a mutant may use F times the CPU its selected searches took in the "
+                   "coverage run (which traces every line, ~3x a plain search), if that is more (default 1; 0 = "
+                   "the flat --cpu-budget): timeout then means the mutant slowed its searches, not that many "
+                   "scenarios reach its line")
     s.add_argument("--total-budget", type=budget_seconds, default=0.0, metavar="SECONDS",
                    help="seconds for the whole run (0 = none); then partial results (exit 4), --resume continues")
     s.add_argument("--scenarios-only", action="store_true",

@@ -164,6 +164,30 @@ def select_scenarios(m: Mutant, reach: dict[str, Any]) -> list[str]:
     return sorted(hit, key=lambda s: (times[s], s))
 
 
+def baseline_cpu(refs: Sequence[str], reach: dict[str, Any]) -> float:
+    """CPU seconds the unmutated model's searches ``refs`` took in the coverage run that wrote ``reach``.
+
+    Those runs traced every line (coverage.py), about three times a plain search's cost: the figure is
+    generous headroom for the same search on a mutant, not a prediction.
+    """
+    searches = {**(reach.get("variant_reach") or {}).get("searches", {}), **reach["scenarios"]}
+    return sum(float(searches.get(r, {}).get("cpu_seconds") or 0.0) for r in refs)
+
+
+def cpu_budget_for(refs: Sequence[str], reach: dict[str, Any], floor_s: float, factor: float) -> float:
+    """A mutant's CPU budget: ``floor_s`` (``--cpu-budget``; 0 = none), raised to ``factor`` times what its
+    selected searches cost the unmutated model (``--cpu-budget-factor``).
+
+    A flat budget smaller than the gate turns every mutant whose line every scenario reaches (an error
+    table, the codec, a request's fields) into ``timeout`` before its last scenario ran: not a slow mutant,
+    just a long list.  Relative to the baseline, ``timeout`` means the mutant made its searches slower than
+    the unmutated model's -- a state space it blew up -- and every other mutant is decided.
+    """
+    if not floor_s:
+        return 0.0
+    return round(max(floor_s, factor * baseline_cpu(refs, reach)), 1)
+
+
 def select_variants(m: Mutant, reach: dict[str, Any]) -> list[str]:
     """The weakened variants (``variant:<name>``) whose search runs the mutant's lines, cheapest first.
 
@@ -346,6 +370,7 @@ def evaluate_mutants(
     *,
     budget_s: float = 60.0,
     cpu_budget_s: float = 0.0,
+    cpu_budget_factor: float = 0.0,
     total_budget_s: float = 0.0,
     equivalents: dict[str, str] | None = None,
     variant: str | None = None,
@@ -359,6 +384,8 @@ def evaluate_mutants(
 
     ``budget_s`` is wall-clock seconds per mutant (the search stops there), ``cpu_budget_s`` CPU seconds
     (the kernel ends the worker there: the same budget on an idle and a loaded machine); 0 = none.
+    ``cpu_budget_factor`` raises a mutant's CPU budget to that multiple of its searches' baseline cost
+    (:func:`cpu_budget_for`).
     ``master`` None runs ``jobs`` local worker processes at a time; a Spark master runs the workers as
     Spark tasks.  Ctrl-C or ``total_budget_s`` stops the run: finished rows are kept, the run is
     marked partial (:attr:`MutationRun.stopped`).  After its scenarios a mutant runs the weakened
@@ -410,7 +437,7 @@ def evaluate_mutants(
             continue
         pending.append((m, {"module": m.module, "file": str(Path(reach["root"]) / m.path), "mutant": m.id,
                             "scenarios": scenarios, "variant": variant, "budget_s": budget_s,
-                            "cpu_budget_s": cpu_budget_s,
+                            "cpu_budget_s": cpu_budget_for(scenarios, reach, cpu_budget_s, cpu_budget_factor),
                             "untested_before": {s: untested.get(s, []) for s in scenarios},
                             "out": str(out / "traces"), "scenarios_selected": len(scenarios)}))
     # In id order (ids are hashes): a run stopped early has still sampled every module, not the first few.

@@ -22,7 +22,9 @@ budget.  The result is one JSON line on stdout, prefixed ``KEOS-MUTANT-RESULT``:
   ``untested`` when no invariant failed but one the unmutated model tested became untested (a
   sometimes-partner never fired: ``keos check --strict``, the gate, fails on that too);
 * ``survived`` -- every scenario's search completed with every invariant holding;
-* ``timeout`` -- the budget ran out first;
+* ``timeout`` -- the budget ran out first (``scenario`` names the search it ran out in, ``scenarios_run``
+  the ones it got through: the CPU budget's soft limit raises :class:`CpuBudgetSpent` here, its hard
+  limit five seconds later ends the process);
 * ``killed`` with kind ``contract`` (invariant ``model_contract``) -- the mutated model broke the
   contract of :class:`keos.model.interface.Model` that every engine relies on: ``actions()`` listed an
   action its ``step()`` then refused, a step or ``actions()`` raised on a state the search reached (its
@@ -43,6 +45,7 @@ import contextlib
 import importlib.abc
 import importlib.util
 import json
+import signal
 import sys
 import time
 import traceback
@@ -113,7 +116,8 @@ def evaluate(job: dict[str, Any]) -> dict[str, Any]:
     budget = float(job.get("budget_s") or 0.0)
     deadline = time.monotonic() + budget if budget else None
     options = EngineOptions(stop_on_first=True, out_dir=Path(job.get("out", "keos-out")))
-    ran: list[str] = []
+    ran = _RAN  # read by main() when the CPU budget runs out mid-search
+    ran.clear()
     for ref in job["scenarios"]:
         if ref.startswith(VARIANT_PREFIX):  # keos mutants, as the gate runs it, for one weakened variant
             if deadline is not None and deadline - time.monotonic() <= 0:
@@ -233,9 +237,23 @@ def limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
 
 
+class CpuBudgetSpent(BaseException):
+    """Raised by SIGXCPU (the CPU budget's soft limit): a ``BaseException`` so no handler of the model's
+    or the engine's (``except Exception``) takes it for the mutant's own error."""
+
+
+def _on_sigxcpu(signum: int, frame: object) -> None:
+    raise CpuBudgetSpent
+
+
+#: The searches ``evaluate`` started, in order (the last is the one running when the budget ran out).
+_RAN: list[str] = []
+
+
 def main() -> int:
     job = json.loads(sys.stdin.read())
     if job.get("cpu_budget_s"):
+        signal.signal(signal.SIGXCPU, _on_sigxcpu)
         limit_cpu(float(job["cpu_budget_s"]))
     started, cpu = time.perf_counter(), time.process_time()
     try:
@@ -243,6 +261,11 @@ def main() -> int:
         row = evaluate(job)
     except KeyboardInterrupt:
         return 130
+    except CpuBudgetSpent:
+        where = _RAN[-1] if _RAN else None
+        row = {"status": "timeout", "scenario": where, "scenarios_run": list(_RAN),
+               "detail": f"CPU budget of {float(job['cpu_budget_s']):g} s ran out"
+                         + (f" in {where}, search {len(_RAN)} of {len(job.get('scenarios', []))}" if where else "")}
     except BaseException as exc:  # the mutant raised: at import, loading a scenario, in init_states, ...
         row = classify_exception(exc)
     row["seconds"] = round(time.perf_counter() - started, 3)
