@@ -304,6 +304,27 @@ def test_resume_takes_the_mutants_fields_from_this_tree_and_skips_rows_it_did_no
     assert mu.score(run.rows)["model/log"]["survived"] == 1
 
 
+def test_rerun_finds_an_earlier_runs_mutants_by_id_or_by_the_same_edit_when_lines_moved(tmp_path: Path) -> None:
+    ms = _mutants("model/log/producer_state.py")
+    same, moved, killed, gone = ms[0], ms[1], ms[2], ms[3]
+    rows = [same.to_json() | {"status": "survived"},
+            moved.to_json() | {"id": "0" * 12, "line": moved.line + 7, "status": "timeout"},  # lines moved since
+            killed.to_json() | {"status": "killed"},
+            gone.to_json() | {"id": "1" * 12, "original": "code that is no longer there", "status": "survived"}]
+    matched, left = mu.match_earlier(ms, rows)
+    assert [m.id for m in matched] == [same.id, moved.id]  # killed is not taken by default
+    assert [r["id"] for r in left] == ["1" * 12]
+    matched, _ = mu.match_earlier(ms, rows, ("killed",))
+    assert [m.id for m in matched] == [killed.id]
+    (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n{cut", encoding="utf-8")
+    assert len(mu.load_rows(tmp_path / "r.jsonl")) == 4  # a last line cut by a kill is dropped
+    (tmp_path / "mutation.json").write_text(json.dumps({"rows": rows}), encoding="utf-8")
+    assert mu.load_rows(tmp_path)[1]["status"] == "timeout"
+    (tmp_path / "bad.json").write_text(json.dumps({"rows": [1, 2]}), encoding="utf-8")
+    with pytest.raises(mu.MutationError, match="not the results"):
+        mu.load_rows(tmp_path / "bad.json")
+
+
 def test_keos_mutate_end_to_end(reach: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI: a seeded stratified sample over model/log, local processes, every output written."""
     out = tmp_path / "mutate"

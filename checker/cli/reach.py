@@ -289,7 +289,30 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         mutants = mu.enumerate_mutants(root, args.module or (), args.operator or ())
         if args.all and args.sample is not None:
             raise ReachUsageError("--all and --sample exclude each other")
-        sample = None if args.all else (args.sample or DEFAULT_SAMPLE)
+        rerun: dict[str, Any] | None = None
+        if args.rerun_status and not args.rerun:
+            raise ReachUsageError("--rerun-status needs --rerun")
+        if args.rerun:
+            if args.all or args.sample is not None:
+                raise ReachUsageError("--rerun takes its mutants from the earlier run: no --all or --sample")
+            statuses = tuple(s for part in (args.rerun_status or [",".join(mu.RERUN_STATUSES)])
+                             for s in part.split(",") if s)
+            bad = sorted(set(statuses) - set(mu.STATUSES))
+            if bad:
+                raise ReachUsageError(f"--rerun-status {','.join(bad)}: expected some of {', '.join(mu.STATUSES)}")
+            try:
+                earlier = mu.load_rows(Path(args.rerun))
+            except mu.MutationError as exc:
+                raise ReachUsageError(f"--rerun {exc}") from None
+            mutants, gone = mu.match_earlier(mutants, earlier, statuses)
+            rerun = {"from": args.rerun, "statuses": list(statuses),
+                     "earlier": sum(1 for r in earlier if r.get("status") in statuses),
+                     "matched": len(mutants), "gone": [{k: r.get(k) for k in ("id", "path", "line", "function",
+                                                       "operator", "original", "replacement", "status")}
+                                                      for r in gone]}
+            sample = None
+        else:
+            sample = None if args.all else (args.sample or DEFAULT_SAMPLE)
         if sample is not None:
             mutants = mu.stratified_sample(mutants, sample, args.seed)
     except (ReachUsageError, mu.MutationError) as exc:
@@ -332,6 +355,9 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     if not args.scenarios_only and not reach_data.get("variant_reach"):
         console.print("note: the reach data has no variant reach (keos coverage --explain writes it): mutants are "
                       "judged on the scenarios only, not on keos mutants' weakened variants", soft_wrap=True)
+    if rerun is not None:
+        console.print(f"--rerun: {rerun['matched']} of the {rerun['earlier']} earlier {'/'.join(rerun['statuses'])} "
+                      f"mutant(s) found in this tree; {len(rerun['gone'])} gone (their code changed)", soft_wrap=True)
     console.print(f"{len(mutants)} mutant(s) over {len({m.path for m in mutants})} module(s); "
                   f"{'Spark ' + master if master else f'{args.jobs} local process(es)'}; "
                   f"{args.time_budget:g} s budget per mutant", soft_wrap=True)
@@ -371,6 +397,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                      "cpu_budget_factor": args.cpu_budget_factor,
                      "equivalents": str(eq_path) if eq_path else None},
         "scores": scores,
+        "rerun": rerun,
         "equivalents": [{"id": k, "reason": v, "in_run": k in order} for k, v in sorted(equivalents.items())],
         "rows": rows,
     }
@@ -461,6 +488,13 @@ def register(sub: Any) -> None:
     s.add_argument("--all", action="store_true", help="every mutant, not a sample (hours: see README)")
     s.add_argument("--seed", type=non_negative_int, default=1, help="seed of --sample")
     s.add_argument("--resume", action="store_true", help="skip mutants whose results are already in --out")
+    s.add_argument("--rerun", metavar="RESULTS",
+                   help="evaluate again the mutants an earlier run did not kill (its mutation-results.jsonl, "
+                   "mutation.json or --out directory), on this tree: matched by id, or by the same edit in the "
+                   "same function when lines moved; the score is then over those mutants only")
+    s.add_argument("--rerun-status", action="append", metavar="S[,S]",
+                   help="which earlier outcomes --rerun takes, comma-separated, repeatable (default: survived, "
+                   "uncovered, timeout and crashed: all the gate did not kill)")
     s.add_argument("--time-budget", type=budget_seconds, default=60.0, metavar="SECONDS",
                    help="seconds per mutant over its scenarios (0 = none); out of time = 'timeout'")
     s.add_argument("--cpu-budget", type=budget_seconds, default=0.0, metavar="SECONDS",

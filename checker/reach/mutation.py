@@ -31,6 +31,7 @@ after Ctrl-C or ``--total-budget``, marked partial.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import json
@@ -54,10 +55,15 @@ from keos.checker.reach.worker import MARKER
 __all__ = [
     "CONTRACT_KINDS",
     "DECIDED",
+    "RERUN_STATUSES",
     "MutationRun",
+    "baseline_cpu",
+    "cpu_budget_for",
     "enumerate_mutants",
     "evaluate_mutants",
     "load_equivalents",
+    "load_rows",
+    "match_earlier",
     "run_job",
     "score",
     "select_scenarios",
@@ -130,6 +136,79 @@ def stratified_sample(mutants: Sequence[Mutant], n: int, seed: int) -> list[Muta
         random.Random(f"{seed}:{p}").shuffle(pool)
         out += pool[: quota[p]]
     return sorted(out, key=lambda m: (m.path, m.line, m.col, m.operator, m.id))
+
+
+#: What ``--rerun`` takes from an earlier run by default: every mutant the gate did not kill.
+RERUN_STATUSES = ("survived", "uncovered", "timeout", "crashed")
+
+
+def _edit_key(row: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(str(row.get(k)) for k in ("path", "function", "operator", "original", "replacement"))
+
+
+def match_earlier(mutants: Sequence[Mutant], rows: Iterable[dict[str, Any]],
+                  statuses: Sequence[str] = RERUN_STATUSES) -> tuple[list[Mutant], list[dict[str, Any]]]:
+    """The mutants of this tree that an earlier run's rows with a status in ``statuses`` name (``--rerun``).
+
+    An id names a mutant as long as its module's lines did not move (the id hashes the place).  When they
+    moved -- the model was edited since -- the same edit is looked up instead: same file, function,
+    operator, original and replacement text, the k-th earlier row with that key matched to the k-th
+    mutant of this tree with it, in source order.  Returns the matched mutants (in this tree's order)
+    and the earlier rows that match nothing here (the code they mutated is gone or changed).
+    """
+    wanted = [r for r in rows if r.get("status") in statuses]
+    by_id = {m.id: m for m in mutants}
+    matched: dict[str, Mutant] = {}
+    rest: list[dict[str, Any]] = []
+    for r in wanted:
+        if r.get("id") in by_id:
+            matched[r["id"]] = by_id[r["id"]]
+        else:
+            rest.append(r)
+    by_key: dict[tuple[str, ...], list[Mutant]] = {}
+    for m in mutants:
+        if m.id not in matched:
+            by_key.setdefault(_edit_key(m.to_json()), []).append(m)
+    gone: list[dict[str, Any]] = []
+    for r in sorted(rest, key=lambda r: (str(r.get("path")), int(r.get("line") or 0), int(r.get("col") or 0))):
+        same = by_key.get(_edit_key(r))
+        if same:
+            m = same.pop(0)
+            matched[m.id] = m
+        else:
+            gone.append(r)
+    order = {m.id: i for i, m in enumerate(mutants)}
+    return sorted(matched.values(), key=lambda m: order[m.id]), gone
+
+
+def load_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of an earlier run: its ``mutation-results.jsonl``, its ``mutation.json`` summary, or a
+    directory holding either (``--rerun``).  Raises :class:`MutationError` on anything else."""
+    if path.is_dir():
+        for name in ("mutation-results.jsonl", "mutation.json"):
+            if (path / name).is_file():
+                path = path / name
+                break
+        else:
+            raise MutationError(f"{path}: no mutation-results.jsonl or mutation.json in it")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MutationError(f"{path}: {exc}") from None
+    try:
+        if path.suffix == ".jsonl":
+            lines = [line for line in text.splitlines() if line.strip()]
+            rows = [json.loads(line) for line in lines[:-1]]
+            with contextlib.suppress(json.JSONDecodeError):  # the last line cut by a kill, as --resume reads it
+                rows += [json.loads(line) for line in lines[-1:]]
+        else:
+            data = json.loads(text)
+            rows = data.get("rows") if isinstance(data, dict) else None
+    except json.JSONDecodeError as exc:
+        raise MutationError(f"{path}: not the results of keos mutate ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "status" in r and "path" in r for r in rows):
+        raise MutationError(f"{path}: not the results of keos mutate (rows with 'status' and 'path' expected)")
+    return rows
 
 
 def load_equivalents(path: Path) -> dict[str, str]:
