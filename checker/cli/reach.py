@@ -360,7 +360,9 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                       f"mutant(s) found in this tree; {len(rerun['gone'])} gone (their code changed)", soft_wrap=True)
     console.print(f"{len(mutants)} mutant(s) over {len({m.path for m in mutants})} module(s); "
                   f"{'Spark ' + master if master else f'{args.jobs} local process(es)'}; "
-                  f"{args.time_budget:g} s budget per mutant", soft_wrap=True)
+                  f"budget per mutant: {args.time_budget:g} s wall (0 = none), {args.cpu_budget:g} CPU-s (0 = none)"
+                  + (f" or {args.cpu_budget_factor:g}x its searches' baseline if more"
+                     if args.cpu_budget and args.cpu_budget_factor else ""), soft_wrap=True)
     started = time.monotonic()
 
     def on_row(row: dict[str, Any]) -> None:
