@@ -288,6 +288,25 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("txn_committed",),
         ),
         no_findings(
+            name="batch_failures_explained",
+            fact="A transactional producer fails a batch -- and so makes its transaction abortable -- only when "
+            "Kafka's producer gives up on it: its retries are spent, or the leader answered an error whose "
+            "exception is not a RetriableException. A retriable answer (NOT_ENOUGH_REPLICAS, which the leader "
+            "sends for a coordinator busy with verification, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, ...) "
+            "with retries left is retried, in faulty runs too.",
+            source="Sender.completeBatch / canRetry (RetriableException); ReplicaManager."
+            "appendRecordsWithTransactionVerification (coordinator errors -> NOT_ENOUGH_REPLICAS so that clients "
+            "retry, KIP-890); org.apache.kafka.common.errors (Kafka 4.0, trunk 1eb7644349cb)",
+            catches="a retriable error class dropped or misread by the client, a retry count off by one, a "
+            "transaction aborted for a transient coordinator or leader condition",
+            findings=lambda s: _labels(s, "premature_failure:"),
+            heading="failed with retries left on a retriable error: ",
+            separator=", ",
+            partners=("txn_committed",),
+        ),
+        sometimes_event("txn_batch_retried", "A producer re-sent a batch after an error or a lost connection.",
+                        "retry"),
+        no_findings(
             name="producer_ids_never_reused",
             fact="A producer id is handed out once: every id a coordinator entry or a producer holds was "
             "allocated (below the next id), and no two transactional ids share one.",

@@ -195,6 +195,7 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise MutationError(f"{path}: {exc}") from None
+    rows: Any
     try:
         if path.suffix == ".jsonl":
             lines = [line for line in text.splitlines() if line.strip()]

@@ -97,7 +97,7 @@ from keos.model.systems.transactions_records import (
     TxnSystemState,
     TxnTopology,
 )
-from keos.model.systems.txn_produce_judge import unexpected_txn_answer
+from keos.model.systems.txn_produce_judge import premature_batch_failure, unexpected_txn_answer
 from keos.model.variants import Variant
 
 __all__ = [
@@ -653,8 +653,13 @@ class TransactionalSystem:
         if isinstance(body, ProduceResponse):
             if body.connection != c.data.connection:
                 return s, ("stale_response",)
+            before = c.data
             c, _acked, events = tp.handle_produce_response(c, body, self.producer_config, self.tv, self.kip_360)
-            return s._replace(clients=_at(s.clients, i, c)), events
+            s = s._replace(clients=_at(s.clients, i, c))
+            early = premature_batch_failure(before, c.data, body, self.producer_config.retries, i)
+            if early:  # no branch: the violation side, only a defect takes it (batch_failures_explained)
+                s = _flagged(s, *early)  # no mutate: ghost observer (records the bad step for the properties)
+            return s, events
         txn = c.txn
         old = c
         c, outcome, events = tp.handle_txn_response(c, body, self.tv, self.kip_360)

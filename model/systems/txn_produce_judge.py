@@ -25,6 +25,12 @@ model documents for :func:`model.log.partition.handle_txn_produce`:
    start at 0 when the epoch has no batch yet (``RecordBatch.NO_SEQUENCE``); an unknown producer id is
    accepted at any sequence except on a partition that never held a record (KAFKA-15591).
 
+``batch_failures_explained``'s reference (``Sender.completeBatch``/``canRetry``, Kafka 4.0): a produce response
+fails its batch only when the producer gives up on it -- its retries are spent, or the error's exception is not
+a ``RetriableException`` (:data:`KAFKA_RETRIABLE`, read from ``org.apache.kafka.common.errors``).  A
+transactional producer's failed batch makes its transaction abortable, so a premature failure aborts a
+transaction Kafka would have committed.
+
 ``lso_per_kafka``'s reference (``UnifiedLog.lastStableOffset``, ``ProducerStateManager.firstUnstableOffset``):
 the smallest offset of a transactional data batch that no later control batch of its producer id closes, or
 the high watermark if that is lower -- read from the log, not from the leader's ``currentTxnFirstOffset``.
@@ -35,9 +41,16 @@ from __future__ import annotations
 from keos.model.clients import producer as prod
 from keos.model.log import partition as part
 from keos.model.protocol.errors import Errors
-from keos.model.protocol.messages import ProduceRequest
+from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 
-__all__ = ["kafka_lso", "kafka_txn_produce_answer", "lso_mismatch", "unexpected_txn_answer"]
+__all__ = [
+    "KAFKA_RETRIABLE",
+    "kafka_lso",
+    "kafka_txn_produce_answer",
+    "lso_mismatch",
+    "premature_batch_failure",
+    "unexpected_txn_answer",
+]
 
 #: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN`` (KAFKA-5494).
 _RETAINED = 5
@@ -54,6 +67,54 @@ _VERIFICATION_ANSWER = {
     Errors.NOT_COORDINATOR: Errors.NOT_ENOUGH_REPLICAS,
     Errors.INVALID_PRODUCER_ID_MAPPING: Errors.INVALID_TXN_STATE,
 }
+
+
+#: Error codes whose exception extends ``RetriableException`` (directly, or through ``InvalidMetadataException``:
+#: NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, NETWORK_EXCEPTION,
+#: KAFKA_STORAGE_ERROR), read from ``clients/src/main/java/org/apache/kafka/common/errors/*Exception.java`` at
+#: trunk ``1eb7644349cb`` (Kafka 4.0): the producer retries these while its retries last.  Not in it:
+#: OUT_OF_ORDER_SEQUENCE_NUMBER / UNKNOWN_PRODUCER_ID (``ApiException``; the idempotent producer's own rules,
+#: ``TransactionManager.canRetry``), TRANSACTION_ABORTABLE, INVALID_PRODUCER_EPOCH, the authorization errors.
+KAFKA_RETRIABLE = frozenset(  # no mutate: the reference of batch_failures_explained (a property), not a rule
+    {
+        "NOT_LEADER_OR_FOLLOWER",
+        "LEADER_NOT_AVAILABLE",
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        "NETWORK_EXCEPTION",
+        "KAFKA_STORAGE_ERROR",
+        "REQUEST_TIMED_OUT",
+        "NOT_ENOUGH_REPLICAS",
+        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+        "CORRUPT_MESSAGE",
+        "COORDINATOR_NOT_AVAILABLE",
+        "NOT_COORDINATOR",
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        "CONCURRENT_TRANSACTIONS",
+    }
+)
+
+
+def premature_batch_failure(  # no mutate: the judge of batch_failures_explained (a property), not a rule
+    before: prod.Producer, after: prod.Producer, resp: ProduceResponse, retries: int, client: int
+) -> tuple[str, ...]:
+    """Ghost labels ``premature_failure:<client>:<error>:<records>`` for a batch a produce response failed early.
+
+    The batch answered (the in-flight batch of the response's partition, epoch and base sequence) failed if it left
+    the producer's queue; prematurely if the response's error is retriable (:data:`KAFKA_RETRIABLE`) and the
+    batch had not used its retries (``attempts <= retries``: the model counts the send being answered,
+    ``Sender.canRetry`` compares ``attempts < retries`` before counting it).  Batches the failure drops as a
+    consequence (a transaction made abortable fails what it has not sent) were not answered: not judged here.
+    """
+    if resp.error not in KAFKA_RETRIABLE or resp.connection != before.connection:
+        return ()
+    left = {r for b in after.batches for r in b.records}
+    return tuple(
+        f"premature_failure:{client}:{resp.error}:{','.join(map(str, b.records))}"
+        for b in before.batches
+        if b.in_flight and b.partition == resp.partition and b.base_sequence == resp.base_sequence
+        and b.producer_epoch == resp.producer_epoch and b.attempts <= retries
+        and b.records and not any(r in left for r in b.records)
+    )
 
 
 def _current_batches(
