@@ -39,7 +39,7 @@ Transactions scenarios (``model = "transactions"``) use instead::
 Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.systems.eos`)
 take the same sections (producers = application instances) plus::
 
-    [eos]           input_records, assignor, late_instances, session_timeouts, leaves
+    [eos]           input_records, assignor, late_instances, session_timeouts, leaves, filtered_records
 
 Transactions and consume-transform-produce scenarios may add principals, ACLs
 and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::
@@ -432,6 +432,9 @@ def _parse_txn_scenario(
             )
         if topology.shared_transactional_id:
             raise ScenarioError(f"{where}: model 'eos' gives every instance its own transactional.id")
+        if eos.filtered_records > eos.input_records:
+            raise ScenarioError(f"{where}: [eos] filtered_records ({eos.filtered_records}) is above input_records "
+                                f"({eos.input_records})")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
     if topology.pending_transitions and (model == "eos" or "security" in data):

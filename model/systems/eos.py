@@ -528,8 +528,8 @@ class EosSystem(TransactionalSystem):
         return members.member(c.member_id) is not None and c.member_id == s.ghost.assigned_member
 
     def _process(self, s: TxnSystemState, i: int) -> Result:
-        """One loop iteration: beginTransaction, poll one input record, send its output record,
-        sendOffsetsToTransaction(position, groupMetadata).
+        """One loop iteration: beginTransaction, poll one input record, send its output record (none for a
+        filtered one, ``EosConfig.filtered_records``), sendOffsetsToTransaction(position, groupMetadata).
 
         The calls are local (they enqueue requests), so they are one step; the
         requests they enqueue travel separately.
@@ -541,8 +541,9 @@ class EosSystem(TransactionalSystem):
         begun = tp.begin_transaction(c, self.config.topology.transactions_per_producer)
         if begun is None:
             return None
-        rid = output_record(i, begun.txn, app.position, n)
-        c = tp.send(begun, OUTPUT_PARTITION, rid, self.tv)
+        c = begun
+        if app.position >= self.eos.filtered_records:  # a filtered record has no output: offsets only
+            c = tp.send(begun, OUTPUT_PARTITION, output_record(i, begun.txn, app.position, n), self.tv)
         generation, member = app.generation, ""
         if self.protocol:  # KafkaConsumer.groupMetadata(): the consumer's generation and member id
             generation, member = s.consumers[i].generation, s.consumers[i].member_id

@@ -118,7 +118,8 @@ class EosConfig:
     ``input_records`` records sit in one input partition; the producers of
     :class:`TxnTopology` are the application instances (one consumer group
     member and one transactional.id each); every transaction processes one
-    input record into one output record on output partition 0.
+    input record into one output record on output partition 0 (none for a
+    filtered record: ``filtered_records``).
     """
 
     input_records: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
@@ -133,6 +134,10 @@ class EosConfig:
     #: instance keeps working (a zombie), and/or an instance closing its consumer (LeaveGroup)
     session_timeouts: bool = True  # no mutate: a scenario's default (what it explores), not a Kafka rule
     leaves: bool = True  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: the transform drops the first ``filtered_records`` input records (a filter): their transactions carry
+    #: the consumer offsets only -- sendOffsetsToTransaction with no record sent (TV2: the TxnOffsetCommit alone
+    #: starts the transaction, ``transactionStarted``; TV0/TV1: AddOffsetsToTxn adds ``__consumer_offsets``)
+    filtered_records: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
