@@ -206,6 +206,20 @@ def _job(m: Mutant | None, reach: dict[str, Any], module: str = "", file: str = 
             "untested_before": {SCENARIO: reach["scenarios"][SCENARIO]["untested"]}}
 
 
+def test_a_scenario_read_from_a_file_reaches_the_worker_by_its_path(reach: dict[str, Any], tmp_path: Path) -> None:
+    """``--scenario path.toml``: the worker gets the file's absolute path (not the name, which it would look up
+    among the built-in scenarios and fail to load, a false ``load`` kill)."""
+    text = (ROOT / "scenarios" / f"{SCENARIO}.toml").read_text(encoding="utf-8")
+    (tmp_path / "mine.toml").write_text(text.replace(f'name = "{SCENARIO}"', 'name = "mine"'), encoding="utf-8")
+    data = {"scenarios": {SCENARIO: {"ref": SCENARIO}, "mine": {"ref": str(tmp_path / "mine.toml")}}}
+    refs = mu.scenario_refs(data)
+    assert refs == {SCENARIO: SCENARIO, "mine": str((tmp_path / "mine.toml").resolve())}
+    m = _find("model/log/producer_state.py", "relational", "last_seq == last_seq", "!=")
+    job = _job(m, reach) | {"scenarios": [refs["mine"]], "untested_before": {"mine": []}}
+    row = mu.run_job(job)
+    assert row["status"] == "killed" and row["kind"] == "violation" and row["scenario"] == "mine", row
+
+
 def test_a_killable_mutant_is_killed_with_its_invariant_and_steps(reach: dict[str, Any]) -> None:
     # The leader's duplicate check compares the batch's last sequence: flipped, a retried batch is appended twice.
     m = _find("model/log/producer_state.py", "relational", "last_seq == last_seq", "!=")
@@ -310,14 +324,15 @@ def test_rerun_finds_an_earlier_runs_mutants_by_id_or_by_the_same_edit_when_line
     rows = [same.to_json() | {"status": "survived"},
             moved.to_json() | {"id": "0" * 12, "line": moved.line + 7, "status": "timeout"},  # lines moved since
             killed.to_json() | {"status": "killed"},
-            gone.to_json() | {"id": "1" * 12, "original": "code that is no longer there", "status": "survived"}]
+            gone.to_json() | {"id": "1" * 12, "original": "code that is no longer there", "status": "survived"},
+            gone.to_json() | {"id": "2" * 12, "path": "model/log/partition.py", "status": "survived"}]  # not asked
     matched, left = mu.match_earlier(ms, rows)
     assert [m.id for m in matched] == [same.id, moved.id]  # killed is not taken by default
     assert [r["id"] for r in left] == ["1" * 12]
     matched, _ = mu.match_earlier(ms, rows, ("killed",))
     assert [m.id for m in matched] == [killed.id]
     (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n{cut", encoding="utf-8")
-    assert len(mu.load_rows(tmp_path / "r.jsonl")) == 4  # a last line cut by a kill is dropped
+    assert len(mu.load_rows(tmp_path / "r.jsonl")) == 5  # a last line cut by a kill is dropped
     (tmp_path / "mutation.json").write_text(json.dumps({"rows": rows}), encoding="utf-8")
     assert mu.load_rows(tmp_path)[1]["status"] == "timeout"
     (tmp_path / "bad.json").write_text(json.dumps({"rows": [1, 2]}), encoding="utf-8")

@@ -154,9 +154,11 @@ def match_earlier(mutants: Sequence[Mutant], rows: Iterable[dict[str, Any]],
     moved -- the model was edited since -- the same edit is looked up instead: same file, function,
     operator, original and replacement text, the k-th earlier row with that key matched to the k-th
     mutant of this tree with it, in source order.  Returns the matched mutants (in this tree's order)
-    and the earlier rows that match nothing here (the code they mutated is gone or changed).
+    and the earlier rows of these mutants' modules that match nothing here (the code they mutated is gone or
+    changed); rows of other modules are left out.
     """
-    wanted = [r for r in rows if r.get("status") in statuses]
+    paths = {m.path for m in mutants}  # rows of modules outside --module are not this run's business
+    wanted = [r for r in rows if r.get("status") in statuses and r.get("path") in paths]
     by_id = {m.id: m for m in mutants}
     matched: dict[str, Mutant] = {}
     rest: list[dict[str, Any]] = []
@@ -266,6 +268,19 @@ def cpu_budget_for(refs: Sequence[str], reach: dict[str, Any], floor_s: float, f
     if not floor_s:
         return 0.0
     return round(max(floor_s, factor * baseline_cpu(refs, reach)), 1)
+
+
+def scenario_refs(reach: dict[str, Any]) -> dict[str, str]:
+    """How a worker finds each scenario the coverage run measured: its built-in name, or for a scenario read
+    from a file (``--scenario path.toml``) that file's absolute path -- a name the worker would look up among
+    the built-in scenarios only, and a relative path would depend on the worker's directory."""
+    out: dict[str, str] = {}
+    for name, data in reach["scenarios"].items():
+        ref = str(data.get("ref") or name)
+        if ref != name and (ref.endswith(".toml") or "/" in ref or Path(ref).exists()):
+            ref = str(Path(ref).resolve())
+        out[name] = ref
+    return out
 
 
 def select_variants(m: Mutant, reach: dict[str, Any]) -> list[str]:
@@ -479,6 +494,7 @@ def evaluate_mutants(
     equivalents = equivalents or {}
     excluded = _excluded_lines(reach)
     untested = {name: s.get("untested", []) for name, s in reach["scenarios"].items()}
+    refs = scenario_refs(reach)
     run = MutationRun(executor=master or f"local processes x{jobs}")
     started = time.monotonic()
     deadline = started + total_budget_s if total_budget_s else None
@@ -516,7 +532,8 @@ def evaluate_mutants(
             record(m, {"status": "uncovered", "detail": "no scenario reaches this line"})
             continue
         pending.append((m, {"module": m.module, "file": str(Path(reach["root"]) / m.path), "mutant": m.id,
-                            "scenarios": scenarios, "variant": variant, "budget_s": budget_s,
+                            "scenarios": [refs.get(name, name) for name in scenarios],
+                            "variant": variant, "budget_s": budget_s,
                             "cpu_budget_s": cpu_budget_for(scenarios, reach, cpu_budget_s, cpu_budget_factor),
                             "untested_before": {s: untested.get(s, []) for s in scenarios},
                             "out": str(out / "traces"), "scenarios_selected": len(scenarios)}))

@@ -1,0 +1,107 @@
+"""Carry the ids of ``docs/mutation/equivalent.toml`` across edits of ``model/``.
+
+A mutant id hashes its place (module, line, column, operator, replacement), so an edit that moves lines
+makes the equivalent-mutant list name mutants that no longer exist (``tests/test_reach.py`` refuses such
+stale ids).  This script finds, for every stale id, the mutant it named in an earlier tree (``--base REV``,
+default ``HEAD``: the model as committed, read with ``git archive``) and the same edit in today's tree --
+same file, function, operator, original and replacement text, the nearest line at the same column -- and
+rewrites the id and the ``file:line`` in its reason.  An id whose code is gone is reported and left for a
+human (the claim must be re-argued or dropped).
+
+    python scripts/remap_equivalents.py [--base REV] [--check]
+
+``--check`` changes nothing and exits 1 if an id would change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from keos.checker.reach.mutation import enumerate_mutants  # noqa: E402
+from keos.checker.reach.mutators import Mutant  # noqa: E402
+
+EQUIVALENTS = ROOT / "docs" / "mutation" / "equivalent.toml"
+_HEADER = re.compile(r"^\[([0-9a-f]{12})\]\s*$")
+
+
+def _tree_mutants(rev: str) -> list[Mutant]:
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "model"], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        return enumerate_mutants(Path(tmp))
+
+
+def remap(text: str, old: dict[str, Mutant], current: list[Mutant]) -> tuple[str, collections.Counter[str], list[str]]:
+    """The file's text with stale ids remapped; counts; and what could not be remapped."""
+    ids = {m.id for m in current}
+    by_edit: dict[tuple[str, ...], list[Mutant]] = collections.defaultdict(list)
+    for m in current:
+        by_edit[(m.path, m.function, m.operator, m.original, m.replacement)].append(m)
+    stats: collections.Counter[str] = collections.Counter()
+    problems: list[str] = []
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        header = _HEADER.match(line)
+        if header is None or header.group(1) in ids:
+            out.append(line)
+            stats["kept" if header else "other"] += 1
+            continue
+        mid = header.group(1)
+        was = old.get(mid)
+        cands = [] if was is None else by_edit.get((was.path, was.function, was.operator, was.original,
+                                                    was.replacement), [])
+        if not cands:
+            problems.append(f"{mid}: " + (f"{was.path}:{was.line} {was.operator} {was.original[:60]} is gone"
+                                          if was else "not a mutant of the base tree either"))
+            out.append(line)
+            stats["unresolved"] += 1
+            continue
+        assert was is not None
+        best = min(cands, key=lambda c: (c.col != was.col, abs(c.line - was.line)))
+        out.append(f"[{best.id}]\n")
+        stats["remapped"] += 1
+        if best.line != was.line:
+            out.append(f"#@@line {was.path}:{was.line} -> {was.path}:{best.line}\n")
+    # the reason lines carry "file:line": move them with their mutant
+    result: list[str] = []
+    pending: tuple[str, str] | None = None
+    for line in out:
+        if line.startswith("#@@line "):
+            a, b = line[len("#@@line "):].strip().split(" -> ")
+            pending = (a, b)
+            continue
+        if pending is not None and line.lstrip().startswith("reason"):
+            line = line.replace(pending[0], pending[1], 1)
+            pending = None
+        result.append(line)
+    return "".join(result), stats, problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="HEAD", help="the tree the stale ids were written against (git revision)")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if an id would change")
+    args = parser.parse_args()
+    old = {m.id: m for m in _tree_mutants(args.base)}
+    text = EQUIVALENTS.read_text(encoding="utf-8")
+    new, stats, problems = remap(text, old, enumerate_mutants(ROOT))
+    for p in problems:
+        print(f"unresolved {p}", file=sys.stderr)
+    print(f"{stats['kept']} kept, {stats['remapped']} remapped, {stats['unresolved']} unresolved")
+    if args.check:
+        return 1 if new != text else 0
+    EQUIVALENTS.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
