@@ -6,7 +6,8 @@ stale ids).  This script finds, for every stale id, the mutant it named in an ea
 default ``HEAD``: the model as committed, read with ``git archive``) and the same edit in today's tree --
 same file, function, operator, original and replacement text, the nearest line at the same column -- and
 rewrites the id and the ``file:line`` in its reason.  An id whose code is gone is reported and left for a
-human (the claim must be re-argued or dropped).
+human (the claim must be re-argued or dropped); a second claim on one mutant (two branches' lists merged) is
+dropped, the first reason kept.
 
     python scripts/remap_equivalents.py [--base REV] [--check]
 
@@ -83,7 +84,22 @@ def remap(text: str, old: dict[str, Mutant], current: list[Mutant]) -> tuple[str
             line = line.replace(pending[0], pending[1], 1)
             pending = None
         result.append(line)
-    return "".join(result), stats, problems
+    # two claims on one mutant (a union merge of two branches' lists, or a stale id remapped onto a listed one):
+    # the first reason stays, the later block goes (TOML refuses a table declared twice)
+    kept: list[str] = []
+    seen: set[str] = set()
+    skipping = False
+    for line in result:
+        header = _HEADER.match(line)
+        if header is not None:
+            skipping = header.group(1) in seen
+            seen.add(header.group(1))
+            stats["duplicate"] += skipping
+        elif skipping and (not line.strip() or line.startswith("#")):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    return "".join(kept), stats, problems
 
 
 def main() -> int:
@@ -96,7 +112,8 @@ def main() -> int:
     new, stats, problems = remap(text, old, enumerate_mutants(ROOT))
     for p in problems:
         print(f"unresolved {p}", file=sys.stderr)
-    print(f"{stats['kept']} kept, {stats['remapped']} remapped, {stats['unresolved']} unresolved")
+    print(f"{stats['kept']} kept, {stats['remapped']} remapped, {stats['unresolved']} unresolved, "
+          f"{stats['duplicate']} duplicate(s) dropped")
     if args.check:
         return 1 if new != text else 0
     EQUIVALENTS.write_text(new, encoding="utf-8")
