@@ -242,10 +242,15 @@ class CpuBudgetSpent(BaseException):
     or the engine's (``except Exception``) takes it for the mutant's own error."""
 
 
+#: Set once main() caught :class:`CpuBudgetSpent`: the SIGXCPU the kernel repeats every CPU second past the
+#: soft limit then lets the row be written.  Until then each one raises again, so a raise that some cleanup
+#: swallowed (an exception in a ``__del__`` or a weakref callback is only printed) is not the last.
+_SPENT = [False]
+
+
 def _on_sigxcpu(signum: int, frame: object) -> None:
-    # The kernel repeats SIGXCPU every CPU second past the soft limit: one raise, then the row gets written.
-    signal.signal(signal.SIGXCPU, signal.SIG_IGN)
-    raise CpuBudgetSpent
+    if not _SPENT[0]:
+        raise CpuBudgetSpent
 
 
 #: The searches ``evaluate`` started, in order (the last is the one running when the budget ran out).
@@ -264,6 +269,7 @@ def main() -> int:
     except KeyboardInterrupt:
         return 130
     except CpuBudgetSpent:
+        _SPENT[0] = True
         where = _RAN[-1] if _RAN else None
         row = {"status": "timeout", "scenario": where, "scenarios_run": list(_RAN),
                "detail": f"CPU budget of {float(job['cpu_budget_s']):g} s ran out"
