@@ -640,7 +640,8 @@ def _properties(
             "``NUM_BATCHES_TO_RETAIN``, ``ProducerAppendInfo.checkProducerEpoch``/``checkSequence``/``inSequence`` "
             "(Kafka trunk, October 2024); KAFKA-15591 (PR #23234)",
             catches="a validation rule dropped, reordered or answering another error; a duplicate cache that "
-            "keeps fewer batches or the wrong ones; a wrap-around or new-epoch rule off by one",
+            "keeps fewer batches or the wrong ones; a wrap-around or new-epoch rule off by one; a ProduceResponse "
+            "whose error or base offset is not Kafka's (an error answered with an offset, not INVALID_OFFSET -1)",
             findings=lambda s: s.ghost.wrong_answers,
             partners=("retry_deduplicated",),
         ),
