@@ -297,15 +297,12 @@ def unexpected_answer(  # no mutate: the judge of produce_answer_per_kafka (a pr
     request: ProduceRequest,
     events: tuple[str, ...],
     sequence_space: int,
-    answer: ProduceResponse | None = None,
 ) -> str | None:
     """How the leader's handling of ``request`` differs from :func:`kafka_produce_answer`, or ``None``.
 
     The leader's answer is read from what it did (the answer may be parked in the purgatory, or not sent at all
     with acks=0): an ``error:<name>`` event, a duplicate (``dedup``) or an append, and whether the log grew by
-    exactly this batch.  ``answer``, the ProduceResponse itself when there is one, must say the same: Kafka's
-    error (a duplicate is answered NONE), and the base offset of the batch -- the cached batch's for a duplicate,
-    the appended one's, or ``INVALID_OFFSET`` (-1) with an error (``ProduceResponse.PartitionResponse(Errors)``).
+    exactly this batch.
     """
     error, dup_offset = kafka_produce_answer(before, request, sequence_space)
     answered = next((e[len("error:") :] for e in events if e.startswith("error:")), Errors.NONE)
@@ -313,16 +310,9 @@ def unexpected_answer(  # no mutate: the judge of produce_answer_per_kafka (a pr
     appended = len(after.log) - len(before.log)
     want = error if error != Errors.NONE else ("duplicate" if dup_offset >= 0 else "append")
     got = answered if answered != Errors.NONE else ("duplicate" if duplicate else "append" if appended else "nothing")
-    recs = ",".join(prod.record_label(r) for r in request.records)
     if want == got and appended == (1 if want == "append" else 0):  # no branch: the other side describes a defect
-        offset = dup_offset if want == "duplicate" else len(before.log) if want == "append" else -1
-        if answer is None or (answer.error, answer.base_offset) == (error, offset):
-            return None
-        return (
-            f"partition {request.partition}: batch {recs} (pid {request.producer_id}, epoch {request.producer_epoch}, "
-            f"seq {request.base_sequence}) was answered {answer.error} at offset {answer.base_offset}; Kafka answers "
-            f"{error} at offset {offset}"
-        )
+        return None
+    recs = ",".join(prod.record_label(r) for r in request.records)
     return (
         f"partition {request.partition}: batch {recs} (pid {request.producer_id}, epoch {request.producer_epoch}, "
         f"seq {request.base_sequence}) was answered {got} (log +{appended}); Kafka answers {want}"
@@ -806,9 +796,7 @@ class KafkaSystem:
                 before, body, self.producer_config.acks, self.flags, self.config.separate_replication
             )
             ghost = s.ghost
-            # the answer sent now, or the one parked in the purgatory by this append (separate replication)
-            answer = leader.pending[-1] if "awaiting_replication" in events else response
-            unexpected = unexpected_answer(before, leader, body, events, self.flags.sequence_space, answer)
+            unexpected = unexpected_answer(before, leader, body, events, self.flags.sequence_space)
             if unexpected is not None:  # no branch: the other side records a defect (an answer Kafka does not give)
                 ghost = _noted(ghost, "wrong_answers", unexpected)  # no mutate: a property's verdict
             if behind is not None:
@@ -819,6 +807,8 @@ class KafkaSystem:
                     ghost = _noted(ghost, "overtaken", overtaken)  # no mutate: a property's verdict
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
+            answer = leader.pending[-1] if "awaiting_replication" in events else response  # sent, or parked (purgatory)
+            ghost = _judge_response(ghost, before, body, answer, self.flags.sequence_space)  # no mutate: a verdict
             wrong = misplaced_ack(leader, answer, body) if answer is not None else None
             if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
                 ghost = _noted(ghost, "misplaced_acks", wrong)  # no mutate: a property's verdict
@@ -1109,3 +1099,30 @@ def format_value(value: Any) -> str:
             f"{value.error}, offset={value.base_offset})"
         )
     return repr(value)
+
+
+def _judge_response(  # no mutate: the judge of produce_answer_per_kafka's answers (a property), not a rule
+    ghost: Ghost, before: part.PartitionLeader, request: ProduceRequest, answer: ProduceResponse | None, space: int
+) -> Ghost:
+    """``ghost`` with a ``wrong_answers`` verdict if the ProduceResponse ``answer`` is not the one Kafka sends.
+
+    :func:`unexpected_answer` reads the leader's decision from its events and log; this judges the response
+    the client reads: Kafka's error (a duplicate is answered NONE) and base offset -- the cached batch's for a
+    duplicate, the appended batch's, or ``INVALID_OFFSET`` (-1) with an error
+    (``ProduceResponse.PartitionResponse(Errors)``, ``UnifiedLog.analyzeAndValidateProducerState``; Kafka trunk,
+    October 2024).  No answer (acks=0): nothing to judge.
+    """
+    if answer is None:
+        return ghost
+    error, dup_offset = kafka_produce_answer(before, request, space)
+    offset = -1 if error != Errors.NONE else dup_offset if dup_offset >= 0 else len(before.log)
+    if (answer.error, answer.base_offset) == (error, offset):  # no branch: the other side records a defect
+        return ghost
+    recs = ",".join(prod.record_label(r) for r in request.records)
+    return _noted(
+        ghost,
+        "wrong_answers",
+        f"partition {request.partition}: batch {recs} (pid {request.producer_id}, epoch {request.producer_epoch}, "
+        f"seq {request.base_sequence}) was answered {answer.error} at offset {answer.base_offset}; Kafka answers "
+        f"{error} at offset {offset}",
+    )
