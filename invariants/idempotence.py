@@ -388,12 +388,15 @@ def _in_flight_problems(s: SystemState, max_in_flight: int) -> list[str]:
     its request on the wire.)  Not judged once the network duplicated a message (TCP never does: the
     ``duplicate`` fault stands for a request delivered twice, whose second copy no client awaits).
     """
-    if s.faults_used[_DUPLICATE]:
+    if s.faults_used[_DUPLICATE] or not s.network:
         return []
     out: list[str] = []
+    crowded = len(s.network) > max_in_flight
     for i, p in enumerate(s.producers):
-        me = f"p{i}"
         waiting = {r for b in p.batches if not b.in_flight for r in b.records}
+        if not waiting and not crowded:
+            continue
+        me = f"p{i}"
         keys = {(b.partition, b.producer_epoch, b.base_sequence) for b in p.batches if b.in_flight}
         outstanding = 0
         for env in s.network:
