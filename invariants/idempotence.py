@@ -34,6 +34,7 @@ from keos.model.clients.producer import record_id, record_label, record_owner
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
 from keos.model.log.producer_state import BatchMetadata, next_sequence
+from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.systems.idempotence import FAULT_KINDS, SystemState
 
 __all__ = ["idempotence_properties"]
@@ -370,13 +371,114 @@ def retry_properties(retries: int) -> tuple[Property, ...]:
     )
 
 
+# -- requests_in_flight_per_kafka ----------------------------------------------------------------
+
+_DUPLICATE = FAULT_KINDS.index("duplicate")
+
+
+def _in_flight_problems(s: SystemState, max_in_flight: int) -> list[str]:
+    """Produce requests on a producer's live connection for batches it holds but does not await, or too many.
+
+    ``NetworkClient``'s ``InFlightRequests`` holds a request from the moment it is sent until its response is
+    read or the connection closes, and ``canSendMore`` admits at most ``max.in.flight.requests.per.connection``
+    of them; the ``RecordAccumulator`` re-enqueues a batch (``reenqueue``) only after its request completed.  So
+    a batch the client still holds and has not marked in flight has no request or response on the live
+    connection, and those of held batches number at most ``max_in_flight``.  (A batch the client completed --
+    expired by ``delivery.timeout.ms`` while in flight, ``Sender.getExpiredInflightBatches`` -- may still have
+    its request on the wire.)  Not judged once the network duplicated a message (TCP never does: the
+    ``duplicate`` fault stands for a request delivered twice, whose second copy no client awaits).
+    """
+    if s.faults_used[_DUPLICATE] or not s.network:
+        return []
+    out: list[str] = []
+    crowded = len(s.network) > max_in_flight
+    for i, p in enumerate(s.producers):
+        waiting = {r for b in p.batches if not b.in_flight for r in b.records}
+        if not waiting and not crowded:
+            continue
+        me = f"p{i}"
+        keys = {(b.partition, b.producer_epoch, b.base_sequence) for b in p.batches if b.in_flight}
+        outstanding = 0
+        for env in s.network:
+            body = env.body
+            if env.connection != p.connection:
+                continue
+            if env.src == me and isinstance(body, ProduceRequest):
+                held = waiting.intersection(body.records)
+                if held:
+                    out.append(
+                        f"producer {i} holds {','.join(record_label(r) for r in sorted(held))} for a retry or a "
+                        f"first send while its request is on connection {p.connection}"
+                    )
+                key = (body.partition, body.producer_epoch, body.base_sequence)
+            elif env.dst == me and isinstance(body, ProduceResponse):
+                key = (body.partition, body.producer_epoch, body.base_sequence)
+            else:
+                continue
+            outstanding += key in keys
+        if outstanding > max_in_flight:
+            out.append(
+                f"producer {i} has {outstanding} produce requests in flight on connection {p.connection} with "
+                f"max.in.flight.requests.per.connection={max_in_flight}"
+            )
+    return out
+
+
+def in_flight_properties(max_in_flight: int) -> tuple[Property, ...]:
+    """``requests_in_flight_per_kafka`` for a producer configured with ``max_in_flight``, and its partner."""
+    return (
+        no_findings(
+            name="requests_in_flight_per_kafka",
+            fact="A batch the producer holds but has not marked in flight has no request on the live connection (a "
+            "batch is re-sent only after its request completed or its connection closed), and at most "
+            "max.in.flight.requests.per.connection requests of held batches are outstanding.",
+            source="``NetworkClient.InFlightRequests``/``canSendMore``, ``Sender.sendProducerData``, "
+            "``RecordAccumulator.drain``/``reenqueue`` (Kafka 3.9); ``ProducerConfig`` docs of "
+            "``max.in.flight.requests.per.connection``",
+            catches="a batch drained again while its request is still outstanding (an in-flight mark not set or "
+            "lost), more requests in flight than the configuration admits, a request sent for a batch the client "
+            "no longer holds",
+            findings=lambda s: _in_flight_problems(s, max_in_flight),
+            partners=("produce_request_on_the_wire",),
+        ),
+        sometimes_state(
+            "produce_request_on_the_wire",
+            "A produce request was on a producer's live connection.",
+            lambda s: any(
+                isinstance(env.body, ProduceRequest) and env.connection == s.producers[int(env.src[1:])].connection
+                for env in s.network
+                if env.src.startswith("p")
+            ),
+        ),
+    )
+
+
+def _message_duplicated(s: SystemState) -> bool:
+    """Whether the network holds two copies of one message (what a ``duplicate`` fault leaves behind)."""
+    return len(set(s.network)) < len(s.network)
+
+
+#: Per fault kind, a state the fault's effect leaves (the fault changed something), when the kind's event alone
+#: cannot tell an injected fault from a no-op.
+_FAULT_EFFECTS: dict[str, tuple[str, Callable[[SystemState], bool]]] = {
+    "duplicate": ("A message was on the network twice (a duplicate fault took effect).", _message_duplicated),
+}
+
+
 def fault_partners(kinds: tuple[str, ...]) -> tuple[Property, ...]:
     """One ``sometimes`` property per fault kind the scenario budgets: that fault was injected at all.
 
     A scenario that gives a fault a budget claims its properties hold under that fault; a fault that can never
-    fire (a handler never offered, a precondition that never holds) leaves that claim untested.
+    fire (a handler never offered, a precondition that never holds) leaves that claim untested.  For the kinds
+    of :data:`_FAULT_EFFECTS` the partner is the state the fault leaves, not its event: a fault whose handler
+    stopped doing anything would otherwise still count as injected.
     """
-    return tuple(
+    effects = tuple(
+        sometimes_state(f"fault_took_effect_{kind}", _FAULT_EFFECTS[kind][0], _FAULT_EFFECTS[kind][1])
+        for kind in kinds
+        if kind in _FAULT_EFFECTS
+    )
+    return effects + tuple(
         Property(
             name=f"fault_injected_{kind}",
             expectation=Expectation.SOMETIMES,
@@ -397,6 +499,7 @@ def idempotence_properties(
     out_of_order_arrivals: bool = False,
     retries: int | None = None,
     fault_kinds: tuple[str, ...] = (),
+    max_in_flight: int | None = None,
 ) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
@@ -414,12 +517,16 @@ def idempotence_properties(
     ``not_leader`` or ``reorder`` fault budget), so ``retried_batch_not_overtaken`` is judged (for an idempotent
     producer: without sequences a retried batch may be overtaken, as Kafka documents).
     ``retries``: the producer's ``retries``, judged by ``sends_within_retries`` (``None``: not judged).
+    ``max_in_flight``: the producer's ``max.in.flight.requests.per.connection``, judged by
+    ``requests_in_flight_per_kafka`` (``None``: not judged).
     ``fault_kinds``: the fault kinds the scenario budgets (:meth:`FaultBudget.kinds`); each must be injected
     somewhere (``fault_injected_<kind>``, partners of ``failed_sends_explained``, which judges faulty runs).
     """
     props = _idempotence_properties(sequence_space, producer_id_expiration)
     if retries is not None:
         props = (*props, *retry_properties(retries))
+    if max_in_flight is not None:
+        props = (*props, *in_flight_properties(max_in_flight))
     if fault_kinds:
         injected = fault_partners(fault_kinds)
         props = (
@@ -536,7 +643,8 @@ def _properties(
             "``NUM_BATCHES_TO_RETAIN``, ``ProducerAppendInfo.checkProducerEpoch``/``checkSequence``/``inSequence`` "
             "(Kafka trunk, October 2024); KAFKA-15591 (PR #23234)",
             catches="a validation rule dropped, reordered or answering another error; a duplicate cache that "
-            "keeps fewer batches or the wrong ones; a wrap-around or new-epoch rule off by one",
+            "keeps fewer batches or the wrong ones; a wrap-around or new-epoch rule off by one; a ProduceResponse "
+            "whose error or base offset is not Kafka's (an error answered with an offset, not INVALID_OFFSET -1)",
             findings=lambda s: s.ghost.wrong_answers,
             partners=("retry_deduplicated",),
         ),

@@ -150,6 +150,7 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
         faults.total > 0 and (faults.not_leader > 0 or faults.reorder > 0),
         config.producer.retries,
         faults.kinds(),
+        config.producer.max_in_flight,
     )
 
 

@@ -807,8 +807,8 @@ class KafkaSystem:
                     ghost = _noted(ghost, "overtaken", overtaken)  # no mutate: a property's verdict
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
-            # the answer sent now, or the one parked in the purgatory by this append (separate replication)
-            answer = leader.pending[-1] if "awaiting_replication" in events else response
+            answer = leader.pending[-1] if "awaiting_replication" in events else response  # sent, or parked (purgatory)
+            ghost = _judge_response(ghost, before, body, answer, events)  # no mutate: a property's verdict
             wrong = misplaced_ack(leader, answer, body) if answer is not None else None
             if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
                 ghost = _noted(ghost, "misplaced_acks", wrong)  # no mutate: a property's verdict
@@ -1099,3 +1099,35 @@ def format_value(value: Any) -> str:
             f"{value.error}, offset={value.base_offset})"
         )
     return repr(value)
+
+
+def _judge_response(  # no mutate: the judge of produce_answer_per_kafka's answers (a property), not a rule
+    ghost: Ghost, before: part.PartitionLeader, request: ProduceRequest, answer: ProduceResponse | None, events: Any
+) -> Ghost:
+    """``ghost`` with a ``wrong_answers`` verdict if the ProduceResponse ``answer`` does not say what the leader did.
+
+    :func:`unexpected_answer` judges the leader's decision (its events and log) against Kafka's; this judges
+    the response the client reads against that decision: an ``error:<name>`` is answered with that error and
+    ``INVALID_OFFSET`` (-1) (``ProduceResponse.PartitionResponse(Errors)``), an append with NONE and the
+    appended batch's offset (a duplicate's NONE and cached offset: ``acknowledged_offset_in_log``) -- Kafka
+    trunk, October 2024.  No answer (acks=0): nothing to judge.
+    """
+    if answer is None:
+        return ghost
+    error = next((e[len("error:") :] for e in events if e.startswith("error:")), Errors.NONE)
+    if error != Errors.NONE:
+        offset = -1
+    elif "append" in events:
+        offset = len(before.log)
+    else:  # a duplicate: its offset is judged by misplaced_ack
+        offset = answer.base_offset
+    if (answer.error, answer.base_offset) == (error, offset):  # no branch: the other side records a defect
+        return ghost
+    recs = ",".join(prod.record_label(r) for r in request.records)
+    return _noted(
+        ghost,
+        "wrong_answers",
+        f"partition {request.partition}: batch {recs} (pid {request.producer_id}, epoch {request.producer_epoch}, "
+        f"seq {request.base_sequence}) was answered {answer.error} at offset {answer.base_offset}; the leader's "
+        f"answer is {error} at offset {offset}",
+    )
