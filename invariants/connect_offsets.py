@@ -17,7 +17,7 @@ from keos.invariants.connect_logs import committed_offsets, tombstoned_partition
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectConfig, ConnectState
 from keos.model.interface import Property
 
-__all__ = ["rewritten_tombstones", "resurrected_offsets", "tombstone_properties"]
+__all__ = ["resurrected_offsets", "rewritten_tombstones", "tombstone_properties"]
 
 
 def resurrected_offsets(sources: int, s: ConnectState) -> list[str]:
