@@ -15,6 +15,7 @@ scenarios that have one (like :mod:`invariants.transactions`).
 from __future__ import annotations
 
 from keos.invariants._common import no_findings, sometimes_event, sometimes_state
+from keos.invariants.connect_boundaries import transaction_boundary_properties
 from keos.invariants.connect_bounds import connect_bounds_properties
 from keos.invariants.connect_logs import (
     committed_offsets,
@@ -421,6 +422,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
     )
     props.extend(tombstone_properties(config))
+    props.extend(transaction_boundary_properties(config))
     props.extend(connect_bounds_properties(config))
     return (*props, *connect_progress_properties(config))
 

@@ -17,7 +17,7 @@ from keos.invariants.connect_logs import committed_offsets, tombstoned_partition
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectConfig, ConnectState
 from keos.model.interface import Property
 
-__all__ = ["resurrected_offsets", "tombstone_properties"]
+__all__ = ["resurrected_offsets", "rewritten_tombstones", "tombstone_properties"]
 
 
 def resurrected_offsets(sources: int, s: ConnectState) -> list[str]:
@@ -32,13 +32,54 @@ def resurrected_offsets(sources: int, s: ConnectState) -> list[str]:
     ]
 
 
+def rewritten_tombstones(sources: int, connector_topic: bool, s: ConnectState) -> list[str]:
+    """Source partitions the connector forgot (a committed tombstone) whose offset the workers' view shows again.
+
+    ``OffsetStorageWriter`` writes only the offsets that changed since its last flush (``beginFlush`` moves
+    ``data`` to ``toFlush`` and starts empty): a forgotten partition's offset is never written again, by
+    this instance or a later one, so the view the next task reads stays empty for it.
+    """
+    parts = s.kafka.partitions
+    view = committed_offsets(parts[GLOBAL_OFFSETS], sources)
+    if connector_topic:
+        own = committed_offsets(parts[CONNECTOR_OFFSETS], sources)
+        view = tuple(o if o >= 0 else g for o, g in zip(own, view))
+    return [
+        f"src{p} was forgotten with a committed tombstone, but the offsets view shows offset {view[p]} for it again"
+        for p in s.deleted_sources
+        if view[p] >= 0
+    ]
+
+
 def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
     """The tombstone properties, for scenarios with a connector topic in which the connector may commit one."""
     topo = config.topology
-    if topo.max_tombstones == 0 or topo.offsets_topic != "connector":
+    if topo.max_tombstones == 0:
         return ()
     sources = topo.source_partitions
+    connector_topic = topo.offsets_topic == "connector"
+    forgotten = no_findings(
+        name="forgotten_offsets_stay_forgotten",
+        fact="Once the connector committed a tombstone (null offset) for a source partition, no later offsets "
+        "flush writes an offset for it again: the offsets view every worker reads has none for that partition.",
+        source="KIP-618 source offsets; OffsetStorageWriter.beginFlush/doFlush (only offsets set since the last "
+        "flush are written)",
+        catches="an offset writer that forgets what it flushed and rewrites every offset at each flush, "
+        "overwriting the tombstone",
+        findings=lambda s: rewritten_tombstones(sources, connector_topic, s),
+        partners=("offset_tombstone_committed",),
+    )
+    if not connector_topic:
+        return (
+            forgotten,
+            sometimes_event(
+                "offset_tombstone_committed",
+                "The connector committed a tombstone offset for a finished source partition.",
+                "offset_tombstone_committed",
+            ),
+        )
     return (
+        forgotten,
         no_findings(
             name="tombstoned_offsets_stay_deleted",
             fact="Once a tombstone (null offset) for a source partition is committed in the connector's offsets "

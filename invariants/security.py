@@ -376,7 +376,7 @@ def _unauthorized_change(who: _Who, partners: tuple[str, ...]) -> Property:
     )
 
 
-def _control_only_from_markers(who: _Who, partner: str) -> Property:
+def _control_only_from_markers(who: _Who, partners: tuple[str, ...]) -> Property:
     return no_findings(
         name="control_batches_only_from_markers",
         fact="No control (COMMIT/ABORT) batch is appended except by a WriteTxnMarkers request from a principal "
@@ -385,7 +385,7 @@ def _control_only_from_markers(who: _Who, partner: str) -> Property:
         catches="markers accepted from clients, or control batches through Produce: a stranger commits or "
         "aborts someone else's transaction on a partition",
         findings=lambda s: _bad_controls(who, s),
-        partners=(partner,),
+        partners=partners,
     )
 
 
@@ -517,7 +517,12 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
         admin = any(sec.allows(sec.adversary, op, ResourceType.CLUSTER, CLUSTER_NAME)
                     for op in (Operation.CLUSTER_ACTION, Operation.ALTER))
         props += [
-            _control_only_from_markers(who, "forged_marker_appended" if admin else "forged_control_batch_attempted"),
+            _control_only_from_markers(
+                who,
+                ("forged_marker_appended", *(f"forged_{o}_marker_took_effect" for o in ("commit", "abort")))
+                if admin
+                else ("forged_control_batch_attempted",),
+            ),
             sometimes_event(
                 "forged_control_batch_attempted",
                 "The adversary sent a control batch (WriteTxnMarkers or Produce).",
@@ -532,6 +537,16 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
                     lambda s: bool(s.security.control_appends),
                 )
             )
+            # the granted side, one partner per outcome: an administrator's COMMIT and ABORT markers both land
+            # (KafkaApis.handleWriteTxnMarkersRequest checks ClusterAction only, whatever the marker's result)
+            props += [
+                sometimes_event(
+                    f"forged_{outcome}_marker_took_effect",
+                    f"A {outcome.upper()} marker the adversary (allowed WriteTxnMarkers) sent was appended.",
+                    f"adversary:took_effect:forge_marker:{outcome}",
+                )
+                for outcome in ("commit", "abort")
+            ]
     lacking_topic = any(
         not sec.may_write_topic(sec.principal_of(i), q)
         for i in range(who.clients)

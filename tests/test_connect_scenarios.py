@@ -65,6 +65,7 @@ CAUGHT = {
         "no_config_write_by_deposed_leader": 4,
     },
     ("connect_offset_tombstones", "tombstone_to_connector_topic_first"): {
+        "forgotten_offsets_stay_forgotten": 9,
         "tombstoned_offsets_stay_deleted": 9,
     },
     ("connect_connector_boundaries", "connector_abort_reprocesses"): {

@@ -297,6 +297,7 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
     if error == Errors.NONE:  # no branch: current coordinator epoch, producer epoch >= the partition's: accepted
         append = ControlAppend(sec.adversary, api, q, offset)
         s = s._replace(security=s.security._replace(control_appends=(*s.security.control_appends, append)))
+        events = (f"adversary:took_effect:forge_marker:{'commit' if committed else 'abort'}", *events)
     return s, (label, *events)
 
 

@@ -239,8 +239,8 @@ class EosSystem(TransactionalSystem):
             return (self._form_group(base, n),)
         group = gc.form_group(GROUP, tuple(range(n)), (0,))
         apps = tuple(AppInstance(group.generation, i == 0) for i in range(n))
-        # ghost: the first generation's owner counts as the partition's last owner
-        return (base._replace(group=group, apps=apps, ghost=base.ghost._replace(start_owner=0)),)
+        ghost = base.ghost._replace(start_owner=0)  # no mutate: ghost (the first owner counts as the last one)
+        return (base._replace(group=group, apps=apps, ghost=ghost),)
 
     def _form_group(self, base: TxnSystemState, n: int) -> TxnSystemState:
         """Protocol mode: the first generation, formed by the protocol's own steps.
@@ -1107,10 +1107,10 @@ class EosSystem(TransactionalSystem):
 
     def _note_committed(self, s: TxnSystemState) -> TxnSystemState:
         """Ghost: the highest committed offset ever seen (for ``committed_offset_never_regresses``)."""
-        c = gc.committed_offset(s.group, INPUT_PARTITION)
-        if c is None or c.offset <= s.ghost.committed_offset_high:
+        c = gc.committed_offset(s.group, INPUT_PARTITION)  # no mutate: ghost
+        if c is None or c.offset <= s.ghost.committed_offset_high:  # no mutate: ghost
             return s
-        return s._replace(ghost=s.ghost._replace(committed_offset_high=c.offset))
+        return s._replace(ghost=s.ghost._replace(committed_offset_high=c.offset))  # no mutate: ghost
 
     #: The group requests actions() offers per instance, each with the guard its step checks too.
     _GROUP_GUARDS: ClassVar[dict[str, Callable[..., bool]]] = {
