@@ -64,15 +64,26 @@ def send(network: Network, envelope: Envelope) -> Network:
 
 
 def channel_heads(network: Network) -> list[Envelope]:
-    """The envelopes deliverable under FIFO channels, in network order, distinct."""
-    seen: set[tuple[str, str, int]] = set()
-    heads: list[Envelope] = []
+    """The envelopes deliverable under FIFO channels, in network order, distinct.
+
+    A search asks this of one network many times in a row (the state's ``actions``, then each
+    ``Deliver``/fault step's guard on the same state), so the last answer is kept with the tuple it
+    was computed from and served again while the network is that same object (the kept reference
+    keeps its identity from being reused).  A fresh list each time: callers may keep or change it.
+    """
+    global _LAST_HEADS
+    last = _LAST_HEADS
+    if last[0] is network:
+        return list(last[1])
+    first: dict[tuple[str, str, int], Envelope] = {}
     for env in network:
-        key = (env.src, env.dst, env.connection)
-        if key not in seen:
-            seen.add(key)
-            heads.append(env)
-    return heads
+        first.setdefault(env[:3], env)  # (src, dst, connection): the first envelope of a channel is its head
+    heads = list(first.values())
+    _LAST_HEADS = (network, heads)
+    return list(heads)
+
+
+_LAST_HEADS: tuple[Any, list[Envelope]] = (None, [])
 
 
 def non_heads(network: Network) -> list[Envelope]:

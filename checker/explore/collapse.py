@@ -58,7 +58,9 @@ class CollapsedStates:
         self._pools = [{} for _ in range(self._width)]
         self._values = [[] for _ in range(self._width)]
         if self._cls is not None and self._width:
-            self._fast_child, self._fast_state = _generate(self._cls, self._width, self._pools, self._values, self.key)
+            self._fast_child, self._fast_state = _generate(
+                self._cls, self._width, self._pools, self._values, self.key, self._fresh
+            )
 
     def key(self, state: Any, parent: Any = None, parent_key: tuple[int, ...] | None = None) -> tuple[int, ...]:
         """The collapsed form of ``state``; fields identical (``is``) to ``parent``'s reuse its indices."""
@@ -85,11 +87,18 @@ class CollapsedStates:
             out.append(k)
         return tuple(out)
 
+    def _fresh(self, i: int, value: Any) -> int:
+        """Pool a value field ``i`` does not hold yet (:meth:`key`'s path for it): its new index."""
+        value = self._canonical(value)
+        k = self._pools[i][value] = len(self._values[i])
+        self._values[i].append(value)
+        return k
+
     def child_key(self, state: Any, parent: Any, parent_key: tuple[int, ...]) -> tuple[int, ...]:
         """:meth:`key` of a successor of ``parent`` (whose key is ``parent_key``): the search's hot path.
 
         A field that *is* the parent's takes the parent's id, any other is looked up in its pool; a
-        value no pool holds yet (rare: new field values are few) takes the general path.  The search
+        value no pool holds yet (rare: new field values are few) is pooled then.  The search
         calls :meth:`child_key_function`'s result directly.
         """
         if self._fast_child is None:
@@ -100,8 +109,9 @@ class CollapsedStates:
         """:meth:`child_key` as a plain function for the search's loop, once the states' shape is known.
 
         For a ``NamedTuple`` state of ``n`` fields it is generated, unrolled over the fields (three
-        times faster than a loop over them: issue 27's profile), and falls back to :meth:`key` for a
-        value no pool holds yet or a state of another type (which :meth:`key` refuses).
+        times faster than a loop over them: issue 27's profile); a value no pool holds yet is pooled on
+        the spot, that field alone (:meth:`_fresh`), and a state of another type goes to :meth:`key`
+        (which refuses it).
         """
         return self._fast_child if self._fast_child is not None else self.child_key
 
@@ -187,7 +197,7 @@ class CollapsedStates:
 
 
 def _generate(
-    cls: type, width: int, pools: list[dict[Any, int]], values: list[list[Any]], slow: Any
+    cls: type, width: int, pools: list[dict[Any, int]], values: list[list[Any]], slow: Any, fresh: Any
 ) -> tuple[Any, Any]:
     """``child_key(state, parent, parent_key)`` and ``state_of_key(key)`` for ``NamedTuple`` ``cls``, unrolled."""
     n = range(width)
@@ -204,14 +214,14 @@ def _generate(
         f"    {k}, = parent_key",
         *(f"    r{i} = k{i} if c{i} is p{i} else g{i}(c{i})" for i in n),
         f"    if {' or '.join(f'r{i} is None' for i in n)}:",
-        "        return _slow(state, parent, parent_key)",
+        *(f"        if r{i} is None:\n            r{i} = _fresh({i}, c{i})" for i in n),
         f"    return ({r},)",
         "",
         "def state_of_key(key):",
         f"    {k}, = key",
         f"    return _new(_cls, ({', '.join(f'v{i}[k{i}]' for i in n)},))",
     ]
-    scope: dict[str, Any] = {"_cls": cls, "_slow": slow, "_new": tuple.__new__}
+    scope: dict[str, Any] = {"_cls": cls, "_slow": slow, "_fresh": fresh, "_new": tuple.__new__}
     for i in n:
         scope[f"g{i}"] = pools[i].get
         scope[f"v{i}"] = values[i]

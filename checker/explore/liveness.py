@@ -232,6 +232,11 @@ class LivenessPass:
         """Whether :meth:`expand` of state ``sid`` would record anything (some eventually property is false there)."""
         return self._mask_of(sid) != 0
 
+    def masks(self) -> array[int]:
+        """Per state id, bit ``k`` set when eventually property ``k`` is false there, -1 if not judged yet
+        (the pass's own array, extended in place as states are judged: read it, never change it)."""
+        return self._mask
+
     def _mask_of(self, sid: int, state: Any = None) -> int:
         """Bit ``k`` set when eventually property ``k`` is false in state ``sid`` (evaluated once)."""
         mask = self._mask
@@ -264,12 +269,15 @@ class LivenessPass:
 
     def expand(self, src: int, successors: Sequence[tuple[Action, int, Sequence[str]]]) -> None:
         """Record a fully expanded state (by the search's id): its depth and every ``(action, next id, events)``."""
-        m = self._mask_of(src)
+        mask = self._mask
+        m = mask[src] if src < len(mask) else -1
+        if m < 0:
+            m = self._mask_of(src)
         if not m:
             return
         enabled: list[int] = []
         out: list[int] = []
-        mask, classified = self._mask, self._classified
+        classified = self._classified
         depths, roots = self._depths, self._cycle_roots
         depth = depths[src] if depths is not None else 0
         for action, dst, events in successors:

@@ -209,7 +209,9 @@ def _explore(
     step_of = model.step
     max_depth = options.max_depth
     max_states = options.max_states
-    live_wants = live.wants if live is not None else None
+    # The liveness pass's verdict masks, read here instead of a call to LivenessPass.wants per state: a
+    # state is judged when it is added (live.record), so its slot is set when it is expanded.
+    live_masks = live.masks() if live is not None else None
     unreached_events = [p for p in event_sometimes if p.name not in reached]
     while frontier:
         if expanded % 256 == 0 and budgeted:
@@ -241,7 +243,7 @@ def _explore(
             break
         # Successors are kept for the liveness pass only where some eventually property is false.
         out: list[tuple[Action, int, tuple[str, ...]]] | None = (
-            [] if live_wants is not None and live_wants(src) else None
+            None if live_masks is None or (src < len(live_masks) and live_masks[src] == 0) else []
         )
         child_depth = depth + 1
         for index, action in enumerate(enabled):
