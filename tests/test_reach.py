@@ -364,6 +364,23 @@ def test_keos_mutate_end_to_end(reach: dict[str, Any], tmp_path: Path, capsys: p
     assert [r["status"] for r in again["rows"]] == [r["status"] for r in summary["rows"]]
 
 
+def test_reach_data_of_another_tree_still_mutates_this_one(
+        reach: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--reach`` measured in another checkout: the mutants are built from this tree's files (a root taken from
+    the reach data made every worker mutate -- or fail to find -- the other checkout's module)."""
+    data = json.loads(Path(reach["_file"]).read_text(encoding="utf-8")) | {"root": str(tmp_path / "elsewhere")}
+    (tmp_path / "reach.json").write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "mutate"
+    argv = ["mutate", "--local-python", "--jobs", "1", "--sample", "2", "--seed", "1", "--module",
+            "model/log/producer_state.py", "--operator", "relational", "--reach", str(tmp_path / "reach.json"),
+            "--out", str(out), "--json", str(tmp_path / "m.json")]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "note: --reach was measured in" in capsys.readouterr().out
+    rows = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))["rows"]
+    decided = ("killed", "survived", "uncovered", "equivalent", "excluded")
+    assert rows and all(r["status"] in decided for r in rows), rows
+
+
 def test_a_cpu_budget_ends_a_long_mutant_as_timeout(reach: dict[str, Any]) -> None:
     # The unmutated model on the heaviest default scenario needs many CPU seconds; one is allowed.
     job = _job(None, reach, "keos.model.log.producer_state", str(ROOT / "model/log/producer_state.py"))

@@ -351,7 +351,13 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                     return EXIT_PARTIAL
                 reach_data["variant_reach"] = variants
             (out / "coverage" / "reach.json").write_text(json.dumps(reach_data, indent=1) + "\n", encoding="utf-8")
-    reach_data.setdefault("root", str(root))
+    measured_in = reach_data.get("root")
+    # Mutants are enumerated from this tree's model/ and are built from its files, whatever tree measured the
+    # reach data (a --reach of another checkout would otherwise mutate that checkout's copy of the module).
+    reach_data["root"] = str(root)
+    if measured_in and Path(measured_in).resolve() != Path(root).resolve():
+        console.print(f"note: --reach was measured in {measured_in}; mutating this tree ({root}) with its line "
+                      "data (a line that moved since selects the scenarios of the line now there)", soft_wrap=True)
     if not args.scenarios_only and not reach_data.get("variant_reach"):
         console.print("note: the reach data has no variant reach (keos coverage --explain writes it): mutants are "
                       "judged on the scenarios only, not on keos mutants' weakened variants", soft_wrap=True)
