@@ -126,6 +126,7 @@ class JoinOutcome(NamedTuple):
     group: cg.ClassicGroup
     consumer: Consumer
     event: str  # join:<error>, join:current_generation (answered at once) or join:waiting (at the barrier)
+    error: str = Errors.NONE  # the coordinator's answer (NONE for a member admitted to the join)
 
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
@@ -137,7 +138,7 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
     with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged)
     if res.error != Errors.NONE:
-        return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}")
+        return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:
         c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
         return JoinOutcome(res.group, c, "join:current_generation")

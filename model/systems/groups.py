@@ -134,6 +134,7 @@ class GroupGhost(NamedTuple):
     misfenced: tuple[str, ...] = ()  # OffsetCommits answered otherwise than ClassicGroup.validateOffsetCommit does
     misanswered: tuple[str, ...] = ()  # SyncGroups/Heartbeats answered otherwise than Kafka's member checks
     misreacted: tuple[str, ...] = ()  # consumers that reacted to a SyncGroup/Heartbeat answer otherwise than Kafka's
+    misrecorded: tuple[str, ...] = ()  # admitted JoinGroups whose subscription the coordinator does not hold after
 
 
 @record
@@ -284,6 +285,7 @@ class GroupSystem:
         consumers = list(s.consumers)
         for i, c in enumerate(consumers):
             if c.state == cc.JOINING and s.group.member(c.member_id) is None and c.coordinator == s.group.epoch:
+                s = self._note_answer(s, "JoinGroup", c, Errors.UNKNOWN_MEMBER_ID)
                 consumers[i] = cc.on_error(c, Errors.UNKNOWN_MEMBER_ID)
         return s._replace(consumers=tuple(consumers))
 
@@ -307,10 +309,11 @@ class GroupSystem:
 
     @staticmethod
     def _note_answer(s: GroupState, request: str, c: Consumer, error: str) -> GroupState:
-        """Ghost: ``request`` of ``c`` answered ``error`` by the group as it is in ``s`` -- Kafka's member checks?"""
+        """Ghost: ``request`` of ``c`` answered ``error`` by the group as it is in ``s`` -- Kafka's member checks?
+        A JoinGroup without a member id is a new member's: always admitted (``group.max.size`` is not modelled)."""
         g = s.group
-        note = misfenced(request, c.member_id, g.member(c.member_id) is not None, c.generation, g.generation, g.state,
-                         error)
+        known = (request == "JoinGroup" and not c.member_id) or g.member(c.member_id) is not None
+        note = misfenced(request, c.member_id, known, c.generation, g.generation, g.state, error)
         if note:  # unreachable: ghost observer of a violation (group_requests_fenced_exactly)
             s = s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, note)))
         return s
@@ -537,11 +540,30 @@ class GroupSystem:
         before = s.group
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation,
                             self.flags.rebalance_in_progress_rejoins)
-        s = s._replace(group=out.group)
+        s = self._note_answer(s, "JoinGroup", c, out.error)._replace(group=out.group)
+        s = self._note_recorded(s, out, owned, generation)
         needless = _needless_rebalance(before, out.group, c.member_id, owned, generation)
         if needless:  # unreachable: ghost observer of a violation (no_needless_rebalance)
             s = s._replace(ghost=s.ghost._replace(needless=(*s.ghost.needless, needless)))
         return self._put(s, i, out.consumer), (*events, out.event)
+
+    @staticmethod
+    def _note_recorded(s: GroupState, out: cc.JoinOutcome, owned: tuple[int, ...], generation: int) -> GroupState:
+        """Ghost: a JoinGroup the coordinator admitted leaves it holding the subscription metadata the member just
+        sent (``ownedPartitions`` and, KIP-792, their generation): ``classicGroupJoinNewMember`` stores a new
+        member's, ``updateMemberAndRebalance`` / ``ClassicGroupMember.setSupportedProtocols`` a known member's
+        (``GroupMetadataManager``, Kafka 4.0, trunk 1eb7644).  The leader's assignor and the next JoinGroup's
+        "unchanged metadata" test both read it: an out-of-date copy hands partitions by a stale claim and turns
+        a retried JoinGroup into a rebalance."""
+        if out.error != Errors.NONE:
+            return s
+        m = s.group.member(out.consumer.member_id)
+        held = None if m is None else (m.owned, m.generation)
+        if held == (owned, generation):  # no branch: ghost observer of a violation (coordinator_holds_subscription)
+            return s
+        note = (f"JoinGroup of {out.consumer.member_id} sent ownedPartitions {list(owned)} of generation {generation}; "
+                f"the coordinator holds {'no member' if held is None else f'{list(held[0])} of generation {held[1]}'}")
+        return s._replace(ghost=s.ghost._replace(misrecorded=(*s.ghost.misrecorded, note)))
 
     def _complete_join(self, s: GroupState) -> Result:
         group = cg.complete_join(s.group, self.topo.assignor)
