@@ -436,6 +436,9 @@ class GroupSystem:
     def step(self, state: GroupState, action: Action) -> Step | None:
         if action not in self._enabled(state):  # input: not offered here (edited trace)
             return None
+        overspent = self._overspent(state, action)
+        if overspent:  # unreachable: actions() offers faults and compactions only within the scenario's budget
+            raise AssertionError(f"{action.kind} past the scenario's budget: {overspent}")
         answer = self._answer(state, action)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
         if answer is not None:
@@ -451,6 +454,19 @@ class GroupSystem:
         if new.group.state != state.group.state:
             events = (*events, f"group:{state.group.state}->{new.group.state}")
         return Step(new, events)
+
+    def _overspent(self, s: GroupState, action: Action) -> str:
+        """The budget ``action`` would pass, or "": a scenario's ``[faults]`` limits (per kind and in total) and its
+        ``compactions`` bound what the search explores -- every fault a counted, budgeted event, like the log
+        cleaner's passes -- so an action offered past them is the model contradicting its scenario (a search that
+        never ends, or a fault injected where the scenario said none can happen)."""
+        fault = FAULT_OF_ACTION.get(action.kind)
+        if fault is not None and not self._fault_allowed(s, fault):  # unreachable: actions() keeps the budget
+            k = GROUP_FAULT_KINDS.index(fault)
+            return f"{fault}: {s.faults_used[k]} of {self._limits[k]} used, {sum(s.faults_used)} in all"
+        if action.kind == "Compact" and s.compactions >= self.topo.compactions:  # unreachable: as above
+            return f"compactions: {s.compactions} of {self.topo.compactions} used"
+        return ""
 
     def _answer(self, s: GroupState, action: Action) -> tuple[str, tuple[int, ...]] | None:
         """Ghost: the coordinator's answer to the SyncGroup or Heartbeat ``action`` sends (error, assignment),
