@@ -31,6 +31,8 @@ replay (loading a group from its offsets partition).
 * ``coordinator_holds_subscription`` — an admitted JoinGroup leaves the coordinator holding the subscription
   metadata it carried (KIP-792: ownedPartitions and their generation).
 * ``positions_within_log`` — no fetch position and no committed offset passes the log end offset.
+* ``stable_members_rejoin_on_request`` — a running Stable member leaves Stable only on an error answer to its own
+  Heartbeat/OffsetCommit, its own poll timeout, or (the leader) added partitions; never on a coordinator change.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
   retry after a lost response) never starts a rebalance, but for the leader of a Stable group.
 * ``rebalance_completes`` (eventually) — once faults stop the group settles: Stable, every running
@@ -230,6 +232,19 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _beyond_log(s, topo.records),
             partners=("partition_consumed_to_end",) if topo.records else ("assignment_received",),
             explain=lambda s: "; ".join(_beyond_log(s, topo.records)),
+        ),
+        no_findings(
+            name="stable_members_rejoin_on_request",
+            fact="A running member of a Stable generation leaves Stable only for a reason Kafka's client has: an "
+            "error answer to its own Heartbeat or OffsetCommit, its own poll timeout, or -- the leader only -- "
+            "partitions added to a subscribed topic.  A coordinator change alone keeps its generation and "
+            "assignment.",
+            source="AbstractCoordinator (requestRejoin, resetGenerationOnResponseError, markCoordinatorUnknown, "
+            "maybeLeaveGroup), ConsumerCoordinator.rejoinNeededOrPending (Kafka 4.0, trunk 1eb7644)",
+            catches="a consumer that rejoins after FindCoordinator or on metadata it does not track (a follower), "
+            "turning a coordinator failover or a topic change into a rebalance that stops consumption",
+            findings=lambda s: s.ghost.unrequested_rejoins,
+            partners=("assignment_received",),
         ),
         no_findings(
             name="consumers_react_as_kafka",

@@ -135,6 +135,7 @@ class GroupGhost(NamedTuple):
     misanswered: tuple[str, ...] = ()  # SyncGroups/Heartbeats answered otherwise than Kafka's member checks
     misreacted: tuple[str, ...] = ()  # consumers that reacted to a SyncGroup/Heartbeat answer otherwise than Kafka's
     misrecorded: tuple[str, ...] = ()  # admitted JoinGroups whose subscription the coordinator does not hold after
+    unrequested_rejoins: tuple[str, ...] = ()  # Stable members that left Stable with no reason Kafka's client has
 
 
 @record
@@ -444,6 +445,7 @@ class GroupSystem:
         if answer is not None:
             new = self._note_reaction(state, new, action, answer)
         new = self._settle(new)
+        new = self._note_rejoins(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
         fault = FAULT_OF_ACTION.get(action.kind)
@@ -454,6 +456,31 @@ class GroupSystem:
         if new.group.state != state.group.state:
             events = (*events, f"group:{state.group.state}->{new.group.state}")
         return Step(new, events)
+
+    @staticmethod
+    def _note_rejoins(before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: a running Stable member leaves Stable only for a reason Kafka's client has (Kafka 4.0, trunk
+        1eb7644): an error answer to its own Heartbeat or OffsetCommit (``AbstractCoordinator``'s handlers:
+        ``requestRejoin`` / ``resetGenerationOnResponseError``, or a fatal error), its own poll timeout
+        (``maybeLeaveGroup``), or -- the leader only -- metadata that no longer matches the assignment snapshot it
+        took in ``onLeaderElected`` (``ConsumerCoordinator.rejoinNeededOrPending``).  A coordinator change alone
+        is not one: ``markCoordinatorUnknown`` keeps the generation and the assignment, and the member goes on
+        heartbeating to the new coordinator.  An unrequested rejoin is a needless rebalance for a leader and
+        stops every member's consumption in the eager protocol."""
+        notes: list[str] = []
+        for i, (old, cur) in enumerate(zip(before.consumers, after.consumers)):
+            if not (old.up and cur.up and old.state == cc.STABLE and cur.state != cc.STABLE):
+                continue
+            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "Commit", "PollTimeout")
+            leader_metadata = action.kind == "CreatePartitions" and old.member_id == before.group.leader
+            if own or leader_metadata:  # no branch: ghost observer of a violation (stable_members_rejoin_on_request)
+                continue
+            notes.append(f"{old.member_id} (generation {old.generation}) left Stable for {cur.state} on "
+                         f"{action.kind}{list(action.args)}")
+        if not notes:
+            return after
+        return after._replace(ghost=after.ghost._replace(
+            unrequested_rejoins=(*after.ghost.unrequested_rejoins, *notes)))
 
     def _overspent(self, s: GroupState, action: Action) -> str:
         """The budget ``action`` would pass, or "": a scenario's ``[faults]`` limits (per kind and in total) and its
