@@ -545,6 +545,9 @@ class GroupSystem:
             # the JoinGroup parked at the old coordinator is answered NOT_COORDINATOR: send it again
             c = c._replace(state=cc.UNJOINED)
             events.append("join:NOT_COORDINATOR")
+        elif c.state == cc.STABLE and not self.flags.coordinator_change_keeps_membership:  # no branch: variant only
+            c = c._replace(state=cc.UNJOINED)  # weakened variant rejoin_on_coordinator_change
+            events.append("rejoin:coordinator_changed")
         return self._put(s, i, c._replace(coordinator=s.group.epoch)), tuple(events)
 
     def _start(self, s: GroupState, i: int) -> Result:
