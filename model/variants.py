@@ -252,6 +252,9 @@ class ProtocolFlags:
         coordinator_change_keeps_membership: a Stable consumer that finds a new group coordinator keeps its
             member id, generation and assignment and goes on heartbeating (``AbstractCoordinator.
             markCoordinatorUnknown`` does not request a rejoin); without it the consumer rejoins.
+        rebalance_in_progress_keeps_generation: a consumer answered REBALANCE_IN_PROGRESS rejoins keeping its
+            generation and partitions (``requestRejoin``), unlike ILLEGAL_GENERATION
+            (``resetGenerationOnResponseError``: generation reset, partitions lost).
         offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
             rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
             without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
@@ -322,6 +325,7 @@ class ProtocolFlags:
     commit_on_revoke: bool = True
     offset_fetch_on_assign: bool = True
     coordinator_change_keeps_membership: bool = True
+    rebalance_in_progress_keeps_generation: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1062,6 +1066,18 @@ VARIANTS: dict[str, Variant] = {
             bug="markCoordinatorUnknown treated as a reason to rejoin: every __consumer_offsets leader change (a "
             "broker restart, a rolling upgrade) makes the group's leader force a rebalance that stops consumption "
             "in the eager protocol",
+        ),
+        Variant(
+            name="rebalance_in_progress_resets_generation",
+            description="A consumer answered REBALANCE_IN_PROGRESS (Heartbeat, OffsetCommit, SyncGroup) resets its "
+            "generation and drops its partitions unrevoked, as for ILLEGAL_GENERATION, before it rejoins.",
+            flags=replace(_REAL, rebalance_in_progress_keeps_generation=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_eager_rebalance",),
+            bug="requestRejoin confused with resetGenerationOnResponseError: every member that learns of a rebalance "
+            "from a heartbeat calls onPartitionsLost instead of committing in onPartitionsRevoked, and joins as if "
+            "fenced (a cooperative member then gives up partitions that were not moving)",
         ),
         Variant(
             name="no_commit_on_revoke",

@@ -278,6 +278,11 @@ class GroupSystem:
         and generation is a STABLE member that was asked to rejoin and has not sent its JoinGroup yet."""
         return bool(c.member_id) and c.generation >= 0 and c.state in (cc.STABLE, cc.UNJOINED)
 
+    def _rebalance_reaction(self) -> tuple[bool, bool]:
+        """How a consumer takes REBALANCE_IN_PROGRESS (:func:`~keos.model.clients.consumer_coordinator.on_error`):
+        rejoin (``requestRejoin``), keeping its member id, generation and partitions."""
+        return self.flags.rebalance_in_progress_rejoins, self.flags.rebalance_in_progress_keeps_generation
+
     def _put(self, s: GroupState, i: int, c: Consumer) -> GroupState:
         return s._replace(consumers=_at(s.consumers, i, c))
 
@@ -627,7 +632,7 @@ class GroupSystem:
         c = s.consumers[i]
         s = self._note_answer(s, "SyncGroup", c, res.error)._replace(group=res.group)
         if res.error != Errors.NONE:
-            c = cc.on_error(c, res.error, self.flags.rebalance_in_progress_rejoins)
+            c = cc.on_error(c, res.error, *self._rebalance_reaction())
             return self._put(s, i, c), (f"error:{res.error}", f"sync:{res.error}")
         fetched = dict(s.group.offsets) if self.flags.offset_fetch_on_assign else {}
         c, revoked = cc.assigned(c, res.assignment, fetched)
@@ -652,7 +657,7 @@ class GroupSystem:
         c = s.consumers[i]
         error = cg.heartbeat(s.group, c.member_id, c.generation)
         s = self._note_answer(s, "Heartbeat", c, error)
-        c = cc.on_error(c, error, self.flags.rebalance_in_progress_rejoins)
+        c = cc.on_error(c, error, *self._rebalance_reaction())
         return self._put(s, i, c), (f"error:{error}", f"heartbeat:{error}")
 
     def _poll(self, s: GroupState, i: int, p: int) -> Result:
@@ -664,7 +669,7 @@ class GroupSystem:
         c = s.consumers[i]
         s, error = self._commit(s, c, c.uncommitted())
         if error != Errors.NONE:
-            return self._put(s, i, cc.on_error(c, error, self.flags.rebalance_in_progress_rejoins)), (
+            return self._put(s, i, cc.on_error(c, error, *self._rebalance_reaction())), (
                 f"error:{error}", f"commit:{error}")
         if self._limits[GROUP_FAULT_KINDS.index("late_commit")]:  # remembered only where a copy can come late
             c = c._replace(sent=(c.member_id, c.generation, tuple((p, c.position(p)) for p in c.uncommitted())))
