@@ -122,6 +122,47 @@ def random_cases(count: int, seed: int) -> list[AssignorCase]:
     return cases
 
 
+def carried_ownership_cases(count: int, seed: int) -> list[AssignorCase]:
+    """Rebalances whose members carry ownership another assignor, or a history of rebalances, left them.
+
+    The random cases' rebalances take the previous assignment from the assignor under test, which is
+    already balanced by its own rules.  A member's ``ownedPartitions`` need not be: a group that switches
+    ``partition.assignment.strategy`` (KIP-429's upgrade path: range or an eager assignor to
+    cooperative-sticky, one rolling bounce at a time) hands the new assignor Range's or RoundRobin's
+    assignment, and after members came and went any subscriber may own any partition.  Each case's
+    previous owner of every partition is a subscriber chosen by Range, RoundRobin or at random (some
+    partitions unowned), all claims valid (one claimant, generation 1); subscriptions are equal or not.
+    ``random.Random(seed)``, separate from :func:`random_cases` so that stream stays as it was."""
+    rng = random.Random(seed)
+    cases: list[AssignorCase] = []
+    for index in range(count):
+        topics = [f"t{i}" for i in range(rng.randint(1, 4))]
+        sizes = {t: rng.randint(1, 6) for t in topics}
+        members = sorted(f"C{i}" for i in rng.sample(range(6), rng.randint(2, 5)))
+        equal = rng.random() < 0.3
+        common = frozenset(rng.sample(topics, rng.randint(1, len(topics))))
+        subs = {m: Subscription(common if equal else frozenset(rng.sample(topics, rng.randint(1, len(topics)))))
+                for m in members}
+        origin = rng.choice(("range", "roundrobin", "history", "history"))
+        if origin == "history":
+            owned: dict[str, list[TopicPartition]] = {m: [] for m in members}
+            for t in topics:
+                subscribers = [m for m in members if t in subs[m].topics]
+                favourite = rng.choice(subscribers) if subscribers else None
+                for p in range(sizes[t]):
+                    if favourite is None or rng.random() < 0.2:
+                        continue
+                    owner = favourite if rng.random() < 0.6 else rng.choice(subscribers)
+                    owned[owner].append(TopicPartition(t, p))
+            previous: Assignment = {m: tuple(sorted(parts)) for m, parts in owned.items()}
+        else:
+            previous = run_assignor(load_assignor(origin), sizes, subs)
+        kind = "equal" if equal else "unequal"
+        cases.append(AssignorCase(f"#{index} {kind}, ownership left by {origin}", sizes,
+                                  with_owned(subs, previous, 1), previous, f"previous:{origin}"))
+    return cases
+
+
 def _with_previous(case: AssignorCase, assignor: Assignor) -> AssignorCase:
     """Fill a rebalance case's previous assignment by running ``assignor`` on the old membership."""
     if case.previous is None or any(case.previous.values()):
@@ -167,6 +208,8 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
                 continue
             first, generation = others[0], subs[owner].generation
             gone = TopicPartition("deleted-topic", 0)
+            unsubscribed = [TopicPartition(t, 0) for t in sorted(case.partitions_per_topic)
+                            if t not in subs[first].topics]
             beyond = TopicPartition(tp.topic, case.partitions_per_topic[tp.topic])
 
             def variation(label: str, claims: dict[str, Subscription]) -> AssignorCase:
@@ -181,6 +224,9 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
                 variation(f"claim of {beyond} past the partition count by {first}",
                           {first: _claim(subs[first], beyond, generation)}),
             ]
+            if unsubscribed:  # the group's subscription changed: a topic it used to consume is dropped
+                out.append(variation(f"claim of {unsubscribed[0]}, a topic {first} no longer subscribes to",
+                                     {first: _claim(subs[first], unsubscribed[0], generation)}))
             if len(others) > 1:
                 out.append(variation(f"stale claims of {tp} by {first} and {others[1]}",
                                      {m: _claim(subs[m], tp, generation - 1) for m in others[:2]}))
@@ -326,7 +372,7 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
 def check_assignors(
     names: Iterable[str], *, random_count: int = 200, seed: int = 0, z3_optimum: bool = True
 ) -> list[AssignorReport]:
-    cases = book_cases() + random_cases(random_count, seed)
+    cases = book_cases() + random_cases(random_count, seed) + carried_ownership_cases(random_count, seed + 1)
     return [check_assignor(name, cases, z3_optimum=z3_optimum) for name in names]
 
 

@@ -28,6 +28,11 @@ replay (loading a group from its offsets partition).
 * ``new_owner_resumes_at_committed_offset`` — a consumer that SyncGroup gives a partition starts fetching it
   at the group's committed offset (``auto.offset.reset=earliest`` with none): no record skipped, no committed
   one read again.
+* ``coordinator_holds_subscription`` — an admitted JoinGroup leaves the coordinator holding the subscription
+  metadata it carried (KIP-792: ownedPartitions and their generation).
+* ``positions_within_log`` — no fetch position and no committed offset passes the log end offset.
+* ``stable_members_rejoin_on_request`` — a running Stable member leaves Stable only on an error answer to its own
+  Heartbeat/OffsetCommit, its own poll timeout, or (the leader) added partitions; never on a coordinator change.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
   retry after a lost response) never starts a rebalance, but for the leader of a Stable group.
 * ``rebalance_completes`` (eventually) — once faults stop the group settles: Stable, every running
@@ -114,6 +119,14 @@ def _metadata_mismatch(s: GroupState) -> list[str]:
     return [f"the group is Stable as {held} but replaying __consumer_offsets gives {meta}"]
 
 
+def _beyond_log(s: GroupState, records: int) -> list[str]:
+    out = [f"consumer {i} is at offset {o} of t0p{p}, whose log ends at {records}"
+           for i, c in enumerate(s.consumers) for p, o in c.positions if o > records]
+    out += [f"the group's committed offset of t0p{p} is {o}, the log ends at {records}"
+            for p, o in s.group.offsets if o > records]
+    return out
+
+
 def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     """The consumer-group properties for a model with ``config``."""
     faults = config.faults
@@ -182,13 +195,55 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             name="group_requests_fenced_exactly",
             fact="A SyncGroup or Heartbeat is answered UNKNOWN_MEMBER_ID exactly when its member id is not in the "
             "group, ILLEGAL_GENERATION exactly when the member is known but its generation is not the group's, "
-            "REBALANCE_IN_PROGRESS when it is current but the group is PreparingRebalance, and NONE otherwise.",
-            source="GroupMetadataManager.validateSyncGroup / classicGroupSyncToClassicGroup and "
-            "validateClassicGroupHeartbeat / classicGroupHeartbeatToClassicGroup (Kafka 4.0, trunk 1eb7644)",
+            "REBALANCE_IN_PROGRESS when it is current but the group is PreparingRebalance, and NONE otherwise; a "
+            "JoinGroup (also one parked at the join barrier) UNKNOWN_MEMBER_ID exactly when it carries a member id "
+            "the group does not hold.",
+            source="GroupMetadataManager.validateSyncGroup / classicGroupSyncToClassicGroup, "
+            "validateClassicGroupHeartbeat / classicGroupHeartbeatToClassicGroup and classicGroupJoinExistingMember "
+            "(Kafka 4.0, trunk 1eb7644)",
             catches="a member of another generation synced or kept alive (it takes an assignment of a generation "
             "the group left), a check answering the wrong error (the member resets its id where it should only "
             "rejoin), a current member fenced",
             findings=lambda s: s.ghost.misanswered,
+            partners=("assignment_received",),
+        ),
+        no_findings(
+            name="coordinator_holds_subscription",
+            fact="After the coordinator admits a JoinGroup, it holds the subscription metadata that JoinGroup carried "
+            "(ownedPartitions and the generation they were owned in): the leader's assignor and the next JoinGroup's "
+            "'metadata unchanged' test judge the member's latest claim, never an older one.",
+            source="GroupMetadataManager.classicGroupJoinNewMember / updateMemberAndRebalance, "
+            "ClassicGroupMember.setSupportedProtocols (Kafka 4.0, trunk 1eb7644); KIP-792",
+            catches="a rejoin whose new metadata is dropped or only partly stored: a stale ownership claim wins in "
+            "the cooperative-sticky assignor, or every retried JoinGroup looks changed and restarts the rebalance",
+            findings=lambda s: s.ghost.misrecorded,
+            partners=("assignment_received",),
+        ),
+        Property(
+            name="positions_within_log",
+            expectation=Expectation.ALWAYS,
+            fact="A consumer's fetch position and the group's committed offset of a partition never pass the "
+            "partition's log end offset: a consumer advances only by consuming records that exist, and commits "
+            "only positions it reached.",
+            source="KafkaConsumer javadoc (offsets and consumer position: the position is the offset of the next "
+            "record it will be given); Fetcher (a fetch past the log end is OFFSET_OUT_OF_RANGE)",
+            catches="a poll that advances a partition it did not fetch, or past the end of the log; a commit of a "
+            "position no record justifies (records skipped by the partition's next owner)",
+            predicate=lambda s: not _beyond_log(s, topo.records),
+            partners=("partition_consumed_to_end",) if topo.records else ("assignment_received",),
+            explain=lambda s: "; ".join(_beyond_log(s, topo.records)),
+        ),
+        no_findings(
+            name="stable_members_rejoin_on_request",
+            fact="A running member of a Stable generation leaves Stable only for a reason Kafka's client has: an "
+            "error answer to its own Heartbeat or OffsetCommit, its own poll timeout, or -- the leader only -- "
+            "partitions added to a subscribed topic.  A coordinator change alone keeps its generation and "
+            "assignment.",
+            source="AbstractCoordinator (requestRejoin, resetGenerationOnResponseError, markCoordinatorUnknown, "
+            "maybeLeaveGroup), ConsumerCoordinator.rejoinNeededOrPending (Kafka 4.0, trunk 1eb7644)",
+            catches="a consumer that rejoins after FindCoordinator or on metadata it does not track (a follower), "
+            "turning a coordinator failover or a topic change into a rebalance that stops consumption",
+            findings=lambda s: s.ghost.unrequested_rejoins,
             partners=("assignment_received",),
         ),
         no_findings(
@@ -290,6 +345,11 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                         "offset above 0 (a handover after progress).", "resumed_at_committed_offset"),
         sometimes_event("partition_revoked", "A member revokes partitions (onPartitionsRevoked).", "revoked:*"),
         sometimes_state(
+            "partition_consumed_to_end",
+            "A consumer fetched a partition to its log end offset.",
+            lambda s: any(o == topo.records for c in s.consumers for _, o in c.positions),
+        ),
+        sometimes_state(
             "group_stable_with_two_members",
             "The group reaches Stable with two members, both through SyncGroup.",
             lambda s: s.group.state == cg.STABLE and len(s.group.members) >= 2
@@ -298,6 +358,8 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     ]
     if topo.consumers < 2:
         props = [p for p in props if p.name != "group_stable_with_two_members"]
+    if not topo.records:
+        props = [p for p in props if p.name != "partition_consumed_to_end"]
     if topo.records == 0:  # ownership only: nothing is polled or committed
         props = [p for p in props if p.name not in ("committed_offsets_never_regress", "offsets_cache_matches_log",
                                                      "offset_committed", "revoked_partitions_committed",

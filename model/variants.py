@@ -249,6 +249,12 @@ class ProtocolFlags:
         commit_on_revoke: a consumer commits its positions before it gives partitions up
             (``ConsumerCoordinator.onJoinPrepare``'s auto-commit, or the application's
             ``ConsumerRebalanceListener.onPartitionsRevoked``; also on close).
+        coordinator_change_keeps_membership: a Stable consumer that finds a new group coordinator keeps its
+            member id, generation and assignment and goes on heartbeating (``AbstractCoordinator.
+            markCoordinatorUnknown`` does not request a rejoin); without it the consumer rejoins.
+        rebalance_in_progress_keeps_generation: a consumer answered REBALANCE_IN_PROGRESS rejoins keeping its
+            generation and partitions (``requestRejoin``), unlike ILLEGAL_GENERATION
+            (``resetGenerationOnResponseError``: generation reset, partitions lost).
         offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
             rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
             without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
@@ -318,6 +324,8 @@ class ProtocolFlags:
     rebalance_in_progress_rejoins: bool = True
     commit_on_revoke: bool = True
     offset_fetch_on_assign: bool = True
+    coordinator_change_keeps_membership: bool = True
+    rebalance_in_progress_keeps_generation: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1046,6 +1054,30 @@ VARIANTS: dict[str, Variant] = {
             bug="AbstractCoordinator's handlers without the REBALANCE_IN_PROGRESS case: poll() raises a "
             "KafkaException in every member that learns of a rebalance from a heartbeat or a commit, and the "
             "application's loop ends although nothing is wrong with the group",
+        ),
+        Variant(
+            name="rejoin_on_coordinator_change",
+            description="A Stable consumer that learns of a new group coordinator (NOT_COORDINATOR, FindCoordinator) "
+            "rejoins the group instead of heartbeating to the new coordinator with its generation and assignment.",
+            flags=replace(_REAL, coordinator_change_keeps_membership=False),
+            weakened=True,
+            breaks=("stable_members_rejoin_on_request",),
+            scenarios=("groups_coordinator_failover",),
+            bug="markCoordinatorUnknown treated as a reason to rejoin: every __consumer_offsets leader change (a "
+            "broker restart, a rolling upgrade) makes the group's leader force a rebalance that stops consumption "
+            "in the eager protocol",
+        ),
+        Variant(
+            name="rebalance_in_progress_resets_generation",
+            description="A consumer answered REBALANCE_IN_PROGRESS (Heartbeat, OffsetCommit, SyncGroup) resets its "
+            "generation and drops its partitions unrevoked, as for ILLEGAL_GENERATION, before it rejoins.",
+            flags=replace(_REAL, rebalance_in_progress_keeps_generation=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_eager_rebalance",),
+            bug="requestRejoin confused with resetGenerationOnResponseError: every member that learns of a rebalance "
+            "from a heartbeat calls onPartitionsLost instead of committing in onPartitionsRevoked, and joins as if "
+            "fenced (a cooperative member then gives up partitions that were not moving)",
         ),
         Variant(
             name="no_commit_on_revoke",

@@ -91,6 +91,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "rebalance_in_progress_rejoins": frozenset({"groups", "eos"}),
     "commit_on_revoke": frozenset({"groups"}),
     "offset_fetch_on_assign": frozenset({"groups"}),
+    "coordinator_change_keeps_membership": frozenset({"groups"}),
+    "rebalance_in_progress_keeps_generation": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)
     "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
     "complete_written_to_log": frozenset({"transactions", "eos"}),

@@ -199,6 +199,8 @@ CAUGHT = {
     ("groups_lost_join_response", "rejoin_always_rebalances"): {"no_needless_rebalance": 4},
     ("groups_eager_late_join_zombie", "no_commit_on_revoke"): {"revoked_partitions_committed": 10},
     ("groups_offsets_expiry", "no_offset_fetch_on_assign"): {"new_owner_resumes_at_committed_offset": 11},
+    ("groups_coordinator_failover", "rejoin_on_coordinator_change"): {"stable_members_rejoin_on_request": 6},
+    ("groups_eager_rebalance", "rebalance_in_progress_resets_generation"): {"consumers_react_as_kafka": 6},
 }
 
 

@@ -95,19 +95,23 @@ def lose_partitions(c: Consumer) -> Consumer:
     return c._replace(owned=(), positions=(), committed=())
 
 
-def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True) -> Consumer:
+def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
+             rebalance_keeps_generation: bool = True) -> Consumer:
     """How a group request's error moves the consumer (Kafka 4.0, trunk 1eb7644, ``AbstractCoordinator``'s
     JoinGroup/SyncGroup/Heartbeat response handlers, ``ConsumerCoordinator.OffsetCommitResponseHandler``):
     UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION reset the generation (the first the member id too) and lose
     the partitions; REBALANCE_IN_PROGRESS requests a rejoin (``requestRejoin``), keeping member id,
     generation and partitions.  Every other error the handlers do not name is raised from ``poll()`` as
     "Unexpected error in ... response": the consumer is FAILED.  ``rebalance_rejoins=False`` is the
-    weakened variant consumer_fails_on_rebalance_in_progress."""
+    weakened variant consumer_fails_on_rebalance_in_progress; ``rebalance_keeps_generation=False`` the weakened
+    variant rebalance_in_progress_resets_generation (REBALANCE_IN_PROGRESS taken as ILLEGAL_GENERATION)."""
     if error == Errors.UNKNOWN_MEMBER_ID:
         return lose_partitions(c)._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
         return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.REBALANCE_IN_PROGRESS and rebalance_rejoins:  # no branch: the other side is a violation
+        if not rebalance_keeps_generation:  # no branch: weakened variant rebalance_in_progress_resets_generation
+            return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
         return c._replace(state=UNJOINED)
     return c._replace(state=FAILED)
 
@@ -126,6 +130,7 @@ class JoinOutcome(NamedTuple):
     group: cg.ClassicGroup
     consumer: Consumer
     event: str  # join:<error>, join:current_generation (answered at once) or join:waiting (at the barrier)
+    error: str = Errors.NONE  # the coordinator's answer (NONE for a member admitted to the join)
 
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
@@ -137,7 +142,7 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
     with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged)
     if res.error != Errors.NONE:
-        return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}")
+        return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:
         c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
         return JoinOutcome(res.group, c, "join:current_generation")

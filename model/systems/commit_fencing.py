@@ -10,7 +10,8 @@ another generation ILLEGAL_GENERATION; then a plain OffsetCommit while the group
 SyncGroup or Heartbeat while it is PreparingRebalance, REBALANCE_IN_PROGRESS (a TxnOffsetCommit passes during
 CompletingRebalance, KIP-447; an OffsetCommit during PreparingRebalance too: ``onJoinPrepare``'s auto-commit);
 anything else passes these checks.  Static membership (FENCED_INSTANCE_ID) and requests without group
-metadata (generation -1, no member id) are not modelled.
+metadata (generation -1, no member id) are not modelled.  A JoinGroup's member check is the member id alone
+(a new member, with no id, is always admitted: ``group.max.size`` is not modelled).
 
 The systems call :func:`misfenced` with the coordinator's answer of its own validation and keep the
 message it returns, if any, in their ghost state: ``commits_fenced_exactly`` (invariants) fails on it.
@@ -31,14 +32,19 @@ REBALANCING: dict[str, str | None] = {
     "TxnOffsetCommit": None,  # passes in every state (KIP-447)
     "SyncGroup": "PreparingRebalance",
     "Heartbeat": "PreparingRebalance",
+    "JoinGroup": None,  # a known member may rejoin in every state (classicGroupJoinExistingMember)
 }
+
+#: Requests whose generation the coordinator checks: a JoinGroup carries none (only its member id is checked,
+#: ``GroupMetadataManager.classicGroupJoinExistingMember``: UNKNOWN_MEMBER_ID for an id the group does not hold).
+GENERATION_CHECKED: frozenset[str] = frozenset({"OffsetCommit", "TxnOffsetCommit", "SyncGroup", "Heartbeat"})
 
 
 def kafka_answer(request: str, known: bool, generation: int, group_generation: int, state: str) -> str:
     """The answer of the member checks of ``request`` in a group in ``state``, in Kafka's order."""
     if not known:
         return Errors.UNKNOWN_MEMBER_ID
-    if generation != group_generation:
+    if request in GENERATION_CHECKED and generation != group_generation:
         return Errors.ILLEGAL_GENERATION
     if state == REBALANCING[request]:
         return Errors.REBALANCE_IN_PROGRESS

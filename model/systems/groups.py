@@ -134,6 +134,8 @@ class GroupGhost(NamedTuple):
     misfenced: tuple[str, ...] = ()  # OffsetCommits answered otherwise than ClassicGroup.validateOffsetCommit does
     misanswered: tuple[str, ...] = ()  # SyncGroups/Heartbeats answered otherwise than Kafka's member checks
     misreacted: tuple[str, ...] = ()  # consumers that reacted to a SyncGroup/Heartbeat answer otherwise than Kafka's
+    misrecorded: tuple[str, ...] = ()  # admitted JoinGroups whose subscription the coordinator does not hold after
+    unrequested_rejoins: tuple[str, ...] = ()  # Stable members that left Stable with no reason Kafka's client has
 
 
 @record
@@ -276,6 +278,11 @@ class GroupSystem:
         and generation is a STABLE member that was asked to rejoin and has not sent its JoinGroup yet."""
         return bool(c.member_id) and c.generation >= 0 and c.state in (cc.STABLE, cc.UNJOINED)
 
+    def _rebalance_reaction(self) -> tuple[bool, bool]:
+        """How a consumer takes REBALANCE_IN_PROGRESS (:func:`~keos.model.clients.consumer_coordinator.on_error`):
+        rejoin (``requestRejoin``), keeping its member id, generation and partitions."""
+        return self.flags.rebalance_in_progress_rejoins, self.flags.rebalance_in_progress_keeps_generation
+
     def _put(self, s: GroupState, i: int, c: Consumer) -> GroupState:
         return s._replace(consumers=_at(s.consumers, i, c))
 
@@ -284,6 +291,7 @@ class GroupSystem:
         consumers = list(s.consumers)
         for i, c in enumerate(consumers):
             if c.state == cc.JOINING and s.group.member(c.member_id) is None and c.coordinator == s.group.epoch:
+                s = self._note_answer(s, "JoinGroup", c, Errors.UNKNOWN_MEMBER_ID)
                 consumers[i] = cc.on_error(c, Errors.UNKNOWN_MEMBER_ID)
         return s._replace(consumers=tuple(consumers))
 
@@ -307,10 +315,11 @@ class GroupSystem:
 
     @staticmethod
     def _note_answer(s: GroupState, request: str, c: Consumer, error: str) -> GroupState:
-        """Ghost: ``request`` of ``c`` answered ``error`` by the group as it is in ``s`` -- Kafka's member checks?"""
+        """Ghost: ``request`` of ``c`` answered ``error`` by the group as it is in ``s`` -- Kafka's member checks?
+        A JoinGroup without a member id is a new member's: always admitted (``group.max.size`` is not modelled)."""
         g = s.group
-        note = misfenced(request, c.member_id, g.member(c.member_id) is not None, c.generation, g.generation, g.state,
-                         error)
+        known = (request == "JoinGroup" and not c.member_id) or g.member(c.member_id) is not None
+        note = misfenced(request, c.member_id, known, c.generation, g.generation, g.state, error)
         if note:  # unreachable: ghost observer of a violation (group_requests_fenced_exactly)
             s = s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, note)))
         return s
@@ -433,11 +442,15 @@ class GroupSystem:
     def step(self, state: GroupState, action: Action) -> Step | None:
         if action not in self._enabled(state):  # input: not offered here (edited trace)
             return None
+        overspent = self._overspent(state, action)
+        if overspent:  # unreachable: actions() offers faults and compactions only within the scenario's budget
+            raise AssertionError(f"{action.kind} past the scenario's budget: {overspent}")
         answer = self._answer(state, action)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
         if answer is not None:
             new = self._note_reaction(state, new, action, answer)
         new = self._settle(new)
+        new = self._note_rejoins(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
         fault = FAULT_OF_ACTION.get(action.kind)
@@ -448,6 +461,44 @@ class GroupSystem:
         if new.group.state != state.group.state:
             events = (*events, f"group:{state.group.state}->{new.group.state}")
         return Step(new, events)
+
+    @staticmethod
+    def _note_rejoins(before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: a running Stable member leaves Stable only for a reason Kafka's client has (Kafka 4.0, trunk
+        1eb7644): an error answer to its own Heartbeat or OffsetCommit (``AbstractCoordinator``'s handlers:
+        ``requestRejoin`` / ``resetGenerationOnResponseError``, or a fatal error), its own poll timeout
+        (``maybeLeaveGroup``), or -- the leader only -- metadata that no longer matches the assignment snapshot it
+        took in ``onLeaderElected`` (``ConsumerCoordinator.rejoinNeededOrPending``).  A coordinator change alone
+        is not one: ``markCoordinatorUnknown`` keeps the generation and the assignment, and the member goes on
+        heartbeating to the new coordinator.  An unrequested rejoin is a needless rebalance for a leader and
+        stops every member's consumption in the eager protocol."""
+        notes: list[str] = []
+        for i, (old, cur) in enumerate(zip(before.consumers, after.consumers)):
+            if not (old.up and cur.up and old.state == cc.STABLE and cur.state != cc.STABLE):
+                continue
+            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "Commit", "PollTimeout")
+            leader_metadata = action.kind == "CreatePartitions" and old.member_id == before.group.leader
+            if own or leader_metadata:  # no branch: ghost observer of a violation (stable_members_rejoin_on_request)
+                continue
+            notes.append(f"{old.member_id} (generation {old.generation}) left Stable for {cur.state} on "
+                         f"{action.kind}{list(action.args)}")
+        if not notes:
+            return after
+        return after._replace(ghost=after.ghost._replace(
+            unrequested_rejoins=(*after.ghost.unrequested_rejoins, *notes)))
+
+    def _overspent(self, s: GroupState, action: Action) -> str:
+        """The budget ``action`` would pass, or "": a scenario's ``[faults]`` limits (per kind and in total) and its
+        ``compactions`` bound what the search explores -- every fault a counted, budgeted event, like the log
+        cleaner's passes -- so an action offered past them is the model contradicting its scenario (a search that
+        never ends, or a fault injected where the scenario said none can happen)."""
+        fault = FAULT_OF_ACTION.get(action.kind)
+        if fault is not None and not self._fault_allowed(s, fault):  # unreachable: actions() keeps the budget
+            k = GROUP_FAULT_KINDS.index(fault)
+            return f"{fault}: {s.faults_used[k]} of {self._limits[k]} used, {sum(s.faults_used)} in all"
+        if action.kind == "Compact" and s.compactions >= self.topo.compactions:  # unreachable: as above
+            return f"compactions: {s.compactions} of {self.topo.compactions} used"
+        return ""
 
     def _answer(self, s: GroupState, action: Action) -> tuple[str, tuple[int, ...]] | None:
         """Ghost: the coordinator's answer to the SyncGroup or Heartbeat ``action`` sends (error, assignment),
@@ -499,6 +550,9 @@ class GroupSystem:
             # the JoinGroup parked at the old coordinator is answered NOT_COORDINATOR: send it again
             c = c._replace(state=cc.UNJOINED)
             events.append("join:NOT_COORDINATOR")
+        elif c.state == cc.STABLE and not self.flags.coordinator_change_keeps_membership:  # no branch: variant only
+            c = c._replace(state=cc.UNJOINED)  # weakened variant rejoin_on_coordinator_change
+            events.append("rejoin:coordinator_changed")
         return self._put(s, i, c._replace(coordinator=s.group.epoch)), tuple(events)
 
     def _start(self, s: GroupState, i: int) -> Result:
@@ -537,11 +591,30 @@ class GroupSystem:
         before = s.group
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation,
                             self.flags.rebalance_in_progress_rejoins)
-        s = s._replace(group=out.group)
+        s = self._note_answer(s, "JoinGroup", c, out.error)._replace(group=out.group)
+        s = self._note_recorded(s, out, owned, generation)
         needless = _needless_rebalance(before, out.group, c.member_id, owned, generation)
         if needless:  # unreachable: ghost observer of a violation (no_needless_rebalance)
             s = s._replace(ghost=s.ghost._replace(needless=(*s.ghost.needless, needless)))
         return self._put(s, i, out.consumer), (*events, out.event)
+
+    @staticmethod
+    def _note_recorded(s: GroupState, out: cc.JoinOutcome, owned: tuple[int, ...], generation: int) -> GroupState:
+        """Ghost: a JoinGroup the coordinator admitted leaves it holding the subscription metadata the member just
+        sent (``ownedPartitions`` and, KIP-792, their generation): ``classicGroupJoinNewMember`` stores a new
+        member's, ``updateMemberAndRebalance`` / ``ClassicGroupMember.setSupportedProtocols`` a known member's
+        (``GroupMetadataManager``, Kafka 4.0, trunk 1eb7644).  The leader's assignor and the next JoinGroup's
+        "unchanged metadata" test both read it: an out-of-date copy hands partitions by a stale claim and turns
+        a retried JoinGroup into a rebalance."""
+        if out.error != Errors.NONE:
+            return s
+        m = s.group.member(out.consumer.member_id)
+        held = None if m is None else (m.owned, m.generation)
+        if held == (owned, generation):  # no branch: ghost observer of a violation (coordinator_holds_subscription)
+            return s
+        note = (f"JoinGroup of {out.consumer.member_id} sent ownedPartitions {list(owned)} of generation {generation}; "
+                f"the coordinator holds {'no member' if held is None else f'{list(held[0])} of generation {held[1]}'}")
+        return s._replace(ghost=s.ghost._replace(misrecorded=(*s.ghost.misrecorded, note)))
 
     def _complete_join(self, s: GroupState) -> Result:
         group = cg.complete_join(s.group, self.topo.assignor)
@@ -559,7 +632,7 @@ class GroupSystem:
         c = s.consumers[i]
         s = self._note_answer(s, "SyncGroup", c, res.error)._replace(group=res.group)
         if res.error != Errors.NONE:
-            c = cc.on_error(c, res.error, self.flags.rebalance_in_progress_rejoins)
+            c = cc.on_error(c, res.error, *self._rebalance_reaction())
             return self._put(s, i, c), (f"error:{res.error}", f"sync:{res.error}")
         fetched = dict(s.group.offsets) if self.flags.offset_fetch_on_assign else {}
         c, revoked = cc.assigned(c, res.assignment, fetched)
@@ -584,7 +657,7 @@ class GroupSystem:
         c = s.consumers[i]
         error = cg.heartbeat(s.group, c.member_id, c.generation)
         s = self._note_answer(s, "Heartbeat", c, error)
-        c = cc.on_error(c, error, self.flags.rebalance_in_progress_rejoins)
+        c = cc.on_error(c, error, *self._rebalance_reaction())
         return self._put(s, i, c), (f"error:{error}", f"heartbeat:{error}")
 
     def _poll(self, s: GroupState, i: int, p: int) -> Result:
@@ -596,7 +669,7 @@ class GroupSystem:
         c = s.consumers[i]
         s, error = self._commit(s, c, c.uncommitted())
         if error != Errors.NONE:
-            return self._put(s, i, cc.on_error(c, error, self.flags.rebalance_in_progress_rejoins)), (
+            return self._put(s, i, cc.on_error(c, error, *self._rebalance_reaction())), (
                 f"error:{error}", f"commit:{error}")
         if self._limits[GROUP_FAULT_KINDS.index("late_commit")]:  # remembered only where a copy can come late
             c = c._replace(sent=(c.member_id, c.generation, tuple((p, c.position(p)) for p in c.uncommitted())))

@@ -126,8 +126,12 @@ def empty_group(group_id: str = "consumerGroupId") -> ClassicGroup:
 
 
 def transition(group: ClassicGroup, target: str) -> ClassicGroup:
-    """Move to ``target``; Kafka throws IllegalStateException for a transition not in the table."""
-    if group.state != target and group.state not in VALID_PREVIOUS_STATES[target]:  # no branch: handlers keep the table
+    """Move to ``target``; Kafka throws IllegalStateException for a transition not in the table.
+
+    ``ClassicGroup.transitionTo`` / ``assertValidTransition`` (Kafka 4.0, trunk 1eb7644, ``classic/ClassicGroup.java``)
+    check the current state against ``target``'s valid previous states with no exception for staying put: no state
+    but Dead lists itself, so a handler that "moves" a group to the state it is in is a bug Kafka reports."""
+    if group.state not in VALID_PREVIOUS_STATES[target]:  # no branch: handlers keep the table
         raise AssertionError(f"illegal group transition {group.state} -> {target}")
     return group._replace(state=target)
 
