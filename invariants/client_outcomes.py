@@ -304,8 +304,6 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             separator=", ",
             partners=("txn_committed",),
         ),
-        sometimes_event("txn_batch_retried", "A producer re-sent a batch after an error or a lost connection.",
-                        "retry"),
         no_findings(
             name="producer_ids_never_reused",
             fact="A producer id is handed out once: every id a coordinator entry or a producer holds was "
