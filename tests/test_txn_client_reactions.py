@@ -31,6 +31,7 @@ ERRORS = (
     Errors.INVALID_TXN_STATE,
     Errors.INVALID_RECORD,
     Errors.UNKNOWN_SERVER_ERROR,
+    *sorted(AUTHORIZATION_ERRORS),
 )
 #: States with a coordinator request in flight (a fatal error clears it: its late answer is stale).
 STATES = {
@@ -73,6 +74,12 @@ def test_wrong_reactions_are_flagged() -> None:
     # unexpected codes are fatal; NONE moves an EndTxn on
     assert unexpected_reaction("EndTxn", Errors.INVALID_TXN_STATE, tp.C.COMMITTING, ab, False, True, 0)
     assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.COMMITTING, tp.C.COMMITTING, False, True, 0)
-    # authorization errors are the security invariants'
-    for error in AUTHORIZATION_ERRORS:
-        assert unexpected_reaction("EndTxn", error, tp.C.COMMITTING, tp.C.COMMITTING, False, True, 0) is None
+    # authorization errors (KAFKA-13668): InitProducerId uninitializes, a transactional-id denial is fatal
+    denied = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert unexpected_reaction("InitProducerId", denied, tp.C.INITIALIZING, fatal, False, True, 0)
+    assert unexpected_reaction("InitProducerId", denied, tp.C.INITIALIZING, tp.C.UNINITIALIZED, False, True, 0) is None
+    assert unexpected_reaction("EndTxn", denied, tp.C.COMMITTING, tp.C.COMMITTING, False, True, 0)
+    assert unexpected_reaction("EndTxn", denied, tp.C.COMMITTING, fatal, False, True, 0) is None
+    topic = Errors.TOPIC_AUTHORIZATION_FAILED
+    assert unexpected_reaction("AddPartitionsToTxn", topic, tp.C.IN_TRANSACTION, fatal, False, True, 0)
+    assert unexpected_reaction("AddPartitionsToTxn", topic, tp.C.IN_TRANSACTION, ab, False, True, 0) is None

@@ -16,8 +16,13 @@ states the state ``TransactionManager`` is in after the ``handleResponse`` of ``
   fenced;
 * NONE: InitProducerId -> READY; AddPartitionsToTxn -> unchanged (the partitions join the transaction);
   EndTxn -> READY, or INITIALIZING for a KIP-360 epoch bump (``completeTransaction``);
-* a producer already FATAL_ERROR stays so; authorization errors are the security invariants' (KAFKA-13668's
-  InitProducerId path returns to UNINITIALIZED).
+* a producer already FATAL_ERROR stays so;
+* authorization errors: InitProducerId answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED or
+  CLUSTER_AUTHORIZATION_FAILED is an abortable error after which the Sender fails the pending requests and
+  moves the producer to UNINITIALIZED (``Sender.shouldHandleAuthorizationError``, KAFKA-13668, PR #12149), so
+  ``initTransactions()`` may be called again; AddPartitionsToTxn / EndTxn answered
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal (not fenced); AddPartitionsToTxn answered
+  TOPIC_AUTHORIZATION_FAILED is abortable (``unauthorizedTopics``; skipped while ABORTING_TRANSACTION).
 
 The answer is a ghost label (``client_reaction:...``, property ``client_reacts_as_kafka``).
 """
@@ -37,6 +42,12 @@ _RETRIED = (  # no mutate: a table of the judge of client_reacts_as_kafka (a pro
 _FENCED = (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH)  # no mutate: the judge's table
 _IF_POSSIBLE = (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPPING)  # no mutate: the judge's table
 
+#: InitProducerId's abortable authorization errors (``InitProducerIdHandler``; the Sender then uninitializes)
+_INIT_AUTHORIZATION = (  # no mutate: the judge's table
+    Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    Errors.CLUSTER_AUTHORIZATION_FAILED,
+)
+
 FATAL = "FATAL_ERROR"
 FENCED = "FATAL_ERROR/fenced"
 ABORTING = "ABORTING_TRANSACTION"
@@ -48,6 +59,8 @@ def _expected(  # no mutate: the judge of client_reacts_as_kafka (a property), n
     """The states ``TransactionManager`` can be in after the handler (``FENCED``: fatal, fenced)."""
     if old == FATAL:
         return (FATAL, FENCED)
+    if error in AUTHORIZATION_ERRORS:
+        return _expected_authorization(request, error, old)
     if error == Errors.NONE:
         return {"InitProducerId": ("READY",), "AddPartitionsToTxn": (old,)}.get(request, ("READY", "INITIALIZING"))
     if error in _RETRIED:
@@ -64,13 +77,23 @@ def _expected(  # no mutate: the judge of client_reacts_as_kafka (a property), n
     return (ABORTING,) if request == "AddPartitionsToTxn" else (FATAL,)
 
 
+def _expected_authorization(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    request: str, error: str, old: str
+) -> tuple[str, ...]:
+    """The states after an *_AUTHORIZATION_FAILED answer (``TransactionManager`` handlers and ``Sender``,
+    Kafka 4.0-SNAPSHOT @1eb7644349cb)."""
+    if request == "InitProducerId" and error in _INIT_AUTHORIZATION:
+        return ("UNINITIALIZED",)
+    if request == "AddPartitionsToTxn" and error == Errors.TOPIC_AUTHORIZATION_FAILED:
+        return (ABORTING,) if old == ABORTING else ("ABORTABLE_ERROR",)
+    return (FATAL,)
+
+
 def unexpected_reaction(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
     request: str, error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int
 ) -> str | None:
     """A ghost label if producer ``producer`` went from state ``old`` to ``new`` (``fenced``: its fatal error is a
     ProducerFencedException) on ``request``'s answer ``error`` other than Kafka's handler does; else ``None``."""
-    if error in AUTHORIZATION_ERRORS:
-        return None
     got = FENCED if new == FATAL and fenced else new
     if got in _expected(request, error, old, kip_360):  # no branch: the other side describes a defect
         return None
