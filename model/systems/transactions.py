@@ -1252,7 +1252,16 @@ def displaced(  # no mutate: the judge of healthy_producer_not_failed (a propert
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     if pid < 0:  # no branch: no gate run makes fatal a client that never got a producer id
         return False
-    if tc.is_epoch_exhausted(epoch, cfg):
+    initializing = c.inflight and c.state == tp.C.INITIALIZING
+    if tc.is_epoch_exhausted(epoch, cfg) and initializing:
+        # a KIP-360 InitProducerId naming an exhausted epoch: handleInitProducerId rotates the producer id to
+        # a new one at epoch 0 with lastProducerEpoch = the exhausted epoch it came from, and answers a retry of
+        # it, which names (previousProducerId, exhausted epoch), with the new id (TransactionCoordinator.scala
+        # @1eb7644349cb): the client's own rotation leaves it the holder.  (previousProducerId itself is not
+        # the witness: a coordinator that forgets to record it is what this judge must catch.)
+        if md.producer_id != pid and md.producer_epoch == 0 and md.last_producer_epoch == epoch:
+            return False
+    elif tc.is_epoch_exhausted(epoch, cfg):
         # the coordinator rotates an exhausted epoch's producer id (nextProducerId); which (pid, epoch) the TV2
         # EndTxn response hands the client at the boundary is not settled in this model (README, "Modelling
         # choices"), so a client there counts as displaced
