@@ -29,8 +29,9 @@ Coordinator epochs, per step (recorded in the ghost only when broken, so the sta
 * ``producer_epoch_never_decreases``: for one producer id the logged and cached epoch never goes down (an
   exhausted epoch moves to a new producer id, it does not restart the old one at 0);
 * ``cached_epoch_follows_log``: the (producer id, epoch, state, previous/next producer id) cached in
-  ``TransactionMetadata`` is the logged one, and an entry leaves the cache only with its tombstone; the epoch may be one above the log's exactly while an epoch fence is being appended or after
-  its append failed (``hasFailedEpochFence``, KAFKA-9666);
+  ``TransactionMetadata`` is the logged one, and an entry leaves the cache only with its tombstone; the
+  epoch may be one above the log's exactly while an epoch fence is being appended or after its append failed
+  (``hasFailedEpochFence``, KAFKA-9666);
 * ``stale_init_fenced``: an InitProducerId naming (pid, epoch) is answered NONE only with (pid, epoch + 1),
   the new producer id that replaced pid at an exhausted epoch, or a new entry's first epoch;
 * ``acknowledged_after_logged``: an answer NONE to InitProducerId, AddPartitionsToTxn or EndTxn reports
