@@ -52,10 +52,13 @@ def _response(kind: str, error: str) -> object:
 @pytest.mark.parametrize(("tv", "kip_360"), [(1, True), (1, False), (2, True)])
 def test_the_client_reacts_as_transaction_manager(tv: int, kip_360: bool) -> None:
     for kind, states in STATES.items():
-        for state, error in itertools.product(states, ERRORS):
-            c = tp.new_client(0, 2)._replace(state=state, inflight=True, added=(1,), pending_add=(0,))
+        for state, error, owed in itertools.product(states, ERRORS, (False, True)):
+            c = tp.new_client(0, 2)._replace(
+                state=state, inflight=True, added=(1,), pending_add=(0,), epoch_bump_required=owed
+            )
             new, _outcome, _events = tp.handle_txn_response(c, _response(kind, error), tv, kip_360)
-            label = unexpected_reaction(kind, error, state, new.state, new.fenced, kip_360, 0)
+            bump = owed and kip_360 and tv < 2
+            label = unexpected_reaction(kind, error, state, new.state, new.fenced, kip_360, 0, bump)
             assert label is None, label
 
 
@@ -74,6 +77,10 @@ def test_wrong_reactions_are_flagged() -> None:
     # unexpected codes are fatal; NONE moves an EndTxn on
     assert unexpected_reaction("EndTxn", Errors.INVALID_TXN_STATE, tp.C.COMMITTING, ab, False, True, 0)
     assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.COMMITTING, tp.C.COMMITTING, False, True, 0)
+    # completeTransaction: INITIALIZING exactly when an epoch bump is owed
+    assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.ABORTING, tp.C.INITIALIZING, False, True, 0)
+    assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.ABORTING, tp.C.READY, False, True, 0, True)
+    assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.ABORTING, tp.C.INITIALIZING, False, True, 0, True) is None
     # authorization errors (KAFKA-13668): InitProducerId uninitializes, a transactional-id denial is fatal
     denied = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     assert unexpected_reaction("InitProducerId", denied, tp.C.INITIALIZING, fatal, False, True, 0)

@@ -15,7 +15,9 @@ states the state ``TransactionManager`` is in after the ``handleResponse`` of ``
 * INVALID_TXN_STATE and every code a handler does not name ("Unexpected error in ...Response"): fatal, not
   fenced;
 * NONE: InitProducerId -> READY; AddPartitionsToTxn -> unchanged (the partitions join the transaction);
-  EndTxn -> READY, or INITIALIZING for a KIP-360 epoch bump (``completeTransaction``);
+  EndTxn -> INITIALIZING exactly when the producer owes an epoch bump (``completeTransaction`` reads
+  ``epochBumpRequired``, set by ``abortableErrorIfPossible`` / a failed batch under KIP-360; under TV2 the
+  coordinator's end bumps the epoch, KIP-890 part 2, so the caller passes ``bump_required`` false), else READY;
 * a producer already FATAL_ERROR stays so;
 * authorization errors: InitProducerId answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED or
   CLUSTER_AUTHORIZATION_FAILED is an abortable error after which the Sender fails the pending requests and
@@ -54,7 +56,7 @@ ABORTING = "ABORTING_TRANSACTION"
 
 
 def _expected(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
-    request: str, error: str, old: str, kip_360: bool
+    request: str, error: str, old: str, kip_360: bool, bump: bool
 ) -> tuple[str, ...]:
     """The states ``TransactionManager`` can be in after the handler (``FENCED``: fatal, fenced)."""
     if old == FATAL:
@@ -62,7 +64,9 @@ def _expected(  # no mutate: the judge of client_reacts_as_kafka (a property), n
     if error in AUTHORIZATION_ERRORS:
         return _expected_authorization(request, error, old)
     if error == Errors.NONE:
-        return {"InitProducerId": ("READY",), "AddPartitionsToTxn": (old,)}.get(request, ("READY", "INITIALIZING"))
+        return {"InitProducerId": ("READY",), "AddPartitionsToTxn": (old,)}.get(
+            request, ("INITIALIZING",) if bump else ("READY",)
+        )
     if error in _RETRIED:
         return (old,)
     if error in _FENCED:
@@ -90,11 +94,18 @@ def _expected_authorization(  # no mutate: the judge of client_reacts_as_kafka (
 
 
 def unexpected_reaction(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
-    request: str, error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int
+    request: str,
+    error: str,
+    old: str,
+    new: str,
+    fenced: bool,
+    kip_360: bool,
+    producer: int,
+    bump_required: bool = False,
 ) -> str | None:
     """A ghost label if producer ``producer`` went from state ``old`` to ``new`` (``fenced``: its fatal error is a
     ProducerFencedException) on ``request``'s answer ``error`` other than Kafka's handler does; else ``None``."""
     got = FENCED if new == FATAL and fenced else new
-    if got in _expected(request, error, old, kip_360):  # no branch: the other side describes a defect
+    if got in _expected(request, error, old, kip_360, bump_required):  # no branch: the other side describes a defect
         return None
     return f"client_reaction:{producer}:{request}:{error}:{old}->{got}"

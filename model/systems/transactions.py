@@ -661,7 +661,9 @@ class TransactionalSystem:
         s = s._replace(clients=_at(s.clients, i, c))
         if "stale_response" not in events:
             kind = type(body).__name__.removesuffix("Response")
-            label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i)
+            # a client-side epoch bump after the transaction: KIP-360 without TV2 (under TV2 the coordinator bumps)
+            bump = old.epoch_bump_required and self.kip_360 and self.tv < 2
+            label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i, bump)
             if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
                 s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
         return self._record_outcome(s, i, txn, outcome), events
