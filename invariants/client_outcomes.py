@@ -233,6 +233,19 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("txn_prepare_commit",),
         ),
         no_findings(
+            name="client_transitions_valid",
+            fact="Every transactional producer's state change is one TransactionManager allows (FATAL_ERROR may "
+            "follow any state and is never left).",
+            source="TransactionManager.State.isTransitionValid (Kafka 4.0-SNAPSHOT @1eb7644349cb); "
+            "Sender.shouldHandleAuthorizationError (KAFKA-13668)",
+            catches="a client that leaves FATAL_ERROR, turns an abort into an abortable error, or starts, commits "
+            "or re-initializes from a state Kafka's producer throws IllegalStateException in",
+            findings=lambda s: _labels(s, "client_transition:"),
+            heading="invalid client transitions: ",
+            separator=", ",
+            partners=("txn_prepare_commit",),
+        ),
+        no_findings(
             name="no_unknown_server_error",
             fact="No response carries UNKNOWN_SERVER_ERROR to a client.",
             source='TransactionManager handlers (an unexpected error is fatal: "Unexpected error in ...Response")',

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 
-__all__ = ["unexpected_reaction"]
+__all__ = ["invalid_client_transitions", "unexpected_reaction"]
 
 _RETRIED = (  # no mutate: a table of the judge of client_reacts_as_kafka (a property), not a rule
     Errors.COORDINATOR_NOT_AVAILABLE,
@@ -109,3 +109,40 @@ def unexpected_reaction(  # no mutate: the judge of client_reacts_as_kafka (a pr
     if got in _expected(request, error, old, kip_360, bump_required):  # no branch: the other side describes a defect
         return None
     return f"client_reaction:{producer}:{request}:{error}:{old}->{got}"
+
+
+#: ``TransactionManager.State.isTransitionValid`` (Kafka 4.0-SNAPSHOT @1eb7644349cb): target -> valid sources.
+#: FATAL_ERROR may follow any state and is never a source.
+_VALID_PREVIOUS: dict[str, tuple[str, ...]] = {  # no mutate: the judge's table (client_transitions_valid)
+    "UNINITIALIZED": ("READY", "ABORTABLE_ERROR"),
+    "INITIALIZING": ("UNINITIALIZED", "ABORTING_TRANSACTION"),
+    "READY": ("INITIALIZING", "COMMITTING_TRANSACTION", "ABORTING_TRANSACTION"),
+    "IN_TRANSACTION": ("READY",),
+    "COMMITTING_TRANSACTION": ("IN_TRANSACTION",),
+    "ABORTING_TRANSACTION": ("IN_TRANSACTION", "ABORTABLE_ERROR"),
+    "ABORTABLE_ERROR": ("IN_TRANSACTION", "COMMITTING_TRANSACTION", "ABORTABLE_ERROR", "INITIALIZING"),
+}
+
+
+def _valid_client_transition(  # no mutate: the judge of client_transitions_valid (a property), not a rule
+    src: str, dst: str
+) -> bool:
+    if dst == FATAL:
+        return True
+    if src in _VALID_PREVIOUS.get(dst, ()):
+        return True
+    # one model step may take two of TransactionManager's: an InitProducerId denied by an ACL is an abortable
+    # error after which the Sender moves the producer to UNINITIALIZED (Sender.shouldHandleAuthorizationError)
+    return src in _VALID_PREVIOUS["ABORTABLE_ERROR"] and "ABORTABLE_ERROR" in _VALID_PREVIOUS.get(dst, ())
+
+
+def invalid_client_transitions(  # no mutate: the judge of client_transitions_valid (a property), not a rule
+    before: tuple[str, ...], after: tuple[str, ...]
+) -> list[str]:
+    """Ghost labels ``client_transition:<i>:<old>-><new>`` for every producer whose ``TransactionManager`` state
+    changed along an edge ``State.isTransitionValid`` forbids (``transitionTo`` throws IllegalStateException)."""
+    return [
+        f"client_transition:{i}:{old}->{new}"
+        for i, (old, new) in enumerate(zip(before, after, strict=True))
+        if old != new and not _valid_client_transition(old, new)
+    ]

@@ -58,7 +58,7 @@ from keos.model import network as net
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.producer_config import ProducerConfig
-from keos.model.clients.txn_reactions import unexpected_reaction
+from keos.model.clients.txn_reactions import invalid_client_transitions, unexpected_reaction
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
@@ -464,6 +464,9 @@ class TransactionalSystem:
             bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
         if new.clients is not state.clients:
             bad += self._unjustified_failures(state, new, action)
+            bad += invalid_client_transitions(
+                tuple(c.state for c in state.clients), tuple(c.state for c in new.clients)
+            )
         if bad:  # no branch: the violation side, only a defect takes it (the ghost's bad steps)
             new = _flagged(new, *bad)  # no mutate: ghost observer (records the bad step for the properties)
         return Step(new, events)
