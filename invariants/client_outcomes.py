@@ -28,9 +28,10 @@ Coordinator epochs, per step (recorded in the ghost only when broken, so the sta
 * ``fence_raises_epoch``: the PrepareAbort of an epoch fence is logged above the epoch the log held;
 * ``producer_epoch_never_decreases``: for one producer id the logged and cached epoch never goes down (an
   exhausted epoch moves to a new producer id, it does not restart the old one at 0);
-* ``cached_epoch_follows_log``: the (producer id, epoch, state) cached in ``TransactionMetadata`` is the
-  logged one; the epoch may be one above the log's exactly while an epoch fence is being appended or after
-  its append failed (``hasFailedEpochFence``, KAFKA-9666);
+* ``cached_epoch_follows_log``: the (producer id, epoch, state, previous/next producer id) cached in
+  ``TransactionMetadata`` is the logged one, and an entry leaves the cache only with its tombstone; the
+  epoch may be one above the log's exactly while an epoch fence is being appended or after its append failed
+  (``hasFailedEpochFence``, KAFKA-9666);
 * ``stale_init_fenced``: an InitProducerId naming (pid, epoch) is answered NONE only with (pid, epoch + 1),
   the new producer id that replaced pid at an exhausted epoch, or a new entry's first epoch;
 * ``acknowledged_after_logged``: an answer NONE to InitProducerId, AddPartitionsToTxn or EndTxn reports
@@ -135,7 +136,8 @@ def _fence_in_flight(s: TxnSystemState, t: int) -> bool:
 
 
 def cache_ahead_of_log(s: TxnSystemState) -> list[str]:
-    """Transactional ids whose cached (producer id, epoch, state) is not the logged one.
+    """Transactional ids whose cached (producer id, epoch, state, previous/next producer id) is not the logged
+    one, or that left the cache while the log still holds them (the tombstone's callback removes the entry).
 
     The cache changes only in an append's callback, so it is the log's last value -- except that an epoch
     fence caches its bump before its append (``endTransaction`` with ``isEpochFence``) and keeps it when the
@@ -144,6 +146,9 @@ def cache_ahead_of_log(s: TxnSystemState) -> list[str]:
     out: list[str] = []
     for t, (md, lg) in enumerate(zip(s.coordinator, s.txn_log, strict=True)):
         if md is None:
+            # the entry leaves the cache only in the tombstone's success callback (removeFromCacheCallback)
+            if lg is not None:
+                out.append(f"transactional id {t}: no entry cached, {lg.state} logged")
             continue
         if lg is None:
             if md.producer_epoch >= 0:
@@ -160,6 +165,11 @@ def cache_ahead_of_log(s: TxnSystemState) -> list[str]:
             )
         elif md.state != lg.state:
             out.append(f"transactional id {t}: {md.state} cached, {lg.state} logged")
+        elif (md.prev_producer_id, md.next_producer_id) != (lg.prev_producer_id, lg.next_producer_id):
+            out.append(
+                f"transactional id {t}: previous/next producer id {md.prev_producer_id}/{md.next_producer_id} "
+                f"cached, {lg.prev_producer_id}/{lg.next_producer_id} logged"
+            )
     return out
 
 
@@ -223,6 +233,19 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("txn_prepare_commit",),
         ),
         no_findings(
+            name="client_transitions_valid",
+            fact="Every transactional producer's state change is one TransactionManager allows (FATAL_ERROR may "
+            "follow any state and is never left).",
+            source="TransactionManager.State.isTransitionValid (Kafka 4.0-SNAPSHOT @1eb7644349cb); "
+            "Sender.shouldHandleAuthorizationError (KAFKA-13668)",
+            catches="a client that leaves FATAL_ERROR, turns an abort into an abortable error, or starts, commits "
+            "or re-initializes from a state Kafka's producer throws IllegalStateException in",
+            findings=lambda s: _labels(s, "client_transition:"),
+            heading="invalid client transitions: ",
+            separator=", ",
+            partners=("txn_prepare_commit",),
+        ),
+        no_findings(
             name="no_unknown_server_error",
             fact="No response carries UNKNOWN_SERVER_ERROR to a client.",
             source='TransactionManager handlers (an unexpected error is fatal: "Unexpected error in ...Response")',
@@ -254,9 +277,10 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
         ),
         no_findings(
             name="cached_epoch_follows_log",
-            fact="The producer id, epoch and state the coordinator caches are those of its transaction log's "
-            "last value; the epoch may be one above the log's while an epoch fence is being appended or after "
-            "its append failed.",
+            fact="The producer id, epoch, state and previous/next producer id the coordinator caches are those "
+            "of its transaction log's last value, and an id leaves the cache only once its tombstone is logged; "
+            "the epoch may be one above the log's while an epoch fence is being appended or after its append "
+            "failed.",
             source="TransactionStateManager.appendTransactionToLog (the cache changes only in a successful "
             "append's callback, completeTransitionTo); KAFKA-9666 (hasFailedEpochFence)",
             catches="a coordinator that hands out (or fences with) epochs its log never recorded, or whose cache "

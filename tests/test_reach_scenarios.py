@@ -65,6 +65,14 @@ def test_displaced_means_the_coordinator_moved_past_the_client() -> None:
     assert displaced(_client(tp.C.COMMITTING, inflight=True), own_end, TV1)
     # a KIP-360 InitProducerId(pid, epoch) of its own
     assert not displaced(_client(tp.C.INITIALIZING, inflight=True), own_end._replace(state="Empty"), TV1)
+    # ... which rotated an exhausted epoch (limit 3: epoch 2) to a new producer id at epoch 0: still the holder,
+    # its retry of (pid, 2) must be answered with the new id; another instance's rotation (lastProducerEpoch -1)
+    # displaces it
+    limit3 = kafka_cc(transaction_version=1, max_producer_epoch=3)
+    rotated = TransactionMetadata(0, 8, 0, last_producer_epoch=2, prev_producer_id=7, state="Empty")
+    assert not displaced(_client(tp.C.INITIALIZING, epoch=2, inflight=True), rotated, limit3)
+    other = rotated._replace(last_producer_epoch=-1)
+    assert displaced(_client(tp.C.INITIALIZING, epoch=2, inflight=True), other, limit3)
 
 
 def test_every_state_change_must_be_a_chain_of_reported_transitions() -> None:

@@ -31,6 +31,7 @@ ERRORS = (
     Errors.INVALID_TXN_STATE,
     Errors.INVALID_RECORD,
     Errors.UNKNOWN_SERVER_ERROR,
+    *sorted(AUTHORIZATION_ERRORS),
 )
 #: States with a coordinator request in flight (a fatal error clears it: its late answer is stale).
 STATES = {
@@ -51,10 +52,13 @@ def _response(kind: str, error: str) -> object:
 @pytest.mark.parametrize(("tv", "kip_360"), [(1, True), (1, False), (2, True)])
 def test_the_client_reacts_as_transaction_manager(tv: int, kip_360: bool) -> None:
     for kind, states in STATES.items():
-        for state, error in itertools.product(states, ERRORS):
-            c = tp.new_client(0, 2)._replace(state=state, inflight=True, added=(1,), pending_add=(0,))
+        for state, error, owed in itertools.product(states, ERRORS, (False, True)):
+            c = tp.new_client(0, 2)._replace(
+                state=state, inflight=True, added=(1,), pending_add=(0,), epoch_bump_required=owed
+            )
             new, _outcome, _events = tp.handle_txn_response(c, _response(kind, error), tv, kip_360)
-            label = unexpected_reaction(kind, error, state, new.state, new.fenced, kip_360, 0)
+            bump = owed and kip_360 and tv < 2
+            label = unexpected_reaction(kind, error, state, new.state, new.fenced, kip_360, 0, bump)
             assert label is None, label
 
 
@@ -73,6 +77,16 @@ def test_wrong_reactions_are_flagged() -> None:
     # unexpected codes are fatal; NONE moves an EndTxn on
     assert unexpected_reaction("EndTxn", Errors.INVALID_TXN_STATE, tp.C.COMMITTING, ab, False, True, 0)
     assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.COMMITTING, tp.C.COMMITTING, False, True, 0)
-    # authorization errors are the security invariants'
-    for error in AUTHORIZATION_ERRORS:
-        assert unexpected_reaction("EndTxn", error, tp.C.COMMITTING, tp.C.COMMITTING, False, True, 0) is None
+    # completeTransaction: INITIALIZING exactly when an epoch bump is owed
+    assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.ABORTING, tp.C.INITIALIZING, False, True, 0)
+    assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.ABORTING, tp.C.READY, False, True, 0, True)
+    assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.ABORTING, tp.C.INITIALIZING, False, True, 0, True) is None
+    # authorization errors (KAFKA-13668): InitProducerId uninitializes, a transactional-id denial is fatal
+    denied = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    assert unexpected_reaction("InitProducerId", denied, tp.C.INITIALIZING, fatal, False, True, 0)
+    assert unexpected_reaction("InitProducerId", denied, tp.C.INITIALIZING, tp.C.UNINITIALIZED, False, True, 0) is None
+    assert unexpected_reaction("EndTxn", denied, tp.C.COMMITTING, tp.C.COMMITTING, False, True, 0)
+    assert unexpected_reaction("EndTxn", denied, tp.C.COMMITTING, fatal, False, True, 0) is None
+    topic = Errors.TOPIC_AUTHORIZATION_FAILED
+    assert unexpected_reaction("AddPartitionsToTxn", topic, tp.C.IN_TRANSACTION, fatal, False, True, 0)
+    assert unexpected_reaction("AddPartitionsToTxn", topic, tp.C.IN_TRANSACTION, ab, False, True, 0) is None

@@ -403,13 +403,15 @@ def authorization_error(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
     * AddOffsetsToTxn / TxnOffsetCommit: GROUP_AUTHORIZATION_FAILED is abortable;
       TRANSACTIONAL_ID_AUTHORIZATION_FAILED is fatal.
     * EndTxn: TRANSACTIONAL_ID_AUTHORIZATION_FAILED is fatal.
+
+    Any other authorization code is one the request's handler does not name ("Unexpected error in
+    ...Response"): fatal.  (AddOffsetsToTxn / TxnOffsetCommit are answered in ``model.systems.eos``.)
     """
     err = resp.error
     events: tuple[str, ...] = (f"client_error:{err}",)
-    if isinstance(resp, InitProducerIdResponse):
+    if isinstance(resp, InitProducerIdResponse) and err in FATAL_AUTHORIZATION_ERRORS:
         return c._replace(state=C.UNINITIALIZED, inflight=False), "", (*events, "client_uninitialized")
-    if err in (Errors.TOPIC_AUTHORIZATION_FAILED, Errors.GROUP_AUTHORIZATION_FAILED):
-        done = resp.partitions if isinstance(resp, AddPartitionsToTxnResponse) else ()
-        pending = tuple(p for p in c.pending_add if p not in done)
+    if isinstance(resp, AddPartitionsToTxnResponse) and err == Errors.TOPIC_AUTHORIZATION_FAILED:
+        pending = tuple(p for p in c.pending_add if p not in resp.partitions)
         return abortable_error(c._replace(pending_add=pending)), "", (*events, "client_abortable")
     return _fatal(c), "", (*events, "client_fatal")

@@ -15,9 +15,16 @@ states the state ``TransactionManager`` is in after the ``handleResponse`` of ``
 * INVALID_TXN_STATE and every code a handler does not name ("Unexpected error in ...Response"): fatal, not
   fenced;
 * NONE: InitProducerId -> READY; AddPartitionsToTxn -> unchanged (the partitions join the transaction);
-  EndTxn -> READY, or INITIALIZING for a KIP-360 epoch bump (``completeTransaction``);
-* a producer already FATAL_ERROR stays so; authorization errors are the security invariants' (KAFKA-13668's
-  InitProducerId path returns to UNINITIALIZED).
+  EndTxn -> INITIALIZING exactly when the producer owes an epoch bump (``completeTransaction`` reads
+  ``epochBumpRequired``, set by ``abortableErrorIfPossible`` / a failed batch under KIP-360; under TV2 the
+  coordinator's end bumps the epoch, KIP-890 part 2, so the caller passes ``bump_required`` false), else READY;
+* a producer already FATAL_ERROR stays so;
+* authorization errors: InitProducerId answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED or
+  CLUSTER_AUTHORIZATION_FAILED is an abortable error after which the Sender fails the pending requests and
+  moves the producer to UNINITIALIZED (``Sender.shouldHandleAuthorizationError``, KAFKA-13668, PR #12149), so
+  ``initTransactions()`` may be called again; AddPartitionsToTxn / EndTxn answered
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal (not fenced); AddPartitionsToTxn answered
+  TOPIC_AUTHORIZATION_FAILED is abortable (``unauthorizedTopics``; skipped while ABORTING_TRANSACTION).
 
 The answer is a ghost label (``client_reaction:...``, property ``client_reacts_as_kafka``).
 """
@@ -26,7 +33,7 @@ from __future__ import annotations
 
 from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 
-__all__ = ["unexpected_reaction"]
+__all__ = ["invalid_client_transitions", "unexpected_reaction"]
 
 _RETRIED = (  # no mutate: a table of the judge of client_reacts_as_kafka (a property), not a rule
     Errors.COORDINATOR_NOT_AVAILABLE,
@@ -37,19 +44,29 @@ _RETRIED = (  # no mutate: a table of the judge of client_reacts_as_kafka (a pro
 _FENCED = (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH)  # no mutate: the judge's table
 _IF_POSSIBLE = (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPPING)  # no mutate: the judge's table
 
+#: InitProducerId's abortable authorization errors (``InitProducerIdHandler``; the Sender then uninitializes)
+_INIT_AUTHORIZATION = (  # no mutate: the judge's table
+    Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    Errors.CLUSTER_AUTHORIZATION_FAILED,
+)
+
 FATAL = "FATAL_ERROR"
 FENCED = "FATAL_ERROR/fenced"
 ABORTING = "ABORTING_TRANSACTION"
 
 
 def _expected(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
-    request: str, error: str, old: str, kip_360: bool
+    request: str, error: str, old: str, kip_360: bool, bump: bool
 ) -> tuple[str, ...]:
     """The states ``TransactionManager`` can be in after the handler (``FENCED``: fatal, fenced)."""
     if old == FATAL:
         return (FATAL, FENCED)
+    if error in AUTHORIZATION_ERRORS:
+        return _expected_authorization(request, error, old)
     if error == Errors.NONE:
-        return {"InitProducerId": ("READY",), "AddPartitionsToTxn": (old,)}.get(request, ("READY", "INITIALIZING"))
+        return {"InitProducerId": ("READY",), "AddPartitionsToTxn": (old,)}.get(
+            request, ("INITIALIZING",) if bump else ("READY",)
+        )
     if error in _RETRIED:
         return (old,)
     if error in _FENCED:
@@ -64,14 +81,68 @@ def _expected(  # no mutate: the judge of client_reacts_as_kafka (a property), n
     return (ABORTING,) if request == "AddPartitionsToTxn" else (FATAL,)
 
 
+def _expected_authorization(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    request: str, error: str, old: str
+) -> tuple[str, ...]:
+    """The states after an *_AUTHORIZATION_FAILED answer (``TransactionManager`` handlers and ``Sender``,
+    Kafka 4.0-SNAPSHOT @1eb7644349cb)."""
+    if request == "InitProducerId" and error in _INIT_AUTHORIZATION:
+        return ("UNINITIALIZED",)
+    if request == "AddPartitionsToTxn" and error == Errors.TOPIC_AUTHORIZATION_FAILED:
+        return (ABORTING,) if old == ABORTING else ("ABORTABLE_ERROR",)
+    return (FATAL,)
+
+
 def unexpected_reaction(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
-    request: str, error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int
+    request: str,
+    error: str,
+    old: str,
+    new: str,
+    fenced: bool,
+    kip_360: bool,
+    producer: int,
+    bump_required: bool = False,
 ) -> str | None:
     """A ghost label if producer ``producer`` went from state ``old`` to ``new`` (``fenced``: its fatal error is a
     ProducerFencedException) on ``request``'s answer ``error`` other than Kafka's handler does; else ``None``."""
-    if error in AUTHORIZATION_ERRORS:
-        return None
     got = FENCED if new == FATAL and fenced else new
-    if got in _expected(request, error, old, kip_360):  # no branch: the other side describes a defect
+    if got in _expected(request, error, old, kip_360, bump_required):  # no branch: the other side describes a defect
         return None
     return f"client_reaction:{producer}:{request}:{error}:{old}->{got}"
+
+
+#: ``TransactionManager.State.isTransitionValid`` (Kafka 4.0-SNAPSHOT @1eb7644349cb): target -> valid sources.
+#: FATAL_ERROR may follow any state and is never a source.
+_VALID_PREVIOUS: dict[str, tuple[str, ...]] = {  # no mutate: the judge's table (client_transitions_valid)
+    "UNINITIALIZED": ("READY", "ABORTABLE_ERROR"),
+    "INITIALIZING": ("UNINITIALIZED", "ABORTING_TRANSACTION"),
+    "READY": ("INITIALIZING", "COMMITTING_TRANSACTION", "ABORTING_TRANSACTION"),
+    "IN_TRANSACTION": ("READY",),
+    "COMMITTING_TRANSACTION": ("IN_TRANSACTION",),
+    "ABORTING_TRANSACTION": ("IN_TRANSACTION", "ABORTABLE_ERROR"),
+    "ABORTABLE_ERROR": ("IN_TRANSACTION", "COMMITTING_TRANSACTION", "ABORTABLE_ERROR", "INITIALIZING"),
+}
+
+
+def _valid_client_transition(  # no mutate: the judge of client_transitions_valid (a property), not a rule
+    src: str, dst: str
+) -> bool:
+    if dst == FATAL:
+        return True
+    if src in _VALID_PREVIOUS.get(dst, ()):
+        return True
+    # one model step may take two of TransactionManager's: an InitProducerId denied by an ACL is an abortable
+    # error after which the Sender moves the producer to UNINITIALIZED (Sender.shouldHandleAuthorizationError)
+    return src in _VALID_PREVIOUS["ABORTABLE_ERROR"] and "ABORTABLE_ERROR" in _VALID_PREVIOUS.get(dst, ())
+
+
+def invalid_client_transitions(  # no mutate: the judge of client_transitions_valid (a property), not a rule
+    before: tuple[str, ...], after: tuple[str, ...]
+) -> list[str]:
+    """Ghost labels ``client_transition:<i>:<old>-><new>`` for every producer whose ``TransactionManager`` state
+    changed along an edge ``State.isTransitionValid`` forbids (``transitionTo`` throws IllegalStateException)."""
+    return [
+        f"client_transition:{i}:{old}->{new}"
+        for i, (old, new) in enumerate(zip(before, after, strict=True))
+        if old != new and not _valid_client_transition(old, new)
+    ]

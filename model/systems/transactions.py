@@ -58,7 +58,7 @@ from keos.model import network as net
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.producer_config import ProducerConfig
-from keos.model.clients.txn_reactions import unexpected_reaction
+from keos.model.clients.txn_reactions import invalid_client_transitions, unexpected_reaction
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
@@ -464,6 +464,9 @@ class TransactionalSystem:
             bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
         if new.clients is not state.clients:
             bad += self._unjustified_failures(state, new, action)
+            bad += invalid_client_transitions(
+                tuple(c.state for c in state.clients), tuple(c.state for c in new.clients)
+            )
         if bad:  # no branch: the violation side, only a defect takes it (the ghost's bad steps)
             new = _flagged(new, *bad)  # no mutate: ghost observer (records the bad step for the properties)
         return Step(new, events)
@@ -666,7 +669,9 @@ class TransactionalSystem:
         s = s._replace(clients=_at(s.clients, i, c))
         if "stale_response" not in events:
             kind = type(body).__name__.removesuffix("Response")
-            label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i)
+            # a client-side epoch bump after the transaction: KIP-360 without TV2 (under TV2 the coordinator bumps)
+            bump = old.epoch_bump_required and self.kip_360 and self.tv < 2
+            label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i, bump)
             if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
                 s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
         return self._record_outcome(s, i, txn, outcome), events
@@ -1257,7 +1262,16 @@ def displaced(  # no mutate: the judge of healthy_producer_not_failed (a propert
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     if pid < 0:  # no branch: no gate run makes fatal a client that never got a producer id
         return False
-    if tc.is_epoch_exhausted(epoch, cfg):
+    initializing = c.inflight and c.state == tp.C.INITIALIZING
+    if tc.is_epoch_exhausted(epoch, cfg) and initializing:
+        # a KIP-360 InitProducerId naming an exhausted epoch: handleInitProducerId rotates the producer id to
+        # a new one at epoch 0 with lastProducerEpoch = the exhausted epoch it came from, and answers a retry of
+        # it, which names (previousProducerId, exhausted epoch), with the new id (TransactionCoordinator.scala
+        # @1eb7644349cb): the client's own rotation leaves it the holder.  (previousProducerId itself is not
+        # the witness: a coordinator that forgets to record it is what this judge must catch.)
+        if md.producer_id != pid and md.producer_epoch == 0 and md.last_producer_epoch == epoch:
+            return False
+    elif tc.is_epoch_exhausted(epoch, cfg):
         # the coordinator rotates an exhausted epoch's producer id (nextProducerId); which (pid, epoch) the TV2
         # EndTxn response hands the client at the boundary is not settled in this model (README, "Modelling
         # choices"), so a client there counts as displaced
