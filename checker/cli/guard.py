@@ -64,26 +64,24 @@ def positive_int(text: str) -> int:
     return value
 
 
-def budget_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds >= 0 (``nan``, ``inf`` and negatives are refused)."""
+def _finite_non_negative(text: str, what: str, note: str = "") -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {what} >= 0, got {text!r}") from None
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0 (0 = no limit), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a finite {what.removeprefix('a ')} >= 0{note}, got {text!r}")
     return value
+
+
+def budget_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0 (``nan``, ``inf`` and negatives are refused)."""
+    return _finite_non_negative(text, "a number of seconds", " (0 = no limit)")
 
 
 def non_negative_factor(text: str) -> float:
     """An argparse type: a finite number >= 0 (a multiplier; ``nan``, ``inf`` and negatives are refused)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return value
+    return _finite_non_negative(text, "a number")
 
 
 def _probe(directory: Path) -> str | None:
