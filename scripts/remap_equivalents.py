@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from keos.checker.reach.mutation import enumerate_mutants  # noqa: E402
+from keos.checker.reach.mutation import edit_key, enumerate_mutants  # noqa: E402
 from keos.checker.reach.mutators import Mutant  # noqa: E402
 
 EQUIVALENTS = ROOT / "docs" / "mutation" / "equivalent.toml"
@@ -46,7 +46,7 @@ def remap(text: str, old: dict[str, Mutant], current: list[Mutant]) -> tuple[str
     ids = {m.id for m in current}
     by_edit: dict[tuple[str, ...], list[Mutant]] = collections.defaultdict(list)
     for m in current:
-        by_edit[(m.path, m.function, m.operator, m.original, m.replacement)].append(m)
+        by_edit[edit_key(m.to_json())].append(m)
     stats: collections.Counter[str] = collections.Counter()
     problems: list[str] = []
     out: list[str] = []
@@ -58,8 +58,7 @@ def remap(text: str, old: dict[str, Mutant], current: list[Mutant]) -> tuple[str
             continue
         mid = header.group(1)
         was = old.get(mid)
-        cands = [] if was is None else by_edit.get((was.path, was.function, was.operator, was.original,
-                                                    was.replacement), [])
+        cands = [] if was is None else by_edit.get(edit_key(was.to_json()), [])
         if not cands:
             problems.append(f"{mid}: " + (f"{was.path}:{was.line} {was.operator} {was.original[:60]} is gone"
                                           if was else "not a mutant of the base tree either"))

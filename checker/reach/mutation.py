@@ -59,6 +59,7 @@ __all__ = [
     "MutationRun",
     "baseline_cpu",
     "cpu_budget_for",
+    "edit_key",
     "enumerate_mutants",
     "evaluate_mutants",
     "load_equivalents",
@@ -142,7 +143,8 @@ def stratified_sample(mutants: Sequence[Mutant], n: int, seed: int) -> list[Muta
 RERUN_STATUSES = ("survived", "uncovered", "timeout", "crashed")
 
 
-def _edit_key(row: dict[str, Any]) -> tuple[str, ...]:
+def edit_key(row: dict[str, Any]) -> tuple[str, ...]:
+    """What a mutant edits, independent of where its lines are: file, function, operator, original, replacement."""
     return tuple(str(row.get(k)) for k in ("path", "function", "operator", "original", "replacement"))
 
 
@@ -170,10 +172,10 @@ def match_earlier(mutants: Sequence[Mutant], rows: Iterable[dict[str, Any]],
     by_key: dict[tuple[str, ...], list[Mutant]] = {}
     for m in mutants:
         if m.id not in matched:
-            by_key.setdefault(_edit_key(m.to_json()), []).append(m)
+            by_key.setdefault(edit_key(m.to_json()), []).append(m)
     gone: list[dict[str, Any]] = []
     for r in sorted(rest, key=lambda r: (str(r.get("path")), int(r.get("line") or 0), int(r.get("col") or 0))):
-        same = by_key.get(_edit_key(r))
+        same = by_key.get(edit_key(r))
         if same:
             m = same.pop(0)
             matched[m.id] = m
