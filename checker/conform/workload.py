@@ -142,10 +142,30 @@ class WorkloadConfig:
     debug_eos: bool = True
 
 
+def _kafka_error(exc: BaseException) -> Any:
+    """The ``KafkaError`` an exception carries, looking through the exceptions it was raised from.
+
+    confluent-kafka can end a call (``flush``, ``commit_transaction``) with CPython's ``SystemError:
+    <built-in method ...> returned a result with an exception set`` when a callback ran into the client's
+    own error (seen under load, when the zombie is fenced during ``flush``).  CPython chains the real
+    exception as the ``SystemError``'s ``__cause__`` (``_PyErr_FormatFromCause``), so the ``KafkaException``
+    -- and the fencing it reports -- is found on the chain.  ``None`` when no exception on it has one.
+    """
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        err = cur.args[0] if cur.args else None
+        if err is not None and hasattr(err, "name"):
+            return err
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def _error_fields(exc: BaseException) -> dict[str, Any]:
     """``error`` and ``error_class`` of a confluent_kafka exception or KafkaError."""
-    err = exc.args[0] if exc.args else None
-    if err is None or not hasattr(err, "name"):
+    err = _kafka_error(exc)
+    if err is None:
         return {"error": type(exc).__name__, "error_class": "other"}
     return _kafka_error_fields(err)
 
@@ -413,7 +433,7 @@ class Workload:
             producer.commit_transaction(15)
         except Exception as exc:
             fields = _error_fields(exc)
-            err = exc.args[0] if exc.args else None
+            err = _kafka_error(exc)
             if err is not None and hasattr(err, "txn_requires_abort") and err.txn_requires_abort():
                 timing = {"commit_at": commit_at, "sent_at": sent_at, "transaction_timeout_ms": timeout_ms}
                 kept: dict[str, Any] = {k: v for k, v in timing.items() if v}
@@ -664,7 +684,7 @@ class Workload:
                 # a new producer (same transactional.id, next instance) after a fatal or unknown one;
                 # either way the consumer goes back to the group's committed offsets.
                 fields = _error_fields(exc)
-                err = exc.args[0] if exc.args else None
+                err = _kafka_error(exc)
                 if err is not None and hasattr(err, "txn_requires_abort") and err.txn_requires_abort():
                     try:
                         producer.abort_transaction(10)
