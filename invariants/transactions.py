@@ -389,7 +389,35 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
     props = [*props, *txn_progress_properties(config), *client_outcome_properties(config)]
     if topo.pending_transitions:
         props = _pending_partners(config, props)
+    if topo.verification_round_trip:
+        props = _round_trip_partners(props)
     return tuple(props)
+
+
+def _round_trip_partners(props: list[Property]) -> list[Property]:
+    """With ``verification_round_trip``, the properties that judge the window between a leader's verification
+    request and its callback get partners proving the window was entered: a verification's guard was gone by
+    its callback (a marker landed in between: the KIP-890 ABA), and a refusal reached the callback."""
+    extra: dict[str, tuple[str, ...]] = {
+        "no_hanging_transaction": ("verification_outlived_by_marker",),
+        "txn_produce_answer_per_kafka": ("verification_outlived_by_marker", "verification_refused"),
+    }
+    witnesses = [
+        sometimes_event(
+            "verification_outlived_by_marker",
+            "A partition leader's verification was answered after a marker ended the transaction it verified: the "
+            "callback found the producer id's verification guard gone (UnifiedLog.analyzeAndValidateProducerState).",
+            "verification_guard_mismatch",
+        ),
+        sometimes_event(
+            "verification_refused",
+            "A partition leader's verification callback got a refusal (coordinator error, lost connection, "
+            "coordinator moved) and answered the producer with its translation.",
+            "verification_rejected",
+        ),
+    ]
+    out = [replace(p, partners=(*p.partners, *extra[p.name])) if p.name in extra else p for p in props]
+    return [*out, *witnesses]
 
 
 def _pending_partners(config: TxnConfig, props: list[Property]) -> list[Property]:

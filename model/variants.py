@@ -239,6 +239,14 @@ class ProtocolFlags:
             ``abortTimedOutTransactions`` skip a transaction with a transition pending; without it the
             timeout's epoch fence is prepared over the pending transition (``prepareTransitionTo``'s
             IllegalStateException).
+        verification_guard_checked: a verified transactional batch is appended only while the partition's
+            verification entry still holds the guard its verification started with
+            (``UnifiedLog.analyzeAndValidateProducerState``, ``batchMissingRequiredVerification``, KIP-890 part
+            1, KAFKA-14884); without it a verification the coordinator answered before the transaction ended
+            appends after the marker (read with ``verification_round_trip``).
+        marker_clears_verification: a marker appended for a producer id removes its verification entry
+            (``UnifiedLog.updateProducers`` -> ``clearVerificationStateEntry``); without it the guard of a
+            verification started before the marker stays valid after it (read with ``verification_round_trip``).
         join_unchanged_answers_current_generation: the group coordinator answers a JoinGroup from a
             known member whose subscription metadata did not change with the current generation
             (in CompletingRebalance any member, in Stable a follower) instead of rebalancing
@@ -318,6 +326,8 @@ class ProtocolFlags:
     append_failure_resets_pending: bool = True
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
+    verification_guard_checked: bool = True
+    marker_clears_verification: bool = True
     expiry_failure_resets_pending: bool = True
     first_sequence_zero_on_empty_log: bool = True
     join_unchanged_answers_current_generation: bool = True
@@ -1030,6 +1040,30 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_pending_transitions",),
             bug="the timeout's epoch fence is prepared over a pending transition: prepareTransitionTo throws "
             "IllegalStateException (a commit racing transaction.timeout.ms)",
+        ),
+        Variant(
+            name="verification_append_ignores_guard",
+            description="A partition leader appends a transactional batch the coordinator verified without "
+            "checking that the partition's verification guard is still the one the verification started with.",
+            flags=replace(_REAL, transaction_version=1, verification_guard_checked=False),
+            weakened=True,
+            breaks=("no_hanging_transaction", "txn_produce_answer_per_kafka"),
+            scenarios=("txn_verification_round_trip_tv1",),
+            bug="KIP-890 part 1's ABA (KAFKA-14884): the coordinator verifies, the client aborts and the abort "
+            "marker lands, then the verified batch is appended after it -- a transaction nobody will end, the "
+            "LSO stuck (the hanging transaction KIP-890 exists to prevent)",
+        ),
+        Variant(
+            name="marker_keeps_verification_guard",
+            description="A transaction marker leaves the producer id's verification entry in place, so a "
+            "verification started before the marker still verifies after it.",
+            flags=replace(_REAL, transaction_version=1, marker_clears_verification=False),
+            weakened=True,
+            breaks=("no_hanging_transaction", "txn_produce_answer_per_kafka"),
+            scenarios=("txn_verification_round_trip_tv1",),
+            bug="the VerificationStateEntry outlives its transaction (updateProducers without "
+            "clearVerificationStateEntry): a late verification answer appends after the abort marker and opens "
+            "a transaction the coordinator does not know",
         ),
         Variant(
             name="rejoin_always_rebalances",

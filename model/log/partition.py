@@ -38,15 +38,19 @@ from keos.model.variants import ProtocolFlags
 __all__ = [
     "CONTROL_ABORT",
     "CONTROL_COMMIT",
+    "NO_VERIFICATION_GUARD",
     "AbortedTxn",
     "LogEntry",
     "PartitionLeader",
+    "append_verified_txn_batch",
     "can_replicate",
+    "clear_transaction_verification",
     "handle_produce",
     "handle_txn_produce",
     "last_stable_offset",
     "replicate",
     "restart_leader",
+    "start_transaction_verification",
     "txn_produce_needs_verification",
 ]
 
@@ -56,6 +60,9 @@ CONTROL_ABORT = "ABORT"
 
 #: The producer id carried by batches of a non-idempotent producer.
 NO_PRODUCER_ID = -1
+
+#: ``VerificationGuard.SENTINEL``: no verification state entry (it never verifies).
+NO_VERIFICATION_GUARD = -1
 
 
 @record
@@ -86,6 +93,12 @@ class PartitionLeader(NamedTuple):
     ``aborted`` is the aborted-transaction index (``UnifiedLog.lastStableOffset``); it stays empty in the
     idempotence model.  ``pending`` is the produce purgatory (``DelayedProduce``): acks=all responses
     waiting for the high watermark to pass their batch (only with separate replication).
+
+    ``verifying`` is ``ProducerStateManager.verificationStates`` (KIP-890 part 1, read only with the
+    verification round trip, :func:`start_transaction_verification`): ``(producer id, guard)`` pairs, the
+    :class:`VerificationGuard` of the ``VerificationStateEntry`` a verification in flight will present at its
+    append.  A guard is an object identity in Kafka; here the number ``guards_issued`` had reached when it was
+    created, so a guard created after another is never equal to it (the ABA the guard exists for).
     """
 
     log: tuple[LogEntry, ...] = ()
@@ -94,6 +107,15 @@ class PartitionLeader(NamedTuple):
     leader_epoch: int = 0
     aborted: tuple[AbortedTxn, ...] = ()
     pending: tuple[ProduceResponse, ...] = ()
+    verifying: tuple[tuple[int, int], ...] = ()
+    guards_issued: int = 0
+
+    def verification_guard(self, producer_id: int) -> int:
+        """``UnifiedLog.verificationGuard``: the guard of the producer id's verification entry, else the sentinel."""
+        for pid, guard in self.verifying:
+            if pid == producer_id:
+                return guard
+        return NO_VERIFICATION_GUARD
 
     def entry(self, producer_id: int) -> ProducerStateEntry | None:
         """The producer state entry for ``producer_id``, if any."""
@@ -226,6 +248,7 @@ def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLe
         high_watermark=len(log),
         producers=rebuilt,
         leader_epoch=leader.leader_epoch + 1,
+        guards_issued=leader.guards_issued,
     )
 
 
@@ -307,6 +330,7 @@ VERIFICATION_TO_PRODUCE_ERROR = {
     Errors.COORDINATOR_NOT_AVAILABLE: Errors.NOT_ENOUGH_REPLICAS,
     Errors.COORDINATOR_LOAD_IN_PROGRESS: Errors.NOT_ENOUGH_REPLICAS,
     Errors.NOT_COORDINATOR: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.NETWORK_EXCEPTION: Errors.NOT_ENOUGH_REPLICAS,
 }
 
 
@@ -351,6 +375,7 @@ def handle_txn_produce(
         batch = LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional)
         log = (*leader.log, batch)
         leader = leader._replace(log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new))
+        leader = clear_transaction_verification(leader, pid)
         events = (*events, "append")
         if request.transactional and (entry is None or entry.current_txn_first_offset < 0):
             events = (*events, "txn_opened_on_partition")
@@ -366,3 +391,79 @@ def handle_txn_produce(
         offset,
     )
     return leader, response, events
+
+
+# -- the verification round trip (``ReplicaManager.handleProduceAppend``, ``UnifiedLog``, KIP-890 part 1) ----------
+
+
+def start_transaction_verification(leader: PartitionLeader, producer_id: int) -> tuple[PartitionLeader, int]:
+    """``UnifiedLog.maybeStartTransactionVerification`` for a batch that needs it: the leader and the guard.
+
+    ``ProducerStateManager.maybeCreateVerificationStateEntry`` is a ``computeIfAbsent``: a second batch of the
+    producer id verified while the first is still in flight (a retry after a request timeout) gets the same
+    guard.  The entry's lowest-sequence bookkeeping (``maybeUpdateLowestSequenceAndEpoch``, against the
+    OutOfOrderSequence loop of KAFKA-15212) is not modelled: the model's producers have one request in flight.
+    Kafka trunk ``1eb7644349cb``: ``core/src/main/scala/kafka/log/UnifiedLog.scala``,
+    ``storage/.../internals/log/ProducerStateManager.java``, ``VerificationStateEntry.java``.
+    """
+    guard = leader.verification_guard(producer_id)
+    if guard != NO_VERIFICATION_GUARD:
+        return leader, guard
+    guard = leader.guards_issued
+    verifying = tuple(sorted((*leader.verifying, (producer_id, guard))))
+    return leader._replace(verifying=verifying, guards_issued=guard + 1), guard
+
+
+def clear_transaction_verification(leader: PartitionLeader, producer_id: int) -> PartitionLeader:
+    """``ProducerStateManager.clearVerificationStateEntry``: a transactional batch of the producer id -- data or
+    a marker -- was appended (``UnifiedLog.updateProducers``): the transaction has a first offset or is over."""
+    if not leader.verifying:
+        return leader
+    return leader._replace(verifying=tuple(v for v in leader.verifying if v[0] != producer_id))
+
+
+def _missing_required_verification(
+    leader: PartitionLeader, request: ProduceRequest, guard: int, flags: ProtocolFlags
+) -> bool:
+    """``UnifiedLog.analyzeAndValidateProducerState``: a transactional batch with no ongoing transaction of its
+    producer id whose request's guard is not the producer id's current one (``batchMissingRequiredVerification``,
+    ``VerificationGuard.verify``: the sentinel never verifies).  The verification answered for a transaction the
+    partition no longer waits for: a marker ended it (or a new one was started) meanwhile."""
+    if not (request.transactional and flags.verification_guard_checked):
+        return False
+    if _has_ongoing_transaction(leader.entry(request.producer_id), request.producer_epoch, flags):
+        return False
+    return guard == NO_VERIFICATION_GUARD or leader.verification_guard(request.producer_id) != guard
+
+
+def append_verified_txn_batch(
+    leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags, verification: str, guard: int
+) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
+    """The verification's callback: the coordinator answered ``verification`` for a batch that presented ``guard``.
+
+    ``ReplicaManager.handleProduceAppend``'s ``postVerificationCallback`` answers a refusal at once, translated
+    (:data:`VERIFICATION_TO_PRODUCE_ERROR`), without touching the log; a verified batch goes to
+    ``appendRecords`` with its guard, where ``analyzeAndValidateProducerState`` answers a duplicate first, then
+    refuses with INVALID_TXN_STATE a batch whose guard is no longer the partition's
+    (:func:`_missing_required_verification`) -- before the epoch and sequence checks of
+    :func:`handle_txn_produce`, which does the rest.  Kafka trunk ``1eb7644349cb``:
+    ``core/src/main/scala/kafka/server/ReplicaManager.scala``, ``core/src/main/scala/kafka/log/UnifiedLog.scala``.
+    """
+    def refuse(error: str, event: str) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
+        response = ProduceResponse(
+            request.producer,
+            request.connection,
+            request.partition,
+            request.producer_epoch,
+            request.base_sequence,
+            error,
+            -1,
+        )
+        return leader, response, (event, f"error:{error}")
+
+    if verification != Errors.NONE:
+        error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
+        return refuse(error, "verification_rejected")
+    if not _is_duplicate(leader, request, flags) and _missing_required_verification(leader, request, guard, flags):
+        return refuse(Errors.INVALID_TXN_STATE, "verification_guard_mismatch")
+    return handle_txn_produce(leader, request, flags)
