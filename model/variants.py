@@ -247,6 +247,10 @@ class ProtocolFlags:
         marker_clears_verification: a marker appended for a producer id removes its verification entry
             (``UnifiedLog.updateProducers`` -> ``clearVerificationStateEntry``); without it the guard of a
             verification started before the marker stays valid after it (read with ``verification_round_trip``).
+        marker_keeps_next_transaction_verification: a TV2 marker leaves in place a verification entry at the
+            marker's own epoch -- the producer's next transaction already verifying (``UnifiedLog.updateProducers``,
+            ``isV2NextTransactionStarted``, Kafka trunk 2025); without it that transaction's first batch is refused
+            INVALID_TXN_STATE, fatal for the producer (read with ``verification_round_trip``).
         join_unchanged_answers_current_generation: the group coordinator answers a JoinGroup from a
             known member whose subscription metadata did not change with the current generation
             (in CompletingRebalance any member, in Stable a follower) instead of rebalancing
@@ -328,6 +332,7 @@ class ProtocolFlags:
     timeout_abort_skips_pending: bool = True
     verification_guard_checked: bool = True
     marker_clears_verification: bool = True
+    marker_keeps_next_transaction_verification: bool = True
     expiry_failure_resets_pending: bool = True
     first_sequence_zero_on_empty_log: bool = True
     join_unchanged_answers_current_generation: bool = True
@@ -1064,6 +1069,19 @@ VARIANTS: dict[str, Variant] = {
             bug="the VerificationStateEntry outlives its transaction (updateProducers without "
             "clearVerificationStateEntry): a late verification answer appends after the abort marker and opens "
             "a transaction the coordinator does not know",
+        ),
+        Variant(
+            name="marker_clears_next_transaction_verification",
+            description="Every transaction marker clears its producer id's verification entry, also a TV2 entry at "
+            "the marker's epoch that the producer's next transaction created (UnifiedLog.updateProducers before "
+            "isV2NextTransactionStarted).",
+            flags=replace(_REAL, marker_keeps_next_transaction_verification=False),
+            weakened=True,
+            breaks=("healthy_producer_not_failed", "sole_producer_not_fenced"),
+            scenarios=("txn_verification_round_trip_tv2",),
+            bug="under TV2 the next transaction's first batch reaches the leader before the previous transaction's "
+            "marker; the marker clears its fresh verification entry and the verified batch is refused "
+            "INVALID_TXN_STATE -- a healthy producer made fatal (fixed in Kafka trunk 2025)",
         ),
         Variant(
             name="rejoin_always_rebalances",

@@ -110,6 +110,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # verification_round_trip: the only place a verification guard is created)
     "verification_guard_checked": frozenset({"transactions"}),
     "marker_clears_verification": frozenset({"transactions"}),
+    "marker_keeps_next_transaction_verification": frozenset({"transactions"}),
 }
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "AbortedTxn",
     "LogEntry",
     "PartitionLeader",
+    "VerificationStateEntry",
     "append_verified_txn_batch",
     "can_replicate",
     "clear_transaction_verification",
@@ -87,6 +88,21 @@ class AbortedTxn(NamedTuple):
 
 
 @record
+class VerificationStateEntry(NamedTuple):
+    """``VerificationStateEntry.java``: a verification started for ``producer_id`` on this partition.
+
+    ``guard`` (the ``VerificationGuard``), ``epoch`` (the highest epoch a verification of the entry started
+    with: ``maybeUpdateLowestSequenceAndEpoch``) and ``supports_epoch_bump`` (the batch came from a TV2
+    producer, produce v12+).  The lowest sequence and the timestamp (expiry) are not modelled.
+    """
+
+    producer_id: int
+    guard: int
+    epoch: int
+    supports_epoch_bump: bool
+
+
+@record
 class PartitionLeader(NamedTuple):
     """The leader replica of one partition.
 
@@ -95,10 +111,10 @@ class PartitionLeader(NamedTuple):
     waiting for the high watermark to pass their batch (only with separate replication).
 
     ``verifying`` is ``ProducerStateManager.verificationStates`` (KIP-890 part 1, read only with the
-    verification round trip, :func:`start_transaction_verification`): ``(producer id, guard)`` pairs, the
-    :class:`VerificationGuard` of the ``VerificationStateEntry`` a verification in flight will present at its
-    append.  A guard is an object identity in Kafka; here the number ``guards_issued`` had reached when it was
-    created, so a guard created after another is never equal to it (the ABA the guard exists for).
+    verification round trip, :func:`start_transaction_verification`): one :class:`VerificationStateEntry` per
+    producer id, whose guard a verification in flight will present at its append.  A guard is an object
+    identity in Kafka; here the number ``guards_issued`` had reached when it was created, so a guard created
+    after another is never equal to it (the ABA the guard exists for).
     """
 
     log: tuple[LogEntry, ...] = ()
@@ -107,15 +123,20 @@ class PartitionLeader(NamedTuple):
     leader_epoch: int = 0
     aborted: tuple[AbortedTxn, ...] = ()
     pending: tuple[ProduceResponse, ...] = ()
-    verifying: tuple[tuple[int, int], ...] = ()
+    verifying: tuple[VerificationStateEntry, ...] = ()
     guards_issued: int = 0
+
+    def verification_entry(self, producer_id: int) -> VerificationStateEntry | None:
+        """``ProducerStateManager.verificationStateEntry``: the producer id's entry, if a verification started."""
+        for v in self.verifying:
+            if v.producer_id == producer_id:
+                return v
+        return None
 
     def verification_guard(self, producer_id: int) -> int:
         """``UnifiedLog.verificationGuard``: the guard of the producer id's verification entry, else the sentinel."""
-        for pid, guard in self.verifying:
-            if pid == producer_id:
-                return guard
-        return NO_VERIFICATION_GUARD
+        v = self.verification_entry(producer_id)
+        return NO_VERIFICATION_GUARD if v is None else v.guard
 
     def entry(self, producer_id: int) -> ProducerStateEntry | None:
         """The producer state entry for ``producer_id``, if any."""
@@ -396,7 +417,9 @@ def handle_txn_produce(
 # -- the verification round trip (``ReplicaManager.handleProduceAppend``, ``UnifiedLog``, KIP-890 part 1) ----------
 
 
-def start_transaction_verification(leader: PartitionLeader, producer_id: int) -> tuple[PartitionLeader, int]:
+def start_transaction_verification(
+    leader: PartitionLeader, producer_id: int, epoch: int, supports_epoch_bump: bool
+) -> tuple[PartitionLeader, int]:
     """``UnifiedLog.maybeStartTransactionVerification`` for a batch that needs it: the leader and the guard.
 
     ``ProducerStateManager.maybeCreateVerificationStateEntry`` is a ``computeIfAbsent``: a second batch of the
@@ -406,12 +429,19 @@ def start_transaction_verification(leader: PartitionLeader, producer_id: int) ->
     Kafka trunk ``1eb7644349cb``: ``core/src/main/scala/kafka/log/UnifiedLog.scala``,
     ``storage/.../internals/log/ProducerStateManager.java``, ``VerificationStateEntry.java``.
     """
-    guard = leader.verification_guard(producer_id)
-    if guard != NO_VERIFICATION_GUARD:
-        return leader, guard
+    old = leader.verification_entry(producer_id)
+    if old is not None:
+        if epoch > old.epoch:  # maybeUpdateLowestSequenceAndEpoch: a higher epoch replaces the entry's
+            leader = _put_verification(leader, old._replace(epoch=epoch))
+        return leader, old.guard
     guard = leader.guards_issued
-    verifying = tuple(sorted((*leader.verifying, (producer_id, guard))))
-    return leader._replace(verifying=verifying, guards_issued=guard + 1), guard
+    entry = VerificationStateEntry(producer_id, guard, epoch, supports_epoch_bump)
+    return _put_verification(leader._replace(guards_issued=guard + 1), entry), guard
+
+
+def _put_verification(leader: PartitionLeader, entry: VerificationStateEntry) -> PartitionLeader:
+    rest = tuple(v for v in leader.verifying if v.producer_id != entry.producer_id)
+    return leader._replace(verifying=tuple(sorted((*rest, entry))))
 
 
 def clear_transaction_verification(leader: PartitionLeader, producer_id: int) -> PartitionLeader:
@@ -419,7 +449,7 @@ def clear_transaction_verification(leader: PartitionLeader, producer_id: int) ->
     a marker -- was appended (``UnifiedLog.updateProducers``): the transaction has a first offset or is over."""
     if not leader.verifying:
         return leader
-    return leader._replace(verifying=tuple(v for v in leader.verifying if v[0] != producer_id))
+    return leader._replace(verifying=tuple(v for v in leader.verifying if v.producer_id != producer_id))
 
 
 def _missing_required_verification(
@@ -445,8 +475,9 @@ def append_verified_txn_batch(
     (:data:`VERIFICATION_TO_PRODUCE_ERROR`), without touching the log; a verified batch goes to
     ``appendRecords`` with its guard, where ``analyzeAndValidateProducerState`` answers a duplicate first, then
     refuses with INVALID_TXN_STATE a batch whose guard is no longer the partition's
-    (:func:`_missing_required_verification`) -- before the epoch and sequence checks of
-    :func:`handle_txn_produce`, which does the rest.  Kafka trunk ``1eb7644349cb``:
+    (:func:`_missing_required_verification`) -- after the stale-epoch check (PR #20534, 2025: a stale producer
+    gets the recoverable INVALID_PRODUCER_EPOCH, not the fatal INVALID_TXN_STATE; Kafka trunk ``1eb7644349cb``
+    checked the guard first) -- and :func:`handle_txn_produce` does the rest.  Kafka trunk ``1eb7644349cb``:
     ``core/src/main/scala/kafka/server/ReplicaManager.scala``, ``core/src/main/scala/kafka/log/UnifiedLog.scala``.
     """
     def refuse(error: str, event: str) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
@@ -464,6 +495,10 @@ def append_verified_txn_batch(
     if verification != Errors.NONE:
         error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
         return refuse(error, "verification_rejected")
-    if not _is_duplicate(leader, request, flags) and _missing_required_verification(leader, request, guard, flags):
+    entry = leader.entry(request.producer_id)
+    stale = entry is not None and flags.check_epoch and request.producer_epoch < entry.producer_epoch
+    if not (stale or _is_duplicate(leader, request, flags)) and _missing_required_verification(
+        leader, request, guard, flags
+    ):
         return refuse(Errors.INVALID_TXN_STATE, "verification_guard_mismatch")
     return handle_txn_produce(leader, request, flags)

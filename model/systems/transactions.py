@@ -770,7 +770,9 @@ class TransactionalSystem:
         (:data:`VERIFICATION_CONNECTION`); a failover answers it NOT_COORDINATOR (:meth:`_failover`), a connection
         reset NETWORK_EXCEPTION (:meth:`_verifications_failed`)."""
         q = req.partition
-        leader, guard = part.start_transaction_verification(s.partitions[q], req.producer_id)
+        leader, guard = part.start_transaction_verification(
+            s.partitions[q], req.producer_id, req.producer_epoch, self.tv >= 2
+        )
         tid = self._verification_tid(s, env, req)
         ask = VerifyPartitionRequest(env.src, req, tid, guard, leader.leader_epoch, len(leader.log))
         s = s._replace(
@@ -811,11 +813,15 @@ class TransactionalSystem:
         before = s.partitions[req.partition]
         leader, response, events = part.append_verified_txn_batch(before, req, self.flags, answer.error, answer.guard)
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
-        wrong = unexpected_verified_answer(before, leader, answer, response.error, response.base_offset,
-                                           self.flags.sequence_space)
+        wrong = unexpected_verified_answer(
+            before, leader, answer, response.error, response.base_offset, self.flags.sequence_space, self.tv >= 2
+        )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
         env = net.Envelope(BROKER, answer.client, req.connection, response)
+        mine = (e for e in before.log[answer.log_end :] if e.producer_id == req.producer_id)
+        if any(e.control for e in mine):  # no branch: an observer's event (a marker landed since it started)
+            events = ("verification_overtaken_by_marker", *events)  # no mutate: observer (a sometimes witness)
         return s._replace(network=net.send(s.network, env)), ("verification_answered", *events)
 
     def _verifications_failed(self, s: TxnSystemState, env: net.Envelope, error: str) -> Result:
@@ -1065,6 +1071,7 @@ class TransactionalSystem:
             self.tv,
             self.flags.marker_retry_same_epoch,
             self.flags.marker_clears_verification,
+            self.flags.marker_keeps_next_transaction_verification,
         )
         return s._replace(partitions=_at(s.partitions, m.partition, leader)), error, events
 

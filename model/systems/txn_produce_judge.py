@@ -220,14 +220,23 @@ def unexpected_txn_answer(  # no mutate: the judge of txn_produce_answer_per_kaf
     return None
 
 
-def _guard_lost(before: part.PartitionLeader, answer: VerifyPartitionResponse) -> bool:  # no mutate: a reference
+def _guard_lost(  # no mutate: the reference of txn_produce_answer_per_kafka (a property), not a rule
+    before: part.PartitionLeader, answer: VerifyPartitionResponse, tv2: bool
+) -> bool:
     """Whether the verification entry the request started with is gone, read from the log: a transactional batch
-    (data or marker) of the producer id reached the log since (``UnifiedLog.updateProducers`` clears the entry),
-    or another leader took over (verification state is in memory only)."""
-    pid = answer.produce.producer_id
+    (data or marker) of the producer id reached the log since (``UnifiedLog.updateProducers`` clears the entry) --
+    except, under TV2, a marker at the batch's own epoch, which ended the previous transaction while this one was
+    verifying (``isV2NextTransactionStarted``, Kafka trunk 2025) -- or another leader took over (verification
+    state is in memory only)."""
+    req = answer.produce
     if before.leader_epoch != answer.leader_epoch:
         return True
-    return any(e.producer_id == pid and e.transactional for e in before.log[answer.log_end :])
+    return any(
+        e.producer_id == req.producer_id
+        and e.transactional
+        and not (tv2 and e.control and e.producer_epoch == req.producer_epoch)
+        for e in before.log[answer.log_end :]
+    )
 
 
 def unexpected_verified_answer(  # no mutate: the judge of txn_produce_answer_per_kafka (a property), not a rule
@@ -237,14 +246,16 @@ def unexpected_verified_answer(  # no mutate: the judge of txn_produce_answer_pe
     response_error: str,
     response_offset: int,
     sequence_space: int,
+    tv2: bool = True,
 ) -> str | None:
     """How the leader's callback for a verification answer differs from Kafka's, or ``None``.
 
     ``ReplicaManager.handleProduceAppend`` (``postVerificationCallback``): a refusal is answered translated and
     nothing is appended; a verified batch is appended through ``UnifiedLog.analyzeAndValidateProducerState``,
     which answers a duplicate, then refuses INVALID_TXN_STATE when no transaction of the batch's producer id and
-    epoch is open on the partition and the verification's entry is gone (:func:`_guard_lost`), then applies the
-    rules of :func:`kafka_txn_produce_answer` (Kafka trunk ``1eb7644349cb``; KIP-890 part 1's ABA race)."""
+    epoch is open on the partition and the verification's entry is gone (:func:`_guard_lost`) -- a stale epoch
+    first (PR #20534) -- then applies the rules of :func:`kafka_txn_produce_answer` (Kafka trunk ``1eb7644349cb``;
+    KIP-890 part 1's ABA race)."""
     req = answer.produce
     appended = len(after.log) - len(before.log)
     recs = ",".join(prod.record_label(r) for r in req.records)
@@ -253,10 +264,11 @@ def unexpected_verified_answer(  # no mutate: the judge of txn_produce_answer_pe
     if answer.error != Errors.NONE:
         want = _VERIFICATION_ANSWER.get(answer.error, answer.error)
     else:
-        _error, dup, _ = kafka_txn_produce_answer(before, req, Errors.NONE, sequence_space)
+        error, dup, _ = kafka_txn_produce_answer(before, req, Errors.NONE, sequence_space)
         mine = [(offset, e) for offset, e in enumerate(before.log) if e.producer_id == req.producer_id]
         open_txn = before.entry(req.producer_id) is not None and _open_at_epoch(mine, req.producer_epoch)
-        if dup < 0 and not open_txn and _guard_lost(before, answer):
+        stale = error == Errors.INVALID_PRODUCER_EPOCH  # checked before the guard since PR #20534 (2025)
+        if dup < 0 and not stale and not open_txn and _guard_lost(before, answer, tv2):
             want = Errors.INVALID_TXN_STATE
     if want:
         if response_error != want or appended != 0 or response_offset != -1:  # no branch: the violation side
