@@ -340,9 +340,9 @@ def _outside_open_txn(request: ProduceRequest, entry: ProducerStateEntry | None)
     return not request.transactional and _has_open_txn(entry)
 
 
-#: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, KIP-890).
+#: How a coordinator's verification refusal reaches the produce client (``ReplicaManager``, KIP-890); read only
+#: for an error (a verified batch goes on to the append), any other error becomes INVALID_TXN_STATE.
 VERIFICATION_TO_PRODUCE_ERROR = {
-    Errors.NONE: Errors.NONE,
     Errors.TRANSACTION_ABORTABLE: Errors.TRANSACTION_ABORTABLE,
     Errors.INVALID_TXN_STATE: Errors.INVALID_TXN_STATE,
     Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,

@@ -106,6 +106,7 @@ from keos.model.systems.transactions_records import (
     TxnTopology,
 )
 from keos.model.systems.txn_produce_judge import (
+    needless_verification,
     premature_batch_failure,
     unexpected_txn_answer,
     unexpected_verified_answer,
@@ -770,6 +771,9 @@ class TransactionalSystem:
         (:data:`VERIFICATION_CONNECTION`); a failover answers it NOT_COORDINATOR (:meth:`_failover`), a connection
         reset NETWORK_EXCEPTION (:meth:`_verifications_failed`)."""
         q = req.partition
+        needless = needless_verification(s.partitions[q], req, self.flags.sequence_space)
+        if needless is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
+            s = _flagged(s, f"produce_answer:{needless}")  # no mutate: ghost observer (records the bad step)
         leader, guard = part.start_transaction_verification(
             s.partitions[q], req.producer_id, req.producer_epoch, self.tv >= 2
         )

@@ -48,6 +48,7 @@ __all__ = [
     "kafka_lso",
     "kafka_txn_produce_answer",
     "lso_mismatch",
+    "needless_verification",
     "premature_batch_failure",
     "unexpected_txn_answer",
     "unexpected_verified_answer",
@@ -217,6 +218,23 @@ def unexpected_txn_answer(  # no mutate: the judge of txn_produce_answer_per_kaf
     wanted_offset = dup_offset if want == "duplicate" else len(before.log) if want == "append" else -1
     if response_offset != wanted_offset:  # no branch: the violation side, only a defect takes it
         return f"{head}) was answered at offset {response_offset}; Kafka answers offset {wanted_offset}"
+    return None
+
+
+def needless_verification(  # no mutate: the judge of txn_produce_answer_per_kafka (a property), not a rule
+    leader: part.PartitionLeader, request: ProduceRequest, sequence_space: int
+) -> str | None:
+    """Why a leader that holds ``request`` back for verification should not have, or ``None``: Kafka answers a
+    duplicate of a retained batch, and a stale epoch, at once, and verifies only a batch that opens a transaction
+    on the partition (:func:`kafka_txn_produce_answer`; ``hasOngoingTransaction(pid, epoch)``, PR #20534)."""
+    error, dup, verify = kafka_txn_produce_answer(leader, request, Errors.NONE, sequence_space)
+    head = f"partition {request.partition}: batch of pid {request.producer_id}, epoch {request.producer_epoch}"
+    if dup >= 0:
+        return f"{head} is a duplicate of offset {dup} but was held back for verification"
+    if error == Errors.INVALID_PRODUCER_EPOCH:
+        return f"{head} has a stale epoch but was held back for verification"
+    if not verify:
+        return f"{head} joins a transaction open on the partition but was held back for verification"
     return None
 
 
