@@ -206,7 +206,15 @@ def handle_produce(
         events = (f"error:{error}",)
     if acks == "0":
         return leader, None, events
-    response = ProduceResponse(
+    response = _produce_response(request, error, offset)
+    if deferred and offset >= leader.high_watermark and flags.acks_all_waits_for_replication:
+        return leader._replace(pending=(*leader.pending, response)), None, (*events, "awaiting_replication")
+    return leader, response, events
+
+
+def _produce_response(request: ProduceRequest, error: str, offset: int) -> ProduceResponse:
+    """The leader's answer to ``request``: ``error`` and the batch's base offset (-1: none)."""
+    return ProduceResponse(
         request.producer,
         request.connection,
         request.partition,
@@ -215,9 +223,6 @@ def handle_produce(
         error,
         offset,
     )
-    if deferred and offset >= leader.high_watermark and flags.acks_all_waits_for_replication:
-        return leader._replace(pending=(*leader.pending, response)), None, (*events, "awaiting_replication")
-    return leader, response, events
 
 
 def can_replicate(leader: PartitionLeader) -> bool:
@@ -402,15 +407,7 @@ def handle_txn_produce(
             events = (*events, "txn_opened_on_partition")
     else:
         events = (*events, f"error:{error}")
-    response = ProduceResponse(
-        request.producer,
-        request.connection,
-        request.partition,
-        request.producer_epoch,
-        request.base_sequence,
-        error,
-        offset,
-    )
+    response = _produce_response(request, error, offset)
     return leader, response, events
 
 
@@ -431,7 +428,8 @@ def start_transaction_verification(
     """
     old = leader.verification_entry(producer_id)
     if old is not None:
-        if epoch > old.epoch:  # maybeUpdateLowestSequenceAndEpoch: a higher epoch replaces the entry's
+        # maybeUpdateLowestSequenceAndEpoch: a higher epoch replaces the entry's
+        if epoch > old.epoch:  # no branch: needs a bumped producer's batch while its old verification is in flight
             leader = _put_verification(leader, old._replace(epoch=epoch))
         return leader, old.guard
     guard = leader.guards_issued
@@ -459,9 +457,13 @@ def _missing_required_verification(
     producer id whose request's guard is not the producer id's current one (``batchMissingRequiredVerification``,
     ``VerificationGuard.verify``: the sentinel never verifies).  The verification answered for a transaction the
     partition no longer waits for: a marker ended it (or a new one was started) meanwhile."""
-    if not (request.transactional and flags.verification_guard_checked):
+    if not (  # no branch: taken only under the weakened variant verification_append_ignores_guard
+        request.transactional and flags.verification_guard_checked
+    ):
         return False
-    if _has_ongoing_transaction(leader.entry(request.producer_id), request.producer_epoch, flags):
+    if _has_ongoing_transaction(  # no branch: one request in flight per producer: nothing opens it meanwhile
+        leader.entry(request.producer_id), request.producer_epoch, flags
+    ):
         return False
     return guard == NO_VERIFICATION_GUARD or leader.verification_guard(request.producer_id) != guard
 
@@ -481,16 +483,7 @@ def append_verified_txn_batch(
     ``core/src/main/scala/kafka/server/ReplicaManager.scala``, ``core/src/main/scala/kafka/log/UnifiedLog.scala``.
     """
     def refuse(error: str, event: str) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
-        response = ProduceResponse(
-            request.producer,
-            request.connection,
-            request.partition,
-            request.producer_epoch,
-            request.base_sequence,
-            error,
-            -1,
-        )
-        return leader, response, (event, f"error:{error}")
+        return leader, _produce_response(request, error, -1), (event, f"error:{error}")
 
     if verification != Errors.NONE:
         error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)

@@ -732,18 +732,7 @@ class TransactionalSystem:
         if self.round_trip and part.txn_produce_needs_verification(leader, req, self.flags):
             return self._start_verification(s, env, req)
         if part.txn_produce_needs_verification(leader, req, self.flags):
-            tid = self._verification_tid(s, env, req)
-            md = s.coordinator[tid] if tid >= 0 else None
-            if self.tv >= 2:
-                out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,))
-                if tid >= 0:
-                    s, events = self._apply_coordinator(s, tid, out)
-                verification = out.error
-            else:
-                verification = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, req.partition)
-            kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
-            s = self._judge_error(s, kind, verification, md, req.producer_id, req.producer_epoch, True)
-            events = (*events, "verification")
+            s, verification, events = self._coordinator_verifies(s, self._verification_tid(s, env, req), req, True)
         before = s.partitions[req.partition]
         leader, response, pevents = part.handle_txn_produce(before, req, self.flags, verification)
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
@@ -789,8 +778,18 @@ class TransactionalSystem:
         """The coordinator's half: ``handleVerifyPartitionsInTransaction`` (TV1, verifyOnly: nothing written) or,
         under TV2, ``handleAddPartitionsToTransaction`` for the partition (an append to ``__transaction_state``
         that may fail: COORDINATOR_NOT_AVAILABLE).  The answer goes back to the leader's callback."""
-        req = ask.produce
-        t = ask.transactional_id
+        s, error, events = self._coordinator_verifies(s, ask.transactional_id, ask.produce, append_ok)
+        answer = _verification_answer(ask, error)
+        env = net.Envelope(COORDINATOR, BROKER, VERIFICATION_CONNECTION, answer)
+        s = s._replace(network=net.send(s.network, env))
+        return s, (*events, f"verification:{error}")
+
+    def _coordinator_verifies(
+        self, s: TxnSystemState, t: int, req: ProduceRequest, append_ok: bool
+    ) -> tuple[TxnSystemState, str, tuple[str, ...]]:
+        """The coordinator's answer to a leader's verification of ``req`` for transactional id ``t`` (-1: none
+        owns its producer id): ``handleVerifyPartitionsInTransaction`` under TV1, ``handleAddPartitionsToTransaction``
+        (installed, its append succeeding with ``append_ok``) under TV2; the error is judged against Kafka's."""
         md = s.coordinator[t] if t >= 0 else None
         events: tuple[str, ...] = ()
         if self.tv >= 2:
@@ -802,11 +801,7 @@ class TransactionalSystem:
             error = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, req.partition)
         kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
         s = self._judge_error(s, kind, error, md, req.producer_id, req.producer_epoch, append_ok)
-        answer = _verification_answer(ask, error)
-        env = net.Envelope(COORDINATOR, BROKER, VERIFICATION_CONNECTION, answer)
-        s = s._replace(network=net.send(s.network, env))
-        events = (*events, "verification", f"verification:{error}")
-        return s, events
+        return s, error, (*events, "verification")
 
     def _on_verification_answer(
         self, s: TxnSystemState, answer: VerifyPartitionResponse

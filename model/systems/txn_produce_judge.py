@@ -229,11 +229,11 @@ def needless_verification(  # no mutate: the judge of txn_produce_answer_per_kaf
     on the partition (:func:`kafka_txn_produce_answer`; ``hasOngoingTransaction(pid, epoch)``, PR #20534)."""
     error, dup, verify = kafka_txn_produce_answer(leader, request, Errors.NONE, sequence_space)
     head = f"partition {request.partition}: batch of pid {request.producer_id}, epoch {request.producer_epoch}"
-    if dup >= 0:
+    if dup >= 0:  # no branch: the violation side, only a defect takes it
         return f"{head} is a duplicate of offset {dup} but was held back for verification"
-    if error == Errors.INVALID_PRODUCER_EPOCH:
+    if error == Errors.INVALID_PRODUCER_EPOCH:  # no branch: the violation side, only a defect takes it
         return f"{head} has a stale epoch but was held back for verification"
-    if not verify:
+    if not verify:  # no branch: the violation side, only a defect takes it
         return f"{head} joins a transaction open on the partition but was held back for verification"
     return None
 
@@ -247,7 +247,7 @@ def _guard_lost(  # no mutate: the reference of txn_produce_answer_per_kafka (a 
     verifying (``isV2NextTransactionStarted``, Kafka trunk 2025) -- or another leader took over (verification
     state is in memory only)."""
     req = answer.produce
-    if before.leader_epoch != answer.leader_epoch:
+    if before.leader_epoch != answer.leader_epoch:  # no branch: the transactions model changes no data leader
         return True
     return any(
         e.producer_id == req.producer_id
