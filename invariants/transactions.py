@@ -80,6 +80,22 @@ def _aborted_reads(s: TxnSystemState) -> list[str]:
     return out
 
 
+def _hidden_commits(s: TxnSystemState) -> list[str]:
+    """Committed records below the LSO that a read_committed fetch skips: the aborted-transaction index covers a
+    record a COMMIT marker decided (an index entry that starts before its transaction's first offset)."""
+    out: list[str] = []
+    for q, leader in enumerate(s.partitions):
+        lso = last_stable_offset(leader)
+        fates = record_fates(leader)
+        below = [r for e in leader.log[:lso] if not e.control for r in e.records if fates.get(r) == COMMITTED]
+        if not below:
+            continue
+        read = set(fetch(leader, READ_COMMITTED))
+        skipped = [r for r in below if r not in read]
+        out.extend(f"read_committed consumer of partition {q} skips committed {record_label(r)}" for r in skipped)
+    return out
+
+
 def _transactional_partitions(s: TxnSystemState) -> list[tuple[int, PartitionLeader]]:
     """Every partition a transaction writes: the data partitions and (consume-transform-produce) the group's
     ``__consumer_offsets`` partition, whose transactions KIP-890 and KAFKA-15449 (TxnOffsetCommit verification)
@@ -231,6 +247,17 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             catches="an LSO or aborted index that disagrees with the control batches",
             findings=_aborted_reads,
             partners=("aborted_data_filtered", "lso_held_back"),
+        ),
+        no_findings(
+            name="committed_read",
+            fact="A read_committed consumer reads every committed record below the LSO: the aborted-transaction "
+            "index covers aborted transactions only.",
+            source="KIP-98 §7 (isolation.level); ``UnifiedLog.collectAbortedTransactions``, ``AbortedTxn`` "
+            "(``ProducerAppendInfo.appendEndTxnMarker`` indexes an ABORT from the transaction's first offset)",
+            catches="an abort marker indexed for a producer id with no transaction open on the partition, hiding its "
+            "earlier committed records (KAFKA-10702's neighbourhood)",
+            findings=_hidden_commits,
+            partners=("txn_committed",),
         ),
         no_findings(
             name="no_hanging_transaction",
@@ -389,7 +416,36 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
     props = [*props, *txn_progress_properties(config), *client_outcome_properties(config)]
     if topo.pending_transitions:
         props = _pending_partners(config, props)
+    if topo.verification_round_trip:
+        props = _round_trip_partners(props)
     return tuple(props)
+
+
+def _round_trip_partners(props: list[Property]) -> list[Property]:
+    """With ``verification_round_trip``, the properties that judge the window between a leader's verification
+    request and its callback get partners proving the window was entered: a marker of the producer id landed
+    between a verification's start and its callback (the KIP-890 ABA under TV1, the previous transaction's or a
+    timeout's marker under TV2), and a refusal reached the callback."""
+    extra: dict[str, tuple[str, ...]] = {
+        "no_hanging_transaction": ("verification_outlived_by_marker",),
+        "txn_produce_answer_per_kafka": ("verification_outlived_by_marker", "verification_refused"),
+    }
+    witnesses = [
+        sometimes_event(
+            "verification_outlived_by_marker",
+            "A partition leader's verification was called back after a marker of its producer id landed on the "
+            "partition (the window UnifiedLog's VerificationGuard exists for).",
+            "verification_overtaken_by_marker",
+        ),
+        sometimes_event(
+            "verification_refused",
+            "A partition leader's verification callback got a refusal (coordinator error, lost connection, "
+            "coordinator moved) and answered the producer with its translation.",
+            "verification_rejected",
+        ),
+    ]
+    out = [replace(p, partners=(*p.partners, *extra[p.name])) if p.name in extra else p for p in props]
+    return [*out, *witnesses]
 
 
 def _pending_partners(config: TxnConfig, props: list[Property]) -> list[Property]:

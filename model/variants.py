@@ -239,6 +239,18 @@ class ProtocolFlags:
             ``abortTimedOutTransactions`` skip a transaction with a transition pending; without it the
             timeout's epoch fence is prepared over the pending transition (``prepareTransitionTo``'s
             IllegalStateException).
+        verification_guard_checked: a verified transactional batch is appended only while the partition's
+            verification entry still holds the guard its verification started with
+            (``UnifiedLog.analyzeAndValidateProducerState``, ``batchMissingRequiredVerification``, KIP-890 part
+            1, KAFKA-14884); without it a verification the coordinator answered before the transaction ended
+            appends after the marker (read with ``verification_round_trip``).
+        marker_clears_verification: a marker appended for a producer id removes its verification entry
+            (``UnifiedLog.updateProducers`` -> ``clearVerificationStateEntry``); without it the guard of a
+            verification started before the marker stays valid after it (read with ``verification_round_trip``).
+        marker_keeps_next_transaction_verification: a TV2 marker leaves in place a verification entry at the
+            marker's own epoch -- the producer's next transaction already verifying (``UnifiedLog.updateProducers``,
+            ``isV2NextTransactionStarted``, Kafka trunk 2025); without it that transaction's first batch is refused
+            INVALID_TXN_STATE, fatal for the producer (read with ``verification_round_trip``).
         join_unchanged_answers_current_generation: the group coordinator answers a JoinGroup from a
             known member whose subscription metadata did not change with the current generation
             (in CompletingRebalance any member, in Stable a follower) instead of rebalancing
@@ -318,6 +330,9 @@ class ProtocolFlags:
     append_failure_resets_pending: bool = True
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
+    verification_guard_checked: bool = True
+    marker_clears_verification: bool = True
+    marker_keeps_next_transaction_verification: bool = True
     expiry_failure_resets_pending: bool = True
     first_sequence_zero_on_empty_log: bool = True
     join_unchanged_answers_current_generation: bool = True
@@ -1030,6 +1045,43 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_pending_transitions",),
             bug="the timeout's epoch fence is prepared over a pending transition: prepareTransitionTo throws "
             "IllegalStateException (a commit racing transaction.timeout.ms)",
+        ),
+        Variant(
+            name="verification_append_ignores_guard",
+            description="A partition leader appends a transactional batch the coordinator verified without "
+            "checking that the partition's verification guard is still the one the verification started with.",
+            flags=replace(_REAL, transaction_version=1, verification_guard_checked=False),
+            weakened=True,
+            breaks=("no_hanging_transaction", "txn_produce_answer_per_kafka"),
+            scenarios=("txn_verification_round_trip_tv1",),
+            bug="KIP-890 part 1's ABA (KAFKA-14884): the coordinator verifies, the client aborts and the abort "
+            "marker lands, then the verified batch is appended after it -- a transaction nobody will end, the "
+            "LSO stuck (the hanging transaction KIP-890 exists to prevent)",
+        ),
+        Variant(
+            name="marker_keeps_verification_guard",
+            description="A transaction marker leaves the producer id's verification entry in place, so a "
+            "verification started before the marker still verifies after it.",
+            flags=replace(_REAL, transaction_version=1, marker_clears_verification=False),
+            weakened=True,
+            breaks=("no_hanging_transaction", "txn_produce_answer_per_kafka"),
+            scenarios=("txn_verification_round_trip_tv1",),
+            bug="the VerificationStateEntry outlives its transaction (updateProducers without "
+            "clearVerificationStateEntry): a late verification answer appends after the abort marker and opens "
+            "a transaction the coordinator does not know",
+        ),
+        Variant(
+            name="marker_clears_next_transaction_verification",
+            description="Every transaction marker clears its producer id's verification entry, also a TV2 entry at "
+            "the marker's epoch that the producer's next transaction created (UnifiedLog.updateProducers before "
+            "isV2NextTransactionStarted).",
+            flags=replace(_REAL, marker_keeps_next_transaction_verification=False),
+            weakened=True,
+            breaks=("healthy_producer_not_failed", "sole_producer_not_fenced"),
+            scenarios=("txn_verification_round_trip_tv2",),
+            bug="under TV2 the next transaction's first batch reaches the leader before the previous transaction's "
+            "marker; the marker clears its fresh verification entry and the verified batch is refused "
+            "INVALID_TXN_STATE -- a healthy producer made fatal (fixed in Kafka trunk 2025)",
         ),
         Variant(
             name="rejoin_always_rebalances",

@@ -106,6 +106,11 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "complete_retry_keeps_pending": frozenset({"transactions"}),
     "timeout_abort_skips_pending": frozenset({"transactions"}),
     "expiry_failure_resets_pending": frozenset({"transactions"}),
+    # issue 23 (granularity): the partition leader's KIP-890 verification round trip (transactions system with
+    # verification_round_trip: the only place a verification guard is created)
+    "verification_guard_checked": frozenset({"transactions"}),
+    "marker_clears_verification": frozenset({"transactions"}),
+    "marker_keeps_next_transaction_verification": frozenset({"transactions"}),
 }
 
 

@@ -38,15 +38,20 @@ from keos.model.variants import ProtocolFlags
 __all__ = [
     "CONTROL_ABORT",
     "CONTROL_COMMIT",
+    "NO_VERIFICATION_GUARD",
     "AbortedTxn",
     "LogEntry",
     "PartitionLeader",
+    "VerificationStateEntry",
+    "append_verified_txn_batch",
     "can_replicate",
+    "clear_transaction_verification",
     "handle_produce",
     "handle_txn_produce",
     "last_stable_offset",
     "replicate",
     "restart_leader",
+    "start_transaction_verification",
     "txn_produce_needs_verification",
 ]
 
@@ -56,6 +61,9 @@ CONTROL_ABORT = "ABORT"
 
 #: The producer id carried by batches of a non-idempotent producer.
 NO_PRODUCER_ID = -1
+
+#: ``VerificationGuard.SENTINEL``: no verification state entry (it never verifies).
+NO_VERIFICATION_GUARD = -1
 
 
 @record
@@ -80,12 +88,33 @@ class AbortedTxn(NamedTuple):
 
 
 @record
+class VerificationStateEntry(NamedTuple):
+    """``VerificationStateEntry.java``: a verification started for ``producer_id`` on this partition.
+
+    ``guard`` (the ``VerificationGuard``), ``epoch`` (the highest epoch a verification of the entry started
+    with: ``maybeUpdateLowestSequenceAndEpoch``) and ``supports_epoch_bump`` (the batch came from a TV2
+    producer, produce v12+).  The lowest sequence and the timestamp (expiry) are not modelled.
+    """
+
+    producer_id: int
+    guard: int
+    epoch: int
+    supports_epoch_bump: bool
+
+
+@record
 class PartitionLeader(NamedTuple):
     """The leader replica of one partition.
 
     ``aborted`` is the aborted-transaction index (``UnifiedLog.lastStableOffset``); it stays empty in the
     idempotence model.  ``pending`` is the produce purgatory (``DelayedProduce``): acks=all responses
     waiting for the high watermark to pass their batch (only with separate replication).
+
+    ``verifying`` is ``ProducerStateManager.verificationStates`` (KIP-890 part 1, read only with the
+    verification round trip, :func:`start_transaction_verification`): one :class:`VerificationStateEntry` per
+    producer id, whose guard a verification in flight will present at its append.  A guard is an object
+    identity in Kafka; here the number ``guards_issued`` had reached when it was created, so a guard created
+    after another is never equal to it (the ABA the guard exists for).
     """
 
     log: tuple[LogEntry, ...] = ()
@@ -94,6 +123,20 @@ class PartitionLeader(NamedTuple):
     leader_epoch: int = 0
     aborted: tuple[AbortedTxn, ...] = ()
     pending: tuple[ProduceResponse, ...] = ()
+    verifying: tuple[VerificationStateEntry, ...] = ()
+    guards_issued: int = 0
+
+    def verification_entry(self, producer_id: int) -> VerificationStateEntry | None:
+        """``ProducerStateManager.verificationStateEntry``: the producer id's entry, if a verification started."""
+        for v in self.verifying:
+            if v.producer_id == producer_id:
+                return v
+        return None
+
+    def verification_guard(self, producer_id: int) -> int:
+        """``UnifiedLog.verificationGuard``: the guard of the producer id's verification entry, else the sentinel."""
+        v = self.verification_entry(producer_id)
+        return NO_VERIFICATION_GUARD if v is None else v.guard
 
     def entry(self, producer_id: int) -> ProducerStateEntry | None:
         """The producer state entry for ``producer_id``, if any."""
@@ -163,7 +206,15 @@ def handle_produce(
         events = (f"error:{error}",)
     if acks == "0":
         return leader, None, events
-    response = ProduceResponse(
+    response = _produce_response(request, error, offset)
+    if deferred and offset >= leader.high_watermark and flags.acks_all_waits_for_replication:
+        return leader._replace(pending=(*leader.pending, response)), None, (*events, "awaiting_replication")
+    return leader, response, events
+
+
+def _produce_response(request: ProduceRequest, error: str, offset: int) -> ProduceResponse:
+    """The leader's answer to ``request``: ``error`` and the batch's base offset (-1: none)."""
+    return ProduceResponse(
         request.producer,
         request.connection,
         request.partition,
@@ -172,9 +223,6 @@ def handle_produce(
         error,
         offset,
     )
-    if deferred and offset >= leader.high_watermark and flags.acks_all_waits_for_replication:
-        return leader._replace(pending=(*leader.pending, response)), None, (*events, "awaiting_replication")
-    return leader, response, events
 
 
 def can_replicate(leader: PartitionLeader) -> bool:
@@ -226,6 +274,7 @@ def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLe
         high_watermark=len(log),
         producers=rebuilt,
         leader_epoch=leader.leader_epoch + 1,
+        guards_issued=leader.guards_issued,
     )
 
 
@@ -296,9 +345,9 @@ def _outside_open_txn(request: ProduceRequest, entry: ProducerStateEntry | None)
     return not request.transactional and _has_open_txn(entry)
 
 
-#: How a coordinator's verification answer reaches the produce client (``ReplicaManager``, KIP-890).
+#: How a coordinator's verification refusal reaches the produce client (``ReplicaManager``, KIP-890); read only
+#: for an error (a verified batch goes on to the append), any other error becomes INVALID_TXN_STATE.
 VERIFICATION_TO_PRODUCE_ERROR = {
-    Errors.NONE: Errors.NONE,
     Errors.TRANSACTION_ABORTABLE: Errors.TRANSACTION_ABORTABLE,
     Errors.INVALID_TXN_STATE: Errors.INVALID_TXN_STATE,
     Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,
@@ -307,6 +356,7 @@ VERIFICATION_TO_PRODUCE_ERROR = {
     Errors.COORDINATOR_NOT_AVAILABLE: Errors.NOT_ENOUGH_REPLICAS,
     Errors.COORDINATOR_LOAD_IN_PROGRESS: Errors.NOT_ENOUGH_REPLICAS,
     Errors.NOT_COORDINATOR: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.NETWORK_EXCEPTION: Errors.NOT_ENOUGH_REPLICAS,
 }
 
 
@@ -351,18 +401,97 @@ def handle_txn_produce(
         batch = LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional)
         log = (*leader.log, batch)
         leader = leader._replace(log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new))
+        leader = clear_transaction_verification(leader, pid)
         events = (*events, "append")
         if request.transactional and (entry is None or entry.current_txn_first_offset < 0):
             events = (*events, "txn_opened_on_partition")
     else:
         events = (*events, f"error:{error}")
-    response = ProduceResponse(
-        request.producer,
-        request.connection,
-        request.partition,
-        request.producer_epoch,
-        request.base_sequence,
-        error,
-        offset,
-    )
+    response = _produce_response(request, error, offset)
     return leader, response, events
+
+
+# -- the verification round trip (``ReplicaManager.handleProduceAppend``, ``UnifiedLog``, KIP-890 part 1) ----------
+
+
+def start_transaction_verification(
+    leader: PartitionLeader, producer_id: int, epoch: int, supports_epoch_bump: bool
+) -> tuple[PartitionLeader, int]:
+    """``UnifiedLog.maybeStartTransactionVerification`` for a batch that needs it: the leader and the guard.
+
+    ``ProducerStateManager.maybeCreateVerificationStateEntry`` is a ``computeIfAbsent``: a second batch of the
+    producer id verified while the first is still in flight (a retry after a request timeout) gets the same
+    guard.  The entry's lowest-sequence bookkeeping (``maybeUpdateLowestSequenceAndEpoch``, against the
+    OutOfOrderSequence loop of KAFKA-15212) is not modelled: the model's producers have one request in flight.
+    Kafka trunk ``1eb7644349cb``: ``core/src/main/scala/kafka/log/UnifiedLog.scala``,
+    ``storage/.../internals/log/ProducerStateManager.java``, ``VerificationStateEntry.java``.
+    """
+    old = leader.verification_entry(producer_id)
+    if old is not None:
+        # maybeUpdateLowestSequenceAndEpoch: a higher epoch replaces the entry's
+        if epoch > old.epoch:  # no branch: needs a bumped producer's batch while its old verification is in flight
+            leader = _put_verification(leader, old._replace(epoch=epoch))
+        return leader, old.guard
+    guard = leader.guards_issued
+    entry = VerificationStateEntry(producer_id, guard, epoch, supports_epoch_bump)
+    return _put_verification(leader._replace(guards_issued=guard + 1), entry), guard
+
+
+def _put_verification(leader: PartitionLeader, entry: VerificationStateEntry) -> PartitionLeader:
+    rest = tuple(v for v in leader.verifying if v.producer_id != entry.producer_id)
+    return leader._replace(verifying=tuple(sorted((*rest, entry))))
+
+
+def clear_transaction_verification(leader: PartitionLeader, producer_id: int) -> PartitionLeader:
+    """``ProducerStateManager.clearVerificationStateEntry``: a transactional batch of the producer id -- data or
+    a marker -- was appended (``UnifiedLog.updateProducers``): the transaction has a first offset or is over."""
+    if not leader.verifying:
+        return leader
+    return leader._replace(verifying=tuple(v for v in leader.verifying if v.producer_id != producer_id))
+
+
+def _missing_required_verification(
+    leader: PartitionLeader, request: ProduceRequest, guard: int, flags: ProtocolFlags
+) -> bool:
+    """``UnifiedLog.analyzeAndValidateProducerState``: a transactional batch with no ongoing transaction of its
+    producer id whose request's guard is not the producer id's current one (``batchMissingRequiredVerification``,
+    ``VerificationGuard.verify``: the sentinel never verifies).  The verification answered for a transaction the
+    partition no longer waits for: a marker ended it (or a new one was started) meanwhile."""
+    if not (  # no branch: taken only under the weakened variant verification_append_ignores_guard
+        request.transactional and flags.verification_guard_checked
+    ):
+        return False
+    if _has_ongoing_transaction(  # no branch: one request in flight per producer: nothing opens it meanwhile
+        leader.entry(request.producer_id), request.producer_epoch, flags
+    ):
+        return False
+    return guard == NO_VERIFICATION_GUARD or leader.verification_guard(request.producer_id) != guard
+
+
+def append_verified_txn_batch(
+    leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags, verification: str, guard: int
+) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
+    """The verification's callback: the coordinator answered ``verification`` for a batch that presented ``guard``.
+
+    ``ReplicaManager.handleProduceAppend``'s ``postVerificationCallback`` answers a refusal at once, translated
+    (:data:`VERIFICATION_TO_PRODUCE_ERROR`), without touching the log; a verified batch goes to
+    ``appendRecords`` with its guard, where ``analyzeAndValidateProducerState`` answers a duplicate first, then
+    refuses with INVALID_TXN_STATE a batch whose guard is no longer the partition's
+    (:func:`_missing_required_verification`) -- after the stale-epoch check (PR #20534, 2025: a stale producer
+    gets the recoverable INVALID_PRODUCER_EPOCH, not the fatal INVALID_TXN_STATE; Kafka trunk ``1eb7644349cb``
+    checked the guard first) -- and :func:`handle_txn_produce` does the rest.  Kafka trunk ``1eb7644349cb``:
+    ``core/src/main/scala/kafka/server/ReplicaManager.scala``, ``core/src/main/scala/kafka/log/UnifiedLog.scala``.
+    """
+    def refuse(error: str, event: str) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
+        return leader, _produce_response(request, error, -1), (event, f"error:{error}")
+
+    if verification != Errors.NONE:
+        error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
+        return refuse(error, "verification_rejected")
+    entry = leader.entry(request.producer_id)
+    stale = entry is not None and flags.check_epoch and request.producer_epoch < entry.producer_epoch
+    if not (stale or _is_duplicate(leader, request, flags)) and _missing_required_verification(
+        leader, request, guard, flags
+    ):
+        return refuse(Errors.INVALID_TXN_STATE, "verification_guard_mismatch")
+    return handle_txn_produce(leader, request, flags)

@@ -23,7 +23,15 @@
 
 from __future__ import annotations
 
-from keos.model.log.partition import CONTROL_ABORT, CONTROL_COMMIT, AbortedTxn, LogEntry, PartitionLeader, _put_entry
+from keos.model.log.partition import (
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    AbortedTxn,
+    LogEntry,
+    PartitionLeader,
+    _put_entry,
+    clear_transaction_verification,
+)
 from keos.model.log.producer_state import ProducerStateEntry
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import WriteTxnMarkersRequest
@@ -32,11 +40,21 @@ __all__ = ["append_end_txn_marker"]
 
 
 def append_end_txn_marker(
-    leader: PartitionLeader, marker: WriteTxnMarkersRequest, transaction_version: int, accept_retry: bool = True
+    leader: PartitionLeader,
+    marker: WriteTxnMarkersRequest,
+    transaction_version: int,
+    accept_retry: bool = True,
+    clears_verification: bool = True,
+    keeps_next_verification: bool = True,
 ) -> tuple[PartitionLeader, str, tuple[str, ...]]:
     """Validate and append one marker; returns the leader, the error and events.
 
     ``accept_retry``: the KAFKA-19999 fix (``ProtocolFlags.marker_retry_same_epoch``).
+    ``clears_verification``: an appended marker removes the producer id's ``VerificationStateEntry``
+    (``UnifiedLog.updateProducers``, Kafka trunk ``1eb7644349cb``; ``ProtocolFlags.marker_clears_verification``),
+    so a verification answered for the transaction the marker ended cannot append after it;
+    ``keeps_next_verification`` (``ProtocolFlags.marker_keeps_next_transaction_verification``): except a TV2
+    entry already verifying the next transaction (:func:`_next_transaction_verifying`).
     """
     pid = marker.producer_id
     entry = leader.entry(pid)
@@ -79,4 +97,16 @@ def append_end_txn_marker(
     leader = leader._replace(
         log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new), aborted=aborted
     )
+    if clears_verification and not _next_transaction_verifying(leader, marker, keeps_next_verification):
+        leader = clear_transaction_verification(leader, pid)
     return leader, Errors.NONE, events
+
+
+def _next_transaction_verifying(leader: PartitionLeader, marker: WriteTxnMarkersRequest, keep: bool) -> bool:
+    """Whether the marker's producer id already started verifying its *next* transaction: a TV2 entry whose epoch
+    is the marker's (TV2 markers carry the bumped epoch the next transaction uses).  Kafka trunk 2025,
+    ``UnifiedLog.updateProducers`` (``isV2NextTransactionStarted``): such an entry is kept -- clearing it failed
+    the next transaction's first batch with the fatal INVALID_TXN_STATE when its verification was answered after
+    the previous transaction's marker (``keep`` off: the earlier, unconditional clear)."""
+    v = leader.verification_entry(marker.producer_id)
+    return keep and v is not None and v.supports_epoch_bump and marker.producer_epoch == v.epoch

@@ -35,6 +35,8 @@ class Errors:
     INVALID_TRANSACTION_TIMEOUT = "INVALID_TRANSACTION_TIMEOUT"
     UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
     NOT_ENOUGH_REPLICAS = "NOT_ENOUGH_REPLICAS"
+    # AddPartitionsToTxnManager: the leader's verification request lost its connection to the coordinator.
+    NETWORK_EXCEPTION = "NETWORK_EXCEPTION"
     # WriteTxnMarkers (``TransactionMarkerRequestCompletionHandler``): a marker appended, then the ISR shrank.
     NOT_ENOUGH_REPLICAS_AFTER_APPEND = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
     # Group coordinator (KIP-447, ``OffsetMetadataManager``).
@@ -62,6 +64,7 @@ RETRIABLE = frozenset(
         Errors.COORDINATOR_LOAD_IN_PROGRESS,
         Errors.COORDINATOR_NOT_AVAILABLE,
         Errors.NOT_COORDINATOR,
+        Errors.NETWORK_EXCEPTION,
     }
 )
 

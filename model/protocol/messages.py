@@ -33,6 +33,8 @@ __all__ = [
     "ProduceResponse",
     "TxnOffsetCommitRequest",
     "TxnOffsetCommitResponse",
+    "VerifyPartitionRequest",
+    "VerifyPartitionResponse",
     "WriteTxnMarkersRequest",
 ]
 
@@ -218,4 +220,36 @@ class OffsetCommitResponse(NamedTuple):
 
     producer: int
     connection: int
+    error: str
+
+
+@record
+class VerifyPartitionRequest(NamedTuple):
+    """A partition leader's AddPartitionsToTxn to the transaction coordinator for a Produce it holds back.
+
+    ``AddPartitionsToTxnManager.verifyTransaction``: verifyOnly under TV1 (KIP-890 part 1), the implicit add of
+    the partition under TV2 (part 2).  The leader keeps the produce request, its sender and the batch's
+    ``guard`` (the ``VerificationGuard``) for the callback.  ``leader_epoch`` and ``log_end`` are the
+    partition's when verification started: ghost fields read by the answer judge only (a guard survives only
+    while no transactional batch of the producer id reaches the log and the leader does not change).
+    """
+
+    client: str
+    produce: ProduceRequest
+    transactional_id: int
+    guard: int
+    leader_epoch: int
+    log_end: int
+
+
+@record
+class VerifyPartitionResponse(NamedTuple):
+    """The coordinator's answer to :class:`VerifyPartitionRequest`, back at the partition leader (same fields)."""
+
+    client: str
+    produce: ProduceRequest
+    transactional_id: int
+    guard: int
+    leader_epoch: int
+    log_end: int
     error: str

@@ -25,9 +25,14 @@ Abstractions (documented simplifications):
   (not replicated: the new leader's log never had them) and re-sends the markers of every Prepare* entry
   it loads with CompleteCommit/CompleteAbort pending;
 * the marker response is handled in the step that writes the marker;
-* KIP-890 part 1 verification and the TV2 implicit AddPartitionsToTxn are
+* KIP-890 part 1 verification and the TV2 implicit AddPartitionsToTxn are by default
   evaluated against the coordinator's metadata in the step that appends the
-  batch (the VerificationGuard makes the real round trip equivalent, ``VerificationStateEntry.java``);
+  batch; with ``verification_round_trip`` (a scenario's ``[transactions]``) they are Kafka's round trip
+  (``ReplicaManager.handleProduceAppend``, ``AddPartitionsToTxnManager``): the leader creates the producer
+  id's ``VerificationStateEntry`` and sends a :class:`VerifyPartitionRequest` to ``tc``, the coordinator
+  answers in a step of its own (under TV2 its add-partitions append may fail: ``AppendFailure``), and the
+  answer's callback appends only while the partition still holds the guard (:func:`part.append_verified_txn_batch`)
+  -- so a marker, a timeout abort or a retry can land between the halves (KAFKA-14884);
 * the coordinator's timeout abort and transactional-id expiry are environment
   actions with budgets (no clocks);
 * with ``producer_id_expiration``, a partition leader's ``producer.id.expiration.ms``
@@ -67,6 +72,7 @@ from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnResponse,
@@ -76,6 +82,8 @@ from keos.model.protocol.messages import (
     InitProducerIdResponse,
     ProduceRequest,
     ProduceResponse,
+    VerifyPartitionRequest,
+    VerifyPartitionResponse,
     WriteTxnMarkersRequest,
 )
 from keos.model.security import gate as authz
@@ -97,7 +105,12 @@ from keos.model.systems.transactions_records import (
     TxnSystemState,
     TxnTopology,
 )
-from keos.model.systems.txn_produce_judge import premature_batch_failure, unexpected_txn_answer
+from keos.model.systems.txn_produce_judge import (
+    needless_verification,
+    premature_batch_failure,
+    unexpected_txn_answer,
+    unexpected_verified_answer,
+)
 from keos.model.variants import Variant
 
 __all__ = [
@@ -115,6 +128,11 @@ BROKER = "b0"
 COORDINATOR = "tc"
 #: The ``__transaction_state`` partition's leader: the destination of the coordinator's appends in flight.
 TXN_LOG = "txnlog"
+#: The connection of the partition leader's ``AddPartitionsToTxnManager`` to the coordinator (verification requests
+#: and their answers): its own channel, apart from the coordinator's WriteTxnMarkers channel to the same broker, so a
+#: marker sent after a verification was answered may still overtake the answer (Kafka runs the two on separate
+#: network clients, and the verification's callback on a request-handler thread of its own).
+VERIFICATION_CONNECTION = -1
 TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
     "InitTransactions": ("producer",),
     "BeginTransaction": ("producer",),
@@ -165,6 +183,14 @@ def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: g
     return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
 
+def _verification_answer(
+    ask: VerifyPartitionRequest | VerifyPartitionResponse, error: str
+) -> VerifyPartitionResponse:
+    """The answer ``error`` to the verification ``ask`` carries (a request, or an answer a reset lost)."""
+    return VerifyPartitionResponse(ask.client, ask.produce, ask.transactional_id, ask.guard, ask.leader_epoch,
+                                   ask.log_end, error)
+
+
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
 
@@ -204,6 +230,15 @@ class TransactionalSystem:
         self.tids = 1 if topo.shared_transactional_id else topo.producers
         #: pendingState granularity: a handler prepares, its append completes in a later step
         self.pending = topo.pending_transitions
+        #: KIP-890 verification as Kafka's round trip (leader -> coordinator -> leader's callback)
+        self.round_trip = topo.verification_round_trip
+        if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
+            self.round_trip and (self.pending or config.eos is not None or config.security is not None)
+        ):
+            raise ModelError(
+                "verification_round_trip is modelled for the plain transactions model (no eos, no security, "
+                "no pending_transitions)"
+            )
         self._append_target = TXN_LOG if self.pending else COORDINATOR
         if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
             self.pending and (config.eos is not None or config.security is not None)
@@ -411,7 +446,7 @@ class TransactionalSystem:
                 Action("TxnTimeout", (t,)) for t in range(self.tids) if tc.timeout_abort(state.coordinator[t], self.cc)
             )
         if self._budget_left(state, "append_failure"):
-            out.extend(Action("AppendFailure", (env,)) for env in heads if env.dst == self._append_target)
+            out.extend(Action("AppendFailure", (env,)) for env in heads if self._append_may_fail(env))
         if self._budget_left(state, "coordinator_failover"):
             out.append(Action("CoordinatorFailover", ()))
         if self._budget_left(state, "txn_id_expiry"):
@@ -630,10 +665,16 @@ class TransactionalSystem:
 
     def _append_failure(self, s: TxnSystemState, env: net.Envelope) -> Result:
         if (  # no branch: only a trace read from a file names a disabled action
-            env.dst != self._append_target or env not in net.channel_heads(s.network)
+            not self._append_may_fail(env) or env not in net.channel_heads(s.network)
         ):
             return None
         return self._receive(s, env, False)
+
+    def _append_may_fail(self, env: net.Envelope) -> bool:
+        """Whether delivering ``env`` appends to ``__transaction_state`` (so ``AppendFailure`` may fail it): a
+        request to the coordinator (or, with ``pending_transitions``, an append in flight) -- not a TV1
+        verification, which only reads the coordinator's cache (``handleVerifyPartitionsInTransaction``)."""
+        return env.dst == self._append_target and not (isinstance(env.body, VerifyPartitionRequest) and self.tv < 2)
 
     def _receive(self, s: TxnSystemState, env: net.Envelope, append_ok: bool) -> Result:
         network = net.remove(s.network, env)
@@ -645,6 +686,10 @@ class TransactionalSystem:
             return self._on_log_append(s, body, append_ok)
         if isinstance(body, ProduceRequest):
             return self._on_produce(s, env, body)
+        if isinstance(body, VerifyPartitionRequest):
+            return self._on_verify_partition(s, body, append_ok)
+        if isinstance(body, VerifyPartitionResponse):
+            return self._on_verification_answer(s, body)
         if isinstance(body, WriteTxnMarkersRequest):
             return self._on_marker(s, body)
         if isinstance(body, (InitProducerIdRequest, AddPartitionsToTxnRequest, EndTxnRequest)):
@@ -684,19 +729,10 @@ class TransactionalSystem:
         leader = s.partitions[req.partition]
         verification = "NONE"
         events: tuple[str, ...] = ()
+        if self.round_trip and part.txn_produce_needs_verification(leader, req, self.flags):
+            return self._start_verification(s, env, req)
         if part.txn_produce_needs_verification(leader, req, self.flags):
-            tid = self._verification_tid(s, env, req)
-            md = s.coordinator[tid] if tid >= 0 else None
-            if self.tv >= 2:
-                out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,))
-                if tid >= 0:
-                    s, events = self._apply_coordinator(s, tid, out)
-                verification = out.error
-            else:
-                verification = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, req.partition)
-            kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
-            s = self._judge_error(s, kind, verification, md, req.producer_id, req.producer_epoch, True)
-            events = (*events, "verification")
+            s, verification, events = self._coordinator_verifies(s, self._verification_tid(s, env, req), req, True)
         before = s.partitions[req.partition]
         leader, response, pevents = part.handle_txn_produce(before, req, self.flags, verification)
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
@@ -715,6 +751,96 @@ class TransactionalSystem:
             s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
+
+    def _start_verification(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:
+        """The first half of a verified Produce: the leader holds the batch back, creates (or finds) the producer
+        id's verification entry and asks the coordinator (``ReplicaManager.handleProduceAppend`` ->
+        ``maybeStartTransactionVerificationForPartitions`` -> ``AddPartitionsToTxnManager.verifyTransaction``,
+        Kafka trunk ``1eb7644349cb``).  The request travels on the leader's own connection to the coordinator
+        (:data:`VERIFICATION_CONNECTION`); a failover answers it NOT_COORDINATOR (:meth:`_failover`), a connection
+        reset NETWORK_EXCEPTION (:meth:`_verifications_failed`)."""
+        q = req.partition
+        needless = needless_verification(s.partitions[q], req, self.flags.sequence_space)
+        if needless is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
+            s = _flagged(s, f"produce_answer:{needless}")  # no mutate: ghost observer (records the bad step)
+        leader, guard = part.start_transaction_verification(
+            s.partitions[q], req.producer_id, req.producer_epoch, self.tv >= 2
+        )
+        tid = self._verification_tid(s, env, req)
+        ask = VerifyPartitionRequest(env.src, req, tid, guard, leader.leader_epoch, len(leader.log))
+        s = s._replace(
+            partitions=_at(s.partitions, q, leader),
+            network=net.send(s.network, net.Envelope(BROKER, COORDINATOR, VERIFICATION_CONNECTION, ask)),
+        )
+        return s, ("verification_started",)
+
+    def _on_verify_partition(self, s: TxnSystemState, ask: VerifyPartitionRequest, append_ok: bool) -> Result:
+        """The coordinator's half: ``handleVerifyPartitionsInTransaction`` (TV1, verifyOnly: nothing written) or,
+        under TV2, ``handleAddPartitionsToTransaction`` for the partition (an append to ``__transaction_state``
+        that may fail: COORDINATOR_NOT_AVAILABLE).  The answer goes back to the leader's callback."""
+        s, error, events = self._coordinator_verifies(s, ask.transactional_id, ask.produce, append_ok)
+        answer = _verification_answer(ask, error)
+        env = net.Envelope(COORDINATOR, BROKER, VERIFICATION_CONNECTION, answer)
+        s = s._replace(network=net.send(s.network, env))
+        return s, (*events, f"verification:{error}")
+
+    def _coordinator_verifies(
+        self, s: TxnSystemState, t: int, req: ProduceRequest, append_ok: bool
+    ) -> tuple[TxnSystemState, str, tuple[str, ...]]:
+        """The coordinator's answer to a leader's verification of ``req`` for transactional id ``t`` (-1: none
+        owns its producer id): ``handleVerifyPartitionsInTransaction`` under TV1, ``handleAddPartitionsToTransaction``
+        (installed, its append succeeding with ``append_ok``) under TV2; the error is judged against Kafka's."""
+        md = s.coordinator[t] if t >= 0 else None
+        events: tuple[str, ...] = ()
+        if self.tv >= 2:
+            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,), append_ok)
+            if t >= 0:
+                s, events = self._apply_coordinator(s, t, out)
+            error = out.error
+        else:
+            error = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, req.partition)
+        kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
+        s = self._judge_error(s, kind, error, md, req.producer_id, req.producer_epoch, append_ok)
+        return s, error, (*events, "verification")
+
+    def _on_verification_answer(
+        self, s: TxnSystemState, answer: VerifyPartitionResponse
+    ) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """The leader's callback (``postVerificationCallback``): answer a refusal, or append the batch if its guard
+        still holds (:func:`part.append_verified_txn_batch`), and respond to the producer."""
+        req = answer.produce
+        before = s.partitions[req.partition]
+        leader, response, events = part.append_verified_txn_batch(before, req, self.flags, answer.error, answer.guard)
+        s = s._replace(partitions=_at(s.partitions, req.partition, leader))
+        wrong = unexpected_verified_answer(
+            before, leader, answer, response.error, response.base_offset, self.flags.sequence_space, self.tv >= 2
+        )
+        if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
+            s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
+        env = net.Envelope(BROKER, answer.client, req.connection, response)
+        mine = (e for e in before.log[answer.log_end :] if e.producer_id == req.producer_id)
+        if any(e.control for e in mine):  # no branch: an observer's event (a marker landed since it started)
+            events = ("verification_overtaken_by_marker", *events)  # no mutate: observer (a sometimes witness)
+        return s._replace(network=net.send(s.network, env)), ("verification_answered", *events)
+
+    def _verifications_failed(self, s: TxnSystemState, env: net.Envelope, error: str) -> Result:
+        """A connection reset between the leader and the coordinator: the callback of every verification whose
+        request or answer was on it runs with ``error``.  The coordinator's markers on the same connection are
+        not lost (the coordinator re-sends them: markers are never dropped in the model)."""
+        ends = {env.src, env.dst}
+        lost = tuple(
+            e
+            for e in s.network
+            if {e.src, e.dst} == ends
+            and e.connection == env.connection
+            and isinstance(e.body, (VerifyPartitionRequest, VerifyPartitionResponse))
+        )
+        s = s._replace(network=tuple(e for e in s.network if e not in lost))
+        events: tuple[str, ...] = ("connection_reset",)
+        for e in lost:
+            s, more = self._on_verification_answer(s, _verification_answer(e.body, error))
+            events = (*events, *more)
+        return s, events
 
     def _verification_tid(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> int:
         """The transactional id whose coordinator entry verifies a batch: the one the Produce request names
@@ -939,7 +1065,12 @@ class TransactionalSystem:
     ) -> tuple[TxnSystemState, str, tuple[str, ...]]:
         """The partition leader appends the marker (the group coordinator's partition: :mod:`model.systems.eos`)."""
         leader, error, events = append_end_txn_marker(
-            s.partitions[m.partition], m, self.tv, self.flags.marker_retry_same_epoch
+            s.partitions[m.partition],
+            m,
+            self.tv,
+            self.flags.marker_retry_same_epoch,
+            self.flags.marker_clears_verification,
+            self.flags.marker_keeps_next_transaction_verification,
         )
         return s._replace(partitions=_at(s.partitions, m.partition, leader)), error, events
 
@@ -1009,6 +1140,10 @@ class TransactionalSystem:
             env not in net.channel_heads(s.network) or not self._droppable(env)
         ):
             return None
+        if isinstance(env.body, (VerifyPartitionRequest, VerifyPartitionResponse)):
+            # AddPartitionsToTxnManager: the leader's connection to the coordinator was lost; every verification
+            # on it is called back with NETWORK_EXCEPTION (AddPartitionsToTxnHandler.onComplete, disconnected)
+            return self._verifications_failed(s, env, Errors.NETWORK_EXCEPTION)
         network = net.reset_connection(s.network, env)
         if network is None:  # no branch: the envelope was checked to be a channel head
             return None
@@ -1089,7 +1224,13 @@ class TransactionalSystem:
         epoch = s.coordinator_epoch + 1
         cache = tuple(None if v is None else tc.from_log_value(t, v) for t, v in enumerate(s.txn_log))
         lost = any(e.dst == TXN_LOG for e in s.network)
+        asked = [e.body for e in s.network if e.dst == COORDINATOR and isinstance(e.body, VerifyPartitionRequest)]
         network = net.without(s.network, lambda e: e.dst == COORDINATOR or (e.src == COORDINATOR and e.dst != BROKER))
+        # the leader's verifications the old coordinator had not answered come back NOT_COORDINATOR (it no longer
+        # owns the transaction-log partition); the callbacks run when they arrive
+        for ask in asked:
+            answer = _verification_answer(ask, Errors.NOT_COORDINATOR)
+            network = net.send(network, net.Envelope(COORDINATOR, BROKER, VERIFICATION_CONNECTION, answer))
         clients = tuple(
             c._replace(inflight=False, tc_connection=c.tc_connection + 1) if c.inflight else c for c in s.clients
         )

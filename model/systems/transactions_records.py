@@ -68,6 +68,9 @@ class TxnTopology:
     append's callback, CompleteCommit/CompleteAbort pending while markers are
     written), as Kafka's ``TransactionStateManager.appendTransactionToLog`` does;
     by default a handler prepares, appends and completes in one step.
+    ``verification_round_trip``: a partition leader's KIP-890 verification is a request to the transaction
+    coordinator and a callback of its own (``ReplicaManager.handleProduceAppend``), not part of the Produce
+    step; the callback appends only while the partition's verification guard holds.
     """
 
     producers: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
@@ -79,6 +82,7 @@ class TxnTopology:
     producer_id_expiration: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     transactional_id_expiration: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     pending_transitions: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    verification_round_trip: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)

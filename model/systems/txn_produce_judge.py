@@ -41,15 +41,17 @@ from __future__ import annotations
 from keos.model.clients import producer as prod
 from keos.model.log import partition as part
 from keos.model.protocol.errors import Errors
-from keos.model.protocol.messages import ProduceRequest, ProduceResponse
+from keos.model.protocol.messages import ProduceRequest, ProduceResponse, VerifyPartitionResponse
 
 __all__ = [
     "KAFKA_RETRIABLE",
     "kafka_lso",
     "kafka_txn_produce_answer",
     "lso_mismatch",
+    "needless_verification",
     "premature_batch_failure",
     "unexpected_txn_answer",
+    "unexpected_verified_answer",
 ]
 
 #: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN`` (KAFKA-5494).
@@ -65,6 +67,7 @@ _VERIFICATION_ANSWER = {
     Errors.COORDINATOR_NOT_AVAILABLE: Errors.NOT_ENOUGH_REPLICAS,
     Errors.COORDINATOR_LOAD_IN_PROGRESS: Errors.NOT_ENOUGH_REPLICAS,
     Errors.NOT_COORDINATOR: Errors.NOT_ENOUGH_REPLICAS,
+    Errors.NETWORK_EXCEPTION: Errors.NOT_ENOUGH_REPLICAS,
     Errors.INVALID_PRODUCER_ID_MAPPING: Errors.INVALID_TXN_STATE,
 }
 
@@ -216,6 +219,82 @@ def unexpected_txn_answer(  # no mutate: the judge of txn_produce_answer_per_kaf
     if response_offset != wanted_offset:  # no branch: the violation side, only a defect takes it
         return f"{head}) was answered at offset {response_offset}; Kafka answers offset {wanted_offset}"
     return None
+
+
+def needless_verification(  # no mutate: the judge of txn_produce_answer_per_kafka (a property), not a rule
+    leader: part.PartitionLeader, request: ProduceRequest, sequence_space: int
+) -> str | None:
+    """Why a leader that holds ``request`` back for verification should not have, or ``None``: Kafka answers a
+    duplicate of a retained batch, and a stale epoch, at once, and verifies only a batch that opens a transaction
+    on the partition (:func:`kafka_txn_produce_answer`; ``hasOngoingTransaction(pid, epoch)``, PR #20534)."""
+    error, dup, verify = kafka_txn_produce_answer(leader, request, Errors.NONE, sequence_space)
+    head = f"partition {request.partition}: batch of pid {request.producer_id}, epoch {request.producer_epoch}"
+    if dup >= 0:  # no branch: the violation side, only a defect takes it
+        return f"{head} is a duplicate of offset {dup} but was held back for verification"
+    if error == Errors.INVALID_PRODUCER_EPOCH:  # no branch: the violation side, only a defect takes it
+        return f"{head} has a stale epoch but was held back for verification"
+    if not verify:  # no branch: the violation side, only a defect takes it
+        return f"{head} joins a transaction open on the partition but was held back for verification"
+    return None
+
+
+def _guard_lost(  # no mutate: the reference of txn_produce_answer_per_kafka (a property), not a rule
+    before: part.PartitionLeader, answer: VerifyPartitionResponse, tv2: bool
+) -> bool:
+    """Whether the verification entry the request started with is gone, read from the log: a transactional batch
+    (data or marker) of the producer id reached the log since (``UnifiedLog.updateProducers`` clears the entry) --
+    except, under TV2, a marker at the batch's own epoch, which ended the previous transaction while this one was
+    verifying (``isV2NextTransactionStarted``, Kafka trunk 2025) -- or another leader took over (verification
+    state is in memory only)."""
+    req = answer.produce
+    if before.leader_epoch != answer.leader_epoch:  # no branch: the transactions model changes no data leader
+        return True
+    return any(
+        e.producer_id == req.producer_id
+        and e.transactional
+        and not (tv2 and e.control and e.producer_epoch == req.producer_epoch)
+        for e in before.log[answer.log_end :]
+    )
+
+
+def unexpected_verified_answer(  # no mutate: the judge of txn_produce_answer_per_kafka (a property), not a rule
+    before: part.PartitionLeader,
+    after: part.PartitionLeader,
+    answer: VerifyPartitionResponse,
+    response_error: str,
+    response_offset: int,
+    sequence_space: int,
+    tv2: bool = True,
+) -> str | None:
+    """How the leader's callback for a verification answer differs from Kafka's, or ``None``.
+
+    ``ReplicaManager.handleProduceAppend`` (``postVerificationCallback``): a refusal is answered translated and
+    nothing is appended; a verified batch is appended through ``UnifiedLog.analyzeAndValidateProducerState``,
+    which answers a duplicate, then refuses INVALID_TXN_STATE when no transaction of the batch's producer id and
+    epoch is open on the partition and the verification's entry is gone (:func:`_guard_lost`) -- a stale epoch
+    first (PR #20534) -- then applies the rules of :func:`kafka_txn_produce_answer` (Kafka trunk ``1eb7644349cb``;
+    KIP-890 part 1's ABA race)."""
+    req = answer.produce
+    appended = len(after.log) - len(before.log)
+    recs = ",".join(prod.record_label(r) for r in req.records)
+    head = f"partition {req.partition}: verified batch {recs} (pid {req.producer_id}, epoch {req.producer_epoch})"
+    want = ""
+    if answer.error != Errors.NONE:
+        want = _VERIFICATION_ANSWER.get(answer.error, answer.error)
+    else:
+        error, dup, _ = kafka_txn_produce_answer(before, req, Errors.NONE, sequence_space)
+        mine = [(offset, e) for offset, e in enumerate(before.log) if e.producer_id == req.producer_id]
+        open_txn = before.entry(req.producer_id) is not None and _open_at_epoch(mine, req.producer_epoch)
+        stale = error == Errors.INVALID_PRODUCER_EPOCH  # checked before the guard since PR #20534 (2025)
+        if dup < 0 and not stale and not open_txn and _guard_lost(before, answer, tv2):
+            want = Errors.INVALID_TXN_STATE
+    if want:
+        if response_error != want or appended != 0 or response_offset != -1:  # no branch: the violation side
+            return f"{head} was answered {response_error} (log +{appended}); Kafka answers {want}"
+        return None
+    return unexpected_txn_answer(
+        before, after, req, Errors.NONE, True, response_error, response_offset, sequence_space
+    )
 
 
 def kafka_lso(leader: part.PartitionLeader) -> int:  # no mutate: the reference of lso_per_kafka (a property)
