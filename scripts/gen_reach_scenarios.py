@@ -54,6 +54,7 @@ DEFAULT_CELLS = frozenset(
         "reach_txn_tv1_pending",
         "reach_txn_tv1_stale_init",
         "reach_txn_tv2_pending_overflow",
+        "reach_txn_tv2_double_rotation",
     }
 )
 
@@ -175,6 +176,30 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         # second transaction at the same epoch (KAFKA-17754, fixed by TV2's bump per transaction) and the
         # healthy producer's abort is answered INVALID_TXN_STATE -- Kafka 3.x's behaviour, permitted here
         "permitted": ["healthy_producer_not_failed"],
+    },
+    "double_rotation": {
+        "tvs": ("tv2",),
+        "text": "one producer, six transactions of one record at the smallest epoch limit (max_producer_epoch = "
+        "3 stands for Short.MAX_VALUE, so epoch 2 is exhausted): every TV2 end of transaction bumps the epoch, "
+        "so the producer id rotates twice (nextProducerId, TransactionMetadata.prepareComplete: epoch 0 of the "
+        "new id, previousProducerId the old one, nextProducerId cleared). The coordinator may time a "
+        "transaction out once, before or after a rotation: its epoch fence writes PrepareAbort from the "
+        "rotated entry, and the id it completes on must be the entry's own -- never an earlier producer id "
+        "again (producer_ids_never_reused), every transition one of TransactionState's.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 6,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "retries": 1,
+        },
+        "faults": {"txn_timeout": 1, "total": 1},
+        # found here, left as Kafka 4.0 behaves (endTransaction checks the producer id before the pending state,
+        # PR #18467): when the next transaction's first batch exhausts its retries on CONCURRENT_TRANSACTIONS
+        # while the rotating end's markers are written, its abort names nextProducerId and is answered
+        # INVALID_PRODUCER_ID_MAPPING, fatal to the client
+        "permitted": ["sole_producer_not_fenced", "healthy_producer_not_failed"],
     },
     "exhausted_zombie": {
         "tvs": ("tv1",),

@@ -726,7 +726,7 @@ class TransactionalSystem:
 
     def _tid_of_pid(self, s: TxnSystemState, pid: int) -> int:
         for t, md in enumerate(s.coordinator):
-            if md is not None and pid in (md.producer_id, md.prev_producer_id):
+            if md is not None and pid in (md.producer_id, md.prev_producer_id, md.next_producer_id):
                 return t
         return -1
 
@@ -840,7 +840,8 @@ class TransactionalSystem:
             # sendTxnMarkersCallback: prepareComplete, answer the client, then addTxnMarkersToSend
             if a.request is not None:
                 error = "NONE" if a.origin == "client" else "CONCURRENT_TRANSACTIONS"
-                s = self._respond(s, t, a.reply_to, a.request, error, new.producer_id, new.producer_epoch)
+                pid, epoch = tc.end_txn_answer(new, self.cc)
+                s = self._respond(s, t, a.reply_to, a.request, error, pid, epoch)
                 events = (*events, f"error:{error}") if error != "NONE" else events
             new = tc.prepare_complete(new)
             s = s._replace(coordinator=_at(s.coordinator, t, new))
@@ -892,6 +893,10 @@ class TransactionalSystem:
             and md is not None
             and md.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
         ):
+            # sendTxnMarkersCallback calls prepareComplete before the markers go out: CompleteCommit/CompleteAbort
+            # is pending while they are written, so every request meanwhile is CONCURRENT_TRANSACTIONS
+            md = tc.prepare_complete(md)
+            s = s._replace(coordinator=_at(s.coordinator, t, md))
             s, more = self._send_markers(s, t, md)
             events = (*events, *more)
         return s, events
@@ -1353,7 +1358,9 @@ def unlogged_ack(  # no mutate: the judge of acknowledged_after_logged (a proper
     (``TransactionStateManager.appendTransactionToLog``, acks=-1), or from state that is logged already (a
     retry): so a failover never takes back what a client was told.  InitProducerId hands out the logged
     (pid, epoch); AddPartitionsToTxn's partitions are in the logged Ongoing transaction; EndTxn's result is
-    logged as PrepareX or CompleteX.
+    logged as PrepareX or CompleteX, and the (pid, epoch) it names is the one the logged end completes on --
+    ``newPreSendMetadata``'s: the logged ``nextProducerId`` at epoch 0 after a TV2 epoch overflow, else the
+    logged pair (KIP-890: the producer continues with what EndTxn answers; KAFKA-18660, PR #18730).
     """
     name = type(req).__name__.removesuffix("Request")
     if logged is None:  # no branch: the violation side, only a defect takes it (acknowledged_after_logged)
@@ -1363,7 +1370,9 @@ def unlogged_ack(  # no mutate: the judge of acknowledged_after_logged (a proper
     elif isinstance(req, AddPartitionsToTxnRequest):
         ok = logged.state == TransactionState.ONGOING and set(req.partitions) <= set(logged.partitions)
     else:  # EndTxn: the coordinator's requests are these three (eos answers AddOffsetsToTxn itself)
-        ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT)
+        nxt = logged.next_producer_id
+        completes_on = (nxt, 0) if nxt >= 0 else (logged.producer_id, logged.producer_epoch)
+        ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT) and (pid, epoch) == completes_on
     return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
 
 
