@@ -55,6 +55,7 @@ DEFAULT_CELLS = frozenset(
         "reach_txn_tv1_stale_init",
         "reach_txn_tv2_pending_overflow",
         "reach_txn_tv2_double_rotation",
+        "reach_txn_tv2_failover_end_retry",
     }
 )
 
@@ -200,6 +201,26 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         # while the rotating end's markers are written, its abort names nextProducerId and is answered
         # INVALID_PRODUCER_ID_MAPPING, fatal to the client
         "permitted": ["sole_producer_not_fenced", "healthy_producer_not_failed"],
+    },
+    "failover_end_retry": {
+        # TV1 only with KAFKA-17754 (a timed-out EndTxn(COMMIT) landing in the next transaction): tv1_stale_retry_fenced
+        "tvs": ("tv2",),
+        "text": "Kafka's coordinator granularity (pending_transitions): one producer, two transactions of one "
+        "record. The coordinator may fail over once -- with the EndTxn's PrepareCommit/PrepareAbort append in "
+        "flight (lost: the new coordinator loads Ongoing) or after it (the new coordinator loads Prepare* and "
+        "re-sends its markers, CompleteX pending) -- and the client's EndTxn may time out and be retried at "
+        "the new coordinator, its first copy landing late (KAFKA-12671 / KAFKA-17507 shapes). The retry must be "
+        "answered CONCURRENT_TRANSACTIONS while the markers are written and NONE once the end is complete, "
+        "under TV2 at the bumped epoch; the transaction ends exactly once.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 2,
+            "records_per_transaction": 1,
+            "pending_transitions": True,
+            "retries": 1,
+        },
+        "faults": {"coordinator_failover": 1, "request_timeout": 1, "total": 2},
     },
     "exhausted_zombie": {
         "tvs": ("tv1",),

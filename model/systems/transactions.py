@@ -1276,11 +1276,6 @@ def displaced(  # no mutate: the judge of healthy_producer_not_failed (a propert
         # the witness: a coordinator that forgets to record it is what this judge must catch.)
         if md.producer_id != pid and md.producer_epoch == 0 and md.last_producer_epoch == epoch:
             return False
-    elif tc.is_epoch_exhausted(epoch, cfg):
-        # the coordinator rotates an exhausted epoch's producer id (nextProducerId); which (pid, epoch) the TV2
-        # EndTxn response hands the client at the boundary is not settled in this model (README, "Modelling
-        # choices"), so a client there counts as displaced
-        return True
     # the one bump the client's own request may have made: prepareIncrementProducerEpoch records the epoch it
     # came from as lastProducerEpoch (a TV2 EndTxn, a KIP-360 InitProducerId(pid, epoch))
     ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
