@@ -1268,14 +1268,14 @@ def displaced(  # no mutate: the judge of healthy_producer_not_failed (a propert
     if pid < 0:  # no branch: no gate run makes fatal a client that never got a producer id
         return False
     initializing = c.inflight and c.state == tp.C.INITIALIZING
-    if tc.is_epoch_exhausted(epoch, cfg) and initializing:
+    rotated = md.producer_id != pid and md.producer_epoch == 0 and md.last_producer_epoch == epoch
+    if tc.is_epoch_exhausted(epoch, cfg) and initializing and rotated:
         # a KIP-360 InitProducerId naming an exhausted epoch: handleInitProducerId rotates the producer id to
         # a new one at epoch 0 with lastProducerEpoch = the exhausted epoch it came from, and answers a retry of
         # it, which names (previousProducerId, exhausted epoch), with the new id (TransactionCoordinator.scala
         # @1eb7644349cb): the client's own rotation leaves it the holder.  (previousProducerId itself is not
         # the witness: a coordinator that forgets to record it is what this judge must catch.)
-        if md.producer_id != pid and md.producer_epoch == 0 and md.last_producer_epoch == epoch:
-            return False
+        return False
     # the one bump the client's own request may have made: prepareIncrementProducerEpoch records the epoch it
     # came from as lastProducerEpoch (a TV2 EndTxn, a KIP-360 InitProducerId(pid, epoch))
     ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
