@@ -55,7 +55,7 @@ DEFAULT_CELLS = frozenset(
         "reach_txn_tv1_stale_init",
         "reach_txn_tv2_pending_overflow",
         "reach_txn_tv2_double_rotation",
-        "reach_txn_tv2_failover_end_retry",
+        "reach_txn_tv2_overflow_end_retry",
     }
 )
 
@@ -221,6 +221,24 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
             "retries": 1,
         },
         "faults": {"coordinator_failover": 1, "request_timeout": 1, "total": 2},
+    },
+    "overflow_end_retry": {
+        "tvs": ("tv2",),
+        "text": "one producer, one transaction of one record at the smallest epoch limit (max_producer_epoch = "
+        "3): three requests may time out and be retried, so InitProducerId retries bump the epoch to the exhausted "
+        "value and the transaction's end rotates the producer id (nextProducerId). When that EndTxn is retried with "
+        "its (producer id, exhausted epoch) after the rotation completed, the coordinator must recognise the "
+        "retry (retryOnOverflow: previousProducerId and epoch 0) and answer NONE with the new id -- never "
+        "INVALID_PRODUCER_ID_MAPPING to the producer that rotated it.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "retries": 1,
+        },
+        "faults": {"request_timeout": 3, "total": 3},
     },
     "exhausted_zombie": {
         "tvs": ("tv1",),

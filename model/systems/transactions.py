@@ -1268,21 +1268,23 @@ def displaced(  # no mutate: the judge of healthy_producer_not_failed (a propert
     if pid < 0:  # no branch: no gate run makes fatal a client that never got a producer id
         return False
     initializing = c.inflight and c.state == tp.C.INITIALIZING
+    ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
     rotated = md.producer_id != pid and md.producer_epoch == 0 and md.last_producer_epoch == epoch
-    if tc.is_epoch_exhausted(epoch, cfg) and initializing and rotated:
-        # a KIP-360 InitProducerId naming an exhausted epoch: handleInitProducerId rotates the producer id to
-        # a new one at epoch 0 with lastProducerEpoch = the exhausted epoch it came from, and answers a retry of
-        # it, which names (previousProducerId, exhausted epoch), with the new id (TransactionCoordinator.scala
-        # @1eb7644349cb): the client's own rotation leaves it the holder.  (previousProducerId itself is not
-        # the witness: a coordinator that forgets to record it is what this judge must catch.)
+    if tc.is_epoch_exhausted(epoch, cfg) and (initializing or (c.inflight and ending)) and rotated:
+        # the client's own request named an exhausted epoch and rotated the producer id to a new one at epoch 0
+        # whose lastProducerEpoch is the exhausted epoch it came from: a KIP-360 InitProducerId
+        # (handleInitProducerId, prepareProducerIdRotation) or a TV2 EndTxn (nextProducerId, prepareComplete);
+        # a retry of either names (previousProducerId, exhausted epoch) and is answered with the new id
+        # (TransactionCoordinator.scala @1eb7644349cb, retryOnOverflow): the client stays the holder.
+        # (previousProducerId itself is not the witness: a coordinator that forgets to record it is what
+        # this judge must catch.)
         return False
     # the one bump the client's own request may have made: prepareIncrementProducerEpoch records the epoch it
     # came from as lastProducerEpoch (a TV2 EndTxn, a KIP-360 InitProducerId(pid, epoch))
-    ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
     own = 1 if c.inflight and (c.state == tp.C.INITIALIZING or ending) and md.last_producer_epoch == epoch else 0
     if md.producer_id != pid:
-        # another producer id: expired and re-created, or rotated at an exhausted epoch -- by this client's own
-        # EndTxn only if it held the exhausted epoch (counted as displaced above), so by another instance's
+        # another producer id: expired and re-created, or rotated by another instance (this client's own
+        # rotation is handled above)
         return True
     return md.producer_epoch > epoch + own
 
