@@ -1103,9 +1103,8 @@ class TransactionalSystem:
         for t, v in enumerate(s.txn_log):
             md = s.coordinator[t]
             if needs_markers(v) and md is not None:
-                if self.pending:
-                    md = tc.prepare_complete(md)
-                    s = s._replace(coordinator=_at(s.coordinator, t, md))
+                md = tc.prepare_complete(md)
+                s = s._replace(coordinator=_at(s.coordinator, t, md))
                 s, more = self._send_markers(s, t, md)
                 events = (*events, *more)
         return s, events
