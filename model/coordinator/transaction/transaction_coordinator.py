@@ -375,7 +375,7 @@ def _init_by_state(
         or (expected_pid == md.prev_producer_id and is_epoch_exhausted(expected_epoch, cfg))
     ):
         return _fail(md, Errors.PRODUCER_FENCED)
-    if md.state in PREPARE:
+    if md.state in PREPARE:  # unreachable: a Prepare* entry always has CompleteX pending (prepareComplete), above
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     if md.state == S.ONGOING:
         out = fence_and_abort(md, cfg, append_ok)
