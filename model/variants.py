@@ -96,6 +96,13 @@ class ProtocolFlags:
             with CONCURRENT_TRANSACTIONS before checking the epoch (KAFKA-18464,
             PR #18467, Kafka 4.0); without it a client that already holds the
             bumped epoch is answered PRODUCER_FENCED and fences itself.
+        end_txn_answers_completed_ids: a successful EndTxn is answered with the
+            producer id and epoch of the completion it prepared
+            (``newPreSendMetadata``: at an exhausted epoch under TV2 the rotated
+            ``nextProducerId`` at epoch 0; KAFKA-18660, PR #18730, Kafka 4.0);
+            without it, with the PrepareCommit/PrepareAbort's (the old id at the
+            exhausted epoch), so the producer's next transaction is answered
+            INVALID_PRODUCER_ID_MAPPING once the id rotated.
         commit_retry_after_abort_fenced: under TV2 a commit at the retry epoch
             that finds the transaction aborted by the coordinator (CompleteAbort)
             is answered PRODUCER_FENCED (KAFKA-20785, PR #23204); without it,
@@ -295,6 +302,7 @@ class ProtocolFlags:
     marker_retriable_errors_retried: bool = True
     failed_fence_keeps_bump: bool = True
     end_txn_concurrent_in_prepare: bool = True
+    end_txn_answers_completed_ids: bool = True
     commit_retry_after_abort_fenced: bool = True
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
@@ -743,6 +751,18 @@ VARIANTS: dict[str, Variant] = {
             bug="KAFKA-18464 (fixed by PR #18467, Kafka 4.0): the next transaction's abort reaches the coordinator "
             "while the previous commit's markers are still being written; its epoch is the bumped one, not a "
             "retry, so the only producer of the transactional.id is answered PRODUCER_FENCED",
+        ),
+        Variant(
+            name="no_kafka_18660_end_txn_answer",
+            description="TV2 coordinators answer a successful EndTxn with the PrepareCommit/PrepareAbort's producer "
+            "id and epoch, not the completion's (Kafka 3.8-3.9 and 4.0 before PR #18730).",
+            flags=replace(_REAL, end_txn_answers_completed_ids=False),
+            weakened=True,
+            breaks=("acknowledged_after_logged",),
+            scenarios=("reach_txn_tv2_double_rotation",),
+            bug="KAFKA-18660 (fixed by PR #18730, Kafka 4.0): at an exhausted epoch the EndTxn response names the "
+            "old producer id at Short.MAX_VALUE although the completion rotated the id to nextProducerId, so the "
+            "only producer of the transactional.id fails its next transaction (INVALID_PRODUCER_ID_MAPPING)",
         ),
         Variant(
             name="no_kafka_20785_fix",

@@ -54,6 +54,8 @@ DEFAULT_CELLS = frozenset(
         "reach_txn_tv1_pending",
         "reach_txn_tv1_stale_init",
         "reach_txn_tv2_pending_overflow",
+        "reach_txn_tv2_double_rotation",
+        "reach_txn_tv2_overflow_end_retry",
     }
 )
 
@@ -154,6 +156,89 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
             "retries": 1,
         },
         "faults": {"batch_expiry": 1, "total": 1},
+    },
+    "stale_retry_fenced": {
+        "tvs": ("tv1",),
+        "text": "one producer, two transactions of one record (KAFKA-12906/KAFKA-14402 shapes): a batch may expire, "
+        "so the producer aborts and (KIP-360) bumps its epoch with InitProducerId(producer id, epoch); that "
+        "request may time out and be re-sent, its first copy still in flight, and the next transaction may be "
+        "timed out by the coordinator (an epoch fence that resets lastProducerEpoch). When the first copy lands "
+        "after the fence it names neither the current epoch nor lastProducerEpoch: PRODUCER_FENCED "
+        "(TransactionMetadata.prepareIncrementProducerEpoch), never the fenced epoch's successor.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 2,
+            "records_per_transaction": 1,
+            "retries": 1,
+        },
+        "faults": {"batch_expiry": 1, "request_timeout": 1, "txn_timeout": 1, "total": 3},
+        # the timed-out request may be the first transaction's EndTxn(COMMIT) instead: under TV1 it lands in the
+        # second transaction at the same epoch (KAFKA-17754, fixed by TV2's bump per transaction) and the
+        # healthy producer's abort is answered INVALID_TXN_STATE -- Kafka 3.x's behaviour, permitted here
+        "permitted": ["healthy_producer_not_failed"],
+    },
+    "double_rotation": {
+        "tvs": ("tv2",),
+        "text": "one producer, six transactions of one record at the smallest epoch limit (max_producer_epoch = "
+        "3 stands for Short.MAX_VALUE, so epoch 2 is exhausted): every TV2 end of transaction bumps the epoch, "
+        "so the producer id rotates twice (nextProducerId, TransactionMetadata.prepareComplete: epoch 0 of the "
+        "new id, previousProducerId the old one, nextProducerId cleared). The coordinator may time a "
+        "transaction out once, before or after a rotation: its epoch fence writes PrepareAbort from the "
+        "rotated entry, and the id it completes on must be the entry's own -- never an earlier producer id "
+        "again (producer_ids_never_reused), every transition one of TransactionState's.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 6,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "retries": 1,
+        },
+        "faults": {"txn_timeout": 1, "total": 1},
+        # found here, left as Kafka 4.0 behaves (endTransaction checks the producer id before the pending state,
+        # PR #18467): when the next transaction's first batch exhausts its retries on CONCURRENT_TRANSACTIONS
+        # while the rotating end's markers are written, its abort names nextProducerId and is answered
+        # INVALID_PRODUCER_ID_MAPPING, fatal to the client
+        "permitted": ["sole_producer_not_fenced", "healthy_producer_not_failed"],
+    },
+    "failover_end_retry": {
+        # TV1 only with KAFKA-17754 (a timed-out EndTxn(COMMIT) landing in the next transaction): tv1_stale_retry_fenced
+        "tvs": ("tv2",),
+        "text": "Kafka's coordinator granularity (pending_transitions): one producer, two transactions of one "
+        "record. The coordinator may fail over once -- with the EndTxn's PrepareCommit/PrepareAbort append in "
+        "flight (lost: the new coordinator loads Ongoing) or after it (the new coordinator loads Prepare* and "
+        "re-sends its markers, CompleteX pending) -- and the client's EndTxn may time out and be retried at "
+        "the new coordinator, its first copy landing late (KAFKA-12671 / KAFKA-17507 shapes). The retry must be "
+        "answered CONCURRENT_TRANSACTIONS while the markers are written and NONE once the end is complete, "
+        "under TV2 at the bumped epoch; the transaction ends exactly once.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 2,
+            "records_per_transaction": 1,
+            "pending_transitions": True,
+            "retries": 1,
+        },
+        "faults": {"coordinator_failover": 1, "request_timeout": 1, "total": 2},
+    },
+    "overflow_end_retry": {
+        "tvs": ("tv2",),
+        "text": "one producer, one transaction of one record at the smallest epoch limit (max_producer_epoch = "
+        "3): three requests may time out and be retried, so InitProducerId retries bump the epoch to the exhausted "
+        "value and the transaction's end rotates the producer id (nextProducerId). When that EndTxn is retried with "
+        "its (producer id, exhausted epoch) after the rotation completed, the coordinator must recognise the "
+        "retry (retryOnOverflow: previousProducerId and epoch 0) and answer NONE with the new id -- never "
+        "INVALID_PRODUCER_ID_MAPPING to the producer that rotated it.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "retries": 1,
+        },
+        "faults": {"request_timeout": 3, "total": 3},
     },
     "exhausted_zombie": {
         "tvs": ("tv1",),
@@ -438,6 +523,8 @@ def scenarios() -> dict[str, str]:
             name = f"reach_txn_{tv}_{shape}"
             text = f"Reach family, {tv_text}: {cell['text']}"
             top: dict[str, Any] = {"variant": variant} if variant != "kafka" else {}
+            if cell.get("permitted"):
+                top["permitted"] = cell["permitted"]
             out[f"{name}.toml"] = _doc(
                 name, text, "transactions", top, {"transactions": cell["transactions"], "faults": cell["faults"]}
             )

@@ -276,7 +276,9 @@ def test_epoch_within_limit_catches_an_empty_abort_past_the_limit() -> None:
     )
     assert replay.confirmed
     real, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions())
-    assert real.complete and not real.violated
+    # the scenario's permitted finding (the abort naming the rotated id while the markers are written) aside
+    assert {p.name for p in real.violations()} <= set(scenario.permitted)
+    assert "epoch_within_limit" not in {p.name for p in real.violations()}
 
 
 def test_connect_task_failed_without_a_fault_is_not_progress() -> None:

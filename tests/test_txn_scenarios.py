@@ -24,7 +24,7 @@ SCENARIOS = builtin_scenarios()
 REAL = {
     "txn_kafka_12671_hanging": 248,
     "txn_kafka_17754_delayed_endtxn": 1350,
-    "txn_kafka_6119_timeout_zombie": 129,
+    "txn_kafka_6119_timeout_zombie": 161,
     "txn_producer_state_expiry": 8382,  # INVALID_TXN_STATE fails a batch at once (Sender.canRetry)
     "txn_pending_transitions": 10357,
     "txn_pending_zombie": 25415,
@@ -54,7 +54,7 @@ CAUGHT = {
     ("txn_kafka_6119_timeout_zombie", "timeout_abort_without_epoch_bump"): {
         "atomic_commit": 25,
         "zombie_fencing": 25,
-        "healthy_producer_not_failed": 21,
+        "healthy_producer_not_failed": 23,
     },
     ("txn_producer_state_expiry", "expire_producers_with_open_transactions"): {
         "no_aborted_read": 9,

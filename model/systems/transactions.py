@@ -852,7 +852,7 @@ class TransactionalSystem:
 
     def _tid_of_pid(self, s: TxnSystemState, pid: int) -> int:
         for t, md in enumerate(s.coordinator):
-            if md is not None and pid in (md.producer_id, md.prev_producer_id):
+            if md is not None and pid in (md.producer_id, md.prev_producer_id, md.next_producer_id):
                 return t
         return -1
 
@@ -966,7 +966,8 @@ class TransactionalSystem:
             # sendTxnMarkersCallback: prepareComplete, answer the client, then addTxnMarkersToSend
             if a.request is not None:
                 error = "NONE" if a.origin == "client" else "CONCURRENT_TRANSACTIONS"
-                s = self._respond(s, t, a.reply_to, a.request, error, new.producer_id, new.producer_epoch)
+                pid, epoch = tc.end_txn_answer(new, self.cc)
+                s = self._respond(s, t, a.reply_to, a.request, error, pid, epoch)
                 events = (*events, f"error:{error}") if error != "NONE" else events
             new = tc.prepare_complete(new)
             s = s._replace(coordinator=_at(s.coordinator, t, new))
@@ -1018,6 +1019,10 @@ class TransactionalSystem:
             and md is not None
             and md.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
         ):
+            # sendTxnMarkersCallback calls prepareComplete before the markers go out: CompleteCommit/CompleteAbort
+            # is pending while they are written, so every request meanwhile is CONCURRENT_TRANSACTIONS
+            md = tc.prepare_complete(md)
+            s = s._replace(coordinator=_at(s.coordinator, t, md))
             s, more = self._send_markers(s, t, md)
             events = (*events, *more)
         return s, events
@@ -1239,9 +1244,8 @@ class TransactionalSystem:
         for t, v in enumerate(s.txn_log):
             md = s.coordinator[t]
             if needs_markers(v) and md is not None:
-                if self.pending:
-                    md = tc.prepare_complete(md)
-                    s = s._replace(coordinator=_at(s.coordinator, t, md))
+                md = tc.prepare_complete(md)
+                s = s._replace(coordinator=_at(s.coordinator, t, md))
                 s, more = self._send_markers(s, t, md)
                 events = (*events, *more)
         return s, events
@@ -1404,26 +1408,23 @@ def displaced(  # no mutate: the judge of healthy_producer_not_failed (a propert
     if pid < 0:  # no branch: no gate run makes fatal a client that never got a producer id
         return False
     initializing = c.inflight and c.state == tp.C.INITIALIZING
-    if tc.is_epoch_exhausted(epoch, cfg) and initializing:
-        # a KIP-360 InitProducerId naming an exhausted epoch: handleInitProducerId rotates the producer id to
-        # a new one at epoch 0 with lastProducerEpoch = the exhausted epoch it came from, and answers a retry of
-        # it, which names (previousProducerId, exhausted epoch), with the new id (TransactionCoordinator.scala
-        # @1eb7644349cb): the client's own rotation leaves it the holder.  (previousProducerId itself is not
-        # the witness: a coordinator that forgets to record it is what this judge must catch.)
-        if md.producer_id != pid and md.producer_epoch == 0 and md.last_producer_epoch == epoch:
-            return False
-    elif tc.is_epoch_exhausted(epoch, cfg):
-        # the coordinator rotates an exhausted epoch's producer id (nextProducerId); which (pid, epoch) the TV2
-        # EndTxn response hands the client at the boundary is not settled in this model (README, "Modelling
-        # choices"), so a client there counts as displaced
-        return True
+    ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
+    rotated = md.producer_id != pid and md.producer_epoch == 0 and md.last_producer_epoch == epoch
+    if tc.is_epoch_exhausted(epoch, cfg) and (initializing or (c.inflight and ending)) and rotated:
+        # the client's own request named an exhausted epoch and rotated the producer id to a new one at epoch 0
+        # whose lastProducerEpoch is the exhausted epoch it came from: a KIP-360 InitProducerId
+        # (handleInitProducerId, prepareProducerIdRotation) or a TV2 EndTxn (nextProducerId, prepareComplete);
+        # a retry of either names (previousProducerId, exhausted epoch) and is answered with the new id
+        # (TransactionCoordinator.scala @1eb7644349cb, retryOnOverflow): the client stays the holder.
+        # (previousProducerId itself is not the witness: a coordinator that forgets to record it is what
+        # this judge must catch.)
+        return False
     # the one bump the client's own request may have made: prepareIncrementProducerEpoch records the epoch it
     # came from as lastProducerEpoch (a TV2 EndTxn, a KIP-360 InitProducerId(pid, epoch))
-    ending = cfg.transaction_version >= 2 and c.state in (tp.C.COMMITTING, tp.C.ABORTING)
     own = 1 if c.inflight and (c.state == tp.C.INITIALIZING or ending) and md.last_producer_epoch == epoch else 0
     if md.producer_id != pid:
-        # another producer id: expired and re-created, or rotated at an exhausted epoch -- by this client's own
-        # EndTxn only if it held the exhausted epoch (counted as displaced above), so by another instance's
+        # another producer id: expired and re-created, or rotated by another instance (this client's own
+        # rotation is handled above)
         return True
     return md.producer_epoch > epoch + own
 
@@ -1494,7 +1495,9 @@ def unlogged_ack(  # no mutate: the judge of acknowledged_after_logged (a proper
     (``TransactionStateManager.appendTransactionToLog``, acks=-1), or from state that is logged already (a
     retry): so a failover never takes back what a client was told.  InitProducerId hands out the logged
     (pid, epoch); AddPartitionsToTxn's partitions are in the logged Ongoing transaction; EndTxn's result is
-    logged as PrepareX or CompleteX.
+    logged as PrepareX or CompleteX, and the (pid, epoch) it names is the one the logged end completes on --
+    ``newPreSendMetadata``'s: the logged ``nextProducerId`` at epoch 0 after a TV2 epoch overflow, else the
+    logged pair (KIP-890: the producer continues with what EndTxn answers; KAFKA-18660, PR #18730).
     """
     name = type(req).__name__.removesuffix("Request")
     if logged is None:  # no branch: the violation side, only a defect takes it (acknowledged_after_logged)
@@ -1504,7 +1507,9 @@ def unlogged_ack(  # no mutate: the judge of acknowledged_after_logged (a proper
     elif isinstance(req, AddPartitionsToTxnRequest):
         ok = logged.state == TransactionState.ONGOING and set(req.partitions) <= set(logged.partitions)
     else:  # EndTxn: the coordinator's requests are these three (eos answers AddOffsetsToTxn itself)
-        ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT)
+        nxt = logged.next_producer_id
+        completes_on = (nxt, 0) if nxt >= 0 else (logged.producer_id, logged.producer_epoch)
+        ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT) and (pid, epoch) == completes_on
     return None if ok else f"{name}:{logged.state}@{logged.producer_id}/{logged.producer_epoch}"
 
 

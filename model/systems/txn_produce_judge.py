@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN`` (KAFKA-5494).
-_RETAINED = 5
+_RETAINED = 5  # no mutate: the reference of txn_produce_answer_per_kafka (a property), not a rule
 
 #: How the coordinator's verification answer reaches the producer (``AddPartitionsToTxnManager`` rewrites
 #: PRODUCER_FENCED; ``ReplicaManager.appendRecordsWithTransactionVerification`` rewrites the retriable
