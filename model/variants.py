@@ -153,6 +153,13 @@ class ProtocolFlags:
             start-up was blocked returns before ``producer.initTransactions()``
             (``ExactlyOnceWorkerSourceTask.prepareToInitializeTask``, KIP-618
             §Source task startup step 4).  Off: it initialises the producer anyway.
+        connect_failed_task_skips_final_commit: a source task that failed (here: a
+            send its producer reported failed, not fenced) is stopped without its
+            final offset commit -- ``ExactlyOnceWorkerSourceTask.finalOffsetCommit``
+            ("Skipping final offset commit as task has failed"); its open
+            transaction is left to the next instance's ``initTransactions``.  Off:
+            stopping a failed task commits its open transaction with the offsets of
+            every record it dispatched, the failed one too.
         defer_bump_until_resolved: an idempotent producer whose batch fails with
             OUT_OF_ORDER_SEQUENCE_NUMBER after its last retry marks the partition's
             sequence unresolved instead of requesting an epoch bump at once, so the
@@ -298,6 +305,7 @@ class ProtocolFlags:
     connect_tombstone_to_global_first: bool = True
     connect_abort_commits_offsets: bool = True
     connect_stopping_task_skips_producer: bool = True
+    connect_failed_task_skips_final_commit: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -634,6 +642,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_worker_lag_before_producer",),
             bug="KIP-618 §Source task startup step 4: the revoked instance's initTransactions bumps the epoch of "
             "the task id and fences the task's new owner, which then fails",
+        ),
+        Variant(
+            name="failed_task_commits_on_stop",
+            description="Connect: stopping an exactly-once source task that failed (a send failed with a "
+            "non-fencing error) commits its open transaction, with the offsets of every dispatched record.",
+            flags=replace(_REAL, connect_failed_task_skips_final_commit=False),
+            weakened=True,
+            breaks=("offsets_committed_with_records", "every_source_record_delivered"),
+            scenarios=("connect_send_failure",),
+            bug="ExactlyOnceWorkerSourceTask.finalOffsetCommit skips the commit of a failed task; committing it "
+            "writes the offset of a record whose send failed, so the task's next instance never polls it again",
         ),
         Variant(
             name="no_generation_fencing",
