@@ -160,6 +160,14 @@ class ProtocolFlags:
             transaction is left to the next instance's ``initTransactions``.  Off:
             stopping a failed task commits its open transaction with the offsets of
             every record it dispatched, the failed one too.
+        txn_offset_commit_starts_transaction: under TV2 the producer counts its
+            transaction as started once it enqueues a TxnOffsetCommit (the group
+            coordinator adds ``__consumer_offsets`` itself, KIP-890 part 2;
+            ``TransactionManager.sendOffsetsToTransaction``, Kafka 4.0), so an
+            abort sends EndTxn even when no answer came back.  Off: only a
+            successful answer adds the partition, and an offsets-only transaction
+            whose TxnOffsetCommit failed is aborted locally, left Ongoing at the
+            coordinator.
         defer_bump_until_resolved: an idempotent producer whose batch fails with
             OUT_OF_ORDER_SEQUENCE_NUMBER after its last retry marks the partition's
             sequence unresolved instead of requesting an epoch bump at once, so the
@@ -306,6 +314,7 @@ class ProtocolFlags:
     connect_abort_commits_offsets: bool = True
     connect_stopping_task_skips_producer: bool = True
     connect_failed_task_skips_final_commit: bool = True
+    txn_offset_commit_starts_transaction: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -642,6 +651,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_worker_lag_before_producer",),
             bug="KIP-618 §Source task startup step 4: the revoked instance's initTransactions bumps the epoch of "
             "the task id and fences the task's new owner, which then fails",
+        ),
+        Variant(
+            name="tv2_offsets_do_not_start_transaction",
+            description="Consume-transform-produce, TV2: the producer does not count an enqueued TxnOffsetCommit "
+            "as starting its transaction; an offsets-only transaction whose TxnOffsetCommit was refused "
+            "(ILLEGAL_GENERATION) is aborted without EndTxn.",
+            flags=replace(_REAL, txn_offset_commit_starts_transaction=False),
+            weakened=True,
+            breaks=("client_transaction_ends_at_coordinator",),
+            scenarios=("txn_eos_offsets_only",),
+            bug="KIP-890 part 2: the group coordinator added __consumer_offsets to the transaction before it "
+            "refused the offsets; the client's local abort leaves it Ongoing until transaction.timeout.ms, and "
+            "the producer's next transaction joins it",
         ),
         Variant(
             name="failed_task_commits_on_stop",
