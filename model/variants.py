@@ -160,6 +160,12 @@ class ProtocolFlags:
             transaction is left to the next instance's ``initTransactions``.  Off:
             stopping a failed task commits its open transaction with the offsets of
             every record it dispatched, the failed one too.
+        connect_config_write_failure_answers_fencing: a failed privileged write of
+            task configs or a connector tombstone (the leader was fenced from the
+            config topic) also fails the zombie-fencing requests waiting at the
+            leader (500) -- in Kafka only the round's own completion answers them
+            (``DistributedHerder.ZombieFencing``; Kafka 4.0).  On only in a
+            weakened variant.
         txn_offset_commit_starts_transaction: under TV2 the producer counts its
             transaction as started once it enqueues a TxnOffsetCommit (the group
             coordinator adds ``__consumer_offsets`` itself, KIP-890 part 2;
@@ -315,6 +321,7 @@ class ProtocolFlags:
     connect_stopping_task_skips_producer: bool = True
     connect_failed_task_skips_final_commit: bool = True
     txn_offset_commit_starts_transaction: bool = True
+    connect_config_write_failure_answers_fencing: bool = False
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -664,6 +671,17 @@ VARIANTS: dict[str, Variant] = {
             bug="KIP-890 part 2: the group coordinator added __consumer_offsets to the transaction before it "
             "refused the offsets; the client's local abort leaves it Ongoing until transaction.timeout.ms, and "
             "the producer's next transaction joins it",
+        ),
+        Variant(
+            name="config_write_failure_fails_fencing_requests",
+            description="Connect: a deposed leader's failed task-config write (PRODUCER_FENCED on "
+            "connect-cluster-${groupId}) also fails every task waiting on a zombie-fencing round.",
+            flags=replace(_REAL, connect_config_write_failure_answers_fencing=True),
+            weakened=True,
+            breaks=("task_lifecycle_legal",),
+            scenarios=("connect_zombie_leader",),
+            bug="a fencing request is answered by the leader's round (DistributedHerder.ZombieFencing callbacks), "
+            "not by an unrelated config write: the healthy tasks of the new leader fail at start-up",
         ),
         Variant(
             name="failed_task_commits_on_stop",
