@@ -383,7 +383,10 @@ class EosSystem(TransactionalSystem):
     def _eos_drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
         """Fault ``drop`` on the group coordinator's connection: the reset loses everything in flight on it."""
         if GROUP_COORDINATOR not in (env.src, env.dst):
-            return self._drop(s, env)
+            dropped = self._drop(s, env)
+            if dropped is None:  # input: an edited trace
+                return None
+            return dropped[0], (*dropped[1], "producer_connection_reset")
         if env not in net.channel_heads(s.network) or not self._droppable(env):  # input: an edited trace
             return None
         network = net.reset_connection(s.network, env)
