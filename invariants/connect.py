@@ -421,6 +421,21 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "txn:Prepare*",
         )
     )
+    if faults.send_failure > 0:
+        props.append(
+            sometimes_event(
+                "task_send_failed",
+                "An exactly-once source task's send failed with a non-fencing error and the task failed.",
+                "task_failed:REQUEST_TIMED_OUT",
+            )
+        )
+        props.append(
+            sometimes_event(
+                "failed_task_restarted",
+                "A restart request replaced a FAILED source task.",
+                "failed_task_restart_requested",
+            )
+        )
     props.extend(tombstone_properties(config))
     props.extend(transaction_boundary_properties(config))
     props.extend(connect_bounds_properties(config))

@@ -197,6 +197,8 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     group_append = ("txn_offset_commit_coordinator_not_available",) if config.faults.append_failure > 0 else ()
     # two rebalances may take the partition from its owner and give it back: the owner must start over
     returns = ("partition_returned",) if several and not protocol and config.faults.rebalance > 1 else ()
+    # the drop budget must also strike a producer's own connections (transaction coordinator, partition leader)
+    producer_resets = ("producer_connection_reset",) if config.faults.drop > 0 else ()
     props: list[Property] = [
         no_findings(
             name="exactly_once_processing",
@@ -208,7 +210,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             catches="a zombie committing after a rebalance (no generation fencing, KAFKA-2555), offsets "
             "committed outside the transaction (at-least-once), a missing seek after abort (KAFKA-17582)",
             findings=lambda s: _eos_problems(n, s, eos.filtered_records),
-            partners=(*legacy_partners, "input_fully_processed", *group_partners),
+            partners=(*legacy_partners, "input_fully_processed", *group_partners, *producer_resets),
         ),
         no_findings(
             name="offsets_committed_with_outputs",
@@ -218,6 +220,39 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             catches="offsets committed after, not with, the transaction; pending offsets materialised on ABORT",
             findings=lambda s: _offset_problems(n, s),
             partners=("offsets_materialised", "offsets_discarded", *failover, *group_append, *returns),
+        ),
+        no_findings(
+            name="client_transaction_ends_at_coordinator",
+            fact="Under TV2, a producer completes commitTransaction or abortTransaction without EndTxn only for a "
+            "transaction "
+            "the coordinator does not hold: while the coordinator has the producer's transaction Ongoing at its "
+            "epoch (a partition or, under TV2, __consumer_offsets added on its behalf by a TxnOffsetCommit) the "
+            "client ends it with EndTxn, so no transaction waits for transaction.timeout.ms and the next one does "
+            "not join it.",
+            source="TransactionManager (transactionStarted; sendOffsetsToTransaction under TV2, KIP-890 part 2; "
+            "Kafka 4.0 trunk 1eb7644349cb); KIP-98 §EndTxn",
+            catches="a TV2 client that does not count its TxnOffsetCommit as starting the transaction and aborts an "
+            "offsets-only transaction locally after ILLEGAL_GENERATION",
+            findings=lambda s: s.ghost.local_ends_open,
+            partners=("transaction_ended_with_end_txn",),
+        ),
+        *(
+            (
+                _event(
+                    "producer_connection_reset",
+                    "A connection reset lost a request or answer between a producer and the transaction coordinator "
+                    "or a partition leader (not only the group coordinator's TxnOffsetCommit).",
+                    "producer_connection_reset",
+                ),
+            )
+            if config.faults.drop > 0
+            else ()
+        ),
+        _event(
+            "transaction_ended_with_end_txn",
+            "A producer's Sender ended a transaction it had started with EndTxn (rather than completing it "
+            "locally).",
+            "EndTxnRequest",
         ),
         Property(
             name="committed_offset_never_regresses",

@@ -160,6 +160,27 @@ class ProtocolFlags:
             start-up was blocked returns before ``producer.initTransactions()``
             (``ExactlyOnceWorkerSourceTask.prepareToInitializeTask``, KIP-618
             §Source task startup step 4).  Off: it initialises the producer anyway.
+        connect_failed_task_skips_final_commit: a source task that failed (here: a
+            send its producer reported failed, not fenced) is stopped without its
+            final offset commit -- ``ExactlyOnceWorkerSourceTask.finalOffsetCommit``
+            ("Skipping final offset commit as task has failed"); its open
+            transaction is left to the next instance's ``initTransactions``.  Off:
+            stopping a failed task commits its open transaction with the offsets of
+            every record it dispatched, the failed one too.
+        connect_config_write_failure_answers_fencing: a failed privileged write of
+            task configs or a connector tombstone (the leader was fenced from the
+            config topic) also fails the zombie-fencing requests waiting at the
+            leader (500) -- in Kafka only the round's own completion answers them
+            (``DistributedHerder.ZombieFencing``; Kafka 4.0).  On only in a
+            weakened variant.
+        txn_offset_commit_starts_transaction: under TV2 the producer counts its
+            transaction as started once it enqueues a TxnOffsetCommit (the group
+            coordinator adds ``__consumer_offsets`` itself, KIP-890 part 2;
+            ``TransactionManager.sendOffsetsToTransaction``, Kafka 4.0), so an
+            abort sends EndTxn even when no answer came back.  Off: only a
+            successful answer adds the partition, and an offsets-only transaction
+            whose TxnOffsetCommit failed is aborted locally, left Ongoing at the
+            coordinator.
         defer_bump_until_resolved: an idempotent producer whose batch fails with
             OUT_OF_ORDER_SEQUENCE_NUMBER after its last retry marks the partition's
             sequence unresolved instead of requesting an epoch bump at once, so the
@@ -318,6 +339,9 @@ class ProtocolFlags:
     connect_tombstone_to_global_first: bool = True
     connect_abort_commits_offsets: bool = True
     connect_stopping_task_skips_producer: bool = True
+    connect_failed_task_skips_final_commit: bool = True
+    txn_offset_commit_starts_transaction: bool = True
+    connect_config_write_failure_answers_fencing: bool = False
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -657,6 +681,41 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_worker_lag_before_producer",),
             bug="KIP-618 §Source task startup step 4: the revoked instance's initTransactions bumps the epoch of "
             "the task id and fences the task's new owner, which then fails",
+        ),
+        Variant(
+            name="tv2_offsets_do_not_start_transaction",
+            description="Consume-transform-produce, TV2: the producer does not count an enqueued TxnOffsetCommit "
+            "as starting its transaction; an offsets-only transaction whose TxnOffsetCommit was refused "
+            "(ILLEGAL_GENERATION) is aborted without EndTxn.",
+            flags=replace(_REAL, txn_offset_commit_starts_transaction=False),
+            weakened=True,
+            breaks=("client_transaction_ends_at_coordinator",),
+            scenarios=("txn_eos_offsets_only",),
+            bug="KIP-890 part 2: the group coordinator added __consumer_offsets to the transaction before it "
+            "refused the offsets; the client's local abort leaves it Ongoing until transaction.timeout.ms, and "
+            "the producer's next transaction joins it",
+        ),
+        Variant(
+            name="config_write_failure_fails_fencing_requests",
+            description="Connect: a deposed leader's failed task-config write (PRODUCER_FENCED on "
+            "connect-cluster-${groupId}) also fails every task waiting on a zombie-fencing round.",
+            flags=replace(_REAL, connect_config_write_failure_answers_fencing=True),
+            weakened=True,
+            breaks=("task_lifecycle_legal",),
+            scenarios=("connect_zombie_leader",),
+            bug="a fencing request is answered by the leader's round (DistributedHerder.ZombieFencing callbacks), "
+            "not by an unrelated config write: the healthy tasks of the new leader fail at start-up",
+        ),
+        Variant(
+            name="failed_task_commits_on_stop",
+            description="Connect: stopping an exactly-once source task that failed (a send failed with a "
+            "non-fencing error) commits its open transaction, with the offsets of every dispatched record.",
+            flags=replace(_REAL, connect_failed_task_skips_final_commit=False),
+            weakened=True,
+            breaks=("offsets_committed_with_records", "every_source_record_delivered"),
+            scenarios=("connect_send_failure",),
+            bug="ExactlyOnceWorkerSourceTask.finalOffsetCommit skips the commit of a failed task; committing it "
+            "writes the offset of a record whose send failed, so the task's next instance never polls it again",
         ),
         Variant(
             name="no_generation_fencing",

@@ -16,7 +16,8 @@
     max_connector_aborts = 0                     # TransactionContext.abortTransaction budget
     max_tombstones = 0                           # finished source partitions the connector may forget (null offset)
     recreated_at = 0                             # generation written after DELETE and re-creation (0: never)
-    [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure, total
+    [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure,
+              send_failure, total
 
 Every value is checked; the preflight validation of KIP-618
 (:func:`model.connect.herder.preflight_errors`, ``AbstractHerder.validateConnectorConfig``) rejects a connector config
@@ -54,6 +55,7 @@ _FAULT_KEYS = (
     "config_write_failure",
     "manual_restart",
     "offset_write_failure",
+    "send_failure",
     "total",
 )
 

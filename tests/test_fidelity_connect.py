@@ -363,3 +363,19 @@ def test_the_task_lifecycle_table_allows_the_start_up_and_stops_and_nothing_else
     assert illegal_task_changes("FailZombieFencing", started, failed) == ()
     back = failed._replace(workers=(failed.workers[0].with_instance(inst), *failed.workers[1:]))
     assert illegal_task_changes("InitProducer", failed, back) == ("task:w0.t0.g0:FAILED->FENCING_REQUESTED",)
+
+
+def test_a_fencing_request_is_answered_only_by_the_leaders_round() -> None:
+    """A waiting task moves on only in a step that serves or completes a round (or fails it with 409)."""
+    from keos.model.connect.herder import fail_zombie_fencing
+    from keos.model.connect.lifecycle import illegal_task_changes
+
+    m = _connect({}, {"fencing_failure": 1, "total": 1})
+    s = m.init_states()[0]
+    started, _ = _steps(m, s, ("StartTask", (0, 0)))
+    failed, _ = fail_zombie_fencing(m, started, 0)
+    assert illegal_task_changes("Reconfigure", started, failed, ("reconfigured",)) == (
+        "task:w0.t0.g0:fencing request answered by Reconfigure",
+    )
+    assert illegal_task_changes("Reconfigure", started, failed, ("reconfigured", "fencing_409_conflict")) == ()
+    assert illegal_task_changes("WriteTaskCountRecord", started, failed) == ()

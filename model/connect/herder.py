@@ -157,6 +157,9 @@ def _fenced_from_config_topic(sys: ConnectCluster, s: ConnectState, w: int, answ
     """``PrivilegedWriteException``: fencedFromConfigTopic, producer closed; the round, its requesters fail (500)."""
     fenced = sys._txn_leader(w)  # a plain writer's failure is no PrivilegedWriteException (sendPrivileged, Kafka 4.0)
     s = sys._put(s, w, s.workers[w]._replace(config_producer=None, fenced_from_config_topic=fenced, fencing=None))
+    # Only the round's own write answers its requests; a failed task-config or tombstone write is another
+    # herder request (its REST caller gets the 500), unless connect_config_write_failure_answers_fencing is on.
+    answer = answer or sys.flags.connect_config_write_failure_answers_fencing
     return sys._answer_requesters(s, P.FAILED) if answer else s
 
 

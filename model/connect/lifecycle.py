@@ -20,7 +20,7 @@ from keos.model.connect.records import ConnectState
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
 
-__all__ = ["NEXT_PHASES", "STOPPING_STEPS", "illegal_task_changes"]
+__all__ = ["ANSWERING_STEPS", "NEXT_PHASES", "STOPPING_STEPS", "illegal_task_changes"]
 
 #: The phases an instance may be in after a step that is not one of :data:`STOPPING_STEPS`.
 NEXT_PHASES: dict[str, tuple[str, ...]] = {  # no mutate: a judge's table (keos mutate mutates rules, not judges)
@@ -32,14 +32,25 @@ NEXT_PHASES: dict[str, tuple[str, ...]] = {  # no mutate: a judge's table (keos 
 }
 #: Steps that stop, replace or drop instances: a rebalance, a restart request, a worker's crash or restart.
 STOPPING_STEPS = ("Rebalance", "RestartTask", "RestartFailedTask", "CrashWorker", "RestartWorker")  # no mutate: judge
+#: Steps in which the leader answers fencing requests (``PUT /connectors/{c}/fence``): serving one
+#: (``doFenceZombieSourceTasks``: 200 at once, 404, or Admin.fenceProducers failing: 500) or completing its
+#: round (``ZombieFencing``: the task-count record written -- 200 -- or its re-read or write failing: 409/500).
+#: A reconfiguration answers them only by failing the active round (409, ``onTaskConfigUpdate``).
+ANSWERING_STEPS = (  # no mutate: a judge's table
+    "FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "FailZombieFencing", "FailConfigWrite",
+)
 
 
-def illegal_task_changes(kind: str, before: ConnectState, after: ConnectState) -> tuple[str, ...]:  # no mutate: judge
-    """What a step of ``kind`` did to task instances that the worker's life cycle does not allow.
+def illegal_task_changes(  # no mutate: judge
+    kind: str, before: ConnectState, after: ConnectState, events: tuple[str, ...] = ()
+) -> tuple[str, ...]:
+    """What a step of ``kind`` (with ``events``) did to task instances that the worker's life cycle does not allow.
 
     An instance in its start-up or FAILED changes only by moving on: each start-up call (the round's answer,
     initTransactions, the re-read) is made once and ends its phase; only the send loop (RUNNING) changes an
-    instance in place.
+    instance in place.  A task waiting on its fencing request moves on only when the leader answers it
+    (:data:`ANSWERING_STEPS`, or a reconfiguration that failed the active round with 409): a failed write
+    of other config records (task configs, a connector's tombstone) is no answer to it.
     """
     if kind in STOPPING_STEPS:
         return ()
@@ -57,6 +68,13 @@ def illegal_task_changes(kind: str, before: ConnectState, after: ConnectState) -
                 out.append(f"{where}:replaced by {kind}")
             elif new.phase not in NEXT_PHASES[old.phase]:  # no branch: a violation
                 out.append(f"{where}:{old.phase}->{new.phase}")
+            elif (  # no branch: a violation
+                old.phase == P.FENCING_REQUESTED
+                and new.phase != old.phase
+                and kind not in ANSWERING_STEPS
+                and "fencing_409_conflict" not in events
+            ):
+                out.append(f"{where}:fencing request answered by {kind}")
             elif old.phase != P.RUNNING and new.phase == old.phase and new != old:  # no branch: a violation
                 out.append(f"{where}:{old.phase} instance changed in place by {kind}")
         for new in new_wk.tasks:

@@ -51,6 +51,7 @@ CONNECT_FAULT_KINDS = (
     "config_write_failure",
     "manual_restart",
     "offset_write_failure",
+    "send_failure",
 )
 
 
@@ -132,6 +133,7 @@ class ConnectFaultBudget:
     config_write_failure: int = 0  # no mutate: scenario default
     manual_restart: int = 0  # no mutate: scenario default
     offset_write_failure: int = 0  # no mutate: scenario default
+    send_failure: int = 0  # no mutate: scenario default
     total: int = 1  # no mutate: scenario default
 
     def limits(self) -> tuple[int, ...]:

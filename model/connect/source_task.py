@@ -42,6 +42,7 @@ __all__ = [
     "commit_tombstone",
     "commit_txn",
     "fail_offset_write",
+    "fail_send",
     "init_producer",
     "poll",
     "start",
@@ -189,6 +190,29 @@ def poll(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     return sys._put(s._replace(kafka=kafka), w, s.workers[w].with_instance(inst)), (*events, "record_sent")
 
 
+def fail_send(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """Fault: the next record's send fails with an error that is not a fencing (the task fails).
+
+    ``AbstractWorkerSourceTask.sendRecords`` dispatches the record inside the open transaction (its
+    offset is now the offset writer's to commit) and the producer's callback reports the failure --
+    the batch expired after ``delivery.timeout.ms`` (a broker that kept answering NOT_ENOUGH_REPLICAS
+    or timing out), or the broker refused it (RECORD_TOO_LARGE).  ``ExactlyOnceWorkerSourceTask
+    .producerSendFailed`` ignores an asynchronous failure ("bubbled up again by
+    Producer::commitTransaction"): the ``TransactionManager`` is in an abortable error, so the next
+    ``send`` or ``commitTransaction`` throws and the task fails (Kafka 4.0, apache/kafka 1eb7644).
+    Modelled as one step: the record is not written, the instance is FAILED with its transaction open
+    (``pending``) and the failed record counted as dispatched.  A failed task is stopped without its
+    final offset commit (:func:`stop`); its open transaction is aborted by the next instance's
+    ``initTransactions`` on the task's transactional id.
+    """
+    inst = s.workers[w].instance(n)
+    assert inst is not None
+    p = next(p for p, pos in enumerate(inst.positions) if 0 <= pos < sys.topo.records)
+    positions = _at(inst.positions, p, inst.positions[p] + 1)
+    inst = inst._replace(positions=positions, pending=True)
+    return fail_task(sys, s, w, inst, s.kafka, Errors.REQUEST_TIMED_OUT)
+
+
 def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:
     return tuple(
         offset_record(p, pos) for p, (pos, old) in enumerate(zip(inst.positions, inst.committed)) if pos != old
@@ -268,9 +292,15 @@ def commit_offsets(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Resu
 
 
 def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tuple[ConnectState, tuple[str, ...]]:
-    """Stop an instance: step 8, the open transaction (or the offsets) is committed first."""
+    """Stop an instance: step 8, the open transaction (or the offsets) is committed first.
+
+    Only a running instance commits (``AbstractWorkerSourceTask.close`` → ``finalOffsetCommit(failed)``):
+    a FAILED exactly-once task skips it ("Skipping final offset commit as task has failed",
+    ``ExactlyOnceWorkerSourceTask``, Kafka 4.0) -- its transaction holds a record whose send failed.
+    """
     events: tuple[str, ...] = ("task_stopped",)
-    if inst.phase == P.RUNNING and inst.pending:
+    final_commit = inst.phase == P.RUNNING or not sys.flags.connect_failed_task_skips_final_commit
+    if final_commit and inst.pending:
         s, more = commit_txn_of(sys, s, w, inst)
         events = (*events, *more)
     elif inst.phase == P.RUNNING and inst.unflushed:

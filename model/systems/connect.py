@@ -21,7 +21,8 @@ RestartFailedTask (a restart request for a FAILED task: a rebalance does not
 restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
 forgets a finished source partition with a ``null`` offset).  Fault
 FailOffsetWrite: the second of a tombstone commit's two offsets-topic writes
-fails (KAFKA-15018).
+fails (KAFKA-15018).  Fault FailSend: an exactly-once task's send fails with a non-fencing error and the
+task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no final offset commit).
 Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
 (fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
 RestartTask (a manual restart through REST).
@@ -79,7 +80,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker",), ("ResumeWorker", "RestartWorker", "PauseWorker", "CrashWorker")),  # no mutate: codec
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
     (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
-    (("worker", "task"), ("CommitTombstone", "FailOffsetWrite")),  # no mutate: codec
+    (("worker", "task"), ("CommitTombstone", "FailOffsetWrite", "FailSend")),  # no mutate: codec
 )
 CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
     kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
@@ -92,6 +93,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "FailConfigWrite": "config_write_failure",
     "RestartTask": "manual_restart",
     "FailOffsetWrite": "offset_write_failure",
+    "FailSend": "send_failure",
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
@@ -309,6 +311,12 @@ class ConnectSystem:
                     for t in wk.tasks
                     if task.tombstone_candidate(self, state, t) >= 0  # no mutate: fault model
                 )
+            if used[6] < lim[6] and wk.status == W.RUNNING:  # no mutate: fault model
+                out.extend(
+                    Action("FailSend", (w, t.task))
+                    for t in wk.tasks
+                    if t.exactly_once and "Poll" in self._task_steps(state, t)  # no mutate: fault model
+                )
         return out
 
     def _task_steps(self, s: ConnectState, t: TaskInstance) -> tuple[str, ...]:
@@ -353,7 +361,7 @@ class ConnectSystem:
         bad = tuple(  # no mutate: ghost
             e for e in events  # no mutate: ghost
             if e.startswith("illegal:") or (e.startswith("txn:") and not is_valid_transition(*e[4:].split("->")))
-        ) + illegal_task_changes(action.kind, state, new)  # no mutate: ghost
+        ) + illegal_task_changes(action.kind, state, new, events)  # no mutate: ghost
         if bad:  # no branch: a ghost observer of a violation (task_lifecycle_legal, connect_coordinator_...)
             new = new._replace(ghost=new.ghost._replace(illegal=(*new.ghost.illegal, *bad)))  # no mutate: ghost
         if fault is not None:
@@ -463,5 +471,6 @@ ConnectSystem._HANDLERS.update(
         "RestartFailedTask": ConnectSystem._restart_failed_task,
         "CommitTombstone": task.commit_tombstone,
         "FailOffsetWrite": task.fail_offset_write,
+        "FailSend": task.fail_send,
     }
 )

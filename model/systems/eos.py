@@ -383,7 +383,10 @@ class EosSystem(TransactionalSystem):
     def _eos_drop(self, s: TxnSystemState, env: net.Envelope) -> Result:
         """Fault ``drop`` on the group coordinator's connection: the reset loses everything in flight on it."""
         if GROUP_COORDINATOR not in (env.src, env.dst):
-            return self._drop(s, env)
+            dropped = self._drop(s, env)
+            if dropped is None:  # input: an edited trace
+                return None
+            return dropped[0], (*dropped[1], "producer_connection_reset")
         if env not in net.channel_heads(s.network) or not self._droppable(env):  # input: an edited trace
             return None
         network = net.reset_connection(s.network, env)
@@ -571,7 +574,7 @@ class EosSystem(TransactionalSystem):
         for a partition it produces to -- an abort after a lost answer still sends EndTxn.
         """
         c = s.clients[i]
-        if self.tv >= 2 and OFFSETS_PARTITION not in c.added:
+        if self.tv >= 2 and self.flags.txn_offset_commit_starts_transaction and OFFSETS_PARTITION not in c.added:
             c = c._replace(added=tuple(sorted({*c.added, OFFSETS_PARTITION})))
             s = s._replace(clients=_at(s.clients, i, c))
         req = TxnOffsetCommitRequest(
@@ -883,6 +886,40 @@ class EosSystem(TransactionalSystem):
                 s = s._replace(ghost=s.ghost._replace(zombie_commits=(*s.ghost.zombie_commits, note)))
         return s, events
 
+    def _eos_send_txn_request(self, s: TxnSystemState, i: int) -> Result:
+        """The Sender's next coordinator request; ghost: a transaction it ends locally must be unknown to the
+        coordinator.
+
+        ``TransactionManager`` completes commitTransaction/abortTransaction without EndTxn only when
+        ``transactionStarted`` is false: no partition was added (TV0/TV1) and, under TV2, no
+        TxnOffsetCommit was enqueued either (``sendOffsetsToTransaction`` sets it: the group coordinator
+        adds ``__consumer_offsets`` to the transaction itself, KIP-890 part 2; Kafka 4.0, trunk
+        ``1eb7644349cb``).  A local end while the coordinator holds the producer's transaction Ongoing at
+        its epoch leaves a transaction nobody ends until ``transaction.timeout.ms`` (its next transaction
+        silently joins it).  Judged under TV2 only: a TV0/TV1 client may end locally with the coordinator
+        Ongoing when its AddOffsetsToTxn reached the coordinator but the answer was lost and an abortable
+        error then failed the re-enqueued request (``maybeTerminateRequestWithError``) -- the hanging
+        transaction KIP-890 part 2 removes.
+        """
+        c = s.clients[i]
+        out = self._send_txn_request(s, i)
+        if out is None or "client_txn_local_end" not in out[1] or self.tv < 2:  # no mutate: ghost
+            return out
+        md = s.coordinator[i]
+        if (  # no branch: ghost observer of a violation (client_transaction_ends_at_coordinator)
+            md is not None  # no mutate: ghost
+            and md.state == tc.TransactionState.ONGOING  # no mutate: ghost
+            and (md.producer_id, md.producer_epoch) == (c.data.producer_id, c.data.producer_epoch)  # no mutate: ghost
+        ):
+            note = (  # no mutate: ghost
+                f"instance {i} ended its transaction without EndTxn while the coordinator held it Ongoing "
+                f"with {list(md.partitions)} at epoch {md.producer_epoch}"
+            )
+            new = out[0]
+            new = new._replace(ghost=new.ghost._replace(local_ends_open=(*new.ghost.local_ends_open, note)))
+            return new, out[1]
+        return out
+
     # -- deliveries ------------------------------------------------------------------------------------
 
     def _record_outcome(self, s: TxnSystemState, i: int, txn: int, outcome: str) -> TxnSystemState:
@@ -1141,4 +1178,5 @@ class EosSystem(TransactionalSystem):
         "AppendFailure": _append_failure,
         "DropMessage": _eos_drop,
         "RequestTimeout": _eos_request_timeout,
+        "SendTxnRequest": _eos_send_txn_request,
     }

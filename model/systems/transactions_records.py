@@ -207,6 +207,9 @@ class TxnGhost(NamedTuple):
     # TxnOffsetCommits the group coordinator answered otherwise than ClassicGroup.validateOffsetCommit's
     # member and generation checks (model.systems.commit_fencing)
     misfenced: tuple[str, ...] = ()
+    # a transaction the client ended without EndTxn (transactionStarted false) while the coordinator held
+    # it Ongoing at the client's epoch: nobody ends it before transaction.timeout.ms (model.systems.eos)
+    local_ends_open: tuple[str, ...] = ()
 
 
 @codec.record
