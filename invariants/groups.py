@@ -21,7 +21,8 @@ replay (loading a group from its offsets partition).
 * ``offsets_cache_matches_log`` — replaying the group's ``__consumer_offsets`` partition (compacted
   or not) gives exactly the coordinator's cached offsets: what failover would load.
 * ``group_metadata_matches_log`` — whenever the group is Stable or Empty, replaying ``__consumer_offsets``
-  gives the group's generation, protocol, leader and members' assignments (what failover loads).
+  gives the group's generation, protocol, leader and members' assignments and subscriptions (what failover
+  loads).
 * ``revoked_partitions_committed`` — a member of the current generation that gives a partition up
   (eager revocation before JoinGroup, cooperative revocation after SyncGroup, close) has committed
   its position first: the next owner resumes exactly there.
@@ -113,7 +114,8 @@ def _metadata_mismatch(s: GroupState) -> list[str]:
             return []
         return [f"the group is Empty at generation {g.generation} but replaying __consumer_offsets gives {meta}"]
     held = olog.GroupMetadataValue(g.generation, g.protocol, g.leader,
-                                   tuple((m.member_id, m.assignment) for m in g.members))
+                                   tuple((m.member_id, m.assignment) for m in g.members),
+                                   tuple((m.member_id, m.owned, m.generation) for m in g.members))
     if meta == held:
         return []
     return [f"the group is Stable as {held} but replaying __consumer_offsets gives {meta}"]
@@ -272,14 +274,16 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             name="group_metadata_matches_log",
             fact="Whenever no rebalance is in flight (the group is Stable or Empty), replaying the group's "
             "__consumer_offsets partition yields the group as the coordinator holds it -- generation, protocol, "
-            "leader, every member with its assignment -- or, for an Empty group, no member (or no group at all "
-            "once its metadata expired): a coordinator failover restores exactly this group.",
+            "leader, every member with its assignment and subscription -- or, for an Empty group, no member (or no "
+            "group at all once its metadata expired): a coordinator failover restores exactly this group.",
             source="GroupMetadataManager.classicGroupSyncToClassicGroup (the GroupMetadata record appended when "
             "the leader's SyncGroup completes) and completeClassicGroupJoin (the record of a group that became "
-            "Empty), Kafka 4.0 trunk 1eb7644; GroupCoordinatorShard.replay",
+            "Empty), GroupCoordinatorRecordHelpers.newGroupMetadataRecord (MemberMetadata.subscription) and "
+            "GroupMetadataManager.replay (Kafka 4.0 trunk 1eb7644); GroupCoordinatorShard.replay",
             catches="a rebalance completed or a group emptied without its GroupMetadata record (a failover "
             "resurrects departed members, or forgets the assignment), a record carrying the wrong generation, "
-            "leader or assignment",
+            "leader, assignment or subscription; a load that drops the subscriptions (every retried JoinGroup then "
+            "looks changed)",
             findings=_metadata_mismatch,
             partners=("assignment_received",),
         ),

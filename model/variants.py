@@ -258,6 +258,10 @@ class ProtocolFlags:
         offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
             rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
             without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
+        load_restores_subscriptions: a group coordinator loading ``__consumer_offsets`` gives every member of the
+            loaded group the subscription metadata its ``GroupMetadataValue.MemberMetadata.subscription`` carries
+            (``GroupMetadataManager.replay``: it becomes the member's supported protocol, Kafka trunk 1eb7644);
+            without it the loaded members hold no subscription.
     """
 
     check_epoch: bool = True
@@ -324,6 +328,7 @@ class ProtocolFlags:
     rebalance_in_progress_rejoins: bool = True
     commit_on_revoke: bool = True
     offset_fetch_on_assign: bool = True
+    load_restores_subscriptions: bool = True
     coordinator_change_keeps_membership: bool = True
     rebalance_in_progress_keeps_generation: bool = True
 
@@ -1100,6 +1105,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_offsets_expiry",),
             bug="ConsumerCoordinator.initWithCommittedOffsetsIfNeeded not run for a newly assigned partition: the "
             "new owner re-reads records whose processing was committed, and its next commit moves the offset back",
+        ),
+        Variant(
+            name="load_drops_subscriptions",
+            description="A group coordinator that loads __consumer_offsets after a failover restores each member's "
+            "assignment but not the subscription metadata (ownedPartitions, generation) its GroupMetadata record "
+            "carries.",
+            flags=replace(_REAL, load_restores_subscriptions=False),
+            weakened=True,
+            breaks=("group_metadata_matches_log",),
+            scenarios=("groups_coordinator_failover",),
+            bug="GroupMetadataManager.replay without MemberMetadata.subscription: after every __consumer_offsets "
+            "leader change a follower's retried JoinGroup looks changed and restarts the rebalance, and a "
+            "cooperative-sticky leader elected before every member rejoined assigns from empty ownership claims",
         ),
     )
 }

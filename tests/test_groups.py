@@ -157,22 +157,44 @@ def test_failover_loads_members_assignment_and_offsets_from_the_log() -> None:
     assert loaded.members[0].assignment == (0, 1) and loaded.members[0].client == 0
 
 
+def test_failover_restores_each_members_subscription_metadata() -> None:
+    """GroupMetadataManager.replay (Kafka trunk 1eb7644): MemberMetadata.subscription becomes the loaded member's
+    protocol metadata, so a follower's retried JoinGroup at the new coordinator is still "unchanged"."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", (1,), 3)
+    b = cg.join_group(a.group, 1, "", (0,), 2)
+    g = cg.complete_join(b.group, "cooperative-sticky")
+    res = cg.sync_group(g, g.leader, g.generation, {a.member_id: (1,), b.member_id: (0,)})
+    assert res is not None and res.group.state == cg.STABLE
+    loaded = cg.load_group(res.group.log, 1, res.group.next_member)
+    assert [(m.member_id, m.owned, m.generation) for m in loaded.members] == [
+        (a.member_id, (1,), 3), (b.member_id, (0,), 2)]
+    follower = b.member_id if loaded.leader == a.member_id else a.member_id
+    mine = loaded.member(follower)
+    assert mine is not None
+    again = cg.join_group(loaded, mine.client, follower, mine.owned, mine.generation)
+    assert again.immediate and again.group.state == cg.STABLE
+    dropped = cg.load_group(res.group.log, 1, res.group.next_member, restore_subscriptions=False)
+    assert [(m.owned, m.generation) for m in dropped.members] == [((), -1), ((), -1)]
+    assert not cg.join_group(dropped, mine.client, follower, mine.owned, mine.generation).immediate
+
+
 # ------------------------------------------------------------------------------------------ scenarios
 
 REAL = {
-    "groups_zombie_commit": 8700,
-    "groups_coordinator_failover": 4463,
-    "groups_cooperative_join": 1407,
+    "groups_zombie_commit": 8756,
+    "groups_coordinator_failover": 4597,
+    "groups_cooperative_join": 1452,
     "groups_offsets_expiry": 1514,
-    "groups_cooperative_crash": 874,
-    "groups_eager_rebalance": 16079,
-    "groups_slow_consumer": 9979,
-    "groups_cooperative_commit_rebalance": 11894,
+    "groups_cooperative_crash": 900,
+    "groups_eager_rebalance": 16153,
+    "groups_slow_consumer": 10053,
+    "groups_cooperative_commit_rebalance": 12318,
     "groups_eager_late_join_zombie": 4162,
     "groups_late_commit": 5938,
-    "groups_cooperative_stale_claim": 1047,
+    "groups_cooperative_stale_claim": 1081,
     "groups_lost_join_response": 53,
-    "groups_cooperative_follower_revoke": 5356,
+    "groups_cooperative_follower_revoke": 6453,
     "groups_partitions_added": 202,
 }
 
@@ -201,6 +223,7 @@ CAUGHT = {
     ("groups_offsets_expiry", "no_offset_fetch_on_assign"): {"new_owner_resumes_at_committed_offset": 11},
     ("groups_coordinator_failover", "rejoin_on_coordinator_change"): {"stable_members_rejoin_on_request": 6},
     ("groups_eager_rebalance", "rebalance_in_progress_resets_generation"): {"consumers_react_as_kafka": 6},
+    ("groups_coordinator_failover", "load_drops_subscriptions"): {"group_metadata_matches_log": 10},
 }
 
 

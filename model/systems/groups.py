@@ -767,7 +767,7 @@ class GroupSystem:
 
     def _failover(self, s: GroupState) -> Result:
         g = s.group
-        group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id)
+        group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id, self.flags.load_restores_subscriptions)
         return s._replace(group=group), ("coordinator:loaded",)
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}

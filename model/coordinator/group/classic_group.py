@@ -149,7 +149,8 @@ def prepare_rebalance(group: ClassicGroup, joined: str = "") -> ClassicGroup:
 def _metadata_record(group: ClassicGroup) -> olog.OffsetsRecord:
     return olog.group_metadata_record(group.group_id, olog.GroupMetadataValue(
         group.generation, group.protocol, group.leader,
-        tuple((m.member_id, m.assignment) for m in group.members)))
+        tuple((m.member_id, m.assignment) for m in group.members),
+        tuple((m.member_id, m.owned, m.generation) for m in group.members)))
 
 
 def remove_member(group: ClassicGroup, member_id: str) -> ClassicGroup:
@@ -334,14 +335,22 @@ def expire_offsets(group: ClassicGroup, topic: str) -> ClassicGroup:
 
 
 def load_group(log: tuple[olog.OffsetsRecord, ...], epoch: int, next_member: int,
-               group_id: str = "consumerGroupId") -> ClassicGroup:
-    """A new coordinator replays the group's partition (failover)."""
+               group_id: str = "consumerGroupId", restore_subscriptions: bool = True) -> ClassicGroup:
+    """A new coordinator replays the group's partition (failover): each member comes back with its assignment
+    and the subscription metadata of its last JoinGroup (``GroupMetadataManager.replay``, Kafka 4.0, trunk
+    1eb7644: ``MemberMetadata.subscription`` becomes the member's supported protocol).  ``restore_subscriptions=False``
+    (the weakened variant load_drops_subscriptions) loads every member with no subscription metadata."""
     loaded = olog.load(log, group_id)
     meta = loaded.metadata
     if meta is None or not meta.members:
         generation = meta.generation if meta is not None else 0
         return ClassicGroup(EMPTY, generation, "", "", (), loaded.offsets, next_member, log, epoch, group_id)
-    members = tuple(sorted(GroupMember(mid, int(mid[1:mid.index("-")]), (), False, asg)
-                           for mid, asg in meta.members))
-    return ClassicGroup(STABLE, meta.generation, meta.protocol, meta.leader, members, loaded.offsets,
+    subscription = {mid: (owned, generation) for mid, owned, generation in meta.subscriptions
+                    if restore_subscriptions}
+    members = []
+    for mid, asg in meta.members:
+        owned, generation = subscription.get(mid, ((), -1))  # -1: no generation (the variant only)
+        members.append(GroupMember(mid, int(mid[1:mid.index("-")]), owned, False, asg, generation))
+    members.sort()
+    return ClassicGroup(STABLE, meta.generation, meta.protocol, meta.leader, tuple(members), loaded.offsets,
                         next_member, log, epoch, group_id)
