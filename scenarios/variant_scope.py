@@ -94,6 +94,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "coordinator_change_keeps_membership": frozenset({"groups"}),
     "rebalance_in_progress_keeps_generation": frozenset({"groups"}),
     "load_restores_subscriptions": frozenset({"groups"}),
+    "static_member_fencing": frozenset({"groups"}),
+    "static_rejoin_keeps_generation": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)
     "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
     "complete_written_to_log": frozenset({"transactions", "eos"}),

@@ -179,6 +179,49 @@ def test_failover_restores_each_members_subscription_metadata() -> None:
     assert not cg.join_group(dropped, mine.client, follower, mine.owned, mine.generation).immediate
 
 
+def test_static_member_replaced_without_rebalance_and_the_old_process_fenced() -> None:
+    """KIP-345 (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin, ClassicGroup.validateMember,
+    Kafka trunk 1eb7644): a new process of instance i0 takes c0-0's place -- its assignment, its leadership, the
+    generation -- and every request of the replaced member id carrying i0 is FENCED_INSTANCE_ID."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", (), 1, instance="i0")
+    b = cg.join_group(a.group, 1, "", (), 1, instance="i1")
+    g = cg.complete_join(b.group, "range")
+    res = cg.sync_group(g, a.member_id, g.generation, {a.member_id: (0,), b.member_id: ()}, "i0")
+    assert res is not None and res.group.state == cg.STABLE and res.group.leader == a.member_id
+    g = res.group
+    new = cg.join_group(g, 2, "", (), 1, instance="i0")
+    assert new.immediate and new.error == Errors.NONE and new.group.state == cg.STABLE
+    h = new.group
+    assert (h.generation, h.leader) == (g.generation, new.member_id)
+    held = h.static_member("i0")
+    assert held is not None and (held.member_id, held.client, held.assignment) == (new.member_id, 2, (0,))
+    meta = olog.load(h.log, h.group_id).metadata
+    assert meta is not None and (new.member_id, "i0") in meta.instances
+    assert cg.load_group(h.log, 1, h.next_member).static_member("i0") == held._replace(joined=False)
+    old = a.member_id
+    assert cg.heartbeat(h, old, g.generation, "i0") == Errors.FENCED_INSTANCE_ID
+    assert cg.validate_offset_commit(h, old, g.generation, True, instance="i0") == Errors.FENCED_INSTANCE_ID
+    assert cg.join_group(h, 0, old, (), 1, instance="i0").error == Errors.FENCED_INSTANCE_ID
+    assert cg.heartbeat(h, old, g.generation) == Errors.UNKNOWN_MEMBER_ID  # without the instance id: unknown
+    assert cg.heartbeat(h, new.member_id, g.generation, "i0") == Errors.NONE
+    assert cg.heartbeat(h, b.member_id, g.generation, "i9") == Errors.UNKNOWN_MEMBER_ID
+    again = cg.join_group(g, 2, "", (), 1, instance="i0", static_keeps_generation=False)
+    assert not again.immediate and again.group.state == cg.PREPARING_REBALANCE
+    # in CompletingRebalance the leader may have assigned to the old member id: rebalance
+    mid = cg.join_group(cg.complete_join(b.group, "range"), 2, "", (), 1, instance="i1")
+    assert mid.group.state == cg.PREPARING_REBALANCE and not mid.immediate
+
+
+def test_static_member_fencing_oracle() -> None:
+    st = cg.STABLE
+    assert kafka_answer("Heartbeat", False, 1, 1, st, "i0", "c2-2", "c0-0") == Errors.FENCED_INSTANCE_ID
+    assert kafka_answer("OffsetCommit", True, 1, 1, st, "i0", None, "c0-0") == Errors.UNKNOWN_MEMBER_ID
+    assert kafka_answer("SyncGroup", True, 0, 1, st, "i0", "c0-0", "c0-0") == Errors.ILLEGAL_GENERATION
+    assert "FENCED_INSTANCE_ID" in misfenced("Heartbeat", "c0-0", False, 1, 1, st, Errors.UNKNOWN_MEMBER_ID, "i0",
+                                             "c2-2")
+
+
 # ------------------------------------------------------------------------------------------ scenarios
 
 REAL = {
@@ -196,6 +239,7 @@ REAL = {
     "groups_lost_join_response": 53,
     "groups_cooperative_follower_revoke": 6453,
     "groups_partitions_added": 202,
+    "groups_static_membership": 834,
 }
 
 
@@ -224,6 +268,7 @@ CAUGHT = {
     ("groups_coordinator_failover", "rejoin_on_coordinator_change"): {"stable_members_rejoin_on_request": 6},
     ("groups_eager_rebalance", "rebalance_in_progress_resets_generation"): {"consumers_react_as_kafka": 6},
     ("groups_coordinator_failover", "load_drops_subscriptions"): {"group_metadata_matches_log": 10},
+    ("groups_static_membership", "static_rejoin_rebalances"): {"no_needless_rebalance": 7},
 }
 
 

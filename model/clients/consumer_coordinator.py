@@ -134,13 +134,17 @@ class JoinOutcome(NamedTuple):
 
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
-               answer_unchanged: bool = True, rebalance_rejoins: bool = True) -> JoinOutcome:
+               answer_unchanged: bool = True, rebalance_rejoins: bool = True, instance: str = "",
+               static_keeps_generation: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
     ``AbstractCoordinator.JoinGroupResponseHandler`` takes it: an error goes to :func:`on_error`; an answer
-    with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier."""
-    res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged)
+    with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier.
+    ``instance`` is the consumer's ``group.instance.id`` (KIP-345; "" for a dynamic member), sent in every
+    group request."""
+    res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged, instance,
+                        static_keeps_generation)
     if res.error != Errors.NONE:
         return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:
@@ -158,9 +162,10 @@ def join_completed(c: Consumer, group: cg.ClassicGroup) -> Consumer:
 
 
 def sync_group(group: cg.ClassicGroup, c: Consumer,
-               assign: Callable[[cg.ClassicGroup], dict[str, tuple[int, ...]]]) -> cg.SyncResult | None:
+               assign: Callable[[cg.ClassicGroup], dict[str, tuple[int, ...]]],
+               instance: str = "") -> cg.SyncResult | None:
     """The consumer's SyncGroup at the coordinator: the leader's carries the assignment its assignor computed
     over the members' subscriptions (``onLeaderElected``), a follower's none (``onJoinFollower``).  ``None``
     while a follower's request would be parked (the leader has not synced yet)."""
     plan = assign(group) if c.member_id == group.leader else None
-    return cg.sync_group(group, c.member_id, c.generation, plan)
+    return cg.sync_group(group, c.member_id, c.generation, plan, instance)

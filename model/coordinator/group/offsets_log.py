@@ -80,6 +80,8 @@ class GroupMetadataValue(NamedTuple):
     leader: str
     members: tuple[tuple[str, tuple[int, ...]], ...]
     subscriptions: tuple[tuple[str, tuple[int, ...], int], ...] = ()
+    #: ``MemberMetadata.groupInstanceId`` of the static members (KIP-345): (member, group.instance.id)
+    instances: tuple[tuple[str, str], ...] = ()
 
 
 @record
