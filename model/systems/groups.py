@@ -267,7 +267,7 @@ class GroupSystem:
         return codec.fingerprint(state)
 
     def fault_kinds(self) -> Sequence[str]:
-        return tuple(k for k, lim in zip(GROUP_FAULT_KINDS, self._limits) if lim > 0)
+        return tuple(k for k, lim in zip(GROUP_FAULT_KINDS, self._limits) if lim > 0)  # no mutate: simulation weights
 
     def fault_kind(self, action: Action) -> str | None:
         return FAULT_OF_ACTION.get(action.kind)

@@ -180,6 +180,11 @@ def prepare_rebalance(group: ClassicGroup, joined: str = "") -> ClassicGroup:
 
 
 def _metadata_record(group: ClassicGroup) -> olog.OffsetsRecord:
+    """``GroupCoordinatorRecordHelpers.newGroupMetadataRecord`` (Kafka trunk 1eb7644): it throws
+    IllegalStateException for a group with members but no selected protocol (a rebalance that completed without
+    choosing one); members the leader assigned nothing were given an empty assignment before (``classicGroupSync``)."""
+    if group.members and not group.protocol:  # unreachable: Kafka's IllegalStateException (a model contract)
+        raise AssertionError(f"group metadata of {len(group.members)} member(s) with no protocol")
     return olog.group_metadata_record(group.group_id, olog.GroupMetadataValue(
         group.generation, group.protocol, group.leader,
         tuple((m.member_id, m.assignment) for m in group.members),
