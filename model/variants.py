@@ -269,6 +269,10 @@ class ProtocolFlags:
         static_rejoin_keeps_generation: a static member's new process joining a Stable group takes its place without
             a rebalance (``updateStaticMemberThenRebalanceOrCompleteJoin``, KIP-345); without it every restart of a
             static member rebalances the group as a new member would.
+        fenced_member_loses_partitions: a consumer answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION (Heartbeat,
+            SyncGroup, OffsetCommit, its parked JoinGroup) drops its partitions without committing
+            (``onPartitionsLost``, ``ConsumerCoordinator.onJoinPrepare`` for a fenced generation, KIP-429) before it
+            rejoins; without it it keeps them, and their positions, into the next generation.
     """
 
     check_epoch: bool = True
@@ -338,6 +342,7 @@ class ProtocolFlags:
     load_restores_subscriptions: bool = True
     static_member_fencing: bool = True
     static_rejoin_keeps_generation: bool = True
+    fenced_member_loses_partitions: bool = True
     coordinator_change_keeps_membership: bool = True
     rebalance_in_progress_keeps_generation: bool = True
 
@@ -1114,6 +1119,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_offsets_expiry",),
             bug="ConsumerCoordinator.initWithCommittedOffsetsIfNeeded not run for a newly assigned partition: the "
             "new owner re-reads records whose processing was committed, and its next commit moves the offset back",
+        ),
+        Variant(
+            name="fenced_member_keeps_partitions",
+            description="A consumer answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION keeps the partitions it owned, "
+            "and its positions, while it rejoins (no onPartitionsLost).",
+            flags=replace(_REAL, fenced_member_loses_partitions=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_zombie_commit",),
+            bug="KAFKA-13419-like: a member fenced out of the group (its session expired, its generation is gone) "
+            "keeps ownedPartitions; a cooperative member goes on consuming partitions the group already gave to "
+            "another member, and claims them again in its next JoinGroup",
         ),
         Variant(
             name="static_member_not_fenced",

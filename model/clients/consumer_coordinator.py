@@ -96,7 +96,7 @@ def lose_partitions(c: Consumer) -> Consumer:
 
 
 def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
-             rebalance_keeps_generation: bool = True) -> Consumer:
+             rebalance_keeps_generation: bool = True, fenced_loses_partitions: bool = True) -> Consumer:
     """How a group request's error moves the consumer (Kafka 4.0, trunk 1eb7644, ``AbstractCoordinator``'s
     JoinGroup/SyncGroup/Heartbeat response handlers, ``ConsumerCoordinator.OffsetCommitResponseHandler``):
     UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION reset the generation (the first the member id too) and lose
@@ -104,11 +104,14 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
     generation and partitions.  Every other error the handlers do not name is raised from ``poll()`` as
     "Unexpected error in ... response": the consumer is FAILED.  ``rebalance_rejoins=False`` is the
     weakened variant consumer_fails_on_rebalance_in_progress; ``rebalance_keeps_generation=False`` the weakened
-    variant rebalance_in_progress_resets_generation (REBALANCE_IN_PROGRESS taken as ILLEGAL_GENERATION)."""
+    variant rebalance_in_progress_resets_generation (REBALANCE_IN_PROGRESS taken as ILLEGAL_GENERATION);
+    ``fenced_loses_partitions=False`` the weakened variant fenced_member_keeps_partitions (no ``onPartitionsLost``:
+    the fenced member keeps its partitions and positions while it rejoins)."""
+    lost = lose_partitions(c) if fenced_loses_partitions else c
     if error == Errors.UNKNOWN_MEMBER_ID:
-        return lose_partitions(c)._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
+        return lost._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
-        return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
+        return lost._replace(generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.REBALANCE_IN_PROGRESS and rebalance_rejoins:  # no branch: the other side is a violation
         if not rebalance_keeps_generation:  # no branch: weakened variant rebalance_in_progress_resets_generation
             return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)

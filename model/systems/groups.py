@@ -295,10 +295,12 @@ class GroupSystem:
         and generation is a STABLE member that was asked to rejoin and has not sent its JoinGroup yet."""
         return bool(c.member_id) and c.generation >= 0 and c.state in (cc.STABLE, cc.UNJOINED)
 
-    def _rebalance_reaction(self) -> tuple[bool, bool]:
+    def _rebalance_reaction(self) -> tuple[bool, bool, bool]:
         """How a consumer takes REBALANCE_IN_PROGRESS (:func:`~keos.model.clients.consumer_coordinator.on_error`):
-        rejoin (``requestRejoin``), keeping its member id, generation and partitions."""
-        return self.flags.rebalance_in_progress_rejoins, self.flags.rebalance_in_progress_keeps_generation
+        rejoin (``requestRejoin``), keeping its member id, generation and partitions; and UNKNOWN_MEMBER_ID /
+        ILLEGAL_GENERATION: ``onPartitionsLost``."""
+        return (self.flags.rebalance_in_progress_rejoins, self.flags.rebalance_in_progress_keeps_generation,
+                self.flags.fenced_member_loses_partitions)
 
     def _put(self, s: GroupState, i: int, c: Consumer) -> GroupState:
         return s._replace(consumers=_at(s.consumers, i, c))
@@ -312,7 +314,7 @@ class GroupSystem:
             error = cg.validate_member(s.group, c.member_id, self._fenced_by(i))
             if c.state == cc.JOINING and error != Errors.NONE and c.coordinator == s.group.epoch:
                 s = self._note_answer(s, "JoinGroup", c, error, self.instances[i])
-                consumers[i] = cc.on_error(c, error)
+                consumers[i] = cc.on_error(c, error, *self._rebalance_reaction())
         return s._replace(consumers=tuple(consumers))
 
     def _fenced_by(self, i: int) -> str:
