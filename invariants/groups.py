@@ -148,9 +148,14 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     duplicated = {x for x in instances if x and instances.count(x) > 1}
 
     def _unhealthy_failures(s: GroupState) -> list[str]:
-        # a process whose group.instance.id another process of the run also uses may be fenced (KIP-345): fatal
+        # a process whose group.instance.id another process of the run also uses may be fenced (KIP-345): fatal --
+        # but never while the group still maps the instance to it
+        def fenced(i: int, c: cc.Consumer) -> bool:
+            holder = s.group.static_member(instances[i])
+            return instances[i] in duplicated and (holder is None or holder.member_id != c.member_id)
+
         return [f"consumer {i} ({c.member_id or 'no member id'}) failed" for i, c in enumerate(s.consumers)
-                if c.state == cc.FAILED and instances[i] not in duplicated]
+                if c.state == cc.FAILED and not fenced(i, c)]
     props: list[Property] = [
         no_findings(
             name="same_generation_owners_disjoint",
