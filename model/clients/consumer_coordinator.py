@@ -134,6 +134,7 @@ class JoinOutcome(NamedTuple):
     consumer: Consumer
     event: str  # join:<error>, join:current_generation (answered at once) or join:waiting (at the barrier)
     error: str = Errors.NONE  # the coordinator's answer (NONE for a member admitted to the join)
+    member_id: str = ""  # the member id the coordinator admitted it under (a waiting static member does not know it)
 
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
@@ -152,15 +153,20 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
         return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:
         c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
-        return JoinOutcome(res.group, c, "join:current_generation")
-    return JoinOutcome(res.group, c._replace(member_id=res.member_id, state=JOINING), "join:waiting")
+        return JoinOutcome(res.group, c, "join:current_generation", member_id=res.member_id)
+    # a dynamic member learned its member id from MEMBER_ID_REQUIRED before it waits (KIP-394); a static member's
+    # new process is admitted at once and learns its member id only from the JoinGroup response (KIP-345)
+    known = c.member_id if instance and not c.member_id else res.member_id
+    return JoinOutcome(res.group, c._replace(member_id=known, state=JOINING), "join:waiting", member_id=res.member_id)
 
 
-def join_completed(c: Consumer, group: cg.ClassicGroup) -> Consumer:
+def join_completed(c: Consumer, group: cg.ClassicGroup, member_id: str | None = None) -> Consumer:
     """The join barrier lifted (:func:`~keos.model.coordinator.group.classic_group.complete_join`): a member
-    whose JoinGroup waited there learns the new generation and sends SyncGroup; anyone else is unchanged."""
-    if c.up and c.state == JOINING and group.member(c.member_id) is not None:
-        return c._replace(generation=group.generation, state=AWAITING_SYNC)
+    whose JoinGroup waited there (as ``member_id``: by default the consumer's own) learns its member id and the new
+    generation and sends SyncGroup; anyone else is unchanged."""
+    member_id = c.member_id if member_id is None else member_id
+    if c.up and c.state == JOINING and member_id and group.member(member_id) is not None:
+        return c._replace(member_id=member_id, generation=group.generation, state=AWAITING_SYNC)
     return c
 
 

@@ -311,11 +311,23 @@ class GroupSystem:
         future) FENCED_INSTANCE_ID."""
         consumers = list(s.consumers)
         for i, c in enumerate(consumers):
-            error = cg.validate_member(s.group, c.member_id, self._fenced_by(i))
+            error = cg.validate_member(s.group, self._member_of(s, i), self._fenced_by(i))
             if c.state == cc.JOINING and error != Errors.NONE and c.coordinator == s.group.epoch:
-                s = self._note_answer(s, "JoinGroup", c, error, self.instances[i])
+                if c.member_id:  # a replaced static process's join (no member id known): FENCED_INSTANCE_ID
+                    s = self._note_answer(s, "JoinGroup", c, error, self.instances[i])
                 consumers[i] = cc.on_error(c, error, *self._rebalance_reaction())
         return s._replace(consumers=tuple(consumers))
+
+    def _member_of(self, s: GroupState, i: int) -> str:
+        """Consumer ``i``'s member id as the group knows it: its own, or -- a static member's new process whose
+        JoinGroup waits at the barrier of the current coordinator -- the one the group admitted it under, which
+        the process learns only from the JoinGroup response (KIP-345: no MEMBER_ID_REQUIRED round trip for a
+        static member, ``classicGroupJoinNewStaticMember``); "" once another process took the instance over."""
+        c = s.consumers[i]
+        if c.member_id or c.state != cc.JOINING or not self.instances[i] or c.coordinator != s.group.epoch:
+            return c.member_id
+        m = s.group.static_member(self.instances[i])
+        return m.member_id if m is not None and m.client == i else ""
 
     def _fenced_by(self, i: int) -> str:
         """The ``group.instance.id`` consumer ``i``'s requests carry as the coordinator checks it: its own, or ""
@@ -433,7 +445,7 @@ class GroupSystem:
             out.append(Action("CompleteJoin"))
         for m in g.members:
             owner = s.consumers[m.client]
-            if not owner.up or owner.member_id != m.member_id:
+            if not owner.up or self._member_of(s, m.client) != m.member_id:
                 out.append(Action("ExpireSession", (m.member_id,)))
         if g.state == cg.EMPTY and g.offsets:
             out.append(Action("ExpireOffsets"))
@@ -654,17 +666,17 @@ class GroupSystem:
         a retried JoinGroup into a rebalance."""
         if out.error != Errors.NONE:
             return s
-        m = s.group.member(out.consumer.member_id)
+        m = s.group.member(out.member_id)
         held = None if m is None else (m.owned, m.generation)
         if held == (owned, generation):  # no branch: ghost observer of a violation (coordinator_holds_subscription)
             return s
-        note = (f"JoinGroup of {out.consumer.member_id} sent ownedPartitions {list(owned)} of generation {generation}; "
+        note = (f"JoinGroup of {out.member_id} sent ownedPartitions {list(owned)} of generation {generation}; "
                 f"the coordinator holds {'no member' if held is None else f'{list(held[0])} of generation {held[1]}'}")
         return s._replace(ghost=s.ghost._replace(misrecorded=(*s.ghost.misrecorded, note)))
 
     def _complete_join(self, s: GroupState) -> Result:
         group = cg.complete_join(s.group, self.topo.assignor)
-        consumers = tuple(cc.join_completed(c, group) for c in s.consumers)
+        consumers = tuple(cc.join_completed(c, group, self._member_of(s, i)) for i, c in enumerate(s.consumers))
         leader_event = f"join:leader_elected:{group.leader}"
         return s._replace(group=group, consumers=consumers), ("join:complete", leader_event)
 
