@@ -215,7 +215,7 @@ def _needless_rebalance(before: cg.ClassicGroup, after: cg.ClassicGroup, member_
     process (no member id, an instance id the group holds, KIP-345) joining a Stable group is no reason either:
     ``updateStaticMemberThenRebalanceOrCompleteJoin`` keeps the generation unless the selected protocol changes."""
     static = before.static_member(instance) if instance and not member_id else None
-    if static is not None and before.state == cg.STABLE and after.state != cg.STABLE:  # no branch: a violation (no_needless_rebalance)
+    if static is not None and before.state == cg.STABLE and after.state != cg.STABLE:  # no branch: a violation
         return (f"the new process of static member {instance} ({static.member_id}) moved the group from Stable "
                 f"(generation {before.generation}) to {after.state}")
     known = before.member(member_id) if member_id else None
