@@ -21,7 +21,8 @@ replay (loading a group from its offsets partition).
 * ``offsets_cache_matches_log`` — replaying the group's ``__consumer_offsets`` partition (compacted
   or not) gives exactly the coordinator's cached offsets: what failover would load.
 * ``group_metadata_matches_log`` — whenever the group is Stable or Empty, replaying ``__consumer_offsets``
-  gives the group's generation, protocol, leader and members' assignments (what failover loads).
+  gives the group's generation, protocol, leader and members' assignments and subscriptions (what failover
+  loads).
 * ``revoked_partitions_committed`` — a member of the current generation that gives a partition up
   (eager revocation before JoinGroup, cooperative revocation after SyncGroup, close) has committed
   its position first: the next owner resumes exactly there.
@@ -51,16 +52,26 @@ from keos.model.clients import consumer_coordinator as cc
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Expectation, Property
-from keos.model.systems.groups import GroupsConfig, GroupState
+from keos.model.systems.groups import GroupsConfig, GroupState, instance_ids
 
 __all__ = ["group_properties", "settled"]
 
 
-def _stable_overlaps(s: GroupState) -> list[str]:
+def _replaced(s: GroupState, c: cc.Consumer, instance: str) -> bool:
+    """``c`` is a static member's process that a newer process of its ``group.instance.id`` replaced (KIP-345): the
+    group maps the instance to another member id, so the coordinator fences ``c``'s next request
+    (FENCED_INSTANCE_ID); until then it may still fetch what it owned -- as a zombie whose session expired can."""
+    holder = s.group.static_member(instance) if instance else None
+    return holder is not None and holder.member_id != c.member_id
+
+
+def _stable_overlaps(s: GroupState, instances: tuple[str, ...] = ()) -> list[str]:
     problems: list[str] = []
     seen: dict[tuple[int, int], int] = {}
     for i, c in enumerate(s.consumers):
         if not c.up or c.state != cc.STABLE or c.generation < 0:
+            continue
+        if i < len(instances) and _replaced(s, c, instances[i]):
             continue
         for p in c.owned:
             other = seen.get((c.generation, p))
@@ -113,7 +124,9 @@ def _metadata_mismatch(s: GroupState) -> list[str]:
             return []
         return [f"the group is Empty at generation {g.generation} but replaying __consumer_offsets gives {meta}"]
     held = olog.GroupMetadataValue(g.generation, g.protocol, g.leader,
-                                   tuple((m.member_id, m.assignment) for m in g.members))
+                                   tuple((m.member_id, m.assignment) for m in g.members),
+                                   tuple((m.member_id, m.owned, m.generation) for m in g.members),
+                                   tuple((m.member_id, m.instance) for m in g.members if m.instance))
     if meta == held:
         return []
     return [f"the group is Stable as {held} but replaying __consumer_offsets gives {meta}"]
@@ -131,6 +144,18 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     """The consumer-group properties for a model with ``config``."""
     faults = config.faults
     topo = config.topology
+    instances = instance_ids(topo)
+    duplicated = {x for x in instances if x and instances.count(x) > 1}
+
+    def _unhealthy_failures(s: GroupState) -> list[str]:
+        # a process whose group.instance.id another process of the run also uses may be fenced (KIP-345): fatal --
+        # but never while the group still maps the instance to it
+        def fenced(i: int, c: cc.Consumer) -> bool:
+            holder = s.group.static_member(instances[i])
+            return instances[i] in duplicated and (holder is None or holder.member_id != c.member_id)
+
+        return [f"consumer {i} ({c.member_id or 'no member id'}) failed" for i, c in enumerate(s.consumers)
+                if c.state == cc.FAILED and not fenced(i, c)]
     props: list[Property] = [
         no_findings(
             name="same_generation_owners_disjoint",
@@ -138,7 +163,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             source="the book §7.2.2 (SYNC_GROUP distributes the leader's plan); ConsumerPartitionAssignor contract",
             catches="an assignor (or user assignor) that assigns a partition twice; a SyncGroup answered with "
             "another generation's assignment",
-            findings=_stable_overlaps,
+            findings=lambda s: _stable_overlaps(s, instances),
             partners=("assignment_received", "group_stable_with_two_members") if topo.consumers > 1
             else ("assignment_received",),
         ),
@@ -147,15 +172,15 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             expectation=Expectation.ALWAYS,
             fact="No consumer's poll() fails: the group requests of these runs answer only UNKNOWN_MEMBER_ID, "
             "ILLEGAL_GENERATION and REBALANCE_IN_PROGRESS, from which a member recovers by rejoining; any other "
-            "error is unexpected and ends the application's loop.",
+            "error is unexpected and ends the application's loop -- but FENCED_INSTANCE_ID, fatal by design, to a "
+            "process whose group.instance.id a newer process took over (KIP-345).",
             source="AbstractCoordinator JoinGroup/SyncGroup/Heartbeat response handlers, ConsumerCoordinator."
             "OffsetCommitResponseHandler (Kafka 4.0, trunk 1eb7644)",
             catches="a coordinator that answers a healthy member an error its client cannot recover from; a "
             "client that treats a recoverable error as unexpected",
-            predicate=lambda s: all(c.state != cc.FAILED for c in s.consumers),
+            predicate=lambda s: not _unhealthy_failures(s),
             partners=("assignment_received",),
-            explain=lambda s: "; ".join(f"consumer {i} ({c.member_id or 'no member id'}) failed"
-                                        for i, c in enumerate(s.consumers) if c.state == cc.FAILED),
+            explain=lambda s: "; ".join(_unhealthy_failures(s)),
         ),
         no_findings(
             name="no_partition_owned_twice",
@@ -272,14 +297,16 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             name="group_metadata_matches_log",
             fact="Whenever no rebalance is in flight (the group is Stable or Empty), replaying the group's "
             "__consumer_offsets partition yields the group as the coordinator holds it -- generation, protocol, "
-            "leader, every member with its assignment -- or, for an Empty group, no member (or no group at all "
-            "once its metadata expired): a coordinator failover restores exactly this group.",
+            "leader, every member with its assignment and subscription -- or, for an Empty group, no member (or no "
+            "group at all once its metadata expired): a coordinator failover restores exactly this group.",
             source="GroupMetadataManager.classicGroupSyncToClassicGroup (the GroupMetadata record appended when "
             "the leader's SyncGroup completes) and completeClassicGroupJoin (the record of a group that became "
-            "Empty), Kafka 4.0 trunk 1eb7644; GroupCoordinatorShard.replay",
+            "Empty), GroupCoordinatorRecordHelpers.newGroupMetadataRecord (MemberMetadata.subscription) and "
+            "GroupMetadataManager.replay (Kafka 4.0 trunk 1eb7644); GroupCoordinatorShard.replay",
             catches="a rebalance completed or a group emptied without its GroupMetadata record (a failover "
             "resurrects departed members, or forgets the assignment), a record carrying the wrong generation, "
-            "leader or assignment",
+            "leader, assignment or subscription; a load that drops the subscriptions (every retried JoinGroup then "
+            "looks changed)",
             findings=_metadata_mismatch,
             partners=("assignment_received",),
         ),
@@ -417,6 +444,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      lambda s: any(p >= topo.partitions for c in s.consumers for p in c.owned)))
         props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata", "added_partition_assigned"))
                  if p.name == "rebalance_completes" else p for p in props]
+    if any(instances):
+        # KIP-345: a static member's new process takes the old one's place in a Stable group without a rebalance
+        props.append(sometimes_event("static_member_replaced", "A static member's new process (no member id, a "
+                                     "group.instance.id the group holds) joins a Stable group and keeps its "
+                                     "generation.", "static:replaced_in_stable"))
+        static_partners: dict[str, tuple[str, ...]] = {"no_needless_rebalance": ("static_member_replaced",)}
+    if duplicated:
+        # two processes of one instance: the replaced one is fenced, fatally (FENCED_INSTANCE_ID)
+        props.append(sometimes_event("static_member_fenced", "A replaced static member's request is answered "
+                                     "FENCED_INSTANCE_ID.", "error:FENCED_INSTANCE_ID"))
+        static_partners["healthy_consumer_never_failed"] = ("static_member_fenced",)
+        static_partners["group_requests_fenced_exactly"] = ("static_member_fenced",)
+    if any(instances):
+        props = [replace(p, partners=(*p.partners, *static_partners[p.name])) if p.name in static_partners else p
+                 for p in props]
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))
@@ -451,7 +493,7 @@ def settled(s: GroupState, partitions: int, false_claims: bool = True) -> bool:
     g = s.group
     if g.state != cg.STABLE:
         return False
-    running = {c.member_id: c for c in s.consumers if c.up}
+    running = {c.member_id: c for c in s.consumers if c.up and c.state != cc.FAILED}
     if {m.member_id for m in g.members} != set(running):
         return False
     owners = Counter(p for c in running.values() for p in c.owned)

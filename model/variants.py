@@ -298,6 +298,21 @@ class ProtocolFlags:
         offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
             rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
             without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
+        load_restores_subscriptions: a group coordinator loading ``__consumer_offsets`` gives every member of the
+            loaded group the subscription metadata its ``GroupMetadataValue.MemberMetadata.subscription`` carries
+            (``GroupMetadataManager.replay``: it becomes the member's supported protocol, Kafka trunk 1eb7644);
+            without it the loaded members hold no subscription.
+        static_member_fencing: the group coordinator checks a request's ``group.instance.id`` before its member id
+            (``ClassicGroup.validateMember``, KIP-345): an instance id mapped to another member id is
+            FENCED_INSTANCE_ID, fatal to the replaced process; without it the replaced member id is merely
+            UNKNOWN_MEMBER_ID and the old process rejoins, replacing the new one in turn.
+        static_rejoin_keeps_generation: a static member's new process joining a Stable group takes its place without
+            a rebalance (``updateStaticMemberThenRebalanceOrCompleteJoin``, KIP-345); without it every restart of a
+            static member rebalances the group as a new member would.
+        fenced_member_loses_partitions: a consumer answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION (Heartbeat,
+            SyncGroup, OffsetCommit, its parked JoinGroup) drops its partitions without committing
+            (``onPartitionsLost``, ``ConsumerCoordinator.onJoinPrepare`` for a fenced generation, KIP-429) before it
+            rejoins; without it it keeps them, and their positions, into the next generation.
     """
 
     check_epoch: bool = True
@@ -371,6 +386,10 @@ class ProtocolFlags:
     rebalance_in_progress_rejoins: bool = True
     commit_on_revoke: bool = True
     offset_fetch_on_assign: bool = True
+    load_restores_subscriptions: bool = True
+    static_member_fencing: bool = True
+    static_rejoin_keeps_generation: bool = True
+    fenced_member_loses_partitions: bool = True
     coordinator_change_keeps_membership: bool = True
     rebalance_in_progress_keeps_generation: bool = True
 
@@ -1231,6 +1250,54 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_offsets_expiry",),
             bug="ConsumerCoordinator.initWithCommittedOffsetsIfNeeded not run for a newly assigned partition: the "
             "new owner re-reads records whose processing was committed, and its next commit moves the offset back",
+        ),
+        Variant(
+            name="fenced_member_keeps_partitions",
+            description="A consumer answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION keeps the partitions it owned, "
+            "and its positions, while it rejoins (no onPartitionsLost).",
+            flags=replace(_REAL, fenced_member_loses_partitions=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_zombie_commit",),
+            bug="KAFKA-13419-like: a member fenced out of the group (its session expired, its generation is gone) "
+            "keeps ownedPartitions; a cooperative member goes on consuming partitions the group already gave to "
+            "another member, and claims them again in its next JoinGroup",
+        ),
+        Variant(
+            name="static_member_not_fenced",
+            description="The group coordinator validates a static member's requests by member id alone: the process a "
+            "new one with the same group.instance.id replaced is answered UNKNOWN_MEMBER_ID, not FENCED_INSTANCE_ID.",
+            flags=replace(_REAL, static_member_fencing=False),
+            weakened=True,
+            breaks=("group_requests_fenced_exactly", "commits_fenced_exactly", "healthy_consumer_never_failed"),
+            scenarios=("groups_static_membership",),
+            bug="ClassicGroup.validateMember without the instance check (KIP-345): two processes started with one "
+            "group.instance.id (a redeployed pod whose predecessor still runs) replace each other for ever, each "
+            "rejoin handing the old one's partitions to the other, instead of the replaced one failing fatally",
+        ),
+        Variant(
+            name="static_rejoin_rebalances",
+            description="A restarted static member (a JoinGroup with no member id and a group.instance.id the group "
+            "holds) makes a Stable group rebalance, as a new member would.",
+            flags=replace(_REAL, static_rejoin_keeps_generation=False),
+            weakened=True,
+            breaks=("no_needless_rebalance",),
+            scenarios=("groups_static_membership",),
+            bug="updateStaticMemberThenRebalanceOrCompleteJoin rebalancing in Stable: KIP-345's purpose lost -- every "
+            "rolling restart of a static consumer stops the whole group's consumption for a rebalance",
+        ),
+        Variant(
+            name="load_drops_subscriptions",
+            description="A group coordinator that loads __consumer_offsets after a failover restores each member's "
+            "assignment but not the subscription metadata (ownedPartitions, generation) its GroupMetadata record "
+            "carries.",
+            flags=replace(_REAL, load_restores_subscriptions=False),
+            weakened=True,
+            breaks=("group_metadata_matches_log",),
+            scenarios=("groups_coordinator_failover",),
+            bug="GroupMetadataManager.replay without MemberMetadata.subscription: after every __consumer_offsets "
+            "leader change a follower's retried JoinGroup looks changed and restarts the rebalance, and a "
+            "cooperative-sticky leader elected before every member rejoined assigns from empty ownership claims",
         ),
     )
 }

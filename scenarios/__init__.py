@@ -538,6 +538,10 @@ def _parse_groups_scenario(
         raise ScenarioError(f"{where}: [groups] needs 1-4 consumers and fewer late_consumers than consumers")
     if not 1 <= topology.partitions <= 6:
         raise ScenarioError(f"{where}: [groups] needs 1-6 partitions (records = 0: ownership only, no polls)")
+    ids = topology.group_instance_ids.split(",") if topology.group_instance_ids else []
+    if len(ids) > topology.consumers or not all(x.strip() == "" or _NAME.match(x.strip()) for x in ids):
+        raise ScenarioError(f"{where}: [groups] group_instance_ids lists at most one name of [a-z0-9_] per consumer, "
+                            f"comma-separated, got {topology.group_instance_ids!r}")
     if not 1 <= topology.subscription_version <= 3:
         raise ScenarioError(f"{where}: [groups] subscription_version must be 1-3 (ConsumerProtocolSubscription)")
     try:

@@ -93,6 +93,10 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "offset_fetch_on_assign": frozenset({"groups"}),
     "coordinator_change_keeps_membership": frozenset({"groups"}),
     "rebalance_in_progress_keeps_generation": frozenset({"groups"}),
+    "load_restores_subscriptions": frozenset({"groups"}),
+    "static_member_fencing": frozenset({"groups"}),
+    "static_rejoin_keeps_generation": frozenset({"groups"}),
+    "fenced_member_loses_partitions": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)
     "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
     "complete_written_to_log": frozenset({"transactions", "eos"}),

@@ -157,23 +157,89 @@ def test_failover_loads_members_assignment_and_offsets_from_the_log() -> None:
     assert loaded.members[0].assignment == (0, 1) and loaded.members[0].client == 0
 
 
+def test_failover_restores_each_members_subscription_metadata() -> None:
+    """GroupMetadataManager.replay (Kafka trunk 1eb7644): MemberMetadata.subscription becomes the loaded member's
+    protocol metadata, so a follower's retried JoinGroup at the new coordinator is still "unchanged"."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", (1,), 3)
+    b = cg.join_group(a.group, 1, "", (0,), 2)
+    g = cg.complete_join(b.group, "cooperative-sticky")
+    res = cg.sync_group(g, g.leader, g.generation, {a.member_id: (1,), b.member_id: (0,)})
+    assert res is not None and res.group.state == cg.STABLE
+    loaded = cg.load_group(res.group.log, 1, res.group.next_member)
+    assert [(m.member_id, m.owned, m.generation) for m in loaded.members] == [
+        (a.member_id, (1,), 3), (b.member_id, (0,), 2)]
+    follower = b.member_id if loaded.leader == a.member_id else a.member_id
+    mine = loaded.member(follower)
+    assert mine is not None
+    again = cg.join_group(loaded, mine.client, follower, mine.owned, mine.generation)
+    assert again.immediate and again.group.state == cg.STABLE
+    dropped = cg.load_group(res.group.log, 1, res.group.next_member, restore_subscriptions=False)
+    assert [(m.owned, m.generation) for m in dropped.members] == [((), -1), ((), -1)]
+    assert not cg.join_group(dropped, mine.client, follower, mine.owned, mine.generation).immediate
+
+
+def test_static_member_replaced_without_rebalance_and_the_old_process_fenced() -> None:
+    """KIP-345 (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin, ClassicGroup.validateMember,
+    Kafka trunk 1eb7644): a new process of instance i0 takes c0-0's place -- its assignment, its leadership, the
+    generation -- and every request of the replaced member id carrying i0 is FENCED_INSTANCE_ID."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", (), 1, instance="i0")
+    b = cg.join_group(a.group, 1, "", (), 1, instance="i1")
+    g = cg.complete_join(b.group, "range")
+    res = cg.sync_group(g, a.member_id, g.generation, {a.member_id: (0,), b.member_id: ()}, "i0")
+    assert res is not None and res.group.state == cg.STABLE and res.group.leader == a.member_id
+    g = res.group
+    new = cg.join_group(g, 2, "", (), 1, instance="i0")
+    assert new.immediate and new.error == Errors.NONE and new.group.state == cg.STABLE
+    h = new.group
+    assert (h.generation, h.leader) == (g.generation, new.member_id)
+    held = h.static_member("i0")
+    assert held is not None and (held.member_id, held.client, held.assignment) == (new.member_id, 2, (0,))
+    meta = olog.load(h.log, h.group_id).metadata
+    assert meta is not None and (new.member_id, "i0") in meta.instances
+    assert cg.load_group(h.log, 1, h.next_member).static_member("i0") == held._replace(joined=False)
+    old = a.member_id
+    assert cg.heartbeat(h, old, g.generation, "i0") == Errors.FENCED_INSTANCE_ID
+    assert cg.validate_offset_commit(h, old, g.generation, True, instance="i0") == Errors.FENCED_INSTANCE_ID
+    assert cg.join_group(h, 0, old, (), 1, instance="i0").error == Errors.FENCED_INSTANCE_ID
+    assert cg.heartbeat(h, old, g.generation) == Errors.UNKNOWN_MEMBER_ID  # without the instance id: unknown
+    assert cg.heartbeat(h, new.member_id, g.generation, "i0") == Errors.NONE
+    assert cg.heartbeat(h, b.member_id, g.generation, "i9") == Errors.UNKNOWN_MEMBER_ID
+    again = cg.join_group(g, 2, "", (), 1, instance="i0", static_keeps_generation=False)
+    assert not again.immediate and again.group.state == cg.PREPARING_REBALANCE
+    # in CompletingRebalance the leader may have assigned to the old member id: rebalance
+    mid = cg.join_group(cg.complete_join(b.group, "range"), 2, "", (), 1, instance="i1")
+    assert mid.group.state == cg.PREPARING_REBALANCE and not mid.immediate
+
+
+def test_static_member_fencing_oracle() -> None:
+    st = cg.STABLE
+    assert kafka_answer("Heartbeat", False, 1, 1, st, "i0", "c2-2", "c0-0") == Errors.FENCED_INSTANCE_ID
+    assert kafka_answer("OffsetCommit", True, 1, 1, st, "i0", None, "c0-0") == Errors.UNKNOWN_MEMBER_ID
+    assert kafka_answer("SyncGroup", True, 0, 1, st, "i0", "c0-0", "c0-0") == Errors.ILLEGAL_GENERATION
+    assert "FENCED_INSTANCE_ID" in misfenced("Heartbeat", "c0-0", False, 1, 1, st, Errors.UNKNOWN_MEMBER_ID, "i0",
+                                             "c2-2")
+
+
 # ------------------------------------------------------------------------------------------ scenarios
 
 REAL = {
-    "groups_zombie_commit": 8700,
-    "groups_coordinator_failover": 4463,
-    "groups_cooperative_join": 1407,
+    "groups_zombie_commit": 8756,
+    "groups_coordinator_failover": 4597,
+    "groups_cooperative_join": 1452,
     "groups_offsets_expiry": 1514,
-    "groups_cooperative_crash": 874,
-    "groups_eager_rebalance": 16079,
-    "groups_slow_consumer": 9979,
-    "groups_cooperative_commit_rebalance": 11894,
+    "groups_cooperative_crash": 900,
+    "groups_eager_rebalance": 16153,
+    "groups_slow_consumer": 10053,
+    "groups_cooperative_commit_rebalance": 12318,
     "groups_eager_late_join_zombie": 4162,
     "groups_late_commit": 5938,
-    "groups_cooperative_stale_claim": 1047,
+    "groups_cooperative_stale_claim": 1081,
     "groups_lost_join_response": 53,
-    "groups_cooperative_follower_revoke": 5356,
+    "groups_cooperative_follower_revoke": 6453,
     "groups_partitions_added": 202,
+    "groups_static_membership": 834,
 }
 
 
@@ -201,6 +267,9 @@ CAUGHT = {
     ("groups_offsets_expiry", "no_offset_fetch_on_assign"): {"new_owner_resumes_at_committed_offset": 11},
     ("groups_coordinator_failover", "rejoin_on_coordinator_change"): {"stable_members_rejoin_on_request": 6},
     ("groups_eager_rebalance", "rebalance_in_progress_resets_generation"): {"consumers_react_as_kafka": 6},
+    ("groups_coordinator_failover", "load_drops_subscriptions"): {"group_metadata_matches_log": 10},
+    ("groups_static_membership", "static_rejoin_rebalances"): {"no_needless_rebalance": 7},
+    ("groups_zombie_commit", "fenced_member_keeps_partitions"): {"consumers_react_as_kafka": 6},
 }
 
 

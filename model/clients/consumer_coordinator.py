@@ -96,7 +96,7 @@ def lose_partitions(c: Consumer) -> Consumer:
 
 
 def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
-             rebalance_keeps_generation: bool = True) -> Consumer:
+             rebalance_keeps_generation: bool = True, fenced_loses_partitions: bool = True) -> Consumer:
     """How a group request's error moves the consumer (Kafka 4.0, trunk 1eb7644, ``AbstractCoordinator``'s
     JoinGroup/SyncGroup/Heartbeat response handlers, ``ConsumerCoordinator.OffsetCommitResponseHandler``):
     UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION reset the generation (the first the member id too) and lose
@@ -104,11 +104,14 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
     generation and partitions.  Every other error the handlers do not name is raised from ``poll()`` as
     "Unexpected error in ... response": the consumer is FAILED.  ``rebalance_rejoins=False`` is the
     weakened variant consumer_fails_on_rebalance_in_progress; ``rebalance_keeps_generation=False`` the weakened
-    variant rebalance_in_progress_resets_generation (REBALANCE_IN_PROGRESS taken as ILLEGAL_GENERATION)."""
+    variant rebalance_in_progress_resets_generation (REBALANCE_IN_PROGRESS taken as ILLEGAL_GENERATION);
+    ``fenced_loses_partitions=False`` the weakened variant fenced_member_keeps_partitions (no ``onPartitionsLost``:
+    the fenced member keeps its partitions and positions while it rejoins)."""
+    lost = lose_partitions(c) if fenced_loses_partitions else c
     if error == Errors.UNKNOWN_MEMBER_ID:
-        return lose_partitions(c)._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
+        return lost._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
-        return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
+        return lost._replace(generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.REBALANCE_IN_PROGRESS and rebalance_rejoins:  # no branch: the other side is a violation
         if not rebalance_keeps_generation:  # no branch: weakened variant rebalance_in_progress_resets_generation
             return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
@@ -131,36 +134,47 @@ class JoinOutcome(NamedTuple):
     consumer: Consumer
     event: str  # join:<error>, join:current_generation (answered at once) or join:waiting (at the barrier)
     error: str = Errors.NONE  # the coordinator's answer (NONE for a member admitted to the join)
+    member_id: str = ""  # the member id the coordinator admitted it under (a waiting static member does not know it)
 
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
-               answer_unchanged: bool = True, rebalance_rejoins: bool = True) -> JoinOutcome:
+               answer_unchanged: bool = True, rebalance_rejoins: bool = True, instance: str = "",
+               static_keeps_generation: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
     ``AbstractCoordinator.JoinGroupResponseHandler`` takes it: an error goes to :func:`on_error`; an answer
-    with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier."""
-    res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged)
+    with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier.
+    ``instance`` is the consumer's ``group.instance.id`` (KIP-345; "" for a dynamic member), sent in every
+    group request."""
+    res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged, instance,
+                        static_keeps_generation)
     if res.error != Errors.NONE:
         return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:
         c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
-        return JoinOutcome(res.group, c, "join:current_generation")
-    return JoinOutcome(res.group, c._replace(member_id=res.member_id, state=JOINING), "join:waiting")
+        return JoinOutcome(res.group, c, "join:current_generation", member_id=res.member_id)
+    # a dynamic member learned its member id from MEMBER_ID_REQUIRED before it waits (KIP-394); a static member's
+    # new process is admitted at once and learns its member id only from the JoinGroup response (KIP-345)
+    known = c.member_id if instance and not c.member_id else res.member_id
+    return JoinOutcome(res.group, c._replace(member_id=known, state=JOINING), "join:waiting", member_id=res.member_id)
 
 
-def join_completed(c: Consumer, group: cg.ClassicGroup) -> Consumer:
+def join_completed(c: Consumer, group: cg.ClassicGroup, member_id: str | None = None) -> Consumer:
     """The join barrier lifted (:func:`~keos.model.coordinator.group.classic_group.complete_join`): a member
-    whose JoinGroup waited there learns the new generation and sends SyncGroup; anyone else is unchanged."""
-    if c.up and c.state == JOINING and group.member(c.member_id) is not None:
-        return c._replace(generation=group.generation, state=AWAITING_SYNC)
+    whose JoinGroup waited there (as ``member_id``: by default the consumer's own) learns its member id and the new
+    generation and sends SyncGroup; anyone else is unchanged."""
+    member_id = c.member_id if member_id is None else member_id
+    if c.up and c.state == JOINING and member_id and group.member(member_id) is not None:
+        return c._replace(member_id=member_id, generation=group.generation, state=AWAITING_SYNC)
     return c
 
 
 def sync_group(group: cg.ClassicGroup, c: Consumer,
-               assign: Callable[[cg.ClassicGroup], dict[str, tuple[int, ...]]]) -> cg.SyncResult | None:
+               assign: Callable[[cg.ClassicGroup], dict[str, tuple[int, ...]]],
+               instance: str = "") -> cg.SyncResult | None:
     """The consumer's SyncGroup at the coordinator: the leader's carries the assignment its assignor computed
     over the members' subscriptions (``onLeaderElected``), a follower's none (``onJoinFollower``).  ``None``
     while a follower's request would be parked (the leader has not synced yet)."""
     plan = assign(group) if c.member_id == group.leader else None
-    return cg.sync_group(group, c.member_id, c.generation, plan)
+    return cg.sync_group(group, c.member_id, c.generation, plan, instance)

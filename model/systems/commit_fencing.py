@@ -9,8 +9,10 @@ group does not hold is answered UNKNOWN_MEMBER_ID (an Empty group holds none); a
 another generation ILLEGAL_GENERATION; then a plain OffsetCommit while the group is CompletingRebalance, and a
 SyncGroup or Heartbeat while it is PreparingRebalance, REBALANCE_IN_PROGRESS (a TxnOffsetCommit passes during
 CompletingRebalance, KIP-447; an OffsetCommit during PreparingRebalance too: ``onJoinPrepare``'s auto-commit);
-anything else passes these checks.  Static membership (FENCED_INSTANCE_ID) and requests without group
-metadata (generation -1, no member id) are not modelled.  A JoinGroup's member check is the member id alone
+anything else passes these checks.  A request carrying a static member's ``group.instance.id`` (KIP-345) is first
+checked against the member id the group maps that instance to (``ClassicGroup.validateMember``): none is
+UNKNOWN_MEMBER_ID, another one FENCED_INSTANCE_ID (the process was replaced).  Requests without group metadata
+(generation -1, no member id) are not modelled.  A JoinGroup's member check is the member id alone
 (a new member, with no id, is always admitted: ``group.max.size`` is not modelled).
 
 The systems call :func:`misfenced` with the coordinator's answer of its own validation and keep the
@@ -40,8 +42,14 @@ REBALANCING: dict[str, str | None] = {
 GENERATION_CHECKED: frozenset[str] = frozenset({"OffsetCommit", "TxnOffsetCommit", "SyncGroup", "Heartbeat"})
 
 
-def kafka_answer(request: str, known: bool, generation: int, group_generation: int, state: str) -> str:
-    """The answer of the member checks of ``request`` in a group in ``state``, in Kafka's order."""
+def kafka_answer(request: str, known: bool, generation: int, group_generation: int, state: str,
+                 instance: str = "", holder: str | None = None, member: str = "") -> str:
+    """The answer of the member checks of ``request`` in a group in ``state``, in Kafka's order; ``instance`` the
+    request's ``group.instance.id`` ("" for none) and ``holder`` the member id the group maps it to."""
+    if instance and holder is None:
+        return Errors.UNKNOWN_MEMBER_ID
+    if instance and holder != member:
+        return Errors.FENCED_INSTANCE_ID
     if not known:
         return Errors.UNKNOWN_MEMBER_ID
     if request in GENERATION_CHECKED and generation != group_generation:
@@ -52,10 +60,11 @@ def kafka_answer(request: str, known: bool, generation: int, group_generation: i
 
 
 def misfenced(request: str, member: str, known: bool, generation: int, group_generation: int, state: str,
-              answer: str) -> str:
+              answer: str, instance: str = "", holder: str | None = None) -> str:
     """A note when ``answer`` is not Kafka's (empty when it is)."""
-    expected = kafka_answer(request, known, generation, group_generation, state)
+    expected = kafka_answer(request, known, generation, group_generation, state, instance, holder, member)
     if answer != expected:  # unreachable: a wrong answer is a violation (commits_fenced_exactly)
+        static = f", instance {instance} held by {holder}" if instance else ""
         return (f"{request} of member {member or '-'} in generation {generation} (the group's: {group_generation}, "
-                f"member {'known' if known else 'unknown'}) answered {answer}, Kafka answers {expected}")
+                f"member {'known' if known else 'unknown'}{static}) answered {answer}, Kafka answers {expected}")
     return ""

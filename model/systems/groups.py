@@ -91,6 +91,10 @@ class GroupsTopology:
     #: ``ConsumerProtocolSubscription`` version the consumers send: 1 (Kafka 2.4-3.3: ownedPartitions, KIP-429, but
     #: no generationId) or 2+ (Kafka 3.4+, KIP-792: the generation the partitions were owned in)
     subscription_version: int = 3
+    #: each consumer's ``group.instance.id`` (KIP-345 static membership), comma-separated in consumer order; an
+    #: empty entry (or "") is a dynamic member.  Two consumers with one instance id are two processes of one
+    #: static member: the later one replaces the earlier in the group, which is then fenced (FENCED_INSTANCE_ID)
+    group_instance_ids: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -186,6 +190,12 @@ FAULT_OF_ACTION = {
 Result = tuple[GroupState, tuple[str, ...]]
 
 
+def instance_ids(topo: GroupsTopology) -> tuple[str, ...]:
+    """Each consumer's ``group.instance.id`` ("" for a dynamic member), from ``group_instance_ids``."""
+    given = [x.strip() for x in topo.group_instance_ids.split(",")] if topo.group_instance_ids else []
+    return tuple(given[i] if i < len(given) else "" for i in range(topo.consumers))
+
+
 def _outcome(error: str) -> str:
     return "accepted" if error == Errors.NONE else error
 
@@ -195,13 +205,19 @@ def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
 
 
 def _needless_rebalance(before: cg.ClassicGroup, after: cg.ClassicGroup, member_id: str, owned: tuple[int, ...],
-                        generation: int) -> str:
+                        generation: int, instance: str = "") -> str:
     """Ghost: why a JoinGroup that changed nothing started a rebalance ("" when it did not, or had a cause).
 
     ``classicGroupJoinExistingMember`` (Kafka 4.0): a known member whose subscription metadata is the one
     the coordinator holds gets the current generation back -- in CompletingRebalance any member, in Stable
     any but the leader (whose JoinGroup forces a rebalance on purpose); only a new member, a changed
-    subscription, the leader, a departure or an expired session is a reason to rebalance."""
+    subscription, the leader, a departure or an expired session is a reason to rebalance.  A static member's new
+    process (no member id, an instance id the group holds, KIP-345) joining a Stable group is no reason either:
+    ``updateStaticMemberThenRebalanceOrCompleteJoin`` keeps the generation unless the selected protocol changes."""
+    static = before.static_member(instance) if instance and not member_id else None
+    if static is not None and before.state == cg.STABLE and after.state != cg.STABLE:  # no branch: a violation
+        return (f"the new process of static member {instance} ({static.member_id}) moved the group from Stable "
+                f"(generation {before.generation}) to {after.state}")
     known = before.member(member_id) if member_id else None
     if known is None or (known.owned, known.generation) != (owned, generation):
         return ""
@@ -226,6 +242,7 @@ class GroupSystem:
         self.flags = variant.flags
         self.assignor = asg.load_assignor(self.topo.assignor)
         self.cooperative = self.topo.assignor in asg.COOPERATIVE
+        self.instances = instance_ids(self.topo)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -250,7 +267,7 @@ class GroupSystem:
         return codec.fingerprint(state)
 
     def fault_kinds(self) -> Sequence[str]:
-        return tuple(k for k, lim in zip(GROUP_FAULT_KINDS, self._limits) if lim > 0)
+        return tuple(k for k, lim in zip(GROUP_FAULT_KINDS, self._limits) if lim > 0)  # no mutate: simulation weights
 
     def fault_kind(self, action: Action) -> str | None:
         return FAULT_OF_ACTION.get(action.kind)
@@ -278,31 +295,58 @@ class GroupSystem:
         and generation is a STABLE member that was asked to rejoin and has not sent its JoinGroup yet."""
         return bool(c.member_id) and c.generation >= 0 and c.state in (cc.STABLE, cc.UNJOINED)
 
-    def _rebalance_reaction(self) -> tuple[bool, bool]:
+    def _rebalance_reaction(self) -> tuple[bool, bool, bool]:
         """How a consumer takes REBALANCE_IN_PROGRESS (:func:`~keos.model.clients.consumer_coordinator.on_error`):
-        rejoin (``requestRejoin``), keeping its member id, generation and partitions."""
-        return self.flags.rebalance_in_progress_rejoins, self.flags.rebalance_in_progress_keeps_generation
+        rejoin (``requestRejoin``), keeping its member id, generation and partitions; and UNKNOWN_MEMBER_ID /
+        ILLEGAL_GENERATION: ``onPartitionsLost``."""
+        return (self.flags.rebalance_in_progress_rejoins, self.flags.rebalance_in_progress_keeps_generation,
+                self.flags.fenced_member_loses_partitions)
 
     def _put(self, s: GroupState, i: int, c: Consumer) -> GroupState:
         return s._replace(consumers=_at(s.consumers, i, c))
 
     def _settle(self, s: GroupState) -> GroupState:
-        """Members removed while their JoinGroup waited at the barrier are answered UNKNOWN_MEMBER_ID."""
+        """Members removed while their JoinGroup waited at the barrier are answered UNKNOWN_MEMBER_ID; a static
+        member's process replaced meanwhile (KIP-345, ``replaceStaticMember`` completes the old member's join
+        future) FENCED_INSTANCE_ID."""
         consumers = list(s.consumers)
         for i, c in enumerate(consumers):
-            if c.state == cc.JOINING and s.group.member(c.member_id) is None and c.coordinator == s.group.epoch:
-                s = self._note_answer(s, "JoinGroup", c, Errors.UNKNOWN_MEMBER_ID)
-                consumers[i] = cc.on_error(c, Errors.UNKNOWN_MEMBER_ID)
+            error = cg.validate_member(s.group, self._member_of(s, i), self._fenced_by(i))
+            if c.state == cc.JOINING and error != Errors.NONE and c.coordinator == s.group.epoch:
+                if c.member_id:  # a replaced static process's join (no member id known): FENCED_INSTANCE_ID
+                    s = self._note_answer(s, "JoinGroup", c, error, self.instances[i])
+                consumers[i] = cc.on_error(c, error, *self._rebalance_reaction())
         return s._replace(consumers=tuple(consumers))
 
-    def _commit(self, s: GroupState, c: Consumer, partitions: Sequence[int]) -> tuple[GroupState, str]:
-        """OffsetCommit of ``c``'s positions for ``partitions`` with its member id and generation."""
+    def _member_of(self, s: GroupState, i: int) -> str:
+        """Consumer ``i``'s member id as the group knows it: its own, or -- a static member's new process whose
+        JoinGroup waits at the barrier of the current coordinator -- the one the group admitted it under, which
+        the process learns only from the JoinGroup response (KIP-345: no MEMBER_ID_REQUIRED round trip for a
+        static member, ``classicGroupJoinNewStaticMember``); "" once another process took the instance over."""
+        c = s.consumers[i]
+        if c.member_id or c.state != cc.JOINING or not self.instances[i] or c.coordinator != s.group.epoch:
+            return c.member_id
+        m = s.group.static_member(self.instances[i])
+        return m.member_id if m is not None and m.client == i else ""
+
+    def _fenced_by(self, i: int) -> str:
+        """The ``group.instance.id`` consumer ``i``'s requests carry as the coordinator checks it: its own, or ""
+        under the weakened variant static_member_not_fenced (the check ignores the instance id)."""
+        return self.instances[i] if self.flags.static_member_fencing else ""
+
+    def _holder(self, s: GroupState, i: int) -> str | None:
+        """The member id the group maps consumer ``i``'s instance id to (None: none, or a dynamic consumer)."""
+        m = s.group.static_member(self.instances[i])
+        return None if m is None else m.member_id
+
+    def _commit(self, s: GroupState, c: Consumer, partitions: Sequence[int], i: int) -> tuple[GroupState, str]:
+        """OffsetCommit of ``c``'s positions for ``partitions`` with its member id, generation and instance id."""
         offsets = tuple((p, c.position(p)) for p in partitions)
         error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
-                                          self.flags.offset_commit_stale_generation_check)
+                                          self.flags.offset_commit_stale_generation_check, self._fenced_by(i))
         g = s.group
         note = misfenced("OffsetCommit", c.member_id, g.member(c.member_id) is not None, c.generation, g.generation,
-                         g.state, error)
+                         g.state, error, self.instances[i], self._holder(s, i))
         if note:  # unreachable: ghost observer of a violation (commits_fenced_exactly)
             s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
         if error != Errors.NONE:
@@ -314,12 +358,17 @@ class GroupSystem:
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), error
 
     @staticmethod
-    def _note_answer(s: GroupState, request: str, c: Consumer, error: str) -> GroupState:
-        """Ghost: ``request`` of ``c`` answered ``error`` by the group as it is in ``s`` -- Kafka's member checks?
-        A JoinGroup without a member id is a new member's: always admitted (``group.max.size`` is not modelled)."""
+    def _note_answer(s: GroupState, request: str, c: Consumer, error: str, instance: str = "") -> GroupState:
+        """Ghost: ``request`` of ``c`` (carrying ``group.instance.id`` ``instance``) answered ``error`` by the group as
+        it is in ``s`` -- Kafka's member checks?  A JoinGroup without a member id is a new member's, or a static
+        member's new process: always admitted (``group.max.size`` is not modelled)."""
         g = s.group
-        known = (request == "JoinGroup" and not c.member_id) or g.member(c.member_id) is not None
-        note = misfenced(request, c.member_id, known, c.generation, g.generation, g.state, error)
+        fresh = request == "JoinGroup" and not c.member_id
+        known = fresh or g.member(c.member_id) is not None
+        instance = "" if fresh else instance
+        holder = g.static_member(instance)
+        note = misfenced(request, c.member_id, known, c.generation, g.generation, g.state, error, instance,
+                         None if holder is None else holder.member_id)
         if note:  # unreachable: ghost observer of a violation (group_requests_fenced_exactly)
             s = s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, note)))
         return s
@@ -382,7 +431,8 @@ class GroupSystem:
             lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None
             if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
                 out.append(Action("LoseJoinResponse", (i,)))
-            if c.state in (cc.STABLE, cc.AWAITING_SYNC) and cg.heartbeat(g, c.member_id, c.generation) != Errors.NONE:
+            beat = cg.heartbeat(g, c.member_id, c.generation, self._fenced_by(i))
+            if c.state in (cc.STABLE, cc.AWAITING_SYNC) and beat != Errors.NONE:
                 out.append(Action("Heartbeat", (i,)))
         for i, c in enumerate(s.consumers):
             if self._consuming(c):
@@ -395,7 +445,7 @@ class GroupSystem:
             out.append(Action("CompleteJoin"))
         for m in g.members:
             owner = s.consumers[m.client]
-            if not owner.up or owner.member_id != m.member_id:
+            if not owner.up or self._member_of(s, m.client) != m.member_id:
                 out.append(Action("ExpireSession", (m.member_id,)))
         if g.state == cg.EMPTY and g.offsets:
             out.append(Action("ExpireOffsets"))
@@ -504,8 +554,9 @@ class GroupSystem:
         """Ghost: the coordinator's answer to the SyncGroup or Heartbeat ``action`` sends (error, assignment),
         computed from the state before the step, apart from the handler that acts on it."""
         if action.kind == "Heartbeat":
-            c = s.consumers[action.args[0]]
-            return cg.heartbeat(s.group, c.member_id, c.generation), ()
+            i = action.args[0]
+            c = s.consumers[i]
+            return cg.heartbeat(s.group, c.member_id, c.generation, self._fenced_by(i)), ()
         if action.kind == "SyncGroup":
             res = self._sync(s, action.args[0])
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
@@ -578,7 +629,7 @@ class GroupSystem:
         if not self.cooperative:
             # onJoinPrepare: auto-commit the positions, then revoke everything (eager protocol)
             if self.flags.commit_on_revoke and c.member_id and c.generation >= 0 and c.uncommitted():
-                s, error = self._commit(s, c, c.uncommitted())
+                s, error = self._commit(s, c, c.uncommitted(), i)
                 events.append(f"commit:{_outcome(error)}")
             if c.owned:
                 events.append("eager:revoked_all")
@@ -589,11 +640,18 @@ class GroupSystem:
         if self.topo.subscription_version < 2:  # ConsumerProtocolSubscription v0/v1: no generationId field
             generation = cc.NO_GENERATION
         before = s.group
+        # a new process of a static member sends its instance id for the replacement; a known member's JoinGroup
+        # is checked with it (under static_member_not_fenced: without it)
+        instance = self.instances[i] if not c.member_id else self._fenced_by(i)
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation,
-                            self.flags.rebalance_in_progress_rejoins)
-        s = self._note_answer(s, "JoinGroup", c, out.error)._replace(group=out.group)
+                            self.flags.rebalance_in_progress_rejoins, instance,
+                            self.flags.static_rejoin_keeps_generation)
+        s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i])._replace(group=out.group)
         s = self._note_recorded(s, out, owned, generation)
-        needless = _needless_rebalance(before, out.group, c.member_id, owned, generation)
+        needless = _needless_rebalance(before, out.group, c.member_id, owned, generation, self.instances[i])
+        replaced = before.static_member(self.instances[i]) if self.instances[i] and not c.member_id else None
+        if replaced is not None and before.state == cg.STABLE and out.group.state == cg.STABLE:
+            events.append("static:replaced_in_stable")
         if needless:  # unreachable: ghost observer of a violation (no_needless_rebalance)
             s = s._replace(ghost=s.ghost._replace(needless=(*s.ghost.needless, needless)))
         return self._put(s, i, out.consumer), (*events, out.event)
@@ -608,29 +666,29 @@ class GroupSystem:
         a retried JoinGroup into a rebalance."""
         if out.error != Errors.NONE:
             return s
-        m = s.group.member(out.consumer.member_id)
+        m = s.group.member(out.member_id)
         held = None if m is None else (m.owned, m.generation)
         if held == (owned, generation):  # no branch: ghost observer of a violation (coordinator_holds_subscription)
             return s
-        note = (f"JoinGroup of {out.consumer.member_id} sent ownedPartitions {list(owned)} of generation {generation}; "
+        note = (f"JoinGroup of {out.member_id} sent ownedPartitions {list(owned)} of generation {generation}; "
                 f"the coordinator holds {'no member' if held is None else f'{list(held[0])} of generation {held[1]}'}")
         return s._replace(ghost=s.ghost._replace(misrecorded=(*s.ghost.misrecorded, note)))
 
     def _complete_join(self, s: GroupState) -> Result:
         group = cg.complete_join(s.group, self.topo.assignor)
-        consumers = tuple(cc.join_completed(c, group) for c in s.consumers)
+        consumers = tuple(cc.join_completed(c, group, self._member_of(s, i)) for i, c in enumerate(s.consumers))
         leader_event = f"join:leader_elected:{group.leader}"
         return s._replace(group=group, consumers=consumers), ("join:complete", leader_event)
 
     def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
         partitions = self.topo.partitions + s.added_partitions
-        return cc.sync_group(s.group, s.consumers[i], lambda g: self._assign(g, partitions))
+        return cc.sync_group(s.group, s.consumers[i], lambda g: self._assign(g, partitions), self._fenced_by(i))
 
     def _sync_group(self, s: GroupState, i: int) -> Result:
         res = self._sync(s, i)
         assert res is not None
         c = s.consumers[i]
-        s = self._note_answer(s, "SyncGroup", c, res.error)._replace(group=res.group)
+        s = self._note_answer(s, "SyncGroup", c, res.error, self.instances[i])._replace(group=res.group)
         if res.error != Errors.NONE:
             c = cc.on_error(c, res.error, *self._rebalance_reaction())
             return self._put(s, i, c), (f"error:{res.error}", f"sync:{res.error}")
@@ -646,7 +704,7 @@ class GroupSystem:
             pending = before.uncommitted(revoked)
             events.append("cooperative:revoked")
             if pending and self.flags.commit_on_revoke:
-                s, error = self._commit(s, before, pending)
+                s, error = self._commit(s, before, pending, i)
                 events.append(f"commit:{_outcome(error)}")
             s = self._note_handover(s, before, revoked, "onPartitionsRevoked")
             events.append("revoked:onPartitionsRevoked")
@@ -655,8 +713,8 @@ class GroupSystem:
 
     def _heartbeat(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
-        error = cg.heartbeat(s.group, c.member_id, c.generation)
-        s = self._note_answer(s, "Heartbeat", c, error)
+        error = cg.heartbeat(s.group, c.member_id, c.generation, self._fenced_by(i))
+        s = self._note_answer(s, "Heartbeat", c, error, self.instances[i])
         c = cc.on_error(c, error, *self._rebalance_reaction())
         return self._put(s, i, c), (f"error:{error}", f"heartbeat:{error}")
 
@@ -667,7 +725,7 @@ class GroupSystem:
 
     def _commit_step(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
-        s, error = self._commit(s, c, c.uncommitted())
+        s, error = self._commit(s, c, c.uncommitted(), i)
         if error != Errors.NONE:
             return self._put(s, i, cc.on_error(c, error, *self._rebalance_reaction())), (
                 f"error:{error}", f"commit:{error}")
@@ -703,8 +761,12 @@ class GroupSystem:
         return self._put(s, i, cc.fresh(up=False)), ("consumer_crashed",)
 
     def _poll_timeout(self, s: GroupState, i: int) -> Result:
+        """``max.poll.interval.ms`` expired: ``maybeLeaveGroup`` sends LeaveGroup for a dynamic member only (a static
+        member, KIP-345, stays until its session expires or its process rejoins) and resets the generation and
+        member id (``resetGenerationOnLeaveGroup``); the partitions are lost."""
         c = s.consumers[i]
-        s = s._replace(group=cg.remove_member(s.group, c.member_id))
+        if not self.instances[i]:
+            s = s._replace(group=cg.remove_member(s.group, c.member_id))
         c = cc.lose_partitions(c)._replace(member_id="", generation=cc.NO_GENERATION, state=cc.UNJOINED)
         return self._put(s, i, c), ("poll_timeout:left_group",)
 
@@ -712,13 +774,14 @@ class GroupSystem:
         c = s.consumers[i]
         events: list[str] = []
         if c.uncommitted() and c.generation >= 0 and self.flags.commit_on_revoke:
-            s, error = self._commit(s, c, c.uncommitted())  # onPartitionsRevoked on close()
+            s, error = self._commit(s, c, c.uncommitted(), i)  # onPartitionsRevoked on close()
             events.append(f"commit:{_outcome(error)}")
         if c.owned:
             s = self._note_handover(s, c, c.owned, "close")
             events.append("revoked:close")
-        s = s._replace(group=cg.remove_member(s.group, c.member_id))
-        return self._put(s, i, cc.fresh(up=False)), (*events, "left_group")
+        if not self.instances[i]:  # close(): maybeLeaveGroup sends LeaveGroup for a dynamic member only (KIP-345)
+            s = s._replace(group=cg.remove_member(s.group, c.member_id))
+        return self._put(s, i, cc.fresh(up=False)), (*events, "closed:static" if self.instances[i] else "left_group")
 
     def _lose_join_response(self, s: GroupState, i: int) -> Result:
         """Fault: consumer ``i``'s JoinGroup response is lost (a broken connection, or the request timed out:
@@ -746,7 +809,7 @@ class GroupSystem:
         member, generation, offsets = c.sent
         s = self._put(s, i, c._replace(sent=("", cc.NO_GENERATION, ())))
         stale = c._replace(member_id=member, generation=generation, positions=offsets, committed=())
-        s, error = self._commit(s, stale, tuple(p for p, _ in offsets))
+        s, error = self._commit(s, stale, tuple(p for p, _ in offsets), i)
         return s, (f"late_commit:{_outcome(error)}",)
 
     def _create_partitions(self, s: GroupState) -> Result:
@@ -767,7 +830,7 @@ class GroupSystem:
 
     def _failover(self, s: GroupState) -> Result:
         g = s.group
-        group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id)
+        group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id, self.flags.load_restores_subscriptions)
         return s._replace(group=group), ("coordinator:loaded",)
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}

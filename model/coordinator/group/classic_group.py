@@ -36,8 +36,18 @@ handlers of ``GroupMetadataManager.java``), for one group whose members subscrib
   Stable with the last written generation's members and assignments (or Empty), its offsets as
   committed.
 
+* **Static membership** (KIP-345, ``group.instance.id``) — a member may carry an instance id; the group maps
+  each instance id to one member id (``ClassicGroup.staticMemberId``).  A JoinGroup without a member id whose
+  instance id the group knows is a restarted (or duplicated) process of that member: the coordinator *replaces*
+  the old member id with a new one (``replaceStaticMember``), keeping its assignment and leadership, and in a
+  Stable group answers it at once with the current generation and writes the group's metadata record --
+  no rebalance (``updateStaticMemberThenRebalanceOrCompleteJoin``); in CompletingRebalance it rebalances, in
+  PreparingRebalance the new member id simply joins.  Every later request of the replaced member id that
+  carries the instance id is answered FENCED_INSTANCE_ID (``ClassicGroup.validateMember``), which is fatal to
+  the old process: two processes with one instance id cannot both stay in the group.
+
 Simplifications: one topic, ``session.timeout.ms`` / ``rebalance.timeout.ms`` are actions, not
-clocks; static membership (KIP-345) and the KIP-848 consumer protocol are not modelled.
+clocks; the KIP-848 consumer protocol is not modelled.
 """
 
 from __future__ import annotations
@@ -96,6 +106,7 @@ class GroupMember(NamedTuple):
     joined: bool
     assignment: tuple[int, ...]
     generation: int = -1  # ``ConsumerProtocolSubscription.generationId`` (v2+, KIP-792); -1: none
+    instance: str = ""  # ``group.instance.id`` (KIP-345); "": a dynamic member
 
 
 @record
@@ -119,6 +130,28 @@ class ClassicGroup(NamedTuple):
             if m.member_id == member_id:
                 return m
         return None
+
+    def static_member(self, instance: str) -> GroupMember | None:
+        """``ClassicGroup.staticMemberId``: the member holding ``group.instance.id`` ``instance``."""
+        for m in self.members:
+            if instance and m.instance == instance:
+                return m
+        return None
+
+
+def validate_member(group: ClassicGroup, member_id: str, instance: str = "") -> str:
+    """``ClassicGroup.validateMember`` (Kafka 4.0, trunk 1eb7644): a request carrying an instance id the group does
+    not map is UNKNOWN_MEMBER_ID, one the group maps to another member id FENCED_INSTANCE_ID (the process was
+    replaced, KIP-345); then a member id the group does not hold is UNKNOWN_MEMBER_ID."""
+    if instance:
+        holder = group.static_member(instance)
+        if holder is None:
+            return Errors.UNKNOWN_MEMBER_ID
+        if holder.member_id != member_id:
+            return Errors.FENCED_INSTANCE_ID
+    if group.member(member_id) is None:
+        return Errors.UNKNOWN_MEMBER_ID
+    return Errors.NONE
 
 
 def empty_group(group_id: str = "consumerGroupId") -> ClassicGroup:
@@ -147,9 +180,16 @@ def prepare_rebalance(group: ClassicGroup, joined: str = "") -> ClassicGroup:
 
 
 def _metadata_record(group: ClassicGroup) -> olog.OffsetsRecord:
+    """``GroupCoordinatorRecordHelpers.newGroupMetadataRecord`` (Kafka trunk 1eb7644): it throws
+    IllegalStateException for a group with members but no selected protocol (a rebalance that completed without
+    choosing one); members the leader assigned nothing were given an empty assignment before (``classicGroupSync``)."""
+    if group.members and not group.protocol:  # unreachable: Kafka's IllegalStateException (a model contract)
+        raise AssertionError(f"group metadata of {len(group.members)} member(s) with no protocol")
     return olog.group_metadata_record(group.group_id, olog.GroupMetadataValue(
         group.generation, group.protocol, group.leader,
-        tuple((m.member_id, m.assignment) for m in group.members)))
+        tuple((m.member_id, m.assignment) for m in group.members),
+        tuple((m.member_id, m.owned, m.generation) for m in group.members),
+        tuple((m.member_id, m.instance) for m in group.members if m.instance)))
 
 
 def remove_member(group: ClassicGroup, member_id: str) -> ClassicGroup:
@@ -173,26 +213,35 @@ class JoinResult(NamedTuple):
 
 
 def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...],
-               generation: int = -1, answer_unchanged: bool = True) -> JoinResult:
+               generation: int = -1, answer_unchanged: bool = True, instance: str = "",
+               static_keeps_generation: bool = True) -> JoinResult:
     """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member.
 
     ``owned`` and ``generation`` are the member's subscription metadata (``ConsumerProtocolSubscription``:
     ``ownedPartitions``, and since KIP-792, Kafka 3.4, the ``generationId`` they were owned in --
     ``ConsumerCoordinator.metadata()`` sends the consumer's own generation).  The coordinator treats
     the metadata as opaque bytes: "unchanged" compares both.  ``answer_unchanged=False`` (the weakened
-    variant rejoin_always_rebalances) rebalances for an unchanged known member too."""
+    variant rejoin_always_rebalances) rebalances for an unchanged known member too.  ``instance`` is the
+    member's ``group.instance.id`` (KIP-345, "" for a dynamic member): see :func:`_replace_static_member`;
+    ``static_keeps_generation=False`` (the weakened variant static_rejoin_rebalances) rebalances a Stable group
+    for a known instance's new process as for a new member."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
     if member_id == "":
         member_id = f"c{client}-{group.next_member}"
         group = group._replace(next_member=group.next_member + 1)
-        group = _with_members(group, [*group.members, GroupMember(member_id, client, owned, True, (), generation)])
+        old = group.static_member(instance)
+        if old is not None:
+            return _replace_static_member(group, old, member_id, client, owned, generation, static_keeps_generation)
+        member = GroupMember(member_id, client, owned, True, (), generation, instance)
+        group = _with_members(group, [*group.members, member])
         if group.state != PREPARING_REBALANCE:
             group = prepare_rebalance(group, member_id)
         return JoinResult(group, Errors.NONE, member_id, False)
+    error = validate_member(group, member_id, instance)
     current = group.member(member_id)
-    if current is None:
-        return JoinResult(group, Errors.UNKNOWN_MEMBER_ID, member_id, False)
+    if error != Errors.NONE or current is None:
+        return JoinResult(group, error, member_id, False)
     updated = current._replace(owned=owned, joined=True, generation=generation)
     unchanged = answer_unchanged and (current.owned, current.generation) == (owned, generation)
     group = _with_members(group, [updated if m.member_id == member_id else m for m in group.members])
@@ -203,6 +252,27 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     # the leader's JoinGroup forces a rebalance.  Found by ``keos differential`` (trunk 1eb7644).
     if unchanged and (group.state == COMPLETING_REBALANCE or (group.state == STABLE and member_id != group.leader)):
         return JoinResult(group, Errors.NONE, member_id, True)
+    return JoinResult(prepare_rebalance(group, member_id), Errors.NONE, member_id, False)
+
+
+def _replace_static_member(group: ClassicGroup, old: GroupMember, member_id: str, client: int, owned: tuple[int, ...],
+                           generation: int, keeps_generation: bool) -> JoinResult:
+    """``updateStaticMemberThenRebalanceOrCompleteJoin`` (``GroupMetadataManager``, Kafka 4.0, trunk 1eb7644): the
+    instance's new process takes the old member's place under ``member_id`` (``replaceStaticMember``: same
+    assignment, the leadership if it led), with its own subscription.  Stable: the selected protocol cannot change
+    here, so no rebalance -- the group's metadata record is rewritten with the new member id and the JoinGroup is
+    answered with the current generation; CompletingRebalance: rebalance (the leader may have assigned to the old
+    member id); PreparingRebalance: the new member id has joined and waits at the barrier."""
+    new = old._replace(member_id=member_id, client=client, owned=owned, generation=generation,
+                       joined=group.state == PREPARING_REBALANCE)
+    leader = member_id if group.leader == old.member_id else group.leader
+    group = _with_members(group, [new if m.member_id == old.member_id else m for m in group.members])
+    group = group._replace(leader=leader)
+    if group.state == STABLE and keeps_generation:
+        group = group._replace(log=(*group.log, _metadata_record(group)))
+        return JoinResult(group, Errors.NONE, member_id, True)
+    if group.state == PREPARING_REBALANCE:
+        return JoinResult(group, Errors.NONE, member_id, False)
     return JoinResult(prepare_rebalance(group, member_id), Errors.NONE, member_id, False)
 
 
@@ -218,9 +288,10 @@ def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
     return transition(group, COMPLETING_REBALANCE)
 
 
-def _member_errors(group: ClassicGroup, member_id: str, generation: int) -> str:
-    if group.state in (EMPTY, DEAD) or group.member(member_id) is None:
-        return Errors.UNKNOWN_MEMBER_ID
+def _member_errors(group: ClassicGroup, member_id: str, generation: int, instance: str = "") -> str:
+    error = validate_member(group, member_id, instance)
+    if error != Errors.NONE:
+        return error
     if generation != group.generation:
         return Errors.ILLEGAL_GENERATION
     return Errors.NONE
@@ -233,9 +304,9 @@ class SyncResult(NamedTuple):
 
 
 def sync_group(group: ClassicGroup, member_id: str, generation: int,
-               assignment: dict[str, tuple[int, ...]] | None) -> SyncResult | None:
+               assignment: dict[str, tuple[int, ...]] | None, instance: str = "") -> SyncResult | None:
     """``classicGroupSync``; ``None`` for a follower whose request is parked (no assignment yet)."""
-    error = _member_errors(group, member_id, generation)
+    error = _member_errors(group, member_id, generation, instance)
     if error != Errors.NONE:
         return SyncResult(group, error, ())
     if group.state == PREPARING_REBALANCE:
@@ -251,23 +322,24 @@ def sync_group(group: ClassicGroup, member_id: str, generation: int,
     return SyncResult(group, Errors.NONE, mine.assignment)
 
 
-def heartbeat(group: ClassicGroup, member_id: str, generation: int) -> str:
+def heartbeat(group: ClassicGroup, member_id: str, generation: int, instance: str = "") -> str:
     """``classicGroupHeartbeat``'s error (NONE: the session is simply refreshed)."""
-    error = _member_errors(group, member_id, generation)
+    error = _member_errors(group, member_id, generation, instance)
     if error != Errors.NONE:
         return error
     return Errors.REBALANCE_IN_PROGRESS if group.state == PREPARING_REBALANCE else Errors.NONE
 
 
 def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int, fencing: bool,
-                           check_generation: bool = True) -> str:
+                           check_generation: bool = True, instance: str = "") -> str:
     """:data:`OFFSET_COMMIT_CHECKS` in order; ``fencing=False`` skips the member/generation checks,
     ``check_generation=False`` the generation check alone (the pre-KAFKA-2555 coordinator)."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
     if fencing:  # no branch: fencing=False is the weakened variant no_offset_commit_generation_check
-        if group.member(member_id) is None:
-            return Errors.UNKNOWN_MEMBER_ID
+        error = validate_member(group, member_id, instance)
+        if error != Errors.NONE:
+            return error
         if check_generation and generation != group.generation:
             return Errors.ILLEGAL_GENERATION
     # a client commits only as a STABLE member (generationIfStable): never with the generation its JoinGroup
@@ -334,14 +406,24 @@ def expire_offsets(group: ClassicGroup, topic: str) -> ClassicGroup:
 
 
 def load_group(log: tuple[olog.OffsetsRecord, ...], epoch: int, next_member: int,
-               group_id: str = "consumerGroupId") -> ClassicGroup:
-    """A new coordinator replays the group's partition (failover)."""
+               group_id: str = "consumerGroupId", restore_subscriptions: bool = True) -> ClassicGroup:
+    """A new coordinator replays the group's partition (failover): each member comes back with its assignment
+    and the subscription metadata of its last JoinGroup (``GroupMetadataManager.replay``, Kafka 4.0, trunk
+    1eb7644: ``MemberMetadata.subscription`` becomes the member's supported protocol).  ``restore_subscriptions=False``
+    (the weakened variant load_drops_subscriptions) loads every member with no subscription metadata."""
     loaded = olog.load(log, group_id)
     meta = loaded.metadata
     if meta is None or not meta.members:
         generation = meta.generation if meta is not None else 0
         return ClassicGroup(EMPTY, generation, "", "", (), loaded.offsets, next_member, log, epoch, group_id)
-    members = tuple(sorted(GroupMember(mid, int(mid[1:mid.index("-")]), (), False, asg)
-                           for mid, asg in meta.members))
-    return ClassicGroup(STABLE, meta.generation, meta.protocol, meta.leader, members, loaded.offsets,
+    subscription = {mid: (owned, generation) for mid, owned, generation in meta.subscriptions
+                    if restore_subscriptions}
+    instances = dict(meta.instances)
+    members = []
+    for mid, asg in meta.members:
+        owned, generation = subscription.get(mid, ((), -1))  # -1: no generation (the variant only)
+        client = int(mid[1:mid.index("-")])
+        members.append(GroupMember(mid, client, owned, False, asg, generation, instances.get(mid, "")))
+    members.sort()
+    return ClassicGroup(STABLE, meta.generation, meta.protocol, meta.leader, tuple(members), loaded.offsets,
                         next_member, log, epoch, group_id)

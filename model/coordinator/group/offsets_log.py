@@ -69,12 +69,19 @@ def partition_for(group_id: str, partitions: int = OFFSETS_TOPIC_PARTITIONS) -> 
 
 @record
 class GroupMetadataValue(NamedTuple):
-    """``GroupMetadataValue``: generation, protocol, leader, and (member, assignment) pairs."""
+    """``GroupMetadataValue``: generation, protocol, leader, (member, assignment) pairs, and each member's
+    ``subscription`` as (member, ownedPartitions, generation) -- ``MemberMetadata.subscription`` is the
+    protocol metadata of the member's last JoinGroup, which ``GroupMetadataManager.replay`` (Kafka 4.0, trunk
+    1eb7644) restores as the loaded member's supported protocol: a new coordinator judges the members'
+    rejoins against the subscriptions they sent, not against none."""
 
     generation: int
     protocol: str
     leader: str
     members: tuple[tuple[str, tuple[int, ...]], ...]
+    subscriptions: tuple[tuple[str, tuple[int, ...], int], ...] = ()
+    #: ``MemberMetadata.groupInstanceId`` of the static members (KIP-345): (member, group.instance.id)
+    instances: tuple[tuple[str, str], ...] = ()
 
 
 @record
