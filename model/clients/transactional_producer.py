@@ -250,6 +250,7 @@ def _finish(c: TxnClient, tv: int, kip_360: bool, pid: int = -1, epoch: int = -1
             e._replace(
                 next_sequence=next_sequence(e.last_acked_sequence, 1, KAFKA_SEQUENCE_SPACE),
                 unresolved=False,
+                unresolved_sequence=-1,
                 rewrite=False,
             )
             if e.unresolved or e.rewrite
