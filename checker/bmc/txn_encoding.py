@@ -1098,10 +1098,9 @@ class TxnEncoding:
             U = self._fail_batch(U, m, fail)
             U[f"b{m}.fl"] = z3.And(U[f"b{m}.fl"], z3.Not(z3.Or(ooo_retry, other_retry)))
             failed = z3.Or(failed, ooo_fail, fail)
-        fatal = z3.Or(
-            err == E[Errors.INVALID_TXN_STATE],
-            z3.And(err == E[Errors.OUT_OF_ORDER_SEQUENCE_NUMBER], z3.BoolVal(not self.kip_360)),
-        )
+        # maybeTransitionToErrorState: INVALID_TXN_STATE is abortable; OUT_OF_ORDER_SEQUENCE_NUMBER is fatal without
+        # KIP-360 (the slice's leader answers no authorization error)
+        fatal = z3.And(err == E[Errors.OUT_OF_ORDER_SEQUENCE_NUMBER], z3.BoolVal(not self.kip_360))
         U = _merge(failed, self._classify(U, fatal), U)
         return z3.And(S[f"{p}.live"], S[f"{p}.resp"], head), _merge(current, U, T)
 

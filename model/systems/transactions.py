@@ -58,7 +58,11 @@ from keos.model import network as net
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.producer_config import ProducerConfig
-from keos.model.clients.txn_reactions import invalid_client_transitions, unexpected_reaction
+from keos.model.clients.txn_reactions import (
+    invalid_client_transitions,
+    unexpected_batch_failure_reaction,
+    unexpected_reaction,
+)
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
@@ -97,7 +101,11 @@ from keos.model.systems.transactions_records import (
     TxnSystemState,
     TxnTopology,
 )
-from keos.model.systems.txn_produce_judge import premature_batch_failure, unexpected_txn_answer
+from keos.model.systems.txn_produce_judge import (
+    needless_batch_retries,
+    premature_batch_failure,
+    unexpected_txn_answer,
+)
 from keos.model.variants import Variant
 
 __all__ = [
@@ -656,12 +664,18 @@ class TransactionalSystem:
         if isinstance(body, ProduceResponse):
             if body.connection != c.data.connection:
                 return s, ("stale_response",)
-            before = c.data
+            before, old_state = c.data, c.state
             c, _acked, events = tp.handle_produce_response(c, body, self.producer_config, self.tv, self.kip_360)
             s = s._replace(clients=_at(s.clients, i, c))
-            early = premature_batch_failure(before, c.data, body, self.producer_config.retries, i)
+            retries = self.producer_config.retries
+            early = premature_batch_failure(before, c.data, body, retries, i)
+            early += needless_batch_retries(before, c.data, body, retries, i)
             if early:  # no branch: the violation side, only a defect takes it (batch_failures_explained)
                 s = _flagged(s, *early)  # no mutate: ghost observer (records the bad step for the properties)
+            if "batch_failed" in events:
+                label = unexpected_batch_failure_reaction(body.error, old_state, c.state, c.fenced, self.kip_360, i)
+                if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+                    s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
             return s, events
         txn = c.txn
         old = c
@@ -1049,8 +1063,13 @@ class TransactionalSystem:
         outcome = prod.expire_batch(c.data, q, self.producer_config)
         if outcome is None:  # no branch: only a trace read from a file names a disabled action
             return None
+        old_state = c.state
         c = tp.classify_batch_failure(c._replace(data=outcome.producer), "TIMEOUT", self.tv, self.kip_360)
-        return s._replace(clients=_at(s.clients, i, c)), outcome.events
+        s = s._replace(clients=_at(s.clients, i, c))
+        label = unexpected_batch_failure_reaction("TIMEOUT", old_state, c.state, c.fenced, self.kip_360, i)
+        if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+            s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
+        return s, outcome.events
 
     def _txn_timeout(self, s: TxnSystemState, t: int) -> Result:
         old = s.coordinator[t]
