@@ -406,6 +406,19 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("txn_committed",),
         ),
         no_findings(
+            name="fatal_producer_sends_nothing",
+            fact="A producer in FATAL_ERROR sends no request -- no produce batch, no InitProducerId, "
+            "AddPartitionsToTxn or EndTxn -- and completes no transaction: only close() is left.",
+            source="Sender.runOnce (hasFatalError: maybeAbortBatches, then return), "
+            "TransactionManager.transitionToFatalError @1eb7644349cb",
+            catches="a Sender or TransactionManager.nextRequest that keeps going after a fatal error (a queued "
+            "AddPartitionsToTxn, a retried batch or an EndTxn sent by a fenced or fatal producer)",
+            findings=lambda s: _labels(s, "fatal_sent:"),
+            heading="sent while fatal: ",
+            separator=", ",
+            partners=("txn_committed",),
+        ),
+        no_findings(
             name="client_reacts_as_kafka",
             fact="A transactional producer reacts to each InitProducerId, AddPartitionsToTxn and EndTxn answer as "
             "TransactionManager's handler does: a retriable error (CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_"

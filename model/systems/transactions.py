@@ -173,6 +173,17 @@ def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: g
     return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
 
+def _judge_fatal_sender(s: TxnSystemState, i: int, kind: str) -> TxnSystemState:  # no mutate: a property's judge
+    """``s`` flagged ``fatal_sent:<i>:<kind>`` if producer ``i`` sends although it is in FATAL_ERROR.
+
+    ``Sender.runOnce`` (trunk @1eb7644349cb): with ``transactionManager.hasFatalError()`` the Sender aborts the
+    queued batches (``maybeAbortBatches``) and returns without sending anything; only ``close()`` is left.
+    """
+    if s.clients[i].state != tp.C.FATAL_ERROR:  # no branch: the other side records a defect
+        return s
+    return _flagged(s, f"fatal_sent:{i}:{kind}")  # no mutate: ghost observer (records the bad step)
+
+
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
 
@@ -596,6 +607,7 @@ class TransactionalSystem:
         if nxt is None:  # no branch: only a trace read from a file names a disabled action
             return None
         c, request = nxt
+        s = _judge_fatal_sender(s, i, type(request).__name__ if request is not None else "local_end")
         s = s._replace(clients=_at(s.clients, i, c))
         if request is None:
             outcome = "committed" if s.clients[i].state == tp.C.COMMITTING else "aborted"
@@ -622,6 +634,7 @@ class TransactionalSystem:
         if drained is None:  # no branch: only a trace read from a file names a disabled action
             return None
         data, request = drained
+        s = _judge_fatal_sender(s, i, "ProduceRequest")
         request = request._replace(transactional=True)
         added = c.added if q in c.added else tuple(sorted((*c.added, q)))
         c = c._replace(data=data, added=added)

@@ -45,11 +45,11 @@ from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 
 __all__ = [
     "KAFKA_RETRIABLE",
-    "kafka_retries",
-    "needless_batch_retries",
     "kafka_lso",
+    "kafka_retries",
     "kafka_txn_produce_answer",
     "lso_mismatch",
+    "needless_batch_retries",
     "premature_batch_failure",
     "unexpected_txn_answer",
 ]
@@ -146,8 +146,9 @@ def premature_batch_failure(  # no mutate: the judge of batch_failures_explained
 
     The batch answered (the in-flight batch of the response's partition, epoch and base sequence) failed if it left
     the producer's queue; prematurely if Kafka retries it (:func:`kafka_retries`: a retriable error, or an
-    OUT_OF_ORDER_SEQUENCE_NUMBER an earlier batch explains, and the batch had not used its retries (``attempts <= retries``: the model counts the send being answered,
-    ``Sender.canRetry`` compares ``attempts < retries`` before counting it).  Batches the failure drops as a
+    OUT_OF_ORDER_SEQUENCE_NUMBER an earlier batch explains, and the batch had not used its retries
+    (``attempts <= retries``: the model counts the send being answered, ``Sender.canRetry`` compares
+    ``attempts < retries`` before counting it)).  Batches the failure drops as a
     consequence (a transaction made abortable fails what it has not sent) were not answered: not judged here.
     """
     if resp.connection != before.connection:
