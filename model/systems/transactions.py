@@ -1052,8 +1052,19 @@ class TransactionalSystem:
             data = outcome.producer if outcome else c.data._replace(connection=c.data.connection + 1)
             c = c._replace(data=data)
             if outcome is not None and outcome.failed:
-                c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
+                s = self._timed_out_batches(s, i, c)
+                c = s.clients[i]
         return s._replace(clients=_at(s.clients, i, c)), ("connection_reset",)
+
+    def _timed_out_batches(self, s: TxnSystemState, i: int, c: tp.TxnClient) -> TxnSystemState:
+        """Producer ``i`` (``c``, before classification) gave up batches on a closed connection: a failed batch."""
+        old = c.state
+        c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
+        s = s._replace(clients=_at(s.clients, i, c))
+        label = unexpected_batch_failure_reaction("REQUEST_TIMED_OUT", old, c.state, c.fenced, self.kip_360, i)
+        if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+            s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
+        return s
 
     def _request_timeout(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
@@ -1066,7 +1077,8 @@ class TransactionalSystem:
             c = c._replace(data=outcome.producer)
             events = (*events, *outcome.events)
             if outcome.failed:
-                c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
+                s = self._timed_out_batches(s, i, c)
+                c = s.clients[i]
         if not events:  # no branch: only a trace read from a file names a disabled action
             return None
         return s._replace(clients=_at(s.clients, i, c)), events
