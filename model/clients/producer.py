@@ -23,7 +23,11 @@ What the model keeps of the client (``RecordAccumulator``, ``Sender``,
   earlier batch explains the gap) it also requests an epoch bump, which
   re-stamps it from sequence 0 before it is resent (KIP-360,
   ``TransactionManager.canRetry``); once its retries are spent the batch fails
-  and the bump is requested all the same (``handleFailedBatch``).
+  and the bump is requested all the same (``handleFailedBatch``).  On a
+  partition with an unresolved sequence the refusal is judged by that sequence
+  instead (``isNextSequenceForUnresolvedPartition``, KAFKA-8710): the batch
+  right after the failed one requests the bump, a later one is retried as it
+  is, and a transactional producer gives the batch up.
   Any other error is retried while ``retries`` allow only if Kafka's exception
   for it is a ``RetriableException`` (:data:`model.protocol.errors.RETRIABLE`);
   INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, TRANSACTION_ABORTABLE, INVALID_RECORD and
