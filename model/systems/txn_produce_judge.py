@@ -133,7 +133,8 @@ def needless_batch_retries(  # no mutate: the judge of batch_failures_explained 
         entry = before.partitions[b.partition]
         next_in_line = b.base_sequence == entry.last_acked_sequence + 1
         kept = any(a.records == b.records for a in after.batches)
-        if kept and not kafka_retries(resp.error, b.attempts, retries, entry.unresolved, next_in_line):
+        needless = kept and not kafka_retries(resp.error, b.attempts, retries, entry.unresolved, next_in_line)
+        if needless:  # no branch: the violation side, only a defect takes it
             out.append(f"needless_retry:{client}:{resp.error}:{','.join(map(str, b.records))}")
         break
     return tuple(out)
@@ -151,7 +152,7 @@ def premature_batch_failure(  # no mutate: the judge of batch_failures_explained
     ``attempts < retries`` before counting it)).  Batches the failure drops as a
     consequence (a transaction made abortable fails what it has not sent) were not answered: not judged here.
     """
-    if resp.connection != before.connection:
+    if resp.connection != before.connection:  # no branch: the caller drops a stale connection's answer first
         return ()
     left = {r for b in after.batches for r in b.records}
     return tuple(
