@@ -320,11 +320,14 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "with retries left is retried, in faulty runs too.",
             source="Sender.completeBatch / canRetry (RetriableException); ReplicaManager."
             "appendRecordsWithTransactionVerification (coordinator errors -> NOT_ENOUGH_REPLICAS so that clients "
-            "retry, KIP-890); org.apache.kafka.common.errors (Kafka 4.0, trunk 1eb7644349cb)",
+            "retry, KIP-890); org.apache.kafka.common.errors; TransactionManager.canRetry (an "
+            "OUT_OF_ORDER_SEQUENCE_NUMBER an earlier batch explains is retried; the next batch's, or one on a "
+            "partition with an unresolved sequence, fails) (Kafka 4.0, trunk 1eb7644349cb)",
             catches="a retriable error class dropped or misread by the client, a retry count off by one, a "
-            "transaction aborted for a transient coordinator or leader condition",
-            findings=lambda s: _labels(s, "premature_failure:"),
-            heading="failed with retries left on a retriable error: ",
+            "transaction aborted for a transient coordinator or leader condition; a batch retried where Kafka "
+            "gives it up (a non-retriable error, spent retries, a refused next sequence)",
+            findings=lambda s: _labels(s, "premature_failure:") + _labels(s, "needless_retry:"),
+            heading="failed or retried unlike Kafka's producer: ",
             separator=", ",
             partners=("txn_committed",),
         ),
@@ -403,15 +406,31 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("txn_committed",),
         ),
         no_findings(
+            name="fatal_producer_sends_nothing",
+            fact="A producer in FATAL_ERROR sends no request -- no produce batch, no InitProducerId, "
+            "AddPartitionsToTxn or EndTxn -- and completes no transaction: only close() is left.",
+            source="Sender.runOnce (hasFatalError: maybeAbortBatches, then return), "
+            "TransactionManager.transitionToFatalError @1eb7644349cb",
+            catches="a Sender or TransactionManager.nextRequest that keeps going after a fatal error (a queued "
+            "AddPartitionsToTxn, a retried batch or an EndTxn sent by a fenced or fatal producer)",
+            findings=lambda s: _labels(s, "fatal_sent:"),
+            heading="sent while fatal: ",
+            separator=", ",
+            partners=("txn_committed",),
+        ),
+        no_findings(
             name="client_reacts_as_kafka",
             fact="A transactional producer reacts to each InitProducerId, AddPartitionsToTxn and EndTxn answer as "
             "TransactionManager's handler does: a retriable error (CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_"
             "AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) re-sends the request in the same state, "
             "PRODUCER_FENCED / INVALID_PRODUCER_EPOCH fence it, TRANSACTION_ABORTABLE (and, with KIP-360, an "
             "unknown producer id) makes the transaction abortable (skipped while aborting), anything else is "
-            "fatal; NONE moves it on.",
+            "fatal; NONE moves it on. A failed batch (an error answer, a delivery timeout) makes it abortable, "
+            "fatal only for a cluster or transactional-id authorization failure (or, without KIP-360, a lost "
+            "sequence), in faulty runs too.",
             source="TransactionManager InitProducerIdHandler, AddPartitionsToTxnHandler, EndTxnHandler "
-            "(handleResponse), transitionToAbortableError, abortableErrorIfPossible @1eb7644349cb",
+            "(handleResponse), transitionToAbortableError, abortableErrorIfPossible; handleFailedBatch / "
+            "maybeTransitionToErrorState for failed batches @1eb7644349cb",
             catches="an error class swapped in the client's table (a retriable code made abortable or fatal, an "
             "abortable one made fatal), a handler that ignores the answer or moves to the wrong state",
             findings=lambda s: _labels(s, "client_reaction:"),

@@ -73,6 +73,40 @@ def _explain_duplicates(s: SystemState) -> str:
     return "; ".join(f"record {record_label(r)} appended twice to partition {q}" for q, r in _duplicates(s))
 
 
+# -- no_duplicate_within_epoch -------------------------------------------------------------
+
+
+def _same_identity_duplicates(partitions: tuple[PartitionLeader, ...]) -> list[tuple[int, int, int, int]]:
+    """``(partition, record, producer id, epoch)`` for every record written twice under one producer identity."""
+    found: list[tuple[int, int, int, int]] = []
+    for q, leader in enumerate(partitions):
+        seen: set[tuple[int, int, int]] = set()
+        for e in leader.log:
+            for r in e.records:
+                key = (r, e.producer_id, e.producer_epoch)
+                if key in seen:
+                    found.append((q, r, e.producer_id, e.producer_epoch))
+                seen.add(key)
+    return found
+
+
+@lru_cache(maxsize=65536)
+def _no_same_identity_duplicates(partitions: tuple[PartitionLeader, ...]) -> bool:
+    return not _same_identity_duplicates(partitions)
+
+
+def no_duplicate_within_epoch(s: SystemState) -> bool:
+    """No record appears twice in a partition's log under one producer identity (producer id, epoch)."""
+    return _no_same_identity_duplicates(s.partitions)
+
+
+def _explain_same_identity(s: SystemState) -> str:
+    return "; ".join(
+        f"record {record_label(r)} appended twice to partition {q} under producer id {pid}, epoch {epoch}"
+        for q, r, pid, epoch in _same_identity_duplicates(s.partitions)
+    )
+
+
 # -- no_acked_loss --------------------------------------------------------------------------
 
 
@@ -231,6 +265,7 @@ SEQUENCE_PROPERTIES = frozenset(
         "epoch_bumped",
         "out_of_order_rejected",
         "retry_deduplicated",
+        "no_duplicate_within_epoch",
         "produce_answer_per_kafka",
         "epoch_bump_needed",
         "epoch_bump_restarts_sequences",
@@ -587,6 +622,21 @@ def _properties(
             predicate=no_duplicate_append,
             partners=("retry_deduplicated",),
             explain=_explain_duplicates,
+        ),
+        Property(
+            name="no_duplicate_within_epoch",
+            expectation=Expectation.ALWAYS,
+            fact="No record is appended twice to a partition's log under one producer id and epoch: within an "
+            "epoch the leader's duplicate check recognises every retry the client may have in flight.",
+            source="KIP-98 §Idempotent producer; ``ProducerStateEntry.findDuplicateBatch`` (NUM_BATCHES_TO_RETAIN "
+            "= 5 >= max.in.flight, KAFKA-5494); the one duplicate Kafka's producer can cause is a KIP-360 epoch "
+            "bump re-stamping a batch whose earlier attempt was written unseen (KAFKA-14034 family: "
+            "``TransactionManager.canRetry`` / ``handleFailedBatch``), a copy under a new epoch -- where a "
+            "scenario reaches that, ``no_duplicate_append`` is permitted and this stays strict",
+            catches="producers without idempotence, a leader whose duplicate check misses a retry of the same epoch",
+            predicate=no_duplicate_within_epoch,
+            partners=("retry_deduplicated",),
+            explain=_explain_same_identity,
         ),
         Property(
             name="no_acked_loss",

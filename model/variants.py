@@ -195,6 +195,16 @@ class ProtocolFlags:
             (``TransactionManager.canRetry``/``requestIdempotentEpochBumpForPartition``,
             Kafka 3.9).  Off: it resends the batch unchanged, into the same refusal,
             until its retries are spent.
+        retry_by_unresolved_sequence: a producer whose batch is refused
+            OUT_OF_ORDER_SEQUENCE_NUMBER on a partition with an unresolved sequence
+            (a sent batch failed without an answer) judges the refusal by that
+            sequence, not by the last acknowledged one (``TransactionManager.canRetry``,
+            ``hasUnresolvedSequence`` / ``isNextSequenceForUnresolvedPartition``, since
+            KAFKA-8710, Kafka 2.5): an idempotent producer requests the KIP-360 bump
+            for the batch right after the failed one and retries the others as they
+            are; a transactional one fails the batch (abortable).  Off: the unresolved
+            state is ignored, so the batch right after an expired one is retried
+            unchanged into the same refusal until its retries are spent.
         resolve_by_last_acked_sequence: an idempotent producer whose partition has
             an unresolved sequence (a sent batch expired) and nothing outstanding
             there resolves it without a bump when the last acknowledged sequence
@@ -361,6 +371,7 @@ class ProtocolFlags:
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
     bump_on_next_sequence_refusal: bool = True
+    retry_by_unresolved_sequence: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
     complete_written_to_log: bool = True
@@ -436,7 +447,7 @@ VARIANTS: dict[str, Variant] = {
             description="Producers run with enable.idempotence=false: no producer id, no sequences.",
             flags=replace(_REAL, force_idempotence_off=True),
             weakened=True,
-            breaks=("no_duplicate_append",),
+            breaks=("no_duplicate_append", "no_duplicate_within_epoch"),
             scenarios=("idempotence_retry",),
             bug="at-least-once delivery before KIP-98: a retried batch is appended twice",
         ),
@@ -529,6 +540,19 @@ VARIANTS: dict[str, Variant] = {
             bug="a producer whose canRetry forgets requestIdempotentEpochBumpForPartition for the batch right after "
             "the last acknowledged sequence (TransactionManager.canRetry, KIP-360): the gap the leader saw stays, "
             "the batch is refused on every retry and fails with its retries spent",
+        ),
+        Variant(
+            name="unresolved_sequence_ignored_on_retry",
+            description="The idempotent producer judges an OUT_OF_ORDER_SEQUENCE_NUMBER refusal on a partition "
+            "with an unresolved sequence by its last acknowledged sequence alone: the batch right after an "
+            "expired one is retried unchanged, without an epoch bump.",
+            flags=replace(_REAL, retry_by_unresolved_sequence=False),
+            weakened=True,
+            breaks=("out_of_order_failure_requests_bump",),
+            scenarios=("idempotence_retry",),
+            bug="KAFKA-7848 / KAFKA-8710: a producer whose canRetry ignores hasUnresolvedSequence / "
+            "isNextSequenceForUnresolvedPartition (TransactionManager, before Kafka 2.5): after a batch expired, the "
+            "next one is refused on every retry and fails, where Kafka bumps the epoch and delivers it",
         ),
         Variant(
             name="bump_on_every_expired_batch",

@@ -81,6 +81,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # KIP-360's canRetry bump for the batch refused OUT_OF_ORDER_SEQUENCE_NUMBER as the next sequence (the
     # idempotent producer of the idempotence system: handle_produce_response's bump_next)
     "bump_on_next_sequence_refusal": frozenset({"idempotence"}),
+    # canRetry's unresolved-sequence rule (KAFKA-8710): handle_produce_response's by_unresolved, read by the
+    # idempotent producer of the idempotence system (the transactional systems pass the real rule)
+    "retry_by_unresolved_sequence": frozenset({"idempotence"}),
     # the classic group protocol
     "offset_commit_generation_check": frozenset({"groups"}),
     "offset_commit_stale_generation_check": frozenset({"groups"}),

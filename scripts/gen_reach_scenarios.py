@@ -378,8 +378,12 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "text": "an idempotent producer that may retry a batch twice: a request times out while the batch ahead "
         "of it expires in flight, so the retry overtakes it on a new connection and is answered "
         "OUT_OF_ORDER_SEQUENCE_NUMBER while retries remain (retried, KIP-360 bump when no earlier batch explains "
-        "the gap: TransactionManager.canRetry); connections reset, the leader fails over.",
-        "permitted": [],
+        "the gap: TransactionManager.canRetry, for the batch right after the expired one "
+        "isNextSequenceForUnresolvedPartition); connections reset, the leader fails over. The bump re-stamps "
+        "a batch whose attempt on the old connection may still be written: a second copy under the new epoch "
+        "is Kafka's behaviour (KAFKA-14034 family, permitted); a copy under one epoch is not "
+        "(no_duplicate_within_epoch).",
+        "permitted": ["no_duplicate_append"],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 3},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 2, "max_in_flight": 2},
         "faults": {"drop": 1, "request_timeout": 1, "batch_expiry": 1, "leader_restart": 1, "total": 2},

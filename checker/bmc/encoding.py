@@ -88,6 +88,10 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "defer_bump_until_resolved (the KAFKA-14034 fix) is not encoded"
     if not model.flags.resolve_by_last_acked_sequence:
         return False, "resolve_by_last_acked_sequence off (every expired batch bumps) is not encoded"
+    if not model.flags.retry_by_unresolved_sequence:
+        return False, "retry_by_unresolved_sequence off (canRetry ignoring an unresolved sequence) is not encoded"
+    if not model.flags.bump_on_next_sequence_refusal:
+        return False, "bump_on_next_sequence_refusal off (the next sequence retried unchanged) is not encoded"
     if model.config.separate_replication:
         return False, "separate_replication (acks=all answered after a ReplicatePartition step) is not encoded"
     if not model.flags.truncation_rebuilds_producer_state:
@@ -315,7 +319,7 @@ class Encoding:
                 s[f"p{i}.{f}"] = False
             s[f"p{i}.bump"] = True
             for q in range(self.P):
-                for f in ("pe", "ns", "la"):
+                for f in ("pe", "ns", "la", "us"):
                     s[f"p{i}.q{q}.{f}"] = False
                 s[f"p{i}.q{q}.unres"] = True
                 s[f"p{i}.q{q}.rw"] = True
@@ -370,6 +374,7 @@ class Encoding:
                     te.last_acked_sequence,
                 )
                 v[f"p{i}.q{q}.unres"], v[f"p{i}.q{q}.rw"] = te.unresolved, te.rewrite
+                v[f"p{i}.q{q}.us"] = te.unresolved_sequence
             present = {prod.record_owner(b.records[0])[1]: b for b in p.batches}
             for n in range(self.R):
                 b = present.get(n)
@@ -475,6 +480,7 @@ class Encoding:
                     iv(f"p{i}.q{q}.la"),
                     bv(f"p{i}.q{q}.unres"),
                     bv(f"p{i}.q{q}.rw"),
+                    iv(f"p{i}.q{q}.us"),
                 )
                 for q in range(self.P)
             )
@@ -567,6 +573,9 @@ class Encoding:
                 cond, S[f"p{i}.b{n}.seq"] >= 0, S[f"p{i}.b{n}.att"] > 0, S[f"p{i}.q{q}.pe"] == S[f"p{i}.b{n}.ep"]
             )
             T[f"p{i}.q{q}.unres"] = z3.Or(S[f"p{i}.q{q}.unres"], mark)
+            # markSequenceUnresolved keeps the largest sequence after a failed batch (plain lastSequence() + 1)
+            after, us = S[f"p{i}.b{n}.seq"] + 1, S[f"p{i}.q{q}.us"]
+            T[f"p{i}.q{q}.us"] = z3.If(z3.And(mark, after > us), after, us)
         return T
 
     def _request_timeout(self, S: State, i: int) -> State:
@@ -819,6 +828,7 @@ class Encoding:
             T[f"p{i}.q{q}.ns"] = z3.If(stamped, self._next_seq(base), ns)
             T[f"p{i}.q{q}.la"] = z3.If(reset, -1, S[f"p{i}.q{q}.la"])
             T[f"p{i}.q{q}.unres"] = z3.And(S[f"p{i}.q{q}.unres"], z3.Not(reset))
+            T[f"p{i}.q{q}.us"] = z3.If(reset, -1, S[f"p{i}.q{q}.us"])
             T[f"p{i}.q{q}.rw"] = z3.And(S[f"p{i}.q{q}.rw"], z3.Not(reset))
         self._ev["concurrent_in_flight"] = self._in_flight(S, i) + 1 >= 2
         self._ev["resend"] = z3.Or(
@@ -855,6 +865,7 @@ class Encoding:
             T[f"p{i}.q{q}.ns"] = z3.If(apply, z3.If(pid2 >= 0, self._count(rank), 0), S[f"p{i}.q{q}.ns"])
             T[f"p{i}.q{q}.la"] = z3.If(apply, -1, S[f"p{i}.q{q}.la"])
             T[f"p{i}.q{q}.unres"] = z3.And(S[f"p{i}.q{q}.unres"], z3.Not(apply))
+            T[f"p{i}.q{q}.us"] = z3.If(apply, -1, S[f"p{i}.q{q}.us"])
             T[f"p{i}.q{q}.rw"] = z3.And(S[f"p{i}.q{q}.rw"], z3.Not(apply))
         return guard, T, None
 
@@ -864,6 +875,7 @@ class Encoding:
         resolved = ns == la + 1  # isNextSequence (no acknowledgement: la = -1)
         T = dict(S)
         T[f"p{i}.q{q}.unres"] = z3.BoolVal(False)
+        T[f"p{i}.q{q}.us"] = self.val(-1)
         T[f"p{i}.q{q}.rw"] = z3.Or(S[f"p{i}.q{q}.rw"], z3.Not(resolved))
         T[f"p{i}.bump"] = z3.Or(S[f"p{i}.bump"], z3.Not(resolved))
         return guard, T, None
@@ -947,10 +959,12 @@ class Encoding:
                 T[f"p{i}.q{q}.la"] = z3.If(adv, bseq, la)
             failing = z3.And(hit, z3.Not(ok))
             if self.idem:
-                expected = S[f"p{i}.q{q}.la"] + 1
+                unres = S[f"p{i}.q{q}.unres"]
+                expected = z3.If(unres, S[f"p{i}.q{q}.us"], S[f"p{i}.q{q}.la"] + 1)
                 ooo_retry = z3.And(failing, ooo, can_retry)
                 ooo_fail = z3.And(failing, ooo, z3.Not(can_retry))
-                # canRetry requests a bump for a real gap (the next sequence); handleFailedBatch always does
+                # canRetry requests a bump for a real gap: the next sequence, or with an unresolved sequence the
+                # one right after the failed batch (isNextSequenceForUnresolvedPartition); handleFailedBatch always
                 ooo_bump = z3.And(failing, ooo, z3.Or(z3.Not(can_retry), bseq == expected))
                 T[f"p{i}.b{n}.on"] = z3.And(T[f"p{i}.b{n}.on"], z3.Not(ooo_fail))
                 T[f"fail{i}.{n}"] = z3.Or(T[f"fail{i}.{n}"], ooo_fail)
@@ -1048,6 +1062,7 @@ class Encoding:
         for q in range(self.P):
             T[f"p{i}.q{q}.pe"], T[f"p{i}.q{q}.ns"], T[f"p{i}.q{q}.la"] = self.val(-1), self.val(0), self.val(-1)
             T[f"p{i}.q{q}.unres"], T[f"p{i}.q{q}.rw"] = z3.BoolVal(False), z3.BoolVal(False)
+            T[f"p{i}.q{q}.us"] = self.val(-1)
         for n in range(self.R):
             T[f"p{i}.b{n}.on"] = z3.BoolVal(False)
         self._charge(S, T, FAULT_OF_ACTION["RestartProducer"])

@@ -344,7 +344,7 @@ class TxnEncoding:
         bools("c.infl", "c.ebr", "c.fen")
         for q in range(self.P):
             bools(f"c.add{q}", f"c.pend{q}", f"d.q{q}.unres", f"d.q{q}.rw")
-            ints(f"d.q{q}.pe", f"d.q{q}.ns", f"d.q{q}.la")
+            ints(f"d.q{q}.pe", f"d.q{q}.ns", f"d.q{q}.la", f"d.q{q}.us")
         for n in range(self.R):
             bools(f"b{n}.on", f"b{n}.fl")
             ints(f"b{n}.ep", f"b{n}.seq", f"b{n}.att")
@@ -431,6 +431,7 @@ class TxnEncoding:
             v[f"c.add{q}"], v[f"c.pend{q}"] = q in c.added, q in c.pending_add
             v[f"d.q{q}.pe"], v[f"d.q{q}.ns"], v[f"d.q{q}.la"] = e.producer_epoch, e.next_sequence, e.last_acked_sequence
             v[f"d.q{q}.unres"], v[f"d.q{q}.rw"] = e.unresolved, e.rewrite
+            v[f"d.q{q}.us"] = e.unresolved_sequence
         for n in range(self.R):
             v[f"b{n}.att"] = 0
         recs = [b.records[0] for b in d.batches]
@@ -663,7 +664,12 @@ class TxnEncoding:
         P = self.P
         entries = tuple(
             prod.TxnPartitionEntry(
-                val(f"d.q{q}.pe"), val(f"d.q{q}.ns"), val(f"d.q{q}.la"), bval(f"d.q{q}.unres"), bval(f"d.q{q}.rw")
+                val(f"d.q{q}.pe"),
+                val(f"d.q{q}.ns"),
+                val(f"d.q{q}.la"),
+                bval(f"d.q{q}.unres"),
+                bval(f"d.q{q}.rw"),
+                val(f"d.q{q}.us"),
             )
             for q in range(P)
         )
@@ -909,6 +915,7 @@ class TxnEncoding:
             T[f"d.q{q}.pe"] = z3.If(fresh, self.v(-1), S[f"d.q{q}.pe"])
             T[f"d.q{q}.la"] = z3.If(fresh, self.v(-1), S[f"d.q{q}.la"])
             T[f"d.q{q}.unres"] = z3.BoolVal(False)
+            T[f"d.q{q}.us"] = self.v(-1)
             T[f"d.q{q}.rw"] = z3.BoolVal(False)
         if pid is not None:
             T["d.pid"] = z3.If(fresh, pid, S["d.pid"])
@@ -1011,6 +1018,7 @@ class TxnEncoding:
         T[f"d.q{q}.ns"] = z3.If(stamped, z3.If(reset, self.v(0), ns) + 1, ns)
         T[f"d.q{q}.la"] = z3.If(rs, self.v(-1), S[f"d.q{q}.la"])
         T[f"d.q{q}.unres"] = z3.And(S[f"d.q{q}.unres"], z3.Not(rs))
+        T[f"d.q{q}.us"] = z3.If(rs, self.v(-1), S[f"d.q{q}.us"])
         T[f"d.q{q}.rw"] = z3.And(S[f"d.q{q}.rw"], z3.Not(rs))
         T[f"c.add{q}"] = z3.BoolVal(True)
         # the request goes into the first free produce slot of the partition
@@ -1035,6 +1043,8 @@ class TxnEncoding:
         T[f"b{n}.on"] = z3.And(S[f"b{n}.on"], z3.Not(cond))
         mark = z3.And(cond, S[f"b{n}.seq"] >= 0, S[f"b{n}.att"] > 0, S[f"d.q{q}.pe"] == S[f"b{n}.ep"])
         T[f"d.q{q}.unres"] = z3.Or(S[f"d.q{q}.unres"], mark)
+        after, us = S[f"b{n}.seq"] + 1, S[f"d.q{q}.us"]  # markSequenceUnresolved: the largest lastSequence() + 1
+        T[f"d.q{q}.us"] = z3.If(z3.And(mark, after > us), after, us)
         return T
 
     def _classify(self, S: State, fatal: Expr) -> State:
@@ -1076,8 +1086,11 @@ class TxnEncoding:
             failing = z3.And(hit, z3.Not(ok))
             ooo = err == E[Errors.OUT_OF_ORDER_SEQUENCE_NUMBER]
             expected = S[f"d.q{q}.la"] + 1
-            ooo_retry = z3.And(failing, ooo, bseq != expected, can_retry)
-            ooo_fail = z3.And(failing, ooo, z3.Not(z3.And(bseq != expected, can_retry)))
+            # canRetry: a transactional producer retries only a batch that is not the next one, and never on a
+            # partition with an unresolved sequence (KAFKA-8710)
+            later = z3.And(bseq != expected, z3.Not(S[f"d.q{q}.unres"]), can_retry)
+            ooo_retry = z3.And(failing, ooo, later)
+            ooo_fail = z3.And(failing, ooo, z3.Not(later))
             U[f"b{m}.on"] = z3.And(U[f"b{m}.on"], z3.Not(ooo_fail))
             U[f"d.q{q}.rw"] = z3.Or(U[f"d.q{q}.rw"], ooo_fail)
             rest = z3.And(failing, z3.Not(ooo))
@@ -1087,10 +1100,9 @@ class TxnEncoding:
             U = self._fail_batch(U, m, fail)
             U[f"b{m}.fl"] = z3.And(U[f"b{m}.fl"], z3.Not(z3.Or(ooo_retry, other_retry)))
             failed = z3.Or(failed, ooo_fail, fail)
-        fatal = z3.Or(
-            err == E[Errors.INVALID_TXN_STATE],
-            z3.And(err == E[Errors.OUT_OF_ORDER_SEQUENCE_NUMBER], z3.BoolVal(not self.kip_360)),
-        )
+        # maybeTransitionToErrorState: INVALID_TXN_STATE is abortable; OUT_OF_ORDER_SEQUENCE_NUMBER is fatal without
+        # KIP-360 (the slice's leader answers no authorization error)
+        fatal = z3.And(err == E[Errors.OUT_OF_ORDER_SEQUENCE_NUMBER], z3.BoolVal(not self.kip_360))
         U = _merge(failed, self._classify(U, fatal), U)
         return z3.And(S[f"{p}.live"], S[f"{p}.resp"], head), _merge(current, U, T)
 
@@ -1577,6 +1589,7 @@ class TxnEncoding:
         for q in range(self.P):
             Ip[f"d.q{q}.pe"], Ip[f"d.q{q}.ns"], Ip[f"d.q{q}.la"] = self.v(-1), self.v(0), self.v(-1)
             Ip[f"d.q{q}.unres"] = Ip[f"d.q{q}.rw"] = z3.BoolVal(False)
+            Ip[f"d.q{q}.us"] = self.v(-1)
         for n in range(self.R):
             Ip[f"b{n}.on"] = z3.BoolVal(False)
         Ip["c.st"] = self.v(CS[C.READY])

@@ -23,7 +23,11 @@ What the model keeps of the client (``RecordAccumulator``, ``Sender``,
   earlier batch explains the gap) it also requests an epoch bump, which
   re-stamps it from sequence 0 before it is resent (KIP-360,
   ``TransactionManager.canRetry``); once its retries are spent the batch fails
-  and the bump is requested all the same (``handleFailedBatch``).
+  and the bump is requested all the same (``handleFailedBatch``).  On a
+  partition with an unresolved sequence the refusal is judged by that sequence
+  instead (``isNextSequenceForUnresolvedPartition``, KAFKA-8710): the batch
+  right after the failed one requests the bump, a later one is retried as it
+  is, and a transactional producer gives the batch up.
   Any other error is retried while ``retries`` allow only if Kafka's exception
   for it is a ``RetriableException`` (:data:`model.protocol.errors.RETRIABLE`);
   INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, TRANSACTION_ABORTABLE, INVALID_RECORD and
@@ -134,6 +138,10 @@ class TxnPartitionEntry(NamedTuple):
     last_acked_sequence: int = -1
     unresolved: bool = False
     rewrite: bool = False
+    #: ``TransactionManager.partitionsWithUnresolvedSequences``' value: the sequence after the last record of the
+    #: failed batch (``markSequenceUnresolved``: ``lastSequence() + 1``, the largest over the failed batches), so
+    #: ``isNextSequenceForUnresolvedPartition`` can tell the batch right after it; -1 while not ``unresolved``.
+    unresolved_sequence: int = -1
 
 
 @record
@@ -299,9 +307,18 @@ def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
     b = p.batches[i]
     p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
     if config.enable_idempotence and b.has_sequence:  # a sequence is stamped when the batch is first sent
-        entry = p.partitions[b.partition]
-        p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
+        p = _mark_unresolved(p, b)
     return p
+
+
+def _mark_unresolved(p: Producer, b: ProducerBatch) -> Producer:
+    """``TransactionManager.markSequenceUnresolved``: the partition waits for its outstanding batches to tell
+    whether ``b`` was written; the value kept is the sequence after ``b`` (plain ``lastSequence() + 1``, the
+    largest of the partition's failed batches)."""
+    entry = p.partitions[b.partition]
+    after = max(entry.unresolved_sequence, b.base_sequence + len(b.records))
+    entry = entry._replace(unresolved=True, unresolved_sequence=after)
+    return p._replace(partitions=_set(p.partitions, b.partition, entry))
 
 
 def handle_produce_response(
@@ -312,6 +329,7 @@ def handle_produce_response(
     defer_bump: bool = False,
     transactional: bool = False,
     bump_next: bool = True,
+    by_unresolved: bool = True,
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers.
 
@@ -329,6 +347,15 @@ def handle_produce_response(
     instead, and :func:`resolve_sequence` bumps only if the earlier batches do
     not close the gap.  ``bump_next`` off (weakened variant
     ``retry_refused_next_sequence_unchanged``): the next batch is retried unchanged, without a bump.
+
+    A partition with an *unresolved* sequence (a sent batch failed without an answer, :func:`_fail`) is judged
+    otherwise (``canRetry``, trunk @1eb7644349cb, KAFKA-7848/KAFKA-8710): the error is no longer explained by
+    the batch's place after the last acknowledged sequence.  An idempotent producer retries every such batch and
+    requests the bump only for the batch whose base sequence is the one right after the failed batch
+    (``isNextSequenceForUnresolvedPartition``); a batch further on is retried as it is while the partition
+    waits to resolve (:func:`resolve_sequence`).  A transactional producer does not retry it at all: the batch
+    fails and the transaction becomes abortable.  ``by_unresolved`` off (weakened variant
+    ``unresolved_sequence_ignored_on_retry``): the unresolved state is ignored, as before Kafka 2.5.
     """
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))
@@ -353,16 +380,20 @@ def handle_produce_response(
     events: tuple[str, ...] = (f"client_error:{error}",)
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and config.enable_idempotence:
         entry = p.partitions[b.partition]
+        unresolved = entry.unresolved and by_unresolved  # hasUnresolvedSequence
         expected = entry.last_acked_sequence + 1  # isNextSequence: ``sequence - lastAckedSequence == 1``
-        if can_retry and (b.base_sequence != expected or not bump_next):
+        if can_retry and not unresolved and (b.base_sequence != expected or not bump_next):
             return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=(*events, "retry"))
         if can_retry and not transactional:
-            p = p._replace(batches=_set(p.batches, i, retry), epoch_bump_required=True)
+            p = p._replace(batches=_set(p.batches, i, retry))
+            # isNextSequenceForUnresolvedPartition: the batch right after the failed one has nothing before it
+            # to fill the gap; one further on waits for the sequence to resolve
+            if unresolved and (b.base_sequence != entry.unresolved_sequence or not bump_next):
+                return Outcome(p, events=(*events, "retry", "awaiting_resolution"))
             p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
-            return Outcome(p, events=(*events, "retry", "epoch_bump_requested"))
+            return Outcome(p._replace(epoch_bump_required=True), events=(*events, "retry", "epoch_bump_requested"))
         if defer_bump and entry.producer_epoch == b.producer_epoch:  # no branch: variant kafka_14034_fix only
-            p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
-            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(unresolved=True)))
+            p = _mark_unresolved(p._replace(batches=p.batches[:i] + p.batches[i + 1 :]), b)
             return Outcome(p, failed=b.records, events=(*events, "sequence_unresolved"))
         p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :], epoch_bump_required=True)
         p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
@@ -423,9 +454,10 @@ def resolve_sequence(p: Producer, partition: int, by_last_ack: bool = True) -> O
     if not entry.unresolved or _sequenced_outstanding(p, partition):
         return None
     if by_last_ack and entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no ack: -1)
-        p = p._replace(partitions=_set(p.partitions, partition, entry._replace(unresolved=False)))
+        entry = entry._replace(unresolved=False, unresolved_sequence=-1)
+        p = p._replace(partitions=_set(p.partitions, partition, entry))
         return Outcome(p, events=("sequence_resolved",))
-    entry = entry._replace(unresolved=False, rewrite=True)
+    entry = entry._replace(unresolved=False, unresolved_sequence=-1, rewrite=True)
     p = p._replace(partitions=_set(p.partitions, partition, entry), epoch_bump_required=True)
     return Outcome(p, events=("epoch_bump_requested",))
 

@@ -31,7 +31,7 @@ Error classification (``TransactionManager`` handlers, Kafka 3.9; the data is
 * *retriable*: CONCURRENT_TRANSACTIONS, COORDINATOR_NOT_AVAILABLE,
   NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS -> the request is retried.
 * A failed produce batch (expired, INVALID_PRODUCER_EPOCH (KIP-588),
-  TRANSACTION_ABORTABLE, retries exhausted) -> abortable; with KIP-360 and TV<2
+  TRANSACTION_ABORTABLE, INVALID_TXN_STATE, retries exhausted) -> abortable; with KIP-360 and TV<2
   it also sets ``epochBumpRequired``: after the abort the client sends
   InitProducerId(pid, epoch) and restarts its sequences.
 * OUT_OF_ORDER_SEQUENCE_NUMBER -> abortable with KIP-360, fatal without.
@@ -250,6 +250,7 @@ def _finish(c: TxnClient, tv: int, kip_360: bool, pid: int = -1, epoch: int = -1
             e._replace(
                 next_sequence=next_sequence(e.last_acked_sequence, 1, KAFKA_SEQUENCE_SPACE),
                 unresolved=False,
+                unresolved_sequence=-1,
                 rewrite=False,
             )
             if e.unresolved or e.rewrite
@@ -345,10 +346,17 @@ def handle_produce_response(
 
 
 def classify_batch_failure(c: TxnClient, error: str, tv: int, kip_360: bool) -> TxnClient:
-    """``TransactionManager.handleFailedBatch`` / ``maybeTransitionToErrorState``."""
+    """``TransactionManager.handleFailedBatch`` / ``maybeTransitionToErrorState`` (trunk @1eb7644349cb).
+
+    Only ``ClusterAuthorizationException``, ``TransactionalIdAuthorizationException``, ``ProducerFencedException``
+    and ``UnsupportedVersionException`` are fatal; every other exception of a failed batch makes a transactional
+    producer abortable -- INVALID_TXN_STATE (a partition the verification finds outside the transaction,
+    ``InvalidTxnStateException``) and INVALID_PRODUCER_EPOCH (``InvalidProducerEpochException``, KIP-588)
+    included.  Without KIP-360 an OUT_OF_ORDER_SEQUENCE_NUMBER cannot be repaired by a bump: fatal.
+    """
     if error in FATAL_AUTHORIZATION_ERRORS:
         return _fatal(c)
-    if error == Errors.INVALID_TXN_STATE or (error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and not kip_360):
+    if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and not kip_360:
         return _fatal(c)
     return _abortable(c, tv, kip_360)
 

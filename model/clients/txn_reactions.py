@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 
-__all__ = ["invalid_client_transitions", "unexpected_reaction"]
+__all__ = ["invalid_client_transitions", "unexpected_batch_failure_reaction", "unexpected_reaction"]
 
 _RETRIED = (  # no mutate: a table of the judge of client_reacts_as_kafka (a property), not a rule
     Errors.COORDINATOR_NOT_AVAILABLE,
@@ -109,6 +109,41 @@ def unexpected_reaction(  # no mutate: the judge of client_reacts_as_kafka (a pr
     if got in _expected(request, error, old, kip_360, bump_required):  # no branch: the other side describes a defect
         return None
     return f"client_reaction:{producer}:{request}:{error}:{old}->{got}"
+
+
+#: ``TransactionManager.maybeTransitionToErrorState``: the exceptions of a failed batch that make the producer fatal
+#: (``ClusterAuthorizationException``, ``TransactionalIdAuthorizationException``; a produce answer is never
+#: PRODUCER_FENCED -- INVALID_PRODUCER_EPOCH is ``InvalidProducerEpochException``, abortable, KIP-588).
+_BATCH_FATAL = (  # no mutate: the judge's table
+    Errors.CLUSTER_AUTHORIZATION_FAILED,
+    Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+)
+
+
+def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int
+) -> str | None:
+    """A ghost label if producer ``producer`` went from ``old`` to ``new`` when a batch of it failed with ``error``
+    other than ``TransactionManager.handleFailedBatch`` does (trunk @1eb7644349cb); else ``None``.
+
+    ``maybeTransitionToErrorState``: the authorization exceptions above are fatal (not fenced); every other
+    exception -- a produce error (INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE, a retriable
+    error with the retries spent), a delivery timeout -- makes the transaction abortable, skipped while
+    ABORTING_TRANSACTION (``transitionToAbortableError``).  A producer without KIP-360 cannot repair a lost
+    sequence: OUT_OF_ORDER_SEQUENCE_NUMBER is fatal there.  A fatal producer stays fatal.
+    """
+    if old == FATAL:
+        want: tuple[str, ...] = (FATAL, FENCED)
+    elif error in _BATCH_FATAL or (error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and not kip_360):
+        want = (FATAL,)
+    elif old == ABORTING:
+        want = (ABORTING,)
+    else:
+        want = ("ABORTABLE_ERROR",)
+    got = FENCED if new == FATAL and fenced else new
+    if got in want:  # no branch: the other side describes a defect
+        return None
+    return f"client_reaction:{producer}:Produce:{error}:{old}->{got}"
 
 
 #: ``TransactionManager.State.isTransitionValid`` (Kafka 4.0-SNAPSHOT @1eb7644349cb): target -> valid sources.

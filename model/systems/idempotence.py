@@ -374,6 +374,9 @@ def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_b
     * ``canRetry``: the batch is retried and it is the next sequence after the last acknowledged one
       (``isNextSequence``): no earlier batch in flight explains the refusal, so the bump comes first and the
       batch is resent re-stamped.  A batch further on is retried as it is (an earlier one explains the gap).
+      While the partition has an unresolved sequence (a sent batch failed unanswered) the batch in line is the
+      one right after the failed batch (``isNextSequenceForUnresolvedPartition``, KAFKA-8710, trunk
+      @1eb7644349cb), whatever the last acknowledged sequence.
 
     A response the client does not match to a batch in flight on its connection (a stale one) changes nothing.
     """
@@ -392,7 +395,11 @@ def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_b
         return None
     q = batch.partition
     gave_up = batch.records[0] in outcome.failed
-    next_in_line = batch.base_sequence == before.partitions[q].last_acked_sequence + 1
+    was = before.partitions[q]
+    # with an unresolved sequence the gap is the failed batch's: the batch right after it is next in line
+    next_in_line = batch.base_sequence == (
+        was.unresolved_sequence if was.unresolved else was.last_acked_sequence + 1
+    )
     if not gave_up and not next_in_line:
         return None
     after = outcome.producer
@@ -836,6 +843,7 @@ class KafkaSystem:
             flags.sequence_space,
             flags.defer_bump_until_resolved,
             bump_next=flags.bump_on_next_sequence_refusal,
+            by_unresolved=flags.retry_by_unresolved_sequence,
         )
         if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
             missed = unrequested_bump(s.producers[i], outcome, body, flags.defer_bump_until_resolved)

@@ -63,7 +63,11 @@ from keos.model import network as net
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
 from keos.model.clients.producer_config import ProducerConfig
-from keos.model.clients.txn_reactions import invalid_client_transitions, unexpected_reaction
+from keos.model.clients.txn_reactions import (
+    invalid_client_transitions,
+    unexpected_batch_failure_reaction,
+    unexpected_reaction,
+)
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
@@ -106,6 +110,7 @@ from keos.model.systems.transactions_records import (
     TxnTopology,
 )
 from keos.model.systems.txn_produce_judge import (
+    needless_batch_retries,
     needless_verification,
     premature_batch_failure,
     unexpected_txn_answer,
@@ -189,6 +194,17 @@ def _verification_answer(
     """The answer ``error`` to the verification ``ask`` carries (a request, or an answer a reset lost)."""
     return VerifyPartitionResponse(ask.client, ask.produce, ask.transactional_id, ask.guard, ask.leader_epoch,
                                    ask.log_end, error)
+
+
+def _judge_fatal_sender(s: TxnSystemState, i: int, kind: str) -> TxnSystemState:  # no mutate: a property's judge
+    """``s`` flagged ``fatal_sent:<i>:<kind>`` if producer ``i`` sends although it is in FATAL_ERROR.
+
+    ``Sender.runOnce`` (trunk @1eb7644349cb): with ``transactionManager.hasFatalError()`` the Sender aborts the
+    queued batches (``maybeAbortBatches``) and returns without sending anything; only ``close()`` is left.
+    """
+    if s.clients[i].state != tp.C.FATAL_ERROR:  # no branch: the other side records a defect
+        return s
+    return _flagged(s, f"fatal_sent:{i}:{kind}")  # no mutate: ghost observer (records the bad step)
 
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
@@ -623,6 +639,7 @@ class TransactionalSystem:
         if nxt is None:  # no branch: only a trace read from a file names a disabled action
             return None
         c, request = nxt
+        s = _judge_fatal_sender(s, i, type(request).__name__ if request is not None else "local_end")
         s = s._replace(clients=_at(s.clients, i, c))
         if request is None:
             outcome = "committed" if s.clients[i].state == tp.C.COMMITTING else "aborted"
@@ -649,6 +666,7 @@ class TransactionalSystem:
         if drained is None:  # no branch: only a trace read from a file names a disabled action
             return None
         data, request = drained
+        s = _judge_fatal_sender(s, i, "ProduceRequest")
         request = request._replace(transactional=True)
         added = c.added if q in c.added else tuple(sorted((*c.added, q)))
         c = c._replace(data=data, added=added)
@@ -701,12 +719,18 @@ class TransactionalSystem:
         if isinstance(body, ProduceResponse):
             if body.connection != c.data.connection:
                 return s, ("stale_response",)
-            before = c.data
+            before, old_state = c.data, c.state
             c, _acked, events = tp.handle_produce_response(c, body, self.producer_config, self.tv, self.kip_360)
             s = s._replace(clients=_at(s.clients, i, c))
-            early = premature_batch_failure(before, c.data, body, self.producer_config.retries, i)
+            retries = self.producer_config.retries
+            early = premature_batch_failure(before, c.data, body, retries, i)
+            early += needless_batch_retries(before, c.data, body, retries, i)
             if early:  # no branch: the violation side, only a defect takes it (batch_failures_explained)
                 s = _flagged(s, *early)  # no mutate: ghost observer (records the bad step for the properties)
+            if "batch_failed" in events:
+                label = unexpected_batch_failure_reaction(body.error, old_state, c.state, c.fenced, self.kip_360, i)
+                if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+                    s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
             return s, events
         txn = c.txn
         old = c
@@ -1165,8 +1189,19 @@ class TransactionalSystem:
             data = outcome.producer if outcome else c.data._replace(connection=c.data.connection + 1)
             c = c._replace(data=data)
             if outcome is not None and outcome.failed:
-                c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
+                s = self._timed_out_batches(s, i, c)
+                c = s.clients[i]
         return s._replace(clients=_at(s.clients, i, c)), ("connection_reset",)
+
+    def _timed_out_batches(self, s: TxnSystemState, i: int, c: tp.TxnClient) -> TxnSystemState:
+        """Producer ``i`` (``c``, before classification) gave up batches on a closed connection: a failed batch."""
+        old = c.state
+        c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
+        s = s._replace(clients=_at(s.clients, i, c))
+        label = unexpected_batch_failure_reaction("REQUEST_TIMED_OUT", old, c.state, c.fenced, self.kip_360, i)
+        if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+            s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
+        return s
 
     def _request_timeout(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
@@ -1179,7 +1214,8 @@ class TransactionalSystem:
             c = c._replace(data=outcome.producer)
             events = (*events, *outcome.events)
             if outcome.failed:
-                c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
+                s = self._timed_out_batches(s, i, c)
+                c = s.clients[i]
         if not events:  # no branch: only a trace read from a file names a disabled action
             return None
         return s._replace(clients=_at(s.clients, i, c)), events
@@ -1189,8 +1225,13 @@ class TransactionalSystem:
         outcome = prod.expire_batch(c.data, q, self.producer_config)
         if outcome is None:  # no branch: only a trace read from a file names a disabled action
             return None
+        old_state = c.state
         c = tp.classify_batch_failure(c._replace(data=outcome.producer), "TIMEOUT", self.tv, self.kip_360)
-        return s._replace(clients=_at(s.clients, i, c)), outcome.events
+        s = s._replace(clients=_at(s.clients, i, c))
+        label = unexpected_batch_failure_reaction("TIMEOUT", old_state, c.state, c.fenced, self.kip_360, i)
+        if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+            s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
+        return s, outcome.events
 
     def _txn_timeout(self, s: TxnSystemState, t: int) -> Result:
         old = s.coordinator[t]

@@ -46,8 +46,10 @@ from keos.model.protocol.messages import ProduceRequest, ProduceResponse, Verify
 __all__ = [
     "KAFKA_RETRIABLE",
     "kafka_lso",
+    "kafka_retries",
     "kafka_txn_produce_answer",
     "lso_mismatch",
+    "needless_batch_retries",
     "needless_verification",
     "premature_batch_failure",
     "unexpected_txn_answer",
@@ -97,25 +99,77 @@ KAFKA_RETRIABLE = frozenset(  # no mutate: the reference of batch_failures_expla
 )
 
 
+def kafka_retries(  # no mutate: the reference of batch_failures_explained (a property), not a rule
+    error: str, attempts: int, retries: int, unresolved: bool, next_in_line: bool
+) -> bool:
+    """Whether Kafka's transactional producer retries a batch answered ``error`` (``Sender.canRetry`` and
+    ``TransactionManager.canRetry``, trunk @1eb7644349cb).
+
+    Never once its retries are spent (``attempts`` counts the answered send).  OUT_OF_ORDER_SEQUENCE_NUMBER is
+    retried only for a batch that is not the next one after the last acknowledged sequence, on a partition
+    without an unresolved sequence (an earlier batch explains the refusal); any other error only if its
+    exception is a ``RetriableException``.
+    """
+    if attempts > retries:
+        return False
+    if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
+        return not unresolved and not next_in_line
+    return error in KAFKA_RETRIABLE
+
+
+def needless_batch_retries(  # no mutate: the judge of batch_failures_explained (a property), not a rule
+    before: prod.Producer, after: prod.Producer, resp: ProduceResponse, retries: int, client: int
+) -> tuple[str, ...]:
+    """Ghost labels ``needless_retry:<client>:<error>:<records>`` for a batch a produce error left queued for a
+    retry although Kafka's producer gives it up (:func:`kafka_retries`): a non-retriable error, an
+    OUT_OF_ORDER_SEQUENCE_NUMBER for the next sequence or on an unresolved partition, spent retries."""
+    if resp.error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER) or resp.connection != before.connection:
+        return ()
+    out: list[str] = []
+    for b in before.batches:
+        answered = (
+            b.in_flight and b.partition == resp.partition and b.base_sequence == resp.base_sequence
+            and b.producer_epoch == resp.producer_epoch
+        )
+        if not answered:
+            continue
+        entry = before.partitions[b.partition]
+        next_in_line = b.base_sequence == entry.last_acked_sequence + 1
+        kept = any(a.records == b.records for a in after.batches)
+        needless = kept and not kafka_retries(resp.error, b.attempts, retries, entry.unresolved, next_in_line)
+        if needless:  # no branch: the violation side, only a defect takes it
+            out.append(f"needless_retry:{client}:{resp.error}:{','.join(map(str, b.records))}")
+        break
+    return tuple(out)
+
+
 def premature_batch_failure(  # no mutate: the judge of batch_failures_explained (a property), not a rule
     before: prod.Producer, after: prod.Producer, resp: ProduceResponse, retries: int, client: int
 ) -> tuple[str, ...]:
     """Ghost labels ``premature_failure:<client>:<error>:<records>`` for a batch a produce response failed early.
 
     The batch answered (the in-flight batch of the response's partition, epoch and base sequence) failed if it left
-    the producer's queue; prematurely if the response's error is retriable (:data:`KAFKA_RETRIABLE`) and the
-    batch had not used its retries (``attempts <= retries``: the model counts the send being answered,
-    ``Sender.canRetry`` compares ``attempts < retries`` before counting it).  Batches the failure drops as a
+    the producer's queue; prematurely if Kafka retries it (:func:`kafka_retries`: a retriable error, or an
+    OUT_OF_ORDER_SEQUENCE_NUMBER an earlier batch explains, and the batch had not used its retries
+    (``attempts <= retries``: the model counts the send being answered, ``Sender.canRetry`` compares
+    ``attempts < retries`` before counting it)).  Batches the failure drops as a
     consequence (a transaction made abortable fails what it has not sent) were not answered: not judged here.
     """
-    if resp.error not in KAFKA_RETRIABLE or resp.connection != before.connection:
+    if resp.connection != before.connection:  # no branch: the caller drops a stale connection's answer first
         return ()
     left = {r for b in after.batches for r in b.records}
     return tuple(
         f"premature_failure:{client}:{resp.error}:{','.join(map(str, b.records))}"
         for b in before.batches
         if b.in_flight and b.partition == resp.partition and b.base_sequence == resp.base_sequence
-        and b.producer_epoch == resp.producer_epoch and b.attempts <= retries
+        and b.producer_epoch == resp.producer_epoch
+        and kafka_retries(
+            resp.error,
+            b.attempts,
+            retries,
+            before.partitions[b.partition].unresolved,
+            b.base_sequence == before.partitions[b.partition].last_acked_sequence + 1,
+        )
         and b.records and not any(r in left for r in b.records)
     )
 
