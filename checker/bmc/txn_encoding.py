@@ -177,6 +177,18 @@ E = {name: i for i, name in enumerate(ERRORS)}
 CS = {name: i for i, name in enumerate(CLIENT_STATES)}
 TS = STATE_IDS
 PREPARE = (TXS.PREPARE_COMMIT, TXS.PREPARE_ABORT)
+
+
+def _pending_of(state: str) -> str:
+    """The pending state an entry in ``state`` has at the atomic granularity the encoding covers: a logged
+    PrepareCommit/PrepareAbort keeps CompleteCommit/CompleteAbort pending while its markers are written
+    (``prepareComplete`` in ``sendTxnMarkersCallback``, and on load), every other state none.  So the pending
+    state is a function of the state there and needs no variable of its own."""
+    if state == TXS.PREPARE_COMMIT:
+        return TXS.COMPLETE_COMMIT
+    if state == TXS.PREPARE_ABORT:
+        return TXS.COMPLETE_ABORT
+    return ""
 COMPLETE = (TXS.COMPLETE_COMMIT, TXS.COMPLETE_ABORT)
 ACTIVE = (TXS.ONGOING, TXS.PREPARE_COMMIT, TXS.PREPARE_ABORT)
 
@@ -446,7 +458,7 @@ class TxnEncoding:
         v["md.started"] = False
         if md is not None:
             if (
-                md.pending_state
+                md.pending_state != _pending_of(md.state)
                 or md.prev_producer_id != -1
                 or md.next_producer_id != -1
                 or md.client_tv
@@ -704,7 +716,7 @@ class TxnEncoding:
                 -1,
                 STATES[val("md.st")],
                 tuple(q for q in range(P) if bval(f"md.p{q}")),
-                "",
+                _pending_of(STATES[val("md.st")]),
                 False,
                 0,
                 bval("md.started"),
@@ -1282,16 +1294,22 @@ class TxnEncoding:
         for q in range(self.P):
             target[f"p{q}"] = z3.Or(S[f"md.p{q}"], inc[q])
         _w, terr, T = self._transit(S, st, target, attempt)
+        # a pending transition is answered before the producer id and epoch are checked (KAFKA-18660, PR #18730);
+        # in the encoded slice an entry has one pending exactly while it is in Prepare* (see _pending_of)
         err = z3.If(
-            z3.Not(known),
+            z3.Not(S["md.on"]),
             self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
             z3.If(
-                ep != S["md.ep"],
-                self.v(E[Errors.PRODUCER_FENCED]),
+                self.st_in(st, PREPARE),
+                self.v(E[Errors.CONCURRENT_TRANSACTIONS]),
                 z3.If(
-                    self.st_in(st, PREPARE),
-                    self.v(E[Errors.CONCURRENT_TRANSACTIONS]),
-                    z3.If(ongoing_all, self.v(E[Errors.NONE]), terr),
+                    z3.Not(known),
+                    self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
+                    z3.If(
+                        ep != S["md.ep"],
+                        self.v(E[Errors.PRODUCER_FENCED]),
+                        z3.If(ongoing_all, self.v(E[Errors.NONE]), terr),
+                    ),
                 ),
             ),
         )
@@ -1389,7 +1407,6 @@ class TxnEncoding:
             self.v(E[Errors.INVALID_TXN_STATE]),
             self.v(E[Errors.PRODUCER_FENCED]),
         )
-        ours = st == prep_x
         no = self.v(-1)
         bad_id = z3.Or(z3.Not(md_on), pid != mpid)
         if self.tv >= 2:
@@ -1430,7 +1447,9 @@ class TxnEncoding:
                     z3.If(current, e1, EPF),
                     z3.If(
                         in_prep,
-                        ECONC if self.cc.concurrent_before_epoch_check else z3.If(retry, z3.If(ours, ECONC, EITS), EPF),
+                        # a Prepare* entry has CompleteX pending (_pending_of): Kafka 4.0 answers
+                        # CONCURRENT_TRANSACTIONS first, 3.x after isValidEpoch (a retry's epoch is valid in Prepare*)
+                        ECONC if self.cc.concurrent_before_epoch_check else z3.If(retry, ECONC, EPF),
                         z3.If(idle, idle_err, self.v(E[Errors.UNKNOWN_SERVER_ERROR])),
                     ),
                 ),
@@ -1441,22 +1460,29 @@ class TxnEncoding:
             go = z3.And(cond, z3.Not(bad_id), z3.Not(fenced), ongoing)
             tgt = {"st": prep_x}
             wrote, e1, T = self._transit(S, st, tgt, go)
+            # a Prepare* entry has CompleteX pending (_pending_of): CONCURRENT_TRANSACTIONS before the epoch check
+            # (KAFKA-18464, Kafka 4.0) or, in Kafka 3.x's order, after it
+            pending_first = in_prep if self.cc.concurrent_before_epoch_check else z3.BoolVal(False)
             err = z3.If(
                 bad_id,
                 self.v(E[Errors.INVALID_PRODUCER_ID_MAPPING]),
                 z3.If(
-                    fenced,
-                    EPF,
+                    pending_first,
+                    ECONC,
                     z3.If(
-                        ongoing,
-                        e1,
+                        fenced,
+                        EPF,
                         z3.If(
-                            same_complete,
-                            self.v(E[Errors.NONE]),
+                            in_prep,
+                            ECONC,
                             z3.If(
-                                in_prep,
-                                z3.If(ours, ECONC, EITS),
-                                z3.If(idle, EITS, self.v(E[Errors.UNKNOWN_SERVER_ERROR])),
+                                ongoing,
+                                e1,
+                                z3.If(
+                                    same_complete,
+                                    self.v(E[Errors.NONE]),
+                                    z3.If(idle, EITS, self.v(E[Errors.UNKNOWN_SERVER_ERROR])),
+                                ),
                             ),
                         ),
                     ),
