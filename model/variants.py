@@ -1199,11 +1199,12 @@ VARIANTS: dict[str, Variant] = {
             "isV2NextTransactionStarted).",
             flags=replace(_REAL, marker_keeps_next_transaction_verification=False),
             weakened=True,
-            breaks=("healthy_producer_not_failed", "sole_producer_not_fenced"),
+            breaks=("txn_produce_answer_per_kafka",),
             scenarios=("txn_verification_round_trip_tv2",),
             bug="under TV2 the next transaction's first batch reaches the leader before the previous transaction's "
             "marker; the marker clears its fresh verification entry and the verified batch is refused "
-            "INVALID_TXN_STATE -- a healthy producer made fatal (fixed in Kafka trunk 2025)",
+            "INVALID_TXN_STATE -- a healthy producer's transaction aborted for nothing (abortable since "
+            "maybeTransitionToErrorState; fatal in older clients) (fixed in Kafka trunk 2025)",
         ),
         Variant(
             name="rejoin_always_rebalances",

@@ -34,7 +34,8 @@ def counterexample_path(graph: Any, result: EngineResult) -> tuple[set[str], set
         chain = ([first] if first is not None else []) + path
         nodes.update(n for n in chain if n is not None)
         edges.update((a, b) for a, b in pairwise(chain) if graph.has_edge(a, b))
-        violates[str(path[-1])] = prop.name
+        end = str(path[-1])  # several properties can be violated in one state: the label names them all
+        violates[end] = f"{violates[end]}, {prop.name}" if end in violates else prop.name
     return nodes, edges, violates
 
 

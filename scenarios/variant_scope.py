@@ -118,6 +118,10 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "verification_guard_checked": frozenset({"transactions"}),
     "marker_clears_verification": frozenset({"transactions"}),
     "marker_keeps_next_transaction_verification": frozenset({"transactions"}),
+    "end_txn_answers_completed_ids": _TXN,
+    "txn_offset_commit_starts_transaction": frozenset({"eos"}),
+    "connect_config_write_failure_answers_fencing": frozenset({"connect"}),
+    "connect_failed_task_skips_final_commit": frozenset({"connect"}),
 }
 
 

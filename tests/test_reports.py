@@ -125,7 +125,7 @@ def test_mermaid_has_one_arrow_per_delivery(runs: Runs) -> None:
     assert any(ln.strip().startswith(f"Note over p0: ⚡ {fault}. RequestTimeout") for ln in lines)
     assert (
         lines[-1].strip()
-        == "Note over p0,b0: ✗ no_duplicate_append violated: record p0.r0 appended twice to partition 0"
+        == "Note over p0,b0: ✗ no_duplicate_append violated: record p0.r1 appended twice to partition 0"
     )
     assert "#1:" not in text and ";" not in text  # Mermaid statement/entity characters never leak
 
@@ -133,14 +133,14 @@ def test_mermaid_has_one_arrow_per_delivery(runs: Runs) -> None:
 def test_plain_text_is_readable_counterexample(runs: Runs) -> None:
     text = plain_text(runs.trace_json, path="traces/x.json")
     assert text.startswith("keos counterexample: no_duplicate_append violated\n")
-    assert "small_duplicate_window" in text and "record p0.r0 appended twice to partition 0" in text
+    assert "small_duplicate_window" in text and "record p0.r1 appended twice to partition 0" in text
     assert "jepsen       :duplicate" in text
     assert "keos replay traces/x.json" in text
     assert "⚡ RequestTimeout(producer=0)" in text
     numbered = [ln for ln in text.splitlines() if re.match(r"^\s*\d+\s{2}", ln)]
     assert len(numbered) == len(runs.trace_json["steps"]) == len(runs.trace.actions)
     dup_lines = [ln for ln in text.splitlines() if ln.endswith("<-- duplicate")]
-    assert len(dup_lines) == 1 and "p0.r0 (pid=0" in dup_lines[0]
+    assert len(dup_lines) == 1 and "p0.r1 (pid=0" in dup_lines[0]
     ascii_text = plain_text(runs.trace_json, ascii=True)
     assert ascii_text.isascii() and "o----->" in ascii_text and "!! RequestTimeout(producer=0)" in ascii_text
     # the renderer reads only steps/final_state: the model-free dict gives the same text
@@ -152,7 +152,7 @@ def test_render_trace_terminal(runs: Runs) -> None:
     render_trace(console, runs.trace_json)
     out = console.export_text()
     assert "counterexample: no_duplicate_append" in out
-    assert "explanation  record p0.r0 appended twice to partition 0" in out
+    assert "explanation  record p0.r1 appended twice to partition 0" in out
     assert "●─────▶" in out and "◀╌╌╌╌╌●" in out
     assert "error:OUT_OF_ORDER_SEQUENCE_NUMBER" in out
     assert "◀ duplicate" in out
@@ -292,9 +292,9 @@ def test_junit_counts_and_schema(runs: Runs, tmp_path: Path) -> None:
     assert [s.get("name") for s in suites] == [f"explore.{n}.{v}" for n, v in RUNS]
     failures = root.findall(".//testcase/failure")
     skipped = root.findall(".//testcase/skipped")
-    # the mutant's run: no_duplicate_append, per_partition_order (the re-stamped p0.r0 lands after p0.r1) and
-    # produce_answer_per_kafka (a retry of a batch Kafka still caches answered OUT_OF_ORDER_SEQUENCE_NUMBER)
-    assert int(root.get("failures", "-1")) == len(failures) == _count(runs.results, (Verdict.VIOLATED,)) == 3
+    # the mutant's run: no_duplicate_append (the re-stamped p0.r1 is written again) and produce_answer_per_kafka
+    # (a retry of a batch Kafka still caches answered OUT_OF_ORDER_SEQUENCE_NUMBER)
+    assert int(root.get("failures", "-1")) == len(failures) == _count(runs.results, (Verdict.VIOLATED,)) == 2
     assert root.get("skipped") is None  # the strict Jenkins xunit schema has no skipped on <testsuites>
     suite_skipped = sum(int(s.get("skipped", "0")) for s in suites)
     assert suite_skipped == len(skipped) == _count(runs.results, (Verdict.UNTESTED, Verdict.UNREACHED))
@@ -306,7 +306,7 @@ def test_junit_counts_and_schema(runs: Runs, tmp_path: Path) -> None:
         assert int(suite.get("tests", "0")) == len(suite.findall("testcase"))
         float(suite.get("time", "x"))
     failure = failures[0]
-    assert failure.get("message") == "no_duplicate_append violated: record p0.r0 appended twice to partition 0"
+    assert failure.get("message") == "no_duplicate_append violated: record p0.r1 appended twice to partition 0"
     assert "RequestTimeout(producer=0)" in (failure.text or "")
     untested = [s.get("message", "") for s in skipped if s.get("message", "").startswith("untested")]
     assert "untested: partner never reached: concurrent_in_flight" in untested
@@ -321,8 +321,8 @@ def test_html_report(runs: Runs, tmp_path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>")
     assert "no_duplicate_append" in text
-    assert "record p0.r0 appended twice to partition 0" in text
-    assert text.count("<svg") == 5  # one per counterexample: the mutant's three, and acks=1's two permitted ones
+    assert "record p0.r1 appended twice to partition 0" in text
+    assert text.count("<svg") == 4  # one per counterexample: the mutant's two, and acks=1's two permitted ones
     assert "sequenceDiagram" in text and "p0-&gt;&gt;b0" in text  # Mermaid text, escaped
     assert "untested" in text and "partner never reached: concurrent_in_flight" in text.replace("<wbr>", "")
     assert "duplicate_window" in text and "records_per_producer" in text  # model flags and topology
