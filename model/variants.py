@@ -549,7 +549,7 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, retry_by_unresolved_sequence=False),
             weakened=True,
             breaks=("out_of_order_failure_requests_bump",),
-            scenarios=("idempotence_retry",),
+            scenarios=("idempotence_retry_expiry",),
             bug="KAFKA-7848 / KAFKA-8710: a producer whose canRetry ignores hasUnresolvedSequence / "
             "isNextSequenceForUnresolvedPartition (TransactionManager, before Kafka 2.5): after a batch expired, the "
             "next one is refused on every retry and fails, where Kafka bumps the epoch and delivers it",
