@@ -178,7 +178,9 @@ def test_symbolic_invariants_equal_python_predicates(variant: str) -> None:
             assert bad == (not props[name].holds(s)), name
             violated += bad
     if variant != "kafka":
-        assert violated > 0 or variant in ("broker_skips_epoch_check", "small_duplicate_window")
+        # (the 25 sampled states of these variants may all hold)
+        vacuous_ok = ("broker_skips_epoch_check", "small_duplicate_window", "broker_accepts_any_sequence")
+        assert violated > 0 or variant in vacuous_ok
 
 
 def test_validation_table_is_fully_encoded() -> None:
@@ -367,11 +369,11 @@ def test_a_leap_past_the_longest_run_still_finds_a_violation() -> None:
     """A leap's unrolling is longer than the runs through its violation: a run may halt, but only in a violation.
 
     Without the halt literals, a leap to step 24 asks for runs of 24 steps, which do not exist here (the
-    longest has 20), and the duplicate at step 5 would be missed.
+    longest has 18), and the duplicate at step 5 would be missed.
     """
     sc = builtin_scenarios()["idempotence_retry"]
     model = build_model(sc, "no_idempotence")
-    assert _longest_run(model) == 20
+    assert _longest_run(model) == 18
     out = bmc(model, sc.name, "no_idempotence", 24, 120, sc.permitted, stop_on_first=True, leap_from=0,
               leap_stride=24)
     assert not out.disagreements and out.complete_at is None

@@ -31,10 +31,10 @@ def _row(rows: list[ConfigRow], idem: bool, acks: str, retries: int, mif: int) -
 
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[ConfigRow], Path]:
-    """idempotence_retry, depth 8: {on, off} x acks {all, 1} x retries {0, 1} x max.in.flight {1, 6}."""
+    """idempotence_retry_expiry, depth 8: {on, off} x acks {all, 1} x retries {0, 1} x max.in.flight {1, 6}."""
     out = tmp_path_factory.mktemp("config-space")
     rows = config_space(
-        resolve_scenario("idempotence_retry"),
+        resolve_scenario("idempotence_retry_expiry"),
         depth=DEPTH,
         time_budget_s=0,
         retries=(0, 1),
@@ -87,7 +87,7 @@ def test_every_witness_replays_from_its_derived_scenario_file(grid: tuple[list[C
         assert derived.name == row.scenario_path.stem
         assert "__idem_false_" in derived.name and not derived.default and derived.permitted == ()
         assert derived.config.producer == row.producer_config
-        base = resolve_scenario("idempotence_retry")
+        base = resolve_scenario("idempotence_retry_expiry")
         assert derived.config == replace(base.config, producer=row.producer_config)
         for name, trace in row.traces.items():
             assert trace.scenario == trace.scenario_source == str(row.scenario_path)
@@ -119,7 +119,7 @@ def test_kafka_rejected_configurations_are_listed_with_the_config_exception(
 
 def test_acks_zero_is_reported_as_not_encoded(tmp_path: Path) -> None:
     [row] = config_space(
-        resolve_scenario("idempotence_retry"),
+        resolve_scenario("idempotence_retry_expiry"),
         retries=(1,),
         max_in_flight=(1,),
         acks=("0",),
@@ -134,8 +134,8 @@ def test_acks_zero_is_reported_as_not_encoded(tmp_path: Path) -> None:
     ("scenario", "invariants", "message"),
     [
         ("txn_kafka_12671_hanging", ("no_duplicate_append",), "needs an idempotence scenario"),
-        ("idempotence_retry", ("no_such_invariant",), "unknown invariant 'no_such_invariant'"),
-        ("idempotence_retry", (), "at least one invariant"),
+        ("idempotence_retry_expiry", ("no_such_invariant",), "unknown invariant 'no_such_invariant'"),
+        ("idempotence_retry_expiry", (), "at least one invariant"),
     ],
 )
 def test_questions_that_cannot_be_asked_raise(
@@ -164,7 +164,7 @@ def _keos(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 #: One idempotent and one non-idempotent configuration, depth 6: a grid small enough for a CLI test.
-SMALL_GRID = ("--scenario", "idempotence_retry", "--max-depth", "6", "--retries", "1", "--max-in-flight", "1",
+SMALL_GRID = ("--scenario", "idempotence_retry_expiry", "--max-depth", "6", "--retries", "1", "--max-in-flight", "1",
               "--acks", "all")
 
 
@@ -225,10 +225,10 @@ def test_cli_exits_3_when_a_witness_does_not_replay(
     [
         ["--scenario", "no_such_scenario"],
         ["--scenario", "txn_kafka_12671_hanging"],
-        ["--scenario", "idempotence_retry", "--invariant", "no_such_invariant"],
-        ["--scenario", "idempotence_retry", "--retries", "x"],
-        ["--scenario", "idempotence_retry", "--max-in-flight", "1,,2"],
-        ["--scenario", "idempotence_retry", "--idempotence", "yes"],
+        ["--scenario", "idempotence_retry_expiry", "--invariant", "no_such_invariant"],
+        ["--scenario", "idempotence_retry_expiry", "--retries", "x"],
+        ["--scenario", "idempotence_retry_expiry", "--max-in-flight", "1,,2"],
+        ["--scenario", "idempotence_retry_expiry", "--idempotence", "yes"],
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv: list[str], tmp_path: Path) -> None:

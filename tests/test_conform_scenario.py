@@ -14,7 +14,7 @@ def test_an_idempotence_scenario_sets_the_real_producer() -> None:
     assert w.producer_overrides == {
         "enable.idempotence": True,
         "acks": "all",
-        "retries": 2,
+        "retries": 1,
         "max.in.flight.requests.per.connection": 2,
     }
     assert w.permitted == {}

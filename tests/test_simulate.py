@@ -57,7 +57,7 @@ def test_derive_seed_is_stable_and_fits_int64() -> None:
 
 def test_swarm_profile_is_a_random_nonempty_subset_with_bounded_weights() -> None:
     kinds = model().fault_kinds()
-    assert set(kinds) == {"drop", "duplicate", "request_timeout", "batch_expiry", "leader_restart"}
+    assert set(kinds) == {"drop", "duplicate", "request_timeout", "leader_restart"}
     subsets = set()
     biased = newest = triggered = branching = 0
     for seed in range(200):
