@@ -31,12 +31,12 @@ HOLDS = {
     (SEEK, "tv1"): 4847,
     (CTP, "kafka"): 12768,
     (GCF, "kafka"): 7732,
-    (TV1, "tv1"): 12639,
-    (PRE890, "pre_kip_890"): 477,
-    (TV1RT, "tv1"): 4458,
-    (LATE, "kafka"): 1286,
-    (LATE_RB, "kafka"): 10100,
-    (LATE_OFF, "tv2_verification_config_off"): 1286,  # TV2 verifies whatever the broker config says
+    (TV1, "tv1"): 9240,
+    (PRE890, "pre_kip_890"): 479,
+    (TV1RT, "tv1"): 4460,
+    (LATE, "kafka"): 1341,
+    (LATE_RB, "kafka"): 10246,
+    (LATE_OFF, "tv2_verification_config_off"): 1341,  # TV2 verifies whatever the broker config says
 }
 
 # events a scenario exists to produce (its hostile input reached the rule it tests)
