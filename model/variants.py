@@ -753,8 +753,8 @@ VARIANTS: dict[str, Variant] = {
             "the transaction Ongoing (the request was in flight or is re-sent after a lost answer).",
             flags=replace(_REAL, transaction_version=1, abort_keeps_queued_add_offsets=False),
             weakened=True,
-            breaks=("client_transaction_ends_at_coordinator", "healthy_producer_not_failed"),
-            scenarios=("txn_eos_tv1_offsets_only",),
+            breaks=("client_transaction_ends_at_coordinator",),
+            scenarios=("txn_eos_tv1_abort_queued_add_offsets",),
             bug="TransactionManager.beginAbort clears only newPartitionsInTransaction; dropping the queued "
             "AddOffsetsToTxn leaves a hanging transaction that the producer's next transaction joins",
         ),
