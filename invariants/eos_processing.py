@@ -223,16 +223,17 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
         ),
         no_findings(
             name="client_transaction_ends_at_coordinator",
-            fact="Under TV2, a producer completes commitTransaction or abortTransaction without EndTxn only for a "
+            fact="A producer completes commitTransaction or abortTransaction without EndTxn only for a "
             "transaction "
             "the coordinator does not hold: while the coordinator has the producer's transaction Ongoing at its "
             "epoch (a partition or, under TV2, __consumer_offsets added on its behalf by a TxnOffsetCommit) the "
             "client ends it with EndTxn, so no transaction waits for transaction.timeout.ms and the next one does "
             "not join it.",
             source="TransactionManager (transactionStarted; sendOffsetsToTransaction under TV2, KIP-890 part 2; "
-            "Kafka 4.0 trunk 1eb7644349cb); KIP-98 §EndTxn",
+            "beginAbort keeps a queued AddOffsetsToTxn; Kafka 4.0 trunk 1eb7644349cb); KIP-98 §EndTxn",
             catches="a TV2 client that does not count its TxnOffsetCommit as starting the transaction and aborts an "
-            "offsets-only transaction locally after ILLEGAL_GENERATION",
+            "offsets-only transaction locally after ILLEGAL_GENERATION; a TV1 abort that drops a queued "
+            "AddOffsetsToTxn",
             findings=lambda s: s.ghost.local_ends_open,
             partners=("transaction_ended_with_end_txn",),
         ),

@@ -181,6 +181,13 @@ class ProtocolFlags:
             successful answer adds the partition, and an offsets-only transaction
             whose TxnOffsetCommit failed is aborted locally, left Ongoing at the
             coordinator.
+        abort_keeps_queued_add_offsets: TV0/TV1 consume-transform-produce: a
+            voluntary abortTransaction leaves an AddOffsetsToTxn that
+            sendOffsetsToTransaction queued in ``pendingRequests``; it is sent
+            before EndTxn (``TransactionManager.beginAbort`` clears only
+            ``newPartitionsInTransaction``; trunk ``1eb7644349cb``).  Off: the
+            abort drops it, and a transaction whose AddOffsetsToTxn reached the
+            coordinator may end locally while the coordinator holds it Ongoing.
         defer_bump_until_resolved: an idempotent producer whose batch fails with
             OUT_OF_ORDER_SEQUENCE_NUMBER after its last retry marks the partition's
             sequence unresolved instead of requesting an epoch bump at once, so the
@@ -366,6 +373,7 @@ class ProtocolFlags:
     connect_stopping_task_skips_producer: bool = True
     connect_failed_task_skips_final_commit: bool = True
     txn_offset_commit_starts_transaction: bool = True
+    abort_keeps_queued_add_offsets: bool = True
     connect_config_write_failure_answers_fencing: bool = False
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
@@ -737,6 +745,18 @@ VARIANTS: dict[str, Variant] = {
             bug="KIP-890 part 2: the group coordinator added __consumer_offsets to the transaction before it "
             "refused the offsets; the client's local abort leaves it Ongoing until transaction.timeout.ms, and "
             "the producer's next transaction joins it",
+        ),
+        Variant(
+            name="abort_drops_queued_add_offsets",
+            description="Consume-transform-produce, TV1: abortTransaction drops the AddOffsetsToTxn that "
+            "sendOffsetsToTransaction queued, so the abort completes locally while the coordinator may hold "
+            "the transaction Ongoing (the request was in flight or is re-sent after a lost answer).",
+            flags=replace(_REAL, transaction_version=1, abort_keeps_queued_add_offsets=False),
+            weakened=True,
+            breaks=("client_transaction_ends_at_coordinator",),
+            scenarios=("txn_eos_tv1_abort_queued_add_offsets",),
+            bug="TransactionManager.beginAbort clears only newPartitionsInTransaction; dropping the queued "
+            "AddOffsetsToTxn leaves a hanging transaction that the producer's next transaction joins",
         ),
         Variant(
             name="config_write_failure_fails_fencing_requests",

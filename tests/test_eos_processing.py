@@ -31,7 +31,7 @@ HOLDS = {
     (SEEK, "tv1"): 4847,
     (CTP, "kafka"): 12768,
     (GCF, "kafka"): 7732,
-    (TV1, "tv1"): 12639,
+    (TV1, "tv1"): 9240,
     (PRE890, "pre_kip_890"): 479,
     (TV1RT, "tv1"): 4460,
     (LATE, "kafka"): 1341,

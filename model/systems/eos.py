@@ -595,9 +595,10 @@ class EosSystem(TransactionalSystem):
         return self._set_app(s, i, app._replace(offsets=P.COMMITTING))
 
     def _send_add_offsets(self, s: TxnSystemState, i: int) -> Result:
-        """TV0/TV1: AddOffsetsToTxn to the transaction coordinator (one coordinator request at a time)."""
+        """TV0/TV1: AddOffsetsToTxn to the transaction coordinator (one coordinator request at a time); also
+        while aborting, when abortTransaction found it still queued (see :meth:`_eos_abort`)."""
         app, c = s.apps[i], s.clients[i]
-        if app.offsets != P.ADD or c.inflight or c.state != tp.C.IN_TRANSACTION:
+        if app.offsets != P.ADD or c.inflight or c.state not in (tp.C.IN_TRANSACTION, tp.C.ABORTING):
             return None
         req = AddOffsetsToTxnRequest(
             i, c.tc_connection, c.transactional_id, c.data.producer_id, c.data.producer_epoch, GROUP
@@ -628,12 +629,19 @@ class EosSystem(TransactionalSystem):
         """abortTransaction, then seek back to the committed offset (re-fetched before the next poll)."""
         if not self._abort_ok(s, i):  # input: not offered here (edited trace)
             return None
+        voluntary = s.clients[i].state == tp.C.IN_TRANSACTION
         c = tp.abort_transaction(s.clients[i])
         assert c is not None  # _abort_ok: in a transaction or abortable
         app = s.apps[i]
         position = -1 if self.flags.seek_after_abort or not app.owns else app.position
-        s = self._set_app(s, i, app._replace(position=position, processing=-1, offsets=P.NONE))
-        return s._replace(clients=_at(s.clients, i, c)), ("app_abort",)
+        # ``TransactionManager.beginAbort`` (trunk ``1eb7644349cb``) clears only ``newPartitionsInTransaction``:
+        # an AddOffsetsToTxn already enqueued by sendOffsetsToTransaction stays in ``pendingRequests``, whose
+        # priority (ADD_PARTITIONS_OR_OFFSETS before END_TXN) sends it before EndTxn.  From ABORTABLE_ERROR the
+        # model takes the interleaving in which the Sender failed it first (``maybeTerminateRequestWithError``).
+        keep = voluntary and app.offsets == P.ADD and self.flags.abort_keeps_queued_add_offsets
+        offsets = P.ADD if keep else P.NONE
+        s = self._set_app(s, i, app._replace(position=position, processing=-1, offsets=offsets))
+        return s._replace(clients=_at(s.clients, i, c)), ("app_abort", *(("abort_after_add_offsets",) if keep else ()))
 
     def _plain_commit_ok(self, s: TxnSystemState, i: int) -> bool:
         return s.apps[i].offsets == P.PLAIN and s.clients[i].state == tp.C.READY
@@ -886,6 +894,13 @@ class EosSystem(TransactionalSystem):
                 s = s._replace(ghost=s.ghost._replace(zombie_commits=(*s.ghost.zombie_commits, note)))
         return s, events
 
+    def _may_send_txn_request(self, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
+        """EndTxn waits while abortTransaction left an AddOffsetsToTxn queued: ``pendingRequests`` orders
+        ADD_PARTITIONS_OR_OFFSETS before END_TXN (``TransactionManager``, trunk ``1eb7644349cb``)."""
+        if c.state == tp.C.ABORTING and state.apps[i].offsets == P.ADD:
+            return False
+        return super()._may_send_txn_request(state, i, c)
+
     def _eos_send_txn_request(self, s: TxnSystemState, i: int) -> Result:
         """The Sender's next coordinator request; ghost: a transaction it ends locally must be unknown to the
         coordinator.
@@ -896,14 +911,17 @@ class EosSystem(TransactionalSystem):
         adds ``__consumer_offsets`` to the transaction itself, KIP-890 part 2; Kafka 4.0, trunk
         ``1eb7644349cb``).  A local end while the coordinator holds the producer's transaction Ongoing at
         its epoch leaves a transaction nobody ends until ``transaction.timeout.ms`` (its next transaction
-        silently joins it).  Judged under TV2 only: a TV0/TV1 client may end locally with the coordinator
-        Ongoing when its AddOffsetsToTxn reached the coordinator but the answer was lost and an abortable
-        error then failed the re-enqueued request (``maybeTerminateRequestWithError``) -- the hanging
-        transaction KIP-890 part 2 removes.
+        silently joins it).  Judged under every transaction version: a voluntary abort keeps a queued
+        AddOffsetsToTxn (:meth:`_eos_abort`), so a TV0/TV1 client learns whether the coordinator added the
+        offsets before it decides between EndTxn and a local end.  (Kafka's remaining TV0/TV1 window -- a
+        lost answer, then an abortable error failing the re-enqueued request -- is not modelled: from
+        ABORTABLE_ERROR the model takes the interleaving in which the request had not been sent.)
         """
         c = s.clients[i]
+        if not self._may_send_txn_request(s, i, c):  # input: not offered here (edited trace)
+            return None
         out = self._send_txn_request(s, i)
-        if out is None or "client_txn_local_end" not in out[1] or self.tv < 2:  # no mutate: ghost
+        if out is None or "client_txn_local_end" not in out[1]:  # no mutate: ghost
             return out
         md = s.coordinator[i]
         if (  # no branch: ghost observer of a violation (client_transaction_ends_at_coordinator)
@@ -1000,7 +1018,9 @@ class EosSystem(TransactionalSystem):
         c = c._replace(added=tuple(sorted({*c.added, OFFSETS_PARTITION})))
         s = s._replace(clients=_at(s.clients, i, c))
         if c.state != tp.C.IN_TRANSACTION or app.offsets != P.ADD:
-            return s, ("offsets_added",)
+            # aborting: Kafka still sends the TxnOffsetCommit it enqueues here before EndTxn; the abort marker
+            # discards what it stages, so the model skips it (modelling choice) and lets EndTxn go.
+            return self._set_app(s, i, app._replace(offsets=P.NONE)), ("offsets_added",)
         return self._send_txn_offset_commit(s, i, app), ("offsets_added", "TxnOffsetCommitRequest")
 
     def _on_txn_offset_commit(

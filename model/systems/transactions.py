@@ -353,7 +353,7 @@ class TransactionalSystem:
             if c.state == tp.C.UNINITIALIZED and self._may_init_transactions(state, i):
                 out.append(Action("InitTransactions", (i,)))
             out.extend(self._application_actions(state, i, c))
-            if tp.next_txn_request(c, i, self.tv, self.kip_360) is not None:
+            if self._may_send_txn_request(state, i, c):
                 out.append(Action("SendTxnRequest", (i,)))
             for q in range(topo.partitions):
                 if self._drain(c, i, q) is not None:
@@ -633,6 +633,10 @@ class TransactionalSystem:
         if not self._may_abort(c):  # no branch: only a trace read from a file names a disabled action
             return None
         return self._set_client(s, i, tp.abort_transaction(c))
+
+    def _may_send_txn_request(self, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
+        """The Sender has a coordinator request to send (or a transaction to complete locally)."""
+        return tp.next_txn_request(c, i, self.tv, self.kip_360) is not None
 
     def _send_txn_request(self, s: TxnSystemState, i: int) -> Result:
         nxt = tp.next_txn_request(s.clients[i], i, self.tv, self.kip_360)
