@@ -430,6 +430,14 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("join_answered_with_current_generation", "A known member's JoinGroup "
                                      "retried after a lost response is answered with the current generation.",
                                      "join:current_generation"))
+    if faults.late_heartbeat:
+        # a Heartbeat response of a generation the member has left must reach it, else consumers_react_as_kafka
+        # never judges the generationUnchanged() rule
+        props.append(sometimes_event("late_heartbeat_ignored", "A Heartbeat response with a fencing error, sent with "
+                                     "a member id or generation the consumer has since left, is ignored.",
+                                     "late_heartbeat:ignored"))
+        props = [replace(p, partners=(*p.partners, "late_heartbeat_ignored")) if p.name == "consumers_react_as_kafka"
+                 else p for p in props]
     if faults.stale_subscription and topo.consumers > 1:
         props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
                                      "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))

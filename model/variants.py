@@ -330,6 +330,10 @@ class ProtocolFlags:
             SyncGroup, OffsetCommit, its parked JoinGroup) drops its partitions without committing
             (``onPartitionsLost``, ``ConsumerCoordinator.onJoinPrepare`` for a fenced generation, KIP-429) before it
             rejoins; without it it keeps them, and their positions, into the next generation.
+        heartbeat_response_checks_generation: a consumer ignores a Heartbeat's UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION /
+            FENCED_INSTANCE_ID when the Heartbeat was sent with a member id or generation it no longer has
+            (``AbstractCoordinator.HeartbeatResponseHandler``: ``generationUnchanged()``, Kafka 4.0 trunk 1eb7644);
+            without it a late response resets a member that completed a rebalance since.
     """
 
     check_epoch: bool = True
@@ -411,6 +415,7 @@ class ProtocolFlags:
     fenced_member_loses_partitions: bool = True
     coordinator_change_keeps_membership: bool = True
     rebalance_in_progress_keeps_generation: bool = True
+    heartbeat_response_checks_generation: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1273,6 +1278,19 @@ VARIANTS: dict[str, Variant] = {
             bug="requestRejoin confused with resetGenerationOnResponseError: every member that learns of a rebalance "
             "from a heartbeat calls onPartitionsLost instead of committing in onPartitionsRevoked, and joins as if "
             "fenced (a cooperative member then gives up partitions that were not moving)",
+        ),
+        Variant(
+            name="stale_heartbeat_resets_member",
+            description="A consumer applies a Heartbeat's ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID whatever member id "
+            "and generation the Heartbeat was sent with: a response that arrives after the member rejoined resets "
+            "the generation it just got.",
+            flags=replace(_REAL, heartbeat_response_checks_generation=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_late_heartbeat",),
+            bug="HeartbeatResponseHandler without its generationUnchanged() check: the heartbeat thread's late "
+            "response to a Heartbeat of the previous generation makes a member that just synced drop its partitions "
+            "(onPartitionsLost) and rejoin, so every rebalance triggers another (a rebalance storm)",
         ),
         Variant(
             name="no_commit_on_revoke",

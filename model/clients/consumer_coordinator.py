@@ -44,6 +44,7 @@ __all__ = [
     "join_completed",
     "join_group",
     "on_error",
+    "on_heartbeat_response",
     "sync_group",
 ]
 
@@ -75,6 +76,9 @@ class Consumer(NamedTuple):
     #: its last SyncGroup assignment and the generation it came in: what a faulty client that keeps
     #: out-of-date ``ownedPartitions`` (KAFKA-13419) reports in its next JoinGroup
     last_assignment: tuple[tuple[int, ...], int] = ((), NO_GENERATION)
+    #: the (member id, generation) its heartbeat thread sent a Heartbeat with whose response has not arrived yet
+    #: (``AbstractCoordinator.HeartbeatResponseHandler``'s ``sentGeneration``); ("", -1): none in flight
+    beat: tuple[str, int] = ("", NO_GENERATION)
 
     def uncommitted(self, partitions: tuple[int, ...] | None = None) -> tuple[int, ...]:
         """Owned partitions whose position differs from what this consumer last committed."""
@@ -117,6 +121,27 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
             return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
         return c._replace(state=UNJOINED)
     return c._replace(state=FAILED)
+
+
+def on_heartbeat_response(c: Consumer, error: str, sent: tuple[str, int], rebalance_rejoins: bool = True,
+                          rebalance_keeps_generation: bool = True, fenced_loses_partitions: bool = True,
+                          checks_generation: bool = True) -> Consumer:
+    """``AbstractCoordinator.HeartbeatResponseHandler`` (Kafka 4.0, trunk 1eb7644) for a Heartbeat sent as ``sent``
+    (member id, generation): NONE changes nothing; REBALANCE_IN_PROGRESS requests a rejoin only from a STABLE member
+    ("we may be sending the request during rebalance": in COMPLETING_REBALANCE, here AWAITING_SYNC, it is ignored);
+    ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID and FENCED_INSTANCE_ID reset the member (:func:`on_error`) only if
+    ``generationUnchanged()`` -- the consumer still has the identity it sent -- and are ignored once a rejoin gave
+    it another ("attempt to heartbeat with stale generation ..., ignoring the error"): a late response must not
+    undo the rebalance the member completed since.  ``checks_generation=False`` is the weakened variant
+    stale_heartbeat_resets_member (the response's error applied whatever generation it was sent in)."""
+    if error == Errors.NONE:
+        return c
+    if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:
+        return c
+    fenced = error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID)
+    if fenced and checks_generation and sent != (c.member_id, c.generation):
+        return c
+    return on_error(c, error, rebalance_rejoins, rebalance_keeps_generation, fenced_loses_partitions)
 
 
 def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]) -> tuple[Consumer, tuple[int, ...]]:

@@ -31,7 +31,9 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           last assignment, in that assignment's generation, though it lost them),
                           LoseJoinResponse (a JoinGroup response is lost: the consumer sends the
                           same JoinGroup again), CreatePartitions (partitions are added to the topic:
-                          the leader, whose metadata changed, rejoins and the group must rebalance)
+                          the leader, whose metadata changed, rejoins and the group must rebalance),
+                          LateHeartbeat (the response to a Heartbeat the consumer sent with an earlier member
+                          id or generation arrives after a rejoin gave it another)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -74,7 +76,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
-    "lost_join_response", "create_partitions",
+    "lost_join_response", "create_partitions", "late_heartbeat",
 )
 
 
@@ -113,6 +115,7 @@ class GroupsFaultBudget:
     stale_subscription: int = 0
     lost_join_response: int = 0
     create_partitions: int = 0
+    late_heartbeat: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -174,6 +177,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "StaleJoinGroup": ("consumer",),
     "LoseJoinResponse": ("consumer",),
     "CreatePartitions": (),
+    "LateHeartbeat": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -185,6 +189,7 @@ FAULT_OF_ACTION = {
     "StaleJoinGroup": "stale_subscription",
     "LoseJoinResponse": "lost_join_response",
     "CreatePartitions": "create_partitions",
+    "LateHeartbeat": "late_heartbeat",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -432,8 +437,13 @@ class GroupSystem:
             if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
                 out.append(Action("LoseJoinResponse", (i,)))
             beat = cg.heartbeat(g, c.member_id, c.generation, self._fenced_by(i))
-            if c.state in (cc.STABLE, cc.AWAITING_SYNC) and beat != Errors.NONE:
+            # the heartbeat thread runs in COMPLETING_REBALANCE and STABLE; only an answer that moves the consumer
+            # is a step (REBALANCE_IN_PROGRESS is ignored while it awaits its SyncGroup answer)
+            heard = self._heartbeat_reaction(c, beat, (c.member_id, c.generation)) != c
+            if c.state in (cc.STABLE, cc.AWAITING_SYNC) and heard:
                 out.append(Action("Heartbeat", (i,)))
+            if c.beat[0] and c.beat != (c.member_id, c.generation) and self._fault_allowed(s, "late_heartbeat"):
+                out.append(Action("LateHeartbeat", (i,)))
         for i, c in enumerate(s.consumers):
             if self._consuming(c):
                 for p in c.owned:
@@ -508,9 +518,22 @@ class GroupSystem:
             k = GROUP_FAULT_KINDS.index(fault)
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
             events = (f"fault:{fault}", *events)
+        new = self._note_heartbeats(new)
         if new.group.state != state.group.state:
             events = (*events, f"group:{state.group.state}->{new.group.state}")
         return Step(new, events)
+
+    def _note_heartbeats(self, s: GroupState) -> GroupState:
+        """Where the run may deliver a late Heartbeat response (a ``late_heartbeat`` budget left), a Stable consumer's
+        heartbeat thread has a Heartbeat in flight with its member id and generation -- the oldest one whose response
+        has not arrived; elsewhere none is remembered (it could never arrive late)."""
+        if not self._limits[GROUP_FAULT_KINDS.index("late_heartbeat")]:
+            return s
+        allowed = self._fault_allowed(s, "late_heartbeat")
+        consumers = tuple(
+            (c._replace(beat=(c.member_id, c.generation)) if not c.beat[0] and c.state == cc.STABLE else c)
+            if allowed else c._replace(beat=("", cc.NO_GENERATION)) for c in s.consumers)
+        return s._replace(consumers=consumers)
 
     @staticmethod
     def _note_rejoins(before: GroupState, after: GroupState, action: Action) -> GroupState:
@@ -526,7 +549,7 @@ class GroupSystem:
         for i, (old, cur) in enumerate(zip(before.consumers, after.consumers)):
             if not (old.up and cur.up and old.state == cc.STABLE and cur.state != cc.STABLE):
                 continue
-            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "Commit", "PollTimeout")
+            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "LateHeartbeat", "Commit", "PollTimeout")
             leader_metadata = action.kind == "CreatePartitions" and old.member_id == before.group.leader
             if own or leader_metadata:  # no branch: ghost observer of a violation (stable_members_rejoin_on_request)
                 continue
@@ -557,6 +580,10 @@ class GroupSystem:
             i = action.args[0]
             c = s.consumers[i]
             return cg.heartbeat(s.group, c.member_id, c.generation, self._fenced_by(i)), ()
+        if action.kind == "LateHeartbeat":
+            i = action.args[0]
+            member, generation = s.consumers[i].beat
+            return cg.heartbeat(s.group, member, generation, self._fenced_by(i)), ()
         if action.kind == "SyncGroup":
             res = self._sync(s, action.args[0])
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
@@ -565,7 +592,10 @@ class GroupSystem:
     def _note_reaction(self, before: GroupState, after: GroupState, action: Action,
                        answer: tuple[str, tuple[int, ...]]) -> GroupState:
         """Ghost: does consumer ``i`` react to the answer as ``AbstractCoordinator``'s SyncGroup/Heartbeat response
-        handlers do (Kafka 4.0, trunk ``1eb7644349cb``)?  NONE to a SyncGroup: the assignment is owned, member id and
+        handlers do (Kafka 4.0, trunk ``1eb7644349cb``)?  A Heartbeat answered NONE, REBALANCE_IN_PROGRESS while the
+        consumer is not Stable, or a fencing error to a (late) Heartbeat sent with a member id or generation the
+        consumer no longer has (``generationUnchanged()`` false) leaves it as it was.  NONE to a SyncGroup: the
+        assignment is owned, member id and
         generation kept (Stable, or rejoining after a cooperative revocation); UNKNOWN_MEMBER_ID: member id and
         generation reset, partitions lost, rejoin; ILLEGAL_GENERATION: generation reset, partitions lost, rejoin;
         REBALANCE_IN_PROGRESS: rejoin keeping member id, generation and partitions (``requestRejoin``); any other
@@ -574,7 +604,16 @@ class GroupSystem:
         old, new = before.consumers[i], after.consumers[i]
         error, assignment = answer
         ident = (new.member_id, new.generation)
-        if error == Errors.NONE:
+        heartbeat = action.kind in ("Heartbeat", "LateHeartbeat")
+        sent = old.beat if action.kind == "LateHeartbeat" else (old.member_id, old.generation)
+        fencing = error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID)
+        # HeartbeatResponseHandler: NONE, REBALANCE_IN_PROGRESS outside STABLE and a fencing error of a generation
+        # the consumer has left (generationUnchanged() false) leave it as it was
+        ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
+            fencing and sent != (old.member_id, old.generation))
+        if heartbeat and ignored:
+            ok = new._replace(beat=old.beat) == old
+        elif error == Errors.NONE:
             ok = new.state in (cc.STABLE, cc.UNJOINED) and new.owned == assignment and ident == (
                 old.member_id, old.generation)
         elif error == Errors.UNKNOWN_MEMBER_ID:
@@ -604,7 +643,9 @@ class GroupSystem:
         elif c.state == cc.STABLE and not self.flags.coordinator_change_keeps_membership:  # no branch: variant only
             c = c._replace(state=cc.UNJOINED)  # weakened variant rejoin_on_coordinator_change
             events.append("rejoin:coordinator_changed")
-        return self._put(s, i, c._replace(coordinator=s.group.epoch)), tuple(events)
+        # the connection to the old coordinator is gone: a Heartbeat in flight there fails (no late response)
+        c = c._replace(coordinator=s.group.epoch, beat=("", cc.NO_GENERATION))
+        return self._put(s, i, c), tuple(events)
 
     def _start(self, s: GroupState, i: int) -> Result:
         return self._put(s, i, cc.fresh(up=True)), ("consumer_started",)
@@ -711,12 +752,35 @@ class GroupSystem:
             c = c._replace(state=cc.UNJOINED)
         return self._put(s, i, c), tuple(events)
 
+    def _heartbeat_reaction(self, c: Consumer, error: str, sent: tuple[str, int]) -> Consumer:
+        """``HeartbeatResponseHandler`` on ``c`` for a Heartbeat sent as ``sent`` (:func:`cc.on_heartbeat_response`)."""
+        return cc.on_heartbeat_response(c, error, sent, *self._rebalance_reaction(),
+                                        checks_generation=self.flags.heartbeat_response_checks_generation)
+
     def _heartbeat(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         error = cg.heartbeat(s.group, c.member_id, c.generation, self._fenced_by(i))
         s = self._note_answer(s, "Heartbeat", c, error, self.instances[i])
-        c = cc.on_error(c, error, *self._rebalance_reaction())
+        c = self._heartbeat_reaction(c, error, (c.member_id, c.generation))
         return self._put(s, i, c), (f"error:{error}", f"heartbeat:{error}")
+
+    def _late_heartbeat(self, s: GroupState, i: int) -> Result:
+        """Fault: the response to a Heartbeat consumer ``i``'s heartbeat thread sent as ``c.beat`` (member id,
+        generation) arrives only now -- the request was delayed, or the response -- after a rejoin gave the consumer
+        another generation (or member id).  The coordinator answers the identity the request carried
+        (``classicGroupHeartbeat``: ILLEGAL_GENERATION for a known member of an earlier generation, UNKNOWN_MEMBER_ID
+        for one it removed); the consumer must ignore a fencing error sent in a generation it left
+        (``generationUnchanged()``, ``AbstractCoordinator.HeartbeatResponseHandler``, Kafka 4.0 trunk 1eb7644), and
+        REBALANCE_IN_PROGRESS unless it is Stable -- else a late response resets a member that just completed a
+        rebalance, which loses its partitions and rebalances the group again."""
+        c = s.consumers[i]
+        member, generation = c.beat
+        error = cg.heartbeat(s.group, member, generation, self._fenced_by(i))
+        s = self._note_answer(s, "Heartbeat", c._replace(member_id=member, generation=generation), error,
+                              self.instances[i])
+        after = self._heartbeat_reaction(c, error, c.beat)._replace(beat=("", cc.NO_GENERATION))
+        ignored = after == c._replace(beat=after.beat)
+        return self._put(s, i, after), (f"late_heartbeat:{error}", *(("late_heartbeat:ignored",) if ignored else ()))
 
     def _poll(self, s: GroupState, i: int, p: int) -> Result:
         c = s.consumers[i]
@@ -897,5 +961,6 @@ GroupSystem._HANDLERS.update(
         "StaleJoinGroup": GroupSystem._stale_join,
         "LoseJoinResponse": GroupSystem._lose_join_response,
         "CreatePartitions": GroupSystem._create_partitions,
+        "LateHeartbeat": GroupSystem._late_heartbeat,
     }
 )
