@@ -132,6 +132,23 @@ def _metadata_mismatch(s: GroupState) -> list[str]:
     return [f"the group is Stable as {held} but replaying __consumer_offsets gives {meta}"]
 
 
+def _state_mismatch(s: GroupState) -> list[str]:
+    """``ClassicGroupState``'s meaning, checked against the members: Empty is the state of a group with no member
+    ("group has no more members, but lingers until all offsets have expired"), every other state has members; a
+    group past the join barrier (CompletingRebalance, Stable) has a selected protocol and a leader among its members
+    (``ClassicGroup.leaderId``, ``protocolName``, Kafka 4.0 trunk 1eb7644)."""
+    g = s.group
+    out: list[str] = []
+    if (g.state == cg.EMPTY) != (not g.members):
+        out.append(f"the group is {g.state} with {len(g.members)} member(s)")
+    if g.state in (cg.COMPLETING_REBALANCE, cg.STABLE) and g.members:
+        if g.member(g.leader) is None:
+            out.append(f"the group is {g.state} but its leader {g.leader or '-'} is not a member")
+        if not g.protocol:
+            out.append(f"the group is {g.state} with no selected protocol")
+    return out
+
+
 def _beyond_log(s: GroupState, records: int) -> list[str]:
     out = [f"consumer {i} is at offset {o} of t0p{p}, whose log ends at {records}"
            for i, c in enumerate(s.consumers) for p, o in c.positions if o > records]
@@ -257,6 +274,19 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _beyond_log(s, topo.records),
             partners=("partition_consumed_to_end",) if topo.records else ("assignment_received",),
             explain=lambda s: "; ".join(_beyond_log(s, topo.records)),
+        ),
+        no_findings(
+            name="group_state_matches_members",
+            fact="The group's state agrees with its membership: Empty exactly when it has no member; "
+            "CompletingRebalance and Stable with a selected protocol and a leader that is a member -- after "
+            "every join, leave, expiry and coordinator load.",
+            source="ClassicGroupState (Empty: no more members), ClassicGroup.transitionTo / leaderId / protocolName, "
+            "GroupMetadataManager.replay (Kafka 4.0, trunk 1eb7644)",
+            catches="a loaded or emptied group left Stable with no member (its offsets never expire, a JoinGroup "
+            "'rebalances' a group nobody is in), a group Empty with members, a leader that left but still leads",
+            findings=_state_mismatch,
+            partners=("assignment_received", *(("empty_group_loaded",) if faults.coordinator_failover and (
+                faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout) else ())),
         ),
         no_findings(
             name="stable_members_rejoin_on_request",
@@ -470,6 +500,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))
+        if faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout:
+            props.append(sometimes_event("empty_group_loaded", "A new coordinator loads a group whose members all "
+                                         "left (its last GroupMetadata record has none).", "coordinator:loaded_empty"))
     if topo.records and (faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout):
         props.append(sometimes_event("offsets_expired", "An Empty group's offsets expire as tombstones (KIP-211).",
                                      "offsets:expired"))

@@ -895,7 +895,9 @@ class GroupSystem:
     def _failover(self, s: GroupState) -> Result:
         g = s.group
         group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id, self.flags.load_restores_subscriptions)
-        return s._replace(group=group), ("coordinator:loaded",)
+        meta = olog.load(g.log, g.group_id).metadata
+        emptied = meta is not None and not meta.members  # the witness: a group record with no member is loaded
+        return s._replace(group=group), ("coordinator:loaded", *(("coordinator:loaded_empty",) if emptied else ()))
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}
 
