@@ -334,6 +334,10 @@ class ProtocolFlags:
             FENCED_INSTANCE_ID when the Heartbeat was sent with a member id or generation it no longer has
             (``AbstractCoordinator.HeartbeatResponseHandler``: ``generationUnchanged()``, Kafka 4.0 trunk 1eb7644);
             without it a late response resets a member that completed a rebalance since.
+        join_updates_member_metadata: the group coordinator stores the subscription metadata (ownedPartitions, their
+            generation) of a known member's JoinGroup (``GroupMetadataManager.updateMemberAndRebalance``,
+            ``ClassicGroupMember.setSupportedProtocols``, Kafka 4.0 trunk 1eb7644); without it the member keeps the
+            metadata of its first JoinGroup.
     """
 
     check_epoch: bool = True
@@ -416,6 +420,7 @@ class ProtocolFlags:
     coordinator_change_keeps_membership: bool = True
     rebalance_in_progress_keeps_generation: bool = True
     heartbeat_response_checks_generation: bool = True
+    join_updates_member_metadata: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1291,6 +1296,18 @@ VARIANTS: dict[str, Variant] = {
             bug="HeartbeatResponseHandler without its generationUnchanged() check: the heartbeat thread's late "
             "response to a Heartbeat of the previous generation makes a member that just synced drop its partitions "
             "(onPartitionsLost) and rejoin, so every rebalance triggers another (a rebalance storm)",
+        ),
+        Variant(
+            name="rejoin_keeps_old_subscription",
+            description="The group coordinator admits a known member's JoinGroup without storing the subscription it "
+            "carries: the leader's assignor goes on reading the ownedPartitions of the member's first JoinGroup.",
+            flags=replace(_REAL, join_updates_member_metadata=False),
+            weakened=True,
+            breaks=("coordinator_holds_subscription", "no_partition_owned_twice"),
+            scenarios=("groups_cooperative_follower_revoke",),
+            bug="updateMemberAndRebalance without setSupportedProtocols: a cooperative member that revoked a partition "
+            "still 'owns' it for the assignor, which withholds it from its new owner for ever (the rebalance never "
+            "completes), and the stale claim makes every retried JoinGroup look changed",
         ),
         Variant(
             name="no_commit_on_revoke",

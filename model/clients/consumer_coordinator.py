@@ -164,7 +164,7 @@ class JoinOutcome(NamedTuple):
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
                answer_unchanged: bool = True, rebalance_rejoins: bool = True, instance: str = "",
-               static_keeps_generation: bool = True) -> JoinOutcome:
+               static_keeps_generation: bool = True, updates_metadata: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
@@ -173,7 +173,7 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
     ``instance`` is the consumer's ``group.instance.id`` (KIP-345; "" for a dynamic member), sent in every
     group request."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged, instance,
-                        static_keeps_generation)
+                        static_keeps_generation, updates_metadata)
     if res.error != Errors.NONE:
         return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:

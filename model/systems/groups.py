@@ -686,7 +686,7 @@ class GroupSystem:
         instance = self.instances[i] if not c.member_id else self._fenced_by(i)
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation,
                             self.flags.rebalance_in_progress_rejoins, instance,
-                            self.flags.static_rejoin_keeps_generation)
+                            self.flags.static_rejoin_keeps_generation, self.flags.join_updates_member_metadata)
         s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i])._replace(group=out.group)
         s = self._note_recorded(s, out, owned, generation)
         needless = _needless_rebalance(before, out.group, c.member_id, owned, generation, self.instances[i])
