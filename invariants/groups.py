@@ -149,6 +149,14 @@ def _state_mismatch(s: GroupState) -> list[str]:
     return out
 
 
+def _fenced_owners(s: GroupState) -> list[str]:
+    """Running consumers that hold no generation (never joined, fenced: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION reset
+    it, or left on a poll timeout) yet own partitions."""
+    return [f"consumer {i} ({c.member_id or 'no member id'}) has no generation but owns {list(c.owned)}"
+            for i, c in enumerate(s.consumers)
+            if c.up and c.state != cc.FAILED and c.generation == cc.NO_GENERATION and c.owned]
+
+
 def _beyond_log(s: GroupState, records: int) -> list[str]:
     out = [f"consumer {i} is at offset {o} of t0p{p}, whose log ends at {records}"
            for i, c in enumerate(s.consumers) for p, o in c.positions if o > records]
@@ -287,6 +295,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             findings=_state_mismatch,
             partners=("assignment_received", *(("empty_group_loaded",) if faults.coordinator_failover and (
                 faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout) else ())),
+        ),
+        no_findings(
+            name="fenced_consumer_owns_nothing",
+            fact="A consumer without a generation -- fenced (its generation reset by UNKNOWN_MEMBER_ID or "
+            "ILLEGAL_GENERATION from any group request), timed out of the group, or not yet joined -- owns no "
+            "partition: it lost them (onPartitionsLost) before it rejoins, so it never consumes what the group may "
+            "have given another member.",
+            source="AbstractCoordinator.resetStateAndRejoin / resetGenerationOnResponseError, "
+            "ConsumerCoordinator.onJoinPrepare (onPartitionsLost for a reset generation, KIP-429), maybeLeaveGroup "
+            "(Kafka 4.0, trunk 1eb7644)",
+            catches="a response handler, or a path the reaction judge does not see (a commit or join error, a late "
+            "or duplicated response), that resets the generation but keeps the partitions: the consumer goes on "
+            "fetching them while their new owner does, and claims them in its next JoinGroup",
+            findings=_fenced_owners,
+            partners=("assignment_received",),
         ),
         no_findings(
             name="stable_members_rejoin_on_request",
