@@ -483,6 +483,12 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("join_answered_with_current_generation", "A known member's JoinGroup "
                                      "retried after a lost response is answered with the current generation.",
                                      "join:current_generation"))
+    if faults.late_sync_response:
+        # a SyncGroup answer must arrive after a generation reset, else the hasGenerationReset rule is never judged
+        props.append(sometimes_event("stale_sync_response_ignored", "A SyncGroup answer that arrives after the "
+                                     "consumer's generation was reset is not taken.", "sync:stale_response_ignored"))
+        props = [replace(p, partners=(*p.partners, "stale_sync_response_ignored"))
+                 if p.name in ("consumers_react_as_kafka", "fenced_consumer_owns_nothing") else p for p in props]
     if faults.late_heartbeat:
         # a Heartbeat response of a generation the member has left must reach it, else consumers_react_as_kafka
         # never judges the generationUnchanged() rule

@@ -338,6 +338,10 @@ class ProtocolFlags:
             generation) of a known member's JoinGroup (``GroupMetadataManager.updateMemberAndRebalance``,
             ``ClassicGroupMember.setSupportedProtocols``, Kafka 4.0 trunk 1eb7644); without it the member keeps the
             metadata of its first JoinGroup.
+        sync_response_checks_generation: a consumer whose SyncGroup answer arrives after its generation was reset
+            (or after it left COMPLETING_REBALANCE) fails the rebalance and rejoins
+            (``AbstractCoordinator.SyncGroupResponseHandler``: ``hasGenerationReset``, Kafka 4.0 trunk 1eb7644);
+            without it it takes the assignment anyway.
     """
 
     check_epoch: bool = True
@@ -421,6 +425,7 @@ class ProtocolFlags:
     rebalance_in_progress_keeps_generation: bool = True
     heartbeat_response_checks_generation: bool = True
     join_updates_member_metadata: bool = True
+    sync_response_checks_generation: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1310,6 +1315,17 @@ VARIANTS: dict[str, Variant] = {
             "completes), and the stale claim makes every retried JoinGroup look changed",
         ),
         Variant(
+            name="stale_sync_response_adopted",
+            description="A consumer takes the assignment of a SyncGroup answer that arrives after the heartbeat "
+            "thread reset its generation (the member's session expired meanwhile).",
+            flags=replace(_REAL, sync_response_checks_generation=False),
+            weakened=True,
+            breaks=("fenced_consumer_owns_nothing", "consumers_react_as_kafka"),
+            scenarios=("groups_late_sync_response",),
+            bug="SyncGroupResponseHandler without its hasGenerationReset check: a member fenced while its SyncGroup "
+            "was in flight consumes the partitions of a generation it no longer belongs to, beside their new owner",
+        ),
+        Variant(
             name="no_commit_on_revoke",
             description="Consumers give partitions up without committing their positions first "
             "(enable.auto.commit=false and a ConsumerRebalanceListener whose onPartitionsRevoked does not commit).",
@@ -1337,7 +1353,7 @@ VARIANTS: dict[str, Variant] = {
             "and its positions, while it rejoins (no onPartitionsLost).",
             flags=replace(_REAL, fenced_member_loses_partitions=False),
             weakened=True,
-            breaks=("consumers_react_as_kafka",),
+            breaks=("consumers_react_as_kafka", "fenced_consumer_owns_nothing"),
             scenarios=("groups_zombie_commit",),
             bug="KAFKA-13419-like: a member fenced out of the group (its session expired, its generation is gone) "
             "keeps ownedPartitions; a cooperative member goes on consuming partitions the group already gave to "

@@ -79,6 +79,9 @@ class Consumer(NamedTuple):
     #: the (member id, generation) its heartbeat thread sent a Heartbeat with whose response has not arrived yet
     #: (``AbstractCoordinator.HeartbeatResponseHandler``'s ``sentGeneration``); ("", -1): none in flight
     beat: tuple[str, int] = ("", NO_GENERATION)
+    #: a SyncGroup answer (assignment, the generation the request carried) on its way back: the coordinator
+    #: already took the SyncGroup; (() , -1): none in flight
+    held_sync: tuple[tuple[int, ...], int] = ((), NO_GENERATION)
 
     def uncommitted(self, partitions: tuple[int, ...] | None = None) -> tuple[int, ...]:
         """Owned partitions whose position differs from what this consumer last committed."""

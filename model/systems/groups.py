@@ -33,7 +33,9 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           same JoinGroup again), CreatePartitions (partitions are added to the topic:
                           the leader, whose metadata changed, rejoins and the group must rebalance),
                           LateHeartbeat (the response to a Heartbeat the consumer sent with an earlier member
-                          id or generation arrives after a rejoin gave it another)
+                          id or generation arrives after a rejoin gave it another), DelaySyncResponse (the
+                          coordinator took a SyncGroup but its answer is still on its way: SyncResponse delivers it,
+                          perhaps after the heartbeat thread reset the generation)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -76,7 +78,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
-    "lost_join_response", "create_partitions", "late_heartbeat",
+    "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response",
 )
 
 
@@ -116,6 +118,7 @@ class GroupsFaultBudget:
     lost_join_response: int = 0
     create_partitions: int = 0
     late_heartbeat: int = 0
+    late_sync_response: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -178,6 +181,8 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "LoseJoinResponse": ("consumer",),
     "CreatePartitions": (),
     "LateHeartbeat": ("consumer",),
+    "DelaySyncResponse": ("consumer",),
+    "SyncResponse": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -190,6 +195,7 @@ FAULT_OF_ACTION = {
     "LoseJoinResponse": "lost_join_response",
     "CreatePartitions": "create_partitions",
     "LateHeartbeat": "late_heartbeat",
+    "DelaySyncResponse": "late_sync_response",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -427,13 +433,19 @@ class GroupSystem:
                 out.append(Action("Start", (i,)))
             if not self._talks(s, c):
                 continue
-            if c.state == cc.UNJOINED:
+            if c.held_sync[1] >= 0:
+                # the SyncGroup's future is pending: the consumer sends no JoinGroup or SyncGroup until it completes
+                out.append(Action("SyncResponse", (i,)))
+            elif c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
                 if self._fault_allowed(s, "stale_subscription") and self._stale_claim(c):
                     out.append(Action("StaleJoinGroup", (i,)))
-            if c.state == cc.AWAITING_SYNC and self._sync(s, i) is not None:
+            answer = self._sync(s, i) if c.state == cc.AWAITING_SYNC and c.held_sync[1] < 0 else None
+            if answer is not None:
                 out.append(Action("SyncGroup", (i,)))
-            lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None
+                if answer.error == Errors.NONE and self._fault_allowed(s, "late_sync_response"):
+                    out.append(Action("DelaySyncResponse", (i,)))
+            lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None and c.held_sync[1] < 0
             if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
                 out.append(Action("LoseJoinResponse", (i,)))
             beat = cg.heartbeat(g, c.member_id, c.generation, self._fenced_by(i))
@@ -587,6 +599,8 @@ class GroupSystem:
         if action.kind == "SyncGroup":
             res = self._sync(s, action.args[0])
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
+        if action.kind == "SyncResponse":
+            return Errors.NONE, tuple(sorted(s.consumers[action.args[0]].held_sync[0]))
         return None
 
     def _note_reaction(self, before: GroupState, after: GroupState, action: Action,
@@ -611,7 +625,11 @@ class GroupSystem:
         # the consumer has left (generationUnchanged() false) leave it as it was
         ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
             fencing and sent != (old.member_id, old.generation))
-        if heartbeat and ignored:
+        if action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
+            # SyncGroupResponseHandler: a generation reset (or a state left) meanwhile fails the rebalance; rejoin
+            ok = new.state == cc.UNJOINED and (new.member_id, new.generation, new.owned) == (
+                old.member_id, old.generation, old.owned)
+        elif heartbeat and ignored:
             ok = new._replace(beat=old.beat) == old
         elif error == Errors.NONE:
             ok = new.state in (cc.STABLE, cc.UNJOINED) and new.owned == assignment and ident == (
@@ -643,8 +661,11 @@ class GroupSystem:
         elif c.state == cc.STABLE and not self.flags.coordinator_change_keeps_membership:  # no branch: variant only
             c = c._replace(state=cc.UNJOINED)  # weakened variant rejoin_on_coordinator_change
             events.append("rejoin:coordinator_changed")
-        # the connection to the old coordinator is gone: a Heartbeat in flight there fails (no late response)
-        c = c._replace(coordinator=s.group.epoch, beat=("", cc.NO_GENERATION))
+        # the connection to the old coordinator is gone: a Heartbeat or SyncGroup in flight there fails
+        c = c._replace(coordinator=s.group.epoch, beat=("", cc.NO_GENERATION), held_sync=((), cc.NO_GENERATION))
+        if c.state == cc.AWAITING_SYNC and s.consumers[i].held_sync[1] >= 0:
+            c = c._replace(state=cc.UNJOINED)  # the SyncGroup failed: rejoin
+            events.append("sync:NOT_COORDINATOR")
         return self._put(s, i, c), tuple(events)
 
     def _start(self, s: GroupState, i: int) -> Result:
@@ -733,11 +754,42 @@ class GroupSystem:
         if res.error != Errors.NONE:
             c = cc.on_error(c, res.error, *self._rebalance_reaction())
             return self._put(s, i, c), (f"error:{res.error}", f"sync:{res.error}")
+        return self._adopt(s, i, c, res.assignment)
+
+    def _delay_sync_response(self, s: GroupState, i: int) -> Result:
+        """Fault: the coordinator takes consumer ``i``'s SyncGroup (the leader's assignment is stored, the group is
+        Stable) but the answer is still on its way back; meanwhile the heartbeat thread runs (COMPLETING_REBALANCE)
+        and may reset the generation (UNKNOWN_MEMBER_ID after the session expired).  :meth:`_sync_response`
+        delivers it."""
+        res = self._sync(s, i)
+        assert res is not None and res.error == Errors.NONE
+        c = s.consumers[i]
+        s = self._note_answer(s, "SyncGroup", c, res.error, self.instances[i])._replace(group=res.group)
+        return self._put(s, i, c._replace(held_sync=(res.assignment, c.generation))), ("sync:response_delayed",)
+
+    def _sync_response(self, s: GroupState, i: int) -> Result:
+        """The delayed SyncGroup answer arrives (``AbstractCoordinator.SyncGroupResponseHandler``, Kafka 4.0 trunk
+        1eb7644): the consumer takes the assignment only if its generation was not reset meanwhile and it is still
+        COMPLETING_REBALANCE (``!hasGenerationReset(generation) && state == COMPLETING_REBALANCE``); otherwise it
+        fails the rebalance with ILLEGAL_GENERATION and rejoins -- it must not consume an assignment of a generation
+        it was fenced from.  ``sync_response_checks_generation=False`` is the weakened variant
+        stale_sync_response_adopted."""
+        c = s.consumers[i]
+        assignment, generation = c.held_sync
+        c = c._replace(held_sync=((), cc.NO_GENERATION))
+        current = c.state == cc.AWAITING_SYNC and c.generation == generation
+        if current or not self.flags.sync_response_checks_generation:
+            s, events = self._adopt(s, i, c, assignment)
+            return s, ("sync:response_arrived", *events)
+        return self._put(s, i, c._replace(state=cc.UNJOINED)), ("sync:response_arrived", "sync:stale_response_ignored")
+
+    def _adopt(self, s: GroupState, i: int, c: Consumer, assignment: tuple[int, ...]) -> Result:
+        """A SyncGroup answered NONE: the consumer owns ``assignment`` (cooperative: revoking what it lost)."""
         fetched = dict(s.group.offsets) if self.flags.offset_fetch_on_assign else {}
-        c, revoked = cc.assigned(c, res.assignment, fetched)
+        c, revoked = cc.assigned(c, assignment, fetched)
         s, resumed = self._note_starts(s, s.consumers[i], c)
         if self._limits[GROUP_FAULT_KINDS.index("stale_subscription")]:  # remembered only where it is used
-            c = c._replace(last_assignment=(res.assignment, c.generation))
+            c = c._replace(last_assignment=(assignment, c.generation))
         events = ["sync:assignment", *(("resumed_at_committed_offset",) if resumed else ())]
         if revoked:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
@@ -964,5 +1016,7 @@ GroupSystem._HANDLERS.update(
         "LoseJoinResponse": GroupSystem._lose_join_response,
         "CreatePartitions": GroupSystem._create_partitions,
         "LateHeartbeat": GroupSystem._late_heartbeat,
+        "DelaySyncResponse": GroupSystem._delay_sync_response,
+        "SyncResponse": GroupSystem._sync_response,
     }
 )
