@@ -12,8 +12,8 @@ as a :class:`keos.model.interface.Model`:
 * the leader member runs the group's assignor (:mod:`keos.model.coordinator.group.assignors`:
   range, roundrobin, sticky — the eager protocol — or cooperative-sticky, or a user callable).
 
-Each client request and its response is one atomic step (no network in between); what the
-protocol must survive is modelled as actions instead:
+Each client request and its response is one atomic step, but where a budget delays an answer (Heartbeat,
+SyncGroup: LateHeartbeat, DelaySyncResponse); what else the protocol must survive is modelled as actions:
 
 ========================  =====================================================================
 protocol steps            FindCoordinator, Start (a consumer process starts or restarts),
