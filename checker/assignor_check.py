@@ -191,11 +191,10 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
     * a member claims a partition of a topic that no longer exists (deleted since its last assignment), or one
       past the topic's partition count (the topic was deleted and recreated with fewer partitions).
 
-    Empty when the case has no owned partition another subscriber could claim."""
-    if case.previous is None or not case.all_equal:
-        # with unequal subscriptions Kafka's CooperativeStickyAssignor computes the transferring partitions
-        # from the raw ownedPartitions (computePartitionsTransferringOwnership), so a stale claim that wins
-        # the balancing is not withheld: judged only where Kafka validates claims (equal subscriptions)
+    Empty when the case has no owned partition another subscriber could claim.  With unequal subscriptions (the
+    general builder: a group mid-way through a subscription change, or members of different versions) the cases
+    are judged by what Kafka still promises there (:func:`hostile_properties`)."""
+    if case.previous is None:
         return []
     subs = case.subscriptions
     for owner, parts in sorted(case.previous.items()):
@@ -240,6 +239,39 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
 #: cooperative assignor's first round may withhold partitions, so exactly_once is judged after its rounds).
 STALE_CLAIM_PROPERTIES = ("exactly_once", "at_most_once", "no_transfer")
 STALE_CLAIM_COOPERATIVE = ("at_most_once", "no_transfer")
+
+
+def hostile_properties(case: AssignorCase, cooperative: bool) -> tuple[str, ...]:
+    """The properties a hostile-claim case is judged by.  Equal subscriptions: :data:`STALE_CLAIM_PROPERTIES` (or
+    :data:`STALE_CLAIM_COOPERATIVE`).  Unequal ones: no partition is ever assigned twice (``AbstractStickyAssignor``
+    validates every claim -- ``allPreviousPartitionsToOwner`` keeps the highest generation's claimant and drops a
+    partition claimed twice in one generation -- for the general builder too), and the eager sticky assignor still
+    assigns every partition once; not ``no_transfer``: Kafka's CooperativeStickyAssignor computes the transferring
+    partitions of a general assignment from the raw ``ownedPartitions`` (``computePartitionsTransferringOwnership``,
+    trunk 1eb7644), so a stale claim that wins the balancing is not withheld."""
+    if case.all_equal:
+        return STALE_CLAIM_COOPERATIVE if cooperative else STALE_CLAIM_PROPERTIES
+    return ("at_most_once",) if cooperative else ("exactly_once", "at_most_once")
+
+
+#: A rebalance in which nothing changed -- the same members and subscriptions, each member claiming exactly what
+#: the last assignment gave it, in one generation -- moves no partition (KIP-54's stickiness at its simplest;
+#: ``AbstractStickyAssignor``: every claim is valid and the assignment ``isBalanced``, so nothing is reassigned;
+#: Range and RoundRobin are functions of the subscriptions alone).  A moved partition is a needless revocation
+#: (eager: every member's; cooperative: a follow-up rebalance), i.e. a rebalance storm under a steady group.
+UNCHANGED_REBALANCE = "unchanged_rebalance_moves_nothing"
+
+
+def _unchanged_rebalance(assignor: Assignor, case: AssignorCase, settled: Assignment) -> str | None:
+    generation = 1 + max((s.generation for s in case.subscriptions.values()), default=0)
+    again = run_assignor(assignor, case.partitions_per_topic, with_owned(case.subscriptions, settled, generation))
+    moved = sorted(moved_partitions(settled, again))
+    withheld = sorted(tp for parts in settled.values() for tp in parts if tp not in {x for p in again.values()
+                                                                                      for x in p})
+    if moved or withheld:
+        return (f"nothing changed, yet {', '.join(map(str, (*moved, *withheld)))} "
+                f"{'moved' if moved else 'was withheld'}")
+    return None
 
 
 @dataclass
@@ -316,6 +348,8 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
     if cooperative:
         for prop in FOLLOW_UP_PROPERTIES:
             report.properties[prop].expected = "holds"
+    report.properties[UNCHANGED_REBALANCE] = PropertyOutcome(
+        UNCHANGED_REBALANCE, "holds" if name in EXPECTED else "not judged")
     for raw in cases:
         case = _with_previous(raw, assignor)
         for stale in _hostile_claims(case):
@@ -325,8 +359,7 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
                 report.error = f"{stale.name}: {type(exc).__name__}: {exc}"
                 break
             report.stale_claims += 1
-            judged = STALE_CLAIM_COOPERATIVE if name in COOPERATIVE else STALE_CLAIM_PROPERTIES
-            _judge(report, expectation, stale, claimed, only=judged)
+            _judge(report, expectation, stale, claimed, only=hostile_properties(stale, cooperative))
         if report.error is not None:
             break
         try:
@@ -337,7 +370,8 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
         report.cases += 1
         final = assignment
         if cooperative:
-            _judge(report, expectation, case, assignment, only=("at_most_once", "no_transfer", "minimal_movement"))
+            _judge(report, expectation, case, assignment,
+                   only=("at_most_once", "no_transfer", "minimal_movement", "keeps_balanced_claims"))
             rounds = cooperative_rounds(case.partitions_per_topic, case.subscriptions)
             final = rounds[-1]
             report.max_rounds = max(report.max_rounds, len(rounds))
@@ -351,6 +385,12 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
             )
         else:
             _judge(report, expectation, case, assignment)
+        if name in EXPECTED:
+            unchanged = report.properties[UNCHANGED_REBALANCE]
+            unchanged.checked += 1
+            reason = _unchanged_rebalance(assignor, case, final)
+            if reason is not None and unchanged.first_failure is None:
+                unchanged.first_failure = (case.name, reason)
         s = spread(final)
         report.max_spread = max(report.max_spread, s)
         report.spread_total += s

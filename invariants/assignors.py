@@ -19,6 +19,8 @@ property                 meaning
 ``minimal_movement``     with equal subscriptions, no more previously owned partitions change owner
                          than balance forces (KIP-54's second goal)
 ``no_transfer``          no partition goes to a member while another member still owns it (KIP-429)
+``keeps_balanced_claims`` whatever the subscriptions, members whose valid claims already cover every partition
+                         with no improving move keep exactly what they claim (KIP-54 stickiness)
 =======================  ============================================================================
 
 Each property is a :class:`AssignorProperty`; ``check`` returns ``None`` when it holds and a
@@ -198,6 +200,27 @@ def _no_transfer(case: AssignorCase, assignment: Assignment) -> str | None:
     return None
 
 
+def _keeps_balanced_claims(case: AssignorCase, assignment: Assignment) -> str | None:
+    """Where the members' valid claims (:func:`current_owners`) already give every subscribed partition to one of its
+    subscribers and leave no improving move, the sticky assignors change nothing: ``AbstractStickyAssignor`` keeps
+    every valid owned partition (both builders) and, the assignment being ``isBalanced``, moves none."""
+    if case.previous is None:
+        return None
+    owners = current_owners(case)
+    subscribed = case.subscribed_partitions()
+    exists = set(subscribed)
+    if any(tp not in owners for tp in subscribed) or any(
+            tp in exists and tp.topic not in case.subscriptions[m].topics for tp, m in owners.items()):
+        return None
+    claimed: Assignment = {m: tuple(tp for tp in subscribed if owners[tp] == m) for m in case.subscriptions}
+    if _no_improving_move(case, claimed) is not None:
+        return None
+    moved = [tp for tp in subscribed if tp not in assignment.get(owners[tp], ())]
+    if moved:
+        return f"the members' claims were balanced already, yet {', '.join(map(str, moved))} left its owner"
+    return None
+
+
 EXACTLY_ONCE = AssignorProperty(
     "exactly_once", "every subscribed partition assigned exactly once, only to a subscriber",
     "ConsumerPartitionAssignor contract; ConsumerCoordinator.onLeaderElected", _exactly_once)
@@ -221,8 +244,14 @@ NO_TRANSFER = AssignorProperty(
     "no_transfer", "no partition given to a member while another still owns it",
     "KIP-429, CooperativeStickyAssignor.computePartitionsTransferringOwnership", _no_transfer)
 
+KEEPS_BALANCED_CLAIMS = AssignorProperty(
+    "keeps_balanced_claims", "valid claims that are complete and balanced are kept as they are, any subscriptions",
+    "KIP-54 (stickiness); AbstractStickyAssignor.allSubscriptionsEqual / GeneralAssignmentBuilder (isBalanced)",
+    _keeps_balanced_claims)
+
 PROPERTIES: tuple[AssignorProperty, ...] = (
-    EXACTLY_ONCE, AT_MOST_ONCE, BALANCED, PER_TOPIC_BALANCED, NO_IMPROVING_MOVE, MINIMAL_MOVEMENT, NO_TRANSFER)
+    EXACTLY_ONCE, AT_MOST_ONCE, BALANCED, PER_TOPIC_BALANCED, NO_IMPROVING_MOVE, MINIMAL_MOVEMENT, NO_TRANSFER,
+    KEEPS_BALANCED_CLAIMS)
 BY_NAME: dict[str, AssignorProperty] = {p.name: p for p in PROPERTIES}
 
 
@@ -240,10 +269,10 @@ EXPECTED: dict[str, Expectation] = {
     "roundrobin": Expectation(frozenset({"exactly_once", "at_most_once", "balanced"}),
                               frozenset({"no_improving_move", "minimal_movement"})),
     "sticky": Expectation(frozenset({"exactly_once", "at_most_once", "balanced", "no_improving_move",
-                                     "minimal_movement"})),
+                                     "minimal_movement", "keeps_balanced_claims"})),
     # The first round withholds moving partitions, so exactly-once and balance are checked on the
     # follow-up rebalance (see checker/assignor_bounds.cooperative_follow_up).
-    "cooperative-sticky": Expectation(frozenset({"at_most_once", "no_transfer"})),
+    "cooperative-sticky": Expectation(frozenset({"at_most_once", "no_transfer", "keeps_balanced_claims"})),
 }
 """Built-in assignors' contracts; a user-supplied assignor must at least satisfy ``exactly_once``."""
 

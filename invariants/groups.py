@@ -132,6 +132,31 @@ def _metadata_mismatch(s: GroupState) -> list[str]:
     return [f"the group is Stable as {held} but replaying __consumer_offsets gives {meta}"]
 
 
+def _state_mismatch(s: GroupState) -> list[str]:
+    """``ClassicGroupState``'s meaning, checked against the members: Empty is the state of a group with no member
+    ("group has no more members, but lingers until all offsets have expired"), every other state has members; a
+    group past the join barrier (CompletingRebalance, Stable) has a selected protocol and a leader among its members
+    (``ClassicGroup.leaderId``, ``protocolName``, Kafka 4.0 trunk 1eb7644)."""
+    g = s.group
+    out: list[str] = []
+    if (g.state == cg.EMPTY) != (not g.members):
+        out.append(f"the group is {g.state} with {len(g.members)} member(s)")
+    if g.state in (cg.COMPLETING_REBALANCE, cg.STABLE) and g.members:
+        if g.member(g.leader) is None:
+            out.append(f"the group is {g.state} but its leader {g.leader or '-'} is not a member")
+        if not g.protocol:
+            out.append(f"the group is {g.state} with no selected protocol")
+    return out
+
+
+def _fenced_owners(s: GroupState) -> list[str]:
+    """Running consumers that hold no generation (never joined, fenced: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION reset
+    it, or left on a poll timeout) yet own partitions."""
+    return [f"consumer {i} ({c.member_id or 'no member id'}) has no generation but owns {list(c.owned)}"
+            for i, c in enumerate(s.consumers)
+            if c.up and c.state != cc.FAILED and c.generation == cc.NO_GENERATION and c.owned]
+
+
 def _beyond_log(s: GroupState, records: int) -> list[str]:
     out = [f"consumer {i} is at offset {o} of t0p{p}, whose log ends at {records}"
            for i, c in enumerate(s.consumers) for p, o in c.positions if o > records]
@@ -257,6 +282,34 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             predicate=lambda s: not _beyond_log(s, topo.records),
             partners=("partition_consumed_to_end",) if topo.records else ("assignment_received",),
             explain=lambda s: "; ".join(_beyond_log(s, topo.records)),
+        ),
+        no_findings(
+            name="group_state_matches_members",
+            fact="The group's state agrees with its membership: Empty exactly when it has no member; "
+            "CompletingRebalance and Stable with a selected protocol and a leader that is a member -- after "
+            "every join, leave, expiry and coordinator load.",
+            source="ClassicGroupState (Empty: no more members), ClassicGroup.transitionTo / leaderId / protocolName, "
+            "GroupMetadataManager.replay (Kafka 4.0, trunk 1eb7644)",
+            catches="a loaded or emptied group left Stable with no member (its offsets never expire, a JoinGroup "
+            "'rebalances' a group nobody is in), a group Empty with members, a leader that left but still leads",
+            findings=_state_mismatch,
+            partners=("assignment_received", *(("empty_group_loaded",) if faults.coordinator_failover and (
+                faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout) else ())),
+        ),
+        no_findings(
+            name="fenced_consumer_owns_nothing",
+            fact="A consumer without a generation -- fenced (its generation reset by UNKNOWN_MEMBER_ID or "
+            "ILLEGAL_GENERATION from any group request), timed out of the group, or not yet joined -- owns no "
+            "partition: it lost them (onPartitionsLost) before it rejoins, so it never consumes what the group may "
+            "have given another member.",
+            source="AbstractCoordinator.resetStateAndRejoin / resetGenerationOnResponseError, "
+            "ConsumerCoordinator.onJoinPrepare (onPartitionsLost for a reset generation, KIP-429), maybeLeaveGroup "
+            "(Kafka 4.0, trunk 1eb7644)",
+            catches="a response handler, or a path the reaction judge does not see (a commit or join error, a late "
+            "or duplicated response), that resets the generation but keeps the partitions: the consumer goes on "
+            "fetching them while their new owner does, and claims them in its next JoinGroup",
+            findings=_fenced_owners,
+            partners=("assignment_received",),
         ),
         no_findings(
             name="stable_members_rejoin_on_request",
@@ -430,6 +483,20 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("join_answered_with_current_generation", "A known member's JoinGroup "
                                      "retried after a lost response is answered with the current generation.",
                                      "join:current_generation"))
+    if faults.late_sync_response:
+        # a SyncGroup answer must arrive after a generation reset, else the hasGenerationReset rule is never judged
+        props.append(sometimes_event("stale_sync_response_ignored", "A SyncGroup answer that arrives after the "
+                                     "consumer's generation was reset is not taken.", "sync:stale_response_ignored"))
+        props = [replace(p, partners=(*p.partners, "stale_sync_response_ignored"))
+                 if p.name in ("consumers_react_as_kafka", "fenced_consumer_owns_nothing") else p for p in props]
+    if faults.late_heartbeat:
+        # a Heartbeat response of a generation the member has left must reach it, else consumers_react_as_kafka
+        # never judges the generationUnchanged() rule
+        props.append(sometimes_event("late_heartbeat_ignored", "A Heartbeat response with a fencing error, sent with "
+                                     "a member id or generation the consumer has since left, is ignored.",
+                                     "late_heartbeat:ignored"))
+        props = [replace(p, partners=(*p.partners, "late_heartbeat_ignored")) if p.name == "consumers_react_as_kafka"
+                 else p for p in props]
     if faults.stale_subscription and topo.consumers > 1:
         props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
                                      "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))
@@ -462,6 +529,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     if faults.coordinator_failover:
         props.append(sometimes_event("coordinator_loaded", "A new coordinator loads the group from the log.",
                                      "coordinator:loaded"))
+        if faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout:
+            props.append(sometimes_event("empty_group_loaded", "A new coordinator loads a group whose members all "
+                                         "left (its last GroupMetadata record has none).", "coordinator:loaded_empty"))
     if topo.records and (faults.leave or faults.crash or faults.lost_heartbeats or faults.poll_timeout):
         props.append(sometimes_event("offsets_expired", "An Empty group's offsets expire as tombstones (KIP-211).",
                                      "offsets:expired"))

@@ -330,6 +330,18 @@ class ProtocolFlags:
             SyncGroup, OffsetCommit, its parked JoinGroup) drops its partitions without committing
             (``onPartitionsLost``, ``ConsumerCoordinator.onJoinPrepare`` for a fenced generation, KIP-429) before it
             rejoins; without it it keeps them, and their positions, into the next generation.
+        heartbeat_response_checks_generation: a consumer ignores a Heartbeat's UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION /
+            FENCED_INSTANCE_ID when the Heartbeat was sent with a member id or generation it no longer has
+            (``AbstractCoordinator.HeartbeatResponseHandler``: ``generationUnchanged()``, Kafka 4.0 trunk 1eb7644);
+            without it a late response resets a member that completed a rebalance since.
+        join_updates_member_metadata: the group coordinator stores the subscription metadata (ownedPartitions, their
+            generation) of a known member's JoinGroup (``GroupMetadataManager.updateMemberAndRebalance``,
+            ``ClassicGroupMember.setSupportedProtocols``, Kafka 4.0 trunk 1eb7644); without it the member keeps the
+            metadata of its first JoinGroup.
+        sync_response_checks_generation: a consumer whose SyncGroup answer arrives after its generation was reset
+            (or after it left COMPLETING_REBALANCE) fails the rebalance and rejoins
+            (``AbstractCoordinator.SyncGroupResponseHandler``: ``hasGenerationReset``, Kafka 4.0 trunk 1eb7644);
+            without it it takes the assignment anyway.
     """
 
     check_epoch: bool = True
@@ -411,6 +423,9 @@ class ProtocolFlags:
     fenced_member_loses_partitions: bool = True
     coordinator_change_keeps_membership: bool = True
     rebalance_in_progress_keeps_generation: bool = True
+    heartbeat_response_checks_generation: bool = True
+    join_updates_member_metadata: bool = True
+    sync_response_checks_generation: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1275,6 +1290,42 @@ VARIANTS: dict[str, Variant] = {
             "fenced (a cooperative member then gives up partitions that were not moving)",
         ),
         Variant(
+            name="stale_heartbeat_resets_member",
+            description="A consumer applies a Heartbeat's ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID whatever member id "
+            "and generation the Heartbeat was sent with: a response that arrives after the member rejoined resets "
+            "the generation it just got.",
+            flags=replace(_REAL, heartbeat_response_checks_generation=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_late_heartbeat",),
+            bug="HeartbeatResponseHandler without its generationUnchanged() check: the heartbeat thread's late "
+            "response to a Heartbeat of the previous generation makes a member that just synced drop its partitions "
+            "(onPartitionsLost) and rejoin, so every rebalance triggers another (a rebalance storm)",
+        ),
+        Variant(
+            name="rejoin_keeps_old_subscription",
+            description="The group coordinator admits a known member's JoinGroup without storing the subscription it "
+            "carries: the leader's assignor goes on reading the ownedPartitions of the member's first JoinGroup.",
+            flags=replace(_REAL, join_updates_member_metadata=False),
+            weakened=True,
+            breaks=("coordinator_holds_subscription", "no_partition_owned_twice"),
+            scenarios=("groups_cooperative_follower_revoke",),
+            bug="updateMemberAndRebalance without setSupportedProtocols: a cooperative member that revoked a partition "
+            "still 'owns' it for the assignor, which withholds it from its new owner for ever (the rebalance never "
+            "completes), and the stale claim makes every retried JoinGroup look changed",
+        ),
+        Variant(
+            name="stale_sync_response_adopted",
+            description="A consumer takes the assignment of a SyncGroup answer that arrives after the heartbeat "
+            "thread reset its generation (the member's session expired meanwhile).",
+            flags=replace(_REAL, sync_response_checks_generation=False),
+            weakened=True,
+            breaks=("fenced_consumer_owns_nothing", "consumers_react_as_kafka"),
+            scenarios=("groups_late_sync_response",),
+            bug="SyncGroupResponseHandler without its hasGenerationReset check: a member fenced while its SyncGroup "
+            "was in flight consumes the partitions of a generation it no longer belongs to, beside their new owner",
+        ),
+        Variant(
             name="no_commit_on_revoke",
             description="Consumers give partitions up without committing their positions first "
             "(enable.auto.commit=false and a ConsumerRebalanceListener whose onPartitionsRevoked does not commit).",
@@ -1302,7 +1353,7 @@ VARIANTS: dict[str, Variant] = {
             "and its positions, while it rejoins (no onPartitionsLost).",
             flags=replace(_REAL, fenced_member_loses_partitions=False),
             weakened=True,
-            breaks=("consumers_react_as_kafka",),
+            breaks=("consumers_react_as_kafka", "fenced_consumer_owns_nothing"),
             scenarios=("groups_zombie_commit",),
             bug="KAFKA-13419-like: a member fenced out of the group (its session expired, its generation is gone) "
             "keeps ownedPartitions; a cooperative member goes on consuming partitions the group already gave to "

@@ -269,7 +269,8 @@ CAUGHT = {
     ("groups_eager_rebalance", "rebalance_in_progress_resets_generation"): {"consumers_react_as_kafka": 6},
     ("groups_coordinator_failover", "load_drops_subscriptions"): {"group_metadata_matches_log": 10},
     ("groups_static_membership", "static_rejoin_rebalances"): {"no_needless_rebalance": 7},
-    ("groups_zombie_commit", "fenced_member_keeps_partitions"): {"consumers_react_as_kafka": 6},
+    ("groups_zombie_commit", "fenced_member_keeps_partitions"): {"consumers_react_as_kafka": 6,
+                                                                 "fenced_consumer_owns_nothing": 6},
 }
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "join_completed",
     "join_group",
     "on_error",
+    "on_heartbeat_response",
     "sync_group",
 ]
 
@@ -75,6 +76,12 @@ class Consumer(NamedTuple):
     #: its last SyncGroup assignment and the generation it came in: what a faulty client that keeps
     #: out-of-date ``ownedPartitions`` (KAFKA-13419) reports in its next JoinGroup
     last_assignment: tuple[tuple[int, ...], int] = ((), NO_GENERATION)
+    #: the (member id, generation) its heartbeat thread sent a Heartbeat with whose response has not arrived yet
+    #: (``AbstractCoordinator.HeartbeatResponseHandler``'s ``sentGeneration``); ("", -1): none in flight
+    beat: tuple[str, int] = ("", NO_GENERATION)
+    #: a SyncGroup answer (assignment, the generation the request carried) on its way back: the coordinator
+    #: already took the SyncGroup; (() , -1): none in flight
+    held_sync: tuple[tuple[int, ...], int] = ((), NO_GENERATION)
 
     def uncommitted(self, partitions: tuple[int, ...] | None = None) -> tuple[int, ...]:
         """Owned partitions whose position differs from what this consumer last committed."""
@@ -119,6 +126,27 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
     return c._replace(state=FAILED)
 
 
+def on_heartbeat_response(c: Consumer, error: str, sent: tuple[str, int], rebalance_rejoins: bool = True,
+                          rebalance_keeps_generation: bool = True, fenced_loses_partitions: bool = True,
+                          checks_generation: bool = True) -> Consumer:
+    """``AbstractCoordinator.HeartbeatResponseHandler`` (Kafka 4.0, trunk 1eb7644) for a Heartbeat sent as ``sent``
+    (member id, generation): NONE changes nothing; REBALANCE_IN_PROGRESS requests a rejoin only from a STABLE member
+    ("we may be sending the request during rebalance": in COMPLETING_REBALANCE, here AWAITING_SYNC, it is ignored);
+    ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID and FENCED_INSTANCE_ID reset the member (:func:`on_error`) only if
+    ``generationUnchanged()`` -- the consumer still has the identity it sent -- and are ignored once a rejoin gave
+    it another ("attempt to heartbeat with stale generation ..., ignoring the error"): a late response must not
+    undo the rebalance the member completed since.  ``checks_generation=False`` is the weakened variant
+    stale_heartbeat_resets_member (the response's error applied whatever generation it was sent in)."""
+    if error == Errors.NONE:
+        return c
+    if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:
+        return c
+    fenced = error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID)
+    if fenced and checks_generation and sent != (c.member_id, c.generation):
+        return c
+    return on_error(c, error, rebalance_rejoins, rebalance_keeps_generation, fenced_loses_partitions)
+
+
 def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]) -> tuple[Consumer, tuple[int, ...]]:
     """SyncGroup's assignment arrives: keep positions of partitions still owned, fetch the committed
     offset of added ones.  Returns the consumer and the partitions it revokes (owned, not assigned)."""
@@ -139,7 +167,7 @@ class JoinOutcome(NamedTuple):
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
                answer_unchanged: bool = True, rebalance_rejoins: bool = True, instance: str = "",
-               static_keeps_generation: bool = True) -> JoinOutcome:
+               static_keeps_generation: bool = True, updates_metadata: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
@@ -148,7 +176,7 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
     ``instance`` is the consumer's ``group.instance.id`` (KIP-345; "" for a dynamic member), sent in every
     group request."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged, instance,
-                        static_keeps_generation)
+                        static_keeps_generation, updates_metadata)
     if res.error != Errors.NONE:
         return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:

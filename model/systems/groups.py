@@ -12,8 +12,8 @@ as a :class:`keos.model.interface.Model`:
 * the leader member runs the group's assignor (:mod:`keos.model.coordinator.group.assignors`:
   range, roundrobin, sticky — the eager protocol — or cooperative-sticky, or a user callable).
 
-Each client request and its response is one atomic step (no network in between); what the
-protocol must survive is modelled as actions instead:
+Each client request and its response is one atomic step, but where a budget delays an answer (Heartbeat,
+SyncGroup: LateHeartbeat, DelaySyncResponse); what else the protocol must survive is modelled as actions:
 
 ========================  =====================================================================
 protocol steps            FindCoordinator, Start (a consumer process starts or restarts),
@@ -31,7 +31,11 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           last assignment, in that assignment's generation, though it lost them),
                           LoseJoinResponse (a JoinGroup response is lost: the consumer sends the
                           same JoinGroup again), CreatePartitions (partitions are added to the topic:
-                          the leader, whose metadata changed, rejoins and the group must rebalance)
+                          the leader, whose metadata changed, rejoins and the group must rebalance),
+                          LateHeartbeat (the response to a Heartbeat the consumer sent with an earlier member
+                          id or generation arrives after a rejoin gave it another), DelaySyncResponse (the
+                          coordinator took a SyncGroup but its answer is still on its way: SyncResponse delivers it,
+                          perhaps after the heartbeat thread reset the generation)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -74,7 +78,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
-    "lost_join_response", "create_partitions",
+    "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response",
 )
 
 
@@ -113,6 +117,8 @@ class GroupsFaultBudget:
     stale_subscription: int = 0
     lost_join_response: int = 0
     create_partitions: int = 0
+    late_heartbeat: int = 0
+    late_sync_response: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -174,6 +180,9 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "StaleJoinGroup": ("consumer",),
     "LoseJoinResponse": ("consumer",),
     "CreatePartitions": (),
+    "LateHeartbeat": ("consumer",),
+    "DelaySyncResponse": ("consumer",),
+    "SyncResponse": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -185,6 +194,8 @@ FAULT_OF_ACTION = {
     "StaleJoinGroup": "stale_subscription",
     "LoseJoinResponse": "lost_join_response",
     "CreatePartitions": "create_partitions",
+    "LateHeartbeat": "late_heartbeat",
+    "DelaySyncResponse": "late_sync_response",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -422,18 +433,29 @@ class GroupSystem:
                 out.append(Action("Start", (i,)))
             if not self._talks(s, c):
                 continue
-            if c.state == cc.UNJOINED:
+            if c.held_sync[1] >= 0:
+                # the SyncGroup's future is pending: the consumer sends no JoinGroup or SyncGroup until it completes
+                out.append(Action("SyncResponse", (i,)))
+            elif c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
                 if self._fault_allowed(s, "stale_subscription") and self._stale_claim(c):
                     out.append(Action("StaleJoinGroup", (i,)))
-            if c.state == cc.AWAITING_SYNC and self._sync(s, i) is not None:
+            answer = self._sync(s, i) if c.state == cc.AWAITING_SYNC and c.held_sync[1] < 0 else None
+            if answer is not None:
                 out.append(Action("SyncGroup", (i,)))
-            lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None
+                if answer.error == Errors.NONE and self._fault_allowed(s, "late_sync_response"):
+                    out.append(Action("DelaySyncResponse", (i,)))
+            lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None and c.held_sync[1] < 0
             if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
                 out.append(Action("LoseJoinResponse", (i,)))
             beat = cg.heartbeat(g, c.member_id, c.generation, self._fenced_by(i))
-            if c.state in (cc.STABLE, cc.AWAITING_SYNC) and beat != Errors.NONE:
+            # the heartbeat thread runs in COMPLETING_REBALANCE and STABLE; only an answer that moves the consumer
+            # is a step (REBALANCE_IN_PROGRESS is ignored while it awaits its SyncGroup answer)
+            heard = self._heartbeat_reaction(c, beat, (c.member_id, c.generation)) != c
+            if c.state in (cc.STABLE, cc.AWAITING_SYNC) and heard:
                 out.append(Action("Heartbeat", (i,)))
+            if c.beat[0] and c.beat != (c.member_id, c.generation) and self._fault_allowed(s, "late_heartbeat"):
+                out.append(Action("LateHeartbeat", (i,)))
         for i, c in enumerate(s.consumers):
             if self._consuming(c):
                 for p in c.owned:
@@ -508,9 +530,22 @@ class GroupSystem:
             k = GROUP_FAULT_KINDS.index(fault)
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
             events = (f"fault:{fault}", *events)
+        new = self._note_heartbeats(new)
         if new.group.state != state.group.state:
             events = (*events, f"group:{state.group.state}->{new.group.state}")
         return Step(new, events)
+
+    def _note_heartbeats(self, s: GroupState) -> GroupState:
+        """Where the run may deliver a late Heartbeat response (a ``late_heartbeat`` budget left), a Stable consumer's
+        heartbeat thread has a Heartbeat in flight with its member id and generation -- the oldest one whose response
+        has not arrived; elsewhere none is remembered (it could never arrive late)."""
+        if not self._limits[GROUP_FAULT_KINDS.index("late_heartbeat")]:
+            return s
+        allowed = self._fault_allowed(s, "late_heartbeat")
+        consumers = tuple(
+            (c._replace(beat=(c.member_id, c.generation)) if not c.beat[0] and c.state == cc.STABLE else c)
+            if allowed else c._replace(beat=("", cc.NO_GENERATION)) for c in s.consumers)
+        return s._replace(consumers=consumers)
 
     @staticmethod
     def _note_rejoins(before: GroupState, after: GroupState, action: Action) -> GroupState:
@@ -526,7 +561,7 @@ class GroupSystem:
         for i, (old, cur) in enumerate(zip(before.consumers, after.consumers)):
             if not (old.up and cur.up and old.state == cc.STABLE and cur.state != cc.STABLE):
                 continue
-            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "Commit", "PollTimeout")
+            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "LateHeartbeat", "Commit", "PollTimeout")
             leader_metadata = action.kind == "CreatePartitions" and old.member_id == before.group.leader
             if own or leader_metadata:  # no branch: ghost observer of a violation (stable_members_rejoin_on_request)
                 continue
@@ -557,15 +592,24 @@ class GroupSystem:
             i = action.args[0]
             c = s.consumers[i]
             return cg.heartbeat(s.group, c.member_id, c.generation, self._fenced_by(i)), ()
+        if action.kind == "LateHeartbeat":
+            i = action.args[0]
+            member, generation = s.consumers[i].beat
+            return cg.heartbeat(s.group, member, generation, self._fenced_by(i)), ()
         if action.kind == "SyncGroup":
             res = self._sync(s, action.args[0])
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
+        if action.kind == "SyncResponse":
+            return Errors.NONE, tuple(sorted(s.consumers[action.args[0]].held_sync[0]))
         return None
 
     def _note_reaction(self, before: GroupState, after: GroupState, action: Action,
                        answer: tuple[str, tuple[int, ...]]) -> GroupState:
         """Ghost: does consumer ``i`` react to the answer as ``AbstractCoordinator``'s SyncGroup/Heartbeat response
-        handlers do (Kafka 4.0, trunk ``1eb7644349cb``)?  NONE to a SyncGroup: the assignment is owned, member id and
+        handlers do (Kafka 4.0, trunk ``1eb7644349cb``)?  A Heartbeat answered NONE, REBALANCE_IN_PROGRESS while the
+        consumer is not Stable, or a fencing error to a (late) Heartbeat sent with a member id or generation the
+        consumer no longer has (``generationUnchanged()`` false) leaves it as it was.  NONE to a SyncGroup: the
+        assignment is owned, member id and
         generation kept (Stable, or rejoining after a cooperative revocation); UNKNOWN_MEMBER_ID: member id and
         generation reset, partitions lost, rejoin; ILLEGAL_GENERATION: generation reset, partitions lost, rejoin;
         REBALANCE_IN_PROGRESS: rejoin keeping member id, generation and partitions (``requestRejoin``); any other
@@ -574,7 +618,20 @@ class GroupSystem:
         old, new = before.consumers[i], after.consumers[i]
         error, assignment = answer
         ident = (new.member_id, new.generation)
-        if error == Errors.NONE:
+        heartbeat = action.kind in ("Heartbeat", "LateHeartbeat")
+        sent = old.beat if action.kind == "LateHeartbeat" else (old.member_id, old.generation)
+        fencing = error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID)
+        # HeartbeatResponseHandler: NONE, REBALANCE_IN_PROGRESS outside STABLE and a fencing error of a generation
+        # the consumer has left (generationUnchanged() false) leave it as it was
+        ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
+            fencing and sent != (old.member_id, old.generation))
+        if action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
+            # SyncGroupResponseHandler: a generation reset (or a state left) meanwhile fails the rebalance; rejoin
+            ok = new.state == cc.UNJOINED and (new.member_id, new.generation, new.owned) == (
+                old.member_id, old.generation, old.owned)
+        elif heartbeat and ignored:
+            ok = new._replace(beat=old.beat) == old
+        elif error == Errors.NONE:
             ok = new.state in (cc.STABLE, cc.UNJOINED) and new.owned == assignment and ident == (
                 old.member_id, old.generation)
         elif error == Errors.UNKNOWN_MEMBER_ID:
@@ -604,7 +661,12 @@ class GroupSystem:
         elif c.state == cc.STABLE and not self.flags.coordinator_change_keeps_membership:  # no branch: variant only
             c = c._replace(state=cc.UNJOINED)  # weakened variant rejoin_on_coordinator_change
             events.append("rejoin:coordinator_changed")
-        return self._put(s, i, c._replace(coordinator=s.group.epoch)), tuple(events)
+        # the connection to the old coordinator is gone: a Heartbeat or SyncGroup in flight there fails
+        c = c._replace(coordinator=s.group.epoch, beat=("", cc.NO_GENERATION), held_sync=((), cc.NO_GENERATION))
+        if c.state == cc.AWAITING_SYNC and s.consumers[i].held_sync[1] >= 0:
+            c = c._replace(state=cc.UNJOINED)  # the SyncGroup failed: rejoin
+            events.append("sync:NOT_COORDINATOR")
+        return self._put(s, i, c), tuple(events)
 
     def _start(self, s: GroupState, i: int) -> Result:
         return self._put(s, i, cc.fresh(up=True)), ("consumer_started",)
@@ -645,7 +707,7 @@ class GroupSystem:
         instance = self.instances[i] if not c.member_id else self._fenced_by(i)
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation,
                             self.flags.rebalance_in_progress_rejoins, instance,
-                            self.flags.static_rejoin_keeps_generation)
+                            self.flags.static_rejoin_keeps_generation, self.flags.join_updates_member_metadata)
         s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i])._replace(group=out.group)
         s = self._note_recorded(s, out, owned, generation)
         needless = _needless_rebalance(before, out.group, c.member_id, owned, generation, self.instances[i])
@@ -692,11 +754,42 @@ class GroupSystem:
         if res.error != Errors.NONE:
             c = cc.on_error(c, res.error, *self._rebalance_reaction())
             return self._put(s, i, c), (f"error:{res.error}", f"sync:{res.error}")
+        return self._adopt(s, i, c, res.assignment)
+
+    def _delay_sync_response(self, s: GroupState, i: int) -> Result:
+        """Fault: the coordinator takes consumer ``i``'s SyncGroup (the leader's assignment is stored, the group is
+        Stable) but the answer is still on its way back; meanwhile the heartbeat thread runs (COMPLETING_REBALANCE)
+        and may reset the generation (UNKNOWN_MEMBER_ID after the session expired).  :meth:`_sync_response`
+        delivers it."""
+        res = self._sync(s, i)
+        assert res is not None and res.error == Errors.NONE
+        c = s.consumers[i]
+        s = self._note_answer(s, "SyncGroup", c, res.error, self.instances[i])._replace(group=res.group)
+        return self._put(s, i, c._replace(held_sync=(res.assignment, c.generation))), ("sync:response_delayed",)
+
+    def _sync_response(self, s: GroupState, i: int) -> Result:
+        """The delayed SyncGroup answer arrives (``AbstractCoordinator.SyncGroupResponseHandler``, Kafka 4.0 trunk
+        1eb7644): the consumer takes the assignment only if its generation was not reset meanwhile and it is still
+        COMPLETING_REBALANCE (``!hasGenerationReset(generation) && state == COMPLETING_REBALANCE``); otherwise it
+        fails the rebalance with ILLEGAL_GENERATION and rejoins -- it must not consume an assignment of a generation
+        it was fenced from.  ``sync_response_checks_generation=False`` is the weakened variant
+        stale_sync_response_adopted."""
+        c = s.consumers[i]
+        assignment, generation = c.held_sync
+        c = c._replace(held_sync=((), cc.NO_GENERATION))
+        current = c.state == cc.AWAITING_SYNC and c.generation == generation
+        if current or not self.flags.sync_response_checks_generation:
+            s, events = self._adopt(s, i, c, assignment)
+            return s, ("sync:response_arrived", *events)
+        return self._put(s, i, c._replace(state=cc.UNJOINED)), ("sync:response_arrived", "sync:stale_response_ignored")
+
+    def _adopt(self, s: GroupState, i: int, c: Consumer, assignment: tuple[int, ...]) -> Result:
+        """A SyncGroup answered NONE: the consumer owns ``assignment`` (cooperative: revoking what it lost)."""
         fetched = dict(s.group.offsets) if self.flags.offset_fetch_on_assign else {}
-        c, revoked = cc.assigned(c, res.assignment, fetched)
+        c, revoked = cc.assigned(c, assignment, fetched)
         s, resumed = self._note_starts(s, s.consumers[i], c)
         if self._limits[GROUP_FAULT_KINDS.index("stale_subscription")]:  # remembered only where it is used
-            c = c._replace(last_assignment=(res.assignment, c.generation))
+            c = c._replace(last_assignment=(assignment, c.generation))
         events = ["sync:assignment", *(("resumed_at_committed_offset",) if resumed else ())]
         if revoked:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
@@ -711,12 +804,35 @@ class GroupSystem:
             c = c._replace(state=cc.UNJOINED)
         return self._put(s, i, c), tuple(events)
 
+    def _heartbeat_reaction(self, c: Consumer, error: str, sent: tuple[str, int]) -> Consumer:
+        """``HeartbeatResponseHandler`` on ``c`` for a Heartbeat sent as ``sent`` (:func:`cc.on_heartbeat_response`)."""
+        return cc.on_heartbeat_response(c, error, sent, *self._rebalance_reaction(),
+                                        checks_generation=self.flags.heartbeat_response_checks_generation)
+
     def _heartbeat(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         error = cg.heartbeat(s.group, c.member_id, c.generation, self._fenced_by(i))
         s = self._note_answer(s, "Heartbeat", c, error, self.instances[i])
-        c = cc.on_error(c, error, *self._rebalance_reaction())
+        c = self._heartbeat_reaction(c, error, (c.member_id, c.generation))
         return self._put(s, i, c), (f"error:{error}", f"heartbeat:{error}")
+
+    def _late_heartbeat(self, s: GroupState, i: int) -> Result:
+        """Fault: the response to a Heartbeat consumer ``i``'s heartbeat thread sent as ``c.beat`` (member id,
+        generation) arrives only now -- the request was delayed, or the response -- after a rejoin gave the consumer
+        another generation (or member id).  The coordinator answers the identity the request carried
+        (``classicGroupHeartbeat``: ILLEGAL_GENERATION for a known member of an earlier generation, UNKNOWN_MEMBER_ID
+        for one it removed); the consumer must ignore a fencing error sent in a generation it left
+        (``generationUnchanged()``, ``AbstractCoordinator.HeartbeatResponseHandler``, Kafka 4.0 trunk 1eb7644), and
+        REBALANCE_IN_PROGRESS unless it is Stable -- else a late response resets a member that just completed a
+        rebalance, which loses its partitions and rebalances the group again."""
+        c = s.consumers[i]
+        member, generation = c.beat
+        error = cg.heartbeat(s.group, member, generation, self._fenced_by(i))
+        s = self._note_answer(s, "Heartbeat", c._replace(member_id=member, generation=generation), error,
+                              self.instances[i])
+        after = self._heartbeat_reaction(c, error, c.beat)._replace(beat=("", cc.NO_GENERATION))
+        ignored = after == c._replace(beat=after.beat)
+        return self._put(s, i, after), (f"late_heartbeat:{error}", *(("late_heartbeat:ignored",) if ignored else ()))
 
     def _poll(self, s: GroupState, i: int, p: int) -> Result:
         c = s.consumers[i]
@@ -831,7 +947,9 @@ class GroupSystem:
     def _failover(self, s: GroupState) -> Result:
         g = s.group
         group = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id, self.flags.load_restores_subscriptions)
-        return s._replace(group=group), ("coordinator:loaded",)
+        meta = olog.load(g.log, g.group_id).metadata
+        emptied = meta is not None and not meta.members  # the witness: a group record with no member is loaded
+        return s._replace(group=group), ("coordinator:loaded", *(("coordinator:loaded_empty",) if emptied else ()))
 
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {}
 
@@ -897,5 +1015,8 @@ GroupSystem._HANDLERS.update(
         "StaleJoinGroup": GroupSystem._stale_join,
         "LoseJoinResponse": GroupSystem._lose_join_response,
         "CreatePartitions": GroupSystem._create_partitions,
+        "LateHeartbeat": GroupSystem._late_heartbeat,
+        "DelaySyncResponse": GroupSystem._delay_sync_response,
+        "SyncResponse": GroupSystem._sync_response,
     }
 )

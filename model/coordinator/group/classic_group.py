@@ -214,7 +214,7 @@ class JoinResult(NamedTuple):
 
 def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...],
                generation: int = -1, answer_unchanged: bool = True, instance: str = "",
-               static_keeps_generation: bool = True) -> JoinResult:
+               static_keeps_generation: bool = True, updates_metadata: bool = True) -> JoinResult:
     """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member.
 
     ``owned`` and ``generation`` are the member's subscription metadata (``ConsumerProtocolSubscription``:
@@ -224,7 +224,9 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     variant rejoin_always_rebalances) rebalances for an unchanged known member too.  ``instance`` is the
     member's ``group.instance.id`` (KIP-345, "" for a dynamic member): see :func:`_replace_static_member`;
     ``static_keeps_generation=False`` (the weakened variant static_rejoin_rebalances) rebalances a Stable group
-    for a known instance's new process as for a new member."""
+    for a known instance's new process as for a new member.  ``updates_metadata=False`` (the weakened variant
+    rejoin_keeps_old_subscription) admits a known member's JoinGroup without storing the subscription it carries
+    (``updateMemberAndRebalance`` / ``ClassicGroupMember.setSupportedProtocols`` skipped)."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
     if member_id == "":
@@ -242,7 +244,8 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     current = group.member(member_id)
     if error != Errors.NONE or current is None:
         return JoinResult(group, error, member_id, False)
-    updated = current._replace(owned=owned, joined=True, generation=generation)
+    updated = current._replace(owned=owned, joined=True, generation=generation) if updates_metadata else (
+        current._replace(joined=True))  # no branch: updates_metadata=False is the weakened variant only
     unchanged = answer_unchanged and (current.owned, current.generation) == (owned, generation)
     group = _with_members(group, [updated if m.member_id == member_id else m for m in group.members])
     if group.state == PREPARING_REBALANCE:
