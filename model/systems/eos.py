@@ -505,15 +505,14 @@ class EosSystem(TransactionalSystem):
             # the first generation always has an owner (init_states), so another one started before
             events = (*events, "owner_started_after_move")
             # every other instance is superseded, and so is the record of its transaction still open
-            apps = tuple(
-                a._replace(
-                    superseded=True, txn_superseded=a.txn_superseded or s.clients[j].state not in BETWEEN_TRANSACTIONS
-                )
-                if j != i
+            opn = [cl.state not in BETWEEN_TRANSACTIONS for cl in s.clients]  # no mutate: ghost
+            apps = tuple(  # no mutate: ghost
+                a._replace(superseded=True, txn_superseded=a.txn_superseded or opn[j])  # no mutate: ghost
+                if j != i  # no mutate: ghost
                 else a
-                for j, a in enumerate(s.apps)
+                for j, a in enumerate(s.apps)  # no mutate: ghost
             )
-            s = s._replace(apps=apps)
+            s = s._replace(apps=apps)  # no mutate: ghost
         ghost = ghost._replace(start_owner=i, unstable_starts=(*ghost.unstable_starts, *notes))
         s = s._replace(ghost=ghost)
         return self._set_app(s, i, s.apps[i]._replace(position=position, superseded=False)), events
@@ -555,7 +554,7 @@ class EosSystem(TransactionalSystem):
             processing=app.position,
             offsets_generation=generation,
             offsets_member=member,
-            txn_superseded=app.superseded,
+            txn_superseded=app.superseded,  # no mutate: ghost
         )
         s = s._replace(clients=_at(s.clients, i, c))
         if not self.flags.offsets_in_transaction:  # unreachable: weakened variant offsets_outside_transaction
@@ -880,10 +879,10 @@ class EosSystem(TransactionalSystem):
         s, events = super()._apply_coordinator(s, t, out)
         md = out.metadata
         if (
-            md is not None
-            and md.state == tc.TransactionState.PREPARE_COMMIT
-            and (old is None or old.state != tc.TransactionState.PREPARE_COMMIT)
-            and t < len(s.apps)
+            md is not None  # no mutate: ghost
+            and md.state == tc.TransactionState.PREPARE_COMMIT  # no mutate: ghost
+            and (old is None or old.state != tc.TransactionState.PREPARE_COMMIT)  # no mutate: ghost
+            and t < len(s.apps)  # no mutate: ghost
         ):
             app = s.apps[t]
             if app.processing >= 0 and app.txn_superseded:  # unreachable: a zombie commit (a violation)
@@ -1070,7 +1069,7 @@ class EosSystem(TransactionalSystem):
             # the verification ran (CoordinatorPartitionWriter, before the write event is queued); the write
             # event then finds the shard LOADING (CoordinatorRuntime.withActiveContextOrThrow)
             error = Errors.COORDINATOR_LOAD_IN_PROGRESS
-            events = (*events, "txn_offset_commit_load_in_progress", f"error:{error}")
+            events = (*events, f"error:{error}")
         if error == Errors.NONE:
             if self.protocol:
                 assert s.members is not None
@@ -1087,7 +1086,7 @@ class EosSystem(TransactionalSystem):
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE and not append_ok:
             error = Errors.COORDINATOR_NOT_AVAILABLE
-            events = (*events, "txn_offset_commit_append_failed", f"error:{error}")
+            events = (*events, f"error:{error}")
         if error == Errors.NONE:
             pid, epoch = req.producer_id, req.producer_epoch
             g, error, more = gc.append_txn_offset_commit(g, pid, epoch, req.partition, req.offset)
@@ -1095,8 +1094,6 @@ class EosSystem(TransactionalSystem):
             if error == Errors.NONE and s.members is not None and s.members.state == cg.COMPLETING_REBALANCE:
                 events = (*events, "txn_offset_commit_during_completing_rebalance")
             s = s._replace(group=g)
-        if error in FENCING_ERRORS:
-            events = (*events, "txn_offset_commit_fenced")
         resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
         s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
         return s, events
@@ -1111,18 +1108,23 @@ class EosSystem(TransactionalSystem):
         if app.offsets != P.COMMITTING:  # no branch: one TxnOffsetCommit in flight, its phase left only here
             return s, ("stale_response",)
         err = resp.error
+        # the client's reading of the answer is the reach witness of each error path (invariants/eos_processing.py):
+        # a group coordinator answering another error than Kafka's for a condition leaves its witness unreached
+        answer = f"txn_offset_commit_answer:{err}"
         if err == Errors.NONE:
             c = c._replace(added=tuple(sorted({*c.added, OFFSETS_PARTITION})))
             s = s._replace(clients=_at(s.clients, i, c))
             return self._set_app(s, i, app._replace(offsets=P.DONE)), ("txn_offset_commit_ok",)
         if err in RETRIABLE_OFFSET_ERRORS:
-            return self._send_txn_offset_commit(s, i, app), (f"client_error:{err}", "retry")
+            return self._send_txn_offset_commit(s, i, app), (f"client_error:{err}", "retry", answer)
         app = app._replace(offsets=P.NONE)
         if err in ABORTABLE_OFFSET_ERRORS:
-            c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable")
+            c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable", answer)
+            if err in FENCING_ERRORS:  # CommitFailedException: the group fenced the member (KIP-447)
+                events = (*events, "txn_offset_commit_fenced")
         else:
             c = tp.fatal_error(c, err)
-            events = (f"client_error:{err}", "client_fenced" if c.fenced else "client_fatal")
+            events = (f"client_error:{err}", "client_fenced" if c.fenced else "client_fatal", answer)
         return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app), events
 
     def _on_offset_commit(  # unreachable: weakened variant offsets_outside_transaction
