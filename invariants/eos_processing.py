@@ -37,7 +37,7 @@ from keos.model.coordinator.transaction.transaction_state import TransactionStat
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader
 from keos.model.protocol.messages import WriteTxnMarkersRequest
-from keos.model.systems.eos import CLOSED, INPUT_PARTITION, OUTPUT_PARTITION, decode_output
+from keos.model.systems.eos import CLOSED, INPUT_PARTITION, OUTPUT_PARTITION, decode_output, moved_mid_transaction
 from keos.model.systems.transactions_records import EosConfig, TxnConfig, TxnSystemState
 
 __all__ = ["eos_properties", "output_fates", "settled"]
@@ -348,10 +348,11 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
         *(
             (
                 *(
-                    _event(
+                    sometimes_state(
                         "partition_moved_mid_transaction",
-                        "A rebalance moved the input partition away from an instance with an open transaction.",
-                        "rebalance_moved_partition_mid_transaction",
+                        "A rebalance moved the input partition away from an instance with an open transaction "
+                        "(the group assigns it elsewhere while the instance's transaction holds an input record).",
+                        moved_mid_transaction,
                     )
                     for _ in moved
                 ),

@@ -102,7 +102,9 @@ __all__ = [
     "OUTPUT_PARTITION",
     "EosSystem",
     "OffsetsPhase",
+    "current_owner",
     "decode_output",
+    "moved_mid_transaction",
     "output_record",
 ]
 
@@ -175,6 +177,36 @@ class OffsetsPhase:
 
 
 P = OffsetsPhase
+
+
+def assigned_to(s: TxnSystemState, i: int) -> bool:
+    """Whether the group assigns the input partition to instance ``i`` (protocol mode, where the state has the
+    classic group's ``members``: the last assignment a leader's SyncGroup brought gave it to ``i``'s member,
+    which is still in the group -- during a cooperative rebalance the owner keeps its partition until it
+    revokes it)."""
+    members = s.members
+    if members is None:
+        return s.group is not None and s.group.assignment[INPUT_PARTITION] == i
+    c = s.consumers[i]
+    return members.member(c.member_id) is not None and c.member_id == s.ghost.assigned_member
+
+
+def current_owner(s: TxnSystemState, i: int) -> bool:
+    """Whether instance ``i`` is the input partition's rightful owner: assigned it, and (abstract mode) it
+    learnt the group's current generation at its SyncGroup."""
+    if s.members is None:
+        g = s.group
+        return g is not None and assigned_to(s, i) and s.apps[i].generation == g.generation
+    return assigned_to(s, i)
+
+
+def moved_mid_transaction(s: TxnSystemState) -> bool:
+    """Reach witness: an instance holds a transaction with an input record open while the group assigns the
+    input partition elsewhere (a rebalance or an expired session moved it away: the instance is a zombie)."""
+    return any(
+        app.processing >= 0 and s.clients[i].state not in BETWEEN_TRANSACTIONS and not assigned_to(s, i)
+        for i, app in enumerate(s.apps)
+    )
 
 
 def output_record(instance: int, txn: int, input_offset: int, input_records: int) -> int:
@@ -518,16 +550,7 @@ class EosSystem(TransactionalSystem):
         return self._set_app(s, i, s.apps[i]._replace(position=position, superseded=False)), events
 
     def _current_owner(self, s: TxnSystemState, i: int) -> bool:
-        """Whether instance ``i`` is the input partition's rightful owner: the group's generation
-        assigns it the partition (protocol mode: the last assignment a leader's SyncGroup brought gave
-        it to ``i``'s member, which is still in the group -- during a cooperative rebalance the owner
-        keeps its partition until it revokes it)."""
-        if not self.protocol:
-            g = s.group
-            return g is not None and g.assignment[INPUT_PARTITION] == i and s.apps[i].generation == g.generation
-        c, members = s.consumers[i], s.members
-        assert members is not None
-        return members.member(c.member_id) is not None and c.member_id == s.ghost.assigned_member
+        return current_owner(s, i)
 
     def _process(self, s: TxnSystemState, i: int) -> Result:
         """One loop iteration: beginTransaction, poll one input record, send its output record (none for a
@@ -694,8 +717,6 @@ class EosSystem(TransactionalSystem):
             return None
         old = g.assignment[INPUT_PARTITION]
         events: tuple[str, ...] = ("rebalance",)
-        if old != i and old >= 0 and s.apps[old].processing >= 0 and s.clients[old].state != tp.C.READY:
-            events = (*events, "rebalance_moved_partition_mid_transaction")
         s = s._replace(group=gc.rebalance(g, g.members, (i,)))
         for m in g.members:
             if m != old:
@@ -817,10 +838,7 @@ class EosSystem(TransactionalSystem):
             return None
         c, g = s.consumers[i], s.members
         assert g is not None
-        events: tuple[str, ...] = ("session_expired:zombie",)
-        if s.apps[i].owns and s.clients[i].state not in BETWEEN_TRANSACTIONS:
-            events = (*events, "rebalance_moved_partition_mid_transaction")
-        return s._replace(members=cg.remove_member(g, c.member_id)), events
+        return s._replace(members=cg.remove_member(g, c.member_id)), ("session_expired:zombie",)
 
     def _leave_group(self, s: TxnSystemState, i: int) -> Result:
         """The instance shuts down between transactions: KafkaConsumer.close() sends LeaveGroup and the group
@@ -1118,6 +1136,7 @@ class EosSystem(TransactionalSystem):
         if err in RETRIABLE_OFFSET_ERRORS:
             return self._send_txn_offset_commit(s, i, app), (f"client_error:{err}", "retry", answer)
         app = app._replace(offsets=P.NONE)
+        events: tuple[str, ...]
         if err in ABORTABLE_OFFSET_ERRORS:
             c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable", answer)
             if err in FENCING_ERRORS:  # CommitFailedException: the group fenced the member (KIP-447)
