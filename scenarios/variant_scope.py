@@ -120,6 +120,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "marker_keeps_next_transaction_verification": frozenset({"transactions"}),
     "end_txn_answers_completed_ids": _TXN,
     "txn_offset_commit_starts_transaction": frozenset({"eos"}),
+    "abort_keeps_queued_add_offsets": frozenset({"eos"}),
     "connect_config_write_failure_answers_fencing": frozenset({"connect"}),
     "connect_failed_task_skips_final_commit": frozenset({"connect"}),
 }
