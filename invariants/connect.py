@@ -403,11 +403,15 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             fact="A source-task instance moves only forward through its start-up (fencing round, initTransactions, "
             "config re-read) into its send loop or to FAILED; FAILED is final -- the instance sends, commits and "
             "changes nothing more -- and an instance leaves its worker only when a rebalance revokes it, a restart "
-            "request replaces it, its worker dies, or (revoked during its start-up) its blocking call returns.",
+            "request replaces it, its worker dies, or (revoked during its start-up) its blocking call returns. "
+            "A zombie-fencing round's answer reaches only the instances waiting on it, and a round that ends "
+            "answers every request it holds.",
             source="WorkerTask / AbstractStatus.State; Worker.stopAndAwaitTask; DistributedHerder.restartTask; "
-            "KIP-618 §Source task startup (ExactlyOnceWorkerSourceTask.prepareToInitializeTask)",
+            "KIP-618 §Source task startup (ExactlyOnceWorkerSourceTask.prepareToInitializeTask); "
+            "DistributedHerder.ZombieFencing (its callbacks complete with the round's future, Kafka 3.9)",
             catches="a failed task that keeps polling or committing, a task the worker drops or restarts on its own "
-            "when its fencing round fails, an instance that skips a start-up step",
+            "when its fencing round fails, an instance that skips a start-up step, a failed round that drops "
+            "instances not waiting on it, a round that ends leaving its requests unanswered",
             findings=lambda s: _illegal(s, coordinator=False),
             heading="illegal task changes: ",
             separator=", ",

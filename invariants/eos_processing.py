@@ -37,7 +37,7 @@ from keos.model.coordinator.transaction.transaction_state import TransactionStat
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader
 from keos.model.protocol.messages import WriteTxnMarkersRequest
-from keos.model.systems.eos import CLOSED, INPUT_PARTITION, OUTPUT_PARTITION, decode_output
+from keos.model.systems.eos import CLOSED, INPUT_PARTITION, OUTPUT_PARTITION, decode_output, moved_mid_transaction
 from keos.model.systems.transactions_records import EosConfig, TxnConfig, TxnSystemState
 
 __all__ = ["eos_properties", "output_fates", "settled"]
@@ -339,7 +339,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                 _event(
                     "zombie_offset_commit_rejected",
                     "A zombie's TxnOffsetCommit was rejected with ILLEGAL_GENERATION.",
-                    "txn_offset_commit_rejected:ILLEGAL_GENERATION",
+                    "txn_offset_commit_answer:ILLEGAL_GENERATION",
                 ),
             )
             if legacy_partners
@@ -348,10 +348,11 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
         *(
             (
                 *(
-                    _event(
+                    sometimes_state(
                         "partition_moved_mid_transaction",
-                        "A rebalance moved the input partition away from an instance with an open transaction.",
-                        "rebalance_moved_partition_mid_transaction",
+                        "A rebalance moved the input partition away from an instance with an open transaction "
+                        "(the group assigns it elsewhere while the instance's transaction holds an input record).",
+                        moved_mid_transaction,
                     )
                     for _ in moved
                 ),
@@ -382,13 +383,13 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                 _event(
                     "txn_offset_commit_not_coordinator",
                     "A TxnOffsetCommit sent to the old group coordinator was answered NOT_COORDINATOR and retried.",
-                    "client_error:NOT_COORDINATOR",
+                    "txn_offset_commit_answer:NOT_COORDINATOR",
                 ),
                 _event(
                     "txn_offset_commit_load_in_progress",
                     "A TxnOffsetCommit reached the new group coordinator while it was loading the group: answered "
                     "COORDINATOR_LOAD_IN_PROGRESS and retried.",
-                    "txn_offset_commit_load_in_progress",
+                    "txn_offset_commit_answer:COORDINATOR_LOAD_IN_PROGRESS",
                 ),
             )
             if config.faults.coordinator_failover > 0 and not protocol
@@ -409,7 +410,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                     "txn_offset_commit_coordinator_not_available",
                     "A TxnOffsetCommit's __consumer_offsets append failed: answered COORDINATOR_NOT_AVAILABLE and "
                     "retried.",
-                    "txn_offset_commit_append_failed",
+                    "txn_offset_commit_answer:COORDINATOR_NOT_AVAILABLE",
                 ),
             )
             if config.faults.append_failure > 0

@@ -57,6 +57,21 @@ def test_a_client_that_takes_a_retriable_offset_error_for_fatal_is_caught(error:
     assert verdicts["healthy_producer_not_failed"] == Verdict.VIOLATED
 
 
+def test_a_group_coordinator_answering_another_retriable_error_while_loading_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The witness is the client's reading of the answer: COORDINATOR_NOT_AVAILABLE for a loading group (both
+    retried) leaves txn_offset_commit_load_in_progress unreached, which the strict gate fails."""
+
+    class _Swapped(Errors):
+        COORDINATOR_LOAD_IN_PROGRESS = Errors.COORDINATOR_NOT_AVAILABLE
+
+    monkeypatch.setattr(eos, "Errors", _Swapped)
+    verdicts = _verdicts(FAILOVER)
+    assert verdicts["healthy_producer_not_failed"] == Verdict.HOLDS
+    assert verdicts["txn_offset_commit_load_in_progress"] != Verdict.REACHED
+
+
 def test_a_client_that_takes_group_authorization_failed_for_fatal_is_caught() -> None:
     name = "authz_matrix_eos_read_group_revoked"
     assert _verdicts(name)["healthy_producer_not_failed"] == Verdict.HOLDS

@@ -365,6 +365,36 @@ def test_the_task_lifecycle_table_allows_the_start_up_and_stops_and_nothing_else
     assert illegal_task_changes("InitProducer", failed, back) == ("task:w0.t0.g0:FAILED->FENCING_REQUESTED",)
 
 
+def test_a_rounds_answer_reaches_only_its_requesters_and_an_ended_round_answers_them_all() -> None:
+    """DistributedHerder.ZombieFencing completes every callback it holds when its future completes; its answer
+    removes only a stopping instance that waited on it."""
+    from keos.model.connect.lifecycle import illegal_task_changes
+    from keos.model.connect.worker import ZombieFencing
+
+    m = _connect({}, {"fencing_failure": 1, "total": 1})
+    s = m.init_states()[0]
+    started, _ = _steps(m, s, ("StartTask", (0, 0)))
+    inst = started.workers[0].instance(0)
+    assert inst is not None and inst.phase == TaskPhase.FENCING_REQUESTED
+    leader = started.workers[0]
+    in_round = started._replace(workers=(leader._replace(fencing=ZombieFencing(0, 1)), *started.workers[1:]))
+    # the round ends (fencing cleared by its own write step) but the requester still waits: a hung request
+    assert illegal_task_changes("WriteTaskCountRecord", in_round, started) == (
+        "task:w0.t0.g0:fencing request left unanswered when WriteTaskCountRecord ended the round",
+    )
+    # ... answered with the round's end: legal
+    answered = m._answer_requesters(started, TaskPhase.FAILED)
+    assert illegal_task_changes("WriteTaskCountRecord", in_round, answered) == ()
+    # a stopping instance that was not waiting on the round is not the round's to remove
+    running = inst._replace(phase=TaskPhase.RUNNING, stopping=True)
+    before = started._replace(workers=(leader.with_instance(running), *started.workers[1:]))
+    gone = started._replace(workers=(leader.without_instance(0), *started.workers[1:]))
+    assert illegal_task_changes("FailZombieFencing", before, gone) == (
+        "task:w0.t0.g0:RUNNING instance removed by FailZombieFencing, an answer it was not waiting on",
+    )
+    assert illegal_task_changes("Rebalance", before, gone) == ()
+
+
 def test_a_fencing_request_is_answered_only_by_the_leaders_round() -> None:
     """A waiting task moves on only in a step that serves or completes a round (or fails it with 409)."""
     from keos.model.connect.herder import fail_zombie_fencing

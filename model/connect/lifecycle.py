@@ -1,15 +1,17 @@
 """The life cycle of a source-task instance on a worker, as Kafka's worker allows it (a judge's table).
 
-``WorkerTask`` (Kafka 3.9) runs a task's thread once: ``ExactlyOnceWorkerSourceTask`` goes through its
-start-up (KIP-618 §Source task startup: preProducerCheck, initTransactions, postProducerCheck) into its
-send loop, or fails; ``AbstractStatus.State`` FAILED is final for that instance -- its thread has
-ended, it sends and commits nothing more, and only the worker removes it: when a rebalance revokes it
-(``Worker.stopAndAwaitTask``), a restart request replaces it (``DistributedHerder.restartTask``), or the
-worker dies.  A revoked instance still in its start-up (``stopping``) finishes its blocking call and is
-gone.  A paused worker's threads are stopped (a GC pause, a stopped JVM): none of its instances starts,
-sends or commits; only the answer of a fencing round it waits on may reach it (the leader's HTTP response,
-taken when it resumes).  :func:`illegal_task_changes` compares a step's state before and after against that table; the
-Connect model records what it reports, and :mod:`invariants.connect` judges it.
+``WorkerTask`` (Kafka 3.9) runs a task's thread once: ``ExactlyOnceWorkerSourceTask`` goes through its start-up
+(KIP-618 §Source task startup: preProducerCheck, initTransactions, postProducerCheck) into its send loop, or fails;
+``AbstractStatus.State`` FAILED is final for that instance -- its thread has ended, it sends and commits nothing
+more, and only the worker removes it: when a rebalance revokes it (``Worker.stopAndAwaitTask``), a restart request
+replaces it (``DistributedHerder.restartTask``), or the worker dies. A revoked instance still in its start-up
+(``stopping``) finishes its blocking call and is gone. A fencing round's answer
+(``DistributedHerder.ZombieFencing``: its callbacks complete with the round's future) reaches only the instances
+waiting on it, and a round that ends by one of its own steps answers every request it holds -- those it was started
+for and those that joined it. A paused worker's threads are stopped (a GC pause, a stopped JVM): none of its
+instances starts, sends or commits; only the answer of a fencing round it waits on may reach it (the leader's HTTP
+response, taken when it resumes). :func:`illegal_task_changes` compares a step's state before and after against
+that table; the Connect model records what it reports, and :mod:`invariants.connect` judges it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from keos.model.connect.records import ConnectState
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
 
-__all__ = ["ANSWERING_STEPS", "NEXT_PHASES", "STOPPING_STEPS", "illegal_task_changes"]
+__all__ = ["ANSWERING_STEPS", "NEXT_PHASES", "ROUND_STEPS", "STOPPING_STEPS", "illegal_task_changes"]
 
 #: The phases an instance may be in after a step that is not one of :data:`STOPPING_STEPS`.
 NEXT_PHASES: dict[str, tuple[str, ...]] = {  # no mutate: a judge's table (keos mutate mutates rules, not judges)
@@ -54,7 +56,7 @@ def illegal_task_changes(  # no mutate: judge
     """
     if kind in STOPPING_STEPS:
         return ()
-    out: list[str] = []
+    out: list[str] = _unanswered(kind, before, after)
     for w, (old_wk, new_wk) in enumerate(zip(before.workers, after.workers)):
         if old_wk.tasks is new_wk.tasks:
             continue
@@ -64,6 +66,8 @@ def illegal_task_changes(  # no mutate: judge
             if new is None:
                 if not old.stopping:  # no branch: a violation (task_lifecycle_legal)
                     out.append(f"{where}:{old.phase}->removed by {kind}")
+                elif kind in ANSWERING_STEPS and old.phase != P.FENCING_REQUESTED:  # no branch: a violation
+                    out.append(f"{where}:{old.phase} instance removed by {kind}, an answer it was not waiting on")
             elif new.generation != old.generation or new.stopping != old.stopping:  # no branch: a violation
                 out.append(f"{where}:replaced by {kind}")
             elif new.phase not in NEXT_PHASES[old.phase]:  # no branch: a violation
@@ -83,6 +87,28 @@ def illegal_task_changes(  # no mutate: judge
         if old_wk.status == W.PAUSED and new_wk.status == W.PAUSED:
             out.extend(_paused_changes(w, kind, old_wk.tasks, new_wk))
     return tuple(out)
+
+
+#: The round's own steps: its fencing (``Admin.fenceProducers``), its task-count record's write and commit.
+ROUND_STEPS = ("FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord")  # no mutate: a judge's table
+
+
+def _unanswered(kind: str, before: ConnectState, after: ConnectState) -> list[str]:  # no mutate: judge
+    """Requests a round left waiting when one of its own steps ended it.
+
+    ``DistributedHerder.ZombieFencing`` (Kafka 3.9) completes every callback added to the round -- the requests
+    it was started for and those that joined it while it ran -- when its future completes, with 200 or the
+    failure (409 on a generation change, 500 on a failed fencing or write): a round that ends answers them all.
+    """
+    ended = any(old.fencing is not None and new.fencing is None for old, new in zip(before.workers, after.workers))
+    if not ended or kind not in ROUND_STEPS:
+        return []
+    return [
+        f"task:w{w}.t{t.task}.g{t.generation}:fencing request left unanswered when {kind} ended the round"
+        for w, wk in enumerate(after.workers)
+        for t in wk.tasks
+        if t.phase == P.FENCING_REQUESTED
+    ]
 
 
 def _paused_changes(w: int, kind: str, old_tasks: tuple[Any, ...], new_wk: Any) -> list[str]:  # no mutate: judge

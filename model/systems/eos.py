@@ -102,7 +102,9 @@ __all__ = [
     "OUTPUT_PARTITION",
     "EosSystem",
     "OffsetsPhase",
+    "current_owner",
     "decode_output",
+    "moved_mid_transaction",
     "output_record",
 ]
 
@@ -175,6 +177,36 @@ class OffsetsPhase:
 
 
 P = OffsetsPhase
+
+
+def assigned_to(s: TxnSystemState, i: int) -> bool:
+    """Whether the group assigns the input partition to instance ``i`` (protocol mode, where the state has the
+    classic group's ``members``: the last assignment a leader's SyncGroup brought gave it to ``i``'s member,
+    which is still in the group -- during a cooperative rebalance the owner keeps its partition until it
+    revokes it)."""
+    members = s.members
+    if members is None:
+        return s.group is not None and s.group.assignment[INPUT_PARTITION] == i
+    c = s.consumers[i]
+    return members.member(c.member_id) is not None and c.member_id == s.ghost.assigned_member
+
+
+def current_owner(s: TxnSystemState, i: int) -> bool:
+    """Whether instance ``i`` is the input partition's rightful owner: assigned it, and (abstract mode) it
+    learnt the group's current generation at its SyncGroup."""
+    if s.members is None:
+        g = s.group
+        return g is not None and assigned_to(s, i) and s.apps[i].generation == g.generation
+    return assigned_to(s, i)
+
+
+def moved_mid_transaction(s: TxnSystemState) -> bool:
+    """Reach witness: an instance holds a transaction with an input record open while the group assigns the
+    input partition elsewhere (a rebalance or an expired session moved it away: the instance is a zombie)."""
+    return any(
+        app.processing >= 0 and s.clients[i].state not in BETWEEN_TRANSACTIONS and not assigned_to(s, i)
+        for i, app in enumerate(s.apps)
+    )
 
 
 def output_record(instance: int, txn: int, input_offset: int, input_records: int) -> int:
@@ -505,30 +537,20 @@ class EosSystem(TransactionalSystem):
             # the first generation always has an owner (init_states), so another one started before
             events = (*events, "owner_started_after_move")
             # every other instance is superseded, and so is the record of its transaction still open
-            apps = tuple(
-                a._replace(
-                    superseded=True, txn_superseded=a.txn_superseded or s.clients[j].state not in BETWEEN_TRANSACTIONS
-                )
-                if j != i
+            opn = [cl.state not in BETWEEN_TRANSACTIONS for cl in s.clients]  # no mutate: ghost
+            apps = tuple(  # no mutate: ghost
+                a._replace(superseded=True, txn_superseded=a.txn_superseded or opn[j])  # no mutate: ghost
+                if j != i  # no mutate: ghost
                 else a
-                for j, a in enumerate(s.apps)
+                for j, a in enumerate(s.apps)  # no mutate: ghost
             )
-            s = s._replace(apps=apps)
+            s = s._replace(apps=apps)  # no mutate: ghost
         ghost = ghost._replace(start_owner=i, unstable_starts=(*ghost.unstable_starts, *notes))
         s = s._replace(ghost=ghost)
         return self._set_app(s, i, s.apps[i]._replace(position=position, superseded=False)), events
 
     def _current_owner(self, s: TxnSystemState, i: int) -> bool:
-        """Whether instance ``i`` is the input partition's rightful owner: the group's generation
-        assigns it the partition (protocol mode: the last assignment a leader's SyncGroup brought gave
-        it to ``i``'s member, which is still in the group -- during a cooperative rebalance the owner
-        keeps its partition until it revokes it)."""
-        if not self.protocol:
-            g = s.group
-            return g is not None and g.assignment[INPUT_PARTITION] == i and s.apps[i].generation == g.generation
-        c, members = s.consumers[i], s.members
-        assert members is not None
-        return members.member(c.member_id) is not None and c.member_id == s.ghost.assigned_member
+        return current_owner(s, i)
 
     def _process(self, s: TxnSystemState, i: int) -> Result:
         """One loop iteration: beginTransaction, poll one input record, send its output record (none for a
@@ -555,7 +577,7 @@ class EosSystem(TransactionalSystem):
             processing=app.position,
             offsets_generation=generation,
             offsets_member=member,
-            txn_superseded=app.superseded,
+            txn_superseded=app.superseded,  # no mutate: ghost
         )
         s = s._replace(clients=_at(s.clients, i, c))
         if not self.flags.offsets_in_transaction:  # unreachable: weakened variant offsets_outside_transaction
@@ -695,8 +717,6 @@ class EosSystem(TransactionalSystem):
             return None
         old = g.assignment[INPUT_PARTITION]
         events: tuple[str, ...] = ("rebalance",)
-        if old != i and old >= 0 and s.apps[old].processing >= 0 and s.clients[old].state != tp.C.READY:
-            events = (*events, "rebalance_moved_partition_mid_transaction")
         s = s._replace(group=gc.rebalance(g, g.members, (i,)))
         for m in g.members:
             if m != old:
@@ -818,10 +838,7 @@ class EosSystem(TransactionalSystem):
             return None
         c, g = s.consumers[i], s.members
         assert g is not None
-        events: tuple[str, ...] = ("session_expired:zombie",)
-        if s.apps[i].owns and s.clients[i].state not in BETWEEN_TRANSACTIONS:
-            events = (*events, "rebalance_moved_partition_mid_transaction")
-        return s._replace(members=cg.remove_member(g, c.member_id)), events
+        return s._replace(members=cg.remove_member(g, c.member_id)), ("session_expired:zombie",)
 
     def _leave_group(self, s: TxnSystemState, i: int) -> Result:
         """The instance shuts down between transactions: KafkaConsumer.close() sends LeaveGroup and the group
@@ -880,10 +897,10 @@ class EosSystem(TransactionalSystem):
         s, events = super()._apply_coordinator(s, t, out)
         md = out.metadata
         if (
-            md is not None
-            and md.state == tc.TransactionState.PREPARE_COMMIT
-            and (old is None or old.state != tc.TransactionState.PREPARE_COMMIT)
-            and t < len(s.apps)
+            md is not None  # no mutate: ghost
+            and md.state == tc.TransactionState.PREPARE_COMMIT  # no mutate: ghost
+            and (old is None or old.state != tc.TransactionState.PREPARE_COMMIT)  # no mutate: ghost
+            and t < len(s.apps)  # no mutate: ghost
         ):
             app = s.apps[t]
             if app.processing >= 0 and app.txn_superseded:  # unreachable: a zombie commit (a violation)
@@ -1070,7 +1087,7 @@ class EosSystem(TransactionalSystem):
             # the verification ran (CoordinatorPartitionWriter, before the write event is queued); the write
             # event then finds the shard LOADING (CoordinatorRuntime.withActiveContextOrThrow)
             error = Errors.COORDINATOR_LOAD_IN_PROGRESS
-            events = (*events, "txn_offset_commit_load_in_progress", f"error:{error}")
+            events = (*events, f"error:{error}")
         if error == Errors.NONE:
             if self.protocol:
                 assert s.members is not None
@@ -1087,7 +1104,7 @@ class EosSystem(TransactionalSystem):
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE and not append_ok:
             error = Errors.COORDINATOR_NOT_AVAILABLE
-            events = (*events, "txn_offset_commit_append_failed", f"error:{error}")
+            events = (*events, f"error:{error}")
         if error == Errors.NONE:
             pid, epoch = req.producer_id, req.producer_epoch
             g, error, more = gc.append_txn_offset_commit(g, pid, epoch, req.partition, req.offset)
@@ -1095,8 +1112,6 @@ class EosSystem(TransactionalSystem):
             if error == Errors.NONE and s.members is not None and s.members.state == cg.COMPLETING_REBALANCE:
                 events = (*events, "txn_offset_commit_during_completing_rebalance")
             s = s._replace(group=g)
-        if error in FENCING_ERRORS:
-            events = (*events, "txn_offset_commit_fenced")
         resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
         s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
         return s, events
@@ -1111,18 +1126,24 @@ class EosSystem(TransactionalSystem):
         if app.offsets != P.COMMITTING:  # no branch: one TxnOffsetCommit in flight, its phase left only here
             return s, ("stale_response",)
         err = resp.error
+        # the client's reading of the answer is the reach witness of each error path (invariants/eos_processing.py):
+        # a group coordinator answering another error than Kafka's for a condition leaves its witness unreached
+        answer = f"txn_offset_commit_answer:{err}"
         if err == Errors.NONE:
             c = c._replace(added=tuple(sorted({*c.added, OFFSETS_PARTITION})))
             s = s._replace(clients=_at(s.clients, i, c))
             return self._set_app(s, i, app._replace(offsets=P.DONE)), ("txn_offset_commit_ok",)
         if err in RETRIABLE_OFFSET_ERRORS:
-            return self._send_txn_offset_commit(s, i, app), (f"client_error:{err}", "retry")
+            return self._send_txn_offset_commit(s, i, app), (f"client_error:{err}", "retry", answer)
         app = app._replace(offsets=P.NONE)
+        events: tuple[str, ...]
         if err in ABORTABLE_OFFSET_ERRORS:
-            c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable")
+            c, events = tp.abortable_error(c), (f"client_error:{err}", "client_abortable", answer)
+            if err in FENCING_ERRORS:  # CommitFailedException: the group fenced the member (KIP-447)
+                events = (*events, "txn_offset_commit_fenced")
         else:
             c = tp.fatal_error(c, err)
-            events = (f"client_error:{err}", "client_fenced" if c.fenced else "client_fatal")
+            events = (f"client_error:{err}", "client_fenced" if c.fenced else "client_fatal", answer)
         return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app), events
 
     def _on_offset_commit(  # unreachable: weakened variant offsets_outside_transaction
