@@ -132,25 +132,25 @@ class Topology:
     (1 by default: every record is its own batch).
     """
 
-    producers: int = 1
-    partitions: int = 1
-    records_per_producer: int = 2
-    records_per_batch: int = 1
+    producers: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    partitions: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    records_per_producer: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    records_per_batch: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
 class FaultBudget:
     """How many faults of each kind a run may inject, and in total."""
 
-    drop: int = 0
-    duplicate: int = 0
-    reorder: int = 0
-    request_timeout: int = 0
-    batch_expiry: int = 0
-    leader_restart: int = 0
-    producer_restart: int = 0
-    not_leader: int = 0
-    total: int = 2
+    drop: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    duplicate: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    reorder: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    request_timeout: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    batch_expiry: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    leader_restart: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    producer_restart: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    not_leader: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    total: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`FAULT_KINDS` order."""
@@ -182,10 +182,10 @@ class SystemConfig:
     sequence_space: int = KAFKA_SEQUENCE_SPACE
     #: acks=all responses wait for a separate ``ReplicatePartition`` step (``DelayedProduce``), so a leader
     #: can fail over with batches appended but not replicated (``model.log.partition.handle_produce``).
-    separate_replication: bool = False
+    separate_replication: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     #: ``producer.id.expiration.ms``: a leader may drop the state of a producer id that has nothing outstanding on
     #: the partition (``ExpireProducerState``, a protocol step: idleness is not a fault).
-    producer_id_expiration: bool = False
+    producer_id_expiration: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @codec.record
