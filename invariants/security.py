@@ -619,6 +619,19 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
                     lambda s: _adversary_batches(who, s),
                 )
             )
+            # every shape of the hijack a real forger sends (model.security.adversary.forge_produce) must be shown
+            # landing, not only attempted: a batch continuing the victim's sequence at its epoch (into the open
+            # transaction; KIP-98 §9) and the first batch of the victim's epoch on a partition it has not written
+            # yet (TV1 without verification of that partition, or with it while the victim's AddPartitionsToTxn
+            # already added it).  Kafka 4.0 refuses the epoch + 1 shape (KAFKA-14563), so it has no partner.
+            props.append(
+                sometimes_event(
+                    "forged_batch_in_sequence_appended",
+                    "A batch the adversary forged at the victim's epoch, continuing the victim's sequence on the "
+                    "partition, was appended (KIP-98 §9: neither the producer id nor the sequence is authenticated).",
+                    "adversary:took_effect:forge_produce:next",
+                )
+            )
         props += [
             *(() if revocations else (_writes_authorized(who, "forged_produce_attempted"),)),
             _pid_bound(who, "forged_batch_appended" if hijacker else "forged_produce_attempted"),

@@ -203,13 +203,20 @@ def _adversary_record(system: Any, s: TxnSystemState) -> tuple[TxnSystemState, i
     return s._replace(security=s.security._replace(adversary_records=n + 1)), rid
 
 
-def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str) -> Result:
+def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str, shape: str = "") -> Result:
     """Send ``req`` as the adversary; a coordinator entry the broker's verification changed (TV2 adds the
-    partition to the transaction) without Write on it is recorded for ``unauthorized_never_changes_transaction``."""
+    partition to the transaction) without Write on it is recorded for ``unauthorized_never_changes_transaction``.
+
+    ``shape``: which fields the forger chose (:func:`forge_produce`); a batch of it that reached the partition's log
+    is reported as ``adversary:took_effect:forge_produce:<shape>``, so a scenario can demand that every shape a real
+    forger may send is shown landing where the ACLs allow it, not only being attempted."""
     env = net.Envelope(ADVERSARY, BROKER, 0, req)
     result = system._on_produce(s, env, req)
     assert result is not None  # a Produce is always answered
     new, events = result
+    q = req.partition
+    if shape and any(req.records[0] in e.records for e in new.partitions[q].log[len(s.partitions[q].log) :]):
+        events = (*events, f"adversary:took_effect:forge_produce:{shape}")
     for t in range(len(s.coordinator)):
         new = observe_change(system, new, s, security_of(system).adversary, "Produce", t)
     return _without_replies(new), (label, *events)
@@ -225,14 +232,14 @@ def forge_produce(system: Any, s: TxnSystemState, victim: Any, q: Any, bump: Any
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     entry = s.partitions[q].entry(pid)
     if bump:
-        epoch, seq = epoch + 1, 0
+        epoch, seq, shape = epoch + 1, 0, "bump"
     elif entry is None or entry.producer_epoch != epoch or entry.last_seq < 0:
-        seq = 0
+        seq, shape = 0, "first"
     else:
-        seq = next_sequence(entry.last_seq, 1, system.flags.sequence_space)
+        seq, shape = next_sequence(entry.last_seq, 1, system.flags.sequence_space), "next"
     s, rid = _adversary_record(system, s)
     req = ProduceRequest(-1, 0, q, pid, epoch, seq, (rid,), True)
-    return _produce(system, s, req, "adversary:produce:forge")
+    return _produce(system, s, req, "adversary:produce:forge", shape)
 
 
 def stray_produce(system: Any, s: TxnSystemState, q: Any) -> Result:
