@@ -1121,7 +1121,7 @@ def _producer_idle(s: SystemState, q: int, producer_id: int) -> bool:
     return True
 
 
-def format_value(value: Any) -> str:
+def format_value(value: Any) -> str:  # no mutate: trace format (display of action arguments), not a rule
     """Short Kafka-flavoured rendering of action arguments."""
     if isinstance(value, net.Envelope):
         return f"{value.src}->{value.dst}#{value.connection}:{format_value(value.body)}"
