@@ -490,14 +490,18 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             for outcome in ("commit", "abort")
         ]
     if allowed_foreign and f.hijack_init:
-        took_effect.append(
+        # one partner per shape a forger sends (model.security.adversary.hijack_init): a fresh InitProducerId and
+        # the KIP-360 form claiming the victim's producer id and epoch -- Write on the transactional id is the
+        # only defence against either
+        took_effect += [
             sometimes_event(
-                "hijack_init_took_effect",
-                "An InitProducerId of the adversary, allowed by its Write on another producer's transactional id, "
-                "bumped that producer's epoch.",
-                "adversary:took_effect:hijack_init",
+                f"hijack_init_{shape}_took_effect",
+                f"An InitProducerId of the adversary ({what}), allowed by its Write on another producer's "
+                "transactional id, bumped that producer's epoch.",
+                f"adversary:took_effect:hijack_init:{shape}",
             )
-        )
+            for shape, what in (("fresh", "no producer id"), ("claimed", "claiming the victim's producer id and epoch"))
+        ]
     refused_partner = (
         [
             sometimes_event(
