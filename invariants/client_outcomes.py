@@ -427,7 +427,9 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "unknown producer id) makes the transaction abortable (skipped while aborting), anything else is "
             "fatal; NONE moves it on. A failed batch (an error answer, a delivery timeout) makes it abortable, "
             "fatal only for a cluster or transactional-id authorization failure (or, without KIP-360, a lost "
-            "sequence), in faulty runs too.",
+            "sequence), in faulty runs too. Under transaction version < 2 the epoch bump the client then owes "
+            "(epochBumpRequired) is Kafka's too: set by an unknown producer id with KIP-360 and by a failed batch "
+            "outside commit/abort, kept by a retried answer.",
             source="TransactionManager InitProducerIdHandler, AddPartitionsToTxnHandler, EndTxnHandler "
             "(handleResponse), transitionToAbortableError, abortableErrorIfPossible; handleFailedBatch / "
             "maybeTransitionToErrorState for failed batches @1eb7644349cb",

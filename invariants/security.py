@@ -490,14 +490,18 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             for outcome in ("commit", "abort")
         ]
     if allowed_foreign and f.hijack_init:
-        took_effect.append(
+        # one partner per shape a forger sends (model.security.adversary.hijack_init): a fresh InitProducerId and
+        # the KIP-360 form claiming the victim's producer id and epoch -- Write on the transactional id is the
+        # only defence against either
+        took_effect += [
             sometimes_event(
-                "hijack_init_took_effect",
-                "An InitProducerId of the adversary, allowed by its Write on another producer's transactional id, "
-                "bumped that producer's epoch.",
-                "adversary:took_effect:hijack_init",
+                f"hijack_init_{shape}_took_effect",
+                f"An InitProducerId of the adversary ({what}), allowed by its Write on another producer's "
+                "transactional id, bumped that producer's epoch.",
+                f"adversary:took_effect:hijack_init:{shape}",
             )
-        )
+            for shape, what in (("fresh", "no producer id"), ("claimed", "claiming the victim's producer id and epoch"))
+        ]
     refused_partner = (
         [
             sometimes_event(
@@ -617,6 +621,19 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
                     "A transactional batch the adversary forged (under another producer's id) was appended "
                     "(KIP-98 §9: the producer id is not authenticated).",
                     lambda s: _adversary_batches(who, s),
+                )
+            )
+            # every shape of the hijack a real forger sends (model.security.adversary.forge_produce) must be shown
+            # landing, not only attempted: a batch continuing the victim's sequence at its epoch (into the open
+            # transaction; KIP-98 §9) and the first batch of the victim's epoch on a partition it has not written
+            # yet (TV1 without verification of that partition, or with it while the victim's AddPartitionsToTxn
+            # already added it).  Kafka 4.0 refuses the epoch + 1 shape (KAFKA-14563), so it has no partner.
+            props.append(
+                sometimes_event(
+                    "forged_batch_in_sequence_appended",
+                    "A batch the adversary forged at the victim's epoch, continuing the victim's sequence on the "
+                    "partition, was appended (KIP-98 §9: neither the producer id nor the sequence is authenticated).",
+                    "adversary:took_effect:forge_produce:next",
                 )
             )
         props += [

@@ -398,7 +398,7 @@ def test_hijacked_init_producer_id_fences_alice_only_without_the_acl() -> None:
     state, _ = _run_from(weak, state, [Action("Deliver", (state.network[0],))])
     state, _ = _run_from(weak, state, [Action("Deliver", (state.network[0],))])
     assert state.clients[0].state == tp.C.READY
-    state, events = _run_from(weak, state, [Action("HijackInitProducerId", (0,))])
+    state, events = _run_from(weak, state, [Action("HijackInitProducerId", (0, False))])
     assert state.coordinator[0].producer_epoch == 1 and "epoch_bump" in events[0]
     prop = {p.name: p for p in weak.properties()}["unauthorized_never_changes_transaction"]
     assert not prop.holds(state)
@@ -429,7 +429,7 @@ def test_adversary_actions_round_trip_through_json() -> None:
     for a in (
         Action("ForgeProduce", (0, 0, True)),
         Action("ForgeMarker", (0, 0, False, "Produce")),
-        Action("HijackInitProducerId", (0,)),
+        Action("HijackInitProducerId", (0, False)),
     ):
         assert model.action_from_json(json.loads(json.dumps(model.action_to_json(a)))) == a
     with pytest.raises(ModelError):
@@ -548,13 +548,20 @@ def test_an_authorized_epoch_bump_fences_the_owner_and_is_no_violation() -> None
     state, _ = _run(model, ALICE_INIT)
     state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
     state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
-    state, events = _run_from(model, state, [Action("HijackInitProducerId", (0,))])
+    claimed, claimed_events = _run_from(model, state, [Action("HijackInitProducerId", (0, True))])
+    # the KIP-360 form, claiming Alice's producer id and epoch, bumps her epoch as well (Write is the only defence)
+    assert claimed.coordinator[0].producer_epoch == 1
+    assert "adversary:took_effect:hijack_init:claimed" in claimed_events[0]
+    state, events = _run_from(model, state, [Action("HijackInitProducerId", (0, False))])
     assert "epoch_bump" in events[0] and state.coordinator[0].producer_epoch == 1
     assert state.security.txn_changes == ()
     # holding Write on every transactional id, the adversary is no stranger: the invariant is judged on its
     # allowed change, whose partner is the hijack taking effect (no refusal to wait for)
     props = {p.name: p for p in model.properties()}
-    assert props["unauthorized_never_changes_transaction"].partners == ("hijack_init_took_effect",)
+    assert props["unauthorized_never_changes_transaction"].partners == (
+        "hijack_init_fresh_took_effect",
+        "hijack_init_claimed_took_effect",
+    )
     assert "unauthorized_request_refused" not in props
     assert any(e.startswith("adversary:took_effect:hijack_init") for e in events[0])
     state, _ = _run_from(model, state, [Action("BeginTransaction", (0,)), Action("Send", (0,))])

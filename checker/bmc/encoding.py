@@ -92,7 +92,7 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "retry_by_unresolved_sequence off (canRetry ignoring an unresolved sequence) is not encoded"
     if not model.flags.bump_on_next_sequence_refusal:
         return False, "bump_on_next_sequence_refusal off (the next sequence retried unchanged) is not encoded"
-    if model.config.separate_replication:
+    if model.config.separate_replication:  # ExpireDelayedProduce (the purgatory's REQUEST_TIMED_OUT) needs it too
         return False, "separate_replication (acks=all answered after a ReplicatePartition step) is not encoded"
     if not model.flags.truncation_rebuilds_producer_state:
         return False, "truncation_rebuilds_producer_state off (producer state kept across a failover) is not encoded"

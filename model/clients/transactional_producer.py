@@ -389,7 +389,7 @@ def txn_request_timeout(c: TxnClient) -> TxnClient | None:
 
 #: Errors that end a producer only without KIP-360 (``abortableErrorIfPossible`` / ``handleFailedBatch``:
 #: with KIP-360 the client bumps its epoch instead).
-PRE_KIP_360_FATAL = (
+PRE_KIP_360_FATAL = (  # no mutate: the table of a judge (healthy_producer_not_failed exempts these), not a rule
     Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
     Errors.UNKNOWN_PRODUCER_ID,
     Errors.INVALID_PRODUCER_ID_MAPPING,

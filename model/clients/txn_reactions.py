@@ -102,13 +102,45 @@ def unexpected_reaction(  # no mutate: the judge of client_reacts_as_kafka (a pr
     kip_360: bool,
     producer: int,
     bump_required: bool = False,
+    owed: tuple[bool, bool, int] | None = None,
 ) -> str | None:
     """A ghost label if producer ``producer`` went from state ``old`` to ``new`` (``fenced``: its fatal error is a
-    ProducerFencedException) on ``request``'s answer ``error`` other than Kafka's handler does; else ``None``."""
+    ProducerFencedException) on ``request``'s answer ``error`` other than Kafka's handler does; else ``None``.
+
+    ``owed``: the client's ``epochBumpRequired`` before and after the answer, and the transaction version -- judged
+    too (:func:`_unexpected_bump_flag`) when given."""
     got = FENCED if new == FATAL and fenced else new
-    if got in _expected(request, error, old, kip_360, bump_required):  # no branch: the other side describes a defect
+    if got not in _expected(request, error, old, kip_360, bump_required):  # no branch: the violation side
+        return f"client_reaction:{producer}:{request}:{error}:{old}->{got}"
+    if owed is None or new == FATAL:  # a producer left with close() only owes nothing
         return None
-    return f"client_reaction:{producer}:{request}:{error}:{old}->{got}"
+    before, after, tv = owed
+    return _unexpected_bump_flag(request, error, old, before, after, kip_360, tv, producer)
+
+
+def _unexpected_bump_flag(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    request: str, error: str, old: str, before: bool, after: bool, kip_360: bool, tv: int, producer: int
+) -> str | None:
+    """Whether the client's ``epochBumpRequired`` after a coordinator answer is ``TransactionManager``'s (trunk
+    @1eb7644349cb), under transaction version < 2 (under TV2 the coordinator's end bumps the epoch, KIP-890 part 2):
+
+    * ``abortableErrorIfPossible`` (UNKNOWN_PRODUCER_ID / INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn or
+      EndTxn) with ``canBumpEpoch()`` (KIP-360) sets it -- also while ABORTING_TRANSACTION, where the abortable
+      transition itself is skipped, so the abort ends with InitProducerId(pid, epoch);
+    * a retried answer (``reenqueue``) and AddPartitionsToTxn's NONE leave it as it was.
+
+    Any other answer (NONE on InitProducerId / EndTxn, fenced, fatal) is not judged here."""
+    if old == FATAL or tv >= 2:
+        return None
+    if request != "InitProducerId" and error in _IF_POSSIBLE and kip_360:
+        want = True
+    elif error in _RETRIED or (error == Errors.NONE and request == "AddPartitionsToTxn"):
+        want = before
+    else:
+        return None
+    if after == want:  # no branch: the other side describes a defect
+        return None
+    return f"client_reaction:{producer}:{request}:{error}:{old}:epochBumpRequired {before}->{after}"
 
 
 #: ``TransactionManager.maybeTransitionToErrorState``: the exceptions of a failed batch that make the producer fatal
@@ -121,7 +153,7 @@ _BATCH_FATAL = (  # no mutate: the judge's table
 
 
 def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
-    error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int
+    error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int, owed: tuple[bool, int] | None = None
 ) -> str | None:
     """A ghost label if producer ``producer`` went from ``old`` to ``new`` when a batch of it failed with ``error``
     other than ``TransactionManager.handleFailedBatch`` does (trunk @1eb7644349cb); else ``None``.
@@ -131,6 +163,11 @@ def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_
     error with the retries spent), a delivery timeout -- makes the transaction abortable, skipped while
     ABORTING_TRANSACTION (``transitionToAbortableError``).  A producer without KIP-360 cannot repair a lost
     sequence: OUT_OF_ORDER_SEQUENCE_NUMBER is fatal there.  A fatal producer stays fatal.
+
+    ``owed``: the client's ``epochBumpRequired`` after the failure and the transaction version.  Under TV < 2
+    ``maybeTransitionToErrorState`` sets it for every abortable failure when ``canBumpEpoch() && !isCompleting()``
+    (KIP-360; not while COMMITTING/ABORTING_TRANSACTION, which the model does not distinguish): a producer that was
+    IN_TRANSACTION or ABORTABLE_ERROR owes the bump afterwards.
     """
     if old == FATAL:
         want: tuple[str, ...] = (FATAL, FENCED)
@@ -141,9 +178,14 @@ def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_
     else:
         want = ("ABORTABLE_ERROR",)
     got = FENCED if new == FATAL and fenced else new
-    if got in want:  # no branch: the other side describes a defect
+    if got not in want:  # no branch: the violation side, only a defect takes it
+        return f"client_reaction:{producer}:Produce:{error}:{old}->{got}"
+    if owed is None or want != ("ABORTABLE_ERROR",) or not kip_360:
         return None
-    return f"client_reaction:{producer}:Produce:{error}:{old}->{got}"
+    after, tv = owed
+    if tv >= 2 or old not in ("IN_TRANSACTION", "ABORTABLE_ERROR") or after:  # no branch: else a defect
+        return None
+    return f"client_reaction:{producer}:Produce:{error}:{old}:epochBumpRequired ->{after}"
 
 
 #: ``TransactionManager.State.isTransitionValid`` (Kafka 4.0-SNAPSHOT @1eb7644349cb): target -> valid sources.

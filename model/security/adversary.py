@@ -22,7 +22,7 @@ their fault kinds (``[faults]`` budgets of a scenario):
   (data no COMMIT/ABORT marker will ever end, so the LSO stops).
 * ``ForgeEndTxn(transactional_id, committed)`` -- ``forge_request``: an EndTxn
   replayed with the victim's transactional.id, producer id and epoch.
-* ``HijackInitProducerId(transactional_id)`` -- ``hijack_init``: InitProducerId
+* ``HijackInitProducerId(transactional_id, claimed)`` -- ``hijack_init``: InitProducerId
   on the victim's transactional.id, which bumps its epoch and fences it.
 * ``ForgeMarker(transactional_id, partition, committed, api)`` --
   ``forge_marker``: a COMMIT/ABORT control batch for the victim's producer id,
@@ -89,7 +89,7 @@ ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format
     "ForgeProduce": ("victim", "partition", "bump_epoch"),
     "StrayProduce": ("partition",),
     "ForgeEndTxn": ("transactional_id", "committed"),
-    "HijackInitProducerId": ("transactional_id",),
+    "HijackInitProducerId": ("transactional_id", "claimed"),
     "ForgeMarker": ("transactional_id", "partition", "committed", "api"),
     "AbandonTransaction": ("producer",),
     **OPERATOR_ACTION_ARGS,
@@ -134,7 +134,13 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
             if _replayable(state, t):
                 out.extend(Action("ForgeEndTxn", (t, committed)) for committed in (True, False))
     if _budget(system, state, "hijack_init"):
-        out.extend(Action("HijackInitProducerId", (t,)) for t in victims)
+        # both shapes a forger can send: a fresh initTransactions (no producer id) and the KIP-360 form claiming
+        # the victim's current producer id and epoch, once the coordinator holds them
+        out.extend(
+            Action("HijackInitProducerId", (t, claimed))
+            for t in victims
+            for claimed in ((False, True) if _replayable(state, t) else (False,))
+        )
     if _budget(system, state, "forge_marker"):
         for t in victims:
             if _replayable(state, t):
@@ -203,13 +209,20 @@ def _adversary_record(system: Any, s: TxnSystemState) -> tuple[TxnSystemState, i
     return s._replace(security=s.security._replace(adversary_records=n + 1)), rid
 
 
-def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str) -> Result:
+def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str, shape: str = "") -> Result:
     """Send ``req`` as the adversary; a coordinator entry the broker's verification changed (TV2 adds the
-    partition to the transaction) without Write on it is recorded for ``unauthorized_never_changes_transaction``."""
+    partition to the transaction) without Write on it is recorded for ``unauthorized_never_changes_transaction``.
+
+    ``shape``: which fields the forger chose (:func:`forge_produce`); a batch of it that reached the partition's log
+    is reported as ``adversary:took_effect:forge_produce:<shape>``, so a scenario can demand that every shape a real
+    forger may send is shown landing where the ACLs allow it, not only being attempted."""
     env = net.Envelope(ADVERSARY, BROKER, 0, req)
     result = system._on_produce(s, env, req)
     assert result is not None  # a Produce is always answered
     new, events = result
+    q = req.partition
+    if shape and any(req.records[0] in e.records for e in new.partitions[q].log[len(s.partitions[q].log) :]):
+        events = (*events, f"adversary:took_effect:forge_produce:{shape}")
     for t in range(len(s.coordinator)):
         new = observe_change(system, new, s, security_of(system).adversary, "Produce", t)
     return _without_replies(new), (label, *events)
@@ -225,14 +238,14 @@ def forge_produce(system: Any, s: TxnSystemState, victim: Any, q: Any, bump: Any
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     entry = s.partitions[q].entry(pid)
     if bump:
-        epoch, seq = epoch + 1, 0
+        epoch, seq, shape = epoch + 1, 0, "bump"
     elif entry is None or entry.producer_epoch != epoch or entry.last_seq < 0:
-        seq = 0
+        seq, shape = 0, "first"
     else:
-        seq = next_sequence(entry.last_seq, 1, system.flags.sequence_space)
+        seq, shape = next_sequence(entry.last_seq, 1, system.flags.sequence_space), "next"
     s, rid = _adversary_record(system, s)
     req = ProduceRequest(-1, 0, q, pid, epoch, seq, (rid,), True)
-    return _produce(system, s, req, "adversary:produce:forge")
+    return _produce(system, s, req, "adversary:produce:forge", shape)
 
 
 def stray_produce(system: Any, s: TxnSystemState, q: Any) -> Result:
@@ -266,9 +279,21 @@ def forge_end_txn(system: Any, s: TxnSystemState, t: int, committed: Any) -> Res
     return _coordinator(system, s, req, f"adversary:forge_end_txn:{'commit' if committed else 'abort'}")
 
 
-def hijack_init(system: Any, s: TxnSystemState, t: int) -> Result:
-    """InitProducerId on the victim's transactional.id: an epoch bump that fences it."""
-    return _coordinator(system, s, InitProducerIdRequest(-1, 0, t), "adversary:hijack_init")
+def hijack_init(system: Any, s: TxnSystemState, t: int, claimed: Any = False) -> Result:
+    """InitProducerId on the victim's transactional.id: an epoch bump that fences it.
+
+    The forger controls the request's KIP-360 fields (``InitProducerIdRequest`` v3+: producerId, producerEpoch):
+    ``claimed`` sends the victim's current producer id and epoch, which ``TransactionCoordinator.handleInitProducerId``
+    accepts as the owner's own bump request (trunk @1eb7644349cb); otherwise none, as a new instance's
+    ``initTransactions`` does.  Either takes effect only with Write on the transactional id (KIP-98 §9)."""
+    if type(claimed) is not bool or (claimed and not _replayable(s, t)):  # input: a replayed trace
+        return None
+    if claimed:
+        md = s.coordinator[t]
+        assert md is not None
+        req = InitProducerIdRequest(-1, 0, t, md.producer_id, md.producer_epoch)
+        return _coordinator(system, s, req, "adversary:hijack_init:claimed")
+    return _coordinator(system, s, InitProducerIdRequest(-1, 0, t), "adversary:hijack_init:fresh")
 
 
 def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any, api: Any) -> Result:

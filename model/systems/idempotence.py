@@ -26,7 +26,9 @@ Faults (budgeted)
     partition)``, ``RestartLeader()`` (the broker crashes, an in-sync follower
     takes over every partition), ``RestartProducer(producer)``, ``NotLeaderOrFollower(envelope)`` (a produce
     request reaches a broker that does not lead its partition -- yet, or any more -- and is answered
-    NOT_LEADER_OR_FOLLOWER without being appended; the client refreshes its metadata and retries).
+    NOT_LEADER_OR_FOLLOWER without being appended; the client refreshes its metadata and retries),
+    ``ExpireDelayedProduce(partition)`` (with ``separate_replication``: an acks=all answer parked in the produce
+    purgatory outlives the request's ``timeout.ms`` and goes out REQUEST_TIMED_OUT, its batch in the leader's log).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ FAULT_KINDS = (  # no mutate: fault budget bookkeeping (the scenario's [faults] 
     "leader_restart",
     "producer_restart",
     "not_leader",
+    "produce_timeout",
 )
 
 #: Argument names of every action kind (display and JSON).
@@ -90,6 +93,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON key
     "RestartLeader": (),
     "RestartProducer": ("producer",),
     "NotLeaderOrFollower": ("message",),
+    "ExpireDelayedProduce": ("partition",),
 }
 
 #: The fault kind each fault action is charged to.
@@ -102,6 +106,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping (which budget each fa
     "RestartLeader": "leader_restart",
     "RestartProducer": "producer_restart",
     "NotLeaderOrFollower": "not_leader",
+    "ExpireDelayedProduce": "produce_timeout",
 }
 
 
@@ -117,6 +122,7 @@ _BATCH_EXPIRY = _FAULT_INDEX["ExpireBatch"]
 _LEADER_RESTART = _FAULT_INDEX["RestartLeader"]
 _PRODUCER_RESTART = _FAULT_INDEX["RestartProducer"]
 _NOT_LEADER = _FAULT_INDEX["NotLeaderOrFollower"]
+_PRODUCE_TIMEOUT = _FAULT_INDEX["ExpireDelayedProduce"]
 #: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope, 3 = producer id.
 _ARG_SPECS = {  # no mutate: trace format (how a decoded action's arguments are range-checked)
     kind: tuple({"producer": 0, "partition": 1, "message": 2, "producer_id": 3}[n] for n in names)
@@ -132,25 +138,26 @@ class Topology:
     (1 by default: every record is its own batch).
     """
 
-    producers: int = 1
-    partitions: int = 1
-    records_per_producer: int = 2
-    records_per_batch: int = 1
+    producers: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    partitions: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    records_per_producer: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    records_per_batch: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
 class FaultBudget:
     """How many faults of each kind a run may inject, and in total."""
 
-    drop: int = 0
-    duplicate: int = 0
-    reorder: int = 0
-    request_timeout: int = 0
-    batch_expiry: int = 0
-    leader_restart: int = 0
-    producer_restart: int = 0
-    not_leader: int = 0
-    total: int = 2
+    drop: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    duplicate: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    reorder: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    request_timeout: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    batch_expiry: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    leader_restart: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    producer_restart: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    not_leader: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    produce_timeout: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    total: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`FAULT_KINDS` order."""
@@ -182,10 +189,10 @@ class SystemConfig:
     sequence_space: int = KAFKA_SEQUENCE_SPACE
     #: acks=all responses wait for a separate ``ReplicatePartition`` step (``DelayedProduce``), so a leader
     #: can fail over with batches appended but not replicated (``model.log.partition.handle_produce``).
-    separate_replication: bool = False
+    separate_replication: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     #: ``producer.id.expiration.ms``: a leader may drop the state of a producer id that has nothing outstanding on
     #: the partition (``ExpireProducerState``, a protocol step: idleness is not a fault).
-    producer_id_expiration: bool = False
+    producer_id_expiration: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @codec.record
@@ -656,6 +663,8 @@ class KafkaSystem:
             out.extend(Action("RestartProducer", (i,)) for i in range(len(state.producers)))
         if left(used, _NOT_LEADER):
             out.extend(Action("NotLeaderOrFollower", (env,)) for env in heads if _misdirectable(env))
+        if left(used, _PRODUCE_TIMEOUT):
+            out.extend(Action("ExpireDelayedProduce", (q,)) for q, ld in enumerate(state.partitions) if ld.pending)
         return out
 
     def _fault_budget_left(self, used: tuple[int, ...], k: int) -> bool:
@@ -993,6 +1002,26 @@ class KafkaSystem:
         network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
         return s._replace(network=network), ("not_leader_or_follower",)
 
+    def _expire_delayed_produce(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        """The oldest acks=all answer parked in partition ``q``'s purgatory expires: it goes out REQUEST_TIMED_OUT.
+
+        ``DelayedProduce`` (``core/.../server/DelayedProduce.scala``, trunk @1eb7644349cb) starts every partition
+        whose append succeeded with ``acksPending`` and the error REQUEST_TIMED_OUT, cleared only when
+        ``tryComplete`` finds the followers caught up; when the request's ``timeout.ms`` passes first
+        (``onExpiration``, then ``onComplete``) the response carries REQUEST_TIMED_OUT although the batch is in the
+        leader's log.  The client retries it (``RetriableException``, ``Sender.canRetry``), and the leader must
+        recognise the retry as a duplicate -- or, after a failover that cut the batch off, append it again.
+        """
+        leader = s.partitions[q]
+        if not leader.pending:  # no branch: replay/minimise only (actions() offers it under the same test)
+            return None
+        expired = leader.pending[0]._replace(error=Errors.REQUEST_TIMED_OUT)
+        leader = leader._replace(pending=leader.pending[1:])
+        env = net.Envelope(BROKER, f"p{expired.producer}", expired.connection, expired)
+        return s._replace(partitions=_replace_at(s.partitions, q, leader), network=s.network + (env,)), (
+            "delayed_produce_expired",
+        )
+
     def _restart_producer(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.restart(s.producers[i])
         return s._replace(producers=_replace_at(s.producers, i, p)), ("producer_restart",)
@@ -1065,6 +1094,7 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "RestartLeader": KafkaSystem._restart_leader,
     "RestartProducer": KafkaSystem._restart_producer,
     "NotLeaderOrFollower": KafkaSystem._not_leader,
+    "ExpireDelayedProduce": KafkaSystem._expire_delayed_produce,
 }
 
 
@@ -1091,7 +1121,7 @@ def _producer_idle(s: SystemState, q: int, producer_id: int) -> bool:
     return True
 
 
-def format_value(value: Any) -> str:
+def format_value(value: Any) -> str:  # no mutate: trace format (display of action arguments), not a rule
     """Short Kafka-flavoured rendering of action arguments."""
     if isinstance(value, net.Envelope):
         return f"{value.src}->{value.dst}#{value.connection}:{format_value(value.body)}"

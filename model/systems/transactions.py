@@ -732,7 +732,9 @@ class TransactionalSystem:
             if early:  # no branch: the violation side, only a defect takes it (batch_failures_explained)
                 s = _flagged(s, *early)  # no mutate: ghost observer (records the bad step for the properties)
             if "batch_failed" in events:
-                label = unexpected_batch_failure_reaction(body.error, old_state, c.state, c.fenced, self.kip_360, i)
+                label = unexpected_batch_failure_reaction(
+                    body.error, old_state, c.state, c.fenced, self.kip_360, i, (c.epoch_bump_required, self.tv)
+                )
                 if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
                     s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
             return s, events
@@ -744,7 +746,8 @@ class TransactionalSystem:
             kind = type(body).__name__.removesuffix("Response")
             # a client-side epoch bump after the transaction: KIP-360 without TV2 (under TV2 the coordinator bumps)
             bump = old.epoch_bump_required and self.kip_360 and self.tv < 2
-            label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i, bump)
+            owed = (old.epoch_bump_required, c.epoch_bump_required, self.tv)
+            label = unexpected_reaction(kind, body.error, old.state, c.state, c.fenced, self.kip_360, i, bump, owed)
             if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
                 s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
         return self._record_outcome(s, i, txn, outcome), events
@@ -1202,7 +1205,9 @@ class TransactionalSystem:
         old = c.state
         c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
         s = s._replace(clients=_at(s.clients, i, c))
-        label = unexpected_batch_failure_reaction("REQUEST_TIMED_OUT", old, c.state, c.fenced, self.kip_360, i)
+        label = unexpected_batch_failure_reaction(
+            "REQUEST_TIMED_OUT", old, c.state, c.fenced, self.kip_360, i, (c.epoch_bump_required, self.tv)
+        )
         if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
             s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
         return s
@@ -1232,7 +1237,9 @@ class TransactionalSystem:
         old_state = c.state
         c = tp.classify_batch_failure(c._replace(data=outcome.producer), "TIMEOUT", self.tv, self.kip_360)
         s = s._replace(clients=_at(s.clients, i, c))
-        label = unexpected_batch_failure_reaction("TIMEOUT", old_state, c.state, c.fenced, self.kip_360, i)
+        label = unexpected_batch_failure_reaction(
+            "TIMEOUT", old_state, c.state, c.fenced, self.kip_360, i, (c.epoch_bump_required, self.tv)
+        )
         if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
             s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
         return s, outcome.events
