@@ -1083,7 +1083,7 @@ class TransactionalSystem:
 
     def _record_fence(self, s: TxnSystemState, old: tc.TransactionMetadata) -> TxnSystemState:
         fence = Fence(old.producer_id, old.producer_epoch, tuple(len(p.log) for p in s.partitions))
-        return s._replace(ghost=s.ghost._replace(fences=(*s.ghost.fences, fence)))
+        return s._replace(ghost=s.ghost._replace(fences=(*s.ghost.fences, fence)))  # no mutate: ghost (zombie_fencing)
 
     def _send_markers(
         self, s: TxnSystemState, t: int, md: tc.TransactionMetadata
