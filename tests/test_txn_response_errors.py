@@ -154,3 +154,32 @@ def test_table_flags_a_legal_but_different_answer() -> None:
     assert table_mismatch(Ask("EndTxn", ongoing, 7, 3, True, (), 1, cc), Errors.NONE, "PrepareAbort", True)
     assert table_mismatch(Ask("EndTxn", ongoing, 7, 3, True, (), 1, cc), Errors.NONE, "PrepareCommit", True) is None
     assert table_mismatch(Ask("EndTxn", ongoing, 7, 3, True, (), 1, cc), Errors.NONE, "PrepareCommit", False)
+
+
+def test_log_transitions_per_kafka_table() -> None:
+    """``completeTransitionTo``'s checks over consecutive records of ``__transaction_state``."""
+    from keos.model.coordinator.transaction.transaction_log import TransactionLogValue as V
+    from keos.model.coordinator.transaction.transit_table import log_transition_problems as problems
+
+    empty = V(7, 3, "Empty")
+    ongoing = V(7, 3, "Ongoing", (0, 1))
+    # accepted: a bump, a KIP-360 retry, a rotation, an add, a TV1/TV2 end, a completion, a TV2 rotation
+    assert problems([empty], [V(7, 4, "Empty")]) == []
+    assert problems([empty], [V(7, 3, "Empty")]) == []
+    assert problems([empty], [V(8, 0, "Empty", prev_producer_id=7)]) == []
+    assert problems([None], [V(8, 0, "Empty")]) == []
+    assert problems([ongoing], [V(7, 3, "Ongoing", (0, 1, 2))]) == []
+    assert problems([ongoing], [V(7, 3, "PrepareCommit", (0, 1))]) == []
+    assert problems([ongoing], [V(7, 4, "PrepareAbort", (0, 1))]) == []
+    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 4, "CompleteCommit")]) == []
+    rotating = V(7, 4, "PrepareCommit", (0,), next_producer_id=9)
+    assert problems([rotating], [V(9, 0, "CompleteCommit", prev_producer_id=7)]) == []
+    assert problems([empty], [V(7, 4, "CompleteAbort")]) == []  # TV2 empty abort, both records in one step
+    # refused: a jump, an epoch change while Ongoing, a lost partition, another id, the wrong completion
+    assert problems([empty], [V(7, 5, "Empty")])
+    assert problems([ongoing], [V(7, 4, "Ongoing", (0, 1))])
+    assert problems([ongoing], [V(7, 3, "Ongoing", (0,))])
+    assert problems([ongoing], [V(8, 3, "PrepareCommit", (0, 1))])
+    assert problems([ongoing], [V(7, 3, "PrepareCommit", (0,))])
+    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 4, "CompleteAbort")])
+    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 5, "CompleteCommit")])

@@ -73,6 +73,7 @@ from keos.model.coordinator.transaction.answer_table import Ask, table_mismatch
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
 from keos.model.coordinator.transaction.transaction_state import TransactionState, is_valid_transition
+from keos.model.coordinator.transaction.transit_table import log_transition_problems
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expirable, expire_producer
@@ -519,6 +520,7 @@ class TransactionalSystem:
             bad += fences_without_bump(state.txn_log, new.txn_log)
         if new.txn_log is not state.txn_log:
             bad += epoch_regressions(state.txn_log, new.txn_log)
+            bad += log_transition_problems(state.txn_log, new.txn_log)
         if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
             bad += epoch_regressions(state.coordinator, new.coordinator)
         if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
