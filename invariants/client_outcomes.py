@@ -406,6 +406,23 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("txn_committed",),
         ),
         no_findings(
+            name="coordinator_answers_per_kafka_table",
+            fact="For every (request, state found, producer id/epoch) pair the transaction coordinator answers "
+            "InitProducerId, AddPartitionsToTxn, a leader's verification and EndTxn (TV1 and TV2) with exactly "
+            "the error Kafka's handler answers, and moves the transaction to exactly the state Kafka's handler "
+            "prepares (Empty, Ongoing, PrepareCommit, PrepareAbort, or nothing written).",
+            source="TransactionCoordinator.handleInitProducerId, handleAddPartitionsToTransaction, "
+            "handleVerifyPartitionsInTransaction, endTransaction @1eb7644349cb with KAFKA-18464 / KAFKA-18660; "
+            "TransactionMetadata.prepareIncrementProducerEpoch / prepareFenceProducerEpoch / prepareAbortOrCommit",
+            catches="a handler whose checks run in another order or on another field than Kafka's, so it "
+            "answers a legal-looking but different error (a retriable code where Kafka fences, a refusal where "
+            "Kafka accepts a retry) or moves the entry along another valid edge of the state table",
+            findings=lambda s: _labels(s, "answer_table:"),
+            heading="answer not Kafka's: ",
+            separator=", ",
+            partners=("txn_committed",),
+        ),
+        no_findings(
             name="fatal_producer_sends_nothing",
             fact="A producer in FATAL_ERROR sends no request -- no produce batch, no InitProducerId, "
             "AddPartitionsToTxn or EndTxn -- and completes no transaction: only close() is left.",

@@ -324,6 +324,23 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             separator=", ",
             partners=("txn_prepare_commit",),
         ),
+        no_findings(
+            name="log_transitions_per_kafka",
+            fact="Every record the coordinator appends to __transaction_state is one TransactionMetadata."
+            "completeTransitionTo accepts after the record before it: Empty keeps or bumps the epoch by one or "
+            "starts a new producer id at 0, Ongoing keeps (pid, epoch) and only adds partitions, PrepareX keeps "
+            "the producer id and the transaction's partitions at the same or the next epoch, CompleteX follows "
+            "its PrepareX at its (pid, epoch) or at the rotated nextProducerId, epoch 0.",
+            source="TransactionMetadata.completeTransitionTo / validProducerEpoch / validProducerEpochBump "
+            "(TransactionMetadata.java @38666db4)",
+            catches="a handler on any path (InitProducerId, AddPartitionsToTxn, EndTxn, a fence, the timeout abort, "
+            "marker completion) that logs a record with the wrong producer id, epoch or partitions -- which Kafka's "
+            "coordinator would refuse with IllegalStateException",
+            findings=lambda s: _ghost_labels(s, "transit_table:"),
+            heading="transitions Kafka refuses: ",
+            separator=", ",
+            partners=("txn_prepare_commit",),
+        ),
     ]
     if fencing:
         props.append(

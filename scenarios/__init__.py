@@ -48,7 +48,7 @@ and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::
     [security]      principals, super_users, adversary,
                     adversary_transactional_id, allow, deny, revocable,
                     expect_denied, expect_granted
-    [faults]        forge_produce, forge_request, hijack_init, forge_marker,
+    [faults]        forge_produce, forge_request, hijack_init, forge_marker, stale_request,
                     endless_txn (adversary actions, budgeted like faults),
                     revoke_acl (an operator removes a revocable binding)
 
@@ -459,7 +459,8 @@ def _parse_txn_scenario(
             security = parse_security_section(_section(data, "security", where), topology.producers)
         except ModelError as exc:
             raise ScenarioError(f"{where}: {exc}") from None
-    hostile = [k for k in ("forge_produce", "forge_request", "hijack_init", "forge_marker", "endless_txn", "revoke_acl")
+    hostile = [k for k in ("forge_produce", "forge_request", "hijack_init", "forge_marker", "endless_txn", "revoke_acl",
+                                "stale_request")
                if getattr(faults, k)]
     if hostile and security is None:
         raise ScenarioError(f"{where}: [faults] {hostile[0]} needs a [security] section (principals and ACLs)")

@@ -12,6 +12,7 @@ import itertools
 import pytest
 from txn_config import kafka_cc
 
+from keos.model.coordinator.transaction.answer_table import Ask, table_mismatch
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_coordinator import (
     TransactionMetadata,
@@ -102,3 +103,83 @@ def test_errors_kafka_cannot_return_are_flagged() -> None:
     assert unexpected_error("EndTxn", Errors.INVALID_RECORD, ongoing, 7, 3)
     assert unexpected_error("VerifyPartition", Errors.CLUSTER_AUTHORIZATION_FAILED, ongoing, 7, 3)
     assert unexpected_error("AddPartitionsToTxn", Errors.TRANSACTION_ABORTABLE, ongoing, 7, 3)
+
+
+def _target(out: object) -> str | None:
+    transit = getattr(out, "transit", None)
+    if transit is not None:
+        return str(transit.state)
+    md = getattr(out, "metadata", None)
+    return str(md.state) if getattr(out, "wrote", False) and md is not None else None
+
+
+@pytest.mark.parametrize("tv", [1, 2])
+def test_every_handler_answer_is_kafkas_table_row(tv: int) -> None:
+    """The exact table (``coordinator_answers_per_kafka_table``) agrees with every handler on the whole family:
+    succeeding, failing and in-flight appends, every kind, every stored state, current/stale/foreign ids."""
+    cc = kafka_cc(transaction_version=tv)
+    checked = 0
+    for md, (pid, epoch), ok in itertools.product(_entries(), IDS, (True, False, None)):
+        for committed in (True, False):
+            if pid < 0:
+                continue
+            out = handle_end_txn(md, pid, epoch, committed, 40, cc, ok)
+            ask = Ask("EndTxn", md, pid, epoch, committed, (), tv, cc)
+            assert table_mismatch(ask, out.error, _target(out), ok) is None, (md, pid, epoch, committed, ok, out)
+            checked += 1
+        if pid >= 0:
+            out = handle_add_partitions(md, pid, epoch, (0, 1), ok)
+            ask = Ask("AddPartitionsToTxn", md, pid, epoch, False, (0, 1), tv, cc)
+            assert table_mismatch(ask, out.error, _target(out), ok) is None, (md, pid, epoch, ok, out)
+            for q in (0, 1):
+                verdict = handle_verify_partition(md, pid, epoch, q)
+                assert (
+                    table_mismatch(Ask("VerifyPartition", md, pid, epoch, False, (q,), tv, cc), verdict, None, True)
+                    is None
+                )
+        out = handle_init_producer_id(md, 0, pid, epoch, 40, cc, ok)
+        ask = Ask("InitProducerId", md, pid, epoch, False, (), tv, cc)
+        assert table_mismatch(ask, out.error, _target(out), ok) is None, (md, pid, epoch, ok, out)
+        checked += 1
+    assert checked > 300
+
+
+def test_table_flags_a_legal_but_different_answer() -> None:
+    cc = kafka_cc(transaction_version=1)
+    prepare = TransactionMetadata(0, 7, 3, state="PrepareCommit", partitions=(0,), pending_state="CompleteCommit")
+    # verification in Prepare*: CONCURRENT_TRANSACTIONS, never the partition's membership answer
+    assert table_mismatch(Ask("VerifyPartition", prepare, 7, 3, False, (0,), 1, cc), Errors.NONE, None, True)
+    ongoing = TransactionMetadata(0, 7, 3, state="Ongoing", partitions=(0,))
+    # a commit that moves the entry to PrepareAbort is a valid edge, but not Kafka's answer to EndTxn(COMMIT)
+    assert table_mismatch(Ask("EndTxn", ongoing, 7, 3, True, (), 1, cc), Errors.NONE, "PrepareAbort", True)
+    assert table_mismatch(Ask("EndTxn", ongoing, 7, 3, True, (), 1, cc), Errors.NONE, "PrepareCommit", True) is None
+    assert table_mismatch(Ask("EndTxn", ongoing, 7, 3, True, (), 1, cc), Errors.NONE, "PrepareCommit", False)
+
+
+def test_log_transitions_per_kafka_table() -> None:
+    """``completeTransitionTo``'s checks over consecutive records of ``__transaction_state``."""
+    from keos.model.coordinator.transaction.transaction_log import TransactionLogValue as V
+    from keos.model.coordinator.transaction.transit_table import log_transition_problems as problems
+
+    empty = V(7, 3, "Empty")
+    ongoing = V(7, 3, "Ongoing", (0, 1))
+    # accepted: a bump, a KIP-360 retry, a rotation, an add, a TV1/TV2 end, a completion, a TV2 rotation
+    assert problems([empty], [V(7, 4, "Empty")]) == []
+    assert problems([empty], [V(7, 3, "Empty")]) == []
+    assert problems([empty], [V(8, 0, "Empty", prev_producer_id=7)]) == []
+    assert problems([None], [V(8, 0, "Empty")]) == []
+    assert problems([ongoing], [V(7, 3, "Ongoing", (0, 1, 2))]) == []
+    assert problems([ongoing], [V(7, 3, "PrepareCommit", (0, 1))]) == []
+    assert problems([ongoing], [V(7, 4, "PrepareAbort", (0, 1))]) == []
+    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 4, "CompleteCommit")]) == []
+    rotating = V(7, 4, "PrepareCommit", (0,), next_producer_id=9)
+    assert problems([rotating], [V(9, 0, "CompleteCommit", prev_producer_id=7)]) == []
+    assert problems([empty], [V(7, 4, "CompleteAbort")]) == []  # TV2 empty abort, both records in one step
+    # refused: a jump, an epoch change while Ongoing, a lost partition, another id, the wrong completion
+    assert problems([empty], [V(7, 5, "Empty")])
+    assert problems([ongoing], [V(7, 4, "Ongoing", (0, 1))])
+    assert problems([ongoing], [V(7, 3, "Ongoing", (0,))])
+    assert problems([ongoing], [V(8, 3, "PrepareCommit", (0, 1))])
+    assert problems([ongoing], [V(7, 3, "PrepareCommit", (0,))])
+    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 4, "CompleteAbort")])
+    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 5, "CompleteCommit")])

@@ -28,6 +28,13 @@ their fault kinds (``[faults]`` budgets of a scenario):
   ``forge_marker``: a COMMIT/ABORT control batch for the victim's producer id,
   sent as WriteTxnMarkers (needs ClusterAction) or inside a Produce (refused
   by the log).
+* ``StaleRequest(transactional_id, request, pid_of, epoch_of)`` -- ``stale_request``: a request to the
+  transaction coordinator from a stale or confused instance of the id's own application (a zombie that missed
+  its fence, a late duplicate of a request whose answer was lost, a client that kept an id across a rotation):
+  InitProducerId (KIP-360 form), AddPartitionsToTxn or EndTxn commit/abort naming the entry's current,
+  previous (``prevProducerId``) or an unknown producer id with its current, previous, ``lastProducerEpoch`` or
+  an exhausted epoch.  Every answer is judged by Kafka's answer table (``coordinator_answers_per_kafka_table``):
+  the family drives each handler through the (state, pid/epoch relation) pairs no honest client reaches.
 * ``AbandonTransaction(producer)`` -- ``endless_txn``: the application of
   client ``producer`` (an authorized but malicious or broken producer) stops in
   the middle of its transaction and never commits or aborts it; only the
@@ -53,6 +60,7 @@ from keos.model.interface import Action
 from keos.model.log.producer_state import next_sequence
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import (
+    AddPartitionsToTxnRequest,
     EndTxnRequest,
     InitProducerIdRequest,
     ProduceRequest,
@@ -92,6 +100,7 @@ ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format
     "HijackInitProducerId": ("transactional_id", "claimed"),
     "ForgeMarker": ("transactional_id", "partition", "committed", "api"),
     "AbandonTransaction": ("producer",),
+    "StaleRequest": ("transactional_id", "request", "pid_of", "epoch_of"),
     **OPERATOR_ACTION_ARGS,
 }
 ADVERSARY_FAULT_OF_ACTION = {  # no mutate: fault model (which [faults] budget an action uses, not Kafka's rules)
@@ -101,6 +110,7 @@ ADVERSARY_FAULT_OF_ACTION = {  # no mutate: fault model (which [faults] budget a
     "HijackInitProducerId": "hijack_init",
     "ForgeMarker": "forge_marker",
     "AbandonTransaction": "endless_txn",
+    "StaleRequest": "stale_request",
     **OPERATOR_FAULT_OF_ACTION,
 }
 #: Application calls an abandoned client no longer makes.
@@ -156,7 +166,72 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
         )
     if _budget(system, state, "revoke_acl"):
         out.extend(revoke_actions(system, state))
+    if _budget(system, state, "stale_request"):
+        for t in range(len(state.coordinator)):
+            if _replayable(state, t):
+                out.extend(
+                    Action("StaleRequest", (t, r, p, e))
+                    for r in STALE_REQUESTS
+                    for p in STALE_PIDS
+                    for e in STALE_EPOCHS
+                    if _stale_ids(system, state, t, p, e, r.startswith("EndTxn")) is not None
+                )
     return out
+
+
+#: The requests, producer ids and epochs of ``StaleRequest``.
+STALE_REQUESTS = ("InitProducerId", "AddPartitionsToTxn", "EndTxnCommit", "EndTxnAbort")  # no mutate: adversary model
+STALE_PIDS = ("current", "previous", "unknown")  # no mutate: adversary model
+STALE_EPOCHS = ("current", "previous", "last", "exhausted")  # no mutate: adversary model
+
+
+def _stale_ids(
+    system: Any, s: TxnSystemState, t: int, pid_of: Any, epoch_of: Any, request_is_end: bool
+) -> tuple[int, int] | None:
+    """The (producer id, epoch) a ``StaleRequest`` names, from transactional id ``t``'s entry; ``None`` when the
+    entry has no such id or epoch (no previous producer id, epoch 0, no lastProducerEpoch) or a duplicate pair.
+    One guard for actions() and the handler."""
+    md = s.coordinator[t]
+    if md is None:  # no branch: replayed traces only (actions() lists replayable ids)
+        return None
+    pids = {"current": md.producer_id, "previous": md.prev_producer_id, "unknown": STRAY_PRODUCER_ID}
+    epochs = {
+        "current": md.producer_epoch,
+        "previous": md.producer_epoch - 1,
+        "last": md.last_producer_epoch,
+        "exhausted": system.cc.max_producer_epoch - 1,
+    }
+    if pid_of not in pids or epoch_of not in epochs:  # input: a replayed trace names an unknown choice
+        return None
+    pid, epoch = pids[pid_of], epochs[epoch_of]
+    if pid < 0 or epoch < 0:
+        return None
+    # only a pair some instance can hold: the current id up to its epoch (its own current pair only outside
+    # EndTxn, which ForgeEndTxn replays), the previous id up to the exhausted epoch it rotated from
+    held = {"current": md.producer_epoch, "previous": epochs["exhausted"], "unknown": epoch}[pid_of]
+    if epoch > held or (request_is_end and pid_of == "current" and epoch == md.producer_epoch):
+        return None
+    # the same pair under two names is explored once (the first name in STALE_EPOCHS order)
+    first = next(e for e in STALE_EPOCHS if epochs[e] == epoch)
+    return (pid, epoch) if first == epoch_of else None
+
+
+def stale_request(system: Any, s: TxnSystemState, t: int, request: Any, pid_of: Any, epoch_of: Any) -> Result:
+    """A stale instance's request to the coordinator for its own transactional id ``t`` (see the module doc)."""
+    if request not in STALE_REQUESTS or type(t) is not int or not 0 <= t < len(s.coordinator):  # input: replayed
+        return None
+    ids = _stale_ids(system, s, t, pid_of, epoch_of, request.startswith("EndTxn"))
+    if ids is None:  # no branch: replayed traces only
+        return None
+    pid, epoch = ids
+    req: Any
+    if request == "InitProducerId":
+        req = InitProducerIdRequest(-1, 0, t, pid, epoch)
+    elif request == "AddPartitionsToTxn":
+        req = AddPartitionsToTxnRequest(-1, 0, t, pid, epoch, (0,))
+    else:
+        req = EndTxnRequest(-1, 0, t, pid, epoch, request == "EndTxnCommit")
+    return _coordinator(system, s, req, f"adversary:stale_request:{request}:{pid_of}:{epoch_of}")
 
 
 def _forgeable(c: tp.TxnClient) -> bool:
@@ -341,6 +416,7 @@ ADVERSARY_HANDLERS: dict[str, Callable[..., Result]] = {
     "HijackInitProducerId": hijack_init,
     "ForgeMarker": forge_marker,
     "AbandonTransaction": abandon_transaction,
+    "StaleRequest": stale_request,
     "RevokeAcl": revoke_acl,
 }
 

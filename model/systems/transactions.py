@@ -69,9 +69,11 @@ from keos.model.clients.txn_reactions import (
     unexpected_reaction,
 )
 from keos.model.coordinator.transaction import transaction_coordinator as tc
+from keos.model.coordinator.transaction.answer_table import Ask, table_mismatch
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
 from keos.model.coordinator.transaction.transaction_state import TransactionState, is_valid_transition
+from keos.model.coordinator.transaction.transit_table import log_transition_problems
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expirable, expire_producer
@@ -188,12 +190,21 @@ def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: g
     return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
 
-def _verification_answer(
-    ask: VerifyPartitionRequest | VerifyPartitionResponse, error: str
-) -> VerifyPartitionResponse:
+def _moved_to(out: tc.Outcome) -> str | None:
+    """The state a handler's outcome moves the entry to: the logged target, the prepared one (append in flight),
+    or None (nothing written or prepared)."""
+    if out.transit is not None:
+        return str(out.transit.state)
+    if out.wrote and out.metadata is not None:
+        return str(out.metadata.state)
+    return None
+
+
+def _verification_answer(ask: VerifyPartitionRequest | VerifyPartitionResponse, error: str) -> VerifyPartitionResponse:
     """The answer ``error`` to the verification ``ask`` carries (a request, or an answer a reset lost)."""
-    return VerifyPartitionResponse(ask.client, ask.produce, ask.transactional_id, ask.guard, ask.leader_epoch,
-                                   ask.log_end, error)
+    return VerifyPartitionResponse(
+        ask.client, ask.produce, ask.transactional_id, ask.guard, ask.leader_epoch, ask.log_end, error
+    )
 
 
 def _judge_fatal_sender(s: TxnSystemState, i: int, kind: str) -> TxnSystemState:  # no mutate: a property's judge
@@ -509,6 +520,7 @@ class TransactionalSystem:
             bad += fences_without_bump(state.txn_log, new.txn_log)
         if new.txn_log is not state.txn_log:
             bad += epoch_regressions(state.txn_log, new.txn_log)
+            bad += log_transition_problems(state.txn_log, new.txn_log)
         if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
             bad += epoch_regressions(state.coordinator, new.coordinator)
         if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
@@ -823,15 +835,18 @@ class TransactionalSystem:
         (installed, its append succeeding with ``append_ok``) under TV2; the error is judged against Kafka's."""
         md = s.coordinator[t] if t >= 0 else None
         events: tuple[str, ...] = ()
+        target: str | None = None
         if self.tv >= 2:
             out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,), append_ok)
             if t >= 0:
                 s, events = self._apply_coordinator(s, t, out)
-            error = out.error
+            error, target = out.error, _moved_to(out)
         else:
             error = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, req.partition)
         kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
         s = self._judge_error(s, kind, error, md, req.producer_id, req.producer_epoch, append_ok)
+        ask = Ask(kind, md, req.producer_id, req.producer_epoch, False, (req.partition,), self.tv, self.cc)
+        s = self._judge_table(s, ask, error, target, append_ok)
         return s, error, (*events, "verification")
 
     def _on_verification_answer(
@@ -903,6 +918,9 @@ class TransactionalSystem:
             )
         kind = type(req).__name__.removesuffix("Request")
         s = self._judge_error(s, kind, out.error, md, req.producer_id, req.producer_epoch, append_ok)
+        committed, parts = getattr(req, "committed", False), getattr(req, "partitions", ())
+        ask = Ask(kind, md, req.producer_id, req.producer_epoch, committed, parts, self.tv, self.cc)
+        s = self._judge_table(s, ask, out.error, _moved_to(out), append)
         if out.transit is not None:
             fence = "fence_prepared" in out.events and md is not None
             append_msg = tc.TxnLogAppend(
@@ -919,6 +937,16 @@ class TransactionalSystem:
         """Record (ghost) an error Kafka's coordinator cannot return for ``kind`` in the state ``md`` the
         request found (:func:`~keos.model.coordinator.transaction.response_errors.unexpected_error`)."""
         label = unexpected_error(kind, error, md, pid, epoch, append_ok, self.tv)
+        if label is None:  # no branch: the other side is a violation, only a defect takes it
+            return s
+        return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
+
+    def _judge_table(
+        self, s: TxnSystemState, ask: Ask, error: str, target: str | None, append: bool | None
+    ) -> TxnSystemState:
+        """Record (ghost) an answer or a transition other than Kafka's answer table's for the (request, state) pair
+        (:func:`~keos.model.coordinator.transaction.answer_table.table_mismatch`)."""
+        label = table_mismatch(ask, error, target, append)
         if label is None:  # no branch: the other side is a violation, only a defect takes it
             return s
         return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
@@ -1060,7 +1088,7 @@ class TransactionalSystem:
 
     def _record_fence(self, s: TxnSystemState, old: tc.TransactionMetadata) -> TxnSystemState:
         fence = Fence(old.producer_id, old.producer_epoch, tuple(len(p.log) for p in s.partitions))
-        return s._replace(ghost=s.ghost._replace(fences=(*s.ghost.fences, fence)))
+        return s._replace(ghost=s.ghost._replace(fences=(*s.ghost.fences, fence)))  # no mutate: ghost (zombie_fencing)
 
     def _send_markers(
         self, s: TxnSystemState, t: int, md: tc.TransactionMetadata

@@ -50,6 +50,7 @@ TXN_FAULT_KINDS = (  # no mutate: the order of the state's faults_used counters 
     "forge_marker",
     "endless_txn",
     "revoke_acl",  # an operator removes an ACL binding mid-run (model.security.operator)
+    "stale_request",  # a stale client's request to the transaction coordinator (model.security.adversary)
     "rebalance",  # last: model.systems.eos reads it as the last kind
 )
 
@@ -105,6 +106,7 @@ class TxnFaultBudget:
     forge_marker: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     endless_txn: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     revoke_acl: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    stale_request: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""

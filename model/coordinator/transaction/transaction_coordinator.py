@@ -442,16 +442,19 @@ def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: 
     ):
         epoch += 1  # KAFKA-19367 (Kafka 4.0.0): the fence bumps, then the TV2 abort bumps again
     fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
-    target = md._replace(state=S.PREPARE_ABORT, producer_epoch=epoch, last_producer_epoch=-1)
     in_flight = append_ok is APPEND_IN_FLIGHT
     chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}")
-    out = _transit(fencing, target, append_ok, chain)
-    if out.transit is not None and out.metadata is not None:
-        # endTransaction with isEpochFence: producerEpoch and lastProducerEpoch change before the append
-        return out._replace(metadata=out.metadata._replace(producer_epoch=epoch, last_producer_epoch=-1))
-    failed = out.metadata if not out.wrote else None
-    if failed is not None and failed.has_failed_epoch_fence and cfg.failed_fence_keeps_bump:
-        out = out._replace(metadata=failed._replace(producer_epoch=epoch, last_producer_epoch=-1))
+    # the fence's abort is endTransaction(ABORT, isFromClient=false) at the bumped epoch, with the TV0/TV1 checks
+    # under every version (currentTxnMetadataIsAtLeastTransactionsV2 is false while PrepareEpochFence is pending)
+    out = _end_tv1(fencing, md.producer_id, epoch, False, False, cfg, append_ok)
+    out = out._replace(events=(*chain, *out.events))
+    failed = out.metadata if not out.wrote and out.transit is None else None
+    if (  # no branch: taken only under the weakened variant failed_fence_rolls_back_epoch
+        failed is not None and failed.has_failed_epoch_fence and not cfg.failed_fence_keeps_bump
+    ):
+        out = out._replace(
+            metadata=failed._replace(producer_epoch=md.producer_epoch, last_producer_epoch=md.last_producer_epoch)
+        )
     return out
 
 
@@ -569,7 +572,12 @@ def _end_tv1(
     cfg: CoordinatorConfig,
     append_ok: bool | None,
 ) -> Outcome:
-    """``endTransaction`` for TV0/TV1 (strict epoch equality for a client's request)."""
+    """``endTransaction`` for TV0/TV1 (strict epoch equality for a client's request) and for every epoch fence.
+
+    ``isValidEpoch`` for TV0/TV1 (``TransactionCoordinator.scala`` @1eb7644349cb): a client's request must name the
+    entry's epoch; the coordinator's own abort (``isFromClient=false``: the fence of InitProducerId or of the
+    timeout abort, which :func:`fence_and_abort` sends through here at the bumped epoch) any epoch not below it.
+    """
     if md is None or pid != md.producer_id:
         return _fail(md, Errors.INVALID_PRODUCER_ID_MAPPING)
     if _pending(md) and cfg.concurrent_before_epoch_check:
@@ -580,6 +588,9 @@ def _end_tv1(
         return _concurrent(md)
     same = S.COMPLETE_COMMIT if committed else S.COMPLETE_ABORT
     if md.state == S.ONGOING:
+        if md.pending_state == S.PREPARE_EPOCH_FENCE:
+            # isEpochFence: the bumped epoch goes into the cache before the append and stays if it fails (KAFKA-9666)
+            md = md._replace(producer_epoch=epoch, last_producer_epoch=-1)
         return _transit(md, _prepare_end(md, committed, md.producer_epoch, md.last_producer_epoch), append_ok)
     if md.state == same:
         return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch, events=("end_txn_retry",))

@@ -1,0 +1,240 @@
+"""Kafka's answer table for the transaction coordinator's requests: for each (request, state the request found,
+producer id/epoch relation) pair, the one error Kafka answers and the state it moves the transaction to.
+
+A judge, not a handler (property ``coordinator_answers_per_kafka_table``).  :mod:`response_errors` states
+only a *necessary* condition per error code (an error Kafka can return somewhere near that state); this table
+is *exact*: the first row whose condition holds gives Kafka's answer, so a handler that answers a legal but
+different error (CONCURRENT_TRANSACTIONS where Kafka fences, TRANSACTION_ABORTABLE where Kafka says
+CONCURRENT_TRANSACTIONS), accepts a request Kafka refuses, refuses one Kafka accepts, or moves the entry to
+another (valid) state than Kafka's request does, is caught on every path the scenarios drive -- including the
+partition leaders' verifications (KIP-890) and the TV2 implicit add.
+
+Rows follow the handlers in the order their checks run (apache/kafka ``core/src/main/scala/kafka/coordinator/
+transaction/TransactionCoordinator.scala`` @1eb7644349cb, Kafka 4.0-SNAPSHOT, 2024-10, with the 4.0 changes
+the model cites: KAFKA-18464 / PR #18467 (CONCURRENT_TRANSACTIONS before the EndTxn epoch check), KAFKA-18660 /
+PR #18730 (AddPartitionsToTxn's pending check first); ``TransactionMetadata.scala`` prepareIncrementProducerEpoch,
+prepareFenceProducerEpoch, prepareAddPartitions, prepareAbortOrCommit):
+
+* ``handleInitProducerId`` / ``prepareInitProducerIdTransit``: pending -> CONCURRENT_TRANSACTIONS;
+  ``isValidProducerId`` fails -> PRODUCER_FENCED; Prepare* -> CONCURRENT_TRANSACTIONS; Ongoing -> the epoch
+  fence (PrepareAbort) answered CONCURRENT_TRANSACTIONS; Empty/Complete* -> Empty (bump, KIP-360 retry by
+  ``lastProducerEpoch``, or a new producer id at an exhausted epoch), else PRODUCER_FENCED;
+* ``handleAddPartitionsToTransaction`` (also the TV2 verification): pending -> CONCURRENT_TRANSACTIONS; foreign
+  producer id -> INVALID_PRODUCER_ID_MAPPING; other epoch -> PRODUCER_FENCED; Prepare* ->
+  CONCURRENT_TRANSACTIONS; Ongoing with every partition in -> NONE, nothing written; else -> Ongoing;
+* ``handleVerifyPartitionsInTransaction`` (TV1 verifyOnly): no entry/foreign id -> INVALID_PRODUCER_ID_MAPPING;
+  other epoch -> PRODUCER_FENCED; Prepare* -> CONCURRENT_TRANSACTIONS; partition in -> NONE else
+  TRANSACTION_ABORTABLE (pending is deliberately not checked);
+* ``endTransaction`` TV0/TV1 (strict epoch) and TV2 (``isValidEpoch``: the retry epoch, the overflow retry).
+
+A version rule the model makes switchable (:class:`~keos.model.coordinator.transaction.transaction_coordinator.
+CoordinatorConfig`) is read from the configuration: the table states what the configured Kafka answers.  With
+the append in flight (``append`` None) a transition's answer comes in the append's callback: NONE here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from keos.model.coordinator.transaction.transaction_state import TransactionState as S
+from keos.model.protocol.errors import Errors
+
+__all__ = ["Ask", "kafka_answer", "table_mismatch"]
+
+_PREPARE = (S.PREPARE_COMMIT, S.PREPARE_ABORT)  # no mutate: a table of the judge (a property), not a rule
+_COMPLETE = (S.COMPLETE_COMMIT, S.COMPLETE_ABORT)  # no mutate: a table of the judge (a property), not a rule
+_E = Errors
+
+
+class Ask(NamedTuple):
+    """What the judge reads of a request and the entry it found (``md`` None: no entry for the id)."""
+
+    kind: str
+    md: Any
+    pid: int
+    epoch: int
+    committed: bool
+    partitions: tuple[int, ...]
+    tv: int
+    cfg: Any
+
+
+def _exhausted(epoch: int, cfg: Any) -> bool:  # no mutate: the judge (a property), not a rule
+    return epoch >= cfg.max_producer_epoch - 1
+
+
+def _pending(a: Ask) -> bool:  # no mutate: the judge (a property), not a rule
+    return bool(a.md.pending_state)
+
+
+def _pending_not_fence(a: Ask) -> bool:  # no mutate: the judge (a property), not a rule
+    return a.md.pending_state not in ("", S.PREPARE_EPOCH_FENCE)
+
+
+def _valid_init_pid(a: Ask) -> bool:  # no mutate: the judge (a property), not a rule
+    """``isValidProducerId``: no expected id, a new entry, the entry's id, or its previous id at an exhausted epoch."""
+    md = a.md
+    return (
+        a.pid < 0
+        or md.producer_epoch == -1
+        or a.pid == md.producer_id
+        or (a.pid == md.prev_producer_id and _exhausted(a.epoch, a.cfg))
+    )
+
+
+def _overflow_retry(a: Ask) -> bool:  # no mutate: the judge (a property), not a rule
+    """TV2 ``retryOnOverflow``: the EndTxn retry of the previous id at an exhausted epoch, after the rotation."""
+    md = a.md
+    return (
+        a.pid == md.prev_producer_id and _exhausted(a.epoch, a.cfg) and md.producer_epoch == 0 and md.state in _COMPLETE
+    )
+
+
+def _current(a: Ask) -> bool:  # no mutate: the judge (a property), not a rule
+    return (a.pid, a.epoch) == (a.md.producer_id, a.md.producer_epoch)
+
+
+def _retry(a: Ask) -> bool:  # no mutate: the judge (a property), not a rule
+    """TV2 ``endTxnEpochBumped`` or ``retryOnOverflow``: a retry of the EndTxn that moved the epoch."""
+    md = a.md
+    return (a.pid == md.producer_id and a.epoch == md.producer_epoch - 1) or _overflow_retry(a)
+
+
+def _same_end(a: Ask) -> bool:  # no mutate: the judge (a property), not a rule
+    """The entry ended (or is ending) the way the EndTxn asks."""
+    return a.md.state in ((S.PREPARE_COMMIT, S.COMPLETE_COMMIT) if a.committed else (S.PREPARE_ABORT, S.COMPLETE_ABORT))
+
+
+def _end_target(a: Ask) -> str:  # no mutate: the judge (a property), not a rule
+    return S.PREPARE_COMMIT if a.committed else S.PREPARE_ABORT
+
+
+def _init(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property), not a rule
+    md = a.md
+    if md is None:
+        return _E.NONE, S.EMPTY
+    if _pending(a):
+        return _E.CONCURRENT_TRANSACTIONS, ""
+    if not _valid_init_pid(a):
+        return _E.PRODUCER_FENCED, ""
+    if md.state in _PREPARE:
+        return _E.CONCURRENT_TRANSACTIONS, ""
+    if md.state == S.ONGOING:
+        return _E.CONCURRENT_TRANSACTIONS, S.PREPARE_ABORT
+    if _exhausted(md.producer_epoch, a.cfg) and a.epoch in (-1, md.producer_epoch):
+        return _E.NONE, S.EMPTY
+    if a.epoch < 0 or a.epoch == md.producer_epoch or md.producer_epoch == -1:
+        return _E.NONE, S.EMPTY
+    if a.epoch == md.last_producer_epoch and a.cfg.init_pid_retry_by_last_epoch:
+        return _E.NONE, S.EMPTY
+    return _E.PRODUCER_FENCED, ""
+
+
+def _add(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property), not a rule
+    md = a.md
+    if md is None:
+        return _E.INVALID_PRODUCER_ID_MAPPING, ""
+    if _pending(a):
+        return _E.CONCURRENT_TRANSACTIONS, ""
+    if a.pid != md.producer_id:
+        return _E.INVALID_PRODUCER_ID_MAPPING, ""
+    if a.epoch != md.producer_epoch:
+        return _E.PRODUCER_FENCED, ""
+    if md.state in _PREPARE:
+        return _E.CONCURRENT_TRANSACTIONS, ""
+    if md.state == S.ONGOING and set(a.partitions) <= set(md.partitions):
+        return _E.NONE, ""
+    return _E.NONE, S.ONGOING
+
+
+def _verify(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property), not a rule
+    md = a.md
+    if md is None or a.pid != md.producer_id:
+        return _E.INVALID_PRODUCER_ID_MAPPING, ""
+    if a.epoch != md.producer_epoch:
+        return _E.PRODUCER_FENCED, ""
+    if md.state in _PREPARE:
+        return _E.CONCURRENT_TRANSACTIONS, ""
+    return (_E.NONE if set(a.partitions) <= set(md.partitions) else _E.TRANSACTION_ABORTABLE), ""
+
+
+def _end_tv1(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property), not a rule
+    md = a.md
+    if md is None or a.pid != md.producer_id:
+        return _E.INVALID_PRODUCER_ID_MAPPING, ""
+    if _pending_not_fence(a) and a.cfg.concurrent_before_epoch_check:
+        return _E.CONCURRENT_TRANSACTIONS, ""
+    if a.epoch != md.producer_epoch:
+        return _E.PRODUCER_FENCED, ""
+    if _pending_not_fence(a):
+        return _E.CONCURRENT_TRANSACTIONS, ""
+    if md.state == S.ONGOING:
+        return _E.NONE, _end_target(a)
+    if md.state in _COMPLETE and _same_end(a):
+        return _E.NONE, ""
+    if md.state in _PREPARE and _same_end(a):
+        return _E.CONCURRENT_TRANSACTIONS, ""
+    return _E.INVALID_TXN_STATE, ""
+
+
+def _end_tv2(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property), not a rule
+    md = a.md
+    if md is None or (a.pid != md.producer_id and not _overflow_retry(a)):
+        return _E.INVALID_PRODUCER_ID_MAPPING, ""
+    if _pending_not_fence(a) or (md.state in _PREPARE and a.cfg.concurrent_before_epoch_check):
+        if a.cfg.concurrent_before_epoch_check:
+            return _E.CONCURRENT_TRANSACTIONS, ""
+        valid = _current(a) if md.state in (S.ONGOING, S.EMPTY) else _retry(a)
+        return (_E.CONCURRENT_TRANSACTIONS if valid else _E.PRODUCER_FENCED), ""
+    if md.state == S.ONGOING:
+        return (_E.NONE, _end_target(a)) if _current(a) else (_E.PRODUCER_FENCED, "")
+    if md.state in _PREPARE:
+        if not _retry(a):
+            return _E.PRODUCER_FENCED, ""
+        return (_E.CONCURRENT_TRANSACTIONS if _same_end(a) else _E.INVALID_TXN_STATE), ""
+    if not a.committed and _current(a):  # the TV2 empty abort (PrepareAbort from Empty/Complete*)
+        return (_E.NONE, S.PREPARE_ABORT) if a.cfg.tv2_empty_abort_in_table else (_E.UNKNOWN_SERVER_ERROR, "")
+    if _retry(a) and _same_end(a):
+        return _E.NONE, ""
+    if _retry(a) and a.committed and md.state == S.COMPLETE_ABORT and not a.cfg.commit_retry_after_abort_fenced:
+        return _E.INVALID_TXN_STATE, ""
+    if _retry(a) and not a.committed and md.state == S.COMPLETE_COMMIT:
+        return _E.INVALID_TXN_STATE, ""
+    if _current(a) and a.committed:
+        return _E.INVALID_TXN_STATE, ""
+    return _E.PRODUCER_FENCED, ""
+
+
+_TABLE = {  # no mutate: the judge's dispatch (a property), not a rule
+    "InitProducerId": _init,
+    "AddPartitionsToTxn": _add,
+    "AddOffsetsToTxn": _add,
+    "VerifyPartition": _verify,
+}
+
+
+def kafka_answer(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property), not a rule
+    """Kafka's answer to ``a`` with its append succeeding: (error, target state; "" when nothing is written)."""
+    if a.kind == "EndTxn":
+        return _end_tv2(a) if a.tv >= 2 else _end_tv1(a)
+    return _TABLE[a.kind](a)
+
+
+def table_mismatch(  # no mutate: the judge (a property), not a rule
+    a: Ask, error: str, target: str | None, append: bool | None
+) -> str | None:
+    """A ghost label if the coordinator answered ``a`` with ``error`` and moved the entry to ``target`` (None:
+    nothing written or prepared) where Kafka's table says otherwise; ``append``: the append succeeded, failed
+    (COORDINATOR_NOT_AVAILABLE, nothing moves), or is in flight (None: NONE now, the target prepared)."""
+    want, want_target = kafka_answer(a)
+    if error == Errors.UNKNOWN_SERVER_ERROR and want == Errors.UNKNOWN_SERVER_ERROR:
+        return None
+    if want_target and append is False:
+        want, want_target = Errors.COORDINATOR_NOT_AVAILABLE, ""
+    elif want_target and append is None:
+        want = Errors.NONE
+    got_target = target or ""
+    if (error, got_target) == (want, want_target):  # no branch: the other side describes a defect
+        return None
+    state = "none" if a.md is None else a.md.state + (f"/{a.md.pending_state}" if a.md.pending_state else "")
+    return f"answer_table:{a.kind}:{state}:{error}->{got_target or '-'}:kafka:{want}->{want_target or '-'}"
