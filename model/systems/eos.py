@@ -65,6 +65,7 @@ from keos.model.coordinator.group import assignors as asg
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
+from keos.model.coordinator.transaction.answer_table import Ask
 from keos.model.interface import Action, ModelError, Property
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import (
@@ -85,6 +86,8 @@ from keos.model.systems.transactions import (
     Result,
     TransactionalSystem,
     _at,
+    _flagged,
+    _moved_to,
 )
 from keos.model.systems.transactions_records import (
     AppInstance,
@@ -92,6 +95,7 @@ from keos.model.systems.transactions_records import (
     TxnConfig,
     TxnSystemState,
 )
+from keos.model.systems.txn_offset_commit_table import OffsetAsk, offset_table_mismatch
 from keos.model.variants import Variant
 
 __all__ = [
@@ -999,7 +1003,11 @@ class EosSystem(TransactionalSystem):
             if denied is not None:
                 return denied
         t = req.transactional_id
-        out = tc.handle_add_offsets(s.coordinator[t], req.producer_id, req.producer_epoch, req.group, append_ok)
+        md = s.coordinator[t]
+        out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, append_ok)
+        ask = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
+                  (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc)
+        s = self._judge_table(s, ask, out.error, _moved_to(out), append_ok)
         s, events = self._apply_coordinator(s, t, out)
         resp = AddOffsetsToTxnResponse(req.producer, req.connection, out.error)
         s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
@@ -1064,6 +1072,7 @@ class EosSystem(TransactionalSystem):
                 return denied
         g = s.group
         assert g is not None
+        ask = self._offset_ask(s, req, append_ok)
         check_generation = self.flags.generation_fencing
         events: tuple[str, ...] = ()
         error = Errors.NONE
@@ -1075,6 +1084,9 @@ class EosSystem(TransactionalSystem):
             md = s.coordinator[t]
             if self.tv >= 2:
                 out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group)
+                add = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
+                          (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc)
+                s = self._judge_table(s, add, out.error, _moved_to(out), True)
                 s, events = self._apply_coordinator(s, t, out)
                 verdict = out.error
             else:
@@ -1112,9 +1124,30 @@ class EosSystem(TransactionalSystem):
             if error == Errors.NONE and s.members is not None and s.members.state == cg.COMPLETING_REBALANCE:
                 events = (*events, "txn_offset_commit_during_completing_rebalance")
             s = s._replace(group=g)
+        label = offset_table_mismatch(ask, error, "txn_offset_commit_staged" in events)
+        if label is not None:  # no branch: the other side is a violation, only a defect takes it
+            s = _flagged(s, label)  # no mutate: ghost observer (coordinator_answers_per_kafka_table)
         resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
         s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
         return s, events
+
+    def _offset_ask(self, s: TxnSystemState, req: TxnOffsetCommitRequest, append_ok: bool) -> OffsetAsk:
+        """What Kafka's TxnOffsetCommit table reads of the request and the state it found (ghost observer)."""
+        g = s.group
+        assert g is not None
+        entry = g.offsets_log.entry(req.producer_id)
+        open_epoch = -1 if entry is None or entry.current_txn_first_offset < 0 else entry.producer_epoch
+        stored = -1 if entry is None else entry.producer_epoch
+        if s.members is not None:
+            member, known = req.member_id, s.members.member(req.member_id) is not None
+            current, state = s.members.generation, s.members.state
+        else:
+            member, known, current, state = str(req.member), req.member in g.members, g.generation, g.state
+        return OffsetAsk(
+            s.coordinator[req.transactional_id], req.producer_id, req.producer_epoch,
+            tc.OFFSETS_PARTITION_BASE + req.group, self.tv, self.cc, self.flags.partition_verification,
+            open_epoch, stored, g.loading, member, known, req.generation, current, state, append_ok,
+        )
 
     def _on_txn_offset_commit_response(self, s: TxnSystemState, resp: TxnOffsetCommitResponse) -> Result:
         i = resp.producer

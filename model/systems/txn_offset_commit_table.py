@@ -1,0 +1,123 @@
+"""Kafka's answer table for a TxnOffsetCommit at the group coordinator: the rows its checks run in, each a
+condition on what the request found and the one error Kafka answers when it holds.
+
+A judge, not a handler (property ``coordinator_answers_per_kafka_table``, label ``answer_table:TxnOffsetCommit``).
+``commits_fenced_exactly`` judges the member/generation rows alone; this table is the *whole* chain, so a
+handler whose checks run in another order (the load check before the verification, the member checks before
+the transaction's), that answers the transaction coordinator's verdict untranslated (PRODUCER_FENCED where the
+client expects INVALID_PRODUCER_EPOCH), skips a row, or stages the offset on a refusal (or answers NONE without
+staging it), is caught on every TxnOffsetCommit the eos scenarios drive.
+
+Rows, first match wins, in the order of Kafka 4.0 (apache/kafka trunk ``1eb7644349cb``, the model's reading):
+
+1. ``verification`` -- ``GroupCoordinatorService.commitTransactionalOffsets`` schedules a transactional write
+   (``CoordinatorRuntime.scheduleTransactionalWriteOperation``) that first runs
+   ``CoordinatorPartitionWriter.maybeStartTransactionVerification`` (KIP-890 part 1, KAFKA-15449) unless the
+   producer already has a transaction of the request's epoch open on the group's ``__consumer_offsets``
+   partition (``ProducerStateManager`` / ``hasOngoingTransaction(producerId, producerEpoch)``, the epoch since
+   KAFKA-14563).  The verdict is the transaction coordinator's own table
+   (:mod:`~keos.model.coordinator.transaction.answer_table`: ``handleVerifyPartitionsInTransaction`` on TV1,
+   the implicit ``AddOffsetsToTxn``-style add on TV2, KIP-890 part 2); ``AddPartitionsToTxnManager`` turns
+   PRODUCER_FENCED into INVALID_PRODUCER_EPOCH, every other code passes through
+   (``CoordinatorOperationExceptionHelper.handleOperationException``, TxnOffsetCommit v4+).  Verification runs
+   on TV2 always, on TV1 when ``transaction.partition.verification.enable`` (the configured value is read);
+2. ``loading`` -- the write event finds the shard still loading (``CoordinatorRuntime.withActiveContextOrThrow``):
+   COORDINATOR_LOAD_IN_PROGRESS;
+3. ``member`` -- ``OffsetMetadataManager.validateTransactionalOffsetCommit`` -> ``ClassicGroup.validateOffsetCommit
+   (isTransactional=true)``: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION (KIP-447; no REBALANCE_IN_PROGRESS for a
+   TxnOffsetCommit), stated once in :func:`~keos.model.systems.commit_fencing.kafka_answer` and used here;
+4. ``append`` -- the records' append fails: COORDINATOR_NOT_AVAILABLE, nothing staged;
+5. ``producer_epoch`` -- ``ProducerAppendInfo.checkProducerEpoch`` on the group's partition: an epoch below the
+   stored one is INVALID_PRODUCER_EPOCH, nothing staged;
+6. otherwise NONE, and the offset is staged (``pendingTransactionalOffsets``) until the marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from keos.model.coordinator.group.group_coordinator import VERIFICATION_ERRORS
+from keos.model.coordinator.transaction.answer_table import Ask, kafka_answer
+from keos.model.protocol.errors import Errors
+from keos.model.systems.commit_fencing import kafka_answer as member_answer
+
+__all__ = ["ROWS", "OffsetAsk", "kafka_offset_answer", "offset_table_mismatch"]
+
+
+class OffsetAsk(NamedTuple):
+    """What the judge reads of a TxnOffsetCommit and the state it found (before the handler ran)."""
+
+    md: Any  # the transaction coordinator's entry for the transactional id (None: none)
+    pid: int
+    epoch: int
+    partition: int  # the group's __consumer_offsets partition (as the transaction coordinator names it)
+    tv: int
+    cfg: Any  # the transaction coordinator's configuration (CoordinatorConfig)
+    verification_enabled: bool  # transaction.partition.verification.enable (a configuration, read)
+    open_epoch: int  # epoch of the producer's open transaction on the group's partition (-1: none)
+    stored_epoch: int  # the producer's epoch stored at the group's partition (-1: no entry)
+    loading: bool
+    member: str
+    known: bool
+    generation: int
+    group_generation: int
+    group_state: str
+    append_ok: bool
+
+
+def _verification(a: OffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
+    if a.tv < 2 and not a.verification_enabled:
+        return None
+    if a.open_epoch >= 0 and a.open_epoch == a.epoch:
+        return None
+    kind = "AddOffsetsToTxn" if a.tv >= 2 else "VerifyPartition"
+    verdict, _ = kafka_answer(Ask(kind, a.md, a.pid, a.epoch, False, (a.partition,), a.tv, a.cfg))
+    return None if verdict == Errors.NONE else VERIFICATION_ERRORS.get(verdict, verdict)
+
+
+def _loading(a: OffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
+    return Errors.COORDINATOR_LOAD_IN_PROGRESS if a.loading else None
+
+
+def _member(a: OffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
+    error = member_answer("TxnOffsetCommit", a.known, a.generation, a.group_generation, a.group_state, "", None,
+                          a.member)
+    return None if error == Errors.NONE else error
+
+
+def _append(a: OffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
+    return None if a.append_ok else Errors.COORDINATOR_NOT_AVAILABLE
+
+
+def _producer_epoch(a: OffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
+    return Errors.INVALID_PRODUCER_EPOCH if a.epoch < a.stored_epoch else None
+
+
+#: The rows in Kafka's order: (name, the row's answer or None when the request passes it).
+ROWS: tuple[tuple[str, Callable[[OffsetAsk], str | None]], ...] = (  # no mutate: the judge's table, not a rule
+    ("verification", _verification),
+    ("loading", _loading),
+    ("member", _member),
+    ("append", _append),
+    ("producer_epoch", _producer_epoch),
+)
+
+
+def kafka_offset_answer(a: OffsetAsk) -> tuple[str, str, bool]:  # no mutate: the judge (a property), not a rule
+    """(error, the row that answered, whether the offset is staged)."""
+    for name, row in ROWS:
+        error = row(a)
+        if error is not None:
+            return error, name, False
+    return Errors.NONE, "staged", True
+
+
+def offset_table_mismatch(a: OffsetAsk, error: str, staged: bool) -> str | None:  # no mutate: the judge
+    """A ghost label if the group coordinator answered ``a`` with ``error`` (and staged the offset or not) where
+    Kafka's table says otherwise."""
+    want, row, want_staged = kafka_offset_answer(a)
+    if (error, staged) == (want, want_staged):  # no branch: the other side describes a defect
+        return None
+    got = "staged" if staged else "-"
+    return f"answer_table:TxnOffsetCommit:{row}:{error}->{got}:kafka:{want}->{'staged' if want_staged else '-'}"
