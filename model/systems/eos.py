@@ -67,6 +67,7 @@ from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.answer_table import Ask
 from keos.model.interface import Action, ModelError, Property
+from keos.model.log.partition import PartitionLeader
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import (
     AddOffsetsToTxnRequest,
@@ -1215,6 +1216,13 @@ class EosSystem(TransactionalSystem):
         g, error, events = gc.handle_txn_marker(g, m, self.tv, self.flags.marker_retry_same_epoch)
         s = self._note_committed(s._replace(group=g))
         return s, error, events
+
+    def _marker_log(self, s: TxnSystemState, m: WriteTxnMarkersRequest) -> PartitionLeader:
+        """The group's ``__consumer_offsets`` partition takes the markers of the group's offsets."""
+        if m.partition < tc.OFFSETS_PARTITION_BASE:
+            return super()._marker_log(s, m)
+        assert s.group is not None
+        return s.group.offsets_log
 
     def _note_committed(self, s: TxnSystemState) -> TxnSystemState:
         """Ghost: the highest committed offset ever seen (for ``committed_offset_never_regresses``)."""

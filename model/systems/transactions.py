@@ -76,6 +76,7 @@ from keos.model.coordinator.transaction.transaction_state import TransactionStat
 from keos.model.coordinator.transaction.transit_table import log_transition_problems
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
+from keos.model.log.marker_answer_table import MarkerAsk, marker_table_mismatch
 from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.log.txn_markers import append_end_txn_marker
 from keos.model.protocol.errors import Errors
@@ -1138,6 +1139,22 @@ class TransactionalSystem:
         )
         return s._replace(partitions=_at(s.partitions, m.partition, leader)), error, events
 
+    def _marker_log(self, s: TxnSystemState, m: WriteTxnMarkersRequest) -> part.PartitionLeader:
+        """The log the marker is written to (the group's ``__consumer_offsets`` partition: :mod:`model.systems.eos`)."""
+        return s.partitions[m.partition]
+
+    def _judge_marker(
+        self, s: TxnSystemState, m: WriteTxnMarkersRequest, before: part.PartitionLeader, error: str
+    ) -> TxnSystemState:
+        """Record (ghost) a leader's answer to a marker other than Kafka's table's
+        (:func:`~keos.model.log.marker_answer_table.marker_table_mismatch`)."""
+        ask = MarkerAsk(before.entry(m.producer_id), m.producer_epoch, m.coordinator_epoch, self.tv,
+                        self.flags.marker_retry_same_epoch)
+        label = marker_table_mismatch(ask, error, len(self._marker_log(s, m).log) > len(before.log))
+        if label is None:  # no branch: the other side is a violation, only a defect takes it
+            return s
+        return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
+
     def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest, failure: str = "NONE") -> Result:
         """The partition leader handles a marker; the coordinator handles its answer.
 
@@ -1153,7 +1170,9 @@ class TransactionalSystem:
         if failure == "NOT_LEADER_OR_FOLLOWER":
             error, events = failure, ("marker_not_leader", f"error:{failure}")
         else:
+            before = self._marker_log(s, m)
             s, error, events = self._write_marker(s, m)
+            s = self._judge_marker(s, m, before, error)
             if failure != "NONE" and error == "NONE":
                 error, events = failure, (*events, "marker_not_replicated", f"error:{failure}")
         if m.coordinator_epoch != s.coordinator_epoch:
