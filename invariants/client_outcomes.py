@@ -408,12 +408,18 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
         no_findings(
             name="coordinator_answers_per_kafka_table",
             fact="For every (request, state found, producer id/epoch) pair the transaction coordinator answers "
-            "InitProducerId, AddPartitionsToTxn, a leader's verification and EndTxn (TV1 and TV2) with exactly "
-            "the error Kafka's handler answers, and moves the transaction to exactly the state Kafka's handler "
-            "prepares (Empty, Ongoing, PrepareCommit, PrepareAbort, or nothing written).",
+            "InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, a leader's verification and EndTxn (TV1 and TV2) "
+            "with exactly the error Kafka's handler answers, and moves the transaction to exactly the state Kafka's "
+            "handler prepares (Empty, Ongoing, PrepareCommit, PrepareAbort, or nothing written); the group "
+            "coordinator answers a TxnOffsetCommit (verification, loading, member/generation, append, producer "
+            "epoch, in that order) and a partition leader a WriteTxnMarkers (producer epoch, then coordinator "
+            "epoch) with exactly Kafka's error, staging the offset or writing the control batch only on NONE.",
             source="TransactionCoordinator.handleInitProducerId, handleAddPartitionsToTransaction, "
             "handleVerifyPartitionsInTransaction, endTransaction @1eb7644349cb with KAFKA-18464 / KAFKA-18660; "
-            "TransactionMetadata.prepareIncrementProducerEpoch / prepareFenceProducerEpoch / prepareAbortOrCommit",
+            "TransactionMetadata.prepareIncrementProducerEpoch / prepareFenceProducerEpoch / prepareAbortOrCommit; "
+            "GroupCoordinatorService.commitTransactionalOffsets, CoordinatorPartitionWriter, "
+            "OffsetMetadataManager.validateTransactionalOffsetCommit; ProducerAppendInfo.appendEndTxnMarker "
+            "(KAFKA-19999)",
             catches="a handler whose checks run in another order or on another field than Kafka's, so it "
             "answers a legal-looking but different error (a retriable code where Kafka fences, a refusal where "
             "Kafka accepts a retry) or moves the entry along another valid edge of the state table",
