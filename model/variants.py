@@ -801,7 +801,12 @@ VARIANTS: dict[str, Variant] = {
             "ILLEGAL_GENERATION); instances keep one transactional.id each, so nothing else fences a zombie.",
             flags=replace(_REAL, generation_fencing=False),
             weakened=True,
-            breaks=("exactly_once_processing", "lost_partition_never_committed", "txn_offset_commits_fenced_exactly"),
+            breaks=(
+                "exactly_once_processing",
+                "lost_partition_never_committed",
+                "txn_offset_commits_fenced_exactly",
+                "coordinator_answers_per_kafka_table",
+            ),
             scenarios=("txn_eos_consume_transform_produce", "txn_eos_rebalance_session_timeout"),
             bug="pre-KIP-447 / KAFKA-2555 (PR #221): a zombie that lost its input partition in a rebalance "
             "commits its transaction and offsets next to the new owner: the input record is processed twice",
@@ -813,7 +818,12 @@ VARIANTS: dict[str, Variant] = {
             "transaction is still ongoing (Kafka 3.6, before KAFKA-15449).",
             flags=replace(_REAL, transaction_version=1, txn_offset_commit_verification=False),
             weakened=True,
-            breaks=("no_hanging_transaction", "lso_reaches_high_watermark", "lso_reaches_high_watermark_eventually"),
+            breaks=(
+                "no_hanging_transaction",
+                "lso_reaches_high_watermark",
+                "lso_reaches_high_watermark_eventually",
+                "coordinator_answers_per_kafka_table",
+            ),
             scenarios=("txn_eos_tv1_request_timeout", "txn_eos_late_txn_offset_commit_rebalance"),
             bug="KAFKA-15449: a TxnOffsetCommit that timed out on the client is retried and the transaction "
             "commits; the first copy reaches the group coordinator late and opens a transaction on "

@@ -53,11 +53,13 @@ EXERCISED = {
 # (scenario, variant) -> {invariant: shortest trace length}
 CAUGHT = {
     (CTP, "no_generation_fencing"): {
-        "exactly_once_processing": 32, "lost_partition_never_committed": 20, "txn_offset_commits_fenced_exactly": 8},
+        "exactly_once_processing": 32, "lost_partition_never_committed": 20, "txn_offset_commits_fenced_exactly": 8,
+        "coordinator_answers_per_kafka_table": 8},
     (SEEK, "no_seek_after_abort"): {"exactly_once_processing": 26, "input_processed_eventually": 23},
     (GCF, "load_commits_pending_offsets"): {"exactly_once_processing": 8},
     (TV1RT, "unverified_txn_offset_commit"): {
-        "no_hanging_transaction": 24, "lso_reaches_high_watermark": 26, "lso_reaches_high_watermark_eventually": 29},
+        "no_hanging_transaction": 24, "lso_reaches_high_watermark": 26, "lso_reaches_high_watermark_eventually": 29,
+        "coordinator_answers_per_kafka_table": 13},
     (SEEK, "offsets_outside_transaction"): {"exactly_once_processing": 27, "offsets_committed_with_outputs": 13},
 }
 

@@ -42,7 +42,8 @@ CAUGHT = {
         "new_owner_starts_from_stable_offset": 17,
     },
     (ZOMBIE, "no_generation_fencing"): {
-        "exactly_once_processing": 36, "lost_partition_never_committed": 24, "txn_offset_commits_fenced_exactly": 8},
+        "exactly_once_processing": 36, "lost_partition_never_committed": 24, "txn_offset_commits_fenced_exactly": 8,
+        "coordinator_answers_per_kafka_table": 8},
 }
 
 
