@@ -46,7 +46,15 @@ from keos.checker.engines import ENGINES, EngineOptions
 from keos.checker.explore import engine as _explore_engine  # noqa: F401  (registers the explore engine)
 from keos.checker.explore.search import ExploreOptions
 from keos.checker.explore.search import explore as _explore
-from keos.checker.results import EngineResult, PropertyResult, Verdict, expect_findings, partial_reason
+from keos.checker.results import (
+    STOPPED_AT_FIRST,
+    EngineResult,
+    PropertyResult,
+    Verdict,
+    expect_findings,
+    partial_reason,
+    unjudged_after_first_violation,
+)
 from keos.checker.stateful import machine as _stateful  # noqa: F401  (registers the hypothesis engine)
 from keos.checker.trace import KEOS_VERSION, Replay, load_trace
 from keos.checker.trace import replay as _replay
@@ -303,7 +311,13 @@ class CheckReport:
                 f"--strict: {p.name} is {p.verdict.value} in {r.scenario} ({r.variant}, {r.engine})"
                 + (f": {p.detail}" if p.detail else "")
                 for r, p in self.untested_invariants()
+                if p.detail != STOPPED_AT_FIRST
             ]
+        for r in self.results:  # one line per run cut short, not one per property it left unjudged
+            unjudged = sum(p.detail == STOPPED_AT_FIRST for p in r.properties)
+            if unjudged:
+                out.append(f"not judged: {unjudged} other invariant(s) of {r.scenario} ({r.variant}, {r.engine}): "
+                           "the search stopped at the first violation (--stop-on-first)")
         out += [f"partial: {r.engine} on {r.scenario} ({r.variant}) stopped early: {why}" for r, why in self.partial()]
         if self.stopped:
             out.append(f"partial: {self.stopped}; {len(self.results)} run(s) finished, {len(self.not_run)} not run")
@@ -413,6 +427,8 @@ def check(
                 on_run(scenario, name, v)
             budget = DEFAULT_TIME_BUDGET_S.get(name, 0.0) if time_budget_s is None else time_budget_s
             result = run(scenario, v, replace(options, time_budget_s=budget))
+            if stop_on_first:
+                unjudged_after_first_violation(result)
             _add_transition_coverage(result)
             if out_dir is not None:
                 write_traces(result, out_dir, scenario)

@@ -31,7 +31,17 @@ from typing import Any
 from keos.checker.trace import Trace
 from keos.model.interface import Expectation, Property
 
-__all__ = ["NO_LIVENESS", "EngineResult", "PropertyResult", "Verdict", "expect_findings", "judge", "partial_reason"]
+__all__ = [
+    "NO_LIVENESS",
+    "STOPPED_AT_FIRST",
+    "EngineResult",
+    "PropertyResult",
+    "Verdict",
+    "expect_findings",
+    "judge",
+    "partial_reason",
+    "unjudged_after_first_violation",
+]
 
 #: Why an engine that does not search for stuck states and livelocks leaves an eventually property untested.
 NO_LIVENESS = "eventually (liveness) property: this engine does not search for stuck states or fair livelocks"
@@ -167,6 +177,27 @@ def partial_reason(result: EngineResult) -> str | None:
     if result.stats.get("timed_out"):
         return f"time budget reached at depth {result.stats.get('depth_reached')}"
     return None
+
+
+#: The detail of a property a ``stop_on_first`` run never judged: its search ended at another property's violation.
+STOPPED_AT_FIRST = "not judged: the search stopped at the first violation (--stop-on-first)"
+
+
+def unjudged_after_first_violation(result: EngineResult) -> None:
+    """A run cut short at its first violation judges nothing else: its other invariants become ``untested``.
+
+    ``stop_on_first`` (the gate's fail-fast mode, ``keos mutants``) ends a search as soon as one property
+    is violated (a permitted finding does not stop it).  The states past that point were never searched, so
+    an invariant with no counterexample has not been shown to hold to the scenario's bound: it is reported
+    ``untested`` with :data:`STOPPED_AT_FIRST`, never ``holds``.  ``sometimes`` verdicts stay as they are
+    (a reached witness was reached); a run that ended for another reason, or found no violation, is unchanged.
+    """
+    if not any(r.verdict is Verdict.VIOLATED for r in result.properties):
+        return
+    for r in result.properties:
+        if r.verdict is Verdict.HOLDS:
+            r.verdict = Verdict.UNTESTED
+            r.detail = STOPPED_AT_FIRST
 
 
 def expect_findings(result: EngineResult, expected: tuple[str, ...], own_variant: bool) -> None:

@@ -22,6 +22,23 @@ def test_check_reports_a_replayable_violation(tmp_path: Path) -> None:
     assert replayed.confirmed and replayed.scenario.name == "idempotence_retry"
 
 
+def test_a_run_stopped_at_its_first_violation_judges_nothing_else() -> None:
+    """``stop_on_first`` (the gate's fail-fast mode): the run's other invariants are untested, never holds."""
+    from keos.checker.results import STOPPED_AT_FIRST, Verdict
+
+    report = keos.check(["idempotence_retry"], variant="small_duplicate_window", stop_on_first=True, strict=True)
+    props = report.results[0].properties
+    assert [p.name for p in props if p.verdict is Verdict.VIOLATED]
+    assert not [p.name for p in props if p.verdict is Verdict.HOLDS]
+    unjudged = [p for p in props if p.detail == STOPPED_AT_FIRST]
+    assert unjudged and all(p.verdict is Verdict.UNTESTED for p in unjudged)
+    assert report.exit_code == EXIT_VIOLATION
+    assert sum(line.startswith("not judged:") for line in report.reasons()) == 1
+    assert not [line for line in report.reasons() if STOPPED_AT_FIRST in line and line.startswith("--strict")]
+    clean = keos.check(["idempotence_retry"], stop_on_first=True, strict=True)  # nothing violated: all judged
+    assert clean.exit_code == EXIT_OK and not [p for p in clean.results[0].properties if p.detail == STOPPED_AT_FIRST]
+
+
 def test_check_holds_on_the_real_protocol() -> None:
     report = keos.check(["idempotence_retry"])
     assert not report.violated and report.exit_code == EXIT_OK

@@ -66,7 +66,7 @@ from keos.checker.cli.guard import budget_seconds, non_negative_int, positive_in
 from keos.checker.cli.threat import acl_summary, threat_rows, threat_table
 from keos.checker.engines import ENGINES
 from keos.checker.explore.search import ExploreOptions, explore
-from keos.checker.results import EngineResult
+from keos.checker.results import STOPPED_AT_FIRST, EngineResult
 from keos.checker.trace import KEOS_VERSION, TraceError
 from keos.model.interface import Expectation, ModelError
 from keos.model.variants import VARIANTS
@@ -449,6 +449,8 @@ def _print_untested(console: Console, report: api.CheckReport) -> None:
     """One line per untested invariant (which partner never fired: it fails the strict gate), and a note per
     sometimes property never reached."""
     for r, p in report.untested():
+        if any(q.detail == STOPPED_AT_FIRST for q in r.properties):
+            continue  # a run cut short at its first violation: one "not judged" line says so (CheckReport.reasons)
         where = f"({r.scenario}, {r.variant}, {r.engine})"
         if p.expectation is Expectation.SOMETIMES:
             console.print(f"[yellow]note[/yellow] sometimes property {p.name} {where} never fired")
