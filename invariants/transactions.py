@@ -209,6 +209,42 @@ def _lso_mismatches(s: TxnSystemState) -> list[str]:
     return [m for q, p in enumerate(s.partitions) if (m := lso_mismatch(q, p)) is not None]
 
 
+def _log_implied_state(log: tuple[LogEntry, ...]) -> tuple[dict[int, tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """What any replica of a partition knows from its log alone, computed here independently of the model's
+    update functions: per producer id its epoch (the last batch's or marker's), the coordinator epoch of its last
+    marker and the first offset of its open transaction (-1: none), and the aborted ranges (producer id, first
+    offset, marker offset) of ABORT markers that closed a transaction which wrote to the partition."""
+    known: dict[int, tuple[int, int, int]] = {}
+    aborted: list[tuple[int, int, int]] = []
+    for offset, e in enumerate(log):
+        _, coordinator_epoch, first = known.get(e.producer_id, (-1, -1, -1))
+        if e.control:
+            if first >= 0 and e.control != CONTROL_COMMIT:
+                aborted.append((e.producer_id, first, offset))
+            known[e.producer_id] = (e.producer_epoch, e.coordinator_epoch, -1)
+        else:
+            opened = first if first >= 0 or not e.transactional else offset
+            known[e.producer_id] = (e.producer_epoch, coordinator_epoch, opened)
+    return known, aborted
+
+
+def _replica_divergence(s: TxnSystemState) -> list[str]:
+    """How a data partition leader's producer state or aborted index differs from what its log implies."""
+    out: list[str] = []
+    for q, leader in enumerate(s.partitions):
+        known, aborted = _log_implied_state(leader.log[: leader.high_watermark])
+        held = {e.producer_id: (e.producer_epoch, e.coordinator_epoch, e.current_txn_first_offset)
+                for e in leader.producers}
+        for pid in sorted(set(known) | set(held)):
+            if known.get(pid) != held.get(pid):
+                out.append(f"partition {q}: producer {pid} (epoch, coordinator epoch, open transaction's first "
+                           f"offset) is {held.get(pid)} on the leader, {known.get(pid)} from its log")
+        index = [(a.producer_id, a.first_offset, a.last_offset) for a in leader.aborted]
+        if index != aborted:
+            out.append(f"partition {q}: aborted-transaction index {index}, from its log {aborted}")
+    return out
+
+
 def _some_aborted_filtered(s: TxnSystemState) -> bool:
     for leader in s.partitions:
         lso = last_stable_offset(leader)
@@ -431,6 +467,25 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             )
         )
     props = [*props, *txn_progress_properties(config), *client_outcome_properties(config)]
+    if not topo.producer_id_expiration:  # a follower's own expiry of idle producers is not modelled
+        props.append(
+            no_findings(
+                name="producer_state_per_log",
+                fact="A data partition leader's producer state (each producer id's epoch, the coordinator epoch "
+                "of its last marker, the first offset of its open transaction) and its aborted-transaction index "
+                "are what its log implies -- what every in-sync follower builds replicating the same batches, so "
+                "a leadership change changes nothing a client or a read_committed consumer sees.",
+                source="ProducerAppendInfo (origin REPLICATION), UnifiedLog.updateProducers, "
+                "LogSegment.updateTxnIndex, Partition.makeLeader",
+                catches="a leader whose in-memory producer state drifts from its log (an update applied on the "
+                "leader only, or missed there): a failover then changes the LSO, the aborted ranges or the fencing "
+                "of a deposed coordinator's markers",
+                findings=_replica_divergence,
+                partners=("lso_held_back",),
+            )
+        )
+    if config.faults.leader_election > 0:
+        props = _leader_election_partners(props, topo.verification_round_trip)
     if topo.pending_transitions:
         props = _pending_partners(config, props)
     if topo.verification_round_trip:
@@ -461,6 +516,42 @@ def _round_trip_partners(props: list[Property]) -> list[Property]:
             "verification_rejected",
         ),
     ]
+    out = [replace(p, partners=(*p.partners, *extra[p.name])) if p.name in extra else p for p in props]
+    return [*out, *witnesses]
+
+
+def _leader_election_partners(props: list[Property], round_trip: bool) -> list[Property]:
+    """With a data partition's leadership moving (``leader_election``), the properties that read what the new
+    leader rebuilt from the log get partners proving it had something to rebuild: a transaction open on the
+    partition (the last stable offset, the markers that must close it), an aborted range (read_committed), and,
+    with the verification round trip, a verification the deposed leader had started (its callback answers
+    NOT_LEADER_OR_FOLLOWER)."""
+    extra: dict[str, tuple[str, ...]] = {
+        "lso_per_kafka": ("leader_elected_mid_transaction",),
+        "no_hanging_transaction": ("leader_elected_mid_transaction",),
+        "no_aborted_read": ("leader_elected_with_aborted_range",),
+    }
+    witnesses = [
+        sometimes_event(
+            "leader_elected_mid_transaction",
+            "A partition's leadership moved to a follower while a transaction was open on the partition.",
+            "leader_elected_mid_transaction",
+        ),
+        sometimes_event(
+            "leader_elected_with_aborted_range",
+            "A partition's leadership moved to a follower after an aborted transaction had written to it.",
+            "leader_elected_with_aborted_range",
+        ),
+    ]
+    if round_trip:
+        extra["txn_produce_answer_per_kafka"] = ("verification_on_deposed_leader",)
+        witnesses.append(
+            sometimes_event(
+                "verification_on_deposed_leader",
+                "A verification's callback ran after the partition's leadership had moved (NOT_LEADER_OR_FOLLOWER).",
+                "verification_leader_moved",
+            )
+        )
     out = [replace(p, partners=(*p.partners, *extra[p.name])) if p.name in extra else p for p in props]
     return [*out, *witnesses]
 

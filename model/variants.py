@@ -260,6 +260,12 @@ class ProtocolFlags:
         truncation_rebuilds_producer_state: a new leader's producer state is built from the log it keeps
             (``ProducerStateManager.truncateAndReload``; a follower builds it from the batches it replicated);
             without it the entries of batches cut off with the unreplicated tail survive the failover.
+        follower_tracks_transactions: a follower applies the transactional updates of every batch it replicates
+            (``ProducerAppendInfo`` with origin REPLICATION: the open transaction's first offset, markers closing
+            it, their coordinator epoch, ``LogSegment.updateTxnIndex``'s aborted ranges), so a partition leader
+            elected from it (``Partition.makeLeader``; :mod:`model.log.leader_election`) holds the last stable
+            offset at the open transactions and filters the aborted ones; without it the new leader knows only
+            the idempotent producer state.
         first_sequence_zero_on_empty_log: the partition leader answers OUT_OF_ORDER_SEQUENCE_NUMBER to a batch of a
             producer it has no state for whose first sequence is not 0, on a partition that never held a record
             (``ProducerStateManager.mapEndOffset() == 0``; KAFKA-15591, PR #23234, Kafka 4.5); without it (Kafka 2.5
@@ -405,6 +411,7 @@ class ProtocolFlags:
     pending_offsets_wait_for_marker: bool = True
     acks_all_waits_for_replication: bool = True
     truncation_rebuilds_producer_state: bool = True
+    follower_tracks_transactions: bool = True
     append_failure_resets_pending: bool = True
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
@@ -522,6 +529,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("reach_idempotence_replication",),
             bug="producer state not truncated with the log (ProducerStateManager.truncateAndReload): the cache "
             "names batches the new leader does not have, so their retries are acknowledged as duplicates",
+        ),
+        Variant(
+            name="follower_forgets_transactions",
+            description="A follower elected partition leader knows only the idempotent producer state of the log "
+            "it replicated: no open transaction, no aborted range, no marker's coordinator epoch.",
+            flags=replace(_REAL, follower_tracks_transactions=False),
+            weakened=True,
+            breaks=("lso_per_kafka", "no_aborted_read"),
+            scenarios=("txn_partition_leader_election",),
+            bug="a new leader's producer state without the transactional updates of ProducerAppendInfo (origin "
+            "REPLICATION): the last stable offset jumps past open transactions and read_committed fetches lose "
+            "the aborted ranges",
         ),
         Variant(
             name="no_kafka_15591_fix",

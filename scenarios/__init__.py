@@ -35,7 +35,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
                     retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, coordinator_failover, txn_id_expiry,
-                    rebalance, total
+                    marker_failure, leader_election (a data partition's
+                    leadership moves to an in-sync follower), rebalance, total
 
 Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.systems.eos`)
 take the same sections (producers = application instances) plus::
@@ -445,6 +446,11 @@ def _parse_txn_scenario(
         raise ScenarioError(
             f"{where}: [transactions] verification_round_trip is modelled without [eos], [security] and "
             "pending_transitions"
+        )
+    if faults.leader_election and (topology.producer_id_expiration or model == "eos"):
+        raise ScenarioError(
+            f"{where}: [faults] leader_election is modelled without producer_id_expiration and [eos] (a follower's "
+            "own producer-state expiry and the __consumer_offsets leader are not modelled)"
         )
     if topology.transactional_id_expiration and faults.txn_id_expiry:
         raise ScenarioError(

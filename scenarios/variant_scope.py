@@ -72,6 +72,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # the idempotence model's separate replication (DelayedProduce) and leader failover
     "acks_all_waits_for_replication": frozenset({"idempotence"}),
     "truncation_rebuilds_producer_state": frozenset({"idempotence"}),
+    "follower_tracks_transactions": frozenset({"transactions"}),
     # KAFKA-15591: the leader's first-sequence rule for a partition that never held a record (ProducerStateManager
     # validation, read wherever a partition validates an idempotent batch)
     "first_sequence_zero_on_empty_log": _ALL,

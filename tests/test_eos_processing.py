@@ -30,7 +30,7 @@ HOLDS = {
     (SEEK, "kafka"): 3978,
     (SEEK, "tv1"): 4847,
     (CTP, "kafka"): 12768,
-    (GCF, "kafka"): 7732,
+    (GCF, "kafka"): 7768,
     (TV1, "tv1"): 9240,
     (PRE890, "pre_kip_890"): 479,
     (TV1RT, "tv1"): 4460,

@@ -26,7 +26,7 @@ REAL = {
     "txn_kafka_17754_delayed_endtxn": 1350,
     "txn_kafka_6119_timeout_zombie": 161,
     "txn_producer_state_expiry": 8926,  # INVALID_TXN_STATE fails a batch at once (Sender.canRetry), abortable
-    "txn_pending_transitions": 10357,
+    "txn_pending_transitions": 10389,
     "txn_pending_zombie": 25415,
     "txn_pending_append_failures": 2915,
 }

@@ -731,6 +731,7 @@ class TxnEncoding:
             log = []
             for k in range(val(f"q{q}.len")):
                 rec = val(f"q{q}.l{k}.rec")
+                control = CONTROLS[val(f"q{q}.l{k}.ctl")]
                 log.append(
                     part.LogEntry(
                         0,
@@ -738,7 +739,8 @@ class TxnEncoding:
                         val(f"q{q}.l{k}.seq"),
                         (prod.record_id(0, rec),) if rec >= 0 else (),
                         True,
-                        CONTROLS[val(f"q{q}.l{k}.ctl")],
+                        control,
+                        0 if control else -1,  # a marker's coordinator epoch: the encoding's only one is 0
                     )
                 )
             producers: tuple[ProducerStateEntry, ...] = ()

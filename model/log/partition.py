@@ -46,6 +46,7 @@ __all__ = [
     "append_verified_txn_batch",
     "can_replicate",
     "clear_transaction_verification",
+    "entry_after_data_batch",
     "handle_produce",
     "handle_txn_produce",
     "last_stable_offset",
@@ -68,7 +69,11 @@ NO_VERIFICATION_GUARD = -1
 
 @record
 class LogEntry(NamedTuple):
-    """A record batch in the log."""
+    """A record batch in the log.
+
+    A control batch (``control`` COMMIT or ABORT) carries the ``EndTransactionMarker``'s ``coordinator_epoch``, which
+    a replica that replays the log restores into its producer state (``ProducerAppendInfo.appendEndTxnMarker``).
+    """
 
     producer_id: int
     producer_epoch: int
@@ -76,6 +81,7 @@ class LogEntry(NamedTuple):
     records: tuple[int, ...]
     transactional: bool = False
     control: str = ""
+    coordinator_epoch: int = -1
 
 
 @record
@@ -391,14 +397,8 @@ def handle_txn_produce(
         offset, events = dup_offset, ("dedup",)
     elif error == Errors.NONE:
         offset = len(leader.log)
-        new = append_batch(entry, pid, request.producer_epoch, request.base_sequence, last_seq, offset, flags)
-        first = offset
-        if entry is not None:
-            first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else offset
-            new = new._replace(coordinator_epoch=entry.coordinator_epoch)
-        if request.transactional:  # no branch: every caller sends transactional batches (see the check above)
-            new = new._replace(current_txn_first_offset=first)
         batch = LogEntry(pid, request.producer_epoch, request.base_sequence, request.records, request.transactional)
+        new = entry_after_data_batch(entry, batch, offset, flags)
         log = (*leader.log, batch)
         leader = leader._replace(log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new))
         leader = clear_transaction_verification(leader, pid)
@@ -409,6 +409,28 @@ def handle_txn_produce(
         events = (*events, f"error:{error}")
     response = _produce_response(request, error, offset)
     return leader, response, events
+
+
+def entry_after_data_batch(
+    entry: ProducerStateEntry | None, batch: LogEntry, offset: int, flags: ProtocolFlags
+) -> ProducerStateEntry:
+    """The producer id's entry after ``batch`` is appended at ``offset`` (``ProducerAppendInfo.appendDataBatch``).
+
+    The same update runs on the leader after validation and on every replica that appends the batch while
+    replicating it (origin REPLICATION: no validation), so a follower's entry is the leader's
+    (:mod:`model.log.leader_election`).  The batch is added to the entry's cache (a new epoch clears it); the
+    coordinator epoch of the last marker is kept; the first transactional batch of a transaction sets
+    ``current_txn_first_offset``, which holds the LSO back until the transaction's marker.
+    """
+    last_seq = next_sequence(batch.base_sequence, len(batch.records) - 1, flags.sequence_space)
+    new = append_batch(entry, batch.producer_id, batch.producer_epoch, batch.base_sequence, last_seq, offset, flags)
+    first = offset
+    if entry is not None:
+        first = entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else offset
+        new = new._replace(coordinator_epoch=entry.coordinator_epoch)
+    if batch.transactional:  # no branch: every transactional caller sends transactional batches
+        new = new._replace(current_txn_first_offset=first)
+    return new
 
 
 # -- the verification round trip (``ReplicaManager.handleProduceAppend``, ``UnifiedLog``, KIP-890 part 1) ----------
@@ -469,7 +491,12 @@ def _missing_required_verification(
 
 
 def append_verified_txn_batch(
-    leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags, verification: str, guard: int
+    leader: PartitionLeader,
+    request: ProduceRequest,
+    flags: ProtocolFlags,
+    verification: str,
+    guard: int,
+    leader_epoch: int | None = None,
 ) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
     """The verification's callback: the coordinator answered ``verification`` for a batch that presented ``guard``.
 
@@ -481,6 +508,10 @@ def append_verified_txn_batch(
     gets the recoverable INVALID_PRODUCER_EPOCH, not the fatal INVALID_TXN_STATE; Kafka trunk ``1eb7644349cb``
     checked the guard first) -- and :func:`handle_txn_produce` does the rest.  Kafka trunk ``1eb7644349cb``:
     ``core/src/main/scala/kafka/server/ReplicaManager.scala``, ``core/src/main/scala/kafka/log/UnifiedLog.scala``.
+
+    ``leader_epoch``: the leader epoch of the replica that started the verification.  If leadership moved since
+    (:mod:`model.log.leader_election`), the callback runs on a broker that no longer leads the partition:
+    ``Partition.appendRecordsToLeader`` answers NOT_LEADER_OR_FOLLOWER and the client retries on the new leader.
     """
     def refuse(error: str, event: str) -> tuple[PartitionLeader, ProduceResponse, tuple[str, ...]]:
         return leader, _produce_response(request, error, -1), (event, f"error:{error}")
@@ -488,6 +519,8 @@ def append_verified_txn_batch(
     if verification != Errors.NONE:
         error = VERIFICATION_TO_PRODUCE_ERROR.get(verification, Errors.INVALID_TXN_STATE)
         return refuse(error, "verification_rejected")
+    if leader_epoch is not None and leader_epoch != leader.leader_epoch:
+        return refuse(Errors.NOT_LEADER_OR_FOLLOWER, "verification_leader_moved")
     entry = leader.entry(request.producer_id)
     stale = entry is not None and flags.check_epoch and request.producer_epoch < entry.producer_epoch
     if not (stale or _is_duplicate(leader, request, flags)) and _missing_required_verification(

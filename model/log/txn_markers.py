@@ -36,7 +36,7 @@ from keos.model.log.producer_state import ProducerStateEntry
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 
-__all__ = ["append_end_txn_marker"]
+__all__ = ["append_end_txn_marker", "entry_after_marker"]
 
 
 def append_end_txn_marker(
@@ -82,24 +82,40 @@ def append_end_txn_marker(
                 ),
             )
     offset = len(leader.log)
-    aborted = leader.aborted
     events = (*events, "marker_written")
     if entry is not None and entry.current_txn_first_offset >= 0:
         events = (*events, "txn_completed_on_partition")
-        if not marker.committed:
-            aborted = (*aborted, AbortedTxn(pid, entry.current_txn_first_offset, offset))
-    if entry is None or entry.producer_epoch != marker.producer_epoch:
-        new = ProducerStateEntry(pid, marker.producer_epoch, (), marker.coordinator_epoch, -1)
-    else:
-        new = entry._replace(coordinator_epoch=marker.coordinator_epoch, current_txn_first_offset=-1)
     control = CONTROL_COMMIT if marker.committed else CONTROL_ABORT
-    log = (*leader.log, LogEntry(pid, marker.producer_epoch, -1, (), True, control))
+    batch = LogEntry(pid, marker.producer_epoch, -1, (), True, control, marker.coordinator_epoch)
+    new, aborted = entry_after_marker(entry, batch, offset, leader.aborted)
+    log = (*leader.log, batch)
     leader = leader._replace(
         log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new), aborted=aborted
     )
     if clears_verification and not _next_transaction_verifying(leader, marker, keeps_next_verification):
         leader = clear_transaction_verification(leader, pid)
     return leader, Errors.NONE, events
+
+
+def entry_after_marker(
+    entry: ProducerStateEntry | None, marker: LogEntry, offset: int, aborted: tuple[AbortedTxn, ...]
+) -> tuple[ProducerStateEntry, tuple[AbortedTxn, ...]]:
+    """The producer id's entry and the aborted-transaction index after the control batch ``marker`` is appended
+    at ``offset`` (``ProducerAppendInfo.appendEndTxnMarker``, ``UnifiedLog.completeTransaction`` /
+    ``LogSegment.updateTxnIndex``).
+
+    The same update runs on the leader after its checks and on every replica that appends the marker while
+    replicating it (origin REPLICATION: no epoch checks), so a follower's entry and index are the leader's
+    (:mod:`model.log.leader_election`).  The producer's epoch becomes the marker's (a new epoch clears the batch
+    cache), the marker's coordinator epoch is recorded, the partition's open transaction is closed, and an ABORT
+    of a transaction that wrote here adds its range to the index.
+    """
+    pid = marker.producer_id
+    if entry is not None and entry.current_txn_first_offset >= 0 and marker.control == CONTROL_ABORT:
+        aborted = (*aborted, AbortedTxn(pid, entry.current_txn_first_offset, offset))
+    if entry is None or entry.producer_epoch != marker.producer_epoch:
+        return ProducerStateEntry(pid, marker.producer_epoch, (), marker.coordinator_epoch, -1), aborted
+    return entry._replace(coordinator_epoch=marker.coordinator_epoch, current_txn_first_offset=-1), aborted
 
 
 def _next_transaction_verifying(leader: PartitionLeader, marker: WriteTxnMarkersRequest, keep: bool) -> bool:

@@ -76,6 +76,7 @@ from keos.model.coordinator.transaction.transaction_state import TransactionStat
 from keos.model.coordinator.transaction.transit_table import log_transition_problems
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
+from keos.model.log.leader_election import elect_follower
 from keos.model.log.marker_answer_table import MarkerAsk, marker_table_mismatch
 from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.log.txn_markers import append_end_txn_marker
@@ -161,6 +162,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "MarkerNotEnoughReplicasAfterAppend": ("message",),
     **ADVERSARY_ACTION_ARGS,
     "ExpireProducerState": ("partition", "producer_id"),
+    "PartitionLeaderElection": ("partition",),
 }
 FAULT_OF_ACTION = {
     "DropMessage": "drop",
@@ -172,6 +174,7 @@ FAULT_OF_ACTION = {
     "ExpireTransactionalId": "txn_id_expiry",
     "MarkerNotLeader": "marker_failure",
     "MarkerNotEnoughReplicasAfterAppend": "marker_failure",
+    "PartitionLeaderElection": "leader_election",
     **ADVERSARY_FAULT_OF_ACTION,
 }
 
@@ -484,6 +487,8 @@ class TransactionalSystem:
                 if isinstance(env.body, WriteTxnMarkersRequest):
                     out.append(Action("MarkerNotLeader", (env,)))
                     out.append(Action("MarkerNotEnoughReplicasAfterAppend", (env,)))
+        if self._budget_left(state, "leader_election"):
+            out.extend(Action("PartitionLeaderElection", (q,)) for q in range(topo.partitions))
         return out
 
     def _budget_left(self, state: TxnSystemState, fault: str) -> bool:
@@ -857,7 +862,9 @@ class TransactionalSystem:
         still holds (:func:`part.append_verified_txn_batch`), and respond to the producer."""
         req = answer.produce
         before = s.partitions[req.partition]
-        leader, response, events = part.append_verified_txn_batch(before, req, self.flags, answer.error, answer.guard)
+        leader, response, events = part.append_verified_txn_batch(
+            before, req, self.flags, answer.error, answer.guard, answer.leader_epoch
+        )
         s = s._replace(partitions=_at(s.partitions, req.partition, leader))
         wrong = unexpected_verified_answer(
             before, leader, answer, response.error, response.base_offset, self.flags.sequence_space, self.tv >= 2
@@ -1362,6 +1369,22 @@ class TransactionalSystem:
         leader, events = result
         return s._replace(partitions=_at(s.partitions, q, leader)), events
 
+    def _elect_partition_leader(self, s: TxnSystemState, q: int) -> Result:
+        """Data partition ``q``'s leadership moves to an in-sync follower (``Partition.makeLeader``): the producer
+        state and aborted index it built replicating the log, no verification state, the next leader epoch
+        (:func:`model.log.leader_election.elect_follower`)."""
+        if type(q) is not int or not 0 <= q < self.config.topology.partitions:  # no branch: a trace read from a file
+            return None
+        old = s.partitions[q]
+        events: tuple[str, ...] = ("partition_leader_elected",)
+        if any(e.current_txn_first_offset >= 0 for e in old.producers):  # no mutate: observer (a sometimes witness)
+            events = (*events, "leader_elected_mid_transaction")
+        if old.aborted:  # no mutate: observer (a sometimes witness)
+            events = (*events, "leader_elected_with_aborted_range")
+        if old.verifying:  # no mutate: observer (a sometimes witness)
+            events = (*events, "leader_elected_mid_verification")
+        return s._replace(partitions=_at(s.partitions, q, elect_follower(old, self.flags))), events
+
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {
         "InitTransactions": _init_transactions,
         "BeginTransaction": _begin,
@@ -1382,6 +1405,7 @@ class TransactionalSystem:
         "MarkerNotEnoughReplicasAfterAppend": _marker_not_replicated,
         **ADVERSARY_HANDLERS,
         "ExpireProducerState": _expire_producer_state,
+        "PartitionLeaderElection": _elect_partition_leader,
     }
 
     # -- codec and display -------------------------------------------------------------------------

@@ -51,6 +51,7 @@ TXN_FAULT_KINDS = (  # no mutate: the order of the state's faults_used counters 
     "endless_txn",
     "revoke_acl",  # an operator removes an ACL binding mid-run (model.security.operator)
     "stale_request",  # a stale client's request to the transaction coordinator (model.security.adversary)
+    "leader_election",  # a data partition's leadership moves to an in-sync follower (model.log.leader_election)
     "rebalance",  # last: model.systems.eos reads it as the last kind
 )
 
@@ -107,6 +108,7 @@ class TxnFaultBudget:
     endless_txn: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     revoke_acl: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     stale_request: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    leader_election: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""

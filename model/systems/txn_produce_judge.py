@@ -298,11 +298,9 @@ def _guard_lost(  # no mutate: the reference of txn_produce_answer_per_kafka (a 
     """Whether the verification entry the request started with is gone, read from the log: a transactional batch
     (data or marker) of the producer id reached the log since (``UnifiedLog.updateProducers`` clears the entry) --
     except, under TV2, a marker at the batch's own epoch, which ended the previous transaction while this one was
-    verifying (``isV2NextTransactionStarted``, Kafka trunk 2025) -- or another leader took over (verification
-    state is in memory only)."""
+    verifying (``isV2NextTransactionStarted``, Kafka trunk 2025).  (A leader change is judged before: the deposed
+    leader answers NOT_LEADER_OR_FOLLOWER.)"""
     req = answer.produce
-    if before.leader_epoch != answer.leader_epoch:  # no branch: the transactions model changes no data leader
-        return True
     return any(
         e.producer_id == req.producer_id
         and e.transactional
@@ -335,6 +333,8 @@ def unexpected_verified_answer(  # no mutate: the judge of txn_produce_answer_pe
     want = ""
     if answer.error != Errors.NONE:
         want = _VERIFICATION_ANSWER.get(answer.error, answer.error)
+    elif before.leader_epoch != answer.leader_epoch:  # Partition.appendRecordsToLeader on a deposed leader
+        want = Errors.NOT_LEADER_OR_FOLLOWER
     else:
         error, dup, _ = kafka_txn_produce_answer(before, req, Errors.NONE, sequence_space)
         mine = [(offset, e) for offset, e in enumerate(before.log) if e.producer_id == req.producer_id]
