@@ -41,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     spec = plan_sweep(
-        variants=args.variant, mutants=True, runs=args.runs, steps=args.steps, seed=args.seed,
+        variants=args.variant,
+        mutants=True,
+        runs=args.runs,
+        steps=args.steps,
+        seed=args.seed,
         archive_group=args.archive_group,
     )
     spec_json = json.dumps(spec.to_json())
@@ -56,8 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         first = min((int(r["run_id"].rsplit("/", 1)[1]) for r in hits), default=None)
         lengths = sorted(r["trace_length"] for r in hits if r["trace_length"] is not None)
         entry = {
-            "variant": cell.variant, "scenario": cell.name, "runs": len(hits), "first": first,
-            "cpu_s": round(cpu, 2), "steps": sum(r["steps"] for r in rows),
+            "variant": cell.variant,
+            "scenario": cell.name,
+            "runs": len(hits),
+            "first": first,
+            "cpu_s": round(cpu, 2),
+            "steps": sum(r["steps"] for r in rows),
             "invariants": sorted({r["violation"] for r in hits}),
             "shortest": lengths[0] if lengths else None,
         }
@@ -71,11 +79,17 @@ def main(argv: list[str] | None = None) -> int:
         if e["first"] is not None and (v["first"] is None or e["first"] < v["first"]):
             v["first"] = e["first"]
     summary = {
-        "runs_per_cell": spec.runs, "seed": spec.seed, "steps": spec.steps, "archive_group": spec.archive_group,
-        "cells": cells, "variants": list(variants.values()),
-        "caught": sum(1 for v in variants.values() if v["runs"]), "total": len(variants),
+        "runs_per_cell": spec.runs,
+        "seed": spec.seed,
+        "steps": spec.steps,
+        "archive_group": spec.archive_group,
+        "cells": cells,
+        "variants": list(variants.values()),
+        "caught": sum(1 for v in variants.values() if v["runs"]),
+        "total": len(variants),
         "cpu_s": round(sum(e["cpu_s"] for e in cells), 1),
-        "load_before": load_before, "load_after": os.getloadavg(),
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
     }
     missed = [v["variant"] for v in variants.values() if not v["runs"]]
     print(f"caught {summary['caught']} of {summary['total']} in {summary['cpu_s']} CPU-s; missed: {missed}")

@@ -17,20 +17,20 @@ from keos.checker.sweep.simulate import investigate, random_walk
 from keos.model.interface import Action, Expectation, Property, Step
 from keos.scenarios import build_model, builtin_scenarios
 
+_NEXT = {"init": "a", "a": "b", "b": "c"}
+
 
 class Chain:
     """init -> a -> b -> c: ``order`` (permitted) breaks from a on, ``loss`` at c."""
-
-    NEXT = {"init": "a", "a": "b", "b": "c"}
 
     def init_states(self) -> Sequence[str]:
         return ["init"]
 
     def actions(self, state: str) -> Sequence[Action]:
-        return [Action("Go")] if state in self.NEXT else []
+        return [Action("Go")] if state in _NEXT else []
 
     def step(self, state: str, action: Action) -> Step | None:
-        nxt = self.NEXT.get(state)
+        nxt = _NEXT.get(state)
         return Step(nxt, (f"to:{nxt}",)) if nxt is not None and action.kind == "Go" else None
 
     def fault_kind(self, action: Action) -> str | None:
