@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--archive-group", type=int, default=500)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--cells", default=":", help="a slice of the cells, START:END (to split the work over processes)")
     args = ap.parse_args(argv)
     spec = plan_sweep(
         variants=args.variant,
@@ -51,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     spec_json = json.dumps(spec.to_json())
     cells: list[dict[str, Any]] = []
     load_before = os.getloadavg()
-    for c, cell in enumerate(spec.cells):
+    lo, _, hi = args.cells.partition(":")
+    for c, cell in list(enumerate(spec.cells))[int(lo or 0) : int(hi) if hi else None]:
         t0 = time.process_time()
         batch = execute_batch(describe_batch(spec_json, run_ordinals(c * spec.runs, (c + 1) * spec.runs)))
         cpu = time.process_time() - t0
