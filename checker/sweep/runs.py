@@ -250,7 +250,7 @@ def execute_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
             archive = None
         elif group != archive_of or archive is None:
             archive, archive_of = Archive(), group  # a group's runs are contiguous: the previous one is done
-        walk = random_walk(model, d["seed"], d["max_steps"], weights, archive=archive)
+        walk = random_walk(model, d["seed"], d["max_steps"], weights, archive=archive, permitted=permitted)
         if not d.get("report", True):
             continue
         finding = investigate(model, walk, d["scenario"], d["variant"], permitted, cache)

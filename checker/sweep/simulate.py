@@ -121,7 +121,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -331,6 +331,8 @@ class WalkResult:
         suspected: eventually properties of a *suspected livelock*: the
             quiescence phase did not settle within its bound and they were
             false all through its second half, yet no fair cycle repeated.
+        violation_path: for a *permitted* violation the walk went on past, the
+            path up to it (``None`` otherwise: the path is :attr:`actions`).
     """
 
     seed: int
@@ -344,11 +346,18 @@ class WalkResult:
     loop_start: int | None = None
     settle_steps: int = 0
     suspected: tuple[str, ...] = ()
+    violation_path: list[Action] | None = None
 
     @property
     def steps(self) -> int:
         """Number of steps taken."""
         return len(self.actions)
+
+    @property
+    def violating_actions(self) -> list[Action]:
+        """The path that ends in :attr:`violation`: :attr:`actions`, or for a permitted violation the walk went
+        on past (see ``permitted`` of :func:`random_walk`), the path as it was then."""
+        return self.violation_path if self.violation_path is not None else self.actions
 
 
 def model_fault_kinds(model: Model) -> tuple[str, ...]:
@@ -410,6 +419,7 @@ def random_walk(
     fault_weights: Mapping[str, float] | None = None,
     settle_factor: int = SETTLE_FACTOR,
     archive: Archive | None = None,
+    permitted: Collection[str] = (),
 ) -> WalkResult:
     """One seeded random walk of at most ``steps`` steps, checking invariants at each.
 
@@ -434,6 +444,17 @@ def random_walk(
     from the initial state).  The walk is deterministic given its arguments
     and the archive's contents.
 
+    ``permitted`` names invariants whose violation the scenario permits (a
+    documented Kafka behaviour, ``permitted = [...]`` in its TOML).  The walk does
+    not stop at one: it records the first (its path becomes
+    :attr:`WalkResult.violation_path`), stops checking that invariant and walks
+    on, as the explicit search goes on past a permitted violation, so a
+    non-permitted violation *behind* a permitted one is still found (issue 27:
+    ``retry_refused_next_sequence_unchanged`` breaks its invariant four steps
+    after its scenario's permitted reordering, and no walk that stopped there
+    could catch it).  A walk reports a non-permitted violation if it finds one,
+    else the permitted one.
+
     Per step: ``model.actions`` once; each enabled action classified once
     (fault kind -> weight); one draw ``rng.random() * total`` picks the action
     by its cumulative weight; ``model.step`` once (a model without the
@@ -456,11 +477,20 @@ def random_walk(
     faults: dict[str, int] = {}
     reached: set[str] = set()
 
+    allowed = frozenset(permitted)
+    permitted_hit: list[Any] = []  # [name, path] of the first permitted violation the walk went on past
+
     def first_violation(s: Any) -> Property | None:
-        for p, pred in always:
-            if pred is None or not pred(s):  # Property.holds: no predicate = does not hold
-                return p
-        return None
+        while True:
+            bad = next((p for p, pred in always if pred is None or not pred(s)), None)  # no predicate: fails
+            if bad is None or bad.name not in allowed:
+                return bad
+            if not permitted_hit:
+                permitted_hit.extend((bad.name, list(taken)))
+            marks.append(f"permitted:{bad.name}")
+            always[:] = [(p, pred) for p, pred in always if p is not bad]
+
+    marks: list[str] = []  # milestones of the current step for the archive: a permitted invariant broken
 
     def witness(s: Any) -> None:
         for p in [p for p in pending_state if p.predicate is not None and p.predicate(s)]:
@@ -526,9 +556,11 @@ def random_walk(
                 # the end of this branch is a run's end too: its eventually properties are judged before it is left
                 segment = WalkResult(seed=seed, actions=taken, quiescent=quiescent, events=events, faults=faults)
                 _quiesce(model, state, segment, settle_factor * max(steps, 1), [p for p, _ in always], eventually)
-                if segment.violation is not None:
+                if segment.violation is not None and (segment.liveness or segment.violation not in allowed):
                     segment.reached = tuple(sorted(reached))
                     return segment
+                if segment.violation is not None and not permitted_hit:
+                    permitted_hit.extend((segment.violation, list(taken)))  # a permitted one: go on
             restarts -= 1
             # the least-restarted fault point, the latest among equals (ties are rare: a fresh point is 0)
             low = min(b[0] for b in branches)
@@ -616,6 +648,15 @@ def random_walk(
         if pending_state:
             witness(state)
         bad = first_violation(state)
+        if marks:
+            if archive is not None:
+                for ev in marks:
+                    if ev not in path_events:
+                        path_events |= {ev}
+                        new = feature(ev)
+                        archive.hit(new)
+                        cell ^= new
+            marks.clear()
         if restarts and kind is not None and bad is None:
             branches.append([0, len(taken), state, dict(enabled_since), dict(lane_steps), last_lane, path_events, cell])
         if archive is not None and bad is None and archive.visit(cell):
@@ -634,6 +675,8 @@ def random_walk(
     )
     if bad is None and eventually:
         _quiesce(model, state, result, settle_factor * max(steps, 1), [p for p, _ in always], eventually)
+    if result.violation is None and permitted_hit:
+        result.violation, result.violation_path = permitted_hit
     return result
 
 
@@ -717,13 +760,14 @@ def investigate(
         )
         sig = signature(f"{prop.name}:{walk.liveness}", walk.actions)
         return Finding(prop.name, sig, shape(walk.actions), trace, len(walk.actions))
-    key = (prop.name, tuple(walk.actions))
+    path = walk.violating_actions
+    key = (prop.name, tuple(path))
     minimal = cache.get(key) if cache is not None else None
     if minimal is None:
-        minimal = minimize(model, walk.actions, prop)
+        minimal = minimize(model, path, prop)
         if cache is not None:
             cache[key] = minimal
     trace = make_trace(
         model, prop, minimal, "sweep", scenario, variant, seed=walk.seed, permitted=prop.name in permitted
     )
-    return Finding(prop.name, signature(prop.name, minimal), shape(minimal), trace, len(walk.actions))
+    return Finding(prop.name, signature(prop.name, minimal), shape(minimal), trace, len(path))
