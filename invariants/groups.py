@@ -477,6 +477,18 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("late_commit_fenced_by_member", "An OffsetCommit sent by a member the "
                                          "group has since removed is rejected (UNKNOWN_MEMBER_ID).",
                                          "late_commit:UNKNOWN_MEMBER_ID"))
+        # the late answer reaches the consumer's OffsetCommitResponseHandler: both of its outcomes for a fencing error
+        # of an identity the consumer has left (KAFKA-9823) must be judged by consumers_react_as_kafka
+        react = ["late_commit_response_reset"]
+        props.append(sometimes_event("late_commit_response_reset", "A late OffsetCommit answer resets the member "
+                                     "(resetStateOnResponseError: it is not rejoining).", "late_commit_response:UNJOINED"))
+        if faults.lost_heartbeats:
+            react.append("late_commit_response_ignored")
+            props.append(sometimes_event("late_commit_response_ignored", "A late OffsetCommit answer of a member id "
+                                         "the consumer has left reaches it while its JoinGroup is out: only "
+                                         "RebalanceInProgressException, no reset.", "late_commit_response:ignored"))
+        props = [replace(p, partners=(*p.partners, *react)) if p.name == "consumers_react_as_kafka" else p
+                 for p in props]
     if faults.lost_join_response:
         # a JoinGroup retried after its response was lost: answered with the current generation (Kafka 4.0
         # classicGroupJoinExistingMember), also by the leader while the group is CompletingRebalance

@@ -342,6 +342,11 @@ class ProtocolFlags:
             (or after it left COMPLETING_REBALANCE) fails the rebalance and rejoins
             (``AbstractCoordinator.SyncGroupResponseHandler``: ``hasGenerationReset``, Kafka 4.0 trunk 1eb7644);
             without it it takes the assignment anyway.
+        commit_response_checks_generation: a consumer that is answered UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION for an
+            OffsetCommit sent with a member id or generation it no longer has, while its JoinGroup is out, only raises
+            RebalanceInProgressException, and FENCED_INSTANCE_ID of such an identity is not fatal
+            (``ConsumerCoordinator.OffsetCommitResponseHandler``: ``generationUnchanged()``, KAFKA-9823, Kafka trunk
+            1eb7644); without it a late commit answer resets the member it has since become.
     """
 
     check_epoch: bool = True
@@ -426,6 +431,7 @@ class ProtocolFlags:
     heartbeat_response_checks_generation: bool = True
     join_updates_member_metadata: bool = True
     sync_response_checks_generation: bool = True
+    commit_response_checks_generation: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1311,6 +1317,19 @@ VARIANTS: dict[str, Variant] = {
             bug="HeartbeatResponseHandler without its generationUnchanged() check: the heartbeat thread's late "
             "response to a Heartbeat of the previous generation makes a member that just synced drop its partitions "
             "(onPartitionsLost) and rejoin, so every rebalance triggers another (a rebalance storm)",
+        ),
+        Variant(
+            name="stale_commit_response_resets_member",
+            description="A consumer applies an OffsetCommit's ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID whatever member "
+            "id and generation the commit was sent with: a commitAsync answer that arrives while the consumer rejoins "
+            "under a new member id resets the member id its pending JoinGroup carries.",
+            flags=replace(_REAL, commit_response_checks_generation=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_late_commit",),
+            bug="OffsetCommitResponseHandler before KAFKA-9823 (no sentGeneration): a late commit answer of the old "
+            "generation resets the member that is already rejoining; its JoinGroup's member id is abandoned and the "
+            "group waits for it until the rebalance timeout",
         ),
         Variant(
             name="rejoin_keeps_old_subscription",

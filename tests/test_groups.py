@@ -234,7 +234,7 @@ REAL = {
     "groups_slow_consumer": 10053,
     "groups_cooperative_commit_rebalance": 12318,
     "groups_eager_late_join_zombie": 4162,
-    "groups_late_commit": 5938,
+    "groups_late_commit": 23494,
     "groups_cooperative_stale_claim": 1081,
     "groups_lost_join_response": 53,
     "groups_cooperative_follower_revoke": 6453,
@@ -424,3 +424,29 @@ def test_stable_leader_rejoin_with_unchanged_metadata_rebalances() -> None:
     assert again.immediate and again.group.state == cg.STABLE
     leader = cg.join_group(res.group, 0, g.leader, ())
     assert not leader.immediate and leader.group.state == cg.PREPARING_REBALANCE
+
+
+def test_offset_commit_response_handler_judges_the_identity_it_was_sent_with() -> None:
+    """``ConsumerCoordinator.OffsetCommitResponseHandler`` (trunk 1eb7644, KAFKA-9823): a fencing answer to a commit
+    sent as (c0-0, 1) is only an exception for a consumer that has since left that identity *and* has its JoinGroup
+    out; otherwise it resets the member; FENCED_INSTANCE_ID of a left identity is not fatal; NOT_COORDINATOR marks
+    the coordinator unknown."""
+    from keos.model.clients import consumer_coordinator as ccm
+
+    sent = ("c0-0", 1)
+    joining = ccm.fresh(up=True)._replace(member_id="c0-2", state=ccm.JOINING, coordinator=0)
+    stable = joining._replace(generation=2, state=ccm.STABLE, owned=(0,), positions=((0, 1),))
+    for error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+        assert ccm.on_commit_response(joining, error, sent) == joining
+        assert ccm.on_commit_response(joining, error, sent, checks_generation=False).state == ccm.UNJOINED
+        reset = ccm.on_commit_response(stable, error, sent)
+        assert reset.state == ccm.UNJOINED and not reset.owned and reset.generation == ccm.NO_GENERATION
+    assert ccm.on_commit_response(stable, Errors.UNKNOWN_MEMBER_ID, sent).member_id == ""
+    assert ccm.on_commit_response(stable, Errors.ILLEGAL_GENERATION, sent).member_id == "c0-2"
+    assert ccm.on_commit_response(stable, Errors.FENCED_INSTANCE_ID, sent) == stable
+    assert ccm.on_commit_response(stable, Errors.FENCED_INSTANCE_ID, ("c0-2", 2)).state == ccm.FAILED
+    assert ccm.on_commit_response(stable, Errors.REBALANCE_IN_PROGRESS, sent).state == ccm.UNJOINED
+    assert ccm.on_commit_response(joining, Errors.REBALANCE_IN_PROGRESS, sent) == joining
+    assert ccm.on_commit_response(stable, Errors.NOT_COORDINATOR, sent).coordinator == -1
+    assert ccm.on_commit_response(stable, Errors.COORDINATOR_LOAD_IN_PROGRESS, sent) == stable
+    assert ccm.on_commit_response(stable, Errors.NONE, sent) == stable

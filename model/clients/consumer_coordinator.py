@@ -43,6 +43,7 @@ __all__ = [
     "JoinOutcome",
     "join_completed",
     "join_group",
+    "on_commit_response",
     "on_error",
     "on_heartbeat_response",
     "sync_group",
@@ -143,6 +144,44 @@ def on_heartbeat_response(c: Consumer, error: str, sent: tuple[str, int], rebala
         return c
     fenced = error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_INSTANCE_ID)
     if fenced and checks_generation and sent != (c.member_id, c.generation):
+        return c
+    return on_error(c, error, rebalance_rejoins, rebalance_keeps_generation, fenced_loses_partitions)
+
+
+def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance_rejoins: bool = True,
+                       rebalance_keeps_generation: bool = True, fenced_loses_partitions: bool = True,
+                       checks_generation: bool = True) -> Consumer:
+    """``ConsumerCoordinator.OffsetCommitResponseHandler`` (Kafka trunk 1eb7644) for an OffsetCommit sent as ``sent``
+    (member id, generation: ``generationIfStable()`` when it was sent), on ``c`` as it is when the answer arrives:
+
+    * NONE changes nothing (the commit callback completes);
+    * REBALANCE_IN_PROGRESS: ``requestRejoin`` -- a STABLE member rejoins keeping member id, generation and
+      partitions (RebalanceInProgressException); a member already in a rebalance is unchanged;
+    * UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION: if the consumer has since left the identity it sent
+      (``generationUnchanged()`` false, KAFKA-9823) *and* is in PREPARING_REBALANCE (here JOINING: its JoinGroup is
+      out), it only raises RebalanceInProgressException; otherwise ``resetStateOnResponseError``
+      (:func:`on_error`: CommitFailedException, member id reset only for UNKNOWN_MEMBER_ID) -- in Kafka also a
+      member that rejoined since and is past PREPARING_REBALANCE;
+    * FENCED_INSTANCE_ID: fatal if the identity is unchanged, else only an exception (no state change);
+    * COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR: ``markCoordinatorUnknown`` (FindCoordinator again);
+      COORDINATOR_LOAD_IN_PROGRESS: retried, no state change;
+    * anything else: "Unexpected error in commit" (the consumer is FAILED, as :func:`on_error`).
+
+    ``checks_generation=False`` is the weakened variant stale_commit_response_resets_member (the handler before
+    KAFKA-9823: every fencing error resets the member whatever it was sent with)."""
+    unchanged = sent == (c.member_id, c.generation)
+    if error == Errors.NONE:
+        return c
+    if error == Errors.COORDINATOR_LOAD_IN_PROGRESS:  # unreachable: no coordinator error answers a commit here
+        return c
+    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):  # unreachable: as above
+        return c._replace(coordinator=-1)
+    if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:
+        return c
+    if error == Errors.FENCED_INSTANCE_ID and not unchanged and checks_generation:
+        return c
+    fenced = error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)
+    if fenced and not unchanged and c.state == JOINING and checks_generation:
         return c
     return on_error(c, error, rebalance_rejoins, rebalance_keeps_generation, fenced_loses_partitions)
 

@@ -561,7 +561,8 @@ class GroupSystem:
         for i, (old, cur) in enumerate(zip(before.consumers, after.consumers)):
             if not (old.up and cur.up and old.state == cc.STABLE and cur.state != cc.STABLE):
                 continue
-            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "LateHeartbeat", "Commit", "PollTimeout")
+            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "LateHeartbeat", "Commit", "LateCommit",
+                                                                  "PollTimeout")
             leader_metadata = action.kind == "CreatePartitions" and old.member_id == before.group.leader
             if own or leader_metadata:  # no branch: ghost observer of a violation (stable_members_rejoin_on_request)
                 continue
@@ -601,6 +602,11 @@ class GroupSystem:
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
         if action.kind == "SyncResponse":
             return Errors.NONE, tuple(sorted(s.consumers[action.args[0]].held_sync[0]))
+        if action.kind == "LateCommit":
+            i = action.args[0]
+            member, generation, _ = s.consumers[i].sent
+            return cg.validate_offset_commit(s.group, member, generation, self.flags.offset_commit_generation_check,
+                                             self.flags.offset_commit_stale_generation_check, self._fenced_by(i)), ()
         return None
 
     def _note_reaction(self, before: GroupState, after: GroupState, action: Action,
@@ -625,12 +631,21 @@ class GroupSystem:
         # the consumer has left (generationUnchanged() false) leave it as it was
         ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
             fencing and sent != (old.member_id, old.generation))
+        # OffsetCommitResponseHandler (ConsumerCoordinator, trunk 1eb7644): a fencing error of an identity the consumer
+        # has left is only an exception while its JoinGroup is out (PREPARING_REBALANCE: JOINING), and
+        # FENCED_INSTANCE_ID of such an identity in any state; otherwise the member resets as for any response
+        late_commit = action.kind == "LateCommit"
+        if late_commit:
+            sent = old.sent[:2]
+            moved_on = sent != (old.member_id, old.generation)
+            ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
+                moved_on and (error == Errors.FENCED_INSTANCE_ID or (fencing and old.state == cc.JOINING)))
         if action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
             # SyncGroupResponseHandler: a generation reset (or a state left) meanwhile fails the rebalance; rejoin
             ok = new.state == cc.UNJOINED and (new.member_id, new.generation, new.owned) == (
                 old.member_id, old.generation, old.owned)
-        elif heartbeat and ignored:
-            ok = new._replace(beat=old.beat) == old
+        elif (heartbeat or late_commit) and ignored:
+            ok = new._replace(beat=old.beat, sent=old.sent) == old
         elif error == Errors.NONE:
             ok = new.state in (cc.STABLE, cc.UNJOINED) and new.owned == assignment and ident == (
                 old.member_id, old.generation)
@@ -809,6 +824,11 @@ class GroupSystem:
         return cc.on_heartbeat_response(c, error, sent, *self._rebalance_reaction(),
                                         checks_generation=self.flags.heartbeat_response_checks_generation)
 
+    def _commit_reaction(self, c: Consumer, error: str, sent: tuple[str, int]) -> Consumer:
+        """``OffsetCommitResponseHandler`` on ``c`` for an OffsetCommit sent as ``sent`` (:func:`cc.on_commit_response`)."""
+        return cc.on_commit_response(c, error, sent, *self._rebalance_reaction(),
+                                     checks_generation=self.flags.commit_response_checks_generation)
+
     def _heartbeat(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         error = cg.heartbeat(s.group, c.member_id, c.generation, self._fenced_by(i))
@@ -843,7 +863,7 @@ class GroupSystem:
         c = s.consumers[i]
         s, error = self._commit(s, c, c.uncommitted(), i)
         if error != Errors.NONE:
-            return self._put(s, i, cc.on_error(c, error, *self._rebalance_reaction())), (
+            return self._put(s, i, self._commit_reaction(c, error, (c.member_id, c.generation))), (
                 f"error:{error}", f"commit:{error}")
         if self._limits[GROUP_FAULT_KINDS.index("late_commit")]:  # remembered only where a copy can come late
             c = c._replace(sent=(c.member_id, c.generation, tuple((p, c.position(p)) for p in c.uncommitted())))
@@ -920,13 +940,22 @@ class GroupSystem:
         or the first attempt of a ``commitSync`` that timed out and was retried).  The coordinator must
         fence it (``ClassicGroup.validateOffsetCommit``: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the
         KAFKA-2555 fix): the partitions may have a new owner whose commits it would overwrite.  Its
-        response reaches nobody (the client completed or abandoned that request)."""
+        response reaches the consumer (a ``commitAsync``'s callback; a timed-out ``commitSync`` attempt's
+        would not, its connection is closed) at once, and ``OffsetCommitResponseHandler``
+        (:meth:`_commit_reaction`) judges it against the identity the consumer has *now*: a fencing error
+        sent with an identity it has left only raises RebalanceInProgressException while its JoinGroup is
+        out (KAFKA-9823), and otherwise resets it."""
         c = s.consumers[i]
         member, generation, offsets = c.sent
-        s = self._put(s, i, c._replace(sent=("", cc.NO_GENERATION, ())))
+        c = c._replace(sent=("", cc.NO_GENERATION, ()))
         stale = c._replace(member_id=member, generation=generation, positions=offsets, committed=())
         s, error = self._commit(s, stale, tuple(p for p, _ in offsets), i)
-        return s, (f"late_commit:{_outcome(error)}",)
+        after = self._commit_reaction(c, error, (member, generation))
+        ignored = error != Errors.NONE and after == c
+        events = (f"late_commit:{_outcome(error)}",
+                  *(("late_commit_response:ignored",) if ignored else ()),
+                  *((f"late_commit_response:{after.state}",) if after != c else ()))
+        return self._put(s, i, after), events
 
     def _create_partitions(self, s: GroupState) -> Result:
         """Fault: a partition is added to the subscribed topic (``kafka-topics --alter``, CreatePartitions).
