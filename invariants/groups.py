@@ -481,7 +481,8 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         # of an identity the consumer has left (KAFKA-9823) must be judged by consumers_react_as_kafka
         react = ["late_commit_response_reset"]
         props.append(sometimes_event("late_commit_response_reset", "A late OffsetCommit answer resets the member "
-                                     "(resetStateOnResponseError: it is not rejoining).", "late_commit_response:UNJOINED"))
+                                     "(resetStateOnResponseError: it is not rejoining).",
+                                     "late_commit_response:UNJOINED"))
         if faults.lost_heartbeats:
             react.append("late_commit_response_ignored")
             props.append(sometimes_event("late_commit_response_ignored", "A late OffsetCommit answer of a member id "

@@ -825,7 +825,8 @@ class GroupSystem:
                                         checks_generation=self.flags.heartbeat_response_checks_generation)
 
     def _commit_reaction(self, c: Consumer, error: str, sent: tuple[str, int]) -> Consumer:
-        """``OffsetCommitResponseHandler`` on ``c`` for an OffsetCommit sent as ``sent`` (:func:`cc.on_commit_response`)."""
+        """``OffsetCommitResponseHandler`` on ``c`` for an OffsetCommit sent as ``sent``
+        (:func:`cc.on_commit_response`)."""
         return cc.on_commit_response(c, error, sent, *self._rebalance_reaction(),
                                      checks_generation=self.flags.commit_response_checks_generation)
 
