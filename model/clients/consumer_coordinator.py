@@ -206,16 +206,22 @@ class JoinOutcome(NamedTuple):
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
                answer_unchanged: bool = True, rebalance_rejoins: bool = True, instance: str = "",
-               static_keeps_generation: bool = True, updates_metadata: bool = True) -> JoinOutcome:
+               static_keeps_generation: bool = True, updates_metadata: bool = True,
+               requires_member_id: bool = False, clears_pending: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
     ``AbstractCoordinator.JoinGroupResponseHandler`` takes it: an error goes to :func:`on_error`; an answer
     with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier.
     ``instance`` is the consumer's ``group.instance.id`` (KIP-345; "" for a dynamic member), sent in every
-    group request."""
+    group request.  MEMBER_ID_REQUIRED (JoinGroup v4+, KIP-394; ``JoinGroupResponseHandler``, Kafka trunk 1eb7644)
+    is not an error to the consumer: it takes the member id the response carries, with no generation, and
+    rejoins with it (``requestRejoin``)."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged, instance,
-                        static_keeps_generation, updates_metadata)
+                        static_keeps_generation, updates_metadata, requires_member_id, clears_pending)
+    if res.error == Errors.MEMBER_ID_REQUIRED:
+        c = c._replace(member_id=res.member_id, generation=NO_GENERATION, state=UNJOINED)
+        return JoinOutcome(res.group, c, "join:MEMBER_ID_REQUIRED", res.error, res.member_id)
     if res.error != Errors.NONE:
         return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:

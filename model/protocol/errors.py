@@ -45,6 +45,7 @@ class Errors:
     UNSTABLE_OFFSET_COMMIT = "UNSTABLE_OFFSET_COMMIT"
     REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"
     FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"  # a replaced static member (KIP-345, ClassicGroup.validateMember): fatal
+    MEMBER_ID_REQUIRED = "MEMBER_ID_REQUIRED"  # KIP-394: a new dynamic member's JoinGroup v4+ gets its id, then rejoins
     # Authorization (KIP-98 §9; KafkaApis, model.security.checks) and LogValidator.
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
     TOPIC_AUTHORIZATION_FAILED = "TOPIC_AUTHORIZATION_FAILED"

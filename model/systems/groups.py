@@ -78,7 +78,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
-    "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response",
+    "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
 )
 
 
@@ -99,6 +99,10 @@ class GroupsTopology:
     #: empty entry (or "") is a dynamic member.  Two consumers with one instance id are two processes of one
     #: static member: the later one replaces the earlier in the group, which is then fenced (FENCED_INSTANCE_ID)
     group_instance_ids: str = ""
+    #: the ``JoinGroup`` version the consumers send: 2-3 (no KIP-394 round trip: a new member joins at once) or 4-9
+    #: (KIP-394, every Kafka client since 2.2: a new dynamic member is answered MEMBER_ID_REQUIRED with its member id
+    #: and sends JoinGroup again with it; the coordinator keeps the id pending until then or until it expires)
+    join_group_version: int = 3
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,6 +123,7 @@ class GroupsFaultBudget:
     create_partitions: int = 0
     late_heartbeat: int = 0
     late_sync_response: int = 0
+    lost_member_id: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -183,6 +188,8 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "LateHeartbeat": ("consumer",),
     "DelaySyncResponse": ("consumer",),
     "SyncResponse": ("consumer",),
+    "LoseMemberIdResponse": ("consumer",),
+    "ExpirePending": ("member",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -196,6 +203,7 @@ FAULT_OF_ACTION = {
     "CreatePartitions": "create_partitions",
     "LateHeartbeat": "late_heartbeat",
     "DelaySyncResponse": "late_sync_response",
+    "LoseMemberIdResponse": "lost_member_id",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -254,6 +262,8 @@ class GroupSystem:
         self.assignor = asg.load_assignor(self.topo.assignor)
         self.cooperative = self.topo.assignor in asg.COOPERATIVE
         self.instances = instance_ids(self.topo)
+        #: JoinGroup v4+ (KIP-394): a new dynamic member's first JoinGroup is answered MEMBER_ID_REQUIRED
+        self._requires_member_id = self.topo.join_group_version >= 4
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -369,17 +379,22 @@ class GroupSystem:
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), error
 
     @staticmethod
-    def _note_answer(s: GroupState, request: str, c: Consumer, error: str, instance: str = "") -> GroupState:
+    def _note_answer(s: GroupState, request: str, c: Consumer, error: str, instance: str = "",
+                     member_id_required: bool = False) -> GroupState:
         """Ghost: ``request`` of ``c`` (carrying ``group.instance.id`` ``instance``) answered ``error`` by the group as
         it is in ``s`` -- Kafka's member checks?  A JoinGroup without a member id is a new member's, or a static
-        member's new process: always admitted (``group.max.size`` is not modelled)."""
+        member's new process: always admitted (``group.max.size`` is not modelled) -- a new dynamic member's
+        JoinGroup v4+ (``member_id_required``) with MEMBER_ID_REQUIRED; one carrying a pending member's id (KIP-394)
+        is admitted too."""
         g = s.group
         fresh = request == "JoinGroup" and not c.member_id
-        known = fresh or g.member(c.member_id) is not None
+        pending = request == "JoinGroup" and bool(c.member_id) and c.member_id in g.pending
+        known = fresh or pending or g.member(c.member_id) is not None
+        required = fresh and member_id_required and not instance
         instance = "" if fresh else instance
         holder = g.static_member(instance)
         note = misfenced(request, c.member_id, known, c.generation, g.generation, g.state, error, instance,
-                         None if holder is None else holder.member_id)
+                         None if holder is None else holder.member_id, required)
         if note:  # unreachable: ghost observer of a violation (group_requests_fenced_exactly)
             s = s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, note)))
         return s
@@ -438,6 +453,9 @@ class GroupSystem:
                 out.append(Action("SyncResponse", (i,)))
             elif c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
+                new_dynamic = self._requires_member_id and not c.member_id and not self.instances[i]
+                if new_dynamic and self._fault_allowed(s, "lost_member_id"):
+                    out.append(Action("LoseMemberIdResponse", (i,)))
                 if self._fault_allowed(s, "stale_subscription") and self._stale_claim(c):
                     out.append(Action("StaleJoinGroup", (i,)))
             answer = self._sync(s, i) if c.state == cc.AWAITING_SYNC and c.held_sync[1] < 0 else None
@@ -469,6 +487,9 @@ class GroupSystem:
             owner = s.consumers[m.client]
             if not owner.up or self._member_of(s, m.client) != m.member_id:
                 out.append(Action("ExpireSession", (m.member_id,)))
+        if self.flags.pending_members_expire:
+            held = {c.member_id for c in s.consumers if self._talks(s, c)}
+            out.extend(Action("ExpirePending", (m,)) for m in g.pending if m not in held)
         if g.state == cg.EMPTY and g.offsets:
             out.append(Action("ExpireOffsets"))
         if g.unflushed:  # unreachable: weakened variant offset_commit_acked_before_log
@@ -722,13 +743,17 @@ class GroupSystem:
         instance = self.instances[i] if not c.member_id else self._fenced_by(i)
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation,
                             self.flags.rebalance_in_progress_rejoins, instance,
-                            self.flags.static_rejoin_keeps_generation, self.flags.join_updates_member_metadata)
-        s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i])._replace(group=out.group)
+                            self.flags.static_rejoin_keeps_generation, self.flags.join_updates_member_metadata,
+                            self._requires_member_id, self.flags.pending_member_cleared_on_join)
+        s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i],
+                              self._requires_member_id)._replace(group=out.group)
         s = self._note_recorded(s, out, owned, generation)
         needless = _needless_rebalance(before, out.group, c.member_id, owned, generation, self.instances[i])
         replaced = before.static_member(self.instances[i]) if self.instances[i] and not c.member_id else None
         if replaced is not None and before.state == cg.STABLE and out.group.state == cg.STABLE:
             events.append("static:replaced_in_stable")
+        if c.member_id and c.generation < 0 and out.error == Errors.UNKNOWN_MEMBER_ID:
+            events.append("join:unknown_member_id_without_generation")  # e.g. a pending id a new coordinator lacks
         if needless:  # unreachable: ghost observer of a violation (no_needless_rebalance)
             s = s._replace(ghost=s.ghost._replace(needless=(*s.ghost.needless, needless)))
         return self._put(s, i, out.consumer), (*events, out.event)
@@ -875,6 +900,13 @@ class GroupSystem:
     def _expire_session(self, s: GroupState, member_id: str) -> Result:
         return s._replace(group=cg.remove_member(s.group, member_id)), ("session_expired",)
 
+    def _expire_pending(self, s: GroupState, member_id: str) -> Result:
+        """``session.timeout.ms`` of a pending member (KIP-394) whose JoinGroup with its id never came: no running
+        consumer holds the id (its MEMBER_ID_REQUIRED answer was lost, or the process died before rejoining).
+        ``removePendingMemberAndUpdateClassicGroup`` (Kafka trunk 1eb7644, KAFKA-7909): forgotten, and the join
+        barrier no longer waits for it."""
+        return s._replace(group=cg.expire_pending(s.group, member_id)), ("pending_member_expired",)
+
     def _expire_offsets(self, s: GroupState) -> Result:
         ghost = s.ghost._replace(max_committed=())
         return s._replace(group=cg.expire_offsets(s.group, TOPIC), ghost=ghost), ("offsets:expired",)
@@ -957,6 +989,16 @@ class GroupSystem:
                   *(("late_commit_response:ignored",) if ignored else ()),
                   *((f"late_commit_response:{after.state}",) if after != c else ()))
         return self._put(s, i, after), events
+
+    def _lose_member_id_response(self, s: GroupState, i: int) -> Result:
+        """Fault: consumer ``i``'s first JoinGroup (v4+, no member id) reaches the coordinator, which answers
+        MEMBER_ID_REQUIRED and keeps the new id pending (KIP-394), but the answer is lost (a disconnect, or the
+        request timed out): the consumer still has no member id and sends JoinGroup without one again, so the
+        group holds an orphan pending id -- which the join barrier waits for until its session timeout expires it
+        (KAFKA-7610 / KAFKA-7909; librdkafka's double handshake).  The consumer is unchanged."""
+        c = s.consumers[i]
+        s, _ = self._join(s, i)
+        return self._put(s, i, c), ("join:member_id_response_lost",)
 
     def _create_partitions(self, s: GroupState) -> Result:
         """Fault: a partition is added to the subscribed topic (``kafka-topics --alter``, CreatePartitions).
@@ -1048,5 +1090,7 @@ GroupSystem._HANDLERS.update(
         "LateHeartbeat": GroupSystem._late_heartbeat,
         "DelaySyncResponse": GroupSystem._delay_sync_response,
         "SyncResponse": GroupSystem._sync_response,
+        "LoseMemberIdResponse": GroupSystem._lose_member_id_response,
+        "ExpirePending": GroupSystem._expire_pending,
     }
 )
