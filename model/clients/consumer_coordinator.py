@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from keos.model.codec import record
 from keos.model.coordinator.group import classic_group as cg
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import MEMBER_ID_REQUIRED, Errors
 
 __all__ = [
     "AWAITING_SYNC",
@@ -219,7 +219,7 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
     rejoins with it (``requestRejoin``)."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged, instance,
                         static_keeps_generation, updates_metadata, requires_member_id, clears_pending)
-    if res.error == Errors.MEMBER_ID_REQUIRED:
+    if res.error == MEMBER_ID_REQUIRED:
         c = c._replace(member_id=res.member_id, generation=NO_GENERATION, state=UNJOINED)
         return JoinOutcome(res.group, c, "join:MEMBER_ID_REQUIRED", res.error, res.member_id)
     if res.error != Errors.NONE:

@@ -23,7 +23,7 @@ current member's commit that is fenced makes a healthy consumer lose its partiti
 
 from __future__ import annotations
 
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import MEMBER_ID_REQUIRED, Errors
 
 __all__ = ["kafka_answer", "misfenced"]
 
@@ -51,7 +51,7 @@ def kafka_answer(request: str, known: bool, generation: int, group_generation: i
     answered MEMBER_ID_REQUIRED with the id it is to rejoin with (KIP-394, ``classicGroupJoinNewDynamicMember``);
     a JoinGroup carrying a pending member's id counts as ``known`` (it is admitted)."""
     if member_id_required:
-        return Errors.MEMBER_ID_REQUIRED
+        return MEMBER_ID_REQUIRED
     if instance and holder is None:
         return Errors.UNKNOWN_MEMBER_ID
     if instance and holder != member:

@@ -20,13 +20,15 @@ protocol steps            FindCoordinator, Start (a consumer process starts or r
                           JoinGroup, CompleteJoin (the join barrier), SyncGroup, Heartbeat (only
                           when it answers an error), Poll, Commit
 timing steps              ExpireSession (``session.timeout.ms`` for a member whose process is
-                          gone), ExpireOffsets (``offsets.retention.minutes`` of an Empty group),
+                          gone), ExpirePending (the same for a KIP-394 pending member id no consumer
+                          holds), ExpireOffsets (``offsets.retention.minutes`` of an Empty group),
                           Compact (the log cleaner; budget ``compactions``)
 faults (budgeted)         LoseHeartbeats (the session expires while the consumer keeps working:
                           a zombie), CrashConsumer, PollTimeout (``max.poll.interval.ms``: a slow
                           consumer leaves), LeaveGroup (a consumer closes), CoordinatorFailover,
                           LateCommit (a copy of a consumer's OffsetCommit sent in an earlier
-                          generation reaches the coordinator only after the group moved on),
+                          generation reaches the coordinator only after the group moved on; its
+                          answer reaches the consumer's OffsetCommitResponseHandler),
                           StaleJoinGroup (a faulty client's JoinGroup claims the partitions of its
                           last assignment, in that assignment's generation, though it lost them),
                           LoseJoinResponse (a JoinGroup response is lost: the consumer sends the
@@ -35,7 +37,8 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           LateHeartbeat (the response to a Heartbeat the consumer sent with an earlier member
                           id or generation arrives after a rejoin gave it another), DelaySyncResponse (the
                           coordinator took a SyncGroup but its answer is still on its way: SyncResponse delivers it,
-                          perhaps after the heartbeat thread reset the generation)
+                          perhaps after the heartbeat thread reset the generation), LoseMemberIdResponse (JoinGroup
+                          v4+: a MEMBER_ID_REQUIRED answer is lost and the consumer asks again, KIP-394)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;

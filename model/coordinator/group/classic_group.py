@@ -60,7 +60,7 @@ from typing import NamedTuple
 
 from keos.model.codec import record
 from keos.model.coordinator.group import offsets_log as olog
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import MEMBER_ID_REQUIRED, Errors
 
 __all__ = [
     "COMPLETING_REBALANCE",
@@ -251,7 +251,7 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
             if old is not None:
                 return _replace_static_member(group, old, new_id, client, owned, generation, static_keeps_generation)
             if requires_member_id and not instance:
-                return JoinResult(group._replace(pending=(*group.pending, new_id)), Errors.MEMBER_ID_REQUIRED,
+                return JoinResult(group._replace(pending=(*group.pending, new_id)), MEMBER_ID_REQUIRED,
                                   new_id, False)
         member = GroupMember(new_id, client, owned, True, (), generation, instance)
         pending = tuple(m for m in group.pending if m != new_id or not clears_pending)
