@@ -240,6 +240,7 @@ REAL = {
     "groups_cooperative_follower_revoke": 6453,
     "groups_partitions_added": 202,
     "groups_static_membership": 834,
+    "groups_member_id_required": 395,
 }
 
 
@@ -450,3 +451,28 @@ def test_offset_commit_response_handler_judges_the_identity_it_was_sent_with() -
     assert ccm.on_commit_response(stable, Errors.NOT_COORDINATOR, sent).coordinator == -1
     assert ccm.on_commit_response(stable, Errors.COORDINATOR_LOAD_IN_PROGRESS, sent) == stable
     assert ccm.on_commit_response(stable, Errors.NONE, sent) == stable
+
+
+def test_kip_394_pending_member_round_trip() -> None:
+    """JoinGroup v4+ (``classicGroupJoinNewDynamicMember`` / ``classicGroupJoinExistingMember``, trunk 1eb7644): a new
+    dynamic member is answered MEMBER_ID_REQUIRED and kept pending; the barrier waits for it; its JoinGroup with the id
+    is admitted and clears the entry; an orphan pending id expires and releases the barrier; a static member skips
+    the round trip; a pending id unknown to a new coordinator is UNKNOWN_MEMBER_ID."""
+    from keos.model.protocol.errors import MEMBER_ID_REQUIRED
+
+    g = cg.empty_group()
+    first = cg.join_group(g, 0, "", (), requires_member_id=True)
+    assert first.error == MEMBER_ID_REQUIRED and first.group.pending == (first.member_id,)
+    assert not first.group.members
+    joined = cg.join_group(first.group, 0, first.member_id, (), requires_member_id=True)
+    assert joined.error == Errors.NONE and joined.group.member(first.member_id) and not joined.group.pending
+    assert cg.join_complete_ready(joined.group)
+    orphan = cg.join_group(joined.group, 1, "", (), requires_member_id=True)
+    assert orphan.error == MEMBER_ID_REQUIRED and not cg.join_complete_ready(orphan.group)
+    released = cg.expire_pending(orphan.group, orphan.member_id)
+    assert not released.pending and cg.join_complete_ready(released)
+    kept = cg.join_group(orphan.group, 1, orphan.member_id, (), requires_member_id=True, clears_pending=False)
+    assert kept.group.pending and not cg.join_complete_ready(kept.group)
+    static = cg.join_group(g, 2, "", (), instance="i2", requires_member_id=True)
+    assert static.error == Errors.NONE and static.group.member(static.member_id)
+    assert cg.join_group(g, 0, first.member_id, (), requires_member_id=True).error == Errors.UNKNOWN_MEMBER_ID
