@@ -176,8 +176,8 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
         return c
     if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):  # unreachable: as above
         return c._replace(coordinator=-1)
-    if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:
-        return c
+    if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:  # unreachable: only a STABLE member's commit is
+        return c  # answered it (the join completes after every member's JoinGroup; a late copy is ILLEGAL_GENERATION)
     if error == Errors.FENCED_INSTANCE_ID and not unchanged and checks_generation:
         return c
     fenced = error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)

@@ -490,7 +490,7 @@ class GroupSystem:
             owner = s.consumers[m.client]
             if not owner.up or self._member_of(s, m.client) != m.member_id:
                 out.append(Action("ExpireSession", (m.member_id,)))
-        if self.flags.pending_members_expire:
+        if self.flags.pending_members_expire:  # no branch: pending_members_expire=False is pending_member_never_expires
             held = {c.member_id for c in s.consumers if self._talks(s, c)}
             out.extend(Action("ExpirePending", (m,)) for m in g.pending if m not in held)
         if g.state == cg.EMPTY and g.offsets:
