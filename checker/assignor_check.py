@@ -35,6 +35,7 @@ from keos.invariants.assignors import (
 from keos.model.coordinator.group.assignors import (
     ASSIGNORS,
     COOPERATIVE,
+    DEFAULT_GENERATION,
     Assignment,
     Assignor,
     Subscription,
@@ -188,6 +189,11 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
       treated as unowned, ``AbstractStickyAssignor`` logs it);
     * two members both claim it in an older generation (they tie with each other; the owner still wins),
       or in the owner's generation (three claims, all invalid);
+    * one member claims it in an older generation and another in the owner's (the tie of the two current claims
+      invalidates it whichever claim ``allSubscriptionsEqual`` meets first -- KAFKA-15106: the map of claimants
+      must follow the higher generation's claim, or a third claim is compared with a superseded one);
+    * a member whose subscription carries no generation (``ConsumerProtocolSubscription`` v0/v1: a client not yet
+      upgraded, ``DEFAULT_GENERATION``) claims it (the owner's generation wins);
     * a member claims a partition of a topic that no longer exists (deleted since its last assignment), or one
       past the topic's partition count (the topic was deleted and recreated with fewer partitions).
 
@@ -226,9 +232,15 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
             if unsubscribed:  # the group's subscription changed: a topic it used to consume is dropped
                 out.append(variation(f"claim of {unsubscribed[0]}, a topic {first} no longer subscribes to",
                                      {first: _claim(subs[first], unsubscribed[0], generation)}))
+            if generation > DEFAULT_GENERATION:
+                out.append(variation(f"claim of {tp} by {first} with no generation (an old client)",
+                                     {first: _claim(subs[first], tp, DEFAULT_GENERATION)}))
             if len(others) > 1:
                 out.append(variation(f"stale claims of {tp} by {first} and {others[1]}",
                                      {m: _claim(subs[m], tp, generation - 1) for m in others[:2]}))
+                out.append(variation(f"stale claim of {tp} by {first} and one in {owner}'s generation by {others[1]}",
+                                     {first: _claim(subs[first], tp, generation - 1),
+                                      others[1]: _claim(subs[others[1]], tp, generation)}))
                 out.append(variation(f"claims of {tp} by {first} and {others[1]} in {owner}'s generation",
                                      {m: _claim(subs[m], tp, generation) for m in others[:2]}))
             return out
@@ -248,10 +260,16 @@ def hostile_properties(case: AssignorCase, cooperative: bool) -> tuple[str, ...]
     partition claimed twice in one generation -- for the general builder too), and the eager sticky assignor still
     assigns every partition once; not ``no_transfer``: Kafka's CooperativeStickyAssignor computes the transferring
     partitions of a general assignment from the raw ``ownedPartitions`` (``computePartitionsTransferringOwnership``,
-    trunk 1eb7644), so a stale claim that wins the balancing is not withheld."""
+    trunk 1eb7644), so a stale claim that wins the balancing is not withheld.  And, whatever the subscriptions,
+    ``keeps_balanced_claims`` where the claims are not all equal: the general builder keeps every claim that survived
+    the generation check (it is not given ``partitionsWithMultiplePreviousOwners``), so the highest generation's
+    claimant keeps its partition however many older claims tied before it.  (The constrained builder drops a
+    partition two claims tied on even when a later claim of a higher generation won it, in the order Kafka's
+    HashMap meets the members: not judged there.)"""
     if case.all_equal:
         return STALE_CLAIM_COOPERATIVE if cooperative else STALE_CLAIM_PROPERTIES
-    return ("at_most_once",) if cooperative else ("exactly_once", "at_most_once")
+    return ("at_most_once", "keeps_balanced_claims") if cooperative else (
+        "exactly_once", "at_most_once", "keeps_balanced_claims")
 
 
 #: A rebalance in which nothing changed -- the same members and subscriptions, each member claiming exactly what

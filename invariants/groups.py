@@ -477,6 +477,19 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("late_commit_fenced_by_member", "An OffsetCommit sent by a member the "
                                          "group has since removed is rejected (UNKNOWN_MEMBER_ID).",
                                          "late_commit:UNKNOWN_MEMBER_ID"))
+        # the late answer reaches the consumer's OffsetCommitResponseHandler: both of its outcomes for a fencing error
+        # of an identity the consumer has left (KAFKA-9823) must be judged by consumers_react_as_kafka
+        react = ["late_commit_response_reset"]
+        props.append(sometimes_event("late_commit_response_reset", "A late OffsetCommit answer resets the member "
+                                     "(resetStateOnResponseError: it is not rejoining).",
+                                     "late_commit_response:UNJOINED"))
+        if faults.lost_heartbeats:
+            react.append("late_commit_response_ignored")
+            props.append(sometimes_event("late_commit_response_ignored", "A late OffsetCommit answer of a member id "
+                                         "the consumer has left reaches it while its JoinGroup is out: only "
+                                         "RebalanceInProgressException, no reset.", "late_commit_response:ignored"))
+        props = [replace(p, partners=(*p.partners, *react)) if p.name == "consumers_react_as_kafka" else p
+                 for p in props]
     if faults.lost_join_response:
         # a JoinGroup retried after its response was lost: answered with the current generation (Kafka 4.0
         # classicGroupJoinExistingMember), also by the leader while the group is CompletingRebalance
@@ -497,6 +510,25 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "late_heartbeat:ignored"))
         props = [replace(p, partners=(*p.partners, "late_heartbeat_ignored")) if p.name == "consumers_react_as_kafka"
                  else p for p in props]
+    if topo.join_group_version >= 4:
+        # KIP-394: the MEMBER_ID_REQUIRED round trip and its pending members must be driven, else the JoinGroup judge
+        # and the join barrier's wait for pending members are never exercised
+        kip394 = {"group_requests_fenced_exactly": ["member_id_required"], "rebalance_completes": []}
+        props.append(sometimes_event("member_id_required", "A new dynamic member's JoinGroup is answered "
+                                     "MEMBER_ID_REQUIRED and it joins again with the id (KIP-394).",
+                                     "join:MEMBER_ID_REQUIRED"))
+        if faults.lost_member_id or faults.crash:
+            kip394["rebalance_completes"].append("pending_member_expired")
+            props.append(sometimes_event("pending_member_expired", "A pending member whose JoinGroup never came "
+                                         "back expires, and the join barrier stops waiting for it.",
+                                         "pending_member_expired"))
+        if faults.coordinator_failover:
+            kip394["group_requests_fenced_exactly"].append("pending_member_lost_on_failover")
+            props.append(sometimes_event("pending_member_lost_on_failover", "A JoinGroup with a member id but no "
+                                         "generation (here: a pending member's) reaches a coordinator that does "
+                                         "not hold the id, e.g. a new one (UNKNOWN_MEMBER_ID).",
+                                         "join:unknown_member_id_without_generation"))
+        props = [replace(p, partners=(*p.partners, *kip394[p.name])) if p.name in kip394 else p for p in props]
     if faults.stale_subscription and topo.consumers > 1:
         props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
                                      "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))

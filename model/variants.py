@@ -348,6 +348,17 @@ class ProtocolFlags:
             (or after it left COMPLETING_REBALANCE) fails the rebalance and rejoins
             (``AbstractCoordinator.SyncGroupResponseHandler``: ``hasGenerationReset``, Kafka 4.0 trunk 1eb7644);
             without it it takes the assignment anyway.
+        commit_response_checks_generation: a consumer that is answered UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION for an
+            OffsetCommit sent with a member id or generation it no longer has, while its JoinGroup is out, only raises
+            RebalanceInProgressException, and FENCED_INSTANCE_ID of such an identity is not fatal
+            (``ConsumerCoordinator.OffsetCommitResponseHandler``: ``generationUnchanged()``, KAFKA-9823, Kafka trunk
+            1eb7644); without it a late commit answer resets the member it has since become.
+        pending_member_cleared_on_join: a pending member (KIP-394) that joins with its id stops being pending
+            (``ClassicGroup.add`` removes it from ``pendingJoinMembers``, Kafka trunk 1eb7644); without it the join
+            barrier (``hasAllMembersJoined``) waits for a member that has already joined.
+        pending_members_expire: a pending member whose JoinGroup never comes back is removed when its session timeout
+            expires (``removePendingMemberAndUpdateClassicGroup``, KAFKA-7909); without it the join barrier waits
+            for it for ever.
     """
 
     check_epoch: bool = True
@@ -433,6 +444,9 @@ class ProtocolFlags:
     heartbeat_response_checks_generation: bool = True
     join_updates_member_metadata: bool = True
     sync_response_checks_generation: bool = True
+    commit_response_checks_generation: bool = True
+    pending_member_cleared_on_join: bool = True
+    pending_members_expire: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1330,6 +1344,43 @@ VARIANTS: dict[str, Variant] = {
             bug="HeartbeatResponseHandler without its generationUnchanged() check: the heartbeat thread's late "
             "response to a Heartbeat of the previous generation makes a member that just synced drop its partitions "
             "(onPartitionsLost) and rejoin, so every rebalance triggers another (a rebalance storm)",
+        ),
+        Variant(
+            name="stale_commit_response_resets_member",
+            description="A consumer applies an OffsetCommit's ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID whatever member "
+            "id and generation the commit was sent with: a commitAsync answer that arrives while the consumer rejoins "
+            "under a new member id resets the member id its pending JoinGroup carries.",
+            flags=replace(_REAL, commit_response_checks_generation=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_late_commit",),
+            bug="OffsetCommitResponseHandler before KAFKA-9823 (no sentGeneration): a late commit answer of the old "
+            "generation resets the member that is already rejoining; its JoinGroup's member id is abandoned and the "
+            "group waits for it until the rebalance timeout",
+        ),
+        Variant(
+            name="pending_member_stays_pending",
+            description="A pending member (KIP-394) that joins with the member id MEMBER_ID_REQUIRED handed out is "
+            "added to the group but not removed from the pending members: the join barrier waits for it for ever.",
+            flags=replace(_REAL, pending_member_cleared_on_join=False),
+            weakened=True,
+            breaks=("rebalance_completes",),
+            scenarios=("groups_member_id_required",),
+            bug="ClassicGroup.add without pendingJoinMembers.remove: hasAllMembersJoined never holds again once a "
+            "consumer used the KIP-394 round trip, so every rebalance of a v4+ group hangs until the pending "
+            "member's session times out -- which a live, heartbeating member never does",
+        ),
+        Variant(
+            name="pending_member_never_expires",
+            description="A pending member (KIP-394) whose JoinGroup never comes back is never removed: the join "
+            "barrier waits for it for ever.",
+            flags=replace(_REAL, pending_members_expire=False),
+            weakened=True,
+            breaks=("rebalance_completes",),
+            scenarios=("groups_member_id_required",),
+            bug="KAFKA-7909 / KAFKA-9752 shape: a consumer whose MEMBER_ID_REQUIRED answer was lost leaves an orphan "
+            "pending member; without its session expiry (and the barrier check that follows) the group stays in "
+            "PreparingRebalance and no member consumes",
         ),
         Variant(
             name="rejoin_keeps_old_subscription",

@@ -527,9 +527,11 @@ def _parse_groups_scenario(
 ) -> Scenario:
     """The ``model = "groups"`` part of the schema (:mod:`keos.model.systems.groups`)::
 
-        [groups]  consumers, late_consumers, partitions, records, assignor, compactions, subscription_version
+        [groups]  consumers, late_consumers, partitions, records, assignor, compactions, subscription_version,
+                  group_instance_ids, join_group_version
         [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit,
-                  stale_subscription, lost_join_response, create_partitions, total
+                  stale_subscription, lost_join_response, create_partitions, late_heartbeat, late_sync_response,
+                  lost_member_id, total
 
     ``assignor`` is ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky`` or a Python
     callable ``"module:function"`` (a user-supplied assignor).
@@ -551,6 +553,8 @@ def _parse_groups_scenario(
                             f"comma-separated, got {topology.group_instance_ids!r}")
     if not 1 <= topology.subscription_version <= 3:
         raise ScenarioError(f"{where}: [groups] subscription_version must be 1-3 (ConsumerProtocolSubscription)")
+    if not 2 <= topology.join_group_version <= 9:
+        raise ScenarioError(f"{where}: [groups] join_group_version must be 2-9 (JoinGroup versions Kafka 4.0 serves)")
     try:
         load_assignor(topology.assignor)
     except AssignorError as exc:

@@ -102,6 +102,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "static_rejoin_keeps_generation": frozenset({"groups"}),
     "fenced_member_loses_partitions": frozenset({"groups"}),
     "heartbeat_response_checks_generation": frozenset({"groups"}),
+    "commit_response_checks_generation": frozenset({"groups"}),
+    "pending_member_cleared_on_join": frozenset({"groups"}),
+    "pending_members_expire": frozenset({"groups"}),
     "join_updates_member_metadata": frozenset({"groups"}),
     "sync_response_checks_generation": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)

@@ -324,3 +324,19 @@ def test_cooperative_sticky_withholds_a_partition_from_a_stale_claimant() -> Non
     tie = {m: Subscription.of("t0", owned=s.owned_partitions, generation=3) for m, s in subs.items()}
     result = cooperative_sticky_assign({"t0": 2}, tie)
     assert t0p0 not in result["C0"] and t0p0 not in result["C1"]
+
+
+def test_general_builder_keeps_a_partition_a_higher_generation_won_after_a_tie() -> None:
+    """``AbstractStickyAssignor`` (Kafka trunk 1eb7644): A and B tie on t0p0 in generation 1 (invalid, the partition is
+    in ``partitionsWithMultiplePreviousOwners``), then C claims it in generation 2 and wins it.  The general builder
+    is not given that set: C keeps t0p0 (a builder that drops it would hand it to A, the first least-loaded
+    subscriber, while C still owns it).  With equal subscriptions the constrained builder does drop it."""
+    t0 = [TopicPartition("t0", p) for p in range(3)]
+    t1p0 = TopicPartition("t1", 0)
+    subs = {"A": S("t0", owned=(t0[0], t0[1]), generation=1), "B": S("t0", owned=(t0[0], t0[2]), generation=1),
+            "C": S("t0", "t1", owned=(t0[0], t1p0), generation=2)}
+    owned = _collect_owned({"t0": 3, "t1": 1}, subs)
+    assert t0[0] in owned.doubly_claimed and t0[0] in owned.by_member["C"]
+    assert names(sticky_assign({"t0": 3, "t1": 1}, subs)) == {"A": ["t0p1"], "B": ["t0p2"], "C": ["t0p0", "t1p0"]}
+    # C owned t0p0 in its own subscription: nothing moves, nothing is withheld
+    assert names(cooperative_sticky_assign({"t0": 3, "t1": 1}, subs)) == names(sticky_assign({"t0": 3, "t1": 1}, subs))

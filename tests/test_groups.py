@@ -234,12 +234,13 @@ REAL = {
     "groups_slow_consumer": 10053,
     "groups_cooperative_commit_rebalance": 12318,
     "groups_eager_late_join_zombie": 4162,
-    "groups_late_commit": 5938,
+    "groups_late_commit": 23494,
     "groups_cooperative_stale_claim": 1081,
     "groups_lost_join_response": 53,
     "groups_cooperative_follower_revoke": 6453,
     "groups_partitions_added": 202,
     "groups_static_membership": 834,
+    "groups_member_id_required": 395,
 }
 
 
@@ -424,3 +425,54 @@ def test_stable_leader_rejoin_with_unchanged_metadata_rebalances() -> None:
     assert again.immediate and again.group.state == cg.STABLE
     leader = cg.join_group(res.group, 0, g.leader, ())
     assert not leader.immediate and leader.group.state == cg.PREPARING_REBALANCE
+
+
+def test_offset_commit_response_handler_judges_the_identity_it_was_sent_with() -> None:
+    """``ConsumerCoordinator.OffsetCommitResponseHandler`` (trunk 1eb7644, KAFKA-9823): a fencing answer to a commit
+    sent as (c0-0, 1) is only an exception for a consumer that has since left that identity *and* has its JoinGroup
+    out; otherwise it resets the member; FENCED_INSTANCE_ID of a left identity is not fatal; NOT_COORDINATOR marks
+    the coordinator unknown."""
+    from keos.model.clients import consumer_coordinator as ccm
+
+    sent = ("c0-0", 1)
+    joining = ccm.fresh(up=True)._replace(member_id="c0-2", state=ccm.JOINING, coordinator=0)
+    stable = joining._replace(generation=2, state=ccm.STABLE, owned=(0,), positions=((0, 1),))
+    for error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+        assert ccm.on_commit_response(joining, error, sent) == joining
+        assert ccm.on_commit_response(joining, error, sent, checks_generation=False).state == ccm.UNJOINED
+        reset = ccm.on_commit_response(stable, error, sent)
+        assert reset.state == ccm.UNJOINED and not reset.owned and reset.generation == ccm.NO_GENERATION
+    assert ccm.on_commit_response(stable, Errors.UNKNOWN_MEMBER_ID, sent).member_id == ""
+    assert ccm.on_commit_response(stable, Errors.ILLEGAL_GENERATION, sent).member_id == "c0-2"
+    assert ccm.on_commit_response(stable, Errors.FENCED_INSTANCE_ID, sent) == stable
+    assert ccm.on_commit_response(stable, Errors.FENCED_INSTANCE_ID, ("c0-2", 2)).state == ccm.FAILED
+    assert ccm.on_commit_response(stable, Errors.REBALANCE_IN_PROGRESS, sent).state == ccm.UNJOINED
+    assert ccm.on_commit_response(joining, Errors.REBALANCE_IN_PROGRESS, sent) == joining
+    assert ccm.on_commit_response(stable, Errors.NOT_COORDINATOR, sent).coordinator == -1
+    assert ccm.on_commit_response(stable, Errors.COORDINATOR_LOAD_IN_PROGRESS, sent) == stable
+    assert ccm.on_commit_response(stable, Errors.NONE, sent) == stable
+
+
+def test_kip_394_pending_member_round_trip() -> None:
+    """JoinGroup v4+ (``classicGroupJoinNewDynamicMember`` / ``classicGroupJoinExistingMember``, trunk 1eb7644): a new
+    dynamic member is answered MEMBER_ID_REQUIRED and kept pending; the barrier waits for it; its JoinGroup with the id
+    is admitted and clears the entry; an orphan pending id expires and releases the barrier; a static member skips
+    the round trip; a pending id unknown to a new coordinator is UNKNOWN_MEMBER_ID."""
+    from keos.model.protocol.errors import MEMBER_ID_REQUIRED
+
+    g = cg.empty_group()
+    first = cg.join_group(g, 0, "", (), requires_member_id=True)
+    assert first.error == MEMBER_ID_REQUIRED and first.group.pending == (first.member_id,)
+    assert not first.group.members
+    joined = cg.join_group(first.group, 0, first.member_id, (), requires_member_id=True)
+    assert joined.error == Errors.NONE and joined.group.member(first.member_id) and not joined.group.pending
+    assert cg.join_complete_ready(joined.group)
+    orphan = cg.join_group(joined.group, 1, "", (), requires_member_id=True)
+    assert orphan.error == MEMBER_ID_REQUIRED and not cg.join_complete_ready(orphan.group)
+    released = cg.expire_pending(orphan.group, orphan.member_id)
+    assert not released.pending and cg.join_complete_ready(released)
+    kept = cg.join_group(orphan.group, 1, orphan.member_id, (), requires_member_id=True, clears_pending=False)
+    assert kept.group.pending and not cg.join_complete_ready(kept.group)
+    static = cg.join_group(g, 2, "", (), instance="i2", requires_member_id=True)
+    assert static.error == Errors.NONE and static.group.member(static.member_id)
+    assert cg.join_group(g, 0, first.member_id, (), requires_member_id=True).error == Errors.UNKNOWN_MEMBER_ID

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from keos.model.codec import record
 from keos.model.coordinator.group import classic_group as cg
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import MEMBER_ID_REQUIRED, Errors
 
 __all__ = [
     "AWAITING_SYNC",
@@ -43,6 +43,7 @@ __all__ = [
     "JoinOutcome",
     "join_completed",
     "join_group",
+    "on_commit_response",
     "on_error",
     "on_heartbeat_response",
     "sync_group",
@@ -147,6 +148,44 @@ def on_heartbeat_response(c: Consumer, error: str, sent: tuple[str, int], rebala
     return on_error(c, error, rebalance_rejoins, rebalance_keeps_generation, fenced_loses_partitions)
 
 
+def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance_rejoins: bool = True,
+                       rebalance_keeps_generation: bool = True, fenced_loses_partitions: bool = True,
+                       checks_generation: bool = True) -> Consumer:
+    """``ConsumerCoordinator.OffsetCommitResponseHandler`` (Kafka trunk 1eb7644) for an OffsetCommit sent as ``sent``
+    (member id, generation: ``generationIfStable()`` when it was sent), on ``c`` as it is when the answer arrives:
+
+    * NONE changes nothing (the commit callback completes);
+    * REBALANCE_IN_PROGRESS: ``requestRejoin`` -- a STABLE member rejoins keeping member id, generation and
+      partitions (RebalanceInProgressException); a member already in a rebalance is unchanged;
+    * UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION: if the consumer has since left the identity it sent
+      (``generationUnchanged()`` false, KAFKA-9823) *and* is in PREPARING_REBALANCE (here JOINING: its JoinGroup is
+      out), it only raises RebalanceInProgressException; otherwise ``resetStateOnResponseError``
+      (:func:`on_error`: CommitFailedException, member id reset only for UNKNOWN_MEMBER_ID) -- in Kafka also a
+      member that rejoined since and is past PREPARING_REBALANCE;
+    * FENCED_INSTANCE_ID: fatal if the identity is unchanged, else only an exception (no state change);
+    * COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR: ``markCoordinatorUnknown`` (FindCoordinator again);
+      COORDINATOR_LOAD_IN_PROGRESS: retried, no state change;
+    * anything else: "Unexpected error in commit" (the consumer is FAILED, as :func:`on_error`).
+
+    ``checks_generation=False`` is the weakened variant stale_commit_response_resets_member (the handler before
+    KAFKA-9823: every fencing error resets the member whatever it was sent with)."""
+    unchanged = sent == (c.member_id, c.generation)
+    if error == Errors.NONE:
+        return c
+    if error == Errors.COORDINATOR_LOAD_IN_PROGRESS:  # unreachable: no coordinator error answers a commit here
+        return c
+    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):  # unreachable: as above
+        return c._replace(coordinator=-1)
+    if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:  # unreachable: only a STABLE member's commit is
+        return c  # answered it (the join completes after every member's JoinGroup; a late copy is ILLEGAL_GENERATION)
+    if error == Errors.FENCED_INSTANCE_ID and not unchanged and checks_generation:
+        return c
+    fenced = error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)
+    if fenced and not unchanged and c.state == JOINING and checks_generation:
+        return c
+    return on_error(c, error, rebalance_rejoins, rebalance_keeps_generation, fenced_loses_partitions)
+
+
 def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]) -> tuple[Consumer, tuple[int, ...]]:
     """SyncGroup's assignment arrives: keep positions of partitions still owned, fetch the committed
     offset of added ones.  Returns the consumer and the partitions it revokes (owned, not assigned)."""
@@ -167,16 +206,22 @@ class JoinOutcome(NamedTuple):
 
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
                answer_unchanged: bool = True, rebalance_rejoins: bool = True, instance: str = "",
-               static_keeps_generation: bool = True, updates_metadata: bool = True) -> JoinOutcome:
+               static_keeps_generation: bool = True, updates_metadata: bool = True,
+               requires_member_id: bool = False, clears_pending: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
     ``AbstractCoordinator.JoinGroupResponseHandler`` takes it: an error goes to :func:`on_error`; an answer
     with the current generation lets the member send SyncGroup; otherwise it waits at the join barrier.
     ``instance`` is the consumer's ``group.instance.id`` (KIP-345; "" for a dynamic member), sent in every
-    group request."""
+    group request.  MEMBER_ID_REQUIRED (JoinGroup v4+, KIP-394; ``JoinGroupResponseHandler``, Kafka trunk 1eb7644)
+    is not an error to the consumer: it takes the member id the response carries, with no generation, and
+    rejoins with it (``requestRejoin``)."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged, instance,
-                        static_keeps_generation, updates_metadata)
+                        static_keeps_generation, updates_metadata, requires_member_id, clears_pending)
+    if res.error == MEMBER_ID_REQUIRED:
+        c = c._replace(member_id=res.member_id, generation=NO_GENERATION, state=UNJOINED)
+        return JoinOutcome(res.group, c, "join:MEMBER_ID_REQUIRED", res.error, res.member_id)
     if res.error != Errors.NONE:
         return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
     if res.immediate:

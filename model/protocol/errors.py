@@ -8,7 +8,7 @@ each group says which handler returns it and how the client classifies it
 
 from __future__ import annotations
 
-__all__ = ["AUTHORIZATION_ERRORS", "RETRIABLE", "Errors"]
+__all__ = ["AUTHORIZATION_ERRORS", "MEMBER_ID_REQUIRED", "RETRIABLE", "Errors"]
 
 
 class Errors:
@@ -78,3 +78,9 @@ AUTHORIZATION_ERRORS = frozenset(
         Errors.CLUSTER_AUTHORIZATION_FAILED,
     }
 )
+
+
+#: KIP-394: a new dynamic member's JoinGroup v4+ is answered with its member id and must be sent again with it.  Not a
+#: member of :class:`Errors`: to the client it is a step of the join, not an error of any of its classes (retriable,
+#: authorization, fatal), so no handler treats it as one.
+MEMBER_ID_REQUIRED = "MEMBER_ID_REQUIRED"

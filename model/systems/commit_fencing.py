@@ -23,7 +23,7 @@ current member's commit that is fenced makes a healthy consumer lose its partiti
 
 from __future__ import annotations
 
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import MEMBER_ID_REQUIRED, Errors
 
 __all__ = ["kafka_answer", "misfenced"]
 
@@ -43,9 +43,15 @@ GENERATION_CHECKED: frozenset[str] = frozenset({"OffsetCommit", "TxnOffsetCommit
 
 
 def kafka_answer(request: str, known: bool, generation: int, group_generation: int, state: str,
-                 instance: str = "", holder: str | None = None, member: str = "") -> str:
+                 instance: str = "", holder: str | None = None, member: str = "",
+                 member_id_required: bool = False) -> str:
     """The answer of the member checks of ``request`` in a group in ``state``, in Kafka's order; ``instance`` the
-    request's ``group.instance.id`` ("" for none) and ``holder`` the member id the group maps it to."""
+    request's ``group.instance.id`` ("" for none) and ``holder`` the member id the group maps it to.
+    ``member_id_required``: the request is a new dynamic member's JoinGroup v4+ (no member id, no instance id),
+    answered MEMBER_ID_REQUIRED with the id it is to rejoin with (KIP-394, ``classicGroupJoinNewDynamicMember``);
+    a JoinGroup carrying a pending member's id counts as ``known`` (it is admitted)."""
+    if member_id_required:
+        return MEMBER_ID_REQUIRED
     if instance and holder is None:
         return Errors.UNKNOWN_MEMBER_ID
     if instance and holder != member:
@@ -60,9 +66,10 @@ def kafka_answer(request: str, known: bool, generation: int, group_generation: i
 
 
 def misfenced(request: str, member: str, known: bool, generation: int, group_generation: int, state: str,
-              answer: str, instance: str = "", holder: str | None = None) -> str:
+              answer: str, instance: str = "", holder: str | None = None, member_id_required: bool = False) -> str:
     """A note when ``answer`` is not Kafka's (empty when it is)."""
-    expected = kafka_answer(request, known, generation, group_generation, state, instance, holder, member)
+    expected = kafka_answer(request, known, generation, group_generation, state, instance, holder, member,
+                            member_id_required)
     if answer != expected:  # unreachable: a wrong answer is a violation (commits_fenced_exactly)
         static = f", instance {instance} held by {holder}" if instance else ""
         return (f"{request} of member {member or '-'} in generation {generation} (the group's: {group_generation}, "

@@ -20,13 +20,15 @@ protocol steps            FindCoordinator, Start (a consumer process starts or r
                           JoinGroup, CompleteJoin (the join barrier), SyncGroup, Heartbeat (only
                           when it answers an error), Poll, Commit
 timing steps              ExpireSession (``session.timeout.ms`` for a member whose process is
-                          gone), ExpireOffsets (``offsets.retention.minutes`` of an Empty group),
+                          gone), ExpirePending (the same for a KIP-394 pending member id no consumer
+                          holds), ExpireOffsets (``offsets.retention.minutes`` of an Empty group),
                           Compact (the log cleaner; budget ``compactions``)
 faults (budgeted)         LoseHeartbeats (the session expires while the consumer keeps working:
                           a zombie), CrashConsumer, PollTimeout (``max.poll.interval.ms``: a slow
                           consumer leaves), LeaveGroup (a consumer closes), CoordinatorFailover,
                           LateCommit (a copy of a consumer's OffsetCommit sent in an earlier
-                          generation reaches the coordinator only after the group moved on),
+                          generation reaches the coordinator only after the group moved on; its
+                          answer reaches the consumer's OffsetCommitResponseHandler),
                           StaleJoinGroup (a faulty client's JoinGroup claims the partitions of its
                           last assignment, in that assignment's generation, though it lost them),
                           LoseJoinResponse (a JoinGroup response is lost: the consumer sends the
@@ -35,7 +37,8 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           LateHeartbeat (the response to a Heartbeat the consumer sent with an earlier member
                           id or generation arrives after a rejoin gave it another), DelaySyncResponse (the
                           coordinator took a SyncGroup but its answer is still on its way: SyncResponse delivers it,
-                          perhaps after the heartbeat thread reset the generation)
+                          perhaps after the heartbeat thread reset the generation), LoseMemberIdResponse (JoinGroup
+                          v4+: a MEMBER_ID_REQUIRED answer is lost and the consumer asks again, KIP-394)
 ========================  =====================================================================
 
 The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
@@ -78,7 +81,7 @@ GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
-    "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response",
+    "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
 )
 
 
@@ -99,6 +102,10 @@ class GroupsTopology:
     #: empty entry (or "") is a dynamic member.  Two consumers with one instance id are two processes of one
     #: static member: the later one replaces the earlier in the group, which is then fenced (FENCED_INSTANCE_ID)
     group_instance_ids: str = ""
+    #: the ``JoinGroup`` version the consumers send: 2-3 (no KIP-394 round trip: a new member joins at once) or 4-9
+    #: (KIP-394, every Kafka client since 2.2: a new dynamic member is answered MEMBER_ID_REQUIRED with its member id
+    #: and sends JoinGroup again with it; the coordinator keeps the id pending until then or until it expires)
+    join_group_version: int = 3
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,6 +126,7 @@ class GroupsFaultBudget:
     create_partitions: int = 0
     late_heartbeat: int = 0
     late_sync_response: int = 0
+    lost_member_id: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -183,6 +191,8 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "LateHeartbeat": ("consumer",),
     "DelaySyncResponse": ("consumer",),
     "SyncResponse": ("consumer",),
+    "LoseMemberIdResponse": ("consumer",),
+    "ExpirePending": ("member",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -196,6 +206,7 @@ FAULT_OF_ACTION = {
     "CreatePartitions": "create_partitions",
     "LateHeartbeat": "late_heartbeat",
     "DelaySyncResponse": "late_sync_response",
+    "LoseMemberIdResponse": "lost_member_id",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -254,6 +265,8 @@ class GroupSystem:
         self.assignor = asg.load_assignor(self.topo.assignor)
         self.cooperative = self.topo.assignor in asg.COOPERATIVE
         self.instances = instance_ids(self.topo)
+        #: JoinGroup v4+ (KIP-394): a new dynamic member's first JoinGroup is answered MEMBER_ID_REQUIRED
+        self._requires_member_id = self.topo.join_group_version >= 4
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -369,17 +382,22 @@ class GroupSystem:
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), error
 
     @staticmethod
-    def _note_answer(s: GroupState, request: str, c: Consumer, error: str, instance: str = "") -> GroupState:
+    def _note_answer(s: GroupState, request: str, c: Consumer, error: str, instance: str = "",
+                     member_id_required: bool = False) -> GroupState:
         """Ghost: ``request`` of ``c`` (carrying ``group.instance.id`` ``instance``) answered ``error`` by the group as
         it is in ``s`` -- Kafka's member checks?  A JoinGroup without a member id is a new member's, or a static
-        member's new process: always admitted (``group.max.size`` is not modelled)."""
+        member's new process: always admitted (``group.max.size`` is not modelled) -- a new dynamic member's
+        JoinGroup v4+ (``member_id_required``) with MEMBER_ID_REQUIRED; one carrying a pending member's id (KIP-394)
+        is admitted too."""
         g = s.group
         fresh = request == "JoinGroup" and not c.member_id
-        known = fresh or g.member(c.member_id) is not None
+        pending = request == "JoinGroup" and bool(c.member_id) and c.member_id in g.pending
+        known = fresh or pending or g.member(c.member_id) is not None
+        required = fresh and member_id_required and not instance
         instance = "" if fresh else instance
         holder = g.static_member(instance)
         note = misfenced(request, c.member_id, known, c.generation, g.generation, g.state, error, instance,
-                         None if holder is None else holder.member_id)
+                         None if holder is None else holder.member_id, required)
         if note:  # unreachable: ghost observer of a violation (group_requests_fenced_exactly)
             s = s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, note)))
         return s
@@ -438,6 +456,9 @@ class GroupSystem:
                 out.append(Action("SyncResponse", (i,)))
             elif c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
+                new_dynamic = self._requires_member_id and not c.member_id and not self.instances[i]
+                if new_dynamic and self._fault_allowed(s, "lost_member_id"):
+                    out.append(Action("LoseMemberIdResponse", (i,)))
                 if self._fault_allowed(s, "stale_subscription") and self._stale_claim(c):
                     out.append(Action("StaleJoinGroup", (i,)))
             answer = self._sync(s, i) if c.state == cc.AWAITING_SYNC and c.held_sync[1] < 0 else None
@@ -469,6 +490,9 @@ class GroupSystem:
             owner = s.consumers[m.client]
             if not owner.up or self._member_of(s, m.client) != m.member_id:
                 out.append(Action("ExpireSession", (m.member_id,)))
+        if self.flags.pending_members_expire:  # no branch: pending_members_expire=False is pending_member_never_expires
+            held = {c.member_id for c in s.consumers if self._talks(s, c)}
+            out.extend(Action("ExpirePending", (m,)) for m in g.pending if m not in held)
         if g.state == cg.EMPTY and g.offsets:
             out.append(Action("ExpireOffsets"))
         if g.unflushed:  # unreachable: weakened variant offset_commit_acked_before_log
@@ -561,7 +585,8 @@ class GroupSystem:
         for i, (old, cur) in enumerate(zip(before.consumers, after.consumers)):
             if not (old.up and cur.up and old.state == cc.STABLE and cur.state != cc.STABLE):
                 continue
-            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "LateHeartbeat", "Commit", "PollTimeout")
+            own = action.args[:1] == (i,) and action.kind in ("Heartbeat", "LateHeartbeat", "Commit", "LateCommit",
+                                                                  "PollTimeout")
             leader_metadata = action.kind == "CreatePartitions" and old.member_id == before.group.leader
             if own or leader_metadata:  # no branch: ghost observer of a violation (stable_members_rejoin_on_request)
                 continue
@@ -601,6 +626,11 @@ class GroupSystem:
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
         if action.kind == "SyncResponse":
             return Errors.NONE, tuple(sorted(s.consumers[action.args[0]].held_sync[0]))
+        if action.kind == "LateCommit":
+            i = action.args[0]
+            member, generation, _ = s.consumers[i].sent
+            return cg.validate_offset_commit(s.group, member, generation, self.flags.offset_commit_generation_check,
+                                             self.flags.offset_commit_stale_generation_check, self._fenced_by(i)), ()
         return None
 
     def _note_reaction(self, before: GroupState, after: GroupState, action: Action,
@@ -625,12 +655,21 @@ class GroupSystem:
         # the consumer has left (generationUnchanged() false) leave it as it was
         ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
             fencing and sent != (old.member_id, old.generation))
+        # OffsetCommitResponseHandler (ConsumerCoordinator, trunk 1eb7644): a fencing error of an identity the consumer
+        # has left is only an exception while its JoinGroup is out (PREPARING_REBALANCE: JOINING), and
+        # FENCED_INSTANCE_ID of such an identity in any state; otherwise the member resets as for any response
+        late_commit = action.kind == "LateCommit"
+        if late_commit:
+            sent = old.sent[:2]
+            moved_on = sent != (old.member_id, old.generation)
+            ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
+                moved_on and (error == Errors.FENCED_INSTANCE_ID or (fencing and old.state == cc.JOINING)))
         if action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
             # SyncGroupResponseHandler: a generation reset (or a state left) meanwhile fails the rebalance; rejoin
             ok = new.state == cc.UNJOINED and (new.member_id, new.generation, new.owned) == (
                 old.member_id, old.generation, old.owned)
-        elif heartbeat and ignored:
-            ok = new._replace(beat=old.beat) == old
+        elif (heartbeat or late_commit) and ignored:
+            ok = new._replace(beat=old.beat, sent=old.sent) == old
         elif error == Errors.NONE:
             ok = new.state in (cc.STABLE, cc.UNJOINED) and new.owned == assignment and ident == (
                 old.member_id, old.generation)
@@ -707,13 +746,17 @@ class GroupSystem:
         instance = self.instances[i] if not c.member_id else self._fenced_by(i)
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation,
                             self.flags.rebalance_in_progress_rejoins, instance,
-                            self.flags.static_rejoin_keeps_generation, self.flags.join_updates_member_metadata)
-        s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i])._replace(group=out.group)
+                            self.flags.static_rejoin_keeps_generation, self.flags.join_updates_member_metadata,
+                            self._requires_member_id, self.flags.pending_member_cleared_on_join)
+        s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i],
+                              self._requires_member_id)._replace(group=out.group)
         s = self._note_recorded(s, out, owned, generation)
         needless = _needless_rebalance(before, out.group, c.member_id, owned, generation, self.instances[i])
         replaced = before.static_member(self.instances[i]) if self.instances[i] and not c.member_id else None
         if replaced is not None and before.state == cg.STABLE and out.group.state == cg.STABLE:
             events.append("static:replaced_in_stable")
+        if c.member_id and c.generation < 0 and out.error == Errors.UNKNOWN_MEMBER_ID:
+            events.append("join:unknown_member_id_without_generation")  # e.g. a pending id a new coordinator lacks
         if needless:  # unreachable: ghost observer of a violation (no_needless_rebalance)
             s = s._replace(ghost=s.ghost._replace(needless=(*s.ghost.needless, needless)))
         return self._put(s, i, out.consumer), (*events, out.event)
@@ -809,6 +852,12 @@ class GroupSystem:
         return cc.on_heartbeat_response(c, error, sent, *self._rebalance_reaction(),
                                         checks_generation=self.flags.heartbeat_response_checks_generation)
 
+    def _commit_reaction(self, c: Consumer, error: str, sent: tuple[str, int]) -> Consumer:
+        """``OffsetCommitResponseHandler`` on ``c`` for an OffsetCommit sent as ``sent``
+        (:func:`cc.on_commit_response`)."""
+        return cc.on_commit_response(c, error, sent, *self._rebalance_reaction(),
+                                     checks_generation=self.flags.commit_response_checks_generation)
+
     def _heartbeat(self, s: GroupState, i: int) -> Result:
         c = s.consumers[i]
         error = cg.heartbeat(s.group, c.member_id, c.generation, self._fenced_by(i))
@@ -843,7 +892,7 @@ class GroupSystem:
         c = s.consumers[i]
         s, error = self._commit(s, c, c.uncommitted(), i)
         if error != Errors.NONE:
-            return self._put(s, i, cc.on_error(c, error, *self._rebalance_reaction())), (
+            return self._put(s, i, self._commit_reaction(c, error, (c.member_id, c.generation))), (
                 f"error:{error}", f"commit:{error}")
         if self._limits[GROUP_FAULT_KINDS.index("late_commit")]:  # remembered only where a copy can come late
             c = c._replace(sent=(c.member_id, c.generation, tuple((p, c.position(p)) for p in c.uncommitted())))
@@ -853,6 +902,13 @@ class GroupSystem:
 
     def _expire_session(self, s: GroupState, member_id: str) -> Result:
         return s._replace(group=cg.remove_member(s.group, member_id)), ("session_expired",)
+
+    def _expire_pending(self, s: GroupState, member_id: str) -> Result:
+        """``session.timeout.ms`` of a pending member (KIP-394) whose JoinGroup with its id never came: no running
+        consumer holds the id (its MEMBER_ID_REQUIRED answer was lost, or the process died before rejoining).
+        ``removePendingMemberAndUpdateClassicGroup`` (Kafka trunk 1eb7644, KAFKA-7909): forgotten, and the join
+        barrier no longer waits for it."""
+        return s._replace(group=cg.expire_pending(s.group, member_id)), ("pending_member_expired",)
 
     def _expire_offsets(self, s: GroupState) -> Result:
         ghost = s.ghost._replace(max_committed=())
@@ -920,13 +976,32 @@ class GroupSystem:
         or the first attempt of a ``commitSync`` that timed out and was retried).  The coordinator must
         fence it (``ClassicGroup.validateOffsetCommit``: UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION, the
         KAFKA-2555 fix): the partitions may have a new owner whose commits it would overwrite.  Its
-        response reaches nobody (the client completed or abandoned that request)."""
+        response reaches the consumer (a ``commitAsync``'s callback; a timed-out ``commitSync`` attempt's
+        would not, its connection is closed) at once, and ``OffsetCommitResponseHandler``
+        (:meth:`_commit_reaction`) judges it against the identity the consumer has *now*: a fencing error
+        sent with an identity it has left only raises RebalanceInProgressException while its JoinGroup is
+        out (KAFKA-9823), and otherwise resets it."""
         c = s.consumers[i]
         member, generation, offsets = c.sent
-        s = self._put(s, i, c._replace(sent=("", cc.NO_GENERATION, ())))
+        c = c._replace(sent=("", cc.NO_GENERATION, ()))
         stale = c._replace(member_id=member, generation=generation, positions=offsets, committed=())
         s, error = self._commit(s, stale, tuple(p for p, _ in offsets), i)
-        return s, (f"late_commit:{_outcome(error)}",)
+        after = self._commit_reaction(c, error, (member, generation))
+        ignored = error != Errors.NONE and after == c
+        events = (f"late_commit:{_outcome(error)}",
+                  *(("late_commit_response:ignored",) if ignored else ()),
+                  *((f"late_commit_response:{after.state}",) if after != c else ()))
+        return self._put(s, i, after), events
+
+    def _lose_member_id_response(self, s: GroupState, i: int) -> Result:
+        """Fault: consumer ``i``'s first JoinGroup (v4+, no member id) reaches the coordinator, which answers
+        MEMBER_ID_REQUIRED and keeps the new id pending (KIP-394), but the answer is lost (a disconnect, or the
+        request timed out): the consumer still has no member id and sends JoinGroup without one again, so the
+        group holds an orphan pending id -- which the join barrier waits for until its session timeout expires it
+        (KAFKA-7610 / KAFKA-7909; librdkafka's double handshake).  The consumer is unchanged."""
+        c = s.consumers[i]
+        s, _ = self._join(s, i)
+        return self._put(s, i, c), ("join:member_id_response_lost",)
 
     def _create_partitions(self, s: GroupState) -> Result:
         """Fault: a partition is added to the subscribed topic (``kafka-topics --alter``, CreatePartitions).
@@ -1018,5 +1093,7 @@ GroupSystem._HANDLERS.update(
         "LateHeartbeat": GroupSystem._late_heartbeat,
         "DelaySyncResponse": GroupSystem._delay_sync_response,
         "SyncResponse": GroupSystem._sync_response,
+        "LoseMemberIdResponse": GroupSystem._lose_member_id_response,
+        "ExpirePending": GroupSystem._expire_pending,
     }
 )

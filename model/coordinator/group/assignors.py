@@ -256,7 +256,13 @@ def _general_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapp
     subscriber (ties by member id), then repeatedly move a partition from its owner to the
     least-loaded subscriber having at least two fewer partitions, until ``isBalanced``.  Each such
     move strictly lowers Kafka's balance score, so the loop terminates and Kafka's "keep the
-    pre-balance assignment unless the score improved" rule never undoes it."""
+    pre-balance assignment unless the score improved" rule never undoes it.
+
+    Unlike the constrained builder, the general one is not given ``partitionsWithMultiplePreviousOwners``
+    (``AbstractStickyAssignor.assignPartitions``, Kafka trunk 1eb7644): it keeps every claim that survived
+    ``allSubscriptionsEqual``'s generation check, so a partition two members claimed in one generation and a
+    third member claimed later in a higher generation stays with that third member (KAFKA-12984's validation:
+    the highest generation's claimant owns it)."""
     potential: dict[str, list[str]] = {
         t: sorted(m for m, s in subscriptions.items() if t in s.topics) for t in partitions_per_topic}
     sorted_topics = sorted(partitions_per_topic, key=lambda t: (len(potential[t]), t))
@@ -264,8 +270,7 @@ def _general_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapp
     assignment: dict[str, list[TopicPartition]] = {}
     owner: dict[TopicPartition, str] = {}
     for member in sorted(subscriptions):
-        keep = [tp for tp in owned.by_member[member]
-                if tp.topic in subscriptions[member].topics and tp not in owned.doubly_claimed]
+        keep = [tp for tp in owned.by_member[member] if tp.topic in subscriptions[member].topics]
         assignment[member] = keep
         for tp in keep:
             owner[tp] = member

@@ -9,9 +9,13 @@ handlers of ``GroupMetadataManager.java``), for one group whose members subscrib
   ``CompletingRebalance`` → (the leader's SyncGroup brings the assignment) ``Stable``; a join, a
   leave or an expired session in Stable/CompletingRebalance goes back to PreparingRebalance;
   the last member leaving empties the group (a new generation with no members).
-* **JoinGroup** — a member without a member id gets one (KIP-394's MEMBER_ID_REQUIRED round trip
-  is folded into the same step); a member id the group does not know is answered
-  UNKNOWN_MEMBER_ID.  The join *barrier* is the :func:`complete_join` step: it bumps the
+* **JoinGroup** — a member without a member id gets one.  For JoinGroup v0-v3 it joins at once; from v4
+  (KIP-394, ``JoinGroupRequest.requiresKnownMemberId``) a dynamic member is answered MEMBER_ID_REQUIRED with
+  its new id, which the group keeps as a *pending* member (``ClassicGroup.addPendingMember``) until the member
+  joins again with it (then it is admitted like a new member) or its session timeout expires
+  (:func:`expire_pending`); the join barrier waits for pending members too (``hasAllMembersJoined``).  Pending
+  members are not persisted: a new coordinator knows none.  A member id the group neither holds nor has
+  pending is answered UNKNOWN_MEMBER_ID.  The join *barrier* is the :func:`complete_join` step: it bumps the
   generation, keeps the leader if it rejoined or else elects the first member (Kafka picks the
   first key of a hash map — "essentially random", as the book puts it), and answers every
   waiting member.  A known member rejoining with unchanged metadata is answered at once with the
@@ -56,7 +60,7 @@ from typing import NamedTuple
 
 from keos.model.codec import record
 from keos.model.coordinator.group import offsets_log as olog
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import MEMBER_ID_REQUIRED, Errors
 
 __all__ = [
     "COMPLETING_REBALANCE",
@@ -124,6 +128,8 @@ class ClassicGroup(NamedTuple):
     epoch: int  # the coordinator's epoch: bumped by every failover
     group_id: str = "consumerGroupId"
     unflushed: tuple[olog.OffsetsRecord, ...] = ()  # acknowledged but not yet in the log (weakened variant only)
+    #: member ids handed out with MEMBER_ID_REQUIRED whose JoinGroup has not come back (``pendingJoinMembers``, KIP-394)
+    pending: tuple[str, ...] = ()
 
     def member(self, member_id: str) -> GroupMember | None:
         for m in self.members:
@@ -214,7 +220,8 @@ class JoinResult(NamedTuple):
 
 def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...],
                generation: int = -1, answer_unchanged: bool = True, instance: str = "",
-               static_keeps_generation: bool = True, updates_metadata: bool = True) -> JoinResult:
+               static_keeps_generation: bool = True, updates_metadata: bool = True,
+               requires_member_id: bool = False, clears_pending: bool = True) -> JoinResult:
     """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member.
 
     ``owned`` and ``generation`` are the member's subscription metadata (``ConsumerProtocolSubscription``:
@@ -226,20 +233,32 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     ``static_keeps_generation=False`` (the weakened variant static_rejoin_rebalances) rebalances a Stable group
     for a known instance's new process as for a new member.  ``updates_metadata=False`` (the weakened variant
     rejoin_keeps_old_subscription) admits a known member's JoinGroup without storing the subscription it carries
-    (``updateMemberAndRebalance`` / ``ClassicGroupMember.setSupportedProtocols`` skipped)."""
+    (``updateMemberAndRebalance`` / ``ClassicGroupMember.setSupportedProtocols`` skipped).
+
+    ``requires_member_id`` is JoinGroup v4+ (KIP-394): a new dynamic member is answered MEMBER_ID_REQUIRED and
+    kept pending (``classicGroupJoinNewDynamicMember``); its JoinGroup with that id is admitted as a new member
+    (``classicGroupJoinExistingMember``: "a rejoining pending member will be accepted", Kafka trunk 1eb7644).
+    ``clears_pending=False`` (the weakened variant pending_member_stays_pending) admits a pending member without
+    removing it from the pending members (``ClassicGroup.add`` does)."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
-    if member_id == "":
-        member_id = f"c{client}-{group.next_member}"
-        group = group._replace(next_member=group.next_member + 1)
-        old = group.static_member(instance)
-        if old is not None:
-            return _replace_static_member(group, old, member_id, client, owned, generation, static_keeps_generation)
-        member = GroupMember(member_id, client, owned, True, (), generation, instance)
-        group = _with_members(group, [*group.members, member])
+    if member_id == "" or member_id in group.pending:
+        new_id = member_id
+        if member_id == "":
+            new_id = f"c{client}-{group.next_member}"
+            group = group._replace(next_member=group.next_member + 1)
+            old = group.static_member(instance)
+            if old is not None:
+                return _replace_static_member(group, old, new_id, client, owned, generation, static_keeps_generation)
+            if requires_member_id and not instance:
+                return JoinResult(group._replace(pending=(*group.pending, new_id)), MEMBER_ID_REQUIRED,
+                                  new_id, False)
+        member = GroupMember(new_id, client, owned, True, (), generation, instance)
+        pending = tuple(m for m in group.pending if m != new_id or not clears_pending)
+        group = _with_members(group, [*group.members, member])._replace(pending=pending)
         if group.state != PREPARING_REBALANCE:
-            group = prepare_rebalance(group, member_id)
-        return JoinResult(group, Errors.NONE, member_id, False)
+            group = prepare_rebalance(group, new_id)
+        return JoinResult(group, Errors.NONE, new_id, False)
     error = validate_member(group, member_id, instance)
     current = group.member(member_id)
     if error != Errors.NONE or current is None:
@@ -280,7 +299,17 @@ def _replace_static_member(group: ClassicGroup, old: GroupMember, member_id: str
 
 
 def join_complete_ready(group: ClassicGroup) -> bool:
-    return group.state == PREPARING_REBALANCE and bool(group.members) and all(m.joined for m in group.members)
+    """``ClassicGroup.hasAllMembersJoined`` in PreparingRebalance: every member rejoined and no pending member
+    (KIP-394) is still to come."""
+    return group.state == PREPARING_REBALANCE and bool(group.members) and all(
+        m.joined for m in group.members) and not group.pending
+
+
+def expire_pending(group: ClassicGroup, member_id: str) -> ClassicGroup:
+    """A pending member's session timeout expired before it joined again with its id
+    (``expireClassicGroupMemberHeartbeat`` -> ``removePendingMemberAndUpdateClassicGroup``, Kafka trunk 1eb7644):
+    it is forgotten, and the join barrier may now lift (KAFKA-7909)."""
+    return group._replace(pending=tuple(m for m in group.pending if m != member_id))
 
 
 def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
