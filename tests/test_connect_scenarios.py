@@ -31,8 +31,8 @@ REAL = {
     "connect_duplicate_task_instances": 11246,
     "connect_fencing_round_faults": 6147,
     "connect_worker_crash": 664,
-    "connect_worker_lag_before_producer": 20956,
-    "connect_zombie_leader": 44170,
+    "connect_worker_lag_before_producer": 20666,
+    "connect_zombie_leader": 43658,
     "connect_single_worker_required": 85,
     "connect_disabled_leader_upgrade": 3672,
     "connect_tv1_zombie_task": 8893,
@@ -63,7 +63,7 @@ CAUGHT = {
     ("connect_zombie_leader", "leader_writes_without_transactions"): {
         "exactly_once_source_delivery": 20,
         "no_commit_by_fenced_generation": 19,
-        "no_config_write_by_deposed_leader": 4,
+        "no_config_write_by_deposed_leader": 5,
         "live_tasks_never_fenced": 15,
     },
     ("connect_offset_tombstones", "tombstone_to_connector_topic_first"): {

@@ -253,9 +253,9 @@ class ConnectSystem:
                 continue
             if wk.leader:
                 # A worker dropped from the group still believes it leads (isLeader() reads its last
-                # assignment) and finishes the tick it was in: the round in progress and a queued task
-                # reconfiguration (publishConnectorTaskConfigs); it rejoins before it reclaims write
-                # privileges or starts a new round.
+                # assignment) and finishes the tick it was in: the round in progress and a task
+                # reconfiguration it was writing (putTaskConfigs: the commit record after the task configs);
+                # it rejoins before it reclaims write privileges, starts a new round or a new reconfiguration.
                 # DistributedHerder.tick: a leader that is fencedFromConfigTopic reclaims its write privileges.
                 if wk.task_configs_written >= 0:
                     # putTaskConfigs blocks the tick thread: its commit record is the worker's next step.
@@ -271,7 +271,9 @@ class ConnectSystem:
                     busy = wk.fencing is not None and wk.fencing.phase == "sent"
                     latest = self._latest(state)
                     g = latest.generation + 1
-                    if not busy and g < len(topo.task_counts):
+                    # A new reconfiguration (or deletion) is a herder request, handled in a tick after
+                    # ensureActive: a worker dropped from the group rejoins first (DistributedHerder.tick).
+                    if wk.member and not busy and g < len(topo.task_counts):
                         # Generation recreated_at is written by a connector deleted and created again.
                         delete = g == topo.recreated_at and latest.exists
                         out.append(Action("DeleteConnector" if delete else "Reconfigure", (w,)))
