@@ -147,18 +147,20 @@ def snapshot(leader: PartitionLeader, upto: int, deferred_until_commit: bool = T
         r = decode_config_record(rid)
         if r.kind == TASK_CONFIG and deferred_until_commit:
             deferred.add(r.value)
-        elif r.kind == TASK_CONFIG:  # the weakened variant: the first task config of a set starts a generation
+        elif r.kind == TASK_CONFIG:  # no branch: the weakened variant uncommitted_task_configs_effective only
             generation, count, pending = generation + (r.value == 0), r.value + 1, True
         elif r.kind == COMMIT and exists:
             complete = all(n in deferred for n in range(r.value))
             applied = complete and bool(deferred) and deferred_until_commit
             generation, count, pending = generation + applied, r.value, True
             deferred = set()
-        elif r.kind == COMMIT:  # a deleted connector's commit: processConnectorRemoval, the set is dropped
+        # A deleted connector's commit (processConnectorRemoval drops the set, KAFKA-16838): written only by a
+        # deposed non-transactional leader finishing putTaskConfigs after a deletion -- no default scenario.
+        elif r.kind == COMMIT:  # no branch: see above (the defect drill KAFKA-16838 is not caught)
             deferred = set()
         elif r.kind == TASK_COUNT:
             record, pending = r.value, False
-        elif r.kind == CONNECTOR_CONFIG:
+        elif r.kind == CONNECTOR_CONFIG:  # no branch: every config record is one of the four kinds
             exists = r.value == 1
             count = count if exists else 0
             deferred = set()
