@@ -26,7 +26,7 @@ from keos.invariants.connect_logs import (
 )
 from keos.invariants.connect_offsets import tombstone_properties
 from keos.invariants.connect_progress import connect_progress_properties
-from keos.model.clients.consumer import COMMITTED
+from keos.model.clients.consumer import COMMITTED, READ_COMMITTED, fetch
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect.records import (
     CONFIG_TOPIC,
@@ -39,6 +39,7 @@ from keos.model.connect.records import (
 )
 from keos.model.connect.worker import TaskPhase, decode_source_record, source_record_label
 from keos.model.interface import Expectation, Property
+from keos.model.log.partition import PartitionLeader
 
 __all__ = ["connect_properties"]
 
@@ -136,6 +137,24 @@ def _live_instances_fenced(s: ConnectState) -> list[str]:
     ]
 
 
+def _deleted_since_commit(config: PartitionLeader) -> bool:
+    """Whether a tombstone deleted the connector after the commit record of its latest task-config generation.
+
+    A connector created again has no generation of its own until its new task configs are committed
+    (``putTaskConfigs`` writes the commit record in a second privileged write): the latest generation's
+    tasks then belong to the deleted connector.
+    """
+    deleted, exists = False, True
+    for rid in fetch(config, READ_COMMITTED):
+        r = cfgt.decode_config_record(rid)
+        if r.kind == cfgt.COMMIT and exists:
+            deleted = False
+        elif r.kind == cfgt.CONNECTOR_CONFIG:
+            exists = r.value == 1
+            deleted = deleted or not exists
+    return deleted
+
+
 def _healthy_failures(s: ConnectState) -> list[str]:
     """In a run without faults: instances of the latest task-config generation that failed, in their start-up
     (the zombie-fencing round answered 409/500, initTransactions or the re-read threw) or in their send loop."""
@@ -143,7 +162,7 @@ def _healthy_failures(s: ConnectState) -> list[str]:
         return []
     config = s.kafka.partitions[CONFIG_TOPIC]
     snap = cfgt.snapshot(config, cfgt.read_to_end(config))
-    if not snap.exists:  # a deleted connector has no healthy task: its fencing requests are answered 404
+    if _deleted_since_commit(config):  # the latest generation's connector was deleted: its requests get 404
         return []
     latest = snap.generation
     return [
@@ -282,6 +301,15 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "zombie_producers_fenced",
                 "A zombie-fencing round fenced the producers of an older generation (Admin.fenceProducers).",
                 "fence_producers",
+            )
+        )
+    if generations and faults.config_write_failure > 0:
+        props.append(
+            sometimes_event(
+                "task_configs_left_uncommitted",
+                "A leader wrote a set of task configs but not its commit record (putTaskConfigs' second "
+                "privileged write failed or was fenced): an uncommitted set stays in the config topic.",
+                "task_configs_uncommitted",
             )
         )
     if leader_can_change:

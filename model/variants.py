@@ -167,6 +167,13 @@ class ProtocolFlags:
             transaction is left to the next instance's ``initTransactions``.  Off:
             stopping a failed task commits its open transaction with the offsets of
             every record it dispatched, the failed one too.
+        connect_task_configs_effective_at_commit: a worker's snapshot of the config
+            topic applies a set of task configs only when it reads the set's commit
+            record (``KafkaConfigBackingStore.processTaskConfigRecord`` defers them,
+            ``processTasksCommitRecord`` applies them), which the leader writes in
+            a second privileged write after the task configs (``putTaskConfigs``).
+            Off: a set of task configs is effective as soon as it is read -- also a
+            set whose commit record a paused, crashed or fenced leader never wrote.
         connect_config_write_failure_answers_fencing: a failed privileged write of
             task configs or a connector tombstone (the leader was fenced from the
             config topic) also fails the zombie-fencing requests waiting at the
@@ -404,6 +411,7 @@ class ProtocolFlags:
     txn_offset_commit_starts_transaction: bool = True
     abort_keeps_queued_add_offsets: bool = True
     connect_config_write_failure_answers_fencing: bool = False
+    connect_task_configs_effective_at_commit: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -816,6 +824,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_zombie_leader",),
             bug="a fencing request is answered by the leader's round (DistributedHerder.ZombieFencing callbacks), "
             "not by an unrelated config write: the healthy tasks of the new leader fail at start-up",
+        ),
+        Variant(
+            name="uncommitted_task_configs_effective",
+            description="Connect: a worker acts on a set of task configs as soon as it reads them, before their "
+            "commit record (no deferredTaskUpdates in KafkaConfigBackingStore): the set a leader wrote before it "
+            "failed to write the commit record becomes a task-config generation.",
+            flags=replace(_REAL, connect_task_configs_effective_at_commit=False),
+            weakened=True,
+            breaks=("task_starts_after_task_count_record", "healthy_task_never_failed"),
+            scenarios=("connect_task_configs_uncommitted",),
+            bug="KafkaConfigBackingStore javadoc (an incomplete or uncommitted set of task configs must not be "
+            "used): tasks start with configs of a generation the config topic never committed, and the fencing "
+            "round writes a task-count record for it",
         ),
         Variant(
             name="failed_task_commits_on_stop",

@@ -129,6 +129,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "txn_offset_commit_starts_transaction": frozenset({"eos"}),
     "abort_keeps_queued_add_offsets": frozenset({"eos"}),
     "connect_config_write_failure_answers_fencing": frozenset({"connect"}),
+    "connect_task_configs_effective_at_commit": frozenset({"connect"}),
     "connect_failed_task_skips_final_commit": frozenset({"connect"}),
 }
 

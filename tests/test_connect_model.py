@@ -152,7 +152,8 @@ def test_round_409_at_once_when_new_task_configs_are_read_during_fencing() -> No
     m = _model(task_counts=[2, 2], owners=[[1], [1]])
     s = m.init_states()[0]
     s = _run(m, s, ("StartTask", (1, 1)), ("FenceZombies", (0,)))
-    step = m.step(s, Action("Reconfigure", (0,)))
+    s = _run(m, s, ("Reconfigure", (0,)))
+    step = m.step(s, Action("CommitTaskConfigs", (0,)))
     assert step is not None and "fencing_409_conflict" in step.events
     inst = step.state.workers[1].instance(1)
     assert inst is not None and inst.phase == TaskPhase.FAILED
@@ -168,7 +169,7 @@ def test_round_409_at_the_record_when_the_round_survives_config_updates() -> Non
     """The weakened variant fencing_round_survives_config_update: the round fails only at its re-read."""
     m = _model("fencing_round_survives_config_update", task_counts=[2, 2], owners=[[1], [1]])
     s = m.init_states()[0]
-    s = _run(m, s, ("StartTask", (1, 1)), ("FenceZombies", (0,)), ("Reconfigure", (0,)))
+    s = _run(m, s, ("StartTask", (1, 1)), ("FenceZombies", (0,)), ("Reconfigure", (0,)), ("CommitTaskConfigs", (0,)))
     step = m.step(s, Action("WriteTaskCountRecord", (0,)))
     assert step is not None and "fencing_409_conflict" in step.events
     inst = step.state.workers[1].instance(1)
@@ -180,7 +181,8 @@ def test_round_shortcut_one_task_to_one_task_writes_only_the_record() -> None:
     m = _model(task_counts=[1, 1], owners=[[0], [0]])
     s = m.init_states()[0]
     s = _run(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
-    s = _run(m, s, ("CommitTaskCountRecord", (0,)), ("Reconfigure", (0,)), ("Rebalance", ()))
+    s = _run(m, s, ("CommitTaskCountRecord", (0,)), ("Reconfigure", (0,)), ("CommitTaskConfigs", (0,)))
+    s = _run(m, s, ("Rebalance", ()))
     # Generation 0's instance was revoked before initTransactions: step 4, it returns and is gone.
     stale = s.workers[0].instance(0)
     assert stale is not None and stale.stopping and stale.phase == TaskPhase.FENCING_DONE
@@ -230,7 +232,8 @@ def test_verify_generation_aborts_start_up_after_a_reconfiguration() -> None:
     m = _model(**table)
     s = m.init_states()[0]
     s = _run(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
-    s = _run(m, s, ("CommitTaskCountRecord", (0,)), ("InitProducer", (0, 0)), ("Reconfigure", (0,)))
+    s = _run(m, s, ("CommitTaskCountRecord", (0,)), ("InitProducer", (0, 0)))
+    s = _run(m, s, ("Reconfigure", (0,)), ("CommitTaskConfigs", (0,)))
     step = m.step(s, Action("VerifyGeneration", (0, 0)))
     assert step is not None and step.events == ("startup_aborted_new_generation",)
     assert step.state.workers[0].tasks[0].phase == TaskPhase.FAILED

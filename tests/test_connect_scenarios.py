@@ -29,17 +29,18 @@ REAL = {
     "connect_connector_boundaries": 5837,
     "connect_offset_tombstones": 778,
     "connect_duplicate_task_instances": 11246,
-    "connect_fencing_round_faults": 3018,
+    "connect_fencing_round_faults": 6147,
     "connect_worker_crash": 664,
-    "connect_worker_lag_before_producer": 17954,
-    "connect_zombie_leader": 40745,
+    "connect_worker_lag_before_producer": 20666,
+    "connect_zombie_leader": 43658,
     "connect_single_worker_required": 85,
-    "connect_disabled_leader_upgrade": 2654,
+    "connect_disabled_leader_upgrade": 3672,
     "connect_tv1_zombie_task": 8893,
-    "connect_tv1_reconfiguration": 508,
-    "connect_connector_deleted": 475,
+    "connect_tv1_reconfiguration": 518,
+    "connect_connector_deleted": 519,
     "connect_zombie_task_tombstone": 3451,
     "connect_tombstone_two_partitions": 2407,
+    "connect_task_configs_uncommitted": 518,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits
@@ -51,18 +52,19 @@ PERMITTED = {
 # (scenario, variant) -> {invariant: shortest trace length}
 CAUGHT = {
     ("connect_worker_lag_before_producer", "no_reread_after_producer_init"): {
-        "exactly_once_source_delivery": 16,
-        "no_commit_by_fenced_generation": 14,
+        "exactly_once_source_delivery": 17,
+        "no_commit_by_fenced_generation": 15,
     },
     ("connect_worker_lag_before_producer", "no_zombie_fencing_round"): {
-        "exactly_once_source_delivery": 13,
+        "exactly_once_source_delivery": 14,
         "task_starts_after_task_count_record": 3,
-        "no_commit_by_fenced_generation": 11,
+        "no_commit_by_fenced_generation": 12,
     },
     ("connect_zombie_leader", "leader_writes_without_transactions"): {
-        "exactly_once_source_delivery": 19,
-        "no_commit_by_fenced_generation": 18,
-        "no_config_write_by_deposed_leader": 4,
+        "exactly_once_source_delivery": 20,
+        "no_commit_by_fenced_generation": 19,
+        "no_config_write_by_deposed_leader": 5,
+        "live_tasks_never_fenced": 15,
     },
     ("connect_offset_tombstones", "tombstone_to_connector_topic_first"): {
         "forgotten_offsets_stay_forgotten": 9,
@@ -73,6 +75,10 @@ CAUGHT = {
     },
     ("connect_worker_lag_before_producer", "revoked_task_initializes_producer"): {
         "live_tasks_never_fenced": 9,
+    },
+    ("connect_task_configs_uncommitted", "uncommitted_task_configs_effective"): {
+        "task_starts_after_task_count_record": 9,
+        "healthy_task_never_failed": 3,
     },
     ("connect_worker_crash", "source_offsets_outside_transaction"): {
         "exactly_once_source_delivery": 17,
@@ -211,7 +217,7 @@ SEED_STORY = [
     ("WriteTaskCountRecord", (2,)),
     ("CommitTaskCountRecord", (2,)),  # F reads the task-count record
     ("PauseWorker", (1,)),  # 4. F blocks before instantiating task 1's producer
-    ("Reconfigure", (2,)),  # 5. new task configs: src0 moves to task 0
+    ("Reconfigure", (2,)), ("CommitTaskConfigs", (2,)),  # 5. new task configs: src0 moves to task 0
     ("Rebalance", ()),  # 6. F has left the group: task 0 goes to O (w0)
     ("StartTask", (0, 0)),  # 7. O requests a round: L fences the producers of generation 0 ...
     ("FenceZombies", (2,)),
@@ -237,7 +243,7 @@ def test_seed_section_13_story_f_o_l_replays_step_by_step() -> None:
         assert step is not None, (kind, args)
         state = step.state
         seen.append(step.events)
-    assert "fence_producers" in seen[8]  # L fenced task ids 0 and 1 of generation 0 (F had no producer yet)
+    assert "fence_producers" in seen[9]  # L fenced task ids 0 and 1 of generation 0 (F had no producer yet)
     events = seen[-1]
     assert events == ("startup_aborted_new_generation",)
     weak = build_model(scenario, "no_reread_after_producer_init")

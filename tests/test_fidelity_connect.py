@@ -243,7 +243,10 @@ def test_a_deleted_connector_keeps_its_task_count_record_and_its_recreation_fenc
     snap = m._latest(s)
     assert not snap.exists and snap.task_count == 0 and snap.task_count_record == 2 and snap.generation == 0
     s, events = _steps(m, s, ("Rebalance", ()), ("Reconfigure", (0,)))
-    assert events[-2:] == ("reconfigured", "connector_recreated")
+    assert events[-2:] == ("task_configs_written", "connector_recreated")
+    assert m._latest(s).generation == 0  # putTaskConfigs' commit record is its second privileged write
+    s, events = _steps(m, s, ("CommitTaskConfigs", (0,)))
+    assert events[-1] == "reconfigured"
     snap = m._latest(s)
     assert snap.exists and snap.generation == 1 and snap.task_count == 1 and snap.pending_fencing
     s, _ = _steps(m, s, ("Rebalance", ()), ("StartTask", (0, 0)))
@@ -315,7 +318,7 @@ def test_a_leader_fenced_with_its_own_claim_the_latest_breaks_healthy_leader_kee
     # Two commits with one producer: the task-count record, then new task configs (TV2 bumps the epoch at each).
     s, _ = _steps(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)),
                   ("CommitTaskCountRecord", (0,)))
-    s, events = _steps(m, s, ("Reconfigure", (0,)))
+    s, events = _steps(m, s, ("Reconfigure", (0,)), ("CommitTaskConfigs", (0,)))
     assert "reconfigured" in events and prop.holds(s) and not s.workers[0].fenced_from_config_topic
 
 

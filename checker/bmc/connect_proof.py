@@ -346,7 +346,9 @@ class _Core:
         fl, ru = self.flags, self.rules
         txn_leader = fl.connect_transactional_leader
         out: list[Any] = []
-        # Reconfigure: new task configs + commit record (a transactional leader not while its record is in flight).
+        # Reconfigure: the commit record of new task configs (the model's CommitTaskConfigs; its Reconfigure writes
+        # the task configs, which change no snapshot: a stutter here), a transactional leader not while its
+        # task-count record is in flight (putTaskConfigs and the round's followup both run on its tick thread).
         out.append(z3.And(z3.Or(not txn_leader, S["rph"] != 2), self._upd(S, T, G=S["G"] + 1)))
         # FenceZombies: read to the end; fencing_plan; Admin.fenceProducers on the planned task ids.
         pending = S["F"] < S["G"]

@@ -49,6 +49,10 @@ class ConnectCluster(Protocol):
         """Replace worker ``w``."""
         ...
 
+    def _snapshot(self, s: ConnectState, upto: int) -> cfgt.ConfigSnapshot:
+        """A worker's snapshot of the config topic read up to ``upto``."""
+        ...
+
     def _latest(self, s: ConnectState) -> cfgt.ConfigSnapshot:
         """The config topic read to its end."""
         ...

@@ -25,6 +25,12 @@
   task count through the leader's transactional producer.  A task-config update
   read while a round awaits its record fails that round at once with 409
   (:func:`_fail_active_rounds`), so the next fencing request starts a new round.
+* **Task reconfiguration** (:func:`reconfigure`, :func:`commit_task_configs`;
+  ``KafkaConfigBackingStore.putTaskConfigs``, Kafka 4.0, apache/kafka 1eb7644): the
+  task configs and their commit record are two privileged writes; workers apply a
+  set only at its commit record, so a leader paused, crashed or fenced between them
+  leaves an uncommitted set no worker acts on.  A leader dropped from the group
+  finishes the call it was blocked in, but rejoins before a new reconfiguration.
 * **Preflight validation** (:func:`preflight_errors`, ``AbstractHerder.validateConnectorConfig``).
 """
 
@@ -42,9 +48,9 @@ from keos.model.connect.producers import (
     send_transactional,
 )
 from keos.model.connect.records import CONFIG_TOPIC, LEADER_TID, ConnectState, task_tid
+from keos.model.connect.worker import ConnectWorker, ZombieFencing
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
-from keos.model.connect.worker import ZombieFencing
 from keos.model.protocol.errors import Errors
 
 __all__ = [
@@ -53,6 +59,7 @@ __all__ = [
     "WRITE_ONLY",
     "assignment",
     "claim_write_privileges",
+    "commit_task_configs",
     "commit_task_count_record",
     "delete_connector",
     "elect_leader",
@@ -63,6 +70,7 @@ __all__ = [
     "preflight_errors",
     "rebalance",
     "reconfigure",
+    "rejoins",
     "transactional_leader",
     "write_task_count_record",
 ]
@@ -86,6 +94,15 @@ def fencing_plan(snap: ConfigSnapshot) -> tuple[str, tuple[int, ...]]:
     if record < 0 or (record == 1 and snap.task_count == 1):
         return WRITE_ONLY, ()
     return FENCE, tuple(range(record))
+
+
+def rejoins(wk: ConnectWorker) -> bool:
+    """Whether worker ``wk`` is in the group after a rebalance: running, and not blocked outside the group.
+
+    A deposed leader that resumes inside ``putTaskConfigs`` (its task configs written, the commit record
+    not yet) finishes that call on its tick thread before the tick can rejoin the group.
+    """
+    return wk.status == W.RUNNING and (wk.member or wk.task_configs_written < 0)
 
 
 def elect_leader(current: int, members: tuple[int, ...]) -> int:
@@ -202,9 +219,7 @@ def _live_fenced(s: ConnectState, tasks: tuple[int, ...], generation: int) -> tu
 
 def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     """``DistributedHerder.doFenceZombieSourceTasks`` up to Admin.fenceProducers."""
-    config = sys._config(s)
-    end = cfgt.read_to_end(config)
-    snap = cfgt.snapshot(config, end)
+    snap = sys._latest(s)
     s = sys._put(s, w, s.workers[w]._replace(config_generation=snap.generation))
     if not snap.exists:  # NotFoundException: the connector was deleted
         return sys._answer_requesters(s, P.FAILED), ("fencing_connector_not_found",)
@@ -277,20 +292,36 @@ def commit_task_count_record(sys: ConnectCluster, s: ConnectState, w: int) -> Re
 
 
 def fail_config_write(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """The privileged write of the task-count record fails: the leader must reclaim its privileges."""
+    """A privileged write fails: the leader must reclaim its privileges.
+
+    The write is the commit record of the task configs the leader wrote (``putTaskConfigs`` throws: the
+    reconfiguration fails, its task configs stay uncommitted and no fencing request is answered) or else
+    the task-count record of its round (the round fails with 500).
+    """
+    wk = s.workers[w]
+    if wk.task_configs_written >= 0:
+        s = sys._put(s, w, wk._replace(task_configs_written=-1))
+        return _fenced_from_config_topic(sys, s, w, False), ("privileged_write_failed", "task_configs_uncommitted")
     return _fenced_from_config_topic(sys, s, w, True), ("privileged_write_failed",)
 
 
 def _privileged_write(
-    sys: ConnectCluster, s: ConnectState, w: int, records: tuple[int, ...], done: tuple[str, ...]
+    sys: ConnectCluster,
+    s: ConnectState,
+    w: int,
+    records: tuple[int, ...],
+    done: tuple[str, ...],
+    rebalance: bool = True,
 ) -> Result:
     """``KafkaConfigBackingStore.sendPrivileged``: begin, send, commit (or a plain send without a fencable writer).
 
     A failed transactional write closes the producer and sets ``fencedFromConfigTopic``
     (``writeToConfigTopicAsLeader``); the request fails and is retried later.  A write that succeeded
-    reports ``done`` (the request's own events: every privileged write -- task configs, a connector's
-    config or its tombstone -- fails the same way, in this one place); then a rebalance is due: the config
-    topic changed (``onConnectorConfigUpdate`` / ``onTaskConfigUpdate``).
+    reports ``done`` (the request's own events: every privileged write -- task configs, their commit record,
+    a connector's config or its tombstone -- fails the same way, in this one place); then, if ``rebalance``,
+    a rebalance is due: the workers read a change that needs one (``onConnectorConfigUpdate`` of a new
+    connector, ``onConnectorConfigRemove``, ``onTaskConfigUpdate`` at a commit record).  Task configs alone
+    call no listener (``processTaskConfigRecord`` defers them).
     """
     wk = s.workers[w]
     events: tuple[str, ...] = ()
@@ -308,7 +339,7 @@ def _privileged_write(
         kafka, _ = append_plain(s.kafka, CONFIG_TOPIC, records, sys.flags)
         s = s._replace(kafka=kafka)
     s = sys._put(s, w, wk._replace(config_generation=sys._latest(s).generation))
-    return s._replace(rebalance_pending=True), (*events, *done)
+    return s._replace(rebalance_pending=s.rebalance_pending or rebalance), (*events, *done)
 
 
 def _fail_active_rounds(sys: ConnectCluster, s: ConnectState) -> Result:
@@ -338,23 +369,51 @@ def _fail_active_rounds(sys: ConnectCluster, s: ConnectState) -> Result:
 
 
 def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """The connector requests a task reconfiguration: task configs and a commit record, in one transaction.
+    """The connector requests a task reconfiguration: ``putTaskConfigs`` writes the task configs first.
 
-    For a deleted connector the leader first writes its config again (the connector is created anew,
-    starts and generates its task configs; modelled as one write).
+    ``KafkaConfigBackingStore.putTaskConfigs`` (Kafka 4.0, apache/kafka 1eb7644) reads the config topic to
+    the end, sends the task configs in one privileged write, reads to the end again and sends the commit
+    record in a second privileged write (:func:`commit_task_configs`).  Workers defer task configs until
+    their commit record (:func:`model.connect.config_topic.snapshot`), so the first write changes no
+    snapshot and calls no listener -- unless the set counts as effective at once (the weakened variant
+    ``uncommitted_task_configs_effective``: then it is the task-config update).  For a deleted connector
+    the leader first writes its config again (the connector is created anew, starts and generates its
+    task configs; modelled as one write with the task configs): a new connector needs a rebalance.
     """
     snap = sys._latest(s)
     g = snap.generation + 1
     count = sys.topo.task_counts[g]
     created = () if snap.exists else (cfgt.config_record(cfgt.CONNECTOR_CONFIG, w, g, 1),)
-    records = (
-        *created,
-        *(cfgt.config_record(cfgt.TASK_CONFIG, w, g, n) for n in range(count)),
-        cfgt.config_record(cfgt.COMMIT, w, g, count),
-    )
-    s, events = _privileged_write(sys, s, w, records, ("reconfigured", *(("connector_recreated",) if created else ())))
-    if "reconfigured" not in events:  # the privileged write failed: no new task configs to read
+    records = (*created, *(cfgt.config_record(cfgt.TASK_CONFIG, w, g, n) for n in range(count)))
+    at_commit = sys.flags.connect_task_configs_effective_at_commit
+    done = ("task_configs_written", *(("connector_recreated",) if created else ()))
+    s, events = _privileged_write(sys, s, w, records, done, bool(created) or not at_commit)
+    # A member leader holding its claim is fenced only by a newer leader's claim, which needs a rebalance that
+    # deposes it: a member's task-config write does not fail (FailConfigWrite strikes the commit record).
+    if "task_configs_written" not in events:  # no branch: see above (putTaskConfigs would throw)
         return s, events
+    s = sys._put(s, w, s.workers[w]._replace(task_configs_written=g))
+    if at_commit:  # no branch: off only in the weakened variant uncommitted_task_configs_effective
+        return s, events
+    s, failed = _fail_active_rounds(sys, s)
+    return s, (*events, *failed)
+
+
+def commit_task_configs(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
+    """``putTaskConfigs``' second privileged write: the commit record that makes the task configs effective.
+
+    Every worker that reads it applies the deferred set (``processTasksCommitRecord``) and calls
+    ``onTaskConfigUpdate``: a rebalance is due and the leader's active zombie-fencing round fails with 409
+    (:func:`_fail_active_rounds`).  A leader deposed meanwhile still sends it (its tick thread was blocked
+    in the call): a transactional leader's write is then refused as fenced.
+    """
+    wk = s.workers[w]
+    g = wk.task_configs_written
+    s = sys._put(s, w, wk._replace(task_configs_written=-1))
+    count = sys.topo.task_counts[g]
+    s, events = _privileged_write(sys, s, w, (cfgt.config_record(cfgt.COMMIT, w, g, count),), ("reconfigured",))
+    if "reconfigured" not in events:  # the commit record was refused: the task configs stay uncommitted
+        return s, (*events, "task_configs_uncommitted")
     s, failed = _fail_active_rounds(sys, s)
     return s, (*events, *failed)
 
@@ -390,11 +449,10 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
     ``connect_failed_task_stays_failed`` off, failed instances are dropped and
     restarted, as under the eager protocol.
     """
-    members = tuple(w for w, wk in enumerate(s.workers) if wk.status == W.RUNNING)
+    members = tuple(w for w, wk in enumerate(s.workers) if rejoins(wk))
     leader = elect_leader(s.leader, members)
-    config = sys._config(s)
-    end = cfgt.read_to_end(config)
-    snap = cfgt.snapshot(config, end)
+    end = cfgt.read_to_end(sys._config(s))
+    snap = sys._snapshot(s, end)
     asg = assignment(members, snap.task_count, len(s.workers))
     events: tuple[str, ...] = ("rebalance",)
     for w, wk in enumerate(s.workers):

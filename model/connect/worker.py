@@ -122,6 +122,10 @@ class ConnectWorker(NamedTuple):
     The leader's ``config_producer`` is its claimed transactional producer on
     the config topic; ``fenced_from_config_topic`` is set by a failed
     privileged write (``PrivilegedWriteException``) and cleared by a reclaim.
+    ``task_configs_written`` is the task-config generation whose task configs the
+    leader has written and whose commit record it is about to write (-1: none):
+    ``KafkaConfigBackingStore.putTaskConfigs`` is one blocking call of the
+    herder's tick thread, so the worker does nothing else until it returns.
     """
 
     status: str = WorkerStatus.RUNNING
@@ -133,6 +137,7 @@ class ConnectWorker(NamedTuple):
     config_producer: ProducerHandle | None = None
     fenced_from_config_topic: bool = False
     fencing: ZombieFencing | None = None
+    task_configs_written: int = -1
 
     def instance(self, task: int) -> TaskInstance | None:
         """This worker's instance of ``task``, if any."""

@@ -15,7 +15,8 @@ one atomic step, see :mod:`model.connect.producers`).  Protocol steps: the
 start-up protocol (StartTask, InitProducer, VerifyGeneration), the send loop
 (Poll, CommitTransaction, AbortTransaction, CommitOffsets), the leader's work
 (ClaimWritePrivileges, FenceZombies, WriteTaskCountRecord,
-CommitTaskCountRecord, Reconfigure, DeleteConnector: the connector is deleted and
+CommitTaskCountRecord, Reconfigure and CommitTaskConfigs -- ``putTaskConfigs``' two privileged writes --,
+DeleteConnector: the connector is deleted and
 later created again with the scenario's ``recreated_at`` generation), Rebalance, ResumeWorker, RestartWorker,
 RestartFailedTask (a restart request for a FAILED task: a rebalance does not
 restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
@@ -75,7 +76,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker", "task"), ("StartTask", "InitProducer", "VerifyGeneration")),  # no mutate: codec
     (("worker", "task"), ("Poll", "CommitTransaction", "AbortTransaction", "CommitOffsets")),  # no mutate: codec
     (("worker",), ("ClaimWritePrivileges", "FenceZombies", "WriteTaskCountRecord")),  # no mutate: codec
-    (("worker",), ("CommitTaskCountRecord", "Reconfigure", "DeleteConnector")),  # no mutate: codec
+    (("worker",), ("CommitTaskCountRecord", "Reconfigure", "CommitTaskConfigs", "DeleteConnector")),  # no mutate: codec
     ((), ("Rebalance",)),  # no mutate: codec
     (("worker",), ("ResumeWorker", "RestartWorker", "PauseWorker", "CrashWorker")),  # no mutate: codec
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
@@ -97,7 +98,8 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
-    "FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure", "DeleteConnector",
+    "FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord", "Reconfigure", "CommitTaskConfigs",
+    "DeleteConnector",
 )
 
 Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
@@ -215,11 +217,13 @@ class ConnectSystem:
         return s._replace(workers=_at(s.workers, w, wk))
 
     def _needs_rebalance(self, s: ConnectState) -> bool:
-        return s.rebalance_pending or any((wk.status == W.RUNNING) != wk.member for wk in s.workers)
+        return s.rebalance_pending or any(herder.rejoins(wk) != wk.member for wk in s.workers)
+
+    def _snapshot(self, s: ConnectState, upto: int) -> cfgt.ConfigSnapshot:
+        return cfgt.snapshot(self._config(s), upto, self.flags.connect_task_configs_effective_at_commit)
 
     def _latest(self, s: ConnectState) -> cfgt.ConfigSnapshot:
-        config = self._config(s)
-        return cfgt.snapshot(config, cfgt.read_to_end(config))
+        return self._snapshot(s, cfgt.read_to_end(self._config(s)))
 
     def _restartable(self, s: ConnectState, w: int, n: int) -> cfgt.ConfigSnapshot | None:
         """``DistributedHerder.restartTask``: read to the end; 409 if a rebalance is due, 404 if the task is gone."""
@@ -249,13 +253,16 @@ class ConnectSystem:
                 continue
             if wk.leader:
                 # A worker dropped from the group still believes it leads (isLeader() reads its last
-                # assignment) and finishes the tick it was in: the round in progress and a queued task
-                # reconfiguration (publishConnectorTaskConfigs); it rejoins before it reclaims write
-                # privileges or starts a new round.
+                # assignment) and finishes the tick it was in: the round in progress and a task
+                # reconfiguration it was writing (putTaskConfigs: the commit record after the task configs);
+                # it rejoins before it reclaims write privileges, starts a new round or a new reconfiguration.
                 # DistributedHerder.tick: a leader that is fencedFromConfigTopic reclaims its write privileges.
-                if wk.member and self._txn_leader(w) and wk.fenced_from_config_topic:
+                if wk.task_configs_written >= 0:
+                    # putTaskConfigs blocks the tick thread: its commit record is the worker's next step.
+                    out.append(Action("CommitTaskConfigs", (w,)))
+                elif wk.member and self._txn_leader(w) and wk.fenced_from_config_topic:
                     out.append(Action("ClaimWritePrivileges", (w,)))
-                if self._can_write(wk, w):
+                if wk.task_configs_written < 0 and self._can_write(wk, w):
                     if wk.fencing is None and wk.member and self._requesters(state):
                         out.append(Action("FenceZombies", (w,)))
                     elif wk.fencing is not None:
@@ -264,7 +271,9 @@ class ConnectSystem:
                     busy = wk.fencing is not None and wk.fencing.phase == "sent"
                     latest = self._latest(state)
                     g = latest.generation + 1
-                    if not busy and g < len(topo.task_counts):
+                    # A new reconfiguration (or deletion) is a herder request, handled in a tick after
+                    # ensureActive: a worker dropped from the group rejoins first (DistributedHerder.tick).
+                    if wk.member and not busy and g < len(topo.task_counts):
                         # Generation recreated_at is written by a connector deleted and created again.
                         delete = g == topo.recreated_at and latest.exists
                         out.append(Action("DeleteConnector" if delete else "Reconfigure", (w,)))
@@ -300,6 +309,7 @@ class ConnectSystem:
             ):
                 out.append(Action("FailZombieFencing", (w,)))
             in_flight = wk.fencing is not None and wk.fencing.phase == "sent"  # no mutate: fault model
+            in_flight = in_flight or wk.task_configs_written >= 0  # no mutate: fault model
             if used[3] < lim[3] and wk.status == W.RUNNING and in_flight:  # no mutate: fault model
                 out.append(Action("FailConfigWrite", (w,)))
             if used[4] < lim[4]:  # no mutate: fault model
@@ -459,6 +469,7 @@ ConnectSystem._HANDLERS.update(
         "WriteTaskCountRecord": herder.write_task_count_record,
         "CommitTaskCountRecord": herder.commit_task_count_record,
         "Reconfigure": herder.reconfigure,
+        "CommitTaskConfigs": herder.commit_task_configs,
         "DeleteConnector": herder.delete_connector,
         "Rebalance": herder.rebalance,
         "ResumeWorker": ConnectSystem._resume,
