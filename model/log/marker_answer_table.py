@@ -22,9 +22,9 @@ KAFKA-19999, PR #21176 for the TV2 retry):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from keos.model.protocol.answer_rows import Row, first_answer, mismatch_label
 from keos.model.protocol.errors import Errors
 
 __all__ = ["ROWS", "MarkerAsk", "kafka_marker_answer", "marker_table_mismatch"]
@@ -56,7 +56,7 @@ def _coordinator_epoch(a: MarkerAsk) -> str | None:  # no mutate: the judge (a p
 
 
 #: The rows in Kafka's order: (name, the row's answer or None when the marker passes it).
-ROWS: tuple[tuple[str, Callable[[MarkerAsk], str | None]], ...] = (  # no mutate: the judge's table, not a rule
+ROWS: tuple[Row, ...] = (  # no mutate: the judge's table, not a rule
     ("producer_epoch", _producer_epoch),
     ("coordinator_epoch", _coordinator_epoch),
 )
@@ -64,18 +64,10 @@ ROWS: tuple[tuple[str, Callable[[MarkerAsk], str | None]], ...] = (  # no mutate
 
 def kafka_marker_answer(a: MarkerAsk) -> tuple[str, str, bool]:  # no mutate: the judge (a property), not a rule
     """(error, the row that answered, whether the control batch is appended)."""
-    for name, row in ROWS:
-        error = row(a)
-        if error is not None:
-            return error, name, False
-    return Errors.NONE, "written", True
+    return first_answer(ROWS, a, "written")
 
 
 def marker_table_mismatch(a: MarkerAsk, error: str, written: bool) -> str | None:  # no mutate: the judge
     """A ghost label if the leader answered the marker ``a`` with ``error`` (and wrote its control batch or not)
     where Kafka's table says otherwise."""
-    want, row, want_written = kafka_marker_answer(a)
-    if (error, written) == (want, want_written):  # no branch: the other side describes a defect
-        return None
-    got = "written" if written else "-"
-    return f"answer_table:WriteTxnMarkers:{row}:{error}->{got}:kafka:{want}->{'written' if want_written else '-'}"
+    return mismatch_label("WriteTxnMarkers", ROWS, a, "written", error, written)

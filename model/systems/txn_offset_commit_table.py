@@ -34,11 +34,11 @@ Rows, first match wins, in the order of Kafka 4.0 (apache/kafka trunk ``1eb76443
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from keos.model.coordinator.group.group_coordinator import VERIFICATION_ERRORS
 from keos.model.coordinator.transaction.answer_table import Ask, kafka_answer
+from keos.model.protocol.answer_rows import Row, first_answer, mismatch_label
 from keos.model.protocol.errors import Errors
 from keos.model.systems.commit_fencing import kafka_answer as member_answer
 
@@ -95,7 +95,7 @@ def _producer_epoch(a: OffsetAsk) -> str | None:  # no mutate: the judge (a prop
 
 
 #: The rows in Kafka's order: (name, the row's answer or None when the request passes it).
-ROWS: tuple[tuple[str, Callable[[OffsetAsk], str | None]], ...] = (  # no mutate: the judge's table, not a rule
+ROWS: tuple[Row, ...] = (  # no mutate: the judge's table, not a rule
     ("verification", _verification),
     ("loading", _loading),
     ("member", _member),
@@ -106,18 +106,10 @@ ROWS: tuple[tuple[str, Callable[[OffsetAsk], str | None]], ...] = (  # no mutate
 
 def kafka_offset_answer(a: OffsetAsk) -> tuple[str, str, bool]:  # no mutate: the judge (a property), not a rule
     """(error, the row that answered, whether the offset is staged)."""
-    for name, row in ROWS:
-        error = row(a)
-        if error is not None:
-            return error, name, False
-    return Errors.NONE, "staged", True
+    return first_answer(ROWS, a, "staged")
 
 
 def offset_table_mismatch(a: OffsetAsk, error: str, staged: bool) -> str | None:  # no mutate: the judge
     """A ghost label if the group coordinator answered ``a`` with ``error`` (and staged the offset or not) where
     Kafka's table says otherwise."""
-    want, row, want_staged = kafka_offset_answer(a)
-    if (error, staged) == (want, want_staged):  # no branch: the other side describes a defect
-        return None
-    got = "staged" if staged else "-"
-    return f"answer_table:TxnOffsetCommit:{row}:{error}->{got}:kafka:{want}->{'staged' if want_staged else '-'}"
+    return mismatch_label("TxnOffsetCommit", ROWS, a, "staged", error, staged)
