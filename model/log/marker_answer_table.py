@@ -18,6 +18,16 @@ KAFKA-19999, PR #21176 for the TV2 retry):
 2. ``coordinator_epoch`` -- the stored coordinator epoch above the marker's (a deposed coordinator's marker)
    -> TRANSACTION_COORDINATOR_FENCED;
 3. otherwise NONE, and the control batch is appended.
+
+Re-read against Kafka's source (apache/kafka ``1eb7644349cb``, this session): ``ProducerAppendInfo.appendEndTxnMarker``
+calls ``checkProducerEpoch`` then ``checkCoordinatorEpoch`` (rows 1, 2 in that order; the TV2 strict row is KIP-1228,
+after that commit).  ``KafkaApis.handleWriteTxnMarkersRequest`` adds request-level rows the model does not drive:
+CLUSTER_ACTION authorization (the coordinator's own principal), UNKNOWN_TOPIC_OR_PARTITION /
+UNSUPPORTED_FOR_MESSAGE_FORMAT from ``replicaManager.getMagic``, and, for ``__consumer_offsets`` under the new
+group coordinator, ``completeTransaction``'s COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS /
+NOT_COORDINATOR translated to NOT_LEADER_OR_FOLLOWER (the transaction coordinator retries it).  The append itself is
+``replicaManager.appendRecords`` with acks=-1: NOT_LEADER_OR_FOLLOWER before the log is touched, and
+NOT_ENOUGH_REPLICAS_AFTER_APPEND after it (the model's ``marker_failure`` fault kinds).
 """
 
 from __future__ import annotations

@@ -30,6 +30,20 @@ Rows, first match wins, in the order of Kafka 4.0 (apache/kafka trunk ``1eb76443
 5. ``producer_epoch`` -- ``ProducerAppendInfo.checkProducerEpoch`` on the group's partition: an epoch below the
    stored one is INVALID_PRODUCER_EPOCH, nothing staged;
 6. otherwise NONE, and the offset is staged (``pendingTransactionalOffsets``) until the marker.
+
+Re-read against Kafka's source (apache/kafka ``1eb7644349cb``, this session): the order holds.
+``GroupCoordinatorService.commitTransactionalOffsets`` calls ``CoordinatorRuntime.scheduleTransactionalWriteOperation``,
+which runs ``partitionWriter.maybeStartTransactionVerification`` *before* it enqueues the ``CoordinatorWriteEvent``
+(row 1 before row 2); the event's ``withActiveContextOrThrow`` raises CoordinatorLoadInProgressException for a loading
+shard (row 2) before ``commitTransactionalOffset`` validates the member (row 3); the records then go through
+``CoordinatorPartitionWriter.append`` (``ReplicaManager.appendRecords`` with acks=1): a partition the broker no longer
+hosts fails there before the log is touched (UNKNOWN_TOPIC_OR_PARTITION -> COORDINATOR_NOT_AVAILABLE, row 4), and
+only the local log append runs ``ProducerAppendInfo.checkProducerEpoch`` (row 5).  Every exception is translated by
+``CoordinatorOperationExceptionHelper.handleOperationException`` (NOT_ENOUGH_REPLICAS / REQUEST_TIMED_OUT /
+UNKNOWN_TOPIC_OR_PARTITION -> COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER / KAFKA_STORAGE_ERROR ->
+NOT_COORDINATOR, NETWORK_EXCEPTION of a verification -> COORDINATOR_LOAD_IN_PROGRESS); the verification's verdict
+passes ``AddPartitionsToTxnManager`` first (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE ->
+INVALID_TXN_STATE for TxnOffsetCommit below v5, a version the model's client does not send).
 """
 
 from __future__ import annotations
