@@ -1206,7 +1206,7 @@ VARIANTS: dict[str, Variant] = {
             "acts on the new instance's entry (updateCacheCallback without its coordinator-epoch check).",
             flags=replace(_REAL, append_callback_checks_coordinator_epoch=False),
             weakened=True,
-            breaks=("coordinator_answers_per_kafka_table",),
+            breaks=("coordinator_answers_per_kafka_table", "no_illegal_transition_attempt", "no_unknown_server_error"),
             scenarios=("reach_txn_loading_window",),
             bug="the emigration/immigration race appendTransactionToLog guards against (its coordinator-epoch "
             "checks): a deposed coordinator's late callback moves the new coordinator's transaction",

@@ -1072,7 +1072,7 @@ class TransactionalSystem:
         """
         t = a.transactional_id
         md = s.coordinator[t]
-        log_error = Errors.NOT_LEADER_OR_FOLLOWER if stale else Errors.NONE if ok else Errors.NOT_ENOUGH_REPLICAS
+        log_error = Errors.NOT_LEADER_OR_FOLLOWER if stale else Errors.NONE if ok else tc.APPEND_FAULT_ERROR
         if not ok:
             answer = tc.append_error_answer(log_error)
             failed = self._log_append_failed(s, a, md, answer)

@@ -228,6 +228,10 @@ APPEND_ERROR_ANSWERS: dict[str, str] = {
 }
 
 
+#: The leader's error of the ``AppendFailure`` fault: the ISR shrank below ``min.insync.replicas`` (acks=-1).
+APPEND_FAULT_ERROR = Errors.NOT_ENOUGH_REPLICAS
+
+
 def append_error_answer(log_error: str) -> str:
     """The coordinator's answer to a failed ``__transaction_state`` append (:data:`APPEND_ERROR_ANSWERS`)."""
     return APPEND_ERROR_ANSWERS.get(log_error, log_error)
@@ -302,11 +306,8 @@ def _transit(
         return Outcome(prepared, Errors.NONE, events=(*events, f"pending:{target.state}"), transit=target)
     if not append_ok:
         failed = md._replace(pending_state="", has_failed_epoch_fence=md.pending_state == S.PREPARE_EPOCH_FENCE)
-        return Outcome(
-            failed,
-            Errors.COORDINATOR_NOT_AVAILABLE,
-            events=(*events, "txn_log_append_failed", "error:COORDINATOR_NOT_AVAILABLE"),
-        )
+        error = append_error_answer(APPEND_FAULT_ERROR)
+        return Outcome(failed, error, events=(*events, "txn_log_append_failed", f"error:{error}"))
     new = target._replace(pending_state="")
     evs = (*events, f"txn:{src}->{target.state}")
     return Outcome(new, Errors.NONE, new.producer_id, new.producer_epoch, to_log_value(new), True, events=evs)
