@@ -1183,7 +1183,7 @@ VARIANTS: dict[str, Variant] = {
             "but leaves pendingState set (appendTransactionToLog before KAFKA-5351).",
             flags=replace(_REAL, append_failure_resets_pending=False),
             weakened=True,
-            breaks=("clients_settle", "transactions_complete"),
+            breaks=("clients_settle", "transactions_complete", "coordinator_answers_per_kafka_table"),
             scenarios=("txn_pending_transitions",),
             bug="KAFKA-5351 (PR #3184): after one failed append every retry of the client is answered "
             "CONCURRENT_TRANSACTIONS forever -- the transactional.id is stuck until the coordinator moves",
@@ -1194,7 +1194,10 @@ VARIANTS: dict[str, Variant] = {
             "append, and the retried append's completeTransitionTo finds no pending state.",
             flags=replace(_REAL, complete_retry_keeps_pending=False),
             weakened=True,
-            breaks=("no_illegal_transition_attempt", "transactions_complete", "clients_settle"),
+            breaks=(
+                "no_illegal_transition_attempt", "transactions_complete", "clients_settle",
+                "coordinator_answers_per_kafka_table",
+            ),
             scenarios=("txn_pending_transitions",),
             bug="KAFKA-5416 (PR #3287): the retry of the transaction's completion throws IllegalStateException "
             "and the transaction stays in PrepareCommit/PrepareAbort with its markers written",
@@ -1228,7 +1231,7 @@ VARIANTS: dict[str, Variant] = {
             "leaves the entry's pendingState at Dead.",
             flags=replace(_REAL, expiry_failure_resets_pending=False),
             weakened=True,
-            breaks=("clients_settle", "transactions_complete"),
+            breaks=("clients_settle", "transactions_complete", "coordinator_answers_per_kafka_table"),
             scenarios=("txn_pending_append_failures",),
             bug="KAFKA-7519 (PR #5820): after a failed expiration the transactional.id is untouchable -- every "
             "request is answered CONCURRENT_TRANSACTIONS until a broker restart or coordinator move",

@@ -1452,7 +1452,7 @@ class TransactionalSystem:
         inflight = [e for e in s.network if e.dst == COORDINATOR]
         network = net.without(s.network, lambda e: e.dst == COORDINATOR)
         for e in inflight:
-            if isinstance(e.body, VerifyPartitionRequest):
+            if isinstance(e.body, VerifyPartitionRequest):  # unreachable: verification_round_trip excludes pending
                 answer = _verification_answer(e.body, Errors.NOT_COORDINATOR)
                 network = net.send(network, net.Envelope(COORDINATOR, BROKER, VERIFICATION_CONNECTION, answer))
             else:
