@@ -121,7 +121,10 @@ def unsettled_clients(s: TxnSystemState) -> list[str]:
 
 
 def pending_markers(s: TxnSystemState) -> list[str]:
-    """Prepare* transactions with a partition whose marker is neither written nor in flight."""
+    """Prepare* transactions with a partition whose marker is neither written nor in flight (none while the
+    coordinator is still loading: the load's end re-sends the markers of every Prepare* transaction)."""
+    if s.loading:
+        return []
     in_flight = {
         (env.body.producer_id, env.body.producer_epoch, env.body.partition)
         for env in s.network

@@ -582,7 +582,27 @@ def _pending_partners(config: TxnConfig, props: list[Property]) -> list[Property
                 "txn_log_append_failed",
             )
         )
-    if faults.coordinator_failover:
+    if faults.coordinator_failover and config.topology.loading_window:
+        # the loading window: the new coordinator answered a request COORDINATOR_LOAD_IN_PROGRESS, and a deposed
+        # coordinator's append called back after the failover (NOT_COORDINATOR, the new cache untouched)
+        extra["coordinator_answers_per_kafka_table"] = ("answered_while_loading", "old_coordinator_append_called_back")
+        extra["healthy_producer_not_failed"] = (*extra["healthy_producer_not_failed"], "answered_while_loading")
+        extra["transactions_complete"] = (*extra["transactions_complete"], "old_coordinator_append_called_back")
+        witnesses += [
+            sometimes_event(
+                "answered_while_loading",
+                "A request reached the new transaction coordinator while it was loading __transaction_state "
+                "(COORDINATOR_LOAD_IN_PROGRESS).",
+                "coordinator_loading",
+            ),
+            sometimes_event(
+                "old_coordinator_append_called_back",
+                "A transaction-log append of the coordinator deposed by a failover called back after it "
+                "(NOT_LEADER_OR_FOLLOWER translated to NOT_COORDINATOR).",
+                "txn_log_append_stale",
+            ),
+        ]
+    elif faults.coordinator_failover:
         extra["acknowledged_after_logged"] = ("append_lost_in_failover",)
         witnesses.append(
             sometimes_event(

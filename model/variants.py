@@ -285,6 +285,13 @@ class ProtocolFlags:
             ``__transaction_state`` fails, the callback resets ``pendingState`` before answering the
             error (KAFKA-5351, PR #3184); without it the entry keeps its pending transition and every
             later request is answered CONCURRENT_TRANSACTIONS (read with ``pending_transitions``).
+        append_callback_checks_coordinator_epoch: the callback of an append to ``__transaction_state`` acts on the
+            cache only under the coordinator epoch that prepared it (``appendTransactionToLog``'s
+            ``updateCacheCallback``): an old instance's append that calls back after a failover answers
+            NOT_COORDINATOR and leaves the new instance's entry alone (read with ``loading_window``).
+        loading_answers_load_in_progress: a coordinator still loading its ``__transaction_state`` partition answers
+            COORDINATOR_LOAD_IN_PROGRESS (``getTransactionState`` while the partition is in ``loadingPartitions``);
+            without it requests are served before the load completes (read with ``loading_window``).
         complete_retry_keeps_pending: a failed CompleteCommit/CompleteAbort append keeps its pending
             state and is re-enqueued (``retryOnError``, KAFKA-5416, PR #3287); without it the failure
             resets the pending state and the retried append's ``completeTransitionTo`` throws, leaving
@@ -438,6 +445,8 @@ class ProtocolFlags:
     marker_clears_verification: bool = True
     marker_keeps_next_transaction_verification: bool = True
     expiry_failure_resets_pending: bool = True
+    append_callback_checks_coordinator_epoch: bool = True
+    loading_answers_load_in_progress: bool = True
     first_sequence_zero_on_empty_log: bool = True
     join_unchanged_answers_current_generation: bool = True
     rebalance_in_progress_rejoins: bool = True
@@ -1228,7 +1237,7 @@ VARIANTS: dict[str, Variant] = {
             "but leaves pendingState set (appendTransactionToLog before KAFKA-5351).",
             flags=replace(_REAL, append_failure_resets_pending=False),
             weakened=True,
-            breaks=("clients_settle", "transactions_complete"),
+            breaks=("clients_settle", "transactions_complete", "coordinator_answers_per_kafka_table"),
             scenarios=("txn_pending_transitions",),
             bug="KAFKA-5351 (PR #3184): after one failed append every retry of the client is answered "
             "CONCURRENT_TRANSACTIONS forever -- the transactional.id is stuck until the coordinator moves",
@@ -1239,10 +1248,36 @@ VARIANTS: dict[str, Variant] = {
             "append, and the retried append's completeTransitionTo finds no pending state.",
             flags=replace(_REAL, complete_retry_keeps_pending=False),
             weakened=True,
-            breaks=("no_illegal_transition_attempt", "transactions_complete", "clients_settle"),
+            breaks=(
+                "no_illegal_transition_attempt", "transactions_complete", "clients_settle",
+                "coordinator_answers_per_kafka_table",
+            ),
             scenarios=("txn_pending_transitions",),
             bug="KAFKA-5416 (PR #3287): the retry of the transaction's completion throws IllegalStateException "
             "and the transaction stays in PrepareCommit/PrepareAbort with its markers written",
+        ),
+        Variant(
+            name="append_callback_ignores_coordinator_epoch",
+            description="The callback of an append to __transaction_state completes or resets the cache entry "
+            "whatever coordinator epoch prepared it: an old instance's append that calls back after a failover "
+            "acts on the new instance's entry (updateCacheCallback without its coordinator-epoch check).",
+            flags=replace(_REAL, append_callback_checks_coordinator_epoch=False),
+            weakened=True,
+            breaks=("coordinator_answers_per_kafka_table", "no_illegal_transition_attempt", "no_unknown_server_error"),
+            scenarios=("reach_txn_loading_window",),
+            bug="the emigration/immigration race appendTransactionToLog guards against (its coordinator-epoch "
+            "checks): a deposed coordinator's late callback moves the new coordinator's transaction",
+        ),
+        Variant(
+            name="no_loading_window",
+            description="A coordinator still loading its __transaction_state partition serves requests from the "
+            "entries it has read so far instead of answering COORDINATOR_LOAD_IN_PROGRESS.",
+            flags=replace(_REAL, loading_answers_load_in_progress=False),
+            weakened=True,
+            breaks=("coordinator_answers_per_kafka_table",),
+            scenarios=("reach_txn_loading_window",),
+            bug="getTransactionState without the loadingPartitions check: a request is answered from a cache the "
+            "load has not finished (Prepare* transactions whose markers are not re-sent yet)",
         ),
         Variant(
             name="expiry_failure_keeps_pending_dead",
@@ -1250,7 +1285,7 @@ VARIANTS: dict[str, Variant] = {
             "leaves the entry's pendingState at Dead.",
             flags=replace(_REAL, expiry_failure_resets_pending=False),
             weakened=True,
-            breaks=("clients_settle", "transactions_complete"),
+            breaks=("clients_settle", "transactions_complete", "coordinator_answers_per_kafka_table"),
             scenarios=("txn_pending_append_failures",),
             bug="KAFKA-7519 (PR #5820): after a failed expiration the transactional.id is untouchable -- every "
             "request is answered CONCURRENT_TRANSACTIONS until a broker restart or coordinator move",

@@ -120,6 +120,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "complete_retry_keeps_pending": frozenset({"transactions"}),
     "timeout_abort_skips_pending": frozenset({"transactions"}),
     "expiry_failure_resets_pending": frozenset({"transactions"}),
+    # the transaction coordinator's loading window and its old instance's callbacks (loading_window)
+    "append_callback_checks_coordinator_epoch": frozenset({"transactions"}),
+    "loading_answers_load_in_progress": frozenset({"transactions"}),
     # issue 23 (granularity): the partition leader's KIP-890 verification round trip (transactions system with
     # verification_round_trip: the only place a verification guard is created)
     "verification_guard_checked": frozenset({"transactions"}),

@@ -18,13 +18,23 @@ KAFKA-19999, PR #21176 for the TV2 retry):
 2. ``coordinator_epoch`` -- the stored coordinator epoch above the marker's (a deposed coordinator's marker)
    -> TRANSACTION_COORDINATOR_FENCED;
 3. otherwise NONE, and the control batch is appended.
+
+Re-read against Kafka's source (apache/kafka ``1eb7644349cb``, this session): ``ProducerAppendInfo.appendEndTxnMarker``
+calls ``checkProducerEpoch`` then ``checkCoordinatorEpoch`` (rows 1, 2 in that order; the TV2 strict row is KIP-1228,
+after that commit).  ``KafkaApis.handleWriteTxnMarkersRequest`` adds request-level rows the model does not drive:
+CLUSTER_ACTION authorization (the coordinator's own principal), UNKNOWN_TOPIC_OR_PARTITION /
+UNSUPPORTED_FOR_MESSAGE_FORMAT from ``replicaManager.getMagic``, and, for ``__consumer_offsets`` under the new
+group coordinator, ``completeTransaction``'s COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS /
+NOT_COORDINATOR translated to NOT_LEADER_OR_FOLLOWER (the transaction coordinator retries it).  The append itself is
+``replicaManager.appendRecords`` with acks=-1: NOT_LEADER_OR_FOLLOWER before the log is touched, and
+NOT_ENOUGH_REPLICAS_AFTER_APPEND after it (the model's ``marker_failure`` fault kinds).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from keos.model.protocol.answer_rows import Row, first_answer, mismatch_label
 from keos.model.protocol.errors import Errors
 
 __all__ = ["ROWS", "MarkerAsk", "kafka_marker_answer", "marker_table_mismatch"]
@@ -56,7 +66,7 @@ def _coordinator_epoch(a: MarkerAsk) -> str | None:  # no mutate: the judge (a p
 
 
 #: The rows in Kafka's order: (name, the row's answer or None when the marker passes it).
-ROWS: tuple[tuple[str, Callable[[MarkerAsk], str | None]], ...] = (  # no mutate: the judge's table, not a rule
+ROWS: tuple[Row, ...] = (  # no mutate: the judge's table, not a rule
     ("producer_epoch", _producer_epoch),
     ("coordinator_epoch", _coordinator_epoch),
 )
@@ -64,18 +74,10 @@ ROWS: tuple[tuple[str, Callable[[MarkerAsk], str | None]], ...] = (  # no mutate
 
 def kafka_marker_answer(a: MarkerAsk) -> tuple[str, str, bool]:  # no mutate: the judge (a property), not a rule
     """(error, the row that answered, whether the control batch is appended)."""
-    for name, row in ROWS:
-        error = row(a)
-        if error is not None:
-            return error, name, False
-    return Errors.NONE, "written", True
+    return first_answer(ROWS, a, "written")
 
 
 def marker_table_mismatch(a: MarkerAsk, error: str, written: bool) -> str | None:  # no mutate: the judge
     """A ghost label if the leader answered the marker ``a`` with ``error`` (and wrote its control batch or not)
     where Kafka's table says otherwise."""
-    want, row, want_written = kafka_marker_answer(a)
-    if (error, written) == (want, want_written):  # no branch: the other side describes a defect
-        return None
-    got = "written" if written else "-"
-    return f"answer_table:WriteTxnMarkers:{row}:{error}->{got}:kafka:{want}->{'written' if want_written else '-'}"
+    return mismatch_label("WriteTxnMarkers", ROWS, a, "written", error, written)

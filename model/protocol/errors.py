@@ -35,6 +35,11 @@ class Errors:
     INVALID_TRANSACTION_TIMEOUT = "INVALID_TRANSACTION_TIMEOUT"
     UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
     NOT_ENOUGH_REPLICAS = "NOT_ENOUGH_REPLICAS"
+    # Log append errors the transaction coordinator translates (TransactionStateManager.appendTransactionToLog).
+    KAFKA_STORAGE_ERROR = "KAFKA_STORAGE_ERROR"
+    UNKNOWN_TOPIC_OR_PARTITION = "UNKNOWN_TOPIC_OR_PARTITION"
+    MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
+    RECORD_LIST_TOO_LARGE = "RECORD_LIST_TOO_LARGE"
     # AddPartitionsToTxnManager: the leader's verification request lost its connection to the coordinator.
     NETWORK_EXCEPTION = "NETWORK_EXCEPTION"
     # WriteTxnMarkers (``TransactionMarkerRequestCompletionHandler``): a marker appended, then the ISR shrank.

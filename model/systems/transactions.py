@@ -69,7 +69,7 @@ from keos.model.clients.txn_reactions import (
     unexpected_reaction,
 )
 from keos.model.coordinator.transaction import transaction_coordinator as tc
-from keos.model.coordinator.transaction.answer_table import Ask, table_mismatch
+from keos.model.coordinator.transaction.answer_table import Ask, append_callback_mismatch, table_mismatch
 from keos.model.coordinator.transaction.response_errors import unexpected_error
 from keos.model.coordinator.transaction.transaction_log import TransactionLogValue, needs_markers
 from keos.model.coordinator.transaction.transaction_state import TransactionState, is_valid_transition
@@ -157,6 +157,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "TxnTimeout": ("transactional_id",),
     "AppendFailure": ("message",),
     "CoordinatorFailover": (),
+    "LoadTransactions": (),
     "ExpireTransactionalId": ("transactional_id",),
     "MarkerNotLeader": ("message",),
     "MarkerNotEnoughReplicasAfterAppend": ("message",),
@@ -271,6 +272,12 @@ class TransactionalSystem:
                 "no pending_transitions)"
             )
         self._append_target = TXN_LOG if self.pending else COORDINATOR
+        #: a failover opens Kafka's loading window (the old instance still answers, the new one loads)
+        self.loading_window = topo.loading_window
+        if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
+            self.loading_window and not self.pending
+        ):
+            raise ModelError("loading_window is modelled with pending_transitions")
         if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
             self.pending and (config.eos is not None or config.security is not None)
         ):
@@ -354,7 +361,11 @@ class TransactionalSystem:
 
     def _quiet_timeouts(self, state: TxnSystemState) -> list[Action]:
         """TxnTimeout for every Ongoing transaction, in a state with no other protocol step (free of budget)."""
-        return [Action("TxnTimeout", (t,)) for t in range(self.tids) if tc.timeout_abort(state.coordinator[t], self.cc)]
+        return [Action("TxnTimeout", (t,)) for t in range(self.tids) if self._may_time_out(state, t)]
+
+    def _may_time_out(self, state: TxnSystemState, t: int) -> bool:
+        """The coordinator's timeout abort would pick ``t`` (``timedOutTransactions`` skips a loading partition)."""
+        return not state.loading and tc.timeout_abort(state.coordinator[t], self.cc) is not None
 
     def _timeout_is_free(self, state: TxnSystemState) -> bool:
         """Whether a TxnTimeout in ``state`` is the quiet, budget-free one."""
@@ -375,6 +386,8 @@ class TransactionalSystem:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
+        if state.loading:
+            out.append(Action("LoadTransactions", ()))
         out.extend(self._expiry_actions(state))
         if state.security.abandoned:
             out = [a for a in out if not blocked_by_abandon(state, a)]
@@ -398,7 +411,7 @@ class TransactionalSystem:
     def _may_expire(self, state: TxnSystemState, t: int) -> bool:
         """Whether ``ExpireTransactionalId(t)`` is enabled: the coordinator would expire the entry and, where
         ``transactional.id.expiration.ms`` is a timeout (not a budgeted fault), every instance is idle."""
-        if tc.expire_transactional_id(state.coordinator[t]) is None:
+        if state.loading or tc.expire_transactional_id(state.coordinator[t]) is None:
             return False
         return not self.config.topology.transactional_id_expiration or self._idle(state, t)
 
@@ -473,11 +486,13 @@ class TransactionalSystem:
                     if prod.expire_batch(c.data, q, self.producer_config) is not None:
                         out.append(Action("ExpireBatch", (i, q)))
         if self._budget_left(state, "txn_timeout"):
-            out.extend(
-                Action("TxnTimeout", (t,)) for t in range(self.tids) if tc.timeout_abort(state.coordinator[t], self.cc)
-            )
+            out.extend(Action("TxnTimeout", (t,)) for t in range(self.tids) if self._may_time_out(state, t))
         if self._budget_left(state, "append_failure"):
-            out.extend(Action("AppendFailure", (env,)) for env in heads if self._append_may_fail(env))
+            out.extend(
+                Action("AppendFailure", (env,))
+                for env in heads
+                if self._append_may_fail(env) and not self._stale_append(state, env)
+            )
         if self._budget_left(state, "coordinator_failover"):
             out.append(Action("CoordinatorFailover", ()))
         if self._budget_left(state, "txn_id_expiry"):
@@ -705,7 +720,7 @@ class TransactionalSystem:
 
     def _append_failure(self, s: TxnSystemState, env: net.Envelope) -> Result:
         if (  # no branch: only a trace read from a file names a disabled action
-            not self._append_may_fail(env) or env not in net.channel_heads(s.network)
+            not self._append_may_fail(env) or env not in net.channel_heads(s.network) or self._stale_append(s, env)
         ):
             return None
         return self._receive(s, env, False)
@@ -716,6 +731,10 @@ class TransactionalSystem:
         verification, which only reads the coordinator's cache (``handleVerifyPartitionsInTransaction``)."""
         return env.dst == self._append_target and not (isinstance(env.body, VerifyPartitionRequest) and self.tv < 2)
 
+    def _stale_append(self, s: TxnSystemState, env: net.Envelope) -> bool:
+        """An append a deposed coordinator sent before the failover (its envelope carries its coordinator epoch)."""
+        return isinstance(env.body, tc.TxnLogAppend) and env.connection != s.coordinator_epoch
+
     def _receive(self, s: TxnSystemState, env: net.Envelope, append_ok: bool) -> Result:
         network = net.remove(s.network, env)
         if network is None:  # no branch: the envelope was checked to be a channel head
@@ -723,7 +742,10 @@ class TransactionalSystem:
         s = s._replace(network=network)
         body = env.body
         if isinstance(body, tc.TxnLogAppend):
-            return self._on_log_append(s, body, append_ok)
+            stale = self._stale_append(s, env)
+            if stale and self.flags.append_callback_checks_coordinator_epoch:
+                return self._on_stale_log_append(s, body)
+            return self._on_log_append(s, body, append_ok, stale)
         if isinstance(body, ProduceRequest):
             return self._on_produce(s, env, body)
         if isinstance(body, VerifyPartitionRequest):
@@ -842,6 +864,12 @@ class TransactionalSystem:
         md = s.coordinator[t] if t >= 0 else None
         events: tuple[str, ...] = ()
         target: str | None = None
+        kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
+        if s.loading and self.flags.loading_answers_load_in_progress:
+            # getTransactionState first: the leader's verification waits for the load like a client's request
+            error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+            ask = Ask(kind, md, req.producer_id, req.producer_epoch, False, (req.partition,), self.tv, self.cc, True)
+            return self._judge_table(s, ask, error, None, append_ok), error, ("verification", "coordinator_loading")
         if self.tv >= 2:
             out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,), append_ok)
             if t >= 0:
@@ -849,9 +877,8 @@ class TransactionalSystem:
             error, target = out.error, _moved_to(out)
         else:
             error = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, req.partition)
-        kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
         s = self._judge_error(s, kind, error, md, req.producer_id, req.producer_epoch, append_ok)
-        ask = Ask(kind, md, req.producer_id, req.producer_epoch, False, (req.partition,), self.tv, self.cc)
+        ask = Ask(kind, md, req.producer_id, req.producer_epoch, False, (req.partition,), self.tv, self.cc, s.loading)
         s = self._judge_table(s, ask, error, target, append_ok)
         return s, error, (*events, "verification")
 
@@ -913,6 +940,8 @@ class TransactionalSystem:
     def _on_coordinator_request(self, s: TxnSystemState, env: net.Envelope, req: Any, append_ok: bool) -> Result:
         t = req.transactional_id
         md = s.coordinator[t]
+        if s.loading and self.flags.loading_answers_load_in_progress:
+            return self._answer_loading(s, env, req, md)
         append: bool | None = tc.APPEND_IN_FLIGHT if self.pending else append_ok
         if isinstance(req, InitProducerIdRequest):
             out = tc.handle_init_producer_id(
@@ -927,7 +956,7 @@ class TransactionalSystem:
         kind = type(req).__name__.removesuffix("Request")
         s = self._judge_error(s, kind, out.error, md, req.producer_id, req.producer_epoch, append_ok)
         committed, parts = getattr(req, "committed", False), getattr(req, "partitions", ())
-        ask = Ask(kind, md, req.producer_id, req.producer_epoch, committed, parts, self.tv, self.cc)
+        ask = Ask(kind, md, req.producer_id, req.producer_epoch, committed, parts, self.tv, self.cc, s.loading)
         s = self._judge_table(s, ask, out.error, _moved_to(out), append)
         if out.transit is not None:
             fence = "fence_prepared" in out.events and md is not None
@@ -938,6 +967,18 @@ class TransactionalSystem:
         s, events = self._apply_coordinator(s, t, out)
         s = self._respond(s, t, env.src, req, out.error, out.producer_id, out.producer_epoch)
         return s, events
+
+    def _answer_loading(self, s: TxnSystemState, env: net.Envelope, req: Any, md: Any) -> Result:
+        """``getTransactionState`` while the id's partition is in ``loadingPartitions``: every handler answers
+        COORDINATOR_LOAD_IN_PROGRESS before it looks at the entry (``TransactionCoordinator.scala``
+        @1eb7644349cb), which the client retries (``TransactionManager``)."""
+        error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+        kind = type(req).__name__.removesuffix("Request")
+        committed, parts = getattr(req, "committed", False), getattr(req, "partitions", ())
+        ask = Ask(kind, md, req.producer_id, req.producer_epoch, committed, parts, self.tv, self.cc, s.loading)
+        s = self._judge_table(s, ask, error, None, tc.APPEND_IN_FLIGHT)
+        s = self._respond(s, req.transactional_id, env.src, req, error, -1, -1)
+        return s, ("coordinator_loading", f"error:{error}")
 
     def _judge_error(
         self, s: TxnSystemState, kind: str, error: str, md: Any, pid: int, epoch: int, append_ok: bool
@@ -1000,7 +1041,35 @@ class TransactionalSystem:
         env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, append)
         return s._replace(network=net.send(s.network, env)), (*out.events, "txn_log_append")
 
-    def _on_log_append(self, s: TxnSystemState, a: tc.TxnLogAppend, ok: bool) -> Result:
+    def _on_stale_log_append(self, s: TxnSystemState, a: tc.TxnLogAppend) -> Result:
+        """The callback of an append a deposed coordinator sent before the failover (``loading_window``).
+
+        The ``__transaction_state`` leader moved with the failover, so the append fails NOT_LEADER_OR_FOLLOWER
+        (the new leader's log never had it: the new coordinator loads without it), which
+        ``appendTransactionToLog`` translates to NOT_COORDINATOR; the old instance removed the partition's
+        entries at emigration (``removeTransactionsForTxnTopicPartition``), so nothing of the cache moves --
+        the entry there is the new instance's.  The client's request is answered NOT_COORDINATOR (it looks the
+        coordinator up again and retries); a CompleteCommit/CompleteAbort append is dropped
+        (``tryAppendToLog``: "no longer the coordinator", the new instance completes the transaction itself).
+        """
+        log_error = Errors.NOT_LEADER_OR_FOLLOWER
+        answer = tc.append_error_answer(log_error)
+        events: tuple[str, ...] = ("txn_log_append_stale", f"error:{answer}")
+        if a.request is not None:
+            s = self._respond(s, a.transactional_id, a.reply_to, a.request, answer, -1, -1)
+        return self._judge_append(s, a, log_error, False, answer, "unchanged"), events
+
+    def _judge_append(
+        self, s: TxnSystemState, a: tc.TxnLogAppend, log_error: str, same_epoch: bool, answer: str, effect: str
+    ) -> TxnSystemState:
+        """Record (ghost) an append callback other than Kafka's
+        (:func:`~keos.model.coordinator.transaction.answer_table.append_callback_mismatch`)."""
+        label = append_callback_mismatch(a.origin, log_error, same_epoch, answer, effect)
+        if label is None:  # no branch: the other side is a violation, only a defect takes it
+            return s
+        return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
+
+    def _on_log_append(self, s: TxnSystemState, a: tc.TxnLogAppend, ok: bool, stale: bool = False) -> Result:
         """The append's callback: ``completeTransitionTo`` and the request's own callback, or the failure's.
 
         ``TransactionStateManager.appendTransactionToLog`` (``updateCacheCallback``), then per origin:
@@ -1010,15 +1079,21 @@ class TransactionalSystem:
         """
         t = a.transactional_id
         md = s.coordinator[t]
+        log_error = Errors.NOT_LEADER_OR_FOLLOWER if stale else Errors.NONE if ok else tc.APPEND_FAULT_ERROR
         if not ok:
-            return self._log_append_failed(s, a, md)
+            answer = tc.append_error_answer(log_error)
+            failed = self._log_append_failed(s, a, md, answer)
+            after = failed[0].coordinator[t]
+            effect = "unchanged" if after == md else "reset" if after is not None and not after.pending_state else "?"
+            return self._judge_append(failed[0], a, log_error, not stale, answer, effect), failed[1]
         prepared = s.txn_log[t]
         out = tc.complete_transit(md, a.transit, a.origin == "fence")
         events: tuple[str, ...] = ("txn_log_appended", *out.events)
         if out.error != "NONE":  # unreachable: one append in flight per id (prepare waits for no pending state)
             if a.request is not None:
                 s = self._respond(s, t, a.reply_to, a.request, out.error, -1, -1)
-            return s, events
+            return self._judge_append(s, a, log_error, not stale, out.error, "unchanged"), events
+        s = self._judge_append(s, a, log_error, not stale, Errors.NONE, "complete")
         s = s._replace(coordinator=_at(s.coordinator, t, out.metadata), txn_log=_at(s.txn_log, t, out.written))
         if md is not None and a.origin in ("fence", "timeout"):
             fenced = md._replace(producer_epoch=a.fenced_epoch) if a.fenced_epoch >= 0 else md  # no mutate: ghost
@@ -1044,10 +1119,14 @@ class TransactionalSystem:
             s = self._respond(s, t, a.reply_to, a.request, "NONE", out.producer_id, out.producer_epoch)
         return s, events
 
-    def _log_append_failed(self, s: TxnSystemState, a: tc.TxnLogAppend, md: tc.TransactionMetadata | None) -> Result:
-        """The append's failure callback (COORDINATOR_NOT_AVAILABLE): reset the pending state and answer the error
-        (KAFKA-5351); a fence keeps its bump (KAFKA-9666); CompleteCommit/CompleteAbort keeps its pending state
-        and is appended again (``txnLogAppendRetryQueue``, KAFKA-5416)."""
+    def _log_append_failed(
+        self, s: TxnSystemState, a: tc.TxnLogAppend, md: tc.TransactionMetadata | None, answer: str
+    ) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """The append's failure callback: the leader's error translated (:func:`tc.append_error_answer`; the
+        ``AppendFailure`` fault is a shrunk ISR, NOT_ENOUGH_REPLICAS -> COORDINATOR_NOT_AVAILABLE), the pending
+        state reset and the error answered (KAFKA-5351); a fence keeps its bump (KAFKA-9666);
+        CompleteCommit/CompleteAbort keeps its pending state and is appended again (``retryOnError``,
+        ``txnLogAppendRetryQueue``, KAFKA-5416)."""
         t = a.transactional_id
         events: tuple[str, ...] = ("txn_log_append_failed",)
         if a.origin == "complete":
@@ -1065,8 +1144,8 @@ class TransactionalSystem:
             failed = tc.abort_transit(md, a.transit, self.cc, a.fenced_epoch)
         s = s._replace(coordinator=_at(s.coordinator, t, failed))
         if a.request is not None:
-            s = self._respond(s, t, a.reply_to, a.request, "COORDINATOR_NOT_AVAILABLE", -1, -1)
-            events = (*events, "error:COORDINATOR_NOT_AVAILABLE")
+            s = self._respond(s, t, a.reply_to, a.request, answer, -1, -1)
+            events = (*events, f"error:{answer}")
         return s, events
 
     def _apply_coordinator(self, s: TxnSystemState, t: int, out: tc.Outcome) -> tuple[TxnSystemState, tuple[str, ...]]:
@@ -1300,7 +1379,7 @@ class TransactionalSystem:
 
     def _txn_timeout(self, s: TxnSystemState, t: int) -> Result:
         old = s.coordinator[t]
-        out = tc.timeout_abort(old, self.cc, tc.APPEND_IN_FLIGHT if self.pending else True)
+        out = None if s.loading else tc.timeout_abort(old, self.cc, tc.APPEND_IN_FLIGHT if self.pending else True)
         if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
         out = out._replace(events=("timeout_abort", *out.events))
@@ -1334,6 +1413,8 @@ class TransactionalSystem:
         """
         epoch = s.coordinator_epoch + 1
         cache = tuple(None if v is None else tc.from_log_value(t, v) for t, v in enumerate(s.txn_log))
+        if self.loading_window:
+            return self._emigrate(s._replace(coordinator_epoch=epoch, coordinator=cache, loading=True))
         lost = any(e.dst == TXN_LOG for e in s.network)
         asked = [e.body for e in s.network if e.dst == COORDINATOR and isinstance(e.body, VerifyPartitionRequest)]
         network = net.without(s.network, lambda e: e.dst == COORDINATOR or (e.src == COORDINATOR and e.dst != BROKER))
@@ -1347,6 +1428,13 @@ class TransactionalSystem:
         )
         s = s._replace(coordinator_epoch=epoch, coordinator=cache, network=network, clients=clients)
         events: tuple[str, ...] = ("coordinator_failover", "txn_log_append_lost") if lost else ("coordinator_failover",)
+        s, more = self._complete_loaded(s)
+        return s, (*events, *more)
+
+    def _complete_loaded(self, s: TxnSystemState) -> tuple[TxnSystemState, tuple[str, ...]]:
+        """The end of ``loadTransactionsForTxnTopicPartition``: every PrepareCommit/PrepareAbort entry gets its
+        ``prepareComplete`` and its markers at the new coordinator epoch (``addTxnMarkersToSend``)."""
+        events: tuple[str, ...] = ()
         for t, v in enumerate(s.txn_log):
             md = s.coordinator[t]
             if needs_markers(v) and md is not None:
@@ -1355,6 +1443,40 @@ class TransactionalSystem:
                 s, more = self._send_markers(s, t, md)
                 events = (*events, *more)
         return s, events
+
+    def _emigrate(self, s: TxnSystemState) -> Result:
+        """A failover that opens the loading window (``loading_window``): ``s`` is already the new coordinator's
+        (epoch + 1, its cache read from the log, still loading).
+
+        The old instance ran ``removeTransactionsForTxnTopicPartition``: it answers every request still in flight
+        to it NOT_COORDINATOR (``getTransactionState`` for a partition it no longer owns; the leaders'
+        verifications too) and drops its queued markers (``removeMarkersForTxnTopicPartition``; the model's
+        markers already sent stay in flight and their answers are ignored, the coordinator epoch moved on).
+        Its appends to ``__transaction_state`` stay in flight and call back later
+        (:meth:`_on_stale_log_append`); its answers already sent still arrive.  The new instance answers
+        COORDINATOR_LOAD_IN_PROGRESS until :meth:`_load_transactions`.
+        """
+        inflight = [e for e in s.network if e.dst == COORDINATOR]
+        network = net.without(s.network, lambda e: e.dst == COORDINATOR)
+        for e in inflight:
+            if isinstance(e.body, VerifyPartitionRequest):  # unreachable: verification_round_trip excludes pending
+                answer = _verification_answer(e.body, Errors.NOT_COORDINATOR)
+                network = net.send(network, net.Envelope(COORDINATOR, BROKER, VERIFICATION_CONNECTION, answer))
+            else:
+                response = self._response(e.body, Errors.NOT_COORDINATOR, -1, -1)
+                network = net.send(network, net.Envelope(COORDINATOR, e.src, e.connection, response))
+        events: tuple[str, ...] = ("coordinator_failover", "coordinator_loading_started")
+        if any(e.dst == TXN_LOG for e in network):
+            events = (*events, "txn_log_append_in_flight_at_failover")
+        return s._replace(network=network), events
+
+    def _load_transactions(self, s: TxnSystemState) -> Result:
+        """The new coordinator's load completes (``loadTransactionsForTxnTopicPartition``: the partition leaves
+        ``loadingPartitions``, Prepare* transactions get their markers re-sent)."""
+        if not s.loading:  # no branch: only a trace read from a file names a disabled action
+            return None
+        s, events = self._complete_loaded(s._replace(loading=False))
+        return s, ("coordinator_load_completed", *events)
 
     def _expire_producer_state(self, s: TxnSystemState, q: int, producer_id: int) -> Result:
         """``removeExpiredProducers`` on partition ``q``'s leader drops ``producer_id``."""
@@ -1400,6 +1522,7 @@ class TransactionalSystem:
         "TxnTimeout": _txn_timeout,
         "AppendFailure": _append_failure,
         "CoordinatorFailover": _failover,
+        "LoadTransactions": _load_transactions,
         "ExpireTransactionalId": _expire_tid,
         "MarkerNotLeader": _marker_not_leader,
         "MarkerNotEnoughReplicasAfterAppend": _marker_not_replicated,

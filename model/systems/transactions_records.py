@@ -70,6 +70,11 @@ class TxnTopology:
     append's callback, CompleteCommit/CompleteAbort pending while markers are
     written), as Kafka's ``TransactionStateManager.appendTransactionToLog`` does;
     by default a handler prepares, appends and completes in one step.
+    ``loading_window`` (with ``pending_transitions``): a coordinator failover opens Kafka's loading window -- the
+    new coordinator answers COORDINATOR_LOAD_IN_PROGRESS until ``LoadTransactions`` (a protocol step) completes
+    the load, while the old instance answers its requests in flight NOT_COORDINATOR and its appends in flight
+    still call back (``TransactionStateManager.loadTransactionsForTxnTopicPartition`` /
+    ``removeTransactionsForTxnTopicPartition``).
     ``verification_round_trip``: a partition leader's KIP-890 verification is a request to the transaction
     coordinator and a callback of its own (``ReplicaManager.handleProduceAppend``), not part of the Produce
     step; the callback appends only while the partition's verification guard holds.
@@ -85,6 +90,7 @@ class TxnTopology:
     transactional_id_expiration: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     pending_transitions: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     verification_round_trip: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    loading_window: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
@@ -261,3 +267,5 @@ class TxnSystemState(NamedTuple):
     members: cg.ClassicGroup | None = None
     consumers: tuple[cc.Consumer, ...] = ()
     security: SecurityGhost = SecurityGhost()
+    #: the current coordinator is still loading ``__transaction_state`` (``loadingPartitions``; ``loading_window``)
+    loading: bool = False

@@ -30,15 +30,29 @@ Rows, first match wins, in the order of Kafka 4.0 (apache/kafka trunk ``1eb76443
 5. ``producer_epoch`` -- ``ProducerAppendInfo.checkProducerEpoch`` on the group's partition: an epoch below the
    stored one is INVALID_PRODUCER_EPOCH, nothing staged;
 6. otherwise NONE, and the offset is staged (``pendingTransactionalOffsets``) until the marker.
+
+Re-read against Kafka's source (apache/kafka ``1eb7644349cb``, this session): the order holds.
+``GroupCoordinatorService.commitTransactionalOffsets`` calls ``CoordinatorRuntime.scheduleTransactionalWriteOperation``,
+which runs ``partitionWriter.maybeStartTransactionVerification`` *before* it enqueues the ``CoordinatorWriteEvent``
+(row 1 before row 2); the event's ``withActiveContextOrThrow`` raises CoordinatorLoadInProgressException for a loading
+shard (row 2) before ``commitTransactionalOffset`` validates the member (row 3); the records then go through
+``CoordinatorPartitionWriter.append`` (``ReplicaManager.appendRecords`` with acks=1): a partition the broker no longer
+hosts fails there before the log is touched (UNKNOWN_TOPIC_OR_PARTITION -> COORDINATOR_NOT_AVAILABLE, row 4), and
+only the local log append runs ``ProducerAppendInfo.checkProducerEpoch`` (row 5).  Every exception is translated by
+``CoordinatorOperationExceptionHelper.handleOperationException`` (NOT_ENOUGH_REPLICAS / REQUEST_TIMED_OUT /
+UNKNOWN_TOPIC_OR_PARTITION -> COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER / KAFKA_STORAGE_ERROR ->
+NOT_COORDINATOR, NETWORK_EXCEPTION of a verification -> COORDINATOR_LOAD_IN_PROGRESS); the verification's verdict
+passes ``AddPartitionsToTxnManager`` first (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE ->
+INVALID_TXN_STATE for TxnOffsetCommit below v5, a version the model's client does not send).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from keos.model.coordinator.group.group_coordinator import VERIFICATION_ERRORS
 from keos.model.coordinator.transaction.answer_table import Ask, kafka_answer
+from keos.model.protocol.answer_rows import Row, first_answer, mismatch_label
 from keos.model.protocol.errors import Errors
 from keos.model.systems.commit_fencing import kafka_answer as member_answer
 
@@ -95,7 +109,7 @@ def _producer_epoch(a: OffsetAsk) -> str | None:  # no mutate: the judge (a prop
 
 
 #: The rows in Kafka's order: (name, the row's answer or None when the request passes it).
-ROWS: tuple[tuple[str, Callable[[OffsetAsk], str | None]], ...] = (  # no mutate: the judge's table, not a rule
+ROWS: tuple[Row, ...] = (  # no mutate: the judge's table, not a rule
     ("verification", _verification),
     ("loading", _loading),
     ("member", _member),
@@ -106,18 +120,10 @@ ROWS: tuple[tuple[str, Callable[[OffsetAsk], str | None]], ...] = (  # no mutate
 
 def kafka_offset_answer(a: OffsetAsk) -> tuple[str, str, bool]:  # no mutate: the judge (a property), not a rule
     """(error, the row that answered, whether the offset is staged)."""
-    for name, row in ROWS:
-        error = row(a)
-        if error is not None:
-            return error, name, False
-    return Errors.NONE, "staged", True
+    return first_answer(ROWS, a, "staged")
 
 
 def offset_table_mismatch(a: OffsetAsk, error: str, staged: bool) -> str | None:  # no mutate: the judge
     """A ghost label if the group coordinator answered ``a`` with ``error`` (and staged the offset or not) where
     Kafka's table says otherwise."""
-    want, row, want_staged = kafka_offset_answer(a)
-    if (error, staged) == (want, want_staged):  # no branch: the other side describes a defect
-        return None
-    got = "staged" if staged else "-"
-    return f"answer_table:TxnOffsetCommit:{row}:{error}->{got}:kafka:{want}->{'staged' if want_staged else '-'}"
+    return mismatch_label("TxnOffsetCommit", ROWS, a, "staged", error, staged)

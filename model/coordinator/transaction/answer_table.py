@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 from keos.model.coordinator.transaction.transaction_state import TransactionState as S
 from keos.model.protocol.errors import Errors
 
-__all__ = ["Ask", "kafka_answer", "table_mismatch"]
+__all__ = ["Ask", "append_callback_mismatch", "kafka_answer", "kafka_append_callback", "table_mismatch"]
 
 _PREPARE = (S.PREPARE_COMMIT, S.PREPARE_ABORT)  # no mutate: a table of the judge (a property), not a rule
 _COMPLETE = (S.COMPLETE_COMMIT, S.COMPLETE_ABORT)  # no mutate: a table of the judge (a property), not a rule
@@ -57,6 +57,7 @@ class Ask(NamedTuple):
     partitions: tuple[int, ...]
     tv: int
     cfg: Any
+    loading: bool = False  # the coordinator is loading the id's __transaction_state partition
 
 
 def _exhausted(epoch: int, cfg: Any) -> bool:  # no mutate: the judge (a property), not a rule
@@ -214,7 +215,12 @@ _TABLE = {  # no mutate: the judge's dispatch (a property), not a rule
 
 
 def kafka_answer(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property), not a rule
-    """Kafka's answer to ``a`` with its append succeeding: (error, target state; "" when nothing is written)."""
+    """Kafka's answer to ``a`` with its append succeeding: (error, target state; "" when nothing is written).
+
+    Every handler asks ``TransactionStateManager.getTransactionState`` first: a partition still in
+    ``loadingPartitions`` answers COORDINATOR_LOAD_IN_PROGRESS before any other row."""
+    if a.loading:
+        return _E.COORDINATOR_LOAD_IN_PROGRESS, ""
     if a.kind == "EndTxn":
         return _end_tv2(a) if a.tv >= 2 else _end_tv1(a)
     return _TABLE[a.kind](a)
@@ -238,3 +244,46 @@ def table_mismatch(  # no mutate: the judge (a property), not a rule
         return None
     state = "none" if a.md is None else a.md.state + (f"/{a.md.pending_state}" if a.md.pending_state else "")
     return f"answer_table:{a.kind}:{state}:{error}->{got_target or '-'}:kafka:{want}->{want_target or '-'}"
+
+
+def kafka_append_callback(  # no mutate: the judge (a property), not a rule
+    log_error: str, same_epoch: bool, retry_on_error: bool
+) -> tuple[str, str]:
+    """Kafka's callback of an append to ``__transaction_state``: (the answer, what happens to the cache entry).
+
+    ``TransactionStateManager.appendTransactionToLog``'s ``updateCacheCallback`` (apache/kafka @1eb7644349cb):
+    the leader's error is translated (a shrunk ISR, an unknown partition or a timeout: COORDINATOR_NOT_AVAILABLE;
+    a lost leadership or log directory: NOT_COORDINATOR; a record too large: UNKNOWN_SERVER_ERROR); a success
+    completes the transition only under the coordinator epoch that prepared it (else NOT_COORDINATOR, nothing
+    moves: the partition emigrated and came back, or is another instance's now); a failure resets the pending
+    state under that epoch unless the caller retries the error (``retryOnError``: the CompleteCommit/CompleteAbort
+    append of ``TransactionMarkerChannelManager.tryAppendToLog`` on COORDINATOR_NOT_AVAILABLE, KAFKA-5416), and
+    touches nothing of another epoch's cache.  Effects: ``complete``, ``reset``, ``unchanged``.
+    """
+    if log_error == _E.NONE:
+        return (_E.NONE, "complete") if same_epoch else (_E.NOT_COORDINATOR, "unchanged")
+    if log_error in (_E.UNKNOWN_TOPIC_OR_PARTITION, _E.NOT_ENOUGH_REPLICAS, _E.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                     _E.REQUEST_TIMED_OUT):
+        answer = _E.COORDINATOR_NOT_AVAILABLE
+    elif log_error in (_E.NOT_LEADER_OR_FOLLOWER, _E.KAFKA_STORAGE_ERROR):
+        answer = _E.NOT_COORDINATOR
+    elif log_error in (_E.MESSAGE_TOO_LARGE, _E.RECORD_LIST_TOO_LARGE):
+        answer = _E.UNKNOWN_SERVER_ERROR
+    else:
+        answer = log_error
+    if not same_epoch or (retry_on_error and answer == _E.COORDINATOR_NOT_AVAILABLE):
+        return answer, "unchanged"
+    return answer, "reset"
+
+
+def append_callback_mismatch(  # no mutate: the judge (a property), not a rule
+    origin: str, log_error: str, same_epoch: bool, answer: str, effect: str
+) -> str | None:
+    """A ghost label if the coordinator's callback of an append (``origin``: whose, as ``TxnLogAppend`` says)
+    that the leader answered ``log_error`` answered ``answer`` and did ``effect`` to the entry where Kafka's
+    :func:`kafka_append_callback` says otherwise."""
+    want = kafka_append_callback(log_error, same_epoch, origin == "complete")
+    if (answer, effect) == want:  # no branch: the other side describes a defect
+        return None
+    epoch = "same_epoch" if same_epoch else "old_epoch"
+    return f"answer_table:TxnLogAppend:{origin}:{log_error}:{epoch}:{answer}->{effect}:kafka:{want[0]}->{want[1]}"

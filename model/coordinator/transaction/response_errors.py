@@ -17,9 +17,11 @@ Kafka 4.0-SNAPSHOT, with the 4.0 changes KAFKA-18464 / KAFKA-18660; ``Transactio
 * ``INVALID_TXN_STATE`` -- EndTxn only, for an entry that is not Ongoing (nothing to end, or the other end
   in progress);
 * ``TRANSACTION_ABORTABLE`` -- verification only (the partition is not in the transaction, KIP-890 part 1);
-* ``COORDINATOR_NOT_AVAILABLE`` -- the request's append to ``__transaction_state`` failed (the model's
-  coordinator has no loading window and never loses its ownership mid-request, so COORDINATOR_LOAD_IN_PROGRESS
-  and NOT_COORDINATOR never arise here);
+* ``COORDINATOR_NOT_AVAILABLE`` -- the request's append to ``__transaction_state`` failed (a handler never
+  answers COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR itself: with a scenario's ``loading_window`` the system
+  answers them before the handler runs -- the loading coordinator, the deposed one and its appends' callbacks --
+  and :mod:`~keos.model.coordinator.transaction.answer_table` judges them: its loading row and
+  :func:`~keos.model.coordinator.transaction.answer_table.kafka_append_callback`);
 * ``UNKNOWN_SERVER_ERROR`` is judged by ``no_unknown_server_error`` / ``no_illegal_transition_attempt``;
   authorization errors by the security invariants (answered before a handler runs).
 

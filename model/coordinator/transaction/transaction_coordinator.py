@@ -65,6 +65,7 @@ __all__ = [
     "TransactionMetadata",
     "TxnLogAppend",
     "abort_transit",
+    "append_error_answer",
     "complete_target",
     "complete_transaction",
     "complete_transit",
@@ -209,6 +210,33 @@ class TxnLogAppend(NamedTuple):
     fenced_epoch: int = -1
 
 
+#: ``TransactionStateManager.appendTransactionToLog``'s ``updateCacheCallback`` (apache/kafka ``core/src/main/scala/
+#: kafka/coordinator/transaction/TransactionStateManager.scala`` @1eb7644349cb): the ``__transaction_state`` leader's
+#: append error -> the coordinator's answer.  Timeouts and a shrunk ISR are retriable where the coordinator stays
+#: (COORDINATOR_NOT_AVAILABLE: the client retries, the complete append is re-enqueued, KAFKA-5416); a leader that
+#: lost the partition or its log directory means the coordinator moves (NOT_COORDINATOR: the client looks the
+#: coordinator up again); a record too large is a server bug (UNKNOWN_SERVER_ERROR); anything else passes as is.
+APPEND_ERROR_ANSWERS: dict[str, str] = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.MESSAGE_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.UNKNOWN_SERVER_ERROR,
+}
+
+
+#: The leader's error of the ``AppendFailure`` fault: the ISR shrank below ``min.insync.replicas`` (acks=-1).
+APPEND_FAULT_ERROR = Errors.NOT_ENOUGH_REPLICAS
+
+
+def append_error_answer(log_error: str) -> str:
+    """The coordinator's answer to a failed ``__transaction_state`` append (:data:`APPEND_ERROR_ANSWERS`)."""
+    return APPEND_ERROR_ANSWERS.get(log_error, log_error)
+
+
 def is_epoch_exhausted(epoch: int, cfg: CoordinatorConfig) -> bool:
     """``TransactionMetadata.isEpochExhausted``: epoch >= Short.MAX_VALUE - 1 (``TransactionState.java``)."""
     return epoch >= cfg.max_producer_epoch - 1
@@ -278,11 +306,8 @@ def _transit(
         return Outcome(prepared, Errors.NONE, events=(*events, f"pending:{target.state}"), transit=target)
     if not append_ok:
         failed = md._replace(pending_state="", has_failed_epoch_fence=md.pending_state == S.PREPARE_EPOCH_FENCE)
-        return Outcome(
-            failed,
-            Errors.COORDINATOR_NOT_AVAILABLE,
-            events=(*events, "txn_log_append_failed", "error:COORDINATOR_NOT_AVAILABLE"),
-        )
+        error = append_error_answer(APPEND_FAULT_ERROR)
+        return Outcome(failed, error, events=(*events, "txn_log_append_failed", f"error:{error}"))
     new = target._replace(pending_state="")
     evs = (*events, f"txn:{src}->{target.state}")
     return Outcome(new, Errors.NONE, new.producer_id, new.producer_epoch, to_log_value(new), True, events=evs)
