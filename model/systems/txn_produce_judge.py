@@ -127,11 +127,7 @@ def needless_batch_retries(  # no mutate: the judge of batch_failures_explained 
         return ()
     out: list[str] = []
     for b in before.batches:
-        answered = (
-            b.in_flight and b.partition == resp.partition and b.base_sequence == resp.base_sequence
-            and b.producer_epoch == resp.producer_epoch
-        )
-        if not answered:
+        if not prod.answers(b, resp):
             continue
         entry = before.partitions[b.partition]
         next_in_line = b.base_sequence == entry.last_acked_sequence + 1
@@ -161,8 +157,7 @@ def premature_batch_failure(  # no mutate: the judge of batch_failures_explained
     return tuple(
         f"premature_failure:{client}:{resp.error}:{','.join(map(str, b.records))}"
         for b in before.batches
-        if b.in_flight and b.partition == resp.partition and b.base_sequence == resp.base_sequence
-        and b.producer_epoch == resp.producer_epoch
+        if prod.answers(b, resp)
         and kafka_retries(
             resp.error,
             b.attempts,
@@ -170,7 +165,8 @@ def premature_batch_failure(  # no mutate: the judge of batch_failures_explained
             before.partitions[b.partition].unresolved,
             b.base_sequence == before.partitions[b.partition].last_acked_sequence + 1,
         )
-        and b.records and not any(r in left for r in b.records)
+        and b.records
+        and not any(r in left for r in b.records)
     )
 
 
@@ -346,9 +342,7 @@ def unexpected_verified_answer(  # no mutate: the judge of txn_produce_answer_pe
         if response_error != want or appended != 0 or response_offset != -1:  # no branch: the violation side
             return f"{head} was answered {response_error} (log +{appended}); Kafka answers {want}"
         return None
-    return unexpected_txn_answer(
-        before, after, req, Errors.NONE, True, response_error, response_offset, sequence_space
-    )
+    return unexpected_txn_answer(before, after, req, Errors.NONE, True, response_error, response_offset, sequence_space)
 
 
 def kafka_lso(leader: part.PartitionLeader) -> int:  # no mutate: the reference of lso_per_kafka (a property)
