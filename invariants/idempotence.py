@@ -768,6 +768,19 @@ def _properties(
             findings=lambda s: s.ghost.misjudged_failures,
             partners=("record_failed",),
         ),
+        no_findings(
+            name="batch_stamped_per_kafka",
+            fact="The idempotent producer stamps a batch when it first sends it with its current producer id and "
+            "epoch and the partition's next sequence -- sequence 0 when the partition's sequences belong to an older "
+            "id or epoch (after a bump, also on partitions that did not ask for it) -- and resends a batch with the "
+            "stamp it was first sent with.",
+            source="``RecordAccumulator.drain``, ``TransactionManager.maybeUpdateProducerIdAndEpoch`` / "
+            "``hasStaleProducerIdAndEpoch`` (Kafka trunk @1eb7644349cb); KAFKA-12152",
+            catches="a producer that keeps a partition's old sequences under a new epoch (KAFKA-12152), stamps a "
+            "retry afresh, or numbers a batch off its partition's next sequence",
+            findings=lambda s: s.ghost.misstamped,
+            partners=("record_acknowledged",),
+        ),
         Property(
             name="healthy_producer_not_failed",
             expectation=Expectation.ALWAYS,

@@ -230,6 +230,8 @@ class Ghost(NamedTuple):
     refused: tuple[tuple[int, int], ...] = ()
     #: failures the client recorded otherwise than Kafka's Sender/TransactionManager (:func:`misjudged_failure`)
     misjudged_failures: tuple[str, ...] = ()
+    #: batches sent with another stamp than Kafka's RecordAccumulator gives them (:func:`misstamped_batch`)
+    misstamped: tuple[str, ...] = ()
 
 
 
@@ -483,6 +485,36 @@ def misjudged_failure(  # no mutate: the judge of failed_batch_handled_per_kafka
             after.epoch_bump_required
         ) + f"; Kafka's: {bump_wanted}"
     return None
+
+
+def misstamped_batch(  # no mutate: the judge of batch_stamped_per_kafka (a property), not a rule
+    before: prod.Producer, request: ProduceRequest
+) -> str | None:
+    """How the stamp the client put on ``request`` differs from Kafka's, or ``None``.
+
+    ``RecordAccumulator.drain`` (trunk @1eb7644349cb): a batch drained for the first time gets the producer's
+    current id and epoch and the partition's next sequence, after ``TransactionManager.maybeUpdateProducerIdAndEpoch``
+    restarted the partition at sequence 0 if its entry is of an older id or epoch (``hasStaleProducerIdAndEpoch``)
+    and none of its batches is in flight -- also for a partition that did not ask for the last bump (KAFKA-12152);
+    a retried batch keeps its stamp (``ProducerBatch.setProducerState`` only when it has no sequence yet).
+    """
+    batch = next((b for b in before.batches if b.records == request.records), None)
+    if batch is None:  # no branch: the drained batch was in the client's queue
+        return None
+    if batch.has_sequence:
+        want = (batch.producer_epoch, batch.base_sequence)
+    else:
+        entry = before.partitions[request.partition]
+        stale = entry.producer_epoch != before.producer_epoch
+        want = (before.producer_epoch, 0 if stale else entry.next_sequence)
+    got = (request.producer_epoch, request.base_sequence)
+    if got == want and request.producer_id == before.producer_id:  # no branch: the other side describes a defect
+        return None
+    return (
+        f"partition {request.partition}: {','.join(prod.record_label(r) for r in request.records)} sent as (pid "
+        f"{request.producer_id}, epoch {got[0]}, seq {got[1]}); Kafka stamps it (pid {before.producer_id}, epoch "
+        f"{want[0]}, seq {want[1]})"
+    )
 
 
 def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequences (a property), not a rule
@@ -841,13 +873,18 @@ class KafkaSystem:
             return None
         p, request = drained
         events: tuple[str, ...] = ("produce",)
+        ghost = s.ghost
+        if self.idempotent:
+            wrong = misstamped_batch(s.producers[i], request)
+            if wrong is not None:  # no branch: the other side records a defect (a stamp Kafka does not give)
+                ghost = _noted(ghost, "misstamped", wrong)  # no mutate: a property's verdict
         if p.in_flight >= 2:
             events += ("concurrent_in_flight",)
         if any(b.in_flight and b.attempts > 1 for b in p.batches if b.partition == q):
             events += ("resend",)
         env = net.Envelope(f"p{i}", BROKER, p.connection, request)
         return SystemState(
-            _replace_at(s.producers, i, p), s.partitions, s.network + (env,), s.next_producer_id, s.faults_used, s.ghost
+            _replace_at(s.producers, i, p), s.partitions, s.network + (env,), s.next_producer_id, s.faults_used, ghost
         ), events
 
     def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
