@@ -649,7 +649,7 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, resolve_by_last_acked_sequence=False),
             weakened=True,
             breaks=("epoch_bump_needed",),
-            scenarios=("idempotence_retry",),
+            scenarios=("idempotence_retry_expiry",),
             bug="a producer that ignores its last acknowledged sequence when it resolves an expired batch "
             "(TransactionManager.maybeResolveSequences / isNextSequence): needless KIP-360 bumps, each restarting "
             "the partition's sequences at a new epoch",

@@ -542,7 +542,7 @@ def request_timeout(
     failed: list[int] = []
     for first in [b.records[0] for b in p.batches if b.in_flight]:
         i = next(n for n, b in enumerate(p.batches) if b.records[0] == first)
-        if not retry:
+        if not retry:  # no branch: variant disconnect_fails_batches only
             failed.extend(p.batches[i].records)
             p = _fail(p, i, config)
             continue
