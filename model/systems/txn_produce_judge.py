@@ -127,7 +127,7 @@ def needless_batch_retries(  # no mutate: the judge of batch_failures_explained 
         return ()
     out: list[str] = []
     for b in before.batches:
-        if not prod.answers(b, resp):
+        if not prod.answers(b, resp):  # the request the response names (correlation id)
             continue
         entry = before.partitions[b.partition]
         next_in_line = b.base_sequence == entry.last_acked_sequence + 1
@@ -165,8 +165,7 @@ def premature_batch_failure(  # no mutate: the judge of batch_failures_explained
             before.partitions[b.partition].unresolved,
             b.base_sequence == before.partitions[b.partition].last_acked_sequence + 1,
         )
-        and b.records
-        and not any(r in left for r in b.records)
+        and b.records and not any(r in left for r in b.records)
     )
 
 
@@ -342,7 +341,9 @@ def unexpected_verified_answer(  # no mutate: the judge of txn_produce_answer_pe
         if response_error != want or appended != 0 or response_offset != -1:  # no branch: the violation side
             return f"{head} was answered {response_error} (log +{appended}); Kafka answers {want}"
         return None
-    return unexpected_txn_answer(before, after, req, Errors.NONE, True, response_error, response_offset, sequence_space)
+    return unexpected_txn_answer(
+        before, after, req, Errors.NONE, True, response_error, response_offset, sequence_space
+    )
 
 
 def kafka_lso(leader: part.PartitionLeader) -> int:  # no mutate: the reference of lso_per_kafka (a property)
