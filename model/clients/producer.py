@@ -363,7 +363,7 @@ def _fail(p: Producer, i: int, config: ProducerConfig, adjust: bool = False, tra
     p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
     if not (config.enable_idempotence and adjust and b.has_sequence):
         return p
-    if transactional:
+    if transactional:  # no branch: idempotence answers no error its producer does not retry
         return _adjust_sequences(p, b)
     return _request_bump(p, b.partition)
 

@@ -193,7 +193,8 @@ def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_
     if owed is None or want != ("ABORTABLE_ERROR",) or not kip_360:
         return None
     after, tv = owed
-    if old == "COMMITTING_TRANSACTION" and owed_before is not None and after != owed_before and tv < 2:
+    stale_owed = owed_before is not None and after != owed_before
+    if old == "COMMITTING_TRANSACTION" and stale_owed and tv < 2:  # no branch: the violation side
         return f"client_reaction:{producer}:Produce:{error}:{old}:epochBumpRequired {owed_before}->{after}"
     if tv >= 2 or old not in ("IN_TRANSACTION", "ABORTABLE_ERROR") or after:  # no branch: else a defect
         return None
