@@ -418,22 +418,27 @@ def _in_flight_problems(s: SystemState, max_in_flight: int) -> list[str]:
     read or the connection closes, and ``canSendMore`` admits at most ``max.in.flight.requests.per.connection``
     of them; the ``RecordAccumulator`` re-enqueues a batch (``reenqueue``) only after its request completed.  So
     a batch the client still holds and has not marked in flight has no request or response on the live
-    connection, and those of held batches number at most ``max_in_flight``.  (A batch the client completed --
-    expired by ``delivery.timeout.ms`` while in flight, ``Sender.getExpiredInflightBatches`` -- may still have
-    its request on the wire.)  Not judged once the network duplicated a message (TCP never does: the
-    ``duplicate`` fault stands for a request delivered twice, whose second copy no client awaits).
+    connection, and the requests on it -- named by correlation id: a request, its answer on the way back, or its
+    acks=all answer parked in a leader's purgatory -- number at most ``max_in_flight``, those of batches the client
+    completed included (a batch expired in flight by ``Sender.getExpiredInflightBatches`` leaves its request in
+    ``InFlightRequests`` until it is answered).  Not judged once the network duplicated a message (TCP never does:
+    the ``duplicate`` fault stands for a request delivered twice, whose second copy no client awaits).
     """
     if s.faults_used[_DUPLICATE] or not s.network:
         return []
     out: list[str] = []
-    crowded = len(s.network) > max_in_flight
+    crowded = len(s.network) + sum(len(ld.pending) for ld in s.partitions) > max_in_flight
     for i, p in enumerate(s.producers):
         waiting = {r for b in p.batches if not b.in_flight for r in b.records}
         if not waiting and not crowded:
             continue
         me = f"p{i}"
-        keys = {(b.partition, b.producer_epoch, b.base_sequence) for b in p.batches if b.in_flight}
-        outstanding = 0
+        requests: set[int] = {
+            r.correlation_id
+            for ld in s.partitions
+            for r in ld.pending
+            if r.producer == i and r.connection == p.connection
+        }
         for env in s.network:
             body = env.body
             if env.connection != p.connection:
@@ -445,15 +450,12 @@ def _in_flight_problems(s: SystemState, max_in_flight: int) -> list[str]:
                         f"producer {i} holds {','.join(record_label(r) for r in sorted(held))} for a retry or a "
                         f"first send while its request is on connection {p.connection}"
                     )
-                key = (body.partition, body.producer_epoch, body.base_sequence)
+                requests.add(body.correlation_id)
             elif env.dst == me and isinstance(body, ProduceResponse):
-                key = (body.partition, body.producer_epoch, body.base_sequence)
-            else:
-                continue
-            outstanding += key in keys
-        if outstanding > max_in_flight:
+                requests.add(body.correlation_id)
+        if len(requests) > max_in_flight:
             out.append(
-                f"producer {i} has {outstanding} produce requests in flight on connection {p.connection} with "
+                f"producer {i} has {len(requests)} produce requests in flight on connection {p.connection} with "
                 f"max.in.flight.requests.per.connection={max_in_flight}"
             )
     return out
@@ -535,6 +537,7 @@ def idempotence_properties(
     retries: int | None = None,
     fault_kinds: tuple[str, ...] = (),
     max_in_flight: int | None = None,
+    bumps_reachable: bool = True,
 ) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
@@ -556,8 +559,19 @@ def idempotence_properties(
     ``requests_in_flight_per_kafka`` (``None``: not judged).
     ``fault_kinds``: the fault kinds the scenario budgets (:meth:`FaultBudget.kinds`); each must be injected
     somewhere (``fault_injected_<kind>``, partners of ``failed_sends_explained``, which judges faulty runs).
+    ``bumps_reachable``: a KIP-360 epoch bump can happen at all.  Kafka's idempotent producer bumps only when a
+    sequence is in doubt -- a batch in retry that expires (``markSequenceUnresolved`` needs ``inRetry``), or a
+    refusal the batches before it do not explain -- which takes two faults (the first makes a batch retry or
+    loses an attempt); in a scenario with a single fault no bump is reachable, so the properties that judge bumps
+    are judged without the ``epoch_bumped`` witness (a defect that bumps is still caught by them).
     """
     props = _idempotence_properties(sequence_space, producer_id_expiration)
+    if not bumps_reachable:
+        props = tuple(
+            replace(p, partners=tuple(x for x in p.partners if x != "epoch_bumped")) if "epoch_bumped" in p.partners
+            else p
+            for p in props
+        )
     if retries is not None:
         props = (*props, *retry_properties(retries))
     if max_in_flight is not None:
@@ -738,6 +752,34 @@ def _properties(
             "partition that was refused",
             findings=lambda s: s.ghost.missed_bumps,
             partners=("record_failed",),
+        ),
+        no_findings(
+            name="failed_batch_handled_per_kafka",
+            fact="When the idempotent producer gives a batch up, its sequence bookkeeping is Kafka's: an expired "
+            "batch leaves the partition's sequence unresolved exactly when it was in retry; an "
+            "OUT_OF_ORDER_SEQUENCE_NUMBER, or an error it does not retry while it had retries left, requests an "
+            "epoch bump that re-sequences the partition; an error with the retries spent, or a cancelled request's "
+            "NETWORK_EXCEPTION / REQUEST_TIMED_OUT after the last retry, changes no sequence.",
+            source="``Sender.sendProducerData`` (``inRetry`` before ``markSequenceUnresolved``), ``Sender.failBatch``"
+            " (``adjustSequenceNumbers``), ``TransactionManager.handleFailedBatch`` (Kafka trunk @1eb7644349cb)",
+            catches="a producer that marks every failed batch unresolved (holding its partition back for a bump "
+            "Kafka never makes), forgets the mark for a retried batch that expired (the next batch drained into a "
+            "sequence gap), or repairs (or fails to repair) a sequence after the wrong kind of failure",
+            findings=lambda s: s.ghost.misjudged_failures,
+            partners=("record_failed",),
+        ),
+        no_findings(
+            name="batch_stamped_per_kafka",
+            fact="The idempotent producer stamps a batch when it first sends it with its current producer id and "
+            "epoch and the partition's next sequence -- sequence 0 when the partition's sequences belong to an older "
+            "id or epoch (after a bump, also on partitions that did not ask for it) -- and resends a batch with the "
+            "stamp it was first sent with.",
+            source="``RecordAccumulator.drain``, ``TransactionManager.maybeUpdateProducerIdAndEpoch`` / "
+            "``hasStaleProducerIdAndEpoch`` (Kafka trunk @1eb7644349cb); KAFKA-12152",
+            catches="a producer that keeps a partition's old sequences under a new epoch (KAFKA-12152), stamps a "
+            "retry afresh, or numbers a batch off its partition's next sequence",
+            findings=lambda s: s.ghost.misstamped,
+            partners=("record_acknowledged",),
         ),
         Property(
             name="healthy_producer_not_failed",

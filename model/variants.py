@@ -229,6 +229,22 @@ class ProtocolFlags:
             never removes a producer with an ongoing transaction on the partition
             (``ProducerStateManager.isProducerExpired`` requires no
             ``currentTxnFirstOffset``).
+        mark_unresolved_only_in_retry: a batch that ``delivery.timeout.ms`` expires leaves its partition's
+            sequence unresolved only if it was in retry (``Sender.sendProducerData``: ``expiredBatch.inRetry()``
+            before ``markSequenceUnresolved``).  Off: every expired batch that was sent marks it, on its first
+            attempt too, holding back the partition's new batches until it resolves.
+        retry_disconnected_batches: a request cancelled by a closed connection is completed with
+            NETWORK_EXCEPTION (``wasDisconnected``) or REQUEST_TIMED_OUT (``wasTimedOut``) for each of its
+            batches (``Sender.handleProduceResponse``), retriable errors: a batch with retries left is
+            re-enqueued.  Off: the batches of the cancelled requests fail at once.
+        expired_requests_hold_in_flight: a request whose batch expired while it was in flight still holds its
+            place among the ``max.in.flight.requests.per.connection`` requests ``NetworkClient`` keeps until the
+            response is read or the connection closes.  Off: the expired batch's request frees its place at once,
+            so a batch behind it is drained while it is still on the wire.
+        failed_batch_bump_outside_completion: a transactional producer whose batch fails sets
+            ``epochBumpRequired`` (KIP-360, TV < 2) only when it is not completing a transaction
+            (``maybeTransitionToErrorState``: ``canBumpEpoch() && !isCompleting()``).  Off: a batch failing while
+            COMMITTING_TRANSACTION sets it too.
         empty_abort_rotates_producer_id: the TV2 empty abort allocates the next
             producer id when the epoch is exhausted, like every TV2 completion
             (``generateTxnTransitMetadataForTxnCompletion``); without it the
@@ -424,6 +440,10 @@ class ProtocolFlags:
     resolve_by_last_acked_sequence: bool = True
     bump_on_next_sequence_refusal: bool = True
     retry_by_unresolved_sequence: bool = True
+    mark_unresolved_only_in_retry: bool = True
+    retry_disconnected_batches: bool = True
+    expired_requests_hold_in_flight: bool = True
+    failed_batch_bump_outside_completion: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
     complete_written_to_log: bool = True
@@ -628,13 +648,58 @@ VARIANTS: dict[str, Variant] = {
             "next one is refused on every retry and fails, where Kafka bumps the epoch and delivers it",
         ),
         Variant(
+            name="unresolved_on_first_attempt_expiry",
+            description="The idempotent producer marks its partition's sequence unresolved for every sent batch "
+            "that expires, also on its first attempt (Kafka: only a batch in retry, ProducerBatch.inRetry).",
+            flags=replace(_REAL, mark_unresolved_only_in_retry=False),
+            weakened=True,
+            breaks=("failed_batch_handled_per_kafka",),
+            scenarios=("idempotence_batches",),
+            bug="a Sender that calls markSequenceUnresolved for every expired batch (Sender.sendProducerData checks "
+            "expiredBatch.inRetry()): the partition stops draining and resolves by a bump Kafka never makes",
+        ),
+        Variant(
+            name="disconnect_fails_batches",
+            description="The producer fails every batch of a request cancelled by a closed connection (a reset or "
+            "request.timeout.ms) instead of completing it with the retriable NETWORK_EXCEPTION / REQUEST_TIMED_OUT.",
+            flags=replace(_REAL, retry_disconnected_batches=False),
+            weakened=True,
+            breaks=("failed_sends_explained",),
+            scenarios=("idempotence_batches",),
+            bug="a Sender whose handleProduceResponse drops wasDisconnected()/wasTimedOut() requests' batches "
+            "instead of completing them with NETWORK_EXCEPTION/REQUEST_TIMED_OUT (retriable, Sender.canRetry): "
+            "records lost to a connection reset with retries left",
+        ),
+        Variant(
+            name="expired_request_frees_in_flight",
+            description="A request whose batch expired while in flight no longer counts against "
+            "max.in.flight.requests.per.connection, although NetworkClient keeps it in flight until it is answered.",
+            flags=replace(_REAL, expired_requests_hold_in_flight=False),
+            weakened=True,
+            breaks=("requests_in_flight_per_kafka",),
+            scenarios=("idempotence_batches",),
+            bug="a producer whose in-flight accounting follows its batches, not NetworkClient.InFlightRequests: a "
+            "batch drained behind an expired one's request still on the wire",
+        ),
+        Variant(
+            name="failed_batch_bumps_while_committing",
+            description="A transactional producer whose batch fails while COMMITTING_TRANSACTION sets "
+            "epochBumpRequired (Kafka: maybeTransitionToErrorState checks canBumpEpoch() && !isCompleting()).",
+            flags=replace(_REAL, transaction_version=1, failed_batch_bump_outside_completion=False),
+            weakened=True,
+            breaks=("client_reacts_as_kafka",),
+            scenarios=("txn_eos_tv1_request_timeout",),
+            bug="a TransactionManager that requests the KIP-360 epoch bump for a batch failing during the commit "
+            "(maybeTransitionToErrorState without !isCompleting())",
+        ),
+        Variant(
             name="bump_on_every_expired_batch",
             description="The idempotent producer bumps its epoch for every batch that expired after it was sent, "
             "even when a later batch of the partition was acknowledged.",
             flags=replace(_REAL, resolve_by_last_acked_sequence=False),
             weakened=True,
             breaks=("epoch_bump_needed",),
-            scenarios=("idempotence_retry",),
+            scenarios=("idempotence_retry_expiry",),
             bug="a producer that ignores its last acknowledged sequence when it resolves an expired batch "
             "(TransactionManager.maybeResolveSequences / isNextSequence): needless KIP-360 bumps, each restarting "
             "the partition's sequences at a new epoch",

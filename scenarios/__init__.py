@@ -153,6 +153,7 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
         config.producer.retries,
         faults.kinds(),
         config.producer.max_in_flight,
+        faults.total >= 2,
     )
 
 

@@ -85,6 +85,13 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # canRetry's unresolved-sequence rule (KAFKA-8710): handle_produce_response's by_unresolved, read by the
     # idempotent producer of the idempotence system (the transactional systems pass the real rule)
     "retry_by_unresolved_sequence": frozenset({"idempotence"}),
+    # the producer client's Sender/NetworkClient (h16-client): markSequenceUnresolved only for an expired batch in
+    # retry, disconnects completed as retriable errors, expired batches' requests still in flight;
+    # TransactionManager's !isCompleting() for a failed batch's bump
+    "mark_unresolved_only_in_retry": frozenset({"idempotence"}),
+    "retry_disconnected_batches": frozenset({"idempotence"}),
+    "expired_requests_hold_in_flight": frozenset({"idempotence"}),
+    "failed_batch_bump_outside_completion": frozenset({"transactions", "eos"}),
     # the classic group protocol
     "offset_commit_generation_check": frozenset({"groups"}),
     "offset_commit_stale_generation_check": frozenset({"groups"}),

@@ -175,8 +175,11 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         "faults": {"batch_expiry": 1, "request_timeout": 1, "txn_timeout": 1, "total": 3},
         # the timed-out request may be the first transaction's EndTxn(COMMIT) instead: under TV1 it lands in the
         # second transaction at the same epoch (KAFKA-17754, fixed by TV2's bump per transaction) and the
-        # healthy producer's abort is answered INVALID_TXN_STATE -- Kafka 3.x's behaviour, permitted here
-        "permitted": ["healthy_producer_not_failed"],
+        # healthy producer's abort is answered INVALID_TXN_STATE -- Kafka 3.x's behaviour, permitted here.  A batch
+        # that expires while the producer commits makes it abortable without an epoch bump (maybeTransitionToErrorState:
+        # canBumpEpoch() && !isCompleting(), KAFKA-8805), so its request, still on the wire, may land in the next
+        # transaction of the same epoch: the TV1 zombie write KIP-890 part 2 removes -- permitted too
+        "permitted": ["healthy_producer_not_failed", "atomic_commit", "committed_transactions_visible"],
     },
     "double_rotation": {
         "tvs": ("tv2",),

@@ -52,7 +52,7 @@ def _batch(attempts: int) -> prod.ProducerBatch:
 def test_the_judge(error: str, attempts: int, flagged: bool) -> None:
     before = prod.new_producer(1)._replace(batches=(_batch(attempts),))
     after = before._replace(batches=())
-    resp = ProduceResponse(0, before.connection, 0, 1, 0, error, -1)
+    resp = ProduceResponse(0, before.connection, 0, 1, 0, error, -1, prod.correlation_id(_batch(attempts)))
     labels = premature_batch_failure(before, after, resp, 3, 0)
     assert bool(labels) is flagged, labels
     # a batch still queued (retried) is never flagged

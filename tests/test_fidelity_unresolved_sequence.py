@@ -48,7 +48,7 @@ def _resend_and_refuse(p: prod.Producer, seq: int, transactional: bool = False, 
     drained = prod.drain(p, 0, 0, CONFIG, KAFKA_SEQUENCE_SPACE)
     assert drained is not None and drained[1].base_sequence == seq
     p = drained[0]
-    resp = ProduceResponse(0, p.connection, 0, 0, seq, OOO, -1)
+    resp = ProduceResponse(0, p.connection, 0, 0, seq, OOO, -1, drained[1].correlation_id)
     return prod.handle_produce_response(p, resp, CONFIG, KAFKA_SEQUENCE_SPACE, transactional=transactional, **kw)
 
 
@@ -73,7 +73,7 @@ def test_a_batch_further_on_waits_for_the_sequence_to_resolve() -> None:
     assert [b.base_sequence for b in p.batches] == [1, 2]
     # the attempt of seq 2 on the old connection is answered on it before the reset; here its retry is in flight
     p = p._replace(batches=(p.batches[0], p.batches[1]._replace(in_flight=True, attempts=2)))
-    resp = ProduceResponse(0, p.connection, 0, 0, 2, OOO, -1)
+    resp = ProduceResponse(0, p.connection, 0, 0, 2, OOO, -1, prod.correlation_id(p.batches[1]))
     out = prod.handle_produce_response(p, resp, CONFIG, KAFKA_SEQUENCE_SPACE)
     assert not out.producer.epoch_bump_required and not out.failed
     assert "awaiting_resolution" in out.events
@@ -128,7 +128,8 @@ def test_kafka_retries_reference() -> None:
 
 def test_needless_retry_is_flagged() -> None:
     p = _pipelined(1)
-    resp = ProduceResponse(0, p.connection, 0, 0, 0, Errors.INVALID_PRODUCER_EPOCH, -1)
+    cid = prod.correlation_id(p.batches[0])
+    resp = ProduceResponse(0, p.connection, 0, 0, 0, Errors.INVALID_PRODUCER_EPOCH, -1, cid)
     failed = prod.handle_produce_response(p, resp, CONFIG, KAFKA_SEQUENCE_SPACE, transactional=True)
     assert failed.failed == (0,) and needless_batch_retries(p, failed.producer, resp, 3, 0) == ()
     kept = p._replace(batches=tuple(b._replace(in_flight=False) for b in p.batches))

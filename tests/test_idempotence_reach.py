@@ -100,8 +100,10 @@ class TestOutOfOrderRetry:
             p = drained[0]
         return p
 
-    def response(self, seq: int, error: str) -> ProduceResponse:
-        return ProduceResponse(0, 0, 0, 0, seq, error, -1)
+    def response(self, seq: int, error: str, attempts: int = 1) -> ProduceResponse:
+        # the request of record ``seq``'s attempt (producer_with_sent stamps record n with sequence n)
+        cid = prod.correlation_id(prod.ProducerBatch(0, (seq,), attempts=attempts))
+        return ProduceResponse(0, 0, 0, 0, seq, error, -1, cid)
 
     def test_the_next_sequence_is_retried_with_an_epoch_bump(self) -> None:
         p = self.producer_with_sent(0, 1)
@@ -118,7 +120,7 @@ class TestOutOfOrderRetry:
         config = ProducerConfig(retries=1, max_in_flight=2)
         p = self.producer_with_sent(0)
         p = p._replace(batches=(p.batches[0]._replace(attempts=2),))
-        out = prod.handle_produce_response(p, self.response(0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), config, 2**31)
+        out = prod.handle_produce_response(p, self.response(0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, 2), config, 2**31)
         assert out.failed == (0,) and out.producer.epoch_bump_required
 
     def test_the_judge_wants_the_bump_for_a_retried_next_sequence(self) -> None:

@@ -201,7 +201,7 @@ def test_failed_batch_on_authorization_error_is_not_retried(error: str, state: s
     data, req = prod.drain(c.data, 0, 0, config, 2**31) or (None, None)
     assert data is not None and req is not None
     c = c._replace(data=data)
-    resp = ProduceResponse(0, req.connection, 0, req.producer_epoch, req.base_sequence, error, -1)
+    resp = ProduceResponse(0, req.connection, 0, req.producer_epoch, req.base_sequence, error, -1, req.correlation_id)
     c, acked, events = tp.handle_produce_response(c, resp, config, 2, True)
     assert c.state == state and acked == () and "batch_failed" in events and "retry" not in events
 

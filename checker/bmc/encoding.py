@@ -70,7 +70,9 @@ ERROR_CODES: tuple[str, ...] = (
 )
 
 #: Fields of a network slot (request and response share them).
-SLOT_FIELDS = ("prod", "conn", "part", "pid", "ep", "seq", "rec", "err", "off", "order")
+#: ``rec`` and ``att`` name the request (its batch's first record and attempt: ``producer.correlation_id``); a
+#: response carries its request's.
+SLOT_FIELDS = ("prod", "conn", "part", "pid", "ep", "seq", "rec", "att", "err", "off", "order")
 
 Expr = Any  # z3 ExprRef (untyped in z3's stubs)
 State = dict[str, Expr]
@@ -419,7 +421,9 @@ class Encoding:
             v[f"m{j}.pid"] = body.producer_id if isreq else 0
             v[f"m{j}.ep"] = body.producer_epoch
             v[f"m{j}.seq"] = body.base_sequence
-            v[f"m{j}.rec"] = self._flat(body.records[0]) if isreq else 0
+            rid, att = divmod(body.correlation_id, prod.MAX_ATTEMPTS)
+            v[f"m{j}.rec"] = self._flat(rid)
+            v[f"m{j}.att"] = att
             v[f"m{j}.err"] = 0 if isreq else ERROR_CODES.index(body.error)
             v[f"m{j}.off"] = 0 if isreq else body.base_offset
             v[f"m{j}.order"] = j
@@ -450,13 +454,21 @@ class Encoding:
         """The network envelope held by slot ``j`` in a z3 model."""
         val = {f: _num(m.eval(self.slot[j][f], model_completion=True)) for f in SLOT_FIELDS}
         isreq = z3.is_true(m.eval(self.slot[j]["isreq"], model_completion=True))
+        cid = self._rid(val["rec"]) * prod.MAX_ATTEMPTS + val["att"]
         if isreq:
             body: Any = ProduceRequest(
-                val["prod"], val["conn"], val["part"], val["pid"], val["ep"], val["seq"], (self._rid(val["rec"]),)
+                val["prod"],
+                val["conn"],
+                val["part"],
+                val["pid"],
+                val["ep"],
+                val["seq"],
+                (self._rid(val["rec"]),),
+                correlation_id=cid,
             )
             return net.Envelope(f"p{val['prod']}", BROKER, val["conn"], body)
         body = ProduceResponse(
-            val["prod"], val["conn"], val["part"], val["ep"], val["seq"], ERROR_CODES[val["err"]], val["off"]
+            val["prod"], val["conn"], val["part"], val["ep"], val["seq"], ERROR_CODES[val["err"]], val["off"], cid
         )
         return net.Envelope(BROKER, f"p{val['prod']}", val["conn"], body)
 
@@ -563,19 +575,23 @@ class Encoding:
         return z3.Or([z3.And(S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.seq"] >= 0) for n in self._records_of(q)] or [False])
 
     def _fail(self, S: State, i: int, n: int, cond: Expr) -> State:
-        """``producer._fail`` of batch ``n`` when ``cond``; records it failed."""
+        """``producer._fail`` of batch ``n`` when ``cond`` (sequences not adjusted); records it failed."""
         T = dict(S)
-        q = n % self.P
         T[f"p{i}.b{n}.on"] = z3.And(S[f"p{i}.b{n}.on"], z3.Not(cond))
         T[f"fail{i}.{n}"] = z3.Or(S[f"fail{i}.{n}"], cond)
-        if self.idem:
-            mark = z3.And(
-                cond, S[f"p{i}.b{n}.seq"] >= 0, S[f"p{i}.b{n}.att"] > 0, S[f"p{i}.q{q}.pe"] == S[f"p{i}.b{n}.ep"]
-            )
-            T[f"p{i}.q{q}.unres"] = z3.Or(S[f"p{i}.q{q}.unres"], mark)
-            # markSequenceUnresolved keeps the largest sequence after a failed batch (plain lastSequence() + 1)
-            after, us = S[f"p{i}.b{n}.seq"] + 1, S[f"p{i}.q{q}.us"]
-            T[f"p{i}.q{q}.us"] = z3.If(z3.And(mark, after > us), after, us)
+        return T
+
+    def _mark_unresolved(self, S: State, i: int, n: int, cond: Expr) -> State:
+        """``producer._mark_unresolved`` for batch ``n`` when ``cond`` (an expired batch in retry)."""
+        T = dict(S)
+        q = n % self.P
+        mark = z3.And(
+            cond, S[f"p{i}.b{n}.seq"] >= 0, S[f"p{i}.b{n}.att"] > 0, S[f"p{i}.q{q}.pe"] == S[f"p{i}.b{n}.ep"]
+        )
+        T[f"p{i}.q{q}.unres"] = z3.Or(S[f"p{i}.q{q}.unres"], mark)
+        # markSequenceUnresolved keeps the largest sequence after a failed batch (plain lastSequence() + 1)
+        after, us = S[f"p{i}.b{n}.seq"] + 1, S[f"p{i}.q{q}.us"]
+        T[f"p{i}.q{q}.us"] = z3.If(z3.And(mark, after > us), after, us)
         return T
 
     def _request_timeout(self, S: State, i: int) -> State:
@@ -773,8 +789,27 @@ class Encoding:
             T[f"p{i}.b{n}.att"] = z3.If(hit, 0, S[f"p{i}.b{n}.att"])
         return nxt < self.R, T, None
 
+    def _orphans(self, S: State, i: int) -> Expr:
+        """``idempotence._orphan_requests``: batches of producer ``i`` with a request (or its answer) live on the
+        current connection that they do not await (expired in flight), one per batch."""
+        out = []
+        for n in range(self.R):
+            b_on, b_fl, b_att = S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.fl"], S[f"p{i}.b{n}.att"]
+            hits = [
+                z3.And(
+                    S[f"live{j}"],
+                    self.slot[j]["prod"] == i,
+                    self.slot[j]["conn"] == S[f"p{i}.conn"],
+                    self.slot[j]["rec"] == i * self.R + n,
+                    z3.Not(z3.And(b_on, b_fl, self.slot[j]["att"] == b_att)),
+                )
+                for j in range(self.nslots)
+            ]
+            out.append(z3.Or(hits or [False]))
+        return self._count(out)
+
     def _t_SendProduce(self, S: State, i: int, q: int) -> tuple[Expr, State, dict[str, Expr]]:
-        pre = [self._in_flight(S, i) < self.pc.max_in_flight]
+        pre = [self._in_flight(S, i) + self._orphans(S, i) < self.pc.max_in_flight]
         if self.idem:
             pre += [S[f"p{i}.pid"] >= 0, z3.Not(S[f"p{i}.bump"])]
         recs = self._records_of(q)
@@ -803,7 +838,7 @@ class Encoding:
             "part": self.val(q),
             "pid": S[f"p{i}.pid"] if self.idem else self.val(-1),
         }
-        ep_pairs, seq_pairs, rec_pairs = [], [], []
+        ep_pairs, seq_pairs, rec_pairs, att_pairs = [], [], [], []
         stamp_any = []
         for sel, n in zip(sels, recs):
             bep, bseq = S[f"p{i}.b{n}.ep"], S[f"p{i}.b{n}.seq"]
@@ -820,6 +855,7 @@ class Encoding:
             ep_pairs.append((sel, bep))
             seq_pairs.append((sel, bseq))
             rec_pairs.append((sel, self.val(i * self.R + n)))
+            att_pairs.append((sel, S[f"p{i}.b{n}.att"] + 1))
         if self.idem:
             stamped = z3.Or(stamp_any or [False])
             reset = z3.And(stamped, pe != S[f"p{i}.ep"])
@@ -837,6 +873,7 @@ class Encoding:
         out["ep"] = _ite(ep_pairs, self.val(-1))
         out["seq"] = _ite(seq_pairs, self.val(-1))
         out["rec"] = _ite(rec_pairs, self.val(-1))
+        out["att"] = _ite(att_pairs, self.val(-1))
         return guard, T, out
 
     def _t_BumpEpoch(self, S: State, i: int) -> tuple[Expr, State, None]:
@@ -851,7 +888,6 @@ class Encoding:
         ep2 = z3.If(over, -1, S[f"p{i}.ep"] + 1)
         T = dict(S)
         T[f"p{i}.pid"], T[f"p{i}.ep"], T[f"p{i}.bump"] = pid2, ep2, z3.BoolVal(False)
-        T[f"p{i}.conn"] = z3.If(over, S[f"p{i}.conn"] + 1, S[f"p{i}.conn"])  # a new pid reads a new connection
         for q in range(self.P):
             apply = z3.Or(S[f"p{i}.q{q}.rw"], pid2 < 0)
             rank: list[Expr] = []
@@ -915,6 +951,8 @@ class Encoding:
             "part": self.val(q),
             "ep": ep,
             "seq": seq,
+            "rec": msg["rec"],
+            "att": msg["att"],
             "err": err,
             "off": offset,
         }
@@ -935,9 +973,9 @@ class Encoding:
                     current,
                     S[f"p{i}.b{n}.on"],
                     S[f"p{i}.b{n}.fl"],
-                    msg["part"] == n % self.P,
-                    S[f"p{i}.b{n}.seq"] == msg["seq"],
-                    S[f"p{i}.b{n}.ep"] == msg["ep"],
+                    # producer.answers: the response names the request (batch and attempt) it answers
+                    msg["rec"] == i * self.R + n,
+                    msg["att"] == S[f"p{i}.b{n}.att"],
                 )
             )
         err = msg["err"]
@@ -978,6 +1016,12 @@ class Encoding:
             other_retry = z3.And(rest, z3.Not(fenced), can_retry)
             other_fail = z3.And(rest, z3.Not(fenced), z3.Not(can_retry))
             T = self._fail(T, i, n, z3.Or(fence_fail, other_fail))
+            if self.idem:
+                # failBatch(adjustSequenceNumbers = retries left) -> handleFailedBatch: an idempotent producer
+                # requests a bump for the partition of a batch failed on an error it does not retry
+                adjust = z3.And(fence_fail, can_retry)
+                T[f"p{i}.bump"] = z3.Or(T[f"p{i}.bump"], adjust)
+                T[f"p{i}.q{q}.rw"] = z3.Or(T[f"p{i}.q{q}.rw"], adjust)
             retry = z3.Or(ooo_retry, other_retry)
             T[f"p{i}.b{n}.fl"] = z3.And(T[f"p{i}.b{n}.fl"], z3.Not(retry))
         return guard, T, None
@@ -1022,6 +1066,9 @@ class Encoding:
         T = dict(S)
         for e, n in zip(expire, recs):
             T = self._fail(T, i, n, e)
+            if self.idem:  # Sender: markSequenceUnresolved only for a batch in retry (ProducerBatch.inRetry)
+                in_retry = z3.Or(S[f"p{i}.b{n}.att"] > 1, z3.Not(S[f"p{i}.b{n}.fl"]))
+                T = self._mark_unresolved(T, i, n, z3.And(e, in_retry))
         self._charge(S, T, FAULT_OF_ACTION["ExpireBatch"])
         return guard, T, None
 

@@ -394,7 +394,7 @@ class TxnEncoding:
         for q in range(self.P):
             for a in range(self.NS[q]):
                 bools(f"m{q}.{a}.live", f"m{q}.{a}.resp")
-                ints(*[f"m{q}.{a}.{f}" for f in ("conn", "rec", "ep", "seq", "err", "off", "ord")])
+                ints(*[f"m{q}.{a}.{f}" for f in ("conn", "rec", "att", "ep", "seq", "err", "off", "ord")])
         ints("mk.n")
         for j in range(self.M):
             bools(f"mk{j}.live", f"mk{j}.com")
@@ -540,13 +540,15 @@ class TxnEncoding:
                     v[f"{p}.p{q}"] = q in getattr(body, "partitions", ())
             elif isinstance(body, (ProduceRequest, ProduceResponse)):
                 q = body.partition
-                if isinstance(body, ProduceRequest):
-                    if body.producer_id != 0 or len(body.records) != 1 or not body.transactional:
-                        raise ValueError("produce request outside the slice")
-                    v[f"m{q}.{used.get(q, 0)}.rec"] = body.records[0]
+                if isinstance(body, ProduceRequest) and (
+                    body.producer_id != 0 or len(body.records) != 1 or not body.transactional
+                ):
+                    raise ValueError("produce request outside the slice")
                 a = used.get(q, 0)
                 used[q] = a + 1
                 p = f"m{q}.{a}"
+                # the request's name (batch and attempt, producer.correlation_id); a response carries its request's
+                v[f"{p}.rec"], v[f"{p}.att"] = divmod(body.correlation_id, prod.MAX_ATTEMPTS)
                 v[f"{p}.live"], v[f"{p}.ord"], v[f"{p}.conn"] = True, o, env.connection
                 v[f"{p}.resp"] = isinstance(body, ProduceResponse)
                 v[f"{p}.ep"], v[f"{p}.seq"] = body.producer_epoch, body.base_sequence
@@ -630,16 +632,17 @@ class TxnEncoding:
             q, a = tmpl.args
             p = f"m{q}.{a}"
             conn = val(f"{p}.conn")
-            body = ProduceRequest(
-                0, conn, q, 0, val(f"{p}.ep"), val(f"{p}.seq"), (prod.record_id(0, val(f"{p}.rec")),), True
-            )
+            rid = prod.record_id(0, val(f"{p}.rec"))
+            cid = rid * prod.MAX_ATTEMPTS + val(f"{p}.att")
+            body = ProduceRequest(0, conn, q, 0, val(f"{p}.ep"), val(f"{p}.seq"), (rid,), True, cid)
             return net.Envelope("p0", BROKER, conn, body)
         if tmpl.kind == "DeliverProduceResponse":
             q, a = tmpl.args
             p = f"m{q}.{a}"
             conn = val(f"{p}.conn")
+            cid = prod.record_id(0, val(f"{p}.rec")) * prod.MAX_ATTEMPTS + val(f"{p}.att")
             body = ProduceResponse(
-                0, conn, q, val(f"{p}.ep"), val(f"{p}.seq"), ERRORS[val(f"{p}.err")], val(f"{p}.off")
+                0, conn, q, val(f"{p}.ep"), val(f"{p}.seq"), ERRORS[val(f"{p}.err")], val(f"{p}.off"), cid
             )
             return net.Envelope(BROKER, "p0", conn, body)
         assert tmpl.kind == "DeliverMarker"
@@ -994,6 +997,23 @@ class TxnEncoding:
         recs = self.recs[q]
         return [z3.And(S[f"b{n}.on"], *[z3.Not(S[f"b{e}.on"]) for e in recs[:x]]) for x, n in enumerate(recs)]
 
+    def _orphan(self, S: State) -> Expr:
+        """``producer.orphan_requests`` > 0: a produce request (or its answer) live on the data connection that no
+        batch awaits (its batch expired in flight); it still holds a place in ``NetworkClient.InFlightRequests``."""
+        out = []
+        for q in range(self.P):
+            for a in range(self.NS[q]):
+                p = f"m{q}.{a}"
+                awaited = z3.Or(
+                    [
+                        z3.And(S[f"b{m}.on"], S[f"b{m}.fl"], S[f"{p}.rec"] == m, S[f"{p}.att"] == S[f"b{m}.att"])
+                        for m in self.recs[q]
+                    ]
+                    or [z3.BoolVal(False)]
+                )
+                out.append(z3.And(S[f"{p}.live"], S[f"{p}.conn"] == S["d.conn"], z3.Not(awaited)))
+        return z3.Or(out or [z3.BoolVal(False)])
+
     def _seq_outstanding(self, S: State, q: int) -> Expr:
         return z3.Or([z3.And(S[f"b{n}.on"], S[f"b{n}.seq"] >= 0) for n in self.recs[q]] or [z3.BoolVal(False)])
 
@@ -1003,6 +1023,7 @@ class TxnEncoding:
             z3.Or([st == CS[x] for x in (C.IN_TRANSACTION, C.COMMITTING, C.ABORTING, C.ABORTABLE_ERROR)]),
             S["d.pid"] >= 0,
             z3.Not(self._in_flight(S)),
+            z3.Not(self._orphan(S)),
         ]
         if self.tv < 2:
             pre.append(S[f"c.add{q}"])
@@ -1014,6 +1035,7 @@ class TxnEncoding:
         req_ep: list[tuple[Expr, Expr]] = []
         req_seq: list[tuple[Expr, Expr]] = []
         req_rec: list[tuple[Expr, Expr]] = []
+        req_att: list[tuple[Expr, Expr]] = []
         reset = pe != dep
         for sel, n in zip(sels, self.recs[q]):
             stamp = z3.And(sel, S[f"b{n}.seq"] < 0)
@@ -1026,6 +1048,7 @@ class TxnEncoding:
             req_ep.append((sel, bep))
             req_seq.append((sel, bseq))
             req_rec.append((sel, self.v(n)))
+            req_att.append((sel, att))
         stamped = z3.Or([z3.And(sel, S[f"b{n}.seq"] < 0) for sel, n in zip(sels, self.recs[q])] or [z3.BoolVal(False)])
         rs = z3.And(stamped, reset)
         T[f"d.q{q}.pe"] = z3.If(stamped, dep, pe)
@@ -1045,24 +1068,42 @@ class TxnEncoding:
             T[f"{p}.resp"] = z3.And(S[f"{p}.resp"], z3.Not(hit))
             T[f"{p}.conn"] = z3.If(hit, S["d.conn"], S[f"{p}.conn"])
             T[f"{p}.rec"] = z3.If(hit, _ite(req_rec, self.v(-1)), S[f"{p}.rec"])
+            T[f"{p}.att"] = z3.If(hit, _ite(req_att, self.v(-1)), S[f"{p}.att"])
             T[f"{p}.ep"] = z3.If(hit, _ite(req_ep, self.v(-1)), S[f"{p}.ep"])
             T[f"{p}.seq"] = z3.If(hit, _ite(req_seq, self.v(-1)), S[f"{p}.seq"])
             T[f"{p}.ord"] = z3.If(hit, self._ord(0), S[f"{p}.ord"])
         return z3.And(*pre, z3.Or(sels or [z3.BoolVal(False)]), z3.Or(frees or [z3.BoolVal(False)])), T
 
-    def _fail_batch(self, S: State, n: int, cond: Expr) -> State:
-        """``producer._fail``: remove the batch; a sent, sequenced batch leaves its sequence unresolved."""
+    def _fail_batch(self, S: State, n: int, cond: Expr, adjust: Expr | None = None) -> State:
+        """``producer._fail``: remove the batch; with ``adjust`` (retries left) a transactional producer gives its
+        sequence back (``adjustSequencesDueToFailedBatch``: the next sequence and the later batches' go down)."""
         T = dict(S)
         q = n % self.P
         T[f"b{n}.on"] = z3.And(S[f"b{n}.on"], z3.Not(cond))
+        if adjust is None:
+            return T
+        adj = z3.And(cond, adjust, S[f"b{n}.seq"] >= 0)
+        T[f"d.q{q}.ns"] = z3.If(adj, S[f"d.q{q}.ns"] - 1, S[f"d.q{q}.ns"])
+        for m in self.recs[q]:
+            if m == n:
+                continue
+            later = z3.And(adj, S[f"b{m}.on"], S[f"b{m}.seq"] >= 0, S[f"b{m}.seq"] >= S[f"b{n}.seq"])
+            T[f"b{m}.seq"] = z3.If(later, S[f"b{m}.seq"] - 1, S[f"b{m}.seq"])
+        return T
+
+    def _mark_unresolved(self, S: State, n: int, cond: Expr) -> State:
+        """``producer._mark_unresolved`` of batch ``n`` when ``cond`` (an expired batch in retry)."""
+        T = dict(S)
+        q = n % self.P
         mark = z3.And(cond, S[f"b{n}.seq"] >= 0, S[f"b{n}.att"] > 0, S[f"d.q{q}.pe"] == S[f"b{n}.ep"])
         T[f"d.q{q}.unres"] = z3.Or(S[f"d.q{q}.unres"], mark)
         after, us = S[f"b{n}.seq"] + 1, S[f"d.q{q}.us"]  # markSequenceUnresolved: the largest lastSequence() + 1
         T[f"d.q{q}.us"] = z3.If(z3.And(mark, after > us), after, us)
         return T
 
-    def _classify(self, S: State, fatal: Expr) -> State:
-        """``classify_batch_failure``: fatal, or abortable (KIP-360 epoch bump under TV<2)."""
+    def _classify(self, S: State, fatal: Expr, bump: Expr | None = None) -> State:
+        """``classify_batch_failure``: fatal, or abortable (KIP-360 epoch bump under TV<2 when ``bump``; by default
+        a failed batch's: not while COMMITTING_TRANSACTION, ``maybeTransitionToErrorState``'s ``!isCompleting()``)."""
         st = S["c.st"]
         F = dict(S)
         F["c.st"] = self.v(CS[C.FATAL_ERROR])
@@ -1070,7 +1111,9 @@ class TxnEncoding:
         F["c.fen"] = z3.And(st == CS[C.FATAL_ERROR], S["c.fen"])
         A = self._drop_undrained(S)
         A["c.st"] = self.v(CS[C.ABORTABLE_ERROR])
-        A["c.ebr"] = z3.Or(S["c.ebr"], z3.BoolVal(self.kip_360 and self.tv < 2))
+        if bump is None:
+            bump = st != CS[C.COMMITTING]
+        A["c.ebr"] = z3.Or(S["c.ebr"], z3.And(bump, z3.BoolVal(self.kip_360 and self.tv < 2)))
         keep = z3.Or(st == CS[C.FATAL_ERROR], st == CS[C.ABORTING])
         return _merge(fatal, F, _merge(keep, S, A))
 
@@ -1080,9 +1123,10 @@ class TxnEncoding:
         T = dict(S)
         T[f"{p}.live"] = z3.BoolVal(False)
         current = S[f"{p}.conn"] == S["d.conn"]
-        rep, rseq, err = S[f"{p}.ep"], S[f"{p}.seq"], S[f"{p}.err"]
+        err = S[f"{p}.err"]
+        # producer.answers: the response names its request (batch and attempt), whatever the batch's stamp is now
         matches = [
-            z3.And(current, S[f"b{m}.on"], S[f"b{m}.fl"], S[f"b{m}.seq"] == rseq, S[f"b{m}.ep"] == rep)
+            z3.And(current, S[f"b{m}.on"], S[f"b{m}.fl"], S[f"{p}.rec"] == m, S[f"{p}.att"] == S[f"b{m}.att"])
             for m in self.recs[q]
         ]
         U = dict(T)
@@ -1105,13 +1149,13 @@ class TxnEncoding:
             later = z3.And(bseq != expected, z3.Not(S[f"d.q{q}.unres"]), can_retry)
             ooo_retry = z3.And(failing, ooo, later)
             ooo_fail = z3.And(failing, ooo, z3.Not(later))
-            U[f"b{m}.on"] = z3.And(U[f"b{m}.on"], z3.Not(ooo_fail))
-            U[f"d.q{q}.rw"] = z3.Or(U[f"d.q{q}.rw"], ooo_fail)
+            # handleFailedBatch: a transactional producer's OutOfOrderSequenceException takes the common branch
+            U = self._fail_batch(U, m, ooo_fail, can_retry)
             rest = z3.And(failing, z3.Not(ooo))
             fenced = err == E[Errors.INVALID_PRODUCER_EPOCH]
             other_retry = z3.And(rest, z3.Not(fenced), can_retry)
             fail = z3.And(rest, z3.Or(fenced, z3.Not(can_retry)))
-            U = self._fail_batch(U, m, fail)
+            U = self._fail_batch(U, m, fail, can_retry)
             U[f"b{m}.fl"] = z3.And(U[f"b{m}.fl"], z3.Not(z3.Or(ooo_retry, other_retry)))
             failed = z3.Or(failed, ooo_fail, fail)
         # maybeTransitionToErrorState: INVALID_TXN_STATE is abortable; OUT_OF_ORDER_SEQUENCE_NUMBER is fatal without
@@ -1610,7 +1654,8 @@ class TxnEncoding:
         )
         abortable_init = z3.And(not_aborting, self._err_in(err, (Errors.TRANSACTION_ABORTABLE,)))
         abortable_add = z3.And(not_aborting, self._err_in(err, (Errors.TRANSACTION_ABORTABLE, *if_possible)))
-        abortable = self._classify_abortable(H)
+        # abortableErrorIfPossible sets epochBumpRequired, abortableError (TRANSACTION_ABORTABLE) does not
+        abortable = self._classify_abortable(H, self._err_in(err, if_possible))
         # InitProducerId
         Ip = dict(H)
         Ip["d.pid"], Ip["d.ep"] = S[f"{r}.pid"], S[f"{r}.ep"]
@@ -1644,9 +1689,9 @@ class TxnEncoding:
     def _err_in(self, err: Expr, names: Sequence[str]) -> Expr:
         return z3.Or([err == E[x] for x in names if x in E] or [z3.BoolVal(False)])
 
-    def _classify_abortable(self, S: State) -> State:
-        """``_abortable`` (an AddPartitionsToTxn INVALID_PRODUCER_ID_MAPPING)."""
-        return self._classify(S, z3.BoolVal(False))
+    def _classify_abortable(self, S: State, bump: Expr) -> State:
+        """``_abortable`` for a coordinator answer (``bump``: it was ``abortableErrorIfPossible``'s)."""
+        return self._classify(S, z3.BoolVal(False), bump)
 
     # -- markers ------------------------------------------------------------------------------------------
 
@@ -1749,6 +1794,8 @@ class TxnEncoding:
         T = dict(S)
         for e, n in zip(expire, self.recs[q]):
             T = self._fail_batch(T, n, e)
+            # Sender: markSequenceUnresolved only for a batch in retry (ProducerBatch.inRetry)
+            T = self._mark_unresolved(T, n, z3.And(e, z3.Or(S[f"b{n}.att"] > 1, z3.Not(S[f"b{n}.fl"]))))
         T = self._classify(T, z3.BoolVal(False))
         self._charge(S, T, "ExpireBatch")
         return z3.And(self._faults_ok(S, "batch_expiry"), z3.Or(expire or [z3.BoolVal(False)])), T

@@ -69,22 +69,27 @@ from keos.model.codec import record
 from keos.model.log.producer_state import next_sequence
 from keos.model.protocol.errors import RETRIABLE, Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
+from keos.model.variants import KAFKA_SEQUENCE_SPACE
 
 __all__ = [
     "Outcome",
     "Producer",
     "ProducerBatch",
     "TxnPartitionEntry",
+    "answers",
     "bump_epoch",
     "can_bump_epoch",
     "can_drain",
     "can_time_out",
+    "complete_batch",
+    "correlation_id",
     "drain",
     "expire_batch",
     "handle_produce_response",
     "init_producer_id",
     "needs_producer_id",
     "new_producer",
+    "orphan_requests",
     "record_id",
     "request_timeout",
     "resolve_sequence",
@@ -248,20 +253,27 @@ def _sendable_index(p: Producer, partition: int, config: ProducerConfig) -> int:
     return -1
 
 
-def can_drain(p: Producer, partition: int, config: ProducerConfig) -> bool:
-    """Whether :func:`drain` would send a batch of ``partition`` (no objects built)."""
+def can_drain(p: Producer, partition: int, config: ProducerConfig, orphans: int = 0) -> bool:
+    """Whether :func:`drain` would send a batch of ``partition`` (no objects built).
+
+    ``max.in.flight.requests.per.connection`` bounds the *requests* ``NetworkClient`` holds on the connection
+    (``InFlightRequests.canSendMore``): a request stays there until its response is read or the connection
+    closes, also when its batch is done -- expired by ``delivery.timeout.ms`` while in flight
+    (``Sender.getExpiredInflightBatches`` fails the batch; its request is still on the wire).  ``orphans``
+    counts those requests, which the producer's batches no longer show (the system reads them off the network).
+    """
     if config.enable_idempotence and (p.producer_id < 0 or p.epoch_bump_required):
         return False
-    if p.in_flight >= config.max_in_flight:
+    if p.in_flight + orphans >= config.max_in_flight:
         return False
     return _sendable_index(p, partition, config) >= 0
 
 
 def drain(
-    p: Producer, index: int, partition: int, config: ProducerConfig, sequence_space: int
+    p: Producer, index: int, partition: int, config: ProducerConfig, sequence_space: int, orphans: int = 0
 ) -> tuple[Producer, ProduceRequest] | None:
-    """The Sender drains the next batch of ``partition`` into a ProduceRequest."""
-    if not can_drain(p, partition, config):
+    """The Sender drains the next batch of ``partition`` into a ProduceRequest (``orphans``: :func:`can_drain`)."""
+    if not can_drain(p, partition, config, orphans):
         return None
     i = _sendable_index(p, partition, config)
     b = p.batches[i]
@@ -282,33 +294,103 @@ def drain(
         producer_epoch=b.producer_epoch,
         base_sequence=b.base_sequence,
         records=b.records,
+        correlation_id=correlation_id(b),
     )
     return p._replace(batches=_set(p.batches, i, b), partitions=entries), request
 
 
+#: Attempts a batch may make, at most: the correlation id of a batch's request is unique below it.
+MAX_ATTEMPTS = 1 << 16
+
+
+def correlation_id(b: ProducerBatch) -> int:
+    """The correlation id of the request that carries ``b``'s current attempt.
+
+    Kafka's ``NetworkClient`` numbers every request it sends from a counter (``RequestHeader.correlationId``).
+    The model sends one batch per request, so a number unique per (batch, attempt) names each request just as
+    well, and keeps states that differ only in how many requests went before equal: the batch's first record id
+    (unique for the producer's lifetime) and its attempt count.
+    """
+    return b.records[0] * MAX_ATTEMPTS + b.attempts
+
+
+def answers(b: ProducerBatch, resp: ProduceResponse) -> bool:
+    """Whether ``resp`` answers the request ``b`` awaits (``NetworkClient`` hands a response to its request's
+    callback by correlation id; ``Sender.handleProduceResponse`` completes that request's batches)."""
+    return b.in_flight and correlation_id(b) == resp.correlation_id
+
+
+def orphan_requests(p: Producer, index: int, messages: Any) -> int:
+    """How many requests of producer ``index`` are in flight on its connection for batches it no longer awaits.
+
+    ``messages``: ``(connection, body)`` pairs of what is on the wire (and parked in a leader's purgatory).
+    ``NetworkClient.InFlightRequests`` holds a request until its response is read or the connection closes; a
+    batch expired in flight (``Sender.getExpiredInflightBatches``) leaves its request there, still counted
+    against ``max.in.flight.requests.per.connection`` (:func:`can_drain`).  Counted by correlation id: the
+    request, or its answer on the way back.
+    """
+    awaited = {correlation_id(b) for b in p.batches if b.in_flight}
+    orphans = {
+        body.correlation_id
+        for connection, body in messages
+        if connection == p.connection
+        and isinstance(body, (ProduceRequest, ProduceResponse))
+        and body.producer == index
+        and body.correlation_id not in awaited
+    }
+    return len(orphans)
+
+
 def _find_in_flight(p: Producer, resp: ProduceResponse) -> int:
     for i, b in enumerate(p.batches):
-        if (
-            b.in_flight
-            and b.partition == resp.partition
-            and b.base_sequence == resp.base_sequence
-            and b.producer_epoch == resp.producer_epoch
-        ):
+        if answers(b, resp):
             return i
     return -1
 
 
-def _fail(p: Producer, i: int, config: ProducerConfig) -> Producer:
-    """Remove a failed batch; a sent, sequenced batch leaves its sequence unresolved.
+def _fail(p: Producer, i: int, config: ProducerConfig, adjust: bool = False, transactional: bool = False) -> Producer:
+    """``Sender.failBatch`` -> ``TransactionManager.handleFailedBatch`` for a batch not refused out of order.
 
-    Its partition entry is at the batch's epoch: a partition moves to a new epoch only when none of its
-    sequenced batches is outstanding (:func:`_sendable_index`) or by a bump that re-stamps them all.
+    Kafka (``Sender.java``/``TransactionManager.java``, trunk @1eb7644349cb) never marks a sequence unresolved
+    here: it passes ``adjustSequenceNumbers`` = the batch had retries left (``attempts < retries``: it failed on
+    an error that is not retried), and only then repairs the partition -- an idempotent producer requests a
+    KIP-360 bump for it (``requestEpochBumpForPartition``), a transactional one pulls the sequences of the
+    partition's later batches down over the failed one (``TxnPartitionMap.adjustSequencesDueToFailedBatch``).
+    A batch whose retries are spent (or that expired) leaves the sequences as they are: Kafka cannot tell
+    whether the leader wrote it.  ``adjust`` is that argument.
     """
     b = p.batches[i]
     p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
-    if config.enable_idempotence and b.has_sequence:  # a sequence is stamped when the batch is first sent
-        p = _mark_unresolved(p, b)
-    return p
+    if not (config.enable_idempotence and adjust and b.has_sequence):
+        return p
+    if transactional:  # no branch: idempotence answers no error its producer does not retry
+        return _adjust_sequences(p, b)
+    return _request_bump(p, b.partition)
+
+
+def _request_bump(p: Producer, partition: int) -> Producer:
+    """``TransactionManager.requestEpochBumpForPartition``: bump the epoch, re-sequence ``partition``."""
+    entry = p.partitions[partition]._replace(rewrite=True)
+    return p._replace(partitions=_set(p.partitions, partition, entry), epoch_bump_required=True)
+
+
+def _adjust_sequences(p: Producer, failed: ProducerBatch) -> Producer:
+    """``TxnPartitionEntry.adjustSequencesDueToFailedBatch``: the failed batch's sequences are given back.
+
+    The partition's next sequence goes down by the batch's record count, and every outstanding sequenced batch
+    of the partition from the failed one's base sequence on is re-stamped that much lower (same producer id and
+    epoch), so the leader sees no gap where the failed batch was.
+    """
+    q, n = failed.partition, len(failed.records)
+    entry = p.partitions[q]
+    entry = entry._replace(next_sequence=entry.next_sequence - n)
+    batches = tuple(
+        b._replace(base_sequence=b.base_sequence - n)
+        if b.partition == q and b.has_sequence and b.base_sequence >= failed.base_sequence
+        else b
+        for b in p.batches
+    )
+    return p._replace(partitions=_set(p.partitions, q, entry), batches=batches)
 
 
 def _mark_unresolved(p: Producer, b: ProducerBatch) -> Producer:
@@ -331,7 +413,8 @@ def handle_produce_response(
     bump_next: bool = True,
     by_unresolved: bool = True,
 ) -> Outcome:
-    """Complete, retry or fail the batch a ProduceResponse answers.
+    """Complete, retry or fail the batch a ProduceResponse answers (the batch of the request it names:
+    :func:`answers`).
 
     OUT_OF_ORDER_SEQUENCE_NUMBER (``Sender.completeBatch``, ``TransactionManager.canRetry``, Kafka 3.9):
     with retries left a batch that is not the next sequence after the last
@@ -362,8 +445,27 @@ def handle_produce_response(
     i = _find_in_flight(p, resp)
     if i < 0:
         return Outcome(p, events=("stale_response",))
+    return complete_batch(p, i, resp.error, config, sequence_space, defer_bump, transactional, bump_next, by_unresolved)
+
+
+def complete_batch(
+    p: Producer,
+    i: int,
+    error: str,
+    config: ProducerConfig,
+    sequence_space: int = KAFKA_SEQUENCE_SPACE,
+    defer_bump: bool = False,
+    transactional: bool = False,
+    bump_next: bool = True,
+    by_unresolved: bool = True,
+) -> Outcome:
+    """``Sender.completeBatch`` for in-flight batch ``i`` answered ``error`` (see :func:`handle_produce_response`).
+
+    Also the path of a request that got no answer: ``Sender.handleProduceResponse`` turns a request cancelled by
+    a closed connection into NETWORK_EXCEPTION (``wasDisconnected``) or REQUEST_TIMED_OUT (``wasTimedOut``) for
+    every batch of it, and completes each here (:func:`request_timeout`).
+    """
     b = p.batches[i]
-    error = resp.error
     if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
         p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
         entry = p.partitions[b.partition]
@@ -376,6 +478,8 @@ def handle_produce_response(
             p = p._replace(partitions=_set(p.partitions, b.partition, entry))
         return Outcome(p, acked=b.records)
     retry = b._replace(in_flight=False)
+    # Sender.canRetry: ``batch.attempts() < retries`` where Kafka counts re-enqueues (the model counts sends); the
+    # same test is failBatch's ``adjustSequenceNumbers``
     can_retry = b.attempts <= config.retries
     events: tuple[str, ...] = (f"client_error:{error}",)
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and config.enable_idempotence:
@@ -390,20 +494,23 @@ def handle_produce_response(
             # to fill the gap; one further on waits for the sequence to resolve
             if unresolved and (b.base_sequence != entry.unresolved_sequence or not bump_next):
                 return Outcome(p, events=(*events, "retry", "awaiting_resolution"))
-            p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
-            return Outcome(p._replace(epoch_bump_required=True), events=(*events, "retry", "epoch_bump_requested"))
+            return Outcome(_request_bump(p, b.partition), events=(*events, "retry", "epoch_bump_requested"))
+        if transactional:
+            # handleFailedBatch: OutOfOrderSequenceException requests the bump only for an idempotent producer; a
+            # transactional one takes the common branch (its sequences adjusted if the batch had retries left)
+            return Outcome(_fail(p, i, config, can_retry, transactional), failed=b.records, events=events)
         if defer_bump and entry.producer_epoch == b.producer_epoch:  # no branch: variant kafka_14034_fix only
             p = _mark_unresolved(p._replace(batches=p.batches[:i] + p.batches[i + 1 :]), b)
             return Outcome(p, failed=b.records, events=(*events, "sequence_unresolved"))
-        p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :], epoch_bump_required=True)
-        p = p._replace(partitions=_set(p.partitions, b.partition, entry._replace(rewrite=True)))
+        p = _request_bump(p._replace(batches=p.batches[:i] + p.batches[i + 1 :]), b.partition)
         return Outcome(p, failed=b.records, events=events)
     # ``Sender.canRetry`` / ``TransactionManager.canRetry``: any other error is retried only if its exception is a
-    # ``RetriableException`` (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...); INVALID_PRODUCER_EPOCH, an
-    # authorization failure, INVALID_RECORD, INVALID_TXN_STATE or TRANSACTION_ABORTABLE fail the batch at once
+    # ``RetriableException`` (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, NETWORK_EXCEPTION, REQUEST_TIMED_OUT, ...);
+    # INVALID_PRODUCER_EPOCH, an authorization failure, INVALID_RECORD, INVALID_TXN_STATE or TRANSACTION_ABORTABLE
+    # fail the batch at once
     if can_retry and error in RETRIABLE:
         return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
-    return Outcome(_fail(p, i, config), failed=b.records, events=events)
+    return Outcome(_fail(p, i, config, can_retry, transactional), failed=b.records, events=events)
 
 
 def can_time_out(p: Producer) -> bool:
@@ -411,33 +518,63 @@ def can_time_out(p: Producer) -> bool:
     return p.in_flight > 0
 
 
-def request_timeout(p: Producer, config: ProducerConfig) -> Outcome | None:
-    """``request.timeout.ms`` fires: the connection closes, in-flight batches retry."""
+def request_timeout(
+    p: Producer,
+    config: ProducerConfig,
+    error: str = Errors.REQUEST_TIMED_OUT,
+    transactional: bool = False,
+    retry: bool = True,
+) -> Outcome | None:
+    """The connection to the leader closes with requests in flight: each is answered ``error`` by the client.
+
+    ``NetworkClient`` (trunk @1eb7644349cb): ``handleTimedOutRequests`` closes the connection when a request
+    outlives ``request.timeout.ms`` and ``cancelInFlightRequests`` completes every request in flight on it as
+    ``timedOut`` (REQUEST_TIMED_OUT); a connection the peer reset (or a broker that crashed) completes them as
+    ``disconnected`` (NETWORK_EXCEPTION).  ``Sender.handleProduceResponse`` gives that error to every batch of
+    each request (:func:`complete_batch`): both are retriable, so a batch with retries left is re-enqueued for
+    the next connection (the old request may still reach the broker) and one with its retries spent fails
+    without adjusting any sequence.  ``retry`` off (weakened variant ``disconnect_fails_batches``): every batch
+    of a cancelled request fails at once.
+    """
     if not can_time_out(p):
         return None
-    failed: list[int] = []
     p = p._replace(connection=p.connection + 1)
-    i = 0
-    while i < len(p.batches):
-        b = p.batches[i]
-        if b.in_flight and b.attempts > config.retries:
-            failed.extend(b.records)
+    failed: list[int] = []
+    for first in [b.records[0] for b in p.batches if b.in_flight]:
+        i = next(n for n, b in enumerate(p.batches) if b.records[0] == first)
+        if not retry:  # no branch: variant disconnect_fails_batches only
+            failed.extend(p.batches[i].records)
             p = _fail(p, i, config)
             continue
-        if b.in_flight:
-            p = p._replace(batches=_set(p.batches, i, b._replace(in_flight=False)))
-        i += 1
-    return Outcome(p, failed=tuple(failed), events=("disconnect", "retry"))
+        out = complete_batch(p, i, error, config, transactional=transactional)
+        p = out.producer
+        failed.extend(out.failed)
+    return Outcome(p, failed=tuple(failed), events=("disconnect", "retry", f"client_error:{error}"))
 
 
-def expire_batch(p: Producer, partition: int, config: ProducerConfig) -> Outcome | None:
-    """``delivery.timeout.ms`` fires for the oldest sent batch of ``partition``."""
+def _in_retry(b: ProducerBatch) -> bool:
+    """``ProducerBatch.inRetry``: the batch was re-enqueued after a failed attempt (the model counts sends)."""
+    return b.attempts > 1 or not b.in_flight
+
+
+def expire_batch(p: Producer, partition: int, config: ProducerConfig, in_retry_only: bool = True) -> Outcome | None:
+    """``delivery.timeout.ms`` fires for the oldest sent batch of ``partition``.
+
+    ``Sender.sendProducerData`` (trunk @1eb7644349cb) fails it without adjusting sequences
+    (``failBatch(expiredBatch, TimeoutException, false)``) and marks its partition's sequence unresolved only if
+    the batch is in retry (``expiredBatch.inRetry()``: ``markSequenceUnresolved``): a batch expired on its first
+    attempt leaves the sequences as they are.  ``in_retry_only`` off (weakened variant
+    ``unresolved_on_first_attempt_expiry``): every sent batch that expires marks it.
+    """
     for i, b in enumerate(p.batches):
         if b.partition != partition:
             continue
         if b.attempts == 0:
             return None
-        return Outcome(_fail(p, i, config), failed=b.records, events=("batch_expired",))
+        p = _fail(p, i, config)
+        if config.enable_idempotence and (_in_retry(b) or not in_retry_only):
+            p = _mark_unresolved(p, b)
+        return Outcome(p, failed=b.records, events=("batch_expired",))
     return None
 
 
@@ -480,16 +617,13 @@ def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
     """
     if not can_bump_epoch(p):  # no branch: replay/minimise only (actions() offers it under the same test)
         return None
-    connection = p.connection
     if p.producer_epoch + 1 > max_epoch:
+        # The next producer id restarts epochs and sequences at 0, so a late response to a request of the old id
+        # (a batch that expired in flight) may carry the (partition, epoch, sequence) of a batch of the new one;
+        # the client completes a response's own request only (:func:`answers`, by correlation id), so it is
+        # ignored, as Kafka ignores it (found by issue 23's reach_idempotence_epoch_exhaustion when the model
+        # matched responses by their stamp)
         pid, epoch = -1, -1
-        # The next producer id restarts epochs and sequences at 0, so a late response to a request of the old
-        # id (a batch that expired in flight) would carry the (partition, epoch, sequence) of a batch of the new
-        # one.  Kafka completes a response's own batches (the in-flight request, by correlation id) and ignores
-        # it for batches already done; the model, which matches responses by (partition, epoch, sequence),
-        # reads responses on a new connection only (found by issue 23's reach_idempotence_epoch_exhaustion:
-        # a record acknowledged by the response to another record's request).
-        connection += 1
     else:
         pid, epoch = p.producer_id, p.producer_epoch + 1
     batches = list(p.batches)
@@ -509,7 +643,6 @@ def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
     return p._replace(
         producer_id=pid,
         producer_epoch=epoch,
-        connection=connection,
         partitions=tuple(entries),
         batches=tuple(batches),
         epoch_bump_required=False,

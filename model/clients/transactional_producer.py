@@ -274,11 +274,13 @@ def _fatal(c: TxnClient, fenced: bool = False) -> TxnClient:
     return c._replace(state=C.FATAL_ERROR, inflight=False, fenced=fenced)
 
 
-def _abortable(c: TxnClient, tv: int, kip_360: bool) -> TxnClient:
+def _abortable(c: TxnClient, tv: int, kip_360: bool, bump: bool = True) -> TxnClient:
+    """``transitionToAbortableError``, after ``epochBumpRequired`` is set when ``bump`` and KIP-360 under TV < 2
+    (``canBumpEpoch``) allow it; skipped while ABORTING_TRANSACTION (and a fatal producer stays fatal)."""
     if c.state in (C.FATAL_ERROR, C.ABORTING):
         return c
-    bump = c.epoch_bump_required or (kip_360 and tv < 2)
-    return _drop_undrained(c._replace(state=C.ABORTABLE_ERROR, epoch_bump_required=bump))
+    required = c.epoch_bump_required or (bump and kip_360 and tv < 2)
+    return _drop_undrained(c._replace(state=C.ABORTABLE_ERROR, epoch_bump_required=required))
 
 
 def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tuple[TxnClient, str, tuple[str, ...]]:
@@ -294,7 +296,9 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
         return c, "", (f"client_error:{err}", "retry")
     if err in AUTHORIZATION_ERRORS:
         return authorization_error(c, resp, tv, kip_360)
-    if cls == ErrorClass.ABORTABLE_IF_POSSIBLE:
+    # abortableErrorIfPossible sets epochBumpRequired (canBumpEpoch), abortableError (TRANSACTION_ABORTABLE) does not
+    if_possible = cls == ErrorClass.ABORTABLE_IF_POSSIBLE
+    if if_possible:
         cls = ErrorClass.ABORTABLE if kip_360 else ErrorClass.FATAL
     if cls == ErrorClass.ABORTABLE and c.state == C.ABORTING:
         if isinstance(resp, AddPartitionsToTxnResponse):
@@ -308,7 +312,7 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
         event = "client_fenced" if cls == ErrorClass.FENCED else "client_fatal"
         return _fatal(c, cls == ErrorClass.FENCED), "", (f"client_error:{err}", event)
     if cls == ErrorClass.ABORTABLE:
-        return _abortable(c, tv, kip_360), "", (f"client_error:{err}", "client_abortable")
+        return _abortable(c, tv, kip_360, if_possible), "", (f"client_error:{err}", "client_abortable")
     if isinstance(resp, InitProducerIdResponse):
         data = _fresh_data(c.data, resp.producer_id, resp.producer_epoch)._replace(batches=())
         return c._replace(data=data, state=C.READY, epoch_bump_required=False), "", ("client_initialized",)
@@ -335,30 +339,36 @@ def _abortable_while_aborting(c: TxnClient, resp: AddPartitionsToTxnResponse, tv
 
 
 def handle_produce_response(
-    c: TxnClient, resp: ProduceResponse, config: Any, tv: int, kip_360: bool
+    c: TxnClient, resp: ProduceResponse, config: Any, tv: int, kip_360: bool, outside_completion: bool = True
 ) -> tuple[TxnClient, tuple[int, ...], tuple[str, ...]]:
     """The data path's response; a failed batch makes the transaction abortable (or fatal)."""
     out = prod.handle_produce_response(c.data, resp, config, KAFKA_SEQUENCE_SPACE, transactional=True)
     c = c._replace(data=out.producer._replace(epoch_bump_required=False))
     if not out.failed:
         return c, out.acked, out.events
-    return classify_batch_failure(c, resp.error, tv, kip_360), out.acked, (*out.events, "batch_failed")
+    failed = classify_batch_failure(c, resp.error, tv, kip_360, outside_completion)
+    return failed, out.acked, (*out.events, "batch_failed")
 
 
-def classify_batch_failure(c: TxnClient, error: str, tv: int, kip_360: bool) -> TxnClient:
+def classify_batch_failure(
+    c: TxnClient, error: str, tv: int, kip_360: bool, outside_completion: bool = True
+) -> TxnClient:
     """``TransactionManager.handleFailedBatch`` / ``maybeTransitionToErrorState`` (trunk @1eb7644349cb).
 
     Only ``ClusterAuthorizationException``, ``TransactionalIdAuthorizationException``, ``ProducerFencedException``
     and ``UnsupportedVersionException`` are fatal; every other exception of a failed batch makes a transactional
     producer abortable -- INVALID_TXN_STATE (a partition the verification finds outside the transaction,
     ``InvalidTxnStateException``) and INVALID_PRODUCER_EPOCH (``InvalidProducerEpochException``, KIP-588)
-    included.  Without KIP-360 an OUT_OF_ORDER_SEQUENCE_NUMBER cannot be repaired by a bump: fatal.
+    included.  Without KIP-360 an OUT_OF_ORDER_SEQUENCE_NUMBER cannot be repaired by a bump: fatal.  With it (TV < 2)
+    ``epochBumpRequired`` is set unless the producer is completing a transaction (``!isCompleting()``).
     """
     if error in FATAL_AUTHORIZATION_ERRORS:
         return _fatal(c)
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and not kip_360:
         return _fatal(c)
-    return _abortable(c, tv, kip_360)
+    # canBumpEpoch() && !isCompleting(): no bump owed for a batch failing while COMMITTING_TRANSACTION (ABORTING
+    # skips the transition); ``outside_completion`` off: weakened variant failed_batch_bumps_while_committing
+    return _abortable(c, tv, kip_360, c.state != C.COMMITTING or not outside_completion)
 
 
 def abortable_error(c: TxnClient) -> TxnClient:

@@ -127,14 +127,17 @@ def _unexpected_bump_flag(  # no mutate: the judge of client_reacts_as_kafka (a 
     * ``abortableErrorIfPossible`` (UNKNOWN_PRODUCER_ID / INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn or
       EndTxn) with ``canBumpEpoch()`` (KIP-360) sets it -- also while ABORTING_TRANSACTION, where the abortable
       transition itself is skipped, so the abort ends with InitProducerId(pid, epoch);
-    * a retried answer (``reenqueue``) and AddPartitionsToTxn's NONE leave it as it was.
+    * a retried answer (``reenqueue``), TRANSACTION_ABORTABLE (``abortableError``: the transition only) and
+      AddPartitionsToTxn's NONE leave it as it was.
 
     Any other answer (NONE on InitProducerId / EndTxn, fenced, fatal) is not judged here."""
     if old == FATAL or tv >= 2:
         return None
     if request != "InitProducerId" and error in _IF_POSSIBLE and kip_360:
         want = True
-    elif error in _RETRIED or (error == Errors.NONE and request == "AddPartitionsToTxn"):
+    elif error in _RETRIED or error == Errors.TRANSACTION_ABORTABLE or (
+        error == Errors.NONE and request == "AddPartitionsToTxn"
+    ):
         want = before
     else:
         return None
@@ -153,7 +156,14 @@ _BATCH_FATAL = (  # no mutate: the judge's table
 
 
 def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
-    error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int, owed: tuple[bool, int] | None = None
+    error: str,
+    old: str,
+    new: str,
+    fenced: bool,
+    kip_360: bool,
+    producer: int,
+    owed: tuple[bool, int] | None = None,
+    owed_before: bool | None = None,
 ) -> str | None:
     """A ghost label if producer ``producer`` went from ``old`` to ``new`` when a batch of it failed with ``error``
     other than ``TransactionManager.handleFailedBatch`` does (trunk @1eb7644349cb); else ``None``.
@@ -166,8 +176,8 @@ def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_
 
     ``owed``: the client's ``epochBumpRequired`` after the failure and the transaction version.  Under TV < 2
     ``maybeTransitionToErrorState`` sets it for every abortable failure when ``canBumpEpoch() && !isCompleting()``
-    (KIP-360; not while COMMITTING/ABORTING_TRANSACTION, which the model does not distinguish): a producer that was
-    IN_TRANSACTION or ABORTABLE_ERROR owes the bump afterwards.
+    (KIP-360): a producer that was IN_TRANSACTION or ABORTABLE_ERROR owes the bump afterwards; one that was
+    COMMITTING_TRANSACTION (``isCompleting``) owes it only if it did before (``owed_before``, when given).
     """
     if old == FATAL:
         want: tuple[str, ...] = (FATAL, FENCED)
@@ -183,6 +193,9 @@ def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_
     if owed is None or want != ("ABORTABLE_ERROR",) or not kip_360:
         return None
     after, tv = owed
+    stale_owed = owed_before is not None and after != owed_before
+    if old == "COMMITTING_TRANSACTION" and stale_owed and tv < 2:  # no branch: the violation side
+        return f"client_reaction:{producer}:Produce:{error}:{old}:epochBumpRequired {owed_before}->{after}"
     if tv >= 2 or old not in ("IN_TRANSACTION", "ABORTABLE_ERROR") or after:  # no branch: else a defect
         return None
     return f"client_reaction:{producer}:Produce:{error}:{old}:epochBumpRequired ->{after}"

@@ -228,6 +228,7 @@ def _produce_response(request: ProduceRequest, error: str, offset: int) -> Produ
         request.base_sequence,
         error,
         offset,
+        request.correlation_id,
     )
 
 

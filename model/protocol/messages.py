@@ -51,11 +51,19 @@ class ProduceRequest(NamedTuple):
     base_sequence: int
     records: tuple[int, ...]
     transactional: bool = False
+    #: The request header's correlation id (``RequestHeader.correlationId``): the broker echoes it in its
+    #: response, and ``NetworkClient`` hands the response to the callback of that very request, whose batches
+    #: ``Sender.handleProduceResponse`` completes (-1: a request no client awaits, e.g. a hostile one).
+    correlation_id: int = -1
 
 
 @record
 class ProduceResponse(NamedTuple):
-    """The partition leader's answer: an error code and the batch's base offset."""
+    """The partition leader's answer: an error code and the batch's base offset.
+
+    ``correlation_id`` is the answered request's (``ResponseHeader.correlationId``), so the client completes the
+    batches of that request only, whatever their stamp is by then.
+    """
 
     producer: int
     connection: int
@@ -64,6 +72,7 @@ class ProduceResponse(NamedTuple):
     base_sequence: int
     error: str
     base_offset: int
+    correlation_id: int = -1
 
 
 # -- transactions (KIP-98 §6-8): client <-> transaction coordinator, coordinator -> leaders ------------

@@ -127,7 +127,8 @@ def deny_produce(system: Any, s: TxnSystemState, env: net.Envelope, req: Produce
     if error == Errors.NONE:
         return None
     resp = ProduceResponse(
-        req.producer, req.connection, req.partition, req.producer_epoch, req.base_sequence, error, -1
+        req.producer, req.connection, req.partition, req.producer_epoch, req.base_sequence, error, -1,
+        req.correlation_id,
     )
     s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, resp)))
     return refused(sec, s, principal, "Produce", error), ("authz_denied:Produce", f"error:{error}")

@@ -223,6 +223,15 @@ class Ghost(NamedTuple):
     needless_bumps: tuple[str, ...] = ()
     unrestarted: tuple[str, ...] = ()
     missed_bumps: tuple[str, ...] = ()
+    #: ``(producer, partition)``: a batch given up on OUT_OF_ORDER_SEQUENCE_NUMBER since the producer's last bump.
+    #: ``handleFailedBatch`` requests the bump for it whatever the log holds -- an earlier attempt of the refused
+    #: batch, sent on a connection since closed, may have been written after all -- so :func:`needless_bump`
+    #: does not judge that partition.  Cleared by the bump (and a restart).
+    refused: tuple[tuple[int, int], ...] = ()
+    #: failures the client recorded otherwise than Kafka's Sender/TransactionManager (:func:`misjudged_failure`)
+    misjudged_failures: tuple[str, ...] = ()
+    #: batches sent with another stamp than Kafka's RecordAccumulator gives them (:func:`misstamped_batch`)
+    misstamped: tuple[str, ...] = ()
 
 
 
@@ -327,7 +336,11 @@ def unexpected_answer(  # no mutate: the judge of produce_answer_per_kafka (a pr
 
 
 def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), not a rule
-    p: prod.Producer, leaders: tuple[part.PartitionLeader, ...], acked: tuple[int, ...], sequence_space: int
+    p: prod.Producer,
+    leaders: tuple[part.PartitionLeader, ...],
+    acked: tuple[int, ...],
+    sequence_space: int,
+    refused: tuple[int, ...] = (),
 ) -> str | None:
     """Why the KIP-360 bump ``p`` is about to make is one Kafka's producer would not make, or ``None``.
 
@@ -340,13 +353,18 @@ def needless_bump(  # no mutate: the judge of epoch_bump_needed (a property), no
     producer's batches of that epoch from sequence 0 without a gap up to the sequence before the next one, and
     that last batch was acknowledged, with no acknowledged sequence of the epoch above it (``lastAckedSequence``
     compares plainly, so past a wrap-around it cannot tell).  Read from the leader's log and the application's
-    view (the records it saw acknowledged), not from the client's bookkeeping.
+    view (the records it saw acknowledged), not from the client's bookkeeping.  ``refused``: partitions where the
+    producer gave a batch up on OUT_OF_ORDER_SEQUENCE_NUMBER since its last bump (:attr:`Ghost.refused`): Kafka
+    bumps for them even when an earlier attempt of the refused batch reached the log (the gap was only on the
+    connection the refusal came from) -- not judged.
     """
     intact: list[str] = []
     seen = set(acked)
     for q, entry in enumerate(p.partitions):  # no branch: a bump re-sequences a partition in doubt (returns inside)
         if not entry.rewrite:
             continue
+        if q in refused:
+            return None
         epoch = entry.producer_epoch
         mine = [e for e in leaders[q].log if e.producer_id == p.producer_id and e.producer_epoch == epoch]
         expected = 0
@@ -388,14 +406,7 @@ def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_b
     A response the client does not match to a batch in flight on its connection (a stale one) changes nothing.
     """
     batch = next(
-        (
-            b
-            for b in before.batches
-            if b.in_flight
-            and response.connection == before.connection
-            and (b.partition, b.producer_epoch, b.base_sequence)
-            == (response.partition, response.producer_epoch, response.base_sequence)
-        ),
+        (b for b in before.batches if response.connection == before.connection and prod.answers(b, response)),
         None,
     )
     if batch is None:
@@ -418,6 +429,92 @@ def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_b
     label = ",".join(prod.record_label(r) for r in batch.records)
     how = "failed" if gave_up else "was retried as the next sequence"
     return f"{label} {how} on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
+
+
+def misjudged_failure(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
+    before: prod.Producer,
+    after: prod.Producer,
+    failed: tuple[int, ...],
+    error: str | None,
+    expired: bool,
+    retries: int,
+    defer: bool,
+) -> str | None:
+    """How the client's sequence bookkeeping after failing ``failed`` differs from Kafka's, or ``None``.
+
+    Written from ``Sender.java`` / ``TransactionManager.java`` (trunk @1eb7644349cb), independently of
+    :mod:`model.clients.producer`, for an idempotent producer:
+
+    * ``delivery.timeout.ms`` (``expired``): ``failBatch(batch, TimeoutException, false)`` changes no sequence;
+      then ``markSequenceUnresolved`` only for a batch in retry (``ProducerBatch.inRetry``: re-enqueued after a
+      failed attempt), keeping the largest sequence after a failed batch (``lastSequence() + 1``);
+    * an OUT_OF_ORDER_SEQUENCE_NUMBER answer (``handleFailedBatch``): a bump for the batch's partition
+      (``requestEpochBumpForPartition``; with the KAFKA-14034 fix, ``defer``, the sequence is marked unresolved
+      instead);
+    * any other error (an answer, or NETWORK_EXCEPTION / REQUEST_TIMED_OUT for a cancelled request):
+      ``failBatch(..., adjustSequenceNumbers = attempts < retries)`` -- a bump for the partition when the batch
+      had retries left (an error Kafka does not retry), nothing when they were spent.
+
+    A failure never clears an unresolved sequence or a requested bump.
+    """
+    bump_wanted = before.epoch_bump_required
+    for q, entry in enumerate(before.partitions):
+        batches = [b for b in before.batches if b.partition == q and b.records[0] in failed]
+        if not batches:
+            continue
+        unresolved, after_seq, rewrite = entry.unresolved, entry.unresolved_sequence, entry.rewrite
+        for b in batches:
+            if expired:
+                if b.attempts > 1 or not b.in_flight:  # inRetry
+                    unresolved, after_seq = True, max(after_seq, b.base_sequence + len(b.records))
+            elif error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and defer and entry.producer_epoch == b.producer_epoch:
+                unresolved, after_seq = True, max(after_seq, b.base_sequence + len(b.records))
+            elif error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER or b.attempts <= retries:
+                rewrite, bump_wanted = True, True
+        now = after.partitions[q]
+        want = (unresolved, after_seq if unresolved else -1, rewrite)
+        got = (now.unresolved, now.unresolved_sequence if now.unresolved else -1, now.rewrite)
+        if got != want:  # no branch: the other side describes a defect
+            why = "expired" if expired else f"failed on {error}"
+            return (
+                f"partition {q}: after {','.join(prod.record_label(r) for b in batches for r in b.records)} {why}, "
+                f"(unresolved, sequence after it, re-sequence) is {got}; Kafka's is {want}"
+            )
+    if after.epoch_bump_required != bump_wanted:  # no branch: the other side describes a defect
+        return f"after {','.join(map(prod.record_label, failed))} failed the client requires an epoch bump: " + str(
+            after.epoch_bump_required
+        ) + f"; Kafka's: {bump_wanted}"
+    return None
+
+
+def misstamped_batch(  # no mutate: the judge of batch_stamped_per_kafka (a property), not a rule
+    before: prod.Producer, request: ProduceRequest
+) -> str | None:
+    """How the stamp the client put on ``request`` differs from Kafka's, or ``None``.
+
+    ``RecordAccumulator.drain`` (trunk @1eb7644349cb): a batch drained for the first time gets the producer's
+    current id and epoch and the partition's next sequence, after ``TransactionManager.maybeUpdateProducerIdAndEpoch``
+    restarted the partition at sequence 0 if its entry is of an older id or epoch (``hasStaleProducerIdAndEpoch``)
+    and none of its batches is in flight -- also for a partition that did not ask for the last bump (KAFKA-12152);
+    a retried batch keeps its stamp (``ProducerBatch.setProducerState`` only when it has no sequence yet).
+    """
+    batch = next((b for b in before.batches if b.records == request.records), None)
+    if batch is None:  # no branch: the drained batch was in the client's queue
+        return None
+    if batch.has_sequence:
+        want = (batch.producer_epoch, batch.base_sequence)
+    else:
+        entry = before.partitions[request.partition]
+        stale = entry.producer_epoch != before.producer_epoch
+        want = (before.producer_epoch, 0 if stale else entry.next_sequence)
+    got = (request.producer_epoch, request.base_sequence)
+    if got == want and request.producer_id == before.producer_id:  # no branch: the other side describes a defect
+        return None
+    return (
+        f"partition {request.partition}: {','.join(prod.record_label(r) for r in request.records)} sent as (pid "
+        f"{request.producer_id}, epoch {got[0]}, seq {got[1]}); Kafka stamps it (pid {before.producer_id}, epoch "
+        f"{want[0]}, seq {want[1]})"
+    )
 
 
 def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequences (a property), not a rule
@@ -626,8 +723,9 @@ class KafkaSystem:
                     out.append(Action("ResolveSequence", (i, q)))
             if not p.batches:
                 continue
+            orphans = self._orphans(state, i, p)
             for q in range(topo.partitions):
-                if prod.can_drain(p, q, cfg):
+                if prod.can_drain(p, q, cfg, orphans):
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         for env in heads:
@@ -655,7 +753,7 @@ class KafkaSystem:
         if left(used, _BATCH_EXPIRY):
             for i, p in enumerate(state.producers):
                 for q in range(topo.partitions):
-                    if prod.expire_batch(p, q, cfg) is not None:
+                    if prod.expire_batch(p, q, cfg, self.flags.mark_unresolved_only_in_retry) is not None:
                         out.append(Action("ExpireBatch", (i, q)))
         if left(used, _LEADER_RESTART):
             out.append(Action("RestartLeader", ()))
@@ -666,6 +764,16 @@ class KafkaSystem:
         if left(used, _PRODUCE_TIMEOUT):
             out.extend(Action("ExpireDelayedProduce", (q,)) for q, ld in enumerate(state.partitions) if ld.pending)
         return out
+
+    @property
+    def _retry_cancelled(self) -> bool:
+        """Whether a request cancelled by a closed connection is retried (``retry_disconnected_batches``)."""
+        return self.flags.retry_disconnected_batches
+
+    def _orphans(self, s: SystemState, i: int, p: prod.Producer) -> int:
+        """Requests of an expired batch still in flight (:func:`_orphan_requests`), unless the weakened variant
+        ``expired_request_frees_in_flight`` lets them go."""
+        return _orphan_requests(s, i, p) if self.flags.expired_requests_hold_in_flight else 0
 
     def _fault_budget_left(self, used: tuple[int, ...], k: int) -> bool:
         """Whether a fault of kind ``k`` (index into :data:`FAULT_KINDS`) may still be injected.
@@ -759,18 +867,24 @@ class KafkaSystem:
         return s._replace(producers=_replace_at(s.producers, i, p)), ()
 
     def _send_produce(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
-        drained = prod.drain(s.producers[i], i, q, self.producer_config, self.flags.sequence_space)
+        p = s.producers[i]
+        drained = prod.drain(p, i, q, self.producer_config, self.flags.sequence_space, self._orphans(s, i, p))
         if drained is None:  # no branch: replay/minimise only
             return None
         p, request = drained
         events: tuple[str, ...] = ("produce",)
+        ghost = s.ghost
+        if self.idempotent:
+            wrong = misstamped_batch(s.producers[i], request)
+            if wrong is not None:  # no branch: the other side records a defect (a stamp Kafka does not give)
+                ghost = _noted(ghost, "misstamped", wrong)  # no mutate: a property's verdict
         if p.in_flight >= 2:
             events += ("concurrent_in_flight",)
         if any(b.in_flight and b.attempts > 1 for b in p.batches if b.partition == q):
             events += ("resend",)
         env = net.Envelope(f"p{i}", BROKER, p.connection, request)
         return SystemState(
-            _replace_at(s.producers, i, p), s.partitions, s.network + (env,), s.next_producer_id, s.faults_used, s.ghost
+            _replace_at(s.producers, i, p), s.partitions, s.network + (env,), s.next_producer_id, s.faults_used, ghost
         ), events
 
     def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
@@ -778,8 +892,10 @@ class KafkaSystem:
         p = prod.bump_epoch(before, self.config.max_producer_epoch)
         if p is None:  # no branch: replay/minimise only
             return None
-        s = s._replace(producers=_replace_at(s.producers, i, p))
-        needless = needless_bump(before, s.partitions, s.ghost.acked, self.flags.sequence_space)
+        refused = tuple(q for j, q in s.ghost.refused if j == i)
+        ghost = s.ghost._replace(refused=tuple(r for r in s.ghost.refused if r[0] != i)) if refused else s.ghost
+        s = s._replace(producers=_replace_at(s.producers, i, p), ghost=ghost)
+        needless = needless_bump(before, s.partitions, s.ghost.acked, self.flags.sequence_space, refused)
         if needless is not None:  # no branch: the other side records a defect (a bump Kafka does not make)
             s = s._replace(ghost=_noted(s.ghost, "needless_bumps", needless))  # no mutate: a property's verdict
         unrestarted = unrestarted_sequences(before, p, self.config.max_producer_epoch)
@@ -855,6 +971,8 @@ class KafkaSystem:
             by_unresolved=flags.retry_by_unresolved_sequence,
         )
         if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
+            if outcome.failed and (i, body.partition) not in s.ghost.refused:
+                s = s._replace(ghost=s.ghost._replace(refused=(*s.ghost.refused, (i, body.partition))))
             missed = unrequested_bump(s.producers[i], outcome, body, flags.defer_bump_until_resolved)
             if missed is not None:  # no branch: the other side records a defect (a gap left unrepaired)
                 s = s._replace(ghost=_noted(s.ghost, "missed_bumps", missed))  # no mutate: a property's verdict
@@ -874,6 +992,18 @@ class KafkaSystem:
         """The state after a client transition of producer ``i``; ``error``: the response it handled, if any;
         ``expired``: ``delivery.timeout.ms`` failed the batch (always a reason to give up)."""
         ghost = s.ghost
+        if outcome.failed and self.idempotent:
+            wrong = misjudged_failure(
+                s.producers[i],
+                outcome.producer,
+                outcome.failed,
+                error,
+                expired,
+                self.producer_config.retries,
+                self.flags.defer_bump_until_resolved,
+            )
+            if wrong is not None:  # no branch: the other side records a defect (a failure Kafka handles otherwise)
+                ghost = _noted(ghost, "misjudged_failures", wrong)  # no mutate: a property's verdict
         if outcome.acked or outcome.failed:
             bad = ghost.unexplained_failures
             if outcome.failed and not expired:
@@ -925,12 +1055,12 @@ class KafkaSystem:
         p = s.producers[i]
         if p.connection != env.connection:
             return s, ("connection_reset",)
-        outcome = prod.request_timeout(p, self.producer_config)
+        outcome = prod.request_timeout(p, self.producer_config, Errors.NETWORK_EXCEPTION, retry=self._retry_cancelled)
         if outcome is None:
             return s._replace(producers=_replace_at(s.producers, i, p._replace(connection=p.connection + 1))), (
                 "connection_reset",
             )
-        return self._apply_outcome(s, i, outcome), ("connection_reset",) + outcome.events
+        return self._apply_outcome(s, i, outcome, Errors.NETWORK_EXCEPTION), ("connection_reset",) + outcome.events
 
     def _duplicate(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
         if env not in net.channel_heads(s.network):  # no branch: replay/minimise only
@@ -944,13 +1074,13 @@ class KafkaSystem:
         return self._receive(s, env)
 
     def _request_timeout(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
-        outcome = prod.request_timeout(s.producers[i], self.producer_config)
+        outcome = prod.request_timeout(s.producers[i], self.producer_config, retry=self._retry_cancelled)
         if outcome is None:  # no branch: replay/minimise only
             return None
-        return self._apply_outcome(s, i, outcome), outcome.events
+        return self._apply_outcome(s, i, outcome, Errors.REQUEST_TIMED_OUT), outcome.events
 
     def _expire_batch(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
-        outcome = prod.expire_batch(s.producers[i], q, self.producer_config)
+        outcome = prod.expire_batch(s.producers[i], q, self.producer_config, self.flags.mark_unresolved_only_in_retry)
         if outcome is None:  # no branch: replay/minimise only
             return None
         return self._apply_outcome(s, i, outcome, expired=True), outcome.events
@@ -961,9 +1091,11 @@ class KafkaSystem:
         producers = list(s.producers)
         ghost = s.ghost
         for i, p in enumerate(producers):
-            outcome = prod.request_timeout(p, self.producer_config)
+            # the crashed broker's connections close under the clients: wasDisconnected, NETWORK_EXCEPTION
+            error = Errors.NETWORK_EXCEPTION
+            outcome = prod.request_timeout(p, self.producer_config, error, retry=self._retry_cancelled)
             if outcome is not None:
-                s2 = self._apply_outcome(s._replace(ghost=ghost), i, outcome)
+                s2 = self._apply_outcome(s._replace(ghost=ghost), i, outcome, Errors.NETWORK_EXCEPTION)
                 producers[i] = s2.producers[i]
                 ghost = s2.ghost
         events: tuple[str, ...] = ("leader_restart",)
@@ -998,6 +1130,7 @@ class KafkaSystem:
             body.base_sequence,
             Errors.NOT_LEADER_OR_FOLLOWER,
             -1,
+            body.correlation_id,
         )
         network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
         return s._replace(network=network), ("not_leader_or_follower",)
@@ -1024,7 +1157,8 @@ class KafkaSystem:
 
     def _restart_producer(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.restart(s.producers[i])
-        return s._replace(producers=_replace_at(s.producers, i, p)), ("producer_restart",)
+        ghost = s.ghost._replace(refused=tuple(r for r in s.ghost.refused if r[0] != i))
+        return s._replace(producers=_replace_at(s.producers, i, p), ghost=ghost), ("producer_restart",)
 
     def fault_kinds(self) -> tuple[str, ...]:
         """The fault kinds with a budget above zero, in :data:`FAULT_KINDS` order (:meth:`FaultBudget.kinds`)."""
@@ -1096,6 +1230,13 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "NotLeaderOrFollower": KafkaSystem._not_leader,
     "ExpireDelayedProduce": KafkaSystem._expire_delayed_produce,
 }
+
+
+def _orphan_requests(s: SystemState, i: int, p: prod.Producer) -> int:
+    """:func:`model.clients.producer.orphan_requests` of producer ``i``: read off the network and the leaders'
+    produce purgatories (an acks=all answer parked there is a request still in flight)."""
+    parked = ((r.connection, r) for leader in s.partitions for r in leader.pending)
+    return prod.orphan_requests(p, i, [*((env.connection, env.body) for env in s.network), *parked])
 
 
 def _misdirectable(env: net.Envelope) -> bool:

@@ -382,7 +382,7 @@ class TransactionalSystem:
             if self._may_send_txn_request(state, i, c):
                 out.append(Action("SendTxnRequest", (i,)))
             for q in range(topo.partitions):
-                if self._drain(c, i, q) is not None:
+                if self._drain(state, c, i, q) is not None:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
@@ -690,16 +690,20 @@ class TransactionalSystem:
         ghost = s.ghost._replace(outcomes=(*s.ghost.outcomes, ClientTxn(i, txn, outcome == "committed")))
         return s._replace(ghost=ghost)
 
-    def _drain(self, c: tp.TxnClient, i: int, q: int) -> tuple[prod.Producer, ProduceRequest] | None:
+    def _drain(
+        self, s: TxnSystemState, c: tp.TxnClient, i: int, q: int
+    ) -> tuple[prod.Producer, ProduceRequest] | None:
         if c.state not in (tp.C.IN_TRANSACTION, tp.C.COMMITTING, tp.C.ABORTING, tp.C.ABORTABLE_ERROR):
             return None
         if self.tv < 2 and q not in c.added:
             return None
-        return prod.drain(c.data, i, q, self.producer_config, self.flags.sequence_space)
+        # requests of batches expired in flight still count against max.in.flight (NetworkClient.InFlightRequests)
+        orphans = prod.orphan_requests(c.data, i, [(env.connection, env.body) for env in s.network])
+        return prod.drain(c.data, i, q, self.producer_config, self.flags.sequence_space, orphans)
 
     def _send_produce(self, s: TxnSystemState, i: int, q: int) -> Result:
         c = s.clients[i]
-        drained = self._drain(c, i, q)
+        drained = self._drain(s, c, i, q)
         if drained is None:  # no branch: only a trace read from a file names a disabled action
             return None
         data, request = drained
@@ -763,8 +767,10 @@ class TransactionalSystem:
         if isinstance(body, ProduceResponse):
             if body.connection != c.data.connection:
                 return s, ("stale_response",)
-            before, old_state = c.data, c.state
-            c, _acked, events = tp.handle_produce_response(c, body, self.producer_config, self.tv, self.kip_360)
+            before, old_state, owed_before = c.data, c.state, c.epoch_bump_required
+            c, _acked, events = tp.handle_produce_response(
+                c, body, self.producer_config, self.tv, self.kip_360, self.flags.failed_batch_bump_outside_completion
+            )
             s = s._replace(clients=_at(s.clients, i, c))
             retries = self.producer_config.retries
             early = premature_batch_failure(before, c.data, body, retries, i)
@@ -773,7 +779,14 @@ class TransactionalSystem:
                 s = _flagged(s, *early)  # no mutate: ghost observer (records the bad step for the properties)
             if "batch_failed" in events:
                 label = unexpected_batch_failure_reaction(
-                    body.error, old_state, c.state, c.fenced, self.kip_360, i, (c.epoch_bump_required, self.tv)
+                    body.error,
+                    old_state,
+                    c.state,
+                    c.fenced,
+                    self.kip_360,
+                    i,
+                    (c.epoch_bump_required, self.tv),
+                    owed_before,
                 )
                 if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
                     s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
@@ -1325,21 +1338,23 @@ class TransactionalSystem:
                 c = tp.txn_request_timeout(c) or c._replace(tc_connection=c.tc_connection + 1)
             return s._replace(clients=_at(s.clients, i, c)), ("connection_reset",)
         if env.connection == c.data.connection:
-            outcome = prod.request_timeout(c.data, self.producer_config)
+            # wasDisconnected: each in-flight batch is answered NETWORK_EXCEPTION (Sender.handleProduceResponse)
+            outcome = prod.request_timeout(c.data, self.producer_config, Errors.NETWORK_EXCEPTION, transactional=True)
             data = outcome.producer if outcome else c.data._replace(connection=c.data.connection + 1)
             c = c._replace(data=data)
             if outcome is not None and outcome.failed:
-                s = self._timed_out_batches(s, i, c)
+                s = self._timed_out_batches(s, i, c, Errors.NETWORK_EXCEPTION)
                 c = s.clients[i]
         return s._replace(clients=_at(s.clients, i, c)), ("connection_reset",)
 
-    def _timed_out_batches(self, s: TxnSystemState, i: int, c: tp.TxnClient) -> TxnSystemState:
-        """Producer ``i`` (``c``, before classification) gave up batches on a closed connection: a failed batch."""
-        old = c.state
-        c = tp.classify_batch_failure(c, "REQUEST_TIMED_OUT", self.tv, self.kip_360)
+    def _timed_out_batches(self, s: TxnSystemState, i: int, c: tp.TxnClient, error: str) -> TxnSystemState:
+        """Producer ``i`` (``c``, before classification) gave up batches on a closed connection: a failed batch
+        (``error``: NETWORK_EXCEPTION for a reset connection, REQUEST_TIMED_OUT for ``request.timeout.ms``)."""
+        old, owed_before = c.state, c.epoch_bump_required
+        c = tp.classify_batch_failure(c, error, self.tv, self.kip_360, self.flags.failed_batch_bump_outside_completion)
         s = s._replace(clients=_at(s.clients, i, c))
         label = unexpected_batch_failure_reaction(
-            "REQUEST_TIMED_OUT", old, c.state, c.fenced, self.kip_360, i, (c.epoch_bump_required, self.tv)
+            error, old, c.state, c.fenced, self.kip_360, i, (c.epoch_bump_required, self.tv), owed_before
         )
         if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
             s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
@@ -1351,12 +1366,13 @@ class TransactionalSystem:
         if c.inflight:
             c = tp.txn_request_timeout(c) or c
             events = ("txn_request_timeout",)
-        outcome = prod.request_timeout(c.data, self.producer_config)
+        # wasTimedOut: each in-flight batch is answered REQUEST_TIMED_OUT (Sender.handleProduceResponse)
+        outcome = prod.request_timeout(c.data, self.producer_config, Errors.REQUEST_TIMED_OUT, transactional=True)
         if outcome is not None:
             c = c._replace(data=outcome.producer)
             events = (*events, *outcome.events)
             if outcome.failed:
-                s = self._timed_out_batches(s, i, c)
+                s = self._timed_out_batches(s, i, c, Errors.REQUEST_TIMED_OUT)
                 c = s.clients[i]
         if not events:  # no branch: only a trace read from a file names a disabled action
             return None
@@ -1367,11 +1383,12 @@ class TransactionalSystem:
         outcome = prod.expire_batch(c.data, q, self.producer_config)
         if outcome is None:  # no branch: only a trace read from a file names a disabled action
             return None
-        old_state = c.state
-        c = tp.classify_batch_failure(c._replace(data=outcome.producer), "TIMEOUT", self.tv, self.kip_360)
+        old_state, owed_before = c.state, c.epoch_bump_required
+        outside = self.flags.failed_batch_bump_outside_completion
+        c = tp.classify_batch_failure(c._replace(data=outcome.producer), "TIMEOUT", self.tv, self.kip_360, outside)
         s = s._replace(clients=_at(s.clients, i, c))
         label = unexpected_batch_failure_reaction(
-            "TIMEOUT", old_state, c.state, c.fenced, self.kip_360, i, (c.epoch_bump_required, self.tv)
+            "TIMEOUT", old_state, c.state, c.fenced, self.kip_360, i, (c.epoch_bump_required, self.tv), owed_before
         )
         if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
             s = _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)

@@ -127,11 +127,7 @@ def needless_batch_retries(  # no mutate: the judge of batch_failures_explained 
         return ()
     out: list[str] = []
     for b in before.batches:
-        answered = (
-            b.in_flight and b.partition == resp.partition and b.base_sequence == resp.base_sequence
-            and b.producer_epoch == resp.producer_epoch
-        )
-        if not answered:
+        if not prod.answers(b, resp):  # the request the response names (correlation id)
             continue
         entry = before.partitions[b.partition]
         next_in_line = b.base_sequence == entry.last_acked_sequence + 1
@@ -161,8 +157,7 @@ def premature_batch_failure(  # no mutate: the judge of batch_failures_explained
     return tuple(
         f"premature_failure:{client}:{resp.error}:{','.join(map(str, b.records))}"
         for b in before.batches
-        if b.in_flight and b.partition == resp.partition and b.base_sequence == resp.base_sequence
-        and b.producer_epoch == resp.producer_epoch
+        if prod.answers(b, resp)
         and kafka_retries(
             resp.error,
             b.attempts,
