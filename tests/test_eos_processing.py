@@ -31,12 +31,12 @@ HOLDS = {
     (SEEK, "tv1"): 4847,
     (CTP, "kafka"): 12768,
     (GCF, "kafka"): 7768,
-    (TV1, "tv1"): 9240,
-    (PRE890, "pre_kip_890"): 479,
-    (TV1RT, "tv1"): 4460,
-    (LATE, "kafka"): 1341,
-    (LATE_RB, "kafka"): 10246,
-    (LATE_OFF, "tv2_verification_config_off"): 1341,  # TV2 verifies whatever the broker config says
+    (TV1, "tv1"): 9193,
+    (PRE890, "pre_kip_890"): 489,
+    (TV1RT, "tv1"): 4488,
+    (LATE, "kafka"): 1351,
+    (LATE_RB, "kafka"): 10306,
+    (LATE_OFF, "tv2_verification_config_off"): 1351,  # TV2 verifies whatever the broker config says
 }
 
 # events a scenario exists to produce (its hostile input reached the rule it tests)

@@ -104,8 +104,8 @@ def test_tv2_marker_keeps_the_next_transactions_entry() -> None:
 
 def test_round_trip_scenarios_hold_and_the_weakened_variants_are_caught() -> None:
     for name, variant, states in (
-        ("txn_verification_round_trip_tv1", "tv1", 762),
-        ("txn_verification_round_trip_tv2", "kafka", 1091),
+        ("txn_verification_round_trip_tv1", "tv1", 767),
+        ("txn_verification_round_trip_tv2", "kafka", 1099),
     ):
         result, _ = explore(build_model(SCENARIOS[name], variant), name, variant, ExploreOptions())
         assert result.complete and not result.violated and result.stats["distinct_states"] == states
