@@ -69,11 +69,15 @@ class _OutOfBudget(BaseException):
 class _Capture:
     """What the runs observed: the last failing run, events, reached properties."""
 
-    def __init__(self, budget: Budget | None = None, max_states: int = 0) -> None:
+    def __init__(self, budget: Budget | None = None, max_states: int = 0, permitted: tuple[str, ...] = ()) -> None:
         self.budget = budget
         self.max_states = max_states
         self.limit: tuple[str, str] | None = None
         self.failure: tuple[Property, list[Action], int | None] | None = None
+        # A permitted (documented) violation is no verdict: the runs go on past it, as the explicit search and the
+        # sweep do, so a violation behind it is still found; the first path to each is kept for its trace.
+        self.permitted = frozenset(permitted)
+        self.findings: dict[str, tuple[Property, list[Action]]] = {}
         self.suspected: dict[str, int] = {}
         self.events: Counter[str] = Counter()
         self.reached: set[str] = set()
@@ -127,6 +131,10 @@ def machine_for(model: Model, capture: _Capture, settle_bound: int = 600) -> typ
             if p.name not in capture.reached and p.holds(self.state):
                 capture.reached.add(p.name)
         for p in always:
+            if p.name in capture.permitted:
+                if p.name not in capture.findings and not p.holds(self.state):
+                    capture.findings[p.name] = (p, list(self.actions_taken))
+                continue
             if not p.holds(self.state):
                 capture.failure = (p, list(self.actions_taken), None)
                 self.violated = True
@@ -203,7 +211,7 @@ def run_hypothesis(
     fewer states (repeats counted: Hypothesis keeps no visited set).
     """
     budget = Budget(time_budget_s, max_memory_mb) if time_budget_s or max_memory_mb or max_states else None
-    capture = _Capture(budget, max_states)
+    capture = _Capture(budget, max_states, permitted)
     machine = machine_for(model, capture, settle_factor * max(step_count, 1))
     config = settings(
         max_examples=max_examples,
@@ -248,6 +256,11 @@ def run_hypothesis(
             permitted=prop.name in permitted,
             loop_start=loop_start,
         )
+    for name, (prop, actions) in capture.findings.items():
+        if name not in traces:
+            traces[name] = make_trace(
+                model, prop, minimize(model, actions, prop), "hypothesis", scenario, variant, seed=seed, permitted=True
+            )
     elapsed = time.perf_counter() - start
     stats: dict[str, Any] = {
         "runs": capture.runs,
