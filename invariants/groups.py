@@ -10,7 +10,8 @@ replay (loading a group from its offsets partition).
 * ``no_partition_owned_twice`` — among the consumers the coordinator currently counts as members,
   no partition has two owners, even while a cooperative rebalance is in flight.  A consumer the
   group already removed (its session expired: a zombie) is not counted: in the classic protocol it
-  can keep fetching until it hears of its removal, which is why commits are fenced.
+  can keep fetching until it hears of its removal, which is why commits are fenced; nor is a static member that
+  ``rebalance.timeout.ms`` kept in the group without its rejoining (KIP-345), until it rejoins.
 * ``committed_offsets_never_regress`` — the coordinator's committed offset of each partition is
   the highest one it ever acknowledged (since the offsets last expired): no commit moves it back
   and no failover loses one.
@@ -86,6 +87,10 @@ def _member_overlaps(s: GroupState) -> list[str]:
     owner: dict[int, int] = {}
     for i, c in enumerate(s.consumers):
         if not c.up or not c.member_id or s.group.member(c.member_id) is None:
+            continue
+        if c.member_id in s.ghost.kept_unjoined:
+            # a static member the rebalance timeout kept without its rejoining (KIP-345): until it hears of the new
+            # generation it may fetch what it owned, as a zombie whose session expired can
             continue
         for p in c.owned:
             if p in owner:
@@ -489,6 +494,20 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                          "the consumer has left reaches it while its JoinGroup is out: only "
                                          "RebalanceInProgressException, no reset.", "late_commit_response:ignored"))
         props = [replace(p, partners=(*p.partners, *react)) if p.name == "consumers_react_as_kafka" else p
+                 for p in props]
+    if faults.rebalance_timeout:
+        # rebalance.timeout.ms completes the join without a member that is still consuming in the old generation (a
+        # zombie the next generation's owners must be told apart from), and keeps a static member that did not rejoin
+        timeout = ["rebalance_timeout_removed_consuming_member"]
+        props.append(sometimes_event("rebalance_timeout_removed_consuming_member", "rebalance.timeout.ms completes "
+                                     "the join without a dynamic member that is still consuming in the previous "
+                                     "generation.", "rebalance_timeout:removed_consuming_member"))
+        if any(instances):
+            timeout.append("rebalance_timeout_kept_static_member")
+            props.append(sometimes_event("rebalance_timeout_kept_static_member", "rebalance.timeout.ms completes "
+                                         "the join keeping a static member that did not rejoin (KIP-345).",
+                                         "rebalance_timeout:static_member_kept"))
+        props = [replace(p, partners=(*p.partners, *timeout)) if p.name == "same_generation_owners_disjoint" else p
                  for p in props]
     if faults.lost_join_response:
         # a JoinGroup retried after its response was lost: answered with the current generation (Kafka 4.0

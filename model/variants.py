@@ -389,6 +389,10 @@ class ProtocolFlags:
         pending_members_expire: a pending member whose JoinGroup never comes back is removed when its session timeout
             expires (``removePendingMemberAndUpdateClassicGroup``, KAFKA-7909); without it the join barrier waits
             for it for ever.
+        rebalance_timeout_advances_generation: when ``rebalance.timeout.ms`` completes the join without the dynamic
+            members that did not rejoin, the next generation starts (``completeClassicGroupJoin`` ->
+            ``initNextGeneration``, Kafka trunk 1eb7644); without it the members that rejoined are answered with the
+            generation the removed members (still consuming) hold.
     """
 
     check_epoch: bool = True
@@ -484,6 +488,7 @@ class ProtocolFlags:
     commit_response_checks_generation: bool = True
     pending_member_cleared_on_join: bool = True
     pending_members_expire: bool = True
+    rebalance_timeout_advances_generation: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1502,6 +1507,20 @@ VARIANTS: dict[str, Variant] = {
             bug="KAFKA-7909 / KAFKA-9752 shape: a consumer whose MEMBER_ID_REQUIRED answer was lost leaves an orphan "
             "pending member; without its session expiry (and the barrier check that follows) the group stays in "
             "PreparingRebalance and no member consumes",
+        ),
+        Variant(
+            name="rebalance_timeout_keeps_generation",
+            description="When rebalance.timeout.ms expires before every member rejoined, the coordinator removes the "
+            "dynamic members that did not rejoin and completes the join, but answers the members that did with the "
+            "current generation instead of the next one.",
+            flags=replace(_REAL, rebalance_timeout_advances_generation=False),
+            weakened=True,
+            breaks=("same_generation_owners_disjoint",),
+            scenarios=("groups_rebalance_timeout_static",),
+            bug="completeClassicGroupJoin without initNextGeneration on the timeout path: a member removed for not "
+            "rejoining may still be consuming its partitions as a member of generation N (it has not heard of the "
+            "rebalance), while the leader hands them to another member, also in generation N -- two owners the "
+            "generation cannot tell apart, and its stale commits carry the generation the group answers",
         ),
         Variant(
             name="rejoin_keeps_old_subscription",

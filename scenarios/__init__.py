@@ -534,7 +534,7 @@ def _parse_groups_scenario(
                   group_instance_ids, join_group_version
         [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit,
                   stale_subscription, lost_join_response, create_partitions, late_heartbeat, late_sync_response,
-                  lost_member_id, total
+                  lost_member_id, rebalance_timeout, total
 
     ``assignor`` is ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky`` or a Python
     callable ``"module:function"`` (a user-supplied assignor).

@@ -38,13 +38,16 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           id or generation arrives after a rejoin gave it another), DelaySyncResponse (the
                           coordinator took a SyncGroup but its answer is still on its way: SyncResponse delivers it,
                           perhaps after the heartbeat thread reset the generation), LoseMemberIdResponse (JoinGroup
-                          v4+: a MEMBER_ID_REQUIRED answer is lost and the consumer asks again, KIP-394)
+                          v4+: a MEMBER_ID_REQUIRED answer is lost and the consumer asks again, KIP-394),
+                          RebalanceTimeout (``rebalance.timeout.ms`` expires in PreparingRebalance before every
+                          member rejoined: the coordinator completes the join without the dynamic members that did
+                          not rejoin -- which may still be consuming -- keeps the static ones, and starts the next
+                          generation)
 ========================  =====================================================================
 
-The rebalance timeout (``max.poll.interval.ms``) only removes members that did not rejoin in time;
-a live consumer always rejoins, so its effect is the PollTimeout fault (a slow consumer) together
-with ExpireSession (a dead one).  It is not a separate step, which would let a healthy member be
-removed over and over.
+The rebalance timeout is the coordinator's delayed join expiring (``completeClassicGroupJoin``): a budgeted fault,
+since a live consumer always rejoins in the end and a step always enabled would remove a healthy member over and
+over; the consumer's own ``max.poll.interval.ms`` is the PollTimeout fault, a dead consumer's session ExpireSession.
 
 Ghost state: the highest offset the coordinator ever acknowledged per partition since the last
 expiry (``max_committed``), for ``committed_offsets_never_regress``; whether the group has
@@ -82,6 +85,7 @@ GROUP_ID = "consumerGroupId"
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
+    "rebalance_timeout",
 )
 
 
@@ -127,6 +131,7 @@ class GroupsFaultBudget:
     late_heartbeat: int = 0
     late_sync_response: int = 0
     lost_member_id: int = 0
+    rebalance_timeout: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -154,6 +159,9 @@ class GroupGhost(NamedTuple):
     misreacted: tuple[str, ...] = ()  # consumers that reacted to a SyncGroup/Heartbeat answer otherwise than Kafka's
     misrecorded: tuple[str, ...] = ()  # admitted JoinGroups whose subscription the coordinator does not hold after
     unrequested_rejoins: tuple[str, ...] = ()  # Stable members that left Stable with no reason Kafka's client has
+    #: static members the rebalance timeout kept in the group without their rejoining, until they rejoin: their
+    #: consumer may still own what it owned in the previous generation (it has not heard of the rebalance)
+    kept_unjoined: tuple[str, ...] = ()
 
 
 @record
@@ -193,6 +201,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "SyncResponse": ("consumer",),
     "LoseMemberIdResponse": ("consumer",),
     "ExpirePending": ("member",),
+    "RebalanceTimeout": (),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -207,6 +216,7 @@ FAULT_OF_ACTION = {
     "LateHeartbeat": "late_heartbeat",
     "DelaySyncResponse": "late_sync_response",
     "LoseMemberIdResponse": "lost_member_id",
+    "RebalanceTimeout": "rebalance_timeout",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -333,6 +343,9 @@ class GroupSystem:
         """Members removed while their JoinGroup waited at the barrier are answered UNKNOWN_MEMBER_ID; a static
         member's process replaced meanwhile (KIP-345, ``replaceStaticMember`` completes the old member's join
         future) FENCED_INSTANCE_ID."""
+        if s.ghost.kept_unjoined:
+            kept = tuple(m for m in s.ghost.kept_unjoined if (g := s.group.member(m)) is not None and not g.joined)
+            s = s._replace(ghost=s.ghost._replace(kept_unjoined=kept))
         consumers = list(s.consumers)
         for i, c in enumerate(consumers):
             error = cg.validate_member(s.group, self._member_of(s, i), self._fenced_by(i))
@@ -486,6 +499,8 @@ class GroupSystem:
                     out.append(Action("Commit", (i,)))
         if cg.join_complete_ready(g):
             out.append(Action("CompleteJoin"))
+        elif self._fault_allowed(s, "rebalance_timeout") and cg.join_timeout_changes(g):
+            out.append(Action("RebalanceTimeout"))
         for m in g.members:
             owner = s.consumers[m.client]
             if not owner.up or self._member_of(s, m.client) != m.member_id:
@@ -784,6 +799,30 @@ class GroupSystem:
         consumers = tuple(cc.join_completed(c, group, self._member_of(s, i)) for i, c in enumerate(s.consumers))
         leader_event = f"join:leader_elected:{group.leader}"
         return s._replace(group=group, consumers=consumers), ("join:complete", leader_event)
+
+    def _rebalance_timeout(self, s: GroupState) -> Result:
+        """Fault (a timing event): the delayed join of the PreparingRebalance group expires after
+        ``rebalance.timeout.ms`` before every member rejoined (:func:`cg.complete_join_on_timeout`).  A removed
+        dynamic member's consumer may still be Stable in the old generation, consuming what it owned (it has not
+        heard of the rebalance yet): its next Heartbeat, OffsetCommit or JoinGroup is answered UNKNOWN_MEMBER_ID; a
+        static member that has not rejoined stays in the group, and its JoinGroup (unchanged metadata) is answered
+        with the new generation."""
+        before = s.group
+        advances = self.flags.rebalance_timeout_advances_generation
+        group = cg.complete_join_on_timeout(before, self.topo.assignor, advances)
+        removed = [m.member_id for m in before.members if group.member(m.member_id) is None]
+        kept_static = [m.member_id for m in before.members if not m.joined and group.member(m.member_id) is not None]
+        consumers = tuple(cc.join_completed(c, group, self._member_of(s, i)) for i, c in enumerate(s.consumers))
+        events = ["rebalance_timeout:expired", *(f"rebalance_timeout:removed:{m}" for m in removed)]
+        if removed and any(c.up and c.member_id in removed and c.state == cc.STABLE for c in s.consumers):
+            events.append("rebalance_timeout:removed_consuming_member")
+        if kept_static and group.state == cg.COMPLETING_REBALANCE:
+            events.append("rebalance_timeout:static_member_kept")
+            s = s._replace(ghost=s.ghost._replace(kept_unjoined=tuple(sorted({*s.ghost.kept_unjoined,
+                                                                                *kept_static}))))
+        if group.state == cg.COMPLETING_REBALANCE:
+            events.append(f"join:leader_elected:{group.leader}")
+        return s._replace(group=group, consumers=consumers), tuple(events)
 
     def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
         partitions = self.topo.partitions + s.added_partitions
@@ -1094,6 +1133,7 @@ GroupSystem._HANDLERS.update(
         "DelaySyncResponse": GroupSystem._delay_sync_response,
         "SyncResponse": GroupSystem._sync_response,
         "LoseMemberIdResponse": GroupSystem._lose_member_id_response,
+        "RebalanceTimeout": GroupSystem._rebalance_timeout,
         "ExpirePending": GroupSystem._expire_pending,
     }
 )

@@ -320,6 +320,48 @@ def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
     return transition(group, COMPLETING_REBALANCE)
 
 
+def complete_join_on_timeout(group: ClassicGroup, protocol: str, advances_generation: bool = True) -> ClassicGroup:
+    """``rebalance.timeout.ms`` expires in PreparingRebalance: the delayed join completes without the members that
+    did not rejoin (``GroupMetadataManager.completeClassicGroupJoin``, Kafka 4.0, trunk 1eb7644).
+
+    * every *dynamic* member that has not rejoined is removed (``notYetRejoinedMembers`` filtered on
+      ``!isStaticMember()``); a static member (KIP-345) stays -- only its session timeout or a new process of its
+      ``group.instance.id`` removes it -- and is part of the next generation although it has not rejoined;
+    * no member left: ``initNextGeneration`` with nobody -- a new, empty generation, written to the log;
+    * members left but none rejoined (only static members remain): nothing more happens -- Kafka reschedules the
+      delayed join (``maybeElectNewJoinedLeader`` fails) and waits for their sessions or their rejoins;
+    * otherwise the leader is kept if it rejoined, else a member that rejoined is elected
+      (``maybeElectNewJoinedLeader``), and ``initNextGeneration`` bumps the generation: CompletingRebalance.
+
+    Pending members (KIP-394) are not touched: their own session timeout removes them (:func:`expire_pending`).
+    ``advances_generation=False`` is the weakened variant rebalance_timeout_keeps_generation (the members that
+    did rejoin are answered with the generation the removed ones still hold)."""
+    members = [m for m in group.members if m.joined or m.instance]
+    group = _with_members(group, members)
+    if not members:
+        group = transition(group._replace(generation=group.generation + 1, leader="", protocol=""), EMPTY)
+        return group._replace(log=(*group.log, _metadata_record(group)))
+    joined = [m.member_id for m in members if m.joined]
+    if not joined:
+        return group
+    leader = group.leader if group.leader in joined else joined[0]
+    done = complete_join(group._replace(leader=leader), protocol)
+    if not advances_generation:  # no branch: advances_generation=False is the weakened variant only
+        done = done._replace(generation=group.generation)
+    return done
+
+
+def join_timeout_changes(group: ClassicGroup) -> bool:
+    """Whether :func:`complete_join_on_timeout` would change ``group``: PreparingRebalance with a dynamic member
+    that has not rejoined, or with members that rejoined while another member (or a KIP-394 pending member) has
+    not -- the join barrier (:func:`join_complete_ready`) would otherwise still wait."""
+    if group.state != PREPARING_REBALANCE or join_complete_ready(group):
+        return False
+    laggards = [m for m in group.members if not m.joined]
+    return any(not m.instance for m in laggards) or (any(m.joined for m in group.members) and bool(
+        laggards or group.pending))
+
+
 def _member_errors(group: ClassicGroup, member_id: str, generation: int, instance: str = "") -> str:
     error = validate_member(group, member_id, instance)
     if error != Errors.NONE:
