@@ -493,7 +493,15 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("late_commit_response_ignored", "A late OffsetCommit answer of a member id "
                                          "the consumer has left reaches it while its JoinGroup is out: only "
                                          "RebalanceInProgressException, no reset.", "late_commit_response:ignored"))
-        props = [replace(p, partners=(*p.partners, *react)) if p.name == "consumers_react_as_kafka" else p
+        if duplicated:
+            # KIP-345: the replaced process's late OffsetCommit carries the generation the group still has (a Stable
+            # replacement keeps it): the member and instance checks alone fence it, and its answer is fatal
+            react.append("late_commit_fenced_instance")
+            props.append(sometimes_event("late_commit_fenced_instance", "An OffsetCommit a replaced static member's "
+                                         "process sent before its replacement arrives late and is answered "
+                                         "FENCED_INSTANCE_ID.", "late_commit:FENCED_INSTANCE_ID"))
+        props = [replace(p, partners=(*p.partners, *react)) if p.name in ("consumers_react_as_kafka",
+                                                                           "commits_fenced_exactly") else p
                  for p in props]
     if faults.rebalance_timeout:
         # rebalance.timeout.ms completes the join without a member that is still consuming in the old generation (a
