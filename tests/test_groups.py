@@ -213,6 +213,41 @@ def test_static_member_replaced_without_rebalance_and_the_old_process_fenced() -
     assert mid.group.state == cg.PREPARING_REBALANCE and not mid.immediate
 
 
+def test_rebalance_timeout_completes_the_join_without_dynamic_laggards() -> None:
+    """``completeClassicGroupJoin`` on rebalance.timeout.ms (Kafka trunk 1eb7644): the dynamic members that did not
+    rejoin are removed, a static one stays (KIP-345), the leader is re-elected among the rejoined members and the
+    generation advances; with nobody rejoined only the dynamic laggards go; with nobody left the group is Empty."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", (), -1, instance="i0")
+    b = cg.join_group(a.group, 1, "", (), -1)
+    g = cg.complete_join(b.group, "range")
+    res = cg.sync_group(g, a.member_id, g.generation, {a.member_id: (0,), b.member_id: (1,)}, "i0")
+    assert res is not None and res.group.state == cg.STABLE and res.group.leader == a.member_id
+    c = cg.join_group(res.group, 2, "", (), -1)  # a third consumer: the rebalance starts, c0 and c1 must rejoin
+    h = c.group
+    assert h.state == cg.PREPARING_REBALANCE and cg.join_timeout_changes(h) and not cg.join_complete_ready(h)
+    done = cg.complete_join_on_timeout(h, "range")
+    assert done.state == cg.COMPLETING_REBALANCE and done.generation == h.generation + 1
+    assert {m.member_id for m in done.members} == {a.member_id, c.member_id}  # the dynamic c1 is gone
+    assert done.leader == c.member_id  # the static leader did not rejoin: a rejoined member leads
+    kept = cg.complete_join_on_timeout(h, "range", advances_generation=False)  # the weakened variant
+    assert kept.generation == h.generation
+    # nobody rejoined: the dynamic laggards are removed, the static member alone stays, the join waits
+    lone = cg.prepare_rebalance(res.group)
+    waiting = cg.complete_join_on_timeout(lone, "range")
+    assert waiting.state == cg.PREPARING_REBALANCE and [m.member_id for m in waiting.members] == [a.member_id]
+    assert not cg.join_timeout_changes(waiting)
+    # only dynamic members, none rejoined: a new, empty generation written to the log
+    d = cg.join_group(cg.empty_group(), 0, "", (), -1)
+    e = cg.complete_join(d.group, "range")
+    f = cg.sync_group(e, d.member_id, e.generation, {d.member_id: (0,)})
+    assert f is not None
+    empty = cg.complete_join_on_timeout(cg.prepare_rebalance(f.group), "range")
+    assert (empty.state, empty.members, empty.generation) == (cg.EMPTY, (), f.group.generation + 1)
+    meta = olog.load(empty.log, empty.group_id).metadata
+    assert meta is not None and meta.generation == empty.generation and not meta.members
+
+
 def test_static_member_fencing_oracle() -> None:
     st = cg.STABLE
     assert kafka_answer("Heartbeat", False, 1, 1, st, "i0", "c2-2", "c0-0") == Errors.FENCED_INSTANCE_ID
