@@ -33,6 +33,9 @@ replay (loading a group from its offsets partition).
 * ``coordinator_holds_subscription`` — an admitted JoinGroup leaves the coordinator holding the subscription
   metadata it carried (KIP-792: ownedPartitions and their generation).
 * ``positions_within_log`` — no fetch position and no committed offset passes the log end offset.
+* ``healthy_member_never_removed`` — the coordinator removes a member only for a reason Kafka has (session
+  expired, left, replaced by a new process of its static instance, a dynamic member not rejoined before
+  ``rebalance.timeout.ms``, a failover's load); never a static member for a slow rejoin (KIP-345).
 * ``stable_members_rejoin_on_request`` — a running Stable member leaves Stable only on an error answer to its own
   Heartbeat/OffsetCommit, its own poll timeout, or (the leader) added partitions; never on a coordinator change.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
@@ -330,6 +333,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             partners=("assignment_received",),
         ),
         no_findings(
+            name="healthy_member_never_removed",
+            fact="The coordinator removes a member only for a reason Kafka has: its session expired (its process is "
+            "gone or its heartbeats were lost), it left the group (close, or its own poll timeout), a new process of "
+            "its group.instance.id replaced it, it is a dynamic member that did not rejoin before "
+            "rebalance.timeout.ms, or a new coordinator loaded another membership.  A static member is never removed "
+            "for a slow rejoin (KIP-345).",
+            source="GroupMetadataManager (expireClassicGroupMemberHeartbeat, classicGroupLeave, replaceStaticMember, "
+            "completeClassicGroupJoin's notYetRejoinedMembers filtered on !isStaticMember), Kafka 4.0, trunk 1eb7644",
+            catches="a handler that drops members it should keep: a static member removed by the rebalance timeout, "
+            "a member removed by another's request, a join barrier or SyncGroup that loses members -- each takes a "
+            "healthy consumer's partitions away and costs the group another rebalance",
+            findings=lambda s: s.ghost.unjust_removals,
+            partners=("assignment_received",),
+        ),
+        no_findings(
             name="consumers_react_as_kafka",
             fact="A consumer reacts to its SyncGroup or Heartbeat answer as Kafka's response handlers do: NONE to a "
             "SyncGroup makes the assignment its own (same member id and generation); UNKNOWN_MEMBER_ID resets member "
@@ -515,7 +533,8 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("rebalance_timeout_kept_static_member", "rebalance.timeout.ms completes "
                                          "the join keeping a static member that did not rejoin (KIP-345).",
                                          "rebalance_timeout:static_member_kept"))
-        props = [replace(p, partners=(*p.partners, *timeout)) if p.name == "same_generation_owners_disjoint" else p
+        props = [replace(p, partners=(*p.partners, *timeout))
+                 if p.name in ("same_generation_owners_disjoint", "healthy_member_never_removed") else p
                  for p in props]
     if faults.lost_join_response:
         # a JoinGroup retried after its response was lost: answered with the current generation (Kafka 4.0

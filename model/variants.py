@@ -393,6 +393,9 @@ class ProtocolFlags:
             members that did not rejoin, the next generation starts (``completeClassicGroupJoin`` ->
             ``initNextGeneration``, Kafka trunk 1eb7644); without it the members that rejoined are answered with the
             generation the removed members (still consuming) hold.
+        rebalance_timeout_keeps_static: that completion keeps the static members (KIP-345) that did not rejoin
+            (``notYetRejoinedMembers`` filtered on ``!isStaticMember()``); without it they are removed like dynamic
+            ones.
     """
 
     check_epoch: bool = True
@@ -489,6 +492,7 @@ class ProtocolFlags:
     pending_member_cleared_on_join: bool = True
     pending_members_expire: bool = True
     rebalance_timeout_advances_generation: bool = True
+    rebalance_timeout_keeps_static: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1521,6 +1525,18 @@ VARIANTS: dict[str, Variant] = {
             "rejoining may still be consuming its partitions as a member of generation N (it has not heard of the "
             "rebalance), while the leader hands them to another member, also in generation N -- two owners the "
             "generation cannot tell apart, and its stale commits carry the generation the group answers",
+        ),
+        Variant(
+            name="rebalance_timeout_removes_static",
+            description="When rebalance.timeout.ms expires before every member rejoined, the coordinator removes "
+            "the static members that did not rejoin too, as it does dynamic ones.",
+            flags=replace(_REAL, rebalance_timeout_keeps_static=False),
+            weakened=True,
+            breaks=("healthy_member_never_removed",),
+            scenarios=("groups_rebalance_timeout_static",),
+            bug="completeClassicGroupJoin without the isStaticMember filter: KIP-345's promise broken -- a static "
+            "member whose process is merely slow to rejoin (within its session timeout) loses its membership and "
+            "its assignment, and its return is a new member and another rebalance",
         ),
         Variant(
             name="rejoin_keeps_old_subscription",

@@ -113,6 +113,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "pending_member_cleared_on_join": frozenset({"groups"}),
     "pending_members_expire": frozenset({"groups"}),
     "rebalance_timeout_advances_generation": frozenset({"groups"}),
+    "rebalance_timeout_keeps_static": frozenset({"groups"}),
     "join_updates_member_metadata": frozenset({"groups"}),
     "sync_response_checks_generation": frozenset({"groups"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)

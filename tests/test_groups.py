@@ -232,6 +232,8 @@ def test_rebalance_timeout_completes_the_join_without_dynamic_laggards() -> None
     assert done.leader == c.member_id  # the static leader did not rejoin: a rejoined member leads
     kept = cg.complete_join_on_timeout(h, "range", advances_generation=False)  # the weakened variant
     assert kept.generation == h.generation
+    dropped = cg.complete_join_on_timeout(h, "range", keeps_static=False)  # the weakened variant: static removed too
+    assert [m.member_id for m in dropped.members] == [c.member_id]
     # nobody rejoined: the dynamic laggards are removed, the static member alone stays, the join waits
     lone = cg.prepare_rebalance(res.group)
     waiting = cg.complete_join_on_timeout(lone, "range")

@@ -162,6 +162,7 @@ class GroupGhost(NamedTuple):
     #: static members the rebalance timeout kept in the group without their rejoining, until they rejoin: their
     #: consumer may still own what it owned in the previous generation (it has not heard of the rebalance)
     kept_unjoined: tuple[str, ...] = ()
+    unjust_removals: tuple[str, ...] = ()  # members the coordinator removed for no reason Kafka has
 
 
 @record
@@ -499,7 +500,8 @@ class GroupSystem:
                     out.append(Action("Commit", (i,)))
         if cg.join_complete_ready(g):
             out.append(Action("CompleteJoin"))
-        elif self._fault_allowed(s, "rebalance_timeout") and cg.join_timeout_changes(g):
+        elif self._fault_allowed(s, "rebalance_timeout") and cg.join_timeout_changes(
+                g, self.flags.rebalance_timeout_keeps_static):
             out.append(Action("RebalanceTimeout"))
         for m in g.members:
             owner = s.consumers[m.client]
@@ -562,6 +564,7 @@ class GroupSystem:
             new = self._note_reaction(state, new, action, answer)
         new = self._settle(new)
         new = self._note_rejoins(state, new, action)
+        new = self._note_removals(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
         fault = FAULT_OF_ACTION.get(action.kind)
@@ -611,6 +614,36 @@ class GroupSystem:
             return after
         return after._replace(ghost=after.ghost._replace(
             unrequested_rejoins=(*after.ghost.unrequested_rejoins, *notes)))
+
+    def _note_removals(self, before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: the coordinator removes a member only for a reason Kafka has (Kafka 4.0, trunk 1eb7644,
+        ``GroupMetadataManager``): its session expired (``expireClassicGroupMemberHeartbeat``: its process is gone,
+        or its heartbeats were lost), it left (LeaveGroup: close, or the consumer's own poll timeout), a new process
+        of its ``group.instance.id`` replaced it (``replaceStaticMember``), it is dynamic and did not rejoin before
+        ``rebalance.timeout.ms`` (``completeClassicGroupJoin``), or a new coordinator loaded another membership from
+        ``__consumer_offsets``.  Any other removal takes a healthy member's assignment away."""
+        gone = [m for m in before.group.members if after.group.member(m.member_id) is None]
+        if not gone or action.kind == "CoordinatorFailover":
+            return after
+        notes: list[str] = []
+        for m in gone:
+            owner = action.args[0] if action.args and isinstance(action.args[0], int) else -1
+            if action.kind == "ExpireSession" and action.args == (m.member_id,):
+                continue
+            if action.kind in ("LoseHeartbeats", "PollTimeout", "LeaveGroup") and owner == m.client:
+                continue
+            if action.kind in ("JoinGroup", "StaleJoinGroup", "LoseJoinResponse") and m.instance and owner >= 0 and (
+                    self.instances[owner] == m.instance):
+                held = after.group.static_member(m.instance)
+                if held is not None and held.client == owner:
+                    continue
+            if action.kind == "RebalanceTimeout" and not m.joined and not m.instance:
+                continue
+            notes.append(f"{m.member_id}{f' (static {m.instance})' if m.instance else ''} was removed from the group "
+                         f"on {action.kind}{list(action.args)}")
+        if not notes:  # no branch: ghost observer of a violation (healthy_member_never_removed)
+            return after
+        return after._replace(ghost=after.ghost._replace(unjust_removals=(*after.ghost.unjust_removals, *notes)))
 
     def _overspent(self, s: GroupState, action: Action) -> str:
         """The budget ``action`` would pass, or "": a scenario's ``[faults]`` limits (per kind and in total) and its
@@ -809,7 +842,8 @@ class GroupSystem:
         with the new generation."""
         before = s.group
         advances = self.flags.rebalance_timeout_advances_generation
-        group = cg.complete_join_on_timeout(before, self.topo.assignor, advances)
+        group = cg.complete_join_on_timeout(before, self.topo.assignor, advances,
+                                            self.flags.rebalance_timeout_keeps_static)
         removed = [m.member_id for m in before.members if group.member(m.member_id) is None]
         kept_static = [m.member_id for m in before.members if not m.joined and group.member(m.member_id) is not None]
         consumers = tuple(cc.join_completed(c, group, self._member_of(s, i)) for i, c in enumerate(s.consumers))

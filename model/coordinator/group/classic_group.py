@@ -320,7 +320,8 @@ def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
     return transition(group, COMPLETING_REBALANCE)
 
 
-def complete_join_on_timeout(group: ClassicGroup, protocol: str, advances_generation: bool = True) -> ClassicGroup:
+def complete_join_on_timeout(group: ClassicGroup, protocol: str, advances_generation: bool = True,
+                             keeps_static: bool = True) -> ClassicGroup:
     """``rebalance.timeout.ms`` expires in PreparingRebalance: the delayed join completes without the members that
     did not rejoin (``GroupMetadataManager.completeClassicGroupJoin``, Kafka 4.0, trunk 1eb7644).
 
@@ -335,8 +336,9 @@ def complete_join_on_timeout(group: ClassicGroup, protocol: str, advances_genera
 
     Pending members (KIP-394) are not touched: their own session timeout removes them (:func:`expire_pending`).
     ``advances_generation=False`` is the weakened variant rebalance_timeout_keeps_generation (the members that
-    did rejoin are answered with the generation the removed ones still hold)."""
-    members = [m for m in group.members if m.joined or m.instance]
+    did rejoin are answered with the generation the removed ones still hold); ``keeps_static=False`` the weakened
+    variant rebalance_timeout_removes_static (every member that did not rejoin is removed, as before KIP-345)."""
+    members = [m for m in group.members if m.joined or (m.instance and keeps_static)]
     group = _with_members(group, members)
     if not members:
         group = transition(group._replace(generation=group.generation + 1, leader="", protocol=""), EMPTY)
@@ -351,14 +353,14 @@ def complete_join_on_timeout(group: ClassicGroup, protocol: str, advances_genera
     return done
 
 
-def join_timeout_changes(group: ClassicGroup) -> bool:
+def join_timeout_changes(group: ClassicGroup, keeps_static: bool = True) -> bool:
     """Whether :func:`complete_join_on_timeout` would change ``group``: PreparingRebalance with a dynamic member
     that has not rejoined, or with members that rejoined while another member (or a KIP-394 pending member) has
     not -- the join barrier (:func:`join_complete_ready`) would otherwise still wait."""
     if group.state != PREPARING_REBALANCE or join_complete_ready(group):
         return False
     laggards = [m for m in group.members if not m.joined]
-    return any(not m.instance for m in laggards) or (any(m.joined for m in group.members) and bool(
+    return any(not m.instance or not keeps_static for m in laggards) or (any(m.joined for m in group.members) and bool(
         laggards or group.pending))
 
 
