@@ -220,7 +220,14 @@ class ConnectSystem:
         return s.rebalance_pending or any(herder.rejoins(wk) != wk.member for wk in s.workers)
 
     def _snapshot(self, s: ConnectState, upto: int) -> cfgt.ConfigSnapshot:
-        return cfgt.snapshot(self._config(s), upto, self.flags.connect_task_configs_effective_at_commit)
+        f = self.flags
+        return cfgt.snapshot(
+            self._config(s),
+            upto,
+            f.connect_task_configs_effective_at_commit,
+            f.connect_ignore_deleted_connector_commits,
+            f.connect_tombstone_drops_task_configs,
+        )
 
     def _latest(self, s: ConnectState) -> cfgt.ConfigSnapshot:
         return self._snapshot(s, cfgt.read_to_end(self._config(s)))
