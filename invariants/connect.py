@@ -538,6 +538,13 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
         props.append(
             sometimes_event(
+                "task_offset_flush_failed",
+                "An exactly-once source task's offset flush failed at a transaction boundary and the task failed.",
+                "offset_flush_failed",
+            )
+        )
+        props.append(
+            sometimes_event(
                 "failed_task_restarted",
                 "A restart request replaced a FAILED source task.",
                 "failed_task_restart_requested",

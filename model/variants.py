@@ -174,6 +174,11 @@ class ProtocolFlags:
             a second privileged write after the task configs (``putTaskConfigs``).
             Off: a set of task configs is effective as soon as it is read -- also a
             set whose commit record a paused, crashed or fenced leader never wrote.
+        connect_commit_only_flushed_offsets: an exactly-once source task commits
+            its transaction only if the offset writer flushed the transaction's
+            offsets (``ExactlyOnceWorkerSourceTask.commitTransaction``, KAFKA-14339's
+            fix); else it fails with the transaction open.  Off: the records are
+            committed without their offsets, then the task fails.
         connect_ignore_deleted_connector_commits: a commit record of task configs
             read while the connector has no config (after its tombstone) is ignored
             (``KafkaConfigBackingStore.processTasksCommitRecord``, KAFKA-16838's fix).
@@ -444,6 +449,7 @@ class ProtocolFlags:
     connect_config_write_failure_answers_fencing: bool = False
     connect_task_configs_effective_at_commit: bool = True
     connect_ignore_deleted_connector_commits: bool = True
+    connect_commit_only_flushed_offsets: bool = True
     connect_tombstone_drops_task_configs: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
@@ -908,6 +914,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_zombie_leader",),
             bug="a fencing request is answered by the leader's round (DistributedHerder.ZombieFencing callbacks), "
             "not by an unrelated config write: the healthy tasks of the new leader fail at start-up",
+        ),
+        Variant(
+            name="records_committed_without_offsets",
+            description="Connect: an exactly-once source task whose offset flush failed (the offsets could not be "
+            "serialized) still commits its transaction, with the records but without their offsets, then fails "
+            "(KAFKA-14339 before its fix).",
+            flags=replace(_REAL, connect_commit_only_flushed_offsets=False),
+            weakened=True,
+            breaks=("exactly_once_source_delivery", "offsets_committed_with_records"),
+            scenarios=("connect_send_failure",),
+            bug="KAFKA-14339 (apache/kafka PR #12920): the records are committed without their offsets, so the "
+            "task's next instance polls them again from the older committed offset and commits them twice",
         ),
         Variant(
             name="deleted_connector_commit_applied",

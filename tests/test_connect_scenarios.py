@@ -51,6 +51,13 @@ PERMITTED = {
 
 # (scenario, variant) -> {invariant: shortest trace length}
 CAUGHT = {
+    ("connect_connector_deleted", "deleted_connector_tasks_kept"): {
+        "deleted_connector_tasks_unassigned": 2,
+    },
+    ("connect_send_failure", "records_committed_without_offsets"): {
+        "exactly_once_source_delivery": 15,
+        "offsets_committed_with_records": 8,
+    },
     ("connect_worker_lag_before_producer", "no_reread_after_producer_init"): {
         "exactly_once_source_delivery": 17,
         "no_commit_by_fenced_generation": 15,

@@ -81,7 +81,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker",), ("ResumeWorker", "RestartWorker", "PauseWorker", "CrashWorker")),  # no mutate: codec
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
     (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
-    (("worker", "task"), ("CommitTombstone", "FailOffsetWrite", "FailSend")),  # no mutate: codec
+    (("worker", "task"), ("CommitTombstone", "FailOffsetWrite", "FailSend", "FailOffsetFlush")),  # no mutate: codec
 )
 CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
     kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
@@ -95,6 +95,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "RestartTask": "manual_restart",
     "FailOffsetWrite": "offset_write_failure",
     "FailSend": "send_failure",
+    "FailOffsetFlush": "send_failure",
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
@@ -334,6 +335,11 @@ class ConnectSystem:
                     for t in wk.tasks
                     if t.exactly_once and "Poll" in self._task_steps(state, t)  # no mutate: fault model
                 )
+                out.extend(
+                    Action("FailOffsetFlush", (w, t.task))
+                    for t in wk.tasks
+                    if t.exactly_once and "CommitTransaction" in self._task_steps(state, t)  # no mutate: fault model
+                )
         return out
 
     def _task_steps(self, s: ConnectState, t: TaskInstance) -> tuple[str, ...]:
@@ -490,5 +496,6 @@ ConnectSystem._HANDLERS.update(
         "CommitTombstone": task.commit_tombstone,
         "FailOffsetWrite": task.fail_offset_write,
         "FailSend": task.fail_send,
+        "FailOffsetFlush": task.fail_offset_flush,
     }
 )
