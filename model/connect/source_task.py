@@ -228,7 +228,8 @@ def fail_offset_flush(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     """
     inst = s.workers[w].instance(n)
     assert inst is not None and inst.producer is not None
-    kafka, events = s.kafka, ("offset_flush_failed",)
+    kafka = s.kafka
+    events: tuple[str, ...] = ("offset_flush_failed",)
     if not sys.flags.connect_commit_only_flushed_offsets:
         kafka, h, error, more = end_transaction(kafka, inst.producer, True, sys.cc)
         events = (*events, *more)
