@@ -181,6 +181,35 @@ def _live_generation(config: PartitionLeader) -> int:
     return live
 
 
+def _task_count_record_mismatches(s: ConnectState) -> list[str]:
+    """Committed task-count records whose count is not the task count of the generation they follow.
+
+    The checker's own read of the config topic (as :func:`_live_generation`): a task-count record written by a
+    round of generation g carries generation g's task count -- the number of task ids the next round must fence.
+    Between a connector's tombstone (or its re-creation) and the first commit of its new task configs a record is
+    not judged: a round that started before the deletion writes the deleted incarnation's count (its re-read sees
+    no new task-config generation), and a round of the re-created connector writes the count of none (0).
+    """
+    count, exists, problems = -1, True, []
+    deferred: set[int] = set()
+    for rid in fetch(s.kafka.partitions[CONFIG_TOPIC], READ_COMMITTED):
+        r = cfgt.decode_config_record(rid)
+        if r.kind == cfgt.TASK_CONFIG:
+            deferred.add(r.value)
+        elif r.kind == cfgt.COMMIT:
+            if exists and deferred and all(n in deferred for n in range(r.value)):
+                count = r.value
+            deferred = set()
+        elif r.kind == cfgt.CONNECTOR_CONFIG:  # not judged again until the new incarnation's first commit
+            exists, deferred, count = r.value == 1, set(), -1
+        elif count >= 0 and r.value != count:
+            problems.append(
+                f"{config_record_label(rid)} follows task configs of {count} task(s): the next round would fence "
+                f"task ids 0..{r.value - 1} instead of 0..{count - 1}"
+            )
+    return problems
+
+
 def _deleted_connector_assignments(s: ConnectState) -> list[str]:
     """Once the group settled (no rebalance due), members assigned tasks the connector's live incarnation lacks."""
     if s.rebalance_pending or any(rejoins(wk) != wk.member for wk in s.workers):
@@ -396,6 +425,21 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 lambda s: any(wk.config_producer is not None for wk in s.workers),
             )
         )
+    props.append(
+        no_findings(
+            name="task_count_record_counts_latest_tasks",
+            fact="Every committed task-count record carries the task count of the task-config generation it follows "
+            "in the config topic: the number of task ids (0..count-1) whose producers the next zombie-fencing round "
+            "fences, and whether the 1 -> 1 shortcut may skip it.",
+            source="KIP-618 §Task count records (\"the number of tasks in the latest set of task configurations\"); "
+            "DistributedHerder.ZombieFencing (writes taskCount, not the fenced taskCountRecord), "
+            "KafkaConfigBackingStore.putTaskCountRecord",
+            catches="a task-count record that keeps the older count (the ids it fenced), so a later round fences "
+            "too few task ids or takes the 1 -> 1 shortcut and leaves a zombie",
+            findings=_task_count_record_mismatches,
+            partners=("task_count_record_written",),
+        )
+    )
     if topo.recreated_at > 0:
         props.append(
             no_findings(

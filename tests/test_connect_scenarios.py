@@ -84,8 +84,10 @@ CAUGHT = {
         "live_tasks_never_fenced": 9,
     },
     ("connect_task_configs_uncommitted", "uncommitted_task_configs_effective"): {
-        "task_starts_after_task_count_record": 9,
+        # task_count_record_counts_latest_tasks is violated first (7 steps); the shortest trace found is then 10
+        "task_starts_after_task_count_record": 10,
         "healthy_task_never_failed": 3,
+        "task_count_record_counts_latest_tasks": 7,
     },
     ("connect_worker_crash", "source_offsets_outside_transaction"): {
         "exactly_once_source_delivery": 17,
