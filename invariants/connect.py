@@ -28,6 +28,7 @@ from keos.invariants.connect_offsets import tombstone_properties
 from keos.invariants.connect_progress import connect_progress_properties
 from keos.model.clients.consumer import COMMITTED, READ_COMMITTED, fetch
 from keos.model.connect import config_topic as cfgt
+from keos.model.connect.herder import rejoins
 from keos.model.connect.records import (
     CONFIG_TOPIC,
     CONNECT_FAULT_KINDS,
@@ -37,7 +38,7 @@ from keos.model.connect.records import (
     ConnectConfig,
     ConnectState,
 )
-from keos.model.connect.worker import TaskPhase, decode_source_record, source_record_label
+from keos.model.connect.worker import TaskPhase, WorkerStatus, decode_source_record, source_record_label
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import PartitionLeader
 
@@ -153,6 +154,82 @@ def _deleted_since_commit(config: PartitionLeader) -> bool:
             exists = r.value == 1
             deleted = deleted or not exists
     return deleted
+
+
+def _live_generation(config: PartitionLeader) -> int:
+    """The task-config generation the connector's current incarnation runs, by the checker's own read (-1: none).
+
+    ``KafkaConfigBackingStore`` as Kafka 4.0 documents it, not the model's reader: a commit record applies the
+    task configs read since the previous commit (or tombstone) if they cover tasks 0..count-1, and only while
+    the connector has a config (``processTasksCommitRecord`` ignores a deleted connector's commit, KAFKA-16838);
+    a tombstone drops the connector's task configs (``processConnectorRemoval``, KAFKA-8869).  -1 while the
+    connector is deleted, or created again with no committed task configs yet.
+    """
+    generation, live, exists = -1, -1, True
+    deferred: set[int] = set()
+    for rid in fetch(config, READ_COMMITTED):
+        r = cfgt.decode_config_record(rid)
+        if r.kind == cfgt.TASK_CONFIG:
+            deferred.add(r.value)
+        elif r.kind == cfgt.COMMIT:
+            if exists and deferred and all(n in deferred for n in range(r.value)):
+                generation += 1
+                live = generation
+            deferred = set()
+        elif r.kind == cfgt.CONNECTOR_CONFIG:
+            exists, live, deferred = r.value == 1, -1, set()
+    return live
+
+
+def _task_count_record_mismatches(s: ConnectState) -> list[str]:
+    """Committed task-count records whose count is not the task count of the generation they follow.
+
+    The checker's own read of the config topic (as :func:`_live_generation`): a task-count record written by a
+    round of generation g carries generation g's task count -- the number of task ids the next round must fence.
+    Between a connector's tombstone (or its re-creation) and the first commit of its new task configs a record is
+    not judged: a round that started before the deletion writes the deleted incarnation's count (its re-read sees
+    no new task-config generation), and a round of the re-created connector writes the count of none (0).
+    """
+    count, exists, problems = -1, True, []
+    deferred: set[int] = set()
+    for rid in fetch(s.kafka.partitions[CONFIG_TOPIC], READ_COMMITTED):
+        r = cfgt.decode_config_record(rid)
+        if r.kind == cfgt.TASK_CONFIG:
+            deferred.add(r.value)
+        elif r.kind == cfgt.COMMIT:
+            if exists and deferred and all(n in deferred for n in range(r.value)):
+                count = r.value
+            deferred = set()
+        elif r.kind == cfgt.CONNECTOR_CONFIG:  # not judged again until the new incarnation's first commit
+            exists, deferred, count = r.value == 1, set(), -1
+        elif count >= 0 and r.value != count:
+            problems.append(
+                f"{config_record_label(rid)} follows task configs of {count} task(s): the next round would fence "
+                f"task ids 0..{r.value - 1} instead of 0..{count - 1}"
+            )
+    return problems
+
+
+def _deleted_connector_assignments(s: ConnectState) -> list[str]:
+    """Once the group settled (no rebalance due), members assigned tasks the connector's live incarnation lacks."""
+    if s.rebalance_pending or any(rejoins(wk) != wk.member for wk in s.workers):
+        return []
+    live = _live_generation(s.kafka.partitions[CONFIG_TOPIC])
+    return [
+        f"worker {w} is assigned tasks {list(wk.assigned)} of task-config generation {wk.config_generation} after "
+        f"the group rebalanced, but "
+        + (
+            "the connector has no committed task configs of its own (deleted, or created again and its new "
+            "task configs not committed)"
+            if live < 0
+            else f"the connector's current task configs are generation {live}"
+        )
+        for w, wk in enumerate(s.workers)
+        if wk.status == WorkerStatus.RUNNING
+        and wk.member
+        and wk.assigned
+        and (live < 0 or wk.config_generation > live)
+    ]
 
 
 def _healthy_failures(s: ConnectState) -> list[str]:
@@ -350,6 +427,48 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
     props.append(
         no_findings(
+            name="task_count_record_counts_latest_tasks",
+            fact="Every committed task-count record carries the task count of the task-config generation it follows "
+            "in the config topic: the number of task ids (0..count-1) whose producers the next zombie-fencing round "
+            "fences, and whether the 1 -> 1 shortcut may skip it.",
+            source="KIP-618 §Task count records (\"the number of tasks in the latest set of task configurations\"); "
+            "DistributedHerder.ZombieFencing (writes taskCount, not the fenced taskCountRecord), "
+            "KafkaConfigBackingStore.putTaskCountRecord",
+            catches="a task-count record that keeps the older count (the ids it fenced), so a later round fences "
+            "too few task ids or takes the 1 -> 1 shortcut and leaves a zombie",
+            findings=_task_count_record_mismatches,
+            partners=("task_count_record_written",),
+        )
+    )
+    if topo.recreated_at > 0:
+        props.append(
+            no_findings(
+                name="deleted_connector_tasks_unassigned",
+                fact="Once the group has rebalanced after DELETE /connectors/{c}, no worker is assigned a task of "
+                "the deleted connector; a connector created again gets tasks only once its new task configs are "
+                "committed -- never the deleted incarnation's task configs, nor a set whose commit record was read "
+                "after the connector's tombstone (a deposed leader finishing putTaskConfigs, or what compaction "
+                "leaves).",
+                source="KafkaConfigBackingStore.processConnectorRemoval and processTasksCommitRecord (Kafka 4.0, "
+                "apache/kafka 1eb7644; KAFKA-16838 fix, PR #16122); ClusterConfigState.tasks, "
+                "EagerAssignor / IncrementalCooperativeAssignor",
+                catches="a tombstone that leaves the connector's task configs or task count in the snapshot "
+                "(KAFKA-8869), a commit record of a deleted connector applied (KAFKA-16838)",
+                findings=_deleted_connector_assignments,
+                partners=("connector_deleted_and_settled",),
+            )
+        )
+        props.append(
+            sometimes_state(
+                "connector_deleted_and_settled",
+                "The connector was deleted (its tombstone read) and the group rebalanced after it.",
+                lambda s: not s.rebalance_pending
+                and _live_generation(s.kafka.partitions[CONFIG_TOPIC]) < 0
+                and any(wk.member and wk.status == WorkerStatus.RUNNING for wk in s.workers),
+            )
+        )
+    props.append(
+        no_findings(
             name="healthy_task_never_failed",
             fact="In a run without faults (no pause, crash, failed round or write, manual restart), a task of the "
             "latest task-config generation never fails, in its start-up or its send loop: its zombie-fencing round "
@@ -459,6 +578,13 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "task_send_failed",
                 "An exactly-once source task's send failed with a non-fencing error and the task failed.",
                 "task_failed:REQUEST_TIMED_OUT",
+            )
+        )
+        props.append(
+            sometimes_event(
+                "task_offset_flush_failed",
+                "An exactly-once source task's offset flush failed at a transaction boundary and the task failed.",
+                "offset_flush_failed",
             )
         )
         props.append(

@@ -174,6 +174,19 @@ class ProtocolFlags:
             a second privileged write after the task configs (``putTaskConfigs``).
             Off: a set of task configs is effective as soon as it is read -- also a
             set whose commit record a paused, crashed or fenced leader never wrote.
+        connect_commit_only_flushed_offsets: an exactly-once source task commits
+            its transaction only if the offset writer flushed the transaction's
+            offsets (``ExactlyOnceWorkerSourceTask.commitTransaction``, KAFKA-14339's
+            fix); else it fails with the transaction open.  Off: the records are
+            committed without their offsets, then the task fails.
+        connect_ignore_deleted_connector_commits: a commit record of task configs
+            read while the connector has no config (after its tombstone) is ignored
+            (``KafkaConfigBackingStore.processTasksCommitRecord``, KAFKA-16838's fix).
+            Off: it applies the task configs of a deleted connector.
+        connect_tombstone_drops_task_configs: a connector's tombstone drops its task
+            configs and task count from the snapshot
+            (``processConnectorRemoval``, KAFKA-8869's fix).  Off: the deleted
+            connector's tasks stay in the snapshot and are assigned.
         connect_config_write_failure_answers_fencing: a failed privileged write of
             task configs or a connector tombstone (the leader was fenced from the
             config topic) also fails the zombie-fencing requests waiting at the
@@ -442,6 +455,9 @@ class ProtocolFlags:
     abort_keeps_queued_add_offsets: bool = True
     connect_config_write_failure_answers_fencing: bool = False
     connect_task_configs_effective_at_commit: bool = True
+    connect_ignore_deleted_connector_commits: bool = True
+    connect_commit_only_flushed_offsets: bool = True
+    connect_tombstone_drops_task_configs: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -907,6 +923,40 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_zombie_leader",),
             bug="a fencing request is answered by the leader's round (DistributedHerder.ZombieFencing callbacks), "
             "not by an unrelated config write: the healthy tasks of the new leader fail at start-up",
+        ),
+        Variant(
+            name="records_committed_without_offsets",
+            description="Connect: an exactly-once source task whose offset flush failed (the offsets could not be "
+            "serialized) still commits its transaction, with the records but without their offsets, then fails "
+            "(KAFKA-14339 before its fix).",
+            flags=replace(_REAL, connect_commit_only_flushed_offsets=False),
+            weakened=True,
+            breaks=("exactly_once_source_delivery", "offsets_committed_with_records"),
+            scenarios=("connect_send_failure",),
+            bug="KAFKA-14339 (apache/kafka PR #12920): the records are committed without their offsets, so the "
+            "task's next instance polls them again from the older committed offset and commits them twice",
+        ),
+        Variant(
+            name="deleted_connector_commit_applied",
+            description="Connect: a commit record of task configs read after the connector's tombstone is applied "
+            "(KAFKA-16838 before its fix): the set a deposed leader without exactly-once support committed after "
+            "the deletion becomes a task-config generation of the deleted connector.",
+            flags=replace(_REAL, connect_ignore_deleted_connector_commits=False),
+            weakened=True,
+            breaks=("deleted_connector_tasks_unassigned",),
+            scenarios=("connect_deposed_leader_commit_after_delete",),
+            bug="KAFKA-16838 (apache/kafka PR #16122): tasks of a deleted connector are assigned and started",
+        ),
+        Variant(
+            name="deleted_connector_tasks_kept",
+            description="Connect: a connector's tombstone leaves its task configs and task count in the snapshot "
+            "(KAFKA-8869 before its fix): the assignor still hands out the deleted connector's tasks.",
+            flags=replace(_REAL, connect_tombstone_drops_task_configs=False),
+            weakened=True,
+            breaks=("deleted_connector_tasks_unassigned",),
+            scenarios=("connect_connector_deleted",),
+            bug="KAFKA-8869 (apache/kafka PR #8444): the deleted connector's tasks stay assigned after the "
+            "rebalance, and a connector created again starts with the old incarnation's task configs",
         ),
         Variant(
             name="uncommitted_task_configs_effective",

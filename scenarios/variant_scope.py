@@ -142,6 +142,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "abort_keeps_queued_add_offsets": frozenset({"eos"}),
     "connect_config_write_failure_answers_fencing": frozenset({"connect"}),
     "connect_task_configs_effective_at_commit": frozenset({"connect"}),
+    "connect_ignore_deleted_connector_commits": frozenset({"connect"}),
+    "connect_commit_only_flushed_offsets": frozenset({"connect"}),
+    "connect_tombstone_drops_task_configs": frozenset({"connect"}),
     "connect_failed_task_skips_final_commit": frozenset({"connect"}),
 }
 

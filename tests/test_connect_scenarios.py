@@ -51,6 +51,13 @@ PERMITTED = {
 
 # (scenario, variant) -> {invariant: shortest trace length}
 CAUGHT = {
+    ("connect_connector_deleted", "deleted_connector_tasks_kept"): {
+        "deleted_connector_tasks_unassigned": 2,
+    },
+    ("connect_send_failure", "records_committed_without_offsets"): {
+        "exactly_once_source_delivery": 15,
+        "offsets_committed_with_records": 8,
+    },
     ("connect_worker_lag_before_producer", "no_reread_after_producer_init"): {
         "exactly_once_source_delivery": 17,
         "no_commit_by_fenced_generation": 15,
@@ -77,8 +84,10 @@ CAUGHT = {
         "live_tasks_never_fenced": 9,
     },
     ("connect_task_configs_uncommitted", "uncommitted_task_configs_effective"): {
-        "task_starts_after_task_count_record": 9,
+        # task_count_record_counts_latest_tasks is violated first (7 steps); the shortest trace found is then 10
+        "task_starts_after_task_count_record": 10,
         "healthy_task_never_failed": 3,
+        "task_count_record_counts_latest_tasks": 7,
     },
     ("connect_worker_crash", "source_offsets_outside_transaction"): {
         "exactly_once_source_delivery": 17,

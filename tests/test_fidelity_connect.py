@@ -412,3 +412,37 @@ def test_a_fencing_request_is_answered_only_by_the_leaders_round() -> None:
     )
     assert illegal_task_changes("Reconfigure", started, failed, ("reconfigured", "fencing_409_conflict")) == ()
     assert illegal_task_changes("WriteTaskCountRecord", started, failed) == ()
+
+
+@pytest.mark.parametrize("variant", ["kafka", "deleted_connector_commit_applied"])
+def test_a_commit_record_read_after_the_connectors_tombstone_is_ignored(variant: str) -> None:
+    """processTasksCommitRecord ignores a deleted connector's commit (KAFKA-16838's fix, apache/kafka PR #16122).
+
+    The disabled leader w1 writes generation 1's task configs and pauses inside putTaskConfigs; w0 leads,
+    commits its own generation 1 and deletes the connector; w1 resumes and its plain commit record lands after
+    the tombstone.
+    """
+    m = build_model(resolve_scenario("connect_deposed_leader_commit_after_delete"), variant)
+    assert isinstance(m, ConnectSystem)
+    s = m.init_states()[0]
+    s, _ = _steps(m, s, ("Reconfigure", (1,)), ("PauseWorker", (1,)), ("Rebalance", ()), ("Reconfigure", (0,)))
+    s, _ = _steps(m, s, ("CommitTaskConfigs", (0,)), ("DeleteConnector", (0,)), ("ResumeWorker", (1,)))
+    s, events = _steps(m, s, ("CommitTaskConfigs", (1,)))
+    assert events[-1] == "reconfigured"
+    snap = m._latest(s)
+    assert not snap.exists
+    if variant == "kafka":
+        assert (snap.generation, snap.task_count) == (1, 0)
+    else:  # the deleted connector's commit applied: its task count is back (the tombstone dropped the set itself)
+        assert (snap.generation, snap.task_count) == (1, 1)
+    s, _ = _steps(m, s, ("Rebalance", ()))
+    assert any(wk.assigned for wk in s.workers) == (variant != "kafka")
+
+
+def test_a_deleted_connectors_tasks_are_unassigned_at_the_next_rebalance() -> None:
+    """processConnectorRemoval drops the task configs (KAFKA-8869's fix); the variant keeps them assigned."""
+    for variant, assigned in (("kafka", False), ("deleted_connector_tasks_kept", True)):
+        m = build_model(resolve_scenario("connect_connector_deleted"), variant)
+        assert isinstance(m, ConnectSystem)
+        s, _ = _steps(m, m.init_states()[0], ("DeleteConnector", (0,)), ("Rebalance", ()))
+        assert any(wk.assigned for wk in s.workers) == assigned

@@ -130,7 +130,13 @@ def _prefix(leader: PartitionLeader, upto: int) -> PartitionLeader:
 
 
 @lru_cache(maxsize=65536)
-def snapshot(leader: PartitionLeader, upto: int, deferred_until_commit: bool = True) -> ConfigSnapshot:
+def snapshot(
+    leader: PartitionLeader,
+    upto: int,
+    deferred_until_commit: bool = True,
+    ignore_deleted_commits: bool = True,
+    tombstone_drops_tasks: bool = True,
+) -> ConfigSnapshot:
     """The snapshot of a worker that has read the config topic up to ``upto`` (read_committed).
 
     ``KafkaConfigBackingStore`` (Kafka 4.0, apache/kafka 1eb7644): a task-config record joins the
@@ -140,6 +146,12 @@ def snapshot(leader: PartitionLeader, upto: int, deferred_until_commit: bool = T
     pending fencing and clears the deferred set; a connector tombstone drops the deferred set
     (``processConnectorRemoval``).  ``deferred_until_commit`` off (a weakened variant) makes a set of
     task configs effective as soon as it is read, before (or without) its commit record.
+    ``ignore_deleted_commits`` off (the weakened variant ``deleted_connector_commit_applied``, KAFKA-16838 before
+    its fix, apache/kafka PR #16122) applies a commit record read after the connector's tombstone;
+    ``tombstone_drops_tasks`` off (the weakened variant ``deleted_connector_tasks_kept``, KAFKA-8869 before its
+    fix, PR #8444) keeps a deleted connector's task count in the snapshot.  A commit record after a tombstone is
+    written by a deposed leader without exactly-once support finishing ``putTaskConfigs`` (the reach scenario
+    ``connect_deposed_leader_commit_after_delete``).
     """
     generation, count, pending, record, exists = -1, 0, False, -1, True
     deferred: set[int] = set()
@@ -149,19 +161,20 @@ def snapshot(leader: PartitionLeader, upto: int, deferred_until_commit: bool = T
             deferred.add(r.value)
         elif r.kind == TASK_CONFIG:  # no branch: the weakened variant uncommitted_task_configs_effective only
             generation, count, pending = generation + (r.value == 0), r.value + 1, True
-        elif r.kind == COMMIT and exists:
+        elif r.kind == COMMIT and (exists or not ignore_deleted_commits):
             complete = all(n in deferred for n in range(r.value))
             applied = complete and bool(deferred) and deferred_until_commit
             generation, count, pending = generation + applied, r.value, True
             deferred = set()
-        # A deleted connector's commit (processConnectorRemoval drops the set, KAFKA-16838): written only by a
-        # deposed non-transactional leader finishing putTaskConfigs after a deletion -- no default scenario.
-        elif r.kind == COMMIT:  # no branch: see above (the defect drill KAFKA-16838 is not caught)
+        # A deleted connector's commit (processConnectorRemoval dropped the set, processTasksCommitRecord ignores the
+        # commit, KAFKA-16838): written by a deposed leader without exactly-once support finishing putTaskConfigs
+        # after a deletion (connect_deposed_leader_commit_after_delete, reach set).
+        elif r.kind == COMMIT:
             deferred = set()
         elif r.kind == TASK_COUNT:
             record, pending = r.value, False
         elif r.kind == CONNECTOR_CONFIG:  # no branch: every config record is one of the four kinds
             exists = r.value == 1
-            count = count if exists else 0
+            count = count if exists or not tombstone_drops_tasks else 0
             deferred = set()
     return ConfigSnapshot(generation, count, pending, record, upto, exists)

@@ -41,6 +41,7 @@ __all__ = [
     "commit_offsets",
     "commit_tombstone",
     "commit_txn",
+    "fail_offset_flush",
     "fail_offset_write",
     "fail_send",
     "init_producer",
@@ -211,6 +212,31 @@ def fail_send(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     positions = _at(inst.positions, p, inst.positions[p] + 1)
     inst = inst._replace(positions=positions, pending=True)
     return fail_task(sys, s, w, inst, s.kafka, Errors.REQUEST_TIMED_OUT)
+
+
+def fail_offset_flush(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """Fault: at a transaction boundary the offset writer fails to flush the transaction's offsets; the task fails.
+
+    ``ExactlyOnceWorkerSourceTask.commitTransaction`` (Kafka 4.0, apache/kafka 1eb7644): ``offsetWriter.doFlush``
+    reports an error that does not come from the producer (the offsets' converter cannot serialize them, or the
+    backing store refuses them), so the producer never sees it.  Since KAFKA-14339 (PR #12920) the transaction is
+    committed only if the offsets were flushed ("otherwise, we may commit source records without committing their
+    offsets"): ``producer.commitTransaction`` is skipped, the flush cancelled and the error thrown -- the task
+    fails with its transaction open, which the next instance's ``initTransactions`` aborts.  With
+    ``connect_commit_only_flushed_offsets`` off (before KAFKA-14339) the records' transaction is committed
+    without their offsets, then the task fails.  Shares the ``send_failure`` budget with :func:`fail_send`.
+    """
+    inst = s.workers[w].instance(n)
+    assert inst is not None and inst.producer is not None
+    kafka = s.kafka
+    events: tuple[str, ...] = ("offset_flush_failed",)
+    if not sys.flags.connect_commit_only_flushed_offsets:
+        kafka, h, error, more = end_transaction(kafka, inst.producer, True, sys.cc)
+        events = (*events, *more)
+        if error == Errors.NONE:  # a fenced zombie's commit is refused: it fails all the same
+            inst = inst._replace(producer=h, pending=False)
+    s, more = fail_task(sys, s, w, inst, kafka, "offset_flush")
+    return s, (*events, *more)
 
 
 def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:

@@ -81,7 +81,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker",), ("ResumeWorker", "RestartWorker", "PauseWorker", "CrashWorker")),  # no mutate: codec
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
     (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
-    (("worker", "task"), ("CommitTombstone", "FailOffsetWrite", "FailSend")),  # no mutate: codec
+    (("worker", "task"), ("CommitTombstone", "FailOffsetWrite", "FailSend", "FailOffsetFlush")),  # no mutate: codec
 )
 CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
     kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
@@ -95,6 +95,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "RestartTask": "manual_restart",
     "FailOffsetWrite": "offset_write_failure",
     "FailSend": "send_failure",
+    "FailOffsetFlush": "send_failure",
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
@@ -220,7 +221,14 @@ class ConnectSystem:
         return s.rebalance_pending or any(herder.rejoins(wk) != wk.member for wk in s.workers)
 
     def _snapshot(self, s: ConnectState, upto: int) -> cfgt.ConfigSnapshot:
-        return cfgt.snapshot(self._config(s), upto, self.flags.connect_task_configs_effective_at_commit)
+        f = self.flags
+        return cfgt.snapshot(
+            self._config(s),
+            upto,
+            f.connect_task_configs_effective_at_commit,
+            f.connect_ignore_deleted_connector_commits,
+            f.connect_tombstone_drops_task_configs,
+        )
 
     def _latest(self, s: ConnectState) -> cfgt.ConfigSnapshot:
         return self._snapshot(s, cfgt.read_to_end(self._config(s)))
@@ -326,6 +334,11 @@ class ConnectSystem:
                     Action("FailSend", (w, t.task))
                     for t in wk.tasks
                     if t.exactly_once and "Poll" in self._task_steps(state, t)  # no mutate: fault model
+                )
+                out.extend(
+                    Action("FailOffsetFlush", (w, t.task))
+                    for t in wk.tasks
+                    if t.exactly_once and "CommitTransaction" in self._task_steps(state, t)  # no mutate: fault model
                 )
         return out
 
@@ -483,5 +496,6 @@ ConnectSystem._HANDLERS.update(
         "CommitTombstone": task.commit_tombstone,
         "FailOffsetWrite": task.fail_offset_write,
         "FailSend": task.fail_send,
+        "FailOffsetFlush": task.fail_offset_flush,
     }
 )
