@@ -23,7 +23,11 @@ Abstractions (documented simplifications):
   ``AppendFailure`` the failed append (pending state reset and the error answered, KAFKA-5351; a failed
   complete append is retried, KAFKA-5416), and a ``CoordinatorFailover`` loses the appends in flight
   (not replicated: the new leader's log never had them) and re-sends the markers of every Prepare* entry
-  it loads with CompleteCommit/CompleteAbort pending;
+  it loads with CompleteCommit/CompleteAbort pending; a ``CoordinatorFailoverReplicated`` finds them
+  replicated (the new coordinator loads them, their callbacks at the old instance answer NOT_COORDINATOR),
+  and ``AppendNotLeader`` is the leadership moving with one of them in flight whose callback runs before
+  the emigration (NOT_LEADER_OR_FOLLOWER -> NOT_COORDINATOR under the same coordinator epoch: pending state
+  reset, a CompleteCommit/CompleteAbort append skipped, not retried), then the failover;
 * the marker response is handled in the step that writes the marker;
 * KIP-890 part 1 verification and the TV2 implicit AddPartitionsToTxn are by default
   evaluated against the coordinator's metadata in the step that appends the
@@ -158,6 +162,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "AppendFailure": ("message",),
     "CoordinatorFailover": (),
     "CoordinatorFailoverReplicated": (),
+    "AppendNotLeader": ("message",),
     "LoadTransactions": (),
     "ExpireTransactionalId": ("transactional_id",),
     "MarkerNotLeader": ("message",),
@@ -174,6 +179,7 @@ FAULT_OF_ACTION = {
     "AppendFailure": "append_failure",
     "CoordinatorFailover": "coordinator_failover",
     "CoordinatorFailoverReplicated": "coordinator_failover",
+    "AppendNotLeader": "coordinator_failover",
     "ExpireTransactionalId": "txn_id_expiry",
     "MarkerNotLeader": "marker_failure",
     "MarkerNotEnoughReplicasAfterAppend": "marker_failure",
@@ -499,6 +505,7 @@ class TransactionalSystem:
             out.append(Action("CoordinatorFailover", ()))
             if self._replicable(state):
                 out.append(Action("CoordinatorFailoverReplicated", ()))
+            out.extend(Action("AppendNotLeader", (env,)) for env in heads if self._current_append(state, env))
         if self._budget_left(state, "txn_id_expiry"):
             out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
         if self._budget_left(state, "marker_failure"):
@@ -1093,7 +1100,9 @@ class TransactionalSystem:
             return s
         return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
 
-    def _on_log_append(self, s: TxnSystemState, a: tc.TxnLogAppend, ok: bool, stale: bool = False) -> Result:
+    def _on_log_append(
+        self, s: TxnSystemState, a: tc.TxnLogAppend, ok: bool, stale: bool = False, leader_error: str = ""
+    ) -> Result:
         """The append's callback: ``completeTransitionTo`` and the request's own callback, or the failure's.
 
         ``TransactionStateManager.appendTransactionToLog`` (``updateCacheCallback``), then per origin:
@@ -1104,7 +1113,8 @@ class TransactionalSystem:
         t = a.transactional_id
         md = s.coordinator[t]
         lost = stale and not a.replicated
-        log_error = Errors.NOT_LEADER_OR_FOLLOWER if lost else Errors.NONE if ok else tc.APPEND_FAULT_ERROR
+        failure = leader_error or tc.APPEND_FAULT_ERROR
+        log_error = Errors.NOT_LEADER_OR_FOLLOWER if lost else Errors.NONE if ok else failure
         if not ok:
             answer = tc.append_error_answer(log_error)
             failed = self._log_append_failed(s, a, md, answer)
@@ -1154,6 +1164,14 @@ class TransactionalSystem:
         ``txnLogAppendRetryQueue``, KAFKA-5416)."""
         t = a.transactional_id
         events: tuple[str, ...] = ("txn_log_append_failed",)
+        if a.origin == "complete" and answer != Errors.COORDINATOR_NOT_AVAILABLE and (
+            self.flags.complete_not_coordinator_skipped
+        ):
+            # tryAppendToLog: NOT_COORDINATOR is "no longer the coordinator ... skip writing" (retryOnError is only
+            # COORDINATOR_NOT_AVAILABLE, so the callback reset the pending state); the next coordinator completes it
+            if md is not None:
+                s = s._replace(coordinator=_at(s.coordinator, t, md._replace(pending_state="")))
+            return s, (*events, "complete_append_skipped")
         if a.origin == "complete":
             if (  # no branch: taken only under the weakened variant complete_retry_resets_pending
                 not self.flags.complete_retry_keeps_pending and md is not None
@@ -1511,6 +1529,32 @@ class TransactionalSystem:
         assert result is not None  # _failover always applies
         return result[0], ("txn_log_append_replicated_at_failover", *result[1])
 
+    def _append_not_leader(self, s: TxnSystemState, env: net.Envelope) -> Result:
+        """The ``__transaction_state`` leadership moves with an append of the current instance in flight, whose
+        callback runs before the emigration: the leader completes the delayed produce NOT_LEADER_OR_FOLLOWER when it
+        becomes a follower, while the cache still holds this coordinator epoch (``onResignation`` removes the
+        partition's entries afterwards, on the scheduler thread).  ``appendTransactionToLog``'s callback then
+        translates it to NOT_COORDINATOR under the *same* epoch: the pending state is reset and the client answered
+        NOT_COORDINATOR; a CompleteCommit/CompleteAbort append is not retried (``retryOnError`` only takes
+        COORDINATOR_NOT_AVAILABLE; ``tryAppendToLog`` skips it: "no longer the coordinator").  Then the failover
+        (:meth:`_failover`) runs: the new coordinator loads the log without the record and completes the
+        transaction itself (apache/kafka ``TransactionStateManager.scala``, ``TransactionMarkerChannelManager.scala``
+        @1eb7644349cb).
+        """
+        if (  # no branch: only a trace read from a file names a disabled action
+            env not in net.channel_heads(s.network) or not self._current_append(s, env)
+        ):
+            return None
+        network = net.remove(s.network, env)
+        if network is None:  # no branch: the envelope was checked to be a channel head
+            return None
+        error = Errors.NOT_LEADER_OR_FOLLOWER
+        failed = self._on_log_append(s._replace(network=network), env.body, False, leader_error=error)
+        assert failed is not None  # a failed append's callback always applies
+        moved = self._failover(failed[0])
+        assert moved is not None  # _failover always applies
+        return moved[0], ("txn_log_append_not_leader", *failed[1], *moved[1])
+
     def _complete_loaded(self, s: TxnSystemState) -> tuple[TxnSystemState, tuple[str, ...]]:
         """The end of ``loadTransactionsForTxnTopicPartition``: every PrepareCommit/PrepareAbort entry gets its
         ``prepareComplete`` and its markers at the new coordinator epoch (``addTxnMarkersToSend``)."""
@@ -1603,6 +1647,7 @@ class TransactionalSystem:
         "AppendFailure": _append_failure,
         "CoordinatorFailover": _failover,
         "CoordinatorFailoverReplicated": _failover_replicated,
+        "AppendNotLeader": _append_not_leader,
         "LoadTransactions": _load_transactions,
         "ExpireTransactionalId": _expire_tid,
         "MarkerNotLeader": _marker_not_leader,
