@@ -587,12 +587,13 @@ class TransactionalSystem:
         for i, (old, c) in enumerate(zip(before.clients, after.clients, strict=True)):
             if c.state != tp.C.FATAL_ERROR or old.state == tp.C.FATAL_ERROR:
                 continue
-            if cause in tp.FATAL_AUTHORIZATION_ERRORS:
+            if cause in tp.FATAL_AUTHORIZATION_ERRORS and self.security is not None:
                 # a denied TransactionalId or Cluster ACL ends the producer (TransactionManager
                 # fatalError; judged by the security invariants, the ACL decides); TOPIC_ and
                 # GROUP_AUTHORIZATION_FAILED are abortable (AddPartitionsToTxnHandler,
                 # AddOffsetsToTxnHandler, TxnOffsetCommitHandler, Kafka trunk 1eb7644349cb): a
-                # producer they make fatal is judged here like any other
+                # producer they make fatal is judged here like any other.  Without an authorizer (no
+                # [security]) no broker answers an authorization error, so one that ends a holder is judged here
                 continue
             if (  # no branch: taken only under the weakened variant no_kip_360
                 not self.kip_360 and cause in tp.PRE_KIP_360_FATAL
