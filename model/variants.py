@@ -318,6 +318,13 @@ class ProtocolFlags:
             cache only under the coordinator epoch that prepared it (``appendTransactionToLog``'s
             ``updateCacheCallback``): an old instance's append that calls back after a failover answers
             NOT_COORDINATOR and leaves the new instance's entry alone (read with ``loading_window``).
+        complete_not_coordinator_skipped: a CompleteCommit/CompleteAbort append that fails NOT_COORDINATOR (the
+            leader lost the partition) is dropped with its pending state reset (``tryAppendToLog``; ``retryOnError``
+            is only COORDINATOR_NOT_AVAILABLE); without it the append is re-enqueued like a retriable one.
+        log_restores_last_producer_epoch: a coordinator loading ``__transaction_state`` restores each entry's
+            ``lastProducerEpoch`` from its flexible (transaction.version >= 1) record (KAFKA-20357, PR #22096); without
+            it the loaded entry has NO_PRODUCER_EPOCH and a KIP-360 InitProducerId retry of a bump the old coordinator
+            logged but never answered is PRODUCER_FENCED.
         loading_answers_load_in_progress: a coordinator still loading its ``__transaction_state`` partition answers
             COORDINATOR_LOAD_IN_PROGRESS (``getTransactionState`` while the partition is in ``loadingPartitions``);
             without it requests are served before the load completes (read with ``loading_window``).
@@ -489,6 +496,8 @@ class ProtocolFlags:
     marker_keeps_next_transaction_verification: bool = True
     expiry_failure_resets_pending: bool = True
     append_callback_checks_coordinator_epoch: bool = True
+    log_restores_last_producer_epoch: bool = True
+    complete_not_coordinator_skipped: bool = True
     loading_answers_load_in_progress: bool = True
     first_sequence_zero_on_empty_log: bool = True
     join_unchanged_answers_current_generation: bool = True
@@ -1097,6 +1106,30 @@ VARIANTS: dict[str, Variant] = {
             bug="KAFKA-18660 (fixed by PR #18730, Kafka 4.0): at an exhausted epoch the EndTxn response names the "
             "old producer id at Short.MAX_VALUE although the completion rotated the id to nextProducerId, so the "
             "only producer of the transactional.id fails its next transaction (INVALID_PRODUCER_ID_MAPPING)",
+        ),
+        Variant(
+            name="complete_not_coordinator_retried",
+            description="The coordinator re-enqueues a CompleteCommit/CompleteAbort append that failed NOT_COORDINATOR "
+            "(the leader moved) with its pending state kept, as if the error were COORDINATOR_NOT_AVAILABLE.",
+            flags=replace(_REAL, complete_not_coordinator_skipped=False),
+            weakened=True,
+            breaks=("coordinator_answers_per_kafka_table",),
+            scenarios=("reach_txn_loading_window",),
+            bug="an append error mapped to the wrong class in TransactionMarkerChannelManager.tryAppendToLog "
+            "(retryOnError must take COORDINATOR_NOT_AVAILABLE only; KAFKA-5416's retry path)",
+        ),
+        Variant(
+            name="no_kafka_20357_fix",
+            description="Coordinators load __transaction_state without lastProducerEpoch (Kafka before PR #22096): "
+            "the retry of a KIP-360 InitProducerId whose epoch bump a deposed coordinator logged but never answered "
+            "is PRODUCER_FENCED by the new one.",
+            flags=replace(_REAL, transaction_version=1, log_restores_last_producer_epoch=False),
+            weakened=True,
+            breaks=("healthy_producer_not_failed",),
+            scenarios=("reach_txn_tv1_init_retry_failover",),
+            bug="KAFKA-20357 (fixed by PR #22096, 2026, after KAFKA-20310): lastProducerEpoch was not persisted, so "
+            "after a coordinator failover the producer's retry of InitProducerId (a bump or an epoch-exhaustion "
+            "producer-id rotation whose answer it never got) is rejected PRODUCER_FENCED",
         ),
         Variant(
             name="no_kafka_20785_fix",

@@ -132,6 +132,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # the transaction coordinator's loading window and its old instance's callbacks (loading_window)
     "append_callback_checks_coordinator_epoch": frozenset({"transactions"}),
     "loading_answers_load_in_progress": frozenset({"transactions"}),
+    # the transaction coordinator's load of __transaction_state (every coordinator failover: KAFKA-20357)
+    "log_restores_last_producer_epoch": _TXN,
+    "complete_not_coordinator_skipped": frozenset({"transactions"}),
     # issue 23 (granularity): the partition leader's KIP-890 verification round trip (transactions system with
     # verification_round_trip: the only place a verification guard is created)
     "verification_guard_checked": frozenset({"transactions"}),

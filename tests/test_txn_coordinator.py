@@ -387,11 +387,14 @@ def test_transactional_id_expiry_by_state(state: str, expires: bool) -> None:
         assert out.metadata is None and f"txn:{state}->Dead" in out.events
 
 
-def test_reload_forgets_last_epoch_and_keeps_prepare() -> None:
+def test_reload_keeps_prepare_and_restores_last_epoch_only_from_flexible_records() -> None:
     out = handle_end_txn(md("Ongoing", partitions=(0,), txn_started=True, last_producer_epoch=2), 7, 3, True, -1, TV1)
-    assert out.written is not None
+    assert out.written is not None and out.written.last_producer_epoch == 2
+    # KAFKA-20357 (PR #22096): the v1+ record carries lastProducerEpoch and the load restores it
     loaded = from_log_value(0, out.written)
-    assert loaded.state == "PrepareCommit" and loaded.partitions == (0,) and loaded.last_producer_epoch == -1
+    assert loaded.state == "PrepareCommit" and loaded.partitions == (0,) and loaded.last_producer_epoch == 2
+    # a v0 record (or Kafka before the fix) has none: the loaded entry starts at NO_PRODUCER_EPOCH
+    assert from_log_value(0, out.written, restore_last_epoch=False).last_producer_epoch == -1
 
 
 # -- pending transitions (prepareTransitionTo / appendTransactionToLog / completeTransitionTo) -------------

@@ -26,7 +26,7 @@ REAL = {
     "txn_kafka_17754_delayed_endtxn": 1427,
     "txn_kafka_6119_timeout_zombie": 169,
     "txn_producer_state_expiry": 9126,  # INVALID_TXN_STATE fails a batch at once (Sender.canRetry), abortable
-    "txn_pending_transitions": 10597,
+    "txn_pending_transitions": 10365,
     "txn_pending_zombie": 27331,
     "txn_pending_append_failures": 2960,
 }

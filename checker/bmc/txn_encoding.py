@@ -362,7 +362,7 @@ class TxnEncoding:
             ints(f"b{n}.ep", f"b{n}.seq", f"b{n}.att")
         # coordinator metadata and the transaction log
         bools("md.on", "md.started", "lg.on")
-        ints("md.pid", "md.ep", "md.last", "md.st", "lg.pid", "lg.ep", "lg.st", "npid")
+        ints("md.pid", "md.ep", "md.last", "md.st", "lg.pid", "lg.ep", "lg.last", "lg.st", "npid")
         for q in range(self.P):
             bools(f"md.p{q}", f"lg.p{q}")
         # partitions
@@ -481,7 +481,10 @@ class TxnEncoding:
         if lg is not None:
             if lg.prev_producer_id != -1 or lg.next_producer_id != -1 or lg.client_tv:
                 raise ValueError("transaction log value outside the slice")
-            v.update({"lg.pid": lg.producer_id, "lg.ep": lg.producer_epoch, "lg.st": TS[lg.state]})
+            v.update(
+                {"lg.pid": lg.producer_id, "lg.ep": lg.producer_epoch, "lg.last": lg.last_producer_epoch,
+                 "lg.st": TS[lg.state]}
+            )
             for q in range(self.P):
                 v[f"lg.p{q}"] = q in lg.partitions
         v["npid"] = s.next_producer_id
@@ -727,7 +730,11 @@ class TxnEncoding:
         lg = None
         if bval("lg.on"):
             lg = TransactionLogValue(
-                val("lg.pid"), val("lg.ep"), STATES[val("lg.st")], tuple(q for q in range(P) if bval(f"lg.p{q}"))
+                val("lg.pid"),
+                val("lg.ep"),
+                STATES[val("lg.st")],
+                tuple(q for q in range(P) if bval(f"lg.p{q}")),
+                last_producer_epoch=val("lg.last"),
             )
         leaders = []
         for q in range(P):
@@ -1303,7 +1310,7 @@ class TxnEncoding:
     def _write_log(self, T: State, cond: Expr) -> None:
         """The log value follows the cache entry after a successful ``_transit`` (``to_log_value``)."""
         T["lg.on"] = z3.Or(T["lg.on"], cond)
-        for f in ("pid", "ep", "st"):
+        for f in ("pid", "ep", "last", "st"):
             T[f"lg.{f}"] = z3.If(cond, T[f"md.{f}"], T[f"lg.{f}"])
         for q in range(self.P):
             T[f"lg.p{q}"] = z3.If(cond, T[f"md.p{q}"], T[f"lg.p{q}"])

@@ -23,7 +23,11 @@ Abstractions (documented simplifications):
   ``AppendFailure`` the failed append (pending state reset and the error answered, KAFKA-5351; a failed
   complete append is retried, KAFKA-5416), and a ``CoordinatorFailover`` loses the appends in flight
   (not replicated: the new leader's log never had them) and re-sends the markers of every Prepare* entry
-  it loads with CompleteCommit/CompleteAbort pending;
+  it loads with CompleteCommit/CompleteAbort pending; a ``CoordinatorFailoverReplicated`` finds them
+  replicated (the new coordinator loads them, their callbacks at the old instance answer NOT_COORDINATOR),
+  and ``AppendNotLeader`` is the leadership moving with one of them in flight whose callback runs before
+  the emigration (NOT_LEADER_OR_FOLLOWER -> NOT_COORDINATOR under the same coordinator epoch: pending state
+  reset, a CompleteCommit/CompleteAbort append skipped, not retried), then the failover;
 * the marker response is handled in the step that writes the marker;
 * KIP-890 part 1 verification and the TV2 implicit AddPartitionsToTxn are by default
   evaluated against the coordinator's metadata in the step that appends the
@@ -157,6 +161,8 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "TxnTimeout": ("transactional_id",),
     "AppendFailure": ("message",),
     "CoordinatorFailover": (),
+    "CoordinatorFailoverReplicated": (),
+    "AppendNotLeader": ("message",),
     "LoadTransactions": (),
     "ExpireTransactionalId": ("transactional_id",),
     "MarkerNotLeader": ("message",),
@@ -172,6 +178,8 @@ FAULT_OF_ACTION = {
     "TxnTimeout": "txn_timeout",
     "AppendFailure": "append_failure",
     "CoordinatorFailover": "coordinator_failover",
+    "CoordinatorFailoverReplicated": "coordinator_failover",
+    "AppendNotLeader": "coordinator_failover",
     "ExpireTransactionalId": "txn_id_expiry",
     "MarkerNotLeader": "marker_failure",
     "MarkerNotEnoughReplicasAfterAppend": "marker_failure",
@@ -495,6 +503,9 @@ class TransactionalSystem:
             )
         if self._budget_left(state, "coordinator_failover"):
             out.append(Action("CoordinatorFailover", ()))
+            if self._replicable(state):
+                out.append(Action("CoordinatorFailoverReplicated", ()))
+            out.extend(Action("AppendNotLeader", (env,)) for env in heads if self._current_append(state, env))
         if self._budget_left(state, "txn_id_expiry"):
             out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
         if self._budget_left(state, "marker_failure"):
@@ -576,19 +587,20 @@ class TransactionalSystem:
         for i, (old, c) in enumerate(zip(before.clients, after.clients, strict=True)):
             if c.state != tp.C.FATAL_ERROR or old.state == tp.C.FATAL_ERROR:
                 continue
-            if cause in tp.FATAL_AUTHORIZATION_ERRORS:
+            if cause in tp.FATAL_AUTHORIZATION_ERRORS and self.security is not None:
                 # a denied TransactionalId or Cluster ACL ends the producer (TransactionManager
                 # fatalError; judged by the security invariants, the ACL decides); TOPIC_ and
                 # GROUP_AUTHORIZATION_FAILED are abortable (AddPartitionsToTxnHandler,
                 # AddOffsetsToTxnHandler, TxnOffsetCommitHandler, Kafka trunk 1eb7644349cb): a
-                # producer they make fatal is judged here like any other
+                # producer they make fatal is judged here like any other.  Without an authorizer (no
+                # [security]) no broker answers an authorization error, so one that ends a holder is judged here
                 continue
             if (  # no branch: taken only under the weakened variant no_kip_360
                 not self.kip_360 and cause in tp.PRE_KIP_360_FATAL
             ):
                 continue  # before KIP-360 a lost sequence or an unknown producer id is fatal
             if (  # no branch: the violation side, only a defect takes it (healthy_producer_not_failed)
-                displaced(old, before.coordinator[old.transactional_id], self.cc)
+                displaced(old, before.coordinator[old.transactional_id], self.cc, before.txn_log[old.transactional_id])
             ):
                 continue
             out.append(f"client_failed:{i}:{cause}")
@@ -1059,15 +1071,22 @@ class TransactionalSystem:
 
         The ``__transaction_state`` leader moved with the failover, so the append fails NOT_LEADER_OR_FOLLOWER
         (the new leader's log never had it: the new coordinator loads without it), which
-        ``appendTransactionToLog`` translates to NOT_COORDINATOR; the old instance removed the partition's
+        ``appendTransactionToLog`` translates to NOT_COORDINATOR -- or, for an append replicated before the
+        leadership moved (``a.replicated``: the new coordinator loaded it, :meth:`_failover_replicated`), the
+        leader answers NONE and the success branch's ``getTransactionState`` / coordinator-epoch check answers
+        NOT_COORDINATOR without ``completeTransitionTo``; the old instance removed the partition's
         entries at emigration (``removeTransactionsForTxnTopicPartition``), so nothing of the cache moves --
         the entry there is the new instance's.  The client's request is answered NOT_COORDINATOR (it looks the
         coordinator up again and retries); a CompleteCommit/CompleteAbort append is dropped
         (``tryAppendToLog``: "no longer the coordinator", the new instance completes the transaction itself).
         """
-        log_error = Errors.NOT_LEADER_OR_FOLLOWER
-        answer = tc.append_error_answer(log_error)
+        log_error = Errors.NONE if a.replicated else Errors.NOT_LEADER_OR_FOLLOWER
+        # NONE: getTransactionState answers NOT_COORDINATOR (the partition emigrated) -- or, had it come back,
+        # the cached coordinator epoch differs: NOT_COORDINATOR either way, completeTransitionTo never runs
+        answer = Errors.NOT_COORDINATOR if a.replicated else tc.append_error_answer(log_error)
         events: tuple[str, ...] = ("txn_log_append_stale", f"error:{answer}")
+        if a.replicated:
+            events = (*events, "txn_log_append_stale_replicated")
         if a.request is not None:
             s = self._respond(s, a.transactional_id, a.reply_to, a.request, answer, -1, -1)
         return self._judge_append(s, a, log_error, False, answer, "unchanged"), events
@@ -1082,7 +1101,9 @@ class TransactionalSystem:
             return s
         return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
 
-    def _on_log_append(self, s: TxnSystemState, a: tc.TxnLogAppend, ok: bool, stale: bool = False) -> Result:
+    def _on_log_append(
+        self, s: TxnSystemState, a: tc.TxnLogAppend, ok: bool, stale: bool = False, leader_error: str = ""
+    ) -> Result:
         """The append's callback: ``completeTransitionTo`` and the request's own callback, or the failure's.
 
         ``TransactionStateManager.appendTransactionToLog`` (``updateCacheCallback``), then per origin:
@@ -1092,7 +1113,9 @@ class TransactionalSystem:
         """
         t = a.transactional_id
         md = s.coordinator[t]
-        log_error = Errors.NOT_LEADER_OR_FOLLOWER if stale else Errors.NONE if ok else tc.APPEND_FAULT_ERROR
+        lost = stale and not a.replicated
+        failure = leader_error or tc.APPEND_FAULT_ERROR
+        log_error = Errors.NOT_LEADER_OR_FOLLOWER if lost else Errors.NONE if ok else failure
         if not ok:
             answer = tc.append_error_answer(log_error)
             failed = self._log_append_failed(s, a, md, answer)
@@ -1142,6 +1165,14 @@ class TransactionalSystem:
         ``txnLogAppendRetryQueue``, KAFKA-5416)."""
         t = a.transactional_id
         events: tuple[str, ...] = ("txn_log_append_failed",)
+        if a.origin == "complete" and answer != Errors.COORDINATOR_NOT_AVAILABLE and (
+            self.flags.complete_not_coordinator_skipped
+        ):
+            # tryAppendToLog: NOT_COORDINATOR is "no longer the coordinator ... skip writing" (retryOnError is only
+            # COORDINATOR_NOT_AVAILABLE, so the callback reset the pending state); the next coordinator completes it
+            if md is not None:
+                s = s._replace(coordinator=_at(s.coordinator, t, md._replace(pending_state="")))
+            return s, (*events, "complete_append_skipped")
         if a.origin == "complete":
             if (  # no branch: taken only under the weakened variant complete_retry_resets_pending
                 not self.flags.complete_retry_keeps_pending and md is not None
@@ -1426,13 +1457,16 @@ class TransactionalSystem:
         ``loadTransactionsForTxnTopicPartition``: every PrepareCommit/PrepareAbort entry gets its
         ``prepareComplete`` (CompleteCommit/CompleteAbort pending) and its markers at the new coordinator
         epoch.  What the old coordinator had in flight is gone: requests and responses on its connections
-        and, with ``pending_transitions``, its appends (never replicated, so absent from the new leader's log).
+        and, with ``pending_transitions``, its appends (here never replicated, so absent from the new leader's
+        log; :meth:`_failover_replicated` is the failover that finds them replicated).
         """
         epoch = s.coordinator_epoch + 1
-        cache = tuple(None if v is None else tc.from_log_value(t, v) for t, v in enumerate(s.txn_log))
+        # the v1+ (flexible) records carry lastProducerEpoch as a tagged field (KAFKA-20357), the v0 ones cannot
+        restore = self.flags.log_restores_last_producer_epoch and self.tv >= 1
+        cache = tuple(None if v is None else tc.from_log_value(t, v, restore) for t, v in enumerate(s.txn_log))
         if self.loading_window:
             return self._emigrate(s._replace(coordinator_epoch=epoch, coordinator=cache, loading=True))
-        lost = any(e.dst == TXN_LOG for e in s.network)
+        lost = any(e.dst == TXN_LOG and not e.body.replicated for e in s.network)
         asked = [e.body for e in s.network if e.dst == COORDINATOR and isinstance(e.body, VerifyPartitionRequest)]
         network = net.without(s.network, lambda e: e.dst == COORDINATOR or (e.src == COORDINATOR and e.dst != BROKER))
         # the leader's verifications the old coordinator had not answered come back NOT_COORDINATOR (it no longer
@@ -1447,6 +1481,80 @@ class TransactionalSystem:
         events: tuple[str, ...] = ("coordinator_failover", "txn_log_append_lost") if lost else ("coordinator_failover",)
         s, more = self._complete_loaded(s)
         return s, (*events, *more)
+
+    def _replicable(self, state: TxnSystemState) -> bool:
+        """Whether the current coordinator has an append in flight that a failover may find replicated."""
+        return any(self._current_append(state, e) for e in state.network)
+
+    def _current_append(self, state: TxnSystemState, env: net.Envelope) -> bool:
+        """``env`` is an append to ``__transaction_state`` the current coordinator instance sent."""
+        current = env.connection == state.coordinator_epoch
+        return env.dst == TXN_LOG and current and isinstance(env.body, tc.TxnLogAppend)
+
+    def _failover_replicated(self, s: TxnSystemState) -> Result:
+        """A failover after the old leader's appends in flight reached the follower that becomes the new leader.
+
+        ``TransactionStateManager.appendTransactionToLog`` appends with acks=-1 to the leader's log; a follower
+        may fetch the record before the leadership moves, so the new leader's log holds it whether or not the
+        old leader's produce purgatory saw it acknowledged (apache/kafka ``TransactionStateManager.scala``
+        @1eb7644349cb).  The new coordinator's ``loadTransactionsForTxnTopicPartition`` reads it: every append in
+        flight from the current instance lands in the log, in the partition's order (a tombstone removes the
+        id), then the failover proceeds as :meth:`_failover`.  Their callbacks, where the loading window keeps
+        them in flight, answer NOT_COORDINATOR (:meth:`_on_stale_log_append`): the client is told nothing
+        happened although the new coordinator has its transition (it retries, and the new instance answers the
+        retry from the loaded state).  A fence or a completion that lands is recorded as the callback records it.
+        """
+        if not self._replicable(s):  # no branch: only a trace read from a file names a disabled action
+            return None
+        log, ghost = s.txn_log, s.ghost
+        network: list[net.Envelope] = []
+        for e in s.network:
+            if not self._current_append(s, e):
+                network.append(e)
+                continue
+            a = e.body
+            t = a.transactional_id
+            md, prepared = s.coordinator[t], log[t]
+            log = _at(log, t, None if a.transit.state == TransactionState.DEAD else tc.to_log_value(a.transit))
+            if md is not None and a.origin in ("fence", "timeout"):
+                fenced = md._replace(producer_epoch=a.fenced_epoch) if a.fenced_epoch >= 0 else md  # no mutate: ghost
+                ghost = self._record_fence(s._replace(ghost=ghost), fenced).ghost  # no mutate: ghost observer
+            if md is not None and a.origin == "complete":
+                full = prepared.partitions if prepared is not None else ()
+                committed = md.state == TransactionState.PREPARE_COMMIT
+                completion = Completion(t, md.producer_id, md.producer_epoch, committed, full)
+                ghost = ghost._replace(completions=(*ghost.completions, completion))  # no mutate: ghost observer
+            network.append(e._replace(body=a._replace(replicated=True)))
+        s = s._replace(txn_log=log, ghost=ghost, network=tuple(network))
+        result = self._failover(s)
+        assert result is not None  # _failover always applies
+        return result[0], ("txn_log_append_replicated_at_failover", *result[1])
+
+    def _append_not_leader(self, s: TxnSystemState, env: net.Envelope) -> Result:
+        """The ``__transaction_state`` leadership moves with an append of the current instance in flight, whose
+        callback runs before the emigration: the leader completes the delayed produce NOT_LEADER_OR_FOLLOWER when it
+        becomes a follower, while the cache still holds this coordinator epoch (``onResignation`` removes the
+        partition's entries afterwards, on the scheduler thread).  ``appendTransactionToLog``'s callback then
+        translates it to NOT_COORDINATOR under the *same* epoch: the pending state is reset and the client answered
+        NOT_COORDINATOR; a CompleteCommit/CompleteAbort append is not retried (``retryOnError`` only takes
+        COORDINATOR_NOT_AVAILABLE; ``tryAppendToLog`` skips it: "no longer the coordinator").  Then the failover
+        (:meth:`_failover`) runs: the new coordinator loads the log without the record and completes the
+        transaction itself (apache/kafka ``TransactionStateManager.scala``, ``TransactionMarkerChannelManager.scala``
+        @1eb7644349cb).
+        """
+        if (  # no branch: only a trace read from a file names a disabled action
+            env not in net.channel_heads(s.network) or not self._current_append(s, env)
+        ):
+            return None
+        network = net.remove(s.network, env)
+        if network is None:  # no branch: the envelope was checked to be a channel head
+            return None
+        error = Errors.NOT_LEADER_OR_FOLLOWER
+        failed = self._on_log_append(s._replace(network=network), env.body, False, leader_error=error)
+        assert failed is not None  # a failed append's callback always applies
+        moved = self._failover(failed[0])
+        assert moved is not None  # _failover always applies
+        return moved[0], ("txn_log_append_not_leader", *failed[1], *moved[1])
 
     def _complete_loaded(self, s: TxnSystemState) -> tuple[TxnSystemState, tuple[str, ...]]:
         """The end of ``loadTransactionsForTxnTopicPartition``: every PrepareCommit/PrepareAbort entry gets its
@@ -1539,6 +1647,8 @@ class TransactionalSystem:
         "TxnTimeout": _txn_timeout,
         "AppendFailure": _append_failure,
         "CoordinatorFailover": _failover,
+        "CoordinatorFailoverReplicated": _failover_replicated,
+        "AppendNotLeader": _append_not_leader,
         "LoadTransactions": _load_transactions,
         "ExpireTransactionalId": _expire_tid,
         "MarkerNotLeader": _marker_not_leader,
@@ -1655,7 +1765,10 @@ def epoch_regressions(  # no mutate: the judge of producer_epoch_never_decreases
 
 
 def displaced(  # no mutate: the judge of healthy_producer_not_failed (a property), not a rule
-    c: tp.TxnClient, md: tc.TransactionMetadata | None, cfg: tc.CoordinatorConfig
+    c: tp.TxnClient,
+    md: tc.TransactionMetadata | None,
+    cfg: tc.CoordinatorConfig,
+    logged: TransactionLogValue | None = None,
 ) -> bool:
     """Whether the coordinator no longer takes client ``c`` for the producer of its transactional.id.
 
@@ -1664,9 +1777,18 @@ def displaced(  # no mutate: the judge of healthy_producer_not_failed (a propert
     flight may have made (an EndTxn under TV2, InitProducerId).  A zombie, a producer whose transaction timed
     out (PrepareEpochFence) and one whose late InitProducerId landed after its retry are displaced; a client
     whose own request was retried, lost or failed to append is not.
+
+    The epoch a bump came from is read from the cache's lastProducerEpoch or, for the entry the log holds, from the
+    logged value (``logged``): a coordinator that loses it on a failover (KAFKA-20357) must not hide from this judge
+    that the bump was the client's own.
     """
     if md is None:
         return True
+    if logged is not None and md.last_producer_epoch < 0 and (logged.producer_id, logged.producer_epoch) == (
+        md.producer_id,
+        md.producer_epoch,
+    ):
+        md = md._replace(last_producer_epoch=logged.last_producer_epoch)  # no mutate: the judge's view
     pid, epoch = c.data.producer_id, c.data.producer_epoch
     if pid < 0:  # no branch: no gate run makes fatal a client that never got a producer id
         return False

@@ -200,6 +200,10 @@ class TxnLogAppend(NamedTuple):
     * ``complete``: CompleteCommit/CompleteAbort once every marker is written (``tryAppendToLog``; a
       failure re-enqueues it, ``txnLogAppendRetryQueue``);
     * ``expire``: the tombstone of an expired transactional id (``writeTombstonesForExpiredTransactionalIds``).
+
+    ``replicated``: a deposed coordinator's append whose record reached the new ``__transaction_state`` leader
+    before the leadership moved (``CoordinatorFailoverReplicated``): the new instance loaded it, and the old
+    instance's callback gets NONE from the leader but fails the coordinator-epoch check (NOT_COORDINATOR).
     """
 
     transactional_id: int
@@ -208,6 +212,7 @@ class TxnLogAppend(NamedTuple):
     request: Any = None
     reply_to: str = ""
     fenced_epoch: int = -1
+    replicated: bool = False
 
 
 #: ``TransactionStateManager.appendTransactionToLog``'s ``updateCacheCallback`` (apache/kafka ``core/src/main/scala/
@@ -252,16 +257,21 @@ def to_log_value(md: TransactionMetadata) -> TransactionLogValue:
         md.prev_producer_id,
         md.next_producer_id,
         md.client_tv,
+        md.last_producer_epoch,
     )
 
 
-def from_log_value(tid: int, v: TransactionLogValue) -> TransactionMetadata:
-    """A cache entry rebuilt from the log (lastProducerEpoch is not persisted, ``TransactionLog``)."""
+def from_log_value(tid: int, v: TransactionLogValue, restore_last_epoch: bool = True) -> TransactionMetadata:
+    """A cache entry rebuilt from the log (``TransactionStateManager.loadTransactionMetadata``).
+
+    ``restore_last_epoch``: the record's lastProducerEpoch is read back (KAFKA-20357, PR #22096: a tagged field of
+    the flexible records); off, the entry starts at NO_PRODUCER_EPOCH (-1) as before the fix and in v0 records.
+    """
     return TransactionMetadata(
         tid,
         v.producer_id,
         v.producer_epoch,
-        -1,
+        v.last_producer_epoch if restore_last_epoch else -1,
         v.prev_producer_id,
         v.next_producer_id,
         v.state,

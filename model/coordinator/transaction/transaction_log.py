@@ -10,9 +10,13 @@ plus the coordinator epoch (the partition's leader epoch,
 
 What is persisted (``TransactionLogValue.json``): ProducerId, ProducerEpoch,
 TransactionStatus, TransactionPartitions, and in v1+ PreviousProducerId,
-NextProducerId, ClientTransactionVersion.  ``lastProducerEpoch`` is **not**
-persisted (it was only added in 2026, PR #22096), nor ``hasFailedEpochFence``
-nor the pending state -- a reload forgets them, as Kafka does.
+NextProducerId, ClientTransactionVersion and -- since KAFKA-20357 (PR #22096, 2026) -- LastProducerEpoch, a
+tagged field of the flexible (v1+, transaction.version >= 1) records: a reload restores it, so a client's retry of
+an InitProducerId whose bump (or producer-id rotation) the old coordinator logged but never answered is still
+recognised (``prepareIncrementProducerEpoch``'s retry case).  The model's value always carries it; whether
+loading restores it is the system's (the v0 record has no tagged fields; the weakened variant
+``no_kafka_20357_fix`` is Kafka before the fix).  ``hasFailedEpochFence`` and the pending state are not
+persisted -- a reload forgets them, as Kafka does.
 
 Loading (``TransactionStateManager.loadTransactionsForTxnTopicPartition``) is the system's failover: the
 last value per id becomes the cache entry (``transaction_coordinator.from_log_value``); ids in PrepareCommit
@@ -40,6 +44,7 @@ class TransactionLogValue(NamedTuple):
     prev_producer_id: int = -1
     next_producer_id: int = -1
     client_tv: int = 0
+    last_producer_epoch: int = -1
 
 
 def needs_markers(value: TransactionLogValue | None) -> bool:
