@@ -19,11 +19,12 @@ Prepare*), every partition's LSO equals its high watermark.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from keos.invariants._common import no_findings, sometimes_event
 from keos.invariants.client_outcomes import client_outcome_properties
 from keos.invariants.progress import txn_progress_properties
-from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, record_fates
+from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, fetch_range, record_fates
 from keos.model.clients.producer import record_id, record_label
 from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
 from keos.model.coordinator.transaction.transaction_state import TransactionState
@@ -78,6 +79,34 @@ def _aborted_reads(s: TxnSystemState) -> list[str]:
             if fates.get(rid) != COMMITTED:
                 out.append(f"read_committed consumer of partition {q} read {record_label(rid)} ({fates.get(rid)})")
     return out
+
+
+@lru_cache(maxsize=8192)
+def _range_read_problem(leader: PartitionLeader) -> str | None:
+    """The first fetch from an offset below the LSO, ending after one batch or at the LSO (the two ends a fetch
+    size can give), whose records are not exactly the committed data records of its range (record fates from the
+    control batches); None if there is none.  Cached: the states of a search share their partitions."""
+    lso = last_stable_offset(leader)
+    fates = record_fates(leader)
+    for start in range(lso):
+        for upper in sorted({start + 1, lso}):
+            got = fetch_range(leader, start, upper)
+            want = tuple(
+                r for e in leader.log[start:upper] if not e.control for r in e.records if fates.get(r) == COMMITTED
+            )
+            if got != want:
+                got_labels = [record_label(r) for r in got]
+                return (f"a read_committed fetch of offsets [{start}, {upper}) returns {got_labels}, "
+                        f"its committed records are {[record_label(r) for r in want]}")
+    return None
+
+
+def _range_read_problems(s: TxnSystemState) -> list[str]:
+    """:func:`_range_read_problem` on every data partition with an aborted range (without one a fetch filters
+    nothing).  Not the group's ``__consumer_offsets`` partition: its batches' record ids name offsets, not unique
+    records (the group coordinator materializes them itself, no consumer fetches it read_committed)."""
+    return [f"partition {q}: {p}" for q, leader in enumerate(s.partitions)
+            if leader.aborted and (p := _range_read_problem(leader)) is not None]
 
 
 def _hidden_commits(s: TxnSystemState) -> list[str]:
@@ -294,6 +323,18 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             "earlier committed records (KAFKA-10702's neighbourhood)",
             findings=_hidden_commits,
             partners=("txn_committed",),
+        ),
+        no_findings(
+            name="read_committed_from_any_offset",
+            fact="A read_committed fetch from any offset below the LSO returns exactly the committed records of the "
+            "range it covers, whether it ends after one batch or at the LSO: the aborted transactions the leader "
+            "lists for the range and the consumer's filter drop every aborted record and nothing else.",
+            source="KIP-98 §7; ``TransactionIndex.collectAbortedTxns``, ``UnifiedLog.collectAbortedTransactions``, "
+            "``CompletedFetch`` (consumeAbortedTransactionsUpTo, containsAbortMarker, isBatchAborted)",
+            catches="an aborted-transactions list with a wrong bound or a scan that stops early (an AbortedTxn's "
+            "lastStableOffset), a consumer filter that misses a transaction a fetch starts inside",
+            findings=_range_read_problems,
+            partners=("aborted_data_filtered",),
         ),
         no_findings(
             name="no_hanging_transaction",

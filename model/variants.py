@@ -302,6 +302,12 @@ class ProtocolFlags:
             elected from it (``Partition.makeLeader``; :mod:`model.log.leader_election`) holds the last stable
             offset at the open transactions and filters the aborted ones; without it the new leader knows only
             the idempotent producer state.
+        aborted_txn_lso_counts_open_transactions: an aborted transaction's index entry records the partition's
+            last stable offset once it completed -- the first offset of the earliest transaction of another
+            producer still open, else the marker's offset + 1 (``ProducerStateManager.lastStableOffset(
+            completedTxn)``) -- which a read_committed fetch's index scan stops at
+            (``TransactionIndex.collectAbortedTxns``); without it the marker's offset + 1 is recorded, and a fetch
+            that ends before it drops the aborted transactions indexed after it.
         first_sequence_zero_on_empty_log: the partition leader answers OUT_OF_ORDER_SEQUENCE_NUMBER to a batch of a
             producer it has no state for whose first sequence is not 0, on a partition that never held a record
             (``ProducerStateManager.mapEndOffset() == 0``; KAFKA-15591, PR #23234, Kafka 4.5); without it (Kafka 2.5
@@ -488,6 +494,7 @@ class ProtocolFlags:
     acks_all_waits_for_replication: bool = True
     truncation_rebuilds_producer_state: bool = True
     follower_tracks_transactions: bool = True
+    aborted_txn_lso_counts_open_transactions: bool = True
     append_failure_resets_pending: bool = True
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
@@ -626,6 +633,18 @@ VARIANTS: dict[str, Variant] = {
             bug="a new leader's producer state without the transactional updates of ProducerAppendInfo (origin "
             "REPLICATION): the last stable offset jumps past open transactions and read_committed fetches lose "
             "the aborted ranges",
+        ),
+        Variant(
+            name="aborted_txn_lso_ignores_open_transactions",
+            description="An aborted transaction's index entry records the marker's offset + 1 as the last stable "
+            "offset, ignoring the transactions of other producers still open on the partition.",
+            flags=replace(_REAL, aborted_txn_lso_counts_open_transactions=False),
+            weakened=True,
+            breaks=("read_committed_from_any_offset",),
+            scenarios=("reach_txn_interleaved_aborts",),
+            bug="a wrong lastStableOffset in an AbortedTxn (LogSegment.updateTxnIndex): the index scan of a "
+            "read_committed fetch (TransactionIndex.collectAbortedTxns) stops before the entry of an earlier-opened "
+            "transaction aborted later, and the fetch returns that transaction's records",
         ),
         Variant(
             name="no_kafka_15591_fix",

@@ -73,6 +73,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "acks_all_waits_for_replication": frozenset({"idempotence"}),
     "truncation_rebuilds_producer_state": frozenset({"idempotence"}),
     "follower_tracks_transactions": frozenset({"transactions"}),
+    # the last stable offset an aborted transaction's index entry records (LogSegment.updateTxnIndex), read by a
+    # read_committed fetch's index scan: the data partitions' markers and their replicas
+    "aborted_txn_lso_counts_open_transactions": frozenset({"transactions", "eos"}),
     # KAFKA-15591: the leader's first-sequence rule for a partition that never held a record (ProducerStateManager
     # validation, read wherever a partition validates an idempotent batch)
     "first_sequence_zero_on_empty_log": _ALL,

@@ -2,15 +2,19 @@
 
 * ``read_uncommitted`` returns every data record below the high watermark.
 * ``read_committed`` stops at the last stable offset (LSO) and drops the
-  batches of aborted transactions, using the aborted-transaction index the
-  fetch response carries (``FetchResponse.abortedTransactions``; the consumer
-  drops an aborted producer's batches from ``firstOffset`` up to its ABORT
-  marker, ``UnifiedLog.lastStableOffset``).
+  batches of aborted transactions, using the aborted transactions the fetch
+  response carries (``FetchResponse.abortedTransactions``, collected from the
+  aborted-transaction index for the fetched range; the consumer drops an
+  aborted producer's batches from ``firstOffset`` up to its ABORT marker):
+  :func:`fetch_range`, for a fetch from any offset ending anywhere up to the
+  LSO.
 
-These are pure functions of the leader's state: a fetch from offset 0 at any
-instant.  Consumer positions and fetch sessions are not modelled (a consumer
-that re-fetches sees a superset, because the LSO only moves forward), so the
-model checks every possible read by checking this view in every state.
+These are pure functions of the leader's state.  Consumer positions and fetch
+sessions are not modelled: :func:`fetch` reads from offset 0 at any instant,
+and the property ``read_committed_from_any_offset`` checks, in every state, a
+fetch from every offset below the LSO ending after one batch or at the LSO --
+where a consumer's position and its fetch size can cut the log -- so every
+possible read is checked.
 
 :func:`record_fates` is the *ground truth* the invariants compare the view
 with: a transactional batch is committed or aborted by the next control batch
@@ -20,9 +24,25 @@ log itself, not the LSO or the index, so it is an independent oracle.
 
 from __future__ import annotations
 
-from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader, last_stable_offset
+from keos.model.log.partition import (
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    NO_PRODUCER_ID,
+    PartitionLeader,
+    collect_aborted_transactions,
+    last_stable_offset,
+)
 
-__all__ = ["ABORTED", "COMMITTED", "READ_COMMITTED", "READ_UNCOMMITTED", "UNDECIDED", "fetch", "record_fates"]
+__all__ = [
+    "ABORTED",
+    "COMMITTED",
+    "READ_COMMITTED",
+    "READ_UNCOMMITTED",
+    "UNDECIDED",
+    "fetch",
+    "fetch_range",
+    "record_fates",
+]
 
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"
@@ -33,19 +53,39 @@ UNDECIDED = "undecided"
 
 
 def fetch(leader: PartitionLeader, isolation: str) -> tuple[int, ...]:
-    """The record ids a consumer with ``isolation`` reads from offset 0, in offset order."""
-    end = leader.high_watermark if isolation == READ_UNCOMMITTED else last_stable_offset(leader)
+    """The record ids a consumer with ``isolation`` reads from offset 0, in offset order (one fetch up to the
+    high watermark, or for read_committed up to the LSO: :func:`fetch_range`)."""
+    if isolation == READ_COMMITTED:
+        return fetch_range(leader, 0, last_stable_offset(leader))
+    return tuple(r for e in leader.log[: leader.high_watermark] if not e.control for r in e.records)
+
+
+def fetch_range(leader: PartitionLeader, fetch_offset: int, upper_bound_offset: int) -> tuple[int, ...]:
+    """The record ids one read_committed fetch from ``fetch_offset`` returns when its data ends at
+    ``upper_bound_offset`` (at most the LSO; the fetch size decides where): the two halves of the fetch path.
+
+    The leader sends the batches of the range and the aborted transactions overlapping it
+    (:func:`~model.log.partition.collect_aborted_transactions`); the consumer (``CompletedFetch``, Kafka trunk
+    ``1eb7644349cb``) queues them by first offset and, batch by batch, moves every queued transaction that begins
+    at or before the batch into its aborted producer ids (``consumeAbortedTransactionsUpTo``), forgets a producer
+    id at its ABORT marker (``containsAbortMarker``), skips a transactional batch of an aborted producer id
+    (``isBatchAborted``) and never returns control batches.  A fetch starting inside an aborted transaction relies
+    on the leader listing it (``lastOffset >= fetchOffset``).
+    """
+    queue = sorted(collect_aborted_transactions(leader, fetch_offset, upper_bound_offset), key=lambda a: a.first_offset)
+    aborted_pids: set[int] = set()
     out: list[int] = []
-    for offset, e in enumerate(leader.log[:end]):
-        if e.control:
-            continue
-        if isolation == READ_COMMITTED and e.transactional:
-            aborted = any(
-                a.producer_id == e.producer_id and a.first_offset <= offset <= a.last_offset for a in leader.aborted
-            )
-            if aborted:
+    for offset in range(fetch_offset, upper_bound_offset):
+        e = leader.log[offset]
+        if e.producer_id != NO_PRODUCER_ID:
+            while queue and queue[0].first_offset <= offset:
+                aborted_pids.add(queue.pop(0).producer_id)
+            if e.control == CONTROL_ABORT:
+                aborted_pids.discard(e.producer_id)
+            elif e.transactional and e.producer_id in aborted_pids:
                 continue
-        out.extend(e.records)
+        if not e.control:
+            out.extend(e.records)
     return tuple(out)
 
 

@@ -40,6 +40,7 @@ from keos.model.log.partition import (
     LogEntry,
     PartitionLeader,
     entry_after_data_batch,
+    lso_after_completion,
 )
 from keos.model.log.producer_state import ProducerStateEntry
 from keos.model.log.txn_markers import entry_after_marker
@@ -64,7 +65,9 @@ def replayed_state(
                                                       flags)
             continue
         if batch.control:
-            entries[pid], aborted = entry_after_marker(entries.get(pid), batch, offset, aborted)
+            lso = lso_after_completion(tuple(entries.values()), pid, offset,
+                                       flags.aborted_txn_lso_counts_open_transactions)
+            entries[pid], aborted = entry_after_marker(entries.get(pid), batch, offset, aborted, lso)
         else:
             entries[pid] = entry_after_data_batch(entries.get(pid), batch, offset, flags)
     return tuple(sorted(entries.values())), aborted

@@ -46,10 +46,12 @@ __all__ = [
     "append_verified_txn_batch",
     "can_replicate",
     "clear_transaction_verification",
+    "collect_aborted_transactions",
     "entry_after_data_batch",
     "handle_produce",
     "handle_txn_produce",
     "last_stable_offset",
+    "lso_after_completion",
     "replicate",
     "restart_leader",
     "start_transaction_verification",
@@ -86,11 +88,17 @@ class LogEntry(NamedTuple):
 
 @record
 class AbortedTxn(NamedTuple):
-    """An entry of the aborted-transaction index (``AbortedTxn``, ``UnifiedLog.lastStableOffset``)."""
+    """An entry of the aborted-transaction index (``AbortedTxn``, ``LogSegment.updateTxnIndex``).
+
+    ``last_stable_offset``: the partition's last stable offset once the transaction completed
+    (``ProducerStateManager.lastStableOffset(completedTxn)``, :func:`lso_after_completion`), which a fetch's
+    index scan stops at (:func:`collect_aborted_transactions`); -1 in entries built without it.
+    """
 
     producer_id: int
     first_offset: int
     last_offset: int
+    last_stable_offset: int = -1
 
 
 @record
@@ -292,6 +300,44 @@ def last_stable_offset(leader: PartitionLeader) -> int:
     """``UnifiedLog.lastStableOffset``: the first unstable offset if below the HW, else the HW."""
     first = [e.current_txn_first_offset for e in leader.producers if e.current_txn_first_offset >= 0]
     return min([*first, leader.high_watermark])
+
+
+def lso_after_completion(
+    producers: tuple[ProducerStateEntry, ...], producer_id: int, marker_offset: int, counts_open: bool = True
+) -> int:
+    """``ProducerStateManager.lastStableOffset(completedTxn)``: the last stable offset once ``producer_id``'s
+    transaction completed with its marker at ``marker_offset`` -- the first offset of the earliest transaction
+    still open on the partition of another producer id (``findNextIncompleteTxn``), else the marker's offset + 1.
+    ``UnifiedLog.completeTransaction`` writes it into the transaction's :class:`AbortedTxn`, on the leader and on
+    every replica (origin REPLICATION).  Kafka trunk ``1eb7644349cb``: ``storage/.../internals/log/
+    ProducerStateManager.java``.  ``counts_open`` off (``ProtocolFlags.aborted_txn_lso_counts_open_transactions``,
+    the weakened variant ``aborted_txn_lso_ignores_open_transactions``): always the marker's offset + 1."""
+    if counts_open:
+        others = [e.current_txn_first_offset for e in producers
+                  if e.producer_id != producer_id and e.current_txn_first_offset >= 0]
+        if others:
+            return min(others)
+    return marker_offset + 1
+
+
+def collect_aborted_transactions(
+    leader: PartitionLeader, fetch_offset: int, upper_bound_offset: int
+) -> tuple[AbortedTxn, ...]:
+    """The aborted transactions a read_committed fetch of ``[fetch_offset, upper_bound_offset)`` carries
+    (``FetchResponse.abortedTransactions``): ``TransactionIndex.collectAbortedTxns`` scans the index in the order
+    the ABORT markers were appended, takes every entry overlapping the range (``lastOffset >= fetchOffset`` and
+    ``firstOffset < upperBoundOffset``) and stops after an entry whose ``lastStableOffset`` reaches the upper
+    bound: every transaction aborted later was still open when that one completed, so it starts at or after
+    that LSO, beyond the range (``UnifiedLog.collectAbortedTransactions`` walks the segments the same way).
+    The upper bound is where the fetch's data ends (``LogSegment.fetchUpperBoundOffset``: the fetch size), at most
+    the LSO.  Kafka trunk ``1eb7644349cb``: ``storage/.../internals/log/TransactionIndex.java``."""
+    out: list[AbortedTxn] = []
+    for a in leader.aborted:
+        if a.last_offset >= fetch_offset and a.first_offset < upper_bound_offset:
+            out.append(a)
+        if a.last_stable_offset >= upper_bound_offset:
+            break
+    return tuple(out)
 
 
 def _is_duplicate(leader: PartitionLeader, request: ProduceRequest, flags: ProtocolFlags) -> bool:

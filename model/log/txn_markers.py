@@ -31,6 +31,7 @@ from keos.model.log.partition import (
     PartitionLeader,
     _put_entry,
     clear_transaction_verification,
+    lso_after_completion,
 )
 from keos.model.log.producer_state import ProducerStateEntry
 from keos.model.protocol.errors import Errors
@@ -46,6 +47,7 @@ def append_end_txn_marker(
     accept_retry: bool = True,
     clears_verification: bool = True,
     keeps_next_verification: bool = True,
+    lso_counts_open: bool = True,
 ) -> tuple[PartitionLeader, str, tuple[str, ...]]:
     """Validate and append one marker; returns the leader, the error and events.
 
@@ -54,7 +56,9 @@ def append_end_txn_marker(
     (``UnifiedLog.updateProducers``, Kafka trunk ``1eb7644349cb``; ``ProtocolFlags.marker_clears_verification``),
     so a verification answered for the transaction the marker ended cannot append after it;
     ``keeps_next_verification`` (``ProtocolFlags.marker_keeps_next_transaction_verification``): except a TV2
-    entry already verifying the next transaction (:func:`_next_transaction_verifying`).
+    entry already verifying the next transaction (:func:`_next_transaction_verifying`).  ``lso_counts_open``
+    (``ProtocolFlags.aborted_txn_lso_counts_open_transactions``): the aborted range's last stable offset counts
+    the other producers' open transactions (:func:`~model.log.partition.lso_after_completion`).
     """
     pid = marker.producer_id
     entry = leader.entry(pid)
@@ -87,7 +91,8 @@ def append_end_txn_marker(
         events = (*events, "txn_completed_on_partition")
     control = CONTROL_COMMIT if marker.committed else CONTROL_ABORT
     batch = LogEntry(pid, marker.producer_epoch, -1, (), True, control, marker.coordinator_epoch)
-    new, aborted = entry_after_marker(entry, batch, offset, leader.aborted)
+    lso = lso_after_completion(leader.producers, pid, offset, lso_counts_open)
+    new, aborted = entry_after_marker(entry, batch, offset, leader.aborted, lso)
     log = (*leader.log, batch)
     leader = leader._replace(
         log=log, high_watermark=len(log), producers=_put_entry(leader.producers, new), aborted=aborted
@@ -98,7 +103,11 @@ def append_end_txn_marker(
 
 
 def entry_after_marker(
-    entry: ProducerStateEntry | None, marker: LogEntry, offset: int, aborted: tuple[AbortedTxn, ...]
+    entry: ProducerStateEntry | None,
+    marker: LogEntry,
+    offset: int,
+    aborted: tuple[AbortedTxn, ...],
+    last_stable_offset: int = -1,
 ) -> tuple[ProducerStateEntry, tuple[AbortedTxn, ...]]:
     """The producer id's entry and the aborted-transaction index after the control batch ``marker`` is appended
     at ``offset`` (``ProducerAppendInfo.appendEndTxnMarker``, ``UnifiedLog.completeTransaction`` /
@@ -108,11 +117,12 @@ def entry_after_marker(
     replicating it (origin REPLICATION: no epoch checks), so a follower's entry and index are the leader's
     (:mod:`model.log.leader_election`).  The producer's epoch becomes the marker's (a new epoch clears the batch
     cache), the marker's coordinator epoch is recorded, the partition's open transaction is closed, and an ABORT
-    of a transaction that wrote here adds its range to the index.
+    of a transaction that wrote here adds its range to the index, with the partition's last stable offset once
+    the transaction completed (``LogSegment.updateTxnIndex``).
     """
     pid = marker.producer_id
     if entry is not None and entry.current_txn_first_offset >= 0 and marker.control == CONTROL_ABORT:
-        aborted = (*aborted, AbortedTxn(pid, entry.current_txn_first_offset, offset))
+        aborted = (*aborted, AbortedTxn(pid, entry.current_txn_first_offset, offset, last_stable_offset))
     if entry is None or entry.producer_epoch != marker.producer_epoch:
         return ProducerStateEntry(pid, marker.producer_epoch, (), marker.coordinator_epoch, -1), aborted
     return entry._replace(coordinator_epoch=marker.coordinator_epoch, current_txn_first_offset=-1), aborted
