@@ -245,6 +245,11 @@ class ProtocolFlags:
             ``epochBumpRequired`` (KIP-360, TV < 2) only when it is not completing a transaction
             (``maybeTransitionToErrorState``: ``canBumpEpoch() && !isCompleting()``).  Off: a batch failing while
             COMMITTING_TRANSACTION sets it too.
+        txn_resolve_sequences: a transactional producer runs ``maybeResolveSequences`` first in every Sender
+            loop: a partition whose expired batch left its sequence unresolved is resolved once no batch of it is
+            outstanding, or (the last acknowledged sequence not caught up) makes the producer abortable with an
+            epoch bump owed (KIP-360) or fatal (without).  Off: the unresolved partitions are left alone and
+            restart after their last acknowledged sequence when the transaction ends.
         empty_abort_rotates_producer_id: the TV2 empty abort allocates the next
             producer id when the epoch is exhausted, like every TV2 completion
             (``generateTxnTransitMetadataForTxnCompletion``); without it the
@@ -444,6 +449,7 @@ class ProtocolFlags:
     retry_disconnected_batches: bool = True
     expired_requests_hold_in_flight: bool = True
     failed_batch_bump_outside_completion: bool = True
+    txn_resolve_sequences: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
     complete_written_to_log: bool = True
@@ -691,6 +697,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_tv1_request_timeout",),
             bug="a TransactionManager that requests the KIP-360 epoch bump for a batch failing during the commit "
             "(maybeTransitionToErrorState without !isCompleting())",
+        ),
+        Variant(
+            name="txn_unresolved_reset_at_end",
+            description="A transactional producer never runs maybeResolveSequences: a partition whose expired "
+            "batch left its sequence unresolved ends the transaction unresolved and restarts after its last "
+            "acknowledged sequence, without the abortable error and epoch bump (or, without KIP-360, the fatal "
+            "error) Kafka's client takes.",
+            flags=replace(_REAL, txn_resolve_sequences=False),
+            weakened=True,
+            breaks=("client_reacts_as_kafka",),
+            scenarios=("reach_txn_pre_kip_360_faulty",),
+            bug="a TransactionManager whose maybeResolveSequences skips the transactional producer (or whose "
+            "completeTransaction resets the unresolved partitions): a batch that may be in the log is forgotten",
         ),
         Variant(
             name="bump_on_every_expired_batch",

@@ -95,6 +95,7 @@ __all__ = [
     "resolve_sequence",
     "restart",
     "send",
+    "sequenced_outstanding",
 ]
 
 #: Record ids encode the producer: ``producer * RECORDS_PER_PRODUCER + n``.
@@ -219,7 +220,7 @@ def _set(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return items[:i] + (value,) + items[i + 1 :]
 
 
-def _sequenced_outstanding(p: Producer, partition: int) -> bool:
+def sequenced_outstanding(p: Producer, partition: int) -> bool:
     """Whether the partition has a sequenced batch not yet completed (in flight or retrying)."""
     return any(b.partition == partition and b.has_sequence for b in p.batches)
 
@@ -247,7 +248,7 @@ def _sendable_index(p: Producer, partition: int, config: ProducerConfig) -> int:
         entry = p.partitions[partition]
         if entry.unresolved:
             return -1
-        if entry.producer_epoch != p.producer_epoch and _sequenced_outstanding(p, partition):
+        if entry.producer_epoch != p.producer_epoch and sequenced_outstanding(p, partition):
             return -1
         return i
     return -1
@@ -588,7 +589,7 @@ def resolve_sequence(p: Producer, partition: int, by_last_ack: bool = True) -> O
     off (weakened variant ``bump_on_every_expired_batch``): never resolved, always bumped.
     """
     entry = p.partitions[partition]
-    if not entry.unresolved or _sequenced_outstanding(p, partition):
+    if not entry.unresolved or sequenced_outstanding(p, partition):
         return None
     if by_last_ack and entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no ack: -1)
         entry = entry._replace(unresolved=False, unresolved_sequence=-1)
