@@ -316,7 +316,8 @@ def resolve_sequences(c: TxnClient, tv: int, kip_360: bool) -> tuple[TxnClient, 
 
 def _fresh_data(data: prod.Producer, pid: int, epoch: int) -> prod.Producer:
     fresh = prod.new_producer(len(data.partitions), data.connection, data.next_record)
-    return fresh._replace(producer_id=pid, producer_epoch=epoch, batches=data.batches)
+    # the requests of batches expired in flight stay with NetworkClient: their answers still reach completeBatch
+    return fresh._replace(producer_id=pid, producer_epoch=epoch, batches=data.batches, expired=data.expired)
 
 
 def _fatal(c: TxnClient, fenced: bool = False) -> TxnClient:

@@ -431,6 +431,37 @@ def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_b
     return f"{label} {how} on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
 
 
+def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
+    before: prod.Producer, after: prod.Producer, response: ProduceResponse
+) -> str | None:
+    """How the client's last acknowledged sequence after the answer to a batch it already failed differs from
+    Kafka's, or ``None``.
+
+    Written from ``Sender.completeBatch`` / ``TransactionManager.handleCompletedBatch`` (trunk @1eb7644349cb): a
+    batch ``delivery.timeout.ms`` failed while its request was in flight is still the request's batch, so a NONE
+    or DUPLICATE_SEQUENCE_NUMBER answer on the same connection raises its partition's last acknowledged sequence
+    to the batch's last sequence (``maybeUpdateLastAckedSequence``, a plain comparison, on a partition it still
+    tracks); any other answer changes nothing.
+    """
+    if response.connection != before.connection:
+        return None
+    if response.error not in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+        return None
+    for cid, q, last in before.expired:
+        if cid != response.correlation_id:
+            continue
+        was = before.partitions[q]
+        want = max(was.last_acked_sequence, last) if was.producer_epoch >= 0 else was.last_acked_sequence
+        got = after.partitions[q].last_acked_sequence
+        if got == want:  # no branch: the other side describes a defect
+            return None
+        return (
+            f"partition {q}: the {response.error} answer to a batch that expired in flight (last sequence {last}) "
+            f"left the last acknowledged sequence at {got}; Kafka's is {want}"
+        )
+    return None
+
+
 def misjudged_failure(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
     before: prod.Producer,
     after: prod.Producer,
@@ -969,7 +1000,11 @@ class KafkaSystem:
             flags.defer_bump_until_resolved,
             bump_next=flags.bump_on_next_sequence_refusal,
             by_unresolved=flags.retry_by_unresolved_sequence,
+            late_ack=flags.late_success_updates_last_acked,
         )
+        late = late_answer_misread(s.producers[i], outcome.producer, body)
+        if late is not None:  # no branch: the other side records a defect (a late answer Kafka reads otherwise)
+            s = s._replace(ghost=_noted(s.ghost, "misjudged_failures", late))  # no mutate: a property's verdict
         if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
             if outcome.failed and (i, body.partition) not in s.ghost.refused:
                 s = s._replace(ghost=s.ghost._replace(refused=(*s.ghost.refused, (i, body.partition))))
