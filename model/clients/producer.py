@@ -352,10 +352,11 @@ def _late_answer(p: Producer, resp: ProduceResponse, late_ack: bool = True) -> O
     ``Sender.completeBatch`` (trunk @1eb7644349cb) runs for it like for any answer: ``canRetry`` is false (the
     batch ``isDone``), so NONE and DUPLICATE_SEQUENCE_NUMBER reach ``completeBatch(batch, response)``, whose
     ``TransactionManager.handleCompletedBatch`` raises the partition's last acknowledged sequence to the batch's
-    last one (``maybeUpdateLastAckedSequence``: a plain comparison, whatever epoch the partition is at by now)
-    (a partition it still tracks) before ``ProducerBatch.complete`` finds the final state FAILED and only logs
-    it -- the application keeps the failure it was told.  So a written batch the client gave up still counts for ``maybeResolveSequences``.  Any
-    other error goes to ``failBatch``, where ``completeExceptionally`` returns false: nothing.  ``late_ack`` off
+    last one (``maybeUpdateLastAckedSequence``: a plain comparison, whatever epoch the partition is at by now; a
+    partition it still tracks) before ``ProducerBatch.complete`` finds the final state FAILED and only logs it:
+    the application keeps the failure it was told.  So a written batch the client gave up still counts for
+    ``maybeResolveSequences``.  Any other error goes to ``failBatch``, where ``completeExceptionally`` returns
+    false: nothing.  ``late_ack`` off
     (weakened variant ``late_success_ignored``): every such answer is ignored.
     """
     for n, (cid, q, last) in enumerate(p.expired):
