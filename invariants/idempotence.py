@@ -744,12 +744,14 @@ def _properties(
             "requests an epoch bump that re-sequences the batch's partition: the leader's log has a gap no later "
             "batch of the epoch can fill (with the fix proposed for KAFKA-14034, the partition's sequence is marked "
             "unresolved until its earlier batches complete); when it retries such a batch that is the next sequence "
-            "after the last acknowledged one (no earlier batch explains the refusal), it requests the bump first.",
+            "after the last acknowledged one (no earlier batch explains the refusal), it requests the bump first. "
+            "A partition whose expired batch left its sequence unresolved is resolved without a bump only when its "
+            "log holds the epoch's batch ending right before the next sequence (acks=all).",
             source="KIP-360; ``TransactionManager.handleFailedBatch``/``canRetry``/``requestEpochBumpForPartition`` "
             "(Kafka trunk, October 2024); KAFKA-14034 (PR #13796)",
             catches="a producer that fails the batch but keeps sending into the gap, retries the next batch "
             "unchanged into the same refusal until its retries are spent, or bumps without re-sequencing the "
-            "partition that was refused",
+            "partition that was refused, or resolves an unresolved sequence over a gap (maybeResolveSequences)",
             findings=lambda s: s.ghost.missed_bumps,
             partners=("record_failed",),
         ),

@@ -258,6 +258,16 @@ class ProtocolFlags:
             ``epochBumpRequired`` (KIP-360, TV < 2) only when it is not completing a transaction
             (``maybeTransitionToErrorState``: ``canBumpEpoch() && !isCompleting()``).  Off: a batch failing while
             COMMITTING_TRANSACTION sets it too.
+        txn_resolve_sequences: a transactional producer runs ``maybeResolveSequences`` first in every Sender
+            loop: a partition whose expired batch left its sequence unresolved is resolved once no batch of it is
+            outstanding, or (the last acknowledged sequence not caught up) makes the producer abortable with an
+            epoch bump owed (KIP-360) or fatal (without).  Off: the unresolved partitions are left alone and
+            restart after their last acknowledged sequence when the transaction ends.
+        late_success_updates_last_acked: the NONE / DUPLICATE_SEQUENCE_NUMBER answer to a batch that expired while
+            its request was in flight still raises the partition's last acknowledged sequence
+            (``Sender.completeBatch`` -> ``handleCompletedBatch``; ``ProducerBatch.complete`` then only logs that
+            the batch had already failed).  Off: the answer is ignored, so the partition's unresolved sequence
+            cannot resolve through it.
         empty_abort_rotates_producer_id: the TV2 empty abort allocates the next
             producer id when the epoch is exhausted, like every TV2 completion
             (``generateTxnTransitMetadataForTxnCompletion``); without it the
@@ -480,6 +490,8 @@ class ProtocolFlags:
     retry_disconnected_batches: bool = True
     expired_requests_hold_in_flight: bool = True
     failed_batch_bump_outside_completion: bool = True
+    txn_resolve_sequences: bool = True
+    late_success_updates_last_acked: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
     complete_written_to_log: bool = True
@@ -744,6 +756,31 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_tv1_request_timeout",),
             bug="a TransactionManager that requests the KIP-360 epoch bump for a batch failing during the commit "
             "(maybeTransitionToErrorState without !isCompleting())",
+        ),
+        Variant(
+            name="txn_unresolved_reset_at_end",
+            description="A transactional producer never runs maybeResolveSequences: a partition whose expired "
+            "batch left its sequence unresolved ends the transaction unresolved and restarts after its last "
+            "acknowledged sequence, without the abortable error and epoch bump (or, without KIP-360, the fatal "
+            "error) Kafka's client takes.",
+            flags=replace(_REAL, txn_resolve_sequences=False),
+            weakened=True,
+            breaks=("client_reacts_as_kafka",),
+            scenarios=("reach_txn_pre_kip_360_faulty",),
+            bug="a TransactionManager whose maybeResolveSequences skips the transactional producer (or whose "
+            "completeTransaction resets the unresolved partitions): a batch that may be in the log is forgotten",
+        ),
+        Variant(
+            name="late_success_ignored",
+            description="The idempotent producer ignores the success answer to a batch that expired while its "
+            "request was in flight (Kafka: completeBatch still raises the last acknowledged sequence).",
+            flags=replace(_REAL, late_success_updates_last_acked=False),
+            weakened=True,
+            breaks=("failed_batch_handled_per_kafka",),
+            scenarios=("idempotence_retry_expiry",),
+            bug="a Sender that drops the answer of a request whose batch is already done (finalState FAILED) "
+            "before TransactionManager.handleCompletedBatch: an expired batch that was written cannot resolve its "
+            "partition's sequence, so the producer bumps its epoch needlessly",
         ),
         Variant(
             name="bump_on_every_expired_batch",

@@ -23,7 +23,7 @@ SCENARIOS = builtin_scenarios()
 # and the search lost 4, 74 and 484 states of the first, second and fourth.)
 REAL = {
     "txn_kafka_12671_hanging": 248,
-    "txn_kafka_17754_delayed_endtxn": 1427,
+    "txn_kafka_17754_delayed_endtxn": 1428,  # + the Sender loop that runs maybeResolveSequences before the abort
     "txn_kafka_6119_timeout_zombie": 169,
     "txn_producer_state_expiry": 9126,  # INVALID_TXN_STATE fails a batch at once (Sender.canRetry), abortable
     "txn_pending_transitions": 10365,

@@ -95,6 +95,7 @@ __all__ = [
     "resolve_sequence",
     "restart",
     "send",
+    "sequenced_outstanding",
 ]
 
 #: Record ids encode the producer: ``producer * RECORDS_PER_PRODUCER + n``.
@@ -160,6 +161,10 @@ class Producer(NamedTuple):
     partitions: tuple[TxnPartitionEntry, ...]
     batches: tuple[ProducerBatch, ...] = ()
     epoch_bump_required: bool = False
+    #: Batches ``delivery.timeout.ms`` failed while their request was in flight, as ``(correlation id, partition,
+    #: last sequence)``: ``NetworkClient`` still holds the request with the batch, so its answer still reaches
+    #: ``Sender.completeBatch`` (:func:`handle_produce_response`); dropped when the connection closes.
+    expired: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def in_flight(self) -> int:
@@ -219,7 +224,7 @@ def _set(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return items[:i] + (value,) + items[i + 1 :]
 
 
-def _sequenced_outstanding(p: Producer, partition: int) -> bool:
+def sequenced_outstanding(p: Producer, partition: int) -> bool:
     """Whether the partition has a sequenced batch not yet completed (in flight or retrying)."""
     return any(b.partition == partition and b.has_sequence for b in p.batches)
 
@@ -247,7 +252,7 @@ def _sendable_index(p: Producer, partition: int, config: ProducerConfig) -> int:
         entry = p.partitions[partition]
         if entry.unresolved:
             return -1
-        if entry.producer_epoch != p.producer_epoch and _sequenced_outstanding(p, partition):
+        if entry.producer_epoch != p.producer_epoch and sequenced_outstanding(p, partition):
             return -1
         return i
     return -1
@@ -341,6 +346,34 @@ def orphan_requests(p: Producer, index: int, messages: Any) -> int:
     return len(orphans)
 
 
+def _late_answer(p: Producer, resp: ProduceResponse, late_ack: bool = True) -> Outcome:
+    """The answer to a request whose batch ``delivery.timeout.ms`` already failed (:attr:`Producer.expired`).
+
+    ``Sender.completeBatch`` (trunk @1eb7644349cb) runs for it like for any answer: ``canRetry`` is false (the
+    batch ``isDone``), so NONE and DUPLICATE_SEQUENCE_NUMBER reach ``completeBatch(batch, response)``, whose
+    ``TransactionManager.handleCompletedBatch`` raises the partition's last acknowledged sequence to the batch's
+    last one (``maybeUpdateLastAckedSequence``: a plain comparison, whatever epoch the partition is at by now; a
+    partition it still tracks) before ``ProducerBatch.complete`` finds the final state FAILED and only logs it:
+    the application keeps the failure it was told.  So a written batch the client gave up still counts for
+    ``maybeResolveSequences``.  Any other error goes to ``failBatch``, where ``completeExceptionally`` returns
+    false: nothing.  ``late_ack`` off
+    (weakened variant ``late_success_ignored``): every such answer is ignored.
+    """
+    for n, (cid, q, last) in enumerate(p.expired):
+        if cid != resp.correlation_id:
+            continue
+        p = p._replace(expired=p.expired[:n] + p.expired[n + 1 :])
+        if resp.error not in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER) or not late_ack:
+            return Outcome(p, events=("stale_response",))
+        entry = p.partitions[q]
+        # TxnPartitionMap.maybeUpdateLastAckedSequence updates a tracked partition only: after InitProducerId's
+        # resetSequenceNumbers (txnPartitionMap.reset) the entry is gone until the partition is drained again
+        if last > entry.last_acked_sequence and entry.producer_epoch >= 0:
+            p = p._replace(partitions=_set(p.partitions, q, entry._replace(last_acked_sequence=last)))
+        return Outcome(p, events=("late_success",))
+    return Outcome(p, events=("stale_response",))
+
+
 def _find_in_flight(p: Producer, resp: ProduceResponse) -> int:
     for i, b in enumerate(p.batches):
         if answers(b, resp):
@@ -412,6 +445,7 @@ def handle_produce_response(
     transactional: bool = False,
     bump_next: bool = True,
     by_unresolved: bool = True,
+    late_ack: bool = True,
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers (the batch of the request it names:
     :func:`answers`).
@@ -439,12 +473,14 @@ def handle_produce_response(
     waits to resolve (:func:`resolve_sequence`).  A transactional producer does not retry it at all: the batch
     fails and the transaction becomes abortable.  ``by_unresolved`` off (weakened variant
     ``unresolved_sequence_ignored_on_retry``): the unresolved state is ignored, as before Kafka 2.5.
+
+    The answer to a batch that already expired in flight: :func:`_late_answer` (``late_ack``).
     """
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))
     i = _find_in_flight(p, resp)
     if i < 0:
-        return Outcome(p, events=("stale_response",))
+        return _late_answer(p, resp, late_ack)
     return complete_batch(p, i, resp.error, config, sequence_space, defer_bump, transactional, bump_next, by_unresolved)
 
 
@@ -538,7 +574,7 @@ def request_timeout(
     """
     if not can_time_out(p):
         return None
-    p = p._replace(connection=p.connection + 1)
+    p = p._replace(connection=p.connection + 1, expired=())  # cancelInFlightRequests: expired batches stay failed
     failed: list[int] = []
     for first in [b.records[0] for b in p.batches if b.in_flight]:
         i = next(n for n, b in enumerate(p.batches) if b.records[0] == first)
@@ -571,6 +607,9 @@ def expire_batch(p: Producer, partition: int, config: ProducerConfig, in_retry_o
             continue
         if b.attempts == 0:
             return None
+        if b.in_flight and config.enable_idempotence:
+            last = b.base_sequence + len(b.records) - 1
+            p = p._replace(expired=(*p.expired, (correlation_id(b), b.partition, last)))
         p = _fail(p, i, config)
         if config.enable_idempotence and (_in_retry(b) or not in_retry_only):
             p = _mark_unresolved(p, b)
@@ -588,7 +627,7 @@ def resolve_sequence(p: Producer, partition: int, by_last_ack: bool = True) -> O
     off (weakened variant ``bump_on_every_expired_batch``): never resolved, always bumped.
     """
     entry = p.partitions[partition]
-    if not entry.unresolved or _sequenced_outstanding(p, partition):
+    if not entry.unresolved or sequenced_outstanding(p, partition):
         return None
     if by_last_ack and entry.next_sequence == entry.last_acked_sequence + 1:  # isNextSequence (no ack: -1)
         entry = entry._replace(unresolved=False, unresolved_sequence=-1)

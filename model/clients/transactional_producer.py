@@ -74,6 +74,8 @@ __all__ = [
     "coordinator_error_class",
     "fatal_error",
     "new_client",
+    "resolve_sequences",
+    "sequences_to_resolve",
 ]
 
 RETRIABLE_COORDINATOR_ERRORS = (
@@ -211,7 +213,9 @@ def _drop_undrained(c: TxnClient) -> TxnClient:
 # -- the Sender's coordinator requests -----------------------------------------------------------------
 
 
-def next_txn_request(c: TxnClient, index: int, tv: int, kip_360: bool) -> tuple[TxnClient, Any] | None:
+def next_txn_request(
+    c: TxnClient, index: int, tv: int, kip_360: bool, resolve: bool = True
+) -> tuple[TxnClient, Any] | None:
     """The next coordinator request (``TransactionManager.nextRequest``), or a local completion.
 
     Returns ``(client, request)``; ``request`` is ``None`` when the client
@@ -232,7 +236,7 @@ def next_txn_request(c: TxnClient, index: int, tv: int, kip_360: bool) -> tuple[
         )
     if c.state in (C.COMMITTING, C.ABORTING) and not c.data.batches and not c.pending_add:
         if not c.added:
-            return _finish(c, tv, kip_360), None
+            return _finish(c, tv, kip_360, resolve=resolve), None
         committed = c.state == C.COMMITTING
         return sent, EndTxnRequest(
             index, conn, c.transactional_id, c.data.producer_id, c.data.producer_epoch, committed
@@ -240,12 +244,23 @@ def next_txn_request(c: TxnClient, index: int, tv: int, kip_360: bool) -> tuple[
     return None
 
 
-def _finish(c: TxnClient, tv: int, kip_360: bool, pid: int = -1, epoch: int = -1) -> TxnClient:
-    """The transaction is over: next transaction, fresh sequences if the epoch changed."""
+def _finish(
+    c: TxnClient, tv: int, kip_360: bool, pid: int = -1, epoch: int = -1, resolve: bool = True
+) -> TxnClient:
+    """The transaction is over: next transaction, fresh sequences if the epoch changed.
+
+    ``TransactionManager.completeTransaction`` (trunk @1eb7644349cb) moves to READY (INITIALIZING when an epoch
+    bump is owed) and clears the transaction's partitions; it leaves every ``TxnPartitionEntry`` as it is -- an
+    unresolved sequence was settled before the EndTxn could be sent (:func:`resolve_sequences`).  ``resolve`` off
+    (weakened variant ``txn_unresolved_reset_at_end``): the partitions the client never resolved restart after
+    their last acknowledged sequence here, as the model did before.
+    """
     data = c.data
     if pid >= 0 and (pid, epoch) != (data.producer_id, data.producer_epoch):
         data = _fresh_data(data, pid, epoch)
-    else:
+    elif resolve:
+        data = data._replace(epoch_bump_required=False)
+    else:  # no branch: variant txn_unresolved_reset_at_end only
         parts = tuple(
             e._replace(
                 next_sequence=next_sequence(e.last_acked_sequence, 1, KAFKA_SEQUENCE_SPACE),
@@ -263,9 +278,46 @@ def _finish(c: TxnClient, tv: int, kip_360: bool, pid: int = -1, epoch: int = -1
     return c._replace(data=data, state=state, txn=c.txn + 1, added=(), pending_add=(), inflight=False)
 
 
+def sequences_to_resolve(c: TxnClient) -> tuple[int, ...]:
+    """The partitions ``maybeResolveSequences`` settles now: an unresolved sequence and no sequenced batch of the
+    partition left (``!hasInflightBatches``)."""
+    d = c.data
+    return tuple(q for q, e in enumerate(d.partitions) if e.unresolved and not prod.sequenced_outstanding(d, q))
+
+
+def resolve_sequences(c: TxnClient, tv: int, kip_360: bool) -> tuple[TxnClient, tuple[str, ...]]:
+    """``TransactionManager.maybeResolveSequences`` for a transactional producer (trunk @1eb7644349cb).
+
+    The Sender runs it first in every ``runOnce``, before it sends a coordinator request or drains a batch.  For
+    each partition of :func:`sequences_to_resolve`: if the last acknowledged sequence is the one before the next
+    sequence (``isNextSequence``: a later batch succeeded, so the expired one was written) the partition is
+    resolved; otherwise the client cannot tell whether the expired batch is in the log and -- a transactional
+    producer cannot re-sequence on its own -- with ``canBumpEpoch()`` (KIP-360) it sets ``epochBumpRequired``
+    and moves to an abortable error (``transitionToAbortableError``, skipped while ABORTING_TRANSACTION: the abort
+    then ends with InitProducerId(pid, epoch)); without it the producer is fatal ("It isn't safe to continue").
+    Either way the partition leaves ``partitionsWithUnresolvedSequences``.
+    """
+    parts = list(c.data.partitions)
+    lost = False
+    for q in sequences_to_resolve(c):
+        e = parts[q]
+        if e.next_sequence != e.last_acked_sequence + 1:  # isNextSequence(sequenceNumber(tp)) (no ack: -1)
+            lost = True
+        parts[q] = e._replace(unresolved=False, unresolved_sequence=-1)
+    c = c._replace(data=c.data._replace(partitions=tuple(parts)))
+    if not lost:
+        return c, ("sequence_resolved",)
+    if not kip_360:
+        return _fatal(c), ("sequence_unresolved", "client_fatal")
+    if c.state == C.ABORTING and tv < 2:  # epochBumpRequired is set first, with no isCompleting() test
+        c = c._replace(epoch_bump_required=True)
+    return _abortable(c, tv, kip_360), ("sequence_unresolved", "epoch_bump_requested")
+
+
 def _fresh_data(data: prod.Producer, pid: int, epoch: int) -> prod.Producer:
     fresh = prod.new_producer(len(data.partitions), data.connection, data.next_record)
-    return fresh._replace(producer_id=pid, producer_epoch=epoch, batches=data.batches)
+    # the requests of batches expired in flight stay with NetworkClient: their answers still reach completeBatch
+    return fresh._replace(producer_id=pid, producer_epoch=epoch, batches=data.batches, expired=data.expired)
 
 
 def _fatal(c: TxnClient, fenced: bool = False) -> TxnClient:
@@ -283,9 +335,11 @@ def _abortable(c: TxnClient, tv: int, kip_360: bool, bump: bool = True) -> TxnCl
     return _drop_undrained(c._replace(state=C.ABORTABLE_ERROR, epoch_bump_required=required))
 
 
-def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tuple[TxnClient, str, tuple[str, ...]]:
+def handle_txn_response(
+    c: TxnClient, resp: Any, tv: int, kip_360: bool, resolve: bool = True
+) -> tuple[TxnClient, str, tuple[str, ...]]:
     """Handle a coordinator response; returns the client, the transaction outcome
-    (``"committed"``, ``"aborted"`` or ``""``) and events."""
+    (``"committed"``, ``"aborted"`` or ``""``) and events (``resolve``: :func:`_finish`)."""
     if resp.connection != c.tc_connection or not c.inflight:
         return c, "", ("stale_response",)
     c = c._replace(inflight=False)
@@ -323,7 +377,7 @@ def handle_txn_response(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
     # the only response left is EndTxn's (consume-transform-produce answers AddOffsetsToTxn itself)
     outcome = "committed" if c.state == C.COMMITTING else "aborted"
     pid, epoch = (resp.producer_id, resp.producer_epoch) if tv >= 2 else (-1, -1)
-    return _finish(c, tv, kip_360, pid, epoch), outcome, (f"client_txn_{outcome}",)
+    return _finish(c, tv, kip_360, pid, epoch, resolve), outcome, (f"client_txn_{outcome}",)
 
 
 def _abortable_while_aborting(c: TxnClient, resp: AddPartitionsToTxnResponse, tv: int, kip_360: bool) -> TxnClient:

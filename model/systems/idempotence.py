@@ -431,6 +431,64 @@ def unrequested_bump(  # no mutate: the judge of out_of_order_failure_requests_b
     return f"{label} {how} on OUT_OF_ORDER_SEQUENCE_NUMBER and no epoch bump re-sequences partition {q}"
 
 
+def unjustified_resolution(  # no mutate: the judge of out_of_order_failure_requests_bump (a property), not a rule
+    p: prod.Producer, log: tuple[Any, ...], q: int, sequence_space: int
+) -> str | None:
+    """Why producer ``p`` must not resolve partition ``q``'s unresolved sequence without a bump, or ``None``.
+
+    ``maybeResolveSequences`` (trunk @1eb7644349cb) drops the mark without a bump only when the last acknowledged
+    sequence is the one before the next sequence (``isNextSequence``): a batch ending there was acknowledged, and
+    with acks=all an acknowledged batch is in the leader's log.  Read from the log, not from the client's
+    bookkeeping: some batch of the producer's id and the partition's epoch must end right before the next
+    sequence (nothing sent at the epoch: nothing to resolve).  Otherwise the expired batch left a gap that no
+    later batch of the epoch can fill, and Kafka bumps.
+    """
+    entry = p.partitions[q]
+    if entry.next_sequence == 0:
+        return None
+    end = entry.next_sequence % sequence_space
+    for e in log:
+        mine = e.producer_id == p.producer_id and e.producer_epoch == entry.producer_epoch and e.records
+        if mine and (e.base_sequence + len(e.records)) % sequence_space == end:
+            return None
+    return (
+        f"partition {q}: the unresolved sequence was resolved without an epoch bump, but the leader's log holds no "
+        f"batch of producer id {p.producer_id}, epoch {entry.producer_epoch} ending before sequence "
+        f"{entry.next_sequence}: the gap stays"
+    )
+
+
+def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
+    before: prod.Producer, after: prod.Producer, response: ProduceResponse
+) -> str | None:
+    """How the client's last acknowledged sequence after the answer to a batch it already failed differs from
+    Kafka's, or ``None``.
+
+    Written from ``Sender.completeBatch`` / ``TransactionManager.handleCompletedBatch`` (trunk @1eb7644349cb): a
+    batch ``delivery.timeout.ms`` failed while its request was in flight is still the request's batch, so a NONE
+    or DUPLICATE_SEQUENCE_NUMBER answer on the same connection raises its partition's last acknowledged sequence
+    to the batch's last sequence (``maybeUpdateLastAckedSequence``, a plain comparison, on a partition it still
+    tracks); any other answer changes nothing.
+    """
+    if response.connection != before.connection:
+        return None
+    if response.error not in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+        return None
+    for cid, q, last in before.expired:
+        if cid != response.correlation_id:
+            continue
+        was = before.partitions[q]
+        want = max(was.last_acked_sequence, last) if was.producer_epoch >= 0 else was.last_acked_sequence
+        got = after.partitions[q].last_acked_sequence
+        if got == want:  # no branch: the other side describes a defect
+            return None
+        return (
+            f"partition {q}: the {response.error} answer to a batch that expired in flight (last sequence {last}) "
+            f"left the last acknowledged sequence at {got}; Kafka's is {want}"
+        )
+    return None
+
+
 def misjudged_failure(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
     before: prod.Producer,
     after: prod.Producer,
@@ -909,6 +967,10 @@ class KafkaSystem:
         outcome = prod.resolve_sequence(s.producers[i], q, self.flags.resolve_by_last_acked_sequence)
         if outcome is None:  # no branch: replay/minimise only
             return None
+        if "sequence_resolved" in outcome.events and self.producer_config.acks == "all":
+            gap = unjustified_resolution(s.producers[i], s.partitions[q].log, q, self.flags.sequence_space)
+            if gap is not None:  # no branch: the other side records a defect (a gap resolved away)
+                s = s._replace(ghost=_noted(s.ghost, "missed_bumps", gap))  # no mutate: a property's verdict
         return self._apply_outcome(s, i, outcome), outcome.events
 
     def _deliver(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
@@ -969,7 +1031,11 @@ class KafkaSystem:
             flags.defer_bump_until_resolved,
             bump_next=flags.bump_on_next_sequence_refusal,
             by_unresolved=flags.retry_by_unresolved_sequence,
+            late_ack=flags.late_success_updates_last_acked,
         )
+        late = late_answer_misread(s.producers[i], outcome.producer, body)
+        if late is not None:  # no branch: the other side records a defect (a late answer Kafka reads otherwise)
+            s = s._replace(ghost=_noted(s.ghost, "misjudged_failures", late))  # no mutate: a property's verdict
         if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
             if outcome.failed and (i, body.partition) not in s.ghost.refused:
                 s = s._replace(ghost=s.ghost._replace(refused=(*s.ghost.refused, (i, body.partition))))

@@ -596,9 +596,11 @@ class TransactionalSystem:
                 # [security]) no broker answers an authorization error, so one that ends a holder is judged here
                 continue
             if (  # no branch: taken only under the weakened variant no_kip_360
-                not self.kip_360 and cause in tp.PRE_KIP_360_FATAL
+                not self.kip_360 and (cause in tp.PRE_KIP_360_FATAL or tp.sequences_to_resolve(old))
             ):
-                continue  # before KIP-360 a lost sequence or an unknown producer id is fatal
+                # before KIP-360 a lost sequence or an unknown producer id is fatal, and so is a sequence that does
+                # not resolve (maybeResolveSequences without canBumpEpoch)
+                continue
             if (  # no branch: the violation side, only a defect takes it (healthy_producer_not_failed)
                 displaced(old, before.coordinator[old.transactional_id], self.cc, before.txn_log[old.transactional_id])
             ):
@@ -680,14 +682,26 @@ class TransactionalSystem:
         return self._set_client(s, i, tp.abort_transaction(c))
 
     def _may_send_txn_request(self, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
-        """The Sender has a coordinator request to send (or a transaction to complete locally)."""
-        return tp.next_txn_request(c, i, self.tv, self.kip_360) is not None
+        """The Sender has a coordinator request to send (or a transaction to complete locally), or -- first in its
+        ``runOnce`` -- unresolved sequences to settle (``maybeResolveSequences``)."""
+        if self.flags.txn_resolve_sequences and tp.sequences_to_resolve(c):
+            return True
+        return tp.next_txn_request(c, i, self.tv, self.kip_360, self.flags.txn_resolve_sequences) is not None
 
     def _send_txn_request(self, s: TxnSystemState, i: int) -> Result:
-        nxt = tp.next_txn_request(s.clients[i], i, self.tv, self.kip_360)
+        resolve = self.flags.txn_resolve_sequences
+        if resolve and tp.sequences_to_resolve(s.clients[i]):
+            c, events = tp.resolve_sequences(s.clients[i], self.tv, self.kip_360)
+            return s._replace(clients=_at(s.clients, i, c)), events
+        pending = tp.sequences_to_resolve(s.clients[i])
+        nxt = tp.next_txn_request(s.clients[i], i, self.tv, self.kip_360, resolve)
         if nxt is None:  # no branch: only a trace read from a file names a disabled action
             return None
         c, request = nxt
+        if pending and (request is None or isinstance(request, EndTxnRequest)):  # no branch: the violation side
+            # Sender.runOnce runs maybeResolveSequences before nextRequest: no transaction ends over a partition
+            # whose sequence is still unresolved (client_reacts_as_kafka)
+            s = _flagged(s, f"client_reaction:{i}:EndTxn:unresolved sequence of partitions {pending}")
         s = _judge_fatal_sender(s, i, type(request).__name__ if request is not None else "local_end")
         s = s._replace(clients=_at(s.clients, i, c))
         if request is None:
@@ -805,7 +819,7 @@ class TransactionalSystem:
             return s, events
         txn = c.txn
         old = c
-        c, outcome, events = tp.handle_txn_response(c, body, self.tv, self.kip_360)
+        c, outcome, events = tp.handle_txn_response(c, body, self.tv, self.kip_360, self.flags.txn_resolve_sequences)
         s = s._replace(clients=_at(s.clients, i, c))
         if "stale_response" not in events:
             kind = type(body).__name__.removesuffix("Response")
