@@ -846,7 +846,7 @@ VARIANTS: dict[str, Variant] = {
             "condition).",
             flags=replace(_REAL, producer_expiry_keeps_open_transactions=False),
             weakened=True,
-            breaks=("no_aborted_read", "atomic_commit", "lso_per_kafka"),
+            breaks=("no_aborted_read", "atomic_commit", "lso_per_kafka", "read_committed_from_any_offset"),
             scenarios=("txn_producer_state_expiry",),
             bug="an expired open transaction no longer holds the last stable offset back (read_committed "
             "consumers read its undecided records), and the partition no longer knows the producer's epoch, so a "

@@ -76,6 +76,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # the last stable offset an aborted transaction's index entry records (LogSegment.updateTxnIndex), read by a
     # read_committed fetch's index scan: the data partitions' markers and their replicas
     "aborted_txn_lso_counts_open_transactions": frozenset({"transactions", "eos"}),
+    "txn_resolve_sequences": frozenset({"transactions", "eos"}),
+    "late_success_updates_last_acked": frozenset({"idempotence"}),
     # KAFKA-15591: the leader's first-sequence rule for a partition that never held a record (ProducerStateManager
     # validation, read wherever a partition validates an idempotent batch)
     "first_sequence_zero_on_empty_log": _ALL,
