@@ -602,10 +602,42 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(data, str(p))
 
 
+#: The last parse of the package's scenario files, keyed by their names, sizes and modification times.
+_BUILTIN_CACHE: tuple[tuple[tuple[str, int, int], ...], dict[str, Scenario]] | None = None
+
+
+def _builtin_stamp(entries: list[Any]) -> tuple[tuple[str, int, int], ...] | None:
+    """(name, size, mtime) of every scenario file, or ``None`` when the package is not plain files (a zip)."""
+    stamp = []
+    for entry in entries:
+        if not isinstance(entry, Path):
+            return None
+        st = entry.stat()
+        stamp.append((entry.name, st.st_size, st.st_mtime_ns))
+    return tuple(stamp)
+
+
 def builtin_scenarios() -> dict[str, Scenario]:
-    """The scenarios shipped in this package, by name."""
+    """The scenarios shipped in this package, by name.
+
+    Parsed once per process and kept while no scenario file changes (their names, sizes and modification
+    times are the key): a sweep resolves a scenario per run, and parsing the ~190 files each time cost a
+    sweep of the default set three quarters of its CPU.  :class:`Scenario` is frozen, and each call returns
+    a new dict, so callers cannot change the kept parse."""
+    global _BUILTIN_CACHE
+    entries = sorted((e for e in resources.files(__name__).iterdir() if e.name.endswith(".toml")), key=lambda e: e.name)
+    stamp = _builtin_stamp(entries)
+    if stamp is not None and _BUILTIN_CACHE is not None and _BUILTIN_CACHE[0] == stamp:
+        return dict(_BUILTIN_CACHE[1])
+    out = _parse_builtin_scenarios(entries)
+    if stamp is not None:
+        _BUILTIN_CACHE = (stamp, out)
+    return dict(out)
+
+
+def _parse_builtin_scenarios(entries: list[Any]) -> dict[str, Scenario]:
     out: dict[str, Scenario] = {}
-    for entry in sorted(resources.files(__name__).iterdir(), key=lambda e: e.name):
+    for entry in entries:
         if entry.name.endswith(".toml"):
             scenario = parse_scenario(tomllib.loads(entry.read_text(encoding="utf-8")), f"scenarios/{entry.name}")
             if scenario.name in out:
