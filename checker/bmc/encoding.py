@@ -25,6 +25,15 @@ Representation (bounded, exact within the bounds, which are sized so that
 * each producer's batches are indexed by record number (batches are created in
   record order and only removed, so the client's batch tuple is the present
   records in ascending order; each batch holds one record);
+* each producer's ``Producer.expired`` (batches ``delivery.timeout.ms`` failed
+  while their request was in flight, whose NONE / DUPLICATE_SEQUENCE_NUMBER
+  answer still raises the partition's last acknowledged sequence:
+  ``producer._late_answer``) is indexed by record number too (a one-record
+  batch expires once): the request's attempt, the batch's last sequence and an
+  ``ord`` key, the entry's 1-based place in the tuple (kept dense: a removed
+  entry moves the later ones up, so each tuple has one encoding); emptied when
+  the connection is cancelled with requests in flight (``request_timeout``) and
+  on a producer restart;
 * the network is a set of *slots*: slot ``j`` is created by at most one step
   and its content never changes, only its ``live`` bit; an ``order`` key keeps
   TCP's per-connection FIFO order (a duplicated message takes its original's
@@ -228,7 +237,8 @@ class Encoding:
         Every integer state variable is either an index into a bounded array
         (producer, partition, record ``< N*R``, log offset ``< L``, producer id
         ``< npids``, slot order ``< nslots``, template ``< len(templates)``,
-        cache count ``<= window``, error code), or a counter that a step raises
+        cache count ``<= window``, error code, an expired batch's place
+        ``<= R``), or a counter that a step raises
         by at most one from its value in the initial state: connection,
         producer epoch (bump), next sequence (one per stamped batch), attempts,
         leader epoch, fault use, next record, next producer id.  So after
@@ -1075,9 +1085,14 @@ class Encoding:
         return guard, T, None
 
     def _clear_one_expired(self, S: State, i: int, n: int) -> State:
+        """``Producer.expired`` without record ``n``'s entry; the later entries move up one place."""
         T = dict(S)
         T[f"p{i}.x{n}.on"], T[f"p{i}.x{n}.att"] = z3.BoolVal(False), self.val(0)
         T[f"p{i}.x{n}.seq"], T[f"p{i}.x{n}.ord"] = self.val(-1), self.val(0)
+        for n2 in range(self.R):
+            if n2 != n:
+                o = S[f"p{i}.x{n2}.ord"]
+                T[f"p{i}.x{n2}.ord"] = z3.If(z3.And(S[f"p{i}.x{n2}.on"], o > S[f"p{i}.x{n}.ord"]), o - 1, o)
         return T
 
     def _t_ReplicatePartition(self, S: State, q: int) -> tuple[Expr, State, None]:
@@ -1118,10 +1133,7 @@ class Encoding:
         expire = [z3.And(f, S[f"p{i}.b{n}.att"] > 0) for f, n in zip(firsts, recs)]
         guard = z3.And(self._faults_ok(S, "batch_expiry"), z3.Or(expire or [False]))
         T = dict(S)
-        last_ord = self.val(0)
-        for n in range(self.R):
-            on, o = S[f"p{i}.x{n}.on"], S[f"p{i}.x{n}.ord"]
-            last_ord = z3.If(z3.And(on, o > last_ord), o, last_ord)
+        last_ord = self._count([S[f"p{i}.x{n}.on"] for n in range(self.R)])  # ord: the places 1..len(expired)
         for e, n in zip(expire, recs):
             if self.idem:  # expire_batch: a batch expired in flight joins Producer.expired (its request's answer)
                 gone = z3.And(e, S[f"p{i}.b{n}.fl"])

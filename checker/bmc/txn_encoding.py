@@ -20,11 +20,18 @@ The slice encoded exactly (``covers`` says why anything else is not):
   batches), the producer-state entry (epoch, the shift register of cached
   batches, coordinator epoch, ``currentTxnFirstOffset``), the validation
   order of :data:`model.log.producer_state.VALIDATION_STEPS`, the marker epoch
-  check per transaction version, the aborted-transaction index;
+  check per transaction version, the aborted-transaction index (each entry's
+  ``last_stable_offset`` is the marker's offset + 1: with one producer id no
+  other transaction is open on the partition when one completes,
+  :func:`model.log.partition.lso_after_completion`; :meth:`TxnEncoding.abstract`
+  refuses any other entry);
 * the client: ``TransactionManager`` states, the coordinator connection and
   its one in-flight request, added / pending partitions, ``epochBumpRequired``,
   and the idempotent data path (batches with epoch, sequence, attempts,
-  in-flight flag; per-partition sequence entries with unresolved / rewrite);
+  in-flight flag; per-partition sequence entries with unresolved / rewrite;
+  ``Producer.expired``, the batches expired in flight whose late NONE /
+  DUPLICATE_SEQUENCE_NUMBER answer still raises the last acknowledged
+  sequence, ``producer._late_answer``, by record with a dense place key);
 * the environment faults ``RequestTimeout``, ``ExpireBatch`` and ``TxnTimeout``
   with their budgets; FIFO channels.
 
@@ -1194,7 +1201,12 @@ class TxnEncoding:
         ok = z3.Or(err == E[Errors.NONE], err == E[Errors.DUPLICATE_SEQUENCE_NUMBER])
         for m in self.recs[q]:
             late = z3.And(unanswered, S[f"x{m}.on"], S[f"{p}.rec"] == m, S[f"{p}.att"] == S[f"x{m}.att"])
-            U = _merge(late, self._clear_expired(U, [m]), U)
+            V = self._clear_expired(U, [m])
+            for n in range(self.R):  # the later entries move up one place
+                if n != m:
+                    o = U[f"x{n}.ord"]
+                    V[f"x{n}.ord"] = z3.If(z3.And(U[f"x{n}.on"], o > U[f"x{m}.ord"]), o - 1, o)
+            U = _merge(late, V, U)
             la, last = U[f"d.q{q}.la"], S[f"x{m}.seq"]
             U[f"d.q{q}.la"] = z3.If(z3.And(late, ok, last > la, U[f"d.q{q}.pe"] >= 0), last, la)
         return z3.And(S[f"{p}.live"], S[f"{p}.resp"], head), _merge(current, U, T)
@@ -1838,9 +1850,8 @@ class TxnEncoding:
         firsts = self._first_of(S, q)
         expire = [z3.And(f, S[f"b{n}.att"] > 0) for f, n in zip(firsts, self.recs[q])]
         T = dict(S)
-        last_ord = self.v(0)
-        for n in range(self.R):
-            last_ord = z3.If(z3.And(S[f"x{n}.on"], S[f"x{n}.ord"] > last_ord), S[f"x{n}.ord"], last_ord)
+        # ord: the places 1..len(expired)
+        last_ord = self._count([S[f"x{n}.on"] for n in range(self.R)])
         for e, n in zip(expire, self.recs[q]):
             # expire_batch: a batch expired in flight joins Producer.expired (its request's answer still counts)
             gone = z3.And(e, S[f"b{n}.fl"])
