@@ -25,6 +25,15 @@ Representation (bounded, exact within the bounds, which are sized so that
 * each producer's batches are indexed by record number (batches are created in
   record order and only removed, so the client's batch tuple is the present
   records in ascending order; each batch holds one record);
+* each producer's ``Producer.expired`` (batches ``delivery.timeout.ms`` failed
+  while their request was in flight, whose NONE / DUPLICATE_SEQUENCE_NUMBER
+  answer still raises the partition's last acknowledged sequence:
+  ``producer._late_answer``) is indexed by record number too (a one-record
+  batch expires once): the request's attempt, the batch's last sequence and an
+  ``ord`` key, the entry's 1-based place in the tuple (kept dense: a removed
+  entry moves the later ones up, so each tuple has one encoding); emptied when
+  the connection is cancelled with requests in flight (``request_timeout``) and
+  on a producer restart;
 * the network is a set of *slots*: slot ``j`` is created by at most one step
   and its content never changes, only its ``live`` bit; an ``order`` key keeps
   TCP's per-connection FIFO order (a duplicated message takes its original's
@@ -228,7 +237,8 @@ class Encoding:
         Every integer state variable is either an index into a bounded array
         (producer, partition, record ``< N*R``, log offset ``< L``, producer id
         ``< npids``, slot order ``< nslots``, template ``< len(templates)``,
-        cache count ``<= window``, error code), or a counter that a step raises
+        cache count ``<= window``, error code, an expired batch's place
+        ``<= R``), or a counter that a step raises
         by at most one from its value in the initial state: connection,
         producer epoch (bump), next sequence (one per stamped batch), attempts,
         leader epoch, fault use, next record, next producer id.  So after
@@ -332,6 +342,11 @@ class Encoding:
                     s[f"p{i}.b{n}.{f}"] = False
                 s[f"ack{i}.{n}"] = True
                 s[f"fail{i}.{n}"] = True
+                # Producer.expired: record n's batch expired in flight (its request's attempt, last sequence and
+                # place in the tuple: ``ord``, 1-based, larger = later)
+                s[f"p{i}.x{n}.on"] = True
+                for f in ("att", "seq", "ord"):
+                    s[f"p{i}.x{n}.{f}"] = False
         for q in range(self.P):
             for f in ("len", "hw", "lep"):
                 s[f"q{q}.{f}"] = False
@@ -388,6 +403,12 @@ class Encoding:
                 rid = prod.record_id(i, n)
                 v[f"ack{i}.{n}"] = rid in s.ghost.acked
                 v[f"fail{i}.{n}"] = rid in s.ghost.failed
+                v[f"p{i}.x{n}.on"], v[f"p{i}.x{n}.att"], v[f"p{i}.x{n}.seq"], v[f"p{i}.x{n}.ord"] = False, 0, -1, 0
+            for pos, (cid, _q, last) in enumerate(p.expired):
+                rid, att = divmod(cid, prod.MAX_ATTEMPTS)
+                n = prod.record_owner(rid)[1]
+                v[f"p{i}.x{n}.on"], v[f"p{i}.x{n}.att"] = True, att
+                v[f"p{i}.x{n}.seq"], v[f"p{i}.x{n}.ord"] = last, pos + 1
         for q, leader in enumerate(s.partitions):
             v[f"q{q}.len"], v[f"q{q}.hw"], v[f"q{q}.lep"] = len(leader.log), leader.high_watermark, leader.leader_epoch
             for k in range(self.L):
@@ -517,6 +538,7 @@ class Encoding:
                     entries,
                     batches,
                     bv(f"p{i}.bump"),
+                    self._expired(i, iv, bv),
                 )
             )
             acked.extend(prod.record_id(i, n) for n in range(self.R) if bv(f"ack{i}.{n}"))
@@ -555,6 +577,14 @@ class Encoding:
             iv("npid"),
             faults,
             Ghost(tuple(sorted(acked)), tuple(sorted(failed))),
+        )
+
+    def _expired(self, i: int, iv: Callable[[str], int], bv: Callable[[str], bool]) -> tuple[tuple[int, int, int], ...]:
+        """``Producer.expired`` of producer ``i``: (correlation id, partition, last sequence) in ``ord`` order."""
+        present = sorted((iv(f"p{i}.x{n}.ord"), n) for n in range(self.R) if bv(f"p{i}.x{n}.on"))
+        return tuple(
+            (prod.record_id(i, n) * prod.MAX_ATTEMPTS + iv(f"p{i}.x{n}.att"), n % self.P, iv(f"p{i}.x{n}.seq"))
+            for _, n in present
         )
 
     # -- symbolic helpers -----------------------------------------------------------------------
@@ -598,11 +628,24 @@ class Encoding:
         """``producer.request_timeout`` effects (the caller guards ``in_flight > 0`` where needed)."""
         T = dict(S)
         T[f"p{i}.conn"] = S[f"p{i}.conn"] + 1
+        # cancelInFlightRequests drops the requests of batches expired in flight, when a request is in flight
+        # (producer.request_timeout; a reset connection with none in flight keeps Producer.expired)
+        T = self._clear_expired(T, i, self._in_flight(S, i) > 0)
         for n in range(self.R):
             fl = z3.And(S[f"p{i}.b{n}.on"], S[f"p{i}.b{n}.fl"])
             give_up = z3.And(fl, S[f"p{i}.b{n}.att"] > self.pc.retries)
             T = self._fail(T, i, n, give_up)
             T[f"p{i}.b{n}.fl"] = z3.And(S[f"p{i}.b{n}.fl"], z3.Not(fl))
+        return T
+
+    def _clear_expired(self, S: State, i: int, cond: Expr) -> State:
+        """``Producer.expired`` emptied when ``cond``."""
+        T = dict(S)
+        for n in range(self.R):
+            T[f"p{i}.x{n}.on"] = z3.And(S[f"p{i}.x{n}.on"], z3.Not(cond))
+            T[f"p{i}.x{n}.att"] = z3.If(cond, self.val(0), S[f"p{i}.x{n}.att"])
+            T[f"p{i}.x{n}.seq"] = z3.If(cond, self.val(-1), S[f"p{i}.x{n}.seq"])
+            T[f"p{i}.x{n}.ord"] = z3.If(cond, self.val(0), S[f"p{i}.x{n}.ord"])
         return T
 
     def _faults_ok(self, S: State, kind: str) -> Expr:
@@ -1024,7 +1067,33 @@ class Encoding:
                 T[f"p{i}.q{q}.rw"] = z3.Or(T[f"p{i}.q{q}.rw"], adjust)
             retry = z3.Or(ooo_retry, other_retry)
             T[f"p{i}.b{n}.fl"] = z3.And(T[f"p{i}.b{n}.fl"], z3.Not(retry))
+        # producer._late_answer: no in-flight batch awaits it, but a batch expired in flight on this connection
+        # did (Producer.expired, by correlation id): the entry goes; NONE / DUPLICATE_SEQUENCE_NUMBER raise the
+        # partition's last acknowledged sequence (plain comparison, a tracked partition only) unless the variant
+        # ignores late answers (ProtocolFlags.late_success_updates_last_acked)
+        unanswered = z3.And(current, z3.Not(z3.Or(matches or [False])))
+        for n in range(self.R):
+            q = n % self.P
+            late = z3.And(
+                unanswered, S[f"p{i}.x{n}.on"], msg["rec"] == i * self.R + n, msg["att"] == S[f"p{i}.x{n}.att"]
+            )
+            T = _merge(late, self._clear_one_expired(T, i, n), T)
+            if self.flags.late_success_updates_last_acked:
+                la, last = T[f"p{i}.q{q}.la"], S[f"p{i}.x{n}.seq"]
+                raise_la = z3.And(late, ok, last > la, T[f"p{i}.q{q}.pe"] >= 0)
+                T[f"p{i}.q{q}.la"] = z3.If(raise_la, last, la)
         return guard, T, None
+
+    def _clear_one_expired(self, S: State, i: int, n: int) -> State:
+        """``Producer.expired`` without record ``n``'s entry; the later entries move up one place."""
+        T = dict(S)
+        T[f"p{i}.x{n}.on"], T[f"p{i}.x{n}.att"] = z3.BoolVal(False), self.val(0)
+        T[f"p{i}.x{n}.seq"], T[f"p{i}.x{n}.ord"] = self.val(-1), self.val(0)
+        for n2 in range(self.R):
+            if n2 != n:
+                o = S[f"p{i}.x{n2}.ord"]
+                T[f"p{i}.x{n2}.ord"] = z3.If(z3.And(S[f"p{i}.x{n2}.on"], o > S[f"p{i}.x{n}.ord"]), o - 1, o)
+        return T
 
     def _t_ReplicatePartition(self, S: State, q: int) -> tuple[Expr, State, None]:
         T = dict(S)
@@ -1064,7 +1133,14 @@ class Encoding:
         expire = [z3.And(f, S[f"p{i}.b{n}.att"] > 0) for f, n in zip(firsts, recs)]
         guard = z3.And(self._faults_ok(S, "batch_expiry"), z3.Or(expire or [False]))
         T = dict(S)
+        last_ord = self._count([S[f"p{i}.x{n}.on"] for n in range(self.R)])  # ord: the places 1..len(expired)
         for e, n in zip(expire, recs):
+            if self.idem:  # expire_batch: a batch expired in flight joins Producer.expired (its request's answer)
+                gone = z3.And(e, S[f"p{i}.b{n}.fl"])
+                T[f"p{i}.x{n}.on"] = z3.Or(S[f"p{i}.x{n}.on"], gone)
+                T[f"p{i}.x{n}.att"] = z3.If(gone, S[f"p{i}.b{n}.att"], S[f"p{i}.x{n}.att"])
+                T[f"p{i}.x{n}.seq"] = z3.If(gone, S[f"p{i}.b{n}.seq"], S[f"p{i}.x{n}.seq"])
+                T[f"p{i}.x{n}.ord"] = z3.If(gone, last_ord + 1, S[f"p{i}.x{n}.ord"])
             T = self._fail(T, i, n, e)
             if self.idem:  # Sender: markSequenceUnresolved only for a batch in retry (ProducerBatch.inRetry)
                 in_retry = z3.Or(S[f"p{i}.b{n}.att"] > 1, z3.Not(S[f"p{i}.b{n}.fl"]))
@@ -1112,6 +1188,7 @@ class Encoding:
             T[f"p{i}.q{q}.us"] = self.val(-1)
         for n in range(self.R):
             T[f"p{i}.b{n}.on"] = z3.BoolVal(False)
+        T = self._clear_expired(T, i, z3.BoolVal(True))  # new_producer: a new instance holds no request
         self._charge(S, T, FAULT_OF_ACTION["RestartProducer"])
         return self._faults_ok(S, "producer_restart"), T, None
 

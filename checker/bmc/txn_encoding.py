@@ -20,11 +20,18 @@ The slice encoded exactly (``covers`` says why anything else is not):
   batches), the producer-state entry (epoch, the shift register of cached
   batches, coordinator epoch, ``currentTxnFirstOffset``), the validation
   order of :data:`model.log.producer_state.VALIDATION_STEPS`, the marker epoch
-  check per transaction version, the aborted-transaction index;
+  check per transaction version, the aborted-transaction index (each entry's
+  ``last_stable_offset`` is the marker's offset + 1: with one producer id no
+  other transaction is open on the partition when one completes,
+  :func:`model.log.partition.lso_after_completion`; :meth:`TxnEncoding.abstract`
+  refuses any other entry);
 * the client: ``TransactionManager`` states, the coordinator connection and
   its one in-flight request, added / pending partitions, ``epochBumpRequired``,
   and the idempotent data path (batches with epoch, sequence, attempts,
-  in-flight flag; per-partition sequence entries with unresolved / rewrite);
+  in-flight flag; per-partition sequence entries with unresolved / rewrite;
+  ``Producer.expired``, the batches expired in flight whose late NONE /
+  DUPLICATE_SEQUENCE_NUMBER answer still raises the last acknowledged
+  sequence, ``producer._late_answer``, by record with a dense place key);
 * the environment faults ``RequestTimeout``, ``ExpireBatch`` and ``TxnTimeout``
   with their budgets; FIFO channels.
 
@@ -360,6 +367,10 @@ class TxnEncoding:
         for n in range(self.R):
             bools(f"b{n}.on", f"b{n}.fl")
             ints(f"b{n}.ep", f"b{n}.seq", f"b{n}.att")
+            # Producer.expired: batch n expired in flight (its request's attempt, last sequence and 1-based place
+            # in the tuple, larger = later)
+            bools(f"x{n}.on")
+            ints(f"x{n}.att", f"x{n}.seq", f"x{n}.ord")
         # coordinator metadata and the transaction log
         bools("md.on", "md.started", "lg.on")
         ints("md.pid", "md.ep", "md.last", "md.st", "lg.pid", "lg.ep", "lg.last", "lg.st", "npid")
@@ -453,6 +464,11 @@ class TxnEncoding:
             n = b.records[0]
             v[f"b{n}.on"], v[f"b{n}.fl"] = True, b.in_flight
             v[f"b{n}.ep"], v[f"b{n}.seq"], v[f"b{n}.att"] = b.producer_epoch, b.base_sequence, b.attempts
+        for pos, (cid, q, last) in enumerate(d.expired):
+            rid, att = divmod(cid, prod.MAX_ATTEMPTS)
+            if rid >= self.R or q != rid % self.P:
+                raise ValueError("expired batch outside the slice")
+            v[f"x{rid}.on"], v[f"x{rid}.att"], v[f"x{rid}.seq"], v[f"x{rid}.ord"] = True, att, last, pos + 1
         md = s.coordinator[0]
         v["md.on"] = md is not None
         v["md.started"] = False
@@ -514,7 +530,9 @@ class TxnEncoding:
                     v[f"q{q}.e.c{w}.seq"], v[f"q{q}.e.c{w}.off"] = meta.first_seq, meta.offset
             v[f"q{q}.nab"] = len(leader.aborted)
             for k, ab in enumerate(leader.aborted):
-                if ab.producer_id != 0:
+                # one producer id per partition: no other transaction is open when this one completes, so
+                # the entry's last stable offset is the marker's offset + 1 (part.lso_after_completion)
+                if ab.producer_id != 0 or ab.last_stable_offset != ab.last_offset + 1:
                     raise ValueError("aborted entry outside the slice")
                 v[f"q{q}.ab{k}.first"], v[f"q{q}.ab{k}.last"] = ab.first_offset, ab.last_offset
         markers = 0
@@ -698,7 +716,13 @@ class TxnEncoding:
             for n in range(self.R)
             if bval(f"b{n}.on")
         )
-        data = prod.Producer(val("d.pid"), val("d.ep"), val("d.conn"), val("d.next"), entries, batches, False)
+        expired = tuple(
+            (prod.record_id(0, n) * prod.MAX_ATTEMPTS + val(f"x{n}.att"), n % P, val(f"x{n}.seq"))
+            for _, n in sorted((val(f"x{n}.ord"), n) for n in range(self.R) if bval(f"x{n}.on"))
+        )
+        data = prod.Producer(
+            val("d.pid"), val("d.ep"), val("d.conn"), val("d.next"), entries, batches, False, expired
+        )
         client = tp.TxnClient(
             0,
             data,
@@ -762,7 +786,8 @@ class TxnEncoding:
                 )
                 producers = (ProducerStateEntry(0, val(f"q{q}.e.ep"), metas, val(f"q{q}.e.cep"), val(f"q{q}.e.first")),)
             aborted = tuple(
-                part.AbortedTxn(0, val(f"q{q}.ab{k}.first"), val(f"q{q}.ab{k}.last")) for k in range(val(f"q{q}.nab"))
+                part.AbortedTxn(0, val(f"q{q}.ab{k}.first"), val(f"q{q}.ab{k}.last"), val(f"q{q}.ab{k}.last") + 1)
+                for k in range(val(f"q{q}.nab"))
             )
             leaders.append(part.PartitionLeader(tuple(log), len(log), producers, 0, aborted))
         msgs: list[tuple[int, net.Envelope]] = []
@@ -1169,7 +1194,32 @@ class TxnEncoding:
         # KIP-360 (the slice's leader answers no authorization error)
         fatal = z3.And(err == E[Errors.OUT_OF_ORDER_SEQUENCE_NUMBER], z3.BoolVal(not self.kip_360))
         U = _merge(failed, self._classify(U, fatal), U)
+        # producer._late_answer: no in-flight batch awaits it, but a batch expired in flight did (Producer.expired,
+        # by correlation id): the entry goes, and NONE / DUPLICATE_SEQUENCE_NUMBER raise the partition's last
+        # acknowledged sequence (plain comparison, a tracked partition only); nothing fails, nothing is acked
+        unanswered = z3.Not(z3.Or(matches or [z3.BoolVal(False)]))
+        ok = z3.Or(err == E[Errors.NONE], err == E[Errors.DUPLICATE_SEQUENCE_NUMBER])
+        for m in self.recs[q]:
+            late = z3.And(unanswered, S[f"x{m}.on"], S[f"{p}.rec"] == m, S[f"{p}.att"] == S[f"x{m}.att"])
+            V = self._clear_expired(U, [m])
+            for n in range(self.R):  # the later entries move up one place
+                if n != m:
+                    o = U[f"x{n}.ord"]
+                    V[f"x{n}.ord"] = z3.If(z3.And(U[f"x{n}.on"], o > U[f"x{m}.ord"]), o - 1, o)
+            U = _merge(late, V, U)
+            la, last = U[f"d.q{q}.la"], S[f"x{m}.seq"]
+            U[f"d.q{q}.la"] = z3.If(z3.And(late, ok, last > la, U[f"d.q{q}.pe"] >= 0), last, la)
         return z3.And(S[f"{p}.live"], S[f"{p}.resp"], head), _merge(current, U, T)
+
+    def _clear_expired(self, S: State, recs: Sequence[int], cond: Expr | None = None) -> State:
+        """``Producer.expired`` without the entries of ``recs`` (when ``cond``)."""
+        T = dict(S)
+        for n in recs:
+            c = z3.BoolVal(True) if cond is None else cond
+            T[f"x{n}.on"] = z3.And(S[f"x{n}.on"], z3.Not(c))
+            for f in ("att", "seq", "ord"):
+                T[f"x{n}.{f}"] = z3.If(c, self.v(-1), S[f"x{n}.{f}"])
+        return T
 
     def _produce_head(self, S: State, q: int, a: int, resp: bool) -> Expr:
         """The slot is the oldest message of its channel (requests and responses are separate channels)."""
@@ -1784,6 +1834,7 @@ class TxnEncoding:
         T["c.conn"] = z3.If(infl, S["c.conn"] + 1, S["c.conn"])
         data = self._in_flight(S)
         T["d.conn"] = z3.If(data, S["d.conn"] + 1, S["d.conn"])
+        T = self._clear_expired(T, range(self.R), data)  # cancelInFlightRequests (producer.request_timeout)
         failed = []
         for n in range(self.R):
             fl = z3.And(S[f"b{n}.on"], S[f"b{n}.fl"])
@@ -1799,7 +1850,15 @@ class TxnEncoding:
         firsts = self._first_of(S, q)
         expire = [z3.And(f, S[f"b{n}.att"] > 0) for f, n in zip(firsts, self.recs[q])]
         T = dict(S)
+        # ord: the places 1..len(expired)
+        last_ord = self._count([S[f"x{n}.on"] for n in range(self.R)])
         for e, n in zip(expire, self.recs[q]):
+            # expire_batch: a batch expired in flight joins Producer.expired (its request's answer still counts)
+            gone = z3.And(e, S[f"b{n}.fl"])
+            T[f"x{n}.on"] = z3.Or(S[f"x{n}.on"], gone)
+            T[f"x{n}.att"] = z3.If(gone, S[f"b{n}.att"], S[f"x{n}.att"])
+            T[f"x{n}.seq"] = z3.If(gone, S[f"b{n}.seq"], S[f"x{n}.seq"])
+            T[f"x{n}.ord"] = z3.If(gone, last_ord + 1, S[f"x{n}.ord"])
             T = self._fail_batch(T, n, e)
             # Sender: markSequenceUnresolved only for a batch in retry (ProducerBatch.inRetry)
             T = self._mark_unresolved(T, n, z3.And(e, z3.Or(S[f"b{n}.att"] > 1, z3.Not(S[f"b{n}.fl"]))))
