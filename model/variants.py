@@ -291,6 +291,10 @@ class ProtocolFlags:
         load_keeps_pending_offsets: a group coordinator loading ``__consumer_offsets`` keeps a
             transactional offset pending until its producer's marker (``OffsetMetadataManager.replay``);
             without it the offset is loaded as committed.
+        materialize_in_log_order: a COMMIT marker on ``__consumer_offsets`` materialises a pending
+            transactional offset only if its record is later in the log than the committed offset's
+            (``OffsetMetadataManager.replayEndTransactionMarker``: the KAFKA-5247 fix, Kafka 0.11.0.1); without
+            it the transaction's offset overwrites a plain commit that landed after it.
         offset_commit_waits_for_log: the group coordinator answers an OffsetCommit
             only once its records are committed to ``__consumer_offsets``
             (``CoordinatorRuntime`` defers the response to the high watermark).
@@ -499,6 +503,7 @@ class ProtocolFlags:
     offset_commit_generation_check: bool = True
     offset_commit_stale_generation_check: bool = True
     load_keeps_pending_offsets: bool = True
+    materialize_in_log_order: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
     offset_fetch_require_stable: bool = True
@@ -1405,6 +1410,18 @@ VARIANTS: dict[str, Variant] = {
             bug="offsets of a transaction that then aborts become the group's committed offset: the records "
             "it consumed are skipped, their output never committed (the replay of a transactional record must "
             "stage it like the live TxnOffsetCommit does)",
+        ),
+        Variant(
+            name="materialize_ignores_log_order",
+            description="A COMMIT marker on __consumer_offsets materialises the transaction's pending offsets "
+            "whatever the log holds after them: a plain OffsetCommit that landed after the TxnOffsetCommit is "
+            "overwritten (KAFKA-5247, before Kafka 0.11.0.1).",
+            flags=replace(_REAL, materialize_in_log_order=False),
+            weakened=True,
+            breaks=("committed_offsets_follow_log_order",),
+            scenarios=("txn_eos_mixed_commits",),
+            bug="KAFKA-5247: the group's committed offset is no longer the last one in __consumer_offsets, so a "
+            "reload of the partition (a coordinator failover) gives another committed offset than the live cache",
         ),
         # -- issue 28: consume-transform-produce on the classic rebalance protocol (KIP-447) --
         Variant(
