@@ -1405,7 +1405,7 @@ VARIANTS: dict[str, Variant] = {
             "offset commit as committed, without waiting for its transaction's marker.",
             flags=replace(_REAL, load_keeps_pending_offsets=False),
             weakened=True,
-            breaks=("exactly_once_processing",),
+            breaks=("exactly_once_processing", "committed_offsets_follow_log_order"),
             scenarios=("txn_eos_group_coordinator_failover",),
             bug="offsets of a transaction that then aborts become the group's committed offset: the records "
             "it consumed are skipped, their output never committed (the replay of a transactional record must "
