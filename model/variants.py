@@ -402,6 +402,10 @@ class ProtocolFlags:
         static_rejoin_keeps_generation: a static member's new process joining a Stable group takes its place without
             a rebalance (``updateStaticMemberThenRebalanceOrCompleteJoin``, KIP-345); without it every restart of a
             static member rebalances the group as a new member would.
+        static_rejoin_completing_rebalances: a static member's new process joining a CompletingRebalance group
+            rebalances it (``updateStaticMemberThenRebalanceOrCompleteJoin``: the leader may have assigned to the old
+            member id; the KAFKA-9801 fix, Kafka 2.5); without it the new member id waits for an assignment the
+            leader computed without it, and is given none.
         fenced_member_loses_partitions: a consumer answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION (Heartbeat,
             SyncGroup, OffsetCommit, its parked JoinGroup) drops its partitions without committing
             (``onPartitionsLost``, ``ConsumerCoordinator.onJoinPrepare`` for a fenced generation, KIP-429) before it
@@ -531,6 +535,7 @@ class ProtocolFlags:
     load_restores_subscriptions: bool = True
     static_member_fencing: bool = True
     static_rejoin_keeps_generation: bool = True
+    static_rejoin_completing_rebalances: bool = True
     fenced_member_loses_partitions: bool = True
     coordinator_change_keeps_membership: bool = True
     rebalance_in_progress_keeps_generation: bool = True
@@ -1773,6 +1778,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_static_membership",),
             bug="updateStaticMemberThenRebalanceOrCompleteJoin rebalancing in Stable: KIP-345's purpose lost -- every "
             "rolling restart of a static consumer stops the whole group's consumption for a rebalance",
+        ),
+        Variant(
+            name="static_rejoin_completing_no_rebalance",
+            description="A restarted static member joining while the group is CompletingRebalance takes the old "
+            "member's place without a rebalance; the leader's SyncGroup then carries an assignment computed for the "
+            "old member id (KAFKA-9801, before Kafka 2.5).",
+            flags=replace(_REAL, static_rejoin_completing_rebalances=False),
+            weakened=True,
+            breaks=("rebalance_completes",),
+            scenarios=("groups_static_membership",),
+            bug="KAFKA-9801: the static member's new member id is in no assignment of the generation, so it gets an "
+            "empty one and its partitions are consumed by nobody until the next rebalance",
         ),
         Variant(
             name="load_drops_subscriptions",

@@ -817,9 +817,11 @@ class EosSystem(TransactionalSystem):
         return s, ("join:complete", f"generation:{g.generation}")
 
     def _assign(self, g: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
-        """The leader runs the group's assignor over the members' subscriptions (as model.systems.groups)."""
+        """The leader runs the group's assignor over the members' subscriptions its JoinGroup response carried
+        (as model.systems.groups)."""
         withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
-        members = ((m.member_id, m.owned, m.generation) for m in g.members)
+        # outside CompletingRebalance the coordinator ignores the plan (classic_group.sync_group): any list will do
+        members = g.joined_members or tuple((m.member_id, m.owned, m.generation) for m in g.members)
         return asg.leader_assignment(self.assignor, INPUT_TOPIC, 1, members, withhold)
 
     def _sync_request(self, s: TxnSystemState, i: int) -> cg.SyncResult | None:
