@@ -123,6 +123,56 @@ def _regression(s: TxnSystemState) -> str:
     return ""
 
 
+def _log_order_problems(s: TxnSystemState) -> list[str]:
+    """The group coordinator's committed and pending offsets against ``__consumer_offsets`` read in log order.
+
+    Stated over the log, not the coordinator's steps: a transactional offset record's fate is the first marker of
+    its producer after it (none yet: pending); a partition's committed offset is the one of its *last* record in
+    the log that is committed -- a plain OffsetCommit's at once, a transactional one's once its COMMIT marker
+    follows -- and its pending offsets are each producer's last undecided record (KAFKA-5247's fix: offsets are
+    materialised in log order, transactional or not; ``OffsetMetadataManager.replay`` /
+    ``replayEndTransactionMarker``, Kafka trunk 1eb7644349cb)."""
+    g = s.group
+    if g is None:  # no branch: the eos model always has its group
+        return []
+    log = g.offsets_log.log
+    fate: dict[int, str] = {}
+    for pos, e in enumerate(log):
+        if e.control or not e.transactional:
+            continue
+        marker = next((m for m in log[pos + 1:] if m.control and m.producer_id == e.producer_id), None)
+        fate[pos] = UNDECIDED if marker is None else COMMITTED if marker.control == CONTROL_COMMIT else ABORTED
+    last: dict[int, tuple[int, int]] = {}  # partition -> (record offset, offset) of its last committed record
+    pending: set[tuple[int, int, int, int]] = set()
+    for pos, e in enumerate(log):
+        if e.control:
+            continue
+        partition, offset = e.records
+        if fate.get(pos, COMMITTED) == COMMITTED:
+            last[partition] = (pos, offset)
+    for pos, e in enumerate(log):
+        if fate.get(pos) == UNDECIDED:
+            partition, offset = e.records
+            pending = {p for p in pending if p[:2] != (e.producer_id, partition)} | {
+                (e.producer_id, partition, offset, pos)
+            }
+    problems = []
+    cache = {c.partition: (c.record_offset, c.offset) for c in g.committed}
+    for partition in sorted({*last, *cache}):
+        want, have = last.get(partition), cache.get(partition)
+        if want != have:
+            problems.append(
+                f"partition {partition}: the group's committed offset is "
+                f"{'none' if have is None else f'{have[1]} (record {have[0]})'} but the last committed record in "
+                f"__consumer_offsets says {'none' if want is None else f'{want[1]} (record {want[0]})'}"
+            )
+    held = {(p.producer_id, p.partition, p.offset, p.record_offset) for p in g.pending}
+    if held != pending:
+        problems.append(f"pending transactional offsets {sorted(held)} but the undecided records of "
+                        f"__consumer_offsets are {sorted(pending)}")
+    return problems
+
+
 def _zombie_problems(s: TxnSystemState) -> str:
     return "; ".join(s.ghost.zombie_commits)
 
@@ -254,6 +304,38 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             "A producer's Sender ended a transaction it had started with EndTxn (rather than completing it "
             "locally).",
             "EndTxnRequest",
+        ),
+        no_findings(
+            name="committed_offsets_follow_log_order",
+            fact="The group's committed offset of a partition is the one carried by the last committed offset "
+            "record of __consumer_offsets (a plain OffsetCommit at once, a TxnOffsetCommit once its COMMIT marker "
+            "is written), and its pending transactional offsets are the records whose marker has not come: a "
+            "COMMIT marker never overwrites a later plain commit, an ABORT never resurrects or drops one, so the "
+            "live cache and a reload of the partition agree.",
+            source="KAFKA-5247 (materialise offsets in log order, Kafka 0.11.0.1); OffsetMetadataManager.replay / "
+            "replayEndTransactionMarker (Kafka 4.0 trunk 1eb7644349cb)",
+            catches="a marker materialising a transaction's offsets over a plain commit that landed after them "
+            "(KAFKA-5247), a pending offset kept after its marker or dropped before it, a commit recorded in the "
+            "cache but not the log",
+            findings=lambda s: _log_order_problems(s),
+            partners=("offsets_materialised", *(("plain_commit_after_pending",) if eos.plain_commits else ())),
+        ),
+        *(
+            (
+                _event(
+                    "plain_commit_after_pending",
+                    "A plain OffsetCommit was committed while a transactional offset of the partition was pending "
+                    "(a mixed application, KAFKA-5247).",
+                    "offset_commit_beside_pending",
+                ),
+                _event(
+                    "offsets_superseded",
+                    "A COMMIT marker found a later plain commit and left it the committed offset.",
+                    "offsets_superseded",
+                ),
+            )
+            if eos.plain_commits
+            else ()
         ),
         Property(
             name="committed_offset_never_regresses",

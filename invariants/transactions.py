@@ -29,7 +29,7 @@ from keos.model.clients.producer import record_id, record_label
 from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
 from keos.model.coordinator.transaction.transaction_state import TransactionState
 from keos.model.interface import Expectation, Property
-from keos.model.log.partition import CONTROL_COMMIT, LogEntry, PartitionLeader, last_stable_offset
+from keos.model.log.partition import CONTROL_COMMIT, NO_PRODUCER_ID, LogEntry, PartitionLeader, last_stable_offset
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 from keos.model.systems.transactions import TxnConfig, TxnSystemState
 from keos.model.systems.txn_produce_judge import lso_mismatch
@@ -258,10 +258,19 @@ def _log_implied_state(log: tuple[LogEntry, ...]) -> tuple[dict[int, tuple[int, 
 
 
 def _replica_divergence(s: TxnSystemState) -> list[str]:
-    """How a data partition leader's producer state or aborted index differs from what its log implies."""
+    """How a partition leader's producer state or aborted index differs from what its log implies: every data
+    partition, and the group's ``__consumer_offsets`` partition of the eos model -- a partition like any other to
+    ``ProducerStateManager``: its transactional offset commits and markers build the same producer state on every
+    replica, and the group coordinator's next leader fences a zombie's TxnOffsetCommit and a deposed transaction
+    coordinator's marker with what it rebuilt (records without a producer id -- plain OffsetCommits -- are not
+    tracked: ``UnifiedLog.updateProducers`` skips them)."""
     out: list[str] = []
-    for q, leader in enumerate(s.partitions):
+    leaders: list[tuple[int | str, PartitionLeader]] = list(enumerate(s.partitions))
+    if s.group is not None:
+        leaders.append(("__consumer_offsets", s.group.offsets_log))
+    for q, leader in leaders:
         known, aborted = _log_implied_state(leader.log[: leader.high_watermark])
+        known.pop(NO_PRODUCER_ID, None)
         held = {e.producer_id: (e.producer_epoch, e.coordinator_epoch, e.current_txn_first_offset)
                 for e in leader.producers}
         for pid in sorted(set(known) | set(held)):

@@ -291,6 +291,10 @@ class ProtocolFlags:
         load_keeps_pending_offsets: a group coordinator loading ``__consumer_offsets`` keeps a
             transactional offset pending until its producer's marker (``OffsetMetadataManager.replay``);
             without it the offset is loaded as committed.
+        materialize_in_log_order: a COMMIT marker on ``__consumer_offsets`` materialises a pending
+            transactional offset only if its record is later in the log than the committed offset's
+            (``OffsetMetadataManager.replayEndTransactionMarker``: the KAFKA-5247 fix, Kafka 0.11.0.1); without
+            it the transaction's offset overwrites a plain commit that landed after it.
         offset_commit_waits_for_log: the group coordinator answers an OffsetCommit
             only once its records are committed to ``__consumer_offsets``
             (``CoordinatorRuntime`` defers the response to the high watermark).
@@ -398,6 +402,10 @@ class ProtocolFlags:
         static_rejoin_keeps_generation: a static member's new process joining a Stable group takes its place without
             a rebalance (``updateStaticMemberThenRebalanceOrCompleteJoin``, KIP-345); without it every restart of a
             static member rebalances the group as a new member would.
+        static_rejoin_completing_rebalances: a static member's new process joining a CompletingRebalance group
+            rebalances it (``updateStaticMemberThenRebalanceOrCompleteJoin``: the leader may have assigned to the old
+            member id; the KAFKA-9801 fix, Kafka 2.5); without it the new member id waits for an assignment the
+            leader computed without it, and is given none.
         fenced_member_loses_partitions: a consumer answered UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION (Heartbeat,
             SyncGroup, OffsetCommit, its parked JoinGroup) drops its partitions without committing
             (``onPartitionsLost``, ``ConsumerCoordinator.onJoinPrepare`` for a fenced generation, KIP-429) before it
@@ -499,6 +507,7 @@ class ProtocolFlags:
     offset_commit_generation_check: bool = True
     offset_commit_stale_generation_check: bool = True
     load_keeps_pending_offsets: bool = True
+    materialize_in_log_order: bool = True
     offset_commit_waits_for_log: bool = True
     cooperative_revoke_before_reassign: bool = True
     offset_fetch_require_stable: bool = True
@@ -526,6 +535,7 @@ class ProtocolFlags:
     load_restores_subscriptions: bool = True
     static_member_fencing: bool = True
     static_rejoin_keeps_generation: bool = True
+    static_rejoin_completing_rebalances: bool = True
     fenced_member_loses_partitions: bool = True
     coordinator_change_keeps_membership: bool = True
     rebalance_in_progress_keeps_generation: bool = True
@@ -1400,11 +1410,23 @@ VARIANTS: dict[str, Variant] = {
             "offset commit as committed, without waiting for its transaction's marker.",
             flags=replace(_REAL, load_keeps_pending_offsets=False),
             weakened=True,
-            breaks=("exactly_once_processing",),
+            breaks=("exactly_once_processing", "committed_offsets_follow_log_order"),
             scenarios=("txn_eos_group_coordinator_failover",),
             bug="offsets of a transaction that then aborts become the group's committed offset: the records "
             "it consumed are skipped, their output never committed (the replay of a transactional record must "
             "stage it like the live TxnOffsetCommit does)",
+        ),
+        Variant(
+            name="materialize_ignores_log_order",
+            description="A COMMIT marker on __consumer_offsets materialises the transaction's pending offsets "
+            "whatever the log holds after them: a plain OffsetCommit that landed after the TxnOffsetCommit is "
+            "overwritten (KAFKA-5247, before Kafka 0.11.0.1).",
+            flags=replace(_REAL, materialize_in_log_order=False),
+            weakened=True,
+            breaks=("committed_offsets_follow_log_order",),
+            scenarios=("txn_eos_mixed_commits",),
+            bug="KAFKA-5247: the group's committed offset is no longer the last one in __consumer_offsets, so a "
+            "reload of the partition (a coordinator failover) gives another committed offset than the live cache",
         ),
         # -- issue 28: consume-transform-produce on the classic rebalance protocol (KIP-447) --
         Variant(
@@ -1756,6 +1778,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_static_membership",),
             bug="updateStaticMemberThenRebalanceOrCompleteJoin rebalancing in Stable: KIP-345's purpose lost -- every "
             "rolling restart of a static consumer stops the whole group's consumption for a rebalance",
+        ),
+        Variant(
+            name="static_rejoin_completing_no_rebalance",
+            description="A restarted static member joining while the group is CompletingRebalance takes the old "
+            "member's place without a rebalance; the leader's SyncGroup then carries an assignment computed for the "
+            "old member id (KAFKA-9801, before Kafka 2.5).",
+            flags=replace(_REAL, static_rejoin_completing_rebalances=False),
+            weakened=True,
+            breaks=("rebalance_completes",),
+            scenarios=("groups_static_membership",),
+            bug="KAFKA-9801: the static member's new member id is in no assignment of the generation, so it gets an "
+            "empty one and its partitions are consumed by nobody until the next rebalance",
         ),
         Variant(
             name="load_drops_subscriptions",

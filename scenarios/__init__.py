@@ -41,7 +41,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
 Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.systems.eos`)
 take the same sections (producers = application instances) plus::
 
-    [eos]           input_records, assignor, late_instances, session_timeouts, leaves, filtered_records
+    [eos]           input_records, assignor, late_instances, session_timeouts, leaves, filtered_records,
+                    plain_commits
 
 Transactions and consume-transform-produce scenarios may add principals, ACLs
 and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::
@@ -439,6 +440,8 @@ def _parse_txn_scenario(
         if eos.filtered_records > eos.input_records:
             raise ScenarioError(f"{where}: [eos] filtered_records ({eos.filtered_records}) is above input_records "
                                 f"({eos.input_records})")
+        if eos.plain_commits and eos.assignor:
+            raise ScenarioError(f"{where}: [eos] plain_commits is modelled in the abstract mode (no assignor)")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
     if topology.pending_transitions and (model == "eos" or "security" in data):

@@ -207,7 +207,8 @@ class JoinOutcome(NamedTuple):
 def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[int, ...], generation: int,
                answer_unchanged: bool = True, rebalance_rejoins: bool = True, instance: str = "",
                static_keeps_generation: bool = True, updates_metadata: bool = True,
-               requires_member_id: bool = False, clears_pending: bool = True) -> JoinOutcome:
+               requires_member_id: bool = False, clears_pending: bool = True,
+               static_completing_rebalances: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
@@ -218,7 +219,8 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
     is not an error to the consumer: it takes the member id the response carries, with no generation, and
     rejoins with it (``requestRejoin``)."""
     res = cg.join_group(group, client, c.member_id, owned, generation, answer_unchanged, instance,
-                        static_keeps_generation, updates_metadata, requires_member_id, clears_pending)
+                        static_keeps_generation, updates_metadata, requires_member_id, clears_pending,
+                        static_completing_rebalances)
     if res.error == MEMBER_ID_REQUIRED:
         c = c._replace(member_id=res.member_id, generation=NO_GENERATION, state=UNJOINED)
         return JoinOutcome(res.group, c, "join:MEMBER_ID_REQUIRED", res.error, res.member_id)

@@ -126,6 +126,8 @@ EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "Process": ("instance",),
     "SendAddOffsetsToTxn": ("instance",),
     "CommitOffsets": ("instance",),
+    # a mixed application's consumer commits its position outside the transaction (``[eos] plain_commits``)
+    "CommitAsync": ("instance",),
     "SyncGroup": ("instance",),
     "Rebalance": ("instance",),
     # protocol mode (``[eos] assignor``): the classic rebalance protocol
@@ -151,6 +153,11 @@ BETWEEN_TRANSACTIONS = (tp.C.UNINITIALIZED, tp.C.READY, tp.C.FATAL_ERROR)
 
 #: The state of a consumer its instance closed (LeaveGroup): the instance has shut down for good.
 CLOSED = "CLOSED"
+
+#: The connection of an instance's consumer to the group coordinator (its plain OffsetCommits, ``[eos]
+#: plain_commits``): the consumer's NetworkClient is not the producer's, so its requests and the producer's
+#: TxnOffsetCommit are not ordered with each other.
+CONSUMER_CONNECTION = -1
 
 #: TxnOffsetCommit errors by which the group coordinator fences a member that lost its partition.
 FENCING_ERRORS = (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID)
@@ -339,6 +346,8 @@ class EosSystem(TransactionalSystem):
             out.append(Action("AbortTransaction", (i,)))
         if self._plain_commit_ok(state, i):  # unreachable: weakened variant offsets_outside_transaction
             out.append(Action("CommitOffsets", (i,)))
+        if self._may_commit_async(state, i):
+            out.append(Action("CommitAsync", (i,)))
         if self.protocol:
             return out + self._group_actions(state, i)
         g = state.group
@@ -684,6 +693,25 @@ class EosSystem(TransactionalSystem):
         s = s._replace(network=net.send(s.network, net.Envelope(f"p{i}", GROUP_COORDINATOR, 0, req)))
         return self._set_app(s, i, app._replace(offsets=P.PLAIN_SENT)), ("OffsetCommitRequest",)
 
+    def _may_commit_async(self, s: TxnSystemState, i: int) -> bool:
+        """A mixed application's consumer may commit its position plainly: between transactions, as the input
+        partition's owner with a position, while the run's ``plain_commits`` allow one more."""
+        app = s.apps[i]
+        used = sum(a.plain_commits for a in s.apps)
+        return used < self.eos.plain_commits and app.owns and app.position >= 0 and s.clients[i].state == tp.C.READY
+
+    def _commit_async(self, s: TxnSystemState, i: int) -> Result:
+        """``KafkaConsumer.commitAsync(position)`` beside the transactions (KAFKA-5247's mixed application): an
+        OffsetCommit with the consumer's generation on the consumer's own connection to the group coordinator
+        (:data:`CONSUMER_CONNECTION`), which may reach it after the next transaction's TxnOffsetCommit."""
+        if not self._may_commit_async(s, i):  # input: not offered here (edited trace)
+            return None
+        app = s.apps[i]
+        req = OffsetCommitRequest(i, CONSUMER_CONNECTION, GROUP, app.generation, i, INPUT_PARTITION, app.position)
+        env = net.Envelope(f"p{i}", GROUP_COORDINATOR, CONSUMER_CONNECTION, req)
+        s = s._replace(network=net.send(s.network, env))
+        return self._set_app(s, i, app._replace(plain_commits=app.plain_commits + 1)), ("commit_async",)
+
     def _sync_group(self, s: TxnSystemState, i: int) -> Result:
         """SyncGroup: the application takes the new generation and assignment (onPartitionsAssigned/Lost)."""
         if self.protocol:
@@ -789,9 +817,11 @@ class EosSystem(TransactionalSystem):
         return s, ("join:complete", f"generation:{g.generation}")
 
     def _assign(self, g: cg.ClassicGroup) -> dict[str, tuple[int, ...]]:
-        """The leader runs the group's assignor over the members' subscriptions (as model.systems.groups)."""
+        """The leader runs the group's assignor over the members' subscriptions its JoinGroup response carried
+        (as model.systems.groups)."""
         withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
-        members = ((m.member_id, m.owned, m.generation) for m in g.members)
+        # outside CompletingRebalance the coordinator ignores the plan (classic_group.sync_group): any list will do
+        members = g.joined_members or tuple((m.member_id, m.owned, m.generation) for m in g.members)
         return asg.leader_assignment(self.assignor, INPUT_TOPIC, 1, members, withhold)
 
     def _sync_request(self, s: TxnSystemState, i: int) -> cg.SyncResult | None:
@@ -988,11 +1018,11 @@ class EosSystem(TransactionalSystem):
             return self._on_add_offsets(s, env, body, append_ok)
         if isinstance(body, TxnOffsetCommitRequest):
             return self._on_txn_offset_commit(s, env, body, append_ok)
-        if isinstance(body, OffsetCommitRequest):  # unreachable: weakened variant offsets_outside_transaction
+        if isinstance(body, OffsetCommitRequest):
             return self._on_offset_commit(s, env, body)
         if isinstance(body, AddOffsetsToTxnResponse):
             return self._on_add_offsets_response(s, body)
-        if isinstance(body, OffsetCommitResponse):  # unreachable: weakened variant offsets_outside_transaction
+        if isinstance(body, OffsetCommitResponse):
             return self._on_offset_commit_response(s, body)
         return self._on_txn_offset_commit_response(s, body)
 
@@ -1180,22 +1210,46 @@ class EosSystem(TransactionalSystem):
             events = (f"client_error:{err}", "client_fenced" if c.fenced else "client_fatal", answer)
         return self._set_app(s._replace(clients=_at(s.clients, i, c)), i, app), events
 
-    def _on_offset_commit(  # unreachable: weakened variant offsets_outside_transaction
-        self, s: TxnSystemState, env: net.Envelope, req: OffsetCommitRequest
-    ) -> Result:
+    def _on_offset_commit(self, s: TxnSystemState, env: net.Envelope, req: OffsetCommitRequest) -> Result:
+        """A plain OffsetCommit (a mixed application's commitAsync, or the weakened offsets_outside_transaction):
+        ``OffsetMetadataManager.commitOffset`` validates the member and generation
+        (``ClassicGroup.validateOffsetCommit(isTransactional=false)``: REBALANCE_IN_PROGRESS while
+        CompletingRebalance) and appends a record without a producer id, which ``replay`` commits at once, beside
+        any pending transactional offset of the partition (Kafka trunk 1eb7644349cb)."""
         g = s.group
         assert g is not None
+        if g.loading:
+            # CoordinatorRuntime.withActiveContextOrThrow: a write to a LOADING shard
+            error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+            resp = OffsetCommitResponse(req.producer, req.connection, error)
+            s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
+            return s, (f"error:{error}",)
+        before = g
         g, error, events = gc.handle_offset_commit(
             g, req.member, req.generation, req.partition, req.offset, self.flags.generation_fencing
         )
+        note = misfenced("OffsetCommit", str(req.member), req.member in before.members, req.generation,
+                         before.generation, before.state, error)
+        if note:  # unreachable: ghost observer of a violation (txn_offset_commits_fenced_exactly)
+            s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
+        if error == Errors.NONE and gc.has_pending(before, req.partition):
+            events = (*events, "offset_commit_beside_pending")
         s = self._note_committed(s._replace(group=g))
         resp = OffsetCommitResponse(req.producer, req.connection, error)
         s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
         return s, events
 
-    def _on_offset_commit_response(  # unreachable: weakened variant offsets_outside_transaction
+    def _on_offset_commit_response(self, s: TxnSystemState, resp: OffsetCommitResponse) -> Result:
+        if resp.connection == CONSUMER_CONNECTION:
+            # commitAsync's callback: the application logs a failure and goes on (the next transaction commits
+            # the offsets; ConsumerCoordinator's OffsetCommitResponseHandler, Kafka trunk 1eb7644349cb)
+            return s, (f"offset_commit_answer:{resp.error}",)
+        return self._on_deferred_commit_response(s, resp)
+
+    def _on_deferred_commit_response(  # unreachable: weakened variant offsets_outside_transaction
         self, s: TxnSystemState, resp: OffsetCommitResponse
     ) -> Result:
+        """offsets_outside_transaction: the answer to the commitSync after commitTransaction."""
         i = resp.producer
         app = s.apps[i]
         if app.offsets != P.PLAIN_SENT:
@@ -1213,7 +1267,9 @@ class EosSystem(TransactionalSystem):
             return super()._write_marker(s, m)
         g = s.group
         assert g is not None
-        g, error, events = gc.handle_txn_marker(g, m, self.tv, self.flags.marker_retry_same_epoch)
+        g, error, events = gc.handle_txn_marker(
+            g, m, self.tv, self.flags.marker_retry_same_epoch, self.flags.materialize_in_log_order
+        )
         s = self._note_committed(s._replace(group=g))
         return s, error, events
 
@@ -1247,6 +1303,7 @@ class EosSystem(TransactionalSystem):
         "CommitTransaction": _eos_commit,
         "AbortTransaction": _eos_abort,
         "CommitOffsets": _commit_offsets,
+        "CommitAsync": _commit_async,
         "SyncGroup": _sync_group,
         "Rebalance": _rebalance,
         "Start": _start,

@@ -448,9 +448,11 @@ class GroupSystem:
         return s, resumed
 
     def _assign(self, group: cg.ClassicGroup, partitions: int) -> dict[str, tuple[int, ...]]:
-        """The leader runs the group's assignor over the members' subscriptions and the topic's ``partitions``."""
+        """The leader runs the group's assignor over the members' subscriptions its JoinGroup response carried
+        (``ClassicGroup.joined_members``) and the topic's ``partitions``."""
         withhold = not self.cooperative or self.flags.cooperative_revoke_before_reassign
-        members = ((m.member_id, m.owned, m.generation) for m in group.members)
+        # outside CompletingRebalance the coordinator ignores the plan (classic_group.sync_group): any list will do
+        members = group.joined_members or tuple((m.member_id, m.owned, m.generation) for m in group.members)
         return asg.leader_assignment(self.assignor, TOPIC, partitions, members, withhold)
 
     # -- actions ------------------------------------------------------------------------------------
@@ -795,7 +797,8 @@ class GroupSystem:
         out = cc.join_group(before, i, c, owned, generation, self.flags.join_unchanged_answers_current_generation,
                             self.flags.rebalance_in_progress_rejoins, instance,
                             self.flags.static_rejoin_keeps_generation, self.flags.join_updates_member_metadata,
-                            self._requires_member_id, self.flags.pending_member_cleared_on_join)
+                            self._requires_member_id, self.flags.pending_member_cleared_on_join,
+                            self.flags.static_rejoin_completing_rebalances)
         s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i],
                               self._requires_member_id)._replace(group=out.group)
         s = self._note_recorded(s, out, owned, generation)

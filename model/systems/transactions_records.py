@@ -152,6 +152,12 @@ class EosConfig:
     #: the consumer offsets only -- sendOffsetsToTransaction with no record sent (TV2: the TxnOffsetCommit alone
     #: starts the transaction, ``transactionStarted``; TV0/TV1: AddOffsetsToTxn adds ``__consumer_offsets``)
     filtered_records: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: a *mixed* application (KAFKA-5247): besides sendOffsetsToTransaction, an instance's consumer also commits its
+    #: position with a plain OffsetCommit (``KafkaConsumer.commitAsync``) between transactions, at most this many
+    #: times in a run; the request may reach the group coordinator late, after the next transaction staged its
+    #: offset -- Kafka then keeps the later record in ``__consumer_offsets`` order (the plain one), not the
+    #: transaction's
+    plain_commits: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
@@ -246,6 +252,8 @@ class AppInstance(NamedTuple):
     #: the incarnation of the producer's connection to the group coordinator (a reset or a timed-out
     #: TxnOffsetCommit closes it: answers on older connections are never read)
     gc_connection: int = 0
+    #: plain OffsetCommits (commitAsync) the instance's consumer sent (``EosConfig.plain_commits``)
+    plain_commits: int = 0
 
 
 @codec.record

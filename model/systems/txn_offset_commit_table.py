@@ -50,7 +50,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from keos.model.coordinator.group.group_coordinator import VERIFICATION_ERRORS
 from keos.model.coordinator.transaction.answer_table import Ask, kafka_answer
 from keos.model.protocol.answer_rows import Row, first_answer, mismatch_label
 from keos.model.protocol.errors import Errors
@@ -80,6 +79,15 @@ class OffsetAsk(NamedTuple):
     append_ok: bool
 
 
+#: ``AddPartitionsToTxnManager``'s translation of the verification's verdict for the TxnOffsetCommit's client, stated
+#: here on its own (the judge does not read the handler's ``group_coordinator.VERIFICATION_ERRORS``, or a defect in
+#: that table would be judged by itself): PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH, every other code passes
+#: (Kafka trunk 1eb7644349cb, ``core/.../server/AddPartitionsToTxnManager.scala``).
+KAFKA_VERDICT_TRANSLATION: dict[str, str] = {  # no mutate: the judge's table, not a rule
+    Errors.PRODUCER_FENCED: Errors.INVALID_PRODUCER_EPOCH,
+}
+
+
 def _verification(a: OffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
     if a.tv < 2 and not a.verification_enabled:
         return None
@@ -87,7 +95,7 @@ def _verification(a: OffsetAsk) -> str | None:  # no mutate: the judge (a proper
         return None
     kind = "AddOffsetsToTxn" if a.tv >= 2 else "VerifyPartition"
     verdict, _ = kafka_answer(Ask(kind, a.md, a.pid, a.epoch, False, (a.partition,), a.tv, a.cfg))
-    return None if verdict == Errors.NONE else VERIFICATION_ERRORS.get(verdict, verdict)
+    return None if verdict == Errors.NONE else KAFKA_VERDICT_TRANSLATION.get(verdict, verdict)
 
 
 def _loading(a: OffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule

@@ -130,6 +130,12 @@ class ClassicGroup(NamedTuple):
     unflushed: tuple[olog.OffsetsRecord, ...] = ()  # acknowledged but not yet in the log (weakened variant only)
     #: member ids handed out with MEMBER_ID_REQUIRED whose JoinGroup has not come back (``pendingJoinMembers``, KIP-394)
     pending: tuple[str, ...] = ()
+    #: the members' metadata the leader's JoinGroup response carried when the join barrier lifted (member id,
+    #: ownedPartitions, generation: ``JoinGroupResponseData.members``, ``GroupMetadataManager.completeClassicGroupJoin``
+    #: sends it to the leader only): the leader's assignor runs on this list (``ConsumerCoordinator.onLeaderElected``),
+    #: not on the group as it is when the leader's SyncGroup arrives -- a member id that replaced another since
+    #: (KAFKA-9801: a static member's new process in CompletingRebalance) is in no assignment of that generation
+    joined_members: tuple[tuple[str, tuple[int, ...], int], ...] = ()
 
     def member(self, member_id: str) -> GroupMember | None:
         for m in self.members:
@@ -172,6 +178,8 @@ def transition(group: ClassicGroup, target: str) -> ClassicGroup:
     but Dead lists itself, so a handler that "moves" a group to the state it is in is a bug Kafka reports."""
     if group.state not in VALID_PREVIOUS_STATES[target]:  # no branch: handlers keep the table
         raise AssertionError(f"illegal group transition {group.state} -> {target}")
+    if target != COMPLETING_REBALANCE:  # the leader's member list matters only until its SyncGroup
+        group = group._replace(joined_members=())
     return group._replace(state=target)
 
 
@@ -221,7 +229,8 @@ class JoinResult(NamedTuple):
 def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[int, ...],
                generation: int = -1, answer_unchanged: bool = True, instance: str = "",
                static_keeps_generation: bool = True, updates_metadata: bool = True,
-               requires_member_id: bool = False, clears_pending: bool = True) -> JoinResult:
+               requires_member_id: bool = False, clears_pending: bool = True,
+               static_completing_rebalances: bool = True) -> JoinResult:
     """``classicGroupJoin`` for an unknown (``member_id == ""``) or known member.
 
     ``owned`` and ``generation`` are the member's subscription metadata (``ConsumerProtocolSubscription``:
@@ -239,7 +248,9 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
     kept pending (``classicGroupJoinNewDynamicMember``); its JoinGroup with that id is admitted as a new member
     (``classicGroupJoinExistingMember``: "a rejoining pending member will be accepted", Kafka trunk 1eb7644).
     ``clears_pending=False`` (the weakened variant pending_member_stays_pending) admits a pending member without
-    removing it from the pending members (``ClassicGroup.add`` does)."""
+    removing it from the pending members (``ClassicGroup.add`` does).  ``static_completing_rebalances=False`` (the
+    weakened variant static_rejoin_completing_no_rebalance, KAFKA-9801) keeps the generation for a known instance's
+    new process in CompletingRebalance too."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return JoinResult(group, Errors.COORDINATOR_NOT_AVAILABLE, member_id, False)
     if member_id == "" or member_id in group.pending:
@@ -249,7 +260,8 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
             group = group._replace(next_member=group.next_member + 1)
             old = group.static_member(instance)
             if old is not None:
-                return _replace_static_member(group, old, new_id, client, owned, generation, static_keeps_generation)
+                return _replace_static_member(group, old, new_id, client, owned, generation, static_keeps_generation,
+                                              static_completing_rebalances)
             if requires_member_id and not instance:
                 return JoinResult(group._replace(pending=(*group.pending, new_id)), MEMBER_ID_REQUIRED,
                                   new_id, False)
@@ -278,7 +290,7 @@ def join_group(group: ClassicGroup, client: int, member_id: str, owned: tuple[in
 
 
 def _replace_static_member(group: ClassicGroup, old: GroupMember, member_id: str, client: int, owned: tuple[int, ...],
-                           generation: int, keeps_generation: bool) -> JoinResult:
+                           generation: int, keeps_generation: bool, completing_rebalances: bool = True) -> JoinResult:
     """``updateStaticMemberThenRebalanceOrCompleteJoin`` (``GroupMetadataManager``, Kafka 4.0, trunk 1eb7644): the
     instance's new process takes the old member's place under ``member_id`` (``replaceStaticMember``: same
     assignment, the leadership if it led), with its own subscription.  Stable: the selected protocol cannot change
@@ -290,7 +302,8 @@ def _replace_static_member(group: ClassicGroup, old: GroupMember, member_id: str
     leader = member_id if group.leader == old.member_id else group.leader
     group = _with_members(group, [new if m.member_id == old.member_id else m for m in group.members])
     group = group._replace(leader=leader)
-    if group.state == STABLE and keeps_generation:
+    stays = group.state == STABLE or (group.state == COMPLETING_REBALANCE and not completing_rebalances)
+    if stays and keeps_generation:
         group = group._replace(log=(*group.log, _metadata_record(group)))
         return JoinResult(group, Errors.NONE, member_id, True)
     if group.state == PREPARING_REBALANCE:
@@ -316,7 +329,9 @@ def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
     """The join barrier lifts: new generation, leader kept or elected, CompletingRebalance."""
     leader = group.leader if group.member(group.leader) is not None else group.members[0].member_id
     members = [m._replace(joined=False, assignment=()) for m in group.members]
-    group = _with_members(group, members)._replace(generation=group.generation + 1, leader=leader, protocol=protocol)
+    joined = tuple((m.member_id, m.owned, m.generation) for m in members)
+    group = _with_members(group, members)._replace(generation=group.generation + 1, leader=leader, protocol=protocol,
+                                                   joined_members=joined)
     return transition(group, COMPLETING_REBALANCE)
 
 

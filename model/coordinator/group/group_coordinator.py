@@ -233,7 +233,7 @@ def _set_committed(g: GroupMetadata, new: OffsetAndMetadata) -> GroupMetadata:
     return g._replace(committed=tuple(sorted((*rest, new))))
 
 
-def handle_offset_commit(  # unreachable: weakened variant offsets_outside_transaction and keos differential only
+def handle_offset_commit(
     g: GroupMetadata, member: int, generation: int, partition: int, offset: int, check_generation: bool = True
 ) -> tuple[GroupMetadata, str, tuple[str, ...]]:
     """A plain OffsetCommit: validate, append a non-transactional record, commit at once."""
@@ -314,7 +314,11 @@ def append_txn_offset_commit(
 
 
 def handle_txn_marker(
-    g: GroupMetadata, marker: WriteTxnMarkersRequest, transaction_version: int, accept_retry: bool = True
+    g: GroupMetadata,
+    marker: WriteTxnMarkersRequest,
+    transaction_version: int,
+    accept_retry: bool = True,
+    in_log_order: bool = True,
 ) -> tuple[GroupMetadata, str, tuple[str, ...]]:
     """A COMMIT/ABORT marker on the group's ``__consumer_offsets`` partition.
 
@@ -326,14 +330,17 @@ def handle_txn_marker(
     g = g._replace(offsets_log=leader)
     if error != Errors.NONE:
         return g, error, events
-    g, more = _end_transaction(g, marker.producer_id, marker.committed)
+    g, more = _end_transaction(g, marker.producer_id, marker.committed, in_log_order)
     return g, error, (*events, *more)
 
 
-def _end_transaction(g: GroupMetadata, producer_id: int, committed: bool) -> tuple[GroupMetadata, tuple[str, ...]]:
+def _end_transaction(
+    g: GroupMetadata, producer_id: int, committed: bool, in_log_order: bool = True
+) -> tuple[GroupMetadata, tuple[str, ...]]:
     """``OffsetMetadataManager.replayEndTransactionMarker``: the producer's pending offsets are
     materialised (COMMIT; each only if its record offset is above the committed offset's, so a later
-    plain commit wins) or discarded (ABORT)."""
+    plain commit wins: the KAFKA-5247 fix) or discarded (ABORT).  ``in_log_order=False`` (a weakened variant)
+    materialises them whatever was committed after them."""
     mine = tuple(p for p in g.pending if p.producer_id == producer_id)
     if not mine:
         return g, ()
@@ -343,10 +350,10 @@ def _end_transaction(g: GroupMetadata, producer_id: int, committed: bool) -> tup
     events: tuple[str, ...] = ()
     for p in mine:
         current = committed_offset(g, p.partition)
-        if current is None or current.record_offset < p.record_offset:
+        if current is None or current.record_offset < p.record_offset or not in_log_order:
             g = _set_committed(g, OffsetAndMetadata(p.partition, p.offset, p.record_offset))
             events = (*events, "offsets_materialised")
-        else:  # unreachable: a newer committed offset needs a plain commit (offsets_outside_transaction) or a zombie's
+        else:  # a plain commit landed after the transaction's record ([eos] plain_commits)
             events = (*events, "offsets_superseded")
     return g, events
 
@@ -378,7 +385,7 @@ def load_offsets(g: GroupMetadata, keep_pending: bool = True) -> GroupMetadata:
         elif e.transactional and keep_pending:
             partition, offset = e.records
             loaded = _stage(loaded, PendingOffset(e.producer_id, partition, offset, record_offset))
-        else:  # unreachable: plain offset commit records exist only under offsets_outside_transaction
+        else:  # a plain OffsetCommit's record ([eos] plain_commits, offsets_outside_transaction)
             partition, offset = e.records
             loaded = _set_committed(loaded, OffsetAndMetadata(partition, offset, record_offset))
     return loaded
