@@ -1386,7 +1386,7 @@ class TransactionalSystem:
         if env.connection == c.data.connection:
             # wasDisconnected: each in-flight batch is answered NETWORK_EXCEPTION (Sender.handleProduceResponse)
             outcome = prod.request_timeout(c.data, self.producer_config, Errors.NETWORK_EXCEPTION, transactional=True)
-            data = outcome.producer if outcome else c.data._replace(connection=c.data.connection + 1)
+            data = outcome.producer if outcome else prod.disconnect(c.data)
             c = c._replace(data=data)
             if outcome is not None and outcome.failed:
                 s = self._timed_out_batches(s, i, c, Errors.NETWORK_EXCEPTION)

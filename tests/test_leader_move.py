@@ -1,0 +1,94 @@
+"""A partition's leadership moves while the old leader keeps running (``ReplicaManager.makeFollowers``): the produce
+purgatory's answers go out NOT_LEADER_OR_FOLLOWER (KAFKA-2960), connections stay open; and a closed connection with
+nothing in flight forgets the requests of expired batches (``Producer.expired``)."""
+
+from __future__ import annotations
+
+from keos.model import network as net
+from keos.model.clients import producer as prod
+from keos.model.clients.producer_config import ProducerConfig
+from keos.model.interface import Action
+from keos.model.log import partition as part
+from keos.model.protocol.errors import Errors
+from keos.model.protocol.messages import ProduceRequest, ProduceResponse
+from keos.model.variants import ProtocolFlags, get_variant
+from keos.scenarios import build_model, builtin_scenarios
+
+REAL = ProtocolFlags()
+
+
+def request(seq: int, record: int, connection: int = 0) -> ProduceRequest:
+    return ProduceRequest(0, connection, 0, 7, 0, seq, (record,))
+
+
+def parked_leader() -> part.PartitionLeader:
+    """Batch 0 replicated, batch 1 appended and its acks=all answer parked in the purgatory."""
+    leader, _, _ = part.handle_produce(part.PartitionLeader(), request(0, 0), "all", REAL, True)
+    replicated = part.replicate(leader)
+    assert replicated is not None
+    leader, response, _ = part.handle_produce(replicated[0], request(1, 1), "all", REAL, True)
+    assert response is None and len(leader.pending) == 1
+    return leader
+
+
+class TestMoveLeader:
+    def test_parked_answers_go_out_not_leader_and_the_tail_is_cut(self) -> None:
+        moved, answers = part.move_leader(parked_leader(), REAL)
+        assert [(a.error, a.base_offset) for a in answers] == [(Errors.NOT_LEADER_OR_FOLLOWER, -1)]
+        assert len(moved.log) == 1 and moved.high_watermark == 1 and not moved.pending and moved.leader_epoch == 1
+        entry = moved.entry(7)
+        assert entry is not None and entry.last_seq == 0  # the retry of sequence 1 is appended again
+
+    def test_a_caught_up_follower_keeps_the_tail_and_recognises_the_retry(self) -> None:
+        moved, answers = part.move_leader(parked_leader(), REAL, caught_up=True)
+        assert len(answers) == 1 and len(moved.log) == 2 and moved.high_watermark == 1
+        again, response, events = part.handle_produce(moved, request(1, 1, connection=1), "all", REAL, True)
+        assert response is None and "dedup" in events  # parked until the tail is replicated
+        replicated = part.replicate(again)
+        assert replicated is not None
+        assert [(r.error, r.base_offset) for r in replicated[1]] == [(Errors.NONE, 1)]
+
+    def test_the_kafka_2960_variant_keeps_the_parked_answer(self) -> None:
+        flags = get_variant("purgatory_survives_leader_move").flags
+        moved, answers = part.move_leader(parked_leader(), flags)
+        assert answers == () and len(moved.pending) == 1 and len(moved.log) == 1
+
+
+class TestSystemMove:
+    def test_move_keeps_connections_and_answers_the_purgatory(self) -> None:
+        model = build_model(builtin_scenarios()["reach_idempotence_leader_move"])
+        s = model.init_states()[0]
+        for kind, args in (("InitProducerId", (0,)), ("Send", (0,)), ("SendProduce", (0, 0))):
+            step = model.step(s, Action(kind, args))
+            assert step is not None
+            s = step.state
+        step = model.step(s, next(a for a in model.actions(s) if a.kind == "Deliver"))
+        assert step is not None and s.producers[0].in_flight == 1
+        s = step.state
+        assert {a.args for a in model.actions(s) if a.kind == "MoveLeader"} == {(0, 0), (0, 1)}
+        step = model.step(s, Action("MoveLeader", (0, 0)))
+        assert step is not None and "purgatory_answered_not_leader" in step.events
+        s = step.state
+        (env,) = s.network
+        assert isinstance(env.body, ProduceResponse) and env.body.error == Errors.NOT_LEADER_OR_FOLLOWER
+        assert env.connection == s.producers[0].connection  # the client's connection is still open
+        step = model.step(s, Action("Deliver", (env,)))
+        assert step is not None and "retry" in step.events
+
+
+class TestExpiredForgottenOnDisconnect:
+    def test_disconnect_drops_the_expired_requests(self) -> None:
+        p = prod.new_producer(1)._replace(producer_id=7, producer_epoch=0, expired=((5, 0, 0),))
+        closed = prod.disconnect(p)
+        assert closed.expired == () and closed.connection == 1
+
+    def test_a_reset_with_nothing_in_flight_forgets_them(self) -> None:
+        model = build_model(builtin_scenarios()["idempotence_retry"])
+        s = model.init_states()[0]
+        p = s.producers[0]._replace(producer_id=0, producer_epoch=0, expired=((5, 0, 0),))
+        orphan = ProduceRequest(0, p.connection, 0, 0, 0, 0, (0,), correlation_id=5)
+        s = s._replace(producers=(p, *s.producers[1:]), network=(net.Envelope("p0", "b0", p.connection, orphan),))
+        cfg = ProducerConfig()
+        assert prod.request_timeout(p, cfg) is None  # nothing of the producer in flight
+        step = model.step(s, Action("DropMessage", (s.network[0],)))
+        assert step is not None and step.state.producers[0].expired == ()
