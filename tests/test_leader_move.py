@@ -92,3 +92,20 @@ class TestExpiredForgottenOnDisconnect:
         assert prod.request_timeout(p, cfg) is None  # nothing of the producer in flight
         step = model.step(s, Action("DropMessage", (s.network[0],)))
         assert step is not None and step.state.producers[0].expired == ()
+
+
+class TestFaultFreeRefusal:
+    """``sole_producer_not_fenced`` also judges the data path: no sequence or epoch refusal without a fault."""
+
+    def test_a_refusal_in_a_fault_free_run_is_recorded(self) -> None:
+        from keos.model.systems.transactions import _fault_free_refusal
+
+        model = build_model(builtin_scenarios()["txn_kafka_17754_delayed_endtxn"])
+        s = model.init_states()[0]
+        req = ProduceRequest(0, 0, 0, 0, 1, 3, (0,))
+        env = net.Envelope("p0", "b0", 0, req)
+        label = _fault_free_refusal(s, env, req, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+        assert label is not None and label.startswith("fault_free_refusal:")
+        assert _fault_free_refusal(s, env, req, Errors.NOT_LEADER_OR_FOLLOWER) is None
+        faulty = s._replace(faults_used=(1, *s.faults_used[1:]))
+        assert _fault_free_refusal(faulty, env, req, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER) is None

@@ -203,6 +203,34 @@ def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: g
     return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
 
+#: Produce answers that say the client's sequence or epoch disagrees with the leader's producer state.
+SEQUENCE_REFUSALS = (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.INVALID_PRODUCER_EPOCH)
+
+
+def _fault_free_refusal(  # no mutate: ghost observer (the judge of sole_producer_not_fenced), not a rule
+    s: TxnSystemState, env: net.Envelope, req: ProduceRequest, error: str
+) -> str | None:
+    """A ``fault_free_refusal:`` label when a partition leader refuses a client's batch for its sequence or epoch
+    in a run without faults, the client being the only instance of its transactional.id; else ``None``.
+
+    Without a fault nothing is lost, duplicated, reordered or timed out, and no other instance bumps the epoch, so
+    the client's ``TxnPartitionEntry`` sequences (restarted at 0 with every new epoch: ``resetSequenceNumbers``
+    after InitProducerId and after a TV2 EndTxn that returns a new epoch, ``TransactionManager``, Kafka 4.0) must
+    be what the leader's ``ProducerStateManager`` expects (``ProducerAppendInfo.checkSequence``: a new epoch starts
+    at 0).  A refusal then turns the transaction abortable with no cause the application could see.
+    """
+    if error not in SEQUENCE_REFUSALS or any(s.faults_used) or not env.src.startswith("p"):
+        return None
+    i = int(env.src[1:])
+    tid = s.clients[i].transactional_id
+    if sum(1 for c in s.clients if c.transactional_id == tid) > 1:
+        return None
+    return (
+        f"fault_free_refusal:producer {i}'s batch (pid {req.producer_id}, epoch {req.producer_epoch}, "
+        f"seq {req.base_sequence}) on partition {req.partition} was refused {error} in a run without faults"
+    )
+
+
 def _moved_to(out: tc.Outcome) -> str | None:
     """The state a handler's outcome moves the entry to: the logged target, the prepared one (append in flight),
     or None (nothing written or prepared)."""
@@ -859,6 +887,9 @@ class TransactionalSystem:
         )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
+        refused = _fault_free_refusal(s, env, req, response.error)
+        if refused is not None:  # no branch: the violation side, only a defect takes it (sole_producer_not_fenced)
+            s = _flagged(s, refused)  # no mutate: ghost observer (records the bad step)
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
 
