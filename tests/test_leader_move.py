@@ -109,3 +109,31 @@ class TestFaultFreeRefusal:
         assert _fault_free_refusal(s, env, req, Errors.NOT_LEADER_OR_FOLLOWER) is None
         faulty = s._replace(faults_used=(1, *s.faults_used[1:]))
         assert _fault_free_refusal(faulty, env, req, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER) is None
+
+
+class TestTv2NoClientBump:
+    """KAFKA-17898 (Kafka 4.0): under TV2 only the coordinator bumps the epoch; the client's abortable errors do not
+    set ``epochBumpRequired``, and the abort's EndTxn answer restarts the sequences at the new epoch."""
+
+    def test_a_failed_batch_makes_the_transaction_abortable_without_a_client_bump(self) -> None:
+        from keos.model.clients import transactional_producer as tp
+
+        c = tp.new_client(0, 1)._replace(state=tp.C.IN_TRANSACTION)
+        for tv, owed in ((1, True), (2, False)):
+            out = tp.classify_batch_failure(c, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, tv, kip_360=True)
+            assert out.state == tp.C.ABORTABLE_ERROR and out.epoch_bump_required is owed
+
+    def test_the_tv2_abort_answer_restarts_the_sequences(self) -> None:
+        from keos.model.clients import transactional_producer as tp
+        from keos.model.protocol.messages import EndTxnResponse
+
+        c = tp.new_client(0, 1)
+        data = c.data._replace(producer_id=5, producer_epoch=3,
+                               partitions=(prod.TxnPartitionEntry(producer_epoch=3, next_sequence=4,
+                                                                  last_acked_sequence=3),))
+        c = c._replace(state=tp.C.ABORTING, data=data, added=(0,), inflight=True)
+        resp = EndTxnResponse(0, c.tc_connection, Errors.NONE, 5, 4)
+        out, outcome, _ = tp.handle_txn_response(c, resp, 2, True)
+        assert outcome == "aborted" and out.state == tp.C.READY
+        assert (out.data.producer_id, out.data.producer_epoch) == (5, 4)
+        assert out.data.partitions[0] == prod.TxnPartitionEntry()  # sequences restart at 0 at the new epoch
