@@ -467,7 +467,7 @@ def unjustified_resolution(  # no mutate: the judge of out_of_order_failure_requ
 
 
 def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
-    before: prod.Producer, after: prod.Producer, response: ProduceResponse
+    before: prod.Producer, after: prod.Producer, response: ProduceResponse, log: tuple[part.LogEntry, ...] = ()
 ) -> str | None:
     """How the client's last acknowledged sequence after the answer to a batch it already failed differs from
     Kafka's, or ``None``.
@@ -476,7 +476,9 @@ def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kaf
     batch ``delivery.timeout.ms`` failed while its request was in flight is still the request's batch, so a NONE
     or DUPLICATE_SEQUENCE_NUMBER answer on the same connection raises its partition's last acknowledged sequence
     to the batch's last sequence (``maybeUpdateLastAckedSequence``, a plain comparison, on a partition it still
-    tracks); any other answer changes nothing.
+    tracks); any other answer changes nothing.  The batch's last sequence is read from the leader's ``log`` at the
+    answered offset (the batch the answer acknowledges), not from the client's own record of it, when that entry is
+    the answered batch (same producer id, epoch and base sequence).
     """
     if response.connection != before.connection:
         return None
@@ -485,6 +487,14 @@ def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kaf
     for cid, q, last in before.expired:
         if cid != response.correlation_id:
             continue
+        if 0 <= response.base_offset < len(log):
+            e = log[response.base_offset]
+            if (e.producer_id, e.producer_epoch, e.base_sequence) == (
+                before.producer_id,
+                response.producer_epoch,
+                response.base_sequence,
+            ):
+                last = e.base_sequence + len(e.records) - 1
         was = before.partitions[q]
         want = max(was.last_acked_sequence, last) if was.producer_epoch >= 0 else was.last_acked_sequence
         got = after.partitions[q].last_acked_sequence
@@ -1046,7 +1056,7 @@ class KafkaSystem:
             by_unresolved=flags.retry_by_unresolved_sequence,
             late_ack=flags.late_success_updates_last_acked,
         )
-        late = late_answer_misread(s.producers[i], outcome.producer, body)
+        late = late_answer_misread(s.producers[i], outcome.producer, body, s.partitions[body.partition].log)
         if late is not None:  # no branch: the other side records a defect (a late answer Kafka reads otherwise)
             s = s._replace(ghost=_noted(s.ghost, "misjudged_failures", late))  # no mutate: a property's verdict
         if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
