@@ -137,3 +137,23 @@ class TestTv2NoClientBump:
         assert outcome == "aborted" and out.state == tp.C.READY
         assert (out.data.producer_id, out.data.producer_epoch) == (5, 4)
         assert out.data.partitions[0] == prod.TxnPartitionEntry()  # sequences restart at 0 at the new epoch
+
+
+class TestLateAckJudge:
+    """``late_ack_misread``: a late NONE raises a tracked partition's last acknowledged sequence, read from the log."""
+
+    def test_the_judge_reads_the_batch_from_the_log(self) -> None:
+        from keos.model.systems.txn_produce_judge import late_ack_misread
+
+        batch = prod.ProducerBatch(0, (3, 4), producer_epoch=0, base_sequence=2, in_flight=True, attempts=1)
+        cid = prod.correlation_id(batch)
+        log = (part.LogEntry(5, 0, 0, (1, 2)), part.LogEntry(5, 0, 2, (3, 4)))
+        before = prod.new_producer(1)._replace(producer_id=5, producer_epoch=1,
+                                               partitions=(prod.TxnPartitionEntry(producer_epoch=1),))
+        resp = ProduceResponse(0, 0, 0, 0, 2, Errors.NONE, 1, cid)
+        raised = before._replace(partitions=(prod.TxnPartitionEntry(producer_epoch=1, last_acked_sequence=3),))
+        assert late_ack_misread(before, raised, resp, log) is None
+        label = late_ack_misread(before, before, resp, log)
+        assert label is not None and "Kafka's is 3" in label
+        untracked = before._replace(partitions=(prod.TxnPartitionEntry(),))
+        assert late_ack_misread(untracked, untracked, resp, log) is None

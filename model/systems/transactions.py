@@ -118,6 +118,7 @@ from keos.model.systems.transactions_records import (
     TxnTopology,
 )
 from keos.model.systems.txn_produce_judge import (
+    late_ack_misread,
     needless_batch_retries,
     needless_verification,
     premature_batch_failure,
@@ -829,6 +830,9 @@ class TransactionalSystem:
             retries = self.producer_config.retries
             early = premature_batch_failure(before, c.data, body, retries, i)
             early += needless_batch_retries(before, c.data, body, retries, i)
+            late = late_ack_misread(before, c.data, body, s.partitions[body.partition].log)
+            if late is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+                s = _flagged(s, late)  # no mutate: ghost observer (records the bad step for the properties)
             if early:  # no branch: the violation side, only a defect takes it (batch_failures_explained)
                 s = _flagged(s, *early)  # no mutate: ghost observer (records the bad step for the properties)
             if "batch_failed" in events:
