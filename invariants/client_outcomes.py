@@ -68,10 +68,12 @@ def _labels(s: TxnSystemState, prefix: str) -> list[str]:
 
 
 def sole_instance_failures(s: TxnSystemState) -> list[str]:
-    """Producers alone on their transactional.id that are fenced or fatal in a run without faults."""
+    """Producers alone on their transactional.id that are fenced or fatal in a run without faults, and the batches
+    of such producers a leader refused for their sequence or epoch (``fault_free_refusal:``, recorded at the step)."""
     if any(s.faults_used):
         return []
-    out: list[str] = []
+    out: list[str] = [b[len("fault_free_refusal:") :] for b in s.ghost.bad_transitions
+                      if b.startswith("fault_free_refusal:")]
     for i, c in enumerate(s.clients):
         alone = sum(1 for d in s.clients if d.transactional_id == c.transactional_id) == 1
         if s.coordinator[c.transactional_id] is None:
@@ -513,10 +515,12 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             no_findings(
                 name="sole_producer_not_fenced",
                 fact="In a run without faults, a producer that is the only instance of its transactional.id is "
-                "never fenced nor made fatal, whatever its own retries.",
+                "never fenced nor made fatal, whatever its own retries, and no partition leader refuses its batch "
+                "for its sequence or epoch (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH).",
                 source="KIP-98 §Zombie fencing (only a newer instance fences); TransactionManager error classes",
                 catches="a TV2 batch joining the previous transaction (KAFKA-14563): the commit is answered "
-                "PRODUCER_FENCED with no other instance alive",
+                "PRODUCER_FENCED with no other instance alive; a client that keeps its sequences across a new epoch "
+                "(no resetSequenceNumbers after a TV2 EndTxn or InitProducerId)",
                 findings=sole_instance_failures,
                 partners=("txn_committed",),
             )

@@ -853,7 +853,7 @@ def _properties(
         Property(
             name="leader_restarted_with_acked_data",
             expectation=Expectation.SOMETIMES,
-            fact="The leader restarted while acknowledged records were in the log.",
+            fact="The leader restarted, or its leadership moved, while acknowledged records were in the log.",
             source="``ProducerStateManager`` (producer.id.expiration.ms)",
             catches="reachability of leader failover after acknowledgement",
             event="leader_restart_with_acked_data",

@@ -310,6 +310,11 @@ class ProtocolFlags:
         truncation_rebuilds_producer_state: a new leader's producer state is built from the log it keeps
             (``ProducerStateManager.truncateAndReload``; a follower builds it from the batches it replicated);
             without it the entries of batches cut off with the unreplicated tail survive the failover.
+        leader_move_completes_purgatory: when a partition's leadership moves away from a running broker
+            (``ReplicaManager.makeFollowers``, ``completeDelayedOperationsWhenNotPartitionLeader``), the produce
+            requests parked in its purgatory complete with NOT_LEADER_OR_FOLLOWER (``DelayedProduce.tryComplete``)
+            and their clients retry them (KAFKA-2960); without it they stay parked and a later high watermark
+            releases them as NONE at offsets the new log holds other batches at.
         follower_tracks_transactions: a follower applies the transactional updates of every batch it replicates
             (``ProducerAppendInfo`` with origin REPLICATION: the open transaction's first offset, markers closing
             it, their coordinator epoch, ``LogSegment.updateTxnIndex``'s aborted ranges), so a partition leader
@@ -514,6 +519,7 @@ class ProtocolFlags:
     pending_offsets_wait_for_marker: bool = True
     acks_all_waits_for_replication: bool = True
     truncation_rebuilds_producer_state: bool = True
+    leader_move_completes_purgatory: bool = True
     follower_tracks_transactions: bool = True
     aborted_txn_lso_counts_open_transactions: bool = True
     append_failure_resets_pending: bool = True
@@ -643,6 +649,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("reach_idempotence_replication",),
             bug="producer state not truncated with the log (ProducerStateManager.truncateAndReload): the cache "
             "names batches the new leader does not have, so their retries are acknowledged as duplicates",
+        ),
+        Variant(
+            name="purgatory_survives_leader_move",
+            description="A broker that stops leading a partition keeps the produce requests parked in its purgatory "
+            "instead of answering them NOT_LEADER_OR_FOLLOWER; a later high watermark completes them NONE.",
+            flags=replace(_REAL, leader_move_completes_purgatory=False),
+            weakened=True,
+            breaks=("no_acked_loss", "sends_complete"),
+            scenarios=("reach_idempotence_leader_move",),
+            bug="KAFKA-2960 (fixed in 0.10.0, ReplicaManager.makeFollowers completes the delayed produces of the "
+            "partitions it moves): a DelayedProduce outlived its broker's leadership and, once the broker led the "
+            "partition again, was answered NONE for a batch truncated away -- an acknowledged record lost",
         ),
         Variant(
             name="follower_forgets_transactions",

@@ -72,6 +72,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # the idempotence model's separate replication (DelayedProduce) and leader failover
     "acks_all_waits_for_replication": frozenset({"idempotence"}),
     "truncation_rebuilds_producer_state": frozenset({"idempotence"}),
+    "leader_move_completes_purgatory": frozenset({"idempotence"}),
     "follower_tracks_transactions": frozenset({"transactions"}),
     # the last stable offset an aborted transaction's index entry records (LogSegment.updateTxnIndex), read by a
     # read_committed fetch's index scan: the data partitions' markers and their replicas

@@ -239,6 +239,8 @@ _UNENCODED = {
     "reach_idempotence_exhaustion_restamp": "producer_id_expiration",
     "idempotence_not_leader": "NotLeaderOrFollower",
     "reach_idempotence_not_leader_written": "NotLeaderOrFollower",
+    "reach_idempotence_leader_move": "separate_replication",
+    "reach_idempotence_bump_not_leader": "NotLeaderOrFollower",
 }
 
 

@@ -83,6 +83,7 @@ __all__ = [
     "can_time_out",
     "complete_batch",
     "correlation_id",
+    "disconnect",
     "drain",
     "expire_batch",
     "handle_produce_response",
@@ -163,7 +164,8 @@ class Producer(NamedTuple):
     epoch_bump_required: bool = False
     #: Batches ``delivery.timeout.ms`` failed while their request was in flight, as ``(correlation id, partition,
     #: last sequence)``: ``NetworkClient`` still holds the request with the batch, so its answer still reaches
-    #: ``Sender.completeBatch`` (:func:`handle_produce_response`); dropped when the connection closes.
+    #: ``Sender.completeBatch`` (:func:`handle_produce_response`); dropped when the connection closes
+    #: (:func:`disconnect`, :func:`request_timeout`), whether or not a batch of the producer was in flight on it.
     expired: tuple[tuple[int, int, int], ...] = ()
 
     @property
@@ -547,6 +549,16 @@ def complete_batch(
     if can_retry and error in RETRIABLE:
         return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
     return Outcome(_fail(p, i, config, can_retry, transactional), failed=b.records, events=events)
+
+
+def disconnect(p: Producer) -> Producer:
+    """The connection to the leader closes while no batch of ``p`` is in flight on it: a new connection.
+
+    ``NetworkClient.cancelInFlightRequests`` (trunk @1eb7644349cb) still completes the requests it held -- those of
+    batches ``delivery.timeout.ms`` failed in flight (:attr:`Producer.expired`) -- as disconnected; their batches are
+    done, so ``Sender.completeBatch`` changes nothing, and no answer to them can arrive any more: they are forgotten.
+    """
+    return p._replace(connection=p.connection + 1, expired=())
 
 
 def can_time_out(p: Producer) -> bool:

@@ -328,7 +328,16 @@ def _fatal(c: TxnClient, fenced: bool = False) -> TxnClient:
 
 def _abortable(c: TxnClient, tv: int, kip_360: bool, bump: bool = True) -> TxnClient:
     """``transitionToAbortableError``, after ``epochBumpRequired`` is set when ``bump`` and KIP-360 under TV < 2
-    (``canBumpEpoch``) allow it; skipped while ABORTING_TRANSACTION (and a fatal producer stays fatal)."""
+    (``canBumpEpoch``) allow it; skipped while ABORTING_TRANSACTION (and a fatal producer stays fatal).
+
+    Under TV2 the client never asks for the bump: KAFKA-17898 (PR #17849, Kafka 4.0; the review of KAFKA-14562's
+    client half, PR #17402) made ``canBumpEpoch`` false for a transactional producer whose coordinator runs TV2
+    (EndTxn v5+: only the coordinator bumps), while every path that sets ``epochBumpRequired`` under TV1 -- a
+    failed batch (``maybeTransitionToErrorState``), ``abortableErrorIfPossible``, an unresolved sequence in
+    ``maybeResolveSequences`` -- still makes the transaction abortable.  The abort's EndTxn then returns the bumped
+    epoch (or the next producer id) and the client restarts its sequences from it (``resetSequenceNumbers``,
+    :func:`_finish`): no InitProducerId follows the abort.
+    """
     if c.state in (C.FATAL_ERROR, C.ABORTING):
         return c
     required = c.epoch_bump_required or (bump and kip_360 and tv < 2)

@@ -52,6 +52,7 @@ __all__ = [
     "handle_txn_produce",
     "last_stable_offset",
     "lso_after_completion",
+    "move_leader",
     "replicate",
     "restart_leader",
     "start_transaction_verification",
@@ -291,6 +292,46 @@ def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLe
         leader_epoch=leader.leader_epoch + 1,
         guards_issued=leader.guards_issued,
     )
+
+
+def move_leader(
+    leader: PartitionLeader, flags: ProtocolFlags, caught_up: bool = False
+) -> tuple[PartitionLeader, tuple[ProduceResponse, ...]]:
+    """Leadership moves to an in-sync follower while the old leader keeps running: its clients stay connected.
+
+    A preferred-leader election, a reassignment or a controlled shutdown (Kafka trunk @1eb7644349cb):
+
+    * the new leader (``Partition.makeLeader``) holds the log it fetched -- at least up to the high watermark;
+      ``caught_up``: it had fetched the whole log (a follower fetches past the high watermark, which only advances
+      once every in-sync replica has the batch), else only up to the high watermark -- and its producer state is
+      what it built replicating that log (origin REPLICATION: :func:`rebuild_producer_state`).  The high watermark
+      does not move: the caught-up leader's tail is committed by the next :func:`replicate`.
+    * the old leader becomes a follower (``ReplicaManager.makeFollowers`` / ``applyLocalFollowersDelta``) and
+      calls ``completeDelayedOperationsWhenNotPartitionLeader``: every ``DelayedProduce`` parked for the partition
+      is tried again and, the broker no longer leading it (``Partition.checkEnoughReplicasReachOffset``: no
+      local leader log), completes with NOT_LEADER_OR_FOLLOWER (``DelayedProduce.tryComplete``).  Those answers
+      are returned; the client retries them (KAFKA-2960: before its fix the purgatory kept them, and a broker
+      that led the partition again later answered them NONE once its high watermark passed their offsets, which
+      its new log held other batches at -- acknowledged records lost).
+    * responses already on the wire and requests still travelling stay on their connections: a request reaches
+      the new leader (the old one would answer NOT_LEADER_OR_FOLLOWER and the client would resend it there after
+      a metadata refresh: the same append, one round trip later).
+
+    ``flags.leader_move_completes_purgatory`` off (weakened variant ``purgatory_survives_leader_move``, KAFKA-2960):
+    the parked answers stay parked and are released by the next :func:`replicate` as NONE at their old offsets.
+    """
+    log = leader.log if caught_up else leader.log[: leader.high_watermark]
+    moved = PartitionLeader(
+        log=log,
+        high_watermark=leader.high_watermark,
+        producers=rebuild_producer_state(log, flags),
+        leader_epoch=leader.leader_epoch + 1,
+        guards_issued=leader.guards_issued,
+    )
+    if not flags.leader_move_completes_purgatory:  # no branch: weakened variant purgatory_survives_leader_move
+        return moved._replace(pending=leader.pending), ()
+    answers = tuple(r._replace(error=Errors.NOT_LEADER_OR_FOLLOWER, base_offset=-1) for r in leader.pending)
+    return moved, answers
 
 
 # -- transactions (``ProducerAppendInfo.java``, ``UnifiedLog.lastStableOffset``, ``VerificationStateEntry.java``) ---

@@ -28,7 +28,10 @@ Faults (budgeted)
     request reaches a broker that does not lead its partition -- yet, or any more -- and is answered
     NOT_LEADER_OR_FOLLOWER without being appended; the client refreshes its metadata and retries),
     ``ExpireDelayedProduce(partition)`` (with ``separate_replication``: an acks=all answer parked in the produce
-    purgatory outlives the request's ``timeout.ms`` and goes out REQUEST_TIMED_OUT, its batch in the leader's log).
+    purgatory outlives the request's ``timeout.ms`` and goes out REQUEST_TIMED_OUT, its batch in the leader's log),
+    ``MoveLeader(partition, caught_up)`` (leadership moves to an in-sync follower while the old leader keeps
+    running and its clients stay connected: the purgatory's answers go out NOT_LEADER_OR_FOLLOWER,
+    :func:`model.log.partition.move_leader`; ``caught_up`` 1: the follower had fetched the unreplicated tail too).
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ FAULT_KINDS = (  # no mutate: fault budget bookkeeping (the scenario's [faults] 
     "producer_restart",
     "not_leader",
     "produce_timeout",
+    "leader_move",
 )
 
 #: Argument names of every action kind (display and JSON).
@@ -94,6 +98,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON key
     "RestartProducer": ("producer",),
     "NotLeaderOrFollower": ("message",),
     "ExpireDelayedProduce": ("partition",),
+    "MoveLeader": ("partition", "caught_up"),
 }
 
 #: The fault kind each fault action is charged to.
@@ -107,6 +112,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping (which budget each fa
     "RestartProducer": "producer_restart",
     "NotLeaderOrFollower": "not_leader",
     "ExpireDelayedProduce": "produce_timeout",
+    "MoveLeader": "leader_move",
 }
 
 
@@ -123,9 +129,10 @@ _LEADER_RESTART = _FAULT_INDEX["RestartLeader"]
 _PRODUCER_RESTART = _FAULT_INDEX["RestartProducer"]
 _NOT_LEADER = _FAULT_INDEX["NotLeaderOrFollower"]
 _PRODUCE_TIMEOUT = _FAULT_INDEX["ExpireDelayedProduce"]
+_LEADER_MOVE = _FAULT_INDEX["MoveLeader"]
 #: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope, 3 = producer id.
 _ARG_SPECS = {  # no mutate: trace format (how a decoded action's arguments are range-checked)
-    kind: tuple({"producer": 0, "partition": 1, "message": 2, "producer_id": 3}[n] for n in names)
+    kind: tuple({"producer": 0, "partition": 1, "message": 2, "producer_id": 3, "caught_up": 3}[n] for n in names)
     for kind, names in ACTION_ARGS.items()
 }
 
@@ -157,6 +164,7 @@ class FaultBudget:
     producer_restart: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     not_leader: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     produce_timeout: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    leader_move: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     total: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
     def limits(self) -> tuple[int, ...]:
@@ -459,7 +467,7 @@ def unjustified_resolution(  # no mutate: the judge of out_of_order_failure_requ
 
 
 def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
-    before: prod.Producer, after: prod.Producer, response: ProduceResponse
+    before: prod.Producer, after: prod.Producer, response: ProduceResponse, log: tuple[part.LogEntry, ...] = ()
 ) -> str | None:
     """How the client's last acknowledged sequence after the answer to a batch it already failed differs from
     Kafka's, or ``None``.
@@ -468,7 +476,9 @@ def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kaf
     batch ``delivery.timeout.ms`` failed while its request was in flight is still the request's batch, so a NONE
     or DUPLICATE_SEQUENCE_NUMBER answer on the same connection raises its partition's last acknowledged sequence
     to the batch's last sequence (``maybeUpdateLastAckedSequence``, a plain comparison, on a partition it still
-    tracks); any other answer changes nothing.
+    tracks); any other answer changes nothing.  The batch's last sequence is read from the leader's ``log`` at the
+    answered offset (the batch the answer acknowledges), not from the client's own record of it, when that entry is
+    the answered batch (same producer id, epoch and base sequence).
     """
     if response.connection != before.connection:
         return None
@@ -477,6 +487,14 @@ def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kaf
     for cid, q, last in before.expired:
         if cid != response.correlation_id:
             continue
+        if 0 <= response.base_offset < len(log):
+            e = log[response.base_offset]
+            if (e.producer_id, e.producer_epoch, e.base_sequence) == (
+                before.producer_id,
+                response.producer_epoch,
+                response.base_sequence,
+            ):
+                last = e.base_sequence + len(e.records) - 1
         was = before.partitions[q]
         want = max(was.last_acked_sequence, last) if was.producer_epoch >= 0 else was.last_acked_sequence
         got = after.partitions[q].last_acked_sequence
@@ -821,6 +839,11 @@ class KafkaSystem:
             out.extend(Action("NotLeaderOrFollower", (env,)) for env in heads if _misdirectable(env))
         if left(used, _PRODUCE_TIMEOUT):
             out.extend(Action("ExpireDelayedProduce", (q,)) for q, ld in enumerate(state.partitions) if ld.pending)
+        if left(used, _LEADER_MOVE):
+            for q, ld in enumerate(state.partitions):
+                out.append(Action("MoveLeader", (q, 0)))
+                if part.can_replicate(ld):  # a follower past the high watermark: only then another leader
+                    out.append(Action("MoveLeader", (q, 1)))
         return out
 
     @property
@@ -1033,7 +1056,7 @@ class KafkaSystem:
             by_unresolved=flags.retry_by_unresolved_sequence,
             late_ack=flags.late_success_updates_last_acked,
         )
-        late = late_answer_misread(s.producers[i], outcome.producer, body)
+        late = late_answer_misread(s.producers[i], outcome.producer, body, s.partitions[body.partition].log)
         if late is not None:  # no branch: the other side records a defect (a late answer Kafka reads otherwise)
             s = s._replace(ghost=_noted(s.ghost, "misjudged_failures", late))  # no mutate: a property's verdict
         if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
@@ -1122,10 +1145,8 @@ class KafkaSystem:
         if p.connection != env.connection:
             return s, ("connection_reset",)
         outcome = prod.request_timeout(p, self.producer_config, Errors.NETWORK_EXCEPTION, retry=self._retry_cancelled)
-        if outcome is None:
-            return s._replace(producers=_replace_at(s.producers, i, p._replace(connection=p.connection + 1))), (
-                "connection_reset",
-            )
+        if outcome is None:  # nothing of the producer in flight: only the requests of expired batches are cancelled
+            return s._replace(producers=_replace_at(s.producers, i, prod.disconnect(p))), ("connection_reset",)
         return self._apply_outcome(s, i, outcome, Errors.NETWORK_EXCEPTION), ("connection_reset",) + outcome.events
 
     def _duplicate(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
@@ -1160,10 +1181,12 @@ class KafkaSystem:
             # the crashed broker's connections close under the clients: wasDisconnected, NETWORK_EXCEPTION
             error = Errors.NETWORK_EXCEPTION
             outcome = prod.request_timeout(p, self.producer_config, error, retry=self._retry_cancelled)
-            if outcome is not None:
-                s2 = self._apply_outcome(s._replace(ghost=ghost), i, outcome, Errors.NETWORK_EXCEPTION)
-                producers[i] = s2.producers[i]
-                ghost = s2.ghost
+            if outcome is None:  # its connection is gone with every message to or from the broker: so are the
+                producers[i] = p._replace(expired=())  # requests of its expired batches (no new connection needed)
+                continue
+            s2 = self._apply_outcome(s._replace(ghost=ghost), i, outcome, Errors.NETWORK_EXCEPTION)
+            producers[i] = s2.producers[i]
+            ghost = s2.ghost
         events: tuple[str, ...] = ("leader_restart",)
         if any(any(e.records for e in leader.log) for leader in partitions) and ghost.acked:
             events += ("leader_restart_with_acked_data",)
@@ -1220,6 +1243,24 @@ class KafkaSystem:
         return s._replace(partitions=_replace_at(s.partitions, q, leader), network=s.network + (env,)), (
             "delayed_produce_expired",
         )
+
+    def _move_leader(self, s: SystemState, q: int, caught_up: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        """Partition ``q``'s leadership moves to an in-sync follower; the old leader keeps running
+        (:func:`model.log.partition.move_leader`).  Connections stay open: what is on the wire is delivered, and the
+        answers the old leader's purgatory completes NOT_LEADER_OR_FOLLOWER go out on their request's connection."""
+        leader = s.partitions[q]
+        if caught_up not in (0, 1) or (caught_up and not part.can_replicate(leader)):  # no branch: replay only
+            return None
+        moved, answers = part.move_leader(leader, self.flags, bool(caught_up))
+        network = s.network + tuple(net.Envelope(BROKER, f"p{r.producer}", r.connection, r) for r in answers)
+        events: tuple[str, ...] = ("leader_move",)
+        if any(e.records for e in leader.log) and s.ghost.acked:  # a failover after acknowledgements, as a restart's
+            events += ("leader_restart_with_acked_data",)
+        if answers:
+            events += ("purgatory_answered_not_leader",)
+        if len(moved.log) < len(leader.log):
+            events += ("unreplicated_batches_truncated",)
+        return s._replace(partitions=_replace_at(s.partitions, q, moved), network=network), events
 
     def _restart_producer(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.restart(s.producers[i])
@@ -1295,6 +1336,7 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "RestartProducer": KafkaSystem._restart_producer,
     "NotLeaderOrFollower": KafkaSystem._not_leader,
     "ExpireDelayedProduce": KafkaSystem._expire_delayed_produce,
+    "MoveLeader": KafkaSystem._move_leader,
 }
 
 

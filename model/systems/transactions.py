@@ -118,6 +118,7 @@ from keos.model.systems.transactions_records import (
     TxnTopology,
 )
 from keos.model.systems.txn_produce_judge import (
+    late_ack_misread,
     needless_batch_retries,
     needless_verification,
     premature_batch_failure,
@@ -201,6 +202,34 @@ Result = tuple[TxnSystemState, tuple[str, ...]] | None
 def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: ghost observer, not a rule
     """The state with ``labels`` added to the ghost's record of bad steps (read by the properties)."""
     return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
+
+
+#: Produce answers that say the client's sequence or epoch disagrees with the leader's producer state.
+SEQUENCE_REFUSALS = (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.INVALID_PRODUCER_EPOCH)
+
+
+def _fault_free_refusal(  # no mutate: ghost observer (the judge of sole_producer_not_fenced), not a rule
+    s: TxnSystemState, env: net.Envelope, req: ProduceRequest, error: str
+) -> str | None:
+    """A ``fault_free_refusal:`` label when a partition leader refuses a client's batch for its sequence or epoch
+    in a run without faults, the client being the only instance of its transactional.id; else ``None``.
+
+    Without a fault nothing is lost, duplicated, reordered or timed out, and no other instance bumps the epoch, so
+    the client's ``TxnPartitionEntry`` sequences (restarted at 0 with every new epoch: ``resetSequenceNumbers``
+    after InitProducerId and after a TV2 EndTxn that returns a new epoch, ``TransactionManager``, Kafka 4.0) must
+    be what the leader's ``ProducerStateManager`` expects (``ProducerAppendInfo.checkSequence``: a new epoch starts
+    at 0).  A refusal then turns the transaction abortable with no cause the application could see.
+    """
+    if error not in SEQUENCE_REFUSALS or any(s.faults_used) or not env.src.startswith("p"):
+        return None
+    i = int(env.src[1:])
+    tid = s.clients[i].transactional_id
+    if sum(1 for c in s.clients if c.transactional_id == tid) > 1:
+        return None
+    return (
+        f"fault_free_refusal:producer {i}'s batch (pid {req.producer_id}, epoch {req.producer_epoch}, "
+        f"seq {req.base_sequence}) on partition {req.partition} was refused {error} in a run without faults"
+    )
 
 
 def _moved_to(out: tc.Outcome) -> str | None:
@@ -801,6 +830,9 @@ class TransactionalSystem:
             retries = self.producer_config.retries
             early = premature_batch_failure(before, c.data, body, retries, i)
             early += needless_batch_retries(before, c.data, body, retries, i)
+            late = late_ack_misread(before, c.data, body, s.partitions[body.partition].log)
+            if late is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+                s = _flagged(s, late)  # no mutate: ghost observer (records the bad step for the properties)
             if early:  # no branch: the violation side, only a defect takes it (batch_failures_explained)
                 s = _flagged(s, *early)  # no mutate: ghost observer (records the bad step for the properties)
             if "batch_failed" in events:
@@ -859,6 +891,9 @@ class TransactionalSystem:
         )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
+        refused = _fault_free_refusal(s, env, req, response.error)
+        if refused is not None:  # no branch: the violation side, only a defect takes it (sole_producer_not_fenced)
+            s = _flagged(s, refused)  # no mutate: ghost observer (records the bad step)
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
         return s, (*events, *pevents)
 
@@ -1386,7 +1421,7 @@ class TransactionalSystem:
         if env.connection == c.data.connection:
             # wasDisconnected: each in-flight batch is answered NETWORK_EXCEPTION (Sender.handleProduceResponse)
             outcome = prod.request_timeout(c.data, self.producer_config, Errors.NETWORK_EXCEPTION, transactional=True)
-            data = outcome.producer if outcome else c.data._replace(connection=c.data.connection + 1)
+            data = outcome.producer if outcome else prod.disconnect(c.data)
             c = c._replace(data=data)
             if outcome is not None and outcome.failed:
                 s = self._timed_out_batches(s, i, c, Errors.NETWORK_EXCEPTION)

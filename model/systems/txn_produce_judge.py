@@ -48,6 +48,7 @@ __all__ = [
     "kafka_lso",
     "kafka_retries",
     "kafka_txn_produce_answer",
+    "late_ack_misread",
     "lso_mismatch",
     "needless_batch_retries",
     "needless_verification",
@@ -364,3 +365,40 @@ def lso_mismatch(q: int, leader: part.PartitionLeader) -> str | None:  # no muta
     if got == want:  # no branch: the other side describes a defect
         return None
     return f"partition {q}: last stable offset {got}, but the log's first open transaction puts it at {want}"
+
+
+def late_ack_misread(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    before: prod.Producer, after: prod.Producer, response: ProduceResponse, log: tuple[part.LogEntry, ...]
+) -> str | None:
+    """How the client's last acknowledged sequence after a late NONE / DUPLICATE_SEQUENCE_NUMBER answer differs
+    from Kafka's, or ``None``; a ``client_reaction:`` label.
+
+    A late answer is one on the client's open data connection that no in-flight batch awaits: the request of a
+    batch ``delivery.timeout.ms`` failed in flight (the model duplicates no message on the data path), still held by
+    ``NetworkClient`` -- also across a new producer id or epoch (InitProducerId, a TV2 EndTxn), which closes no
+    connection.  ``Sender.completeBatch`` -> ``TransactionManager.handleCompletedBatch`` (trunk @1eb7644349cb) raises
+    the partition's last acknowledged sequence to the batch's last one if the partition is tracked
+    (``TxnPartitionMap.maybeUpdateLastAckedSequence``: a plain comparison, whatever epoch the entry is at by now).
+    The batch is read from the leader's log at the answered offset (its first record names the request's batch:
+    ``correlation_id``), not from the client's record of expired batches.
+    """
+    if response.error not in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+        return None
+    if response.connection != before.connection:
+        return None
+    if any(prod.answers(b, response) for b in before.batches) or not 0 <= response.base_offset < len(log):
+        return None
+    e = log[response.base_offset]
+    if not e.records or e.records[0] != response.correlation_id // prod.MAX_ATTEMPTS:
+        return None
+    q = response.partition
+    last = e.base_sequence + len(e.records) - 1
+    was = before.partitions[q]
+    want = max(was.last_acked_sequence, last) if was.producer_epoch >= 0 else was.last_acked_sequence
+    got = after.partitions[q].last_acked_sequence
+    if got == want:  # no branch: the other side describes a defect
+        return None
+    return (
+        f"client_reaction:producer {response.producer}: the late {response.error} answer to a batch that expired in "
+        f"flight (last sequence {last}) left partition {q}'s last acknowledged sequence at {got}; Kafka's is {want}"
+    )
