@@ -115,6 +115,13 @@ class ProtocolFlags:
         single_fence_bump: a TV2 epoch fence bumps the epoch once (KAFKA-19367,
             PR #19910, Kafka 4.0.1/4.1); without it the fence bumps and the TV2
             abort bumps again.
+        fence_rotates_exhausted_producer_id: under TV2 an epoch fence (the
+            timeout abort, or InitProducerId on an Ongoing transaction) at an
+            exhausted epoch allocates ``nextProducerId`` into its PrepareAbort like
+            every TV2 completion, so CompleteAbort moves to (nextProducerId, 0)
+            (KAFKA-20090, PR #21506); without it the fence completes at
+            Short.MAX_VALUE on the old id and the producer's late abort is
+            answered with that epoch.
         authorize_transactional_id: coordinator requests (InitProducerId,
             AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit) need Write
             on their TransactionalId (KIP-98 §9; only read when a scenario has ACLs).
@@ -461,6 +468,7 @@ class ProtocolFlags:
     commit_retry_after_abort_fenced: bool = True
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
+    fence_rotates_exhausted_producer_id: bool = True
     authorize_transactional_id: bool = True
     authorize_transactional_produce: bool = True
     authorize_marker_cluster_action: bool = True
@@ -1220,6 +1228,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_fence_append_failures",),
             bug="KAFKA-19367 (Kafka 4.0.0, fixed by PR #19910): InitProducerId on an ongoing TV2 transaction "
             "incremented the epoch twice; at epoch 32766 the second bump overflowed Short.MAX_VALUE",
+        ),
+        Variant(
+            name="no_kafka_20090_fix",
+            description="A TV2 epoch fence at an exhausted epoch does not allocate nextProducerId: the fence "
+            "completes at Short.MAX_VALUE on the old producer id.",
+            flags=replace(_REAL, fence_rotates_exhausted_producer_id=False),
+            weakened=True,
+            breaks=("epoch_within_limit",),
+            scenarios=("reach_txn_tv2_exhausted_timeout",),
+            bug="KAFKA-20090 (Kafka 4.0-4.2, fixed by PR #21506): a transaction timed out at epoch 32766 was "
+            "fenced to 32767 without a new producer id; the producer's late EndTxn(ABORT) was answered with "
+            "32767 and its next transaction's end overflowed the epoch, leaving it stuck Ongoing",
         ),
         Variant(
             name="empty_abort_without_rotation",

@@ -55,6 +55,7 @@ DEFAULT_CELLS = frozenset(
         "reach_txn_tv1_stale_init",
         "reach_txn_tv2_pending_overflow",
         "reach_txn_tv2_double_rotation",
+        "reach_txn_tv2_exhausted_timeout",
         "reach_txn_tv2_overflow_end_retry",
     }
 )
@@ -206,6 +207,28 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         # PR #18467): when the next transaction's first batch exhausts its retries on CONCURRENT_TRANSACTIONS
         # while the rotating end's markers are written, its abort names nextProducerId and is answered
         # INVALID_PRODUCER_ID_MAPPING, fatal to the client
+        "permitted": ["sole_producer_not_fenced", "healthy_producer_not_failed"],
+    },
+    "exhausted_timeout": {
+        "tvs": ("tv2",),
+        "text": "one producer, four transactions of one record at the smallest epoch limit (max_producer_epoch = "
+        "3 stands for Short.MAX_VALUE, so epoch 2 is exhausted), the application may abort; the coordinator may "
+        "time a transaction out once. Timed out at the exhausted epoch, the epoch fence's PrepareAbort must "
+        "allocate nextProducerId like every TV2 completion (KAFKA-20090, PR #21506): the producer's late "
+        "EndTxn(ABORT) at the exhausted epoch is then the overflow retry, answered with (nextProducerId, 0), and "
+        "its next transaction never bumps the epoch past the limit (epoch_within_limit).",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 4,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "voluntary_abort": True,
+            "retries": 1,
+        },
+        "faults": {"txn_timeout": 1, "total": 1},
+        # as in double_rotation: a next transaction's first batch that exhausts its retries on
+        # CONCURRENT_TRANSACTIONS while a rotating end's markers are written aborts naming the new id (PR #18467)
         "permitted": ["sole_producer_not_fenced", "healthy_producer_not_failed"],
     },
     "failover_end_retry": {

@@ -337,6 +337,31 @@ def test_end_tv2_epoch_overflow_moves_to_next_producer_id() -> None:
     assert (retry.error, retry.producer_id, retry.producer_epoch) == (NONE, 42, 0)
 
 
+def test_tv2_fence_at_exhausted_epoch_allocates_next_producer_id() -> None:
+    """KAFKA-20090 (PR #21506): the timeout abort's and InitProducerId's fence rotate like every TV2 completion."""
+    cfg = kafka_cc(transaction_version=2, max_producer_epoch=5)
+    ongoing = md("Ongoing", epoch=4, partitions=(0,), txn_started=True)
+    out = timeout_abort(ongoing, cfg, True, 42)
+    assert out is not None and out.metadata is not None and out.used_fresh_pid
+    assert (out.metadata.state, out.metadata.producer_epoch, out.metadata.next_producer_id) == ("PrepareAbort", 5, 42)
+    done = complete_transaction(out.metadata._replace(partitions=()))
+    assert done.metadata is not None
+    assert (done.metadata.producer_id, done.metadata.producer_epoch, done.metadata.prev_producer_id) == (42, 0, 7)
+    late = handle_end_txn(done.metadata, 7, 4, False, -1, cfg)  # the fenced producer's own abort: the overflow retry
+    assert (late.error, late.producer_id, late.producer_epoch) == (NONE, 42, 0)
+    init = handle_init_producer_id(ongoing, 0, -1, -1, 43, cfg)
+    assert init.error == Errors.CONCURRENT_TRANSACTIONS and init.metadata is not None
+    assert init.metadata.next_producer_id == 43 and init.used_fresh_pid
+    before = kafka_cc(transaction_version=2, max_producer_epoch=5, fence_rotates_exhausted_producer_id=False)
+    old = timeout_abort(ongoing, before, True, 42)
+    assert old is not None and old.metadata is not None and old.metadata.next_producer_id == -1
+    not_exhausted = timeout_abort(md("Ongoing", epoch=2, partitions=(0,), txn_started=True), cfg, True, 42)
+    assert not_exhausted is not None and not_exhausted.metadata is not None
+    assert not_exhausted.metadata.next_producer_id == -1 and not not_exhausted.used_fresh_pid
+    tv1 = timeout_abort(ongoing, kafka_cc(transaction_version=1, max_producer_epoch=5), True, 42)
+    assert tv1 is not None and tv1.metadata is not None and tv1.metadata.next_producer_id == -1
+
+
 # -- markers, completion, timeout, expiry, reload (§1.5-1.9) --------------------------------------------------
 
 

@@ -173,6 +173,7 @@ UNENCODED_FLAGS = (
     "commit_retry_after_abort_fenced",
     "tv2_empty_abort_in_table",
     "single_fence_bump",
+    "fence_rotates_exhausted_producer_id",
     "empty_abort_rotates_producer_id",
 )
 #: Fault steps (charged to a budget); every other template is a protocol step.

@@ -1442,7 +1442,8 @@ class TransactionalSystem:
 
     def _txn_timeout(self, s: TxnSystemState, t: int) -> Result:
         old = s.coordinator[t]
-        out = None if s.loading else tc.timeout_abort(old, self.cc, tc.APPEND_IN_FLIGHT if self.pending else True)
+        mode = tc.APPEND_IN_FLIGHT if self.pending else True
+        out = None if s.loading else tc.timeout_abort(old, self.cc, mode, s.next_producer_id)
         if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
         out = out._replace(events=("timeout_abort", *out.events))
