@@ -203,11 +203,11 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
             "retries": 1,
         },
         "faults": {"txn_timeout": 1, "total": 1},
-        # found here, left as Kafka 4.0 behaves (endTransaction checks the producer id before the pending state,
+        # found here, as Kafka 4.0 behaves (endTransaction checks the producer id before the pending state,
         # PR #18467): when the next transaction's first batch exhausts its retries on CONCURRENT_TRANSACTIONS
         # while the rotating end's markers are written, its abort names nextProducerId and is answered
-        # INVALID_PRODUCER_ID_MAPPING, fatal to the client
-        "permitted": ["sole_producer_not_fenced", "healthy_producer_not_failed"],
+        # INVALID_PRODUCER_ID_MAPPING, fatal to the client -- recorded at that answer as Kafka's own failure
+        # (kafka_known_failures), so healthy_producer_not_failed still judges every other fatal error here
     },
     "exhausted_timeout": {
         "tvs": ("tv2",),
@@ -227,9 +227,6 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
             "retries": 1,
         },
         "faults": {"txn_timeout": 1, "total": 1},
-        # as in double_rotation: a next transaction's first batch that exhausts its retries on
-        # CONCURRENT_TRANSACTIONS while a rotating end's markers are written aborts naming the new id (PR #18467)
-        "permitted": ["sole_producer_not_fenced", "healthy_producer_not_failed"],
     },
     "failover_end_retry": {
         # TV1 only with KAFKA-17754 (a timed-out EndTxn(COMMIT) landing in the next transaction): tv1_stale_retry_fenced
@@ -309,8 +306,8 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         # as in txn_epoch_overflow: the rotating EndTxn is answered (nextProducerId, 0) while its markers are
         # written (KAFKA-18660); a first batch that spends its retries on CONCURRENT_TRANSACTIONS in that window
         # makes the producer abort naming the new id, answered INVALID_PRODUCER_ID_MAPPING (the producer-id check
-        # precedes the pending check, PR #18467): fatal -- Kafka's own race, permitted
-        "permitted": ["healthy_producer_not_failed"],
+        # precedes the pending check, PR #18467): fatal -- Kafka's own race, recorded at that answer
+        # (kafka_known_failures) and excused there, not permitted wholesale
     },
     "pending_overflow": {
         "tvs": ("tv2",),

@@ -203,6 +203,12 @@ def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: g
     return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
 
+def _known_failure(s: TxnSystemState, label: str) -> TxnSystemState:  # no mutate: ghost observer, not a rule
+    """The state with ``label`` added to the ghost's record of failures Kafka itself gives a healthy producer."""
+    known = s.ghost.kafka_known_failures
+    return s if label in known else s._replace(ghost=s.ghost._replace(kafka_known_failures=(*known, label)))
+
+
 def _moved_to(out: tc.Outcome) -> str | None:
     """The state a handler's outcome moves the entry to: the logged target, the prepared one (append in flight),
     or None (nothing written or prepared)."""
@@ -605,6 +611,11 @@ class TransactionalSystem:
                 displaced(old, before.coordinator[old.transactional_id], self.cc, before.txn_log[old.transactional_id])
             ):
                 continue
+            if f"rotating_pid_mapping:{i}:{old.data.producer_id}" in before.ghost.kafka_known_failures:
+                # Kafka 4.x itself: endTransaction checks the producer id before the pending state (PR #18467), so
+                # an abort naming the nextProducerId its rotating EndTxn answered (KAFKA-18660) while the markers
+                # are still written is INVALID_PRODUCER_ID_MAPPING -- fatal to the client (TransactionManager)
+                continue
             out.append(f"client_failed:{i}:{cause}")
         return out
 
@@ -993,6 +1004,14 @@ class TransactionalSystem:
                 md, req.producer_id, req.producer_epoch, req.committed, s.next_producer_id, self.cc, append
             )
         kind = type(req).__name__.removesuffix("Request")
+        if (  # no mutate: ghost observer (the excuse healthy_producer_not_failed reads)
+            kind == "EndTxn"
+            and out.error == Errors.INVALID_PRODUCER_ID_MAPPING
+            and md is not None
+            and md.pending_state
+            and req.producer_id == md.next_producer_id
+        ):
+            s = _known_failure(s, f"rotating_pid_mapping:{req.producer}:{req.producer_id}")
         s = self._judge_error(s, kind, out.error, md, req.producer_id, req.producer_epoch, append_ok)
         committed, parts = getattr(req, "committed", False), getattr(req, "partitions", ())
         ask = Ask(kind, md, req.producer_id, req.producer_epoch, committed, parts, self.tv, self.cc, s.loading)
