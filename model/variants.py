@@ -88,9 +88,11 @@ class ProtocolFlags:
         failed_fence_keeps_bump: after a failed transaction-log append of an
             epoch fence the coordinator keeps the bumped epoch in memory and sets
             ``hasFailedEpochFence``, so the next fence reuses that epoch
-            (KAFKA-9666, PR #8239, Kafka 2.5 to 3.9); without it the epoch is
-            rolled back but the flag is kept, and the next fence writes
-            PrepareAbort at the unchanged epoch.
+            (KAFKA-9666, PR #8239, Kafka 2.5 to 3.9; the TV0/TV1 fence); the TV2
+            fence of Kafka 4.0.1+ caches nothing before its append and sets no
+            flag (KAFKA-19367, PRs #19910 and #19976).  Without it the epoch is
+            rolled back (TV1) or never cached (TV2) but the flag is kept, and the
+            next fence writes PrepareAbort at the unchanged epoch.
         end_txn_concurrent_in_prepare: under TV2 the coordinator answers an
             EndTxn that arrives while the previous transaction is in Prepare*
             with CONCURRENT_TRANSACTIONS before checking the epoch (KAFKA-18464,
@@ -1259,8 +1261,10 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("transactions_complete", "prepared_transaction_has_markers", "fence_raises_epoch"),
             scenarios=("txn_fence_append_failures",),
-            bug="neither KAFKA-9666 (keep the bump, Kafka 2.5-3.9) nor KAFKA-19367 (roll back and bump again): the "
-            "fence's marker does not fence the zombie at the partition (TV2 rejects it) and the transaction hangs",
+            bug="the KAFKA-19367 fix before its follow-up (PR #19910 without PR #19976, Kafka 4.1 pre-release): the "
+            "TV2 fence no longer caches its bump but a failed append still set hasFailedEpochFence, so the next "
+            "fence wrote PrepareAbort at the fenced epoch; its marker does not fence the zombie at the partition "
+            "(TV2 rejects it) and the transaction hangs",
         ),
         Variant(
             name="no_transactional_id_acl",

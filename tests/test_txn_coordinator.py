@@ -482,8 +482,30 @@ def test_the_fence_caches_its_bump_before_its_append_and_keeps_it_when_the_appen
     failed = abort_transit(out.metadata, out.transit, TV1, fenced_epoch=3)
     assert failed is not None and failed.has_failed_epoch_fence and failed.producer_epoch == 4
     assert failed.pending_state == "" and failed.state == "Ongoing"
-    rolled_back = abort_transit(out.metadata, out.transit, kafka_cc(failed_fence_keeps_bump=False), 3)
+    tv1_rolls_back = kafka_cc(transaction_version=1, failed_fence_keeps_bump=False)
+    rolled_back = abort_transit(out.metadata, out.transit, tv1_rolls_back, 3)
     assert rolled_back is not None and rolled_back.producer_epoch == 3 and rolled_back.has_failed_epoch_fence
+
+
+def test_the_tv2_fence_bumps_once_in_its_abort_and_a_failed_append_leaves_the_cache() -> None:
+    """KAFKA-19367 (PR #19910, #19976): the TV2 fence is the abort's own bump, lastProducerEpoch the fenced one."""
+    ongoing = md("Ongoing", partitions=(0,), txn_started=True)
+    out = handle_init_producer_id(ongoing, 0, -1, -1, 99, TV2, APPEND_IN_FLIGHT)
+    assert out.metadata is not None and out.transit is not None and out.error == NONE
+    assert (out.metadata.producer_epoch, out.metadata.pending_state) == (3, "PrepareAbort")
+    assert (out.transit.producer_epoch, out.transit.last_producer_epoch) == (4, 3)
+    failed = abort_transit(out.metadata, out.transit, TV2, fenced_epoch=3)
+    assert failed == ongoing
+    atomic = handle_init_producer_id(ongoing, 0, -1, -1, 99, TV2, False)
+    assert atomic.metadata == ongoing and atomic.error == Errors.COORDINATOR_NOT_AVAILABLE
+    logged = handle_init_producer_id(ongoing, 0, -1, -1, 99, TV2)
+    assert logged.metadata is not None and logged.error == Errors.CONCURRENT_TRANSACTIONS
+    assert (logged.metadata.state, logged.metadata.producer_epoch, logged.metadata.last_producer_epoch) == (
+        "PrepareAbort",
+        4,
+        3,
+    )
+    assert "fence" in logged.events
 
 
 def test_a_failed_append_resets_the_pending_state_unless_kafka_5351_is_undone() -> None:

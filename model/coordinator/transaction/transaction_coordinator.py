@@ -362,7 +362,8 @@ def abort_transit(
     if md is None:  # unreachable: the entry is removed only by the expiry's own successful callback
         return None
     failed = md._replace(pending_state="") if cfg.append_failure_resets_pending else md
-    if fenced_epoch >= 0:
+    tv2_fence = cfg.transaction_version >= 2 and cfg.single_fence_bump  # nothing cached: see _fence_tv2
+    if fenced_epoch >= 0 and not (tv2_fence and cfg.failed_fence_keeps_bump):
         failed = failed._replace(has_failed_epoch_fence=True)
         if (  # no branch: taken only under the weakened variant failed_fence_rolls_back_epoch
             not cfg.failed_fence_keeps_bump
@@ -482,6 +483,8 @@ def fence_and_abort(
     """
     if md.pending_state:  # unreachable: its callers (InitProducerId, the timeout abort) skip a pending entry first
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{md.state}->{S.PREPARE_EPOCH_FENCE}:pending",))
+    if cfg.transaction_version >= 2 and cfg.single_fence_bump:
+        return _fence_tv2(md, cfg, append_ok, fresh_pid)
     bump = not md.has_failed_epoch_fence and md.producer_epoch < cfg.max_producer_epoch
     epoch = md.producer_epoch + 1 if bump else md.producer_epoch
     if (  # no branch: taken only under the weakened variant kafka_19367_double_bump
@@ -493,12 +496,7 @@ def fence_and_abort(
     chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}")
     # the fence's abort is endTransaction(ABORT, isFromClient=false) at the bumped epoch, with the TV0/TV1 checks
     # under every version (currentTxnMetadataIsAtLeastTransactionsV2 is false while PrepareEpochFence is pending)
-    rotate = (
-        cfg.transaction_version >= 2
-        and cfg.fence_rotates_exhausted_producer_id
-        and is_epoch_exhausted(md.producer_epoch, cfg)
-    )
-    out = _end_tv1(fencing, md.producer_id, epoch, False, False, cfg, append_ok, fresh_pid if rotate else -1)
+    out = _end_tv1(fencing, md.producer_id, epoch, False, False, cfg, append_ok)
     out = out._replace(events=(*chain, *out.events))
     failed = out.metadata if not out.wrote and out.transit is None else None
     if (  # no branch: taken only under the weakened variant failed_fence_rolls_back_epoch
@@ -507,6 +505,35 @@ def fence_and_abort(
         out = out._replace(
             metadata=failed._replace(producer_epoch=md.producer_epoch, last_producer_epoch=md.last_producer_epoch)
         )
+    return out
+
+
+def _fence_tv2(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool | None, fresh_pid: int) -> Outcome:
+    """The TV2 epoch fence: ``prepareFenceProducerEpoch`` then the TV2 ``endTransaction(ABORT, isFromClient=false)``.
+
+    Since KAFKA-19367 (PR #19910, Kafka 4.0.1/4.1) the fence bumps the epoch once, in the abort's own
+    ``prepareAbortOrCommit``: the cached epoch is not raised before the append, and the PrepareAbort carries
+    (epoch + 1, lastProducerEpoch = the fenced epoch) like every TV2 completion.  A failed append leaves the
+    cache as it was, with no ``hasFailedEpochFence`` (PR #19976: "we don't bump the epoch with this change";
+    the next fence bumps from the same epoch again; ``cfg.failed_fence_keeps_bump`` off: the flag is still set, as
+    between the two PRs, and the next fence does not bump).  At an exhausted epoch the abort allocates
+    ``nextProducerId`` (KAFKA-20090, PR #21506: the ``!isEpochFence`` guard removed; with
+    ``cfg.fence_rotates_exhausted_producer_id`` off, Kafka 4.0-4.2, it does not), and at Short.MAX_VALUE itself
+    it does not bump past it (PR #21469).  The fenced producer's late EndTxn(ABORT) is then the retry of this
+    end, its InitProducerId(pid, fenced epoch) the retry of a bump (``lastProducerEpoch``).
+    """
+    bump = not md.has_failed_epoch_fence and md.producer_epoch < cfg.max_producer_epoch
+    epoch = md.producer_epoch + 1 if bump else md.producer_epoch
+    rotate = cfg.fence_rotates_exhausted_producer_id and is_epoch_exhausted(md.producer_epoch, cfg)
+    nxt = fresh_pid if rotate else -1
+    fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
+    in_flight = append_ok is APPEND_IN_FLIGHT
+    chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}")
+    out = _transit(fencing, _prepare_end(md, False, epoch, md.producer_epoch, nxt), append_ok)
+    out = out._replace(events=(*chain, *out.events), used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
+    if not out.wrote and out.transit is None:  # the append failed: nothing of the fence stays in the cache
+        # (cfg.failed_fence_keeps_bump off: PR #19910 before PR #19976 still set hasFailedEpochFence here)
+        out = out._replace(metadata=md if cfg.failed_fence_keeps_bump else md._replace(has_failed_epoch_fence=True))
     return out
 
 
