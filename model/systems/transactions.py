@@ -1552,6 +1552,7 @@ class TransactionalSystem:
             return None
         log, ghost = s.txn_log, s.ghost
         network: list[net.Envelope] = []
+        appended: list[tuple[int, tc.TxnLogAppend]] = []
         for e in s.network:
             if not self._current_append(s, e):
                 network.append(e)
@@ -1569,10 +1570,20 @@ class TransactionalSystem:
                 completion = Completion(t, md.producer_id, md.producer_epoch, committed, full)
                 ghost = ghost._replace(completions=(*ghost.completions, completion))  # no mutate: ghost observer
             network.append(e._replace(body=a._replace(replicated=True)))
+            appended.append((t, a))
         s = s._replace(txn_log=log, ghost=ghost, network=tuple(network))
         result = self._failover(s)
         assert result is not None  # _failover always applies
-        return result[0], ("txn_log_append_replicated_at_failover", *result[1])
+        new = result[0]
+        # the witness reads the effect, not the intent: the new coordinator loaded a replicated transition
+        loaded = any(  # no mutate: reachability witness (a sometimes partner), not a rule
+            a.transit.state != TransactionState.DEAD
+            and new.txn_log[t] == tc.to_log_value(a.transit)
+            and getattr(new.coordinator[t], "producer_epoch", None) == a.transit.producer_epoch
+            for t, a in appended
+        )
+        witness = ("txn_log_append_replicated_loaded",) if loaded else ()
+        return new, ("txn_log_append_replicated_at_failover", *witness, *result[1])
 
     def _append_not_leader(self, s: TxnSystemState, env: net.Envelope) -> Result:
         """The ``__transaction_state`` leadership moves with an append of the current instance in flight, whose
