@@ -611,14 +611,16 @@ class TransactionalSystem:
                 displaced(old, before.coordinator[old.transactional_id], self.cc, before.txn_log[old.transactional_id])
             ):
                 continue
-            if any(
+            if cause in (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH) and any(
                 (f.producer_id, f.producer_epoch) == (old.data.producer_id, old.data.producer_epoch)
                 for f in before.ghost.fences
             ):
                 # the coordinator fenced this very (pid, epoch): a timeout abort or an InitProducerId -- another
                 # instance's or its own late one -- moved the id past it.  Under TV2 the fence's PrepareAbort records
                 # the fenced epoch as lastProducerEpoch (prepareAbortOrCommit, KAFKA-19367), so the coordinator's
-                # entry alone no longer tells the fence's bump from one the client's own EndTxn made (displaced)
+                # entry alone no longer tells the fence's bump from one the client's own EndTxn made (displaced).
+                # Only the fencing errors: a fenced TV2 producer's late abort is a retry Kafka accepts (even across
+                # a rotation, retryOnOverflow), so any other fatal answer to it is still judged
                 continue
             if f"rotating_pid_mapping:{i}:{old.data.producer_id}" in before.ghost.kafka_known_failures:
                 # Kafka 4.x itself: endTransaction checks the producer id before the pending state (PR #18467), so
