@@ -81,6 +81,10 @@ def sole_instance_failures(s: TxnSystemState) -> list[str]:
             # transactional_id_expiration): its next transaction is refused, and what Kafka's client makes of
             # that (INVALID_PRODUCER_ID_MAPPING) is not the promise this invariant states.
             continue
+        if f"rotating_pid_mapping:{i}:{c.data.producer_id}" in s.ghost.kafka_known_failures:
+            # Kafka 4.x itself (PR #18467's order): an abort naming the nextProducerId of a rotating TV2 end whose
+            # markers are still written is INVALID_PRODUCER_ID_MAPPING, fatal (see healthy_producer_not_failed)
+            continue
         if alone and c.state == tp.C.FATAL_ERROR:
             what = "fenced" if c.fenced else "made fatal"
             out.append(

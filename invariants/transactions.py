@@ -652,7 +652,19 @@ def _pending_partners(config: TxnConfig, props: list[Property]) -> list[Property
                 "txn_log_append_stale",
             ),
         ]
-    elif faults.coordinator_failover:
+    if faults.coordinator_failover:
+        # a failover that found appends in flight replicated: the new coordinator loads their transitions
+        # (CoordinatorFailoverReplicated; the old instance's callbacks answer NOT_COORDINATOR)
+        extra["cached_epoch_follows_log"] = (*extra.get("cached_epoch_follows_log", ()), "replicated_append_loaded")
+        witnesses.append(
+            sometimes_event(
+                "replicated_append_loaded",
+                "A coordinator failover found a transaction-log append in flight replicated, and the new "
+                "coordinator loaded its transition.",
+                "txn_log_append_replicated_loaded",
+            )
+        )
+    if faults.coordinator_failover and not config.topology.loading_window:
         extra["acknowledged_after_logged"] = ("append_lost_in_failover",)
         witnesses.append(
             sometimes_event(

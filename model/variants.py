@@ -88,9 +88,11 @@ class ProtocolFlags:
         failed_fence_keeps_bump: after a failed transaction-log append of an
             epoch fence the coordinator keeps the bumped epoch in memory and sets
             ``hasFailedEpochFence``, so the next fence reuses that epoch
-            (KAFKA-9666, PR #8239, Kafka 2.5 to 3.9); without it the epoch is
-            rolled back but the flag is kept, and the next fence writes
-            PrepareAbort at the unchanged epoch.
+            (KAFKA-9666, PR #8239, Kafka 2.5 to 3.9; the TV0/TV1 fence); the TV2
+            fence of Kafka 4.0.1+ caches nothing before its append and sets no
+            flag (KAFKA-19367, PRs #19910 and #19976).  Without it the epoch is
+            rolled back (TV1) or never cached (TV2) but the flag is kept, and the
+            next fence writes PrepareAbort at the unchanged epoch.
         end_txn_concurrent_in_prepare: under TV2 the coordinator answers an
             EndTxn that arrives while the previous transaction is in Prepare*
             with CONCURRENT_TRANSACTIONS before checking the epoch (KAFKA-18464,
@@ -115,6 +117,13 @@ class ProtocolFlags:
         single_fence_bump: a TV2 epoch fence bumps the epoch once (KAFKA-19367,
             PR #19910, Kafka 4.0.1/4.1); without it the fence bumps and the TV2
             abort bumps again.
+        fence_rotates_exhausted_producer_id: under TV2 an epoch fence (the
+            timeout abort, or InitProducerId on an Ongoing transaction) at an
+            exhausted epoch allocates ``nextProducerId`` into its PrepareAbort like
+            every TV2 completion, so CompleteAbort moves to (nextProducerId, 0)
+            (KAFKA-20090, PR #21506); without it the fence completes at
+            Short.MAX_VALUE on the old id and the producer's late abort is
+            answered with that epoch.
         authorize_transactional_id: coordinator requests (InitProducerId,
             AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit) need Write
             on their TransactionalId (KIP-98 §9; only read when a scenario has ACLs).
@@ -474,6 +483,7 @@ class ProtocolFlags:
     commit_retry_after_abort_fenced: bool = True
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
+    fence_rotates_exhausted_producer_id: bool = True
     authorize_transactional_id: bool = True
     authorize_transactional_produce: bool = True
     authorize_marker_cluster_action: bool = True
@@ -1250,6 +1260,18 @@ VARIANTS: dict[str, Variant] = {
             "incremented the epoch twice; at epoch 32766 the second bump overflowed Short.MAX_VALUE",
         ),
         Variant(
+            name="no_kafka_20090_fix",
+            description="A TV2 epoch fence at an exhausted epoch does not allocate nextProducerId: the fence "
+            "completes at Short.MAX_VALUE on the old producer id.",
+            flags=replace(_REAL, fence_rotates_exhausted_producer_id=False),
+            weakened=True,
+            breaks=("epoch_within_limit",),
+            scenarios=("reach_txn_tv2_exhausted_timeout",),
+            bug="KAFKA-20090 (Kafka 4.0-4.2, fixed by PR #21506): a transaction timed out at epoch 32766 was "
+            "fenced to 32767 without a new producer id; the producer's late EndTxn(ABORT) was answered with "
+            "32767 and its next transaction's end overflowed the epoch, leaving it stuck Ongoing",
+        ),
+        Variant(
             name="empty_abort_without_rotation",
             description="The TV2 empty abort bumps an exhausted epoch instead of rotating the producer id.",
             flags=replace(_REAL, empty_abort_rotates_producer_id=False),
@@ -1267,8 +1289,10 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("transactions_complete", "prepared_transaction_has_markers", "fence_raises_epoch"),
             scenarios=("txn_fence_append_failures",),
-            bug="neither KAFKA-9666 (keep the bump, Kafka 2.5-3.9) nor KAFKA-19367 (roll back and bump again): the "
-            "fence's marker does not fence the zombie at the partition (TV2 rejects it) and the transaction hangs",
+            bug="the KAFKA-19367 fix before its follow-up (PR #19910 without PR #19976, Kafka 4.1 pre-release): the "
+            "TV2 fence no longer caches its bump but a failed append still set hasFailedEpochFence, so the next "
+            "fence wrote PrepareAbort at the fenced epoch; its marker does not fence the zombie at the partition "
+            "(TV2 rejects it) and the transaction hangs",
         ),
         Variant(
             name="no_transactional_id_acl",

@@ -55,6 +55,7 @@ DEFAULT_CELLS = frozenset(
         "reach_txn_tv1_stale_init",
         "reach_txn_tv2_pending_overflow",
         "reach_txn_tv2_double_rotation",
+        "reach_txn_tv2_exhausted_timeout",
         "reach_txn_tv2_overflow_end_retry",
     }
 )
@@ -202,11 +203,30 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
             "retries": 1,
         },
         "faults": {"txn_timeout": 1, "total": 1},
-        # found here, left as Kafka 4.0 behaves (endTransaction checks the producer id before the pending state,
+        # found here, as Kafka 4.0 behaves (endTransaction checks the producer id before the pending state,
         # PR #18467): when the next transaction's first batch exhausts its retries on CONCURRENT_TRANSACTIONS
         # while the rotating end's markers are written, its abort names nextProducerId and is answered
-        # INVALID_PRODUCER_ID_MAPPING, fatal to the client
-        "permitted": ["sole_producer_not_fenced", "healthy_producer_not_failed"],
+        # INVALID_PRODUCER_ID_MAPPING, fatal to the client -- recorded at that answer as Kafka's own failure
+        # (kafka_known_failures), so healthy_producer_not_failed still judges every other fatal error here
+    },
+    "exhausted_timeout": {
+        "tvs": ("tv2",),
+        "text": "one producer, four transactions of one record at the smallest epoch limit (max_producer_epoch = "
+        "3 stands for Short.MAX_VALUE, so epoch 2 is exhausted), the application may abort; the coordinator may "
+        "time a transaction out once. Timed out at the exhausted epoch, the epoch fence's PrepareAbort must "
+        "allocate nextProducerId like every TV2 completion (KAFKA-20090, PR #21506): the producer's late "
+        "EndTxn(ABORT) at the exhausted epoch is then the overflow retry, answered with (nextProducerId, 0), and "
+        "its next transaction never bumps the epoch past the limit (epoch_within_limit).",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 4,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "voluntary_abort": True,
+            "retries": 1,
+        },
+        "faults": {"txn_timeout": 1, "total": 1},
     },
     "failover_end_retry": {
         # TV1 only with KAFKA-17754 (a timed-out EndTxn(COMMIT) landing in the next transaction): tv1_stale_retry_fenced
@@ -286,8 +306,8 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         # as in txn_epoch_overflow: the rotating EndTxn is answered (nextProducerId, 0) while its markers are
         # written (KAFKA-18660); a first batch that spends its retries on CONCURRENT_TRANSACTIONS in that window
         # makes the producer abort naming the new id, answered INVALID_PRODUCER_ID_MAPPING (the producer-id check
-        # precedes the pending check, PR #18467): fatal -- Kafka's own race, permitted
-        "permitted": ["healthy_producer_not_failed"],
+        # precedes the pending check, PR #18467): fatal -- Kafka's own race, recorded at that answer
+        # (kafka_known_failures) and excused there, not permitted wholesale
     },
     "pending_overflow": {
         "tvs": ("tv2",),

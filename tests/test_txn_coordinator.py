@@ -337,6 +337,31 @@ def test_end_tv2_epoch_overflow_moves_to_next_producer_id() -> None:
     assert (retry.error, retry.producer_id, retry.producer_epoch) == (NONE, 42, 0)
 
 
+def test_tv2_fence_at_exhausted_epoch_allocates_next_producer_id() -> None:
+    """KAFKA-20090 (PR #21506): the timeout abort's and InitProducerId's fence rotate like every TV2 completion."""
+    cfg = kafka_cc(transaction_version=2, max_producer_epoch=5)
+    ongoing = md("Ongoing", epoch=4, partitions=(0,), txn_started=True)
+    out = timeout_abort(ongoing, cfg, True, 42)
+    assert out is not None and out.metadata is not None and out.used_fresh_pid
+    assert (out.metadata.state, out.metadata.producer_epoch, out.metadata.next_producer_id) == ("PrepareAbort", 5, 42)
+    done = complete_transaction(out.metadata._replace(partitions=()))
+    assert done.metadata is not None
+    assert (done.metadata.producer_id, done.metadata.producer_epoch, done.metadata.prev_producer_id) == (42, 0, 7)
+    late = handle_end_txn(done.metadata, 7, 4, False, -1, cfg)  # the fenced producer's own abort: the overflow retry
+    assert (late.error, late.producer_id, late.producer_epoch) == (NONE, 42, 0)
+    init = handle_init_producer_id(ongoing, 0, -1, -1, 43, cfg)
+    assert init.error == Errors.CONCURRENT_TRANSACTIONS and init.metadata is not None
+    assert init.metadata.next_producer_id == 43 and init.used_fresh_pid
+    before = kafka_cc(transaction_version=2, max_producer_epoch=5, fence_rotates_exhausted_producer_id=False)
+    old = timeout_abort(ongoing, before, True, 42)
+    assert old is not None and old.metadata is not None and old.metadata.next_producer_id == -1
+    not_exhausted = timeout_abort(md("Ongoing", epoch=2, partitions=(0,), txn_started=True), cfg, True, 42)
+    assert not_exhausted is not None and not_exhausted.metadata is not None
+    assert not_exhausted.metadata.next_producer_id == -1 and not not_exhausted.used_fresh_pid
+    tv1 = timeout_abort(ongoing, kafka_cc(transaction_version=1, max_producer_epoch=5), True, 42)
+    assert tv1 is not None and tv1.metadata is not None and tv1.metadata.next_producer_id == -1
+
+
 # -- markers, completion, timeout, expiry, reload (§1.5-1.9) --------------------------------------------------
 
 
@@ -457,8 +482,30 @@ def test_the_fence_caches_its_bump_before_its_append_and_keeps_it_when_the_appen
     failed = abort_transit(out.metadata, out.transit, TV1, fenced_epoch=3)
     assert failed is not None and failed.has_failed_epoch_fence and failed.producer_epoch == 4
     assert failed.pending_state == "" and failed.state == "Ongoing"
-    rolled_back = abort_transit(out.metadata, out.transit, kafka_cc(failed_fence_keeps_bump=False), 3)
+    tv1_rolls_back = kafka_cc(transaction_version=1, failed_fence_keeps_bump=False)
+    rolled_back = abort_transit(out.metadata, out.transit, tv1_rolls_back, 3)
     assert rolled_back is not None and rolled_back.producer_epoch == 3 and rolled_back.has_failed_epoch_fence
+
+
+def test_the_tv2_fence_bumps_once_in_its_abort_and_a_failed_append_leaves_the_cache() -> None:
+    """KAFKA-19367 (PR #19910, #19976): the TV2 fence is the abort's own bump, lastProducerEpoch the fenced one."""
+    ongoing = md("Ongoing", partitions=(0,), txn_started=True)
+    out = handle_init_producer_id(ongoing, 0, -1, -1, 99, TV2, APPEND_IN_FLIGHT)
+    assert out.metadata is not None and out.transit is not None and out.error == NONE
+    assert (out.metadata.producer_epoch, out.metadata.pending_state) == (3, "PrepareAbort")
+    assert (out.transit.producer_epoch, out.transit.last_producer_epoch) == (4, 3)
+    failed = abort_transit(out.metadata, out.transit, TV2, fenced_epoch=3)
+    assert failed == ongoing
+    atomic = handle_init_producer_id(ongoing, 0, -1, -1, 99, TV2, False)
+    assert atomic.metadata == ongoing and atomic.error == Errors.COORDINATOR_NOT_AVAILABLE
+    logged = handle_init_producer_id(ongoing, 0, -1, -1, 99, TV2)
+    assert logged.metadata is not None and logged.error == Errors.CONCURRENT_TRANSACTIONS
+    assert (logged.metadata.state, logged.metadata.producer_epoch, logged.metadata.last_producer_epoch) == (
+        "PrepareAbort",
+        4,
+        3,
+    )
+    assert "fence" in logged.events
 
 
 def test_a_failed_append_resets_the_pending_state_unless_kafka_5351_is_undone() -> None:

@@ -173,6 +173,7 @@ UNENCODED_FLAGS = (
     "commit_retry_after_abort_fenced",
     "tv2_empty_abort_in_table",
     "single_fence_bump",
+    "fence_rotates_exhausted_producer_id",
     "empty_abort_rotates_producer_id",
 )
 #: Fault steps (charged to a budget); every other template is a protocol step.
@@ -1488,7 +1489,9 @@ class TxnEncoding:
 
     def _fence_and_abort(self, S: State, cond: Expr) -> tuple[Expr, State, list[Expr]]:
         """``fence_and_abort`` (PrepareEpochFence -> PrepareAbort at epoch + 1) when ``cond``; records the fence."""
-        target = {"st": self.v(TS[TXS.PREPARE_ABORT]), "ep": S["md.ep"] + 1, "last": self.v(-1)}
+        # the TV2 fence is the abort's own bump (prepareAbortOrCommit, KAFKA-19367): lastProducerEpoch the fenced epoch
+        last = S["md.ep"] if self.tv >= 2 else self.v(-1)
+        target = {"st": self.v(TS[TXS.PREPARE_ABORT]), "ep": S["md.ep"] + 1, "last": last}
         wrote, err, T = self._transit(S, self.v(TS[TXS.PREPARE_EPOCH_FENCE]), target, cond)
         self._ev[f"txn:{S_ONGOING}->{TXS.PREPARE_EPOCH_FENCE}"] = wrote
         cons = self._record_fence(T, wrote, S["md.ep"])

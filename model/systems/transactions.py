@@ -232,6 +232,12 @@ def _fault_free_refusal(  # no mutate: ghost observer (the judge of sole_produce
     )
 
 
+def _known_failure(s: TxnSystemState, label: str) -> TxnSystemState:  # no mutate: ghost observer, not a rule
+    """The state with ``label`` added to the ghost's record of failures Kafka itself gives a healthy producer."""
+    known = s.ghost.kafka_known_failures
+    return s if label in known else s._replace(ghost=s.ghost._replace(kafka_known_failures=(*known, label)))
+
+
 def _moved_to(out: tc.Outcome) -> str | None:
     """The state a handler's outcome moves the entry to: the logged target, the prepared one (append in flight),
     or None (nothing written or prepared)."""
@@ -634,6 +640,22 @@ class TransactionalSystem:
                 displaced(old, before.coordinator[old.transactional_id], self.cc, before.txn_log[old.transactional_id])
             ):
                 continue
+            if cause in (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH) and any(
+                (f.producer_id, f.producer_epoch) == (old.data.producer_id, old.data.producer_epoch)
+                for f in before.ghost.fences
+            ):
+                # the coordinator fenced this very (pid, epoch): a timeout abort or an InitProducerId -- another
+                # instance's or its own late one -- moved the id past it.  Under TV2 the fence's PrepareAbort records
+                # the fenced epoch as lastProducerEpoch (prepareAbortOrCommit, KAFKA-19367), so the coordinator's
+                # entry alone no longer tells the fence's bump from one the client's own EndTxn made (displaced).
+                # Only the fencing errors: a fenced TV2 producer's late abort is a retry Kafka accepts (even across
+                # a rotation, retryOnOverflow), so any other fatal answer to it is still judged
+                continue
+            if f"rotating_pid_mapping:{i}:{old.data.producer_id}" in before.ghost.kafka_known_failures:
+                # Kafka 4.x itself: endTransaction checks the producer id before the pending state (PR #18467), so
+                # an abort naming the nextProducerId its rotating EndTxn answered (KAFKA-18660) while the markers
+                # are still written is INVALID_PRODUCER_ID_MAPPING -- fatal to the client (TransactionManager)
+                continue
             out.append(f"client_failed:{i}:{cause}")
         return out
 
@@ -1028,6 +1050,14 @@ class TransactionalSystem:
                 md, req.producer_id, req.producer_epoch, req.committed, s.next_producer_id, self.cc, append
             )
         kind = type(req).__name__.removesuffix("Request")
+        if (  # no mutate: ghost observer (the excuse healthy_producer_not_failed reads)
+            kind == "EndTxn"
+            and out.error == Errors.INVALID_PRODUCER_ID_MAPPING
+            and md is not None
+            and md.pending_state
+            and req.producer_id == md.next_producer_id
+        ):
+            s = _known_failure(s, f"rotating_pid_mapping:{req.producer}:{req.producer_id}")
         s = self._judge_error(s, kind, out.error, md, req.producer_id, req.producer_epoch, append_ok)
         committed, parts = getattr(req, "committed", False), getattr(req, "partitions", ())
         ask = Ask(kind, md, req.producer_id, req.producer_epoch, committed, parts, self.tv, self.cc, s.loading)
@@ -1477,7 +1507,8 @@ class TransactionalSystem:
 
     def _txn_timeout(self, s: TxnSystemState, t: int) -> Result:
         old = s.coordinator[t]
-        out = None if s.loading else tc.timeout_abort(old, self.cc, tc.APPEND_IN_FLIGHT if self.pending else True)
+        mode = tc.APPEND_IN_FLIGHT if self.pending else True
+        out = None if s.loading else tc.timeout_abort(old, self.cc, mode, s.next_producer_id)
         if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
         out = out._replace(events=("timeout_abort", *out.events))
@@ -1558,6 +1589,7 @@ class TransactionalSystem:
             return None
         log, ghost = s.txn_log, s.ghost
         network: list[net.Envelope] = []
+        appended: list[tuple[int, tc.TxnLogAppend]] = []
         for e in s.network:
             if not self._current_append(s, e):
                 network.append(e)
@@ -1575,10 +1607,20 @@ class TransactionalSystem:
                 completion = Completion(t, md.producer_id, md.producer_epoch, committed, full)
                 ghost = ghost._replace(completions=(*ghost.completions, completion))  # no mutate: ghost observer
             network.append(e._replace(body=a._replace(replicated=True)))
+            appended.append((t, a))
         s = s._replace(txn_log=log, ghost=ghost, network=tuple(network))
         result = self._failover(s)
         assert result is not None  # _failover always applies
-        return result[0], ("txn_log_append_replicated_at_failover", *result[1])
+        new = result[0]
+        # the witness reads the effect, not the intent: the new coordinator loaded a replicated transition
+        loaded = any(  # no mutate: reachability witness (a sometimes partner), not a rule
+            a.transit.state != TransactionState.DEAD
+            and new.txn_log[t] == tc.to_log_value(a.transit)
+            and getattr(new.coordinator[t], "producer_epoch", None) == a.transit.producer_epoch
+            for t, a in appended
+        )
+        witness = ("txn_log_append_replicated_loaded",) if loaded else ()
+        return new, ("txn_log_append_replicated_at_failover", *witness, *result[1])
 
     def _append_not_leader(self, s: TxnSystemState, env: net.Envelope) -> Result:
         """The ``__transaction_state`` leadership moves with an append of the current instance in flight, whose

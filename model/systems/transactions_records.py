@@ -226,6 +226,10 @@ class TxnGhost(NamedTuple):
     # a transaction the client ended without EndTxn (transactionStarted false) while the coordinator held
     # it Ongoing at the client's epoch: nobody ends it before transaction.timeout.ms (model.systems.eos)
     local_ends_open: tuple[str, ...] = ()
+    # failures of a healthy producer that Kafka itself gives, recorded at the coordinator's answer (only when it
+    # happens): ``rotating_pid_mapping:<producer>:<pid>`` -- an EndTxn naming the nextProducerId a TV2 end just
+    # handed out, answered INVALID_PRODUCER_ID_MAPPING while the rotating completion is still pending
+    kafka_known_failures: tuple[str, ...] = ()
 
 
 @codec.record

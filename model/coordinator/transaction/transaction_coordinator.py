@@ -143,6 +143,7 @@ class CoordinatorConfig(NamedTuple):
     append_failure_resets_pending: bool
     timeout_abort_skips_pending: bool
     end_txn_answers_completed_ids: bool
+    fence_rotates_exhausted_producer_id: bool
 
 
 def coordinator_config(flags: Any, max_producer_epoch: int) -> CoordinatorConfig:
@@ -161,6 +162,7 @@ def coordinator_config(flags: Any, max_producer_epoch: int) -> CoordinatorConfig
         flags.append_failure_resets_pending,
         flags.timeout_abort_skips_pending,
         flags.end_txn_answers_completed_ids,
+        flags.fence_rotates_exhausted_producer_id,
     )
 
 
@@ -360,7 +362,8 @@ def abort_transit(
     if md is None:  # unreachable: the entry is removed only by the expiry's own successful callback
         return None
     failed = md._replace(pending_state="") if cfg.append_failure_resets_pending else md
-    if fenced_epoch >= 0:
+    tv2_fence = cfg.transaction_version >= 2 and cfg.single_fence_bump  # nothing cached: see _fence_tv2
+    if fenced_epoch >= 0 and not (tv2_fence and cfg.failed_fence_keeps_bump):
         failed = failed._replace(has_failed_epoch_fence=True)
         if (  # no branch: taken only under the weakened variant failed_fence_rolls_back_epoch
             not cfg.failed_fence_keeps_bump
@@ -413,7 +416,7 @@ def _init_by_state(
     if md.state in PREPARE:  # unreachable: a Prepare* entry always has CompleteX pending (prepareComplete), above
         return _fail(md, Errors.CONCURRENT_TRANSACTIONS)
     if md.state == S.ONGOING:
-        out = fence_and_abort(md, cfg, append_ok)
+        out = fence_and_abort(md, cfg, append_ok, fresh_pid)
         if not out.wrote:  # the append's own error, as Kafka's callback returns it, or the append is in flight
             return out
         return out._replace(error=Errors.CONCURRENT_TRANSACTIONS, events=(*out.events, "error:CONCURRENT_TRANSACTIONS"))
@@ -445,7 +448,9 @@ def _init_by_state(
     return _transit(md, target, append_ok, ("epoch_bump",))
 
 
-def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool | None) -> Outcome:
+def fence_and_abort(
+    md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool | None, fresh_pid: int = -1
+) -> Outcome:
     """``prepareFenceProducerEpoch`` then ``endTransaction(ABORT, isFromClient=false)`` (``TransactionCoordinator``).
 
     A failed append of the fence follows KAFKA-9666 (PR #8239; Kafka 2.5 to
@@ -467,9 +472,19 @@ def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: 
     With the append in flight the cache holds the bumped epoch and the pending PrepareAbort; the fence's
     events (``fence`` and the PrepareEpochFence chain) come with :func:`complete_transit`.  Asked to fence
     an entry with a transition pending, ``prepareFenceProducerEpoch`` throws IllegalStateException.
+
+    Under TV2 the fence's abort is a TV2 completion (``generateTxnTransitMetadataForTxnCompletion``): at an
+    exhausted epoch it allocates ``nextProducerId`` (``fresh_pid``) into the PrepareAbort, so CompleteAbort moves
+    the id to (nextProducerId, 0) and a late EndTxn(ABORT) of the fenced producer at the exhausted epoch is the
+    overflow retry (KAFKA-20090, PR #21506, 2026: the ``!isEpochFence`` guard removed).  With
+    ``cfg.fence_rotates_exhausted_producer_id`` off (Kafka 4.0-4.2) the fence completes at Short.MAX_VALUE on the
+    old id, the late abort is answered NONE with that epoch, and the producer's next end of transaction bumps
+    past it (the transaction is stuck Ongoing in Kafka, an epoch past the limit here).
     """
     if md.pending_state:  # unreachable: its callers (InitProducerId, the timeout abort) skip a pending entry first
         return _fail(md, Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{md.state}->{S.PREPARE_EPOCH_FENCE}:pending",))
+    if cfg.transaction_version >= 2 and cfg.single_fence_bump:
+        return _fence_tv2(md, cfg, append_ok, fresh_pid)
     bump = not md.has_failed_epoch_fence and md.producer_epoch < cfg.max_producer_epoch
     epoch = md.producer_epoch + 1 if bump else md.producer_epoch
     if (  # no branch: taken only under the weakened variant kafka_19367_double_bump
@@ -490,6 +505,35 @@ def fence_and_abort(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: 
         out = out._replace(
             metadata=failed._replace(producer_epoch=md.producer_epoch, last_producer_epoch=md.last_producer_epoch)
         )
+    return out
+
+
+def _fence_tv2(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool | None, fresh_pid: int) -> Outcome:
+    """The TV2 epoch fence: ``prepareFenceProducerEpoch`` then the TV2 ``endTransaction(ABORT, isFromClient=false)``.
+
+    Since KAFKA-19367 (PR #19910, Kafka 4.0.1/4.1) the fence bumps the epoch once, in the abort's own
+    ``prepareAbortOrCommit``: the cached epoch is not raised before the append, and the PrepareAbort carries
+    (epoch + 1, lastProducerEpoch = the fenced epoch) like every TV2 completion.  A failed append leaves the
+    cache as it was, with no ``hasFailedEpochFence`` (PR #19976: "we don't bump the epoch with this change";
+    the next fence bumps from the same epoch again; ``cfg.failed_fence_keeps_bump`` off: the flag is still set, as
+    between the two PRs, and the next fence does not bump).  At an exhausted epoch the abort allocates
+    ``nextProducerId`` (KAFKA-20090, PR #21506: the ``!isEpochFence`` guard removed; with
+    ``cfg.fence_rotates_exhausted_producer_id`` off, Kafka 4.0-4.2, it does not), and at Short.MAX_VALUE itself
+    it does not bump past it (PR #21469).  The fenced producer's late EndTxn(ABORT) is then the retry of this
+    end, its InitProducerId(pid, fenced epoch) the retry of a bump (``lastProducerEpoch``).
+    """
+    bump = not md.has_failed_epoch_fence and md.producer_epoch < cfg.max_producer_epoch
+    epoch = md.producer_epoch + 1 if bump else md.producer_epoch
+    rotate = cfg.fence_rotates_exhausted_producer_id and is_epoch_exhausted(md.producer_epoch, cfg)
+    nxt = fresh_pid if rotate else -1
+    fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
+    in_flight = append_ok is APPEND_IN_FLIGHT
+    chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}")
+    out = _transit(fencing, _prepare_end(md, False, epoch, md.producer_epoch, nxt), append_ok)
+    out = out._replace(events=(*chain, *out.events), used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
+    if not out.wrote and out.transit is None:  # the append failed: nothing of the fence stays in the cache
+        # (cfg.failed_fence_keeps_bump off: PR #19910 before PR #19976 still set hasFailedEpochFence here)
+        out = out._replace(metadata=md if cfg.failed_fence_keeps_bump else md._replace(has_failed_epoch_fence=True))
     return out
 
 
@@ -606,6 +650,7 @@ def _end_tv1(
     from_client: bool,
     cfg: CoordinatorConfig,
     append_ok: bool | None,
+    next_pid: int = -1,
 ) -> Outcome:
     """``endTransaction`` for TV0/TV1 (strict epoch equality for a client's request) and for every epoch fence.
 
@@ -626,7 +671,9 @@ def _end_tv1(
         if md.pending_state == S.PREPARE_EPOCH_FENCE:
             # isEpochFence: the bumped epoch goes into the cache before the append and stays if it fails (KAFKA-9666)
             md = md._replace(producer_epoch=epoch, last_producer_epoch=-1)
-        return _transit(md, _prepare_end(md, committed, md.producer_epoch, md.last_producer_epoch), append_ok)
+        target = _prepare_end(md, committed, md.producer_epoch, md.last_producer_epoch, next_pid)
+        out = _transit(md, target, append_ok)
+        return out._replace(used_fresh_pid=next_pid >= 0 and (out.wrote or out.transit is not None))
     if md.state == same:
         return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch, events=("end_txn_retry",))
     if md.state in PREPARE:
@@ -806,7 +853,7 @@ def complete_transaction(md: TransactionMetadata, append_ok: bool = True) -> Out
 
 
 def timeout_abort(
-    md: TransactionMetadata | None, cfg: CoordinatorConfig, append_ok: bool | None = True
+    md: TransactionMetadata | None, cfg: CoordinatorConfig, append_ok: bool | None = True, fresh_pid: int = -1
 ) -> Outcome | None:
     """``TransactionCoordinator.abortTimedOutTransactions`` for an Ongoing transaction with no pending transition.
 
@@ -821,7 +868,7 @@ def timeout_abort(
     if (  # no branch: taken only under the weakened variant timeout_abort_without_epoch_bump
         cfg.timeout_abort_bumps_epoch
     ):
-        return fence_and_abort(md, cfg, append_ok)
+        return fence_and_abort(md, cfg, append_ok, fresh_pid)
     return end_transaction(md, md.producer_id, md.producer_epoch, False, False, -1, cfg, append_ok)
 
 
