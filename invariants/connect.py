@@ -594,6 +594,23 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "failed_task_restart_requested",
             )
         )
+    if config.topology.transaction_boundary == "connector" and config.topology.max_connector_aborts > 0:
+        props.append(
+            sometimes_event(
+                "empty_abort_ignored",
+                "The connector asked to abort an empty transaction and the task ignored it (KAFKA-14799's fix).",
+                "empty_abort_ignored",
+            )
+        )
+    if config.topology.recreated_at > 0:
+        props.append(
+            sometimes_event(
+                "fencing_request_in_deletion_tick",
+                "The leader handled a zombie-fencing request in the herder tick in which it deleted the connector "
+                "(DistributedHerder.doFenceZombieSourceTasks checks configState, not yet refreshed, first).",
+                "fencing_request_in_deletion_tick",
+            )
+        )
     props.extend(tombstone_properties(config))
     props.extend(transaction_boundary_properties(config))
     props.extend(connect_bounds_properties(config))

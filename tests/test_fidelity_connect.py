@@ -258,14 +258,35 @@ def test_a_deleted_connector_keeps_its_task_count_record_and_its_recreation_fenc
 
 
 def test_a_task_of_a_deleted_connector_gets_404_from_the_round() -> None:
+    """After the leader's deletion tick, or when the handler refreshes before its check (fencing_refreshes_first)."""
+    for variant, next_tick in (("kafka", True), ("fencing_refreshes_first", False)):
+        m = build_model(resolve_scenario("connect_connector_recreated"), variant)
+        assert isinstance(m, ConnectSystem)
+        s = m.init_states()[0]
+        s, _ = _steps(m, s, ("StartTask", (1, 1)), ("DeleteConnector", (0,)))
+        if next_tick:  # the leader's next herder tick has refreshed its configState
+            s = m._put(s, 0, s.workers[0]._replace(deleted_this_tick=False))
+        s, events = _steps(m, s, ("FenceZombies", (0,)))
+        assert events[-1] == "fencing_connector_not_found"
+        inst = s.workers[1].instance(1)
+        assert inst is not None and inst.phase == TaskPhase.FAILED
+
+
+def test_a_fencing_request_in_the_deletion_tick_gets_a_round_of_the_deleted_connector() -> None:
+    """doFenceZombieSourceTasks checks the herder's configState, not refreshed since the deletion, then refreshes:
+    no task-count record yet, so it writes one of 0 (the deleted connector's task count) and answers 200."""
     m = build_model(resolve_scenario("connect_connector_recreated"))
     assert isinstance(m, ConnectSystem)
     s = m.init_states()[0]
     s, _ = _steps(m, s, ("StartTask", (1, 1)), ("DeleteConnector", (0,)))
+    assert s.workers[0].deleted_this_tick
     s, events = _steps(m, s, ("FenceZombies", (0,)))
-    assert events == ("fencing_connector_not_found",)
+    assert events == ("fencing_request_in_deletion_tick", "fencing_skipped")
+    s, _ = _steps(m, s, ("WriteTaskCountRecord", (0,)), ("CommitTaskCountRecord", (0,)))
+    snap = m._latest(s)
+    assert (snap.exists, snap.task_count_record, snap.pending_fencing) == (False, 0, False)
     inst = s.workers[1].instance(1)
-    assert inst is not None and inst.phase == TaskPhase.FAILED
+    assert inst is not None and inst.phase == TaskPhase.FENCING_DONE
 
 
 def test_a_connector_abort_discards_the_records_and_commits_their_offsets() -> None:

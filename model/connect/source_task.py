@@ -287,11 +287,19 @@ def abort_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     offsets the offset writer already holds for the discarded records and commits it -- "so that the
     records in that transaction are not reprocessed" (``TransactionContext`` javadoc).  Both happen in
     one call of the task thread, one step here.  The ghost notes the discarded source positions.
+
+    An abort requested while the transaction is empty is ignored (``maybeAbortTransaction``, KAFKA-14799's
+    fix, PR #13379); ``connect_ignore_empty_abort`` off (the weakened variant ``empty_abort_fails_task``)
+    calls ``producer.abortTransaction()`` anyway, which throws, and the task fails.
     """
     inst = s.workers[w].instance(n)
     assert inst is not None and inst.producer is not None
-    kafka, h, error, events = end_transaction(s.kafka, inst.producer, False, sys.cc)
     s = s._replace(connector_aborts=s.connector_aborts + 1)
+    if not inst.pending:  # the transaction is empty (nothing polled since the last boundary)
+        if sys.flags.connect_ignore_empty_abort:  # no branch: off only in the weakened variant empty_abort_fails_task
+            return s, ("empty_abort_ignored",)
+        return fail_task(sys, s, w, inst, s.kafka, "illegal_state")
+    kafka, h, error, events = end_transaction(s.kafka, inst.producer, False, sys.cc)
     if error != Errors.NONE:
         return fail_task(sys, s, w, inst, kafka, error)
     discarded = tuple(  # no mutate: ghost

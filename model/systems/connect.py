@@ -105,6 +105,9 @@ _CONNECTOR_ACTIONS = (  # no mutate: display
 
 Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
 
+#: Steps that run in the herder tick of the worker's previous step (its configState not refreshed).
+_SAME_TICK = ("DeleteConnector", "FenceZombies")
+
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
@@ -271,9 +274,10 @@ class ConnectSystem:
                 elif wk.member and self._txn_leader(w) and wk.fenced_from_config_topic:
                     out.append(Action("ClaimWritePrivileges", (w,)))
                 if wk.task_configs_written < 0 and self._can_write(wk, w):
-                    if wk.fencing is None and wk.member and self._requesters(state):
+                    unstarted = wk.fencing is not None and wk.fencing.phase == "unstarted"
+                    if (wk.fencing is None or unstarted) and wk.member and self._requesters(state):
                         out.append(Action("FenceZombies", (w,)))
-                    elif wk.fencing is not None:
+                    elif wk.fencing is not None and not unstarted:
                         kind = "WriteTaskCountRecord" if wk.fencing.phase == "fenced" else "CommitTaskCountRecord"
                         out.append(Action(kind, (w,)))
                     busy = wk.fencing is not None and wk.fencing.phase == "sent"
@@ -356,10 +360,11 @@ class ConnectSystem:
             steps.append("Poll")
         if t.pending:
             steps.append("CommitTransaction")
-            # When the connector calls TransactionContext.abortTransaction is its own choice, bounded by the
-            # scenario's max_connector_aborts (the environment, like the fault budgets).
-            if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:  # no mutate: connector
-                steps.append("AbortTransaction")
+        # When the connector calls TransactionContext.abortTransaction is its own choice, bounded by the
+        # scenario's max_connector_aborts (the environment, like the fault budgets) -- with records in the
+        # transaction or none (KAFKA-14799: the task must ignore an empty one).
+        if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:  # no mutate: connector
+            steps.append("AbortTransaction")
         if t.unflushed:
             steps.append("CommitOffsets")
         if self.topo.max_tombstones and task.tombstone_candidate(self, s, t) >= 0:
@@ -378,6 +383,12 @@ class ConnectSystem:
             return None
         fault = FAULT_OF_ACTION.get(action.kind)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
+        # The worker's next tick refreshes its herder's configState (DistributedHerder.tick reads the config
+        # updates its listener flagged): a deletion is no longer stale for it once it does anything else.
+        if action.args and action.kind not in _SAME_TICK:
+            w = action.args[0]
+            if new.workers[w].deleted_this_tick:
+                new = self._put(new, w, new.workers[w]._replace(deleted_this_tick=False))
         # Every coordinator transition the step's requests made is judged against TransactionState's table,
         # as in the transactions model (the Connect producers drive the same coordinator).
         # So is every change the step made to task instances, against the worker's life cycle of a task.
