@@ -589,6 +589,13 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
         props.append(
             sometimes_event(
+                "task_commit_failed",
+                "An exactly-once source task flushed its offsets into the transaction, then commitTransaction failed.",
+                "commit_failed",
+            )
+        )
+        props.append(
+            sometimes_event(
                 "failed_task_restarted",
                 "A restart request replaced a FAILED source task.",
                 "failed_task_restart_requested",

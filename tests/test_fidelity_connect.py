@@ -467,3 +467,20 @@ def test_a_deleted_connectors_tasks_are_unassigned_at_the_next_rebalance() -> No
         assert isinstance(m, ConnectSystem)
         s, _ = _steps(m, m.init_states()[0], ("DeleteConnector", (0,)), ("Rebalance", ()))
         assert any(wk.assigned for wk in s.workers) == assigned
+
+
+def test_a_failed_commit_leaves_the_offsets_in_an_open_transaction_read_committed_skips() -> None:
+    """FailCommit: the offsets were flushed into the transaction, then commitTransaction threw (KIP-618 offsets
+    consumers read read_committed): the next instance aborts the transaction and resumes from the committed offset."""
+    m = build_model(resolve_scenario("connect_send_failure"))
+    assert isinstance(m, ConnectSystem)
+    s = m.init_states()[0]
+    s, _ = _steps(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
+    s, _ = _steps(m, s, ("CommitTaskCountRecord", (0,)), ("InitProducer", (0, 0)), ("VerifyGeneration", (0, 0)))
+    s, events = _steps(m, s, ("Poll", (0, 0)), ("FailCommit", (0, 0)))
+    assert "commit_failed" in events and events[-1] == "task_failed:commit_timeout"
+    offsets = s.kafka.partitions[GLOBAL_OFFSETS]
+    assert [decode_offset_record(r) for e in offsets.log for r in e.records] == [(0, 1)]
+    assert committed_offsets(offsets, 1) == (-1,)  # read_committed: the open transaction's offset is not there
+    inst = s.workers[0].instance(0)
+    assert inst is not None and inst.phase == TaskPhase.FAILED and inst.pending

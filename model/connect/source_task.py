@@ -41,6 +41,7 @@ __all__ = [
     "commit_offsets",
     "commit_tombstone",
     "commit_txn",
+    "fail_commit",
     "fail_offset_flush",
     "fail_offset_write",
     "fail_send",
@@ -237,6 +238,27 @@ def fail_offset_flush(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
             inst = inst._replace(producer=h, pending=False)
     s, more = fail_task(sys, s, w, inst, kafka, "offset_flush")
     return s, (*events, *more)
+
+
+def fail_commit(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """Fault: at a transaction boundary the offsets are flushed into the transaction, then commitTransaction fails.
+
+    ``ExactlyOnceWorkerSourceTask.commitTransaction`` (Kafka 4.0, apache/kafka 1eb7644) sends the offsets through the
+    transactional producer (``offsetWriter.doFlush``), then calls ``producer.commitTransaction()``; when that throws
+    (the EndTxn timed out before it reached the coordinator: ``TimeoutException``) the task fails and its
+    transaction -- the records *and their offsets* -- stays open in the log until the next instance's
+    ``initTransactions`` aborts it.  The offsets topic then holds offsets of an aborted transaction, which only a
+    reader with ``isolation.level=read_committed`` (KIP-618: the worker's offsets consumers) skips.  Shares the
+    ``send_failure`` budget with :func:`fail_send`.
+    """
+    inst = s.workers[w].instance(n)
+    assert inst is not None and inst.producer is not None
+    offsets = offset_records(sys, inst)
+    kafka, h, error, events = send_transactional(s.kafka, inst.producer, sys.offsets_partition, offsets, sys.flags)
+    if error != Errors.NONE:  # a fenced zombie: its offsets are refused first
+        return fail_task(sys, s, w, inst, kafka, error)
+    s, more = fail_task(sys, s, w, inst._replace(producer=h), kafka, "commit_timeout")
+    return s, ("commit_failed", *events, *more)
 
 
 def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:

@@ -23,7 +23,9 @@ restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
 forgets a finished source partition with a ``null`` offset).  Fault
 FailOffsetWrite: the second of a tombstone commit's two offsets-topic writes
 fails (KAFKA-15018).  Fault FailSend: an exactly-once task's send fails with a non-fencing error and the
-task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no final offset commit).
+task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no final offset commit); FailOffsetFlush
+(the offsets cannot be flushed) and FailCommit (the offsets were flushed into the transaction, then
+commitTransaction fails) share its budget.
 Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
 (fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
 RestartTask (a manual restart through REST).
@@ -82,6 +84,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
     (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
     (("worker", "task"), ("CommitTombstone", "FailOffsetWrite", "FailSend", "FailOffsetFlush")),  # no mutate: codec
+    (("worker", "task"), ("FailCommit",)),  # no mutate: codec
 )
 CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
     kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
@@ -96,6 +99,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "FailOffsetWrite": "offset_write_failure",
     "FailSend": "send_failure",
     "FailOffsetFlush": "send_failure",
+    "FailCommit": "send_failure",
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
@@ -340,9 +344,10 @@ class ConnectSystem:
                     if t.exactly_once and "Poll" in self._task_steps(state, t)  # no mutate: fault model
                 )
                 out.extend(
-                    Action("FailOffsetFlush", (w, t.task))
+                    Action(kind, (w, t.task))
                     for t in wk.tasks
                     if t.exactly_once and "CommitTransaction" in self._task_steps(state, t)  # no mutate: fault model
+                    for kind in ("FailOffsetFlush", "FailCommit")  # no mutate: fault model
                 )
         return out
 
@@ -508,5 +513,6 @@ ConnectSystem._HANDLERS.update(
         "FailOffsetWrite": task.fail_offset_write,
         "FailSend": task.fail_send,
         "FailOffsetFlush": task.fail_offset_flush,
+        "FailCommit": task.fail_commit,
     }
 )
