@@ -589,9 +589,33 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
         props.append(
             sometimes_event(
+                "task_commit_failed",
+                "An exactly-once source task flushed its offsets into the transaction, then commitTransaction failed.",
+                "commit_failed",
+            )
+        )
+        props.append(
+            sometimes_event(
                 "failed_task_restarted",
                 "A restart request replaced a FAILED source task.",
                 "failed_task_restart_requested",
+            )
+        )
+    if config.topology.transaction_boundary == "connector" and config.topology.max_connector_aborts > 0:
+        props.append(
+            sometimes_event(
+                "empty_abort_ignored",
+                "The connector asked to abort an empty transaction and the task ignored it (KAFKA-14799's fix).",
+                "empty_abort_ignored",
+            )
+        )
+    if config.topology.recreated_at > 0:
+        props.append(
+            sometimes_event(
+                "fencing_request_in_deletion_tick",
+                "The leader handled a zombie-fencing request in the herder tick in which it deleted the connector "
+                "(DistributedHerder.doFenceZombieSourceTasks checks configState, not yet refreshed, first).",
+                "fencing_request_in_deletion_tick",
             )
         )
     props.extend(tombstone_properties(config))

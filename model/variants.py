@@ -202,6 +202,19 @@ class ProtocolFlags:
             leader (500) -- in Kafka only the round's own completion answers them
             (``DistributedHerder.ZombieFencing``; Kafka 4.0).  On only in a
             weakened variant.
+        connect_ignore_empty_abort: an exactly-once source task ignores its connector's
+            ``TransactionContext.abortTransaction()`` when the transaction is empty (no record since the last
+            boundary): ``ExactlyOnceWorkerSourceTask.maybeAbortTransaction``, KAFKA-14799's fix (PR #13379).
+            Off: the task calls ``producer.abortTransaction()`` with no transaction open, the producer's
+            ``TransactionManager`` refuses the transition READY -> ABORTING_TRANSACTION
+            (IllegalStateException) and the task fails.
+        connect_fencing_refreshes_first: the leader's zombie-fencing request handler reads the
+            config topic to the end before it checks that the connector exists.  Off (Kafka:
+            ``DistributedHerder.doFenceZombieSourceTasks``, trunk 1eb7644) it checks the herder's
+            ``configState`` first -- not refreshed since the herder's last tick, so a connector the
+            leader deleted in the same tick still exists there -- and only then refreshes; the round
+            goes on for a deleted connector.  On only in the variant ``fencing_refreshes_first`` (the
+            order ``modifyConnectorOffsetsChecks`` uses).
         txn_offset_commit_starts_transaction: under TV2 the producer counts its
             transaction as started once it enqueues a TxnOffsetCommit (the group
             coordinator adds ``__consumer_offsets`` itself, KIP-890 part 2;
@@ -504,6 +517,8 @@ class ProtocolFlags:
     connect_ignore_deleted_connector_commits: bool = True
     connect_commit_only_flushed_offsets: bool = True
     connect_tombstone_drops_task_configs: bool = True
+    connect_fencing_refreshes_first: bool = False
+    connect_ignore_empty_abort: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -724,6 +739,25 @@ VARIANTS: dict[str, Variant] = {
             "OUT_OF_ORDER_SEQUENCE_NUMBER after the last retry leaves the sequence unresolved, so the epoch "
             "bump waits until the partition's earlier batches complete instead of re-stamping them.",
             flags=replace(_REAL, defer_bump_until_resolved=True),
+        ),
+        Variant(
+            name="empty_abort_fails_task",
+            description="Connect: a connector's abortTransaction() with no record in the current transaction makes "
+            "the exactly-once source task call producer.abortTransaction() with no transaction open; the producer "
+            "throws IllegalStateException (READY -> ABORTING_TRANSACTION) and the task fails.",
+            flags=replace(_REAL, connect_ignore_empty_abort=False),
+            weakened=True,
+            breaks=("healthy_task_never_failed",),
+            scenarios=("connect_connector_boundaries",),
+            bug="KAFKA-14799 (apache/kafka PR #13379): source tasks fail if the connector requests an abort of an "
+            "empty transaction",
+        ),
+        Variant(
+            name="fencing_refreshes_first",
+            description="Kafka Connect as Kafka, except that the leader's zombie-fencing handler reads the config "
+            "topic to the end before it checks that the connector exists (as modifyConnectorOffsetsChecks does): a "
+            "connector deleted in the leader's current tick is answered 404 instead of getting a round.",
+            flags=replace(_REAL, connect_fencing_refreshes_first=True),
         ),
         Variant(
             name="retry_refused_next_sequence_unchanged",

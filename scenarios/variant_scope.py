@@ -157,6 +157,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "connect_ignore_deleted_connector_commits": frozenset({"connect"}),
     "connect_commit_only_flushed_offsets": frozenset({"connect"}),
     "connect_tombstone_drops_task_configs": frozenset({"connect"}),
+    "connect_fencing_refreshes_first": frozenset({"connect"}),
+    "connect_ignore_empty_abort": frozenset({"connect"}),
     "connect_failed_task_skips_final_commit": frozenset({"connect"}),
 }
 

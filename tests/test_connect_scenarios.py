@@ -26,7 +26,7 @@ SCENARIOS = builtin_scenarios()
 
 # scenario -> distinct states under the real protocol
 REAL = {
-    "connect_connector_boundaries": 5837,
+    "connect_connector_boundaries": 7188,
     "connect_offset_tombstones": 778,
     "connect_duplicate_task_instances": 11246,
     "connect_fencing_round_faults": 6147,
@@ -37,7 +37,7 @@ REAL = {
     "connect_disabled_leader_upgrade": 3672,
     "connect_tv1_zombie_task": 8893,
     "connect_tv1_reconfiguration": 518,
-    "connect_connector_deleted": 519,
+    "connect_connector_deleted_refresh_first": 519,
     "connect_zombie_task_tombstone": 3451,
     "connect_tombstone_two_partitions": 2407,
     "connect_task_configs_uncommitted": 518,
@@ -76,6 +76,9 @@ CAUGHT = {
     ("connect_offset_tombstones", "tombstone_to_connector_topic_first"): {
         "forgotten_offsets_stay_forgotten": 9,
         "tombstoned_offsets_stay_deleted": 9,
+    },
+    ("connect_connector_boundaries", "empty_abort_fails_task"): {
+        "healthy_task_never_failed": 7,
     },
     ("connect_connector_boundaries", "connector_abort_reprocesses"): {
         "exactly_once_source_delivery": 10,
@@ -120,6 +123,24 @@ def test_section_14_heterogeneous_cluster_is_a_permitted_violation(name: str, ex
     found = next(p for p in result.properties if p.name == invariant)
     assert found.trace is not None and len(found.trace.actions) == length
     assert "committed twice" in found.detail and "w0/t0@g0" in found.detail
+
+
+def test_fencing_request_in_the_deletion_tick_gets_a_round_of_the_deleted_connector() -> None:
+    """doFenceZombieSourceTasks checks configState before refreshing it (Kafka trunk): a permitted duplicate.
+
+    The twin under fencing_refreshes_first holds (test_protocol_holds_with_every_partner_reached)."""
+    scenario = SCENARIOS["connect_connector_deleted"]
+    assert scenario.permitted == ("exactly_once_source_delivery", "no_commit_by_fenced_generation")
+    result, _ = explore(build_model(scenario), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    assert not result.violated and result.stats["distinct_states"] == 717
+    found = {p.name: p for p in result.properties if p.verdict is Verdict.PERMITTED}
+    assert {n: len(p.trace.actions) for n, p in found.items() if p.trace} == {
+        "exactly_once_source_delivery": 19,
+        "no_commit_by_fenced_generation": 17,
+    }
+    steps = [a.kind for a in found["exactly_once_source_delivery"].trace.actions]  # type: ignore[union-attr]
+    assert steps[:3] == ["DeleteConnector", "StartTask", "FenceZombies"]
+    assert result.coverage.get("fencing_request_in_deletion_tick", 0) > 0
 
 
 @pytest.mark.parametrize(("key", "lengths"), sorted(CAUGHT.items()))

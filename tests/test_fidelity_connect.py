@@ -258,14 +258,35 @@ def test_a_deleted_connector_keeps_its_task_count_record_and_its_recreation_fenc
 
 
 def test_a_task_of_a_deleted_connector_gets_404_from_the_round() -> None:
+    """After the leader's deletion tick, or when the handler refreshes before its check (fencing_refreshes_first)."""
+    for variant, next_tick in (("kafka", True), ("fencing_refreshes_first", False)):
+        m = build_model(resolve_scenario("connect_connector_recreated"), variant)
+        assert isinstance(m, ConnectSystem)
+        s = m.init_states()[0]
+        s, _ = _steps(m, s, ("StartTask", (1, 1)), ("DeleteConnector", (0,)))
+        if next_tick:  # the leader's next herder tick has refreshed its configState
+            s = m._put(s, 0, s.workers[0]._replace(deleted_this_tick=False))
+        s, events = _steps(m, s, ("FenceZombies", (0,)))
+        assert events[-1] == "fencing_connector_not_found"
+        inst = s.workers[1].instance(1)
+        assert inst is not None and inst.phase == TaskPhase.FAILED
+
+
+def test_a_fencing_request_in_the_deletion_tick_gets_a_round_of_the_deleted_connector() -> None:
+    """doFenceZombieSourceTasks checks the herder's configState, not refreshed since the deletion, then refreshes:
+    no task-count record yet, so it writes one of 0 (the deleted connector's task count) and answers 200."""
     m = build_model(resolve_scenario("connect_connector_recreated"))
     assert isinstance(m, ConnectSystem)
     s = m.init_states()[0]
     s, _ = _steps(m, s, ("StartTask", (1, 1)), ("DeleteConnector", (0,)))
+    assert s.workers[0].deleted_this_tick
     s, events = _steps(m, s, ("FenceZombies", (0,)))
-    assert events == ("fencing_connector_not_found",)
+    assert events == ("fencing_request_in_deletion_tick", "fencing_skipped")
+    s, _ = _steps(m, s, ("WriteTaskCountRecord", (0,)), ("CommitTaskCountRecord", (0,)))
+    snap = m._latest(s)
+    assert (snap.exists, snap.task_count_record, snap.pending_fencing) == (False, 0, False)
     inst = s.workers[1].instance(1)
-    assert inst is not None and inst.phase == TaskPhase.FAILED
+    assert inst is not None and inst.phase == TaskPhase.FENCING_DONE
 
 
 def test_a_connector_abort_discards_the_records_and_commits_their_offsets() -> None:
@@ -446,3 +467,20 @@ def test_a_deleted_connectors_tasks_are_unassigned_at_the_next_rebalance() -> No
         assert isinstance(m, ConnectSystem)
         s, _ = _steps(m, m.init_states()[0], ("DeleteConnector", (0,)), ("Rebalance", ()))
         assert any(wk.assigned for wk in s.workers) == assigned
+
+
+def test_a_failed_commit_leaves_the_offsets_in_an_open_transaction_read_committed_skips() -> None:
+    """FailCommit: the offsets were flushed into the transaction, then commitTransaction threw (KIP-618 offsets
+    consumers read read_committed): the next instance aborts the transaction and resumes from the committed offset."""
+    m = build_model(resolve_scenario("connect_send_failure"))
+    assert isinstance(m, ConnectSystem)
+    s = m.init_states()[0]
+    s, _ = _steps(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
+    s, _ = _steps(m, s, ("CommitTaskCountRecord", (0,)), ("InitProducer", (0, 0)), ("VerifyGeneration", (0, 0)))
+    s, events = _steps(m, s, ("Poll", (0, 0)), ("FailCommit", (0, 0)))
+    assert "commit_failed" in events and events[-1] == "task_failed:commit_timeout"
+    offsets = s.kafka.partitions[GLOBAL_OFFSETS]
+    assert [decode_offset_record(r) for e in offsets.log for r in e.records] == [(0, 1)]
+    assert committed_offsets(offsets, 1) == (-1,)  # read_committed: the open transaction's offset is not there
+    inst = s.workers[0].instance(0)
+    assert inst is not None and inst.phase == TaskPhase.FAILED and inst.pending

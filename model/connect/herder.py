@@ -218,22 +218,44 @@ def _live_fenced(s: ConnectState, tasks: tuple[int, ...], generation: int) -> tu
 
 
 def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """``DistributedHerder.doFenceZombieSourceTasks`` up to Admin.fenceProducers."""
+    """``DistributedHerder.doFenceZombieSourceTasks`` up to Admin.fenceProducers (Kafka trunk 1eb7644).
+
+    Kafka's order: the connector must exist in the herder's ``configState`` -- the snapshot of its last tick,
+    not refreshed after the herder's own writes (:attr:`ConnectWorker.deleted_this_tick`) -- and only then is the
+    config topic read to the end (``refreshConfigSnapshot``) and the round planned from it.  A connector the
+    leader deleted in the same tick passes the first check; the refreshed snapshot then has no task count for
+    it (``ClusterConfigState.taskCount``: 0) but keeps its task-count record and pending fencing
+    (``processConnectorRemoval``).  So the round writes a task-count record of 0, or -- with old tasks to
+    fence -- ``ZombieFencing.start()`` throws in ``Worker.fenceZombies`` (``configState.connectorConfig`` is
+    null): the request fails, and the round it already put in ``activeZombieFencings`` is never removed, so a
+    later request that would start a round joins it and fails (``addCallback`` before ``start``).
+    ``connect_fencing_refreshes_first`` (variant ``fencing_refreshes_first``) refreshes before the check.
+    """
     snap = sys._latest(s)
+    stale = s.workers[w].deleted_this_tick and not sys.flags.connect_fencing_refreshes_first
+    contains = snap.exists or stale
+    active = s.workers[w].fencing
     s = sys._put(s, w, s.workers[w]._replace(config_generation=snap.generation))
-    if not snap.exists:  # NotFoundException: the connector was deleted
-        return sys._answer_requesters(s, P.FAILED), ("fencing_connector_not_found",)
+    tick: tuple[str, ...] = ("fencing_request_in_deletion_tick",) if s.workers[w].deleted_this_tick else ()
+    if not contains:  # NotFoundException: the connector was deleted
+        return sys._answer_requesters(s, P.FAILED), (*tick, "fencing_connector_not_found")
     outcome, tasks = fencing_plan(snap)
     if outcome == NOTHING_TO_DO:
-        return sys._answer_requesters(s, P.FENCING_DONE), ("fencing_not_needed",)
-    events: tuple[str, ...] = ("fencing_skipped",)
+        return sys._answer_requesters(s, P.FENCING_DONE), (*tick, "fencing_not_needed")
+    if outcome == FENCE and active is not None:  # the unstarted round: addCallback throws IllegalStateException
+        return sys._answer_requesters(s, P.FAILED), ("fencing_joined_unstarted_round",)
+    if outcome == FENCE and not snap.exists:  # Worker.fenceZombies(connName, n, null): NullPointerException
+        round_ = ZombieFencing(snap.generation, snap.task_count, "unstarted")
+        s = sys._put(s, w, s.workers[w]._replace(fencing=round_))
+        return sys._answer_requesters(s, P.FAILED), (*tick, "fencing_round_failed_to_start")
+    events: tuple[str, ...] = (*tick, "fencing_skipped")
     if snap.task_count_record == 1 and snap.task_count == 1:
-        events = ("fencing_skipped", "fencing_shortcut_1_to_1")
+        events = (*tick, "fencing_skipped", "fencing_shortcut_1_to_1")
     if outcome == FENCE:
         kafka, ok, more = fence_producers(s.kafka, tuple(task_tid(n) for n in tasks), sys.cc)
         live = _live_fenced(s, tasks, snap.generation)  # no mutate: ghost
         s = s._replace(kafka=kafka, ghost=s.ghost._replace(live_fenced=live))  # no mutate: ghost
-        events = (*more, "fence_producers")
+        events = (*tick, *more, "fence_producers")
         if not ok:  # unreachable: InitProducerId(-1, -1) succeeds (producers.py); FailZombieFencing is the fault
             return sys._answer_requesters(s, P.FAILED), (*events, "fencing_failed")
     round_ = ZombieFencing(snap.generation, snap.task_count)
@@ -427,7 +449,10 @@ def delete_connector(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     """
     snap = sys._latest(s)
     tombstone = cfgt.config_record(cfgt.CONNECTOR_CONFIG, w, snap.generation, 0)
-    return _privileged_write(sys, s, w, (tombstone,), ("connector_deleted",))
+    s, events = _privileged_write(sys, s, w, (tombstone,), ("connector_deleted",))
+    if "connector_deleted" in events:  # no branch: a member leader's write does not fail (see reconfigure)
+        s = sys._put(s, w, s.workers[w]._replace(deleted_this_tick=True))
+    return s, events
 
 
 def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
@@ -470,7 +495,9 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
                 continue
             s, more = task.stop(sys, s, w, inst)
             events = (*events, *more)
-        wk = s.workers[w]._replace(member=True, leader=w == leader, assigned=asg[w], config_generation=snap.generation)
+        wk = s.workers[w]._replace(
+            member=True, leader=w == leader, assigned=asg[w], config_generation=snap.generation, deleted_this_tick=False
+        )
         if w != leader:
             # The tick of a worker that no longer leads clears fencedFromConfigTopic; the fencable producer is
             # kept (KafkaConfigBackingStore closes it only on a failed claim or write, or at shutdown), so a

@@ -41,6 +41,7 @@ __all__ = [
     "commit_offsets",
     "commit_tombstone",
     "commit_txn",
+    "fail_commit",
     "fail_offset_flush",
     "fail_offset_write",
     "fail_send",
@@ -239,6 +240,27 @@ def fail_offset_flush(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     return s, (*events, *more)
 
 
+def fail_commit(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """Fault: at a transaction boundary the offsets are flushed into the transaction, then commitTransaction fails.
+
+    ``ExactlyOnceWorkerSourceTask.commitTransaction`` (Kafka 4.0, apache/kafka 1eb7644) sends the offsets through the
+    transactional producer (``offsetWriter.doFlush``), then calls ``producer.commitTransaction()``; when that throws
+    (the EndTxn timed out before it reached the coordinator: ``TimeoutException``) the task fails and its
+    transaction -- the records *and their offsets* -- stays open in the log until the next instance's
+    ``initTransactions`` aborts it.  The offsets topic then holds offsets of an aborted transaction, which only a
+    reader with ``isolation.level=read_committed`` (KIP-618: the worker's offsets consumers) skips.  Shares the
+    ``send_failure`` budget with :func:`fail_send`.
+    """
+    inst = s.workers[w].instance(n)
+    assert inst is not None and inst.producer is not None
+    offsets = offset_records(sys, inst)
+    kafka, h, error, events = send_transactional(s.kafka, inst.producer, sys.offsets_partition, offsets, sys.flags)
+    if error != Errors.NONE:  # a fenced zombie: its offsets are refused first
+        return fail_task(sys, s, w, inst, kafka, error)
+    s, more = fail_task(sys, s, w, inst._replace(producer=h), kafka, "commit_timeout")
+    return s, ("commit_failed", *events, *more)
+
+
 def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:
     return tuple(
         offset_record(p, pos) for p, (pos, old) in enumerate(zip(inst.positions, inst.committed)) if pos != old
@@ -287,11 +309,19 @@ def abort_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     offsets the offset writer already holds for the discarded records and commits it -- "so that the
     records in that transaction are not reprocessed" (``TransactionContext`` javadoc).  Both happen in
     one call of the task thread, one step here.  The ghost notes the discarded source positions.
+
+    An abort requested while the transaction is empty is ignored (``maybeAbortTransaction``, KAFKA-14799's
+    fix, PR #13379); ``connect_ignore_empty_abort`` off (the weakened variant ``empty_abort_fails_task``)
+    calls ``producer.abortTransaction()`` anyway, which throws, and the task fails.
     """
     inst = s.workers[w].instance(n)
     assert inst is not None and inst.producer is not None
-    kafka, h, error, events = end_transaction(s.kafka, inst.producer, False, sys.cc)
     s = s._replace(connector_aborts=s.connector_aborts + 1)
+    if not inst.pending:  # the transaction is empty (nothing polled since the last boundary)
+        if sys.flags.connect_ignore_empty_abort:  # no branch: off only in the weakened variant empty_abort_fails_task
+            return s, ("empty_abort_ignored",)
+        return fail_task(sys, s, w, inst, s.kafka, "illegal_state")
+    kafka, h, error, events = end_transaction(s.kafka, inst.producer, False, sys.cc)
     if error != Errors.NONE:
         return fail_task(sys, s, w, inst, kafka, error)
     discarded = tuple(  # no mutate: ghost

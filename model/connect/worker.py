@@ -100,9 +100,11 @@ class ZombieFencing(NamedTuple):
 
     ``generation`` is the task-config generation the round read,
     ``task_count`` the count the task-count record will carry, ``phase``
-    ``fenced`` (Admin.fenceProducers done or skipped; the record is next) or
+    ``fenced`` (Admin.fenceProducers done or skipped; the record is next),
     ``sent`` (the record is sent in the leader's open transaction, or batched
-    by a plain producer, and awaits commit / flush).
+    by a plain producer, and awaits commit / flush) or ``unstarted`` (a round
+    put in ``activeZombieFencings`` whose ``start()`` threw: it is never removed,
+    and every later request that joins it fails).
     """
 
     generation: int
@@ -122,6 +124,9 @@ class ConnectWorker(NamedTuple):
     The leader's ``config_producer`` is its claimed transactional producer on
     the config topic; ``fenced_from_config_topic`` is set by a failed
     privileged write (``PrivilegedWriteException``) and cleared by a reclaim.
+    ``deleted_this_tick``: the worker, as leader, wrote the connector's tombstone in its current herder
+    tick (``deleteConnectorConfig``): the herder's ``configState`` -- refreshed at the start of its next tick,
+    or by ``refreshConfigSnapshot`` -- still holds the connector until the worker does anything else.
     ``task_configs_written`` is the task-config generation whose task configs the
     leader has written and whose commit record it is about to write (-1: none):
     ``KafkaConfigBackingStore.putTaskConfigs`` is one blocking call of the
@@ -138,6 +143,7 @@ class ConnectWorker(NamedTuple):
     fenced_from_config_topic: bool = False
     fencing: ZombieFencing | None = None
     task_configs_written: int = -1
+    deleted_this_tick: bool = False
 
     def instance(self, task: int) -> TaskInstance | None:
         """This worker's instance of ``task``, if any."""

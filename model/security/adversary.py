@@ -209,7 +209,7 @@ def _stale_ids(
     # only a pair some instance can hold: the current id up to its epoch (its own current pair only outside
     # EndTxn, which ForgeEndTxn replays), the previous id up to the exhausted epoch it rotated from
     held = {"current": md.producer_epoch, "previous": epochs["exhausted"], "unknown": epoch}[pid_of]
-    if epoch > held or (request_is_end and pid_of == "current" and epoch == md.producer_epoch):
+    if epoch > held or (request_is_end and pid_of == "current" and epoch == held):  # no mutate: adversary model
         return None
     # the same pair under two names is explored once (the first name in STALE_EPOCHS order)
     first = next(e for e in STALE_EPOCHS if epochs[e] == epoch)
@@ -382,7 +382,7 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
     sec = acls_now(system, s)
     entry = s.partitions[q].entry(md.producer_id)
     stored = entry.producer_epoch if entry is not None else -1
-    epoch = max(md.producer_epoch, stored + 1 if system.tv >= 2 else stored)
+    epoch = max(md.producer_epoch, stored + 1 if system.tv >= 2 else stored)  # no mutate: adversary model (its epoch)
     marker = WriteTxnMarkersRequest(t, md.producer_id, epoch, s.coordinator_epoch, committed, q)
     if api == "WriteTxnMarkers":
         error = checks.write_txn_markers(sec, sec.adversary, system.flags)

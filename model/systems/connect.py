@@ -23,7 +23,9 @@ restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
 forgets a finished source partition with a ``null`` offset).  Fault
 FailOffsetWrite: the second of a tombstone commit's two offsets-topic writes
 fails (KAFKA-15018).  Fault FailSend: an exactly-once task's send fails with a non-fencing error and the
-task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no final offset commit).
+task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no final offset commit); FailOffsetFlush
+(the offsets cannot be flushed) and FailCommit (the offsets were flushed into the transaction, then
+commitTransaction fails) share its budget.
 Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
 (fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
 RestartTask (a manual restart through REST).
@@ -82,6 +84,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
     (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
     (("worker", "task"), ("CommitTombstone", "FailOffsetWrite", "FailSend", "FailOffsetFlush")),  # no mutate: codec
+    (("worker", "task"), ("FailCommit",)),  # no mutate: codec
 )
 CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
     kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
@@ -96,6 +99,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "FailOffsetWrite": "offset_write_failure",
     "FailSend": "send_failure",
     "FailOffsetFlush": "send_failure",
+    "FailCommit": "send_failure",
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
@@ -104,6 +108,9 @@ _CONNECTOR_ACTIONS = (  # no mutate: display
 )
 
 Result = tuple[ConnectState, tuple[str, ...]]  # no mutate: a type alias
+
+#: Steps that run in the herder tick of the worker's previous step (its configState not refreshed).
+_SAME_TICK = ("DeleteConnector", "FenceZombies")
 
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
@@ -271,9 +278,10 @@ class ConnectSystem:
                 elif wk.member and self._txn_leader(w) and wk.fenced_from_config_topic:
                     out.append(Action("ClaimWritePrivileges", (w,)))
                 if wk.task_configs_written < 0 and self._can_write(wk, w):
-                    if wk.fencing is None and wk.member and self._requesters(state):
+                    unstarted = wk.fencing is not None and wk.fencing.phase == "unstarted"
+                    if (wk.fencing is None or unstarted) and wk.member and self._requesters(state):
                         out.append(Action("FenceZombies", (w,)))
-                    elif wk.fencing is not None:
+                    elif wk.fencing is not None and not unstarted:
                         kind = "WriteTaskCountRecord" if wk.fencing.phase == "fenced" else "CommitTaskCountRecord"
                         out.append(Action(kind, (w,)))
                     busy = wk.fencing is not None and wk.fencing.phase == "sent"
@@ -336,9 +344,10 @@ class ConnectSystem:
                     if t.exactly_once and "Poll" in self._task_steps(state, t)  # no mutate: fault model
                 )
                 out.extend(
-                    Action("FailOffsetFlush", (w, t.task))
+                    Action(kind, (w, t.task))
                     for t in wk.tasks
                     if t.exactly_once and "CommitTransaction" in self._task_steps(state, t)  # no mutate: fault model
+                    for kind in ("FailOffsetFlush", "FailCommit")  # no mutate: fault model
                 )
         return out
 
@@ -356,10 +365,11 @@ class ConnectSystem:
             steps.append("Poll")
         if t.pending:
             steps.append("CommitTransaction")
-            # When the connector calls TransactionContext.abortTransaction is its own choice, bounded by the
-            # scenario's max_connector_aborts (the environment, like the fault budgets).
-            if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:  # no mutate: connector
-                steps.append("AbortTransaction")
+        # When the connector calls TransactionContext.abortTransaction is its own choice, bounded by the
+        # scenario's max_connector_aborts (the environment, like the fault budgets) -- with records in the
+        # transaction or none (KAFKA-14799: the task must ignore an empty one).
+        if boundary == "connector" and s.connector_aborts < self.topo.max_connector_aborts:  # no mutate: connector
+            steps.append("AbortTransaction")
         if t.unflushed:
             steps.append("CommitOffsets")
         if self.topo.max_tombstones and task.tombstone_candidate(self, s, t) >= 0:
@@ -378,6 +388,12 @@ class ConnectSystem:
             return None
         fault = FAULT_OF_ACTION.get(action.kind)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
+        # The worker's next tick refreshes its herder's configState (DistributedHerder.tick reads the config
+        # updates its listener flagged): a deletion is no longer stale for it once it does anything else.
+        if action.args and action.kind not in _SAME_TICK:
+            w = action.args[0]
+            if new.workers[w].deleted_this_tick:
+                new = self._put(new, w, new.workers[w]._replace(deleted_this_tick=False))
         # Every coordinator transition the step's requests made is judged against TransactionState's table,
         # as in the transactions model (the Connect producers drive the same coordinator).
         # So is every change the step made to task instances, against the worker's life cycle of a task.
@@ -497,5 +513,6 @@ ConnectSystem._HANDLERS.update(
         "FailOffsetWrite": task.fail_offset_write,
         "FailSend": task.fail_send,
         "FailOffsetFlush": task.fail_offset_flush,
+        "FailCommit": task.fail_commit,
     }
 )
