@@ -7,5 +7,6 @@ bash scripts/setup.sh
 .venv/bin/mypy
 # One pytest worker per core (pytest-xdist; KEOS_TEST_WORKERS overrides the count); the 15 slowest tests are listed
 # so a CI log shows what the ten-minute budget goes to.  Tests write only under
-# tmp_path and bind only free ports, so they are independent of the worker they run in.
-.venv/bin/pytest -q -p no:cacheprovider -n "${KEOS_TEST_WORKERS:-auto}" --durations=15 tests
+# tmp_path and bind only free ports, so they are independent of the worker they run in.  --dist worksteal: an idle
+# worker takes queued tests from a busy one, so a long test near the end does not leave the other core idle.
+.venv/bin/pytest -q -p no:cacheprovider -n "${KEOS_TEST_WORKERS:-auto}" --dist worksteal --durations=15 tests
