@@ -376,6 +376,22 @@ def _late_answer(p: Producer, resp: ProduceResponse, late_ack: bool = True) -> O
     return Outcome(p, events=("stale_response",))
 
 
+def late_ack_misjudged(  # no mutate: the reference of the late-acknowledgement judges (properties), not a rule
+    before: TxnPartitionEntry, after: TxnPartitionEntry, last: int
+) -> tuple[int, int] | None:
+    """``(got, want)`` when a late NONE / DUPLICATE_SEQUENCE_NUMBER answer to a batch that expired in flight, whose
+    last sequence is ``last``, left a partition's last acknowledged sequence other than Kafka's; else ``None``.
+
+    Kafka's rule, stated apart from :func:`_late_answer` so that a defect there is judged by it:
+    ``Sender.completeBatch`` -> ``TxnPartitionMap.maybeUpdateLastAckedSequence`` raises the sequence to ``last``
+    for a partition still tracked (an epoch set), never lowers it.  Read by ``late_answer_misread`` (idempotence)
+    and ``late_ack_misread`` (transactions).
+    """
+    want = max(before.last_acked_sequence, last) if before.producer_epoch >= 0 else before.last_acked_sequence
+    got = after.last_acked_sequence
+    return None if got == want else (got, want)  # no branch: the other side describes a defect
+
+
 def _find_in_flight(p: Producer, resp: ProduceResponse) -> int:
     for i, b in enumerate(p.batches):
         if answers(b, resp):

@@ -495,11 +495,10 @@ def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kaf
                 response.base_sequence,
             ):
                 last = e.base_sequence + len(e.records) - 1
-        was = before.partitions[q]
-        want = max(was.last_acked_sequence, last) if was.producer_epoch >= 0 else was.last_acked_sequence
-        got = after.partitions[q].last_acked_sequence
-        if got == want:  # no branch: the other side describes a defect
+        wrong = prod.late_ack_misjudged(before.partitions[q], after.partitions[q], last)
+        if wrong is None:
             return None
+        got, want = wrong
         return (
             f"partition {q}: the {response.error} answer to a batch that expired in flight (last sequence {last}) "
             f"left the last acknowledged sequence at {got}; Kafka's is {want}"

@@ -393,11 +393,10 @@ def late_ack_misread(  # no mutate: the judge of client_reacts_as_kafka (a prope
         return None
     q = response.partition
     last = e.base_sequence + len(e.records) - 1
-    was = before.partitions[q]
-    want = max(was.last_acked_sequence, last) if was.producer_epoch >= 0 else was.last_acked_sequence
-    got = after.partitions[q].last_acked_sequence
-    if got == want:  # no branch: the other side describes a defect
+    wrong = prod.late_ack_misjudged(before.partitions[q], after.partitions[q], last)
+    if wrong is None:
         return None
+    got, want = wrong
     return (
         f"client_reaction:producer {response.producer}: the late {response.error} answer to a batch that expired in "
         f"flight (last sequence {last}) left partition {q}'s last acknowledged sequence at {got}; Kafka's is {want}"
