@@ -36,3 +36,29 @@ def kafka_node() -> Iterator[Any]:
         cluster.stop()
         assert all(p is not None and p.poll() is not None for p in procs), "a Kafka JVM survived stop()"
         assert run_dir is not None and not run_dir.exists(), f"{run_dir} survived stop()"
+
+
+# -- per-test CPU seconds (opt-in) ---------------------------------------------------------------------
+# Wall-clock ``--durations`` measure the machine's load as much as a test; with ``KEOS_TEST_CPU=FILE`` every
+# test appends "<cpu seconds>\t<node id>" to FILE: user + system time of this process and of the child
+# processes it reaped during the test (``keos`` CLI subprocesses, Spark and Kafka JVMs once they exit), so
+# the suite's budget can be spent where its CPU goes, on a loaded machine too.
+
+
+def _cpu_now() -> float:
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    import os
+
+    path = os.environ.get("KEOS_TEST_CPU")
+    start = _cpu_now() if path else 0.0
+    yield
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{_cpu_now() - start:.2f}\t{item.nodeid}\n")
