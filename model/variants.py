@@ -870,7 +870,7 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, acked_sequence_only_raised=False),
             weakened=True,
             breaks=("failed_batch_handled_per_kafka",),
-            scenarios=("SCENARIO_ACK",),
+            scenarios=("idempotence_batches",),
             bug="a TransactionManager that overwrites lastAckedSequence instead of maybeUpdateLastAckedSequence: "
             "after a reordered or duplicated answer canRetry and maybeResolveSequences judge from a stale sequence",
         ),
@@ -881,7 +881,7 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, retry_drained_in_turn=False),
             weakened=True,
             breaks=("batch_stamped_per_kafka",),
-            scenarios=("SCENARIO_TURN",),
+            scenarios=("idempotence_batches",),
             bug="a RecordAccumulator that drains a retry without waiting for firstInFlightSequence "
             "(shouldStopDrainBatchesForPartition): the later batch reaches the leader before the gap is filled and is "
             "refused OUT_OF_ORDER_SEQUENCE_NUMBER, spending its retries",
