@@ -24,6 +24,7 @@ a fault: no error, no failed record, no epoch bump).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
@@ -350,14 +351,32 @@ _PRODUCER_RESTART = FAULT_KINDS.index("producer_restart")
 
 
 def _unaccounted(s: SystemState) -> list[str]:
-    """Records the application sent that its producer neither holds in a batch nor completed (acked or failed).
+    """Records the application sent that its producer neither holds in a batch nor completed (acked or failed),
+    and records completed more than once, or completed while a batch of the producer still holds them.
 
-    Not judged once a producer process restarted: the application's pending futures die with the process.
+    ``ProducerBatch.done`` completes a batch's future once (``finalState``): an answer to a batch already
+    completed -- expired, failed, or answered before on a duplicated message -- only logs.  The missing futures
+    are not judged once a producer process restarted: the application's pending futures die with the process.
     """
-    if s.faults_used[_PRODUCER_RESTART]:
-        return []
-    done = set(s.ghost.acked) | set(s.ghost.failed)
+    completions = (*s.ghost.acked, *s.ghost.failed)
+    done = set(completions)
     out: list[str] = []
+    if len(done) < len(completions):
+        out.extend(
+            f"{record_label(r)} completed {n} times (acknowledged {s.ghost.acked.count(r)}, failed "
+            f"{s.ghost.failed.count(r)})"
+            for r, n in sorted(Counter(completions).items())
+            if n > 1
+        )
+    out.extend(
+        f"{record_label(r)} completed while producer {i} still holds it"
+        for i, p in enumerate(s.producers)
+        for b in p.batches
+        for r in b.records
+        if r in done
+    )
+    if s.faults_used[_PRODUCER_RESTART]:
+        return out
     for i, p in enumerate(s.producers):
         held = {r for b in p.batches for r in b.records}
         out.extend(
@@ -761,12 +780,16 @@ def _properties(
             "batch leaves the partition's sequence unresolved exactly when it was in retry; an "
             "OUT_OF_ORDER_SEQUENCE_NUMBER, or an error it does not retry while it had retries left, requests an "
             "epoch bump that re-sequences the partition; an error with the retries spent, or a cancelled request's "
-            "NETWORK_EXCEPTION / REQUEST_TIMED_OUT after the last retry, changes no sequence.",
+            "NETWORK_EXCEPTION / REQUEST_TIMED_OUT after the last retry, changes no sequence. Every NONE or "
+            "DUPLICATE_SEQUENCE_NUMBER answer -- to a batch in flight or to one already given up -- raises the "
+            "partition's last acknowledged sequence to the batch's last sequence, never lowers it.",
             source="``Sender.sendProducerData`` (``inRetry`` before ``markSequenceUnresolved``), ``Sender.failBatch``"
-            " (``adjustSequenceNumbers``), ``TransactionManager.handleFailedBatch`` (Kafka trunk @1eb7644349cb)",
+            " (``adjustSequenceNumbers``), ``TransactionManager.handleFailedBatch`` / ``handleCompletedBatch`` "
+            "(``TxnPartitionEntry.maybeUpdateLastAckedSequence``; Kafka trunk @1eb7644349cb)",
             catches="a producer that marks every failed batch unresolved (holding its partition back for a bump "
             "Kafka never makes), forgets the mark for a retried batch that expired (the next batch drained into a "
-            "sequence gap), or repairs (or fails to repair) a sequence after the wrong kind of failure",
+            "sequence gap), or repairs (or fails to repair) a sequence after the wrong kind of failure, or lets an "
+            "answer that arrives out of order lower (or leave behind) the last acknowledged sequence",
             findings=lambda s: s.ghost.misjudged_failures,
             partners=("record_failed",),
         ),
@@ -775,11 +798,15 @@ def _properties(
             fact="The idempotent producer stamps a batch when it first sends it with its current producer id and "
             "epoch and the partition's next sequence -- sequence 0 when the partition's sequences belong to an older "
             "id or epoch (after a bump, also on partitions that did not ask for it) -- and resends a batch with the "
-            "stamp it was first sent with.",
+            "stamp it was first sent with -- in its turn: a retried batch only as its partition's first sequence in "
+            "flight, a new batch never while its partition's sequence is unresolved or batches of an older epoch "
+            "are outstanding.",
             source="``RecordAccumulator.drain``, ``TransactionManager.maybeUpdateProducerIdAndEpoch`` / "
-            "``hasStaleProducerIdAndEpoch`` (Kafka trunk @1eb7644349cb); KAFKA-12152",
+            "``hasStaleProducerIdAndEpoch``, ``RecordAccumulator.shouldStopDrainBatchesForPartition`` (Kafka trunk "
+            "@1eb7644349cb); KAFKA-12152",
             catches="a producer that keeps a partition's old sequences under a new epoch (KAFKA-12152), stamps a "
-            "retry afresh, or numbers a batch off its partition's next sequence",
+            "retry afresh, or numbers a batch off its partition's next sequence, or drains a batch out of its turn "
+            "(a retry past an earlier one, a new batch into an unresolved sequence)",
             findings=lambda s: s.ghost.misstamped,
             partners=("record_acknowledged",),
         ),
@@ -827,12 +854,14 @@ def _properties(
             expectation=Expectation.ALWAYS,
             fact="A record the application sent stays in the producer until its send completes -- acknowledged, "
             "or failed with the error Kafka reports: the client never drops a batch without completing its future, "
-            "in faulty runs too (a crashed producer process excepted: its futures die with it).",
+            "in faulty runs too (a crashed producer process excepted: its futures die with it); and it completes "
+            "once: a late or repeated answer to a batch already completed changes nothing the application sees.",
             source="``KafkaProducer.send`` (the returned future / callback always completes); ``ProducerBatch.done`` "
             "from ``Sender.completeBatch``, ``Sender.failBatch`` and ``RecordAccumulator.expiredBatches`` "
             "(Kafka 4.0, trunk 2024-10)",
             catches="a client that removes a batch it still owes an answer for (the wrong batch completed on a "
-            "response, an acks=0 send that completes another in-flight batch, a reset that forgets a batch)",
+            "response, an acks=0 send that completes another in-flight batch, a reset that forgets a batch), or "
+            "completes a batch again when a late answer arrives for it",
             predicate=sends_accounted_for,
             partners=("record_acknowledged",),
             explain=lambda s: "; ".join(_unaccounted(s)),

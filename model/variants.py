@@ -290,6 +290,13 @@ class ProtocolFlags:
             (``Sender.completeBatch`` -> ``handleCompletedBatch``; ``ProducerBatch.complete`` then only logs that
             the batch had already failed).  Off: the answer is ignored, so the partition's unresolved sequence
             cannot resolve through it.
+        acked_sequence_only_raised: a NONE / DUPLICATE_SEQUENCE_NUMBER answer to a batch in flight raises the
+            partition's last acknowledged sequence to the batch's last, never lowers it
+            (``TxnPartitionEntry.maybeUpdateLastAckedSequence``).  Off: every answer sets it, so an answer that
+            arrives after a later batch's lowers it.
+        retry_drained_in_turn: a retried batch is drained only as its partition's first sequence in flight
+            (``RecordAccumulator.shouldStopDrainBatchesForPartition``, ``firstInFlightSequence``).  Off: it goes as
+            soon as it is re-enqueued, ahead of an earlier batch still being retried.
         empty_abort_rotates_producer_id: the TV2 empty abort allocates the next
             producer id when the epoch is exhausted, like every TV2 completion
             (``generateTxnTransitMetadataForTxnCompletion``); without it the
@@ -530,6 +537,8 @@ class ProtocolFlags:
     failed_batch_bump_outside_completion: bool = True
     txn_resolve_sequences: bool = True
     late_success_updates_last_acked: bool = True
+    acked_sequence_only_raised: bool = True
+    retry_drained_in_turn: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
     complete_written_to_log: bool = True
@@ -853,6 +862,29 @@ VARIANTS: dict[str, Variant] = {
             bug="a Sender that drops the answer of a request whose batch is already done (finalState FAILED) "
             "before TransactionManager.handleCompletedBatch: an expired batch that was written cannot resolve its "
             "partition's sequence, so the producer bumps its epoch needlessly",
+        ),
+        Variant(
+            name="acked_sequence_lowered",
+            description="The idempotent producer sets its partition's last acknowledged sequence from every success "
+            "answer, so an answer that arrives after a later batch's lowers it (Kafka only raises it).",
+            flags=replace(_REAL, acked_sequence_only_raised=False),
+            weakened=True,
+            breaks=("failed_batch_handled_per_kafka",),
+            scenarios=("idempotence_batches",),
+            bug="a TransactionManager that overwrites lastAckedSequence instead of maybeUpdateLastAckedSequence: "
+            "after a reordered or duplicated answer canRetry and maybeResolveSequences judge from a stale sequence",
+        ),
+        Variant(
+            name="retry_drained_out_of_turn",
+            description="The idempotent producer resends a retried batch as soon as it is re-enqueued, ahead of an "
+            "earlier batch of its partition still being retried.",
+            flags=replace(_REAL, retry_drained_in_turn=False),
+            weakened=True,
+            breaks=("batch_stamped_per_kafka",),
+            scenarios=("idempotence_batches",),
+            bug="a RecordAccumulator that drains a retry without waiting for firstInFlightSequence "
+            "(shouldStopDrainBatchesForPartition): the later batch reaches the leader before the gap is filled and is "
+            "refused OUT_OF_ORDER_SEQUENCE_NUMBER, spending its retries",
         ),
         Variant(
             name="bump_on_every_expired_batch",

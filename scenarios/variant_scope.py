@@ -80,6 +80,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "aborted_txn_lso_counts_open_transactions": frozenset({"transactions", "eos"}),
     "txn_resolve_sequences": frozenset({"transactions", "eos"}),
     "late_success_updates_last_acked": frozenset({"idempotence"}),
+    "acked_sequence_only_raised": frozenset({"idempotence"}),
+    "retry_drained_in_turn": frozenset({"idempotence"}),
     # KAFKA-15591: the leader's first-sequence rule for a partition that never held a record (ProducerStateManager
     # validation, read wherever a partition validates an idempotent batch)
     "first_sequence_zero_on_empty_log": _ALL,

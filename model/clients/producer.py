@@ -231,13 +231,14 @@ def sequenced_outstanding(p: Producer, partition: int) -> bool:
     return any(b.partition == partition and b.has_sequence for b in p.batches)
 
 
-def _sendable_index(p: Producer, partition: int, config: ProducerConfig) -> int:
+def _sendable_index(p: Producer, partition: int, config: ProducerConfig, in_turn: bool = True) -> int:
     """Index of the batch the Sender would drain for ``partition``, or -1.
 
     ``RecordAccumulator.shouldStopDrainBatchesForPartition``: a sequenced
     (retried) batch goes only when it is the first sequenced batch still
     outstanding; a new batch waits while the partition has an unresolved
-    sequence or outstanding batches from an older epoch.
+    sequence or outstanding batches from an older epoch.  ``in_turn`` off (weakened variant
+    ``retry_drained_out_of_turn``): a retried batch goes whenever it is not in flight.
     """
     first_sequenced = -1
     for i, b in enumerate(p.batches):
@@ -250,7 +251,7 @@ def _sendable_index(p: Producer, partition: int, config: ProducerConfig) -> int:
         if not config.enable_idempotence:
             return i
         if b.has_sequence:
-            return i if i == first_sequenced else -1
+            return i if i == first_sequenced or not in_turn else -1
         entry = p.partitions[partition]
         if entry.unresolved:
             return -1
@@ -260,7 +261,7 @@ def _sendable_index(p: Producer, partition: int, config: ProducerConfig) -> int:
     return -1
 
 
-def can_drain(p: Producer, partition: int, config: ProducerConfig, orphans: int = 0) -> bool:
+def can_drain(p: Producer, partition: int, config: ProducerConfig, orphans: int = 0, in_turn: bool = True) -> bool:
     """Whether :func:`drain` would send a batch of ``partition`` (no objects built).
 
     ``max.in.flight.requests.per.connection`` bounds the *requests* ``NetworkClient`` holds on the connection
@@ -273,16 +274,22 @@ def can_drain(p: Producer, partition: int, config: ProducerConfig, orphans: int 
         return False
     if p.in_flight + orphans >= config.max_in_flight:
         return False
-    return _sendable_index(p, partition, config) >= 0
+    return _sendable_index(p, partition, config, in_turn) >= 0
 
 
 def drain(
-    p: Producer, index: int, partition: int, config: ProducerConfig, sequence_space: int, orphans: int = 0
+    p: Producer,
+    index: int,
+    partition: int,
+    config: ProducerConfig,
+    sequence_space: int,
+    orphans: int = 0,
+    in_turn: bool = True,
 ) -> tuple[Producer, ProduceRequest] | None:
     """The Sender drains the next batch of ``partition`` into a ProduceRequest (``orphans``: :func:`can_drain`)."""
-    if not can_drain(p, partition, config, orphans):
+    if not can_drain(p, partition, config, orphans, in_turn):
         return None
-    i = _sendable_index(p, partition, config)
+    i = _sendable_index(p, partition, config, in_turn)
     b = p.batches[i]
     entries = p.partitions
     if config.enable_idempotence and not b.has_sequence:
@@ -464,6 +471,7 @@ def handle_produce_response(
     bump_next: bool = True,
     by_unresolved: bool = True,
     late_ack: bool = True,
+    ack_raises: bool = True,
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers (the batch of the request it names:
     :func:`answers`).
@@ -492,14 +500,17 @@ def handle_produce_response(
     fails and the transaction becomes abortable.  ``by_unresolved`` off (weakened variant
     ``unresolved_sequence_ignored_on_retry``): the unresolved state is ignored, as before Kafka 2.5.
 
-    The answer to a batch that already expired in flight: :func:`_late_answer` (``late_ack``).
+    The answer to a batch that already expired in flight: :func:`_late_answer` (``late_ack``).  ``ack_raises``:
+    :func:`complete_batch`.
     """
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))
     i = _find_in_flight(p, resp)
     if i < 0:
         return _late_answer(p, resp, late_ack)
-    return complete_batch(p, i, resp.error, config, sequence_space, defer_bump, transactional, bump_next, by_unresolved)
+    return complete_batch(
+        p, i, resp.error, config, sequence_space, defer_bump, transactional, bump_next, by_unresolved, ack_raises
+    )
 
 
 def complete_batch(
@@ -512,8 +523,13 @@ def complete_batch(
     transactional: bool = False,
     bump_next: bool = True,
     by_unresolved: bool = True,
+    ack_raises: bool = True,
 ) -> Outcome:
     """``Sender.completeBatch`` for in-flight batch ``i`` answered ``error`` (see :func:`handle_produce_response`).
+
+    A NONE or DUPLICATE_SEQUENCE_NUMBER answer raises the partition's last acknowledged sequence to the batch's
+    last one, never lowers it (``TxnPartitionEntry.maybeUpdateLastAckedSequence``): answers may arrive out of
+    order.  ``ack_raises`` off (weakened variant ``acked_sequence_lowered``): every answer sets it.
 
     Also the path of a request that got no answer: ``Sender.handleProduceResponse`` turns a request cancelled by
     a closed connection into NETWORK_EXCEPTION (``wasDisconnected``) or REQUEST_TIMED_OUT (``wasTimedOut``) for
@@ -527,7 +543,7 @@ def complete_batch(
             last = next_sequence(b.base_sequence, len(b.records) - 1, sequence_space)
             # TxnPartitionEntry.maybeUpdateLastAckedSequence compares plainly: past the wrap at Int.MAX_VALUE the
             # last acknowledged sequence stays at MAX_VALUE until a bump resets the partition (Kafka 3.9)
-            if last > entry.last_acked_sequence:
+            if last > entry.last_acked_sequence or not ack_raises:
                 entry = entry._replace(last_acked_sequence=last)
             p = p._replace(partitions=_set(p.partitions, b.partition, entry))
         return Outcome(p, acked=b.records)

@@ -506,6 +506,38 @@ def late_answer_misread(  # no mutate: the judge of failed_batch_handled_per_kaf
     return None
 
 
+def ack_misread(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
+    before: prod.Producer, after: prod.Producer, response: ProduceResponse, sequence_space: int
+) -> str | None:
+    """How the client's last acknowledged sequence after a NONE or DUPLICATE_SEQUENCE_NUMBER answer to a batch it
+    awaits differs from Kafka's, or ``None`` (the answer to a batch that already failed: :func:`late_answer_misread`).
+
+    ``Sender.completeBatch`` -> ``TransactionManager.handleCompletedBatch`` -> ``TxnPartitionEntry.
+    maybeUpdateLastAckedSequence`` (trunk @1eb7644349cb): the partition's last acknowledged sequence becomes the
+    batch's last sequence (``ProducerBatch.lastSequence``, wrapping at the top of the sequence space) if that is
+    higher -- a plain comparison, never lowered, whatever epoch the batch has; the same reference as the late
+    answers' (:func:`model.clients.producer.late_ack_misjudged`).  Answers can arrive out of order (a reordered
+    or duplicated message, a reconnect), so a defect that lowers the sequence, or skips an update, shows here
+    before it misleads ``canRetry`` / ``maybeResolveSequences``.
+    """
+    if response.connection != before.connection or response.error not in (Errors.NONE,
+                                                                            Errors.DUPLICATE_SEQUENCE_NUMBER):
+        return None
+    b = next((b for b in before.batches if prod.answers(b, response)), None)
+    if b is None or not b.has_sequence:
+        return None
+    q = b.partition
+    last = (b.base_sequence + len(b.records) - 1) % sequence_space
+    wrong = prod.late_ack_misjudged(before.partitions[q], after.partitions[q], last)
+    if wrong is None:
+        return None
+    got, want = wrong
+    return (
+        f"partition {q}: the {response.error} answer to {','.join(prod.record_label(r) for r in b.records)} (last "
+        f"sequence {last}) left the last acknowledged sequence at {got}; Kafka's is {want}"
+    )
+
+
 def misjudged_failure(  # no mutate: the judge of failed_batch_handled_per_kafka (a property), not a rule
     before: prod.Producer,
     after: prod.Producer,
@@ -562,6 +594,35 @@ def misjudged_failure(  # no mutate: the judge of failed_batch_handled_per_kafka
     return None
 
 
+def _drained_out_of_turn(  # no mutate: part of the judge of batch_stamped_per_kafka (a property), not a rule
+    before: prod.Producer, batch: prod.ProducerBatch
+) -> str | None:
+    """Why ``RecordAccumulator.shouldStopDrainBatchesForPartition`` (trunk @1eb7644349cb) holds ``batch`` back, or
+    ``None``.
+
+    ``TransactionManager.firstInFlightSequence`` is the lowest sequence of the partition's batches drained and
+    not completed (``inflightBatchesBySequence``, kept in sequence order, as the model's queue is): a batch being
+    retried is drained only if it is that one.  A batch not yet sequenced waits while the partition has an
+    unresolved sequence (``hasUnresolvedSequence``) or batches outstanding under an older producer id or epoch
+    (``hasInflightBatches`` and ``hasStaleProducerIdAndEpoch``).
+    """
+    q = batch.partition
+    first = next((b for b in before.batches if b.partition == q and b.has_sequence), None)
+    if batch.has_sequence:
+        if first is not None and first.records != batch.records:
+            return (
+                f"{','.join(prod.record_label(r) for r in first.records)} (sequence {first.base_sequence}) is the "
+                f"partition's first sequence in flight: Kafka resends a retried batch only in its turn"
+            )
+        return None
+    entry = before.partitions[q]
+    if entry.unresolved:
+        return "the partition's sequence is unresolved: Kafka drains no new batch until it is resolved"
+    if first is not None and entry.producer_epoch != before.producer_epoch:
+        return "batches of an older epoch are outstanding: Kafka drains no new batch before they complete"
+    return None
+
+
 def misstamped_batch(  # no mutate: the judge of batch_stamped_per_kafka (a property), not a rule
     before: prod.Producer, request: ProduceRequest
 ) -> str | None:
@@ -576,6 +637,12 @@ def misstamped_batch(  # no mutate: the judge of batch_stamped_per_kafka (a prop
     batch = next((b for b in before.batches if b.records == request.records), None)
     if batch is None:  # no branch: the drained batch was in the client's queue
         return None
+    held_back = _drained_out_of_turn(before, batch)
+    if held_back is not None:  # no branch: the other side describes a defect
+        return (
+            f"partition {request.partition}: {','.join(prod.record_label(r) for r in request.records)} drained while "
+            f"{held_back}"
+        )
     if batch.has_sequence:
         want = (batch.producer_epoch, batch.base_sequence)
     else:
@@ -800,7 +867,7 @@ class KafkaSystem:
                 continue
             orphans = self._orphans(state, i, p)
             for q in range(topo.partitions):
-                if prod.can_drain(p, q, cfg, orphans):
+                if prod.can_drain(p, q, cfg, orphans, self.flags.retry_drained_in_turn):
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         for env in heads:
@@ -948,7 +1015,9 @@ class KafkaSystem:
 
     def _send_produce(self, s: SystemState, i: int, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = s.producers[i]
-        drained = prod.drain(p, i, q, self.producer_config, self.flags.sequence_space, self._orphans(s, i, p))
+        orphans = self._orphans(s, i, p)
+        cfg, flags = self.producer_config, self.flags
+        drained = prod.drain(p, i, q, cfg, flags.sequence_space, orphans, flags.retry_drained_in_turn)
         if drained is None:  # no branch: replay/minimise only
             return None
         p, request = drained
@@ -1054,8 +1123,11 @@ class KafkaSystem:
             bump_next=flags.bump_on_next_sequence_refusal,
             by_unresolved=flags.retry_by_unresolved_sequence,
             late_ack=flags.late_success_updates_last_acked,
+            ack_raises=flags.acked_sequence_only_raised,
         )
         late = late_answer_misread(s.producers[i], outcome.producer, body, s.partitions[body.partition].log)
+        if late is None and self.idempotent:
+            late = ack_misread(s.producers[i], outcome.producer, body, flags.sequence_space)
         if late is not None:  # no branch: the other side records a defect (a late answer Kafka reads otherwise)
             s = s._replace(ghost=_noted(s.ghost, "misjudged_failures", late))  # no mutate: a property's verdict
         if body.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent:
@@ -1067,9 +1139,17 @@ class KafkaSystem:
         return self._apply_outcome(s, i, outcome, body.error), outcome.events
 
     def _complete_acks0(self, s: SystemState, request: ProduceRequest) -> SystemState:
-        """acks=0: the client counts a batch as done once it is on the wire."""
+        """acks=0: the client counts a batch as done once it is on the wire.
+
+        Kafka completes an acks=0 batch when its request is sent (``NetworkClient`` answers a request that expects
+        no response at once); the model completes it when the request reaches the leader.  A batch that
+        ``delivery.timeout.ms`` failed in between is done already (``ProducerBatch.done`` completes once): it is
+        not acknowledged again.
+        """
         p = s.producers[request.producer]
         batches = tuple(b for b in p.batches if not (b.in_flight and b.records == request.records))
+        if len(batches) == len(p.batches):
+            return s
         p = p._replace(batches=batches)
         ghost = s.ghost._replace(acked=_insert_sorted(s.ghost.acked, request.records))
         return s._replace(producers=_replace_at(s.producers, request.producer, p), ghost=ghost)
