@@ -321,6 +321,8 @@ def table_mismatch(  # no mutate: the judge (a property), not a rule
     nothing written or prepared) where Kafka's table says otherwise; ``append``: the append succeeded, failed
     (COORDINATOR_NOT_AVAILABLE, nothing moves), or is in flight (None: NONE now, the target prepared).
     ``moved``: the metadata written or prepared, whose producer id and epochs are judged too (:func:`kafka_target`)."""
+    if a.kind == "TimeoutAbort" and (a.md is None or a.md.pending_state):
+        return None  # timedOutTransactions skips it: no answer of Kafka's to compare (no_illegal_transition_attempt)
     want, want_target = kafka_answer(a)
     if error == Errors.UNKNOWN_SERVER_ERROR and want == Errors.UNKNOWN_SERVER_ERROR:
         return None
