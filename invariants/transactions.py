@@ -26,7 +26,7 @@ from keos.invariants.client_outcomes import client_outcome_properties
 from keos.invariants.progress import txn_progress_properties
 from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, fetch_range, record_fates
 from keos.model.clients.producer import record_id, record_label
-from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
+from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE, expire_transactional_id
 from keos.model.coordinator.transaction.transaction_state import TransactionState
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import CONTROL_COMMIT, NO_PRODUCER_ID, LogEntry, PartitionLeader, last_stable_offset
@@ -283,6 +283,61 @@ def _replica_divergence(s: TxnSystemState) -> list[str]:
     return out
 
 
+#: ``TransactionState.isExpirationAllowed`` (``TransactionState.java`` @33431ac9): the judge's own copy.
+_KAFKA_EXPIRABLE = (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT)  # no mutate: the judge's table (a property)
+
+
+def _expiry_mismatches(s: TxnSystemState) -> list[str]:  # no mutate: the judge (a property), not a rule
+    """Transactional ids whose coordinator expiry rule disagrees with ``TransactionStateManager.shouldExpire``
+    (``removeExpiredTransactionalIds``: an entry with no pending transition whose state allows expiration; the
+    elapsed ``transactional.id.expiration.ms`` is the environment's timing)."""
+    out: list[str] = []
+    for t, md in enumerate(s.coordinator):
+        kafka = md is not None and md.state in _KAFKA_EXPIRABLE and not md.pending_state
+        model = expire_transactional_id(md, None) is not None
+        if kafka != model:  # no branch: the violation side, only a defect takes it (txn_id_expiry_per_kafka)
+            state = "none" if md is None else md.state + (f"/{md.pending_state}" if md.pending_state else "")
+            verdict = f"{'expirable' if model else 'kept'}, kafka {'expires' if kafka else 'keeps'}"
+            out.append(f"id {t} in {state}: {verdict}")
+    return out
+
+
+def _expiry_properties(config: TxnConfig) -> list[Property]:
+    """``transactional.id.expiration.ms`` (``TransactionStateManager.removeExpiredTransactionalIds``): which entries
+    the coordinator may tombstone, with partners for an idle Empty id and (where the expiry is the timeout step of
+    an idle producer, not a budgeted fault) a completed one."""
+    partners: tuple[str, ...] = ("txn_id_expired_empty", "txn_id_expired_completed")
+    if not config.topology.transactional_id_expiration:
+        partners = partners[:1]
+    props = [
+        no_findings(
+            name="txn_id_expiry_per_kafka",
+            fact="The coordinator expires a transactional id exactly when Kafka's shouldExpire allows it: an entry "
+            "in Empty, CompleteCommit or CompleteAbort with no transition pending (once transactional.id."
+            "expiration.ms passed), never one in a transaction or with an append in flight -- and a later "
+            "InitProducerId for it is answered as for a new id.",
+            source="TransactionStateManager.removeExpiredTransactionalIds / shouldExpire, "
+            "TransactionState.isExpirationAllowed (TransactionState.java @33431ac9)",
+            catches="an expirable state dropped from or added to the table (an idle initialized producer never "
+            "expired, an open transaction's id tombstoned), a pending transition ignored by the expiry",
+            findings=_expiry_mismatches,
+            partners=partners,
+        ),
+        sometimes_event(
+            "txn_id_expired_empty", "An idle Empty transactional id (initialized, no transaction) expired.",
+            "txn:Empty->Dead",
+        ),
+    ]
+    if len(partners) > 1:
+        props.append(
+            sometimes_event(
+                "txn_id_expired_completed", "A transactional id idle after its last (committed) transaction expired.",
+                f"txn:{S.COMPLETE_COMMIT}->{S.DEAD}",
+            )
+        )
+    return props
+
+
 def _some_aborted_filtered(s: TxnSystemState) -> bool:
     for leader in s.partitions:
         lso = last_stable_offset(leader)
@@ -517,6 +572,8 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             )
         )
     props = [*props, *txn_progress_properties(config), *client_outcome_properties(config)]
+    if topo.transactional_id_expiration or faults.txn_id_expiry > 0:
+        props.extend(_expiry_properties(config))
     if not topo.producer_id_expiration:  # a follower's own expiry of idle producers is not modelled
         props.append(
             no_findings(

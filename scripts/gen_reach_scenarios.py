@@ -57,6 +57,7 @@ DEFAULT_CELLS = frozenset(
         "reach_txn_tv2_double_rotation",
         "reach_txn_tv2_exhausted_timeout",
         "reach_txn_tv2_overflow_end_retry",
+        "reach_txn_tv2_late_end_after_rotation",
     }
 )
 
@@ -265,6 +266,25 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
             "retries": 1,
         },
         "faults": {"request_timeout": 3, "total": 3},
+    },
+    "late_end_after_rotation": {
+        "tvs": ("tv2",),
+        "text": "one producer, four transactions of one record at the smallest epoch limit (max_producer_epoch = 3): "
+        "every end bumps the epoch, so the third transaction's end rotates the producer id (nextProducerId) and the "
+        "fourth ends on the new id; one request may time out, so an EndTxn of the old producer id at the exhausted "
+        "epoch can land after the new id has ended a transaction of its own. That late EndTxn is no retry of the "
+        "rotation any more (retryOnOverflow needs the rotation's completion at epoch 0): Kafka answers it "
+        "INVALID_PRODUCER_ID_MAPPING, never NONE with the new id's current epoch (coordinator_answers_per_kafka_table, "
+        "acknowledged_to_holder).",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 4,
+            "records_per_transaction": 1,
+            "max_producer_epoch": 3,
+            "retries": 1,
+        },
+        "faults": {"request_timeout": 1, "total": 1},
     },
     "exhausted_zombie": {
         "tvs": ("tv1",),

@@ -183,3 +183,70 @@ def test_log_transitions_per_kafka_table() -> None:
     assert problems([ongoing], [V(7, 3, "PrepareCommit", (0,))])
     assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 4, "CompleteAbort")])
     assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 5, "CompleteCommit")])
+
+
+def _moved(out: object) -> object:
+    transit = getattr(out, "transit", None)
+    if transit is not None:
+        return transit
+    md = getattr(out, "metadata", None)
+    return md if getattr(out, "wrote", False) else None
+
+
+@pytest.mark.parametrize("tv", [1, 2])
+def test_every_prepared_target_is_kafkas(tv: int) -> None:
+    """The target judge (producer id, epoch, lastProducerEpoch, nextProducerId of the metadata a handler writes or
+    prepares) agrees with every handler, the epoch fence of InitProducerId and of the timeout abort included, at
+    ordinary and exhausted epochs (max_producer_epoch 5: epochs 4 and 5 are exhausted)."""
+    from keos.model.coordinator.transaction.transaction_coordinator import timeout_abort
+
+    cc = kafka_cc(transaction_version=tv, max_producer_epoch=5)
+    checked = 0
+    for state, epoch, last, failed, ok in itertools.product(
+        STORED, (0, 2, 3, 4, 5), (-1, 1), (False, True), (True, False, None)
+    ):
+        parts = (0,) if state in ("Ongoing", "PrepareCommit", "PrepareAbort") else ()
+        pending = "CompleteCommit" if state == "PrepareCommit" else "CompleteAbort" if state == "PrepareAbort" else ""
+        md = TransactionMetadata(0, 7, epoch, last, 5, -1, state, parts, pending_state=pending,
+                                 has_failed_epoch_fence=failed and state == "Ongoing" and tv < 2)
+        for pid, ask_epoch in ((7, epoch), (7, last), (7, -1), (-1, -1), (5, 4)):
+            out = handle_init_producer_id(md, 0, pid, ask_epoch, 40, cc, ok)
+            ask = Ask("InitProducerId", md, pid, ask_epoch, False, (), tv, cc)
+            assert table_mismatch(ask, out.error, _target(out), ok, _moved(out)) is None, (md, pid, ask_epoch, out)
+            checked += 1
+        for committed in (True, False):
+            out = handle_end_txn(md, 7, epoch, committed, 40, cc, ok)
+            ask = Ask("EndTxn", md, 7, epoch, committed, (), tv, cc)
+            assert table_mismatch(ask, out.error, _target(out), ok, _moved(out)) is None, (md, committed, out)
+        out = handle_add_partitions(md, 7, epoch, (0, 1), ok)
+        ask = Ask("AddPartitionsToTxn", md, 7, epoch, False, (0, 1), tv, cc)
+        assert table_mismatch(ask, out.error, _target(out), ok, _moved(out)) is None, (md, out)
+        timed_out = timeout_abort(md, cc, ok, 40)
+        if timed_out is not None:
+            ask = Ask("TimeoutAbort", md, -1, -1, False, (), tv, cc)
+            assert table_mismatch(ask, timed_out.error, _target(timed_out), ok, _moved(timed_out)) is None, md
+    assert checked > 1000
+
+
+def test_target_judge_flags_wrong_epochs_and_rotation() -> None:
+    """A target Kafka would not prepare: a TV2 fence that forgets lastProducerEpoch or rotates a producer id whose
+    epoch is not exhausted; a TV1 fence that keeps lastProducerEpoch (a zombie's stale InitProducerId would pass
+    as a retry); a KIP-360 retry that bumps the epoch again."""
+    cc2 = kafka_cc(transaction_version=2, max_producer_epoch=5)
+    cc1 = kafka_cc(transaction_version=1, max_producer_epoch=5)
+    ongoing = TransactionMetadata(0, 7, 3, 2, state="Ongoing", partitions=(0,))
+    fence = Ask("InitProducerId", ongoing, -1, -1, False, (), 2, cc2)
+    good = ongoing._replace(state="PrepareAbort", producer_epoch=4, last_producer_epoch=3)
+    assert table_mismatch(fence, Errors.CONCURRENT_TRANSACTIONS, "PrepareAbort", True, good) is None
+    assert table_mismatch(fence, Errors.CONCURRENT_TRANSACTIONS, "PrepareAbort", True,
+                          good._replace(last_producer_epoch=-1))
+    rotated = good._replace(next_producer_id=9)
+    assert table_mismatch(fence, Errors.CONCURRENT_TRANSACTIONS, "PrepareAbort", True, rotated)
+    timeout = Ask("TimeoutAbort", ongoing, -1, -1, False, (), 1, cc1)
+    tv1 = ongoing._replace(state="PrepareAbort", producer_epoch=4, last_producer_epoch=-1)
+    assert table_mismatch(timeout, Errors.NONE, "PrepareAbort", True, tv1) is None
+    assert table_mismatch(timeout, Errors.NONE, "PrepareAbort", True, tv1._replace(last_producer_epoch=2))
+    empty = TransactionMetadata(0, 7, 3, 2, state="Empty")
+    retry = Ask("InitProducerId", empty, 7, 2, False, (), 1, cc1)
+    assert table_mismatch(retry, Errors.NONE, "Empty", True, empty) is None
+    assert table_mismatch(retry, Errors.NONE, "Empty", True, empty._replace(producer_epoch=4))

@@ -88,6 +88,7 @@ from keos.model.systems.transactions import (
     TransactionalSystem,
     _at,
     _flagged,
+    _moved,
     _moved_to,
 )
 from keos.model.systems.transactions_records import (
@@ -1038,7 +1039,7 @@ class EosSystem(TransactionalSystem):
         out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, append_ok)
         ask = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
                   (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc)
-        s = self._judge_table(s, ask, out.error, _moved_to(out), append_ok)
+        s = self._judge_table(s, ask, out.error, _moved_to(out), append_ok, _moved(out))
         s, events = self._apply_coordinator(s, t, out)
         resp = AddOffsetsToTxnResponse(req.producer, req.connection, out.error)
         s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
@@ -1117,7 +1118,7 @@ class EosSystem(TransactionalSystem):
                 out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group)
                 add = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
                           (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc)
-                s = self._judge_table(s, add, out.error, _moved_to(out), True)
+                s = self._judge_table(s, add, out.error, _moved_to(out), True, _moved(out))
                 s, events = self._apply_coordinator(s, t, out)
                 verdict = out.error
             else:

@@ -241,10 +241,16 @@ def _known_failure(s: TxnSystemState, label: str) -> TxnSystemState:  # no mutat
 def _moved_to(out: tc.Outcome) -> str | None:
     """The state a handler's outcome moves the entry to: the logged target, the prepared one (append in flight),
     or None (nothing written or prepared)."""
+    moved = _moved(out)
+    return None if moved is None else str(moved.state)
+
+
+def _moved(out: tc.Outcome) -> tc.TransactionMetadata | None:
+    """The metadata a handler's outcome writes (or prepares, its append in flight); None: nothing."""
     if out.transit is not None:
-        return str(out.transit.state)
+        return out.transit
     if out.wrote and out.metadata is not None:
-        return str(out.metadata.state)
+        return out.metadata
     return None
 
 
@@ -960,6 +966,7 @@ class TransactionalSystem:
         md = s.coordinator[t] if t >= 0 else None
         events: tuple[str, ...] = ()
         target: str | None = None
+        moved: tc.TransactionMetadata | None = None
         kind = "AddPartitionsToTxn" if self.tv >= 2 else "VerifyPartition"
         if s.loading and self.flags.loading_answers_load_in_progress:
             # getTransactionState first: the leader's verification waits for the load like a client's request
@@ -970,12 +977,12 @@ class TransactionalSystem:
             out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,), append_ok)
             if t >= 0:
                 s, events = self._apply_coordinator(s, t, out)
-            error, target = out.error, _moved_to(out)
+            error, target, moved = out.error, _moved_to(out), _moved(out)
         else:
             error = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, req.partition)
         s = self._judge_error(s, kind, error, md, req.producer_id, req.producer_epoch, append_ok)
         ask = Ask(kind, md, req.producer_id, req.producer_epoch, False, (req.partition,), self.tv, self.cc, s.loading)
-        s = self._judge_table(s, ask, error, target, append_ok)
+        s = self._judge_table(s, ask, error, target, append_ok, moved)
         return s, error, (*events, "verification")
 
     def _on_verification_answer(
@@ -1061,7 +1068,7 @@ class TransactionalSystem:
         s = self._judge_error(s, kind, out.error, md, req.producer_id, req.producer_epoch, append_ok)
         committed, parts = getattr(req, "committed", False), getattr(req, "partitions", ())
         ask = Ask(kind, md, req.producer_id, req.producer_epoch, committed, parts, self.tv, self.cc, s.loading)
-        s = self._judge_table(s, ask, out.error, _moved_to(out), append)
+        s = self._judge_table(s, ask, out.error, _moved_to(out), append, _moved(out))
         if out.transit is not None:
             fence = "fence_prepared" in out.events and md is not None
             append_msg = tc.TxnLogAppend(
@@ -1095,11 +1102,12 @@ class TransactionalSystem:
         return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
 
     def _judge_table(
-        self, s: TxnSystemState, ask: Ask, error: str, target: str | None, append: bool | None
+        self, s: TxnSystemState, ask: Ask, error: str, target: str | None, append: bool | None, moved: Any = None
     ) -> TxnSystemState:
         """Record (ghost) an answer or a transition other than Kafka's answer table's for the (request, state) pair
-        (:func:`~keos.model.coordinator.transaction.answer_table.table_mismatch`)."""
-        label = table_mismatch(ask, error, target, append)
+        (:func:`~keos.model.coordinator.transaction.answer_table.table_mismatch`); ``moved``: the metadata written
+        or prepared, whose producer id and epochs are judged too."""
+        label = table_mismatch(ask, error, target, append, moved)
         if label is None:  # no branch: the other side is a violation, only a defect takes it
             return s
         return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
@@ -1512,6 +1520,8 @@ class TransactionalSystem:
         if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
         out = out._replace(events=("timeout_abort", *out.events))
+        ask = Ask("TimeoutAbort", old, -1, -1, False, (), self.tv, self.cc)
+        s = self._judge_table(s, ask, out.error, _moved_to(out), mode, _moved(out))
         if out.transit is not None and old is not None:
             fence = "fence_prepared" in out.events
             append = tc.TxnLogAppend(t, "fence" if fence else "timeout", out.transit, None, "", old.producer_epoch)

@@ -39,7 +39,15 @@ from typing import Any, NamedTuple
 from keos.model.coordinator.transaction.transaction_state import TransactionState as S
 from keos.model.protocol.errors import Errors
 
-__all__ = ["Ask", "append_callback_mismatch", "kafka_answer", "kafka_append_callback", "table_mismatch"]
+__all__ = [
+    "Ask",
+    "Target",
+    "append_callback_mismatch",
+    "kafka_answer",
+    "kafka_append_callback",
+    "kafka_target",
+    "table_mismatch",
+]
 
 _PREPARE = (S.PREPARE_COMMIT, S.PREPARE_ABORT)  # no mutate: a table of the judge (a property), not a rule
 _COMPLETE = (S.COMPLETE_COMMIT, S.COMPLETE_ABORT)  # no mutate: a table of the judge (a property), not a rule
@@ -214,6 +222,84 @@ _TABLE = {  # no mutate: the judge's dispatch (a property), not a rule
 }
 
 
+class Target(NamedTuple):
+    """What Kafka's prepared ``TxnTransitMetadata`` carries besides its state: whether the producer id is a new one
+    (None: not judged -- a new entry's first id), the producer epoch, ``lastProducerEpoch``, and whether a
+    ``nextProducerId`` was allocated (a TV2 end at an exhausted epoch)."""
+
+    new_pid: bool | None
+    epoch: int
+    last_epoch: int
+    next_pid: bool
+
+
+def _fence_target(a: Ask) -> Target:  # no mutate: the judge (a property), not a rule
+    """The PrepareAbort of an epoch fence (``prepareFenceProducerEpoch`` then ``endTransaction(ABORT,
+    isFromClient=false)``): TV0/TV1 -- the epoch bumped into the cache unless a failed fence already did
+    (``hasFailedEpochFence``), ``lastProducerEpoch`` -1; TV2 since KAFKA-19367 (PR #19910) -- one bump in
+    ``prepareAbortOrCommit`` (none at Short.MAX_VALUE, PR #21469), ``lastProducerEpoch`` the fenced epoch, and at an
+    exhausted epoch a ``nextProducerId`` (KAFKA-20090, PR #21506)."""
+    md, cfg = a.md, a.cfg
+    cur = md.producer_epoch
+    bump = not md.has_failed_epoch_fence and cur < cfg.max_producer_epoch
+    epoch = cur + 1 if bump else cur
+    if cfg.transaction_version >= 2 and cfg.single_fence_bump:
+        return Target(False, epoch, cur, cfg.fence_rotates_exhausted_producer_id and _exhausted(cur, cfg))
+    if bump and cfg.transaction_version >= 2:  # KAFKA-19367's double bump (a configured Kafka 4.0.0)
+        epoch += 1
+    return Target(False, epoch, -1, False)
+
+
+def kafka_target(a: Ask, state: str) -> Target | None:  # no mutate: the judge (a property), not a rule
+    """The transit metadata Kafka prepares when ``a`` moves the entry to ``state`` (None: not judged).
+
+    ``TransactionMetadata.scala`` @1eb7644349cb with the model's cited 4.x changes: ``prepareIncrementProducerEpoch``
+    (no expected epoch: bump, last -1; the current epoch or a new entry: bump, last = current; the last epoch: the
+    retry, nothing moves), ``prepareProducerIdRotation`` (a new id at epoch 0, last = the exhausted epoch when the
+    request named one), ``prepareAddPartitions`` (id and epochs kept), ``prepareAbortOrCommit`` (TV0/TV1 kept; TV2
+    epoch + 1, last = the current epoch, ``nextProducerId`` at an exhausted epoch) and the epoch fence."""
+    md, cfg = a.md, a.cfg
+    if a.kind == "TimeoutAbort":
+        return _fence_target(a) if cfg.timeout_abort_bumps_epoch and md is not None else None
+    if md is None:
+        return Target(None, 0, -1, False) if a.kind == "InitProducerId" else None
+    cur, last = md.producer_epoch, md.last_producer_epoch
+    if a.kind == "InitProducerId":
+        if state == S.PREPARE_ABORT:
+            return _fence_target(a)
+        if _exhausted(cur, cfg) and a.epoch in (-1, cur):
+            return Target(True, 0, cur if a.epoch >= 0 else -1, False)
+        if a.epoch < 0:
+            return Target(False, cur + 1, -1, False)
+        if a.epoch == cur or cur == -1:
+            return Target(False, cur + 1, cur, False)
+        return Target(False, cur, last, False)
+    if a.kind in ("AddPartitionsToTxn", "AddOffsetsToTxn"):
+        return Target(False, cur, last, False)
+    if a.kind != "EndTxn":
+        return None
+    if a.tv < 2:
+        return Target(False, cur, last, False)
+    rotate = _exhausted(cur, cfg) and (md.state == S.ONGOING or cfg.empty_abort_rotates_producer_id)
+    return Target(False, cur + 1, cur, rotate)
+
+
+def _target_mismatch(a: Ask, moved: Any) -> str:  # no mutate: the judge (a property), not a rule
+    """How the prepared target ``moved`` differs from :func:`kafka_target` ("" if it does not)."""
+    want = kafka_target(a, moved.state)
+    if want is None:
+        return ""
+    got = Target(
+        None if want.new_pid is None else moved.producer_id != a.md.producer_id,
+        moved.producer_epoch,
+        moved.last_producer_epoch,
+        moved.next_producer_id >= 0,
+    )
+    if got == want:  # no branch: the other side describes a defect
+        return ""
+    return ",".join(f"{f}={g}:kafka={w}" for f, g, w in zip(Target._fields, got, want, strict=True) if g != w)
+
+
 def kafka_answer(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property), not a rule
     """Kafka's answer to ``a`` with its append succeeding: (error, target state; "" when nothing is written).
 
@@ -221,17 +307,22 @@ def kafka_answer(a: Ask) -> tuple[str, str]:  # no mutate: the judge (a property
     ``loadingPartitions`` answers COORDINATOR_LOAD_IN_PROGRESS before any other row."""
     if a.loading:
         return _E.COORDINATOR_LOAD_IN_PROGRESS, ""
+    if a.kind == "TimeoutAbort":  # abortTimedOutTransactions: an Ongoing entry with no transition pending
+        return _E.NONE, S.PREPARE_ABORT
     if a.kind == "EndTxn":
         return _end_tv2(a) if a.tv >= 2 else _end_tv1(a)
     return _TABLE[a.kind](a)
 
 
 def table_mismatch(  # no mutate: the judge (a property), not a rule
-    a: Ask, error: str, target: str | None, append: bool | None
+    a: Ask, error: str, target: str | None, append: bool | None, moved: Any = None
 ) -> str | None:
     """A ghost label if the coordinator answered ``a`` with ``error`` and moved the entry to ``target`` (None:
     nothing written or prepared) where Kafka's table says otherwise; ``append``: the append succeeded, failed
-    (COORDINATOR_NOT_AVAILABLE, nothing moves), or is in flight (None: NONE now, the target prepared)."""
+    (COORDINATOR_NOT_AVAILABLE, nothing moves), or is in flight (None: NONE now, the target prepared).
+    ``moved``: the metadata written or prepared, whose producer id and epochs are judged too (:func:`kafka_target`)."""
+    if a.kind == "TimeoutAbort" and (a.md is None or a.md.pending_state):
+        return None  # timedOutTransactions skips it: no answer of Kafka's to compare (no_illegal_transition_attempt)
     want, want_target = kafka_answer(a)
     if error == Errors.UNKNOWN_SERVER_ERROR and want == Errors.UNKNOWN_SERVER_ERROR:
         return None
@@ -240,9 +331,10 @@ def table_mismatch(  # no mutate: the judge (a property), not a rule
     elif want_target and append is None:
         want = Errors.NONE
     got_target = target or ""
-    if (error, got_target) == (want, want_target):  # no branch: the other side describes a defect
-        return None
     state = "none" if a.md is None else a.md.state + (f"/{a.md.pending_state}" if a.md.pending_state else "")
+    if (error, got_target) == (want, want_target):  # no branch: the other side describes a defect
+        wrong = _target_mismatch(a, moved) if moved is not None and got_target else ""
+        return f"answer_table:{a.kind}:{state}:target:{got_target}:{wrong}" if wrong else None
     return f"answer_table:{a.kind}:{state}:{error}->{got_target or '-'}:kafka:{want}->{want_target or '-'}"
 
 
