@@ -1039,7 +1039,12 @@ class GroupSystem:
         return s._replace(group=cg.expire_pending(s.group, member_id)), ("pending_member_expired",)
 
     def _expire_offsets(self, s: GroupState) -> Result:
-        ghost = s.ghost._replace(max_committed=())
+        """``offsets.retention.minutes`` (KIP-211, ``OffsetMetadataManager.cleanupExpiredOffsets``, Kafka 4.0): a
+        classic group's offsets expire only once it has been Empty that long.  Ghost: only then is an acknowledged
+        offset forgotten (``committed_offsets_never_regress``); offsets deleted while the group has members (KAFKA-13636:
+        expired during a rebalance) are a regression, whatever path deletes them."""
+        empty = s.group.state == cg.EMPTY
+        ghost = s.ghost._replace(max_committed=()) if empty else s.ghost  # no branch: only an Empty group expires
         return s._replace(group=cg.expire_offsets(s.group, TOPIC), ghost=ghost), ("offsets:expired",)
 
     def _compact(self, s: GroupState) -> Result:
