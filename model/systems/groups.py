@@ -243,7 +243,7 @@ def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
 
 
-def _commit_reaction_ok(old: Consumer, new: Consumer, error: str) -> bool:
+def _commit_reaction_ok(old: Consumer, new: Consumer, error: str) -> bool:  # no mutate: the judge (a property)
     """Ghost: ``ConsumerCoordinator.OffsetCommitResponseHandler`` (Kafka 4.0, trunk 1eb7644) for an OffsetCommit sent
     with the identity the consumer still has: NONE changes neither identity, state nor assignment;
     NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE only ``markCoordinatorUnknown`` (retriable: ``onJoinPrepare`` returns
@@ -1041,8 +1041,8 @@ class GroupSystem:
     def _expire_offsets(self, s: GroupState) -> Result:
         """``offsets.retention.minutes`` (KIP-211, ``OffsetMetadataManager.cleanupExpiredOffsets``, Kafka 4.0): a
         classic group's offsets expire only once it has been Empty that long.  Ghost: only then is an acknowledged
-        offset forgotten (``committed_offsets_never_regress``); offsets deleted while the group has members (KAFKA-13636:
-        expired during a rebalance) are a regression, whatever path deletes them."""
+        offset forgotten (``committed_offsets_never_regress``); offsets deleted while the group has members
+        (KAFKA-13636: expired during a rebalance) are a regression, whatever path deletes them."""
         empty = s.group.state == cg.EMPTY
         ghost = s.ghost._replace(max_committed=()) if empty else s.ghost  # no branch: only an Empty group expires
         return s._replace(group=cg.expire_offsets(s.group, TOPIC), ghost=ghost), ("offsets:expired",)
