@@ -53,7 +53,6 @@ from dataclasses import replace
 
 from keos.invariants._common import no_findings, sometimes_event, sometimes_state
 from keos.model.clients import consumer_coordinator as cc
-from keos.model.coordinator.group import assignors as asg
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Expectation, Property
@@ -540,13 +539,10 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     if faults.moved_coordinator_commit and topo.records:
         # the coordinator moves while an OffsetCommit is in flight: onJoinPrepare's auto-commit must be retried (a
         # retriable error revokes nothing), else revoked_partitions_committed never judges the retry rule
-        moved = ["join_prepare_commit_retried"] if topo.assignor not in asg.COOPERATIVE else ["commit_not_coordinator"]
-        props.append(sometimes_event(moved[0], "An OffsetCommit is answered NOT_COORDINATOR (the coordinator moved "
-                                     "mid-commit)" + (": onJoinPrepare revokes nothing and commits again." if
-                                                      moved[0] == "join_prepare_commit_retried" else "."),
-                                     "join_prepare:commit_retried" if moved[0] == "join_prepare_commit_retried"
-                                     else "commit:NOT_COORDINATOR"))
-        props = [replace(p, partners=(*p.partners, *moved))
+        props.append(sometimes_event("join_prepare_commit_retried", "onJoinPrepare's auto-commit is answered "
+                                     "NOT_COORDINATOR (the coordinator moved mid-commit): nothing is revoked and the "
+                                     "commit is retried.", "join_prepare:commit_retried"))
+        props = [replace(p, partners=(*p.partners, "join_prepare_commit_retried"))
                  if p.name in ("revoked_partitions_committed", "consumers_react_as_kafka") else p for p in props]
     if faults.commit_before_sync and topo.records:
         # a client that commits between its JoinGroup and SyncGroup answers: the coordinator's CompletingRebalance
