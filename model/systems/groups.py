@@ -717,7 +717,7 @@ class GroupSystem:
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
         if action.kind == "SyncResponse":
             return Errors.NONE, tuple(sorted(s.consumers[action.args[0]].held_sync[0]))
-        if action.kind in ("Commit", "EarlyCommit"):
+        if action.kind in ("Commit", "EarlyCommit"):  # no mutate: ghost observer (the judge's input)
             i = action.args[0]
             c = s.consumers[i]
             return cg.validate_offset_commit(s.group, c.member_id, c.generation,
