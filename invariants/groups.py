@@ -536,6 +536,22 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props = [replace(p, partners=(*p.partners, *timeout))
                  if p.name in ("same_generation_owners_disjoint", "healthy_member_never_removed") else p
                  for p in props]
+    if faults.moved_coordinator_commit and topo.records:
+        # the coordinator moves while an OffsetCommit is in flight: onJoinPrepare's auto-commit must be retried (a
+        # retriable error revokes nothing), else revoked_partitions_committed never judges the retry rule
+        props.append(sometimes_event("join_prepare_commit_retried", "onJoinPrepare's auto-commit is answered "
+                                     "NOT_COORDINATOR (the coordinator moved mid-commit): nothing is revoked and the "
+                                     "commit is retried.", "join_prepare:commit_retried"))
+        props = [replace(p, partners=(*p.partners, "join_prepare_commit_retried"))
+                 if p.name in ("revoked_partitions_committed", "consumers_react_as_kafka") else p for p in props]
+    if faults.commit_before_sync and topo.records:
+        # a client that commits between its JoinGroup and SyncGroup answers: the coordinator's CompletingRebalance
+        # answer and the client's reaction to it (KAFKA-8487: requestRejoin, no generation reset) must be judged
+        props.append(sometimes_event("early_commit_rebalance_in_progress", "An OffsetCommit sent between the "
+                                     "JoinGroup and SyncGroup answers is answered REBALANCE_IN_PROGRESS.",
+                                     "early_commit:REBALANCE_IN_PROGRESS"))
+        props = [replace(p, partners=(*p.partners, "early_commit_rebalance_in_progress"))
+                 if p.name in ("commits_fenced_exactly", "consumers_react_as_kafka") else p for p in props]
     if faults.lost_join_response:
         # a JoinGroup retried after its response was lost: answered with the current generation (Kafka 4.0
         # classicGroupJoinExistingMember), also by the leader while the group is CompletingRebalance

@@ -422,6 +422,10 @@ class ProtocolFlags:
         rebalance_in_progress_keeps_generation: a consumer answered REBALANCE_IN_PROGRESS rejoins keeping its
             generation and partitions (``requestRejoin``), unlike ILLEGAL_GENERATION
             (``resetGenerationOnResponseError``: generation reset, partitions lost).
+        join_prepare_retries_commit: ``ConsumerCoordinator.onJoinPrepare`` (Kafka 4.0, trunk 1eb7644) answered a
+            retriable error for its auto-commit (NOT_COORDINATOR: the coordinator moved mid-commit) returns false:
+            it revokes nothing and sends no JoinGroup, and retries the commit once the coordinator is found again;
+            without it the consumer revokes its partitions with their positions uncommitted.
         offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
             rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
             without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
@@ -587,6 +591,7 @@ class ProtocolFlags:
     pending_members_expire: bool = True
     rebalance_timeout_advances_generation: bool = True
     rebalance_timeout_keeps_static: bool = True
+    join_prepare_retries_commit: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -1829,6 +1834,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_late_sync_response",),
             bug="SyncGroupResponseHandler without its hasGenerationReset check: a member fenced while its SyncGroup "
             "was in flight consumes the partitions of a generation it no longer belongs to, beside their new owner",
+        ),
+        Variant(
+            name="join_prepare_skips_failed_commit",
+            description="onJoinPrepare takes a retriable failure of its auto-commit (NOT_COORDINATOR: the group "
+            "coordinator moved while the OffsetCommit was in flight) as the end of the commit: it revokes every "
+            "partition (eager) with its position uncommitted and goes on to JoinGroup.",
+            flags=replace(_REAL, join_prepare_retries_commit=False),
+            weakened=True,
+            breaks=("revoked_partitions_committed",),
+            scenarios=("groups_coordinator_moved_commit",),
+            bug="onJoinPrepare before KAFKA-13310/KAFKA-14024's retry of a retriable async-commit failure (and the "
+            "shape of KAFKA-12983: join preparation not redone): the revoked partitions' next owner starts at an "
+            "older committed offset and processes records again after every coordinator move during a rebalance",
         ),
         Variant(
             name="no_commit_on_revoke",

@@ -278,6 +278,8 @@ REAL = {
     "groups_partitions_added": 202,
     "groups_static_membership": 834,
     "groups_member_id_required": 395,
+    "groups_coordinator_moved_commit": 489,
+    "groups_early_commit": 1401,
 }
 
 

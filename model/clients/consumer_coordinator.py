@@ -174,10 +174,12 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
         return c
     if error == Errors.COORDINATOR_LOAD_IN_PROGRESS:  # unreachable: no coordinator error answers a commit here
         return c
-    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):  # unreachable: as above
+    if error == Errors.NOT_COORDINATOR:  # the coordinator moved mid-commit (groups' MovedCoordinatorCommit)
         return c._replace(coordinator=-1)
-    if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:  # unreachable: only a STABLE member's commit is
-        return c  # answered it (the join completes after every member's JoinGroup; a late copy is ILLEGAL_GENERATION)
+    if error == Errors.COORDINATOR_NOT_AVAILABLE:  # unreachable: no modelled coordinator answers it to a commit
+        return c._replace(coordinator=-1)
+    if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:  # a client that commits before its SyncGroup
+        return c  # answer (groups' EarlyCommit): requestRejoin changes nothing while the rebalance is under way
     if error == Errors.FENCED_INSTANCE_ID and not unchanged and checks_generation:
         return c
     fenced = error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION)

@@ -85,7 +85,7 @@ GROUP_ID = "consumerGroupId"
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
-    "rebalance_timeout",
+    "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync",
 )
 
 
@@ -132,6 +132,8 @@ class GroupsFaultBudget:
     late_sync_response: int = 0
     lost_member_id: int = 0
     rebalance_timeout: int = 0
+    moved_coordinator_commit: int = 0
+    commit_before_sync: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -203,6 +205,8 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "LoseMemberIdResponse": ("consumer",),
     "ExpirePending": ("member",),
     "RebalanceTimeout": (),
+    "MovedCoordinatorCommit": ("consumer",),
+    "EarlyCommit": ("consumer",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -218,6 +222,8 @@ FAULT_OF_ACTION = {
     "DelaySyncResponse": "late_sync_response",
     "LoseMemberIdResponse": "lost_member_id",
     "RebalanceTimeout": "rebalance_timeout",
+    "MovedCoordinatorCommit": "moved_coordinator_commit",
+    "EarlyCommit": "commit_before_sync",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -235,6 +241,30 @@ def _outcome(error: str) -> str:
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
+
+
+def _commit_reaction_ok(old: Consumer, new: Consumer, error: str) -> bool:  # no mutate: the judge (a property)
+    """Ghost: ``ConsumerCoordinator.OffsetCommitResponseHandler`` (Kafka 4.0, trunk 1eb7644) for an OffsetCommit sent
+    with the identity the consumer still has: NONE changes neither identity, state nor assignment;
+    NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE only ``markCoordinatorUnknown`` (retriable: ``onJoinPrepare`` returns
+    false and revokes nothing); REBALANCE_IN_PROGRESS is ``requestRejoin`` -- a STABLE member rejoins keeping member
+    id, generation and partitions, one already in a rebalance is unchanged (KAFKA-8487: never a generation reset);
+    UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION ``resetGenerationOnResponseError`` (partitions lost); anything else
+    (FENCED_INSTANCE_ID) fails the consumer."""
+    kept = (new.member_id, new.generation, new.owned, new.positions) == (
+        old.member_id, old.generation, old.owned, old.positions)
+    if error == Errors.NONE:
+        return kept and new.state == old.state
+    if error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE):
+        return kept and new.state == old.state and new.coordinator < 0
+    if error == Errors.REBALANCE_IN_PROGRESS:
+        return kept and new.state == (cc.UNJOINED if old.state == cc.STABLE else old.state)
+    if error == Errors.UNKNOWN_MEMBER_ID:
+        return new.state == cc.UNJOINED and (new.member_id, new.generation) == ("", cc.NO_GENERATION) and not new.owned
+    if error == Errors.ILLEGAL_GENERATION:
+        return new.state == cc.UNJOINED and (new.member_id, new.generation) == (
+            old.member_id, cc.NO_GENERATION) and not new.owned
+    return new.state == cc.FAILED
 
 
 def _needless_rebalance(before: cg.ClassicGroup, after: cg.ClassicGroup, member_id: str, owned: tuple[int, ...],
@@ -500,6 +530,11 @@ class GroupSystem:
                         out.append(Action("Poll", (i, p)))
                 if self._talks(s, c) and self._may_commit(c) and c.uncommitted():
                     out.append(Action("Commit", (i,)))
+            if self._commit_due(s, c) and self._fault_allowed(s, "moved_coordinator_commit"):
+                out.append(Action("MovedCoordinatorCommit", (i,)))
+            early = c.state == cc.AWAITING_SYNC and self._talks(s, c) and c.uncommitted()
+            if early and self._fault_allowed(s, "commit_before_sync"):
+                out.append(Action("EarlyCommit", (i,)))
         if cg.join_complete_ready(g):
             out.append(Action("CompleteJoin"))
         elif self._fault_allowed(s, "rebalance_timeout") and cg.join_timeout_changes(
@@ -535,6 +570,12 @@ class GroupSystem:
         if self._fault_allowed(s, "late_commit"):
             out.extend(Action("LateCommit", (i,)) for i, c in enumerate(s.consumers) if self._stale_commit(s, c))
         return out
+
+    def _commit_due(self, s: GroupState, c: Consumer) -> bool:
+        """``c`` sends an OffsetCommit now: a Stable member's commit of its positions (Commit), or -- asked to rejoin
+        (UNJOINED with its generation) -- ``onJoinPrepare``'s auto-commit before its JoinGroup (both protocols: Kafka
+        4.0's ``maybeAutoCommitOffsetsAsync`` there does not depend on the protocol)."""
+        return self._talks(s, c) and self._may_commit(c) and bool(c.uncommitted())
 
     @staticmethod
     def _stale_claim(c: Consumer) -> bool:
@@ -625,7 +666,7 @@ class GroupSystem:
         ``rebalance.timeout.ms`` (``completeClassicGroupJoin``), or a new coordinator loaded another membership from
         ``__consumer_offsets``.  Any other removal takes a healthy member's assignment away."""
         gone = [m for m in before.group.members if after.group.member(m.member_id) is None]
-        if not gone or action.kind == "CoordinatorFailover":
+        if not gone or action.kind in ("CoordinatorFailover", "MovedCoordinatorCommit"):  # a new coordinator loaded
             return after
         notes: list[str] = []
         for m in gone:
@@ -676,6 +717,14 @@ class GroupSystem:
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
         if action.kind == "SyncResponse":
             return Errors.NONE, tuple(sorted(s.consumers[action.args[0]].held_sync[0]))
+        if action.kind in ("Commit", "EarlyCommit"):  # no mutate: ghost observer (the judge's input)
+            i = action.args[0]
+            c = s.consumers[i]
+            return cg.validate_offset_commit(s.group, c.member_id, c.generation,
+                                             self.flags.offset_commit_generation_check,
+                                             self.flags.offset_commit_stale_generation_check, self._fenced_by(i)), ()
+        if action.kind == "MovedCoordinatorCommit":  # no mutate: ghost observer (the judge's input)
+            return Errors.NOT_COORDINATOR, ()
         if action.kind == "LateCommit":
             i = action.args[0]
             member, generation, _ = s.consumers[i].sent
@@ -714,7 +763,9 @@ class GroupSystem:
             moved_on = sent != (old.member_id, old.generation)
             ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
                 moved_on and (error == Errors.FENCED_INSTANCE_ID or (fencing and old.state == cc.JOINING)))
-        if action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
+        if action.kind in ("Commit", "EarlyCommit", "MovedCoordinatorCommit"):
+            ok = _commit_reaction_ok(old, new, error)
+        elif action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
             # SyncGroupResponseHandler: a generation reset (or a state left) meanwhile fails the rebalance; rejoin
             ok = new.state == cc.UNJOINED and (new.member_id, new.generation, new.owned) == (
                 old.member_id, old.generation, old.owned)
@@ -987,7 +1038,12 @@ class GroupSystem:
         return s._replace(group=cg.expire_pending(s.group, member_id)), ("pending_member_expired",)
 
     def _expire_offsets(self, s: GroupState) -> Result:
-        ghost = s.ghost._replace(max_committed=())
+        """``offsets.retention.minutes`` (KIP-211, ``OffsetMetadataManager.cleanupExpiredOffsets``, Kafka 4.0): a
+        classic group's offsets expire only once it has been Empty that long.  Ghost: only then is an acknowledged
+        offset forgotten (``committed_offsets_never_regress``); offsets deleted while the group has members
+        (KAFKA-13636: expired during a rebalance) are a regression, whatever path deletes them."""
+        empty = s.group.state == cg.EMPTY
+        ghost = s.ghost._replace(max_committed=()) if empty else s.ghost  # no branch: only an Empty group expires
         return s._replace(group=cg.expire_offsets(s.group, TOPIC), ghost=ghost), ("offsets:expired",)
 
     def _compact(self, s: GroupState) -> Result:
@@ -1068,6 +1124,41 @@ class GroupSystem:
                   *(("late_commit_response:ignored",) if ignored else ()),
                   *((f"late_commit_response:{after.state}",) if after != c else ()))
         return self._put(s, i, after), events
+
+    def _moved_coordinator_commit(self, s: GroupState, i: int) -> Result:
+        """Fault: consumer ``i`` sends an OffsetCommit -- a Stable member's commit of its positions, or (eager, asked
+        to rejoin) ``onJoinPrepare``'s auto-commit -- and the ``__consumer_offsets`` leader moves before the
+        coordinator handles it: a new coordinator loads the group (:meth:`_failover`) and the request is answered
+        NOT_COORDINATOR.  ``OffsetCommitResponseHandler`` marks the coordinator unknown (FindCoordinator again); the
+        error is retriable, so ``ConsumerCoordinator.onJoinPrepare`` (Kafka 4.0, trunk 1eb7644: "keep retrying the
+        offset commit when it failed with a retriable exception") returns false -- nothing revoked, no JoinGroup --
+        and commits again, then revokes, once the coordinator is found.  ``join_prepare_retries_commit=False`` is the
+        weakened variant join_prepare_skips_failed_commit: the partitions are revoked with their positions
+        uncommitted."""
+        c = s.consumers[i]
+        s, events = self._failover(s)
+        after = self._commit_reaction(c, Errors.NOT_COORDINATOR, (c.member_id, c.generation))
+        out = [*events, "commit:NOT_COORDINATOR"]
+        if c.state == cc.UNJOINED:  # onJoinPrepare's auto-commit failed: it returns false
+            out.append("join_prepare:commit_retried")
+        if c.state == cc.UNJOINED and not self.cooperative and not self.flags.join_prepare_retries_commit:  # no branch
+            s = self._note_handover(s, c, c.owned, "onJoinPrepare")  # weakened variant join_prepare_skips_failed_commit
+            after = cc.lose_partitions(after)
+        return self._put(s, i, after), tuple(out)
+
+    def _early_commit(self, s: GroupState, i: int) -> Result:
+        """Fault (a hostile client): consumer ``i``, between its JoinGroup answer and its SyncGroup answer, commits
+        the positions of the partitions it still owns (cooperative) with the generation the JoinGroup answer
+        brought -- a client without the Java consumer's ``generationIfStable()`` guard (kafka-python, librdkafka).
+        The coordinator answers REBALANCE_IN_PROGRESS while the group is CompletingRebalance, after the member and
+        generation checks (``ClassicGroup.validateOffsetCommit``, Kafka 4.0; the order KAFKA-8487 fixed), and
+        accepts it once the leader's SyncGroup made the group Stable.  The answer goes through
+        ``OffsetCommitResponseHandler``: REBALANCE_IN_PROGRESS is ``requestRejoin``, never a generation reset
+        (KAFKA-8487)."""
+        c = s.consumers[i]
+        s, error = self._commit(s, c, c.uncommitted(), i)
+        after = self._commit_reaction(c, error, (c.member_id, c.generation))
+        return self._put(s, i, after), (f"early_commit:{_outcome(error)}",)
 
     def _lose_member_id_response(self, s: GroupState, i: int) -> Result:
         """Fault: consumer ``i``'s first JoinGroup (v4+, no member id) reaches the coordinator, which answers
@@ -1172,5 +1263,7 @@ GroupSystem._HANDLERS.update(
         "LoseMemberIdResponse": GroupSystem._lose_member_id_response,
         "RebalanceTimeout": GroupSystem._rebalance_timeout,
         "ExpirePending": GroupSystem._expire_pending,
+        "MovedCoordinatorCommit": GroupSystem._moved_coordinator_commit,
+        "EarlyCommit": GroupSystem._early_commit,
     }
 )

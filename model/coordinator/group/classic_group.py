@@ -433,9 +433,9 @@ def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int,
             return error
         if check_generation and generation != group.generation:
             return Errors.ILLEGAL_GENERATION
-    # a client commits only as a STABLE member (generationIfStable): never with the generation its JoinGroup
-    # response brought before the group is Stable
-    if group.state == COMPLETING_REBALANCE:  # no branch: clients commit only when STABLE (above)
+    # the Java client commits only as a STABLE member (generationIfStable); one that commits with the generation its
+    # JoinGroup response brought before the group is Stable is answered REBALANCE_IN_PROGRESS (groups' EarlyCommit)
+    if group.state == COMPLETING_REBALANCE:
         return Errors.REBALANCE_IN_PROGRESS
     return Errors.NONE
 
