@@ -59,6 +59,7 @@ from typing import Any
 __all__ = [
     "ADVERSARY",
     "GRANTS",
+    "PAIR_CELLS",
     "PRINCIPAL",
     "REACH_ONLY",
     "REQUEST_CELLS",
@@ -165,6 +166,22 @@ REQUEST_CELLS: dict[str, tuple[tuple[int, str], ...]] = {
                                       "other_operation")),
     "stranger": ((0, "wildcard_resource"),),
 }
+#: Two bindings taken at once (the third axis): per shape, pairs of bindings both *revoked* (granted at the start, each
+#: removed by an operator at any point of the run).  A handler's checks run in an order (``KafkaApis``: the
+#: TransactionalId before the topics of a Produce or AddPartitionsToTxn, before the group of an AddOffsetsToTxn or
+#: TxnOffsetCommit), and which check comes first decides the error -- fatal TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+#: or abortable TOPIC_/GROUP_AUTHORIZATION_FAILED -- only when two of them fail at once
+#: (``refusals_follow_kafkas_check_order``).  Revoked rather than missing, so the client initialises and reaches every
+#: later request whichever bindings are gone, and runs alone (the runs where the operator waits commit).  The pairs
+#: are those two checks of one handler meet on: the TransactionalId with the topic (Produce; AddPartitionsToTxn on
+#: TV1) and with the group (AddOffsetsToTxn, TxnOffsetCommit).
+PAIR_CELLS: dict[str, tuple[tuple[int, int], ...]] = {
+    "tv2": ((0, 1),),
+    "tv1": ((0, 1),),
+    "eos": ((0, 2),),
+    "eostv1": ((0, 2),),
+}
+
 #: The shape and binding the authorizer's rules are generated on (every request of a transaction needs it), and
 #: the rules: every transform but the baseline, the revocation and the WriteTxnMarkers-only Alter.
 RULES_SHAPE, RULES_BINDING = "tv2", ("Write", "TransactionalId:txn-0")
@@ -227,18 +244,50 @@ def transform_binding(
     return table[transform]
 
 
-def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
+def _target(shape: str, index: int) -> str:
+    operation, resource = REQUIRED[shape][index]
+    return f"{operation.lower()}_{resource.split(':')[0].lower()}"
+
+
+def _pair_document(shape: str, first: int, second: int) -> dict[str, Any]:
+    """Bindings ``first`` and ``second`` of the shape both revoked (:data:`PAIR_CELLS`)."""
+    doc = _document(shape, first, "revoked", {second: "revoked"})
+    name = f"authz_matrix_{shape}_{_target(shape, first)}_{_target(shape, second)}_revoked"
+    (op_1, res_1), (op_2, res_2) = REQUIRED[shape][first], REQUIRED[shape][second]
+    if doc["model"] == "eos":
+        # one transaction, no rebalance: the pair's refusals need only the two revocations before the offsets
+        # request (the single-binding cells keep the second transaction and the rebalance; 8x the states here)
+        doc["transactions"] = {**doc["transactions"], "transactions_per_producer": 1}
+        doc["faults"] = {**doc["faults"], "rebalance": 0, "total": doc["faults"]["total"] - doc["faults"]["rebalance"]}
+    return {
+        **doc,
+        "name": name,
+        "description": (
+            f"Generated (scenarios/authz_matrix.py): a {shape} client whose {op_1} on {res_1} and {op_2} on {res_2} "
+            "an operator may each revoke at any point; a request both checks refuse carries the error of the one "
+            "Kafka makes first."
+        ),
+        "default": name not in REACH_ONLY,
+    }
+
+
+def _document(shape: str, index: int, transform: str, others: dict[int, str] | None = None) -> dict[str, Any]:
+    """Binding ``index`` of the shape under ``transform``, the bindings in ``others`` under theirs, the rest
+    granted."""
     if shape in ("markers", "stranger"):
         return _adversary_document(shape, transform)
+    others = others or {}
     required = REQUIRED[shape]
     operation, resource = required[index]
+    transforms = {j: others.get(j, "granted") for j in range(len(required))} | {index: transform}
     allow: list[str] = []
     deny: list[str] = []
     for j, (op, res) in enumerate(required):
-        a, d = transform_binding(op, res, transform if j == index else "granted")
+        a, d = transform_binding(op, res, transforms[j])
         allow += a
         deny += d
-    verdict = TRANSFORMS[transform]
+    # the scenario's verdict: denied if any binding is denied, else as the transform says
+    verdict = "D" if any(TRANSFORMS[x] == "D" for x in transforms.values()) else TRANSFORMS[transform]
     # A denied alice runs beside bob, who keeps the shape's properties exercised; a granted one runs alone, and so
     # does a revoked one: the runs where the operator does not act (or acts late) commit and abort.
     alone = verdict != "D"
@@ -249,13 +298,16 @@ def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
     security["expect_granted"] = [p for p in principals if verdict != "D" or p != PRINCIPAL]
     if verdict == "D":
         security["expect_denied"] = [PRINCIPAL]
-    if verdict != "G":  # a refusal names the resource whose binding is denied or revoked
-        security["expect_errors"] = [ERROR_OF_TYPE[resource.split(":", 1)[0]]]
+    if verdict != "G":  # a refusal names a resource whose binding is denied or revoked
+        security["expect_errors"] = [
+            ERROR_OF_TYPE[required[j][1].split(":", 1)[0]] for j in sorted(transforms) if transforms[j] != "granted"
+        ]
     doc: dict[str, Any] = {**SHAPES[shape]}
     faults = dict(doc.get("faults", {}))
-    if transform == "revoked":
-        security["revocable"] = [f"{PRINCIPAL} {operation} {resource}"]
-        faults = {**faults, "revoke_acl": 1, "total": faults.get("total", 0) + 1}
+    revocable = [f"{PRINCIPAL} {op} {res}" for j, (op, res) in enumerate(required) if transforms[j] == "revoked"]
+    if revocable:
+        security["revocable"] = revocable
+        faults = {**faults, "revoke_acl": len(revocable), "total": faults.get("total", 0) + len(revocable)}
     target = "all" if transform == "granted" else f"{operation.lower()}_{resource.split(':')[0].lower()}"
     name = f"authz_matrix_{shape}_{target}_{transform}"
     return {
@@ -315,4 +367,5 @@ def matrix_documents() -> list[dict[str, Any]]:
     cells = [(shape, index, t) for shape, pairs in REQUEST_CELLS.items() for index, t in pairs]
     index = REQUIRED[RULES_SHAPE].index(RULES_BINDING)
     cells += [(RULES_SHAPE, index, t) for t in RULE_TRANSFORMS if (RULES_SHAPE, index, t) not in cells]
-    return [_document(shape, index, transform) for shape, index, transform in cells]
+    pairs = [_pair_document(shape, r, m) for shape, cell in PAIR_CELLS.items() for r, m in cell]
+    return [_document(shape, index, transform) for shape, index, transform in cells] + pairs
