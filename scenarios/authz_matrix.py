@@ -15,6 +15,8 @@ hand-picked"), along two axes:
   - ``tv2``: a transactional producer on transaction.version 2 (KIP-890 part 2: no AddPartitionsToTxn, the
     partition is added by the Produce's verification);
   - ``tv1``: the same on transaction.version 1 (``variant = "tv1"``: AddPartitionsToTxn before the Produce);
+  - ``tv1two``: the same writing to two topics, one of them unauthorized (one AddPartitionsToTxn may name both:
+    Kafka refuses it as a whole);
   - ``eos``: a consume-transform-produce application on transaction.version 2 (TxnOffsetCommit adds the
     offsets partition itself);
   - ``eostv1``: the same on transaction.version 1 (AddOffsetsToTxn, then TxnOffsetCommit);
@@ -28,6 +30,9 @@ hand-picked"), along two axes:
   ``revoke_acl``), so every later request that needs it is refused too -- AddPartitionsToTxn, EndTxn, Produce,
   AddOffsetsToTxn and TxnOffsetCommit refused for their TransactionalId, TxnOffsetCommit refused for its Group
   after AddOffsetsToTxn was allowed, mid-transaction.
+* **Two bindings at once** (:data:`PAIR_CELLS`): the TransactionalId and the topic (group) binding both revocable,
+  so a request is refused with one check failing and with both -- which check a handler makes first decides the
+  error (``refusals_follow_kafkas_check_order``, in :mod:`invariants.security`).
 * **Which rule of the authorizer decides** (:data:`TRANSFORMS`, on the ``tv2`` shape's TransactionalId Write,
   which every request of a transaction needs): each way an operator can grant or take a binding in Kafka's
   ACL semantics (``StandardAuthorizerData``, Kafka 4.0) -- removed; overridden by a matching Deny (of the
@@ -47,7 +52,7 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED, abortable for TOPIC_ and GROUP_AUTHORIZAT
 that began ends, and the properties of the shape hold.
 
 The scenarios belong to the named set ``reach`` (``keos check --set reach``); all but those in
-:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, one of 2.3 CPU-s; 5 CPU-s together).
+:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, one of 2.3 CPU-s; the four pair cells 0.1-1.2 s wall; about 7 CPU-s together).
 :func:`matrix_documents` returns the TOML-shaped documents; :mod:`keos.scenarios` loads them next to the
 ``*.toml`` files (source ``scenarios/authz_matrix.py``).
 """
@@ -84,6 +89,8 @@ OTHER_PRINCIPAL = "User:carol"
 REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "tv2": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0")),
     "tv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0")),
+    # a transaction.version 1 producer writing to two topics: one AddPartitionsToTxn may name both
+    "tv1two": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Write", "Topic:t1")),
     "eos": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
     "eostv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
     # the adversary's: ClusterAction (or Alter) on the cluster for WriteTxnMarkers
@@ -106,6 +113,11 @@ _EOS = {"model": "eos", "eos": {"input_records": 1}, "transactions": {**_TXN, "t
 SHAPES: dict[str, dict[str, Any]] = {
     "tv2": {"model": "transactions", "transactions": _TXN, "faults": {"total": 0}},
     "tv1": {"model": "transactions", "variant": "tv1", "transactions": _TXN, "faults": {"total": 0}},
+    # one record to each of two topics: the two partitions may be added by one AddPartitionsToTxn, which Kafka
+    # refuses as a whole when any of its topics is not authorized (handleAddPartitionsToTxnRequest, versions < 4)
+    "tv1two": {"model": "transactions", "variant": "tv1", "faults": {"total": 0},
+               "transactions": {**_TXN, "partitions": 2, "records_per_transaction": 2,
+                                "voluntary_abort": False}},
     "eos": dict(_EOS),
     "eostv1": {**_EOS, "variant": "tv1"},
     # alice's transaction and an adversary who forges a COMMIT/ABORT marker for it once, as WriteTxnMarkers (or as
@@ -160,6 +172,7 @@ GRANTS: tuple[str, ...] = tuple(t for t, verdict in TRANSFORMS.items() if verdic
 REQUEST_CELLS: dict[str, tuple[tuple[int, str], ...]] = {
     "tv2": ((0, "granted"), (0, "missing"), (0, "revoked"), (1, "missing"), (1, "revoked")),
     "tv1": ((0, "granted"), (0, "missing"), (0, "revoked"), (1, "missing"), (1, "revoked")),
+    "tv1two": ((2, "missing"),),
     "eos": ((2, "revoked"), (0, "revoked")),
     "eostv1": ((2, "revoked"), (0, "revoked")),
     "markers": tuple((0, t) for t in ("granted", "alter_instead", "all_operation", "missing", "denied",
@@ -201,8 +214,12 @@ _OTHER_TYPE = {"TransactionalId": "Topic", "Topic": "Group", "Group": "Transacti
 #: Generated scenarios that do not join the default gate: one of the two transaction.version 1
 #: consume-transform-produce runs (about 2 CPU-s each; the others cost 0.03-0.4 CPU-s).  The default gate keeps the
 #: Group one: AddOffsetsToTxn refused (revoked before it) and TxnOffsetCommit refused after AddOffsetsToTxn was
-#: allowed (revoked between); the TransactionalId refusals of both requests are the TV2 cell's and this one's.
-REACH_ONLY: frozenset[str] = frozenset({"authz_matrix_eostv1_write_transactionalid_revoked"})
+#: allowed (revoked between); the TransactionalId refusals of both requests are the TV2 cell's and this one's.  And
+#: the two-topic TV1 cell (an AddPartitionsToTxn naming an authorized and an unauthorized topic, refused whole: about
+#: 27,000 states, 10-15 CPU-s, with bob beside alice).
+REACH_ONLY: frozenset[str] = frozenset(
+    {"authz_matrix_eostv1_write_transactionalid_revoked", "authz_matrix_tv1two_write_topic_missing"}
+)
 
 
 def transform_binding(
