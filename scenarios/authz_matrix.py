@@ -52,7 +52,8 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED, abortable for TOPIC_ and GROUP_AUTHORIZAT
 that began ends, and the properties of the shape hold.
 
 The scenarios belong to the named set ``reach`` (``keos check --set reach``); all but those in
-:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, one of 2.3 CPU-s; the four pair cells 0.1-1.2 s wall; about 7 CPU-s together).
+:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, one of 2.3 CPU-s; the four pair cells
+0.1-1.2 s wall; about 7 CPU-s together).
 :func:`matrix_documents` returns the TOML-shaped documents; :mod:`keos.scenarios` loads them next to the
 ``*.toml`` files (source ``scenarios/authz_matrix.py``).
 """

@@ -90,7 +90,10 @@ def read_offsets(leader: PartitionLeader, source_partitions: int) -> tuple[int, 
 
 
 def combined_offsets(
-    connector_topic: PartitionLeader | None, global_topic: PartitionLeader, source_partitions: int, own_first: bool = True
+    connector_topic: PartitionLeader | None,
+    global_topic: PartitionLeader,
+    source_partitions: int,
+    own_first: bool = True,
 ) -> tuple[int, ...]:
     """The combined view: the connector's own topic first, the global topic for partitions it lacks
     (``ConnectorOffsetBackingStore.get``: the connector store's values override the worker store's);
