@@ -23,6 +23,7 @@ from typing import Any
 
 from keos.model.connect.cluster import ConnectCluster
 from keos.model.connect.offsets import combined_offsets, offset_record, offset_tombstone
+from keos.model.connect.offsets import read_offsets as read_topic_offsets
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -155,6 +156,10 @@ def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     events: tuple[str, ...] = ("task_started_exactly_once",)
     if any(k > 0 for k in pos):
         events = (*events, "resumed_from_committed_offset")
+    if sys.topo.offsets_topic == "connector":  # no mutate: ghost (a reach witness of FailOffsetCopy)
+        glob = read_topic_offsets(s.kafka.partitions[GLOBAL_OFFSETS], sys.sources)  # no mutate: ghost
+        if any(k > max(g, 0) for k, g in zip(pos, glob)):  # no mutate: ghost
+            events = (*events, "resumed_ahead_of_global_offsets")
     if all(g < inst.generation for g, _ in s.ghost.starts):
         start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))  # no mutate: ghost
         s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))  # no mutate: ghost
