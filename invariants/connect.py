@@ -332,7 +332,12 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             catches="KAFKA-13719 / KAFKA-9841 duplicate tasks without fencing; KIP-618's "
             "worker-lag duplicate; offsets written outside the records' transaction",
             findings=lambda s: _delivery_problems(sources, records, s),
-            partners=("source_record_committed",),
+            # a failed copy into the global offsets topic must be followed by a task resuming from its own, newer
+            # offsets (ConnectorOffsetBackingStore.get: the connector store overrides the worker store)
+            partners=(
+                "source_record_committed",
+                *(("resumed_ahead_of_global_offsets",) if faults.offset_copy_failure > 0 else ()),
+            ),
         ),
         no_findings(
             name="offsets_committed_with_records",
@@ -572,6 +577,15 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "txn:Prepare*",
         )
     )
+    if faults.offset_copy_failure > 0:
+        props.append(
+            sometimes_event(
+                "resumed_ahead_of_global_offsets",
+                "A task started from offsets in its connector's own offsets topic ahead of the worker's global "
+                "offsets topic (the copy into the global topic had failed).",
+                "resumed_ahead_of_global_offsets",
+            )
+        )
     if faults.send_failure > 0:
         props.append(
             sometimes_event(

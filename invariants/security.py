@@ -72,6 +72,7 @@ class _Who:
         self.sec: SecurityConfig = security_of(config)
         self.clients = config.topology.producers
         self.shared = config.topology.shared_transactional_id
+        self.partitions = config.topology.partitions
 
     def at(self, s: TxnSystemState, q: int, offset: int) -> SecurityConfig:
         """The ACLs in force when partition ``q``'s batch at ``offset`` was appended."""
@@ -315,6 +316,74 @@ def _wrong_errors(who: _Who, s: TxnSystemState) -> list[str]:
     ]
 
 
+#: The checks each handler makes, in ``KafkaApis``' order (Kafka 4.0, ``core/src/main/scala/kafka/server/
+#: KafkaApis.scala`` at apache/kafka 1eb7644): ``handleProduceRequest`` refuses a transactional request for its
+#: TransactionalId before it filters the topics; ``handleAddPartitionsToTxnRequest`` (versions < 4) checks the
+#: TransactionalId, then every topic; ``handleAddOffsetsToTxnRequest`` and ``handleTxnOffsetCommitRequest`` check
+#: the TransactionalId, then the group (``else if``); InitProducerId and EndTxn only the TransactionalId;
+#: WriteTxnMarkers only the cluster.  Written from Kafka's source, independently of :mod:`model.security.checks`.
+KAFKA_CHECK_ORDER: dict[str, tuple[str, ...]] = {
+    "InitProducerId": (ResourceType.TRANSACTIONAL_ID,),
+    "AddPartitionsToTxn": (ResourceType.TRANSACTIONAL_ID, ResourceType.TOPIC),
+    "AddOffsetsToTxn": (ResourceType.TRANSACTIONAL_ID, ResourceType.GROUP),
+    "TxnOffsetCommit": (ResourceType.TRANSACTIONAL_ID, ResourceType.GROUP),
+    "EndTxn": (ResourceType.TRANSACTIONAL_ID,),
+    "Produce": (ResourceType.TRANSACTIONAL_ID, ResourceType.TOPIC),
+    "WriteTxnMarkers": (ResourceType.CLUSTER,),
+}
+#: The error KafkaApis answers when the check on a resource of each type fails.
+ERROR_OF_CHECK = {
+    ResourceType.TRANSACTIONAL_ID: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    ResourceType.TOPIC: "TOPIC_AUTHORIZATION_FAILED",
+    ResourceType.GROUP: "GROUP_AUTHORIZATION_FAILED",
+    ResourceType.CLUSTER: "CLUSTER_AUTHORIZATION_FAILED",
+}
+
+
+def _check_outcomes(who: _Who, sec: SecurityConfig, principal: str, rtype: str) -> set[bool]:
+    """Whether ``principal`` passes the check on a resource of type ``rtype`` its requests name, for every resource
+    of that type it may name (its clients' transactional ids -- the adversary's own and any it attacks --, every
+    data partition's topic, the group): ``{True}`` passes whichever, ``{False}`` fails whichever."""
+    if rtype == ResourceType.TRANSACTIONAL_ID:
+        own = [i for i in range(who.clients) if sec.principal_of(i) == principal]
+        ids = {transactional_id_name(0 if who.shared else i) for i in own}
+        if principal == sec.adversary:
+            ids |= {sec.adversary_transactional_id, *(transactional_id_name(i) for i in range(who.clients))}
+        return {sec.may_write_transactional_id(principal, n) for n in ids}
+    if rtype == ResourceType.TOPIC:
+        return {sec.may_write_topic(principal, q) for q in range(who.partitions)}
+    if rtype == ResourceType.GROUP:
+        return {sec.allows(principal, Operation.READ, ResourceType.GROUP, group_name(0))}
+    return {
+        sec.allows(principal, Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+        or sec.allows(principal, Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+    }
+
+
+def _out_of_order_refusals(who: _Who, s: TxnSystemState) -> list[str]:
+    """Refusals whose error is not the first failing check of Kafka's order, judged by the ACLs in force when the
+    request was refused: an earlier check that fails whatever resource the request names, or the refusal's own
+    check passing whatever it names."""
+    out: list[str] = []
+    revoked = s.security.revoked()
+    for r in s.security.refusals:
+        order = KAFKA_CHECK_ORDER.get(r.api, ())
+        types = [t for t in order if ERROR_OF_CHECK[t] == r.error]
+        if not types:
+            out.append(f"{r.principal}'s {r.api} was refused with {r.error}, which none of its checks answers")
+            continue
+        sec = who.sec.revoked(revoked[: r.revoked])
+        for earlier in order[: order.index(types[0])]:
+            if _check_outcomes(who, sec, r.principal, earlier) == {False}:
+                out.append(
+                    f"{r.principal}'s {r.api} was refused with {r.error}, but its {earlier} check, which Kafka "
+                    f"makes first, fails too: Kafka answers {ERROR_OF_CHECK[earlier]}"
+                )
+        if _check_outcomes(who, sec, r.principal, types[0]) == {True}:
+            out.append(f"{r.principal}'s {r.api} was refused with {r.error}, but it holds the {types[0]} binding")
+    return out
+
+
 def _oracle_properties(who: _Who) -> list[Property]:
     sec = who.sec
     props: list[Property] = []
@@ -330,6 +399,20 @@ def _oracle_properties(who: _Who) -> list[Property]:
                 catches="a check answering another resource's error (a GROUP refusal as TOPIC_AUTHORIZATION_FAILED "
                 "makes the client fatal instead of abortable)",
                 findings=lambda s: _wrong_errors(who, s),
+                partners=("authorization_refused",),
+            ),
+            no_findings(
+                name="refusals_follow_kafkas_check_order",
+                fact="A request that several checks would refuse is answered with the error of the first of them "
+                "in the handler's order -- the TransactionalId before the topics of a Produce or "
+                "AddPartitionsToTxn, before the group of an AddOffsetsToTxn or TxnOffsetCommit -- and a refusal "
+                "names a resource whose check fails, by the ACLs in force when the request was handled.",
+                source="KafkaApis.handle{Produce,AddPartitionsToTxn,AddOffsetsToTxn,TxnOffsetCommit,InitProducerId,"
+                "EndTxn,WriteTxnMarkers}Request (Kafka 4.0, apache/kafka 1eb7644)",
+                catches="two authorization checks of a handler in the wrong order (observable when two bindings "
+                "are missing at once: a TOPIC_ or GROUP_AUTHORIZATION_FAILED, abortable, where Kafka answers the "
+                "fatal TRANSACTIONAL_ID_AUTHORIZATION_FAILED), a refusal naming a resource the principal holds",
+                findings=lambda s: _out_of_order_refusals(who, s),
                 partners=("authorization_refused",),
             ),
             sometimes_state(
@@ -592,14 +675,16 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             ),
         ]
     elif lacking_topic and not f.forge_produce:
-        props += [
-            _writes_authorized(who, "client_produce_refused"),
+        props.append(_writes_authorized(who, "client_produce_refused"))
+    if lacking_topic and not f.forge_produce:
+        # also with revocations: a binding revoked beside a topic never granted (authz_matrix's PAIR_CELLS)
+        props.append(
             sometimes_event(
                 "client_produce_refused",
                 "A client's Produce was refused with TOPIC_AUTHORIZATION_FAILED (abortable for the client).",
                 "client_error:TOPIC_AUTHORIZATION_FAILED",
-            ),
-        ]
+            )
+        )
     if lacking:
         props.append(
             sometimes_event(

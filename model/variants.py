@@ -202,6 +202,11 @@ class ProtocolFlags:
             leader (500) -- in Kafka only the round's own completion answers them
             (``DistributedHerder.ZombieFencing``; Kafka 4.0).  On only in a
             weakened variant.
+        connect_own_offsets_first: the combined offsets view of a connector with its own offsets topic reads
+            that topic first and the worker's global topic only for partitions it lacks
+            (``ConnectorOffsetBackingStore.get``, Kafka 4.0, apache/kafka 1eb7644: the connector store's
+            values override the worker store's).  Off: the global topic wins, which may hold older offsets (its
+            copy is a logged-only secondary write).
         connect_ignore_empty_abort: an exactly-once source task ignores its connector's
             ``TransactionContext.abortTransaction()`` when the transaction is empty (no record since the last
             boundary): ``ExactlyOnceWorkerSourceTask.maybeAbortTransaction``, KAFKA-14799's fix (PR #13379).
@@ -530,6 +535,7 @@ class ProtocolFlags:
     connect_tombstone_drops_task_configs: bool = True
     connect_fencing_refreshes_first: bool = False
     connect_ignore_empty_abort: bool = True
+    connect_own_offsets_first: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -765,6 +771,16 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_connector_boundaries",),
             bug="KAFKA-14799 (apache/kafka PR #13379): source tasks fail if the connector requests an abort of an "
             "empty transaction",
+        ),
+        Variant(
+            name="global_offsets_first",
+            description="Connect: the combined offsets view of a connector with its own offsets topic prefers the "
+            "worker's global offsets topic, whose copy of the offsets is a secondary write Kafka only logs when it "
+            "fails: a task resuming after such a failure restarts from an older offset and emits records twice.",
+            flags=replace(_REAL, connect_own_offsets_first=False),
+            weakened=True,
+            breaks=("exactly_once_source_delivery",),
+            scenarios=("connect_offset_copy_failure",),
         ),
         Variant(
             name="fencing_refreshes_first",

@@ -15,6 +15,8 @@ hand-picked"), along two axes:
   - ``tv2``: a transactional producer on transaction.version 2 (KIP-890 part 2: no AddPartitionsToTxn, the
     partition is added by the Produce's verification);
   - ``tv1``: the same on transaction.version 1 (``variant = "tv1"``: AddPartitionsToTxn before the Produce);
+  - ``tv1two``: the same writing to two topics, one of them unauthorized (one AddPartitionsToTxn may name both:
+    Kafka refuses it as a whole);
   - ``eos``: a consume-transform-produce application on transaction.version 2 (TxnOffsetCommit adds the
     offsets partition itself);
   - ``eostv1``: the same on transaction.version 1 (AddOffsetsToTxn, then TxnOffsetCommit);
@@ -28,6 +30,9 @@ hand-picked"), along two axes:
   ``revoke_acl``), so every later request that needs it is refused too -- AddPartitionsToTxn, EndTxn, Produce,
   AddOffsetsToTxn and TxnOffsetCommit refused for their TransactionalId, TxnOffsetCommit refused for its Group
   after AddOffsetsToTxn was allowed, mid-transaction.
+* **Two bindings at once** (:data:`PAIR_CELLS`): the TransactionalId and the topic (group) binding both revocable,
+  so a request is refused with one check failing and with both -- which check a handler makes first decides the
+  error (``refusals_follow_kafkas_check_order``, in :mod:`invariants.security`).
 * **Which rule of the authorizer decides** (:data:`TRANSFORMS`, on the ``tv2`` shape's TransactionalId Write,
   which every request of a transaction needs): each way an operator can grant or take a binding in Kafka's
   ACL semantics (``StandardAuthorizerData``, Kafka 4.0) -- removed; overridden by a matching Deny (of the
@@ -47,7 +52,8 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED, abortable for TOPIC_ and GROUP_AUTHORIZAT
 that began ends, and the properties of the shape hold.
 
 The scenarios belong to the named set ``reach`` (``keos check --set reach``); all but those in
-:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, one of 2.3 CPU-s; 5 CPU-s together).
+:data:`REACH_ONLY` also join the default gate (0.03-0.4 CPU-s each, one of 2.3 CPU-s; the four pair cells
+0.1-1.2 s wall; about 7 CPU-s together).
 :func:`matrix_documents` returns the TOML-shaped documents; :mod:`keos.scenarios` loads them next to the
 ``*.toml`` files (source ``scenarios/authz_matrix.py``).
 """
@@ -59,6 +65,7 @@ from typing import Any
 __all__ = [
     "ADVERSARY",
     "GRANTS",
+    "PAIR_CELLS",
     "PRINCIPAL",
     "REACH_ONLY",
     "REQUEST_CELLS",
@@ -83,6 +90,8 @@ OTHER_PRINCIPAL = "User:carol"
 REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "tv2": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0")),
     "tv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0")),
+    # a transaction.version 1 producer writing to two topics: one AddPartitionsToTxn may name both
+    "tv1two": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Write", "Topic:t1")),
     "eos": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
     "eostv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
     # the adversary's: ClusterAction (or Alter) on the cluster for WriteTxnMarkers
@@ -105,6 +114,11 @@ _EOS = {"model": "eos", "eos": {"input_records": 1}, "transactions": {**_TXN, "t
 SHAPES: dict[str, dict[str, Any]] = {
     "tv2": {"model": "transactions", "transactions": _TXN, "faults": {"total": 0}},
     "tv1": {"model": "transactions", "variant": "tv1", "transactions": _TXN, "faults": {"total": 0}},
+    # one record to each of two topics: the two partitions may be added by one AddPartitionsToTxn, which Kafka
+    # refuses as a whole when any of its topics is not authorized (handleAddPartitionsToTxnRequest, versions < 4)
+    "tv1two": {"model": "transactions", "variant": "tv1", "faults": {"total": 0},
+               "transactions": {**_TXN, "partitions": 2, "records_per_transaction": 2,
+                                "voluntary_abort": False}},
     "eos": dict(_EOS),
     "eostv1": {**_EOS, "variant": "tv1"},
     # alice's transaction and an adversary who forges a COMMIT/ABORT marker for it once, as WriteTxnMarkers (or as
@@ -159,12 +173,29 @@ GRANTS: tuple[str, ...] = tuple(t for t, verdict in TRANSFORMS.items() if verdic
 REQUEST_CELLS: dict[str, tuple[tuple[int, str], ...]] = {
     "tv2": ((0, "granted"), (0, "missing"), (0, "revoked"), (1, "missing"), (1, "revoked")),
     "tv1": ((0, "granted"), (0, "missing"), (0, "revoked"), (1, "missing"), (1, "revoked")),
+    "tv1two": ((2, "missing"),),
     "eos": ((2, "revoked"), (0, "revoked")),
     "eostv1": ((2, "revoked"), (0, "revoked")),
     "markers": tuple((0, t) for t in ("granted", "alter_instead", "all_operation", "missing", "denied",
                                       "other_operation")),
     "stranger": ((0, "wildcard_resource"),),
 }
+#: Two bindings taken at once (the third axis): per shape, pairs of bindings both *revoked* (granted at the start, each
+#: removed by an operator at any point of the run).  A handler's checks run in an order (``KafkaApis``: the
+#: TransactionalId before the topics of a Produce or AddPartitionsToTxn, before the group of an AddOffsetsToTxn or
+#: TxnOffsetCommit), and which check comes first decides the error -- fatal TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+#: or abortable TOPIC_/GROUP_AUTHORIZATION_FAILED -- only when two of them fail at once
+#: (``refusals_follow_kafkas_check_order``).  Revoked rather than missing, so the client initialises and reaches every
+#: later request whichever bindings are gone, and runs alone (the runs where the operator waits commit).  The pairs
+#: are those two checks of one handler meet on: the TransactionalId with the topic (Produce; AddPartitionsToTxn on
+#: TV1) and with the group (AddOffsetsToTxn, TxnOffsetCommit).
+PAIR_CELLS: dict[str, tuple[tuple[int, int], ...]] = {
+    "tv2": ((0, 1),),
+    "tv1": ((0, 1),),
+    "eos": ((0, 2),),
+    "eostv1": ((0, 2),),
+}
+
 #: The shape and binding the authorizer's rules are generated on (every request of a transaction needs it), and
 #: the rules: every transform but the baseline, the revocation and the WriteTxnMarkers-only Alter.
 RULES_SHAPE, RULES_BINDING = "tv2", ("Write", "TransactionalId:txn-0")
@@ -184,8 +215,12 @@ _OTHER_TYPE = {"TransactionalId": "Topic", "Topic": "Group", "Group": "Transacti
 #: Generated scenarios that do not join the default gate: one of the two transaction.version 1
 #: consume-transform-produce runs (about 2 CPU-s each; the others cost 0.03-0.4 CPU-s).  The default gate keeps the
 #: Group one: AddOffsetsToTxn refused (revoked before it) and TxnOffsetCommit refused after AddOffsetsToTxn was
-#: allowed (revoked between); the TransactionalId refusals of both requests are the TV2 cell's and this one's.
-REACH_ONLY: frozenset[str] = frozenset({"authz_matrix_eostv1_write_transactionalid_revoked"})
+#: allowed (revoked between); the TransactionalId refusals of both requests are the TV2 cell's and this one's.  And
+#: the two-topic TV1 cell (an AddPartitionsToTxn naming an authorized and an unauthorized topic, refused whole: about
+#: 27,000 states, 10-15 CPU-s, with bob beside alice).
+REACH_ONLY: frozenset[str] = frozenset(
+    {"authz_matrix_eostv1_write_transactionalid_revoked", "authz_matrix_tv1two_write_topic_missing"}
+)
 
 
 def transform_binding(
@@ -227,18 +262,50 @@ def transform_binding(
     return table[transform]
 
 
-def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
+def _target(shape: str, index: int) -> str:
+    operation, resource = REQUIRED[shape][index]
+    return f"{operation.lower()}_{resource.split(':')[0].lower()}"
+
+
+def _pair_document(shape: str, first: int, second: int) -> dict[str, Any]:
+    """Bindings ``first`` and ``second`` of the shape both revoked (:data:`PAIR_CELLS`)."""
+    doc = _document(shape, first, "revoked", {second: "revoked"})
+    name = f"authz_matrix_{shape}_{_target(shape, first)}_{_target(shape, second)}_revoked"
+    (op_1, res_1), (op_2, res_2) = REQUIRED[shape][first], REQUIRED[shape][second]
+    if doc["model"] == "eos":
+        # one transaction, no rebalance: the pair's refusals need only the two revocations before the offsets
+        # request (the single-binding cells keep the second transaction and the rebalance; 8x the states here)
+        doc["transactions"] = {**doc["transactions"], "transactions_per_producer": 1}
+        doc["faults"] = {**doc["faults"], "rebalance": 0, "total": doc["faults"]["total"] - doc["faults"]["rebalance"]}
+    return {
+        **doc,
+        "name": name,
+        "description": (
+            f"Generated (scenarios/authz_matrix.py): a {shape} client whose {op_1} on {res_1} and {op_2} on {res_2} "
+            "an operator may each revoke at any point; a request both checks refuse carries the error of the one "
+            "Kafka makes first."
+        ),
+        "default": name not in REACH_ONLY,
+    }
+
+
+def _document(shape: str, index: int, transform: str, others: dict[int, str] | None = None) -> dict[str, Any]:
+    """Binding ``index`` of the shape under ``transform``, the bindings in ``others`` under theirs, the rest
+    granted."""
     if shape in ("markers", "stranger"):
         return _adversary_document(shape, transform)
+    others = others or {}
     required = REQUIRED[shape]
     operation, resource = required[index]
+    transforms = {j: others.get(j, "granted") for j in range(len(required))} | {index: transform}
     allow: list[str] = []
     deny: list[str] = []
     for j, (op, res) in enumerate(required):
-        a, d = transform_binding(op, res, transform if j == index else "granted")
+        a, d = transform_binding(op, res, transforms[j])
         allow += a
         deny += d
-    verdict = TRANSFORMS[transform]
+    # the scenario's verdict: denied if any binding is denied, else as the transform says
+    verdict = "D" if any(TRANSFORMS[x] == "D" for x in transforms.values()) else TRANSFORMS[transform]
     # A denied alice runs beside bob, who keeps the shape's properties exercised; a granted one runs alone, and so
     # does a revoked one: the runs where the operator does not act (or acts late) commit and abort.
     alone = verdict != "D"
@@ -249,13 +316,16 @@ def _document(shape: str, index: int, transform: str) -> dict[str, Any]:
     security["expect_granted"] = [p for p in principals if verdict != "D" or p != PRINCIPAL]
     if verdict == "D":
         security["expect_denied"] = [PRINCIPAL]
-    if verdict != "G":  # a refusal names the resource whose binding is denied or revoked
-        security["expect_errors"] = [ERROR_OF_TYPE[resource.split(":", 1)[0]]]
+    if verdict != "G":  # a refusal names a resource whose binding is denied or revoked
+        security["expect_errors"] = [
+            ERROR_OF_TYPE[required[j][1].split(":", 1)[0]] for j in sorted(transforms) if transforms[j] != "granted"
+        ]
     doc: dict[str, Any] = {**SHAPES[shape]}
     faults = dict(doc.get("faults", {}))
-    if transform == "revoked":
-        security["revocable"] = [f"{PRINCIPAL} {operation} {resource}"]
-        faults = {**faults, "revoke_acl": 1, "total": faults.get("total", 0) + 1}
+    revocable = [f"{PRINCIPAL} {op} {res}" for j, (op, res) in enumerate(required) if transforms[j] == "revoked"]
+    if revocable:
+        security["revocable"] = revocable
+        faults = {**faults, "revoke_acl": len(revocable), "total": faults.get("total", 0) + len(revocable)}
     target = "all" if transform == "granted" else f"{operation.lower()}_{resource.split(':')[0].lower()}"
     name = f"authz_matrix_{shape}_{target}_{transform}"
     return {
@@ -315,4 +385,5 @@ def matrix_documents() -> list[dict[str, Any]]:
     cells = [(shape, index, t) for shape, pairs in REQUEST_CELLS.items() for index, t in pairs]
     index = REQUIRED[RULES_SHAPE].index(RULES_BINDING)
     cells += [(RULES_SHAPE, index, t) for t in RULE_TRANSFORMS if (RULES_SHAPE, index, t) not in cells]
-    return [_document(shape, index, transform) for shape, index, transform in cells]
+    pairs = [_pair_document(shape, r, m) for shape, cell in PAIR_CELLS.items() for r, m in cell]
+    return [_document(shape, index, transform) for shape, index, transform in cells] + pairs

@@ -17,7 +17,7 @@
     max_tombstones = 0                           # finished source partitions the connector may forget (null offset)
     recreated_at = 0                             # generation written after DELETE and re-creation (0: never)
     [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure,
-              send_failure, total
+              send_failure, offset_copy_failure, total
 
 Every value is checked; the preflight validation of KIP-618
 (:func:`model.connect.herder.preflight_errors`, ``AbstractHerder.validateConnectorConfig``) rejects a connector config
@@ -56,6 +56,7 @@ _FAULT_KEYS = (
     "manual_restart",
     "offset_write_failure",
     "send_failure",
+    "offset_copy_failure",
     "total",
 )
 

@@ -162,6 +162,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "connect_tombstone_drops_task_configs": frozenset({"connect"}),
     "connect_fencing_refreshes_first": frozenset({"connect"}),
     "connect_ignore_empty_abort": frozenset({"connect"}),
+    "connect_own_offsets_first": frozenset({"connect"}),
     "connect_failed_task_skips_final_commit": frozenset({"connect"}),
 }
 

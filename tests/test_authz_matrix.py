@@ -178,3 +178,39 @@ def test_a_refusal_with_another_resources_error_is_caught(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(checks, "add_offsets_to_txn", topic_error)
     assert "refusals_carry_kafkas_error" in _violations(name)
+
+
+
+
+_PRODUCE, _TXN_OFFSET_COMMIT = checks.produce, checks.txn_offset_commit
+
+
+def _topic_first(sec: Any, principal: str, tid: str, partition: int, control: bool, flags: Any) -> str:
+    """KafkaApis.handleProduceRequest with the topic checked before the TransactionalId."""
+    if not sec.may_write_topic(principal, partition):
+        return "TOPIC_AUTHORIZATION_FAILED"
+    return _PRODUCE(sec, principal, tid, partition, control, flags)
+
+
+def _group_first(sec: Any, principal: str, tid: str, group: int, flags: Any) -> str:
+    """KafkaApis.handleTxnOffsetCommitRequest with the group checked before the TransactionalId."""
+    if not sec.allows(principal, Operation.READ, "Group", f"g{group}"):
+        return "GROUP_AUTHORIZATION_FAILED"
+    return _TXN_OFFSET_COMMIT(sec, principal, tid, group, flags)
+
+
+@pytest.mark.parametrize(
+    ("name", "api", "swapped"),
+    [
+        ("authz_matrix_tv2_write_transactionalid_write_topic_revoked", "produce", _topic_first),
+        ("authz_matrix_eos_write_transactionalid_read_group_revoked", "txn_offset_commit", _group_first),
+    ],
+)
+def test_two_checks_in_the_wrong_order_are_caught(
+    monkeypatch: pytest.MonkeyPatch, name: str, api: str, swapped: Callable[..., str]
+) -> None:
+    """PAIR_CELLS: with the TransactionalId and the topic (group) both revoked, a handler that checks the topic
+    (group) first answers the abortable TOPIC_ (GROUP_) AUTHORIZATION_FAILED where Kafka answers the fatal
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED: refusals_follow_kafkas_check_order (about 1 CPU-s together)."""
+    monkeypatch.setattr(checks, api, swapped)
+    assert "refusals_follow_kafkas_check_order" in _violations(name)

@@ -41,6 +41,7 @@ REAL = {
     "connect_zombie_task_tombstone": 3451,
     "connect_tombstone_two_partitions": 2407,
     "connect_task_configs_uncommitted": 518,
+    "connect_offset_copy_failure": 185,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits
@@ -91,6 +92,9 @@ CAUGHT = {
         "task_starts_after_task_count_record": 10,
         "healthy_task_never_failed": 3,
         "task_count_record_counts_latest_tasks": 7,
+    },
+    ("connect_offset_copy_failure", "global_offsets_first"): {
+        "exactly_once_source_delivery": 19,
     },
     ("connect_worker_crash", "source_offsets_outside_transaction"): {
         "exactly_once_source_delivery": 17,

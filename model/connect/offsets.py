@@ -90,11 +90,18 @@ def read_offsets(leader: PartitionLeader, source_partitions: int) -> tuple[int, 
 
 
 def combined_offsets(
-    connector_topic: PartitionLeader | None, global_topic: PartitionLeader, source_partitions: int
+    connector_topic: PartitionLeader | None,
+    global_topic: PartitionLeader,
+    source_partitions: int,
+    own_first: bool = True,
 ) -> tuple[int, ...]:
-    """The combined view: the connector's own topic first, the global topic for partitions it lacks."""
+    """The combined view: the connector's own topic first, the global topic for partitions it lacks
+    (``ConnectorOffsetBackingStore.get``: the connector store's values override the worker store's);
+    ``own_first`` false (the weakened variant ``global_offsets_first``): the other way round."""
     glob = read_offsets(global_topic, source_partitions)
     if connector_topic is None:
         return glob
     own = read_offsets(connector_topic, source_partitions)
+    if not own_first:
+        return tuple(g if g >= 0 else o for o, g in zip(own, glob))
     return tuple(o if o >= 0 else g for o, g in zip(own, glob))

@@ -52,6 +52,7 @@ CONNECT_FAULT_KINDS = (
     "manual_restart",
     "offset_write_failure",
     "send_failure",
+    "offset_copy_failure",
 )
 
 
@@ -134,6 +135,7 @@ class ConnectFaultBudget:
     manual_restart: int = 0  # no mutate: scenario default
     offset_write_failure: int = 0  # no mutate: scenario default
     send_failure: int = 0  # no mutate: scenario default
+    offset_copy_failure: int = 0  # no mutate: scenario default
     total: int = 1  # no mutate: scenario default
 
     def limits(self) -> tuple[int, ...]:

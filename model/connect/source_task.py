@@ -23,6 +23,7 @@ from typing import Any
 
 from keos.model.connect.cluster import ConnectCluster
 from keos.model.connect.offsets import combined_offsets, offset_record, offset_tombstone
+from keos.model.connect.offsets import read_offsets as read_topic_offsets
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -68,7 +69,7 @@ def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
 def read_offsets(sys: ConnectCluster, s: ConnectState, generation: int, task: int) -> tuple[int, ...]:
     parts = s.kafka.partitions
     own = parts[CONNECTOR_OFFSETS] if sys.topo.offsets_topic == "connector" else None
-    view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources)
+    view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources, sys.flags.connect_own_offsets_first)
     mine = owned_partitions(sys.topo.owners, generation, task)
     done = sys.topo.records  # a deleted source partition has nothing left to read, whatever its offset
     return tuple((done if p in s.deleted_sources else max(view[p], 0)) if p in mine else -1 for p in range(sys.sources))
@@ -155,6 +156,10 @@ def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
     events: tuple[str, ...] = ("task_started_exactly_once",)
     if any(k > 0 for k in pos):
         events = (*events, "resumed_from_committed_offset")
+    if sys.topo.offsets_topic == "connector":  # no mutate: ghost (a reach witness of FailOffsetCopy)
+        glob = read_topic_offsets(s.kafka.partitions[GLOBAL_OFFSETS], sys.sources)  # no mutate: ghost
+        if any(k > max(g, 0) for k, g in zip(pos, glob)):  # no mutate: ghost
+            events = (*events, "resumed_ahead_of_global_offsets")
     if all(g < inst.generation for g, _ in s.ghost.starts):
         start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))  # no mutate: ghost
         s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))  # no mutate: ghost
@@ -267,8 +272,14 @@ def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:
     )
 
 
-def commit_txn_of(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> Result:
-    """``commitTransaction()`` at a boundary: offsets into the same transaction, then commit."""
+def commit_txn_of(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance, copy: bool = True) -> Result:
+    """``commitTransaction()`` at a boundary: offsets into the same transaction, then commit.
+
+    With a connector-specific offsets topic, the offsets are then copied into the worker's global offsets topic
+    (``ConnectorOffsetBackingStore.setPrimaryThenSecondary``, Kafka 4.0, apache/kafka 1eb7644: the secondary
+    write follows the primary's success); ``copy`` false: that write fails, which Kafka only logs ("Failed to
+    write offsets to secondary backing store") -- the global topic keeps older offsets, and a reader must prefer
+    the connector's own (:func:`model.connect.offsets.combined_offsets`)."""
     assert inst.producer is not None
     kafka, h = s.kafka, inst.producer
     events: tuple[str, ...] = ()
@@ -287,12 +298,20 @@ def commit_txn_of(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstan
     inst = inst._replace(producer=h, pending=False)
     if in_txn:  # no branch: off only in the weakened variant source_offsets_outside_transaction
         inst = inst._replace(committed=inst.positions)
-        if sys.offsets_partition == CONNECTOR_OFFSETS and offsets:
+        if sys.offsets_partition == CONNECTOR_OFFSETS and offsets and copy:
             kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, sys.flags)
     else:
         inst = inst._replace(unflushed=True)
     s = s._replace(kafka=kafka)
     return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, *more, "source_txn_committed")
+
+
+def fail_offset_copy(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
+    """Fault: a commit at a transaction boundary whose copy of the offsets into the global topic fails."""
+    inst = s.workers[w].instance(n)
+    assert inst is not None
+    s, events = commit_txn_of(sys, s, w, inst, copy=False)
+    return s, ("offset_copy_failed", *events)
 
 
 def commit_txn(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:

@@ -86,7 +86,7 @@ def refused(sec: SecurityConfig, s: TxnSystemState, principal: str, api: str, er
     """``s`` with the refusal of ``principal``'s ``api`` request noted (once per kind) in the ghost -- when a
     property reads it: the principal is one the scenario states an expectation about, or a binding was revoked
     (a ghost nobody reads would only split states)."""
-    revoked = bool(s.security.revocations)
+    revoked = len(s.security.revocations)
     if error == Errors.INVALID_RECORD:
         return s  # the log's refusal of a client's control batch is no authorization decision
     if not (revoked or principal in sec.expect_granted or principal in sec.expect_denied):

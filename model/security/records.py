@@ -141,12 +141,14 @@ class ControlAppend(NamedTuple):
 
 @record
 class Refusal(NamedTuple):
-    """The gate refused a request of ``principal`` (``api``) with ``error``; ``revoked``: after a revocation."""
+    """The gate refused a request of ``principal`` (``api``) with ``error``; ``revoked``: how many revocations were in
+    force then (0: none; the first ``revoked`` of :attr:`SecurityGhost.revocations`), so an observer can judge the
+    answer by the ACLs the broker decided by (``refusals_follow_kafkas_check_order``)."""
 
     principal: str
     api: str
     error: str
-    revoked: bool
+    revoked: int
 
 
 @record

@@ -25,7 +25,9 @@ FailOffsetWrite: the second of a tombstone commit's two offsets-topic writes
 fails (KAFKA-15018).  Fault FailSend: an exactly-once task's send fails with a non-fencing error and the
 task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no final offset commit); FailOffsetFlush
 (the offsets cannot be flushed) and FailCommit (the offsets were flushed into the transaction, then
-commitTransaction fails) share its budget.
+commitTransaction fails) share its budget.  Fault FailOffsetCopy: a commit's copy of the offsets into the
+worker's global offsets topic fails (``ConnectorOffsetBackingStore.setPrimaryThenSecondary`` only logs a failed
+secondary write), so the global topic keeps older offsets than the connector's own.
 Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
 (fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
 RestartTask (a manual restart through REST).
@@ -84,7 +86,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
     (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
     (("worker", "task"), ("CommitTombstone", "FailOffsetWrite", "FailSend", "FailOffsetFlush")),  # no mutate: codec
-    (("worker", "task"), ("FailCommit",)),  # no mutate: codec
+    (("worker", "task"), ("FailCommit", "FailOffsetCopy")),  # no mutate: codec
 )
 CONNECT_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: codec
     kind: args for args, kinds in _ACTIONS_BY_ARGS for kind in kinds  # no mutate: codec
@@ -100,6 +102,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "FailSend": "send_failure",
     "FailOffsetFlush": "send_failure",
     "FailCommit": "send_failure",
+    "FailOffsetCopy": "offset_copy_failure",
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
@@ -349,6 +352,12 @@ class ConnectSystem:
                     if t.exactly_once and "CommitTransaction" in self._task_steps(state, t)  # no mutate: fault model
                     for kind in ("FailOffsetFlush", "FailCommit")  # no mutate: fault model
                 )
+            if used[7] < lim[7] and two_topics and wk.status == W.RUNNING:  # no mutate: fault model
+                out.extend(
+                    Action("FailOffsetCopy", (w, t.task))
+                    for t in wk.tasks
+                    if t.exactly_once and "CommitTransaction" in self._task_steps(state, t)  # no mutate: fault model
+                )
         return out
 
     def _task_steps(self, s: ConnectState, t: TaskInstance) -> tuple[str, ...]:
@@ -514,5 +523,6 @@ ConnectSystem._HANDLERS.update(
         "FailSend": task.fail_send,
         "FailOffsetFlush": task.fail_offset_flush,
         "FailCommit": task.fail_commit,
+        "FailOffsetCopy": task.fail_offset_copy,
     }
 )
