@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -555,6 +555,7 @@ def test_the_number_of_bad_inputs_fed() -> None:
 # Every case of the issue, each with the contract's answer: budgets and interrupts end with exit 4 and
 # the partial results in every format; hostile files and contradicting flags are exit 2, one line.
 
+import contextlib  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 import signal  # noqa: E402
@@ -678,10 +679,30 @@ def test_an_interrupted_check_is_partial_in_every_format(
     assert len(summary["runs"]) == at and len(summary["not_run"]) == 3 - at
 
 
+@contextlib.contextmanager
+def _sigint_as_at_a_terminal() -> Iterator[None]:
+    """SIGINT handled as in a terminal, whatever this test process inherited.
+
+    A command started in the background by a shell without job control (``cmd &`` in a script, a CI runner's
+    nohup) inherits SIGINT *ignored*, and an ignored disposition survives ``exec``: Python then installs no
+    KeyboardInterrupt handler and Ctrl-C does nothing -- correctly, for that process, but these tests are about a
+    user's Ctrl-C.  (A handled disposition is reset to the default at ``exec``, so a child started inside this
+    block gets Python's usual Ctrl-C.)"""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if previous == signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _keos_process(argv: list[str], tmp_path: Path) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-m", "keos", *argv], cwd=tmp_path, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with _sigint_as_at_a_terminal():
+        return subprocess.Popen([sys.executable, "-m", "keos", *argv], cwd=tmp_path, env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
@@ -733,19 +754,20 @@ def test_a_py4j_error_raised_after_ctrl_c_is_the_interrupt_and_one_without_stays
         except KeyboardInterrupt:
             raise Py4JNetworkError("Answer from Java side is empty") from None
 
-    before = signal.getsignal(signal.SIGINT)
-    with pytest.raises(KeyboardInterrupt) as caught, py4j_interrupts():
-        blocked_on_the_jvm()
-    assert isinstance(caught.value.__cause__, Py4JNetworkError)
-    assert signal.getsignal(signal.SIGINT) is before
-    with pytest.raises(Py4JNetworkError), py4j_interrupts():
-        raise Py4JNetworkError("a real failure, no Ctrl-C")
-    with pytest.raises(ValueError), py4j_interrupts():  # not py4j's: an error even after an interrupt
-        try:
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(5)
-        except KeyboardInterrupt:
-            raise ValueError("keos's own") from None
+    with _sigint_as_at_a_terminal():
+        before = signal.getsignal(signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt) as caught, py4j_interrupts():
+            blocked_on_the_jvm()
+        assert isinstance(caught.value.__cause__, Py4JNetworkError)
+        assert signal.getsignal(signal.SIGINT) is before
+        with pytest.raises(Py4JNetworkError), py4j_interrupts():
+            raise Py4JNetworkError("a real failure, no Ctrl-C")
+        with pytest.raises(ValueError), py4j_interrupts():  # not py4j's: an error even after an interrupt
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)
+            except KeyboardInterrupt:
+                raise ValueError("keos's own") from None
 
 
 def test_budgets_hold_during_set_up_and_the_first_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
