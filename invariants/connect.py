@@ -190,7 +190,7 @@ def _task_count_record_mismatches(s: ConnectState) -> list[str]:
     not judged: a round that started before the deletion writes the deleted incarnation's count (its re-read sees
     no new task-config generation), and a round of the re-created connector writes the count of none (0).
     """
-    count, exists, problems = -1, True, []
+    count, exists, generation, problems = -1, True, -1, []
     deferred: set[int] = set()
     for rid in fetch(s.kafka.partitions[CONFIG_TOPIC], READ_COMMITTED):
         r = cfgt.decode_config_record(rid)
@@ -198,7 +198,7 @@ def _task_count_record_mismatches(s: ConnectState) -> list[str]:
             deferred.add(r.value)
         elif r.kind == cfgt.COMMIT:
             if exists and deferred and all(n in deferred for n in range(r.value)):
-                count = r.value
+                count, generation = r.value, generation + 1
             deferred = set()
         elif r.kind == cfgt.CONNECTOR_CONFIG:  # not judged again until the new incarnation's first commit
             exists, deferred, count = r.value == 1, set(), -1
@@ -206,6 +206,13 @@ def _task_count_record_mismatches(s: ConnectState) -> list[str]:
             problems.append(
                 f"{config_record_label(rid)} follows task configs of {count} task(s): the next round would fence "
                 f"task ids 0..{r.value - 1} instead of 0..{count - 1}"
+            )
+        elif count >= 0 and r.generation < generation:
+            problems.append(
+                f"{config_record_label(rid)} was written by a round of generation {r.generation} after the task "
+                f"configs of generation {generation} were committed (such a round fails with 409, or its "
+                f"leader's write is fenced): generation {generation} is no longer pending fencing although no "
+                "round fenced for it"
             )
     return problems
 
@@ -435,12 +442,16 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             name="task_count_record_counts_latest_tasks",
             fact="Every committed task-count record carries the task count of the task-config generation it follows "
             "in the config topic: the number of task ids (0..count-1) whose producers the next zombie-fencing round "
-            "fences, and whether the 1 -> 1 shortcut may skip it.",
+            "fences, and whether the 1 -> 1 shortcut may skip it; and it is written by a round of that generation "
+            "(a round whose re-read finds newer task configs fails with 409 and writes nothing, so a generation is "
+            "never taken off pending fencing by an older generation's round).",
             source="KIP-618 §Task count records (\"the number of tasks in the latest set of task configurations\"); "
-            "DistributedHerder.ZombieFencing (writes taskCount, not the fenced taskCountRecord), "
+            "DistributedHerder.ZombieFencing (writes taskCount, not the fenced taskCountRecord; "
+            "onZombieFencingSuccess: 409 CONFLICT when taskGen < taskConfigGeneration after the refresh), "
             "KafkaConfigBackingStore.putTaskCountRecord",
             catches="a task-count record that keeps the older count (the ids it fenced), so a later round fences "
-            "too few task ids or takes the 1 -> 1 shortcut and leaves a zombie",
+            "too few task ids or takes the 1 -> 1 shortcut and leaves a zombie; a round that ignores its 409 (or "
+            "is answered for a newer generation) and clears pending fencing for task configs it never fenced for",
             findings=_task_count_record_mismatches,
             partners=("task_count_record_written",),
         )
@@ -555,15 +566,20 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             fact="A source-task instance moves only forward through its start-up (fencing round, initTransactions, "
             "config re-read) into its send loop or to FAILED; FAILED is final -- the instance sends, commits and "
             "changes nothing more -- and an instance leaves its worker only when a rebalance revokes it, a restart "
-            "request replaces it, its worker dies, or (revoked during its start-up) its blocking call returns. "
-            "A zombie-fencing round's answer reaches only the instances waiting on it, and a round that ends "
+            "request replaces it, its worker dies, or (revoked during its start-up) its blocking call returns; "
+            "an instance revoked during its start-up never enters its send loop, and a running instance a "
+            "rebalance stops commits its open transaction first (poll and interval boundaries) unless it was "
+            "fenced. A zombie-fencing round's answer reaches only the instances waiting on it, and a round that ends "
             "answers every request it holds.",
             source="WorkerTask / AbstractStatus.State; Worker.stopAndAwaitTask; DistributedHerder.restartTask; "
-            "KIP-618 §Source task startup (ExactlyOnceWorkerSourceTask.prepareToInitializeTask); "
+            "KIP-618 §Source task startup (ExactlyOnceWorkerSourceTask.prepareToInitializeTask, step 8: "
+            "finalOffsetCommit); AbstractWorkerSourceTask.execute (while !isStopping()); "
             "DistributedHerder.ZombieFencing (its callbacks complete with the round's future, Kafka 3.9)",
             catches="a failed task that keeps polling or committing, a task the worker drops or restarts on its own "
             "when its fencing round fails, an instance that skips a start-up step, a failed round that drops "
-            "instances not waiting on it, a round that ends leaving its requests unanswered",
+            "instances not waiting on it, a round that ends leaving its requests unanswered, a revoked task that "
+            "starts sending anyway, a stop that skips the final commit (its records discarded on a clean "
+            "hand-over)",
             findings=lambda s: _illegal(s, coordinator=False),
             heading="illegal task changes: ",
             separator=", ",

@@ -176,6 +176,12 @@ class ProtocolFlags:
             transaction is left to the next instance's ``initTransactions``.  Off:
             stopping a failed task commits its open transaction with the offsets of
             every record it dispatched, the failed one too.
+        connect_running_task_commits_on_stop: a running exactly-once source task that
+            a rebalance stops commits its open transaction first
+            (``AbstractWorkerSourceTask.close`` -> ``finalOffsetCommit(false)`` ->
+            ``commitTransaction`` with poll and interval boundaries, KIP-618 §Source
+            task startup step 8).  Off: it stops with the transaction open, which the
+            next instance's ``initTransactions`` aborts (its records are re-polled).
         connect_task_configs_effective_at_commit: a worker's snapshot of the config
             topic applies a set of task configs only when it reads the set's commit
             record (``KafkaConfigBackingStore.processTaskConfigRecord`` defers them,
@@ -526,6 +532,7 @@ class ProtocolFlags:
     connect_abort_commits_offsets: bool = True
     connect_stopping_task_skips_producer: bool = True
     connect_failed_task_skips_final_commit: bool = True
+    connect_running_task_commits_on_stop: bool = True
     txn_offset_commit_starts_transaction: bool = True
     abort_keeps_queued_add_offsets: bool = True
     connect_config_write_failure_answers_fencing: bool = False
@@ -1171,6 +1178,17 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_send_failure",),
             bug="ExactlyOnceWorkerSourceTask.finalOffsetCommit skips the commit of a failed task; committing it "
             "writes the offset of a record whose send failed, so the task's next instance never polls it again",
+        ),
+        Variant(
+            name="running_task_skips_final_commit",
+            description="Connect: a running exactly-once source task that a rebalance stops skips its final "
+            "offset commit; its open transaction is left for the next instance's initTransactions to abort.",
+            flags=replace(_REAL, connect_running_task_commits_on_stop=False),
+            weakened=True,
+            breaks=("task_lifecycle_legal",),
+            scenarios=("connect_connector_deleted_refresh_first",),
+            bug="ExactlyOnceWorkerSourceTask.finalOffsetCommit(false) not reached on a clean stop (a close path "
+            "that skips it): the records of a clean hand-over are discarded and polled again",
         ),
         Variant(
             name="no_generation_fencing",

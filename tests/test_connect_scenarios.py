@@ -72,6 +72,7 @@ CAUGHT = {
         "exactly_once_source_delivery": 20,
         "no_commit_by_fenced_generation": 19,
         "no_config_write_by_deposed_leader": 5,
+        "task_count_record_counts_latest_tasks": 9,
         "live_tasks_never_fenced": 15,
     },
     ("connect_offset_tombstones", "tombstone_to_connector_topic_first"): {
@@ -127,6 +128,22 @@ def test_section_14_heterogeneous_cluster_is_a_permitted_violation(name: str, ex
     found = next(p for p in result.properties if p.name == invariant)
     assert found.trace is not None and len(found.trace.actions) == length
     assert "committed twice" in found.detail and "w0/t0@g0" in found.detail
+
+
+def test_offsets_copied_to_the_global_topic_before_a_failed_commit_lose_records() -> None:
+    """setPrimaryThenSecondary copies on the primary's acknowledgement, before EndTxn: a failed commit leaves the
+    copy, and the next instance resumes from it (connect_offset_copy_before_commit, permitted findings)."""
+    scenario = SCENARIOS["connect_offset_copy_before_commit"]
+    assert scenario.default and set(scenario.permitted) == {
+        "exactly_once_source_delivery", "offsets_committed_with_records", "every_source_record_delivered",
+    }
+    result, _ = explore(build_model(scenario), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    assert not result.violated and result.stats["distinct_states"] == 80
+    found = {p.name: p for p in result.properties if p.verdict is Verdict.PERMITTED}
+    assert set(found) == set(scenario.permitted)
+    assert "committed at 1 but src0[0] is not" in found["offsets_committed_with_records"].detail
+    trace = found["offsets_committed_with_records"].trace
+    assert trace is not None and "FailCommit" in [a.kind for a in trace.actions]
 
 
 def test_fencing_request_in_the_deletion_tick_gets_a_round_of_the_deleted_connector() -> None:

@@ -5,12 +5,18 @@
 ``AbstractStatus.State`` FAILED is final for that instance -- its thread has ended, it sends and commits nothing
 more, and only the worker removes it: when a rebalance revokes it (``Worker.stopAndAwaitTask``), a restart request
 replaces it (``DistributedHerder.restartTask``), or the worker dies. A revoked instance still in its start-up
-(``stopping``) finishes its blocking call and is gone. A fencing round's answer
+(``stopping``) finishes its blocking call and is gone: it never enters its send loop, which runs only while
+``!isStopping()`` (``AbstractWorkerSourceTask.execute``). A fencing round's answer
 (``DistributedHerder.ZombieFencing``: its callbacks complete with the round's future) reaches only the instances
 waiting on it, and a round that ends by one of its own steps answers every request it holds -- those it was started
 for and those that joined it. A paused worker's threads are stopped (a GC pause, a stopped JVM): none of its
 instances starts, sends or commits; only the answer of a fencing round it waits on may reach it (the leader's HTTP
-response, taken when it resumes). :func:`illegal_task_changes` compares a step's state before and after against
+response, taken when it resumes). A running exactly-once instance that a rebalance stops runs its final offset
+commit first (``AbstractWorkerSourceTask.close`` -> ``ExactlyOnceWorkerSourceTask.finalOffsetCommit(false)`` ->
+``commitTransaction``, KIP-618 §Source task startup step 8): its open transaction is committed, or the commit
+fails because a newer instance fenced its producer -- it never stays open for the next instance to abort (the
+records of a clean hand-over are not discarded; with ``poll`` or ``interval`` boundaries, whose
+``shouldCommitFinalTransaction`` is true). :func:`illegal_task_changes` compares a step's state before and after against
 that table; the Connect model records what it reports, and :mod:`invariants.connect` judges it.
 """
 
@@ -21,6 +27,7 @@ from typing import Any
 from keos.model.connect.records import ConnectState
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
+from keos.model.coordinator.transaction.transaction_state import TransactionState
 
 __all__ = ["ANSWERING_STEPS", "NEXT_PHASES", "ROUND_STEPS", "STOPPING_STEPS", "illegal_task_changes"]
 
@@ -44,7 +51,7 @@ ANSWERING_STEPS = (  # no mutate: a judge's table
 
 
 def illegal_task_changes(  # no mutate: judge
-    kind: str, before: ConnectState, after: ConnectState, events: tuple[str, ...] = ()
+    kind: str, before: ConnectState, after: ConnectState, events: tuple[str, ...] = (), final_commit: bool = False
 ) -> tuple[str, ...]:
     """What a step of ``kind`` (with ``events``) did to task instances that the worker's life cycle does not allow.
 
@@ -53,9 +60,11 @@ def illegal_task_changes(  # no mutate: judge
     instance in place.  A task waiting on its fencing request moves on only when the leader answers it
     (:data:`ANSWERING_STEPS`, or a reconfiguration that failed the active round with 409): a failed write
     of other config records (task configs, a connector's tombstone) is no answer to it.
+    ``final_commit``: the task's transaction boundary commits the final transaction at a stop (``poll`` and
+    ``interval``; with ``connector`` boundaries only a batch the connector asked to commit is committed).
     """
     if kind in STOPPING_STEPS:
-        return ()
+        return _open_after_stop(kind, before, after) if final_commit else ()
     out: list[str] = _unanswered(kind, before, after)
     for w, (old_wk, new_wk) in enumerate(zip(before.workers, after.workers)):
         if old_wk.tasks is new_wk.tasks:
@@ -72,6 +81,8 @@ def illegal_task_changes(  # no mutate: judge
                 out.append(f"{where}:replaced by {kind}")
             elif new.phase not in NEXT_PHASES[old.phase]:  # no branch: a violation
                 out.append(f"{where}:{old.phase}->{new.phase}")
+            elif new.stopping and new.phase == P.RUNNING and old.phase != P.RUNNING:  # no branch: a violation
+                out.append(f"{where}:stopping instance entered its send loop in {kind}")
             elif (  # no branch: a violation
                 old.phase == P.FENCING_REQUESTED
                 and new.phase != old.phase
@@ -86,6 +97,24 @@ def illegal_task_changes(  # no mutate: judge
                 out.append(f"task:w{w}.t{new.task}.g{new.generation}:started by {kind}")
         if old_wk.status == W.PAUSED and new_wk.status == W.PAUSED:
             out.extend(_paused_changes(w, kind, old_wk.tasks, new_wk))
+    return tuple(out)
+
+
+def _open_after_stop(kind: str, before: ConnectState, after: ConnectState) -> tuple[str, ...]:  # no mutate: judge
+    """Running exactly-once instances a rebalance stopped whose transaction is still open under their epoch."""
+    if kind != "Rebalance":
+        return ()
+    out: list[str] = []
+    for w, (old_wk, new_wk) in enumerate(zip(before.workers, after.workers)):
+        for old in old_wk.tasks:
+            h = old.producer
+            if new_wk.instance(old.task) is not None or old.phase != P.RUNNING or not old.pending or h is None:
+                continue
+            md = after.kafka.coordinator[h.transactional_id]
+            if md is None or (md.producer_id, md.producer_epoch) != (h.producer_id, h.producer_epoch):
+                continue  # fenced (or the id's entry replaced): the commit was refused, as Kafka's would be
+            if md.state == TransactionState.ONGOING:  # no branch: a violation (task_lifecycle_legal)
+                out.append(f"task:w{w}.t{old.task}.g{old.generation}:stopped by {kind} with its transaction open")
     return tuple(out)
 
 

@@ -255,6 +255,16 @@ def fail_commit(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     ``initTransactions`` aborts it.  The offsets topic then holds offsets of an aborted transaction, which only a
     reader with ``isolation.level=read_committed`` (KIP-618: the worker's offsets consumers) skips.  Shares the
     ``send_failure`` budget with :func:`fail_send`.
+
+    With a connector-specific offsets topic the offsets are copied into the worker's global offsets topic before
+    the commit fails: ``ConnectorOffsetBackingStore.setPrimaryThenSecondary`` (Kafka 4.0, apache/kafka 1eb7644)
+    issues the secondary write from the primary store's callback, which ``KafkaOffsetBackingStore``'s
+    ``SetCallbackFuture`` completes when the transactional producer's sends of the offsets are acknowledged -- while
+    ``producer.commitTransaction()`` flushes, before its EndTxn.  The worker's global store writes with its own
+    non-transactional producer, so the copy stays although the transaction holding the records is aborted: the
+    offsets of records that were never committed are in the global topic, and a new instance whose connector topic
+    holds no committed offset for the partition resumes from them (the reach scenario
+    ``connect_offset_copy_before_commit`` shows the records lost).
     """
     inst = s.workers[w].instance(n)
     assert inst is not None and inst.producer is not None
@@ -262,6 +272,9 @@ def fail_commit(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     kafka, h, error, events = send_transactional(s.kafka, inst.producer, sys.offsets_partition, offsets, sys.flags)
     if error != Errors.NONE:  # a fenced zombie: its offsets are refused first
         return fail_task(sys, s, w, inst, kafka, error)
+    if sys.offsets_partition == CONNECTOR_OFFSETS:  # the secondary write, on the primary's acknowledgement
+        kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, sys.flags)
+        events = (*events, "offsets_copied_before_commit")
     s, more = fail_task(sys, s, w, inst._replace(producer=h), kafka, "commit_timeout")
     return s, ("commit_failed", *events, *more)
 
@@ -275,9 +288,11 @@ def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:
 def commit_txn_of(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance, copy: bool = True) -> Result:
     """``commitTransaction()`` at a boundary: offsets into the same transaction, then commit.
 
-    With a connector-specific offsets topic, the offsets are then copied into the worker's global offsets topic
+    With a connector-specific offsets topic, the offsets are also copied into the worker's global offsets topic
     (``ConnectorOffsetBackingStore.setPrimaryThenSecondary``, Kafka 4.0, apache/kafka 1eb7644: the secondary
-    write follows the primary's success); ``copy`` false: that write fails, which Kafka only logs ("Failed to
+    write follows the primary's acknowledgement, inside commitTransaction's flush and before its EndTxn -- one
+    step here, so the copy is written after the commit in the same step; :func:`fail_commit` is the commit that
+    fails after the copy); ``copy`` false: that write fails, which Kafka only logs ("Failed to
     write offsets to secondary backing store") -- the global topic keeps older offsets, and a reader must prefer
     the connector's own (:func:`model.connect.offsets.combined_offsets`)."""
     assert inst.producer is not None
@@ -372,9 +387,16 @@ def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tu
     Only a running instance commits (``AbstractWorkerSourceTask.close`` → ``finalOffsetCommit(failed)``):
     a FAILED exactly-once task skips it ("Skipping final offset commit as task has failed",
     ``ExactlyOnceWorkerSourceTask``, Kafka 4.0) -- its transaction holds a record whose send failed.
+    Modelling choice: with ``connector`` boundaries Kafka commits the final transaction only if the connector
+    asked to commit that batch (``shouldCommitFinalTransaction``), otherwise it is left open for the next
+    instance to abort; the model commits it (the connector's request at that moment), so it lacks the stop
+    that discards the batch -- the lifecycle judge's final-commit rule is applied to ``poll`` and ``interval``
+    boundaries only.
     """
     events: tuple[str, ...] = ("task_stopped",)
     final_commit = inst.phase == P.RUNNING or not sys.flags.connect_failed_task_skips_final_commit
+    # connect_running_task_commits_on_stop is off only in the weakened variant running_task_skips_final_commit
+    final_commit = final_commit and (inst.phase != P.RUNNING or sys.flags.connect_running_task_commits_on_stop)
     if final_commit and inst.pending:
         s, more = commit_txn_of(sys, s, w, inst)
         events = (*events, *more)

@@ -409,7 +409,9 @@ class ConnectSystem:
         bad = tuple(  # no mutate: ghost
             e for e in events  # no mutate: ghost
             if e.startswith("illegal:") or (e.startswith("txn:") and not is_valid_transition(*e[4:].split("->")))
-        ) + illegal_task_changes(action.kind, state, new, events)  # no mutate: ghost
+        ) + illegal_task_changes(  # no mutate: ghost
+            action.kind, state, new, events, self.topo.transaction_boundary != "connector"  # no mutate: ghost
+        )
         if bad:  # no branch: a ghost observer of a violation (task_lifecycle_legal, connect_coordinator_...)
             new = new._replace(ghost=new.ghost._replace(illegal=(*new.ghost.illegal, *bad)))  # no mutate: ghost
         if fault is not None:
