@@ -446,6 +446,9 @@ class ProtocolFlags:
             its member id, generation and partitions (``AbstractCoordinator.SyncGroupResponseHandler``:
             ``requestRejoin``, Kafka 4.0 trunk 1eb7644, the KAFKA-14016 fix); without it the answer resets the
             generation and loses the partitions, as the handler did after KAFKA-13891.
+        join_prepare_revokes_after_fenced_commit: an eager ``onJoinPrepare`` whose auto-commit was fenced
+            (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION: not retriable) still revokes the partitions and joins (Kafka 4.0
+            trunk 1eb7644); without it the member keeps them, its generation reset, and sends no JoinGroup.
         static_member_stays_on_close: a static member (KIP-345) sends no LeaveGroup when it closes or its poll timeout
             expires (``AbstractCoordinator.maybeLeaveGroup``, Kafka 4.0 trunk 1eb7644: dynamic members only): it stays
             in the group until its session expires or a new process of its ``group.instance.id`` replaces it; without
@@ -596,6 +599,7 @@ class ProtocolFlags:
     load_restores_subscriptions: bool = True
     static_member_fencing: bool = True
     static_member_stays_on_close: bool = True
+    join_prepare_revokes_after_fenced_commit: bool = True
     sync_rebalance_keeps_generation: bool = True
     static_rejoin_keeps_generation: bool = True
     static_rejoin_completing_rebalances: bool = True
@@ -1948,6 +1952,19 @@ VARIANTS: dict[str, Variant] = {
             bug="completeClassicGroupJoin without maybeElectNewJoinedLeader (KAFKA-8220): the leader of the new "
             "generation has no JoinGroup pending, so no member list reaches anyone who runs the assignor; the group "
             "waits in CompletingRebalance until the leader rejoins or its session expires, then rebalances again",
+        ),
+        Variant(
+            name="join_prepare_skips_revoke_after_fenced_commit",
+            description="An eager consumer whose onJoinPrepare auto-commit is answered UNKNOWN_MEMBER_ID or "
+            "ILLEGAL_GENERATION keeps its partitions (its generation reset by the response handler) and returns "
+            "without revoking or joining.",
+            flags=replace(_REAL, join_prepare_revokes_after_fenced_commit=False),
+            weakened=True,
+            breaks=("fenced_consumer_owns_nothing",),
+            scenarios=("groups_eager_late_join_zombie",),
+            bug="onJoinPrepare treating a fenced commit like a retriable one (KAFKA-12983's shape: a prepare step "
+            "skipped): the fenced member keeps partitions the group has handed to others, with no generation to fence "
+            "its own commits by",
         ),
         Variant(
             name="static_member_leaves_group",

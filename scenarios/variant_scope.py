@@ -117,6 +117,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "load_restores_subscriptions": frozenset({"groups"}),
     "static_member_fencing": frozenset({"groups"}),
     "static_member_stays_on_close": frozenset({"groups"}),
+    "join_prepare_revokes_after_fenced_commit": frozenset({"groups"}),
     "timeout_elects_joined_leader": frozenset({"groups"}),
     "sync_rebalance_keeps_generation": frozenset({"groups"}),
     "static_rejoin_keeps_generation": frozenset({"groups"}),

@@ -857,6 +857,17 @@ class GroupSystem:
             if self.flags.commit_on_revoke and c.member_id and c.generation >= 0 and c.uncommitted():
                 s, error = self._commit(s, c, c.uncommitted(), i)
                 events.append(f"commit:{_outcome(error)}")
+                if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+                    # OffsetCommitResponseHandler (ConsumerCoordinator, Kafka 4.0 trunk 1eb7644):
+                    # resetStateOnResponseError resets the generation (UNKNOWN_MEMBER_ID the member id too) but not the
+                    # assignment; the failure is not retriable, so onJoinPrepare goes on with the generation it was
+                    # called with and revokes (eager: everything), then JoinGroup carries the reset identity
+                    reset = cc.on_error(c, error, *self._rebalance_reaction())
+                    c = c._replace(member_id=reset.member_id, generation=reset.generation)
+                    events.append("join_prepare:commit_fenced")
+                    if not self.flags.join_prepare_revokes_after_fenced_commit:  # no branch: weakened variant only
+                        # join_prepare_skips_revoke_after_fenced_commit (KAFKA-12983's shape): nothing revoked
+                        return self._put(s, i, c._replace(state=cc.UNJOINED)), (*events, "join_prepare:skipped")
             if c.owned:
                 events.append("eager:revoked_all")
                 s = self._note_handover(s, c, c.owned, "onJoinPrepare")
