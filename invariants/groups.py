@@ -335,16 +335,31 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         no_findings(
             name="healthy_member_never_removed",
             fact="The coordinator removes a member only for a reason Kafka has: its session expired (its process is "
-            "gone or its heartbeats were lost), it left the group (close, or its own poll timeout), a new process of "
+            "gone or its heartbeats were lost), it left the group (close, or its own poll timeout -- a dynamic member "
+            "only: a static member sends no LeaveGroup), a new process of "
             "its group.instance.id replaced it, it is a dynamic member that did not rejoin before "
             "rebalance.timeout.ms, or a new coordinator loaded another membership.  A static member is never removed "
             "for a slow rejoin (KIP-345).",
             source="GroupMetadataManager (expireClassicGroupMemberHeartbeat, classicGroupLeave, replaceStaticMember, "
-            "completeClassicGroupJoin's notYetRejoinedMembers filtered on !isStaticMember), Kafka 4.0, trunk 1eb7644",
+            "completeClassicGroupJoin's notYetRejoinedMembers filtered on !isStaticMember), AbstractCoordinator."
+            "maybeLeaveGroup (isDynamicMember), Kafka 4.0, trunk 1eb7644",
             catches="a handler that drops members it should keep: a static member removed by the rebalance timeout, "
             "a member removed by another's request, a join barrier or SyncGroup that loses members -- each takes a "
             "healthy consumer's partitions away and costs the group another rebalance",
             findings=lambda s: s.ghost.unjust_removals,
+            partners=("assignment_received",),
+        ),
+        no_findings(
+            name="generation_leader_rejoined",
+            fact="A join completes with a leader that rejoined for it: the coordinator keeps the old leader only if "
+            "its JoinGroup is pending, else elects a member that rejoined -- the leader's JoinGroup response is the "
+            "one that carries the members' subscriptions for the assignor.",
+            source="GroupMetadataManager.completeClassicGroupJoin / ClassicGroup.maybeElectNewJoinedLeader (Kafka "
+            "4.0, trunk 1eb7644; KAFKA-8220)",
+            catches="a join completed around a leader that is not waiting for it (a static member kept by the "
+            "rebalance timeout, a leader whose JoinGroup was lost): nobody runs the assignor, the group waits in "
+            "CompletingRebalance until the leader's session expires, and then rebalances again",
+            findings=lambda s: s.ghost.unjoined_leaders,
             partners=("assignment_received",),
         ),
         no_findings(
@@ -533,6 +548,14 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("rebalance_timeout_kept_static_member", "rebalance.timeout.ms completes "
                                          "the join keeping a static member that did not rejoin (KIP-345).",
                                          "rebalance_timeout:static_member_kept"))
+        removal = faults.crash or faults.lost_heartbeats or faults.leave or faults.poll_timeout
+        if not all(instances) and removal:
+            # a departure starts a rebalance that no member rejoined before the timeout: every dynamic member is
+            # removed (completeClassicGroupJoin's empty-group path, a new empty generation)
+            timeout.append("rebalance_timeout_emptied_group")
+            props.append(sometimes_event("rebalance_timeout_emptied_group", "rebalance.timeout.ms expires before any "
+                                         "member rejoined: every dynamic member is removed.",
+                                         "rebalance_timeout:group_emptied"))
         props = [replace(p, partners=(*p.partners, *timeout))
                  if p.name in ("same_generation_owners_disjoint", "healthy_member_never_removed") else p
                  for p in props]

@@ -448,6 +448,17 @@ class ProtocolFlags:
             (``ClassicGroup.validateMember``, KIP-345): an instance id mapped to another member id is
             FENCED_INSTANCE_ID, fatal to the replaced process; without it the replaced member id is merely
             UNKNOWN_MEMBER_ID and the old process rejoins, replacing the new one in turn.
+        sync_rebalance_keeps_generation: a consumer whose SyncGroup is answered REBALANCE_IN_PROGRESS rejoins keeping
+            its member id, generation and partitions (``AbstractCoordinator.SyncGroupResponseHandler``:
+            ``requestRejoin``, Kafka 4.0 trunk 1eb7644, the KAFKA-14016 fix); without it the answer resets the
+            generation and loses the partitions, as the handler did after KAFKA-13891.
+        join_prepare_revokes_after_fenced_commit: an eager ``onJoinPrepare`` whose auto-commit was fenced
+            (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION: not retriable) still revokes the partitions and joins (Kafka 4.0
+            trunk 1eb7644); without it the member keeps them, its generation reset, and sends no JoinGroup.
+        static_member_stays_on_close: a static member (KIP-345) sends no LeaveGroup when it closes or its poll timeout
+            expires (``AbstractCoordinator.maybeLeaveGroup``, Kafka 4.0 trunk 1eb7644: dynamic members only): it stays
+            in the group until its session expires or a new process of its ``group.instance.id`` replaces it; without
+            it every bounce of a static member removes it and rebalances the group.
         static_rejoin_keeps_generation: a static member's new process joining a Stable group takes its place without
             a rebalance (``updateStaticMemberThenRebalanceOrCompleteJoin``, KIP-345); without it every restart of a
             static member rebalances the group as a new member would.
@@ -486,6 +497,9 @@ class ProtocolFlags:
             members that did not rejoin, the next generation starts (``completeClassicGroupJoin`` ->
             ``initNextGeneration``, Kafka trunk 1eb7644); without it the members that rejoined are answered with the
             generation the removed members (still consuming) hold.
+        timeout_elects_joined_leader: that completion keeps the old leader only if it rejoined, else elects a member
+            that did (``maybeElectNewJoinedLeader``, KAFKA-8220); without it a static leader kept without rejoining
+            leads the next generation, though no JoinGroup of its is pending to carry the member list.
         rebalance_timeout_keeps_static: that completion keeps the static members (KIP-345) that did not rejoin
             (``notYetRejoinedMembers`` filtered on ``!isStaticMember()``); without it they are removed like dynamic
             ones.
@@ -591,6 +605,9 @@ class ProtocolFlags:
     offset_fetch_on_assign: bool = True
     load_restores_subscriptions: bool = True
     static_member_fencing: bool = True
+    static_member_stays_on_close: bool = True
+    join_prepare_revokes_after_fenced_commit: bool = True
+    sync_rebalance_keeps_generation: bool = True
     static_rejoin_keeps_generation: bool = True
     static_rejoin_completing_rebalances: bool = True
     fenced_member_loses_partitions: bool = True
@@ -604,6 +621,7 @@ class ProtocolFlags:
     pending_members_expire: bool = True
     rebalance_timeout_advances_generation: bool = True
     rebalance_timeout_keeps_static: bool = True
+    timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
 
     def to_json(self) -> dict[str, Any]:
@@ -1927,6 +1945,56 @@ VARIANTS: dict[str, Variant] = {
             bug="ClassicGroup.validateMember without the instance check (KIP-345): two processes started with one "
             "group.instance.id (a redeployed pod whose predecessor still runs) replace each other for ever, each "
             "rejoin handing the old one's partitions to the other, instead of the replaced one failing fatally",
+        ),
+        Variant(
+            name="sync_rebalance_in_progress_resets_generation",
+            description="A consumer whose SyncGroup is answered REBALANCE_IN_PROGRESS resets its generation and loses "
+            "its partitions before it rejoins, instead of rejoining with them.",
+            flags=replace(_REAL, sync_rebalance_keeps_generation=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_cooperative_commit_rebalance",),
+            bug="SyncGroupResponseHandler taking REBALANCE_IN_PROGRESS as a fenced generation (KAFKA-13891, reverted "
+            "by KAFKA-14016): a cooperative member loses the partitions it still owns and sends no generation in its "
+            "ownedPartitions claim, so every SyncGroup that meets a new rebalance costs a full revocation and, with "
+            "KIP-792 claims, the sticky assignor cannot tell the member's claim from a stale one",
+        ),
+        Variant(
+            name="rebalance_timeout_keeps_unjoined_leader",
+            description="When rebalance.timeout.ms completes the join, the old leader stays leader while it is still a "
+            "member, although it did not rejoin (a static member kept by KIP-345).",
+            flags=replace(_REAL, timeout_elects_joined_leader=False),
+            weakened=True,
+            breaks=("generation_leader_rejoined",),
+            scenarios=("groups_rebalance_timeout_static",),
+            bug="completeClassicGroupJoin without maybeElectNewJoinedLeader (KAFKA-8220): the leader of the new "
+            "generation has no JoinGroup pending, so no member list reaches anyone who runs the assignor; the group "
+            "waits in CompletingRebalance until the leader rejoins or its session expires, then rebalances again",
+        ),
+        Variant(
+            name="join_prepare_skips_revoke_after_fenced_commit",
+            description="An eager consumer whose onJoinPrepare auto-commit is answered UNKNOWN_MEMBER_ID or "
+            "ILLEGAL_GENERATION keeps its partitions (its generation reset by the response handler) and returns "
+            "without revoking or joining.",
+            flags=replace(_REAL, join_prepare_revokes_after_fenced_commit=False),
+            weakened=True,
+            breaks=("fenced_consumer_owns_nothing",),
+            scenarios=("groups_eager_late_join_zombie",),
+            bug="onJoinPrepare treating a fenced commit like a retriable one (KAFKA-12983's shape: a prepare step "
+            "skipped): the fenced member keeps partitions the group has handed to others, with no generation to fence "
+            "its own commits by",
+        ),
+        Variant(
+            name="static_member_leaves_group",
+            description="A static member's consumer sends LeaveGroup when it closes or its poll timeout expires, as a "
+            "dynamic member's does.",
+            flags=replace(_REAL, static_member_stays_on_close=False),
+            weakened=True,
+            breaks=("healthy_member_never_removed",),
+            scenarios=("groups_rebalance_timeout_static",),
+            bug="maybeLeaveGroup without the isDynamicMember() test (the client before KIP-345's 2.3): a static "
+            "member's bounce removes it from the group and rebalances it, the rebalance static membership exists to "
+            "avoid, and the restarted process rejoins as a new member",
         ),
         Variant(
             name="static_rejoin_rebalances",

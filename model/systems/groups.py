@@ -165,6 +165,7 @@ class GroupGhost(NamedTuple):
     #: consumer may still own what it owned in the previous generation (it has not heard of the rebalance)
     kept_unjoined: tuple[str, ...] = ()
     unjust_removals: tuple[str, ...] = ()  # members the coordinator removed for no reason Kafka has
+    unjoined_leaders: tuple[str, ...] = ()  # generations whose join completed with a leader that had not rejoined
 
 
 @record
@@ -608,6 +609,7 @@ class GroupSystem:
         new = self._settle(new)
         new = self._note_rejoins(state, new, action)
         new = self._note_removals(state, new, action)
+        new = self._note_leader(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
         fault = FAULT_OF_ACTION.get(action.kind)
@@ -661,7 +663,8 @@ class GroupSystem:
     def _note_removals(self, before: GroupState, after: GroupState, action: Action) -> GroupState:
         """Ghost: the coordinator removes a member only for a reason Kafka has (Kafka 4.0, trunk 1eb7644,
         ``GroupMetadataManager``): its session expired (``expireClassicGroupMemberHeartbeat``: its process is gone,
-        or its heartbeats were lost), it left (LeaveGroup: close, or the consumer's own poll timeout), a new process
+        or its heartbeats were lost), it left (LeaveGroup: close, or the consumer's own poll timeout -- a dynamic
+        member only: a static member never sends LeaveGroup, KIP-345), a new process
         of its ``group.instance.id`` replaced it (``replaceStaticMember``), it is dynamic and did not rejoin before
         ``rebalance.timeout.ms`` (``completeClassicGroupJoin``), or a new coordinator loaded another membership from
         ``__consumer_offsets``.  Any other removal takes a healthy member's assignment away."""
@@ -673,7 +676,12 @@ class GroupSystem:
             owner = action.args[0] if action.args and isinstance(action.args[0], int) else -1
             if action.kind == "ExpireSession" and action.args == (m.member_id,):
                 continue
-            if action.kind in ("LoseHeartbeats", "PollTimeout", "LeaveGroup") and owner == m.client:
+            if action.kind == "LoseHeartbeats" and owner == m.client:
+                continue
+            # maybeLeaveGroup (AbstractCoordinator, Kafka 4.0 trunk 1eb7644): only a dynamic member sends LeaveGroup on
+            # close() or a poll timeout; a static member (KIP-345) stays until its session expires or a new process of
+            # its group.instance.id replaces it, so its bounce costs no rebalance
+            if action.kind in ("PollTimeout", "LeaveGroup") and owner == m.client and not m.instance:
                 continue
             if action.kind in ("JoinGroup", "StaleJoinGroup", "LoseJoinResponse") and m.instance and owner >= 0 and (
                     self.instances[owner] == m.instance):
@@ -687,6 +695,22 @@ class GroupSystem:
         if not notes:  # no branch: ghost observer of a violation (healthy_member_never_removed)
             return after
         return after._replace(ghost=after.ghost._replace(unjust_removals=(*after.ghost.unjust_removals, *notes)))
+
+    @staticmethod
+    def _note_leader(before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: a join that completes (PreparingRebalance -> CompletingRebalance) has a leader that rejoined for it.
+        The leader is the member whose JoinGroup response carries every member's subscription, so that it runs the
+        assignor: ``completeClassicGroupJoin`` / ``maybeElectNewJoinedLeader`` (``GroupMetadataManager``, Kafka 4.0,
+        trunk 1eb7644; KAFKA-8220) keep the old leader only if it rejoined, else elect one that did -- a leader with no
+        JoinGroup pending gets no member list, and the group waits in CompletingRebalance for its session to expire."""
+        g0, g1 = before.group, after.group
+        if not (g0.state == cg.PREPARING_REBALANCE and g1.state == cg.COMPLETING_REBALANCE):
+            return after
+        m = g0.member(g1.leader)
+        if m is not None and m.joined:  # no branch: ghost observer of a violation (generation_leader_rejoined)
+            return after
+        note = f"generation {g1.generation} completed on {action.kind} with leader {g1.leader}, which had not rejoined"
+        return after._replace(ghost=after.ghost._replace(unjoined_leaders=(*after.ghost.unjoined_leaders, note)))
 
     def _overspent(self, s: GroupState, action: Action) -> str:
         """The budget ``action`` would pass, or "": a scenario's ``[faults]`` limits (per kind and in total) and its
@@ -833,6 +857,17 @@ class GroupSystem:
             if self.flags.commit_on_revoke and c.member_id and c.generation >= 0 and c.uncommitted():
                 s, error = self._commit(s, c, c.uncommitted(), i)
                 events.append(f"commit:{_outcome(error)}")
+                if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+                    # OffsetCommitResponseHandler (ConsumerCoordinator, Kafka 4.0 trunk 1eb7644):
+                    # resetStateOnResponseError resets the generation (UNKNOWN_MEMBER_ID the member id too) but not the
+                    # assignment; the failure is not retriable, so onJoinPrepare goes on with the generation it was
+                    # called with and revokes (eager: everything), then JoinGroup carries the reset identity
+                    reset = cc.on_error(c, error, *self._rebalance_reaction())
+                    c = c._replace(member_id=reset.member_id, generation=reset.generation)
+                    events.append("join_prepare:commit_fenced")
+                    if not self.flags.join_prepare_revokes_after_fenced_commit:  # no branch: weakened variant only
+                        # join_prepare_skips_revoke_after_fenced_commit (KAFKA-12983's shape): nothing revoked
+                        return self._put(s, i, c._replace(state=cc.UNJOINED)), (*events, "join_prepare:skipped")
             if c.owned:
                 events.append("eager:revoked_all")
                 s = self._note_handover(s, c, c.owned, "onJoinPrepare")
@@ -896,14 +931,16 @@ class GroupSystem:
         with the new generation."""
         before = s.group
         advances = self.flags.rebalance_timeout_advances_generation
-        group = cg.complete_join_on_timeout(before, self.topo.assignor, advances,
-                                            self.flags.rebalance_timeout_keeps_static)
+        keeps, elects = self.flags.rebalance_timeout_keeps_static, self.flags.timeout_elects_joined_leader
+        group = cg.complete_join_on_timeout(before, self.topo.assignor, advances, keeps, elects)
         removed = [m.member_id for m in before.members if group.member(m.member_id) is None]
         kept_static = [m.member_id for m in before.members if not m.joined and group.member(m.member_id) is not None]
         consumers = tuple(cc.join_completed(c, group, self._member_of(s, i)) for i, c in enumerate(s.consumers))
         events = ["rebalance_timeout:expired", *(f"rebalance_timeout:removed:{m}" for m in removed)]
         if removed and any(c.up and c.member_id in removed and c.state == cc.STABLE for c in s.consumers):
             events.append("rebalance_timeout:removed_consuming_member")
+        if removed and group.state == cg.EMPTY:  # nobody rejoined: the timeout removed every (dynamic) member
+            events.append("rebalance_timeout:group_emptied")
         if kept_static and group.state == cg.COMPLETING_REBALANCE:
             events.append("rebalance_timeout:static_member_kept")
             s = s._replace(ghost=s.ghost._replace(kept_unjoined=tuple(sorted({*s.ghost.kept_unjoined,
@@ -922,7 +959,10 @@ class GroupSystem:
         c = s.consumers[i]
         s = self._note_answer(s, "SyncGroup", c, res.error, self.instances[i])._replace(group=res.group)
         if res.error != Errors.NONE:
-            c = cc.on_error(c, res.error, *self._rebalance_reaction())
+            # SyncGroupResponseHandler: REBALANCE_IN_PROGRESS is requestRejoin (KAFKA-14016); the weakened variant
+            # sync_rebalance_in_progress_resets_generation resets the generation instead
+            rejoins, keeps, loses = self._rebalance_reaction()
+            c = cc.on_error(c, res.error, rejoins, keeps and self.flags.sync_rebalance_keeps_generation, loses)
             return self._put(s, i, c), (f"error:{res.error}", f"sync:{res.error}")
         return self._adopt(s, i, c, res.assignment)
 
@@ -1069,7 +1109,7 @@ class GroupSystem:
         member, KIP-345, stays until its session expires or its process rejoins) and resets the generation and
         member id (``resetGenerationOnLeaveGroup``); the partitions are lost."""
         c = s.consumers[i]
-        if not self.instances[i]:
+        if not self.instances[i] or not self.flags.static_member_stays_on_close:
             s = s._replace(group=cg.remove_member(s.group, c.member_id))
         c = cc.lose_partitions(c)._replace(member_id="", generation=cc.NO_GENERATION, state=cc.UNJOINED)
         return self._put(s, i, c), ("poll_timeout:left_group",)
@@ -1083,7 +1123,9 @@ class GroupSystem:
         if c.owned:
             s = self._note_handover(s, c, c.owned, "close")
             events.append("revoked:close")
-        if not self.instances[i]:  # close(): maybeLeaveGroup sends LeaveGroup for a dynamic member only (KIP-345)
+        # close(): maybeLeaveGroup sends LeaveGroup for a dynamic member only (KIP-345); static_member_stays_on_close
+        # =False is the weakened variant static_member_leaves_group
+        if not self.instances[i] or not self.flags.static_member_stays_on_close:
             s = s._replace(group=cg.remove_member(s.group, c.member_id))
         return self._put(s, i, cc.fresh(up=False)), (*events, "closed:static" if self.instances[i] else "left_group")
 

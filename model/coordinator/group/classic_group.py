@@ -336,7 +336,7 @@ def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
 
 
 def complete_join_on_timeout(group: ClassicGroup, protocol: str, advances_generation: bool = True,
-                             keeps_static: bool = True) -> ClassicGroup:
+                             keeps_static: bool = True, elects_joined: bool = True) -> ClassicGroup:
     """``rebalance.timeout.ms`` expires in PreparingRebalance: the delayed join completes without the members that
     did not rejoin (``GroupMetadataManager.completeClassicGroupJoin``, Kafka 4.0, trunk 1eb7644).
 
@@ -352,7 +352,8 @@ def complete_join_on_timeout(group: ClassicGroup, protocol: str, advances_genera
     Pending members (KIP-394) are not touched: their own session timeout removes them (:func:`expire_pending`).
     ``advances_generation=False`` is the weakened variant rebalance_timeout_keeps_generation (the members that
     did rejoin are answered with the generation the removed ones still hold); ``keeps_static=False`` the weakened
-    variant rebalance_timeout_removes_static (every member that did not rejoin is removed, as before KIP-345)."""
+    variant rebalance_timeout_removes_static (every member that did not rejoin is removed, as before KIP-345);
+    ``elects_joined=False`` the weakened variant rebalance_timeout_keeps_unjoined_leader (KAFKA-8220)."""
     members = [m for m in group.members if m.joined or (m.instance and keeps_static)]
     group = _with_members(group, members)
     if not members:
@@ -361,7 +362,7 @@ def complete_join_on_timeout(group: ClassicGroup, protocol: str, advances_genera
     joined = [m.member_id for m in members if m.joined]
     if not joined:
         return group
-    leader = group.leader if group.leader in joined else joined[0]
+    leader = group.leader if group.leader in joined or (group.member(group.leader) and not elects_joined) else joined[0]
     done = complete_join(group._replace(leader=leader), protocol)
     if not advances_generation:  # no branch: advances_generation=False is the weakened variant only
         done = done._replace(generation=group.generation)
