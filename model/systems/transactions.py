@@ -916,7 +916,7 @@ class TransactionalSystem:
             response.base_offset,
             self.flags.sequence_space,
             self.flags.partition_verification or self.tv >= 2,
-            inline=True,
+            inline=True,  # no mutate: the judge's input (txn_produce_answer_per_kafka), not a rule
         )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
@@ -935,7 +935,10 @@ class TransactionalSystem:
         reset NETWORK_EXCEPTION (:meth:`_verifications_failed`)."""
         q = req.partition
         needless = needless_verification(
-            s.partitions[q], req, self.flags.sequence_space, self.flags.partition_verification or self.tv >= 2
+            s.partitions[q],
+            req,
+            self.flags.sequence_space,
+            self.flags.partition_verification or self.tv >= 2,  # no mutate: the judge's input, not a rule
         )
         if needless is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{needless}")  # no mutate: ghost observer (records the bad step)
