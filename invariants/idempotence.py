@@ -31,10 +31,11 @@ from functools import lru_cache
 
 from keos.invariants._common import no_findings, sometimes_state
 from keos.invariants.idempotence_progress import idempotence_progress_properties
-from keos.model.clients.producer import record_id, record_label, record_owner
+from keos.model.clients.producer import correlation_id, record_id, record_label, record_owner
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
 from keos.model.log.producer_state import BatchMetadata, next_sequence
+from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.systems.idempotence import FAULT_KINDS, SystemState
 
@@ -185,6 +186,21 @@ def _table_problems(leader: PartitionLeader, space: int, expiry: bool = False) -
             problems.append(
                 f"pid {held.producer_id}: open transaction at offset {held.current_txn_first_offset} "
                 f"(coordinator epoch {held.coordinator_epoch}) without any transactional batch"
+            )
+    for r in leader.pending:
+        # ``DelayedProduce`` (the produce purgatory) parks the answer to a batch the leader holds in its log above
+        # the high watermark, with the batch's own offset, until the followers reach it; it lives in the leader's
+        # memory, so a new leader (a restart or a move) starts with an empty purgatory and the old one answers what
+        # it held NOT_LEADER_OR_FOLLOWER (``completeDelayedOperationsWhenNotPartitionLeader``, KAFKA-2960)
+        at = leader.log[r.base_offset] if leader.high_watermark <= r.base_offset < len(leader.log) else None
+        if r.error != Errors.NONE or at is None or (at.producer_epoch, at.base_sequence) != (
+            r.producer_epoch,
+            r.base_sequence,
+        ):
+            problems.append(
+                f"the purgatory holds an answer {r.error} at offset {r.base_offset} (epoch {r.producer_epoch}, seq "
+                f"{r.base_sequence}) that is not for a batch the log holds above the high watermark "
+                f"{leader.high_watermark}"
             )
     by_pid: dict[int, list[tuple[int, LogEntry]]] = {}
     for offset, e in enumerate(leader.log):
@@ -431,7 +447,8 @@ _DUPLICATE = FAULT_KINDS.index("duplicate")
 
 
 def _in_flight_problems(s: SystemState, max_in_flight: int) -> list[str]:
-    """Produce requests on a producer's live connection for batches it holds but does not await, or too many.
+    """Produce requests on a producer's live connection for batches it holds but does not await, or too many, or
+    requests the client holds that are nowhere.
 
     ``NetworkClient``'s ``InFlightRequests`` holds a request from the moment it is sent until its response is
     read or the connection closes, and ``canSendMore`` admits at most ``max.in.flight.requests.per.connection``
@@ -442,10 +459,39 @@ def _in_flight_problems(s: SystemState, max_in_flight: int) -> list[str]:
     completed included (a batch expired in flight by ``Sender.getExpiredInflightBatches`` leaves its request in
     ``InFlightRequests`` until it is answered).  Not judged once the network duplicated a message (TCP never does:
     the ``duplicate`` fault stands for a request delivered twice, whose second copy no client awaits).
+
+    Conversely every request the client holds -- a batch marked in flight, or a batch ``delivery.timeout.ms``
+    failed while its request was in flight (:attr:`Producer.expired`) -- is outstanding on the live connection:
+    its request, its answer or its parked answer is there (a request leaves ``InFlightRequests`` only when its
+    answer is read or its connection closes, and then the client forgets it).  A request remembered that is not
+    outstanding is one the client waits for in vain -- or one whose stale answer it would take for its own.
     """
-    if s.faults_used[_DUPLICATE] or not s.network:
-        return []
     out: list[str] = []
+    for i, p in enumerate(s.producers):
+        held = {correlation_id(b) for b in p.batches if b.in_flight} | {cid for cid, _, _ in p.expired}
+        if not held:
+            continue
+        outstanding = {
+            r.correlation_id
+            for ld in s.partitions
+            for r in ld.pending
+            if r.producer == i and r.connection == p.connection
+        }
+        outstanding.update(
+            env.body.correlation_id
+            for env in s.network
+            if env.connection == p.connection
+            and isinstance(env.body, (ProduceRequest, ProduceResponse))
+            and env.body.producer == i
+        )
+        lost = held - outstanding
+        if lost:
+            out.append(
+                f"producer {i} holds request(s) {sorted(lost)} as in flight on connection {p.connection}, but neither "
+                f"the request nor its answer is outstanding there"
+            )
+    if s.faults_used[_DUPLICATE] or not s.network:
+        return out
     crowded = len(s.network) + sum(len(ld.pending) for ld in s.partitions) > max_in_flight
     for i, p in enumerate(s.producers):
         waiting = {r for b in p.batches if not b.in_flight for r in b.records}

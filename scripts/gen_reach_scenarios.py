@@ -49,6 +49,7 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_retries",
         "reach_idempotence_wrap",
         "reach_idempotence_late_request",
+        "reach_idempotence_not_leader_written",
         "reach_idempotence_kafka_14034",
         "reach_idempotence_kafka_14034_fix",
         "reach_txn_tv1_pending",
@@ -512,11 +513,15 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "the first is answered NOT_LEADER_OR_FOLLOWER (the broker has not applied its leadership yet); the second "
         "is appended as an unknown producer's batch at any sequence, and every retry of the first is answered "
         "OUT_OF_ORDER_SEQUENCE_NUMBER until the producer gives it up. Kafka's behaviour, not prevented before "
-        "KAFKA-19880 (PR #22619, open): permitted here; duplicates, order, acknowledgements and failures are judged.",
+        "KAFKA-19880 (PR #22619, open): permitted here; duplicates, order, acknowledgements and failures are judged. "
+        "acks=all is answered after a separate replication step, so the other producer's batch may be in the "
+        "leader's log but not yet replicated: the rule reads the log end the producer state was built from "
+        "(ProducerStateManager.mapEndOffset), not the high watermark.",
         "permitted": ["retried_batch_not_overtaken"],
         "topology": {"producers": 2, "partitions": 1, "records_per_producer": 2},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
-        "faults": {"not_leader": 1, "duplicate": 1, "leader_restart": 1, "total": 1},
+        "broker": {"separate_replication": True},
+        "faults": {"not_leader": 1, "leader_restart": 1, "total": 1},
     },
     "expiry": {
         "text": "the leader's producer.id.expiration.ms drops the state of an idle producer id (a protocol "

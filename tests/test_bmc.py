@@ -238,7 +238,7 @@ _UNENCODED = {
     "idempotence_expired_not_leader": "producer_id_expiration",
     "reach_idempotence_exhaustion_restamp": "producer_id_expiration",
     "idempotence_not_leader": "NotLeaderOrFollower",
-    "reach_idempotence_not_leader_written": "NotLeaderOrFollower",
+    "reach_idempotence_not_leader_written": "separate_replication",
     "reach_idempotence_leader_move": "separate_replication",
     "reach_idempotence_bump_not_leader": "NotLeaderOrFollower",
 }

@@ -707,6 +707,19 @@ def unrestarted_sequences(  # no mutate: the judge of epoch_bump_restarts_sequen
                 f"partition {q}: after the bump its sequences continue at (epoch {moved.producer_epoch}, seq "
                 f"{moved.next_sequence}), not (epoch {want[0]}, seq {want[1]})"
             )
+        # TxnPartitionEntry.startSequencesAtBeginning forgets the old epoch's last acknowledged sequence
+        # (NO_LAST_ACKED_SEQUENCE_NUMBER) and bumpIdempotentProducerEpoch drops the partition from
+        # partitionsWithUnresolvedSequences and partitionsToRewriteSequences: nothing of the old epoch's bookkeeping
+        # may judge the new epoch's answers (isNextSequence, maybeResolveSequences)
+        fresh = prod.TxnPartitionEntry(producer_epoch=after.producer_epoch, next_sequence=seq)
+        if moved != fresh:  # no branch: the other side describes a defect
+            return f"partition {q}: after the bump its bookkeeping is {moved}, not a fresh {fresh}"
+    if not reset:
+        for q, entry in enumerate(before.partitions):
+            # only the partitions in partitionsToRewriteSequences are touched (the others move to the new epoch
+            # when they next drain: maybeUpdateProducerIdAndEpoch)
+            if not entry.rewrite and after.partitions[q] != entry:  # no branch: the other side describes a defect
+                return f"partition {q} did not ask for the bump, yet its bookkeeping changed to {after.partitions[q]}"
     return None
 
 

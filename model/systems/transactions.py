@@ -916,6 +916,7 @@ class TransactionalSystem:
             response.base_offset,
             self.flags.sequence_space,
             self.flags.partition_verification or self.tv >= 2,
+            inline=True,  # no mutate: the judge's input (txn_produce_answer_per_kafka), not a rule
         )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
@@ -933,7 +934,12 @@ class TransactionalSystem:
         (:data:`VERIFICATION_CONNECTION`); a failover answers it NOT_COORDINATOR (:meth:`_failover`), a connection
         reset NETWORK_EXCEPTION (:meth:`_verifications_failed`)."""
         q = req.partition
-        needless = needless_verification(s.partitions[q], req, self.flags.sequence_space)
+        needless = needless_verification(
+            s.partitions[q],
+            req,
+            self.flags.sequence_space,
+            self.flags.partition_verification or self.tv >= 2,  # no mutate: the judge's input, not a rule
+        )
         if needless is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{needless}")  # no mutate: ghost observer (records the bad step)
         leader, guard = part.start_transaction_verification(

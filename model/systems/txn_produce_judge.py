@@ -243,10 +243,14 @@ def unexpected_txn_answer(  # no mutate: the judge of txn_produce_answer_per_kaf
     response_offset: int,
     sequence_space: int,
     verification_enabled: bool = True,
+    inline: bool = False,
 ) -> str | None:
     """How the leader's handling of a transactional batch differs from :func:`kafka_txn_produce_answer`, or
     ``None``.  ``verified``: whether the leader asked the coordinator; the answer is the response's error and
-    offset, and whether the log grew by exactly this batch at that offset."""
+    offset, and whether the log grew by exactly this batch at that offset.  ``inline``: the leader decided
+    whether to verify on this same state (no round trip), so that decision is judged both ways -- a
+    verification Kafka would not make (a broker that does not verify, a duplicate, a stale epoch, a batch that
+    joins a transaction open at its epoch) is a wrong answer too, not only a missing one."""
     error, dup_offset, must_verify = kafka_txn_produce_answer(
         before, request, verification, sequence_space, verification_enabled
     )
@@ -262,6 +266,8 @@ def unexpected_txn_answer(  # no mutate: the judge of txn_produce_answer_per_kaf
     unverified = must_verify and not verified and error == Errors.NONE and dup_offset < 0
     if unverified:  # no branch: the violation side, only a defect takes it
         return f"{head}) opens a transaction on the partition but was appended without verification"
+    if (inline or not verification_enabled) and verified and not must_verify:  # no branch: the violation side
+        return f"{head}) was verified with the coordinator; Kafka's leader does not verify it"
     wrong = want != got or appended != (1 if want == "append" else 0)
     if wrong:  # no branch: the violation side, only a defect takes it
         return f"{head}, seq {request.base_sequence}) was answered {got} (log +{appended}); Kafka answers {want}"
@@ -272,13 +278,15 @@ def unexpected_txn_answer(  # no mutate: the judge of txn_produce_answer_per_kaf
 
 
 def needless_verification(  # no mutate: the judge of txn_produce_answer_per_kafka (a property), not a rule
-    leader: part.PartitionLeader, request: ProduceRequest, sequence_space: int
+    leader: part.PartitionLeader, request: ProduceRequest, sequence_space: int, verification_enabled: bool = True
 ) -> str | None:
     """Why a leader that holds ``request`` back for verification should not have, or ``None``: Kafka answers a
     duplicate of a retained batch, and a stale epoch, at once, and verifies only a batch that opens a transaction
     on the partition (:func:`kafka_txn_produce_answer`; ``hasOngoingTransaction(pid, epoch)``, PR #20534)."""
-    error, dup, verify = kafka_txn_produce_answer(leader, request, Errors.NONE, sequence_space)
+    error, dup, verify = kafka_txn_produce_answer(leader, request, Errors.NONE, sequence_space, verification_enabled)
     head = f"partition {request.partition}: batch of pid {request.producer_id}, epoch {request.producer_epoch}"
+    if not verification_enabled:  # no branch: the violation side, only a defect takes it
+        return f"{head} was held back for verification by a broker that does not verify (before KIP-890)"
     if dup >= 0:  # no branch: the violation side, only a defect takes it
         return f"{head} is a duplicate of offset {dup} but was held back for verification"
     if error == Errors.INVALID_PRODUCER_EPOCH:  # no branch: the violation side, only a defect takes it
