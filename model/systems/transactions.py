@@ -771,10 +771,12 @@ class TransactionalSystem:
         return s._replace(network=net.send(s.network, env)), (type(request).__name__,)
 
     def _record_outcome(self, s: TxnSystemState, i: int, txn: int, outcome: str) -> TxnSystemState:
-        """The application's view of how transaction ``txn`` ended (an empty one -- nothing sent -- is no record's)."""
-        if not outcome or s.clients[i].data.next_record == txn * self.config.topology.records_per_transaction:
+        """The application's view of how transaction ``txn`` ended.  An empty commit (``empty_commits``: nothing of
+        ``txn`` was sent) commits none of its records: it is kept as their abort (none may ever be committed)."""
+        if not outcome:
             return s
-        ghost = s.ghost._replace(outcomes=(*s.ghost.outcomes, ClientTxn(i, txn, outcome == "committed")))
+        empty = s.clients[i].data.next_record == txn * self.config.topology.records_per_transaction
+        ghost = s.ghost._replace(outcomes=(*s.ghost.outcomes, ClientTxn(i, txn, outcome == "committed" and not empty)))
         return s._replace(ghost=ghost)
 
     def _drain(
