@@ -458,7 +458,11 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "fatal only for a cluster or transactional-id authorization failure (or, without KIP-360, a lost "
             "sequence), in faulty runs too. Under transaction version < 2 the epoch bump the client then owes "
             "(epochBumpRequired) is Kafka's too: set by an unknown producer id with KIP-360 and by a failed batch "
-            "outside commit/abort, kept by a retried answer.",
+            "outside commit/abort, kept by a retried answer. An answer that arrives on a connection the client "
+            "has closed (request.timeout.ms, a reset, a coordinator failover) is never read (NetworkClient "
+            "completed its request with a disconnection; the retry's answer counts). While the transaction is "
+            "abortable or aborting, no batch that was never sent leaves the client (Sender: "
+            "abortUndrainedBatches before any drain).",
             source="TransactionManager InitProducerIdHandler, AddPartitionsToTxnHandler, EndTxnHandler "
             "(handleResponse), transitionToAbortableError, abortableErrorIfPossible; handleFailedBatch / "
             "maybeTransitionToErrorState for failed batches @1eb7644349cb",

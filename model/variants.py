@@ -124,6 +124,12 @@ class ProtocolFlags:
             (KAFKA-20090, PR #21506); without it the fence completes at
             Short.MAX_VALUE on the old id and the producer's late abort is
             answered with that epoch.
+        transit_records_previous_producer_id: every prepared transition records the entry's current producer id
+            as the target's ``prevProducerId`` and the append's callback installs it (``TransactionMetadata.
+            prepareTransitionTo`` / ``completeTransitionTo``, ``TransactionMetadata.java`` @07b06d06, 2025), so
+            after any transition but a rotation ``prevProducerId`` is the entry's own id; without it the entry
+            keeps an older rotation's id (the model before session 20) and an instance of that old id at an
+            exhausted epoch still passes ``handleInitProducerId``'s producer-id check.
         authorize_transactional_id: coordinator requests (InitProducerId,
             AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit) need Write
             on their TransactionalId (KIP-98 §9; only read when a scenario has ACLs).
@@ -533,6 +539,7 @@ class ProtocolFlags:
     tv2_empty_abort_in_table: bool = True
     single_fence_bump: bool = True
     fence_rotates_exhausted_producer_id: bool = True
+    transit_records_previous_producer_id: bool = True
     authorize_transactional_id: bool = True
     authorize_transactional_produce: bool = True
     authorize_marker_cluster_action: bool = True
@@ -1393,6 +1400,19 @@ VARIANTS: dict[str, Variant] = {
             bug="KAFKA-20090 (Kafka 4.0-4.2, fixed by PR #21506): a transaction timed out at epoch 32766 was "
             "fenced to 32767 without a new producer id; the producer's late EndTxn(ABORT) was answered with "
             "32767 and its next transaction's end overflowed the epoch, leaving it stuck Ongoing",
+        ),
+        Variant(
+            name="previous_producer_id_kept",
+            description="The coordinator's transitions keep the entry's prevProducerId instead of recording the "
+            "producer id they start from (the model before session 20).",
+            flags=replace(_REAL, transaction_version=1, transit_records_previous_producer_id=False),
+            weakened=True,
+            breaks=("log_transitions_per_kafka",),
+            scenarios=("reach_txn_tv1_init_rotation_retry",),
+            bug="a field not overwritten on one path: TransactionMetadata.prepareTransitionTo records the current "
+            "producerId as every transition's prevProducerId (TransactionMetadata.java 2025); keeping an older "
+            "rotation's id lets a stale instance of that id at an exhausted epoch pass handleInitProducerId's "
+            "producer-id check long after the rotation, and the log's PreviousProducerId is wrong after a reload",
         ),
         Variant(
             name="empty_abort_without_rotation",

@@ -58,6 +58,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "tv2_empty_abort_in_table": _TXN,
     "single_fence_bump": _TXN,
     "fence_rotates_exhausted_producer_id": _TXN,
+    "transit_records_previous_producer_id": _TXN,
     "empty_abort_rotates_producer_id": _TXN,
     # authorization (KIP-98 §9): the transactions system's handlers
     "authorize_transactional_id": frozenset({"transactions", "eos"}),

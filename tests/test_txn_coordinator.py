@@ -120,6 +120,23 @@ def test_init_exhausted_epoch_rotates_producer_id() -> None:
     assert (retry.error, retry.producer_id, retry.producer_epoch) == (Errors.NONE, 42, 0)
 
 
+def test_every_transition_records_the_producer_id_it_starts_from() -> None:
+    # TransactionMetadata.prepareTransitionTo (Java, 2025): prevProducerId = the current producerId, installed by
+    # completeTransitionTo -- a rotation leaves the old id there only until the next transition
+    bumped = handle_init_producer_id(md(epoch=2, prev_producer_id=5), 0, 7, 2, 42, TV1).metadata
+    assert bumped is not None and (bumped.producer_epoch, bumped.prev_producer_id) == (3, 7)
+    rotated = handle_init_producer_id(md(epoch=4), 0, 7, 4, 42, SMALL).metadata
+    assert rotated is not None and (rotated.producer_id, rotated.prev_producer_id) == (42, 7)
+    ongoing = handle_add_partitions(rotated, 42, 0, (0,), True, SMALL).metadata
+    assert ongoing is not None and ongoing.prev_producer_id == 42
+    # the old id's instance at its exhausted epoch no longer passes the producer-id check: fenced, no abort
+    stale = handle_init_producer_id(ongoing, 0, 7, 4, 43, SMALL)
+    assert (stale.error, stale.wrote) == (Errors.PRODUCER_FENCED, False)
+    kept = kafka_cc(transaction_version=1, max_producer_epoch=5, transit_records_previous_producer_id=False)
+    old = handle_add_partitions(rotated, 42, 0, (0,), True, kept).metadata
+    assert old is not None and old.prev_producer_id == 7  # weakened variant previous_producer_id_kept
+
+
 def test_init_at_exhausted_epoch_fences_a_stale_epoch_instead_of_rotating() -> None:
     # a zombie of the same producer id names an epoch below the exhausted one: PRODUCER_FENCED, no new id
     # (prepareInitProducerIdTransit rotates only as the bump of the current epoch)

@@ -161,28 +161,34 @@ def test_log_transitions_per_kafka_table() -> None:
     from keos.model.coordinator.transaction.transaction_log import TransactionLogValue as V
     from keos.model.coordinator.transaction.transit_table import log_transition_problems as problems
 
-    empty = V(7, 3, "Empty")
-    ongoing = V(7, 3, "Ongoing", (0, 1))
+    def v(*args: object, prev: int = 7, **kw: object) -> V:  # prevProducerId: the id the entry held before
+        return V(*args, prev_producer_id=prev, **kw)  # type: ignore[arg-type]
+
+    empty = v(7, 3, "Empty")
+    ongoing = v(7, 3, "Ongoing", (0, 1))
     # accepted: a bump, a KIP-360 retry, a rotation, an add, a TV1/TV2 end, a completion, a TV2 rotation
-    assert problems([empty], [V(7, 4, "Empty")]) == []
-    assert problems([empty], [V(7, 3, "Empty")]) == []
-    assert problems([empty], [V(8, 0, "Empty", prev_producer_id=7)]) == []
-    assert problems([None], [V(8, 0, "Empty")]) == []
-    assert problems([ongoing], [V(7, 3, "Ongoing", (0, 1, 2))]) == []
-    assert problems([ongoing], [V(7, 3, "PrepareCommit", (0, 1))]) == []
-    assert problems([ongoing], [V(7, 4, "PrepareAbort", (0, 1))]) == []
-    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 4, "CompleteCommit")]) == []
-    rotating = V(7, 4, "PrepareCommit", (0,), next_producer_id=9)
-    assert problems([rotating], [V(9, 0, "CompleteCommit", prev_producer_id=7)]) == []
-    assert problems([empty], [V(7, 4, "CompleteAbort")]) == []  # TV2 empty abort, both records in one step
+    assert problems([empty], [v(7, 4, "Empty")]) == []
+    assert problems([empty], [v(7, 3, "Empty")]) == []
+    assert problems([empty], [v(8, 0, "Empty")]) == []
+    assert problems([None], [v(8, 0, "Empty", prev=8)]) == []
+    assert problems([ongoing], [v(7, 3, "Ongoing", (0, 1, 2))]) == []
+    assert problems([ongoing], [v(7, 3, "PrepareCommit", (0, 1))]) == []
+    assert problems([ongoing], [v(7, 4, "PrepareAbort", (0, 1))]) == []
+    assert problems([v(7, 4, "PrepareCommit", (0,))], [v(7, 4, "CompleteCommit")]) == []
+    rotating = v(7, 4, "PrepareCommit", (0,), next_producer_id=9)
+    assert problems([rotating], [v(9, 0, "CompleteCommit")]) == []
+    assert problems([empty], [v(7, 4, "CompleteAbort")]) == []  # TV2 empty abort, both records in one step
     # refused: a jump, an epoch change while Ongoing, a lost partition, another id, the wrong completion
-    assert problems([empty], [V(7, 5, "Empty")])
-    assert problems([ongoing], [V(7, 4, "Ongoing", (0, 1))])
-    assert problems([ongoing], [V(7, 3, "Ongoing", (0,))])
-    assert problems([ongoing], [V(8, 3, "PrepareCommit", (0, 1))])
-    assert problems([ongoing], [V(7, 3, "PrepareCommit", (0,))])
-    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 4, "CompleteAbort")])
-    assert problems([V(7, 4, "PrepareCommit", (0,))], [V(7, 5, "CompleteCommit")])
+    assert problems([empty], [v(7, 5, "Empty")])
+    assert problems([ongoing], [v(7, 4, "Ongoing", (0, 1))])
+    assert problems([ongoing], [v(7, 3, "Ongoing", (0,))])
+    assert problems([ongoing], [v(8, 3, "PrepareCommit", (0, 1))])
+    assert problems([ongoing], [v(7, 3, "PrepareCommit", (0,))])
+    assert problems([v(7, 4, "PrepareCommit", (0,))], [v(7, 4, "CompleteAbort")])
+    assert problems([v(7, 4, "PrepareCommit", (0,))], [v(7, 5, "CompleteCommit")])
+    # refused: a record that keeps an older id as prevProducerId (prepareTransitionTo records the current one)
+    assert problems([v(8, 0, "Empty")], [v(8, 1, "Empty")])
+    assert problems([None], [v(8, 0, "Empty", prev=-1)])
 
 
 def _moved(out: object) -> object:

@@ -476,7 +476,7 @@ class TxnEncoding:
         if md is not None:
             if (
                 md.pending_state != _pending_of(md.state)
-                or md.prev_producer_id != -1
+                or md.prev_producer_id != (-1 if md.producer_epoch < 0 else md.producer_id)
                 or md.next_producer_id != -1
                 or md.client_tv
                 or md.has_failed_epoch_fence
@@ -496,7 +496,7 @@ class TxnEncoding:
         lg = s.txn_log[0]
         v["lg.on"] = lg is not None
         if lg is not None:
-            if lg.prev_producer_id != -1 or lg.next_producer_id != -1 or lg.client_tv:
+            if lg.prev_producer_id != lg.producer_id or lg.next_producer_id != -1 or lg.client_tv:
                 raise ValueError("transaction log value outside the slice")
             v.update(
                 {"lg.pid": lg.producer_id, "lg.ep": lg.producer_epoch, "lg.last": lg.last_producer_epoch,
@@ -743,7 +743,8 @@ class TxnEncoding:
                 val("md.pid"),
                 val("md.ep"),
                 val("md.last"),
-                -1,
+                # every logged transition records the entry's own id as prevProducerId (no rotation in the slice)
+                val("md.pid") if val("md.ep") >= 0 else -1,
                 -1,
                 STATES[val("md.st")],
                 tuple(q for q in range(P) if bval(f"md.p{q}")),
@@ -759,6 +760,7 @@ class TxnEncoding:
                 val("lg.ep"),
                 STATES[val("lg.st")],
                 tuple(q for q in range(P) if bval(f"lg.p{q}")),
+                prev_producer_id=val("lg.pid"),
                 last_producer_epoch=val("lg.last"),
             )
         leaders = []

@@ -90,6 +90,7 @@ from keos.model.systems.transactions import (
     _flagged,
     _moved,
     _moved_to,
+    stale_response_read,
 )
 from keos.model.systems.transactions_records import (
     AppInstance,
@@ -97,7 +98,12 @@ from keos.model.systems.transactions_records import (
     TxnConfig,
     TxnSystemState,
 )
-from keos.model.systems.txn_offset_commit_table import OffsetAsk, offset_table_mismatch
+from keos.model.systems.txn_offset_commit_table import (
+    OffsetAsk,
+    PlainOffsetAsk,
+    offset_table_mismatch,
+    plain_offset_table_mismatch,
+)
 from keos.model.variants import Variant
 
 __all__ = [
@@ -1021,11 +1027,21 @@ class EosSystem(TransactionalSystem):
             return self._on_txn_offset_commit(s, env, body, append_ok)
         if isinstance(body, OffsetCommitRequest):
             return self._on_offset_commit(s, env, body)
-        if isinstance(body, AddOffsetsToTxnResponse):
-            return self._on_add_offsets_response(s, body)
         if isinstance(body, OffsetCommitResponse):
             return self._on_offset_commit_response(s, body)
-        return self._on_txn_offset_commit_response(s, body)
+        i = body.producer
+        before = (s.clients[i], s.apps[i])
+        closed = body.connection != (
+            before[0].tc_connection if isinstance(body, AddOffsetsToTxnResponse) else before[1].gc_connection
+        )
+        if isinstance(body, AddOffsetsToTxnResponse):
+            result = self._on_add_offsets_response(s, body)
+        else:
+            result = self._on_txn_offset_commit_response(s, body)
+        if closed and result is not None and (result[0].clients[i], result[0].apps[i]) != before:  # no branch
+            # a defect's side: the answer of a request whose connection the client closed is never read
+            result = (_flagged(result[0], stale_response_read(i, body)), result[1])  # no mutate: ghost observer
+        return result
 
     def _on_add_offsets(
         self, s: TxnSystemState, env: net.Envelope, req: AddOffsetsToTxnRequest, append_ok: bool
@@ -1036,7 +1052,7 @@ class EosSystem(TransactionalSystem):
                 return denied
         t = req.transactional_id
         md = s.coordinator[t]
-        out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, append_ok)
+        out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, append_ok, self.cc)
         ask = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
                   (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc)
         s = self._judge_table(s, ask, out.error, _moved_to(out), append_ok, _moved(out))
@@ -1115,7 +1131,7 @@ class EosSystem(TransactionalSystem):
             t = req.transactional_id
             md = s.coordinator[t]
             if self.tv >= 2:
-                out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group)
+                out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, True, self.cc)
                 add = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
                           (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc)
                 s = self._judge_table(s, add, out.error, _moved_to(out), True, _moved(out))
@@ -1219,6 +1235,8 @@ class EosSystem(TransactionalSystem):
         any pending transactional offset of the partition (Kafka trunk 1eb7644349cb)."""
         g = s.group
         assert g is not None
+        # the judge's view of the request (coordinator_answers_per_kafka_table, label answer_table:OffsetCommit)
+        ask = PlainOffsetAsk(g.loading, str(req.member), req.member in g.members, req.generation, g.generation, g.state)
         if g.loading:
             # CoordinatorRuntime.withActiveContextOrThrow: a write to a LOADING shard
             error = Errors.COORDINATOR_LOAD_IN_PROGRESS
@@ -1235,6 +1253,9 @@ class EosSystem(TransactionalSystem):
             s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
         if error == Errors.NONE and gc.has_pending(before, req.partition):
             events = (*events, "offset_commit_beside_pending")
+        label = plain_offset_table_mismatch(ask, error, error == Errors.NONE)
+        if label is not None:  # no branch: the other side is a violation, only a defect takes it
+            s = _flagged(s, label)  # no mutate: ghost observer (coordinator_answers_per_kafka_table)
         s = self._note_committed(s._replace(group=g))
         resp = OffsetCommitResponse(req.producer, req.connection, error)
         s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))

@@ -503,9 +503,12 @@ class TransactionalSystem:
         return c.state == tp.C.IN_TRANSACTION and c.data.next_record < (c.txn + 1) * rpt
 
     def _may_commit(self, c: tp.TxnClient) -> bool:
-        """The application commits once every record of its transaction is sent."""
-        rpt = self.config.topology.records_per_transaction
-        sent = c.state == tp.C.IN_TRANSACTION and c.data.next_record == (c.txn + 1) * rpt
+        """The application commits once every record of its transaction is sent -- or, with ``empty_commits``,
+        before it sent any (an empty transaction, whose records it never sends)."""
+        topo = self.config.topology
+        rpt = topo.records_per_transaction
+        done = (c.txn + 1) * rpt, *((c.txn * rpt,) if topo.empty_commits else ())
+        sent = c.state == tp.C.IN_TRANSACTION and c.data.next_record in done
         return sent and tp.commit_transaction(c) is not None  # and the client accepts the call (one guard for both)
 
     def _may_abort(self, c: tp.TxnClient) -> bool:
@@ -768,9 +771,12 @@ class TransactionalSystem:
         return s._replace(network=net.send(s.network, env)), (type(request).__name__,)
 
     def _record_outcome(self, s: TxnSystemState, i: int, txn: int, outcome: str) -> TxnSystemState:
+        """The application's view of how transaction ``txn`` ended.  An empty commit (``empty_commits``: nothing of
+        ``txn`` was sent) commits none of its records: it is kept as their abort (none may ever be committed)."""
         if not outcome:
             return s
-        ghost = s.ghost._replace(outcomes=(*s.ghost.outcomes, ClientTxn(i, txn, outcome == "committed")))
+        empty = s.clients[i].data.next_record == txn * self.config.topology.records_per_transaction
+        ghost = s.ghost._replace(outcomes=(*s.ghost.outcomes, ClientTxn(i, txn, outcome == "committed" and not empty)))
         return s._replace(ghost=ghost)
 
     def _drain(
@@ -791,6 +797,9 @@ class TransactionalSystem:
             return None
         data, request = drained
         s = _judge_fatal_sender(s, i, "ProduceRequest")
+        fresh = any(b.records == request.records and not b.has_sequence for b in c.data.batches)
+        if fresh and c.state in (tp.C.ABORTABLE_ERROR, tp.C.ABORTING):  # no branch: the violation side (a defect's)
+            s = _flagged(s, undrained_batch_sent(i, c.state, request))  # no mutate: ghost observer
         request = request._replace(transactional=True)
         added = c.added if q in c.added else tuple(sorted((*c.added, q)))
         c = c._replace(data=data, added=added)
@@ -881,6 +890,8 @@ class TransactionalSystem:
         old = c
         c, outcome, events = tp.handle_txn_response(c, body, self.tv, self.kip_360, self.flags.txn_resolve_sequences)
         s = s._replace(clients=_at(s.clients, i, c))
+        if body.connection != old.tc_connection and c != old:  # no branch: the violation side (a defect's)
+            s = _flagged(s, stale_response_read(i, body))  # no mutate: ghost observer (client_reacts_as_kafka)
         if "stale_response" not in events:
             kind = type(body).__name__.removesuffix("Response")
             # a client-side epoch bump after the transaction: KIP-360 without TV2 (under TV2 the coordinator bumps)
@@ -980,7 +991,8 @@ class TransactionalSystem:
             ask = Ask(kind, md, req.producer_id, req.producer_epoch, False, (req.partition,), self.tv, self.cc, True)
             return self._judge_table(s, ask, error, None, append_ok), error, ("verification", "coordinator_loading")
         if self.tv >= 2:
-            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, (req.partition,), append_ok)
+            partitions = (req.partition,)
+            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, partitions, append_ok, self.cc)
             if t >= 0:
                 s, events = self._apply_coordinator(s, t, out)
             error, target, moved = out.error, _moved_to(out), _moved(out)
@@ -1057,7 +1069,7 @@ class TransactionalSystem:
                 md, t, req.producer_id, req.producer_epoch, s.next_producer_id, self.cc, append
             )
         elif isinstance(req, AddPartitionsToTxnRequest):
-            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, req.partitions, append)
+            out = tc.handle_add_partitions(md, req.producer_id, req.producer_epoch, req.partitions, append, self.cc)
         else:
             out = tc.handle_end_txn(
                 md, req.producer_id, req.producer_epoch, req.committed, s.next_producer_id, self.cc, append
@@ -1332,11 +1344,11 @@ class TransactionalSystem:
     ) -> tuple[TxnSystemState, tuple[str, ...]]:
         """``maybeWriteTxnCompletion``: every marker is written, CompleteCommit/CompleteAbort is appended."""
         if self.pending and self.flags.complete_written_to_log:
-            append = tc.TxnLogAppend(t, "complete", tc.complete_target(md))
+            append = tc.TxnLogAppend(t, "complete", tc.complete_target(md, self.cc))
             env = net.Envelope(COORDINATOR, TXN_LOG, s.coordinator_epoch, append)
             return s._replace(network=net.send(s.network, env)), ("txn_log_append",)
         prepared = s.txn_log[t]
-        out = tc.complete_transaction(md._replace(partitions=(), pending_state=""))
+        out = tc.complete_transaction(md._replace(partitions=(), pending_state=""), True, self.cc)
         if (  # no branch: taken only under the weakened variant complete_without_transition
             not self.flags.complete_written_to_log and out.wrote
         ):
@@ -1824,6 +1836,27 @@ class TransactionalSystem:
         }
 
 
+def undrained_batch_sent(i: int, state: str, request: Any) -> str:  # no mutate: the judge's label
+    """The label of a client that drained a never-sent batch while its transaction is failing or being aborted.
+
+    ``Sender.maybeSendAndPollTransactionalRequest`` (trunk @1eb7644349cb) runs ``accumulator.abortUndrainedBatches``
+    whenever ``TransactionManager.hasAbortableError()`` or ``isAborting()`` holds, before ``sendProducerData``
+    drains anything: only batches already in flight (sequenced) are retried or awaited; a new one never leaves.
+    """
+    return f"client_reaction:p{i}:{state}:drained new batch {list(request.records)}"
+
+
+def stale_response_read(i: int, body: Any) -> str:  # no mutate: the judge's label (client_reacts_as_kafka)
+    """The label of a client that acted on an answer from a connection it had closed.
+
+    ``NetworkClient`` completes the requests of a closed connection (request.timeout.ms, a reset, the coordinator
+    found elsewhere) with a disconnection, and a response read from the socket later belongs to no request: the
+    Sender never hands it to ``TransactionManager`` or to ``completeBatch``; the retry's answer is the one that
+    counts (``NetworkClient.handleCompletedReceives`` / ``InFlightRequests``, trunk @1eb7644349cb).
+    """
+    return f"client_reaction:p{i}:{type(body).__name__}:connection {body.connection} closed:read"
+
+
 def epoch_jumps(  # no mutate: the judge of epoch_bump_at_most_one (a property), not a rule
     before: Sequence[tc.TransactionMetadata | None], after: Sequence[tc.TransactionMetadata | None]
 ) -> list[str]:
@@ -2041,8 +2074,8 @@ def stale_init_answer(  # no mutate: the judge of stale_init_fenced (a property)
 
     ``TransactionCoordinator.handleInitProducerId`` / ``prepareInitProducerIdTransit`` (apache/kafka
     ``1eb7644349cb``, 2024-10): a request naming (X, e) -- a KIP-360 bump -- is served only if the entry is
-    new (epoch -1: answered with a new producer id at epoch 0, no previous id), if e is the entry's epoch
-    (answered (X, e + 1), or at an exhausted e the first epoch of a new producer id whose
+    new (epoch -1: answered with a new producer id at epoch 0, logged with that id as its ``prevProducerId``),
+    if e is the entry's epoch (answered (X, e + 1), or at an exhausted e the first epoch of a new producer id whose
     ``prevProducerId`` is X), or if e is the ``lastProducerEpoch`` of a bump whose answer was lost (answered
     with the epoch that bump made, e + 1; at an exhausted e the rotated id at epoch 0).  Every other stale
     (X, e) is PRODUCER_FENCED: an instance holding a fenced epoch never gets the current one, nor a new
@@ -2057,7 +2090,7 @@ def stale_init_answer(  # no mutate: the judge of stale_init_fenced (a property)
         logged is not None
         and epoch == 0
         and (  # no branch: the other side is a violation (stale_init_fenced)
-            logged.prev_producer_id == -1 or (logged.prev_producer_id == x and exhausted)
+            logged.prev_producer_id in (-1, pid) or (logged.prev_producer_id == x and exhausted)
         )
     ):
         return None

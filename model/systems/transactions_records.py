@@ -75,6 +75,8 @@ class TxnTopology:
     the load, while the old instance answers its requests in flight NOT_COORDINATOR and its appends in flight
     still call back (``TransactionStateManager.loadTransactionsForTxnTopicPartition`` /
     ``removeTransactionsForTxnTopicPartition``).
+    ``empty_commits``: the application may also commit a transaction right after ``beginTransaction``, before it
+    sends any of its records (an empty transaction, KAFKA-18401: the records of that transaction are never sent).
     ``verification_round_trip``: a partition leader's KIP-890 verification is a request to the transaction
     coordinator and a callback of its own (``ReplicaManager.handleProduceAppend``), not part of the Produce
     step; the callback appends only while the partition's verification guard holds.
@@ -91,6 +93,7 @@ class TxnTopology:
     pending_transitions: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     verification_round_trip: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     loading_window: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    empty_commits: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)

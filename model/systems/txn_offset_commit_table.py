@@ -55,7 +55,8 @@ from keos.model.protocol.answer_rows import Row, first_answer, mismatch_label
 from keos.model.protocol.errors import Errors
 from keos.model.systems.commit_fencing import kafka_answer as member_answer
 
-__all__ = ["ROWS", "OffsetAsk", "kafka_offset_answer", "offset_table_mismatch"]
+__all__ = ["PLAIN_ROWS", "ROWS", "OffsetAsk", "PlainOffsetAsk", "kafka_offset_answer", "offset_table_mismatch",
+           "plain_offset_table_mismatch"]
 
 
 class OffsetAsk(NamedTuple):
@@ -98,7 +99,7 @@ def _verification(a: OffsetAsk) -> str | None:  # no mutate: the judge (a proper
     return None if verdict == Errors.NONE else KAFKA_VERDICT_TRANSLATION.get(verdict, verdict)
 
 
-def _loading(a: OffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
+def _loading(a: OffsetAsk | PlainOffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
     return Errors.COORDINATOR_LOAD_IN_PROGRESS if a.loading else None
 
 
@@ -124,6 +125,41 @@ ROWS: tuple[Row, ...] = (  # no mutate: the judge's table, not a rule
     ("append", _append),
     ("producer_epoch", _producer_epoch),
 )
+
+
+class PlainOffsetAsk(NamedTuple):
+    """What the judge reads of a plain OffsetCommit (commitAsync beside the transactions) and the group it found."""
+
+    loading: bool
+    member: str
+    known: bool
+    generation: int
+    group_generation: int
+    group_state: str
+
+
+def _plain_member(a: PlainOffsetAsk) -> str | None:  # no mutate: the judge (a property), not a rule
+    error = member_answer("OffsetCommit", a.known, a.generation, a.group_generation, a.group_state, "", None,
+                          a.member)
+    return None if error == Errors.NONE else error
+
+
+#: A plain OffsetCommit's rows (Kafka trunk ``1eb7644349cb``): ``GroupCoordinatorService.commitOffsets`` schedules a
+#: write event whose ``withActiveContextOrThrow`` answers a LOADING shard COORDINATOR_LOAD_IN_PROGRESS before
+#: ``OffsetMetadataManager.commitOffset`` validates the member (``ClassicGroup.validateOffsetCommit(isTransactional=
+#: false)``: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS); otherwise NONE and the offset is committed.
+PLAIN_ROWS: tuple[Row, ...] = (  # no mutate: the judge's table, not a rule
+    ("loading", _loading),
+    ("member", _plain_member),
+)
+
+
+def plain_offset_table_mismatch(  # no mutate: the judge
+    a: PlainOffsetAsk, error: str, committed: bool
+) -> str | None:
+    """A ghost label if the group coordinator answered a plain OffsetCommit ``a`` with ``error`` (and committed the
+    offset or not) where :data:`PLAIN_ROWS` say otherwise."""
+    return mismatch_label("OffsetCommit", PLAIN_ROWS, a, "committed", error, committed)
 
 
 def kafka_offset_answer(a: OffsetAsk) -> tuple[str, str, bool]:  # no mutate: the judge (a property), not a rule

@@ -144,6 +144,7 @@ class CoordinatorConfig(NamedTuple):
     timeout_abort_skips_pending: bool
     end_txn_answers_completed_ids: bool
     fence_rotates_exhausted_producer_id: bool
+    transit_records_previous_producer_id: bool
 
 
 def coordinator_config(flags: Any, max_producer_epoch: int) -> CoordinatorConfig:
@@ -163,6 +164,7 @@ def coordinator_config(flags: Any, max_producer_epoch: int) -> CoordinatorConfig
         flags.timeout_abort_skips_pending,
         flags.end_txn_answers_completed_ids,
         flags.fence_rotates_exhausted_producer_id,
+        flags.transit_records_previous_producer_id,
     )
 
 
@@ -298,12 +300,17 @@ def _pending(md: TransactionMetadata) -> bool:
 
 
 def _transit(
-    md: TransactionMetadata, target: TransactionMetadata, append_ok: bool | None, events: tuple[str, ...] = ()
+    md: TransactionMetadata,
+    target: TransactionMetadata,
+    append_ok: bool | None,
+    events: tuple[str, ...] = (),
+    cfg: CoordinatorConfig | None = None,
 ) -> Outcome:
     """``prepareTransitionTo``, the log append and, in the append's callback, ``completeTransitionTo``.
 
     With ``append_ok`` None the append is left in flight: the entry gets its ``pending_state`` and the
-    outcome carries the target (:attr:`Outcome.transit`).
+    outcome carries the target (:attr:`Outcome.transit`).  Every target records the entry's current producer id
+    as its ``prevProducerId`` (:func:`_with_previous_id`).
     """
     if _pending(md):  # unreachable: every handler answers CONCURRENT_TRANSACTIONS for a pending transition first
         # prepareTransitionTo: "Preparing transaction state transition to X while it already a pending state"
@@ -313,6 +320,7 @@ def _transit(
         not is_valid_transition(src, target.state) or (target.state != S.DEAD and target.producer_epoch < 0)
     ):
         return _fail(md._replace(pending_state=""), Errors.UNKNOWN_SERVER_ERROR, (f"illegal:{src}->{target.state}",))
+    target = _with_previous_id(md, target, cfg)
     if append_ok is APPEND_IN_FLIGHT:
         prepared = md._replace(pending_state=target.state)
         return Outcome(prepared, Errors.NONE, events=(*events, f"pending:{target.state}"), transit=target)
@@ -323,6 +331,26 @@ def _transit(
     new = target._replace(pending_state="")
     evs = (*events, f"txn:{src}->{target.state}")
     return Outcome(new, Errors.NONE, new.producer_id, new.producer_epoch, to_log_value(new), True, events=evs)
+
+
+def _with_previous_id(
+    md: TransactionMetadata, target: TransactionMetadata, cfg: CoordinatorConfig | None
+) -> TransactionMetadata:
+    """The target with ``prevProducerId`` = the entry's producer id before the transition.
+
+    ``TransactionMetadata.prepareTransitionTo`` builds every ``TxnTransitMetadata`` with the current
+    ``producerId`` as its ``prevProducerId`` and ``completeTransitionTo`` copies every field of it into the entry
+    (``TransactionMetadata.java`` @07b06d06, 2025; the Oct-2024 Scala class wrote it to the log the same way):
+    after a bump, an AddPartitionsToTxn, an EndTxn or a completion ``prevProducerId`` is the entry's own id, and
+    only a producer-id rotation (InitProducerId at an exhausted epoch, a TV2 completion at one) leaves the old id
+    there -- until the next transition.  So ``handleInitProducerId``'s "expected id is the previous one at an
+    exhausted epoch" case (``isValidProducerId``) serves a retry of the rotation only while the rotated entry is
+    untouched.  ``cfg.transit_records_previous_producer_id`` off (weakened variant ``previous_producer_id_kept``):
+    the entry keeps an older rotation's id, as the model did before session 20.
+    """
+    if cfg is not None and not cfg.transit_records_previous_producer_id:
+        return target
+    return target._replace(prev_producer_id=md.producer_id)
 
 
 def complete_transit(md: TransactionMetadata | None, transit: TransactionMetadata, fence: bool = False) -> Outcome:
@@ -431,7 +459,7 @@ def _init_by_state(
             producer_id=fresh_pid, producer_epoch=0, prev_producer_id=md.producer_id, last_producer_epoch=last
         )
         # generateProducerId runs before the append: an append in flight has taken the id already
-        out = _transit(md, target, append_ok, ("producer_id_rotated",))
+        out = _transit(md, target, append_ok, ("producer_id_rotated",), cfg)
         return out._replace(used_fresh_pid=out.wrote or out.transit is not None)
     if expected_epoch < 0:
         target = base._replace(producer_epoch=md.producer_epoch + 1, last_producer_epoch=-1)
@@ -442,10 +470,10 @@ def _init_by_state(
         # prepareIncrementProducerEpoch keeps (producerEpoch, lastProducerEpoch) but still transitions to Empty
         # through the log like any InitProducerId (TransactionMetadata.scala @1eb7644349cb)
         target = base._replace(last_producer_epoch=md.last_producer_epoch)
-        return _transit(md, target, append_ok, ("init_pid_retry",))
+        return _transit(md, target, append_ok, ("init_pid_retry",), cfg)
     else:
         return _fail(md, Errors.PRODUCER_FENCED)
-    return _transit(md, target, append_ok, ("epoch_bump",))
+    return _transit(md, target, append_ok, ("epoch_bump",), cfg)
 
 
 def fence_and_abort(
@@ -529,7 +557,7 @@ def _fence_tv2(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool 
     fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
     in_flight = append_ok is APPEND_IN_FLIGHT
     chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}")
-    out = _transit(fencing, _prepare_end(md, False, epoch, md.producer_epoch, nxt), append_ok)
+    out = _transit(fencing, _prepare_end(md, False, epoch, md.producer_epoch, nxt), append_ok, (), cfg)
     out = out._replace(events=(*chain, *out.events), used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
     if not out.wrote and out.transit is None:  # the append failed: nothing of the fence stays in the cache
         # (cfg.failed_fence_keeps_bump off: PR #19910 before PR #19976 still set hasFailedEpochFence here)
@@ -546,6 +574,7 @@ def handle_add_partitions(
     epoch: int,
     partitions: tuple[int, ...],
     append_ok: bool | None = True,
+    cfg: CoordinatorConfig | None = None,
 ) -> Outcome:
     """``handleAddPartitionsToTransaction`` (also the TV2 implicit add by a partition leader).
 
@@ -567,14 +596,19 @@ def handle_add_partitions(
         return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch)
     union = tuple(sorted(set(md.partitions) | set(partitions)))
     target = md._replace(state=S.ONGOING, partitions=union, txn_started=True)
-    return _transit(md, target, append_ok)
+    return _transit(md, target, append_ok, (), cfg)
 
 
 def handle_add_offsets(
-    md: TransactionMetadata | None, pid: int, epoch: int, group: int, append_ok: bool | None = True
+    md: TransactionMetadata | None,
+    pid: int,
+    epoch: int,
+    group: int,
+    append_ok: bool | None = True,
+    cfg: CoordinatorConfig | None = None,
 ) -> Outcome:
     """``AddOffsetsToTxn``: add the group's ``__consumer_offsets`` partition through the same path."""
-    return handle_add_partitions(md, pid, epoch, (OFFSETS_PARTITION_BASE + group,), append_ok)
+    return handle_add_partitions(md, pid, epoch, (OFFSETS_PARTITION_BASE + group,), append_ok, cfg)
 
 
 def handle_verify_partition(md: TransactionMetadata | None, pid: int, epoch: int, partition: int) -> str:
@@ -672,7 +706,7 @@ def _end_tv1(
             # isEpochFence: the bumped epoch goes into the cache before the append and stays if it fails (KAFKA-9666)
             md = md._replace(producer_epoch=epoch, last_producer_epoch=-1)
         target = _prepare_end(md, committed, md.producer_epoch, md.last_producer_epoch, next_pid)
-        out = _transit(md, target, append_ok)
+        out = _transit(md, target, append_ok, (), cfg)
         return out._replace(used_fresh_pid=next_pid >= 0 and (out.wrote or out.transit is not None))
     if md.state == same:
         return Outcome(md, Errors.NONE, md.producer_id, md.producer_epoch, events=("end_txn_retry",))
@@ -715,7 +749,8 @@ def _end_tv2(
         if not current:
             return _fail(md, Errors.PRODUCER_FENCED)
         nxt = fresh_pid if is_epoch_exhausted(md.producer_epoch, cfg) else -1
-        out = _transit(md, _prepare_end(md, committed, md.producer_epoch + 1, md.producer_epoch, nxt), append_ok)
+        target = _prepare_end(md, committed, md.producer_epoch + 1, md.producer_epoch, nxt)
+        out = _transit(md, target, append_ok, (), cfg)
         return out._replace(used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
     if md.state in PREPARE and cfg.concurrent_before_epoch_check:
         # KAFKA-18464 (PR #18467, Kafka 4.0): while the markers of the previous transaction are being
@@ -741,7 +776,7 @@ def _end_tv2(
             rotate = cfg.empty_abort_rotates_producer_id and is_epoch_exhausted(md.producer_epoch, cfg)
             nxt = fresh_pid if rotate else -1
             target = _prepare_end(md, False, md.producer_epoch + 1, md.producer_epoch, nxt)._replace(partitions=())
-            out = _transit(md, target, append_ok, ("empty_abort",))
+            out = _transit(md, target, append_ok, ("empty_abort",), cfg)
             return out._replace(used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
         if retry and same:
             return Outcome(md, Errors.NONE, *ok, events=("end_txn_retry",))
@@ -806,10 +841,14 @@ def handle_marker_response(
     return md, error in MARKER_RETRIABLE_ERRORS and retry_retriable
 
 
-def complete_target(md: TransactionMetadata) -> TransactionMetadata:
+def complete_target(md: TransactionMetadata, cfg: CoordinatorConfig | None = None) -> TransactionMetadata:
     """``prepareComplete``'s target: CompleteCommit/CompleteAbort, no partitions, the failed-fence flag cleared.
 
-    Under a TV2 epoch overflow the producer id moves to ``nextProducerId`` at epoch 0.
+    Under a TV2 epoch overflow the producer id moves to ``nextProducerId`` at epoch 0.  ``lastProducerEpoch`` is
+    kept -- the Prepare*'s, which under TV2 is the epoch the client last saw (``prepareComplete`` leaves it to
+    ``TransitionData``'s copy of the current value, ``TransactionMetadata.java`` @07b06d06; the Oct-2024 Scala
+    ``prepareComplete`` wrote the producer epoch there instead) -- and ``prevProducerId`` is the id the entry held
+    (:func:`_with_previous_id`).
     """
     target = md._replace(
         state=S.COMPLETE_COMMIT if md.state == S.PREPARE_COMMIT else S.COMPLETE_ABORT,
@@ -822,7 +861,7 @@ def complete_target(md: TransactionMetadata) -> TransactionMetadata:
         target = target._replace(
             producer_id=md.next_producer_id, producer_epoch=0, prev_producer_id=md.producer_id, next_producer_id=-1
         )
-    return target
+    return _with_previous_id(md, target, cfg)
 
 
 def end_txn_answer(md: TransactionMetadata, cfg: CoordinatorConfig) -> tuple[int, int]:
@@ -847,9 +886,11 @@ def prepare_complete(md: TransactionMetadata) -> TransactionMetadata:
     return md._replace(pending_state=complete_target(md).state, has_failed_epoch_fence=False)
 
 
-def complete_transaction(md: TransactionMetadata, append_ok: bool = True) -> Outcome:
+def complete_transaction(
+    md: TransactionMetadata, append_ok: bool = True, cfg: CoordinatorConfig | None = None
+) -> Outcome:
     """``maybeWriteTxnCompletion`` in one step: CompleteCommit/CompleteAbort once every marker is written."""
-    return _transit(md, complete_target(md), append_ok)
+    return _transit(md, complete_target(md, cfg), append_ok, (), cfg)
 
 
 def timeout_abort(

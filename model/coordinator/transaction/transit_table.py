@@ -16,7 +16,10 @@ and of the timeout abort, marker completion, expiry -- whatever handler computed
   TV2 empty abort from Empty/Complete* with no partitions;
 * CompleteCommit / CompleteAbort (markers written): from the matching Prepare* at its producer id and epoch, or --
   TV2 at an exhausted epoch -- at its ``nextProducerId``, epoch 0, with ``prevProducerId`` the id it rotated from;
-  no partitions.
+  no partitions;
+* every record: ``prevProducerId`` is the producer id the entry held before the transition (a new entry's own id):
+  ``prepareTransitionTo`` builds each ``TxnTransitMetadata`` with the current ``producerId`` as its
+  ``prevProducerId`` and ``completeTransitionTo`` installs it (``TransactionMetadata.java`` @07b06d06).
 
 The judge reads the records only (the log does not keep ``lastProducerEpoch``), so Kafka's lastProducerEpoch
 comparisons are left to ``stale_init_fenced`` and ``coordinator_answers_per_kafka_table``.
@@ -37,6 +40,8 @@ _PREPARE_OF = {S.COMPLETE_COMMIT: S.PREPARE_COMMIT, S.COMPLETE_ABORT: S.PREPARE_
 def _problem(old: TransactionLogValue | None, new: TransactionLogValue) -> str:  # no mutate: the judge
     """Why ``completeTransitionTo`` refuses ``new`` after ``old`` ("" when it accepts it)."""
     same_pid = old is not None and new.producer_id == old.producer_id
+    if new.prev_producer_id != (new.producer_id if old is None else old.producer_id):
+        return "prev_producer_id"
     if new.state == S.EMPTY:
         if new.partitions:
             return "partitions"
