@@ -123,8 +123,8 @@ def test_add_offsets_to_txn_is_judged_by_the_coordinators_table(monkeypatch: pyt
     assert all(labels == [] for labels in answers())
     real = eos.tc.handle_add_offsets
 
-    def concurrent(md: Any, pid: int, epoch: int, group: int, ok: Any = True) -> Any:
-        out = real(md, pid, epoch, group, ok)
+    def concurrent(md: Any, pid: int, epoch: int, group: int, *rest: Any) -> Any:
+        out = real(md, pid, epoch, group, *rest)
         return out._replace(error=Errors.CONCURRENT_TRANSACTIONS) if out.error == Errors.PRODUCER_FENCED else out
 
     monkeypatch.setattr(eos.tc, "handle_add_offsets", concurrent)

@@ -206,6 +206,10 @@ def _stale_ids(
     pid, epoch = pids[pid_of], epochs[epoch_of]
     if pid < 0 or epoch < 0:
         return None
+    if pid_of == "previous" and pid == md.producer_id:  # no mutate: adversary model
+        # prevProducerId names the entry's own id after every transition but a rotation
+        # (TransactionMetadata.prepareTransitionTo): that id is "current", with its own limits
+        return None
     # only a pair some instance can hold: the current id up to its epoch (its own current pair only outside
     # EndTxn, which ForgeEndTxn replays), the previous id up to the exhausted epoch it rotated from
     held = {"current": md.producer_epoch, "previous": epochs["exhausted"], "unknown": epoch}[pid_of]
