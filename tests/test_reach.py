@@ -530,3 +530,18 @@ def test_every_listed_equivalent_mutant_is_a_mutant_of_the_model_as_it_is() -> N
     current = {m.id for m in mu.enumerate_mutants(ROOT)}
     stale = sorted(set(listed) - current)
     assert not stale, f"{len(stale)} equivalent id(s) name no mutant of the model (lines moved?): {stale[:10]}"
+
+
+def test_an_interrupted_explain_keeps_the_complete_coverage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C in ``--explain``'s second run: the measured searches' reach.json is still written (marked), exit 4.
+    (It used to return before writing anything, losing a whole gate's coverage run.)"""
+    from keos.checker.cli import reach as cli_reach
+
+    monkeypatch.setattr(cli_reach, "_explain", lambda *a, **k: (None, None))
+    code = main(["coverage", "--explain", "--scenario", "idempotence_retry", "--out", str(tmp_path), "--no-handlers"])
+    assert code == 4
+    data = json.loads((tmp_path / "reach.json").read_text(encoding="utf-8"))
+    assert data["explain"] == "interrupted" and "untaken" not in data
+    assert "idempotence_retry" in data["scenarios"] and data["reach"]
+    assert "--explain interrupted" in capsys.readouterr().out

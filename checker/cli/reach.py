@@ -165,13 +165,17 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     out = Path(args.out)
     run = _measure(args, refs, out, console)
     report = run.to_json()
+    explain_stopped = False
     if args.explain and not run.partial:
         report["untaken"], variant_reach = _explain(args, refs, run, out, console)
         if variant_reach is not None:
             report["variant_reach"] = variant_reach
         if report["untaken"] is None:
-            console.print("[yellow]--explain interrupted: partial results (exit 4)[/yellow]")
-            return EXIT_PARTIAL
+            # the measured searches are complete: their reach is written and reported all the same, marked
+            # as lacking the explanation (a mutation run reading it then says it has no variant reach)
+            explain_stopped = True
+            del report["untaken"]
+            report["explain"] = "interrupted"
     (out / "reach.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     modules = filter_modules(run, args.module or ())
     render_coverage(console, report, modules, handlers=not args.no_handlers)
@@ -193,6 +197,10 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     for name, s in report["scenarios"].items():
         if s.get("violated"):
             console.print(f"[yellow]note: {name} violated {', '.join(s['violated'])} (coverage still counted)[/yellow]")
+    if explain_stopped:
+        console.print("[yellow]--explain interrupted: the coverage above is complete, the explanation is missing; "
+                      "partial results (exit 4)[/yellow]", soft_wrap=True)
+        return EXIT_PARTIAL
     if run.partial:
         why = run.stopped or "; ".join(f"{n}: {s['partial']}" for n, s in report["scenarios"].items() if s["partial"])
         console.print(f"[yellow]partial results: {why} (exit 4)[/yellow]", soft_wrap=True)
