@@ -555,7 +555,7 @@ def random_walk(
 
     def fault_of(a: Action, st: Step | None) -> str | None:
         if not classify_by_step:
-            return hook(a)  # type: ignore[misc,no-any-return]
+            return hook(a)  # type: ignore[misc]
         return None if st is None else next((e[len("fault:") :] for e in st.events if e.startswith("fault:")), None)
 
     def probe_faults() -> tuple[Action, Step] | None:
@@ -651,8 +651,9 @@ def random_walk(
                 total += w
         if rate:
             enabled_since = fresh
+        step: Step | None
         if forced is not None:
-            # a fault probe broke an invariant one fault away from the state just archived: take that fault
+            # a fault probe broke an invariant one fault away from the milestone just reached: take that fault
             action, step = forced
             kind = fault_of(action, step)
             forced = None
