@@ -52,7 +52,9 @@ def first_catch(spec: SweepSpec, spec_json: str, c: int, probe: bool = True) -> 
             archive = None
         elif d["archive_group"] != group or archive is None:
             archive, group = Archive(probe=probe), d["archive_group"]
-        walk = random_walk(model, d["seed"], d["max_steps"], dict(d["fault_weights"]), archive, permitted)
+        walk = random_walk(
+            model, d["seed"], d["max_steps"], dict(d["fault_weights"]), archive=archive, permitted=permitted
+        )
         steps += walk.steps
         if walk.violation is not None and walk.violation not in permitted:
             return d["run"] - c * spec.runs, 1, steps
