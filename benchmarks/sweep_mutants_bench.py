@@ -12,11 +12,17 @@ machine is shared: CPU seconds, never wall time; the load average is recorded.
 
 Per variant: ``caught`` (some non-permitted violation in any of its cells), ``runs`` (catching runs over its cells),
 ``first`` (the smallest run index that catches in any cell: how many runs per cell the catch needs), ``cpu_s``.
+
+``--stop-at-first`` walks each cell's runs in order (the same walks, archives and seeds, without minimising) and
+stops at the first catching run: ``first`` is exact, ``runs`` counts the catches up to it, and a caught cell costs
+only the runs before its catch (a missed one all of them).  ``--no-probe`` turns the archive's fault probing off
+(:data:`checker.sweep.archive.ARCHIVE_PROBE`: the sweep before it), for before -> after figures on one tree.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -26,8 +32,33 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import keos.checker.sweep.runs as sweep_runs
+from keos.checker.sweep.archive import Archive
 from keos.checker.sweep.campaign import plan_sweep
-from keos.checker.sweep.runs import describe_batch, execute_batch, run_ordinals
+from keos.checker.sweep.runs import SweepSpec, describe_batch, execute_batch, run_ordinals
+from keos.checker.sweep.simulate import random_walk
+
+
+def first_catch(spec: SweepSpec, spec_json: str, c: int, probe: bool = True) -> tuple[int | None, int, int]:
+    """Cell ``c``'s runs in order, as ``keos sweep`` runs them, until the first that breaks an invariant its
+    scenario does not permit: (its index or ``None``, catches, steps walked)."""
+    cell = spec.cells[c]
+    model, permitted = sweep_runs._model(cell.scenario, cell.toml, cell.variant)
+    archive: Archive | None = None
+    group: str | None = None
+    steps = 0
+    for d in describe_batch(spec_json, run_ordinals(c * spec.runs, (c + 1) * spec.runs)).to_pylist():
+        if d["archive_group"] is None:
+            archive = None
+        elif d["archive_group"] != group or archive is None:
+            archive, group = Archive(probe=probe), d["archive_group"]
+        walk = random_walk(
+            model, d["seed"], d["max_steps"], dict(d["fault_weights"]), archive=archive, permitted=permitted
+        )
+        steps += walk.steps
+        if walk.violation is not None and walk.violation not in permitted:
+            return d["run"] - c * spec.runs, 1, steps
+    return None, 0, steps
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--archive-group", type=int, default=500)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--cells", default=":", help="a slice of the cells, START:END (to split the work over processes)")
+    ap.add_argument("--stop-at-first", action="store_true", help="stop each cell at its first catching run")
+    ap.add_argument("--no-probe", action="store_true", help="the archive without fault probing (before -> after)")
     args = ap.parse_args(argv)
     spec = plan_sweep(
         variants=args.variant,
@@ -55,6 +88,15 @@ def main(argv: list[str] | None = None) -> int:
     lo, _, hi = args.cells.partition(":")
     for c, cell in list(enumerate(spec.cells))[int(lo or 0) : int(hi) if hi else None]:
         t0 = time.process_time()
+        if args.stop_at_first:
+            first, caught, steps = first_catch(spec, spec_json, c, probe=not args.no_probe)
+            entry = {"variant": cell.variant, "scenario": cell.name, "runs": caught, "first": first}
+            entry |= {"cpu_s": round(time.process_time() - t0, 2), "steps": steps}
+            cells.append(entry)
+            print(json.dumps(entry), flush=True)
+            continue
+        if args.no_probe:
+            sweep_runs.Archive = functools.partial(Archive, probe=False)  # type: ignore[misc]
         batch = execute_batch(describe_batch(spec_json, run_ordinals(c * spec.runs, (c + 1) * spec.runs)))
         cpu = time.process_time() - t0
         rows = batch.to_pylist()
@@ -85,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         "seed": spec.seed,
         "steps": spec.steps,
         "archive_group": spec.archive_group,
+        "probe": not args.no_probe,
+        "stop_at_first": args.stop_at_first,
         "cells": cells,
         "variants": list(variants.values()),
         "caught": sum(1 for v in variants.values() if v["runs"]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import keos.checker.sweep.campaign as sweep
-from keos.checker.sweep.archive import ARCHIVE
+from keos.checker.sweep.archive import ARCHIVE, Archive
 from keos.checker.sweep.campaign import (
     SweepError,
     add_sweep_arguments,
@@ -346,6 +347,9 @@ def test_small_sweep_catches_what_the_old_swarm_rarely_did(
     monkeypatch.setattr(simulate, "NEWEST_FIRST_RUNS", 0.0)
     monkeypatch.setattr(simulate, "BRANCH_RUNS", 0.0)
     monkeypatch.setattr(simulate, "ARCHIVE_RUNS", 0.0)
+    import keos.checker.sweep.runs as runs_module
+
+    monkeypatch.setattr(runs_module, "Archive", functools.partial(Archive, probe=False))  # nor fault probing
     old = execute_batch(describe_batch(json.dumps(spec.to_json()), run_ordinals(0, runs))).to_pylist()
     assert not any(k in (NEWEST_FIRST, FAULT_TRIGGER, BRANCH, ARCHIVE) for r in old for k, _ in r["fault_weights"])
     assert 3 * sum(bool(r["violation"]) for r in old) < len(bad)

@@ -43,6 +43,30 @@ profile until its step budget (counted from the initial state) or quiescence.
 So the descendants of a rare event (a batch expiry: one path in 20) are
 extended far more often than the hundreds of cells of common interleavings.
 Without an archived cell a run starts from the initial state like any run.
+
+Fault probing (:data:`ARCHIVE_PROBE`, issue 27).  The archive's cells say *what*
+a path has done, not *when* its faults struck, and a bug that needs two or
+three faults each in its own short window is a chain the runs must draw
+whole: ``retry_refused_next_sequence_unchanged`` needs the producer's state
+expired, then NOT_LEADER_OR_FOLLOWER on the first of two pipelined batches,
+then a leader restart before the second one's answer -- 0 of 2,000 runs on
+sweep seed 0, and the few paths that reached the reordering in between had
+spent the fault budget on a fault that did not matter.  So the archive does
+what the explicit search does for faults, at the moments that matter: at
+every *milestone* of a walk (a step whose events add to the path's set: the
+path did something it had not done before -- a second request in flight, a
+batch appended behind a retried one, an expiry) each fault enabled there is
+taken once, off the walk, and the state it reaches is archived when its cell
+is new (the path plus that fault; the features it adds are counted as the
+path's).  A later run that starts from it has the fault in place with the
+budget left for the next one, and probes again at its own milestones, so a
+chain of precisely placed faults is built one fault per run instead of being
+drawn at once.  The probe reads nothing of the scenario or the variant: every
+fault kind the model enables, at every milestone of every archive group's
+path.  A probed fault that breaks an invariant the scenario does not permit
+is the walk's next step (the run reports it, its path ends with that fault).
+It costs a few steps per milestone (measured: +10-35 % walk CPU on the
+weakened variants' cells).
 """
 
 from __future__ import annotations
@@ -59,6 +83,7 @@ __all__ = [
     "ARCHIVE",
     "ARCHIVE_CAP",
     "ARCHIVE_GROUP",
+    "ARCHIVE_PROBE",
     "ARCHIVE_RUNS",
     "Archive",
     "ArchivedCell",
@@ -75,6 +100,9 @@ ARCHIVE_RUNS = 0.5
 ARCHIVE_GROUP = 500
 #: At most this many cells per archive; later new cells are not archived (their visits are not counted either).
 ARCHIVE_CAP = 4096
+#: Fault probing (see the module doc): when a walk archives a new cell it also takes every enabled fault there
+#: once, off the walk, and archives the new cells those faults reach.
+ARCHIVE_PROBE = True
 
 
 _FEATURES: dict[str, int] = {}
@@ -116,9 +144,10 @@ class ArchivedCell:
 class Archive:
     """The cells reached by the runs of one group, in the order they were first reached."""
 
-    def __init__(self, cap: int = ARCHIVE_CAP) -> None:
+    def __init__(self, cap: int = ARCHIVE_CAP, probe: bool = ARCHIVE_PROBE) -> None:
         self.cells: dict[int, ArchivedCell] = {}
         self.cap = cap
+        self.probe = probe
         self.hits: dict[int, int] = {}  # feature -> how many paths reached it
 
     def hit(self, feature_key: int) -> None:

@@ -86,7 +86,9 @@ class SweepSpec:
     steps: int
     seed: int
     chunk_runs: int = 2_000
-    version: int = 2
+    #: 2: the Go-Explore archive; 3: the archive probes faults at milestones (archive runs differ from version 2's,
+    #: so ``--resume`` refuses to mix chunks of the two).
+    version: int = 3
     extra: dict[str, Any] = field(default_factory=dict)
     #: Consecutive swarm runs of a cell that share a Go-Explore archive (:mod:`checker.sweep.archive`); 0: none,
     #: every run independent (the sweep of version 1).

@@ -90,6 +90,11 @@ of the swarm runs), learns across runs: the runs of a group share a Go-Explore
 archive of the cells (sets of events on the path) they reached, and an archive
 run starts from a rare cell instead of the initial state
 (:mod:`checker.sweep.archive`; the walk takes the archive as ``archive``).
+The archive also *probes faults at milestones*: at each step that adds an
+event to the path's set, every fault enabled there is taken once, off the
+walk, and the states it reaches are archived as new cells, so a chain of
+faults each in its own short window is built one fault per run (a probed
+fault that breaks an invariant is the walk's next step).
 
 Determinism contract: a run is a pure function of its descriptor (model,
 seed, step budget, fault weights).  All randomness comes from
@@ -546,10 +551,47 @@ def random_walk(
             w = lane_weight[name] = protocol_bias(seed, name, spread)
         return w
 
+    forced: tuple[Action, Step] | None = None  # a probed fault that breaks an invariant: the walk's next step
+
+    def fault_of(a: Action, st: Step | None) -> str | None:
+        if not classify_by_step:
+            return hook(a)  # type: ignore[misc]
+        return None if st is None else next((e[len("fault:") :] for e in st.events if e.startswith("fault:")), None)
+
+    def probe_faults() -> tuple[Action, Step] | None:
+        """Fault probing at a milestone (:attr:`checker.sweep.archive.Archive.probe`): every fault enabled in
+        the current state is taken once, off the walk; each state it reaches that is a new cell is archived (the
+        path plus that fault), so a later run can start from it.  A probed fault that breaks an invariant the
+        scenario does not permit is returned: the walk takes it next (even past its step budget), so the run
+        reports it."""
+        assert archive is not None
+        for a in actions_of(state):
+            if not classify_by_step and hook(a) is None:  # type: ignore[misc]
+                continue
+            st = step_of(state, a)
+            if st is None or fault_of(a, st) is None:
+                continue
+            if any(p.name not in allowed and (pred is None or not pred(st.state)) for p, pred in always):
+                return a, st
+            key, evs = cell, path_events
+            for ev in st.events:
+                if ev not in evs:
+                    evs |= {ev}
+                    new = feature(ev)
+                    archive.hit(new)
+                    key ^= new
+            if archive.visit(key):
+                probe_lane = lane(a) if count_lanes else last_lane
+                lanes = dict(lane_steps)
+                if count_lanes:
+                    lanes[probe_lane] = lanes.get(probe_lane, 0) + 1
+                archive.add(key, ArchivedCell(key, st.state, (*taken, a), evs, dict(enabled_since), lanes, probe_lane))
+        return None
+
     while True:
         if bad is not None:
             break
-        if quiescent or len(taken) >= steps:
+        if forced is None and (quiescent or len(taken) >= steps):
             if not restarts or not branches:
                 break
             if eventually:
@@ -609,22 +651,30 @@ def random_walk(
                 total += w
         if rate:
             enabled_since = fresh
-        if not choices:
-            quiescent = True
-            continue
-        r = rng.random() * total
-        i = 0
-        last = len(choices) - 1
-        while i < last and r >= weights[i]:
-            r -= weights[i]
-            i += 1
-        action = choices[i]
-        kind = kinds[i]
-        step = stepped[i] if classify_by_step else step_of(state, action)
+        step: Step | None
+        if forced is not None:
+            # a fault probe broke an invariant one fault away from the milestone just reached: take that fault
+            action, step = forced
+            kind = fault_of(action, step)
+            forced = None
+        else:
+            if not choices:
+                quiescent = True
+                continue
+            r = rng.random() * total
+            i = 0
+            last = len(choices) - 1
+            while i < last and r >= weights[i]:
+                r -= weights[i]
+                i += 1
+            action = choices[i]
+            kind = kinds[i]
+            step = stepped[i] if classify_by_step else step_of(state, action)
         if step is None:
             raise AssertionError(f"model listed {model.format_action(action)} as enabled but step() refused it")
         state = step.state
         taken.append(action)
+        events_before = path_events
         if count_lanes:
             last_lane = lane(action)
             lane_steps[last_lane] = lane_steps.get(last_lane, 0) + 1
@@ -659,11 +709,16 @@ def random_walk(
             marks.clear()
         if restarts and kind is not None and bad is None:
             branches.append([0, len(taken), state, dict(enabled_since), dict(lane_steps), last_lane, path_events, cell])
-        if archive is not None and bad is None and archive.visit(cell):
-            archive.add(
-                cell,
-                ArchivedCell(cell, state, tuple(taken), path_events, dict(enabled_since), dict(lane_steps), last_lane),
-            )
+        if archive is not None and bad is None:
+            if archive.visit(cell):
+                archive.add(
+                    cell,
+                    ArchivedCell(
+                        cell, state, tuple(taken), path_events, dict(enabled_since), dict(lane_steps), last_lane
+                    ),
+                )
+            if archive.probe and path_events is not events_before:
+                forced = probe_faults()  # a milestone: the path did something it had not done before
     result = WalkResult(
         seed=seed,
         actions=taken,
