@@ -278,6 +278,7 @@ REAL = {
     "groups_partitions_added": 202,
     "groups_static_membership": 834,
     "groups_member_id_required": 2111,
+    "groups_static_coordinator_moved": 550,
     "groups_coordinator_moved_commit": 489,
     "groups_early_commit": 1401,
 }
