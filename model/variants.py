@@ -1844,7 +1844,7 @@ VARIANTS: dict[str, Variant] = {
             "added to the group but not removed from the pending members: the join barrier waits for it for ever.",
             flags=replace(_REAL, pending_member_cleared_on_join=False),
             weakened=True,
-            breaks=("rebalance_completes",),
+            breaks=("rebalance_completes", "coordinator_holds_subscription"),
             scenarios=("groups_member_id_required",),
             bug="ClassicGroup.add without pendingJoinMembers.remove: hasAllMembersJoined never holds again once a "
             "consumer used the KIP-394 round trip, so every rebalance of a v4+ group hangs until the pending "
