@@ -250,12 +250,14 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
 #: What a case with a stale ownership claim is judged by: correctness, not balance or movement (a
 #: cooperative assignor's first round may withhold partitions, so exactly_once is judged after its rounds).
 STALE_CLAIM_PROPERTIES = ("exactly_once", "at_most_once", "no_transfer")
-STALE_CLAIM_COOPERATIVE = ("at_most_once", "no_transfer")
+STALE_CLAIM_COOPERATIVE = ("at_most_once", "no_transfer", "contested_withheld")
 
 
 def hostile_properties(case: AssignorCase, cooperative: bool) -> tuple[str, ...]:
     """The properties a hostile-claim case is judged by.  Equal subscriptions: :data:`STALE_CLAIM_PROPERTIES` (or
-    :data:`STALE_CLAIM_COOPERATIVE`).  Unequal ones: no partition is ever assigned twice (``AbstractStickyAssignor``
+    :data:`STALE_CLAIM_COOPERATIVE`: with it ``contested_withheld``, the claims tied in one generation -- the
+    double-claim inputs of :func:`_hostile_claims` -- judged by who gets the partition, since the tie rule alone tells
+    which claimant wins).  Unequal ones: no partition is ever assigned twice (``AbstractStickyAssignor``
     validates every claim -- ``allPreviousPartitionsToOwner`` keeps the highest generation's claimant and drops a
     partition claimed twice in one generation -- for the general builder too), and the eager sticky assignor still
     assigns every partition once; not ``no_transfer``: Kafka's CooperativeStickyAssignor computes the transferring

@@ -21,6 +21,8 @@ property                 meaning
 ``no_transfer``          no partition goes to a member while another member still owns it (KIP-429)
 ``keeps_balanced_claims`` whatever the subscriptions, members whose valid claims already cover every partition
                          with no improving move keep exactly what they claim (KIP-54 stickiness)
+``contested_withheld``   a partition two members claim in the same (highest) generation is assigned to nobody this
+                         round: either may still own it (KAFKA-12984, the cooperative constrained builder)
 =======================  ============================================================================
 
 Each property is a :class:`AssignorProperty`; ``check`` returns ``None`` when it holds and a
@@ -200,6 +202,29 @@ def _no_transfer(case: AssignorCase, assignment: Assignment) -> str | None:
     return None
 
 
+def _contested_withheld(case: AssignorCase, assignment: Assignment) -> str | None:
+    """A partition claimed by several members in the highest generation any member claims it in has no valid owner
+    (``AbstractStickyAssignor``: "Found multiple consumers ... claiming the same TopicPartition ... in the same
+    generation, this will be invalidated", KAFKA-12984, trunk 1eb7644) -- and any of them may still own it, so the
+    cooperative constrained builder lists it in ``partitionsTransferringOwnership`` and ``adjustAssignment``
+    withholds it from everyone: each claimant revokes it, the follow-up rebalance assigns it.  Given to anyone now,
+    it may be consumed by two members at once -- whichever claimant a tie rule favoured."""
+    best: dict[TopicPartition, tuple[int, list[str]]] = {}
+    for member, sub in sorted(case.subscriptions.items()):
+        for tp in sub.owned_partitions:
+            generation, claimants = best.get(tp, (sub.generation, []))
+            if sub.generation > generation:
+                best[tp] = (sub.generation, [member])
+            elif sub.generation == generation:
+                best[tp] = (generation, [*claimants, member])
+    for tp, (generation, claimants) in sorted(best.items()):
+        holders = [m for m, parts in sorted(assignment.items()) if tp in parts]
+        if len(claimants) > 1 and holders:
+            return (f"{tp}, claimed by {', '.join(claimants)} in generation {generation}, is assigned to "
+                    f"{', '.join(holders)} (it must be withheld until every claimant revoked it)")
+    return None
+
+
 def _keeps_balanced_claims(case: AssignorCase, assignment: Assignment) -> str | None:
     """Where the members' valid claims (:func:`current_owners`) already give every subscribed partition to one of its
     subscribers and leave no improving move, the sticky assignors change nothing: ``AbstractStickyAssignor`` keeps
@@ -249,9 +274,14 @@ KEEPS_BALANCED_CLAIMS = AssignorProperty(
     "KIP-54 (stickiness); AbstractStickyAssignor.allSubscriptionsEqual / GeneralAssignmentBuilder (isBalanced)",
     _keeps_balanced_claims)
 
+CONTESTED_WITHHELD = AssignorProperty(
+    "contested_withheld", "a partition claimed twice in one generation is withheld this round (cooperative)",
+    "KAFKA-12984; CooperativeStickyAssignor / AbstractStickyAssignor.ConstrainedAssignmentBuilder "
+    "(partitionsWithMultiplePreviousOwners, partitionsTransferringOwnership)", _contested_withheld)
+
 PROPERTIES: tuple[AssignorProperty, ...] = (
     EXACTLY_ONCE, AT_MOST_ONCE, BALANCED, PER_TOPIC_BALANCED, NO_IMPROVING_MOVE, MINIMAL_MOVEMENT, NO_TRANSFER,
-    KEEPS_BALANCED_CLAIMS)
+    KEEPS_BALANCED_CLAIMS, CONTESTED_WITHHELD)
 BY_NAME: dict[str, AssignorProperty] = {p.name: p for p in PROPERTIES}
 
 
@@ -272,7 +302,8 @@ EXPECTED: dict[str, Expectation] = {
                                      "minimal_movement", "keeps_balanced_claims"})),
     # The first round withholds moving partitions, so exactly-once and balance are checked on the
     # follow-up rebalance (see checker/assignor_bounds.cooperative_follow_up).
-    "cooperative-sticky": Expectation(frozenset({"at_most_once", "no_transfer", "keeps_balanced_claims"})),
+    "cooperative-sticky": Expectation(frozenset({"at_most_once", "no_transfer", "keeps_balanced_claims",
+                                                 "contested_withheld"})),
 }
 """Built-in assignors' contracts; a user-supplied assignor must at least satisfy ``exactly_once``."""
 

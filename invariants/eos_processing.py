@@ -318,7 +318,21 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             "(KAFKA-5247), a pending offset kept after its marker or dropped before it, a commit recorded in the "
             "cache but not the log",
             findings=lambda s: _log_order_problems(s),
-            partners=("offsets_materialised", *(("plain_commit_after_pending",) if eos.plain_commits else ())),
+            partners=("offsets_materialised", *(("plain_commit_after_pending",) if eos.plain_commits else ()),
+                      *(("plain_commit_load_in_progress",) if eos.plain_commits and config.faults.coordinator_failover
+                        else ())),
+        ),
+        *(
+            (
+                _event(
+                    "plain_commit_load_in_progress",
+                    "A plain OffsetCommit reached a new group coordinator still loading the group: answered "
+                    "COORDINATOR_LOAD_IN_PROGRESS, nothing committed (CoordinatorRuntime.withActiveContextOrThrow).",
+                    "offset_commit_load_in_progress",
+                ),
+            )
+            if eos.plain_commits and config.faults.coordinator_failover
+            else ()
         ),
         *(
             (

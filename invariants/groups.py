@@ -35,7 +35,8 @@ replay (loading a group from its offsets partition).
 * ``positions_within_log`` — no fetch position and no committed offset passes the log end offset.
 * ``healthy_member_never_removed`` — the coordinator removes a member only for a reason Kafka has (session
   expired, left, replaced by a new process of its static instance, a dynamic member not rejoined before
-  ``rebalance.timeout.ms``, a failover's load); never a static member for a slow rejoin (KIP-345).
+  ``rebalance.timeout.ms``, a failover's load); never a static member for a slow rejoin (KIP-345); a KIP-394
+  pending member id only by its own join, its session timeout or a failover.
 * ``stable_members_rejoin_on_request`` — a running Stable member leaves Stable only on an error answer to its own
   Heartbeat/OffsetCommit, its own poll timeout, or (the leader) added partitions; never on a coordinator change.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
@@ -339,13 +340,16 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             "only: a static member sends no LeaveGroup), a new process of "
             "its group.instance.id replaced it, it is a dynamic member that did not rejoin before "
             "rebalance.timeout.ms, or a new coordinator loaded another membership.  A static member is never removed "
-            "for a slow rejoin (KIP-345).",
+            "for a slow rejoin (KIP-345).  A KIP-394 pending member id is forgotten only when it joins with it, when "
+            "its own session expires, or by a new coordinator.",
             source="GroupMetadataManager (expireClassicGroupMemberHeartbeat, classicGroupLeave, replaceStaticMember, "
+            "removePendingMemberAndUpdateClassicGroup, ClassicGroup.add, "
             "completeClassicGroupJoin's notYetRejoinedMembers filtered on !isStaticMember), AbstractCoordinator."
             "maybeLeaveGroup (isDynamicMember), Kafka 4.0, trunk 1eb7644",
             catches="a handler that drops members it should keep: a static member removed by the rebalance timeout, "
             "a member removed by another's request, a join barrier or SyncGroup that loses members -- each takes a "
-            "healthy consumer's partitions away and costs the group another rebalance",
+            "healthy consumer's partitions away and costs the group another rebalance; a pending member id dropped "
+            "by another member's JoinGroup",
             findings=lambda s: s.ghost.unjust_removals,
             partners=("assignment_received",),
         ),
@@ -607,6 +611,13 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("pending_member_expired", "A pending member whose JoinGroup never came "
                                          "back expires, and the join barrier stops waiting for it.",
                                          "pending_member_expired"))
+        if faults.rebalance_timeout and faults.lost_member_id:
+            # an orphan pending member holds up the join barrier, not the delayed join: rebalance.timeout.ms completes
+            # the join without it (completeClassicGroupJoin), before the pending member's own session expires
+            kip394["rebalance_completes"].append("rebalance_timeout_left_pending_member")
+            props.append(sometimes_event("rebalance_timeout_left_pending_member", "rebalance.timeout.ms completes the "
+                                         "join while a pending member (KIP-394) is still to come.",
+                                         "rebalance_timeout:pending_member_left_out"))
         if faults.coordinator_failover:
             kip394["group_requests_fenced_exactly"].append("pending_member_lost_on_failover")
             props.append(sometimes_event("pending_member_lost_on_failover", "A JoinGroup with a member id but no "
@@ -628,12 +639,15 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      lambda s: any(p >= topo.partitions for c in s.consumers for p in c.owned)))
         props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata", "added_partition_assigned"))
                  if p.name == "rebalance_completes" else p for p in props]
-    if any(instances):
+    # a static member's new process exists only if a process of its instance restarts or two processes share it
+    replaceable = bool(duplicated) or bool(faults.crash or faults.leave or faults.poll_timeout)
+    static_partners: dict[str, tuple[str, ...]] = {}
+    if any(instances) and replaceable:
         # KIP-345: a static member's new process takes the old one's place in a Stable group without a rebalance
         props.append(sometimes_event("static_member_replaced", "A static member's new process (no member id, a "
                                      "group.instance.id the group holds) joins a Stable group and keeps its "
                                      "generation.", "static:replaced_in_stable"))
-        static_partners: dict[str, tuple[str, ...]] = {"no_needless_rebalance": ("static_member_replaced",)}
+        static_partners["no_needless_rebalance"] = ("static_member_replaced",)
     if duplicated:
         # two processes of one instance: the replaced one is fenced, fatally (FENCED_INSTANCE_ID)
         props.append(sometimes_event("static_member_fenced", "A replaced static member's request is answered "

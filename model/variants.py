@@ -496,6 +496,9 @@ class ProtocolFlags:
         pending_member_cleared_on_join: a pending member (KIP-394) that joins with its id stops being pending
             (``ClassicGroup.add`` removes it from ``pendingJoinMembers``, Kafka trunk 1eb7644); without it the join
             barrier (``hasAllMembersJoined``) waits for a member that has already joined.
+        pending_member_kept_on_other_join: a JoinGroup that admits one member leaves every *other* pending member
+            (KIP-394) pending (``ClassicGroup.add`` removes only the joining id from ``pendingJoinMembers``, Kafka trunk
+            1eb7644); without it another consumer's JoinGroup with its pending id is answered UNKNOWN_MEMBER_ID.
         pending_members_expire: a pending member whose JoinGroup never comes back is removed when its session timeout
             expires (``removePendingMemberAndUpdateClassicGroup``, KAFKA-7909); without it the join barrier waits
             for it for ever.
@@ -625,6 +628,7 @@ class ProtocolFlags:
     sync_response_checks_generation: bool = True
     commit_response_checks_generation: bool = True
     pending_member_cleared_on_join: bool = True
+    pending_member_kept_on_other_join: bool = True
     pending_members_expire: bool = True
     rebalance_timeout_advances_generation: bool = True
     rebalance_timeout_keeps_static: bool = True
@@ -1840,11 +1844,22 @@ VARIANTS: dict[str, Variant] = {
             "added to the group but not removed from the pending members: the join barrier waits for it for ever.",
             flags=replace(_REAL, pending_member_cleared_on_join=False),
             weakened=True,
-            breaks=("rebalance_completes",),
+            breaks=("rebalance_completes", "coordinator_holds_subscription"),
             scenarios=("groups_member_id_required",),
             bug="ClassicGroup.add without pendingJoinMembers.remove: hasAllMembersJoined never holds again once a "
             "consumer used the KIP-394 round trip, so every rebalance of a v4+ group hangs until the pending "
             "member's session times out -- which a live, heartbeating member never does",
+        ),
+        Variant(
+            name="join_forgets_other_pending_members",
+            description="A JoinGroup that admits a member forgets every other pending member (KIP-394) too: the "
+            "consumer holding such an id is answered UNKNOWN_MEMBER_ID and must start its join over.",
+            flags=replace(_REAL, pending_member_kept_on_other_join=False),
+            weakened=True,
+            breaks=("healthy_member_never_removed",),
+            scenarios=("groups_member_id_required",),
+            bug="a pendingJoinMembers cleared wholesale on ClassicGroup.add instead of removing the joining id: two "
+            "consumers starting together each need a third JoinGroup, and under churn a slow one may never get in",
         ),
         Variant(
             name="pending_member_never_expires",

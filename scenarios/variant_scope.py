@@ -127,6 +127,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "heartbeat_response_checks_generation": frozenset({"groups"}),
     "commit_response_checks_generation": frozenset({"groups"}),
     "pending_member_cleared_on_join": frozenset({"groups"}),
+    "pending_member_kept_on_other_join": frozenset({"groups"}),
     "pending_members_expire": frozenset({"groups"}),
     "rebalance_timeout_advances_generation": frozenset({"groups"}),
     "rebalance_timeout_keeps_static": frozenset({"groups"}),

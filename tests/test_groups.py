@@ -277,7 +277,8 @@ REAL = {
     "groups_cooperative_follower_revoke": 6453,
     "groups_partitions_added": 202,
     "groups_static_membership": 834,
-    "groups_member_id_required": 395,
+    "groups_member_id_required": 2111,
+    "groups_static_coordinator_moved": 550,
     "groups_coordinator_moved_commit": 489,
     "groups_early_commit": 1401,
 }

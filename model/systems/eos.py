@@ -1240,9 +1240,12 @@ class EosSystem(TransactionalSystem):
         if g.loading:
             # CoordinatorRuntime.withActiveContextOrThrow: a write to a LOADING shard
             error = Errors.COORDINATOR_LOAD_IN_PROGRESS
+            label = plain_offset_table_mismatch(ask, error, False)  # the loading row is judged like any other
+            if label is not None:  # no branch: the other side is a violation, only a defect takes it
+                s = _flagged(s, label)  # no mutate: ghost observer (coordinator_answers_per_kafka_table)
             resp = OffsetCommitResponse(req.producer, req.connection, error)
             s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
-            return s, (f"error:{error}",)
+            return s, (f"error:{error}", "offset_commit_load_in_progress")
         before = g
         g, error, events = gc.handle_offset_commit(
             g, req.member, req.generation, req.partition, req.offset, self.flags.generation_fencing

@@ -618,6 +618,7 @@ class GroupSystem:
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
             events = (f"fault:{fault}", *events)
         new = self._note_heartbeats(new)
+        new = self._note_heartbeat_answers(new)
         if new.group.state != state.group.state:
             events = (*events, f"group:{state.group.state}->{new.group.state}")
         return Step(new, events)
@@ -633,6 +634,28 @@ class GroupSystem:
             (c._replace(beat=(c.member_id, c.generation)) if not c.beat[0] and c.state == cc.STABLE else c)
             if allowed else c._replace(beat=("", cc.NO_GENERATION)) for c in s.consumers)
         return s._replace(consumers=consumers)
+
+    def _note_heartbeat_answers(self, s: GroupState) -> GroupState:
+        """Ghost: the answer the coordinator would give *now* to the Heartbeat of every consumer whose heartbeat thread
+        runs (``AbstractCoordinator.HeartbeatThread``: COMPLETING_REBALANCE and STABLE, here AWAITING_SYNC and STABLE,
+        at the coordinator it knows), judged against Kafka's member checks (``classicGroupHeartbeat``, trunk 1eb7644:
+        REBALANCE_IN_PROGRESS only in PreparingRebalance, NONE in CompletingRebalance and Stable).  The Heartbeat step
+        itself is taken only when its answer moves the consumer, so an answer the consumer happens to ignore (a wrong
+        REBALANCE_IN_PROGRESS while it awaits its SyncGroup answer) would otherwise never be judged."""
+        notes: list[str] = []
+        for i, c in enumerate(s.consumers):
+            if not (self._talks(s, c) and c.state in (cc.STABLE, cc.AWAITING_SYNC) and c.member_id):
+                continue
+            g = s.group
+            holder = g.static_member(self.instances[i])
+            answer = cg.heartbeat(g, c.member_id, c.generation, self._fenced_by(i))
+            note = misfenced("Heartbeat", c.member_id, g.member(c.member_id) is not None, c.generation, g.generation,
+                             g.state, answer, self.instances[i], None if holder is None else holder.member_id)
+            if note and note not in s.ghost.misanswered:  # unreachable: a wrong answer is a violation
+                notes.append(note)
+        if not notes:
+            return s
+        return s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, *notes)))
 
     @staticmethod
     def _note_rejoins(before: GroupState, after: GroupState, action: Action) -> GroupState:
@@ -667,11 +690,20 @@ class GroupSystem:
         member only: a static member never sends LeaveGroup, KIP-345), a new process
         of its ``group.instance.id`` replaced it (``replaceStaticMember``), it is dynamic and did not rejoin before
         ``rebalance.timeout.ms`` (``completeClassicGroupJoin``), or a new coordinator loaded another membership from
-        ``__consumer_offsets``.  Any other removal takes a healthy member's assignment away."""
+        ``__consumer_offsets``.  Any other removal takes a healthy member's assignment away.
+
+        A KIP-394 *pending* member id (handed out with MEMBER_ID_REQUIRED) is forgotten only when its JoinGroup
+        with that id admits it as a member (``ClassicGroup.add`` removes it from ``pendingJoinMembers``), when its
+        own session timeout expires (``expireClassicGroupMemberHeartbeat`` ->
+        ``removePendingMemberAndUpdateClassicGroup``), or by a new coordinator (pending members are not persisted):
+        another member's JoinGroup, a rebalance timeout or any other step that drops it answers the consumer holding
+        it UNKNOWN_MEMBER_ID and costs it a rejoin."""
         gone = [m for m in before.group.members if after.group.member(m.member_id) is None]
-        if not gone or action.kind in ("CoordinatorFailover", "MovedCoordinatorCommit"):  # a new coordinator loaded
+        dropped = [p for p in before.group.pending if p not in after.group.pending and after.group.member(p) is None]
+        if not (gone or dropped) or action.kind in ("CoordinatorFailover", "MovedCoordinatorCommit"):  # new coordinator
             return after
-        notes: list[str] = []
+        notes: list[str] = [f"pending member {p} (KIP-394) was forgotten on {action.kind}{list(action.args)}"
+                            for p in dropped if not (action.kind == "ExpirePending" and action.args == (p,))]
         for m in gone:
             owner = action.args[0] if action.args and isinstance(action.args[0], int) else -1
             if action.kind == "ExpireSession" and action.args == (m.member_id,):
@@ -887,6 +919,8 @@ class GroupSystem:
                             self.flags.static_rejoin_completing_rebalances)
         s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i],
                               self._requires_member_id)._replace(group=out.group)
+        if out.error == Errors.NONE and not self.flags.pending_member_kept_on_other_join:  # no branch: weakened variant
+            s = s._replace(group=s.group._replace(pending=()))  # join_forgets_other_pending_members
         s = self._note_recorded(s, out, owned, generation)
         needless = _needless_rebalance(before, out.group, c.member_id, owned, generation, self.instances[i])
         replaced = before.static_member(self.instances[i]) if self.instances[i] and not c.member_id else None
@@ -941,6 +975,11 @@ class GroupSystem:
             events.append("rebalance_timeout:removed_consuming_member")
         if removed and group.state == cg.EMPTY:  # nobody rejoined: the timeout removed every (dynamic) member
             events.append("rebalance_timeout:group_emptied")
+        if before.pending and all(m.joined for m in before.members) and group.state == cg.COMPLETING_REBALANCE:
+            # every member rejoined, and only a KIP-394 pending member id holds up hasAllMembersJoined -- not the
+            # delayed join: at rebalance.timeout.ms it completes without it (completeClassicGroupJoin ignores
+            # pendingJoinMembers)
+            events.append("rebalance_timeout:pending_member_left_out")
         if kept_static and group.state == cg.COMPLETING_REBALANCE:
             events.append("rebalance_timeout:static_member_kept")
             s = s._replace(ghost=s.ghost._replace(kept_unjoined=tuple(sorted({*s.ghost.kept_unjoined,
