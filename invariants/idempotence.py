@@ -846,13 +846,15 @@ def _properties(
             "id or epoch (after a bump, also on partitions that did not ask for it) -- and resends a batch with the "
             "stamp it was first sent with -- in its turn: a retried batch only as its partition's first sequence in "
             "flight, a new batch never while its partition's sequence is unresolved or batches of an older epoch "
-            "are outstanding.",
+            "are outstanding; a partition restarted under a new epoch forgets the old epoch's last acknowledged "
+            "sequence (startSequencesAtBeginning).",
             source="``RecordAccumulator.drain``, ``TransactionManager.maybeUpdateProducerIdAndEpoch`` / "
             "``hasStaleProducerIdAndEpoch``, ``RecordAccumulator.shouldStopDrainBatchesForPartition`` (Kafka trunk "
             "@1eb7644349cb); KAFKA-12152",
             catches="a producer that keeps a partition's old sequences under a new epoch (KAFKA-12152), stamps a "
             "retry afresh, or numbers a batch off its partition's next sequence, or drains a batch out of its turn "
-            "(a retry past an earlier one, a new batch into an unresolved sequence)",
+            "(a retry past an earlier one, a new batch into an unresolved sequence), or carries the old epoch's "
+            "acknowledged sequence into the new one",
             findings=lambda s: s.ghost.misstamped,
             partners=("record_acknowledged",),
         ),

@@ -33,6 +33,7 @@ from keos.model.log.partition import CONTROL_COMMIT, NO_PRODUCER_ID, LogEntry, P
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 from keos.model.systems.transactions import TxnConfig, TxnSystemState
 from keos.model.systems.txn_produce_judge import lso_mismatch
+from keos.model.variants import KAFKA_SEQUENCE_SPACE
 
 __all__ = ["transaction_properties"]
 
@@ -280,6 +281,62 @@ def _replica_divergence(s: TxnSystemState) -> list[str]:
         index = [(a.producer_id, a.first_offset, a.last_offset) for a in leader.aborted]
         if index != aborted:
             out.append(f"partition {q}: aborted-transaction index {index}, from its log {aborted}")
+    return out
+
+
+#: ``ProducerStateEntry.NUM_BATCHES_TO_RETAIN``: the judge's own copy.
+_BATCHES_TO_RETAIN = 5
+
+
+def _batch_cache_drift(s: TxnSystemState) -> list[str]:
+    """How a data partition leader's cached batch metadata differs from what its log implies, computed here from
+    the log alone: per producer id the last ``NUM_BATCHES_TO_RETAIN`` data batches (first sequence, last sequence,
+    offset) since the producer's epoch last changed -- ``ProducerStateEntry.addBatch`` appends a data batch's
+    metadata and ``maybeUpdateProducerEpoch`` clears them when a batch *or a marker* (``appendEndTxnMarker``)
+    carries another epoch (Kafka trunk ``1eb7644349cb``, ``storage/.../internals/log/ProducerStateEntry.java``,
+    ``ProducerAppendInfo.java``).  The cache is what the leader's duplicate and sequence checks read, so a drift
+    refuses or duplicates the producer's next batch."""
+    out: list[str] = []
+    for q, leader in enumerate(s.partitions):
+        implied: dict[int, tuple[int, tuple[tuple[int, int, int], ...]]] = {}
+        for offset, e in enumerate(leader.log):
+            if e.producer_id == NO_PRODUCER_ID:  # no branch: every batch of the transactional models has an id
+                continue
+            epoch, batches = implied.get(e.producer_id, (e.producer_epoch, ()))
+            if e.producer_epoch != epoch:
+                batches = ()
+            if not e.control:
+                last = (e.base_sequence + len(e.records) - 1) % KAFKA_SEQUENCE_SPACE
+                batches = (*batches, (e.base_sequence, last, offset))[-_BATCHES_TO_RETAIN:]
+            implied[e.producer_id] = (e.producer_epoch, batches)
+        for held in leader.producers:
+            want = implied.get(held.producer_id, (held.producer_epoch, ()))[1]
+            got = tuple((b.first_seq, b.last_seq, b.offset) for b in held.batches)
+            if got != want:
+                out.append(
+                    f"partition {q}: producer {held.producer_id} caches batches (first, last, offset) {got}, its log "
+                    f"implies {want}"
+                )
+    return out
+
+
+def _stale_verifications(s: TxnSystemState) -> list[str]:
+    """Verification state entries (KIP-890 part 1) a data partition leader still holds for the transaction it has
+    open at the entry's epoch.  ``UnifiedLog.updateProducers`` (Kafka trunk ``1eb7644349cb``) clears the producer
+    id's ``VerificationStateEntry`` whenever one of its transactional batches -- data or a marker -- is appended
+    (``ProducerStateManager.clearVerificationStateEntry``); a verification starts only for a batch with no
+    transaction of its epoch open on the partition (``hasOngoingTransaction``), and a transaction opens only by such
+    an append, so an entry with the epoch of the open transaction is one an append forgot to clear (its guard would
+    then let a late callback of that verification append into a later transaction of the same epoch)."""
+    out: list[str] = []
+    for q, leader in enumerate(s.partitions):
+        for v in leader.verifying:
+            e = leader.entry(v.producer_id)
+            if e is not None and e.current_txn_first_offset >= 0 and e.producer_epoch == v.epoch:
+                out.append(
+                    f"partition {q}: producer {v.producer_id} still has a verification entry (guard {v.guard}, epoch "
+                    f"{v.epoch}) for the transaction it holds open from offset {e.current_txn_first_offset}"
+                )
     return out
 
 
@@ -581,13 +638,17 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
                 fact="A data partition leader's producer state (each producer id's epoch, the coordinator epoch "
                 "of its last marker, the first offset of its open transaction) and its aborted-transaction index "
                 "are what its log implies -- what every in-sync follower builds replicating the same batches, so "
-                "a leadership change changes nothing a client or a read_committed consumer sees.",
-                source="ProducerAppendInfo (origin REPLICATION), UnifiedLog.updateProducers, "
-                "LogSegment.updateTxnIndex, Partition.makeLeader",
+                "a leadership change changes nothing a client or a read_committed consumer sees; so is its cache of "
+                "each producer's last batches (cleared when a batch or marker brings a new epoch). The one piece "
+                "of producer state that is the leader's own, a verification in flight (KIP-890), never outlives "
+                "the append of its transaction's first batch.",
+                source="ProducerAppendInfo (origin REPLICATION), UnifiedLog.updateProducers (and its "
+                "clearVerificationStateEntry), LogSegment.updateTxnIndex, Partition.makeLeader",
                 catches="a leader whose in-memory producer state drifts from its log (an update applied on the "
                 "leader only, or missed there): a failover then changes the LSO, the aborted ranges or the fencing "
-                "of a deposed coordinator's markers",
-                findings=_replica_divergence,
+                "of a deposed coordinator's markers; a batch cache a marker with a new epoch does not clear; a "
+                "verification entry an append forgot to clear",
+                findings=lambda s: _replica_divergence(s) + _batch_cache_drift(s) + _stale_verifications(s),
                 partners=("lso_held_back",),
             )
         )

@@ -416,6 +416,10 @@ class ProtocolFlags:
             (``UnifiedLog.analyzeAndValidateProducerState``, ``batchMissingRequiredVerification``, KIP-890 part
             1, KAFKA-14884); without it a verification the coordinator answered before the transaction ended
             appends after the marker (read with ``verification_round_trip``).
+        verification_guard_fresh: every verification entry gets a guard no earlier entry of the partition had
+            (``VerificationGuard`` is a new object per ``VerificationStateEntry``, compared by identity); without it
+            a callback of a verification whose entry a marker cleared passes the guard check of the next entry of
+            the same producer id (read with ``verification_round_trip``).
         marker_clears_verification: a marker appended for a producer id removes its verification entry
             (``UnifiedLog.updateProducers`` -> ``clearVerificationStateEntry``); without it the guard of a
             verification started before the marker stays valid after it (read with ``verification_round_trip``).
@@ -601,6 +605,7 @@ class ProtocolFlags:
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
     verification_guard_checked: bool = True
+    verification_guard_fresh: bool = True
     marker_clears_verification: bool = True
     marker_keeps_next_transaction_verification: bool = True
     expiry_failure_resets_pending: bool = True
@@ -1737,6 +1742,18 @@ VARIANTS: dict[str, Variant] = {
             bug="KIP-890 part 1's ABA (KAFKA-14884): the coordinator verifies, the client aborts and the abort "
             "marker lands, then the verified batch is appended after it -- a transaction nobody will end, the "
             "LSO stuck (the hanging transaction KIP-890 exists to prevent)",
+        ),
+        Variant(
+            name="verification_guard_reused",
+            description="A partition leader gives a new verification entry the guard of the entry a marker "
+            "cleared before it, so the callback of the old verification passes the new entry's guard check.",
+            flags=replace(_REAL, transaction_version=1, verification_guard_fresh=False),
+            weakened=True,
+            breaks=("txn_produce_answer_per_kafka",),
+            scenarios=("txn_tv1_verification_aba",),
+            bug="KIP-890 part 1's ABA again, one transaction later (KAFKA-14884's reason for a guard object rather "
+            "than a state): the late callback of the aborted transaction's verification appends into the next "
+            "transaction of the same epoch although its entry was cleared",
         ),
         Variant(
             name="marker_keeps_verification_guard",

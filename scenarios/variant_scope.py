@@ -156,6 +156,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # issue 23 (granularity): the partition leader's KIP-890 verification round trip (transactions system with
     # verification_round_trip: the only place a verification guard is created)
     "verification_guard_checked": frozenset({"transactions"}),
+    "verification_guard_fresh": frozenset({"transactions"}),
     "marker_clears_verification": frozenset({"transactions"}),
     "marker_keeps_next_transaction_verification": frozenset({"transactions"}),
     "end_txn_answers_completed_ids": _TXN,

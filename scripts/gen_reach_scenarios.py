@@ -48,6 +48,7 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_expiry",
         "reach_idempotence_retries",
         "reach_idempotence_wrap",
+        "reach_idempotence_wrap_batches",
         "reach_idempotence_late_request",
         "reach_idempotence_not_leader_written",
         "reach_idempotence_kafka_14034",
@@ -451,6 +452,21 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 7},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
         "broker": {"sequence_space": 6},
+        "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
+    },
+    "wrap_batches": {
+        "text": "batches of two records go round the sequence space (sequence_space = 5): a batch can straddle the "
+        "top, (4, 0), so the leader must store its last sequence wrapped (RecordBatch.lastSequence, "
+        "DefaultRecordBatch.incrementSequence; KAFKA-7692: stored as baseSequence + count - 1 it lay above the top), "
+        "recognise a retry of it by the wrapped pair and accept the next batch at 1 (ProducerAppendInfo.inSequence "
+        "compares the stored value as it is). With six records in batches of one or two, a new batch can equal one "
+        "still cached from the previous lap: the leader answers it as a duplicate and the record is lost -- "
+        "Kafka's own behaviour when sequences wrap within NUM_BATCHES_TO_RETAIN batches (why its space is 2^31), "
+        "permitted here. A message is dropped or duplicated, a batch expires, or the leader fails over.",
+        "permitted": ["acknowledged_offset_in_log", "no_acked_loss"],
+        "topology": {"producers": 1, "partitions": 1, "records_per_producer": 6, "records_per_batch": 2},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"sequence_space": 5},
         "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
     },
     "late_request": {

@@ -9,15 +9,20 @@ and recognises a retry by its cached (first, last) pair
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from keos.checker.explore.search import explore
 from keos.checker.results import Verdict
 from keos.model.clients import producer as prod
+from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action
-from keos.model.log.producer_state import BatchMetadata
+from keos.model.log.producer_state import BatchMetadata, ProducerStateEntry, in_sequence, validate_batch
+from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
-from keos.model.systems.idempotence import KafkaSystem, SystemState
+from keos.model.systems.idempotence import KafkaSystem, SystemState, misstamped_batch
+from keos.model.variants import ProtocolFlags
 from keos.scenarios import ScenarioError, build_model, parse_scenario, resolve_scenario
 
 
@@ -82,3 +87,29 @@ def test_batches_scenario_holds_exhaustively_and_default_scenarios_keep_one_reco
 def test_records_per_batch_must_be_positive() -> None:
     with pytest.raises(ScenarioError, match="records_per_batch must be >= 1"):
         parse_scenario({"name": "t", "topology": {"records_per_batch": 0}})
+
+
+def test_in_sequence_reads_the_stored_last_sequence_as_kafka_does() -> None:
+    """``ProducerAppendInfo.inSequence``: the stored last sequence is compared as it is (KAFKA-7692)."""
+    assert in_sequence(-1, 0, 5) and in_sequence(3, 4, 5) and in_sequence(4, 0, 5)
+    assert not in_sequence(5, 1, 5)  # a straddling batch stored unwrapped (4 + 2 - 1) expects no real sequence
+    entry = ProducerStateEntry(7, 0, (BatchMetadata(2, 3, 1), BatchMetadata(4, 0, 2)))
+    flags = replace(ProtocolFlags(), sequence_space=5)
+    assert validate_batch(entry, 0, 1, 1, flags, 3) == (Errors.NONE, -1)  # the batch after (4, 0) starts at 1
+    assert validate_batch(entry, 0, 4, 0, flags, 3) == (Errors.NONE, 2)  # a retry of (4, 0): its offset
+    assert validate_batch(entry, 0, 0, 0, flags, 3)[0] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_a_partition_restarted_under_a_new_epoch_forgets_its_acknowledged_sequence() -> None:
+    """``TxnPartitionEntry.startSequencesAtBeginning``: the drain that moves a partition to the new epoch leaves it
+    fresh; keeping the old epoch's ``lastAckedSequence`` is a finding of ``batch_stamped_per_kafka``."""
+    old = prod.TxnPartitionEntry(producer_epoch=0, next_sequence=3, last_acked_sequence=2)
+    before = prod.init_producer_id(prod.new_producer(1), 0)._replace(producer_epoch=1, partitions=(old,))
+    before = prod.send(before, 0, 5)
+    drained = prod.drain(before, 0, 0, ProducerConfig(enable_idempotence=True), 2**31)
+    assert drained is not None
+    after, request = drained
+    assert (request.producer_epoch, request.base_sequence) == (1, 0)
+    assert misstamped_batch(before, request, after, 2**31) is None
+    kept = after._replace(partitions=(after.partitions[0]._replace(last_acked_sequence=2),))
+    assert misstamped_batch(before, request, kept, 2**31) is not None

@@ -9,10 +9,12 @@ Kafka trunk ``1eb7644349cb``: ``UnifiedLog.maybeStartTransactionVerification`` /
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
 from keos.checker.explore.search import ExploreOptions, explore
+from keos.invariants.transactions import _stale_verifications
 from keos.model.interface import ModelError
 from keos.model.log import partition as part
 from keos.model.log.producer_state import BatchMetadata, ProducerStateEntry
@@ -130,3 +132,16 @@ def test_round_trip_is_refused_with_pending_transitions() -> None:
     topo = replace(scenario.txn.topology, pending_transitions=True)
     with pytest.raises(ModelError, match="verification_round_trip"):
         TransactionalSystem(replace(scenario.txn, topology=topo), VARIANTS["kafka"])
+
+
+def test_a_verification_entry_left_over_an_append_is_a_finding() -> None:
+    """``UnifiedLog.updateProducers`` clears the entry when the transaction's first batch is appended; one left with
+    the open transaction's epoch is judged by ``producer_state_per_log``."""
+    leader, guard = part.start_transaction_verification(part.PartitionLeader(), 7, 0, False)
+    ok, _, _ = part.append_verified_txn_batch(leader, _batch(), FLAGS, Errors.NONE, guard)
+    assert _stale_verifications(SimpleNamespace(partitions=(ok,))) == []  # type: ignore[arg-type]
+    left = ok._replace(verifying=leader.verifying)
+    assert _stale_verifications(SimpleNamespace(partitions=(left,)))  # type: ignore[arg-type]
+    # TV2: the next transaction (epoch 1) may verify while the previous one (epoch 0) is still open
+    nxt, _ = part.start_transaction_verification(ok, 7, 1, True)
+    assert _stale_verifications(SimpleNamespace(partitions=(nxt,))) == []  # type: ignore[arg-type]

@@ -525,7 +525,7 @@ def entry_after_data_batch(
 
 
 def start_transaction_verification(
-    leader: PartitionLeader, producer_id: int, epoch: int, supports_epoch_bump: bool
+    leader: PartitionLeader, producer_id: int, epoch: int, supports_epoch_bump: bool, fresh: bool = True
 ) -> tuple[PartitionLeader, int]:
     """``UnifiedLog.maybeStartTransactionVerification`` for a batch that needs it: the leader and the guard.
 
@@ -533,6 +533,9 @@ def start_transaction_verification(
     producer id verified while the first is still in flight (a retry after a request timeout) gets the same
     guard.  The entry's lowest-sequence bookkeeping (``maybeUpdateLowestSequenceAndEpoch``, against the
     OutOfOrderSequence loop of KAFKA-15212) is not modelled: the model's producers have one request in flight.
+    ``fresh`` off (``ProtocolFlags.verification_guard_fresh``, weakened variant ``verification_guard_reused``): the
+    count of guards issued does not advance, so the next entry gets the guard a cleared entry's verification may
+    still present.
     Kafka trunk ``1eb7644349cb``: ``core/src/main/scala/kafka/log/UnifiedLog.scala``,
     ``storage/.../internals/log/ProducerStateManager.java``, ``VerificationStateEntry.java``.
     """
@@ -544,7 +547,10 @@ def start_transaction_verification(
         return leader, old.guard
     guard = leader.guards_issued
     entry = VerificationStateEntry(producer_id, guard, epoch, supports_epoch_bump)
-    return _put_verification(leader._replace(guards_issued=guard + 1), entry), guard
+    leader = leader._replace(guards_issued=guard + 1)
+    if not fresh:  # no branch: weakened variant verification_guard_reused only
+        leader = leader._replace(guards_issued=guard)
+    return _put_verification(leader, entry), guard
 
 
 def _put_verification(leader: PartitionLeader, entry: VerificationStateEntry) -> PartitionLeader:

@@ -39,6 +39,7 @@ __all__ = [
     "ProducerStateEntry",
     "ValidationStep",
     "append_batch",
+    "in_sequence",
     "next_sequence",
     "validate_batch",
 ]
@@ -78,6 +79,19 @@ class ProducerStateEntry(NamedTuple):
 def next_sequence(seq: int, count: int, sequence_space: int) -> int:
     """The sequence ``count`` records after ``seq``, wrapping at ``sequence_space``."""
     return (seq + count) % sequence_space
+
+
+def in_sequence(last_seq: int, next_seq: int, sequence_space: int) -> bool:
+    """``ProducerAppendInfo.inSequence`` (Kafka trunk ``1eb7644349cb``, ``storage/.../internals/log/
+    ProducerAppendInfo.java``): ``next_seq`` is the stored ``last_seq`` plus one, or 0 when ``last_seq`` is the top of
+    the sequence space (``Integer.MAX_VALUE``; here ``sequence_space - 1``).
+
+    The stored value is compared as it is, never reduced modulo the space: a cache entry whose last sequence was
+    stored unwrapped (``lastSeq`` above the top: KAFKA-7692, a batch straddling the wrap stored with
+    ``baseSequence + count - 1``) expects a sequence no batch carries, as it did in Kafka before the fix.  With no
+    batch cached ``last_seq`` is ``NO_SEQUENCE`` (-1) and 0 is in sequence.
+    """
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == sequence_space - 1)
 
 
 class ValidationStep(NamedTuple):
@@ -178,8 +192,7 @@ def _sequence_out_of_order(
     assert entry is not None
     if producer_epoch != entry.producer_epoch:
         return first_seq != 0
-    expected = next_sequence(entry.last_seq, 1, flags.sequence_space) if entry.batches else 0
-    return first_seq != expected
+    return not in_sequence(entry.last_seq, first_seq, flags.sequence_space)
 
 
 def _duplicate(

@@ -623,8 +623,36 @@ def _drained_out_of_turn(  # no mutate: part of the judge of batch_stamped_per_k
     return None
 
 
+def _drain_bookkeeping(  # no mutate: part of the judge of batch_stamped_per_kafka (a property), not a rule
+    before: prod.Producer, after: prod.Producer, batch: prod.ProducerBatch, sequence_space: int
+) -> str | None:
+    """How the client's partition bookkeeping after draining ``batch`` differs from Kafka's, or ``None``.
+
+    A retried batch changes no ``TxnPartitionEntry``.  A batch drained for the first time takes the partition's next
+    sequence, which then moves past its records; if the entry was of an older epoch,
+    ``TransactionManager.maybeUpdateProducerIdAndEpoch`` first restarted it (``TxnPartitionEntry.
+    startSequencesAtBeginning``, trunk @1eb7644349cb: the new epoch, next sequence 0, ``lastAckedSequence`` back to
+    ``NO_LAST_ACKED_SEQUENCE_NUMBER``), so nothing the old epoch acknowledged is read under the new one (a later
+    ``isNextSequence`` in ``canRetry`` or ``maybeResolveSequences`` would compare the new epoch's sequences with
+    it).  The other partitions are untouched.
+    """
+    q = batch.partition
+    entry = before.partitions[q]
+    if not batch.has_sequence:
+        if entry.producer_epoch != before.producer_epoch:
+            entry = prod.TxnPartitionEntry(producer_epoch=before.producer_epoch)
+        entry = entry._replace(next_sequence=(entry.next_sequence + len(batch.records)) % sequence_space)
+    want = (*before.partitions[:q], entry, *before.partitions[q + 1 :])
+    if after.partitions == want:  # no branch: the other side describes a defect
+        return None
+    return (
+        f"partition {q}: after draining {','.join(prod.record_label(r) for r in batch.records)} the client's "
+        f"partition entries are {after.partitions}; Kafka's are {want}"
+    )
+
+
 def misstamped_batch(  # no mutate: the judge of batch_stamped_per_kafka (a property), not a rule
-    before: prod.Producer, request: ProduceRequest
+    before: prod.Producer, request: ProduceRequest, after: prod.Producer | None = None, sequence_space: int = 0
 ) -> str | None:
     """How the stamp the client put on ``request`` differs from Kafka's, or ``None``.
 
@@ -633,6 +661,7 @@ def misstamped_batch(  # no mutate: the judge of batch_stamped_per_kafka (a prop
     restarted the partition at sequence 0 if its entry is of an older id or epoch (``hasStaleProducerIdAndEpoch``)
     and none of its batches is in flight -- also for a partition that did not ask for the last bump (KAFKA-12152);
     a retried batch keeps its stamp (``ProducerBatch.setProducerState`` only when it has no sequence yet).
+    ``after`` (the client after the drain): its partition bookkeeping is judged too (:func:`_drain_bookkeeping`).
     """
     batch = next((b for b in before.batches if b.records == request.records), None)
     if batch is None:  # no branch: the drained batch was in the client's queue
@@ -651,7 +680,7 @@ def misstamped_batch(  # no mutate: the judge of batch_stamped_per_kafka (a prop
         want = (before.producer_epoch, 0 if stale else entry.next_sequence)
     got = (request.producer_epoch, request.base_sequence)
     if got == want and request.producer_id == before.producer_id:  # no branch: the other side describes a defect
-        return None
+        return None if after is None else _drain_bookkeeping(before, after, batch, sequence_space)
     return (
         f"partition {request.partition}: {','.join(prod.record_label(r) for r in request.records)} sent as (pid "
         f"{request.producer_id}, epoch {got[0]}, seq {got[1]}); Kafka stamps it (pid {before.producer_id}, epoch "
@@ -1037,7 +1066,7 @@ class KafkaSystem:
         events: tuple[str, ...] = ("produce",)
         ghost = s.ghost
         if self.idempotent:
-            wrong = misstamped_batch(s.producers[i], request)
+            wrong = misstamped_batch(s.producers[i], request, p, flags.sequence_space)
             if wrong is not None:  # no branch: the other side records a defect (a stamp Kafka does not give)
                 ghost = _noted(ghost, "misstamped", wrong)  # no mutate: a property's verdict
         if p.in_flight >= 2:

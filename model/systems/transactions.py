@@ -954,7 +954,7 @@ class TransactionalSystem:
         if needless is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{needless}")  # no mutate: ghost observer (records the bad step)
         leader, guard = part.start_transaction_verification(
-            s.partitions[q], req.producer_id, req.producer_epoch, self.tv >= 2
+            s.partitions[q], req.producer_id, req.producer_epoch, self.tv >= 2, self.flags.verification_guard_fresh
         )
         tid = self._verification_tid(s, env, req)
         ask = VerifyPartitionRequest(env.src, req, tid, guard, leader.leader_epoch, len(leader.log))
