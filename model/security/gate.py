@@ -174,8 +174,9 @@ def observe_change(system: Any, new: TxnSystemState, old: TxnSystemState, princi
     allowed = acls_in_force(system, old).may_write_transactional_id(principal, t)
     if after == before or allowed:  # no branch: a change without Write needs a broken check (keos mutants)
         return new
-    change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))
-    return new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
+    change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))  # no mutate: ghost
+    changes = (*new.security.txn_changes, change)  # no mutate: ghost (unauthorized_never_changes_transaction)
+    return new._replace(security=new.security._replace(txn_changes=changes))  # no mutate: ghost
 
 
 def observe_offsets(system: Any, new: TxnSystemState, old: TxnSystemState, principal: str, api: str, t: int) -> Any:
@@ -191,8 +192,9 @@ def observe_offsets(system: Any, new: TxnSystemState, old: TxnSystemState, princ
         lacking = f"Read on {group_name(0)}"
     else:
         return new
-    change = TxnChange(principal, t, api, "its group's offsets", lacking)  # no branch: a violation's record
-    return new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
+    change = TxnChange(principal, t, api, "its group's offsets", lacking)  # no mutate: ghost
+    changes = (*new.security.txn_changes, change)  # no mutate: ghost (unauthorized_never_changes_transaction)
+    return new._replace(security=new.security._replace(txn_changes=changes))  # no mutate: ghost
 
 
 def label_metadata(md: Any) -> str:  # unreachable: describes a violation, which only a broken check produces
