@@ -569,8 +569,10 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "request replaces it, its worker dies, or (revoked during its start-up) its blocking call returns; "
             "an instance revoked during its start-up never enters its send loop, and a running instance a "
             "rebalance stops commits its open transaction first (poll and interval boundaries) unless it was "
-            "fenced. A zombie-fencing round's answer reaches only the instances waiting on it, and a round that ends "
-            "answers every request it holds.",
+            "fenced (with connector-defined boundaries it commits only a batch the connector asked to commit). A "
+            "zombie-fencing round's answer reaches only the instances waiting on it, a round that ends answers every "
+            "request it holds, and a round whose task configs changed meanwhile answers 409 and writes no "
+            "task-count record.",
             source="WorkerTask / AbstractStatus.State; Worker.stopAndAwaitTask; DistributedHerder.restartTask; "
             "KIP-618 §Source task startup (ExactlyOnceWorkerSourceTask.prepareToInitializeTask, step 8: "
             "finalOffsetCommit); AbstractWorkerSourceTask.execute (while !isStopping()); "
@@ -579,7 +581,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "when its fencing round fails, an instance that skips a start-up step, a failed round that drops "
             "instances not waiting on it, a round that ends leaving its requests unanswered, a revoked task that "
             "starts sending anyway, a stop that skips the final commit (its records discarded on a clean "
-            "hand-over)",
+            "hand-over), a stop that commits a connector-bounded batch the connector did not finish, a round that "
+            "writes its task-count record after a newer generation's task configs (409 ignored)",
             findings=lambda s: _illegal(s, coordinator=False),
             heading="illegal task changes: ",
             separator=", ",

@@ -108,7 +108,10 @@ class _Who:
 
 def _unauthorized_changes(who: _Who, s: TxnSystemState) -> list[str]:
     return [
-        f"{c.principal} ({c.api}) moved {transactional_id_name(c.transactional_id)} from {c.before} to {c.after} "
+        f"{c.principal} ({c.api}) staged an offset in {transactional_id_name(c.transactional_id)}'s transaction "
+        f"without {c.after}"
+        if c.api == "TxnOffsetCommit"
+        else f"{c.principal} ({c.api}) moved {transactional_id_name(c.transactional_id)} from {c.before} to {c.after} "
         f"without Write on it"
         for c in s.security.txn_changes
     ]
@@ -451,8 +454,11 @@ def _unauthorized_change(who: _Who, partners: tuple[str, ...]) -> Property:
     return no_findings(
         name="unauthorized_never_changes_transaction",
         fact="A principal without Write on a TransactionalId never changes that transaction's coordinator "
-        "state (InitProducerId, AddPartitionsToTxn, EndTxn are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED).",
-        source="KIP-98 §9 (Authorization); KafkaApis.handleInitProducerIdRequest/handleEndTxnRequest",
+        "state (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn are refused with "
+        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and never stages an offset in it without Write on it and Read on "
+        "the group (TxnOffsetCommit).",
+        source="KIP-98 §9 (Authorization); KafkaApis.handleInitProducerIdRequest/handleEndTxnRequest/"
+        "handleAddOffsetsToTxnRequest/handleTxnOffsetCommitRequest (Kafka 4.0)",
         catches="a coordinator API that skips the TransactionalId ACL: a stranger fences or ends a transaction",
         findings=lambda s: _unauthorized_changes(who, s),
         partners=partners,
@@ -735,10 +741,13 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
         props.append(_endless_bounded(who, f.endless_txn > 0, f.txn_timeout > 0))
         if f.endless_txn:
             props.append(
-                sometimes_event(
+                # a state, not the step's event: the abandonment must take effect (the producer's application
+                # stays silent from then on, model.security.adversary.blocked_by_abandon), not only be attempted
+                sometimes_state(
                     "transaction_abandoned",
-                    "A producer abandoned its open transaction (the endless transaction).",
-                    "adversary:abandon_transaction",
+                    "A producer abandoned its open transaction (the endless transaction): its application makes no "
+                    "further call.",
+                    lambda s: bool(s.security.abandoned),
                 )
             )
             if f.txn_timeout:

@@ -188,6 +188,18 @@ class ProtocolFlags:
             ``commitTransaction`` with poll and interval boundaries, KIP-618 §Source
             task startup step 8).  Off: it stops with the transaction open, which the
             next instance's ``initTransactions`` aborts (its records are re-polled).
+        connect_connector_boundary_stop_keeps_batch_open: with connector-defined
+            transaction boundaries a stopped exactly-once source task commits its open
+            batch only if the connector asked to (``ExactlyOnceWorkerSourceTask``:
+            ``shouldCommitFinalTransaction`` is ``shouldCommitTransactionForBatch``,
+            Kafka 4.0); the model's connector has no request pending then, so the
+            batch stays open for the next instance to abort.  Off: the stop commits
+            the batch the connector never finished.
+        connect_fencing_conflict_on_new_generation: a zombie-fencing round re-reads the
+            config topic before its task-count record and fails with 409 CONFLICT when
+            the task-config generation moved (``ZombieFencing.onZombieFencingSuccess``,
+            Kafka 4.0).  Off: the stale round's record clears the newer generation's
+            pending fencing.
         connect_task_configs_effective_at_commit: a worker's snapshot of the config
             topic applies a set of task configs only when it reads the set's commit
             record (``KafkaConfigBackingStore.processTaskConfigRecord`` defers them,
@@ -561,6 +573,8 @@ class ProtocolFlags:
     connect_stopping_task_skips_producer: bool = True
     connect_failed_task_skips_final_commit: bool = True
     connect_running_task_commits_on_stop: bool = True
+    connect_connector_boundary_stop_keeps_batch_open: bool = True
+    connect_fencing_conflict_on_new_generation: bool = True
     txn_offset_commit_starts_transaction: bool = True
     abort_keeps_queued_add_offsets: bool = True
     connect_config_write_failure_answers_fencing: bool = False
@@ -1223,6 +1237,29 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_connector_deleted_refresh_first",),
             bug="ExactlyOnceWorkerSourceTask.finalOffsetCommit(false) not reached on a clean stop (a close path "
             "that skips it): the records of a clean hand-over are discarded and polled again",
+        ),
+        Variant(
+            name="fencing_conflict_ignored",
+            description="Connect: a zombie-fencing round whose task configs changed while it ran writes its "
+            "task-count record anyway (no 409 CONFLICT after the re-read).",
+            flags=replace(_REAL, connect_fencing_conflict_on_new_generation=False),
+            weakened=True,
+            breaks=("task_lifecycle_legal",),
+            scenarios=("connect_disabled_leader_paused",),
+            bug="DistributedHerder.ZombieFencing.onZombieFencingSuccess without its taskGen check: a leader that "
+            "stalled mid-round clears the pending fencing of task configs written by the leader after it",
+        ),
+        Variant(
+            name="connector_boundary_commits_on_stop",
+            description="Connect: with connector-defined transaction boundaries, a running exactly-once source "
+            "task that a rebalance stops commits its open batch although the connector never asked to commit it.",
+            flags=replace(_REAL, connect_connector_boundary_stop_keeps_batch_open=False),
+            weakened=True,
+            breaks=("task_lifecycle_legal",),
+            scenarios=("connect_connector_boundaries",),
+            bug="ExactlyOnceWorkerSourceTask.finalOffsetCommit committing unconditionally "
+            "(shouldCommitFinalTransaction true for CONNECTOR boundaries): a stop splits the connector's "
+            "transaction, committing half a batch",
         ),
         Variant(
             name="no_generation_fencing",

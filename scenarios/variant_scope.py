@@ -172,6 +172,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "connect_own_offsets_first": frozenset({"connect"}),
     "connect_failed_task_skips_final_commit": frozenset({"connect"}),
     "connect_running_task_commits_on_stop": frozenset({"connect"}),
+    "connect_connector_boundary_stop_keeps_batch_open": frozenset({"connect"}),
+    "connect_fencing_conflict_on_new_generation": frozenset({"connect"}),
 }
 
 

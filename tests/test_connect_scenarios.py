@@ -26,7 +26,7 @@ SCENARIOS = builtin_scenarios()
 
 # scenario -> distinct states under the real protocol
 REAL = {
-    "connect_connector_boundaries": 7188,
+    "connect_connector_boundaries": 8911,
     "connect_offset_tombstones": 778,
     "connect_duplicate_task_instances": 11246,
     "connect_fencing_round_faults": 6147,
@@ -84,6 +84,9 @@ CAUGHT = {
     },
     ("connect_connector_boundaries", "connector_abort_reprocesses"): {
         "exactly_once_source_delivery": 10,
+    },
+    ("connect_connector_boundaries", "connector_boundary_commits_on_stop"): {
+        "task_lifecycle_legal": 11,
     },
     ("connect_worker_lag_before_producer", "revoked_task_initializes_producer"): {
         "live_tasks_never_fenced": 9,

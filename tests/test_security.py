@@ -436,6 +436,22 @@ def test_adversary_actions_round_trip_through_json() -> None:
         model.action_from_json({"kind": "ForgeEndTxn", "transactional_id": 0})
 
 
+def test_forged_offset_commits_are_refused_without_write_on_the_victims_transactional_id() -> None:
+    """Mallory replays Alice's AddOffsetsToTxn and TxnOffsetCommit (ids, group metadata): both refused for want of
+    Write on txn-0; with that check dropped (no_transactional_id_acl) the forged request changes Alice's transaction
+    and unauthorized_never_changes_transaction reports it."""
+    scenario = SCENARIOS["authz_eos_forged_offsets"]
+    seen = _events_seen(build_model(scenario, "kafka"))
+    assert {f"adversary:forge_txn_offsets:{api}" for api in ("AddOffsetsToTxn", "TxnOffsetCommit")} <= seen
+    assert {"authz_denied:AddOffsetsToTxn", "authz_denied:TxnOffsetCommit"} <= seen
+    assert not any(e.startswith("adversary:took_effect:forge_txn_offsets") for e in seen)
+    weak = build_model(scenario, "no_transactional_id_acl")
+    assert any(e.startswith("adversary:took_effect:forge_txn_offsets") for e in _events_seen(weak))
+    result, _ = explore(weak, scenario.name, "no_transactional_id_acl", ExploreOptions(), scenario.permitted)
+    violated = {p.name for p in result.properties if p.verdict is Verdict.VIOLATED}
+    assert "unauthorized_never_changes_transaction" in violated
+
+
 def test_group_authorization_failure_is_abortable_in_consume_transform_produce() -> None:
     doc = {
         "name": "eos_no_group_read",

@@ -272,12 +272,19 @@ def _task_count_record(sys: ConnectCluster, w: int, round_: ZombieFencing) -> in
 
 
 def write_task_count_record(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
-    """Re-read the config topic (409 if the generation moved), then send the task-count record."""
+    """Re-read the config topic (409 if the generation moved), then send the task-count record.
+
+    ``DistributedHerder.ZombieFencing.onZombieFencingSuccess`` (Kafka 4.0, apache/kafka 1eb7644): after
+    ``refreshConfigSnapshot`` a task-config generation newer than the round's fails it with 409 CONFLICT ("new task
+    configurations were generated"); the leader's own reconfiguration fails the round earlier
+    (:func:`_fail_active_rounds`), so this re-read is what stops a round whose leader stalled while another leader
+    wrote new task configs (the reach scenario ``connect_disabled_leader_paused``)."""
     wk = s.workers[w]
     round_ = wk.fencing
     assert round_ is not None
     wk = wk._replace(config_generation=sys._latest(s).generation)
-    if wk.config_generation != round_.generation:
+    # connect_fencing_conflict_on_new_generation is off only in the weakened variant fencing_conflict_ignored
+    if wk.config_generation != round_.generation and sys.flags.connect_fencing_conflict_on_new_generation:
         s = sys._put(s, w, wk._replace(fencing=None))
         return sys._answer_requesters(s, P.FAILED), ("fencing_409_conflict",)
     if not sys._txn_leader(w):

@@ -64,8 +64,11 @@ def illegal_task_changes(  # no mutate: judge
     ``interval``; with ``connector`` boundaries only a batch the connector asked to commit is committed).
     """
     if kind in STOPPING_STEPS:
-        return _open_after_stop(kind, before, after) if final_commit else ()
+        return _open_after_stop(kind, before, after) if final_commit else _committed_by_stop(kind, before, after)
     out: list[str] = _unanswered(kind, before, after)
+    # A failed privileged write answers the round only when it was the round's own task-count record: the commit
+    # record of putTaskConfigs is another herder request, whose failure reaches only its REST caller.
+    answering = kind in ANSWERING_STEPS and "task_configs_uncommitted" not in events
     for w, (old_wk, new_wk) in enumerate(zip(before.workers, after.workers)):
         if old_wk.tasks is new_wk.tasks:
             continue
@@ -75,8 +78,12 @@ def illegal_task_changes(  # no mutate: judge
             if new is None:
                 if not old.stopping:  # no branch: a violation (task_lifecycle_legal)
                     out.append(f"{where}:{old.phase}->removed by {kind}")
-                elif kind in ANSWERING_STEPS and old.phase != P.FENCING_REQUESTED:  # no branch: a violation
+                elif answering and old.phase != P.FENCING_REQUESTED:  # no branch: a violation
                     out.append(f"{where}:{old.phase} instance removed by {kind}, an answer it was not waiting on")
+                elif (  # no branch: a violation
+                    old.phase == P.FENCING_REQUESTED and not answering and "fencing_409_conflict" not in events
+                ):
+                    out.append(f"{where}:stopping instance waiting on its fencing request removed by {kind}")
             elif new.generation != old.generation or new.stopping != old.stopping:  # no branch: a violation
                 out.append(f"{where}:replaced by {kind}")
             elif new.phase not in NEXT_PHASES[old.phase]:  # no branch: a violation
@@ -86,7 +93,7 @@ def illegal_task_changes(  # no mutate: judge
             elif (  # no branch: a violation
                 old.phase == P.FENCING_REQUESTED
                 and new.phase != old.phase
-                and kind not in ANSWERING_STEPS
+                and not answering
                 and "fencing_409_conflict" not in events
             ):
                 out.append(f"{where}:fencing request answered by {kind}")
@@ -115,6 +122,31 @@ def _open_after_stop(kind: str, before: ConnectState, after: ConnectState) -> tu
                 continue  # fenced (or the id's entry replaced): the commit was refused, as Kafka's would be
             if md.state == TransactionState.ONGOING:  # no branch: a violation (task_lifecycle_legal)
                 out.append(f"task:w{w}.t{old.task}.g{old.generation}:stopped by {kind} with its transaction open")
+    return tuple(out)
+
+
+def _committed_by_stop(kind: str, before: ConnectState, after: ConnectState) -> tuple[str, ...]:  # no mutate: judge
+    """Connector-defined boundaries: running exactly-once instances a stop removed whose open batch it committed.
+
+    ``ExactlyOnceWorkerSourceTask`` (Kafka 4.0, apache/kafka 1eb7644) commits a connector-bounded batch only when
+    the connector asks (``shouldCommitFinalTransaction`` is ``shouldCommitTransactionForBatch`` for ``CONNECTOR``);
+    a stop commits nothing on its own, so the coordinator entry of a removed instance's transaction, Ongoing under
+    its epoch before, is not committing under its producer id after the stop.
+    """
+    out: list[str] = []
+    committing = (TransactionState.PREPARE_COMMIT, TransactionState.COMPLETE_COMMIT)
+    for w, (old_wk, new_wk) in enumerate(zip(before.workers, after.workers)):
+        for old in old_wk.tasks:
+            h = old.producer
+            if new_wk.instance(old.task) is not None or old.phase != P.RUNNING or not old.pending or h is None:
+                continue
+            was, md = before.kafka.coordinator[h.transactional_id], after.kafka.coordinator[h.transactional_id]
+            if was is None or md is None or was.state != TransactionState.ONGOING:
+                continue
+            # the same producer id (transaction.version 2 bumps the epoch at EndTxn), committing now
+            if md.producer_id == h.producer_id and md.state in committing:  # no branch: a violation
+                where = f"task:w{w}.t{old.task}.g{old.generation}"
+                out.append(f"{where}:{kind} committed a batch the connector did not ask to commit")
     return tuple(out)
 
 

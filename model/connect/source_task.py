@@ -387,16 +387,25 @@ def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tu
     Only a running instance commits (``AbstractWorkerSourceTask.close`` → ``finalOffsetCommit(failed)``):
     a FAILED exactly-once task skips it ("Skipping final offset commit as task has failed",
     ``ExactlyOnceWorkerSourceTask``, Kafka 4.0) -- its transaction holds a record whose send failed.
-    Modelling choice: with ``connector`` boundaries Kafka commits the final transaction only if the connector
-    asked to commit that batch (``shouldCommitFinalTransaction``), otherwise it is left open for the next
-    instance to abort; the model commits it (the connector's request at that moment), so it lacks the stop
-    that discards the batch -- the lifecycle judge's final-commit rule is applied to ``poll`` and ``interval``
-    boundaries only.
+    With ``connector`` boundaries the final transaction is committed only if the connector asked for it
+    (``ExactlyOnceWorkerSourceTask``, Kafka 4.0 at apache/kafka 1eb7644: ``finalOffsetCommit`` calls
+    ``maybeCommitFinalTransaction``, whose ``shouldCommitFinalTransaction`` for ``CONNECTOR`` is
+    ``shouldCommitTransactionForBatch``: ``TransactionContext.shouldAbortBatch`` / ``shouldCommitBatch``).  The
+    model's connector has no request pending at a stop -- its ``commitTransaction`` / ``abortTransaction`` requests
+    are served at once (:func:`commit_txn`, :func:`abort_txn`) -- so the batch is left open: the producer is
+    closed, the next instance's ``initTransactions`` (or a fencing round) aborts it, and its records, whose offsets
+    were never committed, are polled again.  ``connect_connector_boundary_stop_keeps_batch_open`` off (the
+    weakened variant ``connector_boundary_commits_on_stop``) commits the batch the connector never finished.
     """
     events: tuple[str, ...] = ("task_stopped",)
     final_commit = inst.phase == P.RUNNING or not sys.flags.connect_failed_task_skips_final_commit
     # connect_running_task_commits_on_stop is off only in the weakened variant running_task_skips_final_commit
     final_commit = final_commit and (inst.phase != P.RUNNING or sys.flags.connect_running_task_commits_on_stop)
+    connector_bounded = inst.exactly_once and sys.topo.transaction_boundary == "connector"
+    # the connector decides: no commit request is pending at a stop (see above)
+    if connector_bounded and inst.pending and sys.flags.connect_connector_boundary_stop_keeps_batch_open:
+        final_commit = False
+        events = (*events, "connector_batch_left_open")
     if final_commit and inst.pending:
         s, more = commit_txn_of(sys, s, w, inst)
         events = (*events, *more)

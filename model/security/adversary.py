@@ -60,10 +60,12 @@ from keos.model.interface import Action
 from keos.model.log.producer_state import next_sequence
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import (
+    AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
     EndTxnRequest,
     InitProducerIdRequest,
     ProduceRequest,
+    TxnOffsetCommitRequest,
     WriteTxnMarkersRequest,
 )
 from keos.model.security import checks
@@ -71,9 +73,11 @@ from keos.model.security.gate import (
     ADVERSARY,
     BROKER,
     COORDINATOR,
+    GROUP_COORDINATOR,
     acls_now,
     coordinator_request,
     observe_change,
+    observe_offsets,
     refused,
 )
 from keos.model.security.operator import OPERATOR_ACTION_ARGS, OPERATOR_FAULT_OF_ACTION, revoke_acl, revoke_actions
@@ -101,6 +105,7 @@ ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format
     "ForgeMarker": ("transactional_id", "partition", "committed", "api"),
     "AbandonTransaction": ("producer",),
     "StaleRequest": ("transactional_id", "request", "pid_of", "epoch_of"),
+    "ForgeTxnOffsets": ("transactional_id", "api"),
     **OPERATOR_ACTION_ARGS,
 }
 ADVERSARY_FAULT_OF_ACTION = {  # no mutate: fault model (which [faults] budget an action uses, not Kafka's rules)
@@ -111,6 +116,7 @@ ADVERSARY_FAULT_OF_ACTION = {  # no mutate: fault model (which [faults] budget a
     "ForgeMarker": "forge_marker",
     "AbandonTransaction": "endless_txn",
     "StaleRequest": "stale_request",
+    "ForgeTxnOffsets": "forge_request",
     **OPERATOR_FAULT_OF_ACTION,
 }
 #: Application calls an abandoned client no longer makes.
@@ -143,6 +149,8 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
         for t in victims:
             if _replayable(state, t):
                 out.extend(Action("ForgeEndTxn", (t, committed)) for committed in (True, False))
+            if _offsets_forgeable(system, state, t):
+                out.extend(Action("ForgeTxnOffsets", (t, api)) for api in OFFSET_APIS)
     if _budget(system, state, "hijack_init"):
         # both shapes a forger can send: a fresh initTransactions (no producer id) and the KIP-360 form claiming
         # the victim's current producer id and epoch, once the coordinator holds them
@@ -358,6 +366,63 @@ def forge_end_txn(system: Any, s: TxnSystemState, t: int, committed: Any) -> Res
     return _coordinator(system, s, req, f"adversary:forge_end_txn:{'commit' if committed else 'abort'}")
 
 
+#: The offset-commit requests of a transaction (consume-transform-produce) the adversary replays.
+OFFSET_APIS = ("AddOffsetsToTxn", "TxnOffsetCommit")  # no mutate: adversary model
+
+
+def _offsets_forgeable(system: Any, s: TxnSystemState, t: Any) -> bool:
+    """Whether the adversary can replay transactional id ``t``'s offset-commit requests: a consume-transform-produce
+    system (a group coordinator), an entry whose producer id and epoch it sniffs, and a client holding the id whose
+    group metadata it sniffs too.  One guard for actions() and the handler."""
+    return (
+        s.group is not None
+        and hasattr(system, "_on_txn_offset_commit")
+        and type(t) is int
+        and 0 <= t < len(s.coordinator)
+        and _replayable(s, t)
+        and any(c.transactional_id == t for c in s.clients)
+    )
+
+
+def forge_txn_offsets(system: Any, s: TxnSystemState, t: Any, api: Any) -> Result:
+    """AddOffsetsToTxn or TxnOffsetCommit replayed with the victim's transactional.id, producer id and epoch.
+
+    ``KafkaApis.handleAddOffsetsToTxnRequest`` / ``handleTxnOffsetCommitRequest`` (Kafka 4.0, apache/kafka 1eb7644)
+    authorize Write on the transactional.id, then Read on the group; nothing binds the producer id, the group
+    generation or the member id to the sender (KIP-98 §9).  The forged TxnOffsetCommit carries the victim's consumer
+    group metadata (generation, member) and an offset one record past the victim's -- staged in the victim's
+    transaction, it would make the victim's commit skip an input record.  A change of the group's offsets or of the
+    coordinator entry by a principal the ACLs in force do not allow is recorded for
+    ``unauthorized_never_changes_transaction``."""
+    if api not in OFFSET_APIS or not _offsets_forgeable(system, s, t):  # input: a replayed trace
+        return None
+    md = s.coordinator[t]
+    assert md is not None
+    sec = security_of(system)
+    req: Any
+    if api == "AddOffsetsToTxn":
+        req = AddOffsetsToTxnRequest(-1, 0, t, md.producer_id, md.producer_epoch, 0)
+        env = net.Envelope(ADVERSARY, COORDINATOR, 0, req)
+        result = system._on_add_offsets(s, env, req, True)
+    else:
+        i = next(i for i, c in enumerate(s.clients) if c.transactional_id == t)
+        app, g = s.apps[i], s.group
+        assert g is not None  # _offsets_forgeable
+        generation = g.generation if s.members is None else s.members.generation
+        req = TxnOffsetCommitRequest(
+            -1, 0, t, md.producer_id, md.producer_epoch, 0, generation, i, 0, app.processing + 2, app.offsets_member
+        )
+        env = net.Envelope(ADVERSARY, GROUP_COORDINATOR, 0, req)
+        result = system._on_txn_offset_commit(s, env, req, True)
+    assert result is not None  # both handlers always answer
+    new, events = result
+    new = observe_change(system, new, s, sec.adversary, api, t)
+    new = observe_offsets(system, new, s, sec.adversary, api, t)
+    if new.coordinator != s.coordinator or new.group != s.group:
+        events = (f"adversary:took_effect:forge_txn_offsets:{api}", *events)
+    return _without_replies(new), (f"adversary:forge_txn_offsets:{api}", *events)
+
+
 def hijack_init(system: Any, s: TxnSystemState, t: int, claimed: Any = False) -> Result:
     """InitProducerId on the victim's transactional.id: an epoch bump that fences it.
 
@@ -421,6 +486,7 @@ ADVERSARY_HANDLERS: dict[str, Callable[..., Result]] = {
     "ForgeMarker": forge_marker,
     "AbandonTransaction": abandon_transaction,
     "StaleRequest": stale_request,
+    "ForgeTxnOffsets": forge_txn_offsets,
     "RevokeAcl": revoke_acl,
 }
 

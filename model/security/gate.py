@@ -43,7 +43,7 @@ from keos.model.protocol.messages import (
     TxnOffsetCommitResponse,
 )
 from keos.model.security import checks
-from keos.model.security.authorizer import transactional_id_name
+from keos.model.security.authorizer import Operation, ResourceType, group_name, transactional_id_name
 from keos.model.security.records import Refusal, SecurityConfig, TxnChange, security_of
 from keos.model.systems.transactions_records import TxnSystemState
 
@@ -65,6 +65,8 @@ __all__ = [
 
 #: The adversary's network identity (its requests are sent and answered in one step).
 ADVERSARY = "adv"
+#: The group coordinator's address in the consume-transform-produce model (``model.systems.eos.GROUP_COORDINATOR``).
+GROUP_COORDINATOR = "gc"
 COORDINATOR = "tc"
 BROKER = "b0"
 
@@ -172,8 +174,27 @@ def observe_change(system: Any, new: TxnSystemState, old: TxnSystemState, princi
     allowed = acls_in_force(system, old).may_write_transactional_id(principal, t)
     if after == before or allowed:  # no branch: a change without Write needs a broken check (keos mutants)
         return new
-    change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))
-    return new._replace(security=new.security._replace(txn_changes=(*new.security.txn_changes, change)))
+    change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))  # no mutate: ghost
+    changes = (*new.security.txn_changes, change)  # no mutate: ghost (unauthorized_never_changes_transaction)
+    return new._replace(security=new.security._replace(txn_changes=changes))  # no mutate: ghost
+
+
+def observe_offsets(system: Any, new: TxnSystemState, old: TxnSystemState, principal: str, api: str, t: int) -> Any:
+    """``new`` with a TxnOffsetCommit noted that staged an offset in the group for transactional id ``t``'s
+    producer although ``principal`` -- who sent it -- has no Write on ``t`` or no Read on the group by the ACLs in
+    force (``KafkaApis.handleTxnOffsetCommitRequest`` checks both, Kafka 4.0, apache/kafka 1eb7644)."""
+    if new.group == old.group:
+        return new
+    acls = acls_in_force(system, old)
+    if not acls.may_write_transactional_id(principal, t):  # no branch: a staged offset needs a broken check
+        lacking = f"Write on {transactional_id_name(t)}"
+    elif not acls.allows(principal, Operation.READ, ResourceType.GROUP, group_name(0)):  # no branch: as above
+        lacking = f"Read on {group_name(0)}"
+    else:
+        return new
+    change = TxnChange(principal, t, api, "its group's offsets", lacking)  # no mutate: ghost
+    changes = (*new.security.txn_changes, change)  # no mutate: ghost (unauthorized_never_changes_transaction)
+    return new._replace(security=new.security._replace(txn_changes=changes))  # no mutate: ghost
 
 
 def label_metadata(md: Any) -> str:  # unreachable: describes a violation, which only a broken check produces

@@ -411,7 +411,7 @@ class ConnectSystem:
             if e.startswith("illegal:") or (e.startswith("txn:") and not is_valid_transition(*e[4:].split("->")))
         ) + illegal_task_changes(  # no mutate: ghost
             action.kind, state, new, events, self.topo.transaction_boundary != "connector"  # no mutate: ghost
-        )
+        ) + self._stale_round_write(state, action, events)  # no mutate: ghost
         if bad:  # no branch: a ghost observer of a violation (task_lifecycle_legal, connect_coordinator_...)
             new = new._replace(ghost=new.ghost._replace(illegal=(*new.ghost.illegal, *bad)))  # no mutate: ghost
         if fault is not None:
@@ -419,6 +419,27 @@ class ConnectSystem:
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))  # no mutate: fault budget
             events = (f"fault:{fault}", *events)
         return Step(new, events)
+
+    def _stale_round_write(  # no mutate: judge
+        self, s: ConnectState, action: Action, events: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """A round that sent its task-count record although the task configs it fenced for are no longer the latest.
+
+        ``DistributedHerder.ZombieFencing.onZombieFencingSuccess`` (Kafka 4.0, apache/kafka 1eb7644) re-reads the
+        config topic before it writes the record and fails the round with 409 CONFLICT when the task-config
+        generation moved since the round read it: a record of the older round would clear the newer generation's
+        pending fencing although no round fenced the zombies of the generations before it.
+        """
+        if action.kind != "WriteTaskCountRecord":
+            return ()
+        w = action.args[0]
+        round_ = s.workers[w].fencing
+        written = "task_count_record_sent" in events or "task_count_record_batched" in events
+        latest = self._latest(s).generation
+        if round_ is None or not written or latest == round_.generation:
+            return ()
+        where = f"task:round:w{w}.g{round_.generation}"
+        return (f"{where}:task-count record sent after generation {latest}'s task configs",)
 
     # -- worker processes and faults -----------------------------------------------------------------
 
