@@ -1141,13 +1141,9 @@ class TransactionalSystem:
     def _respond(
         self, s: TxnSystemState, t: int, dst: str, req: Any, error: str, pid: int, epoch: int
     ) -> TxnSystemState:
-        """Send the response; an answer NONE that the transaction log does not back is recorded in the ghost.
-
-        The adversary ignores its answers (:mod:`model.security.adversary`): one that a prepared transition's append
-        callback gives later (``pending_transitions``) is judged like any other but never sent."""
-        if dst != authz.ADVERSARY:
-            env = net.Envelope(COORDINATOR, dst, req.connection, self._response(req, error, pid, epoch))
-            s = s._replace(network=net.send(s.network, env))
+        """Send the response (none to the adversary, which ignores answers); an unlogged NONE is ghost-recorded."""
+        env = net.Envelope(COORDINATOR, dst, req.connection, self._response(req, error, pid, epoch))
+        s = s if dst == authz.ADVERSARY else s._replace(network=net.send(s.network, env))
         if error != "NONE":
             return s
         labels: list[str] = []
