@@ -54,6 +54,9 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_kafka_14034",
         "reach_idempotence_kafka_14034_fix",
         "reach_txn_tv1_pending",
+        # the TV1 fence's failed append at the pending granularity (abort_transit: hasFailedEpochFence, KAFKA-9666),
+        # then the fence again from the cached epoch: ~7 CPU-s, the only default run of that path (session 21)
+        "reach_txn_tv1_pending_zombie",
         "reach_txn_tv1_stale_init",
         "reach_txn_tv2_pending_overflow",
         "reach_txn_tv2_double_rotation",

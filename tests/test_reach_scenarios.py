@@ -36,7 +36,9 @@ def test_committed_reach_scenarios_are_what_the_grid_generates() -> None:
     assert {f"{n}.toml" for n in reach} >= set(generated)
     defaults = {n for n in (f.removesuffix(".toml") for f in generated) if builtin_scenarios()[n].default}
     assert defaults == set(_generator().DEFAULT_CELLS)  # type: ignore[attr-defined]
-    assert not any("zombie" in n for n in defaults)  # the zombie cells take 5-40 s each: reach set only
+    # the zombie cells take 5-40 s each: reach set only -- but the TV1 pending one (~7 CPU-s), the default gate's only
+    # run of a failed fence at the pending granularity (abort_transit, KAFKA-9666's flag), since session 21
+    assert not any("zombie" in n for n in defaults - {"reach_txn_tv1_pending_zombie"})
 
 
 def _client(state: str, pid: int = 7, epoch: int = 3, inflight: bool = False) -> tp.TxnClient:

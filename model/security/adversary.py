@@ -33,7 +33,12 @@ their fault kinds (``[faults]`` budgets of a scenario):
   its fence, a late duplicate of a request whose answer was lost, a client that kept an id across a rotation):
   InitProducerId (KIP-360 form), AddPartitionsToTxn or EndTxn commit/abort naming the entry's current,
   previous (``prevProducerId``) or an unknown producer id with its current, previous, ``lastProducerEpoch`` or
-  an exhausted epoch.  Every answer is judged by Kafka's answer table (``coordinator_answers_per_kafka_table``):
+  an exhausted epoch -- or the current producer id one epoch *ahead* of the entry's, a pair no instance holds
+  (a forger guessing the next epoch, as ``ForgeProduce``'s bump does at the partition): every handler compares
+  the request's epoch with the entry's for equality where Kafka does (``TransactionCoordinator.endTransaction``
+  checks a client's epoch strictly since KAFKA-9600, PR #8164; AddPartitionsToTxn, the verification and
+  ``prepareIncrementProducerEpoch`` fence any other epoch), so an epoch above the entry's is PRODUCER_FENCED and
+  changes nothing.  Every answer is judged by Kafka's answer table (``coordinator_answers_per_kafka_table``):
   the family drives each handler through the (state, pid/epoch relation) pairs no honest client reaches.
 * ``AbandonTransaction(producer)`` -- ``endless_txn``: the application of
   client ``producer`` (an authorized but malicious or broken producer) stops in
@@ -190,7 +195,7 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
 #: The requests, producer ids and epochs of ``StaleRequest``.
 STALE_REQUESTS = ("InitProducerId", "AddPartitionsToTxn", "EndTxnCommit", "EndTxnAbort")  # no mutate: adversary model
 STALE_PIDS = ("current", "previous", "unknown")  # no mutate: adversary model
-STALE_EPOCHS = ("current", "previous", "last", "exhausted")  # no mutate: adversary model
+STALE_EPOCHS = ("current", "previous", "last", "exhausted", "ahead")  # no mutate: adversary model
 
 
 def _stale_ids(
@@ -208,12 +213,16 @@ def _stale_ids(
         "previous": md.producer_epoch - 1,
         "last": md.last_producer_epoch,
         "exhausted": system.cc.max_producer_epoch - 1,
+        "ahead": md.producer_epoch + 1,
     }
     if pid_of not in pids or epoch_of not in epochs:  # input: a replayed trace names an unknown choice
         return None
     pid, epoch = pids[pid_of], epochs[epoch_of]
     if pid < 0 or epoch < 0:
         return None
+    if epoch_of == "ahead":  # no mutate: adversary model
+        # the current id one epoch ahead of the entry (a forger's guess; never past the epoch field's limit)
+        return (pid, epoch) if pid_of == "current" and epoch <= system.cc.max_producer_epoch else None
     if pid_of == "previous" and pid == md.producer_id:  # no mutate: adversary model
         # prevProducerId names the entry's own id after every transition but a rotation
         # (TransactionMetadata.prepareTransitionTo): that id is "current", with its own limits

@@ -328,9 +328,9 @@ class TransactionalSystem:
         ):
             raise ModelError("loading_window is modelled with pending_transitions")
         if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
-            self.pending and (config.eos is not None or config.security is not None)
+            self.pending and config.eos is not None
         ):
-            raise ModelError("pending_transitions is modelled for the plain transactions model (no eos, no security)")
+            raise ModelError("pending_transitions is modelled for the transactions model (no eos)")
         self._arg_specs: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
         self.security = config.security
         #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
@@ -1141,9 +1141,9 @@ class TransactionalSystem:
     def _respond(
         self, s: TxnSystemState, t: int, dst: str, req: Any, error: str, pid: int, epoch: int
     ) -> TxnSystemState:
-        """Send the response; an answer NONE that the transaction log does not back is recorded in the ghost."""
+        """Send the response (none to the adversary, which ignores answers); an unlogged NONE is ghost-recorded."""
         env = net.Envelope(COORDINATOR, dst, req.connection, self._response(req, error, pid, epoch))
-        s = s._replace(network=net.send(s.network, env))
+        s = s if dst == authz.ADVERSARY else s._replace(network=net.send(s.network, env))
         if error != "NONE":
             return s
         labels: list[str] = []
