@@ -34,7 +34,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
                     loading_window, verification_round_trip,
                     retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
-                    append_failure, coordinator_failover, txn_id_expiry,
+                    append_failure, append_errors (the leader errors an
+                    append_failure draws), coordinator_failover, txn_id_expiry,
                     marker_failure, leader_election (a data partition's
                     leadership moves to an in-sync follower), rebalance, total
 
@@ -79,7 +80,7 @@ from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Model, ModelError, Property
 from keos.model.systems.idempotence import FaultBudget, KafkaSystem, SystemConfig, Topology
 from keos.model.systems.transactions import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
-from keos.model.systems.transactions_records import EosConfig
+from keos.model.systems.transactions_records import APPEND_LEADER_ERRORS, EosConfig
 from keos.model.variants import VARIANTS, Variant
 
 __all__ = [
@@ -400,6 +401,21 @@ def _parse_kind(
 _TXN_KEYS = {"retries", "max_producer_epoch"}
 
 
+def _append_errors(value: Any, topology: TxnTopology, where: str) -> tuple[str, ...]:
+    """``[faults] append_errors``: the ``__transaction_state`` leader's errors an ``append_failure`` may draw."""
+    if not isinstance(value, list) or not value or not all(isinstance(e, str) for e in value):
+        raise ScenarioError(f"{where}: [faults] append_errors must be a non-empty list of error names, got {value!r}")
+    unknown = [e for e in value if e not in APPEND_LEADER_ERRORS]
+    if unknown:
+        raise ScenarioError(f"{where}: [faults] append_errors: {unknown[0]!r} is not an error Kafka's append to "
+                            f"__transaction_state answers (known: {', '.join(APPEND_LEADER_ERRORS)})")
+    errors = tuple(dict.fromkeys(value))
+    if errors != TxnFaultBudget.append_errors and not topology.pending_transitions:
+        raise ScenarioError(f"{where}: [faults] append_errors other than NOT_ENOUGH_REPLICAS are modelled with "
+                            "[transactions] pending_transitions (the append's callback as a step of its own)")
+    return errors
+
+
 def _parse_txn_scenario(
     data: dict[str, Any],
     where: str,
@@ -426,7 +442,11 @@ def _parse_txn_scenario(
             raise ScenarioError(f"{where}: [transactions] {key} must be a positive integer, got {value!r}")
     if extra.get("max_producer_epoch", 32767) < 3:
         raise ScenarioError(f"{where}: [transactions] max_producer_epoch must be >= 3")
-    faults = _typed(TxnFaultBudget, _section(data, "faults", where), "faults", where)
+    fault_table = dict(_section(data, "faults", where))
+    append_errors = fault_table.pop("append_errors", None)
+    faults = _typed(TxnFaultBudget, fault_table, "faults", where)
+    if append_errors is not None:
+        faults = replace(faults, append_errors=_append_errors(append_errors, topology, where))
     bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
     eos = None
     if model == "eos":

@@ -7,6 +7,8 @@ replayed on a freshly built model.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from keos.checker.coverage import error_coverage, transition_coverage, transition_graph
@@ -14,7 +16,7 @@ from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
 from keos.checker.trace import replay_actions
 from keos.model.variants import VARIANTS
-from keos.scenarios import build_model, builtin_scenarios
+from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
 
 SCENARIOS = builtin_scenarios()
 
@@ -31,6 +33,7 @@ REAL = {
     # (KAFKA-19367, PRs #19910/#19976): 27331 -> 25419 and 2960 -> 3182 (bisected to that branch's tip)
     "txn_pending_zombie": 25419,
     "txn_pending_append_failures": 3182,
+    "txn_pending_append_errors": 501,  # every retriable / coordinator-moving leader error of the append (h21b)
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}
@@ -172,3 +175,28 @@ def test_tv1_is_not_safe_under_two_faults() -> None:
     # still holds its id (healthy_producer_not_failed) -- whichever the search meets first
     violated = {p.name for p in result.properties if p.verdict is Verdict.VIOLATED}
     assert violated & {"atomic_commit", "healthy_producer_not_failed"}
+
+
+def test_append_errors_are_kafka_leader_errors_and_need_pending_transitions() -> None:
+    """``[faults] append_errors``: only errors Kafka's append to __transaction_state answers, and (other than the
+    default shrunk ISR) only where the append's callback is a step of its own."""
+    doc: dict[str, Any] = {"name": "x", "model": "transactions"}
+    doc["faults"] = {"append_failure": 1, "append_errors": ["REQUEST_TIMED_OUT"]}
+    with pytest.raises(ScenarioError, match="pending_transitions"):
+        parse_scenario(doc)
+    doc["faults"] = {"append_failure": 1, "append_errors": ["NOT_COORDINATOR"]}
+    with pytest.raises(ScenarioError, match="not an error Kafka's append"):
+        parse_scenario(doc)
+    doc["transactions"] = {"pending_transitions": True}
+    doc["faults"] = {"append_errors": ["KAFKA_STORAGE_ERROR", "KAFKA_STORAGE_ERROR"]}
+    assert parse_scenario(doc).txn.faults.append_errors == ("KAFKA_STORAGE_ERROR",)
+
+
+def test_a_record_too_large_answers_unknown_server_error_and_the_producer_is_fatal() -> None:
+    """MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE -> UNKNOWN_SERVER_ERROR (``appendTransactionToLog``), fatal in the
+    producer's EndTxnHandler: the scenario's permitted Kafka weakness, and nothing else."""
+    scenario = SCENARIOS["txn_pending_append_too_large"]
+    result, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    assert result.complete and result.stats["distinct_states"] == 135
+    found = {p.name: p.verdict for p in result.properties if p.verdict not in (Verdict.HOLDS, Verdict.REACHED)}
+    assert set(found) == {"healthy_producer_not_failed", "no_unknown_server_error"}, found

@@ -82,7 +82,7 @@ def scenario_schema() -> dict[str, Any]:
     from keos.model.connect.records import ConnectFaultBudget, ConnectTopology
     from keos.model.systems.groups import GroupsFaultBudget, GroupsTopology
     from keos.model.systems.idempotence import FaultBudget, Topology
-    from keos.model.systems.transactions_records import EosConfig, TxnFaultBudget, TxnTopology
+    from keos.model.systems.transactions_records import APPEND_LEADER_ERRORS, EosConfig, TxnFaultBudget, TxnTopology
     from keos.scenarios import MODEL_KINDS, Bounds
     from keos.scenarios.connect_schema import _CHOICES
 
@@ -94,6 +94,7 @@ def scenario_schema() -> dict[str, Any]:
                 faults[key]["description"] = "the default depends on the model (docs/scenario-format.md)"
             else:
                 faults.setdefault(key, spec)
+    faults["append_errors"].update(items={"enum": list(APPEND_LEADER_ERRORS)}, minItems=1)
     producer = _table(ProducerConfig, skip=("transactional_id",))
     producer["properties"]["acks"]["enum"] = list(ACKS)
     positive = {"type": "integer", "minimum": 1}

@@ -107,6 +107,8 @@ from keos.model.security.adversary import (
     blocked_by_abandon,
 )
 from keos.model.systems.transactions_records import (
+    APPEND_LEADER_MOVES,
+    APPEND_TOO_LARGE,
     TXN_FAULT_KINDS,
     ClientTxn,
     Completion,
@@ -161,6 +163,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "ExpireBatch": ("producer", "partition"),
     "TxnTimeout": ("transactional_id",),
     "AppendFailure": ("message",),
+    "AppendError": ("message", "error"),
     "CoordinatorFailover": (),
     "CoordinatorFailoverReplicated": (),
     "AppendNotLeader": ("message",),
@@ -178,6 +181,7 @@ FAULT_OF_ACTION = {
     "ExpireBatch": "batch_expiry",
     "TxnTimeout": "txn_timeout",
     "AppendFailure": "append_failure",
+    "AppendError": "append_failure",
     "CoordinatorFailover": "coordinator_failover",
     "CoordinatorFailoverReplicated": "coordinator_failover",
     "AppendNotLeader": "coordinator_failover",
@@ -540,11 +544,12 @@ class TransactionalSystem:
         if self._budget_left(state, "txn_timeout"):
             out.extend(Action("TxnTimeout", (t,)) for t in range(self.tids) if self._may_time_out(state, t))
         if self._budget_left(state, "append_failure"):
-            out.extend(
-                Action("AppendFailure", (env,))
-                for env in heads
-                if self._append_may_fail(env) and not self._stale_append(state, env)
-            )
+            errors = self.config.faults.append_errors
+            for env in heads:
+                if self._append_may_fail(env) and not self._stale_append(state, env):
+                    if tc.APPEND_FAULT_ERROR in errors:
+                        out.append(Action("AppendFailure", (env,)))
+                    out.extend(Action("AppendError", (env, e)) for e in errors if self._may_answer(env, e))
         if self._budget_left(state, "coordinator_failover"):
             out.append(Action("CoordinatorFailover", ()))
             if self._replicable(state):
@@ -820,6 +825,40 @@ class TransactionalSystem:
         ):
             return None
         return self._receive(s, env, False)
+
+    def _may_answer(self, env: net.Envelope, error: str) -> bool:
+        """Whether the ``__transaction_state`` leader may answer the append in flight ``env`` with ``error`` (other
+        than the default fault's, :data:`tc.APPEND_FAULT_ERROR`): a record too large only when it carries the
+        transaction's partitions (:data:`APPEND_TOO_LARGE`)."""
+        if error == tc.APPEND_FAULT_ERROR or not isinstance(env.body, tc.TxnLogAppend):
+            return False
+        return error not in APPEND_TOO_LARGE or bool(env.body.transit.partitions)
+
+    def _append_error(self, s: TxnSystemState, env: net.Envelope, error: str) -> Result:
+        """Fault ``append_failure`` with a leader error the scenario names (``[faults] append_errors``, with
+        ``pending_transitions``): the append's callback translates it (:data:`tc.APPEND_ERROR_ANSWERS`,
+        ``TransactionStateManager.appendTransactionToLog``'s ``updateCacheCallback``, apache/kafka
+        ``core/src/main/scala/kafka/coordinator/transaction/TransactionStateManager.scala`` @1eb7644349cb) and the
+        request's callback answers the client or, for a CompleteCommit/CompleteAbort, retries COORDINATOR_NOT_AVAILABLE
+        and skips NOT_COORDINATOR (``TransactionMarkerChannelManager.tryAppendToLog``).  A lost leadership or log
+        directory (:data:`APPEND_LEADER_MOVES`) then moves the coordinator, as :meth:`_append_not_leader` does."""
+        if (  # no branch: only a trace read from a file names a disabled action
+            error not in self.config.faults.append_errors
+            or not self._may_answer(env, error)
+            or env not in net.channel_heads(s.network)
+            or self._stale_append(s, env)
+        ):
+            return None
+        network = net.remove(s.network, env)
+        if network is None:  # no branch: the envelope was checked to be a channel head
+            return None
+        failed = self._on_log_append(s._replace(network=network), env.body, False, leader_error=error)
+        assert failed is not None  # a failed append's callback always applies
+        if error not in APPEND_LEADER_MOVES:
+            return failed[0], (f"txn_log_append_error:{error}", *failed[1])
+        moved = self._failover(failed[0])
+        assert moved is not None  # _failover always applies
+        return moved[0], (f"txn_log_append_error:{error}", "txn_log_append_not_leader", *failed[1], *moved[1])
 
     def _append_may_fail(self, env: net.Envelope) -> bool:
         """Whether delivering ``env`` appends to ``__transaction_state`` (so ``AppendFailure`` may fail it): a
@@ -1766,6 +1805,7 @@ class TransactionalSystem:
         "ExpireBatch": _expire_batch,
         "TxnTimeout": _txn_timeout,
         "AppendFailure": _append_failure,
+        "AppendError": _append_error,
         "CoordinatorFailover": _failover,
         "CoordinatorFailoverReplicated": _failover_replicated,
         "AppendNotLeader": _append_not_leader,

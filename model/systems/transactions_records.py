@@ -7,7 +7,7 @@ orders ``TxnSystemState.faults_used``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from keos.model import codec
 from keos.model import network as net
@@ -21,6 +21,9 @@ from keos.model.log import partition as part
 from keos.model.security.records import SecurityConfig, SecurityGhost
 
 __all__ = [
+    "APPEND_LEADER_ERRORS",
+    "APPEND_LEADER_MOVES",
+    "APPEND_TOO_LARGE",
     "TXN_FAULT_KINDS",
     "AppInstance",
     "ClientTxn",
@@ -118,14 +121,44 @@ class TxnFaultBudget:
     revoke_acl: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     stale_request: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     leader_election: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: The ``__transaction_state`` leader's errors an ``append_failure`` may draw (with ``pending_transitions``; see
+    #: :data:`APPEND_LEADER_ERRORS`): by default the shrunk ISR alone.
+    append_errors: tuple[str, ...] = ("NOT_ENOUGH_REPLICAS",)  # no mutate: a scenario's default (what it explores)
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
         return tuple(getattr(self, k) for k in TXN_FAULT_KINDS)
 
-    def to_json(self) -> dict[str, int]:
-        """The budget as a JSON object."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def to_json(self) -> dict[str, Any]:
+        """The budget as a JSON object (``append_errors`` only when it is not the default)."""
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "append_errors"}
+        if self.append_errors != TxnFaultBudget.append_errors:  # no mutate: a report's shape, not a rule
+            out["append_errors"] = list(self.append_errors)
+        return out
+
+
+#: The errors ``ReplicaManager.appendRecords`` (acks=-1) can answer an append to ``__transaction_state`` with, which
+#: ``TransactionStateManager.appendTransactionToLog`` translates (apache/kafka ``core/src/main/scala/kafka/coordinator/
+#: transaction/TransactionStateManager.scala`` @1eb7644349cb): an unknown partition, a shrunk ISR before or after the
+#: local append, a replication timeout; the leadership or the leader's log directory lost (the coordinator moves:
+#: :data:`APPEND_LEADER_MOVES`); a record (set) above ``max.message.bytes`` (only a record carrying the transaction's
+#: partitions can grow so: Empty, CompleteCommit/CompleteAbort and a tombstone are smaller than the Prepare* record
+#: the log already took).
+APPEND_LEADER_ERRORS = (  # no mutate: the scenario format's vocabulary, not a rule
+    "UNKNOWN_TOPIC_OR_PARTITION",
+    "NOT_ENOUGH_REPLICAS",
+    "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+    "REQUEST_TIMED_OUT",
+    "NOT_LEADER_OR_FOLLOWER",
+    "KAFKA_STORAGE_ERROR",
+    "MESSAGE_TOO_LARGE",
+    "RECORD_LIST_TOO_LARGE",
+)
+#: Leader errors that mean the ``__transaction_state`` leadership moves: the broker is no longer the leader, or its log
+#: directory failed and the replica went offline (``ReplicaManager.handleLogDirFailure``), so the partition emigrates.
+APPEND_LEADER_MOVES = ("NOT_LEADER_OR_FOLLOWER", "KAFKA_STORAGE_ERROR")  # no mutate: see APPEND_LEADER_ERRORS
+#: Leader errors of a record above ``max.message.bytes`` (see :data:`APPEND_LEADER_ERRORS`).
+APPEND_TOO_LARGE = ("MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE")  # no mutate: see APPEND_LEADER_ERRORS
 
 
 @dataclass(frozen=True)

@@ -237,7 +237,7 @@ APPEND_ERROR_ANSWERS: dict[str, str] = {
 }
 
 
-#: The leader's error of the ``AppendFailure`` fault: the ISR shrank below ``min.insync.replicas`` (acks=-1).
+#: The leader's error of ``AppendFailure``: the ISR shrank below min.insync.replicas (others: ``AppendError``).
 APPEND_FAULT_ERROR = Errors.NOT_ENOUGH_REPLICAS
 
 
