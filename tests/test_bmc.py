@@ -241,6 +241,7 @@ _UNENCODED = {
     "reach_idempotence_not_leader_written": "separate_replication",
     "reach_idempotence_leader_move": "separate_replication",
     "reach_idempotence_bump_not_leader": "NotLeaderOrFollower",
+    "reach_idempotence_wrap_batches": "batches of several records",
 }
 
 
