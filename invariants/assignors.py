@@ -176,11 +176,8 @@ def _minimal_movement(case: AssignorCase, assignment: Assignment) -> str | None:
     return None
 
 
-def current_owners(case: AssignorCase) -> dict[TopicPartition, str]:
-    """Who owns each claimed partition: the member claiming it in the highest generation (KIP-792: a
-    claim from an older generation is out of date -- its member lost the partition since); a
-    partition claimed by two members in the same generation has no owner (invalid input, which
-    ``AbstractStickyAssignor`` logs and treats as unowned)."""
+def latest_claims(case: AssignorCase) -> dict[TopicPartition, tuple[int, list[str]]]:
+    """Each claimed partition's highest claimed generation and the members claiming it in that generation."""
     best: dict[TopicPartition, tuple[int, list[str]]] = {}
     for member, sub in sorted(case.subscriptions.items()):
         for tp in sub.owned_partitions:
@@ -189,6 +186,15 @@ def current_owners(case: AssignorCase) -> dict[TopicPartition, str]:
                 best[tp] = (sub.generation, [member])
             elif sub.generation == generation:
                 best[tp] = (generation, [*claimants, member])
+    return best
+
+
+def current_owners(case: AssignorCase) -> dict[TopicPartition, str]:
+    """Who owns each claimed partition: the member claiming it in the highest generation (KIP-792: a
+    claim from an older generation is out of date -- its member lost the partition since); a
+    partition claimed by two members in the same generation has no owner (invalid input, which
+    ``AbstractStickyAssignor`` logs and treats as unowned)."""
+    best = latest_claims(case)
     return {tp: claimants[0] for tp, (_, claimants) in best.items() if len(claimants) == 1}
 
 
@@ -209,14 +215,7 @@ def _contested_withheld(case: AssignorCase, assignment: Assignment) -> str | Non
     cooperative constrained builder lists it in ``partitionsTransferringOwnership`` and ``adjustAssignment``
     withholds it from everyone: each claimant revokes it, the follow-up rebalance assigns it.  Given to anyone now,
     it may be consumed by two members at once -- whichever claimant a tie rule favoured."""
-    best: dict[TopicPartition, tuple[int, list[str]]] = {}
-    for member, sub in sorted(case.subscriptions.items()):
-        for tp in sub.owned_partitions:
-            generation, claimants = best.get(tp, (sub.generation, []))
-            if sub.generation > generation:
-                best[tp] = (sub.generation, [member])
-            elif sub.generation == generation:
-                best[tp] = (generation, [*claimants, member])
+    best = latest_claims(case)
     for tp, (generation, claimants) in sorted(best.items()):
         holders = [m for m, parts in sorted(assignment.items()) if tp in parts]
         if len(claimants) > 1 and holders:
