@@ -1142,9 +1142,9 @@ class KafkaSystem:
         if isinstance(body, ProduceRequest):
             before = s.partitions[body.partition]
             hostile = body.correlation_id < 0  # no mutate: a ForgedProduce request (no client awaits it): environment
-            behind = None
-            if self.idempotent and not hostile:
-                behind = overtaken_batch(s.producers[body.producer], body, before.log)
+            behind = overtaken_batch(s.producers[body.producer], body, before.log) if self.idempotent else None
+            if hostile:  # no mutate: no retry of a client's stands behind a misbehaving client's request
+                behind = None
             leader, response, events = part.handle_produce(
                 before, body, self.producer_config.acks, self.flags, self.config.separate_replication
             )
@@ -1159,7 +1159,7 @@ class KafkaSystem:
                     overtaken = f"{appended} appended while {behind} was still retried"
                     ghost = _noted(ghost, "overtaken", overtaken)  # no mutate: a property's verdict
             answer = leader.pending[-1] if "awaiting_replication" in events else response  # sent, or parked (purgatory)
-            if hostile:  # the misbehaving client reads no answer: none is sent or parked
+            if hostile:  # no mutate: the misbehaving client (environment) reads no answer: none is sent or parked
                 leader = leader._replace(pending=tuple(r for r in leader.pending if r.correlation_id >= 0))
                 response = None
             if response is not None:
@@ -1178,7 +1178,7 @@ class KafkaSystem:
                 s.faults_used,
                 ghost,
             )
-            if response is None and self.producer_config.acks == "0" and not hostile:
+            if response is None and self.producer_config.acks == "0" and not hostile:  # no mutate: see hostile
                 s = self._complete_acks0(s, body)
             return s, events
         s = s._replace(network=network)
