@@ -389,10 +389,6 @@ class ProtocolFlags:
             producer it has no state for whose first sequence is not 0, on a partition that never held a record
             (``ProducerStateManager.mapEndOffset() == 0``; KAFKA-15591, PR #23234, Kafka 4.5); without it (Kafka 2.5
             to 4.4) any first sequence of an unknown producer is appended there too.
-        same_epoch_sequence_exact: a batch of the producer's current epoch must start right after the last one
-            (``ProducerAppendInfo.inSequence``: ``last + 1``, or 0 only after the top of the sequence space);
-            without it the leader also appends a batch that restarts the epoch's sequences at 0 or skips ahead
-            past the next sequence -- what a misbehaving client (``forged_sequence`` faults) may send.
         pending_offsets_wait_for_marker: a TxnOffsetCommit's offset stays pending until the
             transaction's COMMIT marker reaches ``__consumer_offsets``
             (``OffsetMetadataManager.replayEndTransactionMarker``); without it OffsetFetch already
@@ -632,7 +628,6 @@ class ProtocolFlags:
     complete_not_coordinator_skipped: bool = True
     loading_answers_load_in_progress: bool = True
     first_sequence_zero_on_empty_log: bool = True
-    same_epoch_sequence_exact: bool = True
     join_unchanged_answers_current_generation: bool = True
     rebalance_in_progress_rejoins: bool = True
     commit_on_revoke: bool = True
@@ -790,20 +785,6 @@ VARIANTS: dict[str, Variant] = {
             bug="a wrong lastStableOffset in an AbortedTxn (LogSegment.updateTxnIndex): the index scan of a "
             "read_committed fetch (TransactionIndex.collectAbortedTxns) stops before the entry of an earlier-opened "
             "transaction aborted later, and the fetch returns that transaction's records",
-        ),
-        Variant(
-            name="same_epoch_sequence_unchecked",
-            description="The partition leader appends a batch of the producer's current epoch that restarts its "
-            "sequences at 0 or skips past the next sequence (only the continuing sequence and a new epoch's 0 were "
-            "meant to pass).",
-            flags=replace(_REAL, same_epoch_sequence_exact=False),
-            weakened=True,
-            breaks=("produce_answer_per_kafka", "no_duplicate_append"),
-            scenarios=("reach_idempotence_wrap",),
-            bug="an inSequence that accepts more than lastSeq + 1 (0 after any last sequence, or any sequence after "
-            "the top): a client that re-sends records under a sequence it already used or skips one has them "
-            "appended twice or out of order instead of answered OUT_OF_ORDER_SEQUENCE_NUMBER (the KAFKA-7692 code "
-            "path; the shape of keos mutants 60d411ed8301 and ad9d230131f0)",
         ),
         Variant(
             name="no_kafka_15591_fix",

@@ -192,9 +192,6 @@ def _sequence_out_of_order(
     assert entry is not None
     if producer_epoch != entry.producer_epoch:
         return first_seq != 0
-    if not flags.same_epoch_sequence_exact:  # no branch: weakened variant same_epoch_sequence_unchecked only
-        skipped = next_sequence(entry.last_seq, 2, flags.sequence_space)
-        return not (in_sequence(entry.last_seq, first_seq, flags.sequence_space) or first_seq in (0, skipped))
     return not in_sequence(entry.last_seq, first_seq, flags.sequence_space)
 
 
