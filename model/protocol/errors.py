@@ -58,20 +58,18 @@ class Errors:
     INVALID_RECORD = "INVALID_RECORD"
 
 
-#: ProduceResponse errors a produce client retries without failing the batch: those whose exception is a
-#: ``RetriableException`` (``Sender.canRetry``) among the errors a produce answer carries -- the leader's
-#: ``NotLeaderOrFollowerException`` and ``NotEnoughReplicasException``, and the client's own cancellations of a
-#: request (``TimeoutException`` for REQUEST_TIMED_OUT, ``NetworkException`` for a closed connection).  The
-#: coordinator's retriable errors (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
-#: NOT_COORDINATOR) are ``RetriableException`` s too, but no produce answer carries them -- ``ReplicaManager`` turns a
-#: verification's into NOT_ENOUGH_REPLICAS (``model.log.partition.VERIFICATION_TO_PRODUCE_ERROR``) -- so they are
-#: classified with the coordinator's answers (``model.clients.transactional_producer``), not here.  The judge of
-#: ``batch_failures_explained`` reads Kafka's whole hierarchy (``model.systems.txn_produce_judge.KAFKA_RETRIABLE``).
+#: Errors a produce client retries without failing the batch: those whose exception is a ``RetriableException``
+#: (``NotLeaderOrFollowerException``, ``TimeoutException``, ``NotEnoughReplicasException``,
+#: ``ConcurrentTransactionsException``, the coordinator-loading ones; ``Sender.canRetry``).
 RETRIABLE = frozenset(
     {
         Errors.NOT_LEADER_OR_FOLLOWER,
         Errors.NOT_ENOUGH_REPLICAS,
         Errors.REQUEST_TIMED_OUT,
+        Errors.CONCURRENT_TRANSACTIONS,
+        Errors.COORDINATOR_LOAD_IN_PROGRESS,
+        Errors.COORDINATOR_NOT_AVAILABLE,
+        Errors.NOT_COORDINATOR,
         Errors.NETWORK_EXCEPTION,
     }
 )

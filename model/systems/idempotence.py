@@ -1178,7 +1178,9 @@ class KafkaSystem:
                 s.faults_used,
                 ghost,
             )
-            if response is None and self.producer_config.acks == "0" and not hostile:  # no mutate: see hostile
+            if hostile:  # no mutate: the misbehaving client's batch completes no batch of a client's
+                return s, events
+            if response is None and self.producer_config.acks == "0":
                 s = self._complete_acks0(s, body)
             return s, events
         s = s._replace(network=network)
