@@ -450,12 +450,25 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
         "leader must accept 0 after 5 (ProducerAppendInfo.inSequence), recognise a retry across the wrap and "
         "not mistake the new batch 0 for the old one. Past the wrap the client's last acknowledged sequence "
         "stays at the top (TxnPartitionEntry.maybeUpdateLastAckedSequence compares plainly). A connection "
-        "resets, a message is duplicated, a batch expires, or the leader fails over.",
+        "resets, a message is duplicated, a batch expires, or the leader fails over -- or a misbehaving client (a "
+        "pre-KIP-360 client that restarted its sequences without a new epoch, one that bumped its epoch but kept "
+        "its sequences as KAFKA-12152's did, a hostile one) sends the leader two of the producer's records again as "
+        "one batch under its producer id with a first sequence that is not the next one: 0 before the top, one "
+        "past the next (1 after the top), or the next under a new epoch. ProducerAppendInfo.checkSequence/"
+        "inSequence answers it OUT_OF_ORDER_SEQUENCE_NUMBER; an append is a duplicate (produce_answer_per_kafka, "
+        "no_duplicate_append). No client reads that answer.",
         "permitted": [],
         "topology": {"producers": 1, "partitions": 1, "records_per_producer": 7},
         "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
         "broker": {"sequence_space": 6},
-        "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
+        "faults": {
+            "drop": 1,
+            "duplicate": 1,
+            "batch_expiry": 1,
+            "leader_restart": 1,
+            "forged_sequence": 1,
+            "total": 1,
+        },
     },
     "wrap_batches": {
         "text": "batches of two records go round the sequence space (sequence_space = 5): a batch can straddle the "

@@ -242,6 +242,7 @@ _UNENCODED = {
     "reach_idempotence_leader_move": "separate_replication",
     "reach_idempotence_bump_not_leader": "NotLeaderOrFollower",
     "reach_idempotence_wrap_batches": "batches of several records",
+    "reach_idempotence_wrap": "ForgedProduce",
 }
 
 

@@ -113,6 +113,8 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "NotLeaderOrFollower (a NOT_LEADER_OR_FOLLOWER answer) is not encoded"
     if model.config.faults.limits()[FAULT_KINDS.index("leader_move")] > 0 and model.config.faults.total > 0:
         return False, "MoveLeader (a leadership move with the clients connected) is not encoded"
+    if model.config.faults.limits()[FAULT_KINDS.index("forged_sequence")] > 0 and model.config.faults.total > 0:
+        return False, "ForgedProduce (a misbehaving client's batch) is not encoded"
     return True, ""
 
 

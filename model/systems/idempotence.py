@@ -31,7 +31,10 @@ Faults (budgeted)
     purgatory outlives the request's ``timeout.ms`` and goes out REQUEST_TIMED_OUT, its batch in the leader's log),
     ``MoveLeader(partition, caught_up)`` (leadership moves to an in-sync follower while the old leader keeps
     running and its clients stay connected: the purgatory's answers go out NOT_LEADER_OR_FOLLOWER,
-    :func:`model.log.partition.move_leader`; ``caught_up`` 1: the follower had fetched the unreplicated tail too).
+    :func:`model.log.partition.move_leader`; ``caught_up`` 1: the follower had fetched the unreplicated tail too),
+    ``ForgedProduce(partition, producer_id, forged)`` (a misbehaving client presents the producer id and epoch the
+    leader caches with a first sequence that is not the next one (0, one past the next, or the next under a new
+    epoch); no client reads the answer, :meth:`KafkaSystem._forged_request`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action, ModelError, Property, Step
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expirable, expire_producer
+from keos.model.log.producer_state import next_sequence
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, ProduceResponse
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags, Variant
@@ -77,6 +81,7 @@ FAULT_KINDS = (  # no mutate: fault budget bookkeeping (the scenario's [faults] 
     "not_leader",
     "produce_timeout",
     "leader_move",
+    "forged_sequence",
 )
 
 #: Argument names of every action kind (display and JSON).
@@ -99,6 +104,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON key
     "NotLeaderOrFollower": ("message",),
     "ExpireDelayedProduce": ("partition",),
     "MoveLeader": ("partition", "caught_up"),
+    "ForgedProduce": ("partition", "producer_id", "forged"),
 }
 
 #: The fault kind each fault action is charged to.
@@ -113,6 +119,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping (which budget each fa
     "NotLeaderOrFollower": "not_leader",
     "ExpireDelayedProduce": "produce_timeout",
     "MoveLeader": "leader_move",
+    "ForgedProduce": "forged_sequence",
 }
 
 
@@ -130,9 +137,16 @@ _PRODUCER_RESTART = _FAULT_INDEX["RestartProducer"]
 _NOT_LEADER = _FAULT_INDEX["NotLeaderOrFollower"]
 _PRODUCE_TIMEOUT = _FAULT_INDEX["ExpireDelayedProduce"]
 _LEADER_MOVE = _FAULT_INDEX["MoveLeader"]
+_FORGED_SEQUENCE = _FAULT_INDEX["ForgedProduce"]
+#: ``ForgedProduce``'s ``forged`` argument: the first sequence a misbehaving client stamps on its batch.
+FORGED_RESTART = 0  # no mutate: an action argument's code (which forged sequence), not a Kafka rule
+FORGED_SKIP = 1  # no mutate: an action argument's code (which forged sequence), not a Kafka rule
+FORGED_NEW_EPOCH = 2  # no mutate: an action argument's code (which forged sequence), not a Kafka rule
 #: Argument checks per action kind: 0 = producer index, 1 = partition index, 2 = envelope, 3 = producer id.
 _ARG_SPECS = {  # no mutate: trace format (how a decoded action's arguments are range-checked)
-    kind: tuple({"producer": 0, "partition": 1, "message": 2, "producer_id": 3, "caught_up": 3}[n] for n in names)
+    kind: tuple(
+        {"producer": 0, "partition": 1, "message": 2, "producer_id": 3, "caught_up": 3, "forged": 3}[n] for n in names
+    )
     for kind, names in ACTION_ARGS.items()
 }
 
@@ -165,6 +179,7 @@ class FaultBudget:
     not_leader: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     produce_timeout: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     leader_move: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    forged_sequence: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     total: int = 2  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
     def limits(self) -> tuple[int, ...]:
@@ -947,6 +962,14 @@ class KafkaSystem:
             out.extend(Action("NotLeaderOrFollower", (env,)) for env in heads if _misdirectable(env))
         if left(used, _PRODUCE_TIMEOUT):
             out.extend(Action("ExpireDelayedProduce", (q,)) for q, ld in enumerate(state.partitions) if ld.pending)
+        if left(used, _FORGED_SEQUENCE):
+            for q in range(topo.partitions):
+                for e in state.partitions[q].producers:
+                    out.extend(
+                        Action("ForgedProduce", (q, e.producer_id, forged))
+                        for forged in (FORGED_RESTART, FORGED_SKIP, FORGED_NEW_EPOCH)
+                        if self._forged_request(state, q, e.producer_id, forged) is not None
+                    )
         if left(used, _LEADER_MOVE):
             for q, ld in enumerate(state.partitions):
                 out.append(Action("MoveLeader", (q, 0)))
@@ -1118,7 +1141,10 @@ class KafkaSystem:
         body = env.body
         if isinstance(body, ProduceRequest):
             before = s.partitions[body.partition]
+            hostile = body.correlation_id < 0  # no mutate: a ForgedProduce request (no client awaits it): environment
             behind = overtaken_batch(s.producers[body.producer], body, before.log) if self.idempotent else None
+            if hostile:  # no mutate: no retry of a client's stands behind a misbehaving client's request
+                behind = None
             leader, response, events = part.handle_produce(
                 before, body, self.producer_config.acks, self.flags, self.config.separate_replication
             )
@@ -1132,9 +1158,12 @@ class KafkaSystem:
                     appended = ",".join(prod.record_label(r) for r in body.records)
                     overtaken = f"{appended} appended while {behind} was still retried"
                     ghost = _noted(ghost, "overtaken", overtaken)  # no mutate: a property's verdict
+            answer = leader.pending[-1] if "awaiting_replication" in events else response  # sent, or parked (purgatory)
+            if hostile:  # no mutate: the misbehaving client (environment) reads no answer: none is sent or parked
+                leader = leader._replace(pending=tuple(r for r in leader.pending if r.correlation_id >= 0))
+                response = None
             if response is not None:
                 network = network + (net.Envelope(BROKER, env.src, env.connection, response),)
-            answer = leader.pending[-1] if "awaiting_replication" in events else response  # sent, or parked (purgatory)
             ghost = _judge_response(ghost, before, body, answer, events)  # no mutate: a property's verdict
             wrong = misplaced_ack(leader, answer, body) if answer is not None else None
             if wrong is not None:  # no branch: the other side records a defect (an acknowledgement elsewhere)
@@ -1149,6 +1178,8 @@ class KafkaSystem:
                 s.faults_used,
                 ghost,
             )
+            if hostile:  # no mutate: the misbehaving client's batch completes no batch of a client's
+                return s, events
             if response is None and self.producer_config.acks == "0":
                 s = self._complete_acks0(s, body)
             return s, events
@@ -1383,6 +1414,67 @@ class KafkaSystem:
             events += ("unreplicated_batches_truncated",)
         return s._replace(partitions=_replace_at(s.partitions, q, moved), network=network), events
 
+    def _forged_request(  # no mutate: the environment's hostile input (what a misbehaving client sends), not a rule
+        self, s: SystemState, q: int, producer_id: int, forged: int
+    ) -> ProduceRequest | None:
+        """The batch a misbehaving client of ``producer_id`` sends partition ``q``'s leader, or ``None``.
+
+        Kafka's leader cannot trust its clients: a pre-KIP-360 client that reset its sequences without a new
+        epoch, a client with a sequence bug (KAFKA-7693's overflow, KAFKA-14034's re-stamping) or a hostile one
+        presents the producer id and epoch the leader caches with a first sequence that is not the next one.
+        ``ProducerAppendInfo.checkSequence`` must answer it OUT_OF_ORDER_SEQUENCE_NUMBER (or find it a duplicate
+        of a cached batch) and never append it.  The batch re-sends the producer's last two records in the log
+        at that epoch as one batch -- a pair no single-record batch of the client was stamped with -- under the
+        first sequence ``forged``: :data:`FORGED_RESTART`, 0 (a restart of the epoch's sequences; not offered
+        when 0 is the next sequence, after the top), :data:`FORGED_SKIP`, the next sequence but one (a
+        skipped batch), or :data:`FORGED_NEW_EPOCH`, the next sequence under the next epoch (a bump that kept
+        the partition's sequences: KAFKA-12152's client; ``checkSequence`` wants 0 from a new epoch).  Offered
+        once the leader caches a batch of the producer id and the log holds two of its records at the cached
+        epoch.
+        """
+        leader = s.partitions[q]
+        entry = leader.entry(producer_id)
+        if entry is None or not entry.batches:  # no branch: every idempotence entry caches the batch it appended
+            return None
+        records = tuple(
+            r
+            for e in leader.log
+            if e.producer_id == producer_id and e.producer_epoch == entry.producer_epoch
+            for r in e.records
+        )[-2:]
+        if len(records) < 2:
+            return None
+        space = self.flags.sequence_space
+        expected = next_sequence(entry.last_seq, 1, space)
+        epoch = entry.producer_epoch
+        if forged == FORGED_NEW_EPOCH:
+            first, epoch = expected, epoch + 1
+        else:
+            first = 0 if forged == FORGED_RESTART else next_sequence(expected, 1, space)
+        if first == 0 and (forged == FORGED_NEW_EPOCH or first == expected):
+            return None
+        owner = next((i for i, p in enumerate(s.producers) if p.producer_id == producer_id), 0)
+        return ProduceRequest(owner, -1, q, producer_id, epoch, first, records)
+
+    def _forged_produce(  # no mutate: fault injection (the misbehaving client's request handed to _receive)
+        self, s: SystemState, q: int, producer_id: int, forged: int
+    ) -> tuple[SystemState, tuple[str, ...]] | None:
+        """A misbehaving client's batch (:meth:`_forged_request`) reaches partition ``q``'s leader at once.
+
+        It goes through the leader's produce handling like any request and is judged by the same properties
+        (``produce_answer_per_kafka``, ``no_duplicate_append``); its answer is read by no client (correlation
+        id -1: :meth:`_receive` sends none), so the healthy producer is not disturbed.
+        """
+        request = self._forged_request(s, q, producer_id, forged)
+        if request is None:  # no branch: replay/minimise only (actions() offers it under the same test)
+            return None
+        env = net.Envelope(f"p{request.producer}", BROKER, -1, request)
+        result = self._receive(s._replace(network=(*s.network, env)), env)
+        assert result is not None  # the envelope was just added
+        state, events = result
+        refused = any(e == f"error:{Errors.OUT_OF_ORDER_SEQUENCE_NUMBER}" for e in events)
+        return state, (*events, "forged_sequence_refused") if refused else events
+
     def _restart_producer(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         p = prod.restart(s.producers[i])
         ghost = s.ghost._replace(refused=tuple(r for r in s.ghost.refused if r[0] != i))
@@ -1458,6 +1550,7 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "NotLeaderOrFollower": KafkaSystem._not_leader,
     "ExpireDelayedProduce": KafkaSystem._expire_delayed_produce,
     "MoveLeader": KafkaSystem._move_leader,
+    "ForgedProduce": KafkaSystem._forged_produce,
 }
 
 
