@@ -48,6 +48,7 @@ from __future__ import annotations
 from keos.invariants._common import no_findings, sometimes_event
 from keos.model.clients import transactional_producer as tp
 from keos.model.coordinator.transaction.transaction_coordinator import TxnLogAppend
+from keos.model.coordinator.transaction.transaction_state import TransactionState
 from keos.model.interface import Property
 from keos.model.protocol.errors import Errors
 from keos.model.systems.transactions_records import TxnConfig, TxnSystemState
@@ -141,6 +142,10 @@ def _fence_in_flight(s: TxnSystemState, t: int) -> bool:
     )
 
 
+#: The states whose entry holds no partitions (``TransactionMetadata.completeTransitionTo``).
+_NO_PARTITIONS = (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT)
+
+
 def cache_ahead_of_log(s: TxnSystemState) -> list[str]:
     """Transactional ids whose cached (producer id, epoch, state, previous/next producer id) is not the logged
     one, or that left the cache while the log still holds them (the tombstone's callback removes the entry).
@@ -148,9 +153,15 @@ def cache_ahead_of_log(s: TxnSystemState) -> list[str]:
     The cache changes only in an append's callback, so it is the log's last value -- except that an epoch
     fence caches its bump before its append (``endTransaction`` with ``isEpochFence``) and keeps it when the
     append fails (``hasFailedEpochFence``, KAFKA-9666): then the cached epoch is one above the logged one.
+    An Empty or completed entry holds no partitions, cached or logged: ``completeTransitionTo`` refuses an Empty
+    transit with partitions and clears ``topicPartitions`` on CompleteCommit/CompleteAbort, whose transit
+    ``prepareComplete`` builds with none (``TransactionMetadata.scala`` @1eb7644349cb L449-495).
     """
     out: list[str] = []
     for t, (md, lg) in enumerate(zip(s.coordinator, s.txn_log, strict=True)):
+        for where, entry in (("cached", md), ("logged", lg)):
+            if entry is not None and entry.state in _NO_PARTITIONS and entry.partitions:
+                out.append(f"transactional id {t}: {entry.state} {where} with partitions {list(entry.partitions)}")
         if md is None:
             # the entry leaves the cache only in the tombstone's success callback (removeFromCacheCallback)
             if lg is not None:
@@ -286,7 +297,7 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             fact="The producer id, epoch, state and previous/next producer id the coordinator caches are those "
             "of its transaction log's last value, and an id leaves the cache only once its tombstone is logged; "
             "the epoch may be one above the log's while an epoch fence is being appended or after its append "
-            "failed.",
+            "failed.  An Empty or completed entry holds no partitions.",
             source="TransactionStateManager.appendTransactionToLog (the cache changes only in a successful "
             "append's callback, completeTransitionTo); KAFKA-9666 (hasFailedEpochFence)",
             catches="a coordinator that hands out (or fences with) epochs its log never recorded, or whose cache "

@@ -26,12 +26,18 @@ from keos.invariants.client_outcomes import client_outcome_properties
 from keos.invariants.progress import txn_progress_properties
 from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, fetch_range, record_fates
 from keos.model.clients.producer import record_id, record_label
-from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE, expire_transactional_id
+from keos.model.coordinator.transaction.transaction_coordinator import (
+    OFFSETS_PARTITION_BASE,
+    append_error_answer,
+    expire_transactional_id,
+)
 from keos.model.coordinator.transaction.transaction_state import TransactionState
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import CONTROL_COMMIT, NO_PRODUCER_ID, LogEntry, PartitionLeader, last_stable_offset
+from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 from keos.model.systems.transactions import TxnConfig, TxnSystemState
+from keos.model.systems.transactions_records import APPEND_TOO_LARGE, TxnFaultBudget
 from keos.model.systems.txn_produce_judge import lso_mismatch
 from keos.model.variants import KAFKA_SEQUENCE_SPACE
 
@@ -750,6 +756,20 @@ def _pending_partners(config: TxnConfig, props: list[Property]) -> list[Property
                 "txn_log_append_failed",
             )
         )
+    if faults.append_failure and faults.append_errors != TxnFaultBudget.append_errors:
+        # the leader errors the scenario names reach the completion's own append too (CompleteCommit/CompleteAbort
+        # carries no partitions): tryAppendToLog re-enqueues it on COORDINATOR_NOT_AVAILABLE (KAFKA-5416) and skips
+        # it on NOT_COORDINATOR, the next coordinator completing the transaction (TransactionMarkerChannelManager)
+        answers = {append_error_answer(e) for e in faults.append_errors if e not in APPEND_TOO_LARGE}
+        completion = (
+            (Errors.COORDINATOR_NOT_AVAILABLE, "completion_append_retried", "txn_log_append_retried", "re-enqueued"),
+            (Errors.NOT_COORDINATOR, "completion_append_skipped", "complete_append_skipped", "skipped"),
+        )
+        for answer, name, event, what in completion:
+            if answer in answers:
+                extra["transactions_complete"] = (*extra["transactions_complete"], name)
+                fact = f"A CompleteCommit/CompleteAbort append failed ({answer}) and was {what}."
+                witnesses.append(sometimes_event(name, fact, event))
     if faults.coordinator_failover and config.topology.loading_window:
         # the loading window: the new coordinator answered a request COORDINATOR_LOAD_IN_PROGRESS, and a deposed
         # coordinator's append called back after the failover (NOT_COORDINATOR, the new cache untouched)

@@ -314,6 +314,10 @@ class ProtocolFlags:
             outstanding, or (the last acknowledged sequence not caught up) makes the producer abortable with an
             epoch bump owed (KIP-360) or fatal (without).  Off: the unresolved partitions are left alone and
             restart after their last acknowledged sequence when the transaction ends.
+        add_partitions_unexpected_abortable: ``AddPartitionsToTxnHandler`` counts an error it does not name
+            (UNKNOWN_SERVER_ERROR of a ``__transaction_state`` record too large) as a partition error and ends with
+            ``abortableError`` (``TransactionManager.java`` @1eb7644349cb).  Off: the producer is made fatal, as
+            InitProducerId's and EndTxn's handlers do with an unexpected error.
         late_success_updates_last_acked: the NONE / DUPLICATE_SEQUENCE_NUMBER answer to a batch that expired while
             its request was in flight still raises the partition's last acknowledged sequence
             (``Sender.completeBatch`` -> ``handleCompletedBatch``; ``ProducerBatch.complete`` then only logs that
@@ -595,6 +599,7 @@ class ProtocolFlags:
     expired_requests_hold_in_flight: bool = True
     failed_batch_bump_outside_completion: bool = True
     txn_resolve_sequences: bool = True
+    add_partitions_unexpected_abortable: bool = True
     late_success_updates_last_acked: bool = True
     acked_sequence_only_raised: bool = True
     retry_drained_in_turn: bool = True
@@ -926,6 +931,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("reach_txn_pre_kip_360_faulty",),
             bug="a TransactionManager whose maybeResolveSequences skips the transactional producer (or whose "
             "completeTransaction resets the unresolved partitions): a batch that may be in the log is forgotten",
+        ),
+        Variant(
+            name="add_partitions_unexpected_error_fatal",
+            description="transaction.version 1: the transactional producer treats an AddPartitionsToTxn error its "
+            "handler does not name "
+            "(UNKNOWN_SERVER_ERROR) as fatal; Kafka's AddPartitionsToTxnHandler makes it an abortable partition "
+            "error.",
+            flags=replace(_REAL, transaction_version=1, add_partitions_unexpected_abortable=False),
+            weakened=True,
+            breaks=("client_reacts_as_kafka",),
+            scenarios=("txn_tv1_pending_append_too_large",),
+            bug="plausible (the model's own rule before session 22): a healthy producer whose AddPartitionsToTxn "
+            "hits a coordinator-side error it cannot fix is killed instead of aborting the transaction",
         ),
         Variant(
             name="late_success_ignored",

@@ -80,6 +80,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # read_committed fetch's index scan: the data partitions' markers and their replicas
     "aborted_txn_lso_counts_open_transactions": frozenset({"transactions", "eos"}),
     "txn_resolve_sequences": frozenset({"transactions", "eos"}),
+    "add_partitions_unexpected_abortable": frozenset({"transactions", "eos"}),
     "late_success_updates_last_acked": frozenset({"idempotence"}),
     "acked_sequence_only_raised": frozenset({"idempotence"}),
     "retry_drained_in_turn": frozenset({"idempotence"}),

@@ -76,6 +76,15 @@ def test_wrong_reactions_are_flagged() -> None:
     assert unexpected_reaction("AddPartitionsToTxn", Errors.TRANSACTION_ABORTABLE, tp.C.ABORTING, fatal, False, True, 0)
     # unexpected codes are fatal; NONE moves an EndTxn on
     assert unexpected_reaction("EndTxn", Errors.INVALID_TXN_STATE, tp.C.COMMITTING, ab, False, True, 0)
+    # AddPartitionsToTxnHandler: an unexpected code is a partition error (abortable), INVALID_TXN_STATE fatal
+    use = Errors.UNKNOWN_SERVER_ERROR
+    assert unexpected_reaction("AddPartitionsToTxn", use, tp.C.IN_TRANSACTION, fatal, False, True, 0)
+    assert unexpected_reaction("AddPartitionsToTxn", use, tp.C.IN_TRANSACTION, ab, False, True, 0) is None
+    assert unexpected_reaction("AddPartitionsToTxn", use, tp.C.ABORTING, tp.C.ABORTING, False, True, 0) is None
+    assert unexpected_reaction("AddPartitionsToTxn", Errors.INVALID_TXN_STATE, tp.C.IN_TRANSACTION, ab, False, True, 0)
+    owed = (True, False, 1)  # abortableError leaves epochBumpRequired as it was
+    assert unexpected_reaction("AddPartitionsToTxn", use, tp.C.ABORTING, tp.C.ABORTING, False, True, 0, False, owed)
+    assert tp.coordinator_error_class("AddOffsetsToTxn", use) == tp.ErrorClass.FATAL
     assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.COMMITTING, tp.C.COMMITTING, False, True, 0)
     # completeTransaction: INITIALIZING exactly when an epoch bump is owed
     assert unexpected_reaction("EndTxn", Errors.NONE, tp.C.ABORTING, tp.C.INITIALIZING, False, True, 0)

@@ -200,3 +200,16 @@ def test_a_record_too_large_answers_unknown_server_error_and_the_producer_is_fat
     assert result.complete and result.stats["distinct_states"] == 135
     found = {p.name: p.verdict for p in result.properties if p.verdict not in (Verdict.HOLDS, Verdict.REACHED)}
     assert set(found) == {"healthy_producer_not_failed", "no_unknown_server_error"}, found
+
+
+def test_a_record_too_large_makes_add_partitions_abortable_under_tv1() -> None:
+    """TV1: the client's own AddPartitionsToTxn answered UNKNOWN_SERVER_ERROR (its Ongoing record too large) is a
+    partition error, abortable (``AddPartitionsToTxnHandler``); only EndTxn's is fatal (the permitted weakness)."""
+    scenario = SCENARIOS["txn_tv1_pending_append_too_large"]
+    result, _ = explore(build_model(scenario, "tv1"), scenario.name, "tv1", ExploreOptions(), scenario.permitted)
+    assert result.complete and result.stats["distinct_states"] == 329
+    found = {p.name: p.verdict for p in result.properties if p.verdict not in (Verdict.HOLDS, Verdict.REACHED)}
+    assert set(found) == {"healthy_producer_not_failed", "no_unknown_server_error"}, found
+    variant = "add_partitions_unexpected_error_fatal"
+    caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(), scenario.permitted)
+    assert "client_reacts_as_kafka" in {p.name for p in caught.violations()}

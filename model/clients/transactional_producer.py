@@ -17,8 +17,9 @@ Error classification (``TransactionManager`` handlers, Kafka 3.9; the data is
   ``fatalError(ProducerFencedException)``: the producer must be closed; the
   client records ``fenced``.
 * *fatal*: INVALID_TXN_STATE, TRANSACTIONAL_ID_AUTHORIZATION_FAILED and every
-  error a handler does not expect ("Unexpected error in ...Response",
-  UNKNOWN_SERVER_ERROR among them).
+  error InitProducerId's or EndTxn's handler does not expect ("Unexpected error in ...Response",
+  UNKNOWN_SERVER_ERROR among them).  ``AddPartitionsToTxnHandler`` instead counts an error it does not
+  name as a partition error (``hasPartitionErrors``) and ends with ``abortableError`` (no epoch bump).
 * *abortable*: TRANSACTION_ABORTABLE; UNKNOWN_PRODUCER_ID and
   INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn / EndTxn are
   ``abortableErrorIfPossible`` (abortable with a KIP-360 epoch bump, fatal
@@ -116,14 +117,31 @@ _UNKNOWN_PRODUCER = (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPP
 #: (``InitProducerIdHandler``, ``AddPartitionsToTxnHandler``, ``EndTxnHandler`` in Kafka 3.9).
 COORDINATOR_ERROR_CLASSES: dict[str, dict[str, str]] = {
     "InitProducerId": _classes((Errors.TRANSACTION_ABORTABLE,), ()),
-    "AddPartitionsToTxn": _classes((Errors.TRANSACTION_ABORTABLE,), _UNKNOWN_PRODUCER),
+    "AddPartitionsToTxn": {
+        **_classes((Errors.TRANSACTION_ABORTABLE,), _UNKNOWN_PRODUCER),
+        Errors.INVALID_TXN_STATE: ErrorClass.FATAL,
+    },
+    "AddOffsetsToTxn": _classes((Errors.TRANSACTION_ABORTABLE,), _UNKNOWN_PRODUCER),
     "EndTxn": _classes((Errors.TRANSACTION_ABORTABLE,), _UNKNOWN_PRODUCER),
 }
 
 
-def coordinator_error_class(request: str, error: str) -> str:
-    """The :class:`ErrorClass` of ``error`` in the response to ``request`` (unexpected errors: fatal)."""
-    return COORDINATOR_ERROR_CLASSES[request].get(error, ErrorClass.FATAL)
+def coordinator_error_class(request: str, error: str, unexpected_add_abortable: bool = True) -> str:
+    """The :class:`ErrorClass` of ``error`` in the response to ``request``.
+
+    An error the handler does not name is fatal ("Unexpected error in InitProducerIdResponse", "Unhandled error in
+    EndTxnResponse", "Unexpected error in AddOffsetsToTxnResponse"), except in ``AddPartitionsToTxnHandler``: there it
+    is a partition error (``hasPartitionErrors``, "Could not add partition ... due to unexpected error") and the
+    handler ends with ``abortableError`` -- UNKNOWN_SERVER_ERROR of a ``__transaction_state`` record too large
+    among them (``TransactionManager.java`` @1eb7644349cb L1426-1444).  ``unexpected_add_abortable`` off (weakened
+    variant ``add_partitions_unexpected_error_fatal``): fatal there too, as the model had it before session 22.
+    """
+    table = COORDINATOR_ERROR_CLASSES[request]
+    if error in table:
+        return table[error]
+    if request == "AddPartitionsToTxn" and unexpected_add_abortable:
+        return ErrorClass.ABORTABLE
+    return ErrorClass.FATAL
 
 
 class ClientState:
@@ -345,16 +363,18 @@ def _abortable(c: TxnClient, tv: int, kip_360: bool, bump: bool = True) -> TxnCl
 
 
 def handle_txn_response(
-    c: TxnClient, resp: Any, tv: int, kip_360: bool, resolve: bool = True
+    c: TxnClient, resp: Any, tv: int, kip_360: bool, resolve: bool = True, unexpected_add_abortable: bool = True
 ) -> tuple[TxnClient, str, tuple[str, ...]]:
     """Handle a coordinator response; returns the client, the transaction outcome
-    (``"committed"``, ``"aborted"`` or ``""``) and events (``resolve``: :func:`_finish`)."""
+    (``"committed"``, ``"aborted"`` or ``""``) and events (``resolve``: :func:`_finish`; ``unexpected_add_abortable``:
+    :func:`coordinator_error_class`)."""
     if resp.connection != c.tc_connection or not c.inflight:
         return c, "", ("stale_response",)
     c = c._replace(inflight=False)
     err = resp.error
     request = type(resp).__name__.removesuffix("Response")
-    cls = coordinator_error_class(request, err) if request in COORDINATOR_ERROR_CLASSES else ErrorClass.NONE
+    known = request in COORDINATOR_ERROR_CLASSES
+    cls = coordinator_error_class(request, err, unexpected_add_abortable) if known else ErrorClass.NONE
     if cls == ErrorClass.RETRIABLE:
         return c, "", (f"client_error:{err}", "retry")
     if err in AUTHORIZATION_ERRORS:
@@ -367,7 +387,8 @@ def handle_txn_response(
         if isinstance(resp, AddPartitionsToTxnResponse):
             # transitionToAbortableError skips an abortable error while aborting: the abort goes on (its
             # EndTxn is queued already), the failed partitions are simply not in the transaction
-            return _abortable_while_aborting(c, resp, tv, kip_360), "", (f"client_error:{err}", "abortable_skipped")
+            bump = if_possible and tv < 2  # abortableErrorIfPossible (KIP-360 here) sets epochBumpRequired first
+            return _abortable_while_aborting(c, resp, bump), "", (f"client_error:{err}", "abortable_skipped")
         # EndTxn(ABORT) answered so: the abort's own result fails and nothing re-enqueues it; a second
         # abortTransaction() is refused (ABORTING -> ABORTING is no valid transition): only close() is left
         cls = ErrorClass.FATAL
@@ -389,16 +410,18 @@ def handle_txn_response(
     return _finish(c, tv, kip_360, pid, epoch, resolve), outcome, (f"client_txn_{outcome}",)
 
 
-def _abortable_while_aborting(c: TxnClient, resp: AddPartitionsToTxnResponse, tv: int, kip_360: bool) -> TxnClient:
+def _abortable_while_aborting(c: TxnClient, resp: AddPartitionsToTxnResponse, bump: bool) -> TxnClient:
     """An AddPartitionsToTxn that was in flight when the abort began, answered with an abortable error.
 
     ``TransactionManager.transitionToAbortableError`` (Kafka 4.0-SNAPSHOT @1eb7644349cb, since KAFKA-5427)
-    skips the transition while ABORTING_TRANSACTION; ``abortableErrorIfPossible`` has set
-    ``epochBumpRequired`` first.  The partitions were not added, and the model's Sender does not re-send
-    them (its re-send of a pending AddPartitionsToTxn stands for a request that got no answer).
+    skips the transition while ABORTING_TRANSACTION; ``abortableErrorIfPossible`` (``bump``: UNKNOWN_PRODUCER_ID /
+    INVALID_PRODUCER_ID_MAPPING with KIP-360 under TV < 2) has set ``epochBumpRequired`` first, ``abortableError``
+    (TRANSACTION_ABORTABLE, an unexpected partition error) leaves it.  The partitions were not added, and the
+    model's Sender does not re-send them (its re-send of a pending AddPartitionsToTxn stands for a request that
+    got no answer).
     """
     pending = tuple(p for p in c.pending_add if p not in resp.partitions)
-    return c._replace(pending_add=pending, epoch_bump_required=c.epoch_bump_required or (kip_360 and tv < 2))
+    return c._replace(pending_add=pending, epoch_bump_required=c.epoch_bump_required or bump)
 
 
 def handle_produce_response(

@@ -12,8 +12,9 @@ states the state ``TransactionManager`` is in after the ``handleResponse`` of ``
   abort's own EndTxn answered so leaves the producer with only ``close()`` (the model's FATAL, not fenced);
 * UNKNOWN_PRODUCER_ID, INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn / EndTxn: ``abortableErrorIfPossible``
   -- as TRANSACTION_ABORTABLE with KIP-360 (``canBumpEpoch``), fatal without it;
-* INVALID_TXN_STATE and every code a handler does not name ("Unexpected error in ...Response"): fatal, not
-  fenced;
+* INVALID_TXN_STATE and every code InitProducerId's or EndTxn's handler does not name ("Unexpected error in
+  ...Response"): fatal, not fenced; AddPartitionsToTxn's handler counts a code it does not name as a partition
+  error (``hasPartitionErrors``) and ends with ``abortableError`` -- ABORTABLE_ERROR, skipped while aborting;
 * NONE: InitProducerId -> READY; AddPartitionsToTxn -> unchanged (the partitions join the transaction);
   EndTxn -> INITIALIZING exactly when the producer owes an epoch bump (``completeTransaction`` reads
   ``epochBumpRequired``, set by ``abortableErrorIfPossible`` / a failed batch under KIP-360; under TV2 the
@@ -71,14 +72,23 @@ def _expected(  # no mutate: the judge of client_reacts_as_kafka (a property), n
         return (old,)
     if error in _FENCED:
         return (FENCED,)
-    abortable = error == Errors.TRANSACTION_ABORTABLE or (
-        error in _IF_POSSIBLE and request != "InitProducerId" and kip_360
+    abortable = (
+        error == Errors.TRANSACTION_ABORTABLE
+        or (error in _IF_POSSIBLE and request != "InitProducerId" and kip_360)
+        or _unexpected_partition_error(request, error)
     )
     if not abortable:
         return (FATAL,)
     if old != ABORTING:
         return ("ABORTABLE_ERROR",)
     return (ABORTING,) if request == "AddPartitionsToTxn" else (FATAL,)
+
+
+def _unexpected_partition_error(request: str, error: str) -> bool:  # no mutate: the judge's table
+    """An AddPartitionsToTxn answer its handler names in no case (``AddPartitionsToTxnHandler``'s final ``else``,
+    ``TransactionManager.java`` @1eb7644349cb L1426-1429): a partition error, then ``abortableError``."""
+    named = (Errors.NONE, Errors.INVALID_TXN_STATE, Errors.TRANSACTION_ABORTABLE, *_RETRIED, *_FENCED, *_IF_POSSIBLE)
+    return request == "AddPartitionsToTxn" and error not in named and error not in AUTHORIZATION_ERRORS
 
 
 def _expected_authorization(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
@@ -135,8 +145,11 @@ def _unexpected_bump_flag(  # no mutate: the judge of client_reacts_as_kafka (a 
         return None
     if request != "InitProducerId" and error in _IF_POSSIBLE and kip_360:
         want = True
-    elif error in _RETRIED or error == Errors.TRANSACTION_ABORTABLE or (
-        error == Errors.NONE and request == "AddPartitionsToTxn"
+    elif (
+        error in _RETRIED
+        or error == Errors.TRANSACTION_ABORTABLE
+        or (error == Errors.NONE and request == "AddPartitionsToTxn")
+        or _unexpected_partition_error(request, error)
     ):
         want = before
     else:

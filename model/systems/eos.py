@@ -1066,14 +1066,15 @@ class EosSystem(TransactionalSystem):
         TxnOffsetCommit; retriable errors re-enqueue; UNKNOWN_PRODUCER_ID / INVALID_PRODUCER_ID_MAPPING
         are ``abortableErrorIfPossible`` (KIP-360: abortable with an epoch bump); PRODUCER_FENCED /
         INVALID_PRODUCER_EPOCH fatal (fenced); GROUP_AUTHORIZATION_FAILED and TRANSACTION_ABORTABLE
-        abortable; anything else fatal -- as ``AddPartitionsToTxnHandler`` but for the group's ACL."""
+        abortable; anything else fatal ("Unexpected error in AddOffsetsToTxnResponse"; ``AddPartitionsToTxnHandler``
+        makes an unexpected error abortable instead)."""
         i = resp.producer
         c, app = s.clients[i], s.apps[i]
         if resp.connection != c.tc_connection or not c.inflight:
             return s, ("stale_response",)
         c = c._replace(inflight=False)
         err = resp.error
-        cls = tp.coordinator_error_class("AddPartitionsToTxn", err)
+        cls = tp.coordinator_error_class("AddOffsetsToTxn", err)
         if err == Errors.GROUP_AUTHORIZATION_FAILED:
             cls = tp.ErrorClass.ABORTABLE
         if cls == tp.ErrorClass.RETRIABLE:

@@ -927,7 +927,9 @@ class TransactionalSystem:
             return s, events
         txn = c.txn
         old = c
-        c, outcome, events = tp.handle_txn_response(c, body, self.tv, self.kip_360, self.flags.txn_resolve_sequences)
+        flags = self.flags
+        resolve, unexpected_add = flags.txn_resolve_sequences, flags.add_partitions_unexpected_abortable
+        c, outcome, events = tp.handle_txn_response(c, body, self.tv, self.kip_360, resolve, unexpected_add)
         s = s._replace(clients=_at(s.clients, i, c))
         if body.connection != old.tc_connection and c != old:  # no branch: the violation side (a defect's)
             s = _flagged(s, stale_response_read(i, body))  # no mutate: ghost observer (client_reacts_as_kafka)
