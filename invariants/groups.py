@@ -70,19 +70,27 @@ def _replaced(s: GroupState, c: cc.Consumer, instance: str) -> bool:
     return holder is not None and holder.member_id != c.member_id
 
 
+def _incarnation(s: GroupState, member_id: str) -> int:
+    """Which incarnation of the group issued ``member_id`` ("c<client>-<n>"): the deletions (offsets expiry) before
+    the counter reached ``n``.  A deleted group's generations are counted again from 0 by the next one."""
+    n = int(member_id.rsplit("-", 1)[1]) if "-" in member_id else 0
+    return sum(1 for boundary in s.ghost.incarnations if boundary <= n)
+
+
 def _stable_overlaps(s: GroupState, instances: tuple[str, ...] = ()) -> list[str]:
     problems: list[str] = []
-    seen: dict[tuple[int, int], int] = {}
+    seen: dict[tuple[int, int, int], int] = {}
     for i, c in enumerate(s.consumers):
         if not c.up or c.state != cc.STABLE or c.generation < 0:
             continue
         if i < len(instances) and _replaced(s, c, instances[i]):
             continue
+        life = _incarnation(s, c.member_id)
         for p in c.owned:
-            other = seen.get((c.generation, p))
+            other = seen.get((life, c.generation, p))
             if other is not None:
                 problems.append(f"c{other} and c{i} both own t0p{p} in generation {c.generation}")
-            seen[(c.generation, p)] = i
+            seen[(life, c.generation, p)] = i
     return problems
 
 

@@ -166,6 +166,10 @@ class GroupGhost(NamedTuple):
     kept_unjoined: tuple[str, ...] = ()
     unjust_removals: tuple[str, ...] = ()  # members the coordinator removed for no reason Kafka has
     unjoined_leaders: tuple[str, ...] = ()  # generations whose join completed with a leader that had not rejoined
+    #: the member-id counter at each deletion of the group (offsets expiry): a member id below a boundary belongs to
+    #: an earlier incarnation of the group, whose generations the new group counts again from 0 (Kafka's member ids
+    #: are random; a generation number alone does not name a generation across a deletion)
+    incarnations: tuple[int, ...] = ()
 
 
 @record
@@ -1141,6 +1145,8 @@ class GroupSystem:
         (KAFKA-13636: expired during a rebalance) are a regression, whatever path deletes them."""
         empty = s.group.state == cg.EMPTY
         ghost = s.ghost._replace(max_committed=()) if empty else s.ghost  # no branch: only an Empty group expires
+        if self.flags.expiry_deletes_group:  # no branch: expiry_deletes_group=False is a weakened variant only
+            ghost = ghost._replace(incarnations=(*ghost.incarnations, s.group.next_member))
         group = cg.expire_offsets(s.group, TOPIC, self.flags.expiry_deletes_group)
         return s._replace(group=group, ghost=ghost), ("offsets:expired",)
 
