@@ -70,19 +70,27 @@ def _replaced(s: GroupState, c: cc.Consumer, instance: str) -> bool:
     return holder is not None and holder.member_id != c.member_id
 
 
+def _incarnation(s: GroupState, member_id: str) -> int:
+    """Which incarnation of the group issued ``member_id`` ("c<client>-<n>"): the deletions (offsets expiry) before
+    the counter reached ``n``.  A deleted group's generations are counted again from 0 by the next one."""
+    n = int(member_id.rsplit("-", 1)[1]) if "-" in member_id else 0
+    return sum(1 for boundary in s.ghost.incarnations if boundary <= n)
+
+
 def _stable_overlaps(s: GroupState, instances: tuple[str, ...] = ()) -> list[str]:
     problems: list[str] = []
-    seen: dict[tuple[int, int], int] = {}
+    seen: dict[tuple[int, int, int], int] = {}
     for i, c in enumerate(s.consumers):
         if not c.up or c.state != cc.STABLE or c.generation < 0:
             continue
         if i < len(instances) and _replaced(s, c, instances[i]):
             continue
+        life = _incarnation(s, c.member_id)
         for p in c.owned:
-            other = seen.get((c.generation, p))
+            other = seen.get((life, c.generation, p))
             if other is not None:
                 problems.append(f"c{other} and c{i} both own t0p{p} in generation {c.generation}")
-            seen[(c.generation, p)] = i
+            seen[(life, c.generation, p)] = i
     return problems
 
 
@@ -114,11 +122,26 @@ def _regressions(s: GroupState) -> list[str]:
     return problems
 
 
+def _replay(log: tuple[olog.OffsetsRecord, ...], group: str) -> tuple[olog.GroupMetadataValue | None, dict[int, int]]:
+    """The judge's own reading of the group's ``__consumer_offsets`` partition, independent of the model's loader
+    (:func:`~keos.model.coordinator.group.offsets_log.load`, which a defect may share with the state it rebuilds):
+    a compacted topic's meaning -- per key the last record wins and a tombstone deletes the key (``GroupMetadataKey``
+    and ``OffsetCommitKey``, ``GroupMetadataManager.replay`` / ``OffsetMetadataManager.replay``, Kafka trunk 1eb7644).
+    Returns the group's metadata (None: no group) and its committed offsets."""
+    latest: dict[tuple[str, str, int], olog.OffsetsRecord] = {}
+    for rec in log:
+        if rec.group == group:
+            latest[rec.key] = rec
+    meta = latest.pop((group, "", olog.GROUP_KEY), None)
+    offsets = {rec.partition: rec.value for rec in latest.values() if isinstance(rec.value, int)}
+    return (meta.value if meta is not None and isinstance(meta.value, olog.GroupMetadataValue) else None), offsets
+
+
 def _log_mismatch(s: GroupState) -> list[str]:
-    loaded = olog.load(s.group.log, s.group.group_id)
-    if loaded.offsets != s.group.offsets:
-        replayed, cached = dict(loaded.offsets), dict(s.group.offsets)
-        return [f"replaying __consumer_offsets gives {replayed}, the coordinator has {cached}"]
+    _, replayed = _replay(s.group.log, s.group.group_id)
+    cached = dict(s.group.offsets)
+    if replayed != cached:
+        return [f"replaying __consumer_offsets gives {dict(sorted(replayed.items()))}, the coordinator has {cached}"]
     return []
 
 
@@ -127,11 +150,14 @@ def _metadata_mismatch(s: GroupState) -> list[str]:
     g = s.group
     if g.state not in (cg.STABLE, cg.EMPTY):
         return []
-    meta = olog.load(g.log, g.group_id).metadata
+    meta, _ = _replay(g.log, g.group_id)
     if g.state == cg.EMPTY:
-        if meta is None or (not meta.members and meta.generation == g.generation):
+        # no record (none written yet, or the group's tombstone): no group -- a new one starts at generation 0
+        if (meta is None and g.generation == 0) or (meta is not None and not meta.members and
+                                                     meta.generation == g.generation):
             return []
-        return [f"the group is Empty at generation {g.generation} but replaying __consumer_offsets gives {meta}"]
+        return [f"the group is Empty at generation {g.generation} but replaying __consumer_offsets gives "
+                f"{meta or 'no group (generation 0)'}"]
     held = olog.GroupMetadataValue(g.generation, g.protocol, g.leader,
                                    tuple((m.member_id, m.assignment) for m in g.members),
                                    tuple((m.member_id, m.owned, m.generation) for m in g.members),

@@ -463,6 +463,13 @@ class ProtocolFlags:
             retriable error for its auto-commit (NOT_COORDINATOR: the coordinator moved mid-commit) returns false:
             it revokes nothing and sends no JoinGroup, and retries the commit once the coordinator is found again;
             without it the consumer revokes its partitions with their positions uncommitted.
+        expiry_deletes_group: an Empty classic group whose offsets all expired is deleted with its tombstone
+            (``GroupCoordinatorShard.cleanupGroupMetadata`` -> ``GroupMetadataManager.maybeDeleteGroup``; replaying
+            the tombstone removes the group, Kafka trunk 1eb7644): the next JoinGroup starts a new group at generation
+            0, as a coordinator loading the partition does; without it the live group keeps its generation.
+        offset_fetch_checks_loading: the group coordinator answers an OffsetFetch COORDINATOR_LOAD_IN_PROGRESS while
+            it is still loading the group (``CoordinatorRuntime.withActiveContextOrThrow``, Kafka trunk 1eb7644);
+            without it a loading shard answers from whatever its cache holds.
         offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
             rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
             without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
@@ -658,6 +665,8 @@ class ProtocolFlags:
     rebalance_timeout_keeps_static: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
+    expiry_deletes_group: bool = True
+    offset_fetch_checks_loading: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -2006,6 +2015,30 @@ VARIANTS: dict[str, Variant] = {
             bug="onJoinPrepare before KAFKA-13310/KAFKA-14024's retry of a retriable async-commit failure (and the "
             "shape of KAFKA-12983: join preparation not redone): the revoked partitions' next owner starts at an "
             "older committed offset and processes records again after every coordinator move during a rebalance",
+        ),
+        Variant(
+            name="expired_group_keeps_generation",
+            description="When an Empty group's offsets expire the coordinator writes the group's tombstone but keeps "
+            "the group in memory with its generation; a coordinator that loads the partition finds no group.",
+            flags=replace(_REAL, expiry_deletes_group=False),
+            weakened=True,
+            breaks=("group_metadata_matches_log",),
+            scenarios=("groups_offsets_expiry",),
+            bug="the live group and the log disagree after cleanupGroupMetadata (GroupMetadataManager.maybeDeleteGroup "
+            "not applied to the in-memory group): the generation a failover restores differs from the one the members "
+            "were told, and a load that ignores the tombstone (resurrecting the group) goes unseen",
+        ),
+        Variant(
+            name="offset_fetch_served_while_loading",
+            description="A group coordinator still loading the group's __consumer_offsets partition answers "
+            "OffsetFetch from its cache instead of COORDINATOR_LOAD_IN_PROGRESS.",
+            flags=replace(_REAL, offset_fetch_checks_loading=False),
+            weakened=True,
+            breaks=("coordinator_answers_per_kafka_table",),
+            scenarios=("txn_eos_group_coordinator_failover",),
+            bug="a read of a LOADING shard that skips CoordinatorRuntime.withActiveContextOrThrow: the new owner of a "
+            "partition starts from a partially loaded cache (no committed offset yet: auto.offset.reset, records "
+            "processed twice; a transactional offset not yet pending: read past an open transaction)",
         ),
         Variant(
             name="no_commit_on_revoke",

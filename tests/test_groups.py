@@ -265,7 +265,7 @@ REAL = {
     "groups_zombie_commit": 8756,
     "groups_coordinator_failover": 4597,
     "groups_cooperative_join": 1452,
-    "groups_offsets_expiry": 1514,
+    "groups_offsets_expiry": 1410,
     "groups_cooperative_crash": 900,
     "groups_eager_rebalance": 16153,
     "groups_slow_consumer": 10053,

@@ -534,7 +534,16 @@ class EosSystem(TransactionalSystem):
             return None
         pending_visible = not self.flags.pending_offsets_wait_for_marker
         require_stable = self.flags.offset_fetch_require_stable and not pending_visible
-        error, offset = gc.handle_offset_fetch(s.group, INPUT_PARTITION, require_stable=require_stable)
+        error, offset = gc.handle_offset_fetch(s.group, INPUT_PARTITION, require_stable=require_stable,
+                                               checks_loading=self.flags.offset_fetch_checks_loading)
+        loading = s.group is not None and s.group.loading  # no mutate: ghost observer (the judge's input)
+        if loading != (error == Errors.COORDINATOR_LOAD_IN_PROGRESS):  # no branch: ghost observer of a violation
+            # CoordinatorRuntime.withActiveContextOrThrow (Kafka trunk 1eb7644349cb): every read of a LOADING shard --
+            # OffsetFetch as much as a commit -- is COORDINATOR_LOAD_IN_PROGRESS, and only a LOADING shard answers it;
+            # the model's load is one step, so the cache a loading shard would serve is complete here, and only the
+            # answer shows a read that skipped the check (coordinator_answers_per_kafka_table)
+            want = Errors.COORDINATOR_LOAD_IN_PROGRESS if loading else "no load error"  # no mutate: display
+            s = _flagged(s, f"answer_table:OffsetFetch:loading:{error}:kafka:{want}")  # no mutate: ghost observer
         if error != Errors.NONE:
             return s, (error, "offset_fetch_retry")
         stable = 0 if offset < 0 else offset

@@ -166,6 +166,10 @@ class GroupGhost(NamedTuple):
     kept_unjoined: tuple[str, ...] = ()
     unjust_removals: tuple[str, ...] = ()  # members the coordinator removed for no reason Kafka has
     unjoined_leaders: tuple[str, ...] = ()  # generations whose join completed with a leader that had not rejoined
+    #: the member-id counter at each deletion of the group (offsets expiry): a member id below a boundary belongs to
+    #: an earlier incarnation of the group, whose generations the new group counts again from 0 (Kafka's member ids
+    #: are random; a generation number alone does not name a generation across a deletion)
+    incarnations: tuple[int, ...] = ()
 
 
 @record
@@ -617,6 +621,9 @@ class GroupSystem:
             k = GROUP_FAULT_KINDS.index(fault)
             new = new._replace(faults_used=_at(new.faults_used, k, new.faults_used[k] + 1))
             events = (f"fault:{fault}", *events)
+        miscounted = self._miscounted(new)
+        if miscounted:  # unreachable: a model contract (every fault is counted where its effect is)
+            raise AssertionError(f"{action.kind}: {miscounted}")
         new = self._note_heartbeats(new)
         new = self._note_heartbeat_answers(new)
         if new.group.state != state.group.state:
@@ -743,6 +750,21 @@ class GroupSystem:
             return after
         note = f"generation {g1.generation} completed on {action.kind} with leader {g1.leader}, which had not rejoined"
         return after._replace(ghost=after.ghost._replace(unjoined_leaders=(*after.ghost.unjoined_leaders, note)))
+
+    @staticmethod
+    def _miscounted(s: GroupState) -> str:  # no mutate: a model contract (the budget's bookkeeping), not a Kafka rule
+        """The fault counters disagree with the state the faults leave behind: the coordinator's epoch is the number
+        of coordinator moves counted (CoordinatorFailover, MovedCoordinatorCommit) and the partitions added to the
+        topic the number of CreatePartitions counted.  A fault whose step is not counted escapes its budget: the
+        search then never ends (an epoch or a partition count that grows without bound) instead of stopping where
+        the scenario said the faults stop."""
+        used = dict(zip(GROUP_FAULT_KINDS, s.faults_used))
+        moves = used["coordinator_failover"] + used["moved_coordinator_commit"]
+        if s.group.epoch != moves:
+            return f"coordinator epoch {s.group.epoch} after {moves} counted coordinator move(s)"
+        if s.added_partitions != used["create_partitions"]:
+            return f"{s.added_partitions} partition(s) added after {used['create_partitions']} counted CreatePartitions"
+        return ""
 
     def _overspent(self, s: GroupState, action: Action) -> str:
         """The budget ``action`` would pass, or "": a scenario's ``[faults]`` limits (per kind and in total) and its
@@ -1123,7 +1145,10 @@ class GroupSystem:
         (KAFKA-13636: expired during a rebalance) are a regression, whatever path deletes them."""
         empty = s.group.state == cg.EMPTY
         ghost = s.ghost._replace(max_committed=()) if empty else s.ghost  # no branch: only an Empty group expires
-        return s._replace(group=cg.expire_offsets(s.group, TOPIC), ghost=ghost), ("offsets:expired",)
+        if self.flags.expiry_deletes_group:  # no branch: expiry_deletes_group=False is a weakened variant only
+            ghost = ghost._replace(incarnations=(*ghost.incarnations, s.group.next_member))
+        group = cg.expire_offsets(s.group, TOPIC, self.flags.expiry_deletes_group)
+        return s._replace(group=group, ghost=ghost), ("offsets:expired",)
 
     def _compact(self, s: GroupState) -> Result:
         group = s.group._replace(log=olog.compact(s.group.log))

@@ -489,12 +489,23 @@ def flush(group: ClassicGroup) -> ClassicGroup:  # unreachable: weakened variant
     return group._replace(log=(*group.log, *group.unflushed), unflushed=())
 
 
-def expire_offsets(group: ClassicGroup, topic: str) -> ClassicGroup:
+def expire_offsets(group: ClassicGroup, topic: str, deletes_group: bool = True) -> ClassicGroup:
     """``cleanupGroupMetadata`` for an Empty group past ``offsets.retention.minutes`` (KIP-211):
-    a tombstone per committed offset, and the group's own tombstone."""
+    a tombstone per committed offset, and the group's own tombstone.
+
+    The group is then deleted (``GroupCoordinatorShard.cleanupGroupMetadata`` -> ``GroupMetadataManager
+    .maybeDeleteGroup``; the coordinator replays its own tombstone, ``replay(GroupMetadataKey, null)`` ->
+    ``removeGroup``, Kafka trunk 1eb7644): the next JoinGroup creates a new group, which starts again at generation
+    0 -- as a coordinator loading the partition finds no group either.  Member ids stay unique (the counter goes
+    on: Kafka's are random), and KIP-394 pending member ids are kept (not modelled as deleted with the group).
+    ``deletes_group=False`` is the weakened variant expired_group_keeps_generation."""
     tombstones = [olog.offset_commit_record(group.group_id, topic, p, None) for p, _ in group.offsets]
     tombstones.append(olog.group_metadata_record(group.group_id, None))
-    return group._replace(offsets=(), log=(*group.log, *tombstones))
+    if not deletes_group:  # no branch: deletes_group=False is the weakened variant expired_group_keeps_generation
+        return group._replace(offsets=(), log=(*group.log, *tombstones))
+    fresh = empty_group(group.group_id)._replace(next_member=group.next_member, epoch=group.epoch,
+                                                 pending=group.pending, unflushed=group.unflushed)
+    return fresh._replace(log=(*group.log, *tombstones))
 
 
 def load_group(log: tuple[olog.OffsetsRecord, ...], epoch: int, next_member: int,

@@ -211,14 +211,16 @@ def has_pending(g: GroupMetadata | None, partition: int) -> bool:
     return g is not None and any(p.partition == partition for p in g.pending)
 
 
-def handle_offset_fetch(g: GroupMetadata | None, partition: int, require_stable: bool) -> tuple[str, int]:
+def handle_offset_fetch(g: GroupMetadata | None, partition: int, require_stable: bool,
+                        checks_loading: bool = True) -> tuple[str, int]:
     """OffsetFetch: ``(error, offset)``; -1 when nothing is committed.
 
     With ``requireStable`` (KIP-447, OffsetFetch v7) a pending transactional
     offset for the partition answers UNSTABLE_OFFSET_COMMIT (retriable); a coordinator still
-    loading the group answers COORDINATOR_LOAD_IN_PROGRESS (retriable).
+    loading the group answers COORDINATOR_LOAD_IN_PROGRESS (retriable); ``checks_loading=False`` is the weakened
+    variant offset_fetch_served_while_loading.
     """
-    if g is not None and g.loading:
+    if g is not None and g.loading and checks_loading:
         # CoordinatorRuntime.withActiveContextOrThrow: a read of a LOADING shard (ConsumerCoordinator's
         # OffsetFetch handler retries it)
         return Errors.COORDINATOR_LOAD_IN_PROGRESS, -1
