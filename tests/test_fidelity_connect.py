@@ -452,7 +452,7 @@ def test_a_commit_record_read_after_the_connectors_tombstone_is_ignored(variant:
     s, _ = _steps(m, s, ("Reconfigure", (1,)), ("PauseWorker", (1,)), ("Rebalance", ()), ("Reconfigure", (0,)))
     s, _ = _steps(m, s, ("CommitTaskConfigs", (0,)), ("DeleteConnector", (0,)), ("ResumeWorker", (1,)))
     s, events = _steps(m, s, ("CommitTaskConfigs", (1,)))
-    assert events[-1] == "reconfigured"
+    assert "reconfigured" in events
     snap = m._latest(s)
     assert not snap.exists
     if variant == "kafka":

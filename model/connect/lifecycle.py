@@ -96,6 +96,11 @@ def illegal_task_changes(  # no mutate: judge
             elif new.stopping and new.phase == P.RUNNING and old.phase != P.RUNNING:  # no branch: a violation
                 out.append(f"{where}:stopping instance entered its send loop in {kind}")
             elif (  # no branch: a violation
+                new.phase == P.RUNNING and old.phase != P.RUNNING and new_wk.member and old.task not in new_wk.assigned
+            ):
+                # postProducerCheck: a task its worker no longer runs (revoked, its configs gone) never sends
+                out.append(f"{where}:entered its send loop in {kind} although its worker does not own the task")
+            elif (  # no branch: a violation
                 old.phase == P.FENCING_REQUESTED
                 and new.phase != old.phase
                 and not answering
