@@ -41,6 +41,8 @@ every partition's log end at that instant).
 
 from __future__ import annotations
 
+from typing import Any
+
 from keos.invariants._common import no_findings, sometimes_event, sometimes_state
 from keos.model.clients.producer import RECORDS_PER_PRODUCER, record_label
 from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
@@ -111,8 +113,7 @@ def _unauthorized_changes(who: _Who, s: TxnSystemState) -> list[str]:
         f"{c.principal} ({c.api}) staged an offset in {transactional_id_name(c.transactional_id)}'s transaction "
         f"without {c.after}"
         if c.api == "TxnOffsetCommit"
-        else f"{c.principal} ({c.api}) moved {transactional_id_name(c.transactional_id)} from {c.before} to {c.after} "
-        f"without Write on it"
+        else f"{c.principal} ({c.api}) moved {transactional_id_name(c.transactional_id)} from {c.before} to {c.after}"
         for c in s.security.txn_changes
     ]
 
@@ -275,7 +276,7 @@ def _granted_refusals(who: _Who, s: TxnSystemState) -> list[str]:
     granted = set(who.sec.expect_granted)
     return [
         f"{r.principal} was refused {r.api} with {r.error}"
-        for r in s.security.refusals
+        for r in _authz_refusals(s)
         if r.principal in granted and not r.revoked
     ]
 
@@ -311,10 +312,20 @@ def _granted_principal_never_refused(who: _Who) -> Property:
     )
 
 
+#: The log's refusal of a client's control batch (``LogValidator``): no authorization decision, the last check of a
+#: Produce (:data:`KAFKA_CHECK_ORDER`).
+LOG_REFUSAL = "INVALID_RECORD"
+
+
+def _authz_refusals(s: TxnSystemState) -> list[Any]:
+    """The refusals an authorization check answered (not the log's refusal of a control batch)."""
+    return [r for r in s.security.refusals if r.error != LOG_REFUSAL]
+
+
 def _wrong_errors(who: _Who, s: TxnSystemState) -> list[str]:
     return [
         f"{r.principal}'s {r.api} was refused with {r.error}, not {' or '.join(who.sec.expect_errors)}"
-        for r in s.security.refusals
+        for r in _authz_refusals(s)
         if r.error not in who.sec.expect_errors
     ]
 
@@ -331,7 +342,7 @@ KAFKA_CHECK_ORDER: dict[str, tuple[str, ...]] = {
     "AddOffsetsToTxn": (ResourceType.TRANSACTIONAL_ID, ResourceType.GROUP),
     "TxnOffsetCommit": (ResourceType.TRANSACTIONAL_ID, ResourceType.GROUP),
     "EndTxn": (ResourceType.TRANSACTIONAL_ID,),
-    "Produce": (ResourceType.TRANSACTIONAL_ID, ResourceType.TOPIC),
+    "Produce": (ResourceType.TRANSACTIONAL_ID, ResourceType.TOPIC, LOG_REFUSAL),
     "WriteTxnMarkers": (ResourceType.CLUSTER,),
 }
 #: The error KafkaApis answers when the check on a resource of each type fails.
@@ -340,6 +351,7 @@ ERROR_OF_CHECK = {
     ResourceType.TOPIC: "TOPIC_AUTHORIZATION_FAILED",
     ResourceType.GROUP: "GROUP_AUTHORIZATION_FAILED",
     ResourceType.CLUSTER: "CLUSTER_AUTHORIZATION_FAILED",
+    LOG_REFUSAL: LOG_REFUSAL,  # LogValidator: "Clients are not allowed to write control records"
 }
 
 
@@ -357,6 +369,8 @@ def _check_outcomes(who: _Who, sec: SecurityConfig, principal: str, rtype: str) 
         return {sec.may_write_topic(principal, q) for q in range(who.partitions)}
     if rtype == ResourceType.GROUP:
         return {sec.allows(principal, Operation.READ, ResourceType.GROUP, group_name(0))}
+    if rtype == LOG_REFUSAL:
+        return {False}  # a client's control batch is refused whatever the ACLs
     return {
         sec.allows(principal, Operation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
         or sec.allows(principal, Operation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
@@ -421,7 +435,7 @@ def _oracle_properties(who: _Who) -> list[Property]:
             sometimes_state(
                 "authorization_refused",
                 "A request was refused by an authorization check.",
-                lambda s: bool(s.security.refusals),
+                lambda s: bool(_authz_refusals(s)),
             ),
         ]
     if sec.expect_denied:
@@ -431,7 +445,7 @@ def _oracle_properties(who: _Who) -> list[Property]:
             sometimes_state(
                 "expected_denial_refused",
                 "A principal in expect_denied was refused a request.",
-                lambda s: any(r.principal in denied for r in s.security.refusals),
+                lambda s: any(r.principal in denied for r in _authz_refusals(s)),
             ),
         ]
     if sec.expect_granted:
@@ -455,11 +469,14 @@ def _unauthorized_change(who: _Who, partners: tuple[str, ...]) -> Property:
         name="unauthorized_never_changes_transaction",
         fact="A principal without Write on a TransactionalId never changes that transaction's coordinator "
         "state (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn are refused with "
-        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and never stages an offset in it without Write on it and Read on "
-        "the group (TxnOffsetCommit).",
+        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED), never adds a partition to it without Write on the partition's "
+        "topic, nor the group's offsets partition without Read on the group (by the ACLs in force when the request "
+        "is handled: a grant revoked mid-transaction stops the next request), and never stages an offset in it "
+        "without Write on it and Read on the group (TxnOffsetCommit).",
         source="KIP-98 §9 (Authorization); KafkaApis.handleInitProducerIdRequest/handleEndTxnRequest/"
         "handleAddOffsetsToTxnRequest/handleTxnOffsetCommitRequest (Kafka 4.0)",
-        catches="a coordinator API that skips the TransactionalId ACL: a stranger fences or ends a transaction",
+        catches="a coordinator API that skips the TransactionalId ACL (a stranger fences or ends a transaction), "
+        "an AddOffsetsToTxn or AddPartitionsToTxn whose Group or Topic check is skipped or judged by revoked ACLs",
         findings=lambda s: _unauthorized_changes(who, s),
         partners=partners,
     )
@@ -605,6 +622,10 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     if took_effect or refused_partner:
         partners = tuple(p.name for p in (*refused_partner, *took_effect))
         props += [_unauthorized_change(who, partners), *refused_partner, *took_effect]
+    elif revocations:
+        # a topic or group binding revoked mid-transaction: a later AddPartitionsToTxn, AddOffsetsToTxn or TV2
+        # TxnOffsetCommit that adds a partition to the transaction needs it (gate.observe_change judges each change)
+        props.append(_unauthorized_change(who, ("refused_after_revocation",)))
     if f.forge_marker:
         # an adversary allowed WriteTxnMarkers (a cluster administrator) must show its marker landing
         admin = any(sec.allows(sec.adversary, op, ResourceType.CLUSTER, CLUSTER_NAME)
@@ -677,7 +698,7 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             sometimes_state(
                 "refused_after_revocation",
                 "A request was refused because an operator had revoked a binding it needed.",
-                lambda s: any(r.revoked for r in s.security.refusals),
+                lambda s: any(r.revoked for r in _authz_refusals(s)),
             ),
         ]
     elif lacking_topic and not f.forge_produce:

@@ -346,7 +346,8 @@ def _document(shape: str, index: int, transform: str, others: dict[int, str] | N
 
 def _adversary_document(shape: str, transform: str) -> dict[str, Any]:
     """The adversary's request under ``transform``; alice holds what her transaction needs, the adversary Write on
-    its own transactional.id and the topic (so its control Produce reaches the log's refusal)."""
+    its own transactional.id and the topic (so its control Produce reaches the log's refusal) -- except a marker
+    forger whose ClusterAction is ``missing``, who holds no transactional.id either."""
     operation, resource = REQUIRED[shape][0]
     allow, deny = transform_binding(operation, resource, transform, ADVERSARY)
     granted = TRANSFORMS[transform] == "G"
@@ -356,14 +357,19 @@ def _adversary_document(shape: str, transform: str) -> dict[str, Any]:
     rtype = resource.split(":", 1)[0]
     permitted = {"markers": ["atomic_commit", "committed_transactions_visible"],
                  "stranger": ["healthy_producer_not_failed"]}[shape]
+    # A marker forger with no binding at all (``missing``): its control Produce is refused for its TransactionalId
+    # before the log could refuse the control batch (handleProduceRequest's order, refusals_follow_kafkas_check_order).
+    stranger = shape == "markers" and transform == "missing"
+    own_txn_id = [] if stranger else [f"{ADVERSARY} Write TransactionalId:txn-mallory"]
+    errors = [ERROR_OF_TYPE[rtype], *(["TRANSACTIONAL_ID_AUTHORIZATION_FAILED"] if stranger else [])]
     security: dict[str, Any] = {
         "principals": [PRINCIPAL],
         "adversary": ADVERSARY,
         "allow": [f"{PRINCIPAL} Write TransactionalId:txn-0", f"{PRINCIPAL} Write Topic:t0",
-                  f"{ADVERSARY} Write TransactionalId:txn-mallory", f"{ADVERSARY} Write Topic:t0", *allow],
+                  *own_txn_id, f"{ADVERSARY} Write Topic:t0", *allow],
         "deny": deny,
         "expect_granted": [PRINCIPAL, *([ADVERSARY] if granted else [])],
-        **({} if granted else {"expect_denied": [ADVERSARY], "expect_errors": [ERROR_OF_TYPE[rtype]]}),
+        **({} if granted else {"expect_denied": [ADVERSARY], "expect_errors": errors}),
     }
     return {
         "name": name,

@@ -31,8 +31,8 @@ REAL = {
     "connect_duplicate_task_instances": 11246,
     "connect_fencing_round_faults": 6147,
     "connect_worker_crash": 664,
-    "connect_worker_lag_before_producer": 20666,
-    "connect_zombie_leader": 43658,
+    "connect_worker_lag_before_producer": 20515,
+    "connect_zombie_leader": 43514,
     "connect_single_worker_required": 85,
     "connect_disabled_leader_upgrade": 3672,
     "connect_tv1_zombie_task": 8893,
@@ -81,6 +81,7 @@ CAUGHT = {
     },
     ("connect_connector_boundaries", "empty_abort_fails_task"): {
         "healthy_task_never_failed": 7,
+        "task_lifecycle_legal": 7,
     },
     ("connect_connector_boundaries", "connector_abort_reprocesses"): {
         "exactly_once_source_delivery": 10,
@@ -96,6 +97,7 @@ CAUGHT = {
         "task_starts_after_task_count_record": 10,
         "healthy_task_never_failed": 3,
         "task_count_record_counts_latest_tasks": 7,
+        "task_lifecycle_legal": 3,
     },
     ("connect_offset_copy_failure", "global_offsets_first"): {
         "exactly_once_source_delivery": 19,

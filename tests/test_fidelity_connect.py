@@ -431,7 +431,10 @@ def test_a_fencing_request_is_answered_only_by_the_leaders_round() -> None:
     assert illegal_task_changes("Reconfigure", started, failed, ("reconfigured",)) == (
         "task:w0.t0.g0:fencing request answered by Reconfigure",
     )
-    assert illegal_task_changes("Reconfigure", started, failed, ("reconfigured", "fencing_409_conflict")) == ()
+    # a 409 is an answer, but one owed only to a generation that newer committed task configs replaced: none here
+    assert illegal_task_changes("Reconfigure", started, failed, ("reconfigured", "fencing_409_conflict")) == (
+        "task:w0.t0.g0:answered 409 by Reconfigure although generation 0 is the latest committed",
+    )
     assert illegal_task_changes("WriteTaskCountRecord", started, failed) == ()
 
 
@@ -449,7 +452,7 @@ def test_a_commit_record_read_after_the_connectors_tombstone_is_ignored(variant:
     s, _ = _steps(m, s, ("Reconfigure", (1,)), ("PauseWorker", (1,)), ("Rebalance", ()), ("Reconfigure", (0,)))
     s, _ = _steps(m, s, ("CommitTaskConfigs", (0,)), ("DeleteConnector", (0,)), ("ResumeWorker", (1,)))
     s, events = _steps(m, s, ("CommitTaskConfigs", (1,)))
-    assert events[-1] == "reconfigured"
+    assert "reconfigured" in events
     snap = m._latest(s)
     assert not snap.exists
     if variant == "kafka":

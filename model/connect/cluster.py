@@ -41,8 +41,8 @@ class ConnectCluster(Protocol):
         """The config topic's partition."""
         ...
 
-    def _answer_requesters(self, s: ConnectState, phase: str) -> ConnectState:
-        """Answer every task waiting on the zombie-fencing round."""
+    def _answer_requesters(self, s: ConnectState, phase: str, upto: int | None = None) -> ConnectState:
+        """Answer every task waiting on the zombie-fencing round (``upto``: of generations up to a 409's round)."""
         ...
 
     def _put(self, s: ConnectState, w: int, wk: ConnectWorker) -> ConnectState:

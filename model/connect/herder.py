@@ -286,7 +286,7 @@ def write_task_count_record(sys: ConnectCluster, s: ConnectState, w: int) -> Res
     # connect_fencing_conflict_on_new_generation is off only in the weakened variant fencing_conflict_ignored
     if wk.config_generation != round_.generation and sys.flags.connect_fencing_conflict_on_new_generation:
         s = sys._put(s, w, wk._replace(fencing=None))
-        return sys._answer_requesters(s, P.FAILED), ("fencing_409_conflict",)
+        return sys._answer_requesters(s, P.FAILED, round_.generation), ("fencing_409_conflict",)
     if not sys._txn_leader(w):
         return sys._put(s, w, wk._replace(fencing=round_._replace(phase="sent"))), ("task_count_record_batched",)
     assert wk.config_producer is not None
@@ -392,9 +392,10 @@ def _fail_active_rounds(sys: ConnectCluster, s: ConnectState) -> Result:
     ]
     if not stale:
         return s, ()
+    upto = max(s.workers[w].fencing.generation for w in stale)  # type: ignore[union-attr]
     for w in stale:
         s = sys._put(s, w, s.workers[w]._replace(fencing=None))
-    return sys._answer_requesters(s, P.FAILED), ("fencing_409_conflict",)
+    return sys._answer_requesters(s, P.FAILED, upto), ("fencing_409_conflict",)
 
 
 def reconfigure(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
@@ -440,9 +441,15 @@ def commit_task_configs(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     g = wk.task_configs_written
     s = sys._put(s, w, wk._replace(task_configs_written=-1))
     count = sys.topo.task_counts[g]
+    was = sys._latest(s).generation
     s, events = _privileged_write(sys, s, w, (cfgt.config_record(cfgt.COMMIT, w, g, count),), ("reconfigured",))
     if "reconfigured" not in events:  # the commit record was refused: the task configs stay uncommitted
         return s, (*events, "task_configs_uncommitted")
+    # processTasksCommitRecord calls onTaskConfigUpdate with the tasks it applied: a commit record whose task configs
+    # another leader's commit already consumed (an incomplete set) applies none, and fails no round
+    # (KafkaConfigBackingStore, DistributedHerder.ConfigUpdateListener; Kafka 4.0, apache/kafka 1eb7644).
+    if sys._latest(s).generation == was:
+        return s, (*events, "task_configs_commit_applied_nothing")
     s, failed = _fail_active_rounds(sys, s)
     return s, (*events, *failed)
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keos.model.connect.records import ConnectState
+from keos.model.connect import config_topic as cfgt
+from keos.model.connect.records import CONFIG_TOPIC, ConnectState
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
 from keos.model.coordinator.transaction.transaction_state import TransactionState
@@ -65,7 +66,11 @@ def illegal_task_changes(  # no mutate: judge
     """
     if kind in STOPPING_STEPS:
         return _open_after_stop(kind, before, after) if final_commit else _committed_by_stop(kind, before, after)
-    out: list[str] = _unanswered(kind, before, after)
+    out: list[str] = [
+        *_unanswered(kind, before, after, events),
+        *_unjustified_conflicts(kind, before, after, events),
+        *_unfenced_send_loop_failures(kind, before, after),
+    ]
     # A failed privileged write answers the round only when it was the round's own task-count record: the commit
     # record of putTaskConfigs is another herder request, whose failure reaches only its REST caller.
     answering = kind in ANSWERING_STEPS and "task_configs_uncommitted" not in events
@@ -90,6 +95,11 @@ def illegal_task_changes(  # no mutate: judge
                 out.append(f"{where}:{old.phase}->{new.phase}")
             elif new.stopping and new.phase == P.RUNNING and old.phase != P.RUNNING:  # no branch: a violation
                 out.append(f"{where}:stopping instance entered its send loop in {kind}")
+            elif (  # no branch: a violation
+                new.phase == P.RUNNING and old.phase != P.RUNNING and new_wk.member and old.task not in new_wk.assigned
+            ):
+                # postProducerCheck: a task its worker no longer runs (revoked, its configs gone) never sends
+                out.append(f"{where}:entered its send loop in {kind} although its worker does not own the task")
             elif (  # no branch: a violation
                 old.phase == P.FENCING_REQUESTED
                 and new.phase != old.phase
@@ -154,22 +164,83 @@ def _committed_by_stop(kind: str, before: ConnectState, after: ConnectState) -> 
 ROUND_STEPS = ("FenceZombies", "WriteTaskCountRecord", "CommitTaskCountRecord")  # no mutate: a judge's table
 
 
-def _unanswered(kind: str, before: ConnectState, after: ConnectState) -> list[str]:  # no mutate: judge
+def _unanswered(  # no mutate: judge
+    kind: str, before: ConnectState, after: ConnectState, events: tuple[str, ...] = ()
+) -> list[str]:
     """Requests a round left waiting when one of its own steps ended it.
 
     ``DistributedHerder.ZombieFencing`` (Kafka 3.9) completes every callback added to the round -- the requests
     it was started for and those that joined it while it ran -- when its future completes, with 200 or the
     failure (409 on a generation change, 500 on a failed fencing or write): a round that ends answers them all.
+    A request of a generation newer than a round that failed with 409 never joined it (it went to the leader that
+    wrote that generation's task configs).
     """
-    ended = any(old.fencing is not None and new.fencing is None for old, new in zip(before.workers, after.workers))
+    ended = [old.fencing.generation for old, new in zip(before.workers, after.workers)
+             if old.fencing is not None and new.fencing is None]
     if not ended or kind not in ROUND_STEPS:
         return []
+    newer = max(ended) if "fencing_409_conflict" in events else None
     return [
         f"task:w{w}.t{t.task}.g{t.generation}:fencing request left unanswered when {kind} ended the round"
         for w, wk in enumerate(after.workers)
         for t in wk.tasks
-        if t.phase == P.FENCING_REQUESTED
+        if t.phase == P.FENCING_REQUESTED and (newer is None or t.generation <= newer)
     ]
+
+
+def _unjustified_conflicts(  # no mutate: judge
+    kind: str, before: ConnectState, after: ConnectState, events: tuple[str, ...]
+) -> list[str]:
+    """Requests answered 409 CONFLICT although no newer task configs than the requester's were committed.
+
+    ``DistributedHerder`` (Kafka 4.0, apache/kafka 1eb7644) fails a round with 409 only for new task configs:
+    ``onTaskConfigUpdate`` (the listener runs when a worker reads a commit record, ``processTasksCommitRecord``) or
+    ``onZombieFencingSuccess``'s re-read (``taskGen < configState.taskConfigGeneration``).  A request of the
+    generation the config topic's committed records still make the latest was not replaced: no 409 is owed to it
+    (a refused or uncommitted write of task configs changes no generation)."""
+    if "fencing_409_conflict" not in events:
+        return []
+    config = after.kafka.partitions[CONFIG_TOPIC]
+    latest = cfgt.snapshot(config, cfgt.read_to_end(config)).generation
+    return [
+        f"task:w{w}.t{old.task}.g{old.generation}:answered 409 by {kind} although generation {old.generation} "
+        "is the latest committed"
+        for w, (old_wk, new_wk) in enumerate(zip(before.workers, after.workers))
+        for old in old_wk.tasks
+        if old.phase == P.FENCING_REQUESTED and old.generation >= latest
+        and getattr(new_wk.instance(old.task), "phase", P.FAILED) == P.FAILED
+    ]
+
+
+#: Steps of a running instance's send loop that hit no fault of the environment: the instance's own requests.
+SEND_LOOP_STEPS = (  # no mutate: a judge's table
+    "Poll", "CommitTransaction", "AbortTransaction", "CommitOffsets", "CommitTombstone", "FailOffsetCopy",
+)
+
+
+def _unfenced_send_loop_failures(kind: str, before: ConnectState, after: ConnectState) -> list[str]:  # no mutate: judge
+    """Exactly-once instances a send-loop step failed although their producer was current.
+
+    In its send loop an ``ExactlyOnceWorkerSourceTask`` (Kafka 4.0, apache/kafka 1eb7644) fails only on an
+    exception from its producer or its offset writer; without an injected fault (a failed send, flush or commit
+    is a fault action of its own; a failed copy into the global offsets topic is only logged) the producer throws
+    only when it was fenced -- a newer epoch of its transactional id (a newer instance's ``initTransactions``, the
+    leader's ``fenceProducers``) -- and retries every retriable error (``CONCURRENT_TRANSACTIONS``,
+    ``COORDINATOR_LOAD_IN_PROGRESS``, ...).  A task whose producer id and epoch are still the coordinator's has no
+    cause to fail, in a faulty run too."""
+    if kind not in SEND_LOOP_STEPS:
+        return []
+    out: list[str] = []
+    for w, (old_wk, new_wk) in enumerate(zip(before.workers, after.workers)):
+        for old in old_wk.tasks:
+            new, h = new_wk.instance(old.task), old.producer
+            if old.phase != P.RUNNING or new is None or new.phase != P.FAILED or h is None:
+                continue
+            md = before.kafka.coordinator[h.transactional_id]
+            if md is not None and (md.producer_id, md.producer_epoch) == (h.producer_id, h.producer_epoch):
+                out.append(f"task:w{w}.t{old.task}.g{old.generation}:failed by {kind} although its producer "
+                           f"(id {h.producer_id}, epoch {h.producer_epoch}) was not fenced")
+    return out
 
 
 def _paused_changes(w: int, kind: str, old_tasks: tuple[Any, ...], new_wk: Any) -> list[str]:  # no mutate: judge

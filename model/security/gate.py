@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from keos.model import network as net
+from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import (
     AddOffsetsToTxnRequest,
@@ -43,7 +44,7 @@ from keos.model.protocol.messages import (
     TxnOffsetCommitResponse,
 )
 from keos.model.security import checks
-from keos.model.security.authorizer import Operation, ResourceType, group_name, transactional_id_name
+from keos.model.security.authorizer import Operation, ResourceType, group_name, topic_name, transactional_id_name
 from keos.model.security.records import Refusal, SecurityConfig, TxnChange, security_of
 from keos.model.systems.transactions_records import TxnSystemState
 
@@ -89,8 +90,8 @@ def refused(sec: SecurityConfig, s: TxnSystemState, principal: str, api: str, er
     property reads it: the principal is one the scenario states an expectation about, or a binding was revoked
     (a ghost nobody reads would only split states)."""
     revoked = len(s.security.revocations)
-    if error == Errors.INVALID_RECORD:
-        return s  # the log's refusal of a client's control batch is no authorization decision
+    # The log's refusal of a client's control batch (INVALID_RECORD) is no authorization decision, but it is noted:
+    # it is the last of handleProduceRequest's checks, so an earlier check that fails must have answered instead.
     if not (revoked or principal in sec.expect_granted or principal in sec.expect_denied):
         return s
     refusal = Refusal(principal, api, error, revoked)
@@ -167,14 +168,39 @@ def coordinator_request(system: Any, s: TxnSystemState, env: net.Envelope, req: 
     return observe_change(system, new, s, principal, api, req.transactional_id), events
 
 
+def _lacking(acls: SecurityConfig, principal: str, t: int, before: Any, after: Any) -> str:
+    """The binding ``principal`` lacks, by ``acls``, for the change of transactional id ``t``'s entry from ``before``
+    to ``after`` ("" if none): Write on the transactional id for any change; for each partition the change added to
+    the transaction, Write on its topic (``handleAddPartitionsToTxnRequest``; a TV2 Produce's verification adds it
+    the same way) or, for the group's offsets partition, Read on the group (``handleAddOffsetsToTxnRequest``; a TV2
+    TxnOffsetCommit adds it) -- KafkaApis' checks (Kafka 4.0, apache/kafka 1eb7644), written here independently of
+    :mod:`model.security.checks`, as what a request may change and not how the handler decides."""
+    if not acls.may_write_transactional_id(principal, t):
+        return f"Write on {transactional_id_name(t)}"
+    old = () if before is None else before.partitions
+    for q in sorted(set(() if after is None else after.partitions) - set(old)):
+        if q >= OFFSETS_PARTITION_BASE:
+            if not acls.allows(principal, Operation.READ, ResourceType.GROUP, group_name(q - OFFSETS_PARTITION_BASE)):
+                return f"Read on {group_name(q - OFFSETS_PARTITION_BASE)}"
+        elif not acls.may_write_topic(principal, q):
+            return f"Write on {topic_name(q)}"
+    return ""
+
+
 def observe_change(system: Any, new: TxnSystemState, old: TxnSystemState, principal: str, api: str, t: int) -> Any:
     """``new`` with the change of transactional id ``t``'s coordinator entry noted, if ``principal`` -- whose
-    ``api`` request made it -- has no Write on ``t`` by the ACLs in force (whatever the gate's switches said)."""
+    ``api`` request made it -- lacks a binding the change needs by the ACLs in force (whatever the gate's switches
+    said): Write on ``t``, and Write on the topic (Read on the group) of each partition it added (:func:`_lacking`).
+    Every request a client or the adversary sends to the coordinator, or that adds a partition on its way (a TV2
+    Produce or TxnOffsetCommit), is observed: a grant revoked mid-transaction is judged at each retry."""
     before, after = old.coordinator[t], new.coordinator[t]
-    allowed = acls_in_force(system, old).may_write_transactional_id(principal, t)
-    if after == before or allowed:  # no branch: a change without Write needs a broken check (keos mutants)
+    if after == before:
         return new
-    change = TxnChange(principal, t, api, label_metadata(before), label_metadata(after))  # no mutate: ghost
+    lacking = _lacking(acls_in_force(system, old), principal, t, before, after)
+    if not lacking:  # no branch: a change without a binding needs a broken check (keos mutants)
+        return new
+    after_label = f"{label_metadata(after)} without {lacking}"  # no mutate: ghost
+    change = TxnChange(principal, t, api, label_metadata(before), after_label)  # no mutate: ghost
     changes = (*new.security.txn_changes, change)  # no mutate: ghost (unauthorized_never_changes_transaction)
     return new._replace(security=new.security._replace(txn_changes=changes))  # no mutate: ghost
 

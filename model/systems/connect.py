@@ -207,17 +207,23 @@ class ConnectSystem:
     def _requesters(self, s: ConnectState) -> bool:
         return any(t.phase == P.FENCING_REQUESTED for wk in s.workers for t in wk.tasks)
 
-    def _answer_requesters(self, s: ConnectState, phase: str) -> ConnectState:
+    def _answer_requesters(self, s: ConnectState, phase: str, upto: int | None = None) -> ConnectState:
         """The round's HTTP response reaches every task waiting on it (200: FENCING_DONE; 409/500: FAILED).
 
         A stopping task whose round failed is gone: its start-up threw while the worker awaited its stop.
+        ``upto``: a round of that task-config generation failed with 409 CONFLICT; a task of a newer generation
+        was not waiting on it -- it sent its request to the leader that wrote its task configs
+        (``DistributedHerder.fenceZombieSourceTasks`` forwards to the current leader), whose own round answers it.
         """
+        def answered(t: TaskInstance) -> bool:
+            return t.phase == P.FENCING_REQUESTED and (upto is None or t.generation <= upto)
+
         workers = tuple(
             wk._replace(
                 tasks=tuple(
-                    t._replace(phase=phase) if t.phase == P.FENCING_REQUESTED else t
+                    t._replace(phase=phase) if answered(t) else t
                     for t in wk.tasks
-                    if not (t.stopping and t.phase == P.FENCING_REQUESTED and phase == P.FAILED)
+                    if not (t.stopping and answered(t) and phase == P.FAILED)
                 )
             )
             for wk in s.workers

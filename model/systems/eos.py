@@ -1059,7 +1059,7 @@ class EosSystem(TransactionalSystem):
             denied = authz.deny_add_offsets(self, s, env, req)
             if denied is not None:
                 return denied
-        t = req.transactional_id
+        before, t = s, req.transactional_id
         md = s.coordinator[t]
         out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, append_ok, self.cc)
         ask = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
@@ -1068,7 +1068,16 @@ class EosSystem(TransactionalSystem):
         s, events = self._apply_coordinator(s, t, out)
         resp = AddOffsetsToTxnResponse(req.producer, req.connection, out.error)
         s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
-        return s, ("add_offsets_to_txn", *events)
+        return self._observed(s, before, env, "AddOffsetsToTxn", t), ("add_offsets_to_txn", *events)
+
+    def _observed(self, s: TxnSystemState, before: TxnSystemState, env: net.Envelope, api: str, t: int) -> Any:
+        """``s`` with a client's change of transactional id ``t``'s coordinator entry judged by the ACLs in force
+        (:func:`model.security.gate.observe_change`; the adversary's forged requests are observed by
+        :mod:`model.security.adversary`)."""
+        if self.security is None or env.src == authz.ADVERSARY:
+            return s
+        principal = authz.principal_of(authz.acls_in_force(self, before), env.src)
+        return authz.observe_change(self, s, before, principal, api, t)  # no mutate: ghost observer
 
     def _on_add_offsets_response(self, s: TxnSystemState, resp: AddOffsetsToTxnResponse) -> Result:
         """``TransactionManager.AddOffsetsToTxnHandler`` (trunk ``1eb7644349cb``): NONE queues the
@@ -1128,7 +1137,7 @@ class EosSystem(TransactionalSystem):
             denied = authz.deny_txn_offset_commit(self, s, env, req, GROUP_COORDINATOR)
             if denied is not None:
                 return denied
-        g = s.group
+        g, before = s.group, s
         assert g is not None
         ask = self._offset_ask(s, req, append_ok)
         check_generation = self.flags.generation_fencing
@@ -1187,7 +1196,7 @@ class EosSystem(TransactionalSystem):
             s = _flagged(s, label)  # no mutate: ghost observer (coordinator_answers_per_kafka_table)
         resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
         s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
-        return s, events
+        return self._observed(s, before, env, "TxnOffsetCommit:verification", req.transactional_id), events
 
     def _offset_ask(self, s: TxnSystemState, req: TxnOffsetCommitRequest, append_ok: bool) -> OffsetAsk:
         """What Kafka's TxnOffsetCommit table reads of the request and the state it found (ghost observer)."""
