@@ -286,7 +286,10 @@ def write_task_count_record(sys: ConnectCluster, s: ConnectState, w: int) -> Res
     # connect_fencing_conflict_on_new_generation is off only in the weakened variant fencing_conflict_ignored
     if wk.config_generation != round_.generation and sys.flags.connect_fencing_conflict_on_new_generation:
         s = sys._put(s, w, wk._replace(fencing=None))
-        return sys._answer_requesters(s, P.FAILED, round_.generation), ("fencing_409_conflict",)
+        # a newer generation's requests joined this stale round only where a config update leaves it active (the
+        # weakened variant fencing_round_survives_config_update): then the round's 409 answers them too
+        upto = round_.generation if sys.flags.connect_config_update_fails_fencing else None
+        return sys._answer_requesters(s, P.FAILED, upto), ("fencing_409_conflict",)
     if not sys._txn_leader(w):
         return sys._put(s, w, wk._replace(fencing=round_._replace(phase="sent"))), ("task_count_record_batched",)
     assert wk.config_producer is not None
