@@ -19,6 +19,7 @@ import pytest
 
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
+from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.interface import Action
 from keos.model.protocol.errors import Errors
 from keos.model.systems import eos, txn_offset_commit_table
@@ -70,6 +71,8 @@ def test_a_group_coordinator_answering_another_retriable_error_while_loading_is_
     # the TxnOffsetCommit answer table swaps alike: this test isolates the witness (the table judge catches the
     # swap too, but a violation in every commit multiplies the states and costs minutes)
     monkeypatch.setattr(txn_offset_commit_table, "Errors", _Swapped)
+    # and the OffsetFetch answer with its judge (the coordinator's loading answer is the swapped one throughout)
+    monkeypatch.setattr(gc, "Errors", _Swapped)
     verdicts = _verdicts(FAILOVER)
     assert verdicts["healthy_producer_not_failed"] == Verdict.HOLDS
     assert verdicts["txn_offset_commit_load_in_progress"] != Verdict.REACHED
