@@ -3,13 +3,10 @@ never loses its reason and no table is declared twice (the failure of a textual 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import tomllib
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent
+from script_loader import load_script
 
 A = """# header
 
@@ -36,12 +33,7 @@ reason = "model/y.py:3: c"
 
 
 def _script() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    spec = importlib.util.spec_from_file_location("join_equivalents", ROOT / "scripts" / "join_equivalents.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("join_equivalents")
 
 
 def test_claims_split_at_headers_and_section_comments() -> None:

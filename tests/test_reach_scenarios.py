@@ -4,9 +4,9 @@ judgement in faulty runs (``healthy_producer_not_failed``) and the transition-ch
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
+from script_loader import load_script
 from txn_config import kafka_cc
 
 import keos
@@ -20,11 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _generator() -> object:
-    spec = importlib.util.spec_from_file_location("gen_reach", ROOT / "scripts" / "gen_reach_scenarios.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("gen_reach_scenarios")
 
 
 def test_committed_reach_scenarios_are_what_the_grid_generates() -> None:
