@@ -8,6 +8,7 @@ in a module does not break the tests.
 
 from __future__ import annotations
 
+import collections
 import json
 from pathlib import Path
 from typing import Any
@@ -331,6 +332,13 @@ def test_rerun_finds_an_earlier_runs_mutants_by_id_or_by_the_same_edit_when_line
     assert [r["id"] for r in left] == ["1" * 12]
     matched, _ = mu.match_earlier(ms, rows, ("killed",))
     assert [m.id for m in matched] == [killed.id]
+    # a sample names one of several mutants with the same edit: the one nearest its old line is meant, not the first
+    by_edit = collections.defaultdict(list)
+    for m in ms:
+        by_edit[mu.edit_key(m.to_json())].append(m)
+    later = next(v for v in by_edit.values() if len(v) > 1)[-1]
+    row = later.to_json() | {"id": "3" * 12, "line": later.line + 2, "status": "survived"}
+    assert [m.id for m in mu.match_earlier(ms, [row])[0]] == [later.id]
     (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n{cut", encoding="utf-8")
     assert len(mu.load_rows(tmp_path / "r.jsonl")) == 5  # a last line cut by a kill is dropped
     (tmp_path / "mutation.json").write_text(json.dumps({"rows": rows}), encoding="utf-8")

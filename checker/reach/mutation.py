@@ -154,8 +154,10 @@ def match_earlier(mutants: Sequence[Mutant], rows: Iterable[dict[str, Any]],
 
     An id names a mutant as long as its module's lines did not move (the id hashes the place).  When they
     moved -- the model was edited since -- the same edit is looked up instead: same file, function,
-    operator, original and replacement text, the k-th earlier row with that key matched to the k-th
-    mutant of this tree with it, in source order.  Returns the matched mutants (in this tree's order)
+    operator, original and replacement text; among this tree's mutants with that key (one line may hold the
+    same edit twice, a function the same edit on several lines) the one at the row's column and nearest its
+    old line, as ``scripts/remap_equivalents.py`` picks -- a sample holds only some of a key's mutants, so
+    "the k-th row to the k-th mutant" would name the wrong line.  Returns the matched mutants (in this tree's order)
     and the earlier rows of these mutants' modules that match nothing here (the code they mutated is gone or
     changed); rows of other modules are left out.
     """
@@ -177,7 +179,9 @@ def match_earlier(mutants: Sequence[Mutant], rows: Iterable[dict[str, Any]],
     for r in sorted(rest, key=lambda r: (str(r.get("path")), int(r.get("line") or 0), int(r.get("col") or 0))):
         same = by_key.get(edit_key(r))
         if same:
-            m = same.pop(0)
+            col, line = int(r.get("col") or 0), int(r.get("line") or 0)
+            m = min(same, key=lambda c: (c.col != col, abs(c.line - line), c.line))
+            same.remove(m)
             matched[m.id] = m
         else:
             gone.append(r)
