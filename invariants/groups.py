@@ -394,15 +394,33 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         ),
         no_findings(
             name="consumers_react_as_kafka",
-            fact="A consumer reacts to its SyncGroup or Heartbeat answer as Kafka's response handlers do: NONE to a "
-            "SyncGroup makes the assignment its own (same member id and generation); UNKNOWN_MEMBER_ID resets member "
-            "id and generation and loses the partitions; ILLEGAL_GENERATION resets the generation and loses them; "
-            "REBALANCE_IN_PROGRESS rejoins keeping all three; every other error fails the consumer.",
-            source="AbstractCoordinator.SyncGroupResponseHandler / HeartbeatResponseHandler, "
+            fact="A consumer reacts to its SyncGroup, Heartbeat, OffsetCommit and JoinGroup answers as Kafka's "
+            "response handlers do: NONE to a SyncGroup makes the assignment its own (same member id and generation); "
+            "UNKNOWN_MEMBER_ID resets member id and generation and loses the partitions; ILLEGAL_GENERATION resets "
+            "the generation and loses them; REBALANCE_IN_PROGRESS rejoins keeping all three; every other error fails "
+            "the consumer.  A JoinGroup carries the identity the consumer has after onJoinPrepare's auto-commit was "
+            "answered (a fenced commit resets it first), and an admitted JoinGroup keeps the member id it carried.",
+            source="AbstractCoordinator.SyncGroupResponseHandler / HeartbeatResponseHandler / "
+            "JoinGroupResponseHandler, ConsumerCoordinator.onJoinPrepare / OffsetCommitResponseHandler, "
             "resetGenerationOnResponseError, requestRejoin (Kafka 4.0, trunk 1eb7644)",
             catches="an error answer ignored (the member consumes an assignment the coordinator never gave it), a "
             "rejoin that keeps a fenced generation or partitions it lost, a healthy member failed or reset",
             findings=lambda s: s.ghost.misreacted,
+            partners=("assignment_received",),
+        ),
+        no_findings(
+            name="consumer_identity_issued",
+            fact="A consumer takes a member id or a generation only from its coordinator's answer: after any step in "
+            "which a consumer's identity changes other than by a reset, the coordinator holds its new member id (as "
+            "a member, or a KIP-394 pending member), and a consumer that now syncs or consumes is at the group's "
+            "generation -- a JoinGroup response carries what the group has just recorded.",
+            source="GroupMetadataManager.completeClassicGroupJoin / classicGroupJoinExistingMember / "
+            "classicGroupJoinNewDynamicMember, AbstractCoordinator.JoinGroupResponseHandler (Kafka 4.0, trunk 1eb7644)",
+            catches="a handler that answers the members from a group it does not store (the rebalance timeout or the "
+            "join barrier computing the next generation and dropping it), or from an older copy of it: the members "
+            "sync with a generation the coordinator never reached and are fenced, or consume an assignment nobody "
+            "else agrees on",
+            findings=lambda s: s.ghost.unissued,
             partners=("assignment_received",),
         ),
         no_findings(
@@ -651,6 +669,18 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                          "not hold the id, e.g. a new one (UNKNOWN_MEMBER_ID).",
                                          "join:unknown_member_id_without_generation"))
         props = [replace(p, partners=(*p.partners, *kip394[p.name])) if p.name in kip394 else p for p in props]
+    if not any(instances) and (faults.coordinator_failover or faults.moved_coordinator_commit or (
+            faults.late_commit and faults.lost_heartbeats)):
+        # a member whose id the coordinator forgot -- its generation reset by ILLEGAL_GENERATION (a late commit's
+        # answer, or a commit fenced after a coordinator move) before its session expired, or its JoinGroup parked
+        # at a coordinator that moved -- rejoins with that id: the JoinGroup judge's UNKNOWN_MEMBER_ID branch
+        props.append(sometimes_event("forgotten_member_id_rejoined", "A JoinGroup carrying a member id but no "
+                                     "generation is answered UNKNOWN_MEMBER_ID: the coordinator no longer holds the "
+                                     "id (the member's session expired, or a new coordinator loaded the group "
+                                     "without it), and the consumer rejoins as a new member.",
+                                     "join:unknown_member_id_without_generation"))
+        props = [replace(p, partners=(*p.partners, "forgotten_member_id_rejoined"))
+                 if p.name in ("consumers_react_as_kafka", "group_requests_fenced_exactly") else p for p in props]
     if faults.stale_subscription and topo.consumers > 1:
         props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
                                      "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))

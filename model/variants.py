@@ -488,6 +488,10 @@ class ProtocolFlags:
         join_prepare_revokes_after_fenced_commit: an eager ``onJoinPrepare`` whose auto-commit was fenced
             (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION: not retriable) still revokes the partitions and joins (Kafka 4.0
             trunk 1eb7644); without it the member keeps them, its generation reset, and sends no JoinGroup.
+        join_prepare_commit_resets_identity: the JoinGroup after an eager ``onJoinPrepare`` whose auto-commit was fenced
+            carries the identity ``OffsetCommitResponseHandler`` reset (``resetStateOnResponseError``: no member id
+            after UNKNOWN_MEMBER_ID, no generation after ILLEGAL_GENERATION; Kafka 4.0 trunk 1eb7644); without it it
+            carries the member id and generation the commit was fenced for.
         static_member_stays_on_close: a static member (KIP-345) sends no LeaveGroup when it closes or its poll timeout
             expires (``AbstractCoordinator.maybeLeaveGroup``, Kafka 4.0 trunk 1eb7644: dynamic members only): it stays
             in the group until its session expires or a new process of its ``group.instance.id`` replaces it; without
@@ -533,6 +537,9 @@ class ProtocolFlags:
             members that did not rejoin, the next generation starts (``completeClassicGroupJoin`` ->
             ``initNextGeneration``, Kafka trunk 1eb7644); without it the members that rejoined are answered with the
             generation the removed members (still consuming) hold.
+        rebalance_timeout_answers_new_group: that completion answers the waiting members from the group it has just
+            completed (their JoinGroup responses carry the new generation); without it they are answered from the
+            group as it was before the timeout -- the generation the coordinator has left, and the removed members too.
         timeout_elects_joined_leader: that completion keeps the old leader only if it rejoined, else elects a member
             that did (``maybeElectNewJoinedLeader``, KAFKA-8220); without it a static leader kept without rejoining
             leads the next generation, though no JoinGroup of its is pending to carry the member list.
@@ -648,6 +655,7 @@ class ProtocolFlags:
     static_member_fencing: bool = True
     static_member_stays_on_close: bool = True
     join_prepare_revokes_after_fenced_commit: bool = True
+    join_prepare_commit_resets_identity: bool = True
     sync_rebalance_keeps_generation: bool = True
     static_rejoin_keeps_generation: bool = True
     static_rejoin_completing_rebalances: bool = True
@@ -662,6 +670,7 @@ class ProtocolFlags:
     pending_member_kept_on_other_join: bool = True
     pending_members_expire: bool = True
     rebalance_timeout_advances_generation: bool = True
+    rebalance_timeout_answers_new_group: bool = True
     rebalance_timeout_keeps_static: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
@@ -1969,6 +1978,18 @@ VARIANTS: dict[str, Variant] = {
             "generation cannot tell apart, and its stale commits carry the generation the group answers",
         ),
         Variant(
+            name="rebalance_timeout_answers_old_group",
+            description="When rebalance.timeout.ms completes the join, the coordinator answers the waiting members "
+            "from the group as it was before the timeout: the generation it has just left.",
+            flags=replace(_REAL, rebalance_timeout_answers_new_group=False),
+            weakened=True,
+            breaks=("consumer_identity_issued",),
+            scenarios=("groups_rebalance_timeout_static",),
+            bug="the delayed join's completion answering from a stale copy of the group (the generation before "
+            "initNextGeneration): every member's SyncGroup is fenced with ILLEGAL_GENERATION and the group rebalances "
+            "again, or -- with the removed members answered too -- a member the coordinator dropped believes it syncs",
+        ),
+        Variant(
             name="rebalance_timeout_removes_static",
             description="When rebalance.timeout.ms expires before every member rejoined, the coordinator removes "
             "the static members that did not rejoin too, as it does dynamic ones.",
@@ -2118,11 +2139,24 @@ VARIANTS: dict[str, Variant] = {
             "without revoking or joining.",
             flags=replace(_REAL, join_prepare_revokes_after_fenced_commit=False),
             weakened=True,
-            breaks=("fenced_consumer_owns_nothing",),
+            breaks=("fenced_consumer_owns_nothing", "consumers_react_as_kafka"),
             scenarios=("groups_eager_late_join_zombie",),
             bug="onJoinPrepare treating a fenced commit like a retriable one (KAFKA-12983's shape: a prepare step "
             "skipped): the fenced member keeps partitions the group has handed to others, with no generation to fence "
             "its own commits by",
+        ),
+        Variant(
+            name="join_prepare_commit_keeps_identity",
+            description="An eager consumer whose onJoinPrepare auto-commit is answered UNKNOWN_MEMBER_ID or "
+            "ILLEGAL_GENERATION revokes and joins, but its JoinGroup carries the member id and generation the commit "
+            "was fenced for.",
+            flags=replace(_REAL, join_prepare_commit_resets_identity=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_eager_late_join_zombie",),
+            bug="onJoinPrepare ignoring what OffsetCommitResponseHandler reset: the JoinGroup of a member the group "
+            "removed carries a member id it forgot (answered UNKNOWN_MEMBER_ID: one more round trip before the "
+            "member can rejoin), or a fenced generation as its ownedPartitions' generation (KIP-792: a stale claim)",
         ),
         Variant(
             name="static_member_leaves_group",

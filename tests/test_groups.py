@@ -312,6 +312,9 @@ CAUGHT = {
     ("groups_static_membership", "static_rejoin_rebalances"): {"no_needless_rebalance": 7},
     ("groups_zombie_commit", "fenced_member_keeps_partitions"): {"consumers_react_as_kafka": 6,
                                                                  "fenced_consumer_owns_nothing": 6},
+    # the JoinGroup judge (onJoinPrepare's fenced commit, then the JoinGroup) and the identity a step hands out
+    ("groups_eager_late_join_zombie", "join_prepare_commit_keeps_identity"): {"consumers_react_as_kafka": 11},
+    ("groups_rebalance_timeout_static", "rebalance_timeout_answers_old_group"): {"consumer_identity_issued": 8},
 }
 
 

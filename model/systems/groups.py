@@ -158,7 +158,7 @@ class GroupGhost(NamedTuple):
     misplaced_starts: tuple[str, ...] = ()  # partitions a new owner started elsewhere than at the committed offset
     misfenced: tuple[str, ...] = ()  # OffsetCommits answered otherwise than ClassicGroup.validateOffsetCommit does
     misanswered: tuple[str, ...] = ()  # SyncGroups/Heartbeats answered otherwise than Kafka's member checks
-    misreacted: tuple[str, ...] = ()  # consumers that reacted to a SyncGroup/Heartbeat answer otherwise than Kafka's
+    misreacted: tuple[str, ...] = ()  # consumers that reacted to a group answer otherwise than Kafka's client does
     misrecorded: tuple[str, ...] = ()  # admitted JoinGroups whose subscription the coordinator does not hold after
     unrequested_rejoins: tuple[str, ...] = ()  # Stable members that left Stable with no reason Kafka's client has
     #: static members the rebalance timeout kept in the group without their rejoining, until they rejoin: their
@@ -170,6 +170,8 @@ class GroupGhost(NamedTuple):
     #: an earlier incarnation of the group, whose generations the new group counts again from 0 (Kafka's member ids
     #: are random; a generation number alone does not name a generation across a deletion)
     incarnations: tuple[int, ...] = ()
+    #: consumers that took a member id or generation the coordinator did not hold after the step that gave it to them
+    unissued: tuple[str, ...] = ()
 
 
 @record
@@ -246,6 +248,17 @@ def _outcome(error: str) -> str:
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
+
+
+class JoinAnswer(NamedTuple):
+    """Ghost (:meth:`GroupSystem._join_answer`): the answer to the eager ``onJoinPrepare`` auto-commit (NONE: none
+    sent, or accepted), the member id and generation the JoinGroup then carries, and the coordinator's answer to it
+    (NONE: admitted)."""
+
+    commit: str
+    member_id: str
+    generation: int
+    answer: str
 
 
 def _commit_reaction_ok(old: Consumer, new: Consumer, error: str) -> bool:  # no mutate: the judge (a property)
@@ -607,9 +620,13 @@ class GroupSystem:
         if overspent:  # unreachable: actions() offers faults and compactions only within the scenario's budget
             raise AssertionError(f"{action.kind} past the scenario's budget: {overspent}")
         answer = self._answer(state, action)
+        joined = self._join_answer(state, action)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
         if answer is not None:
             new = self._note_reaction(state, new, action, answer)
+        if joined is not None:
+            new = self._note_join_reaction(state, new, action, joined)
+        new = self._note_identities(state, new, action)
         new = self._settle(new)
         new = self._note_rejoins(state, new, action)
         new = self._note_removals(state, new, action)
@@ -866,6 +883,91 @@ class GroupSystem:
                 f"{new.state} as {new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
         return after._replace(ghost=after.ghost._replace(misreacted=(*after.ghost.misreacted, note)))
 
+    def _join_answer(self, s: GroupState, action: Action) -> JoinAnswer | None:
+        """Ghost: what Kafka's consumer sends, and is answered, when consumer ``i`` (re)joins in ``s`` -- computed from
+        the state before the step, apart from the handler (``ConsumerCoordinator.onJoinPrepare`` then
+        ``AbstractCoordinator.sendJoinGroupRequest``, Kafka 4.0, trunk 1eb7644).  The eager protocol's onJoinPrepare
+        auto-commits the positions first (as a member of a generation); its OffsetCommit answer goes through
+        ``OffsetCommitResponseHandler`` -- UNKNOWN_MEMBER_ID resets member id and generation
+        (``resetStateOnResponseError``), ILLEGAL_GENERATION the generation -- and the JoinGroup carries the identity
+        the consumer has then.  The coordinator answers a JoinGroup whose member id it neither holds nor keeps pending
+        UNKNOWN_MEMBER_ID (FENCED_INSTANCE_ID for a replaced static process, ``ClassicGroup.validateMember``) and
+        admits any other."""
+        if action.kind not in ("JoinGroup", "StaleJoinGroup"):
+            return None
+        i = action.args[0]
+        c = s.consumers[i]
+        commit = Errors.NONE
+        member, generation = c.member_id, c.generation
+        if not self.cooperative and self.flags.commit_on_revoke and member and generation >= 0 and c.uncommitted():
+            commit = cg.validate_offset_commit(s.group, member, generation, self.flags.offset_commit_generation_check,
+                                               self.flags.offset_commit_stale_generation_check, self._fenced_by(i))
+            if commit == Errors.UNKNOWN_MEMBER_ID:  # no mutate: the judge's table (a property)
+                member, generation = "", cc.NO_GENERATION
+            elif commit == Errors.ILLEGAL_GENERATION:  # no mutate: the judge's table (a property)
+                generation = cc.NO_GENERATION
+        admitted = not member or member in s.group.pending
+        answer = Errors.NONE if admitted else cg.validate_member(s.group, member, self._fenced_by(i))
+        return JoinAnswer(commit, member, generation, answer)
+
+    @staticmethod
+    def _note_join_reaction(before: GroupState, after: GroupState, action: Action, joined: JoinAnswer) -> GroupState:
+        """Ghost: does consumer ``i`` react to its onJoinPrepare commit's answer and its JoinGroup's answer as Kafka's
+        client does (:meth:`_join_answer`)?  UNKNOWN_MEMBER_ID to the JoinGroup: member id and generation reset,
+        nothing owned, rejoin (``JoinGroupResponseHandler``: ``resetStateAndGeneration``, then ``requestRejoin``);
+        FENCED_INSTANCE_ID: fatal; an admitted JoinGroup: the consumer waits at the join barrier or syncs (or, for
+        MEMBER_ID_REQUIRED, rejoins with the id the answer carries), under the member id it sent if it sent one --
+        never a member id the coordinator fenced, never a generation the commit's answer reset (what it owns is
+        judged by fenced_consumer_owns_nothing and no_partition_owned_twice)."""
+        i = action.args[0]
+        old, new = before.consumers[i], after.consumers[i]
+        sent = f"JoinGroup({joined.member_id or '-'}, generation {joined.generation})"
+        if joined.commit != Errors.NONE:
+            sent = f"onJoinPrepare's commit answered {joined.commit}, then {sent}"
+        if joined.answer == Errors.UNKNOWN_MEMBER_ID:
+            ok = new.state == cc.UNJOINED and (new.member_id, new.generation, new.owned) == ("", cc.NO_GENERATION, ())
+        elif joined.answer == Errors.FENCED_INSTANCE_ID:
+            ok = new.state == cc.FAILED
+        elif new.state == cc.UNJOINED:  # MEMBER_ID_REQUIRED (KIP-394): the id it carries, no generation
+            ok = not joined.member_id and bool(new.member_id) and new.generation == cc.NO_GENERATION
+        else:
+            kept = not joined.member_id or new.member_id == joined.member_id
+            ok = kept and new.state in (cc.JOINING, cc.AWAITING_SYNC) and (
+                new.state == cc.AWAITING_SYNC or new.generation == joined.generation)
+        if ok:  # no branch: ghost observer of a violation (consumers_react_as_kafka)
+            return after
+        note = (f"{sent} of {old.member_id or '-'} answered {joined.answer}: the consumer is {new.state} as "
+                f"{new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
+        return after._replace(ghost=after.ghost._replace(misreacted=(*after.ghost.misreacted, note)))
+
+    @staticmethod
+    def _note_identities(before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: a consumer takes a member id or a generation only from its coordinator's answer
+        (``JoinGroupResponse`` carries the member id and generation the group has just recorded,
+        ``GroupMetadataManager.completeClassicGroupJoin`` / ``classicGroupJoinExistingMember``; MEMBER_ID_REQUIRED the
+        member id it keeps pending, KIP-394; Kafka 4.0, trunk 1eb7644).  So after any step in which a consumer's
+        identity changes other than by a reset (member id "", generation -1: the client's own), the coordinator holds
+        the new member id -- as a member, or pending -- and a consumer that now syncs or consumes is at the group's
+        generation.  A step that answers a member from a group it then does not store (or from an older copy of it)
+        hands out a generation nobody else agrees on."""
+        g = after.group
+        notes: list[str] = []
+        for i, (old, new) in enumerate(zip(before.consumers, after.consumers)):
+            if not new.up or (new.member_id, new.generation) == (old.member_id, old.generation):
+                continue
+            took_id = bool(new.member_id) and new.member_id != old.member_id
+            held = g.member(new.member_id) is not None or new.member_id in g.pending
+            if took_id and not held:
+                notes.append(f"consumer {i} took member id {new.member_id} on {action.kind}{list(action.args)}, "
+                             f"which the coordinator does not hold")
+            syncing = new.state in (cc.AWAITING_SYNC, cc.STABLE) and new.generation >= 0
+            if syncing and (g.member(new.member_id) is None or new.generation != g.generation):
+                notes.append(f"consumer {i} took generation {new.generation} as {new.member_id or '-'} on "
+                             f"{action.kind}{list(action.args)}; the group is at generation {g.generation}")
+        if not notes:  # no branch: ghost observer of a violation (consumer_identity_issued)
+            return after
+        return after._replace(ghost=after.ghost._replace(unissued=(*after.ghost.unissued, *notes)))
+
     # -- protocol steps -------------------------------------------------------------------------
 
     def _find_coordinator(self, s: GroupState, i: int) -> Result:
@@ -911,7 +1013,8 @@ class GroupSystem:
             if self.flags.commit_on_revoke and c.member_id and c.generation >= 0 and c.uncommitted():
                 s, error = self._commit(s, c, c.uncommitted(), i)
                 events.append(f"commit:{_outcome(error)}")
-                if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+                if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION) and (
+                        self.flags.join_prepare_commit_resets_identity):  # no branch: False is a weakened variant only
                     # OffsetCommitResponseHandler (ConsumerCoordinator, Kafka 4.0 trunk 1eb7644):
                     # resetStateOnResponseError resets the generation (UNKNOWN_MEMBER_ID the member id too) but not the
                     # assignment; the failure is not retriable, so onJoinPrepare goes on with the generation it was
@@ -991,7 +1094,8 @@ class GroupSystem:
         group = cg.complete_join_on_timeout(before, self.topo.assignor, advances, keeps, elects)
         removed = [m.member_id for m in before.members if group.member(m.member_id) is None]
         kept_static = [m.member_id for m in before.members if not m.joined and group.member(m.member_id) is not None]
-        consumers = tuple(cc.join_completed(c, group, self._member_of(s, i)) for i, c in enumerate(s.consumers))
+        answered = group if self.flags.rebalance_timeout_answers_new_group else before  # no branch: variant only
+        consumers = tuple(cc.join_completed(c, answered, self._member_of(s, i)) for i, c in enumerate(s.consumers))
         events = ["rebalance_timeout:expired", *(f"rebalance_timeout:removed:{m}" for m in removed)]
         if removed and any(c.up and c.member_id in removed and c.state == cc.STABLE for c in s.consumers):
             events.append("rebalance_timeout:removed_consuming_member")
