@@ -309,6 +309,11 @@ class ProtocolFlags:
             ``epochBumpRequired`` (KIP-360, TV < 2) only when it is not completing a transaction
             (``maybeTransitionToErrorState``: ``canBumpEpoch() && !isCompleting()``).  Off: a batch failing while
             COMMITTING_TRANSACTION sets it too.
+        retried_batch_keeps_transaction: a transactional producer's connection that closes (a reset or
+            ``request.timeout.ms``) fails the transaction only through a batch it gives up
+            (``TransactionManager.handleFailedBatch`` runs from ``Sender.failBatch``); a batch re-enqueued for a
+            retry leaves the transaction as it is.  Off: every closed connection with a batch in flight makes
+            the transaction abortable.
         txn_resolve_sequences: a transactional producer runs ``maybeResolveSequences`` first in every Sender
             loop: a partition whose expired batch left its sequence unresolved is resolved once no batch of it is
             outstanding, or (the last acknowledged sequence not caught up) makes the producer abortable with an
@@ -612,6 +617,7 @@ class ProtocolFlags:
     retry_disconnected_batches: bool = True
     expired_requests_hold_in_flight: bool = True
     failed_batch_bump_outside_completion: bool = True
+    retried_batch_keeps_transaction: bool = True
     txn_resolve_sequences: bool = True
     add_partitions_unexpected_abortable: bool = True
     late_success_updates_last_acked: bool = True
@@ -936,6 +942,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_tv1_request_timeout",),
             bug="a TransactionManager that requests the KIP-360 epoch bump for a batch failing during the commit "
             "(maybeTransitionToErrorState without !isCompleting())",
+        ),
+        Variant(
+            name="retried_batch_aborts_transaction",
+            description="A transactional producer whose connection closes with batches in flight (a reset, "
+            "request.timeout.ms) makes its transaction abortable although every batch is re-enqueued for a retry "
+            "(Kafka: handleFailedBatch runs only for a batch the Sender gives up).",
+            flags=replace(_REAL, retried_batch_keeps_transaction=False),
+            weakened=True,
+            breaks=("batch_failures_explained",),
+            scenarios=("reach_txn_tv1_faulty",),
+            bug="a producer that aborts its transaction for a transient disconnect or request timeout: "
+            "TransactionManager.handleFailedBatch called for a retriable, retried batch",
         ),
         Variant(
             name="txn_unresolved_reset_at_end",

@@ -57,3 +57,16 @@ def test_the_judge(error: str, attempts: int, flagged: bool) -> None:
     assert bool(labels) is flagged, labels
     # a batch still queued (retried) is never flagged
     assert premature_batch_failure(before, before, resp, 3, 0) == ()
+
+
+def test_a_transaction_aborted_for_a_retried_batch_is_caught_on_a_closed_connection() -> None:
+    """The step judge (``TransactionalSystem._unexplained_aborts``): a connection reset or request timeout with
+    the batches re-enqueued for a retry must not make the transaction abortable (Kafka: ``handleFailedBatch``
+    runs from ``Sender.failBatch`` only) -- the weakened variant ``retried_batch_aborts_transaction`` does, and
+    the default reach scenario catches it; the real model holds there."""
+    scenario = builtin_scenarios()["reach_txn_tv1_faulty"]
+    real = explore(build_model(scenario), scenario.name, scenario.variant, ExploreOptions())[0]
+    assert {p.name: p.verdict for p in real.properties}["batch_failures_explained"] is Verdict.HOLDS
+    weak = explore(build_model(scenario, "retried_batch_aborts_transaction"), scenario.name,
+                   "retried_batch_aborts_transaction", ExploreOptions(stop_on_first=True))[0]
+    assert {p.name: p.verdict for p in weak.properties}["batch_failures_explained"] is Verdict.VIOLATED

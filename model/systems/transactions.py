@@ -608,6 +608,7 @@ class TransactionalSystem:
             bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
         if new.clients is not state.clients:
             bad += self._unjustified_failures(state, new, action)
+            bad += self._unexplained_aborts(state, new, action, events)
             bad += invalid_client_transitions(
                 tuple(c.state for c in state.clients), tuple(c.state for c in new.clients)
             )
@@ -671,6 +672,39 @@ class TransactionalSystem:
                 # are still written is INVALID_PRODUCER_ID_MAPPING -- fatal to the client (TransactionManager)
                 continue
             out.append(f"client_failed:{i}:{cause}")
+        return out
+
+    def _unexplained_aborts(  # no mutate: the judge of batch_failures_explained (a property), not a rule
+        self, before: TxnSystemState, after: TxnSystemState, action: Action, events: tuple[str, ...]
+    ) -> list[str]:
+        """Ghost labels ``premature_failure:<i>:<action>:abortable_without_failure`` for a client this step made
+        abortable although nothing failed.
+
+        ``TransactionManager.transitionToAbortableError`` runs only from an error: ``handleFailedBatch`` when the
+        Sender gives a batch up (``Sender.failBatch``: a non-retriable answer, spent retries, ``delivery.timeout.ms``),
+        a coordinator or TxnOffsetCommit answer's error, or ``maybeResolveSequences`` for a batch that failed
+        earlier (Kafka trunk 1eb7644349cb).  A retriable failure with retries left -- a connection reset
+        (``wasDisconnected``), ``request.timeout.ms`` (``wasTimedOut``), a NOT_LEADER_OR_FOLLOWER -- re-enqueues
+        the batch (``Sender.reenqueueBatch``) and leaves the transaction as it is.  So a step that moves a client
+        to ABORTABLE_ERROR must deliver an error answer, give up a batch that was sent (one left the queue
+        without an acknowledgement; batches never sent are dropped as the transition's consequence,
+        ``_drop_undrained``) or resolve a lost sequence -- whatever fault the step is.  Judged at every step, in
+        faulty runs too, recorded only when it happens.
+        """
+        body = action.args[0].body if action.kind == "Deliver" and action.args else None
+        error = getattr(body, "error", None)
+        if isinstance(error, str) and error != Errors.NONE:
+            return []  # an error answer: the handlers' own judges (client_reacts_as_kafka, ...) classify it
+        if "sequence_unresolved" in events:  # maybeResolveSequences: a batch expired earlier
+            return []
+        out: list[str] = []
+        for i, (old, c) in enumerate(zip(before.clients, after.clients, strict=True)):
+            if c.state != tp.C.ABORTABLE_ERROR or old.state == tp.C.ABORTABLE_ERROR:
+                continue
+            kept = {r for b in c.data.batches for r in b.records}
+            if any(b.attempts > 0 and not set(b.records) <= kept for b in old.data.batches):
+                continue  # a sent batch was given up (Sender.failBatch)
+            out.append(f"premature_failure:{i}:{action.kind}:abortable_without_failure")
         return out
 
     def _valid_args(  # no mutate: trace format (a decoded action's arity, types, ranges), not Kafka's protocol
@@ -1520,7 +1554,9 @@ class TransactionalSystem:
             outcome = prod.request_timeout(c.data, self.producer_config, Errors.NETWORK_EXCEPTION, transactional=True)
             data = outcome.producer if outcome else prod.disconnect(c.data)
             c = c._replace(data=data)
-            if outcome is not None and outcome.failed:
+            if outcome is not None and (outcome.failed or not self.flags.retried_batch_keeps_transaction):
+                # Sender.failBatch -> handleFailedBatch only for a batch given up; off: weakened variant
+                # retried_batch_aborts_transaction
                 s = self._timed_out_batches(s, i, c, Errors.NETWORK_EXCEPTION)
                 c = s.clients[i]
         return s._replace(clients=_at(s.clients, i, c)), ("connection_reset",)
@@ -1549,7 +1585,7 @@ class TransactionalSystem:
         if outcome is not None:
             c = c._replace(data=outcome.producer)
             events = (*events, *outcome.events)
-            if outcome.failed:
+            if outcome.failed or not self.flags.retried_batch_keeps_transaction:
                 s = self._timed_out_batches(s, i, c, Errors.REQUEST_TIMED_OUT)
                 c = s.clients[i]
         if not events:  # no branch: only a trace read from a file names a disabled action
