@@ -18,8 +18,12 @@ from keos.model.coordinator.group.group_coordinator import (
     validate_offset_commit,
 )
 from keos.model.coordinator.transaction.transaction_coordinator import OFFSETS_PARTITION_BASE
+from keos.model.log.txn_markers import marker_rules as _marker_rules
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import WriteTxnMarkersRequest
+from keos.model.variants import ProtocolFlags as _ProtocolFlags
+
+KAFKA_RULES = _marker_rules(_ProtocolFlags())  # Kafka's marker rules (model.log.txn_markers.MarkerRules)
 
 PID = 7
 
@@ -95,7 +99,7 @@ def test_validation_order_and_missing_group() -> None:
 def test_pending_offsets_materialise_on_commit_marker() -> None:
     g = staged(group())
     assert committed_offset(g, 0) is None
-    g, err, events = handle_txn_marker(g, marker(True), 2)
+    g, err, events = handle_txn_marker(g, marker(True), 2, KAFKA_RULES)
     assert err == Errors.NONE and "offsets_materialised" in events
     c = committed_offset(g, 0)
     assert c is not None and c.offset == 1 and not g.pending
@@ -105,21 +109,21 @@ def test_pending_offsets_lose_to_a_newer_plain_commit() -> None:
     g = staged(group(), offset=1)
     g, err, _ = handle_offset_commit(g, 0, 1, 0, 5)
     assert err == Errors.NONE
-    g, _, events = handle_txn_marker(g, marker(True), 2)
+    g, _, events = handle_txn_marker(g, marker(True), 2, KAFKA_RULES)
     c = committed_offset(g, 0)
     assert "offsets_superseded" in events and c is not None and c.offset == 5
 
 
 def test_pending_offsets_discarded_on_abort_marker() -> None:
     g = staged(group())
-    g, err, events = handle_txn_marker(g, marker(False), 2)
+    g, err, events = handle_txn_marker(g, marker(False), 2, KAFKA_RULES)
     assert err == Errors.NONE and "offsets_discarded" in events
     assert committed_offset(g, 0) is None and not g.pending
 
 
 def test_stale_marker_is_rejected_under_tv2() -> None:
     g = staged(group(), epoch=1)
-    _, err, _ = handle_txn_marker(g, marker(True, epoch=1), 2)
+    _, err, _ = handle_txn_marker(g, marker(True, epoch=1), 2, KAFKA_RULES)
     assert err == Errors.INVALID_PRODUCER_EPOCH
 
 
@@ -133,7 +137,7 @@ def test_require_stable_fetch_is_unstable_while_offsets_are_pending() -> None:
     g = staged(group())
     assert handle_offset_fetch(g, 0, require_stable=True) == (Errors.UNSTABLE_OFFSET_COMMIT, -1)
     assert handle_offset_fetch(g, 0, require_stable=False) == (Errors.NONE, -1)
-    g, _, _ = handle_txn_marker(g, marker(True), 2)
+    g, _, _ = handle_txn_marker(g, marker(True), 2, KAFKA_RULES)
     assert handle_offset_fetch(g, 0, require_stable=True) == (Errors.NONE, 1)
 
 
@@ -160,7 +164,7 @@ def test_no_verification_while_a_transaction_is_open_on_the_offsets_partition() 
     assert not needs(g, PID, 0)
     assert needs(g, PID, 1) and not needs(g, PID, 1, check_epoch=False)
     marker = WriteTxnMarkersRequest(0, PID, 0, 0, True, OFFSETS_PARTITION_BASE)
-    g, error, _ = handle_txn_marker(g, marker, 1)
+    g, error, _ = handle_txn_marker(g, marker, 1, KAFKA_RULES)
     assert error == Errors.NONE and needs(g, PID, 0)
 
 
@@ -180,7 +184,7 @@ def test_a_new_coordinator_loads_committed_and_pending_offsets_from_the_log() ->
     )
     loaded = finish_load(loaded)
     assert loaded == g and has_pending(loaded, 0) and committed_offset(loaded, 0).offset == 1
-    g, _, _ = handle_txn_marker(g, marker(True), 1)
+    g, _, _ = handle_txn_marker(g, marker(True), 1, KAFKA_RULES)
     assert finish_load(load_offsets(g)) == g and committed_offset(g, 0).offset == 2
     # the weakened load takes the transactional offset as committed before any marker
     g2, _, _ = handle_txn_offset_commit(group(), PID, 0, 0, 1, 0, 5)

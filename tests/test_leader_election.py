@@ -27,10 +27,14 @@ from keos.model.log.partition import (
     start_transaction_verification,
 )
 from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.log.txn_markers import marker_rules as _marker_rules
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, WriteTxnMarkersRequest
 from keos.model.variants import VARIANTS
+from keos.model.variants import ProtocolFlags as _ProtocolFlags
 from keos.scenarios import ScenarioError, build_model, builtin_scenarios, load_scenario
+
+KAFKA_RULES = _marker_rules(_ProtocolFlags())  # Kafka's marker rules (model.log.txn_markers.MarkerRules)
 
 SCENARIOS = builtin_scenarios()
 FLAGS = VARIANTS["kafka"].flags
@@ -77,7 +81,7 @@ def test_an_elected_follower_holds_the_lso_keeps_aborted_ranges_and_forgets_veri
     leader = PartitionLeader()
     leader, response, _ = handle_txn_produce(leader, _produce(0, 1), FLAGS)
     assert response.error == Errors.NONE
-    leader, error, _ = append_end_txn_marker(leader, _marker(False, 0, 3), 1)
+    leader, error, _ = append_end_txn_marker(leader, _marker(False, 0, 3), 1, KAFKA_RULES)
     assert error == Errors.NONE and leader.aborted
     leader, _, _ = handle_txn_produce(leader, _produce(1, 2), FLAGS)  # a second transaction, still open
     leader, guard = start_transaction_verification(leader, 0, 0, False)
@@ -90,7 +94,7 @@ def test_an_elected_follower_holds_the_lso_keeps_aborted_ranges_and_forgets_veri
     after, answer, events = append_verified_txn_batch(elected, _produce(2, 3), FLAGS, Errors.NONE, guard, 0)
     assert answer.error == Errors.NOT_LEADER_OR_FOLLOWER and after is elected and "verification_leader_moved" in events
     # a deposed coordinator's marker is fenced by the coordinator epoch the follower rebuilt
-    _, stale, _ = append_end_txn_marker(elected, _marker(True, 0, 2), 1)
+    _, stale, _ = append_end_txn_marker(elected, _marker(True, 0, 2), 1, KAFKA_RULES)
     assert stale == Errors.TRANSACTION_COORDINATOR_FENCED
 
 

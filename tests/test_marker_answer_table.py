@@ -17,8 +17,12 @@ from keos.model.log.marker_answer_table import ROWS, MarkerAsk, kafka_marker_ans
 from keos.model.log.partition import PartitionLeader
 from keos.model.log.producer_state import ProducerStateEntry
 from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.log.txn_markers import marker_rules as _marker_rules
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import WriteTxnMarkersRequest
+from keos.model.variants import ProtocolFlags as _ProtocolFlags
+
+KAFKA_RULES = _marker_rules(_ProtocolFlags())  # Kafka's marker rules (model.log.txn_markers.MarkerRules)
 
 Handler = Callable[[PartitionLeader, WriteTxnMarkersRequest, int, bool], tuple[PartitionLeader, str, tuple[str, ...]]]
 
@@ -38,7 +42,7 @@ def _family() -> Iterator[tuple[PartitionLeader, WriteTxnMarkersRequest, int, bo
 def _mismatches(handler: Handler) -> list[str]:
     out = []
     for leader, marker, tv, retry, ask in _family():
-        after, error, _ = handler(leader, marker, tv, retry)
+        after, error, _ = handler(leader, marker, tv, KAFKA_RULES._replace(accept_retry=retry))
         label = marker_table_mismatch(ask, error, len(after.log) > len(leader.log))
         if label is not None:
             out.append(label)
@@ -52,15 +56,15 @@ def test_every_marker_answer_is_kafkas_table_row() -> None:
 
 
 def test_a_leader_without_the_tv2_strict_epoch_check_is_caught() -> None:
-    def lax(leader: PartitionLeader, marker: WriteTxnMarkersRequest, tv: int, retry: bool) -> Any:
-        return append_end_txn_marker(leader, marker, 1, retry)
+    def lax(leader: PartitionLeader, marker: WriteTxnMarkersRequest, tv: int, rules: Any) -> Any:
+        return append_end_txn_marker(leader, marker, 1, rules)
 
     assert any(":producer_epoch:NONE->written:" in label for label in _mismatches(lax))
 
 
 def test_a_leader_answering_one_check_with_the_others_error_is_caught() -> None:
-    def swapped(leader: PartitionLeader, marker: WriteTxnMarkersRequest, tv: int, retry: bool) -> Any:
-        after, error, events = append_end_txn_marker(leader, marker, tv, retry)
+    def swapped(leader: PartitionLeader, marker: WriteTxnMarkersRequest, tv: int, rules: Any) -> Any:
+        after, error, events = append_end_txn_marker(leader, marker, tv, rules)
         other = {Errors.TRANSACTION_COORDINATOR_FENCED: Errors.INVALID_PRODUCER_EPOCH}
         return after, other.get(error, error), events
 

@@ -23,9 +23,13 @@ from keos.model.log.partition import (
     last_stable_offset,
 )
 from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.log.txn_markers import marker_rules as _marker_rules
 from keos.model.protocol.messages import ProduceRequest, WriteTxnMarkersRequest
 from keos.model.variants import VARIANTS
+from keos.model.variants import ProtocolFlags as _ProtocolFlags
 from keos.scenarios import build_model, builtin_scenarios
+
+KAFKA_RULES = _marker_rules(_ProtocolFlags())  # Kafka's marker rules (model.log.txn_markers.MarkerRules)
 
 FLAGS = VARIANTS["kafka"].flags
 
@@ -43,8 +47,8 @@ def _interleaved(counts_open: bool = True) -> PartitionLeader:
     leader = PartitionLeader()
     leader, _, _ = handle_txn_produce(leader, _produce(0, 10), FLAGS)
     leader, _, _ = handle_txn_produce(leader, _produce(1, 11), FLAGS)
-    leader, _, _ = append_end_txn_marker(leader, _abort(1), 0, lso_counts_open=counts_open)
-    leader, _, _ = append_end_txn_marker(leader, _abort(0), 0, lso_counts_open=counts_open)
+    leader, _, _ = append_end_txn_marker(leader, _abort(1), 0, KAFKA_RULES._replace(lso_counts_open=counts_open))
+    leader, _, _ = append_end_txn_marker(leader, _abort(0), 0, KAFKA_RULES._replace(lso_counts_open=counts_open))
     return leader
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from keos.model.log.partition import PartitionLeader, handle_txn_produce, last_stable_offset
 from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.log.txn_markers import marker_rules as _marker_rules
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, WriteTxnMarkersRequest
 from keos.model.systems.txn_produce_judge import (
@@ -14,6 +15,9 @@ from keos.model.systems.txn_produce_judge import (
     unexpected_txn_answer,
 )
 from keos.model.variants import KAFKA_SEQUENCE_SPACE, ProtocolFlags
+from keos.model.variants import ProtocolFlags as _ProtocolFlags
+
+KAFKA_RULES = _marker_rules(_ProtocolFlags())  # Kafka's marker rules (model.log.txn_markers.MarkerRules)
 
 FLAGS = ProtocolFlags()
 SPACE = KAFKA_SEQUENCE_SPACE
@@ -38,7 +42,7 @@ def test_judge_agrees_with_the_leader_along_a_transaction_and_its_marker() -> No
     leader, error = produce(leader, req(0, 5, 2))
     assert error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
     marker = WriteTxnMarkersRequest(0, 7, 1, 0, True, 0)  # TV2: the marker carries the bumped epoch
-    leader, marker_error, _ = append_end_txn_marker(leader, marker, 2)
+    leader, marker_error, _ = append_end_txn_marker(leader, marker, 2, KAFKA_RULES)
     assert marker_error == Errors.NONE and lso_mismatch(0, leader) is None and kafka_lso(leader) == 2
     leader, error = produce(leader, req(0, 1, 3))  # the old epoch after the marker
     assert error == Errors.INVALID_PRODUCER_EPOCH

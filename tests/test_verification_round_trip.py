@@ -19,11 +19,14 @@ from keos.model.interface import ModelError
 from keos.model.log import partition as part
 from keos.model.log.producer_state import BatchMetadata, ProducerStateEntry
 from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.log.txn_markers import marker_rules as _marker_rules
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, WriteTxnMarkersRequest
 from keos.model.systems.transactions import TransactionalSystem
 from keos.model.variants import VARIANTS, ProtocolFlags
 from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
+
+KAFKA_RULES = _marker_rules(ProtocolFlags())  # Kafka's marker rules (model.log.txn_markers.MarkerRules)
 
 FLAGS = ProtocolFlags()
 SCENARIOS = builtin_scenarios()
@@ -57,7 +60,7 @@ def test_callback_appends_only_with_the_current_guard() -> None:
     assert resp.error == Errors.NONE and len(ok.log) == 1 and "append" in events
     assert ok.verification_entry(7) is None  # the data batch cleared the entry
     # the abort marker of the transaction the coordinator verified lands before the callback
-    ended, error, _ = append_end_txn_marker(leader, _marker(0), 1)
+    ended, error, _ = append_end_txn_marker(leader, _marker(0), 1, KAFKA_RULES)
     assert error == Errors.NONE and ended.verification_entry(7) is None
     late, resp, events = part.append_verified_txn_batch(ended, _batch(), FLAGS, Errors.NONE, guard)
     assert resp.error == Errors.INVALID_TXN_STATE and late.log == ended.log and "verification_guard_mismatch" in events
@@ -68,7 +71,8 @@ def test_callback_appends_only_with_the_current_guard() -> None:
 
 def test_stale_epoch_is_answered_before_the_guard() -> None:
     leader, guard = part.start_transaction_verification(part.PartitionLeader(), 7, 0, True)
-    fenced, error, _ = append_end_txn_marker(leader, _marker(1), 2)  # a timeout abort's marker at the bumped epoch
+    # a timeout abort's marker at the bumped epoch
+    fenced, error, _ = append_end_txn_marker(leader, _marker(1), 2, KAFKA_RULES)
     assert error == Errors.NONE
     _, resp, _ = part.append_verified_txn_batch(fenced, _batch(epoch=0), FLAGS, Errors.NONE, guard)
     assert resp.error == Errors.INVALID_PRODUCER_EPOCH  # recoverable, not the fatal INVALID_TXN_STATE
@@ -96,11 +100,12 @@ def test_tv2_marker_keeps_the_next_transactions_entry() -> None:
     entry = ProducerStateEntry(7, 0, (BatchMetadata(0, 0, 0),), -1, 0)
     leader = part.PartitionLeader(log=(part.LogEntry(7, 0, 0, (1,), True),), high_watermark=1, producers=(entry,))
     verifying, guard = part.start_transaction_verification(leader, 7, 1, True)  # next transaction, epoch 1
-    kept, error, _ = append_end_txn_marker(verifying, _marker(1, committed=True), 2)
+    kept, error, _ = append_end_txn_marker(verifying, _marker(1, committed=True), 2, KAFKA_RULES)
     assert error == Errors.NONE and kept.verification_guard(7) == guard
     _, resp, _ = part.append_verified_txn_batch(kept, _batch(epoch=1), FLAGS, Errors.NONE, guard)
     assert resp.error == Errors.NONE
-    cleared, _, _ = append_end_txn_marker(verifying, _marker(1, committed=True), 2, True, True, False)
+    unconditional = KAFKA_RULES._replace(keeps_next_verification=False)
+    cleared, _, _ = append_end_txn_marker(verifying, _marker(1, committed=True), 2, unconditional)
     assert cleared.verification_entry(7) is None  # the pre-fix unconditional clear
 
 

@@ -160,7 +160,7 @@ class ModelSide:
         return Answer(out.error)
 
     def add_offsets(self, pid: str, epoch: int) -> Answer:
-        out = tc.handle_add_offsets(self.md, self.pid_int(pid), epoch, GROUP)
+        out = tc.handle_add_offsets(self.md, self.pid_int(pid), epoch, GROUP, True)
         self._apply(out)
         return Answer(out.error)
 
@@ -204,11 +204,10 @@ class ModelSide:
         for q in md.partitions:
             marker = WriteTxnMarkersRequest(self.tid, md.producer_id, md.producer_epoch, 0, committed, q)
             if q >= OFFSETS:
-                self.offsets, error, _ = gc.handle_txn_marker(self.offsets, marker, self.tv,
-                                                              self.flags.marker_retry_same_epoch)
+                self.offsets, error, _ = gc.handle_txn_marker(self.offsets, marker, self.tv, self.cfg.markers)
             else:
                 self.leaders[q], error, _ = append_end_txn_marker(self.leaders[q], marker, self.tv,
-                                                                  self.flags.marker_retry_same_epoch)
+                                                                  self.cfg.markers)
             new_md, _ = tc.handle_marker_response(self.md, md.producer_id, md.producer_epoch, q, error)
             self.md = new_md
         if self.md is not None and self.md.state in PREPARE and not self.md.partitions:

@@ -30,7 +30,7 @@ from keos.model.codec import record
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.transaction_state import TransactionState
 from keos.model.log import partition as part
-from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.log.txn_markers import MarkerRules, append_end_txn_marker, marker_rules
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import ProduceRequest, WriteTxnMarkersRequest
 from keos.model.variants import ProtocolFlags
@@ -74,8 +74,11 @@ def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
 
 
-def _apply(cluster: KafkaCluster, tid: int, out: tc.Outcome, tv: int) -> tuple[KafkaCluster, Events]:
-    """Install a coordinator outcome; a Prepare* state has its markers written and completes."""
+def _apply(
+    cluster: KafkaCluster, tid: int, out: tc.Outcome, tv: int, rules: MarkerRules
+) -> tuple[KafkaCluster, Events]:
+    """Install a coordinator outcome; a Prepare* state has its markers written (under the variant's ``rules``)
+    and completes."""
     cluster = cluster._replace(coordinator=_at(cluster.coordinator, tid, out.metadata))
     if out.used_fresh_pid:
         cluster = cluster._replace(next_producer_id=cluster.next_producer_id + 1)
@@ -87,7 +90,7 @@ def _apply(cluster: KafkaCluster, tid: int, out: tc.Outcome, tv: int) -> tuple[K
     partitions = cluster.partitions
     for q in md.partitions:
         marker = WriteTxnMarkersRequest(tid, md.producer_id, md.producer_epoch, 0, committed, q)
-        leader, error, mevents = append_end_txn_marker(partitions[q], marker, tv)
+        leader, error, mevents = append_end_txn_marker(partitions[q], marker, tv, rules)
         partitions = _at(partitions, q, leader)
         events = (*events, *mevents)
         md, _ = tc.handle_marker_response(md, md.producer_id, md.producer_epoch, q, error)
@@ -96,7 +99,7 @@ def _apply(cluster: KafkaCluster, tid: int, out: tc.Outcome, tv: int) -> tuple[K
     if md.partitions:  # unreachable: the Connect model injects no marker failure, every marker is written
         return cluster, (*events, "markers_dropped")
     done = tc.complete_transaction(md)
-    cluster, more = _apply(cluster, tid, done, tv)
+    cluster, more = _apply(cluster, tid, done, tv, rules)
     return cluster, (*events, *more)
 
 
@@ -113,7 +116,7 @@ def init_transactions(
     # transaction (whose markers _apply writes at once): the second attempt succeeds.
     for _ in range(3):  # no branch: the second attempt succeeds
         out = tc.handle_init_producer_id(cluster.coordinator[tid], tid, -1, -1, cluster.next_producer_id, cfg)
-        cluster, evs = _apply(cluster, tid, out, cfg.transaction_version)
+        cluster, evs = _apply(cluster, tid, out, cfg.transaction_version, cfg.markers)
         events = (*events, *evs)
         if out.error == Errors.NONE:
             return cluster, ProducerHandle(tid, out.producer_id, out.producer_epoch, (0,) * partitions), events
@@ -154,7 +157,7 @@ def send_transactional(
     events: Events = ()
     if tv < 2 and partition not in h.added:
         out = tc.handle_add_partitions(cluster.coordinator[tid], pid, epoch, (partition,))
-        cluster, events = _apply(cluster, tid, out, tv)
+        cluster, events = _apply(cluster, tid, out, tv, marker_rules(flags))
         if out.error != Errors.NONE:
             return cluster, h, out.error, events
         h = h._replace(added=(*h.added, partition))
@@ -165,7 +168,7 @@ def send_transactional(
         md = cluster.coordinator[tid]
         if tv >= 2:
             out = tc.handle_add_partitions(md, pid, epoch, (partition,))
-            cluster, more = _apply(cluster, tid, out, tv)
+            cluster, more = _apply(cluster, tid, out, tv, marker_rules(flags))
             events = (*events, *more)
             verification = out.error
         else:
@@ -196,7 +199,7 @@ def end_transaction(
     out = tc.handle_end_txn(
         cluster.coordinator[tid], h.producer_id, h.producer_epoch, committed, cluster.next_producer_id, cfg
     )
-    cluster, events = _apply(cluster, tid, out, cfg.transaction_version)
+    cluster, events = _apply(cluster, tid, out, cfg.transaction_version, cfg.markers)
     if out.error != Errors.NONE:
         return cluster, h, out.error, events
     pid, epoch = h.producer_id, h.producer_epoch

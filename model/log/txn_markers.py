@@ -23,6 +23,8 @@
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from keos.model.log.partition import (
     CONTROL_ABORT,
     CONTROL_COMMIT,
@@ -37,19 +39,17 @@ from keos.model.log.producer_state import ProducerStateEntry
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 
-__all__ = ["append_end_txn_marker", "entry_after_marker"]
+__all__ = ["MarkerRules", "append_end_txn_marker", "entry_after_marker", "marker_rules"]
 
 
-def append_end_txn_marker(
-    leader: PartitionLeader,
-    marker: WriteTxnMarkersRequest,
-    transaction_version: int,
-    accept_retry: bool = True,
-    clears_verification: bool = True,
-    keeps_next_verification: bool = True,
-    lso_counts_open: bool = True,
-) -> tuple[PartitionLeader, str, tuple[str, ...]]:
-    """Validate and append one marker; returns the leader, the error and events.
+class MarkerRules(NamedTuple):
+    """The partition leader's rules for a COMMIT/ABORT marker, one per ``ProtocolFlags`` field.
+
+    No field has a default: Kafka runs the same ``UnifiedLog`` code for every partition -- a data partition, the
+    group's ``__consumer_offsets`` partition, a Connect task's topics -- so every caller builds its rules from its
+    protocol variant's flags with :func:`marker_rules`, and a weakened variant weakens the marker path of every
+    partition alike (before, only the data partitions of :mod:`model.systems.transactions` read the flags; the
+    group coordinator's and Connect's marker calls took defaults no scenario could vary).
 
     ``accept_retry``: the KAFKA-19999 fix (``ProtocolFlags.marker_retry_same_epoch``).
     ``clears_verification``: an appended marker removes the producer id's ``VerificationStateEntry``
@@ -60,6 +60,32 @@ def append_end_txn_marker(
     (``ProtocolFlags.aborted_txn_lso_counts_open_transactions``): the aborted range's last stable offset counts
     the other producers' open transactions (:func:`~model.log.partition.lso_after_completion`).
     """
+
+    accept_retry: bool
+    clears_verification: bool
+    keeps_next_verification: bool
+    lso_counts_open: bool
+
+
+def marker_rules(flags: Any) -> MarkerRules:
+    """The marker rules under a protocol variant's ``flags`` (``model.variants.ProtocolFlags``)."""
+    return MarkerRules(
+        flags.marker_retry_same_epoch,
+        flags.marker_clears_verification,
+        flags.marker_keeps_next_transaction_verification,
+        flags.aborted_txn_lso_counts_open_transactions,
+    )
+
+
+def append_end_txn_marker(
+    leader: PartitionLeader,
+    marker: WriteTxnMarkersRequest,
+    transaction_version: int,
+    rules: MarkerRules,
+) -> tuple[PartitionLeader, str, tuple[str, ...]]:
+    """Validate and append one marker under ``rules`` (:class:`MarkerRules`); returns the leader, the error and
+    events."""
+    accept_retry, clears_verification, keeps_next_verification, lso_counts_open = rules
     pid = marker.producer_id
     entry = leader.entry(pid)
     events: tuple[str, ...] = ()

@@ -1312,7 +1312,7 @@ class EosSystem(TransactionalSystem):
         g = s.group
         assert g is not None
         g, error, events = gc.handle_txn_marker(
-            g, m, self.tv, self.flags.marker_retry_same_epoch, self.flags.materialize_in_log_order
+            g, m, self.tv, self.cc.markers, self.flags.materialize_in_log_order
         )
         s = self._note_committed(s._replace(group=g))
         return s, error, events

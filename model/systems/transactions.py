@@ -1443,10 +1443,7 @@ class TransactionalSystem:
             s.partitions[m.partition],
             m,
             self.tv,
-            self.flags.marker_retry_same_epoch,
-            self.flags.marker_clears_verification,
-            self.flags.marker_keeps_next_transaction_verification,
-            self.flags.aborted_txn_lso_counts_open_transactions,
+            self.cc.markers,
         )
         return s._replace(partitions=_at(s.partitions, m.partition, leader)), error, events
 

@@ -41,7 +41,7 @@ from typing import NamedTuple
 from keos.model.codec import record
 from keos.model.log.partition import CONTROL_COMMIT, LogEntry, PartitionLeader, _put_entry
 from keos.model.log.producer_state import ProducerStateEntry
-from keos.model.log.txn_markers import append_end_txn_marker
+from keos.model.log.txn_markers import MarkerRules, append_end_txn_marker
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import WriteTxnMarkersRequest
 
@@ -319,7 +319,7 @@ def handle_txn_marker(
     g: GroupMetadata,
     marker: WriteTxnMarkersRequest,
     transaction_version: int,
-    accept_retry: bool = True,
+    rules: MarkerRules,
     in_log_order: bool = True,
 ) -> tuple[GroupMetadata, str, tuple[str, ...]]:
     """A COMMIT/ABORT marker on the group's ``__consumer_offsets`` partition.
@@ -328,7 +328,7 @@ def handle_txn_marker(
     producer's pending offsets are materialised (COMMIT, only where the record
     offset is greater than the committed one's) or discarded (ABORT).
     """
-    leader, error, events = append_end_txn_marker(g.offsets_log, marker, transaction_version, accept_retry)
+    leader, error, events = append_end_txn_marker(g.offsets_log, marker, transaction_version, rules)
     g = g._replace(offsets_log=leader)
     if error != Errors.NONE:
         return g, error, events

@@ -54,6 +54,7 @@ from keos.model.coordinator.transaction.transaction_state import (
     TransactionState,
     is_valid_transition,
 )
+from keos.model.log.txn_markers import MarkerRules, marker_rules
 from keos.model.protocol.errors import Errors
 
 __all__ = [
@@ -145,6 +146,9 @@ class CoordinatorConfig(NamedTuple):
     end_txn_answers_completed_ids: bool
     fence_rotates_exhausted_producer_id: bool
     transit_records_previous_producer_id: bool
+    #: the partition leaders' marker rules (the coordinator's markers land under them; Connect's cluster writes
+    #: its markers itself)
+    markers: MarkerRules
 
 
 def coordinator_config(flags: Any, max_producer_epoch: int) -> CoordinatorConfig:
@@ -165,6 +169,7 @@ def coordinator_config(flags: Any, max_producer_epoch: int) -> CoordinatorConfig
         flags.end_txn_answers_completed_ids,
         flags.fence_rotates_exhausted_producer_id,
         flags.transit_records_previous_producer_id,
+        marker_rules(flags),
     )
 
 
