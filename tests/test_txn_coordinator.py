@@ -14,6 +14,7 @@ from keos.model.coordinator.transaction.transaction_coordinator import (
     complete_transaction,
     complete_transit,
     expire_transactional_id,
+    fence_and_abort,
     from_log_value,
     handle_add_offsets,
     handle_add_partitions,
@@ -560,3 +561,16 @@ def test_the_expiry_tombstone_is_pending_dead_and_its_callback_removes_the_entry
     assert out.transit is not None
     done = complete_transit(out.metadata, out.transit)
     assert done.metadata is None and done.wrote and "transactional_id_expired" in done.events
+
+
+@pytest.mark.parametrize("cfg", [TV1, TV2], ids=["tv1", "tv2"])
+@pytest.mark.parametrize("state", ["Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "Empty"])
+def test_fence_labels_the_transition_from_the_entrys_own_state(cfg: object, state: str) -> None:
+    """``prepareFenceProducerEpoch`` goes through ``prepareTransitionTo``, whose valid previous state of
+    PrepareEpochFence is Ongoing only: the fence's ``txn:`` label names the entry's real state, so a defect that
+    fences another state (a timeout abort of a PrepareCommit, an InitProducerId fence of a completed id) shows as
+    an illegal transition to the step judge (``model_contract``) instead of a legal-looking Ongoing one."""
+    out = fence_and_abort(md(state, partitions=(0,), txn_started=True), cfg, True, 42)  # type: ignore[arg-type]
+    labels = [e for e in out.events if e.startswith(f"txn:{state}->PrepareEpochFence")]
+    assert labels == [f"txn:{state}->PrepareEpochFence"]
+    assert is_valid_transition(state, "PrepareEpochFence") == (state == "Ongoing")

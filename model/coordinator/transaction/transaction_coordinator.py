@@ -526,7 +526,7 @@ def fence_and_abort(
         epoch += 1  # KAFKA-19367 (Kafka 4.0.0): the fence bumps, then the TV2 abort bumps again
     fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
     in_flight = append_ok is APPEND_IN_FLIGHT
-    chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}")
+    chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{md.state}->{S.PREPARE_EPOCH_FENCE}")  # its own state
     # the fence's abort is endTransaction(ABORT, isFromClient=false) at the bumped epoch, with the TV0/TV1 checks
     # under every version (currentTxnMetadataIsAtLeastTransactionsV2 is false while PrepareEpochFence is pending)
     out = _end_tv1(fencing, md.producer_id, epoch, False, False, cfg, append_ok)
@@ -561,7 +561,7 @@ def _fence_tv2(md: TransactionMetadata, cfg: CoordinatorConfig, append_ok: bool 
     nxt = fresh_pid if rotate else -1
     fencing = md._replace(pending_state=S.PREPARE_EPOCH_FENCE)
     in_flight = append_ok is APPEND_IN_FLIGHT
-    chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{S.ONGOING}->{S.PREPARE_EPOCH_FENCE}")
+    chain = ("fence_prepared",) if in_flight else ("fence", f"txn:{md.state}->{S.PREPARE_EPOCH_FENCE}")  # its own state
     out = _transit(fencing, _prepare_end(md, False, epoch, md.producer_epoch, nxt), append_ok, (), cfg)
     out = out._replace(events=(*chain, *out.events), used_fresh_pid=nxt >= 0 and (out.wrote or out.transit is not None))
     if not out.wrote and out.transit is None:  # the append failed: nothing of the fence stays in the cache
