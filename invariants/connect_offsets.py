@@ -17,7 +17,13 @@ from keos.invariants.connect_logs import committed_offsets, tombstoned_partition
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectConfig, ConnectState
 from keos.model.interface import Property
 
-__all__ = ["resurrected_offsets", "rewritten_tombstones", "tombstone_properties"]
+__all__ = [
+    "offsets_outside_transactions",
+    "resurrected_offsets",
+    "rewritten_tombstones",
+    "task_offsets_properties",
+    "tombstone_properties",
+]
 
 
 def resurrected_offsets(sources: int, s: ConnectState) -> list[str]:
@@ -96,5 +102,41 @@ def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "offset_tombstone_committed",
             "The connector committed a tombstone offset for a finished source partition.",
             "offset_tombstone_committed",
+        ),
+    )
+
+
+def offsets_outside_transactions(partition: int, s: ConnectState) -> list[str]:
+    """Offset records (tombstones too) in the tasks' offsets topic that no transaction wrote."""
+    topic = "connector's" if partition == CONNECTOR_OFFSETS else "global"
+    return [
+        f"offset record(s) {list(e.records)} at offset {o} of the {topic} offsets topic were written outside any "
+        f"transaction (producer id {e.producer_id})"
+        for o, e in enumerate(s.kafka.partitions[partition].log)
+        if e.records and not e.control and not e.transactional
+    ]
+
+
+def task_offsets_properties(config: ConnectConfig) -> tuple[Property, ...]:
+    """Where every worker runs exactly-once source support, the tasks' offsets are transactional writes only."""
+    topo = config.topology
+    if not topo.workers or any(mode != "enabled" for mode in topo.workers):
+        return ()
+    partition = CONNECTOR_OFFSETS if topo.offsets_topic == "connector" else GLOBAL_OFFSETS
+    return (
+        no_findings(
+            name="task_offsets_only_in_transactions",
+            fact="With exactly-once source support enabled on every worker, a source task writes its offsets -- a "
+            "flush, a connector's tombstone, a final commit, a zombie's late write -- only through its "
+            "transactional producer, in the transaction of the records they describe: the offsets topic the tasks "
+            "read (the connector's own, else the worker's global one) holds no offset record outside a transaction, "
+            "in faulty runs too. (The copy into the global topic behind a connector-specific one is the worker's "
+            "plain write, KIP-618 §Migration, and is not judged here.)",
+            source="KIP-618 §Atomic offset writes; ExactlyOnceWorkerSourceTask (the offset writer flushes into the "
+            "producer's transaction), ConnectorOffsetBackingStore.set (Kafka 4.0, apache/kafka 1eb7644)",
+            catches="an offsets write of an exactly-once task that bypasses the transaction: a tombstone or flush "
+            "appended plainly (visible even if the transaction aborts), or a fenced zombie's write that lands "
+            "although its producer was fenced",
+            findings=lambda s: offsets_outside_transactions(partition, s),
         ),
     )

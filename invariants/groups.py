@@ -413,13 +413,16 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             fact="A consumer takes a member id or a generation only from its coordinator's answer: after any step in "
             "which a consumer's identity changes other than by a reset, the coordinator holds its new member id (as "
             "a member, or a KIP-394 pending member), and a consumer that now syncs or consumes is at the group's "
-            "generation -- a JoinGroup response carries what the group has just recorded.",
+            "generation -- a JoinGroup response carries what the group has just recorded -- and that generation has "
+            "passed its join barrier: no JoinGroup is answered with a generation while the group is "
+            "PreparingRebalance.",
             source="GroupMetadataManager.completeClassicGroupJoin / classicGroupJoinExistingMember / "
             "classicGroupJoinNewDynamicMember, AbstractCoordinator.JoinGroupResponseHandler (Kafka 4.0, trunk 1eb7644)",
             catches="a handler that answers the members from a group it does not store (the rebalance timeout or the "
             "join barrier computing the next generation and dropping it), or from an older copy of it: the members "
             "sync with a generation the coordinator never reached and are fenced, or consume an assignment nobody "
-            "else agrees on",
+            "else agrees on; a JoinGroup answered before the join barrier lifts (a static member's new process or an "
+            "unchanged member answered with the dissolving generation, which then syncs into a rebalance)",
             findings=lambda s: s.ghost.unissued,
             partners=("assignment_received",),
         ),

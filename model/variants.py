@@ -1125,7 +1125,11 @@ VARIANTS: dict[str, Variant] = {
             "source offsets separately (as with exactly.once.source.support=disabled).",
             flags=replace(_REAL, connect_offsets_in_transaction=False),
             weakened=True,
-            breaks=("offsets_committed_with_records", "exactly_once_source_delivery"),
+            breaks=(
+                "offsets_committed_with_records",
+                "exactly_once_source_delivery",
+                "task_offsets_only_in_transactions",
+            ),
             scenarios=("connect_worker_crash",),
             bug="KIP-618 motivation (source offset accuracy): a worker that dies between the records and their "
             "offsets re-sends the records after a restart",

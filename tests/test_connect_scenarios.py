@@ -105,6 +105,7 @@ CAUGHT = {
     ("connect_worker_crash", "source_offsets_outside_transaction"): {
         "exactly_once_source_delivery": 17,
         "offsets_committed_with_records": 8,
+        "task_offsets_only_in_transactions": 10,
     },
 }
 

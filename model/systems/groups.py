@@ -659,7 +659,8 @@ class GroupSystem:
             if allowed else c._replace(beat=("", cc.NO_GENERATION)) for c in s.consumers)
         return s._replace(consumers=consumers)
 
-    def _note_heartbeat_answers(self, s: GroupState) -> GroupState:
+    def _note_heartbeat_answers(  # no mutate: the judge of group_requests_fenced_exactly (a property), not a rule
+            self, s: GroupState) -> GroupState:
         """Ghost: the answer the coordinator would give *now* to the Heartbeat of every consumer whose heartbeat thread
         runs (``AbstractCoordinator.HeartbeatThread``: COMPLETING_REBALANCE and STABLE, here AWAITING_SYNC and STABLE,
         at the coordinator it knows), judged against Kafka's member checks (``classicGroupHeartbeat``, trunk 1eb7644:
@@ -682,7 +683,8 @@ class GroupSystem:
         return s._replace(ghost=s.ghost._replace(misanswered=(*s.ghost.misanswered, *notes)))
 
     @staticmethod
-    def _note_rejoins(before: GroupState, after: GroupState, action: Action) -> GroupState:
+    def _note_rejoins(  # no mutate: the judge of stable_members_rejoin_on_request (a property), not a rule
+            before: GroupState, after: GroupState, action: Action) -> GroupState:
         """Ghost: a running Stable member leaves Stable only for a reason Kafka's client has (Kafka 4.0, trunk
         1eb7644): an error answer to its own Heartbeat or OffsetCommit (``AbstractCoordinator``'s handlers:
         ``requestRejoin`` / ``resetGenerationOnResponseError``, or a fatal error), its own poll timeout
@@ -707,7 +709,8 @@ class GroupSystem:
         return after._replace(ghost=after.ghost._replace(
             unrequested_rejoins=(*after.ghost.unrequested_rejoins, *notes)))
 
-    def _note_removals(self, before: GroupState, after: GroupState, action: Action) -> GroupState:
+    def _note_removals(  # no mutate: the judge of healthy_member_never_removed (a property), not a rule
+            self, before: GroupState, after: GroupState, action: Action) -> GroupState:
         """Ghost: the coordinator removes a member only for a reason Kafka has (Kafka 4.0, trunk 1eb7644,
         ``GroupMetadataManager``): its session expired (``expireClassicGroupMemberHeartbeat``: its process is gone,
         or its heartbeats were lost), it left (LeaveGroup: close, or the consumer's own poll timeout -- a dynamic
@@ -753,7 +756,8 @@ class GroupSystem:
         return after._replace(ghost=after.ghost._replace(unjust_removals=(*after.ghost.unjust_removals, *notes)))
 
     @staticmethod
-    def _note_leader(before: GroupState, after: GroupState, action: Action) -> GroupState:
+    def _note_leader(  # no mutate: the judge of generation_leader_rejoined (a property), not a rule
+            before: GroupState, after: GroupState, action: Action) -> GroupState:
         """Ghost: a join that completes (PreparingRebalance -> CompletingRebalance) has a leader that rejoined for it.
         The leader is the member whose JoinGroup response carries every member's subscription, so that it runs the
         assignor: ``completeClassicGroupJoin`` / ``maybeElectNewJoinedLeader`` (``GroupMetadataManager``, Kafka 4.0,
@@ -796,7 +800,8 @@ class GroupSystem:
             return f"compactions: {s.compactions} of {self.topo.compactions} used"
         return ""
 
-    def _answer(self, s: GroupState, action: Action) -> tuple[str, tuple[int, ...]] | None:
+    def _answer(  # no mutate: the judge's input (consumers_react_as_kafka), not a rule
+            self, s: GroupState, action: Action) -> tuple[str, tuple[int, ...]] | None:
         """Ghost: the coordinator's answer to the SyncGroup or Heartbeat ``action`` sends (error, assignment),
         computed from the state before the step, apart from the handler that acts on it."""
         if action.kind == "Heartbeat":
@@ -827,7 +832,8 @@ class GroupSystem:
                                              self.flags.offset_commit_stale_generation_check, self._fenced_by(i)), ()
         return None
 
-    def _note_reaction(self, before: GroupState, after: GroupState, action: Action,
+    def _note_reaction(  # no mutate: the judge of consumers_react_as_kafka (a property), not a rule
+            self, before: GroupState, after: GroupState, action: Action,
                        answer: tuple[str, tuple[int, ...]]) -> GroupState:
         """Ghost: does consumer ``i`` react to the answer as ``AbstractCoordinator``'s SyncGroup/Heartbeat response
         handlers do (Kafka 4.0, trunk ``1eb7644349cb``)?  A Heartbeat answered NONE, REBALANCE_IN_PROGRESS while the
@@ -883,7 +889,8 @@ class GroupSystem:
                 f"{new.state} as {new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
         return after._replace(ghost=after.ghost._replace(misreacted=(*after.ghost.misreacted, note)))
 
-    def _join_answer(self, s: GroupState, action: Action) -> JoinAnswer | None:
+    def _join_answer(  # no mutate: the judge's input (consumers_react_as_kafka), not a rule
+            self, s: GroupState, action: Action) -> JoinAnswer | None:
         """Ghost: what Kafka's consumer sends, and is answered, when consumer ``i`` (re)joins in ``s`` -- computed from
         the state before the step, apart from the handler (``ConsumerCoordinator.onJoinPrepare`` then
         ``AbstractCoordinator.sendJoinGroupRequest``, Kafka 4.0, trunk 1eb7644).  The eager protocol's onJoinPrepare
@@ -911,7 +918,8 @@ class GroupSystem:
         return JoinAnswer(commit, member, generation, answer)
 
     @staticmethod
-    def _note_join_reaction(before: GroupState, after: GroupState, action: Action, joined: JoinAnswer) -> GroupState:
+    def _note_join_reaction(  # no mutate: the judge of consumers_react_as_kafka (a property), not a rule
+            before: GroupState, after: GroupState, action: Action, joined: JoinAnswer) -> GroupState:
         """Ghost: does consumer ``i`` react to its onJoinPrepare commit's answer and its JoinGroup's answer as Kafka's
         client does (:meth:`_join_answer`)?  UNKNOWN_MEMBER_ID to the JoinGroup: member id and generation reset,
         nothing owned, rejoin (``JoinGroupResponseHandler``: ``resetStateAndGeneration``, then ``requestRejoin``);
@@ -941,14 +949,18 @@ class GroupSystem:
         return after._replace(ghost=after.ghost._replace(misreacted=(*after.ghost.misreacted, note)))
 
     @staticmethod
-    def _note_identities(before: GroupState, after: GroupState, action: Action) -> GroupState:
+    def _note_identities(  # no mutate: the judge of consumer_identity_issued (a property), not a rule
+            before: GroupState, after: GroupState, action: Action) -> GroupState:
         """Ghost: a consumer takes a member id or a generation only from its coordinator's answer
         (``JoinGroupResponse`` carries the member id and generation the group has just recorded,
         ``GroupMetadataManager.completeClassicGroupJoin`` / ``classicGroupJoinExistingMember``; MEMBER_ID_REQUIRED the
         member id it keeps pending, KIP-394; Kafka 4.0, trunk 1eb7644).  So after any step in which a consumer's
         identity changes other than by a reset (member id "", generation -1: the client's own), the coordinator holds
         the new member id -- as a member, or pending -- and a consumer that now syncs or consumes is at the group's
-        generation.  A step that answers a member from a group it then does not store (or from an older copy of it)
+        generation, which has passed its join barrier: in PreparingRebalance every JoinGroup -- a new member's, a
+        known member's, a static member's new process (``classicGroupJoinNewStaticMember``) -- waits for the barrier
+        to lift, and only ``classicGroupJoinExistingMember`` in CompletingRebalance or Stable answers at once.
+        A step that answers a member from a group it then does not store (or from an older copy of it)
         hands out a generation nobody else agrees on."""
         g = after.group
         notes: list[str] = []
@@ -964,6 +976,11 @@ class GroupSystem:
             if syncing and (g.member(new.member_id) is None or new.generation != g.generation):
                 notes.append(f"consumer {i} took generation {new.generation} as {new.member_id or '-'} on "
                              f"{action.kind}{list(action.args)}; the group is at generation {g.generation}")
+            elif syncing and g.state == cg.PREPARING_REBALANCE:
+                # the join barrier: every JoinGroup waits for it to lift (completeClassicGroupJoin answers them with
+                # the next generation); a generation is handed out at once only in CompletingRebalance or Stable
+                notes.append(f"consumer {i} took generation {new.generation} as {new.member_id or '-'} on "
+                             f"{action.kind}{list(action.args)} while the group waits at its join barrier")
         if not notes:  # no branch: ghost observer of a violation (consumer_identity_issued)
             return after
         return after._replace(ghost=after.ghost._replace(unissued=(*after.ghost.unissued, *notes)))
