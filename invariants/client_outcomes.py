@@ -446,6 +446,22 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             partners=("txn_committed",),
         ),
         no_findings(
+            name="client_requests_match_transaction_version",
+            fact="A transactional producer sends only the requests of the transaction protocol it negotiated: a "
+            "transaction.version 2 client never sends AddPartitionsToTxn or AddOffsetsToTxn (the partition leader "
+            "and the group coordinator add the partitions, KIP-890 part 2); a TV0/TV1 client sends a "
+            "TxnOffsetCommit only after its AddOffsetsToTxn succeeded.",
+            source="TransactionManager.maybeAddPartition, sendOffsetsToTransaction and AddOffsetsToTxnHandler "
+            "(isTransactionV2Enabled), Kafka 4.0 @1eb7644349cb; KIP-890",
+            catches="a client that reads the wrong transaction version on one path (a TV1 request sequence kept "
+            "under TV2, a TxnOffsetCommit sent before the offsets partition was added under TV1) -- outcomes may "
+            "be unchanged, the protocol is not",
+            findings=lambda s: _labels(s, "version_request:"),
+            heading="request not of the client's transaction version: ",
+            separator=", ",
+            partners=("txn_committed",),
+        ),
+        no_findings(
             name="fatal_producer_sends_nothing",
             fact="A producer in FATAL_ERROR sends no request -- no produce batch, no InitProducerId, "
             "AddPartitionsToTxn or EndTxn -- and completes no transaction: only close() is left.",

@@ -259,6 +259,12 @@ class ProtocolFlags:
             ``newPartitionsInTransaction``; trunk ``1eb7644349cb``).  Off: the
             abort drops it, and a transaction whose AddOffsetsToTxn reached the
             coordinator may end locally while the coordinator holds it Ongoing.
+        tv2_offsets_without_add_offsets: TV2 consume-transform-produce:
+            sendOffsetsToTransaction enqueues the TxnOffsetCommit directly, the
+            group coordinator adds ``__consumer_offsets`` to the transaction
+            (KIP-890 part 2; ``TransactionManager.sendOffsetsToTransaction``
+            with ``isTransactionV2Enabled``, Kafka 4.0).  Off: the TV2 client
+            still sends AddOffsetsToTxn first, as a TV0/TV1 client does.
         defer_bump_until_resolved: an idempotent producer whose batch fails with
             OUT_OF_ORDER_SEQUENCE_NUMBER after its last retry marks the partition's
             sequence unresolved instead of requesting an epoch bump at once, so the
@@ -600,6 +606,7 @@ class ProtocolFlags:
     connect_fencing_conflict_on_new_generation: bool = True
     txn_offset_commit_starts_transaction: bool = True
     abort_keeps_queued_add_offsets: bool = True
+    tv2_offsets_without_add_offsets: bool = True
     connect_config_write_failure_answers_fencing: bool = False
     connect_task_configs_effective_at_commit: bool = True
     connect_ignore_deleted_connector_commits: bool = True
@@ -1203,6 +1210,17 @@ VARIANTS: dict[str, Variant] = {
             bug="KIP-890 part 2: the group coordinator added __consumer_offsets to the transaction before it "
             "refused the offsets; the client's local abort leaves it Ongoing until transaction.timeout.ms, and "
             "the producer's next transaction joins it",
+        ),
+        Variant(
+            name="tv2_client_sends_add_offsets",
+            description="Consume-transform-produce, TV2: sendOffsetsToTransaction still sends AddOffsetsToTxn "
+            "to the transaction coordinator before the TxnOffsetCommit, as a TV0/TV1 client does.",
+            flags=replace(_REAL, tv2_offsets_without_add_offsets=False),
+            weakened=True,
+            breaks=("client_requests_match_transaction_version",),
+            scenarios=("txn_eos_offsets_only",),
+            bug="KIP-890 part 2: a TV2 client that kept the TV1 request sequence (the transaction version "
+            "negotiated but not read by sendOffsetsToTransaction); the outcomes may be the same, the protocol not",
         ),
         Variant(
             name="abort_drops_queued_add_offsets",

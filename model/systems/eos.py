@@ -88,6 +88,7 @@ from keos.model.systems.transactions import (
     TransactionalSystem,
     _at,
     _flagged,
+    _judge_version_request,
     _moved,
     _moved_to,
     stale_response_read,
@@ -364,11 +365,7 @@ class EosSystem(TransactionalSystem):
 
     def _group_actions(self, s: TxnSystemState, i: int) -> list[Action]:
         """Protocol mode: the consumer's group requests and the coordinator's timing steps for ``i``."""
-        out = [Action(kind, (i,)) for kind, ok in self._GROUP_GUARDS.items() if ok(self, s, i)]
-        assert s.members is not None
-        if i == 0 and cg.join_complete_ready(s.members):
-            out.append(Action("CompleteJoin", ()))
-        return out
+        return [Action(kind, (i,)) for kind, ok in self._GROUP_GUARDS.items() if ok(self, s, i)]
 
     # One guard per group request, read by actions() and by the request's own step alike (a trace that
     # names a request its guard refuses is refused by the step).
@@ -407,6 +404,9 @@ class EosSystem(TransactionalSystem):
     def _protocol_actions(self, state: TxnSystemState) -> list[Action]:
         """The application's and clients' steps, plus the end of a new group coordinator's load."""
         out = super()._protocol_actions(state)
+        # the join barrier lifts at the coordinator, once per group (not one instance's step)
+        if state.members is not None and cg.join_complete_ready(state.members):
+            out.append(Action("CompleteJoin", ()))
         if state.group is not None and state.group.loading:
             out.append(Action("GroupCoordinatorLoaded", ()))
         return out
@@ -612,7 +612,7 @@ class EosSystem(TransactionalSystem):
         s = s._replace(clients=_at(s.clients, i, c))
         if not self.flags.offsets_in_transaction:  # unreachable: weakened variant offsets_outside_transaction
             return self._set_app(s, i, app._replace(offsets=P.PLAIN)), ("process", "offsets_deferred")
-        if self.tv < 2:
+        if self.tv < 2 or not self.flags.tv2_offsets_without_add_offsets:
             return self._set_app(s, i, app._replace(offsets=P.ADD)), ("process", "send_offsets_to_transaction")
         s = self._send_txn_offset_commit(s, i, app)
         return s, ("process", "send_offsets_to_transaction", "TxnOffsetCommitRequest")
@@ -642,6 +642,10 @@ class EosSystem(TransactionalSystem):
             app.processing + 1,
             app.offsets_member,
         )
+        if self.tv < 2 and OFFSETS_PARTITION not in c.added:  # no branch: the violation side, only a defect takes it
+            # TV0/TV1: TxnOffsetCommitHandler is enqueued only by a successful AddOffsetsToTxn (AddOffsetsToTxnHandler)
+            label = f"version_request:{i}:TxnOffsetCommitRequest before AddOffsetsToTxn at TV{self.tv}"
+            s = _flagged(s, label)  # no mutate: ghost observer (client_requests_match_transaction_version)
         env = net.Envelope(f"p{i}", GROUP_COORDINATOR, app.gc_connection, req)
         s = s._replace(network=net.send(s.network, env))
         return self._set_app(s, i, app._replace(offsets=P.COMMITTING))
@@ -659,7 +663,7 @@ class EosSystem(TransactionalSystem):
             clients=_at(s.clients, i, c._replace(inflight=True)),
             network=net.send(s.network, net.Envelope(f"p{i}", COORDINATOR, c.tc_connection, req)),
         )
-        return s, ("AddOffsetsToTxnRequest",)
+        return _judge_version_request(s, i, type(req).__name__, self.tv), ("AddOffsetsToTxnRequest",)
 
     def _commit_ok(self, s: TxnSystemState, i: int) -> bool:
         return s.clients[i].state == tp.C.IN_TRANSACTION and s.apps[i].offsets in (P.DONE, P.PLAIN)

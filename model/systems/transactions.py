@@ -276,6 +276,20 @@ def _judge_fatal_sender(s: TxnSystemState, i: int, kind: str) -> TxnSystemState:
     return _flagged(s, f"fatal_sent:{i}:{kind}")  # no mutate: ghost observer (records the bad step)
 
 
+#: Requests a transaction-version-2 client never sends (KIP-890 part 2): the partition leader and the group
+#: coordinator add partitions to the transaction themselves (``TransactionManager.maybeAddPartition`` and
+#: ``sendOffsetsToTransaction`` with ``isTransactionV2Enabled``, Kafka 4.0, trunk @1eb7644349cb).
+TV1_ONLY_REQUESTS = ("AddPartitionsToTxnRequest", "AddOffsetsToTxnRequest")
+
+
+def _judge_version_request(s: TxnSystemState, i: int, kind: str, tv: int) -> TxnSystemState:  # no mutate: a judge
+    """``s`` flagged ``version_request:<i>:<kind>`` if producer ``i`` sends a request its transaction version
+    does not send (a TV2 client's AddPartitionsToTxn or AddOffsetsToTxn, :data:`TV1_ONLY_REQUESTS`)."""
+    if tv < 2 or kind not in TV1_ONLY_REQUESTS:  # no branch: the other side records a defect
+        return s
+    return _flagged(s, f"version_request:{i}:{kind} at transaction.version {tv}")  # no mutate: ghost observer
+
+
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
 
@@ -802,6 +816,7 @@ class TransactionalSystem:
             # whose sequence is still unresolved (client_reacts_as_kafka)
             s = _flagged(s, f"client_reaction:{i}:EndTxn:unresolved sequence of partitions {pending}")
         s = _judge_fatal_sender(s, i, type(request).__name__ if request is not None else "local_end")
+        s = _judge_version_request(s, i, type(request).__name__, self.tv)
         s = s._replace(clients=_at(s.clients, i, c))
         if request is None:
             outcome = "committed" if s.clients[i].state == tp.C.COMMITTING else "aborted"
