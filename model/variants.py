@@ -309,6 +309,9 @@ class ProtocolFlags:
             ``epochBumpRequired`` (KIP-360, TV < 2) only when it is not completing a transaction
             (``maybeTransitionToErrorState``: ``canBumpEpoch() && !isCompleting()``).  Off: a batch failing while
             COMMITTING_TRANSACTION sets it too.
+        txn_failed_batch_adjusts_sequences: a transactional producer's batch that fails with retries left gives its
+            sequences back (``TxnPartitionEntry.adjustSequencesDueToFailedBatch``, KAFKA-5494): the partition's next
+            sequence and its later sent batches' sequences go down by its record count.  Off: they are kept.
         retried_batch_keeps_transaction: a transactional producer's connection that closes (a reset or
             ``request.timeout.ms``) fails the transaction only through a batch it gives up
             (``TransactionManager.handleFailedBatch`` runs from ``Sender.failBatch``); a batch re-enqueued for a
@@ -617,6 +620,7 @@ class ProtocolFlags:
     retry_disconnected_batches: bool = True
     expired_requests_hold_in_flight: bool = True
     failed_batch_bump_outside_completion: bool = True
+    txn_failed_batch_adjusts_sequences: bool = True
     retried_batch_keeps_transaction: bool = True
     txn_resolve_sequences: bool = True
     add_partitions_unexpected_abortable: bool = True
@@ -942,6 +946,19 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_tv1_request_timeout",),
             bug="a TransactionManager that requests the KIP-360 epoch bump for a batch failing during the commit "
             "(maybeTransitionToErrorState without !isCompleting())",
+        ),
+        Variant(
+            name="kafka_5494_failed_sequences_kept",
+            description="A transactional producer whose batch fails with retries left keeps the sequences of the "
+            "partition's later batches (Kafka since KAFKA-5494, max.in.flight > 1 with idempotence: "
+            "TxnPartitionEntry.adjustSequencesDueToFailedBatch pulls them down over the failed batch, so the "
+            "leader sees no gap).",
+            flags=replace(_REAL, transaction_version=1, txn_failed_batch_adjusts_sequences=False),
+            weakened=True,
+            breaks=("client_reacts_as_kafka",),
+            scenarios=("reach_txn_tv1_inflight",),
+            bug="a TransactionManager without adjustSequencesDueToFailedBatch (KAFKA-5494, Kafka 1.0): the batches "
+            "behind a failed one keep sequences past a gap and are refused OUT_OF_ORDER_SEQUENCE_NUMBER",
         ),
         Variant(
             name="retried_batch_aborts_transaction",

@@ -425,10 +425,19 @@ def _abortable_while_aborting(c: TxnClient, resp: AddPartitionsToTxnResponse, bu
 
 
 def handle_produce_response(
-    c: TxnClient, resp: ProduceResponse, config: Any, tv: int, kip_360: bool, outside_completion: bool = True
+    c: TxnClient,
+    resp: ProduceResponse,
+    config: Any,
+    tv: int,
+    kip_360: bool,
+    outside_completion: bool = True,
+    adjust_failed: bool = True,
 ) -> tuple[TxnClient, tuple[int, ...], tuple[str, ...]]:
-    """The data path's response; a failed batch makes the transaction abortable (or fatal)."""
-    out = prod.handle_produce_response(c.data, resp, config, KAFKA_SEQUENCE_SPACE, transactional=True)
+    """The data path's response; a failed batch makes the transaction abortable (or fatal) (``adjust_failed``:
+    :func:`model.clients.producer.complete_batch`)."""
+    out = prod.handle_produce_response(
+        c.data, resp, config, KAFKA_SEQUENCE_SPACE, transactional=True, adjust_failed=adjust_failed
+    )
     c = c._replace(data=out.producer._replace(epoch_bump_required=False))
     if not out.failed:
         return c, out.acked, out.events
