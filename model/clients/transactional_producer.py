@@ -296,14 +296,18 @@ def _finish(
     return c._replace(data=data, state=state, txn=c.txn + 1, added=(), pending_add=(), inflight=False)
 
 
-def sequences_to_resolve(c: TxnClient) -> tuple[int, ...]:
+def sequences_to_resolve(c: TxnClient, wait_inflight: bool = True) -> tuple[int, ...]:
     """The partitions ``maybeResolveSequences`` settles now: an unresolved sequence and no sequenced batch of the
-    partition left (``!hasInflightBatches``)."""
+    partition left (``!hasInflightBatches``).  ``wait_inflight`` off (weakened variant
+    ``unresolved_settled_before_inflight_answered``): also a partition whose later batches are still out."""
     d = c.data
-    return tuple(q for q, e in enumerate(d.partitions) if e.unresolved and not prod.sequenced_outstanding(d, q))
+    ready = tuple(not wait_inflight or not prod.sequenced_outstanding(d, q) for q in range(len(d.partitions)))
+    return tuple(q for q, e in enumerate(d.partitions) if e.unresolved and ready[q])
 
 
-def resolve_sequences(c: TxnClient, tv: int, kip_360: bool) -> tuple[TxnClient, tuple[str, ...]]:
+def resolve_sequences(
+    c: TxnClient, tv: int, kip_360: bool, wait_inflight: bool = True
+) -> tuple[TxnClient, tuple[str, ...]]:
     """``TransactionManager.maybeResolveSequences`` for a transactional producer (trunk @1eb7644349cb).
 
     The Sender runs it first in every ``runOnce``, before it sends a coordinator request or drains a batch.  For
@@ -317,7 +321,7 @@ def resolve_sequences(c: TxnClient, tv: int, kip_360: bool) -> tuple[TxnClient, 
     """
     parts = list(c.data.partitions)
     lost = False
-    for q in sequences_to_resolve(c):
+    for q in sequences_to_resolve(c, wait_inflight):
         e = parts[q]
         if e.next_sequence != e.last_acked_sequence + 1:  # isNextSequence(sequenceNumber(tp)) (no ack: -1)
             lost = True

@@ -785,15 +785,16 @@ class TransactionalSystem:
     def _may_send_txn_request(self, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
         """The Sender has a coordinator request to send (or a transaction to complete locally), or -- first in its
         ``runOnce`` -- unresolved sequences to settle (``maybeResolveSequences``)."""
-        if self.flags.txn_resolve_sequences and tp.sequences_to_resolve(c):
+        if self.flags.txn_resolve_sequences and tp.sequences_to_resolve(c, self.flags.txn_resolve_waits_for_inflight):
             return True
         return tp.next_txn_request(c, i, self.tv, self.kip_360, self.flags.txn_resolve_sequences) is not None
 
     def _send_txn_request(self, s: TxnSystemState, i: int) -> Result:
         resolve = self.flags.txn_resolve_sequences
-        if resolve and tp.sequences_to_resolve(s.clients[i]):
+        wait = self.flags.txn_resolve_waits_for_inflight
+        if resolve and tp.sequences_to_resolve(s.clients[i], wait):
             old = s.clients[i]
-            c, events = tp.resolve_sequences(old, self.tv, self.kip_360)
+            c, events = tp.resolve_sequences(old, self.tv, self.kip_360, wait)
             s = s._replace(clients=_at(s.clients, i, c))
             wrong = resolution_misread(
                 (old.data, old.state, old.epoch_bump_required),
