@@ -43,6 +43,7 @@ DEFAULT_CELLS = frozenset(
         # (maybeResolveSequences), ~1-2 CPU-s each
         "reach_txn_tv2_inflight",
         "reach_txn_tv1_inflight",
+        "reach_txn_tv1_inflight_partitions",  # ~6 CPU-s: another partition's batch beside the failed one
         "reach_idempotence_acks1",
         "reach_idempotence_acks0",
         "reach_idempotence_reorder_restart",
@@ -125,6 +126,23 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         "transactions": {
             "producers": 1,
             "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 2,
+            "max_in_flight": 2,
+            "voluntary_abort": True,
+            "retries": 1,
+        },
+        "faults": {"drop": 1, "batch_expiry": 1, "txn_timeout": 1, "total": 2},
+    },
+    "inflight_partitions": {
+        "tvs": ("tv1",),
+        "text": "the inflight shape over two partitions, one record each, both requests in flight at once: a "
+        "batch that fails or expires has the other partition's batch beside it, whose sequence and epoch its "
+        "failure must leave as they are (adjustSequencesDueToFailedBatch re-stamps only the failed batch's own "
+        "partition; maybeResolveSequences settles each partition on its own).",
+        "transactions": {
+            "producers": 1,
+            "partitions": 2,
             "transactions_per_producer": 1,
             "records_per_transaction": 2,
             "max_in_flight": 2,
