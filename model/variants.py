@@ -315,6 +315,12 @@ class ProtocolFlags:
             ``epochBumpRequired`` (KIP-360, TV < 2) only when it is not completing a transaction
             (``maybeTransitionToErrorState``: ``canBumpEpoch() && !isCompleting()``).  Off: a batch failing while
             COMMITTING_TRANSACTION sets it too.
+        txn_failed_batch_adjusts_sequences: a transactional producer's batch that fails with retries left gives its
+            sequences back (``TxnPartitionEntry.adjustSequencesDueToFailedBatch``, KAFKA-5494): the partition's next
+            sequence and its later sent batches' sequences go down by its record count.  Off: they are kept.
+        txn_resolve_waits_for_inflight: a transactional producer settles a partition's unresolved sequence only once
+            none of its sent batches is outstanding (``maybeResolveSequences``: ``hasInflightBatches``).  Off: at once,
+            before a later batch can prove the expired one written.
         retried_batch_keeps_transaction: a transactional producer's connection that closes (a reset or
             ``request.timeout.ms``) fails the transaction only through a batch it gives up
             (``TransactionManager.handleFailedBatch`` runs from ``Sender.failBatch``); a batch re-enqueued for a
@@ -624,6 +630,8 @@ class ProtocolFlags:
     retry_disconnected_batches: bool = True
     expired_requests_hold_in_flight: bool = True
     failed_batch_bump_outside_completion: bool = True
+    txn_failed_batch_adjusts_sequences: bool = True
+    txn_resolve_waits_for_inflight: bool = True
     retried_batch_keeps_transaction: bool = True
     txn_resolve_sequences: bool = True
     add_partitions_unexpected_abortable: bool = True
@@ -949,6 +957,31 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_eos_tv1_request_timeout",),
             bug="a TransactionManager that requests the KIP-360 epoch bump for a batch failing during the commit "
             "(maybeTransitionToErrorState without !isCompleting())",
+        ),
+        Variant(
+            name="kafka_5494_failed_sequences_kept",
+            description="A transactional producer whose batch fails with retries left keeps the sequences of the "
+            "partition's later batches (Kafka since KAFKA-5494, max.in.flight > 1 with idempotence: "
+            "TxnPartitionEntry.adjustSequencesDueToFailedBatch pulls them down over the failed batch, so the "
+            "leader sees no gap).",
+            flags=replace(_REAL, transaction_version=1, txn_failed_batch_adjusts_sequences=False),
+            weakened=True,
+            breaks=("client_reacts_as_kafka",),
+            scenarios=("reach_txn_tv1_inflight",),
+            bug="a TransactionManager without adjustSequencesDueToFailedBatch (KAFKA-5494, Kafka 1.0): the batches "
+            "behind a failed one keep sequences past a gap and are refused OUT_OF_ORDER_SEQUENCE_NUMBER",
+        ),
+        Variant(
+            name="unresolved_settled_before_inflight_answered",
+            description="A transactional producer settles an expired batch's unresolved sequence while later "
+            "batches of the partition are still in flight (Kafka's maybeResolveSequences waits until "
+            "hasInflightBatches is false: a later batch's success proves the expired one written).",
+            flags=replace(_REAL, txn_resolve_waits_for_inflight=False),
+            weakened=True,
+            breaks=("client_reacts_as_kafka",),
+            scenarios=("reach_txn_tv2_inflight",),
+            bug="a TransactionManager whose maybeResolveSequences skips the hasInflightBatches test: an expired "
+            "batch's sequence is declared lost (epoch bump, abortable) before the batch behind it is answered",
         ),
         Variant(
             name="retried_batch_aborts_transaction",

@@ -32,7 +32,7 @@ Transactions scenarios (``model = "transactions"``) use instead::
                     voluntary_abort, producer_id_expiration,
                     transactional_id_expiration, pending_transitions,
                     loading_window, verification_round_trip,
-                    retries, max_producer_epoch
+                    max_in_flight, retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, append_errors (the leader errors an
                     append_failure draws), coordinator_failover, txn_id_expiry,
@@ -437,6 +437,8 @@ def _parse_txn_scenario(
         raise ScenarioError(f"{where}: [transactions] needs at least one producer and one partition")
     if topology.transactions_per_producer < 1 or topology.records_per_transaction < 1:
         raise ScenarioError(f"{where}: [transactions] needs at least one transaction of one record")
+    if not 1 <= topology.max_in_flight <= 5:  # ProducerConfig: idempotence needs max.in.flight <= 5
+        raise ScenarioError(f"{where}: [transactions] max_in_flight must be 1..5, got {topology.max_in_flight!r}")
     for key, value in extra.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ScenarioError(f"{where}: [transactions] {key} must be a positive integer, got {value!r}")

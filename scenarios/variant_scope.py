@@ -103,6 +103,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "retry_disconnected_batches": frozenset({"idempotence"}),
     "expired_requests_hold_in_flight": frozenset({"idempotence"}),
     "failed_batch_bump_outside_completion": frozenset({"transactions", "eos"}),
+    "txn_failed_batch_adjusts_sequences": frozenset({"transactions", "eos"}),
+    "txn_resolve_waits_for_inflight": frozenset({"transactions", "eos"}),
     "retried_batch_keeps_transaction": frozenset({"transactions", "eos"}),
     # the classic group protocol
     "offset_commit_generation_check": frozenset({"groups"}),

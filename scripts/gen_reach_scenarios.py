@@ -38,6 +38,12 @@ DEFAULT_CELLS = frozenset(
     {
         "reach_txn_tv2_faulty",
         "reach_txn_tv1_faulty",
+        # two requests in flight (session 24): a failed batch with a later one behind it
+        # (adjustSequencesDueToFailedBatch) and an expired one settled after the next is answered
+        # (maybeResolveSequences), ~1-2 CPU-s each
+        "reach_txn_tv2_inflight",
+        "reach_txn_tv1_inflight",
+        "reach_txn_tv1_inflight_partitions",  # ~6 CPU-s: another partition's batch beside the failed one
         "reach_idempotence_acks1",
         "reach_idempotence_acks0",
         "reach_idempotence_reorder_restart",
@@ -108,6 +114,42 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
             "retries": 1,
         },
         "faults": {"drop": 1, "batch_expiry": 1, "append_failure": 1, "txn_id_expiry": 1, "total": 2},
+    },
+    "inflight": {
+        "text": "one transactional producer, one transaction of two records on one partition, two requests in "
+        "flight at a time (max.in.flight.requests.per.connection = 2; Kafka's default is 5), the application may "
+        "abort: a response is lost, a batch expires, or the coordinator times the transaction out (its epoch fence "
+        "refuses the batches in flight). A failed batch has a later batch of its partition behind it, whose "
+        "sequence Kafka pulls down over the failed one (TxnPartitionEntry.adjustSequencesDueToFailedBatch); an "
+        "expired batch's sequence is settled only once the later batch is answered (maybeResolveSequences: "
+        "hasInflightBatches) -- resolved if it succeeded, else the sequence is lost and the producer bumps.",
+        "transactions": {
+            "producers": 1,
+            "partitions": 1,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 2,
+            "max_in_flight": 2,
+            "voluntary_abort": True,
+            "retries": 1,
+        },
+        "faults": {"drop": 1, "batch_expiry": 1, "txn_timeout": 1, "total": 2},
+    },
+    "inflight_partitions": {
+        "tvs": ("tv1",),
+        "text": "the inflight shape over two partitions, one record each, both requests in flight at once: a "
+        "batch that fails or expires has the other partition's batch beside it, whose sequence and epoch its "
+        "failure must leave as they are (adjustSequencesDueToFailedBatch re-stamps only the failed batch's own "
+        "partition; maybeResolveSequences settles each partition on its own).",
+        "transactions": {
+            "producers": 1,
+            "partitions": 2,
+            "transactions_per_producer": 1,
+            "records_per_transaction": 2,
+            "max_in_flight": 2,
+            "voluntary_abort": True,
+            "retries": 1,
+        },
+        "faults": {"drop": 1, "batch_expiry": 1, "txn_timeout": 1, "total": 2},
     },
     "pending": {
         "tvs": ("tv1",),

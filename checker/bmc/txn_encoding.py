@@ -175,6 +175,8 @@ UNENCODED_FLAGS = (
     "single_fence_bump",
     "fence_rotates_exhausted_producer_id",
     "empty_abort_rotates_producer_id",
+    "txn_failed_batch_adjusts_sequences",
+    "txn_resolve_waits_for_inflight",
 )
 #: Fault steps (charged to a budget); every other template is a protocol step.
 FAULT_STEPS = ("RequestTimeout", "ExpireBatch")
@@ -210,6 +212,8 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, "only one transactional producer is encoded"
     if topo.partitions > 2:
         return False, "at most two partitions are encoded"
+    if topo.max_in_flight != 1:
+        return False, "one request in flight per producer is encoded (max_in_flight = 1)"
     if model.config.topology.producer_id_expiration:
         return False, "producer state expiry (ExpireProducerState) is not encoded"
     if model.config.topology.transactional_id_expiration:

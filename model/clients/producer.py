@@ -472,6 +472,7 @@ def handle_produce_response(
     by_unresolved: bool = True,
     late_ack: bool = True,
     ack_raises: bool = True,
+    adjust_failed: bool = True,
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers (the batch of the request it names:
     :func:`answers`).
@@ -500,8 +501,8 @@ def handle_produce_response(
     fails and the transaction becomes abortable.  ``by_unresolved`` off (weakened variant
     ``unresolved_sequence_ignored_on_retry``): the unresolved state is ignored, as before Kafka 2.5.
 
-    The answer to a batch that already expired in flight: :func:`_late_answer` (``late_ack``).  ``ack_raises``:
-    :func:`complete_batch`.
+    The answer to a batch that already expired in flight: :func:`_late_answer` (``late_ack``).  ``ack_raises``,
+    ``adjust_failed``: :func:`complete_batch`.
     """
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))
@@ -509,7 +510,17 @@ def handle_produce_response(
     if i < 0:
         return _late_answer(p, resp, late_ack)
     return complete_batch(
-        p, i, resp.error, config, sequence_space, defer_bump, transactional, bump_next, by_unresolved, ack_raises
+        p,
+        i,
+        resp.error,
+        config,
+        sequence_space,
+        defer_bump,
+        transactional,
+        bump_next,
+        by_unresolved,
+        ack_raises,
+        adjust_failed,
     )
 
 
@@ -524,12 +535,15 @@ def complete_batch(
     bump_next: bool = True,
     by_unresolved: bool = True,
     ack_raises: bool = True,
+    adjust_failed: bool = True,
 ) -> Outcome:
     """``Sender.completeBatch`` for in-flight batch ``i`` answered ``error`` (see :func:`handle_produce_response`).
 
     A NONE or DUPLICATE_SEQUENCE_NUMBER answer raises the partition's last acknowledged sequence to the batch's
     last one, never lowers it (``TxnPartitionEntry.maybeUpdateLastAckedSequence``): answers may arrive out of
     order.  ``ack_raises`` off (weakened variant ``acked_sequence_lowered``): every answer sets it.
+    ``adjust_failed`` off (weakened variant ``kafka_5494_failed_sequences_kept``): a failed batch never gives its
+    sequences back (:func:`_fail`'s ``adjust``), as before KAFKA-5494.
 
     Also the path of a request that got no answer: ``Sender.handleProduceResponse`` turns a request cancelled by
     a closed connection into NETWORK_EXCEPTION (``wasDisconnected``) or REQUEST_TIMED_OUT (``wasTimedOut``) for
@@ -568,7 +582,8 @@ def complete_batch(
         if transactional:
             # handleFailedBatch: OutOfOrderSequenceException requests the bump only for an idempotent producer; a
             # transactional one takes the common branch (its sequences adjusted if the batch had retries left)
-            return Outcome(_fail(p, i, config, can_retry, transactional), failed=b.records, events=events)
+            p = _fail(p, i, config, can_retry and adjust_failed, transactional)
+            return Outcome(p, failed=b.records, events=events)
         if defer_bump and entry.producer_epoch == b.producer_epoch:  # no branch: variant kafka_14034_fix only
             p = _mark_unresolved(p._replace(batches=p.batches[:i] + p.batches[i + 1 :]), b)
             return Outcome(p, failed=b.records, events=(*events, "sequence_unresolved"))
@@ -580,7 +595,7 @@ def complete_batch(
     # fail the batch at once
     if can_retry and error in RETRIABLE:
         return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
-    return Outcome(_fail(p, i, config, can_retry, transactional), failed=b.records, events=events)
+    return Outcome(_fail(p, i, config, can_retry and adjust_failed, transactional), failed=b.records, events=events)
 
 
 def disconnect(p: Producer) -> Producer:

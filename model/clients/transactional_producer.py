@@ -296,14 +296,18 @@ def _finish(
     return c._replace(data=data, state=state, txn=c.txn + 1, added=(), pending_add=(), inflight=False)
 
 
-def sequences_to_resolve(c: TxnClient) -> tuple[int, ...]:
+def sequences_to_resolve(c: TxnClient, wait_inflight: bool = True) -> tuple[int, ...]:
     """The partitions ``maybeResolveSequences`` settles now: an unresolved sequence and no sequenced batch of the
-    partition left (``!hasInflightBatches``)."""
+    partition left (``!hasInflightBatches``).  ``wait_inflight`` off (weakened variant
+    ``unresolved_settled_before_inflight_answered``): also a partition whose later batches are still out."""
     d = c.data
-    return tuple(q for q, e in enumerate(d.partitions) if e.unresolved and not prod.sequenced_outstanding(d, q))
+    ready = tuple(not wait_inflight or not prod.sequenced_outstanding(d, q) for q in range(len(d.partitions)))
+    return tuple(q for q, e in enumerate(d.partitions) if e.unresolved and ready[q])
 
 
-def resolve_sequences(c: TxnClient, tv: int, kip_360: bool) -> tuple[TxnClient, tuple[str, ...]]:
+def resolve_sequences(
+    c: TxnClient, tv: int, kip_360: bool, wait_inflight: bool = True
+) -> tuple[TxnClient, tuple[str, ...]]:
     """``TransactionManager.maybeResolveSequences`` for a transactional producer (trunk @1eb7644349cb).
 
     The Sender runs it first in every ``runOnce``, before it sends a coordinator request or drains a batch.  For
@@ -317,7 +321,7 @@ def resolve_sequences(c: TxnClient, tv: int, kip_360: bool) -> tuple[TxnClient, 
     """
     parts = list(c.data.partitions)
     lost = False
-    for q in sequences_to_resolve(c):
+    for q in sequences_to_resolve(c, wait_inflight):
         e = parts[q]
         if e.next_sequence != e.last_acked_sequence + 1:  # isNextSequence(sequenceNumber(tp)) (no ack: -1)
             lost = True
@@ -425,10 +429,19 @@ def _abortable_while_aborting(c: TxnClient, resp: AddPartitionsToTxnResponse, bu
 
 
 def handle_produce_response(
-    c: TxnClient, resp: ProduceResponse, config: Any, tv: int, kip_360: bool, outside_completion: bool = True
+    c: TxnClient,
+    resp: ProduceResponse,
+    config: Any,
+    tv: int,
+    kip_360: bool,
+    outside_completion: bool = True,
+    adjust_failed: bool = True,
 ) -> tuple[TxnClient, tuple[int, ...], tuple[str, ...]]:
-    """The data path's response; a failed batch makes the transaction abortable (or fatal)."""
-    out = prod.handle_produce_response(c.data, resp, config, KAFKA_SEQUENCE_SPACE, transactional=True)
+    """The data path's response; a failed batch makes the transaction abortable (or fatal) (``adjust_failed``:
+    :func:`model.clients.producer.complete_batch`)."""
+    out = prod.handle_produce_response(
+        c.data, resp, config, KAFKA_SEQUENCE_SPACE, transactional=True, adjust_failed=adjust_failed
+    )
     c = c._replace(data=out.producer._replace(epoch_bump_required=False))
     if not out.failed:
         return c, out.acked, out.events

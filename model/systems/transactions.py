@@ -124,6 +124,8 @@ from keos.model.systems.txn_produce_judge import (
     needless_batch_retries,
     needless_verification,
     premature_batch_failure,
+    resolution_misread,
+    restamps_misread,
     unexpected_txn_answer,
     unexpected_verified_answer,
 )
@@ -322,7 +324,7 @@ class TransactionalSystem:
         self.tv = self.flags.transaction_version
         self.kip_360 = self.flags.kip_360
         self.cc = tc.coordinator_config(self.flags, config.max_producer_epoch)
-        self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=1)
+        self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=topo.max_in_flight)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -797,15 +799,27 @@ class TransactionalSystem:
     def _may_send_txn_request(self, state: TxnSystemState, i: int, c: tp.TxnClient) -> bool:
         """The Sender has a coordinator request to send (or a transaction to complete locally), or -- first in its
         ``runOnce`` -- unresolved sequences to settle (``maybeResolveSequences``)."""
-        if self.flags.txn_resolve_sequences and tp.sequences_to_resolve(c):
+        if self.flags.txn_resolve_sequences and tp.sequences_to_resolve(c, self.flags.txn_resolve_waits_for_inflight):
             return True
         return tp.next_txn_request(c, i, self.tv, self.kip_360, self.flags.txn_resolve_sequences) is not None
 
     def _send_txn_request(self, s: TxnSystemState, i: int) -> Result:
         resolve = self.flags.txn_resolve_sequences
-        if resolve and tp.sequences_to_resolve(s.clients[i]):
-            c, events = tp.resolve_sequences(s.clients[i], self.tv, self.kip_360)
-            return s._replace(clients=_at(s.clients, i, c)), events
+        wait = self.flags.txn_resolve_waits_for_inflight
+        if resolve and tp.sequences_to_resolve(s.clients[i], wait):
+            old = s.clients[i]
+            c, events = tp.resolve_sequences(old, self.tv, self.kip_360, wait)
+            s = s._replace(clients=_at(s.clients, i, c))
+            wrong = resolution_misread(
+                (old.data, old.state, old.epoch_bump_required),
+                (c.data, c.state, c.epoch_bump_required),
+                self.tv,
+                self.kip_360,
+                i,
+            )
+            if wrong:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+                s = _flagged(s, *wrong)  # no mutate: ghost observer (records the bad step for the properties)
+            return s, events
         pending = tp.sequences_to_resolve(s.clients[i])
         nxt = tp.next_txn_request(s.clients[i], i, self.tv, self.kip_360, resolve)
         if nxt is None:  # no branch: only a trace read from a file names a disabled action
@@ -949,12 +963,19 @@ class TransactionalSystem:
                 return s, ("stale_response",)
             before, old_state, owed_before = c.data, c.state, c.epoch_bump_required
             c, _acked, events = tp.handle_produce_response(
-                c, body, self.producer_config, self.tv, self.kip_360, self.flags.failed_batch_bump_outside_completion
+                c,
+                body,
+                self.producer_config,
+                self.tv,
+                self.kip_360,
+                self.flags.failed_batch_bump_outside_completion,
+                self.flags.txn_failed_batch_adjusts_sequences,
             )
             s = s._replace(clients=_at(s.clients, i, c))
             retries = self.producer_config.retries
             early = premature_batch_failure(before, c.data, body, retries, i)
             early += needless_batch_retries(before, c.data, body, retries, i)
+            early += restamps_misread(before, c.data, body, retries, c.state == tp.C.FATAL_ERROR)
             late = late_ack_misread(before, c.data, body, s.partitions[body.partition].log)
             if late is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
                 s = _flagged(s, late)  # no mutate: ghost observer (records the bad step for the properties)

@@ -73,6 +73,10 @@ class TxnTopology:
     append's callback, CompleteCommit/CompleteAbort pending while markers are
     written), as Kafka's ``TransactionStateManager.appendTransactionToLog`` does;
     by default a handler prepares, appends and completes in one step.
+    ``max_in_flight``: each producer's ``max.in.flight.requests.per.connection`` (Kafka's default is 5; 1 keeps
+    the state space small): above 1 a partition may have several sequenced batches outstanding, so a failed or
+    expired batch has later batches behind it (``TxnPartitionEntry.adjustSequencesDueToFailedBatch``,
+    ``maybeResolveSequences``' ``hasInflightBatches``).
     ``loading_window`` (with ``pending_transitions``): a coordinator failover opens Kafka's loading window -- the
     new coordinator answers COORDINATOR_LOAD_IN_PROGRESS until ``LoadTransactions`` (a protocol step) completes
     the load, while the old instance answers its requests in flight NOT_COORDINATOR and its appends in flight
@@ -97,6 +101,7 @@ class TxnTopology:
     verification_round_trip: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     loading_window: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     empty_commits: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    max_in_flight: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)

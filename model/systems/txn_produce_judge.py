@@ -53,6 +53,8 @@ __all__ = [
     "needless_batch_retries",
     "needless_verification",
     "premature_batch_failure",
+    "resolution_misread",
+    "restamps_misread",
     "unexpected_txn_answer",
     "unexpected_verified_answer",
 ]
@@ -409,3 +411,104 @@ def late_ack_misread(  # no mutate: the judge of client_reacts_as_kafka (a prope
         f"client_reaction:producer {response.producer}: the late {response.error} answer to a batch that expired in "
         f"flight (last sequence {last}) left partition {q}'s last acknowledged sequence at {got}; Kafka's is {want}"
     )
+
+
+def restamps_misread(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    before: prod.Producer, after: prod.Producer, response: ProduceResponse, retries: int, fatal: bool
+) -> tuple[str, ...]:
+    """``client_reaction:`` labels for each sequenced batch, or partition's next sequence, that a produce answer left
+    otherwise than Kafka's ``TransactionManager`` does; ``()`` when it matches.
+
+    Kafka's rule (trunk @1eb7644349cb), written apart from :func:`model.clients.producer._fail` so that a defect
+    there is judged by it: an answer changes the stamps (producer id, epoch, base sequence) of no batch but its own
+    and the next sequence of no partition but its own, except when it fails its batch
+    (``Sender.failBatch`` -> ``TransactionManager.handleFailedBatch``): a transactional producer that is not fatal
+    by then, whose failed batch had its retries left (``adjustSequenceNumbers``) and whose error is not
+    UNKNOWN_PRODUCER_ID (``resetSequenceForPartition``), gives the batch's sequences back
+    (``TxnPartitionEntry.adjustSequencesDueToFailedBatch``): the partition's next sequence goes down by the batch's
+    record count, and so does the base sequence of each of the partition's sent batches from the failed one's on;
+    earlier ones and other partitions' keep theirs.  A fatal producer sends nothing more: not judged.
+    """
+    if fatal or response.connection != before.connection:
+        return ()
+    mine = [b for b in before.batches if prod.answers(b, response)]
+    if not mine:
+        return ()
+    a = mine[0]
+    left = {b.records: b for b in after.batches if b.records}
+    failed = a.records not in left and response.error not in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER)
+    adjust = failed and a.has_sequence and a.attempts <= retries and response.error != Errors.UNKNOWN_PRODUCER_ID
+    if failed and response.error == Errors.UNKNOWN_PRODUCER_ID:
+        return ()
+    n = len(a.records) if adjust else 0
+    out: list[str] = []
+    for b in before.batches:
+        kept = left.get(b.records)
+        if b is a or not b.has_sequence or kept is None:
+            continue
+        moved = b.partition == a.partition and b.base_sequence >= a.base_sequence
+        want = (b.producer_epoch, b.base_sequence - n if moved else b.base_sequence)
+        got = (kept.producer_epoch, kept.base_sequence)
+        if got != want:  # no branch: the violation side, only a defect takes it
+            out.append(
+                f"client_reaction:producer {response.producer}: the {response.error} answer to partition "
+                f"{a.partition}'s batch at sequence {a.base_sequence} re-stamped partition {b.partition}'s batch "
+                f"(epoch, sequence) {b.producer_epoch, b.base_sequence} to {got}; Kafka's is {want}"
+            )
+    for q, (old, new) in enumerate(zip(before.partitions, after.partitions, strict=True)):
+        want_next = old.next_sequence - (n if q == a.partition else 0)
+        if new.producer_epoch == old.producer_epoch and new.next_sequence != want_next:  # no branch: a defect's
+            out.append(
+                f"client_reaction:producer {response.producer}: the {response.error} answer to partition "
+                f"{a.partition}'s batch left partition {q}'s next sequence at {new.next_sequence}; "
+                f"Kafka's is {want_next}"
+            )
+    return tuple(out)
+
+
+def resolution_misread(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    before: tuple[prod.Producer, str, bool],
+    after: tuple[prod.Producer, str, bool],
+    tv: int,
+    kip_360: bool,
+    client: int,
+) -> tuple[str, ...]:
+    """``client_reaction:`` labels where a transactional producer's ``maybeResolveSequences`` step (``before`` and
+    ``after``: its producer data, ``TransactionManager`` state and ``epochBumpRequired``) differs from Kafka's.
+
+    Kafka's rule (``TransactionManager.maybeResolveSequences``, trunk @1eb7644349cb), written apart from
+    :func:`model.clients.transactional_producer.resolve_sequences`: a partition with an unresolved sequence is
+    settled only once none of its sent batches is outstanding (``hasInflightBatches``); it is resolved if its next
+    sequence is the one after the last acknowledged (``isNextSequence``: a later batch proved the expired one
+    written); otherwise the sequence is lost and the producer -- with KIP-360 (``canBumpEpoch``; under TV2 the
+    coordinator bumps instead, KAFKA-17898) -- owes an epoch bump and becomes abortable (skipped while
+    ABORTING_TRANSACTION or fatal), without KIP-360 fatal.  Settled partitions leave the unresolved set; the others
+    stay in it.
+    """
+    old, old_state, old_bump = before
+    new, new_state, new_bump = after
+    out: list[str] = []
+    settle = {
+        q
+        for q, e in enumerate(old.partitions)
+        if e.unresolved and not any(b.partition == q and b.has_sequence for b in old.batches)
+    }
+    for q, (o, n) in enumerate(zip(old.partitions, new.partitions, strict=True)):
+        want = False if q in settle else o.unresolved
+        if n.unresolved != want:  # no branch: the violation side, only a defect takes it
+            out.append(f"client_reaction:producer {client}: maybeResolveSequences left partition {q} unresolved="
+                       f"{n.unresolved}; Kafka's is {want}")
+    lost = any(old.partitions[q].next_sequence != old.partitions[q].last_acked_sequence + 1 for q in settle)
+    fatal = "FATAL_ERROR"
+    if not lost:
+        want_state, want_bump = old_state, old_bump
+    elif not kip_360:
+        want_state, want_bump = fatal, new_bump
+    else:
+        keep = old_state in (fatal, "ABORTING_TRANSACTION")
+        want_state = old_state if keep else "ABORTABLE_ERROR"
+        want_bump = old_bump or tv < 2 if old_state != fatal else new_bump
+    if (new_state, new_bump) != (want_state, want_bump):  # no branch: the violation side, only a defect takes it
+        out.append(f"client_reaction:producer {client}: maybeResolveSequences (sequence lost: {lost}) left "
+                   f"{new_state}, epochBumpRequired {new_bump}; Kafka's is {want_state}, {want_bump}")
+    return tuple(out)
