@@ -38,6 +38,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "complete_after_markers": frozenset({"transactions", "eos"}),
     "generation_fencing": frozenset({"eos"}),
     "offsets_in_transaction": frozenset({"eos"}),
+    "tv2_offsets_without_add_offsets": frozenset({"eos"}),
     "seek_after_abort": frozenset({"eos"}),
     "connect_reread_after_producer_init": frozenset({"connect"}),
     "connect_transactional_leader": frozenset({"connect"}),

@@ -662,7 +662,7 @@ class TransactionalSystem:
                 # [security]) no broker answers an authorization error, so one that ends a holder is judged here
                 continue
             if (  # no branch: taken only under the weakened variant no_kip_360
-                not self.kip_360 and (cause in tp.PRE_KIP_360_FATAL or tp.sequences_to_resolve(old))
+                not self.kip_360 and (cause in tp.PRE_KIP_360_FATAL or tp.sequences_to_resolve(old, wait_inflight=True))
             ):
                 # before KIP-360 a lost sequence or an unknown producer id is fatal, and so is a sequence that does
                 # not resolve (maybeResolveSequences without canBumpEpoch)
@@ -820,7 +820,9 @@ class TransactionalSystem:
             if wrong:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
                 s = _flagged(s, *wrong)  # no mutate: ghost observer (records the bad step for the properties)
             return s, events
-        pending = tp.sequences_to_resolve(s.clients[i])
+        # the judge's view is Kafka's rule (maybeResolveSequences waits for the partition's in-flight batches),
+        # whatever the variant's switch, so a weakened settlement is judged, not copied
+        pending = tp.sequences_to_resolve(s.clients[i], wait_inflight=True)
         nxt = tp.next_txn_request(s.clients[i], i, self.tv, self.kip_360, resolve)
         if nxt is None:  # no branch: only a trace read from a file names a disabled action
             return None
