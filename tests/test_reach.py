@@ -18,6 +18,7 @@ import pytest
 from keos.checker.cli.main import main
 from keos.checker.reach import mutation as mu
 from keos.checker.reach.branches import exclusions, measure, package_root
+from keos.checker.reach.carry import file_digest
 from keos.checker.reach.mutators import Mutant, apply_mutant, error_classes, module_mutants, mutant_id
 
 ROOT = package_root()
@@ -178,6 +179,10 @@ def test_coverage_records_which_scenario_reaches_each_line(reach: dict[str, Any]
     partial = {a for a, _, kind in state["missing_branches"] if kind == "partial"}
     assert set(state["partial_guards"]) == partial
     assert reach["scenarios"][SCENARIO]["seconds"] > 0 and not reach["partial"]
+    # the measured files' text, so keos mutate can carry the map across a later edit (checker/reach/carry.py)
+    src = reach["sources"]["model/log/producer_state.py"]
+    assert src["sha256"] == file_digest((package_root() / "model/log/producer_state.py").read_text(encoding="utf-8"))
+    assert set(reach["sources"]) == {m["path"] for m in reach["modules"]}
 
 
 def test_exclusion_marks_are_listed_with_their_reason(tmp_path: Path) -> None:

@@ -359,6 +359,16 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                     return EXIT_PARTIAL
                 reach_data["variant_reach"] = variants
             (out / "coverage" / "reach.json").write_text(json.dumps(reach_data, indent=1) + "\n", encoding="utf-8")
+    if args.reach or args.resume:
+        from keos.checker.reach.carry import carry_reach
+
+        try:
+            wanted = _scenario_refs(args)
+        except ReachUsageError:
+            wanted = []
+        note = carry_reach(reach_data, root, [r for r in wanted if not r.startswith("@")]).summary()
+        if note:
+            console.print(note, soft_wrap=True, markup=False, highlight=False)
     measured_in = reach_data.get("root")
     # Mutants are enumerated from this tree's model/ and are built from its files, whatever tree measured the
     # reach data (a --reach of another checkout would otherwise mutate that checkout's copy of the module).

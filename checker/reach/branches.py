@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from keos.checker.reach.carry import record_sources
+
 __all__ = [
     "EXCLUDE_RE",
     "NO_BRANCH_RE",
@@ -145,6 +147,8 @@ class CoverageRun:
             "exclusions": self.exclusions,
             "reach": {path: {str(k): v for k, v in sorted(lines.items())}
                       for path, lines in sorted(self.reach.items())},
+            # the measured files' text: keos mutate carries the reach map across later edits by a line diff
+            "sources": record_sources(self.root, [m["path"] for m in self.modules]),
         }
 
 
