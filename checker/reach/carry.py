@@ -19,6 +19,9 @@ may cost time but does not turn a killable mutant into ``uncovered``.  Scenarios
 set has and the measured run did not (added since) are unknown to the map; they are added to every line of
 every changed file.
 
+Only ``model/`` and ``invariants/`` are carried: a scenario whose *configuration* changed since (a generator
+cell given a new fault) keeps the reach it had; re-measure after changing scenarios.
+
 A reach file without ``sources`` (written before this was recorded) cannot be carried: it is used as it
 is, and the caller says so.  Exclusion marks (``# unreachable:``) move with their lines.
 """
