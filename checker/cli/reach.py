@@ -366,16 +366,20 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             wanted = _scenario_refs(args)
         except ReachUsageError:
             wanted = []
-        note = carry_reach(reach_data, root, [r for r in wanted if not r.startswith("@")]).summary()
-        if note:
-            console.print(note, soft_wrap=True, markup=False, highlight=False)
+        carried = carry_reach(reach_data, root, [r for r in wanted if not r.startswith("@")])
+        if carried.summary():
+            console.print(carried.summary(), soft_wrap=True, markup=False, highlight=False)
+        lines_note = "its line data carried as above" if carried.recorded else (
+            "its line data (a line that moved since selects the scenarios of the line now there)")
+    else:
+        lines_note = "its line data"
     measured_in = reach_data.get("root")
     # Mutants are enumerated from this tree's model/ and are built from its files, whatever tree measured the
     # reach data (a --reach of another checkout would otherwise mutate that checkout's copy of the module).
     reach_data["root"] = str(root)
     if measured_in and Path(measured_in).resolve() != Path(root).resolve():
-        console.print(f"note: --reach was measured in {measured_in}; mutating this tree ({root}) with its line "
-                      "data (a line that moved since selects the scenarios of the line now there)", soft_wrap=True)
+        console.print(f"note: --reach was measured in {measured_in}; mutating this tree ({root}) with {lines_note}",
+                      soft_wrap=True)
     if not args.scenarios_only and not reach_data.get("variant_reach"):
         console.print("note: the reach data has no variant reach (keos coverage --explain writes it): mutants are "
                       "judged on the scenarios only, not on keos mutants' weakened variants", soft_wrap=True)
