@@ -644,7 +644,13 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("late_heartbeat_ignored", "A Heartbeat response with a fencing error, sent with "
                                      "a member id or generation the consumer has since left, is ignored.",
                                      "late_heartbeat:ignored"))
-        props = [replace(p, partners=(*p.partners, "late_heartbeat_ignored")) if p.name == "consumers_react_as_kafka"
+        # ... and in its worst state too: Stable again, consuming, in the generation its rejoin gave it (the
+        # generationUnchanged() rule must hold after the rebalance completed, not only while it is under way)
+        props.append(sometimes_event("late_heartbeat_ignored_when_stable", "A Heartbeat response with a fencing error "
+                                     "of a generation the consumer left reaches it once it is Stable again in its "
+                                     "new generation, and is ignored.", "late_heartbeat:ignored_when_stable"))
+        late = ("late_heartbeat_ignored", "late_heartbeat_ignored_when_stable")
+        props = [replace(p, partners=(*p.partners, *late)) if p.name == "consumers_react_as_kafka"
                  else p for p in props]
     if topo.join_group_version >= 4:
         # KIP-394: the MEMBER_ID_REQUIRED round trip and its pending members must be driven, else the JoinGroup judge

@@ -487,6 +487,10 @@ class ProtocolFlags:
         offset_fetch_checks_loading: the group coordinator answers an OffsetFetch COORDINATOR_LOAD_IN_PROGRESS while
             it is still loading the group (``CoordinatorRuntime.withActiveContextOrThrow``, Kafka trunk 1eb7644);
             without it a loading shard answers from whatever its cache holds.
+        offset_fetch_honours_require_stable: the group coordinator answers UNSTABLE_OFFSET_COMMIT for a pending
+            transactional offset only to an OffsetFetch that sets ``requireStable`` (KIP-447; ``OffsetMetadataManager.
+            fetchOffsets``, Kafka trunk 1eb7644); without it every reader -- ``Admin.listConsumerGroupOffsets``, whose
+            default is ``requireStable=false`` -- is refused while a transaction of the group is open.
         offset_fetch_on_assign: a consumer fetches the group's committed offset of every partition a
             rebalance gives it and starts there (``ConsumerCoordinator.initWithCommittedOffsetsIfNeeded``);
             without it the consumer starts every new partition at ``auto.offset.reset`` (earliest).
@@ -697,6 +701,7 @@ class ProtocolFlags:
     join_prepare_retries_commit: bool = True
     expiry_deletes_group: bool = True
     offset_fetch_checks_loading: bool = True
+    offset_fetch_honours_require_stable: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The switches as a JSON object."""
@@ -2133,6 +2138,20 @@ VARIANTS: dict[str, Variant] = {
             bug="a read of a LOADING shard that skips CoordinatorRuntime.withActiveContextOrThrow: the new owner of a "
             "partition starts from a partially loaded cache (no committed offset yet: auto.offset.reset, records "
             "processed twice; a transactional offset not yet pending: read past an open transaction)",
+        ),
+        Variant(
+            name="offset_fetch_unstable_without_require_stable",
+            description="The group coordinator answers UNSTABLE_OFFSET_COMMIT to an OffsetFetch without "
+            "requireStable too: an administrator's read of the committed offsets fails for as long as a "
+            "transaction of the group is open.",
+            flags=replace(_REAL, offset_fetch_honours_require_stable=False),
+            weakened=True,
+            breaks=("coordinator_answers_per_kafka_table",),
+            scenarios=("txn_eos_offsets_only",),
+            bug="the answer to a request flag no client of the scenarios varies (the consumer always sends "
+            "requireStable=true): Admin.listConsumerGroupOffsets (requireStable=false by default: "
+            "kafka-consumer-groups --describe, lag monitors, MirrorMaker 2 checkpoints) must get the last committed "
+            "offset, never a retriable refusal, while a transaction is open",
         ),
         Variant(
             name="no_commit_on_revoke",

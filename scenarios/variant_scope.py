@@ -143,6 +143,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "join_prepare_retries_commit": frozenset({"groups"}),
     "expiry_deletes_group": frozenset({"groups"}),
     "offset_fetch_checks_loading": frozenset({"eos"}),
+    "offset_fetch_honours_require_stable": frozenset({"eos"}),
     # issue 23 (reach): the transaction coordinator's InitProducerId retry and completion (transactions system)
     "init_pid_retry_by_last_epoch": frozenset({"transactions", "eos"}),
     "complete_written_to_log": frozenset({"transactions", "eos"}),

@@ -189,3 +189,18 @@ def test_a_new_coordinator_loads_committed_and_pending_offsets_from_the_log() ->
     # the weakened load takes the transactional offset as committed before any marker
     g2, _, _ = handle_txn_offset_commit(group(), PID, 0, 0, 1, 0, 5)
     assert committed_offset(load_offsets(g2, keep_pending=False), 0).offset == 5
+
+
+def test_offset_fetch_table_judges_every_value_of_require_stable() -> None:
+    """The OffsetFetch judge (model/systems/offset_fetch_table.py) asks the handler under requireStable=false as
+    well -- the Admin client's default, which no consumer of the scenarios sends -- and names a handler that refuses
+    it while a transaction is open (the weakened variant offset_fetch_unstable_without_require_stable)."""
+    from keos.model.systems.offset_fetch_table import fetch_table_mismatches
+
+    g = staged(group())
+    assert fetch_table_mismatches(handle_offset_fetch, g, 0) == []
+    assert fetch_table_mismatches(lambda g_, p, rs: handle_offset_fetch(g_, p, rs, True, False), g, 0) == [
+        "answer_table:OffsetFetch:committed:requireStable=False:UNSTABLE_OFFSET_COMMIT@-1:kafka:NONE@-1"]
+    loading = g._replace(loading=True)
+    assert fetch_table_mismatches(handle_offset_fetch, loading, 0) == []
+    assert len(fetch_table_mismatches(lambda g_, p, rs: handle_offset_fetch(g_, p, rs, False), loading, 0)) == 2

@@ -80,6 +80,7 @@ from keos.model.protocol.messages import (
 )
 from keos.model.security import gate as authz
 from keos.model.systems.commit_fencing import misfenced
+from keos.model.systems.offset_fetch_table import fetch_table_mismatches
 from keos.model.systems.transactions import (
     COORDINATOR,
     FAULT_OF_ACTION,
@@ -507,6 +508,19 @@ class EosSystem(TransactionalSystem):
 
     # -- application steps -----------------------------------------------------------------------------
 
+    def _judge_reads(self, s: TxnSystemState) -> list[str]:  # no mutate: a judge (answers_per_kafka_table)
+        """OffsetFetch of the input partition under every value of its request flags -- the consumer's
+        ``requireStable=true`` and an administrator's ``requireStable=false`` (``Admin.listConsumerGroupOffsets``'
+        default) -- in every group state a step produces, judged by Kafka's table
+        (:func:`~keos.model.systems.offset_fetch_table.fetch_table_mismatches`): an answer that depends on a request
+        flag no scenario's client varies is still judged under both values."""
+        return fetch_table_mismatches(self._offset_fetch, s.group, INPUT_PARTITION)
+
+    def _offset_fetch(self, g: gc.GroupMetadata | None, partition: int, require_stable: bool) -> tuple[str, int]:
+        """The group coordinator's OffsetFetch handler under this system's configuration."""
+        return gc.handle_offset_fetch(g, partition, require_stable, self.flags.offset_fetch_checks_loading,
+                                      self.flags.offset_fetch_honours_require_stable)
+
     def _set_app(self, s: TxnSystemState, i: int, app: AppInstance) -> TxnSystemState:
         return s._replace(apps=_at(s.apps, i, app))
 
@@ -534,8 +548,7 @@ class EosSystem(TransactionalSystem):
             return None
         pending_visible = not self.flags.pending_offsets_wait_for_marker
         require_stable = self.flags.offset_fetch_require_stable and not pending_visible
-        error, offset = gc.handle_offset_fetch(s.group, INPUT_PARTITION, require_stable=require_stable,
-                                               checks_loading=self.flags.offset_fetch_checks_loading)
+        error, offset = self._offset_fetch(s.group, INPUT_PARTITION, require_stable)
         loading = s.group is not None and s.group.loading  # no mutate: ghost observer (the judge's input)
         if loading != (error == Errors.COORDINATOR_LOAD_IN_PROGRESS):  # no branch: ghost observer of a violation
             # CoordinatorRuntime.withActiveContextOrThrow (Kafka trunk 1eb7644349cb): every read of a LOADING shard --

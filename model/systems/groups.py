@@ -1230,7 +1230,10 @@ class GroupSystem:
                               self.instances[i])
         after = self._heartbeat_reaction(c, error, c.beat)._replace(beat=("", cc.NO_GENERATION))
         ignored = after == c._replace(beat=after.beat)
-        return self._put(s, i, after), (f"late_heartbeat:{error}", *(("late_heartbeat:ignored",) if ignored else ()))
+        # the worst moment for a late answer: the consumer completed the rebalance it rejoined for and consumes again
+        settled = ignored and c.state == cc.STABLE  # no mutate: reach witness (late_heartbeat_ignored_when_stable)
+        return self._put(s, i, after), (f"late_heartbeat:{error}", *(("late_heartbeat:ignored",) if ignored else ()),
+                                        *(("late_heartbeat:ignored_when_stable",) if settled else ()))
 
     def _poll(self, s: GroupState, i: int, p: int) -> Result:
         c = s.consumers[i]

@@ -628,9 +628,17 @@ class TransactionalSystem:
             bad += invalid_client_transitions(
                 tuple(c.state for c in state.clients), tuple(c.state for c in new.clients)
             )
+        if new.group is not state.group:  # no mutate: ghost observer (handlers keep an unchanged group by reference)
+            bad += self._judge_reads(new)
         if bad:  # no branch: the violation side, only a defect takes it (the ghost's bad steps)
             new = _flagged(new, *bad)  # no mutate: ghost observer (records the bad step for the properties)
         return Step(new, events)
+
+    def _judge_reads(self, s: TxnSystemState) -> list[str]:  # no mutate: a judges' hook, not a rule
+        """Ghost labels for the reads a client may send at any time (an administrator's, whatever its request
+        flags) that the state ``s`` a step produced would answer otherwise than Kafka: none in the transactions
+        system; the eos system judges OffsetFetch (:mod:`model.systems.offset_fetch_table`)."""
+        return []
 
     def _unjustified_failures(  # no mutate: the judge of healthy_producer_not_failed (a property), not a rule
         self, before: TxnSystemState, after: TxnSystemState, action: Action

@@ -291,7 +291,7 @@ def _general_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapp
             assignment[chosen].append(tp)
             owner[tp] = chosen
 
-    moved = True
+    moved, spread = True, _spread(assignment)
     while moved:
         moved = False
         for tp in sorted_all:
@@ -304,7 +304,17 @@ def _general_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapp
                 assignment[target].append(tp)
                 owner[tp] = target
                 moved = True
+        # the loop's variant: a pass that moved a partition lowered the spread (termination, as the docstring argues)
+        before, spread = spread, _spread(assignment)  # no mutate: the loop's termination witness (a model contract)
+        if moved and spread >= before:  # no mutate: the loop's termination witness (a model contract)
+            raise AssertionError("general sticky assignment: a rebalancing pass moved nothing and would loop forever")
     return _freeze(assignment)
+
+
+def _spread(assignment: Mapping[str, list[TopicPartition]]) -> int:  # no mutate: a termination witness
+    """The sum of the squared assignment sizes: a move from a member with ``n`` partitions to one with at most
+    ``n - 2`` lowers it, so the general builder's rebalancing loop, which makes only such moves, ends."""
+    return sum(len(parts) ** 2 for parts in assignment.values())
 
 
 def sticky_assign(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]) -> Assignment:

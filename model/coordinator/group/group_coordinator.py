@@ -212,19 +212,22 @@ def has_pending(g: GroupMetadata | None, partition: int) -> bool:
 
 
 def handle_offset_fetch(g: GroupMetadata | None, partition: int, require_stable: bool,
-                        checks_loading: bool = True) -> tuple[str, int]:
+                        checks_loading: bool = True, honours_require_stable: bool = True) -> tuple[str, int]:
     """OffsetFetch: ``(error, offset)``; -1 when nothing is committed.
 
     With ``requireStable`` (KIP-447, OffsetFetch v7) a pending transactional
     offset for the partition answers UNSTABLE_OFFSET_COMMIT (retriable); a coordinator still
     loading the group answers COORDINATOR_LOAD_IN_PROGRESS (retriable); ``checks_loading=False`` is the weakened
-    variant offset_fetch_served_while_loading.
+    variant offset_fetch_served_while_loading.  Without ``requireStable`` (``Admin.listConsumerGroupOffsets``'
+    default) the committed offset is answered whatever is pending (``OffsetMetadataManager.fetchOffsets``, trunk
+    ``1eb7644349cb``: the read of the last committed snapshot); ``honours_require_stable=False`` is the weakened
+    variant offset_fetch_unstable_without_require_stable.
     """
     if g is not None and g.loading and checks_loading:
         # CoordinatorRuntime.withActiveContextOrThrow: a read of a LOADING shard (ConsumerCoordinator's
         # OffsetFetch handler retries it)
         return Errors.COORDINATOR_LOAD_IN_PROGRESS, -1
-    if require_stable and has_pending(g, partition):
+    if (require_stable or not honours_require_stable) and has_pending(g, partition):
         return Errors.UNSTABLE_OFFSET_COMMIT, -1
     c = committed_offset(g, partition)
     return Errors.NONE, -1 if c is None else c.offset
