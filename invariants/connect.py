@@ -24,7 +24,11 @@ from keos.invariants.connect_logs import (
     entry_fates,
     task_count_follows_generation,
 )
-from keos.invariants.connect_offsets import task_offsets_properties, tombstone_properties
+from keos.invariants.connect_offsets import (
+    acknowledgement_properties,
+    task_offsets_properties,
+    tombstone_properties,
+)
 from keos.invariants.connect_progress import connect_progress_properties
 from keos.model.clients.consumer import COMMITTED, READ_COMMITTED, fetch
 from keos.model.connect import config_topic as cfgt
@@ -653,6 +657,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
     props.extend(tombstone_properties(config))
     props.extend(task_offsets_properties(config))
+    props.extend(acknowledgement_properties(config))
     props.extend(transaction_boundary_properties(config))
     props.extend(connect_bounds_properties(config))
     return (*props, *connect_progress_properties(config))
