@@ -308,7 +308,7 @@ def commit_txn_of(
             return fail_task(sys, s, w, inst, kafka, sent)
         if sys.offsets_partition == CONNECTOR_OFFSETS and copy:  # the secondary write, on the primary's acknowledgement
             kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, sys.flags)
-    error, more = commit_error, ()  # the fault: commitTransaction throws before its EndTxn left the client
+    error, more = (commit_error if sys.flags.connect_commit_error_fails_task else Errors.NONE), ()  # the fault
     if not commit_error:
         kafka, h, error, more = end_transaction(kafka, h, True, sys.cc)
     inst = inst._replace(producer=h)
