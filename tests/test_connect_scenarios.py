@@ -98,6 +98,7 @@ CAUGHT = {
         "healthy_task_never_failed": 3,
         "task_count_record_counts_latest_tasks": 7,
         "task_lifecycle_legal": 3,
+        "tasks_run_committed_task_configs": 3,
     },
     ("connect_offset_copy_failure", "global_offsets_first"): {
         "exactly_once_source_delivery": 19,
