@@ -14,6 +14,8 @@ scenarios that have one (like :mod:`invariants.transactions`).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from keos.invariants._common import no_findings, sometimes_event, sometimes_state
 from keos.invariants.connect_boundaries import transaction_boundary_properties
 from keos.invariants.connect_bounds import connect_bounds_properties
@@ -24,7 +26,11 @@ from keos.invariants.connect_logs import (
     entry_fates,
     task_count_follows_generation,
 )
-from keos.invariants.connect_offsets import task_offsets_properties, tombstone_properties
+from keos.invariants.connect_offsets import (
+    acknowledgement_properties,
+    task_offsets_properties,
+    tombstone_properties,
+)
 from keos.invariants.connect_progress import connect_progress_properties
 from keos.model.clients.consumer import COMMITTED, READ_COMMITTED, fetch
 from keos.model.connect import config_topic as cfgt
@@ -179,6 +185,49 @@ def _live_generation(config: PartitionLeader) -> int:
         elif r.kind == cfgt.CONNECTOR_CONFIG:
             exists, live, deferred = r.value == 1, -1, set()
     return live
+
+
+@lru_cache(maxsize=65536)
+def committed_task_counts(config: PartitionLeader) -> tuple[int, ...]:
+    """The task count of each task-config generation (0, 1, ...) the config topic committed, by the checker's read.
+
+    ``KafkaConfigBackingStore`` (Kafka 4.0, apache/kafka 1eb7644) as its javadoc and code state it: a commit record
+    of a connector with a config applies the task configs read since the previous commit (or tombstone) only if
+    they cover tasks 0..count-1 (``completeTaskIdSet``) -- else the connector is inconsistent and
+    ``ClusterConfigState.tasks`` is empty -- and each applied commit is the next ``taskConfigGeneration``; a
+    tombstone drops the deferred configs (``processConnectorRemoval``) and a deleted connector's commit applies
+    nothing (KAFKA-16838).
+    """
+    counts: list[int] = []
+    exists = True
+    deferred: set[int] = set()
+    for rid in fetch(config, READ_COMMITTED):
+        r = cfgt.decode_config_record(rid)
+        if r.kind == cfgt.TASK_CONFIG:
+            deferred.add(r.value)
+        elif r.kind == cfgt.COMMIT:
+            if exists and deferred and all(n in deferred for n in range(r.value)):
+                counts.append(r.value)
+            deferred = set()
+        elif r.kind == cfgt.CONNECTOR_CONFIG:
+            exists, deferred = r.value == 1, set()
+    return tuple(counts)
+
+
+def _uncommitted_task_instances(s: ConnectState) -> list[str]:
+    """Task instances of a generation the config topic never committed, or beyond its task count."""
+    counts = committed_task_counts(s.kafka.partitions[CONFIG_TOPIC])
+    return [
+        f"worker {w} runs task {t.task} of task-config generation {t.generation}, but "
+        + (
+            f"the config topic committed only generations 0..{len(counts) - 1}"
+            if t.generation >= len(counts)
+            else f"generation {t.generation}'s committed task configs cover tasks 0..{counts[t.generation] - 1}"
+        )
+        for w, wk in enumerate(s.workers)
+        for t in wk.tasks
+        if t.generation >= len(counts) or t.task >= counts[t.generation]
+    ]
 
 
 def _task_count_record_mismatches(s: ConnectState) -> list[str]:
@@ -485,6 +534,23 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
     props.append(
         no_findings(
+            name="tasks_run_committed_task_configs",
+            fact="A worker runs (or starts) an instance of task n of task-config generation g only if the config "
+            "topic committed generation g as a complete set of task configs covering n: a commit record makes the "
+            "task configs read before it effective only if they cover tasks 0..count-1 (else the connector is "
+            "inconsistent and runs no task until a complete set is committed), a set without its commit record "
+            "is never effective, and a deleted connector's commit applies nothing -- in faulty runs too (a leader "
+            "paused, crashed or fenced inside putTaskConfigs, a deposed leader's late commit record).",
+            source="KafkaConfigBackingStore.processTaskConfigRecord / processTasksCommitRecord / completeTaskIdSet "
+            "and ClusterConfigState.tasks (Kafka 4.0, apache/kafka 1eb7644); KIP-618 §Task count records",
+            catches="a reader that applies an incomplete or uncommitted set of task configs, keeps a deleted "
+            "connector's deferred configs, or counts a generation the config topic never committed",
+            findings=_uncommitted_task_instances,
+            partners=("exactly_once_task_started",),
+        )
+    )
+    props.append(
+        no_findings(
             name="healthy_task_never_failed",
             fact="In a run without faults (no pause, crash, failed round or write, manual restart), a task of the "
             "latest task-config generation never fails, in its start-up or its send loop: its zombie-fencing round "
@@ -653,6 +719,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
         )
     props.extend(tombstone_properties(config))
     props.extend(task_offsets_properties(config))
+    props.extend(acknowledgement_properties(config))
     props.extend(transaction_boundary_properties(config))
     props.extend(connect_bounds_properties(config))
     return (*props, *connect_progress_properties(config))

@@ -13,11 +13,14 @@ topic before the connector topic.
 from __future__ import annotations
 
 from keos.invariants._common import no_findings, sometimes_event
-from keos.invariants.connect_logs import committed_offsets, tombstoned_partitions
-from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, ConnectConfig, ConnectState
+from keos.invariants.connect_logs import committed_offsets, committed_records, tombstoned_partitions
+from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, OUTPUT, ConnectConfig, ConnectState
+from keos.model.connect.worker import decode_source_record
 from keos.model.interface import Property
 
 __all__ = [
+    "acknowledged_ahead",
+    "acknowledgement_properties",
     "offsets_outside_transactions",
     "resurrected_offsets",
     "rewritten_tombstones",
@@ -138,5 +141,50 @@ def task_offsets_properties(config: ConnectConfig) -> tuple[Property, ...]:
             "appended plainly (visible even if the transaction aborts), or a fenced zombie's write that lands "
             "although its producer was fenced",
             findings=lambda s: offsets_outside_transactions(partition, s),
+        ),
+    )
+
+
+def acknowledged_ahead(s: ConnectState) -> list[str]:
+    """Task instances whose committed positions run ahead of the records committed in the output topic.
+
+    An instance's ``committed`` positions are what its worker told the connector is committed
+    (``SourceTask.commitRecord`` for each record, then ``SourceTask.commit``) -- and where its next instance
+    resumes.  The records below them must be committed (or discarded by the connector's own abort).
+    """
+    have = {decode_source_record(rid)[3:] for _, rid in committed_records(s.kafka.partitions[OUTPUT])}
+    have |= set(s.ghost.discarded)
+    problems: list[str] = []
+    for w, wk in enumerate(s.workers):
+        for t in wk.tasks:
+            for p, k in enumerate(t.committed):
+                missing = next((i for i in range(k) if (p, i) not in have), -1)
+                if missing >= 0:
+                    problems.append(
+                        f"worker {w}'s task {t.task} of generation {t.generation} ({t.phase}) has src{p} committed "
+                        f"up to {k}, but src{p}[{missing}] is not committed"
+                    )
+    return problems
+
+
+def acknowledgement_properties(config: ConnectConfig) -> tuple[Property, ...]:
+    """A task's committed positions never run ahead of its committed records, in faulty runs too."""
+    return (
+        no_findings(
+            name="task_acknowledges_only_committed_records",
+            fact="A source task's committed positions -- the records its worker reports to the connector as "
+            "committed (SourceTask.commitRecord, SourceTask.commit) and from which its next instance resumes -- "
+            "never run ahead of the records committed in the output topic (or discarded by the connector's own "
+            "abort): an exactly-once task reports them only after producer.commitTransaction() returned, and a "
+            "commit that throws (a failed flush, a timed-out EndTxn, a fenced producer) fails the task with its "
+            "offsets unreported; an at-least-once task flushes offsets only for records already written.",
+            source="ExactlyOnceWorkerSourceTask.commitTransaction (Kafka 4.0, apache/kafka 1eb7644: commitTaskRecord "
+            "and commitSourceTask run after producer.commitTransaction(); a flush or commit error cancels the flush "
+            "and throws); KIP-618 §Atomic offset writes; SourceTask.commitRecord javadoc",
+            catches="an error of commitTransaction (or of the offsets' send) ignored, so the task reports and resumes "
+            "from offsets whose transaction never committed; a start-up that resumes from offsets ahead of the "
+            "committed records",
+            findings=acknowledged_ahead,
+            partners=("source_offsets_committed",),
         ),
     )

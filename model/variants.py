@@ -231,6 +231,15 @@ class ProtocolFlags:
             (``ConnectorOffsetBackingStore.get``, Kafka 4.0, apache/kafka 1eb7644: the connector store's
             values override the worker store's).  Off: the global topic wins, which may hold older offsets (its
             copy is a logged-only secondary write).
+        connect_commit_error_fails_task: an exactly-once source task whose ``producer.commitTransaction()``
+            throws after the offsets' flush fails, its offsets unreported (``ExactlyOnceWorkerSourceTask
+            .commitTransaction``, Kafka 4.0, apache/kafka 1eb7644: ``commitTaskRecord`` and ``commitSourceTask``
+            run only after the commit returned).  Off: the error is ignored and the task goes on as if the
+            transaction had committed.
+        connect_fence_recorded_task_ids: a zombie-fencing round fences the transactional ids of tasks
+            0..record-1, the task count of the latest task-count record (``Worker.fenceZombies(connName,
+            taskCountRecord, ...)``, KIP-618 §Zombie fencing).  Off: it fences the ids of the current task
+            count, so a shrunk connector's old tasks above it stay unfenced.
         connect_ignore_empty_abort: an exactly-once source task ignores its connector's
             ``TransactionContext.abortTransaction()`` when the transaction is empty (no record since the last
             boundary): ``ExactlyOnceWorkerSourceTask.maybeAbortTransaction``, KAFKA-14799's fix (PR #13379).
@@ -625,6 +634,8 @@ class ProtocolFlags:
     connect_fencing_refreshes_first: bool = False
     connect_ignore_empty_abort: bool = True
     connect_own_offsets_first: bool = True
+    connect_commit_error_fails_task: bool = True
+    connect_fence_recorded_task_ids: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -885,6 +896,32 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("exactly_once_source_delivery",),
             scenarios=("connect_offset_copy_failure",),
+        ),
+        Variant(
+            name="commit_error_ignored",
+            description="Connect: an exactly-once source task ignores an error of producer.commitTransaction() "
+            "after its offsets were flushed into the transaction, and goes on as if the transaction had "
+            "committed: it reports the records and offsets committed (commitRecord, commit) although the EndTxn "
+            "never reached the coordinator.",
+            flags=replace(_REAL, connect_commit_error_fails_task=False),
+            weakened=True,
+            breaks=("task_acknowledges_only_committed_records",),
+            scenarios=("connect_send_failure",),
+            bug="ExactlyOnceWorkerSourceTask.commitTransaction must fail the task when commitTransaction throws "
+            "(flushError, then the task fails): the connector would acknowledge source records whose transaction "
+            "is still open and may be aborted",
+        ),
+        Variant(
+            name="fencing_round_fences_task_count",
+            description="Connect: the leader's zombie-fencing round fences the transactional ids of the current "
+            "task count instead of the latest task-count record's, so after a reconfiguration that shrinks the "
+            "connector the old generation's tasks above the new count are never fenced.",
+            flags=replace(_REAL, connect_fence_recorded_task_ids=False),
+            weakened=True,
+            breaks=("task_lifecycle_legal",),
+            scenarios=("connect_connector_deleted_refresh_first",),
+            bug="DistributedHerder.ZombieFencing fences tasksToFence = taskCountRecord task ids (KIP-618 §Zombie "
+            "fencing): fencing only the new count leaves zombies of the older, larger generation running",
         ),
         Variant(
             name="fencing_refreshes_first",

@@ -98,6 +98,7 @@ CAUGHT = {
         "healthy_task_never_failed": 3,
         "task_count_record_counts_latest_tasks": 7,
         "task_lifecycle_legal": 3,
+        "tasks_run_committed_task_configs": 3,
     },
     ("connect_offset_copy_failure", "global_offsets_first"): {
         "exactly_once_source_delivery": 19,
@@ -106,6 +107,7 @@ CAUGHT = {
         "exactly_once_source_delivery": 17,
         "offsets_committed_with_records": 8,
         "task_offsets_only_in_transactions": 10,
+        "task_acknowledges_only_committed_records": 11,
     },
 }
 
@@ -142,6 +144,7 @@ def test_offsets_copied_to_the_global_topic_before_a_failed_commit_lose_records(
     scenario = SCENARIOS["connect_offset_copy_before_commit"]
     assert scenario.default and set(scenario.permitted) == {
         "exactly_once_source_delivery", "offsets_committed_with_records", "every_source_record_delivered",
+        "task_acknowledges_only_committed_records",
     }
     result, _ = explore(build_model(scenario), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
     assert not result.violated and result.stats["distinct_states"] == 80
@@ -150,6 +153,10 @@ def test_offsets_copied_to_the_global_topic_before_a_failed_commit_lose_records(
     assert "committed at 1 but src0[0] is not" in found["offsets_committed_with_records"].detail
     trace = found["offsets_committed_with_records"].trace
     assert trace is not None and "FailCommit" in [a.kind for a in trace.actions]
+    # the restarted instance resumes from the copy: its committed positions run ahead of the committed records
+    assert "src0 committed up to 1, but src0[0] is not committed" in found[
+        "task_acknowledges_only_committed_records"
+    ].detail
 
 
 def test_fencing_request_in_the_deletion_tick_gets_a_round_of_the_deleted_connector() -> None:

@@ -239,7 +239,7 @@ def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     tick: tuple[str, ...] = ("fencing_request_in_deletion_tick",) if s.workers[w].deleted_this_tick else ()
     if not contains:  # NotFoundException: the connector was deleted
         return sys._answer_requesters(s, P.FAILED), (*tick, "fencing_connector_not_found")
-    outcome, tasks = fencing_plan(snap)
+    outcome, tasks = (fencing_plan if sys.flags.connect_fence_recorded_task_ids else _fencing_plan_by_count)(snap)
     if outcome == NOTHING_TO_DO:
         return sys._answer_requesters(s, P.FENCING_DONE), (*tick, "fencing_not_needed")
     if outcome == FENCE and active is not None:  # the unstarted round: addCallback throws IllegalStateException
@@ -532,3 +532,9 @@ def rebalance(sys: ConnectCluster, s: ConnectState) -> Result:
     # A group may rebalance at any time in Kafka: a rebalance left due is one more the environment may run.
     s = s._replace(leader=leader)
     return s._replace(rebalance_pending=False), events  # no mutate: when the group rebalances
+
+
+def _fencing_plan_by_count(snap: ConfigSnapshot) -> tuple[str, tuple[int, ...]]:
+    """The weakened variant ``fencing_round_fences_task_count``: a round fences the current task count's ids."""
+    outcome, tasks = fencing_plan(snap)
+    return outcome, tuple(range(snap.task_count)) if tasks else ()

@@ -24,13 +24,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from keos.model.clients.consumer import READ_COMMITTED, fetch
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect.records import CONFIG_TOPIC, ConnectState
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
 from keos.model.coordinator.transaction.transaction_state import TransactionState
+from keos.model.log.partition import PartitionLeader
 
-__all__ = ["ANSWERING_STEPS", "NEXT_PHASES", "ROUND_STEPS", "STOPPING_STEPS", "illegal_task_changes"]
+__all__ = [
+    "ANSWERING_STEPS",
+    "LEADER_STEPS",
+    "NEXT_PHASES",
+    "ROUND_STEPS",
+    "STOPPING_STEPS",
+    "illegal_task_changes",
+    "prescribed_fencing",
+]
 
 #: The phases an instance may be in after a step that is not one of :data:`STOPPING_STEPS`.
 NEXT_PHASES: dict[str, tuple[str, ...]] = {  # no mutate: a judge's table (keos mutate mutates rules, not judges)
@@ -251,3 +261,40 @@ def _paused_changes(w: int, kind: str, old_tasks: tuple[Any, ...], new_wk: Any) 
         if old != new and (old is None or old.phase != P.FENCING_REQUESTED):  # no branch: a violation
             out.append(f"task:w{w}.t{new.task}.g{new.generation}:changed by {kind} while its worker was paused")
     return out
+
+
+#: Steps only the group's leader takes (``DistributedHerder``: ``isLeader()`` after the tick's ``ensureActive``):
+#: serving a fencing request (a round's start), a task reconfiguration, a connector's deletion, reclaiming the
+#: config topic.  A worker dropped from the group only finishes the call it was blocked in (the commit record of
+#: ``putTaskConfigs``, its round's own record) before it rejoins.
+LEADER_STEPS = ("FenceZombies", "Reconfigure", "DeleteConnector", "ClaimWritePrivileges")  # no mutate: judge table
+
+
+def prescribed_fencing(config: PartitionLeader) -> tuple[int, ...] | None:  # no mutate: judge
+    """The task ids a zombie-fencing round must fence, by the judge's own read of the config topic (None: no round).
+
+    ``KafkaConfigBackingStore`` (Kafka 4.0, apache/kafka 1eb7644) as the leader reads it to the end
+    (read_committed): a commit record of a connector with a config sets its task count and marks it pending
+    fencing (``processTasksCommitRecord``; a deleted connector's commit is ignored), a task-count record sets
+    ``connectorTaskCountRecords`` and clears pending fencing, a tombstone drops the task count but keeps the
+    task-count record and pending fencing (``processConnectorRemoval``).  ``doFenceZombieSourceTasks``: no round
+    unless pending fencing; no task-count record yet, or a record of 1 and a current task count of 1 (KIP-618:
+    the single new task's ``initTransactions`` fences the single old one): a round that fences nothing and
+    writes the record; else ``Worker.fenceZombies`` fences the transactional ids of tasks 0..record-1 -- and
+    throws for a connector without a config (its round never starts).
+    """
+    pending, exists, record, count = False, True, -1, 0
+    for rid in fetch(config, READ_COMMITTED):
+        r = cfgt.decode_config_record(rid)
+        if r.kind == cfgt.COMMIT and exists:
+            pending, count = True, r.value
+        elif r.kind == cfgt.TASK_COUNT:
+            pending, record = False, r.value
+        elif r.kind == cfgt.CONNECTOR_CONFIG:
+            exists = r.value == 1
+            count = count if exists else 0
+    if not pending:
+        return None
+    if record < 0 or (record == 1 and count == 1):
+        return ()
+    return tuple(range(record)) if exists else None

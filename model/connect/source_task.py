@@ -254,7 +254,10 @@ def fail_commit(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     transaction -- the records *and their offsets* -- stays open in the log until the next instance's
     ``initTransactions`` aborts it.  The offsets topic then holds offsets of an aborted transaction, which only a
     reader with ``isolation.level=read_committed`` (KIP-618: the worker's offsets consumers) skips.  Shares the
-    ``send_failure`` budget with :func:`fail_send`.
+    ``send_failure`` budget with :func:`fail_send`.  The same code path as a commit that succeeds: the fault is
+    the error :func:`commit_txn_of` gets from its EndTxn (``commitTransaction`` throws), which it must turn into
+    the task's failure -- never into offsets reported committed (``commitRecord``/``commit`` run only after
+    ``producer.commitTransaction()`` returned).
 
     With a connector-specific offsets topic the offsets are copied into the worker's global offsets topic before
     the commit fails: ``ConnectorOffsetBackingStore.setPrimaryThenSecondary`` (Kafka 4.0, apache/kafka 1eb7644)
@@ -268,15 +271,9 @@ def fail_commit(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     """
     inst = s.workers[w].instance(n)
     assert inst is not None and inst.producer is not None
-    offsets = offset_records(sys, inst)
-    kafka, h, error, events = send_transactional(s.kafka, inst.producer, sys.offsets_partition, offsets, sys.flags)
-    if error != Errors.NONE:  # a fenced zombie: its offsets are refused first
-        return fail_task(sys, s, w, inst, kafka, error)
-    if sys.offsets_partition == CONNECTOR_OFFSETS:  # the secondary write, on the primary's acknowledgement
-        kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, sys.flags)
-        events = (*events, "offsets_copied_before_commit")
-    s, more = fail_task(sys, s, w, inst._replace(producer=h), kafka, "commit_timeout")
-    return s, ("commit_failed", *events, *more)
+    copied = ("offsets_copied_before_commit",) if sys.offsets_partition == CONNECTOR_OFFSETS else ()
+    s, events = commit_txn_of(sys, s, w, inst, commit_error="commit_timeout")
+    return s, ("commit_failed", *copied, *events)
 
 
 def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:
@@ -285,38 +282,43 @@ def offset_records(sys: ConnectCluster, inst: TaskInstance) -> tuple[int, ...]:
     )
 
 
-def commit_txn_of(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance, copy: bool = True) -> Result:
+def commit_txn_of(
+    sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance, copy: bool = True, commit_error: str = ""
+) -> Result:
     """``commitTransaction()`` at a boundary: offsets into the same transaction, then commit.
 
     With a connector-specific offsets topic, the offsets are also copied into the worker's global offsets topic
     (``ConnectorOffsetBackingStore.setPrimaryThenSecondary``, Kafka 4.0, apache/kafka 1eb7644: the secondary
-    write follows the primary's acknowledgement, inside commitTransaction's flush and before its EndTxn -- one
-    step here, so the copy is written after the commit in the same step; :func:`fail_commit` is the commit that
-    fails after the copy); ``copy`` false: that write fails, which Kafka only logs ("Failed to
+    write follows the primary's acknowledgement, inside commitTransaction's flush and before its EndTxn);
+    ``copy`` false: that write fails, which Kafka only logs ("Failed to
     write offsets to secondary backing store") -- the global topic keeps older offsets, and a reader must prefer
-    the connector's own (:func:`model.connect.offsets.combined_offsets`)."""
+    the connector's own (:func:`model.connect.offsets.combined_offsets`).  ``commit_error`` (the fault
+    :func:`fail_commit`): ``producer.commitTransaction()`` throws after the flush (its EndTxn timed out), so the
+    task fails with its transaction open and its offsets not committed."""
     assert inst.producer is not None
     kafka, h = s.kafka, inst.producer
     events: tuple[str, ...] = ()
+    more: tuple[str, ...] = ()
     offsets = offset_records(sys, inst)
     in_txn = sys.flags.connect_offsets_in_transaction
     # A commit follows a Poll, whose record moved an offset: ``offsets`` is never empty here.
     if in_txn and offsets:  # no branch: in_txn is off only in the weakened variant source_offsets_outside_transaction
-        kafka, h, error, events = send_transactional(kafka, h, sys.offsets_partition, offsets, sys.flags)
-        if error != Errors.NONE:
-            return fail_task(sys, s, w, inst, kafka, error)
-    kafka, h, error, more = end_transaction(kafka, h, True, sys.cc)
+        kafka, h, sent, events = send_transactional(kafka, h, sys.offsets_partition, offsets, sys.flags)
+        if sent != Errors.NONE:  # a fenced zombie: its offsets are refused first
+            return fail_task(sys, s, w, inst, kafka, sent)
+        if sys.offsets_partition == CONNECTOR_OFFSETS and copy:  # the secondary write, on the primary's acknowledgement
+            kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, sys.flags)
+    error, more = (commit_error if sys.flags.connect_commit_error_fails_task else Errors.NONE), ()  # the fault
+    if not commit_error:
+        kafka, h, error, more = end_transaction(kafka, h, True, sys.cc)
+    inst = inst._replace(producer=h)
     # Modelling choice: the offsets' send and the EndTxn are one step, so a producer fenced in between
     # (Kafka: commitTransaction throws ProducerFencedException after the flush) fails at the send above.
-    if error != Errors.NONE:  # no branch: the send above proved the epoch current (unless offsets are outside)
+    if error != Errors.NONE:
         return fail_task(sys, s, w, inst, kafka, error)
-    inst = inst._replace(producer=h, pending=False)
-    if in_txn:  # no branch: off only in the weakened variant source_offsets_outside_transaction
-        inst = inst._replace(committed=inst.positions)
-        if sys.offsets_partition == CONNECTOR_OFFSETS and offsets and copy:
-            kafka, _ = append_plain(kafka, GLOBAL_OFFSETS, offsets, sys.flags)
-    else:
-        inst = inst._replace(unflushed=True)
+    inst = inst._replace(pending=False)
+    # in_txn is off only in the weakened variant source_offsets_outside_transaction
+    inst = inst._replace(committed=inst.positions) if in_txn else inst._replace(unflushed=True)
     s = s._replace(kafka=kafka)
     return sys._put(s, w, s.workers[w].with_instance(inst)), (*events, *more, "source_txn_committed")
 

@@ -49,7 +49,7 @@ from keos.model import codec
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect import herder as herder
 from keos.model.connect import source_task as task
-from keos.model.connect.lifecycle import illegal_task_changes
+from keos.model.connect.lifecycle import LEADER_STEPS, illegal_task_changes, prescribed_fencing
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -63,6 +63,7 @@ from keos.model.connect.records import (
     ConnectConfig,
     ConnectGhost,
     ConnectState,
+    task_tid,
 )
 from keos.model.connect.worker import ConnectWorker, TaskInstance, owned_partitions
 from keos.model.connect.worker import TaskPhase as P
@@ -417,7 +418,7 @@ class ConnectSystem:
             if e.startswith("illegal:") or (e.startswith("txn:") and not is_valid_transition(*e[4:].split("->")))
         ) + illegal_task_changes(  # no mutate: ghost
             action.kind, state, new, events, self.topo.transaction_boundary != "connector"  # no mutate: ghost
-        ) + self._stale_round_write(state, action, events)  # no mutate: ghost
+        ) + self._stale_round_write(state, action, events) + self._round_judge(state, action, new)  # no mutate: ghost
         if bad:  # no branch: a ghost observer of a violation (task_lifecycle_legal, connect_coordinator_...)
             new = new._replace(ghost=new.ghost._replace(illegal=(*new.ghost.illegal, *bad)))  # no mutate: ghost
         if fault is not None:
@@ -446,6 +447,35 @@ class ConnectSystem:
             return ()
         where = f"task:round:w{w}.g{round_.generation}"
         return (f"{where}:task-count record sent after generation {latest}'s task configs",)
+
+    def _round_judge(self, s: ConnectState, action: Action, new: ConnectState) -> tuple[str, ...]:  # no mutate: judge
+        """Leader-only steps taken by a worker that is not the group's leader; rounds that fence other ids than Kafka's.
+
+        ``DistributedHerder`` (Kafka 4.0, apache/kafka 1eb7644): a tick first rejoins the group (``ensureActive``),
+        then serves requests only ``isLeader()`` may serve (:data:`model.connect.lifecycle.LEADER_STEPS`).  A round
+        a fencing request starts (``doFenceZombieSourceTasks``) fences exactly the transactional ids
+        :func:`model.connect.lifecycle.prescribed_fencing` reads off the config topic -- tasks 0..record-1, none for
+        a first record or the 1 -> 1 shortcut -- and a step that starts no round fences nothing
+        (``Admin.fenceProducers`` runs only in ``ZombieFencing.start``).  The fenced ids are those whose coordinator
+        entry the step changed (InitProducerId bumps the epoch).
+        """
+        if action.kind not in LEADER_STEPS:
+            return ()
+        w = action.args[0]
+        out: tuple[str, ...] = ()
+        if not (s.workers[w].member and s.leader == w):
+            out = (f"task:leader:w{w}:{action.kind} served by a worker that is not the group's leader",)
+        if action.kind != "FenceZombies":
+            return out
+        ids = range(self.topo.max_tasks)
+        fenced = tuple(n for n in ids if s.kafka.coordinator[task_tid(n)] != new.kafka.coordinator[task_tid(n)])
+        old, round_ = s.workers[w].fencing, new.workers[w].fencing
+        started = round_ is not None and round_.phase != "unstarted" and (old is None or old.phase == "unstarted")
+        want = prescribed_fencing(s.kafka.partitions[CONFIG_TOPIC]) if started else ()
+        if want != fenced:
+            what = "no round may start" if want is None else f"task ids {list(want)}"
+            out = (*out, f"task:round:w{w}:fenced task ids {list(fenced)} where Kafka's round fences {what}")
+        return out
 
     # -- worker processes and faults -----------------------------------------------------------------
 
