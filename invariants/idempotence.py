@@ -942,6 +942,7 @@ def _properties(
             source="KIP-98; max.in.flight.requests.per.connection",
             catches="reachability of pipelined requests",
             event="concurrent_in_flight",
+            witness=lambda s: any(p.in_flight >= 2 for p in s.producers),
         ),
         Property(
             name="retry_after_disconnect",
@@ -950,6 +951,7 @@ def _properties(
             source="Sender retries (``Sender.java``, ``TransactionManager.java``)",
             catches="reachability of retries",
             event="resend",
+            witness=lambda s: any(b.in_flight and b.attempts > 1 for p in s.producers for b in p.batches),
         ),
         Property(
             name="epoch_bumped",

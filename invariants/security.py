@@ -41,6 +41,8 @@ every partition's log end at that instant).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from keos.invariants._common import no_findings, sometimes_event, sometimes_state
@@ -57,7 +59,7 @@ from keos.model.security.authorizer import (
     transactional_id_name,
 )
 from keos.model.security.records import SecurityConfig, security_of
-from keos.model.systems.transactions_records import TxnConfig, TxnSystemState
+from keos.model.systems.transactions_records import TXN_FAULT_KINDS, TxnConfig, TxnSystemState
 
 __all__ = ["WEAKNESSES", "security_properties"]
 
@@ -107,6 +109,13 @@ class _Who:
                 return c.transactional_id
         return -1
 
+
+
+def _spent(kind: str) -> Callable[[Any], bool]:
+    """The witness of an adversary action's event: the step spent the action's budget (``faults_used``, which
+    ``TransactionSystem.step`` raises for every adversary action it takes)."""
+    k = TXN_FAULT_KINDS.index(kind)
+    return lambda s: s.faults_used[k] > 0
 
 def _unauthorized_changes(who: _Who, s: TxnSystemState) -> list[str]:
     return [
@@ -637,10 +646,13 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
                 if admin
                 else ("forged_control_batch_attempted",),
             ),
-            sometimes_event(
-                "forged_control_batch_attempted",
-                "The adversary sent a control batch (WriteTxnMarkers or Produce).",
-                "adversary:forge_marker:*",
+            replace(
+                sometimes_event(
+                    "forged_control_batch_attempted",
+                    "The adversary sent a control batch (WriteTxnMarkers or Produce).",
+                    "adversary:forge_marker:*",
+                ),
+                witness=_spent("forge_marker"),
             ),
         ]
         if admin:
@@ -752,10 +764,13 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             *(() if revocations else (_writes_authorized(who, "forged_produce_attempted"),)),
             _pid_bound(who, "forged_batch_appended" if hijacker else "forged_produce_attempted"),
             _epoch_from_coordinator(who),
-            sometimes_event(
-                "forged_produce_attempted",
-                "The adversary sent a transactional Produce (hijacked or stray producer id).",
-                "adversary:produce:*",
+            replace(
+                sometimes_event(
+                    "forged_produce_attempted",
+                    "The adversary sent a transactional Produce (hijacked or stray producer id).",
+                    "adversary:produce:*",
+                ),
+                witness=_spent("forge_produce"),
             ),
         ]
     if f.forge_produce or f.endless_txn:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from keos.invariants._common import no_findings, sometimes_event
 from keos.invariants.client_outcomes import client_outcome_properties
 from keos.invariants.progress import txn_progress_properties
+from keos.invariants.txn_in_flight import txn_in_flight_properties
 from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, fetch_range, record_fates
 from keos.model.clients.producer import record_id, record_label
 from keos.model.coordinator.transaction.transaction_coordinator import (
@@ -658,6 +659,8 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
                 partners=("lso_held_back",),
             )
         )
+    # the transactional producer's Sender keeps NetworkClient's in-flight rules too (invariants/txn_in_flight.py)
+    props.extend(txn_in_flight_properties(topo.max_in_flight))
     if config.faults.leader_election > 0:
         props = _leader_election_partners(props, topo.verification_round_trip)
     if topo.pending_transitions:

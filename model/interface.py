@@ -107,6 +107,12 @@ class Property:
             properties that prove its interesting states are reachable.
         explain: optional ``state -> str`` giving the evidence of a violation
             in protocol terms (which record, which partition).
+        witness: for an event-based sometimes property, ``state -> bool``: what the state a witnessing step
+            leaves must show (the event's claim borne out: ``concurrent_in_flight`` -- a producer has two
+            requests in flight).  The explicit search checks it on the first witnessing step and reports a step
+            whose event claims what the state does not show as a violation of ``witness_events_borne_out``
+            (``checker/explore/search.py``): a defect in the step's self-report, or in the event matcher, would
+            otherwise make a partner blind, reached without the situation it stands for.
         fairness: for an eventually property, the fairness assumptions it
             relies on, in Kafka's terms (``"transaction.timeout.ms fires"``,
             ``"markers are retried until written"``, ``"faults stop"``).
@@ -122,6 +128,7 @@ class Property:
     partners: tuple[str, ...] = ()
     explain: Callable[[Any], str] | None = field(default=None, compare=False)
     fairness: tuple[str, ...] = ()
+    witness: Callable[[Any], bool] | None = field(default=None, compare=False)
 
     def holds(self, state: Any) -> bool:
         """Evaluate the state predicate (sometimes-event properties: False)."""

@@ -320,6 +320,17 @@ class ProtocolFlags:
             place among the ``max.in.flight.requests.per.connection`` requests ``NetworkClient`` keeps until the
             response is read or the connection closes.  Off: the expired batch's request frees its place at once,
             so a batch behind it is drained while it is still on the wire.
+        held_requests_count_in_flight: a transactional producer's request that the partition leader holds back
+            while it verifies the transaction (KIP-890: ``AddPartitionsToTxnManager`` keeps it until the coordinator
+            answers) stays in ``NetworkClient.InFlightRequests`` -- its batch may have expired meanwhile -- and
+            counts against ``max.in.flight.requests.per.connection`` like one on the wire.  Off: only requests on
+            the wire count, so a batch is drained behind a held request of an expired batch.
+        sender_within_max_in_flight: the transactional producer's ``NetworkClient.canSendMore`` admits at most
+            ``max.in.flight.requests.per.connection`` produce requests per connection (the idempotence system's
+            producer is held to it by :func:`model.clients.producer.can_drain` the same way).  Off: the
+            transactional system's Sender admits one request more than configured, so a batch is drained while
+            the configured number of requests is outstanding (judged by ``requests_in_flight_per_kafka``,
+            ``invariants/txn_in_flight.py``).
         failed_batch_bump_outside_completion: a transactional producer whose batch fails sets
             ``epochBumpRequired`` (KIP-360, TV < 2) only when it is not completing a transaction
             (``maybeTransitionToErrorState``: ``canBumpEpoch() && !isCompleting()``).  Off: a batch failing while
@@ -644,6 +655,8 @@ class ProtocolFlags:
     mark_unresolved_only_in_retry: bool = True
     retry_disconnected_batches: bool = True
     expired_requests_hold_in_flight: bool = True
+    sender_within_max_in_flight: bool = True
+    held_requests_count_in_flight: bool = True
     failed_batch_bump_outside_completion: bool = True
     txn_failed_batch_adjusts_sequences: bool = True
     txn_resolve_waits_for_inflight: bool = True
@@ -977,6 +990,30 @@ VARIANTS: dict[str, Variant] = {
             bug="a Sender whose handleProduceResponse drops wasDisconnected()/wasTimedOut() requests' batches "
             "instead of completing them with NETWORK_EXCEPTION/REQUEST_TIMED_OUT (retriable, Sender.canRetry): "
             "records lost to a connection reset with retries left",
+        ),
+        Variant(
+            name="held_request_frees_in_flight",
+            description="A transactional producer's request held back by the partition leader for verification "
+            "(KIP-890) no longer counts against max.in.flight.requests.per.connection once its batch expired.",
+            flags=replace(_REAL, held_requests_count_in_flight=False),
+            weakened=True,
+            breaks=("requests_in_flight_per_kafka",),
+            scenarios=("txn_tv1_verification_aba",),
+            bug="a producer whose in-flight accounting sees only requests on the wire: a batch drained while the "
+            "request of an expired batch is still held for verification, two requests in flight with "
+            "max.in.flight.requests.per.connection=1",
+        ),
+        Variant(
+            name="txn_sender_one_request_too_many",
+            description="The transactional producer's Sender admits one produce request more per connection than "
+            "max.in.flight.requests.per.connection (an off-by-one in NetworkClient.canSendMore).",
+            flags=replace(_REAL, sender_within_max_in_flight=False),
+            weakened=True,
+            breaks=("requests_in_flight_per_kafka",),
+            scenarios=("txn_kafka_6119_timeout_zombie",),
+            bug="a Sender/RecordAccumulator.drain that does not stop at max.in.flight.requests.per.connection for a "
+            "transactional producer: a batch drained while the configured number of requests is outstanding (with "
+            "max.in.flight=1 the ordering guarantee the setting promises is gone)",
         ),
         Variant(
             name="expired_request_frees_in_flight",

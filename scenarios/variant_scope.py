@@ -107,6 +107,10 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "txn_failed_batch_adjusts_sequences": frozenset({"transactions", "eos"}),
     "txn_resolve_waits_for_inflight": frozenset({"transactions", "eos"}),
     "retried_batch_keeps_transaction": frozenset({"transactions", "eos"}),
+    # the transactional producer's NetworkClient.canSendMore / InFlightRequests (h25-clients,
+    # invariants/txn_in_flight.py): its bound, and requests held for KIP-890 verification counted in flight
+    "sender_within_max_in_flight": frozenset({"transactions", "eos"}),
+    "held_requests_count_in_flight": frozenset({"transactions", "eos"}),
     # the classic group protocol
     "offset_commit_generation_check": frozenset({"groups"}),
     "offset_commit_stale_generation_check": frozenset({"groups"}),

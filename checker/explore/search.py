@@ -39,7 +39,7 @@ from keos.checker.explore.incremental import PredicateCache
 from keos.checker.explore.liveness import LivenessPass
 from keos.checker.results import EngineResult, judge
 from keos.checker.trace import Trace, make_trace
-from keos.model.interface import Action, Expectation, Model
+from keos.model.interface import Action, Expectation, Model, Property
 
 __all__ = ["ExploreOptions", "explore"]
 
@@ -93,6 +93,28 @@ def explore(
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+#: The property a step violates when its event witnesses an event-based sometimes property whose
+#: :attr:`~keos.model.interface.Property.witness` the state after the step does not show.
+WITNESS_NAME = "witness_events_borne_out"
+
+
+def _witness_property(src: int, action: Action, bad: Any, names: list[str], events: tuple[str, ...]) -> Property:
+    """The violated ``witness_events_borne_out`` of one false witness: its predicate is false exactly in the state
+    the witnessing step left (``bad``), so the trace -- the path to the step's source plus the step -- replays."""
+    return Property(
+        name=WITNESS_NAME,
+        expectation=Expectation.ALWAYS,
+        fact="A step's event witnesses a sometimes property only if the state it leaves shows what the property "
+        "stands for (the event is the model's report of the step, not a second source of truth).",
+        source="the sometimes partners' contract (model/interface.py Property.witness)",
+        catches="a step that reports a situation it did not create, or an event matcher that takes one label for "
+        "another: a partner reached without its situation makes the always properties it guards look tested",
+        predicate=lambda s: s != bad,
+        explain=lambda s: f"events {list(events)} witnessed {', '.join(names)}, but the state after the step does "
+        "not show it",
+    )
 
 
 def _explore(
@@ -213,6 +235,8 @@ def _explore(
     # state is judged when it is added (live.record), so its slot is set when it is expanded.
     live_masks = live.masks() if live is not None else None
     unreached_events = [p for p in event_sometimes if p.name not in reached]
+    # the first step whose event witnessed a sometimes property its state does not show (Property.witness)
+    false_witness: tuple[int, Action, Any, list[str], tuple[str, ...]] | None = None
     while frontier:
         if expanded % 256 == 0 and budgeted:
             limit = budget.exceeded()
@@ -277,6 +301,11 @@ def _explore(
                     if hit:
                         reached.update(p.name for p in hit)
                         unreached_events = [p for p in unreached_events if p.name not in reached]
+                        if false_witness is None:
+                            blind = [p.name for p in hit if p.witness is not None and not p.witness(nxt)]
+                            if blind:
+                                false_witness = (src, action, nxt, blind, step_events)
+                                violations[WITNESS_NAME] = src
             if graph is not None:
                 graph.add_edge(model.fingerprint(state), model.fingerprint(nxt), action=model.format_action(action))
             # Fields the step kept from the parent are not hashed again (collapse.py); the visited
@@ -322,9 +351,15 @@ def _explore(
         progress(len(states), transitions, max_depth_seen)
 
     traces: dict[str, Trace] = {}
+    if false_witness is not None:
+        witness_prop = _witness_property(*false_witness)
+        props.append(witness_prop)
+        always.append(witness_prop)
     for name, bad_id in violations.items():
         prop = next(p for p in always if p.name == name)
         actions = path(bad_id)
+        if false_witness is not None and name == WITNESS_NAME:
+            actions = [*actions, false_witness[1]]
         traces[name] = make_trace(model, prop, actions, "explore", scenario, variant, permitted=name in permitted)
     stats: dict[str, Any] = {
         "distinct_states": len(states),

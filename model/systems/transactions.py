@@ -324,7 +324,10 @@ class TransactionalSystem:
         self.tv = self.flags.transaction_version
         self.kip_360 = self.flags.kip_360
         self.cc = tc.coordinator_config(self.flags, config.max_producer_epoch)
-        self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=topo.max_in_flight)
+        # NetworkClient.canSendMore admits max.in.flight.requests.per.connection requests; one more under the weakened
+        # variant txn_sender_one_request_too_many (flags.sender_within_max_in_flight off)
+        sender_limit = topo.max_in_flight + (0 if self.flags.sender_within_max_in_flight else 1)
+        self.producer_config = ProducerConfig(retries=config.retries, max_in_flight=sender_limit)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -865,7 +868,19 @@ class TransactionalSystem:
         if self.tv < 2 and q not in c.added:
             return None
         # requests of batches expired in flight still count against max.in.flight (NetworkClient.InFlightRequests)
-        orphans = prod.orphan_requests(c.data, i, [(env.connection, env.body) for env in s.network])
+        messages = [(env.connection, env.body) for env in s.network]
+        if self.flags.held_requests_count_in_flight:
+            # so does one the partition leader holds back while it verifies the transaction (KIP-890,
+            # AddPartitionsToTxnManager keeps the request until the coordinator answers) or parks in its purgatory:
+            # the client reads no answer to it before that, so it stays in InFlightRequests
+            me = f"p{i}"
+            messages += [
+                (env.body.produce.connection, env.body.produce)
+                for env in s.network
+                if isinstance(env.body, (VerifyPartitionRequest, VerifyPartitionResponse)) and env.body.client == me
+            ]
+            messages += [(r.connection, r) for ld in s.partitions for r in ld.pending]
+        orphans = prod.orphan_requests(c.data, i, messages)
         return prod.drain(c.data, i, q, self.producer_config, self.flags.sequence_space, orphans)
 
     def _send_produce(self, s: TxnSystemState, i: int, q: int) -> Result:

@@ -1,0 +1,121 @@
+"""``requests_in_flight_per_kafka`` for the transactional producer: its Sender keeps Kafka's in-flight rules too.
+
+A transactional producer's data path is the idempotent producer's (``Sender``, ``RecordAccumulator``,
+``NetworkClient``): :mod:`keos.model.systems.transactions` drains its batches with the same
+:func:`keos.model.clients.producer.drain`.  The idempotence system judges that bookkeeping
+(:func:`keos.invariants.idempotence.in_flight_properties`); without the same judge here, a drain that sends a
+batch again while its request is outstanding, or more requests than ``max.in.flight.requests.per.connection``
+admits, goes unseen in every transactional scenario -- it only blows the state space up (the sender re-sends
+without end), which a mutation run sees as a timeout, not a kill.
+
+The rule, in Kafka's terms (``NetworkClient.InFlightRequests``/``canSendMore``, ``Sender.sendProducerData``,
+``RecordAccumulator.drain``/``reenqueue``, Kafka trunk @1eb7644349cb): a request stays in ``InFlightRequests``
+from its send until its response is read or its connection closes, and ``canSendMore`` admits at most
+``max.in.flight.requests.per.connection`` of them per connection; a batch is re-enqueued only once its request
+completed.  So on the producer's live connection
+
+* a batch the client holds but has not marked in flight has no request of its own on the wire, and
+* the client's produce requests outstanding -- a request travelling, held back by the partition leader while it
+  verifies the transaction (KIP-890: ``AddPartitionsToTxnManager`` keeps the request until the coordinator
+  answers, :class:`~keos.model.protocol.messages.VerifyPartitionRequest`/``Response``), parked in a purgatory,
+  or its answer on the way back -- number at most ``max_in_flight``.
+
+Judged in faulty runs too (a dropped message closes the connection: the requests of the old connection are no
+longer counted, as ``NetworkClient`` forgets them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keos.invariants._common import no_findings, sometimes_state
+from keos.model.clients.producer import record_label
+from keos.model.interface import Property
+from keos.model.protocol.messages import (
+    ProduceRequest,
+    ProduceResponse,
+    VerifyPartitionRequest,
+    VerifyPartitionResponse,
+)
+
+__all__ = ["txn_in_flight_findings", "txn_in_flight_properties"]
+
+
+def _produce_of(body: Any, me: str, src: str, dst: str) -> ProduceRequest | ProduceResponse | None:
+    """The client ``me``'s produce request or response an envelope carries (a verification carries the request)."""
+    if isinstance(body, ProduceRequest):
+        return body if src == me else None
+    if isinstance(body, ProduceResponse):
+        return body if dst == me else None
+    if isinstance(body, (VerifyPartitionRequest, VerifyPartitionResponse)):
+        return body.produce if body.client == me else None
+    return None
+
+
+def txn_in_flight_findings(s: Any, max_in_flight: int) -> list[str]:
+    """What breaks the in-flight rules (module docstring) on each transactional client's live produce connection."""
+    out: list[str] = []
+    for i, c in enumerate(s.clients):
+        p = c.data
+        me = f"p{i}"
+        waiting = {r for b in p.batches if not b.in_flight for r in b.records}
+        requests: set[int] = {
+            r.correlation_id
+            for ld in s.partitions
+            for r in ld.pending
+            if r.producer == i and r.connection == p.connection
+        }
+        for env in s.network:
+            body = _produce_of(env.body, me, env.src, env.dst)
+            if body is None or body.connection != p.connection:
+                continue
+            requests.add(body.correlation_id)
+            if isinstance(body, ProduceRequest):
+                held = waiting.intersection(body.records)
+                if held:
+                    out.append(
+                        f"client {i} holds {','.join(record_label(r) for r in sorted(held))} for a retry or a first "
+                        f"send while its request is outstanding on connection {p.connection}"
+                    )
+        if len(requests) > max_in_flight:
+            out.append(
+                f"client {i} has {len(requests)} produce requests in flight on connection {p.connection} with "
+                f"max.in.flight.requests.per.connection={max_in_flight}"
+            )
+    return out
+
+
+def _request_on_the_wire(s: Any) -> bool:
+    return any(
+        isinstance(env.body, ProduceRequest)
+        and env.src.startswith("p")
+        and env.src[1:].isdigit()
+        and int(env.src[1:]) < len(s.clients)
+        and env.connection == s.clients[int(env.src[1:])].data.connection
+        for env in s.network
+    )
+
+
+def txn_in_flight_properties(max_in_flight: int) -> tuple[Property, ...]:
+    """``requests_in_flight_per_kafka`` (transactional clients) and its partner."""
+    return (
+        no_findings(
+            name="requests_in_flight_per_kafka",
+            fact="A transactional producer's batch it holds but has not marked in flight has no request on the live "
+            "connection (a batch is re-sent only after its request completed or its connection closed), and at "
+            "most max.in.flight.requests.per.connection of its produce requests are outstanding there -- "
+            "travelling, held back for verification, parked, or answered on the way back.",
+            source="``NetworkClient.InFlightRequests``/``canSendMore``, ``Sender.sendProducerData``, "
+            "``RecordAccumulator.drain``/``reenqueue`` (Kafka trunk @1eb7644349cb); ``ProducerConfig`` docs of "
+            "``max.in.flight.requests.per.connection``",
+            catches="a transactional client's batch drained again while its request is outstanding, more requests in "
+            "flight than the configuration admits (RecordAccumulator.drain / NetworkClient.canSendMore defects)",
+            findings=lambda s: txn_in_flight_findings(s, max_in_flight),
+            partners=("txn_produce_request_on_the_wire",),
+        ),
+        sometimes_state(
+            "txn_produce_request_on_the_wire",
+            "A transactional client's produce request was on its live connection.",
+            _request_on_the_wire,
+        ),
+    )
