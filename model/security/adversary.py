@@ -352,16 +352,22 @@ FIELD_OFFSETS = (-1, 0, 1)  # no mutate: adversary model (the hostile inputs gen
 MARKER_OFFSETS = (-1, 0)  # no mutate: adversary model (the hostile inputs generated)
 
 
-def _accepted_sequence(entry: Any, epoch: int, sequence_space: int) -> int:
+def _accepted_sequence(  # no mutate: adversary model (the forger's estimate the generated offsets surround)
+    entry: Any, epoch: int, sequence_space: int
+) -> int:
     """The sequence the leader accepts next from a producer id whose entry is ``entry`` at ``epoch``: the one after
-    the entry's last at the entry's epoch, else 0 (a new epoch, an entry a marker wrote, or none)."""
+    the entry's last at the entry's epoch, else 0 (a new epoch, an entry a marker wrote, or none).  The adversary's
+    estimate, not the leader's rule (``producer_state.validate_batch``): :data:`FIELD_OFFSETS` generate one below and
+    one above it, so an estimate off by one only changes which generated offset meets the leader's bound, and the
+    leader's answer to every one is judged (``txn_produce_answer_per_kafka``)."""
     if entry is None or entry.producer_epoch != epoch or entry.last_seq < 0:
         return 0
     return next_sequence(entry.last_seq, 1, sequence_space)
 
 
-def _forged_fields(system: Any, s: TxnSystemState, c: tp.TxnClient, q: int, epoch_offset: Any, sequence_offset: Any
-                   ) -> tuple[int, int, str] | None:
+def _forged_fields(  # no mutate: adversary model (which hostile inputs are generated; the leader's answer is judged)
+    system: Any, s: TxnSystemState, c: tp.TxnClient, q: int, epoch_offset: Any, sequence_offset: Any
+) -> tuple[int, int, str] | None:
     """(epoch, sequence, shape) of the batch ``ForgeProduce`` forges with client ``c``'s producer id on partition
     ``q``, ``None`` for offsets off :data:`FIELD_OFFSETS` or a negative field.  The shape names the accepted
     baseline -- ``next`` (continuing the owner's sequence at its epoch) or ``first`` (sequence 0) -- and the offsets
@@ -502,8 +508,9 @@ def hijack_init(system: Any, s: TxnSystemState, t: int, claimed: Any = False) ->
     return _coordinator(system, s, InitProducerIdRequest(-1, 0, t), "adversary:hijack_init:fresh")
 
 
-def _marker_fields(system: Any, s: TxnSystemState, t: int, q: int, api: Any, epoch_offset: Any,
-                   coordinator_epoch_offset: Any) -> tuple[int, int] | None:
+def _marker_fields(  # no mutate: adversary model (which hostile markers are generated; the leader's answer is judged)
+    system: Any, s: TxnSystemState, t: int, q: int, api: Any, epoch_offset: Any, coordinator_epoch_offset: Any
+) -> tuple[int, int] | None:
     """(producer epoch, coordinator epoch) of the marker ``ForgeMarker`` forges for transactional id ``t``'s
     producer id on partition ``q``: the epochs the partition leader accepts (the producer epoch the coordinator
     holds, raised to the partition's -- TV2: one above it --; the current coordinator epoch), each moved by its
