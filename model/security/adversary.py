@@ -561,7 +561,7 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
     offset = len(s.partitions[q].log)
     before = system._marker_log(s, marker)
     s, error, events = system._write_marker(s, marker)
-    s = system._judge_marker(s, marker, before, error)
+    s = system._judge_marker(s, marker, before, error)  # no mutate: the judge's input (the answer table)
     if error == Errors.NONE:
         append = ControlAppend(sec.adversary, api, q, offset)
         s = s._replace(security=s.security._replace(control_appends=(*s.security.control_appends, append)))
