@@ -569,12 +569,30 @@ def _epoch_from_coordinator(who: _Who) -> Property:
     )
 
 
+def _witnesses_match_effects() -> Property:
+    return no_findings(
+        name="attack_witnesses_match_effects",
+        fact="Every hostile request the adversary sends is reported as taking effect exactly when the cluster's "
+        "state shows its effect in that step: a forged or stray batch in a partition's log, a forged COMMIT/ABORT "
+        "marker of that type in it, a replayed or stale coordinator request changing the transactional id's entry, "
+        "a replayed offset commit changing the entry or the group.  The reports witness the sometimes-partners "
+        "that show an attack was really exercised (forged_batch_in_sequence_appended, forged_*_marker_took_effect, "
+        "forged_end_txn_*_took_effect, hijack_init_*_took_effect), so a report without its effect would make a "
+        "partner fire on a mere attempt.",
+        source="KIP-98 §9 (what the adversary can and cannot do); model.security.witnesses (the judge)",
+        catches="an adversary handler that reports an effect that did not happen (or hides one that did): a "
+        "sometimes-partner satisfied by a mere event",
+        findings=lambda s: [b[len("witness:") :] for b in s.ghost.bad_transitions if b.startswith("witness:")],
+    )
+
+
 def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     """The authorization properties, for scenarios with ``[security]`` or adversary budgets."""
     f = config.faults
     adversary = f.forge_produce + f.forge_request + f.hijack_init + f.forge_marker + f.endless_txn
+    witnesses = [_witnesses_match_effects()] if adversary + f.stale_request else []
     if config.security is None and adversary == 0:
-        return ()
+        return tuple(witnesses)
     who = _Who(config)
     sec = who.sec
     lacking = any(
@@ -582,7 +600,7 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
     )
     revocations = f.revoke_acl > 0 and bool(sec.revocable)
     revoked_tid = revocations and any(b.resource_type == ResourceType.TRANSACTIONAL_ID for b in sec.revocable)
-    props: list[Property] = _oracle_properties(who)
+    props: list[Property] = [*witnesses, *_oracle_properties(who)]
     # the adversary's coordinator requests are refused somewhere only if it lacks Write on some transactional id
     stranger = any(not sec.may_write_transactional_id(sec.adversary, t) for t in range(who.clients))
     attacks = (f.forge_request or f.hijack_init or f.forge_produce) and stranger

@@ -23,7 +23,12 @@ hand-picked"), along two axes:
   - ``markers``: an adversary who forges a COMMIT/ABORT marker for alice's transaction (WriteTxnMarkers: Alter
     or ClusterAction on the cluster) -- refused, or, allowed to a cluster administrator, appended: alice's
     transaction is then ended at the partition behind her back (``atomic_commit`` and
-    ``committed_transactions_visible`` are the permitted findings)
+    ``committed_transactions_visible`` are the permitted findings); each forged WriteTxnMarkers carries the
+    epochs the leader accepts or one below each bound it checks (:data:`model.security.adversary.MARKER_OFFSETS`),
+    so the leader's answer to a stale producer epoch and a deposed coordinator's epoch is judged too;
+  - ``markerstv1``: the granted marker forger on transaction.version 1 (a marker at the stored epoch is accepted
+    there), with a timeout abort's epoch fence and a coordinator failover, so both epochs have a value to fall
+    below (about 13,000 states, 4-5 CPU-s)
 
   -- each binding the shape needs is removed (the first request that needs it is refused) or *revoked*: granted
   at the start and removed by an operator at any point of the run (``[security] revocable``, fault
@@ -96,6 +101,7 @@ REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "eostv1": (("Write", "TransactionalId:txn-0"), ("Write", "Topic:t0"), ("Read", "Group:g0")),
     # the adversary's: ClusterAction (or Alter) on the cluster for WriteTxnMarkers
     "markers": (("ClusterAction", "Cluster:kafka-cluster"),),
+    "markerstv1": (("ClusterAction", "Cluster:kafka-cluster"),),
     # the adversary's: Write on alice's TransactionalId, for InitProducerId and EndTxn
     "stranger": (("Write", "TransactionalId:txn-0"),),
 }
@@ -126,6 +132,13 @@ SHAPES: dict[str, dict[str, Any]] = {
     # -- a cluster administrator -- commits or aborts alice's transaction at the partition: the permitted findings
     "markers": {"model": "transactions", "transactions": _TXN, "faults": {"forge_marker": 1, "total": 1},
                 "adversary": ADVERSARY},
+    # the same on transaction.version 1, where the partition accepts a marker at the stored producer epoch: the
+    # forger's markers carry each epoch the leader checks at and one below its bound (model.security.adversary
+    # MARKER_OFFSETS), so the TV1 rows of the leader's marker answer table meet hostile input too; a timeout abort
+    # (its epoch fence) and a coordinator failover give both epochs a value to fall below
+    "markerstv1": {"model": "transactions", "variant": "tv1", "transactions": _TXN,
+                   "faults": {"forge_marker": 1, "txn_timeout": 1, "coordinator_failover": 1, "total": 3},
+                   "adversary": ADVERSARY},
     # alice's transaction and an adversary who calls InitProducerId on, or replays an EndTxn of, her transactional
     # id once; granted Write on it (a wildcard), the adversary is no stranger: its InitProducerId fences alice --
     # zombie fencing, as KIP-98 §9 intends for whoever holds the ACL (the permitted finding)
@@ -178,6 +191,7 @@ REQUEST_CELLS: dict[str, tuple[tuple[int, str], ...]] = {
     "eostv1": ((2, "revoked"), (0, "revoked")),
     "markers": tuple((0, t) for t in ("granted", "alter_instead", "all_operation", "missing", "denied",
                                       "other_operation")),
+    "markerstv1": ((0, "granted"),),
     "stranger": ((0, "wildcard_resource"),),
 }
 #: Two bindings taken at once (the third axis): per shape, pairs of bindings both *revoked* (granted at the start, each
@@ -292,7 +306,7 @@ def _pair_document(shape: str, first: int, second: int) -> dict[str, Any]:
 def _document(shape: str, index: int, transform: str, others: dict[int, str] | None = None) -> dict[str, Any]:
     """Binding ``index`` of the shape under ``transform``, the bindings in ``others`` under theirs, the rest
     granted."""
-    if shape in ("markers", "stranger"):
+    if shape in ("markers", "markerstv1", "stranger"):
         return _adversary_document(shape, transform)
     others = others or {}
     required = REQUIRED[shape]
@@ -356,10 +370,11 @@ def _adversary_document(shape: str, transform: str) -> dict[str, Any]:
     doc = {k: v for k, v in SHAPES[shape].items() if k != "adversary"}
     rtype = resource.split(":", 1)[0]
     permitted = {"markers": ["atomic_commit", "committed_transactions_visible"],
+                 "markerstv1": ["atomic_commit", "committed_transactions_visible"],
                  "stranger": ["healthy_producer_not_failed"]}[shape]
     # A marker forger with no binding at all (``missing``): its control Produce is refused for its TransactionalId
     # before the log could refuse the control batch (handleProduceRequest's order, refusals_follow_kafkas_check_order).
-    stranger = shape == "markers" and transform == "missing"
+    stranger = shape.startswith("markers") and transform == "missing"
     own_txn_id = [] if stranger else [f"{ADVERSARY} Write TransactionalId:txn-mallory"]
     errors = [ERROR_OF_TYPE[rtype], *(["TRANSACTIONAL_ID_AUTHORIZATION_FAILED"] if stranger else [])]
     security: dict[str, Any] = {

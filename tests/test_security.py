@@ -427,8 +427,8 @@ def test_abandoned_transaction_blocks_the_application_and_times_out() -> None:
 def test_adversary_actions_round_trip_through_json() -> None:
     model = build_model(SCENARIOS["authz_acls_enforced"], "kafka")
     for a in (
-        Action("ForgeProduce", (0, 0, True)),
-        Action("ForgeMarker", (0, 0, False, "Produce")),
+        Action("ForgeProduce", (0, 0, 1, 0)),
+        Action("ForgeMarker", (0, 0, False, "Produce", 0, 0)),
         Action("HijackInitProducerId", (0, False)),
     ):
         assert model.action_from_json(json.loads(json.dumps(model.action_to_json(a)))) == a
@@ -513,7 +513,7 @@ def test_kip_890_verification_uses_the_produce_requests_transactional_id() -> No
         state, _ = _run(model, ALICE_INIT)
         state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
         state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
-        state, events = _run_from(model, state, [Action("ForgeProduce", (0, 0, False))])
+        state, events = _run_from(model, state, [Action("ForgeProduce", (0, 0, 0, 0))])
         assert bool(state.partitions[0].log) is appended, (variant, events)
         if not appended:
             assert "verification_rejected" in events[0] and state.coordinator[0].state == "Empty"
@@ -538,7 +538,7 @@ def test_broker_side_add_partitions_of_an_unauthorized_produce_is_observed() -> 
         state, _ = _run(model, ALICE_INIT)
         state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
         state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
-        state, events = _run_from(model, state, [Action("ForgeProduce", (0, 0, False))])
+        state, events = _run_from(model, state, [Action("ForgeProduce", (0, 0, 0, 0))])
         assert (state.coordinator[0].state == "Ongoing") is opened, events
         prop = {p.name: p for p in model.properties()}["transactional_writes_authorized"]
         assert prop.holds(state) is not opened
@@ -610,3 +610,60 @@ def test_a_revoked_binding_refuses_every_later_request_of_an_open_transaction() 
     assert "error:TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in events[0]
     assert [(r.api, r.revoked) for r in state.security.refusals] == [("EndTxn", True)]
     assert state.security.txn_changes == ()  # the coordinator entry did not move
+
+
+def test_attack_witnesses_are_judged_against_the_state_both_ways() -> None:
+    """A forged batch the adversary reports as landed must be in the log, and one that landed must be reported
+    (model.security.witnesses): a handler whose report does not depend on the effect makes a sometimes-partner
+    fire on a mere attempt.  A real hijack into Alice's open transaction agrees with its report."""
+    from keos.model.security.witnesses import unmet_claims
+
+    model = build_model(SCENARIOS["authz_pid_hijack"], "kafka")
+    state, _ = _run(model, ALICE_INIT)
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])
+    state, _ = _run_from(model, state, [Action("BeginTransaction", (0,)), Action("Send", (0,)),
+                                        Action("SendProduce", (0, 0))])
+    state, _ = _run_from(model, state, [Action("Deliver", (state.network[0],))])  # alice's first batch lands
+    assert state.partitions[0].log
+    step = model.step(state, Action("ForgeProduce", (0, 0, 0, 0)))
+    assert step is not None and "adversary:took_effect:forge_produce:next" in step.events, step.events
+    assert unmet_claims(state, step.state, step.events) == []
+    assert not any(b.startswith("witness:") for b in step.state.ghost.bad_transitions)
+    # the same report on a step that changed nothing, and the effect without its report
+    assert unmet_claims(state, state, step.events)
+    silent = tuple(e for e in step.events if not e.startswith("adversary:took_effect"))
+    assert unmet_claims(state, step.state, silent)
+    # a refused forgery (a sequence gap) reports nothing and changes no log
+    gap = model.step(state, Action("ForgeProduce", (0, 0, 0, 1)))
+    assert gap is not None and "error:OUT_OF_ORDER_SEQUENCE_NUMBER" in gap.events, gap.events
+    assert unmet_claims(state, gap.state, gap.events) == []
+    prop = {p.name: p for p in model.properties()}["attack_witnesses_match_effects"]
+    assert prop.holds(step.state) and prop.holds(gap.state)
+
+
+def test_forged_markers_with_stale_epochs_are_judged_by_the_leaders_answer_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The TV1 marker forger's generated epochs (one below each bound the leader checks) meet the leader's
+    producer-epoch check: a leader that lets a marker one epoch below the stored one through is caught by the
+    answer table, which judges the forged markers as it judges the coordinator's."""
+    from keos.model.log import txn_markers
+
+    name = "authz_matrix_markerstv1_all_granted"
+    real = txn_markers.append_end_txn_marker
+
+    def lenient(leader: Any, marker: Any, tv: int, rules: Any) -> Any:
+        entry = leader.entry(marker.producer_id)
+        if entry is not None and marker.producer_epoch == entry.producer_epoch - 1:
+            marker = marker._replace(producer_epoch=entry.producer_epoch)
+            out, error, events = real(leader, marker, tv, rules)
+            return out, error, events
+        return real(leader, marker, tv, rules)
+
+    import keos.model.systems.transactions as txn_system
+
+    monkeypatch.setattr(txn_system, "append_end_txn_marker", lenient)
+    sc = SCENARIOS[name]
+    result, _ = explore(build_model(sc), sc.name, sc.variant, ExploreOptions(stop_on_first=True))
+    assert "coordinator_answers_per_kafka_table" in [p.name for p in result.violations()]

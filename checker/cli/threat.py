@@ -72,7 +72,7 @@ THREATS: tuple[Threat, ...] = (
         "",
     ),
     Threat(
-        "ForgeProduce bump_epoch=false",
+        "ForgeProduce epoch_offset=0 sequence_offset=0",
         "writes into another producer's open transaction with its producer id, epoch and next sequence "
         "(KIP-890 verification refuses only a batch that would open the transaction on the partition)",
         "not protected (KIP-98 §9): the producer id is not bound to the transactional.id",
@@ -82,7 +82,7 @@ THREATS: tuple[Threat, ...] = (
         "",
     ),
     Threat(
-        "ForgeProduce bump_epoch=true",
+        "ForgeProduce epoch_offset=+1",
         "writes at another producer's epoch + 1, fencing it on that partition",
         "not protected (KIP-98 §9): a forced epoch bump",
         "producer_epoch_from_coordinator (permitted)",

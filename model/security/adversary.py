@@ -9,10 +9,11 @@ handlers and authorization gate honest requests go through
 (:mod:`model.security.gate`); its responses are dropped.  The actions and
 their fault kinds (``[faults]`` budgets of a scenario):
 
-* ``ForgeProduce(victim, partition, bump_epoch)`` -- ``forge_produce``: a
-  transactional Produce carrying the victim's producer id and epoch (or epoch
-  + 1 at sequence 0: an epoch bump the coordinator never issued) and the next
-  sequence the partition expects; the request's transactional.id is the
+* ``ForgeProduce(victim, partition, epoch_offset, sequence_offset)`` -- ``forge_produce``: a
+  transactional Produce carrying the victim's producer id, its epoch moved by ``epoch_offset`` (-1, 0, +1: a
+  stale epoch, the victim's, an epoch bump the coordinator never issued) and the sequence the partition accepts
+  next at that epoch moved by ``sequence_offset`` (-1, 0, +1: a duplicate, the next, a gap) -- every pair,
+  generated (:data:`FIELD_OFFSETS`); the request's transactional.id is the
   adversary's own.  This is the producer-id hijack of KIP-98 §9.  KIP-890
   verification asks the coordinator about the request's transactional.id, so
   it refuses a hijacked batch that would open a transaction on a partition,
@@ -24,10 +25,12 @@ their fault kinds (``[faults]`` budgets of a scenario):
   replayed with the victim's transactional.id, producer id and epoch.
 * ``HijackInitProducerId(transactional_id, claimed)`` -- ``hijack_init``: InitProducerId
   on the victim's transactional.id, which bumps its epoch and fences it.
-* ``ForgeMarker(transactional_id, partition, committed, api)`` --
+* ``ForgeMarker(transactional_id, partition, committed, api, epoch_offset, coordinator_epoch_offset)`` --
   ``forge_marker``: a COMMIT/ABORT control batch for the victim's producer id,
   sent as WriteTxnMarkers (needs ClusterAction) or inside a Produce (refused
-  by the log).
+  by the log); a WriteTxnMarkers carries the producer and coordinator epochs the partition accepts, each moved
+  by -1 or 0 (generated: a stale producer epoch, a deposed coordinator's epoch, ...), and the leader's answer
+  is judged by Kafka's marker answer table.
 * ``StaleRequest(transactional_id, request, pid_of, epoch_of)`` -- ``stale_request``: a request to the
   transaction coordinator from a stale or confused instance of the id's own application (a zombie that missed
   its fence, a late duplicate of a request whose answer was lost, a client that kept an id across a rotation):
@@ -103,11 +106,11 @@ STRAY_PRODUCER_ID = 9999
 APIS = ("WriteTxnMarkers", "Produce")
 
 ADVERSARY_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
-    "ForgeProduce": ("victim", "partition", "bump_epoch"),
+    "ForgeProduce": ("victim", "partition", "epoch_offset", "sequence_offset"),
     "StrayProduce": ("partition",),
     "ForgeEndTxn": ("transactional_id", "committed"),
     "HijackInitProducerId": ("transactional_id", "claimed"),
-    "ForgeMarker": ("transactional_id", "partition", "committed", "api"),
+    "ForgeMarker": ("transactional_id", "partition", "committed", "api", "epoch_offset", "coordinator_epoch_offset"),
     "AbandonTransaction": ("producer",),
     "StaleRequest": ("transactional_id", "request", "pid_of", "epoch_of"),
     "ForgeTxnOffsets": ("transactional_id", "api"),
@@ -148,7 +151,13 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
     if _budget(system, state, "forge_produce"):
         for i, c in enumerate(state.clients):
             if _forgeable(c):
-                out.extend(Action("ForgeProduce", (i, q, bump)) for q in parts for bump in (False, True))
+                out.extend(
+                    Action("ForgeProduce", (i, q, e, o))
+                    for q in parts
+                    for e in FIELD_OFFSETS
+                    for o in FIELD_OFFSETS
+                    if _forged_fields(system, state, c, q, e, o) is not None
+                )
         out.extend(Action("StrayProduce", (q,)) for q in parts)
     if _budget(system, state, "forge_request"):
         for t in victims:
@@ -168,10 +177,13 @@ def adversary_actions(system: Any, state: TxnSystemState) -> list[Action]:
         for t in victims:
             if _replayable(state, t):
                 out.extend(
-                    Action("ForgeMarker", (t, q, committed, api))
+                    Action("ForgeMarker", (t, q, committed, api, e, c))
                     for q in parts
                     for committed in (True, False)
                     for api in APIS
+                    for e in MARKER_OFFSETS
+                    for c in MARKER_OFFSETS
+                    if _marker_fields(system, state, t, q, api, e, c) is not None
                 )
     if _budget(system, state, "endless_txn"):
         out.extend(
@@ -305,52 +317,99 @@ def _adversary_record(system: Any, s: TxnSystemState) -> tuple[TxnSystemState, i
     return s._replace(security=s.security._replace(adversary_records=n + 1)), rid
 
 
-def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str, shape: str = "") -> Result:
+def _produce(system: Any, s: TxnSystemState, req: ProduceRequest, label: str, shape: str) -> Result:
     """Send ``req`` as the adversary; a coordinator entry the broker's verification changed (TV2 adds the
     partition to the transaction) without Write on it is recorded for ``unauthorized_never_changes_transaction``.
 
-    ``shape``: which fields the forger chose (:func:`forge_produce`); a batch of it that reached the partition's log
-    is reported as ``adversary:took_effect:forge_produce:<shape>``, so a scenario can demand that every shape a real
-    forger may send is shown landing where the ACLs allow it, not only being attempted."""
+    ``shape``: which fields the forger chose (:func:`forge_produce`, :func:`stray_produce`); a batch of it that
+    reached the partition's log is reported as ``adversary:took_effect:forge_produce:<shape>``, so a scenario can
+    demand that every shape a real forger may send is shown landing where the ACLs allow it, not only being
+    attempted (the claim is judged against the log: :mod:`model.security.witnesses`)."""
     env = net.Envelope(ADVERSARY, BROKER, 0, req)
     result = system._on_produce(s, env, req)
     assert result is not None  # a Produce is always answered
     new, events = result
     q = req.partition
-    if shape and any(req.records[0] in e.records for e in new.partitions[q].log[len(s.partitions[q].log) :]):
+    if any(req.records[0] in e.records for e in new.partitions[q].log[len(s.partitions[q].log) :]):
         events = (*events, f"adversary:took_effect:forge_produce:{shape}")
     for t in range(len(s.coordinator)):
         new = observe_change(system, new, s, security_of(system).adversary, "Produce", t)
     return _without_replies(new), (label, *events)
 
 
-def forge_produce(system: Any, s: TxnSystemState, victim: Any, q: Any, bump: Any) -> Result:
-    """Produce with the victim's producer id (hijack); ``bump``: at epoch + 1, sequence 0."""
-    if not (type(victim) is int and 0 <= victim < len(s.clients) and type(bump) is bool):  # input: a replayed trace
+#: How far a forger moves each field of a batch that the partition leader checks (``ProducerAppendInfo``:
+#: ``checkProducerEpoch``, then ``checkSequence``; Kafka 4.0) from the value the leader would accept next: one
+#: below, that value, one above.  Every (epoch, sequence) pair of the product is sent, so each comparison the leader
+#: makes meets a value on each side of its bound -- a stale epoch, the owner's, a bump the coordinator never issued;
+#: a sequence already written (a duplicate, or the one before the last batch), the next one, one past it (a gap), at
+#: the owner's epoch and at a bumped one (a new epoch must start at 0).  Generated, not picked: the leader's answer
+#: to each is judged by ``txn_produce_answer_per_kafka``.
+FIELD_OFFSETS = (-1, 0, 1)  # no mutate: adversary model (the hostile inputs generated)
+#: How far a forged marker's epochs move from the ones the leader accepts: one below, and that value.  The
+#: leader's two checks are lower bounds (a producer epoch below the stored one -- TV2: at or below it --, a
+#: coordinator epoch below the stored one), so these two meet each bound from both sides; one above is accepted
+#: like the baseline.
+MARKER_OFFSETS = (-1, 0)  # no mutate: adversary model (the hostile inputs generated)
+
+
+def _accepted_sequence(  # no mutate: adversary model (the forger's estimate the generated offsets surround)
+    entry: Any, epoch: int, sequence_space: int
+) -> int:
+    """The sequence the leader accepts next from a producer id whose entry is ``entry`` at ``epoch``: the one after
+    the entry's last at the entry's epoch, else 0 (a new epoch, an entry a marker wrote, or none).  The adversary's
+    estimate, not the leader's rule (``producer_state.validate_batch``): :data:`FIELD_OFFSETS` generate one below and
+    one above it, so an estimate off by one only changes which generated offset meets the leader's bound, and the
+    leader's answer to every one is judged (``txn_produce_answer_per_kafka``)."""
+    if entry is None or entry.producer_epoch != epoch or entry.last_seq < 0:
+        return 0
+    return next_sequence(entry.last_seq, 1, sequence_space)
+
+
+def _forged_fields(  # no mutate: adversary model (which hostile inputs are generated; the leader's answer is judged)
+    system: Any, s: TxnSystemState, c: tp.TxnClient, q: int, epoch_offset: Any, sequence_offset: Any
+) -> tuple[int, int, str] | None:
+    """(epoch, sequence, shape) of the batch ``ForgeProduce`` forges with client ``c``'s producer id on partition
+    ``q``, ``None`` for offsets off :data:`FIELD_OFFSETS` or a negative field.  The shape names the accepted
+    baseline -- ``next`` (continuing the owner's sequence at its epoch) or ``first`` (sequence 0) -- and the offsets
+    from it.  One guard for actions() and the handler."""
+    if epoch_offset not in FIELD_OFFSETS or sequence_offset not in FIELD_OFFSETS:  # input: a replayed trace
+        return None
+    epoch = c.data.producer_epoch + epoch_offset
+    entry = s.partitions[q].entry(c.data.producer_id)
+    base = _accepted_sequence(entry, epoch, system.flags.sequence_space)
+    seq = base + sequence_offset
+    if epoch < 0 or not 0 <= seq < system.flags.sequence_space or epoch > system.cc.max_producer_epoch:
+        return None
+    shape = "first" if base == 0 else "next"
+    moved = [f"{field}{offset:+d}" for field, offset in (("epoch", epoch_offset), ("sequence", sequence_offset))
+             if offset]
+    return epoch, seq, "@".join((shape, *moved))
+
+
+def forge_produce(system: Any, s: TxnSystemState, victim: Any, q: Any, epoch_offset: Any, sequence_offset: Any
+                  ) -> Result:
+    """Produce with the victim's producer id (hijack), its epoch and sequence moved by the offsets
+    (:data:`FIELD_OFFSETS`)."""
+    if not (type(victim) is int and 0 <= victim < len(s.clients)):  # input: a replayed trace
         return None
     c = s.clients[victim]
     if not _forgeable(c):  # no branch: replayed traces only
         return None
-    pid, epoch = c.data.producer_id, c.data.producer_epoch
-    entry = s.partitions[q].entry(pid)
-    if bump:
-        epoch, seq, shape = epoch + 1, 0, "bump"
-    elif entry is None or entry.producer_epoch != epoch or entry.last_seq < 0:
-        seq, shape = 0, "first"
-    else:
-        seq, shape = next_sequence(entry.last_seq, 1, system.flags.sequence_space), "next"
+    fields = _forged_fields(system, s, c, q, epoch_offset, sequence_offset)
+    if fields is None:  # no branch: replayed traces only
+        return None
+    epoch, seq, shape = fields
     s, rid = _adversary_record(system, s)
-    req = ProduceRequest(-1, 0, q, pid, epoch, seq, (rid,), True)
+    req = ProduceRequest(-1, 0, q, c.data.producer_id, epoch, seq, (rid,), True)
     return _produce(system, s, req, "adversary:produce:forge", shape)
 
 
 def stray_produce(system: Any, s: TxnSystemState, q: Any) -> Result:
-    """A transactional batch under a producer id no coordinator issued."""
-    entry = s.partitions[q].entry(STRAY_PRODUCER_ID)
-    seq = 0 if entry is None or entry.last_seq < 0 else next_sequence(entry.last_seq, 1, system.flags.sequence_space)
+    """A transactional batch under a producer id no coordinator issued, at the sequence the leader accepts next."""
+    seq = _accepted_sequence(s.partitions[q].entry(STRAY_PRODUCER_ID), 0, system.flags.sequence_space)
     s, rid = _adversary_record(system, s)
     req = ProduceRequest(-1, 0, q, STRAY_PRODUCER_ID, 0, seq, (rid,), True)
-    return _produce(system, s, req, "adversary:produce:stray")
+    return _produce(system, s, req, "adversary:produce:stray", "stray")
 
 
 def _coordinator(system: Any, s: TxnSystemState, req: Any, label: str) -> Result:
@@ -449,19 +508,48 @@ def hijack_init(system: Any, s: TxnSystemState, t: int, claimed: Any = False) ->
     return _coordinator(system, s, InitProducerIdRequest(-1, 0, t), "adversary:hijack_init:fresh")
 
 
-def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any, api: Any) -> Result:
-    """A control batch for the victim's producer id, through WriteTxnMarkers or Produce."""
+def _marker_fields(  # no mutate: adversary model (which hostile markers are generated; the leader's answer is judged)
+    system: Any, s: TxnSystemState, t: int, q: int, api: Any, epoch_offset: Any, coordinator_epoch_offset: Any
+) -> tuple[int, int] | None:
+    """(producer epoch, coordinator epoch) of the marker ``ForgeMarker`` forges for transactional id ``t``'s
+    producer id on partition ``q``: the epochs the partition leader accepts (the producer epoch the coordinator
+    holds, raised to the partition's -- TV2: one above it --; the current coordinator epoch), each moved by its
+    offset (:data:`MARKER_OFFSETS`: ``appendEndTxnMarker`` checks the producer epoch, then the coordinator epoch,
+    so each meets a value on each side of its bound).  Through Produce only the accepted pair: the log refuses a
+    client's control batch whatever it carries.  ``None`` for other offsets or a negative epoch.  One guard for
+    actions() and the handler."""
+    if epoch_offset not in MARKER_OFFSETS or coordinator_epoch_offset not in MARKER_OFFSETS:  # input: replayed trace
+        return None
+    if api != "WriteTxnMarkers" and (epoch_offset or coordinator_epoch_offset):
+        return None
+    md = s.coordinator[t]
+    if md is None:  # no branch: replayed traces only (actions() lists replayable ids)
+        return None
+    entry = s.partitions[q].entry(md.producer_id)
+    stored = entry.producer_epoch if entry is not None else -1
+    accepted = max(md.producer_epoch, stored + 1 if system.tv >= 2 else stored)  # no mutate: adversary model
+    epoch, coordinator_epoch = accepted + epoch_offset, s.coordinator_epoch + coordinator_epoch_offset
+    if epoch < 0 or coordinator_epoch < 0 or epoch > system.cc.max_producer_epoch:
+        return None
+    return epoch, coordinator_epoch
+
+
+def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any, api: Any, epoch_offset: Any = 0,
+                 coordinator_epoch_offset: Any = 0) -> Result:
+    """A control batch for the victim's producer id, through WriteTxnMarkers or Produce, its epochs moved by the
+    offsets (:func:`_marker_fields`).  An appended or refused marker is judged by the partition leader's answer
+    table like the coordinator's own (``coordinator_answers_per_kafka_table``, ``answer_table:WriteTxnMarkers``)."""
     if type(committed) is not bool or api not in APIS:  # input: a replayed trace names an unknown value
         return None
     if not _replayable(s, t):  # no branch: replayed traces only
         return None
+    fields = _marker_fields(system, s, t, q, api, epoch_offset, coordinator_epoch_offset)
+    if fields is None:  # no branch: replayed traces only
+        return None
     md = s.coordinator[t]
     assert md is not None
     sec = acls_now(system, s)
-    entry = s.partitions[q].entry(md.producer_id)
-    stored = entry.producer_epoch if entry is not None else -1
-    epoch = max(md.producer_epoch, stored + 1 if system.tv >= 2 else stored)  # no mutate: adversary model (its epoch)
-    marker = WriteTxnMarkersRequest(t, md.producer_id, epoch, s.coordinator_epoch, committed, q)
+    marker = WriteTxnMarkersRequest(t, md.producer_id, fields[0], fields[1], committed, q)
     if api == "WriteTxnMarkers":
         error = checks.write_txn_markers(sec, sec.adversary, system.flags)
     else:
@@ -471,8 +559,10 @@ def forge_marker(system: Any, s: TxnSystemState, t: int, q: int, committed: Any,
     if error != Errors.NONE:
         return refused(sec, s, sec.adversary, api, error), (label, f"authz_denied:{api}", f"error:{error}")
     offset = len(s.partitions[q].log)
+    before = system._marker_log(s, marker)
     s, error, events = system._write_marker(s, marker)
-    if error == Errors.NONE:  # no branch: current coordinator epoch, producer epoch >= the partition's: accepted
+    s = system._judge_marker(s, marker, before, error)  # no mutate: the judge's input (the answer table)
+    if error == Errors.NONE:
         append = ControlAppend(sec.adversary, api, q, offset)
         s = s._replace(security=s.security._replace(control_appends=(*s.security.control_appends, append)))
         events = (f"adversary:took_effect:forge_marker:{'commit' if committed else 'abort'}", *events)

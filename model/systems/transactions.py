@@ -106,6 +106,7 @@ from keos.model.security.adversary import (
     adversary_actions,
     blocked_by_abandon,
 )
+from keos.model.security.witnesses import unmet_claims
 from keos.model.systems.transactions_records import (
     APPEND_LEADER_MOVES,
     APPEND_TOO_LARGE,
@@ -633,6 +634,8 @@ class TransactionalSystem:
             )
         if new.group is not state.group:  # no mutate: ghost observer (handlers keep an unchanged group by reference)
             bad += self._judge_reads(new)
+        if action.kind in ADVERSARY_FAULT_OF_ACTION:  # no mutate: the judge's input (attack_witnesses_match_effects)
+            bad += unmet_claims(state, new, events)
         if bad:  # no branch: the violation side, only a defect takes it (the ghost's bad steps)
             new = _flagged(new, *bad)  # no mutate: ghost observer (records the bad step for the properties)
         return Step(new, events)
