@@ -1076,7 +1076,7 @@ class EosSystem(TransactionalSystem):
                   (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc, s.loading)
         s = self._judge_table(s, ask, out.error, _moved_to(out), append, _moved(out))
         if out.transit is not None:
-            s, events = self._prepare(s, t, out, tc.TxnLogAppend(t, "client", out.transit, req, env.src, -1))
+            s, events = self._prepare(s, t, out, tc.TxnLogAppend(t, "client", out.transit, req, env.src))
             return self._observed(s, before, env, "AddOffsetsToTxn", t), ("add_offsets_to_txn", *events)
         s, events = self._apply_coordinator(s, t, out)
         resp = AddOffsetsToTxnResponse(req.producer, req.connection, out.error)
