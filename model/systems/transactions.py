@@ -1252,11 +1252,18 @@ class TransactionalSystem:
             return EndTxnResponse(req.producer, req.connection, error, pid, epoch)
         raise ModelError(f"no response of the coordinator to a {type(req).__name__}")  # unreachable: a model error
 
+    def _answer(self, req: Any, error: str, pid: int, epoch: int) -> Any:
+        """:meth:`_response`, checked: a response of another kind than its request is a model error."""
+        response = self._response(req, error, pid, epoch)
+        if type(response).__name__.removesuffix("Response") != type(req).__name__.removesuffix("Request"):
+            raise ModelError(f"a {type(req).__name__} answered with a {type(response).__name__}")  # no mutate: contract
+        return response
+
     def _respond(
         self, s: TxnSystemState, t: int, dst: str, req: Any, error: str, pid: int, epoch: int
     ) -> TxnSystemState:
         """Send the response (none to the adversary, which ignores answers); an unlogged NONE is ghost-recorded."""
-        env = net.Envelope(COORDINATOR, dst, req.connection, self._response(req, error, pid, epoch))
+        env = net.Envelope(COORDINATOR, dst, req.connection, self._answer(req, error, pid, epoch))
         s = s if dst == authz.ADVERSARY else s._replace(network=net.send(s.network, env))
         if error != "NONE":
             return s
@@ -1821,7 +1828,7 @@ class TransactionalSystem:
                 answer = _verification_answer(e.body, Errors.NOT_COORDINATOR)
                 network = net.send(network, net.Envelope(COORDINATOR, BROKER, VERIFICATION_CONNECTION, answer))
             else:
-                response = self._response(e.body, Errors.NOT_COORDINATOR, -1, -1)
+                response = self._answer(e.body, Errors.NOT_COORDINATOR, -1, -1)
                 network = net.send(network, net.Envelope(COORDINATOR, e.src, e.connection, response))
         events: tuple[str, ...] = ("coordinator_failover", "coordinator_loading_started")
         if any(e.dst == TXN_LOG for e in network):
