@@ -793,6 +793,19 @@ def _pending_partners(config: TxnConfig, props: list[Property]) -> list[Property
                 "txn_log_append_stale",
             ),
         ]
+        if config.eos is not None:
+            # consume-transform-produce: the group coordinator's verification of a TxnOffsetCommit reached the
+            # loading transaction coordinator, whose getTransactionState answers it first (the judge's txn_loading)
+            key = "coordinator_answers_per_kafka_table"
+            extra[key] = (*extra[key], "txn_offset_commit_verified_while_loading")
+            witnesses.append(
+                sometimes_event(
+                    "txn_offset_commit_verified_while_loading",
+                    "The group coordinator's TxnOffsetCommit verification reached the transaction coordinator while "
+                    "it was loading __transaction_state (COORDINATOR_LOAD_IN_PROGRESS, carried back to the client).",
+                    "txn_offset_commit_verification_loading",
+                )
+            )
     if faults.coordinator_failover:
         # a failover that found appends in flight replicated: the new coordinator loads their transitions
         # (CoordinatorFailoverReplicated; the old instance's callbacks answer NOT_COORDINATOR)

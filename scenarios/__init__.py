@@ -466,8 +466,6 @@ def _parse_txn_scenario(
             raise ScenarioError(f"{where}: [eos] plain_commits is modelled in the abstract mode (no assignor)")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
-    if topology.pending_transitions and model == "eos":
-        raise ScenarioError(f"{where}: [transactions] pending_transitions is modelled without [eos]")
     if topology.loading_window and not topology.pending_transitions:
         raise ScenarioError(f"{where}: [transactions] loading_window is modelled with pending_transitions")
     if topology.verification_round_trip and (model == "eos" or "security" in data or topology.pending_transitions):

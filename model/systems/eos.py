@@ -1078,10 +1078,19 @@ class EosSystem(TransactionalSystem):
                 return denied
         before, t = s, req.transactional_id
         md = s.coordinator[t]
-        out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, append_ok, self.cc)
+        if s.loading and self.flags.loading_answers_load_in_progress:
+            # KafkaApis.handleAddOffsetsToTxnRequest goes through handleAddPartitionsToTransaction, whose
+            # getTransactionState answers COORDINATOR_LOAD_IN_PROGRESS first, as for every coordinator request
+            return self._answer_loading(s, env, req, md)
+        # pending_transitions: the append to __transaction_state is a step of its own, whose callback answers
+        append: bool | None = tc.APPEND_IN_FLIGHT if self.pending else append_ok
+        out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, append, self.cc)
         ask = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
-                  (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc)
-        s = self._judge_table(s, ask, out.error, _moved_to(out), append_ok, _moved(out))
+                  (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc, s.loading)
+        s = self._judge_table(s, ask, out.error, _moved_to(out), append, _moved(out))
+        if out.transit is not None:
+            s, events = self._prepare(s, t, out, tc.TxnLogAppend(t, "client", out.transit, req, env.src))
+            return self._observed(s, before, env, "AddOffsetsToTxn", t), ("add_offsets_to_txn", *events)
         s, events = self._apply_coordinator(s, t, out)
         resp = AddOffsetsToTxnResponse(req.producer, req.connection, out.error)
         s = s._replace(network=net.send(s.network, net.Envelope(COORDINATOR, env.src, env.connection, resp)))
@@ -1095,6 +1104,13 @@ class EosSystem(TransactionalSystem):
             return s
         principal = authz.principal_of(authz.acls_in_force(self, before), env.src)
         return authz.observe_change(self, s, before, principal, api, t)  # no mutate: ghost observer
+
+    def _response(self, req: Any, error: str, pid: int, epoch: int) -> Any:
+        """The transaction coordinator's answer to AddOffsetsToTxn is an AddOffsetsToTxnResponse -- also the old
+        instance's NOT_COORDINATOR at emigration and the new one's COORDINATOR_LOAD_IN_PROGRESS."""
+        if isinstance(req, AddOffsetsToTxnRequest):
+            return AddOffsetsToTxnResponse(req.producer, req.connection, error)
+        return super()._response(req, error, pid, epoch)
 
     def _on_add_offsets_response(self, s: TxnSystemState, resp: AddOffsetsToTxnResponse) -> Result:
         """``TransactionManager.AddOffsetsToTxnHandler`` (trunk ``1eb7644349cb``): NONE queues the
@@ -1166,10 +1182,17 @@ class EosSystem(TransactionalSystem):
         ):
             t = req.transactional_id
             md = s.coordinator[t]
-            if self.tv >= 2:
+            if s.loading and self.flags.loading_answers_load_in_progress:
+                # the transaction coordinator's getTransactionState answers the group coordinator's verification
+                # (AddPartitionsToTxn, verifyOnly under TV0/TV1) COORDINATOR_LOAD_IN_PROGRESS while it loads the
+                # id's __transaction_state partition, before it looks at the entry (TransactionCoordinator.scala
+                # @1eb7644349cb); the TxnOffsetCommit carries it back, and the client retries
+                verdict = Errors.COORDINATOR_LOAD_IN_PROGRESS
+                events = (*events, "txn_offset_commit_verification_loading")
+            elif self.tv >= 2:
                 out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, True, self.cc)
                 add = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
-                          (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc)
+                          (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc, s.loading)
                 s = self._judge_table(s, add, out.error, _moved_to(out), True, _moved(out))
                 s, events = self._apply_coordinator(s, t, out)
                 verdict = out.error
@@ -1230,7 +1253,7 @@ class EosSystem(TransactionalSystem):
         return OffsetAsk(
             s.coordinator[req.transactional_id], req.producer_id, req.producer_epoch,
             tc.OFFSETS_PARTITION_BASE + req.group, self.tv, self.cc, self.flags.partition_verification,
-            open_epoch, stored, g.loading, member, known, req.generation, current, state, append_ok,
+            open_epoch, stored, g.loading, member, known, req.generation, current, state, append_ok, s.loading,
         )
 
     def _on_txn_offset_commit_response(self, s: TxnSystemState, resp: TxnOffsetCommitResponse) -> Result:

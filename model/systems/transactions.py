@@ -351,10 +351,6 @@ class TransactionalSystem:
             self.loading_window and not self.pending
         ):
             raise ModelError("loading_window is modelled with pending_transitions")
-        if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
-            self.pending and config.eos is not None
-        ):
-            raise ModelError("pending_transitions is modelled for the transactions model (no eos)")
         self._arg_specs: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
         self.security = config.security
         #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
@@ -1270,18 +1266,30 @@ class TransactionalSystem:
         return _flagged(s, label)  # no mutate: ghost observer (records the bad step for the properties)
 
     def _response(self, req: Any, error: str, pid: int, epoch: int) -> Any:
-        """The response to a coordinator request (InitProducerId, AddPartitionsToTxn, EndTxn)."""
+        """The response to a coordinator request, of the request's own kind (InitProducerId, AddPartitionsToTxn,
+        EndTxn; a subclass adds its own, :meth:`EosSystem._response`).  A request of another kind is a model
+        error, never answered as an EndTxn: the old instance's answers at emigration (:meth:`_emigrate`) and the
+        new one's COORDINATOR_LOAD_IN_PROGRESS (:meth:`_answer_loading`) take every request the coordinator has."""
         if isinstance(req, InitProducerIdRequest):
             return InitProducerIdResponse(req.producer, req.connection, error, pid, epoch)
         if isinstance(req, AddPartitionsToTxnRequest):
             return AddPartitionsToTxnResponse(req.producer, req.connection, error, req.partitions)
-        return EndTxnResponse(req.producer, req.connection, error, pid, epoch)
+        if isinstance(req, EndTxnRequest):
+            return EndTxnResponse(req.producer, req.connection, error, pid, epoch)
+        raise ModelError(f"no response of the coordinator to a {type(req).__name__}")  # unreachable: a model error
+
+    def _answer(self, req: Any, error: str, pid: int, epoch: int) -> Any:
+        """:meth:`_response`, checked: a response of another kind than its request is a model error."""
+        response = self._response(req, error, pid, epoch)
+        if type(response).__name__.removesuffix("Response") != type(req).__name__.removesuffix("Request"):
+            raise ModelError(f"a {type(req).__name__} answered with a {type(response).__name__}")  # no mutate: contract
+        return response
 
     def _respond(
         self, s: TxnSystemState, t: int, dst: str, req: Any, error: str, pid: int, epoch: int
     ) -> TxnSystemState:
         """Send the response (none to the adversary, which ignores answers); an unlogged NONE is ghost-recorded."""
-        env = net.Envelope(COORDINATOR, dst, req.connection, self._response(req, error, pid, epoch))
+        env = net.Envelope(COORDINATOR, dst, req.connection, self._answer(req, error, pid, epoch))
         s = s if dst == authz.ADVERSARY else s._replace(network=net.send(s.network, env))
         if error != "NONE":
             return s
@@ -1676,7 +1684,7 @@ class TransactionalSystem:
         if out is None:  # no branch: only a trace read from a file names a disabled action
             return None
         out = out._replace(events=("timeout_abort", *out.events))
-        ask = Ask("TimeoutAbort", old, -1, -1, False, (), self.tv, self.cc)
+        ask = Ask("TimeoutAbort", old, -1, -1, False, (), self.tv, self.cc, s.loading)
         s = self._judge_table(s, ask, out.error, _moved_to(out), mode, _moved(out))
         if out.transit is not None and old is not None:
             fence = "fence_prepared" in out.events
@@ -1846,7 +1854,7 @@ class TransactionalSystem:
                 answer = _verification_answer(e.body, Errors.NOT_COORDINATOR)
                 network = net.send(network, net.Envelope(COORDINATOR, BROKER, VERIFICATION_CONNECTION, answer))
             else:
-                response = self._response(e.body, Errors.NOT_COORDINATOR, -1, -1)
+                response = self._answer(e.body, Errors.NOT_COORDINATOR, -1, -1)
                 network = net.send(network, net.Envelope(COORDINATOR, e.src, e.connection, response))
         events: tuple[str, ...] = ("coordinator_failover", "coordinator_loading_started")
         if any(e.dst == TXN_LOG for e in network):
@@ -2171,7 +2179,9 @@ def unlogged_ack(  # no mutate: the judge of acknowledged_after_logged (a proper
         ok = (logged.producer_id, logged.producer_epoch) == (pid, epoch)
     elif isinstance(req, AddPartitionsToTxnRequest):
         ok = logged.state == TransactionState.ONGOING and set(req.partitions) <= set(logged.partitions)
-    else:  # EndTxn: the coordinator's requests are these three (eos answers AddOffsetsToTxn itself)
+    elif hasattr(req, "group"):  # AddOffsetsToTxn (eos): the group's __consumer_offsets partition is logged Ongoing
+        ok = logged.state == TransactionState.ONGOING and tc.OFFSETS_PARTITION_BASE + req.group in logged.partitions
+    else:  # EndTxn
         nxt = logged.next_producer_id
         completes_on = (nxt, 0) if nxt >= 0 else (logged.producer_id, logged.producer_epoch)
         ok = logged.state in (ENDED_COMMIT if req.committed else ENDED_ABORT) and (pid, epoch) == completes_on

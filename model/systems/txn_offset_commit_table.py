@@ -78,6 +78,7 @@ class OffsetAsk(NamedTuple):
     group_generation: int
     group_state: str
     append_ok: bool
+    txn_loading: bool = False  # the transaction coordinator is loading the id's __transaction_state partition
 
 
 #: ``AddPartitionsToTxnManager``'s translation of the verification's verdict for the TxnOffsetCommit's client, stated
@@ -95,7 +96,7 @@ def _verification(a: OffsetAsk) -> str | None:  # no mutate: the judge (a proper
     if a.open_epoch >= 0 and a.open_epoch == a.epoch:
         return None
     kind = "AddOffsetsToTxn" if a.tv >= 2 else "VerifyPartition"
-    verdict, _ = kafka_answer(Ask(kind, a.md, a.pid, a.epoch, False, (a.partition,), a.tv, a.cfg))
+    verdict, _ = kafka_answer(Ask(kind, a.md, a.pid, a.epoch, False, (a.partition,), a.tv, a.cfg, a.txn_loading))
     return None if verdict == Errors.NONE else KAFKA_VERDICT_TRANSLATION.get(verdict, verdict)
 
 
