@@ -72,8 +72,9 @@ def main() -> int:
         if shown.returncode != 0:
             print(f"join_equivalents: error: {rev}: {shown.stderr.strip()}", file=sys.stderr)
             return 2
-        old = {m.id: m for m in _tree_mutants(rev)}
-        text, stats, problems = remap(shown.stdout, old, current)
+        base, old_texts = _tree_mutants(rev)
+        old = {m.id: m for m in base}
+        text, stats, problems = remap(shown.stdout, old, current, old_texts, ROOT)
         for p in problems:
             print(f"{rev}: unresolved {p}", file=sys.stderr)
         print(f"{rev}: {stats['kept']} kept, {stats['remapped']} remapped, {stats['unresolved']} unresolved")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import difflib
 import re
 import subprocess
 import sys
@@ -34,16 +35,58 @@ EQUIVALENTS = ROOT / "docs" / "mutation" / "equivalent.toml"
 _HEADER = re.compile(r"^\[([0-9a-f]{12})\]\s*$")
 
 
-def _tree_mutants(rev: str) -> list[Mutant]:
+def _tree_mutants(rev: str) -> tuple[list[Mutant], dict[str, str]]:
+    """The mutants of ``rev``'s model/ and its files' text (for the line diff)."""
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "model"], check=True, capture_output=True)
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        return enumerate_mutants(Path(tmp))
+        texts = {str(f.relative_to(tmp)): f.read_text(encoding="utf-8") for f in Path(tmp).rglob("*.py")}
+        return enumerate_mutants(Path(tmp)), texts
 
 
-def remap(text: str, old: dict[str, Mutant], current: list[Mutant]) -> tuple[str, collections.Counter[str], list[str]]:
-    """The file's text with stale ids remapped; counts; and what could not be remapped."""
+def _line_pairs(old: list[str], new: list[str]) -> dict[int, int]:
+    """Old line -> new line (1-based): the unchanged lines, and the lines of an edited block of the same length
+    paired in order (an edit inside a line -- the case where a mutant's column moves -- keeps its line)."""
+    out: dict[int, int] = {}
+    for tag, a0, a1, b0, b1 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and a1 - a0 == b1 - b0):
+            out.update({a0 + k + 1: b0 + k + 1 for k in range(a1 - a0)})
+    return out
+
+
+def _pick(was: Mutant, cands: list[Mutant], old_same_line: list[Mutant], mapped_line: int | None) -> Mutant:
+    """The candidate that is ``was``: on the line the diff carries its old line to, the same rank among the
+    identical edits of that line (columns shift when an edit earlier on the line changes its length; the order
+    of identical edits does not); without a carried line, the same column and the nearest line."""
+    if mapped_line is not None:
+        here = sorted((c for c in cands if c.line == mapped_line), key=lambda c: c.col)
+        rank = sorted(old_same_line, key=lambda m: m.col).index(was)
+        if len(here) == len(old_same_line):
+            return here[rank]
+    return min(cands, key=lambda c: (c.col != was.col, abs(c.line - was.line)))
+
+
+def remap(text: str, old: dict[str, Mutant], current: list[Mutant], old_texts: dict[str, str] | None = None,
+          new_root: Path | None = None) -> tuple[str, collections.Counter[str], list[str]]:
+    """The file's text with stale ids remapped; counts; and what could not be remapped.
+
+    With ``old_texts`` (the base tree's files) and ``new_root``, a stale id's line is carried by a line diff
+    (unchanged lines, and edited lines of a same-length block in order) and the identical edits of one line are
+    paired by rank."""
     ids = {m.id for m in current}
+    old_by_edit_line: dict[tuple[tuple[str, ...], int], list[Mutant]] = collections.defaultdict(list)
+    for m in old.values():
+        old_by_edit_line[(edit_key(m.to_json()), m.line)].append(m)
+    maps: dict[str, dict[int, int]] = {}
+
+    def mapped(path: str, line: int) -> int | None:
+        if old_texts is None or new_root is None or path not in old_texts:
+            return None
+        if path not in maps:
+            now = (new_root / path).read_text(encoding="utf-8") if (new_root / path).is_file() else ""
+            maps[path] = _line_pairs(old_texts[path].splitlines(), now.splitlines())
+        return maps[path].get(line)
+
     by_edit: dict[tuple[str, ...], list[Mutant]] = collections.defaultdict(list)
     for m in current:
         by_edit[edit_key(m.to_json())].append(m)
@@ -66,7 +109,7 @@ def remap(text: str, old: dict[str, Mutant], current: list[Mutant]) -> tuple[str
             stats["unresolved"] += 1
             continue
         assert was is not None
-        best = min(cands, key=lambda c: (c.col != was.col, abs(c.line - was.line)))
+        best = _pick(was, cands, old_by_edit_line[(edit_key(was.to_json()), was.line)], mapped(was.path, was.line))
         out.append(f"[{best.id}]\n")
         stats["remapped"] += 1
         if best.line != was.line:
@@ -106,9 +149,10 @@ def main() -> int:
     parser.add_argument("--base", default="HEAD", help="the tree the stale ids were written against (git revision)")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if an id would change")
     args = parser.parse_args()
-    old = {m.id: m for m in _tree_mutants(args.base)}
+    base, old_texts = _tree_mutants(args.base)
+    old = {m.id: m for m in base}
     text = EQUIVALENTS.read_text(encoding="utf-8")
-    new, stats, problems = remap(text, old, enumerate_mutants(ROOT))
+    new, stats, problems = remap(text, old, enumerate_mutants(ROOT), old_texts, ROOT)
     for p in problems:
         print(f"unresolved {p}", file=sys.stderr)
     print(f"{stats['kept']} kept, {stats['remapped']} remapped, {stats['unresolved']} unresolved, "
