@@ -19,12 +19,13 @@ def _reach(root: Path) -> dict[str, Any]:
     (root / "model").mkdir(parents=True, exist_ok=True)
     (root / "model" / "m.py").write_text(OLD, encoding="utf-8")
     (root / "model" / "same.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "model" / "other.py").write_text("def g():\n    return 1\n", encoding="utf-8")
     return {
         "scenarios": {"cheap": {"seconds": 1.0}, "dear": {"seconds": 9.0}},
         "reach": {"model/m.py": {"2": ["cheap"], "6": ["dear"], "7": ["dear"], "8": ["cheap", "dear"]},
-                  "model/same.py": {"1": ["import"]}},
+                  "model/same.py": {"1": ["import"]}, "model/other.py": {"2": ["cheap"]}},
         "modules": [{"path": "model/m.py", "excluded_lines": [7]}],
-        "sources": record_sources(root, ["model/m.py", "model/same.py"]),
+        "sources": record_sources(root, ["model/m.py", "model/same.py", "model/other.py"]),
     }
 
 
@@ -49,7 +50,8 @@ def test_a_moved_line_keeps_its_scenarios_and_a_new_line_gets_its_files(tmp_path
     assert lines["9"] == ["added", "cheap", "dear"]  # the edited guard: every scenario of its file
     assert "6" not in lines and "7" not in lines  # old lines 3-4 never ran: no stale neighbour's scenarios
     assert lines["1"] == ["added", "cheap", "dear"]  # `import os` is new
-    assert reach["reach"]["model/same.py"] == {"1": ["import"]}  # unchanged file untouched
+    assert reach["reach"]["model/same.py"] == {"1": ["import"]}  # module-level code: its rule is select_scenarios'
+    assert reach["reach"]["model/other.py"] == {"2": ["added", "cheap"]}  # an unmeasured scenario may run it too
     assert reach["modules"][0]["excluded_lines"] == [10]
     assert reach["scenarios"]["added"]["seconds"] > 9.0  # unmeasured: judged after the measured ones
     # the selection mutate makes: the edited guard is not `uncovered`, a moved line is not a neighbour's

@@ -16,8 +16,8 @@ line that is new or edited has no measured reach; it gets the *module's* scenari
 that ran any line of that file -- the rule :func:`keos.checker.reach.mutation.select_scenarios` already
 applies to module-level code: more searches than the exact selection, never fewer, so a carried reach
 may cost time but does not turn a killable mutant into ``uncovered``.  Scenarios that today's default
-set has and the measured run did not (added since) are unknown to the map; they are added to every line of
-every changed file.
+set has and the measured run did not (added since) are unknown to the map; they are added to every line some
+search ran, in every file (judged after the measured scenarios).
 
 Only ``model/`` and ``invariants/`` are carried: a scenario whose *configuration* changed since (a generator
 cell given a new fault) keeps the reach it had; re-measure after changing scenarios.
@@ -88,7 +88,7 @@ class Carried:
         if self.new_scenarios:
             parts.append(f"{len(self.new_scenarios)} scenario(s) of today's default set unknown to the reach data "
                          f"({', '.join(self.new_scenarios[:6])}{', ...' if len(self.new_scenarios) > 6 else ''}) "
-                         "are added to those files' lines")
+                         "are added to every line a search ran")
         if self.missing:
             parts.append(f"{len(self.missing)} measured file(s) no longer exist")
         return "; ".join(parts)
@@ -145,6 +145,11 @@ def carry_reach(reach: dict[str, Any], root: Path, current_scenarios: Sequence[s
             reach["scenarios"][name] = {"seconds": slowest + 1.0, "cpu_seconds": None, "untested": [],
                                         "carried": "added since the reach was measured: no reach of its own"}
         result.new_scenarios = new_scenarios
+        # an unmeasured scenario may run any line some search ran, in changed and unchanged files alike
+        for rel, lines in reach["reach"].items():
+            if rel not in mappings:
+                reach["reach"][rel] = {ln: (cs if cs == ["import"] else sorted({*cs, *new_scenarios}))
+                                       for ln, cs in lines.items()}
     for rel, (mapping, count) in mappings.items():
         if rel in reach["reach"]:
             reach["reach"][rel], kept, fresh = _carry_lines(reach["reach"][rel], mapping, count, new_scenarios)
