@@ -82,7 +82,7 @@ def test_real_identifiers_map_to_the_models_symbols_once() -> None:
 def test_every_abstraction_is_named_cited_and_matches_its_own_difference() -> None:
     for a in ABSTRACTIONS:
         assert a.summary and a.kafka_code and a.case.steps
-        assert classify(a.handler, "answer", *a.example) == a.name
+        assert classify(a.handler, "answer", *a.example, a.case, len(a.case.steps) - 1) == a.name
     assert classify("produce", "answer", ("NONE",), ("OUT_OF_ORDER_SEQUENCE_NUMBER",)) == ""
 
 
@@ -137,7 +137,7 @@ def test_each_documented_abstraction_still_shows_on_kafka(kafka_node: Any, abstr
     finally:
         wire.close()
     assert diff is not None, f"{abstraction.name}: the model and Kafka now agree; drop the abstraction"
-    assert classify(diff.handler, diff.what, diff.model, diff.kafka) == abstraction.name, diff.as_dict()
+    assert classify(diff.handler, diff.what, diff.model, diff.kafka, diff.case, diff.step_index) == abstraction.name, diff.as_dict()
 
 
 @pytest.mark.slow

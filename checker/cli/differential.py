@@ -53,6 +53,12 @@ def register(sub: Any) -> None:
     s.add_argument(
         "--time-budget", type=guard.budget_seconds, default=0.0, metavar="SEC", help="stop after SEC seconds (exit 4)"
     )
+    mode = s.add_mutually_exclusive_group()
+    mode.add_argument("--record", metavar="FILE",
+                      help="also write Kafka's side of every agreeing case to FILE (a corpus --replay reads)")
+    mode.add_argument("--replay", metavar="FILE", nargs="?", const="",
+                      help="no broker: replay a recorded corpus on the model (default: the gate's, "
+                      "scenarios/differential/kafka-4.0-tv1.jsonl.gz)")
     s.add_argument("--out", metavar="DIR", help="write summary.json and report.txt here")
     s.add_argument("--json", action="store_true", help="the summary as JSON on stdout")
     s.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
@@ -88,9 +94,11 @@ def cmd_differential(args: argparse.Namespace) -> int:
     from keos.checker.differential.wire import KafkaWire, WireError
     from keos.reports.differential import as_json, render_text, write_junit
 
-    for path in (args.out, args.junit):
+    for path in (args.out, args.junit, args.record):
         if path is not None and Path(path).exists() and Path(path).is_dir() != (path == args.out):
             return _fail(f"cannot write {path}")
+    if args.replay is not None:
+        return _replay(args)
     cluster = None
     host, port, version = "", 0, ""
     try:
@@ -128,7 +136,19 @@ def cmd_differential(args: argparse.Namespace) -> int:
                 print(f"  {done}/{total} sequences, {diffs} distinct difference(s)", file=sys.stderr)
 
         try:
-            result = run_cases(wire, cases, progress=progress, deadline=deadline)
+            if args.record:
+                from keos.checker.differential.corpus import Corpus, record, write_corpus
+
+                recorded, result = record(wire, cases, progress=progress, deadline=deadline)
+                header = {"kafka_version": version or "(running broker)", "seed": args.seed,
+                          "requested_cases": args.cases, "max_steps": args.max_steps,
+                          "systematic": not args.no_systematic, "transaction_version": 1,
+                          "api_versions": dict(sorted(wire.versions.items())),
+                          "unexplained_cases_left_out": len(result.differences)}
+                write_corpus(Path(args.record), Corpus(header, recorded))
+                print(f"recorded {len(recorded)} of {result.cases} cases to {args.record}", file=sys.stderr)
+            else:
+                result = run_cases(wire, cases, progress=progress, deadline=deadline)
         except WireError as exc:
             return _keos_fault(str(exc))
         finally:
@@ -153,6 +173,38 @@ def cmd_differential(args: argparse.Namespace) -> int:
     if meta["partial"]:
         return EXIT_PARTIAL
     return EXIT_OK
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``--replay``: the model against a recorded corpus (no broker); exit 1 on any difference."""
+    from keos.checker.differential.corpus import DEFAULT_CORPUS, CorpusError, load_corpus, replay
+    from keos.reports.differential import as_json, render_text, write_junit
+
+    if args.bootstrap_servers or args.kafka_home or args.record:
+        return _fail("--replay runs no broker: --bootstrap-servers/--kafka-home do not apply")
+    path = Path(args.replay) if args.replay else DEFAULT_CORPUS
+    try:
+        corpus = load_corpus(path)
+    except CorpusError as exc:
+        return _fail(str(exc))
+    deadline = time.monotonic() + args.time_budget if args.time_budget else None
+    result = replay(corpus, deadline=deadline)
+    meta = {"target": f"recorded Kafka ({path.name})", "kafka_version": corpus.header.get("kafka_version", ""),
+            "corpus": str(path), "recorded_cases": len(corpus.cases),
+            "partial": result.cases < len(corpus.cases)}
+    summary = as_json(result, meta)
+    text = render_text(result, meta)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (out / "report.txt").write_text(text + "\n")
+    if args.junit:
+        write_junit(Path(args.junit), result)
+    print(json.dumps(summary, indent=2) if args.json else text)
+    if result.unexplained:
+        return EXIT_DIFFERENCE
+    return EXIT_PARTIAL if meta["partial"] else EXIT_OK
 
 
 def _keos_fault(message: str) -> int:

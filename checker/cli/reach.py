@@ -86,12 +86,15 @@ def _scenario_refs(args: argparse.Namespace) -> list[str]:
     refs: list[str] = []
     if args.set:
         refs += list(scenario_set(args.set))
+    from keos.checker.reach.gate_checks import GATE_CHECKS
+
     for ref in args.scenario or ():
+        if ref in GATE_CHECKS:  # a gate check that is not a scenario (keos assignors, keos differential --replay)
+            refs.append(ref)
+            continue
         sc = resolve_scenario(ref)
         refs.append(sc.name if ref == sc.name else str(Path(ref).resolve()))
     if not refs:  # the gate: its default scenarios and its checks that are not scenarios (keos assignors)
-        from keos.checker.reach.gate_checks import GATE_CHECKS
-
         refs = [n for n, s in builtin_scenarios().items() if s.default] + list(GATE_CHECKS)
     if args.variant is not None:
         from keos.model.variants import VARIANTS
@@ -366,7 +369,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             wanted = _scenario_refs(args)
         except ReachUsageError:
             wanted = []
-        carried = carry_reach(reach_data, root, [r for r in wanted if not r.startswith("@")])
+        carried = carry_reach(reach_data, root, wanted)
         if carried.summary():
             console.print(carried.summary(), soft_wrap=True, markup=False, highlight=False)
         lines_note = "its line data carried as above" if carried.recorded else (

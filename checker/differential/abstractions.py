@@ -27,6 +27,8 @@ class Abstraction(NamedTuple):
     matches: Callable[[Any, Any, Any], bool]  # (difference.what, model value, kafka value)
     case: Case
     example: tuple[Any, Any]  # (model answer, kafka answer) the case shows
+    #: where in a case the difference may show (case, index of the differing step); None: anywhere
+    where: Callable[[Case, int], bool] | None = None
 
 
 def _answer(model: tuple[str, ...], kafka: tuple[str, ...]) -> Callable[[Any, Any, Any], bool]:
@@ -39,6 +41,17 @@ def _errors(model: set[str], kafka: set[str]) -> Callable[[Any, Any, Any], bool]
 
 
 _INIT = step("init", transactional=True, pid="-1", epoch=-1)
+
+
+def _first_write_to_partition(case: Case, index: int) -> bool:
+    """The differing step is a Produce to a partition no earlier step wrote to or added to a transaction
+    (so nothing, data or marker, was ever appended there)."""
+    s = case.steps[index]
+    if s.kind != "produce":
+        return False
+    p = s.get("partition")
+    return not any((e.kind == "produce" and e.get("partition") == p)
+                   or (e.kind == "add_partitions" and p in e.get("partitions", ())) for e in case.steps[:index])
 
 ABSTRACTIONS: tuple[Abstraction, ...] = (
     Abstraction(
@@ -90,12 +103,30 @@ ABSTRACTIONS: tuple[Abstraction, ...] = (
                               transactional=True, first_value=1),)),
         (("INVALID_TXN_STATE",), ("INVALID_PRODUCER_ID_MAPPING",)),
     ),
+    Abstraction(
+        "produce_first_sequence_on_empty_log_kafka_4_5",
+        "produce",
+        "A batch of a producer id the partition does not know, first sequence above 0, on a partition that "
+        "never held a record: the model follows Kafka 4.5's fix of KAFKA-15591 and answers "
+        "OUT_OF_ORDER_SEQUENCE_NUMBER (such a batch overtook an earlier one, since no producer state can have "
+        "been lost on an empty log); the 4.0 build here predates the fix and appends it.  A version "
+        "difference, not a simplification: the variant no_kafka_15591_fix is the 4.0 rule.",
+        "ProducerAppendInfo.checkSequence / ProducerStateManager.mapEndOffset (storage, KAFKA-15591, "
+        "Kafka 4.5); trunk 1eb7644 accepts any sequence of an unknown producer (NO_PRODUCER_EPOCH)",
+        _answer(("OUT_OF_ORDER_SEQUENCE_NUMBER",), ("NONE",)),
+        Case("abs-fse", (_INIT, step("produce", pid="p0", epoch=0, partition=1, base_sequence=2, count=2,
+                                     transactional=False, first_value=7))),
+        (("OUT_OF_ORDER_SEQUENCE_NUMBER",), ("NONE",)),
+        _first_write_to_partition,
+    ),
 )
 
 
-def classify(handler: str, what: str, model: Any, kafka: Any) -> str:
-    """The name of the abstraction explaining a difference, or ``""``."""
+def classify(handler: str, what: str, model: Any, kafka: Any, case: Case | None = None, index: int = -1) -> str:
+    """The name of the abstraction explaining a difference, or ``""``; an abstraction confined to a place
+    in the case (``where``) explains it only when the case and the differing step's index are given."""
     for a in ABSTRACTIONS:
         if a.handler == handler and a.matches(what, model, kafka):
-            return a.name
+            if a.where is None or (case is not None and 0 <= index < len(case.steps) and a.where(case, index)):
+                return a.name
     return ""

@@ -25,7 +25,7 @@ from keos.checker.differential.cases import Case, dispatch
 from keos.checker.differential.sides import Answer, Bijection, KafkaSide, ModelSide, Observation
 from keos.checker.differential.wire import KafkaWire, WireError
 
-__all__ = ["Difference", "RunResult", "run_case", "run_cases", "shrink"]
+__all__ = ["OBSERVERS", "Difference", "RunResult", "comparable", "kafka_in_symbols", "run_case", "run_cases", "shrink"]
 
 #: The observers compared after every step, named by the request that reads them.
 OBSERVERS = {
@@ -110,19 +110,24 @@ class _Translate:
         return str(self.members.real(sym)) if sym else ""
 
 
-def _answers(kind: str, m: Answer, k: Answer, tr: _Translate) -> tuple[Any, Any]:
-    """The comparable parts of both answers, Kafka's identifiers as the model's symbols."""
+def kafka_in_symbols(kind: str, m: Answer, k: Answer, tr: _Translate) -> Answer:
+    """Kafka's answer with its identifiers bound to the model's symbols (InitProducerId's producer id,
+    JoinGroup's member id): what a recorded corpus stores (:mod:`keos.checker.differential.corpus`)."""
+    if kind == "init" and k.producer_id not in ("", None):
+        return k._replace(producer_id=tr.pids.symbol(int(k.producer_id), m.producer_id))
+    if kind == "join" and m.error == "NONE" and k.error == "NONE":
+        return k._replace(extra=(tr.members.symbol(k.extra[0], m.extra[0]), *k.extra[1:]))
+    return k
+
+
+def comparable(kind: str, m: Answer, k: Answer) -> tuple[Any, Any]:
+    """The comparable parts of both answers, Kafka's (``k``) already in the model's symbols: the error, and
+    the identifiers only when both succeeded."""
+    if kind in ("init", "join") and (m.error != "NONE" or k.error != "NONE"):
+        return (m.error,), (k.error,)
     if kind == "init":
-        pid = tr.pids.symbol(int(k.producer_id), m.producer_id) if k.producer_id not in ("", None) else ""
-        if m.error != "NONE" or k.error != "NONE":
-            return (m.error,), (k.error,)
-        return (m.error, m.producer_id, m.producer_epoch), (k.error, pid, k.producer_epoch)
-    if kind == "join":
-        if m.error != "NONE" or k.error != "NONE":
-            return (m.error,), (k.error,)
-        member = tr.members.symbol(k.extra[0], m.extra[0])
-        return (m.error, *m.extra), (k.error, member, *k.extra[1:])
-    if kind in ("sync", "offset_fetch"):
+        return (m.error, m.producer_id, m.producer_epoch), (k.error, k.producer_id, k.producer_epoch)
+    if kind in ("join", "sync", "offset_fetch"):
         return (m.error, *m.extra), (k.error, *k.extra)
     return (m.error,), (k.error,)
 
@@ -132,8 +137,12 @@ def _observations(m: Observation, k: Observation) -> list[tuple[str, Any, Any]]:
 
 
 def run_case(wire: KafkaWire, case: Case, result: RunResult | None = None,
-             transaction_version: int = 1) -> Difference | None:
-    """Run one case on a fresh model and a fresh transactional id/topic/group; the first difference."""
+             transaction_version: int = 1, log: list[tuple[Answer, Observation | None]] | None = None
+             ) -> Difference | None:
+    """Run one case on a fresh model and a fresh transactional id/topic/group; the first difference.
+
+    ``log`` (when given) receives, per step run, Kafka's answer in the model's symbols and Kafka's
+    observation (``None`` when the answers already differed): what a recorded corpus keeps."""
     global _RUNS
     _RUNS += 1
     model = ModelSide(transaction_version)
@@ -146,14 +155,19 @@ def run_case(wire: KafkaWire, case: Case, result: RunResult | None = None,
             k_answer = dispatch(kafka, s, tr.pid, tr.member)
             model.settle()
             kafka.settle()
-            mine, theirs = _answers(s.kind, m_answer, k_answer, tr)
+            k_symbols = kafka_in_symbols(s.kind, m_answer, k_answer, tr)
+            mine, theirs = comparable(s.kind, m_answer, k_symbols)
             if result is not None:
                 result.steps += 1
                 result.tally(s.kind, mine == theirs)
             if mine != theirs:
+                if log is not None:
+                    log.append((k_symbols, None))
                 return Difference(case, i, s.kind, "answer", mine, theirs)
             m_obs = model.observe()
             k_obs = kafka.observe(tr.pids)
+            if log is not None:
+                log.append((k_symbols, k_obs))
             for name, mv, kv in _observations(m_obs, k_obs):
                 if result is not None:
                     result.tally(OBSERVERS[name], mv == kv)
@@ -232,6 +246,6 @@ def run_cases(wire: KafkaWire, cases: list[Case], shrink_budget: int = 40,
         unique.setdefault((d.handler, d.what, *(s.render() for s in d.case.steps)), d)
     result.differences = list(unique.values())
     for d in result.differences:
-        d.abstraction = classify(d.handler, d.what, d.model, d.kafka)
+        d.abstraction = classify(d.handler, d.what, d.model, d.kafka, d.case, d.step_index)
     result.seconds = time.monotonic() - start
     return result

@@ -79,14 +79,17 @@ class Carried:
         if not self.recorded:
             return ("note: the reach data records no sources (written by an older keos coverage): its line numbers "
                     "are used as they are, right only if model/ is unchanged since it was measured")
-        if not self.changed and not self.missing:
+        if not self.changed and not self.missing and not self.new_scenarios:
             return ""
-        parts = [f"note: the reach data was measured on another version of {len(self.changed)} file(s) "
-                 f"({', '.join(self.changed[:6])}{', ...' if len(self.changed) > 6 else ''}): "
-                 f"{self.carried_lines} measured line(s) carried to their new numbers by a line diff; "
-                 f"{self.new_lines} new or edited line(s) select every scenario that ran their file"]
+        parts = []
+        if self.changed:
+            parts.append(f"note: the reach data was measured on another version of {len(self.changed)} file(s) "
+                         f"({', '.join(self.changed[:6])}{', ...' if len(self.changed) > 6 else ''}): "
+                         f"{self.carried_lines} measured line(s) carried to their new numbers by a line diff; "
+                         f"{self.new_lines} new or edited line(s) select every scenario that ran their file")
         if self.new_scenarios:
-            parts.append(f"{len(self.new_scenarios)} scenario(s) of today's default set unknown to the reach data "
+            parts.append(f"{'' if parts else 'note: '}{len(self.new_scenarios)} scenario(s) or gate check(s) of "
+                         "today's gate unknown to the reach data "
                          f"({', '.join(self.new_scenarios[:6])}{', ...' if len(self.new_scenarios) > 6 else ''}) "
                          "are added to every line a search ran")
         if self.missing:
@@ -116,8 +119,9 @@ def _carry_lines(lines: dict[str, list[str]], mapping: dict[int, int], new_count
 def carry_reach(reach: dict[str, Any], root: Path, current_scenarios: Sequence[str] = ()) -> Carried:
     """Rewrite ``reach`` (in place) for the files of ``root`` that changed since it was measured.
 
-    ``current_scenarios``: today's default set (names); those the reach data does not know are added to
-    every line of every changed file, as unmeasured scenarios (sorted after the measured ones).
+    ``current_scenarios``: today's default set (names, and the gate's checks such as ``@differential``); those
+    the reach data does not know are added to every line some search ran, as unmeasured scenarios (sorted after
+    the measured ones) -- also when no file changed.
     """
     sources: dict[str, dict[str, str]] | None = reach.get("sources")
     if not sources:
@@ -137,8 +141,6 @@ def carry_reach(reach: dict[str, Any], root: Path, current_scenarios: Sequence[s
         new_lines = text.splitlines()
         mappings[rel] = (line_map(src.get("text", "").splitlines(), new_lines), len(new_lines))
         result.changed.append(rel)
-    if not mappings:
-        return result
     if new_scenarios:
         slowest = max((float(s.get("seconds") or 0.0) for s in reach["scenarios"].values()), default=0.0)
         for name in new_scenarios:
@@ -147,7 +149,7 @@ def carry_reach(reach: dict[str, Any], root: Path, current_scenarios: Sequence[s
         result.new_scenarios = new_scenarios
         # an unmeasured scenario may run any line some search ran, in changed and unchanged files alike
         for rel, lines in reach["reach"].items():
-            if rel not in mappings:
+            if rel not in mappings:  # (a changed file's lines get them below, at their new numbers)
                 reach["reach"][rel] = {ln: (cs if cs == ["import"] else sorted({*cs, *new_scenarios}))
                                        for ln, cs in lines.items()}
     for rel, (mapping, count) in mappings.items():

@@ -6,8 +6,12 @@ over the book's worked examples and seeded random groups (``checker/assignor_che
 of an assignor fails the gate there, not in a scenario's search, so reach and kill power measured on
 the scenarios alone would call that module dark when the gate does judge it.
 
+It also runs ``keos differential --replay``, which replays real Kafka's recorded answers to the
+differential's request sequences on the model (:mod:`keos.checker.differential.corpus`): a handler that
+answers or changes state differently from the recording fails the gate there.
+
 Each such check has a reference that cannot be a scenario name (scenario names are ``[a-z0-9_]``):
-``@assignors``.  ``keos coverage`` without ``--set``/``--scenario`` measures the gate, so it runs
+``@assignors``, ``@differential``.  ``keos coverage`` without ``--set``/``--scenario`` measures the gate, so it runs
 these after the scenarios, each under a coverage context of its own name; ``keos mutate`` selects
 them for a mutant like scenarios (by the context that ran its lines) and a mutant that makes one
 fail is *killed* by it, exactly as ``keos assignors`` would fail the gate (exit 1: a property an
@@ -25,8 +29,9 @@ __all__ = ["GATE_CHECKS", "VARIANT_PREFIX", "GateCheckResult", "is_gate_check", 
 #: ``variant:<name>``: a weakened variant run as ``keos mutants`` runs it (``keos coverage --explain``).
 VARIANT_PREFIX = "variant:"
 
-#: The gate's non-scenario checks, by reference; the parameters are ``keos assignors``'s defaults.
-GATE_CHECKS: dict[str, dict[str, int]] = {"@assignors": {"cases": 200, "seed": 0}}
+#: The gate's non-scenario checks, by reference; the parameters are ``keos assignors``'s defaults (and none for
+#: ``keos differential --replay``, which replays the bundled corpus).
+GATE_CHECKS: dict[str, dict[str, int]] = {"@assignors": {"cases": 200, "seed": 0}, "@differential": {}}
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,9 @@ def is_gate_check(ref: str) -> bool:
 
 
 def run_gate_check(ref: str) -> GateCheckResult:
-    """Run the check ``ref`` as ``keos assignors`` does in the gate; its properties' verdicts."""
+    """Run the check ``ref`` as the gate does (``keos assignors``, ``keos differential --replay``); its verdicts."""
+    if ref == "@differential":
+        return _replay_corpus(ref)
     if ref != "@assignors":
         raise ValueError(f"unknown gate check {ref!r} (known: {', '.join(GATE_CHECKS)})")
     from keos.checker.assignor_check import check_assignors, default_assignors
@@ -71,6 +78,18 @@ def run_gate_check(ref: str) -> GateCheckResult:
             failed.append(f"{r.assignor}:assignment_completes")
             details.append(f"{r.assignor} raised on {r.error}")
     return GateCheckResult(ref, tuple(failed), "; ".join(details)[:300], None)
+
+
+def _replay_corpus(ref: str) -> GateCheckResult:
+    """``keos differential --replay``: the model against real Kafka's recorded answers
+    (:mod:`keos.checker.differential.corpus`); each differing handler and observer fails, as in the gate."""
+    from keos.checker.differential.corpus import DEFAULT_CORPUS, load_corpus, replay
+
+    result = replay(load_corpus(DEFAULT_CORPUS))
+    failed = tuple(dict.fromkeys(f"differential:{d.handler}" for d in result.unexplained))
+    details = [f"{d.handler} {d.what} at step {d.step_index + 1} of {' ; '.join(s.render() for s in d.case.steps)}: "
+               f"model {d.model!r}, Kafka {d.kafka!r}" for d in result.unexplained[:3]]
+    return GateCheckResult(ref, failed, "; ".join(details)[:300], None)
 
 
 def run_weakened_variant(ref: str) -> GateCheckResult:
