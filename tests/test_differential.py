@@ -137,7 +137,8 @@ def test_each_documented_abstraction_still_shows_on_kafka(kafka_node: Any, abstr
     finally:
         wire.close()
     assert diff is not None, f"{abstraction.name}: the model and Kafka now agree; drop the abstraction"
-    assert classify(diff.handler, diff.what, diff.model, diff.kafka, diff.case, diff.step_index) == abstraction.name, diff.as_dict()
+    named = classify(diff.handler, diff.what, diff.model, diff.kafka, diff.case, diff.step_index)
+    assert named == abstraction.name, diff.as_dict()
 
 
 @pytest.mark.slow
@@ -161,3 +162,33 @@ def test_the_cli_runs_against_a_broker_and_bad_input_exits_2(kafka_node: Any, tm
                           "nohostport"], capture_output=True, text=True, timeout=60, check=False)
     assert bad.returncode == 2 and bad.stderr.startswith("keos: error:")
 
+
+
+@pytest.mark.slow
+def test_cases_recorded_on_kafka_replay_on_the_model_and_a_stale_recording_fails(kafka_node: Any,
+                                                                                  tmp_path: Any) -> None:
+    """``--record`` keeps Kafka's side of each agreeing case; ``--replay`` agrees with it on the same model and
+    fails (exit 1) once a recorded answer no longer matches the model (here: the recording is edited)."""
+    import gzip
+
+    port = kafka_node.nodes[0].port
+    path = tmp_path / "c.jsonl.gz"
+    run = subprocess.run(
+        [KEOS, "differential", "--bootstrap-servers", f"127.0.0.1:{port}", "--cases", "8", "--seed", "6",
+         "--record", str(path)], capture_output=True, text=True, timeout=180, check=False)
+    assert run.returncode in (0, 1), run.stderr
+    assert path.exists() and "recorded" in run.stderr
+    replayed = subprocess.run([KEOS, "differential", "--replay", str(path), "--json"],
+                              capture_output=True, text=True, timeout=60, check=False)
+    assert replayed.returncode == 0, replayed.stdout[-2000:]
+    summary = json.loads(replayed.stdout)
+    assert summary["cases"] >= 1 and summary["steps"] >= summary["cases"]
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    case = json.loads(lines[1])
+    case["answers"][0][0] = "NOT_A_KAFKA_ERROR"
+    lines[1] = json.dumps(case)
+    stale = tmp_path / "stale.jsonl.gz"
+    stale.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    failed = subprocess.run([KEOS, "differential", "--replay", str(stale)],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert failed.returncode == 1 and "UNEXPLAINED" in failed.stdout

@@ -43,15 +43,54 @@ def _errors(model: set[str], kafka: set[str]) -> Callable[[Any, Any, Any], bool]
 _INIT = step("init", transactional=True, pid="-1", epoch=-1)
 
 
-def _first_write_to_partition(case: Case, index: int) -> bool:
-    """The differing step is a Produce to a partition no earlier step wrote to or added to a transaction
-    (so nothing, data or marker, was ever appended there)."""
+def _model_before(case: Case, index: int) -> Any:
+    """The model after the case's steps before ``index``.  Up to the first difference the model agreed with
+    Kafka on every answer and every observation (logs, producer state, coordinator state), so its state there
+    is what Kafka's showed."""
+    from keos.checker.differential.cases import execute_model
+    from keos.checker.differential.sides import ModelSide
+
+    model = ModelSide()
+    for s in case.steps[:index]:
+        execute_model(model, s)
+        model.settle()
+    return model
+
+
+def _empty_log(case: Case, index: int) -> bool:
+    """The differing step is a Produce to a partition that never held a record (data or marker)."""
     s = case.steps[index]
-    if s.kind != "produce":
+    return s.kind == "produce" and not _model_before(case, index).leaders[s.get("partition")].log
+
+
+def _open_at_older_epoch(case: Case, index: int) -> bool:
+    """The differing step is a transactional Produce or a TxnOffsetCommit at an epoch above the one of the
+    transaction its producer id has open on that partition (the data partition's producer state, or the group's
+    ``__consumer_offsets`` partition's)."""
+    s = case.steps[index]
+    pid = s.get("pid", "")
+    if not pid.startswith("p"):
         return False
-    p = s.get("partition")
-    return not any((e.kind == "produce" and e.get("partition") == p)
-                   or (e.kind == "add_partitions" and p in e.get("partitions", ())) for e in case.steps[:index])
+    model = _model_before(case, index)
+    if s.kind == "produce" and s.get("transactional"):
+        entry = model.leaders[s.get("partition")].entry(model.pid_int(pid))
+    elif s.kind == "txn_offset_commit":
+        entry = model.offsets.offsets_log.entry(model.pid_int(pid))
+    else:
+        return False
+    return entry is not None and entry.current_txn_first_offset >= 0 and entry.producer_epoch < s.get("epoch")
+
+
+def _after_a_lower_verified_sequence(case: Case, index: int) -> bool:
+    """The differing step is a transactional Produce and an earlier transactional Produce of the same producer id
+    to the same partition, with a lower first sequence, may have started a verification there."""
+    s = case.steps[index]
+    if s.kind != "produce" or not s.get("transactional"):
+        return False
+    return any(e.kind == "produce" and e.get("transactional") and e.get("pid") == s.get("pid")
+               and e.get("partition") == s.get("partition") and e.get("base_sequence") < s.get("base_sequence")
+               for e in case.steps[:index])
+
 
 ABSTRACTIONS: tuple[Abstraction, ...] = (
     Abstraction(
@@ -117,7 +156,72 @@ ABSTRACTIONS: tuple[Abstraction, ...] = (
         Case("abs-fse", (_INIT, step("produce", pid="p0", epoch=0, partition=1, base_sequence=2, count=2,
                                      transactional=False, first_value=7))),
         (("OUT_OF_ORDER_SEQUENCE_NUMBER",), ("NONE",)),
-        _first_write_to_partition,
+        _empty_log,
+    ),
+    Abstraction(
+        "ongoing_transaction_of_another_epoch_kafka_14563",
+        "produce",
+        "A transactional batch at an epoch above the one of the transaction its producer id has open on the "
+        "partition: the model follows Kafka 4.0's KAFKA-14563 fix, under which only a transaction of the batch's "
+        "own epoch counts as ongoing, so the batch is verified with the coordinator, which fences it "
+        "(INVALID_PRODUCER_EPOCH); the 4.0.0-SNAPSHOT build here predates the fix, skips verification and "
+        "answers what the sequence check says.  A version difference; flag ongoing_txn_check_epoch.",
+        "UnifiedLog.hasOngoingTransaction (KAFKA-14563, PR #17698, merged after trunk 1eb7644)",
+        _errors({"INVALID_PRODUCER_EPOCH"}, {"NONE", "OUT_OF_ORDER_SEQUENCE_NUMBER"}),
+        Case("abs-ote", (
+            _INIT,
+            step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+            step("produce", pid="p0", epoch=0, partition=0, base_sequence=0, count=2, transactional=True,
+                 first_value=1),
+            step("produce", pid="p0", epoch=1, partition=0, base_sequence=0, count=2, transactional=True,
+                 first_value=7),
+        )),
+        (("INVALID_PRODUCER_EPOCH",), ("NONE",)),
+        _open_at_older_epoch,
+    ),
+    Abstraction(
+        "ongoing_offsets_transaction_of_another_epoch_kafka_14563",
+        "txn_offset_commit",
+        "The same version difference on the group's __consumer_offsets partition: a TxnOffsetCommit at an epoch "
+        "above the open transaction's is verified (and fenced) by the model, as Kafka 4.0 does since "
+        "KAFKA-14563; the build here skips verification and answers the group's checks.",
+        "UnifiedLog.hasOngoingTransaction via CoordinatorRuntime.scheduleTransactionalWriteOperation "
+        "(KAFKA-14563, PR #17698, merged after trunk 1eb7644)",
+        _errors({"INVALID_PRODUCER_EPOCH"}, {"NONE", "ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID"}),
+        Case("abs-oto", (
+            _INIT,
+            step("add_offsets", pid="p0", epoch=0),
+            step("join", member=""),
+            step("sync", member="c0-0", generation=1),
+            step("txn_offset_commit", pid="p0", epoch=0, member="c0-0", generation=1, partition=0, offset=5),
+            step("txn_offset_commit", pid="p0", epoch=1, member="", generation=-1, partition=1, offset=7),
+        )),
+        (("INVALID_PRODUCER_EPOCH",), ("NONE",)),
+        _open_at_older_epoch,
+    ),
+    Abstraction(
+        "verification_lowest_sequence",
+        "produce",
+        "A transactional batch after an earlier verification of the same producer id on the partition started "
+        "with a lower sequence: Kafka's VerificationStateEntry keeps the lowest sequence verified and answers "
+        "OUT_OF_ORDER_SEQUENCE_NUMBER to a batch above it (against KAFKA-15212's loop); the model does not keep "
+        "the lowest sequence (its producers have one request in flight, model/log/partition.py "
+        "start_transaction_verification) and appends.",
+        "VerificationStateEntry.maybeUpdateLowestSequenceAndEpoch, ProducerAppendInfo.checkSequence "
+        "(KAFKA-15212), trunk 1eb7644",
+        _errors({"NONE"}, {"OUT_OF_ORDER_SEQUENCE_NUMBER"}),
+        Case("abs-vls", (
+            _INIT,
+            step("produce", pid="p0", epoch=0, partition=0, base_sequence=0, count=3, transactional=True,
+                 first_value=2),
+            step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+            step("produce", pid="p0", epoch=0, partition=0, base_sequence=0, count=3, transactional=False,
+                 first_value=5),
+            step("produce", pid="p0", epoch=0, partition=0, base_sequence=3, count=2, transactional=True,
+                 first_value=7),
+        )),
+        (("NONE",), ("OUT_OF_ORDER_SEQUENCE_NUMBER",)),
+        _after_a_lower_verified_sequence,
     ),
 )
 
@@ -126,7 +230,7 @@ def classify(handler: str, what: str, model: Any, kafka: Any, case: Case | None 
     """The name of the abstraction explaining a difference, or ``""``; an abstraction confined to a place
     in the case (``where``) explains it only when the case and the differing step's index are given."""
     for a in ABSTRACTIONS:
-        if a.handler == handler and a.matches(what, model, kafka):
-            if a.where is None or (case is not None and 0 <= index < len(case.steps) and a.where(case, index)):
-                return a.name
+        placed = a.where is None or (case is not None and 0 <= index < len(case.steps) and a.where(case, index))
+        if a.handler == handler and a.matches(what, model, kafka) and placed:
+            return a.name
     return ""

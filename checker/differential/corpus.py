@@ -199,13 +199,14 @@ def record(wire: Any, cases: list[Case], transaction_version: int = 1,
     """Run every case on the model and Kafka (as :func:`~keos.checker.differential.runner.run_cases`) and
     keep Kafka's side of each case that agreed, or that ended at a documented abstraction.
 
-    The returned :class:`RunResult` lists the unexplained differences (their cases are not recorded) and
-    tallies every compared step."""
+    The returned :class:`RunResult` lists the unexplained differences (their cases are not recorded), then one
+    representative of each documented abstraction met (recorded), and tallies every compared step."""
     from keos.checker.differential.wire import WireError
 
     result = RunResult()
     start = time.monotonic()
     kept: list[RecordedCase] = []
+    documented: dict[tuple[str, str, str], Difference] = {}
     for n, case in enumerate(cases):
         if deadline is not None and time.monotonic() > deadline:
             break
@@ -230,10 +231,13 @@ def record(wire: Any, cases: list[Case], transaction_version: int = 1,
         result.cases += 1
         if isinstance(outcome, RecordedCase):
             kept.append(outcome)
+            if diff is not None and diff.abstraction and diff.signature not in documented:
+                documented[diff.signature] = diff  # reported once per distinct difference, as documented
         elif isinstance(outcome, Difference):
             result.differences.append(outcome)
         if progress is not None:
             progress(n + 1, len(cases), len(result.differences))
+    result.differences.extend(documented.values())
     result.seconds = time.monotonic() - start
     return kept, result
 

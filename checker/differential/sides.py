@@ -67,7 +67,7 @@ class Observation(NamedTuple):
 
     transaction: tuple[Any, ...]  # (state, sorted partitions, pid, epoch) or ("absent",)
     listed: str  # ListTransactions' state for the id, "" when not listed
-    producers: tuple[Any, ...]  # per partition: sorted (pid, epoch, last_seq, txn_start) of active producers
+    producers: tuple[Any, ...]  # per partition: sorted (pid, epoch, last_seq, txn_start, coordinator_epoch)
     logs: tuple[Any, ...]  # per partition: batches (pid, epoch, base_seq, values, transactional, control)
     stable: tuple[Any, ...]  # per partition: (LSO, aborted (pid, first)) read_committed sees
     offsets: tuple[Any, ...]  # committed offsets of the group's partitions (OffsetFetch, -1: none)
@@ -233,7 +233,9 @@ class ModelSide:
 
     def join(self, member: str) -> Answer:
         res = cg.join_group(self.group, 0, member, ())
-        self.group_exists = True
+        # GroupMetadataManager.classicGroupJoin: getOrMaybeCreateClassicGroup(groupId, createIfNotExists =
+        # the member id is empty): a JoinGroup naming a member of a group that does not exist creates nothing
+        self.group_exists = self.group_exists or not member
         group = res.group
         if res.error == Errors.NONE and not res.immediate and cg.join_complete_ready(group):
             group = cg.complete_join(group, "range")
@@ -310,7 +312,8 @@ class ModelSide:
         stable = []
         for leader in self.leaders:
             producers.append(tuple(sorted(
-                (self.pid_sym(e.producer_id), e.producer_epoch, e.last_seq, e.current_txn_first_offset)
+                (self.pid_sym(e.producer_id), e.producer_epoch, e.last_seq, e.current_txn_first_offset,
+                 e.coordinator_epoch)
                 for e in leader.producers)))
             logs.append(tuple(
                 (self.pid_sym(e.producer_id), e.producer_epoch, e.base_sequence, e.records, e.transactional, e.control)
@@ -606,7 +609,8 @@ class KafkaSide:
                 where, _ = index[int(pr.partition_index)]
                 producers[int(pr.partition_index)] = tuple(sorted(
                     (pids.symbol(int(s.producer_id)), int(s.producer_epoch), int(s.last_sequence),
-                     where.get(int(s.current_txn_start_offset), -1) if int(s.current_txn_start_offset) >= 0 else -1)
+                     where.get(int(s.current_txn_start_offset), -1) if int(s.current_txn_start_offset) >= 0 else -1,
+                     int(s.coordinator_epoch))
                     for s in pr.active_producers))
         stable = []
         for p in range(PARTITIONS):
