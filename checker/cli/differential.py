@@ -144,7 +144,7 @@ def cmd_differential(args: argparse.Namespace) -> int:
                           "requested_cases": args.cases, "max_steps": args.max_steps,
                           "systematic": not args.no_systematic, "transaction_version": 1,
                           "api_versions": dict(sorted(wire.versions.items())),
-                          "unexplained_cases_left_out": len(result.differences)}
+                          "unexplained_cases_left_out": len(result.unexplained)}
                 write_corpus(Path(args.record), Corpus(header, recorded))
                 print(f"recorded {len(recorded)} of {result.cases} cases to {args.record}", file=sys.stderr)
             else:
