@@ -432,6 +432,21 @@ def test_a_gate_check_that_is_not_a_scenario_kills_an_assignor_mutant() -> None:
     assert mu.run_job({**base, "mutant": None})["status"] == "survived"
 
 
+def test_the_recorded_differential_kills_a_leader_mutant_in_the_gate() -> None:
+    """``keos differential --replay`` is part of the gate (``@differential``): a leader that misses a duplicate
+    of the batch at offset 0 answers a retry differently from Kafka's recorded answer, and is killed there."""
+    found = [x for x in _mutants("model/log/producer_state.py") if x.operator == "off_by_one"
+             and x.function == "_duplicate" and (x.original, x.replacement) == ("0", "1")]
+    assert len(found) == 1, "the duplicate rule changed: pick another mutant"
+    m = found[0]
+    base = {"module": m.module, "file": str(ROOT / m.path), "scenarios": ["@differential"], "variant": None,
+            "budget_s": 120, "untested_before": {}}
+    row = mu.run_job({**base, "mutant": m.id})
+    assert row["status"] == "killed" and row["kind"] == "gate_check", row
+    assert row["invariant"].startswith("differential:"), row
+    assert mu.run_job({**base, "mutant": None})["status"] == "survived"
+
+
 def test_a_mutant_that_lets_a_weakened_variant_escape_is_killed_by_keos_mutants(
         reach: dict[str, Any], tmp_path: Path) -> None:
     """The gate's ``keos mutants`` fails when a defect masks a weakened rule: such a mutant is killed there.
