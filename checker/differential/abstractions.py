@@ -82,10 +82,11 @@ def _open_at_older_epoch(case: Case, index: int) -> bool:
 
 
 def _after_a_lower_verified_sequence(case: Case, index: int) -> bool:
-    """The differing step is a transactional Produce and an earlier transactional Produce of the same producer id
-    to the same partition, with a lower first sequence, may have started a verification there."""
+    """The differing step is a Produce (transactional or not: ``checkSequence`` reads the verification entry
+    either way) and an earlier transactional Produce of the same producer id to the same partition, with a lower
+    first sequence, may have started a verification there."""
     s = case.steps[index]
-    if s.kind != "produce" or not s.get("transactional"):
+    if s.kind != "produce":
         return False
     return any(e.kind == "produce" and e.get("transactional") and e.get("pid") == s.get("pid")
                and e.get("partition") == s.get("partition") and e.get("base_sequence") < s.get("base_sequence")
@@ -202,7 +203,7 @@ ABSTRACTIONS: tuple[Abstraction, ...] = (
     Abstraction(
         "verification_lowest_sequence",
         "produce",
-        "A transactional batch after an earlier verification of the same producer id on the partition started "
+        "A batch after an earlier verification of the same producer id on the partition started "
         "with a lower sequence: Kafka's VerificationStateEntry keeps the lowest sequence verified and answers "
         "OUT_OF_ORDER_SEQUENCE_NUMBER to a batch above it (against KAFKA-15212's loop); the model does not keep "
         "the lowest sequence (its producers have one request in flight, model/log/partition.py "
