@@ -87,6 +87,11 @@ def _scenario_refs(args: argparse.Namespace) -> list[str]:
     if args.set:
         refs += list(scenario_set(args.set))
     for ref in args.scenario or ():
+        from keos.checker.reach.gate_checks import is_gate_check
+
+        if is_gate_check(ref):  # a gate check that is not a scenario (@assignors, @sweep), by its reference
+            refs.append(ref)
+            continue
         sc = resolve_scenario(ref)
         refs.append(sc.name if ref == sc.name else str(Path(ref).resolve()))
     if not refs:  # the gate: its default scenarios and its checks that are not scenarios (keos assignors)

@@ -26,7 +26,8 @@ __all__ = ["GATE_CHECKS", "VARIANT_PREFIX", "GateCheckResult", "is_gate_check", 
 VARIANT_PREFIX = "variant:"
 
 #: The gate's non-scenario checks, by reference; the parameters are ``keos assignors``'s defaults.
-GATE_CHECKS: dict[str, dict[str, int]] = {"@assignors": {"cases": 200, "seed": 0}}
+GATE_CHECKS: dict[str, dict[str, int]] = {"@assignors": {"cases": 200, "seed": 0},
+                                          "@sweep": {"seed": 0, "cpu_budget_s": 0}}  # keos sweep --gate
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,10 @@ def is_gate_check(ref: str) -> bool:
 
 def run_gate_check(ref: str) -> GateCheckResult:
     """Run the check ``ref`` as ``keos assignors`` does in the gate; its properties' verdicts."""
+    if ref == "@sweep":
+        from keos.checker.sweep.gate import run_sweep_gate_check
+
+        return GateCheckResult(ref, *run_sweep_gate_check(**GATE_CHECKS[ref]))  # checker/sweep/gate.py
     if ref != "@assignors":
         raise ValueError(f"unknown gate check {ref!r} (known: {', '.join(GATE_CHECKS)})")
     from keos.checker.assignor_check import check_assignors, default_assignors
