@@ -55,7 +55,7 @@ class GateSweep:
 
 
 #: Measured on this 2-core machine (benchmarks/README.md, "gate sweep"): see :func:`run_gate_sweep`.
-GATE_SWEEP = GateSweep(runs=200, steps=150, seed=0, cpu_budget_s=180.0)
+GATE_SWEEP = GateSweep(runs=170, steps=150, seed=0, cpu_budget_s=180.0)
 
 
 def gate_scenario_paths() -> list[Path]:
