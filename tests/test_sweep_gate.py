@@ -98,3 +98,13 @@ def test_a_spent_cpu_budget_is_partial_never_a_pass(tmp_path: Path, capsys: pyte
                 ["--gate", "--mutants", "--variant", "kafka"]):
         assert run_sweep_command(_cli(*bad, "--out", str(tmp_path / "bad"))) == 2
         assert capsys.readouterr().err.startswith("keos: error: ")
+
+
+def test_coverage_and_mutate_take_the_check_by_its_reference() -> None:
+    """``keos coverage --scenario @sweep`` / ``keos mutate --scenario @sweep``: measured and run as a gate check."""
+    from keos.checker.cli.reach import _scenario_refs
+
+    args = argparse.Namespace(set=None, scenario=["@sweep", "idempotence_retry"], variant=None)
+    assert _scenario_refs(args) == ["@sweep", "idempotence_retry"]
+    default = _scenario_refs(argparse.Namespace(set=None, scenario=None, variant=None))
+    assert "@sweep" in default and "@assignors" in default  # the whole gate
