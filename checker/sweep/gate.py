@@ -54,7 +54,8 @@ class GateSweep:
     cpu_budget_s: float
 
 
-#: Measured on this 2-core machine (benchmarks/README.md, "gate sweep"): see :func:`run_gate_sweep`.
+#: 15 cells x 170 runs: ~85 CPU-s on this 2-core machine under load (100 CPU-s at 200 runs; README, "The gate
+#: sweep"); the budget is twice that, a guard against a slowed model rather than the target.
 GATE_SWEEP = GateSweep(runs=170, steps=150, seed=0, cpu_budget_s=180.0)
 
 
