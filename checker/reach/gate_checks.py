@@ -52,9 +52,9 @@ def is_gate_check(ref: str) -> bool:
 def run_gate_check(ref: str) -> GateCheckResult:
     """Run the check ``ref`` as ``keos assignors`` does in the gate; its properties' verdicts."""
     if ref == "@sweep":
-        from keos.checker.sweep.gate import run_sweep_gate_check
+        from keos.checker.sweep.campaign import run_sweep_gate_check
 
-        return GateCheckResult(ref, *run_sweep_gate_check(**GATE_CHECKS[ref]))  # checker/sweep/gate.py
+        return GateCheckResult(ref, *run_sweep_gate_check(**GATE_CHECKS[ref]))  # keos sweep --gate
     if ref != "@assignors":
         raise ValueError(f"unknown gate check {ref!r} (known: {', '.join(GATE_CHECKS)})")
     from keos.checker.assignor_check import check_assignors, default_assignors

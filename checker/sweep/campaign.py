@@ -87,8 +87,10 @@ __all__ = [
     "add_sweep_arguments",
     "plan_sweep",
     "py4j_interrupts",
+    "run_gate_sweep",
     "run_sweep",
     "run_sweep_command",
+    "run_sweep_gate_check",
     "spark_session",
 ]
 
@@ -746,6 +748,35 @@ def run_sweep(
     tmp.write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, out / "summary.json")
     return result
+
+
+def run_gate_sweep(out: Path, seed: int | None = None, cpu_budget_s: float | None = None,
+                   stop_on_first: bool = True) -> SweepResult:
+    """``keos sweep --gate`` (:mod:`checker.sweep.gate`) in this process into ``out``."""
+    from keos.checker.sweep.gate import GATE_SWEEP, plan_gate_sweep
+
+    budget = GATE_SWEEP.cpu_budget_s if cpu_budget_s is None else cpu_budget_s
+    return run_sweep(plan_gate_sweep(seed=seed), out, local_python=True, cpu_budget_s=budget,
+                     stop_on_first=stop_on_first)
+
+
+def run_sweep_gate_check(seed: int, cpu_budget_s: float = 0.0) -> tuple[tuple[str, ...], str, str | None]:
+    """``@sweep`` as :mod:`checker.reach.gate_checks` runs it: (the invariants violated, detail, crashed).
+
+    A violation is what fails the gate (exit 1); the sweep stops at the first cell that finds one, as the
+    gate's ``keos check --stop-on-first`` does.  ``cpu_budget_s`` 0: no budget of its own -- ``keos coverage``
+    traces every line (~3x the CPU) and ``keos mutate`` bounds each mutant's process itself (a timeout, not a
+    kill); with a budget, a sweep stopped by it is neither a pass nor a kill (``crashed`` says it was partial).
+    """
+    with tempfile.TemporaryDirectory(prefix="keos-gate-sweep-") as out:
+        result = run_gate_sweep(Path(out), seed=seed, cpu_budget_s=cpu_budget_s, stop_on_first=True)
+        bad = [s for s in result.signatures if not s.permitted]
+        failed = tuple(dict.fromkeys(s.invariant for s in bad))
+        best = min(bad, key=lambda s: s.length, default=None)
+        detail = "" if best is None else (f"{best.invariant} in {best.length} steps on {Path(best.scenario).stem} "
+                                          f"({best.count} run(s)): {best.shape}")[:300]
+        crashed = None if failed or result.partial is None else f"partial: {result.partial}"
+    return failed, detail, crashed
 
 
 def read_runs(out: Path) -> pa.Table:

@@ -28,16 +28,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from keos.checker.sweep.runs import Cell, SweepSpec
+from keos.model.interface import ModelError
 
-if TYPE_CHECKING:
-    from keos.checker.sweep.campaign import SweepResult
+__all__ = ["GATE_SWEEP", "GateSweep", "GateSweepError", "gate_scenario_paths", "plan_gate_sweep"]
 
-__all__ = [
-    "GATE_SWEEP", "GateSweep", "gate_scenario_paths", "plan_gate_sweep", "run_gate_sweep", "run_sweep_gate_check",
-]
+
+class GateSweepError(ModelError):
+    """A bad ``keos sweep --gate`` flag (one line, exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -75,70 +75,42 @@ def plan_gate_sweep(
     """The gate sweep's spec: every ``scenarios/sweep`` file under its own variant (or each of ``variants``
     whose switches its model reads); ``mutants``: every weakened variant (or those of ``variants``) so.
 
-    Raises :class:`checker.sweep.campaign.SweepError` on bad input.
+    Raises :class:`GateSweepError` on bad input (``keos sweep`` answers it with one line, exit 2).
     """
-    from keos.checker.sweep.campaign import SweepError, plan_sweep
+    from keos.checker.sweep.simulate import model_fault_kinds
     from keos.model.variants import VARIANTS
-    from keos.scenarios import resolve_scenario
+    from keos.scenarios import build_model, resolve_scenario
     from keos.scenarios.variant_scope import variant_applies
 
     runs = GATE_SWEEP.runs if runs is None else runs
     steps = GATE_SWEEP.steps if steps is None else steps
     seed = GATE_SWEEP.seed if seed is None else seed
+    if runs < 1 or steps < 1:
+        raise GateSweepError(f"--runs and --steps must be at least 1, got {runs} and {steps}")
     for v in variants:
         if v not in VARIANTS:
-            raise SweepError(f"unknown variant {v!r} (known: {', '.join(sorted(VARIANTS))})")
+            raise GateSweepError(f"unknown variant {v!r} (known: {', '.join(sorted(VARIANTS))})")
     chosen: list[str | None] = [*variants] or [None]
     if mutants:
         chosen = [*variants] or [v.name for v in VARIANTS.values() if v.weakened]
         for name in variants:
             if not VARIANTS[name].weakened:
-                raise SweepError(f"--mutants: variant {name!r} is not a weakened variant")
-    paths = [str(p) for p in gate_scenario_paths()]
-    models = {p: resolve_scenario(p).model for p in paths}
+                raise GateSweepError(f"--mutants: variant {name!r} is not a weakened variant")
+    scenarios = [(p, resolve_scenario(str(p)), p.read_text(encoding="utf-8")) for p in gate_scenario_paths()]
     cells: list[Cell] = []
     for variant in chosen:
-        for path in paths:
-            if variant is not None and not variant_applies(VARIANTS[variant], models[path])[0]:
+        for path, scenario, toml in scenarios:
+            if variant is not None and not variant_applies(VARIANTS[variant], scenario.model)[0]:
                 continue
-            one = plan_sweep([path], [variant] if variant else [], runs=runs, steps=steps, seed=seed)
-            cells.extend(one.cells)
+            vname = variant or scenario.variant
+            model = build_model(scenario, vname)
+            cells.append(Cell(str(path), scenario.name, toml, vname, "swarm", model_fault_kinds(model),
+                              scenario.permitted))
     if not cells:
-        raise SweepError(f"no gate sweep scenario has a model that variant(s) {', '.join(variants)} apply to")
+        raise GateSweepError(f"no gate sweep scenario has a model that variant(s) {', '.join(variants)} apply to")
     extra: dict[str, Any] = {"gate": True}
     if mutants:
         extra["mutants"] = list(dict.fromkeys(c.variant for c in cells))
     # one chunk and one archive group per cell: the budget is checked between cells, and no chunk starts
     # inside an archive group (which would re-run the group's earlier runs to rebuild the archive)
     return SweepSpec(tuple(cells), runs, steps, seed, chunk_runs=runs, extra=extra, archive_group=runs)
-
-
-def run_gate_sweep(out: Path, seed: int | None = None, cpu_budget_s: float | None = None,
-                   stop_on_first: bool = True) -> SweepResult:
-    """Run the gate sweep in this process into ``out``; the :class:`checker.sweep.campaign.SweepResult`."""
-    from keos.checker.sweep.campaign import run_sweep
-
-    budget = GATE_SWEEP.cpu_budget_s if cpu_budget_s is None else cpu_budget_s
-    return run_sweep(plan_gate_sweep(seed=seed), out, local_python=True, cpu_budget_s=budget,
-                     stop_on_first=stop_on_first)
-
-
-def run_sweep_gate_check(seed: int, cpu_budget_s: float = 0.0) -> tuple[tuple[str, ...], str, str | None]:
-    """``@sweep`` as :mod:`checker.reach.gate_checks` runs it: (the invariants violated, detail, crashed).
-
-    A violation is what fails the gate (exit 1); the sweep stops at the first cell that finds one, as the
-    gate's ``keos check --stop-on-first`` does.  ``cpu_budget_s`` 0: no budget of its own -- ``keos coverage``
-    traces every line (~3x the CPU) and ``keos mutate`` bounds each mutant's process itself (a timeout, not a
-    kill); with a budget, a sweep stopped by it is neither a pass nor a kill (``crashed`` says it was partial).
-    """
-    from tempfile import TemporaryDirectory
-
-    with TemporaryDirectory(prefix="keos-gate-sweep-") as out:
-        result = run_gate_sweep(Path(out), seed=seed, cpu_budget_s=cpu_budget_s, stop_on_first=True)
-        bad = [s for s in result.signatures if not s.permitted]
-        failed = tuple(dict.fromkeys(s.invariant for s in bad))
-        best = min(bad, key=lambda s: s.length, default=None)
-        detail = "" if best is None else (f"{best.invariant} in {best.length} steps on {Path(best.scenario).stem} "
-                                          f"({best.count} run(s)): {best.shape}")[:300]
-        crashed = None if failed or result.partial is None else f"partial: {result.partial}"
-    return failed, detail, crashed
