@@ -54,8 +54,8 @@ class GateSweep:
     cpu_budget_s: float
 
 
-#: 15 cells x 170 runs: ~85 CPU-s on this 2-core machine under load (100 CPU-s at 200 runs; README, "The gate
-#: sweep"); the budget is twice that, a guard against a slowed model rather than the target.
+#: 15 cells x 170 runs: 109 CPU-s on this shared 2-core machine at load ~8 (99.5 CPU-s at 200 runs, load ~6; README,
+#: "Measured figures"); the budget is a guard against a slowed model rather than the target.
 GATE_SWEEP = GateSweep(runs=170, steps=150, seed=0, cpu_budget_s=180.0)
 
 
