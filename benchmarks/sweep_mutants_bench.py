@@ -73,27 +73,61 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", default=":", help="a slice of the cells, START:END (to split the work over processes)")
     ap.add_argument("--stop-at-first", action="store_true", help="stop each cell at its first catching run")
     ap.add_argument("--no-probe", action="store_true", help="the archive without fault probing (before -> after)")
+    ap.add_argument("--home", action="store_true", help="with --gate: only the cells of the models a variant's own "
+                    "scenarios have (a lower bound of what the whole gate sweep catches, at a fraction of its CPU)")
+    ap.add_argument("--gate", action="store_true", help="the gate sweep's cells (keos sweep --gate --mutants: every "
+                    "weakened variant on the scenarios/sweep configurations its switches matter to), its runs and "
+                    "steps unless --runs/--steps are given; with --stop-at-first a variant's later cells are skipped "
+                    "once one catches it")
     args = ap.parse_args(argv)
-    spec = plan_sweep(
-        variants=args.variant,
-        mutants=True,
-        runs=args.runs,
-        steps=args.steps,
-        seed=args.seed,
-        archive_group=args.archive_group,
-    )
+    if args.gate:
+        from keos.checker.sweep.gate import plan_gate_sweep
+
+        given = argv if argv is not None else sys.argv[1:]
+        spec = plan_gate_sweep(
+            seed=args.seed,
+            runs=args.runs if "--runs" in given else None,
+            steps=args.steps if "--steps" in given else None,
+            variants=args.variant,
+            mutants=True,
+        )
+    else:
+        spec = plan_sweep(
+            variants=args.variant,
+            mutants=True,
+            runs=args.runs,
+            steps=args.steps,
+            seed=args.seed,
+            archive_group=args.archive_group,
+        )
     spec_json = json.dumps(spec.to_json())
     cells: list[dict[str, Any]] = []
     load_before = os.getloadavg()
     lo, _, hi = args.cells.partition(":")
+    caught_variants: set[str] = set()
+    home: dict[str, set[str]] = {}
+    if args.home:
+        from keos.model.variants import VARIANTS
+        from keos.scenarios import builtin_scenarios, resolve_scenario
+
+        builtins = builtin_scenarios()
+        home = {v: {builtins[s].model for s in VARIANTS[v].scenarios if s in builtins}
+                for v in dict.fromkeys(c.variant for c in spec.cells)}
+        models = {c.scenario: resolve_scenario(c.scenario).model for c in spec.cells}
     for c, cell in list(enumerate(spec.cells))[int(lo or 0) : int(hi) if hi else None]:
         t0 = time.process_time()
+        if args.stop_at_first and args.gate and cell.variant in caught_variants:
+            continue  # the gate check is caught once any cell catches the variant
+        if home and models[cell.scenario] not in home[cell.variant]:
+            continue
         if args.stop_at_first:
             first, caught, steps = first_catch(spec, spec_json, c, probe=not args.no_probe)
             entry = {"variant": cell.variant, "scenario": cell.name, "runs": caught, "first": first}
             entry |= {"cpu_s": round(time.process_time() - t0, 2), "steps": steps}
             cells.append(entry)
             print(json.dumps(entry), flush=True)
+            if first is not None:
+                caught_variants.add(cell.variant)
             continue
         if args.no_probe:
             sweep_runs.Archive = functools.partial(Archive, probe=False)  # type: ignore[misc]

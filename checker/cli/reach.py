@@ -89,7 +89,7 @@ def _scenario_refs(args: argparse.Namespace) -> list[str]:
     from keos.checker.reach.gate_checks import GATE_CHECKS
 
     for ref in args.scenario or ():
-        if ref in GATE_CHECKS:  # a gate check that is not a scenario (keos assignors, keos differential --replay)
+        if ref in GATE_CHECKS:  # a gate check that is not a scenario (@assignors, @differential, @sweep)
             refs.append(ref)
             continue
         sc = resolve_scenario(ref)

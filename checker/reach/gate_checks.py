@@ -29,9 +29,10 @@ __all__ = ["GATE_CHECKS", "VARIANT_PREFIX", "GateCheckResult", "is_gate_check", 
 #: ``variant:<name>``: a weakened variant run as ``keos mutants`` runs it (``keos coverage --explain``).
 VARIANT_PREFIX = "variant:"
 
-#: The gate's non-scenario checks, by reference; the parameters are ``keos assignors``'s defaults (and none for
-#: ``keos differential --replay``, which replays the bundled corpus).
-GATE_CHECKS: dict[str, dict[str, int]] = {"@assignors": {"cases": 200, "seed": 0}, "@differential": {}}
+#: The gate's non-scenario checks, by reference; the parameters are ``keos assignors``'s defaults, none for
+#: ``keos differential --replay`` (the bundled corpus) and ``keos sweep --gate``'s seed and budget.
+GATE_CHECKS: dict[str, dict[str, int]] = {"@assignors": {"cases": 200, "seed": 0}, "@differential": {},
+                                          "@sweep": {"seed": 0, "cpu_budget_s": 0}}
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,14 @@ def is_gate_check(ref: str) -> bool:
 
 
 def run_gate_check(ref: str) -> GateCheckResult:
-    """Run the check ``ref`` as the gate does (``keos assignors``, ``keos differential --replay``); its verdicts."""
+    """Run the check ``ref`` as the gate does (``keos assignors``, ``keos differential --replay``, ``keos sweep
+    --gate``); its verdicts."""
     if ref == "@differential":
         return _replay_corpus(ref)
+    if ref == "@sweep":
+        from keos.checker.sweep.campaign import run_sweep_gate_check
+
+        return GateCheckResult(ref, *run_sweep_gate_check(**GATE_CHECKS[ref]))  # keos sweep --gate
     if ref != "@assignors":
         raise ValueError(f"unknown gate check {ref!r} (known: {', '.join(GATE_CHECKS)})")
     from keos.checker.assignor_check import check_assignors, default_assignors

@@ -87,8 +87,10 @@ __all__ = [
     "add_sweep_arguments",
     "plan_sweep",
     "py4j_interrupts",
+    "run_gate_sweep",
     "run_sweep",
     "run_sweep_command",
+    "run_sweep_gate_check",
     "spark_session",
 ]
 
@@ -268,6 +270,8 @@ class SweepResult:
     chunks_resumed: int
     cells: list[CellSummary]
     signatures: list[SignatureSummary]
+    #: Why the sweep stopped before its last chunk (``--cpu-budget`` spent), ``None`` when it ran every run.
+    partial: str | None = None
 
     @property
     def runs(self) -> int:
@@ -309,10 +313,15 @@ class SweepResult:
 
     @property
     def exit_code(self) -> int:
-        """0 = all hold (or, for mutants, every mutant caught); 1 otherwise."""
+        """0 = all hold (or, for mutants, every mutant caught); 1 otherwise; 4 when the runs that ran hold but
+        the CPU budget stopped the sweep first (partial: never a pass)."""
         if "mutants" in self.spec.extra:
-            return 0 if all(m["caught"] for m in self.mutants()) else 1
-        return 1 if any(not s.permitted for s in self.signatures) else 0
+            if all(m["caught"] for m in self.mutants()):
+                return 0
+            return 4 if self.partial else 1
+        if any(not s.permitted for s in self.signatures):
+            return 1
+        return 4 if self.partial else 0
 
     def to_json(self) -> dict[str, Any]:
         """Machine-readable summary (``--json``, ``summary.json``)."""
@@ -334,6 +343,7 @@ class SweepResult:
             "elapsed_s": round(self.elapsed_s, 3),
             "runs_per_s": round(self.executed_runs / rate) if rate else None,
             "steps_per_s": round(self.executed_steps / rate) if rate else None,
+            "partial": self.partial,
             "violations": [s.to_json() for s in self.signatures],
             "cells": [
                 {
@@ -660,6 +670,8 @@ def run_sweep(
     local_python: bool = False,
     progress: Callable[[int, int], None] | None = None,
     spark: Any = None,
+    cpu_budget_s: float = 0.0,
+    stop_on_first: bool = False,
 ) -> SweepResult:
     """Run (or resume) a sweep and aggregate everything in ``out``.
 
@@ -668,7 +680,10 @@ def run_sweep(
     is the number of Spark tasks per chunk (0 = ``max(2 x cores, runs /
     TASK_RUNS)``).  With
     ``local_python`` the runs execute in this process without Spark.  Spark
-    errors propagate after the chunks already finished are on disk.
+    errors propagate after the chunks already finished are on disk.  ``cpu_budget_s`` (with ``local_python``;
+    0 = none) is the CPU time this process may spend on runs: checked before each chunk, so a chunk that starts
+    finishes, and the chunks left are not run -- the result is then *partial* (exit 4, never a pass).
+    ``stop_on_first``: no chunk starts after one that found a non-permitted violation (exit 1 either way).
     """
     if not local_python and not _MASTER.match(master):
         raise SweepError(f"bad --master {master!r} (local[*], local[N], spark://host:port, sc://host:port, ...)")
@@ -685,7 +700,15 @@ def run_sweep(
     if todo and not local_python and spark is None:
         with py4j_interrupts():
             spark = spark_session(master)
-    for k in todo:
+    if cpu_budget_s and not local_python:
+        raise SweepError("--cpu-budget counts this process's CPU time: it needs --local-python (or --gate)")
+    cpu_start = time.process_time()
+    partial: str | None = None
+    for n, k in enumerate(todo):
+        if cpu_budget_s and time.process_time() - cpu_start >= cpu_budget_s:
+            partial = (f"CPU budget of {cpu_budget_s:g} s spent after {n} of {len(todo)} chunk(s): "
+                       f"{spec.total_runs - done_runs:,} of {spec.total_runs:,} runs not run")
+            break
         start, end = spec.chunk_range(k)
         if local_python:
             table = _local_chunk(spec_json, start, end)
@@ -704,6 +727,9 @@ def run_sweep(
         done_runs += table.num_rows
         if progress is not None:
             progress(done_runs, spec.total_runs)
+        if stop_on_first and pc.any(pc.and_(pc.is_valid(table.column("violation")),
+                                            pc.invert(table.column("permitted")))).as_py():
+            break
     elapsed = time.perf_counter() - start_time
     cells, signatures = _aggregate(spec, out)
     result = SweepResult(
@@ -716,11 +742,41 @@ def run_sweep(
         chunks_resumed=resumed,
         cells=cells,
         signatures=signatures,
+        partial=partial,
     )
     tmp = out / "summary.json.tmp"
     tmp.write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, out / "summary.json")
     return result
+
+
+def run_gate_sweep(out: Path, seed: int | None = None, cpu_budget_s: float | None = None,
+                   stop_on_first: bool = True) -> SweepResult:
+    """``keos sweep --gate`` (:mod:`checker.sweep.gate`) in this process into ``out``."""
+    from keos.checker.sweep.gate import GATE_SWEEP, plan_gate_sweep
+
+    budget = GATE_SWEEP.cpu_budget_s if cpu_budget_s is None else cpu_budget_s
+    return run_sweep(plan_gate_sweep(seed=seed), out, local_python=True, cpu_budget_s=budget,
+                     stop_on_first=stop_on_first)
+
+
+def run_sweep_gate_check(seed: int, cpu_budget_s: float = 0.0) -> tuple[tuple[str, ...], str, str | None]:
+    """``@sweep`` as :mod:`checker.reach.gate_checks` runs it: (the invariants violated, detail, crashed).
+
+    A violation is what fails the gate (exit 1); the sweep stops at the first cell that finds one, as the
+    gate's ``keos check --stop-on-first`` does.  ``cpu_budget_s`` 0: no budget of its own -- ``keos coverage``
+    traces every line (~3x the CPU) and ``keos mutate`` bounds each mutant's process itself (a timeout, not a
+    kill); with a budget, a sweep stopped by it is neither a pass nor a kill (``crashed`` says it was partial).
+    """
+    with tempfile.TemporaryDirectory(prefix="keos-gate-sweep-") as out:
+        result = run_gate_sweep(Path(out), seed=seed, cpu_budget_s=cpu_budget_s, stop_on_first=True)
+        bad = [s for s in result.signatures if not s.permitted]
+        failed = tuple(dict.fromkeys(s.invariant for s in bad))
+        best = min(bad, key=lambda s: s.length, default=None)
+        detail = "" if best is None else (f"{best.invariant} in {best.length} steps on {Path(best.scenario).stem} "
+                                          f"({best.count} run(s)): {best.shape}")[:300]
+        crashed = None if failed or result.partial is None else f"partial: {result.partial}"
+    return failed, detail, crashed
 
 
 def read_runs(out: Path) -> pa.Table:
@@ -897,14 +953,29 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
         help="sweep every weakened variant on its scenarios; exit 0 only if each is caught",
     )
     parser.add_argument(
+        "--gate",
+        action="store_true",
+        help="the gate's randomized reach check: the deep configurations of scenarios/sweep/ under their own "
+        "variants (with --variant or --mutants: under those), in this process, fixed seed and runs, bounded by "
+        "--cpu-budget (checker/sweep/gate.py)",
+    )
+    parser.add_argument(
         "--runs",
         type=int,
-        default=1000,
-        help="runs PER CELL, i.e. per scenario x variant x profile (default 1000); the sweep runs "
+        default=None,
+        help="runs PER CELL, i.e. per scenario x variant x profile (default 1000; --gate: its own); the sweep runs "
         "--runs x cells in all, and a run's seed depends only on its cell and index, so adding "
         "cells never changes the others' runs",
     )
-    parser.add_argument("--steps", type=int, default=50, help="step budget of each run (default 50)")
+    parser.add_argument("--steps", type=int, default=None, help="step budget of each run (default 50; --gate: its own)")
+    parser.add_argument(
+        "--cpu-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="CPU seconds this process may spend on runs (--local-python or --gate; checked before each chunk); "
+        "when spent the rest is not run and the sweep is partial, exit 4 (default: none; --gate: its own)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="sweep seed (default 0)")
     parser.add_argument(
         "--archive-group",
@@ -934,6 +1005,11 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume", action="store_true", help="skip chunks already written in --out")
     parser.add_argument(
+        "--stop-on-first",
+        action="store_true",
+        help="start no chunk after one that found a non-permitted violation (fail fast; exit 1 either way)",
+    )
+    parser.add_argument(
         "--local-python",
         action="store_true",
         help="run in this Python process without Spark (baseline for Spark's overhead)",
@@ -950,18 +1026,33 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     if args.partitions < 0:
         print("keos: error: --partitions must be >= 0", file=sys.stderr)
         return 2
+    budget = args.cpu_budget
     try:
-        spec = plan_sweep(
-            args.scenario,
-            args.variant,
-            args.profile,
-            args.mutants,
-            args.runs,
-            args.steps,
-            args.seed,
-            args.chunk_runs,
-            args.archive_group,
-        )
+        if budget is not None and budget < 0:
+            raise SweepError(f"--cpu-budget must be at least 0 (0 = none), got {budget:g}")
+        if args.gate:
+            from keos.checker.sweep.gate import GATE_SWEEP, plan_gate_sweep
+
+            if args.scenario or args.profile:
+                raise SweepError("--gate sweeps the configurations of scenarios/sweep/ under the swarm profile; "
+                                 "drop --scenario and --profile")
+            spec = plan_gate_sweep(args.seed, args.runs, args.steps, args.variant, args.mutants)
+            args.local_python = True
+            budget = GATE_SWEEP.cpu_budget_s if budget is None else budget
+        else:
+            spec = plan_sweep(
+                args.scenario,
+                args.variant,
+                args.profile,
+                args.mutants,
+                1000 if args.runs is None else args.runs,
+                50 if args.steps is None else args.steps,
+                args.seed,
+                args.chunk_runs,
+                args.archive_group,
+            )
+        if budget and not args.local_python:
+            raise SweepError("--cpu-budget counts this process's CPU time: give --local-python (or --gate)")
         if not args.local_python and not _MASTER.match(args.master):
             raise SweepError(f"bad --master {args.master!r} (local[*], local[N], spark://host:port, sc://host:port)")
     except (ModelError, OSError) as exc:
@@ -982,7 +1073,8 @@ def run_sweep_command(args: argparse.Namespace) -> int:
             bar.update(task, completed=done, total=total)
 
         try:
-            result = run_sweep(spec, args.out, args.master, args.partitions, args.resume, args.local_python, progress)
+            result = run_sweep(spec, args.out, args.master, args.partitions, args.resume, args.local_python, progress,
+                               cpu_budget_s=budget or 0.0, stop_on_first=args.stop_on_first)
         except ModelError as exc:
             print(f"keos: error: {exc}", file=sys.stderr)
             return 2
@@ -1017,14 +1109,15 @@ def print_summary(result: SweepResult, console: Any) -> None:
         cells.add_column(col, justify="right" if col in numeric else "left")
     for c in result.cells:
         distinct = sum(1 for s in result.signatures if s.scenario == c.scenario and s.variant == c.variant)
-        bad = [p.name for p in (c.result.violations() if c.result else [])]
+        bad = [p.name for p in (c.result.violations() if c.result else []) if p.verdict.value != "permitted"]
+        allowed = [p.name for p in (c.result.violations() if c.result else []) if p.verdict.value == "permitted"]
         untested = [p.name for p in (c.result.properties if c.result else []) if p.verdict.value == "untested"]
         verdict = (
             "[red]violated: " + ", ".join(bad) + "[/]"
             if bad
             else "[yellow]untested: " + ", ".join(untested) + "[/]"
             if untested
-            else "[green]holds[/]"
+            else "[green]holds[/]" + (" (permitted: " + ", ".join(allowed) + ")" if allowed else "")
         )
         cells.add_row(
             c.scenario,
@@ -1065,6 +1158,8 @@ def print_summary(result: SweepResult, console: Any) -> None:
                 ", ".join(m["expected"]),
             )
         console.print(mt)
+    if result.partial:
+        console.print(f"[yellow]partial:[/] {result.partial} (exit 4: the runs not run are not judged)")
     console.print(
         f"results: {result.out}/runs (Parquet), traces: {result.out}/traces, summary: {result.out}/summary.json"
     )
