@@ -70,17 +70,22 @@ def test_kafka_14034_fix_keeps_the_default_bounds_free_of_the_duplicate() -> Non
     last retry leaves the sequence unresolved, so the bump waits for the earlier batches) removes the duplicate that
     ``idempotence_epoch_bump`` must permit.  (The saved deep trace takes the other path to the same duplicate:
     ``canRetry`` requests the bump for the batch right after an unresolved sequence while it still has retries, which
-    the modelled fix does not defer.)"""
+    the modelled fix does not defer.)
+
+    The search of ``idempotence_epoch_bump`` itself runs once, in ``tests/test_idempotence_model.py``
+    (``test_real_protocol_holds_and_every_invariant_is_exercised``), which judges every property with partners
+    PERMITTED if the scenario permits it, else HOLDS: here, that ``no_duplicate_append`` is such a property there."""
     from keos.checker.explore.search import ExploreOptions, explore
     from keos.checker.results import Verdict
 
-    verdicts = {}
-    for name in ("idempotence_epoch_bump", "idempotence_epoch_bump_kafka_14034_fix"):
-        sc = resolve_scenario(name)
-        result, _ = explore(build_model(sc), name, sc.variant, ExploreOptions(), sc.permitted)
-        verdicts[name] = {p.name: p.verdict for p in result.properties}
-    assert verdicts["idempotence_epoch_bump"]["no_duplicate_append"] is Verdict.PERMITTED
-    assert verdicts["idempotence_epoch_bump_kafka_14034_fix"]["no_duplicate_append"] is Verdict.HOLDS
+    plain = resolve_scenario("idempotence_epoch_bump")
+    props = {p.name: p for p in build_model(plain).properties()}
+    assert plain.permitted == ("no_duplicate_append",) and props["no_duplicate_append"].partners
+    sc = resolve_scenario("idempotence_epoch_bump_kafka_14034_fix")
+    assert "no_duplicate_append" not in sc.permitted
+    result, _ = explore(build_model(sc), sc.name, sc.variant, ExploreOptions(), sc.permitted)
+    verdicts = {p.name: p.verdict for p in result.properties}
+    assert verdicts["no_duplicate_append"] is Verdict.HOLDS
     m = _model("kafka_14034_fix")
     s = m.init_states()[0]
     for action in _actions(m)[:12]:  # up to r1's OUT_OF_ORDER_SEQUENCE_NUMBER, retries left
