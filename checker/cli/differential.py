@@ -92,7 +92,6 @@ def cmd_differential(args: argparse.Namespace) -> int:
     from keos.checker.conform.targets import TargetUnavailable
     from keos.checker.differential.runner import run_cases
     from keos.checker.differential.wire import KafkaWire, WireError
-    from keos.reports.differential import as_json, render_text, write_junit
 
     for path in (args.out, args.junit, args.record):
         if path is not None and Path(path).exists() and Path(path).is_dir() != (path == args.out):
@@ -158,27 +157,12 @@ def cmd_differential(args: argparse.Namespace) -> int:
             cluster.stop()
     meta = {"target": "kafka", "kafka_version": version, "seed": args.seed, "requested_cases": args.cases,
             "partial": result.cases < len(cases), "versions": wire.versions}
-    summary = as_json(result, meta)
-    text = render_text(result, meta)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        (out / "report.txt").write_text(text + "\n")
-    if args.junit:
-        write_junit(Path(args.junit), result)
-    print(json.dumps(summary, indent=2) if args.json else text)
-    if result.unexplained:
-        return EXIT_DIFFERENCE
-    if meta["partial"]:
-        return EXIT_PARTIAL
-    return EXIT_OK
+    return _report(args, result, meta)
 
 
 def _replay(args: argparse.Namespace) -> int:
     """``--replay``: the model against a recorded corpus (no broker); exit 1 on any difference."""
     from keos.checker.differential.corpus import DEFAULT_CORPUS, CorpusError, load_corpus, replay
-    from keos.reports.differential import as_json, render_text, write_junit
 
     if args.bootstrap_servers or args.kafka_home or args.record:
         return _fail("--replay runs no broker: --bootstrap-servers/--kafka-home do not apply")
@@ -192,6 +176,14 @@ def _replay(args: argparse.Namespace) -> int:
     meta = {"target": f"recorded Kafka ({path.name})", "kafka_version": corpus.header.get("kafka_version", ""),
             "corpus": str(path), "recorded_cases": len(corpus.cases),
             "partial": result.cases < len(corpus.cases)}
+    return _report(args, result, meta)
+
+
+def _report(args: argparse.Namespace, result: Any, meta: dict[str, Any]) -> int:
+    """Write the summary, text and JUnit reports a run asked for; the exit code (1 an unexplained difference,
+    4 partial, else 0)."""
+    from keos.reports.differential import as_json, render_text, write_junit
+
     summary = as_json(result, meta)
     text = render_text(result, meta)
     if args.out:
