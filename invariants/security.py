@@ -635,6 +635,23 @@ def security_properties(config: TxnConfig) -> tuple[Property, ...]:
             )
             for shape, what in (("fresh", "no producer id"), ("claimed", "claiming the victim's producer id and epoch"))
         ]
+    if allowed_foreign and f.forge_request and config.eos is not None and sec.allows(
+        sec.adversary, Operation.READ, ResourceType.GROUP, group_name(0)
+    ):
+        # consume-transform-produce: KafkaApis.handleAddOffsetsToTxnRequest / handleTxnOffsetCommitRequest (Kafka
+        # 4.0, apache/kafka 1eb7644) authorize Write on the transactional.id, then Read on the group -- nothing binds
+        # the producer id, the generation or the member id to the sender, so a principal holding both must show each
+        # replayed offset request changing the victim's transaction or the group (KIP-98 §9)
+        took_effect += [
+            sometimes_event(
+                f"forged_{api}_took_effect",
+                f"An {api} the adversary replayed with another producer's transactional id, producer id and epoch, "
+                "allowed by its Write on that transactional id and Read on the group, changed that transaction or "
+                "the group.",
+                f"adversary:took_effect:forge_txn_offsets:{api}",
+            )
+            for api in ("AddOffsetsToTxn", "TxnOffsetCommit")  # model.security.adversary.OFFSET_APIS
+        ]
     refused_partner = (
         [
             sometimes_event(

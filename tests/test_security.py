@@ -452,6 +452,25 @@ def test_forged_offset_commits_are_refused_without_write_on_the_victims_transact
     assert "unauthorized_never_changes_transaction" in violated
 
 
+def test_forged_offset_commits_take_effect_with_write_on_the_victims_transactional_id() -> None:
+    """The allowed side (authz_eos_shared_transactional_id): with Write on txn-0 and Read on g0, Mallory's replayed
+    AddOffsetsToTxn and TxnOffsetCommit are accepted and reported as taking effect, and the scenario carries one
+    sometimes-partner per request for unauthorized_never_changes_transaction, so a handler that hides the effect
+    (or a refusal the ACLs do not call for) leaves a partner unreached."""
+    scenario = SCENARIOS["authz_eos_shared_transactional_id"]
+    seen = _events_seen(build_model(scenario, scenario.variant))
+    apis = ("AddOffsetsToTxn", "TxnOffsetCommit")
+    assert {f"adversary:took_effect:forge_txn_offsets:{api}" for api in apis} <= seen
+    assert not any(e.startswith("authz_denied:") for e in seen)
+    result, _ = explore(build_model(scenario, scenario.variant), scenario.name, scenario.variant, ExploreOptions(),
+                        scenario.permitted)
+    verdicts = {p.name: p.verdict for p in result.properties}
+    for api in apis:
+        assert verdicts[f"forged_{api}_took_effect"] is Verdict.REACHED, verdicts[f"forged_{api}_took_effect"]
+    assert verdicts["attack_witnesses_match_effects"] is Verdict.HOLDS
+    assert verdicts["unauthorized_never_changes_transaction"] is Verdict.HOLDS
+
+
 def test_group_authorization_failure_is_abortable_in_consume_transform_produce() -> None:
     doc = {
         "name": "eos_no_group_read",
