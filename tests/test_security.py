@@ -471,6 +471,38 @@ def test_forged_offset_commits_take_effect_with_write_on_the_victims_transaction
     assert verdicts["unauthorized_never_changes_transaction"] is Verdict.HOLDS
 
 
+def test_the_timeout_ends_a_forged_transaction_while_the_new_owner_waits_on_unstable_offsets() -> None:
+    """TV2 (authz_eos_shared_transactional_id_tv2): a forged TxnOffsetCommit leaves an offset pending in a transaction
+    only transaction.timeout.ms ends, while Alice's OffsetFetch(requireStable) is answered UNSTABLE_OFFSET_COMMIT and
+    retried.  The retry changes nothing, so it is a wait (TxnSystem._quiet): the coordinator's free TxnTimeout is
+    enabled beside it, and every transaction ends.  Before, the retry loop was a livelock of the model
+    (transactions_complete and lso_reaches_high_watermark_eventually violated)."""
+    scenario = SCENARIOS["authz_eos_shared_transactional_id_tv2"]
+    model = build_model(scenario, scenario.variant)
+    frontier = list(model.init_states())
+    visited = {model.fingerprint(s) for s in frontier}
+    waited = 0
+    while frontier:
+        state = frontier.pop()
+        actions = model.actions(state)
+        kinds = {a.kind for a in actions}
+        if "TxnTimeout" in kinds and "FetchOffsets" in kinds:
+            fetch = next(a for a in actions if a.kind == "FetchOffsets")
+            step = model.step(state, fetch)
+            assert step is not None and model.fingerprint(step.state) == model.fingerprint(state)
+            waited += 1
+        for a in actions:
+            step = model.step(state, a)
+            if step is not None and model.fingerprint(step.state) not in visited:
+                visited.add(model.fingerprint(step.state))
+                frontier.append(step.state)
+    assert waited > 0
+    result, _ = explore(model, scenario.name, scenario.variant, ExploreOptions(), scenario.permitted)
+    verdicts = {p.name: p.verdict for p in result.properties}
+    assert verdicts["transactions_complete"] is Verdict.HOLDS
+    assert verdicts["lso_reaches_high_watermark_eventually"] is Verdict.HOLDS
+
+
 def test_group_authorization_failure_is_abortable_in_consume_transform_produce() -> None:
     doc = {
         "name": "eos_no_group_read",

@@ -524,6 +524,15 @@ class EosSystem(TransactionalSystem):
     def _set_app(self, s: TxnSystemState, i: int, app: AppInstance) -> TxnSystemState:
         return s._replace(apps=_at(s.apps, i, app))
 
+    def _waits(self, state: TxnSystemState, action: Action) -> bool:
+        """The new owner's OffsetFetch retry: answered an error (UNSTABLE_OFFSET_COMMIT while another
+        transaction's offsets are pending), it leaves the state as it was and repeats after
+        ``retry.backoff.ms`` (``ConsumerCoordinator.OffsetFetchResponseHandler``, trunk ``1eb7644349cb``)."""
+        if action.kind != "FetchOffsets":
+            return False
+        result = self._app_step(state, "FetchOffsets", action.args[0])
+        return result is not None and result[0] is state
+
     def _app_step(self, s: TxnSystemState, kind: str, i: int) -> Result:
         handler = {
             "FetchOffsets": EosSystem._fetch_offsets,

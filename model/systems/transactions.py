@@ -417,7 +417,7 @@ class TransactionalSystem:
         ``txn_timeout`` budget.
         """
         out = self._protocol_actions(state)
-        quiet = not out
+        quiet = self._quiet(state, out)
         if quiet:
             out.extend(self._quiet_timeouts(state))
         if sum(state.faults_used) < self.config.faults.total:
@@ -438,7 +438,24 @@ class TransactionalSystem:
 
     def _timeout_is_free(self, state: TxnSystemState) -> bool:
         """Whether a TxnTimeout in ``state`` is the quiet, budget-free one."""
-        return not self._protocol_actions(state)
+        return self._quiet(state, self._protocol_actions(state))
+
+    def _quiet(self, state: TxnSystemState, protocol: list[Action]) -> bool:
+        """Whether time passes in ``state``: every enabled protocol step is a client *waiting*.
+
+        A client that retries an answer which only tells it to wait (the new owner's OffsetFetch
+        answered UNSTABLE_OFFSET_COMMIT, :meth:`_waits`) changes nothing by its retry: it repeats
+        after ``retry.backoff.ms`` while the broker's clocks run, so the coordinator's
+        ``transaction.timeout.ms`` abort (``TransactionCoordinator.abortTimedOutTransactions``, run
+        every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``) is as free to fire as
+        in a state with no step at all.  Without this, a retry loop would be a livelock of the model
+        that Kafka's clocks do not have: a transaction only its timeout ends would never end.
+        """
+        return all(self._waits(state, a) for a in protocol)
+
+    def _waits(self, state: TxnSystemState, action: Action) -> bool:
+        """Whether ``action`` in ``state`` is a retry that changes nothing (no system here has one)."""
+        return False
 
     def _protocol_actions(self, state: TxnSystemState) -> list[Action]:
         """Application and client steps and deliveries (no fault, no timeout)."""
