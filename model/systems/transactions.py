@@ -211,8 +211,12 @@ def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: g
     return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
 
-#: Produce answers that say the client's sequence or epoch disagrees with the leader's producer state.
-SEQUENCE_REFUSALS = (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.INVALID_PRODUCER_EPOCH)
+#: Produce answers that say the client's sequence or epoch disagrees with the leader's producer state (what
+#: :func:`_fault_free_refusal` judges; ``tests/test_sweep_findings_txn.py`` checks each is judged).
+SEQUENCE_REFUSALS = (  # no mutate: the judge's input (sole_producer_not_fenced), not a rule
+    Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    Errors.INVALID_PRODUCER_EPOCH,
+)
 
 
 def _fault_free_refusal(  # no mutate: ghost observer (the judge of sole_producer_not_fenced), not a rule
