@@ -7,7 +7,9 @@ this transactional.id: close"; any other fatal error says "something is broken".
 
 * ``sole_producer_not_fenced``: a producer that is the only instance of its transactional.id ends neither
   fenced nor fatal in a run without faults -- its own retries (CONCURRENT_TRANSACTIONS, verification
-  round trips) must never turn against it;
+  round trips) must never turn against it -- and no leader refuses its batch for sequence or epoch, but for
+  the OUT_OF_ORDER_SEQUENCE_NUMBER a batch pipelined behind a missing one gets (the client retries it,
+  ``TransactionManager.canRetry``; judged by ``_fault_free_refusal`` in :mod:`keos.model.systems.transactions`);
 * ``zombie_fenced_not_fatal``: an instance replaced by a newer one ends fenced, never with another fatal
   error (KIP-98 §Zombie fencing; KIP-588 made INVALID_PRODUCER_EPOCH on produce abortable so that the
   zombie learns it is fenced from the coordinator);
@@ -44,6 +46,8 @@ Coordinator epochs, per step (recorded in the ghost only when broken, so the sta
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from keos.invariants._common import no_findings, sometimes_event
 from keos.model.clients import transactional_producer as tp
@@ -551,8 +555,12 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
                 name="sole_producer_not_fenced",
                 fact="In a run without faults, a producer that is the only instance of its transactional.id is "
                 "never fenced nor made fatal, whatever its own retries, and no partition leader refuses its batch "
-                "for its sequence or epoch (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH).",
-                source="KIP-98 §Zombie fencing (only a newer instance fences); TransactionManager error classes",
+                "for its sequence or epoch (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH) -- except "
+                "OUT_OF_ORDER_SEQUENCE_NUMBER behind a missing earlier batch of the same epoch that the client still "
+                "holds to retry (max.in.flight > 1: TransactionManager.canRetry retries a batch that is not the next "
+                "sequence) or gave up (the transaction already abortable).",
+                source="KIP-98 §Zombie fencing (only a newer instance fences); TransactionManager error classes and "
+                "canRetry, ProducerAppendInfo.checkSequence (trunk @1eb7644349cb)",
                 catches="a TV2 batch joining the previous transaction (KAFKA-14563): the commit is answered "
                 "PRODUCER_FENCED with no other instance alive; a client that keeps its sequences across a new epoch "
                 "(no resetSequenceNumbers after a TV2 EndTxn or InitProducerId)",
@@ -560,4 +568,16 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
                 partners=("txn_committed",),
             )
         )
+        if topo.max_in_flight > 1 and topo.transactions_per_producer > 1 and topo.records_per_transaction > 1:
+            # a batch pipelined behind the next transaction's first one: the refusal the judge excuses must be
+            # reached where it can be, else a judge that excuses too much is never put to the test
+            props[-1] = replace(props[-1], partners=(*props[-1].partners, "out_of_order_behind_missing_batch"))
+            props.append(
+                sometimes_event(
+                    "out_of_order_behind_missing_batch",
+                    "A leader refused a batch OUT_OF_ORDER_SEQUENCE_NUMBER behind an earlier batch of its epoch "
+                    "that the log does not hold (max.in.flight > 1: the client retries it in order).",
+                    "out_of_order_behind_missing_batch",
+                )
+            )
     return tuple(props)

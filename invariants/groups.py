@@ -455,11 +455,15 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         no_findings(
             name="revoked_partitions_committed",
             fact="A consumer that gives a partition up cleanly -- onPartitionsRevoked before an eager JoinGroup, "
-            "after a cooperative SyncGroup, or on close -- while it is a member of the current generation has "
-            "its position committed first, so the partition's next owner resumes where it stopped (a clean "
-            "rebalance re-delivers nothing; only a lost partition may).",
-            source="ConsumerCoordinator.onJoinPrepare (maybeAutoCommitOffsetsSync, then the revocation) and "
-            "onJoinComplete (cooperative onPartitionsRevoked); ConsumerRebalanceListener javadoc; the book §7.2",
+            "after a cooperative SyncGroup, or on close outside a rebalance -- while it is a member of the current "
+            "generation has its position committed first, so the partition's next owner resumes where it stopped "
+            "(a clean rebalance re-delivers nothing; only a lost partition may -- and a close during a rebalance, "
+            "its JoinGroup sent or answered but SyncGroup not, loses its partitions: onLeavePrepare calls "
+            "onPartitionsLost and the close-time commit is never sent).",
+            source="ConsumerCoordinator.onJoinPrepare (maybeAutoCommitOffsetsSync, then the revocation), "
+            "onJoinComplete (cooperative onPartitionsRevoked), close / onLeavePrepare (rebalanceInProgress -> "
+            "onPartitionsLost) and sendOffsetCommitRequest (generationIfStable), Kafka 4.0 trunk 1eb7644; "
+            "ConsumerRebalanceListener javadoc; the book §7.2",
             catches="a revocation that skips or fails its commit, a commit of the wrong positions, a commit "
             "fenced although the member is current: the next owner re-processes records",
             findings=lambda s: s.ghost.uncommitted_handovers,
@@ -535,6 +539,12 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                                      "commits_fenced_exactly",
                                                      "new_owner_resumes_at_committed_offset",
                                                      "resumed_at_committed_offset")]
+    if faults.leave and topo.records and topo.consumers > 1:
+        # the close revoked_partitions_committed does not judge must be reached where it can be (standalone: a
+        # search bound may keep a close away from a rebalance)
+        props.append(sometimes_event("close_during_rebalance_lost", "A consumer closed during a rebalance (its "
+                                     "JoinGroup sent or answered, SyncGroup not): onLeavePrepare loses its "
+                                     "partitions.", "lost:close"))
     if topo.consumers > 1 and (faults.lost_heartbeats or faults.poll_timeout or faults.leave or faults.crash
                                or topo.late_consumers):
         props.append(sometimes_event("rebalance_in_progress_seen", "A member learns of a rebalance from an error.",

@@ -103,12 +103,11 @@ class TestFaultFreeRefusal:
         model = build_model(builtin_scenarios()["txn_kafka_17754_delayed_endtxn"])
         s = model.init_states()[0]
         req = ProduceRequest(0, 0, 0, 0, 1, 3, (0,))
-        env = net.Envelope("p0", "b0", 0, req)
-        label = _fault_free_refusal(s, env, req, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+        label = _fault_free_refusal(s, "p0", req, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
         assert label is not None and label.startswith("fault_free_refusal:")
-        assert _fault_free_refusal(s, env, req, Errors.NOT_LEADER_OR_FOLLOWER) is None
+        assert _fault_free_refusal(s, "p0", req, Errors.NOT_LEADER_OR_FOLLOWER) is None
         faulty = s._replace(faults_used=(1, *s.faults_used[1:]))
-        assert _fault_free_refusal(faulty, env, req, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER) is None
+        assert _fault_free_refusal(faulty, "p0", req, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER) is None
 
 
 class TestTv2NoClientBump:

@@ -472,6 +472,11 @@ class GroupSystem:
         g = s.group
         if not self.topo.records or g.member(c.member_id) is None or c.generation != g.generation:
             return s
+        if how == "close" and c.state in (cc.JOINING, cc.AWAITING_SYNC):
+            # a close during a rebalance is no clean give-up: onLeavePrepare (ConsumerCoordinator, Kafka 4.0 trunk
+            # 1eb7644) calls onPartitionsLost while rebalanceInProgress(), and the close-time commit is never sent
+            # (sendOffsetCommitRequest: generationIfStable() is null outside STABLE)
+            return s
         cache = dict(g.offsets)
         missed = [f"{how}: {c.member_id} gave up t0p{p} at position {c.position(p)} with {cache.get(p)} committed"
                   for p in revoked if cache.get(p, 0) != c.position(p)]
@@ -1303,14 +1308,27 @@ class GroupSystem:
         return self._put(s, i, c), ("poll_timeout:left_group",)
 
     def _leave(self, s: GroupState, i: int) -> Result:
+        """``KafkaConsumer.close()``: ``ConsumerCoordinator.close`` commits (``maybeAutoCommitOffsetsSync``), then
+        ``AbstractCoordinator.close`` runs ``onLeavePrepare`` and ``maybeLeaveGroup`` (Kafka 4.0, trunk 1eb7644).
+
+        The commit goes out only with a stable generation: ``sendOffsetCommitRequest`` takes ``generationIfStable()``,
+        null unless the member is STABLE (a rejoin merely requested -- the model's UNJOINED with a generation -- is
+        still STABLE there).  During a rebalance -- JoinGroup sent (PREPARING_REBALANCE, the model's JOINING) or
+        answered with SyncGroup to come (COMPLETING_REBALANCE, AWAITING_SYNC) -- it fails in the client with
+        RebalanceInProgressException, which ``maybeAutoCommitOffsetsSync`` logs and swallows.  ``onLeavePrepare``
+        then revokes the partitions (``onPartitionsRevoked``) only outside a rebalance with a generation; during
+        one (``rebalanceInProgress()``), or without a generation, it *loses* them (``onPartitionsLost``): the next
+        owner resumes at the last committed offset and may re-read what this consumer had fetched since."""
         c = s.consumers[i]
         events: list[str] = []
-        if c.uncommitted() and c.generation >= 0 and self.flags.commit_on_revoke:
-            s, error = self._commit(s, c, c.uncommitted(), i)  # onPartitionsRevoked on close()
+        rebalancing = c.state in (cc.JOINING, cc.AWAITING_SYNC)  # AbstractCoordinator.rebalanceInProgress()
+        stable = c.generation >= 0 and bool(c.member_id) and not rebalancing  # generationIfStable() != null
+        if c.uncommitted() and stable and self.flags.commit_on_revoke:
+            s, error = self._commit(s, c, c.uncommitted(), i)  # maybeAutoCommitOffsetsSync on close()
             events.append(f"commit:{_outcome(error)}")
         if c.owned:
             s = self._note_handover(s, c, c.owned, "close")
-            events.append("revoked:close")
+            events.append("revoked:close" if stable else "lost:close")
         # close(): maybeLeaveGroup sends LeaveGroup for a dynamic member only (KIP-345); static_member_stays_on_close
         # =False is the weakened variant static_member_leaves_group
         if not self.instances[i] or not self.flags.static_member_stays_on_close:

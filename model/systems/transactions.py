@@ -211,12 +211,16 @@ def _flagged(s: TxnSystemState, *labels: str) -> TxnSystemState:  # no mutate: g
     return s._replace(ghost=s.ghost._replace(bad_transitions=(*s.ghost.bad_transitions, *labels)))
 
 
-#: Produce answers that say the client's sequence or epoch disagrees with the leader's producer state.
-SEQUENCE_REFUSALS = (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.INVALID_PRODUCER_EPOCH)
+#: Produce answers that say the client's sequence or epoch disagrees with the leader's producer state (what
+#: :func:`_fault_free_refusal` judges; ``tests/test_sweep_findings_txn.py`` checks each is judged).
+SEQUENCE_REFUSALS = (  # no mutate: the judge's input (sole_producer_not_fenced), not a rule
+    Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    Errors.INVALID_PRODUCER_EPOCH,
+)
 
 
 def _fault_free_refusal(  # no mutate: ghost observer (the judge of sole_producer_not_fenced), not a rule
-    s: TxnSystemState, env: net.Envelope, req: ProduceRequest, error: str
+    s: TxnSystemState, client: str, req: ProduceRequest, error: str
 ) -> str | None:
     """A ``fault_free_refusal:`` label when a partition leader refuses a client's batch for its sequence or epoch
     in a run without faults, the client being the only instance of its transactional.id; else ``None``.
@@ -226,17 +230,77 @@ def _fault_free_refusal(  # no mutate: ghost observer (the judge of sole_produce
     after InitProducerId and after a TV2 EndTxn that returns a new epoch, ``TransactionManager``, Kafka 4.0) must
     be what the leader's ``ProducerStateManager`` expects (``ProducerAppendInfo.checkSequence``: a new epoch starts
     at 0).  A refusal then turns the transaction abortable with no cause the application could see.
+
+    Two refusals are Kafka's own and not judged: OUT_OF_ORDER_SEQUENCE_NUMBER for a batch *behind* a missing one,
+    an earlier batch of the same producer id, epoch and partition that the leader's log does not hold and that the
+    client either still holds unacknowledged, to retry, or has given up (its retries spent: ``Sender.failBatch``
+    -> ``TransactionManager.handleFailedBatch``, the transaction abortable).  With
+    ``max.in.flight.requests.per.connection`` above one the earlier batch can be refused by a retriable error (TV2:
+    CONCURRENT_TRANSACTIONS while the previous transaction's markers are pending, sent as NOT_ENOUGH_REPLICAS by
+    ``ReplicaManager.appendRecords``' ``postVerificationCallback``), and the batch behind it then finds a gap:
+    ``ProducerAppendInfo.checkSequence`` (trunk @1eb7644349cb) refuses any first sequence but ``currentLastSeq + 1``
+    (or above the verification entry's ``lowestSequence``).  The client retries it in order with the earlier one:
+    ``TransactionManager.canRetry`` retries an OutOfOrderSequenceException whose batch is not ``isNextSequence``
+    (base sequence other than the last acknowledged + 1), and ``RecordAccumulator`` drains a partition's retried
+    batches in sequence order (``shouldStopDrainBatchesForPartition``); a transaction already abortable is aborted
+    whatever its remaining batches are answered.  Whether the client fails a batch too early is judged by
+    ``batch_failures_explained``.  A refusal of the *next* batch of a transaction the client still runs (nothing
+    earlier missing: e.g. a client that keeps its sequences across a new epoch), or any INVALID_PRODUCER_EPOCH,
+    stays a violation here.
     """
-    if error not in SEQUENCE_REFUSALS or any(s.faults_used) or not env.src.startswith("p"):
+    if error not in SEQUENCE_REFUSALS or any(s.faults_used) or not client.startswith("p"):
         return None
-    i = int(env.src[1:])
-    tid = s.clients[i].transactional_id
-    if sum(1 for c in s.clients if c.transactional_id == tid) > 1:
+    i = int(client[1:])
+    c = s.clients[i]
+    tid = c.transactional_id
+    if sum(1 for d in s.clients if d.transactional_id == tid) > 1:
+        return None
+    if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and _behind_missing_batch(s, c, req):
         return None
     return (
         f"fault_free_refusal:producer {i}'s batch (pid {req.producer_id}, epoch {req.producer_epoch}, "
         f"seq {req.base_sequence}) on partition {req.partition} was refused {error} in a run without faults"
     )
+
+
+def _behind_missing_batch(  # no mutate: ghost observer (the excuse of _fault_free_refusal), not a rule
+    s: TxnSystemState, c: tp.TxnClient, req: ProduceRequest
+) -> bool:
+    """Whether client ``c``'s batch ``req`` was refused behind a missing earlier batch of its producer id, epoch and
+    partition: one ``c`` still holds unacknowledged and the partition's log does not hold, or one ``c`` gave up
+    (its transaction is abortable: the application must abort it whatever the leader answers)."""
+    if c.data.producer_id != req.producer_id:
+        return False
+    if c.state in (tp.C.ABORTABLE_ERROR, tp.C.ABORTING):
+        return True
+    log = s.partitions[req.partition].log
+    written = {
+        (e.producer_epoch, e.base_sequence) for e in log if e.producer_id == req.producer_id and not e.control
+    }
+    return any(
+        b.partition == req.partition
+        and b.producer_epoch == req.producer_epoch
+        and 0 <= b.base_sequence < req.base_sequence
+        and (b.producer_epoch, b.base_sequence) not in written
+        for b in c.data.batches
+    )
+
+
+def _judge_sequence_refusal(  # no mutate: ghost observer (sole_producer_not_fenced), not a rule
+    s: TxnSystemState, client: str, req: ProduceRequest, error: str
+) -> tuple[TxnSystemState, tuple[str, ...]]:
+    """``s`` flagged with :func:`_fault_free_refusal`'s label, if any, and the observer event
+    ``out_of_order_behind_missing_batch`` when a client's batch is refused OUT_OF_ORDER_SEQUENCE_NUMBER behind a
+    missing one (:func:`_behind_missing_batch`: the refusal Kafka's client retries; the witness that the excuse is
+    exercised)."""
+    refused = _fault_free_refusal(s, client, req, error)
+    if refused is not None:  # no branch: the violation side, only a defect takes it (sole_producer_not_fenced)
+        s = _flagged(s, refused)  # no mutate: ghost observer (records the bad step)
+    if error != Errors.OUT_OF_ORDER_SEQUENCE_NUMBER or not client.startswith("p"):
+        return s, ()
+    if not _behind_missing_batch(s, s.clients[int(client[1:])], req):
+        return s, ()
+    return s, ("out_of_order_behind_missing_batch",)
 
 
 def _known_failure(s: TxnSystemState, label: str) -> TxnSystemState:  # no mutate: ghost observer, not a rule
@@ -1083,11 +1147,9 @@ class TransactionalSystem:
         )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
-        refused = _fault_free_refusal(s, env, req, response.error)
-        if refused is not None:  # no branch: the violation side, only a defect takes it (sole_producer_not_fenced)
-            s = _flagged(s, refused)  # no mutate: ghost observer (records the bad step)
+        s, seen = _judge_sequence_refusal(s, env.src, req, response.error)
         s = s._replace(network=net.send(s.network, net.Envelope(BROKER, env.src, env.connection, response)))
-        return s, (*events, *pevents)
+        return s, (*events, *pevents, *seen)
 
     def _start_verification(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> Result:
         """The first half of a verified Produce: the leader holds the batch back, creates (or finds) the producer
@@ -1171,6 +1233,8 @@ class TransactionalSystem:
         )
         if wrong is not None:  # no branch: the violation side, only a defect takes it (txn_produce_answer_per_kafka)
             s = _flagged(s, f"produce_answer:{wrong}")  # no mutate: ghost observer (records the bad step)
+        s, seen = _judge_sequence_refusal(s, answer.client, req, response.error)
+        events = (*events, *seen)
         env = net.Envelope(BROKER, answer.client, req.connection, response)
         mine = (e for e in before.log[answer.log_end :] if e.producer_id == req.producer_id)
         if any(e.control for e in mine):  # no branch: an observer's event (a marker landed since it started)
