@@ -1434,6 +1434,9 @@ def _fault_free_fencing(  # no mutate: ghost observer (the judge of never_fenced
     every member (``join_complete_ready``).  A healthy instance's consumer heartbeats only as a member, in STABLE or
     COMPLETING_REBALANCE (``AbstractCoordinator.HeartbeatThread`` disables itself while ``hasNotJoinedGroup``), and
     sends SyncGroup only with the generation its JoinGroup answer gave it, so without a fault no answer fences it.
+    (A TxnOffsetCommit is not judged: a cooperative member keeps processing while its JoinGroup waits, and the
+    generation its ``groupMetadata()`` gave ``sendOffsetsToTransaction`` may be gone when the request lands --
+    ILLEGAL_GENERATION, CommitFailedException, an abort: Kafka's own behaviour without any fault.)
     """
     if error not in MEMBER_FENCED_ANSWERS or any(s.faults_used):
         return s
