@@ -606,7 +606,31 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                 ),
             )
         )
+        props.append(
+            Property(
+                name="never_fenced_without_fault",
+                expectation=Expectation.ALWAYS,
+                fact="In a run without faults no instance's consumer is fenced by its group coordinator "
+                "(UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID): a member drops out of the group only "
+                "when its session expires, it leaves, or a rebalance completes without it, and the consumer speaks "
+                "to the group only as the member and generation its last JoinGroup answer made it.",
+                source="ClassicGroup (session and rebalance timeouts, validateMember), AbstractCoordinator "
+                "(HeartbeatThread disabled while hasNotJoinedGroup; SyncGroup with the JoinGroup answer's "
+                "generation), Kafka 4.0 trunk 1eb7644",
+                catches="a client that heartbeats or syncs outside its membership (no member id, an old generation), "
+                "a coordinator that removes or moves past a live member without a timeout",
+                predicate=lambda s: not _fault_free_fencings(s),
+                partners=("rebalance_completed",),
+                explain=lambda s: "; ".join(_fault_free_fencings(s)),
+            )
+        )
     return tuple(props)
+
+
+def _fault_free_fencings(s: TxnSystemState) -> list[str]:
+    """The fencing answers the group coordinator gave a member in a run without faults (recorded at the step)."""
+    prefix = "fault_free_fencing:"
+    return [b[len(prefix) :] for b in s.ghost.bad_transitions if b.startswith(prefix)]
 
 
 def _event(name: str, fact: str, event: str) -> Property:

@@ -701,8 +701,13 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props = [replace(p, partners=(*p.partners, "forgotten_member_id_rejoined"))
                  if p.name in ("consumers_react_as_kafka", "group_requests_fenced_exactly") else p for p in props]
     if faults.stale_subscription and topo.consumers > 1:
-        props.append(sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition "
-                                     "another consumer owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"))
+        # the step's self-report is borne out by the state it leaves (Property.witness): a JoinGroup stands for the
+        # hostile input only if some consumer's last assignment -- what a stale subscription claims -- names a
+        # partition another running consumer owns
+        props.append(replace(
+            sometimes_event("stale_claim_contested", "A faulty client's JoinGroup claims a partition another consumer "
+                            "owns now (KAFKA-13419, KIP-792).", "stale_claim:contested"),
+            witness=_claim_contested))
     if faults.create_partitions:
         props.append(sometimes_event("leader_rejoined_for_metadata", "The leader rejoins after partitions were added "
                                      "to the topic (its assignment snapshot no longer matches the metadata).",
@@ -750,6 +755,18 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("cooperative_revocation", "A member revokes a partition that moves (KIP-429).",
                                      "cooperative:revoked"))
     return tuple(props)
+
+
+def _claim_contested(s: GroupState) -> bool:
+    """Some consumer's last assignment (the claim of a stale subscription, KAFKA-13419) names a partition that another
+    running consumer owns now."""
+    return any(
+        p in o.owned
+        for i, c in enumerate(s.consumers)
+        for p in c.last_assignment[0]
+        for j, o in enumerate(s.consumers)
+        if j != i and o.up
+    )
 
 
 def _falsely_claimed(s: GroupState, partition: int) -> bool:

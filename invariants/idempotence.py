@@ -603,6 +603,7 @@ def idempotence_properties(
     fault_kinds: tuple[str, ...] = (),
     max_in_flight: int | None = None,
     bumps_reachable: bool = True,
+    partitions: int = 1,
 ) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
@@ -629,8 +630,19 @@ def idempotence_properties(
     refusal the batches before it do not explain -- which takes two faults (the first makes a batch retry or
     loses an attempt); in a scenario with a single fault no bump is reachable, so the properties that judge bumps
     are judged without the ``epoch_bumped`` witness (a defect that bumps is still caught by them).
+    ``partitions``: with ``producer_id_expiration``, the expiry itself must happen (``producer_state_expired``),
+    and over two partitions or more also while the producer still writes to another one
+    (``producer_expired_beside_traffic``: expiry is per partition), both partners of the properties that judge
+    what a leader does with a forgotten producer (:data:`EXPIRY_JUDGES`).
     """
     props = _idempotence_properties(sequence_space, producer_id_expiration)
+    if producer_id_expiration and idempotent:
+        witnesses = EXPIRY_WITNESSES if partitions > 1 else EXPIRY_WITNESSES[:1]
+        names = tuple(w.name for w in witnesses)
+        props = (
+            *(replace(p, partners=(*p.partners, *names)) if p.name in EXPIRY_JUDGES else p for p in props),
+            *witnesses,
+        )
     if not bumps_reachable:
         props = tuple(
             replace(p, partners=tuple(x for x in p.partners if x != "epoch_bumped")) if "epoch_bumped" in p.partners
@@ -670,6 +682,46 @@ def idempotence_properties(
         for p in props
         if p.name not in SEQUENCE_PROPERTIES
     )
+
+
+def _expired_beside_traffic(s: SystemState) -> bool:
+    """A produce request in flight to one partition names a producer id that another partition's leader has
+    forgotten (no entry) although its log holds a batch of that producer id: the other leader expired it."""
+    return any(
+        isinstance(env.body, ProduceRequest)
+        and q != env.body.partition
+        and leader.entry(env.body.producer_id) is None
+        and any(e.producer_id == env.body.producer_id for e in leader.log)
+        for env in s.network
+        for q, leader in enumerate(s.partitions)
+    )
+
+
+#: The always properties whose expiry rules a scenario with ``producer.id.expiration.ms`` must exercise: the
+#: sequence table's relaxation for a forgotten producer id, and the unknown producer's next batch (KIP-360).
+EXPIRY_JUDGES = ("sequence_table_consistent", "no_duplicate_append")
+
+#: Reach witnesses of producer expiry (``ProducerStateManager.removeExpiredProducers``, per partition).
+EXPIRY_WITNESSES = (
+    Property(
+        name="producer_state_expired",
+        expectation=Expectation.SOMETIMES,
+        fact="A partition leader expires an idle producer id's state (producer.id.expiration.ms).",
+        source="ProducerStateManager.removeExpiredProducers; KIP-360",
+        catches="reachability (producer_state_expired)",
+        event="producer_state_expired",
+    ),
+    Property(
+        name="producer_expired_beside_traffic",
+        expectation=Expectation.SOMETIMES,
+        fact="One partition's leader expires a producer id while the producer has a request in flight to another "
+        "partition: expiry is per partition (each ProducerStateManager reads its own entry's lastTimestamp).",
+        source="ProducerStateManager.removeExpiredProducers / isProducerExpired (per partition); KIP-360",
+        catches="reachability (producer_state_expired_beside_traffic)",
+        event="producer_state_expired_beside_traffic",
+        witness=_expired_beside_traffic,
+    ),
+)
 
 
 def _idempotence_properties(sequence_space: int, expiry: bool) -> tuple[Property, ...]:

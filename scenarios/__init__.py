@@ -156,6 +156,7 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
         faults.kinds(),
         config.producer.max_in_flight,
         faults.total >= 2,
+        config.topology.partitions,
     )
 
 

@@ -52,6 +52,8 @@ DEFAULT_CELLS = frozenset(
         "reach_idempotence_window",
         "reach_idempotence_replication",
         "reach_idempotence_expiry",
+        # one leader forgets a producer still writing to the other partition (session 27): ~2 CPU-s
+        "reach_idempotence_expiry_partitions",
         "reach_idempotence_retries",
         "reach_idempotence_wrap",
         "reach_idempotence_wrap_batches",
@@ -615,6 +617,18 @@ IDEMPOTENCE_CELLS: dict[str, dict[str, Any]] = {
             "producer_restart": 1,
             "total": 1,
         },
+    },
+    "expiry_partitions": {
+        "text": "expiry is per partition (each leader's ProducerStateManager.removeExpiredProducers reads its own "
+        "entry's lastTimestamp): one partition's leader forgets an idempotent producer that is still writing to "
+        "the other partition, two requests in flight. Its next batch there is an unknown producer's and must be "
+        "accepted at its sequence (KIP-360) while the other partition's sequences go on; a connection resets, a "
+        "batch expires, a message is duplicated or a leader fails over and rebuilds the producer state from its log.",
+        "permitted": [],
+        "topology": {"producers": 1, "partitions": 2, "records_per_producer": 3},
+        "producer": {"enable_idempotence": True, "acks": "all", "retries": 1, "max_in_flight": 2},
+        "broker": {"producer_id_expiration": True},
+        "faults": {"drop": 1, "duplicate": 1, "batch_expiry": 1, "leader_restart": 1, "total": 1},
     },
 }
 

@@ -235,6 +235,7 @@ _UNENCODED = {
     "reach_idempotence_replication": "separate_replication",
     "reach_idempotence_produce_timeout": "separate_replication",
     "reach_idempotence_expiry": "producer_id_expiration",
+    "reach_idempotence_expiry_partitions": "producer_id_expiration",
     "idempotence_expired_not_leader": "producer_id_expiration",
     "reach_idempotence_exhaustion_restamp": "producer_id_expiration",
     "idempotence_not_leader": "NotLeaderOrFollower",

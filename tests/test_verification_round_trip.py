@@ -15,6 +15,8 @@ import pytest
 
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.invariants.transactions import _stale_verifications
+from keos.model import network as net
+from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.interface import ModelError
 from keos.model.log import partition as part
 from keos.model.log.producer_state import BatchMetadata, ProducerStateEntry
@@ -150,3 +152,26 @@ def test_a_verification_entry_left_over_an_append_is_a_finding() -> None:
     # TV2: the next transaction (epoch 1) may verify while the previous one (epoch 0) is still open
     nxt, _ = part.start_transaction_verification(ok, 7, 1, True)
     assert _stale_verifications(SimpleNamespace(partitions=(nxt,))) == []  # type: ignore[arg-type]
+
+
+def test_verification_asks_about_the_transactional_id_the_request_names() -> None:
+    """``ReplicaManager.handleProduceAppend`` verifies a batch under the Produce request's transactionalId, never under
+    an id found by its producer id: a client whose producer id is stale (its id re-initialised under another one)
+    meets its own entry's state -- under TV2 a pending transition is answered CONCURRENT_TRANSACTIONS before the
+    producer id is compared (KAFKA-18660), a settled one INVALID_PRODUCER_ID_MAPPING."""
+    system = build_model(SCENARIOS["reach_txn_tv2_double_rotation"], "kafka")
+    assert isinstance(system, TransactionalSystem)
+    s0 = system.init_states()[0]
+    tid = s0.clients[0].transactional_id
+    stale = ProduceRequest(0, 0, 0, 7, 0, 0, (1,), True)  # producer id 7: no entry holds it any more
+    env = net.Envelope("p0", "broker", 0, stale)
+    answers: dict[str, str] = {}
+    for pending in ("", tc.TransactionState.PREPARE_COMMIT):
+        md = tc.TransactionMetadata(tid, 9, 0, state=tc.TransactionState.ONGOING, partitions=(0,))
+        md = md._replace(pending_state=pending)
+        s = s0._replace(coordinator=(md,))
+        t = system._verification_tid(s, env, stale)
+        assert t == tid
+        _, answers[pending], _ = system._coordinator_verifies(s, t, stale, True)
+    assert answers == {"": Errors.INVALID_PRODUCER_ID_MAPPING, tc.TransactionState.PREPARE_COMMIT:
+                       Errors.CONCURRENT_TRANSACTIONS}

@@ -880,6 +880,7 @@ class EosSystem(TransactionalSystem):
         before = s.members
         s = s._replace(members=res.group)
         if res.error != Errors.NONE:
+            s = _fault_free_fencing(s, i, "SyncGroup", res.error)  # no mutate: ghost observer (a judge's input)
             s, more = self._put_consumer(s, i, cc.on_error(c, res.error, self.flags.rebalance_in_progress_rejoins))
             return s, (*more, f"sync:{res.error}")
         if before is not None and before.state == cg.COMPLETING_REBALANCE and res.group.state == cg.STABLE:
@@ -904,6 +905,7 @@ class EosSystem(TransactionalSystem):
         c, g = s.consumers[i], s.members
         assert g is not None
         error = cg.heartbeat(g, c.member_id, c.generation)
+        s = _fault_free_fencing(s, i, "Heartbeat", error)  # no mutate: ghost observer (a judge's input)
         s, events = self._put_consumer(s, i, cc.on_error(c, error, self.flags.rebalance_in_progress_rejoins))
         return s, (*events, f"heartbeat:{error}")
 
@@ -1412,3 +1414,30 @@ class EosSystem(TransactionalSystem):
         "RequestTimeout": _eos_request_timeout,
         "SendTxnRequest": _eos_send_txn_request,
     }
+
+
+#: The group coordinator's answers that fence a member: it no longer knows the member id, or the member's generation
+#: is not the group's (``ClassicGroup`` ``validateMember``/``classicGroupHeartbeat``/``classicGroupSyncGroup``, Kafka
+#: trunk ``1eb7644349cb``).  AbstractCoordinator recovers by rejoining, but the member has lost its partitions
+#: (``onPartitionsLost``) and its open transaction's offsets will be refused.
+MEMBER_FENCED_ANSWERS = (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID)
+
+
+def _fault_free_fencing(  # no mutate: ghost observer (the judge of never_fenced_without_fault), not a rule
+    s: TxnSystemState, i: int, request: str, error: str
+) -> TxnSystemState:
+    """Record a member fenced by its group coordinator in a run without any fault.
+
+    The classic coordinator removes a member, or moves the group to a generation without it, only when its session
+    expires, it leaves, or a rebalance completes without its rejoin (``rebalance.timeout.ms``); every one of those
+    is a fault here (``SessionTimeout``, ``LeaveGroup``, ``Rebalance``), and the join barrier otherwise waits for
+    every member (``join_complete_ready``).  A healthy instance's consumer heartbeats only as a member, in STABLE or
+    COMPLETING_REBALANCE (``AbstractCoordinator.HeartbeatThread`` disables itself while ``hasNotJoinedGroup``), and
+    sends SyncGroup only with the generation its JoinGroup answer gave it, so without a fault no answer fences it.
+    (A TxnOffsetCommit is not judged: a cooperative member keeps processing while its JoinGroup waits, and the
+    generation its ``groupMetadata()`` gave ``sendOffsetsToTransaction`` may be gone when the request lands --
+    ILLEGAL_GENERATION, CommitFailedException, an abort: Kafka's own behaviour without any fault.)
+    """
+    if error not in MEMBER_FENCED_ANSWERS or any(s.faults_used):
+        return s
+    return _flagged(s, f"fault_free_fencing:instance {i}'s {request} answered {error} in a run without faults")

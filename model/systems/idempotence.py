@@ -1280,8 +1280,8 @@ class KafkaSystem:
         result = expire_producer(s.partitions[q], producer_id)
         if result is None:  # no branch: replay/minimise only
             return None
-        leader, events = result
-        return s._replace(partitions=_replace_at(s.partitions, q, leader)), events
+        beside = ("producer_state_expired_beside_traffic",) if _producing_elsewhere(s, q, producer_id) else ()
+        return s._replace(partitions=_replace_at(s.partitions, q, result[0])), (*result[1], *beside)
 
     # -- handlers: faults ----------------------------------------------------------------------
 
@@ -1582,6 +1582,21 @@ def _producer_idle(s: SystemState, q: int, producer_id: int) -> bool:
         if p.producer_id == producer_id and any(b.partition == q and b.has_sequence for b in p.batches):
             return False
     return True
+
+
+def _producing_elsewhere(s: SystemState, q: int, producer_id: int) -> bool:
+    """Whether ``producer_id`` has a produce request in flight to another partition than ``q``.
+
+    Expiry is per partition: each partition's ``ProducerStateManager.removeExpiredProducers`` compares
+    ``producer.id.expiration.ms`` with the entry's own ``lastTimestamp``, which only that partition's appends
+    refresh (apache/kafka trunk ``1eb7644349cb``,
+    ``storage/src/main/java/org/apache/kafka/storage/internals/log/ProducerStateManager.java``), so a leader may
+    forget a producer that is still writing to another partition -- its next batch here is then an unknown
+    producer's while its other partitions' sequences go on (KIP-360)."""
+    return any(
+        isinstance(env.body, ProduceRequest) and env.body.producer_id == producer_id and env.body.partition != q
+        for env in s.network
+    )
 
 
 def format_value(value: Any) -> str:  # no mutate: trace format (display of action arguments), not a rule

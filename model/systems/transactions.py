@@ -1191,8 +1191,8 @@ class TransactionalSystem:
     def _coordinator_verifies(
         self, s: TxnSystemState, t: int, req: ProduceRequest, append_ok: bool
     ) -> tuple[TxnSystemState, str, tuple[str, ...]]:
-        """The coordinator's answer to a leader's verification of ``req`` for transactional id ``t`` (-1: none
-        owns its producer id): ``handleVerifyPartitionsInTransaction`` under TV1, ``handleAddPartitionsToTransaction``
+        """The coordinator's answer to a leader's verification of ``req`` for transactional id ``t`` (-1: an unknown
+        id an adversary names): ``handleVerifyPartitionsInTransaction`` under TV1, ``handleAddPartitionsToTransaction``
         (installed, its append succeeding with ``append_ok``) under TV2; the error is judged against Kafka's."""
         md = s.coordinator[t] if t >= 0 else None
         events: tuple[str, ...] = ()
@@ -1261,18 +1261,18 @@ class TransactionalSystem:
         return s, events
 
     def _verification_tid(self, s: TxnSystemState, env: net.Envelope, req: ProduceRequest) -> int:
-        """The transactional id whose coordinator entry verifies a batch: the one the Produce request names
-        (``ReplicaManager.appendRecords`` passes the request's transactionalId).  An honest client names its
-        own, which owns its producer id; the adversary names its own, whatever producer id it forged."""
+        """The transactional id whose coordinator entry verifies a batch: the one the Produce request names.
+
+        ``KafkaApis.handleProduceRequest`` passes ``produceRequest.transactionalId()`` on, and the leader's
+        ``AddPartitionsToTxnManager.verifyTransaction`` asks the coordinator about that id (apache/kafka trunk
+        ``1eb7644349cb``, ``ReplicaManager.scala``): the entry is looked up by transactional id, not producer id.  An
+        honest client names its own (``TxnClient.transactional_id``) also when its producer id is stale -- another
+        instance re-initialised the id under a new producer id -- and meets that entry's current state (TV2: a pending
+        transition answers CONCURRENT_TRANSACTIONS before the producer id is compared, KAFKA-18660); the adversary
+        names its own, whatever producer id it forged."""
         if env.src == authz.ADVERSARY:
             return authz.claimed_transactional_id_index(self, s)
-        return self._tid_of_pid(s, req.producer_id)
-
-    def _tid_of_pid(self, s: TxnSystemState, pid: int) -> int:
-        for t, md in enumerate(s.coordinator):
-            if md is not None and pid in (md.producer_id, md.prev_producer_id, md.next_producer_id):
-                return t
-        return -1
+        return s.clients[self._client_of(env.src)].transactional_id
 
     def _on_coordinator_request(self, s: TxnSystemState, env: net.Envelope, req: Any, append_ok: bool) -> Result:
         t = req.transactional_id
