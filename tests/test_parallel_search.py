@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import pytest
 from test_liveness import inconsistent_model, stuck_model
-from test_spark_cluster import standalone_cluster  # noqa: F401  (the fixture: a master and a worker on 127.0.0.1)
 
 from keos.checker.explore.encoding import StateEncoder, decode
 from keos.checker.explore.parallel import LIVELOCKS_NOT_CHECKED, ParallelOptions, explore_levels
@@ -277,8 +276,4 @@ def test_spark_bfs_equals_the_sequential_search(tmp_path: Path) -> None:
     assert all(r["seconds"] > 0 for r in spark.stats["levels"])
 
 
-@pytest.mark.spark
-def test_spark_bfs_on_a_standalone_cluster_equals_the_sequential_search(
-    standalone_cluster: str, tmp_path: Path  # noqa: F811
-) -> None:
-    _spark_equals_local(standalone_cluster, tmp_path)
+# On a standalone cluster: tests/test_spark_cluster.py (one cluster for the sweep and the BFS).

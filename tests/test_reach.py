@@ -17,7 +17,7 @@ import pytest
 
 from keos.checker.cli.main import main
 from keos.checker.reach import mutation as mu
-from keos.checker.reach.branches import exclusions, measure, package_root
+from keos.checker.reach.branches import CoverageRun, exclusions, measure, package_root
 from keos.checker.reach.carry import file_digest
 from keos.checker.reach.mutators import Mutant, apply_mutant, error_classes, module_mutants, mutant_id
 
@@ -27,11 +27,17 @@ SCENARIO = "idempotence_retry"
 
 
 @pytest.fixture(scope="module")
-def reach(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One coverage run of ``idempotence_retry`` (about 8 s): the reach map the mutants are selected by."""
-    out = tmp_path_factory.mktemp("coverage")
-    run = measure([SCENARIO], out)
-    data = run.to_json()
+def reach_run(tmp_path_factory: pytest.TempPathFactory) -> CoverageRun:
+    """One coverage run of ``idempotence_retry`` (about 8 s) for the module: its report is ``reach``, and
+    ``--explain``'s test reads it as the gate's run (``explain_untaken`` only reads it)."""
+    return measure([SCENARIO], tmp_path_factory.mktemp("coverage"))
+
+
+@pytest.fixture(scope="module")
+def reach(reach_run: CoverageRun) -> dict[str, Any]:
+    """The reach map the mutants are selected by: ``reach_run``'s report, written as reach.json."""
+    out = reach_run.data_file.parent
+    data = reach_run.to_json()
     (out / "reach.json").write_text(json.dumps(data), encoding="utf-8")
     data["_file"] = str(out / "reach.json")
     return data
@@ -494,12 +500,12 @@ def test_coverage_of_the_gate_counts_keos_assignors(tmp_path: Path) -> None:
     assert any("@assignors" in ctxs for ctxs in lines.values())
 
 
-def test_explain_says_what_takes_each_branch_the_gate_never_takes(tmp_path: Path) -> None:
+def test_explain_says_what_takes_each_branch_the_gate_never_takes(reach_run: CoverageRun, tmp_path: Path) -> None:
     """--explain: a branch untaken by the measured searches is taken by a named set's scenario, only by a
     weakened variant (run as keos mutants runs it), or by nothing; each row names what takes it."""
     from keos.checker.reach.branches import explain_untaken, variant_reach
 
-    gate = measure([SCENARIO], tmp_path / "gate")
+    gate = reach_run  # the module's coverage run of SCENARIO
     other = measure(["variant:small_duplicate_window", "reach_idempotence_reorder_restart"], tmp_path / "other")
     assert other.scenarios["variant:small_duplicate_window"]["violated"] == []  # caught, as the gate expects
     rows = explain_untaken(gate, other, {"reach_idempotence_reorder_restart": ["demo"]})
