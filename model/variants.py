@@ -434,6 +434,10 @@ class ProtocolFlags:
             transaction's COMMIT marker reaches ``__consumer_offsets``
             (``OffsetMetadataManager.replayEndTransactionMarker``); without it OffsetFetch already
             answers the pending offset.
+        txn_timeout_fires_while_clients_wait: the coordinator's ``transaction.timeout.ms`` abort
+            (``TransactionCoordinator.abortTimedOutTransactions``, on its own scheduler) fires while the only
+            enabled client steps are retries that change nothing (an OffsetFetch answered
+            UNSTABLE_OFFSET_COMMIT); without it a polling client starves the timeout and the transaction hangs.
         append_failure_resets_pending: when the transaction coordinator's append to
             ``__transaction_state`` fails, the callback resets ``pendingState`` before answering the
             error (KAFKA-5351, PR #3184); without it the entry keeps its pending transition and every
@@ -678,6 +682,7 @@ class ProtocolFlags:
     cooperative_revoke_before_reassign: bool = True
     offset_fetch_require_stable: bool = True
     pending_offsets_wait_for_marker: bool = True
+    txn_timeout_fires_while_clients_wait: bool = True
     acks_all_waits_for_replication: bool = True
     truncation_rebuilds_producer_state: bool = True
     leader_move_completes_purgatory: bool = True
@@ -1872,6 +1877,18 @@ VARIANTS: dict[str, Variant] = {
             bug="offsets read uncommitted: a new owner starts after a record whose transaction then aborts "
             "-- the record's output is never committed (OffsetMetadataManager.replayEndTransactionMarker "
             "is what makes a pending offset visible)",
+        ),
+        Variant(
+            name="txn_timeout_starved_by_waiting_client",
+            description="The coordinator's transaction.timeout.ms abort fires only when nothing else happens: a "
+            "new owner retrying OffsetFetch on UNSTABLE_OFFSET_COMMIT keeps a transaction only its timeout ends "
+            "open forever.",
+            flags=replace(_REAL, txn_timeout_fires_while_clients_wait=False),
+            weakened=True,
+            breaks=("transactions_complete", "lso_reaches_high_watermark_eventually"),
+            scenarios=("authz_eos_shared_transactional_id_tv2",),
+            bug="a hanging transaction (KAFKA-12671's symptom): the partition's last stable offset never "
+            "advances and the new owner never starts, although the transaction's timeout has long passed",
         ),
         Variant(
             name="cooperative_assigns_before_revoke",

@@ -155,6 +155,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # issue 28 (KIP-447): OffsetFetch requireStable and pending transactional offsets (the eos system)
     "offset_fetch_require_stable": frozenset({"eos"}),
     "pending_offsets_wait_for_marker": frozenset({"eos"}),
+    # session 27: the timeout abort beside a client's waiting retries (TxnSystem._quiet; only eos has such waits)
+    "txn_timeout_fires_while_clients_wait": frozenset({"eos"}),
     # issue 23 (granularity): the transaction coordinator's pending transitions (transactions system with
     # pending_transitions; the timeout abort's pending check is read by every transaction coordinator)
     "append_failure_resets_pending": frozenset({"transactions"}),

@@ -515,6 +515,8 @@ class TransactionalSystem:
         in a state with no step at all.  Without this, a retry loop would be a livelock of the model
         that Kafka's clocks do not have: a transaction only its timeout ends would never end.
         """
+        if not self.flags.txn_timeout_fires_while_clients_wait:  # weakened txn_timeout_starved_by_waiting_client
+            return not protocol
         return all(self._waits(state, a) for a in protocol)
 
     def _waits(self, state: TxnSystemState, action: Action) -> bool:
