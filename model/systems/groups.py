@@ -80,6 +80,9 @@ from keos.model.variants import Variant
 __all__ = ["GROUP_ACTION_ARGS", "GroupState", "GroupSystem", "GroupsConfig", "GroupsFaultBudget", "GroupsTopology"]
 
 TOPIC = "t0"
+#: The consumer's states inside a rebalance (``AbstractCoordinator.rebalanceInProgress()``: JoinGroup sent -- the
+#: model's JOINING -- or answered with SyncGroup still to come -- AWAITING_SYNC; Kafka 4.0, trunk 1eb7644).
+REBALANCING = (cc.JOINING, cc.AWAITING_SYNC)
 GROUP_ID = "consumerGroupId"
 
 GROUP_FAULT_KINDS = (
@@ -472,7 +475,7 @@ class GroupSystem:
         g = s.group
         if not self.topo.records or g.member(c.member_id) is None or c.generation != g.generation:
             return s
-        if how == "close" and c.state in (cc.JOINING, cc.AWAITING_SYNC):
+        if how == "close" and c.state in REBALANCING:
             # a close during a rebalance is no clean give-up: onLeavePrepare (ConsumerCoordinator, Kafka 4.0 trunk
             # 1eb7644) calls onPartitionsLost while rebalanceInProgress(), and the close-time commit is never sent
             # (sendOffsetCommitRequest: generationIfStable() is null outside STABLE)
@@ -945,7 +948,7 @@ class GroupSystem:
             ok = not joined.member_id and bool(new.member_id) and new.generation == cc.NO_GENERATION
         else:
             kept = not joined.member_id or new.member_id == joined.member_id
-            ok = kept and new.state in (cc.JOINING, cc.AWAITING_SYNC) and (
+            ok = kept and new.state in REBALANCING and (
                 new.state == cc.AWAITING_SYNC or new.generation == joined.generation)
         if ok:  # no branch: ghost observer of a violation (consumers_react_as_kafka)
             return after
@@ -1321,7 +1324,7 @@ class GroupSystem:
         owner resumes at the last committed offset and may re-read what this consumer had fetched since."""
         c = s.consumers[i]
         events: list[str] = []
-        rebalancing = c.state in (cc.JOINING, cc.AWAITING_SYNC)  # AbstractCoordinator.rebalanceInProgress()
+        rebalancing = c.state in REBALANCING
         stable = c.generation >= 0 and bool(c.member_id) and not rebalancing  # generationIfStable() != null
         if c.uncommitted() and stable and self.flags.commit_on_revoke:
             s, error = self._commit(s, c, c.uncommitted(), i)  # maybeAutoCommitOffsetsSync on close()
