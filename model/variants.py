@@ -45,6 +45,10 @@ class ProtocolFlags:
             without it only produce requests are verified.
         timeout_abort_bumps_epoch: the coordinator's timeout abort goes through
             PrepareEpochFence and bumps the epoch (``abortTimedOutTransactions``, the KAFKA-6119 fix).
+        send_error_aborts_transaction: a ``send()`` that fails synchronously (``KafkaProducer.doSend``'s
+            ``ApiException``: the record never reached the accumulator) makes the open transaction abortable
+            (``maybeTransitionToErrorState``, KAFKA-9279, PR #11508, Kafka 3.2); without it the transaction may
+            commit without the record.
         kip_360: clients bump their epoch with InitProducerId(pid, epoch) after
             an abortable error (KIP-360); without it OUT_OF_ORDER is fatal.
         complete_after_markers: the coordinator writes CompleteCommit/Abort only
@@ -603,6 +607,7 @@ class ProtocolFlags:
     txn_offset_commit_verification: bool = True
     timeout_abort_bumps_epoch: bool = True
     kip_360: bool = True
+    send_error_aborts_transaction: bool = True
     complete_after_markers: bool = True
     generation_fencing: bool = True
     offsets_in_transaction: bool = True
@@ -1185,6 +1190,20 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_kafka_17754_delayed_endtxn",),
             bug="KIP-890 scenario B: a write of an aborted transaction, delayed past the abort, passes "
             "verification in the next transaction at the same epoch and is committed with it",
+        ),
+        Variant(
+            name="send_error_ignored",
+            description="A send() that KafkaProducer.doSend refuses synchronously (an ApiException: "
+            "RecordTooLargeException, TopicAuthorizationException, TimeoutException) is only returned as a failed "
+            "future: the transaction stays open and may commit without the record (Kafka before 3.2).",
+            flags=replace(_REAL, send_error_aborts_transaction=False),
+            weakened=True,
+            breaks=("atomic_commit",),
+            scenarios=("txn_send_rejected",),
+            bug="KAFKA-9279 (fixed by PR #11508, Kafka 3.2: KafkaProducer.doSend calls "
+            "TransactionManager.maybeTransitionToErrorState for an ApiException; clients/.../KafkaProducer.java, "
+            "clients/.../internals/TransactionManager.java): silent data loss, commitTransaction succeeded after "
+            "a send that failed before reaching the accumulator",
         ),
         Variant(
             name="timeout_abort_without_epoch_bump",

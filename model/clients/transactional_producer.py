@@ -210,6 +210,22 @@ def send(c: TxnClient, partition: int, rid: int, tv: int) -> TxnClient:
     return c
 
 
+def send_rejected(c: TxnClient, tv: int, kip_360: bool, aborts: bool = True) -> TxnClient:
+    """``send()`` failed synchronously: ``KafkaProducer.doSend`` caught an ``ApiException`` before the record reached
+    the accumulator (``RecordTooLargeException``, ``TopicAuthorizationException``, ``TimeoutException``) and returned
+    it as a failed future; the application's send call returns and the record is lost to this transaction.
+
+    Since KAFKA-9279 (PR #11508, Kafka 3.2; apache/kafka ``KafkaProducer.java`` ``doSend``'s ``catch (ApiException
+    e)`` and ``TransactionManager.maybeTransitionToErrorState`` @1eb7644349cb) the producer then goes through
+    ``maybeTransitionToErrorState``: a transactional producer's transaction becomes abortable (``epochBumpRequired``
+    when ``canBumpEpoch() && !isCompleting()``), so ``commitTransaction`` throws and the transaction cannot commit
+    without the record.  ``aborts`` off is Kafka before 3.2: the state is unchanged and the transaction may commit
+    with the record missing (weakened variant ``send_error_ignored``).
+    """
+    c = c._replace(data=c.data._replace(next_record=c.data.next_record + 1))
+    return _abortable(c, tv, kip_360) if aborts else c
+
+
 def commit_transaction(c: TxnClient) -> TxnClient | None:
     """``commitTransaction()``."""
     return c._replace(state=C.COMMITTING) if c.state == C.IN_TRANSACTION else None

@@ -156,6 +156,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "InitTransactions": ("producer",),
     "BeginTransaction": ("producer",),
     "Send": ("producer",),
+    "SendRejected": ("producer",),
     "CommitTransaction": ("producer",),
     "AbortTransaction": ("producer",),
     "SendTxnRequest": ("producer",),
@@ -592,6 +593,8 @@ class TransactionalSystem:
             out.append(Action("BeginTransaction", (i,)))
         if self._may_send(c):
             out.append(Action("Send", (i,)))
+            if topo.send_rejections:
+                out.append(Action("SendRejected", (i,)))
         if self._may_commit(c):
             out.append(Action("CommitTransaction", (i,)))
         if self._may_abort(c):
@@ -791,8 +794,8 @@ class TransactionalSystem:
 
         ``TransactionManager.transitionToAbortableError`` runs only from an error: ``handleFailedBatch`` when the
         Sender gives a batch up (``Sender.failBatch``: a non-retriable answer, spent retries, ``delivery.timeout.ms``),
-        a coordinator or TxnOffsetCommit answer's error, or ``maybeResolveSequences`` for a batch that failed
-        earlier (Kafka trunk 1eb7644349cb).  A retriable failure with retries left -- a connection reset
+        a coordinator or TxnOffsetCommit answer's error, ``maybeResolveSequences`` for a batch that failed
+        earlier, or ``KafkaProducer.doSend`` for a ``send()`` it refused synchronously (Kafka trunk 1eb7644349cb).  A retriable failure with retries left -- a connection reset
         (``wasDisconnected``), ``request.timeout.ms`` (``wasTimedOut``), a NOT_LEADER_OR_FOLLOWER -- re-enqueues
         the batch (``Sender.reenqueueBatch``) and leaves the transaction as it is.  So a step that moves a client
         to ABORTABLE_ERROR must deliver an error answer, give up a batch that was sent (one left the queue
@@ -805,6 +808,8 @@ class TransactionalSystem:
         if isinstance(error, str) and error != Errors.NONE:
             return []  # an error answer: the handlers' own judges (client_reacts_as_kafka, ...) classify it
         if "sequence_unresolved" in events:  # maybeResolveSequences: a batch expired earlier
+            return []
+        if "send_rejected" in events:  # doSend's ApiException: maybeTransitionToErrorState (KAFKA-9279)
             return []
         out: list[str] = []
         for i, (old, c) in enumerate(zip(before.clients, after.clients, strict=True)):
@@ -876,6 +881,16 @@ class TransactionalSystem:
             return None
         n = c.data.next_record
         return self._set_client(s, i, tp.send(c, n % topo.partitions, prod.record_id(i, n), self.tv))
+
+    def _send_rejected(self, s: TxnSystemState, i: int) -> Result:
+        """``send()`` of the transaction's next record fails synchronously (``send_rejections``): the record is never
+        batched and the producer reacts as :func:`model.clients.transactional_producer.send_rejected` says."""
+        c = s.clients[i]
+        if not (self.config.topology.send_rejections and self._may_send(c)):  # no branch: a trace read from a file
+            return None
+        aborts = self.flags.send_error_aborts_transaction
+        c = tp.send_rejected(c, self.tv, self.kip_360, aborts)
+        return s._replace(clients=_at(s.clients, i, c)), ("send_rejected",)
 
     def _commit(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
@@ -1985,6 +2000,7 @@ class TransactionalSystem:
         "InitTransactions": _init_transactions,
         "BeginTransaction": _begin,
         "Send": _send,
+        "SendRejected": _send_rejected,
         "CommitTransaction": _commit,
         "AbortTransaction": _abort,
         "SendTxnRequest": _send_txn_request,

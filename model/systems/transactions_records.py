@@ -84,6 +84,11 @@ class TxnTopology:
     ``removeTransactionsForTxnTopicPartition``).
     ``empty_commits``: the application may also commit a transaction right after ``beginTransaction``, before it
     sends any of its records (an empty transaction, KAFKA-18401: the records of that transaction are never sent).
+    ``send_rejections``: the application's ``send()`` of a record may fail synchronously in
+    ``KafkaProducer.doSend`` with an ``ApiException`` -- a record above ``max.request.size``
+    (``RecordTooLargeException``), a topic the producer may not write (``TopicAuthorizationException`` from the
+    metadata wait), ``max.block.ms`` spent waiting for metadata or buffer space (``TimeoutException``) -- returned as
+    a failed future (``FutureFailure``) the application need not read: the record never enters the accumulator.
     ``verification_round_trip``: a partition leader's KIP-890 verification is a request to the transaction
     coordinator and a callback of its own (``ReplicaManager.handleProduceAppend``), not part of the Produce
     step; the callback appends only while the partition's verification guard holds.
@@ -101,6 +106,7 @@ class TxnTopology:
     verification_round_trip: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     loading_window: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     empty_commits: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    send_rejections: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     max_in_flight: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
