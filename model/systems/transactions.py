@@ -795,7 +795,8 @@ class TransactionalSystem:
         ``TransactionManager.transitionToAbortableError`` runs only from an error: ``handleFailedBatch`` when the
         Sender gives a batch up (``Sender.failBatch``: a non-retriable answer, spent retries, ``delivery.timeout.ms``),
         a coordinator or TxnOffsetCommit answer's error, ``maybeResolveSequences`` for a batch that failed
-        earlier, or ``KafkaProducer.doSend`` for a ``send()`` it refused synchronously (Kafka trunk 1eb7644349cb).  A retriable failure with retries left -- a connection reset
+        earlier, or ``KafkaProducer.doSend`` for a ``send()`` it refused synchronously (Kafka trunk 1eb7644349cb).
+        A retriable failure with retries left -- a connection reset
         (``wasDisconnected``), ``request.timeout.ms`` (``wasTimedOut``), a NOT_LEADER_OR_FOLLOWER -- re-enqueues
         the batch (``Sender.reenqueueBatch``) and leaves the transaction as it is.  So a step that moves a client
         to ABORTABLE_ERROR must deliver an error answer, give up a batch that was sent (one left the queue

@@ -1,0 +1,53 @@
+"""A ``send()`` refused synchronously inside a transaction (``txn_send_rejected``, KAFKA-9279).
+
+``KafkaProducer.doSend`` returns an ``ApiException`` raised before the record reaches the accumulator as a failed
+future; since Kafka 3.2 it also calls ``TransactionManager.maybeTransitionToErrorState``, so the transaction is
+abortable and ``commitTransaction`` cannot succeed without the record.  The property that judges it is the user's
+promise ``atomic_commit``; the weakened variant ``send_error_ignored`` (Kafka before 3.2) must violate it.
+"""
+
+from __future__ import annotations
+
+from keos.checker.explore.search import ExploreOptions, explore
+from keos.checker.results import Verdict
+from keos.model.clients import transactional_producer as tp
+from keos.model.variants import VARIANTS
+from keos.scenarios import build_model, builtin_scenarios
+
+SCENARIO = "txn_send_rejected"
+
+
+def _verdicts(variant: str) -> dict[str, Verdict]:
+    scenario = builtin_scenarios()[SCENARIO]
+    result = explore(build_model(scenario, variant), SCENARIO, variant, ExploreOptions())[0]
+    return {p.name: p.verdict for p in result.properties}
+
+
+def _after_rejection(variant: str) -> tuple[tp.TxnClient, list[str]]:
+    """Init, begin, then a rejected send: the client and the application calls offered next."""
+    model = build_model(builtin_scenarios()[SCENARIO], variant)
+    s = model.init_states()[0]
+    for kind in ("InitTransactions", "SendTxnRequest", "Deliver", "Deliver", "BeginTransaction", "SendRejected"):
+        action = next(a for a in model.actions(s) if a.kind == kind)
+        step = model.step(s, action)
+        assert step is not None
+        s = step[0]
+    return s.clients[0], [a.kind for a in model.actions(s)]
+
+
+def test_a_rejected_send_makes_the_transaction_abortable() -> None:
+    c, offered = _after_rejection("kafka")
+    assert c.state == tp.C.ABORTABLE_ERROR
+    assert "CommitTransaction" not in offered and "AbortTransaction" in offered
+
+
+def test_before_kafka_3_2_the_transaction_stays_open_and_may_commit() -> None:
+    c, offered = _after_rejection("send_error_ignored")
+    assert c.state == tp.C.IN_TRANSACTION
+    assert "Send" in offered  # the transaction's second record; the rejected one is gone
+
+
+def test_atomic_commit_holds_on_kafka_and_catches_send_error_ignored() -> None:
+    assert VARIANTS["send_error_ignored"].scenarios == (SCENARIO,)
+    assert _verdicts("kafka")["atomic_commit"] is Verdict.HOLDS
+    assert _verdicts("send_error_ignored")["atomic_commit"] is Verdict.VIOLATED
