@@ -1198,8 +1198,8 @@ VARIANTS: dict[str, Variant] = {
             "future: the transaction stays open and may commit without the record (Kafka before 3.2).",
             flags=replace(_REAL, send_error_aborts_transaction=False),
             weakened=True,
-            breaks=("atomic_commit",),
-            scenarios=("txn_send_rejected",),
+            breaks=("atomic_commit", "exactly_once_processing"),
+            scenarios=("txn_send_rejected", "txn_eos_send_rejected"),
             bug="KAFKA-9279 (fixed by PR #11508, Kafka 3.2: KafkaProducer.doSend calls "
             "TransactionManager.maybeTransitionToErrorState for an ApiException; clients/.../KafkaProducer.java, "
             "clients/.../internals/TransactionManager.java): silent data loss, commitTransaction succeeded after "

@@ -35,7 +35,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "txn_offset_commit_verification": frozenset({"eos"}),
     "timeout_abort_bumps_epoch": _TXN,
     "kip_360": frozenset({"transactions", "eos"}),
-    "send_error_aborts_transaction": frozenset({"transactions"}),  # SendRejected: the plain application's call
+    "send_error_aborts_transaction": frozenset({"transactions", "eos"}),
     "complete_after_markers": frozenset({"transactions", "eos"}),
     "generation_fencing": frozenset({"eos"}),
     "offsets_in_transaction": frozenset({"eos"}),

@@ -3,7 +3,8 @@
 ``KafkaProducer.doSend`` returns an ``ApiException`` raised before the record reaches the accumulator as a failed
 future; since Kafka 3.2 it also calls ``TransactionManager.maybeTransitionToErrorState``, so the transaction is
 abortable and ``commitTransaction`` cannot succeed without the record.  The property that judges it is the user's
-promise ``atomic_commit``; the weakened variant ``send_error_ignored`` (Kafka before 3.2) must violate it.
+promise ``atomic_commit`` -- in consume-transform-produce ``exactly_once_processing`` -- and the weakened variant
+``send_error_ignored`` (Kafka before 3.2) must violate it.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from keos.model.variants import VARIANTS
 from keos.scenarios import build_model, builtin_scenarios
 
 SCENARIO = "txn_send_rejected"
+EOS_SCENARIO = "txn_eos_send_rejected"
 
 
-def _verdicts(variant: str) -> dict[str, Verdict]:
-    scenario = builtin_scenarios()[SCENARIO]
-    result = explore(build_model(scenario, variant), SCENARIO, variant, ExploreOptions())[0]
+def _verdicts(variant: str, name: str = SCENARIO) -> dict[str, Verdict]:
+    scenario = builtin_scenarios()[name]
+    result = explore(build_model(scenario, variant), name, variant, ExploreOptions())[0]
     return {p.name: p.verdict for p in result.properties}
 
 
@@ -48,6 +50,12 @@ def test_before_kafka_3_2_the_transaction_stays_open_and_may_commit() -> None:
 
 
 def test_atomic_commit_holds_on_kafka_and_catches_send_error_ignored() -> None:
-    assert VARIANTS["send_error_ignored"].scenarios == (SCENARIO,)
+    assert VARIANTS["send_error_ignored"].scenarios == (SCENARIO, EOS_SCENARIO)
     assert _verdicts("kafka")["atomic_commit"] is Verdict.HOLDS
     assert _verdicts("send_error_ignored")["atomic_commit"] is Verdict.VIOLATED
+
+
+def test_consume_transform_produce_aborts_and_reprocesses_after_a_rejected_output() -> None:
+    """EOS: the output's send is refused; the input record must be processed again, its output committed once."""
+    assert _verdicts("kafka", EOS_SCENARIO)["exactly_once_processing"] is Verdict.HOLDS
+    assert _verdicts("send_error_ignored", EOS_SCENARIO)["exactly_once_processing"] is Verdict.VIOLATED

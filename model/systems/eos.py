@@ -130,9 +130,11 @@ OFFSETS_PARTITION = tc.OFFSETS_PARTITION_BASE + GROUP
 
 #: The plain application's calls (BeginTransaction, Send) are replaced by Process.
 EOS_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
-    **{k: v for k, v in TXN_ACTION_ARGS.items() if k not in ("BeginTransaction", "Send")},
+    **{k: v for k, v in TXN_ACTION_ARGS.items() if k not in ("BeginTransaction", "Send", "SendRejected")},
     "FetchOffsets": ("instance",),
     "Process": ("instance",),
+    # ``[transactions] send_rejections``: the iteration's send(out) is refused synchronously (KAFKA-9279)
+    "ProcessSendRejected": ("instance",),
     "SendAddOffsetsToTxn": ("instance",),
     "CommitOffsets": ("instance",),
     # a mixed application's consumer commits its position outside the transaction (``[eos] plain_commits``)
@@ -349,6 +351,8 @@ class EosSystem(TransactionalSystem):
         for kind in ("FetchOffsets", "Process", "SendAddOffsetsToTxn"):
             if self._app_step(state, kind, i) is not None:
                 out.append(Action(kind, (i,)))
+                if kind == "Process" and self._output_rejectable(state, i):
+                    out.append(Action("ProcessSendRejected", (i,)))
         if self._commit_ok(state, i):
             out.append(Action("CommitTransaction", (i,)))
         if self._abort_ok(state, i):
@@ -604,12 +608,24 @@ class EosSystem(TransactionalSystem):
     def _current_owner(self, s: TxnSystemState, i: int) -> bool:
         return current_owner(s, i)
 
-    def _process(self, s: TxnSystemState, i: int) -> Result:
+    def _output_rejectable(self, s: TxnSystemState, i: int) -> bool:
+        """``send_rejections``: the iteration's record has an output whose ``send()`` may be refused synchronously."""
+        return self.config.topology.send_rejections and s.apps[i].position >= self.eos.filtered_records
+
+    def _process_send_rejected(self, s: TxnSystemState, i: int) -> Result:
+        """``Process`` whose ``send(out)`` ``KafkaProducer.doSend`` refuses synchronously (``send_rejections``)."""
+        if not self._output_rejectable(s, i):  # no branch: a trace read from a file
+            return None
+        return self._process(s, i, rejected=True)
+
+    def _process(self, s: TxnSystemState, i: int, rejected: bool = False) -> Result:
         """One loop iteration: beginTransaction, poll one input record, send its output record (none for a
         filtered one, ``EosConfig.filtered_records``), sendOffsetsToTransaction(position, groupMetadata).
 
         The calls are local (they enqueue requests), so they are one step; the
-        requests they enqueue travel separately.
+        requests they enqueue travel separately.  ``rejected``: ``send(out)`` failed synchronously
+        (:func:`model.clients.transactional_producer.send_rejected`); once the transaction is abortable,
+        ``sendOffsetsToTransaction`` throws it (``maybeFailWithError``) and the application aborts.
         """
         app, c = s.apps[i], s.clients[i]
         n = self.eos.input_records
@@ -619,7 +635,9 @@ class EosSystem(TransactionalSystem):
         if begun is None:
             return None
         c = begun
-        if app.position >= self.eos.filtered_records:  # a filtered record has no output: offsets only
+        if rejected:
+            c = tp.send_rejected(begun, self.tv, self.kip_360, self.flags.send_error_aborts_transaction)
+        elif app.position >= self.eos.filtered_records:  # a filtered record has no output: offsets only
             c = tp.send(begun, OUTPUT_PARTITION, output_record(i, begun.txn, app.position, n), self.tv)
         generation, member = app.generation, ""
         if self.protocol:  # KafkaConsumer.groupMetadata(): the consumer's generation and member id
@@ -632,6 +650,8 @@ class EosSystem(TransactionalSystem):
             txn_superseded=app.superseded,  # no mutate: ghost
         )
         s = s._replace(clients=_at(s.clients, i, c))
+        if c.state == tp.C.ABORTABLE_ERROR:  # send(out) refused: sendOffsetsToTransaction throws the error
+            return self._set_app(s, i, app), ("process", "send_rejected")
         if not self.flags.offsets_in_transaction:  # unreachable: weakened variant offsets_outside_transaction
             return self._set_app(s, i, app._replace(offsets=P.PLAIN)), ("process", "offsets_deferred")
         if self.tv < 2 or not self.flags.tv2_offsets_without_add_offsets:
@@ -1394,6 +1414,7 @@ class EosSystem(TransactionalSystem):
         **{k: v for k, v in TransactionalSystem._HANDLERS.items() if k in EOS_ACTION_ARGS},
         "FetchOffsets": _fetch_offsets,
         "Process": _process,
+        "ProcessSendRejected": _process_send_rejected,
         "SendAddOffsetsToTxn": _send_add_offsets,
         "CommitTransaction": _eos_commit,
         "AbortTransaction": _eos_abort,

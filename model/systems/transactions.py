@@ -711,8 +711,9 @@ class TransactionalSystem:
         if new.clients is not state.clients:
             bad += self._unjustified_failures(state, new, action)
             bad += self._unexplained_aborts(state, new, action, events)
+            through = ("IN_TRANSACTION",) if "process" in events else ()  # EOS's Process begins the transaction
             bad += invalid_client_transitions(
-                tuple(c.state for c in state.clients), tuple(c.state for c in new.clients)
+                tuple(c.state for c in state.clients), tuple(c.state for c in new.clients), through
             )
         if new.group is not state.group:  # no mutate: ghost observer (handlers keep an unchanged group by reference)
             bad += self._judge_reads(new)
