@@ -267,6 +267,8 @@ def test_coverage_is_honest() -> None:
             assert all(f in why for f in unencoded)
     ok, why = bmc_coverage(scenarios["txn_coordinator_faults"], "kafka")
     assert not ok and "coordinator_failover" in why
+    ok, why = bmc_coverage(scenarios["txn_send_rejected"], "kafka")  # SendRejected has no template
+    assert not ok and "SendRejected" in why
     for sc in scenarios.values():
         if sc.model not in ("idempotence", "transactions"):
             assert not bmc_covers(sc, "kafka")

@@ -222,6 +222,8 @@ def covers(model: Any) -> tuple[bool, str]:
         return False, "pending transitions (transaction-log appends completing in steps of their own) are not encoded"
     if model.config.topology.verification_round_trip:
         return False, "the KIP-890 verification round trip (leader -> coordinator -> callback) is not encoded"
+    if model.config.topology.send_rejections:
+        return False, "a send() refused synchronously (SendRejected, send_rejections) is not encoded"
     lim = dict(zip(TXN_FAULT_KINDS, model.config.faults.limits()))
     extra = sorted(k for k, v in lim.items() if v > 0 and k not in ENCODED_FAULTS)
     if extra and model.config.faults.total > 0:
