@@ -30,7 +30,7 @@ COOP = "txn_eos_cooperative_leave"
 # scenario -> (distinct states, events that must occur)
 HOLDS = {
     JOIN: (1791, ("eager:revoked_all", "UNSTABLE_OFFSET_COMMIT", "owner_started_after_move", "join:complete")),
-    COOP: (3970, ("txn_offset_commit_during_completing_rebalance", "left_group", "owner_started_after_move")),
+    COOP: (4651, ("txn_offset_commit_during_completing_rebalance", "left_group", "owner_started_after_move")),
     ZOMBIE: (18181, ("session_expired:zombie", "txn_offset_commit_fenced", "heartbeat:UNKNOWN_MEMBER_ID")),
 }
 

@@ -252,7 +252,7 @@ class EosSystem(TransactionalSystem):
         **FAULT_OF_ACTION,
         "Rebalance": "rebalance",
         "SessionTimeout": "rebalance",
-        "LeaveGroup": "rebalance",
+        # no LeaveGroup: a close() is the application's step, not a fault (see _fault_free_fencing)
         "GroupCoordinatorFailover": "coordinator_failover",
     }
 
@@ -1450,9 +1450,9 @@ def _fault_free_fencing(  # no mutate: ghost observer (the judge of never_fenced
     """Record a member fenced by its group coordinator in a run without any fault.
 
     The classic coordinator removes a member, or moves the group to a generation without it, only when its session
-    expires, it leaves, or a rebalance completes without its rejoin (``rebalance.timeout.ms``); every one of those
-    is a fault here (``SessionTimeout``, ``LeaveGroup``, ``Rebalance``), and the join barrier otherwise waits for
-    every member (``join_complete_ready``).  A healthy instance's consumer heartbeats only as a member, in STABLE or
+    expires, it leaves, or a rebalance completes without its rejoin; expiry and rebalance are faults, a leave is
+    not (Kafka 4.0 ``removeMember`` drops only the closed member, which sends nothing after); the join barrier waits
+    for every member (``join_complete_ready``).  A healthy instance's consumer heartbeats only as a member, in STABLE or
     COMPLETING_REBALANCE (``AbstractCoordinator.HeartbeatThread`` disables itself while ``hasNotJoinedGroup``), and
     sends SyncGroup only with the generation its JoinGroup answer gave it, so without a fault no answer fences it.
     (A TxnOffsetCommit is not judged: a cooperative member keeps processing while its JoinGroup waits, and the
