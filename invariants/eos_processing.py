@@ -249,6 +249,8 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
     returns = ("partition_returned",) if several and not protocol and config.faults.rebalance > 1 else ()
     # the drop budget must also strike a producer's own connections (transaction coordinator, partition leader)
     producer_resets = ("producer_connection_reset",) if config.faults.drop > 0 else ()
+    # a send() refused synchronously must be seen making the transaction abortable (invariants/transactions.py)
+    rejections = ("send_rejection_made_abortable",) if config.topology.send_rejections else ()
     props: list[Property] = [
         no_findings(
             name="exactly_once_processing",
@@ -260,7 +262,7 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
             catches="a zombie committing after a rebalance (no generation fencing, KAFKA-2555), offsets "
             "committed outside the transaction (at-least-once), a missing seek after abort (KAFKA-17582)",
             findings=lambda s: _eos_problems(n, s, eos.filtered_records),
-            partners=(*legacy_partners, "input_fully_processed", *group_partners, *producer_resets),
+            partners=(*legacy_partners, "input_fully_processed", *group_partners, *producer_resets, *rejections),
         ),
         no_findings(
             name="offsets_committed_with_outputs",

@@ -667,7 +667,33 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
         props = _pending_partners(config, props)
     if topo.verification_round_trip:
         props = _round_trip_partners(props)
+    if topo.send_rejections:
+        props = _send_rejection_partners(props)
     return tuple(props)
+
+
+#: The property each model's application-level atomicity is judged by: ``atomic_commit`` for the plain
+#: transactional application, ``exactly_once_processing`` for consume-transform-produce (which drops
+#: ``atomic_commit``, see :func:`keos.invariants.eos_processing.eos_properties`).
+SEND_REJECTION_JUDGES = ("atomic_commit", "exactly_once_processing")
+
+
+def _send_rejection_partners(props: list[Property]) -> list[Property]:
+    """With ``send_rejections`` the application's ``send()`` may be refused synchronously (KAFKA-9279): the
+    atomicity property holds only meaningfully if a refusal was seen *having its effect* -- the producer's
+    transaction made abortable (``TransactionManager.maybeTransitionToErrorState``), so that it cannot commit
+    without the record.  A witness of the input alone (the refusal happened) would be satisfied by a model that
+    drops the refusal on the floor; this one fires on the client state the refusal leads to."""
+    witness = sometimes_event(
+        "send_rejection_made_abortable",
+        "A send() refused synchronously left the producer's transaction abortable (KafkaProducer.doSend -> "
+        "TransactionManager.maybeTransitionToErrorState, KAFKA-9279).",
+        "send_rejected_abortable",
+    )
+    out = [
+        replace(p, partners=(*p.partners, witness.name)) if p.name in SEND_REJECTION_JUDGES else p for p in props
+    ]
+    return [*out, witness]
 
 
 def _round_trip_partners(props: list[Property]) -> list[Property]:

@@ -59,3 +59,21 @@ def test_consume_transform_produce_aborts_and_reprocesses_after_a_rejected_outpu
     """EOS: the output's send is refused; the input record must be processed again, its output committed once."""
     assert _verdicts("kafka", EOS_SCENARIO)["exactly_once_processing"] is Verdict.HOLDS
     assert _verdicts("send_error_ignored", EOS_SCENARIO)["exactly_once_processing"] is Verdict.VIOLATED
+
+
+def test_the_witness_fires_on_the_reaction_not_on_the_refusal() -> None:
+    """``send_rejection_made_abortable`` partners both judges: it fires on the client made abortable, so a model that
+    records the refusal but drops its effect (the client unchanged) leaves ``atomic_commit`` untested, not held."""
+    assert _verdicts("kafka")["send_rejection_made_abortable"] is Verdict.REACHED
+    assert _verdicts("kafka", EOS_SCENARIO)["send_rejection_made_abortable"] is Verdict.REACHED
+    scenario = builtin_scenarios()[SCENARIO]
+    model = build_model(scenario, "kafka")
+
+    def ignored(s, i):  # type: ignore[no-untyped-def]  # the refusal seen, its effect dropped
+        return s, ("send_rejected",)
+
+    model._HANDLERS = {**model._HANDLERS, "SendRejected": ignored}  # type: ignore[attr-defined]
+    result = explore(model, SCENARIO, "kafka", ExploreOptions())[0]
+    verdicts = {p.name: p.verdict for p in result.properties}
+    assert verdicts["send_rejection_made_abortable"] is not Verdict.REACHED
+    assert verdicts["atomic_commit"] is Verdict.UNTESTED

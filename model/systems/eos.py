@@ -651,7 +651,7 @@ class EosSystem(TransactionalSystem):
         )
         s = s._replace(clients=_at(s.clients, i, c))
         if c.state == tp.C.ABORTABLE_ERROR:  # send(out) refused: sendOffsetsToTransaction throws the error
-            return self._set_app(s, i, app), ("process", "send_rejected")
+            return self._set_app(s, i, app), ("process", "send_rejected", "send_rejected_abortable")
         if not self.flags.offsets_in_transaction:  # unreachable: weakened variant offsets_outside_transaction
             return self._set_app(s, i, app._replace(offsets=P.PLAIN)), ("process", "offsets_deferred")
         if self.tv < 2 or not self.flags.tv2_offsets_without_add_offsets:

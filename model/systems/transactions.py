@@ -890,9 +890,9 @@ class TransactionalSystem:
         c = s.clients[i]
         if not (self.config.topology.send_rejections and self._may_send(c)):  # no branch: a trace read from a file
             return None
-        aborts = self.flags.send_error_aborts_transaction
-        c = tp.send_rejected(c, self.tv, self.kip_360, aborts)
-        return s._replace(clients=_at(s.clients, i, c)), ("send_rejected",)
+        c = tp.send_rejected(c, self.tv, self.kip_360, self.flags.send_error_aborts_transaction)
+        reacted = ("send_rejected_abortable",) if c.state == tp.C.ABORTABLE_ERROR else ()  # its witness's event
+        return s._replace(clients=_at(s.clients, i, c)), ("send_rejected", *reacted)
 
     def _commit(self, s: TxnSystemState, i: int) -> Result:
         c = s.clients[i]
