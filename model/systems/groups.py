@@ -90,6 +90,8 @@ GROUP_FAULT_KINDS = (
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
     "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync",
 )
+#: A fault kind's slot in ``faults_used`` (``_fault_allowed`` runs for every kind in every state).
+_GROUP_FAULT_INDEX = {kind: k for k, kind in enumerate(GROUP_FAULT_KINDS)}
 
 
 @dataclass(frozen=True)
@@ -361,9 +363,11 @@ class GroupSystem:
     # -- helpers ----------------------------------------------------------------------------------
 
     def _fault_allowed(self, s: GroupState, kind: str) -> bool:
-        k = GROUP_FAULT_KINDS.index(kind)
+        k = _GROUP_FAULT_INDEX[kind]
+        if s.faults_used[k] >= self._limits[k]:
+            return False
         total = self.config.faults.total
-        return s.faults_used[k] < self._limits[k] and (total == 0 or sum(s.faults_used) < total)
+        return total == 0 or sum(s.faults_used) < total
 
     def _talks(self, s: GroupState, c: Consumer) -> bool:
         """Up, and knows the current coordinator (else its request gets NOT_COORDINATOR)."""

@@ -358,6 +358,10 @@ def _judge_version_request(s: TxnSystemState, i: int, kind: str, tv: int) -> Txn
     return _flagged(s, f"version_request:{i}:{kind} at transaction.version {tv}")  # no mutate: ghost observer
 
 
+#: A fault kind's slot in ``faults_used`` (``_budget_left`` runs for every kind in every state).
+_TXN_FAULT_INDEX = {kind: k for k, kind in enumerate(TXN_FAULT_KINDS)}
+
+
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
 
@@ -670,7 +674,7 @@ class TransactionalSystem:
 
     def _budget_left(self, state: TxnSystemState, fault: str) -> bool:
         """Whether fault kind ``fault``'s own budget has room (the total is the caller's: actions(), step())."""
-        k = TXN_FAULT_KINDS.index(fault)
+        k = _TXN_FAULT_INDEX[fault]
         return state.faults_used[k] < self._limits[k]
 
     def step(self, state: TxnSystemState, action: Action) -> Step | None:
@@ -709,12 +713,15 @@ class TransactionalSystem:
         if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
             bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
         if new.clients is not state.clients:
-            bad += self._unjustified_failures(state, new, action)
-            bad += self._unexplained_aborts(state, new, action, events)
-            through = ("IN_TRANSACTION",) if "process" in events else ()  # EOS's Process begins the transaction
-            bad += invalid_client_transitions(
-                tuple(c.state for c in state.clients), tuple(c.state for c in new.clients), through
-            )
+            # The three client judges label only a client whose TransactionManager state this step changed (to
+            # FATAL_ERROR, to ABORTABLE_ERROR, along an edge): most steps change a client's data, not its state.
+            before_states = tuple(c.state for c in state.clients)
+            after_states = tuple(c.state for c in new.clients)
+            if before_states != after_states:
+                bad += self._unjustified_failures(state, new, action)
+                bad += self._unexplained_aborts(state, new, action, events)
+                through = ("IN_TRANSACTION",) if "process" in events else ()  # EOS's Process begins the transaction
+                bad += invalid_client_transitions(before_states, after_states, through)
         if new.group is not state.group:  # no mutate: ghost observer (handlers keep an unchanged group by reference)
             bad += self._judge_reads(new)
         if action.kind in ADVERSARY_FAULT_OF_ACTION:  # no mutate: the judge's input (attack_witnesses_match_effects)
