@@ -554,6 +554,30 @@ def test_a_protocol_flag_default_runs_on_the_scenarios_that_read_the_flag() -> N
     assert mu.select_scenarios(m, reach) == ["other", "boundaries"]
 
 
+def test_a_variant_entry_runs_on_the_scenarios_that_name_the_variant() -> None:
+    # A Variant(...) entry runs at import only and is read only by a scenario whose TOML names the variant: its
+    # mutant goes to that twin even when no function of variants.py ran in it (seed 1135's fencing_refreshes_first
+    # flag True -> False survived 37 other scenarios; its twin kills it in one search).
+    lines = (ROOT / "model/variants.py").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, text in enumerate(lines, 1) if text.strip() == 'name="fencing_refreshes_first",')
+    n = next(i for i in range(start, len(lines)) if "connect_fencing_refreshes_first=True" in lines[i - 1])
+    reach = {
+        "root": str(ROOT),
+        "scenarios": {
+            "twin": {"seconds": 2.0, "variant": "fencing_refreshes_first"},
+            "other_twin": {"seconds": 0.1, "variant": "tv1"},
+            "other": {"seconds": 0.5},
+        },
+        "reach": {"model/variants.py": {str(n): ["import"], "1": ["other"]}},
+    }
+    m = Mutant("x", "keos.model.variants", "model/variants.py", "model", n, 0, n, 1, "constant", "<module>",
+               "True", "False")
+    assert mu.select_scenarios(m, reach) == ["other", "twin"]
+    outside = Mutant("y", "keos.model.variants", "model/variants.py", "model", 1, 0, 1, 1, "constant", "<module>",
+                     "1", "2")
+    assert mu._variant_scenarios(outside, reach) == set()
+
+
 def test_every_listed_equivalent_mutant_is_a_mutant_of_the_model_as_it_is() -> None:
     """An id in ``docs/mutation/equivalent.toml`` names a mutant of today's model, or it is a stale claim.
 

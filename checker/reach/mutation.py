@@ -5,8 +5,9 @@ For every mutant of :mod:`keos.checker.reach.mutators` (or a stratified sample o
 1. its *reach* is read from ``keos coverage``'s ``reach.json``: the scenarios whose explicit search
    ran the mutated lines (dynamic contexts).  A mutant of module-level code (a table, a constant)
    runs only at import, so it takes the scenarios that reach any line of its module (a module of
-   data only, such as ``model/protocol/errors.py``: every scenario).  No scenario: the mutant is
-   ``uncovered`` (never run; it counts as not killed);
+   data only, such as ``model/protocol/errors.py``: every scenario); a ``ProtocolFlags`` default adds the
+   scenarios that read its flag, a ``Variant(...)`` entry the scenarios that name its variant.  No scenario:
+   the mutant is ``uncovered`` (never run; it counts as not killed);
 2. it runs in a fresh process (:mod:`keos.checker.reach.worker`) that serves the mutated module
    through an import hook and runs the gate's search on those scenarios, cheapest first (by the
    time ``keos coverage`` measured), stopping at the first violation, within ``--time-budget``
@@ -31,6 +32,7 @@ after Ctrl-C or ``--total-budget``, marked partial.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fnmatch
 import functools
@@ -49,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from keos.checker.reach.branches import package_root
 from keos.checker.reach.mutators import OPERATORS, Mutant, error_classes, model_modules, module_mutants
 from keos.checker.reach.worker import MARKER
 
@@ -248,6 +251,7 @@ def select_scenarios(m: Mutant, reach: dict[str, Any]) -> list[str]:
         # functions may read it; a module of data only (no function ever ran) may be read by any scenario.
         hit = {c for cs in lines.values() for c in cs if c != "import"} or set(times)
         hit |= _flag_readers(m, reach)
+        hit |= _variant_scenarios(m, reach)
     hit &= set(times)
     return sorted(hit, key=lambda s: (times[s], s))
 
@@ -335,6 +339,44 @@ def _flag_readers(m: Mutant, reach: dict[str, Any]) -> set[str]:
     if field_match is None:
         return set()
     return _scenarios_at(reach, _readers(str(root), field_match["name"], tuple(sorted(reach["reach"]))))
+
+
+def _variant_scenarios(m: Mutant, reach: dict[str, Any]) -> set[str]:
+    """The scenarios that run the variant whose ``Variant(...)`` entry of ``model/variants.py`` ``m`` mutates.
+
+    A variant's entry (its flags, its name) is module-level data read only when a scenario names the variant
+    (``variant = "..."`` in its TOML, e.g. ``connect_connector_deleted_refresh_first``): the scenarios that run
+    the module's functions need not be among them, so a mutant that turns a Kafka-as-Kafka variant into the real
+    model (or changes which flag it switches) would otherwise never run on the twin built to tell them apart.
+    Weakened variants are judged on their own searches (:func:`select_variants`).
+    """
+    if m.path != "model/variants.py" or m.function != "<module>":
+        return set()
+    name = _variant_at(str(package_root() / m.path), m.line)
+    if name is None:
+        return set()
+    return {s for s, data in reach["scenarios"].items() if data.get("variant") == name}
+
+
+@functools.lru_cache(maxsize=16)
+def _variant_entries(path: str) -> tuple[tuple[int, int, str], ...]:
+    """(first line, last line, name) of every ``Variant(name="...", ...)`` call of the file at ``path``."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return ()
+    out: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Variant":
+            for kw in node.keywords:
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    out.append((node.lineno, node.end_lineno or node.lineno, kw.value.value))
+    return tuple(out)
+
+
+def _variant_at(path: str, line: int) -> str | None:
+    """The name of the ``Variant(...)`` entry spanning ``line`` of ``path`` (``None`` if none does)."""
+    return next((name for first, last, name in _variant_entries(path) if first <= line <= last), None)
 
 
 @functools.lru_cache(maxsize=256)
