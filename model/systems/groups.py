@@ -17,6 +17,8 @@ SyncGroup: LateHeartbeat, DelaySyncResponse); what else the protocol must surviv
 
 ========================  =====================================================================
 protocol steps            FindCoordinator, Start (a consumer process starts or restarts),
+                          JoinPrepare (``async_join_prepare``: an eager onJoinPrepare's asynchronous
+                          auto-commit, before the revocation and the JoinGroup),
                           JoinGroup, CompleteJoin (the join barrier), SyncGroup, Heartbeat (only
                           when it answers an error), Poll, Commit
 timing steps              ExpireSession (``session.timeout.ms`` for a member whose process is
