@@ -537,6 +537,11 @@ class ProtocolFlags:
         join_prepare_revokes_after_fenced_commit: an eager ``onJoinPrepare`` whose auto-commit was fenced
             (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION: not retriable) still revokes the partitions and joins (Kafka 4.0
             trunk 1eb7644); without it the member keeps them, its generation reset, and sends no JoinGroup.
+        join_prepare_pauses_partitions: while an eager ``onJoinPrepare``'s asynchronous auto-commit is in flight the
+            partitions about to be revoked are pending revocation, not fetchable (``SubscriptionState.
+            markPendingRevocation`` / ``ConsumerCoordinator.onJoinPrepare``, the KAFKA-14196 fix, apache/kafka PR
+            #12603, 3.3); without it poll goes on returning their records, whose positions the revocation that
+            follows never commits: the next owner processes them again.
         join_prepare_commit_resets_identity: the JoinGroup after an eager ``onJoinPrepare`` whose auto-commit was fenced
             carries the identity ``OffsetCommitResponseHandler`` reset (``resetStateOnResponseError``: no member id
             after UNKNOWN_MEMBER_ID, no generation after ILLEGAL_GENERATION; Kafka 4.0 trunk 1eb7644); without it it
@@ -714,6 +719,7 @@ class ProtocolFlags:
     static_member_fencing: bool = True
     static_member_stays_on_close: bool = True
     join_prepare_revokes_after_fenced_commit: bool = True
+    join_prepare_pauses_partitions: bool = True
     join_prepare_commit_resets_identity: bool = True
     sync_rebalance_keeps_generation: bool = True
     static_rejoin_keeps_generation: bool = True
@@ -2333,6 +2339,20 @@ VARIANTS: dict[str, Variant] = {
             bug="completeClassicGroupJoin without maybeElectNewJoinedLeader (KAFKA-8220): the leader of the new "
             "generation has no JoinGroup pending, so no member list reaches anyone who runs the assignor; the group "
             "waits in CompletingRebalance until the leader rejoins or its session expires, then rebalances again",
+        ),
+        Variant(
+            name="join_prepare_fetches_revoking_partitions",
+            description="An eager consumer keeps fetching, and handing to the application, the partitions it is about "
+            "to revoke while its onJoinPrepare auto-commit is in flight; the revocation that follows commits nothing "
+            "more.",
+            flags=replace(_REAL, join_prepare_pauses_partitions=False),
+            weakened=True,
+            breaks=("revoked_partitions_committed",),
+            scenarios=("groups_async_join_prepare",),
+            bug="KAFKA-14196 (fixed in 3.3 by apache/kafka PR #12603: clients/.../ConsumerCoordinator.java "
+            "onJoinPrepare, clients/.../SubscriptionState.java markPendingRevocation): since 3.2 onJoinPrepare's "
+            "auto-commit is asynchronous and poll kept returning records of the partitions being revoked; their "
+            "positions were never committed, so the next owner consumed them again (duplicates at every rebalance)",
         ),
         Variant(
             name="join_prepare_skips_revoke_after_fenced_commit",

@@ -555,7 +555,7 @@ def _parse_groups_scenario(
     """The ``model = "groups"`` part of the schema (:mod:`keos.model.systems.groups`)::
 
         [groups]  consumers, late_consumers, partitions, records, assignor, compactions, subscription_version,
-                  group_instance_ids, join_group_version
+                  group_instance_ids, join_group_version, async_join_prepare
         [faults]  lost_heartbeats, crash, poll_timeout, leave, coordinator_failover, late_commit,
                   stale_subscription, lost_join_response, create_partitions, late_heartbeat, late_sync_response,
                   lost_member_id, rebalance_timeout, total

@@ -129,6 +129,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "static_member_fencing": frozenset({"groups"}),
     "static_member_stays_on_close": frozenset({"groups"}),
     "join_prepare_revokes_after_fenced_commit": frozenset({"groups"}),
+    "join_prepare_pauses_partitions": frozenset({"groups"}),
     "join_prepare_commit_resets_identity": frozenset({"groups"}),
     "timeout_elects_joined_leader": frozenset({"groups"}),
     "sync_rebalance_keeps_generation": frozenset({"groups"}),

@@ -83,6 +83,10 @@ class Consumer(NamedTuple):
     #: a SyncGroup answer (assignment, the generation the request carried) on its way back: the coordinator
     #: already took the SyncGroup; (() , -1): none in flight
     held_sync: tuple[tuple[int, ...], int] = ((), NO_GENERATION)
+    #: an eager ``onJoinPrepare`` sent its auto-commit asynchronously and that commit's future is not done yet
+    #: (``ConsumerCoordinator.autoCommitOffsetRequestFuture``, Kafka 3.2+): the member revokes and sends its JoinGroup
+    #: only once it completes; meanwhile its partitions are pending revocation (KAFKA-14196: not fetchable)
+    preparing: bool = False
 
     def uncommitted(self, partitions: tuple[int, ...] | None = None) -> tuple[int, ...]:
         """Owned partitions whose position differs from what this consumer last committed."""

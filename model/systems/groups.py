@@ -17,6 +17,8 @@ SyncGroup: LateHeartbeat, DelaySyncResponse); what else the protocol must surviv
 
 ========================  =====================================================================
 protocol steps            FindCoordinator, Start (a consumer process starts or restarts),
+                          JoinPrepare (``async_join_prepare``: an eager onJoinPrepare's asynchronous
+                          auto-commit, before the revocation and the JoinGroup),
                           JoinGroup, CompleteJoin (the join barrier), SyncGroup, Heartbeat (only
                           when it answers an error), Poll, Commit
 timing steps              ExpireSession (``session.timeout.ms`` for a member whose process is
@@ -115,6 +117,11 @@ class GroupsTopology:
     #: (KIP-394, every Kafka client since 2.2: a new dynamic member is answered MEMBER_ID_REQUIRED with its member id
     #: and sends JoinGroup again with it; the coordinator keeps the id pending until then or until it expires)
     join_group_version: int = 3
+    #: an eager consumer's ``onJoinPrepare`` auto-commit is asynchronous (Kafka 3.2+, ``maybeAutoCommitOffsetsAsync``):
+    #: JoinPrepare sends it, and the consumer revokes and sends its JoinGroup in a later poll, once the commit's
+    #: future completed -- the split where KAFKA-14196 lived (partitions fetched while that commit is in flight);
+    #: off, onJoinPrepare commits synchronously inside the JoinGroup step
+    async_join_prepare: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -193,6 +200,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "FindCoordinator": ("consumer",),
     "Start": ("consumer",),
     "JoinGroup": ("consumer",),
+    "JoinPrepare": ("consumer",),
     "CompleteJoin": (),
     "SyncGroup": ("consumer",),
     "Heartbeat": ("consumer",),
@@ -374,7 +382,17 @@ class GroupSystem:
         return c.up and c.coordinator == s.group.epoch
 
     def _consuming(self, c: Consumer) -> bool:
-        return c.up and bool(c.owned) and (self.cooperative or c.state == cc.STABLE)
+        """Its poll returns records: cooperative, or eager and STABLE -- or eager with its ``onJoinPrepare``
+        auto-commit in flight, where Kafka 3.2-3.3's poll kept returning records of the partitions about to be revoked
+        until KAFKA-14196's fix marked them pending revocation (``ProtocolFlags.join_prepare_pauses_partitions``)."""
+        revoking = c.preparing and c.state == cc.UNJOINED and not self.flags.join_prepare_pauses_partitions
+        return c.up and bool(c.owned) and (self.cooperative or c.state == cc.STABLE or revoking)
+
+    def _prepares_async(self, c: Consumer) -> bool:
+        """An eager member about to rejoin whose ``onJoinPrepare`` sends an asynchronous auto-commit first (the
+        topology's ``async_join_prepare``): it has uncommitted positions and its commit has not been sent yet."""
+        return (self.topo.async_join_prepare and not self.cooperative and self.flags.commit_on_revoke
+                and not c.preparing and self._may_commit(c) and bool(c.uncommitted()))
 
     @staticmethod
     def _may_commit(c: Consumer) -> bool:
@@ -530,6 +548,8 @@ class GroupSystem:
             if c.held_sync[1] >= 0:
                 # the SyncGroup's future is pending: the consumer sends no JoinGroup or SyncGroup until it completes
                 out.append(Action("SyncResponse", (i,)))
+            elif c.state == cc.UNJOINED and self._prepares_async(c):
+                out.append(Action("JoinPrepare", (i,)))
             elif c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
                 new_dynamic = self._requires_member_id and not c.member_id and not self.instances[i]
@@ -1039,7 +1059,8 @@ class GroupSystem:
         events: list[str] = [*extra]
         if not self.cooperative:
             # onJoinPrepare: auto-commit the positions, then revoke everything (eager protocol)
-            if self.flags.commit_on_revoke and c.member_id and c.generation >= 0 and c.uncommitted():
+            if self.flags.commit_on_revoke and c.member_id and c.generation >= 0 and c.uncommitted() and (
+                    not c.preparing):  # an asynchronous onJoinPrepare commit (JoinPrepare) completed: no second one
                 s, error = self._commit(s, c, c.uncommitted(), i)
                 events.append(f"commit:{_outcome(error)}")
                 if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION) and (
@@ -1058,7 +1079,7 @@ class GroupSystem:
                 events.append("eager:revoked_all")
                 s = self._note_handover(s, c, c.owned, "onJoinPrepare")
                 events.append("revoked:onJoinPrepare")
-            c = cc.lose_partitions(c)
+            c = cc.lose_partitions(c)._replace(preparing=False)
         owned, generation = (c.owned, c.generation) if claim is None else claim
         if self.topo.subscription_version < 2:  # ConsumerProtocolSubscription v0/v1: no generationId field
             generation = cc.NO_GENERATION
@@ -1103,6 +1124,21 @@ class GroupSystem:
         note = (f"JoinGroup of {out.member_id} sent ownedPartitions {list(owned)} of generation {generation}; "
                 f"the coordinator holds {'no member' if held is None else f'{list(held[0])} of generation {held[1]}'}")
         return s._replace(ghost=s.ghost._replace(misrecorded=(*s.ghost.misrecorded, note)))
+
+    def _join_prepare(self, s: GroupState, i: int) -> Result:
+        """``ConsumerCoordinator.onJoinPrepare`` of an eager member with auto-commit (Kafka 3.2+, trunk 1eb7644):
+        ``maybeAutoCommitOffsetsAsync`` sends the OffsetCommit of its positions and returns; ``onJoinPrepare`` returns
+        false while the future is not done, so the revocation (``onPartitionsRevoked``) and the JoinGroup wait for a
+        later poll -- the JoinGroup step, which finds the commit done.  Until then the partitions are pending
+        revocation (``SubscriptionState.markPendingRevocation``, the KAFKA-14196 fix): not fetchable.  A commit the
+        coordinator refuses completes the future exceptionally at once: the member goes on as the synchronous path
+        does (:meth:`_join`)."""
+        c = s.consumers[i]
+        committed, error = self._commit(s, c, c.uncommitted(), i)
+        if error != Errors.NONE:
+            return self._join(s, i)
+        return self._put(committed, i, c._replace(committed=c.positions, preparing=True)), (
+            "commit:accepted", "join_prepare:commit_in_flight")
 
     def _complete_join(self, s: GroupState) -> Result:
         group = cg.complete_join(s.group, self.topo.assignor)
@@ -1494,6 +1530,7 @@ GroupSystem._HANDLERS.update(
         "FindCoordinator": GroupSystem._find_coordinator,
         "Start": GroupSystem._start,
         "JoinGroup": GroupSystem._join,
+        "JoinPrepare": GroupSystem._join_prepare,
         "CompleteJoin": GroupSystem._complete_join,
         "SyncGroup": GroupSystem._sync_group,
         "Heartbeat": GroupSystem._heartbeat,
