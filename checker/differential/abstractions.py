@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from keos.checker.differential.cases import Case, step
+from keos.model.coordinator.transaction.transaction_state import TransactionState
 
 __all__ = ["ABSTRACTIONS", "Abstraction", "classify"]
 
@@ -29,6 +30,10 @@ class Abstraction(NamedTuple):
     example: tuple[Any, Any]  # (model answer, kafka answer) the case shows
     #: where in a case the difference may show (case, index of the differing step); None: anywhere
     where: Callable[[Case, int], bool] | None = None
+    #: what differs in the example: ``answer`` or an observer (``runner.OBSERVERS``)
+    what: str = "answer"
+    #: the client's transaction version the case needs (2: a broker with ``transaction.version`` 2)
+    transaction_version: int = 1
 
 
 def _answer(model: tuple[str, ...], kafka: tuple[str, ...]) -> Callable[[Any, Any, Any], bool]:
@@ -43,14 +48,14 @@ def _errors(model: set[str], kafka: set[str]) -> Callable[[Any, Any, Any], bool]
 _INIT = step("init", transactional=True, pid="-1", epoch=-1)
 
 
-def _model_before(case: Case, index: int) -> Any:
+def _model_before(case: Case, index: int, transaction_version: int = 1) -> Any:
     """The model after the case's steps before ``index``.  Up to the first difference the model agreed with
     Kafka on every answer and every observation (logs, producer state, coordinator state), so its state there
     is what Kafka's showed."""
     from keos.checker.differential.cases import execute_model
     from keos.checker.differential.sides import ModelSide
 
-    model = ModelSide()
+    model = ModelSide(transaction_version)
     for s in case.steps[:index]:
         execute_model(model, s)
         model.settle()
@@ -91,6 +96,36 @@ def _after_a_lower_verified_sequence(case: Case, index: int) -> bool:
     return any(e.kind == "produce" and e.get("transactional") and e.get("pid") == s.get("pid")
                and e.get("partition") == s.get("partition") and e.get("base_sequence") < s.get("base_sequence")
                for e in case.steps[:index])
+
+
+def _tv2_end_of_no_transaction(case: Case, index: int) -> bool:
+    """The differing step is an EndTxn(abort) while the TV2 model's transaction is Empty or Complete*."""
+    s = case.steps[index]
+    if s.kind != "end_txn" or s.get("committed"):
+        return False
+    md = _model_before(case, index, 2).md
+    return md is not None and md.state in (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
+                                           TransactionState.COMPLETE_ABORT)
+
+
+def _tv2_fence_of_ongoing(case: Case, index: int) -> bool:
+    """The differing step fences an Ongoing transaction of the TV2 model (the timeout abort, or InitProducerId)."""
+    s = case.steps[index]
+    if s.kind not in ("wait_timeout", "init") or (s.kind == "init" and not s.get("transactional")):
+        return False
+    md = _model_before(case, index, 2).md
+    return md is not None and md.state == TransactionState.ONGOING
+
+
+def _one_more_bump(what: Any, m: Any, k: Any) -> bool:
+    """DescribeTransactions shows the same state, partitions and producer id, Kafka's epoch one above."""
+    return (what == "transaction" and isinstance(m, tuple) and isinstance(k, tuple) and len(m) == 4
+            and len(k) == 4 and m[:3] == k[:3] and isinstance(m[3], int) and k[3] == m[3] + 1)
+
+
+def _empty_abort(what: Any, m: Any, k: Any) -> bool:
+    return (what == "answer" and len(m) == 3 and m[0] == "NONE" and len(k) == 3
+            and k[0] in ("INVALID_TXN_STATE", "PRODUCER_FENCED"))
 
 
 ABSTRACTIONS: tuple[Abstraction, ...] = (
@@ -223,6 +258,44 @@ ABSTRACTIONS: tuple[Abstraction, ...] = (
         )),
         (("NONE",), ("OUT_OF_ORDER_SEQUENCE_NUMBER",)),
         _after_a_lower_verified_sequence,
+    ),
+    # transaction version 2 (``keos differential --transaction-version 2``): the 1eb7644 build is KIP-890 part 2
+    # as of Oct 2024; the model follows Kafka 4.0's and 4.1's fixes made after it
+    Abstraction(
+        "tv2_empty_abort_kafka_14563",
+        "end_txn",
+        "EndTxn v5 (abort) with the current epoch while no transaction is open (Empty, CompleteCommit, "
+        "CompleteAbort): the model follows Kafka 4.0, where a TV2 producer aborts an empty transaction through "
+        "the coordinator and the abort bumps the epoch (PrepareAbort from Empty/Complete*, answered NONE with the "
+        "bumped epoch; its self-fencing race fixed by KAFKA-18464); the 1eb7644 build predates the empty abort "
+        "and answers INVALID_TXN_STATE (Empty) or PRODUCER_FENCED (Complete*, where it only accepts a retry).  A "
+        "version difference: the model's TV2 end is Kafka 4.0's.",
+        "TransactionCoordinator.endTransaction (trunk 1eb7644: Empty -> logInvalidStateTransitionAndReturnError; "
+        "the TV2 empty abort came with KAFKA-14563, PR #17698, merged after 1eb7644; KAFKA-18464, PR #18467)",
+        _empty_abort,
+        Case("abs-tea", (_INIT, step("end_txn", pid="p0", epoch=0, committed=False))),
+        (("NONE", "p0", 1), ("INVALID_TXN_STATE", "", None)),
+        _tv2_end_of_no_transaction,
+        transaction_version=2,
+    ),
+    Abstraction(
+        "tv2_fence_double_bump_kafka_19367",
+        "describe_transactions",
+        "The coordinator's epoch fence of an Ongoing TV2 transaction (the transaction timeout's abort, or "
+        "InitProducerId): the model follows KAFKA-19367's fix (Kafka 4.0.1/4.1) and bumps the epoch once; the "
+        "1eb7644 build bumps it for the fence and again in the TV2 abort (prepareAbortOrCommit), so "
+        "DescribeTransactions shows CompleteAbort one epoch higher.  A version difference: the model's flag "
+        "single_fence_bump=False (variant kafka_19367_double_bump) is the build's rule.",
+        "TransactionCoordinator.abortTimedOutTransactions / handleInitProducerId -> prepareFenceProducerEpoch, "
+        "then endTransaction -> TransactionMetadata.prepareAbortOrCommit (supportsEpochBump), trunk 1eb7644; "
+        "KAFKA-19367, PR #19910",
+        _one_more_bump,
+        Case("abs-tdb", (_INIT, step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+                         step("wait_timeout")), timeout_ms=1000),
+        (("CompleteAbort", (), "p0", 1), ("CompleteAbort", (), "p0", 2)),
+        _tv2_fence_of_ongoing,
+        what="transaction",
+        transaction_version=2,
     ),
 )
 
