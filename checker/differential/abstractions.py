@@ -98,14 +98,37 @@ def _after_a_lower_verified_sequence(case: Case, index: int) -> bool:
                for e in case.steps[:index])
 
 
+_NO_TXN = (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT)
+
+
 def _tv2_end_of_no_transaction(case: Case, index: int) -> bool:
-    """The differing step is an EndTxn(abort) while the TV2 model's transaction is Empty or Complete*."""
+    """The differing step is an EndTxn at the entry's current epoch while the TV2 model's transaction is Empty or
+    Complete* (the empty abort, or a commit at the bumped epoch)."""
     s = case.steps[index]
-    if s.kind != "end_txn" or s.get("committed"):
+    if s.kind != "end_txn":
         return False
     md = _model_before(case, index, 2).md
-    return md is not None and md.state in (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
-                                           TransactionState.COMPLETE_ABORT)
+    return md is not None and md.state in _NO_TXN and s.get("epoch") == md.producer_epoch
+
+
+def _tv2_retry_of_other_end(case: Case, index: int) -> bool:
+    """The differing step is an EndTxn(commit) at the epoch before the bump of a completed TV2 abort."""
+    s = case.steps[index]
+    if s.kind != "end_txn" or not s.get("committed"):
+        return False
+    md = _model_before(case, index, 2).md
+    return (md is not None and md.state == TransactionState.COMPLETE_ABORT
+            and s.get("epoch") == md.producer_epoch - 1)
+
+
+def _tv2_init_at_pre_bump_epoch(case: Case, index: int) -> bool:
+    """The differing step is an InitProducerId naming the epoch a completed TV2 end bumped from."""
+    s = case.steps[index]
+    if s.kind != "init" or not s.get("transactional"):
+        return False
+    md = _model_before(case, index, 2).md
+    return (md is not None and md.state in _NO_TXN and s.get("epoch") >= 0
+            and s.get("epoch") == md.last_producer_epoch and md.producer_epoch == s.get("epoch") + 1)
 
 
 def _tv2_fence_of_ongoing(case: Case, index: int) -> bool:
@@ -123,8 +146,10 @@ def _one_more_bump(what: Any, m: Any, k: Any) -> bool:
             and len(k) == 4 and m[:3] == k[:3] and isinstance(m[3], int) and k[3] == m[3] + 1)
 
 
-def _empty_abort(what: Any, m: Any, k: Any) -> bool:
-    return (what == "answer" and len(m) == 3 and m[0] == "NONE" and len(k) == 3
+def _end_without_transaction(what: Any, m: Any, k: Any) -> bool:
+    """The model's Kafka 4.0 answer (the empty abort's NONE with the bumped epoch, or INVALID_TXN_STATE for a
+    commit), the build's INVALID_TXN_STATE (Empty) or PRODUCER_FENCED (Complete*)."""
+    return (what == "answer" and m != k and m[0] in ("NONE", "INVALID_TXN_STATE")
             and k[0] in ("INVALID_TXN_STATE", "PRODUCER_FENCED"))
 
 
@@ -262,17 +287,18 @@ ABSTRACTIONS: tuple[Abstraction, ...] = (
     # transaction version 2 (``keos differential --transaction-version 2``): the 1eb7644 build is KIP-890 part 2
     # as of Oct 2024; the model follows Kafka 4.0's and 4.1's fixes made after it
     Abstraction(
-        "tv2_empty_abort_kafka_14563",
+        "tv2_end_without_transaction_kafka_14563",
         "end_txn",
-        "EndTxn v5 (abort) with the current epoch while no transaction is open (Empty, CompleteCommit, "
-        "CompleteAbort): the model follows Kafka 4.0, where a TV2 producer aborts an empty transaction through "
-        "the coordinator and the abort bumps the epoch (PrepareAbort from Empty/Complete*, answered NONE with the "
-        "bumped epoch; its self-fencing race fixed by KAFKA-18464); the 1eb7644 build predates the empty abort "
-        "and answers INVALID_TXN_STATE (Empty) or PRODUCER_FENCED (Complete*, where it only accepts a retry).  A "
+        "EndTxn v5 with the current epoch while no transaction is open (Empty, CompleteCommit, CompleteAbort): "
+        "the model follows Kafka 4.0, where the current epoch is valid there (isValidEpoch) because a TV2 "
+        "producer aborts an empty transaction through the coordinator: the abort bumps the epoch (PrepareAbort "
+        "from Empty/Complete*, answered NONE with the bumped epoch; its self-fencing race fixed by KAFKA-18464) "
+        "and a commit is INVALID_TXN_STATE; the 1eb7644 build predates the empty abort and answers "
+        "INVALID_TXN_STATE (Empty) or PRODUCER_FENCED (Complete*, where it accepts only a retry's epoch).  A "
         "version difference: the model's TV2 end is Kafka 4.0's.",
         "TransactionCoordinator.endTransaction (trunk 1eb7644: Empty -> logInvalidStateTransitionAndReturnError; "
         "the TV2 empty abort came with KAFKA-14563, PR #17698, merged after 1eb7644; KAFKA-18464, PR #18467)",
-        _empty_abort,
+        _end_without_transaction,
         Case("abs-tea", (_INIT, step("end_txn", pid="p0", epoch=0, committed=False))),
         (("NONE", "p0", 1), ("INVALID_TXN_STATE", "", None)),
         _tv2_end_of_no_transaction,
@@ -295,6 +321,42 @@ ABSTRACTIONS: tuple[Abstraction, ...] = (
         (("CompleteAbort", (), "p0", 1), ("CompleteAbort", (), "p0", 2)),
         _tv2_fence_of_ongoing,
         what="transaction",
+        transaction_version=2,
+    ),
+    Abstraction(
+        "tv2_commit_retry_after_abort_kafka_20785",
+        "end_txn",
+        "EndTxn v5 (commit) at the epoch before the bump of a completed abort (a commit racing the abort, "
+        "retried): the model follows KAFKA-20785's fix and answers PRODUCER_FENCED, which the client treats as "
+        "a fence; the 1eb7644 build accepts the epoch as a retry (endTxnEpochBumped) and answers the invalid "
+        "CompleteAbort -> commit transition with INVALID_TXN_STATE (fatal for the client).  A version "
+        "difference: the model's flag commit_retry_after_abort_fenced=False is the build's rule.",
+        "TransactionCoordinator.endTransaction: CompleteAbort + COMMIT -> logInvalidStateTransitionAndReturnError "
+        "(trunk 1eb7644); KAFKA-20785, PR #23204",
+        _errors({"PRODUCER_FENCED"}, {"INVALID_TXN_STATE"}),
+        Case("abs-tcr", (_INIT, step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+                         step("end_txn", pid="p0", epoch=0, committed=False),
+                         step("end_txn", pid="p0", epoch=0, committed=True))),
+        (("PRODUCER_FENCED",), ("INVALID_TXN_STATE",)),
+        _tv2_retry_of_other_end,
+        transaction_version=2,
+    ),
+    Abstraction(
+        "tv2_init_retry_of_pre_bump_epoch_kafka_14562",
+        "init",
+        "InitProducerId naming the epoch a completed TV2 commit or abort bumped from (a producer that did not see "
+        "the EndTxn v5 answer): the model keeps that epoch as lastProducerEpoch through the completion, as "
+        "Kafka 4.0 does, so the request is KIP-360's retry and is answered at the next epoch; the 1eb7644 "
+        "build's prepareComplete overwrote lastProducerEpoch with the bumped epoch and answers PRODUCER_FENCED.  "
+        "A version difference (KIP-890 part 2's follow-up).",
+        "TransactionMetadata.prepareComplete (trunk 1eb7644: lastProducerEpoch = producerEpoch); KAFKA-14562 "
+        "[2/3], PR #17402 (commit ed2ccd08, 'edit prepareComplete to include lastEpoch'), merged after 1eb7644",
+        _answer(("NONE",), ("PRODUCER_FENCED",)),
+        Case("abs-tir", (_INIT, step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+                         step("end_txn", pid="p0", epoch=0, committed=True),
+                         step("init", transactional=True, pid="p0", epoch=0))),
+        (("NONE",), ("PRODUCER_FENCED",)),
+        _tv2_init_at_pre_bump_epoch,
         transaction_version=2,
     ),
 )
