@@ -1,7 +1,8 @@
 """``keos differential``: the model against a real Kafka broker, request by request (issue 26).
 
     keos differential --target kafka [--kafka-home DIR | --bootstrap-servers HOST:PORT]
-                      --cases N --seed S [--out DIR] [--json] [--junit FILE] [--time-budget SEC]
+                      --cases N --seed S [--transaction-version 2] [--out DIR] [--json] [--junit FILE]
+                      [--time-budget SEC]
 
 Starts one KRaft node from the distribution (``checker/conform/targets/kafka_broker.py``; short
 ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` so timeout aborts are observable),
