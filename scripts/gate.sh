@@ -14,4 +14,6 @@ bash scripts/setup.sh
 .venv/bin/keos mutants --out keos-out/gate --junit keos-out/gate/mutants.xml
 .venv/bin/keos assignors
 .venv/bin/keos differential --replay --out keos-out/gate/differential --junit keos-out/gate/differential.xml
+.venv/bin/keos differential --replay scenarios/differential/kafka-4.0-tv2.jsonl.gz --out keos-out/gate/differential-tv2 \
+  --junit keos-out/gate/differential-tv2.xml
 .venv/bin/keos sweep --gate --stop-on-first --out keos-out/gate/sweep

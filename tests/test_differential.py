@@ -82,7 +82,7 @@ def test_real_identifiers_map_to_the_models_symbols_once() -> None:
 def test_every_abstraction_is_named_cited_and_matches_its_own_difference() -> None:
     for a in ABSTRACTIONS:
         assert a.summary and a.kafka_code and a.case.steps
-        assert classify(a.handler, "answer", *a.example, a.case, len(a.case.steps) - 1) == a.name
+        assert classify(a.handler, a.what, *a.example, a.case, len(a.case.steps) - 1) == a.name
     assert classify("produce", "answer", ("NONE",), ("OUT_OF_ORDER_SEQUENCE_NUMBER",)) == ""
 
 
@@ -131,6 +131,8 @@ def test_a_short_differential_run_agrees_with_kafka_outside_the_abstractions(kaf
 def test_each_documented_abstraction_still_shows_on_kafka(kafka_node: Any, abstraction: Any) -> None:
     from keos.checker.differential.runner import run_case
 
+    if abstraction.transaction_version >= 2:  # the session broker is TV1; `--transaction-version 2` shows it
+        pytest.skip(f"{abstraction.name} needs a broker with transaction.version 2")
     wire = _wire(kafka_node)
     try:
         diff = run_case(wire, abstraction.case)

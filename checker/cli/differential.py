@@ -1,7 +1,8 @@
 """``keos differential``: the model against a real Kafka broker, request by request (issue 26).
 
     keos differential --target kafka [--kafka-home DIR | --bootstrap-servers HOST:PORT]
-                      --cases N --seed S [--out DIR] [--json] [--junit FILE] [--time-budget SEC]
+                      --cases N --seed S [--transaction-version 2] [--out DIR] [--json] [--junit FILE]
+                      [--time-budget SEC]
 
 Starts one KRaft node from the distribution (``checker/conform/targets/kafka_broker.py``; short
 ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` so timeout aborts are observable),
@@ -37,6 +38,17 @@ BROKER_PROPERTIES = {
     "auto.create.topics.enable": "false",
 }
 
+#: What transaction version 2 needs of the 1eb7644 build (KIP-890 part 2 still marked unstable there):
+#: EndTxn v5 is ``latestVersionUnstable`` (``EndTxnRequest.json``) and ``transaction.version`` 2 is above the
+#: latest production feature level (``Features.TRANSACTION_VERSION``, ``TransactionVersion.TV_2`` bootstraps
+#: at ``IBP_4_0_IV2``), so the node is formatted with ``--release-version 4.0-IV2 --feature
+#: transaction.version=2`` (``StorageTool.scala``) and allows unstable APIs and feature versions.
+TV2_BROKER_PROPERTIES = {
+    "unstable.api.versions.enable": "true",
+    "unstable.feature.versions.enable": "true",
+}
+TV2_FORMAT_ARGS = ("--release-version", "4.0-IV2", "--feature", "transaction.version=2")
+
 
 def register(sub: Any) -> None:
     """Add ``differential`` to ``keos``'s subcommands."""
@@ -48,6 +60,9 @@ def register(sub: Any) -> None:
         "--cases", type=guard.positive_int, default=200, help="request sequences (systematic first, then random)"
     )
     s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--transaction-version", type=int, choices=(1, 2), default=1,
+                   help="the client's transaction version: 2 sends EndTxn v5 to a broker with "
+                        "transaction.version=2 (KIP-890 part 2); recorded in a corpus header")
     s.add_argument("--max-steps", type=guard.positive_int, default=10, help="longest random walk")
     s.add_argument("--no-systematic", action="store_true", help="random walks only")
     s.add_argument(
@@ -112,8 +127,10 @@ def cmd_differential(args: argparse.Namespace) -> int:
 
             try:
                 logs = Path(args.out) / "broker-logs" if args.out else None  # kept for a post-mortem
-                cluster = KafkaCluster(1, kafka_home=args.kafka_home, broker_properties=BROKER_PROPERTIES,
-                                       log_dir=logs)
+                tv2 = args.transaction_version >= 2
+                props = {**BROKER_PROPERTIES, **(TV2_BROKER_PROPERTIES if tv2 else {})}
+                cluster = KafkaCluster(1, kafka_home=args.kafka_home, broker_properties=props,
+                                       log_dir=logs, format_args=TV2_FORMAT_ARGS if tv2 else ())
             except TargetUnavailable as exc:
                 return _fail(str(exc))
             if not args.json:
@@ -122,7 +139,7 @@ def cmd_differential(args: argparse.Namespace) -> int:
             version = cluster.version
             host, port = "127.0.0.1", cluster.nodes[0].port
         try:
-            wire = KafkaWire(host, port)
+            wire = KafkaWire(host, port, transaction_version=args.transaction_version)
             wire.wait_ready()
         except WireError as exc:
             return _fail(str(exc)) if args.bootstrap_servers else _keos_fault(str(exc))
@@ -138,16 +155,18 @@ def cmd_differential(args: argparse.Namespace) -> int:
             if args.record:
                 from keos.checker.differential.corpus import Corpus, record, write_corpus
 
-                recorded, result = record(wire, cases, progress=progress, deadline=deadline)
+                recorded, result = record(wire, cases, args.transaction_version, progress=progress,
+                                          deadline=deadline)
                 header = {"kafka_version": version or "(running broker)", "seed": args.seed,
                           "requested_cases": args.cases, "max_steps": args.max_steps,
-                          "systematic": not args.no_systematic, "transaction_version": 1,
+                          "systematic": not args.no_systematic, "transaction_version": args.transaction_version,
                           "api_versions": dict(sorted(wire.versions.items())),
                           "unexplained_cases_left_out": len(result.unexplained)}
                 write_corpus(Path(args.record), Corpus(header, recorded))
                 print(f"recorded {len(recorded)} of {result.cases} cases to {args.record}", file=sys.stderr)
             else:
-                result = run_cases(wire, cases, progress=progress, deadline=deadline)
+                result = run_cases(wire, cases, progress=progress, deadline=deadline,
+                                   transaction_version=args.transaction_version)
         except WireError as exc:
             return _keos_fault(str(exc))
         finally:
@@ -156,6 +175,7 @@ def cmd_differential(args: argparse.Namespace) -> int:
         if cluster is not None:
             cluster.stop()
     meta = {"target": "kafka", "kafka_version": version, "seed": args.seed, "requested_cases": args.cases,
+            "transaction_version": args.transaction_version,
             "partial": result.cases < len(cases), "versions": wire.versions}
     return _report(args, result, meta)
 
@@ -175,6 +195,7 @@ def _replay(args: argparse.Namespace) -> int:
     result = replay(corpus, deadline=deadline)
     meta = {"target": f"recorded Kafka ({path.name})", "kafka_version": corpus.header.get("kafka_version", ""),
             "corpus": str(path), "recorded_cases": len(corpus.cases),
+            "transaction_version": corpus.transaction_version,
             "partial": result.cases < len(corpus.cases)}
     return _report(args, result, meta)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from keos.checker.differential.cases import Case, step
+from keos.model.coordinator.transaction.transaction_state import TransactionState
 
 __all__ = ["ABSTRACTIONS", "Abstraction", "classify"]
 
@@ -29,6 +30,10 @@ class Abstraction(NamedTuple):
     example: tuple[Any, Any]  # (model answer, kafka answer) the case shows
     #: where in a case the difference may show (case, index of the differing step); None: anywhere
     where: Callable[[Case, int], bool] | None = None
+    #: what differs in the example: ``answer`` or an observer (``runner.OBSERVERS``)
+    what: str = "answer"
+    #: the client's transaction version the case needs (2: a broker with ``transaction.version`` 2)
+    transaction_version: int = 1
 
 
 def _answer(model: tuple[str, ...], kafka: tuple[str, ...]) -> Callable[[Any, Any, Any], bool]:
@@ -43,14 +48,14 @@ def _errors(model: set[str], kafka: set[str]) -> Callable[[Any, Any, Any], bool]
 _INIT = step("init", transactional=True, pid="-1", epoch=-1)
 
 
-def _model_before(case: Case, index: int) -> Any:
+def _model_before(case: Case, index: int, transaction_version: int = 1) -> Any:
     """The model after the case's steps before ``index``.  Up to the first difference the model agreed with
     Kafka on every answer and every observation (logs, producer state, coordinator state), so its state there
     is what Kafka's showed."""
     from keos.checker.differential.cases import execute_model
     from keos.checker.differential.sides import ModelSide
 
-    model = ModelSide()
+    model = ModelSide(transaction_version)
     for s in case.steps[:index]:
         execute_model(model, s)
         model.settle()
@@ -91,6 +96,61 @@ def _after_a_lower_verified_sequence(case: Case, index: int) -> bool:
     return any(e.kind == "produce" and e.get("transactional") and e.get("pid") == s.get("pid")
                and e.get("partition") == s.get("partition") and e.get("base_sequence") < s.get("base_sequence")
                for e in case.steps[:index])
+
+
+_NO_TXN = (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT)
+
+
+def _tv2_end_of_no_transaction(case: Case, index: int) -> bool:
+    """The differing step is an EndTxn at the entry's current epoch while the TV2 model's transaction is Empty or
+    Complete* (the empty abort, or a commit at the bumped epoch)."""
+    s = case.steps[index]
+    if s.kind != "end_txn":
+        return False
+    md = _model_before(case, index, 2).md
+    return md is not None and md.state in _NO_TXN and s.get("epoch") == md.producer_epoch
+
+
+def _tv2_retry_of_other_end(case: Case, index: int) -> bool:
+    """The differing step is an EndTxn(commit) at the epoch before the bump of a completed TV2 abort."""
+    s = case.steps[index]
+    if s.kind != "end_txn" or not s.get("committed"):
+        return False
+    md = _model_before(case, index, 2).md
+    return (md is not None and md.state == TransactionState.COMPLETE_ABORT
+            and s.get("epoch") == md.producer_epoch - 1)
+
+
+def _tv2_init_at_pre_bump_epoch(case: Case, index: int) -> bool:
+    """The differing step is an InitProducerId naming the epoch a completed TV2 end bumped from."""
+    s = case.steps[index]
+    if s.kind != "init" or not s.get("transactional"):
+        return False
+    md = _model_before(case, index, 2).md
+    return (md is not None and md.state in _NO_TXN and s.get("epoch") >= 0
+            and s.get("epoch") == md.last_producer_epoch and md.producer_epoch == s.get("epoch") + 1)
+
+
+def _tv2_fence_of_ongoing(case: Case, index: int) -> bool:
+    """The differing step fences an Ongoing transaction of the TV2 model (the timeout abort, or InitProducerId)."""
+    s = case.steps[index]
+    if s.kind not in ("wait_timeout", "init") or (s.kind == "init" and not s.get("transactional")):
+        return False
+    md = _model_before(case, index, 2).md
+    return md is not None and md.state == TransactionState.ONGOING
+
+
+def _one_more_bump(what: Any, m: Any, k: Any) -> bool:
+    """DescribeTransactions shows the same state, partitions and producer id, Kafka's epoch one above."""
+    return (what == "transaction" and isinstance(m, tuple) and isinstance(k, tuple) and len(m) == 4
+            and len(k) == 4 and m[:3] == k[:3] and isinstance(m[3], int) and k[3] == m[3] + 1)
+
+
+def _end_without_transaction(what: Any, m: Any, k: Any) -> bool:
+    """The model's Kafka 4.0 answer (the empty abort's NONE with the bumped epoch, or INVALID_TXN_STATE for a
+    commit), the build's INVALID_TXN_STATE (Empty) or PRODUCER_FENCED (Complete*)."""
+    return (what == "answer" and m != k and m[0] in ("NONE", "INVALID_TXN_STATE")
+            and k[0] in ("INVALID_TXN_STATE", "PRODUCER_FENCED"))
 
 
 ABSTRACTIONS: tuple[Abstraction, ...] = (
@@ -223,6 +283,81 @@ ABSTRACTIONS: tuple[Abstraction, ...] = (
         )),
         (("NONE",), ("OUT_OF_ORDER_SEQUENCE_NUMBER",)),
         _after_a_lower_verified_sequence,
+    ),
+    # transaction version 2 (``keos differential --transaction-version 2``): the 1eb7644 build is KIP-890 part 2
+    # as of Oct 2024; the model follows Kafka 4.0's and 4.1's fixes made after it
+    Abstraction(
+        "tv2_end_without_transaction_kafka_14563",
+        "end_txn",
+        "EndTxn v5 with the current epoch while no transaction is open (Empty, CompleteCommit, CompleteAbort): "
+        "the model follows Kafka 4.0, where the current epoch is valid there (isValidEpoch) because a TV2 "
+        "producer aborts an empty transaction through the coordinator: the abort bumps the epoch (PrepareAbort "
+        "from Empty/Complete*, answered NONE with the bumped epoch; its self-fencing race fixed by KAFKA-18464) "
+        "and a commit is INVALID_TXN_STATE; the 1eb7644 build predates the empty abort and answers "
+        "INVALID_TXN_STATE (Empty) or PRODUCER_FENCED (Complete*, where it accepts only a retry's epoch).  A "
+        "version difference: the model's TV2 end is Kafka 4.0's.",
+        "TransactionCoordinator.endTransaction (trunk 1eb7644: Empty -> logInvalidStateTransitionAndReturnError; "
+        "the TV2 empty abort came with KAFKA-14563, PR #17698, merged after 1eb7644; KAFKA-18464, PR #18467)",
+        _end_without_transaction,
+        Case("abs-tea", (_INIT, step("end_txn", pid="p0", epoch=0, committed=False))),
+        (("NONE", "p0", 1), ("INVALID_TXN_STATE", "", None)),
+        _tv2_end_of_no_transaction,
+        transaction_version=2,
+    ),
+    Abstraction(
+        "tv2_fence_double_bump_kafka_19367",
+        "describe_transactions",
+        "The coordinator's epoch fence of an Ongoing TV2 transaction (the transaction timeout's abort, or "
+        "InitProducerId): the model follows KAFKA-19367's fix (Kafka 4.0.1/4.1) and bumps the epoch once; the "
+        "1eb7644 build bumps it for the fence and again in the TV2 abort (prepareAbortOrCommit), so "
+        "DescribeTransactions shows CompleteAbort one epoch higher.  A version difference: the model's flag "
+        "single_fence_bump=False (variant kafka_19367_double_bump) is the build's rule.",
+        "TransactionCoordinator.abortTimedOutTransactions / handleInitProducerId -> prepareFenceProducerEpoch, "
+        "then endTransaction -> TransactionMetadata.prepareAbortOrCommit (supportsEpochBump), trunk 1eb7644; "
+        "KAFKA-19367, PR #19910",
+        _one_more_bump,
+        Case("abs-tdb", (_INIT, step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+                         step("wait_timeout")), timeout_ms=1000),
+        (("CompleteAbort", (), "p0", 1), ("CompleteAbort", (), "p0", 2)),
+        _tv2_fence_of_ongoing,
+        what="transaction",
+        transaction_version=2,
+    ),
+    Abstraction(
+        "tv2_commit_retry_after_abort_kafka_20785",
+        "end_txn",
+        "EndTxn v5 (commit) at the epoch before the bump of a completed abort (a commit racing the abort, "
+        "retried): the model follows KAFKA-20785's fix and answers PRODUCER_FENCED, which the client treats as "
+        "a fence; the 1eb7644 build accepts the epoch as a retry (endTxnEpochBumped) and answers the invalid "
+        "CompleteAbort -> commit transition with INVALID_TXN_STATE (fatal for the client).  A version "
+        "difference: the model's flag commit_retry_after_abort_fenced=False is the build's rule.",
+        "TransactionCoordinator.endTransaction: CompleteAbort + COMMIT -> logInvalidStateTransitionAndReturnError "
+        "(trunk 1eb7644); KAFKA-20785, PR #23204",
+        _errors({"PRODUCER_FENCED"}, {"INVALID_TXN_STATE"}),
+        Case("abs-tcr", (_INIT, step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+                         step("end_txn", pid="p0", epoch=0, committed=False),
+                         step("end_txn", pid="p0", epoch=0, committed=True))),
+        (("PRODUCER_FENCED",), ("INVALID_TXN_STATE",)),
+        _tv2_retry_of_other_end,
+        transaction_version=2,
+    ),
+    Abstraction(
+        "tv2_init_retry_of_pre_bump_epoch_kafka_14562",
+        "init",
+        "InitProducerId naming the epoch a completed TV2 commit or abort bumped from (a producer that did not see "
+        "the EndTxn v5 answer): the model keeps that epoch as lastProducerEpoch through the completion, as "
+        "Kafka 4.0 does, so the request is KIP-360's retry and is answered at the next epoch; the 1eb7644 "
+        "build's prepareComplete overwrote lastProducerEpoch with the bumped epoch and answers PRODUCER_FENCED.  "
+        "A version difference (KIP-890 part 2's follow-up).",
+        "TransactionMetadata.prepareComplete (trunk 1eb7644: lastProducerEpoch = producerEpoch); KAFKA-14562 "
+        "[2/3], PR #17402 (commit ed2ccd08, 'edit prepareComplete to include lastEpoch'), merged after 1eb7644",
+        _answer(("NONE",), ("PRODUCER_FENCED",)),
+        Case("abs-tir", (_INIT, step("add_partitions", pid="p0", epoch=0, partitions=(0,)),
+                         step("end_txn", pid="p0", epoch=0, committed=True),
+                         step("init", transactional=True, pid="p0", epoch=0))),
+        (("NONE",), ("PRODUCER_FENCED",)),
+        _tv2_init_at_pre_bump_epoch,
+        transaction_version=2,
     ),
 )
 

@@ -50,13 +50,18 @@ from keos.checker.differential.runner import (
 )
 from keos.checker.differential.sides import Answer, ModelSide, Observation
 
-__all__ = ["DEFAULT_CORPUS", "FORMAT", "Corpus", "CorpusError", "RecordedCase", "load_corpus", "record",
+__all__ = ["DEFAULT_CORPUS", "FORMAT", "GATE_CORPORA", "TV2_CORPUS",
+           "Corpus", "CorpusError", "RecordedCase", "load_corpus", "record",
            "replay", "write_corpus"]
 
 FORMAT = "keos-differential-corpus"
 VERSION = 1
 #: The corpus the gate replays (recorded from the shared 4.0.0-SNAPSHOT build, TV1 request forms).
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "scenarios" / "differential" / "kafka-4.0-tv1.jsonl.gz"
+#: recorded with ``--transaction-version 2`` (EndTxn v5, ``transaction.version`` 2; the header says so)
+TV2_CORPUS = DEFAULT_CORPUS.with_name("kafka-4.0-tv2.jsonl.gz")
+#: what the gate replays (``scripts/gate.sh``, the gate check ``@differential``)
+GATE_CORPORA = (DEFAULT_CORPUS, TV2_CORPUS)
 
 
 class CorpusError(ValueError):

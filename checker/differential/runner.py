@@ -113,7 +113,7 @@ class _Translate:
 def kafka_in_symbols(kind: str, m: Answer, k: Answer, tr: _Translate) -> Answer:
     """Kafka's answer with its identifiers bound to the model's symbols (InitProducerId's producer id,
     JoinGroup's member id): what a recorded corpus stores (:mod:`keos.checker.differential.corpus`)."""
-    if kind == "init" and k.producer_id not in ("", None):
+    if kind in ("init", "end_txn") and k.producer_id not in ("", None):
         return k._replace(producer_id=tr.pids.symbol(int(k.producer_id), m.producer_id))
     if kind == "join" and m.error == "NONE" and k.error == "NONE":
         return k._replace(extra=(tr.members.symbol(k.extra[0], m.extra[0]), *k.extra[1:]))
@@ -125,7 +125,7 @@ def comparable(kind: str, m: Answer, k: Answer) -> tuple[Any, Any]:
     the identifiers only when both succeeded."""
     if kind in ("init", "join") and (m.error != "NONE" or k.error != "NONE"):
         return (m.error,), (k.error,)
-    if kind == "init":
+    if kind == "init" or (kind == "end_txn" and (m.producer_id or k.producer_id)):  # EndTxn v5 (TV2)
         return (m.error, m.producer_id, m.producer_epoch), (k.error, k.producer_id, k.producer_epoch)
     if kind in ("join", "sync", "offset_fetch"):
         return (m.error, *m.extra), (k.error, *k.extra)
@@ -178,7 +178,7 @@ def run_case(wire: KafkaWire, case: Case, result: RunResult | None = None,
         kafka.delete()
 
 
-def shrink(wire: KafkaWire, diff: Difference, budget: int = 40) -> Difference:
+def shrink(wire: KafkaWire, diff: Difference, budget: int = 40, transaction_version: int = 1) -> Difference:
     """Remove steps one at a time while a difference with the same handler and kind still shows."""
     best = diff
     tries = 0
@@ -194,7 +194,7 @@ def shrink(wire: KafkaWire, diff: Difference, budget: int = 40) -> Difference:
             if not candidate.steps:
                 continue
             try:
-                got = run_case(wire, candidate)
+                got = run_case(wire, candidate, None, transaction_version)
             except WireError:
                 wire.reconnect()
                 continue
@@ -205,10 +205,10 @@ def shrink(wire: KafkaWire, diff: Difference, budget: int = 40) -> Difference:
     # cut what follows the difference and confirm once more on both sides
     final = Case(best.case.name, best.case.steps[: best.step_index + 1], best.case.timeout_ms)
     try:
-        confirmed = run_case(wire, final)
+        confirmed = run_case(wire, final, None, transaction_version)
     except WireError:
         wire.reconnect()
-        confirmed = run_case(wire, final)
+        confirmed = run_case(wire, final, None, transaction_version)
     if confirmed is None:
         best.reproduced = False  # shown once, not again: timing, not a verdict (reported apart)
         return best
@@ -216,7 +216,7 @@ def shrink(wire: KafkaWire, diff: Difference, budget: int = 40) -> Difference:
 
 
 def run_cases(wire: KafkaWire, cases: list[Case], shrink_budget: int = 40,
-              progress: Any = None, deadline: float | None = None) -> RunResult:
+              progress: Any = None, deadline: float | None = None, transaction_version: int = 1) -> RunResult:
     """Run every case; shrink one representative per distinct difference."""
     result = RunResult()
     start = time.monotonic()
@@ -225,21 +225,21 @@ def run_cases(wire: KafkaWire, cases: list[Case], shrink_budget: int = 40,
         if deadline is not None and time.monotonic() > deadline:
             break
         try:
-            diff = run_case(wire, case, result)
+            diff = run_case(wire, case, result, transaction_version)
         except WireError as exc:
             # the broker closed the connection: reconnect and run the case once more on fresh resources
             result.reconnects.append(f"{case.name}: {exc}")
             if len(result.reconnects) > 5:
                 raise
             wire.reconnect()
-            diff = run_case(wire, case, result)
+            diff = run_case(wire, case, result, transaction_version)
         result.cases += 1
         if diff is not None and diff.signature not in seen:
             seen[diff.signature] = diff
         if progress is not None:
             progress(n + 1, len(cases), len(seen))
     for diff in seen.values():
-        result.differences.append(shrink(wire, diff, shrink_budget))
+        result.differences.append(shrink(wire, diff, shrink_budget, transaction_version))
     # identical shrunk differences (two signatures reducing to the same case) are reported once
     unique: dict[tuple[str, ...], Difference] = {}
     for d in result.differences:

@@ -169,6 +169,9 @@ class ModelSide:
         if out.used_fresh_pid:
             self.next_pid += 1
         self._apply(out)
+        if self.tv >= 2 and out.error == Errors.NONE:
+            # EndTxn v5 answers the producer id and the bumped epoch (KIP-890 part 2, ``EndTxnResponse.json``)
+            return Answer(out.error, self.pid_sym(out.producer_id), out.producer_epoch)
         return Answer(out.error)
 
     def timeout_abort(self) -> Answer:
@@ -394,7 +397,10 @@ class KafkaSide:
     def end_txn(self, pid: int, epoch: int, committed: bool) -> Answer:
         r = self.wire.call("end_txn", transactional_id=self.tid, producer_id=pid, producer_epoch=epoch,
                            committed=committed)
-        return Answer(error_name(r.error_code))
+        err = error_name(r.error_code)
+        if self.wire.versions.get("end_txn", 0) >= 5 and err == "NONE":
+            return Answer(err, str(int(r.producer_id)), int(r.producer_epoch))
+        return Answer(err)
 
     def describe(self) -> Any:
         r = self.wire.call("describe_transactions", transactional_ids=(self.tid,))

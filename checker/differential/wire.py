@@ -11,7 +11,11 @@ code of the model speaks (``VERSIONS``).
 
 The version choice is deliberate: AddPartitionsToTxn v3 is the last version a *client* sends
 (v4+ is the broker-to-broker batched form, KIP-890 part 1), EndTxn v4 / Produce v11 are the
-transaction-version-1 forms, Fetch v13+ names topics by id.
+transaction-version-1 forms, Fetch v13+ names topics by id.  With ``transaction_version=2`` the driver
+sends EndTxn v5 (KIP-890 part 2: the coordinator bumps the epoch at every end; ``KafkaApis.handleEndTxnRequest``
+takes TV_2 for ``version > 4``, apache/kafka 1eb7644) and checks that the broker finalizes
+``transaction.version`` 2 (ApiVersions v3's ``FinalizedFeatures``).  Produce stays at v11: Produce v12 (the
+leader's implicit AddPartitionsToTxn) and TxnOffsetCommit v5 are not in the 1eb7644 schemas.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeade
 from kio.schema.response_header.v1.header import ResponseHeader as ResponseHeaderV1
 from kio.serial import entity_reader, entity_writer
 
-__all__ = ["VERSIONS", "KafkaWire", "WireError", "batch_bytes", "error_name", "read_batches"]
+__all__ = ["TV2_VERSIONS", "VERSIONS", "KafkaWire", "WireError", "batch_bytes", "error_name", "read_batches"]
 
 #: api name (kio's package) -> (api key, highest version the driver sends).
 VERSIONS: dict[str, tuple[int, int]] = {
@@ -58,6 +62,9 @@ VERSIONS: dict[str, tuple[int, int]] = {
     "describe_transactions": (65, 0),
     "list_transactions": (66, 1),
 }
+
+#: the caps raised for ``transaction_version=2`` (EndTxn v5 is TV2's end: ``EndTxnRequest.json``, 1eb7644).
+TV2_VERSIONS: dict[str, int] = {"end_txn": 5}
 
 _REQUEST_CLASS = {
     "produce": "ProduceRequest",
@@ -200,11 +207,13 @@ def _describe_transactions_response(version: int) -> Any:
 class KafkaWire:
     """One connection to one broker, requests built from kio's schema classes."""
 
-    def __init__(self, host: str, port: int, timeout: float = 15.0) -> None:
+    def __init__(self, host: str, port: int, timeout: float = 15.0, transaction_version: int = 1) -> None:
         self._address = (host, port, timeout)
         self._sock = self._connect()
         self._correlation = 0
+        self.transaction_version = transaction_version
         self.versions: dict[str, int] = {}
+        self.finalized_features: dict[str, int] = {}
         self._negotiate()
 
     def _connect(self) -> socket.socket:
@@ -239,9 +248,21 @@ class KafkaWire:
         self.versions["api_versions"] = 3
         resp = self.call("api_versions", client_software_name="keos", client_software_version="0")
         broker = {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in resp.api_keys}
+        self.finalized_features = {
+            str(f.name): int(f.max_version_level) for f in (getattr(resp, "finalized_features", None) or ())
+        }
         for api, (key, ours) in VERSIONS.items():
+            if self.transaction_version >= 2:
+                ours = TV2_VERSIONS.get(api, ours)
             if key in broker:
                 self.versions[api] = min(ours, broker[key][1])
+        if self.transaction_version >= 2 and (
+            self.versions.get("end_txn", 0) < 5 or self.finalized_features.get("transaction.version", 0) < 2
+        ):
+            raise WireError(
+                "the broker does not speak transaction version 2 (EndTxn max "
+                f"v{self.versions.get('end_txn')}, finalized features {self.finalized_features})"
+            )
 
     def wait_ready(self, timeout: float = 90.0) -> None:
         """Until both coordinators answer: FindCoordinator creates ``__transaction_state`` and

@@ -89,12 +89,12 @@ def run_gate_check(ref: str) -> GateCheckResult:
 def _replay_corpus(ref: str) -> GateCheckResult:
     """``keos differential --replay``: the model against real Kafka's recorded answers
     (:mod:`keos.checker.differential.corpus`); each differing handler and observer fails, as in the gate."""
-    from keos.checker.differential.corpus import DEFAULT_CORPUS, load_corpus, replay
+    from keos.checker.differential.corpus import GATE_CORPORA, load_corpus, replay
 
-    result = replay(load_corpus(DEFAULT_CORPUS))
-    failed = tuple(dict.fromkeys(f"differential:{d.handler}" for d in result.unexplained))
+    unexplained = [d for path in GATE_CORPORA for d in replay(load_corpus(path)).unexplained]
+    failed = tuple(dict.fromkeys(f"differential:{d.handler}" for d in unexplained))
     details = [f"{d.handler} {d.what} at step {d.step_index + 1} of {' ; '.join(s.render() for s in d.case.steps)}: "
-               f"model {d.model!r}, Kafka {d.kafka!r}" for d in result.unexplained[:3]]
+               f"model {d.model!r}, Kafka {d.kafka!r}" for d in unexplained[:3]]
     return GateCheckResult(ref, failed, "; ".join(details)[:300], None)
 
 

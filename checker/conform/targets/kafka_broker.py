@@ -47,7 +47,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -264,6 +264,7 @@ class KafkaCluster:
         proxied: bool = False,
         log_dir: str | os.PathLike[str] | None = None,
         startup_timeout_s: float = 120.0,
+        format_args: Sequence[str] = (),
     ) -> None:
         if nodes < 1:
             raise ValueError("a Kafka cluster needs at least one node")
@@ -273,6 +274,7 @@ class KafkaCluster:
         self.heap = heap
         self.proxied = proxied
         self.startup_timeout_s = startup_timeout_s
+        self.format_args = tuple(format_args)  # e.g. ``--feature transaction.version=2`` (StorageTool, KIP-1022)
         self.properties = {
             **default_broker_properties(nodes),
             **{k: str(v) for k, v in (broker_properties or {}).items()},
@@ -490,6 +492,7 @@ class KafkaCluster:
             self.cluster_id,
             "-c",
             str(node.config),
+            *self.format_args,
         ]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
