@@ -38,6 +38,27 @@ def kafka_node() -> Iterator[Any]:
         assert run_dir is not None and not run_dir.exists(), f"{run_dir} survived stop()"
 
 
+@pytest.fixture(scope="session")
+def kafka_node_tv2() -> Iterator[Any]:
+    """One combined KRaft node with ``transaction.version`` 2 finalized, as ``keos differential
+    --transaction-version 2`` starts it (``TV2_FORMAT_ARGS``, ``TV2_BROKER_PROPERTIES``): only the tests that judge
+    the TV2 abstractions ask for it, so a session without them starts no second broker."""
+    from keos.checker.cli.differential import BROKER_PROPERTIES, TV2_BROKER_PROPERTIES, TV2_FORMAT_ARGS
+    from keos.checker.conform.targets.kafka_broker import KafkaCluster
+
+    cluster = KafkaCluster(1, broker_properties={**BROKER_PROPERTIES, **TV2_BROKER_PROPERTIES},
+                           format_args=TV2_FORMAT_ARGS)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        procs = [n.proc for n in cluster.nodes]
+        run_dir = cluster.run_dir
+        cluster.stop()
+        assert all(p is not None and p.poll() is not None for p in procs), "a Kafka JVM survived stop()"
+        assert run_dir is not None and not run_dir.exists(), f"{run_dir} survived stop()"
+
+
 # -- per-test CPU seconds (opt-in) ---------------------------------------------------------------------
 # Wall-clock ``--durations`` measure the machine's load as much as a test; with ``KEOS_TEST_CPU=FILE`` every
 # test appends "<cpu seconds>\t<node id>" to FILE: user + system time of this process and of the child
