@@ -78,3 +78,25 @@ def test_an_unchanged_tree_and_an_old_reach_file_are_left_as_they_are(tmp_path: 
     (tmp_path / "model" / "m.py").write_text(NEW, encoding="utf-8")
     done = carry_reach(reach, tmp_path)
     assert not done.recorded and "records no sources" in done.summary() and repr(reach["reach"]) == before
+
+
+def test_a_moved_import_only_line_keeps_every_scenario_of_its_module(tmp_path: Path) -> None:
+    """A table in a changed file (run at import only) that an edit moved stays import-only: a scenario added since
+    the measurement must not make it look run by that scenario alone (session 29: `TransactionalSystem._HANDLERS`
+    was given one new scenario and its mutants "survived" in a second)."""
+    old = "TABLE = {\n    'a': 1,\n}\n\n\ndef f():\n    return TABLE['a']\n"
+    new = "import os\n" + old
+    (tmp_path / "model").mkdir(parents=True)
+    (tmp_path / "model" / "m.py").write_text(old, encoding="utf-8")
+    reach: dict[str, Any] = {
+        "scenarios": {"cheap": {"seconds": 1.0}, "dear": {"seconds": 9.0}},
+        "reach": {"model/m.py": {"1": ["import"], "2": ["import"], "7": ["cheap", "dear"]}},
+        "modules": [],
+        "sources": record_sources(tmp_path, ["model/m.py"]),
+    }
+    (tmp_path / "model" / "m.py").write_text(new, encoding="utf-8")
+    carry_reach(reach, tmp_path, ["cheap", "dear", "added"])
+    assert reach["reach"]["model/m.py"]["2"] == ["import"]  # the table's first line, one line down
+    table = Mutant(id="t", module="keos.model.m", path="model/m.py", folder="model", line=2, col=8, end_line=4,
+                   end_col=1, operator="table_entry", function="<module>", original="{'a': 1}", replacement="{}")
+    assert select_scenarios(table, reach) == ["cheap", "dear", "added"]

@@ -104,7 +104,10 @@ def _carry_lines(lines: dict[str, list[str]], mapping: dict[int, int], new_count
     for old_ln, ctxs in lines.items():
         new_ln = mapping.get(int(old_ln))
         if new_ln is not None:
-            carried[str(new_ln)] = sorted(set(ctxs) | set(extra))
+            # a line only the import ran (a table, a class body) stays import-only, as in an unchanged file:
+            # ``select_scenarios`` gives such a line every scenario of its module, where a new scenario added
+            # here would make it look run by that scenario alone
+            carried[str(new_ln)] = ctxs if ctxs == ["import"] else sorted(set(ctxs) | set(extra))
     known = len(carried)
     fresh = 0
     unchanged = set(mapping.values())
