@@ -8,6 +8,19 @@ from typing import Any
 import pytest
 
 
+def _started(cluster: Any) -> Iterator[Any]:
+    """Start ``cluster``, yield it, stop it; the teardown checks that stopping left no process and no directory."""
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        procs = [n.proc for n in cluster.nodes]
+        run_dir = cluster.run_dir
+        cluster.stop()
+        assert all(p is not None and p.poll() is not None for p in procs), "a Kafka JVM survived stop()"
+        assert run_dir is not None and not run_dir.exists(), f"{run_dir} survived stop()"
+
+
 @pytest.fixture(scope="session")
 def kafka_node() -> Iterator[Any]:
     """One combined KRaft node from ``../shared/kafka`` (or ``KAFKA_HOME``), with fast transaction expiry.
@@ -27,15 +40,7 @@ def kafka_node() -> Iterator[Any]:
             "transaction.remove.expired.transaction.cleanup.interval.ms": 60000,
         },
     )
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        procs = [n.proc for n in cluster.nodes]
-        run_dir = cluster.run_dir
-        cluster.stop()
-        assert all(p is not None and p.poll() is not None for p in procs), "a Kafka JVM survived stop()"
-        assert run_dir is not None and not run_dir.exists(), f"{run_dir} survived stop()"
+    yield from _started(cluster)
 
 
 @pytest.fixture(scope="session")
@@ -48,15 +53,7 @@ def kafka_node_tv2() -> Iterator[Any]:
 
     cluster = KafkaCluster(1, broker_properties={**BROKER_PROPERTIES, **TV2_BROKER_PROPERTIES},
                            format_args=TV2_FORMAT_ARGS)
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        procs = [n.proc for n in cluster.nodes]
-        run_dir = cluster.run_dir
-        cluster.stop()
-        assert all(p is not None and p.poll() is not None for p in procs), "a Kafka JVM survived stop()"
-        assert run_dir is not None and not run_dir.exists(), f"{run_dir} survived stop()"
+    yield from _started(cluster)
 
 
 # -- per-test CPU seconds (opt-in) ---------------------------------------------------------------------
