@@ -628,6 +628,14 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "commit is retried.", "join_prepare:commit_retried"))
         props = [replace(p, partners=(*p.partners, "join_prepare_commit_retried"))
                  if p.name in ("revoked_partitions_committed", "consumers_react_as_kafka") else p for p in props]
+    if topo.async_join_prepare and topo.records:
+        # the asynchronous onJoinPrepare (KAFKA-14196's window) must be entered: a rule that sends the commit
+        # synchronously after all leaves revoked_partitions_committed judging the old path only
+        props.append(sometimes_event("join_prepare_commit_in_flight", "An eager member's onJoinPrepare auto-commit was "
+                                     "accepted while its revocation and JoinGroup waited for a later poll.",
+                                     "join_prepare:commit_in_flight"))
+        props = [replace(p, partners=(*p.partners, "join_prepare_commit_in_flight"))
+                 if p.name == "revoked_partitions_committed" else p for p in props]
     if faults.commit_before_sync and topo.records:
         # a client that commits between its JoinGroup and SyncGroup answers: the coordinator's CompletingRebalance
         # answer and the client's reaction to it (KAFKA-8487: requestRejoin, no generation reset) must be judged
