@@ -182,6 +182,8 @@ class GroupGhost(NamedTuple):
     #: an earlier incarnation of the group, whose generations the new group counts again from 0 (Kafka's member ids
     #: are random; a generation number alone does not name a generation across a deletion)
     incarnations: tuple[int, ...] = ()
+    #: consumers that a coordinator change (FindCoordinator) reset, stripped of partitions or moved out of a rebalance
+    dropped_on_move: tuple[str, ...] = ()
     #: consumers that took a member id or generation the coordinator did not hold after the step that gave it to them
     unissued: tuple[str, ...] = ()
 
@@ -661,6 +663,7 @@ class GroupSystem:
         new = self._note_identities(state, new, action)
         new = self._settle(new)
         new = self._note_rejoins(state, new, action)
+        new = self._note_coordinator_move(state, new, action)
         new = self._note_removals(state, new, action)
         new = self._note_leader(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
@@ -740,6 +743,37 @@ class GroupSystem:
             return after
         return after._replace(ghost=after.ghost._replace(
             unrequested_rejoins=(*after.ghost.unrequested_rejoins, *notes)))
+
+    @staticmethod
+    def _note_coordinator_move(  # no mutate: the judge of coordinator_change_keeps_membership (a property), not a rule
+            before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: what a coordinator change may do to the consumer that finds the new coordinator (Kafka 4.0, trunk
+        1eb7644).  ``AbstractCoordinator.markCoordinatorUnknown`` only drops the connection; NOT_COORDINATOR,
+        COORDINATOR_NOT_AVAILABLE and a disconnect are *retriable* group errors: the JoinGroup or SyncGroup they
+        failed is sent again by ``joinGroupIfNeeded`` with the member id and generation the consumer has -- since
+        KAFKA-13214 (PR #11231, Kafka 3.1) without ``resetStateAndRejoin`` -- and ``rejoinNeeded`` is cleared only by
+        a successful SyncGroup (KAFKA-5154, Kafka 0.11).  So the step keeps the consumer's member id, generation,
+        partitions and positions, and moves it at most from a rebalance request in flight (JOINING, AWAITING_SYNC) back
+        to UNJOINED: never out of the rebalance into STABLE, never from STABLE into a rebalance (that half is
+        ``stable_members_rejoin_on_request``'s)."""
+        if action.kind != "FindCoordinator":
+            return after
+        i = action.args[0]
+        old, cur = before.consumers[i], after.consumers[i]
+        notes: list[str] = []
+        if (old.member_id, old.generation) != (cur.member_id, cur.generation):
+            notes.append(f"consumer {i}: FindCoordinator changed its identity from {old.member_id or '-'} of "
+                         f"generation {old.generation} to {cur.member_id or '-'} of generation {cur.generation}")
+        if (old.owned, old.positions) != (cur.owned, cur.positions):
+            notes.append(f"consumer {i}: FindCoordinator changed its partitions from {list(old.owned)} to "
+                         f"{list(cur.owned)}")
+        moves = {(old.state, old.state), (cc.JOINING, cc.UNJOINED), (cc.AWAITING_SYNC, cc.UNJOINED),
+                 (cc.STABLE, cc.UNJOINED)}  # the last: stable_members_rejoin_on_request judges it
+        if (old.state, cur.state) not in moves:
+            notes.append(f"consumer {i}: FindCoordinator moved it from {old.state} to {cur.state}")
+        if not notes:  # no branch: ghost observer of a violation (coordinator_change_keeps_membership)
+            return after
+        return after._replace(ghost=after.ghost._replace(dropped_on_move=(*after.ghost.dropped_on_move, *notes)))
 
     def _note_removals(  # no mutate: the judge of healthy_member_never_removed (a property), not a rule
             self, before: GroupState, after: GroupState, action: Action) -> GroupState:
