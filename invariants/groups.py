@@ -360,7 +360,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             partners=("assignment_received",),
         ),
         no_findings(
-            name="coordinator_change_keeps_membership",
+            name="coordinator_move_keeps_member",
             fact="A coordinator change is a retriable error, not a fencing: the consumer that finds the new coordinator "
             "keeps its member id, its generation, its partitions and their positions, and a JoinGroup or SyncGroup "
             "the old coordinator never answered is sent again -- the member stays in the rebalance until a SyncGroup "
@@ -668,18 +668,18 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "retried after a lost response is answered with the current generation.",
                                      "join:current_generation"))
     if faults.coordinator_failover and topo.late_consumers:
-        # the coordinator must move while a rebalance request is in flight, else coordinator_change_keeps_membership
+        # the coordinator must move while a rebalance request is in flight, else coordinator_move_keeps_member
         # only ever judges a Stable member (a JoinGroup parked at the old coordinator: NOT_COORDINATOR)
         props.append(sometimes_event("join_lost_to_coordinator_move", "A JoinGroup parked at a coordinator that "
                                      "moved is answered NOT_COORDINATOR and sent again.", "join:NOT_COORDINATOR"))
         props = [replace(p, partners=(*p.partners, "join_lost_to_coordinator_move"))
-                 if p.name == "coordinator_change_keeps_membership" else p for p in props]
+                 if p.name == "coordinator_move_keeps_member" else p for p in props]
     if faults.coordinator_failover and faults.late_sync_response:
         # ... and a SyncGroup the old coordinator took but whose answer the broken connection lost
         props.append(sometimes_event("sync_lost_to_coordinator_move", "A SyncGroup in flight when the coordinator "
                                      "moved fails (NOT_COORDINATOR): the member rejoins.", "sync:NOT_COORDINATOR"))
         props = [replace(p, partners=(*p.partners, "sync_lost_to_coordinator_move"))
-                 if p.name == "coordinator_change_keeps_membership" else p for p in props]
+                 if p.name == "coordinator_move_keeps_member" else p for p in props]
     if faults.late_sync_response and faults.lost_heartbeats:
         # a SyncGroup answer must arrive after a generation reset, else the hasGenerationReset rule is never judged
         props.append(sometimes_event("stale_sync_response_ignored", "A SyncGroup answer that arrives after the "
