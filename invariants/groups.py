@@ -361,18 +361,18 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         ),
         no_findings(
             name="coordinator_move_keeps_member",
-            fact="A coordinator change is a retriable error, not a fencing: the consumer that finds the new coordinator "
-            "keeps its member id, its generation, its partitions and their positions, and a JoinGroup or SyncGroup "
-            "the old coordinator never answered is sent again -- the member stays in the rebalance until a SyncGroup "
-            "succeeds.  Only the coordinator's own answers (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) take a "
-            "member's identity or partitions.",
+            fact="A coordinator change is a retriable error, not a fencing: the consumer that finds the new "
+            "coordinator keeps its member id, its generation, its partitions and their positions, and a JoinGroup "
+            "or SyncGroup the old coordinator never answered is sent again -- the member stays in the rebalance "
+            "until a SyncGroup succeeds.  Only the coordinator's own answers (UNKNOWN_MEMBER_ID, "
+            "ILLEGAL_GENERATION) take a member's identity or partitions.",
             source="AbstractCoordinator.markCoordinatorUnknown / joinGroupIfNeeded (retriable failures: rejoin "
             "without resetStateAndRejoin, KAFKA-13214, PR #11231, Kafka 3.1) and SyncGroupResponseHandler "
             "(rejoinNeeded cleared only on a successful SyncGroup, KAFKA-5154, Kafka 0.11), Kafka 4.0 trunk 1eb7644",
-            catches="a retriable JoinGroup or SyncGroup failure handled as a fencing (the member rejoins as a new member, "
-            "leaving its old id in the group until its session expires; a cooperative member loses the partitions it "
-            "kept through the rebalance without committing), or as the end of the rebalance (the member consumes the "
-            "assignment onJoinPrepare revoked while the group gives it to another)",
+            catches="a retriable JoinGroup or SyncGroup failure handled as a fencing (the member rejoins as a new "
+            "member, leaving its old id in the group until its session expires; a cooperative member loses the "
+            "partitions it kept through the rebalance without committing), or as the end of the rebalance (the "
+            "member consumes the assignment onJoinPrepare revoked while the group gives it to another)",
             findings=lambda s: s.ghost.dropped_on_move,
             partners=("assignment_received",),
         ),

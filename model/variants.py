@@ -2371,12 +2371,12 @@ VARIANTS: dict[str, Variant] = {
             "assignment onJoinPrepare revoked again, as if the rebalance were over, instead of rejoining.",
             flags=replace(_REAL, failed_sync_requests_rejoin=False),
             weakened=True,
-            breaks=("coordinator_move_keeps_member",),
+            breaks=("coordinator_move_keeps_member", "rebalance_completes"),
             scenarios=("groups_coordinator_moved_mid_rebalance",),
             bug="KAFKA-5154 (fixed in 0.11 by apache/kafka commit 1b16acaaa18: clients/.../AbstractCoordinator.java, "
-            "rejoinNeeded cleared in the SyncGroup response handler instead of the JoinGroup one): a SyncGroup cancelled "
-            "by a disconnect left rejoinNeeded false, so the consumer stopped rebalancing and fetched the partitions "
-            "its onPartitionsRevoked had given up while the group handed them to other members",
+            "rejoinNeeded cleared in the SyncGroup response handler instead of the JoinGroup one): a SyncGroup "
+            "cancelled by a disconnect left rejoinNeeded false, so the consumer stopped rebalancing and fetched the "
+            "partitions its onPartitionsRevoked had given up while the group handed them to other members",
         ),
         Variant(
             name="join_prepare_fetches_revoking_partitions",
