@@ -360,6 +360,23 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             partners=("assignment_received",),
         ),
         no_findings(
+            name="coordinator_move_keeps_member",
+            fact="A coordinator change is a retriable error, not a fencing: the consumer that finds the new "
+            "coordinator keeps its member id, its generation, its partitions and their positions, and a JoinGroup "
+            "or SyncGroup the old coordinator never answered is sent again -- the member stays in the rebalance "
+            "until a SyncGroup succeeds.  Only the coordinator's own answers (UNKNOWN_MEMBER_ID, "
+            "ILLEGAL_GENERATION) take a member's identity or partitions.",
+            source="AbstractCoordinator.markCoordinatorUnknown / joinGroupIfNeeded (retriable failures: rejoin "
+            "without resetStateAndRejoin, KAFKA-13214, PR #11231, Kafka 3.1) and SyncGroupResponseHandler "
+            "(rejoinNeeded cleared only on a successful SyncGroup, KAFKA-5154, Kafka 0.11), Kafka 4.0 trunk 1eb7644",
+            catches="a retriable JoinGroup or SyncGroup failure handled as a fencing (the member rejoins as a new "
+            "member, leaving its old id in the group until its session expires; a cooperative member loses the "
+            "partitions it kept through the rebalance without committing), or as the end of the rebalance (the "
+            "member consumes the assignment onJoinPrepare revoked while the group gives it to another)",
+            findings=lambda s: s.ghost.dropped_on_move,
+            partners=("assignment_received",),
+        ),
+        no_findings(
             name="healthy_member_never_removed",
             fact="The coordinator removes a member only for a reason Kafka has: its session expired (its process is "
             "gone or its heartbeats were lost), it left the group (close, or its own poll timeout -- a dynamic member "
@@ -650,7 +667,20 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("join_answered_with_current_generation", "A known member's JoinGroup "
                                      "retried after a lost response is answered with the current generation.",
                                      "join:current_generation"))
-    if faults.late_sync_response:
+    if faults.coordinator_failover and topo.late_consumers:
+        # the coordinator must move while a rebalance request is in flight, else coordinator_move_keeps_member
+        # only ever judges a Stable member (a JoinGroup parked at the old coordinator: NOT_COORDINATOR)
+        props.append(sometimes_event("join_lost_to_coordinator_move", "A JoinGroup parked at a coordinator that "
+                                     "moved is answered NOT_COORDINATOR and sent again.", "join:NOT_COORDINATOR"))
+        props = [replace(p, partners=(*p.partners, "join_lost_to_coordinator_move"))
+                 if p.name == "coordinator_move_keeps_member" else p for p in props]
+    if faults.coordinator_failover and faults.late_sync_response:
+        # ... and a SyncGroup the old coordinator took but whose answer the broken connection lost
+        props.append(sometimes_event("sync_lost_to_coordinator_move", "A SyncGroup in flight when the coordinator "
+                                     "moved fails (NOT_COORDINATOR): the member rejoins.", "sync:NOT_COORDINATOR"))
+        props = [replace(p, partners=(*p.partners, "sync_lost_to_coordinator_move"))
+                 if p.name == "coordinator_move_keeps_member" else p for p in props]
+    if faults.late_sync_response and faults.lost_heartbeats:
         # a SyncGroup answer must arrive after a generation reset, else the hasGenerationReset rule is never judged
         props.append(sometimes_event("stale_sync_response_ignored", "A SyncGroup answer that arrives after the "
                                      "consumer's generation was reset is not taken.", "sync:stale_response_ignored"))

@@ -501,6 +501,15 @@ class ProtocolFlags:
         coordinator_change_keeps_membership: a Stable consumer that finds a new group coordinator keeps its
             member id, generation and assignment and goes on heartbeating (``AbstractCoordinator.
             markCoordinatorUnknown`` does not request a rejoin); without it the consumer rejoins.
+        retriable_join_error_keeps_member: a JoinGroup or SyncGroup that failed for a coordinator change
+            (NOT_COORDINATOR, a disconnect: retriable) is sent again with the member id, generation and partitions
+            the consumer has (``AbstractCoordinator.joinGroupIfNeeded``, the KAFKA-13214 fix, apache/kafka PR #11231,
+            3.1); without it the failure resets the member (``resetStateAndRejoin``): the consumer rejoins as a new
+            member and loses its partitions without committing.
+        failed_sync_requests_rejoin: a SyncGroup that failed for a coordinator change leaves the consumer in the
+            rebalance (``rejoinNeeded`` cleared only by a successful SyncGroup, the KAFKA-5154 fix, apache/kafka
+            commit 1b16acaaa18, 0.11); without it the JoinGroup answer had already cleared it and the consumer goes
+            back to consuming the assignment its eager ``onJoinPrepare`` revoked.
         rebalance_in_progress_keeps_generation: a consumer answered REBALANCE_IN_PROGRESS rejoins keeping its
             generation and partitions (``requestRejoin``), unlike ILLEGAL_GENERATION
             (``resetGenerationOnResponseError``: generation reset, partitions lost).
@@ -726,6 +735,8 @@ class ProtocolFlags:
     static_rejoin_completing_rebalances: bool = True
     fenced_member_loses_partitions: bool = True
     coordinator_change_keeps_membership: bool = True
+    retriable_join_error_keeps_member: bool = True
+    failed_sync_requests_rejoin: bool = True
     rebalance_in_progress_keeps_generation: bool = True
     heartbeat_response_checks_generation: bool = True
     join_updates_member_metadata: bool = True
@@ -2339,6 +2350,33 @@ VARIANTS: dict[str, Variant] = {
             bug="completeClassicGroupJoin without maybeElectNewJoinedLeader (KAFKA-8220): the leader of the new "
             "generation has no JoinGroup pending, so no member list reaches anyone who runs the assignor; the group "
             "waits in CompletingRebalance until the leader rejoins or its session expires, then rebalances again",
+        ),
+        Variant(
+            name="retriable_join_error_resets_member",
+            description="A JoinGroup or SyncGroup that failed because the group coordinator moved (NOT_COORDINATOR, a "
+            "disconnect) resets the consumer's member id and generation and loses its partitions before it rejoins.",
+            flags=replace(_REAL, retriable_join_error_keeps_member=False),
+            weakened=True,
+            breaks=("coordinator_move_keeps_member",),
+            scenarios=("groups_coordinator_moved_mid_rebalance",),
+            bug="KAFKA-13214 (fixed in 3.1 by apache/kafka PR #11231: clients/.../AbstractCoordinator.java "
+            "joinGroupIfNeeded): every retriable error of a rebalance went through resetStateAndRejoin; a coordinator "
+            "change mid-rebalance made the member rejoin as a new one -- its old member id stayed in the group until "
+            "its session expired, delaying the rebalance -- and onJoinPrepare, now with no generation, called "
+            "onPartitionsLost: a cooperative member lost the partitions it had kept through the rebalance, uncommitted",
+        ),
+        Variant(
+            name="failed_sync_ends_rebalance",
+            description="An eager consumer whose SyncGroup failed because the coordinator moved takes up the "
+            "assignment onJoinPrepare revoked again, as if the rebalance were over, instead of rejoining.",
+            flags=replace(_REAL, failed_sync_requests_rejoin=False),
+            weakened=True,
+            breaks=("coordinator_move_keeps_member", "rebalance_completes"),
+            scenarios=("groups_coordinator_moved_mid_rebalance",),
+            bug="KAFKA-5154 (fixed in 0.11 by apache/kafka commit 1b16acaaa18: clients/.../AbstractCoordinator.java, "
+            "rejoinNeeded cleared in the SyncGroup response handler instead of the JoinGroup one): a SyncGroup "
+            "cancelled by a disconnect left rejoinNeeded false, so the consumer stopped rebalancing and fetched the "
+            "partitions its onPartitionsRevoked had given up while the group handed them to other members",
         ),
         Variant(
             name="join_prepare_fetches_revoking_partitions",

@@ -124,6 +124,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "commit_on_revoke": frozenset({"groups"}),
     "offset_fetch_on_assign": frozenset({"groups"}),
     "coordinator_change_keeps_membership": frozenset({"groups"}),
+    "retriable_join_error_keeps_member": frozenset({"groups"}),
+    "failed_sync_requests_rejoin": frozenset({"groups"}),
     "rebalance_in_progress_keeps_generation": frozenset({"groups"}),
     "load_restores_subscriptions": frozenset({"groups"}),
     "static_member_fencing": frozenset({"groups"}),

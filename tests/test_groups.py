@@ -281,6 +281,8 @@ REAL = {
     "groups_static_coordinator_moved": 550,
     "groups_coordinator_moved_commit": 489,
     "groups_early_commit": 1401,
+    "groups_coordinator_moved_mid_rebalance": 2995,
+    "groups_cooperative_coordinator_moved": 8631,
 }
 
 
@@ -315,6 +317,11 @@ CAUGHT = {
     # the JoinGroup judge (onJoinPrepare's fenced commit, then the JoinGroup) and the identity a step hands out
     ("groups_eager_late_join_zombie", "join_prepare_commit_keeps_identity"): {"consumers_react_as_kafka": 11},
     ("groups_rebalance_timeout_static", "rebalance_timeout_answers_old_group"): {"consumer_identity_issued": 8},
+    # a coordinator move mid-rebalance is a retriable failure: KAFKA-13214 (member reset), KAFKA-5154 (rebalance ended)
+    ("groups_coordinator_moved_mid_rebalance", "retriable_join_error_resets_member"): {
+        "coordinator_move_keeps_member": 4},
+    ("groups_coordinator_moved_mid_rebalance", "failed_sync_ends_rebalance"): {
+        "coordinator_move_keeps_member": 6, "rebalance_completes": 16},
 }
 
 

@@ -182,6 +182,8 @@ class GroupGhost(NamedTuple):
     #: an earlier incarnation of the group, whose generations the new group counts again from 0 (Kafka's member ids
     #: are random; a generation number alone does not name a generation across a deletion)
     incarnations: tuple[int, ...] = ()
+    #: consumers that a coordinator change (FindCoordinator) reset, stripped of partitions or moved out of a rebalance
+    dropped_on_move: tuple[str, ...] = ()
     #: consumers that took a member id or generation the coordinator did not hold after the step that gave it to them
     unissued: tuple[str, ...] = ()
 
@@ -661,6 +663,7 @@ class GroupSystem:
         new = self._note_identities(state, new, action)
         new = self._settle(new)
         new = self._note_rejoins(state, new, action)
+        new = self._note_coordinator_move(state, new, action)
         new = self._note_removals(state, new, action)
         new = self._note_leader(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
@@ -740,6 +743,37 @@ class GroupSystem:
             return after
         return after._replace(ghost=after.ghost._replace(
             unrequested_rejoins=(*after.ghost.unrequested_rejoins, *notes)))
+
+    @staticmethod
+    def _note_coordinator_move(  # no mutate: the judge of coordinator_move_keeps_member (a property), not a rule
+            before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: what a coordinator change may do to the consumer that finds the new coordinator (Kafka 4.0, trunk
+        1eb7644).  ``AbstractCoordinator.markCoordinatorUnknown`` only drops the connection; NOT_COORDINATOR,
+        COORDINATOR_NOT_AVAILABLE and a disconnect are *retriable* group errors: the JoinGroup or SyncGroup they
+        failed is sent again by ``joinGroupIfNeeded`` with the member id and generation the consumer has -- since
+        KAFKA-13214 (PR #11231, Kafka 3.1) without ``resetStateAndRejoin`` -- and ``rejoinNeeded`` is cleared only by
+        a successful SyncGroup (KAFKA-5154, Kafka 0.11).  So the step keeps the consumer's member id, generation,
+        partitions and positions, and moves it at most from a rebalance request in flight (JOINING, AWAITING_SYNC) back
+        to UNJOINED: never out of the rebalance into STABLE, never from STABLE into a rebalance (that half is
+        ``stable_members_rejoin_on_request``'s)."""
+        if action.kind != "FindCoordinator":
+            return after
+        i = action.args[0]
+        old, cur = before.consumers[i], after.consumers[i]
+        notes: list[str] = []
+        if (old.member_id, old.generation) != (cur.member_id, cur.generation):
+            notes.append(f"consumer {i}: FindCoordinator changed its identity from {old.member_id or '-'} of "
+                         f"generation {old.generation} to {cur.member_id or '-'} of generation {cur.generation}")
+        if (old.owned, old.positions) != (cur.owned, cur.positions):
+            notes.append(f"consumer {i}: FindCoordinator changed its partitions from {list(old.owned)} to "
+                         f"{list(cur.owned)}")
+        moves = {(old.state, old.state), (cc.JOINING, cc.UNJOINED), (cc.AWAITING_SYNC, cc.UNJOINED),
+                 (cc.STABLE, cc.UNJOINED)}  # the last: stable_members_rejoin_on_request judges it
+        if (old.state, cur.state) not in moves:
+            notes.append(f"consumer {i}: FindCoordinator moved it from {old.state} to {cur.state}")
+        if not notes:  # no branch: ghost observer of a violation (coordinator_move_keeps_member)
+            return after
+        return after._replace(ghost=after.ghost._replace(dropped_on_move=(*after.ghost.dropped_on_move, *notes)))
 
     def _note_removals(  # no mutate: the judge of healthy_member_never_removed (a property), not a rule
             self, before: GroupState, after: GroupState, action: Action) -> GroupState:
@@ -1024,8 +1058,10 @@ class GroupSystem:
         part = olog.partition_for(GROUP_ID)
         events = [f"find_coordinator:__consumer_offsets-{part}"]
         if c.state == cc.JOINING and c.coordinator >= 0:
-            # the JoinGroup parked at the old coordinator is answered NOT_COORDINATOR: send it again
-            c = c._replace(state=cc.UNJOINED)
+            # the JoinGroup parked at the old coordinator is answered NOT_COORDINATOR: send it again, with the member id
+            # and generation it has (joinGroupIfNeeded: a retriable failure, no resetStateAndRejoin since KAFKA-13214)
+            c = c._replace(state=cc.UNJOINED) if self.flags.retriable_join_error_keeps_member else (
+                self._reset_member(c))  # no branch: weakened variant retriable_join_error_resets_member
             events.append("join:NOT_COORDINATOR")
         elif c.state == cc.STABLE and not self.flags.coordinator_change_keeps_membership:  # no branch: variant only
             c = c._replace(state=cc.UNJOINED)  # weakened variant rejoin_on_coordinator_change
@@ -1033,9 +1069,33 @@ class GroupSystem:
         # the connection to the old coordinator is gone: a Heartbeat or SyncGroup in flight there fails
         c = c._replace(coordinator=s.group.epoch, beat=("", cc.NO_GENERATION), held_sync=((), cc.NO_GENERATION))
         if c.state == cc.AWAITING_SYNC and s.consumers[i].held_sync[1] >= 0:
-            c = c._replace(state=cc.UNJOINED)  # the SyncGroup failed: rejoin
+            # the SyncGroup failed: rejoin (rejoinNeeded is cleared only by a successful SyncGroup, KAFKA-5154)
+            if not self.flags.retriable_join_error_keeps_member:  # no branch: weakened variant only
+                c = self._reset_member(c)  # retriable_join_error_resets_member
+            elif not self.flags.failed_sync_requests_rejoin:  # no branch: weakened variant failed_sync_ends_rebalance
+                c = self._revoked_assignment_resumed(s, c)
+            else:
+                c = c._replace(state=cc.UNJOINED)
             events.append("sync:NOT_COORDINATOR")
         return self._put(s, i, c), tuple(events)
+
+    @staticmethod
+    def _reset_member(c: Consumer) -> Consumer:  # unreachable: weakened variant retriable_join_error_resets_member only
+        """KAFKA-13214's ``resetStateAndRejoin`` on a retriable rebalance failure (Kafka 2.8-3.0,
+        ``AbstractCoordinator.joinGroupIfNeeded``): member id and generation reset; the next ``onJoinPrepare``, with no
+        generation, calls ``onPartitionsLost`` -- the partitions go uncommitted."""
+        return cc.lose_partitions(c)._replace(state=cc.UNJOINED, member_id="", generation=cc.NO_GENERATION)
+
+    @staticmethod
+    def _revoked_assignment_resumed(  # unreachable: weakened variant failed_sync_ends_rebalance only
+            s: GroupState, c: Consumer) -> Consumer:
+        """KAFKA-5154 (Kafka 0.10.2, ``AbstractCoordinator``): the JoinGroup answer had cleared ``rejoinNeeded``, so a
+        SyncGroup lost to a disconnect ends the rebalance; the subscription still holds the assignment onJoinPrepare
+        revoked (only ``onJoinComplete`` replaces it), and the consumer fetches it again from the committed offsets."""
+        back = tuple(sorted(c.last_assignment[0]))
+        committed = dict(s.group.offsets)
+        positions = tuple((p, committed.get(p, 0)) for p in back)
+        return c._replace(state=cc.STABLE, owned=back, positions=positions, committed=positions)
 
     def _start(self, s: GroupState, i: int) -> Result:
         return self._put(s, i, cc.fresh(up=True)), ("consumer_started",)
