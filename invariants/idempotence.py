@@ -31,7 +31,7 @@ from functools import lru_cache
 
 from keos.invariants._common import no_findings, sometimes_state
 from keos.invariants.idempotence_progress import idempotence_progress_properties
-from keos.model.clients.producer import correlation_id, record_id, record_label, record_owner
+from keos.model.clients.producer import TxnPartitionEntry, correlation_id, record_id, record_label, record_owner
 from keos.model.interface import Expectation, Property
 from keos.model.log.partition import NO_PRODUCER_ID, LogEntry, PartitionLeader
 from keos.model.log.producer_state import BatchMetadata, next_sequence
@@ -677,11 +677,61 @@ def idempotence_properties(
     if idempotent:
         return props
     partners = {"no_duplicate_append": (), "acknowledged_offset_in_log": ("record_acknowledged",)}
-    return tuple(
-        replace(p, partners=partners[p.name]) if p.name in partners else p
-        for p in props
-        if p.name not in SEQUENCE_PROPERTIES
+    return (
+        *(replace(p, partners=partners[p.name]) if p.name in partners else p
+          for p in props
+          if p.name not in SEQUENCE_PROPERTIES),
+        NO_SEQUENCE_STATE_WITHOUT_IDEMPOTENCE,
     )
+
+
+def _sequence_state_without_idempotence(s: SystemState) -> list[str]:
+    """What a producer configured with ``enable.idempotence=false`` holds that only a ``TransactionManager`` keeps.
+
+    ``KafkaProducer.configureTransactionState`` builds no ``TransactionManager`` when idempotence is off, and every
+    piece of sequence bookkeeping hangs off it: the producer id (``InitProducerId``), the sequence stamped on a batch
+    (``RecordAccumulator.drain``: ``transactionManager != null``), the unresolved mark of an expired batch in retry
+    (``Sender.sendProducerData``: ``transactionManager != null && expiredBatch.inRetry()``), the re-sequencing and
+    epoch bump of a failed batch (``Sender.failBatch`` -> ``TransactionManager.handleFailedBatch``, only with a
+    transaction manager).  Kafka trunk @1eb7644349cb, ``KafkaProducer.java``, ``Sender.java``,
+    ``RecordAccumulator.java``; KIP-91 (``delivery.timeout.ms``) for the expiry.
+    """
+    out: list[str] = []
+    blank = TxnPartitionEntry()
+    for i, p in enumerate(s.producers):
+        if p.producer_id != NO_PRODUCER_ID:
+            out.append(f"producer {i} holds producer id {p.producer_id}")
+        if p.epoch_bump_required:
+            out.append(f"producer {i} requires an epoch bump")
+        for q, e in enumerate(p.partitions):
+            if e != blank:
+                out.append(f"producer {i} keeps sequence state for partition {q}: {tuple(e)}")
+        for b in p.batches:
+            if b.has_sequence:
+                out.append(f"producer {i} stamped sequence {b.base_sequence} on {record_label(b.records[0])}")
+    for env in s.network:
+        body = env.body
+        if isinstance(body, ProduceRequest) and body.producer_id != NO_PRODUCER_ID:
+            out.append(f"a Produce request of producer {body.producer} names producer id {body.producer_id}")
+    return out
+
+
+#: ``enable.idempotence=false``: no producer id, no sequence, no unresolved mark, no epoch bump (judged only in
+#: scenarios whose producer has idempotence off, where :data:`SEQUENCE_PROPERTIES` are dropped).
+NO_SEQUENCE_STATE_WITHOUT_IDEMPOTENCE = no_findings(
+    name="no_sequence_state_without_idempotence",
+    fact="A producer with enable.idempotence=false has no TransactionManager: it asks for no producer id, stamps no "
+    "sequence, and no failure -- an error answer, a request timeout, a batch that delivery.timeout.ms expires in "
+    "retry -- marks a sequence unresolved, re-sequences a partition or requests an epoch bump; its batches are "
+    "sent as plain at-least-once records.",
+    source="KafkaProducer.configureTransactionState (no TransactionManager without idempotence), "
+    "Sender.sendProducerData / failBatch, RecordAccumulator.drain (Kafka trunk @1eb7644349cb); KIP-91, KAFKA-5621",
+    catches="a non-idempotent producer that marks an expired batch's sequence unresolved or requests an epoch bump "
+    "(then waits for a resolution or an InitProducerId no broker answers it with), stamps a sequence, or keeps a "
+    "producer id",
+    findings=_sequence_state_without_idempotence,
+    partners=("record_acknowledged",),
+)
 
 
 def _expired_beside_traffic(s: SystemState) -> bool:

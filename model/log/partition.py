@@ -542,7 +542,7 @@ def start_transaction_verification(
     old = leader.verification_entry(producer_id)
     if old is not None:
         # maybeUpdateLowestSequenceAndEpoch: a higher epoch replaces the entry's
-        if epoch > old.epoch:  # no branch: needs a bumped producer's batch while its old verification is in flight
+        if epoch > old.epoch:  # no branch: default gate; reach txn_verification_tv2_stale_entry_after_bump takes it
             leader = _put_verification(leader, old._replace(epoch=epoch))
         return leader, old.guard
     guard = leader.guards_issued
