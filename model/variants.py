@@ -1534,8 +1534,8 @@ VARIANTS: dict[str, Variant] = {
             "without checking again: a rebalance in between stages the offsets of a generation the group has left.",
             flags=replace(_REAL, txn_offset_commit_validates_after_verification=False),
             weakened=True,
-            breaks=("exactly_once_processing",),
-            scenarios=("txn_eos_txn_offset_commit_round_trip",),
+            breaks=("exactly_once_processing", "lost_partition_never_committed"),
+            scenarios=("reach_eos_txn_offset_commit_round_trip",),
             bug="KAFKA-15784 (fixed in 3.7 by apache/kafka PR #14774: "
             "core/.../coordinator/group/GroupCoordinator.scala handleTxnCommitOffsets' postVerificationCallback -> "
             "doTxnCommitOffsets, GroupMetadataManager.scala "
