@@ -215,7 +215,6 @@ class VerifyTxnOffsetCommitRequest(NamedTuple):
     client: str
     request: TxnOffsetCommitRequest
     guard: int
-    early_error: str = "NONE"  # the pre-KAFKA-15784 order's member/generation verdict taken before verification
     open_epoch: int = -1  # ghost: the epoch of the producer's open transaction on the partition when it arrived
 
 
@@ -228,7 +227,6 @@ class VerifyTxnOffsetCommitResponse(NamedTuple):
     client: str
     request: TxnOffsetCommitRequest
     guard: int
-    early_error: str
     verdict: str
     coordinator: Any
     loading: bool

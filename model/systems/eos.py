@@ -1357,7 +1357,6 @@ class EosSystem(TransactionalSystem):
         (:data:`VERIFICATION_CONNECTION`); that connection's resets are not modelled."""
         g = s.group
         assert g is not None
-        early = Errors.NONE
         if not self.flags.txn_offset_commit_validates_after_verification:
             s, early = self._validate_txn_offset_commit(s, req)
             if early != Errors.NONE:  # Kafka 3.6: the validation error answered at once, nothing verified
@@ -1368,7 +1367,7 @@ class EosSystem(TransactionalSystem):
         )
         s = s._replace(group=g._replace(offsets_log=leader))
         asked = self._offset_ask(s, req, True)
-        ask = VerifyTxnOffsetCommitRequest(env.src, req, guard, early, asked.open_epoch)
+        ask = VerifyTxnOffsetCommitRequest(env.src, req, guard, asked.open_epoch)
         out = net.Envelope(GROUP_COORDINATOR, COORDINATOR, VERIFICATION_CONNECTION, ask)
         return s._replace(network=net.send(s.network, out)), ("txn_offset_commit_verification_started",)
 
@@ -1380,7 +1379,7 @@ class EosSystem(TransactionalSystem):
         md, loading = s.coordinator[ask.request.transactional_id], s.loading
         s, verdict, events = self._offsets_verdict(s, ask.request, append_ok)
         answer = VerifyTxnOffsetCommitResponse(
-            ask.client, ask.request, ask.guard, ask.early_error, verdict, md, loading, ask.open_epoch
+            ask.client, ask.request, ask.guard, verdict, md, loading, ask.open_epoch
         )
         env = net.Envelope(COORDINATOR, GROUP_COORDINATOR, VERIFICATION_CONNECTION, answer)
         return s._replace(network=net.send(s.network, env)), (*events, f"txn_offset_commit_verdict:{verdict}")
@@ -1417,7 +1416,9 @@ class EosSystem(TransactionalSystem):
         validated = not self.flags.txn_offset_commit_validates_after_verification
         s, error, more = self._commit_offsets_checked(s, req, error, events, append_ok, validated, guard_lost)
         if "txn_offset_commit_guard_lost" in more:
-            ask = None  # a row the table does not state: judged by the offsets' fate (exactly_once_processing)
+            # a row the table does not state: judged by what the refusal prevents (no_hanging_transaction: a record
+            # staged after the marker that ended its transaction)
+            ask = None
         g = s.group
         assert g is not None
         if "txn_offset_commit_staged" in more:
