@@ -43,6 +43,18 @@ class ProtocolFlags:
             coordinator verifies a TxnOffsetCommit that opens a transaction on ``__consumer_offsets`` too
             (KAFKA-15449, Kafka 3.7: ``CoordinatorPartitionWriter.maybeStartTransactionVerification``);
             without it only produce requests are verified.
+        txn_offset_commit_validates_after_verification: with ``[eos] txn_offset_commit_round_trip`` the group
+            coordinator checks the member and generation of a verified TxnOffsetCommit in the verification's
+            callback, atomically with the append (``GroupCoordinator.handleTxnCommitOffsets`` ->
+            ``postVerificationCallback`` -> ``doTxnCommitOffsets`` under the group lock, the KAFKA-15784 fix,
+            apache/kafka PR #14774, 3.7; ``CoordinatorRuntime.scheduleTransactionalWriteOperation`` verifies before the
+            write event since 3.7/4.0); without it the checks run when the request arrives and the append follows the
+            verification whatever the group did meanwhile (Kafka 3.6).
+        txn_offset_commit_guard_checked: with ``[eos] txn_offset_commit_round_trip`` the verified TxnOffsetCommit is
+            appended only while the ``__consumer_offsets`` partition's verification entry of the producer id still holds
+            the guard its verification started with (``ReplicaManager.appendForGroup``'s ``verificationGuards`` ->
+            ``UnifiedLog.analyzeAndValidateProducerState``, Kafka 3.7+); without it a verification answered while the
+            transaction was open stages its offset after the marker that ended it.
         timeout_abort_bumps_epoch: the coordinator's timeout abort goes through
             PrepareEpochFence and bumps the epoch (``abortTimedOutTransactions``, the KAFKA-6119 fix).
         send_error_aborts_transaction: a ``send()`` that fails synchronously (``KafkaProducer.doSend``'s
@@ -619,6 +631,8 @@ class ProtocolFlags:
     transaction_version: int = 2
     partition_verification: bool = True
     txn_offset_commit_verification: bool = True
+    txn_offset_commit_validates_after_verification: bool = True
+    txn_offset_commit_guard_checked: bool = True
     timeout_abort_bumps_epoch: bool = True
     kip_360: bool = True
     send_error_aborts_transaction: bool = True
@@ -1523,6 +1537,36 @@ VARIANTS: dict[str, Variant] = {
             bug="KAFKA-15449: a TxnOffsetCommit that timed out on the client is retried and the transaction "
             "commits; the first copy reaches the group coordinator late and opens a transaction on "
             "__consumer_offsets that no marker ever ends (its LSO is stuck, OffsetFetch(requireStable) waits)",
+        ),
+        Variant(
+            name="txn_offset_commit_validates_before_verification",
+            description="With the TxnOffsetCommit's verification as a round trip, the group coordinator checks the "
+            "member and generation when the request arrives and appends after the transaction coordinator's verdict "
+            "without checking again: a rebalance in between stages the offsets of a generation the group has left.",
+            flags=replace(_REAL, txn_offset_commit_validates_after_verification=False),
+            weakened=True,
+            breaks=("exactly_once_processing", "lost_partition_never_committed"),
+            scenarios=("reach_eos_txn_offset_commit_round_trip",),
+            bug="KAFKA-15784 (fixed in 3.7 by apache/kafka PR #14774: "
+            "core/.../coordinator/group/GroupCoordinator.scala handleTxnCommitOffsets' postVerificationCallback -> "
+            "doTxnCommitOffsets, GroupMetadataManager.scala "
+            "storeOffsets, server/ReplicaManager.scala maybeStartTransactionVerificationForPartition): in 3.6 the "
+            "offsets were validated and prepared under the group lock, then verified and appended later outside it, "
+            "so the in-memory validation and the write were not atomic",
+        ),
+        Variant(
+            name="txn_offset_commit_ignores_verification_guard",
+            description="transaction.version 1 with the TxnOffsetCommit's verification as a round trip: the group "
+            "coordinator appends a verified TxnOffsetCommit without presenting its verification guard, so a verdict "
+            "given while the transaction was open stages the offset after the COMMIT marker that ended it.",
+            flags=replace(_REAL, transaction_version=1, txn_offset_commit_guard_checked=False),
+            weakened=True,
+            breaks=("no_hanging_transaction", "lso_reaches_high_watermark", "lso_reaches_high_watermark_eventually"),
+            scenarios=("txn_eos_tv1_txn_offset_commit_round_trip",),
+            bug="KIP-890 part 1's VerificationGuard on __consumer_offsets (KAFKA-15784, apache/kafka PR #14774: "
+            "ReplicaManager.appendForGroup's verificationGuards, UnifiedLog.analyzeAndValidateProducerState's "
+            "batchMissingRequiredVerification): a timed-out TxnOffsetCommit's first copy, verified before its retry "
+            "committed the transaction, opens a transaction on __consumer_offsets no marker ever ends",
         ),
         Variant(
             name="offsets_outside_transaction",

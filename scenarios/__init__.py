@@ -43,7 +43,7 @@ Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.systems.eos`
 take the same sections (producers = application instances) plus::
 
     [eos]           input_records, assignor, late_instances, session_timeouts, leaves, filtered_records,
-                    plain_commits
+                    plain_commits, txn_offset_commit_round_trip
 
 Transactions and consume-transform-produce scenarios may add principals, ACLs
 and an adversary (KIP-98 §9, :mod:`scenarios.security_schema`)::
@@ -465,6 +465,9 @@ def _parse_txn_scenario(
                                 f"({eos.input_records})")
         if eos.plain_commits and eos.assignor:
             raise ScenarioError(f"{where}: [eos] plain_commits is modelled in the abstract mode (no assignor)")
+        if eos.txn_offset_commit_round_trip and (faults.coordinator_failover or "security" in data):
+            raise ScenarioError(f"{where}: [eos] txn_offset_commit_round_trip is modelled without coordinator_failover "
+                                "and [security]")
     elif "eos" in data:
         raise ScenarioError(f'{where}: [eos] needs model = "eos"')
     if topology.loading_window and not topology.pending_transitions:

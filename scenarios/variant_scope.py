@@ -33,6 +33,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "transaction_version": _TXN,
     "partition_verification": _TXN,
     "txn_offset_commit_verification": frozenset({"eos"}),
+    # [eos] txn_offset_commit_round_trip: the group coordinator's verification callback (KAFKA-15784)
+    "txn_offset_commit_validates_after_verification": frozenset({"eos"}),
+    "txn_offset_commit_guard_checked": frozenset({"eos"}),
     "timeout_abort_bumps_epoch": _TXN,
     "kip_360": frozenset({"transactions", "eos"}),
     "send_error_aborts_transaction": frozenset({"transactions", "eos"}),

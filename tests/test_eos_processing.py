@@ -25,6 +25,8 @@ TV1RT = "txn_eos_tv1_request_timeout"
 LATE = "txn_eos_late_txn_offset_commit"
 LATE_RB = "txn_eos_late_txn_offset_commit_rebalance"
 LATE_OFF = "txn_eos_late_txn_offset_commit_verification_config_off"
+TV1RTT = "txn_eos_tv1_txn_offset_commit_round_trip"  # [eos] txn_offset_commit_round_trip (KAFKA-15784)
+RTT_RB = "reach_eos_txn_offset_commit_round_trip"
 
 # (scenario, variant) -> distinct states; every property holds or is reached
 HOLDS = {
@@ -40,6 +42,7 @@ HOLDS = {
     (LATE, "kafka"): 1351,
     (LATE_RB, "kafka"): 10306,
     (LATE_OFF, "tv2_verification_config_off"): 1351,  # TV2 verifies whatever the broker config says
+    (TV1RTT, "tv1"): 10693,
 }
 
 # events a scenario exists to produce (its hostile input reached the rule it tests)
@@ -51,6 +54,10 @@ EXERCISED = {
     # ... or, after the late joiner's rebalance, the group's generation check
     LATE_OFF: ("txn_offset_commit_timeout", "txn_offset_commit_verification_failed"),
     LATE_RB: ("txn_offset_commit_timeout", "txn_offset_commit_rejected:ILLEGAL_GENERATION", "stale_response"),
+    # the verification's three steps; a first copy's callback after its retry's COMMIT marker finds the guard gone
+    TV1RTT: (
+        "txn_offset_commit_verification_started", "txn_offset_commit_verdict:NONE", "txn_offset_commit_guard_lost"
+    ),
 }
 
 # (scenario, variant) -> {invariant: shortest trace length}
@@ -65,6 +72,8 @@ CAUGHT = {
         "no_hanging_transaction": 24, "lso_reaches_high_watermark": 26, "lso_reaches_high_watermark_eventually": 29,
         "coordinator_answers_per_kafka_table": 13},
     (SEEK, "offsets_outside_transaction"): {"exactly_once_processing": 27, "offsets_committed_with_outputs": 13},
+    (TV1RTT, "txn_offset_commit_ignores_verification_guard"): {
+        "no_hanging_transaction": 28, "lso_reaches_high_watermark": 30, "lso_reaches_high_watermark_eventually": 33},
 }
 
 
@@ -115,6 +124,26 @@ def test_weakened_variant_caught_with_replaying_minimal_trace(key: tuple[str, st
         assert replay.confirmed and replay.violated_at == len(prop_result.trace.actions), replay.reason
     if key == (CTP, "no_generation_fencing"):  # read on this same search (it costs ~7 CPU-s)
         _zombie_commit_without_generation_fencing_is_a_duplicate(fresh, result)
+
+
+@pytest.mark.slow
+def test_kafka_15784_a_rebalance_between_verification_and_append() -> None:
+    """The round trip's window (reach scenario, ~8 CPU-s): checked on arrival (Kafka 3.6), a zombie's TxnOffsetCommit is
+    staged after the rebalance that fenced it; checked in the callback (the fix), the same interleaving is refused."""
+    weak = _run(RTT_RB, "txn_offset_commit_validates_before_verification")
+    lost = next(p for p in weak.properties if p.name == "lost_partition_never_committed")
+    assert lost.verdict is Verdict.VIOLATED and lost.trace is not None
+    model = build_model(SCENARIOS[RTT_RB], "txn_offset_commit_validates_before_verification")
+    labels = [model.format_action(a) for a in lost.trace.actions]
+    started = next(i for i, a in enumerate(labels) if "gc->tc" in a and "VerifyTxnOffsetCommit(" in a)
+    rebalance = next(i for i, a in enumerate(labels) if a.startswith("Rebalance"))
+    answered = next(i for i, a in enumerate(labels) if "VerifyTxnOffsetCommitResponse(" in a)
+    # the request reached the group coordinator before the rebalance, its callback ran after it
+    arrived = max(i for i, a in enumerate(labels[:started]) if "->gc" in a and "TxnOffsetCommit(" in a)
+    assert arrived < rebalance < answered
+    real = _run(RTT_RB, "kafka")
+    assert real.complete and not real.violated
+    assert real.coverage.get("txn_offset_commit_rejected:ILLEGAL_GENERATION", 0) > 0
 
 
 def test_the_zombie_commit_is_read_on_a_caught_case() -> None:

@@ -14,7 +14,7 @@ drops any response whose connection is not its current one.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from keos.model.codec import record
 
@@ -35,6 +35,8 @@ __all__ = [
     "TxnOffsetCommitResponse",
     "VerifyPartitionRequest",
     "VerifyPartitionResponse",
+    "VerifyTxnOffsetCommitRequest",
+    "VerifyTxnOffsetCommitResponse",
     "WriteTxnMarkersRequest",
 ]
 
@@ -199,6 +201,36 @@ class TxnOffsetCommitRequest(NamedTuple):
     offset: int
     member_id: str = ""  # protocol mode: the classic group's member id (ConsumerGroupMetadata.memberId)
     group_instance_id: str = ""  # static membership (KIP-345) is not modelled: always null
+
+
+@record
+class VerifyTxnOffsetCommitRequest(NamedTuple):
+    """The group coordinator's verification of a TxnOffsetCommit it holds back (``[eos]
+    txn_offset_commit_round_trip``): ``GroupCoordinator.handleTxnCommitOffsets`` ->
+    ``ReplicaManager.maybeStartTransactionVerificationForPartition`` on the group's ``__consumer_offsets``
+    partition -> ``AddPartitionsToTxnManager`` (verifyOnly under TV0/TV1, KIP-890 part 1, KAFKA-15449; the
+    implicit add under TV2, part 2).  ``request`` and ``client`` (its sender) wait for the callback with the
+    partition's ``guard`` (the ``VerificationGuard``).  Kafka 3.7+ (KAFKA-15784, apache/kafka PR #14774)."""
+
+    client: str
+    request: TxnOffsetCommitRequest
+    guard: int
+    open_epoch: int = -1  # ghost: the epoch of the producer's open transaction on the partition when it arrived
+
+
+@record
+class VerifyTxnOffsetCommitResponse(NamedTuple):
+    """The transaction coordinator's verdict on :class:`VerifyTxnOffsetCommitRequest`, back at the group
+    coordinator's ``postVerificationCallback``.  ``coordinator`` and ``loading`` are ghost fields: the
+    transaction coordinator's entry and load state when it answered, read by the answer-table judge only."""
+
+    client: str
+    request: TxnOffsetCommitRequest
+    guard: int
+    verdict: str
+    coordinator: Any
+    loading: bool
+    open_epoch: int = -1
 
 
 @record

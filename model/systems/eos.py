@@ -67,6 +67,7 @@ from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
 from keos.model.coordinator.transaction.answer_table import Ask
 from keos.model.interface import Action, ModelError, Property
+from keos.model.log import partition as part
 from keos.model.log.partition import PartitionLeader
 from keos.model.protocol.errors import Errors
 from keos.model.protocol.messages import (
@@ -76,6 +77,8 @@ from keos.model.protocol.messages import (
     OffsetCommitResponse,
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
+    VerifyTxnOffsetCommitRequest,
+    VerifyTxnOffsetCommitResponse,
     WriteTxnMarkersRequest,
 )
 from keos.model.security import gate as authz
@@ -85,6 +88,7 @@ from keos.model.systems.transactions import (
     COORDINATOR,
     FAULT_OF_ACTION,
     TXN_ACTION_ARGS,
+    VERIFICATION_CONNECTION,
     Result,
     TransactionalSystem,
     _at,
@@ -496,8 +500,20 @@ class EosSystem(TransactionalSystem):
         return out
 
     def _group_append(self, env: net.Envelope) -> bool:
-        """A request whose handling appends to the group's ``__consumer_offsets`` partition."""
-        return env.dst == GROUP_COORDINATOR and isinstance(env.body, TxnOffsetCommitRequest)
+        """A request whose handling appends to the group's ``__consumer_offsets`` partition (with
+        ``txn_offset_commit_round_trip``, a verified one's callback appends)."""
+        if env.dst != GROUP_COORDINATOR:
+            return False
+        if isinstance(env.body, VerifyTxnOffsetCommitResponse):
+            return env.body.verdict == Errors.NONE
+        return isinstance(env.body, TxnOffsetCommitRequest)
+
+    def _append_may_fail(self, env: net.Envelope) -> bool:
+        """The group coordinator's verification reaches the transaction coordinator's log only under TV2 (the
+        implicit add of ``__consumer_offsets``); under TV0/TV1 it only reads the cache."""
+        if isinstance(env.body, VerifyTxnOffsetCommitRequest):
+            return self.tv >= 2
+        return super()._append_may_fail(env)
 
     def _append_failure(self, s: TxnSystemState, env: net.Envelope) -> Result:
         """Fault ``append_failure`` on the group's partition too: the TxnOffsetCommit's write to
@@ -1071,6 +1087,8 @@ class EosSystem(TransactionalSystem):
                 TxnOffsetCommitResponse,
                 OffsetCommitRequest,
                 OffsetCommitResponse,
+                VerifyTxnOffsetCommitRequest,
+                VerifyTxnOffsetCommitResponse,
             ),
         ):
             return super()._receive(s, env, append_ok)
@@ -1082,6 +1100,10 @@ class EosSystem(TransactionalSystem):
             return self._on_add_offsets(s, env, body, append_ok)
         if isinstance(body, TxnOffsetCommitRequest):
             return self._on_txn_offset_commit(s, env, body, append_ok)
+        if isinstance(body, VerifyTxnOffsetCommitRequest):
+            return self._on_verify_txn_offset_commit(s, body, append_ok)
+        if isinstance(body, VerifyTxnOffsetCommitResponse):
+            return self._after_offsets_verification(s, body, append_ok)
         if isinstance(body, OffsetCommitRequest):
             return self._on_offset_commit(s, env, body)
         if isinstance(body, OffsetCommitResponse):
@@ -1196,6 +1218,12 @@ class EosSystem(TransactionalSystem):
         therefore hears INVALID_PRODUCER_EPOCH (fatal), not ILLEGAL_GENERATION (abortable).  A coordinator
         still loading the group answers COORDINATOR_LOAD_IN_PROGRESS after the verification; a failed append
         (``append_ok`` false) COORDINATOR_NOT_AVAILABLE after the checks, with nothing staged.
+
+        With ``[eos] txn_offset_commit_round_trip`` a commit that needs verification is three steps, as in Kafka:
+        this one holds the request back with a verification guard on ``__consumer_offsets``
+        (:meth:`_start_offsets_verification`), the transaction coordinator answers in a step of its own
+        (:meth:`_on_verify_txn_offset_commit`) and the callback checks and appends
+        (:meth:`_after_offsets_verification`).
         """
         if self.security is not None:
             denied = authz.deny_txn_offset_commit(self, s, env, req, GROUP_COORDINATOR)
@@ -1204,57 +1232,93 @@ class EosSystem(TransactionalSystem):
         g, before = s.group, s
         assert g is not None
         ask = self._offset_ask(s, req, append_ok)
-        check_generation = self.flags.generation_fencing
         events: tuple[str, ...] = ()
         error = Errors.NONE
         verify = self.tv >= 2 or (self.flags.partition_verification and self.flags.txn_offset_commit_verification)
         if verify and gc.txn_offset_commit_needs_verification(
             g, req.producer_id, req.producer_epoch, self.flags.ongoing_txn_check_epoch
         ):
-            t = req.transactional_id
-            md = s.coordinator[t]
-            if s.loading and self.flags.loading_answers_load_in_progress:
-                # the transaction coordinator's getTransactionState answers the group coordinator's verification
-                # (AddPartitionsToTxn, verifyOnly under TV0/TV1) COORDINATOR_LOAD_IN_PROGRESS while it loads the
-                # id's __transaction_state partition, before it looks at the entry (TransactionCoordinator.scala
-                # @1eb7644349cb); the TxnOffsetCommit carries it back, and the client retries
-                verdict = Errors.COORDINATOR_LOAD_IN_PROGRESS
-                events = (*events, "txn_offset_commit_verification_loading")
-            elif self.tv >= 2:
-                out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, True, self.cc)
-                add = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
-                          (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc, s.loading)
-                s = self._judge_table(s, add, out.error, _moved_to(out), True, _moved(out))
-                s, events = self._apply_coordinator(s, t, out)
-                verdict = out.error
-            else:
-                verdict = tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, OFFSETS_PARTITION)
+            if self.eos.txn_offset_commit_round_trip:
+                return self._start_offsets_verification(s, env, req)
+            s, verdict, events = self._offsets_verdict(s, req, True)
             error = gc.verification_error(verdict)
             events = (*events, "txn_offset_commit_verification")
             if error != Errors.NONE:
                 events = (*events, "txn_offset_commit_verification_failed", f"error:{error}")
+        s, error, events = self._commit_offsets_checked(s, req, error, events, append_ok)
+        return self._answer_txn_offset_commit(s, before, env.src, req, ask, error, events)
+
+    def _offsets_verdict(
+        self, s: TxnSystemState, req: TxnOffsetCommitRequest, append_ok: bool
+    ) -> tuple[TxnSystemState, str, tuple[str, ...]]:
+        """The transaction coordinator's verdict on the group's ``__consumer_offsets`` partition for ``req``:
+        ``handleVerifyPartitionsInTransaction`` (TV0/TV1, verifyOnly) or the implicit add (TV2,
+        ``handleAddPartitionsToTransaction``, its append succeeding with ``append_ok``)."""
+        t = req.transactional_id
+        md = s.coordinator[t]
+        events: tuple[str, ...] = ()
+        if s.loading and self.flags.loading_answers_load_in_progress:
+            # the transaction coordinator's getTransactionState answers the group coordinator's verification
+            # (AddPartitionsToTxn, verifyOnly under TV0/TV1) COORDINATOR_LOAD_IN_PROGRESS while it loads the
+            # id's __transaction_state partition, before it looks at the entry (TransactionCoordinator.scala
+            # @1eb7644349cb); the TxnOffsetCommit carries it back, and the client retries
+            return s, Errors.COORDINATOR_LOAD_IN_PROGRESS, ("txn_offset_commit_verification_loading",)
+        if self.tv >= 2:
+            out = tc.handle_add_offsets(md, req.producer_id, req.producer_epoch, req.group, append_ok, self.cc)
+            add = Ask("AddOffsetsToTxn", md, req.producer_id, req.producer_epoch, False,
+                      (tc.OFFSETS_PARTITION_BASE + req.group,), self.tv, self.cc, s.loading)
+            s = self._judge_table(s, add, out.error, _moved_to(out), append_ok, _moved(out))
+            s, events = self._apply_coordinator(s, t, out)
+            return s, out.error, events
+        return s, tc.handle_verify_partition(md, req.producer_id, req.producer_epoch, OFFSETS_PARTITION), events
+
+    def _validate_txn_offset_commit(self, s: TxnSystemState, req: TxnOffsetCommitRequest) -> tuple[TxnSystemState, str]:
+        """``ClassicGroup.validateOffsetCommit(isTransactional=true)`` against the group as it stands in ``s``."""
+        g = s.group
+        assert g is not None
+        check_generation = self.flags.generation_fencing
+        if self.protocol:
+            assert s.members is not None
+            error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
+            member, known = req.member_id, s.members.member(req.member_id) is not None
+            current, state = s.members.generation, s.members.state
+        else:
+            error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
+            member, known, current, state = str(req.member), req.member in g.members, g.generation, g.state
+        note = misfenced("TxnOffsetCommit", member, known, req.generation, current, state, error)
+        if note:  # unreachable: ghost observer of a violation (txn_offset_commits_fenced_exactly)
+            s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
+        return s, error
+
+    def _commit_offsets_checked(
+        self, s: TxnSystemState, req: TxnOffsetCommitRequest, error: str, events: tuple[str, ...], append_ok: bool,
+        validated: bool = False, guard_lost: bool = False,
+    ) -> tuple[TxnSystemState, str, tuple[str, ...]]:
+        """``OffsetMetadataManager.commitTransactionalOffset`` after the verification answered ``error``: the shard's
+        load state, the member and generation checks (skipped when ``validated``: the pre-KAFKA-15784 order ran them
+        on arrival), the append (``append_ok``) and the staging of the offset.  ``guard_lost``: the verification
+        guard the request presents is no longer the partition's (:meth:`_after_offsets_verification`)."""
+        g = s.group
+        assert g is not None
         if error == Errors.NONE and g.loading:
             # the verification ran (CoordinatorPartitionWriter, before the write event is queued); the write
             # event then finds the shard LOADING (CoordinatorRuntime.withActiveContextOrThrow)
             error = Errors.COORDINATOR_LOAD_IN_PROGRESS
             events = (*events, f"error:{error}")
-        if error == Errors.NONE:
-            if self.protocol:
-                assert s.members is not None
-                error = cg.validate_txn_offset_commit(s.members, req.member_id, req.generation, check_generation)
-                member, known = req.member_id, s.members.member(req.member_id) is not None
-                current, state = s.members.generation, s.members.state
-            else:
-                error = gc.validate_offset_commit(g, req.member, req.generation, True, check_generation)
-                member, known, current, state = str(req.member), req.member in g.members, g.generation, g.state
-            note = misfenced("TxnOffsetCommit", member, known, req.generation, current, state, error)
-            if note:  # unreachable: ghost observer of a violation (txn_offset_commits_fenced_exactly)
-                s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
+        if error == Errors.NONE and not validated:
+            s, error = self._validate_txn_offset_commit(s, req)
             if error != Errors.NONE:
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE and not append_ok:
             error = Errors.COORDINATOR_NOT_AVAILABLE
             events = (*events, f"error:{error}")
+        entry = g.offsets_log.entry(req.producer_id)
+        stale = entry is not None and req.producer_epoch < entry.producer_epoch
+        if error == Errors.NONE and guard_lost and not stale:
+            # UnifiedLog.analyzeAndValidateProducerState: a stale epoch is answered first (INVALID_PRODUCER_EPOCH,
+            # PR #20534), then a batch missing its required verification is refused INVALID_TXN_STATE
+            error = Errors.INVALID_TXN_STATE
+            events = (*events, "txn_offset_commit_guard_lost", f"error:{error}")
         if error == Errors.NONE:
             pid, epoch = req.producer_id, req.producer_epoch
             g, error, more = gc.append_txn_offset_commit(g, pid, epoch, req.partition, req.offset)
@@ -1262,12 +1326,105 @@ class EosSystem(TransactionalSystem):
             if error == Errors.NONE and s.members is not None and s.members.state == cg.COMPLETING_REBALANCE:
                 events = (*events, "txn_offset_commit_during_completing_rebalance")
             s = s._replace(group=g)
-        label = offset_table_mismatch(ask, error, "txn_offset_commit_staged" in events)
+        return s, error, events
+
+    def _answer_txn_offset_commit(
+        self, s: TxnSystemState, before: TxnSystemState, client: str, req: TxnOffsetCommitRequest,
+        ask: OffsetAsk | None, error: str, events: tuple[str, ...],
+    ) -> Result:
+        """The answer judged by Kafka's table (``ask``; None: a row the table does not state) and sent back."""
+        label = None if ask is None else offset_table_mismatch(ask, error, "txn_offset_commit_staged" in events)
         if label is not None:  # no branch: the other side is a violation, only a defect takes it
             s = _flagged(s, label)  # no mutate: ghost observer (coordinator_answers_per_kafka_table)
         resp = TxnOffsetCommitResponse(req.producer, req.connection, error)
-        s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, env.src, env.connection, resp)))
+        s = s._replace(network=net.send(s.network, net.Envelope(GROUP_COORDINATOR, client, req.connection, resp)))
+        env = net.Envelope(client, GROUP_COORDINATOR, req.connection, req)
         return self._observed(s, before, env, "TxnOffsetCommit:verification", req.transactional_id), events
+
+    # -- the TxnOffsetCommit's verification as Kafka's round trip ([eos] txn_offset_commit_round_trip) ---------------
+
+    def _start_offsets_verification(self, s: TxnSystemState, env: net.Envelope, req: TxnOffsetCommitRequest) -> Result:
+        """``GroupCoordinator.handleTxnCommitOffsets`` (Kafka 3.7-3.9, the KAFKA-15784 fix, apache/kafka PR #14774)
+        -> ``ReplicaManager.maybeStartTransactionVerificationForPartition``: the group's ``__consumer_offsets``
+        partition creates (or finds) the producer id's verification entry and its guard
+        (``UnifiedLog.maybeStartTransactionVerification``), and ``AddPartitionsToTxnManager`` asks the transaction
+        coordinator; nothing is checked or written yet.  The new coordinator does the same
+        (``CoordinatorRuntime.scheduleTransactionalWriteOperation`` -> ``CoordinatorPartitionWriter.
+        maybeStartTransactionVerification``, Kafka 3.7+/4.0).  Before the fix (Kafka 3.6,
+        ``txn_offset_commit_validates_after_verification`` off) ``doTxnCommitOffsets`` ran the member and generation
+        checks here, under the group lock, and handed the append to ``appendRecords``, which verified afterwards.
+        The request to the transaction coordinator travels on the broker's own connection
+        (:data:`VERIFICATION_CONNECTION`); that connection's resets are not modelled."""
+        g = s.group
+        assert g is not None
+        if not self.flags.txn_offset_commit_validates_after_verification:
+            s, early = self._validate_txn_offset_commit(s, req)
+            if early != Errors.NONE:  # Kafka 3.6: the validation error answered at once, nothing verified
+                events = (f"txn_offset_commit_rejected:{early}", f"error:{early}")
+                return self._answer_txn_offset_commit(s, s, env.src, req, None, early, events)
+        leader, guard = part.start_transaction_verification(
+            g.offsets_log, req.producer_id, req.producer_epoch, self.tv >= 2, self.flags.verification_guard_fresh
+        )
+        s = s._replace(group=g._replace(offsets_log=leader))
+        asked = self._offset_ask(s, req, True)
+        ask = VerifyTxnOffsetCommitRequest(env.src, req, guard, asked.open_epoch)
+        out = net.Envelope(GROUP_COORDINATOR, COORDINATOR, VERIFICATION_CONNECTION, ask)
+        return s._replace(network=net.send(s.network, out)), ("txn_offset_commit_verification_started",)
+
+    def _on_verify_txn_offset_commit(
+        self, s: TxnSystemState, ask: VerifyTxnOffsetCommitRequest, append_ok: bool
+    ) -> Result:
+        """The transaction coordinator's half: its verdict, sent back to the group coordinator's callback with the
+        entry it read (ghost: the answer-table judge of the callback reads it)."""
+        md, loading = s.coordinator[ask.request.transactional_id], s.loading
+        s, verdict, events = self._offsets_verdict(s, ask.request, append_ok)
+        answer = VerifyTxnOffsetCommitResponse(
+            ask.client, ask.request, ask.guard, verdict, md, loading, ask.open_epoch
+        )
+        env = net.Envelope(COORDINATOR, GROUP_COORDINATOR, VERIFICATION_CONNECTION, answer)
+        return s._replace(network=net.send(s.network, env)), (*events, f"txn_offset_commit_verdict:{verdict}")
+
+    def _after_offsets_verification(
+        self, s: TxnSystemState, answer: VerifyTxnOffsetCommitResponse, append_ok: bool
+    ) -> Result:
+        """The group coordinator's ``postVerificationCallback`` (Kafka 3.7+): a refusal is answered translated
+        (:func:`gc.verification_error`); a verified commit runs ``doTxnCommitOffsets`` -- the member and generation
+        checks against the group *as it stands now*, under the group lock with the append -- and the append carries
+        the guard: ``UnifiedLog.analyzeAndValidateProducerState`` refuses it with INVALID_TXN_STATE when the
+        producer id has no transaction open at the request's epoch and its verification entry no longer holds that
+        guard (a marker cleared it: the transaction the verdict was about has ended).  A transactional record
+        appended clears the entry (``UnifiedLog.updateProducers``)."""
+        req, before = answer.request, s
+        g = s.group
+        assert g is not None
+        error = gc.verification_error(answer.verdict)
+        events: tuple[str, ...] = ("txn_offset_commit_verification",)
+        if error != Errors.NONE:
+            events = (*events, "txn_offset_commit_verification_failed", f"error:{error}")
+        entry = g.offsets_log.entry(req.producer_id)
+        open_now = (
+            entry is not None and entry.current_txn_first_offset >= 0 and entry.producer_epoch == req.producer_epoch
+        )
+        guard_lost = g.offsets_log.verification_guard(req.producer_id) != answer.guard and not open_now
+        guard_lost = guard_lost and self.flags.txn_offset_commit_guard_checked
+        # the table judges the verdict the transaction coordinator gave and the group as the callback finds it
+        ask: OffsetAsk | None = self._offset_ask(s, req, append_ok)._replace(
+            md=answer.coordinator, txn_loading=answer.loading, open_epoch=answer.open_epoch
+        )
+        if not self.flags.txn_offset_commit_validates_after_verification:
+            ask = None  # unreachable: weakened variant txn_offset_commit_validates_before_verification
+        validated = not self.flags.txn_offset_commit_validates_after_verification
+        s, error, more = self._commit_offsets_checked(s, req, error, events, append_ok, validated, guard_lost)
+        if "txn_offset_commit_guard_lost" in more:
+            # a row the table does not state: judged by what the refusal prevents (no_hanging_transaction: a record
+            # staged after the marker that ended its transaction)
+            ask = None
+        g = s.group
+        assert g is not None
+        if "txn_offset_commit_staged" in more:
+            cleared = part.clear_transaction_verification(g.offsets_log, req.producer_id)
+            s = s._replace(group=g._replace(offsets_log=cleared))
+        return self._answer_txn_offset_commit(s, before, answer.client, req, ask, error, more)
 
     def _offset_ask(self, s: TxnSystemState, req: TxnOffsetCommitRequest, append_ok: bool) -> OffsetAsk:
         """What Kafka's TxnOffsetCommit table reads of the request and the state it found (ghost observer)."""

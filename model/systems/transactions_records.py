@@ -205,6 +205,12 @@ class EosConfig:
     #: offset -- Kafka then keeps the later record in ``__consumer_offsets`` order (the plain one), not the
     #: transaction's
     plain_commits: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: the group coordinator's KIP-890 verification of a TxnOffsetCommit is Kafka's round trip -- the request held
+    #: back with a verification guard on ``__consumer_offsets``, the transaction coordinator's verdict, then the
+    #: callback that checks member and generation and appends (``GroupCoordinator.handleTxnCommitOffsets``'
+    #: ``postVerificationCallback``, KAFKA-15784) -- not one step: a marker, an epoch bump or a rebalance can land
+    #: between the halves
+    txn_offset_commit_round_trip: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
