@@ -363,11 +363,11 @@ def _judge_version_request(s: TxnSystemState, i: int, kind: str, tv: int) -> Txn
 _TXN_FAULT_INDEX = {kind: k for k, kind in enumerate(TXN_FAULT_KINDS)}
 
 
-
 def _pending_put(pending: tuple[PendingCompleteTxn, ...], entry: PendingCompleteTxn) -> tuple[PendingCompleteTxn, ...]:
     """``transactionsWithPendingMarkers.put``: ``entry`` replaces the transactional id's, sorted by id."""
     kept = tuple(e for e in pending if e.transactional_id != entry.transactional_id)
     return tuple(sorted((*kept, entry)))
+
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
     return (*items[:i], value, *items[i + 1 :])
