@@ -1587,7 +1587,7 @@ VARIANTS: dict[str, Variant] = {
             "(transactionsWithPendingMarkers.remove(transactionalId), Kafka before 3.8).",
             flags=replace(_REAL, marker_cancel_checks_transaction=False),
             weakened=True,
-            breaks=("transactions_complete", "prepared_transaction_has_markers"),
+            breaks=("clients_settle", "transactions_complete"),
             scenarios=("txn_coordinator_faults",),
             bug="KAFKA-16352 (PR #15524, Kafka 3.8; TransactionMarkerChannelManager.scala, "
             "TransactionMarkerRequestCompletionHandler.scala): the coordinator moves away and back while a marker "
