@@ -101,6 +101,14 @@ class ProtocolFlags:
             REQUEST_TIMED_OUT, ...: ``TransactionMarkerRequestCompletionHandler``);
             without it such an error cancels the transaction's markers like
             INVALID_PRODUCER_EPOCH does and the transaction stays in Prepare*.
+        marker_cancel_checks_transaction: a WriteTxnMarkers answer that arrives
+            under an older coordinator epoch cancels only the pending completion
+            it was sent for (``removeMarkersForTxn(pendingCompleteTxn)``,
+            KAFKA-16352, PR #15524, Kafka 3.8); without it the cancellation
+            removes the transactional id's entry of ``transactionsWithPendingMarkers``
+            whatever transaction it belongs to -- the one the reloading coordinator
+            registered for its own markers -- and the transaction is never
+            completed.
         failed_fence_keeps_bump: after a failed transaction-log append of an
             epoch fence the coordinator keeps the bumped epoch in memory and sets
             ``hasFailedEpochFence``, so the next fence reuses that epoch
@@ -647,6 +655,7 @@ class ProtocolFlags:
     ongoing_txn_check_epoch: bool = True
     marker_retry_same_epoch: bool = True
     marker_retriable_errors_retried: bool = True
+    marker_cancel_checks_transaction: bool = True
     failed_fence_keeps_bump: bool = True
     end_txn_concurrent_in_prepare: bool = True
     end_txn_answers_completed_ids: bool = True
@@ -1625,6 +1634,21 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_marker_retry",),
             bug="plausible: TransactionMarkerRequestCompletionHandler's retriable-error case missing (markers of a "
             "partition whose leader moved are never re-sent; the transaction hangs in Prepare* and the LSO with it)",
+        ),
+        Variant(
+            name="no_kafka_16352_fix",
+            description="A WriteTxnMarkers answer that arrives under an older coordinator epoch removes the "
+            "transactional id's pending completion whatever transaction it belongs to "
+            "(transactionsWithPendingMarkers.remove(transactionalId), Kafka before 3.8).",
+            flags=replace(_REAL, marker_cancel_checks_transaction=False),
+            weakened=True,
+            breaks=("clients_settle", "transactions_complete"),
+            scenarios=("txn_coordinator_faults",),
+            bug="KAFKA-16352 (PR #15524, Kafka 3.8; TransactionMarkerChannelManager.scala, "
+            "TransactionMarkerRequestCompletionHandler.scala): the coordinator moves away and back while a marker "
+            "is out; the reloaded PrepareCommit/PrepareAbort registers its markers again, the old marker's answer "
+            "(coordinator epoch changed: cancel) removes that registration, and when the new markers are written "
+            "maybeWriteTxnCompletion finds nothing to complete: the transaction is stuck in Prepare*",
         ),
         Variant(
             name="no_kafka_18464_fix",

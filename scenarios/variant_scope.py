@@ -57,6 +57,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "ongoing_txn_check_epoch": _TXN,
     "marker_retry_same_epoch": _TXN,
     "marker_retriable_errors_retried": _TXN,
+    "marker_cancel_checks_transaction": _TXN,
     "failed_fence_keeps_bump": _TXN,
     "end_txn_concurrent_in_prepare": _TXN,
     "commit_retry_after_abort_fenced": _TXN,

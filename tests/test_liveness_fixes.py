@@ -267,3 +267,46 @@ def test_abort_during_previous_commit_fenced_the_producer_before_kafka_18464() -
     assert terminals and all(_settled(t) for t in terminals)
     assert all(t.clients[0].state == ClientState.READY and not t.clients[0].fenced for t in terminals)
     assert all([o.committed for o in t.ghost.outcomes] == [True, False] for t in terminals)
+
+
+# txn_coordinator_faults: a commit's marker is out when the coordinator moves away and back (epoch 0 -> 1); the
+# reloaded PrepareCommit re-sends it, then the marker of epoch 0 is answered before the one of epoch 1.
+KAFKA_16352 = [
+    "InitTransactions(producer=0)",
+    "SendTxnRequest(producer=0)",
+    "Deliver(message=p0->tc#0:InitProducerId(transactional_id=0, producer_id=-1, producer_epoch=-1))",
+    "Deliver(message=tc->p0#0:InitProducerIdResponse(error=NONE, producer_id=0, producer_epoch=0))",
+    "BeginTransaction(producer=0)",
+    "Send(producer=0)",
+    "CommitTransaction(producer=0)",
+    "SendProduce(producer=0, partition=0)",
+    "Deliver(message=p0->b0#0:Produce(p0, pid=0, epoch=0, seq=0, [p0.r0]))",
+    "Deliver(message=b0->p0#0:ProduceResponse(p0, epoch=0, seq=0, NONE))",
+    "SendTxnRequest(producer=0)",
+    "Deliver(message=p0->tc#0:EndTxn(transactional_id=0, producer_id=0, producer_epoch=0, committed=True))",
+    "CoordinatorFailover()",
+    "Deliver(message=tc->b0#0:WriteTxnMarkers(transactional_id=0, producer_id=0, producer_epoch=1, "
+    "coordinator_epoch=0, committed=True, partition=0))",
+    "Deliver(message=tc->b0#1:WriteTxnMarkers(transactional_id=0, producer_id=0, producer_epoch=1, "
+    "coordinator_epoch=1, committed=True, partition=0))",
+]
+
+
+def test_stale_marker_answer_cancelled_the_reloaded_completion_before_kafka_16352() -> None:
+    scenario = SCENARIOS["txn_coordinator_faults"]
+    old = build_model(scenario, "no_kafka_16352_fix")
+    s = play(old, KAFKA_16352)
+    # every marker is written, but the stale answer removed the reloaded transaction's pending completion
+    assert s.coordinator[0].state == S.PREPARE_COMMIT and not s.coordinator[0].partitions
+    assert not s.pending_markers
+    assert all(t.coordinator[0].state == S.PREPARE_COMMIT for t in protocol_reachable(old, s))
+
+    real = build_model(scenario, "kafka")
+    s = play(real, KAFKA_16352[:-1])
+    assert [e.coordinator_epoch for e in s.pending_markers] == [1]  # the stale answer removed nothing of epoch 1
+    last = next(a for a in real.actions(s) if real.format_action(a) == KAFKA_16352[-1])
+    step = real.step(s, last)
+    assert step is not None and not step.state.pending_markers
+    terminals = protocol_terminals(real, step.state)
+    assert terminals and all(_settled(t) for t in terminals)
+    assert all(record_fates(t.partitions[0]).get(0) == COMMITTED for t in terminals)

@@ -114,6 +114,7 @@ from keos.model.systems.transactions_records import (
     ClientTxn,
     Completion,
     Fence,
+    PendingCompleteTxn,
     TxnConfig,
     TxnFaultBudget,
     TxnGhost,
@@ -360,6 +361,12 @@ def _judge_version_request(s: TxnSystemState, i: int, kind: str, tv: int) -> Txn
 
 #: A fault kind's slot in ``faults_used`` (``_budget_left`` runs for every kind in every state).
 _TXN_FAULT_INDEX = {kind: k for k, kind in enumerate(TXN_FAULT_KINDS)}
+
+
+def _pending_put(pending: tuple[PendingCompleteTxn, ...], entry: PendingCompleteTxn) -> tuple[PendingCompleteTxn, ...]:
+    """``transactionsWithPendingMarkers.put``: ``entry`` replaces the transactional id's, sorted by id."""
+    kept = tuple(e for e in pending if e.transactional_id != entry.transactional_id)
+    return tuple(sorted((*kept, entry)))
 
 
 def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
@@ -1590,7 +1597,10 @@ class TransactionalSystem:
             network = net.send(network, net.Envelope(COORDINATOR, BROKER, s.coordinator_epoch, marker))
         s = s._replace(network=network)
         if md.partitions and self.flags.complete_after_markers:
-            return s, ("markers_sent",)
+            # addTxnMarkersToSend: transactionsWithPendingMarkers.put(transactionalId, pendingCompleteTxn) -- a
+            # reloaded Prepare* replaces the entry an earlier coordinator epoch of this broker left
+            entry = PendingCompleteTxn(t, s.coordinator_epoch, md.producer_id, md.producer_epoch)
+            return s._replace(pending_markers=_pending_put(s.pending_markers, entry)), ("markers_sent",)
         return self._complete(s, t, md)
 
     def _complete(
@@ -1663,7 +1673,15 @@ class TransactionalSystem:
             if failure != "NONE" and error == "NONE":
                 error, events = failure, (*events, "marker_not_replicated", f"error:{failure}")
         if m.coordinator_epoch != s.coordinator_epoch:
-            return s, (*events, "stale_coordinator_marker")
+            # TransactionMarkerRequestCompletionHandler: the coordinator epoch changed, "cancel sending
+            # transaction markers": removeMarkersForTxn(pendingCompleteTxn) removes the entry of the transaction
+            # this marker was sent for (KAFKA-16352); flag off, Kafka before 3.8: the transactional id's entry
+            sent = PendingCompleteTxn(m.transactional_id, m.coordinator_epoch, m.producer_id, m.producer_epoch)
+            own = self.flags.marker_cancel_checks_transaction
+            kept = tuple(
+                e for e in s.pending_markers if e.transactional_id != m.transactional_id or (own and e != sent)
+            )
+            return s._replace(pending_markers=kept), (*events, "stale_coordinator_marker")
         md, go_on = tc.handle_marker_response(
             s.coordinator[m.transactional_id],
             m.producer_id,
@@ -1680,7 +1698,14 @@ class TransactionalSystem:
             env = net.Envelope(COORDINATOR, BROKER, m.coordinator_epoch, m)
             return s._replace(network=net.send(s.network, env)), (*events, "marker_retried")
         if md is not None and not md.partitions and self.flags.complete_after_markers:
-            s, more = self._complete(s, m.transactional_id, md)
+            # maybeWriteTxnCompletion: only for a transactional id with an entry in transactionsWithPendingMarkers,
+            # removed before CompleteCommit/CompleteAbort is written
+            left = tuple(e for e in s.pending_markers if e.transactional_id != m.transactional_id)
+            if (  # no branch: taken only under the weakened variant no_kafka_16352_fix
+                len(left) == len(s.pending_markers)
+            ):
+                return s, (*events, "no_pending_completion")
+            s, more = self._complete(s._replace(pending_markers=left), m.transactional_id, md)
             events = (*events, *more)
         return s, events
 

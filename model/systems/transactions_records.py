@@ -30,6 +30,7 @@ __all__ = [
     "Completion",
     "EosConfig",
     "Fence",
+    "PendingCompleteTxn",
     "TxnConfig",
     "TxnFaultBudget",
     "TxnGhost",
@@ -255,6 +256,28 @@ class Completion(NamedTuple):
 
 
 @codec.record
+class PendingCompleteTxn(NamedTuple):
+    """An entry of the coordinator's ``transactionsWithPendingMarkers`` (``TransactionMarkerChannelManager``).
+
+    ``addTxnMarkersToSend`` puts it under the transactional id when a PrepareCommit/PrepareAbort's markers go
+    out (at each coordinator epoch: the EndTxn's callback and the loading of a reloaded Prepare*);
+    ``maybeWriteTxnCompletion`` writes CompleteCommit/CompleteAbort only for a transactional id that still has
+    one, and removes it.  A marker answered under an older coordinator epoch (the coordinator moved away and
+    back to this broker while the marker was out) cancels the markers of *its* transaction:
+    ``removeMarkersForTxn(pendingCompleteTxn)`` removes the entry only if it is the one that marker was sent
+    for (KAFKA-16352, PR #15524, Kafka 3.8; ``TransactionMarkerChannelManager.scala``
+    ``transactionsWithPendingMarkers.remove(transactionalId, pendingCompleteTxn)``).  Before the fix it removed
+    whatever entry the transactional id held -- the reloaded transaction's own -- and the transaction stayed
+    in PrepareCommit/PrepareAbort with every marker written.
+    """
+
+    transactional_id: int
+    coordinator_epoch: int
+    producer_id: int
+    producer_epoch: int
+
+
+@codec.record
 class TxnGhost(NamedTuple):
     """History kept only for checking."""
 
@@ -334,3 +357,5 @@ class TxnSystemState(NamedTuple):
     security: SecurityGhost = SecurityGhost()
     #: the current coordinator is still loading ``__transaction_state`` (``loadingPartitions``; ``loading_window``)
     loading: bool = False
+    #: the coordinator's ``transactionsWithPendingMarkers`` (:class:`PendingCompleteTxn`), sorted by transactional id
+    pending_markers: tuple[PendingCompleteTxn, ...] = ()
