@@ -88,7 +88,11 @@ cell is reached once, so the draw became almost uniform and lost the chain of
 ``retry_refused_next_sequence_unchanged``, 2 -> 0 of 2,000 runs; the geometric
 mean keeps both, 2 -> 6.)  Both read nothing of a
 scenario or a variant: the ``fault:`` events are the models' own labels
-(:meth:`model.interface.FaultHooks.fault_kind`).
+(:meth:`model.interface.FaultHooks.fault_kind`).  Measured (``keos sweep --mutants
+--runs 2000``, seed 0, README "Measured figures"): ``global_offsets_first`` 7 -> 56
+catches, the ten rarest cells 57 -> 119; 13 of 142 cells are caught later, none
+lost; the toy ladder of ``tests/test_sweep_probe.py`` shows the cost (twice the
+cells, its catch comes later).
 """
 
 from __future__ import annotations
