@@ -16,7 +16,9 @@ Per variant: ``caught`` (some non-permitted violation in any of its cells), ``ru
 ``--stop-at-first`` walks each cell's runs in order (the same walks, archives and seeds, without minimising) and
 stops at the first catching run: ``first`` is exact, ``runs`` counts the catches up to it, and a caught cell costs
 only the runs before its catch (a missed one all of them).  ``--no-probe`` turns the archive's fault probing off
-(:data:`checker.sweep.archive.ARCHIVE_PROBE`: the sweep before it), for before -> after figures on one tree.
+(:data:`checker.sweep.archive.ARCHIVE_PROBE`: the sweep before it), ``--no-placement`` its fault placement features
+(:data:`checker.sweep.archive.ARCHIVE_PLACEMENT`), ``--no-cell-rarity`` its selection by a cell's own visits
+(:data:`checker.sweep.archive.CELL_RARITY`), for before -> after figures on one tree.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from keos.checker.sweep.runs import SweepSpec, describe_batch, execute_batch, ru
 from keos.checker.sweep.simulate import random_walk
 
 
-def first_catch(spec: SweepSpec, spec_json: str, c: int, probe: bool = True) -> tuple[int | None, int, int]:
+def first_catch(
+    spec: SweepSpec, spec_json: str, c: int, probe: bool = True, placement: bool = True, cell_rarity: bool = True
+) -> tuple[int | None, int, int]:
     """Cell ``c``'s runs in order, as ``keos sweep`` runs them, until the first that breaks an invariant its
     scenario does not permit: (its index or ``None``, catches, steps walked)."""
     cell = spec.cells[c]
@@ -51,7 +55,7 @@ def first_catch(spec: SweepSpec, spec_json: str, c: int, probe: bool = True) -> 
         if d["archive_group"] is None:
             archive = None
         elif d["archive_group"] != group or archive is None:
-            archive, group = Archive(probe=probe), d["archive_group"]
+            archive, group = Archive(probe=probe, placement=placement, cell_rarity=cell_rarity), d["archive_group"]
         walk = random_walk(
             model, d["seed"], d["max_steps"], dict(d["fault_weights"]), archive=archive, permitted=permitted
         )
@@ -73,12 +77,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", default=":", help="a slice of the cells, START:END (to split the work over processes)")
     ap.add_argument("--stop-at-first", action="store_true", help="stop each cell at its first catching run")
     ap.add_argument("--no-probe", action="store_true", help="the archive without fault probing (before -> after)")
-    ap.add_argument("--home", action="store_true", help="with --gate: only the cells of the models a variant's own "
-                    "scenarios have (a lower bound of what the whole gate sweep catches, at a fraction of its CPU)")
-    ap.add_argument("--gate", action="store_true", help="the gate sweep's cells (keos sweep --gate --mutants: every "
-                    "weakened variant on the scenarios/sweep configurations its switches matter to), its runs and "
-                    "steps unless --runs/--steps are given; with --stop-at-first a variant's later cells are skipped "
-                    "once one catches it")
+    ap.add_argument(
+        "--no-placement",
+        action="store_true",
+        help="archive cells without fault placement features "
+        "(ARCHIVE_PLACEMENT: the archive before them, before -> after)",
+    )
+    ap.add_argument(
+        "--no-cell-rarity",
+        action="store_true",
+        help="draw archive cells by their rarest feature only (CELL_RARITY off: the selection before it)",
+    )
+    ap.add_argument(
+        "--home",
+        action="store_true",
+        help="with --gate: only the cells of the models a variant's own "
+        "scenarios have (a lower bound of what the whole gate sweep catches, at a fraction of its CPU)",
+    )
+    ap.add_argument(
+        "--gate",
+        action="store_true",
+        help="the gate sweep's cells (keos sweep --gate --mutants: every "
+        "weakened variant on the scenarios/sweep configurations its switches matter to), its runs and "
+        "steps unless --runs/--steps are given; with --stop-at-first a variant's later cells are skipped "
+        "once one catches it",
+    )
     args = ap.parse_args(argv)
     if args.gate:
         from keos.checker.sweep.gate import plan_gate_sweep
@@ -111,8 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         from keos.scenarios import builtin_scenarios, resolve_scenario
 
         builtins = builtin_scenarios()
-        home = {v: {builtins[s].model for s in VARIANTS[v].scenarios if s in builtins}
-                for v in dict.fromkeys(c.variant for c in spec.cells)}
+        home = {
+            v: {builtins[s].model for s in VARIANTS[v].scenarios if s in builtins}
+            for v in dict.fromkeys(c.variant for c in spec.cells)
+        }
         models = {c.scenario: resolve_scenario(c.scenario).model for c in spec.cells}
     for c, cell in list(enumerate(spec.cells))[int(lo or 0) : int(hi) if hi else None]:
         t0 = time.process_time()
@@ -121,7 +146,14 @@ def main(argv: list[str] | None = None) -> int:
         if home and models[cell.scenario] not in home[cell.variant]:
             continue
         if args.stop_at_first:
-            first, caught, steps = first_catch(spec, spec_json, c, probe=not args.no_probe)
+            first, caught, steps = first_catch(
+                spec,
+                spec_json,
+                c,
+                probe=not args.no_probe,
+                placement=not args.no_placement,
+                cell_rarity=not args.no_cell_rarity,
+            )
             entry = {"variant": cell.variant, "scenario": cell.name, "runs": caught, "first": first}
             entry |= {"cpu_s": round(time.process_time() - t0, 2), "steps": steps}
             cells.append(entry)
@@ -129,8 +161,13 @@ def main(argv: list[str] | None = None) -> int:
             if first is not None:
                 caught_variants.add(cell.variant)
             continue
-        if args.no_probe:
-            sweep_runs.Archive = functools.partial(Archive, probe=False)  # type: ignore[misc]
+        if args.no_probe or args.no_placement or args.no_cell_rarity:
+            sweep_runs.Archive = functools.partial(  # type: ignore[misc,assignment]
+                Archive,
+                probe=not args.no_probe,
+                placement=not args.no_placement,
+                cell_rarity=not args.no_cell_rarity,
+            )
         batch = execute_batch(describe_batch(spec_json, run_ordinals(c * spec.runs, (c + 1) * spec.runs)))
         cpu = time.process_time() - t0
         rows = batch.to_pylist()
@@ -162,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         "steps": spec.steps,
         "archive_group": spec.archive_group,
         "probe": not args.no_probe,
+        "placement": not args.no_placement,
+        "cell_rarity": not args.no_cell_rarity,
         "stop_at_first": args.stop_at_first,
         "cells": cells,
         "variants": list(variants.values()),

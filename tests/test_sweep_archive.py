@@ -137,3 +137,29 @@ def test_archive_with_fault_probing_catches_a_three_fault_chain(
     rows = execute_batch(describe_batch(json.dumps(spec.to_json()), run_ordinals(0, 1000))).to_pylist()
     unprobed = sum(1 for r in rows if r["violation"] and not r["permitted"])
     assert 3 * unprobed < len(bad)
+
+
+def test_fault_placement_tells_the_same_fault_at_two_milestones_apart() -> None:
+    """A cell is the set of its path's features; with fault placement (``ARCHIVE_PLACEMENT``) a fault event also
+    adds ``fault:KIND@n`` (``n``: the path's distinct features before it), so a failed offset copy at the first and
+    at the second commit of ``connect_offset_copy_failure`` are two cells, where without it they are one and the
+    archive keeps only the first path (``global_offsets_first`` needs the second)."""
+    archive = Archive()
+    assert archive.features(("append", "fault:crash"), 7) == ["append", "fault:crash", "fault:crash@7"]
+    assert Archive(placement=False).features(("append", "fault:crash"), 7) == ("append", "fault:crash")
+    assert archive.features(("append",), 7) == ("append",)
+    model = build_model(resolve_scenario("connect_offset_copy_failure"), "global_offsets_first")
+    kinds = model_fault_kinds(model)
+    placed = Archive()
+    for i in range(60):
+        random_walk(model, derive_seed(0, f"placement/{i}"), 50, {k: 1.0 for k in kinds}, archive=placed)
+    by_events: dict[frozenset[str], set[int]] = {}
+    for cell in placed.cells.values():
+        assert cell.key == reduce(lambda h, e: h ^ feature(e), cell.events, 0)
+        assert all("@" not in e or e.startswith("fault:") for e in cell.events)
+        names = [a.kind for a in cell.path]
+        if "FailOffsetCopy" in names:
+            events = frozenset(e for e in cell.events if "@" not in e)
+            by_events.setdefault(events, set()).add(names[: names.index("FailOffsetCopy")].count("CommitTransaction"))
+    # one set of events, two cells: the copy failed after no commit in one path and after one commit in the other
+    assert any(after == {0, 1} for after in by_events.values())

@@ -574,7 +574,7 @@ def random_walk(
             if any(p.name not in allowed and (pred is None or not pred(st.state)) for p, pred in always):
                 return a, st
             key, evs = cell, path_events
-            for ev in st.events:
+            for ev in archive.features(st.events, len(path_events)):
                 if ev not in evs:
                     evs |= {ev}
                     new = feature(ev)
@@ -680,13 +680,15 @@ def random_walk(
             lane_steps[last_lane] = lane_steps.get(last_lane, 0) + 1
         if kind is not None:
             faults[kind] = faults.get(kind, 0) + 1
+        if archive is not None:
+            for ev in archive.features(step.events, len(events_before)):
+                if ev not in path_events:
+                    path_events |= {ev}
+                    new = feature(ev)
+                    archive.hit(new)
+                    cell ^= new
         for ev in step.events:
             events[ev] = events.get(ev, 0) + 1
-            if archive is not None and ev not in path_events:
-                path_events |= {ev}
-                new = feature(ev)
-                archive.hit(new)
-                cell ^= new
             if pending_events:
                 names = witnesses.get(ev)
                 if names is None:
