@@ -58,3 +58,23 @@ def register(name: str, description: str) -> Callable[[EngineRun], EngineRun]:
         return fn
 
     return deco
+
+
+def run_weakened(run: EngineRun, scenario: Any, variant: str, options: EngineOptions) -> tuple[EngineResult, list[Any]]:
+    """Run a weakened variant on a scenario, stopping at its first violation, and return the result with the
+    properties it *violated* -- never the ones the scenario permits.
+
+    A permitted property is one the real protocol breaks too on this scenario (``permitted`` in its TOML): a variant
+    whose only counterexample is a permitted one is indistinguishable there from Kafka's own rules, so it is not
+    caught.  The search stops at its first counterexample, permitted ones included; when that stop judged nothing
+    else, the scenario is searched again to its end (as ``keos mutate``'s worker does, ``checker/reach/worker.py``),
+    so a non-permitted violation behind the permitted one is still found."""
+    from dataclasses import replace
+
+    from keos.checker.results import Verdict, partial_reason
+
+    result = run(scenario, variant, replace(options, stop_on_first=True))
+    verdicts = [p.verdict for p in result.properties]
+    if Verdict.VIOLATED not in verdicts and Verdict.PERMITTED in verdicts and partial_reason(result) is None:
+        result = run(scenario, variant, replace(options, stop_on_first=False))
+    return result, [p for p in result.properties if p.verdict is Verdict.VIOLATED]

@@ -2095,8 +2095,10 @@ VARIANTS: dict[str, Variant] = {
             "cleared before it, so the callback of the old verification passes the new entry's guard check.",
             flags=replace(_REAL, transaction_version=1, verification_guard_fresh=False),
             weakened=True,
-            breaks=("txn_produce_answer_per_kafka",),
-            scenarios=("txn_tv1_verification_aba",),
+            breaks=("txn_produce_answer_per_kafka", "no_hanging_transaction"),
+            # txn_tv1_verification_aba alone catches it only through its permitted atomic_commit (session 30): the
+            # abandoned-retry scenario's stale verification is what leaves the transaction hanging
+            scenarios=("txn_tv1_verification_aba", "txn_verification_tv1_abandoned_retry"),
             bug="KIP-890 part 1's ABA again, one transaction later (KAFKA-14884's reason for a guard object rather "
             "than a state): the late callback of the aborted transaction's verification appends into the next "
             "transaction of the same epoch although its entry was cleared",
