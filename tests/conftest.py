@@ -76,7 +76,46 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
     path = os.environ.get("KEOS_TEST_CPU")
     start = _cpu_now() if path else 0.0
+    _SEARCH_LOG["test"] = item.nodeid
     yield
     if path:
         with open(path, "a", encoding="utf-8") as out:
             out.write(f"{_cpu_now() - start:.2f}\t{item.nodeid}\n")
+
+
+# -- every explicit search, with the test that ran it (opt-in) -----------------------------------------------
+# With ``KEOS_TEST_SEARCHES=FILE`` every ``explore()`` run in a test process appends one JSON line to FILE: the
+# test's node id, scenario, variant, options, permitted properties, the model's configuration, distinct states
+# and CPU seconds.  Grouping the lines by (scenario, variant, options, configuration) shows the same search run
+# by several tests -- work to share (README, "Test-suite cost").  Searches in ``keos`` subprocesses are not seen.
+_SEARCH_LOG: dict[str, str] = {"test": "?"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import os
+
+    path = os.environ.get("KEOS_TEST_SEARCHES")
+    if not path:
+        return
+    import json
+    import resource
+
+    from keos.checker.explore import search
+
+    inner = search._explore
+
+    def logged(model: Any, scenario: str, variant: str, options: Any, permitted: tuple[str, ...],
+               progress: Any) -> Any:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        start = own.ru_utime + own.ru_stime
+        result = inner(model, scenario, variant, options, permitted, progress)
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        row = {"test": _SEARCH_LOG["test"], "scenario": scenario, "variant": variant, "options": repr(options),
+               "permitted": list(permitted), "config": repr(getattr(model, "config", None)),
+               "states": result[0].stats.get("distinct_states"),
+               "cpu_s": round(own.ru_utime + own.ru_stime - start, 2)}
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(row) + "\n")
+        return result
+
+    search._explore = logged  # type: ignore[assignment]
