@@ -22,6 +22,19 @@ completed.  So on the producer's live connection
 
 Judged in faulty runs too (a dropped message closes the connection: the requests of the old connection are no
 longer counted, as ``NetworkClient`` forgets them).
+
+``one_txn_request_in_flight`` judges the other half of the Sender, the ``TransactionManager``'s requests to the
+transaction coordinator (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn).  They are queued
+(``pendingRequests``) and sent one at a time: ``Sender.maybeSendAndPollTransactionalRequest`` only polls while
+``transactionManager.hasInFlightRequest()`` (``inFlightRequestCorrelationId``, set on the send, cleared when
+the response -- or a disconnect -- completes it; the handler's retry is re-enqueued only then, ``reenqueue``),
+apache/kafka trunk @1eb7644349cb, ``clients/.../producer/internals/Sender.java``, ``TransactionManager.java``.
+So on the client's live coordinator connection at most one such request is outstanding: travelling, held by
+the coordinator while its ``__transaction_state`` append is in flight (its ``TxnLogAppend`` names the request
+and the client to answer), or answered on the way back.  The users' promise this keeps: the client's
+transactional calls happen in order (no EndTxn overtakes the AddPartitionsToTxn of a record the application
+sent, no second InitProducerId races the first); a client whose bookkeeping of the outstanding request is lost
+re-sends without end, which without this judge a search sees only as a blown state space, not as a violation.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ from typing import Any
 
 from keos.invariants._common import no_findings, sometimes_state
 from keos.model.clients.producer import record_label
+from keos.model.coordinator.transaction.transaction_coordinator import TxnLogAppend
 from keos.model.interface import Property
 from keos.model.protocol.messages import (
     ProduceRequest,
@@ -37,8 +51,9 @@ from keos.model.protocol.messages import (
     VerifyPartitionRequest,
     VerifyPartitionResponse,
 )
+from keos.model.systems.transactions import COORDINATOR, TXN_LOG
 
-__all__ = ["txn_in_flight_findings", "txn_in_flight_properties"]
+__all__ = ["txn_in_flight_findings", "txn_in_flight_properties", "txn_request_findings"]
 
 
 def _produce_of(body: Any, me: str, src: str, dst: str) -> ProduceRequest | ProduceResponse | None:
@@ -85,6 +100,48 @@ def txn_in_flight_findings(s: Any, max_in_flight: int) -> list[str]:
     return out
 
 
+def _coordinator_request(env: Any, me: str, coordinator: str, txn_log: str) -> Any:
+    """The client ``me``'s transactional request an envelope carries, travelling, answered or held by the
+    coordinator while its transaction-log append is in flight (:class:`TxnLogAppend` ``request``/``reply_to``)."""
+    if env.src == me and env.dst == coordinator:
+        return env.body
+    if env.src == coordinator and env.dst == me:
+        return env.body
+    if env.dst == txn_log and isinstance(env.body, TxnLogAppend) and env.body.reply_to == me:
+        return env.body.request
+    return None
+
+
+def txn_request_findings(s: Any) -> list[str]:
+    """Clients with more than one transactional request outstanding on their live coordinator connection."""
+    out: list[str] = []
+    for i, c in enumerate(s.clients):
+        me = f"p{i}"
+        live = [
+            type(body).__name__
+            for env in s.network
+            if (body := _coordinator_request(env, me, COORDINATOR, TXN_LOG)) is not None
+            and getattr(body, "connection", -1) == c.tc_connection
+        ]
+        if len(live) > 1:
+            out.append(
+                f"client {i} has {len(live)} transactional requests outstanding on coordinator connection "
+                f"{c.tc_connection} ({', '.join(sorted(live))}): TransactionManager sends one at a time"
+            )
+    return out
+
+
+def _txn_request_on_the_wire(s: Any) -> bool:
+    return any(
+        env.dst == COORDINATOR
+        and env.src.startswith("p")
+        and env.src[1:].isdigit()
+        and int(env.src[1:]) < len(s.clients)
+        and env.connection == s.clients[int(env.src[1:])].tc_connection
+        for env in s.network
+    )
+
+
 def _request_on_the_wire(s: Any) -> bool:
     return any(
         isinstance(env.body, ProduceRequest)
@@ -97,8 +154,28 @@ def _request_on_the_wire(s: Any) -> bool:
 
 
 def txn_in_flight_properties(max_in_flight: int) -> tuple[Property, ...]:
-    """``requests_in_flight_per_kafka`` (transactional clients) and its partner."""
+    """``requests_in_flight_per_kafka`` (transactional clients), ``one_txn_request_in_flight`` and their partners."""
     return (
+        no_findings(
+            name="one_txn_request_in_flight",
+            fact="A transactional producer has at most one request to the transaction coordinator outstanding on its "
+            "live coordinator connection -- travelling, held while the coordinator's transaction-log append is in "
+            "flight, or answered on the way back: the TransactionManager sends its next request (or a retry) only "
+            "once the previous one completed or its connection closed.",
+            source="``Sender.maybeSendAndPollTransactionalRequest`` (``hasInFlightRequest``), ``TransactionManager`` "
+            "(``inFlightRequestCorrelationId``, ``pendingRequests``, ``TxnRequestHandler.reenqueue``), apache/kafka "
+            "trunk @1eb7644349cb",
+            catches="a client that loses the record of its outstanding coordinator request (a send or a handler that "
+            "drops the in-flight mark, a retry enqueued before the answer, a timeout that clears the mark but keeps "
+            "the connection) and sends a second request, so transactional calls reorder or race",
+            findings=txn_request_findings,
+            partners=("txn_coordinator_request_on_the_wire",),
+        ),
+        sometimes_state(
+            "txn_coordinator_request_on_the_wire",
+            "A transactional client's request to the transaction coordinator was on its live connection.",
+            _txn_request_on_the_wire,
+        ),
         no_findings(
             name="requests_in_flight_per_kafka",
             fact="A transactional producer's batch it holds but has not marked in flight has no request on the live "
