@@ -109,6 +109,7 @@ from keos.model.systems.transactions_records import (
     ClientTxn,
     Completion,
     Fence,
+    PendingCompleteTxn,
     TxnGhost,
     TxnSystemState,
 )
@@ -513,6 +514,8 @@ class TxnEncoding:
         v["npid"] = s.next_producer_id
         if s.coordinator_epoch != 0 or s.group is not None or s.apps:
             raise ValueError("coordinator epoch / group outside the slice")
+        if s.pending_markers != self._pending_markers(s.coordinator[0]):
+            raise ValueError("pending-markers registry outside the slice (derived from the coordinator entry)")
         for q, leader in enumerate(s.partitions):
             if leader.high_watermark != len(leader.log) or leader.leader_epoch != 0:
                 raise ValueError("partition outside the slice")
@@ -835,7 +838,23 @@ class TxnEncoding:
             val("npid"),
             faults,
             TxnGhost(outcomes, fences, completions),
+            pending_markers=self._pending_markers(md),
         )
+
+    def _pending_markers(self, md: tc.TransactionMetadata | None) -> tuple[PendingCompleteTxn, ...]:
+        """The coordinator's ``transactionsWithPendingMarkers`` (KAFKA-16352), derived, not encoded.
+
+        The encoding covers coordinator epoch 0 only (:meth:`encode_state` refuses any other), so no marker is ever
+        answered under an older coordinator epoch and the registry never loses an entry to a cancellation: it holds
+        the transaction exactly while its markers are out -- a Prepare* whose completion is pending
+        (``pending_state`` Complete*) with partitions still to acknowledge (``_send_markers`` registers it with the
+        partitions it sends to; the last acknowledgement removes it as it starts the completion)."""
+        if md is None or not self.flags.complete_after_markers or not md.partitions:
+            return ()
+        preparing = md.state in (TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT)
+        if not preparing or md.pending_state not in (TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT):
+            return ()
+        return (PendingCompleteTxn(0, 0, md.producer_id, md.producer_epoch),)
 
     # -- the coordinator table ---------------------------------------------------------------------------
 
