@@ -272,18 +272,7 @@ def test_abort_during_previous_commit_fenced_the_producer_before_kafka_18464() -
 # txn_coordinator_faults: a commit's marker is out when the coordinator moves away and back (epoch 0 -> 1); the
 # reloaded PrepareCommit re-sends it, then the marker of epoch 0 is answered before the one of epoch 1.
 KAFKA_16352 = [
-    "InitTransactions(producer=0)",
-    "SendTxnRequest(producer=0)",
-    "Deliver(message=p0->tc#0:InitProducerId(transactional_id=0, producer_id=-1, producer_epoch=-1))",
-    "Deliver(message=tc->p0#0:InitProducerIdResponse(error=NONE, producer_id=0, producer_epoch=0))",
-    "BeginTransaction(producer=0)",
-    "Send(producer=0)",
-    "CommitTransaction(producer=0)",
-    "SendProduce(producer=0, partition=0)",
-    "Deliver(message=p0->b0#0:Produce(p0, pid=0, epoch=0, seq=0, [p0.r0]))",
-    "Deliver(message=b0->p0#0:ProduceResponse(p0, epoch=0, seq=0, NONE))",
-    "SendTxnRequest(producer=0)",
-    "Deliver(message=p0->tc#0:EndTxn(transactional_id=0, producer_id=0, producer_epoch=0, committed=True))",
+    *SEVENTEEN_SEVEN_FIVE_FOUR[:12],  # the commit up to its EndTxn, as there
     "CoordinatorFailover()",
     "Deliver(message=tc->b0#0:WriteTxnMarkers(transactional_id=0, producer_id=0, producer_epoch=1, "
     "coordinator_epoch=0, committed=True, partition=0))",
