@@ -1697,14 +1697,11 @@ class TransactionalSystem:
                 e for e in s.pending_markers if e.transactional_id != m.transactional_id or (own and e != sent)
             )
             return s._replace(pending_markers=kept), (*events, "stale_coordinator_marker")
+        retry = self.flags.marker_retriable_errors_retried
+        if error == Errors.KAFKA_STORAGE_ERROR and not self.flags.marker_storage_error_retried:
+            retry = False  # no branch: variant no_kafka_9749_fix only (Kafka before 2.6 threw on the code)
         md, go_on = tc.handle_marker_response(
-            s.coordinator[m.transactional_id],
-            m.producer_id,
-            m.producer_epoch,
-            m.partition,
-            error,
-            self.flags.marker_retriable_errors_retried,
-            self.flags.marker_storage_error_retried,
+            s.coordinator[m.transactional_id], m.producer_id, m.producer_epoch, m.partition, error, retry
         )
         s = s._replace(coordinator=_at(s.coordinator, m.transactional_id, md))
         if not go_on:  # no branch: taken only under the weakened variants no_kafka_19999_fix and others

@@ -825,7 +825,6 @@ def handle_marker_response(
     partition: int,
     error: str,
     retry_retriable: bool = True,
-    retry_storage_error: bool = True,
 ) -> tuple[TransactionMetadata | None, bool]:
     """``TransactionMarkerRequestCompletionHandler`` for one partition.
 
@@ -835,10 +834,11 @@ def handle_marker_response(
     TRANSACTION_COORDINATOR_FENCED drop the transaction's marker sending and leave it in Prepare*.  A response
     for another transaction is ignored.  ``retry_retriable`` off (the weakened variant
     ``marker_retriable_error_cancels``): a retriable error cancels the markers like a fatal one.
-    ``retry_storage_error`` off (weakened variant ``no_kafka_9749_fix``, Kafka before 2.6): KAFKA_STORAGE_ERROR is
-    not in the handler's retriable case; its ``case other`` throws an ``IllegalStateException``, which
-    ``NetworkClient.completeResponses`` logs and swallows -- the marker is neither re-sent nor completed and the
-    transaction stays in Prepare* (apache/kafka ``TransactionMarkerRequestCompletionHandler.scala``, fix 4c96b7d).
+    The caller passes ``retry_retriable`` off for KAFKA_STORAGE_ERROR under the weakened variant ``no_kafka_9749_fix``
+    (Kafka before 2.6): the code was not in the handler's retriable case; its ``case other`` threw an
+    ``IllegalStateException``, which ``NetworkClient.completeResponses`` logs and swallows -- the marker is neither
+    re-sent nor completed and the transaction stays in Prepare* (apache/kafka
+    ``TransactionMarkerRequestCompletionHandler.scala``, fix 4c96b7d).
     """
     if (  # unreachable: a marker's response is handled at the coordinator epoch that sent it, one per partition
         md is None
@@ -849,8 +849,6 @@ def handle_marker_response(
         return md, False
     if error == Errors.NONE:  # no branch: taken only under the weakened variant no_kafka_19999_fix
         return md._replace(partitions=tuple(p for p in md.partitions if p != partition)), True
-    if error == Errors.KAFKA_STORAGE_ERROR and not retry_storage_error:  # no branch: variant no_kafka_9749_fix
-        return md, False
     return md, error in MARKER_RETRIABLE_ERRORS and retry_retriable
 
 
