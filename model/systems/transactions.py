@@ -1698,8 +1698,10 @@ class TransactionalSystem:
             )
             return s._replace(pending_markers=kept), (*events, "stale_coordinator_marker")
         retry = self.flags.marker_retriable_errors_retried
-        if error == Errors.KAFKA_STORAGE_ERROR and not self.flags.marker_storage_error_retried:
-            retry = False  # no branch: variant no_kafka_9749_fix only (Kafka before 2.6 threw on the code)
+        if (  # no branch: taken only under the weakened variant no_kafka_9749_fix (Kafka before 2.6 threw on it)
+            error == Errors.KAFKA_STORAGE_ERROR and not self.flags.marker_storage_error_retried
+        ):
+            retry = False
         md, go_on = tc.handle_marker_response(
             s.coordinator[m.transactional_id], m.producer_id, m.producer_epoch, m.partition, error, retry
         )
