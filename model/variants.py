@@ -109,6 +109,11 @@ class ProtocolFlags:
             whatever transaction it belongs to -- the one the reloading coordinator
             registered for its own markers -- and the transaction is never
             completed.
+        marker_storage_error_retried: a WriteTxnMarkers entry answered
+            KAFKA_STORAGE_ERROR (the partition leader's log directory failed) is
+            re-enqueued like the other retriable errors (KAFKA-9749, PR #8336,
+            Kafka 2.6); without it the completion handler throws on the code,
+            the marker is never re-sent and the transaction stays in Prepare*.
         failed_fence_keeps_bump: after a failed transaction-log append of an
             epoch fence the coordinator keeps the bumped epoch in memory and sets
             ``hasFailedEpochFence``, so the next fence reuses that epoch
@@ -656,6 +661,7 @@ class ProtocolFlags:
     marker_retry_same_epoch: bool = True
     marker_retriable_errors_retried: bool = True
     marker_cancel_checks_transaction: bool = True
+    marker_storage_error_retried: bool = True
     failed_fence_keeps_bump: bool = True
     end_txn_concurrent_in_prepare: bool = True
     end_txn_answers_completed_ids: bool = True
@@ -1634,6 +1640,20 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("txn_marker_retry",),
             bug="plausible: TransactionMarkerRequestCompletionHandler's retriable-error case missing (markers of a "
             "partition whose leader moved are never re-sent; the transaction hangs in Prepare* and the LSO with it)",
+        ),
+        Variant(
+            name="no_kafka_9749_fix",
+            description="The transaction coordinator's marker completion handler does not count "
+            "KAFKA_STORAGE_ERROR among the retriable errors (Kafka before 2.6): a marker whose partition "
+            "leader's log directory failed is neither re-sent nor completed.",
+            flags=replace(_REAL, marker_storage_error_retried=False),
+            weakened=True,
+            breaks=("prepared_transaction_has_markers", "transactions_complete"),
+            scenarios=("txn_marker_errors",),
+            bug="KAFKA-9749 (PR #8336, fix 4c96b7d, Kafka 2.6; TransactionMarkerRequestCompletionHandler.scala): "
+            "a WriteTxnMarkers answered KAFKA_STORAGE_ERROR fell to `case other => throw new "
+            "IllegalStateException`, which NetworkClient logs and swallows: the marker is never retried and the "
+            "transaction hangs in PrepareCommit/PrepareAbort, the LSO of its partitions with it",
         ),
         Variant(
             name="no_kafka_16352_fix",

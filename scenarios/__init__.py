@@ -36,7 +36,8 @@ Transactions scenarios (``model = "transactions"``) use instead::
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, append_errors (the leader errors an
                     append_failure draws), coordinator_failover, txn_id_expiry,
-                    marker_failure, leader_election (a data partition's
+                    marker_failure, marker_errors (the leader errors a
+                    marker_failure draws), leader_election (a data partition's
                     leadership moves to an in-sync follower), rebalance, total
 
 Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.systems.eos`)
@@ -80,7 +81,7 @@ from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Model, ModelError, Property
 from keos.model.systems.idempotence import FaultBudget, KafkaSystem, SystemConfig, Topology
 from keos.model.systems.transactions import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
-from keos.model.systems.transactions_records import APPEND_LEADER_ERRORS, EosConfig
+from keos.model.systems.transactions_records import APPEND_LEADER_ERRORS, MARKER_LEADER_ERRORS, EosConfig
 from keos.model.variants import VARIANTS, Variant
 
 __all__ = [
@@ -417,6 +418,17 @@ def _append_errors(value: Any, topology: TxnTopology, where: str) -> tuple[str, 
     return errors
 
 
+def _marker_errors(value: Any, where: str) -> tuple[str, ...]:
+    """``[faults] marker_errors``: the data partition leader's errors a ``marker_failure`` may answer a marker with."""
+    if not isinstance(value, list) or not value or not all(isinstance(e, str) for e in value):
+        raise ScenarioError(f"{where}: [faults] marker_errors must be a non-empty list of error names, got {value!r}")
+    unknown = [e for e in value if e not in MARKER_LEADER_ERRORS]
+    if unknown:
+        raise ScenarioError(f"{where}: [faults] marker_errors: {unknown[0]!r} is not an error Kafka's partition leader "
+                            f"answers a failed WriteTxnMarkers append with (known: {', '.join(MARKER_LEADER_ERRORS)})")
+    return tuple(dict.fromkeys(value))
+
+
 def _parse_txn_scenario(
     data: dict[str, Any],
     where: str,
@@ -447,9 +459,12 @@ def _parse_txn_scenario(
         raise ScenarioError(f"{where}: [transactions] max_producer_epoch must be >= 3")
     fault_table = dict(_section(data, "faults", where))
     append_errors = fault_table.pop("append_errors", None)
+    marker_errors = fault_table.pop("marker_errors", None)
     faults = _typed(TxnFaultBudget, fault_table, "faults", where)
     if append_errors is not None:
         faults = replace(faults, append_errors=_append_errors(append_errors, topology, where))
+    if marker_errors is not None:
+        faults = replace(faults, marker_errors=_marker_errors(marker_errors, where))
     bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
     eos = None
     if model == "eos":

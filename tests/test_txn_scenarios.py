@@ -7,6 +7,7 @@ replayed on a freshly built model.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import pytest
@@ -190,6 +191,55 @@ def test_append_errors_are_kafka_leader_errors_and_need_pending_transitions() ->
     doc["transactions"] = {"pending_transitions": True}
     doc["faults"] = {"append_errors": ["KAFKA_STORAGE_ERROR", "KAFKA_STORAGE_ERROR"]}
     assert parse_scenario(doc).txn.faults.append_errors == ("KAFKA_STORAGE_ERROR",)
+
+
+def test_marker_errors_are_kafka_leader_errors() -> None:
+    """``[faults] marker_errors``: only errors a partition leader answers a failed WriteTxnMarkers append with."""
+    doc: dict[str, Any] = {"name": "x", "model": "transactions"}
+    doc["faults"] = {"marker_failure": 1, "marker_errors": ["INVALID_PRODUCER_EPOCH"]}
+    with pytest.raises(ScenarioError, match="not an error Kafka's partition leader"):
+        parse_scenario(doc)
+    doc["faults"] = {"marker_failure": 1, "marker_errors": []}
+    with pytest.raises(ScenarioError, match="non-empty list"):
+        parse_scenario(doc)
+    doc["faults"] = {"marker_errors": ["KAFKA_STORAGE_ERROR", "KAFKA_STORAGE_ERROR"]}
+    assert parse_scenario(doc).txn.faults.marker_errors == ("KAFKA_STORAGE_ERROR",)
+
+
+def _first_marker_error(model: Any, error: str) -> tuple[Any, Any]:
+    """A state (breadth first) where the marker fault ``error`` is enabled, and that action."""
+    seen: set[Any] = set()
+    queue = deque(model.init_states())
+    while queue:
+        s = queue.popleft()
+        if s in seen:
+            continue
+        seen.add(s)
+        for a in model.actions(s):
+            if a.kind == "MarkerError" and a.args[1] == error:
+                return s, a
+            step = model.step(s, a)
+            if step is not None:
+                queue.append(step.state)
+    raise AssertionError(f"no MarkerError {error} in the search")
+
+
+@pytest.mark.parametrize(("error", "written"), [("KAFKA_STORAGE_ERROR", False), ("REQUEST_TIMED_OUT", True)])
+def test_a_failed_marker_is_retried_whatever_retriable_error_the_leader_answers(error: str, written: bool) -> None:
+    """``txn_marker_errors``: a WriteTxnMarkers answered with any of Kafka's retriable errors is re-enqueued
+    (``TransactionMarkerRequestCompletionHandler``); before the append nothing is in the log, after it the control
+    batch stands.  Before KAFKA-9749 (variant ``no_kafka_9749_fix``) a KAFKA_STORAGE_ERROR dropped the markers."""
+    scenario = SCENARIOS["txn_marker_errors"]
+    model = build_model(scenario)
+    s, action = _first_marker_error(model, error)
+    step = model.step(s, action)
+    assert step is not None and "marker_retried" in step.events
+    grew = [len(b.log) - len(a.log) for a, b in zip(s.partitions, step.state.partitions, strict=True)]
+    assert (sum(grew) == 1) is written
+    if error == "KAFKA_STORAGE_ERROR":
+        old = build_model(scenario, "no_kafka_9749_fix")
+        step = old.step(s, action)
+        assert step is not None and "markers_dropped" in step.events
 
 
 def test_a_record_too_large_answers_unknown_server_error_and_the_producer_is_fatal() -> None:

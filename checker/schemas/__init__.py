@@ -82,7 +82,13 @@ def scenario_schema() -> dict[str, Any]:
     from keos.model.connect.records import ConnectFaultBudget, ConnectTopology
     from keos.model.systems.groups import GroupsFaultBudget, GroupsTopology
     from keos.model.systems.idempotence import FaultBudget, Topology
-    from keos.model.systems.transactions_records import APPEND_LEADER_ERRORS, EosConfig, TxnFaultBudget, TxnTopology
+    from keos.model.systems.transactions_records import (
+        APPEND_LEADER_ERRORS,
+        MARKER_LEADER_ERRORS,
+        EosConfig,
+        TxnFaultBudget,
+        TxnTopology,
+    )
     from keos.scenarios import MODEL_KINDS, Bounds
     from keos.scenarios.connect_schema import _CHOICES
 
@@ -95,6 +101,7 @@ def scenario_schema() -> dict[str, Any]:
             else:
                 faults.setdefault(key, spec)
     faults["append_errors"].update(items={"enum": list(APPEND_LEADER_ERRORS)}, minItems=1)
+    faults["marker_errors"].update(items={"enum": list(MARKER_LEADER_ERRORS)}, minItems=1)
     producer = _table(ProducerConfig, skip=("transactional_id",))
     producer["properties"]["acks"]["enum"] = list(ACKS)
     positive = {"type": "integer", "minimum": 1}

@@ -110,6 +110,7 @@ from keos.model.security.witnesses import unmet_claims
 from keos.model.systems.transactions_records import (
     APPEND_LEADER_MOVES,
     APPEND_TOO_LARGE,
+    MARKER_ERRORS_AFTER_APPEND,
     TXN_FAULT_KINDS,
     ClientTxn,
     Completion,
@@ -176,6 +177,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "ExpireTransactionalId": ("transactional_id",),
     "MarkerNotLeader": ("message",),
     "MarkerNotEnoughReplicasAfterAppend": ("message",),
+    "MarkerError": ("message", "error"),
     **ADVERSARY_ACTION_ARGS,
     "ExpireProducerState": ("partition", "producer_id"),
     "PartitionLeaderElection": ("partition",),
@@ -193,9 +195,13 @@ FAULT_OF_ACTION = {
     "ExpireTransactionalId": "txn_id_expiry",
     "MarkerNotLeader": "marker_failure",
     "MarkerNotEnoughReplicasAfterAppend": "marker_failure",
+    "MarkerError": "marker_failure",
     "PartitionLeaderElection": "leader_election",
     **ADVERSARY_FAULT_OF_ACTION,
 }
+
+#: The marker errors whose ``marker_failure`` actions keep the names they had before ``[faults] marker_errors``.
+_NAMED_MARKER_ERRORS = ("NOT_LEADER_OR_FOLLOWER", "NOT_ENOUGH_REPLICAS_AFTER_APPEND")  # no mutate: action names
 
 #: Logged states that back an EndTxn answered NONE: its result is prepared or complete.
 ENDED_COMMIT = (TransactionState.PREPARE_COMMIT, TransactionState.COMPLETE_COMMIT)
@@ -671,10 +677,15 @@ class TransactionalSystem:
         if self._budget_left(state, "txn_id_expiry"):
             out.extend(Action("ExpireTransactionalId", (t,)) for t in range(self.tids) if self._may_expire(state, t))
         if self._budget_left(state, "marker_failure"):
+            # the scenario's [faults] marker_errors; the two of the default keep their own action names
+            marker_errors = self.config.faults.marker_errors
             for env in heads:
                 if isinstance(env.body, WriteTxnMarkersRequest):
-                    out.append(Action("MarkerNotLeader", (env,)))
-                    out.append(Action("MarkerNotEnoughReplicasAfterAppend", (env,)))
+                    if "NOT_LEADER_OR_FOLLOWER" in marker_errors:
+                        out.append(Action("MarkerNotLeader", (env,)))
+                    if "NOT_ENOUGH_REPLICAS_AFTER_APPEND" in marker_errors:
+                        out.append(Action("MarkerNotEnoughReplicasAfterAppend", (env,)))
+                    out.extend(Action("MarkerError", (env, e)) for e in marker_errors if e not in _NAMED_MARKER_ERRORS)
         if self._budget_left(state, "leader_election"):
             out.extend(Action("PartitionLeaderElection", (q,)) for q in range(topo.partitions))
         return out
@@ -1655,17 +1666,21 @@ class TransactionalSystem:
     def _on_marker(self, s: TxnSystemState, m: WriteTxnMarkersRequest, failure: str = "NONE") -> Result:
         """The partition leader handles a marker; the coordinator handles its answer.
 
-        ``failure`` (the ``marker_failure`` fault): NOT_LEADER_OR_FOLLOWER -- the broker is no longer the
-        partition's leader and appends nothing; NOT_ENOUGH_REPLICAS_AFTER_APPEND -- the leader appended the
-        control batch but the ISR shrank below ``min.insync.replicas`` before it was replicated
-        (``DelayedProduce``), so the append stands and the error is answered.  Either is retriable for the
-        coordinator, which re-enqueues the marker under the same coordinator epoch
-        (``TransactionMarkerRequestCompletionHandler``); the re-sent marker of an appended one arrives at the
-        stored epoch with no transaction open, the KAFKA-19999 retry.
+        ``failure`` (the ``marker_failure`` fault, one of the scenario's ``[faults] marker_errors``,
+        :data:`~model.systems.transactions_records.MARKER_LEADER_ERRORS`): NOT_LEADER_OR_FOLLOWER -- the broker is
+        no longer the partition's leader --, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS (the ISR below
+        ``min.insync.replicas`` before the append) or KAFKA_STORAGE_ERROR (the leader's log directory failed): nothing
+        is appended; NOT_ENOUGH_REPLICAS_AFTER_APPEND or REQUEST_TIMED_OUT -- the leader appended the control batch
+        but the ISR shrank, or the replication wait timed out, before it was replicated (``DelayedProduce``), so the
+        append stands and the error is answered.  Each is retriable for the coordinator, which re-enqueues the
+        marker under the same coordinator epoch (``TransactionMarkerRequestCompletionHandler``); the re-sent
+        marker of an appended one arrives at the stored epoch with no transaction open, the KAFKA-19999 retry.
         """
         events: tuple[str, ...]
-        if failure == "NOT_LEADER_OR_FOLLOWER":
-            error, events = failure, ("marker_not_leader", f"error:{failure}")
+        if failure != "NONE" and failure not in MARKER_ERRORS_AFTER_APPEND:
+            error = failure
+            events = ("marker_not_leader" if failure == "NOT_LEADER_OR_FOLLOWER" else "marker_not_written",
+                      f"error:{failure}")
         else:
             before = self._marker_log(s, m)
             s, error, events = self._write_marker(s, m)
@@ -1682,13 +1697,13 @@ class TransactionalSystem:
                 e for e in s.pending_markers if e.transactional_id != m.transactional_id or (own and e != sent)
             )
             return s._replace(pending_markers=kept), (*events, "stale_coordinator_marker")
+        retry = self.flags.marker_retriable_errors_retried
+        if (  # no branch: taken only under the weakened variant no_kafka_9749_fix (Kafka before 2.6 threw on it)
+            error == Errors.KAFKA_STORAGE_ERROR and not self.flags.marker_storage_error_retried
+        ):
+            retry = False
         md, go_on = tc.handle_marker_response(
-            s.coordinator[m.transactional_id],
-            m.producer_id,
-            m.producer_epoch,
-            m.partition,
-            error,
-            self.flags.marker_retriable_errors_retried,
+            s.coordinator[m.transactional_id], m.producer_id, m.producer_epoch, m.partition, error, retry
         )
         s = s._replace(coordinator=_at(s.coordinator, m.transactional_id, md))
         if not go_on:  # no branch: taken only under the weakened variants no_kafka_19999_fix and others
@@ -1724,6 +1739,11 @@ class TransactionalSystem:
 
     def _marker_not_replicated(self, s: TxnSystemState, env: net.Envelope) -> Result:
         return self._marker_failure(s, env, "NOT_ENOUGH_REPLICAS_AFTER_APPEND")
+
+    def _marker_error(self, s: TxnSystemState, env: net.Envelope, error: str) -> Result:
+        if error not in self.config.faults.marker_errors:  # no branch: only a trace read from a file names it
+            return None
+        return self._marker_failure(s, env, error)
 
     # -- faults ----------------------------------------------------------------------------------
 
@@ -2053,6 +2073,7 @@ class TransactionalSystem:
         "ExpireTransactionalId": _expire_tid,
         "MarkerNotLeader": _marker_not_leader,
         "MarkerNotEnoughReplicasAfterAppend": _marker_not_replicated,
+        "MarkerError": _marker_error,
         **ADVERSARY_HANDLERS,
         "ExpireProducerState": _expire_producer_state,
         "PartitionLeaderElection": _elect_partition_leader,

@@ -24,6 +24,8 @@ __all__ = [
     "APPEND_LEADER_ERRORS",
     "APPEND_LEADER_MOVES",
     "APPEND_TOO_LARGE",
+    "MARKER_ERRORS_AFTER_APPEND",
+    "MARKER_LEADER_ERRORS",
     "TXN_FAULT_KINDS",
     "AppInstance",
     "ClientTxn",
@@ -136,16 +138,25 @@ class TxnFaultBudget:
     #: The ``__transaction_state`` leader's errors an ``append_failure`` may draw (with ``pending_transitions``; see
     #: :data:`APPEND_LEADER_ERRORS`): by default the shrunk ISR alone.
     append_errors: tuple[str, ...] = ("NOT_ENOUGH_REPLICAS",)  # no mutate: a scenario's default (what it explores)
+    #: The data partition leader's errors a ``marker_failure`` may answer a WriteTxnMarkers with (see
+    #: :data:`MARKER_LEADER_ERRORS`): by default the moved leadership and the ISR shrunk after the append.
+    marker_errors: tuple[str, ...] = (  # no mutate: a scenario's default (what it explores)
+        "NOT_LEADER_OR_FOLLOWER",
+        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+    )
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
         return tuple(getattr(self, k) for k in TXN_FAULT_KINDS)
 
     def to_json(self) -> dict[str, Any]:
-        """The budget as a JSON object (``append_errors`` only when it is not the default)."""
-        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "append_errors"}
+        """The budget as a JSON object (``append_errors`` / ``marker_errors`` only when not the default)."""
+        lists = ("append_errors", "marker_errors")
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in lists}
         if self.append_errors != TxnFaultBudget.append_errors:  # no mutate: a report's shape, not a rule
             out["append_errors"] = list(self.append_errors)
+        if self.marker_errors != TxnFaultBudget.marker_errors:  # no mutate: a report's shape, not a rule
+            out["marker_errors"] = list(self.marker_errors)
         return out
 
 
@@ -171,6 +182,26 @@ APPEND_LEADER_ERRORS = (  # no mutate: the scenario format's vocabulary, not a r
 APPEND_LEADER_MOVES = ("NOT_LEADER_OR_FOLLOWER", "KAFKA_STORAGE_ERROR")  # no mutate: see APPEND_LEADER_ERRORS
 #: Leader errors of a record above ``max.message.bytes`` (see :data:`APPEND_LEADER_ERRORS`).
 APPEND_TOO_LARGE = ("MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE")  # no mutate: see APPEND_LEADER_ERRORS
+
+#: The errors a data partition's leader answers a WriteTxnMarkers entry with when the marker's append fails, all of
+#: them retriable for the transaction coordinator (``TransactionMarkerRequestCompletionHandler.onComplete``, "these
+#: are retriable errors", apache/kafka ``core/src/main/scala/kafka/coordinator/transaction/`` @1eb7644349cb;
+#: ``KafkaApis.handleWriteTxnMarkersRequest`` -> ``ReplicaManager.appendRecords`` with acks=-1): the partition is not
+#: (yet) in the broker's metadata, the broker is no longer its leader, the ISR is below ``min.insync.replicas``, the
+#: leader's log directory failed (KAFKA_STORAGE_ERROR, KAFKA-9749) -- nothing is appended -- or the ISR shrank after the
+#: local append, or the replication wait timed out (``DelayedProduce``) -- the control batch stands
+#: (:data:`MARKER_ERRORS_AFTER_APPEND`).  A scenario's ``[faults] marker_errors`` names the ones its
+#: ``marker_failure`` fault draws.
+MARKER_LEADER_ERRORS = (  # no mutate: the scenario format's vocabulary, not a rule
+    "UNKNOWN_TOPIC_OR_PARTITION",
+    "NOT_LEADER_OR_FOLLOWER",
+    "NOT_ENOUGH_REPLICAS",
+    "KAFKA_STORAGE_ERROR",
+    "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+    "REQUEST_TIMED_OUT",
+)
+#: Marker errors answered after the leader appended the control batch locally (see :data:`MARKER_LEADER_ERRORS`).
+MARKER_ERRORS_AFTER_APPEND = ("NOT_ENOUGH_REPLICAS_AFTER_APPEND", "REQUEST_TIMED_OUT")  # no mutate: see above
 
 
 @dataclass(frozen=True)

@@ -807,12 +807,13 @@ def _end_tv2(
 #: append), the append timed out in the purgatory, or the log directory failed.
 MARKER_RETRIABLE_ERRORS = frozenset(
     {
-        # the two a modelled leader answers (the marker_failure fault); Kafka's case also lists
-        # UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT and KAFKA_STORAGE_ERROR,
-        # which no modelled leader answers a marker with (no topic deletion, ISR, purgatory timeout or
-        # log-directory failure is modelled), so they are left out like every code the model never returns
+        # Kafka's case, each an answer of the marker_failure fault ([faults] marker_errors)
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
         Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.NOT_ENOUGH_REPLICAS,
         Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        Errors.REQUEST_TIMED_OUT,
+        Errors.KAFKA_STORAGE_ERROR,  # since KAFKA-9749 (PR #8336, Kafka 2.6)
     }
 )
 
@@ -833,6 +834,11 @@ def handle_marker_response(
     TRANSACTION_COORDINATOR_FENCED drop the transaction's marker sending and leave it in Prepare*.  A response
     for another transaction is ignored.  ``retry_retriable`` off (the weakened variant
     ``marker_retriable_error_cancels``): a retriable error cancels the markers like a fatal one.
+    The caller passes ``retry_retriable`` off for KAFKA_STORAGE_ERROR under the weakened variant ``no_kafka_9749_fix``
+    (Kafka before 2.6): the code was not in the handler's retriable case; its ``case other`` threw an
+    ``IllegalStateException``, which ``NetworkClient.completeResponses`` logs and swallows -- the marker is neither
+    re-sent nor completed and the transaction stays in Prepare* (apache/kafka
+    ``TransactionMarkerRequestCompletionHandler.scala``, fix 4c96b7d).
     """
     if (  # unreachable: a marker's response is handled at the coordinator epoch that sent it, one per partition
         md is None
