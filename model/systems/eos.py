@@ -269,8 +269,8 @@ class EosSystem(TransactionalSystem):
         scenario_info: dict[str, Any] | None = None,
     ) -> None:
         topo = config.topology
-        shape_ok = not topo.shared_transactional_id and topo.partitions == topo.records_per_transaction == 1
-        if not shape_ok:  # input: a hand-edited scenario
+        # a programmatic TxnConfig: the scenario loader rejects both shapes first (ScenarioError, its own message)
+        if topo.shared_transactional_id or topo.partitions != 1 or topo.records_per_transaction != 1:  # input: config
             raise ModelError("the eos model needs one output partition, one record per transaction, own ids")
         self.eos = config.eos or EosConfig()
         inputs = topo.transactions_per_producer * self.eos.input_records
@@ -331,7 +331,10 @@ class EosSystem(TransactionalSystem):
             synced = self._protocol_sync(s, i)
             assert synced is not None
             s = synced[0]
-        owner = next((i for i in first if s.consumers[i].member_id == s.ghost.assigned_member), -1)
+        # the first owner counts as the last one to start (as in the abstract mode), by the one ownership rule every
+        # later start is judged by (current_owner): a ghost of its own here could name an instance that never owned
+        # the partition and make the first real start look like a takeover (owner_started_after_move)
+        owner = next((i for i in first if current_owner(s, i)), -1)
         return s._replace(ghost=s.ghost._replace(start_owner=owner))
 
     def describe(self) -> dict[str, Any]:  # no mutate: display (the trace header)
