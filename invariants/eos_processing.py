@@ -244,7 +244,19 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
         if config.faults.coordinator_failover > 0 and not protocol
         else ()
     )
-    group_append = ("txn_offset_commit_coordinator_not_available",) if config.faults.append_failure > 0 else ()
+    # ... and the fault must strike every write of sendOffsetsToTransaction it can fail: the TxnOffsetCommit's
+    # __consumer_offsets append and, with the verification as Kafka's round trip, TV2's implicit add of the group's
+    # partition at the transaction coordinator (its __transaction_state write) -- a write the fault never reaches
+    # leaves its error path, its answer and the client's retry unjudged
+    group_append = (
+        (
+            "txn_offset_commit_coordinator_not_available",
+            "txn_offset_commit_append_failed",
+            *(("txn_offset_commit_verification_append_failed",) if eos.txn_offset_commit_round_trip else ()),
+        )
+        if config.faults.append_failure > 0
+        else ()
+    )
     # two rebalances may take the partition from its owner and give it back: the owner must start over
     returns = ("partition_returned",) if several and not protocol and config.faults.rebalance > 1 else ()
     # the drop budget must also strike a producer's own connections (transaction coordinator, partition leader)
@@ -509,6 +521,22 @@ def eos_properties(config: TxnConfig) -> tuple[Property, ...]:
                     "A TxnOffsetCommit's __consumer_offsets append failed: answered COORDINATOR_NOT_AVAILABLE and "
                     "retried.",
                     "txn_offset_commit_answer:COORDINATOR_NOT_AVAILABLE",
+                ),
+                _event(
+                    "txn_offset_commit_append_failed",
+                    "The group coordinator's __consumer_offsets append of a TxnOffsetCommit that passed every check "
+                    "failed (nothing staged).",
+                    "txn_offset_commit_append_failed",
+                ),
+                *(
+                    _event(
+                        "txn_offset_commit_verification_append_failed",
+                        "TV2: the transaction coordinator's __transaction_state write of the implicit add of the "
+                        "group's __consumer_offsets partition, asked by the group coordinator's verification of a "
+                        "TxnOffsetCommit (KIP-890 part 2), failed.",
+                        "txn_offset_commit_verification_append_failed",
+                    )
+                    for _ in group_append[2:]
                 ),
             )
             if config.faults.append_failure > 0

@@ -6,12 +6,15 @@ replayed on a freshly built model.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import EngineResult, Verdict
 from keos.checker.trace import replay_actions
-from keos.model.interface import Model
+from keos.model.interface import Model, ModelError
+from keos.model.systems.eos import EosSystem
 from keos.model.variants import VARIANTS
 from keos.scenarios import build_model, builtin_scenarios
 
@@ -27,6 +30,7 @@ LATE_RB = "txn_eos_late_txn_offset_commit_rebalance"
 LATE_OFF = "txn_eos_late_txn_offset_commit_verification_config_off"
 TV1RTT = "txn_eos_tv1_txn_offset_commit_round_trip"  # [eos] txn_offset_commit_round_trip (KAFKA-15784)
 RTT_RB = "reach_eos_txn_offset_commit_round_trip"
+RTT_AF = "txn_eos_round_trip_append_failure"  # the round trip's two writes under append_failure (TV2)
 
 # (scenario, variant) -> distinct states; every property holds or is reached
 HOLDS = {
@@ -43,6 +47,7 @@ HOLDS = {
     (LATE_RB, "kafka"): 10306,
     (LATE_OFF, "tv2_verification_config_off"): 1351,  # TV2 verifies whatever the broker config says
     (TV1RTT, "tv1"): 10693,
+    (RTT_AF, "kafka"): 171,
 }
 
 # events a scenario exists to produce (its hostile input reached the rule it tests)
@@ -57,6 +62,12 @@ EXERCISED = {
     # the verification's three steps; a first copy's callback after its retry's COMMIT marker finds the guard gone
     TV1RTT: (
         "txn_offset_commit_verification_started", "txn_offset_commit_verdict:NONE", "txn_offset_commit_guard_lost"
+    ),
+    # the fault fails the implicit add's __transaction_state write and the callback's __consumer_offsets append; each
+    # is answered COORDINATOR_NOT_AVAILABLE and retried
+    RTT_AF: (
+        "txn_offset_commit_verification_append_failed", "txn_offset_commit_append_failed",
+        "txn_offset_commit_answer:COORDINATOR_NOT_AVAILABLE",
     ),
 }
 
@@ -166,3 +177,17 @@ def test_eos_variants_registered_with_existing_scenarios() -> None:
         v = VARIANTS[name]
         assert v.weakened and v.bug and v.breaks
         assert all(s in SCENARIOS for s in v.scenarios)
+
+
+@pytest.mark.parametrize(
+    "change", [{"partitions": 2}, {"records_per_transaction": 2}, {"shared_transactional_id": True}]
+)
+def test_the_eos_model_refuses_a_programmatic_config_of_another_shape(change: dict[str, object]) -> None:
+    """The scenario loader rejects these shapes first (tests/test_scenarios_input.py); a TxnConfig built in code
+    reaches the model's own guard: one output partition, one record per transaction, a transactional.id each."""
+    config = SCENARIOS[SEEK].txn
+    assert config is not None
+    EosSystem(config, VARIANTS["kafka"])  # the scenario's own shape is accepted
+    bad = dataclasses.replace(config, topology=dataclasses.replace(config.topology, **change))  # type: ignore[arg-type]
+    with pytest.raises(ModelError, match="one output partition"):
+        EosSystem(bad, VARIANTS["kafka"])

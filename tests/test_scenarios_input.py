@@ -38,6 +38,8 @@ def test_a_user_scenario_loads(tmp_path: Path) -> None:
         ("name = 'x'\nmodel = 'eos'\n[eos]\nfiltered_records = -1\n", "must be >= 0"),
         ("name = 'x'\nmodel = 'eos'\n[eos]\nplain_commits = 1\nassignor = 'range'\n", "abstract mode"),
         ("name = 'x'\nmodel = 'eos'\n[eos]\nplain_commits = -1\n", "must be >= 0"),
+        ("name = 'x'\nmodel = 'eos'\n[transactions]\npartitions = 2\n", "partitions = 1"),
+        ("name = 'x'\nmodel = 'eos'\n[transactions]\nshared_transactional_id = true\n", "own transactional.id"),
         ("name = 'x'\nmodel = 'eos'\n[eos]\ntxn_offset_commit_round_trip = true\n[faults]\ncoordinator_failover = 1\n",
          "modelled without coordinator_failover"),
         ("name = 'x'\n[topology]\nproducers = 'two'\n", "must be an integer"),

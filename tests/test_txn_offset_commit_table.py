@@ -129,3 +129,38 @@ def test_add_offsets_to_txn_is_judged_by_the_coordinators_table(monkeypatch: pyt
 
     monkeypatch.setattr(eos.tc, "handle_add_offsets", concurrent)
     assert any(labels for labels in answers())
+
+
+def _round_trip_labels() -> Iterator[list[str]]:
+    """The family through ``[eos] txn_offset_commit_round_trip`` on TV2 (``txn_eos_round_trip_append_failure``): the
+    request held back, the transaction coordinator's implicit add whose ``__transaction_state`` write succeeds or
+    fails, then the callback whose ``__consumer_offsets`` append succeeds or fails -- every answer judged."""
+    model = build_model(SCENARIOS["txn_eos_round_trip_append_failure"])
+    s0 = model.init_states()[0]
+    entries = _entries()
+    entries += [e._replace(partitions=(*e.partitions, eos.OFFSETS_PARTITION)) for e in entries if e and e.partitions]
+    for md, (pid, epoch), txn_ok, ok in itertools.product(entries, IDS, (True, False), (True, False)):
+        if pid < 0:
+            continue
+        req = TxnOffsetCommitRequest(0, 0, 0, pid, epoch, eos.GROUP, 1, 0, 0, 1)
+        env = net.Envelope("p0", eos.GROUP_COORDINATOR, 0, req)
+        s = s0._replace(coordinator=(md,), network=net.send(s0.network, env))
+        for append_ok in (True, txn_ok, ok):  # the request's step, the verification's, the callback's
+            pending = [e for e in s.network if e.dst in (eos.GROUP_COORDINATOR, eos.COORDINATOR)]
+            if not pending:
+                break
+            out = model._receive(s, pending[0], append_ok)
+            assert out is not None
+            s = out[0]
+        yield _labels(s)
+
+
+def test_the_round_trips_failed_writes_are_judged_by_kafkas_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every answer of the round trip is the table's, also when TV2's implicit add fails to write
+    ``__transaction_state`` (COORDINATOR_NOT_AVAILABLE, retried); a group coordinator that stages the offsets of a
+    verification whose add failed (the transaction coordinator never added ``__consumer_offsets``: no marker will
+    end them) is caught."""
+    assert all(labels == [] for labels in _round_trip_labels())
+    lax = {**gc.VERIFICATION_ERRORS, Errors.COORDINATOR_NOT_AVAILABLE: Errors.NONE}
+    monkeypatch.setattr(gc, "VERIFICATION_ERRORS", lax)
+    assert any(labels for labels in _round_trip_labels())

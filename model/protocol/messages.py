@@ -221,8 +221,10 @@ class VerifyTxnOffsetCommitRequest(NamedTuple):
 @record
 class VerifyTxnOffsetCommitResponse(NamedTuple):
     """The transaction coordinator's verdict on :class:`VerifyTxnOffsetCommitRequest`, back at the group
-    coordinator's ``postVerificationCallback``.  ``coordinator`` and ``loading`` are ghost fields: the
-    transaction coordinator's entry and load state when it answered, read by the answer-table judge only."""
+    coordinator's ``postVerificationCallback``.  ``coordinator``, ``loading`` and ``txn_append_ok`` are ghost
+    fields: the transaction coordinator's entry and load state when it answered, and whether the
+    ``__transaction_state`` append of a TV2 implicit add succeeded (the ``append_failure`` fault), read by the
+    answer-table judge only."""
 
     client: str
     request: TxnOffsetCommitRequest
@@ -231,6 +233,7 @@ class VerifyTxnOffsetCommitResponse(NamedTuple):
     coordinator: Any
     loading: bool
     open_epoch: int = -1
+    txn_append_ok: bool = True
 
 
 @record

@@ -269,8 +269,8 @@ class EosSystem(TransactionalSystem):
         scenario_info: dict[str, Any] | None = None,
     ) -> None:
         topo = config.topology
-        shape_ok = not topo.shared_transactional_id and topo.partitions == topo.records_per_transaction == 1
-        if not shape_ok:  # input: a hand-edited scenario
+        # a programmatic TxnConfig: the scenario loader rejects both shapes first (ScenarioError, its own message)
+        if topo.shared_transactional_id or topo.partitions != 1 or topo.records_per_transaction != 1:  # input: config
             raise ModelError("the eos model needs one output partition, one record per transaction, own ids")
         self.eos = config.eos or EosConfig()
         inputs = topo.transactions_per_producer * self.eos.input_records
@@ -331,7 +331,10 @@ class EosSystem(TransactionalSystem):
             synced = self._protocol_sync(s, i)
             assert synced is not None
             s = synced[0]
-        owner = next((i for i in first if s.consumers[i].member_id == s.ghost.assigned_member), -1)
+        # the first owner counts as the last one to start (as in the abstract mode), by the one ownership rule every
+        # later start is judged by (current_owner): a ghost of its own here could name an instance that never owned
+        # the partition and make the first real start look like a takeover (owner_started_after_move)
+        owner = next((i for i in first if current_owner(s, i)), -1)
         return s._replace(ghost=s.ghost._replace(start_owner=owner))
 
     def describe(self) -> dict[str, Any]:  # no mutate: display (the trace header)
@@ -1311,7 +1314,7 @@ class EosSystem(TransactionalSystem):
                 events = (*events, f"txn_offset_commit_rejected:{error}", f"error:{error}")
         if error == Errors.NONE and not append_ok:
             error = Errors.COORDINATOR_NOT_AVAILABLE
-            events = (*events, f"error:{error}")
+            events = (*events, "txn_offset_commit_append_failed", f"error:{error}")
         entry = g.offsets_log.entry(req.producer_id)
         stale = entry is not None and req.producer_epoch < entry.producer_epoch
         if error == Errors.NONE and guard_lost and not stale:
@@ -1378,8 +1381,10 @@ class EosSystem(TransactionalSystem):
         entry it read (ghost: the answer-table judge of the callback reads it)."""
         md, loading = s.coordinator[ask.request.transactional_id], s.loading
         s, verdict, events = self._offsets_verdict(s, ask.request, append_ok)
+        if "txn_log_append_failed" in events:  # TV2: the implicit add's __transaction_state write failed
+            events = (*events, "txn_offset_commit_verification_append_failed")
         answer = VerifyTxnOffsetCommitResponse(
-            ask.client, ask.request, ask.guard, verdict, md, loading, ask.open_epoch
+            ask.client, ask.request, ask.guard, verdict, md, loading, ask.open_epoch, append_ok
         )
         env = net.Envelope(COORDINATOR, GROUP_COORDINATOR, VERIFICATION_CONNECTION, answer)
         return s._replace(network=net.send(s.network, env)), (*events, f"txn_offset_commit_verdict:{verdict}")
@@ -1409,7 +1414,8 @@ class EosSystem(TransactionalSystem):
         guard_lost = guard_lost and self.flags.txn_offset_commit_guard_checked
         # the table judges the verdict the transaction coordinator gave and the group as the callback finds it
         ask: OffsetAsk | None = self._offset_ask(s, req, append_ok)._replace(
-            md=answer.coordinator, txn_loading=answer.loading, open_epoch=answer.open_epoch
+            md=answer.coordinator, txn_loading=answer.loading, open_epoch=answer.open_epoch,
+            txn_append_ok=answer.txn_append_ok,
         )
         if not self.flags.txn_offset_commit_validates_after_verification:
             ask = None  # unreachable: weakened variant txn_offset_commit_validates_before_verification

@@ -79,6 +79,9 @@ class OffsetAsk(NamedTuple):
     group_state: str
     append_ok: bool
     txn_loading: bool = False  # the transaction coordinator is loading the id's __transaction_state partition
+    #: TV2: the transaction coordinator's ``__transaction_state`` append of the implicit add succeeded (a verification
+    #: whose add writes nothing -- the partition already in the transaction -- cannot fail it)
+    txn_append_ok: bool = True
 
 
 #: ``AddPartitionsToTxnManager``'s translation of the verification's verdict for the TxnOffsetCommit's client, stated
@@ -96,7 +99,11 @@ def _verification(a: OffsetAsk) -> str | None:  # no mutate: the judge (a proper
     if a.open_epoch >= 0 and a.open_epoch == a.epoch:
         return None
     kind = "AddOffsetsToTxn" if a.tv >= 2 else "VerifyPartition"
-    verdict, _ = kafka_answer(Ask(kind, a.md, a.pid, a.epoch, False, (a.partition,), a.tv, a.cfg, a.txn_loading))
+    verdict, target = kafka_answer(Ask(kind, a.md, a.pid, a.epoch, False, (a.partition,), a.tv, a.cfg, a.txn_loading))
+    if target and not a.txn_append_ok:
+        # TV2's implicit add writes __transaction_state; a failed write (NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT) is
+        # COORDINATOR_NOT_AVAILABLE (TransactionStateManager.appendTransactionToLog), passed through unchanged
+        verdict = Errors.COORDINATOR_NOT_AVAILABLE
     return None if verdict == Errors.NONE else KAFKA_VERDICT_TRANSLATION.get(verdict, verdict)
 
 
