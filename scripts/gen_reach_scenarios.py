@@ -177,8 +177,11 @@ TXN_SHAPES: dict[str, dict[str, Any]] = {
         "transactional.id, one transaction each; the newer one's InitProducerId fences the older one's "
         "transaction. The coordinator may fail over once: with the fence's append in flight (lost: the "
         "zombie's transaction is Ongoing again at the new coordinator), while the abort's markers are "
-        "written (re-sent at the new coordinator epoch), or between any other prepare and its callback.",
-        "transactions": PENDING_ZOMBIES,
+        "written (re-sent at the new coordinator epoch), or between any other prepare and its callback. The aborts "
+        "are the fence's, no voluntary one (session 31: with voluntary_abort 136,834 states and 47 CPU-s, without "
+        "51,102 and 19, the same verdicts and 21/21 partners; under keos coverage only 15 arcs of the client's own "
+        "AbortTransaction path are no longer taken, each by dozens of default-gate scenarios).",
+        "transactions": {k: v for k, v in PENDING_ZOMBIES.items() if k != "voluntary_abort"},
         "faults": {"coordinator_failover": 1, "total": 1},
     },
     "pending_zombie": {

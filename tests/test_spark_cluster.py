@@ -1,8 +1,8 @@
 """A real (standalone) Spark cluster: master + one worker from the installed pyspark, on 127.0.0.1.
 
 The sweep's results must not depend on where it runs: the same spec on the
-cluster and on ``local[*]`` gives the same rows, run for run; and the Spark BFS
-on the cluster equals the sequential search.  The master and the worker are
+cluster and in this process without Spark gives the same rows, run for run; and
+the Spark BFS on the cluster equals the sequential search.  The master and the worker are
 started with the pyspark package's ``spark-class`` on free ports and stopped
 (their process groups) in a ``finally``.  One test starts one cluster for both
 workloads: its JVMs' start-up is most of the cost (two clusters took 81.5
@@ -139,16 +139,20 @@ def standalone_cluster(tmp_path: Path) -> Iterator[str]:
 
 def test_sweep_and_spark_bfs_on_a_standalone_cluster_equal_local(standalone_cluster: str, tmp_path: Path) -> None:
     """Both Spark workloads on one cluster (its master, worker and executor JVMs are most of the cost): the
-    sweep's rows equal ``local[*]``'s run for run, then the Spark BFS (``keos explore --engine spark``) on the
-    same session equals the sequential search (``test_parallel_search._spark_equals_local``)."""
+    sweep's rows equal those of the same sweep without Spark, run for run, then the Spark BFS (``keos explore
+    --engine spark``) on the same session equals the sequential search
+    (``test_parallel_search._spark_equals_local``)."""
     spec = plan_sweep(["idempotence_retry"], ["no_idempotence", "kafka"], runs=100, steps=30, seed=11, chunk_runs=150)
     cluster = run_sweep(spec, tmp_path / "cluster", master=standalone_cluster, partitions=3)
     spark = sweep.spark_session(standalone_cluster)
     assert spark.sparkContext.master == standalone_cluster
-    # the level-synchronous Spark BFS on the sweep's session, before the local sweep stops it
+    # the level-synchronous Spark BFS on the sweep's session
     (tmp_path / "bfs").mkdir()
     _spark_equals_local(standalone_cluster, tmp_path / "bfs")
-    local = run_sweep(spec, tmp_path / "local", master="local[*]")
+    # the reference runs in this process without Spark (``--local-python``), not on a second, local[*] Spark
+    # context: tests/test_sweep.py::test_spark_results_do_not_depend_on_partitioning shows those rows equal
+    # local[2]'s, run for run
+    local = run_sweep(spec, tmp_path / "local", local_python=True)
     cols = ["run", "run_id", "seed", "fault_weights", "steps", "violation", "signature", "trace_actions", "events"]
     cluster_rows = read_runs(tmp_path / "cluster").select(cols).to_pylist()
     assert cluster_rows == read_runs(tmp_path / "local").select(cols).to_pylist()

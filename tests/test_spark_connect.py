@@ -1,4 +1,4 @@
-"""Spark Connect: a sweep against ``sc://127.0.0.1:PORT`` equals the same sweep on ``local[*]``.
+"""Spark Connect: a sweep against ``sc://127.0.0.1:PORT`` equals the same sweep run without Spark.
 
 Spark Connect (Spark 3.4+) splits the client from the driver: the client
 sends unresolved plans over gRPC, the server (``SparkConnectServer``, a
@@ -116,7 +116,10 @@ def test_sweep_over_spark_connect_equals_local(connect_server: str, tmp_path: Pa
     remote = run_sweep(spec, tmp_path / "connect", master=connect_server, partitions=3)
     session = spark_session(connect_server)
     assert type(session).__module__.startswith("pyspark.sql.connect")  # really a Connect client
-    local = run_sweep(spec, tmp_path / "local", master="local[*]")
+    # the reference runs in this process without Spark (``--local-python``): a classic local[*] session would start
+    # a second JVM for rows that tests/test_sweep.py::test_spark_results_do_not_depend_on_partitioning already
+    # shows equal local[2]'s, run for run
+    local = run_sweep(spec, tmp_path / "local", local_python=True)
     remote_rows = read_runs(tmp_path / "connect").to_pylist()
     assert len(remote_rows) == 200 and remote.master == connect_server
     assert remote_rows == read_runs(tmp_path / "local").to_pylist()
