@@ -77,6 +77,7 @@ def _loop(conn: Connection, factory: Callable[[], Model], index: int, count: int
         elif cmd == "ranks":
             part.set_ranks(*args)
         elif cmd == "expand":
+            cpu = time.process_time()
             outbox, report = part.expand(*args)
             batches = {}
             for dest, items in outbox.items():
@@ -84,15 +85,17 @@ def _loop(conn: Connection, factory: Callable[[], Model], index: int, count: int
                 path = exchange / f"{args[0]}-{index}-{dest}"
                 path.write_bytes(blob)
                 batches[dest] = (str(path), len(blob), len(items))
-            conn.send((batches, report))
+            conn.send((batches, report, time.process_time() - cpu))
         elif cmd == "absorb":
             paths, depth, max_depth, already = args
+            cpu = time.process_time()
             inbox = []
             for source, name in paths:
                 path = Path(name)
                 inbox.extend(_unpack(path.read_bytes(), known[source]))
                 path.unlink()
-            conn.send(part.absorb(inbox, depth, max_depth, already))
+            report = part.absorb(inbox, depth, max_depth, already)
+            conn.send((report, time.process_time() - cpu))
         elif cmd == "parent":
             try:
                 conn.send(part.parent(*args))
@@ -143,6 +146,9 @@ class WorkerPool:
         self.crossed_states = 0
         self.crossed_batches = 0
         self.rank_bytes = 0
+        #: The sum over levels of the busiest worker's CPU seconds in each phase (expand, absorb): the
+        #: wall time the workers would need with a core each, as every phase ends at a barrier.
+        self.critical_cpu = 0.0
 
     def _all(self, message: tuple[Any, ...]) -> list[Any]:
         for c in self.conns:
@@ -175,13 +181,14 @@ class WorkerPool:
         """Expand level ``depth`` everywhere: per receiving worker its batches (sender, file), and the counts."""
         expanded = self._all(("expand", depth, max_depth, stuck_known))
         inboxes: list[list[tuple[int, str]]] = [[] for _ in range(self.count)]
-        for source, (batches, _) in enumerate(expanded):
+        self.critical_cpu += max(cpu for _, _, cpu in expanded)
+        for source, (batches, _, _) in enumerate(expanded):
             for dest, (path, size, states) in sorted(batches.items()):
                 inboxes[dest].append((source, path))
                 self.crossed_bytes += size
                 self.crossed_states += states
                 self.crossed_batches += 1
-        return inboxes, combine([r for _, r in expanded])
+        return inboxes, combine([r for _, r, _ in expanded])
 
     def absorb(
         self, inboxes: list[list[tuple[int, str]]], depth: int, max_depth: int, already: frozenset[str]
@@ -189,7 +196,9 @@ class WorkerPool:
         """Every worker absorbs what it was sent: level ``depth``."""
         for c, inbox in zip(self.conns, inboxes):
             c.send(("absorb", inbox, depth, max_depth, already))
-        return combine([self._recv(c) for c in self.conns])
+        absorbed = [self._recv(c) for c in self.conns]
+        self.critical_cpu += max(cpu for _, cpu in absorbed)
+        return combine([r for r, _ in absorbed])
 
     def parent(self, depth: int, fp: int) -> tuple[int, int]:
         """The parent link of ``fp``, from the worker that owns it."""
@@ -209,11 +218,12 @@ class WorkerPool:
         self.worker_cpu = self._all(("cpu",))
         return sum(self.worker_cpu)
 
-    def volume(self) -> dict[str, int]:
+    def volume(self) -> dict[str, Any]:
         """The communication volume so far (stats ``crossed_states``, ``crossed_bytes``, ``crossed_batches``,
-        ``rank_bytes``)."""
+        ``rank_bytes``) and ``critical_cpu_s`` (:attr:`critical_cpu`)."""
         return {"crossed_states": self.crossed_states, "crossed_bytes": self.crossed_bytes,
-                "crossed_batches": self.crossed_batches, "rank_bytes": self.rank_bytes}
+                "crossed_batches": self.crossed_batches, "rank_bytes": self.rank_bytes,
+                "critical_cpu_s": round(self.critical_cpu, 3)}
 
     def close(self) -> None:
         """Stop the workers."""
