@@ -10,7 +10,8 @@ DataFrames (:mod:`keos.checker.explore.spark_bfs`).  The driver of both local fo
 is :mod:`keos.checker.explore.parallel`.
 
 Per level a partition *expands* its frontier (every successor is fingerprinted;
-those it owns stay, the others go to their owner as canonical encodings) and then
+those it owns stay, the others go to their owner, as the parts of their canonical
+encodings: :mod:`keos.checker.explore.workers`) and then
 *absorbs* what it was sent: candidates already visited are dropped, the rest become
 the next level.  The rules make the result independent of how states are split, and
 equal to the sequential search's (:mod:`keos.checker.explore.search`):

@@ -3,13 +3,26 @@
 Worker ``w`` of ``N`` owns the states whose fingerprint is ``w`` modulo ``N``: their
 visited fingerprints, parent links and frontier (:class:`~keos.checker.explore.level.Partition`).
 Per level the coordinator (this process) tells every worker to expand its frontier;
-each returns, per other worker, one packed batch (int64 columns of fingerprint,
-key, parent fingerprint, successor index and length, then the canonical encodings)
-of the successors it does not own.  The coordinator forwards the batches unopened to their owners, which absorb
-them (drop the visited, keep the rest as their next frontier) and report counts,
-violations and coverage.  States travel as their canonical encodings
-(:mod:`keos.checker.explore.encoding`), which the sender computed anyway to
-fingerprint them and the receiver decodes with :func:`pickle.loads`.
+each writes, per other worker, one packed batch of the successors it does not own
+into a file of a private exchange directory (in ``/dev/shm`` where it can: memory,
+not disk) and tells the coordinator only the file's name and size.  The coordinator
+then tells each worker which files are its own; the worker reads them, absorbs the
+candidates (drops the visited, keeps the rest as its next frontier) and reports counts,
+violations and coverage.  The batches pass from worker to worker; the coordinator's
+pipes carry commands, reports and the rank messages only.
+
+A crossing state travels as the ids of its parts (issue 27, item 3): its record class
+and the canonical encoding of each of its fields
+(:attr:`StateEncoder.last_parts <keos.checker.explore.encoding.StateEncoder.last_parts>`,
+computed anyway to fingerprint it).  Each sender numbers the parts it has sent to each
+receiver, and a batch carries only the parts that receiver has not had yet; the
+receiver decodes each part once and rebuilds a state as ``tuple.__new__(class,
+fields)`` from its table.  Field values repeat far more than states do (the argument
+of :mod:`keos.checker.explore.collapse`), so a batch is mostly small integers, and the
+states rebuilt from one sender share their field objects -- as a worker's own
+successors share their parents' -- so the encoder's and the model's identity caches
+keep hitting on them.  (Before, each state crossed as its whole pickled encoding,
+through the coordinator twice, and arrived as a fresh object graph.)
 
 The rules of :mod:`keos.checker.explore.level` (ranks in sequential discovery order,
 smallest key wins) make counts, verdicts and traces equal to one worker's: after
@@ -18,10 +31,9 @@ each ranks its new states.  Workers are
 forked, so they inherit the model; each rebuilds nothing and imports nothing.  A worker checks the time budget and its
 share of the memory budget (``max_memory_mb / N``) while it expands.
 
-Measured on this project's shared 2-core machine on 408,769 states (README, "Explicit
-search on several cores"): two workers spent 1.45x one worker's CPU in all (each encodes
-what it sends, the receiver decodes it, pipes carry the bytes), the busiest 0.72x, and
-ran at 0.93x one worker's wall time; so ``--workers`` defaults to 1.
+Figures (README, "Explicit search on several cores"): ``stats`` reports the communication
+volume and ``critical_cpu_s``, the wall time the workers would need with a core each.
+``--workers`` defaults to 1.
 """
 
 from __future__ import annotations
