@@ -14,7 +14,9 @@ Rows:
 * ``--workers``: the level-synchronous search on 1 vs 2 workers on the scaled scenario
   (``scenarios/idempotence_retry_scaled.toml``): total CPU, the busiest process's CPU, the
   speedup that implies with one core per worker (one worker's CPU / the busiest process's
-  CPU), and wall seconds;
+  CPU), and wall seconds; the projected wall time with a core per worker (``critical_cpu_s``: per
+  phase the busiest worker's CPU, summed over the levels, plus the coordinator's) and the
+  communication volume (states and bytes that crossed between workers, rank messages);
 * ``--spark``: the Spark BFS on ``local[2]`` against the local search on one scenario: wall
   seconds, and the mean wall seconds per level (Spark's overhead per round).
 
@@ -65,6 +67,8 @@ print(json.dumps({
     "states": stats["distinct_states"], "transitions": stats["transitions"],
     "cpu_s": own_cpu + sum(worker_cpu), "own_cpu_s": own_cpu, "worker_cpu_s": worker_cpu,
     "wall_s": wall, "rss_growth_bytes": max(rss1 - rss0, children if worker_cpu else 0) * 1024,
+    **{k: stats[k] for k in ("crossed_states", "crossed_bytes", "crossed_batches", "rank_bytes", "critical_cpu_s")
+       if k in stats},
 }))
 """
 
@@ -116,6 +120,12 @@ def main() -> None:
         print(f"{1:<10}{one['cpu_s']:>13.2f}{one['cpu_s']:>15.2f}{1.0:>23.2f}x{one['wall_s']:>9.1f}{1.0:>13.2f}x")
         print(f"{2:<10}{two['cpu_s']:>13.2f}{busiest:>15.2f}{one['cpu_s'] / busiest:>23.2f}x{two['wall_s']:>9.1f}"
               f"{one['wall_s'] / two['wall_s']:>13.2f}x", flush=True)
+        critical = two["critical_cpu_s"] + two["own_cpu_s"]
+        print(f"projected wall with a core per worker (busiest worker per phase, summed, + coordinator): "
+              f"{critical:.2f} s, {one['cpu_s'] / critical:.2f}x one worker")
+        print(f"crossed: {two['crossed_states']:,} states ({two['crossed_states'] / two['states']:.2f} per distinct "
+              f"state), {two['crossed_bytes']:,} bytes ({two['crossed_bytes'] / two['crossed_states']:,.0f} per "
+              f"crossing state) in {two['crossed_batches']} batches; rank messages {two['rank_bytes']:,} bytes")
     if args.spark:
         _spark(args.spark_scenario)
 

@@ -40,7 +40,7 @@ import pickle
 import struct
 from typing import Any
 
-__all__ = ["StateEncoder", "collision_bound", "decode", "fingerprint_of"]
+__all__ = ["StateEncoder", "collision_bound", "decode", "decode_fragment", "decode_head", "fingerprint_of"]
 
 _NONE, _TRUE, _FALSE = b"N", b"\x88", b"\x89"
 _MARK, _TUPLE, _EMPTY_TUPLE, _STOP = b"(", b"t", b")", b"."
@@ -93,6 +93,10 @@ class StateEncoder:
         self._last: dict[type, tuple[list[Any], list[bytes]]] = {}
         self._parent: tuple[tuple[Any, ...], list[bytes]] | None = None
         self._cache_limit = cache_limit
+        #: The parts of the last encoding :meth:`encode` returned: ``[protocol, record head, field
+        #: encodings..., end]`` for a record, ``None`` for any other value.  The explore workers send a
+        #: state that crosses to another partition as ids of its fields' encodings (``workers.py``).
+        self.last_parts: list[bytes] | None = None
 
     def _head(self, cls: type) -> bytes:
         head = self._heads.get(cls)
@@ -142,6 +146,7 @@ class StateEncoder:
         caches = self._field_caches.get(t)
         if caches is None:
             if not hasattr(t, "_fields"):
+                self.last_parts = None
                 return _PROTO4 + self._encode(state) + _STOP
             caches = self._field_caches[t] = [{} for _ in t._fields]
             self._last[t] = ([_UNSET] * len(t._fields), [b""] * len(t._fields))
@@ -169,6 +174,7 @@ class StateEncoder:
                 last_encodings[i] = enc
                 parts.append(enc)
         parts.append(_END_RECORD + _STOP)
+        self.last_parts = parts
         return b"".join(parts)
 
     def prime(self, parent: Any) -> None:
@@ -206,6 +212,21 @@ def fingerprint_of(data: bytes) -> int:
 def decode(data: bytes) -> Any:
     """The model value of an encoding (only ever bytes this module produced, never outside input)."""
     return pickle.loads(data)
+
+
+def decode_fragment(fragment: bytes) -> Any:
+    """The model value of one part of an encoding: a field's encoding, or a whole encoding without its
+    protocol header and stop opcode (only ever bytes this module produced)."""
+    return pickle.loads(_PROTO4 + fragment + _STOP)
+
+
+def decode_head(head: bytes) -> type:
+    """The record class a record's head names (the part :attr:`StateEncoder.last_parts` holds second).
+
+    A head pushes ``tuple.__new__``, a mark, the class and a second mark; closing both marks with no
+    field in between builds an empty instance (``tuple.__new__(cls, ())``), whose type is the class.
+    """
+    return type(pickle.loads(_PROTO4 + head + _END_RECORD + _STOP))
 
 
 def collision_bound(states: int) -> float:

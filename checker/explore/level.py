@@ -10,7 +10,8 @@ DataFrames (:mod:`keos.checker.explore.spark_bfs`).  The driver of both local fo
 is :mod:`keos.checker.explore.parallel`.
 
 Per level a partition *expands* its frontier (every successor is fingerprinted;
-those it owns stay, the others go to their owner as canonical encodings) and then
+those it owns stay, the others go to their owner, as the parts of their canonical
+encodings: :mod:`keos.checker.explore.workers`) and then
 *absorbs* what it was sent: candidates already visited are dropped, the rest become
 the next level.  The rules make the result independent of how states are split, and
 equal to the sequential search's (:mod:`keos.checker.explore.search`):
@@ -218,8 +219,9 @@ class Partition:
         """Expand the frontier at ``depth``.
 
         Returns, per other partition, the successors it owns (``fingerprint ->
-        [key, parent fingerprint, successor index, state or its encoding]``, the
-        smallest key kept), and the counts.  A fingerprint sent in an earlier level is
+        [key, parent fingerprint, successor index, encoding, its parts]``, the parts as
+        :attr:`StateEncoder.last_parts <keos.checker.explore.encoding.StateEncoder.last_parts>`
+        names them; the smallest key kept), and the counts.  A fingerprint sent in an earlier level is
         not sent again: its owner has visited it since.  ``stuck_known``: eventually
         properties that already have a stuck state (from an earlier level).
         """
@@ -232,7 +234,8 @@ class Partition:
             return outbox, report
         local = self._local
         seen = self.visited.fast_contains
-        encode = self.encoder.encode
+        encoder = self.encoder
+        encode = encoder.encode
         reached = self.reached
         count, me = self.count, self.index
         within = self.model.within_bounds
@@ -281,7 +284,7 @@ class Partition:
                     if box is None:
                         box = outbox[fp % count] = {}
                     if fp not in box:
-                        box[fp] = [base + k, pfp, k, data]
+                        box[fp] = [base + k, pfp, k, data, encoder.last_parts]
             transitions += len(succ)
         report.transitions = transitions
         events = report.events
@@ -300,7 +303,7 @@ class Partition:
 
     def absorb(
         self,
-        inbox: Iterable[tuple[int, int, int, int, bytes]],
+        inbox: Iterable[tuple[int, int, int, int, Any]],
         depth: int,
         max_depth: int,
         already: frozenset[str] = frozenset(),

@@ -139,7 +139,7 @@ class _InProcess:
     def child_cpu(self) -> float:
         return 0.0
 
-    def volume(self) -> dict[str, int]:
+    def volume(self) -> dict[str, Any]:
         return {}
 
     def close(self) -> None:
