@@ -1038,8 +1038,9 @@ class GroupSystem:
         ``memberId``; a static member's new process learns it from the response it waits for, KIP-345).  A member no
         running consumer knows is a ghost member: it holds a place in the group -- and in the leader's assignment --
         until its session expires, and the consumer rejoins as yet another new member (KAFKA-7610's unbounded group
-        growth, which KIP-394's MEMBER_ID_REQUIRED round trip closed for dynamic members).  A new coordinator's load
-        (failover) is not an admission."""
+        growth, which KIP-394's MEMBER_ID_REQUIRED round trip closed for dynamic members); likewise a KIP-394 pending
+        member id reaches the consumer in its MEMBER_ID_REQUIRED answer unless that answer is lost (the
+        ``lost_member_id`` fault).  A new coordinator's load (failover) is not an admission."""
         g = after.group
         notes: list[str] = []
         if action.kind not in ("CoordinatorFailover", "MovedCoordinatorCommit"):
@@ -1047,6 +1048,10 @@ class GroupSystem:
             notes.extend(f"the coordinator admitted member {m.member_id} on {action.kind}{list(action.args)}, which no "
                          f"running consumer knows" for m in g.members
                          if before.group.member(m.member_id) is None and m.member_id not in known)
+            if action.kind != "LoseMemberIdResponse":  # the fault: the MEMBER_ID_REQUIRED answer never arrives
+                notes.extend(f"the coordinator handed out pending member id {p} (KIP-394) on {action.kind}"
+                             f"{list(action.args)}, which no running consumer knows"
+                             for p in g.pending if p not in before.group.pending and p not in known)
         for i, (old, new) in enumerate(zip(before.consumers, after.consumers)):
             if not new.up or (new.member_id, new.generation) == (old.member_id, old.generation):
                 continue
