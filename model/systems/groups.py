@@ -778,13 +778,14 @@ class GroupSystem:
     def _note_removals(  # no mutate: the judge of healthy_member_never_removed (a property), not a rule
             self, before: GroupState, after: GroupState, action: Action) -> GroupState:
         """Ghost: the coordinator removes a member only for a reason Kafka has (Kafka 4.0, trunk 1eb7644,
-        ``GroupMetadataManager``): its session expired (``expireClassicGroupMemberHeartbeat``: its process is gone,
-        or its heartbeats were lost -- judged here from the consumer, not taken from the step's guard: a session
-        expires only for a member whose process is down or failed, talks to another coordinator, or heartbeats under
-        another identity, as ``HeartbeatThread`` sends its member id to the coordinator it knows), it left (LeaveGroup: close, or the consumer's own poll timeout -- a dynamic
-        member only: a static member never sends LeaveGroup, KIP-345), a new process
-        of its ``group.instance.id`` replaced it (``replaceStaticMember``), it is dynamic and did not rejoin before
-        ``rebalance.timeout.ms`` (``completeClassicGroupJoin``), or a new coordinator loaded another membership from
+        ``GroupMetadataManager``): its session expired (``expireClassicGroupMemberHeartbeat``: its process is
+        gone, or its heartbeats were lost -- judged here from the consumer, not taken from the step's guard: a
+        session expires only for a member whose process is down or failed, talks to another coordinator, or
+        heartbeats under another identity, as ``HeartbeatThread`` sends its member id to the coordinator it
+        knows), it left (LeaveGroup: close, or the consumer's own poll timeout -- a dynamic member only: a
+        static member never sends LeaveGroup, KIP-345), a new process of its ``group.instance.id`` replaced it
+        (``replaceStaticMember``), it is dynamic and did not rejoin before ``rebalance.timeout.ms``
+        (``completeClassicGroupJoin``), or a new coordinator loaded another membership from
         ``__consumer_offsets``.  Any other removal takes a healthy member's assignment away.
 
         A KIP-394 *pending* member id (handed out with MEMBER_ID_REQUIRED) is forgotten only when its JoinGroup
