@@ -33,10 +33,11 @@ replay (loading a group from its offsets partition).
 * ``coordinator_holds_subscription`` — an admitted JoinGroup leaves the coordinator holding the subscription
   metadata it carried (KIP-792: ownedPartitions and their generation).
 * ``positions_within_log`` — no fetch position and no committed offset passes the log end offset.
-* ``healthy_member_never_removed`` — the coordinator removes a member only for a reason Kafka has (session
-  expired, left, replaced by a new process of its static instance, a dynamic member not rejoined before
-  ``rebalance.timeout.ms``, a failover's load); never a static member for a slow rejoin (KIP-345); a KIP-394
-  pending member id only by its own join, its session timeout or a failover.
+* ``healthy_member_never_removed`` — the coordinator removes a member only for a reason Kafka has (session expired --
+  judged from the consumer: down, failed, or heartbeating elsewhere or as another member id -- left, replaced by a new
+  process of its static instance, a dynamic member not rejoined before ``rebalance.timeout.ms``, a failover's load);
+  never a static member for a slow rejoin (KIP-345); a KIP-394 pending member id only by its own join, its session
+  timeout or a failover.
 * ``stable_members_rejoin_on_request`` — a running Stable member leaves Stable only on an error answer to its own
   Heartbeat/OffsetCommit, its own poll timeout, or (the leader) added partitions; never on a coordinator change.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
@@ -379,7 +380,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         no_findings(
             name="healthy_member_never_removed",
             fact="The coordinator removes a member only for a reason Kafka has: its session expired (its process is "
-            "gone or its heartbeats were lost), it left the group (close, or its own poll timeout -- a dynamic member "
+            "gone or failed, its heartbeats were lost, or they go to another coordinator or carry another member id -- "
+            "judged from the consumer, not from the step's guard), it left the group (close, or its own poll "
+            "timeout -- a dynamic member "
             "only: a static member sends no LeaveGroup), a new process of "
             "its group.instance.id replaced it, it is a dynamic member that did not rejoin before "
             "rebalance.timeout.ms, or a new coordinator loaded another membership.  A static member is never removed "
@@ -389,7 +392,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             "removePendingMemberAndUpdateClassicGroup, ClassicGroup.add, "
             "completeClassicGroupJoin's notYetRejoinedMembers filtered on !isStaticMember), AbstractCoordinator."
             "maybeLeaveGroup (isDynamicMember), Kafka 4.0, trunk 1eb7644",
-            catches="a handler that drops members it should keep: a static member removed by the rebalance timeout, "
+            catches="a handler that drops members it should keep: a session that expires although its member "
+            "heartbeats (in CompletingRebalance, while its JoinGroup is parked, or at all), "
+            "a static member removed by the rebalance timeout, "
             "a member removed by another's request, a join barrier or SyncGroup that loses members -- each takes a "
             "healthy consumer's partitions away and costs the group another rebalance; a pending member id dropped "
             "by another member's JoinGroup",
@@ -432,14 +437,17 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             "a member, or a KIP-394 pending member), and a consumer that now syncs or consumes is at the group's "
             "generation -- a JoinGroup response carries what the group has just recorded -- and that generation has "
             "passed its join barrier: no JoinGroup is answered with a generation while the group is "
-            "PreparingRebalance.",
+            "PreparingRebalance.  Conversely, a member id the coordinator creates (a member, or a KIP-394 pending "
+            "member) reaches the consumer it was created for unless that answer was lost: no ghost member nobody "
+            "knows (KAFKA-7610).",
             source="GroupMetadataManager.completeClassicGroupJoin / classicGroupJoinExistingMember / "
             "classicGroupJoinNewDynamicMember, AbstractCoordinator.JoinGroupResponseHandler (Kafka 4.0, trunk 1eb7644)",
             catches="a handler that answers the members from a group it does not store (the rebalance timeout or the "
             "join barrier computing the next generation and dropping it), or from an older copy of it: the members "
             "sync with a generation the coordinator never reached and are fenced, or consume an assignment nobody "
             "else agrees on; a JoinGroup answered before the join barrier lifts (a static member's new process or an "
-            "unchanged member answered with the dissolving generation, which then syncs into a rebalance)",
+            "unchanged member answered with the dissolving generation, which then syncs into a rebalance); a "
+            "JoinGroup response whose member id the client drops (it rejoins as yet another new member forever)",
             findings=lambda s: s.ghost.unissued,
             partners=("assignment_received",),
         ),

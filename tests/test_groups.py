@@ -283,6 +283,7 @@ REAL = {
     "groups_early_commit": 1401,
     "groups_coordinator_moved_mid_rebalance": 2995,
     "groups_cooperative_coordinator_moved": 8631,
+    "groups_static_timeout_late_commit": 194,
 }
 
 

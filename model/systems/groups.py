@@ -778,11 +778,14 @@ class GroupSystem:
     def _note_removals(  # no mutate: the judge of healthy_member_never_removed (a property), not a rule
             self, before: GroupState, after: GroupState, action: Action) -> GroupState:
         """Ghost: the coordinator removes a member only for a reason Kafka has (Kafka 4.0, trunk 1eb7644,
-        ``GroupMetadataManager``): its session expired (``expireClassicGroupMemberHeartbeat``: its process is gone,
-        or its heartbeats were lost), it left (LeaveGroup: close, or the consumer's own poll timeout -- a dynamic
-        member only: a static member never sends LeaveGroup, KIP-345), a new process
-        of its ``group.instance.id`` replaced it (``replaceStaticMember``), it is dynamic and did not rejoin before
-        ``rebalance.timeout.ms`` (``completeClassicGroupJoin``), or a new coordinator loaded another membership from
+        ``GroupMetadataManager``): its session expired (``expireClassicGroupMemberHeartbeat``: its process is
+        gone, or its heartbeats were lost -- judged here from the consumer, not taken from the step's guard: a
+        session expires only for a member whose process is down or failed, talks to another coordinator, or
+        heartbeats under another identity, as ``HeartbeatThread`` sends its member id to the coordinator it
+        knows), it left (LeaveGroup: close, or the consumer's own poll timeout -- a dynamic member only: a
+        static member never sends LeaveGroup, KIP-345), a new process of its ``group.instance.id`` replaced it
+        (``replaceStaticMember``), it is dynamic and did not rejoin before ``rebalance.timeout.ms``
+        (``completeClassicGroupJoin``), or a new coordinator loaded another membership from
         ``__consumer_offsets``.  Any other removal takes a healthy member's assignment away.
 
         A KIP-394 *pending* member id (handed out with MEMBER_ID_REQUIRED) is forgotten only when its JoinGroup
@@ -799,8 +802,11 @@ class GroupSystem:
                             for p in dropped if not (action.kind == "ExpirePending" and action.args == (p,))]
         for m in gone:
             owner = action.args[0] if action.args and isinstance(action.args[0], int) else -1
-            if action.kind == "ExpireSession" and action.args == (m.member_id,):
-                continue
+            holder = before.consumers[m.client]
+            silent = (not holder.up or holder.state == cc.FAILED or holder.coordinator != before.group.epoch
+                      or self._member_of(before, m.client) != m.member_id)
+            if action.kind == "ExpireSession" and action.args == (m.member_id,) and silent:
+                continue  # no heartbeat of this member id reached this coordinator within session.timeout.ms
             if action.kind == "LoseHeartbeats" and owner == m.client:
                 continue
             # maybeLeaveGroup (AbstractCoordinator, Kafka 4.0 trunk 1eb7644): only a dynamic member sends LeaveGroup on
@@ -1014,9 +1020,8 @@ class GroupSystem:
                 f"{new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
         return after._replace(ghost=after.ghost._replace(misreacted=(*after.ghost.misreacted, note)))
 
-    @staticmethod
     def _note_identities(  # no mutate: the judge of consumer_identity_issued (a property), not a rule
-            before: GroupState, after: GroupState, action: Action) -> GroupState:
+            self, before: GroupState, after: GroupState, action: Action) -> GroupState:
         """Ghost: a consumer takes a member id or a generation only from its coordinator's answer
         (``JoinGroupResponse`` carries the member id and generation the group has just recorded,
         ``GroupMetadataManager.completeClassicGroupJoin`` / ``classicGroupJoinExistingMember``; MEMBER_ID_REQUIRED the
@@ -1027,9 +1032,27 @@ class GroupSystem:
         known member's, a static member's new process (``classicGroupJoinNewStaticMember``) -- waits for the barrier
         to lift, and only ``classicGroupJoinExistingMember`` in CompletingRebalance or Stable answers at once.
         A step that answers a member from a group it then does not store (or from an older copy of it)
-        hands out a generation nobody else agrees on."""
+        hands out a generation nobody else agrees on.
+
+        Conversely, a member id the coordinator creates reaches the consumer it was created for: a JoinGroup that adds
+        a member answers it with that id (``JoinGroupResponseHandler`` builds its ``Generation`` from the response's
+        ``memberId``; a static member's new process learns it from the response it waits for, KIP-345).  A member no
+        running consumer knows is a ghost member: it holds a place in the group -- and in the leader's assignment --
+        until its session expires, and the consumer rejoins as yet another new member (KAFKA-7610's unbounded group
+        growth, which KIP-394's MEMBER_ID_REQUIRED round trip closed for dynamic members); likewise a KIP-394 pending
+        member id reaches the consumer in its MEMBER_ID_REQUIRED answer unless that answer is lost (the
+        ``lost_member_id`` fault).  A new coordinator's load (failover) is not an admission."""
         g = after.group
         notes: list[str] = []
+        if action.kind not in ("CoordinatorFailover", "MovedCoordinatorCommit"):
+            known = {self._member_of(after, i) for i, c in enumerate(after.consumers) if c.up}
+            notes.extend(f"the coordinator admitted member {m.member_id} on {action.kind}{list(action.args)}, which no "
+                         f"running consumer knows" for m in g.members
+                         if before.group.member(m.member_id) is None and m.member_id not in known)
+            if action.kind != "LoseMemberIdResponse":  # the fault: the MEMBER_ID_REQUIRED answer never arrives
+                notes.extend(f"the coordinator handed out pending member id {p} (KIP-394) on {action.kind}"
+                             f"{list(action.args)}, which no running consumer knows"
+                             for p in g.pending if p not in before.group.pending and p not in known)
         for i, (old, new) in enumerate(zip(before.consumers, after.consumers)):
             if not new.up or (new.member_id, new.generation) == (old.member_id, old.generation):
                 continue
