@@ -283,6 +283,7 @@ REAL = {
     "groups_early_commit": 1401,
     "groups_coordinator_moved_mid_rebalance": 2995,
     "groups_cooperative_coordinator_moved": 8631,
+    "groups_stalled_sync": 0,
 }
 
 
@@ -322,6 +323,8 @@ CAUGHT = {
         "coordinator_move_keeps_member": 4},
     ("groups_coordinator_moved_mid_rebalance", "failed_sync_ends_rebalance"): {
         "coordinator_move_keeps_member": 6, "rebalance_completes": 16},
+    # a member that heartbeats but never sends SyncGroup: without the pending-sync timer the group is stuck (KAFKA-12890)
+    ("groups_stalled_sync", "no_pending_sync_expiry"): {"rebalance_completes": 4},
 }
 
 
