@@ -323,7 +323,7 @@ CAUGHT = {
         "coordinator_move_keeps_member": 4},
     ("groups_coordinator_moved_mid_rebalance", "failed_sync_ends_rebalance"): {
         "coordinator_move_keeps_member": 6, "rebalance_completes": 16},
-    # a member that heartbeats but never sends SyncGroup: without the pending-sync timer the group is stuck (KAFKA-12890)
+    # a member that heartbeats but never syncs: without the pending-sync timer the group is stuck (KAFKA-12890)
     ("groups_stalled_sync", "no_pending_sync_expiry"): {"rebalance_completes": 4},
 }
 
