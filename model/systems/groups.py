@@ -842,9 +842,11 @@ class GroupSystem:
                     continue
             if action.kind == "RebalanceTimeout" and not m.joined and not m.instance:
                 continue
-            if action.kind == "ExpirePendingSync" and self._stalled(before, before.consumers[m.client]) and (
-                    self._member_of(before, m.client) == m.member_id):
-                continue  # its SyncGroup never arrived within rebalance.timeout.ms (KAFKA-12890)
+            owner_c = before.consumers[m.client]
+            sent_sync = owner_c.up and owner_c.state == cc.AWAITING_SYNC and not owner_c.stalled and (
+                self._member_of(before, m.client) == m.member_id)
+            if action.kind == "ExpirePendingSync" and m.member_id in before.group.pending_sync and not sent_sync:
+                continue  # its SyncGroup never came within rebalance.timeout.ms (KAFKA-12890)
             notes.append(f"{m.member_id}{f' (static {m.instance})' if m.instance else ''} was removed from the group "
                          f"on {action.kind}{list(action.args)}")
         if not notes:  # no branch: ghost observer of a violation (healthy_member_never_removed)
