@@ -247,6 +247,41 @@ def _hostile_claims(case: AssignorCase) -> list[AssignorCase]:
     return []
 
 
+#: A topic some member subscribes to that the leader's metadata does not hold (deleted since the member subscribed, or
+#: not created yet, or a metadata response that lags the subscription).
+GONE_TOPIC = "gone-topic"
+#: The property the metadata-lag cases (:func:`_metadata_lag`) judge besides ``exactly_once``/``at_most_once``: the
+#: assignor returns an assignment at all.  ``AbstractPartitionAssignor.assign`` (Kafka trunk 1eb7644) builds
+#: ``partitionsPerTopic`` from the leader's metadata and skips a subscribed topic it lacks ("Skipping assignment for
+#: topic {} since no metadata is available"), so every assignor's ``assignPartitions`` is handed subscriptions that
+#: name topics ``partitionsPerTopic`` does not hold; ``AbstractStickyAssignor`` filters them (``partitionsPerTopic
+#: .get(topic) != null``, KAFKA-7962).  An assignor that throws there fails the leader's ``onLeaderElected``: the
+#: leader's poll() raises, its SyncGroup never carries an assignment, and the whole group stays unassigned.
+METADATA_LAG = "assigns_without_topic_metadata"
+
+
+def _metadata_lag(case: AssignorCase) -> list[AssignorCase]:
+    """The case as a leader whose metadata lags its members' subscriptions sees it: (a) every member also subscribes
+    to :data:`GONE_TOPIC`, which metadata lacks (subscriptions stay equal: the constrained sticky builder), and (b) the
+    first member alone does (unequal: the general builder, Range's and RoundRobin's per-topic member lists).  The
+    partitions that exist must still be assigned exactly as Kafka's contract says; the missing topic gets nothing."""
+    subs = case.subscriptions
+    if not subs:
+        return []
+    first = sorted(subs)[0]
+
+    def lagging(sub: Subscription) -> Subscription:
+        return Subscription(sub.topics | {GONE_TOPIC}, sub.owned_partitions, sub.generation)
+
+    every = {m: lagging(sub) for m, sub in subs.items()}
+    return [
+        AssignorCase(f"{case.name} + every member subscribes to {GONE_TOPIC} (no metadata)",
+                     case.partitions_per_topic, every, case.previous, case.note),
+        AssignorCase(f"{case.name} + {first} alone subscribes to {GONE_TOPIC} (no metadata)",
+                     case.partitions_per_topic, {**subs, first: lagging(subs[first])}, case.previous, case.note),
+    ]
+
+
 #: What a case with a stale ownership claim is judged by: correctness, not balance or movement (a
 #: cooperative assignor's first round may withhold partitions, so exactly_once is judged after its rounds).
 STALE_CLAIM_PROPERTIES = ("exactly_once", "at_most_once", "no_transfer")
@@ -350,6 +385,23 @@ def _judge(
             outcome.first_failure = (case.name + label, reason)
 
 
+def _judge_metadata_lag(report: AssignorReport, expectation: Expectation, assignor: Assignor, case: AssignorCase,
+                        cooperative: bool) -> None:
+    """Run a built-in assignor on :func:`_metadata_lag`'s inputs: raising fails :data:`METADATA_LAG`; the assignment
+    is judged by ``exactly_once`` (eager) or ``at_most_once`` (a cooperative first round may withhold)."""
+    lag = report.properties[METADATA_LAG]
+    for lagging in _metadata_lag(case):
+        lag.checked += 1
+        try:
+            assignment = run_assignor(assignor, lagging.partitions_per_topic, lagging.subscriptions)
+        except Exception as exc:  # the property's failure: Kafka's assignors skip a topic without metadata
+            if lag.first_failure is None:
+                lag.first_failure = (lagging.name, f"raised {type(exc).__name__}: {exc}")
+            continue
+        _judge(report, expectation, lagging, assignment, only=("at_most_once",) if cooperative else (
+            "exactly_once", "at_most_once"))
+
+
 def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = True) -> AssignorReport:
     """Run one assignor (built-in name or ``module:function``) over the cases."""
     assignor = load_assignor(name)
@@ -370,8 +422,11 @@ def check_assignor(name: str, cases: list[AssignorCase], *, z3_optimum: bool = T
             report.properties[prop].expected = "holds"
     report.properties[UNCHANGED_REBALANCE] = PropertyOutcome(
         UNCHANGED_REBALANCE, "holds" if name in EXPECTED else "not judged")
+    report.properties[METADATA_LAG] = PropertyOutcome(METADATA_LAG, "holds" if name in EXPECTED else "not judged")
     for raw in cases:
         case = _with_previous(raw, assignor)
+        if name in EXPECTED:
+            _judge_metadata_lag(report, expectation, assignor, case, cooperative)
         for stale in _hostile_claims(case):
             try:
                 claimed = run_assignor(assignor, stale.partitions_per_topic, stale.subscriptions)

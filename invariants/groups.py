@@ -385,11 +385,12 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             "timeout -- a dynamic member "
             "only: a static member sends no LeaveGroup), a new process of "
             "its group.instance.id replaced it, it is a dynamic member that did not rejoin before "
-            "rebalance.timeout.ms, or a new coordinator loaded another membership.  A static member is never removed "
+            "rebalance.timeout.ms, its SyncGroup did not arrive within rebalance.timeout.ms of the join barrier "
+            "(KAFKA-12890), or a new coordinator loaded another membership.  A static member is never removed "
             "for a slow rejoin (KIP-345).  A KIP-394 pending member id is forgotten only when it joins with it, when "
             "its own session expires, or by a new coordinator.",
             source="GroupMetadataManager (expireClassicGroupMemberHeartbeat, classicGroupLeave, replaceStaticMember, "
-            "removePendingMemberAndUpdateClassicGroup, ClassicGroup.add, "
+            "removePendingMemberAndUpdateClassicGroup, ClassicGroup.add, expirePendingSync, "
             "completeClassicGroupJoin's notYetRejoinedMembers filtered on !isStaticMember), AbstractCoordinator."
             "maybeLeaveGroup (isDynamicMember), Kafka 4.0, trunk 1eb7644",
             catches="a handler that drops members it should keep: a session that expires although its member "
@@ -535,6 +536,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                 "faults stop (no more lost heartbeats, crashes, stalls or coordinator moves)",
                 "session.timeout.ms and max.poll.interval.ms expire a member that stopped",
                 "members retry JoinGroup and SyncGroup until answered",
+                "the pending-sync timer removes a member whose SyncGroup is held up (KAFKA-12890)",
             ),
         ),
         sometimes_event("assignment_received", "A consumer receives its assignment in SyncGroup.", "sync:assignment"),
@@ -645,6 +647,14 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props = [replace(p, partners=(*p.partners, *timeout))
                  if p.name in ("same_generation_owners_disjoint", "healthy_member_never_removed") else p
                  for p in props]
+    if faults.stalled_sync:
+        # a member of the new generation that heartbeats but never sends SyncGroup (KAFKA-12890): the pending-sync
+        # timer must remove it, else rebalance_completes never judges the only way such a group settles
+        props.append(sometimes_event("pending_sync_expired", "rebalance.timeout.ms after the join barrier lifted, "
+                                     "the pending-sync timer removes a member whose SyncGroup never arrived and the "
+                                     "group rebalances (KAFKA-12890).", "sync:pending_expired"))
+        props = [replace(p, partners=(*p.partners, "pending_sync_expired"))
+                 if p.name in ("rebalance_completes", "healthy_member_never_removed") else p for p in props]
     if faults.moved_coordinator_commit and topo.records:
         # the coordinator moves while an OffsetCommit is in flight: onJoinPrepare's auto-commit must be retried (a
         # retriable error revokes nothing), else revoked_partitions_committed never judges the retry rule

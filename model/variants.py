@@ -634,6 +634,9 @@ class ProtocolFlags:
         rebalance_timeout_keeps_static: that completion keeps the static members (KIP-345) that did not rejoin
             (``notYetRejoinedMembers`` filtered on ``!isStaticMember()``); without it they are removed like dynamic
             ones.
+        pending_sync_expires: ``rebalance.timeout.ms`` after the join barrier lifted, the members whose SyncGroup has
+            not arrived are removed and the group rebalances (``expirePendingSync``, KAFKA-12890, Kafka 3.0); without
+            it a member that heartbeats but never syncs holds the group in CompletingRebalance for ever.
     """
 
     check_epoch: bool = True
@@ -777,6 +780,7 @@ class ProtocolFlags:
     rebalance_timeout_advances_generation: bool = True
     rebalance_timeout_answers_new_group: bool = True
     rebalance_timeout_keeps_static: bool = True
+    pending_sync_expires: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
     expiry_deletes_group: bool = True
@@ -2295,6 +2299,20 @@ VARIANTS: dict[str, Variant] = {
             bug="completeClassicGroupJoin without the isStaticMember filter: KIP-345's promise broken -- a static "
             "member whose process is merely slow to rejoin (within its session timeout) loses its membership and "
             "its assignment, and its return is a new member and another rebalance",
+        ),
+        Variant(
+            name="no_pending_sync_expiry",
+            description="The group coordinator has no pending-sync timer: a member of the new generation that keeps "
+            "heartbeating but never sends its SyncGroup holds the group in CompletingRebalance (the heartbeats keep "
+            "its session alive since KAFKA-10134).",
+            flags=replace(_REAL, pending_sync_expires=False),
+            weakened=True,
+            breaks=("rebalance_completes",),
+            scenarios=("groups_stalled_sync",),
+            bug="KAFKA-12890 (d294b946ca7, PR #10863, Kafka 3.0; GroupCoordinator.scala's DelayedSync, trunk 1eb7644 "
+            "GroupMetadataManager.schedulePendingSync / expirePendingSync): 'Consumer group stuck in "
+            "CompletingRebalance' -- the DelayedHeartbeat that used to expire such a member no longer does once "
+            "heartbeats are allowed while the group completes its rebalance, so every member waits for ever",
         ),
         Variant(
             name="rejoin_keeps_old_subscription",

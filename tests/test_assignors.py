@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import pytest
 from hypothesis import HealthCheck, find, given, settings
@@ -340,3 +340,51 @@ def test_general_builder_keeps_a_partition_a_higher_generation_won_after_a_tie()
     assert names(sticky_assign({"t0": 3, "t1": 1}, subs)) == {"A": ["t0p1"], "B": ["t0p2"], "C": ["t0p0", "t1p0"]}
     # C owned t0p0 in its own subscription: nothing moves, nothing is withheld
     assert names(cooperative_sticky_assign({"t0": 3, "t1": 1}, subs)) == names(sticky_assign({"t0": 3, "t1": 1}, subs))
+
+
+def test_assignors_skip_subscribed_topics_without_metadata() -> None:
+    """``AbstractPartitionAssignor.assign`` (Kafka trunk 1eb7644) hands ``assignPartitions`` subscriptions naming topics
+    the leader's metadata lacks; every built-in assignor skips them and assigns the partitions that exist exactly
+    once (``assigns_without_topic_metadata`` with ``exactly_once`` on the metadata-lag inputs)."""
+    from keos.checker.assignor_check import GONE_TOPIC, METADATA_LAG, _metadata_lag, book_cases, check_assignor
+
+    lagging = _metadata_lag(book_cases()[0])
+    assert [sum(GONE_TOPIC in s.topics for s in c.subscriptions.values()) for c in lagging] == [2, 1]
+    for name in ASSIGNORS:
+        report = check_assignor(name, book_cases(), z3_optimum=False)
+        outcome = report.properties[METADATA_LAG]
+        assert outcome.checked == 2 * len(book_cases()) and not outcome.failed, (name, outcome.first_failure)
+        assert not report.violations, (name, [v.first_failure for v in report.violations])
+
+
+def test_an_assignor_that_reads_metadata_for_every_subscribed_topic_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KAFKA-7962 (a1f7925d23b, Kafka 2.2): ``StickyAssignor`` looked up ``partitionsPerTopic.get(topic)`` for every
+    topic of a member's subscription and threw NullPointerException when one was deleted -- the leader's
+    ``onLeaderElected`` failed and the group stayed unassigned.  The same defect, hand-applied to the model's sticky
+    assignor, fails ``assigns_without_topic_metadata``; one that invents a partition for the missing topic instead
+    fails ``exactly_once``."""
+    from keos.checker.assignor_check import METADATA_LAG, book_cases, check_assignor
+    from keos.model.coordinator.group import assignors as asg
+
+    real = asg.ASSIGNORS["sticky"]
+
+    def reads_every_topic(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]) -> (
+            Mapping[str, Iterable[TopicPartition]]):
+        for sub in subscriptions.values():
+            for topic in sub.topics:
+                partitions_per_topic[topic]  # the lookup KAFKA-7962 did without a null check
+        return real(partitions_per_topic, subscriptions)
+
+    def invents_a_partition(partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]) -> (
+            Mapping[str, Iterable[TopicPartition]]):
+        counts = {t: partitions_per_topic.get(t, 1) for s in subscriptions.values() for t in s.topics}
+        return real(counts, subscriptions)
+
+    monkeypatch.setitem(asg.ASSIGNORS, "sticky", reads_every_topic)
+    report = check_assignor("sticky", book_cases(), z3_optimum=False)
+    failure = report.properties[METADATA_LAG].first_failure
+    assert failure is not None and "raised KeyError" in failure[1]
+    monkeypatch.setitem(asg.ASSIGNORS, "sticky", invents_a_partition)
+    report = check_assignor("sticky", book_cases(), z3_optimum=False)
+    assert "exactly_once" in {v.name for v in report.violations}
+    assert not report.properties[METADATA_LAG].failed

@@ -263,27 +263,28 @@ def test_static_member_fencing_oracle() -> None:
 
 REAL = {
     "groups_zombie_commit": 8756,
-    "groups_coordinator_failover": 4597,
+    "groups_coordinator_failover": 4645,
     "groups_cooperative_join": 1452,
     "groups_offsets_expiry": 1410,
-    "groups_cooperative_crash": 900,
-    "groups_eager_rebalance": 16153,
+    "groups_cooperative_crash": 906,
+    "groups_eager_rebalance": 16243,
     "groups_slow_consumer": 10053,
     "groups_cooperative_commit_rebalance": 12318,
     "groups_eager_late_join_zombie": 4162,
-    "groups_late_commit": 23494,
+    "groups_late_commit": 23560,
     "groups_cooperative_stale_claim": 1081,
     "groups_lost_join_response": 53,
     "groups_cooperative_follower_revoke": 6453,
     "groups_partitions_added": 202,
-    "groups_static_membership": 834,
+    "groups_static_membership": 844,
     "groups_member_id_required": 2111,
-    "groups_static_coordinator_moved": 550,
-    "groups_coordinator_moved_commit": 489,
-    "groups_early_commit": 1401,
-    "groups_coordinator_moved_mid_rebalance": 2995,
-    "groups_cooperative_coordinator_moved": 8631,
-    "groups_static_timeout_late_commit": 194,
+    "groups_static_coordinator_moved": 556,
+    "groups_coordinator_moved_commit": 491,
+    "groups_early_commit": 1413,
+    "groups_coordinator_moved_mid_rebalance": 3013,
+    "groups_cooperative_coordinator_moved": 8689,
+    "groups_stalled_sync": 1107,
+    "groups_static_timeout_late_commit": 198,
 }
 
 
@@ -323,6 +324,8 @@ CAUGHT = {
         "coordinator_move_keeps_member": 4},
     ("groups_coordinator_moved_mid_rebalance", "failed_sync_ends_rebalance"): {
         "coordinator_move_keeps_member": 6, "rebalance_completes": 16},
+    # a member that heartbeats but never syncs: without the pending-sync timer the group is stuck (KAFKA-12890)
+    ("groups_stalled_sync", "no_pending_sync_expiry"): {"rebalance_completes": 4},
 }
 
 

@@ -87,6 +87,10 @@ class Consumer(NamedTuple):
     #: (``ConsumerCoordinator.autoCommitOffsetRequestFuture``, Kafka 3.2+): the member revokes and sends its JoinGroup
     #: only once it completes; meanwhile its partitions are pending revocation (KAFKA-14196: not fetchable)
     preparing: bool = False
+    #: its SyncGroup is held up past ``rebalance.timeout.ms`` while its heartbeat thread keeps the session alive (the
+    #: groups fault StallSync: a leader whose assignor blocks, an application thread stuck between its JoinGroup
+    #: answer and its SyncGroup -- KAFKA-12890's member); it sends the SyncGroup once the group no longer waits for it
+    stalled: bool = False
 
     def uncommitted(self, partitions: tuple[int, ...] | None = None) -> tuple[int, ...]:
         """Owned partitions whose position differs from what this consumer last committed."""

@@ -23,7 +23,9 @@ protocol steps            FindCoordinator, Start (a consumer process starts or r
                           when it answers an error), Poll, Commit
 timing steps              ExpireSession (``session.timeout.ms`` for a member whose process is
                           gone), ExpirePending (the same for a KIP-394 pending member id no consumer
-                          holds), ExpireOffsets (``offsets.retention.minutes`` of an Empty group),
+                          holds), ExpirePendingSync (``rebalance.timeout.ms`` after the join barrier for a
+                          member whose SyncGroup is held up, KAFKA-12890), ExpireOffsets
+                          (``offsets.retention.minutes`` of an Empty group),
                           Compact (the log cleaner; budget ``compactions``)
 faults (budgeted)         LoseHeartbeats (the session expires while the consumer keeps working:
                           a zombie), CrashConsumer, PollTimeout (``max.poll.interval.ms``: a slow
@@ -44,7 +46,8 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           RebalanceTimeout (``rebalance.timeout.ms`` expires in PreparingRebalance before every
                           member rejoined: the coordinator completes the join without the dynamic members that did
                           not rejoin -- which may still be consuming -- keeps the static ones, and starts the next
-                          generation)
+                          generation), StallSync (a member's SyncGroup is held up past ``rebalance.timeout.ms``
+                          while its heartbeat thread keeps its session alive: KAFKA-12890's member)
 ========================  =====================================================================
 
 The rebalance timeout is the coordinator's delayed join expiring (``completeClassicGroupJoin``): a budgeted fault,
@@ -90,7 +93,7 @@ GROUP_ID = "consumerGroupId"
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
-    "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync",
+    "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync", "stalled_sync",
 )
 #: A fault kind's slot in ``faults_used`` (``_fault_allowed`` runs for every kind in every state).
 _GROUP_FAULT_INDEX = {kind: k for k, kind in enumerate(GROUP_FAULT_KINDS)}
@@ -146,6 +149,7 @@ class GroupsFaultBudget:
     rebalance_timeout: int = 0
     moved_coordinator_commit: int = 0
     commit_before_sync: int = 0
+    stalled_sync: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -229,6 +233,8 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "RebalanceTimeout": (),
     "MovedCoordinatorCommit": ("consumer",),
     "EarlyCommit": ("consumer",),
+    "StallSync": ("consumer",),
+    "ExpirePendingSync": (),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -246,6 +252,7 @@ FAULT_OF_ACTION = {
     "RebalanceTimeout": "rebalance_timeout",
     "MovedCoordinatorCommit": "moved_coordinator_commit",
     "EarlyCommit": "commit_before_sync",
+    "StallSync": "stalled_sync",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -382,6 +389,16 @@ class GroupSystem:
     def _talks(self, s: GroupState, c: Consumer) -> bool:
         """Up, and knows the current coordinator (else its request gets NOT_COORDINATOR)."""
         return c.up and c.coordinator == s.group.epoch
+
+    @staticmethod
+    def _waited_for(s: GroupState, c: Consumer) -> bool:
+        """The group waits for ``c``'s SyncGroup: its member id is pending sync in the generation it holds."""
+        return c.up and c.member_id in s.group.pending_sync and c.generation == s.group.generation
+
+    def _stalled(self, s: GroupState, c: Consumer) -> bool:
+        """``c``'s SyncGroup is held up (StallSync) and the group still waits for it; once the group stopped waiting
+        (the pending-sync timer removed it, or a rebalance started) the consumer sends it and hears the answer."""
+        return c.stalled and c.state == cc.AWAITING_SYNC and self._waited_for(s, c)
 
     def _consuming(self, c: Consumer) -> bool:
         """Its poll returns records: cooperative, or eager and STABLE -- or eager with its ``onJoinPrepare``
@@ -559,7 +576,10 @@ class GroupSystem:
                     out.append(Action("LoseMemberIdResponse", (i,)))
                 if self._fault_allowed(s, "stale_subscription") and self._stale_claim(c):
                     out.append(Action("StaleJoinGroup", (i,)))
-            answer = self._sync(s, i) if c.state == cc.AWAITING_SYNC and c.held_sync[1] < 0 else None
+            awaiting = c.state == cc.AWAITING_SYNC and c.held_sync[1] < 0
+            answer = self._sync(s, i) if awaiting and not self._stalled(s, c) else None
+            if awaiting and not c.stalled and self._waited_for(s, c) and self._fault_allowed(s, "stalled_sync"):
+                out.append(Action("StallSync", (i,)))
             if answer is not None:
                 out.append(Action("SyncGroup", (i,)))
                 if answer.error == Errors.NONE and self._fault_allowed(s, "late_sync_response"):
@@ -587,6 +607,8 @@ class GroupSystem:
             early = c.state == cc.AWAITING_SYNC and self._talks(s, c) and c.uncommitted()
             if early and self._fault_allowed(s, "commit_before_sync"):
                 out.append(Action("EarlyCommit", (i,)))
+        if self.flags.pending_sync_expires and any(self._stalled(s, c) for c in s.consumers):
+            out.append(Action("ExpirePendingSync"))
         if cg.join_complete_ready(g):
             out.append(Action("CompleteJoin"))
         elif self._fault_allowed(s, "rebalance_timeout") and cg.join_timeout_changes(
@@ -676,6 +698,11 @@ class GroupSystem:
         miscounted = self._miscounted(new)
         if miscounted:  # unreachable: a model contract (every fault is counted where its effect is)
             raise AssertionError(f"{action.kind}: {miscounted}")
+        if any(c.stalled and not self._stalled(new, c) for c in new.consumers):
+            # the stall ends once the group stops waiting for the SyncGroup: the consumer sends it (answered below,
+            # or already answered by an error that moved the consumer on)
+            new = new._replace(consumers=tuple(c._replace(stalled=False) if c.stalled and c.state != cc.AWAITING_SYNC
+                                               else c for c in new.consumers))
         new = self._note_heartbeats(new)
         new = self._note_heartbeat_answers(new)
         if new.group.state != state.group.state:
@@ -821,6 +848,11 @@ class GroupSystem:
                     continue
             if action.kind == "RebalanceTimeout" and not m.joined and not m.instance:
                 continue
+            owner_c = before.consumers[m.client]
+            sent_sync = owner_c.up and owner_c.state == cc.AWAITING_SYNC and not owner_c.stalled and (
+                self._member_of(before, m.client) == m.member_id)
+            if action.kind == "ExpirePendingSync" and m.member_id in before.group.pending_sync and not sent_sync:
+                continue  # its SyncGroup never came within rebalance.timeout.ms (KAFKA-12890)
             notes.append(f"{m.member_id}{f' (static {m.instance})' if m.instance else ''} was removed from the group "
                          f"on {action.kind}{list(action.args)}")
         if not notes:  # no branch: ghost observer of a violation (healthy_member_never_removed)
@@ -1269,7 +1301,7 @@ class GroupSystem:
     def _sync_group(self, s: GroupState, i: int) -> Result:
         res = self._sync(s, i)
         assert res is not None
-        c = s.consumers[i]
+        c = s.consumers[i]._replace(stalled=False)
         s = self._note_answer(s, "SyncGroup", c, res.error, self.instances[i])._replace(group=res.group)
         if res.error != Errors.NONE:
             # SyncGroupResponseHandler: REBALANCE_IN_PROGRESS is requestRejoin (KAFKA-14016); the weakened variant
@@ -1520,6 +1552,25 @@ class GroupSystem:
             after = cc.lose_partitions(after)
         return self._put(s, i, after), tuple(out)
 
+    def _stall_sync(self, s: GroupState, i: int) -> Result:
+        """Fault (a hostile timing): consumer ``i`` got its JoinGroup answer but its SyncGroup is held up past
+        ``rebalance.timeout.ms`` -- a leader whose assignor blocks, an application thread stuck before the SyncGroup
+        -- while its heartbeat thread, which runs in COMPLETING_REBALANCE since KAFKA-10134 (Kafka 2.7), keeps its
+        session alive: no session timeout removes it (KAFKA-12890's member).  It sends the SyncGroup once the group
+        no longer waits for it (:meth:`_stalled`)."""
+        return self._put(s, i, s.consumers[i]._replace(stalled=True)), ("sync:stalled",)
+
+    def _expire_pending_sync(self, s: GroupState) -> Result:
+        """The pending-sync timer (a timing step: ``rebalance.timeout.ms`` after the join barrier lifted) finds a
+        member whose SyncGroup has not arrived (:func:`cg.expire_pending_sync`, KAFKA-12890): it is removed and the
+        group rebalances.  Members whose consumer waits in AWAITING_SYNC unstalled have sent their SyncGroup in Kafka's
+        time (a follower's is parked until the leader's) and are kept."""
+        synced = tuple(self._member_of(s, i) for i, c in enumerate(s.consumers)
+                       if c.up and c.state == cc.AWAITING_SYNC and not c.stalled)
+        group = cg.expire_pending_sync(s.group, synced)
+        removed = [m.member_id for m in s.group.members if group.member(m.member_id) is None]
+        return s._replace(group=group), ("sync:pending_expired", *(f"sync:pending_removed:{m}" for m in removed))
+
     def _early_commit(self, s: GroupState, i: int) -> Result:
         """Fault (a hostile client): consumer ``i``, between its JoinGroup answer and its SyncGroup answer, commits
         the positions of the partitions it still owns (cooperative) with the generation the JoinGroup answer
@@ -1640,5 +1691,7 @@ GroupSystem._HANDLERS.update(
         "ExpirePending": GroupSystem._expire_pending,
         "MovedCoordinatorCommit": GroupSystem._moved_coordinator_commit,
         "EarlyCommit": GroupSystem._early_commit,
+        "StallSync": GroupSystem._stall_sync,
+        "ExpirePendingSync": GroupSystem._expire_pending_sync,
     }
 )

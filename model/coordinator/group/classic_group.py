@@ -26,6 +26,10 @@ handlers of ``GroupMetadataManager.java``), for one group whose members subscrib
   (:mod:`~keos.model.coordinator.group.offsets_log`) and moves to Stable.  A follower's SyncGroup
   is parked until then (here: not enabled).  Errors: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
   REBALANCE_IN_PROGRESS.
+* **Pending sync** (KAFKA-12890, ``pendingSyncMembers``) — the join barrier lists every member as pending sync; its
+  SyncGroup takes it off; ``rebalance.timeout.ms`` later the timer removes the members still listed and rebalances
+  (:func:`expire_pending_sync`), so a member that heartbeats but never syncs cannot hold the group in
+  CompletingRebalance.  A rebalance cancels the timer.
 * **Heartbeat** — UNKNOWN_MEMBER_ID (member gone, e.g. its session expired), ILLEGAL_GENERATION,
   REBALANCE_IN_PROGRESS (how members learn a rebalance started); NONE otherwise (a successful
   heartbeat changes nothing, so the model does not take it).
@@ -136,6 +140,10 @@ class ClassicGroup(NamedTuple):
     #: not on the group as it is when the leader's SyncGroup arrives -- a member id that replaced another since
     #: (KAFKA-9801: a static member's new process in CompletingRebalance) is in no assignment of that generation
     joined_members: tuple[tuple[str, tuple[int, ...], int], ...] = ()
+    #: the members of this generation whose SyncGroup has not arrived since the join barrier lifted
+    #: (``ClassicGroup.pendingSyncMembers``, KAFKA-12890): the pending-sync timer removes them
+    #: (:func:`expire_pending_sync`)
+    pending_sync: tuple[str, ...] = ()
 
     def member(self, member_id: str) -> GroupMember | None:
         for m in self.members:
@@ -180,6 +188,8 @@ def transition(group: ClassicGroup, target: str) -> ClassicGroup:
         raise AssertionError(f"illegal group transition {group.state} -> {target}")
     if target != COMPLETING_REBALANCE:  # the leader's member list matters only until its SyncGroup
         group = group._replace(joined_members=())
+    if target not in (COMPLETING_REBALANCE, STABLE):  # prepareRebalance -> removeSyncExpiration (KAFKA-12890)
+        group = group._replace(pending_sync=())
     return group._replace(state=target)
 
 
@@ -209,7 +219,7 @@ def _metadata_record(group: ClassicGroup) -> olog.OffsetsRecord:
 def remove_member(group: ClassicGroup, member_id: str) -> ClassicGroup:
     """LeaveGroup or an expired session: drop the member and rebalance (or empty the group)."""
     members = [m for m in group.members if m.member_id != member_id]
-    group = _with_members(group, members)
+    group = _with_members(group, members)._replace(pending_sync=tuple(m for m in group.pending_sync if m != member_id))
     if group.state in (STABLE, COMPLETING_REBALANCE):
         group = prepare_rebalance(group)
     if not members and group.state == PREPARING_REBALANCE:
@@ -331,7 +341,8 @@ def complete_join(group: ClassicGroup, protocol: str) -> ClassicGroup:
     members = [m._replace(joined=False, assignment=()) for m in group.members]
     joined = tuple((m.member_id, m.owned, m.generation) for m in members)
     group = _with_members(group, members)._replace(generation=group.generation + 1, leader=leader, protocol=protocol,
-                                                   joined_members=joined)
+                                                   joined_members=joined,
+                                                   pending_sync=tuple(m.member_id for m in members))
     return transition(group, COMPLETING_REBALANCE)
 
 
@@ -403,6 +414,8 @@ def sync_group(group: ClassicGroup, member_id: str, generation: int,
         return SyncResult(group, error, ())
     if group.state == PREPARING_REBALANCE:
         return SyncResult(group, Errors.REBALANCE_IN_PROGRESS, ())
+    # ``removePendingSyncMember``: the member's SyncGroup arrived (a follower's is parked until the leader's)
+    group = group._replace(pending_sync=tuple(m for m in group.pending_sync if m != member_id))
     if group.state == COMPLETING_REBALANCE:
         if member_id != group.leader or assignment is None:
             return None
@@ -412,6 +425,22 @@ def sync_group(group: ClassicGroup, member_id: str, generation: int,
     mine = group.member(member_id)
     assert mine is not None
     return SyncResult(group, Errors.NONE, mine.assignment)
+
+
+def expire_pending_sync(group: ClassicGroup, synced: tuple[str, ...] = ()) -> ClassicGroup:
+    """The pending-sync timer fires (``GroupMetadataManager.expirePendingSync``, Kafka 4.0, trunk 1eb7644; KAFKA-12890,
+    Kafka 3.0, ``DelayedSync``): ``rebalance.timeout.ms`` after the join barrier lifted, the members of the generation
+    whose SyncGroup has not arrived (``pendingSyncMembers``) are removed and the group rebalances
+    (``prepareRebalance``: a follower's parked SyncGroup is answered REBALANCE_IN_PROGRESS).  ``synced`` are members
+    whose SyncGroup the model has not stepped yet although Kafka's would have arrived long before the timer (a
+    follower parked until the leader's SyncGroup: the model offers it only then); they are not removed.  Without the
+    timer (before KAFKA-12890 the heartbeats that KAFKA-10134 allowed in CompletingRebalance kept such a member's
+    session alive), a member that heartbeats but never syncs holds the group in CompletingRebalance for ever."""
+    if group.state not in (COMPLETING_REBALANCE, STABLE):  # unreachable: the timer is cancelled on leaving them
+        return group
+    for member_id in [m for m in group.pending_sync if m not in synced]:
+        group = remove_member(group, member_id)
+    return group._replace(pending_sync=tuple(m for m in group.pending_sync if m not in synced))
 
 
 def heartbeat(group: ClassicGroup, member_id: str, generation: int, instance: str = "") -> str:
