@@ -410,6 +410,36 @@ def _some_aborted_filtered(s: TxnSystemState) -> bool:
     return False
 
 
+def _retried_in_flight(s: TxnSystemState) -> bool:
+    """Whether a transactional producer has a batch in flight on its second or later attempt."""
+    return any(b.in_flight and b.attempts > 1 for c in s.clients for b in c.data.batches)
+
+
+def _produce_retried() -> Property:
+    """A transactional batch was sent again after its request went unanswered (``resend``), borne out by the state.
+
+    ``Sender.handleProduceResponse`` turns a request a closed connection (``wasDisconnected``) or
+    ``request.timeout.ms`` (``wasTimedOut``) cancelled into NETWORK_EXCEPTION / REQUEST_TIMED_OUT for each of its
+    batches; ``Sender.completeBatch`` -> ``canRetry`` re-enqueues a batch with retries left
+    (``RecordAccumulator.reenqueue``: ``attempts`` grows) and the Sender drains it again with the sequence and
+    epoch it was first stamped with (``ProducerBatch.hasSequence``; apache/kafka 4.0 ``Sender.java``,
+    ``RecordAccumulator.java``).  The retry is where KAFKA-5793 / KIP-360's duplicate handling and the
+    transactional retry rules live, so the gate must reach it in the scenarios that can lose an answer; the witness
+    (a batch in flight on its second or later attempt) makes the explicit search reject a step that calls a
+    first send a retry, or a retry a first send's state (``witness_events_borne_out``): a miscounted attempt would
+    also give a batch one retry more or less than ``retries`` allows.
+    """
+    return Property(
+        name="txn_produce_retried",
+        expectation=Expectation.SOMETIMES,
+        fact="A transactional producer sent a batch again after its request went unanswered.",
+        source="Sender.completeBatch / canRetry, RecordAccumulator.reenqueue (Kafka 4.0); KIP-98, KIP-360",
+        catches="reachability of transactional produce retries",
+        event="resend",
+        witness=_retried_in_flight,
+    )
+
+
 def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
     """The transactions properties for a model with ``config``.
 
@@ -619,6 +649,14 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
             ),
         ]
     )
+    if faults.drop > 0 or faults.request_timeout > 0:
+        # A lost answer makes the client resend: the produce answers must then be judged on retries too (a
+        # duplicate answered with its batch's offset, KAFKA-5793), so the retry is a partner of that judge
+        props = [
+            replace(p, partners=(*p.partners, "txn_produce_retried")) if p.name == "txn_produce_answer_per_kafka" else p
+            for p in props
+        ]
+        props.append(_produce_retried())
     if config.faults.coordinator_failover > 0:
         # A failover leaves the old coordinator's markers in flight (Kafka cannot recall them): marker
         # handling must be judged with one landing after the new coordinator took over, not only without.
