@@ -403,15 +403,21 @@ def _parse_kind(
 _TXN_KEYS = {"retries", "max_producer_epoch"}
 
 
+def _error_names(value: Any, known: tuple[str, ...], key: str, answered_by: str, where: str) -> tuple[str, ...]:
+    """A ``[faults]`` list of error names, each one ``known`` (what Kafka's ``answered_by`` answers), deduplicated."""
+    if not isinstance(value, list) or not value or not all(isinstance(e, str) for e in value):
+        raise ScenarioError(f"{where}: [faults] {key} must be a non-empty list of error names, got {value!r}")
+    unknown = [e for e in value if e not in known]
+    if unknown:
+        raise ScenarioError(f"{where}: [faults] {key}: {unknown[0]!r} is not an error {answered_by} "
+                            f"(known: {', '.join(known)})")
+    return tuple(dict.fromkeys(value))
+
+
 def _append_errors(value: Any, topology: TxnTopology, where: str) -> tuple[str, ...]:
     """``[faults] append_errors``: the ``__transaction_state`` leader's errors an ``append_failure`` may draw."""
-    if not isinstance(value, list) or not value or not all(isinstance(e, str) for e in value):
-        raise ScenarioError(f"{where}: [faults] append_errors must be a non-empty list of error names, got {value!r}")
-    unknown = [e for e in value if e not in APPEND_LEADER_ERRORS]
-    if unknown:
-        raise ScenarioError(f"{where}: [faults] append_errors: {unknown[0]!r} is not an error Kafka's append to "
-                            f"__transaction_state answers (known: {', '.join(APPEND_LEADER_ERRORS)})")
-    errors = tuple(dict.fromkeys(value))
+    errors = _error_names(value, APPEND_LEADER_ERRORS, "append_errors",
+                          "Kafka's append to __transaction_state answers", where)
     if errors != TxnFaultBudget.append_errors and not topology.pending_transitions:
         raise ScenarioError(f"{where}: [faults] append_errors other than NOT_ENOUGH_REPLICAS are modelled with "
                             "[transactions] pending_transitions (the append's callback as a step of its own)")
@@ -420,13 +426,8 @@ def _append_errors(value: Any, topology: TxnTopology, where: str) -> tuple[str, 
 
 def _marker_errors(value: Any, where: str) -> tuple[str, ...]:
     """``[faults] marker_errors``: the data partition leader's errors a ``marker_failure`` may answer a marker with."""
-    if not isinstance(value, list) or not value or not all(isinstance(e, str) for e in value):
-        raise ScenarioError(f"{where}: [faults] marker_errors must be a non-empty list of error names, got {value!r}")
-    unknown = [e for e in value if e not in MARKER_LEADER_ERRORS]
-    if unknown:
-        raise ScenarioError(f"{where}: [faults] marker_errors: {unknown[0]!r} is not an error Kafka's partition leader "
-                            f"answers a failed WriteTxnMarkers append with (known: {', '.join(MARKER_LEADER_ERRORS)})")
-    return tuple(dict.fromkeys(value))
+    return _error_names(value, MARKER_LEADER_ERRORS, "marker_errors",
+                        "Kafka's partition leader answers a failed WriteTxnMarkers append with", where)
 
 
 def _parse_txn_scenario(
