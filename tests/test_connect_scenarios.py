@@ -37,7 +37,7 @@ REAL = {
     "connect_disabled_leader_upgrade": 3672,
     "connect_tv1_zombie_task": 8893,
     "connect_tv1_reconfiguration": 518,
-    "connect_reconfiguration_during_fencing_round": 17157,
+    "connect_reconfiguration_during_fencing_round": 906,
     "connect_connector_deleted_refresh_first": 519,
     "connect_zombie_task_tombstone": 3451,
     "connect_tombstone_two_partitions": 2407,
@@ -57,8 +57,8 @@ CAUGHT = {
         "deleted_connector_tasks_unassigned": 2,
     },
     ("connect_reconfiguration_during_fencing_round", "fencing_round_survives_config_update"): {
-        "healthy_task_never_failed": 15,
-        "task_lifecycle_legal": 15,
+        "healthy_task_never_failed": 16,
+        "task_lifecycle_legal": 16,
     },
     ("connect_send_failure", "records_committed_without_offsets"): {
         "exactly_once_source_delivery": 15,
