@@ -1346,7 +1346,7 @@ VARIANTS: dict[str, Variant] = {
             flags=replace(_REAL, connect_config_update_fails_fencing=False),
             weakened=True,
             breaks=("healthy_task_never_failed",),
-            scenarios=("connect_tv1_reconfiguration",),
+            scenarios=("connect_reconfiguration_during_fencing_round",),
             bug="KIP-618 §Zombie fencing: the tasks of a reconfigured connector join the stale round of the "
             "previous task configs and fail at start-up with 409 CONFLICT, although nothing went wrong",
         ),

@@ -341,3 +341,48 @@ def test_connect_writes_bounded_flags_a_write_loop_and_not_the_scenarios_work() 
         kafka, _ = append_plain(kafka, CONFIG_TOPIC, (cfgt.config_record(cfgt.COMMIT, 0, 0, 2),), m.flags)
     assert not prop.predicate(s._replace(kafka=kafka))
     assert "the config topic holds" in prop.explain(s._replace(kafka=kafka))
+
+
+def _gen2_requests_while_gen1_round(variant: str) -> tuple[ConnectSystem, ConnectState]:
+    """Generation 1's real round (fences task id 0) is active when generation 2's task configs are committed."""
+    m = _model(variant, task_counts=[1, 2, 2], owners=[[0], [0], [1]], records=1)
+    s = m.init_states()[0]
+    s = _run(m, s, ("StartTask", (0, 0)), ("FenceZombies", (0,)), ("WriteTaskCountRecord", (0,)))
+    s = _run(m, s, ("CommitTaskCountRecord", (0,)), ("Reconfigure", (0,)), ("CommitTaskConfigs", (0,)))
+    s = _run(m, s, ("Rebalance", ()))
+    s = _run(m, s, ("InitProducer", (0, 0)), ("StartTask", (0, 0)))
+    step = m.step(s, Action("FenceZombies", (0,)))
+    assert step is not None and "fence_producers" in step.events
+    s = _run(m, step.state, ("Reconfigure", (0,)), ("CommitTaskConfigs", (0,)))
+    s = _run(m, s, ("Rebalance", ()), ("StartTask", (1, 1)))
+    return m, s
+
+
+def test_new_generation_request_starts_a_new_round_after_the_update_failed_the_stale_one() -> None:
+    """onTaskConfigUpdate removed generation 1's round: generation 2's request starts (and passes) its own."""
+    m, s = _gen2_requests_while_gen1_round("kafka")
+    assert s.workers[0].fencing is None
+    step = m.step(s, Action("FenceZombies", (0,)))
+    assert step is not None and "fencing_request_joined_round" not in step.events
+    round_ = step.state.workers[0].fencing
+    assert round_ is not None and round_.generation == 2
+    s = _run(m, step.state, ("WriteTaskCountRecord", (0,)), ("CommitTaskCountRecord", (0,)))
+    inst = s.workers[1].instance(1)
+    assert inst is not None and inst.generation == 2 and inst.phase == TaskPhase.FENCING_DONE
+
+
+def test_new_generation_request_joins_a_round_that_outlived_the_update_and_gets_its_409() -> None:
+    """doFenceZombieSourceTasks joins the active round (addCallback): a stale round answers the new request 409."""
+    m, s = _gen2_requests_while_gen1_round("fencing_round_survives_config_update")
+    stale = s.workers[0].fencing
+    assert stale is not None and stale.generation == 1
+    step = m.step(s, Action("FenceZombies", (0,)))
+    assert step is not None and step.events == ("fencing_request_joined_round",)
+    assert step.state.kafka == s.kafka  # joining fences nothing
+    joined = step.state.workers[0].fencing
+    assert joined is not None and joined.joined == 2
+    assert Action("FenceZombies", (0,)) not in m.actions(step.state)  # nobody left to join
+    step = m.step(step.state, Action("WriteTaskCountRecord", (0,)))
+    assert step is not None and "fencing_409_conflict" in step.events
+    inst = step.state.workers[1].instance(1)
+    assert inst is not None and inst.generation == 2 and inst.phase == TaskPhase.FAILED

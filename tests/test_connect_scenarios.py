@@ -37,6 +37,7 @@ REAL = {
     "connect_disabled_leader_upgrade": 3672,
     "connect_tv1_zombie_task": 8893,
     "connect_tv1_reconfiguration": 518,
+    "connect_reconfiguration_during_fencing_round": 906,
     "connect_connector_deleted_refresh_first": 519,
     "connect_zombie_task_tombstone": 3451,
     "connect_tombstone_two_partitions": 2407,
@@ -54,6 +55,10 @@ PERMITTED = {
 CAUGHT = {
     ("connect_connector_deleted", "deleted_connector_tasks_kept"): {
         "deleted_connector_tasks_unassigned": 2,
+    },
+    ("connect_reconfiguration_during_fencing_round", "fencing_round_survives_config_update"): {
+        "healthy_task_never_failed": 16,
+        "task_lifecycle_legal": 16,
     },
     ("connect_send_failure", "records_committed_without_offsets"): {
         "exactly_once_source_delivery": 15,
@@ -118,6 +123,8 @@ COVERS = {
     # the deposed leader's task-count write fails (fencedFromConfigTopic) under the protocol, and a zombie
     # task's write is refused too
     "connect_zombie_leader": ("config_write_fenced", "task_producer_fenced"),
+    # new task configs committed while a real round (Admin.fenceProducers) awaits its record: the 409
+    "connect_reconfiguration_during_fencing_round": ("fence_producers", "fencing_409_conflict"),
     # the fencing round's shortcut, 409 and failures
     "connect_fencing_round_faults": (
         "fencing_shortcut_1_to_1",

@@ -25,6 +25,10 @@
   task count through the leader's transactional producer.  A task-config update
   read while a round awaits its record fails that round at once with 409
   (:func:`_fail_active_rounds`), so the next fencing request starts a new round.
+  A request that needs a fencing while a started round is active joins it
+  (``activeZombieFencings.get``, ``addCallback``), whatever generation the round
+  read: a round that outlived new task configs answers the new generation's
+  requests with its 409 (``ZombieFencing.joined``).
 * **Task reconfiguration** (:func:`reconfigure`, :func:`commit_task_configs`;
   ``KafkaConfigBackingStore.putTaskConfigs``, Kafka 4.0, apache/kafka 1eb7644): the
   task configs and their commit record are two privileged writes; workers apply a
@@ -242,6 +246,11 @@ def fence_zombies(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     outcome, tasks = (fencing_plan if sys.flags.connect_fence_recorded_task_ids else _fencing_plan_by_count)(snap)
     if outcome == NOTHING_TO_DO:
         return sys._answer_requesters(s, P.FENCING_DONE), (*tick, "fencing_not_needed")
+    if outcome == FENCE and active is not None and active.phase != "unstarted":
+        # activeZombieFencings holds a started round: the request joins it (addCallback) and gets its answer,
+        # whichever task-config generation the round read -- a round of replaced task configs answers 409.
+        round_ = active._replace(joined=max(active.joined, snap.generation))
+        return sys._put(s, w, s.workers[w]._replace(fencing=round_)), (*tick, "fencing_request_joined_round")
     if outcome == FENCE and active is not None:  # the unstarted round: addCallback throws IllegalStateException
         return sys._answer_requesters(s, P.FAILED), ("fencing_joined_unstarted_round",)
     if outcome == FENCE and not snap.exists:  # Worker.fenceZombies(connName, n, null): NullPointerException
@@ -267,6 +276,11 @@ def fail_zombie_fencing(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     return sys._answer_requesters(s, P.FAILED), ("fencing_failed",)
 
 
+def _answered_upto(round_: ZombieFencing) -> int:
+    """The newest task-config generation a failed round answers: its own, or a newer one whose request joined it."""
+    return max(round_.generation, round_.joined)
+
+
 def _task_count_record(sys: ConnectCluster, w: int, round_: ZombieFencing) -> int:
     return cfgt.config_record(cfgt.TASK_COUNT, w, round_.generation, round_.task_count)
 
@@ -286,10 +300,9 @@ def write_task_count_record(sys: ConnectCluster, s: ConnectState, w: int) -> Res
     # connect_fencing_conflict_on_new_generation is off only in the weakened variant fencing_conflict_ignored
     if wk.config_generation != round_.generation and sys.flags.connect_fencing_conflict_on_new_generation:
         s = sys._put(s, w, wk._replace(fencing=None))
-        # a newer generation's requests joined this stale round only where a config update leaves it active (the
-        # weakened variant fencing_round_survives_config_update): then the round's 409 answers them too
-        upto = round_.generation if sys.flags.connect_config_update_fails_fencing else None
-        return sys._answer_requesters(s, P.FAILED, upto), ("fencing_409_conflict",)
+        # the 409 answers the requests that joined the round: a newer generation's only if the round was still
+        # active when the leader served them (it outlived the task-config update, see _fail_active_rounds)
+        return sys._answer_requesters(s, P.FAILED, _answered_upto(round_)), ("fencing_409_conflict",)
     if not sys._txn_leader(w):
         return sys._put(s, w, wk._replace(fencing=round_._replace(phase="sent"))), ("task_count_record_batched",)
     assert wk.config_producer is not None
@@ -395,7 +408,7 @@ def _fail_active_rounds(sys: ConnectCluster, s: ConnectState) -> Result:
     ]
     if not stale:
         return s, ()
-    upto = max(s.workers[w].fencing.generation for w in stale)  # type: ignore[union-attr]
+    upto = max(_answered_upto(s.workers[w].fencing) for w in stale)  # type: ignore[arg-type]
     for w in stale:
         s = sys._put(s, w, s.workers[w]._replace(fencing=None))
     return sys._answer_requesters(s, P.FAILED, upto), ("fencing_409_conflict",)

@@ -104,12 +104,18 @@ class ZombieFencing(NamedTuple):
     ``sent`` (the record is sent in the leader's open transaction, or batched
     by a plain producer, and awaits commit / flush) or ``unstarted`` (a round
     put in ``activeZombieFencings`` whose ``start()`` threw: it is never removed,
-    and every later request that joins it fails).
+    and every later request that joins it fails).  ``joined`` is the newest
+    task-config generation whose fencing request joined the started round
+    (``doFenceZombieSourceTasks`` finds it in ``activeZombieFencings`` and calls
+    ``addCallback``; Kafka 4.0, apache/kafka 1eb7644), -1 if none newer than the
+    round's own did: the round's answer reaches the requests of generations up
+    to ``max(generation, joined)``.
     """
 
     generation: int
     task_count: int
     phase: str = "fenced"
+    joined: int = -1
 
 
 @record

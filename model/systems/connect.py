@@ -65,7 +65,7 @@ from keos.model.connect.records import (
     ConnectState,
     task_tid,
 )
-from keos.model.connect.worker import ConnectWorker, TaskInstance, owned_partitions
+from keos.model.connect.worker import ConnectWorker, TaskInstance, ZombieFencing, owned_partitions
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
 from keos.model.coordinator.transaction import transaction_coordinator as tc
@@ -208,12 +208,26 @@ class ConnectSystem:
     def _requesters(self, s: ConnectState) -> bool:
         return any(t.phase == P.FENCING_REQUESTED for wk in s.workers for t in wk.tasks)
 
+    def _joins_round(self, s: ConnectState, round_: ZombieFencing) -> bool:
+        """Whether a waiting fencing request the started ``round_`` does not answer yet would join it.
+
+        ``DistributedHerder.doFenceZombieSourceTasks`` (Kafka 4.0, apache/kafka 1eb7644): a request for a connector
+        that needs a fencing (pending fencing, a task-count record, not 1 -> 1) joins the round in
+        ``activeZombieFencings`` whatever generation that round read.  Requests of generations the round already
+        answers are not offered again (joining changes nothing for them).
+        """
+        if herder.fencing_plan(self._latest(s))[0] != herder.FENCE:
+            return False
+        upto = max(round_.generation, round_.joined)
+        return any(t.phase == P.FENCING_REQUESTED and t.generation > upto for wk in s.workers for t in wk.tasks)
+
     def _answer_requesters(self, s: ConnectState, phase: str, upto: int | None = None) -> ConnectState:
         """The round's HTTP response reaches every task waiting on it (200: FENCING_DONE; 409/500: FAILED).
 
         A stopping task whose round failed is gone: its start-up threw while the worker awaited its stop.
-        ``upto``: a round of that task-config generation failed with 409 CONFLICT; a task of a newer generation
-        was not waiting on it -- it sent its request to the leader that wrote its task configs
+        ``upto``: a round failed with 409 CONFLICT answers the requests of generations up to its own or the newest
+        that joined it (:attr:`ZombieFencing.joined`); a task of a newer generation that did not join it was not
+        waiting on it -- it sent its request to the leader that wrote its task configs
         (``DistributedHerder.fenceZombieSourceTasks`` forwards to the current leader), whose own round answers it.
         """
         def answered(t: TaskInstance) -> bool:
@@ -294,6 +308,8 @@ class ConnectSystem:
                     elif wk.fencing is not None and not unstarted:
                         kind = "WriteTaskCountRecord" if wk.fencing.phase == "fenced" else "CommitTaskCountRecord"
                         out.append(Action(kind, (w,)))
+                        if wk.member and self._joins_round(state, wk.fencing):
+                            out.append(Action("FenceZombies", (w,)))
                     busy = wk.fencing is not None and wk.fencing.phase == "sent"
                     latest = self._latest(state)
                     g = latest.generation + 1
