@@ -117,7 +117,8 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
     JoinGroup/SyncGroup/Heartbeat response handlers, ``ConsumerCoordinator.OffsetCommitResponseHandler``):
     UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION reset the generation (the first the member id too) and lose
     the partitions; REBALANCE_IN_PROGRESS requests a rejoin (``requestRejoin``), keeping member id,
-    generation and partitions.  Every other error the handlers do not name is raised from ``poll()`` as
+    generation and partitions; COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR (a failed group-metadata
+    append) mark the coordinator unknown and rejoin, keeping them too.  Every other error the handlers do not name is raised from ``poll()`` as
     "Unexpected error in ... response": the consumer is FAILED.  ``rebalance_rejoins=False`` is the
     weakened variant consumer_fails_on_rebalance_in_progress; ``rebalance_keeps_generation=False`` the weakened
     variant rebalance_in_progress_resets_generation (REBALANCE_IN_PROGRESS taken as ILLEGAL_GENERATION);
@@ -128,6 +129,10 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
         return lost._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
         return lost._replace(generation=NO_GENERATION, state=UNJOINED)
+    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        # JoinGroup/SyncGroupResponseHandler: markCoordinatorUnknown and a retriable failure -- joinGroupIfNeeded
+        # rediscovers the coordinator and sends the JoinGroup again with the member id and generation it has
+        return c._replace(state=UNJOINED, coordinator=-1)
     if error == Errors.REBALANCE_IN_PROGRESS and rebalance_rejoins:  # no branch: the other side is a violation
         if not rebalance_keeps_generation:  # no branch: weakened variant rebalance_in_progress_resets_generation
             return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)

@@ -93,8 +93,15 @@ GROUP_ID = "consumerGroupId"
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
-    "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync", "stalled_sync",
+    "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync", "stalled_sync", "group_append_failure",
 )
+#: The errors a group request is answered when the coordinator's write of the group metadata to ``__consumer_offsets``
+#: fails: Kafka 4.0's ``GroupMetadataManager.appendGroupMetadataErrorToResponseError`` (trunk 1eb7644) maps
+#: NOT_ENOUGH_REPLICAS / REQUEST_TIMED_OUT to COORDINATOR_NOT_AVAILABLE and NOT_LEADER_OR_FOLLOWER to NOT_COORDINATOR;
+#: the Scala coordinator before it (``kafka.coordinator.group.GroupMetadataManager.storeGroup``, 2.x-3.9) maps
+#: REQUEST_TIMED_OUT to REBALANCE_IN_PROGRESS -- the JoinGroup answer KAFKA-10870's client took as fatal.  (The record
+#: too large errors map to UNKNOWN_SERVER_ERROR, fatal to the client by design: no transient fault, not modelled.)
+APPEND_ERRORS = (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REBALANCE_IN_PROGRESS)
 #: A fault kind's slot in ``faults_used`` (``_fault_allowed`` runs for every kind in every state).
 _GROUP_FAULT_INDEX = {kind: k for k, kind in enumerate(GROUP_FAULT_KINDS)}
 
@@ -125,6 +132,9 @@ class GroupsTopology:
     #: future completed -- the split where KAFKA-14196 lived (partitions fetched while that commit is in flight);
     #: off, onJoinPrepare commits synchronously inside the JoinGroup step
     async_join_prepare: bool = False
+    #: the errors a failed group-metadata append may answer (fault ``group_append_failure``), comma-separated, a subset
+    #: of ``APPEND_ERRORS``: Kafka 4.0's coordinator answers the first two, a 2.x-3.9 one REBALANCE_IN_PROGRESS too
+    append_errors: str = "COORDINATOR_NOT_AVAILABLE,NOT_COORDINATOR,REBALANCE_IN_PROGRESS"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -150,6 +160,7 @@ class GroupsFaultBudget:
     moved_coordinator_commit: int = 0
     commit_before_sync: int = 0
     stalled_sync: int = 0
+    group_append_failure: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -235,6 +246,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "EarlyCommit": ("consumer",),
     "StallSync": ("consumer",),
     "ExpirePendingSync": (),
+    "GroupAppendFails": ("consumer", "error"),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -253,6 +265,7 @@ FAULT_OF_ACTION = {
     "MovedCoordinatorCommit": "moved_coordinator_commit",
     "EarlyCommit": "commit_before_sync",
     "StallSync": "stalled_sync",
+    "GroupAppendFails": "group_append_failure",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -348,6 +361,10 @@ class GroupSystem:
         self.instances = instance_ids(self.topo)
         #: JoinGroup v4+ (KIP-394): a new dynamic member's first JoinGroup is answered MEMBER_ID_REQUIRED
         self._requires_member_id = self.topo.join_group_version >= 4
+        self._append_errors = tuple(e.strip() for e in self.topo.append_errors.split(",") if e.strip())
+        unknown = [e for e in self._append_errors if e not in APPEND_ERRORS]
+        if unknown:  # input: a scenario's [groups] append_errors
+            raise ModelError(f"groups: append_errors: {', '.join(unknown)} is not one of {', '.join(APPEND_ERRORS)}")
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -571,6 +588,8 @@ class GroupSystem:
                 out.append(Action("JoinPrepare", (i,)))
             elif c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
+                if self._fault_allowed(s, "group_append_failure") and self._replaces_in_stable(s, i):
+                    out.extend(Action("GroupAppendFails", (i, e)) for e in self._append_errors)
                 new_dynamic = self._requires_member_id and not c.member_id and not self.instances[i]
                 if new_dynamic and self._fault_allowed(s, "lost_member_id"):
                     out.append(Action("LoseMemberIdResponse", (i,)))
@@ -584,6 +603,8 @@ class GroupSystem:
                 out.append(Action("SyncGroup", (i,)))
                 if answer.error == Errors.NONE and self._fault_allowed(s, "late_sync_response"):
                     out.append(Action("DelaySyncResponse", (i,)))
+                if self._appends(s, i, answer.error) and self._fault_allowed(s, "group_append_failure"):
+                    out.extend(Action("GroupAppendFails", (i, e)) for e in self._append_errors)
             lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None and c.held_sync[1] < 0
             if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
                 out.append(Action("LoseJoinResponse", (i,)))
@@ -644,6 +665,24 @@ class GroupSystem:
         if self._fault_allowed(s, "late_commit"):
             out.extend(Action("LateCommit", (i,)) for i, c in enumerate(s.consumers) if self._stale_commit(s, c))
         return out
+
+    @staticmethod
+    def _appends(s: GroupState, i: int, error: str) -> bool:
+        """Consumer ``i``'s SyncGroup (answered ``error`` by the member checks) makes the coordinator write the group
+        metadata: the leader's, in CompletingRebalance, with the assignment (``classicGroupSyncToCompletingRebalance``
+        -> ``newGroupMetadataRecord``, Kafka 4.0, trunk 1eb7644)."""
+        c, g = s.consumers[i], s.group
+        return error == Errors.NONE and g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader
+
+    def _replaces_in_stable(self, s: GroupState, i: int) -> bool:
+        """Consumer ``i``'s JoinGroup is a static member's new process replacing the old one in a Stable group whose
+        selected protocol it does not change: the coordinator persists the new member id at once
+        (``updateStaticMemberThenRebalanceOrCompleteJoin``, Kafka 4.0, trunk 1eb7644) -- the only JoinGroup whose
+        answer waits for a write of the group metadata."""
+        c, g = s.consumers[i], s.group
+        if c.member_id or not self.instances[i] or g.state != cg.STABLE or g.static_member(self.instances[i]) is None:
+            return False
+        return self._join(s, i)[0].group.state == cg.STABLE
 
     def _commit_due(self, s: GroupState, c: Consumer) -> bool:
         """``c`` sends an OffsetCommit now: a Stable member's commit of its positions (Commit), or -- asked to rejoin
@@ -929,6 +968,8 @@ class GroupSystem:
                                              self.flags.offset_commit_stale_generation_check, self._fenced_by(i)), ()
         if action.kind == "MovedCoordinatorCommit":  # no mutate: ghost observer (the judge's input)
             return Errors.NOT_COORDINATOR, ()
+        if action.kind == "GroupAppendFails":  # no mutate: ghost observer (the judge's input)
+            return action.args[1], ()
         if action.kind == "LateCommit":
             i = action.args[0]
             member, generation, _ = s.consumers[i].sent
@@ -985,12 +1026,17 @@ class GroupSystem:
             ok = new.state == cc.UNJOINED and ident == (old.member_id, cc.NO_GENERATION) and not new.owned
         elif error == Errors.REBALANCE_IN_PROGRESS:
             ok = new.state == cc.UNJOINED and (*ident, new.owned) == (old.member_id, old.generation, old.owned)
-        else:  # unreachable: the group answers only member checks here (no coordinator errors modelled)
+        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            # JoinGroup/SyncGroupResponseHandler: markCoordinatorUnknown, a retriable failure -- joinGroupIfNeeded
+            # sends the JoinGroup again with the member id and generation the consumer has (KAFKA-13214)
+            ok = new.state == cc.UNJOINED and new.coordinator < 0 and (*ident, new.owned) == (
+                old.member_id, old.generation, old.owned)
+        else:  # unreachable: no modelled answer is an error the handlers do not name
             ok = new.state == cc.FAILED
         if ok:  # no branch: ghost observer of a violation (consumers_react_as_kafka)
             return after
-        note = (f"{action.kind}({old.member_id}, generation {old.generation}) answered {error}: the consumer is "
-                f"{new.state} as {new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
+        note = (f"{action.kind}({old.member_id or '-'}, generation {old.generation}) answered {error}: the consumer "
+                f"is {new.state} as {new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
         return after._replace(ghost=after.ghost._replace(misreacted=(*after.ghost.misreacted, note)))
 
     def _join_answer(  # no mutate: the judge's input (consumers_react_as_kafka), not a rule
@@ -1552,6 +1598,27 @@ class GroupSystem:
             after = cc.lose_partitions(after)
         return self._put(s, i, after), tuple(out)
 
+    def _group_append_fails(self, s: GroupState, i: int, error: str) -> Result:
+        """Fault: the coordinator's write of the group metadata to ``__consumer_offsets`` that consumer ``i``'s request
+        waits for fails, and the request is answered ``error`` (:data:`APPEND_ERRORS`).  Kafka 4.0 (trunk 1eb7644,
+        ``GroupMetadataManager``): the leader's SyncGroup in CompletingRebalance --
+        ``resetAndPropagateAssignmentWithError`` then ``maybePrepareRebalanceOrCompleteJoin`` (:func:`cg.fail_assignment_append`): the group rebalances, a
+        follower's SyncGroup is then answered REBALANCE_IN_PROGRESS (in Kafka a follower parked before the leader's
+        SyncGroup gets ``error`` too; the model steps followers after the leader); a static member's new process
+        replacing the old one in Stable -- the replacement is reverted (``replaceStaticMember`` back to the old member
+        id) and the JoinGroup answered ``error`` with no member id.  The client (``AbstractCoordinator``'s
+        JoinGroup/SyncGroupResponseHandler, Kafka 4.0): COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR mark the coordinator
+        unknown, REBALANCE_IN_PROGRESS (named in the JoinGroup handler since KAFKA-10870, PR #9792, Kafka 2.8) is
+        retried; all three keep member id, generation and partitions and send the JoinGroup again."""
+        c = s.consumers[i]._replace(stalled=False)
+        rejoins, keeps, loses = self._rebalance_reaction()
+        if c.state == cc.AWAITING_SYNC:
+            group = cg.fail_assignment_append(s.group)
+            c = cc.on_error(c, error, rejoins, keeps and self.flags.sync_rebalance_keeps_generation, loses)
+            return self._put(s._replace(group=group), i, c), ("append:assignment_failed", f"sync:{error}")
+        c = cc.on_error(c, error, rejoins and self.flags.join_rebalance_in_progress_retried)
+        return self._put(s, i, c), ("append:failed", f"join:{error}", "static:replacement_reverted")
+
     def _stall_sync(self, s: GroupState, i: int) -> Result:
         """Fault (a hostile timing): consumer ``i`` got its JoinGroup answer but its SyncGroup is held up past
         ``rebalance.timeout.ms`` -- a leader whose assignor blocks, an application thread stuck before the SyncGroup
@@ -1630,7 +1697,7 @@ class GroupSystem:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, GROUP_ACTION_ARGS).args
         for n, v in zip(GROUP_ACTION_ARGS[data["kind"]], values):
-            ok = isinstance(v, str) if n == "member" else (type(v) is int and v >= 0)
+            ok = isinstance(v, str) if n in ("member", "error") else (type(v) is int and v >= 0)
             if not ok:
                 raise ModelError(f"action {data['kind']}: bad {n} {v!r}")
         return Action(data["kind"], values)
@@ -1692,6 +1759,7 @@ GroupSystem._HANDLERS.update(
         "MovedCoordinatorCommit": GroupSystem._moved_coordinator_commit,
         "EarlyCommit": GroupSystem._early_commit,
         "StallSync": GroupSystem._stall_sync,
+        "GroupAppendFails": GroupSystem._group_append_fails,
         "ExpirePendingSync": GroupSystem._expire_pending_sync,
     }
 )
