@@ -118,7 +118,8 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
     UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION reset the generation (the first the member id too) and lose
     the partitions; REBALANCE_IN_PROGRESS requests a rejoin (``requestRejoin``), keeping member id,
     generation and partitions; COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR (a failed group-metadata
-    append) mark the coordinator unknown and rejoin, keeping them too.  Every other error the handlers do not name is raised from ``poll()`` as
+    append) mark the coordinator unknown and rejoin, keeping them too.  Every other error the handlers do not
+    name is raised from ``poll()`` as
     "Unexpected error in ... response": the consumer is FAILED.  ``rebalance_rejoins=False`` is the
     weakened variant consumer_fails_on_rebalance_in_progress; ``rebalance_keeps_generation=False`` the weakened
     variant rebalance_in_progress_resets_generation (REBALANCE_IN_PROGRESS taken as ILLEGAL_GENERATION);

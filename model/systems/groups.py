@@ -1602,7 +1602,8 @@ class GroupSystem:
         """Fault: the coordinator's write of the group metadata to ``__consumer_offsets`` that consumer ``i``'s request
         waits for fails, and the request is answered ``error`` (:data:`APPEND_ERRORS`).  Kafka 4.0 (trunk 1eb7644,
         ``GroupMetadataManager``): the leader's SyncGroup in CompletingRebalance --
-        ``resetAndPropagateAssignmentWithError`` then ``maybePrepareRebalanceOrCompleteJoin`` (:func:`cg.fail_assignment_append`): the group rebalances, a
+        ``resetAndPropagateAssignmentWithError`` then ``maybePrepareRebalanceOrCompleteJoin``
+        (:func:`cg.fail_assignment_append`): the group rebalances, a
         follower's SyncGroup is then answered REBALANCE_IN_PROGRESS (in Kafka a follower parked before the leader's
         SyncGroup gets ``error`` too; the model steps followers after the leader); a static member's new process
         replacing the old one in Stable -- the replacement is reverted (``replaceStaticMember`` back to the old member

@@ -429,7 +429,8 @@ def sync_group(group: ClassicGroup, member_id: str, generation: int,
 
 def fail_assignment_append(group: ClassicGroup) -> ClassicGroup:
     """The write of the leader's assignment (``newGroupMetadataRecord``) failed:
-    ``resetAndPropagateAssignmentWithError`` clears every member's assignment and ``maybePrepareRebalanceOrCompleteJoin`` starts the next rebalance
+    ``resetAndPropagateAssignmentWithError`` clears every member's assignment and
+    ``maybePrepareRebalanceOrCompleteJoin`` starts the next rebalance
     (``GroupMetadataManager.classicGroupSyncToCompletingRebalance``'s append callback, Kafka 4.0, trunk 1eb7644; the
     Scala ``GroupCoordinator.doSyncGroup``'s ``storeGroup`` callback, 2.x-3.9).  Nothing is appended to the log."""
     members = [m._replace(assignment=()) for m in group.members]
