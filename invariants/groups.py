@@ -232,7 +232,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             name="healthy_consumer_never_failed",
             expectation=Expectation.ALWAYS,
             fact="No consumer's poll() fails: the group requests of these runs answer only UNKNOWN_MEMBER_ID, "
-            "ILLEGAL_GENERATION and REBALANCE_IN_PROGRESS, from which a member recovers by rejoining; any other "
+            "ILLEGAL_GENERATION and REBALANCE_IN_PROGRESS, from which a member recovers by rejoining, and (a failed "
+            "group-metadata write) COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR, retried after FindCoordinator; any "
+            "other "
             "error is unexpected and ends the application's loop -- but FENCED_INSTANCE_ID, fatal by design, to a "
             "process whose group.instance.id a newer process took over (KIP-345).",
             source="AbstractCoordinator JoinGroup/SyncGroup/Heartbeat response handlers, ConsumerCoordinator."

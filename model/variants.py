@@ -2311,7 +2311,7 @@ VARIANTS: dict[str, Variant] = {
             "member's new process whose replacement the coordinator failed to write (a replication timeout) fails.",
             flags=replace(_REAL, join_rebalance_in_progress_retried=False),
             weakened=True,
-            breaks=("healthy_consumer_never_failed",),
+            breaks=("consumers_react_as_kafka",),
             scenarios=("groups_append_failure",),
             bug="KAFKA-10870 (e3ce4a6e11d, PR #9792, Kafka 2.8; AbstractCoordinator.JoinGroupResponseHandler): the "
             "Scala GroupMetadataManager.storeGroup answers a timed-out group-metadata write REBALANCE_IN_PROGRESS, "
