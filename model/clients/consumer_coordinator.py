@@ -46,6 +46,7 @@ __all__ = [
     "on_commit_response",
     "on_error",
     "on_heartbeat_response",
+    "on_join_response_error",
     "sync_group",
 ]
 
@@ -139,6 +140,19 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
             return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
         return c._replace(state=UNJOINED)
     return c._replace(state=FAILED)
+
+
+def on_join_response_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
+                           rebalance_retried: bool = True) -> Consumer:
+    """``AbstractCoordinator.JoinGroupResponseHandler``'s error cases (Kafka 4.0, trunk 1eb7644; :func:`on_error`):
+    UNKNOWN_MEMBER_ID resets the member id, COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR mark the coordinator unknown,
+    REBALANCE_IN_PROGRESS -- a 2.x-3.9 coordinator's answer when its write of the group metadata timed out -- is
+    retried (named since KAFKA-10870, PR #9792, Kafka 2.8), FENCED_INSTANCE_ID is fatal.  ``rebalance_retried=False``
+    is the weakened variant join_rebalance_in_progress_fatal (KAFKA-10870: "Unexpected error in join group
+    response")."""
+    if error == Errors.REBALANCE_IN_PROGRESS and not rebalance_retried:  # no branch: weakened variant only
+        return c._replace(state=FAILED)
+    return on_error(c, error, rebalance_rejoins)
 
 
 def on_heartbeat_response(c: Consumer, error: str, sent: tuple[str, int], rebalance_rejoins: bool = True,
@@ -241,7 +255,8 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
         c = c._replace(member_id=res.member_id, generation=NO_GENERATION, state=UNJOINED)
         return JoinOutcome(res.group, c, "join:MEMBER_ID_REQUIRED", res.error, res.member_id)
     if res.error != Errors.NONE:
-        return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
+        return JoinOutcome(res.group, on_join_response_error(c, res.error, rebalance_rejoins), f"join:{res.error}",
+                           res.error)
     if res.immediate:
         c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
         return JoinOutcome(res.group, c, "join:current_generation", member_id=res.member_id)

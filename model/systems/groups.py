@@ -1352,10 +1352,14 @@ class GroupSystem:
         if res.error != Errors.NONE:
             # SyncGroupResponseHandler: REBALANCE_IN_PROGRESS is requestRejoin (KAFKA-14016); the weakened variant
             # sync_rebalance_in_progress_resets_generation resets the generation instead
-            rejoins, keeps, loses = self._rebalance_reaction()
-            c = cc.on_error(c, res.error, rejoins, keeps and self.flags.sync_rebalance_keeps_generation, loses)
-            return self._put(s, i, c), (f"error:{res.error}", f"sync:{res.error}")
+            return self._put(s, i, self._sync_error_reaction(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
         return self._adopt(s, i, c, res.assignment)
+
+    def _sync_error_reaction(self, c: Consumer, error: str) -> Consumer:
+        """``SyncGroupResponseHandler`` on an error (:func:`cc.on_error`): REBALANCE_IN_PROGRESS is requestRejoin
+        (KAFKA-14016); the weakened variant sync_rebalance_in_progress_resets_generation resets the generation."""
+        rejoins, keeps, loses = self._rebalance_reaction()
+        return cc.on_error(c, error, rejoins, keeps and self.flags.sync_rebalance_keeps_generation, loses)
 
     def _delay_sync_response(self, s: GroupState, i: int) -> Result:
         """Fault: the coordinator takes consumer ``i``'s SyncGroup (the leader's assignment is stored, the group is
@@ -1612,12 +1616,12 @@ class GroupSystem:
         unknown, REBALANCE_IN_PROGRESS (named in the JoinGroup handler since KAFKA-10870, PR #9792, Kafka 2.8) is
         retried; all three keep member id, generation and partitions and send the JoinGroup again."""
         c = s.consumers[i]._replace(stalled=False)
-        rejoins, keeps, loses = self._rebalance_reaction()
         if c.state == cc.AWAITING_SYNC:
             group = cg.fail_assignment_append(s.group)
-            c = cc.on_error(c, error, rejoins, keeps and self.flags.sync_rebalance_keeps_generation, loses)
+            c = self._sync_error_reaction(c, error)
             return self._put(s._replace(group=group), i, c), ("append:assignment_failed", f"sync:{error}")
-        c = cc.on_error(c, error, rejoins and self.flags.join_rebalance_in_progress_retried)
+        c = cc.on_join_response_error(c, error, self.flags.rebalance_in_progress_rejoins,
+                                      self.flags.join_rebalance_in_progress_retried)
         return self._put(s, i, c), ("append:failed", f"join:{error}", "static:replacement_reverted")
 
     def _stall_sync(self, s: GroupState, i: int) -> Result:
