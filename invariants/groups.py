@@ -666,6 +666,11 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("assignment_append_failed", "the write of the leader's assignment to "
                                      "__consumer_offsets fails: the leader's SyncGroup is answered a retriable error "
                                      "and the group rebalances.", "append:assignment_failed"))
+        if topo.records:
+            failed.append("offset_commit_append_failed")
+            props.append(sometimes_event("offset_commit_append_failed", "the append of a member's OffsetCommit "
+                                         "fails: it is answered a coordinator error and nothing is committed.",
+                                         "append:offsets_failed"))
         ids = instance_ids(topo)
         if any(x and ids.count(x) > 1 for x in ids):
             failed.append("static_replacement_append_failed")

@@ -285,7 +285,7 @@ REAL = {
     "groups_cooperative_coordinator_moved": 8689,
     "groups_stalled_sync": 1107,
     "groups_static_timeout_late_commit": 198,
-    "groups_append_failure": 3486,
+    "groups_append_failure": 3796,
 }
 
 

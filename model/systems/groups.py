@@ -247,6 +247,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "StallSync": ("consumer",),
     "ExpirePendingSync": (),
     "GroupAppendFails": ("consumer", "error"),
+    "CommitAppendFails": ("consumer", "error"),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -266,6 +267,7 @@ FAULT_OF_ACTION = {
     "EarlyCommit": "commit_before_sync",
     "StallSync": "stalled_sync",
     "GroupAppendFails": "group_append_failure",
+    "CommitAppendFails": "group_append_failure",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -365,6 +367,10 @@ class GroupSystem:
         unknown = [e for e in self._append_errors if e not in APPEND_ERRORS]
         if unknown:  # input: a scenario's [groups] append_errors
             raise ModelError(f"groups: append_errors: {', '.join(unknown)} is not one of {', '.join(APPEND_ERRORS)}")
+        #: an OffsetCommit whose append fails: ``CoordinatorOperationExceptionHelper.handleOperationException`` (Kafka
+        #: 4.0) and the Scala ``GroupMetadataManager.storeOffsets`` both answer the coordinator errors, never
+        #: REBALANCE_IN_PROGRESS
+        self._commit_append_errors = tuple(e for e in self._append_errors if e != Errors.REBALANCE_IN_PROGRESS)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -623,6 +629,8 @@ class GroupSystem:
                         out.append(Action("Poll", (i, p)))
                 if self._talks(s, c) and self._may_commit(c) and c.uncommitted():
                     out.append(Action("Commit", (i,)))
+                    if self._fault_allowed(s, "group_append_failure") and self._commit_appends(s, i):
+                        out.extend(Action("CommitAppendFails", (i, e)) for e in self._commit_append_errors)
             if self._commit_due(s, c) and self._fault_allowed(s, "moved_coordinator_commit"):
                 out.append(Action("MovedCoordinatorCommit", (i,)))
             early = c.state == cc.AWAITING_SYNC and self._talks(s, c) and c.uncommitted()
@@ -673,6 +681,13 @@ class GroupSystem:
         -> ``newGroupMetadataRecord``, Kafka 4.0, trunk 1eb7644)."""
         c, g = s.consumers[i], s.group
         return error == Errors.NONE and g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader
+
+    def _commit_appends(self, s: GroupState, i: int) -> bool:
+        """Consumer ``i``'s OffsetCommit passes the member checks, so the coordinator appends its offsets."""
+        c = s.consumers[i]
+        return cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
+                                         self.flags.offset_commit_stale_generation_check,
+                                         self._fenced_by(i)) == Errors.NONE
 
     def _replaces_in_stable(self, s: GroupState, i: int) -> bool:
         """Consumer ``i``'s JoinGroup is a static member's new process replacing the old one in a Stable group whose
@@ -968,7 +983,7 @@ class GroupSystem:
                                              self.flags.offset_commit_stale_generation_check, self._fenced_by(i)), ()
         if action.kind == "MovedCoordinatorCommit":  # no mutate: ghost observer (the judge's input)
             return Errors.NOT_COORDINATOR, ()
-        if action.kind == "GroupAppendFails":  # no mutate: ghost observer (the judge's input)
+        if action.kind in ("GroupAppendFails", "CommitAppendFails"):  # no mutate: ghost observer (the judge's input)
             return action.args[1], ()
         if action.kind == "LateCommit":
             i = action.args[0]
@@ -1009,7 +1024,7 @@ class GroupSystem:
             moved_on = sent != (old.member_id, old.generation)
             ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
                 moved_on and (error == Errors.FENCED_INSTANCE_ID or (fencing and old.state == cc.JOINING)))
-        if action.kind in ("Commit", "EarlyCommit", "MovedCoordinatorCommit"):
+        if action.kind in ("Commit", "EarlyCommit", "MovedCoordinatorCommit", "CommitAppendFails"):
             ok = _commit_reaction_ok(old, new, error)
         elif action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
             # SyncGroupResponseHandler: a generation reset (or a state left) meanwhile fails the rebalance; rejoin
@@ -1624,6 +1639,18 @@ class GroupSystem:
                                       self.flags.join_rebalance_in_progress_retried)
         return self._put(s, i, c), ("append:failed", f"join:{error}", "static:replacement_reverted")
 
+    def _commit_append_fails(self, s: GroupState, i: int, error: str) -> Result:
+        """Fault: consumer ``i``'s OffsetCommit passes the member checks but the append of its offsets to
+        ``__consumer_offsets`` fails (Kafka 4.0: the ``commit-offset`` write of
+        ``GroupCoordinatorService.commitOffsets`` fails, the runtime reverts the offsets it had written into the timeline, and
+        ``CoordinatorOperationExceptionHelper.handleOperationException`` answers NOT_ENOUGH_REPLICAS / REQUEST_TIMED_OUT
+        COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER NOT_COORDINATOR).  Nothing is committed or cached; the
+        consumer's ``OffsetCommitResponseHandler`` marks the coordinator unknown and keeps its member id, generation,
+        partitions and positions -- the positions stay uncommitted and are committed again."""
+        c = s.consumers[i]
+        return self._put(s, i, self._commit_reaction(c, error, (c.member_id, c.generation))), (
+            "append:offsets_failed", f"commit:{error}")
+
     def _stall_sync(self, s: GroupState, i: int) -> Result:
         """Fault (a hostile timing): consumer ``i`` got its JoinGroup answer but its SyncGroup is held up past
         ``rebalance.timeout.ms`` -- a leader whose assignor blocks, an application thread stuck before the SyncGroup
@@ -1765,6 +1792,7 @@ GroupSystem._HANDLERS.update(
         "EarlyCommit": GroupSystem._early_commit,
         "StallSync": GroupSystem._stall_sync,
         "GroupAppendFails": GroupSystem._group_append_fails,
+        "CommitAppendFails": GroupSystem._commit_append_fails,
         "ExpirePendingSync": GroupSystem._expire_pending_sync,
     }
 )
