@@ -1642,11 +1642,11 @@ class GroupSystem:
     def _commit_append_fails(self, s: GroupState, i: int, error: str) -> Result:
         """Fault: consumer ``i``'s OffsetCommit passes the member checks but the append of its offsets to
         ``__consumer_offsets`` fails (Kafka 4.0: the ``commit-offset`` write of
-        ``GroupCoordinatorService.commitOffsets`` fails, the runtime reverts the offsets it had written into the timeline, and
-        ``CoordinatorOperationExceptionHelper.handleOperationException`` answers NOT_ENOUGH_REPLICAS / REQUEST_TIMED_OUT
-        COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER NOT_COORDINATOR).  Nothing is committed or cached; the
-        consumer's ``OffsetCommitResponseHandler`` marks the coordinator unknown and keeps its member id, generation,
-        partitions and positions -- the positions stay uncommitted and are committed again."""
+        ``GroupCoordinatorService.commitOffsets`` fails, the runtime reverts the offsets it had written into the
+        timeline, and ``CoordinatorOperationExceptionHelper.handleOperationException`` answers NOT_ENOUGH_REPLICAS /
+        REQUEST_TIMED_OUT COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER NOT_COORDINATOR). Nothing is committed or
+        cached; the consumer's ``OffsetCommitResponseHandler`` marks the coordinator unknown and keeps its member id,
+        generation, partitions and positions -- the positions stay uncommitted and are committed again."""
         c = s.consumers[i]
         return self._put(s, i, self._commit_reaction(c, error, (c.member_id, c.generation))), (
             "append:offsets_failed", f"commit:{error}")
