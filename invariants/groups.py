@@ -232,7 +232,9 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             name="healthy_consumer_never_failed",
             expectation=Expectation.ALWAYS,
             fact="No consumer's poll() fails: the group requests of these runs answer only UNKNOWN_MEMBER_ID, "
-            "ILLEGAL_GENERATION and REBALANCE_IN_PROGRESS, from which a member recovers by rejoining; any other "
+            "ILLEGAL_GENERATION and REBALANCE_IN_PROGRESS, from which a member recovers by rejoining, and (a failed "
+            "group-metadata write) COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR, retried after FindCoordinator; any "
+            "other "
             "error is unexpected and ends the application's loop -- but FENCED_INSTANCE_ID, fatal by design, to a "
             "process whose group.instance.id a newer process took over (KIP-345).",
             source="AbstractCoordinator JoinGroup/SyncGroup/Heartbeat response handlers, ConsumerCoordinator."
@@ -655,6 +657,28 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "group rebalances (KAFKA-12890).", "sync:pending_expired"))
         props = [replace(p, partners=(*p.partners, "pending_sync_expired"))
                  if p.name in ("rebalance_completes", "healthy_member_never_removed") else p for p in props]
+    if faults.group_append_failure:
+        # the coordinator's write of the group metadata fails (KAFKA-10870's class): the request waiting for it is
+        # answered a retriable error the consumer must survive -- the leader's SyncGroup, and where a static member has
+        # two processes the new one's replacement in Stable; without the step healthy_consumer_never_failed and
+        # consumers_react_as_kafka never judge those answers
+        failed = ["assignment_append_failed"]
+        props.append(sometimes_event("assignment_append_failed", "the write of the leader's assignment to "
+                                     "__consumer_offsets fails: the leader's SyncGroup is answered a retriable error "
+                                     "and the group rebalances.", "append:assignment_failed"))
+        if topo.records:
+            failed.append("offset_commit_append_failed")
+            props.append(sometimes_event("offset_commit_append_failed", "the append of a member's OffsetCommit "
+                                         "fails: it is answered a coordinator error and nothing is committed.",
+                                         "append:offsets_failed"))
+        ids = instance_ids(topo)
+        if any(x and ids.count(x) > 1 for x in ids):
+            failed.append("static_replacement_append_failed")
+            props.append(sometimes_event("static_replacement_append_failed", "the write of a static member's "
+                                         "replacement in Stable fails: it is reverted and the new process's JoinGroup "
+                                         "is answered a retriable error.", "static:replacement_reverted"))
+        props = [replace(p, partners=(*p.partners, *failed))
+                 if p.name in ("healthy_consumer_never_failed", "consumers_react_as_kafka") else p for p in props]
     if faults.moved_coordinator_commit and topo.records:
         # the coordinator moves while an OffsetCommit is in flight: onJoinPrepare's auto-commit must be retried (a
         # retriable error revokes nothing), else revoked_partitions_committed never judges the retry rule

@@ -634,6 +634,10 @@ class ProtocolFlags:
         rebalance_timeout_keeps_static: that completion keeps the static members (KIP-345) that did not rejoin
             (``notYetRejoinedMembers`` filtered on ``!isStaticMember()``); without it they are removed like dynamic
             ones.
+        join_rebalance_in_progress_retried: a consumer whose JoinGroup is answered REBALANCE_IN_PROGRESS -- a 2.x-3.9
+            coordinator's answer when its write of the group metadata times out (``GroupMetadataManager.storeGroup``)
+            -- retries it (``AbstractCoordinator.JoinGroupResponseHandler``, KAFKA-10870, Kafka 2.8); without it the
+            error is unexpected and raised from ``poll()``.
         pending_sync_expires: ``rebalance.timeout.ms`` after the join barrier lifted, the members whose SyncGroup has
             not arrived are removed and the group rebalances (``expirePendingSync``, KAFKA-12890, Kafka 3.0); without
             it a member that heartbeats but never syncs holds the group in CompletingRebalance for ever.
@@ -781,6 +785,7 @@ class ProtocolFlags:
     rebalance_timeout_answers_new_group: bool = True
     rebalance_timeout_keeps_static: bool = True
     pending_sync_expires: bool = True
+    join_rebalance_in_progress_retried: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
     expiry_deletes_group: bool = True
@@ -2299,6 +2304,18 @@ VARIANTS: dict[str, Variant] = {
             bug="completeClassicGroupJoin without the isStaticMember filter: KIP-345's promise broken -- a static "
             "member whose process is merely slow to rejoin (within its session timeout) loses its membership and "
             "its assignment, and its return is a new member and another rebalance",
+        ),
+        Variant(
+            name="join_rebalance_in_progress_fatal",
+            description="The consumer's JoinGroup response handler does not name REBALANCE_IN_PROGRESS: a static "
+            "member's new process whose replacement the coordinator failed to write (a replication timeout) fails.",
+            flags=replace(_REAL, join_rebalance_in_progress_retried=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_append_failure",),
+            bug="KAFKA-10870 (e3ce4a6e11d, PR #9792, Kafka 2.8; AbstractCoordinator.JoinGroupResponseHandler): the "
+            "Scala GroupMetadataManager.storeGroup answers a timed-out group-metadata write REBALANCE_IN_PROGRESS, "
+            "and the client raised it from poll() as 'Unexpected error in join group response'",
         ),
         Variant(
             name="no_pending_sync_expiry",

@@ -216,6 +216,7 @@ BAD_SCENARIOS: dict[str, str] = {
     "connect boundary": "name = 'x'\nmodel = 'connect'\n[connect]\ntransaction_boundary = 'never'\n",
     "connect owners": "name = 'x'\nmodel = 'connect'\n[connect]\ntask_counts = [1]\nowners = [[3]]\n",
     "connect fault unknown": "name = 'x'\nmodel = 'connect'\n[faults]\ndrop = 1\n",
+    "groups append error unknown": "name = 'x'\nmodel = 'groups'\n[groups]\nappend_errors = 'UNKNOWN_SERVER_ERROR'\n",
     "TOML syntax": "name = 'x\n",
     "TOML duplicate key": "name = 'x'\nname = 'y'\n",
     "empty file": "",

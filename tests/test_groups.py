@@ -285,6 +285,7 @@ REAL = {
     "groups_cooperative_coordinator_moved": 8689,
     "groups_stalled_sync": 1107,
     "groups_static_timeout_late_commit": 198,
+    "groups_append_failure": 3796,
 }
 
 
@@ -326,6 +327,8 @@ CAUGHT = {
         "coordinator_move_keeps_member": 6, "rebalance_completes": 16},
     # a member that heartbeats but never syncs: without the pending-sync timer the group is stuck (KAFKA-12890)
     ("groups_stalled_sync", "no_pending_sync_expiry"): {"rebalance_completes": 4},
+    # a failed group-metadata write answered REBALANCE_IN_PROGRESS to a static replacement's JoinGroup (KAFKA-10870)
+    ("groups_append_failure", "join_rebalance_in_progress_fatal"): {"consumers_react_as_kafka": 7},
 }
 
 

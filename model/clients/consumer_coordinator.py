@@ -46,6 +46,7 @@ __all__ = [
     "on_commit_response",
     "on_error",
     "on_heartbeat_response",
+    "on_join_response_error",
     "sync_group",
 ]
 
@@ -117,7 +118,9 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
     JoinGroup/SyncGroup/Heartbeat response handlers, ``ConsumerCoordinator.OffsetCommitResponseHandler``):
     UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION reset the generation (the first the member id too) and lose
     the partitions; REBALANCE_IN_PROGRESS requests a rejoin (``requestRejoin``), keeping member id,
-    generation and partitions.  Every other error the handlers do not name is raised from ``poll()`` as
+    generation and partitions; COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR (a failed group-metadata
+    append) mark the coordinator unknown and rejoin, keeping them too.  Every other error the handlers do not
+    name is raised from ``poll()`` as
     "Unexpected error in ... response": the consumer is FAILED.  ``rebalance_rejoins=False`` is the
     weakened variant consumer_fails_on_rebalance_in_progress; ``rebalance_keeps_generation=False`` the weakened
     variant rebalance_in_progress_resets_generation (REBALANCE_IN_PROGRESS taken as ILLEGAL_GENERATION);
@@ -128,11 +131,28 @@ def on_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
         return lost._replace(member_id="", generation=NO_GENERATION, state=UNJOINED)
     if error == Errors.ILLEGAL_GENERATION:
         return lost._replace(generation=NO_GENERATION, state=UNJOINED)
+    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        # JoinGroup/SyncGroupResponseHandler: markCoordinatorUnknown and a retriable failure -- joinGroupIfNeeded
+        # rediscovers the coordinator and sends the JoinGroup again with the member id and generation it has
+        return c._replace(state=UNJOINED, coordinator=-1)
     if error == Errors.REBALANCE_IN_PROGRESS and rebalance_rejoins:  # no branch: the other side is a violation
         if not rebalance_keeps_generation:  # no branch: weakened variant rebalance_in_progress_resets_generation
             return lose_partitions(c)._replace(generation=NO_GENERATION, state=UNJOINED)
         return c._replace(state=UNJOINED)
     return c._replace(state=FAILED)
+
+
+def on_join_response_error(c: Consumer, error: str, rebalance_rejoins: bool = True,
+                           rebalance_retried: bool = True) -> Consumer:
+    """``AbstractCoordinator.JoinGroupResponseHandler``'s error cases (Kafka 4.0, trunk 1eb7644; :func:`on_error`):
+    UNKNOWN_MEMBER_ID resets the member id, COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR mark the coordinator unknown,
+    REBALANCE_IN_PROGRESS -- a 2.x-3.9 coordinator's answer when its write of the group metadata timed out -- is
+    retried (named since KAFKA-10870, PR #9792, Kafka 2.8), FENCED_INSTANCE_ID is fatal.  ``rebalance_retried=False``
+    is the weakened variant join_rebalance_in_progress_fatal (KAFKA-10870: "Unexpected error in join group
+    response")."""
+    if error == Errors.REBALANCE_IN_PROGRESS and not rebalance_retried:  # no branch: weakened variant only
+        return c._replace(state=FAILED)
+    return on_error(c, error, rebalance_rejoins)
 
 
 def on_heartbeat_response(c: Consumer, error: str, sent: tuple[str, int], rebalance_rejoins: bool = True,
@@ -171,7 +191,7 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
       (:func:`on_error`: CommitFailedException, member id reset only for UNKNOWN_MEMBER_ID) -- in Kafka also a
       member that rejoined since and is past PREPARING_REBALANCE;
     * FENCED_INSTANCE_ID: fatal if the identity is unchanged, else only an exception (no state change);
-    * COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR: ``markCoordinatorUnknown`` (FindCoordinator again);
+    * COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR: ``markCoordinatorUnknown`` (FindCoordinator again; retried);
       COORDINATOR_LOAD_IN_PROGRESS: retried, no state change;
     * anything else: "Unexpected error in commit" (the consumer is FAILED, as :func:`on_error`).
 
@@ -184,7 +204,7 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
         return c
     if error == Errors.NOT_COORDINATOR:  # the coordinator moved mid-commit (groups' MovedCoordinatorCommit)
         return c._replace(coordinator=-1)
-    if error == Errors.COORDINATOR_NOT_AVAILABLE:  # unreachable: no modelled coordinator answers it to a commit
+    if error == Errors.COORDINATOR_NOT_AVAILABLE:  # a failed append of the offsets (groups' CommitAppendFails)
         return c._replace(coordinator=-1)
     if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:  # a client that commits before its SyncGroup
         return c  # answer (groups' EarlyCommit): requestRejoin changes nothing while the rebalance is under way
@@ -235,7 +255,8 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
         c = c._replace(member_id=res.member_id, generation=NO_GENERATION, state=UNJOINED)
         return JoinOutcome(res.group, c, "join:MEMBER_ID_REQUIRED", res.error, res.member_id)
     if res.error != Errors.NONE:
-        return JoinOutcome(res.group, on_error(c, res.error, rebalance_rejoins), f"join:{res.error}", res.error)
+        return JoinOutcome(res.group, on_join_response_error(c, res.error, rebalance_rejoins), f"join:{res.error}",
+                           res.error)
     if res.immediate:
         c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
         return JoinOutcome(res.group, c, "join:current_generation", member_id=res.member_id)

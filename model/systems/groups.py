@@ -93,8 +93,15 @@ GROUP_ID = "consumerGroupId"
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
-    "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync", "stalled_sync",
+    "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync", "stalled_sync", "group_append_failure",
 )
+#: The errors a group request is answered when the coordinator's write of the group metadata to ``__consumer_offsets``
+#: fails: Kafka 4.0's ``GroupMetadataManager.appendGroupMetadataErrorToResponseError`` (trunk 1eb7644) maps
+#: NOT_ENOUGH_REPLICAS / REQUEST_TIMED_OUT to COORDINATOR_NOT_AVAILABLE and NOT_LEADER_OR_FOLLOWER to NOT_COORDINATOR;
+#: the Scala coordinator before it (``kafka.coordinator.group.GroupMetadataManager.storeGroup``, 2.x-3.9) maps
+#: REQUEST_TIMED_OUT to REBALANCE_IN_PROGRESS -- the JoinGroup answer KAFKA-10870's client took as fatal.  (The record
+#: too large errors map to UNKNOWN_SERVER_ERROR, fatal to the client by design: no transient fault, not modelled.)
+APPEND_ERRORS = (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REBALANCE_IN_PROGRESS)
 #: A fault kind's slot in ``faults_used`` (``_fault_allowed`` runs for every kind in every state).
 _GROUP_FAULT_INDEX = {kind: k for k, kind in enumerate(GROUP_FAULT_KINDS)}
 
@@ -125,6 +132,9 @@ class GroupsTopology:
     #: future completed -- the split where KAFKA-14196 lived (partitions fetched while that commit is in flight);
     #: off, onJoinPrepare commits synchronously inside the JoinGroup step
     async_join_prepare: bool = False
+    #: the errors a failed group-metadata append may answer (fault ``group_append_failure``), comma-separated, a subset
+    #: of ``APPEND_ERRORS``: Kafka 4.0's coordinator answers the first two, a 2.x-3.9 one REBALANCE_IN_PROGRESS too
+    append_errors: str = "COORDINATOR_NOT_AVAILABLE,NOT_COORDINATOR,REBALANCE_IN_PROGRESS"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -150,6 +160,7 @@ class GroupsFaultBudget:
     moved_coordinator_commit: int = 0
     commit_before_sync: int = 0
     stalled_sync: int = 0
+    group_append_failure: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -235,6 +246,8 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "EarlyCommit": ("consumer",),
     "StallSync": ("consumer",),
     "ExpirePendingSync": (),
+    "GroupAppendFails": ("consumer", "error"),
+    "CommitAppendFails": ("consumer", "error"),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -253,6 +266,8 @@ FAULT_OF_ACTION = {
     "MovedCoordinatorCommit": "moved_coordinator_commit",
     "EarlyCommit": "commit_before_sync",
     "StallSync": "stalled_sync",
+    "GroupAppendFails": "group_append_failure",
+    "CommitAppendFails": "group_append_failure",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -348,6 +363,14 @@ class GroupSystem:
         self.instances = instance_ids(self.topo)
         #: JoinGroup v4+ (KIP-394): a new dynamic member's first JoinGroup is answered MEMBER_ID_REQUIRED
         self._requires_member_id = self.topo.join_group_version >= 4
+        self._append_errors = tuple(e.strip() for e in self.topo.append_errors.split(",") if e.strip())
+        unknown = [e for e in self._append_errors if e not in APPEND_ERRORS]
+        if unknown:  # input: a scenario's [groups] append_errors
+            raise ModelError(f"groups: append_errors: {', '.join(unknown)} is not one of {', '.join(APPEND_ERRORS)}")
+        #: an OffsetCommit whose append fails: ``CoordinatorOperationExceptionHelper.handleOperationException`` (Kafka
+        #: 4.0) and the Scala ``GroupMetadataManager.storeOffsets`` both answer the coordinator errors, never
+        #: REBALANCE_IN_PROGRESS
+        self._commit_append_errors = tuple(e for e in self._append_errors if e != Errors.REBALANCE_IN_PROGRESS)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -571,6 +594,8 @@ class GroupSystem:
                 out.append(Action("JoinPrepare", (i,)))
             elif c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
+                if self._fault_allowed(s, "group_append_failure") and self._replaces_in_stable(s, i):
+                    out.extend(Action("GroupAppendFails", (i, e)) for e in self._append_errors)
                 new_dynamic = self._requires_member_id and not c.member_id and not self.instances[i]
                 if new_dynamic and self._fault_allowed(s, "lost_member_id"):
                     out.append(Action("LoseMemberIdResponse", (i,)))
@@ -584,6 +609,8 @@ class GroupSystem:
                 out.append(Action("SyncGroup", (i,)))
                 if answer.error == Errors.NONE and self._fault_allowed(s, "late_sync_response"):
                     out.append(Action("DelaySyncResponse", (i,)))
+                if self._appends(s, i, answer.error) and self._fault_allowed(s, "group_append_failure"):
+                    out.extend(Action("GroupAppendFails", (i, e)) for e in self._append_errors)
             lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None and c.held_sync[1] < 0
             if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
                 out.append(Action("LoseJoinResponse", (i,)))
@@ -602,6 +629,8 @@ class GroupSystem:
                         out.append(Action("Poll", (i, p)))
                 if self._talks(s, c) and self._may_commit(c) and c.uncommitted():
                     out.append(Action("Commit", (i,)))
+                    if self._fault_allowed(s, "group_append_failure") and self._commit_appends(s, i):
+                        out.extend(Action("CommitAppendFails", (i, e)) for e in self._commit_append_errors)
             if self._commit_due(s, c) and self._fault_allowed(s, "moved_coordinator_commit"):
                 out.append(Action("MovedCoordinatorCommit", (i,)))
             early = c.state == cc.AWAITING_SYNC and self._talks(s, c) and c.uncommitted()
@@ -644,6 +673,31 @@ class GroupSystem:
         if self._fault_allowed(s, "late_commit"):
             out.extend(Action("LateCommit", (i,)) for i, c in enumerate(s.consumers) if self._stale_commit(s, c))
         return out
+
+    @staticmethod
+    def _appends(s: GroupState, i: int, error: str) -> bool:
+        """Consumer ``i``'s SyncGroup (answered ``error`` by the member checks) makes the coordinator write the group
+        metadata: the leader's, in CompletingRebalance, with the assignment (``classicGroupSyncToCompletingRebalance``
+        -> ``newGroupMetadataRecord``, Kafka 4.0, trunk 1eb7644)."""
+        c, g = s.consumers[i], s.group
+        return error == Errors.NONE and g.state == cg.COMPLETING_REBALANCE and c.member_id == g.leader
+
+    def _commit_appends(self, s: GroupState, i: int) -> bool:
+        """Consumer ``i``'s OffsetCommit passes the member checks, so the coordinator appends its offsets."""
+        c = s.consumers[i]
+        return cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
+                                         self.flags.offset_commit_stale_generation_check,
+                                         self._fenced_by(i)) == Errors.NONE
+
+    def _replaces_in_stable(self, s: GroupState, i: int) -> bool:
+        """Consumer ``i``'s JoinGroup is a static member's new process replacing the old one in a Stable group whose
+        selected protocol it does not change: the coordinator persists the new member id at once
+        (``updateStaticMemberThenRebalanceOrCompleteJoin``, Kafka 4.0, trunk 1eb7644) -- the only JoinGroup whose
+        answer waits for a write of the group metadata."""
+        c, g = s.consumers[i], s.group
+        if c.member_id or not self.instances[i] or g.state != cg.STABLE or g.static_member(self.instances[i]) is None:
+            return False
+        return self._join(s, i)[0].group.state == cg.STABLE
 
     def _commit_due(self, s: GroupState, c: Consumer) -> bool:
         """``c`` sends an OffsetCommit now: a Stable member's commit of its positions (Commit), or -- asked to rejoin
@@ -929,6 +983,8 @@ class GroupSystem:
                                              self.flags.offset_commit_stale_generation_check, self._fenced_by(i)), ()
         if action.kind == "MovedCoordinatorCommit":  # no mutate: ghost observer (the judge's input)
             return Errors.NOT_COORDINATOR, ()
+        if action.kind in ("GroupAppendFails", "CommitAppendFails"):  # no mutate: ghost observer (the judge's input)
+            return action.args[1], ()
         if action.kind == "LateCommit":
             i = action.args[0]
             member, generation, _ = s.consumers[i].sent
@@ -968,7 +1024,7 @@ class GroupSystem:
             moved_on = sent != (old.member_id, old.generation)
             ignored = error == Errors.NONE or (error == Errors.REBALANCE_IN_PROGRESS and old.state != cc.STABLE) or (
                 moved_on and (error == Errors.FENCED_INSTANCE_ID or (fencing and old.state == cc.JOINING)))
-        if action.kind in ("Commit", "EarlyCommit", "MovedCoordinatorCommit"):
+        if action.kind in ("Commit", "EarlyCommit", "MovedCoordinatorCommit", "CommitAppendFails"):
             ok = _commit_reaction_ok(old, new, error)
         elif action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
             # SyncGroupResponseHandler: a generation reset (or a state left) meanwhile fails the rebalance; rejoin
@@ -985,12 +1041,17 @@ class GroupSystem:
             ok = new.state == cc.UNJOINED and ident == (old.member_id, cc.NO_GENERATION) and not new.owned
         elif error == Errors.REBALANCE_IN_PROGRESS:
             ok = new.state == cc.UNJOINED and (*ident, new.owned) == (old.member_id, old.generation, old.owned)
-        else:  # unreachable: the group answers only member checks here (no coordinator errors modelled)
+        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            # JoinGroup/SyncGroupResponseHandler: markCoordinatorUnknown, a retriable failure -- joinGroupIfNeeded
+            # sends the JoinGroup again with the member id and generation the consumer has (KAFKA-13214)
+            ok = new.state == cc.UNJOINED and new.coordinator < 0 and (*ident, new.owned) == (
+                old.member_id, old.generation, old.owned)
+        else:  # unreachable: no modelled answer is an error the handlers do not name
             ok = new.state == cc.FAILED
         if ok:  # no branch: ghost observer of a violation (consumers_react_as_kafka)
             return after
-        note = (f"{action.kind}({old.member_id}, generation {old.generation}) answered {error}: the consumer is "
-                f"{new.state} as {new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
+        note = (f"{action.kind}({old.member_id or '-'}, generation {old.generation}) answered {error}: the consumer "
+                f"is {new.state} as {new.member_id or '-'} in generation {new.generation} owning {list(new.owned)}")
         return after._replace(ghost=after.ghost._replace(misreacted=(*after.ghost.misreacted, note)))
 
     def _join_answer(  # no mutate: the judge's input (consumers_react_as_kafka), not a rule
@@ -1306,10 +1367,14 @@ class GroupSystem:
         if res.error != Errors.NONE:
             # SyncGroupResponseHandler: REBALANCE_IN_PROGRESS is requestRejoin (KAFKA-14016); the weakened variant
             # sync_rebalance_in_progress_resets_generation resets the generation instead
-            rejoins, keeps, loses = self._rebalance_reaction()
-            c = cc.on_error(c, res.error, rejoins, keeps and self.flags.sync_rebalance_keeps_generation, loses)
-            return self._put(s, i, c), (f"error:{res.error}", f"sync:{res.error}")
+            return self._put(s, i, self._sync_error_reaction(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
         return self._adopt(s, i, c, res.assignment)
+
+    def _sync_error_reaction(self, c: Consumer, error: str) -> Consumer:
+        """``SyncGroupResponseHandler`` on an error (:func:`cc.on_error`): REBALANCE_IN_PROGRESS is requestRejoin
+        (KAFKA-14016); the weakened variant sync_rebalance_in_progress_resets_generation resets the generation."""
+        rejoins, keeps, loses = self._rebalance_reaction()
+        return cc.on_error(c, error, rejoins, keeps and self.flags.sync_rebalance_keeps_generation, loses)
 
     def _delay_sync_response(self, s: GroupState, i: int) -> Result:
         """Fault: the coordinator takes consumer ``i``'s SyncGroup (the leader's assignment is stored, the group is
@@ -1552,6 +1617,40 @@ class GroupSystem:
             after = cc.lose_partitions(after)
         return self._put(s, i, after), tuple(out)
 
+    def _group_append_fails(self, s: GroupState, i: int, error: str) -> Result:
+        """Fault: the coordinator's write of the group metadata to ``__consumer_offsets`` that consumer ``i``'s request
+        waits for fails, and the request is answered ``error`` (:data:`APPEND_ERRORS`).  Kafka 4.0 (trunk 1eb7644,
+        ``GroupMetadataManager``): the leader's SyncGroup in CompletingRebalance --
+        ``resetAndPropagateAssignmentWithError`` then ``maybePrepareRebalanceOrCompleteJoin``
+        (:func:`cg.fail_assignment_append`): the group rebalances, a
+        follower's SyncGroup is then answered REBALANCE_IN_PROGRESS (in Kafka a follower parked before the leader's
+        SyncGroup gets ``error`` too; the model steps followers after the leader); a static member's new process
+        replacing the old one in Stable -- the replacement is reverted (``replaceStaticMember`` back to the old member
+        id) and the JoinGroup answered ``error`` with no member id.  The client (``AbstractCoordinator``'s
+        JoinGroup/SyncGroupResponseHandler, Kafka 4.0): COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR mark the coordinator
+        unknown, REBALANCE_IN_PROGRESS (named in the JoinGroup handler since KAFKA-10870, PR #9792, Kafka 2.8) is
+        retried; all three keep member id, generation and partitions and send the JoinGroup again."""
+        c = s.consumers[i]._replace(stalled=False)
+        if c.state == cc.AWAITING_SYNC:
+            group = cg.fail_assignment_append(s.group)
+            c = self._sync_error_reaction(c, error)
+            return self._put(s._replace(group=group), i, c), ("append:assignment_failed", f"sync:{error}")
+        c = cc.on_join_response_error(c, error, self.flags.rebalance_in_progress_rejoins,
+                                      self.flags.join_rebalance_in_progress_retried)
+        return self._put(s, i, c), ("append:failed", f"join:{error}", "static:replacement_reverted")
+
+    def _commit_append_fails(self, s: GroupState, i: int, error: str) -> Result:
+        """Fault: consumer ``i``'s OffsetCommit passes the member checks but the append of its offsets to
+        ``__consumer_offsets`` fails (Kafka 4.0: the ``commit-offset`` write of
+        ``GroupCoordinatorService.commitOffsets`` fails, the runtime reverts the offsets it had written into the
+        timeline, and ``CoordinatorOperationExceptionHelper.handleOperationException`` answers NOT_ENOUGH_REPLICAS /
+        REQUEST_TIMED_OUT COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER NOT_COORDINATOR). Nothing is committed or
+        cached; the consumer's ``OffsetCommitResponseHandler`` marks the coordinator unknown and keeps its member id,
+        generation, partitions and positions -- the positions stay uncommitted and are committed again."""
+        c = s.consumers[i]
+        return self._put(s, i, self._commit_reaction(c, error, (c.member_id, c.generation))), (
+            "append:offsets_failed", f"commit:{error}")
+
     def _stall_sync(self, s: GroupState, i: int) -> Result:
         """Fault (a hostile timing): consumer ``i`` got its JoinGroup answer but its SyncGroup is held up past
         ``rebalance.timeout.ms`` -- a leader whose assignor blocks, an application thread stuck before the SyncGroup
@@ -1630,7 +1729,7 @@ class GroupSystem:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, GROUP_ACTION_ARGS).args
         for n, v in zip(GROUP_ACTION_ARGS[data["kind"]], values):
-            ok = isinstance(v, str) if n == "member" else (type(v) is int and v >= 0)
+            ok = isinstance(v, str) if n in ("member", "error") else (type(v) is int and v >= 0)
             if not ok:
                 raise ModelError(f"action {data['kind']}: bad {n} {v!r}")
         return Action(data["kind"], values)
@@ -1692,6 +1791,8 @@ GroupSystem._HANDLERS.update(
         "MovedCoordinatorCommit": GroupSystem._moved_coordinator_commit,
         "EarlyCommit": GroupSystem._early_commit,
         "StallSync": GroupSystem._stall_sync,
+        "GroupAppendFails": GroupSystem._group_append_fails,
+        "CommitAppendFails": GroupSystem._commit_append_fails,
         "ExpirePendingSync": GroupSystem._expire_pending_sync,
     }
 )

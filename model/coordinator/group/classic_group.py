@@ -427,6 +427,16 @@ def sync_group(group: ClassicGroup, member_id: str, generation: int,
     return SyncResult(group, Errors.NONE, mine.assignment)
 
 
+def fail_assignment_append(group: ClassicGroup) -> ClassicGroup:
+    """The write of the leader's assignment (``newGroupMetadataRecord``) failed:
+    ``resetAndPropagateAssignmentWithError`` clears every member's assignment and
+    ``maybePrepareRebalanceOrCompleteJoin`` starts the next rebalance
+    (``GroupMetadataManager.classicGroupSyncToCompletingRebalance``'s append callback, Kafka 4.0, trunk 1eb7644; the
+    Scala ``GroupCoordinator.doSyncGroup``'s ``storeGroup`` callback, 2.x-3.9).  Nothing is appended to the log."""
+    members = [m._replace(assignment=()) for m in group.members]
+    return prepare_rebalance(_with_members(group, members))
+
+
 def expire_pending_sync(group: ClassicGroup, synced: tuple[str, ...] = ()) -> ClassicGroup:
     """The pending-sync timer fires (``GroupMetadataManager.expirePendingSync``, Kafka 4.0, trunk 1eb7644; KAFKA-12890,
     Kafka 3.0, ``DelayedSync``): ``rebalance.timeout.ms`` after the join barrier lifted, the members of the generation
