@@ -238,7 +238,7 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
                answer_unchanged: bool = True, rebalance_rejoins: bool = True, instance: str = "",
                static_keeps_generation: bool = True, updates_metadata: bool = True,
                requires_member_id: bool = False, clears_pending: bool = True,
-               static_completing_rebalances: bool = True) -> JoinOutcome:
+               static_completing_rebalances: bool = True, rebalance_retried: bool = True) -> JoinOutcome:
     """The consumer's JoinGroup -- its member id (empty for a new member) and its subscription metadata
     (``ownedPartitions`` and the generation they were owned in, ``ConsumerCoordinator.metadata()``) -- at the
     coordinator (:func:`~keos.model.coordinator.group.classic_group.join_group`), and the response as
@@ -255,8 +255,8 @@ def join_group(group: cg.ClassicGroup, client: int, c: Consumer, owned: tuple[in
         c = c._replace(member_id=res.member_id, generation=NO_GENERATION, state=UNJOINED)
         return JoinOutcome(res.group, c, "join:MEMBER_ID_REQUIRED", res.error, res.member_id)
     if res.error != Errors.NONE:
-        return JoinOutcome(res.group, on_join_response_error(c, res.error, rebalance_rejoins), f"join:{res.error}",
-                           res.error)
+        return JoinOutcome(res.group, on_join_response_error(c, res.error, rebalance_rejoins, rebalance_retried),
+                           f"join:{res.error}", res.error)
     if res.immediate:
         c = c._replace(member_id=res.member_id, generation=res.group.generation, state=AWAITING_SYNC)
         return JoinOutcome(res.group, c, "join:current_generation", member_id=res.member_id)

@@ -882,7 +882,8 @@ class EosSystem(TransactionalSystem):
                 events = ("eager:revoked_all",)
             c = cc.lose_partitions(c)
         answer = self.flags.join_unchanged_answers_current_generation
-        out = cc.join_group(g, i, c, c.owned, c.generation, answer, self.flags.rebalance_in_progress_rejoins)
+        out = cc.join_group(g, i, c, c.owned, c.generation, answer, self.flags.rebalance_in_progress_rejoins,
+                            rebalance_retried=self.flags.join_rebalance_in_progress_retried)
         s, more = self._put_consumer(s._replace(members=out.group), i, out.consumer)
         return s, (*events, *more, out.event)
 

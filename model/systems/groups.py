@@ -1267,7 +1267,8 @@ class GroupSystem:
                             self.flags.rebalance_in_progress_rejoins, instance,
                             self.flags.static_rejoin_keeps_generation, self.flags.join_updates_member_metadata,
                             self._requires_member_id, self.flags.pending_member_cleared_on_join,
-                            self.flags.static_rejoin_completing_rebalances)
+                            self.flags.static_rejoin_completing_rebalances,
+                            self.flags.join_rebalance_in_progress_retried)
         s = self._note_answer(s, "JoinGroup", c, out.error, self.instances[i],
                               self._requires_member_id)._replace(group=out.group)
         if out.error == Errors.NONE and not self.flags.pending_member_kept_on_other_join:  # no branch: weakened variant
