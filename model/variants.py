@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-__all__ = ["VARIANTS", "ProtocolFlags", "Variant", "get_variant"]
+__all__ = ["AUTHORIZATION_CHECKS", "VARIANTS", "ProtocolFlags", "Variant", "get_variant"]
 
 #: Kafka's sequence numbers are int32 and wrap after ``Int.MAX_VALUE``.
 KAFKA_SEQUENCE_SPACE = 2**31
@@ -174,6 +174,15 @@ class ProtocolFlags:
         authorize_offsets_group: AddOffsetsToTxn and TxnOffsetCommit need Read on
             the consumer group (``KafkaApis.handleAddOffsetsToTxnRequest``,
             ``handleTxnOffsetCommitRequest``: GROUP_AUTHORIZATION_FAILED).
+        authorization_check_skipped: one ``authHelper.authorize`` call of KafkaApis'
+            transactional handlers left out, named ``Api:ResourceType`` (an entry of
+            :data:`AUTHORIZATION_CHECKS`; "" for none).  Each handler makes its checks
+            independently (``KafkaApis.scala`` at apache/kafka 1eb7644: InitProducerId
+            l. 2250, EndTxn 2300, AddPartitionsToTxn 2557, AddOffsetsToTxn 2626/2631,
+            TxnOffsetCommit 2697/2700, Produce 619 and its topic filter), so a real
+            defect drops or misnames one of them while the next handler still checks
+            the same binding -- the switches above drop a binding in every handler
+            at once.
         apply_acl_changes: the broker's authorizer applies an ACL removal to every
             request handled after it (KRaft ``StandardAuthorizer`` applying the
             metadata log's ACL records); off: it keeps authorizing by the ACLs it
@@ -683,6 +692,7 @@ class ProtocolFlags:
     authorize_add_partitions_topic: bool = True
     reject_client_control_records: bool = True
     authorize_offsets_group: bool = True
+    authorization_check_skipped: str = ""
     apply_acl_changes: bool = True
     connect_failed_task_stays_failed: bool = True
     connect_config_update_fails_fencing: bool = True
@@ -1836,8 +1846,10 @@ VARIANTS: dict[str, Variant] = {
             "topic; the Produce's own topic check still refuses the data.",
             flags=replace(_REAL, transaction_version=1, authorize_add_partitions_topic=False),
             weakened=True,
-            breaks=("transaction_partitions_authorized",),
-            scenarios=("authz_matrix_tv1_write_topic_missing",),
+            breaks=("transaction_partitions_authorized", "unauthorized_never_changes_transaction"),
+            # missing from the start, and revoked mid-transaction (then only unauthorized_never_changes_transaction
+            # judges the added partition: transaction_partitions_authorized reads the ACLs of the start)
+            scenarios=("authz_matrix_tv1_write_topic_missing", "authz_matrix_tv1_write_topic_revoked"),
             bug="KIP-98 §9: a principal without Write on a topic gets it into its transaction, and the "
             "coordinator writes that transaction's markers there",
         ),
@@ -2594,6 +2606,115 @@ VARIANTS: dict[str, Variant] = {
     )
 }
 
+
+#: Every authorization check of KafkaApis' transactional handlers (Kafka 4.0, ``KafkaApis.scala`` at apache/kafka
+#: 1eb7644; :mod:`model.security.checks`), one per ``authHelper.authorize`` call, and the weakened variant that
+#: leaves it out -- alone: the handler after it still checks the same binding.  A denial is a reach dimension as a
+#: fault is: a check no scenario ever answers with a refusal, or only before an ACL change, is a check the gate
+#: cannot tell from a missing one, so each variant names a scenario where the binding is missing from the start
+#: and one where an operator revokes it mid-transaction (the ``authz_matrix`` cells), and ``keos mutants`` must
+#: catch every one.  Three are older variants of their own; the others are generated below.
+AUTHORIZATION_CHECKS: dict[str, str] = {
+    "InitProducerId:TransactionalId": "init_producer_id_without_transactional_id_acl",
+    "AddPartitionsToTxn:TransactionalId": "add_partitions_without_transactional_id_acl",
+    "AddPartitionsToTxn:Topic": "add_partitions_without_topic_acl",
+    "AddOffsetsToTxn:TransactionalId": "add_offsets_without_transactional_id_acl",
+    "AddOffsetsToTxn:Group": "add_offsets_without_group_acl",
+    "TxnOffsetCommit:TransactionalId": "txn_offset_commit_without_transactional_id_acl",
+    "TxnOffsetCommit:Group": "txn_offset_commit_without_group_acl",
+    "EndTxn:TransactionalId": "end_txn_without_transactional_id_acl",
+    "Produce:TransactionalId": "produce_without_transactional_id_acl",
+    "Produce:Topic": "produce_without_topic_acl",
+    "WriteTxnMarkers:Cluster": "markers_without_cluster_action",
+}
+
+_UNCHANGED = "unauthorized_never_changes_transaction"
+_WRITES = "transactional_writes_authorized"
+
+#: The generated ones: check -> (transaction.version, what the dropped check lets through, the properties expected
+#: to catch it, the scenarios that deny its binding: missing first where a missing binding reaches the handler,
+#: then revoked mid-transaction).
+_CHECK_VARIANTS: dict[str, tuple[int, str, tuple[str, ...], tuple[str, ...]]] = {
+    "InitProducerId:TransactionalId": (
+        2,
+        "a principal without Write on a transactional.id initialises it, fencing its producer (KIP-98 §9)",
+        (_UNCHANGED,),
+        ("authz_matrix_tv2_write_transactionalid_missing", "authz_matrix_tv2_write_transactionalid_revoked"),
+    ),
+    "AddPartitionsToTxn:TransactionalId": (
+        1,
+        "a producer whose Write on its transactional.id was revoked still adds partitions to its transaction",
+        (_UNCHANGED,),
+        (
+            "authz_matrix_tv1_write_transactionalid_revoked",
+            "authz_matrix_tv1_write_transactionalid_write_topic_revoked",
+        ),
+    ),
+    "AddOffsetsToTxn:TransactionalId": (
+        1,
+        "a producer whose Write on its transactional.id was revoked still adds the group's offsets to its transaction",
+        (_UNCHANGED,),
+        (
+            "authz_matrix_eostv1_write_transactionalid_read_group_revoked",
+            "authz_matrix_eostv1_write_transactionalid_revoked",
+        ),
+    ),
+    "AddOffsetsToTxn:Group": (
+        1,
+        "a producer without Read on the group gets the group's offsets partition into its transaction (the "
+        "coordinator then writes its markers there), although its TxnOffsetCommit is refused",
+        (_UNCHANGED,),
+        ("authz_matrix_eostv1_read_group_revoked", "authz_matrix_eostv1_write_transactionalid_read_group_revoked"),
+    ),
+    "TxnOffsetCommit:TransactionalId": (
+        2,
+        "a producer whose Write on its transactional.id was revoked still stages offsets in the group",
+        (_UNCHANGED, "transactional_offsets_authorized"),
+        ("authz_matrix_eos_write_transactionalid_revoked", "authz_matrix_eos_write_transactionalid_read_group_revoked"),
+    ),
+    "TxnOffsetCommit:Group": (
+        2,
+        "a producer without Read on the group stages offsets for it and gets the group's offsets partition into "
+        "its transaction (TV2: TxnOffsetCommit adds it)",
+        ("transactional_offsets_authorized", _UNCHANGED),
+        ("authz_matrix_eos_read_group_revoked", "authz_matrix_eos_write_transactionalid_read_group_revoked"),
+    ),
+    "EndTxn:TransactionalId": (
+        2,
+        "a producer whose Write on its transactional.id was revoked still commits or aborts its transaction",
+        (_UNCHANGED,),
+        (
+            "authz_matrix_tv2_write_transactionalid_revoked",
+            "authz_matrix_tv2_write_transactionalid_write_topic_revoked",
+        ),
+    ),
+    "Produce:Topic": (
+        2,
+        "a transactional producer without Write on a topic appends to it and, on TV2, gets its partition into the "
+        "transaction",
+        (_WRITES, "transaction_partitions_authorized"),
+        ("authz_matrix_tv2_write_topic_missing", "authz_matrix_tv2_write_topic_revoked"),
+    ),
+}
+
+
+def _check_variant(check: str) -> Variant:
+    tv, lets_through, breaks, scenarios = _CHECK_VARIANTS[check]
+    api, resource = check.split(":")
+    op = "Read" if resource == "Group" else "Write"
+    return Variant(
+        name=AUTHORIZATION_CHECKS[check],
+        description=f"{api} skips its {op} check on the {resource}; every other handler still makes it.",
+        flags=replace(_REAL, transaction_version=tv, authorization_check_skipped=check),
+        weakened=True,
+        breaks=breaks,
+        scenarios=scenarios,
+        bug=f"KIP-98 §9 with KafkaApis.handle{api}Request's {op} check on the {resource} dropped (one "
+        f"authHelper.authorize call, Kafka 4.0): {lets_through}",
+    )
+
+
+VARIANTS.update((v.name, v) for v in map(_check_variant, _CHECK_VARIANTS))
 
 def get_variant(name: str) -> Variant:
     """Look up a variant; raises ``KeyError`` with the known names."""

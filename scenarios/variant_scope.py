@@ -74,6 +74,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "authorize_add_partitions_topic": frozenset({"transactions", "eos"}),
     "reject_client_control_records": frozenset({"transactions", "eos"}),
     "authorize_offsets_group": frozenset({"eos"}),
+    "authorization_check_skipped": frozenset({"transactions", "eos"}),
     "apply_acl_changes": frozenset({"transactions", "eos"}),
     # producer state expiry and the idempotent producer's epoch bump
     "producer_expiry_keeps_open_transactions": frozenset({"transactions", "eos"}),

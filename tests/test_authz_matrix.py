@@ -96,7 +96,8 @@ def test_transaction_partitions_authorized_catches_add_partitions_without_the_to
     name = "authz_matrix_tv1_write_topic_missing"
     assert _violations(name) == []
     monkeypatch.setattr(checks, "add_partitions_to_txn",
-                        lambda sec, principal, tid, partitions, flags: checks._txn_id(sec, principal, tid, flags))
+                        lambda sec, principal, tid, partitions, flags: checks._txn_id(sec, principal, tid, flags,
+                                                                                   "AddPartitionsToTxn"))
     assert _violations(name) == ["transaction_partitions_authorized"]
 
 
@@ -170,13 +171,13 @@ def test_a_refusal_with_another_resources_error_is_caught(monkeypatch: pytest.Mo
     GROUP_AUTHORIZATION_FAILED is abortable) breaks refusals_carry_kafkas_error."""
     name = "authz_matrix_eos_read_group_revoked"
     assert SCENARIOS[name].txn.security.expect_errors == ("GROUP_AUTHORIZATION_FAILED",)  # type: ignore[union-attr]
-    real = checks.add_offsets_to_txn
+    real = checks._offsets  # AddOffsetsToTxn's and TxnOffsetCommit's checks
 
-    def topic_error(sec: Any, principal: str, tid: str, group: int, flags: Any) -> str:
-        error = real(sec, principal, tid, group, flags)
+    def topic_error(sec: Any, principal: str, tid: str, group: int, flags: Any, api: str) -> str:
+        error = real(sec, principal, tid, group, flags, api)
         return "TOPIC_AUTHORIZATION_FAILED" if error == "GROUP_AUTHORIZATION_FAILED" else error
 
-    monkeypatch.setattr(checks, "add_offsets_to_txn", topic_error)
+    monkeypatch.setattr(checks, "_offsets", topic_error)
     assert "refusals_carry_kafkas_error" in _violations(name)
 
 

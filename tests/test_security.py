@@ -27,7 +27,7 @@ from keos.model.protocol.messages import (
 from keos.model.security import checks
 from keos.model.security.authorizer import AclBinding, authorize
 from keos.model.security.records import SecurityConfig
-from keos.model.variants import VARIANTS, ProtocolFlags
+from keos.model.variants import AUTHORIZATION_CHECKS, VARIANTS, ProtocolFlags
 from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
 from keos.scenarios.security_schema import parse_binding
 
@@ -348,6 +348,33 @@ def test_each_dropped_check_is_caught_with_a_replayed_trace(variant: str, invari
         state = step.state
     assert {p.name: p for p in real.properties()}[invariant].holds(state)
 
+
+
+def _denies(scenario: Any) -> str:
+    """How ``scenario`` takes the binding: "revoked" (an operator removes it mid-run) or "missing"."""
+    return "revoked" if scenario.document.get("security", {}).get("revocable") else "missing"
+
+
+@pytest.mark.parametrize("check", sorted(AUTHORIZATION_CHECKS))
+def test_each_single_authorization_check_is_caught_on_each_of_its_scenarios(check: str) -> None:
+    """Every ``authHelper.authorize`` call of the transactional handlers has a weakened variant that leaves it out
+    alone (model/variants.py ``AUTHORIZATION_CHECKS``), and each of its scenarios -- the binding missing, or revoked
+    mid-transaction -- catches it by a property it names, never a permitted one: a check no scenario refuses (or
+    refuses only before an ACL change) would be a check the gate cannot tell from a missing one, and a judge blinded
+    to one of them (session 32: ``_lacking``'s added partitions) lets its variant through."""
+    v = VARIANTS[AUTHORIZATION_CHECKS[check]]
+    assert v.weakened and v.scenarios
+    api, resource = check.split(":")
+    assert api in v.bug or v.name in SECURITY_VARIANTS, v.bug
+    for name in v.scenarios:
+        scenario = SCENARIOS[name]
+        options = ExploreOptions(stop_on_first=True)
+        result, _ = explore(build_model(scenario, v.name), name, v.name, options, scenario.permitted)
+        found = {p.name for p in result.properties if p.verdict is Verdict.VIOLATED}
+        assert found & set(v.breaks), (check, name, _denies(scenario), sorted(found))
+    if v.flags.authorization_check_skipped:  # a generated one: the switch names this check and nothing else
+        assert v.flags.authorization_check_skipped == check and resource in v.description
+        assert {_denies(SCENARIOS[n]) for n in v.scenarios} >= {"revoked"}
 
 # -- invariants on hand-written traces --------------------------------------------------------------------
 

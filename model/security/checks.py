@@ -28,8 +28,10 @@ Describe check (no model has a FindCoordinator round trip for transactions)
 and an idempotent producer's InitProducerId (IdempotentWrite on the cluster or
 Write on some topic; the idempotence model has no authorizer).
 
-The switches of :class:`model.variants.ProtocolFlags` drop single checks for
-``keos mutants``.  Note what no check looks at: the producer id and epoch in a
+The switches of :class:`model.variants.ProtocolFlags` drop checks for ``keos
+mutants``: ``authorize_*`` a binding in every handler,
+``authorization_check_skipped`` one ``Api:ResourceType`` check of one handler
+(:func:`_checks`).  Note what no check looks at: the producer id and epoch in a
 request.  The transactional.id is authorized, the producer id is not bound to
 it (KIP-98 §9, "Discussion on coordinator authorization").
 """
@@ -60,22 +62,33 @@ __all__ = [
 OK = Errors.NONE
 
 
-def _txn_id(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags) -> str:
-    if flags.authorize_transactional_id and not sec.may_write_transactional_id(principal, tid):
+def _checks(flags: ProtocolFlags, check: str) -> bool:
+    """Whether the handler makes ``check`` (``Api:ResourceType``): every one but the one a weakened variant
+    leaves out (``ProtocolFlags.authorization_check_skipped``)."""
+    return flags.authorization_check_skipped != check
+
+
+def _txn_id(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags, api: str) -> str:
+    """Write on the transactional.id, the first check of every coordinator request ``api``."""
+    if (
+        flags.authorize_transactional_id
+        and _checks(flags, f"{api}:TransactionalId")
+        and not sec.may_write_transactional_id(principal, tid)
+    ):
         return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     return OK
 
 
 def init_producer_id(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags) -> str:
     """InitProducerId of a transactional producer: Write on the transactional.id."""
-    return _txn_id(sec, principal, tid, flags)
+    return _txn_id(sec, principal, tid, flags, "InitProducerId")
 
 
 def add_partitions_to_txn(
     sec: SecurityConfig, principal: str, tid: str, partitions: tuple[int, ...], flags: ProtocolFlags
 ) -> str:
     """AddPartitionsToTxn from a client: Write on the transactional.id, then Write on every topic."""
-    error = _txn_id(sec, principal, tid, flags)
+    error = _txn_id(sec, principal, tid, flags, "AddPartitionsToTxn")
     if error != OK:
         return error
     if flags.authorize_add_partitions_topic and not all(sec.may_write_topic(principal, q) for q in partitions):
@@ -85,23 +98,28 @@ def add_partitions_to_txn(
 
 def add_offsets_to_txn(sec: SecurityConfig, principal: str, tid: str, group: int, flags: ProtocolFlags) -> str:
     """AddOffsetsToTxn: Write on the transactional.id, then Read on the group."""
-    error = _txn_id(sec, principal, tid, flags)
+    return _offsets(sec, principal, tid, group, flags, "AddOffsetsToTxn")
+
+
+def txn_offset_commit(sec: SecurityConfig, principal: str, tid: str, group: int, flags: ProtocolFlags) -> str:
+    """TxnOffsetCommit: the same two checks as AddOffsetsToTxn, made by its own handler (topic Read per partition
+    is not modelled)."""
+    return _offsets(sec, principal, tid, group, flags, "TxnOffsetCommit")
+
+
+def _offsets(sec: SecurityConfig, principal: str, tid: str, group: int, flags: ProtocolFlags, api: str) -> str:
+    error = _txn_id(sec, principal, tid, flags, api)
     if error != OK:
         return error
     group_read = sec.allows(principal, Operation.READ, ResourceType.GROUP, group_name(group))
-    if flags.authorize_offsets_group and not group_read:
+    if flags.authorize_offsets_group and _checks(flags, f"{api}:Group") and not group_read:
         return Errors.GROUP_AUTHORIZATION_FAILED
     return OK
 
 
-def txn_offset_commit(sec: SecurityConfig, principal: str, tid: str, group: int, flags: ProtocolFlags) -> str:
-    """TxnOffsetCommit: the same two checks as AddOffsetsToTxn (topic Read per partition is not modelled)."""
-    return add_offsets_to_txn(sec, principal, tid, group, flags)
-
-
 def end_txn(sec: SecurityConfig, principal: str, tid: str, flags: ProtocolFlags) -> str:
     """EndTxn: Write on the transactional.id."""
-    return _txn_id(sec, principal, tid, flags)
+    return _txn_id(sec, principal, tid, flags, "EndTxn")
 
 
 def write_txn_markers(sec: SecurityConfig, principal: str, flags: ProtocolFlags) -> str:
@@ -122,7 +140,9 @@ def produce(sec: SecurityConfig, principal: str, tid: str, partition: int, contr
     -- are not modelled."""
     if flags.authorize_transactional_produce and not sec.may_write_transactional_id(principal, tid):
         return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    if not sec.allows(principal, Operation.WRITE, ResourceType.TOPIC, topic_name(partition)):
+    if _checks(flags, "Produce:Topic") and not sec.allows(
+        principal, Operation.WRITE, ResourceType.TOPIC, topic_name(partition)
+    ):
         return Errors.TOPIC_AUTHORIZATION_FAILED
     if control and flags.reject_client_control_records:
         return Errors.INVALID_RECORD
