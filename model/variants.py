@@ -114,6 +114,12 @@ class ProtocolFlags:
             re-enqueued like the other retriable errors (KAFKA-9749, PR #8336,
             Kafka 2.6); without it the completion handler throws on the code,
             the marker is never re-sent and the transaction stays in Prepare*.
+        txn_reload_replaces_cache: loading a ``__transaction_state`` partition
+            replaces whatever the coordinator still caches for it
+            (``addLoadedTransactionsToCache``, KAFKA-9307, PR #7840, Kafka 2.5);
+            without it a reload on the broker that already leads the partition
+            (a new leader epoch, no resignation in between) throws and the
+            partition never leaves ``loadingPartitions``.
         failed_fence_keeps_bump: after a failed transaction-log append of an
             epoch fence the coordinator keeps the bumped epoch in memory and sets
             ``hasFailedEpochFence``, so the next fence reuses that epoch
@@ -678,6 +684,7 @@ class ProtocolFlags:
     marker_retriable_errors_retried: bool = True
     marker_cancel_checks_transaction: bool = True
     marker_storage_error_retried: bool = True
+    txn_reload_replaces_cache: bool = True
     failed_fence_keeps_bump: bool = True
     end_txn_concurrent_in_prepare: bool = True
     end_txn_answers_completed_ids: bool = True
@@ -1673,6 +1680,23 @@ VARIANTS: dict[str, Variant] = {
             "a WriteTxnMarkers answered KAFKA_STORAGE_ERROR fell to `case other => throw new "
             "IllegalStateException`, which NetworkClient logs and swallows: the marker is never retried and the "
             "transaction hangs in PrepareCommit/PrepareAbort, the LSO of its partitions with it",
+        ),
+        Variant(
+            name="no_kafka_9307_fix",
+            description="Loading a __transaction_state partition the coordinator still caches throws "
+            "(addLoadedTransactionsToCache, Kafka before 2.5): after an in-place reload (a new leader epoch on the "
+            "same broker) the partition never leaves loadingPartitions.",
+            flags=replace(_REAL, txn_reload_replaces_cache=False),
+            weakened=True,
+            breaks=("clients_settle", "transactions_complete"),
+            scenarios=("txn_coordinator_reload",),
+            bug="KAFKA-9307 (PR #7840, fix 0f0eb49, Kafka 2.5; TransactionStateManager.scala, "
+            "TransactionCoordinator.scala): when the become-follower transition did not run (or failed to unload), "
+            "handleTxnImmigration's loadTransactions found the partition's TxnMetadataCacheEntry and threw "
+            "IllegalStateException ('this should not happen') before loadingPartitions.remove: every request of "
+            "the partition's transactional ids is answered COORDINATOR_LOAD_IN_PROGRESS for ever and Prepare* "
+            "transactions never get their markers; the fix replaces the entry and first drops the partition's "
+            "queued markers (removeMarkersForTxnTopicPartition in onElection)",
         ),
         Variant(
             name="no_kafka_16352_fix",

@@ -59,6 +59,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "marker_retriable_errors_retried": _TXN,
     "marker_cancel_checks_transaction": _TXN,
     "marker_storage_error_retried": _TXN,
+    "txn_reload_replaces_cache": _TXN,
     "failed_fence_keeps_bump": _TXN,
     "end_txn_concurrent_in_prepare": _TXN,
     "commit_retry_after_abort_fenced": _TXN,

@@ -17,6 +17,7 @@ from keos.checker.coverage import error_coverage, transition_coverage, transitio
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
 from keos.checker.trace import replay_actions
+from keos.model.systems.transactions import COORDINATOR
 from keos.model.variants import VARIANTS
 from keos.scenarios import ScenarioError, build_model, builtin_scenarios, parse_scenario
 
@@ -309,3 +310,57 @@ def test_a_record_too_large_makes_add_partitions_abortable_under_tv1() -> None:
     variant = "add_partitions_unexpected_error_fatal"
     caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(), scenario.permitted)
     assert "client_reacts_as_kafka" in {p.name for p in caught.violations()}
+
+
+def _first_reload_with_request_in_flight(model: Any) -> tuple[Any, Any]:
+    """A state (breadth first) where ``CoordinatorReloaded`` is enabled while a client's request to the coordinator
+    is in flight, and that action."""
+    seen: set[Any] = set()
+    queue = deque(model.init_states())
+    while queue:
+        s = queue.popleft()
+        if s in seen:
+            continue
+        seen.add(s)
+        for a in model.actions(s):
+            if a.kind == "CoordinatorReloaded" and any(e.dst == COORDINATOR for e in s.network):
+                return s, a
+            step = model.step(s, a)
+            if step is not None:
+                queue.append(step.state)
+    raise AssertionError("no CoordinatorReloaded with a request in flight in the search")
+
+
+def test_an_in_place_reload_answers_load_in_progress_on_the_same_connections() -> None:
+    """``txn_coordinator_reload``: the coordinator's own broker is elected again (``onElection`` with no
+    ``onResignation``): the coordinator epoch moves on and the partition loads, nobody is answered NOT_COORDINATOR,
+    no client reconnects, and the request already in flight is answered COORDINATOR_LOAD_IN_PROGRESS until
+    ``LoadTransactions``.  Before KAFKA-9307 (variant ``no_kafka_9307_fix``) the load threw: it never completes."""
+    scenario = SCENARIOS["txn_coordinator_reload"]
+    model = build_model(scenario)
+    s, action = _first_reload_with_request_in_flight(model)
+    step = model.step(s, action)
+    assert step is not None and "coordinator_reloaded" in step.events
+    new = step.state
+    assert new.loading and not new.load_failed and new.coordinator_epoch == s.coordinator_epoch + 1
+    assert [c.tc_connection for c in new.clients] == [c.tc_connection for c in s.clients]
+    assert new.network == s.network  # the in-flight request stays; no NOT_COORDINATOR answer is sent
+    request = next(e for e in new.network if e.dst == COORDINATOR)
+    answered = model.step(new, next(a for a in model.actions(new) if a.kind == "Deliver" and a.args[0] == request))
+    assert answered is not None and "error:COORDINATOR_LOAD_IN_PROGRESS" in answered.events
+    assert any(a.kind == "LoadTransactions" for a in model.actions(new))
+    old = build_model(scenario, "no_kafka_9307_fix")
+    stuck = old.step(s, action)
+    assert stuck is not None and stuck.state.load_failed
+    assert not any(a.kind == "LoadTransactions" for a in old.actions(stuck.state))
+
+
+def test_an_in_place_reload_holds_under_kafka_and_hangs_before_kafka_9307() -> None:
+    """The whole search: every promise holds under Kafka's rules; with the load that throws the clients never
+    settle and the transactions never complete."""
+    scenario = SCENARIOS["txn_coordinator_reload"]
+    result, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    assert result.complete and not result.violations()
+    variant = "no_kafka_9307_fix"
+    caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(), scenario.permitted)
+    assert {"clients_settle", "transactions_complete"} <= {p.name for p in caught.violations()}

@@ -172,6 +172,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "AppendError": ("message", "error"),
     "CoordinatorFailover": (),
     "CoordinatorFailoverReplicated": (),
+    "CoordinatorReloaded": (),
     "AppendNotLeader": ("message",),
     "LoadTransactions": (),
     "ExpireTransactionalId": ("transactional_id",),
@@ -191,6 +192,7 @@ FAULT_OF_ACTION = {
     "AppendError": "append_failure",
     "CoordinatorFailover": "coordinator_failover",
     "CoordinatorFailoverReplicated": "coordinator_failover",
+    "CoordinatorReloaded": "coordinator_failover",
     "AppendNotLeader": "coordinator_failover",
     "ExpireTransactionalId": "txn_id_expiry",
     "MarkerNotLeader": "marker_failure",
@@ -433,6 +435,12 @@ class TransactionalSystem:
             self.loading_window and not self.pending
         ):
             raise ModelError("loading_window is modelled with pending_transitions")
+        #: the coordinator_failover budget may also reload the partition in place (``coordinator_reload``)
+        self.reload_in_place = topo.coordinator_reload
+        if (  # input: a configuration scenario loading rejects first (keos: error); a TxnConfig built in code
+            self.reload_in_place and not self.loading_window
+        ):
+            raise ModelError("coordinator_reload is modelled with loading_window")
         self._arg_specs: dict[tuple[int, int], dict[str, tuple[int, ...]]] = {}
         self.security = config.security
         #: Actions that are timeout protocol steps here although FAULT_OF_ACTION lists them.
@@ -556,7 +564,7 @@ class TransactionalSystem:
                     out.append(Action("SendProduce", (i, q)))
         heads = net.channel_heads(state.network)
         out.extend(Action("Deliver", (env,)) for env in heads)
-        if state.loading:
+        if state.loading and not state.load_failed:
             out.append(Action("LoadTransactions", ()))
         out.extend(self._expiry_actions(state))
         if state.security.abandoned:
@@ -671,6 +679,8 @@ class TransactionalSystem:
                     out.extend(Action("AppendError", (env, e)) for e in errors if self._may_answer(env, e))
         if self._budget_left(state, "coordinator_failover"):
             out.append(Action("CoordinatorFailover", ()))
+            if self.reload_in_place and not state.loading:
+                out.append(Action("CoordinatorReloaded", ()))
             if self._replicable(state):
                 out.append(Action("CoordinatorFailoverReplicated", ()))
             out.extend(Action("AppendNotLeader", (env,)) for env in heads if self._current_append(state, env))
@@ -726,9 +736,11 @@ class TransactionalSystem:
         if new.txn_log is not state.txn_log:
             bad += epoch_regressions(state.txn_log, new.txn_log)
             bad += log_transition_problems(state.txn_log, new.txn_log)
-        if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
+        # a failover or an in-place reload reloads the cache from the log: not a transition
+        reloaded = "coordinator_failover" in events or "coordinator_reloaded" in events
+        if new.coordinator is not state.coordinator and not reloaded:
             bad += epoch_regressions(state.coordinator, new.coordinator)
-        if new.coordinator is not state.coordinator and "coordinator_failover" not in events:
+        if new.coordinator is not state.coordinator and not reloaded:
             bad += unexplained_state_changes(state.coordinator, new.coordinator, events)
         if new.clients is not state.clients:
             # The three client judges label only a client whose TransactionManager state this step changed (to
@@ -2013,10 +2025,45 @@ class TransactionalSystem:
             events = (*events, "txn_log_append_in_flight_at_failover")
         return s._replace(network=network), events
 
+    def _reload(self, s: TxnSystemState) -> Result:
+        """The coordinator's own broker is elected again for ``__transaction_state`` (``coordinator_reload``).
+
+        In KRaft the broker's ``BrokerMetadataPublisher`` calls ``TransactionCoordinator.onElection`` for a partition
+        whose leader epoch moved while this broker stayed its leader (since KAFKA-15468, PR #15139, Kafka 3.7, only a
+        leader-epoch bump does; a partition-epoch bump of an ISR change no longer reloads), with no ``onResignation``
+        in between (apache/kafka ``TransactionCoordinator.scala``, ``BrokerMetadataPublisher.scala`` @1eb7644349cb).
+        ``onElection`` first drops the markers queued for the partition (``removeMarkersForTxnTopicPartition``) and
+        then loads it at the new coordinator epoch: the partition enters ``loadingPartitions`` and every request --
+        those already in flight on the clients' unchanged connections too, and the partition leaders'
+        verifications -- is answered COORDINATOR_LOAD_IN_PROGRESS (:meth:`_answer_loading`) until the load
+        replaces the cached metadata with the log's (``addLoadedTransactionsToCache``) and re-sends the markers of
+        every Prepare* transaction (:meth:`_load_transactions`).  Appends the coordinator sent under the old epoch
+        still call back and find the epoch changed (:meth:`_on_stale_log_append`); markers already sent are
+        answered under the old coordinator epoch.  Unlike :meth:`_emigrate` nobody answers NOT_COORDINATOR and no
+        client reconnects: the same broker keeps the partition.
+
+        ``ProtocolFlags.txn_reload_replaces_cache`` off (weakened variant ``no_kafka_9307_fix``, Kafka before 2.5):
+        ``addLoadedTransactionsToCache`` found the partition's cache entry -- always there when no resignation ran
+        -- and threw ``IllegalStateException`` on the scheduler thread before ``loadingPartitions.remove``: the
+        partition loads forever and the coordinator answers COORDINATOR_LOAD_IN_PROGRESS to everything.
+        """
+        if not self.reload_in_place or s.loading:  # no branch: only a trace read from a file names a disabled action
+            return None
+        restore = self.flags.log_restores_last_producer_epoch and self.tv >= 1
+        cache = tuple(None if v is None else tc.from_log_value(t, v, restore) for t, v in enumerate(s.txn_log))
+        failed = not self.flags.txn_reload_replaces_cache
+        s = s._replace(coordinator_epoch=s.coordinator_epoch + 1, coordinator=cache, loading=True, load_failed=failed)
+        events: tuple[str, ...] = ("coordinator_reloaded", "coordinator_loading_started")
+        if any(e.dst == TXN_LOG for e in s.network):
+            events = (*events, "txn_log_append_in_flight_at_reload")
+        if any(e.dst == COORDINATOR for e in s.network):
+            events = (*events, "coordinator_request_in_flight_at_reload")
+        return s, events
+
     def _load_transactions(self, s: TxnSystemState) -> Result:
         """The new coordinator's load completes (``loadTransactionsForTxnTopicPartition``: the partition leaves
         ``loadingPartitions``, Prepare* transactions get their markers re-sent)."""
-        if not s.loading:  # no branch: only a trace read from a file names a disabled action
+        if not s.loading or s.load_failed:  # no branch: only a trace read from a file names a disabled action
             return None
         s, events = self._complete_loaded(s._replace(loading=False))
         return s, ("coordinator_load_completed", *events)
@@ -2067,6 +2114,7 @@ class TransactionalSystem:
         "AppendFailure": _append_failure,
         "AppendError": _append_error,
         "CoordinatorFailover": _failover,
+        "CoordinatorReloaded": _reload,
         "CoordinatorFailoverReplicated": _failover_replicated,
         "AppendNotLeader": _append_not_leader,
         "LoadTransactions": _load_transactions,

@@ -95,6 +95,10 @@ class TxnTopology:
     ``verification_round_trip``: a partition leader's KIP-890 verification is a request to the transaction
     coordinator and a callback of its own (``ReplicaManager.handleProduceAppend``), not part of the Produce
     step; the callback appends only while the partition's verification guard holds.
+    ``coordinator_reload`` (with ``loading_window``): the ``coordinator_failover`` budget may also be spent on an
+    in-place reload -- the broker that leads ``__transaction_state`` is elected again at a new leader epoch without
+    resigning in between (``TransactionCoordinator.onElection`` with no ``onResignation``), so the coordinator
+    reloads the partition over the state it still holds in memory (``CoordinatorReloaded``).
     """
 
     producers: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
@@ -111,6 +115,7 @@ class TxnTopology:
     empty_commits: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     send_rejections: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     max_in_flight: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    coordinator_reload: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
@@ -390,3 +395,6 @@ class TxnSystemState(NamedTuple):
     loading: bool = False
     #: the coordinator's ``transactionsWithPendingMarkers`` (:class:`PendingCompleteTxn`), sorted by transactional id
     pending_markers: tuple[PendingCompleteTxn, ...] = ()
+    #: the load of an in-place reload threw (weakened variant ``no_kafka_9307_fix`` only): the partition never leaves
+    #: ``loadingPartitions``
+    load_failed: bool = False
