@@ -574,6 +574,7 @@ def _mutant_rows(
             rows.append(row)
             continue
         start = time.perf_counter()
+        missed: list[str] = []
         for scenario in scenarios:
             if covers is not None and not covers(scenario, v.name):
                 continue
@@ -582,21 +583,26 @@ def _mutant_rows(
             result, found = run_weakened(run, scenario, v.name, options)  # permitted counterexamples catch nothing
             write_traces(result, options.out_dir / "mutants", scenario)
             if not found:
+                missed.append(scenario.name)
                 row["timed_out"] = row.get("timed_out", False) or partial_reason(result) is not None
                 if result.stats.get("depth_reached") is not None:
                     row["depth_reached"] = result.stats["depth_reached"]
-            if found:
+            elif row["scenario"] is None:  # the first scenario that caught it names the row
                 best = min(found, key=lambda p: len(p.trace.actions) if p.trace else 0)
                 row.update(
-                    caught=True,
                     scenario=scenario.name,
                     invariant=best.name,
                     trace=str(best.trace_path) if best.trace_path else None,
                     trace_length=len(best.trace.actions) if best.trace else None,
                     expected_invariant=best.name in v.breaks,
-                    timed_out=False,
                 )
-                break
+        # Variant.scenarios are the scenarios "in which it is expected to be caught": each of them, not the first
+        # one that does -- a variant names a second scenario for another side of its bug (the idempotent and the
+        # transactional produce of broker_skips_epoch_check), and a defect that hides that side must fail the gate
+        row["caught"] = row["scenario"] is not None and not missed
+        row["missed"] = missed
+        if row["caught"]:
+            row["timed_out"] = False
         row["elapsed_s"] = round(time.perf_counter() - start, 3)
         row["engine"] = engine
         rows.append(row)

@@ -206,6 +206,8 @@ def write_mutants_junit(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> 
             else:
                 counts["failures"] += 1
                 why = "time budget ran out" if row.get("timed_out") else "no invariant caught it"
+                if row.get("scenario") and row.get("missed"):
+                    why = f"caught in {row['scenario']} but not in {', '.join(row['missed'])}"
                 message = f"weakened variant {row['variant']} not caught: {why}"
                 failure = ET.SubElement(case, "failure", message=_clean(message), type="not_caught")
                 failure.text = _clean(f"{message}\nbug it re-enables: {row.get('bug', '')}\n"

@@ -195,6 +195,8 @@ class MutantRow:
             before the bound it was asked for (bmc): the variant is *not
             caught in time*, which is not the same as escaping the invariants.
         depth_reached: how deep a bounded engine searched (``None``: unbounded).
+        missed: the variant's scenarios that did not catch it; a variant is caught only on each of them
+            (``scenario`` then names one that did).
     """
 
     variant: str
@@ -210,6 +212,7 @@ class MutantRow:
     engine: str = ""
     timed_out: bool = False
     depth_reached: int | None = None
+    missed: tuple[str, ...] = ()
 
     @classmethod
     def from_results(
@@ -237,8 +240,9 @@ def _as_row(row: MutantRow | Mapping[str, Any]) -> MutantRow:
     data = {k: v for k, v in row.items() if k in known}
     if "trace_path" not in data and row.get("trace") is not None:
         data["trace_path"] = str(row["trace"])
-    if "expected" in data:
-        data["expected"] = tuple(data["expected"] or ())
+    for key in ("expected", "missed"):
+        if key in data:
+            data[key] = tuple(data[key] or ())
     return MutantRow(**data)
 
 
@@ -279,6 +283,8 @@ def render_mutants(console: Console, rows: Sequence[MutantRow | Mapping[str, Any
         else:
             caught = Text("✗ escaped", style="bold white on red")
             by = Text(f"expected: {', '.join(m.expected)}" if m.expected else "-", style="dim")
+            if m.scenario and m.missed:  # caught on some of its scenarios, not on each
+                by.append(f"\ncaught in {m.scenario}, not in {', '.join(m.missed)}", style="yellow")
         table.add_row(
             *([m.engine] if engines else []),
             variant,

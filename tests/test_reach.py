@@ -350,6 +350,13 @@ def test_rerun_finds_an_earlier_runs_mutants_by_id_or_by_the_same_edit_when_line
     later = next(v for v in by_edit.values() if len(v) > 1)[-1]
     row = later.to_json() | {"id": "3" * 12, "line": later.line + 2, "status": "survived"}
     assert [m.id for m in mu.match_earlier(ms, [row])[0]] == [later.id]
+    # ... unless the lines moved further than the equal edits lie apart: a line diff of the old tree (a --reach
+    # file's sources) names the old line's new number, which wins over nearness (session 32, _log_append_failed)
+    first = next(v for v in by_edit.values() if len(v) > 1)[0]
+    row = first.to_json() | {"id": "4" * 12, "line": first.line - 1, "status": "survived"}
+    assert [m.id for m in mu.match_earlier(ms, [row])[0]] == [first.id]  # nearness alone
+    maps = {later.path: {first.line - 1: later.line}}
+    assert [m.id for m in mu.match_earlier(ms, [row], line_maps=maps)[0]] == [later.id]
     (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n{cut", encoding="utf-8")
     assert len(mu.load_rows(tmp_path / "r.jsonl")) == 5  # a last line cut by a kill is dropped
     (tmp_path / "mutation.json").write_text(json.dumps({"rows": rows}), encoding="utf-8")

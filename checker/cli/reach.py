@@ -266,6 +266,23 @@ def _default_equivalents() -> Path | None:
     return path if path.is_file() else None
 
 
+def _rerun_line_maps(reach_data: dict[str, Any] | None, root: Path) -> dict[str, dict[int, int]]:
+    """Old line -> new line of each model file the ``--reach`` data recorded with other text than this tree's
+    (its ``sources``): ``--rerun`` reads it to find a moved mutant among equal edits (``match_earlier``)."""
+    from keos.checker.reach.carry import line_map
+
+    out: dict[str, dict[int, int]] = {}
+    for path, source in ((reach_data or {}).get("sources") or {}).items():
+        text = source.get("text") if isinstance(source, dict) else None
+        current = root / path
+        if not isinstance(text, str) or not path.startswith("model/") or not current.is_file():
+            continue
+        now = current.read_text(encoding="utf-8")
+        if now != text:
+            out[path] = line_map(text.splitlines(), now.splitlines())
+    return out
+
+
 def cmd_mutate(args: argparse.Namespace) -> int:
     """``keos mutate``."""
     from keos.checker.reach import mutation as mu
@@ -315,7 +332,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                 earlier = mu.load_rows(Path(args.rerun))
             except mu.MutationError as exc:
                 raise ReachUsageError(f"--rerun {exc}") from None
-            mutants, gone = mu.match_earlier(mutants, earlier, statuses)
+            mutants, gone = mu.match_earlier(mutants, earlier, statuses, _rerun_line_maps(reach_data, root))
             rerun = {"from": args.rerun, "statuses": list(statuses),
                      "earlier": sum(1 for r in earlier if r.get("status") in statuses),
                      "matched": len(mutants), "gone": [{k: r.get(k) for k in ("id", "path", "line", "function",

@@ -101,9 +101,10 @@ def _replay_corpus(ref: str) -> GateCheckResult:
 def run_weakened_variant(ref: str) -> GateCheckResult:
     """``variant:<name>``: the weakened variant on its scenarios, as ``keos mutants`` runs it.
 
-    The explicit search stops at the first violation, and the next scenario runs only while the
-    variant is not caught (``checker/api.py``, ``_mutant_rows``).  ``failed`` is empty when it was caught
-    (what the gate expects): the check is judged as the gate judges it, a variant not caught fails.
+    The explicit search stops at the first violation; the variant must be caught on *each* of its scenarios
+    (``checker/api.py``, ``_mutant_rows``: ``Variant.scenarios`` are the scenarios in which it is expected to be
+    caught).  ``failed`` is empty when it was caught on all of them (what the gate expects): the check is judged as
+    the gate judges it, a variant not caught on one of them fails.
     ``keos coverage --explain`` runs these to say which branches only a weakened rule's side takes.
     """
     from pathlib import Path
@@ -121,7 +122,9 @@ def run_weakened_variant(ref: str) -> GateCheckResult:
     builtins = builtin_scenarios()
     with TemporaryDirectory() as out:
         options = EngineOptions(out_dir=Path(out), stop_on_first=True)
-        for scenario in (builtins[s] for s in variant.scenarios if s in builtins):
-            if run_weakened(run, scenario, name, options)[1]:  # a permitted counterexample catches nothing
-                return GateCheckResult(ref)
-    return GateCheckResult(ref, (name,), f"{name} not caught on {', '.join(variant.scenarios)}")
+        scenarios = [builtins[s] for s in variant.scenarios if s in builtins]
+        # a permitted counterexample catches nothing
+        missed = [sc.name for sc in scenarios if not run_weakened(run, sc, name, options)[1]]
+    if scenarios and not missed:
+        return GateCheckResult(ref)
+    return GateCheckResult(ref, (name,), f"{name} not caught on {', '.join(missed or variant.scenarios)}")

@@ -152,7 +152,8 @@ def edit_key(row: dict[str, Any]) -> tuple[str, ...]:
 
 
 def match_earlier(mutants: Sequence[Mutant], rows: Iterable[dict[str, Any]],
-                  statuses: Sequence[str] = RERUN_STATUSES) -> tuple[list[Mutant], list[dict[str, Any]]]:
+                  statuses: Sequence[str] = RERUN_STATUSES,
+                  line_maps: dict[str, dict[int, int]] | None = None) -> tuple[list[Mutant], list[dict[str, Any]]]:
     """The mutants of this tree that an earlier run's rows with a status in ``statuses`` name (``--rerun``).
 
     An id names a mutant as long as its module's lines did not move (the id hashes the place).  When they
@@ -160,7 +161,12 @@ def match_earlier(mutants: Sequence[Mutant], rows: Iterable[dict[str, Any]],
     operator, original and replacement text; among this tree's mutants with that key (one line may hold the
     same edit twice, a function the same edit on several lines) the one at the row's column and nearest its
     old line, as ``scripts/remap_equivalents.py`` picks -- a sample holds only some of a key's mutants, so
-    "the k-th row to the k-th mutant" would name the wrong line.  Returns the matched mutants (in this tree's order)
+    "the k-th row to the k-th mutant" would name the wrong line.  ``line_maps`` (path -> old line -> new line, a
+    line diff of the earlier run's tree against this one: :func:`keos.checker.reach.carry.line_map` over the
+    ``sources`` of a ``--reach`` file measured on that tree) names the candidate on the old line's new number
+    first: nearness alone picks the wrong one of two equal edits when more lines were added above them than lie
+    between them (session 32: ``_log_append_failed``'s two ``md._replace(pending_state='')``, 6 lines apart, moved
+    by 11).  Returns the matched mutants (in this tree's order)
     and the earlier rows of these mutants' modules that match nothing here (the code they mutated is gone or
     changed); rows of other modules are left out.
     """
@@ -183,7 +189,8 @@ def match_earlier(mutants: Sequence[Mutant], rows: Iterable[dict[str, Any]],
         same = by_key.get(edit_key(r))
         if same:
             col, line = int(r.get("col") or 0), int(r.get("line") or 0)
-            m = min(same, key=lambda c: (c.col != col, abs(c.line - line), c.line))
+            carried = (line_maps or {}).get(str(r.get("path")), {}).get(line)
+            m = min(same, key=lambda c: (c.line != carried, c.col != col, abs(c.line - line), c.line))
             same.remove(m)
             matched[m.id] = m
         else:
