@@ -542,6 +542,11 @@ class ProtocolFlags:
             retriable error for its auto-commit (NOT_COORDINATOR: the coordinator moved mid-commit) returns false:
             it revokes nothing and sends no JoinGroup, and retries the commit once the coordinator is found again;
             without it the consumer revokes its partitions with their positions uncommitted.
+        close_commit_retried: ``KafkaConsumer.close()``'s auto-commit answered a retriable error (NOT_COORDINATOR: the
+            group coordinator moved mid-commit) is sent again to the new coordinator before the consumer revokes its
+            partitions and leaves (``ConsumerCoordinator.close`` -> ``maybeAutoCommitOffsetsSync``, Kafka 3.2+, trunk
+            1eb7644); without it (KAFKA-7540: ``maybeAutoCommitOffsetsAsync``, never retried) the consumer leaves with
+            its positions uncommitted.
         expiry_deletes_group: an Empty classic group whose offsets all expired is deleted with its tombstone
             (``GroupCoordinatorShard.cleanupGroupMetadata`` -> ``GroupMetadataManager.maybeDeleteGroup``; replaying
             the tombstone removes the group, Kafka trunk 1eb7644): the next JoinGroup starts a new group at generation
@@ -788,6 +793,7 @@ class ProtocolFlags:
     join_rebalance_in_progress_retried: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
+    close_commit_retried: bool = True
     expiry_deletes_group: bool = True
     offset_fetch_checks_loading: bool = True
     offset_fetch_honours_require_stable: bool = True
@@ -2366,6 +2372,20 @@ VARIANTS: dict[str, Variant] = {
             bug="onJoinPrepare before KAFKA-13310/KAFKA-14024's retry of a retriable async-commit failure (and the "
             "shape of KAFKA-12983: join preparation not redone): the revoked partitions' next owner starts at an "
             "older committed offset and processes records again after every coordinator move during a rebalance",
+        ),
+        Variant(
+            name="close_commit_not_retried",
+            description="KafkaConsumer.close() sends its auto-commit once: answered NOT_COORDINATOR (the group "
+            "coordinator moved while the OffsetCommit was in flight), it is not sent again; the consumer revokes its "
+            "partitions and leaves the group with their positions uncommitted.",
+            flags=replace(_REAL, close_commit_retried=False),
+            weakened=True,
+            breaks=("revoked_partitions_committed",),
+            scenarios=("groups_close_coordinator_moved",),
+            bug="KAFKA-7540 (fixed in Kafka 3.2, commit 3a8f6b17a6a, PR #11898, ConsumerCoordinator.close): close() "
+            "committed with maybeAutoCommitOffsetsAsync, and an asynchronous commit's retriable failure is never "
+            "retried -- after a broker bounce moved the group coordinator, the closed consumer's partitions went to "
+            "their next owner at an older committed offset and their records were processed again",
         ),
         Variant(
             name="expired_group_keeps_generation",

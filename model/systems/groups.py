@@ -243,6 +243,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "ExpirePending": ("member",),
     "RebalanceTimeout": (),
     "MovedCoordinatorCommit": ("consumer",),
+    "MovedCoordinatorClose": ("consumer",),
     "EarlyCommit": ("consumer",),
     "StallSync": ("consumer",),
     "ExpirePendingSync": (),
@@ -264,6 +265,7 @@ FAULT_OF_ACTION = {
     "LoseMemberIdResponse": "lost_member_id",
     "RebalanceTimeout": "rebalance_timeout",
     "MovedCoordinatorCommit": "moved_coordinator_commit",
+    "MovedCoordinatorClose": "moved_coordinator_commit",  # and one of the ``leave`` budget (counted by its handler)
     "EarlyCommit": "commit_before_sync",
     "StallSync": "stalled_sync",
     "GroupAppendFails": "group_append_failure",
@@ -408,6 +410,11 @@ class GroupSystem:
             return False
         total = self.config.faults.total
         return total == 0 or sum(s.faults_used) < total
+
+    def _total_allows(self, s: GroupState, faults: int) -> bool:
+        """The scenario's ``total`` fault budget has room for ``faults`` more (a step that is two faults at once)."""
+        total = self.config.faults.total
+        return total == 0 or sum(s.faults_used) + faults <= total
 
     def _talks(self, s: GroupState, c: Consumer) -> bool:
         """Up, and knows the current coordinator (else its request gets NOT_COORDINATOR)."""
@@ -666,6 +673,9 @@ class GroupSystem:
                 out.append(Action("PollTimeout", (i,)))
             if member is not None and self._talks(s, c) and self._fault_allowed(s, "leave"):
                 out.append(Action("LeaveGroup", (i,)))
+                if self._close_commits(c) and self._fault_allowed(s, "moved_coordinator_commit") and (
+                        self._total_allows(s, 2)):
+                    out.append(Action("MovedCoordinatorClose", (i,)))
         if self._fault_allowed(s, "coordinator_failover"):
             out.append(Action("CoordinatorFailover"))
         if self._fault_allowed(s, "create_partitions"):
@@ -877,6 +887,12 @@ class GroupSystem:
         it UNKNOWN_MEMBER_ID and costs it a rejoin."""
         gone = [m for m in before.group.members if after.group.member(m.member_id) is None]
         dropped = [p for p in before.group.pending if p not in after.group.pending and after.group.member(p) is None]
+        if action.kind == "MovedCoordinatorClose":
+            # a new coordinator loads the group (it knows no pending member, nor a member the log does not hold: one
+            # that joined since the last write), then the closing consumer's LeaveGroup
+            loaded = olog.load(before.group.log, before.group.group_id).metadata
+            persisted = {mid for mid, _ in loaded.members} if loaded is not None else set()
+            gone, dropped = [m for m in gone if m.member_id in persisted], []
         if not (gone or dropped) or action.kind in ("CoordinatorFailover", "MovedCoordinatorCommit"):  # new coordinator
             return after
         notes: list[str] = [f"pending member {p} (KIP-394) was forgotten on {action.kind}{list(action.args)}"
@@ -893,7 +909,8 @@ class GroupSystem:
             # maybeLeaveGroup (AbstractCoordinator, Kafka 4.0 trunk 1eb7644): only a dynamic member sends LeaveGroup on
             # close() or a poll timeout; a static member (KIP-345) stays until its session expires or a new process of
             # its group.instance.id replaces it, so its bounce costs no rebalance
-            if action.kind in ("PollTimeout", "LeaveGroup") and owner == m.client and not m.instance:
+            if action.kind in ("PollTimeout", "LeaveGroup", "MovedCoordinatorClose") and owner == m.client and (
+                    not m.instance):
                 continue
             if action.kind in ("JoinGroup", "StaleJoinGroup", "LoseJoinResponse") and m.instance and owner >= 0 and (
                     self.instances[owner] == m.instance):
@@ -933,10 +950,10 @@ class GroupSystem:
     @staticmethod
     def _miscounted(s: GroupState) -> str:  # no mutate: a model contract (the budget's bookkeeping), not a Kafka rule
         """The fault counters disagree with the state the faults leave behind: the coordinator's epoch is the number
-        of coordinator moves counted (CoordinatorFailover, MovedCoordinatorCommit) and the partitions added to the
-        topic the number of CreatePartitions counted.  A fault whose step is not counted escapes its budget: the
-        search then never ends (an epoch or a partition count that grows without bound) instead of stopping where
-        the scenario said the faults stop."""
+        of coordinator moves counted (CoordinatorFailover, MovedCoordinatorCommit, MovedCoordinatorClose) and the
+        partitions added to the topic the number of CreatePartitions counted.  A fault whose step is not counted
+        escapes its budget: the search then never ends (an epoch or a partition count that grows without bound)
+        instead of stopping where the scenario said the faults stop."""
         used = dict(zip(GROUP_FAULT_KINDS, s.faults_used))
         moves = used["coordinator_failover"] + used["moved_coordinator_commit"]
         if s.group.epoch != moves:
@@ -1137,7 +1154,7 @@ class GroupSystem:
         ``lost_member_id`` fault).  A new coordinator's load (failover) is not an admission."""
         g = after.group
         notes: list[str] = []
-        if action.kind not in ("CoordinatorFailover", "MovedCoordinatorCommit"):
+        if action.kind not in ("CoordinatorFailover", "MovedCoordinatorCommit", "MovedCoordinatorClose"):
             known = {self._member_of(after, i) for i, c in enumerate(after.consumers) if c.up}
             notes.extend(f"the coordinator admitted member {m.member_id} on {action.kind}{list(action.args)}, which no "
                          f"running consumer knows" for m in g.members
@@ -1531,7 +1548,16 @@ class GroupSystem:
         c = cc.lose_partitions(c)._replace(member_id="", generation=cc.NO_GENERATION, state=cc.UNJOINED)
         return self._put(s, i, c), ("poll_timeout:left_group",)
 
-    def _leave(self, s: GroupState, i: int) -> Result:
+    @staticmethod
+    def _stable_on_close(c: Consumer) -> bool:
+        """``generationIfStable() != null`` when ``c`` closes: a generation and a member id, no rebalance under way."""
+        return c.generation >= 0 and bool(c.member_id) and c.state not in REBALANCING
+
+    def _close_commits(self, c: Consumer) -> bool:
+        """``c``'s ``close()`` sends an auto-commit of its positions (see :meth:`_leave`)."""
+        return bool(c.uncommitted()) and self._stable_on_close(c) and self.flags.commit_on_revoke
+
+    def _leave(self, s: GroupState, i: int, commits: bool = True) -> Result:
         """``KafkaConsumer.close()``: ``ConsumerCoordinator.close`` commits (``maybeAutoCommitOffsetsSync``), then
         ``AbstractCoordinator.close`` runs ``onLeavePrepare`` and ``maybeLeaveGroup`` (Kafka 4.0, trunk 1eb7644).
 
@@ -1545,9 +1571,8 @@ class GroupSystem:
         owner resumes at the last committed offset and may re-read what this consumer had fetched since."""
         c = s.consumers[i]
         events: list[str] = []
-        rebalancing = c.state in REBALANCING
-        stable = c.generation >= 0 and bool(c.member_id) and not rebalancing  # generationIfStable() != null
-        if c.uncommitted() and stable and self.flags.commit_on_revoke:
+        stable = self._stable_on_close(c)
+        if self._close_commits(c) and commits:
             s, error = self._commit(s, c, c.uncommitted(), i)  # maybeAutoCommitOffsetsSync on close()
             events.append(f"commit:{_outcome(error)}")
         if c.owned:
@@ -1617,6 +1642,29 @@ class GroupSystem:
             s = self._note_handover(s, c, c.owned, "onJoinPrepare")  # weakened variant join_prepare_skips_failed_commit
             after = cc.lose_partitions(after)
         return self._put(s, i, after), tuple(out)
+
+    def _moved_coordinator_close(self, s: GroupState, i: int) -> Result:
+        """Fault (two budgets: ``moved_coordinator_commit`` and ``leave``): consumer ``i`` closes and the
+        ``__consumer_offsets`` leader moves while ``close()``'s auto-commit is in flight -- a new coordinator loads the
+        group (:meth:`_failover`) and the OffsetCommit is answered NOT_COORDINATOR.
+
+        Kafka 4.0 (trunk 1eb7644, ``ConsumerCoordinator.close``): ``maybeAutoCommitOffsetsSync(timer)`` --
+        ``commitOffsetsSync`` marks the coordinator unknown, finds the new one and sends the commit again, with the
+        member id and generation it has, until it succeeds or the close timeout expires; only then does
+        ``AbstractCoordinator.close`` run ``onLeavePrepare`` (``onPartitionsRevoked``) and ``maybeLeaveGroup``.  The
+        partitions' next owner resumes where this consumer stopped (``revoked_partitions_committed``).
+        ``close_commit_retried=False`` is the weakened variant close_commit_not_retried (KAFKA-7540, fixed in 3.2 by
+        commit 3a8f6b17a6a, PR #11898: ``close`` sent the auto-commit with ``maybeAutoCommitOffsetsAsync``, whose
+        retriable failure is never retried -- the consumer revoked its partitions and left with their positions
+        uncommitted, and their next owner processed those records again)."""
+        s, events = self._failover(s)
+        k = _GROUP_FAULT_INDEX["leave"]
+        s = s._replace(faults_used=_at(s.faults_used, k, s.faults_used[k] + 1))
+        s = self._put(s, i, s.consumers[i]._replace(coordinator=s.group.epoch))  # ensureCoordinatorReady
+        retried = self.flags.close_commit_retried
+        s, closed = self._leave(s, i, commits=retried)
+        return s, ("fault:leave", *events, "close:commit_NOT_COORDINATOR",
+                   "close:commit_retried" if retried else "close:commit_dropped", *closed)
 
     def _group_append_fails(self, s: GroupState, i: int, error: str) -> Result:
         """Fault: the coordinator's write of the group metadata to ``__consumer_offsets`` that consumer ``i``'s request
@@ -1790,6 +1838,7 @@ GroupSystem._HANDLERS.update(
         "RebalanceTimeout": GroupSystem._rebalance_timeout,
         "ExpirePending": GroupSystem._expire_pending,
         "MovedCoordinatorCommit": GroupSystem._moved_coordinator_commit,
+        "MovedCoordinatorClose": GroupSystem._moved_coordinator_close,
         "EarlyCommit": GroupSystem._early_commit,
         "StallSync": GroupSystem._stall_sync,
         "GroupAppendFails": GroupSystem._group_append_fails,
