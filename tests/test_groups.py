@@ -286,6 +286,7 @@ REAL = {
     "groups_stalled_sync": 1107,
     "groups_static_timeout_late_commit": 198,
     "groups_append_failure": 3796,
+    "groups_close_coordinator_moved": 11848,
 }
 
 
@@ -327,6 +328,8 @@ CAUGHT = {
         "coordinator_move_keeps_member": 6, "rebalance_completes": 16},
     # a member that heartbeats but never syncs: without the pending-sync timer the group is stuck (KAFKA-12890)
     ("groups_stalled_sync", "no_pending_sync_expiry"): {"rebalance_completes": 4},
+    # close()'s auto-commit answered NOT_COORDINATOR (the coordinator moved mid-commit) and not sent again (KAFKA-7540)
+    ("groups_close_coordinator_moved", "close_commit_not_retried"): {"revoked_partitions_committed": 6},
     # a failed group-metadata write answered REBALANCE_IN_PROGRESS to a static replacement's JoinGroup (KAFKA-10870)
     ("groups_append_failure", "join_rebalance_in_progress_fatal"): {"consumers_react_as_kafka": 7},
 }

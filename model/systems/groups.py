@@ -752,6 +752,7 @@ class GroupSystem:
         new = self._note_coordinator_move(state, new, action)
         new = self._note_removals(state, new, action)
         new = self._note_leader(state, new, action)
+        new = self._note_close(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
         fault = FAULT_OF_ACTION.get(action.kind)
@@ -946,6 +947,35 @@ class GroupSystem:
             return after
         note = f"generation {g1.generation} completed on {action.kind} with leader {g1.leader}, which had not rejoined"
         return after._replace(ghost=after.ghost._replace(unjoined_leaders=(*after.ghost.unjoined_leaders, note)))
+
+    def _note_close(  # no mutate: the judge of revoked_partitions_committed on close (a property), not a rule
+            self, before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: a ``close()`` judged on the consumer as it was *before* the step, so a rule that changes its
+        identity or positions on the way (a retriable error taken as a reset, a commit skipped) cannot hide the
+        handover from :meth:`_note_handover`.  ``KafkaConsumer.close()`` javadoc (Kafka 4.0): "If auto-commit is
+        enabled, this will commit the current offsets if possible within the default timeout"; the commit goes out
+        while the member is Stable (``generationIfStable()``) and, a retriable error being retried
+        (``commitOffsetsSync``), is accepted by the coordinator that holds the member in its generation -- the one
+        that loads the group when the close meets a coordinator move.  So a Stable member of that coordinator's
+        current generation leaves every owned partition committed at its position."""
+        if action.kind not in ("LeaveGroup", "MovedCoordinatorClose") or not self.topo.records:
+            return after
+        i = action.args[0]
+        c = before.consumers[i]
+        g = before.group
+        if action.kind == "MovedCoordinatorClose":
+            g = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id, self.flags.load_restores_subscriptions)
+        if not self._stable_on_close(c) or g.member(c.member_id) is None or c.generation != g.generation:
+            return after
+        cache = dict(after.group.offsets)
+        missed = [f"close: {c.member_id} closed owning t0p{p} at position {c.position(p)} with {cache.get(p)} "
+                  f"committed" for p in c.owned if cache.get(p, 0) != c.position(p)]
+        if not missed:  # no branch: ghost observer of a violation (revoked_partitions_committed)
+            return after
+        known = set(after.ghost.uncommitted_handovers)
+        fresh = [m for m in missed if m not in known]
+        return after._replace(ghost=after.ghost._replace(
+            uncommitted_handovers=(*after.ghost.uncommitted_handovers, *fresh)))
 
     @staticmethod
     def _miscounted(s: GroupState) -> str:  # no mutate: a model contract (the budget's bookkeeping), not a Kafka rule
