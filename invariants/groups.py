@@ -696,6 +696,17 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "its partitions and leaves.", "close:commit_NOT_COORDINATOR"))
         props = [replace(p, partners=(*p.partners, "close_commit_moved_coordinator"))
                  if p.name == "revoked_partitions_committed" else p for p in props]
+    if faults.standalone_commit and topo.records:
+        # commits from outside group management (admin offset resets, assign() consumers, KAFKA-14201): both of
+        # Kafka's answers must be judged -- accepted by an Empty group, refused by an active one
+        props.append(sometimes_event("standalone_commit_accepted", "An OffsetCommit without group metadata (an "
+                                     "offset reset, an assign() consumer) is accepted by the Empty group.",
+                                     "standalone_commit:accepted"))
+        props.append(sometimes_event("standalone_commit_refused", "An OffsetCommit without group metadata is "
+                                     "refused by the group while it has members.",
+                                     "standalone_commit:UNKNOWN_MEMBER_ID"))
+        props = [replace(p, partners=(*p.partners, "standalone_commit_accepted", "standalone_commit_refused"))
+                 if p.name == "commits_fenced_exactly" else p for p in props]
     if topo.async_join_prepare and topo.records:
         # the asynchronous onJoinPrepare (KAFKA-14196's window) must be entered: a rule that sends the commit
         # synchronously after all leaves revoked_partitions_committed judging the old path only

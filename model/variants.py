@@ -547,6 +547,11 @@ class ProtocolFlags:
             partitions and leaves (``ConsumerCoordinator.close`` -> ``maybeAutoCommitOffsetsSync``, Kafka 3.2+, trunk
             1eb7644); without it (KAFKA-7540: ``maybeAutoCommitOffsetsAsync``, never retried) the consumer leaves with
             its positions uncommitted.
+        standalone_commit_in_empty_group: an OffsetCommit without group metadata (generation -1: the admin client's
+            ``alterConsumerGroupOffsets``, a consumer using ``assign()``) is accepted by an Empty classic group whatever
+            member id and ``group.instance.id`` it carries (``ClassicGroup.validateOffsetCommit``, Kafka 3.3+ since
+            KAFKA-14201, trunk 1eb7644); without it a commit carrying an instance id goes through the member checks
+            and is refused UNKNOWN_MEMBER_ID.
         expiry_deletes_group: an Empty classic group whose offsets all expired is deleted with its tombstone
             (``GroupCoordinatorShard.cleanupGroupMetadata`` -> ``GroupMetadataManager.maybeDeleteGroup``; replaying
             the tombstone removes the group, Kafka trunk 1eb7644): the next JoinGroup starts a new group at generation
@@ -794,6 +799,7 @@ class ProtocolFlags:
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
     close_commit_retried: bool = True
+    standalone_commit_in_empty_group: bool = True
     expiry_deletes_group: bool = True
     offset_fetch_checks_loading: bool = True
     offset_fetch_honours_require_stable: bool = True
@@ -2386,6 +2392,20 @@ VARIANTS: dict[str, Variant] = {
             "committed with maybeAutoCommitOffsetsAsync, and an asynchronous commit's retriable failure is never "
             "retried -- after a broker bounce moved the group coordinator, the closed consumer's partitions went to "
             "their next owner at an older committed offset and their records were processed again",
+        ),
+        Variant(
+            name="standalone_commit_member_checked",
+            description="An Empty group refuses an OffsetCommit without group metadata (generation -1, no member "
+            "id) that carries a group.instance.id -- a consumer using assign() with group.instance.id configured: "
+            "the member checks answer UNKNOWN_MEMBER_ID.",
+            flags=replace(_REAL, standalone_commit_in_empty_group=False),
+            weakened=True,
+            breaks=("commits_fenced_exactly",),
+            scenarios=("groups_standalone_commit",),
+            bug="KAFKA-14201 (fixed in Kafka 3.3, commits 706adc39f6a server side and b7f20be809c client side, "
+            "GroupCoordinator.validateOffsetCommit / ConsumerCoordinator.sendOffsetCommitRequest): a consumer with "
+            "group.instance.id set but partitions assigned by assign() could not commit its offsets at all -- "
+            "'surprising UNKNOWN_MEMBER_ID' on every commit of an Empty group",
         ),
         Variant(
             name="expired_group_keeps_generation",

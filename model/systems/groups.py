@@ -89,11 +89,15 @@ TOPIC = "t0"
 #: model's JOINING -- or answered with SyncGroup still to come -- AWAITING_SYNC; Kafka 4.0, trunk 1eb7644).
 REBALANCING = (cc.JOINING, cc.AWAITING_SYNC)
 GROUP_ID = "consumerGroupId"
+#: the ``group.instance.id`` of a consumer outside group management (``assign()``) that commits to this group
+#: (KAFKA-14201): no member of the group holds it
+STANDALONE_INSTANCE = "standalone"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
     "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync", "stalled_sync", "group_append_failure",
+    "standalone_commit",
 )
 #: The errors a group request is answered when the coordinator's write of the group metadata to ``__consumer_offsets``
 #: fails: Kafka 4.0's ``GroupMetadataManager.appendGroupMetadataErrorToResponseError`` (trunk 1eb7644) maps
@@ -161,6 +165,7 @@ class GroupsFaultBudget:
     commit_before_sync: int = 0
     stalled_sync: int = 0
     group_append_failure: int = 0
+    standalone_commit: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -249,6 +254,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "ExpirePendingSync": (),
     "GroupAppendFails": ("consumer", "error"),
     "CommitAppendFails": ("consumer", "error"),
+    "StandaloneCommit": ("instance",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -270,6 +276,7 @@ FAULT_OF_ACTION = {
     "StallSync": "stalled_sync",
     "GroupAppendFails": "group_append_failure",
     "CommitAppendFails": "group_append_failure",
+    "StandaloneCommit": "standalone_commit",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -678,6 +685,8 @@ class GroupSystem:
                     out.append(Action("MovedCoordinatorClose", (i,)))
         if self._fault_allowed(s, "coordinator_failover"):
             out.append(Action("CoordinatorFailover"))
+        if self._fault_allowed(s, "standalone_commit") and self.topo.records:
+            out.extend(Action("StandaloneCommit", (instance,)) for instance in ("", STANDALONE_INSTANCE))
         if self._fault_allowed(s, "create_partitions"):
             out.append(Action("CreatePartitions"))
         if self._fault_allowed(s, "late_commit"):
@@ -1696,6 +1705,38 @@ class GroupSystem:
         return s, ("fault:leave", *events, "close:commit_NOT_COORDINATOR",
                    "close:commit_retried" if retried else "close:commit_dropped", *closed)
 
+    def _standalone_commit(self, s: GroupState, instance: str) -> Result:
+        """Fault (a hostile client): an OffsetCommit from outside group management reaches the group -- generation -1,
+        no member id -- resetting every partition to offset 0: ``kafka-consumer-groups --reset-offsets
+        --to-earliest`` (``Admin.alterConsumerGroupOffsets``), or a consumer that uses ``assign()`` with this
+        ``group.id`` and commits (KAFKA-14201: with a ``group.instance.id`` configured, ``instance``, which the Java
+        consumer sent until 3.3).  Kafka 4.0 (``ClassicGroup.validateOffsetCommit``, trunk 1eb7644): accepted when the
+        group is Empty whatever member id and instance id it carries ("the request comes from either the admin client
+        or a consumer which does not use the group management facility"); otherwise the member checks answer it
+        (UNKNOWN_MEMBER_ID: no member has an empty id, nor that instance id) -- an active group's offsets are never
+        overwritten from outside.  Judged by ``commits_fenced_exactly``; an accepted reset is an acknowledged commit
+        (``committed_offsets_never_regress`` counts from it), and the group's next member resumes there
+        (``new_owner_resumes_at_committed_offset``).  ``standalone_commit_in_empty_group=False`` is the weakened
+        variant standalone_commit_member_checked (KAFKA-14201's coordinator before its fix, 706adc39f6a)."""
+        g = s.group
+        error = cg.validate_offset_commit(g, "", cc.NO_GENERATION, self.flags.offset_commit_generation_check,
+                                          self.flags.offset_commit_stale_generation_check, instance,
+                                          self.flags.standalone_commit_in_empty_group)
+        holder = g.static_member(instance)
+        note = misfenced("OffsetCommit", "", False, cc.NO_GENERATION, g.generation, g.state, error, instance,
+                         None if holder is None else holder.member_id)
+        if note:  # unreachable: ghost observer of a violation (commits_fenced_exactly)
+            s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
+        events = (f"standalone_commit:{_outcome(error)}", *(("standalone_commit:with_instance",) if instance else ()))
+        if error != Errors.NONE:
+            return s, events
+        partitions = range(self.topo.partitions + s.added_partitions)
+        reset = tuple((p, 0) for p in partitions)
+        group = cg.commit_offsets(s.group, TOPIC, reset, self.flags.offset_commit_waits_for_log)
+        high = dict(s.ghost.max_committed)
+        high.update(reset)  # an acknowledged reset: the offsets count from here
+        return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), events
+
     def _group_append_fails(self, s: GroupState, i: int, error: str) -> Result:
         """Fault: the coordinator's write of the group metadata to ``__consumer_offsets`` that consumer ``i``'s request
         waits for fails, and the request is answered ``error`` (:data:`APPEND_ERRORS`).  Kafka 4.0 (trunk 1eb7644,
@@ -1808,7 +1849,7 @@ class GroupSystem:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, GROUP_ACTION_ARGS).args
         for n, v in zip(GROUP_ACTION_ARGS[data["kind"]], values):
-            ok = isinstance(v, str) if n in ("member", "error") else (type(v) is int and v >= 0)
+            ok = isinstance(v, str) if n in ("member", "error", "instance") else (type(v) is int and v >= 0)
             if not ok:
                 raise ModelError(f"action {data['kind']}: bad {n} {v!r}")
         return Action(data["kind"], values)
@@ -1873,6 +1914,7 @@ GroupSystem._HANDLERS.update(
         "StallSync": GroupSystem._stall_sync,
         "GroupAppendFails": GroupSystem._group_append_fails,
         "CommitAppendFails": GroupSystem._commit_append_fails,
+        "StandaloneCommit": GroupSystem._standalone_commit,
         "ExpirePendingSync": GroupSystem._expire_pending_sync,
     }
 )
