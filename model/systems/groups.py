@@ -1734,7 +1734,8 @@ class GroupSystem:
         reset = tuple((p, 0) for p in partitions)
         group = cg.commit_offsets(s.group, TOPIC, reset, self.flags.offset_commit_waits_for_log)
         high = dict(s.ghost.max_committed)
-        high.update(reset)  # an acknowledged reset: the offsets count from here
+        if g.state == cg.EMPTY:  # ghost observer: only an Empty group's reset is Kafka's (else a regression)
+            high.update(reset)  # an acknowledged reset of an inactive group: the offsets count from here
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), events
 
     def _group_append_fails(self, s: GroupState, i: int, error: str) -> Result:
