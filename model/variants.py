@@ -549,7 +549,7 @@ class ProtocolFlags:
             its positions uncommitted.
         standalone_commit_in_empty_group: an OffsetCommit without group metadata (generation -1: the admin client's
             ``alterConsumerGroupOffsets``, a consumer using ``assign()``) is accepted by an Empty classic group whatever
-            member id and ``group.instance.id`` it carries (``ClassicGroup.validateOffsetCommit``, Kafka 3.3+ since
+            member id and ``group.instance.id`` it carries (``ClassicGroup.validateOffsetCommit``, Kafka 3.4+ since
             KAFKA-14201, trunk 1eb7644); without it a commit carrying an instance id goes through the member checks
             and is refused UNKNOWN_MEMBER_ID.
         expiry_deletes_group: an Empty classic group whose offsets all expired is deleted with its tombstone
@@ -2364,7 +2364,9 @@ VARIANTS: dict[str, Variant] = {
             breaks=("fenced_consumer_owns_nothing", "consumers_react_as_kafka"),
             scenarios=("groups_late_sync_response",),
             bug="SyncGroupResponseHandler without its hasGenerationReset check: a member fenced while its SyncGroup "
-            "was in flight consumes the partitions of a generation it no longer belongs to, beside their new owner",
+            "was in flight consumes the partitions of a generation it no longer belongs to, beside their new owner "
+            "(KAFKA-8104, fixed in 2.5 by commit 00374c3ddf6, AbstractCoordinator.joinGroupIfNeeded: the heartbeat "
+            "thread's maybeLeaveGroup cleared the generation and the consumer thread still ran onJoinComplete)",
         ),
         Variant(
             name="join_prepare_skips_failed_commit",
@@ -2402,7 +2404,7 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("commits_fenced_exactly",),
             scenarios=("groups_standalone_commit",),
-            bug="KAFKA-14201 (fixed in Kafka 3.3, commits 706adc39f6a server side and b7f20be809c client side, "
+            bug="KAFKA-14201 (fixed in Kafka 3.4, commits 706adc39f6a server side and b7f20be809c client side, "
             "GroupCoordinator.validateOffsetCommit / ConsumerCoordinator.sendOffsetCommitRequest): a consumer with "
             "group.instance.id set but partitions assigned by assign() could not commit its offsets at all -- "
             "'surprising UNKNOWN_MEMBER_ID' on every commit of an Empty group",

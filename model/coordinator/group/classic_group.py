@@ -468,7 +468,7 @@ def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int,
 
     A commit without group metadata (generation -1: the admin client's ``alterConsumerGroupOffsets``, a consumer
     using ``assign()``) is accepted by an Empty group whatever member id and instance id it carries (KAFKA-14201,
-    Kafka 3.3, commit 706adc39f6a); one that carries neither member id nor instance id is refused UNKNOWN_MEMBER_ID
+    Kafka 3.4, commit 706adc39f6a); one that carries neither member id nor instance id is refused UNKNOWN_MEMBER_ID
     by a group with members ("offset commits are only accepted when the group is empty").
     ``standalone_in_empty=False`` is the weakened variant standalone_commit_member_checked (before KAFKA-14201: a
     commit carrying an instance id went to the member checks even in an Empty group)."""
