@@ -568,9 +568,10 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                                      "commits_fenced_exactly",
                                                      "new_owner_resumes_at_committed_offset",
                                                      "resumed_at_committed_offset")]
-    if faults.leave and topo.records and topo.consumers > 1:
+    if faults.leave and topo.records and topo.consumers > 1 and topo.assignor == "cooperative-sticky":
         # the close revoked_partitions_committed does not judge must be reached where it can be (standalone: a
-        # search bound may keep a close away from a rebalance)
+        # search bound may keep a close away from a rebalance); an eager member owns nothing during a rebalance
+        # (onJoinPrepare revoked everything before its JoinGroup), so only a cooperative one can lose partitions there
         props.append(sometimes_event("close_during_rebalance_lost", "A consumer closed during a rebalance (its "
                                      "JoinGroup sent or answered, SyncGroup not): onLeavePrepare loses its "
                                      "partitions.", "lost:close"))
@@ -687,6 +688,25 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "commit is retried.", "join_prepare:commit_retried"))
         props = [replace(p, partners=(*p.partners, "join_prepare_commit_retried"))
                  if p.name in ("revoked_partitions_committed", "consumers_react_as_kafka") else p for p in props]
+    if faults.moved_coordinator_commit and faults.leave and topo.records:
+        # the coordinator moves while close()'s auto-commit is in flight (KAFKA-7540's window): the commit must be
+        # sent again before the consumer revokes and leaves, else revoked_partitions_committed never judges it
+        props.append(sometimes_event("close_commit_moved_coordinator", "close()'s auto-commit is answered "
+                                     "NOT_COORDINATOR (the coordinator moved mid-commit) before the consumer revokes "
+                                     "its partitions and leaves.", "close:commit_NOT_COORDINATOR"))
+        props = [replace(p, partners=(*p.partners, "close_commit_moved_coordinator"))
+                 if p.name == "revoked_partitions_committed" else p for p in props]
+    if faults.standalone_commit and topo.records:
+        # commits from outside group management (admin offset resets, assign() consumers, KAFKA-14201): both of
+        # Kafka's answers must be judged -- accepted by an Empty group, refused by an active one
+        props.append(sometimes_event("standalone_commit_accepted", "An OffsetCommit without group metadata (an "
+                                     "offset reset, an assign() consumer) is accepted by the Empty group.",
+                                     "standalone_commit:accepted"))
+        props.append(sometimes_event("standalone_commit_refused", "An OffsetCommit without group metadata is "
+                                     "refused by the group while it has members.",
+                                     "standalone_commit:UNKNOWN_MEMBER_ID"))
+        props = [replace(p, partners=(*p.partners, "standalone_commit_accepted", "standalone_commit_refused"))
+                 if p.name == "commits_fenced_exactly" else p for p in props]
     if topo.async_join_prepare and topo.records:
         # the asynchronous onJoinPrepare (KAFKA-14196's window) must be entered: a rule that sends the commit
         # synchronously after all leaves revoked_partitions_committed judging the old path only

@@ -557,6 +557,16 @@ class ProtocolFlags:
             retriable error for its auto-commit (NOT_COORDINATOR: the coordinator moved mid-commit) returns false:
             it revokes nothing and sends no JoinGroup, and retries the commit once the coordinator is found again;
             without it the consumer revokes its partitions with their positions uncommitted.
+        close_commit_retried: ``KafkaConsumer.close()``'s auto-commit answered a retriable error (NOT_COORDINATOR: the
+            group coordinator moved mid-commit) is sent again to the new coordinator before the consumer revokes its
+            partitions and leaves (``ConsumerCoordinator.close`` -> ``maybeAutoCommitOffsetsSync``, Kafka 3.2+, trunk
+            1eb7644); without it (KAFKA-7540: ``maybeAutoCommitOffsetsAsync``, never retried) the consumer leaves with
+            its positions uncommitted.
+        standalone_commit_in_empty_group: an OffsetCommit without group metadata (generation -1: the admin client's
+            ``alterConsumerGroupOffsets``, a consumer using ``assign()``) is accepted by an Empty classic group whatever
+            member id and ``group.instance.id`` it carries (``ClassicGroup.validateOffsetCommit``, Kafka 3.4+ since
+            KAFKA-14201, trunk 1eb7644); without it a commit carrying an instance id goes through the member checks
+            and is refused UNKNOWN_MEMBER_ID.
         expiry_deletes_group: an Empty classic group whose offsets all expired is deleted with its tombstone
             (``GroupCoordinatorShard.cleanupGroupMetadata`` -> ``GroupMetadataManager.maybeDeleteGroup``; replaying
             the tombstone removes the group, Kafka trunk 1eb7644): the next JoinGroup starts a new group at generation
@@ -805,6 +815,8 @@ class ProtocolFlags:
     join_rebalance_in_progress_retried: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
+    close_commit_retried: bool = True
+    standalone_commit_in_empty_group: bool = True
     expiry_deletes_group: bool = True
     offset_fetch_checks_loading: bool = True
     offset_fetch_honours_require_stable: bool = True
@@ -2389,7 +2401,9 @@ VARIANTS: dict[str, Variant] = {
             breaks=("fenced_consumer_owns_nothing", "consumers_react_as_kafka"),
             scenarios=("groups_late_sync_response",),
             bug="SyncGroupResponseHandler without its hasGenerationReset check: a member fenced while its SyncGroup "
-            "was in flight consumes the partitions of a generation it no longer belongs to, beside their new owner",
+            "was in flight consumes the partitions of a generation it no longer belongs to, beside their new owner "
+            "(KAFKA-8104, fixed in 2.5 by commit 00374c3ddf6, AbstractCoordinator.joinGroupIfNeeded: the heartbeat "
+            "thread's maybeLeaveGroup cleared the generation and the consumer thread still ran onJoinComplete)",
         ),
         Variant(
             name="join_prepare_skips_failed_commit",
@@ -2403,6 +2417,34 @@ VARIANTS: dict[str, Variant] = {
             bug="onJoinPrepare before KAFKA-13310/KAFKA-14024's retry of a retriable async-commit failure (and the "
             "shape of KAFKA-12983: join preparation not redone): the revoked partitions' next owner starts at an "
             "older committed offset and processes records again after every coordinator move during a rebalance",
+        ),
+        Variant(
+            name="close_commit_not_retried",
+            description="KafkaConsumer.close() sends its auto-commit once: answered NOT_COORDINATOR (the group "
+            "coordinator moved while the OffsetCommit was in flight), it is not sent again; the consumer revokes its "
+            "partitions and leaves the group with their positions uncommitted.",
+            flags=replace(_REAL, close_commit_retried=False),
+            weakened=True,
+            breaks=("revoked_partitions_committed",),
+            scenarios=("groups_close_coordinator_moved",),
+            bug="KAFKA-7540 (fixed in Kafka 3.2, commit 3a8f6b17a6a, PR #11898, ConsumerCoordinator.close): close() "
+            "committed with maybeAutoCommitOffsetsAsync, and an asynchronous commit's retriable failure is never "
+            "retried -- after a broker bounce moved the group coordinator, the closed consumer's partitions went to "
+            "their next owner at an older committed offset and their records were processed again",
+        ),
+        Variant(
+            name="standalone_commit_member_checked",
+            description="An Empty group refuses an OffsetCommit without group metadata (generation -1, no member "
+            "id) that carries a group.instance.id -- a consumer using assign() with group.instance.id configured: "
+            "the member checks answer UNKNOWN_MEMBER_ID.",
+            flags=replace(_REAL, standalone_commit_in_empty_group=False),
+            weakened=True,
+            breaks=("commits_fenced_exactly",),
+            scenarios=("groups_standalone_commit",),
+            bug="KAFKA-14201 (fixed in Kafka 3.4, commits 706adc39f6a server side and b7f20be809c client side, "
+            "GroupCoordinator.validateOffsetCommit / ConsumerCoordinator.sendOffsetCommitRequest): a consumer with "
+            "group.instance.id set but partitions assigned by assign() could not commit its offsets at all -- "
+            "'surprising UNKNOWN_MEMBER_ID' on every commit of an Empty group",
         ),
         Variant(
             name="expired_group_keeps_generation",

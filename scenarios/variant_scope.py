@@ -158,6 +158,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "join_updates_member_metadata": frozenset({"groups"}),
     "sync_response_checks_generation": frozenset({"groups"}),
     "join_prepare_retries_commit": frozenset({"groups"}),
+    "close_commit_retried": frozenset({"groups"}),
+    "standalone_commit_in_empty_group": frozenset({"groups"}),
     "expiry_deletes_group": frozenset({"groups"}),
     "offset_fetch_checks_loading": frozenset({"eos"}),
     "offset_fetch_honours_require_stable": frozenset({"eos"}),

@@ -259,6 +259,25 @@ def test_static_member_fencing_oracle() -> None:
                                              "c2-2")
 
 
+def test_commits_without_group_metadata_are_accepted_only_by_an_empty_group() -> None:
+    """KAFKA-14201 / ``ClassicGroup.validateOffsetCommit`` (Kafka 4.0): generation -1 and an Empty group pass whatever
+    member id and instance id the commit carries; with members, a commit carrying neither is UNKNOWN_MEMBER_ID."""
+    empty = cg.empty_group()
+    for instance in ("", "standalone"):
+        assert cg.validate_offset_commit(empty, "", -1, True, True, instance) == Errors.NONE
+        assert kafka_answer("OffsetCommit", False, -1, 0, cg.EMPTY, instance) == Errors.NONE
+    assert cg.validate_offset_commit(empty, "", -1, True, True, "standalone",
+                                     standalone_in_empty=False) == Errors.UNKNOWN_MEMBER_ID
+    active = cg.join_group(empty, 0, "", (), -1).group
+    assert active.state == cg.PREPARING_REBALANCE
+    for instance in ("", "standalone"):
+        assert cg.validate_offset_commit(active, "", -1, True, True, instance) == Errors.UNKNOWN_MEMBER_ID
+        assert kafka_answer("OffsetCommit", False, -1, active.generation, active.state, instance) == (
+            Errors.UNKNOWN_MEMBER_ID)
+    # older TxnOffsetCommit versions carry no member id: no member check
+    assert kafka_answer("TxnOffsetCommit", False, -1, 1, cg.STABLE) == Errors.NONE
+
+
 # ------------------------------------------------------------------------------------------ scenarios
 
 REAL = {
@@ -286,6 +305,8 @@ REAL = {
     "groups_stalled_sync": 1107,
     "groups_static_timeout_late_commit": 198,
     "groups_append_failure": 3796,
+    "groups_close_coordinator_moved": 11848,
+    "groups_standalone_commit": 282,
 }
 
 
@@ -327,6 +348,10 @@ CAUGHT = {
         "coordinator_move_keeps_member": 6, "rebalance_completes": 16},
     # a member that heartbeats but never syncs: without the pending-sync timer the group is stuck (KAFKA-12890)
     ("groups_stalled_sync", "no_pending_sync_expiry"): {"rebalance_completes": 4},
+    # close()'s auto-commit answered NOT_COORDINATOR (the coordinator moved mid-commit) and not sent again (KAFKA-7540)
+    ("groups_close_coordinator_moved", "close_commit_not_retried"): {"revoked_partitions_committed": 6},
+    # an assign() consumer with a group.instance.id commits to the Empty group: refused before KAFKA-14201's fix
+    ("groups_standalone_commit", "standalone_commit_member_checked"): {"commits_fenced_exactly": 1},
     # a failed group-metadata write answered REBALANCE_IN_PROGRESS to a static replacement's JoinGroup (KAFKA-10870)
     ("groups_append_failure", "join_rebalance_in_progress_fatal"): {"consumers_react_as_kafka": 7},
 }

@@ -11,9 +11,11 @@ SyncGroup or Heartbeat while it is PreparingRebalance, REBALANCE_IN_PROGRESS (a 
 CompletingRebalance, KIP-447; an OffsetCommit during PreparingRebalance too: ``onJoinPrepare``'s auto-commit);
 anything else passes these checks.  A request carrying a static member's ``group.instance.id`` (KIP-345) is first
 checked against the member id the group maps that instance to (``ClassicGroup.validateMember``): none is
-UNKNOWN_MEMBER_ID, another one FENCED_INSTANCE_ID (the process was replaced).  Requests without group metadata
-(generation -1, no member id) are not modelled.  A JoinGroup's member check is the member id alone
-(a new member, with no id, is always admitted: ``group.max.size`` is not modelled).
+UNKNOWN_MEMBER_ID, another one FENCED_INSTANCE_ID (the process was replaced).  A commit without group metadata
+(generation -1: the admin client, a consumer using ``assign()``) is accepted by an Empty group whatever member id
+and instance id it carries (KAFKA-14201); one carrying neither is refused UNKNOWN_MEMBER_ID by a group with
+members (a TxnOffsetCommit is not: older versions of that protocol carry no member id).  A JoinGroup's member
+check is the member id alone (a new member, with no id, is always admitted: ``group.max.size`` is not modelled).
 
 The systems call :func:`misfenced` with the coordinator's answer of its own validation and keep the
 message it returns, if any, in their ghost state: ``commits_fenced_exactly`` (invariants) fails on it.
@@ -52,6 +54,13 @@ def kafka_answer(request: str, known: bool, generation: int, group_generation: i
     a JoinGroup carrying a pending member's id counts as ``known`` (it is admitted)."""
     if member_id_required:
         return MEMBER_ID_REQUIRED
+    commit = request in ("OffsetCommit", "TxnOffsetCommit")
+    if commit and generation < 0 and state == "Empty":
+        return Errors.NONE  # no group metadata: the admin client or an assign() consumer (KAFKA-14201)
+    if commit and generation < 0 and not member and not instance:
+        # neither member id nor instance id (a v0 request, the admin client): accepted only by an Empty group
+        # (a TxnOffsetCommit always: the older versions of that protocol carry no member id)
+        return Errors.NONE if request == "TxnOffsetCommit" else Errors.UNKNOWN_MEMBER_ID
     if instance and holder is None:
         return Errors.UNKNOWN_MEMBER_ID
     if instance and holder != member:

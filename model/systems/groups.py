@@ -89,11 +89,15 @@ TOPIC = "t0"
 #: model's JOINING -- or answered with SyncGroup still to come -- AWAITING_SYNC; Kafka 4.0, trunk 1eb7644).
 REBALANCING = (cc.JOINING, cc.AWAITING_SYNC)
 GROUP_ID = "consumerGroupId"
+#: the ``group.instance.id`` of a consumer outside group management (``assign()``) that commits to this group
+#: (KAFKA-14201): no member of the group holds it
+STANDALONE_INSTANCE = "standalone"
 
 GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
     "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync", "stalled_sync", "group_append_failure",
+    "standalone_commit",
 )
 #: The errors a group request is answered when the coordinator's write of the group metadata to ``__consumer_offsets``
 #: fails: Kafka 4.0's ``GroupMetadataManager.appendGroupMetadataErrorToResponseError`` (trunk 1eb7644) maps
@@ -161,6 +165,7 @@ class GroupsFaultBudget:
     commit_before_sync: int = 0
     stalled_sync: int = 0
     group_append_failure: int = 0
+    standalone_commit: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -243,11 +248,13 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "ExpirePending": ("member",),
     "RebalanceTimeout": (),
     "MovedCoordinatorCommit": ("consumer",),
+    "MovedCoordinatorClose": ("consumer",),
     "EarlyCommit": ("consumer",),
     "StallSync": ("consumer",),
     "ExpirePendingSync": (),
     "GroupAppendFails": ("consumer", "error"),
     "CommitAppendFails": ("consumer", "error"),
+    "StandaloneCommit": ("instance",),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -264,10 +271,12 @@ FAULT_OF_ACTION = {
     "LoseMemberIdResponse": "lost_member_id",
     "RebalanceTimeout": "rebalance_timeout",
     "MovedCoordinatorCommit": "moved_coordinator_commit",
+    "MovedCoordinatorClose": "moved_coordinator_commit",  # and one of the ``leave`` budget (counted by its handler)
     "EarlyCommit": "commit_before_sync",
     "StallSync": "stalled_sync",
     "GroupAppendFails": "group_append_failure",
     "CommitAppendFails": "group_append_failure",
+    "StandaloneCommit": "standalone_commit",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -408,6 +417,11 @@ class GroupSystem:
             return False
         total = self.config.faults.total
         return total == 0 or sum(s.faults_used) < total
+
+    def _total_allows(self, s: GroupState, faults: int) -> bool:
+        """The scenario's ``total`` fault budget has room for ``faults`` more (a step that is two faults at once)."""
+        total = self.config.faults.total
+        return total == 0 or sum(s.faults_used) + faults <= total
 
     def _talks(self, s: GroupState, c: Consumer) -> bool:
         """Up, and knows the current coordinator (else its request gets NOT_COORDINATOR)."""
@@ -666,8 +680,13 @@ class GroupSystem:
                 out.append(Action("PollTimeout", (i,)))
             if member is not None and self._talks(s, c) and self._fault_allowed(s, "leave"):
                 out.append(Action("LeaveGroup", (i,)))
+                if self._close_commits(c) and self._fault_allowed(s, "moved_coordinator_commit") and (
+                        self._total_allows(s, 2)):
+                    out.append(Action("MovedCoordinatorClose", (i,)))
         if self._fault_allowed(s, "coordinator_failover"):
             out.append(Action("CoordinatorFailover"))
+        if self._fault_allowed(s, "standalone_commit") and self.topo.records:
+            out.extend(Action("StandaloneCommit", (instance,)) for instance in ("", STANDALONE_INSTANCE))
         if self._fault_allowed(s, "create_partitions"):
             out.append(Action("CreatePartitions"))
         if self._fault_allowed(s, "late_commit"):
@@ -742,6 +761,7 @@ class GroupSystem:
         new = self._note_coordinator_move(state, new, action)
         new = self._note_removals(state, new, action)
         new = self._note_leader(state, new, action)
+        new = self._note_close(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
         fault = FAULT_OF_ACTION.get(action.kind)
@@ -877,6 +897,12 @@ class GroupSystem:
         it UNKNOWN_MEMBER_ID and costs it a rejoin."""
         gone = [m for m in before.group.members if after.group.member(m.member_id) is None]
         dropped = [p for p in before.group.pending if p not in after.group.pending and after.group.member(p) is None]
+        if action.kind == "MovedCoordinatorClose":
+            # a new coordinator loads the group (it knows no pending member, nor a member the log does not hold: one
+            # that joined since the last write), then the closing consumer's LeaveGroup
+            loaded = olog.load(before.group.log, before.group.group_id).metadata
+            persisted = {mid for mid, _ in loaded.members} if loaded is not None else set()
+            gone, dropped = [m for m in gone if m.member_id in persisted], []
         if not (gone or dropped) or action.kind in ("CoordinatorFailover", "MovedCoordinatorCommit"):  # new coordinator
             return after
         notes: list[str] = [f"pending member {p} (KIP-394) was forgotten on {action.kind}{list(action.args)}"
@@ -893,7 +919,8 @@ class GroupSystem:
             # maybeLeaveGroup (AbstractCoordinator, Kafka 4.0 trunk 1eb7644): only a dynamic member sends LeaveGroup on
             # close() or a poll timeout; a static member (KIP-345) stays until its session expires or a new process of
             # its group.instance.id replaces it, so its bounce costs no rebalance
-            if action.kind in ("PollTimeout", "LeaveGroup") and owner == m.client and not m.instance:
+            if action.kind in ("PollTimeout", "LeaveGroup", "MovedCoordinatorClose") and owner == m.client and (
+                    not m.instance):
                 continue
             if action.kind in ("JoinGroup", "StaleJoinGroup", "LoseJoinResponse") and m.instance and owner >= 0 and (
                     self.instances[owner] == m.instance):
@@ -930,13 +957,42 @@ class GroupSystem:
         note = f"generation {g1.generation} completed on {action.kind} with leader {g1.leader}, which had not rejoined"
         return after._replace(ghost=after.ghost._replace(unjoined_leaders=(*after.ghost.unjoined_leaders, note)))
 
+    def _note_close(  # no mutate: the judge of revoked_partitions_committed on close (a property), not a rule
+            self, before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: a ``close()`` judged on the consumer as it was *before* the step, so a rule that changes its
+        identity or positions on the way (a retriable error taken as a reset, a commit skipped) cannot hide the
+        handover from :meth:`_note_handover`.  ``KafkaConsumer.close()`` javadoc (Kafka 4.0): "If auto-commit is
+        enabled, this will commit the current offsets if possible within the default timeout"; the commit goes out
+        while the member is Stable (``generationIfStable()``) and, a retriable error being retried
+        (``commitOffsetsSync``), is accepted by the coordinator that holds the member in its generation -- the one
+        that loads the group when the close meets a coordinator move.  So a Stable member of that coordinator's
+        current generation leaves every owned partition committed at its position."""
+        if action.kind not in ("LeaveGroup", "MovedCoordinatorClose") or not self.topo.records:
+            return after
+        i = action.args[0]
+        c = before.consumers[i]
+        g = before.group
+        if action.kind == "MovedCoordinatorClose":
+            g = cg.load_group(g.log, g.epoch + 1, g.next_member, g.group_id, self.flags.load_restores_subscriptions)
+        if not self._stable_on_close(c) or g.member(c.member_id) is None or c.generation != g.generation:
+            return after
+        cache = dict(after.group.offsets)
+        missed = [f"close: {c.member_id} closed owning t0p{p} at position {c.position(p)} with {cache.get(p)} "
+                  f"committed" for p in c.owned if cache.get(p, 0) != c.position(p)]
+        if not missed:  # no branch: ghost observer of a violation (revoked_partitions_committed)
+            return after
+        known = set(after.ghost.uncommitted_handovers)
+        fresh = [m for m in missed if m not in known]
+        return after._replace(ghost=after.ghost._replace(
+            uncommitted_handovers=(*after.ghost.uncommitted_handovers, *fresh)))
+
     @staticmethod
     def _miscounted(s: GroupState) -> str:  # no mutate: a model contract (the budget's bookkeeping), not a Kafka rule
         """The fault counters disagree with the state the faults leave behind: the coordinator's epoch is the number
-        of coordinator moves counted (CoordinatorFailover, MovedCoordinatorCommit) and the partitions added to the
-        topic the number of CreatePartitions counted.  A fault whose step is not counted escapes its budget: the
-        search then never ends (an epoch or a partition count that grows without bound) instead of stopping where
-        the scenario said the faults stop."""
+        of coordinator moves counted (CoordinatorFailover, MovedCoordinatorCommit, MovedCoordinatorClose) and the
+        partitions added to the topic the number of CreatePartitions counted.  A fault whose step is not counted
+        escapes its budget: the search then never ends (an epoch or a partition count that grows without bound)
+        instead of stopping where the scenario said the faults stop."""
         used = dict(zip(GROUP_FAULT_KINDS, s.faults_used))
         moves = used["coordinator_failover"] + used["moved_coordinator_commit"]
         if s.group.epoch != moves:
@@ -1137,7 +1193,7 @@ class GroupSystem:
         ``lost_member_id`` fault).  A new coordinator's load (failover) is not an admission."""
         g = after.group
         notes: list[str] = []
-        if action.kind not in ("CoordinatorFailover", "MovedCoordinatorCommit"):
+        if action.kind not in ("CoordinatorFailover", "MovedCoordinatorCommit", "MovedCoordinatorClose"):
             known = {self._member_of(after, i) for i, c in enumerate(after.consumers) if c.up}
             notes.extend(f"the coordinator admitted member {m.member_id} on {action.kind}{list(action.args)}, which no "
                          f"running consumer knows" for m in g.members
@@ -1531,7 +1587,16 @@ class GroupSystem:
         c = cc.lose_partitions(c)._replace(member_id="", generation=cc.NO_GENERATION, state=cc.UNJOINED)
         return self._put(s, i, c), ("poll_timeout:left_group",)
 
-    def _leave(self, s: GroupState, i: int) -> Result:
+    @staticmethod
+    def _stable_on_close(c: Consumer) -> bool:
+        """``generationIfStable() != null`` when ``c`` closes: a generation and a member id, no rebalance under way."""
+        return c.generation >= 0 and bool(c.member_id) and c.state not in REBALANCING
+
+    def _close_commits(self, c: Consumer) -> bool:
+        """``c``'s ``close()`` sends an auto-commit of its positions (see :meth:`_leave`)."""
+        return bool(c.uncommitted()) and self._stable_on_close(c) and self.flags.commit_on_revoke
+
+    def _leave(self, s: GroupState, i: int, commits: bool = True) -> Result:
         """``KafkaConsumer.close()``: ``ConsumerCoordinator.close`` commits (``maybeAutoCommitOffsetsSync``), then
         ``AbstractCoordinator.close`` runs ``onLeavePrepare`` and ``maybeLeaveGroup`` (Kafka 4.0, trunk 1eb7644).
 
@@ -1545,9 +1610,8 @@ class GroupSystem:
         owner resumes at the last committed offset and may re-read what this consumer had fetched since."""
         c = s.consumers[i]
         events: list[str] = []
-        rebalancing = c.state in REBALANCING
-        stable = c.generation >= 0 and bool(c.member_id) and not rebalancing  # generationIfStable() != null
-        if c.uncommitted() and stable and self.flags.commit_on_revoke:
+        stable = self._stable_on_close(c)
+        if self._close_commits(c) and commits:
             s, error = self._commit(s, c, c.uncommitted(), i)  # maybeAutoCommitOffsetsSync on close()
             events.append(f"commit:{_outcome(error)}")
         if c.owned:
@@ -1617,6 +1681,62 @@ class GroupSystem:
             s = self._note_handover(s, c, c.owned, "onJoinPrepare")  # weakened variant join_prepare_skips_failed_commit
             after = cc.lose_partitions(after)
         return self._put(s, i, after), tuple(out)
+
+    def _moved_coordinator_close(self, s: GroupState, i: int) -> Result:
+        """Fault (two budgets: ``moved_coordinator_commit`` and ``leave``): consumer ``i`` closes and the
+        ``__consumer_offsets`` leader moves while ``close()``'s auto-commit is in flight -- a new coordinator loads the
+        group (:meth:`_failover`) and the OffsetCommit is answered NOT_COORDINATOR.
+
+        Kafka 4.0 (trunk 1eb7644, ``ConsumerCoordinator.close``): ``maybeAutoCommitOffsetsSync(timer)`` --
+        ``commitOffsetsSync`` marks the coordinator unknown, finds the new one and sends the commit again, with the
+        member id and generation it has, until it succeeds or the close timeout expires; only then does
+        ``AbstractCoordinator.close`` run ``onLeavePrepare`` (``onPartitionsRevoked``) and ``maybeLeaveGroup``.  The
+        partitions' next owner resumes where this consumer stopped (``revoked_partitions_committed``).
+        ``close_commit_retried=False`` is the weakened variant close_commit_not_retried (KAFKA-7540, fixed in 3.2 by
+        commit 3a8f6b17a6a, PR #11898: ``close`` sent the auto-commit with ``maybeAutoCommitOffsetsAsync``, whose
+        retriable failure is never retried -- the consumer revoked its partitions and left with their positions
+        uncommitted, and their next owner processed those records again)."""
+        s, events = self._failover(s)
+        k = _GROUP_FAULT_INDEX["leave"]
+        s = s._replace(faults_used=_at(s.faults_used, k, s.faults_used[k] + 1))
+        s = self._put(s, i, s.consumers[i]._replace(coordinator=s.group.epoch))  # ensureCoordinatorReady
+        retried = self.flags.close_commit_retried
+        s, closed = self._leave(s, i, commits=retried)
+        return s, ("fault:leave", *events, "close:commit_NOT_COORDINATOR",
+                   "close:commit_retried" if retried else "close:commit_dropped", *closed)
+
+    def _standalone_commit(self, s: GroupState, instance: str) -> Result:
+        """Fault (a hostile client): an OffsetCommit from outside group management reaches the group -- generation -1,
+        no member id -- resetting every partition to offset 0: ``kafka-consumer-groups --reset-offsets
+        --to-earliest`` (``Admin.alterConsumerGroupOffsets``), or a consumer that uses ``assign()`` with this
+        ``group.id`` and commits (KAFKA-14201: with a ``group.instance.id`` configured, ``instance``, which the Java
+        consumer sent until 3.3).  Kafka 4.0 (``ClassicGroup.validateOffsetCommit``, trunk 1eb7644): accepted when the
+        group is Empty whatever member id and instance id it carries ("the request comes from either the admin client
+        or a consumer which does not use the group management facility"); otherwise the member checks answer it
+        (UNKNOWN_MEMBER_ID: no member has an empty id, nor that instance id) -- an active group's offsets are never
+        overwritten from outside.  Judged by ``commits_fenced_exactly``; an accepted reset is an acknowledged commit
+        (``committed_offsets_never_regress`` counts from it), and the group's next member resumes there
+        (``new_owner_resumes_at_committed_offset``).  ``standalone_commit_in_empty_group=False`` is the weakened
+        variant standalone_commit_member_checked (KAFKA-14201's coordinator before its fix, 706adc39f6a)."""
+        g = s.group
+        error = cg.validate_offset_commit(g, "", cc.NO_GENERATION, self.flags.offset_commit_generation_check,
+                                          self.flags.offset_commit_stale_generation_check, instance,
+                                          self.flags.standalone_commit_in_empty_group)
+        holder = g.static_member(instance)
+        note = misfenced("OffsetCommit", "", False, cc.NO_GENERATION, g.generation, g.state, error, instance,
+                         None if holder is None else holder.member_id)
+        if note:  # unreachable: ghost observer of a violation (commits_fenced_exactly)
+            s = s._replace(ghost=s.ghost._replace(misfenced=(*s.ghost.misfenced, note)))
+        events = (f"standalone_commit:{_outcome(error)}", *(("standalone_commit:with_instance",) if instance else ()))
+        if error != Errors.NONE:
+            return s, events
+        partitions = range(self.topo.partitions + s.added_partitions)
+        reset = tuple((p, 0) for p in partitions)
+        group = cg.commit_offsets(s.group, TOPIC, reset, self.flags.offset_commit_waits_for_log)
+        high = dict(s.ghost.max_committed)
+        if g.state == cg.EMPTY:  # ghost observer: only an Empty group's reset is Kafka's (else a regression)
+            high.update(reset)  # an acknowledged reset of an inactive group: the offsets count from here
+        return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), events
 
     def _group_append_fails(self, s: GroupState, i: int, error: str) -> Result:
         """Fault: the coordinator's write of the group metadata to ``__consumer_offsets`` that consumer ``i``'s request
@@ -1730,7 +1850,7 @@ class GroupSystem:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, GROUP_ACTION_ARGS).args
         for n, v in zip(GROUP_ACTION_ARGS[data["kind"]], values):
-            ok = isinstance(v, str) if n in ("member", "error") else (type(v) is int and v >= 0)
+            ok = isinstance(v, str) if n in ("member", "error", "instance") else (type(v) is int and v >= 0)
             if not ok:
                 raise ModelError(f"action {data['kind']}: bad {n} {v!r}")
         return Action(data["kind"], values)
@@ -1790,10 +1910,12 @@ GroupSystem._HANDLERS.update(
         "RebalanceTimeout": GroupSystem._rebalance_timeout,
         "ExpirePending": GroupSystem._expire_pending,
         "MovedCoordinatorCommit": GroupSystem._moved_coordinator_commit,
+        "MovedCoordinatorClose": GroupSystem._moved_coordinator_close,
         "EarlyCommit": GroupSystem._early_commit,
         "StallSync": GroupSystem._stall_sync,
         "GroupAppendFails": GroupSystem._group_append_fails,
         "CommitAppendFails": GroupSystem._commit_append_fails,
+        "StandaloneCommit": GroupSystem._standalone_commit,
         "ExpirePendingSync": GroupSystem._expire_pending_sync,
     }
 )

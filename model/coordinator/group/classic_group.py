@@ -462,17 +462,29 @@ def heartbeat(group: ClassicGroup, member_id: str, generation: int, instance: st
 
 
 def validate_offset_commit(group: ClassicGroup, member_id: str, generation: int, fencing: bool,
-                           check_generation: bool = True, instance: str = "") -> str:
+                           check_generation: bool = True, instance: str = "", standalone_in_empty: bool = True) -> str:
     """:data:`OFFSET_COMMIT_CHECKS` in order; ``fencing=False`` skips the member/generation checks,
-    ``check_generation=False`` the generation check alone (the pre-KAFKA-2555 coordinator)."""
+    ``check_generation=False`` the generation check alone (the pre-KAFKA-2555 coordinator).
+
+    A commit without group metadata (generation -1: the admin client's ``alterConsumerGroupOffsets``, a consumer
+    using ``assign()``) is accepted by an Empty group whatever member id and instance id it carries (KAFKA-14201,
+    Kafka 3.4, commit 706adc39f6a); one that carries neither member id nor instance id is refused UNKNOWN_MEMBER_ID
+    by a group with members ("offset commits are only accepted when the group is empty").
+    ``standalone_in_empty=False`` is the weakened variant standalone_commit_member_checked (before KAFKA-14201: a
+    commit carrying an instance id went to the member checks even in an Empty group)."""
     if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
         return Errors.COORDINATOR_NOT_AVAILABLE
+    if generation < 0 and group.state == EMPTY and standalone_in_empty:
+        return Errors.NONE
     if fencing:  # no branch: fencing=False is the weakened variant no_offset_commit_generation_check
-        error = validate_member(group, member_id, instance)
-        if error != Errors.NONE:
-            return error
-        if check_generation and generation != group.generation:
-            return Errors.ILLEGAL_GENERATION
+        if generation >= 0 or member_id or instance:
+            error = validate_member(group, member_id, instance)
+            if error != Errors.NONE:
+                return error
+            if check_generation and generation != group.generation:
+                return Errors.ILLEGAL_GENERATION
+        elif group.state != EMPTY:  # no metadata at all (a v0 request, the admin client): an active group refuses it
+            return Errors.UNKNOWN_MEMBER_ID
     # the Java client commits only as a STABLE member (generationIfStable); one that commits with the generation its
     # JoinGroup response brought before the group is Stable is answered REBALANCE_IN_PROGRESS (groups' EarlyCommit)
     if group.state == COMPLETING_REBALANCE:
