@@ -109,14 +109,17 @@ def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
     )
 
 
-def offsets_outside_transactions(partition: int, s: ConnectState) -> list[str]:
-    """Offset records (tombstones too) in the tasks' offsets topic that no transaction wrote."""
+def offsets_outside_transactions(partition: int, s: ConnectState, earlier: int = 0) -> list[str]:
+    """Offset records (tombstones too) in the tasks' offsets topic that no transaction wrote.
+
+    ``earlier``: the entries an earlier run of the connector left before the scenario starts (the scenario's
+    ``delivered``, written with a plain producer: that run may have been at-least-once) are not judged."""
     topic = "connector's" if partition == CONNECTOR_OFFSETS else "global"
     return [
         f"offset record(s) {list(e.records)} at offset {o} of the {topic} offsets topic were written outside any "
         f"transaction (producer id {e.producer_id})"
         for o, e in enumerate(s.kafka.partitions[partition].log)
-        if e.records and not e.control and not e.transactional
+        if o >= earlier and e.records and not e.control and not e.transactional
     ]
 
 
@@ -126,6 +129,9 @@ def task_offsets_properties(config: ConnectConfig) -> tuple[Property, ...]:
     if not topo.workers or any(mode != "enabled" for mode in topo.workers):
         return ()
     partition = CONNECTOR_OFFSETS if topo.offsets_topic == "connector" else GLOBAL_OFFSETS
+    # The earlier run's offsets (ConnectSystem._earlier_run): one plain entry in each topic that holds any.
+    kinds = ("connector", "both") if partition == CONNECTOR_OFFSETS else ("global", "both")
+    earlier = int(any(d > 0 and where in kinds for d, where in zip(topo.delivered, topo.delivered_offsets)))
     return (
         no_findings(
             name="task_offsets_only_in_transactions",
@@ -140,7 +146,7 @@ def task_offsets_properties(config: ConnectConfig) -> tuple[Property, ...]:
             catches="an offsets write of an exactly-once task that bypasses the transaction: a tombstone or flush "
             "appended plainly (visible even if the transaction aborts), or a fenced zombie's write that lands "
             "although its producer was fenced",
-            findings=lambda s: offsets_outside_transactions(partition, s),
+            findings=lambda s: offsets_outside_transactions(partition, s, earlier),
         ),
     )
 

@@ -16,6 +16,8 @@
     max_connector_aborts = 0                     # TransactionContext.abortTransaction budget
     max_tombstones = 0                           # finished source partitions the connector may forget (null offset)
     recreated_at = 0                             # generation written after DELETE and re-creation (0: never)
+    delivered = [1, 2]                           # per source partition: records an earlier run delivered ([]: none)
+    delivered_offsets = ["both", "global"]       # where its offsets are: global | connector | both (KIP-618 migration)
     [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure,
               send_failure, offset_copy_failure, total
 
@@ -41,6 +43,7 @@ _CHOICES = {
     "connector_boundaries": ("SUPPORTED", "UNSUPPORTED", "null"),
     "offsets_topic": ("global", "connector"),
 }
+_DELIVERED_OFFSETS = ("global", "connector", "both")
 _INTS = {
     "leader": (0, 8),
     "records": (1, 9),
@@ -71,6 +74,23 @@ def _int_list(value: Any, key: str, lo: int, hi: int) -> tuple[int, ...]:
     if not isinstance(value, list) or not value:
         raise ModelError(f"[connect] {key} must be a non-empty list of integers, got {value!r}")
     return tuple(_int(v, key, lo, hi) for v in value)
+
+
+def _delivered(table: dict[str, Any], sources: int, kwargs: dict[str, Any]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """``delivered`` and ``delivered_offsets``: one entry per source partition each, offsets where they can be."""
+    records = kwargs.get("records", 1)
+    delivered = _int_list(table.get("delivered"), "delivered", 0, records)
+    where = table.get("delivered_offsets")
+    if not isinstance(where, list) or any(w not in _DELIVERED_OFFSETS for w in where):
+        raise ModelError(
+            f"[connect] delivered_offsets must list one of {', '.join(_DELIVERED_OFFSETS)} per source partition, "
+            f"got {where!r}"
+        )
+    if len(delivered) != sources or len(where) != sources:
+        raise ModelError(f"[connect] delivered and delivered_offsets must name each of the {sources} source partitions")
+    if kwargs.get("offsets_topic", "global") == "global" and any(w != "global" for w in where):
+        raise ModelError('[connect] delivered_offsets other than "global" need offsets_topic = "connector"')
+    return delivered, tuple(where)
 
 
 def parse_connect_section(table: dict[str, Any], faults_table: dict[str, Any]) -> ConnectConfig:
@@ -117,6 +137,8 @@ def parse_connect_section(table: dict[str, Any], faults_table: dict[str, Any]) -
             f"[connect] recreated_at {kwargs['recreated_at']} names no reconfiguration "
             f"(generations 1..{len(counts) - 1})"
         )
+    if "delivered" in table or "delivered_offsets" in table:
+        kwargs["delivered"], kwargs["delivered_offsets"] = _delivered(table, len(owners[0]), kwargs)
     topo = ConnectTopology(**kwargs)
     if topo.leader >= len(topo.workers):
         raise ModelError(f"[connect] leader {topo.leader} is not a worker (0..{len(topo.workers) - 1})")

@@ -216,6 +216,15 @@ BAD_SCENARIOS: dict[str, str] = {
     "connect boundary": "name = 'x'\nmodel = 'connect'\n[connect]\ntransaction_boundary = 'never'\n",
     "connect owners": "name = 'x'\nmodel = 'connect'\n[connect]\ntask_counts = [1]\nowners = [[3]]\n",
     "connect fault unknown": "name = 'x'\nmodel = 'connect'\n[faults]\ndrop = 1\n",
+    "connect delivered alone": "name = 'x'\nmodel = 'connect'\n[connect]\nrecords = 2\ndelivered = [1]\n",
+    "connect delivered beyond records": "name = 'x'\nmodel = 'connect'\n[connect]\ndelivered = [2]\n"
+    "delivered_offsets = ['global']\n",
+    "connect delivered offsets where": "name = 'x'\nmodel = 'connect'\n[connect]\ndelivered = [1]\n"
+    "delivered_offsets = ['nowhere']\n",
+    "connect delivered per partition": "name = 'x'\nmodel = 'connect'\n[connect]\nrecords = 2\nowners = [[0, 0]]\n"
+    "delivered = [1]\ndelivered_offsets = ['global']\n",
+    "connect delivered own topic unset": "name = 'x'\nmodel = 'connect'\n[connect]\nrecords = 2\ndelivered = [1]\n"
+    "delivered_offsets = ['both']\n",
     "groups append error unknown": "name = 'x'\nmodel = 'groups'\n[groups]\nappend_errors = 'UNKNOWN_SERVER_ERROR'\n",
     "TOML syntax": "name = 'x\n",
     "TOML duplicate key": "name = 'x'\nname = 'y'\n",

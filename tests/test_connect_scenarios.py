@@ -43,6 +43,7 @@ REAL = {
     "connect_tombstone_two_partitions": 2407,
     "connect_task_configs_uncommitted": 518,
     "connect_offset_copy_failure": 185,
+    "connect_commit_failure_earlier_offsets": 59,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits
@@ -125,6 +126,14 @@ COVERS = {
     "connect_zombie_leader": ("config_write_fenced", "task_producer_fenced"),
     # new task configs committed while a real round (Admin.fenceProducers) awaits its record: the 409
     "connect_reconfiguration_during_fencing_round": ("fence_producers", "fencing_409_conflict"),
+    # each commit failure at a boundary, with offsets of an earlier run in both offsets topics, and the restart
+    "connect_commit_failure_earlier_offsets": (
+        "task_failed:REQUEST_TIMED_OUT",
+        "offset_flush_failed",
+        "offsets_copied_before_commit",
+        "task_failed:commit_timeout",
+        "failed_task_restart_requested",
+    ),
     # the fencing round's shortcut, 409 and failures
     "connect_fencing_round_faults": (
         "fencing_shortcut_1_to_1",

@@ -87,6 +87,17 @@ class ConnectTopology:
         recreated_at: the generation whose task configs a connector deleted
             (``DELETE /connectors/{c}``) and created again writes; 0: the
             connector is never deleted.
+        delivered: per source partition, how many of its records an earlier run
+            of the connector delivered before the scenario starts (committed in
+            the output topic, written by worker 0's task 0 of generation -1); empty:
+            none.  Their source offset (the next position) is committed where
+            ``delivered_offsets`` says.
+        delivered_offsets: per source partition, where that earlier run's offset
+            is: ``global`` (the worker's global offsets topic only: the connector
+            ran before it had its own ``offsets.storage.topic``, KIP-618
+            §Migration), ``connector`` (its own topic only: the copy into the global
+            topic failed, which ``ConnectorOffsetBackingStore`` only logs) or
+            ``both`` (its own topic and the copy in the global one).
     """
 
     workers: tuple[str, ...] = ("enabled", "enabled")  # no mutate: scenario default
@@ -102,6 +113,8 @@ class ConnectTopology:
     max_connector_aborts: int = 0  # no mutate: scenario default
     max_tombstones: int = 0  # no mutate: scenario default
     recreated_at: int = 0  # no mutate: scenario default
+    delivered: tuple[int, ...] = ()  # no mutate: scenario default
+    delivered_offsets: tuple[str, ...] = ()  # no mutate: scenario default
 
     @property
     def source_partitions(self) -> int:

@@ -50,6 +50,7 @@ from keos.model.connect import config_topic as cfgt
 from keos.model.connect import herder as herder
 from keos.model.connect import source_task as task
 from keos.model.connect.lifecycle import LEADER_STEPS, illegal_task_changes, prescribed_fencing
+from keos.model.connect.offsets import offset_record
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -60,12 +61,13 @@ from keos.model.connect.records import (
     CONNECTOR_OFFSETS,
     GLOBAL_OFFSETS,
     LEADER_TID,
+    OUTPUT,
     ConnectConfig,
     ConnectGhost,
     ConnectState,
     task_tid,
 )
-from keos.model.connect.worker import ConnectWorker, TaskInstance, ZombieFencing, owned_partitions
+from keos.model.connect.worker import ConnectWorker, TaskInstance, ZombieFencing, owned_partitions, source_record
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
 from keos.model.coordinator.transaction import transaction_coordinator as tc
@@ -159,6 +161,7 @@ class ConnectSystem:
             kafka, CONFIG_TOPIC, (*history, cfgt.config_record(cfgt.COMMIT, -1, 0, count)), self.flags
         )
         end = len(kafka.partitions[CONFIG_TOPIC].log)
+        kafka = self._earlier_run(kafka)
         members = tuple(range(len(topo.workers)))
         asg = herder.assignment(members, count, len(members))
         workers = tuple(ConnectWorker(member=True, leader=w == topo.leader, assigned=asg[w]) for w in members)
@@ -169,6 +172,28 @@ class ConnectSystem:
         if self._txn_leader(topo.leader):
             s = herder.claim_write_privileges(self, s, topo.leader)[0]
         return (s,)
+
+    def _earlier_run(self, kafka: KafkaCluster) -> KafkaCluster:
+        """What an earlier run of the connector left (the scenario's ``delivered``): records and their offsets.
+
+        The output topic holds records ``0..d-1`` of each source partition, committed; their offset ``d`` is in the
+        worker's global offsets topic, the connector's own, or both (``delivered_offsets``).  KIP-618 §Migration: a
+        connector given its own ``offsets.storage.topic`` still finds the offsets it committed to the global topic,
+        because ``ConnectorOffsetBackingStore.get`` (Kafka 4.0, apache/kafka 1eb7644) reads the worker's store for
+        the partitions its own store lacks; so a task resumes partitions from either topic, and records committed
+        before the scenario starts count for the delivery properties as any others do.
+        """
+        topo = self.topo
+        done = [(p, d, where) for p, (d, where) in enumerate(zip(topo.delivered, topo.delivered_offsets)) if d > 0]
+        if not done:
+            return kafka
+        records = tuple(source_record(-1, 0, 0, p, k) for p, d, _ in done for k in range(d))
+        kafka, _ = append_plain(kafka, OUTPUT, records, self.flags)
+        for partition, kinds in ((GLOBAL_OFFSETS, ("global", "both")), (CONNECTOR_OFFSETS, ("connector", "both"))):
+            offsets = tuple(offset_record(p, d) for p, d, where in done if where in kinds)
+            if offsets:
+                kafka, _ = append_plain(kafka, partition, offsets, self.flags)
+        return kafka
 
     def properties(self) -> Sequence[Property]:
         """The properties this instance checks."""
