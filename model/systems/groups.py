@@ -903,8 +903,13 @@ class GroupSystem:
             if action.kind == "RebalanceTimeout" and not m.joined and not m.instance:
                 continue
             owner_c = before.consumers[m.client]
-            sent_sync = owner_c.up and owner_c.state == cc.AWAITING_SYNC and not owner_c.stalled and (
-                self._member_of(before, m.client) == m.member_id)
+            # Judged from the consumer, not from the coordinator's pendingSyncMembers it judges: a member whose
+            # SyncGroup is on its way (AWAITING_SYNC, not stalled) or was already answered in the group's current
+            # generation (STABLE with that generation: the coordinator had it, ``removePendingSyncMember``) sent it
+            # in time, whatever the coordinator still lists as pending.
+            sent_sync = owner_c.up and self._member_of(before, m.client) == m.member_id and (
+                (owner_c.state == cc.AWAITING_SYNC and not owner_c.stalled)
+                or (owner_c.state == cc.STABLE and owner_c.generation == before.group.generation))
             if action.kind == "ExpirePendingSync" and m.member_id in before.group.pending_sync and not sent_sync:
                 continue  # its SyncGroup never came within rebalance.timeout.ms (KAFKA-12890)
             notes.append(f"{m.member_id}{f' (static {m.instance})' if m.instance else ''} was removed from the group "
