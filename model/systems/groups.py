@@ -1673,8 +1673,13 @@ class GroupSystem:
         synced = tuple(self._member_of(s, i) for i, c in enumerate(s.consumers)
                        if c.up and c.state == cc.AWAITING_SYNC and not c.stalled)
         group = cg.expire_pending_sync(s.group, synced)
-        removed = [m.member_id for m in s.group.members if group.member(m.member_id) is None]
-        return s._replace(group=group), ("sync:pending_expired", *(f"sync:pending_removed:{m}" for m in removed))
+        removed = [m for m in s.group.members if group.member(m.member_id) is None]
+        # the witness of pending_sync_expired is the timer's effect, not its firing: a member whose SyncGroup never
+        # arrived (its consumer stalled, waited for) is gone and the group rebalances
+        late = [m for m in removed if self._member_of(s, m.client) == m.member_id
+                and self._stalled(s, s.consumers[m.client])]
+        effect = ("sync:pending_expired",) if late and group.state in (cg.PREPARING_REBALANCE, cg.EMPTY) else ()
+        return s._replace(group=group), (*effect, *(f"sync:pending_removed:{m.member_id}" for m in removed))
 
     def _early_commit(self, s: GroupState, i: int) -> Result:
         """Fault (a hostile client): consumer ``i``, between its JoinGroup answer and its SyncGroup answer, commits
