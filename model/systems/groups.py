@@ -930,8 +930,13 @@ class GroupSystem:
             if action.kind == "RebalanceTimeout" and not m.joined and not m.instance:
                 continue
             owner_c = before.consumers[m.client]
-            sent_sync = owner_c.up and owner_c.state == cc.AWAITING_SYNC and not owner_c.stalled and (
-                self._member_of(before, m.client) == m.member_id)
+            # Judged from the consumer, not from the coordinator's pendingSyncMembers it judges: a member whose
+            # SyncGroup is on its way (AWAITING_SYNC, not stalled) or was already answered in the group's current
+            # generation (STABLE with that generation: the coordinator had it, ``removePendingSyncMember``) sent it
+            # in time, whatever the coordinator still lists as pending.
+            sent_sync = owner_c.up and self._member_of(before, m.client) == m.member_id and (
+                (owner_c.state == cc.AWAITING_SYNC and not owner_c.stalled)
+                or (owner_c.state == cc.STABLE and owner_c.generation == before.group.generation))
             if action.kind == "ExpirePendingSync" and m.member_id in before.group.pending_sync and not sent_sync:
                 continue  # its SyncGroup never came within rebalance.timeout.ms (KAFKA-12890)
             notes.append(f"{m.member_id}{f' (static {m.instance})' if m.instance else ''} was removed from the group "
@@ -1752,13 +1757,37 @@ class GroupSystem:
         unknown, REBALANCE_IN_PROGRESS (named in the JoinGroup handler since KAFKA-10870, PR #9792, Kafka 2.8) is
         retried; all three keep member id, generation and partitions and send the JoinGroup again."""
         c = s.consumers[i]._replace(stalled=False)
+        events: tuple[str, ...]
         if c.state == cc.AWAITING_SYNC:
             group = cg.fail_assignment_append(s.group)
             c = self._sync_error_reaction(c, error)
-            return self._put(s._replace(group=group), i, c), ("append:assignment_failed", f"sync:{error}")
-        c = cc.on_join_response_error(c, error, self.flags.rebalance_in_progress_rejoins,
-                                      self.flags.join_rebalance_in_progress_retried)
-        return self._put(s, i, c), ("append:failed", f"join:{error}", "static:replacement_reverted")
+            after, events = self._put(s._replace(group=group), i, c), ("append:assignment_failed", f"sync:{error}")
+        else:
+            c = cc.on_join_response_error(c, error, self.flags.rebalance_in_progress_rejoins,
+                                          self.flags.join_rebalance_in_progress_retried)
+            after, events = self._put(s, i, c), ("append:failed", f"join:{error}", "static:replacement_reverted")
+        return after, self._append_failure_witnesses(s, i, after, events)
+
+    def _append_failure_witnesses(self, before: GroupState, i: int, after: GroupState,
+                                  events: tuple[str, ...]) -> tuple[str, ...]:
+        """The witnesses of the group-metadata append failures' partners are the failures' effects in Kafka's terms,
+        not the handler's branch: ``append:assignment_failed`` -- the leader's SyncGroup in CompletingRebalance
+        failed and the group went back to PreparingRebalance with no assignment kept
+        (``resetAndPropagateAssignmentWithError``); ``static:replacement_reverted`` -- a static member's new process
+        (no member id) joined a Stable group whose old process holds its ``group.instance.id``, and after the failure
+        the group is still Stable with the old member id holding the instance and the new process without an id
+        (``replaceStaticMember`` reverted, Kafka 4.0 trunk 1eb7644)."""
+        c, g0, g1 = before.consumers[i], before.group, after.group
+        keep = set(events)
+        if not (c.state == cc.AWAITING_SYNC and c.member_id == g0.leader and g0.state == cg.COMPLETING_REBALANCE
+                and g1.state == cg.PREPARING_REBALANCE and not any(m.assignment for m in g1.members)):
+            keep.discard("append:assignment_failed")
+        instance = self.instances[i]
+        old, now = g0.static_member(instance), g1.static_member(instance)
+        if not (instance and not c.member_id and g0.state == cg.STABLE and g1.state == cg.STABLE and old is not None
+                and now is not None and now.member_id == old.member_id and not after.consumers[i].member_id):
+            keep.discard("static:replacement_reverted")
+        return tuple(e for e in events if e in keep)
 
     def _commit_append_fails(self, s: GroupState, i: int, error: str) -> Result:
         """Fault: consumer ``i``'s OffsetCommit passes the member checks but the append of its offsets to
@@ -1788,8 +1817,13 @@ class GroupSystem:
         synced = tuple(self._member_of(s, i) for i, c in enumerate(s.consumers)
                        if c.up and c.state == cc.AWAITING_SYNC and not c.stalled)
         group = cg.expire_pending_sync(s.group, synced)
-        removed = [m.member_id for m in s.group.members if group.member(m.member_id) is None]
-        return s._replace(group=group), ("sync:pending_expired", *(f"sync:pending_removed:{m}" for m in removed))
+        removed = [m for m in s.group.members if group.member(m.member_id) is None]
+        # the witness of pending_sync_expired is the timer's effect, not its firing: a member whose SyncGroup never
+        # arrived (its consumer stalled, waited for) is gone and the group rebalances
+        late = [m for m in removed if self._member_of(s, m.client) == m.member_id
+                and self._stalled(s, s.consumers[m.client])]
+        effect = ("sync:pending_expired",) if late and group.state in (cg.PREPARING_REBALANCE, cg.EMPTY) else ()
+        return s._replace(group=group), (*effect, *(f"sync:pending_removed:{m.member_id}" for m in removed))
 
     def _early_commit(self, s: GroupState, i: int) -> Result:
         """Fault (a hostile client): consumer ``i``, between its JoinGroup answer and its SyncGroup answer, commits
