@@ -31,11 +31,46 @@ _CACHES: list[Any] = []
 _SIZE = 1 << 14
 
 
-def memoised(fn: F) -> F:
-    """``fn`` cached by the values (and, at the top level, the types) of its arguments."""
-    cached = lru_cache(maxsize=_SIZE, typed=True)(fn)  # no mutate: a cache's size or typing changes no result
-    _CACHES.append(cached)
-    return cast(F, cached)
+def memoised(fn: F, identity: tuple[int, ...] = ()) -> F:
+    """``fn`` cached by the values (and, at the top level, the types) of its arguments.
+
+    ``identity``: positions of arguments keyed by the object itself, not its value -- a configuration a system
+    passes unchanged to every call (:class:`~keos.model.variants.ProtocolFlags`: 148 fields, hashed anew on every
+    call, would cost more than most handlers).  The cache keeps those objects alive, so their ids stay theirs.
+    Every argument of such a function is passed by position.
+    """
+    if not identity:
+        cached = lru_cache(maxsize=_SIZE, typed=True)(fn)  # no mutate: a cache's size or typing changes no result
+        _CACHES.append(cached)
+        return cast(F, cached)
+    memo = _IdentityMemo(fn, frozenset(identity))
+    _CACHES.append(memo)
+    return cast(F, memo)
+
+
+class _IdentityMemo:
+    """:func:`memoised` with some arguments keyed by identity (a plain dict, emptied when full)."""
+
+    def __init__(self, fn: Callable[..., Any], identity: frozenset[int]) -> None:
+        self.__wrapped__ = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self._identity = identity
+        self._cache: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+
+    def __call__(self, *args: Any) -> Any:
+        key = tuple((type(a), id(a)) if i in self._identity else (type(a), a) for i, a in enumerate(args))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[1]
+        result = self.__wrapped__(*args)
+        if len(self._cache) >= _SIZE:  # no mutate: a cache's size changes no result
+            self._cache.clear()
+        self._cache[key] = (args, result)  # the arguments kept: an id in a key names a live object
+        return result
+
+    def cache_clear(self) -> None:
+        self._cache.clear()
 
 
 def clear() -> None:
