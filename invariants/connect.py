@@ -144,6 +144,7 @@ def _live_instances_fenced(s: ConnectState) -> list[str]:
     ]
 
 
+@lru_cache(maxsize=65536)
 def _deleted_since_commit(config: PartitionLeader) -> bool:
     """Whether a tombstone deleted the connector after the commit record of its latest task-config generation.
 
@@ -162,6 +163,7 @@ def _deleted_since_commit(config: PartitionLeader) -> bool:
     return deleted
 
 
+@lru_cache(maxsize=65536)
 def _live_generation(config: PartitionLeader) -> int:
     """The task-config generation the connector's current incarnation runs, by the checker's own read (-1: none).
 
@@ -239,9 +241,16 @@ def _task_count_record_mismatches(s: ConnectState) -> list[str]:
     not judged: a round that started before the deletion writes the deleted incarnation's count (its re-read sees
     no new task-config generation), and a round of the re-created connector writes the count of none (0).
     """
+    return list(_count_record_mismatches(s.kafka.partitions[CONFIG_TOPIC]))
+
+
+@lru_cache(maxsize=65536)
+def _count_record_mismatches(config: PartitionLeader) -> tuple[str, ...]:
+    """:func:`_task_count_record_mismatches` of the config topic's leader (a judge of the topic alone, cached by
+    its value: most states a search reaches share their config topic with many others)."""
     count, exists, generation, problems = -1, True, -1, []
     deferred: set[int] = set()
-    for rid in fetch(s.kafka.partitions[CONFIG_TOPIC], READ_COMMITTED):
+    for rid in fetch(config, READ_COMMITTED):
         r = cfgt.decode_config_record(rid)
         if r.kind == cfgt.TASK_CONFIG:
             deferred.add(r.value)
@@ -263,7 +272,7 @@ def _task_count_record_mismatches(s: ConnectState) -> list[str]:
                 f"leader's write is fenced): generation {generation} is no longer pending fencing although no "
                 "round fenced for it"
             )
-    return problems
+    return tuple(problems)
 
 
 def _deleted_connector_assignments(s: ConnectState) -> list[str]:

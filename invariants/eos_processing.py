@@ -23,7 +23,10 @@ equals the output set once the copiers finish.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from functools import lru_cache
+from types import MappingProxyType
 
 from keos.invariants._common import no_findings, sometimes_state
 from keos.invariants.progress import TXN_FAIRNESS
@@ -46,6 +49,7 @@ S = TransactionState
 COMMITTED, ABORTED, UNDECIDED = "committed", "aborted", "undecided"
 
 
+@lru_cache(maxsize=65536)
 def output_fates(leader: PartitionLeader) -> tuple[tuple[int, str], ...]:
     """``(record id, fate)`` for every data record in offset order, decided by the control batches."""
     rids: list[int] = []
@@ -77,12 +81,21 @@ def _committed_offset(s: TxnSystemState) -> int:
     return 0 if c is None else c.offset
 
 
-def _outputs_per_input(s: TxnSystemState, n: int) -> dict[int, list[int]]:
+def _outputs_per_input(s: TxnSystemState, n: int) -> Mapping[int, tuple[int, ...]]:
+    """Per input offset, the committed output records (read only: the mapping is shared, see below)."""
+    return _committed_outputs(s.partitions[OUTPUT_PARTITION], n)
+
+
+@lru_cache(maxsize=65536)
+def _committed_outputs(output: PartitionLeader, n: int) -> Mapping[int, tuple[int, ...]]:
+    """:func:`_outputs_per_input` of the output partition's leader, cached by its value: the two judges that read it
+    run in every state whose output partition or group changed, and most states share their output partition with
+    many others (a search's states differ mostly in the network and the clients)."""
     out: dict[int, list[int]] = {k: [] for k in range(n)}
-    for rid, fate in output_fates(s.partitions[OUTPUT_PARTITION]):
+    for rid, fate in output_fates(output):
         if fate == COMMITTED:
             out.setdefault(decode_output(rid, n)[2], []).append(rid)
-    return out
+    return MappingProxyType({k: tuple(rids) for k, rids in out.items()})
 
 
 def _eos_problems(n: int, s: TxnSystemState, filtered: int = 0) -> list[str]:

@@ -56,23 +56,32 @@ from keos.model.systems.transactions import COORDINATOR, TXN_LOG
 __all__ = ["txn_in_flight_findings", "txn_in_flight_properties", "txn_request_findings"]
 
 
-def _produce_of(body: Any, me: str, src: str, dst: str) -> ProduceRequest | ProduceResponse | None:
-    """The client ``me``'s produce request or response an envelope carries (a verification carries the request)."""
-    if isinstance(body, ProduceRequest):
-        return body if src == me else None
-    if isinstance(body, ProduceResponse):
-        return body if dst == me else None
-    if isinstance(body, (VerifyPartitionRequest, VerifyPartitionResponse)):
-        return body.produce if body.client == me else None
-    return None
+def _produce_by_client(network: Any) -> dict[str, list[Any]]:
+    """Per client name, in network order, the produce requests and responses on the wire (a request is its
+    sender's, a response its receiver's, a verification the client's it names) -- one pass over the network for
+    every client: the judges run in nearly every state a search reaches (the network changes in nearly every
+    step), so a pass per client was most of ``reach_txn_tv1_zombie``'s invariant time."""
+    out: dict[str, list[Any]] = {}
+    for env in network:
+        body = env.body
+        if isinstance(body, ProduceRequest):
+            me = env.src
+        elif isinstance(body, ProduceResponse):
+            me = env.dst
+        elif isinstance(body, (VerifyPartitionRequest, VerifyPartitionResponse)):
+            me, body = body.client, body.produce
+        else:
+            continue
+        out.setdefault(me, []).append(body)
+    return out
 
 
 def txn_in_flight_findings(s: Any, max_in_flight: int) -> list[str]:
     """What breaks the in-flight rules (module docstring) on each transactional client's live produce connection."""
     out: list[str] = []
+    on_wire = _produce_by_client(s.network)
     for i, c in enumerate(s.clients):
         p = c.data
-        me = f"p{i}"
         waiting = {r for b in p.batches if not b.in_flight for r in b.records}
         requests: set[int] = {
             r.correlation_id
@@ -80,9 +89,8 @@ def txn_in_flight_findings(s: Any, max_in_flight: int) -> list[str]:
             for r in ld.pending
             if r.producer == i and r.connection == p.connection
         }
-        for env in s.network:
-            body = _produce_of(env.body, me, env.src, env.dst)
-            if body is None or body.connection != p.connection:
+        for body in on_wire.get(f"p{i}", ()):
+            if body.connection != p.connection:
                 continue
             requests.add(body.correlation_id)
             if isinstance(body, ProduceRequest):
@@ -100,28 +108,37 @@ def txn_in_flight_findings(s: Any, max_in_flight: int) -> list[str]:
     return out
 
 
-def _coordinator_request(env: Any, me: str, coordinator: str, txn_log: str) -> Any:
-    """The client ``me``'s transactional request an envelope carries, travelling, answered or held by the
-    coordinator while its transaction-log append is in flight (:class:`TxnLogAppend` ``request``/``reply_to``)."""
-    if env.src == me and env.dst == coordinator:
-        return env.body
-    if env.src == coordinator and env.dst == me:
-        return env.body
-    if env.dst == txn_log and isinstance(env.body, TxnLogAppend) and env.body.reply_to == me:
-        return env.body.request
-    return None
+def _coordinator_requests_by_client(network: Any) -> dict[str, list[Any]]:
+    """Per client name, in network order, its transactional requests travelling, answered, or held by the
+    coordinator while its transaction-log append is in flight (:class:`TxnLogAppend` ``request``/``reply_to``) --
+    one pass over the network for every client.  An envelope is a client's the first of three ways that names it:
+    sent by it to the coordinator, sent by the coordinator to it, or the coordinator's log append answering it."""
+    out: dict[str, list[Any]] = {}
+    for env in network:
+        ways = []
+        if env.dst == COORDINATOR:
+            ways.append((env.src, env.body))
+        if env.src == COORDINATOR:
+            ways.append((env.dst, env.body))
+        if env.dst == TXN_LOG and isinstance(env.body, TxnLogAppend):
+            ways.append((env.body.reply_to, env.body.request))
+        named: set[str] = set()
+        for me, body in ways:
+            if me not in named:
+                named.add(me)
+                out.setdefault(me, []).append(body)
+    return out
 
 
 def txn_request_findings(s: Any) -> list[str]:
     """Clients with more than one transactional request outstanding on their live coordinator connection."""
     out: list[str] = []
+    on_wire = _coordinator_requests_by_client(s.network)
     for i, c in enumerate(s.clients):
-        me = f"p{i}"
         live = [
             type(body).__name__
-            for env in s.network
-            if (body := _coordinator_request(env, me, COORDINATOR, TXN_LOG)) is not None
-            and getattr(body, "connection", -1) == c.tc_connection
+            for body in on_wire.get(f"p{i}", ())
+            if body is not None and getattr(body, "connection", -1) == c.tc_connection
         ]
         if len(live) > 1:
             out.append(

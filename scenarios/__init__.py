@@ -77,6 +77,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from keos.model import memo
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Model, ModelError, Property
 from keos.model.systems.idempotence import FaultBudget, KafkaSystem, SystemConfig, Topology
@@ -718,7 +719,9 @@ def resolve_scenario(ref: str) -> Scenario:
 
 
 def build_model(scenario: Scenario, variant: str | Variant | None = None) -> Model:
-    """The executable model for a scenario under a protocol variant."""
+    """The executable model for a scenario under a protocol variant (the model's memoised functions start with
+    empty caches: :mod:`keos.model.memo`)."""
+    memo.clear()
     if isinstance(variant, Variant):
         v = variant
     else:

@@ -9,12 +9,23 @@ violation (the patched ones) and takes well under a second.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
+from keos.invariants.txn_in_flight import _coordinator_requests_by_client, _produce_by_client
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
+from keos.model.coordinator.transaction.transaction_coordinator import TxnLogAppend
+from keos.model.protocol.messages import (
+    ProduceRequest,
+    ProduceResponse,
+    VerifyPartitionRequest,
+    VerifyPartitionResponse,
+)
+from keos.model.systems.transactions import COORDINATOR, TXN_LOG
 from keos.scenarios import build_model, builtin_scenarios
 
 SCENARIO = "txn_kafka_6119_timeout_zombie"  # two records per transaction, max.in.flight 1, 0.1 s
@@ -62,3 +73,57 @@ def test_catches_a_lost_coordinator_request_mark(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(tp, "next_txn_request", forgetful)
     assert _verdict(CHEAP, prop="one_txn_request_in_flight") is Verdict.VIOLATED
+
+
+# -- the judges' one pass over the network equals the per-client reading of it ---------------------------------
+
+
+def _produce_of(body: object, me: str, src: str, dst: str) -> object:
+    """The client ``me``'s produce request or response an envelope carries (a verification carries the request)."""
+    if isinstance(body, ProduceRequest):
+        return body if src == me else None
+    if isinstance(body, ProduceResponse):
+        return body if dst == me else None
+    if isinstance(body, (VerifyPartitionRequest, VerifyPartitionResponse)):
+        return body.produce if body.client == me else None
+    return None
+
+
+def _coordinator_request(env: Any, me: str) -> object:
+    """The client ``me``'s transactional request an envelope carries (travelling, answered, or held in a log append)."""
+    if env.src == me and env.dst == COORDINATOR:
+        return env.body
+    if env.src == COORDINATOR and env.dst == me:
+        return env.body
+    if env.dst == TXN_LOG and isinstance(env.body, TxnLogAppend) and env.body.reply_to == me:
+        return env.body.request
+    return None
+
+
+@pytest.mark.parametrize("name", ["reach_txn_tv1_pending_zombie", "txn_tv1_verification_aba"])
+def test_one_pass_per_network_reads_each_client_as_its_own_pass(name: str) -> None:
+    """``_produce_by_client``/``_coordinator_requests_by_client`` group the network per client in one pass; on the
+    states of a search (verifications, log appends in flight, answers, stale connections) each client's group is
+    what a pass of its own over the network finds, in the same order."""
+    model = build_model(builtin_scenarios()[name])
+    init = model.init_states()[0]
+    seen, queue, states = {init}, [init], [init]
+    while queue and len(states) < 3000:
+        s = queue.pop(0)
+        for a in model.actions(s):
+            step = model.step(s, a)
+            if step is not None and step.state not in seen:
+                seen.add(step.state)
+                queue.append(step.state)
+                states.append(step.state)
+    grouped = 0
+    for s in states:
+        produce, coordinator = _produce_by_client(s.network), _coordinator_requests_by_client(s.network)
+        for i in range(len(s.clients)):
+            me = f"p{i}"
+            own = [b for env in s.network if (b := _produce_of(env.body, me, env.src, env.dst)) is not None]
+            assert produce.get(me, []) == own
+            mine = [b for env in s.network if (b := _coordinator_request(env, me)) is not None]
+            assert [b for b in coordinator.get(me, []) if b is not None] == mine
+            grouped += bool(own) + bool(mine)
+    assert grouped > 100

@@ -750,3 +750,11 @@ def bump_epoch(p: Producer, max_epoch: int) -> Producer | None:
 def restart(p: Producer) -> Producer:
     """The application restarts: a new instance, new connection, no producer id."""
     return new_producer(len(p.partitions), connection=p.connection + 1, next_record=p.next_record)
+
+
+# The Sender's drain, asked of every producer and partition in every state, cached by its arguments' values
+# (model/memo.py); rebound here, after every definition, so that the lines above keep their positions (mutant ids
+# hash positions).
+from keos.model.memo import memoised  # noqa: E402  (here, not at the top: see above)
+
+drain = memoised(drain)  # no mutate: a cache of a pure function

@@ -548,3 +548,12 @@ def authorization_error(c: TxnClient, resp: Any, tv: int, kip_360: bool) -> tupl
         pending = tuple(p for p in c.pending_add if p not in resp.partitions)
         return abortable_error(c._replace(pending_add=pending)), "", (*events, "client_abortable")
     return _fatal(c), "", (*events, "client_fatal")
+
+
+# The Sender's guards a search asks of every client in every state, cached by their arguments' values
+# (model/memo.py); rebound here, after every definition, so that the lines above keep their positions (mutant ids
+# hash positions).
+from keos.model.memo import memoised  # noqa: E402  (here, not at the top: see above)
+
+sequences_to_resolve = memoised(sequences_to_resolve)  # no mutate: a cache of a pure function
+next_txn_request = memoised(next_txn_request)  # no mutate: a cache of a pure function

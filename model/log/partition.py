@@ -622,3 +622,12 @@ def append_verified_txn_batch(
     ):
         return refuse(Errors.INVALID_TXN_STATE, "verification_guard_mismatch")
     return handle_txn_produce(leader, request, flags)
+
+
+# The transactional append and its verification guard, asked on every produce a search delivers, cached by their
+# arguments' values (the leader, the request), the variant's flags by identity (model/memo.py); rebound here, after
+# every definition, so that the lines above keep their positions (mutant ids hash positions).
+from keos.model.memo import memoised  # noqa: E402  (here, not at the top: see above)
+
+handle_txn_produce = memoised(handle_txn_produce, identity=(2,))  # no mutate: a cache of a pure function
+txn_produce_needs_verification = memoised(txn_produce_needs_verification, identity=(2,))  # no mutate: a cache

@@ -78,3 +78,11 @@ def fetch_table_mismatches(  # no mutate: the judge (a property), not a rule
                 labels.append(f"answer_table:OffsetFetch:{row}:requireStable={require_stable}:"
                               f"{got[0]}@{got[1]}:kafka:{want}@{want_offset}")
     return labels
+
+
+# The OffsetFetch judge runs in every step that changes the group, cached by its arguments' values (the handler is
+# the system's bound method: one system, one flag set) -- callers only read the list (model/memo.py); rebound
+# here, after every definition, so that the lines above keep their positions (mutant ids hash positions).
+from keos.model.memo import memoised  # noqa: E402  (here, not at the top: see above)
+
+fetch_table_mismatches = memoised(fetch_table_mismatches)  # no mutate: a cache of a pure function

@@ -935,3 +935,13 @@ def expire_transactional_id(md: TransactionMetadata | None, append_ok: bool | No
     if append_ok is APPEND_IN_FLIGHT:
         return _transit(md, md._replace(state=S.DEAD), APPEND_IN_FLIGHT)
     return Outcome(None, Errors.NONE, wrote=True, events=(f"txn:{md.state}->{S.DEAD}", "transactional_id_expired"))
+
+
+# The handlers a search calls most, cached by their arguments' values (model/memo.py); rebound here, after every
+# definition, so that the lines above keep their positions (mutant ids hash positions).
+from keos.model.memo import memoised  # noqa: E402  (here, not at the top: see above)
+
+handle_add_partitions = memoised(handle_add_partitions)  # no mutate: a cache of a pure function
+handle_add_offsets = memoised(handle_add_offsets)  # no mutate: a cache of a pure function
+handle_init_producer_id = memoised(handle_init_producer_id)  # no mutate: a cache of a pure function
+handle_end_txn = memoised(handle_end_txn)  # no mutate: a cache of a pure function
