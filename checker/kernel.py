@@ -51,6 +51,10 @@ _HANDLER_TABLE = ("the system's action table `_HANDLERS: ClassVar[dict] = {\"Sen
 EXCLUDED: dict[str, str] = {
     "coordinator/transaction/transaction_coordinator.py": "mypyc 2.4 crashes (internal error) on a starred "
                                                           "item inside a tuple display: `x not in (A, *B)`",
+    "coordinator/transaction/transit_table.py": "mypyc 2.4 crashes (internal error) on a starred item inside a "
+                                                "tuple display: `old.state in (S.ONGOING, S.EMPTY, *_PREPARE_OF)`",
+    "systems/transactions_records.py": "TxnFaultBudget.to_json reads the dataclass's defaults off the class "
+                                       "(`TxnFaultBudget.append_errors`); compiled, they are instance attributes",
     "interface.py": "Model is a @runtime_checkable Protocol; compiled, it is a native class and typing refuses "
                     "it at import (TypeError)",
     "systems/transactions.py": _HANDLER_TABLE,
