@@ -127,11 +127,13 @@ def build(root: Path | None = None, cache: Path | None = None, timeout_s: float 
         env = dict(os.environ, MYPYC_OPT_LEVEL=os.environ.get("MYPYC_OPT_LEVEL", "2"))
         done = subprocess.run([sys.executable, "-m", "mypyc", *files], cwd=src, env=env, capture_output=True,
                               text=True, timeout=timeout_s)
-        (work / "build.log").write_text(done.stdout + done.stderr)
         if done.returncode != 0:
+            # kept beside the builds (the work directory is removed below): mypyc stops at the first error
+            log = target.parent / "failed-build.log"
+            log.write_text(done.stdout + done.stderr)
             last = [line for line in (done.stdout + done.stderr).splitlines() if "error" in line][:1]
             _say(f"the mypyc build failed ({last[0] if last else 'exit ' + str(done.returncode)}; log "
-                 f"{work / 'build.log'}); running the interpreted model")
+                 f"{log}); running the interpreted model")
             return None
         out = work / "out"
         out.mkdir()
