@@ -25,7 +25,9 @@ says what differs and why.  This script
 It needs ``spin`` and ``gcc`` (Debian: ``apt-get install -y spin gcc``).  Without ``spin`` it
 prints why and exits 0 having measured nothing: it is a benchmark, not a test, and CI does not
 install it.  Extra arguments for keos go after ``--keos-arg`` (repeatable), e.g.
-``--keos-arg=--kernel --keos-arg=compiled``.
+``--keos-arg=--kernel --keos-arg=compiled``; then a keos run that fell back to the interpreted model
+(a failed or stale build: one ``keos:`` line on its stderr) stops the benchmark instead of being reported
+as compiled.
 
 Usage::
 
@@ -49,17 +51,20 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TWIN = Path(os.environ.get("KEOS_SPIN_TWIN", str(ROOT / "benchmarks" / "spin-twin")))
 
 
-def _run(argv: list[str], cwd: Path | None = None) -> tuple[str, float, int]:
-    """Run ``argv`` to completion; its stdout, CPU seconds (user + sys) and peak RSS in bytes (its own, via wait4)."""
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
+def _run(argv: list[str], cwd: Path | None = None) -> tuple[str, float, int, str]:
+    """Run ``argv`` to completion; its stdout, CPU seconds (user + sys), peak RSS in bytes (its own, via wait4)
+    and stderr."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read()
+        err.seek(0)
+        errors = err.read()
     if proc.returncode not in (0, 1):  # keos exits 1 on a violation; anything else is a failure
         raise SystemExit(f"spin_bench: {' '.join(argv)} exited {proc.returncode}")
-    return text, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+    return text, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, errors
 
 
 def build_pan(pml: Path, workdir: Path) -> Path:
@@ -72,7 +77,7 @@ def build_pan(pml: Path, workdir: Path) -> Path:
 
 
 def run_pan(pan: Path) -> dict[str, Any]:
-    text, cpu, rss = _run([str(pan), "-m1000000", "-w22", "-c0"], cwd=pan.parent)
+    text, cpu, rss, _ = _run([str(pan), "-m1000000", "-w22", "-c0"], cwd=pan.parent)
     found = re.search(r"(\d+) states, stored", text)
     if found is None:
         raise SystemExit(f"spin_bench: no 'states, stored' line in pan's output:\n{text[-2000:]}")
@@ -83,10 +88,23 @@ def run_pan(pan: Path) -> dict[str, Any]:
 
 def run_keos(toml: Path, extra: list[str]) -> dict[str, Any]:
     keos = [sys.executable, "-m", "keos"]
-    text, cpu, rss = _run([*keos, "explore", "--scenario", str(toml), "--json", *extra])
+    text, cpu, rss, errors = _run([*keos, "explore", "--scenario", str(toml), "--json", *extra])
+    if _compiled_asked(extra) and "keos: running the compiled model" not in errors:
+        # The loader fell back to the interpreted model (a failed or stale build): a column labelled
+        # compiled would measure the interpreted search (session 32: the build had failed since the model
+        # gained modules mypyc cannot compile, and nothing said so).
+        said = [line for line in errors.splitlines() if line.startswith("keos:")]
+        raise SystemExit("spin_bench: --kernel compiled was asked but keos ran the interpreted model"
+                         + (f" ({said[-1]})" if said else ""))
     doc = json.loads(text)
     return {"states": int(doc["stats"]["distinct_states"]), "cpu_s": cpu, "peak_rss_bytes": rss,
             "complete": doc["complete"], "violated": doc["violated"]}
+
+
+def _compiled_asked(extra: list[str]) -> bool:
+    """Whether keos's extra arguments ask for ``--kernel compiled`` (``--kernel compiled`` or ``--kernel=compiled``)."""
+    joined = " ".join(extra)
+    return "--kernel compiled" in joined or "--kernel=compiled" in joined
 
 
 def bench(twin: Path, model: str, repeat: int, extra: list[str], allow_mismatch: bool = False) -> dict[str, Any]:

@@ -149,3 +149,19 @@ def test_real_build_served_then_refused_after_an_edit(tmp_path: Path) -> None:
                             env=_env(), capture_output=True, text=True, timeout=120)
     assert second.stdout.split() == ["False", "True", "3"], second.stderr
     assert "stale" in second.stderr
+
+
+@pytest.mark.slow
+def test_failed_build_says_so_and_keeps_its_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A model mypyc cannot compile runs interpreted, and the line on stderr names a log that still exists
+    (session 32: the build had failed on main since two modules were added, and the log was deleted)."""
+    pytest.importorskip("mypyc")
+    root = tmp_path / "model"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "broken.py").write_text('def rule(x: int) -> int:\n    return "not an int"\n')
+    assert kernel.build(root=root, cache=tmp_path / "cache", timeout_s=900) is None
+    said = capsys.readouterr().err
+    assert "the mypyc build failed" in said and "running the interpreted model" in said
+    log = Path(said.split("; log ")[1].split(")")[0])
+    assert log.is_file() and "broken.py" in log.read_text()

@@ -147,6 +147,68 @@ def test_predicate_cache_treats_whole_state_use_as_reading_every_field() -> None
     assert results == [False, True, False] and cache.hits == 0
 
 
+def _native_read(s: _Small) -> bool:
+    """What mypyc makes of ``s.b`` in a function typed for the record: a direct tuple item read, which refuses a
+    non-tuple and which no accessor of a tuple subclass sees (mypyc/irbuild/expression.py)."""
+    return len(tuple.__getitem__(s, 1)) > 0
+
+
+def test_predicate_view_under_the_compiled_model_notes_reads_and_refusals() -> None:
+    """With the compiled model served, predicates see a view that is no tuple (``_view_class``): attribute
+    reads are noted as before, and a compiled function that reads the record directly refuses it, so that
+    predicate is evaluated on the state as reading every field -- never cached under too few fields."""
+    table = CollapsedStates()
+
+    def judge(cache: PredicateCache, k: int, s: _Small) -> bool:
+        sid, _ = table.add(table.key(s), 0)
+        return cache.holds(k, s, table.key_of(sid))
+
+    hidden = PredicateCache([lambda s: s.a >= 0 and _native_read(s)])  # the tuple subclass (interpreted model)
+    assert judge(hidden, 0, _Small(1, (), "a")) is False
+    assert judge(hidden, 0, _Small(1, (2,), "a")) is False  # a wrong hit: the direct read of b went unseen
+
+    view = PredicateCache([lambda s: s.a >= 0 and _native_read(s), lambda s: s.a > 0 or s.c == "z"])
+    view._opaque = True  # as when keos._compiled_model serves the model
+    assert judge(view, 0, _Small(1, (), "a")) is False
+    assert judge(view, 0, _Small(1, (2,), "a")) is True  # read whole: no hit
+    assert view.refused == 2 and view.hits == 0
+    assert judge(view, 1, _Small(1, (), "a")) is True and judge(view, 1, _Small(1, (5,), "b")) is True
+    assert judge(view, 1, _Small(0, (), "z")) is True and judge(view, 1, _Small(0, (), "q")) is False
+    assert view.hits == 1 and view.refused == 2  # the second: only a was read
+
+
+def test_predicate_view_looks_like_the_record() -> None:
+    """The view answers ``isinstance``, field names, ``len``, iteration, equality and the record's own methods
+    as the state does (the last four as reading it whole)."""
+    from keos.checker.explore.incremental import _Reads, _view_class
+
+    reads = _Reads()
+    state = _Small(1, (2,), "c")
+    v = _view_class(_Small, reads)(state)
+    assert isinstance(v, _Small) and isinstance(v, tuple) and v._fields == _Small._fields
+    assert v.c == "c" and reads.fields == {2} and not reads.all
+    assert len(v) == 3 and list(v) == list(state) and v == state and v._replace(a=5) == state._replace(a=5)
+    assert reads.all
+
+
+@pytest.mark.parametrize("opaque", [False, True])
+@pytest.mark.parametrize("name", ["txn_kafka_12671_hanging", "groups_coordinator_failover", "idempotence_retry"])
+def test_predicates_on_the_view_equal_direct_evaluation(name: str, opaque: bool) -> None:
+    """Both views (tuple subclass; under the compiled model the non-tuple view) give every predicate's
+    direct result on every reachable state."""
+    scenario = SCENARIOS[name]
+    model = build_model(scenario, scenario.variant)
+    props = [p for p in model.properties() if p.predicate is not None and p.expectation is not None]
+    table = CollapsedStates()
+    cache = PredicateCache([p.predicate for p in props])  # type: ignore[misc]
+    cache._opaque = opaque
+    everything = tuple(range(len(props)))
+    for s in canonical_bfs(model):
+        sid, _ = table.add(table.key(s), 0)
+        assert cache.failing(everything, s, table.key_of(sid)) == tuple(k for k in everything if not props[k].holds(s))
+    assert cache.hits > 0
+
+
 @pytest.mark.parametrize(
     "name", ["txn_kafka_12671_hanging", "connect_offset_tombstones", "groups_coordinator_failover"]
 )

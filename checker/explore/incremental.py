@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
+from keos import _compiled_model
+
 __all__ = ["PredicateCache"]
 
 #: :meth:`PredicateCache.failing`'s plan for a tuple of predicates: the version of the read sets it was made
@@ -67,7 +69,17 @@ def _tracing_class(cls: type, reads: _Reads) -> type:
 
         return use
 
-    for name in (
+    for name in _WHOLE:
+        method = getattr(cls, name, None)
+        if method is not None:
+            namespace[name] = whole(method)
+    traced = type(cls.__name__, (cls,), namespace)
+    traced.__qualname__ = cls.__qualname__
+    return traced
+
+
+#: The uses of a state that read it as a whole (every field).
+_WHOLE = (
         "__getitem__",
         "__iter__",
         "__len__",
@@ -92,13 +104,55 @@ def _tracing_class(cls: type, reads: _Reads) -> type:
         "index",
         "_asdict",
         "_replace",
-    ):
-        method = getattr(cls, name, None)
-        if method is not None:
-            namespace[name] = whole(method)
-    traced = type(cls.__name__, (cls,), namespace)
-    traced.__qualname__ = cls.__qualname__
-    return traced
+)
+
+
+def _view_class(cls: type, reads: _Reads) -> type:
+    """Under ``--kernel compiled``: a view of a NamedTuple ``cls`` state that is *not* a tuple, noting what is read.
+
+    mypyc compiles ``state.field`` on a ``NamedTuple``-typed value to a direct tuple item read
+    (``mypyc/irbuild/expression.py``, "transform attribute access to faster index access"), which a
+    tracing subclass's accessors never see: a predicate that hands the state to a compiled model function
+    would be cached under too few fields (unsound hits).  This view is no tuple, so a compiled function
+    typed for the record refuses it at entry (``TypeError``) and :meth:`PredicateCache.holds` evaluates
+    that predicate on the state itself, as reading every field.  Interpreted code reads fields through
+    the view's accessors (noted), any other use of the record reads it whole, and ``isinstance`` sees
+    ``cls`` (``__class__``).
+    """
+    namespace: dict[str, Any] = {"__slots__": ("_state",), "_fields": cls._fields}  # type: ignore[attr-defined]
+
+    def accessor(i: int) -> property:
+        def get(self: Any) -> Any:
+            reads.fields.add(i)
+            return self._state[i]
+
+        return property(get)
+
+    for i, name in enumerate(cls._fields):  # type: ignore[attr-defined]
+        namespace[name] = accessor(i)
+
+    def whole(name: str) -> Callable[..., Any]:
+        def use(self: Any, *args: Any, **kwargs: Any) -> Any:
+            reads.all = True
+            return getattr(self._state, name)(*args, **kwargs)
+
+        return use
+
+    for name in _WHOLE:
+        if hasattr(cls, name):
+            namespace[name] = whole(name)
+
+    def init(self: Any, state: Any) -> None:
+        self._state = state
+
+    def rest(self: Any, name: str) -> Any:  # the record's own methods and attributes: the whole record
+        reads.all = True
+        return getattr(self._state, name)
+
+    namespace.update(__init__=init, __getattr__=rest, __class__=property(lambda self: cls))
+    view = type(cls.__name__, (), namespace)
+    view.__qualname__ = cls.__qualname__
+    return view
 
 
 class PredicateCache:
@@ -125,13 +179,17 @@ class PredicateCache:
         self._plans: dict[tuple[int, ...], _Plan] = {}
         self.evaluations = 0
         self.hits = 0
+        # The compiled model is served in this process: predicates see the non-tuple view (_view_class).
+        self._opaque = bool(_compiled_model.loaded())
+        self.refused = 0  # evaluations a compiled function refused the view in
 
     def _tracer(self, state: Any) -> type | None:
         cls = type(state)
         if self._cls is not cls:
             if self._cls is not None or not (isinstance(state, tuple) and hasattr(cls, "_fields")):
                 return None
-            self._cls, self._traced = cls, _tracing_class(cls, self._reads)
+            make = _view_class if self._opaque else _tracing_class
+            self._cls, self._traced = cls, make(cls, self._reads)
         return self._traced
 
     def holds(self, k: int, state: Any, key: tuple[int, ...] | None) -> bool:
@@ -148,7 +206,15 @@ class PredicateCache:
         reads = self._reads
         reads.fields.clear()
         reads.all = False
-        result = bool(self._predicates[k](tuple.__new__(traced, state)))
+        if not self._opaque:
+            result = bool(self._predicates[k](tuple.__new__(traced, state)))
+        else:
+            try:
+                result = bool(self._predicates[k](traced(state)))
+            except TypeError:  # compiled code refused the view: evaluated on the state, as read whole
+                reads.all = True
+                self.refused += 1
+                result = bool(self._predicates[k](state))
         assert key is not None
         read = frozenset(range(len(key))) if reads.all else frozenset(reads.fields)
         union = self._union[k]
