@@ -450,6 +450,27 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "fence_producers",
             )
         )
+    props.append(
+        no_findings(
+            name="acknowledged_config_writes_durable",
+            fact="A config-topic write the herder acknowledged -- a connector config or tombstone whose REST request "
+            "it answered, task configs and the commit record of a putTaskConfigs that returned, the task-count "
+            "record of a zombie-fencing round it answered 200 -- is in the config topic, read_committed, when the "
+            "herder goes on: a failed write fails the request (it is retried or reported), never answered as done.",
+            source="KAFKA-14455 (PR #12984, Kafka 3.5): KafkaConfigBackingStore.sendPrivileged awaits every "
+            "config-topic write; KIP-618 §Leader access to config topic",
+            catches="KAFKA-14455 fire-and-forget config writes of a plain leader; a transactional write whose "
+            "commitTransaction error is ignored; a fencing round answered 200 although its task-count record was "
+            "refused",
+            findings=lambda s: [
+                f"the herder went on as {what!r} although {config_record_label(rid)} is not in the config topic"
+                for rid, what in s.ghost.unwritten
+            ],
+            partners=(
+                ("task_configs_left_uncommitted",) if generations and faults.config_write_failure > 0 else ()
+            ),
+        )
+    )
     if generations and faults.config_write_failure > 0:
         props.append(
             sometimes_event(

@@ -297,6 +297,11 @@ class ProtocolFlags:
             leader deleted in the same tick still exists there -- and only then refreshes; the round
             goes on for a deleted connector.  On only in the variant ``fencing_refreshes_first`` (the
             order ``modifyConnectorOffsetsChecks`` uses).
+        connect_plain_config_write_acknowledged: a plain (non-transactional: exactly.once.source.support
+            disabled) leader awaits the acknowledgement of its config-topic writes, so a failed send makes
+            ``putTaskConfigs`` throw and the reconfiguration is retried (``KafkaConfigBackingStore.sendPrivileged``,
+            KAFKA-14455's fix, PR #12984, Kafka 3.5).  Off: the send is fire-and-forget and the herder goes on as
+            if the commit record were written.
         txn_offset_commit_starts_transaction: under TV2 the producer counts its
             transaction as started once it enqueues a TxnOffsetCommit (the group
             coordinator adds ``__consumer_offsets`` itself, KIP-890 part 2;
@@ -733,6 +738,7 @@ class ProtocolFlags:
     connect_own_offsets_first: bool = True
     connect_commit_error_fails_task: bool = True
     connect_fence_recorded_task_ids: bool = True
+    connect_plain_config_write_acknowledged: bool = True
     producer_expiry_keeps_open_transactions: bool = True
     defer_bump_until_resolved: bool = False
     resolve_by_last_acked_sequence: bool = True
@@ -1029,6 +1035,20 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("connect_connector_deleted_refresh_first",),
             bug="DistributedHerder.ZombieFencing fences tasksToFence = taskCountRecord task ids (KIP-618 §Zombie "
             "fencing): fencing only the new count leaves zombies of the older, larger generation running",
+        ),
+        Variant(
+            name="plain_config_write_failure_unseen",
+            description="Connect: a leader without a transactional config-topic producer (exactly.once.source.support "
+            "disabled) sends its config-topic records fire-and-forget: when the commit record of its task configs is "
+            "lost, putTaskConfigs returns all the same and the herder goes on as if the connector were reconfigured, "
+            "so nothing retries it and the new task configs never take effect.",
+            flags=replace(_REAL, connect_plain_config_write_acknowledged=False),
+            weakened=True,
+            breaks=("acknowledged_config_writes_durable",),
+            scenarios=("connect_plain_leader_write_failure",),
+            bug="KAFKA-14455 (apache/kafka PR #12984, Kafka 3.5; KafkaConfigBackingStore.sendPrivileged, "
+            "putTaskConfigs, putConnectorConfig): Kafka Connect create and update REST APIs did not surface failures "
+            "while writing to the config topic",
         ),
         Variant(
             name="fencing_refreshes_first",

@@ -203,6 +203,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "connect_own_offsets_first": frozenset({"connect"}),
     "connect_commit_error_fails_task": frozenset({"connect"}),
     "connect_fence_recorded_task_ids": frozenset({"connect"}),
+    "connect_plain_config_write_acknowledged": frozenset({"connect"}),
     "connect_failed_task_skips_final_commit": frozenset({"connect"}),
     "connect_running_task_commits_on_stop": frozenset({"connect"}),
     "connect_connector_boundary_stop_keeps_batch_open": frozenset({"connect"}),

@@ -44,6 +44,7 @@ REAL = {
     "connect_task_configs_uncommitted": 518,
     "connect_offset_copy_failure": 185,
     "connect_commit_failure_earlier_offsets": 59,
+    "connect_plain_leader_write_failure": 17278,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits
@@ -73,6 +74,9 @@ CAUGHT = {
         "exactly_once_source_delivery": 14,
         "task_starts_after_task_count_record": 3,
         "no_commit_by_fenced_generation": 12,
+    },
+    ("connect_plain_leader_write_failure", "plain_config_write_failure_unseen"): {
+        "acknowledged_config_writes_durable": 2,
     },
     ("connect_zombie_leader", "leader_writes_without_transactions"): {
         "exactly_once_source_delivery": 20,
@@ -134,6 +138,8 @@ COVERS = {
         "task_failed:commit_timeout",
         "failed_task_restart_requested",
     ),
+    # a plain (exactly.once.source.support=disabled) leader's commit record is lost: putTaskConfigs fails
+    "connect_plain_leader_write_failure": ("privileged_write_failed", "task_configs_uncommitted"),
     # the fencing round's shortcut, 409 and failures
     "connect_fencing_round_faults": (
         "fencing_shortcut_1_to_1",

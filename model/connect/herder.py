@@ -40,6 +40,7 @@
 
 from __future__ import annotations
 
+from keos.model.clients.consumer import READ_COMMITTED, fetch
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect import source_task as task
 from keos.model.connect.cluster import ConnectCluster
@@ -331,6 +332,7 @@ def commit_task_count_record(sys: ConnectCluster, s: ConnectState, w: int) -> Re
     else:
         kafka, _ = append_plain(s.kafka, CONFIG_TOPIC, (_task_count_record(sys, w, round_),), sys.flags)
         s = s._replace(kafka=kafka)
+    s = _acknowledge(s, (_task_count_record(sys, w, round_),), "task_count_record_written")
     wk = wk._replace(fencing=None, config_generation=sys._latest(s).generation)
     s = sys._answer_requesters(sys._put(s, w, wk), P.FENCING_DONE)
     return s, (*events, "task_count_record_written")
@@ -341,13 +343,43 @@ def fail_config_write(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
 
     The write is the commit record of the task configs the leader wrote (``putTaskConfigs`` throws: the
     reconfiguration fails, its task configs stay uncommitted and no fencing request is answered) or else
-    the task-count record of its round (the round fails with 500).
+    the task-count record of its round (the round fails with 500).  A plain (non-transactional) leader's write
+    fails too -- the config topic's partition is offline, the send times out -- and since KAFKA-14455 (PR #12984,
+    Kafka 3.5: ``sendPrivileged`` awaits the plain producer's futures) ``putTaskConfigs`` throws all the same; it
+    is no ``PrivilegedWriteException``, so the leader is not fenced from the config topic
+    (:func:`_fenced_from_config_topic`).  ``connect_plain_config_write_acknowledged`` off (the weakened variant
+    ``plain_config_write_failure_unseen``): the send is fire-and-forget, as before that fix.
     """
     wk = s.workers[w]
+    unseen = not sys._txn_leader(w) and not sys.flags.connect_plain_config_write_acknowledged
+    if wk.task_configs_written >= 0 and unseen:  # no branch: unseen only in the weakened variant
+        # The weakened variant plain_config_write_failure_unseen (before KAFKA-14455): the plain producer's send
+        # is not awaited, putTaskConfigs returns and the herder goes on as if the commit record were written.
+        g = wk.task_configs_written
+        rid = cfgt.config_record(cfgt.COMMIT, w, g, sys.topo.task_counts[g])
+        s = _acknowledge(sys._put(s, w, wk._replace(task_configs_written=-1)), (rid,), "reconfigured")
+        return s._replace(rebalance_pending=True), ("privileged_write_failed", "reconfigured")
     if wk.task_configs_written >= 0:
         s = sys._put(s, w, wk._replace(task_configs_written=-1))
         return _fenced_from_config_topic(sys, s, w, False), ("privileged_write_failed", "task_configs_uncommitted")
     return _fenced_from_config_topic(sys, s, w, True), ("privileged_write_failed",)
+
+
+def _acknowledge(s: ConnectState, records: tuple[int, ...], what: str) -> ConnectState:
+    """The herder goes on as if ``records`` were written: the ghost notes those the config topic does not hold.
+
+    Since KAFKA-14455 (PR #12984, Kafka 3.5) every config-topic write of ``KafkaConfigBackingStore`` waits for
+    its acknowledgement (``sendPrivileged``: the plain producer's futures, or the transactional producer's
+    ``commitTransaction``) and throws on a failure, so a REST request that created or updated a connector, a
+    ``putTaskConfigs`` that returned and a zombie-fencing round answered 200 all mean the records are in the
+    config topic (read_committed, as every worker reads it).  Called wherever the herder treats a write as done;
+    the property ``acknowledged_config_writes_durable`` judges the ghost.
+    """
+    visible = set(fetch(s.kafka.partitions[CONFIG_TOPIC], READ_COMMITTED))
+    missing = tuple((r, what) for r in records if r not in visible)
+    if not missing:
+        return s
+    return s._replace(ghost=s.ghost._replace(unwritten=(*s.ghost.unwritten, *missing)))  # no mutate: ghost
 
 
 def _privileged_write(
@@ -383,6 +415,7 @@ def _privileged_write(
     else:
         kafka, _ = append_plain(s.kafka, CONFIG_TOPIC, records, sys.flags)
         s = s._replace(kafka=kafka)
+    s = _acknowledge(s, records, done[0])
     s = sys._put(s, w, wk._replace(config_generation=sys._latest(s).generation))
     return s._replace(rebalance_pending=s.rebalance_pending or rebalance), (*events, *done)
 

@@ -190,6 +190,9 @@ class ConnectGhost(NamedTuple):
     transition the coordinator itself refused as illegal, and (``task:``) every
     change to a task instance that :mod:`model.connect.lifecycle` does not
     allow (recorded only when it happens).
+    ``unwritten``: (config record id, what the herder did with it) each time the herder went on as if a
+    config-topic write had succeeded -- answered the request that asked for it, applied its effect -- while the
+    config topic's read_committed view does not hold the record (recorded only when it happens).
     """
 
     claims: tuple[tuple[int, int], ...] = ()
@@ -197,6 +200,7 @@ class ConnectGhost(NamedTuple):
     live_fenced: tuple[tuple[int, int, int, int], ...] = ()
     discarded: tuple[tuple[int, int], ...] = ()
     illegal: tuple[str, ...] = ()
+    unwritten: tuple[tuple[int, str], ...] = ()
 
 
 @record
