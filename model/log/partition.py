@@ -365,13 +365,10 @@ def delete_records(leader: PartitionLeader, flags: ProtocolFlags) -> tuple[Parti
     if not can_delete_records(leader):  # no branch: replay/minimise only (actions() offers it under the same test)
         return None
     start = leader.high_watermark
-    events: tuple[str, ...] = ("log_start_offset_advanced",)
     producers = leader.producers
     if not flags.producer_state_survives_log_start_offset:  # no branch: weakened variant no_kafka_7190_fix only
         producers = tuple(e for e in producers if not e.batches or e.batches[-1].offset >= start)
-    if any(e.batches and e.batches[-1].offset < start for e in leader.producers):
-        events += ("producer_batches_deleted",)
-    return leader._replace(log_start_offset=start, producers=producers), events
+    return leader._replace(log_start_offset=start, producers=producers), ("log_start_offset_advanced",)
 
 
 # -- transactions (``ProducerAppendInfo.java``, ``UnifiedLog.lastStableOffset``, ``VerificationStateEntry.java``) ---
