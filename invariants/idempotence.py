@@ -337,6 +337,10 @@ def _watermark_problems_in(leader: PartitionLeader) -> list[str]:
     out: list[str] = []
     if not 0 <= leader.high_watermark <= len(leader.log):
         out.append(f"high watermark {leader.high_watermark} outside the log [0, {len(leader.log)}]")
+    if not 0 <= leader.log_start_offset <= leader.high_watermark:
+        # UnifiedLog.maybeIncrementLogStartOffset refuses an offset above the high watermark: only committed
+        # records are deleted (DeleteRecords, retention), so a failover cannot resurrect or lose a deleted range
+        out.append(f"log start offset {leader.log_start_offset} outside [0, high watermark {leader.high_watermark}]")
     out.extend(
         f"a response for offset {r.base_offset} is still parked although the high watermark is {leader.high_watermark}"
         for r in leader.pending
@@ -988,13 +992,16 @@ def _properties(
         Property(
             name="high_watermark_within_log",
             expectation=Expectation.ALWAYS,
-            fact="A leader's high watermark never passes its log end offset (a new leader's included), and a "
-            "produce response parked for replication waits only for a batch the high watermark has not passed.",
+            fact="A leader's high watermark never passes its log end offset (a new leader's included), its log start "
+            "offset never passes the high watermark (only committed records are deleted), and a produce response "
+            "parked for replication waits only for a batch the high watermark has not passed.",
             source="``UnifiedLog.updateHighWatermark`` (upper-bounded by the log end offset), "
             "``Partition.maybeIncrementLeaderHW`` (the minimum log end of the ISR), ``DelayedProduce.tryComplete`` "
-            "(completes once the high watermark reaches the batch); Kafka 4.0 (trunk, 2024-10)",
+            "(completes once the high watermark reaches the batch), ``UnifiedLog.maybeIncrementLogStartOffset`` "
+            "(OffsetOutOfRangeException above the high watermark); Kafka 4.0 (trunk, 2024-10)",
             catches="a leader that starts or restarts with a high watermark beyond its log (records exposed to "
-            "read_committed readers and acks=all answered before replication), a purgatory never released",
+            "read_committed readers and acks=all answered before replication), a purgatory never released, "
+            "DeleteRecords or retention deleting records not yet replicated",
             predicate=high_watermark_within_log,
             partners=("record_acknowledged",),
             explain=_explain_watermarks,

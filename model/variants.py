@@ -463,6 +463,11 @@ class ProtocolFlags:
             requests parked in its purgatory complete with NOT_LEADER_OR_FOLLOWER (``DelayedProduce.tryComplete``)
             and their clients retry them (KAFKA-2960); without it they stay parked and a later high watermark
             releases them as NONE at offsets the new log holds other batches at.
+        producer_state_survives_log_start_offset: when the log start offset advances (DeleteRecords, retention:
+            ``UnifiedLog.maybeIncrementLogStartOffset``) the partition keeps every producer's state
+            (``ProducerStateManager.onLogStartOffsetIncremented``; KAFKA-7190, Kafka 2.5, KIP-360); without it
+            ``truncateHead`` forgets each producer whose last batch was deleted, and a retry of that batch is
+            appended again as an unknown producer's.
         follower_tracks_transactions: a follower applies the transactional updates of every batch it replicates
             (``ProducerAppendInfo`` with origin REPLICATION: the open transaction's first offset, markers closing
             it, their coordinator epoch, ``LogSegment.updateTxnIndex``'s aborted ranges), so a partition leader
@@ -774,6 +779,7 @@ class ProtocolFlags:
     acks_all_waits_for_replication: bool = True
     truncation_rebuilds_producer_state: bool = True
     leader_move_completes_purgatory: bool = True
+    producer_state_survives_log_start_offset: bool = True
     follower_tracks_transactions: bool = True
     aborted_txn_lso_counts_open_transactions: bool = True
     append_failure_resets_pending: bool = True
@@ -934,6 +940,20 @@ VARIANTS: dict[str, Variant] = {
             bug="KAFKA-2960 (fixed in 0.10.0, ReplicaManager.makeFollowers completes the delayed produces of the "
             "partitions it moves): a DelayedProduce outlived its broker's leadership and, once the broker led the "
             "partition again, was answered NONE for a batch truncated away -- an acknowledged record lost",
+        ),
+        Variant(
+            name="no_kafka_7190_fix",
+            description="When the log start offset advances, the partition leader forgets every producer whose last "
+            "batch lies below it (ProducerStateManager.truncateHead), idle or not.",
+            flags=replace(_REAL, producer_state_survives_log_start_offset=False),
+            weakened=True,
+            breaks=("sequence_table_consistent", "no_duplicate_append", "no_duplicate_within_epoch"),
+            scenarios=("idempotence_delete_records",),
+            bug="KAFKA-7190 (fixed in 2.5 by PR #7388, KIP-360: kafka/log/Log.scala and "
+            "kafka/log/ProducerStateManager.scala stop calling truncateHead when the log start offset moves): "
+            "retention or DeleteRecords removed the state of a producer still writing, so the retry of a batch "
+            "that was written (its answer lost) and then deleted met a leader that did not know the producer id "
+            "and appended it again",
         ),
         Variant(
             name="follower_forgets_transactions",

@@ -20,7 +20,7 @@ Schema (every section optional except ``name``)::
     [topology]   producers, partitions, records_per_producer, records_per_batch
     [producer]   enable_idempotence, acks, retries, max_in_flight
     [broker]     sequence_space, max_producer_epoch, separate_replication,
-                 producer_id_expiration
+                 producer_id_expiration, delete_records
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
                  leader_restart, producer_restart, not_leader, total
     [bounds]     max_depth (0 = exhaustive), max_states
@@ -225,7 +225,7 @@ _TOP_KEYS = {
 
 
 #: Boolean ``[broker]`` keys of the idempotence model (:class:`~model.systems.idempotence.SystemConfig`).
-_BROKER_SWITCHES = ("producer_id_expiration", "separate_replication")
+_BROKER_SWITCHES = ("producer_id_expiration", "separate_replication", "delete_records")
 
 
 def _section(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:

@@ -84,6 +84,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "acks_all_waits_for_replication": frozenset({"idempotence"}),
     "truncation_rebuilds_producer_state": frozenset({"idempotence"}),
     "leader_move_completes_purgatory": frozenset({"idempotence"}),
+    # the log start offset (DeleteRecords, retention) and the producer state it must leave alone (KAFKA-7190)
+    "producer_state_survives_log_start_offset": frozenset({"idempotence"}),
     "follower_tracks_transactions": frozenset({"transactions"}),
     # the last stable offset an aborted transaction's index entry records (LogSegment.updateTxnIndex), read by a
     # read_committed fetch's index scan: the data partitions' markers and their replicas

@@ -244,6 +244,7 @@ _UNENCODED = {
     "reach_idempotence_bump_not_leader": "NotLeaderOrFollower",
     "reach_idempotence_wrap_batches": "batches of several records",
     "reach_idempotence_wrap": "ForgedProduce",
+    "idempotence_delete_records": "separate_replication",
 }
 
 

@@ -109,6 +109,8 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "truncation_rebuilds_producer_state off (producer state kept across a failover) is not encoded"
     if model.config.producer_id_expiration:
         return False, "producer_id_expiration (ExpireProducerState) is not encoded"
+    if model.config.delete_records:
+        return False, "delete_records (DeleteRecords: the log start offset) is not encoded"
     if model.config.faults.limits()[FAULT_KINDS.index("not_leader")] > 0 and model.config.faults.total > 0:
         return False, "NotLeaderOrFollower (a NOT_LEADER_OR_FOLLOWER answer) is not encoded"
     if model.config.faults.limits()[FAULT_KINDS.index("leader_move")] > 0 and model.config.faults.total > 0:

@@ -140,6 +140,7 @@ def scenario_schema() -> dict[str, Any]:
                 "properties": {
                     "max_producer_epoch": {"type": "integer", "minimum": 0,
                                            "description": "0: an epoch already at Short.MAX_VALUE"},
+                    "delete_records": {"type": "boolean", "default": False},
                     "producer_id_expiration": {"type": "boolean", "default": False},
                     "separate_replication": {"type": "boolean", "default": False},
                     "sequence_space": positive,

@@ -47,6 +47,7 @@ __all__ = [
     "can_replicate",
     "clear_transaction_verification",
     "collect_aborted_transactions",
+    "delete_records",
     "entry_after_data_batch",
     "handle_produce",
     "handle_txn_produce",
@@ -130,6 +131,10 @@ class PartitionLeader(NamedTuple):
     producer id, whose guard a verification in flight will present at its append.  A guard is an object
     identity in Kafka; here the number ``guards_issued`` had reached when it was created, so a guard created
     after another is never equal to it (the ABA the guard exists for).
+
+    ``log_start_offset`` is ``UnifiedLog.logStartOffset``: the batches below it were deleted (DeleteRecords,
+    retention; :func:`delete_records`).  The model keeps them in ``log`` -- the history the properties judge --
+    and no replica or request reads below it.
     """
 
     log: tuple[LogEntry, ...] = ()
@@ -140,6 +145,7 @@ class PartitionLeader(NamedTuple):
     pending: tuple[ProduceResponse, ...] = ()
     verifying: tuple[VerificationStateEntry, ...] = ()
     guards_issued: int = 0
+    log_start_offset: int = 0
 
     def verification_entry(self, producer_id: int) -> VerificationStateEntry | None:
         """``ProducerStateManager.verificationStateEntry``: the producer id's entry, if a verification started."""
@@ -291,6 +297,7 @@ def restart_leader(leader: PartitionLeader, flags: ProtocolFlags) -> PartitionLe
         producers=rebuilt,
         leader_epoch=leader.leader_epoch + 1,
         guards_issued=leader.guards_issued,
+        log_start_offset=leader.log_start_offset,
     )
 
 
@@ -327,11 +334,41 @@ def move_leader(
         producers=rebuild_producer_state(log, flags),
         leader_epoch=leader.leader_epoch + 1,
         guards_issued=leader.guards_issued,
+        log_start_offset=leader.log_start_offset,
     )
     if not flags.leader_move_completes_purgatory:  # no branch: weakened variant purgatory_survives_leader_move
         return moved._replace(pending=leader.pending), ()
     answers = tuple(r._replace(error=Errors.NOT_LEADER_OR_FOLLOWER, base_offset=-1) for r in leader.pending)
     return moved, answers
+
+
+def can_delete_records(leader: PartitionLeader) -> bool:
+    """Whether the log start offset can move: it lies below the high watermark (DeleteRecords may not pass it)."""
+    return leader.log_start_offset < leader.high_watermark
+
+
+def delete_records(leader: PartitionLeader, flags: ProtocolFlags) -> tuple[PartitionLeader, tuple[str, ...]] | None:
+    """The log start offset advances to the high watermark: a DeleteRecords request or retention removed the head.
+
+    ``UnifiedLog.maybeIncrementLogStartOffset`` (apache/kafka trunk @1eb7644349cb, ``core/.../log/UnifiedLog.scala``)
+    takes any offset up to the high watermark (``OffsetOutOfRangeException`` above it) -- from
+    ``ReplicaManager.deleteRecords`` (the admin's DeleteRecords), from segment retention (time, size) or, on a
+    follower, from the leader's log start offset in its fetch responses; the model takes the highest, the high
+    watermark, which removes the most.  The producer state stays: ``ProducerStateManager.onLogStartOffsetIncremented``
+    only drops unreplicated transactions and moves the map's offsets (``storage/.../internals/log/
+    ProducerStateManager.java``).  Since KAFKA-7190 (PR #7388, Kafka 2.5, KIP-360) an entry outlives the batches it
+    was built from and goes only by ``producer.id.expiration.ms``: a producer whose last batch was deleted still
+    has its retry recognised as a duplicate.  ``flags.producer_state_survives_log_start_offset`` off (weakened
+    variant ``no_kafka_7190_fix``): ``truncateHead`` as before 2.5 -- every producer whose last batch lies below the
+    new log start offset is forgotten, idle or not.
+    """
+    if not can_delete_records(leader):  # no branch: replay/minimise only (actions() offers it under the same test)
+        return None
+    start = leader.high_watermark
+    producers = leader.producers
+    if not flags.producer_state_survives_log_start_offset:  # no branch: weakened variant no_kafka_7190_fix only
+        producers = tuple(e for e in producers if not e.batches or e.batches[-1].offset >= start)
+    return leader._replace(log_start_offset=start, producers=producers), ("log_start_offset_advanced",)
 
 
 # -- transactions (``ProducerAppendInfo.java``, ``UnifiedLog.lastStableOffset``, ``VerificationStateEntry.java``) ---

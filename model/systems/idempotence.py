@@ -16,7 +16,8 @@ Protocol steps
     batch), ``BumpEpoch(producer)``, ``ResolveSequence(producer, partition)``, ``Deliver(envelope)``,
     ``ReplicatePartition(partition)`` (acks=1 or 0, or acks=all with ``separate_replication``),
     ``ExpireProducerState(partition, producer_id)`` (``producer.id.expiration.ms`` on the leader, with
-    ``producer_id_expiration``).
+    ``producer_id_expiration``), ``DeleteRecords(partition)`` (with ``delete_records``: the leader's log start
+    offset moves to its high watermark; the producer state stays, :func:`model.log.partition.delete_records`).
 
 Faults (budgeted)
     ``DropMessage(envelope)`` (a connection reset: everything in flight on the
@@ -94,6 +95,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON key
     "Deliver": ("message",),
     "ReplicatePartition": ("partition",),
     "ExpireProducerState": ("partition", "producer_id"),
+    "DeleteRecords": ("partition",),
     "DropMessage": ("message",),
     "DuplicateMessage": ("message",),
     "ReorderMessage": ("message",),
@@ -216,6 +218,9 @@ class SystemConfig:
     #: ``producer.id.expiration.ms``: a leader may drop the state of a producer id that has nothing outstanding on
     #: the partition (``ExpireProducerState``, a protocol step: idleness is not a fault).
     producer_id_expiration: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: DeleteRecords / retention: a leader's log start offset may advance to its high watermark (``DeleteRecords``,
+    #: a protocol step like expiry: the admin or the retention policy, not a fault; :func:`part.delete_records`).
+    delete_records: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @codec.record
@@ -939,6 +944,8 @@ class KafkaSystem:
                 for e in leader.producers
                 if self._may_expire_producer(state, q, e.producer_id)
             )
+            if self.config.delete_records and part.can_delete_records(leader):
+                out.append(Action("DeleteRecords", (q,)))
         used = state.faults_used
         left = self._fault_budget_left
         if left(used, _DROP):
@@ -1283,6 +1290,15 @@ class KafkaSystem:
         beside = ("producer_state_expired_beside_traffic",) if _producing_elsewhere(s, q, producer_id) else ()
         return s._replace(partitions=_replace_at(s.partitions, q, result[0])), (*result[1], *beside)
 
+    def _delete_records(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        """DeleteRecords (or retention) moves partition ``q``'s log start offset to its high watermark."""
+        if not self.config.delete_records:  # no branch: replay/minimise only (actions() offers it under the same test)
+            return None
+        result = part.delete_records(s.partitions[q], self.flags)
+        if result is None:  # no branch: replay/minimise only
+            return None
+        return s._replace(partitions=_replace_at(s.partitions, q, result[0])), result[1]
+
     # -- handlers: faults ----------------------------------------------------------------------
 
     def _drop(self, s: SystemState, env: net.Envelope) -> tuple[SystemState, tuple[str, ...]] | None:
@@ -1540,6 +1556,7 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "Deliver": KafkaSystem._deliver,
     "ReplicatePartition": KafkaSystem._replicate,
     "ExpireProducerState": KafkaSystem._expire_producer_state,
+    "DeleteRecords": KafkaSystem._delete_records,
     "DropMessage": KafkaSystem._drop,
     "DuplicateMessage": KafkaSystem._duplicate,
     "ReorderMessage": KafkaSystem._reorder,
