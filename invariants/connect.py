@@ -455,7 +455,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             name="acknowledged_config_writes_durable",
             fact="A config-topic write the herder acknowledged -- a connector config or tombstone whose REST request "
             "it answered, task configs and the commit record of a putTaskConfigs that returned, the task-count "
-            "record of a zombie-fencing round it answered 200 -- is in the config topic, read_committed, when the "
+            "record of a zombie-fencing round it answered 200 -- is in the config topic for good (a plain batch, or a "
+            "transaction its commit marker decided; readers at read_committed see it once the LSO passes it) when the "
             "herder goes on: a failed write fails the request (it is retried or reported), never answered as done.",
             source="KAFKA-14455 (PR #12984, Kafka 3.5): KafkaConfigBackingStore.sendPrivileged awaits every "
             "config-topic write; KIP-618 §Leader access to config topic",

@@ -40,7 +40,6 @@
 
 from __future__ import annotations
 
-from keos.model.clients.consumer import READ_COMMITTED, fetch
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect import source_task as task
 from keos.model.connect.cluster import ConnectCluster
@@ -56,6 +55,7 @@ from keos.model.connect.records import CONFIG_TOPIC, LEADER_TID, ConnectState, t
 from keos.model.connect.worker import ConnectWorker, ZombieFencing
 from keos.model.connect.worker import TaskPhase as P
 from keos.model.connect.worker import WorkerStatus as W
+from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader
 from keos.model.protocol.errors import Errors
 
 __all__ = [
@@ -365,6 +365,24 @@ def fail_config_write(sys: ConnectCluster, s: ConnectState, w: int) -> Result:
     return _fenced_from_config_topic(sys, s, w, True), ("privileged_write_failed",)
 
 
+def _written_for_good(leader: PartitionLeader) -> frozenset[int]:
+    """Record ids of the config topic with a copy that is written for good: in a non-transactional batch, or in a
+    transactional batch its producer's COMMIT marker decided (``ProducerStateManager``: a control batch ends the
+    producer's open transaction).  A copy in an aborted or still open transaction does not count."""
+    done: set[int] = set()
+    open_by_pid: dict[int, list[int]] = {}
+    for e in leader.log:
+        if e.control:
+            decided = open_by_pid.pop(e.producer_id, [])
+            if e.control == CONTROL_COMMIT:
+                done.update(decided)
+        elif e.transactional:
+            open_by_pid.setdefault(e.producer_id, []).extend(e.records)
+        else:
+            done.update(e.records)
+    return frozenset(done)
+
+
 def _acknowledge(s: ConnectState, records: tuple[int, ...], what: str) -> ConnectState:
     """The herder goes on as if ``records`` were written: the ghost notes those the config topic does not hold.
 
@@ -372,11 +390,15 @@ def _acknowledge(s: ConnectState, records: tuple[int, ...], what: str) -> Connec
     its acknowledgement (``sendPrivileged``: the plain producer's futures, or the transactional producer's
     ``commitTransaction``) and throws on a failure, so a REST request that created or updated a connector, a
     ``putTaskConfigs`` that returned and a zombie-fencing round answered 200 all mean the records are in the
-    config topic (read_committed, as every worker reads it).  Called wherever the herder treats a write as done;
-    the property ``acknowledged_config_writes_durable`` judges the ghost.
+    config topic for good: a plain batch once appended (the producer's future completes with acks=all), a
+    transactional one once its producer's commit marker follows.  Not "visible to a read_committed reader now":
+    another writer's open transaction earlier in the log holds the LSO below a record that is already written
+    (a disabled leader's plain write behind the enabled leader's task-count transaction,
+    ``connect_disabled_leader_paused``), and every worker reads it once that transaction ends.  Called wherever
+    the herder treats a write as done; the property ``acknowledged_config_writes_durable`` judges the ghost.
     """
-    visible = set(fetch(s.kafka.partitions[CONFIG_TOPIC], READ_COMMITTED))
-    missing = tuple((r, what) for r in records if r not in visible)
+    written = _written_for_good(s.kafka.partitions[CONFIG_TOPIC])
+    missing = tuple((r, what) for r in records if r not in written)
     if not missing:
         return s
     return s._replace(ghost=s.ghost._replace(unwritten=(*s.ghost.unwritten, *missing)))  # no mutate: ghost
