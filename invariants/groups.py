@@ -201,6 +201,12 @@ def _beyond_log(s: GroupState, records: int) -> list[str]:
     return out
 
 
+def _with_partners(props: list[Property], judges: tuple[str, ...], *partners: str) -> list[Property]:
+    """``props`` with ``partners`` added to the ``sometimes`` partners of the judges named ``judges``: a judge
+    holds only where the witnesses of the behaviour it judges fired."""
+    return [replace(p, partners=(*p.partners, *partners)) if p.name in judges else p for p in props]
+
+
 def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     """The consumer-group properties for a model with ``config``."""
     faults = config.faults
@@ -624,9 +630,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("late_commit_fenced_instance", "An OffsetCommit a replaced static member's "
                                          "process sent before its replacement arrives late and is answered "
                                          "FENCED_INSTANCE_ID.", "late_commit:FENCED_INSTANCE_ID"))
-        props = [replace(p, partners=(*p.partners, *react)) if p.name in ("consumers_react_as_kafka",
-                                                                           "commits_fenced_exactly") else p
-                 for p in props]
+        props = _with_partners(props, ("consumers_react_as_kafka", "commits_fenced_exactly"), *react)
     if faults.rebalance_timeout:
         # rebalance.timeout.ms completes the join without a member that is still consuming in the old generation (a
         # zombie the next generation's owners must be told apart from), and keeps a static member that did not rejoin
@@ -647,17 +651,14 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("rebalance_timeout_emptied_group", "rebalance.timeout.ms expires before any "
                                          "member rejoined: every dynamic member is removed.",
                                          "rebalance_timeout:group_emptied"))
-        props = [replace(p, partners=(*p.partners, *timeout))
-                 if p.name in ("same_generation_owners_disjoint", "healthy_member_never_removed") else p
-                 for p in props]
+        props = _with_partners(props, ("same_generation_owners_disjoint", "healthy_member_never_removed"), *timeout)
     if faults.stalled_sync:
         # a member of the new generation that heartbeats but never sends SyncGroup (KAFKA-12890): the pending-sync
         # timer must remove it, else rebalance_completes never judges the only way such a group settles
         props.append(sometimes_event("pending_sync_expired", "rebalance.timeout.ms after the join barrier lifted, "
                                      "the pending-sync timer removes a member whose SyncGroup never arrived and the "
                                      "group rebalances (KAFKA-12890).", "sync:pending_expired"))
-        props = [replace(p, partners=(*p.partners, "pending_sync_expired"))
-                 if p.name in ("rebalance_completes", "healthy_member_never_removed") else p for p in props]
+        props = _with_partners(props, ("rebalance_completes", "healthy_member_never_removed"), "pending_sync_expired")
     if faults.group_append_failure:
         # the coordinator's write of the group metadata fails (KAFKA-10870's class): the request waiting for it is
         # answered a retriable error the consumer must survive -- the leader's SyncGroup, and where a static member has
@@ -678,24 +679,22 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             props.append(sometimes_event("static_replacement_append_failed", "the write of a static member's "
                                          "replacement in Stable fails: it is reverted and the new process's JoinGroup "
                                          "is answered a retriable error.", "static:replacement_reverted"))
-        props = [replace(p, partners=(*p.partners, *failed))
-                 if p.name in ("healthy_consumer_never_failed", "consumers_react_as_kafka") else p for p in props]
+        props = _with_partners(props, ("healthy_consumer_never_failed", "consumers_react_as_kafka"), *failed)
     if faults.moved_coordinator_commit and topo.records:
         # the coordinator moves while an OffsetCommit is in flight: onJoinPrepare's auto-commit must be retried (a
         # retriable error revokes nothing), else revoked_partitions_committed never judges the retry rule
         props.append(sometimes_event("join_prepare_commit_retried", "onJoinPrepare's auto-commit is answered "
                                      "NOT_COORDINATOR (the coordinator moved mid-commit): nothing is revoked and the "
                                      "commit is retried.", "join_prepare:commit_retried"))
-        props = [replace(p, partners=(*p.partners, "join_prepare_commit_retried"))
-                 if p.name in ("revoked_partitions_committed", "consumers_react_as_kafka") else p for p in props]
+        props = _with_partners(props, ("revoked_partitions_committed", "consumers_react_as_kafka"),
+                               "join_prepare_commit_retried")
     if faults.moved_coordinator_commit and faults.leave and topo.records:
         # the coordinator moves while close()'s auto-commit is in flight (KAFKA-7540's window): the commit must be
         # sent again before the consumer revokes and leaves, else revoked_partitions_committed never judges it
         props.append(sometimes_event("close_commit_moved_coordinator", "close()'s auto-commit is answered "
                                      "NOT_COORDINATOR (the coordinator moved mid-commit) before the consumer revokes "
                                      "its partitions and leaves.", "close:commit_NOT_COORDINATOR"))
-        props = [replace(p, partners=(*p.partners, "close_commit_moved_coordinator"))
-                 if p.name == "revoked_partitions_committed" else p for p in props]
+        props = _with_partners(props, ("revoked_partitions_committed",), "close_commit_moved_coordinator")
     if faults.standalone_commit and topo.records:
         # commits from outside group management (admin offset resets, assign() consumers, KAFKA-14201): both of
         # Kafka's answers must be judged -- accepted by an Empty group, refused by an active one
@@ -705,24 +704,23 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_event("standalone_commit_refused", "An OffsetCommit without group metadata is "
                                      "refused by the group while it has members.",
                                      "standalone_commit:UNKNOWN_MEMBER_ID"))
-        props = [replace(p, partners=(*p.partners, "standalone_commit_accepted", "standalone_commit_refused"))
-                 if p.name == "commits_fenced_exactly" else p for p in props]
+        props = _with_partners(props, ("commits_fenced_exactly",),
+                               "standalone_commit_accepted", "standalone_commit_refused")
     if topo.async_join_prepare and topo.records:
         # the asynchronous onJoinPrepare (KAFKA-14196's window) must be entered: a rule that sends the commit
         # synchronously after all leaves revoked_partitions_committed judging the old path only
         props.append(sometimes_event("join_prepare_commit_in_flight", "An eager member's onJoinPrepare auto-commit was "
                                      "accepted while its revocation and JoinGroup waited for a later poll.",
                                      "join_prepare:commit_in_flight"))
-        props = [replace(p, partners=(*p.partners, "join_prepare_commit_in_flight"))
-                 if p.name == "revoked_partitions_committed" else p for p in props]
+        props = _with_partners(props, ("revoked_partitions_committed",), "join_prepare_commit_in_flight")
     if faults.commit_before_sync and topo.records:
         # a client that commits between its JoinGroup and SyncGroup answers: the coordinator's CompletingRebalance
         # answer and the client's reaction to it (KAFKA-8487: requestRejoin, no generation reset) must be judged
         props.append(sometimes_event("early_commit_rebalance_in_progress", "An OffsetCommit sent between the "
                                      "JoinGroup and SyncGroup answers is answered REBALANCE_IN_PROGRESS.",
                                      "early_commit:REBALANCE_IN_PROGRESS"))
-        props = [replace(p, partners=(*p.partners, "early_commit_rebalance_in_progress"))
-                 if p.name in ("commits_fenced_exactly", "consumers_react_as_kafka") else p for p in props]
+        props = _with_partners(props, ("commits_fenced_exactly", "consumers_react_as_kafka"),
+                               "early_commit_rebalance_in_progress")
     if faults.lost_join_response:
         # a JoinGroup retried after its response was lost: answered with the current generation (Kafka 4.0
         # classicGroupJoinExistingMember), also by the leader while the group is CompletingRebalance
@@ -734,20 +732,18 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         # only ever judges a Stable member (a JoinGroup parked at the old coordinator: NOT_COORDINATOR)
         props.append(sometimes_event("join_lost_to_coordinator_move", "A JoinGroup parked at a coordinator that "
                                      "moved is answered NOT_COORDINATOR and sent again.", "join:NOT_COORDINATOR"))
-        props = [replace(p, partners=(*p.partners, "join_lost_to_coordinator_move"))
-                 if p.name == "coordinator_move_keeps_member" else p for p in props]
+        props = _with_partners(props, ("coordinator_move_keeps_member",), "join_lost_to_coordinator_move")
     if faults.coordinator_failover and faults.late_sync_response:
         # ... and a SyncGroup the old coordinator took but whose answer the broken connection lost
         props.append(sometimes_event("sync_lost_to_coordinator_move", "A SyncGroup in flight when the coordinator "
                                      "moved fails (NOT_COORDINATOR): the member rejoins.", "sync:NOT_COORDINATOR"))
-        props = [replace(p, partners=(*p.partners, "sync_lost_to_coordinator_move"))
-                 if p.name == "coordinator_move_keeps_member" else p for p in props]
+        props = _with_partners(props, ("coordinator_move_keeps_member",), "sync_lost_to_coordinator_move")
     if faults.late_sync_response and faults.lost_heartbeats:
         # a SyncGroup answer must arrive after a generation reset, else the hasGenerationReset rule is never judged
         props.append(sometimes_event("stale_sync_response_ignored", "A SyncGroup answer that arrives after the "
                                      "consumer's generation was reset is not taken.", "sync:stale_response_ignored"))
-        props = [replace(p, partners=(*p.partners, "stale_sync_response_ignored"))
-                 if p.name in ("consumers_react_as_kafka", "fenced_consumer_owns_nothing") else p for p in props]
+        props = _with_partners(props, ("consumers_react_as_kafka", "fenced_consumer_owns_nothing"),
+                               "stale_sync_response_ignored")
     if faults.late_heartbeat:
         # a Heartbeat response of a generation the member has left must reach it, else consumers_react_as_kafka
         # never judges the generationUnchanged() rule
@@ -760,8 +756,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "of a generation the consumer left reaches it once it is Stable again in its "
                                      "new generation, and is ignored.", "late_heartbeat:ignored_when_stable"))
         late = ("late_heartbeat_ignored", "late_heartbeat_ignored_when_stable")
-        props = [replace(p, partners=(*p.partners, *late)) if p.name == "consumers_react_as_kafka"
-                 else p for p in props]
+        props = _with_partners(props, ("consumers_react_as_kafka",), *late)
     if topo.join_group_version >= 4:
         # KIP-394: the MEMBER_ID_REQUIRED round trip and its pending members must be driven, else the JoinGroup judge
         # and the join barrier's wait for pending members are never exercised
@@ -798,8 +793,8 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "id (the member's session expired, or a new coordinator loaded the group "
                                      "without it), and the consumer rejoins as a new member.",
                                      "join:unknown_member_id_without_generation"))
-        props = [replace(p, partners=(*p.partners, "forgotten_member_id_rejoined"))
-                 if p.name in ("consumers_react_as_kafka", "group_requests_fenced_exactly") else p for p in props]
+        props = _with_partners(props, ("consumers_react_as_kafka", "group_requests_fenced_exactly"),
+                               "forgotten_member_id_rejoined")
     if faults.stale_subscription and topo.consumers > 1:
         # the step's self-report is borne out by the state it leaves (Property.witness): a JoinGroup stands for the
         # hostile input only if some consumer's last assignment -- what a stale subscription claims -- names a
@@ -817,8 +812,8 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         props.append(sometimes_state("added_partition_assigned", "A partition added while the group was Stable "
                                      "is owned by a member (the leader's rejoin assigned it).",
                                      lambda s: any(p >= topo.partitions for c in s.consumers for p in c.owned)))
-        props = [replace(p, partners=(*p.partners, "leader_rejoined_for_metadata", "added_partition_assigned"))
-                 if p.name == "rebalance_completes" else p for p in props]
+        props = _with_partners(props, ("rebalance_completes",),
+                               "leader_rejoined_for_metadata", "added_partition_assigned")
     # a static member's new process exists only if a process of its instance restarts or two processes share it
     replaceable = bool(duplicated) or bool(faults.crash or faults.leave or faults.poll_timeout)
     static_partners: dict[str, tuple[str, ...]] = {}
@@ -849,8 +844,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     if topo.compactions:
         props.append(sometimes_event("log_compacted", "The log cleaner compacts __consumer_offsets.", "log:compacted"))
         # the log properties judge a compacted log only if a cleaner pass removed something
-        props = [replace(p, partners=(*p.partners, "log_compacted"))
-                 if p.name in ("offsets_cache_matches_log", "group_metadata_matches_log") else p for p in props]
+        props = _with_partners(props, ("offsets_cache_matches_log", "group_metadata_matches_log"), "log_compacted")
     if topo.assignor == "cooperative-sticky":
         props.append(sometimes_event("cooperative_revocation", "A member revokes a partition that moves (KIP-429).",
                                      "cooperative:revoked"))
