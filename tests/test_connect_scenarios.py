@@ -39,6 +39,7 @@ REAL = {
     "connect_tv1_reconfiguration": 518,
     "connect_reconfiguration_during_fencing_round": 906,
     "connect_connector_deleted_refresh_first": 519,
+    "connect_recreated_after_failed_fencing_refresh_first": 1664,
     "connect_zombie_task_tombstone": 3451,
     "connect_tombstone_two_partitions": 2407,
     "connect_task_configs_uncommitted": 518,
@@ -221,6 +222,35 @@ def test_fencing_request_in_the_deletion_tick_gets_a_round_of_the_deleted_connec
     steps = [a.kind for a in found["exactly_once_source_delivery"].trace.actions]  # type: ignore[union-attr]
     assert steps[:3] == ["DeleteConnector", "StartTask", "FenceZombies"]
     assert result.coverage.get("fencing_request_in_deletion_tick", 0) > 0
+
+
+def test_a_round_that_failed_to_start_in_the_deletion_tick_blocks_the_recreated_connector() -> None:
+    """The round doFenceZombieSourceTasks put in activeZombieFencings for the deleted connector throws in start() and
+    stays: the re-created connector, which needs a fencing round, joins it and fails on every request (permitted
+    liveness findings); every safety property holds whatever a leader with that round does (session 33: a leader
+    offered its task-count record steps with an unstarted round is caught by acknowledged_config_writes_durable)."""
+    scenario = SCENARIOS["connect_recreated_after_failed_fencing"]
+    assert scenario.default and set(scenario.permitted) == {
+        "healthy_task_never_failed", "every_source_record_delivered", "assigned_tasks_run",
+    }
+    result, _ = explore(build_model(scenario), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    assert result.complete and not result.violated and result.stats["distinct_states"] == 1941
+    found = {p.name: p for p in result.properties if p.verdict is Verdict.PERMITTED}
+    assert {n: len(p.trace.actions) for n, p in found.items() if p.trace} == {
+        "healthy_task_never_failed": 15,
+        "every_source_record_delivered": 17,
+        "assigned_tasks_run": 17,
+    }
+    trace = found["healthy_task_never_failed"].trace
+    assert trace is not None
+    model = build_model(scenario)
+    state, events = model.init_states()[0], []
+    for action in trace.actions:
+        step = model.step(state, action)
+        assert step is not None
+        state, events = step.state, [*events, *step.events]
+    assert events.index("fencing_round_failed_to_start") < events.index("fencing_joined_unstarted_round")
+    assert all(p.verdict in (Verdict.HOLDS, Verdict.REACHED, Verdict.PERMITTED) for p in result.properties)
 
 
 @pytest.mark.parametrize(("key", "lengths"), sorted(CAUGHT.items()))

@@ -5,6 +5,7 @@ reaction, the adversary's actions, the security invariants on replayed traces, a
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -745,3 +746,23 @@ def test_forged_markers_with_stale_epochs_are_judged_by_the_leaders_answer_table
     sc = SCENARIOS[name]
     result, _ = explore(build_model(sc), sc.name, sc.variant, ExploreOptions(stop_on_first=True))
     assert "coordinator_answers_per_kafka_table" in [p.name for p in result.violations()]
+
+
+def test_the_judges_work_out_acl_removals_without_the_models_removal_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An authorizer whose removal drops another binding than the one the operator named (two revocable bindings:
+    alice's TransactionalId and topic Write) is caught: the judges compute the ACLs in force themselves
+    (invariants.security._after_removals), so a Produce the broker refuses for its topic after the operator removed
+    the TransactionalId binding is out of Kafka's check order.  With the judges asking the model's
+    SecurityConfig.revoked, both sides agreed on the wrong ACLs and the search passed (session 33)."""
+    name = "authz_matrix_tv2_write_transactionalid_write_topic_revoked"
+    result, _ = explore(build_model(SCENARIOS[name], "kafka"), name, "kafka", ExploreOptions())
+    assert all(p.verdict in (Verdict.HOLDS, Verdict.REACHED) for p in result.properties)
+
+    def swapped(self: SecurityConfig, revoked: tuple[int, ...]) -> SecurityConfig:
+        gone = {self.revocable[len(self.revocable) - 1 - i] for i in revoked}
+        return replace(self, acls=tuple(b for b in self.acls if b not in gone))
+
+    monkeypatch.setattr(SecurityConfig, "revoked", swapped)
+    result, _ = explore(build_model(SCENARIOS[name], "kafka"), name, "kafka", ExploreOptions())
+    violated = {p.name for p in result.properties if p.verdict == Verdict.VIOLATED}
+    assert "refusals_follow_kafkas_check_order" in violated, violated
