@@ -27,7 +27,9 @@ states the state ``TransactionManager`` is in after the ``handleResponse`` of ``
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal (not fenced); AddPartitionsToTxn answered
   TOPIC_AUTHORIZATION_FAILED is abortable (``unauthorizedTopics``; skipped while ABORTING_TRANSACTION).
 
-The answer is a ghost label (``client_reaction:...``, property ``client_reacts_as_kafka``).
+:func:`unexpected_offsets_reaction` states the same for ``AddOffsetsToTxnHandler`` and ``TxnOffsetCommitHandler``
+(the EOS application's two requests). The answer is a ghost label (``client_reaction:...``, property
+``client_reacts_as_kafka``).
 """
 
 from __future__ import annotations
