@@ -18,7 +18,8 @@ this transactional.id: close"; any other fatal error says "something is broken".
   IllegalStateException; the model answers UNKNOWN_SERVER_ERROR);
 * ``no_unknown_server_error``: UNKNOWN_SERVER_ERROR never reaches a client (a client treats it as an
   unexpected, fatal error).
-* ``client_reacts_as_kafka``: the producer's state after each coordinator answer is the one
+* ``client_reacts_as_kafka``: the producer's state after each coordinator answer (AddOffsetsToTxn and
+  TxnOffsetCommit included) is the one
   ``TransactionManager``'s handler gives (:mod:`keos.model.clients.txn_reactions`);
 * ``coordinator_errors_as_kafka``: every error the coordinator answers is one its handler can return in
   the state the request found (:mod:`keos.model.coordinator.transaction.response_errors`).
@@ -493,8 +494,12 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
             "has closed (request.timeout.ms, a reset, a coordinator failover) is never read (NetworkClient "
             "completed its request with a disconnection; the retry's answer counts). While the transaction is "
             "abortable or aborting, no batch that was never sent leaves the client (Sender: "
-            "abortUndrainedBatches before any drain).",
-            source="TransactionManager InitProducerIdHandler, AddPartitionsToTxnHandler, EndTxnHandler "
+            "abortUndrainedBatches before any drain). A consume-transform-produce application's AddOffsetsToTxn "
+            "and TxnOffsetCommit answers too: every RetriableException code is retried in the same state, "
+            "PRODUCER_FENCED / INVALID_PRODUCER_EPOCH fence, TRANSACTION_ABORTABLE, a denied group and (offsets) "
+            "a group metadata mismatch or FENCED_INSTANCE_ID make the transaction abortable, anything else is fatal.",
+            source="TransactionManager InitProducerIdHandler, AddPartitionsToTxnHandler, EndTxnHandler, "
+            "AddOffsetsToTxnHandler, TxnOffsetCommitHandler "
             "(handleResponse), transitionToAbortableError, abortableErrorIfPossible; handleFailedBatch / "
             "maybeTransitionToErrorState for failed batches @1eb7644349cb",
             catches="an error class swapped in the client's table (a retriable code made abortable or fatal, an "

@@ -27,14 +27,21 @@ states the state ``TransactionManager`` is in after the ``handleResponse`` of ``
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED are fatal (not fenced); AddPartitionsToTxn answered
   TOPIC_AUTHORIZATION_FAILED is abortable (``unauthorizedTopics``; skipped while ABORTING_TRANSACTION).
 
-The answer is a ghost label (``client_reaction:...``, property ``client_reacts_as_kafka``).
+:func:`unexpected_offsets_reaction` states the same for ``AddOffsetsToTxnHandler`` and ``TxnOffsetCommitHandler``
+(the EOS application's two requests). The answer is a ghost label (``client_reaction:...``, property
+``client_reacts_as_kafka``).
 """
 
 from __future__ import annotations
 
 from keos.model.protocol.errors import AUTHORIZATION_ERRORS, Errors
 
-__all__ = ["invalid_client_transitions", "unexpected_batch_failure_reaction", "unexpected_reaction"]
+__all__ = [
+    "invalid_client_transitions",
+    "unexpected_batch_failure_reaction",
+    "unexpected_offsets_reaction",
+    "unexpected_reaction",
+]
 
 _RETRIED = (  # no mutate: a table of the judge of client_reacts_as_kafka (a property), not a rule
     Errors.COORDINATOR_NOT_AVAILABLE,
@@ -212,6 +219,82 @@ def unexpected_batch_failure_reaction(  # no mutate: the judge of client_reacts_
     if tv >= 2 or old not in ("IN_TRANSACTION", "ABORTABLE_ERROR") or after:  # no branch: else a defect
         return None
     return f"client_reaction:{producer}:Produce:{error}:{old}:epochBumpRequired ->{after}"
+
+
+#: The ``RetriableException`` codes (``org.apache.kafka.common.errors``) an AddOffsetsToTxn or TxnOffsetCommit answer
+#: can carry: ``AddOffsetsToTxnHandler`` re-enqueues them (COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR after a
+#: coordinator lookup), ``TxnOffsetCommitHandler`` keeps the partition's offset pending and retries (the same two
+#: and REQUEST_TIMED_OUT after a lookup, ``continue`` for the others).
+_OFFSETS_RETRIED = (  # no mutate: the judge's table
+    *_RETRIED,
+    Errors.NOT_ENOUGH_REPLICAS,
+    Errors.REQUEST_TIMED_OUT,
+    Errors.NOT_LEADER_OR_FOLLOWER,
+    Errors.UNKNOWN_TOPIC_OR_PARTITION,
+    Errors.NETWORK_EXCEPTION,
+)
+
+#: The codes each handler makes ``abortableError`` (``abortableErrorIfPossible`` for UNKNOWN_PRODUCER_ID /
+#: INVALID_PRODUCER_ID_MAPPING on AddOffsetsToTxn, KIP-360, is added by the judge).
+_OFFSETS_ABORTABLE: dict[str, tuple[str, ...]] = {  # no mutate: the judge's table
+    "AddOffsetsToTxn": (Errors.GROUP_AUTHORIZATION_FAILED, Errors.TRANSACTION_ABORTABLE),
+    # CommitFailedException for a group metadata mismatch (KIP-447); FENCED_INSTANCE_ID, TRANSACTION_ABORTABLE
+    "TxnOffsetCommit": (
+        Errors.GROUP_AUTHORIZATION_FAILED,
+        Errors.FENCED_INSTANCE_ID,
+        Errors.TRANSACTION_ABORTABLE,
+        Errors.UNKNOWN_MEMBER_ID,
+        Errors.ILLEGAL_GENERATION,
+    ),
+}
+
+
+def _expected_offsets(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    request: str, error: str, old: str, kip_360: bool
+) -> tuple[str, ...]:
+    """The states ``TransactionManager`` can be in after ``AddOffsetsToTxnHandler`` / ``TxnOffsetCommitHandler``
+    read ``error`` in state ``old`` (``FENCED``: fatal, fenced)."""
+    if old == FATAL:
+        return (FATAL, FENCED)
+    if error == Errors.NONE or error in _OFFSETS_RETRIED:
+        return (old,)
+    if error in _FENCED:  # "we could still receive INVALID_PRODUCER_EPOCH ...": ProducerFencedException
+        return (FENCED,)
+    abortable = error in _OFFSETS_ABORTABLE[request] or (
+        request == "AddOffsetsToTxn" and error in _IF_POSSIBLE and kip_360
+    )
+    if not abortable:  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED, INVALID_TXN_STATE, "Unexpected error in ..."
+        return (FATAL,)
+    return (ABORTING,) if old == ABORTING else ("ABORTABLE_ERROR",)  # transitionToAbortableError skips ABORTING
+
+
+def unexpected_offsets_reaction(  # no mutate: the judge of client_reacts_as_kafka (a property), not a rule
+    request: str, error: str, old: str, new: str, fenced: bool, kip_360: bool, producer: int
+) -> str | None:
+    """A ghost label if producer ``producer`` went from ``old`` to ``new`` on the answer ``error`` to its
+    AddOffsetsToTxn or TxnOffsetCommit (``request``) other than Kafka's handler does; else ``None``.
+
+    The consume-transform-produce half of :func:`unexpected_reaction`, stated from ``TransactionManager``'s
+    ``AddOffsetsToTxnHandler`` and ``TxnOffsetCommitHandler`` (Kafka 4.0-SNAPSHOT @1eb7644349cb), independently of
+    the model's tables (``transactional_producer.COORDINATOR_ERROR_CLASSES``, ``eos.RETRIABLE_OFFSET_ERRORS`` /
+    ``ABORTABLE_OFFSET_ERRORS``):
+
+    * NONE and every ``RetriableException`` code: the state is unchanged (the request is re-enqueued or retried);
+    * PRODUCER_FENCED, INVALID_PRODUCER_EPOCH: ``fatalError(ProducerFencedException)``;
+    * AddOffsetsToTxn: GROUP_AUTHORIZATION_FAILED and TRANSACTION_ABORTABLE ``abortableError``; UNKNOWN_PRODUCER_ID /
+      INVALID_PRODUCER_ID_MAPPING ``abortableErrorIfPossible`` -- abortable with KIP-360 (``canBumpEpoch``), fatal
+      without; TRANSACTIONAL_ID_AUTHORIZATION_FAILED, INVALID_TXN_STATE and any other code fatal;
+    * TxnOffsetCommit: GROUP_AUTHORIZATION_FAILED, FENCED_INSTANCE_ID, TRANSACTION_ABORTABLE, UNKNOWN_MEMBER_ID,
+      ILLEGAL_GENERATION ``abortableError``; any other code fatal ("Unexpected error in TxnOffsetCommitResponse");
+    * an abortable error while ABORTING_TRANSACTION is skipped; a fatal producer stays fatal.
+
+    KIP-890 part 2 / KIP-1050: TRANSACTION_ABORTABLE is the code a broker uses to say "abort and go on" -- a
+    producer it fences or makes fatal is a producer the application must close for nothing.
+    """
+    got = FENCED if new == FATAL and fenced else new
+    if got in _expected_offsets(request, error, old, kip_360):  # no branch: the other side describes a defect
+        return None
+    return f"client_reaction:{producer}:{request}:{error}:{old}->{got}"
 
 
 #: ``TransactionManager.State.isTransitionValid`` (Kafka 4.0-SNAPSHOT @1eb7644349cb): target -> valid sources.

@@ -61,6 +61,7 @@ from keos.model import network as net
 from keos.model.clients import consumer_coordinator as cc
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
+from keos.model.clients.txn_reactions import unexpected_offsets_reaction
 from keos.model.coordinator.group import assignors as asg
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import group_coordinator as gc
@@ -69,7 +70,7 @@ from keos.model.coordinator.transaction.answer_table import Ask
 from keos.model.interface import Action, ModelError, Property
 from keos.model.log import partition as part
 from keos.model.log.partition import PartitionLeader
-from keos.model.protocol.errors import Errors
+from keos.model.protocol.errors import RETRIABLE, Errors
 from keos.model.protocol.messages import (
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
@@ -177,16 +178,22 @@ CONSUMER_CONNECTION = -1
 #: TxnOffsetCommit errors by which the group coordinator fences a member that lost its partition.
 FENCING_ERRORS = (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID)
 
-#: TxnOffsetCommit errors the client retries; abortable ones (CommitFailedException); the rest is fatal.
+#: TxnOffsetCommit errors the client retries -- every ``RetriableException`` (``TxnOffsetCommitHandler``, Kafka trunk
+#: 1eb7644349cb: COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR / REQUEST_TIMED_OUT after a coordinator lookup, the others
+#: with ``continue``); abortable ones (CommitFailedException, FENCED_INSTANCE_ID, TRANSACTION_ABORTABLE, a denied
+#: group); the rest is fatal.
 RETRIABLE_OFFSET_ERRORS = (
     Errors.CONCURRENT_TRANSACTIONS,
     Errors.COORDINATOR_NOT_AVAILABLE,
     Errors.NOT_COORDINATOR,
     Errors.COORDINATOR_LOAD_IN_PROGRESS,
+    *sorted(RETRIABLE - {Errors.CONCURRENT_TRANSACTIONS, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR,
+                         Errors.COORDINATOR_LOAD_IN_PROGRESS}),
 )
 ABORTABLE_OFFSET_ERRORS = (
     Errors.ILLEGAL_GENERATION,
     Errors.UNKNOWN_MEMBER_ID,
+    Errors.FENCED_INSTANCE_ID,
     Errors.TRANSACTION_ABORTABLE,
     Errors.GROUP_AUTHORIZATION_FAILED,
 )
@@ -1124,6 +1131,16 @@ class EosSystem(TransactionalSystem):
         if closed and result is not None and (result[0].clients[i], result[0].apps[i]) != before:  # no branch
             # a defect's side: the answer of a request whose connection the client closed is never read
             result = (_flagged(result[0], stale_response_read(i, body)), result[1])  # no mutate: ghost observer
+        awaited = before[0].inflight if isinstance(body, AddOffsetsToTxnResponse) else before[1].offsets == P.COMMITTING
+        if result is not None and awaited and not closed:
+            # client_reacts_as_kafka: the state TransactionManager's handler leaves (txn_reactions, judged apart from
+            # the tables the handlers above read)
+            kind, after = type(body).__name__.removesuffix("Response"), result[0].clients[i]
+            label = unexpected_offsets_reaction(
+                kind, body.error, before[0].state, after.state, after.fenced, self.kip_360, i
+            )
+            if label is not None:  # no branch: the violation side, only a defect takes it (client_reacts_as_kafka)
+                result = (_flagged(result[0], label), result[1])  # no mutate: ghost observer
         return result
 
     def _on_add_offsets(
@@ -1185,7 +1202,7 @@ class EosSystem(TransactionalSystem):
         cls = tp.coordinator_error_class("AddOffsetsToTxn", err)
         if err == Errors.GROUP_AUTHORIZATION_FAILED:
             cls = tp.ErrorClass.ABORTABLE
-        if cls == tp.ErrorClass.RETRIABLE:
+        if cls == tp.ErrorClass.RETRIABLE or err in RETRIABLE:  # "error.exception() instanceof RetriableException"
             return s._replace(clients=_at(s.clients, i, c)), (f"client_error:{err}", "retry")
         if cls == tp.ErrorClass.ABORTABLE_IF_POSSIBLE and self.kip_360:
             c, events = tp.classify_batch_failure(c, err, self.tv, True), (f"client_error:{err}", "client_abortable")
