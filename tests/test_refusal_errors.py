@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from keos.checker.cli.main import main
+from keos.checker.conform.error_classes import RETRIABLE as CONFORM_RETRIABLE
 from keos.model.protocol.errors import RETRIABLE, Errors
 from keos.model.systems.idempotence import DELAYED_PRODUCE_ERRORS, REFUSAL_ERRORS
 from keos.model.systems.txn_produce_judge import KAFKA_RETRIABLE
@@ -40,6 +41,7 @@ def test_the_client_retries_exactly_the_errors_kafka_retries() -> None:
     # *Exception.java; errors the model never names (LEADER_NOT_AVAILABLE, CORRUPT_MESSAGE) left aside
     named = {e for e in KAFKA_RETRIABLE if hasattr(Errors, e)}
     assert named == RETRIABLE
+    assert RETRIABLE <= CONFORM_RETRIABLE  # what a real client is expected to retry (keos conform)
     assert set(REFUSAL_ERRORS) | set(DELAYED_PRODUCE_ERRORS) <= RETRIABLE
 
 
