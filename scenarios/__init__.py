@@ -20,7 +20,8 @@ Schema (every section optional except ``name``)::
     [topology]   producers, partitions, records_per_producer, records_per_batch
     [producer]   enable_idempotence, acks, retries, max_in_flight
     [broker]     sequence_space, max_producer_epoch, separate_replication,
-                 producer_id_expiration, delete_records
+                 producer_id_expiration, delete_records, refusal_error,
+                 delayed_produce_error
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
                  leader_restart, producer_restart, not_leader, total
     [bounds]     max_depth (0 = exhaustive), max_states
@@ -80,7 +81,14 @@ from typing import Any
 from keos.model import memo
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Model, ModelError, Property
-from keos.model.systems.idempotence import FaultBudget, KafkaSystem, SystemConfig, Topology
+from keos.model.systems.idempotence import (
+    DELAYED_PRODUCE_ERRORS,
+    REFUSAL_ERRORS,
+    FaultBudget,
+    KafkaSystem,
+    SystemConfig,
+    Topology,
+)
 from keos.model.systems.transactions import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
 from keos.model.systems.transactions_records import APPEND_LEADER_ERRORS, MARKER_LEADER_ERRORS, EosConfig
 from keos.model.variants import VARIANTS, Variant
@@ -227,6 +235,12 @@ _TOP_KEYS = {
 #: Boolean ``[broker]`` keys of the idempotence model (:class:`~model.systems.idempotence.SystemConfig`).
 _BROKER_SWITCHES = ("producer_id_expiration", "separate_replication", "delete_records")
 
+#: Error-valued ``[broker]`` keys of the idempotence model: which answer its refusal and purgatory faults give.
+_BROKER_ERRORS = {
+    "refusal_error": REFUSAL_ERRORS,
+    "delayed_produce_error": DELAYED_PRODUCE_ERRORS,
+}
+
 
 def _section(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     value = data.get(key, {})
@@ -367,8 +381,12 @@ def _parse_kind(
         if key in _BROKER_SWITCHES:
             if not isinstance(value, bool):
                 raise ScenarioError(f"{where}: [broker] {key} must be true or false, got {value!r}")
+        elif key in _BROKER_ERRORS:
+            if value not in _BROKER_ERRORS[key]:
+                choices = ", ".join(_BROKER_ERRORS[key])
+                raise ScenarioError(f"{where}: [broker] {key} must be one of {choices}, got {value!r}")
         elif key not in ("sequence_space", "max_producer_epoch"):
-            keys = ", ".join(sorted(("max_producer_epoch", "sequence_space", *_BROKER_SWITCHES)))
+            keys = ", ".join(sorted(("max_producer_epoch", "sequence_space", *_BROKER_SWITCHES, *_BROKER_ERRORS)))
             raise ScenarioError(f"{where}: [broker] unknown key {key!r} (known: {keys})")
         elif isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "max_producer_epoch" else 1):
             # max_producer_epoch = 0: an epoch already at Short.MAX_VALUE (the first KIP-360 bump resets the id)
@@ -377,6 +395,8 @@ def _parse_kind(
         broker_kwargs[key] = value
     if broker_kwargs.get("separate_replication") and producer_table.get("acks", "all") != "all":
         raise ScenarioError(f'{where}: [broker] separate_replication needs acks = "all" (acks=1 replicates apart)')
+    if broker_kwargs.get("refusal_error") == "NOT_ENOUGH_REPLICAS" and producer_table.get("acks", "all") != "all":
+        raise ScenarioError(f'{where}: [broker] refusal_error NOT_ENOUGH_REPLICAS needs acks = "all" (min.insync)')
     bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
     config = SystemConfig(topology=topology, producer=producer, faults=faults, **broker_kwargs)
     try:

@@ -245,6 +245,7 @@ _UNENCODED = {
     "reach_idempotence_wrap_batches": "batches of several records",
     "reach_idempotence_wrap": "ForgedProduce",
     "idempotence_delete_records": "separate_replication",
+    "reach_idempotence_storage_error": "separate_replication",
 }
 
 

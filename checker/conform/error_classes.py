@@ -50,6 +50,7 @@ RETRIABLE = frozenset(
         "CONCURRENT_TRANSACTIONS",
         "UNKNOWN_TOPIC_OR_PARTITION",
         "NETWORK_EXCEPTION",
+        "KAFKA_STORAGE_ERROR",  # KafkaStorageException extends InvalidMetadataException (Kafka 4.0)
     }
 )
 

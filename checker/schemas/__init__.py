@@ -81,7 +81,7 @@ def scenario_schema() -> dict[str, Any]:
     from keos.model.clients.producer_config import ACKS, ProducerConfig
     from keos.model.connect.records import ConnectFaultBudget, ConnectTopology
     from keos.model.systems.groups import GroupsFaultBudget, GroupsTopology
-    from keos.model.systems.idempotence import FaultBudget, Topology
+    from keos.model.systems.idempotence import DELAYED_PRODUCE_ERRORS, REFUSAL_ERRORS, FaultBudget, Topology
     from keos.model.systems.transactions_records import (
         APPEND_LEADER_ERRORS,
         MARKER_LEADER_ERRORS,
@@ -143,6 +143,10 @@ def scenario_schema() -> dict[str, Any]:
                     "delete_records": {"type": "boolean", "default": False},
                     "producer_id_expiration": {"type": "boolean", "default": False},
                     "separate_replication": {"type": "boolean", "default": False},
+                    "refusal_error": {"enum": list(REFUSAL_ERRORS), "default": "NOT_LEADER_OR_FOLLOWER",
+                                      "description": "what the not_leader fault answers (nothing appended)"},
+                    "delayed_produce_error": {"enum": list(DELAYED_PRODUCE_ERRORS), "default": "REQUEST_TIMED_OUT",
+                                              "description": "what the produce_timeout fault answers (appended)"},
                     "sequence_space": positive,
                 },
             },

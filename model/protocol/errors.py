@@ -60,11 +60,19 @@ class Errors:
 
 #: Errors a produce client retries without failing the batch: those whose exception is a ``RetriableException``
 #: (``NotLeaderOrFollowerException``, ``TimeoutException``, ``NotEnoughReplicasException``,
-#: ``ConcurrentTransactionsException``, the coordinator-loading ones; ``Sender.canRetry``).
+#: ``ConcurrentTransactionsException``, the coordinator-loading ones; ``Sender.canRetry``).  Also the leader's
+#: other answers of the class, read from ``clients/.../common/errors/*Exception.java`` (apache/kafka 1eb7644349cb):
+#: ``NotEnoughReplicasAfterAppendException`` (a ``RetriableException``), ``KafkaStorageException`` and
+#: ``UnknownTopicOrPartitionException`` (``InvalidMetadataException``s) -- before session 33 the model's client
+#: failed a batch on them, which no scenario showed until the leader could answer them
+#: (``[broker] refusal_error`` / ``delayed_produce_error``, scenario ``reach_idempotence_storage_error``).
 RETRIABLE = frozenset(
     {
         Errors.NOT_LEADER_OR_FOLLOWER,
         Errors.NOT_ENOUGH_REPLICAS,
+        Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        Errors.KAFKA_STORAGE_ERROR,
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
         Errors.REQUEST_TIMED_OUT,
         Errors.CONCURRENT_TRANSACTIONS,
         Errors.COORDINATOR_LOAD_IN_PROGRESS,

@@ -27,9 +27,11 @@ Faults (budgeted)
     partition)``, ``RestartLeader()`` (the broker crashes, an in-sync follower
     takes over every partition), ``RestartProducer(producer)``, ``NotLeaderOrFollower(envelope)`` (a produce
     request reaches a broker that does not lead its partition -- yet, or any more -- and is answered
-    NOT_LEADER_OR_FOLLOWER without being appended; the client refreshes its metadata and retries),
+    NOT_LEADER_OR_FOLLOWER without being appended; the client refreshes its metadata and retries; a scenario's
+    ``[broker] refusal_error`` picks another refusal before the append, :data:`REFUSAL_ERRORS`),
     ``ExpireDelayedProduce(partition)`` (with ``separate_replication``: an acks=all answer parked in the produce
-    purgatory outlives the request's ``timeout.ms`` and goes out REQUEST_TIMED_OUT, its batch in the leader's log),
+    purgatory outlives the request's ``timeout.ms`` and goes out REQUEST_TIMED_OUT, its batch in the leader's log;
+    ``[broker] delayed_produce_error``: NOT_ENOUGH_REPLICAS_AFTER_APPEND instead, :data:`DELAYED_PRODUCE_ERRORS`),
     ``MoveLeader(partition, caught_up)`` (leadership moves to an in-sync follower while the old leader keeps
     running and its clients stay connected: the purgatory's answers go out NOT_LEADER_OR_FOLLOWER,
     :func:`model.log.partition.move_leader`; ``caught_up`` 1: the follower had fetched the unreplicated tail too),
@@ -221,6 +223,34 @@ class SystemConfig:
     #: DeleteRecords / retention: a leader's log start offset may advance to its high watermark (``DeleteRecords``,
     #: a protocol step like expiry: the admin or the retention policy, not a fault; :func:`part.delete_records`).
     delete_records: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: The error of the ``not_leader`` fault's refusal, one of :data:`REFUSAL_ERRORS` (nothing appended).
+    refusal_error: str = Errors.NOT_LEADER_OR_FOLLOWER  # no mutate: a scenario's default (what it explores)
+    #: The error of the ``produce_timeout`` fault's late answer, one of :data:`DELAYED_PRODUCE_ERRORS` (appended).
+    delayed_produce_error: str = Errors.REQUEST_TIMED_OUT  # no mutate: a scenario's default (what it explores)
+
+
+#: What a Kafka broker answers a produce request it refuses *before* the append -- the batch is in no log, so the
+#: client's retry must be appended, never answered as a duplicate (apache/kafka 1eb7644349cb):
+#: NOT_LEADER_OR_FOLLOWER (``ReplicaManager.getPartitionOrException``: not the leader, yet or any more),
+#: NOT_ENOUGH_REPLICAS (``Partition.appendRecordsToLeader``: acks=all and the ISR below ``min.insync.replicas``,
+#: checked before ``appendAsLeader``), KAFKA_STORAGE_ERROR (``getPartitionOrException``: the partition's log
+#: directory is offline -- its leadership moves to an in-sync follower that, in the model, holds the same log).
+#: Every one is a ``RetriableException`` in the client (the first and last through ``InvalidMetadataException``).
+REFUSAL_ERRORS = (  # no mutate: the vocabulary a scenario may pick from (input validation), not a rule
+    Errors.NOT_LEADER_OR_FOLLOWER,
+    Errors.NOT_ENOUGH_REPLICAS,
+    Errors.KAFKA_STORAGE_ERROR,
+)
+
+#: What a Kafka broker answers an acks=all produce whose batch it *did* append when the answer cannot wait any
+#: longer in the purgatory (``DelayedProduce``, ``Partition.checkEnoughReplicasReachOffset``, 1eb7644349cb):
+#: REQUEST_TIMED_OUT (the request's ``timeout.ms`` passed first) or NOT_ENOUGH_REPLICAS_AFTER_APPEND (the high
+#: watermark reached the batch after the ISR shrank below ``min.insync.replicas``).  Both are retriable, and the
+#: retry must be recognised as a duplicate (or appended again only if a failover cut the batch off).
+DELAYED_PRODUCE_ERRORS = (  # no mutate: the vocabulary a scenario may pick from (input validation), not a rule
+    Errors.REQUEST_TIMED_OUT,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+)
 
 
 @codec.record
@@ -1372,6 +1402,8 @@ class KafkaSystem:
         ``InvalidMetadataException``: the client requests a metadata update and resends to the leader it learns).
         The model has one broker per partition, so the retry goes out on the same connection.  (With acks=0 the
         broker would close the connection instead of answering; no acks=0 scenario gives this fault a budget.)
+        The answer is the scenario's ``refusal_error`` (:data:`REFUSAL_ERRORS`): every refusal Kafka gives before
+        the append leaves the batch out of every log, whatever its name, and the client must retry it.
         """
         body = env.body
         if env not in net.channel_heads(s.network) or not _misdirectable(env):  # no branch: replay/minimise only
@@ -1385,7 +1417,7 @@ class KafkaSystem:
             body.partition,
             body.producer_epoch,
             body.base_sequence,
-            Errors.NOT_LEADER_OR_FOLLOWER,
+            self.config.refusal_error,
             -1,
             body.correlation_id,
         )
@@ -1400,12 +1432,15 @@ class KafkaSystem:
         ``tryComplete`` finds the followers caught up; when the request's ``timeout.ms`` passes first
         (``onExpiration``, then ``onComplete``) the response carries REQUEST_TIMED_OUT although the batch is in the
         leader's log.  The client retries it (``RetriableException``, ``Sender.canRetry``), and the leader must
-        recognise the retry as a duplicate -- or, after a failover that cut the batch off, append it again.
+        recognise the retry as a duplicate -- or, after a failover that cut the batch off, append it again.  The
+        answer is the scenario's ``delayed_produce_error`` (:data:`DELAYED_PRODUCE_ERRORS`): REQUEST_TIMED_OUT, or
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND (``checkEnoughReplicasReachOffset`` once the ISR shrank below
+        ``min.insync.replicas``) -- the same written batch behind another retriable error.
         """
         leader = s.partitions[q]
         if not leader.pending:  # no branch: replay/minimise only (actions() offers it under the same test)
             return None
-        expired = leader.pending[0]._replace(error=Errors.REQUEST_TIMED_OUT)
+        expired = leader.pending[0]._replace(error=self.config.delayed_produce_error)
         leader = leader._replace(pending=leader.pending[1:])
         env = net.Envelope(BROKER, f"p{expired.producer}", expired.connection, expired)
         return s._replace(partitions=_replace_at(s.partitions, q, leader), network=s.network + (env,)), (
