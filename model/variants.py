@@ -669,6 +669,11 @@ class ProtocolFlags:
         rebalance_timeout_keeps_static: that completion keeps the static members (KIP-345) that did not rejoin
             (``notYetRejoinedMembers`` filtered on ``!isStaticMember()``); without it they are removed like dynamic
             ones.
+        append_replication_errors_mapped: the group coordinator translates a NOT_ENOUGH_REPLICAS failure of its append
+            to ``__consumer_offsets`` (``min.insync.replicas`` not met) into COORDINATOR_NOT_AVAILABLE before answering
+            the JoinGroup, SyncGroup or OffsetCommit that waited for it (``appendGroupMetadataErrorToResponseError`` /
+            ``handleOperationException``, Kafka 4.0 trunk 1eb7644; ``storeGroup``/``storeOffsets`` since 0.10.1,
+            KAFKA-3590); without it the broker's storage error reaches the consumer, which does not know it and fails.
         join_rebalance_in_progress_retried: a consumer whose JoinGroup is answered REBALANCE_IN_PROGRESS -- a 2.x-3.9
             coordinator's answer when its write of the group metadata times out (``GroupMetadataManager.storeGroup``)
             -- retries it (``AbstractCoordinator.JoinGroupResponseHandler``, KAFKA-10870, Kafka 2.8); without it the
@@ -825,6 +830,7 @@ class ProtocolFlags:
     rebalance_timeout_keeps_static: bool = True
     pending_sync_expires: bool = True
     join_rebalance_in_progress_retried: bool = True
+    append_replication_errors_mapped: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
     close_commit_retried: bool = True
@@ -2405,6 +2411,21 @@ VARIANTS: dict[str, Variant] = {
             bug="KAFKA-10870 (e3ce4a6e11d, PR #9792, Kafka 2.8; AbstractCoordinator.JoinGroupResponseHandler): the "
             "Scala GroupMetadataManager.storeGroup answers a timed-out group-metadata write REBALANCE_IN_PROGRESS, "
             "and the client raised it from poll() as 'Unexpected error in join group response'",
+        ),
+        Variant(
+            name="append_not_enough_replicas_unmapped",
+            description="The group coordinator answers a request whose write to __consumer_offsets failed with "
+            "NOT_ENOUGH_REPLICAS (min.insync.replicas not met) that storage error itself, not "
+            "COORDINATOR_NOT_AVAILABLE: the consumer's response handler does not know it and fails.",
+            flags=replace(_REAL, append_replication_errors_mapped=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka",),
+            scenarios=("groups_append_failure",),
+            bug="KAFKA-3590 (6a13a3dbadd, PR #1859, Kafka 0.10.1; kafka.coordinator.GroupMetadataManager "
+            "prepareStoreGroup/prepareStoreOffsets): the translation of the offsets-topic append error named "
+            "UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION and REQUEST_TIMED_OUT only; NOT_ENOUGH_REPLICAS "
+            "reached the client, and a consumer committing or syncing while the offsets partition was under-replicated "
+            "failed with an unexpected error",
         ),
         Variant(
             name="no_pending_sync_expiry",
