@@ -2419,7 +2419,8 @@ VARIANTS: dict[str, Variant] = {
             "COORDINATOR_NOT_AVAILABLE: the consumer's response handler does not know it and fails.",
             flags=replace(_REAL, append_replication_errors_mapped=False),
             weakened=True,
-            breaks=("consumers_react_as_kafka",),
+            breaks=("consumers_react_as_kafka", "healthy_consumer_never_failed", "stable_members_rejoin_on_request",
+                    "rebalance_completes"),
             scenarios=("groups_append_failure",),
             bug="KAFKA-3590 (6a13a3dbadd, PR #1859, Kafka 0.10.1; kafka.coordinator.GroupMetadataManager "
             "prepareStoreGroup/prepareStoreOffsets): the translation of the offsets-topic append error named "
