@@ -270,6 +270,10 @@ class ProtocolFlags:
             leader (500) -- in Kafka only the round's own completion answers them
             (``DistributedHerder.ZombieFencing``; Kafka 4.0).  On only in a
             weakened variant.
+        connect_offsets_skip_foreign_keys: the offsets reader (``KafkaOffsetBackingStore``'s consume callback) skips
+            an offsets-topic record whose key is not Connect's ``[connector, partition]`` JSON and applies the records
+            after it (``OffsetUtils.processPartitionKey`` catches the DataException, Kafka 3.7+, KAFKA-15800); without
+            it the exception ends ``KafkaBasedLog.poll``'s batch and the records after the foreign one are never read.
         connect_own_offsets_first: the combined offsets view of a connector with its own offsets topic reads
             that topic first and the worker's global topic only for partitions it lacks
             (``ConnectorOffsetBackingStore.get``, Kafka 4.0, apache/kafka 1eb7644: the connector store's
@@ -746,6 +750,7 @@ class ProtocolFlags:
     connect_fencing_refreshes_first: bool = False
     connect_ignore_empty_abort: bool = True
     connect_own_offsets_first: bool = True
+    connect_offsets_skip_foreign_keys: bool = True
     connect_commit_error_fails_task: bool = True
     connect_fence_recorded_task_ids: bool = True
     connect_plain_config_write_acknowledged: bool = True
@@ -1035,6 +1040,20 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("exactly_once_source_delivery",),
             scenarios=("connect_offset_copy_failure",),
+        ),
+        Variant(
+            name="offsets_reader_stops_at_foreign_key",
+            description="Connect: a record of the offsets topic whose key is not Connect's [connector, partition] JSON "
+            "(another tool, cluster or connector wrote it) makes the offsets reader drop the rest of its fetch: a "
+            "task that starts afterwards resumes from an offset older than its last commit and emits records twice.",
+            flags=replace(_REAL, connect_offsets_skip_foreign_keys=False),
+            weakened=True,
+            breaks=("exactly_once_source_delivery", "offsets_committed_with_records"),
+            scenarios=("connect_foreign_offset_record",),
+            bug="KAFKA-15800 (989618a56e3, PR #14718, Kafka 3.7; OffsetUtils.processPartitionKey, "
+            "KafkaOffsetBackingStore, KafkaBasedLog.poll): the DataException of an unparsable offsets-topic key was "
+            "a KafkaException KafkaBasedLog.poll only logged, so the rest of that poll's records never reached the "
+            "offset store",
         ),
         Variant(
             name="commit_error_ignored",

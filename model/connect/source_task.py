@@ -69,7 +69,8 @@ def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
 def read_offsets(sys: ConnectCluster, s: ConnectState, generation: int, task: int) -> tuple[int, ...]:
     parts = s.kafka.partitions
     own = parts[CONNECTOR_OFFSETS] if sys.topo.offsets_topic == "connector" else None
-    view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources, sys.flags.connect_own_offsets_first)
+    view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources, sys.flags.connect_own_offsets_first,
+                            sys.flags.connect_offsets_skip_foreign_keys)
     mine = owned_partitions(sys.topo.owners, generation, task)
     done = sys.topo.records  # a deleted source partition has nothing left to read, whatever its offset
     return tuple((done if p in s.deleted_sources else max(view[p], 0)) if p in mine else -1 for p in range(sys.sources))
