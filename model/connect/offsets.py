@@ -53,6 +53,7 @@ __all__ = [
     "latest_offsets",
     "offset_record",
     "offset_tombstone",
+    "offsets_after_foreign",
     "read_offsets",
 ]
 
@@ -116,6 +117,13 @@ def latest_offsets(records: tuple[int, ...], source_partitions: int, skips_forei
 def read_offsets(leader: PartitionLeader, source_partitions: int, skips_foreign: bool = True) -> tuple[int, ...]:
     """What ``OffsetStorageReader`` returns from one topic (read_committed): position per partition, -1 if none."""
     return latest_offsets(fetch(leader, READ_COMMITTED), source_partitions, skips_foreign)
+
+
+def offsets_after_foreign(leader: PartitionLeader) -> bool:  # no mutate: ghost (a reach witness)
+    """Whether a topic holds, readable (read_committed), an offset record after a record the reader cannot parse."""
+    records = fetch(leader, READ_COMMITTED)
+    first = next((k for k, rid in enumerate(records) if is_foreign(rid)), None)
+    return first is not None and any(not is_foreign(rid) for rid in records[first + 1 :])
 
 
 def combined_offsets(
