@@ -298,8 +298,11 @@ def test_offsets_topic_append_errors_translate_to_coordinator_errors() -> None:
     # the default scenario draws every storage error whose answer it names (REBALANCE_IN_PROGRESS: the Scala one)
     system = build_model(SCENARIOS["groups_append_failure"])
     assert isinstance(system, GroupSystem)
-    assert set(system._group_storage_errors) == set(aerr.STORAGE_APPEND_ERRORS)
-    assert Errors.REQUEST_TIMED_OUT not in system._commit_storage_errors
+    assert {e for e, _ in system._group_storage_errors} == set(aerr.STORAGE_APPEND_ERRORS)
+    assert (Errors.REQUEST_TIMED_OUT, True) in system._group_storage_errors  # the Scala storeGroup's answer
+    assert (Errors.REQUEST_TIMED_OUT, False) in system._group_storage_errors  # Kafka 4.0's
+    assert (Errors.REQUEST_TIMED_OUT, False) in system._commit_storage_errors
+    assert (Errors.REQUEST_TIMED_OUT, True) not in system._commit_storage_errors  # answered as itself: not named
 
 
 # ------------------------------------------------------------------------------------------ scenarios

@@ -35,6 +35,7 @@ __all__ = [
     "COMMIT_APPEND_ANSWERS",
     "GROUP_APPEND_ANSWERS",
     "STORAGE_APPEND_ERRORS",
+    "append_choices",
     "commit_append_answer",
     "group_append_answer",
 ]
@@ -65,6 +66,13 @@ COMMIT_APPEND_ANSWERS: dict[tuple[str, bool], str] = {  # no mutate: docs table 
     (Errors.REQUEST_TIMED_OUT, False): Errors.COORDINATOR_NOT_AVAILABLE,
     (Errors.REQUEST_TIMED_OUT, True): Errors.REQUEST_TIMED_OUT,
 }
+
+
+def append_choices(table: dict[tuple[str, bool], str], answers: tuple[str, ...]) -> tuple[tuple[str, bool], ...]:
+    """The (storage error, Scala coordinator?) pairs a fault draws: those whose documented answer is one of
+    ``answers``, the Scala coordinator only where its translation differs from Kafka 4.0's."""
+    return tuple((e, scala) for e in STORAGE_APPEND_ERRORS for scala in (False, True)
+                 if table[e, scala] in answers and (not scala or table[e, True] != table[e, False]))
 
 
 def _translate(storage_error: str, maps_replication_errors: bool) -> str | None:
