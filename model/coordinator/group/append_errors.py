@@ -17,7 +17,8 @@ error from ``poll()`` as fatal ("Unexpected error in ... response").  The coordi
   and retry with its member id and generation).
 * The Scala coordinator (``kafka.coordinator.group.GroupMetadataManager``, 2.x-3.9; still in trunk 1eb7644):
   ``storeGroup`` the same except REQUEST_TIMED_OUT -> REBALANCE_IN_PROGRESS (KAFKA-10870's JoinGroup answer);
-  ``storeOffsets`` the same two groups, and REQUEST_TIMED_OUT passed through as itself (its commit handler retries it).
+  ``storeOffsets`` (``maybeConvertOffsetCommitError``) the same two groups, and REQUEST_TIMED_OUT passed through as
+  itself (the consumer's ``OffsetCommitResponseHandler`` retries it like COORDINATOR_NOT_AVAILABLE).
 
 Real bugs lived in this translation: KAFKA-3590 (fixed in 0.10.1, commit 6a13a3dbadd) -- NOT_ENOUGH_REPLICAS was not
 mapped and reached the consumer, which failed; KAFKA-4362 (0.10.1.1, commit 4b003d8bcff) -- after the offsets
