@@ -402,6 +402,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             partners=(
                 "source_record_committed",
                 *(("resumed_ahead_of_global_offsets",) if faults.offset_copy_failure > 0 else ()),
+                *(("started_past_foreign_offset_record",) if faults.foreign_offset_record > 0 else ()),
             ),
         ),
         no_findings(
@@ -700,6 +701,15 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "A task started from offsets in its connector's own offsets topic ahead of the worker's global "
                 "offsets topic (the copy into the global topic had failed).",
                 "resumed_ahead_of_global_offsets",
+            )
+        )
+    if faults.foreign_offset_record > 0:
+        props.append(
+            sometimes_event(
+                "started_past_foreign_offset_record",
+                "A task started while the offsets topic it reads first held committed offset records after a record "
+                "the Connect reader cannot parse (KAFKA-15800's input).",
+                "started_past_foreign_offset_record",
             )
         )
     if faults.send_failure > 0:

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, UNDECIDED, fetch
 from keos.model.connect import config_topic as cfgt
-from keos.model.connect.offsets import decode_offset_record, is_tombstone, latest_offsets
+from keos.model.connect.offsets import decode_offset_record, is_foreign, is_tombstone, latest_offsets
 from keos.model.log.partition import CONTROL_COMMIT, PartitionLeader
 
 __all__ = [
@@ -87,7 +87,8 @@ def tombstoned_partitions(leader: PartitionLeader, source_partitions: int) -> tu
     """Ground truth: the source partitions whose latest *committed* offset record is a tombstone."""
     last: dict[int, int] = {}
     for _, rid in committed_records(leader):
-        last[decode_offset_record(rid)[0]] = rid
+        if not is_foreign(rid):  # a record that is not Connect's names no source partition
+            last[decode_offset_record(rid)[0]] = rid
     return tuple(p for p in range(source_partitions) if p in last and is_tombstone(last[p]))
 
 

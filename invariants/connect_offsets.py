@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from keos.invariants._common import no_findings, sometimes_event
 from keos.invariants.connect_logs import committed_offsets, committed_records, tombstoned_partitions
+from keos.model.connect.offsets import is_foreign
 from keos.model.connect.records import CONNECTOR_OFFSETS, GLOBAL_OFFSETS, OUTPUT, ConnectConfig, ConnectState
 from keos.model.connect.worker import decode_source_record
 from keos.model.interface import Property
@@ -116,13 +117,15 @@ def offsets_outside_transactions(partition: int, s: ConnectState, earlier: int =
     """Offset records (tombstones too) in the tasks' offsets topic that no transaction wrote.
 
     ``earlier``: the entries an earlier run of the connector left before the scenario starts (the scenario's
-    ``delivered``, written with a plain producer: that run may have been at-least-once) are not judged."""
+    ``delivered``, written with a plain producer: that run may have been at-least-once) are not judged, nor is a
+    record another writer appended that is not Connect's (fault ``foreign_offset_record``: not a task's offsets)."""
     topic = "connector's" if partition == CONNECTOR_OFFSETS else "global"
     return [
         f"offset record(s) {list(e.records)} at offset {o} of the {topic} offsets topic were written outside any "
         f"transaction (producer id {e.producer_id})"
         for o, e in enumerate(s.kafka.partitions[partition].log)
         if o >= earlier and e.records and not e.control and not e.transactional
+        and not all(is_foreign(rid) for rid in e.records)
     ]
 
 

@@ -270,6 +270,10 @@ class ProtocolFlags:
             leader (500) -- in Kafka only the round's own completion answers them
             (``DistributedHerder.ZombieFencing``; Kafka 4.0).  On only in a
             weakened variant.
+        connect_offsets_skip_foreign_keys: the offsets reader (``KafkaOffsetBackingStore``'s consume callback) skips
+            an offsets-topic record whose key is not Connect's ``[connector, partition]`` JSON and applies the records
+            after it (``OffsetUtils.processPartitionKey`` catches the DataException, Kafka 3.7+, KAFKA-15800); without
+            it the exception ends ``KafkaBasedLog.poll``'s batch and the records after the foreign one are never read.
         connect_own_offsets_first: the combined offsets view of a connector with its own offsets topic reads
             that topic first and the worker's global topic only for partitions it lacks
             (``ConnectorOffsetBackingStore.get``, Kafka 4.0, apache/kafka 1eb7644: the connector store's
@@ -669,6 +673,11 @@ class ProtocolFlags:
         rebalance_timeout_keeps_static: that completion keeps the static members (KIP-345) that did not rejoin
             (``notYetRejoinedMembers`` filtered on ``!isStaticMember()``); without it they are removed like dynamic
             ones.
+        append_replication_errors_mapped: the group coordinator translates a NOT_ENOUGH_REPLICAS failure of its append
+            to ``__consumer_offsets`` (``min.insync.replicas`` not met) into COORDINATOR_NOT_AVAILABLE before answering
+            the JoinGroup, SyncGroup or OffsetCommit that waited for it (``appendGroupMetadataErrorToResponseError`` /
+            ``handleOperationException``, Kafka 4.0 trunk 1eb7644; ``storeGroup``/``storeOffsets`` since 0.10.1,
+            KAFKA-3590); without it the broker's storage error reaches the consumer, which does not know it and fails.
         join_rebalance_in_progress_retried: a consumer whose JoinGroup is answered REBALANCE_IN_PROGRESS -- a 2.x-3.9
             coordinator's answer when its write of the group metadata times out (``GroupMetadataManager.storeGroup``)
             -- retries it (``AbstractCoordinator.JoinGroupResponseHandler``, KAFKA-10870, Kafka 2.8); without it the
@@ -741,6 +750,7 @@ class ProtocolFlags:
     connect_fencing_refreshes_first: bool = False
     connect_ignore_empty_abort: bool = True
     connect_own_offsets_first: bool = True
+    connect_offsets_skip_foreign_keys: bool = True
     connect_commit_error_fails_task: bool = True
     connect_fence_recorded_task_ids: bool = True
     connect_plain_config_write_acknowledged: bool = True
@@ -825,6 +835,7 @@ class ProtocolFlags:
     rebalance_timeout_keeps_static: bool = True
     pending_sync_expires: bool = True
     join_rebalance_in_progress_retried: bool = True
+    append_replication_errors_mapped: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
     close_commit_retried: bool = True
@@ -1029,6 +1040,20 @@ VARIANTS: dict[str, Variant] = {
             weakened=True,
             breaks=("exactly_once_source_delivery",),
             scenarios=("connect_offset_copy_failure",),
+        ),
+        Variant(
+            name="offsets_reader_stops_at_foreign_key",
+            description="Connect: a record of the offsets topic whose key is not Connect's [connector, partition] JSON "
+            "(another tool, cluster or connector wrote it) makes the offsets reader drop the rest of its fetch: a "
+            "task that starts afterwards resumes from an offset older than its last commit and emits records twice.",
+            flags=replace(_REAL, connect_offsets_skip_foreign_keys=False),
+            weakened=True,
+            breaks=("exactly_once_source_delivery", "offsets_committed_with_records"),
+            scenarios=("connect_foreign_offset_record",),
+            bug="KAFKA-15800 (989618a56e3, PR #14718, Kafka 3.7; OffsetUtils.processPartitionKey, "
+            "KafkaOffsetBackingStore, KafkaBasedLog.poll): the DataException of an unparsable offsets-topic key was "
+            "a KafkaException KafkaBasedLog.poll only logged, so the rest of that poll's records never reached the "
+            "offset store",
         ),
         Variant(
             name="commit_error_ignored",
@@ -2405,6 +2430,22 @@ VARIANTS: dict[str, Variant] = {
             bug="KAFKA-10870 (e3ce4a6e11d, PR #9792, Kafka 2.8; AbstractCoordinator.JoinGroupResponseHandler): the "
             "Scala GroupMetadataManager.storeGroup answers a timed-out group-metadata write REBALANCE_IN_PROGRESS, "
             "and the client raised it from poll() as 'Unexpected error in join group response'",
+        ),
+        Variant(
+            name="append_not_enough_replicas_unmapped",
+            description="The group coordinator answers a request whose write to __consumer_offsets failed with "
+            "NOT_ENOUGH_REPLICAS (min.insync.replicas not met) that storage error itself, not "
+            "COORDINATOR_NOT_AVAILABLE: the consumer's response handler does not know it and fails.",
+            flags=replace(_REAL, append_replication_errors_mapped=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka", "healthy_consumer_never_failed", "stable_members_rejoin_on_request",
+                    "rebalance_completes"),
+            scenarios=("groups_append_failure",),
+            bug="KAFKA-3590 (6a13a3dbadd, PR #1859, Kafka 0.10.1; kafka.coordinator.GroupMetadataManager "
+            "prepareStoreGroup/prepareStoreOffsets): the translation of the offsets-topic append error named "
+            "UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION and REQUEST_TIMED_OUT only; NOT_ENOUGH_REPLICAS "
+            "reached the client, and a consumer committing or syncing while the offsets partition was under-replicated "
+            "failed with an unexpected error",
         ),
         Variant(
             name="no_pending_sync_expiry",

@@ -19,7 +19,7 @@
     delivered = [1, 2]                           # per source partition: records an earlier run delivered ([]: none)
     delivered_offsets = ["both", "global"]       # where its offsets are: global | connector | both (KIP-618 migration)
     [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure,
-              send_failure, offset_copy_failure, total
+              send_failure, offset_copy_failure, foreign_offset_record, total
 
 Every value is checked; the preflight validation of KIP-618
 (:func:`model.connect.herder.preflight_errors`, ``AbstractHerder.validateConnectorConfig``) rejects a connector config
@@ -60,6 +60,7 @@ _FAULT_KEYS = (
     "offset_write_failure",
     "send_failure",
     "offset_copy_failure",
+    "foreign_offset_record",
     "total",
 )
 

@@ -10,6 +10,7 @@ from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
 from keos.checker.trace import replay_actions
 from keos.invariants.groups import settled
+from keos.model.coordinator.group import append_errors as aerr
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
 from keos.model.interface import Action
@@ -278,6 +279,32 @@ def test_commits_without_group_metadata_are_accepted_only_by_an_empty_group() ->
     assert kafka_answer("TxnOffsetCommit", False, -1, 1, cg.STABLE) == Errors.NONE
 
 
+def test_offsets_topic_append_errors_translate_to_coordinator_errors() -> None:
+    """``appendGroupMetadataErrorToResponseError`` / ``handleOperationException`` (Kafka 4.0) and the Scala
+    ``storeGroup`` / ``storeOffsets`` (2.x-3.9): every transient storage error of a ``__consumer_offsets`` append is
+    answered a coordinator error the consumer retries -- never the storage error itself (KAFKA-3590, KAFKA-4362) --
+    and the code agrees with the documented table the fault's choices come from."""
+    retriable = {Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR}
+    for e in aerr.STORAGE_APPEND_ERRORS:
+        for scala in (False, True):
+            assert aerr.group_append_answer(e, scala) == aerr.GROUP_APPEND_ANSWERS[e, scala]
+            assert aerr.commit_append_answer(e, scala) == aerr.COMMIT_APPEND_ANSWERS[e, scala]
+            if e != Errors.REQUEST_TIMED_OUT:
+                assert aerr.group_append_answer(e, scala) in retriable
+    assert aerr.group_append_answer(Errors.REQUEST_TIMED_OUT, True) == Errors.REBALANCE_IN_PROGRESS
+    assert aerr.commit_append_answer(Errors.REQUEST_TIMED_OUT, True) == Errors.REQUEST_TIMED_OUT
+    assert aerr.group_append_answer(Errors.NOT_ENOUGH_REPLICAS, False, maps_replication_errors=False) == (
+        Errors.NOT_ENOUGH_REPLICAS)
+    # the default scenario draws every storage error whose answer it names (REBALANCE_IN_PROGRESS: the Scala one)
+    system = build_model(SCENARIOS["groups_append_failure"])
+    assert isinstance(system, GroupSystem)
+    assert {e for e, _ in system._group_storage_errors} == set(aerr.STORAGE_APPEND_ERRORS)
+    assert (Errors.REQUEST_TIMED_OUT, True) in system._group_storage_errors  # the Scala storeGroup's answer
+    assert (Errors.REQUEST_TIMED_OUT, False) in system._group_storage_errors  # Kafka 4.0's
+    assert (Errors.REQUEST_TIMED_OUT, False) in system._commit_storage_errors
+    assert (Errors.REQUEST_TIMED_OUT, True) not in system._commit_storage_errors  # answered as itself: not named
+
+
 # ------------------------------------------------------------------------------------------ scenarios
 
 REAL = {
@@ -354,6 +381,10 @@ CAUGHT = {
     ("groups_standalone_commit", "standalone_commit_member_checked"): {"commits_fenced_exactly": 1},
     # a failed group-metadata write answered REBALANCE_IN_PROGRESS to a static replacement's JoinGroup (KAFKA-10870)
     ("groups_append_failure", "join_rebalance_in_progress_fatal"): {"consumers_react_as_kafka": 7},
+    # the offsets partition under-replicated: NOT_ENOUGH_REPLICAS passed to the client untranslated (KAFKA-3590)
+    ("groups_append_failure", "append_not_enough_replicas_unmapped"): {
+        "consumers_react_as_kafka": 4, "healthy_consumer_never_failed": 4, "stable_members_rejoin_on_request": 6,
+        "rebalance_completes": 6},
 }
 
 

@@ -191,7 +191,9 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
       (:func:`on_error`: CommitFailedException, member id reset only for UNKNOWN_MEMBER_ID) -- in Kafka also a
       member that rejoined since and is past PREPARING_REBALANCE;
     * FENCED_INSTANCE_ID: fatal if the identity is unchanged, else only an exception (no state change);
-    * COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR: ``markCoordinatorUnknown`` (FindCoordinator again; retried);
+    * COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR / REQUEST_TIMED_OUT: ``markCoordinatorUnknown`` (FindCoordinator
+      again; retried) -- REQUEST_TIMED_OUT is what the Scala ``GroupMetadataManager.storeOffsets`` (2.x-3.9) answers a
+      timed-out offsets append with;
       COORDINATOR_LOAD_IN_PROGRESS: retried, no state change;
     * anything else: "Unexpected error in commit" (the consumer is FAILED, as :func:`on_error`).
 
@@ -205,6 +207,8 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
     if error == Errors.NOT_COORDINATOR:  # the coordinator moved mid-commit (groups' MovedCoordinatorCommit)
         return c._replace(coordinator=-1)
     if error == Errors.COORDINATOR_NOT_AVAILABLE:  # a failed append of the offsets (groups' CommitAppendFails)
+        return c._replace(coordinator=-1)
+    if error == Errors.REQUEST_TIMED_OUT:  # unreachable: no scenario draws the Scala storeOffsets' timeout answer
         return c._replace(coordinator=-1)
     if error == Errors.REBALANCE_IN_PROGRESS and c.state != STABLE:  # a client that commits before its SyncGroup
         return c  # answer (groups' EarlyCommit): requestRejoin changes nothing while the rebalance is under way

@@ -27,6 +27,14 @@ partition's old offset from the global topic.  Since KAFKA-15018 (Kafka 3.8,
 them to the global topic *first* and writes the connector topic only if that
 succeeded; the other offsets still go to the global topic afterwards, and a
 failure there is only logged.
+
+**Records the reader cannot parse.**  An offsets topic is an ordinary topic: another tool, another Connect cluster
+or a connector sharing ``offsets.storage.topic`` may write a record whose key is not Connect's JSON
+``[connector, partition]``.  ``KafkaOffsetBackingStore``'s consume callback indexes every key by connector
+(``OffsetUtils.processPartitionKey``, KIP-875); since KAFKA-15800 (Kafka 3.7, commit 989618a56e3) it ignores a key it
+cannot parse.  Before, the DataException it threw reached ``KafkaBasedLog.poll``, which only logs a KafkaException:
+the rest of that poll's records were never applied although the consumer had moved past them.  The model reads a
+topic as one fetch (the worst case of that defect: everything after the foreign record is lost).
 """
 
 from __future__ import annotations
@@ -39,10 +47,13 @@ from keos.model.log.partition import PartitionLeader
 __all__ = [
     "combined_offsets",
     "decode_offset_record",
+    "foreign_record",
+    "is_foreign",
     "is_tombstone",
     "latest_offsets",
     "offset_record",
     "offset_tombstone",
+    "offsets_after_foreign",
     "read_offsets",
 ]
 
@@ -67,6 +78,19 @@ def is_tombstone(rid: int) -> bool:
     return _TOMBSTONE_BASE <= rid < _TOMBSTONE_BASE + 100
 
 
+_FOREIGN_BASE = 22_000_000
+
+
+def foreign_record(k: int = 0) -> int:
+    """A record of an offsets topic that is not Connect's (a key that is not ``[connector, partition]`` JSON)."""
+    return _FOREIGN_BASE + k
+
+
+def is_foreign(rid: int) -> bool:
+    """Whether an offsets-topic record is one the Connect reader cannot parse."""
+    return _FOREIGN_BASE <= rid < _FOREIGN_BASE + 100
+
+
 def decode_offset_record(rid: int) -> tuple[int, int]:
     """``(source partition, position)`` of an offset record; position -1 for a tombstone (no offset)."""
     if is_tombstone(rid):
@@ -74,19 +98,32 @@ def decode_offset_record(rid: int) -> tuple[int, int]:
     return divmod(rid - _BASE, 100)
 
 
-def latest_offsets(records: tuple[int, ...], source_partitions: int) -> tuple[int, ...]:
-    """The position of the last offset record per source partition (-1: none or a tombstone)."""
+def latest_offsets(records: tuple[int, ...], source_partitions: int, skips_foreign: bool = True) -> tuple[int, ...]:
+    """The position of the last offset record per source partition (-1: none or a tombstone).  A record the reader
+    cannot parse is skipped (KAFKA-15800's fix); ``skips_foreign`` false is the weakened variant
+    offsets_reader_stops_at_foreign_key: the rest of the fetch is never applied."""
     out = [-1] * source_partitions
     for rid in records:
+        if is_foreign(rid):
+            if skips_foreign:
+                continue
+            break
         p, k = decode_offset_record(rid)
         out[p] = k
     return tuple(out)
 
 
 @lru_cache(maxsize=65536)
-def read_offsets(leader: PartitionLeader, source_partitions: int) -> tuple[int, ...]:
+def read_offsets(leader: PartitionLeader, source_partitions: int, skips_foreign: bool = True) -> tuple[int, ...]:
     """What ``OffsetStorageReader`` returns from one topic (read_committed): position per partition, -1 if none."""
-    return latest_offsets(fetch(leader, READ_COMMITTED), source_partitions)
+    return latest_offsets(fetch(leader, READ_COMMITTED), source_partitions, skips_foreign)
+
+
+def offsets_after_foreign(leader: PartitionLeader) -> bool:  # no mutate: ghost (a reach witness)
+    """Whether a topic holds, readable (read_committed), an offset record after a record the reader cannot parse."""
+    records = fetch(leader, READ_COMMITTED)
+    first = next((k for k, rid in enumerate(records) if is_foreign(rid)), None)
+    return first is not None and any(not is_foreign(rid) for rid in records[first + 1 :])
 
 
 def combined_offsets(
@@ -94,14 +131,15 @@ def combined_offsets(
     global_topic: PartitionLeader,
     source_partitions: int,
     own_first: bool = True,
+    skips_foreign: bool = True,
 ) -> tuple[int, ...]:
     """The combined view: the connector's own topic first, the global topic for partitions it lacks
     (``ConnectorOffsetBackingStore.get``: the connector store's values override the worker store's);
     ``own_first`` false (the weakened variant ``global_offsets_first``): the other way round."""
-    glob = read_offsets(global_topic, source_partitions)
+    glob = read_offsets(global_topic, source_partitions, skips_foreign)
     if connector_topic is None:
         return glob
-    own = read_offsets(connector_topic, source_partitions)
+    own = read_offsets(connector_topic, source_partitions, skips_foreign)
     if not own_first:
         return tuple(g if g >= 0 else o for o, g in zip(own, glob))
     return tuple(o if o >= 0 else g for o, g in zip(own, glob))

@@ -53,6 +53,7 @@ CONNECT_FAULT_KINDS = (
     "offset_write_failure",
     "send_failure",
     "offset_copy_failure",
+    "foreign_offset_record",
 )
 
 
@@ -149,6 +150,8 @@ class ConnectFaultBudget:
     offset_write_failure: int = 0  # no mutate: scenario default
     send_failure: int = 0  # no mutate: scenario default
     offset_copy_failure: int = 0  # no mutate: scenario default
+    #: a record the Connect reader cannot parse appended to the offsets topic the tasks read first (KAFKA-15800)
+    foreign_offset_record: int = 0  # no mutate: scenario default
     total: int = 1  # no mutate: scenario default
 
     def limits(self) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from keos.model.connect.cluster import ConnectCluster
-from keos.model.connect.offsets import combined_offsets, offset_record, offset_tombstone
+from keos.model.connect.offsets import combined_offsets, offset_record, offset_tombstone, offsets_after_foreign
 from keos.model.connect.offsets import read_offsets as read_topic_offsets
 from keos.model.connect.producers import (
     KafkaCluster,
@@ -69,7 +69,8 @@ def _at(items: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
 def read_offsets(sys: ConnectCluster, s: ConnectState, generation: int, task: int) -> tuple[int, ...]:
     parts = s.kafka.partitions
     own = parts[CONNECTOR_OFFSETS] if sys.topo.offsets_topic == "connector" else None
-    view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources, sys.flags.connect_own_offsets_first)
+    view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources, sys.flags.connect_own_offsets_first,
+                            sys.flags.connect_offsets_skip_foreign_keys)
     mine = owned_partitions(sys.topo.owners, generation, task)
     done = sys.topo.records  # a deleted source partition has nothing left to read, whatever its offset
     return tuple((done if p in s.deleted_sources else max(view[p], 0)) if p in mine else -1 for p in range(sys.sources))
@@ -160,6 +161,9 @@ def verify_generation(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> R
         glob = read_topic_offsets(s.kafka.partitions[GLOBAL_OFFSETS], sys.sources)  # no mutate: ghost
         if any(k > max(g, 0) for k, g in zip(pos, glob)):  # no mutate: ghost
             events = (*events, "resumed_ahead_of_global_offsets")
+    first = CONNECTOR_OFFSETS if sys.topo.offsets_topic == "connector" else GLOBAL_OFFSETS  # no mutate: ghost
+    if offsets_after_foreign(s.kafka.partitions[first]):  # no mutate: ghost (a reach witness of ForeignOffsetRecord)
+        events = (*events, "started_past_foreign_offset_record")
     if all(g < inst.generation for g, _ in s.ghost.starts):
         start = (inst.generation, len(s.kafka.partitions[OUTPUT].log))  # no mutate: ghost
         s = s._replace(ghost=s.ghost._replace(starts=(*s.ghost.starts, start)))  # no mutate: ghost

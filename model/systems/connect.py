@@ -27,7 +27,9 @@ task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no f
 (the offsets cannot be flushed) and FailCommit (the offsets were flushed into the transaction, then
 commitTransaction fails) share its budget.  Fault FailOffsetCopy: a commit's copy of the offsets into the
 worker's global offsets topic fails (``ConnectorOffsetBackingStore.setPrimaryThenSecondary`` only logs a failed
-secondary write), so the global topic keeps older offsets than the connector's own.
+secondary write), so the global topic keeps older offsets than the connector's own.  Fault ForeignOffsetRecord:
+another writer appends a record the Connect reader cannot parse to the offsets topic the tasks read first (a hostile
+input: KAFKA-15800's reader lost the records after it).
 Faults with budgets: PauseWorker (a GC pause), CrashWorker, FailZombieFencing
 (fenceProducers fails: 500), FailConfigWrite (a privileged write fails) and
 RestartTask (a manual restart through REST).
@@ -50,7 +52,7 @@ from keos.model.connect import config_topic as cfgt
 from keos.model.connect import herder as herder
 from keos.model.connect import source_task as task
 from keos.model.connect.lifecycle import LEADER_STEPS, illegal_task_changes, prescribed_fencing
-from keos.model.connect.offsets import offset_record
+from keos.model.connect.offsets import foreign_record, offset_record
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -84,7 +86,7 @@ _ACTIONS_BY_ARGS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (  # no 
     (("worker", "task"), ("Poll", "CommitTransaction", "AbortTransaction", "CommitOffsets")),  # no mutate: codec
     (("worker",), ("ClaimWritePrivileges", "FenceZombies", "WriteTaskCountRecord")),  # no mutate: codec
     (("worker",), ("CommitTaskCountRecord", "Reconfigure", "CommitTaskConfigs", "DeleteConnector")),  # no mutate: codec
-    ((), ("Rebalance",)),  # no mutate: codec
+    ((), ("Rebalance", "ForeignOffsetRecord")),  # no mutate: codec
     (("worker",), ("ResumeWorker", "RestartWorker", "PauseWorker", "CrashWorker")),  # no mutate: codec
     (("worker",), ("FailZombieFencing", "FailConfigWrite")),  # no mutate: codec
     (("worker", "task"), ("RestartTask", "RestartFailedTask")),  # no mutate: codec
@@ -106,6 +108,7 @@ FAULT_OF_ACTION = {  # no mutate: fault budget bookkeeping
     "FailOffsetFlush": "send_failure",
     "FailCommit": "send_failure",
     "FailOffsetCopy": "offset_copy_failure",
+    "ForeignOffsetRecord": "foreign_offset_record",
 }
 #: Actions shown with ``connector=source`` (display only).
 _CONNECTOR_ACTIONS = (  # no mutate: display
@@ -406,6 +409,8 @@ class ConnectSystem:
                     for t in wk.tasks
                     if t.exactly_once and "CommitTransaction" in self._task_steps(state, t)  # no mutate: fault model
                 )
+        if used[8] < lim[8]:  # no mutate: fault model
+            out.append(Action("ForeignOffsetRecord", ()))
         return out
 
     def _task_steps(self, s: ConnectState, t: TaskInstance) -> tuple[str, ...]:
@@ -533,6 +538,15 @@ class ConnectSystem:
     def _restart_worker(self, s: ConnectState, w: int) -> Result:
         return self._put(s, w, ConnectWorker(member=False)), ("worker_restarted",)
 
+    def _foreign_offset_record(self, s: ConnectState) -> Result:
+        """Fault (a hostile input): a writer that is not Connect -- a tool, another cluster, a connector sharing
+        ``offsets.storage.topic`` -- appends with a plain producer a record whose key is not Connect's
+        ``[connector, partition]`` JSON to the offsets topic the tasks read first (the connector's own if it has one).
+        Kafka's reader ignores it since KAFKA-15800 (``OffsetUtils.processPartitionKey``, Kafka 3.7)."""
+        topic = CONNECTOR_OFFSETS if self.topo.offsets_topic == "connector" else GLOBAL_OFFSETS
+        kafka, _ = append_plain(s.kafka, topic, (foreign_record(),), self.flags)
+        return s._replace(kafka=kafka), ("foreign_offset_record",)
+
     def _restart_task(self, s: ConnectState, w: int, n: int) -> Result:
         latest = self._restartable(s, w, n)
         assert latest is not None
@@ -624,5 +638,6 @@ ConnectSystem._HANDLERS.update(
         "FailOffsetFlush": task.fail_offset_flush,
         "FailCommit": task.fail_commit,
         "FailOffsetCopy": task.fail_offset_copy,
+        "ForeignOffsetRecord": ConnectSystem._foreign_offset_record,
     }
 )

@@ -74,6 +74,7 @@ from keos.model import codec
 from keos.model.clients import consumer_coordinator as cc
 from keos.model.clients.consumer_coordinator import Consumer
 from keos.model.codec import record
+from keos.model.coordinator.group import append_errors as aerr
 from keos.model.coordinator.group import assignors as asg
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
@@ -252,8 +253,8 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "EarlyCommit": ("consumer",),
     "StallSync": ("consumer",),
     "ExpirePendingSync": (),
-    "GroupAppendFails": ("consumer", "error"),
-    "CommitAppendFails": ("consumer", "error"),
+    "GroupAppendFails": ("consumer", "storage_error", "scala"),
+    "CommitAppendFails": ("consumer", "storage_error", "scala"),
     "StandaloneCommit": ("instance",),
 }
 FAULT_OF_ACTION = {
@@ -380,6 +381,12 @@ class GroupSystem:
         #: 4.0) and the Scala ``GroupMetadataManager.storeOffsets`` both answer the coordinator errors, never
         #: REBALANCE_IN_PROGRESS
         self._commit_append_errors = tuple(e for e in self._append_errors if e != Errors.REBALANCE_IN_PROGRESS)
+        #: the fault draws the append's *storage* error and the coordinator generation that translates it
+        #: (:mod:`append_errors`, the split KAFKA-3590 and KAFKA-4362 lived in): every (storage error, Scala?) pair
+        #: whose documented answer the scenario names -- the Scala (2.x-3.9) coordinator only where its translation
+        #: differs from Kafka 4.0's (REQUEST_TIMED_OUT)
+        self._group_storage_errors = aerr.append_choices(aerr.GROUP_APPEND_ANSWERS, self._append_errors)
+        self._commit_storage_errors = aerr.append_choices(aerr.COMMIT_APPEND_ANSWERS, self._commit_append_errors)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -609,7 +616,7 @@ class GroupSystem:
             elif c.state == cc.UNJOINED:
                 out.append(Action("JoinGroup", (i,)))
                 if self._fault_allowed(s, "group_append_failure") and self._replaces_in_stable(s, i):
-                    out.extend(Action("GroupAppendFails", (i, e)) for e in self._append_errors)
+                    out.extend(Action("GroupAppendFails", (i, e, scala)) for e, scala in self._group_storage_errors)
                 new_dynamic = self._requires_member_id and not c.member_id and not self.instances[i]
                 if new_dynamic and self._fault_allowed(s, "lost_member_id"):
                     out.append(Action("LoseMemberIdResponse", (i,)))
@@ -624,7 +631,7 @@ class GroupSystem:
                 if answer.error == Errors.NONE and self._fault_allowed(s, "late_sync_response"):
                     out.append(Action("DelaySyncResponse", (i,)))
                 if self._appends(s, i, answer.error) and self._fault_allowed(s, "group_append_failure"):
-                    out.extend(Action("GroupAppendFails", (i, e)) for e in self._append_errors)
+                    out.extend(Action("GroupAppendFails", (i, e, scala)) for e, scala in self._group_storage_errors)
             lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None and c.held_sync[1] < 0
             if lost_response_ok and self._fault_allowed(s, "lost_join_response"):
                 out.append(Action("LoseJoinResponse", (i,)))
@@ -644,7 +651,8 @@ class GroupSystem:
                 if self._talks(s, c) and self._may_commit(c) and c.uncommitted():
                     out.append(Action("Commit", (i,)))
                     if self._fault_allowed(s, "group_append_failure") and self._commit_appends(s, i):
-                        out.extend(Action("CommitAppendFails", (i, e)) for e in self._commit_append_errors)
+                        out.extend(Action("CommitAppendFails", (i, e, scala))
+                                   for e, scala in self._commit_storage_errors)
             if self._commit_due(s, c) and self._fault_allowed(s, "moved_coordinator_commit"):
                 out.append(Action("MovedCoordinatorCommit", (i,)))
             early = c.state == cc.AWAITING_SYNC and self._talks(s, c) and c.uncommitted()
@@ -1045,7 +1053,9 @@ class GroupSystem:
         if action.kind == "MovedCoordinatorCommit":  # no mutate: ghost observer (the judge's input)
             return Errors.NOT_COORDINATOR, ()
         if action.kind in ("GroupAppendFails", "CommitAppendFails"):  # no mutate: ghost observer (the judge's input)
-            return action.args[1], ()
+            # Kafka's documented translation of the storage error, not the coordinator's code under test
+            table = aerr.GROUP_APPEND_ANSWERS if action.kind == "GroupAppendFails" else aerr.COMMIT_APPEND_ANSWERS
+            return table[action.args[1], action.args[2]], ()
         if action.kind == "LateCommit":
             i = action.args[0]
             member, generation, _ = s.consumers[i].sent
@@ -1743,10 +1753,11 @@ class GroupSystem:
             high.update(reset)  # an acknowledged reset of an inactive group: the offsets count from here
         return s._replace(group=group, ghost=s.ghost._replace(max_committed=tuple(sorted(high.items())))), events
 
-    def _group_append_fails(self, s: GroupState, i: int, error: str) -> Result:
+    def _group_append_fails(self, s: GroupState, i: int, storage_error: str, scala: bool) -> Result:
         """Fault: the coordinator's write of the group metadata to ``__consumer_offsets`` that consumer ``i``'s request
-        waits for fails, and the request is answered ``error`` (:data:`APPEND_ERRORS`).  Kafka 4.0 (trunk 1eb7644,
-        ``GroupMetadataManager``): the leader's SyncGroup in CompletingRebalance --
+        waits for fails with ``storage_error`` and the request is answered its translation by a Kafka 4.0 or
+        (``scala``) a 2.x-3.9 coordinator (:func:`aerr.group_append_answer`, one of :data:`APPEND_ERRORS`).  Kafka 4.0
+        (trunk 1eb7644, ``GroupMetadataManager``): the leader's SyncGroup in CompletingRebalance --
         ``resetAndPropagateAssignmentWithError`` then ``maybePrepareRebalanceOrCompleteJoin``
         (:func:`cg.fail_assignment_append`): the group rebalances, a
         follower's SyncGroup is then answered REBALANCE_IN_PROGRESS (in Kafka a follower parked before the leader's
@@ -1756,6 +1767,7 @@ class GroupSystem:
         JoinGroup/SyncGroupResponseHandler, Kafka 4.0): COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR mark the coordinator
         unknown, REBALANCE_IN_PROGRESS (named in the JoinGroup handler since KAFKA-10870, PR #9792, Kafka 2.8) is
         retried; all three keep member id, generation and partitions and send the JoinGroup again."""
+        error = aerr.group_append_answer(storage_error, scala, self.flags.append_replication_errors_mapped)
         c = s.consumers[i]._replace(stalled=False)
         events: tuple[str, ...]
         if c.state == cc.AWAITING_SYNC:
@@ -1789,14 +1801,16 @@ class GroupSystem:
             keep.discard("static:replacement_reverted")
         return tuple(e for e in events if e in keep)
 
-    def _commit_append_fails(self, s: GroupState, i: int, error: str) -> Result:
+    def _commit_append_fails(self, s: GroupState, i: int, storage_error: str, scala: bool) -> Result:
         """Fault: consumer ``i``'s OffsetCommit passes the member checks but the append of its offsets to
         ``__consumer_offsets`` fails (Kafka 4.0: the ``commit-offset`` write of
         ``GroupCoordinatorService.commitOffsets`` fails, the runtime reverts the offsets it had written into the
         timeline, and ``CoordinatorOperationExceptionHelper.handleOperationException`` answers NOT_ENOUGH_REPLICAS /
         REQUEST_TIMED_OUT COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER NOT_COORDINATOR). Nothing is committed or
         cached; the consumer's ``OffsetCommitResponseHandler`` marks the coordinator unknown and keeps its member id,
-        generation, partitions and positions -- the positions stay uncommitted and are committed again."""
+        generation, partitions and positions -- the positions stay uncommitted and are committed again.  The fault draws
+        the storage error; :func:`aerr.commit_append_answer` translates it."""
+        error = aerr.commit_append_answer(storage_error, scala, self.flags.append_replication_errors_mapped)
         c = s.consumers[i]
         return self._put(s, i, self._commit_reaction(c, error, (c.member_id, c.generation))), (
             "append:offsets_failed", f"commit:{error}")
@@ -1884,7 +1898,8 @@ class GroupSystem:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, GROUP_ACTION_ARGS).args
         for n, v in zip(GROUP_ACTION_ARGS[data["kind"]], values):
-            ok = isinstance(v, str) if n in ("member", "error", "instance") else (type(v) is int and v >= 0)
+            ok = (isinstance(v, str) if n in ("member", "storage_error", "instance")
+                  else type(v) is bool if n == "scala" else (type(v) is int and v >= 0))
             if not ok:
                 raise ModelError(f"action {data['kind']}: bad {n} {v!r}")
         return Action(data["kind"], values)
