@@ -40,13 +40,13 @@ from keos.model.log.partition import (
 __all__ = [
     "ABORTED",
     "COMMITTED",
-    "ReadCommittedFetcher",
-    "filter_fetched",
     "READ_COMMITTED",
     "READ_UNCOMMITTED",
     "UNDECIDED",
+    "ReadCommittedFetcher",
     "fetch",
     "fetch_range",
+    "filter_fetched",
     "record_fates",
 ]
 

@@ -65,8 +65,8 @@ from typing import Any, ClassVar
 from keos.model import codec
 from keos.model import network as net
 from keos.model.clients import producer as prod
-from keos.model.clients.consumer import ReadCommittedFetcher, filter_fetched
 from keos.model.clients import transactional_producer as tp
+from keos.model.clients.consumer import ReadCommittedFetcher, filter_fetched
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.clients.txn_reactions import (
     invalid_client_transitions,

@@ -12,8 +12,8 @@ from typing import Any, NamedTuple
 from keos.model import codec
 from keos.model import network as net
 from keos.model.clients import consumer_coordinator as cc
-from keos.model.clients.consumer import ReadCommittedFetcher
 from keos.model.clients import transactional_producer as tp
+from keos.model.clients.consumer import ReadCommittedFetcher
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
