@@ -364,3 +364,42 @@ def test_an_in_place_reload_holds_under_kafka_and_hangs_before_kafka_9307() -> N
     variant = "no_kafka_9307_fix"
     caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(), scenario.permitted)
     assert {"clients_settle", "transactions_complete"} <= {p.name for p in caught.violations()}
+
+
+def test_a_delayed_fetch_reads_again_with_the_parked_parameters() -> None:
+    """``DelayedFetch.onComplete`` re-reads the log at completion with the request's ``FetchParams``: a
+    read_committed fetch parked at offset 0 while a transaction is open returns, once the transaction aborted and
+    the LSO passed it, the aborted range with its aborted transaction -- so the consumer drops it.  Before KAFKA-5355
+    the re-read was read_uncommitted (no list); before KAFKA-5376 the list was dropped: both return the aborted
+    record."""
+    from dataclasses import replace as dc_replace
+
+    from keos.model.clients.consumer import filter_fetched
+    from keos.model.log import fetch as fetch_path
+    from keos.model.log.partition import CONTROL_ABORT, AbortedTxn, LogEntry, PartitionLeader
+    from keos.model.variants import ProtocolFlags
+
+    data = LogEntry(records=(7,), producer_id=0, producer_epoch=0, base_sequence=0, transactional=True)
+    marker = LogEntry(records=(), producer_id=0, producer_epoch=0, base_sequence=-1, transactional=True,
+                      control=CONTROL_ABORT)
+    leader = PartitionLeader(log=(data, marker), high_watermark=2, aborted=(AbortedTxn(0, 0, 1, 2),))
+    params = fetch_path.FetchParams(fetch_path.READ_COMMITTED, 0)
+    assert fetch_path.try_complete(leader, params)
+    kafka = fetch_path.complete_delayed_fetch(leader, params, ProtocolFlags())
+    assert kafka == fetch_path.read_from_log(leader, params) and kafka.upper_bound == 2
+    assert filter_fetched(leader, 0, kafka.upper_bound, kafka.aborted) == ()
+    for flag in ("delayed_fetch_keeps_isolation", "delayed_fetch_carries_aborted"):
+        r = fetch_path.complete_delayed_fetch(leader, params, dc_replace(ProtocolFlags(), **{flag: False}))
+        assert filter_fetched(leader, 0, r.upper_bound, r.aborted) == (7,)
+
+
+def test_a_read_committed_long_poll_holds_under_kafka_and_reads_aborted_records_before_kafka_5355_and_5376() -> None:
+    """The whole search of ``txn_read_committed_long_poll``: the consumer returns exactly the committed records
+    whichever path answered; each variant of the delayed path returns an aborted or undecided record."""
+    scenario = SCENARIOS["txn_read_committed_long_poll"]
+    result, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    assert result.complete and not result.violations()
+    for variant in ("no_kafka_5355_fix", "no_kafka_5376_fix"):
+        caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(),
+                            scenario.permitted)
+        assert "read_committed_consumer_reads_committed" in {p.name for p in caught.violations()}
