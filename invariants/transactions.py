@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from keos.invariants._common import no_findings, sometimes_event
 from keos.invariants.client_outcomes import client_outcome_properties
-from keos.invariants.progress import txn_progress_properties
+from keos.invariants.progress import TXN_FAIRNESS, txn_progress_properties
 from keos.invariants.txn_in_flight import txn_in_flight_properties
 from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, fetch_range, record_fates
 from keos.model.clients.producer import record_id, record_label
@@ -729,6 +729,12 @@ def _consumer_read_problems(s: TxnSystemState) -> list[str]:
     return out
 
 
+def _lagging_consumers(s: TxnSystemState) -> list[str]:
+    """Read_committed consumers whose position is below their partition's last stable offset."""
+    return [f"the read_committed consumer of partition {q} is at {f.position}, the LSO at {lso}"
+            for q, f in enumerate(s.fetchers) if f.position < (lso := last_stable_offset(s.partitions[q]))]
+
+
 def _consumer_properties() -> list[Property]:
     """The read_committed consumer's promise, whichever path answered its fetches (:mod:`model.log.fetch`), and
     its partners: a fetch answered from the purgatory with records, one that dropped aborted records."""
@@ -745,6 +751,21 @@ def _consumer_properties() -> list[Property]:
             "aborted transactions), a position that skips or repeats batches",
             findings=_consumer_read_problems,
             partners=("delayed_fetch_returned_records", "fetch_filtered_aborted"),
+        ),
+        Property(
+            name="read_committed_consumer_catches_up",
+            expectation=Expectation.EVENTUALLY,
+            fact="Once faults stop, a read_committed consumer polling a partition reaches its last stable offset: "
+            "every response moves its position to the end of the last batch it carried (control and aborted "
+            "batches included), and a fetch waiting in the purgatory completes once the LSO passes its offset.",
+            source="KIP-98 §7; DelayedFetch.tryComplete (FetchIsolation: the LSO for read_committed); CompletedFetch "
+            "nextFetchOffset = the last batch's nextOffset (KAFKA-5443)",
+            catches="a position that stops before a control or aborted batch and re-fetches it for ever, a parked "
+            "read_committed fetch that never completes",
+            predicate=lambda s: not _lagging_consumers(s),
+            partners=("fetch_returned_records",),
+            explain=lambda s: "; ".join(_lagging_consumers(s)),
+            fairness=TXN_FAIRNESS,
         ),
         sometimes_event("delayed_fetch_returned_records",
                         "A read_committed fetch that waited in the purgatory was answered with records.",
