@@ -403,3 +403,15 @@ def test_a_read_committed_long_poll_holds_under_kafka_and_reads_aborted_records_
         caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(),
                             scenario.permitted)
         assert "read_committed_consumer_reads_committed" in {p.name for p in caught.violations()}
+
+
+def test_the_read_committed_consumer_is_modelled_without_eos() -> None:
+    """``[transactions] read_committed_consumer`` gives the plain transactions model its consumers; the
+    consume-transform-produce model has its own and refuses the knob."""
+    doc: dict[str, Any] = {"name": "x", "model": "eos", "transactions": {"read_committed_consumer": True}}
+    with pytest.raises(ScenarioError, match="read_committed_consumer is modelled without"):
+        parse_scenario(doc)
+    doc["model"] = "transactions"
+    model = build_model(parse_scenario(doc), "kafka")
+    (init,) = model.init_states()
+    assert init.fetchers and all(f.position == 0 and not f.parked for f in init.fetchers)
