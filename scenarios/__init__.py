@@ -32,7 +32,7 @@ Transactions scenarios (``model = "transactions"``) use instead::
                     voluntary_abort, producer_id_expiration,
                     transactional_id_expiration, pending_transitions,
                     loading_window, coordinator_reload, verification_round_trip,
-                    read_committed_consumer,
+                    read_committed_consumer, consumer_fetch_batches,
                     max_in_flight, retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, append_errors (the leader errors an
@@ -494,6 +494,9 @@ def _parse_txn_scenario(
         raise ScenarioError(f"{where}: [transactions] coordinator_reload is modelled with loading_window")
     if topology.read_committed_consumer and model == "eos":
         raise ScenarioError(f"{where}: [transactions] read_committed_consumer is modelled without [eos]")
+    if topology.consumer_fetch_batches < 0 or (topology.consumer_fetch_batches and not topology.read_committed_consumer):
+        raise ScenarioError(f"{where}: [transactions] consumer_fetch_batches is a batch count >= 0 of the "
+                            "read_committed_consumer")
     if topology.verification_round_trip and (model == "eos" or "security" in data or topology.pending_transitions):
         raise ScenarioError(
             f"{where}: [transactions] verification_round_trip is modelled without [eos], [security] and "

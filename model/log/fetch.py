@@ -24,8 +24,10 @@ watermark like a read_uncommitted one (the read carries no aborted transactions 
 filter the aborted batches of its range.  Switches: ``ProtocolFlags.delayed_fetch_keeps_isolation``,
 ``ProtocolFlags.delayed_fetch_carries_aborted``.
 
-Not modelled: byte sizes (a read covers the whole range up to the bound; ``read_committed_from_any_offset``
-judges shorter reads), fetch sessions, preferred read replicas.
+The fetch size is counted in batches (``FetchParams.max_batches``, the consumer's ``max.partition.fetch.bytes``;
+``LogSegment.fetchUpperBoundOffset``): a response may end inside an aborted transaction, and the next fetch then
+starts inside it.  Not modelled: byte sizes, fetch sessions, preferred read replicas, ``fetch.max.wait.ms``
+expiring a fetch with nothing to read (it returns nothing and the consumer fetches again).
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ class FetchParams(NamedTuple):
 
     isolation: str
     fetch_offset: int
+    #: ``max.partition.fetch.bytes`` in batches: at most this many log entries (at least one, ``minOneMessage``);
+    #: 0 = no limit below the isolation's end offset
+    max_batches: int = 0
 
 
 class LogReadResult(NamedTuple):
@@ -78,6 +83,8 @@ def read_from_log(leader: PartitionLeader, params: FetchParams) -> LogReadResult
     the batches from the fetch offset up to the isolation's end offset, and for read_committed the aborted
     transactions of that range (``UnifiedLog.collectAbortedTransactions``, ``addAbortedTransactions``)."""
     upper = max(params.fetch_offset, end_offset(leader, params.isolation))
+    if params.max_batches > 0:
+        upper = min(upper, params.fetch_offset + params.max_batches)
     if params.isolation != READ_COMMITTED:
         return LogReadResult(params.fetch_offset, upper, None)
     return LogReadResult(params.fetch_offset, upper, collect_aborted_transactions(leader, params.fetch_offset, upper))

@@ -585,7 +585,7 @@ class TransactionalSystem:
         ``DelayedFetch.tryComplete`` holds."""
         out: list[Action] = []
         for q, f in enumerate(state.fetchers):
-            params = fetch_path.FetchParams(fetch_path.READ_COMMITTED, f.position)
+            params = self._fetch_params(f.position)
             if f.parked:
                 if fetch_path.try_complete(state.partitions[q], params):
                     out.append(Action("DelayedFetchComplete", (q,)))
@@ -2137,10 +2137,14 @@ class TransactionalSystem:
             events = (*events, "fetch_filtered_aborted")
         return s._replace(fetchers=_at(s.fetchers, q, f)), events
 
+    def _fetch_params(self, position: int) -> fetch_path.FetchParams:
+        """The consumer's Fetch of its partition: read_committed from its position, its fetch size."""
+        return fetch_path.FetchParams(fetch_path.READ_COMMITTED, position, self.config.topology.consumer_fetch_batches)
+
     def _fetch(self, s: TxnSystemState, q: int) -> Result:
         """``ReplicaManager.fetchMessages`` answers at once: ``readFromLog`` with the request's parameters."""
         f = s.fetchers[q] if q < len(s.fetchers) else None
-        params = fetch_path.FetchParams(fetch_path.READ_COMMITTED, f.position if f else 0)
+        params = self._fetch_params(f.position if f else 0)
         if (  # no branch: only a trace read from a file names a disabled action
             f is None or f.parked or not fetch_path.try_complete(s.partitions[q], params)
         ):
@@ -2157,7 +2161,7 @@ class TransactionalSystem:
     def _delayed_fetch_complete(self, s: TxnSystemState, q: int) -> Result:
         """``DelayedFetch.tryComplete`` holds: ``onComplete`` reads the log again with the parked parameters."""
         f = s.fetchers[q] if q < len(s.fetchers) else None
-        params = fetch_path.FetchParams(fetch_path.READ_COMMITTED, f.position if f else 0)
+        params = self._fetch_params(f.position if f else 0)
         if (  # no branch: only a trace read from a file names a disabled action
             f is None or not f.parked or not fetch_path.try_complete(s.partitions[q], params)
         ):

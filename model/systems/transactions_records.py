@@ -122,6 +122,8 @@ class TxnTopology:
     max_in_flight: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
     coordinator_reload: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     read_committed_consumer: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: the read_committed consumer's ``max.partition.fetch.bytes`` in batches (0: a response reaches the LSO)
+    consumer_fetch_batches: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
