@@ -415,3 +415,27 @@ def test_the_read_committed_consumer_is_modelled_without_eos() -> None:
     model = build_model(parse_scenario(doc), "kafka")
     (init,) = model.init_states()
     assert init.fetchers and all(f.position == 0 and not f.parked for f in init.fetchers)
+    for bad in ({"consumer_fetch_batches": -1, "read_committed_consumer": True}, {"consumer_fetch_batches": 1}):
+        with pytest.raises(ScenarioError, match="consumer_fetch_batches"):
+            parse_scenario({"name": "x", "model": "transactions", "transactions": bad})
+
+
+def test_a_small_fetch_starts_inside_an_aborted_transaction_and_drops_it() -> None:
+    """``consumer_fetch_batches = 1``: a response ends after one batch, so the next fetch starts inside a
+    transaction; the leader lists the aborted one (``lastOffset >= fetchOffset``) on both paths and the consumer
+    drops its second record too."""
+    from keos.model.clients.consumer import filter_fetched
+    from keos.model.log import fetch as fetch_path
+    from keos.model.log.partition import CONTROL_ABORT, AbortedTxn, LogEntry, PartitionLeader
+    from keos.model.variants import ProtocolFlags
+
+    d0, d1 = (LogEntry(records=(r,), producer_id=0, producer_epoch=0, base_sequence=r, transactional=True)
+              for r in (0, 1))
+    marker = LogEntry(records=(), producer_id=0, producer_epoch=0, base_sequence=-1, transactional=True,
+                      control=CONTROL_ABORT)
+    leader = PartitionLeader(log=(d0, d1, marker), high_watermark=3, aborted=(AbortedTxn(0, 0, 2, 3),))
+    params = fetch_path.FetchParams(fetch_path.READ_COMMITTED, 1, max_batches=1)
+    for r in (fetch_path.read_from_log(leader, params), fetch_path.complete_delayed_fetch(leader, params,
+                                                                                          ProtocolFlags())):
+        assert (r.fetch_offset, r.upper_bound, r.aborted) == (1, 2, (AbortedTxn(0, 0, 2, 3),))
+        assert filter_fetched(leader, r.fetch_offset, r.upper_bound, r.aborted) == ()
