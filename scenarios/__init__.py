@@ -494,7 +494,8 @@ def _parse_txn_scenario(
         raise ScenarioError(f"{where}: [transactions] coordinator_reload is modelled with loading_window")
     if topology.read_committed_consumer and model == "eos":
         raise ScenarioError(f"{where}: [transactions] read_committed_consumer is modelled without [eos]")
-    if topology.consumer_fetch_batches < 0 or (topology.consumer_fetch_batches and not topology.read_committed_consumer):
+    batches = topology.consumer_fetch_batches
+    if batches < 0 or (batches and not topology.read_committed_consumer):
         raise ScenarioError(f"{where}: [transactions] consumer_fetch_batches is a batch count >= 0 of the "
                             "read_committed_consumer")
     if topology.verification_round_trip and (model == "eos" or "security" in data or topology.pending_transitions):
