@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from keos.invariants._common import no_findings, sometimes_event
 from keos.invariants.client_outcomes import client_outcome_properties
-from keos.invariants.progress import txn_progress_properties
+from keos.invariants.progress import TXN_FAIRNESS, txn_progress_properties
 from keos.invariants.txn_in_flight import txn_in_flight_properties
 from keos.model.clients.consumer import ABORTED, COMMITTED, READ_COMMITTED, fetch, fetch_range, record_fates
 from keos.model.clients.producer import record_id, record_label
@@ -699,6 +699,8 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
         )
     # the transactional producer's Sender keeps NetworkClient's in-flight rules too (invariants/txn_in_flight.py)
     props.extend(txn_in_flight_properties(topo.max_in_flight))
+    if topo.read_committed_consumer:
+        props.extend(_consumer_properties())
     if config.faults.leader_election > 0:
         props = _leader_election_partners(props, topo.verification_round_trip)
     if topo.pending_transitions:
@@ -708,6 +710,72 @@ def transaction_properties(config: TxnConfig) -> tuple[Property, ...]:
     if topo.send_rejections:
         props = _send_rejection_partners(props)
     return tuple(props)
+
+
+def _consumer_read_problems(s: TxnSystemState) -> list[str]:
+    """Each read_committed consumer (``[transactions] read_committed_consumer``) must have returned exactly the
+    committed data records below its position, in offset order, each once (fates from the control batches:
+    :func:`record_fates`, an oracle that reads neither the LSO nor the aborted-transaction index)."""
+    out: list[str] = []
+    for q, f in enumerate(s.fetchers):
+        leader = s.partitions[q]
+        fates = record_fates(leader)
+        want = tuple(r for e in leader.log[: f.position] if not e.control for r in e.records
+                     if fates.get(r) == COMMITTED)
+        if f.delivered != want:
+            out.append(f"the read_committed consumer of partition {q} at position {f.position} returned "
+                       f"{[record_label(r) for r in f.delivered]}, the committed records below it are "
+                       f"{[record_label(r) for r in want]}")
+    return out
+
+
+def _lagging_consumers(s: TxnSystemState) -> list[str]:
+    """Read_committed consumers whose position is below their partition's last stable offset."""
+    return [f"the read_committed consumer of partition {q} is at {f.position}, the LSO at {lso}"
+            for q, f in enumerate(s.fetchers) if f.position < (lso := last_stable_offset(s.partitions[q]))]
+
+
+def _consumer_properties() -> list[Property]:
+    """The read_committed consumer's promise, whichever path answered its fetches (:mod:`model.log.fetch`), and
+    its partners: a fetch answered from the purgatory with records, one that dropped aborted records."""
+    return [
+        no_findings(
+            name="read_committed_consumer_reads_committed",
+            fact="A read_committed consumer polling a partition returns exactly its committed records, in offset "
+            "order, each once -- whether the leader answered a fetch at once or after it waited in the fetch "
+            "purgatory (DelayedFetch), which reads the log again with the request's isolation level and answers "
+            "the read's aborted transactions.",
+            source="KIP-98 §7 (isolation.level); ReplicaManager.fetchMessages / readFromLog, DelayedFetch.onComplete "
+            "(apache/kafka 1eb7644349cb); CompletedFetch",
+            catches="KAFKA-5355 (the delayed path read read_uncommitted), KAFKA-5376 (the delayed path dropped the "
+            "aborted transactions), a position that skips or repeats batches",
+            findings=_consumer_read_problems,
+            partners=("delayed_fetch_returned_records", "fetch_filtered_aborted"),
+        ),
+        Property(
+            name="read_committed_consumer_catches_up",
+            expectation=Expectation.EVENTUALLY,
+            fact="Once faults stop, a read_committed consumer polling a partition reaches its last stable offset: "
+            "every response moves its position to the end of the last batch it carried (control and aborted "
+            "batches included), and a fetch waiting in the purgatory completes once the LSO passes its offset.",
+            source="KIP-98 §7; DelayedFetch.tryComplete (FetchIsolation: the LSO for read_committed); CompletedFetch "
+            "nextFetchOffset = the last batch's nextOffset (KAFKA-5443)",
+            catches="a position that stops before a control or aborted batch and re-fetches it for ever, a parked "
+            "read_committed fetch that never completes",
+            predicate=lambda s: not _lagging_consumers(s),
+            partners=("fetch_returned_records",),
+            explain=lambda s: "; ".join(_lagging_consumers(s)),
+            fairness=TXN_FAIRNESS,
+        ),
+        sometimes_event("delayed_fetch_returned_records",
+                        "A read_committed fetch that waited in the purgatory was answered with records.",
+                        "delayed_fetch_returned_records"),
+        sometimes_event("fetch_filtered_aborted",
+                        "A read_committed consumer dropped aborted records of a fetch response.",
+                        "fetch_filtered_aborted"),
+        sometimes_event("fetch_returned_records",
+                        "A read_committed fetch answered at once returned records.", "fetch_returned_records"),
+    ]
 
 
 #: The property each model's application-level atomicity is judged by: ``atomic_commit`` for the plain

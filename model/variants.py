@@ -478,6 +478,13 @@ class ProtocolFlags:
             elected from it (``Partition.makeLeader``; :mod:`model.log.leader_election`) holds the last stable
             offset at the open transactions and filters the aborted ones; without it the new leader knows only
             the idempotent producer state.
+        delayed_fetch_keeps_isolation: a Fetch completed from the purgatory (``DelayedFetch.onComplete``) reads the
+            log with the isolation level the request asked for (KAFKA-5355, fix 6a5a908, 0.11.0); without it the
+            read is read_uncommitted -- up to the high watermark, no aborted transactions -- whatever the consumer
+            asked (:mod:`model.log.fetch`).
+        delayed_fetch_carries_aborted: the response ``DelayedFetch.onComplete`` builds carries the aborted
+            transactions of the read (``FetchPartitionData.abortedTransactions``, KAFKA-5376, fix 2bb48a4, 0.11.0);
+            without it the list is empty and the read_committed consumer cannot drop the aborted batches.
         aborted_txn_lso_counts_open_transactions: an aborted transaction's index entry records the partition's
             last stable offset once it completed -- the first offset of the earliest transaction of another
             producer still open, else the marker's offset + 1 (``ProducerStateManager.lastStableOffset(
@@ -792,6 +799,8 @@ class ProtocolFlags:
     producer_state_survives_log_start_offset: bool = True
     follower_tracks_transactions: bool = True
     aborted_txn_lso_counts_open_transactions: bool = True
+    delayed_fetch_keeps_isolation: bool = True
+    delayed_fetch_carries_aborted: bool = True
     append_failure_resets_pending: bool = True
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
@@ -989,6 +998,32 @@ VARIANTS: dict[str, Variant] = {
             bug="a wrong lastStableOffset in an AbortedTxn (LogSegment.updateTxnIndex): the index scan of a "
             "read_committed fetch (TransactionIndex.collectAbortedTxns) stops before the entry of an earlier-opened "
             "transaction aborted later, and the fetch returns that transaction's records",
+        ),
+        Variant(
+            name="no_kafka_5355_fix",
+            description="A read_committed Fetch completed from the purgatory (DelayedFetch) reads the log "
+            "read_uncommitted: up to the high watermark, with no aborted transactions (Kafka 0.11.0 before the fix).",
+            flags=replace(_REAL, delayed_fetch_keeps_isolation=False),
+            weakened=True,
+            breaks=("read_committed_consumer_reads_committed",),
+            scenarios=("txn_read_committed_long_poll",),
+            bug="KAFKA-5355 (PR #3221, fix 6a5a908, 0.11.0; core/src/main/scala/kafka/server/DelayedFetch.scala): "
+            "DelayedFetch.onComplete called ReplicaManager.readFromLog without the request's isolationLevel, so a "
+            "read_committed consumer whose fetch had waited in the purgatory got every batch below the high "
+            "watermark -- records of transactions still open, later aborted",
+        ),
+        Variant(
+            name="no_kafka_5376_fix",
+            description="A Fetch completed from the purgatory (DelayedFetch) answers the read's batches without "
+            "its aborted transactions (Kafka 0.11.0 before the fix).",
+            flags=replace(_REAL, delayed_fetch_carries_aborted=False),
+            weakened=True,
+            breaks=("read_committed_consumer_reads_committed",),
+            scenarios=("txn_read_committed_long_poll",),
+            bug="KAFKA-5376 (PR #3239, fix 2bb48a4, 0.11.0; DelayedFetch.scala, ReplicaManager.scala): "
+            "DelayedFetch.onComplete built FetchPartitionData without result.info.abortedTransactions (the "
+            "parameter defaulted to None), so a read_committed consumer whose fetch had waited in the purgatory "
+            "could not drop the aborted batches of its range and returned aborted records",
         ),
         Variant(
             name="no_kafka_15591_fix",

@@ -33,6 +33,7 @@ Transactions scenarios (``model = "transactions"``) use instead::
                     voluntary_abort, producer_id_expiration,
                     transactional_id_expiration, pending_transitions,
                     loading_window, coordinator_reload, verification_round_trip,
+                    read_committed_consumer, consumer_fetch_batches,
                     max_in_flight, retries, max_producer_epoch
     [faults]        drop, request_timeout, batch_expiry, txn_timeout,
                     append_failure, append_errors (the leader errors an
@@ -511,6 +512,12 @@ def _parse_txn_scenario(
         raise ScenarioError(f"{where}: [transactions] loading_window is modelled with pending_transitions")
     if topology.coordinator_reload and not topology.loading_window:
         raise ScenarioError(f"{where}: [transactions] coordinator_reload is modelled with loading_window")
+    if topology.read_committed_consumer and model == "eos":
+        raise ScenarioError(f"{where}: [transactions] read_committed_consumer is modelled without [eos]")
+    batches = topology.consumer_fetch_batches
+    if batches < 0 or (batches and not topology.read_committed_consumer):
+        raise ScenarioError(f"{where}: [transactions] consumer_fetch_batches is a batch count >= 0 of the "
+                            "read_committed_consumer")
     if topology.verification_round_trip and (model == "eos" or "security" in data or topology.pending_transitions):
         raise ScenarioError(
             f"{where}: [transactions] verification_round_trip is modelled without [eos], [security] and "

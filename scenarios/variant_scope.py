@@ -90,6 +90,9 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     # the last stable offset an aborted transaction's index entry records (LogSegment.updateTxnIndex), read by a
     # read_committed fetch's index scan: the data partitions' markers and their replicas
     "aborted_txn_lso_counts_open_transactions": frozenset({"transactions", "eos"}),
+    # the read_committed consumer's fetch purgatory ([transactions] read_committed_consumer, model.log.fetch)
+    "delayed_fetch_keeps_isolation": frozenset({"transactions"}),
+    "delayed_fetch_carries_aborted": frozenset({"transactions"}),
     "txn_resolve_sequences": frozenset({"transactions", "eos"}),
     "add_partitions_unexpected_abortable": frozenset({"transactions", "eos"}),
     "late_success_updates_last_acked": frozenset({"idempotence"}),

@@ -364,3 +364,78 @@ def test_an_in_place_reload_holds_under_kafka_and_hangs_before_kafka_9307() -> N
     variant = "no_kafka_9307_fix"
     caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(), scenario.permitted)
     assert {"clients_settle", "transactions_complete"} <= {p.name for p in caught.violations()}
+
+
+def test_a_delayed_fetch_reads_again_with_the_parked_parameters() -> None:
+    """``DelayedFetch.onComplete`` re-reads the log at completion with the request's ``FetchParams``: a
+    read_committed fetch parked at offset 0 while a transaction is open returns, once the transaction aborted and
+    the LSO passed it, the aborted range with its aborted transaction -- so the consumer drops it.  Before KAFKA-5355
+    the re-read was read_uncommitted (no list); before KAFKA-5376 the list was dropped: both return the aborted
+    record."""
+    from dataclasses import replace as dc_replace
+
+    from keos.model.clients.consumer import filter_fetched
+    from keos.model.log import fetch as fetch_path
+    from keos.model.log.partition import CONTROL_ABORT, AbortedTxn, LogEntry, PartitionLeader
+    from keos.model.variants import ProtocolFlags
+
+    data = LogEntry(records=(7,), producer_id=0, producer_epoch=0, base_sequence=0, transactional=True)
+    marker = LogEntry(records=(), producer_id=0, producer_epoch=0, base_sequence=-1, transactional=True,
+                      control=CONTROL_ABORT)
+    leader = PartitionLeader(log=(data, marker), high_watermark=2, aborted=(AbortedTxn(0, 0, 1, 2),))
+    params = fetch_path.FetchParams(fetch_path.READ_COMMITTED, 0)
+    assert fetch_path.try_complete(leader, params)
+    kafka = fetch_path.complete_delayed_fetch(leader, params, ProtocolFlags())
+    assert kafka == fetch_path.read_from_log(leader, params) and kafka.upper_bound == 2
+    assert filter_fetched(leader, 0, kafka.upper_bound, kafka.aborted) == ()
+    for flag in ("delayed_fetch_keeps_isolation", "delayed_fetch_carries_aborted"):
+        r = fetch_path.complete_delayed_fetch(leader, params, dc_replace(ProtocolFlags(), **{flag: False}))
+        assert filter_fetched(leader, 0, r.upper_bound, r.aborted) == (7,)
+
+
+def test_a_read_committed_long_poll_holds_under_kafka_and_reads_aborted_records_before_kafka_5355_and_5376() -> None:
+    """The whole search of ``txn_read_committed_long_poll``: the consumer returns exactly the committed records
+    whichever path answered; each variant of the delayed path returns an aborted or undecided record."""
+    scenario = SCENARIOS["txn_read_committed_long_poll"]
+    result, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
+    assert result.complete and not result.violations()
+    for variant in ("no_kafka_5355_fix", "no_kafka_5376_fix"):
+        caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(),
+                            scenario.permitted)
+        assert "read_committed_consumer_reads_committed" in {p.name for p in caught.violations()}
+
+
+def test_the_read_committed_consumer_is_modelled_without_eos() -> None:
+    """``[transactions] read_committed_consumer`` gives the plain transactions model its consumers; the
+    consume-transform-produce model has its own and refuses the knob."""
+    doc: dict[str, Any] = {"name": "x", "model": "eos", "transactions": {"read_committed_consumer": True}}
+    with pytest.raises(ScenarioError, match="read_committed_consumer is modelled without"):
+        parse_scenario(doc)
+    doc["model"] = "transactions"
+    model = build_model(parse_scenario(doc), "kafka")
+    (init,) = model.init_states()
+    assert init.fetchers and all(f.position == 0 and not f.parked for f in init.fetchers)
+    for bad in ({"consumer_fetch_batches": -1, "read_committed_consumer": True}, {"consumer_fetch_batches": 1}):
+        with pytest.raises(ScenarioError, match="consumer_fetch_batches"):
+            parse_scenario({"name": "x", "model": "transactions", "transactions": bad})
+
+
+def test_a_small_fetch_starts_inside_an_aborted_transaction_and_drops_it() -> None:
+    """``consumer_fetch_batches = 1``: a response ends after one batch, so the next fetch starts inside a
+    transaction; the leader lists the aborted one (``lastOffset >= fetchOffset``) on both paths and the consumer
+    drops its second record too."""
+    from keos.model.clients.consumer import filter_fetched
+    from keos.model.log import fetch as fetch_path
+    from keos.model.log.partition import CONTROL_ABORT, AbortedTxn, LogEntry, PartitionLeader
+    from keos.model.variants import ProtocolFlags
+
+    d0, d1 = (LogEntry(records=(r,), producer_id=0, producer_epoch=0, base_sequence=r, transactional=True)
+              for r in (0, 1))
+    marker = LogEntry(records=(), producer_id=0, producer_epoch=0, base_sequence=-1, transactional=True,
+                      control=CONTROL_ABORT)
+    leader = PartitionLeader(log=(d0, d1, marker), high_watermark=3, aborted=(AbortedTxn(0, 0, 2, 3),))
+    params = fetch_path.FetchParams(fetch_path.READ_COMMITTED, 1, max_batches=1)
+    for r in (fetch_path.read_from_log(leader, params), fetch_path.complete_delayed_fetch(leader, params,
+                                                                                          ProtocolFlags())):
+        assert (r.fetch_offset, r.upper_bound, r.aborted) == (1, 2, (AbortedTxn(0, 0, 2, 3),))
+        assert filter_fetched(leader, r.fetch_offset, r.upper_bound, r.aborted) == ()

@@ -24,10 +24,14 @@ log itself, not the LSO or the index, so it is an independent oracle.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from keos.model.codec import record
 from keos.model.log.partition import (
     CONTROL_ABORT,
     CONTROL_COMMIT,
     NO_PRODUCER_ID,
+    AbortedTxn,
     PartitionLeader,
     collect_aborted_transactions,
     last_stable_offset,
@@ -39,8 +43,10 @@ __all__ = [
     "READ_COMMITTED",
     "READ_UNCOMMITTED",
     "UNDECIDED",
+    "ReadCommittedFetcher",
     "fetch",
     "fetch_range",
+    "filter_fetched",
     "record_fates",
 ]
 
@@ -72,7 +78,17 @@ def fetch_range(leader: PartitionLeader, fetch_offset: int, upper_bound_offset: 
     (``isBatchAborted``) and never returns control batches.  A fetch starting inside an aborted transaction relies
     on the leader listing it (``lastOffset >= fetchOffset``).
     """
-    queue = sorted(collect_aborted_transactions(leader, fetch_offset, upper_bound_offset), key=lambda a: a.first_offset)
+    return filter_fetched(leader, fetch_offset, upper_bound_offset,
+                          collect_aborted_transactions(leader, fetch_offset, upper_bound_offset))
+
+
+def filter_fetched(
+    leader: PartitionLeader, fetch_offset: int, upper_bound_offset: int, aborted: tuple[AbortedTxn, ...] | None
+) -> tuple[int, ...]:
+    """The record ids a read_committed consumer returns from a fetch response carrying the batches of
+    ``[fetch_offset, upper_bound_offset)`` and the aborted transactions ``aborted`` (None: the response has no
+    list, as for a read_uncommitted read -- the consumer's queue is empty then): ``CompletedFetch``'s filter."""
+    queue = sorted(aborted or (), key=lambda a: a.first_offset)
     aborted_pids: set[int] = set()
     out: list[int] = []
     for offset in range(fetch_offset, upper_bound_offset):
@@ -87,6 +103,19 @@ def fetch_range(leader: PartitionLeader, fetch_offset: int, upper_bound_offset: 
         if not e.control:
             out.extend(e.records)
     return tuple(out)
+
+
+@record
+class ReadCommittedFetcher(NamedTuple):
+    """A read_committed consumer of one partition polling it from offset 0 (``[transactions]
+    read_committed_consumer``): its position (``SubscriptionState`` -- the next fetch offset, the end of the last
+    batch a response carried: the KAFKA-5443 rule, so a response ending in control or aborted batches moves it on),
+    whether its Fetch waits in the leader's purgatory (``DelayedFetch``, :mod:`model.log.fetch`) and the record ids
+    it returned to the application, in order."""
+
+    position: int = 0
+    parked: bool = False
+    delivered: tuple[int, ...] = ()
 
 
 def record_fates(leader: PartitionLeader) -> dict[int, str]:

@@ -66,6 +66,7 @@ from keos.model import codec
 from keos.model import network as net
 from keos.model.clients import producer as prod
 from keos.model.clients import transactional_producer as tp
+from keos.model.clients.consumer import ReadCommittedFetcher, filter_fetched
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.clients.txn_reactions import (
     invalid_client_transitions,
@@ -79,6 +80,7 @@ from keos.model.coordinator.transaction.transaction_log import TransactionLogVal
 from keos.model.coordinator.transaction.transaction_state import TransactionState, is_valid_transition
 from keos.model.coordinator.transaction.transit_table import log_transition_problems
 from keos.model.interface import Action, ModelError, Property, Step
+from keos.model.log import fetch as fetch_path
 from keos.model.log import partition as part
 from keos.model.log.leader_election import elect_follower
 from keos.model.log.marker_answer_table import MarkerAsk, marker_table_mismatch
@@ -182,6 +184,9 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     **ADVERSARY_ACTION_ARGS,
     "ExpireProducerState": ("partition", "producer_id"),
     "PartitionLeaderElection": ("partition",),
+    "Fetch": ("partition",),
+    "FetchWait": ("partition",),
+    "DelayedFetchComplete": ("partition",),
 }
 FAULT_OF_ACTION = {
     "DropMessage": "drop",
@@ -472,6 +477,7 @@ class TransactionalSystem:
                 0,
                 (0,) * len(TXN_FAULT_KINDS),
                 TxnGhost(),
+                fetchers=(ReadCommittedFetcher(),) * topo.partitions if topo.read_committed_consumer else (),
             ),
         )
 
@@ -566,9 +572,28 @@ class TransactionalSystem:
         out.extend(Action("Deliver", (env,)) for env in heads)
         if state.loading and not state.load_failed:
             out.append(Action("LoadTransactions", ()))
+        out.extend(self._fetch_actions(state))
         out.extend(self._expiry_actions(state))
         if state.security.abandoned:
             out = [a for a in out if not blocked_by_abandon(state, a)]
+        return out
+
+    def _fetch_actions(self, state: TxnSystemState) -> list[Action]:
+        """The read_committed consumers' fetches (``[transactions] read_committed_consumer``): a Fetch answered at
+        once while the partition's LSO is past the consumer's position, a Fetch parked in the purgatory
+        (``fetch.min.bytes`` not met yet, or nothing stable to read), a parked Fetch completed once
+        ``DelayedFetch.tryComplete`` holds."""
+        out: list[Action] = []
+        for q, f in enumerate(state.fetchers):
+            params = self._fetch_params(f.position)
+            if f.parked:
+                if fetch_path.try_complete(state.partitions[q], params):
+                    out.append(Action("DelayedFetchComplete", (q,)))
+                continue
+            if fetch_path.try_complete(state.partitions[q], params):
+                out.append(Action("Fetch", (q,)))
+            if f.position < len(state.partitions[q].log):
+                out.append(Action("FetchWait", (q,)))
         return out
 
     def _expiry_actions(self, state: TxnSystemState) -> list[Action]:
@@ -2097,6 +2122,53 @@ class TransactionalSystem:
             events = (*events, "leader_elected_mid_verification")
         return s._replace(partitions=_at(s.partitions, q, elect_follower(old, self.flags))), events
 
+    # -- the read_committed consumers (``[transactions] read_committed_consumer``, :mod:`model.log.fetch`) --------
+
+    def _consume(self, s: TxnSystemState, q: int, result: fetch_path.LogReadResult, path: str) -> Result:
+        """The consumer takes one Fetch response of partition ``q``: ``CompletedFetch`` filters it, the records go
+        to the application and the position moves to the end of the last batch the response carried."""
+        f = s.fetchers[q]
+        leader = s.partitions[q]
+        got = filter_fetched(leader, result.fetch_offset, result.upper_bound, result.aborted)
+        f = f._replace(position=result.upper_bound, parked=False, delivered=(*f.delivered, *got))
+        events: tuple[str, ...] = (f"{path}_returned_records",) if got else ()
+        if len(got) < sum(len(e.records) for e in leader.log[result.fetch_offset:result.upper_bound]
+                          if not e.control):  # no mutate: observer (a sometimes witness)
+            events = (*events, "fetch_filtered_aborted")
+        return s._replace(fetchers=_at(s.fetchers, q, f)), events
+
+    def _fetch_params(self, position: int) -> fetch_path.FetchParams:
+        """The consumer's Fetch of its partition: read_committed from its position, its fetch size."""
+        return fetch_path.FetchParams(fetch_path.READ_COMMITTED, position, self.config.topology.consumer_fetch_batches)
+
+    def _fetch(self, s: TxnSystemState, q: int) -> Result:
+        """``ReplicaManager.fetchMessages`` answers at once: ``readFromLog`` with the request's parameters."""
+        f = s.fetchers[q] if q < len(s.fetchers) else None
+        params = self._fetch_params(f.position if f else 0)
+        if (  # no branch: only a trace read from a file names a disabled action
+            f is None or f.parked or not fetch_path.try_complete(s.partitions[q], params)
+        ):
+            return None
+        return self._consume(s, q, fetch_path.read_from_log(s.partitions[q], params), "fetch")
+
+    def _fetch_wait(self, s: TxnSystemState, q: int) -> Result:
+        """The Fetch waits in the purgatory as a ``DelayedFetch`` holding its ``FetchParams``."""
+        f = s.fetchers[q] if q < len(s.fetchers) else None
+        if f is None or f.parked:  # no branch: only a trace read from a file names a disabled action
+            return None
+        return s._replace(fetchers=_at(s.fetchers, q, f._replace(parked=True))), ("fetch_parked",)
+
+    def _delayed_fetch_complete(self, s: TxnSystemState, q: int) -> Result:
+        """``DelayedFetch.tryComplete`` holds: ``onComplete`` reads the log again with the parked parameters."""
+        f = s.fetchers[q] if q < len(s.fetchers) else None
+        params = self._fetch_params(f.position if f else 0)
+        if (  # no branch: only a trace read from a file names a disabled action
+            f is None or not f.parked or not fetch_path.try_complete(s.partitions[q], params)
+        ):
+            return None
+        result = fetch_path.complete_delayed_fetch(s.partitions[q], params, self.flags)
+        return self._consume(s, q, result, "delayed_fetch")
+
     _HANDLERS: ClassVar[dict[str, Callable[..., Result]]] = {
         "InitTransactions": _init_transactions,
         "BeginTransaction": _begin,
@@ -2125,6 +2197,9 @@ class TransactionalSystem:
         **ADVERSARY_HANDLERS,
         "ExpireProducerState": _expire_producer_state,
         "PartitionLeaderElection": _elect_partition_leader,
+        "Fetch": _fetch,
+        "FetchWait": _fetch_wait,
+        "DelayedFetchComplete": _delayed_fetch_complete,
     }
 
     # -- codec and display -------------------------------------------------------------------------

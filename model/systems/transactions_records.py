@@ -13,6 +13,7 @@ from keos.model import codec
 from keos.model import network as net
 from keos.model.clients import consumer_coordinator as cc
 from keos.model.clients import transactional_producer as tp
+from keos.model.clients.consumer import ReadCommittedFetcher
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import group_coordinator as gc
 from keos.model.coordinator.transaction import transaction_coordinator as tc
@@ -99,6 +100,10 @@ class TxnTopology:
     in-place reload -- the broker that leads ``__transaction_state`` is elected again at a new leader epoch without
     resigning in between (``TransactionCoordinator.onElection`` with no ``onResignation``), so the coordinator
     reloads the partition over the state it still holds in memory (``CoordinatorReloaded``).
+    ``read_committed_consumer``: each data partition has a read_committed consumer polling it from offset 0
+    (:class:`~model.clients.consumer.ReadCommittedFetcher`), whose Fetch the leader answers at once (``Fetch``)
+    or parks in the fetch purgatory until the LSO passes its offset (``FetchWait``, then ``DelayedFetchComplete``:
+    ``DelayedFetch.onComplete`` reads the log again at completion, :mod:`model.log.fetch`).
     """
 
     producers: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
@@ -116,6 +121,9 @@ class TxnTopology:
     send_rejections: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     max_in_flight: int = 1  # no mutate: a scenario's default (what it explores), not a Kafka rule
     coordinator_reload: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    read_committed_consumer: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: the read_committed consumer's ``max.partition.fetch.bytes`` in batches (0: a response reaches the LSO)
+    consumer_fetch_batches: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
 
 
 @dataclass(frozen=True)
@@ -398,3 +406,5 @@ class TxnSystemState(NamedTuple):
     #: the load of an in-place reload threw (weakened variant ``no_kafka_9307_fix`` only): the partition never leaves
     #: ``loadingPartitions``
     load_failed: bool = False
+    #: ``[transactions] read_committed_consumer``: each data partition's read_committed consumer (else empty)
+    fetchers: tuple[ReadCommittedFetcher, ...] = ()
