@@ -18,7 +18,7 @@ import pytest
 from keos.checker import engines
 from keos.checker.cli.main import main
 
-#: Cheap default scenarios (a few CPU-s in all); with the no_idempotence variant they violate, so traces are written too.
+#: Cheap default scenarios (a few CPU-s in all); under no_idempotence they violate (traces are written).
 SCENARIOS = ("idempotence_retry", "idempotence_not_leader", "idempotence_expired_not_leader")
 
 
