@@ -363,6 +363,7 @@ def check(
     compact_visited: bool = False,
     spill_dir: Path | str | None = None,
     master: str = "local[*]",
+    jobs: int = 1,
 ) -> CheckReport:
     """Check the scenarios' invariants (default: the default gate's scenarios) with ``engine``.
 
@@ -384,6 +385,13 @@ def check(
     (those arrays in memory-mapped files there); any of them selects the level-synchronous search
     (:mod:`keos.checker.explore.parallel`), which finds stuck states but leaves fair livelocks to
     the sequential one.  ``master``: the Spark master of the ``spark-bfs`` engine.
+
+    ``jobs``: runs (scenario x engine) at a time, each in a forked process of a pool
+    (:class:`_RunPool`); the results are taken, written and reported in the runs' order, so the report,
+    ``summary.json`` and the traces are those of ``jobs=1`` apart from timing figures.  A worker that dies
+    (killed, out of memory at the operating system's hands) raises ``BrokenProcessPool``: a keos fault,
+    never a verdict.  Ctrl-C keeps every run finished so far, in whatever order they finished.  ``jobs``
+    above 1 excludes ``workers`` above 1 and the Spark engines (each is itself parallel).
     """
     chosen = _scenarios(scenarios)
     v_override = _variant(variant)
@@ -399,6 +407,7 @@ def check(
         build_model(scenario, v_override or scenario.variant)
     _budgets(0.0 if time_budget_s is None else time_budget_s, max_states, max_memory_mb)
     spill = _search_options(workers, spill_dir, master if "spark-bfs" in engines else None)
+    _jobs(jobs, workers, engines)
     out_dir = Path(out) if out is not None else None
     options = EngineOptions(
         seed=seed,
@@ -419,20 +428,38 @@ def check(
     if out_dir is not None:
         clear_stale_traces(out_dir)
     runs = [(scenario, name) for scenario in chosen for name in engines]
+    finished: dict[int, EngineResult] = {}
+
+    def keep(i: int, result: EngineResult) -> None:
+        """Judge, write and keep run ``i``'s result (in the runs' order while the command is not stopped)."""
+        scenario = runs[i][0]
+        if stop_on_first:
+            unjudged_after_first_violation(result)
+        _add_transition_coverage(result)
+        if out_dir is not None:
+            write_traces(result, out_dir, scenario)
+        finished[i] = result
+        report.results.append(result)
+
+    def not_run() -> list[str]:
+        return [f"{name}/{sc.name}/{v_override or sc.variant}"
+                for i, (sc, name) in enumerate(runs) if i not in finished]
+
+    pool: _RunPool | None = None
     try:
+        if jobs > 1 and len(runs) > 1:
+            pool = _RunPool(jobs)
+            pool.submit(runs, v_override, options, time_budget_s)
         for i, (scenario, name) in enumerate(runs):
             v = v_override or scenario.variant
-            run, _ = ENGINES[name]
             if on_run is not None:
                 on_run(scenario, name, v)
-            budget = DEFAULT_TIME_BUDGET_S.get(name, 0.0) if time_budget_s is None else time_budget_s
-            result = run(scenario, v, replace(options, time_budget_s=budget))
-            if stop_on_first:
-                unjudged_after_first_violation(result)
-            _add_transition_coverage(result)
-            if out_dir is not None:
-                write_traces(result, out_dir, scenario)
-            report.results.append(result)
+            if pool is not None:
+                result = pool.result(i)
+            else:
+                run, _ = ENGINES[name]
+                result = run(scenario, v, replace(options, time_budget_s=_budget(name, time_budget_s)))
+            keep(i, result)
             if out_dir is not None:
                 write_summary(out_dir, report.results, "check", complete=i == len(runs) - 1)
     except MemoryError:
@@ -442,17 +469,95 @@ def check(
     except Exception as exc:
         # A keos bug (exit 3 on the command line): the runs that finished are still written, marked partial.
         if out_dir is not None:
-            not_run = [f"{name}/{sc.name}/{v_override or sc.variant}" for sc, name in runs[len(report.results):]]
             write_summary(out_dir, report.results, "check", stopped=f"keos crashed ({type(exc).__name__})",
-                          not_run=not_run)
+                          not_run=not_run())
         raise
+    finally:
+        if pool is not None and report.stopped:
+            for i, result in pool.stop():  # runs the pool finished out of order before the command stopped
+                if i not in finished:
+                    keep(i, result)
+            report.results = [finished[i] for i in sorted(finished)]
+        elif pool is not None:
+            pool.stop()
     if report.stopped:
-        report.not_run = [f"{name}/{sc.name}/{v_override or sc.variant}" for sc, name in runs[len(report.results):]]
+        report.not_run = not_run()
         if out_dir is not None:
             write_summary(out_dir, report.results, "check", stopped=report.stopped, not_run=report.not_run)
         if report.stopped == "interrupted":
             raise Interrupted(report) from None
     return report
+
+
+def _budget(engine: str, time_budget_s: float | None) -> float:
+    """A run's time budget: the one given, else the engine's default (:data:`DEFAULT_TIME_BUDGET_S`)."""
+    return DEFAULT_TIME_BUDGET_S.get(engine, 0.0) if time_budget_s is None else time_budget_s
+
+
+def _jobs(jobs: int, workers: int, engines: Sequence[str]) -> None:
+    """Validate ``jobs``: a count of processes, not combined with a search that is itself parallel."""
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or not 1 <= jobs <= MAX_WORKERS:
+        raise ModelError(f"jobs must be an integer from 1 to {MAX_WORKERS}, got {jobs!r}")
+    if jobs > 1 and workers > 1:
+        raise ModelError("jobs and workers are exclusive: either runs side by side or one run's search split")
+    if jobs > 1 and any(e.startswith("spark") for e in engines):
+        raise ModelError("jobs above 1 does not apply to the Spark engines (each run is already a Spark job)")
+
+
+def _pool_worker_init() -> None:
+    """A pool worker leaves Ctrl-C to the parent (which stops the pool) and dies at once on SIGTERM."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _pool_run(scenario: Scenario, engine: str, variant: str, options: EngineOptions) -> EngineResult:
+    run, _ = ENGINES[engine]
+    return run(scenario, variant, options)
+
+
+class _RunPool:
+    """Every run submitted at once to a pool of ``jobs`` forked processes (:mod:`concurrent.futures`).
+
+    Forked, so a worker has the parent's modules and registered engines without re-importing them; it has
+    no progress callback (the parent's console is not its own).  :meth:`result` waits for run ``i``;
+    :meth:`stop` cancels what has not started, kills what is running and returns the runs that finished.
+    """
+
+    def __init__(self, jobs: int) -> None:
+        import multiprocessing
+        from concurrent.futures import Future, ProcessPoolExecutor
+
+        self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                        initializer=_pool_worker_init)
+        self.futures: list[Future[EngineResult]] = []
+
+    def submit(self, runs: Sequence[tuple[Scenario, str]], v_override: str | None, options: EngineOptions,
+               time_budget_s: float | None) -> None:
+        self.futures += [
+            self.pool.submit(_pool_run, sc, name, v_override or sc.variant,
+                             replace(options, progress=None, time_budget_s=_budget(name, time_budget_s)))
+            for sc, name in runs
+        ]
+
+    def result(self, i: int) -> EngineResult:
+        return self.futures[i].result()
+
+    def stop(self) -> list[tuple[int, EngineResult]]:
+        for f in self.futures:
+            f.cancel()
+        done = [(i, f.result()) for i, f in enumerate(self.futures)
+                if f.done() and not f.cancelled() and f.exception() is None]
+        # ProcessPoolExecutor has no public way to end running tasks before Python 3.14 (terminate_workers)
+        terminate = getattr(self.pool, "terminate_workers", None)
+        if terminate is not None:
+            terminate()
+        else:
+            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+                process.terminate()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        return done
 
 
 def _budgets(time_budget_s: float, max_states: int, max_memory_mb: int) -> None:

@@ -98,9 +98,10 @@ def test_a_loading_group_coordinator_answers_load_in_progress_until_loaded() -> 
 
 
 def test_the_returning_owner_refetches_and_the_partner_is_reached() -> None:
-    """The search itself runs once, under ``--strict``, in ``tests/test_reach_set_gate.py`` (the reach set's own
-    test): there every property must hold and each of their partners fire.  Here: that ``partition_returned``
-    is a partner on this scenario, so that strict run judges it."""
+    """The search itself runs once, under ``--strict``, in the gate's second check (``scripts/gate.sh``:
+    ``keos check --strict --set reach --skip-default``): there every property must hold and each of their
+    partners fire.  Here: that ``partition_returned`` is a partner on this scenario, so that strict run judges
+    it."""
     name = "reach_eos_partition_returns"
     scenario = SCENARIOS[name]
     assert "reach" in scenario.sets and not scenario.default

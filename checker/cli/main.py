@@ -381,10 +381,18 @@ def _components() -> dict[str, str]:
 
 
 def _check_scenarios(args: argparse.Namespace) -> list[Scenario] | None:
-    """``--set NAME`` (a named scenario set, e.g. ``deep``) plus any ``--scenario``; else the default gate."""
+    """``--set NAME`` (a named scenario set, e.g. ``deep``) plus any ``--scenario``; else the default gate.
+
+    ``--skip-default`` drops the set's scenarios that are also default ones: the gate checks the default
+    scenarios in one step and ``--set reach --skip-default`` in the next, so no scenario is searched twice.
+    """
     if not args.set:
+        if args.skip_default:
+            raise UsageError("--skip-default needs --set NAME (it drops that set's default scenarios)")
         return _chosen(args.scenario)
-    chosen = list(scenario_set(args.set).values())
+    chosen = [s for s in scenario_set(args.set).values() if not (args.skip_default and s.default)]
+    if not chosen and not args.scenario:
+        raise UsageError(f"--set {args.set} --skip-default: every scenario of the set is a default one")
     return chosen + [resolve_scenario(r) for r in args.scenario or ()]
 
 
@@ -416,6 +424,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             progress=_progress_reporter(console),
             on_run=lambda sc, engine, v: _console(True).print(
                 f"[bold]{engine}[/bold] {sc.name} [dim]variant={v}[/dim]"),
+            jobs=args.jobs,
             **_search_args(args),
         )
     except api.Interrupted as stop:
@@ -1077,7 +1086,8 @@ def _parser() -> _Parser:
         "check",
         "check invariants on scenarios (exit 1 on a violation)",
         "  keos check\n  keos check --scenario idempotence_retry --variant small_duplicate_window\n"
-        "  keos check --scenario my.toml --engine all --json --junit junit.xml --sarif keos.sarif",
+        "  keos check --scenario my.toml --engine all --json --junit junit.xml --sarif keos.sarif\n"
+        "  keos check --strict --set reach --skip-default --jobs 2   # the gate's second step",
     )
     s.add_argument(
         "--scenario",
@@ -1086,6 +1096,20 @@ def _parser() -> _Parser:
         help="built-in name or TOML file; repeatable (default: the default scenarios)",
     )
     s.add_argument("--set", metavar="NAME", help="a named scenario set (e.g. deep: larger bounds, minutes)")
+    s.add_argument(
+        "--skip-default",
+        action="store_true",
+        help="with --set: leave out the set's scenarios that are default ones (the gate checks those in its "
+        "first step; scripts/gate.sh runs --set reach --skip-default after it)",
+    )
+    s.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="runs (scenario x engine) at a time in a pool of forked processes; the report and "
+        "exit code are those of --jobs 1 apart from timing figures; a worker that dies is exit 3",
+    )
     s.add_argument("--engine", default="explore", help=f"{', '.join(ENGINES)} or all")
     s.add_argument("--variant", help="protocol variant (default: each scenario's own); see keos list")
     _out_flag(s)
