@@ -289,11 +289,12 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
         ),
         no_findings(
             name="commits_sent_with_stable_generation",
-            fact="The Java consumer sends an OffsetCommit only while generationIfStable() is not null -- it has a member "
-            "id and a generation and no rebalance is under way (no JoinGroup out, no SyncGroup answer awaited): on "
-            "every commit path (commitSync/commitAsync, auto-commit, onJoinPrepare, onPartitionsRevoked, close()) in "
-            "every group state; otherwise the commit fails in the client with RebalanceInProgressException (during a "
-            "rebalance) or CommitFailedException (no generation) and no request leaves it.",
+            fact="The Java consumer sends an OffsetCommit only while generationIfStable() is not null -- it has a "
+            "member id and a generation and no rebalance is under way (no JoinGroup out, no SyncGroup answer "
+            "awaited): on every commit path (commitSync/commitAsync, auto-commit, onJoinPrepare, "
+            "onPartitionsRevoked, close()) in every group state; otherwise the commit fails in the client with "
+            "RebalanceInProgressException (during a rebalance) or CommitFailedException (no generation) and no "
+            "request leaves it.",
             source="ConsumerCoordinator.sendOffsetCommitRequest and maybeAutoCommitOffsetsSync, onLeavePrepare "
             "(Kafka 4.0, trunk 1eb7644); KIP-429 (cooperative members keep their partitions during a rebalance)",
             catches="a commit path that forgets the guard: a close() or revocation during a rebalance commits with the "

@@ -509,7 +509,7 @@ class GroupSystem:
         return None if m is None else m.member_id
 
     def _commit(self, s: GroupState, c: Consumer, partitions: Sequence[int], i: int,
-                sender: Consumer | None | bool = True) -> tuple[GroupState, str]:
+                sender: Consumer | bool = True) -> tuple[GroupState, str]:
         """OffsetCommit of ``c``'s positions for ``partitions`` with its member id, generation and instance id.
 
         ``sender``: the Java consumer as it stands when ``ConsumerCoordinator.sendOffsetCommitRequest`` runs (True:
