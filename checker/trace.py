@@ -62,6 +62,7 @@ __all__ = [
     "TraceError",
     "load_trace",
     "make_trace",
+    "offered",
     "replay",
     "replay_actions",
 ]
@@ -158,7 +159,21 @@ class Replay:
     violated_at: int = -1
 
 
-def replay_actions(model: Model, actions: Sequence[Action], prop: Property, loop_start: int | None = None) -> Replay:
+def offered(model: Model, state: Any, action: Action) -> bool:
+    """Whether the model offers ``action`` in ``state``, compared as trace JSON (:meth:`Model.action_to_json`).
+
+    A decoded action can equal an offered one in Python without being it: ``True == 1``, ``1.0 == 1``, so an
+    edited trace's ``"consumer": true`` would match consumer 1 and a ``step`` that tests ``action in enabled``
+    would take it.  Compared as JSON, a trace file can only name an action the system could have taken."""
+    try:
+        key = json.dumps(model.action_to_json(action), sort_keys=True)
+    except (TypeError, ValueError, ModelError):  # input: an edited trace's value that does not encode
+        return False
+    return any(json.dumps(model.action_to_json(a), sort_keys=True) == key for a in model.actions(state))
+
+
+def replay_actions(model: Model, actions: Sequence[Action], prop: Property, loop_start: int | None = None,
+                   offered_only: bool = False) -> Replay:
     """Execute ``actions`` from the initial state; confirm ``prop`` fails at the end.
 
     A trace is *confirmed* when every action is enabled where it is taken and
@@ -167,9 +182,14 @@ def replay_actions(model: Model, actions: Sequence[Action], prop: Property, loop
     ``eventually`` property the end must be a stuck state (``loop_start`` None)
     or ``actions[loop_start:]`` a fair livelock cycle (:mod:`keos.checker.liveness`);
     ``violated_at`` is then the last step (stuck) or ``loop_start``.
+
+    ``offered_only`` (a trace read from a file, :func:`replay`): an action is taken only where
+    :func:`offered` says the model offers it -- a step function that checks less (or whose check a
+    decoded ``True`` passes for ``1``) never takes a user's action no run of the system takes.
+    Engines' own actions come from ``model.actions`` and skip the test.
     """
     if prop.expectation is Expectation.EVENTUALLY:
-        return _replay_liveness(model, actions, prop, loop_start)
+        return _replay_liveness(model, actions, prop, loop_start, offered_only)
     if loop_start is not None:
         return Replay(False, f"{prop.name} is not an eventually property; a trace with a cycle cannot violate it")
     inits = model.init_states()
@@ -180,6 +200,8 @@ def replay_actions(model: Model, actions: Sequence[Action], prop: Property, loop
     events: list[tuple[str, ...]] = [()]
     first = -1 if prop.holds(state) else 0
     for i, action in enumerate(actions, start=1):
+        if offered_only and not offered(model, state, action):
+            return Replay(False, f"step {i}: {_describe(model, action)} is not enabled", states, events, first)
         try:
             step = model.step(state, action)
         except Exception:
@@ -200,7 +222,8 @@ def replay_actions(model: Model, actions: Sequence[Action], prop: Property, loop
     return Replay(True, f"{prop.name} is violated after step {len(actions)}", states, events, first)
 
 
-def _replay_liveness(model: Model, actions: Sequence[Action], prop: Property, loop_start: int | None) -> Replay:
+def _replay_liveness(model: Model, actions: Sequence[Action], prop: Property, loop_start: int | None,
+                     offered_only: bool = False) -> Replay:
     """Replay a stuck path (``loop_start`` None) or a lasso for the eventually property ``prop``."""
     inits = model.init_states()
     if not inits:
@@ -209,6 +232,8 @@ def _replay_liveness(model: Model, actions: Sequence[Action], prop: Property, lo
     states = [state]
     events: list[tuple[str, ...]] = [()]
     for i, action in enumerate(actions, start=1):
+        if offered_only and not offered(model, state, action):
+            return Replay(False, f"step {i}: {_describe(model, action)} is not enabled", states, events)
         step = model.step(state, action)
         if step is None:
             return Replay(False, f"step {i}: {model.format_action(action)} is not enabled", states, events)
@@ -369,4 +394,4 @@ def replay(model: Model, data: dict[str, Any]) -> Replay:
         actions = [model.action_from_json(a) for a in data["actions"]]
     except ModelError as exc:
         raise TraceError(f"bad action in trace: {exc}") from None
-    return replay_actions(model, actions, prop, data.get("loop_start"))
+    return replay_actions(model, actions, prop, data.get("loop_start"), offered_only=True)

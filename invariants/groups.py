@@ -17,6 +17,8 @@ replay (loading a group from its offsets partition).
   and no failover loses one.
 * ``commits_fenced_exactly`` — an OffsetCommit is answered UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION exactly
   for an unknown member / a known member of another generation (``ClassicGroup.validateOffsetCommit``).
+* ``commits_sent_with_stable_generation`` — the Java consumer sends an OffsetCommit only with
+  ``generationIfStable()`` (a member id, a generation, no rebalance under way), on every commit path.
 * ``group_requests_fenced_exactly`` — the same member and generation checks for SyncGroup and Heartbeat
   (REBALANCE_IN_PROGRESS while the group is PreparingRebalance).
 * ``offsets_cache_matches_log`` — replaying the group's ``__consumer_offsets`` partition (compacted
@@ -283,6 +285,21 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             catches="a missing or misplaced member or generation check; a check answering the wrong error (the "
             "client resets its member id where it should only rejoin, or the reverse); a current member fenced",
             findings=lambda s: s.ghost.misfenced,
+            partners=("offset_committed",),
+        ),
+        no_findings(
+            name="commits_sent_with_stable_generation",
+            fact="The Java consumer sends an OffsetCommit only while generationIfStable() is not null -- it has a "
+            "member id and a generation and no rebalance is under way (no JoinGroup out, no SyncGroup answer "
+            "awaited): on every commit path (commitSync/commitAsync, auto-commit, onJoinPrepare, "
+            "onPartitionsRevoked, close()) in every group state; otherwise the commit fails in the client with "
+            "RebalanceInProgressException (during a rebalance) or CommitFailedException (no generation) and no "
+            "request leaves it.",
+            source="ConsumerCoordinator.sendOffsetCommitRequest and maybeAutoCommitOffsetsSync, onLeavePrepare "
+            "(Kafka 4.0, trunk 1eb7644); KIP-429 (cooperative members keep their partitions during a rebalance)",
+            catches="a commit path that forgets the guard: a close() or revocation during a rebalance commits with the "
+            "generation the rebalance is replacing, a commit without a generation reaches the coordinator",
+            findings=lambda s: s.ghost.unguarded_commits,
             partners=("offset_committed",),
         ),
         no_findings(
@@ -571,7 +588,7 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
     if topo.records == 0:  # ownership only: nothing is polled or committed
         props = [p for p in props if p.name not in ("committed_offsets_never_regress", "offsets_cache_matches_log",
                                                      "offset_committed", "revoked_partitions_committed",
-                                                     "commits_fenced_exactly",
+                                                     "commits_fenced_exactly", "commits_sent_with_stable_generation",
                                                      "new_owner_resumes_at_committed_offset",
                                                      "resumed_at_committed_offset")]
     if faults.leave and topo.records and topo.consumers > 1 and topo.assignor == "cooperative-sticky":

@@ -207,6 +207,8 @@ class GroupGhost(NamedTuple):
     dropped_on_move: tuple[str, ...] = ()
     #: consumers that took a member id or generation the coordinator did not hold after the step that gave it to them
     unissued: tuple[str, ...] = ()
+    #: OffsetCommits the Java consumer sent without ``generationIfStable()`` (during a rebalance, or no generation)
+    unguarded_commits: tuple[str, ...] = ()
 
 
 @record
@@ -513,8 +515,23 @@ class GroupSystem:
         m = s.group.static_member(self.instances[i])
         return None if m is None else m.member_id
 
-    def _commit(self, s: GroupState, c: Consumer, partitions: Sequence[int], i: int) -> tuple[GroupState, str]:
-        """OffsetCommit of ``c``'s positions for ``partitions`` with its member id, generation and instance id."""
+    def _commit(self, s: GroupState, c: Consumer, partitions: Sequence[int], i: int,
+                sender: Consumer | bool = True) -> tuple[GroupState, str]:
+        """OffsetCommit of ``c``'s positions for ``partitions`` with its member id, generation and instance id.
+
+        ``sender``: the Java consumer as it stands when ``ConsumerCoordinator.sendOffsetCommitRequest`` runs (True:
+        ``c`` itself; a consumer: that one, e.g. the member ``onJoinComplete`` already made STABLE while ``c`` is the
+        copy whose positions it commits).  That method is the one place Kafka's client guards every commit path --
+        ``commitSync`` / ``commitAsync``, auto-commit, ``onJoinPrepare``, ``onPartitionsRevoked``, ``close()`` -- with
+        ``generationIfStable()`` (Kafka 4.0, trunk 1eb7644): during a rebalance the commit fails locally with
+        RebalanceInProgressException, without a generation with CommitFailedException, and no request is sent.  A
+        commit sent anyway is recorded (ghost, ``commits_sent_with_stable_generation``) whichever caller forgot the
+        guard.  False: a client without that guard by design -- a stale copy arriving late, a hostile client."""
+        who = c if sender is True else sender
+        if isinstance(who, Consumer) and not self._stable_on_close(who):  # no branch: ghost observer of a violation
+            note = (f"consumer {i} ({who.member_id or 'no member id'}, generation {who.generation}, {who.state}) sent "
+                    f"an OffsetCommit although generationIfStable() is null")
+            s = s._replace(ghost=s.ghost._replace(unguarded_commits=(*s.ghost.unguarded_commits, note)))
         offsets = tuple((p, c.position(p)) for p in partitions)
         error = cg.validate_offset_commit(s.group, c.member_id, c.generation, self.flags.offset_commit_generation_check,
                                           self.flags.offset_commit_stale_generation_check, self._fenced_by(i))
@@ -1489,7 +1506,7 @@ class GroupSystem:
             pending = before.uncommitted(revoked)
             events.append("cooperative:revoked")
             if pending and self.flags.commit_on_revoke:
-                s, error = self._commit(s, before, pending, i)
+                s, error = self._commit(s, before, pending, i, c)  # onJoinComplete runs once the member is STABLE
                 events.append(f"commit:{_outcome(error)}")
             s = self._note_handover(s, before, revoked, "onPartitionsRevoked")
             events.append("revoked:onPartitionsRevoked")
@@ -1668,7 +1685,7 @@ class GroupSystem:
         member, generation, offsets = c.sent
         c = c._replace(sent=("", cc.NO_GENERATION, ()))
         stale = c._replace(member_id=member, generation=generation, positions=offsets, committed=())
-        s, error = self._commit(s, stale, tuple(p for p, _ in offsets), i)
+        s, error = self._commit(s, stale, tuple(p for p, _ in offsets), i, False)  # sent earlier, when it was stable
         after = self._commit_reaction(c, error, (member, generation))
         ignored = error != Errors.NONE and after == c
         events = (f"late_commit:{_outcome(error)}",
@@ -1849,7 +1866,7 @@ class GroupSystem:
         ``OffsetCommitResponseHandler``: REBALANCE_IN_PROGRESS is ``requestRejoin``, never a generation reset
         (KAFKA-8487)."""
         c = s.consumers[i]
-        s, error = self._commit(s, c, c.uncommitted(), i)
+        s, error = self._commit(s, c, c.uncommitted(), i, False)  # a client without the guard
         after = self._commit_reaction(c, error, (c.member_id, c.generation))
         return self._put(s, i, after), (f"early_commit:{_outcome(error)}",)
 
