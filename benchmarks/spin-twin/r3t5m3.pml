@@ -50,6 +50,13 @@ short te_next = 0;         /* next_sequence */
 short te_acked = -1;       /* last_acked_sequence */
 bool  te_unres = false;    /* unresolved */
 bool  te_rewrite = false;  /* rewrite */
+short te_useq = -1;        /* unresolved_sequence: the sequence after the failed batch, -1 unless unresolved */
+/* Producer.expired: the batch delivery.timeout.ms failed while its request was in flight, as (correlation id,
+ * last sequence); at most one (batch_expiry=1, asserted); all 0 when none */
+bool  ex_has = false;
+byte  ex_rid = 0;          /* correlation id = (record id, attempt) of the one-record batch */
+byte  ex_att = 0;
+short ex_last = 0;
 /* batches, in order (partition is always 0; records = (b_rid,)) ; empty slots all 0 */
 byte  nb = 0;
 byte  b_rid[NB];
@@ -80,7 +87,8 @@ byte  n_conn[NN];
 short n_pid[NN];           /* REQ only */
 short n_epoch[NN];
 short n_seq[NN];
-byte  n_rid[NN];           /* REQ only */
+byte  n_rid[NN];           /* correlation id (record id, attempt), REQ and RESP */
+byte  n_att[NN];
 byte  n_err[NN];           /* RESP only */
 short n_off[NN];           /* RESP only */
 
@@ -88,6 +96,11 @@ byte next_pid = 0;
 byte f_drop = 0; byte f_dup = 0; byte f_rt = 0; byte f_exp = 0; byte f_lr = 0;   /* faults_used */
 byte acked[R];             /* ghost: sorted tuple of acked record ids == count per record */
 byte failed[R];            /* ghost: failed record ids, same encoding */
+bool g_refused = false;    /* ghost: Ghost.refused -- a batch given up on OUT_OF_ORDER_SEQUENCE_NUMBER since the bump */
+/* derived, not scrubbed: how many requests of the current connection are in flight for batches the producer no
+ * longer awaits (producer.orphan_requests), recomputed at the end of every step (derive()): a function of the
+ * other variables, so it never tells two states apart */
+byte orph = 0;
 
 /* ---- scratch.  SPIN's BFS refuses 'hidden' variables, so these are ordinary globals that every
  * d_step zeroes at its end (scrub): constant in every stored state, they add bytes to the state
@@ -98,7 +111,7 @@ byte failed[R];            /* ghost: failed record ids, same encoding */
 HIDE byte ti; HIDE byte tj; HIDE byte tk; HIDE byte tq; HIDE byte tr; HIDE byte tw; HIDE byte tc;
 HIDE short ts; HIDE short dupoff; HIDE byte err; HIDE short off;
 HIDE byte dk_kind; HIDE byte dk_conn; HIDE short dk_pid; HIDE short dk_epoch; HIDE short dk_seq;
-HIDE byte dk_rid; HIDE byte dk_err; HIDE short dk_off;
+HIDE byte dk_rid; HIDE byte dk_att; HIDE byte dk_err; HIDE short dk_off; HIDE bool canr; HIDE byte tx;
 HIDE byte tr_rid; HIDE short tr_epoch; HIDE short tr_seq; HIDE byte tr_att;
 HIDE byte tail[NL]; HIDE byte nt; HIDE byte prev;
 HIDE byte no_duplicate_append; HIDE byte no_acked_loss; HIDE byte per_partition_order;
@@ -106,7 +119,8 @@ HIDE byte sequence_table_consistent; HIDE byte found;
 
 inline scrub() {
   ti = 0; tj = 0; tk = 0; tq = 0; tr = 0; tw = 0; tc = 0; ts = 0; dupoff = 0; err = 0; off = 0;
-  dk_kind = 0; dk_conn = 0; dk_pid = 0; dk_epoch = 0; dk_seq = 0; dk_rid = 0; dk_err = 0; dk_off = 0;
+  dk_kind = 0; dk_conn = 0; dk_pid = 0; dk_epoch = 0; dk_seq = 0; dk_rid = 0; dk_att = 0; dk_err = 0; dk_off = 0;
+  canr = 0; tx = 0;
   tr_rid = 0; tr_epoch = 0; tr_seq = 0; tr_att = 0; nt = 0; prev = 0;
   tq = 0;
   do
@@ -142,10 +156,10 @@ inline dump() {
   printf(" | %d ", nnet);
   tq = 0;
   do
-  :: tq < NN -> printf("[%d %d %d %d %d %d %d %d]", n_kind[tq], n_conn[tq], n_pid[tq], n_epoch[tq], n_seq[tq], n_rid[tq], n_err[tq], n_off[tq]); tq++
+  :: tq < NN -> printf("[%d %d %d %d %d %d %d %d %d]", n_kind[tq], n_conn[tq], n_pid[tq], n_epoch[tq], n_seq[tq], n_rid[tq], n_att[tq], n_err[tq], n_off[tq]); tq++
   :: else -> break
   od;
-  printf(" | %d | %d %d %d %d %d | ", next_pid, f_drop, f_dup, f_rt, f_exp, f_lr);
+  printf(" | %d | %d %d %d %d %d | %d %d %d %d %d %d %d | ", next_pid, f_drop, f_dup, f_rt, f_exp, f_lr, te_useq, ex_has, ex_rid, ex_att, ex_last, g_refused, orph);
   tq = 0;
   do
   :: tq < R -> printf("%d %d ", acked[tq], failed[tq]); tq++
@@ -159,16 +173,17 @@ inline dump() {
 
 /* ================= network ================= */
 inline nclear(d) {
-  n_kind[d] = 0; n_conn[d] = 0; n_pid[d] = 0; n_epoch[d] = 0; n_seq[d] = 0; n_rid[d] = 0; n_err[d] = 0; n_off[d] = 0
+  n_kind[d] = 0; n_conn[d] = 0; n_pid[d] = 0; n_epoch[d] = 0; n_seq[d] = 0; n_rid[d] = 0; n_att[d] = 0; n_err[d] = 0;
+  n_off[d] = 0
 }
 inline ncopy(d, s) {
   n_kind[d] = n_kind[s]; n_conn[d] = n_conn[s]; n_pid[d] = n_pid[s]; n_epoch[d] = n_epoch[s];
-  n_seq[d] = n_seq[s]; n_rid[d] = n_rid[s]; n_err[d] = n_err[s]; n_off[d] = n_off[s]
+  n_seq[d] = n_seq[s]; n_rid[d] = n_rid[s]; n_att[d] = n_att[s]; n_err[d] = n_err[s]; n_off[d] = n_off[s]
 }
-inline net_append(kind, conn, xpid, xepoch, xseq, xrid, xerr, xoff) {
+inline net_append(kind, conn, xpid, xepoch, xseq, xrid, xatt, xerr, xoff) {
   assert(nnet < NN);
   n_kind[nnet] = kind; n_conn[nnet] = conn; n_pid[nnet] = xpid; n_epoch[nnet] = xepoch;
-  n_seq[nnet] = xseq; n_rid[nnet] = xrid; n_err[nnet] = xerr; n_off[nnet] = xoff;
+  n_seq[nnet] = xseq; n_rid[nnet] = xrid; n_att[nnet] = xatt; n_err[nnet] = xerr; n_off[nnet] = xoff;
   nnet++
 }
 inline net_remove(k) {      /* net.remove: the envelope at slot k (a channel head) */
@@ -215,6 +230,9 @@ inline net_clear() {
 }
 
 /* ================= producer ================= */
+/* Rules as in model/clients/producer.py at keos 7fda58b; the commits that brought them are named per rule (the
+ * Kafka source each mirrors is cited there: Sender.java / TransactionManager.java / NetworkClient.java, apache/kafka
+ * trunk @1eb7644349cb). */
 inline batch_remove(i) {
   tr = i;
   do
@@ -226,69 +244,131 @@ inline batch_remove(i) {
   nb--;
   b_rid[nb] = 0; b_epoch[nb] = 0; b_seq[nb] = 0; b_inflight[nb] = 0; b_att[nb] = 0
 }
-inline fail_batch(i) {       /* producer._fail: remove; a sent, sequenced batch leaves its sequence unresolved */
-  tr_rid = b_rid[i]; tr_epoch = b_epoch[i]; tr_seq = b_seq[i]; tr_att = b_att[i];
-  batch_remove(i);
+inline expire_batch() {     /* producer.expire_batch of batch slot 0 (7c234b8, 3023b71): failed without adjusting
+                              * sequences; a batch in flight leaves its request (late answer, orphan); the sequence
+                              * is marked unresolved only for a batch in retry (ProducerBatch.inRetry) */
+  tr_rid = b_rid[0]; tr_seq = b_seq[0]; tr_att = b_att[0]; canr = b_inflight[0];
   if
-  :: tr_seq >= 0 && tr_att > 0 && te_epoch == tr_epoch -> te_unres = true
+  :: canr -> assert(!ex_has); ex_has = true; ex_rid = tr_rid; ex_att = tr_att; ex_last = tr_seq
   :: else
   fi;
-  failed[tr_rid]++
+  batch_remove(0);
+  failed[tr_rid]++;
+  if
+  :: tr_att > 1 || !canr -> te_unres = true; if :: tr_seq + 1 > te_useq -> te_useq = tr_seq + 1 :: else fi
+  :: else
+  fi
 }
-inline request_timeout() {   /* producer.request_timeout (caller ensured INFLIGHT > 0) */
-  pconn++;
+inline request_bump() {      /* requestEpochBumpForPartition (producer._request_bump) */
+  te_rewrite = true; ebr = true
+}
+inline ex_clear() {          /* cancelInFlightRequests forgets the expired batch's request (151ecbf, 6417ca6) */
+  ex_has = false; ex_rid = 0; ex_att = 0; ex_last = 0
+}
+inline cancel_in_flight() {  /* producer.request_timeout (151ecbf): the connection closes with requests in flight;
+                              * each batch is completed REQUEST_TIMED_OUT / NETWORK_EXCEPTION (retriable): re-enqueued
+                              * while attempts <= retries, else failed without adjusting sequences (failBatch with
+                              * adjustSequenceNumbers = false: nothing marked unresolved) */
+  pconn++; ex_clear();
   tk = 0;
   do
-  :: tk < nb && b_inflight[tk] && b_att[tk] > RETRIES -> fail_batch(tk)
+  :: tk < nb && b_inflight[tk] && b_att[tk] > RETRIES -> failed[b_rid[tk]]++; batch_remove(tk)
   :: tk < nb && b_inflight[tk] && b_att[tk] <= RETRIES -> b_inflight[tk] = false; tk++
   :: tk < nb && !b_inflight[tk] -> tk++
   :: tk >= nb -> break
   od
 }
-inline drain(i) {            /* producer.drain of batch slot i */
+inline drain(i) {            /* producer.drain of batch slot i; the request carries its correlation id (151ecbf) */
   if
   :: b_seq[i] < 0 ->
      if
-     :: te_epoch != pepoch -> te_epoch = pepoch; te_next = 0; te_acked = -1; te_unres = false; te_rewrite = false
+     :: te_epoch != pepoch ->
+        te_epoch = pepoch; te_next = 0; te_acked = -1; te_unres = false; te_rewrite = false; te_useq = -1
      :: else
      fi;
      b_epoch[i] = pepoch; b_seq[i] = te_next; te_next++
   :: else
   fi;
   b_inflight[i] = true; b_att[i]++;
-  net_append(REQ, pconn, prod_id, b_epoch[i], b_seq[i], b_rid[i], 0, 0)
+  net_append(REQ, pconn, prod_id, b_epoch[i], b_seq[i], b_rid[i], b_att[i], 0, 0)
 }
 inline handle_response() {   /* producer.handle_produce_response for the delivered dk_* */
   if
   :: dk_conn != pconn -> skip                     /* stale_response */
   :: else ->
-     tj = 0; found = false;
+     tj = 0; found = false;                       /* answers(): by correlation id (151ecbf) */
      do
-     :: tj < nb && b_inflight[tj] && b_seq[tj] == dk_seq && b_epoch[tj] == dk_epoch -> found = true; break
-     :: tj < nb && !(b_inflight[tj] && b_seq[tj] == dk_seq && b_epoch[tj] == dk_epoch) -> tj++
+     :: tj < nb && b_inflight[tj] && b_rid[tj] == dk_rid && b_att[tj] == dk_att -> found = true; break
+     :: tj < nb && !(b_inflight[tj] && b_rid[tj] == dk_rid && b_att[tj] == dk_att) -> tj++
      :: tj >= nb -> break
      od;
      if
-     :: !found -> skip                            /* stale_response */
+     :: !found && ex_has && ex_rid == dk_rid && ex_att == dk_att ->
+        /* _late_answer (3023b71): the answer to the batch that expired in flight still reaches completeBatch; a
+         * NONE raises the last acknowledged sequence of a tracked partition (maybeUpdateLastAckedSequence) */
+        tx = ex_last; ex_clear();
+        if
+        :: dk_err == E_NONE && te_epoch >= 0 && tx > te_acked -> te_acked = tx
+        :: else
+        fi
+     :: !found && !(ex_has && ex_rid == dk_rid && ex_att == dk_att) -> skip   /* stale_response */
      :: found && dk_err == E_NONE ->
         tr_rid = b_rid[tj]; tr_epoch = b_epoch[tj]; tr_seq = b_seq[tj];
         batch_remove(tj);
         if
-        :: te_epoch == tr_epoch && (te_acked < 0 || tr_seq > te_acked) -> te_acked = tr_seq
+        :: te_epoch == tr_epoch && tr_seq > te_acked -> te_acked = tr_seq
         :: else
         fi;
         acked[tr_rid]++
-     :: found && dk_err == E_OOO ->
+     :: found && dk_err == E_OOO ->               /* complete_batch, canRetry (KIP-360, KAFKA-8710; 0075480, 151ecbf) */
+        canr = (b_att[tj] <= RETRIES);
         if
-        :: b_seq[tj] != te_acked + 1 && b_att[tj] <= RETRIES -> b_inflight[tj] = false      /* retry */
-        :: else ->
+        :: canr && !te_unres && b_seq[tj] != te_acked + 1 -> b_inflight[tj] = false            /* retry */
+        :: canr && !(!te_unres && b_seq[tj] != te_acked + 1) ->
+           b_inflight[tj] = false;
+           if
+           :: te_unres && b_seq[tj] != te_useq -> skip                                         /* awaiting_resolution */
+           :: else -> request_bump()                                                           /* retry, bump */
+           fi
+        :: !canr ->                                                                            /* handleFailedBatch */
            tr_rid = b_rid[tj];
-           batch_remove(tj); ebr = true; te_rewrite = true;
-           failed[tr_rid]++
+           batch_remove(tj); request_bump();
+           failed[tr_rid]++; g_refused = true
         fi
-     :: found && dk_err == E_EPOCH -> fail_batch(tj)
+     :: found && dk_err == E_EPOCH ->             /* not retriable: failBatch, adjust = attempts <= retries (151ecbf) */
+        canr = (b_att[tj] <= RETRIES); tr_rid = b_rid[tj];
+        batch_remove(tj);
+        if :: canr -> request_bump() :: else fi;
+        failed[tr_rid]++
      fi
   fi
+}
+/* orphan_requests (151ecbf): distinct correlation ids on the current connection (requests or their answers) of
+ * batches no longer awaited; they count against max.in.flight.requests.per.connection */
+inline derive() {
+  orph = 0; tq = 0;
+  do
+  :: tq < nnet ->
+     found = false;
+     if
+     :: n_conn[tq] == pconn ->
+        tw = 0;
+        do
+        :: tw < nb -> if :: b_inflight[tw] && b_rid[tw] == n_rid[tq] && b_att[tw] == n_att[tq] -> found = true :: else fi; tw++
+        :: else -> break
+        od;
+        tw = 0;
+        do
+        :: tw < tq -> if :: n_conn[tw] == pconn && n_rid[tw] == n_rid[tq] && n_att[tw] == n_att[tq] -> found = true :: else fi; tw++
+        :: else -> break
+        od;
+        if :: !found -> orph++ :: else fi
+     :: else
+     fi;
+     tq++
+  :: else -> break
+  od;
+  tq = 0; tw = 0; found = false
 }
 
 /* ================= partition leader ================= */
@@ -353,7 +433,7 @@ inline handle_produce() {    /* partition.handle_produce (acks=all) for the deli
      hw = nlog
   :: dupoff < 0 && err != E_NONE -> off = -1
   fi;
-  net_append(RESP, dk_conn, 0, dk_epoch, dk_seq, 0, err, off)
+  net_append(RESP, dk_conn, 0, dk_epoch, dk_seq, dk_rid, dk_att, err, off)   /* correlation id echoed */
 }
 inline restart_leader() {    /* partition.restart_leader: log cut to hw, producer state rebuilt from it */
   tj = hw;
@@ -377,7 +457,7 @@ inline restart_leader() {    /* partition.restart_leader: log cut to hw, produce
 }
 inline deliver(k) {
   dk_kind = n_kind[k]; dk_conn = n_conn[k]; dk_pid = n_pid[k]; dk_epoch = n_epoch[k];
-  dk_seq = n_seq[k]; dk_rid = n_rid[k]; dk_err = n_err[k]; dk_off = n_off[k];
+  dk_seq = n_seq[k]; dk_rid = n_rid[k]; dk_att = n_att[k]; dk_err = n_err[k]; dk_off = n_off[k];
   net_remove(k);
   if
   :: dk_kind == REQ -> handle_produce()
@@ -475,6 +555,15 @@ inline check() {
      ti++
   :: else -> break
   od;
+  /* Reads that keep the ghost fields in pan's state vector: SPIN hides a global that is written and never read
+   * (printf does not count), as it did 'failed' in the shared twin.  Each holds in every state. */
+  assert(lepoch == f_lr);                         /* a leader epoch per restart */
+  assert(!g_refused || ebr);                      /* Ghost.refused is cleared by the bump it owes */
+  ti = 0;
+  do
+  :: ti < R -> assert(acked[ti] + failed[ti] <= 1); ti++   /* a record completes once */
+  :: else -> break
+  od;
   assert(no_duplicate_append);
   assert(no_acked_loss);
   assert(per_partition_order);
@@ -485,11 +574,11 @@ inline check() {
 active proctype Producer() {
 end:
   do
-  :: d_step { (prod_id < 0 && !ebr) -> prod_id = next_pid; pepoch = 0; next_pid++; skip; dump(); scrub() }        /* InitProducerId */
+  :: d_step { (prod_id < 0 && !ebr) -> prod_id = next_pid; pepoch = 0; next_pid++; skip; derive(); dump(); scrub() }        /* InitProducerId */
   :: d_step { (next_record < R) ->                                                                /* Send */
        assert(nb < NB);
        b_rid[nb] = next_record; b_epoch[nb] = -1; b_seq[nb] = -1; b_inflight[nb] = false; b_att[nb] = 0;
-       nb++; next_record++; skip; dump(); scrub() }
+       nb++; next_record++; skip; derive(); dump(); scrub() }
   :: d_step { (ebr && INFLIGHT == 0) ->                                                           /* BumpEpoch */
        assert(prod_id >= 0);
        pepoch++;
@@ -500,34 +589,34 @@ end:
           :: ti < nb -> if :: b_seq[ti] >= 0 -> b_epoch[ti] = pepoch; b_seq[ti] = ts; ts++ :: else fi; ti++
           :: else -> break
           od;
-          te_epoch = pepoch; te_next = ts; te_acked = -1; te_unres = false; te_rewrite = false
+          te_epoch = pepoch; te_next = ts; te_acked = -1; te_unres = false; te_rewrite = false; te_useq = -1
        :: else
        fi;
-       ebr = false; skip; dump(); scrub() }
+       ebr = false; g_refused = false; skip; derive(); dump(); scrub() }
   :: d_step { (te_unres && !SEQ_OUTSTANDING) ->                                                   /* ResolveSequence */
        if
-       :: te_acked >= 0 && te_next == te_acked + 1 -> te_unres = false
-       :: else -> te_unres = false; te_rewrite = true; ebr = true
-       fi; skip; dump(); scrub() }
-  :: d_step { (prod_id >= 0 && !ebr && INFLIGHT < MIF && (0 < nb && !b_inflight[0] && (b_seq[0] >= 0 -> (true) : (!te_unres && !(te_epoch != pepoch && ((0 < nb && b_seq[0] >= 0) || (1 < nb && b_seq[1] >= 0) || (2 < nb && b_seq[2] >= 0))))))) -> drain(0); skip; dump(); scrub() }   /* SendProduce (batch slot 0) */
-  :: d_step { (prod_id >= 0 && !ebr && INFLIGHT < MIF && (1 < nb && b_inflight[0] && !b_inflight[1] && (b_seq[1] >= 0 -> (b_seq[0] < 0) : (!te_unres && !(te_epoch != pepoch && ((0 < nb && b_seq[0] >= 0) || (1 < nb && b_seq[1] >= 0) || (2 < nb && b_seq[2] >= 0))))))) -> drain(1); skip; dump(); scrub() }   /* SendProduce (batch slot 1) */
-  :: d_step { (prod_id >= 0 && !ebr && INFLIGHT < MIF && (2 < nb && b_inflight[0] && b_inflight[1] && !b_inflight[2] && (b_seq[2] >= 0 -> (b_seq[0] < 0 && b_seq[1] < 0) : (!te_unres && !(te_epoch != pepoch && ((0 < nb && b_seq[0] >= 0) || (1 < nb && b_seq[1] >= 0) || (2 < nb && b_seq[2] >= 0))))))) -> drain(2); skip; dump(); scrub() }   /* SendProduce (batch slot 2) */
+       :: te_acked >= 0 && te_next == te_acked + 1 -> te_unres = false; te_useq = -1
+       :: else -> te_unres = false; te_useq = -1; te_rewrite = true; ebr = true
+       fi; skip; derive(); dump(); scrub() }
+  :: d_step { (prod_id >= 0 && !ebr && INFLIGHT + orph < MIF && (0 < nb && !b_inflight[0] && (b_seq[0] >= 0 -> (true) : (!te_unres && !(te_epoch != pepoch && ((0 < nb && b_seq[0] >= 0) || (1 < nb && b_seq[1] >= 0) || (2 < nb && b_seq[2] >= 0))))))) -> drain(0); skip; derive(); dump(); scrub() }   /* SendProduce (batch slot 0) */
+  :: d_step { (prod_id >= 0 && !ebr && INFLIGHT + orph < MIF && (1 < nb && b_inflight[0] && !b_inflight[1] && (b_seq[1] >= 0 -> (b_seq[0] < 0) : (!te_unres && !(te_epoch != pepoch && ((0 < nb && b_seq[0] >= 0) || (1 < nb && b_seq[1] >= 0) || (2 < nb && b_seq[2] >= 0))))))) -> drain(1); skip; derive(); dump(); scrub() }   /* SendProduce (batch slot 1) */
+  :: d_step { (prod_id >= 0 && !ebr && INFLIGHT + orph < MIF && (2 < nb && b_inflight[0] && b_inflight[1] && !b_inflight[2] && (b_seq[2] >= 0 -> (b_seq[0] < 0 && b_seq[1] < 0) : (!te_unres && !(te_epoch != pepoch && ((0 < nb && b_seq[0] >= 0) || (1 < nb && b_seq[1] >= 0) || (2 < nb && b_seq[2] >= 0))))))) -> drain(2); skip; derive(); dump(); scrub() }   /* SendProduce (batch slot 2) */
   od
 }
 
 active proctype Broker() {     /* Deliver: a request reaches the leader, or a response the producer */
 end:
   do
-  :: d_step { (0 < nnet) -> deliver(0); check(); dump(); scrub() }
-  :: d_step { (1 < nnet && !(n_kind[0] == n_kind[1] && n_conn[0] == n_conn[1])) -> deliver(1); check(); dump(); scrub() }
-  :: d_step { (2 < nnet && !(n_kind[0] == n_kind[2] && n_conn[0] == n_conn[2]) && !(n_kind[1] == n_kind[2] && n_conn[1] == n_conn[2])) -> deliver(2); check(); dump(); scrub() }
-  :: d_step { (3 < nnet && !(n_kind[0] == n_kind[3] && n_conn[0] == n_conn[3]) && !(n_kind[1] == n_kind[3] && n_conn[1] == n_conn[3]) && !(n_kind[2] == n_kind[3] && n_conn[2] == n_conn[3])) -> deliver(3); check(); dump(); scrub() }
-  :: d_step { (4 < nnet && !(n_kind[0] == n_kind[4] && n_conn[0] == n_conn[4]) && !(n_kind[1] == n_kind[4] && n_conn[1] == n_conn[4]) && !(n_kind[2] == n_kind[4] && n_conn[2] == n_conn[4]) && !(n_kind[3] == n_kind[4] && n_conn[3] == n_conn[4])) -> deliver(4); check(); dump(); scrub() }
-  :: d_step { (5 < nnet && !(n_kind[0] == n_kind[5] && n_conn[0] == n_conn[5]) && !(n_kind[1] == n_kind[5] && n_conn[1] == n_conn[5]) && !(n_kind[2] == n_kind[5] && n_conn[2] == n_conn[5]) && !(n_kind[3] == n_kind[5] && n_conn[3] == n_conn[5]) && !(n_kind[4] == n_kind[5] && n_conn[4] == n_conn[5])) -> deliver(5); check(); dump(); scrub() }
-  :: d_step { (6 < nnet && !(n_kind[0] == n_kind[6] && n_conn[0] == n_conn[6]) && !(n_kind[1] == n_kind[6] && n_conn[1] == n_conn[6]) && !(n_kind[2] == n_kind[6] && n_conn[2] == n_conn[6]) && !(n_kind[3] == n_kind[6] && n_conn[3] == n_conn[6]) && !(n_kind[4] == n_kind[6] && n_conn[4] == n_conn[6]) && !(n_kind[5] == n_kind[6] && n_conn[5] == n_conn[6])) -> deliver(6); check(); dump(); scrub() }
-  :: d_step { (7 < nnet && !(n_kind[0] == n_kind[7] && n_conn[0] == n_conn[7]) && !(n_kind[1] == n_kind[7] && n_conn[1] == n_conn[7]) && !(n_kind[2] == n_kind[7] && n_conn[2] == n_conn[7]) && !(n_kind[3] == n_kind[7] && n_conn[3] == n_conn[7]) && !(n_kind[4] == n_kind[7] && n_conn[4] == n_conn[7]) && !(n_kind[5] == n_kind[7] && n_conn[5] == n_conn[7]) && !(n_kind[6] == n_kind[7] && n_conn[6] == n_conn[7])) -> deliver(7); check(); dump(); scrub() }
-  :: d_step { (8 < nnet && !(n_kind[0] == n_kind[8] && n_conn[0] == n_conn[8]) && !(n_kind[1] == n_kind[8] && n_conn[1] == n_conn[8]) && !(n_kind[2] == n_kind[8] && n_conn[2] == n_conn[8]) && !(n_kind[3] == n_kind[8] && n_conn[3] == n_conn[8]) && !(n_kind[4] == n_kind[8] && n_conn[4] == n_conn[8]) && !(n_kind[5] == n_kind[8] && n_conn[5] == n_conn[8]) && !(n_kind[6] == n_kind[8] && n_conn[6] == n_conn[8]) && !(n_kind[7] == n_kind[8] && n_conn[7] == n_conn[8])) -> deliver(8); check(); dump(); scrub() }
-  :: d_step { (9 < nnet && !(n_kind[0] == n_kind[9] && n_conn[0] == n_conn[9]) && !(n_kind[1] == n_kind[9] && n_conn[1] == n_conn[9]) && !(n_kind[2] == n_kind[9] && n_conn[2] == n_conn[9]) && !(n_kind[3] == n_kind[9] && n_conn[3] == n_conn[9]) && !(n_kind[4] == n_kind[9] && n_conn[4] == n_conn[9]) && !(n_kind[5] == n_kind[9] && n_conn[5] == n_conn[9]) && !(n_kind[6] == n_kind[9] && n_conn[6] == n_conn[9]) && !(n_kind[7] == n_kind[9] && n_conn[7] == n_conn[9]) && !(n_kind[8] == n_kind[9] && n_conn[8] == n_conn[9])) -> deliver(9); check(); dump(); scrub() }
+  :: d_step { (0 < nnet) -> deliver(0); check(); derive(); dump(); scrub() }
+  :: d_step { (1 < nnet && !(n_kind[0] == n_kind[1] && n_conn[0] == n_conn[1])) -> deliver(1); check(); derive(); dump(); scrub() }
+  :: d_step { (2 < nnet && !(n_kind[0] == n_kind[2] && n_conn[0] == n_conn[2]) && !(n_kind[1] == n_kind[2] && n_conn[1] == n_conn[2])) -> deliver(2); check(); derive(); dump(); scrub() }
+  :: d_step { (3 < nnet && !(n_kind[0] == n_kind[3] && n_conn[0] == n_conn[3]) && !(n_kind[1] == n_kind[3] && n_conn[1] == n_conn[3]) && !(n_kind[2] == n_kind[3] && n_conn[2] == n_conn[3])) -> deliver(3); check(); derive(); dump(); scrub() }
+  :: d_step { (4 < nnet && !(n_kind[0] == n_kind[4] && n_conn[0] == n_conn[4]) && !(n_kind[1] == n_kind[4] && n_conn[1] == n_conn[4]) && !(n_kind[2] == n_kind[4] && n_conn[2] == n_conn[4]) && !(n_kind[3] == n_kind[4] && n_conn[3] == n_conn[4])) -> deliver(4); check(); derive(); dump(); scrub() }
+  :: d_step { (5 < nnet && !(n_kind[0] == n_kind[5] && n_conn[0] == n_conn[5]) && !(n_kind[1] == n_kind[5] && n_conn[1] == n_conn[5]) && !(n_kind[2] == n_kind[5] && n_conn[2] == n_conn[5]) && !(n_kind[3] == n_kind[5] && n_conn[3] == n_conn[5]) && !(n_kind[4] == n_kind[5] && n_conn[4] == n_conn[5])) -> deliver(5); check(); derive(); dump(); scrub() }
+  :: d_step { (6 < nnet && !(n_kind[0] == n_kind[6] && n_conn[0] == n_conn[6]) && !(n_kind[1] == n_kind[6] && n_conn[1] == n_conn[6]) && !(n_kind[2] == n_kind[6] && n_conn[2] == n_conn[6]) && !(n_kind[3] == n_kind[6] && n_conn[3] == n_conn[6]) && !(n_kind[4] == n_kind[6] && n_conn[4] == n_conn[6]) && !(n_kind[5] == n_kind[6] && n_conn[5] == n_conn[6])) -> deliver(6); check(); derive(); dump(); scrub() }
+  :: d_step { (7 < nnet && !(n_kind[0] == n_kind[7] && n_conn[0] == n_conn[7]) && !(n_kind[1] == n_kind[7] && n_conn[1] == n_conn[7]) && !(n_kind[2] == n_kind[7] && n_conn[2] == n_conn[7]) && !(n_kind[3] == n_kind[7] && n_conn[3] == n_conn[7]) && !(n_kind[4] == n_kind[7] && n_conn[4] == n_conn[7]) && !(n_kind[5] == n_kind[7] && n_conn[5] == n_conn[7]) && !(n_kind[6] == n_kind[7] && n_conn[6] == n_conn[7])) -> deliver(7); check(); derive(); dump(); scrub() }
+  :: d_step { (8 < nnet && !(n_kind[0] == n_kind[8] && n_conn[0] == n_conn[8]) && !(n_kind[1] == n_kind[8] && n_conn[1] == n_conn[8]) && !(n_kind[2] == n_kind[8] && n_conn[2] == n_conn[8]) && !(n_kind[3] == n_kind[8] && n_conn[3] == n_conn[8]) && !(n_kind[4] == n_kind[8] && n_conn[4] == n_conn[8]) && !(n_kind[5] == n_kind[8] && n_conn[5] == n_conn[8]) && !(n_kind[6] == n_kind[8] && n_conn[6] == n_conn[8]) && !(n_kind[7] == n_kind[8] && n_conn[7] == n_conn[8])) -> deliver(8); check(); derive(); dump(); scrub() }
+  :: d_step { (9 < nnet && !(n_kind[0] == n_kind[9] && n_conn[0] == n_conn[9]) && !(n_kind[1] == n_kind[9] && n_conn[1] == n_conn[9]) && !(n_kind[2] == n_kind[9] && n_conn[2] == n_conn[9]) && !(n_kind[3] == n_kind[9] && n_conn[3] == n_conn[9]) && !(n_kind[4] == n_kind[9] && n_conn[4] == n_conn[9]) && !(n_kind[5] == n_kind[9] && n_conn[5] == n_conn[9]) && !(n_kind[6] == n_kind[9] && n_conn[6] == n_conn[9]) && !(n_kind[7] == n_kind[9] && n_conn[7] == n_conn[9]) && !(n_kind[8] == n_kind[9] && n_conn[8] == n_conn[9])) -> deliver(9); check(); derive(); dump(); scrub() }
   od
 }
 
@@ -537,101 +626,101 @@ end:
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (0 < nnet)) ->                /* DropMessage */
        tc = n_conn[0]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (1 < nnet && !(n_kind[0] == n_kind[1] && n_conn[0] == n_conn[1]))) ->                /* DropMessage */
        tc = n_conn[1]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (2 < nnet && !(n_kind[0] == n_kind[2] && n_conn[0] == n_conn[2]) && !(n_kind[1] == n_kind[2] && n_conn[1] == n_conn[2]))) ->                /* DropMessage */
        tc = n_conn[2]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (3 < nnet && !(n_kind[0] == n_kind[3] && n_conn[0] == n_conn[3]) && !(n_kind[1] == n_kind[3] && n_conn[1] == n_conn[3]) && !(n_kind[2] == n_kind[3] && n_conn[2] == n_conn[3]))) ->                /* DropMessage */
        tc = n_conn[3]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (4 < nnet && !(n_kind[0] == n_kind[4] && n_conn[0] == n_conn[4]) && !(n_kind[1] == n_kind[4] && n_conn[1] == n_conn[4]) && !(n_kind[2] == n_kind[4] && n_conn[2] == n_conn[4]) && !(n_kind[3] == n_kind[4] && n_conn[3] == n_conn[4]))) ->                /* DropMessage */
        tc = n_conn[4]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (5 < nnet && !(n_kind[0] == n_kind[5] && n_conn[0] == n_conn[5]) && !(n_kind[1] == n_kind[5] && n_conn[1] == n_conn[5]) && !(n_kind[2] == n_kind[5] && n_conn[2] == n_conn[5]) && !(n_kind[3] == n_kind[5] && n_conn[3] == n_conn[5]) && !(n_kind[4] == n_kind[5] && n_conn[4] == n_conn[5]))) ->                /* DropMessage */
        tc = n_conn[5]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (6 < nnet && !(n_kind[0] == n_kind[6] && n_conn[0] == n_conn[6]) && !(n_kind[1] == n_kind[6] && n_conn[1] == n_conn[6]) && !(n_kind[2] == n_kind[6] && n_conn[2] == n_conn[6]) && !(n_kind[3] == n_kind[6] && n_conn[3] == n_conn[6]) && !(n_kind[4] == n_kind[6] && n_conn[4] == n_conn[6]) && !(n_kind[5] == n_kind[6] && n_conn[5] == n_conn[6]))) ->                /* DropMessage */
        tc = n_conn[6]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (7 < nnet && !(n_kind[0] == n_kind[7] && n_conn[0] == n_conn[7]) && !(n_kind[1] == n_kind[7] && n_conn[1] == n_conn[7]) && !(n_kind[2] == n_kind[7] && n_conn[2] == n_conn[7]) && !(n_kind[3] == n_kind[7] && n_conn[3] == n_conn[7]) && !(n_kind[4] == n_kind[7] && n_conn[4] == n_conn[7]) && !(n_kind[5] == n_kind[7] && n_conn[5] == n_conn[7]) && !(n_kind[6] == n_kind[7] && n_conn[6] == n_conn[7]))) ->                /* DropMessage */
        tc = n_conn[7]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (8 < nnet && !(n_kind[0] == n_kind[8] && n_conn[0] == n_conn[8]) && !(n_kind[1] == n_kind[8] && n_conn[1] == n_conn[8]) && !(n_kind[2] == n_kind[8] && n_conn[2] == n_conn[8]) && !(n_kind[3] == n_kind[8] && n_conn[3] == n_conn[8]) && !(n_kind[4] == n_kind[8] && n_conn[4] == n_conn[8]) && !(n_kind[5] == n_kind[8] && n_conn[5] == n_conn[8]) && !(n_kind[6] == n_kind[8] && n_conn[6] == n_conn[8]) && !(n_kind[7] == n_kind[8] && n_conn[7] == n_conn[8]))) ->                /* DropMessage */
        tc = n_conn[8]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
+       f_drop++; skip; derive(); dump(); scrub() }
   :: d_step { (CAN_FAULT && f_drop < LIM_DROP && (9 < nnet && !(n_kind[0] == n_kind[9] && n_conn[0] == n_conn[9]) && !(n_kind[1] == n_kind[9] && n_conn[1] == n_conn[9]) && !(n_kind[2] == n_kind[9] && n_conn[2] == n_conn[9]) && !(n_kind[3] == n_kind[9] && n_conn[3] == n_conn[9]) && !(n_kind[4] == n_kind[9] && n_conn[4] == n_conn[9]) && !(n_kind[5] == n_kind[9] && n_conn[5] == n_conn[9]) && !(n_kind[6] == n_kind[9] && n_conn[6] == n_conn[9]) && !(n_kind[7] == n_kind[9] && n_conn[7] == n_conn[9]) && !(n_kind[8] == n_kind[9] && n_conn[8] == n_conn[9]))) ->                /* DropMessage */
        tc = n_conn[9]; net_reset_conn(tc);
        if
-       :: pconn == tc && INFLIGHT == 0 -> pconn++
-       :: pconn == tc && INFLIGHT > 0 -> request_timeout()
+       :: pconn == tc && INFLIGHT == 0 -> pconn++; ex_clear()   /* producer.disconnect */
+       :: pconn == tc && INFLIGHT > 0 -> cancel_in_flight()
        :: else
        fi;
-       f_drop++; skip; dump(); scrub() }
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (0 < nnet)) -> net_insert_copy(0); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (1 < nnet && !(n_kind[0] == n_kind[1] && n_conn[0] == n_conn[1]))) -> net_insert_copy(1); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (2 < nnet && !(n_kind[0] == n_kind[2] && n_conn[0] == n_conn[2]) && !(n_kind[1] == n_kind[2] && n_conn[1] == n_conn[2]))) -> net_insert_copy(2); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (3 < nnet && !(n_kind[0] == n_kind[3] && n_conn[0] == n_conn[3]) && !(n_kind[1] == n_kind[3] && n_conn[1] == n_conn[3]) && !(n_kind[2] == n_kind[3] && n_conn[2] == n_conn[3]))) -> net_insert_copy(3); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (4 < nnet && !(n_kind[0] == n_kind[4] && n_conn[0] == n_conn[4]) && !(n_kind[1] == n_kind[4] && n_conn[1] == n_conn[4]) && !(n_kind[2] == n_kind[4] && n_conn[2] == n_conn[4]) && !(n_kind[3] == n_kind[4] && n_conn[3] == n_conn[4]))) -> net_insert_copy(4); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (5 < nnet && !(n_kind[0] == n_kind[5] && n_conn[0] == n_conn[5]) && !(n_kind[1] == n_kind[5] && n_conn[1] == n_conn[5]) && !(n_kind[2] == n_kind[5] && n_conn[2] == n_conn[5]) && !(n_kind[3] == n_kind[5] && n_conn[3] == n_conn[5]) && !(n_kind[4] == n_kind[5] && n_conn[4] == n_conn[5]))) -> net_insert_copy(5); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (6 < nnet && !(n_kind[0] == n_kind[6] && n_conn[0] == n_conn[6]) && !(n_kind[1] == n_kind[6] && n_conn[1] == n_conn[6]) && !(n_kind[2] == n_kind[6] && n_conn[2] == n_conn[6]) && !(n_kind[3] == n_kind[6] && n_conn[3] == n_conn[6]) && !(n_kind[4] == n_kind[6] && n_conn[4] == n_conn[6]) && !(n_kind[5] == n_kind[6] && n_conn[5] == n_conn[6]))) -> net_insert_copy(6); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (7 < nnet && !(n_kind[0] == n_kind[7] && n_conn[0] == n_conn[7]) && !(n_kind[1] == n_kind[7] && n_conn[1] == n_conn[7]) && !(n_kind[2] == n_kind[7] && n_conn[2] == n_conn[7]) && !(n_kind[3] == n_kind[7] && n_conn[3] == n_conn[7]) && !(n_kind[4] == n_kind[7] && n_conn[4] == n_conn[7]) && !(n_kind[5] == n_kind[7] && n_conn[5] == n_conn[7]) && !(n_kind[6] == n_kind[7] && n_conn[6] == n_conn[7]))) -> net_insert_copy(7); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (8 < nnet && !(n_kind[0] == n_kind[8] && n_conn[0] == n_conn[8]) && !(n_kind[1] == n_kind[8] && n_conn[1] == n_conn[8]) && !(n_kind[2] == n_kind[8] && n_conn[2] == n_conn[8]) && !(n_kind[3] == n_kind[8] && n_conn[3] == n_conn[8]) && !(n_kind[4] == n_kind[8] && n_conn[4] == n_conn[8]) && !(n_kind[5] == n_kind[8] && n_conn[5] == n_conn[8]) && !(n_kind[6] == n_kind[8] && n_conn[6] == n_conn[8]) && !(n_kind[7] == n_kind[8] && n_conn[7] == n_conn[8]))) -> net_insert_copy(8); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (9 < nnet && !(n_kind[0] == n_kind[9] && n_conn[0] == n_conn[9]) && !(n_kind[1] == n_kind[9] && n_conn[1] == n_conn[9]) && !(n_kind[2] == n_kind[9] && n_conn[2] == n_conn[9]) && !(n_kind[3] == n_kind[9] && n_conn[3] == n_conn[9]) && !(n_kind[4] == n_kind[9] && n_conn[4] == n_conn[9]) && !(n_kind[5] == n_kind[9] && n_conn[5] == n_conn[9]) && !(n_kind[6] == n_kind[9] && n_conn[6] == n_conn[9]) && !(n_kind[7] == n_kind[9] && n_conn[7] == n_conn[9]) && !(n_kind[8] == n_kind[9] && n_conn[8] == n_conn[9]))) -> net_insert_copy(9); f_dup++; skip; dump(); scrub() }  /* DuplicateMessage */
-  :: d_step { (CAN_FAULT && f_rt < LIM_RT && INFLIGHT > 0) -> request_timeout(); f_rt++; skip; dump(); scrub() }   /* RequestTimeout */
-  :: d_step { (CAN_FAULT && f_exp < LIM_EXP && nb > 0 && b_att[0] > 0) -> fail_batch(0); f_exp++; skip; dump(); scrub() }  /* ExpireBatch */
+       f_drop++; skip; derive(); dump(); scrub() }
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (0 < nnet)) -> net_insert_copy(0); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (1 < nnet && !(n_kind[0] == n_kind[1] && n_conn[0] == n_conn[1]))) -> net_insert_copy(1); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (2 < nnet && !(n_kind[0] == n_kind[2] && n_conn[0] == n_conn[2]) && !(n_kind[1] == n_kind[2] && n_conn[1] == n_conn[2]))) -> net_insert_copy(2); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (3 < nnet && !(n_kind[0] == n_kind[3] && n_conn[0] == n_conn[3]) && !(n_kind[1] == n_kind[3] && n_conn[1] == n_conn[3]) && !(n_kind[2] == n_kind[3] && n_conn[2] == n_conn[3]))) -> net_insert_copy(3); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (4 < nnet && !(n_kind[0] == n_kind[4] && n_conn[0] == n_conn[4]) && !(n_kind[1] == n_kind[4] && n_conn[1] == n_conn[4]) && !(n_kind[2] == n_kind[4] && n_conn[2] == n_conn[4]) && !(n_kind[3] == n_kind[4] && n_conn[3] == n_conn[4]))) -> net_insert_copy(4); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (5 < nnet && !(n_kind[0] == n_kind[5] && n_conn[0] == n_conn[5]) && !(n_kind[1] == n_kind[5] && n_conn[1] == n_conn[5]) && !(n_kind[2] == n_kind[5] && n_conn[2] == n_conn[5]) && !(n_kind[3] == n_kind[5] && n_conn[3] == n_conn[5]) && !(n_kind[4] == n_kind[5] && n_conn[4] == n_conn[5]))) -> net_insert_copy(5); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (6 < nnet && !(n_kind[0] == n_kind[6] && n_conn[0] == n_conn[6]) && !(n_kind[1] == n_kind[6] && n_conn[1] == n_conn[6]) && !(n_kind[2] == n_kind[6] && n_conn[2] == n_conn[6]) && !(n_kind[3] == n_kind[6] && n_conn[3] == n_conn[6]) && !(n_kind[4] == n_kind[6] && n_conn[4] == n_conn[6]) && !(n_kind[5] == n_kind[6] && n_conn[5] == n_conn[6]))) -> net_insert_copy(6); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (7 < nnet && !(n_kind[0] == n_kind[7] && n_conn[0] == n_conn[7]) && !(n_kind[1] == n_kind[7] && n_conn[1] == n_conn[7]) && !(n_kind[2] == n_kind[7] && n_conn[2] == n_conn[7]) && !(n_kind[3] == n_kind[7] && n_conn[3] == n_conn[7]) && !(n_kind[4] == n_kind[7] && n_conn[4] == n_conn[7]) && !(n_kind[5] == n_kind[7] && n_conn[5] == n_conn[7]) && !(n_kind[6] == n_kind[7] && n_conn[6] == n_conn[7]))) -> net_insert_copy(7); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (8 < nnet && !(n_kind[0] == n_kind[8] && n_conn[0] == n_conn[8]) && !(n_kind[1] == n_kind[8] && n_conn[1] == n_conn[8]) && !(n_kind[2] == n_kind[8] && n_conn[2] == n_conn[8]) && !(n_kind[3] == n_kind[8] && n_conn[3] == n_conn[8]) && !(n_kind[4] == n_kind[8] && n_conn[4] == n_conn[8]) && !(n_kind[5] == n_kind[8] && n_conn[5] == n_conn[8]) && !(n_kind[6] == n_kind[8] && n_conn[6] == n_conn[8]) && !(n_kind[7] == n_kind[8] && n_conn[7] == n_conn[8]))) -> net_insert_copy(8); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_dup < LIM_DUP && (9 < nnet && !(n_kind[0] == n_kind[9] && n_conn[0] == n_conn[9]) && !(n_kind[1] == n_kind[9] && n_conn[1] == n_conn[9]) && !(n_kind[2] == n_kind[9] && n_conn[2] == n_conn[9]) && !(n_kind[3] == n_kind[9] && n_conn[3] == n_conn[9]) && !(n_kind[4] == n_kind[9] && n_conn[4] == n_conn[9]) && !(n_kind[5] == n_kind[9] && n_conn[5] == n_conn[9]) && !(n_kind[6] == n_kind[9] && n_conn[6] == n_conn[9]) && !(n_kind[7] == n_kind[9] && n_conn[7] == n_conn[9]) && !(n_kind[8] == n_kind[9] && n_conn[8] == n_conn[9]))) -> net_insert_copy(9); f_dup++; skip; derive(); dump(); scrub() }  /* DuplicateMessage */
+  :: d_step { (CAN_FAULT && f_rt < LIM_RT && INFLIGHT > 0) -> cancel_in_flight(); f_rt++; skip; derive(); dump(); scrub() }   /* RequestTimeout */
+  :: d_step { (CAN_FAULT && f_exp < LIM_EXP && nb > 0 && b_att[0] > 0) -> expire_batch(); f_exp++; skip; derive(); dump(); scrub() }  /* ExpireBatch */
   :: d_step { (CAN_FAULT && f_lr < LIM_LR) ->                                                           /* RestartLeader */
        restart_leader(); net_clear();
        if
-       :: INFLIGHT > 0 -> request_timeout()
-       :: else
+       :: INFLIGHT > 0 -> cancel_in_flight()
+       :: else -> ex_clear()                     /* 6417ca6: the expired batch's request is gone with the broker */
        fi;
-       f_lr++; check(); dump(); scrub() }
+       f_lr++; check(); derive(); dump(); scrub() }
   od
 }
