@@ -2,10 +2,10 @@
 
 The yardstick of issue 27.  The SPIN twin folder (default ``benchmarks/spin-twin``, or
 ``--twin DIR``, or ``KEOS_SPIN_TWIN``) holds Promela models whose reachable state sets equal
-keos's for a scenario TOML beside them (``r3t5m3.pml`` / ``r3t5m3.toml``: 465,685 states).  The
-default folder is a corrected copy of ``/work/shared/bench/spin-twin`` (442,255 states, written
-before the model gained the KAFKA-15591 first-sequence rule); ``benchmarks/spin-twin/NOTE.md``
-says what differs and why.  This script
+keos's for a scenario TOML beside them (``r3t3m3``: 121,840 states, equal state by state, see
+``spin-twin/compare_states.py``; ``r3t5m3``: 746,964 on pan's side).  The default folder is a copy of
+``/work/shared/bench/spin-twin`` (442,255 states) brought up to the model's rules at 7fda58b;
+``benchmarks/spin-twin/NOTE.md`` says what differs and why.  This script
 
 1. builds SPIN's verifier ``pan`` from the ``.pml`` as the folder's README says
    (``spin -a``, then ``gcc -O2 -DSAFETY -DNOREDUCE -DBFS``: exact breadth-first search, no
