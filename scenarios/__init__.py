@@ -40,7 +40,9 @@ Transactions scenarios (``model = "transactions"``) use instead::
                     append_failure draws), coordinator_failover, txn_id_expiry,
                     marker_failure, marker_errors (the leader errors a
                     marker_failure draws), leader_election (a data partition's
-                    leadership moves to an in-sync follower), rebalance, total
+                    leadership moves to an in-sync follower), produce_error,
+                    produce_errors (the leader errors a produce_error answers a
+                    transactional Produce with), rebalance, total
 
 Consume-transform-produce scenarios (``model = "eos"``, :mod:`model.systems.eos`)
 take the same sections (producers = application instances) plus::
@@ -91,7 +93,12 @@ from keos.model.systems.idempotence import (
     Topology,
 )
 from keos.model.systems.transactions import TransactionalSystem, TxnConfig, TxnFaultBudget, TxnTopology
-from keos.model.systems.transactions_records import APPEND_LEADER_ERRORS, MARKER_LEADER_ERRORS, EosConfig
+from keos.model.systems.transactions_records import (
+    APPEND_LEADER_ERRORS,
+    MARKER_LEADER_ERRORS,
+    PRODUCE_LEADER_ERRORS,
+    EosConfig,
+)
 from keos.model.variants import VARIANTS, Variant
 
 __all__ = [
@@ -483,11 +490,16 @@ def _parse_txn_scenario(
     fault_table = dict(_section(data, "faults", where))
     append_errors = fault_table.pop("append_errors", None)
     marker_errors = fault_table.pop("marker_errors", None)
+    produce_errors = fault_table.pop("produce_errors", None)
     faults = _typed(TxnFaultBudget, fault_table, "faults", where)
     if append_errors is not None:
         faults = replace(faults, append_errors=_append_errors(append_errors, topology, where))
     if marker_errors is not None:
         faults = replace(faults, marker_errors=_marker_errors(marker_errors, where))
+    if produce_errors is not None:
+        faults = replace(faults, produce_errors=_error_names(
+            produce_errors, PRODUCE_LEADER_ERRORS, "produce_errors",
+            "Kafka's partition leader answers a transactional Produce with", where))
     bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
     eos = None
     if model == "eos":

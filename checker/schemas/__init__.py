@@ -85,6 +85,7 @@ def scenario_schema() -> dict[str, Any]:
     from keos.model.systems.transactions_records import (
         APPEND_LEADER_ERRORS,
         MARKER_LEADER_ERRORS,
+        PRODUCE_LEADER_ERRORS,
         EosConfig,
         TxnFaultBudget,
         TxnTopology,
@@ -102,6 +103,7 @@ def scenario_schema() -> dict[str, Any]:
                 faults.setdefault(key, spec)
     faults["append_errors"].update(items={"enum": list(APPEND_LEADER_ERRORS)}, minItems=1)
     faults["marker_errors"].update(items={"enum": list(MARKER_LEADER_ERRORS)}, minItems=1)
+    faults["produce_errors"].update(items={"enum": list(PRODUCE_LEADER_ERRORS)}, minItems=1)
     producer = _table(ProducerConfig, skip=("transactional_id",))
     producer["properties"]["acks"]["enum"] = list(ACKS)
     positive = {"type": "integer", "minimum": 1}

@@ -113,6 +113,7 @@ from keos.model.systems.transactions_records import (
     APPEND_LEADER_MOVES,
     APPEND_TOO_LARGE,
     MARKER_ERRORS_AFTER_APPEND,
+    PRODUCE_ERRORS_AFTER_APPEND,
     TXN_FAULT_KINDS,
     ClientTxn,
     Completion,
@@ -187,6 +188,7 @@ TXN_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON
     "Fetch": ("partition",),
     "FetchWait": ("partition",),
     "DelayedFetchComplete": ("partition",),
+    "ProduceError": ("message", "error"),
 }
 FAULT_OF_ACTION = {
     "DropMessage": "drop",
@@ -204,6 +206,7 @@ FAULT_OF_ACTION = {
     "MarkerNotEnoughReplicasAfterAppend": "marker_failure",
     "MarkerError": "marker_failure",
     "PartitionLeaderElection": "leader_election",
+    "ProduceError": "produce_error",
     **ADVERSARY_FAULT_OF_ACTION,
 }
 
@@ -723,6 +726,10 @@ class TransactionalSystem:
                     out.extend(Action("MarkerError", (env, e)) for e in marker_errors if e not in _NAMED_MARKER_ERRORS)
         if self._budget_left(state, "leader_election"):
             out.extend(Action("PartitionLeaderElection", (q,)) for q in range(topo.partitions))
+        if self._budget_left(state, "produce_error"):
+            for env in heads:
+                out.extend(Action("ProduceError", (env, e)) for e in self.config.faults.produce_errors
+                           if self._may_fail_produce(state, env, e))
         return out
 
     def _budget_left(self, state: TxnSystemState, fault: str) -> bool:
@@ -1784,6 +1791,48 @@ class TransactionalSystem:
 
     # -- faults ----------------------------------------------------------------------------------
 
+    def _may_fail_produce(self, s: TxnSystemState, env: net.Envelope, error: str) -> bool:
+        """Whether the leader may answer a client's Produce ``env`` with ``error`` (:meth:`_produce_error`): a late
+        error only where the answer leaves this step (not a Produce held back for the verification round trip)."""
+        req = env.body
+        if not isinstance(req, ProduceRequest) or not env.src.startswith("p") or env.dst != BROKER:
+            return False
+        held = self.round_trip and part.txn_produce_needs_verification(s.partitions[req.partition], req, self.flags)
+        return error not in PRODUCE_ERRORS_AFTER_APPEND or not held
+
+    def _produce_error(self, s: TxnSystemState, env: net.Envelope, error: str) -> Result:
+        """Fault ``produce_error``: the data partition's leader answers a transactional Produce with a leader error
+        of ``[faults] produce_errors`` (:data:`~model.systems.transactions_records.PRODUCE_LEADER_ERRORS`, apache/kafka
+        ``ReplicaManager.appendRecords`` / ``handleProduceAppend`` @1eb7644349cb).  NOT_LEADER_OR_FOLLOWER,
+        NOT_ENOUGH_REPLICAS, KAFKA_STORAGE_ERROR refuse it before the append: nothing is written, the client retries
+        (``InvalidMetadataException`` / ``RetriableException``, ``Sender.canRetry``) and the retry must be appended.
+        REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND come from the produce purgatory after the local append
+        (``DelayedProduce``): the batch is in the log -- the retry must be answered as a duplicate, and a batch the
+        client gives up (``retries``) makes the transaction abortable, whose abort marker must then cover the written
+        batch.  A leader that answers at once (a sequence or verification refusal) answers as it would."""
+        if (  # no branch: only a trace read from a file names a disabled action
+            error not in self.config.faults.produce_errors
+            or env not in net.channel_heads(s.network)
+            or not self._may_fail_produce(s, env, error)
+        ):
+            return None
+        req = env.body
+        if error not in PRODUCE_ERRORS_AFTER_APPEND:
+            network = net.remove(s.network, env)
+            assert network is not None  # the envelope was checked to be a channel head
+            answer = ProduceResponse(req.producer, req.connection, req.partition, req.producer_epoch,
+                                     req.base_sequence, error, -1, req.correlation_id)
+            network = net.send(network, net.Envelope(BROKER, env.src, env.connection, answer))
+            return s._replace(network=network), (f"produce_refused:{error}",)
+        delivered = self._receive(s, env, True)
+        assert delivered is not None  # a channel head's delivery always applies
+        s, events = delivered
+        last = s.network[-1] if s.network else None
+        if last is None or not isinstance(last.body, ProduceResponse) or last.body.error != Errors.NONE:
+            return s, (*events, "produce_answered_at_once")
+        late = last._replace(body=last.body._replace(error=error))
+        return s._replace(network=(*s.network[:-1], late)), (*events, f"produce_error_after_append:{error}")
+
     def _client_of(self, name: str) -> int:
         return int(name[1:])
 
@@ -2200,6 +2249,7 @@ class TransactionalSystem:
         "Fetch": _fetch,
         "FetchWait": _fetch_wait,
         "DelayedFetchComplete": _delayed_fetch_complete,
+        "ProduceError": _produce_error,
     }
 
     # -- codec and display -------------------------------------------------------------------------

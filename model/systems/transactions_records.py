@@ -27,6 +27,8 @@ __all__ = [
     "APPEND_TOO_LARGE",
     "MARKER_ERRORS_AFTER_APPEND",
     "MARKER_LEADER_ERRORS",
+    "PRODUCE_ERRORS_AFTER_APPEND",
+    "PRODUCE_LEADER_ERRORS",
     "TXN_FAULT_KINDS",
     "AppInstance",
     "ClientTxn",
@@ -59,6 +61,7 @@ TXN_FAULT_KINDS = (  # no mutate: the order of the state's faults_used counters 
     "revoke_acl",  # an operator removes an ACL binding mid-run (model.security.operator)
     "stale_request",  # a stale client's request to the transaction coordinator (model.security.adversary)
     "leader_election",  # a data partition's leadership moves to an in-sync follower (model.log.leader_election)
+    "produce_error",  # a data partition's leader answers a transactional Produce with an error (PRODUCE_LEADER_ERRORS)
     "rebalance",  # last: model.systems.eos reads it as the last kind
 )
 
@@ -148,6 +151,7 @@ class TxnFaultBudget:
     revoke_acl: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     stale_request: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     leader_election: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    produce_error: int = 0  # no mutate: a scenario's default (what it explores), not a Kafka rule
     #: The ``__transaction_state`` leader's errors an ``append_failure`` may draw (with ``pending_transitions``; see
     #: :data:`APPEND_LEADER_ERRORS`): by default the shrunk ISR alone.
     append_errors: tuple[str, ...] = ("NOT_ENOUGH_REPLICAS",)  # no mutate: a scenario's default (what it explores)
@@ -157,19 +161,30 @@ class TxnFaultBudget:
         "NOT_LEADER_OR_FOLLOWER",
         "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
     )
+    #: The data partition leader's errors a ``produce_error`` may answer a transactional Produce with (see
+    #: :data:`PRODUCE_LEADER_ERRORS`): by default every one.
+    produce_errors: tuple[str, ...] = (  # no mutate: a scenario's default (what it explores)
+        "NOT_LEADER_OR_FOLLOWER",
+        "NOT_ENOUGH_REPLICAS",
+        "KAFKA_STORAGE_ERROR",
+        "REQUEST_TIMED_OUT",
+        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+    )
 
     def limits(self) -> tuple[int, ...]:
         """Per-kind limits in :data:`TXN_FAULT_KINDS` order."""
         return tuple(getattr(self, k) for k in TXN_FAULT_KINDS)
 
     def to_json(self) -> dict[str, Any]:
-        """The budget as a JSON object (``append_errors`` / ``marker_errors`` only when not the default)."""
-        lists = ("append_errors", "marker_errors")
+        """The budget as a JSON object (the error lists only when not the default)."""
+        lists = ("append_errors", "marker_errors", "produce_errors")
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in lists}
         if self.append_errors != TxnFaultBudget.append_errors:  # no mutate: a report's shape, not a rule
             out["append_errors"] = list(self.append_errors)
         if self.marker_errors != TxnFaultBudget.marker_errors:  # no mutate: a report's shape, not a rule
             out["marker_errors"] = list(self.marker_errors)
+        if self.produce_errors != TxnFaultBudget.produce_errors:  # no mutate: a report's shape, not a rule
+            out["produce_errors"] = list(self.produce_errors)
         return out
 
 
@@ -215,6 +230,26 @@ MARKER_LEADER_ERRORS = (  # no mutate: the scenario format's vocabulary, not a r
 )
 #: Marker errors answered after the leader appended the control batch locally (see :data:`MARKER_LEADER_ERRORS`).
 MARKER_ERRORS_AFTER_APPEND = ("NOT_ENOUGH_REPLICAS_AFTER_APPEND", "REQUEST_TIMED_OUT")  # no mutate: see above
+
+#: The errors a data partition's leader answers a transactional Produce (acks=-1) with besides the sequence and
+#: KIP-890 verification answers of :func:`model.log.partition.handle_txn_produce` (apache/kafka @1eb7644349cb,
+#: ``ReplicaManager.appendRecords`` / ``handleProduceAppend``): refused *before* the append -- the broker is not
+#: (any more) the leader or its log directory is offline (``getPartitionOrException``: NOT_LEADER_OR_FOLLOWER,
+#: KAFKA_STORAGE_ERROR), the ISR is below ``min.insync.replicas`` (``Partition.appendRecordsToLeader``:
+#: NOT_ENOUGH_REPLICAS) -- nothing written; or answered *after* the local append by the produce purgatory
+#: (``DelayedProduce``: REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND) -- the batch is in the log
+#: (:data:`PRODUCE_ERRORS_AFTER_APPEND`).  Every one is a ``RetriableException``: the client retries the batch while
+#: ``retries`` and ``delivery.timeout.ms`` allow (``Sender.canRetry``, ``TransactionManager.canRetry``) and otherwise
+#: fails it, which makes the transaction abortable (``TransactionManager.handleFailedBatch``).
+PRODUCE_LEADER_ERRORS = (  # no mutate: the scenario format's vocabulary, not a rule
+    "NOT_LEADER_OR_FOLLOWER",
+    "NOT_ENOUGH_REPLICAS",
+    "KAFKA_STORAGE_ERROR",
+    "REQUEST_TIMED_OUT",
+    "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+)
+#: Produce errors answered after the leader appended the batch (see :data:`PRODUCE_LEADER_ERRORS`).
+PRODUCE_ERRORS_AFTER_APPEND = ("REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS_AFTER_APPEND")  # no mutate: see above
 
 
 @dataclass(frozen=True)
