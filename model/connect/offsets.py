@@ -136,7 +136,7 @@ def combined_offsets(
     skips_foreign: bool = True,
     falls_back: bool = True,
 ) -> tuple[int, ...]:
-    """What ``OffsetStorageReaderImpl.offsets`` returns to a task or connector of a connector with its own offsets topic.
+    """What ``OffsetStorageReaderImpl.offsets`` returns to the tasks of a connector with its own offsets topic.
 
     ``falls_back`` true is the documented contract (KIP-618 §Migration; the Javadoc of
     ``ConnectorOffsetBackingStore.get``, apache/kafka 1eb7644 lines 198-200: "priority is given to the values
