@@ -165,7 +165,8 @@ def combined_offsets(
     ``offsetStoreForExactlyOnceSourceConnector`` (lines 2115-2129), build this combined store whenever the connector's
     ``offsets.storage.topic`` differs from the worker's.  Git history of both files to 1eb7644 has no fix (the read
     dates from KAFKA-10000, b7b7615db38; KAFKA-14342 and KAFKA-15018 changed tombstones and writes only), and no JIRA
-    report was found.  User-visible: a connector moved onto its own offsets topic after running on the global one
+    report was found; KAFKA-15018's own PR (#13801) motivates its write order with "the fallback-on-global logic used
+    by the worker", so the maintainers count on the fallback.  User-visible: a connector moved onto its own offsets topic after running on the global one
     re-reads every source partition from the start (duplicates under exactly-once); the other way round, the early
     copy into the global topic (``connect_offset_copy_before_commit``) and a tombstone written to the connector's topic
     only (KAFKA-15018) cannot reach a task while the connector keeps its own topic.
