@@ -166,10 +166,11 @@ def combined_offsets(
     ``offsets.storage.topic`` differs from the worker's.  Git history of both files to 1eb7644 has no fix (the read
     dates from KAFKA-10000, b7b7615db38; KAFKA-14342 and KAFKA-15018 changed tombstones and writes only), and no JIRA
     report was found; KAFKA-15018's own PR (#13801) motivates its write order with "the fallback-on-global logic used
-    by the worker", so the maintainers count on the fallback.  User-visible: a connector moved onto its own offsets topic after running on the global one
-    re-reads every source partition from the start (duplicates under exactly-once); the other way round, the early
-    copy into the global topic (``connect_offset_copy_before_commit``) and a tombstone written to the connector's topic
-    only (KAFKA-15018) cannot reach a task while the connector keeps its own topic.
+    by the worker", so the maintainers count on the fallback.  User-visible: a connector moved onto its own offsets
+    topic after running on the global one re-reads every source partition from the start (duplicates under
+    exactly-once: scenario ``connect_offsets_migrated_kafka_read``); the other way round, the early copy into the
+    global topic (``connect_offset_copy_before_commit``) and a tombstone written to the connector's topic only
+    (KAFKA-15018) cannot reach a task while the connector keeps its own topic.
 
     ``own_first`` false (the weakened variant ``global_offsets_first``): the other way round -- with ``falls_back``
     false the worker store's answer would replace the connector store's for every key."""
