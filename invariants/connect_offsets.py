@@ -8,6 +8,13 @@ tombstoned key, so the fallback applies to tombstoned partitions too: unless
 the global topic holds the tombstone as well, the partition's old offset comes
 back.  KAFKA-15018 (Kafka 3.8) fixed this by writing tombstones to the global
 topic before the connector topic.
+
+That fallback is the documented contract (KIP-618, the Javadoc of ``ConnectorOffsetBackingStore.get``).  Kafka's
+code (apache/kafka 1eb7644) never falls back: the connector store answers ``null`` for every key its topic lacks and
+that answer replaces the worker store's (:func:`model.connect.offsets.combined_offsets`).  Under a scenario's
+``[connect] offsets_read = "kafka-4.0"`` the view is the connector's topic alone: a tombstone there cannot be undone
+by the global topic, so ``tombstoned_offsets_stay_deleted`` (a property of the fallback) is not stated, and
+``forgotten_offsets_stay_forgotten`` judges that view.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ def resurrected_offsets(sources: int, s: ConnectState) -> list[str]:
     ]
 
 
-def rewritten_tombstones(sources: int, connector_topic: bool, s: ConnectState) -> list[str]:
+def rewritten_tombstones(sources: int, connector_topic: bool, s: ConnectState, falls_back: bool = True) -> list[str]:
     """Source partitions the connector forgot (a committed tombstone) whose offset the workers' view shows again.
 
     ``OffsetStorageWriter`` writes only the offsets that changed since its last flush (``beginFlush`` moves
@@ -56,7 +63,7 @@ def rewritten_tombstones(sources: int, connector_topic: bool, s: ConnectState) -
     view = committed_offsets(parts[GLOBAL_OFFSETS], sources)
     if connector_topic:
         own = committed_offsets(parts[CONNECTOR_OFFSETS], sources)
-        view = tuple(o if o >= 0 else g for o, g in zip(own, view))
+        view = tuple(o if o >= 0 or not falls_back else g for o, g in zip(own, view))
     return [
         f"src{p} was forgotten with a committed tombstone, but the offsets view shows offset {view[p]} for it again"
         for p in s.deleted_sources
@@ -71,6 +78,7 @@ def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
         return ()
     sources = topo.source_partitions
     connector_topic = topo.offsets_topic == "connector"
+    falls_back = topo.offsets_read == "kip-618"
     forgotten = no_findings(
         name="forgotten_offsets_stay_forgotten",
         fact="Once the connector committed a tombstone (null offset) for a source partition, no later offsets "
@@ -79,10 +87,10 @@ def tombstone_properties(config: ConnectConfig) -> tuple[Property, ...]:
         "flush are written)",
         catches="an offset writer that forgets what it flushed and rewrites every offset at each flush, "
         "overwriting the tombstone",
-        findings=lambda s: rewritten_tombstones(sources, connector_topic, s),
+        findings=lambda s: rewritten_tombstones(sources, connector_topic, s, falls_back),
         partners=("offset_tombstone_committed",),
     )
-    if not connector_topic:
+    if not connector_topic or not falls_back:
         return (
             forgotten,
             sometimes_event(

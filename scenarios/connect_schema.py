@@ -18,6 +18,7 @@
     recreated_at = 0                             # generation written after DELETE and re-creation (0: never)
     delivered = [1, 2]                           # per source partition: records an earlier run delivered ([]: none)
     delivered_offsets = ["both", "global"]       # where its offsets are: global | connector | both (KIP-618 migration)
+    offsets_read = "kip-618"                     # kip-618 (fallback to the global topic) | kafka-4.0 (no fallback)
     [faults]  pause, crash, fencing_failure, config_write_failure, manual_restart, offset_write_failure,
               send_failure, offset_copy_failure, foreign_offset_record, total
 
@@ -42,6 +43,7 @@ _CHOICES = {
     "connector_exactly_once": ("SUPPORTED", "UNSUPPORTED", "null"),
     "connector_boundaries": ("SUPPORTED", "UNSUPPORTED", "null"),
     "offsets_topic": ("global", "connector"),
+    "offsets_read": ("kip-618", "kafka-4.0"),
 }
 _DELIVERED_OFFSETS = ("global", "connector", "both")
 _INTS = {
@@ -140,6 +142,8 @@ def parse_connect_section(table: dict[str, Any], faults_table: dict[str, Any]) -
         )
     if "delivered" in table or "delivered_offsets" in table:
         kwargs["delivered"], kwargs["delivered_offsets"] = _delivered(table, len(owners[0]), kwargs)
+    if kwargs.get("offsets_read", "kip-618") != "kip-618" and kwargs.get("offsets_topic", "global") != "connector":
+        raise ModelError('[connect] offsets_read only matters with offsets_topic = "connector"')
     topo = ConnectTopology(**kwargs)
     if topo.leader >= len(topo.workers):
         raise ModelError(f"[connect] leader {topo.leader} is not a worker (0..{len(topo.workers) - 1})")

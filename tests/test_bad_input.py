@@ -225,6 +225,9 @@ BAD_SCENARIOS: dict[str, str] = {
     "delivered = [1]\ndelivered_offsets = ['global']\n",
     "connect delivered own topic unset": "name = 'x'\nmodel = 'connect'\n[connect]\nrecords = 2\ndelivered = [1]\n"
     "delivered_offsets = ['both']\n",
+    "connect offsets read unknown": "name = 'x'\nmodel = 'connect'\n[connect]\noffsets_topic = 'connector'\n"
+    "offsets_read = 'javadoc'\n",
+    "connect offsets read own topic unset": "name = 'x'\nmodel = 'connect'\n[connect]\noffsets_read = 'kafka-4.0'\n",
     "groups append error unknown": "name = 'x'\nmodel = 'groups'\n[groups]\nappend_errors = 'UNKNOWN_SERVER_ERROR'\n",
     "TOML syntax": "name = 'x\n",
     "TOML duplicate key": "name = 'x'\nname = 'y'\n",

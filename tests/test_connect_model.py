@@ -21,7 +21,7 @@ from keos.invariants.connect_logs import (
 )
 from keos.model.connect import config_topic as cfgt
 from keos.model.connect.herder import FENCE, NOTHING_TO_DO, WRITE_ONLY, assignment, fencing_plan, preflight_errors
-from keos.model.connect.offsets import combined_offsets, offset_record, read_offsets
+from keos.model.connect.offsets import combined_offsets, offset_record, offset_tombstone, read_offsets
 from keos.model.connect.producers import (
     KafkaCluster,
     append_plain,
@@ -248,6 +248,18 @@ def test_combined_offsets_prefer_the_connectors_own_topic() -> None:
     k, _ = append_plain(k, 2, (offset_record(1, 5),), FLAGS)
     assert combined_offsets(k.partitions[2], k.partitions[GLOBAL_OFFSETS], 3) == (4, 5, -1)
     assert combined_offsets(None, k.partitions[GLOBAL_OFFSETS], 3) == (4, 2, -1)
+
+
+def test_kafkas_combined_read_never_falls_back_to_the_global_topic() -> None:
+    """ConnectorOffsetBackingStore.get (apache/kafka 1eb7644): the connector store answers null for a key its topic
+    lacks, and putAll lets that null replace the worker store's value (offsets_read = "kafka-4.0")."""
+    k = _cluster()
+    k, _ = append_plain(k, GLOBAL_OFFSETS, (offset_record(0, 4), offset_record(1, 2)), FLAGS)
+    k, _ = append_plain(k, 2, (offset_record(1, 5), offset_tombstone(2)), FLAGS)
+    own, glob = k.partitions[2], k.partitions[GLOBAL_OFFSETS]
+    assert combined_offsets(own, glob, 3, falls_back=False) == (-1, 5, -1)
+    assert combined_offsets(own, glob, 3, own_first=False, falls_back=False) == (4, 2, -1)
+    assert combined_offsets(None, glob, 3, falls_back=False) == (4, 2, -1)  # no connector store: the global one
 
 
 def test_worker_without_support_runs_at_least_once_without_fencing() -> None:

@@ -47,6 +47,7 @@ REAL = {
     "connect_commit_failure_earlier_offsets": 59,
     "connect_plain_leader_write_failure": 17278,
     "connect_foreign_offset_record": 113,
+    "connect_offsets_migrated": 9,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits
@@ -210,6 +211,22 @@ def test_offsets_copied_to_the_global_topic_before_a_failed_commit_lose_records(
     assert "src0 committed up to 1, but src0[0] is not committed" in found[
         "task_acknowledges_only_committed_records"
     ].detail
+
+
+def test_kafkas_offsets_read_repeats_a_partition_only_the_global_topic_knows() -> None:
+    """A connector moved onto its own offsets topic: the earlier run's offset is in the global topic only.  Read as
+    documented (KIP-618, the Javadoc of ConnectorOffsetBackingStore.get) the task resumes after it; read as Kafka's
+    code does (putAll of the connector store's null answer) it starts src0 again and commits src0[0] twice."""
+    faithful = SCENARIOS["connect_offsets_migrated_kafka_read"]
+    twin = SCENARIOS["connect_offsets_migrated"]
+    assert faithful.permitted == ("exactly_once_source_delivery",) and not twin.permitted
+    assert (faithful.connect.topology.offsets_read, twin.connect.topology.offsets_read) == ("kafka-4.0", "kip-618")
+    result, _ = explore(build_model(faithful), faithful.name, "kafka", ExploreOptions(), faithful.permitted)
+    assert not result.violated
+    found = next(p for p in result.properties if p.name == "exactly_once_source_delivery")
+    assert found.verdict is Verdict.PERMITTED and found.trace is not None and len(found.trace.actions) == 8
+    assert "src0[0] is committed twice" in found.detail and "w0/t0@g-1" in found.detail
+    assert all(p.verdict is not Verdict.VIOLATED for p in result.properties)
 
 
 def test_fencing_request_in_the_deletion_tick_gets_a_round_of_the_deleted_connector() -> None:

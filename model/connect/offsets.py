@@ -10,7 +10,9 @@ inside the transaction that carries the records they describe
 A connector may have its own offsets topic (``offsets.storage.topic``).  It
 then sees a **combined view**: the offsets of its own topic, falling back to
 the worker's global topic for source partitions its own topic does not know
-(KIP-618 §Migration, the ``CatsStandingUp`` example).  After an exactly-once
+(KIP-618 §Migration, the ``CatsStandingUp`` example).  That is the documented
+contract; Kafka's code (apache/kafka 1eb7644) never falls back -- see
+:func:`combined_offsets`, scenario key ``[connect] offsets_read``.  After an exactly-once
 commit the worker also copies the committed offsets to the global topic with
 a plain producer (KIP-618 §Atomic offset writes), so a later downgrade still finds them.
 
@@ -132,14 +134,52 @@ def combined_offsets(
     source_partitions: int,
     own_first: bool = True,
     skips_foreign: bool = True,
+    falls_back: bool = True,
 ) -> tuple[int, ...]:
-    """The combined view: the connector's own topic first, the global topic for partitions it lacks
-    (``ConnectorOffsetBackingStore.get``: the connector store's values override the worker store's);
-    ``own_first`` false (the weakened variant ``global_offsets_first``): the other way round."""
+    """What ``OffsetStorageReaderImpl.offsets`` returns to the tasks of a connector with its own offsets topic.
+
+    ``falls_back`` true is the documented contract (KIP-618 §Migration; the Javadoc of
+    ``ConnectorOffsetBackingStore.get``, apache/kafka 1eb7644 lines 198-200: "priority is given to the values
+    contained in that store, and the values in the worker-global offset store ... are used as a fallback for keys
+    that are not present in the connector-specific store"): the connector's own topic first, the global topic for
+    partitions it lacks.
+
+    ``falls_back`` false is what that code does (scenario key ``[connect] offsets_read = "kafka-4.0"``).
+    ``ConnectorOffsetBackingStore.get`` (1eb7644, lines 236-237)::
+
+        Map<ByteBuffer, ByteBuffer> result = new HashMap<>(workerGetFuture.get());
+        result.putAll(connectorGetFuture.get());
+
+    and ``KafkaOffsetBackingStore.get`` (lines 271-273) answers *every* requested key, ``null`` for one its topic
+    lacks (or tombstoned: its consume callback, lines 313-314, removes the key)::
+
+        for (ByteBuffer key : keys)
+            values.put(key, data.get(key));
+
+    ``HashMap.putAll`` copies the ``null`` values too, so the connector store's answer replaces the worker store's
+    for every key: the global topic is never read for a connector with its own topic.  Nothing on the way filters
+    the nulls: ``getFromStore`` (line 401) passes the store's future through, and ``OffsetStorageReaderImpl.offsets``
+    (lines 120-133) deserializes a ``null`` value to a ``null`` offset, which the task takes as "no offset" and
+    starts the partition from its beginning.  Both ``Worker.offsetStoreForExactlyOnceSourceTask`` (lines 2218-2232)
+    and ``offsetStoreForRegularSourceTask`` (lines 2164-2178), and the connector's and the offsets REST API's
+    ``offsetStoreForExactlyOnceSourceConnector`` (lines 2115-2129), build this combined store whenever the connector's
+    ``offsets.storage.topic`` differs from the worker's.  Git history of both files to 1eb7644 has no fix (the read
+    dates from KAFKA-10000, b7b7615db38; KAFKA-14342 and KAFKA-15018 changed tombstones and writes only), and no JIRA
+    report was found; KAFKA-15018's own PR (#13801) motivates its write order with "the fallback-on-global logic used
+    by the worker", so the maintainers count on the fallback.  User-visible: a connector moved onto its own offsets
+    topic after running on the global one re-reads every source partition from the start (duplicates under
+    exactly-once: scenario ``connect_offsets_migrated_kafka_read``); the other way round, the early copy into the
+    global topic (``connect_offset_copy_before_commit``) and a tombstone written to the connector's topic only
+    (KAFKA-15018) cannot reach a task while the connector keeps its own topic.
+
+    ``own_first`` false (the weakened variant ``global_offsets_first``): the other way round -- with ``falls_back``
+    false the worker store's answer would replace the connector store's for every key."""
     glob = read_offsets(global_topic, source_partitions, skips_foreign)
     if connector_topic is None:
         return glob
     own = read_offsets(connector_topic, source_partitions, skips_foreign)
+    if not falls_back:
+        return own if own_first else glob
     if not own_first:
         return tuple(g if g >= 0 else o for o, g in zip(own, glob))
     return tuple(o if o >= 0 else g for o, g in zip(own, glob))

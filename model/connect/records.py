@@ -99,6 +99,13 @@ class ConnectTopology:
             §Migration), ``connector`` (its own topic only: the copy into the global
             topic failed, which ``ConnectorOffsetBackingStore`` only logs) or
             ``both`` (its own topic and the copy in the global one).
+        offsets_read: how a worker reads the offsets of a connector with its own
+            offsets topic (:func:`model.connect.offsets.combined_offsets`):
+            ``kip-618`` (the documented contract: the connector's topic, the
+            global topic for partitions it lacks -- KIP-618 §Migration and the
+            Javadoc of ``ConnectorOffsetBackingStore.get``) or ``kafka-4.0``
+            (what the code of apache/kafka 1eb7644 does: the connector's topic
+            only, its missing partitions read as no offset).
     """
 
     workers: tuple[str, ...] = ("enabled", "enabled")  # no mutate: scenario default
@@ -116,6 +123,7 @@ class ConnectTopology:
     recreated_at: int = 0  # no mutate: scenario default
     delivered: tuple[int, ...] = ()  # no mutate: scenario default
     delivered_offsets: tuple[str, ...] = ()  # no mutate: scenario default
+    offsets_read: str = "kip-618"  # no mutate: scenario default
 
     @property
     def source_partitions(self) -> int:

@@ -70,7 +70,7 @@ def read_offsets(sys: ConnectCluster, s: ConnectState, generation: int, task: in
     parts = s.kafka.partitions
     own = parts[CONNECTOR_OFFSETS] if sys.topo.offsets_topic == "connector" else None
     view = combined_offsets(own, parts[GLOBAL_OFFSETS], sys.sources, sys.flags.connect_own_offsets_first,
-                            sys.flags.connect_offsets_skip_foreign_keys)
+                            sys.flags.connect_offsets_skip_foreign_keys, sys.topo.offsets_read == "kip-618")
     mine = owned_partitions(sys.topo.owners, generation, task)
     done = sys.topo.records  # a deleted source partition has nothing left to read, whatever its offset
     return tuple((done if p in s.deleted_sources else max(view[p], 0)) if p in mine else -1 for p in range(sys.sources))
@@ -271,7 +271,10 @@ def fail_commit(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     non-transactional producer, so the copy stays although the transaction holding the records is aborted: the
     offsets of records that were never committed are in the global topic, and a new instance whose connector topic
     holds no committed offset for the partition resumes from them (the reach scenario
-    ``connect_offset_copy_before_commit`` shows the records lost).
+    ``connect_offset_copy_before_commit`` shows the records lost) -- if the worker reads the global topic as the
+    documented fallback (``[connect] offsets_read = "kip-618"``).  Kafka's read (``"kafka-4.0"``,
+    :func:`model.connect.offsets.combined_offsets`) never falls back while the connector keeps its own topic, so
+    the copy stays unread until the connector moves back to the global topic.
     """
     inst = s.workers[w].instance(n)
     assert inst is not None and inst.producer is not None
