@@ -21,7 +21,7 @@ Schema (every section optional except ``name``)::
     [producer]   enable_idempotence, acks, retries, max_in_flight
     [broker]     sequence_space, max_producer_epoch, separate_replication,
                  producer_id_expiration, delete_records, refusal_error,
-                 delayed_produce_error
+                 delayed_produce_error, read_uncommitted_consumer
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
                  leader_restart, producer_restart, not_leader, total
     [bounds]     max_depth (0 = exhaustive), max_states
@@ -175,6 +175,7 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
         config.producer.max_in_flight,
         faults.total >= 2,
         config.topology.partitions,
+        config.read_uncommitted_consumer,
     )
 
 
@@ -241,7 +242,7 @@ _TOP_KEYS = {
 
 
 #: Boolean ``[broker]`` keys of the idempotence model (:class:`~model.systems.idempotence.SystemConfig`).
-_BROKER_SWITCHES = ("producer_id_expiration", "separate_replication", "delete_records")
+_BROKER_SWITCHES = ("producer_id_expiration", "separate_replication", "delete_records", "read_uncommitted_consumer")
 
 #: Error-valued ``[broker]`` keys of the idempotence model: which answer its refusal and purgatory faults give.
 _BROKER_ERRORS = {
