@@ -406,6 +406,11 @@ def _parse_kind(
         raise ScenarioError(f'{where}: [broker] separate_replication needs acks = "all" (acks=1 replicates apart)')
     if broker_kwargs.get("refusal_error") == "NOT_ENOUGH_REPLICAS" and producer_table.get("acks", "all") != "all":
         raise ScenarioError(f'{where}: [broker] refusal_error NOT_ENOUGH_REPLICAS needs acks = "all" (min.insync)')
+    if broker_kwargs.get("read_uncommitted_consumer") and broker_kwargs.get("delete_records"):
+        # a consumer behind the log start offset gets OFFSET_OUT_OF_RANGE and auto.offset.reset: not modelled
+        raise ScenarioError(f"{where}: [broker] read_uncommitted_consumer cannot be combined with delete_records "
+                            "(a consumer behind the log start offset: OFFSET_OUT_OF_RANGE and auto.offset.reset are "
+                            "not modelled)")
     bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
     config = SystemConfig(topology=topology, producer=producer, faults=faults, **broker_kwargs)
     try:
