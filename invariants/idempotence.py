@@ -597,6 +597,66 @@ def fault_partners(kinds: tuple[str, ...]) -> tuple[Property, ...]:
     )
 
 
+def _consumed_not_durable(s: SystemState) -> list[str]:
+    """What a partition's read_uncommitted consumer returned that the partition does not hold for good.
+
+    The oracle is the current leader's log itself: the consumer's records must be exactly the records of the
+    log's first ``position`` batches, in log order, and its position must not pass the high watermark (every later
+    leader keeps the log below it: ``Partition.makeLeader`` elects an in-sync replica, which holds it all).  A read
+    past the high watermark shows up once a failover cuts the tail it read (the record read is gone or another
+    took its offset), a read that skipped or repeated a batch at once.
+    """
+    out: list[str] = []
+    for q, c in enumerate(s.consumers):
+        leader = s.partitions[q]
+        if c.position > leader.high_watermark:
+            out.append(f"partition {q}: the consumer's position {c.position} is past the high watermark "
+                       f"{leader.high_watermark}")
+        held = tuple(r for e in leader.log[: c.position] for r in e.records)
+        if c.delivered != held:
+            read = ", ".join(record_label(r) for r in c.delivered) or "nothing"
+            log = ", ".join(record_label(r) for r in held) or "nothing"
+            out.append(f"partition {q}: the consumer read {read}; the log below its position {c.position} holds {log}")
+    return out
+
+
+#: The judge of the read_uncommitted consumers (``[broker] read_uncommitted_consumer``) and its reach witnesses.
+CONSUMER_PROPERTIES = (
+    no_findings(
+        name="consumed_records_durable",
+        fact="A consumer (read_uncommitted, Kafka's default isolation level) reads each record of a partition once, "
+        "in log order, and only records the high watermark has passed: a record it has read is never lost, "
+        "replaced or reordered by a leader failover.",
+        source="KIP-98 §7 (read_uncommitted reads up to the high watermark); ``UnifiedLog.read`` with "
+        "``FetchIsolation.HIGH_WATERMARK``; ``Partition.makeLeader`` (an in-sync replica holds the log below the "
+        "high watermark); Kafka documentation §4.7 (a committed message is not lost while one in-sync replica "
+        "lives); apache/kafka trunk @1eb7644349cb",
+        catches="a read bounded past the high watermark (KAFKA-9196's stale high-watermark metadata), a high "
+        "watermark advanced before replication or not cut back with the log, a position moved past or short of "
+        "the batches a response carried",
+        findings=_consumed_not_durable,
+        partners=("consumer_fetched", "consumer_fetched_beside_unreplicated_tail"),
+    ),
+    Property(
+        name="consumer_fetched",
+        expectation=Expectation.SOMETIMES,
+        fact="A consumer's Fetch returned records.",
+        source="ReplicaManager.fetchMessages / readFromLog",
+        catches="reachability (consumer_fetched)",
+        event="consumer_fetched",
+    ),
+    Property(
+        name="consumer_fetched_beside_unreplicated_tail",
+        expectation=Expectation.SOMETIMES,
+        fact="A consumer fetched while the leader held batches above its high watermark (appended, not yet "
+        "replicated): the read had a tail to leave alone.",
+        source="UnifiedLog.read (maxOffset = highWatermark); Partition.maybeIncrementLeaderHW",
+        catches="reachability (consumer_fetched_beside_unreplicated_tail)",
+        event="consumer_fetched_beside_unreplicated_tail",
+    ),
+)
+
+
 def idempotence_properties(
     sequence_space: int,
     idempotent: bool = True,
@@ -608,6 +668,7 @@ def idempotence_properties(
     max_in_flight: int | None = None,
     bumps_reachable: bool = True,
     partitions: int = 1,
+    read_uncommitted_consumer: bool = False,
 ) -> tuple[Property, ...]:
     """The idempotence properties for a model whose sequences wrap at ``sequence_space``.
 
@@ -638,8 +699,12 @@ def idempotence_properties(
     and over two partitions or more also while the producer still writes to another one
     (``producer_expired_beside_traffic``: expiry is per partition), both partners of the properties that judge
     what a leader does with a forgotten producer (:data:`EXPIRY_JUDGES`).
+    ``read_uncommitted_consumer``: each partition has a consumer, judged by ``consumed_records_durable``
+    (:data:`CONSUMER_PROPERTIES`).
     """
     props = _idempotence_properties(sequence_space, producer_id_expiration)
+    if read_uncommitted_consumer:
+        props = (*props, *CONSUMER_PROPERTIES)
     if producer_id_expiration and idempotent:
         witnesses = EXPIRY_WITNESSES if partitions > 1 else EXPIRY_WITNESSES[:1]
         names = tuple(w.name for w in witnesses)

@@ -485,6 +485,11 @@ class ProtocolFlags:
         delayed_fetch_carries_aborted: the response ``DelayedFetch.onComplete`` builds carries the aborted
             transactions of the read (``FetchPartitionData.abortedTransactions``, KAFKA-5376, fix 2bb48a4, 0.11.0);
             without it the list is empty and the read_committed consumer cannot drop the aborted batches.
+        read_uncommitted_bounded_by_high_watermark: a read_uncommitted read (``FetchIsolation.HIGH_WATERMARK``,
+            Kafka's default isolation) stops at the high watermark (``UnifiedLog.read`` bounds it by
+            ``highWatermarkMetadata``); without it the read's bound is the log end offset -- what KAFKA-9196 (fix
+            7eafea0, 2.4) did after a segment roll left the high watermark's offset metadata pointing at the old
+            segment, exposing the unreplicated tail to consumers (:mod:`model.log.fetch`).
         aborted_txn_lso_counts_open_transactions: an aborted transaction's index entry records the partition's
             last stable offset once it completed -- the first offset of the earliest transaction of another
             producer still open, else the marker's offset + 1 (``ProducerStateManager.lastStableOffset(
@@ -801,6 +806,7 @@ class ProtocolFlags:
     aborted_txn_lso_counts_open_transactions: bool = True
     delayed_fetch_keeps_isolation: bool = True
     delayed_fetch_carries_aborted: bool = True
+    read_uncommitted_bounded_by_high_watermark: bool = True
     append_failure_resets_pending: bool = True
     complete_retry_keeps_pending: bool = True
     timeout_abort_skips_pending: bool = True
@@ -1011,6 +1017,20 @@ VARIANTS: dict[str, Variant] = {
             "DelayedFetch.onComplete called ReplicaManager.readFromLog without the request's isolationLevel, so a "
             "read_committed consumer whose fetch had waited in the purgatory got every batch below the high "
             "watermark -- records of transactions still open, later aborted",
+        ),
+        Variant(
+            name="no_kafka_9196_fix",
+            description="A read_uncommitted Fetch reads up to the log end offset instead of the high watermark: a "
+            "consumer reads records no follower has yet (Kafka 2.0-2.3 after a segment roll, before the fix).",
+            flags=replace(_REAL, read_uncommitted_bounded_by_high_watermark=False),
+            weakened=True,
+            breaks=("consumed_records_durable",),
+            scenarios=("idempotence_consumer_failover",),
+            bug="KAFKA-9196 (PR #7695, fix 7eafea0, 2.4; core/src/main/scala/kafka/log/Log.scala "
+            "updateLogEndOffset): after a segment roll the high watermark's LogOffsetMetadata still named the old "
+            "segment while the high watermark equalled the log end offset, and a read bounded by that metadata "
+            "returned batches appended after it -- above the high watermark -- which a leader failover then "
+            "truncated: consumers had read records the partition no longer holds",
         ),
         Variant(
             name="no_kafka_5376_fix",

@@ -21,7 +21,7 @@ Schema (every section optional except ``name``)::
     [producer]   enable_idempotence, acks, retries, max_in_flight
     [broker]     sequence_space, max_producer_epoch, separate_replication,
                  producer_id_expiration, delete_records, refusal_error,
-                 delayed_produce_error
+                 delayed_produce_error, read_uncommitted_consumer
     [faults]     drop, duplicate, reorder, request_timeout, batch_expiry,
                  leader_restart, producer_restart, not_leader, total
     [bounds]     max_depth (0 = exhaustive), max_states
@@ -175,6 +175,7 @@ def _idempotence_properties(scenario: Scenario) -> tuple[Property, ...]:
         config.producer.max_in_flight,
         faults.total >= 2,
         config.topology.partitions,
+        config.read_uncommitted_consumer,
     )
 
 
@@ -241,7 +242,7 @@ _TOP_KEYS = {
 
 
 #: Boolean ``[broker]`` keys of the idempotence model (:class:`~model.systems.idempotence.SystemConfig`).
-_BROKER_SWITCHES = ("producer_id_expiration", "separate_replication", "delete_records")
+_BROKER_SWITCHES = ("producer_id_expiration", "separate_replication", "delete_records", "read_uncommitted_consumer")
 
 #: Error-valued ``[broker]`` keys of the idempotence model: which answer its refusal and purgatory faults give.
 _BROKER_ERRORS = {
@@ -405,6 +406,11 @@ def _parse_kind(
         raise ScenarioError(f'{where}: [broker] separate_replication needs acks = "all" (acks=1 replicates apart)')
     if broker_kwargs.get("refusal_error") == "NOT_ENOUGH_REPLICAS" and producer_table.get("acks", "all") != "all":
         raise ScenarioError(f'{where}: [broker] refusal_error NOT_ENOUGH_REPLICAS needs acks = "all" (min.insync)')
+    if broker_kwargs.get("read_uncommitted_consumer") and broker_kwargs.get("delete_records"):
+        # a consumer behind the log start offset gets OFFSET_OUT_OF_RANGE and auto.offset.reset: not modelled
+        raise ScenarioError(f"{where}: [broker] read_uncommitted_consumer cannot be combined with delete_records "
+                            "(a consumer behind the log start offset: OFFSET_OUT_OF_RANGE and auto.offset.reset are "
+                            "not modelled)")
     bounds = _typed(Bounds, _section(data, "bounds", where), "bounds", where)
     config = SystemConfig(topology=topology, producer=producer, faults=faults, **broker_kwargs)
     try:

@@ -86,6 +86,8 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "leader_move_completes_purgatory": frozenset({"idempotence"}),
     # the log start offset (DeleteRecords, retention) and the producer state it must leave alone (KAFKA-7190)
     "producer_state_survives_log_start_offset": frozenset({"idempotence"}),
+    # the read_uncommitted consumer's read bound (KAFKA-9196): only the idempotence system's consumers read it
+    "read_uncommitted_bounded_by_high_watermark": frozenset({"idempotence"}),
     "follower_tracks_transactions": frozenset({"transactions"}),
     # the last stable offset an aborted transaction's index entry records (LogSegment.updateTxnIndex), read by a
     # read_committed fetch's index scan: the data partitions' markers and their replicas

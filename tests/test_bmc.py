@@ -246,6 +246,8 @@ _UNENCODED = {
     "reach_idempotence_wrap": "ForgedProduce",
     "idempotence_delete_records": "separate_replication",
     "reach_idempotence_storage_error": "separate_replication",
+    "idempotence_consumer_failover": "separate_replication",
+    "reach_idempotence_consumer_acks1": "read_uncommitted_consumer",
 }
 
 

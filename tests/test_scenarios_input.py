@@ -50,6 +50,8 @@ def test_a_user_scenario_loads(tmp_path: Path) -> None:
         ("name = 'x'\npermitted = ['no_such_invariant']\n", "not checked"),
         ("name = 'Bad Name'\n", "'name' must be"),
         ("name = 'x'\n[faults]\ndrop = -1\n", ">= 0"),
+        ("name = 'x'\n[broker]\nread_uncommitted_consumer = true\ndelete_records = true\n", "auto.offset.reset"),
+        ("name = 'x'\n[broker]\nread_uncommitted_consumer = 1\n", "must be true or false"),
         ("name = 'x'\nfrobnicate = 1\n", "unknown key 'frobnicate'"),
         ("name = [\n", "not valid TOML"),
     ],

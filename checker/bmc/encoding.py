@@ -111,6 +111,8 @@ def covers(model: KafkaSystem) -> tuple[bool, str]:
         return False, "producer_id_expiration (ExpireProducerState) is not encoded"
     if model.config.delete_records:
         return False, "delete_records (DeleteRecords: the log start offset) is not encoded"
+    if model.config.read_uncommitted_consumer:
+        return False, "read_uncommitted_consumer (a consumer's Fetch and position) is not encoded"
     if model.config.faults.limits()[FAULT_KINDS.index("not_leader")] > 0 and model.config.faults.total > 0:
         return False, "NotLeaderOrFollower (a NOT_LEADER_OR_FOLLOWER answer) is not encoded"
     if model.config.faults.limits()[FAULT_KINDS.index("leader_move")] > 0 and model.config.faults.total > 0:

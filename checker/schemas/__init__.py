@@ -144,6 +144,8 @@ def scenario_schema() -> dict[str, Any]:
                                            "description": "0: an epoch already at Short.MAX_VALUE"},
                     "delete_records": {"type": "boolean", "default": False},
                     "producer_id_expiration": {"type": "boolean", "default": False},
+                    "read_uncommitted_consumer": {"type": "boolean", "default": False,
+                                                  "description": "a read_uncommitted consumer polls each partition"},
                     "separate_replication": {"type": "boolean", "default": False},
                     "refusal_error": {"enum": list(REFUSAL_ERRORS), "default": "NOT_LEADER_OR_FOLLOWER",
                                       "description": "what the not_leader fault answers (nothing appended)"},

@@ -43,6 +43,7 @@ __all__ = [
     "READ_COMMITTED",
     "READ_UNCOMMITTED",
     "UNDECIDED",
+    "PartitionConsumer",
     "ReadCommittedFetcher",
     "fetch",
     "fetch_range",
@@ -103,6 +104,18 @@ def filter_fetched(
         if not e.control:
             out.extend(e.records)
     return tuple(out)
+
+
+@record
+class PartitionConsumer(NamedTuple):
+    """A read_uncommitted consumer of one partition (``isolation.level`` default) polling it from offset 0 in the
+    idempotence system (``[broker] read_uncommitted_consumer``): its position (the next fetch offset: the end of
+    the last batch a response carried) and the record ids it returned to the application, in order.  It fetches
+    from whichever broker leads the partition now; a leader's high watermark never moves back, so its position
+    needs no validation (KIP-320's truncation detection finds nothing to do under Kafka's rules)."""
+
+    position: int = 0
+    delivered: tuple[int, ...] = ()
 
 
 @record

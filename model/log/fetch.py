@@ -72,17 +72,26 @@ class LogReadResult(NamedTuple):
     aborted: tuple[AbortedTxn, ...] | None
 
 
-def end_offset(leader: PartitionLeader, isolation: str) -> int:
+def end_offset(leader: PartitionLeader, isolation: str, flags: ProtocolFlags | None = None) -> int:
     """The offset a read with ``isolation`` may not pass (``FetchIsolation``): the LSO for read_committed,
-    the high watermark for read_uncommitted (a consumer never reads past it)."""
-    return last_stable_offset(leader) if isolation == READ_COMMITTED else leader.high_watermark
+    the high watermark for read_uncommitted (a consumer never reads past it).
+
+    ``flags.read_uncommitted_bounded_by_high_watermark`` off (weakened variant ``no_kafka_9196_fix``): the
+    read_uncommitted bound is the log end offset, as a read bounded by stale high-watermark offset metadata was
+    before KAFKA-9196's fix (7eafea0, 2.4).
+    """
+    if isolation == READ_COMMITTED:
+        return last_stable_offset(leader)
+    if flags is not None and not flags.read_uncommitted_bounded_by_high_watermark:  # no branch: variant only
+        return len(leader.log)
+    return leader.high_watermark
 
 
-def read_from_log(leader: PartitionLeader, params: FetchParams) -> LogReadResult:
+def read_from_log(leader: PartitionLeader, params: FetchParams, flags: ProtocolFlags | None = None) -> LogReadResult:
     """``ReplicaManager.readFromLog`` -> ``UnifiedLog.read(fetchOffset, maxLength, isolation, minOneMessage)``:
     the batches from the fetch offset up to the isolation's end offset, and for read_committed the aborted
     transactions of that range (``UnifiedLog.collectAbortedTransactions``, ``addAbortedTransactions``)."""
-    upper = max(params.fetch_offset, end_offset(leader, params.isolation))
+    upper = max(params.fetch_offset, end_offset(leader, params.isolation, flags))
     if params.max_batches > 0:
         upper = min(upper, params.fetch_offset + params.max_batches)
     if params.isolation != READ_COMMITTED:
@@ -90,10 +99,10 @@ def read_from_log(leader: PartitionLeader, params: FetchParams) -> LogReadResult
     return LogReadResult(params.fetch_offset, upper, collect_aborted_transactions(leader, params.fetch_offset, upper))
 
 
-def try_complete(leader: PartitionLeader, params: FetchParams) -> bool:
+def try_complete(leader: PartitionLeader, params: FetchParams, flags: ProtocolFlags | None = None) -> bool:
     """``DelayedFetch.tryComplete`` for one partition: the end offset of the request's isolation level has passed
     its fetch offset (so the read returns at least one batch)."""
-    return end_offset(leader, params.isolation) > params.fetch_offset
+    return end_offset(leader, params.isolation, flags) > params.fetch_offset
 
 
 def complete_delayed_fetch(leader: PartitionLeader, params: FetchParams, flags: ProtocolFlags) -> LogReadResult:
@@ -105,7 +114,7 @@ def complete_delayed_fetch(leader: PartitionLeader, params: FetchParams, flags: 
     the response carries no aborted transactions (an empty list where the read had one).
     """
     read_params = params if flags.delayed_fetch_keeps_isolation else params._replace(isolation=READ_UNCOMMITTED)
-    result = read_from_log(leader, read_params)
+    result = read_from_log(leader, read_params, flags)
     if not flags.delayed_fetch_carries_aborted and result.aborted is not None:
         return result._replace(aborted=())
     return result

@@ -17,7 +17,9 @@ Protocol steps
     ``ReplicatePartition(partition)`` (acks=1 or 0, or acks=all with ``separate_replication``),
     ``ExpireProducerState(partition, producer_id)`` (``producer.id.expiration.ms`` on the leader, with
     ``producer_id_expiration``), ``DeleteRecords(partition)`` (with ``delete_records``: the leader's log start
-    offset moves to its high watermark; the producer state stays, :func:`model.log.partition.delete_records`).
+    offset moves to its high watermark; the producer state stays, :func:`model.log.partition.delete_records`),
+    ``Fetch(partition)`` (with ``read_uncommitted_consumer``: the partition's consumer reads from its position up to
+    the high watermark, :func:`model.log.fetch.read_from_log`).
 
 Faults (budgeted)
     ``DropMessage(envelope)`` (a connection reset: everything in flight on the
@@ -49,8 +51,10 @@ from typing import Any, NamedTuple
 from keos.model import codec
 from keos.model import network as net
 from keos.model.clients import producer as prod
+from keos.model.clients.consumer import PartitionConsumer
 from keos.model.clients.producer_config import ProducerConfig
 from keos.model.interface import Action, ModelError, Property, Step
+from keos.model.log import fetch as fetch_path
 from keos.model.log import partition as part
 from keos.model.log.producer_expiry import expirable, expire_producer
 from keos.model.log.producer_state import next_sequence
@@ -98,6 +102,7 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON key
     "ReplicatePartition": ("partition",),
     "ExpireProducerState": ("partition", "producer_id"),
     "DeleteRecords": ("partition",),
+    "Fetch": ("partition",),
     "DropMessage": ("message",),
     "DuplicateMessage": ("message",),
     "ReorderMessage": ("message",),
@@ -223,6 +228,9 @@ class SystemConfig:
     #: DeleteRecords / retention: a leader's log start offset may advance to its high watermark (``DeleteRecords``,
     #: a protocol step like expiry: the admin or the retention policy, not a fault; :func:`part.delete_records`).
     delete_records: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
+    #: A read_uncommitted consumer per partition (Kafka's default ``isolation.level``) polls it from offset 0
+    #: (``Fetch``, a protocol step): what it reads is what the leader exposes below its high watermark.
+    read_uncommitted_consumer: bool = False  # no mutate: a scenario's default (what it explores), not a Kafka rule
     #: The error of the ``not_leader`` fault's refusal, one of :data:`REFUSAL_ERRORS` (nothing appended).
     refusal_error: str = Errors.NOT_LEADER_OR_FOLLOWER  # no mutate: a scenario's default (what it explores)
     #: The error of the ``produce_timeout`` fault's late answer, one of :data:`DELAYED_PRODUCE_ERRORS` (appended).
@@ -861,6 +869,8 @@ class SystemState(NamedTuple):
     next_producer_id: int
     faults_used: tuple[int, ...]
     ghost: Ghost
+    #: the partitions' read_uncommitted consumers (``read_uncommitted_consumer``; empty without it)
+    consumers: tuple[PartitionConsumer, ...] = ()
 
 
 def _noted(ghost: Ghost, field: str, verdict: str) -> Ghost:  # no mutate: records a property's verdict (the judge)
@@ -924,7 +934,8 @@ class KafkaSystem:
         topo = self.config.topology
         producers = tuple(prod.new_producer(topo.partitions) for _ in range(topo.producers))
         partitions = tuple(part.PartitionLeader() for _ in range(topo.partitions))
-        return (SystemState(producers, partitions, (), 0, (0,) * len(FAULT_KINDS), Ghost()),)
+        consumers = (PartitionConsumer(),) * topo.partitions if self.config.read_uncommitted_consumer else ()
+        return (SystemState(producers, partitions, (), 0, (0,) * len(FAULT_KINDS), Ghost(), consumers),)
 
     def properties(self) -> Sequence[Property]:
         """The properties this model instance checks."""
@@ -976,6 +987,8 @@ class KafkaSystem:
             )
             if self.config.delete_records and part.can_delete_records(leader):
                 out.append(Action("DeleteRecords", (q,)))
+            if q < len(state.consumers) and self._may_fetch(state, q):
+                out.append(Action("Fetch", (q,)))
         used = state.faults_used
         left = self._fault_budget_left
         if left(used, _DROP):
@@ -1046,6 +1059,15 @@ class KafkaSystem:
         entry = s.partitions[q].entry(producer_id)
         return entry is not None and expirable(entry) and _producer_idle(s, q, producer_id)
 
+    def _fetch_params(self, s: SystemState, q: int) -> fetch_path.FetchParams:
+        """The consumer's Fetch of partition ``q``: read_uncommitted from its position, no size limit."""
+        return fetch_path.FetchParams(fetch_path.READ_UNCOMMITTED, s.consumers[q].position)
+
+    def _may_fetch(self, s: SystemState, q: int) -> bool:
+        """Whether partition ``q``'s consumer has something to read: the leader's read_uncommitted end offset (its
+        high watermark) is past the consumer's position (else its Fetch waits in the purgatory, no step)."""
+        return fetch_path.try_complete(s.partitions[q], self._fetch_params(s, q), self.flags)
+
     def step(self, state: SystemState, action: Action) -> Step | None:
         """Apply one action; ``None`` if it is not enabled."""
         handler = _HANDLERS.get(action.kind)
@@ -1060,14 +1082,7 @@ class KafkaSystem:
         new_state, events = result
         if k >= 0:
             used = new_state.faults_used
-            new_state = SystemState(
-                new_state.producers,
-                new_state.partitions,
-                new_state.network,
-                new_state.next_producer_id,
-                used[:k] + (used[k] + 1,) + used[k + 1 :],
-                new_state.ghost,
-            )
+            new_state = new_state._replace(faults_used=used[:k] + (used[k] + 1,) + used[k + 1 :])
             events = (_FAULT_EVENT[k], *events)
         return Step(new_state, events)
 
@@ -1134,9 +1149,7 @@ class KafkaSystem:
         if any(b.in_flight and b.attempts > 1 for b in p.batches if b.partition == q):
             events += ("resend",)
         env = net.Envelope(f"p{i}", BROKER, p.connection, request)
-        return SystemState(
-            _replace_at(s.producers, i, p), s.partitions, s.network + (env,), s.next_producer_id, s.faults_used, ghost
-        ), events
+        return s._replace(producers=_replace_at(s.producers, i, p), network=s.network + (env,), ghost=ghost), events
 
     def _bump_epoch(self, s: SystemState, i: int) -> tuple[SystemState, tuple[str, ...]] | None:
         before = s.producers[i]
@@ -1207,14 +1220,7 @@ class KafkaSystem:
                 ghost = _noted(ghost, "misplaced_acks", wrong)  # no mutate: a property's verdict
             if response is not None and response.error != Errors.NONE and not any(s.faults_used):
                 ghost = _noted(ghost, "unhealthy", f"the leader answered {response.error}")  # no mutate: a verdict
-            s = SystemState(
-                s.producers,
-                _replace_at(s.partitions, body.partition, leader),
-                network,
-                s.next_producer_id,
-                s.faults_used,
-                ghost,
-            )
+            s = s._replace(partitions=_replace_at(s.partitions, body.partition, leader), network=network, ghost=ghost)
             if hostile:  # no mutate: the misbehaving client's batch completes no batch of a client's
                 return s, events
             if response is None and self.producer_config.acks == "0":
@@ -1292,14 +1298,7 @@ class KafkaSystem:
                 failed=_insert_sorted(ghost.failed, outcome.failed),
                 unexplained_failures=bad,
             )
-        return SystemState(
-            _replace_at(s.producers, i, outcome.producer),
-            s.partitions,
-            s.network,
-            s.next_producer_id,
-            s.faults_used,
-            ghost,
-        )
+        return s._replace(producers=_replace_at(s.producers, i, outcome.producer), ghost=ghost)
 
     def _replicate(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
         replicated = part.replicate(s.partitions[q])
@@ -1328,6 +1327,22 @@ class KafkaSystem:
         if result is None:  # no branch: replay/minimise only
             return None
         return s._replace(partitions=_replace_at(s.partitions, q, result[0])), result[1]
+
+    def _fetch(self, s: SystemState, q: int) -> tuple[SystemState, tuple[str, ...]] | None:
+        """Partition ``q``'s consumer fetches: ``ReplicaManager.fetchMessages`` -> ``readFromLog`` with
+        ``FetchIsolation.HIGH_WATERMARK`` (read_uncommitted) from the consumer's position; the records of the
+        batches read go to the application and the position moves to the end of the last one."""
+        if q >= len(s.consumers) or not self._may_fetch(s, q):  # no branch: replay/minimise only
+            return None
+        leader = s.partitions[q]
+        result = fetch_path.read_from_log(leader, self._fetch_params(s, q), self.flags)
+        got = tuple(r for e in leader.log[result.fetch_offset : result.upper_bound] for r in e.records)
+        c = s.consumers[q]
+        c = c._replace(position=result.upper_bound, delivered=(*c.delivered, *got))
+        events: tuple[str, ...] = ("consumer_fetched",)
+        if leader.high_watermark < len(leader.log):  # no mutate: observer (a sometimes witness)
+            events = (*events, "consumer_fetched_beside_unreplicated_tail")
+        return s._replace(consumers=_replace_at(s.consumers, q, c)), events
 
     # -- handlers: faults ----------------------------------------------------------------------
 
@@ -1592,6 +1607,7 @@ _HANDLERS: dict[str, Callable[..., tuple[SystemState, tuple[str, ...]] | None]] 
     "ReplicatePartition": KafkaSystem._replicate,
     "ExpireProducerState": KafkaSystem._expire_producer_state,
     "DeleteRecords": KafkaSystem._delete_records,
+    "Fetch": KafkaSystem._fetch,
     "DropMessage": KafkaSystem._drop,
     "DuplicateMessage": KafkaSystem._duplicate,
     "ReorderMessage": KafkaSystem._reorder,
