@@ -404,6 +404,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "source_record_committed",
                 *(("resumed_ahead_of_global_offsets",) if faults.offset_copy_failure > 0 else ()),
                 *(("started_past_foreign_offset_record",) if faults.foreign_offset_record > 0 else ()),
+                # a failed at-least-once task's final offset commit (WorkerSourceTask.finalOffsetCommit)
+                *(("failed_task_offsets_flushed",) if plain_sends_fail else ()),
             ),
         ),
         no_findings(
@@ -715,6 +717,14 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             )
         )
     if plain_sends_fail:
+        props.append(
+            sometimes_event(
+                "failed_task_offsets_flushed",
+                "A FAILED at-least-once source task's final offset commit flushed the offsets of the records "
+                "acknowledged before its failure (WorkerSourceTask.finalOffsetCommit ignores the failure).",
+                "failed_task_offsets_flushed",
+            )
+        )
         props.append(
             sometimes_event(
                 "at_least_once_send_failed",

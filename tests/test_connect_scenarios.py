@@ -48,7 +48,7 @@ REAL = {
     "connect_plain_leader_write_failure": 17278,
     "connect_foreign_offset_record": 113,
     "connect_offsets_migrated": 9,
-    "connect_at_least_once_send_failure": 7203,
+    "connect_at_least_once_send_failure": 7177,
 }
 
 # scenarios whose violations KIP-618 section 十四 permits

@@ -237,8 +237,9 @@ def _fail_plain_send(
     (``producerSendException``) and leaves the record unacknowledged -- unless ``errors.tolerance=all``, not
     modelled -- so ``updateCommittableOffsets`` never moves the source offset past it, and the next
     ``maybeThrowProducerSendException`` fails the task.  Modelled as one step: the record is not written, the
-    instance FAILED with the failed record's position not committable (``positions`` unchanged).  The failed task's
-    final offset commit still commits the records acknowledged before (:func:`stop`).
+    instance FAILED with the failed record's position not committable (``positions`` unchanged), and the final offset
+    commit of ``AbstractWorkerSourceTask.execute``'s catch (``finalOffsetCommit(true)``; ``WorkerSourceTask``'s
+    ignores the failure) flushes the offsets of the records acknowledged before.
 
     ``connect_plain_send_failure_fails_task`` off (the weakened variant ``plain_send_failure_ignored``, KAFKA-8586
     before its fix): the callback only logged the error and counted the record as sent, so the task went on and
@@ -248,7 +249,11 @@ def _fail_plain_send(
         inst = inst._replace(positions=positions, unflushed=True)
         return sys._put(s, w, s.workers[w].with_instance(inst)), ("plain_send_failure_ignored",)
     s, events = fail_task(sys, s, w, inst, s.kafka, Errors.REQUEST_TIMED_OUT)
-    return s, ("at_least_once_send_failed", *events)
+    events = ("at_least_once_send_failed", *events)
+    if inst.unflushed:  # execute()'s catch: finalOffsetCommit(true), which ignores the failure
+        s, more = commit_offsets(sys, s, w, inst.task)
+        events = (*events, *more, "failed_task_offsets_flushed")
+    return s, events
 
 
 def fail_offset_flush(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
@@ -445,9 +450,7 @@ def stop(sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance) -> tu
     if final_commit and inst.pending:
         s, more = commit_txn_of(sys, s, w, inst)
         events = (*events, *more)
-    # WorkerSourceTask.finalOffsetCommit (Kafka 4.0) ignores ``failed``: an at-least-once task commits the offsets
-    # of the records acknowledged before its failure (a failed send's record is never acknowledged: _fail_plain_send)
-    elif inst.unflushed and (inst.phase == P.RUNNING or (inst.phase == P.FAILED and not inst.exactly_once)):
+    elif inst.phase == P.RUNNING and inst.unflushed:
         s, more = commit_offsets(sys, s, w, inst.task)
         events = (*events, *more)
     return sys._put(s, w, s.workers[w].without_instance(inst.task)), events
