@@ -1102,7 +1102,7 @@ VARIANTS: dict[str, Variant] = {
             "written -- the record is lost.",
             flags=replace(_REAL, connect_plain_send_failure_fails_task=False),
             weakened=True,
-            breaks=("offsets_committed_with_records", "every_source_record_delivered"),
+            breaks=("exactly_once_source_delivery", "offsets_committed_with_records"),
             scenarios=("connect_at_least_once_send_failure",),
             bug="KAFKA-8586 (237e83dea08, PR #6993, Kafka 2.4; WorkerSourceTask's send callback): a failed send was "
             "logged, recordSent() removed it from the outstanding messages and the task kept polling, so the offset "
