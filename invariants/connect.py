@@ -385,6 +385,7 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
     sources, records = topo.source_partitions, topo.records
     leader_can_change = faults.pause > 0 or faults.crash > 0
     generations = len(topo.task_counts) > 1
+    plain_sends_fail = faults.send_failure > 0 and "disabled" in topo.workers
     props: list[Property] = [
         no_findings(
             name="exactly_once_source_delivery",
@@ -403,6 +404,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "source_record_committed",
                 *(("resumed_ahead_of_global_offsets",) if faults.offset_copy_failure > 0 else ()),
                 *(("started_past_foreign_offset_record",) if faults.foreign_offset_record > 0 else ()),
+                # a failed at-least-once task's final offset commit (WorkerSourceTask.finalOffsetCommit)
+                *(("failed_task_offsets_flushed",) if plain_sends_fail else ()),
             ),
         ),
         no_findings(
@@ -413,7 +416,8 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
             source="KIP-618 §Atomic offset writes; ``ExactlyOnceWorkerSourceTask.commitTransaction``",
             catches="offsets flushed outside the records' transaction (exactly.once.source.support=disabled)",
             findings=lambda s: _offset_problems(config, s),
-            partners=("source_offsets_committed",),
+            # an at-least-once task's failed send must leave its record's offset uncommitted (KAFKA-8586)
+            partners=("source_offsets_committed", *(("at_least_once_send_failed",) if plain_sends_fail else ())),
         ),
         no_findings(
             name="task_starts_after_task_count_record",
@@ -710,6 +714,23 @@ def connect_properties(config: ConnectConfig) -> tuple[Property, ...]:
                 "A task started while the offsets topic it reads first held committed offset records after a record "
                 "the Connect reader cannot parse (KAFKA-15800's input).",
                 "started_past_foreign_offset_record",
+            )
+        )
+    if plain_sends_fail:
+        props.append(
+            sometimes_event(
+                "failed_task_offsets_flushed",
+                "A FAILED at-least-once source task's final offset commit flushed the offsets of the records "
+                "acknowledged before its failure (WorkerSourceTask.finalOffsetCommit ignores the failure).",
+                "failed_task_offsets_flushed",
+            )
+        )
+        props.append(
+            sometimes_event(
+                "at_least_once_send_failed",
+                "An at-least-once source task's send failed and the task failed with the record unacknowledged "
+                "(WorkerSourceTask.producerSendFailed, KAFKA-8586).",
+                "at_least_once_send_failed",
             )
         )
     if faults.send_failure > 0:

@@ -274,6 +274,10 @@ class ProtocolFlags:
             an offsets-topic record whose key is not Connect's ``[connector, partition]`` JSON and applies the records
             after it (``OffsetUtils.processPartitionKey`` catches the DataException, Kafka 3.7+, KAFKA-15800); without
             it the exception ends ``KafkaBasedLog.poll``'s batch and the records after the foreign one are never read.
+        connect_plain_send_failure_fails_task: an at-least-once source task (``WorkerSourceTask``) whose send fails
+            keeps the record unacknowledged (its offset is never committed) and fails (``producerSendFailed``,
+            KAFKA-8586's fix, Kafka 2.4).  Off: the callback only logs the error and counts the record as sent, so
+            the next offset flush commits the offset of a record that was never written.
         connect_own_offsets_first: the combined offsets view of a connector with its own offsets topic reads
             that topic first and the worker's global topic only for partitions it lacks
             (``ConnectorOffsetBackingStore.get``, Kafka 4.0, apache/kafka 1eb7644: the connector store's
@@ -763,6 +767,7 @@ class ProtocolFlags:
     connect_ignore_empty_abort: bool = True
     connect_own_offsets_first: bool = True
     connect_offsets_skip_foreign_keys: bool = True
+    connect_plain_send_failure_fails_task: bool = True
     connect_commit_error_fails_task: bool = True
     connect_fence_recorded_task_ids: bool = True
     connect_plain_config_write_acknowledged: bool = True
@@ -1109,6 +1114,19 @@ VARIANTS: dict[str, Variant] = {
             "KafkaOffsetBackingStore, KafkaBasedLog.poll): the DataException of an unparsable offsets-topic key was "
             "a KafkaException KafkaBasedLog.poll only logged, so the rest of that poll's records never reached the "
             "offset store",
+        ),
+        Variant(
+            name="plain_send_failure_ignored",
+            description="Connect: an at-least-once source task whose send fails only logs the error and counts the "
+            "record as sent: it goes on, and its next offset flush commits the offset of a record that was never "
+            "written -- the record is lost.",
+            flags=replace(_REAL, connect_plain_send_failure_fails_task=False),
+            weakened=True,
+            breaks=("exactly_once_source_delivery", "offsets_committed_with_records"),
+            scenarios=("connect_at_least_once_send_failure",),
+            bug="KAFKA-8586 (237e83dea08, PR #6993, Kafka 2.4; WorkerSourceTask's send callback): a failed send was "
+            "logged, recordSent() removed it from the outstanding messages and the task kept polling, so the offset "
+            "commit that followed covered the lost record",
         ),
         Variant(
             name="commit_error_ignored",

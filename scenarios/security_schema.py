@@ -13,6 +13,7 @@
     expect_denied = ["User:mallory"]       # the oracle: principals that must be refused ...
     expect_granted = ["User:alice"]        # ... and principals that never may be
     expect_errors = ["TOPIC_AUTHORIZATION_FAILED"]   # ... and the errors refusals carry
+    allow_everyone_if_no_acl_found = false       # the broker config: a resource no binding names is open
 
 Resource names: transactional id ``t`` is ``txn-<t>``, data partition ``q``
 is topic ``t<q>``, group ``g`` is ``g<g>``, the cluster is ``Cluster`` (or
@@ -56,6 +57,7 @@ _KEYS = (
     "adversary",
     "adversary_transactional_id",
     "allow",
+    "allow_everyone_if_no_acl_found",
     "deny",
     "expect_denied",
     "expect_errors",
@@ -147,6 +149,9 @@ def parse_security_section(table: dict[str, Any], producers: int) -> SecurityCon
         if e not in AUTHORIZATION_ERRORS:
             raise ModelError(f"[security] expect_errors: {e!r} is no authorization error "
                              f"(known: {', '.join(AUTHORIZATION_ERRORS)})")
+    open_default = table.get("allow_everyone_if_no_acl_found", False)
+    if not isinstance(open_default, bool):
+        raise ModelError(f"[security] allow_everyone_if_no_acl_found must be true or false, got {open_default!r}")
     return SecurityConfig(
         tuple(acls),
         principals,
@@ -157,6 +162,7 @@ def parse_security_section(table: dict[str, Any], producers: int) -> SecurityCon
         expected["expect_denied"],
         expected["expect_granted"],
         errors,
+        open_default,
     )
 
 

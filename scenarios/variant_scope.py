@@ -210,6 +210,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "connect_ignore_empty_abort": frozenset({"connect"}),
     "connect_own_offsets_first": frozenset({"connect"}),
     "connect_offsets_skip_foreign_keys": frozenset({"connect"}),
+    "connect_plain_send_failure_fails_task": frozenset({"connect"}),
     "connect_commit_error_fails_task": frozenset({"connect"}),
     "connect_fence_recorded_task_ids": frozenset({"connect"}),
     "connect_plain_config_write_acknowledged": frozenset({"connect"}),

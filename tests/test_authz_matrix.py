@@ -110,7 +110,7 @@ def _with_authorizer(monkeypatch: pytest.MonkeyPatch, fake: Authorize) -> None:
 
 
 def _any_operation(acls: Iterable[AclBinding], principal: str, operation: str, resource_type: str, name: str,
-                   super_users: Iterable[str] = ()) -> bool:
+                   super_users: Iterable[str] = (), allow_if_no_acl: bool = False) -> bool:
     """A broken authorizer: an Allow of any operation on the resource grants (Describe taken for Write)."""
     real = authorizer._matches
     if principal in tuple(super_users):
@@ -121,7 +121,7 @@ def _any_operation(acls: Iterable[AclBinding], principal: str, operation: str, r
 
 
 def _deny_any_operation(acls: Iterable[AclBinding], principal: str, operation: str, resource_type: str, name: str,
-                        super_users: Iterable[str] = ()) -> bool:
+                        super_users: Iterable[str] = (), allow_if_no_acl: bool = False) -> bool:
     """A broken authorizer: a Deny of any operation on the resource denies (a Deny of Describe taken for Write)."""
     if principal in tuple(super_users):
         return True

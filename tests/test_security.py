@@ -233,6 +233,7 @@ def _doc(**security: Any) -> dict[str, Any]:
         (_doc(expect_denied=["User:a"], expect_granted=["User:a"]), "in both expect_denied and expect_granted"),
         (_doc(expect_granted=["bob"]), "principal 'User:<name>'"),
         (_doc(expect_errors=["NOT_COORDINATOR"]), "is no authorization error"),
+        (_doc(allow_everyone_if_no_acl_found="yes"), "must be true or false"),
         ({"name": "x", "security": {}}, 'needs model = "transactions"'),
     ],
 )
@@ -766,3 +767,19 @@ def test_the_judges_work_out_acl_removals_without_the_models_removal_code(monkey
     result, _ = explore(build_model(SCENARIOS[name], "kafka"), name, "kafka", ExploreOptions())
     violated = {p.name for p in result.properties if p.verdict == Verdict.VIOLATED}
     assert "refusals_follow_kafkas_check_order" in violated, violated
+
+
+def test_allow_everyone_if_no_acl_found_opens_only_resources_no_binding_names() -> None:
+    """``StandardAuthorizerData.MatchingRuleBuilder.build`` (Kafka 4.0, KAFKA-14435's fix): the configured default
+    answers only when no binding of any principal, operation or permission matches the resource's name."""
+    from keos.model.security.authorizer import DENY, PREFIXED, AclBinding, authorize
+
+    alice_t = AclBinding("User:alice", "Write", "Topic", "t", pattern=PREFIXED)
+    deny_c = AclBinding("User:carol", "Read", "Topic", "t9", DENY)
+    acls = (alice_t, deny_c)
+    assert authorize(acls, "User:bob", "Write", "TransactionalId", "txn-1", allow_if_no_acl=True)
+    assert not authorize(acls, "User:bob", "Write", "TransactionalId", "txn-1")
+    assert not authorize(acls, "User:bob", "Write", "Topic", "t0", allow_if_no_acl=True)  # Alice's prefix protects it
+    assert authorize(acls, "User:alice", "Write", "Topic", "t0", allow_if_no_acl=True)
+    assert not authorize(acls, "User:carol", "Read", "Topic", "t9", allow_if_no_acl=True)  # a Deny still wins
+    assert authorize((deny_c,), "User:bob", "Write", "Topic", "t1", allow_if_no_acl=True)  # a literal of another name

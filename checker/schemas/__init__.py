@@ -171,6 +171,7 @@ def scenario_schema() -> dict[str, Any]:
                     "adversary_transactional_id": {"type": "string"},
                     "super_users": {"type": "array", "items": {"type": "string"}},
                     "allow": {"type": "array", "items": {"type": "string"}},
+                    "allow_everyone_if_no_acl_found": {"type": "boolean"},
                     "deny": {"type": "array", "items": {"type": "string"}},
                     "revocable": {"type": "array", "items": {"type": "string"}},
                     "expect_denied": {"type": "array", "items": {"type": "string"}},

@@ -220,8 +220,40 @@ def fail_send(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:
     assert inst is not None
     p = next(p for p, pos in enumerate(inst.positions) if 0 <= pos < sys.topo.records)
     positions = _at(inst.positions, p, inst.positions[p] + 1)
+    if not inst.exactly_once:
+        return _fail_plain_send(sys, s, w, inst, positions)
     inst = inst._replace(positions=positions, pending=True)
     return fail_task(sys, s, w, inst, s.kafka, Errors.REQUEST_TIMED_OUT)
+
+
+def _fail_plain_send(
+    sys: ConnectCluster, s: ConnectState, w: int, inst: TaskInstance, positions: tuple[int, ...]
+) -> Result:
+    """The send failure of an at-least-once task (``WorkerSourceTask``, exactly-once support disabled).
+
+    ``AbstractWorkerSourceTask.sendRecords`` submits the record to ``SubmittedRecords`` before the send; the
+    producer's callback acknowledges it only on success.  ``WorkerSourceTask.producerSendFailed`` (Kafka 4.0,
+    apache/kafka 1eb7644; since KAFKA-8586, commit 237e83dea08, PR #6993, Kafka 2.4) keeps the error
+    (``producerSendException``) and leaves the record unacknowledged -- unless ``errors.tolerance=all``, not
+    modelled -- so ``updateCommittableOffsets`` never moves the source offset past it, and the next
+    ``maybeThrowProducerSendException`` fails the task.  Modelled as one step: the record is not written, the
+    instance FAILED with the failed record's position not committable (``positions`` unchanged), and the final offset
+    commit of ``AbstractWorkerSourceTask.execute``'s catch (``finalOffsetCommit(true)``; ``WorkerSourceTask``'s
+    ignores the failure) flushes the offsets of the records acknowledged before.
+
+    ``connect_plain_send_failure_fails_task`` off (the weakened variant ``plain_send_failure_ignored``, KAFKA-8586
+    before its fix): the callback only logged the error and counted the record as sent, so the task went on and
+    the next offset flush committed the failed record's offset -- the record is lost.
+    """
+    if not sys.flags.connect_plain_send_failure_fails_task:  # no branch: the variant plain_send_failure_ignored
+        inst = inst._replace(positions=positions, unflushed=True)
+        return sys._put(s, w, s.workers[w].with_instance(inst)), ("plain_send_failure_ignored",)
+    s, events = fail_task(sys, s, w, inst, s.kafka, Errors.REQUEST_TIMED_OUT)
+    events = ("at_least_once_send_failed", *events)
+    if inst.unflushed:  # execute()'s catch: finalOffsetCommit(true), which ignores the failure
+        s, more = commit_offsets(sys, s, w, inst.task)
+        events = (*events, *more, "failed_task_offsets_flushed")
+    return s, events
 
 
 def fail_offset_flush(sys: ConnectCluster, s: ConnectState, w: int, n: int) -> Result:

@@ -21,7 +21,12 @@ metadata/authorizer/StandardAuthorizerData.java`` at apache/kafka 1eb7644:
   name starts with it (``*`` is no wildcard in a prefixed pattern, and a
   literal name that is a prefix of the resource's matches nothing);
 * a binding matches a principal by its name or ``User:*``;
-* nothing matches -> denied (``allow.everyone.if.no.acl.found=false``).
+* nothing matches -> denied, unless ``allow.everyone.if.no.acl.found=true`` and the resource has no binding at all:
+  ``MatchingRuleBuilder.build`` answers the configured default (``noAclRule``) only when no binding of the
+  resource's type has a pattern matching its name (``hasResourceAcls`` false: whatever principal, operation or
+  permission the bindings name); a resource with a binding for someone else denies everyone it does not allow
+  (KAFKA-14435, Kafka 3.4: before, the default answered whenever no binding matched the request's principal and
+  operation, so a principal without bindings was allowed on a resource other principals' ACLs protect).
 
 Not modelled: the host of a binding (every binding here is for host ``*``,
 which ``findResult`` matches from any address) and the ``Describe``
@@ -159,8 +164,10 @@ def authorize(
     resource_type: str,
     name: str,
     super_users: Iterable[str] = (),
+    allow_if_no_acl: bool = False,
 ) -> bool:
-    """Whether ``principal`` may perform ``operation`` on ``resource_type:name``."""
+    """Whether ``principal`` may perform ``operation`` on ``resource_type:name``; ``allow_if_no_acl``:
+    ``allow.everyone.if.no.acl.found``."""
     if principal in tuple(super_users):
         return True
     allowed = False
@@ -170,4 +177,6 @@ def authorize(
         if b.permission == DENY:
             return False
         allowed = True
-    return allowed
+    if allowed or not allow_if_no_acl:
+        return allowed
+    return not any(_matches(b, b.principal, resource_type, name) for b in acls)  # no binding protects the resource

@@ -69,6 +69,8 @@ class SecurityConfig:
             refusal with the error of the resource whose check failed:
             TRANSACTIONAL_ID_, TOPIC_, GROUP_, CLUSTER_AUTHORIZATION_FAILED);
             ``refusals_carry_kafkas_error``.
+        allow_everyone_if_no_acl_found: the broker's ``allow.everyone.if.no.acl.found`` (default false): a
+            resource no binding names is open to everyone.
     """
 
     acls: tuple[AclBinding, ...] = ()
@@ -80,6 +82,7 @@ class SecurityConfig:
     expect_denied: tuple[str, ...] = ()
     expect_granted: tuple[str, ...] = ()
     expect_errors: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
 
     def principal_of(self, client: int) -> str:
         """The principal client ``client`` authenticates as."""
@@ -87,7 +90,9 @@ class SecurityConfig:
 
     def allows(self, principal: str, operation: str, resource_type: str, name: str) -> bool:
         """``authorize`` with this configuration's ACLs and super users."""
-        return authorize(self.acls, principal, operation, resource_type, name, self.super_users)
+        return authorize(
+            self.acls, principal, operation, resource_type, name, self.super_users, self.allow_everyone_if_no_acl_found
+        )
 
     def may_write_transactional_id(self, principal: str, t: int | str) -> bool:
         """Write on transactional id ``t`` (a model index or a name)."""

@@ -23,7 +23,9 @@ restart it, ``DistributedHerder.restartTask``), CommitTombstone (the connector
 forgets a finished source partition with a ``null`` offset).  Fault
 FailOffsetWrite: the second of a tombstone commit's two offsets-topic writes
 fails (KAFKA-15018).  Fault FailSend: an exactly-once task's send fails with a non-fencing error and the
-task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no final offset commit); FailOffsetFlush
+task fails (``ExactlyOnceWorkerSourceTask``: commitTransaction rethrows it; no final offset commit); an at-least-once
+task's send fails and the task fails with the record unacknowledged (``WorkerSourceTask``, KAFKA-8586; its final
+offset commit covers the records acknowledged before); FailOffsetFlush
 (the offsets cannot be flushed) and FailCommit (the offsets were flushed into the transaction, then
 commitTransaction fails) share its budget.  Fault FailOffsetCopy: a commit's copy of the offsets into the
 worker's global offsets topic fails (``ConnectorOffsetBackingStore.setPrimaryThenSecondary`` only logs a failed
@@ -395,7 +397,7 @@ class ConnectSystem:
                 out.extend(
                     Action("FailSend", (w, t.task))
                     for t in wk.tasks
-                    if t.exactly_once and "Poll" in self._task_steps(state, t)  # no mutate: fault model
+                    if "Poll" in self._task_steps(state, t)  # no mutate: fault model
                 )
                 out.extend(
                     Action(kind, (w, t.task))
