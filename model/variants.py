@@ -685,6 +685,11 @@ class ProtocolFlags:
             the JoinGroup, SyncGroup or OffsetCommit that waited for it (``appendGroupMetadataErrorToResponseError`` /
             ``handleOperationException``, Kafka 4.0 trunk 1eb7644; ``storeGroup``/``storeOffsets`` since 0.10.1,
             KAFKA-3590); without it the broker's storage error reaches the consumer, which does not know it and fails.
+        expired_timer_checks_member: a member id's session timer that fires finds the member the group holds under
+            that id before removing it (``expireClassicGroupMemberHeartbeat``, Kafka 4.0 trunk 1eb7644; the Scala
+            ``onExpireHeartbeat``, KAFKA-7196 / KAFKA-8896): a static member's replaced id, whose timer Kafka 4.0 leaves
+            scheduled, expires without effect; without it the coordinator acts on an id it no longer holds and
+            rebalances the group.
         join_rebalance_in_progress_retried: a consumer whose JoinGroup is answered REBALANCE_IN_PROGRESS -- a 2.x-3.9
             coordinator's answer when its write of the group metadata times out (``GroupMetadataManager.storeGroup``)
             -- retries it (``AbstractCoordinator.JoinGroupResponseHandler``, KAFKA-10870, Kafka 2.8); without it the
@@ -845,6 +850,7 @@ class ProtocolFlags:
     pending_sync_expires: bool = True
     join_rebalance_in_progress_retried: bool = True
     append_replication_errors_mapped: bool = True
+    expired_timer_checks_member: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
     close_commit_retried: bool = True
@@ -2481,6 +2487,20 @@ VARIANTS: dict[str, Variant] = {
             "UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION and REQUEST_TIMED_OUT only; NOT_ENOUGH_REPLICAS "
             "reached the client, and a consumer committing or syncing while the offsets partition was under-replicated "
             "failed with an unexpected error",
+        ),
+        Variant(
+            name="no_kafka_7196_fix",
+            description="The group coordinator's session-timer handler does not check that the group still holds "
+            "the member id whose timer fired: the timer a static member's replaced id leaves scheduled rebalances a "
+            "Stable group whose membership did not change.",
+            flags=replace(_REAL, expired_timer_checks_member=False),
+            weakened=True,
+            breaks=("rebalance_has_cause",),
+            scenarios=("groups_static_membership",),
+            bug="KAFKA-7196 (260b07a6da0, Kafka 2.1; GroupCoordinator.onCompleteJoin left the heartbeat of a member "
+            "removed for not rejoining in the purgatory, and its expiry triggered another, needless rebalance) and "
+            "KAFKA-8896 (270e6109159, Kafka 2.4: the delayed heartbeat of a member no longer in the group crashed "
+            "the coordinator's handler)",
         ),
         Variant(
             name="no_pending_sync_expiry",

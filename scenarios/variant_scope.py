@@ -161,6 +161,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "pending_sync_expires": frozenset({"groups"}),
     "join_rebalance_in_progress_retried": frozenset({"groups"}),
     "append_replication_errors_mapped": frozenset({"groups"}),
+    "expired_timer_checks_member": frozenset({"groups"}),
     "join_updates_member_metadata": frozenset({"groups"}),
     "sync_response_checks_generation": frozenset({"groups"}),
     "join_prepare_retries_commit": frozenset({"groups"}),

@@ -214,6 +214,30 @@ def test_static_member_replaced_without_rebalance_and_the_old_process_fenced() -
     assert mid.group.state == cg.PREPARING_REBALANCE and not mid.immediate
 
 
+def test_a_replaced_member_ids_session_timer_expires_without_effect() -> None:
+    """Kafka 4.0 (trunk 1eb7644, ``updateStaticMemberThenRebalanceOrCompleteJoin``) leaves the replaced member id's
+    heartbeat timer scheduled; ``expireClassicGroupMemberHeartbeat`` then finds no such member: no removal, no
+    rebalance, the timer gone.  Without the check (no_kafka_7196_fix) the Stable group rebalances."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", (), 1, instance="i0")
+    b = cg.join_group(a.group, 1, "", (), 1, instance="i1")
+    g = cg.complete_join(b.group, "range")
+    res = cg.sync_group(g, a.member_id, g.generation, {a.member_id: (0,), b.member_id: ()}, "i0")
+    assert res is not None
+    new = cg.join_group(res.group, 2, "", (), 1, instance="i0")
+    h = new.group
+    assert h.stale_timers == (a.member_id,) and h.state == cg.STABLE
+    fired = cg.expire_member_heartbeat(h, a.member_id)
+    assert fired == h._replace(stale_timers=())
+    assert cg.load_group(h.log, 1, h.next_member).stale_timers == ()  # a new coordinator schedules none
+    weak = cg.expire_member_heartbeat(h, a.member_id, checks_member=False)
+    assert weak.state == cg.PREPARING_REBALANCE and {m.member_id for m in weak.members} == {
+        m.member_id for m in h.members}
+    # a live member's own timer still removes it (its heartbeats stopped)
+    gone = cg.expire_member_heartbeat(h, b.member_id)
+    assert gone.member(b.member_id) is None and gone.state == cg.PREPARING_REBALANCE
+
+
 def test_rebalance_timeout_completes_the_join_without_dynamic_laggards() -> None:
     """``completeClassicGroupJoin`` on rebalance.timeout.ms (Kafka trunk 1eb7644): the dynamic members that did not
     rejoin are removed, a static one stays (KIP-345), the leader is re-elected among the rejoined members and the
@@ -385,6 +409,8 @@ CAUGHT = {
     ("groups_append_failure", "append_not_enough_replicas_unmapped"): {
         "consumers_react_as_kafka": 4, "healthy_consumer_never_failed": 4, "stable_members_rejoin_on_request": 6,
         "rebalance_completes": 6},
+    # the session timer a static member's replaced id leaves scheduled rebalances the Stable group (KAFKA-7196)
+    ("groups_static_membership", "no_kafka_7196_fix"): {"rebalance_has_cause": 8},
 }
 
 

@@ -23,7 +23,8 @@ protocol steps            FindCoordinator, Start (a consumer process starts or r
                           when it answers an error), Poll, Commit
 timing steps              ExpireSession (``session.timeout.ms`` for a member whose process is
                           gone), ExpirePending (the same for a KIP-394 pending member id no consumer
-                          holds), ExpirePendingSync (``rebalance.timeout.ms`` after the join barrier for a
+                          holds), StaleSessionExpiry (the session timer of a member id the group no longer
+                          holds fires: a static member's replaced id, whose timer Kafka 4.0 leaves scheduled), ExpirePendingSync (``rebalance.timeout.ms`` after the join barrier for a
                           member whose SyncGroup is held up, KAFKA-12890), ExpireOffsets
                           (``offsets.retention.minutes`` of an Empty group),
                           Compact (the log cleaner; budget ``compactions``)
@@ -209,6 +210,9 @@ class GroupGhost(NamedTuple):
     unissued: tuple[str, ...] = ()
     #: OffsetCommits the Java consumer sent without ``generationIfStable()`` (during a rebalance, or no generation)
     unguarded_commits: tuple[str, ...] = ()
+    #: rebalances the coordinator started on a step that neither sent a JoinGroup nor changed the membership nor failed
+    #: the write of an assignment (``rebalance_has_cause``)
+    causeless_rebalances: tuple[str, ...] = ()
 
 
 @record
@@ -249,6 +253,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "SyncResponse": ("consumer",),
     "LoseMemberIdResponse": ("consumer",),
     "ExpirePending": ("member",),
+    "StaleSessionExpiry": ("member",),
     "RebalanceTimeout": (),
     "MovedCoordinatorCommit": ("consumer",),
     "MovedCoordinatorClose": ("consumer",),
@@ -686,6 +691,7 @@ class GroupSystem:
             owner = s.consumers[m.client]
             if not owner.up or self._member_of(s, m.client) != m.member_id:
                 out.append(Action("ExpireSession", (m.member_id,)))
+        out.extend(Action("StaleSessionExpiry", (m,)) for m in g.stale_timers)
         if self.flags.pending_members_expire:  # no branch: pending_members_expire=False is pending_member_never_expires
             held = {c.member_id for c in s.consumers if self._talks(s, c)}
             out.extend(Action("ExpirePending", (m,)) for m in g.pending if m not in held)
@@ -787,6 +793,7 @@ class GroupSystem:
         new = self._note_removals(state, new, action)
         new = self._note_leader(state, new, action)
         new = self._note_close(state, new, action)
+        new = self._note_rebalance_cause(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
         fault = FAULT_OF_ACTION.get(action.kind)
@@ -969,6 +976,31 @@ class GroupSystem:
         if not notes:  # no branch: ghost observer of a violation (healthy_member_never_removed)
             return after
         return after._replace(ghost=after.ghost._replace(unjust_removals=(*after.ghost.unjust_removals, *notes)))
+
+    #: The steps that send a JoinGroup (``classicGroupJoin*``: a new member, a leader's or changed subscription, a static
+    #: member's new process in CompletingRebalance) or fail the write of an assignment (``fail_assignment_append``).
+    _REBALANCING_REQUESTS: ClassVar[frozenset[str]] = frozenset(
+        {"JoinGroup", "StaleJoinGroup", "LoseJoinResponse", "GroupAppendFails"})
+
+    def _note_rebalance_cause(  # no mutate: the judge of rebalance_has_cause (a property), not a rule
+            self, before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: the coordinator starts a rebalance (``prepareRebalance``: the group enters PreparingRebalance from
+        Empty, CompletingRebalance or Stable) only for a cause Kafka 4.0 has (trunk 1eb7644, ``GroupMetadataManager``):
+        a JoinGroup (a new member, the leader's, a changed subscription -- ``no_needless_rebalance`` judges which), a
+        member leaving or removed (session or pending-sync expiry, LeaveGroup, the rebalance timeout; which removals are
+        just, ``healthy_member_never_removed`` judges), or the failed write of the leader's assignment.  A step that
+        does none of these -- a timer that fires for a member id the group no longer holds (KAFKA-7196), a commit, a
+        heartbeat, a fetch, a coordinator's load -- and yet rebalances costs every member a rejoin and a revocation."""
+        old, new = before.group, after.group
+        entered = new.state == cg.PREPARING_REBALANCE and old.state != cg.PREPARING_REBALANCE
+        if not entered or action.kind in self._REBALANCING_REQUESTS:
+            return after
+        same = {m.member_id for m in old.members} == {m.member_id for m in new.members}
+        notes = [f"{old.state} -> {new.state} on {action.kind}{list(action.args)} with the same members"] if same else []
+        if not notes:  # no branch: ghost observer of a violation (rebalance_has_cause)
+            return after
+        return after._replace(ghost=after.ghost._replace(causeless_rebalances=(*after.ghost.causeless_rebalances,
+                                                                                *notes)))
 
     @staticmethod
     def _note_leader(  # no mutate: the judge of generation_leader_rejoined (a property), not a rule
@@ -1572,6 +1604,13 @@ class GroupSystem:
     def _expire_session(self, s: GroupState, member_id: str) -> Result:
         return s._replace(group=cg.remove_member(s.group, member_id)), ("session_expired",)
 
+    def _stale_session_expiry(self, s: GroupState, member_id: str) -> Result:
+        """``session.timeout.ms`` after a static member's new process replaced it, the old member id's heartbeat timer
+        fires (Kafka 4.0 does not cancel it, ``updateStaticMemberThenRebalanceOrCompleteJoin``, trunk 1eb7644):
+        :func:`cg.expire_member_heartbeat` finds no such member and does nothing -- no removal, no rebalance."""
+        group = cg.expire_member_heartbeat(s.group, member_id, self.flags.expired_timer_checks_member)
+        return s._replace(group=group), ("stale_session_timer",)
+
     def _expire_pending(self, s: GroupState, member_id: str) -> Result:
         """``session.timeout.ms`` of a pending member (KIP-394) whose JoinGroup with its id never came: no running
         consumer holds the id (its MEMBER_ID_REQUIRED answer was lost, or the process died before rejoining).
@@ -1975,6 +2014,7 @@ GroupSystem._HANDLERS.update(
         "LoseMemberIdResponse": GroupSystem._lose_member_id_response,
         "RebalanceTimeout": GroupSystem._rebalance_timeout,
         "ExpirePending": GroupSystem._expire_pending,
+        "StaleSessionExpiry": GroupSystem._stale_session_expiry,
         "MovedCoordinatorCommit": GroupSystem._moved_coordinator_commit,
         "MovedCoordinatorClose": GroupSystem._moved_coordinator_close,
         "EarlyCommit": GroupSystem._early_commit,
