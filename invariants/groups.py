@@ -716,6 +716,17 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                          "replacement in Stable fails: it is reverted and the new process's JoinGroup "
                                          "is answered a retriable error.", "static:replacement_reverted"))
         props = _with_partners(props, ("healthy_consumer_never_failed", "consumers_react_as_kafka"), *failed)
+    if faults.offset_fetch_failure:
+        # the new owner's OffsetFetch fails (KAFKA-17267/17279): a 3.8 consumer hears Kafka 4.0's answer to a failed
+        # write, a 4.0 consumer COORDINATOR_NOT_AVAILABLE from an inactive coordinator -- both must retry
+        props.append(sometimes_event("offset_fetch_failed_old_client", "A 3.8 consumer's OffsetFetch of its new "
+                                     "partitions meets a failed write of the 4.0 coordinator.",
+                                     "offset_fetch_client:3.8"))
+        props.append(sometimes_event("offset_fetch_coordinator_unavailable", "A consumer's OffsetFetch of its new "
+                                     "partitions is answered COORDINATOR_NOT_AVAILABLE.",
+                                     "offset_fetch:COORDINATOR_NOT_AVAILABLE"))
+        props = _with_partners(props, ("healthy_consumer_never_failed", "consumers_react_as_kafka"),
+                               "offset_fetch_failed_old_client", "offset_fetch_coordinator_unavailable")
     if faults.moved_coordinator_commit and topo.records:
         # the coordinator moves while an OffsetCommit is in flight: onJoinPrepare's auto-commit must be retried (a
         # retriable error revokes nothing), else revoked_partitions_committed never judges the retry rule

@@ -685,6 +685,13 @@ class ProtocolFlags:
             the JoinGroup, SyncGroup or OffsetCommit that waited for it (``appendGroupMetadataErrorToResponseError`` /
             ``handleOperationException``, Kafka 4.0 trunk 1eb7644; ``storeGroup``/``storeOffsets`` since 0.10.1,
             KAFKA-3590); without it the broker's storage error reaches the consumer, which does not know it and fails.
+        offset_fetch_write_failures_remapped: the group coordinator answers a requireStable OffsetFetch whose write
+            operation failed with UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS or REQUEST_TIMED_OUT with
+            NOT_COORDINATOR (``GroupCoordinatorService.handleOffsetFetchException``, KAFKA-17267, Kafka 3.9); without
+            it the error reaches the consumer as itself, and a consumer before 3.9 fails on it.
+        offset_fetch_retries_retriable: the consumer's ``OffsetFetchResponseHandler`` rediscovers the coordinator on
+            COORDINATOR_NOT_AVAILABLE and retries every retriable error (KAFKA-17279, Kafka 3.9); without it only
+            COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR are retried and the rest is fatal.
         expired_timer_checks_member: a member id's session timer that fires finds the member the group holds under
             that id before removing it (``expireClassicGroupMemberHeartbeat``, Kafka 4.0 trunk 1eb7644; the Scala
             ``onExpireHeartbeat``, KAFKA-7196 / KAFKA-8896): a static member's replaced id, whose timer Kafka 4.0 leaves
@@ -851,6 +858,8 @@ class ProtocolFlags:
     join_rebalance_in_progress_retried: bool = True
     append_replication_errors_mapped: bool = True
     expired_timer_checks_member: bool = True
+    offset_fetch_write_failures_remapped: bool = True
+    offset_fetch_retries_retriable: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
     close_commit_retried: bool = True
@@ -2487,6 +2496,31 @@ VARIANTS: dict[str, Variant] = {
             "UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION and REQUEST_TIMED_OUT only; NOT_ENOUGH_REPLICAS "
             "reached the client, and a consumer committing or syncing while the offsets partition was under-replicated "
             "failed with an unexpected error",
+        ),
+        Variant(
+            name="no_kafka_17267_fix",
+            description="The group coordinator answers a requireStable OffsetFetch whose write operation timed out "
+            "(or met NOT_ENOUGH_REPLICAS / UNKNOWN_TOPIC_OR_PARTITION) with that error itself, not NOT_COORDINATOR: a "
+            "consumer before 3.9 does not retry it and fails.",
+            flags=replace(_REAL, offset_fetch_write_failures_remapped=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka", "healthy_consumer_never_failed", "rebalance_completes"),
+            scenarios=("groups_offset_fetch_failure",),
+            bug="KAFKA-17267 (7a8edffad10, PR #16825, Kafka 3.9; GroupCoordinatorService.fetchOffsets): the new "
+            "coordinator's requireStable fetch is a write operation, which times out behind a lagging replica or a "
+            "zombie coordinator; REQUEST_TIMED_OUT reached consumers that do not expect it",
+        ),
+        Variant(
+            name="no_kafka_17279_fix",
+            description="The consumer's OffsetFetchResponseHandler retries only COORDINATOR_LOAD_IN_PROGRESS and "
+            "NOT_COORDINATOR: COORDINATOR_NOT_AVAILABLE (an inactive coordinator) is raised from poll() as an "
+            "unexpected error.",
+            flags=replace(_REAL, offset_fetch_retries_retriable=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka", "healthy_consumer_never_failed", "rebalance_completes"),
+            scenarios=("groups_offset_fetch_failure",),
+            bug="KAFKA-17279 (c2074388232, PR #16826, Kafka 3.9; ConsumerCoordinator.OffsetFetchResponseHandler): "
+            "retriable OffsetFetch errors other than COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR were fatal",
         ),
         Variant(
             name="no_kafka_7196_fix",

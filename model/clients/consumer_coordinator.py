@@ -194,7 +194,8 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
     * COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR / REQUEST_TIMED_OUT: ``markCoordinatorUnknown`` (FindCoordinator
       again; retried) -- REQUEST_TIMED_OUT is what the Scala ``GroupMetadataManager.storeOffsets`` (2.x-3.9) answers a
       timed-out offsets append with;
-      COORDINATOR_LOAD_IN_PROGRESS: retried, no state change;
+      COORDINATOR_LOAD_IN_PROGRESS and UNKNOWN_TOPIC_OR_PARTITION (a coordinator whose metadata does not know the
+      topic yet; retried since KAFKA-6829, Kafka 2.0): retried, no state change;
     * anything else: "Unexpected error in commit" (the consumer is FAILED, as :func:`on_error`).
 
     ``checks_generation=False`` is the weakened variant stale_commit_response_resets_member (the handler before
@@ -202,7 +203,8 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
     unchanged = sent == (c.member_id, c.generation)
     if error == Errors.NONE:
         return c
-    if error == Errors.COORDINATOR_LOAD_IN_PROGRESS:  # unreachable: no coordinator error answers a commit here
+    if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS,  # unreachable: no coordinator error answers a commit here
+                 Errors.UNKNOWN_TOPIC_OR_PARTITION):
         return c
     if error == Errors.NOT_COORDINATOR:  # the coordinator moved mid-commit (groups' MovedCoordinatorCommit)
         return c._replace(coordinator=-1)
