@@ -692,6 +692,10 @@ class ProtocolFlags:
         offset_fetch_retries_retriable: the consumer's ``OffsetFetchResponseHandler`` rediscovers the coordinator on
             COORDINATOR_NOT_AVAILABLE and retries every retriable error (KAFKA-17279, Kafka 3.9); without it only
             COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR are retried and the rest is fatal.
+        leader_checks_assignment_snapshot: the group leader compares the metadata snapshot its assignment was computed
+            on (taken when its JoinGroup was answered, ``onLeaderElected``) with the metadata it has once the
+            rebalance completes, and rejoins if they differ (``ConsumerCoordinator.rejoinNeededOrPending``, KAFKA-3949,
+            Kafka 0.10.1); without it partitions added during a rebalance are never assigned.
         expired_timer_checks_member: a member id's session timer that fires finds the member the group holds under
             that id before removing it (``expireClassicGroupMemberHeartbeat``, Kafka 4.0 trunk 1eb7644; the Scala
             ``onExpireHeartbeat``, KAFKA-7196 / KAFKA-8896): a static member's replaced id, whose timer Kafka 4.0 leaves
@@ -858,6 +862,7 @@ class ProtocolFlags:
     join_rebalance_in_progress_retried: bool = True
     append_replication_errors_mapped: bool = True
     expired_timer_checks_member: bool = True
+    leader_checks_assignment_snapshot: bool = True
     offset_fetch_write_failures_remapped: bool = True
     offset_fetch_retries_retriable: bool = True
     timeout_elects_joined_leader: bool = True
@@ -2521,6 +2526,18 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("groups_offset_fetch_failure",),
             bug="KAFKA-17279 (c2074388232, PR #16826, Kafka 3.9; ConsumerCoordinator.OffsetFetchResponseHandler): "
             "retriable OffsetFetch errors other than COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR were fatal",
+        ),
+        Variant(
+            name="no_kafka_3949_fix",
+            description="The group leader does not check, once the rebalance completes, that the metadata its "
+            "assignment was computed on is still current: a partition added between its JoinGroup answer and its "
+            "SyncGroup is never assigned.",
+            flags=replace(_REAL, leader_checks_assignment_snapshot=False),
+            weakened=True,
+            breaks=("rebalance_completes",),
+            scenarios=("groups_partitions_added",),
+            bug="KAFKA-3949 (317c4fdede4, Kafka 0.10.1; ConsumerCoordinator): a metadata update that arrived during a "
+            "rebalance was lost -- the leader never noticed its assignment was computed on old metadata",
         ),
         Variant(
             name="no_kafka_7196_fix",

@@ -162,6 +162,7 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "join_rebalance_in_progress_retried": frozenset({"groups"}),
     "append_replication_errors_mapped": frozenset({"groups"}),
     "expired_timer_checks_member": frozenset({"groups"}),
+    "leader_checks_assignment_snapshot": frozenset({"groups"}),
     "offset_fetch_write_failures_remapped": frozenset({"groups"}),
     "offset_fetch_retries_retriable": frozenset({"groups"}),
     "join_updates_member_metadata": frozenset({"groups"}),

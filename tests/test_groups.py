@@ -369,7 +369,7 @@ REAL = {
     "groups_cooperative_stale_claim": 1081,
     "groups_lost_join_response": 53,
     "groups_cooperative_follower_revoke": 6453,
-    "groups_partitions_added": 202,
+    "groups_partitions_added": 218,
     "groups_static_membership": 1424,
     "groups_member_id_required": 2111,
     "groups_static_coordinator_moved": 556,
@@ -436,6 +436,8 @@ CAUGHT = {
         "rebalance_completes": 6},
     # the session timer a static member's replaced id leaves scheduled rebalances the Stable group (KAFKA-7196)
     ("groups_static_membership", "no_kafka_7196_fix"): {"rebalance_has_cause": 8},
+    # a partition added between the leader's JoinGroup answer and its SyncGroup: the leader never rejoins (KAFKA-3949)
+    ("groups_partitions_added", "no_kafka_3949_fix"): {"rebalance_completes": 8},
     # the new owner's OffsetFetch: a timed-out write answered as itself to a 3.8 consumer (KAFKA-17267), and a 4.0
     # consumer that does not retry COORDINATOR_NOT_AVAILABLE (KAFKA-17279)
     ("groups_offset_fetch_failure", "no_kafka_17267_fix"): {

@@ -228,6 +228,11 @@ class GroupState(NamedTuple):
     compactions: int
     ghost: GroupGhost
     added_partitions: int = 0  # partitions added to the topic since the start (CreatePartitions)
+    #: the partition count of the topic metadata the leader took its assignment snapshot from when its JoinGroup was
+    #: answered with the members (``ConsumerCoordinator.onLeaderElected``: ``assignmentSnapshot = metadataSnapshot``;
+    #: kept only where partitions can be added): the assignor runs on it, and the leader rejoins once the metadata no
+    #: longer matches it (``rejoinNeededOrPending``); -1: none taken
+    leader_snapshot: int = -1
 
 
 GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
@@ -798,6 +803,12 @@ class GroupSystem:
         answer = self._answer(state, action)
         joined = self._join_answer(state, action)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
+        barrier = new.group.joined_members != state.group.joined_members or (
+            new.group.generation != state.group.generation)
+        if self._limits[GROUP_FAULT_KINDS.index("create_partitions")] and new.group.joined_members and barrier:
+            # the join barrier lifted: the leader's JoinGroup answer carries the members, and its onLeaderElected
+            # takes the assignment snapshot of the metadata it has now
+            new = new._replace(leader_snapshot=self.topo.partitions + new.added_partitions)
         if answer is not None:
             new = self._note_reaction(state, new, action, answer)
         if joined is not None:
@@ -1507,6 +1518,8 @@ class GroupSystem:
 
     def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
         partitions = self.topo.partitions + s.added_partitions
+        if s.leader_snapshot >= 0:  # the leader's assignor runs on the metadata of its JoinGroup answer
+            partitions = s.leader_snapshot
         return cc.sync_group(s.group, s.consumers[i], lambda g: self._assign(g, partitions), self._fenced_by(i))
 
     def _sync_group(self, s: GroupState, i: int) -> Result:
@@ -1575,6 +1588,12 @@ class GroupSystem:
         if self._limits[GROUP_FAULT_KINDS.index("stale_subscription")]:  # remembered only where it is used
             c = c._replace(last_assignment=(assignment, c.generation))
         events = ["sync:assignment", *(("resumed_at_committed_offset",) if resumed else ())]
+        stale = 0 <= s.leader_snapshot < self.topo.partitions + s.added_partitions
+        if stale and c.member_id == s.group.leader and self.flags.leader_checks_assignment_snapshot:
+            # rejoinNeededOrPending (ConsumerCoordinator, Kafka 4.0 trunk 1eb7644; KAFKA-3949): the leader's assignment
+            # was computed on metadata that has changed since -- it completes this rebalance and rejoins at once
+            c = c._replace(state=cc.UNJOINED)
+            events.append("leader:metadata_changed")
         if revoked:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
             before = s.consumers[i]
