@@ -42,6 +42,9 @@ replay (loading a group from its offsets partition).
   timeout or a failover.
 * ``stable_members_rejoin_on_request`` — a running Stable member leaves Stable only on an error answer to its own
   Heartbeat/OffsetCommit, its own poll timeout, or (the leader) added partitions; never on a coordinator change.
+* ``rebalance_has_cause`` — a rebalance starts only on a JoinGroup, a member's removal or a failed assignment
+  write: never on a timer of a member id the group no longer holds (a replaced static member's), nor on a commit,
+  heartbeat or load.
 * ``no_needless_rebalance`` — a JoinGroup from a known member whose subscription did not change (a
   retry after a lost response) never starts a rebalance, but for the leader of a Stable group.
 * ``rebalance_completes`` (eventually) — once faults stop the group settles: Stable, every running
@@ -428,6 +431,22 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
             partners=("assignment_received",),
         ),
         no_findings(
+            name="rebalance_has_cause",
+            fact="The coordinator starts a rebalance only for a cause Kafka has: a JoinGroup (a new member, the "
+            "leader's, a changed subscription), a member leaving or removed (session or pending-sync expiry, "
+            "LeaveGroup, the rebalance timeout), or a failed write of the leader's assignment.  A timer that fires "
+            "for a member id the group no longer holds (a static member's replaced id, whose session timer Kafka "
+            "4.0 leaves scheduled), a commit, a heartbeat or a coordinator's load never does.",
+            source="GroupMetadataManager.prepareRebalance's callers, expireClassicGroupMemberHeartbeat (the group "
+            "must still hold the member id), updateStaticMemberThenRebalanceOrCompleteJoin (the old id's timer "
+            "expires without effect), Kafka 4.0, trunk 1eb7644; KAFKA-7196, KAFKA-8896",
+            catches="a timer handler that acts on a member id the group has replaced or removed (a needless "
+            "rebalance for every static member's restart: each costs every member a rejoin and, eager, a "
+            "revocation); any handler that rebalances a group whose membership did not change",
+            findings=lambda s: s.ghost.causeless_rebalances,
+            partners=("assignment_received",),
+        ),
+        no_findings(
             name="generation_leader_rejoined",
             fact="A join completes with a leader that rejoined for it: the coordinator keeps the old leader only if "
             "its JoinGroup is pending, else elects a member that rejoined -- the leader's JoinGroup response is the "
@@ -697,6 +716,17 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                          "replacement in Stable fails: it is reverted and the new process's JoinGroup "
                                          "is answered a retriable error.", "static:replacement_reverted"))
         props = _with_partners(props, ("healthy_consumer_never_failed", "consumers_react_as_kafka"), *failed)
+    if faults.offset_fetch_failure:
+        # the new owner's OffsetFetch fails (KAFKA-17267/17279): a 3.8 consumer hears Kafka 4.0's answer to a failed
+        # write, a 4.0 consumer COORDINATOR_NOT_AVAILABLE from an inactive coordinator -- both must retry
+        props.append(sometimes_event("offset_fetch_failed_old_client", "A 3.8 consumer's OffsetFetch of its new "
+                                     "partitions meets a failed write of the 4.0 coordinator.",
+                                     "offset_fetch_client:3.8"))
+        props.append(sometimes_event("offset_fetch_coordinator_unavailable", "A consumer's OffsetFetch of its new "
+                                     "partitions is answered COORDINATOR_NOT_AVAILABLE.",
+                                     "offset_fetch:COORDINATOR_NOT_AVAILABLE"))
+        props = _with_partners(props, ("healthy_consumer_never_failed", "consumers_react_as_kafka"),
+                               "offset_fetch_failed_old_client", "offset_fetch_coordinator_unavailable")
     if faults.moved_coordinator_commit and topo.records:
         # the coordinator moves while an OffsetCommit is in flight: onJoinPrepare's auto-commit must be retried (a
         # retriable error revokes nothing), else revoked_partitions_committed never judges the retry rule
@@ -840,6 +870,10 @@ def group_properties(config: GroupsConfig) -> tuple[Property, ...]:
                                      "group.instance.id the group holds) joins a Stable group and keeps its "
                                      "generation.", "static:replaced_in_stable"))
         static_partners["no_needless_rebalance"] = ("static_member_replaced",)
+        # the replaced member id's session timer is left scheduled and fires (GroupMetadataManager, Kafka 4.0)
+        props.append(sometimes_event("replaced_member_timer_fired", "The session timer of a static member's "
+                                     "replaced member id fires after the replacement.", "stale_session_timer"))
+        static_partners["rebalance_has_cause"] = ("replaced_member_timer_fired",)
     if duplicated:
         # two processes of one instance: the replaced one is fenced, fatally (FENCED_INSTANCE_ID)
         props.append(sometimes_event("static_member_fenced", "A replaced static member's request is answered "

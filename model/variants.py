@@ -694,6 +694,22 @@ class ProtocolFlags:
             the JoinGroup, SyncGroup or OffsetCommit that waited for it (``appendGroupMetadataErrorToResponseError`` /
             ``handleOperationException``, Kafka 4.0 trunk 1eb7644; ``storeGroup``/``storeOffsets`` since 0.10.1,
             KAFKA-3590); without it the broker's storage error reaches the consumer, which does not know it and fails.
+        offset_fetch_write_failures_remapped: the group coordinator answers a requireStable OffsetFetch whose write
+            operation failed with UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS or REQUEST_TIMED_OUT with
+            NOT_COORDINATOR (``GroupCoordinatorService.handleOffsetFetchException``, KAFKA-17267, Kafka 3.9); without
+            it the error reaches the consumer as itself, and a consumer before 3.9 fails on it.
+        offset_fetch_retries_retriable: the consumer's ``OffsetFetchResponseHandler`` rediscovers the coordinator on
+            COORDINATOR_NOT_AVAILABLE and retries every retriable error (KAFKA-17279, Kafka 3.9); without it only
+            COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR are retried and the rest is fatal.
+        leader_checks_assignment_snapshot: the group leader compares the metadata snapshot its assignment was computed
+            on (taken when its JoinGroup was answered, ``onLeaderElected``) with the metadata it has once the
+            rebalance completes, and rejoins if they differ (``ConsumerCoordinator.rejoinNeededOrPending``, KAFKA-3949,
+            Kafka 0.10.1); without it partitions added during a rebalance are never assigned.
+        expired_timer_checks_member: a member id's session timer that fires finds the member the group holds under
+            that id before removing it (``expireClassicGroupMemberHeartbeat``, Kafka 4.0 trunk 1eb7644; the Scala
+            ``onExpireHeartbeat``, KAFKA-7196 / KAFKA-8896): a static member's replaced id, whose timer Kafka 4.0 leaves
+            scheduled, expires without effect; without it the coordinator acts on an id it no longer holds and
+            rebalances the group.
         join_rebalance_in_progress_retried: a consumer whose JoinGroup is answered REBALANCE_IN_PROGRESS -- a 2.x-3.9
             coordinator's answer when its write of the group metadata times out (``GroupMetadataManager.storeGroup``)
             -- retries it (``AbstractCoordinator.JoinGroupResponseHandler``, KAFKA-10870, Kafka 2.8); without it the
@@ -856,6 +872,10 @@ class ProtocolFlags:
     pending_sync_expires: bool = True
     join_rebalance_in_progress_retried: bool = True
     append_replication_errors_mapped: bool = True
+    expired_timer_checks_member: bool = True
+    leader_checks_assignment_snapshot: bool = True
+    offset_fetch_write_failures_remapped: bool = True
+    offset_fetch_retries_retriable: bool = True
     timeout_elects_joined_leader: bool = True
     join_prepare_retries_commit: bool = True
     close_commit_retried: bool = True
@@ -2519,6 +2539,57 @@ VARIANTS: dict[str, Variant] = {
             "UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION and REQUEST_TIMED_OUT only; NOT_ENOUGH_REPLICAS "
             "reached the client, and a consumer committing or syncing while the offsets partition was under-replicated "
             "failed with an unexpected error",
+        ),
+        Variant(
+            name="no_kafka_17267_fix",
+            description="The group coordinator answers a requireStable OffsetFetch whose write operation timed out "
+            "(or met NOT_ENOUGH_REPLICAS / UNKNOWN_TOPIC_OR_PARTITION) with that error itself, not NOT_COORDINATOR: a "
+            "consumer before 3.9 does not retry it and fails.",
+            flags=replace(_REAL, offset_fetch_write_failures_remapped=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka", "healthy_consumer_never_failed", "rebalance_completes"),
+            scenarios=("groups_offset_fetch_failure",),
+            bug="KAFKA-17267 (7a8edffad10, PR #16825, Kafka 3.9; GroupCoordinatorService.fetchOffsets): the new "
+            "coordinator's requireStable fetch is a write operation, which times out behind a lagging replica or a "
+            "zombie coordinator; REQUEST_TIMED_OUT reached consumers that do not expect it",
+        ),
+        Variant(
+            name="no_kafka_17279_fix",
+            description="The consumer's OffsetFetchResponseHandler retries only COORDINATOR_LOAD_IN_PROGRESS and "
+            "NOT_COORDINATOR: COORDINATOR_NOT_AVAILABLE (an inactive coordinator) is raised from poll() as an "
+            "unexpected error.",
+            flags=replace(_REAL, offset_fetch_retries_retriable=False),
+            weakened=True,
+            breaks=("consumers_react_as_kafka", "healthy_consumer_never_failed", "rebalance_completes"),
+            scenarios=("groups_offset_fetch_failure",),
+            bug="KAFKA-17279 (c2074388232, PR #16826, Kafka 3.9; ConsumerCoordinator.OffsetFetchResponseHandler): "
+            "retriable OffsetFetch errors other than COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR were fatal",
+        ),
+        Variant(
+            name="no_kafka_3949_fix",
+            description="The group leader does not check, once the rebalance completes, that the metadata its "
+            "assignment was computed on is still current: a partition added between its JoinGroup answer and its "
+            "SyncGroup is never assigned.",
+            flags=replace(_REAL, leader_checks_assignment_snapshot=False),
+            weakened=True,
+            breaks=("rebalance_completes",),
+            scenarios=("groups_partitions_added",),
+            bug="KAFKA-3949 (317c4fdede4, Kafka 0.10.1; ConsumerCoordinator): a metadata update that arrived during a "
+            "rebalance was lost -- the leader never noticed its assignment was computed on old metadata",
+        ),
+        Variant(
+            name="no_kafka_7196_fix",
+            description="The group coordinator's session-timer handler does not check that the group still holds "
+            "the member id whose timer fired: the timer a static member's replaced id leaves scheduled rebalances a "
+            "Stable group whose membership did not change.",
+            flags=replace(_REAL, expired_timer_checks_member=False),
+            weakened=True,
+            breaks=("rebalance_has_cause",),
+            scenarios=("groups_static_membership",),
+            bug="KAFKA-7196 (260b07a6da0, Kafka 2.1; GroupCoordinator.onCompleteJoin left the heartbeat of a member "
+            "removed for not rejoining in the purgatory, and its expiry triggered another, needless rebalance) and "
+            "KAFKA-8896 (270e6109159, Kafka 2.4: the delayed heartbeat of a member no longer in the group crashed "
+            "the coordinator's handler)",
         ),
         Variant(
             name="no_pending_sync_expiry",

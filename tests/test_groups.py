@@ -10,6 +10,7 @@ from keos.checker.explore.search import ExploreOptions, explore
 from keos.checker.results import Verdict
 from keos.checker.trace import replay_actions
 from keos.invariants.groups import settled
+from keos.model.clients import consumer_coordinator as cc
 from keos.model.coordinator.group import append_errors as aerr
 from keos.model.coordinator.group import classic_group as cg
 from keos.model.coordinator.group import offsets_log as olog
@@ -214,6 +215,53 @@ def test_static_member_replaced_without_rebalance_and_the_old_process_fenced() -
     assert mid.group.state == cg.PREPARING_REBALANCE and not mid.immediate
 
 
+def test_a_replaced_member_ids_session_timer_expires_without_effect() -> None:
+    """Kafka 4.0 (trunk 1eb7644, ``updateStaticMemberThenRebalanceOrCompleteJoin``) leaves the replaced member id's
+    heartbeat timer scheduled; ``expireClassicGroupMemberHeartbeat`` then finds no such member: no removal, no
+    rebalance, the timer gone.  Without the check (no_kafka_7196_fix) the Stable group rebalances."""
+    g = cg.empty_group()
+    a = cg.join_group(g, 0, "", (), 1, instance="i0")
+    b = cg.join_group(a.group, 1, "", (), 1, instance="i1")
+    g = cg.complete_join(b.group, "range")
+    res = cg.sync_group(g, a.member_id, g.generation, {a.member_id: (0,), b.member_id: ()}, "i0")
+    assert res is not None
+    new = cg.join_group(res.group, 2, "", (), 1, instance="i0")
+    h = new.group
+    assert h.stale_timers == (a.member_id,) and h.state == cg.STABLE
+    fired = cg.expire_member_heartbeat(h, a.member_id)
+    assert fired == h._replace(stale_timers=())
+    assert cg.load_group(h.log, 1, h.next_member).stale_timers == ()  # a new coordinator schedules none
+    weak = cg.expire_member_heartbeat(h, a.member_id, checks_member=False)
+    assert weak.state == cg.PREPARING_REBALANCE and {m.member_id for m in weak.members} == {
+        m.member_id for m in h.members}
+    # a live member's own timer still removes it (its heartbeats stopped)
+    gone = cg.expire_member_heartbeat(h, b.member_id)
+    assert gone.member(b.member_id) is None and gone.state == cg.PREPARING_REBALANCE
+
+
+def test_offset_fetch_failures_translate_to_answers_every_drawn_consumer_retries() -> None:
+    """Kafka 4.0's answer to a requireStable OffsetFetch that meets a failed write, a loading or an inactive
+    coordinator (``GroupCoordinatorService.fetchOffsets`` / ``handleOffsetFetchException``, trunk 1eb7644) is the
+    documented table's, and the consumers the fault draws retry it: the 4.0 ``OffsetFetchResponseHandler`` every
+    answer, the 3.8 one (before KAFKA-17279) the answers to a failed write (KAFKA-17267's remap to NOT_COORDINATOR)."""
+    c = cc.fresh(up=True)._replace(coordinator=3, state=cc.STABLE, owned=(0,))
+    for failure in aerr.FETCH_FAILURES:
+        answer = aerr.fetch_failure_answer(failure)
+        assert answer == aerr.FETCH_FAILURE_ANSWERS[failure]
+        assert cc.on_offset_fetch_error(c, answer, "4.0").state == cc.STABLE
+        if failure in aerr.STORAGE_APPEND_ERRORS:
+            assert cc.on_offset_fetch_error(c, answer, "3.8").state == cc.STABLE
+        rediscover = answer in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE)
+        assert (cc.on_offset_fetch_error(c, answer).coordinator < 0) == rediscover
+    assert aerr.fetch_failure_answer(Errors.REQUEST_TIMED_OUT, remaps_write_failures=False) == Errors.REQUEST_TIMED_OUT
+    assert cc.on_offset_fetch_error(c, Errors.REQUEST_TIMED_OUT, "3.8").state == cc.FAILED
+    assert cc.on_offset_fetch_error(c, Errors.COORDINATOR_NOT_AVAILABLE, retries_retriable=False).state == cc.FAILED
+    system = build_model(SCENARIOS["groups_offset_fetch_failure"], "kafka")
+    assert isinstance(system, GroupSystem)
+    drawn = set(system._fetch_failures)
+    assert {f for f, _ in drawn} == set(aerr.FETCH_FAILURES) and (aerr.INACTIVE, "3.8") not in drawn
+
+
 def test_rebalance_timeout_completes_the_join_without_dynamic_laggards() -> None:
     """``completeClassicGroupJoin`` on rebalance.timeout.ms (Kafka trunk 1eb7644): the dynamic members that did not
     rejoin are removed, a static one stays (KIP-345), the leader is re-elected among the rejoined members and the
@@ -321,8 +369,8 @@ REAL = {
     "groups_cooperative_stale_claim": 1081,
     "groups_lost_join_response": 53,
     "groups_cooperative_follower_revoke": 6453,
-    "groups_partitions_added": 202,
-    "groups_static_membership": 844,
+    "groups_partitions_added": 218,
+    "groups_static_membership": 1424,
     "groups_member_id_required": 2111,
     "groups_static_coordinator_moved": 556,
     "groups_coordinator_moved_commit": 491,
@@ -331,9 +379,10 @@ REAL = {
     "groups_cooperative_coordinator_moved": 8689,
     "groups_stalled_sync": 1107,
     "groups_static_timeout_late_commit": 198,
-    "groups_append_failure": 3796,
+    "groups_append_failure": 6514,
     "groups_close_coordinator_moved": 11848,
     "groups_standalone_commit": 282,
+    "groups_offset_fetch_failure": 582,
 }
 
 
@@ -385,6 +434,16 @@ CAUGHT = {
     ("groups_append_failure", "append_not_enough_replicas_unmapped"): {
         "consumers_react_as_kafka": 4, "healthy_consumer_never_failed": 4, "stable_members_rejoin_on_request": 6,
         "rebalance_completes": 6},
+    # the session timer a static member's replaced id leaves scheduled rebalances the Stable group (KAFKA-7196)
+    ("groups_static_membership", "no_kafka_7196_fix"): {"rebalance_has_cause": 8},
+    # a partition added between the leader's JoinGroup answer and its SyncGroup: the leader never rejoins (KAFKA-3949)
+    ("groups_partitions_added", "no_kafka_3949_fix"): {"rebalance_completes": 8},
+    # the new owner's OffsetFetch: a timed-out write answered as itself to a 3.8 consumer (KAFKA-17267), and a 4.0
+    # consumer that does not retry COORDINATOR_NOT_AVAILABLE (KAFKA-17279)
+    ("groups_offset_fetch_failure", "no_kafka_17267_fix"): {
+        "consumers_react_as_kafka": 4, "healthy_consumer_never_failed": 4, "rebalance_completes": 6},
+    ("groups_offset_fetch_failure", "no_kafka_17279_fix"): {
+        "consumers_react_as_kafka": 4, "healthy_consumer_never_failed": 4, "rebalance_completes": 6},
 }
 
 

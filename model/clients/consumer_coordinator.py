@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from keos.model.codec import record
 from keos.model.coordinator.group import classic_group as cg
-from keos.model.protocol.errors import MEMBER_ID_REQUIRED, Errors
+from keos.model.protocol.errors import MEMBER_ID_REQUIRED, RETRIABLE, Errors
 
 __all__ = [
     "AWAITING_SYNC",
@@ -194,7 +194,8 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
     * COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR / REQUEST_TIMED_OUT: ``markCoordinatorUnknown`` (FindCoordinator
       again; retried) -- REQUEST_TIMED_OUT is what the Scala ``GroupMetadataManager.storeOffsets`` (2.x-3.9) answers a
       timed-out offsets append with;
-      COORDINATOR_LOAD_IN_PROGRESS: retried, no state change;
+      COORDINATOR_LOAD_IN_PROGRESS and UNKNOWN_TOPIC_OR_PARTITION (a coordinator whose metadata does not know the
+      topic yet; retried since KAFKA-6829, Kafka 2.0): retried, no state change;
     * anything else: "Unexpected error in commit" (the consumer is FAILED, as :func:`on_error`).
 
     ``checks_generation=False`` is the weakened variant stale_commit_response_resets_member (the handler before
@@ -202,7 +203,8 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
     unchanged = sent == (c.member_id, c.generation)
     if error == Errors.NONE:
         return c
-    if error == Errors.COORDINATOR_LOAD_IN_PROGRESS:  # unreachable: no coordinator error answers a commit here
+    if error in (Errors.COORDINATOR_LOAD_IN_PROGRESS,  # unreachable: no coordinator error answers a commit here
+                 Errors.UNKNOWN_TOPIC_OR_PARTITION):
         return c
     if error == Errors.NOT_COORDINATOR:  # the coordinator moved mid-commit (groups' MovedCoordinatorCommit)
         return c._replace(coordinator=-1)
@@ -218,6 +220,36 @@ def on_commit_response(c: Consumer, error: str, sent: tuple[str, int], rebalance
     if fenced and not unchanged and c.state == JOINING and checks_generation:
         return c
     return on_error(c, error, rebalance_rejoins, rebalance_keeps_generation, fenced_loses_partitions)
+
+
+#: The consumer generations whose ``OffsetFetchResponseHandler`` the model knows: "3.8" (before KAFKA-17279, Kafka
+#: 3.9: COORDINATOR_LOAD_IN_PROGRESS retried, NOT_COORDINATOR rediscovered and retried, every other error fatal) and
+#: "4.0" (trunk 1eb7644).
+FETCH_CLIENTS = ("3.8", "4.0")
+
+
+def on_offset_fetch_error(c: Consumer, error: str, client: str = "4.0", retries_retriable: bool = True) -> Consumer:
+    """``ConsumerCoordinator.OffsetFetchResponseHandler`` on a top-level ``error`` (the committed offsets of the
+    partitions ``c`` was just assigned, ``refreshCommittedOffsetsIfNeeded``), Kafka 4.0 (trunk 1eb7644, KAFKA-17279):
+    COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR -- ``markCoordinatorUnknown``, retried once the coordinator is found
+    again; GROUP_AUTHORIZATION_FAILED -- fatal; any other ``RetriableException`` (COORDINATOR_LOAD_IN_PROGRESS,
+    REQUEST_TIMED_OUT, ...) -- retried; anything else -- "Unexpected error in fetch offset response", raised from
+    ``poll()``: the consumer is FAILED.  A retry reads the same committed offsets (no other member commits a
+    partition that is not its own), so a retried fetch changes only whether the coordinator must be found again.
+    ``client="3.8"``: the handler before KAFKA-17279 (COORDINATOR_LOAD_IN_PROGRESS retried, NOT_COORDINATOR
+    rediscovered, everything else fatal) -- still the consumer of many users of a 4.0 cluster.
+    ``retries_retriable=False`` is the weakened variant no_kafka_17279_fix: the 4.0 client with the 3.8 handler."""
+    if client == "3.8" or not retries_retriable:
+        if error == Errors.COORDINATOR_LOAD_IN_PROGRESS:
+            return c
+        if error == Errors.NOT_COORDINATOR:
+            return c._replace(coordinator=-1)
+        return c._replace(state=FAILED)
+    if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+        return c._replace(coordinator=-1)
+    if error in RETRIABLE:
+        return c
+    return c._replace(state=FAILED)  # unreachable: every answer a fault draws is retriable
 
 
 def assigned(c: Consumer, assignment: tuple[int, ...], committed: dict[int, int]) -> tuple[Consumer, tuple[int, ...]]:

@@ -23,7 +23,9 @@ protocol steps            FindCoordinator, Start (a consumer process starts or r
                           when it answers an error), Poll, Commit
 timing steps              ExpireSession (``session.timeout.ms`` for a member whose process is
                           gone), ExpirePending (the same for a KIP-394 pending member id no consumer
-                          holds), ExpirePendingSync (``rebalance.timeout.ms`` after the join barrier for a
+                          holds), StaleSessionExpiry (the session timer of a member id the group no longer
+                          holds fires: a static member's replaced id, whose timer Kafka 4.0 leaves
+                          scheduled), ExpirePendingSync (``rebalance.timeout.ms`` after the join barrier for a
                           member whose SyncGroup is held up, KAFKA-12890), ExpireOffsets
                           (``offsets.retention.minutes`` of an Empty group),
                           Compact (the log cleaner; budget ``compactions``)
@@ -47,7 +49,10 @@ faults (budgeted)         LoseHeartbeats (the session expires while the consumer
                           member rejoined: the coordinator completes the join without the dynamic members that did
                           not rejoin -- which may still be consuming -- keeps the static ones, and starts the next
                           generation), StallSync (a member's SyncGroup is held up past ``rebalance.timeout.ms``
-                          while its heartbeat thread keeps its session alive: KAFKA-12890's member)
+                          while its heartbeat thread keeps its session alive: KAFKA-12890's member),
+                          OffsetFetchFails (the new owner's requireStable OffsetFetch of the partitions its SyncGroup
+                          answer assigned meets a failed write, a loading or an inactive coordinator: answered as
+                          Kafka 4.0 answers it, to a 4.0 or a 3.8 consumer)
 ========================  =====================================================================
 
 The rebalance timeout is the coordinator's delayed join expiring (``completeClassicGroupJoin``): a budgeted fault,
@@ -98,7 +103,7 @@ GROUP_FAULT_KINDS = (
     "lost_heartbeats", "crash", "poll_timeout", "leave", "coordinator_failover", "late_commit", "stale_subscription",
     "lost_join_response", "create_partitions", "late_heartbeat", "late_sync_response", "lost_member_id",
     "rebalance_timeout", "moved_coordinator_commit", "commit_before_sync", "stalled_sync", "group_append_failure",
-    "standalone_commit",
+    "standalone_commit", "offset_fetch_failure",
 )
 #: The errors a group request is answered when the coordinator's write of the group metadata to ``__consumer_offsets``
 #: fails: Kafka 4.0's ``GroupMetadataManager.appendGroupMetadataErrorToResponseError`` (trunk 1eb7644) maps
@@ -167,6 +172,7 @@ class GroupsFaultBudget:
     stalled_sync: int = 0
     group_append_failure: int = 0
     standalone_commit: int = 0
+    offset_fetch_failure: int = 0
     total: int = 0
 
     def limits(self) -> tuple[int, ...]:
@@ -209,6 +215,9 @@ class GroupGhost(NamedTuple):
     unissued: tuple[str, ...] = ()
     #: OffsetCommits the Java consumer sent without ``generationIfStable()`` (during a rebalance, or no generation)
     unguarded_commits: tuple[str, ...] = ()
+    #: rebalances the coordinator started on a step that neither sent a JoinGroup nor changed the membership nor failed
+    #: the write of an assignment (``rebalance_has_cause``)
+    causeless_rebalances: tuple[str, ...] = ()
 
 
 @record
@@ -219,6 +228,11 @@ class GroupState(NamedTuple):
     compactions: int
     ghost: GroupGhost
     added_partitions: int = 0  # partitions added to the topic since the start (CreatePartitions)
+    #: the partition count of the topic metadata the leader took its assignment snapshot from when its JoinGroup was
+    #: answered with the members (``ConsumerCoordinator.onLeaderElected``: ``assignmentSnapshot = metadataSnapshot``;
+    #: kept only where partitions can be added): the assignor runs on it, and the leader rejoins once the metadata no
+    #: longer matches it (``rejoinNeededOrPending``); -1: none taken
+    leader_snapshot: int = -1
 
 
 GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JSON keys, display)
@@ -249,6 +263,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "SyncResponse": ("consumer",),
     "LoseMemberIdResponse": ("consumer",),
     "ExpirePending": ("member",),
+    "StaleSessionExpiry": ("member",),
     "RebalanceTimeout": (),
     "MovedCoordinatorCommit": ("consumer",),
     "MovedCoordinatorClose": ("consumer",),
@@ -258,6 +273,7 @@ GROUP_ACTION_ARGS: dict[str, tuple[str, ...]] = {  # no mutate: trace format (JS
     "GroupAppendFails": ("consumer", "storage_error", "scala"),
     "CommitAppendFails": ("consumer", "storage_error", "scala"),
     "StandaloneCommit": ("instance",),
+    "OffsetFetchFails": ("consumer", "failure", "client"),
 }
 FAULT_OF_ACTION = {
     "LoseHeartbeats": "lost_heartbeats",
@@ -280,6 +296,7 @@ FAULT_OF_ACTION = {
     "GroupAppendFails": "group_append_failure",
     "CommitAppendFails": "group_append_failure",
     "StandaloneCommit": "standalone_commit",
+    "OffsetFetchFails": "offset_fetch_failure",
 }
 
 Result = tuple[GroupState, tuple[str, ...]]
@@ -389,6 +406,12 @@ class GroupSystem:
         #: differs from Kafka 4.0's (REQUEST_TIMED_OUT)
         self._group_storage_errors = aerr.append_choices(aerr.GROUP_APPEND_ANSWERS, self._append_errors)
         self._commit_storage_errors = aerr.append_choices(aerr.COMMIT_APPEND_ANSWERS, self._commit_append_errors)
+        #: the (failure, consumer generation) pairs an OffsetFetch fault draws: the 4.0 consumer under every failure;
+        #: the 3.8 consumer (before KAFKA-17279) under the write failures, which Kafka 4.0 answers NOT_COORDINATOR so
+        #: that such consumers retry (KAFKA-17267) -- not under an inactive coordinator, whose COORDINATOR_NOT_AVAILABLE
+        #: a 3.8 consumer does fail on (KAFKA-17279 itself)
+        self._fetch_failures = tuple((f, client) for client in cc.FETCH_CLIENTS for f in aerr.FETCH_FAILURES
+                                     if client == "4.0" or f in aerr.STORAGE_APPEND_ERRORS)
         self._properties = tuple(properties)
         self._limits = config.faults.limits()
         self._scenario_info = scenario_info or {}
@@ -647,6 +670,9 @@ class GroupSystem:
                 out.append(Action("SyncGroup", (i,)))
                 if answer.error == Errors.NONE and self._fault_allowed(s, "late_sync_response"):
                     out.append(Action("DelaySyncResponse", (i,)))
+                fetches = answer.error == Errors.NONE and any(p not in c.owned for p in answer.assignment)
+                if fetches and self.flags.offset_fetch_on_assign and self._fault_allowed(s, "offset_fetch_failure"):
+                    out.extend(Action("OffsetFetchFails", (i, f, client)) for f, client in self._fetch_failures)
                 if self._appends(s, i, answer.error) and self._fault_allowed(s, "group_append_failure"):
                     out.extend(Action("GroupAppendFails", (i, e, scala)) for e, scala in self._group_storage_errors)
             lost_response_ok = c.state == cc.AWAITING_SYNC and g.member(c.member_id) is not None and c.held_sync[1] < 0
@@ -686,6 +712,7 @@ class GroupSystem:
             owner = s.consumers[m.client]
             if not owner.up or self._member_of(s, m.client) != m.member_id:
                 out.append(Action("ExpireSession", (m.member_id,)))
+        out.extend(Action("StaleSessionExpiry", (m,)) for m in g.stale_timers)
         if self.flags.pending_members_expire:  # no branch: pending_members_expire=False is pending_member_never_expires
             held = {c.member_id for c in s.consumers if self._talks(s, c)}
             out.extend(Action("ExpirePending", (m,)) for m in g.pending if m not in held)
@@ -776,6 +803,12 @@ class GroupSystem:
         answer = self._answer(state, action)
         joined = self._join_answer(state, action)
         new, events = self._HANDLERS[action.kind](self, state, *action.args)
+        barrier = new.group.joined_members != state.group.joined_members or (
+            new.group.generation != state.group.generation)
+        if self._limits[GROUP_FAULT_KINDS.index("create_partitions")] and new.group.joined_members and barrier:
+            # the join barrier lifted: the leader's JoinGroup answer carries the members, and its onLeaderElected
+            # takes the assignment snapshot of the metadata it has now
+            new = new._replace(leader_snapshot=self.topo.partitions + new.added_partitions)
         if answer is not None:
             new = self._note_reaction(state, new, action, answer)
         if joined is not None:
@@ -787,6 +820,7 @@ class GroupSystem:
         new = self._note_removals(state, new, action)
         new = self._note_leader(state, new, action)
         new = self._note_close(state, new, action)
+        new = self._note_rebalance_cause(state, new, action)
         if new.group.state == cg.STABLE and not new.ghost.formed:
             new = new._replace(ghost=new.ghost._replace(formed=True))
         fault = FAULT_OF_ACTION.get(action.kind)
@@ -970,6 +1004,33 @@ class GroupSystem:
             return after
         return after._replace(ghost=after.ghost._replace(unjust_removals=(*after.ghost.unjust_removals, *notes)))
 
+    #: The steps that send a JoinGroup (``classicGroupJoin*``: a new member, a leader's or changed subscription, a
+    #: static member's new process in CompletingRebalance) or fail the write of an assignment
+    #: (``fail_assignment_append``).
+    _REBALANCING_REQUESTS: ClassVar[frozenset[str]] = frozenset(
+        {"JoinGroup", "StaleJoinGroup", "LoseJoinResponse", "GroupAppendFails"})
+
+    def _note_rebalance_cause(  # no mutate: the judge of rebalance_has_cause (a property), not a rule
+            self, before: GroupState, after: GroupState, action: Action) -> GroupState:
+        """Ghost: the coordinator starts a rebalance (``prepareRebalance``: the group enters PreparingRebalance from
+        Empty, CompletingRebalance or Stable) only for a cause Kafka 4.0 has (trunk 1eb7644, ``GroupMetadataManager``):
+        a JoinGroup (a new member, the leader's, a changed subscription -- ``no_needless_rebalance`` judges which), a
+        member leaving or removed (session or pending-sync expiry, LeaveGroup, the rebalance timeout; which removals are
+        just, ``healthy_member_never_removed`` judges), or the failed write of the leader's assignment.  A step that
+        does none of these -- a timer that fires for a member id the group no longer holds (KAFKA-7196), a commit, a
+        heartbeat, a fetch, a coordinator's load -- and yet rebalances costs every member a rejoin and a revocation."""
+        old, new = before.group, after.group
+        entered = new.state == cg.PREPARING_REBALANCE and old.state != cg.PREPARING_REBALANCE
+        if not entered or action.kind in self._REBALANCING_REQUESTS:
+            return after
+        same = {m.member_id for m in old.members} == {m.member_id for m in new.members}
+        note = f"{old.state} -> {new.state} on {action.kind}{list(action.args)} with the same members"
+        notes = [note] if same else []
+        if not notes:  # no branch: ghost observer of a violation (rebalance_has_cause)
+            return after
+        return after._replace(ghost=after.ghost._replace(causeless_rebalances=(*after.ghost.causeless_rebalances,
+                                                                                *notes)))
+
     @staticmethod
     def _note_leader(  # no mutate: the judge of generation_leader_rejoined (a property), not a rule
             before: GroupState, after: GroupState, action: Action) -> GroupState:
@@ -1061,6 +1122,11 @@ class GroupSystem:
             return None if res is None else (res.error, tuple(sorted(res.assignment)))
         if action.kind == "SyncResponse":
             return Errors.NONE, tuple(sorted(s.consumers[action.args[0]].held_sync[0]))
+        if action.kind == "OffsetFetchFails":  # no mutate: ghost observer (the judge's input)
+            # the SyncGroup's assignment, and Kafka's documented answer to the fetch -- not the coordinator's code
+            res = self._sync(s, action.args[0])
+            assert res is not None
+            return aerr.FETCH_FAILURE_ANSWERS[action.args[1]], tuple(sorted(res.assignment))
         if action.kind in ("Commit", "EarlyCommit"):  # no mutate: ghost observer (the judge's input)
             i = action.args[0]
             c = s.consumers[i]
@@ -1114,6 +1180,12 @@ class GroupSystem:
                 moved_on and (error == Errors.FENCED_INSTANCE_ID or (fencing and old.state == cc.JOINING)))
         if action.kind in ("Commit", "EarlyCommit", "MovedCoordinatorCommit", "CommitAppendFails"):
             ok = _commit_reaction_ok(old, new, error)
+        elif action.kind == "OffsetFetchFails":
+            # OffsetFetchResponseHandler (ConsumerCoordinator, trunk 1eb7644): the assignment is owned under the same
+            # identity; a coordinator error marks the coordinator unknown, any other retriable error is retried
+            rediscover = error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR)
+            ok = new.state in (cc.STABLE, cc.UNJOINED) and new.owned == assignment and ident == (
+                old.member_id, old.generation) and (new.coordinator < 0) == rediscover
         elif action.kind == "SyncResponse" and (old.state, old.generation) != (cc.AWAITING_SYNC, old.held_sync[1]):
             # SyncGroupResponseHandler: a generation reset (or a state left) meanwhile fails the rebalance; rejoin
             ok = new.state == cc.UNJOINED and (new.member_id, new.generation, new.owned) == (
@@ -1446,6 +1518,8 @@ class GroupSystem:
 
     def _sync(self, s: GroupState, i: int) -> cg.SyncResult | None:
         partitions = self.topo.partitions + s.added_partitions
+        if s.leader_snapshot >= 0:  # the leader's assignor runs on the metadata of its JoinGroup answer
+            partitions = s.leader_snapshot
         return cc.sync_group(s.group, s.consumers[i], lambda g: self._assign(g, partitions), self._fenced_by(i))
 
     def _sync_group(self, s: GroupState, i: int) -> Result:
@@ -1458,6 +1532,20 @@ class GroupSystem:
             # sync_rebalance_in_progress_resets_generation resets the generation instead
             return self._put(s, i, self._sync_error_reaction(c, res.error)), (f"error:{res.error}", f"sync:{res.error}")
         return self._adopt(s, i, c, res.assignment)
+
+    def _offset_fetch_fails(self, s: GroupState, i: int, failure: str, client: str) -> Result:
+        """Fault: consumer ``i``'s SyncGroup is answered with an assignment, and its OffsetFetch of the committed
+        offsets of the partitions it did not own (``requireStable``, KIP-447) meets ``failure`` at the coordinator,
+        whose answer (:func:`aerr.fetch_failure_answer`, Kafka 4.0) reaches a ``client`` consumer's
+        ``OffsetFetchResponseHandler`` (:func:`cc.on_offset_fetch_error`).  A retried fetch reads the offsets the
+        coordinator holds -- the same as the first would have (nobody else commits the partitions of this
+        generation's owner) -- so the step is the SyncGroup's, then the handler's reaction: the coordinator marked
+        unknown (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE: FindCoordinator, then the retry), nothing (a retriable
+        error: the retry), or the consumer FAILED (an error its handler does not name)."""
+        after, events = self._sync_group(s, i)
+        error = aerr.fetch_failure_answer(failure, self.flags.offset_fetch_write_failures_remapped)
+        c = cc.on_offset_fetch_error(after.consumers[i], error, client, self.flags.offset_fetch_retries_retriable)
+        return self._put(after, i, c), (*events, f"offset_fetch:{error}", f"offset_fetch_client:{client}")
 
     def _sync_error_reaction(self, c: Consumer, error: str) -> Consumer:
         """``SyncGroupResponseHandler`` on an error (:func:`cc.on_error`): REBALANCE_IN_PROGRESS is requestRejoin
@@ -1500,6 +1588,12 @@ class GroupSystem:
         if self._limits[GROUP_FAULT_KINDS.index("stale_subscription")]:  # remembered only where it is used
             c = c._replace(last_assignment=(assignment, c.generation))
         events = ["sync:assignment", *(("resumed_at_committed_offset",) if resumed else ())]
+        stale = 0 <= s.leader_snapshot < self.topo.partitions + s.added_partitions
+        if stale and c.member_id == s.group.leader and self.flags.leader_checks_assignment_snapshot:
+            # rejoinNeededOrPending (ConsumerCoordinator, Kafka 4.0 trunk 1eb7644; KAFKA-3949): the leader's assignment
+            # was computed on metadata that has changed since -- it completes this rebalance and rejoins at once
+            c = c._replace(state=cc.UNJOINED)
+            events.append("leader:metadata_changed")
         if revoked:
             # cooperative: onPartitionsRevoked commits the revoked partitions, then the member rejoins
             before = s.consumers[i]
@@ -1571,6 +1665,13 @@ class GroupSystem:
 
     def _expire_session(self, s: GroupState, member_id: str) -> Result:
         return s._replace(group=cg.remove_member(s.group, member_id)), ("session_expired",)
+
+    def _stale_session_expiry(self, s: GroupState, member_id: str) -> Result:
+        """``session.timeout.ms`` after a static member's new process replaced it, the old member id's heartbeat timer
+        fires (Kafka 4.0 does not cancel it, ``updateStaticMemberThenRebalanceOrCompleteJoin``, trunk 1eb7644):
+        :func:`cg.expire_member_heartbeat` finds no such member and does nothing -- no removal, no rebalance."""
+        group = cg.expire_member_heartbeat(s.group, member_id, self.flags.expired_timer_checks_member)
+        return s._replace(group=group), ("stale_session_timer",)
 
     def _expire_pending(self, s: GroupState, member_id: str) -> Result:
         """``session.timeout.ms`` of a pending member (KIP-394) whose JoinGroup with its id never came: no running
@@ -1915,7 +2016,7 @@ class GroupSystem:
         """Decode an action; raises :class:`ModelError` on malformed input."""
         values = codec.action_from_json(data, GROUP_ACTION_ARGS).args
         for n, v in zip(GROUP_ACTION_ARGS[data["kind"]], values):
-            ok = (isinstance(v, str) if n in ("member", "storage_error", "instance")
+            ok = (isinstance(v, str) if n in ("member", "storage_error", "instance", "failure", "client")
                   else type(v) is bool if n == "scala" else (type(v) is int and v >= 0))
             if not ok:
                 raise ModelError(f"action {data['kind']}: bad {n} {v!r}")
@@ -1975,6 +2076,7 @@ GroupSystem._HANDLERS.update(
         "LoseMemberIdResponse": GroupSystem._lose_member_id_response,
         "RebalanceTimeout": GroupSystem._rebalance_timeout,
         "ExpirePending": GroupSystem._expire_pending,
+        "StaleSessionExpiry": GroupSystem._stale_session_expiry,
         "MovedCoordinatorCommit": GroupSystem._moved_coordinator_commit,
         "MovedCoordinatorClose": GroupSystem._moved_coordinator_close,
         "EarlyCommit": GroupSystem._early_commit,
@@ -1982,6 +2084,7 @@ GroupSystem._HANDLERS.update(
         "GroupAppendFails": GroupSystem._group_append_fails,
         "CommitAppendFails": GroupSystem._commit_append_fails,
         "StandaloneCommit": GroupSystem._standalone_commit,
+        "OffsetFetchFails": GroupSystem._offset_fetch_fails,
         "ExpirePendingSync": GroupSystem._expire_pending_sync,
     }
 )

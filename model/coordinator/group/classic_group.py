@@ -144,6 +144,11 @@ class ClassicGroup(NamedTuple):
     #: (``ClassicGroup.pendingSyncMembers``, KAFKA-12890): the pending-sync timer removes them
     #: (:func:`expire_pending_sync`)
     pending_sync: tuple[str, ...] = ()
+    #: member ids the group no longer holds whose session (heartbeat) timer is still scheduled: a static member's
+    #: replaced member id (``updateStaticMemberThenRebalanceOrCompleteJoin``, Kafka 4.0, trunk 1eb7644: "Heartbeat of
+    #: old member id will expire without effect since the group no longer contains that member id") -- the timer
+    #: fires ``session.timeout.ms`` later and reaches :func:`expire_member_heartbeat` with an id the group has replaced
+    stale_timers: tuple[str, ...] = ()
 
     def member(self, member_id: str) -> GroupMember | None:
         for m in self.members:
@@ -311,7 +316,8 @@ def _replace_static_member(group: ClassicGroup, old: GroupMember, member_id: str
                        joined=group.state == PREPARING_REBALANCE)
     leader = member_id if group.leader == old.member_id else group.leader
     group = _with_members(group, [new if m.member_id == old.member_id else m for m in group.members])
-    group = group._replace(leader=leader)
+    # the old member id's heartbeat timer is not cancelled: it will fire for an id the group no longer holds
+    group = group._replace(leader=leader, stale_timers=(*group.stale_timers, old.member_id))
     stays = group.state == STABLE or (group.state == COMPLETING_REBALANCE and not completing_rebalances)
     if stays and keeps_generation:
         group = group._replace(log=(*group.log, _metadata_record(group)))
@@ -319,6 +325,27 @@ def _replace_static_member(group: ClassicGroup, old: GroupMember, member_id: str
     if group.state == PREPARING_REBALANCE:
         return JoinResult(group, Errors.NONE, member_id, False)
     return JoinResult(prepare_rebalance(group, member_id), Errors.NONE, member_id, False)
+
+
+def expire_member_heartbeat(group: ClassicGroup, member_id: str, checks_member: bool = True) -> ClassicGroup:
+    """A member id's session (heartbeat) timer fires: ``GroupMetadataManager.expireClassicGroupMemberHeartbeat``
+    (Kafka 4.0, trunk 1eb7644; the Scala ``GroupCoordinator.onExpireHeartbeat`` before it, KAFKA-7196 / KAFKA-8896).
+
+    The timer is keyed by member id and may outlive the member: Kafka's handler checks, in order, that the group is
+    not Dead (unloaded or deleted: nothing to do), whether the id is a KIP-394 pending member (forgotten,
+    :func:`expire_pending`), whether the group still holds the id at all -- a replaced static member's old id, a
+    member already removed: nothing to do, no rebalance -- and only then removes the member whose heartbeats stopped
+    (:func:`remove_member`: the group rebalances).  The fired timer is gone either way.  ``checks_member=False`` is
+    the weakened variant no_kafka_7196_fix: the handler acts on an id the group no longer holds (the Scala
+    coordinator's purgatory kept a removed member's heartbeat, KAFKA-7196: a needless rebalance)."""
+    group = group._replace(stale_timers=tuple(m for m in group.stale_timers if m != member_id))
+    if group.state == DEAD:  # unreachable: no group is ever Dead in the models (unloaded or deleted)
+        return group
+    if member_id in group.pending:  # unreachable: a stale timer is a replaced member's, never a pending id's
+        return expire_pending(group, member_id)
+    if group.member(member_id) is None and checks_member:  # no branch: checks_member=False is no_kafka_7196_fix
+        return group
+    return remove_member(group, member_id)  # unreachable: a stale timer names an id the group has replaced
 
 
 def join_complete_ready(group: ClassicGroup) -> bool:
@@ -548,14 +575,16 @@ def expire_offsets(group: ClassicGroup, topic: str, deletes_group: bool = True) 
     .maybeDeleteGroup``; the coordinator replays its own tombstone, ``replay(GroupMetadataKey, null)`` ->
     ``removeGroup``, Kafka trunk 1eb7644): the next JoinGroup creates a new group, which starts again at generation
     0 -- as a coordinator loading the partition finds no group either.  Member ids stay unique (the counter goes
-    on: Kafka's are random), and KIP-394 pending member ids are kept (not modelled as deleted with the group).
+    on: Kafka's are random), and KIP-394 pending member ids are kept (not modelled as deleted with the group), as
+    are the timers of replaced member ids (they fire against the new group, which does not hold them either).
     ``deletes_group=False`` is the weakened variant expired_group_keeps_generation."""
     tombstones = [olog.offset_commit_record(group.group_id, topic, p, None) for p, _ in group.offsets]
     tombstones.append(olog.group_metadata_record(group.group_id, None))
     if not deletes_group:  # no branch: deletes_group=False is the weakened variant expired_group_keeps_generation
         return group._replace(offsets=(), log=(*group.log, *tombstones))
     fresh = empty_group(group.group_id)._replace(next_member=group.next_member, epoch=group.epoch,
-                                                 pending=group.pending, unflushed=group.unflushed)
+                                                 pending=group.pending, unflushed=group.unflushed,
+                                                 stale_timers=group.stale_timers)
     return fresh._replace(log=(*group.log, *tombstones))
 
 
