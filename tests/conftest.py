@@ -7,6 +7,27 @@ from typing import Any
 
 import pytest
 
+# -- the JVMs the tests start: C1 only -------------------------------------------------------------------
+# Spark drivers and executors, a standalone Spark cluster, the Spark Connect server, Kafka's StorageTool and
+# brokers all live for seconds to a minute here, where C2 (the optimising JIT) spends more CPU compiling than
+# its code saves; on 2 cores that CPU is the suite's wall time.  ``-XX:TieredStopAtLevel=1`` keeps the JVMs on C1
+# (what they compute is the same; only how fast their hot code runs).  Measured alone (all CPU of the processes
+# started, JVMs included, at a load of 9-14): tests/test_conform_kafka.py 31.7 -> 18.2 CPU-s (132 -> 77 s);
+# test_sweep's two Spark tests on one local[2] JVM 101.9 -> 78.9 (C1 with serial GC, which Kafka's own
+# -XX:+UseG1GC forbids, so C1 only here).  JAVA_TOOL_OPTIONS reaches every JVM a test starts, directly or through
+# keos; each prints "Picked up JAVA_TOOL_OPTIONS" on its stderr.  ``KEOS_TEST_FULL_JIT=1`` leaves the JVMs alone.
+
+
+def _c1_only_jvms() -> None:
+    import os
+
+    options = os.environ.get("JAVA_TOOL_OPTIONS", "")
+    if os.environ.get("KEOS_TEST_FULL_JIT") != "1" and "TieredStopAtLevel" not in options:
+        os.environ["JAVA_TOOL_OPTIONS"] = f"{options} -XX:TieredStopAtLevel=1".strip()
+
+
+_c1_only_jvms()
+
 
 def _started(cluster: Any) -> Iterator[Any]:
     """Start ``cluster``, yield it, stop it; the teardown checks that stopping left no process and no directory."""

@@ -735,13 +735,38 @@ def test_a_signal_during_check_exits_4_with_the_finished_runs(sig: signal.Signal
     assert summary["partial"] is True and summary["not_run"]
 
 
+def _python_worker_below(pid: int) -> bool:
+    """Whether a ``pyspark.daemon`` / ``pyspark.worker`` process descends from ``pid`` (Linux ``/proc``)."""
+    children: dict[int, list[tuple[int, bytes]]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text(encoding="ascii", errors="replace").rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append((int(entry.name), cmdline))
+    todo = [pid]
+    while todo:
+        for child, cmdline in children.get(todo.pop(), []):
+            if b"pyspark.daemon" in cmdline or b"pyspark.worker" in cmdline:
+                return True
+            todo.append(child)
+    return False
+
+
 @pytest.mark.spark
 def test_ctrl_c_during_a_spark_explore_exits_4_without_py4j_tracebacks(tmp_path: Path) -> None:
     """Before: Ctrl-C hung (pyspark's own SIGINT handler calls the JVM on the busy py4j connection) and printed
     py4j tracebacks.  After: exit 4 at once; py4j's report goes to keos.log."""
     proc = _keos_process(["explore", "--scenario", "idempotence_epoch_bump", "--engine", "spark", "--master",
                           "local[1]", "--out", "o"], tmp_path)
-    time.sleep(25)
+    # Interrupt once a Spark job runs -- its Python worker (``pyspark.daemon``, the JVM's child) exists, so the
+    # driver is blocked on the JVM -- rather than after a fixed 25 s (most of which an idle machine spent waiting).
+    deadline = time.monotonic() + 120
+    while not _python_worker_below(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(1)
+    assert proc.poll() is None, "the Spark search ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 4, out + err
