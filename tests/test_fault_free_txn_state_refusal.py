@@ -64,3 +64,20 @@ def test_kafka_18575_is_caught_in_users_terms_and_kafka_holds() -> None:
     variant = "marker_clears_next_transaction_verification"
     caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(), scenario.permitted)
     assert {"sole_producer_not_fenced", "txn_produce_answer_per_kafka"} <= {p.name for p in caught.violations()}
+
+
+def test_a_txn_offset_commit_refused_for_its_transaction_state_is_flagged_too() -> None:
+    """The group coordinator's KIP-890 verification of ``__consumer_offsets`` (``model.systems.eos``): a fault-free
+    sole producer's TxnOffsetCommit answered INVALID_TXN_STATE or TRANSACTION_ABORTABLE gets the same label."""
+    from keos.model.systems.eos import _fault_free_offsets_refusal
+
+    _, s = _initial("txn_eos_tv1_txn_offset_commit_round_trip")
+    assert _fault_free_offsets_refusal(s, 0, Errors.TRANSACTION_ABORTABLE) is s  # no entry for the id yet: excused
+    s = s._replace(coordinator=(TransactionMetadata(0, 0, 0),))
+    for error in TXN_STATE_REFUSALS:
+        labels = _fault_free_offsets_refusal(s, 0, error).ghost.bad_transitions
+        assert any(b.startswith("fault_free_refusal:") and "TxnOffsetCommit" in b and error in b for b in labels)
+    for error in (Errors.NONE, Errors.CONCURRENT_TRANSACTIONS, Errors.ILLEGAL_GENERATION):
+        assert _fault_free_offsets_refusal(s, 0, error) is s
+    faulty = s._replace(faults_used=tuple(1 for _ in s.faults_used))
+    assert _fault_free_offsets_refusal(faulty, 0, Errors.INVALID_TXN_STATE) is faulty
