@@ -9,7 +9,9 @@ this transactional.id: close"; any other fatal error says "something is broken".
   fenced nor fatal in a run without faults -- its own retries (CONCURRENT_TRANSACTIONS, verification
   round trips) must never turn against it -- and no leader refuses its batch for sequence or epoch, but for
   the OUT_OF_ORDER_SEQUENCE_NUMBER a batch pipelined behind a missing one gets (the client retries it,
-  ``TransactionManager.canRetry``; judged by ``_fault_free_refusal`` in :mod:`keos.model.systems.transactions`);
+  ``TransactionManager.canRetry``), nor for its transaction's state (INVALID_TXN_STATE, TRANSACTION_ABORTABLE:
+  the partition not in its transaction, the verification guard gone -- KAFKA-18575); judged by
+  ``_fault_free_refusal`` in :mod:`keos.model.systems.transactions`;
 * ``zombie_fenced_not_fatal``: an instance replaced by a newer one ends fenced, never with another fatal
   error (KIP-98 §Zombie fencing; KIP-588 made INVALID_PRODUCER_EPOCH on produce abortable so that the
   zombie learns it is fenced from the coordinator);
@@ -75,7 +77,8 @@ def _labels(s: TxnSystemState, prefix: str) -> list[str]:
 
 def sole_instance_failures(s: TxnSystemState) -> list[str]:
     """Producers alone on their transactional.id that are fenced or fatal in a run without faults, and the batches
-    of such producers a leader refused for their sequence or epoch (``fault_free_refusal:``, recorded at the step)."""
+    of such producers a leader refused for their sequence, epoch or transaction state (``fault_free_refusal:``,
+    recorded at the step)."""
     if any(s.faults_used):
         return []
     out: list[str] = [b[len("fault_free_refusal:") :] for b in s.ghost.bad_transitions
@@ -560,7 +563,9 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
                 name="sole_producer_not_fenced",
                 fact="In a run without faults, a producer that is the only instance of its transactional.id is "
                 "never fenced nor made fatal, whatever its own retries, and no partition leader refuses its batch "
-                "for its sequence or epoch (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH) -- except "
+                "for its transaction's state (INVALID_TXN_STATE, TRANSACTION_ABORTABLE: the partition not in its "
+                "transaction) or for its sequence or epoch (OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH) -- "
+                "except "
                 "OUT_OF_ORDER_SEQUENCE_NUMBER behind a missing earlier batch of the same epoch that the client still "
                 "holds to retry (max.in.flight > 1: TransactionManager.canRetry retries a batch that is not the next "
                 "sequence) or gave up (the transaction already abortable).",
@@ -568,7 +573,9 @@ def client_outcome_properties(config: TxnConfig) -> tuple[Property, ...]:
                 "canRetry, ProducerAppendInfo.checkSequence (trunk @1eb7644349cb)",
                 catches="a TV2 batch joining the previous transaction (KAFKA-14563): the commit is answered "
                 "PRODUCER_FENCED with no other instance alive; a client that keeps its sequences across a new epoch "
-                "(no resetSequenceNumbers after a TV2 EndTxn or InitProducerId)",
+                "(no resetSequenceNumbers after a TV2 EndTxn or InitProducerId); the next TV2 transaction's first "
+                "batch refused INVALID_TXN_STATE because the previous transaction's marker cleared its verification "
+                "entry (KAFKA-18575)",
                 findings=sole_instance_failures,
                 partners=("txn_committed",),
             )

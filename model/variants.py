@@ -2358,12 +2358,15 @@ VARIANTS: dict[str, Variant] = {
             "isV2NextTransactionStarted).",
             flags=replace(_REAL, marker_keeps_next_transaction_verification=False),
             weakened=True,
-            breaks=("txn_produce_answer_per_kafka",),
+            breaks=("txn_produce_answer_per_kafka", "sole_producer_not_fenced"),
             scenarios=("txn_verification_round_trip_tv2",),
             bug="under TV2 the next transaction's first batch reaches the leader before the previous transaction's "
             "marker; the marker clears its fresh verification entry and the verified batch is refused "
             "INVALID_TXN_STATE -- a healthy producer's transaction aborted for nothing (abortable since "
-            "maybeTransitionToErrorState; fatal in older clients) (fixed in Kafka trunk 2025)",
+            "maybeTransitionToErrorState; fatal in older clients) (KAFKA-18575, PR #18604, Kafka 4.0: the leader "
+            "answers CONCURRENT_TRANSACTIONS for a batch whose previous transaction is still open on the partition; "
+            "fixed again in Kafka trunk 2025 by keeping the entry). Both the answer table and, in users' terms, "
+            "sole_producer_not_fenced (a fault-free sole producer refused for its transaction's state) object",
         ),
         Variant(
             name="rejoin_always_rebalances",

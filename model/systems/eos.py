@@ -89,6 +89,7 @@ from keos.model.systems.transactions import (
     COORDINATOR,
     FAULT_OF_ACTION,
     TXN_ACTION_ARGS,
+    TXN_STATE_REFUSALS,
     VERIFICATION_CONNECTION,
     Result,
     TransactionalSystem,
@@ -1478,6 +1479,7 @@ class EosSystem(TransactionalSystem):
         if app.offsets != P.COMMITTING:  # no branch: one TxnOffsetCommit in flight, its phase left only here
             return s, ("stale_response",)
         err = resp.error
+        s = _fault_free_offsets_refusal(s, i, err)  # no mutate: ghost observer (the judge of sole_producer_not_fenced)
         # the client's reading of the answer is the reach witness of each error path (invariants/eos_processing.py):
         # a group coordinator answering another error than Kafka's for a condition leaves its witness unreached
         answer = f"txn_offset_commit_answer:{err}"
@@ -1623,6 +1625,25 @@ class EosSystem(TransactionalSystem):
 #: trunk ``1eb7644349cb``).  AbstractCoordinator recovers by rejoining, but the member has lost its partitions
 #: (``onPartitionsLost``) and its open transaction's offsets will be refused.
 MEMBER_FENCED_ANSWERS = (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION, Errors.FENCED_INSTANCE_ID)
+
+
+def _fault_free_offsets_refusal(  # no mutate: ghost observer (the judge of sole_producer_not_fenced), not a rule
+    s: TxnSystemState, i: int, error: str
+) -> TxnSystemState:
+    """Record a TxnOffsetCommit of instance ``i`` refused for its transaction's state (``TXN_STATE_REFUSALS``:
+    INVALID_TXN_STATE, TRANSACTION_ABORTABLE -- the group coordinator's KIP-890 verification of the group's
+    ``__consumer_offsets`` partition found it not in the transaction) in a run without faults, the instance being
+    the only one of its transactional.id and its id still known to the transaction coordinator.  The same promise
+    as for a Produce (``model.systems.transactions._fault_free_refusal``): AddOffsetsToTxn added the partition
+    before (TV0/TV1) or the verification adds it (TV2), and nothing aborts the transaction behind its back."""
+    if error not in TXN_STATE_REFUSALS or any(s.faults_used):
+        return s
+    tid = s.clients[i].transactional_id
+    if sum(1 for d in s.clients if d.transactional_id == tid) > 1 or s.coordinator[tid] is None:
+        return s
+    return _flagged(
+        s, f"fault_free_refusal:producer {i}'s TxnOffsetCommit was refused {error} in a run without faults"
+    )
 
 
 def _fault_free_fencing(  # no mutate: ghost observer (the judge of never_fenced_without_fault), not a rule

@@ -236,12 +236,26 @@ SEQUENCE_REFUSALS = (  # no mutate: the judge's input (sole_producer_not_fenced)
     Errors.INVALID_PRODUCER_EPOCH,
 )
 
+#: Produce answers that say the batch is not part of the producer's ongoing transaction on the partition: the
+#: verification (KIP-890) found the partition not added, or the leader's ``VerificationGuard`` was gone when the
+#: verified batch was appended (``UnifiedLog.analyzeAndValidateProducerState``: INVALID_TXN_STATE; 4.0 clients
+#: are sent TRANSACTION_ABORTABLE, KIP-890's abortable error).  Each turns the transaction abortable (or the
+#: producer fatal) with no cause the application could see; without a fault and with no other instance of the
+#: transactional.id, Kafka never answers them (KAFKA-18575, PR #18604, Kafka 4.0: the next TV2 transaction's first
+#: batch racing the previous transaction's marker was refused so).  Also judged by :func:`_fault_free_refusal`.
+TXN_STATE_REFUSALS = (  # no mutate: the judge's input (sole_producer_not_fenced), not a rule
+    Errors.INVALID_TXN_STATE,
+    Errors.TRANSACTION_ABORTABLE,
+)
+
 
 def _fault_free_refusal(  # no mutate: ghost observer (the judge of sole_producer_not_fenced), not a rule
     s: TxnSystemState, client: str, req: ProduceRequest, error: str
 ) -> str | None:
     """A ``fault_free_refusal:`` label when a partition leader refuses a client's batch for its sequence or epoch
-    in a run without faults, the client being the only instance of its transactional.id; else ``None``.
+    (:data:`SEQUENCE_REFUSALS`) or for its transaction's state (:data:`TXN_STATE_REFUSALS`: the partition is not in
+    the producer's ongoing transaction, or the verification's guard is gone) in a run without faults, the client
+    being the only instance of its transactional.id; else ``None``.
 
     Without a fault nothing is lost, duplicated, reordered or timed out, and no other instance bumps the epoch, so
     the client's ``TxnPartitionEntry`` sequences (restarted at 0 with every new epoch: ``resetSequenceNumbers``
@@ -264,14 +278,22 @@ def _fault_free_refusal(  # no mutate: ghost observer (the judge of sole_produce
     whatever its remaining batches are answered.  Whether the client fails a batch too early is judged by
     ``batch_failures_explained``.  A refusal of the *next* batch of a transaction the client still runs (nothing
     earlier missing: e.g. a client that keeps its sequences across a new epoch), or any INVALID_PRODUCER_EPOCH,
-    stays a violation here.
+    stays a violation here.  So does every transaction-state refusal: without a fault the client adds each
+    partition before (TV0/TV1) or with (TV2) its first batch, nothing aborts its transaction behind its back, and
+    a verification round trip that overlaps the previous transaction's markers is answered CONCURRENT_TRANSACTIONS
+    (retriable) or keeps its guard (KAFKA-18575, PR #18604; ``UnifiedLog.updateProducers`` keeping a TV2 entry at
+    the marker's epoch, Kafka trunk 2025).
     """
-    if error not in SEQUENCE_REFUSALS or any(s.faults_used) or not client.startswith("p"):
+    if error not in (*SEQUENCE_REFUSALS, *TXN_STATE_REFUSALS) or any(s.faults_used) or not client.startswith("p"):
         return None
     i = int(client[1:])
     c = s.clients[i]
     tid = c.transactional_id
     if sum(1 for d in s.clients if d.transactional_id == tid) > 1:
+        return None
+    if error in TXN_STATE_REFUSALS and s.coordinator[tid] is None:
+        # transactional.id.expiration.ms removed the idle id (a timeout action, not a fault): the partition is in
+        # no transaction of it, Kafka's own answer (as sole_instance_failures excuses the client's failure)
         return None
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and _behind_missing_batch(s, c, req):
         return None
