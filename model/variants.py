@@ -428,6 +428,9 @@ class ProtocolFlags:
             ``TransactionManager.canRetry``, trunk @1eb7644349cb).  Off: every retried error requests a KIP-360 bump
             that re-stamps the partition's batches from sequence 0 at the new epoch, so a batch the leader did
             append (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND from the produce purgatory) is appended again.
+        produce_retries_only_retriable: ``Sender.canRetry`` re-enqueues a batch only for an error whose exception is a
+            ``RetriableException`` (or an OUT_OF_ORDER_SEQUENCE_NUMBER ``TransactionManager.canRetry`` explains),
+            trunk @1eb7644349cb.  Off: any error is retried while retries are left.
         failed_batch_makes_transaction_abortable: a transactional batch the Sender gives up (``failBatch``: its
             retries spent, or a non-retriable error) goes to ``TransactionManager.handleFailedBatch``, whose
             ``maybeTransitionToErrorState`` makes the transaction abortable (trunk @1eb7644349cb).  Off: only the
@@ -796,6 +799,7 @@ class ProtocolFlags:
     acked_sequence_only_raised: bool = True
     producer_knows_storage_error: bool = True
     retriable_produce_error_keeps_epoch: bool = True
+    produce_retries_only_retriable: bool = True
     failed_batch_makes_transaction_abortable: bool = True
     retry_drained_in_turn: bool = True
     empty_abort_rotates_producer_id: bool = True
@@ -1381,6 +1385,21 @@ VARIANTS: dict[str, Variant] = {
             "RecordAccumulator.java): batches expired in the accumulator completed with producerBatch.done instead "
             "of Sender.failBatch, so the TransactionManager never moved to ABORTABLE_ERROR and commits went through "
             "although a produce had failed; here the batch a produce error made the Sender give up",
+        ),
+        Variant(
+            name="produce_retries_every_error",
+            description="The producer retries a batch whatever error the leader answered while retries are left: "
+            "a fenced, abortable or refused batch (INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, TRANSACTION_ABORTABLE) "
+            "is sent again instead of failing.",
+            flags=replace(_REAL, produce_retries_only_retriable=False),
+            weakened=True,
+            breaks=("batch_failures_explained",),
+            scenarios=("txn_coordinator_faults",),
+            bug="the old Scala producer (kafka.producer.async.DefaultEventHandler, removed by KAFKA-6921 in Kafka "
+            "2.0, 7132a85fc39) resent every partition whose ProduceResponse status was not NONE, whatever the "
+            "error, until message.send.max.retries ran out; the Java Sender retries only a RetriableException "
+            "(Sender.canRetry, trunk 1eb7644349cb) -- here a transactional batch the verification refused "
+            "INVALID_TXN_STATE is sent again instead of making the transaction abortable",
         ),
         Variant(
             name="retry_drained_out_of_turn",

@@ -454,9 +454,10 @@ def handle_produce_response(
     adjust_failed: bool = True,
     storage_error_known: bool = True,
     failed_batch_errs: bool = True,
+    retriable_only: bool = True,
 ) -> tuple[TxnClient, tuple[int, ...], tuple[str, ...]]:
     """The data path's response; a failed batch makes the transaction abortable (or fatal) (``adjust_failed``,
-    ``storage_error_known``: :func:`model.clients.producer.complete_batch`).
+    ``storage_error_known``, ``retriable_only``: :func:`model.clients.producer.complete_batch`).
 
     ``Sender.failBatch`` hands every batch the Sender gives up to ``TransactionManager.handleFailedBatch``
     (trunk @1eb7644349cb), whose ``maybeTransitionToErrorState`` makes the transaction abortable: a commit must
@@ -472,6 +473,7 @@ def handle_produce_response(
         transactional=True,
         adjust_failed=adjust_failed,
         storage_error_known=storage_error_known,
+        retriable_only=retriable_only,
     )
     c = c._replace(data=out.producer._replace(epoch_bump_required=False))
     if not out.failed:

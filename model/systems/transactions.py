@@ -1165,6 +1165,7 @@ class TransactionalSystem:
                 self.flags.txn_failed_batch_adjusts_sequences,
                 self.flags.producer_knows_storage_error,
                 self.flags.failed_batch_makes_transaction_abortable,
+                self.flags.produce_retries_only_retriable,
             )
             s = s._replace(clients=_at(s.clients, i, c))
             retries = self.producer_config.retries
