@@ -421,6 +421,24 @@ class ProtocolFlags:
             partition's last acknowledged sequence to the batch's last, never lowers it
             (``TxnPartitionEntry.maybeUpdateLastAckedSequence``).  Off: every answer sets it, so an answer that
             arrives after a later batch's lowers it.
+        producer_knows_storage_error: the producer knows KAFKA_STORAGE_ERROR (code 56, KIP-112: Produce v4+ clients;
+            ``KafkaStorageException`` is an ``InvalidMetadataException``, so ``Sender.canRetry`` retries it).  Off:
+            the client reads it as the non-retriable ``UnknownServerException`` (``Errors.forCode`` of an unknown
+            code) and fails the batch -- what a Produce v3 client does when the broker does not translate the code to
+            NOT_LEADER_FOR_PARTITION (``ProduceResponse``, KAFKA-4763 fc93fb4b611).
+        retriable_produce_error_keeps_epoch: an idempotent producer retries a batch answered with a
+            ``RetriableException`` unchanged -- same producer epoch, same sequence (``Sender.completeBatch`` ->
+            ``reenqueueBatch``; only OUT_OF_ORDER_SEQUENCE_NUMBER / UNKNOWN_PRODUCER_ID may request an epoch bump,
+            ``TransactionManager.canRetry``, trunk @1eb7644349cb).  Off: every retried error requests a KIP-360 bump
+            that re-stamps the partition's batches from sequence 0 at the new epoch, so a batch the leader did
+            append (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND from the produce purgatory) is appended again.
+        produce_retries_only_retriable: ``Sender.canRetry`` re-enqueues a batch only for an error whose exception is a
+            ``RetriableException`` (or an OUT_OF_ORDER_SEQUENCE_NUMBER ``TransactionManager.canRetry`` explains),
+            trunk @1eb7644349cb.  Off: any error is retried while retries are left.
+        failed_batch_makes_transaction_abortable: a transactional batch the Sender gives up (``failBatch``: its
+            retries spent, or a non-retriable error) goes to ``TransactionManager.handleFailedBatch``, whose
+            ``maybeTransitionToErrorState`` makes the transaction abortable (trunk @1eb7644349cb).  Off: only the
+            batch's future fails; the transaction stays open and its commit goes through (KAFKA-5385's shape).
         retry_drained_in_turn: a retried batch is drained only as its partition's first sequence in flight
             (``RecordAccumulator.shouldStopDrainBatchesForPartition``, ``firstInFlightSequence``).  Off: it goes as
             soon as it is re-enqueued, ahead of an earlier batch still being retried.
@@ -805,6 +823,10 @@ class ProtocolFlags:
     add_partitions_unexpected_abortable: bool = True
     late_success_updates_last_acked: bool = True
     acked_sequence_only_raised: bool = True
+    producer_knows_storage_error: bool = True
+    retriable_produce_error_keeps_epoch: bool = True
+    produce_retries_only_retriable: bool = True
+    failed_batch_makes_transaction_abortable: bool = True
     retry_drained_in_turn: bool = True
     empty_abort_rotates_producer_id: bool = True
     init_pid_retry_by_last_epoch: bool = True
@@ -1374,6 +1396,68 @@ VARIANTS: dict[str, Variant] = {
             scenarios=("idempotence_batches",),
             bug="a TransactionManager that overwrites lastAckedSequence instead of maybeUpdateLastAckedSequence: "
             "after a reordered or duplicated answer canRetry and maybeResolveSequences judge from a stale sequence",
+        ),
+        Variant(
+            name="storage_error_unknown_to_client",
+            description="The producer does not know KAFKA_STORAGE_ERROR (a Produce v3 client the broker answers "
+            "code 56 untranslated): it reads the refusal of a partition whose log directory is offline as the "
+            "non-retriable UnknownServerException and fails the batch instead of refreshing its metadata and "
+            "retrying it.",
+            flags=replace(_REAL, producer_knows_storage_error=False),
+            weakened=True,
+            breaks=("failed_sends_explained", "no_duplicate_append", "batch_failures_explained"),
+            scenarios=("reach_idempotence_storage_error", "txn_produce_errors"),
+            bug="KAFKA-4763 / KIP-112 (fc93fb4b611, Kafka 1.0; clients/.../requests/ProduceResponse.java, "
+            "ProduceRequest.json 'version 4 ... must be prepared to handle a KAFKA_STORAGE_ERROR'): a client that "
+            "does not recognise the code turns it into UnknownServerException, which is not retriable, so the "
+            "broker must answer NOT_LEADER_FOR_PARTITION to Produce v3 and older; without that translation a disk "
+            "failure on the leader fails sends that a retry would deliver (and, transactional, aborts the "
+            "transaction)",
+        ),
+        Variant(
+            name="retriable_error_bumps_epoch",
+            description="The idempotent producer answers every retriable produce error like the refusal of its "
+            "next sequence: it requests a KIP-360 epoch bump that re-stamps the batch from sequence 0 before the "
+            "retry, so a batch the leader appended before answering late (REQUEST_TIMED_OUT, "
+            "NOT_ENOUGH_REPLICAS_AFTER_APPEND) is appended a second time at the new epoch.",
+            flags=replace(_REAL, retriable_produce_error_keeps_epoch=False),
+            weakened=True,
+            breaks=("no_duplicate_append", "per_partition_order", "epoch_bump_needed"),
+            scenarios=("reach_idempotence_storage_error",),
+            bug="librdkafka #4953 (2025, 'Sporadic message duplication during leader transition with idempotent "
+            "producer': an epoch bump on a retriable error whose batch may be persisted resends it as new) and "
+            "the Java client's KAFKA-14034 (PR #13796): the sequence of a batch whose outcome is unknown is reset "
+            "under it; Kafka's Sender re-enqueues a RetriableException's batch with its epoch and sequence "
+            "(Sender.completeBatch -> reenqueueBatch, TransactionManager.canRetry, trunk 1eb7644349cb)",
+        ),
+        Variant(
+            name="failed_batch_leaves_transaction",
+            description="A transactional batch the Sender gives up (retries spent on a retriable leader error) "
+            "fails its send but leaves the transaction as it was: the application's commit goes through without "
+            "the record (Kafka: TransactionManager.handleFailedBatch makes the transaction abortable).",
+            flags=replace(_REAL, failed_batch_makes_transaction_abortable=False),
+            weakened=True,
+            breaks=("client_reacts_as_kafka", "healthy_producer_not_failed", "exactly_once_processing"),
+            scenarios=("txn_produce_errors", "txn_eos_produce_errors"),
+            bug="KAFKA-5385 (PR #3252, Kafka 0.11.0; clients/.../producer/internals/Sender.java, "
+            "RecordAccumulator.java): batches expired in the accumulator completed with producerBatch.done instead "
+            "of Sender.failBatch, so the TransactionManager never moved to ABORTABLE_ERROR and commits went through "
+            "although a produce had failed; here the batch a produce error made the Sender give up",
+        ),
+        Variant(
+            name="produce_retries_every_error",
+            description="The producer retries a batch whatever error the leader answered while retries are left: "
+            "a fenced, abortable or refused batch (INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, TRANSACTION_ABORTABLE) "
+            "is sent again instead of failing.",
+            flags=replace(_REAL, produce_retries_only_retriable=False),
+            weakened=True,
+            breaks=("batch_failures_explained",),
+            scenarios=("txn_coordinator_faults",),
+            bug="the old Scala producer (kafka.producer.async.DefaultEventHandler, removed by KAFKA-6921 in Kafka "
+            "2.0, 7132a85fc39) resent every partition whose ProduceResponse status was not NONE, whatever the "
+            "error, until message.send.max.retries ran out; the Java Sender retries only a RetriableException "
+            "(Sender.canRetry, trunk 1eb7644349cb) -- here a transactional batch the verification refused "
+            "INVALID_TXN_STATE is sent again instead of making the transaction abortable",
         ),
         Variant(
             name="retry_drained_out_of_turn",

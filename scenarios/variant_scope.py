@@ -99,6 +99,12 @@ FLAG_MODELS: dict[str, frozenset[str]] = {
     "add_partitions_unexpected_abortable": frozenset({"transactions", "eos"}),
     "late_success_updates_last_acked": frozenset({"idempotence"}),
     "acked_sequence_only_raised": frozenset({"idempotence"}),
+    # the producer's reading of a produce answer (model/clients/producer.py complete_batch): the idempotent producer
+    # of ``idempotence`` and the transactional producer's data path (transactions.py, which eos extends)
+    "producer_knows_storage_error": frozenset({"idempotence", "transactions", "eos"}),
+    "retriable_produce_error_keeps_epoch": frozenset({"idempotence"}),
+    "produce_retries_only_retriable": frozenset({"idempotence", "transactions", "eos"}),
+    "failed_batch_makes_transaction_abortable": frozenset({"transactions", "eos"}),
     "retry_drained_in_turn": frozenset({"idempotence"}),
     # KAFKA-15591: the leader's first-sequence rule for a partition that never held a record (ProducerStateManager
     # validation, read wherever a partition validates an idempotent batch)

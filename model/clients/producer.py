@@ -473,6 +473,9 @@ def handle_produce_response(
     late_ack: bool = True,
     ack_raises: bool = True,
     adjust_failed: bool = True,
+    storage_error_known: bool = True,
+    retriable_keeps_epoch: bool = True,
+    retriable_only: bool = True,
 ) -> Outcome:
     """Complete, retry or fail the batch a ProduceResponse answers (the batch of the request it names:
     :func:`answers`).
@@ -502,7 +505,8 @@ def handle_produce_response(
     ``unresolved_sequence_ignored_on_retry``): the unresolved state is ignored, as before Kafka 2.5.
 
     The answer to a batch that already expired in flight: :func:`_late_answer` (``late_ack``).  ``ack_raises``,
-    ``adjust_failed``: :func:`complete_batch`.
+    ``adjust_failed``, ``storage_error_known``, ``retriable_keeps_epoch``, ``retriable_only``:
+    :func:`complete_batch`.
     """
     if resp.connection != p.connection:
         return Outcome(p, events=("stale_response",))
@@ -521,6 +525,9 @@ def handle_produce_response(
         by_unresolved,
         ack_raises,
         adjust_failed,
+        storage_error_known,
+        retriable_keeps_epoch,
+        retriable_only,
     )
 
 
@@ -536,6 +543,9 @@ def complete_batch(
     by_unresolved: bool = True,
     ack_raises: bool = True,
     adjust_failed: bool = True,
+    storage_error_known: bool = True,
+    retriable_keeps_epoch: bool = True,
+    retriable_only: bool = True,
 ) -> Outcome:
     """``Sender.completeBatch`` for in-flight batch ``i`` answered ``error`` (see :func:`handle_produce_response`).
 
@@ -545,11 +555,22 @@ def complete_batch(
     ``adjust_failed`` off (weakened variant ``kafka_5494_failed_sequences_kept``): a failed batch never gives its
     sequences back (:func:`_fail`'s ``adjust``), as before KAFKA-5494.
 
+    ``storage_error_known`` off (weakened variant ``storage_error_unknown_to_client``): the client does not know
+    KAFKA_STORAGE_ERROR (code 56, KIP-112) and reads it as the non-retriable UNKNOWN_SERVER_ERROR, as a Produce v3
+    client did (``Errors.forCode``).  ``retriable_keeps_epoch`` off (weakened variant
+    ``retriable_error_bumps_epoch``): an idempotent producer answers every retried ``RetriableException`` like
+    the refusal of its next sequence -- it requests an epoch bump that re-stamps the batch from sequence 0.
+    ``retriable_only`` off (weakened variant ``produce_retries_every_error``): ``canRetry`` retries any error while
+    retries are left, as the pre-0.9 Scala producer did (``DefaultEventHandler``): a fatal or abortable answer
+    (INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, TRANSACTION_ABORTABLE, an authorization error) is sent again.
+
     Also the path of a request that got no answer: ``Sender.handleProduceResponse`` turns a request cancelled by
     a closed connection into NETWORK_EXCEPTION (``wasDisconnected``) or REQUEST_TIMED_OUT (``wasTimedOut``) for
     every batch of it, and completes each here (:func:`request_timeout`).
     """
     b = p.batches[i]
+    if error == Errors.KAFKA_STORAGE_ERROR and not storage_error_known:  # no branch: variant only
+        error = Errors.UNKNOWN_SERVER_ERROR  # Errors.forCode of a code the client's enum lacks
     if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
         p = p._replace(batches=p.batches[:i] + p.batches[i + 1 :])
         entry = p.partitions[b.partition]
@@ -593,8 +614,11 @@ def complete_batch(
     # ``RetriableException`` (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, NETWORK_EXCEPTION, REQUEST_TIMED_OUT, ...);
     # INVALID_PRODUCER_EPOCH, an authorization failure, INVALID_RECORD, INVALID_TXN_STATE or TRANSACTION_ABORTABLE
     # fail the batch at once
-    if can_retry and error in RETRIABLE:
-        return Outcome(p._replace(batches=_set(p.batches, i, retry)), events=events + ("retry",))
+    if can_retry and (error in RETRIABLE or not retriable_only):
+        p = p._replace(batches=_set(p.batches, i, retry))
+        if not retriable_keeps_epoch and config.enable_idempotence and not transactional:  # no branch: variant only
+            return Outcome(_request_bump(p, b.partition), events=(*events, "retry", "epoch_bump_requested"))
+        return Outcome(p, events=events + ("retry",))
     return Outcome(_fail(p, i, config, can_retry and adjust_failed, transactional), failed=b.records, events=events)
 
 

@@ -452,15 +452,34 @@ def handle_produce_response(
     kip_360: bool,
     outside_completion: bool = True,
     adjust_failed: bool = True,
+    storage_error_known: bool = True,
+    failed_batch_errs: bool = True,
+    retriable_only: bool = True,
 ) -> tuple[TxnClient, tuple[int, ...], tuple[str, ...]]:
-    """The data path's response; a failed batch makes the transaction abortable (or fatal) (``adjust_failed``:
-    :func:`model.clients.producer.complete_batch`)."""
+    """The data path's response; a failed batch makes the transaction abortable (or fatal) (``adjust_failed``,
+    ``storage_error_known``, ``retriable_only``: :func:`model.clients.producer.complete_batch`).
+
+    ``Sender.failBatch`` hands every batch the Sender gives up to ``TransactionManager.handleFailedBatch``
+    (trunk @1eb7644349cb), whose ``maybeTransitionToErrorState`` makes the transaction abortable: a commit must
+    not go through once a record of it failed.  ``failed_batch_errs`` off (weakened variant
+    ``failed_batch_leaves_transaction``): the batch's future fails but the transaction manager is not told -- the
+    shape of KAFKA-5385, where batches expired in the accumulator skipped ``failBatch`` and commits went through.
+    """
     out = prod.handle_produce_response(
-        c.data, resp, config, KAFKA_SEQUENCE_SPACE, transactional=True, adjust_failed=adjust_failed
+        c.data,
+        resp,
+        config,
+        KAFKA_SEQUENCE_SPACE,
+        transactional=True,
+        adjust_failed=adjust_failed,
+        storage_error_known=storage_error_known,
+        retriable_only=retriable_only,
     )
     c = c._replace(data=out.producer._replace(epoch_bump_required=False))
     if not out.failed:
         return c, out.acked, out.events
+    if not failed_batch_errs:  # no branch: variant failed_batch_leaves_transaction only
+        return c, out.acked, (*out.events, "batch_failed")
     failed = classify_batch_failure(c, resp.error, tv, kip_360, outside_completion)
     return failed, out.acked, (*out.events, "batch_failed")
 

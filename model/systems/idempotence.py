@@ -1240,6 +1240,9 @@ class KafkaSystem:
             by_unresolved=flags.retry_by_unresolved_sequence,
             late_ack=flags.late_success_updates_last_acked,
             ack_raises=flags.acked_sequence_only_raised,
+            storage_error_known=flags.producer_knows_storage_error,
+            retriable_keeps_epoch=flags.retriable_produce_error_keeps_epoch,
+            retriable_only=flags.produce_retries_only_retriable,
         )
         late = late_answer_misread(s.producers[i], outcome.producer, body, s.partitions[body.partition].log)
         if late is None and self.idempotent:

@@ -1185,6 +1185,9 @@ class TransactionalSystem:
                 self.kip_360,
                 self.flags.failed_batch_bump_outside_completion,
                 self.flags.txn_failed_batch_adjusts_sequences,
+                self.flags.producer_knows_storage_error,
+                self.flags.failed_batch_makes_transaction_abortable,
+                self.flags.produce_retries_only_retriable,
             )
             s = s._replace(clients=_at(s.clients, i, c))
             retries = self.producer_config.retries
