@@ -127,6 +127,7 @@ CAUGHT = {
         "exactly_once_source_delivery": 3,
         "offsets_committed_with_records": 3,
         "task_acknowledges_only_committed_records": 3,
+        "every_source_record_delivered": 14,
     },
     ("connect_worker_crash", "source_offsets_outside_transaction"): {
         "exactly_once_source_delivery": 17,

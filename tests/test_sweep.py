@@ -49,11 +49,12 @@ def test_plan_defaults_to_the_default_scenarios_under_their_own_variant() -> Non
     own = {n: s.variant for n, s in builtin_scenarios().items()}
     assert all(c.variant == own[c.name] and c.profile == "swarm" and c.toml == "" for c in spec.cells)
     assert spec.total_runs == 10 * len(defaults)
-    # every cell carries its model's fault kinds; only fault-free scenarios have none: the generated ACL matrix's
-    # cells (each judges one authorization decision, without faults) and a few hand-written fault-free ones
+    # every cell carries its model's fault kinds; only fault-free scenarios have none: the authorization scenarios
+    # (the generated ACL matrix's cells and the hand-written binding checks: Deny, All, super users, prefixed and
+    # no-ACL-found bindings -- each judges authorization decisions, without faults) and a few other fault-free ones
     scenarios = builtin_scenarios()
     assert all(c.fault_kinds == tuple(build_model(scenarios[c.name], c.variant).fault_kinds()) for c in spec.cells)
-    fault_free = [c.name for c in spec.cells if not c.fault_kinds and not c.name.startswith("authz_matrix_")]
+    fault_free = [c.name for c in spec.cells if not c.fault_kinds and not c.name.startswith("authz_")]
     assert len(fault_free) < len(spec.cells) // 10, fault_free
 
 
