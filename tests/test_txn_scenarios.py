@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from replay_helpers import play
+from variant_search import holds_then_violated
 
 from keos.checker.coverage import error_coverage, transition_coverage, transition_graph
 from keos.checker.explore.search import ExploreOptions, explore
@@ -358,12 +359,9 @@ def test_an_in_place_reload_answers_load_in_progress_on_the_same_connections() -
 def test_an_in_place_reload_holds_under_kafka_and_hangs_before_kafka_9307() -> None:
     """The whole search: every promise holds under Kafka's rules; with the load that throws the clients never
     settle and the transactions never complete."""
-    scenario = SCENARIOS["txn_coordinator_reload"]
-    result, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
-    assert result.complete and not result.violations()
     variant = "no_kafka_9307_fix"
-    caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(), scenario.permitted)
-    assert {"clients_settle", "transactions_complete"} <= {p.name for p in caught.violations()}
+    violated = holds_then_violated("txn_coordinator_reload", variant)
+    assert {"clients_settle", "transactions_complete"} <= violated[variant]
 
 
 def test_a_delayed_fetch_reads_again_with_the_parked_parameters() -> None:
@@ -396,13 +394,9 @@ def test_a_delayed_fetch_reads_again_with_the_parked_parameters() -> None:
 def test_a_read_committed_long_poll_holds_under_kafka_and_reads_aborted_records_before_kafka_5355_and_5376() -> None:
     """The whole search of ``txn_read_committed_long_poll``: the consumer returns exactly the committed records
     whichever path answered; each variant of the delayed path returns an aborted or undecided record."""
-    scenario = SCENARIOS["txn_read_committed_long_poll"]
-    result, _ = explore(build_model(scenario, "kafka"), scenario.name, "kafka", ExploreOptions(), scenario.permitted)
-    assert result.complete and not result.violations()
+    violated = holds_then_violated("txn_read_committed_long_poll", "no_kafka_5355_fix", "no_kafka_5376_fix")
     for variant in ("no_kafka_5355_fix", "no_kafka_5376_fix"):
-        caught, _ = explore(build_model(scenario, variant), scenario.name, variant, ExploreOptions(),
-                            scenario.permitted)
-        assert "read_committed_consumer_reads_committed" in {p.name for p in caught.violations()}
+        assert "read_committed_consumer_reads_committed" in violated[variant]
 
 
 def test_the_read_committed_consumer_is_modelled_without_eos() -> None:
